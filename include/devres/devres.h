@@ -1,0 +1,565 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The devres core: resources recorded against a device and released, newest
+ * first, when the device lets go of them.
+ *
+ * Every function here is safe to call from any thread. Operations on one
+ * device are atomic with respect to each other. Release callbacks run in the
+ * calling thread without the device's lock held, so they may use devres on
+ * the same device. Match and for-each callbacks run with the lock held and
+ * must not call devres functions on the same device (such a call WARNs and
+ * fails instead of deadlocking).
+ */
+#ifndef DEVRES_DEVRES_H
+#define DEVRES_DEVRES_H
+
+#include <stdarg.h>
+#include <stdio.h>
+#include <devres/types.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+struct device;
+
+/**
+ * typedef dr_release_t - undoes one recorded acquisition
+ * @dev: the device the resource was recorded against
+ * @res: the resource's data area, as returned by devres_alloc()
+ */
+typedef void (*dr_release_t)(struct device *dev, void *res);
+
+/**
+ * typedef dr_match_t - selects a resource among those of one release function
+ * @dev: the device being searched
+ * @res: a candidate's data area
+ * @match_data: the caller's cookie
+ *
+ * Return: non-zero when @res is the one wanted.
+ */
+typedef int (*dr_match_t)(struct device *dev, void *res, void *match_data);
+
+/**
+ * devres_alloc_named() - allocate a resource node (use devres_alloc())
+ * @release: called when the resource is released; may be NULL
+ * @size: bytes of data area
+ * @gfp: allocation flags (the data area is zeroed in any case)
+ * @name: the name logs and dumps show for @release
+ *
+ * Allocates a node that is not yet on any device. The data area is zeroed
+ * and aligned for any object type (``max_align_t``). The first name given
+ * for a release function is the one kept.
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the data area, or NULL when memory is short, when @size is
+ * 4 GiB or more, or when a fault is injected.
+ */
+DEVRES_API void *devres_alloc_named(dr_release_t release, size_t size,
+				    gfp_t gfp, const char *name);
+
+/* The kernel's spelling: the release function's name is recorded. */
+#define devres_alloc(release, size, gfp)                                       \
+	devres_alloc_named(release, size, gfp, #release)
+#define devres_alloc_node(release, size, gfp, nid)                             \
+	devres_alloc_named(release, size, gfp, #release)
+
+/**
+ * devres_free() - free a node that is on no device
+ * @res: data area from devres_alloc(), or NULL
+ *
+ * Frees a node that was never added, or that was taken off its device by
+ * devres_remove(). Freeing a node that is still on a device is a misuse:
+ * it WARNs and the node stays where it is.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void devres_free(void *res);
+
+/**
+ * devres_add() - record a resource against a device
+ * @dev: the owning device
+ * @res: data area from devres_alloc()
+ *
+ * Appends @res to @dev's list: it is released after everything added later
+ * and before everything added earlier. Adding a node that is already on a
+ * device is a misuse: it WARNs and nothing changes.
+ *
+ * Context: any thread; takes @dev's devres lock.
+ */
+DEVRES_API void devres_add(struct device *dev, void *res);
+
+/**
+ * devres_find() - find the newest matching resource
+ * @dev: the device to search
+ * @release: the release function the resource was allocated with
+ * @match: optional filter, called with the lock held
+ * @match_data: passed to @match
+ *
+ * Context: any thread; takes @dev's devres lock.
+ * Return: the data area of the newest node with @release for which @match
+ * (when not NULL) returns non-zero, or NULL when there is none.
+ */
+DEVRES_API void *devres_find(struct device *dev, dr_release_t release,
+			     dr_match_t match, void *match_data);
+
+/**
+ * devres_get() - find a resource, or add a new one, atomically
+ * @dev: the device
+ * @new_res: a node from devres_alloc(); its release function is the key
+ * @match: optional filter, called with the lock held
+ * @match_data: passed to @match
+ *
+ * Looks for a node as devres_find() does. When one exists, @new_res is
+ * freed (its release function is not called) and the existing data area
+ * returned; otherwise @new_res is added and returned.
+ *
+ * Context: any thread; takes @dev's devres lock.
+ * Return: the data area now recorded, or NULL on a misuse (WARNed).
+ */
+DEVRES_API void *devres_get(struct device *dev, void *new_res, dr_match_t match,
+			    void *match_data);
+
+/**
+ * devres_remove() - take a resource off its device, keeping it
+ * @dev: the device
+ * @release: release function of the node wanted
+ * @match: optional filter
+ * @match_data: passed to @match
+ *
+ * Unlinks the newest matching node without releasing or freeing it; the
+ * caller owns it and frees it with devres_free().
+ *
+ * Context: any thread; takes @dev's devres lock.
+ * Return: the data area, or NULL when nothing matched (no WARN).
+ */
+DEVRES_API void *devres_remove(struct device *dev, dr_release_t release,
+			       dr_match_t match, void *match_data);
+
+/**
+ * devres_destroy() - take a resource off its device and free it, unreleased
+ * @dev: the device
+ * @release: release function of the node wanted
+ * @match: optional filter
+ * @match_data: passed to @match
+ *
+ * Context: any thread; takes @dev's devres lock.
+ * Return: 0, or -ENOENT when nothing matched (no WARN).
+ */
+DEVRES_API int devres_destroy(struct device *dev, dr_release_t release,
+			      dr_match_t match, void *match_data);
+
+/**
+ * devres_release() - take a resource off its device, release and free it
+ * @dev: the device
+ * @release: release function of the node wanted
+ * @match: optional filter
+ * @match_data: passed to @match
+ *
+ * Context: any thread; @release runs in the calling thread, unlocked.
+ * Return: 0, or -ENOENT when nothing matched (no WARN).
+ */
+DEVRES_API int devres_release(struct device *dev, dr_release_t release,
+			      dr_match_t match, void *match_data);
+
+/**
+ * devres_for_each_res() - call @fn for each matching resource
+ * @dev: the device
+ * @release: release function of the nodes wanted
+ * @match: optional filter
+ * @match_data: passed to @match
+ * @fn: called for each match, newest first, with the lock held
+ * @data: passed to @fn
+ *
+ * Context: any thread; @match and @fn must not call devres on @dev.
+ */
+DEVRES_API void devres_for_each_res(struct device *dev, dr_release_t release,
+				    dr_match_t match, void *match_data,
+				    void (*fn)(struct device *dev, void *res,
+					       void *data),
+				    void *data);
+
+/**
+ * devres_release_all() - release every resource of a device
+ * @dev: the device
+ *
+ * Takes every node off @dev at once and releases them newest first; group
+ * markers are freed. A node added while this runs (by a release callback or
+ * another thread) stays for the next pass. Used by the driver core; a
+ * device never initialized is a misuse (WARN).
+ *
+ * Context: any thread; callbacks run in the calling thread, unlocked.
+ * Return: the number of resources released (group markers not counted),
+ * -ENODEV for a NULL or uninitialized device (WARNed), or -EDEADLK when
+ * called from a match or for-each callback on @dev (WARNed).
+ */
+DEVRES_API int devres_release_all(struct device *dev);
+
+/**
+ * devres_open_group() - open a group of resources
+ * @dev: the device
+ * @id: the group's id, or NULL to make a unique one
+ * @gfp: allocation flags
+ *
+ * Marks the current point in @dev's list. Resources added from now on
+ * belong to the group until devres_close_group().
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the group's id (@id, or the new unique one), or NULL when
+ * memory is short or a fault is injected.
+ */
+DEVRES_API void *devres_open_group(struct device *dev, void *id, gfp_t gfp);
+
+/**
+ * devres_close_group() - close a group
+ * @dev: the device
+ * @id: the group, or NULL for the latest open group
+ *
+ * An unknown id, or a group already closed, is a misuse: WARN, no effect.
+ *
+ * Context: any thread; takes @dev's devres lock.
+ */
+DEVRES_API void devres_close_group(struct device *dev, void *id);
+
+/**
+ * devres_remove_group() - drop a group's markers, keep its resources
+ * @dev: the device
+ * @id: the group, or NULL for the latest open group
+ *
+ * The resources stay on @dev, released with whatever encloses them. An
+ * unknown id is a misuse: WARN, no effect.
+ *
+ * Context: any thread; takes @dev's devres lock.
+ */
+DEVRES_API void devres_remove_group(struct device *dev, void *id);
+
+/**
+ * devres_release_group() - release the resources of a group
+ * @dev: the device
+ * @id: the group, or NULL for the latest open group
+ *
+ * Releases, newest first, every resource added between the group's opening
+ * and its closing (or now, for an open group), and removes the group and
+ * every group wholly inside that range. A group only partly inside keeps
+ * its markers. An unknown id is a misuse (WARN), except while @dev's list
+ * is empty, as during devres_release_all(), when it is silently ignored.
+ *
+ * Context: any thread; callbacks run in the calling thread, unlocked.
+ * Return: the number of resources released; 0 for an unknown id.
+ */
+DEVRES_API int devres_release_group(struct device *dev, void *id);
+
+/**
+ * devm_add_action_named() - record an action (use devm_add_action())
+ * @dev: the device
+ * @action: called with @data when the device releases its resources
+ * @data: the action's argument
+ * @name: the name logs show
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: 0, -ENOMEM, or -EINVAL for a NULL @dev or @action (WARNed).
+ */
+DEVRES_API int devm_add_action_named(struct device *dev, void (*action)(void *),
+				     void *data, const char *name);
+#define devm_add_action(dev, action, data)                                     \
+	devm_add_action_named(dev, action, data, #action)
+
+/**
+ * devm_add_action_or_reset_named() - record an action, or run it now
+ * @dev: the device
+ * @action: the action
+ * @data: its argument
+ * @name: the name logs show
+ *
+ * As devm_add_action(), but when recording fails @action(@data) runs
+ * before this returns, so the caller has nothing to undo.
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: 0, or the error of devm_add_action().
+ */
+DEVRES_API int devm_add_action_or_reset_named(struct device *dev,
+					      void (*action)(void *),
+					      void *data, const char *name);
+#define devm_add_action_or_reset(dev, action, data)                            \
+	devm_add_action_or_reset_named(dev, action, data, #action)
+
+/**
+ * devm_remove_action() - unrecord an action without running it
+ * @dev: the device
+ * @action: the action
+ * @data: its argument
+ *
+ * Removes the newest record of (@action, @data). WARNs when there is none.
+ *
+ * Context: any thread; takes @dev's devres lock.
+ */
+DEVRES_API void devm_remove_action(struct device *dev, void (*action)(void *),
+				   void *data);
+
+/**
+ * devm_release_action() - run an action now and unrecord it
+ * @dev: the device
+ * @action: the action
+ * @data: its argument
+ *
+ * WARNs when (@action, @data) is not recorded on @dev.
+ *
+ * Context: any thread; @action runs in the calling thread, unlocked.
+ */
+DEVRES_API void devm_release_action(struct device *dev, void (*action)(void *),
+				    void *data);
+
+/**
+ * devm_is_action_added() - is (@action, @data) recorded on @dev?
+ * @dev: the device
+ * @action: the action
+ * @data: its argument
+ *
+ * Context: any thread; takes @dev's devres lock.
+ * Return: true when recorded.
+ */
+DEVRES_API bool devm_is_action_added(struct device *dev, void (*action)(void *),
+				     void *data);
+
+/**
+ * devm_kmalloc() - allocate memory freed when the device lets go
+ * @dev: the device
+ * @size: bytes; 0 returns ZERO_SIZE_PTR and records nothing
+ * @gfp: allocation flags; __GFP_ZERO zeroes the memory
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: memory aligned for any type, ZERO_SIZE_PTR for @size 0, or NULL
+ * when memory is short, @size is 4 GiB or more, or a fault is injected.
+ */
+DEVRES_API void *devm_kmalloc(struct device *dev, size_t size, gfp_t gfp);
+
+/**
+ * devm_kzalloc() - devm_kmalloc() of zeroed memory
+ * @dev: the device
+ * @size: bytes
+ * @gfp: allocation flags
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: as devm_kmalloc().
+ */
+DEVRES_API void *devm_kzalloc(struct device *dev, size_t size, gfp_t gfp);
+
+/**
+ * devm_kmalloc_array() - devm_kmalloc() of @n elements of @size bytes
+ * @dev: the device
+ * @n: number of elements
+ * @size: bytes per element
+ * @gfp: allocation flags
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: as devm_kmalloc(); NULL when @n * @size overflows.
+ */
+DEVRES_API void *devm_kmalloc_array(struct device *dev, size_t n, size_t size,
+				    gfp_t gfp);
+
+/**
+ * devm_kcalloc() - zeroed devm_kmalloc_array()
+ * @dev: the device
+ * @n: number of elements
+ * @size: bytes per element
+ * @gfp: allocation flags
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: as devm_kmalloc_array().
+ */
+DEVRES_API void *devm_kcalloc(struct device *dev, size_t n, size_t size,
+			      gfp_t gfp);
+
+/**
+ * devm_krealloc() - resize managed memory, keeping its place
+ * @dev: the device
+ * @ptr: memory from devm_kmalloc() on @dev, NULL or ZERO_SIZE_PTR
+ * @new_size: bytes wanted; 0 frees @ptr and returns ZERO_SIZE_PTR
+ * @gfp: allocation flags; __GFP_ZERO zeroes any bytes beyond the old size
+ *
+ * The memory keeps its position in @dev's release order. On failure @ptr
+ * is untouched and still managed. A @ptr this device does not manage is a
+ * misuse: WARN, NULL.
+ *
+ * Context: any thread. A fault-injection point when it must grow.
+ * Return: the memory, possibly moved; NULL on failure.
+ */
+DEVRES_API void *devm_krealloc(struct device *dev, void *ptr, size_t new_size,
+			       gfp_t gfp);
+
+/**
+ * devm_kfree() - free managed memory now
+ * @dev: the device
+ * @p: memory from the devm_kmalloc() family on @dev
+ *
+ * NULL and ZERO_SIZE_PTR are ignored. A pointer that is not a live managed
+ * allocation of @dev (foreign, or already freed) is a misuse: WARN, nothing
+ * is freed.
+ *
+ * Context: any thread; takes @dev's devres lock.
+ */
+DEVRES_API void devm_kfree(struct device *dev, const void *p);
+
+/**
+ * devm_kstrdup() - managed copy of a string
+ * @dev: the device
+ * @s: the string, or NULL
+ * @gfp: allocation flags
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the copy, or NULL when @s is NULL or allocation fails.
+ */
+DEVRES_API char *devm_kstrdup(struct device *dev, const char *s, gfp_t gfp);
+
+/**
+ * devm_kstrdup_const() - managed copy of a possibly constant string
+ * @dev: the device
+ * @s: the string, or NULL
+ * @gfp: allocation flags
+ *
+ * The kernel returns @s itself when it lies in read-only data; userspace
+ * cannot tell reliably, so this always copies. Free with devm_kfree().
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: as devm_kstrdup().
+ */
+DEVRES_API const char *devm_kstrdup_const(struct device *dev, const char *s,
+					  gfp_t gfp);
+
+/**
+ * devm_kmemdup() - managed copy of a memory area
+ * @dev: the device
+ * @src: the area
+ * @len: its length in bytes
+ * @gfp: allocation flags
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the copy (ZERO_SIZE_PTR for @len 0), or NULL on failure.
+ */
+DEVRES_API void *devm_kmemdup(struct device *dev, const void *src, size_t len,
+			      gfp_t gfp);
+
+/**
+ * devm_kvasprintf() - managed formatted string
+ * @dev: the device
+ * @gfp: allocation flags
+ * @fmt: printf-style format
+ * @ap: its arguments
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the string, or NULL on failure.
+ */
+DEVRES_API char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
+				 va_list ap) DEVRES_PRINTF(3, 0);
+
+/**
+ * devm_kasprintf() - managed formatted string
+ * @dev: the device
+ * @gfp: allocation flags
+ * @fmt: printf-style format, then its arguments
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the string, or NULL on failure.
+ */
+DEVRES_API char *devm_kasprintf(struct device *dev, gfp_t gfp, const char *fmt,
+				...) DEVRES_PRINTF(3, 4);
+
+/**
+ * devm_get_free_pages() - managed page-aligned memory
+ * @dev: the device
+ * @gfp: allocation flags; __GFP_ZERO zeroes the pages
+ * @order: the allocation is (page size << @order) bytes; at most 20
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the address of the first page, or 0 on failure.
+ */
+DEVRES_API unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
+					     unsigned int order);
+
+/**
+ * devm_free_pages() - free managed pages now
+ * @dev: the device
+ * @addr: an address from devm_get_free_pages() on @dev
+ *
+ * An address @dev does not manage is a misuse: WARN, nothing freed.
+ *
+ * Context: any thread; takes @dev's devres lock.
+ */
+DEVRES_API void devm_free_pages(struct device *dev, unsigned long addr);
+
+/* Debugging: logs, dumps, stats and the WARN counter. */
+
+/* Levels of log lines, as syslog numbers them. */
+#define DEVRES_LOG_ERR 3
+#define DEVRES_LOG_WARNING 4
+#define DEVRES_LOG_INFO 6
+#define DEVRES_LOG_DEBUG 7
+
+/**
+ * typedef devres_log_sink_t - where library log lines go
+ * @ctx: the cookie given to devres_set_log_sink()
+ * @level: one of the DEVRES_LOG_* levels
+ * @line: the line, without a trailing newline
+ */
+typedef void (*devres_log_sink_t)(void *ctx, int level, const char *line);
+
+/**
+ * devres_set_log() - switch logging of ADD/REM/REL/REPLACE on or off
+ * @on: the new state
+ *
+ * Logging starts on when the environment has DEVRES_LOG=1.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void devres_set_log(bool on);
+
+/**
+ * devres_set_log_sink() - send log and WARN lines somewhere else
+ * @sink: the new sink, or NULL for the default (stderr)
+ * @ctx: passed to @sink
+ *
+ * Context: any thread; the sink may be called from any thread.
+ */
+DEVRES_API void devres_set_log_sink(devres_log_sink_t sink, void *ctx);
+
+/**
+ * devres_dump() - print a device's resources
+ * @dev: the device
+ * @f: where to print
+ *
+ * Prints a line naming @dev, then a line per node, oldest first, with group
+ * markers, release names and sizes.
+ *
+ * Context: any thread; takes @dev's devres lock briefly.
+ */
+DEVRES_API void devres_dump(struct device *dev, FILE *f);
+
+/* What devres_get_stats() reports (U-Boot's names). */
+struct devres_stats {
+	int allocs;	/* resources on the device, group markers not counted */
+	int total_size; /* bytes of their data areas */
+};
+
+/**
+ * devres_get_stats() - count a device's resources
+ * @dev: the device
+ * @stats: filled in
+ *
+ * Context: any thread; takes @dev's devres lock.
+ */
+DEVRES_API void devres_get_stats(struct device *dev,
+				 struct devres_stats *stats);
+
+/**
+ * devres_warn_count() - how many misuses were WARNed in this process
+ *
+ * Context: any thread.
+ * Return: the count.
+ */
+DEVRES_API int devres_warn_count(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEVRES_DEVRES_H */

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Basic types and pointer-error helpers shared by every libdevres header.
+ *
+ * These are the kernel's names, so that driver code moves between the kernel
+ * and userspace with little change.
+ */
+#ifndef DEVRES_TYPES_H
+#define DEVRES_TYPES_H
+
+#include <stddef.h>
+#include <stdint.h>
+#include <stdbool.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* Export marker for the public API; everything else is hidden. */
+#if defined(__GNUC__) && defined(DEVRES_BUILDING)
+#define DEVRES_API __attribute__((visibility("default")))
+#else
+#define DEVRES_API
+#endif
+
+#if defined(__GNUC__)
+#define DEVRES_PRINTF(fmt, args) __attribute__((format(printf, fmt, args)))
+#else
+#define DEVRES_PRINTF(fmt, args)
+#endif
+
+/* Allocation flags. Only __GFP_ZERO changes behaviour in userspace. */
+typedef unsigned int gfp_t;
+#define __GFP_ZERO 0x100u
+#define GFP_KERNEL 0x0cc0u
+#define GFP_ATOMIC 0x0820u
+
+typedef uint64_t resource_size_t;
+typedef uint64_t dma_addr_t;
+typedef uint64_t phys_addr_t;
+
+/* Address-space annotation for register windows; empty in userspace. */
+#define __iomem
+
+/* The last 4095 addresses encode negative errno values. */
+#define MAX_ERRNO 4095
+
+static inline void *ERR_PTR(long error)
+{
+	return (void *)(intptr_t)error;
+}
+
+static inline long PTR_ERR(const void *ptr)
+{
+	return (long)(intptr_t)ptr;
+}
+
+static inline bool IS_ERR(const void *ptr)
+{
+	return (uintptr_t)ptr >= (uintptr_t)-MAX_ERRNO;
+}
+
+static inline bool IS_ERR_OR_NULL(const void *ptr)
+{
+	return !ptr || IS_ERR(ptr);
+}
+
+/* What a zero-byte allocation returns: not NULL, never dereferenceable. */
+#define ZERO_SIZE_PTR ((void *)16)
+#define ZERO_OR_NULL_PTR(x) ((uintptr_t)(x) <= (uintptr_t)ZERO_SIZE_PTR)
+
+#if defined(__GNUC__) && !defined(__cplusplus)
+#define container_of(ptr, type, member)                                        \
+	((type *)(((char *)(__typeof__(((type *)0)->member) *)(ptr)) -         \
+		  offsetof(type, member)))
+#else
+#define container_of(ptr, type, member)                                        \
+	((type *)(((char *)(ptr)) - offsetof(type, member)))
+#endif
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEVRES_TYPES_H */

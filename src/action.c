@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Actions: a function and its argument, run when the device releases its
+ * resources. The function is the node's kind (so logs name it), and the
+ * node's data is the argument alone.
+ */
+#include <errno.h>
+#include "node.h"
+
+static int match_data(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return *(void **)res == data;
+}
+
+int devm_add_action_named(struct device *dev, void (*action)(void *),
+			  void *data, const char *name)
+{
+	struct devres__node *n;
+	uint32_t kind;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	if (unlikely(!action)) {
+		devres__warn(dev, __func__, "NULL action");
+		return -EINVAL;
+	}
+	kind = devres__kind_get(NULL, action, name);
+	if (unlikely(kind == DR_KIND_NONE))
+		return -ENOMEM;
+	n = devres__alloc_node(kind, sizeof(void *), false);
+	if (!n)
+		return -ENOMEM;
+	*(void **)node_data(n) = data;
+	if (!lock_dev(dev, __func__)) {
+		devres__free_node(n);
+		return -EDEADLK;
+	}
+	add_locked(dev, n);
+	unlock_dev(dev);
+	log_node(dev, "ADD", n);
+	return 0;
+}
+
+int devm_add_action_or_reset_named(struct device *dev, void (*action)(void *),
+				   void *data, const char *name)
+{
+	int ret = devm_add_action_named(dev, action, data, name);
+
+	if (ret && action)
+		action(data);
+	return ret;
+}
+
+/* Takes the newest record of (@action, @data) off @dev, or returns NULL. */
+static struct devres__node *take_action(struct device *dev,
+					void (*action)(void *), void *data,
+					const char *func)
+{
+	uint32_t kind = devres__kind_lookup(NULL, action);
+	struct devres__node *n = NULL, *prev = NULL;
+
+	if (!devres__dev_ok(dev, func))
+		return NULL;
+	if (kind != DR_KIND_NONE) {
+		if (!lock_dev(dev, func))
+			return NULL;
+		n = devres__find_locked(dev, kind, match_data, data, &prev);
+		if (n)
+			unlink_after(dev, prev, n);
+		unlock_dev(dev);
+	}
+	if (!n)
+		devres__warn(dev, func, "action %p(%p) is not recorded",
+			     (void *)(uintptr_t)action, data);
+	else
+		log_node(dev, "REM", n);
+	return n;
+}
+
+void devm_remove_action(struct device *dev, void (*action)(void *), void *data)
+{
+	struct devres__node *n = take_action(dev, action, data, __func__);
+
+	if (n)
+		devres__free_node(n);
+}
+
+void devm_release_action(struct device *dev, void (*action)(void *), void *data)
+{
+	struct devres__node *n = take_action(dev, action, data, __func__);
+
+	if (n) {
+		action(data);
+		devres__free_node(n);
+	}
+}
+
+bool devm_is_action_added(struct device *dev, void (*action)(void *),
+			  void *data)
+{
+	uint32_t kind = devres__kind_lookup(NULL, action);
+	struct devres__node *n;
+
+	if (!devres__dev_ok(dev, __func__) || kind == DR_KIND_NONE ||
+	    !lock_dev(dev, __func__))
+		return false;
+	n = devres__find_locked(dev, kind, match_data, data, NULL);
+	unlock_dev(dev);
+	return n != NULL;
+}

@@ -1,0 +1,119 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Looking at a device's resources: devres_dump() and devres_get_stats().
+ */
+#include <limits.h>
+#include <stdlib.h>
+#include "node.h"
+
+struct entry {
+	const void *addr;
+	uint32_t kind;
+	uint32_t size;
+	const void *group;
+};
+
+static size_t count_locked(struct device *dev)
+{
+	size_t n = 0;
+
+	for (struct devres__node *p = list_head(dev); p; p = p->next)
+		n++;
+	return n;
+}
+
+/* Copies up to @cap entries, newest first; returns how many there were. */
+static size_t copy_locked(struct device *dev, struct entry *e, size_t cap)
+{
+	size_t n = 0;
+
+	for (struct devres__node *p = list_head(dev); p; p = p->next, n++) {
+		if (n >= cap)
+			continue;
+		e[n].addr = node_data(p);
+		e[n].kind = DR_KIND(p);
+		e[n].size = p->size;
+		e[n].group = dr_is_marker(p) ? marker_to_group(p)->id : NULL;
+	}
+	return n;
+}
+
+static void print_entry(FILE *f, const struct entry *e)
+{
+	switch (e->kind) {
+	case DR_KIND_GROUP_OPEN:
+		fprintf(f, "  group %p {\n", e->group);
+		break;
+	case DR_KIND_GROUP_CLOSE:
+		fprintf(f, "  } group %p\n", e->group);
+		break;
+	case DR_KIND_BINDING:
+		fprintf(f, "  -- driver binding --\n");
+		break;
+	default:
+		fprintf(f, "  %p %s (%u bytes)\n", e->addr,
+			devres__kind(e->kind)->name, e->size);
+	}
+}
+
+void devres_dump(struct device *dev, FILE *f)
+{
+	struct entry *e;
+	size_t cap, n;
+	char buf[40];
+
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	if (!f) {
+		devres__warn(dev, __func__, "NULL FILE");
+		return;
+	}
+	if (!lock_dev(dev, __func__))
+		return;
+	cap = count_locked(dev) + 16;
+	unlock_dev(dev);
+
+	/* Allocate outside the lock, then copy what fits. */
+	e = malloc(cap * sizeof(*e));
+	if (!e) {
+		fprintf(f, "%s: (no memory to dump)\n",
+			devres__dev_label(dev, buf, sizeof(buf)));
+		return;
+	}
+	if (!lock_dev(dev, __func__)) {
+		free(e);
+		return;
+	}
+	n = copy_locked(dev, e, cap);
+	unlock_dev(dev);
+
+	fprintf(f, "%s: %zu devres nodes\n",
+		devres__dev_label(dev, buf, sizeof(buf)), n);
+	for (size_t i = n < cap ? n : cap; i > 0; i--)
+		print_entry(f, &e[i - 1]);
+	if (n > cap)
+		fprintf(f, "  ... %zu newer nodes not shown\n", n - cap);
+	free(e);
+}
+
+void devres_get_stats(struct device *dev, struct devres_stats *stats)
+{
+	long allocs = 0, bytes = 0;
+
+	if (!stats) {
+		devres__warn(dev, __func__, "NULL stats");
+		return;
+	}
+	*stats = (struct devres_stats){ 0, 0 };
+	if (!devres__dev_ok(dev, __func__) || !lock_dev(dev, __func__))
+		return;
+	for (struct devres__node *p = list_head(dev); p; p = p->next) {
+		if (dr_is_marker(p))
+			continue;
+		allocs++;
+		bytes += p->size;
+	}
+	unlock_dev(dev);
+	stats->allocs = allocs > INT_MAX ? INT_MAX : (int)allocs;
+	stats->total_size = bytes > INT_MAX ? INT_MAX : (int)bytes;
+}

@@ -1,0 +1,325 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The devres core: nodes, the device's list, lookup and release.
+ *
+ * A device's resources form a singly linked list from the newest node to the
+ * oldest, so adding is a push and releasing everything is a walk from the
+ * head: LIFO by construction. Nodes are unlinked under the device's lock and
+ * released outside it.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "node.h"
+
+TLS_FAST char devres__self;
+
+static inline void cpu_relax(void)
+{
+#if defined(__x86_64__) || defined(__i386__)
+	__builtin_ia32_pause();
+#endif
+}
+
+bool devres__dev_ok(const struct device *dev, const char *func)
+{
+	if (unlikely(!dev)) {
+		devres__warn(NULL, func, "NULL device");
+		return false;
+	}
+	if (unlikely(dev->magic != DEVRES_DEV_MAGIC)) {
+		devres__warn(dev, func, "device not initialized");
+		return false;
+	}
+	return true;
+}
+
+bool devres__lock_slow(struct device *dev, const char *func)
+{
+	unsigned int spins = 0;
+
+	if (__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
+	    &devres__self) {
+		devres__warn(dev, func,
+			     "devres called on this device from a match or "
+			     "for-each callback");
+		return false;
+	}
+	while (__atomic_exchange_n(&dev->devres_lock, 1, __ATOMIC_ACQUIRE)) {
+		if (++spins < 64)
+			cpu_relax();
+		else
+			sched_yield();
+	}
+	__atomic_store_n(&dev->devres_owner, &devres__self, __ATOMIC_RELAXED);
+	return true;
+}
+
+struct devres__node *devres__alloc_node(uint32_t kind, size_t size, bool zero)
+{
+	struct devres__node *n;
+
+	if (devres__should_fail() || size > DR_MAX_SIZE)
+		return NULL;
+	if (zero)
+		n = calloc(1, sizeof(*n) + size);
+	else
+		n = malloc(sizeof(*n) + size);
+	if (unlikely(!n))
+		return NULL;
+	n->next = NULL;
+	n->kind = kind;
+	n->size = (uint32_t)size;
+	devres__ledger_add(DL_NODES, 1);
+	devres__ledger_add(DL_NODE_BYTES, (long)size);
+	return n;
+}
+
+void devres__free_node(struct devres__node *n)
+{
+	devres__ledger_add(DL_NODES, -1);
+	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	free(n);
+}
+
+void devres__run_release(struct device *dev, struct devres__node *n)
+{
+	const struct devres__kind *k = devres__kind(DR_KIND(n));
+
+	if (k->action)
+		k->action(*(void **)node_data(n));
+	else if (k->release)
+		k->release(dev, node_data(n));
+}
+
+struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
+					 dr_match_t match, void *match_data,
+					 struct devres__node **ret_prev)
+{
+	struct devres__node *prev = NULL, *n;
+
+	for (n = list_head(dev); n; prev = n, n = n->next) {
+		if (DR_KIND(n) != kind)
+			continue;
+		if (match && !match(dev, node_data(n), match_data))
+			continue;
+		if (ret_prev)
+			*ret_prev = prev;
+		return n;
+	}
+	return NULL;
+}
+
+/*
+ * Releases a detached chain, newest first. Group markers are dropped: a
+ * group is freed at its open marker, which is older than its close marker,
+ * so both have been passed by then. The binding marker belongs to the
+ * driver core and is only unlinked.
+ */
+int devres__release_nodes(struct device *dev, struct devres__node *list)
+{
+	struct devres__node *n, *next;
+	int cnt = 0;
+
+	for (n = list; n; n = next) {
+		next = n->next;
+		n->next = NULL;
+		n->kind &= ~DR_ADDED;
+		log_node(dev, "REL", n);
+		switch (DR_KIND(n)) {
+		case DR_KIND_GROUP_OPEN:
+			devres__ledger_add(DL_GROUPS, -1);
+			free(open_to_group(n));
+			break;
+		case DR_KIND_GROUP_CLOSE:
+		case DR_KIND_BINDING:
+			break;
+		default:
+			devres__run_release(dev, n);
+			devres__free_node(n);
+			cnt++;
+		}
+	}
+	return cnt;
+}
+
+void *devres_alloc_named(dr_release_t release, size_t size, gfp_t gfp,
+			 const char *name)
+{
+	uint32_t kind = devres__kind_get(release, NULL, name);
+	struct devres__node *n;
+
+	(void)gfp;
+	if (unlikely(kind == DR_KIND_NONE))
+		return NULL;
+	n = devres__alloc_node(kind, size, true);
+	return n ? node_data(n) : NULL;
+}
+
+void devres_free(void *res)
+{
+	struct devres__node *n;
+
+	if (!res)
+		return;
+	n = to_node(res);
+	if (unlikely(n->kind & DR_ADDED)) {
+		devres__warn(NULL, __func__,
+			     "node %p (%s) is still on a device", res,
+			     devres__kind(DR_KIND(n))->name);
+		return;
+	}
+	devres__free_node(n);
+}
+
+void devres_add(struct device *dev, void *res)
+{
+	struct devres__node *n;
+
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	if (unlikely(!res)) {
+		devres__warn(dev, __func__, "NULL resource");
+		return;
+	}
+	n = to_node(res);
+	if (unlikely(n->kind & DR_ADDED)) {
+		devres__warn(dev, __func__, "node %p (%s) is already added",
+			     res, devres__kind(DR_KIND(n))->name);
+		return;
+	}
+	if (!lock_dev(dev, __func__))
+		return;
+	add_locked(dev, n);
+	unlock_dev(dev);
+	log_node(dev, "ADD", n);
+}
+
+void *devres_find(struct device *dev, dr_release_t release, dr_match_t match,
+		  void *match_data)
+{
+	uint32_t kind = devres__kind_lookup(release, NULL);
+	struct devres__node *n;
+
+	if (!devres__dev_ok(dev, __func__) || kind == DR_KIND_NONE)
+		return NULL;
+	if (!lock_dev(dev, __func__))
+		return NULL;
+	n = devres__find_locked(dev, kind, match, match_data, NULL);
+	unlock_dev(dev);
+	return n ? node_data(n) : NULL;
+}
+
+void *devres_get(struct device *dev, void *new_res, dr_match_t match,
+		 void *match_data)
+{
+	struct devres__node *n, *found;
+
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	if (unlikely(!new_res)) {
+		devres__warn(dev, __func__, "NULL resource");
+		return NULL;
+	}
+	n = to_node(new_res);
+	if (unlikely(n->kind & DR_ADDED)) {
+		devres__warn(dev, __func__, "node %p (%s) is already added",
+			     new_res, devres__kind(DR_KIND(n))->name);
+		return NULL;
+	}
+	if (!lock_dev(dev, __func__))
+		return NULL;
+	found = devres__find_locked(dev, DR_KIND(n), match, match_data, NULL);
+	if (!found)
+		add_locked(dev, n);
+	unlock_dev(dev);
+	if (found) {
+		devres__free_node(n);
+		return node_data(found);
+	}
+	log_node(dev, "ADD", n);
+	return new_res;
+}
+
+void *devres_remove(struct device *dev, dr_release_t release, dr_match_t match,
+		    void *match_data)
+{
+	uint32_t kind = devres__kind_lookup(release, NULL);
+	struct devres__node *n, *prev = NULL;
+
+	if (!devres__dev_ok(dev, __func__) || kind == DR_KIND_NONE)
+		return NULL;
+	if (!lock_dev(dev, __func__))
+		return NULL;
+	n = devres__find_locked(dev, kind, match, match_data, &prev);
+	if (n)
+		unlink_after(dev, prev, n);
+	unlock_dev(dev);
+	if (!n)
+		return NULL;
+	log_node(dev, "REM", n);
+	return node_data(n);
+}
+
+int devres_destroy(struct device *dev, dr_release_t release, dr_match_t match,
+		   void *match_data)
+{
+	void *res = devres_remove(dev, release, match, match_data);
+
+	if (!res)
+		return -ENOENT;
+	devres_free(res);
+	return 0;
+}
+
+int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
+		   void *match_data)
+{
+	void *res = devres_remove(dev, release, match, match_data);
+
+	if (!res)
+		return -ENOENT;
+	devres__run_release(dev, to_node(res));
+	devres_free(res);
+	return 0;
+}
+
+void devres_for_each_res(struct device *dev, dr_release_t release,
+			 dr_match_t match, void *match_data,
+			 void (*fn)(struct device *, void *, void *),
+			 void *data)
+{
+	uint32_t kind = devres__kind_lookup(release, NULL);
+	struct devres__node *n;
+
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	if (unlikely(!fn)) {
+		devres__warn(dev, __func__, "NULL callback");
+		return;
+	}
+	if (kind == DR_KIND_NONE || !lock_dev(dev, __func__))
+		return;
+	for (n = list_head(dev); n; n = n->next) {
+		if (DR_KIND(n) != kind)
+			continue;
+		if (match && !match(dev, node_data(n), match_data))
+			continue;
+		fn(dev, node_data(n), data);
+	}
+	unlock_dev(dev);
+}
+
+int devres_release_all(struct device *dev)
+{
+	struct devres__node *list;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -ENODEV;
+	if (!lock_dev(dev, __func__))
+		return -EDEADLK;
+	list = list_head(dev);
+	dev->devres_head = NULL;
+	unlock_dev(dev);
+	return devres__release_nodes(dev, list);
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The kind table: one entry per release function (or per action), holding
+ * its name. A node stores the 32-bit index of its kind instead of a release
+ * pointer and a name pointer, which is how a node's bookkeeping fits in 16
+ * bytes while logs still name every release.
+ *
+ * Entries are never freed: there is one per function of the program, and
+ * the table is a cache that any test may leave as it is. Lookups take no
+ * lock; registration takes a mutex and publishes with release stores.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include "internal.h"
+
+#define SEG_SHIFT 8
+#define SEG_LEN (1u << SEG_SHIFT)
+#define NR_SEGS 256u
+#define HASH_BITS 8
+
+static struct devres__kind seg0[SEG_LEN] = {
+	[DR_KIND_GROUP_OPEN] = { .name = "group <", .id = DR_KIND_GROUP_OPEN },
+	[DR_KIND_GROUP_CLOSE] = { .name = "group >",
+				  .id = DR_KIND_GROUP_CLOSE },
+	[DR_KIND_BINDING] = { .name = "binding", .id = DR_KIND_BINDING },
+	[DR_KIND_KMALLOC] = { .name = "devm_kmalloc_release",
+			      .id = DR_KIND_KMALLOC },
+};
+
+static struct devres__kind *segs[NR_SEGS] = { seg0 };
+static struct devres__kind *buckets[1u << HASH_BITS];
+static uint32_t nr_kinds = DR_KIND_FIRST;
+static pthread_mutex_t kind_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static unsigned int hash(dr_release_t release, void (*action)(void *))
+{
+	uint64_t key = (uint64_t)(uintptr_t)release ^
+		       ((uint64_t)(uintptr_t)action * 31u);
+
+	return (unsigned int)((key * 0x9e3779b97f4a7c15ull) >>
+			      (64 - HASH_BITS));
+}
+
+static struct devres__kind *search(unsigned int h, dr_release_t release,
+				   void (*action)(void *))
+{
+	struct devres__kind *k = __atomic_load_n(&buckets[h], __ATOMIC_ACQUIRE);
+
+	for (; k; k = __atomic_load_n(&k->hash_next, __ATOMIC_ACQUIRE))
+		if (k->release == release && k->action == action)
+			return k;
+	return NULL;
+}
+
+uint32_t devres__kind_lookup(dr_release_t release, void (*action)(void *))
+{
+	struct devres__kind *k = search(hash(release, action), release, action);
+
+	return k ? k->id : DR_KIND_NONE;
+}
+
+static struct devres__kind *new_slot(void)
+{
+	uint32_t id = nr_kinds;
+	struct devres__kind **seg = &segs[id >> SEG_SHIFT];
+
+	if (id >> SEG_SHIFT >= NR_SEGS)
+		return NULL;
+	if (!*seg) {
+		struct devres__kind *fresh = calloc(SEG_LEN, sizeof(*fresh));
+
+		if (!fresh)
+			return NULL;
+		__atomic_store_n(seg, fresh, __ATOMIC_RELEASE);
+	}
+	nr_kinds++;
+	(*seg)[id & (SEG_LEN - 1)].id = id;
+	return &(*seg)[id & (SEG_LEN - 1)];
+}
+
+/*
+ * Returns the kind of (@release, @action), registering it under @name on
+ * first use, or DR_KIND_NONE when the table cannot grow.
+ */
+uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
+			  const char *name)
+{
+	unsigned int h = hash(release, action);
+	struct devres__kind *k = search(h, release, action);
+
+	if (likely(k))
+		return k->id;
+
+	pthread_mutex_lock(&kind_lock);
+	k = search(h, release, action);
+	if (!k) {
+		k = new_slot();
+		if (k) {
+			k->release = release;
+			k->action = action;
+			k->name = name ? name : "?";
+			k->hash_next = buckets[h];
+			__atomic_store_n(&buckets[h], k, __ATOMIC_RELEASE);
+		}
+	}
+	pthread_mutex_unlock(&kind_lock);
+	return k ? k->id : DR_KIND_NONE;
+}
+
+const struct devres__kind *devres__kind(uint32_t id)
+{
+	struct devres__kind *seg =
+		__atomic_load_n(&segs[id >> SEG_SHIFT], __ATOMIC_ACQUIRE);
+
+	return &seg[id & (SEG_LEN - 1)];
+}

@@ -1,0 +1,273 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Managed memory: the devm_kmalloc family and managed pages.
+ */
+#include <errno.h>
+#include <malloc.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "node.h"
+
+#define MAX_PAGE_ORDER 20
+
+static struct devres__node *add_new(struct device *dev, size_t size, bool zero,
+				    const char *func)
+{
+	struct devres__node *n =
+		devres__alloc_node(DR_KIND_KMALLOC, size, zero);
+
+	if (!n)
+		return NULL;
+	if (!lock_dev(dev, func)) {
+		devres__free_node(n);
+		return NULL;
+	}
+	add_locked(dev, n);
+	unlock_dev(dev);
+	log_node(dev, "ADD", n);
+	return n;
+}
+
+void *devm_kmalloc(struct device *dev, size_t size, gfp_t gfp)
+{
+	struct devres__node *n;
+
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	if (unlikely(!size))
+		return ZERO_SIZE_PTR;
+	n = add_new(dev, size, gfp & __GFP_ZERO, __func__);
+	return n ? node_data(n) : NULL;
+}
+
+void *devm_kzalloc(struct device *dev, size_t size, gfp_t gfp)
+{
+	return devm_kmalloc(dev, size, gfp | __GFP_ZERO);
+}
+
+void *devm_kmalloc_array(struct device *dev, size_t n, size_t size, gfp_t gfp)
+{
+	size_t bytes;
+
+	if (__builtin_mul_overflow(n, size, &bytes))
+		return NULL;
+	return devm_kmalloc(dev, bytes, gfp);
+}
+
+void *devm_kcalloc(struct device *dev, size_t n, size_t size, gfp_t gfp)
+{
+	return devm_kmalloc_array(dev, n, size, gfp | __GFP_ZERO);
+}
+
+static int match_ptr(struct device *dev, void *res, void *p)
+{
+	(void)dev;
+	return res == p;
+}
+
+void devm_kfree(struct device *dev, const void *p)
+{
+	struct devres__node *n, *prev = NULL;
+
+	if (ZERO_OR_NULL_PTR(p) || !devres__dev_ok(dev, __func__) ||
+	    !lock_dev(dev, __func__))
+		return;
+	n = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, (void *)p,
+				&prev);
+	if (n)
+		unlink_after(dev, prev, n);
+	unlock_dev(dev);
+	if (!n) {
+		devres__warn(dev, __func__,
+			     "%p is not a managed allocation of this device",
+			     p);
+		return;
+	}
+	log_node(dev, "REM", n);
+	devres__free_node(n);
+}
+
+/* Grows or shrinks @n in place when its heap chunk has room. */
+static bool resize_in_place(struct devres__node *n, size_t new_size, bool zero)
+{
+	size_t room = malloc_usable_size(n) - sizeof(*n);
+	size_t old = n->size;
+
+	if (new_size > room)
+		return false;
+	if (zero && new_size > old)
+		memset((char *)node_data(n) + old, 0, new_size - old);
+	n->size = (uint32_t)new_size;
+	devres__ledger_add(DL_NODE_BYTES, (long)new_size - (long)old);
+	return true;
+}
+
+void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
+{
+	struct devres__node *old, *new_node, *prev = NULL;
+	bool zero = gfp & __GFP_ZERO;
+	size_t old_size;
+
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	if (unlikely(!new_size)) {
+		devm_kfree(dev, ptr);
+		return ZERO_SIZE_PTR;
+	}
+	if (ZERO_OR_NULL_PTR(ptr))
+		return devm_kmalloc(dev, new_size, gfp);
+	if (new_size > DR_MAX_SIZE || !lock_dev(dev, __func__))
+		return NULL;
+	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, NULL);
+	if (old && resize_in_place(old, new_size, zero)) {
+		unlock_dev(dev);
+		return ptr;
+	}
+	unlock_dev(dev);
+	if (!old) {
+		devres__warn(dev, __func__,
+			     "%p is not a managed allocation of this device",
+			     ptr);
+		return NULL;
+	}
+
+	new_node = devres__alloc_node(DR_KIND_KMALLOC, new_size, false);
+	if (!new_node)
+		return NULL;
+	if (!lock_dev(dev, __func__)) {
+		devres__free_node(new_node);
+		return NULL;
+	}
+	/* Look again: another thread may have freed it meanwhile. */
+	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, &prev);
+	if (old) {
+		old_size = old->size;
+		memcpy(node_data(new_node), ptr, old_size);
+		new_node->next = old->next;
+		new_node->kind = old->kind;
+		if (prev)
+			prev->next = new_node;
+		else
+			dev->devres_head = new_node;
+		old->kind &= ~DR_ADDED;
+	}
+	unlock_dev(dev);
+	if (!old) {
+		devres__free_node(new_node);
+		devres__warn(dev, __func__, "%p was freed during the call",
+			     ptr);
+		return NULL;
+	}
+	if (zero)
+		memset((char *)node_data(new_node) + old_size, 0,
+		       new_size - old_size);
+	log_node(dev, "REPLACE", new_node);
+	devres__free_node(old);
+	return node_data(new_node);
+}
+
+char *devm_kstrdup(struct device *dev, const char *s, gfp_t gfp)
+{
+	if (!s)
+		return NULL;
+	return devm_kmemdup(dev, s, strlen(s) + 1, gfp);
+}
+
+const char *devm_kstrdup_const(struct device *dev, const char *s, gfp_t gfp)
+{
+	return devm_kstrdup(dev, s, gfp);
+}
+
+void *devm_kmemdup(struct device *dev, const void *src, size_t len, gfp_t gfp)
+{
+	void *p = devm_kmalloc(dev, len, gfp & ~__GFP_ZERO);
+
+	if (p && len)
+		memcpy(p, src, len);
+	return p;
+}
+
+char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
+		      va_list ap)
+{
+	va_list aq;
+	char *p;
+	int len;
+
+	va_copy(aq, ap);
+	len = vsnprintf(NULL, 0, fmt, aq);
+	va_end(aq);
+	if (len < 0)
+		return NULL;
+	p = devm_kmalloc(dev, (size_t)len + 1, gfp & ~__GFP_ZERO);
+	if (p)
+		vsnprintf(p, (size_t)len + 1, fmt, ap);
+	return p;
+}
+
+char *devm_kasprintf(struct device *dev, gfp_t gfp, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	p = devm_kvasprintf(dev, gfp, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+struct pages_devres {
+	unsigned long addr;
+	unsigned int order;
+};
+
+static void devm_pages_release(struct device *dev, void *res)
+{
+	(void)dev;
+	free((void *)((struct pages_devres *)res)->addr);
+}
+
+static int match_pages(struct device *dev, void *res, void *addr)
+{
+	(void)dev;
+	return ((struct pages_devres *)res)->addr == (uintptr_t)addr;
+}
+
+unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
+				  unsigned int order)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE);
+	struct pages_devres *dr;
+	void *addr;
+
+	if (!devres__dev_ok(dev, __func__) || order > MAX_PAGE_ORDER)
+		return 0;
+	dr = devres_alloc(devm_pages_release, sizeof(*dr), gfp);
+	if (!dr)
+		return 0;
+	if (devres__should_fail() ||
+	    posix_memalign(&addr, page, page << order)) {
+		devres_free(dr);
+		return 0;
+	}
+	if (gfp & __GFP_ZERO)
+		memset(addr, 0, page << order);
+	dr->addr = (uintptr_t)addr;
+	dr->order = order;
+	devres_add(dev, dr);
+	return dr->addr;
+}
+
+void devm_free_pages(struct device *dev, unsigned long addr)
+{
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	if (devres_release(dev, devm_pages_release, match_pages,
+			   (void *)(uintptr_t)addr))
+		devres__warn(dev, __func__,
+			     "%#lx is not a managed page allocation of this "
+			     "device",
+			     addr);
+}

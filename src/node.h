@@ -1,0 +1,103 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The device's list and its lock, shared by the files of the devres core
+ * (devres.c, group.c, action.c, kmalloc.c, debug.c).
+ */
+#ifndef DEVRES_NODE_H
+#define DEVRES_NODE_H
+
+#include <sched.h>
+#include "internal.h"
+
+static inline struct devres__node *to_node(const void *res)
+{
+	return (struct devres__node *)(((char *)res) -
+				       sizeof(struct devres__node));
+}
+
+static inline void *node_data(struct devres__node *n)
+{
+	return n + 1;
+}
+
+static inline struct devres__group *open_to_group(struct devres__node *n)
+{
+	return container_of(n, struct devres__group, open);
+}
+
+static inline struct devres__group *marker_to_group(struct devres__node *n)
+{
+	if (DR_KIND(n) == DR_KIND_GROUP_CLOSE)
+		return container_of(n, struct devres__group, close);
+	return container_of(n, struct devres__group, open);
+}
+
+static inline struct devres__node *list_head(struct device *dev)
+{
+	return (struct devres__node *)dev->devres_head;
+}
+
+/* Any per-thread address identifies the lock's owner. */
+extern HIDDEN TLS_FAST char devres__self;
+
+HIDDEN bool devres__lock_slow(struct device *dev, const char *func);
+
+/*
+ * The devres lock is a spinlock that yields: critical sections are a few
+ * pointer moves, and an uncontended pthread mutex would double the cost of
+ * a managed allocation. Taking it twice in one thread (from a match or
+ * for-each callback) WARNs and fails rather than deadlocking.
+ */
+static inline bool lock_dev(struct device *dev, const char *func)
+{
+	if (unlikely(__atomic_exchange_n(&dev->devres_lock, 1,
+					 __ATOMIC_ACQUIRE)))
+		return devres__lock_slow(dev, func);
+	__atomic_store_n(&dev->devres_owner, &devres__self, __ATOMIC_RELAXED);
+	return true;
+}
+
+static inline void unlock_dev(struct device *dev)
+{
+	__atomic_store_n(&dev->devres_owner, NULL, __ATOMIC_RELAXED);
+	__atomic_store_n(&dev->devres_lock, 0, __ATOMIC_RELEASE);
+}
+
+static inline void add_locked(struct device *dev, struct devres__node *n)
+{
+	n->next = list_head(dev);
+	n->kind |= DR_ADDED;
+	dev->devres_head = n;
+}
+
+/* Unlinks @n, whose newer neighbour is @prev (NULL when @n is the head). */
+static inline void unlink_after(struct device *dev, struct devres__node *prev,
+				struct devres__node *n)
+{
+	if (prev)
+		prev->next = n->next;
+	else
+		dev->devres_head = n->next;
+	n->next = NULL;
+	n->kind &= ~DR_ADDED;
+}
+
+HIDDEN struct devres__node *devres__alloc_node(uint32_t kind, size_t size,
+					       bool zero);
+HIDDEN void devres__free_node(struct devres__node *n);
+HIDDEN void devres__run_release(struct device *dev, struct devres__node *n);
+HIDDEN struct devres__node *devres__find_locked(struct device *dev,
+						uint32_t kind, dr_match_t match,
+						void *match_data,
+						struct devres__node **ret_prev);
+HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list);
+
+static inline void log_node(const struct device *dev, const char *op,
+			    struct devres__node *n)
+{
+	if (unlikely(devres__log_on))
+		devres__log(dev, op, n, devres__kind(DR_KIND(n))->name,
+			    dr_is_marker(n) ? 0 : n->size);
+}
+
+#endif /* DEVRES_NODE_H */
