@@ -96,7 +96,8 @@ static inline void log_node(const struct device *dev, const char *op,
 			    struct devres__node *n)
 {
 	if (unlikely(devres__log_on))
-		devres__log(dev, op, n, devres__kind(DR_KIND(n))->name,
+		devres__log(dev, op, node_data(n),
+			    devres__kind(DR_KIND(n))->name,
 			    dr_is_marker(n) ? 0 : n->size);
 }
 
