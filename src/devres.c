@@ -131,8 +131,11 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 			devres__ledger_add(DL_GROUPS, -1);
 			free(open_to_group(n));
 			break;
-		case DR_KIND_GROUP_CLOSE:
 		case DR_KIND_BINDING:
+			/* Its storage is the driver core's; only counted here. */
+			devres__ledger_add(DL_GROUPS, -1);
+			break;
+		case DR_KIND_GROUP_CLOSE:
 			break;
 		default:
 			devres__run_release(dev, n);
@@ -241,15 +244,16 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 	return new_res;
 }
 
-void *devres_remove(struct device *dev, dr_release_t release, dr_match_t match,
-		    void *match_data)
+/* devres_remove() for its callers too, so that a WARN names the API called. */
+static void *remove_dr(struct device *dev, dr_release_t release,
+		       dr_match_t match, void *match_data, const char *func)
 {
 	uint32_t kind = devres__kind_lookup(release, NULL);
 	struct devres__node *n, *prev = NULL;
 
-	if (!devres__dev_ok(dev, __func__) || kind == DR_KIND_NONE)
+	if (!devres__dev_ok(dev, func) || kind == DR_KIND_NONE)
 		return NULL;
-	if (!lock_dev(dev, __func__))
+	if (!lock_dev(dev, func))
 		return NULL;
 	n = devres__find_locked(dev, kind, match, match_data, &prev);
 	if (n)
@@ -261,10 +265,16 @@ void *devres_remove(struct device *dev, dr_release_t release, dr_match_t match,
 	return node_data(n);
 }
 
+void *devres_remove(struct device *dev, dr_release_t release, dr_match_t match,
+		    void *match_data)
+{
+	return remove_dr(dev, release, match, match_data, __func__);
+}
+
 int devres_destroy(struct device *dev, dr_release_t release, dr_match_t match,
 		   void *match_data)
 {
-	void *res = devres_remove(dev, release, match, match_data);
+	void *res = remove_dr(dev, release, match, match_data, __func__);
 
 	if (!res)
 		return -ENOENT;
@@ -275,7 +285,7 @@ int devres_destroy(struct device *dev, dr_release_t release, dr_match_t match,
 int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 		   void *match_data)
 {
-	void *res = devres_remove(dev, release, match, match_data);
+	void *res = remove_dr(dev, release, match, match_data, __func__);
 
 	if (!res)
 		return -ENOENT;

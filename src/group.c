@@ -114,6 +114,18 @@ void devres_remove_group(struct device *dev, void *id)
 }
 
 /*
+ * Colour 2 removes a group with the range. A binding marker goes only with
+ * its own binding: a driver's group that encloses it releases the binding's
+ * resources, but the driver core still finds its marker at unbind.
+ */
+static bool removable(struct devres__group *mg, struct devres__group *g)
+{
+	if (DR_KIND(&mg->open) == DR_KIND_BINDING && mg != g)
+		return false;
+	return mg->open.size == 2;
+}
+
+/*
  * Takes the range of group @g off the list: from its close marker (or the
  * head, while it is open) down to its open marker. Resources in the range
  * go to the returned chain, newest first. A group is removed with them when
@@ -148,7 +160,7 @@ static struct devres__node *take_range(struct device *dev,
 
 	for (n = first; n != after; n = next) {
 		next = n->next;
-		if (dr_is_marker(n) && marker_to_group(n)->open.size < 2) {
+		if (dr_is_marker(n) && !removable(marker_to_group(n), g)) {
 			*keep_tail = n;
 			keep_tail = &n->next;
 		} else {
@@ -197,6 +209,8 @@ int devres__binding_open(struct device *dev, struct devres__group *g)
 	g->id = g;
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
+	/* The ledger counts bindings as groups (devres/fault.h). */
+	devres__ledger_add(DL_GROUPS, 1);
 	add_locked(dev, &g->open);
 	unlock_dev(dev);
 	log_node(dev, "ADD", &g->open);

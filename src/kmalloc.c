@@ -123,6 +123,8 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, NULL);
 	if (old && resize_in_place(old, new_size, zero)) {
 		unlock_dev(dev);
+		/* Same node, new size: logged so that later lines add up. */
+		log_node(dev, "REPLACE", old);
 		return ptr;
 	}
 	unlock_dev(dev);
@@ -143,7 +145,8 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	/* Look again: another thread may have freed it meanwhile. */
 	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, &prev);
 	if (old) {
-		old_size = old->size;
+		/* Another thread may have resized it in place meanwhile. */
+		old_size = old->size < new_size ? old->size : new_size;
 		memcpy(node_data(new_node), ptr, old_size);
 		new_node->next = old->next;
 		new_node->kind = old->kind;

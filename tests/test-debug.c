@@ -1,0 +1,561 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit */
+/*
+ * Debugging: ADD/REM/REL/REPLACE logging (DEVRES_LOG=1 or devres_set_log()),
+ * the replaceable sink and its stderr default, devres_dump(),
+ * devres_get_stats(), release names, WARN lines and their counter.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <fcntl.h>
+#include <spawn.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/fault.h>
+
+extern char **environ;
+
+static struct device tdev;
+static int tdev_released;
+static struct devres_ledger base;
+
+static void tdev_release(struct device *dev)
+{
+	if (dev == &tdev)
+		tdev_released++;
+}
+
+static int init_dev(struct device *dev, const char *name)
+{
+	memset(dev, 0, sizeof(*dev));
+	dev->release = tdev_release;
+	device_initialize(dev);
+	return dev_set_name(dev, "%s", name);
+}
+
+static int setup(void **state)
+{
+	if (init_dev(&tdev, "test-dev"))
+		return -1;
+	tdev_released = 0;
+	devres_ledger_snapshot(&base);
+	*state = &tdev;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct devres_ledger now;
+
+	(void)state;
+	devres_set_log(false);
+	devres_set_log_sink(NULL, NULL);
+	devres_release_all(&tdev);
+	put_device(&tdev);
+	devres_ledger_snapshot(&now);
+	if (tdev_released != 1 || devres_ledger_diff(&base, &now, stderr))
+		return -1;
+	return 0;
+}
+
+/* Every line the sink receives, with its level. */
+#define MAX_LINES 32
+
+struct capture {
+	char line[MAX_LINES][256];
+	int level[MAX_LINES];
+	int n;
+};
+
+static struct capture cap;
+
+static void cap_sink(void *ctx, int level, const char *line)
+{
+	struct capture *c = ctx;
+
+	if (c->n < MAX_LINES) {
+		snprintf(c->line[c->n], sizeof(c->line[0]), "%s", line);
+		c->level[c->n] = level;
+	}
+	c->n++;
+}
+
+static void start_capture(void)
+{
+	memset(&cap, 0, sizeof(cap));
+	devres_set_log_sink(cap_sink, &cap);
+}
+
+/* One parsed log line: "<dev>: DEVRES <op> <node> <name> (<size> bytes)". */
+struct logline {
+	char dev[64];
+	char op[16];
+	void *node;
+	char name[64];
+	size_t size;
+};
+
+static void parse(const char *line, struct logline *l)
+{
+	int n = sscanf(line, "%63[^:]: DEVRES %15s %p %63s (%zu bytes)", l->dev,
+		       l->op, &l->node, l->name, &l->size);
+
+	if (n != 5)
+		print_error("unparsed log line: \"%s\"\n", line);
+	assert_int_equal(n, 5);
+}
+
+static void expect_log(int i, const char *op, const char *name, size_t size,
+		       struct logline *ret)
+{
+	struct logline l;
+
+	assert_true(i < cap.n);
+	assert_int_equal(cap.level[i], DEVRES_LOG_DEBUG);
+	parse(cap.line[i], &l);
+	assert_string_equal(l.dev, "test-dev");
+	assert_string_equal(l.op, op);
+	assert_string_equal(l.name, name);
+	assert_int_equal(l.size, size);
+	assert_non_null(l.node);
+	if (ret)
+		*ret = l;
+}
+
+static void my_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+static void my_action(void *data)
+{
+	(void)data;
+}
+
+static char *dump(struct device *dev)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	devres_dump(dev, f);
+	fclose(f);
+	return buf;
+}
+
+/* Splits @buf into lines in place. */
+static int split(char *buf, char **lines, int max)
+{
+	char *save, *line;
+	int n = 0;
+
+	for (line = strtok_r(buf, "\n", &save); line;
+	     line = strtok_r(NULL, "\n", &save))
+		if (n < max)
+			lines[n++] = line;
+	return n;
+}
+
+static void test_log_add_rem_rel(void **state)
+{
+	struct device *dev = *state;
+	struct logline add, rem, add2, rel;
+	void *r;
+
+	r = devres_alloc(my_release, 24, GFP_KERNEL);
+	assert_non_null(r);
+	start_capture();
+	devres_set_log(true);
+	devres_add(dev, r);
+	assert_ptr_equal(devres_remove(dev, my_release, NULL, NULL), r);
+	devres_add(dev, r);
+	assert_int_equal(devres_release_all(dev), 1);
+	devres_set_log(false);
+	devres_set_log_sink(NULL, NULL);
+
+	assert_int_equal(cap.n, 4);
+	expect_log(0, "ADD", "my_release", 24, &add);
+	expect_log(1, "REM", "my_release", 24, &rem);
+	expect_log(2, "ADD", "my_release", 24, &add2);
+	expect_log(3, "REL", "my_release", 24, &rel);
+	/* All four name the same node. */
+	assert_ptr_equal(add.node, rem.node);
+	assert_ptr_equal(add.node, add2.node);
+	assert_ptr_equal(add.node, rel.node);
+}
+
+static void test_log_action_kmalloc_replace(void **state)
+{
+	struct device *dev = *state;
+	struct logline add, rep;
+	void *p, *q;
+
+	start_capture();
+	devres_set_log(true);
+	assert_int_equal(devm_add_action(dev, my_action, NULL), 0);
+	p = devm_kmalloc(dev, 16, GFP_KERNEL);
+	assert_non_null(p);
+	q = devm_krealloc(dev, p, 100000, GFP_KERNEL);
+	assert_non_null(q);
+	/* Shrinking stays in place, and is logged all the same. */
+	assert_ptr_equal(devm_krealloc(dev, q, 10, GFP_KERNEL), q);
+	devm_kfree(dev, q);
+	devm_release_action(dev, my_action, NULL);
+	devres_set_log(false);
+	devres_set_log_sink(NULL, NULL);
+
+	assert_int_equal(cap.n, 6);
+	expect_log(0, "ADD", "my_action", sizeof(void *), NULL);
+	expect_log(1, "ADD", "devm_kmalloc_release", 16, &add);
+	expect_log(2, "REPLACE", "devm_kmalloc_release", 100000, &rep);
+	assert_ptr_not_equal(add.node, rep.node);
+	expect_log(3, "REPLACE", "devm_kmalloc_release", 10, &add);
+	assert_ptr_equal(add.node, rep.node);
+	expect_log(4, "REM", "devm_kmalloc_release", 10, NULL);
+	expect_log(5, "REM", "my_action", sizeof(void *), NULL);
+}
+
+static void test_log_groups(void **state)
+{
+	struct device *dev = *state;
+	void *g;
+
+	start_capture();
+	devres_set_log(true);
+	g = devres_open_group(dev, NULL, GFP_KERNEL);
+	assert_non_null(g);
+	devres_close_group(dev, g);
+	assert_int_equal(devres_release_group(dev, g), 0);
+	devres_set_log(false);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(cap.n, 4);
+	for (int i = 0; i < 4; i++) {
+		assert_int_equal(cap.level[i], DEVRES_LOG_DEBUG);
+		assert_non_null(strstr(cap.line[i], "test-dev: DEVRES "));
+		assert_non_null(strstr(cap.line[i], "group"));
+	}
+	assert_non_null(strstr(cap.line[0], "DEVRES ADD"));
+	assert_non_null(strstr(cap.line[1], "DEVRES ADD"));
+	assert_non_null(strstr(cap.line[2], "DEVRES REL"));
+	assert_non_null(strstr(cap.line[3], "DEVRES REL"));
+}
+
+static void test_log_off(void **state)
+{
+	struct device *dev = *state;
+	void *g;
+
+	start_capture();
+	devres_set_log(false);
+	g = devres_open_group(dev, NULL, GFP_KERNEL);
+	assert_non_null(devm_kmalloc(dev, 8, GFP_KERNEL));
+	assert_int_equal(devm_add_action(dev, my_action, NULL), 0);
+	devres_close_group(dev, g);
+	assert_int_equal(devres_release_all(dev), 2);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(cap.n, 0);
+}
+
+static void test_dump(void **state)
+{
+	struct device *dev = *state;
+	char *buf, *lines[16], want[64];
+	void *r, *k, *g;
+	int n;
+
+	buf = dump(dev);
+	n = split(buf, lines, 16);
+	assert_int_equal(n, 1);
+	assert_string_equal(lines[0], "test-dev: 0 devres nodes");
+	free(buf);
+
+	r = devres_alloc(my_release, 40, GFP_KERNEL);
+	assert_non_null(r);
+	devres_add(dev, r);
+	g = devres_open_group(dev, NULL, GFP_KERNEL);
+	assert_non_null(g);
+	assert_int_equal(devm_add_action(dev, my_action, NULL), 0);
+	k = devm_kmalloc(dev, 100, GFP_KERNEL);
+	assert_non_null(k);
+	devres_close_group(dev, g);
+
+	buf = dump(dev);
+	n = split(buf, lines, 16);
+	assert_int_equal(n, 6);
+	assert_string_equal(lines[0], "test-dev: 5 devres nodes");
+	/* Oldest first, group markers around what the group holds. */
+	snprintf(want, sizeof(want), "%p my_release (40 bytes)", r);
+	assert_non_null(strstr(lines[1], want));
+	snprintf(want, sizeof(want), "group %p {", g);
+	assert_non_null(strstr(lines[2], want));
+	snprintf(want, sizeof(want), "my_action (%zu bytes)", sizeof(void *));
+	assert_non_null(strstr(lines[3], want));
+	snprintf(want, sizeof(want), "%p devm_kmalloc_release (100 bytes)", k);
+	assert_non_null(strstr(lines[4], want));
+	snprintf(want, sizeof(want), "} group %p", g);
+	assert_non_null(strstr(lines[5], want));
+	free(buf);
+}
+
+static void test_dump_unnamed_device(void **state)
+{
+	static struct device anon;
+	char *buf, want[64];
+
+	(void)state;
+	memset(&anon, 0, sizeof(anon));
+	anon.release = tdev_release;
+	device_initialize(&anon);
+	assert_non_null(devm_kmalloc(&anon, 1, GFP_KERNEL));
+	buf = dump(&anon);
+	snprintf(want, sizeof(want), "device@%p: 1 devres nodes\n",
+		 (void *)&anon);
+	assert_memory_equal(buf, want, strlen(want));
+	free(buf);
+	assert_int_equal(devres_release_all(&anon), 1);
+	put_device(&anon);
+}
+
+static void test_stats(void **state)
+{
+	struct device *dev = *state;
+	struct devres_stats st = { -1, -1 };
+	void *g;
+
+	devres_get_stats(dev, &st);
+	assert_int_equal(st.allocs, 0);
+	assert_int_equal(st.total_size, 0);
+	assert_non_null(devm_kmalloc(dev, 10, GFP_KERNEL));
+	g = devres_open_group(dev, NULL, GFP_KERNEL);
+	assert_non_null(devres_open_group(dev, NULL, GFP_KERNEL));
+	assert_non_null(devm_kzalloc(dev, 20, GFP_KERNEL));
+	assert_int_equal(devm_add_action(dev, my_action, NULL), 0);
+	devres_get_stats(dev, &st);
+	assert_int_equal(st.allocs, 3);
+	assert_int_equal(st.total_size, 30 + (int)sizeof(void *));
+	assert_int_equal(devres_release_group(dev, g), 2);
+	devres_get_stats(dev, &st);
+	assert_int_equal(st.allocs, 1);
+	assert_int_equal(st.total_size, 10);
+	assert_int_equal(devres_release_all(dev), 1);
+	devres_get_stats(dev, &st);
+	assert_int_equal(st.allocs, 0);
+	assert_int_equal(st.total_size, 0);
+}
+
+static void late_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+static void test_release_names(void **state)
+{
+	struct device *dev = *state;
+	char *buf;
+	void *r;
+
+	/* The first name given for a release function is the one kept. */
+	r = devres_alloc(late_release, 4, GFP_KERNEL);
+	assert_non_null(r);
+	devres_free(r);
+	r = devres_alloc_named(late_release, 4, GFP_KERNEL, "other_name");
+	assert_non_null(r);
+	devres_add(dev, r);
+	assert_int_not_equal(devm_get_free_pages(dev, GFP_KERNEL, 0), 0);
+	assert_non_null(devm_kstrdup(dev, "x", GFP_KERNEL));
+	assert_int_equal(devm_add_action(dev, my_action, dev), 0);
+	buf = dump(dev);
+	assert_non_null(strstr(buf, " late_release (4 bytes)"));
+	assert_null(strstr(buf, "other_name"));
+	assert_non_null(strstr(buf, " devm_pages_release ("));
+	assert_non_null(strstr(buf, " devm_kmalloc_release (2 bytes)"));
+	assert_non_null(strstr(buf, " my_action ("));
+	free(buf);
+}
+
+static void test_warn_line_and_count(void **state)
+{
+	struct device *dev = *state;
+	int before = devres_warn_count();
+
+	start_capture();
+	devm_kfree(dev, &before);
+	devres_close_group(dev, NULL);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(devres_warn_count(), before + 2);
+	assert_int_equal(cap.n, 2);
+	assert_int_equal(cap.level[0], DEVRES_LOG_WARNING);
+	assert_int_equal(cap.level[1], DEVRES_LOG_WARNING);
+	assert_memory_equal(cap.line[0], "WARNING: test-dev: devm_kfree: ",
+			    strlen("WARNING: test-dev: devm_kfree: "));
+	assert_memory_equal(cap.line[1],
+			    "WARNING: test-dev: devres_close_group: ",
+			    strlen("WARNING: test-dev: devres_close_group: "));
+	/* Logging off does not silence WARNs. */
+	devres_set_log(false);
+	start_capture();
+	devm_kfree(dev, &before);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(cap.n, 1);
+	assert_int_equal(devres_warn_count(), before + 3);
+}
+
+/* Runs @fn with fd 2 redirected to a file; returns what it wrote. */
+static char *capture_stderr(void (*fn)(struct device *), struct device *dev)
+{
+	FILE *tmp = tmpfile();
+	char *out;
+	long len;
+	int saved;
+
+	assert_non_null(tmp);
+	fflush(stderr);
+	saved = dup(2);
+	assert_true(saved >= 0);
+	assert_int_equal(dup2(fileno(tmp), 2), 2);
+	fn(dev);
+	fflush(stderr);
+	assert_int_equal(dup2(saved, 2), 2);
+	close(saved);
+	len = ftell(tmp);
+	assert_true(len >= 0);
+	out = calloc(1, (size_t)len + 1);
+	assert_non_null(out);
+	rewind(tmp);
+	assert_int_equal(fread(out, 1, (size_t)len, tmp), (size_t)len);
+	fclose(tmp);
+	return out;
+}
+
+static void warn_and_log(struct device *dev)
+{
+	int x;
+
+	devres_set_log(true);
+	assert_non_null(devm_kmalloc(dev, 8, GFP_KERNEL));
+	devres_set_log(false);
+	devm_kfree(dev, &x);
+}
+
+static void test_default_sink_is_stderr(void **state)
+{
+	struct device *dev = *state;
+	char *out;
+
+	/* A replaced sink, then the default again. */
+	start_capture();
+	devres_set_log_sink(NULL, NULL);
+	out = capture_stderr(warn_and_log, dev);
+	assert_int_equal(cap.n, 0);
+	assert_non_null(strstr(out, "test-dev: DEVRES ADD "));
+	assert_non_null(strstr(out, " devm_kmalloc_release (8 bytes)\n"));
+	assert_non_null(strstr(out, "WARNING: test-dev: devm_kfree: "));
+	free(out);
+}
+
+/* The child half of test_env_log: DEVRES_LOG comes from the environment. */
+static int log_child(void)
+{
+	struct device dev;
+	void *r;
+
+	if (init_dev(&dev, "child-dev"))
+		return 2;
+	r = devres_alloc(my_release, 12, GFP_KERNEL);
+	if (!r)
+		return 3;
+	devres_add(&dev, r);
+	if (devres_release_all(&dev) != 1)
+		return 4;
+	put_device(&dev);
+	return 0;
+}
+
+static char *run_child(const char *log_env)
+{
+	char *argv[] = { "test-debug", "--log-child", NULL };
+	char *envp[5] = { (char *)log_env, "DEVRES_WARN_BACKTRACE=0" };
+	int nenv = 2;
+	posix_spawn_file_actions_t fa;
+	char *out = NULL;
+	size_t len = 0;
+	char buf[512];
+	int pipefd[2], status;
+	FILE *f;
+	ssize_t got;
+	pid_t pid;
+
+	/* A clean environment, but the sanitizers' options are kept. */
+	for (char **e = environ; *e && nenv < 4; e++)
+		if (!strncmp(*e, "ASAN_OPTIONS=", 13) ||
+		    !strncmp(*e, "UBSAN_OPTIONS=", 14))
+			envp[nenv++] = *e;
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	assert_int_equal(posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2),
+			 0);
+	assert_int_equal(
+		posix_spawn(&pid, "/proc/self/exe", &fa, NULL, argv, envp), 0);
+	posix_spawn_file_actions_destroy(&fa);
+	close(pipefd[1]);
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	while ((got = read(pipefd[0], buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)got, f);
+	close(pipefd[0]);
+	fclose(f);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	return out;
+}
+
+static void test_env_log(void **state)
+{
+	char *out;
+
+	(void)state;
+	out = run_child("DEVRES_LOG=1");
+	assert_non_null(strstr(out, "child-dev: DEVRES ADD "));
+	assert_non_null(strstr(out, " my_release (12 bytes)\n"));
+	assert_non_null(strstr(out, "child-dev: DEVRES REL "));
+	free(out);
+	out = run_child("DEVRES_LOG=0");
+	assert_null(strstr(out, "DEVRES"));
+	free(out);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(int argc, char **argv)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_log_add_rem_rel),
+		T(test_log_action_kmalloc_replace),
+		T(test_log_groups),
+		T(test_log_off),
+		T(test_dump),
+		T(test_dump_unnamed_device),
+		T(test_stats),
+		T(test_release_names),
+		T(test_warn_line_and_count),
+		T(test_default_sink_is_stderr),
+		T(test_env_log),
+	};
+
+	if (argc > 1 && !strcmp(argv[1], "--log-child"))
+		return log_child();
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}

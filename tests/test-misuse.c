@@ -1,0 +1,673 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit */
+/*
+ * Misuse of the core: each misuse gives exactly one WARN line naming the
+ * device, the function and the reason, counts in devres_warn_count(), and
+ * leaves no crash, no corruption and no leak (the teardown checks the
+ * ledger; ASan checks the rest).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/fault.h>
+
+static struct device tdev, other;
+static int tdev_released;
+static struct devres_ledger base;
+
+static void tdev_release(struct device *dev)
+{
+	if (dev == &tdev || dev == &other)
+		tdev_released++;
+}
+
+static int init_dev(struct device *dev, const char *name)
+{
+	memset(dev, 0, sizeof(*dev));
+	dev->release = tdev_release;
+	device_initialize(dev);
+	return dev_set_name(dev, "%s", name);
+}
+
+static int setup(void **state)
+{
+	if (init_dev(&tdev, "test-dev") || init_dev(&other, "other-dev"))
+		return -1;
+	tdev_released = 0;
+	devres_ledger_snapshot(&base);
+	*state = &tdev;
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct devres_ledger now;
+
+	(void)state;
+	devres_set_log_sink(NULL, NULL);
+	devres_release_all(&tdev);
+	devres_release_all(&other);
+	put_device(&tdev);
+	put_device(&other);
+	devres_ledger_snapshot(&now);
+	if (tdev_released != 2 || devres_ledger_diff(&base, &now, stderr))
+		return -1;
+	return 0;
+}
+
+struct capture {
+	char line[8][256];
+	int n;
+};
+
+static struct capture cap;
+static int warn_base;
+
+static void cap_sink(void *ctx, int level, const char *line)
+{
+	struct capture *c = ctx;
+
+	if (level == DEVRES_LOG_WARNING && c->n < 8)
+		snprintf(c->line[c->n++], sizeof(c->line[0]), "%s", line);
+}
+
+static void start_capture(void)
+{
+	memset(&cap, 0, sizeof(cap));
+	warn_base = devres_warn_count();
+	devres_set_log_sink(cap_sink, &cap);
+}
+
+/* Exactly one WARN since start_capture(): "WARNING: <dev>: <func>: <why>". */
+static void expect_warn_on(const char *label, const char *func,
+			   const char *reason)
+{
+	char head[160];
+
+	devres_set_log_sink(NULL, NULL);
+	snprintf(head, sizeof(head), "WARNING: %s: %s: ", label, func);
+	if (cap.n != 1 || strncmp(cap.line[0], head, strlen(head)) ||
+	    !strstr(cap.line[0] + strlen(head), reason))
+		print_error("want one \"%s...%s\", got %d line(s): \"%s\"\n",
+			    head, reason, cap.n, cap.line[0]);
+	assert_int_equal(cap.n, 1);
+	assert_memory_equal(cap.line[0], head, strlen(head));
+	assert_non_null(strstr(cap.line[0] + strlen(head), reason));
+	assert_int_equal(devres_warn_count() - warn_base, 1);
+}
+
+static void expect_warn(const char *func, const char *reason)
+{
+	expect_warn_on("test-dev", func, reason);
+}
+
+static void expect_no_warn(void)
+{
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(cap.n, 0);
+	assert_int_equal(devres_warn_count(), warn_base);
+}
+
+static void expect_stats(struct device *dev, int allocs, int bytes)
+{
+	struct devres_stats st;
+
+	devres_get_stats(dev, &st);
+	assert_int_equal(st.allocs, allocs);
+	assert_int_equal(st.total_size, bytes);
+}
+
+static int nrel;
+
+static void rec_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+	nrel++;
+}
+
+static int *add_rec(struct device *dev)
+{
+	int *p = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
+
+	assert_non_null(p);
+	devres_add(dev, p);
+	return p;
+}
+
+static int nact;
+
+static void act(void *data)
+{
+	(void)data;
+	nact++;
+}
+
+static void test_double_add(void **state)
+{
+	struct device *dev = *state;
+	int *p;
+
+	nrel = 0;
+	p = add_rec(dev);
+	start_capture();
+	devres_add(dev, p);
+	expect_warn("devres_add", "already added");
+	/* Added elsewhere: same misuse, the first device keeps it. */
+	start_capture();
+	devres_add(&other, p);
+	expect_warn_on("other-dev", "devres_add", "already added");
+	expect_stats(dev, 1, sizeof(int));
+	expect_stats(&other, 0, 0);
+	assert_int_equal(devres_release_all(dev), 1);
+	assert_int_equal(nrel, 1);
+}
+
+static void test_get_added_node(void **state)
+{
+	struct device *dev = *state;
+	int *p;
+
+	p = add_rec(dev);
+	start_capture();
+	assert_null(devres_get(&other, p, NULL, NULL));
+	expect_warn_on("other-dev", "devres_get", "already added");
+	expect_stats(dev, 1, sizeof(int));
+	expect_stats(&other, 0, 0);
+}
+
+static void test_free_added_node(void **state)
+{
+	struct device *dev = *state;
+	int *p;
+
+	nrel = 0;
+	p = add_rec(dev);
+	*p = 1234;
+	start_capture();
+	devres_free(p);
+	/* The node does not know its device; the line says so. */
+	expect_warn_on("(no device)", "devres_free", "still on a device");
+	/* Not freed: still readable, still listed, released once. */
+	assert_int_equal(*p, 1234);
+	expect_stats(dev, 1, sizeof(int));
+	assert_int_equal(devres_release_all(dev), 1);
+	assert_int_equal(nrel, 1);
+}
+
+static void test_kfree_foreign(void **state)
+{
+	struct device *dev = *state;
+	char *theirs, local[8];
+
+	theirs = devm_kmalloc(&other, 8, GFP_KERNEL);
+	assert_non_null(theirs);
+	start_capture();
+	devm_kfree(dev, theirs);
+	expect_warn("devm_kfree", "not a managed allocation of this device");
+	start_capture();
+	devm_kfree(dev, local);
+	expect_warn("devm_kfree", "not a managed allocation of this device");
+	expect_stats(&other, 1, 8);
+	memset(theirs, 0, 8);
+	/* A devres_alloc() node is not devm_kmalloc() memory. */
+	add_rec(dev);
+	start_capture();
+	devm_kfree(dev, devres_find(dev, rec_release, NULL, NULL));
+	expect_warn("devm_kfree", "not a managed allocation of this device");
+	start_capture();
+	assert_null(devm_krealloc(dev,
+				  devres_find(dev, rec_release, NULL, NULL), 64,
+				  GFP_KERNEL));
+	expect_warn("devm_krealloc", "not a managed allocation of this device");
+	expect_stats(dev, 1, sizeof(int));
+}
+
+static void test_kfree_twice(void **state)
+{
+	struct device *dev = *state;
+	void *p;
+
+	p = devm_kmalloc(dev, 8, GFP_KERNEL);
+	assert_non_null(devm_kmalloc(dev, 8, GFP_KERNEL));
+	start_capture();
+	devm_kfree(dev, p);
+	expect_no_warn();
+	start_capture();
+	devm_kfree(dev, p);
+	expect_warn("devm_kfree", "not a managed allocation of this device");
+	expect_stats(dev, 1, 8);
+}
+
+static void test_unknown_group(void **state)
+{
+	struct device *dev = *state;
+	static int unknown;
+	void *g;
+
+	nrel = 0;
+	add_rec(dev);
+	g = devres_open_group(dev, NULL, GFP_KERNEL);
+	add_rec(dev);
+	start_capture();
+	devres_close_group(dev, &unknown);
+	expect_warn("devres_close_group", "no group");
+	start_capture();
+	devres_remove_group(dev, &unknown);
+	expect_warn("devres_remove_group", "no group");
+	start_capture();
+	assert_int_equal(devres_release_group(dev, &unknown), 0);
+	expect_warn("devres_release_group", "no group");
+	/* The real group is intact and still open. */
+	assert_int_equal(nrel, 0);
+	assert_int_equal(devres_release_group(dev, NULL), 1);
+	assert_int_equal(nrel, 1);
+	(void)g;
+}
+
+static void test_close_closed_group(void **state)
+{
+	struct device *dev = *state;
+	void *g;
+
+	nrel = 0;
+	g = devres_open_group(dev, NULL, GFP_KERNEL);
+	add_rec(dev);
+	devres_close_group(dev, g);
+	add_rec(dev);
+	start_capture();
+	devres_close_group(dev, g);
+	expect_warn("devres_close_group", "already closed");
+	/* The group still ends where it was first closed. */
+	assert_int_equal(devres_release_group(dev, g), 1);
+	assert_int_equal(nrel, 1);
+	expect_stats(dev, 1, sizeof(int));
+}
+
+static void test_release_all_uninitialized(void **state)
+{
+	static struct device never;
+	struct device garbage;
+	char label[40];
+
+	(void)state;
+	memset(&never, 0, sizeof(never));
+	snprintf(label, sizeof(label), "device@%p", (void *)&never);
+	start_capture();
+	assert_int_equal(devres_release_all(&never), -ENODEV);
+	expect_warn_on(label, "devres_release_all", "not initialized");
+
+	memset(&garbage, 0xa5, sizeof(garbage));
+	snprintf(label, sizeof(label), "device@%p", (void *)&garbage);
+	start_capture();
+	assert_int_equal(devres_release_all(&garbage), -ENODEV);
+	expect_warn_on(label, "devres_release_all", "not initialized");
+
+	snprintf(label, sizeof(label), "device@%p", (void *)&never);
+	start_capture();
+	assert_null(devm_kmalloc(&never, 8, GFP_KERNEL));
+	expect_warn_on(label, "devm_kmalloc", "not initialized");
+}
+
+static void test_null_device(void **state)
+{
+	struct devres_stats st;
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+	int *p;
+
+	(void)state;
+	p = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
+	assert_non_null(p);
+
+#define NULL_DEV(func, call)                                                   \
+	do {                                                                   \
+		start_capture();                                               \
+		call;                                                          \
+		expect_warn_on("(no device)", func, "NULL device");            \
+	} while (0)
+
+	NULL_DEV("devres_add", devres_add(NULL, p));
+	NULL_DEV("devres_find",
+		 assert_null(devres_find(NULL, rec_release, NULL, NULL)));
+	NULL_DEV("devres_get", assert_null(devres_get(NULL, p, NULL, NULL)));
+	NULL_DEV("devres_remove",
+		 assert_null(devres_remove(NULL, rec_release, NULL, NULL)));
+	NULL_DEV("devres_destroy",
+		 assert_int_equal(devres_destroy(NULL, rec_release, NULL, NULL),
+				  -ENOENT));
+	NULL_DEV("devres_release",
+		 assert_int_equal(devres_release(NULL, rec_release, NULL, NULL),
+				  -ENOENT));
+	NULL_DEV("devres_for_each_res",
+		 devres_for_each_res(NULL, rec_release, NULL, NULL, NULL,
+				     NULL));
+	NULL_DEV("devres_release_all",
+		 assert_int_equal(devres_release_all(NULL), -ENODEV));
+	NULL_DEV("devres_open_group",
+		 assert_null(devres_open_group(NULL, NULL, GFP_KERNEL)));
+	NULL_DEV("devres_close_group", devres_close_group(NULL, NULL));
+	NULL_DEV("devres_remove_group", devres_remove_group(NULL, NULL));
+	NULL_DEV("devres_release_group",
+		 assert_int_equal(devres_release_group(NULL, NULL), 0));
+	NULL_DEV("devm_add_action_named",
+		 assert_int_equal(devm_add_action(NULL, act, NULL), -EINVAL));
+	NULL_DEV("devm_remove_action", devm_remove_action(NULL, act, NULL));
+	NULL_DEV("devm_release_action", devm_release_action(NULL, act, NULL));
+	NULL_DEV("devm_is_action_added",
+		 assert_false(devm_is_action_added(NULL, act, NULL)));
+	NULL_DEV("devm_kmalloc", assert_null(devm_kmalloc(NULL, 8, 0)));
+	NULL_DEV("devm_kfree", devm_kfree(NULL, p));
+	NULL_DEV("devm_krealloc", assert_null(devm_krealloc(NULL, p, 8, 0)));
+	NULL_DEV("devm_get_free_pages",
+		 assert_int_equal(devm_get_free_pages(NULL, 0, 0), 0));
+	NULL_DEV("devm_free_pages", devm_free_pages(NULL, 4096));
+	NULL_DEV("devres_get_stats", devres_get_stats(NULL, &st));
+	assert_int_equal(st.allocs, 0);
+	f = open_memstream(&buf, &len);
+	assert_non_null(f);
+	NULL_DEV("devres_dump", devres_dump(NULL, f));
+	fclose(f);
+	assert_int_equal(len, 0);
+	free(buf);
+#undef NULL_DEV
+
+	/* The node was never taken: the caller still owns it. */
+	devres_free(p);
+	assert_int_equal(nact, 0);
+}
+
+static void test_or_reset_null_device(void **state)
+{
+	(void)state;
+	nact = 0;
+	start_capture();
+	assert_int_equal(devm_add_action_or_reset(NULL, act, NULL), -EINVAL);
+	expect_warn_on("(no device)", "devm_add_action_named", "NULL device");
+	/* Recording failed, so the action ran: nothing for the caller. */
+	assert_int_equal(nact, 1);
+}
+
+static void test_null_action(void **state)
+{
+	struct device *dev = *state;
+
+	start_capture();
+	assert_int_equal(devm_add_action(dev, NULL, NULL), -EINVAL);
+	expect_warn("devm_add_action_named", "NULL action");
+	start_capture();
+	assert_int_equal(devm_add_action_or_reset(dev, NULL, NULL), -EINVAL);
+	expect_warn("devm_add_action_named", "NULL action");
+	expect_stats(dev, 0, 0);
+}
+
+/* Re-entry from callbacks that run with the device's lock held. */
+static struct device *cb_dev;
+static int cb_calls;
+static int cb_ret;
+
+static int match_allocates(struct device *dev, void *res, void *data)
+{
+	(void)res;
+	(void)data;
+	cb_calls++;
+	if (devm_kmalloc(dev, 8, GFP_KERNEL))
+		cb_ret = 1;
+	return 1;
+}
+
+static int match_finds(struct device *dev, void *res, void *data)
+{
+	(void)res;
+	(void)data;
+	cb_calls++;
+	if (devres_find(dev, rec_release, NULL, NULL))
+		cb_ret = 1;
+	return 1;
+}
+
+static void fn_release_all(struct device *dev, void *res, void *data)
+{
+	(void)res;
+	(void)data;
+	cb_calls++;
+	cb_ret = devres_release_all(dev);
+}
+
+static void fn_adds(struct device *dev, void *res, void *data)
+{
+	(void)res;
+	cb_calls++;
+	devres_add(dev, data);
+}
+
+static void fn_opens_group(struct device *dev, void *res, void *data)
+{
+	(void)res;
+	(void)data;
+	cb_calls++;
+	if (devres_open_group(dev, NULL, GFP_KERNEL))
+		cb_ret = 1;
+}
+
+static void fn_other_device(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	(void)res;
+	(void)data;
+	cb_calls++;
+	if (!devm_kmalloc(&other, 8, GFP_KERNEL))
+		cb_ret = 1;
+}
+
+static void test_reentry_from_match(void **state)
+{
+	struct device *dev = *state;
+	int *p;
+
+	cb_dev = dev;
+	p = add_rec(dev);
+	cb_calls = cb_ret = 0;
+	start_capture();
+	assert_ptr_equal(devres_find(dev, rec_release, match_allocates, NULL),
+			 p);
+	expect_warn("devm_kmalloc", "from a match or for-each callback");
+	assert_int_equal(cb_calls, 1);
+	assert_int_equal(cb_ret, 0);
+
+	cb_calls = 0;
+	start_capture();
+	assert_ptr_equal(devres_remove(dev, rec_release, match_finds, NULL), p);
+	expect_warn("devres_find", "from a match or for-each callback");
+	assert_int_equal(cb_calls, 1);
+	assert_int_equal(cb_ret, 0);
+	devres_free(p);
+	expect_stats(dev, 0, 0);
+}
+
+static void test_reentry_from_for_each(void **state)
+{
+	struct device *dev = *state;
+	struct devres_ledger l;
+	int *extra;
+
+	nrel = 0;
+	add_rec(dev);
+	cb_calls = cb_ret = 0;
+	start_capture();
+	devres_for_each_res(dev, rec_release, NULL, NULL, fn_release_all, NULL);
+	expect_warn("devres_release_all", "from a match or for-each callback");
+	assert_int_equal(cb_ret, -EDEADLK);
+	assert_int_equal(nrel, 0);
+
+	extra = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
+	assert_non_null(extra);
+	start_capture();
+	devres_for_each_res(dev, rec_release, NULL, NULL, fn_adds, extra);
+	expect_warn("devres_add", "from a match or for-each callback");
+	devres_free(extra);
+
+	cb_ret = 0;
+	start_capture();
+	devres_for_each_res(dev, rec_release, NULL, NULL, fn_opens_group, NULL);
+	expect_warn("devres_open_group", "from a match or for-each callback");
+	assert_int_equal(cb_ret, 0);
+	devres_ledger_snapshot(&l);
+	assert_int_equal(l.groups, base.groups);
+
+	/* Another device is fine. */
+	cb_ret = 0;
+	start_capture();
+	devres_for_each_res(dev, rec_release, NULL, NULL, fn_other_device,
+			    NULL);
+	expect_no_warn();
+	assert_int_equal(cb_ret, 0);
+	expect_stats(&other, 1, 8);
+	assert_int_equal(cb_calls, 4);
+	/* Nothing was corrupted: the device still works. */
+	expect_stats(dev, 1, sizeof(int));
+	assert_int_equal(devres_release_all(dev), 1);
+	assert_int_equal(nrel, 1);
+}
+
+static void test_absent_action(void **state)
+{
+	struct device *dev = *state;
+	int data;
+
+	nact = 0;
+	assert_int_equal(devm_add_action(dev, act, &data), 0);
+	start_capture();
+	devm_remove_action(dev, act, NULL);
+	expect_warn("devm_remove_action", "not recorded");
+	start_capture();
+	devm_release_action(dev, act, NULL);
+	expect_warn("devm_release_action", "not recorded");
+	assert_int_equal(nact, 0);
+	/* Removed once: the second removal is a misuse. */
+	devm_remove_action(dev, act, &data);
+	start_capture();
+	devm_remove_action(dev, act, &data);
+	expect_warn("devm_remove_action", "not recorded");
+	assert_int_equal(nact, 0);
+	expect_stats(dev, 0, 0);
+}
+
+static void test_free_pages_foreign(void **state)
+{
+	struct device *dev = *state;
+	unsigned long theirs, mine;
+	char local[64];
+
+	theirs = devm_get_free_pages(&other, GFP_KERNEL, 0);
+	assert_int_not_equal(theirs, 0);
+	start_capture();
+	devm_free_pages(dev, theirs);
+	expect_warn("devm_free_pages", "not a managed page allocation");
+	mine = devm_get_free_pages(dev, GFP_KERNEL, 0);
+	assert_int_not_equal(mine, 0);
+	start_capture();
+	devm_free_pages(dev, (unsigned long)(uintptr_t)local);
+	expect_warn("devm_free_pages", "not a managed page allocation");
+	start_capture();
+	devm_free_pages(dev, mine + 1);
+	expect_warn("devm_free_pages", "not a managed page allocation");
+	expect_stats(dev, 1, (int)(2 * sizeof(long)));
+	expect_stats(&other, 1, (int)(2 * sizeof(long)));
+	/* Freed once: the second free is a misuse. */
+	devm_free_pages(dev, mine);
+	start_capture();
+	devm_free_pages(dev, mine);
+	expect_warn("devm_free_pages", "not a managed page allocation");
+}
+
+static void test_release_unknown_group_empty_silent(void **state)
+{
+	struct device *dev = *state;
+	static int unknown;
+
+	start_capture();
+	assert_int_equal(devres_release_group(dev, &unknown), 0);
+	assert_int_equal(devres_release_group(dev, NULL), 0);
+	expect_no_warn();
+	/* Not silent once the list holds anything. */
+	add_rec(dev);
+	start_capture();
+	assert_int_equal(devres_release_group(dev, &unknown), 0);
+	expect_warn("devres_release_group", "no group");
+}
+
+/* The case the kernel 6.16 rule exists for: a release undoing its group. */
+static void *dying_group;
+
+static void releases_group(struct device *dev, void *res)
+{
+	(void)res;
+	cb_ret = devres_release_group(dev, dying_group);
+}
+
+static void test_release_group_during_release_all(void **state)
+{
+	struct device *dev = *state;
+	void *r;
+
+	dying_group = devres_open_group(dev, NULL, GFP_KERNEL);
+	assert_non_null(dying_group);
+	r = devres_alloc(releases_group, 1, GFP_KERNEL);
+	assert_non_null(r);
+	devres_add(dev, r);
+	devres_close_group(dev, dying_group);
+	cb_ret = -1;
+	start_capture();
+	assert_int_equal(devres_release_all(dev), 1);
+	expect_no_warn();
+	assert_int_equal(cb_ret, 0);
+}
+
+static void test_for_each_null_fn(void **state)
+{
+	struct device *dev = *state;
+
+	add_rec(dev);
+	start_capture();
+	devres_for_each_res(dev, rec_release, NULL, NULL, NULL, NULL);
+	expect_warn("devres_for_each_res", "NULL callback");
+	expect_stats(dev, 1, sizeof(int));
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_double_add),
+		T(test_get_added_node),
+		T(test_free_added_node),
+		T(test_kfree_foreign),
+		T(test_kfree_twice),
+		T(test_unknown_group),
+		T(test_close_closed_group),
+		T(test_release_all_uninitialized),
+		T(test_null_device),
+		T(test_or_reset_null_device),
+		T(test_null_action),
+		T(test_reentry_from_match),
+		T(test_reentry_from_for_each),
+		T(test_absent_action),
+		T(test_free_pages_foreign),
+		T(test_release_unknown_group_empty_silent),
+		T(test_release_group_during_release_all),
+		T(test_for_each_null_fn),
+	};
+
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
