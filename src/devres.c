@@ -21,14 +21,17 @@ static inline void cpu_relax(void)
 #endif
 }
 
-bool devres__dev_ok(const struct device *dev, const char *func)
+bool devres__dev_bad(const struct device *dev, const char *func)
 {
 	if (unlikely(!dev)) {
 		devres__warn(NULL, func, "NULL device");
 		return false;
 	}
 	if (unlikely(dev->magic != DEVRES_DEV_MAGIC)) {
-		devres__warn(dev, func, "device not initialized");
+		bool dead = dev->magic == DEVRES_DEV_DEAD;
+
+		devres__warn(dev, func, "device %s",
+			     dead ? "already released" : "not initialized");
 		return false;
 	}
 	return true;
@@ -53,33 +56,6 @@ bool devres__lock_slow(struct device *dev, const char *func)
 	}
 	__atomic_store_n(&dev->devres_owner, &devres__self, __ATOMIC_RELAXED);
 	return true;
-}
-
-struct devres__node *devres__alloc_node(uint32_t kind, size_t size, bool zero)
-{
-	struct devres__node *n;
-
-	if (devres__should_fail() || size > DR_MAX_SIZE)
-		return NULL;
-	if (zero)
-		n = calloc(1, sizeof(*n) + size);
-	else
-		n = malloc(sizeof(*n) + size);
-	if (unlikely(!n))
-		return NULL;
-	n->next = NULL;
-	n->kind = kind;
-	n->size = (uint32_t)size;
-	devres__ledger_add(DL_NODES, 1);
-	devres__ledger_add(DL_NODE_BYTES, (long)size);
-	return n;
-}
-
-void devres__free_node(struct devres__node *n)
-{
-	devres__ledger_add(DL_NODES, -1);
-	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
-	free(n);
 }
 
 void devres__run_release(struct device *dev, struct devres__node *n)
@@ -136,6 +112,11 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 			devres__ledger_add(DL_GROUPS, -1);
 			break;
 		case DR_KIND_GROUP_CLOSE:
+			break;
+		case DR_KIND_KMALLOC:
+			/* Nothing to run: skip the kind table. */
+			devres__free_node(n);
+			cnt++;
 			break;
 		default:
 			devres__run_release(dev, n);
@@ -320,6 +301,26 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 	unlock_dev(dev);
 }
 
+/*
+ * The driver core's binding marker lives in the device and is reused by the
+ * next bind, so it must never sit on a chain that is walked unlocked: a
+ * release_all while bound leaves it on the list, where the binding's own
+ * release finds it. Only a bound device pays for the walk.
+ */
+static void keep_binding(struct device *dev, struct devres__node **list)
+{
+	struct devres__node **pp, *n;
+
+	for (pp = list; (n = *pp); pp = &n->next) {
+		if (DR_KIND(n) != DR_KIND_BINDING)
+			continue;
+		*pp = n->next;
+		n->next = NULL;
+		dev->devres_head = n;
+		return;
+	}
+}
+
 int devres_release_all(struct device *dev)
 {
 	struct devres__node *list;
@@ -330,6 +331,8 @@ int devres_release_all(struct device *dev)
 		return -EDEADLK;
 	list = list_head(dev);
 	dev->devres_head = NULL;
+	if (dev->devres_binding)
+		keep_binding(dev, &list);
 	unlock_dev(dev);
 	return devres__release_nodes(dev, list);
 }

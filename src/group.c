@@ -58,15 +58,18 @@ void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 	g->open = (struct devres__node){ .kind = DR_KIND_GROUP_OPEN };
 	g->close = (struct devres__node){ .kind = DR_KIND_GROUP_CLOSE };
 	g->id = id ? id : g;
+	id = g->id;
 	if (!lock_dev(dev, __func__)) {
 		free(g);
 		return NULL;
 	}
 	devres__ledger_add(DL_GROUPS, 1);
 	add_locked(dev, &g->open);
+	dev->devres_binding = g;
 	unlock_dev(dev);
 	log_node(dev, "ADD", &g->open);
-	return g->id;
+	/* Not g->id: another thread may have released the group by now. */
+	return id;
 }
 
 void devres_close_group(struct device *dev, void *id)
@@ -223,9 +226,9 @@ int devres__binding_release(struct device *dev, struct devres__group *g)
 
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
-	/* devres_release_all() may have taken the marker already. */
 	if (g->open.kind & DR_ADDED)
 		todo = take_range(dev, g);
+	dev->devres_binding = NULL;
 	unlock_dev(dev);
 	return devres__release_nodes(dev, todo);
 }

@@ -78,7 +78,15 @@ HIDDEN const struct devres__kind *devres__kind(uint32_t id);
 /* devres.c: what the driver core needs of the devres core. */
 HIDDEN int devres__binding_open(struct device *dev, struct devres__group *g);
 HIDDEN int devres__binding_release(struct device *dev, struct devres__group *g);
-HIDDEN bool devres__dev_ok(const struct device *dev, const char *func);
+HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);
+
+/* On every call's path: the check is inline, the WARN is not. */
+static inline bool devres__dev_ok(const struct device *dev, const char *func)
+{
+	if (likely(dev && dev->magic == DEVRES_DEV_MAGIC))
+		return true;
+	return devres__dev_bad(dev, func);
+}
 
 /* log.c */
 extern HIDDEN bool devres__log_on;
@@ -115,6 +123,25 @@ enum devres__ledger_kind {
 	DL_NR,
 };
 
-HIDDEN void devres__ledger_add(enum devres__ledger_kind kind, long delta);
+/* This thread's tally, NULL until its first count. */
+extern HIDDEN TLS_FAST long *devres__tally;
+HIDDEN void devres__ledger_add_first(enum devres__ledger_kind kind, long delta);
+
+/*
+ * Every node is counted four times (nodes and bytes, up and down), so the
+ * common case is inline: a plain add to this thread's own tally.
+ */
+static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
+{
+	long *v = devres__tally;
+
+	if (unlikely(!v)) {
+		devres__ledger_add_first(kind, delta);
+		return;
+	}
+	__atomic_store_n(&v[kind],
+			 __atomic_load_n(&v[kind], __ATOMIC_RELAXED) + delta,
+			 __ATOMIC_RELAXED);
+}
 
 #endif /* DEVRES_INTERNAL_H */

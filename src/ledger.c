@@ -17,6 +17,7 @@ struct tally {
 };
 
 static TLS_FAST struct tally *self;
+TLS_FAST long *devres__tally;
 static struct tally *threads;
 static long retired[DL_NR];
 static long fallback[DL_NR];
@@ -36,6 +37,7 @@ static void retire(void *arg)
 		retired[i] += __atomic_load_n(&t->v[i], __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&ledger_lock);
 	self = NULL;
+	devres__tally = NULL;
 	free(t);
 }
 
@@ -64,24 +66,17 @@ static struct tally *enrol(void)
 	threads = t;
 	pthread_mutex_unlock(&ledger_lock);
 	self = t;
+	devres__tally = t->v;
 	return t;
 }
 
-void devres__ledger_add(enum devres__ledger_kind kind, long delta)
+/* A thread's first count enrols it; the next ones are inline. */
+void devres__ledger_add_first(enum devres__ledger_kind kind, long delta)
 {
-	struct tally *t = self;
+	struct tally *t = enrol();
+	long *v = t ? t->v : fallback;
 
-	if (unlikely(!t)) {
-		t = enrol();
-		if (!t) {
-			__atomic_add_fetch(&fallback[kind], delta,
-					   __ATOMIC_RELAXED);
-			return;
-		}
-	}
-	__atomic_store_n(&t->v[kind],
-			 __atomic_load_n(&t->v[kind], __ATOMIC_RELAXED) + delta,
-			 __ATOMIC_RELAXED);
+	__atomic_add_fetch(&v[kind], delta, __ATOMIC_RELAXED);
 }
 
 static void sum(long out[DL_NR])

@@ -7,6 +7,7 @@
 #define DEVRES_NODE_H
 
 #include <sched.h>
+#include <stdlib.h>
 #include "internal.h"
 
 static inline struct devres__node *to_node(const void *res)
@@ -82,9 +83,38 @@ static inline void unlink_after(struct device *dev, struct devres__node *prev,
 	n->kind &= ~DR_ADDED;
 }
 
-HIDDEN struct devres__node *devres__alloc_node(uint32_t kind, size_t size,
-					       bool zero);
-HIDDEN void devres__free_node(struct devres__node *n);
+/*
+ * Every managed acquisition allocates here: the one fault-injection point
+ * and the ledger's count of nodes. Inline, as it is the whole cost of a
+ * managed allocation beyond malloc itself.
+ */
+static inline struct devres__node *devres__alloc_node(uint32_t kind,
+						      size_t size, bool zero)
+{
+	struct devres__node *n;
+
+	if (devres__should_fail() || unlikely(size > DR_MAX_SIZE))
+		return NULL;
+	if (zero)
+		n = calloc(1, sizeof(*n) + size);
+	else
+		n = malloc(sizeof(*n) + size);
+	if (unlikely(!n))
+		return NULL;
+	n->next = NULL;
+	n->kind = kind;
+	n->size = (uint32_t)size;
+	devres__ledger_add(DL_NODES, 1);
+	devres__ledger_add(DL_NODE_BYTES, (long)size);
+	return n;
+}
+
+static inline void devres__free_node(struct devres__node *n)
+{
+	devres__ledger_add(DL_NODES, -1);
+	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	free(n);
+}
 HIDDEN void devres__run_release(struct device *dev, struct devres__node *n);
 HIDDEN struct devres__node *devres__find_locked(struct device *dev,
 						uint32_t kind, dr_match_t match,

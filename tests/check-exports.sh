@@ -8,7 +8,9 @@ src=$2
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-grep -ho 'DEVRES_API [^(]*(' "$src"/include/devres/*.h |
+# Lines are joined first: clang-format may break a declaration after its
+# return type.
+cat "$src"/include/devres/*.h | tr '\n' ' ' | grep -o 'DEVRES_API [^(;#]*(' |
 	sed -E 's/.*[ *]([a-z_0-9]+)\($/\1/' | grep -v '^__' | sort -u >"$tmp/api"
 nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBVW]$/ { print $3 }' |
 	grep -v '^DEVRES_' >"$tmp/exported.v"

@@ -45,6 +45,7 @@ struct device {
 	int devres_lock;
 	void *devres_owner;
 	void *devres_head;
+	void *devres_binding;
 	pthread_mutex_t mutex;
 	struct device_private *p;
 };
@@ -79,6 +80,65 @@ DEVRES_API int dev_set_name(struct device *dev, const char *fmt, ...)
  * Return: the name set by dev_set_name(), else @dev->init_name, else "".
  */
 DEVRES_API const char *dev_name(const struct device *dev);
+
+/**
+ * device_add() - register a device
+ * @dev: an initialized device, named with dev_set_name() or @dev->init_name
+ *
+ * Makes @dev visible: it joins its bus (when @dev->bus is set) and the
+ * driver core tries to bind it to a driver of that bus at once; a probe that
+ * fails or defers does not make device_add() fail. A registered device holds
+ * a reference on itself until device_del(), and on its parent until its own
+ * last put_device(). Resources recorded against @dev before any driver binds
+ * belong to the device, not to a binding: they are released by device_del().
+ * After a successful bind, devices whose probe was deferred are retried
+ * before this call returns. On failure, drop the reference with put_device().
+ *
+ * Context: any thread, also from a probe callback (to add child devices);
+ * not with @dev's own lock held (from @dev's probe or remove).
+ * Return: 0; -EINVAL for a NULL or uninitialized device or parent, a device
+ * with no name, or a bus that is not registered; -EEXIST when @dev is
+ * already added; -ENODEV when @dev was deleted; -ENOMEM. Every error but
+ * -ENOMEM also WARNs.
+ */
+DEVRES_API int device_add(struct device *dev);
+
+/**
+ * device_register() - initialize and add a device
+ * @dev: the device, its public members set as wanted
+ *
+ * device_initialize() then device_add(). Even when it fails, @dev was
+ * initialized: drop it with put_device(), never free it directly.
+ *
+ * Context: as device_add().
+ * Return: as device_add().
+ */
+DEVRES_API int device_register(struct device *dev);
+
+/**
+ * device_del() - unregister a device
+ * @dev: a device added with device_add()
+ *
+ * Unbinds @dev from its driver (the driver's remove runs, then the
+ * binding's resources are released, newest first), takes it off its bus and
+ * the deferred-probe list, and releases every resource still recorded
+ * against it (those acquired while it was not bound). Anything recorded
+ * after this is released by the last put_device(). Deleting a device that
+ * was never added, or twice, WARNs and does nothing.
+ *
+ * Context: any thread; not from @dev's own probe or remove callback (WARN).
+ */
+DEVRES_API void device_del(struct device *dev);
+
+/**
+ * device_unregister() - delete a device and drop the caller's reference
+ * @dev: a device registered with device_register()
+ *
+ * device_del() then put_device().
+ *
+ * Context: as device_del().
+ */
+DEVRES_API void device_unregister(struct device *dev);
 
 /**
  * get_device() - take a reference
@@ -124,6 +184,56 @@ static inline void dev_set_drvdata(struct device *dev, void *data)
 {
 	dev->driver_data = data;
 }
+
+/**
+ * dev_printk() - print a message about a device
+ * @level: DEVRES_LOG_ERR, DEVRES_LOG_WARNING, DEVRES_LOG_INFO or
+ *         DEVRES_LOG_DEBUG
+ * @dev: the device, or NULL
+ * @fmt: printf-style format, then its arguments
+ *
+ * Sends one line ``"<bus> <name>: <message>"`` (``"<name>: <message>"`` for
+ * a device on no bus) to the log sink (devres_set_log_sink()). One trailing
+ * newline of the message is dropped, so kernel-style ``"...\n"`` formats
+ * work. DEVRES_LOG_DEBUG lines are dropped unless debug output is on:
+ * DEVRES_DEBUG=1 in the environment, or devres_set_dev_dbg(true).
+ * Use it through dev_err(), dev_warn(), dev_info() and dev_dbg().
+ *
+ * Context: any thread.
+ */
+DEVRES_API void dev_printk(int level, const struct device *dev, const char *fmt,
+			   ...) DEVRES_PRINTF(3, 4);
+
+/**
+ * devres_set_dev_dbg() - switch dev_dbg() output on or off
+ * @on: true to print dev_dbg() lines
+ *
+ * Context: any thread.
+ */
+DEVRES_API void devres_set_dev_dbg(bool on);
+
+/**
+ * dev_err_probe() - report a probe error, quietly when it is a deferral
+ * @dev: the device being probed
+ * @err: the error, a negative errno
+ * @fmt: printf-style format, then its arguments
+ *
+ * Prints like dev_err(), with the error appended, unless @err is
+ * -EPROBE_DEFER, which is printed with dev_dbg() only: a deferral is
+ * expected and retried. Lets a probe write ``return dev_err_probe(dev, ret,
+ * "...");``.
+ *
+ * Context: any thread.
+ * Return: @err.
+ */
+DEVRES_API int dev_err_probe(const struct device *dev, int err, const char *fmt,
+			     ...) DEVRES_PRINTF(3, 4);
+
+/* Messages about a device, as the kernel's; see dev_printk(). */
+#define dev_err(dev, ...) dev_printk(DEVRES_LOG_ERR, (dev), __VA_ARGS__)
+#define dev_warn(dev, ...) dev_printk(DEVRES_LOG_WARNING, (dev), __VA_ARGS__)
+#define dev_info(dev, ...) dev_printk(DEVRES_LOG_INFO, (dev), __VA_ARGS__)
+#define dev_dbg(dev, ...) dev_printk(DEVRES_LOG_DEBUG, (dev), __VA_ARGS__)
 
 #ifdef __cplusplus
 }

@@ -13,6 +13,9 @@
 extern "C" {
 #endif
 
+struct device;
+struct device_driver;
+
 /**
  * devres_fail_nth() - make the n-th fault-injectable call of this thread fail
  * @n: 1 fails the next call, 2 the one after, ...; 0 disarms
@@ -85,6 +88,100 @@ DEVRES_API void devres_ledger_snapshot(struct devres_ledger *ret_ledger);
  */
 DEVRES_API int devres_ledger_diff(const struct devres_ledger *before,
 				  const struct devres_ledger *after, FILE *f);
+
+/**
+ * struct devres_sweep_result - what a sweep found
+ * @points: runs in which a fault was injected
+ * @leaks: runs after which the ledger was not back at its baseline
+ */
+struct devres_sweep_result {
+	unsigned int points;
+	unsigned int leaks;
+};
+
+/*
+ * A sweep gives up after this many failure points: an operation that never
+ * completes without reaching its injected fault would run forever.
+ */
+#define DEVRES_SWEEP_MAX_POINTS 100000u
+
+/**
+ * devres_sweep() - run an operation with a fault injected at every point
+ * @op: the operation; returns 0 (or a positive value) on success, a negative
+ *      errno on failure, and must have released what it acquired when it
+ *      fails
+ * @undo: undoes a successful @op, or NULL when there is nothing to undo
+ * @ctx: passed to @op and @undo
+ * @ret_result: the counts found, filled in whenever the sweep ran
+ *
+ * Runs @op with the n-th fault-injectable call of the calling thread made
+ * to fail, for n = 1, 2, 3, ... until a run in which the fault was not
+ * reached (devres_fail_nth_get() is still non-zero after @op). Injection is
+ * disarmed after each run; then, when @op succeeded, @undo runs; then the
+ * ledger must be back to what it was before the run. A run after which it
+ * is not is a leak: it is reported (the failure point, what @op returned,
+ * and each kind of resource with its delta) and the ledger as it now is
+ * becomes the baseline, so that one leak is counted once. A run that
+ * succeeds although its fault was injected (an optional acquisition whose
+ * failure @op tolerates) is undone and checked like any other.
+ *
+ * The report goes through the log sink (devres_set_log_sink()): one line
+ * "sweep: N failure points, L leaks" at DEVRES_LOG_INFO when clean, and at
+ * DEVRES_LOG_WARNING, preceded by the lines of each leak, otherwise.
+ * Injection is left disarmed on return.
+ *
+ * The ledger counts the whole process, so only one sweep runs at a time:
+ * a sweep started from @op or @undo, or from another thread while one is
+ * running, is refused.
+ *
+ * Context: the calling thread runs @op and @undo; other threads must not
+ * acquire or release resources while it runs, or their changes count as
+ * leaks.
+ * Return: 0 when no run leaked, the number of leaking runs otherwise;
+ * -EINVAL when @op or @ret_result is NULL (a misuse, WARNed); -EBUSY when
+ * another sweep is running; -ELOOP when @op still reached its injected
+ * fault after DEVRES_SWEEP_MAX_POINTS points (@ret_result holds the counts
+ * so far).
+ */
+DEVRES_API int devres_sweep(int (*op)(void *), void (*undo)(void *), void *ctx,
+			    struct devres_sweep_result *ret_result);
+
+/**
+ * driver_probe_sweep() - sweep every failure point of a driver's probe
+ * @drv: the driver; it need not be registered (it then binds to @dev only)
+ *       and, without a bus, is swept as a driver of @dev's bus
+ * @dev: a registered device (device_add()), not bound, of @drv's bus
+ * @ret_result: the counts found, filled in whenever the sweep ran
+ *
+ * devres_sweep() where the operation binds @drv to @dev through the driver
+ * core's own probe path, as device_driver_attach() does (binding marker,
+ * the bus's probe or the driver's, release of everything the probe
+ * acquired when it fails), and the undo is device_release_driver() (the
+ * driver's remove, then the binding's resources). So a run checks both the
+ * probe's error path and, when the probe succeeded, the remove path.
+ *
+ * A driver with no bus (a struct platform_driver that was never
+ * registered, say) gets @dev's bus for the duration of the sweep, and NULL
+ * again after, so that the bus's probe wraps it as it will once registered.
+ *
+ * The report is devres_sweep()'s, its lines starting with "probe sweep of
+ * <driver> on <device>" instead of "sweep", and calling the operation
+ * "probe": "probe sweep of <driver> on <device>: N failure points, L
+ * leaks".
+ *
+ * A probe that defers parks @dev, as it would outside a sweep; a successful
+ * bind retries the parked devices, and what they acquire counts as a leak:
+ * sweep with no device parked. @dev is unbound when this returns.
+ *
+ * Context: as devres_sweep(); not from a probe or remove of @dev.
+ * Return: as devres_sweep(); -EINVAL (with a WARN) for a NULL or
+ * uninitialized argument or a driver of another bus; -ENODEV when @dev is
+ * not registered; -EBUSY (with a WARN) when @dev is bound, and (without)
+ * when another sweep is running; -EDEADLK (with a WARN) from a callback of
+ * @dev.
+ */
+DEVRES_API int driver_probe_sweep(struct device_driver *drv, struct device *dev,
+				  struct devres_sweep_result *ret_result);
 
 #ifdef __cplusplus
 }

@@ -1,0 +1,227 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Buses and drivers: matching, probe and remove, binding, deferred probe.
+ *
+ * A bus type groups devices and the drivers that can drive them. When a
+ * device and a driver of the same bus match, the driver core probes the
+ * driver on the device; everything the probe (and later the bound driver)
+ * acquires through managed calls belongs to that binding, and is released,
+ * newest first, when the probe fails or after the driver's remove.
+ *
+ * Locking: binding, unbinding and deleting one device are serialized by the
+ * device's own lock, which is held while probe and remove run. No other lock
+ * of the driver core is held during a callback, so probe may register child
+ * devices and drivers. A callback must not bind, unbind or delete its own
+ * device (that WARNs and fails instead of deadlocking).
+ */
+#ifndef DEVRES_DRIVER_H
+#define DEVRES_DRIVER_H
+
+#include <devres/types.h>
+#include <devres/device.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/*
+ * What a probe returns when something it needs is not there yet: the
+ * device is parked and probed again after the next successful bind.
+ */
+#define EPROBE_DEFER 517
+
+struct driver_private;
+
+/**
+ * struct bus_type - a kind of bus
+ * @name: the bus's name, used in messages (``"<bus> <device>: ..."``)
+ * @match: does this driver drive this device? > 0 yes, 0 no, < 0 an error
+ *         (-EPROBE_DEFER parks the device). NULL matches every driver.
+ * @probe: when set, called instead of the driver's probe; it calls the
+ *         driver's own (through @dev->driver) as the bus sees fit
+ * @remove: when set, called instead of the driver's remove; likewise
+ *
+ * Bus types are usually static and const. Register one with bus_register()
+ * before adding its devices and drivers.
+ */
+struct bus_type {
+	const char *name;
+	int (*match)(struct device *dev, const struct device_driver *drv);
+	int (*probe)(struct device *dev);
+	void (*remove)(struct device *dev);
+};
+
+/**
+ * struct device_driver - a driver
+ * @name: the driver's name; unique on its bus
+ * @bus: the bus the driver drives devices of
+ * @probe: binds the driver to a device: acquire what the device needs
+ *         (managed), return 0, or a negative errno (-EPROBE_DEFER to be
+ *         retried later). NULL binds with nothing to do.
+ * @remove: called when the driver is unbound, before the binding's managed
+ *          resources are released; usually only stops the device. May be
+ *          NULL.
+ *
+ * Bus types wrap this one in their own driver structure (struct
+ * platform_driver). The member after the comment is private.
+ */
+struct device_driver {
+	const char *name;
+	const struct bus_type *bus;
+	int (*probe)(struct device *dev);
+	void (*remove)(struct device *dev);
+
+	/* private: */
+	struct driver_private *p;
+};
+
+/**
+ * bus_register() - register a bus type
+ * @bus: the bus type, with a name
+ *
+ * Context: any thread.
+ * Return: 0; -EINVAL (with a WARN) for a NULL bus or one without a name;
+ * -EBUSY (with a WARN) when @bus, or a bus of the same name, is already
+ * registered; -ENOMEM.
+ */
+DEVRES_API int bus_register(const struct bus_type *bus);
+
+/**
+ * bus_unregister() - unregister a bus type
+ * @bus: a registered bus type
+ *
+ * A bus must be empty: unregister its drivers and delete its devices
+ * first. Unregistering a bus that is not registered, or that still has
+ * devices or drivers, WARNs and does nothing.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void bus_unregister(const struct bus_type *bus);
+
+/**
+ * bus_for_each_dev() - call a function for each device of a bus
+ * @bus: a registered bus type
+ * @start: start after this device, or NULL for the first one
+ * @data: passed to @fn
+ * @fn: called for each registered device, in the order they were added;
+ *      a non-zero return stops the walk
+ *
+ * @fn runs with no lock of the driver core held and a reference on the
+ * device, so it may bind, unbind or delete it, or add devices (those may or
+ * may not be visited).
+ *
+ * Context: any thread.
+ * Return: what the last @fn call returned, 0 when none stopped the walk,
+ * -EINVAL (with a WARN) when @bus is not registered.
+ */
+DEVRES_API int bus_for_each_dev(const struct bus_type *bus,
+				struct device *start, void *data,
+				int (*fn)(struct device *dev, void *data));
+
+/**
+ * driver_register() - register a driver
+ * @drv: the driver, with a name and a registered bus
+ *
+ * Adds @drv to its bus and binds it to every registered, unbound device of
+ * the bus it matches. Probe failures are not errors of driver_register().
+ * After a successful bind, devices whose probe was deferred are retried
+ * before this call returns.
+ *
+ * Context: any thread, also from a probe callback.
+ * Return: 0; -EINVAL (with a WARN) for a NULL driver, a driver without a
+ * name or a bus, or a bus that is not registered; -EBUSY (with a WARN) when
+ * @drv, or a driver of the same name on the bus, is already registered;
+ * -ENOMEM.
+ */
+DEVRES_API int driver_register(struct device_driver *drv);
+
+/**
+ * driver_unregister() - unregister a driver
+ * @drv: a registered driver
+ *
+ * Waits for probes of @drv running in other threads, then unbinds @drv from
+ * each of its devices (remove, then the binding's resources). When it
+ * returns, the driver core no longer uses @drv. Unregistering a driver that
+ * is not registered WARNs and does nothing.
+ *
+ * Context: any thread; not from a probe or remove of @drv itself (WARN).
+ */
+DEVRES_API void driver_unregister(struct device_driver *drv);
+
+/**
+ * device_attach() - try to bind a device to a driver of its bus
+ * @dev: a registered device
+ *
+ * Tries the drivers of @dev's bus in the order they were registered: the
+ * first that matches and probes successfully is bound. A probe that fails
+ * lets the next driver try; a probe that defers parks the device and stops
+ * the search. After a successful bind, parked devices are retried before
+ * this call returns.
+ *
+ * Context: any thread; not from @dev's own probe or remove (WARN).
+ * Return: 1 when @dev is bound (also when it already was), 0 when no driver
+ * bound it, -ENODEV when @dev is not registered (never added, or deleted),
+ * -EINVAL for a NULL or uninitialized device, -EDEADLK (with a WARN) from
+ * its own callbacks.
+ */
+DEVRES_API int device_attach(struct device *dev);
+
+/**
+ * device_driver_attach() - bind a device to a given driver
+ * @drv: the driver; it need not be registered, but a driver with a bus can
+ *       only drive devices of that bus
+ * @dev: a registered device
+ *
+ * Probes @drv on @dev without asking the bus's match. On a deferral @dev is
+ * parked, as for any probe.
+ *
+ * Context: any thread; not from @dev's own probe or remove (WARN).
+ * Return: 0 when bound; -EBUSY when @dev is already bound; -ENODEV when @dev
+ * is not registered; -EAGAIN when the probe deferred (as the kernel); the
+ * probe's error when it failed; -EINVAL (with a WARN) for a NULL argument
+ * or a driver of another bus; -EDEADLK (with a WARN) from its own
+ * callbacks.
+ */
+DEVRES_API int device_driver_attach(const struct device_driver *drv,
+				    struct device *dev);
+
+/**
+ * device_release_driver() - unbind a device from its driver
+ * @dev: the device
+ *
+ * Runs the driver's remove (or the bus's), then releases every managed
+ * resource of the binding, newest first, and clears @dev->driver and the
+ * driver data. Resources the device acquired while unbound stay. Does
+ * nothing when @dev is not bound.
+ *
+ * Context: any thread; not from @dev's own probe or remove (WARN).
+ */
+DEVRES_API void device_release_driver(struct device *dev);
+
+/**
+ * device_is_bound() - is a driver bound to a device?
+ * @dev: the device
+ *
+ * Context: any thread. The answer may be stale by the time it is used
+ * unless the caller serializes binding itself.
+ * Return: true when a probe of @dev succeeded and it was not unbound since.
+ */
+DEVRES_API bool device_is_bound(struct device *dev);
+
+/**
+ * driver_deferred_probe_trigger() - retry the devices whose probe deferred
+ *
+ * Retries every parked device once, then again while the previous round
+ * bound at least one device. A device that defers again stays parked.
+ * Useful after something a probe waits for appeared outside the driver
+ * core.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void driver_deferred_probe_trigger(void);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEVRES_DRIVER_H */

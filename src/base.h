@@ -1,0 +1,129 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The driver model's private state, shared by core.c, bus.c, driver.c,
+ * dd.c and platform.c. The devres core knows nothing of it.
+ *
+ * Locks, outermost first:
+ *  - dev->mutex: binding, unbinding and deleting that one device; held
+ *    while its probe and remove callbacks run;
+ *  - devres__dm_lock: the lists (buses, their devices and drivers, the
+ *    deferred devices) and the state flags below; held for a few pointer
+ *    moves only, never while a callback of a bus or driver runs.
+ * The devres core's per-device spinlock nests inside both.
+ */
+#ifndef DEVRES_BASE_H
+#define DEVRES_BASE_H
+
+#include <pthread.h>
+#include <devres/driver.h>
+#include "internal.h"
+
+/* A circular, doubly linked list. */
+struct dm_link {
+	struct dm_link *next, *prev;
+};
+
+static inline void dm_list_init(struct dm_link *head)
+{
+	head->next = head;
+	head->prev = head;
+}
+
+static inline bool dm_list_empty(const struct dm_link *head)
+{
+	return head->next == head;
+}
+
+static inline void dm_list_add_tail(struct dm_link *head, struct dm_link *n)
+{
+	n->prev = head->prev;
+	n->next = head;
+	head->prev->next = n;
+	head->prev = n;
+}
+
+static inline void dm_list_del(struct dm_link *n)
+{
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	n->next = n;
+	n->prev = n;
+}
+
+/*
+ * A registered bus. Walks over its lists drop devres__dm_lock while they
+ * call out, so an entry stays linked while a walker holds it (pins for a
+ * device, active for a driver) even after it is deleted; dead entries are
+ * skipped, and unlinked by whoever lets go of them last.
+ */
+struct bus_private {
+	const struct bus_type *bus;
+	struct dm_link devices; /* device_private.bus_node */
+	struct dm_link drivers; /* driver_private.node */
+	struct bus_private *next;
+	bool is_static; /* not freed by bus_unregister() */
+};
+
+struct driver_private {
+	struct device_driver *drv;
+	struct bus_private *bus;
+	struct dm_link node;
+	int active; /* walkers using the driver; unregister waits for 0 */
+	bool dead;
+};
+
+struct device_private {
+	struct device *dev;
+	struct devres__group binding; /* the binding marker's storage */
+	struct bus_private *bus;
+	struct dm_link bus_node;
+	struct dm_link deferred_node;
+	struct device *parent; /* the reference taken at device_add() */
+	const struct device_driver *bound; /* set once probe succeeded */
+	unsigned long defer_round;
+	int pins;
+	bool dead;	/* device_del() was called */
+	bool deferred;	/* on the deferred list */
+	bool searching; /* a thread is trying the bus's drivers on it */
+};
+
+extern HIDDEN pthread_mutex_t devres__dm_lock;
+extern HIDDEN pthread_cond_t devres__dm_cond;
+
+static inline void dm_lock(void)
+{
+	pthread_mutex_lock(&devres__dm_lock);
+}
+
+static inline void dm_unlock(void)
+{
+	pthread_mutex_unlock(&devres__dm_lock);
+}
+
+/* bus.c; the *_locked ones with devres__dm_lock held. */
+HIDDEN struct bus_private *devres__bus_find_locked(const struct bus_type *bus);
+HIDDEN void devres__bus_add_static(struct bus_private *bp);
+HIDDEN struct device_private *
+devres__bus_next_dev_locked(struct bus_private *bp, struct device_private *cur,
+			    const struct device_driver *bound_to,
+			    bool skip_searching);
+HIDDEN void devres__dev_unpin_locked(struct device_private *dp);
+HIDDEN struct driver_private *
+devres__bus_next_drv_locked(struct bus_private *bp, struct driver_private *cur);
+HIDDEN void devres__drv_unpin_locked(struct driver_private *drvp);
+
+/* core.c */
+HIDDEN bool devres__device_was_added(struct device *dev);
+
+/* dd.c */
+HIDDEN void devres__probe_new_device(struct device *dev);
+HIDDEN void devres__driver_attach(struct device_driver *drv);
+HIDDEN void devres__driver_detach(struct device_driver *drv,
+				  struct bus_private *bp);
+HIDDEN bool devres__device_kill(struct device *dev);
+HIDDEN bool devres__dev_locked_by_me(const struct device *dev);
+HIDDEN bool devres__in_callback_of(const struct device_driver *drv);
+HIDDEN unsigned long devres__bind_gen(void);
+HIDDEN void devres__retry_if_bound(unsigned long gen);
+
+#endif /* DEVRES_BASE_H */

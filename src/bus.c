@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Bus types: the registry of buses, and walks over a bus's devices and
+ * drivers that may call out with no lock held.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base.h"
+
+pthread_mutex_t devres__dm_lock = PTHREAD_MUTEX_INITIALIZER;
+pthread_cond_t devres__dm_cond = PTHREAD_COND_INITIALIZER;
+
+static struct bus_private *buses;
+
+struct bus_private *devres__bus_find_locked(const struct bus_type *bus)
+{
+	struct bus_private *bp;
+
+	for (bp = buses; bp; bp = bp->next)
+		if (bp->bus == bus)
+			return bp;
+	return NULL;
+}
+
+static bool name_taken_locked(const char *name)
+{
+	for (struct bus_private *bp = buses; bp; bp = bp->next)
+		if (strcmp(bp->bus->name, name) == 0)
+			return true;
+	return false;
+}
+
+static void link_locked(struct bus_private *bp)
+{
+	dm_list_init(&bp->devices);
+	dm_list_init(&bp->drivers);
+	bp->next = buses;
+	buses = bp;
+}
+
+void devres__bus_add_static(struct bus_private *bp)
+{
+	dm_lock();
+	link_locked(bp);
+	dm_unlock();
+}
+
+int bus_register(const struct bus_type *bus)
+{
+	struct bus_private *bp;
+	bool taken;
+
+	if (!bus || !bus->name || !*bus->name) {
+		devres__warn(NULL, __func__, "bus %p has no name", (void *)bus);
+		return -EINVAL;
+	}
+	bp = calloc(1, sizeof(*bp));
+	if (!bp)
+		return -ENOMEM;
+	bp->bus = bus;
+	dm_lock();
+	taken = devres__bus_find_locked(bus) || name_taken_locked(bus->name);
+	if (!taken)
+		link_locked(bp);
+	dm_unlock();
+	if (taken) {
+		free(bp);
+		devres__warn(NULL, __func__, "bus %s is already registered",
+			     bus->name);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+void bus_unregister(const struct bus_type *bus)
+{
+	struct bus_private *bp, **pp;
+	const char *why = NULL;
+
+	dm_lock();
+	bp = devres__bus_find_locked(bus);
+	if (!bp)
+		why = "bus is not registered";
+	else if (bp->is_static)
+		why = "bus belongs to the library";
+	else if (!dm_list_empty(&bp->devices) || !dm_list_empty(&bp->drivers))
+		why = "bus still has devices or drivers";
+	if (!why) {
+		for (pp = &buses; *pp != bp; pp = &(*pp)->next)
+			;
+		*pp = bp->next;
+	}
+	dm_unlock();
+	if (why) {
+		devres__warn(NULL, __func__, "%s: %s",
+			     bus && bus->name ? bus->name : "(null)", why);
+		return;
+	}
+	free(bp);
+}
+
+/*
+ * The live device after @cur (or the first), bound to @bound_to when that
+ * is set, not searching for a driver when @skip_searching, pinned and with
+ * a reference taken; the caller unpins @cur.
+ */
+struct device_private *
+devres__bus_next_dev_locked(struct bus_private *bp, struct device_private *cur,
+			    const struct device_driver *bound_to,
+			    bool skip_searching)
+{
+	struct dm_link *l = cur ? cur->bus_node.next : bp->devices.next;
+
+	for (; l != &bp->devices; l = l->next) {
+		struct device_private *dp =
+			container_of(l, struct device_private, bus_node);
+
+		if (dp->dead || (bound_to && dp->bound != bound_to) ||
+		    (skip_searching && dp->searching))
+			continue;
+		dp->pins++;
+		get_device(dp->dev);
+		return dp;
+	}
+	return NULL;
+}
+
+/* The caller drops the reference with put_device() once unlocked. */
+void devres__dev_unpin_locked(struct device_private *dp)
+{
+	if (--dp->pins == 0 && dp->dead)
+		dm_list_del(&dp->bus_node);
+}
+
+struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
+						   struct driver_private *cur)
+{
+	struct dm_link *l = cur ? cur->node.next : bp->drivers.next;
+
+	for (; l != &bp->drivers; l = l->next) {
+		struct driver_private *drvp =
+			container_of(l, struct driver_private, node);
+
+		if (drvp->dead)
+			continue;
+		drvp->active++;
+		return drvp;
+	}
+	return NULL;
+}
+
+void devres__drv_unpin_locked(struct driver_private *drvp)
+{
+	if (--drvp->active == 0 && drvp->dead)
+		pthread_cond_broadcast(&devres__dm_cond);
+}
+
+int bus_for_each_dev(const struct bus_type *bus, struct device *start,
+		     void *data, int (*fn)(struct device *dev, void *data))
+{
+	struct device_private *cur = NULL, *prev;
+	struct bus_private *bp;
+	int ret = 0;
+
+	if (!fn) {
+		devres__warn(start, __func__, "NULL function");
+		return -EINVAL;
+	}
+	dm_lock();
+	bp = devres__bus_find_locked(bus);
+	if (bp && start && start->p && start->p->bus == bp) {
+		cur = start->p;
+		cur->pins++;
+		get_device(start);
+	}
+	dm_unlock();
+	if (!bp) {
+		devres__warn(start, __func__, "bus %s is not registered",
+			     bus && bus->name ? bus->name : "(null)");
+		return -EINVAL;
+	}
+	do {
+		dm_lock();
+		prev = cur;
+		cur = devres__bus_next_dev_locked(bp, prev, NULL, false);
+		if (prev)
+			devres__dev_unpin_locked(prev);
+		dm_unlock();
+		if (prev)
+			put_device(prev->dev);
+		if (cur)
+			ret = fn(cur->dev, data);
+	} while (cur && !ret);
+	if (cur) {
+		dm_lock();
+		devres__dev_unpin_locked(cur);
+		dm_unlock();
+		put_device(cur->dev);
+	}
+	return ret;
+}

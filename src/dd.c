@@ -1,0 +1,501 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Binding devices to drivers: match, probe, remove, and deferred probe.
+ *
+ * Everything a probe acquires through managed calls lands after a binding
+ * marker the core puts on the device's list first; releasing the marker's
+ * range undoes exactly the binding. The device's mutex is held across probe
+ * and remove and nothing else, so callbacks may add devices and drivers.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "base.h"
+
+/*
+ * The device locks this thread holds, innermost first, with the driver
+ * whose callback runs under each: so that a callback that would take its
+ * own device's lock again, or unregister its own driver, is told so
+ * instead of deadlocking.
+ */
+struct held {
+	struct device *dev;
+	const struct device_driver *drv;
+	struct held *next;
+};
+
+static TLS_FAST struct held *held;
+
+/* Counts successful binds, to know whether parked devices need a retry. */
+static unsigned long bind_gen;
+
+/* Parked devices, oldest first; each remembers the round it was parked in. */
+static struct dm_link deferred = { &deferred, &deferred };
+static unsigned long defer_round;
+
+static void dev_lock(struct device *dev, struct held *h)
+{
+	pthread_mutex_lock(&dev->mutex);
+	h->dev = dev;
+	h->drv = NULL;
+	h->next = held;
+	held = h;
+}
+
+static void dev_unlock(struct held *h)
+{
+	held = h->next;
+	pthread_mutex_unlock(&h->dev->mutex);
+}
+
+bool devres__dev_locked_by_me(const struct device *dev)
+{
+	for (struct held *h = held; h; h = h->next)
+		if (h->dev == dev)
+			return true;
+	return false;
+}
+
+bool devres__in_callback_of(const struct device_driver *drv)
+{
+	for (struct held *h = held; h; h = h->next)
+		if (h->drv == drv)
+			return true;
+	return false;
+}
+
+unsigned long devres__bind_gen(void)
+{
+	return __atomic_load_n(&bind_gen, __ATOMIC_ACQUIRE);
+}
+
+static struct device_private *dev_private(struct device *dev)
+{
+	struct device_private *dp;
+
+	dm_lock();
+	dp = dev->p;
+	dm_unlock();
+	return dp;
+}
+
+static void unpark_locked(struct device_private *dp)
+{
+	if (!dp->deferred)
+		return;
+	dm_list_del(&dp->deferred_node);
+	dp->deferred = false;
+}
+
+static void park(struct device_private *dp)
+{
+	dm_lock();
+	if (!dp->dead && !dp->deferred) {
+		dp->deferred = true;
+		dp->defer_round = defer_round;
+		dm_list_add_tail(&deferred, &dp->deferred_node);
+	}
+	dm_unlock();
+}
+
+static int call_probe(struct device *dev, const struct device_driver *drv)
+{
+	/* A driver with no bus (bound by hand) has no bus wrapper. */
+	if (drv->bus && drv->bus->probe)
+		return drv->bus->probe(dev);
+	return drv->probe ? drv->probe(dev) : 0;
+}
+
+static void call_remove(struct device *dev, const struct device_driver *drv)
+{
+	if (drv->bus && drv->bus->remove)
+		drv->bus->remove(dev);
+	else if (drv->remove)
+		drv->remove(dev);
+}
+
+/*
+ * Probes @drv on @dev, whose lock is held through @h and which is alive and
+ * unbound. Returns 0 when bound, else the probe's error, which has released
+ * everything the probe acquired.
+ */
+static int really_probe(struct device *dev, const struct device_driver *drv,
+			struct held *h)
+{
+	struct device_private *dp = dev->p;
+	int ret;
+
+	/* Parked devices are never being probed: see retry_round(). */
+	dm_lock();
+	unpark_locked(dp);
+	dm_unlock();
+	ret = devres__binding_open(dev, &dp->binding);
+	if (ret)
+		return ret;
+	dev->driver = (struct device_driver *)drv;
+	h->drv = drv;
+	ret = call_probe(dev, drv);
+	h->drv = NULL;
+	if (ret > 0) {
+		devres__warn(dev, drv->name,
+			     "probe returned %d, not 0 or "
+			     "a negative errno",
+			     ret);
+		ret = -EINVAL;
+	}
+	if (ret) {
+		devres__binding_release(dev, &dp->binding);
+		dev->driver = NULL;
+		dev->driver_data = NULL;
+		if (ret == -EPROBE_DEFER)
+			park(dp);
+		return ret;
+	}
+	dm_lock();
+	dp->bound = drv;
+	unpark_locked(dp);
+	dm_unlock();
+	__atomic_add_fetch(&bind_gen, 1, __ATOMIC_ACQ_REL);
+	return 0;
+}
+
+/* The bus's opinion: > 0 match, 0 no match, < 0 an error. */
+static int match(struct device *dev, const struct device_driver *drv,
+		 struct held *h)
+{
+	int ret;
+
+	if (!dev->bus->match)
+		return 1;
+	h->drv = drv;
+	ret = dev->bus->match(dev, drv);
+	h->drv = NULL;
+	return ret;
+}
+
+/*
+ * Matches and probes one driver. Returns 1 when bound, 0 to go on with the
+ * next driver, < 0 to stop the search (a deferral, a match error).
+ */
+static int try_driver(struct device *dev, const struct device_driver *drv,
+		      struct held *h)
+{
+	int ret = match(dev, drv, h);
+
+	if (ret == 0)
+		return 0;
+	if (ret < 0) {
+		if (ret == -EPROBE_DEFER)
+			park(dev->p);
+		return ret;
+	}
+	ret = really_probe(dev, drv, h);
+	if (ret == 0)
+		return 1;
+	/* The kernel lets the next driver try, except after a deferral. */
+	return ret == -EPROBE_DEFER ? ret : 0;
+}
+
+/*
+ * Tries the drivers of @dev's bus in turn; @dev is locked, alive, unbound.
+ *
+ * While it runs, @dev is marked searching, and driver_register() does not
+ * wait for it: a driver registered meanwhile is appended to the list this
+ * search has not finished, so the search itself tries it. The mark is
+ * cleared in the section that finds the end of the list, so no driver
+ * falls between the two. Not waiting matters when a probe registers a
+ * driver while another thread's probe does the same: each would wait for
+ * the other's device.
+ */
+static int try_drivers(struct device *dev, struct held *h)
+{
+	struct device_private *dp = dev->p;
+	struct driver_private *cur = NULL, *prev;
+	int ret = 0;
+
+	do {
+		dm_lock();
+		dp->searching = true;
+		prev = cur;
+		cur = devres__bus_next_drv_locked(dp->bus, prev);
+		if (prev)
+			devres__drv_unpin_locked(prev);
+		if (!cur)
+			dp->searching = false;
+		dm_unlock();
+		if (cur)
+			ret = try_driver(dev, cur->drv, h);
+	} while (cur && !ret);
+	if (cur) {
+		dm_lock();
+		devres__drv_unpin_locked(cur);
+		dp->searching = false;
+		dm_unlock();
+	}
+	return ret > 0;
+}
+
+static bool alive_unbound(struct device *dev)
+{
+	return !dev->p->dead && !dev->driver;
+}
+
+void devres__probe_new_device(struct device *dev)
+{
+	struct held h;
+
+	dev_lock(dev, &h);
+	if (alive_unbound(dev))
+		try_drivers(dev, &h);
+	dev_unlock(&h);
+}
+
+/* One retry of the devices parked before this round began. */
+static void retry_round(void)
+{
+	struct device_private *dp;
+	unsigned long round;
+	struct held h;
+
+	dm_lock();
+	round = ++defer_round;
+	dm_unlock();
+	for (;;) {
+		dm_lock();
+		dp = NULL;
+		if (!dm_list_empty(&deferred)) {
+			dp = container_of(deferred.next, struct device_private,
+					  deferred_node);
+			if (dp->defer_round >= round)
+				dp = NULL;
+		}
+		if (dp) {
+			unpark_locked(dp);
+			get_device(dp->dev);
+		}
+		dm_unlock();
+		if (!dp)
+			return;
+		/* A device whose probe is running in this thread is busy. */
+		if (!devres__dev_locked_by_me(dp->dev)) {
+			dev_lock(dp->dev, &h);
+			if (alive_unbound(dp->dev))
+				try_drivers(dp->dev, &h);
+			dev_unlock(&h);
+		}
+		put_device(dp->dev);
+	}
+}
+
+/*
+ * Another round follows while some bind happened during the last one: a
+ * device of ours may have deferred just before what it waited for came.
+ */
+static void retry_deferred(void)
+{
+	unsigned long gen;
+
+	do {
+		gen = devres__bind_gen();
+		retry_round();
+	} while (devres__bind_gen() != gen);
+}
+
+void devres__retry_if_bound(unsigned long gen)
+{
+	if (devres__bind_gen() != gen)
+		retry_deferred();
+}
+
+void driver_deferred_probe_trigger(void)
+{
+	retry_deferred();
+}
+
+void devres__driver_attach(struct device_driver *drv)
+{
+	struct bus_private *bp = drv->p->bus;
+	struct device_private *cur = NULL, *prev;
+	struct held h;
+	int ret;
+
+	for (;;) {
+		dm_lock();
+		prev = cur;
+		cur = devres__bus_next_dev_locked(bp, prev, NULL, true);
+		if (prev)
+			devres__dev_unpin_locked(prev);
+		dm_unlock();
+		if (prev)
+			put_device(prev->dev);
+		if (!cur)
+			return;
+		/* Our caller's own device, bound by hand, registering drivers. */
+		if (devres__dev_locked_by_me(cur->dev))
+			continue;
+		dev_lock(cur->dev, &h);
+		if (alive_unbound(cur->dev)) {
+			ret = match(cur->dev, drv, &h);
+			if (ret > 0)
+				really_probe(cur->dev, drv, &h);
+			else if (ret == -EPROBE_DEFER)
+				park(cur);
+		}
+		dev_unlock(&h);
+	}
+}
+
+static void release_driver_locked(struct device *dev, struct held *h)
+{
+	const struct device_driver *drv = dev->driver;
+	struct device_private *dp = dev->p;
+
+	if (!drv)
+		return;
+	dm_lock();
+	dp->bound = NULL;
+	dm_unlock();
+	h->drv = drv;
+	call_remove(dev, drv);
+	h->drv = NULL;
+	devres__binding_release(dev, &dp->binding);
+	dev->driver = NULL;
+	dev->driver_data = NULL;
+}
+
+void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
+{
+	struct device_private *cur = NULL, *prev;
+	struct held h;
+
+	for (;;) {
+		dm_lock();
+		prev = cur;
+		cur = devres__bus_next_dev_locked(bp, prev, drv, false);
+		if (prev)
+			devres__dev_unpin_locked(prev);
+		dm_unlock();
+		if (prev)
+			put_device(prev->dev);
+		if (!cur)
+			return;
+		dev_lock(cur->dev, &h);
+		if (cur->dev->driver == drv)
+			release_driver_locked(cur->dev, &h);
+		dev_unlock(&h);
+	}
+}
+
+bool devres__device_kill(struct device *dev)
+{
+	struct device_private *dp = dev->p;
+	bool was_dead;
+	struct held h;
+
+	dev_lock(dev, &h);
+	dm_lock();
+	was_dead = dp->dead;
+	dp->dead = true;
+	unpark_locked(dp);
+	dm_unlock();
+	if (!was_dead)
+		release_driver_locked(dev, &h);
+	dev_unlock(&h);
+	return !was_dead;
+}
+
+/* A callback binding or unbinding its own device would deadlock. */
+static bool from_own_callback(struct device *dev, const char *func)
+{
+	if (!devres__dev_locked_by_me(dev))
+		return false;
+	devres__warn(dev, func, "called from the device's own probe or remove");
+	return true;
+}
+
+int device_attach(struct device *dev)
+{
+	struct device_private *dp;
+	unsigned long gen;
+	struct held h;
+	int ret;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	if (from_own_callback(dev, __func__))
+		return -EDEADLK;
+	dp = dev_private(dev);
+	if (!dp)
+		return -ENODEV;
+	gen = devres__bind_gen();
+	dev_lock(dev, &h);
+	if (dp->dead)
+		ret = -ENODEV;
+	else if (dev->driver)
+		ret = 1;
+	else if (!dp->bus)
+		ret = 0;
+	else
+		ret = try_drivers(dev, &h);
+	dev_unlock(&h);
+	devres__retry_if_bound(gen);
+	return ret;
+}
+
+int device_driver_attach(const struct device_driver *drv, struct device *dev)
+{
+	struct device_private *dp;
+	unsigned long gen;
+	struct held h;
+	int ret;
+
+	if (!drv || !devres__dev_ok(dev, __func__)) {
+		if (!drv)
+			devres__warn(dev, __func__, "NULL driver");
+		return -EINVAL;
+	}
+	if (drv->bus && drv->bus != dev->bus) {
+		devres__warn(dev, __func__, "driver %s is of bus %s",
+			     drv->name ? drv->name : "(null)",
+			     drv->bus->name ? drv->bus->name : "(null)");
+		return -EINVAL;
+	}
+	if (from_own_callback(dev, __func__))
+		return -EDEADLK;
+	dp = dev_private(dev);
+	if (!dp)
+		return -ENODEV;
+	gen = devres__bind_gen();
+	dev_lock(dev, &h);
+	if (dp->dead)
+		ret = -ENODEV;
+	else if (dev->driver)
+		ret = -EBUSY;
+	else
+		ret = really_probe(dev, drv, &h);
+	dev_unlock(&h);
+	devres__retry_if_bound(gen);
+	return ret == -EPROBE_DEFER ? -EAGAIN : ret;
+}
+
+void device_release_driver(struct device *dev)
+{
+	struct held h;
+
+	if (!devres__dev_ok(dev, __func__) || from_own_callback(dev, __func__))
+		return;
+	dev_lock(dev, &h);
+	release_driver_locked(dev, &h);
+	dev_unlock(&h);
+}
+
+bool device_is_bound(struct device *dev)
+{
+	bool bound;
+
+	if (!devres__dev_ok(dev, __func__))
+		return false;
+	dm_lock();
+	bound = dev->p && dev->p->bound;
+	dm_unlock();
+	return bound;
+}

@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Drivers: registration on a bus and unregistration.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "base.h"
+
+static bool name_taken_locked(struct bus_private *bp, const char *name)
+{
+	for (struct dm_link *l = bp->drivers.next; l != &bp->drivers;
+	     l = l->next) {
+		struct driver_private *drvp =
+			container_of(l, struct driver_private, node);
+
+		if (!drvp->dead && strcmp(drvp->drv->name, name) == 0)
+			return true;
+	}
+	return false;
+}
+
+static const char *register_error(int ret)
+{
+	return ret == -EBUSY ? "driver is already registered"
+			     : "bus is not registered";
+}
+
+int driver_register(struct device_driver *drv)
+{
+	struct driver_private *drvp;
+	struct bus_private *bp;
+	unsigned long gen;
+	int ret = 0;
+
+	if (!drv) {
+		devres__warn(NULL, __func__, "NULL driver");
+		return -EINVAL;
+	}
+	if (!drv->name || !*drv->name || !drv->bus) {
+		devres__warn(NULL, __func__, "driver %s has no %s",
+			     drv->name ? drv->name : "(null)",
+			     drv->name && *drv->name ? "bus" : "name");
+		return -EINVAL;
+	}
+	drvp = calloc(1, sizeof(*drvp));
+	if (!drvp)
+		return -ENOMEM;
+	drvp->drv = drv;
+	dm_lock();
+	bp = devres__bus_find_locked(drv->bus);
+	if (!bp)
+		ret = -EINVAL;
+	else if (drv->p || name_taken_locked(bp, drv->name))
+		ret = -EBUSY;
+	if (!ret) {
+		drvp->bus = bp;
+		/* Held while this call binds, like any walker's. */
+		drvp->active = 1;
+		dm_list_add_tail(&bp->drivers, &drvp->node);
+		drv->p = drvp;
+	}
+	dm_unlock();
+	if (ret) {
+		free(drvp);
+		devres__warn(NULL, __func__, "%s: %s", drv->name,
+			     register_error(ret));
+		return ret;
+	}
+
+	gen = devres__bind_gen();
+	devres__driver_attach(drv);
+	dm_lock();
+	devres__drv_unpin_locked(drvp);
+	dm_unlock();
+	devres__retry_if_bound(gen);
+	return 0;
+}
+
+void driver_unregister(struct device_driver *drv)
+{
+	struct driver_private *drvp;
+	struct bus_private *bp;
+
+	if (!drv) {
+		devres__warn(NULL, __func__, "NULL driver");
+		return;
+	}
+	if (devres__in_callback_of(drv)) {
+		devres__warn(NULL, __func__,
+			     "%s: called from the driver's own probe or remove",
+			     drv->name ? drv->name : "(null)");
+		return;
+	}
+	dm_lock();
+	drvp = drv->p;
+	if (drvp && !drvp->dead) {
+		/* New walks skip it; wait for the probes running with it. */
+		drvp->dead = true;
+		while (drvp->active)
+			pthread_cond_wait(&devres__dm_cond, &devres__dm_lock);
+		dm_list_del(&drvp->node);
+		drv->p = NULL;
+	} else {
+		drvp = NULL;
+	}
+	dm_unlock();
+	if (!drvp) {
+		devres__warn(NULL, __func__, "%s: driver is not registered",
+			     drv->name ? drv->name : "(null)");
+		return;
+	}
+	bp = drvp->bus;
+	free(drvp);
+	devres__driver_detach(drv, bp);
+}
