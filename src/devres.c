@@ -97,10 +97,13 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 	struct devres__node *n, *next;
 	int cnt = 0;
 
+	/*
+	 * A resource keeps its DR_ADDED mark while it is released, as a kernel
+	 * node stays on the todo list: a release callback that devres_free()s
+	 * its own node gets a WARN, not a double free.
+	 */
 	for (n = list; n; n = next) {
 		next = n->next;
-		n->next = NULL;
-		n->kind &= ~DR_ADDED;
 		log_node(dev, "REL", n);
 		switch (DR_KIND(n)) {
 		case DR_KIND_GROUP_OPEN:
@@ -108,10 +111,15 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 			free(open_to_group(n));
 			break;
 		case DR_KIND_BINDING:
-			/* Its storage is the driver core's; only counted here. */
+			/* Its storage is the driver core's, reused by the next
+			 * bind; only counted here. */
+			n->next = NULL;
+			n->kind &= ~DR_ADDED;
 			devres__ledger_add(DL_GROUPS, -1);
 			break;
 		case DR_KIND_GROUP_CLOSE:
+			n->next = NULL;
+			n->kind &= ~DR_ADDED;
 			break;
 		case DR_KIND_KMALLOC:
 			/* Nothing to run: skip the kind table. */
@@ -270,8 +278,10 @@ int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 
 	if (!res)
 		return -ENOENT;
+	/* Marked as added while it runs: see devres__release_nodes(). */
+	to_node(res)->kind |= DR_ADDED;
 	devres__run_release(dev, to_node(res));
-	devres_free(res);
+	devres__free_node(to_node(res));
 	return 0;
 }
 

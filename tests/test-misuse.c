@@ -643,6 +643,41 @@ static void test_for_each_null_fn(void **state)
 	expect_stats(dev, 1, sizeof(int));
 }
 
+static int nself;
+
+static void self_free_release(struct device *dev, void *res)
+{
+	(void)dev;
+	nself++;
+	devres_free(res);
+}
+
+/*
+ * A release that frees its own node: a WARN, not a double free, both when
+ * the device releases everything and when the node is released alone.
+ */
+static void test_free_self_in_release(void **state)
+{
+	struct device *dev = *state;
+	void *p;
+
+	nself = 0;
+	devres_add(dev, devres_alloc(self_free_release, 8, GFP_KERNEL));
+	start_capture();
+	assert_int_equal(devres_release_all(dev), 1);
+	expect_warn_on("(no device)", "devres_free", "still on a device");
+	assert_int_equal(nself, 1);
+
+	p = devres_alloc(self_free_release, 8, GFP_KERNEL);
+	assert_non_null(p);
+	devres_add(dev, p);
+	start_capture();
+	assert_int_equal(devres_release(dev, self_free_release, NULL, NULL), 0);
+	expect_warn_on("(no device)", "devres_free", "still on a device");
+	assert_int_equal(nself, 2);
+	expect_stats(dev, 0, 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -666,6 +701,7 @@ int main(void)
 		T(test_release_unknown_group_empty_silent),
 		T(test_release_group_during_release_all),
 		T(test_for_each_null_fn),
+		T(test_free_self_in_release),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
