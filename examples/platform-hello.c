@@ -8,9 +8,15 @@
  *
  * Build against the installed library:  cc platform-hello.c $(pkg-config
  * --cflags --libs devres)
+ *
+ * Run it with DEVRES_LOG=1 to see every acquisition and release, and with
+ * --sweep to test every error path of the probe: it is made to fail at
+ * each acquisition in turn, and the library checks nothing leaked.
  */
 #include <errno.h>
 #include <stdio.h>
+#include <string.h>
+#include <devres/fault.h>
 #include <devres/platform.h>
 
 /* The driver's per-device state. */
@@ -99,7 +105,15 @@ static struct platform_driver hello_driver = {
 	.driver = { .name = "hello" },
 };
 
-int main(void)
+/* Fails each acquisition of the probe in turn; 0 when nothing leaked. */
+static int sweep(struct platform_device *pdev)
+{
+	struct devres_sweep_result r;
+
+	return driver_probe_sweep(&hello_driver.driver, &pdev->dev, &r);
+}
+
+int main(int argc, char **argv)
 {
 	/* What a board file (or firmware) would say about the device. */
 	static const struct resource res[] = {
@@ -116,6 +130,12 @@ int main(void)
 			PTR_ERR(pdev));
 		return 1;
 	}
+	if (argc > 1 && strcmp(argv[1], "--sweep") == 0) {
+		ret = sweep(pdev);
+		platform_device_unregister(pdev);
+		return ret != 0;
+	}
+
 	/* The driver binds to the matching device right away. */
 	ret = platform_driver_register(&hello_driver);
 	if (ret) {
