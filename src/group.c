@@ -65,7 +65,6 @@ void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 	}
 	devres__ledger_add(DL_GROUPS, 1);
 	add_locked(dev, &g->open);
-	dev->devres_binding = g;
 	unlock_dev(dev);
 	log_node(dev, "ADD", &g->open);
 	/* Not g->id: another thread may have released the group by now. */
@@ -215,6 +214,7 @@ int devres__binding_open(struct device *dev, struct devres__group *g)
 	/* The ledger counts bindings as groups (devres/fault.h). */
 	devres__ledger_add(DL_GROUPS, 1);
 	add_locked(dev, &g->open);
+	dev->devres_binding = g;
 	unlock_dev(dev);
 	log_node(dev, "ADD", &g->open);
 	return 0;
