@@ -17,6 +17,7 @@ int devm_add_action_named(struct device *dev, void (*action)(void *),
 			  void *data, const char *name)
 {
 	struct devres__node *n;
+	struct dr_log l;
 	uint32_t kind;
 
 	if (!devres__dev_ok(dev, __func__))
@@ -32,13 +33,14 @@ int devm_add_action_named(struct device *dev, void (*action)(void *),
 	if (!n)
 		return -ENOMEM;
 	*(void **)node_data(n) = data;
+	l = dr_log_of(n);
 	if (!lock_dev(dev, __func__)) {
 		devres__free_node(n);
 		return -EDEADLK;
 	}
 	add_locked(dev, n);
 	unlock_dev(dev);
-	log_node(dev, "ADD", n);
+	dr_log(dev, "ADD", l);
 	return 0;
 }
 

@@ -167,6 +167,7 @@ void devres_free(void *res)
 void devres_add(struct device *dev, void *res)
 {
 	struct devres__node *n;
+	struct dr_log l;
 
 	if (!devres__dev_ok(dev, __func__))
 		return;
@@ -180,11 +181,12 @@ void devres_add(struct device *dev, void *res)
 			     res, devres__kind(DR_KIND(n))->name);
 		return;
 	}
+	l = dr_log_of(n);
 	if (!lock_dev(dev, __func__))
 		return;
 	add_locked(dev, n);
 	unlock_dev(dev);
-	log_node(dev, "ADD", n);
+	dr_log(dev, "ADD", l);
 }
 
 void *devres_find(struct device *dev, dr_release_t release, dr_match_t match,
@@ -206,6 +208,7 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 		 void *match_data)
 {
 	struct devres__node *n, *found;
+	struct dr_log l;
 
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
@@ -219,6 +222,7 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 			     new_res, devres__kind(DR_KIND(n))->name);
 		return NULL;
 	}
+	l = dr_log_of(n);
 	if (!lock_dev(dev, __func__))
 		return NULL;
 	found = devres__find_locked(dev, DR_KIND(n), match, match_data, NULL);
@@ -229,7 +233,7 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 		devres__free_node(n);
 		return node_data(found);
 	}
-	log_node(dev, "ADD", n);
+	dr_log(dev, "ADD", l);
 	return new_res;
 }
 

@@ -48,6 +48,7 @@ static void unlink_node(struct device *dev, struct devres__node *n)
 void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 {
 	struct devres__group *g;
+	struct dr_log l;
 
 	(void)gfp;
 	if (!devres__dev_ok(dev, __func__) || devres__should_fail())
@@ -59,6 +60,7 @@ void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 	g->close = (struct devres__node){ .kind = DR_KIND_GROUP_CLOSE };
 	g->id = id ? id : g;
 	id = g->id;
+	l = dr_log_of(&g->open);
 	if (!lock_dev(dev, __func__)) {
 		free(g);
 		return NULL;
@@ -66,7 +68,7 @@ void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 	devres__ledger_add(DL_GROUPS, 1);
 	add_locked(dev, &g->open);
 	unlock_dev(dev);
-	log_node(dev, "ADD", &g->open);
+	dr_log(dev, "ADD", l);
 	/* Not g->id: another thread may have released the group by now. */
 	return id;
 }
@@ -74,6 +76,7 @@ void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 void devres_close_group(struct device *dev, void *id)
 {
 	struct devres__group *g;
+	struct dr_log l;
 	bool closed = false;
 
 	if (!devres__dev_ok(dev, __func__) || !lock_dev(dev, __func__))
@@ -83,6 +86,7 @@ void devres_close_group(struct device *dev, void *id)
 		closed = is_closed(g);
 		if (!closed)
 			add_locked(dev, &g->close);
+		l = dr_log_of(&g->close);
 	}
 	unlock_dev(dev);
 	if (!g)
@@ -90,7 +94,7 @@ void devres_close_group(struct device *dev, void *id)
 	else if (closed)
 		devres__warn(dev, __func__, "group %p is already closed", id);
 	else
-		log_node(dev, "ADD", &g->close);
+		dr_log(dev, "ADD", l);
 }
 
 void devres_remove_group(struct device *dev, void *id)
@@ -206,9 +210,12 @@ int devres_release_group(struct device *dev, void *id)
  */
 int devres__binding_open(struct device *dev, struct devres__group *g)
 {
+	struct dr_log l;
+
 	g->open = (struct devres__node){ .kind = DR_KIND_BINDING };
 	g->close = (struct devres__node){ .kind = DR_KIND_GROUP_CLOSE };
 	g->id = g;
+	l = dr_log_of(&g->open);
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
 	/* The ledger counts bindings as groups (devres/fault.h). */
@@ -216,7 +223,7 @@ int devres__binding_open(struct device *dev, struct devres__group *g)
 	add_locked(dev, &g->open);
 	dev->devres_binding = g;
 	unlock_dev(dev);
-	log_node(dev, "ADD", &g->open);
+	dr_log(dev, "ADD", l);
 	return 0;
 }
 

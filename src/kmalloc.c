@@ -18,15 +18,18 @@ static struct devres__node *add_new(struct device *dev, size_t size, bool zero,
 	struct devres__node *n =
 		devres__alloc_node(DR_KIND_KMALLOC, size, zero);
 
+	struct dr_log l;
+
 	if (!n)
 		return NULL;
+	l = dr_log_of(n);
 	if (!lock_dev(dev, func)) {
 		devres__free_node(n);
 		return NULL;
 	}
 	add_locked(dev, n);
 	unlock_dev(dev);
-	log_node(dev, "ADD", n);
+	dr_log(dev, "ADD", l);
 	return n;
 }
 
@@ -109,6 +112,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	struct devres__node *old, *new_node, *prev = NULL;
 	bool zero = gfp & __GFP_ZERO;
 	size_t old_size;
+	struct dr_log l;
 
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
@@ -122,9 +126,10 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		return NULL;
 	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, NULL);
 	if (old && resize_in_place(old, new_size, zero)) {
+		l = dr_log_of(old);
 		unlock_dev(dev);
 		/* Same node, new size: logged so that later lines add up. */
-		log_node(dev, "REPLACE", old);
+		dr_log(dev, "REPLACE", l);
 		return ptr;
 	}
 	unlock_dev(dev);
@@ -155,6 +160,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		else
 			dev->devres_head = new_node;
 		old->kind &= ~DR_ADDED;
+		l = dr_log_of(new_node);
 	}
 	unlock_dev(dev);
 	if (!old) {
@@ -166,7 +172,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	if (zero)
 		memset((char *)node_data(new_node) + old_size, 0,
 		       new_size - old_size);
-	log_node(dev, "REPLACE", new_node);
+	dr_log(dev, "REPLACE", l);
 	devres__free_node(old);
 	return node_data(new_node);
 }

@@ -122,13 +122,36 @@ HIDDEN struct devres__node *devres__find_locked(struct device *dev,
 						struct devres__node **ret_prev);
 HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list);
 
+/*
+ * What a log line says of a node, taken while the node cannot go away:
+ * before it is published, or under the lock. Once the lock is dropped,
+ * another thread may release a published node.
+ */
+struct dr_log {
+	const void *data;
+	uint32_t kind;
+	uint32_t size;
+};
+
+static inline struct dr_log dr_log_of(struct devres__node *n)
+{
+	return (struct dr_log){ node_data(n), DR_KIND(n),
+				dr_is_marker(n) ? 0 : n->size };
+}
+
+static inline void dr_log(const struct device *dev, const char *op,
+			  struct dr_log l)
+{
+	if (unlikely(devres__log_on))
+		devres__log(dev, op, l.data, devres__kind(l.kind)->name,
+			    l.size);
+}
+
+/* For a node the caller owns: unpublished, or taken off the list. */
 static inline void log_node(const struct device *dev, const char *op,
 			    struct devres__node *n)
 {
-	if (unlikely(devres__log_on))
-		devres__log(dev, op, node_data(n),
-			    devres__kind(DR_KIND(n))->name,
-			    dr_is_marker(n) ? 0 : n->size);
+	dr_log(dev, op, dr_log_of(n));
 }
 
 #endif /* DEVRES_NODE_H */
