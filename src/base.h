@@ -108,6 +108,10 @@ devres__bus_next_dev_locked(struct bus_private *bp, struct device_private *cur,
 			    const struct device_driver *bound_to,
 			    bool skip_searching);
 HIDDEN void devres__dev_unpin_locked(struct device_private *dp);
+HIDDEN struct device_private *
+devres__bus_walk(struct bus_private *bp, struct device_private *cur,
+		 const struct device_driver *bound_to, bool skip_searching);
+HIDDEN void devres__bus_walk_stop(struct device_private *cur);
 HIDDEN struct driver_private *
 devres__bus_next_drv_locked(struct bus_private *bp, struct driver_private *cur);
 HIDDEN void devres__drv_unpin_locked(struct driver_private *drvp);

@@ -133,6 +133,36 @@ void devres__dev_unpin_locked(struct device_private *dp)
 		dm_list_del(&dp->bus_node);
 }
 
+/*
+ * One step of a walk over @bp's devices, taken without the lock held: pins
+ * the next device as devres__bus_next_dev_locked() chooses it and lets go
+ * of @cur. A walk that ends early lets go with devres__bus_walk_stop().
+ */
+struct device_private *devres__bus_walk(struct bus_private *bp,
+					struct device_private *cur,
+					const struct device_driver *bound_to,
+					bool skip_searching)
+{
+	struct device_private *next;
+
+	dm_lock();
+	next = devres__bus_next_dev_locked(bp, cur, bound_to, skip_searching);
+	if (cur)
+		devres__dev_unpin_locked(cur);
+	dm_unlock();
+	if (cur)
+		put_device(cur->dev);
+	return next;
+}
+
+void devres__bus_walk_stop(struct device_private *cur)
+{
+	dm_lock();
+	devres__dev_unpin_locked(cur);
+	dm_unlock();
+	put_device(cur->dev);
+}
+
 struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
 						   struct driver_private *cur)
 {
@@ -159,7 +189,7 @@ void devres__drv_unpin_locked(struct driver_private *drvp)
 int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 		     void *data, int (*fn)(struct device *dev, void *data))
 {
-	struct device_private *cur = NULL, *prev;
+	struct device_private *cur = NULL;
 	struct bus_private *bp;
 	int ret = 0;
 
@@ -180,23 +210,12 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 			     bus && bus->name ? bus->name : "(null)");
 		return -EINVAL;
 	}
-	do {
-		dm_lock();
-		prev = cur;
-		cur = devres__bus_next_dev_locked(bp, prev, NULL, false);
-		if (prev)
-			devres__dev_unpin_locked(prev);
-		dm_unlock();
-		if (prev)
-			put_device(prev->dev);
-		if (cur)
-			ret = fn(cur->dev, data);
-	} while (cur && !ret);
-	if (cur) {
-		dm_lock();
-		devres__dev_unpin_locked(cur);
-		dm_unlock();
-		put_device(cur->dev);
+	while ((cur = devres__bus_walk(bp, cur, NULL, false))) {
+		ret = fn(cur->dev, data);
+		if (ret) {
+			devres__bus_walk_stop(cur);
+			break;
+		}
 	}
 	return ret;
 }

@@ -314,21 +314,11 @@ void driver_deferred_probe_trigger(void)
 void devres__driver_attach(struct device_driver *drv)
 {
 	struct bus_private *bp = drv->p->bus;
-	struct device_private *cur = NULL, *prev;
+	struct device_private *cur = NULL;
 	struct held h;
 	int ret;
 
-	for (;;) {
-		dm_lock();
-		prev = cur;
-		cur = devres__bus_next_dev_locked(bp, prev, NULL, true);
-		if (prev)
-			devres__dev_unpin_locked(prev);
-		dm_unlock();
-		if (prev)
-			put_device(prev->dev);
-		if (!cur)
-			return;
+	while ((cur = devres__bus_walk(bp, cur, NULL, true))) {
 		/* Our caller's own device, bound by hand, registering drivers. */
 		if (devres__dev_locked_by_me(cur->dev))
 			continue;
@@ -364,20 +354,10 @@ static void release_driver_locked(struct device *dev, struct held *h)
 
 void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
 {
-	struct device_private *cur = NULL, *prev;
+	struct device_private *cur = NULL;
 	struct held h;
 
-	for (;;) {
-		dm_lock();
-		prev = cur;
-		cur = devres__bus_next_dev_locked(bp, prev, drv, false);
-		if (prev)
-			devres__dev_unpin_locked(prev);
-		dm_unlock();
-		if (prev)
-			put_device(prev->dev);
-		if (!cur)
-			return;
+	while ((cur = devres__bus_walk(bp, cur, drv, false))) {
 		dev_lock(cur->dev, &h);
 		if (cur->dev->driver == drv)
 			release_driver_locked(cur->dev, &h);
