@@ -3,6 +3,8 @@
  * fail-nth fault injection, with the kernel's semantics: arming n makes the
  * n-th fault-injectable call of this thread fail.
  */
+#include <errno.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <devres/fault.h>
 #include "internal.h"
@@ -12,9 +14,19 @@ TLS_FAST unsigned int devres__fail_nth;
 __attribute__((constructor)) static void fault_init(void)
 {
 	const char *s = getenv("DEVRES_FAIL_NTH");
+	unsigned long n;
+	char *end;
 
-	if (s && *s)
-		devres__fail_nth = (unsigned int)strtoul(s, NULL, 10);
+	if (!s || !*s)
+		return;
+	errno = 0;
+	n = strtoul(s, &end, 10);
+	/* A value that is not a count arms nothing rather than something. */
+	if (*s == '-' || *end || errno || n > UINT_MAX) {
+		devres__warn(NULL, "DEVRES_FAIL_NTH", "'%s' is not a count", s);
+		return;
+	}
+	devres__fail_nth = (unsigned int)n;
 }
 
 bool devres__fail_now(void)
