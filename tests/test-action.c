@@ -15,54 +15,9 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
-
-static struct device tdev;
-static int tdev_released;
-static struct devres_ledger base;
-
-static void tdev_release(struct device *dev)
-{
-	if (dev == &tdev)
-		tdev_released++;
-}
-
-static int setup(void **state)
-{
-	memset(&tdev, 0, sizeof(tdev));
-	tdev.release = tdev_release;
-	device_initialize(&tdev);
-	if (dev_set_name(&tdev, "test-dev"))
-		return -1;
-	tdev_released = 0;
-	devres_ledger_snapshot(&base);
-	*state = &tdev;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct devres_ledger now;
-
-	(void)state;
-	devres_set_log_sink(NULL, NULL);
-	devres_release_all(&tdev);
-	put_device(&tdev);
-	devres_ledger_snapshot(&now);
-	if (tdev_released != 1 || devres_ledger_diff(&base, &now, stderr))
-		return -1;
-	return 0;
-}
+#include "testlib.h"
 
 /* Every action run appends its argument's value to the order. */
-static int order[64];
-static int norder;
-
-static void reset_order(void)
-{
-	memset(order, 0, sizeof(order));
-	norder = 0;
-}
-
 static void act(void *data)
 {
 	if (norder < 64)
@@ -75,63 +30,6 @@ static void act2(void *data)
 	if (norder < 64)
 		order[norder] = -*(int *)data;
 	norder++;
-}
-
-static void rec_release(struct device *dev, void *res)
-{
-	(void)dev;
-	act(res);
-}
-
-static void add_rec(struct device *dev, int v)
-{
-	int *p = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
-
-	assert_non_null(p);
-	*p = v;
-	devres_add(dev, p);
-}
-
-struct capture {
-	char line[8][256];
-	int n;
-};
-
-static struct capture cap;
-static int warn_base;
-
-static void cap_sink(void *ctx, int level, const char *line)
-{
-	struct capture *c = ctx;
-
-	if (level == DEVRES_LOG_WARNING && c->n < 8)
-		snprintf(c->line[c->n++], sizeof(c->line[0]), "%s", line);
-}
-
-static void start_capture(void)
-{
-	memset(&cap, 0, sizeof(cap));
-	warn_base = devres_warn_count();
-	devres_set_log_sink(cap_sink, &cap);
-}
-
-static void expect_warn(const char *func, const char *reason)
-{
-	char head[128];
-
-	devres_set_log_sink(NULL, NULL);
-	snprintf(head, sizeof(head), "WARNING: test-dev: %s: ", func);
-	assert_int_equal(devres_warn_count() - warn_base, 1);
-	assert_int_equal(cap.n, 1);
-	assert_memory_equal(cap.line[0], head, strlen(head));
-	assert_non_null(strstr(cap.line[0], reason));
-}
-
-static void expect_no_warn(void)
-{
-	devres_set_log_sink(NULL, NULL);
-	assert_int_equal(devres_warn_count(), warn_base);
-	assert_int_equal(cap.n, 0);
 }
 
 static int v[8] = { 0, 1, 2, 3, 4, 5, 6, 7 };
@@ -191,7 +89,7 @@ static void test_remove_action_does_not_run(void **state)
 	assert_false(devm_is_action_added(dev, act, &v[1]));
 	assert_true(devm_is_action_added(dev, act, &v[2]));
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes - base.nodes, 1);
+	assert_int_equal(l.nodes - ledger_base.nodes, 1);
 	assert_int_equal(devres_release_all(dev), 1);
 	assert_int_equal(norder, 1);
 	assert_int_equal(order[0], 2);
@@ -261,7 +159,7 @@ static void test_or_reset_runs_on_failure(void **state)
 	assert_int_equal(order[0], 7);
 	assert_false(devm_is_action_added(dev, act, &v[7]));
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes, base.nodes);
+	assert_int_equal(l.nodes, ledger_base.nodes);
 	assert_int_equal(devres_release_all(dev), 0);
 	assert_int_equal(norder, 1);
 }
@@ -341,7 +239,7 @@ static void test_absent_action_warns(void **state)
 	assert_true(devm_is_action_added(dev, act, &v[1]));
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, dev_teardown)
 
 int main(void)
 {

@@ -20,78 +20,15 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
+#include "testlib.h"
 
 extern char **environ;
 
-static struct device tdev;
-static int tdev_released;
-static struct devres_ledger base;
-
-static void tdev_release(struct device *dev)
-{
-	if (dev == &tdev)
-		tdev_released++;
-}
-
-static int init_dev(struct device *dev, const char *name)
-{
-	memset(dev, 0, sizeof(*dev));
-	dev->release = tdev_release;
-	device_initialize(dev);
-	return dev_set_name(dev, "%s", name);
-}
-
-static int setup(void **state)
-{
-	if (init_dev(&tdev, "test-dev"))
-		return -1;
-	tdev_released = 0;
-	devres_ledger_snapshot(&base);
-	*state = &tdev;
-	return 0;
-}
-
+/* Logging goes off again before the shared teardown checks the ledger. */
 static int teardown(void **state)
 {
-	struct devres_ledger now;
-
-	(void)state;
 	devres_set_log(false);
-	devres_set_log_sink(NULL, NULL);
-	devres_release_all(&tdev);
-	put_device(&tdev);
-	devres_ledger_snapshot(&now);
-	if (tdev_released != 1 || devres_ledger_diff(&base, &now, stderr))
-		return -1;
-	return 0;
-}
-
-/* Every line the sink receives, with its level. */
-#define MAX_LINES 32
-
-struct capture {
-	char line[MAX_LINES][256];
-	int level[MAX_LINES];
-	int n;
-};
-
-static struct capture cap;
-
-static void cap_sink(void *ctx, int level, const char *line)
-{
-	struct capture *c = ctx;
-
-	if (c->n < MAX_LINES) {
-		snprintf(c->line[c->n], sizeof(c->line[0]), "%s", line);
-		c->level[c->n] = level;
-	}
-	c->n++;
-}
-
-static void start_capture(void)
-{
-	memset(&cap, 0, sizeof(cap));
-	devres_set_log_sink(cap_sink, &cap);
+	return dev_teardown(state);
 }
 
 /* One parsed log line: "<dev>: DEVRES <op> <node> <name> (<size> bytes)". */
@@ -141,18 +78,6 @@ static void my_action(void *data)
 	(void)data;
 }
 
-static char *dump(struct device *dev)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	devres_dump(dev, f);
-	fclose(f);
-	return buf;
-}
-
 /* Splits @buf into lines in place. */
 static int split(char *buf, char **lines, int max)
 {
@@ -174,7 +99,7 @@ static void test_log_add_rem_rel(void **state)
 
 	r = devres_alloc(my_release, 24, GFP_KERNEL);
 	assert_non_null(r);
-	start_capture();
+	start_log_capture();
 	devres_set_log(true);
 	devres_add(dev, r);
 	assert_ptr_equal(devres_remove(dev, my_release, NULL, NULL), r);
@@ -200,7 +125,7 @@ static void test_log_action_kmalloc_replace(void **state)
 	struct logline add, rep;
 	void *p, *q;
 
-	start_capture();
+	start_log_capture();
 	devres_set_log(true);
 	assert_int_equal(devm_add_action(dev, my_action, NULL), 0);
 	p = devm_kmalloc(dev, 16, GFP_KERNEL);
@@ -230,7 +155,7 @@ static void test_log_groups(void **state)
 	struct device *dev = *state;
 	void *g;
 
-	start_capture();
+	start_log_capture();
 	devres_set_log(true);
 	g = devres_open_group(dev, NULL, GFP_KERNEL);
 	assert_non_null(g);
@@ -255,7 +180,7 @@ static void test_log_off(void **state)
 	struct device *dev = *state;
 	void *g;
 
-	start_capture();
+	start_log_capture();
 	devres_set_log(false);
 	g = devres_open_group(dev, NULL, GFP_KERNEL);
 	assert_non_null(devm_kmalloc(dev, 8, GFP_KERNEL));
@@ -273,7 +198,7 @@ static void test_dump(void **state)
 	void *r, *k, *g;
 	int n;
 
-	buf = dump(dev);
+	buf = dump_to_string(dev);
 	n = split(buf, lines, 16);
 	assert_int_equal(n, 1);
 	assert_string_equal(lines[0], "test-dev: 0 devres nodes");
@@ -289,7 +214,7 @@ static void test_dump(void **state)
 	assert_non_null(k);
 	devres_close_group(dev, g);
 
-	buf = dump(dev);
+	buf = dump_to_string(dev);
 	n = split(buf, lines, 16);
 	assert_int_equal(n, 6);
 	assert_string_equal(lines[0], "test-dev: 5 devres nodes");
@@ -307,6 +232,11 @@ static void test_dump(void **state)
 	free(buf);
 }
 
+static void anon_release(struct device *dev)
+{
+	(void)dev;
+}
+
 static void test_dump_unnamed_device(void **state)
 {
 	static struct device anon;
@@ -314,10 +244,10 @@ static void test_dump_unnamed_device(void **state)
 
 	(void)state;
 	memset(&anon, 0, sizeof(anon));
-	anon.release = tdev_release;
+	anon.release = anon_release;
 	device_initialize(&anon);
 	assert_non_null(devm_kmalloc(&anon, 1, GFP_KERNEL));
-	buf = dump(&anon);
+	buf = dump_to_string(&anon);
 	snprintf(want, sizeof(want), "device@%p: 1 devres nodes\n",
 		 (void *)&anon);
 	assert_memory_equal(buf, want, strlen(want));
@@ -375,7 +305,7 @@ static void test_release_names(void **state)
 	assert_int_not_equal(devm_get_free_pages(dev, GFP_KERNEL, 0), 0);
 	assert_non_null(devm_kstrdup(dev, "x", GFP_KERNEL));
 	assert_int_equal(devm_add_action(dev, my_action, dev), 0);
-	buf = dump(dev);
+	buf = dump_to_string(dev);
 	assert_non_null(strstr(buf, " late_release (4 bytes)"));
 	assert_null(strstr(buf, "other_name"));
 	assert_non_null(strstr(buf, " devm_pages_release ("));
@@ -389,7 +319,7 @@ static void test_warn_line_and_count(void **state)
 	struct device *dev = *state;
 	int before = devres_warn_count();
 
-	start_capture();
+	start_log_capture();
 	devm_kfree(dev, &before);
 	devres_close_group(dev, NULL);
 	devres_set_log_sink(NULL, NULL);
@@ -404,7 +334,7 @@ static void test_warn_line_and_count(void **state)
 			    strlen("WARNING: test-dev: devres_close_group: "));
 	/* Logging off does not silence WARNs. */
 	devres_set_log(false);
-	start_capture();
+	start_log_capture();
 	devm_kfree(dev, &before);
 	devres_set_log_sink(NULL, NULL);
 	assert_int_equal(cap.n, 1);
@@ -454,7 +384,7 @@ static void test_default_sink_is_stderr(void **state)
 	char *out;
 
 	/* A replaced sink, then the default again. */
-	start_capture();
+	start_log_capture();
 	devres_set_log_sink(NULL, NULL);
 	out = capture_stderr(warn_and_log, dev);
 	assert_int_equal(cap.n, 0);
@@ -551,7 +481,7 @@ static void test_env_log(void **state)
 	free(out);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, teardown)
 
 int main(int argc, char **argv)
 {

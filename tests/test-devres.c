@@ -17,55 +17,7 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
-
-static struct device tdev;
-static int tdev_released;
-static struct devres_ledger base;
-
-static void tdev_release(struct device *dev)
-{
-	if (dev == &tdev)
-		tdev_released++;
-}
-
-static int setup(void **state)
-{
-	memset(&tdev, 0, sizeof(tdev));
-	tdev.release = tdev_release;
-	device_initialize(&tdev);
-	if (dev_set_name(&tdev, "test-dev"))
-		return -1;
-	tdev_released = 0;
-	devres_ledger_snapshot(&base);
-	*state = &tdev;
-	return 0;
-}
-
-/* Whatever a test left is released; the ledger must be where it started. */
-static int teardown(void **state)
-{
-	struct devres_ledger now;
-
-	(void)state;
-	devres_release_all(&tdev);
-	put_device(&tdev);
-	devres_ledger_snapshot(&now);
-	if (tdev_released != 1 || devres_ledger_diff(&base, &now, stderr))
-		return -1;
-	return 0;
-}
-
-/* Release order recorder: each node holds an int, its release logs it. */
-static int order[256];
-static int norder;
-
-static void rec_release(struct device *dev, void *res)
-{
-	(void)dev;
-	if (norder < 256)
-		order[norder] = *(int *)res;
-	norder++;
-}
+#include "testlib.h"
 
 static void other_release(struct device *dev, void *res)
 {
@@ -78,22 +30,6 @@ static void never_used_release(struct device *dev, void *res)
 {
 	(void)dev;
 	(void)res;
-}
-
-static int *add_rec(struct device *dev, int v)
-{
-	int *p = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
-
-	assert_non_null(p);
-	*p = v;
-	devres_add(dev, p);
-	return p;
-}
-
-static void reset_order(void)
-{
-	memset(order, 0, sizeof(order));
-	norder = 0;
 }
 
 static int match_value(struct device *dev, void *res, void *data)
@@ -137,13 +73,13 @@ static void test_alloc_zeroed_aligned(void **state)
 		bytes += (long)sizes[i];
 	}
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes - base.nodes, 7);
-	assert_int_equal(l.node_bytes - base.node_bytes, bytes);
+	assert_int_equal(l.nodes - ledger_base.nodes, 7);
+	assert_int_equal(l.node_bytes - ledger_base.node_bytes, bytes);
 	for (int i = 0; i < 7; i++)
 		devres_free(p[i]);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes, base.nodes);
-	assert_int_equal(l.node_bytes, base.node_bytes);
+	assert_int_equal(l.nodes, ledger_base.nodes);
+	assert_int_equal(l.node_bytes, ledger_base.node_bytes);
 }
 
 static void test_alloc_too_big(void **state)
@@ -204,16 +140,16 @@ static void test_release_all_counts_resources_only(void **state)
 	devres_close_group(dev, NULL);
 	assert_non_null(devm_kmalloc(dev, 10, GFP_KERNEL));
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.groups - base.groups, 2);
-	assert_int_equal(l.nodes - base.nodes, 4);
+	assert_int_equal(l.groups - ledger_base.groups, 2);
+	assert_int_equal(l.nodes - ledger_base.nodes, 4);
 	assert_int_equal(devres_release_all(dev), 4);
 	assert_int_equal(norder, 3);
 	assert_int_equal(order[0], 3);
 	assert_int_equal(order[1], 2);
 	assert_int_equal(order[2], 1);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.groups, base.groups);
-	assert_int_equal(l.nodes, base.nodes);
+	assert_int_equal(l.groups, ledger_base.groups);
+	assert_int_equal(l.nodes, ledger_base.nodes);
 	assert_int_equal(devres_release_all(dev), 0);
 }
 
@@ -344,7 +280,7 @@ static void test_destroy_never_releases(void **state)
 			 0);
 	assert_int_equal(norder, 0);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes - base.nodes, 1);
+	assert_int_equal(l.nodes - ledger_base.nodes, 1);
 	assert_int_equal(devres_destroy(dev, rec_release, match_value, &want),
 			 -ENOENT);
 	assert_int_equal(devres_destroy(dev, other_release, NULL, NULL),
@@ -371,7 +307,7 @@ static void test_release_calls_release(void **state)
 	assert_int_equal(norder, 1);
 	assert_int_equal(order[0], 1);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes - base.nodes, 2);
+	assert_int_equal(l.nodes - ledger_base.nodes, 2);
 	assert_int_equal(devres_release(dev, rec_release, match_value, &want),
 			 -ENOENT);
 	assert_int_equal(devres_release(dev, other_release, NULL, NULL),
@@ -506,7 +442,7 @@ static void test_fail_nth_devres_alloc(void **state)
 	}
 	assert_int_equal(devres_fail_nth_get(), 0);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes - base.nodes, 4);
+	assert_int_equal(l.nodes - ledger_base.nodes, 4);
 	for (int i = 0; i < 5; i++)
 		devres_free(p[i]);
 
@@ -542,16 +478,16 @@ static void test_ledger_back_to_baseline(void **state)
 	assert_non_null(devres_open_group(dev, NULL, GFP_KERNEL));
 	assert_non_null(devm_krealloc(dev, NULL, 50, GFP_KERNEL));
 	devres_ledger_snapshot(&mid);
-	assert_int_equal(mid.nodes - base.nodes, 5);
-	assert_int_equal(mid.node_bytes - base.node_bytes,
+	assert_int_equal(mid.nodes - ledger_base.nodes, 5);
+	assert_int_equal(mid.node_bytes - ledger_base.node_bytes,
 			 (long)(sizeof(int) + 100 + sizeof(void *) + 6 + 50));
-	assert_int_equal(mid.groups - base.groups, 2);
+	assert_int_equal(mid.groups - ledger_base.groups, 2);
 	assert_int_equal(devres_release_all(dev), 5);
 	assert_int_equal(count, 1);
 	devres_ledger_snapshot(&end);
-	assert_int_equal(end.nodes, base.nodes);
-	assert_int_equal(end.node_bytes, base.node_bytes);
-	assert_int_equal(end.groups, base.groups);
+	assert_int_equal(end.nodes, ledger_base.nodes);
+	assert_int_equal(end.node_bytes, ledger_base.node_bytes);
+	assert_int_equal(end.groups, ledger_base.groups);
 }
 
 /* All basic operations on one device are atomic with respect to each other. */
@@ -602,7 +538,7 @@ static void test_threads_atomic(void **state)
 	assert_int_equal(devres_release_all(dev), NTHREADS * ROUNDS / 2);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, dev_teardown)
 
 int main(void)
 {

@@ -15,69 +15,7 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
-
-static struct device tdev;
-static int tdev_released;
-static struct devres_ledger base;
-
-static void tdev_release(struct device *dev)
-{
-	if (dev == &tdev)
-		tdev_released++;
-}
-
-static int setup(void **state)
-{
-	memset(&tdev, 0, sizeof(tdev));
-	tdev.release = tdev_release;
-	device_initialize(&tdev);
-	if (dev_set_name(&tdev, "test-dev"))
-		return -1;
-	tdev_released = 0;
-	devres_ledger_snapshot(&base);
-	*state = &tdev;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct devres_ledger now;
-
-	(void)state;
-	devres_set_log_sink(NULL, NULL);
-	devres_release_all(&tdev);
-	put_device(&tdev);
-	devres_ledger_snapshot(&now);
-	if (tdev_released != 1 || devres_ledger_diff(&base, &now, stderr))
-		return -1;
-	return 0;
-}
-
-static int order[64];
-static int norder;
-
-static void rec_release(struct device *dev, void *res)
-{
-	(void)dev;
-	if (norder < 64)
-		order[norder] = *(int *)res;
-	norder++;
-}
-
-static void add_rec(struct device *dev, int v)
-{
-	int *p = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
-
-	assert_non_null(p);
-	*p = v;
-	devres_add(dev, p);
-}
-
-static void reset_order(void)
-{
-	memset(order, 0, sizeof(order));
-	norder = 0;
-}
+#include "testlib.h"
 
 /* Asserts the release order recorded so far. */
 static void expect_order(const int *want, int n)
@@ -98,65 +36,7 @@ static long live_groups(void)
 	struct devres_ledger l;
 
 	devres_ledger_snapshot(&l);
-	return l.groups - base.groups;
-}
-
-/* WARN lines, captured through the sink. */
-struct capture {
-	char line[8][256];
-	int n;
-};
-
-static struct capture cap;
-static int warn_base;
-
-static void cap_sink(void *ctx, int level, const char *line)
-{
-	struct capture *c = ctx;
-
-	if (level == DEVRES_LOG_WARNING && c->n < 8)
-		snprintf(c->line[c->n++], sizeof(c->line[0]), "%s", line);
-}
-
-static void start_capture(void)
-{
-	memset(&cap, 0, sizeof(cap));
-	warn_base = devres_warn_count();
-	devres_set_log_sink(cap_sink, &cap);
-}
-
-static void expect_warn(const char *func, const char *reason)
-{
-	char head[128];
-
-	devres_set_log_sink(NULL, NULL);
-	snprintf(head, sizeof(head), "WARNING: test-dev: %s: ", func);
-	assert_int_equal(devres_warn_count() - warn_base, 1);
-	assert_int_equal(cap.n, 1);
-	assert_memory_equal(cap.line[0], head, strlen(head));
-	assert_non_null(strstr(cap.line[0], reason));
-}
-
-/* The dump, as one string. */
-static char *dump(struct device *dev)
-{
-	char *buf = NULL;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
-
-	assert_non_null(f);
-	devres_dump(dev, f);
-	fclose(f);
-	return buf;
-}
-
-static int count_substr(const char *s, const char *sub)
-{
-	int n = 0;
-
-	for (const char *p = strstr(s, sub); p; p = strstr(p + 1, sub))
-		n++;
-	return n;
+	return l.groups - ledger_base.groups;
 }
 
 static void test_open_returns_id(void **state)
@@ -301,7 +181,7 @@ static void test_improper_nesting_first(void **state)
 	EXPECT_ORDER(2, 1);
 	assert_int_equal(live_groups(), 1);
 	/* B survives with both markers around what remains of it. */
-	d = dump(dev);
+	d = dump_to_string(dev);
 	snprintf(want, sizeof(want), "group %p {", b);
 	assert_non_null(strstr(d, want));
 	snprintf(want, sizeof(want), "} group %p", b);
@@ -326,7 +206,7 @@ static void test_improper_nesting_second(void **state)
 	assert_int_equal(devres_release_group(dev, b), 2);
 	EXPECT_ORDER(3, 2);
 	assert_int_equal(live_groups(), 1);
-	d = dump(dev);
+	d = dump_to_string(dev);
 	snprintf(want, sizeof(want), "group %p {", a);
 	assert_non_null(strstr(d, want));
 	snprintf(want, sizeof(want), "} group %p", a);
@@ -538,7 +418,7 @@ static void test_fail_nth_open_group(void **state)
 	assert_int_equal(live_groups(), 1);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, dev_teardown)
 
 int main(void)
 {

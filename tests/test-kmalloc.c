@@ -16,122 +16,7 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
-
-static struct device tdev, other;
-static int tdev_released;
-static struct devres_ledger base;
-
-static void tdev_release(struct device *dev)
-{
-	if (dev == &tdev || dev == &other)
-		tdev_released++;
-}
-
-static int init_dev(struct device *dev, const char *name)
-{
-	memset(dev, 0, sizeof(*dev));
-	dev->release = tdev_release;
-	device_initialize(dev);
-	return dev_set_name(dev, "%s", name);
-}
-
-static int setup(void **state)
-{
-	if (init_dev(&tdev, "test-dev") || init_dev(&other, "other-dev"))
-		return -1;
-	tdev_released = 0;
-	devres_ledger_snapshot(&base);
-	*state = &tdev;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct devres_ledger now;
-
-	(void)state;
-	devres_set_log_sink(NULL, NULL);
-	devres_release_all(&tdev);
-	devres_release_all(&other);
-	put_device(&tdev);
-	put_device(&other);
-	devres_ledger_snapshot(&now);
-	if (tdev_released != 2 || devres_ledger_diff(&base, &now, stderr))
-		return -1;
-	return 0;
-}
-
-struct capture {
-	char line[8][256];
-	int n;
-};
-
-static struct capture cap;
-static int warn_base;
-
-static void cap_sink(void *ctx, int level, const char *line)
-{
-	struct capture *c = ctx;
-
-	if (level == DEVRES_LOG_WARNING && c->n < 8)
-		snprintf(c->line[c->n++], sizeof(c->line[0]), "%s", line);
-}
-
-static void start_capture(void)
-{
-	memset(&cap, 0, sizeof(cap));
-	warn_base = devres_warn_count();
-	devres_set_log_sink(cap_sink, &cap);
-}
-
-static void expect_warn(const char *func, const char *reason)
-{
-	char head[128];
-
-	devres_set_log_sink(NULL, NULL);
-	snprintf(head, sizeof(head), "WARNING: test-dev: %s: ", func);
-	assert_int_equal(devres_warn_count() - warn_base, 1);
-	assert_int_equal(cap.n, 1);
-	assert_memory_equal(cap.line[0], head, strlen(head));
-	assert_non_null(strstr(cap.line[0], reason));
-}
-
-static void expect_no_warn(void)
-{
-	devres_set_log_sink(NULL, NULL);
-	assert_int_equal(devres_warn_count(), warn_base);
-	assert_int_equal(cap.n, 0);
-}
-
-static void expect_stats(struct device *dev, int allocs, int bytes)
-{
-	struct devres_stats st;
-
-	devres_get_stats(dev, &st);
-	assert_int_equal(st.allocs, allocs);
-	assert_int_equal(st.total_size, bytes);
-}
-
-/* Release order markers around kmalloc'd memory. */
-static int order[16];
-static int norder;
-
-static void rec_release(struct device *dev, void *res)
-{
-	(void)dev;
-	if (norder < 16)
-		order[norder] = *(int *)res;
-	norder++;
-}
-
-static void add_rec(struct device *dev, int v)
-{
-	int *p = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
-
-	assert_non_null(p);
-	*p = v;
-	devres_add(dev, p);
-}
+#include "testlib.h"
 
 /* Dirties freed heap so that zeroing is observable. */
 static void dirty_heap(size_t size)
@@ -161,12 +46,12 @@ static void test_kmalloc_basic(void **state)
 	memset(q, 2, 3);
 	expect_stats(dev, 2, 103);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes - base.nodes, 2);
-	assert_int_equal(l.node_bytes - base.node_bytes, 103);
+	assert_int_equal(l.nodes - ledger_base.nodes, 2);
+	assert_int_equal(l.node_bytes - ledger_base.node_bytes, 103);
 	assert_int_equal(devres_release_all(dev), 2);
 	expect_stats(dev, 0, 0);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes, base.nodes);
+	assert_int_equal(l.nodes, ledger_base.nodes);
 }
 
 static void test_kzalloc_kcalloc_zeroed(void **state)
@@ -207,7 +92,7 @@ static void test_size_zero(void **state)
 	/* Nothing recorded, nothing allocated. */
 	expect_stats(dev, 0, 0);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes, base.nodes);
+	assert_int_equal(l.nodes, ledger_base.nodes);
 	/* Freeing ZERO_SIZE_PTR or NULL is ignored, without a WARN. */
 	devm_kfree(dev, ZERO_SIZE_PTR);
 	devm_kfree(dev, NULL);
@@ -290,13 +175,8 @@ static void test_kfree_foreign(void **state)
 /* The release order as the dump shows it: one name per node, oldest first. */
 static void dump_lines(struct device *dev, char lines[][128], int max, int *n)
 {
-	char *buf = NULL, *save, *line;
-	size_t len = 0;
-	FILE *f = open_memstream(&buf, &len);
+	char *buf = dump_to_string(dev), *save, *line;
 
-	assert_non_null(f);
-	devres_dump(dev, f);
-	fclose(f);
 	*n = 0;
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
@@ -382,7 +262,7 @@ static void test_krealloc_null_and_zero(void **state)
 	expect_stats(dev, 1, 8);
 	assert_int_equal(devres_release_all(dev), 1);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.node_bytes, base.node_bytes);
+	assert_int_equal(l.node_bytes, ledger_base.node_bytes);
 }
 
 static void test_krealloc_gfp_zero_tail(void **state)
@@ -570,7 +450,7 @@ static void test_pages_foreign(void **state)
 	expect_stats(dev, 1, 2 * (int)sizeof(long));
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, two_dev_setup, dev_teardown)
 
 int main(void)
 {

@@ -17,125 +17,20 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
-
-static struct device tdev, other;
-static int tdev_released;
-static struct devres_ledger base;
-
-static void tdev_release(struct device *dev)
-{
-	if (dev == &tdev || dev == &other)
-		tdev_released++;
-}
-
-static int init_dev(struct device *dev, const char *name)
-{
-	memset(dev, 0, sizeof(*dev));
-	dev->release = tdev_release;
-	device_initialize(dev);
-	return dev_set_name(dev, "%s", name);
-}
-
-static int setup(void **state)
-{
-	if (init_dev(&tdev, "test-dev") || init_dev(&other, "other-dev"))
-		return -1;
-	tdev_released = 0;
-	devres_ledger_snapshot(&base);
-	*state = &tdev;
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	struct devres_ledger now;
-
-	(void)state;
-	devres_set_log_sink(NULL, NULL);
-	devres_release_all(&tdev);
-	devres_release_all(&other);
-	put_device(&tdev);
-	put_device(&other);
-	devres_ledger_snapshot(&now);
-	if (tdev_released != 2 || devres_ledger_diff(&base, &now, stderr))
-		return -1;
-	return 0;
-}
-
-struct capture {
-	char line[8][256];
-	int n;
-};
-
-static struct capture cap;
-static int warn_base;
-
-static void cap_sink(void *ctx, int level, const char *line)
-{
-	struct capture *c = ctx;
-
-	if (level == DEVRES_LOG_WARNING && c->n < 8)
-		snprintf(c->line[c->n++], sizeof(c->line[0]), "%s", line);
-}
-
-static void start_capture(void)
-{
-	memset(&cap, 0, sizeof(cap));
-	warn_base = devres_warn_count();
-	devres_set_log_sink(cap_sink, &cap);
-}
-
-/* Exactly one WARN since start_capture(): "WARNING: <dev>: <func>: <why>". */
-static void expect_warn_on(const char *label, const char *func,
-			   const char *reason)
-{
-	char head[160];
-
-	devres_set_log_sink(NULL, NULL);
-	snprintf(head, sizeof(head), "WARNING: %s: %s: ", label, func);
-	if (cap.n != 1 || strncmp(cap.line[0], head, strlen(head)) ||
-	    !strstr(cap.line[0] + strlen(head), reason))
-		print_error("want one \"%s...%s\", got %d line(s): \"%s\"\n",
-			    head, reason, cap.n, cap.line[0]);
-	assert_int_equal(cap.n, 1);
-	assert_memory_equal(cap.line[0], head, strlen(head));
-	assert_non_null(strstr(cap.line[0] + strlen(head), reason));
-	assert_int_equal(devres_warn_count() - warn_base, 1);
-}
-
-static void expect_warn(const char *func, const char *reason)
-{
-	expect_warn_on("test-dev", func, reason);
-}
-
-static void expect_no_warn(void)
-{
-	devres_set_log_sink(NULL, NULL);
-	assert_int_equal(cap.n, 0);
-	assert_int_equal(devres_warn_count(), warn_base);
-}
-
-static void expect_stats(struct device *dev, int allocs, int bytes)
-{
-	struct devres_stats st;
-
-	devres_get_stats(dev, &st);
-	assert_int_equal(st.allocs, allocs);
-	assert_int_equal(st.total_size, bytes);
-}
+#include "testlib.h"
 
 static int nrel;
 
-static void rec_release(struct device *dev, void *res)
+static void count_release(struct device *dev, void *res)
 {
 	(void)dev;
 	(void)res;
 	nrel++;
 }
 
-static int *add_rec(struct device *dev)
+static int *add_counted(struct device *dev)
 {
-	int *p = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
+	int *p = devres_alloc(count_release, sizeof(int), GFP_KERNEL);
 
 	assert_non_null(p);
 	devres_add(dev, p);
@@ -156,7 +51,7 @@ static void test_double_add(void **state)
 	int *p;
 
 	nrel = 0;
-	p = add_rec(dev);
+	p = add_counted(dev);
 	start_capture();
 	devres_add(dev, p);
 	expect_warn("devres_add", "already added");
@@ -175,7 +70,7 @@ static void test_get_added_node(void **state)
 	struct device *dev = *state;
 	int *p;
 
-	p = add_rec(dev);
+	p = add_counted(dev);
 	start_capture();
 	assert_null(devres_get(&other, p, NULL, NULL));
 	expect_warn_on("other-dev", "devres_get", "already added");
@@ -189,7 +84,7 @@ static void test_free_added_node(void **state)
 	int *p;
 
 	nrel = 0;
-	p = add_rec(dev);
+	p = add_counted(dev);
 	*p = 1234;
 	start_capture();
 	devres_free(p);
@@ -218,14 +113,14 @@ static void test_kfree_foreign(void **state)
 	expect_stats(&other, 1, 8);
 	memset(theirs, 0, 8);
 	/* A devres_alloc() node is not devm_kmalloc() memory. */
-	add_rec(dev);
+	add_counted(dev);
 	start_capture();
-	devm_kfree(dev, devres_find(dev, rec_release, NULL, NULL));
+	devm_kfree(dev, devres_find(dev, count_release, NULL, NULL));
 	expect_warn("devm_kfree", "not a managed allocation of this device");
 	start_capture();
 	assert_null(devm_krealloc(dev,
-				  devres_find(dev, rec_release, NULL, NULL), 64,
-				  GFP_KERNEL));
+				  devres_find(dev, count_release, NULL, NULL),
+				  64, GFP_KERNEL));
 	expect_warn("devm_krealloc", "not a managed allocation of this device");
 	expect_stats(dev, 1, sizeof(int));
 }
@@ -253,9 +148,9 @@ static void test_unknown_group(void **state)
 	void *g;
 
 	nrel = 0;
-	add_rec(dev);
+	add_counted(dev);
 	g = devres_open_group(dev, NULL, GFP_KERNEL);
-	add_rec(dev);
+	add_counted(dev);
 	start_capture();
 	devres_close_group(dev, &unknown);
 	expect_warn("devres_close_group", "no group");
@@ -279,9 +174,9 @@ static void test_close_closed_group(void **state)
 
 	nrel = 0;
 	g = devres_open_group(dev, NULL, GFP_KERNEL);
-	add_rec(dev);
+	add_counted(dev);
 	devres_close_group(dev, g);
-	add_rec(dev);
+	add_counted(dev);
 	start_capture();
 	devres_close_group(dev, g);
 	expect_warn("devres_close_group", "already closed");
@@ -325,7 +220,7 @@ static void test_null_device(void **state)
 	int *p;
 
 	(void)state;
-	p = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
+	p = devres_alloc(count_release, sizeof(int), GFP_KERNEL);
 	assert_non_null(p);
 
 #define NULL_DEV(func, call)                                                   \
@@ -337,18 +232,20 @@ static void test_null_device(void **state)
 
 	NULL_DEV("devres_add", devres_add(NULL, p));
 	NULL_DEV("devres_find",
-		 assert_null(devres_find(NULL, rec_release, NULL, NULL)));
+		 assert_null(devres_find(NULL, count_release, NULL, NULL)));
 	NULL_DEV("devres_get", assert_null(devres_get(NULL, p, NULL, NULL)));
 	NULL_DEV("devres_remove",
-		 assert_null(devres_remove(NULL, rec_release, NULL, NULL)));
+		 assert_null(devres_remove(NULL, count_release, NULL, NULL)));
 	NULL_DEV("devres_destroy",
-		 assert_int_equal(devres_destroy(NULL, rec_release, NULL, NULL),
+		 assert_int_equal(devres_destroy(NULL, count_release, NULL,
+						 NULL),
 				  -ENOENT));
 	NULL_DEV("devres_release",
-		 assert_int_equal(devres_release(NULL, rec_release, NULL, NULL),
+		 assert_int_equal(devres_release(NULL, count_release, NULL,
+						 NULL),
 				  -ENOENT));
 	NULL_DEV("devres_for_each_res",
-		 devres_for_each_res(NULL, rec_release, NULL, NULL, NULL,
+		 devres_for_each_res(NULL, count_release, NULL, NULL, NULL,
 				     NULL));
 	NULL_DEV("devres_release_all",
 		 assert_int_equal(devres_release_all(NULL), -ENODEV));
@@ -429,7 +326,7 @@ static int match_finds(struct device *dev, void *res, void *data)
 	(void)res;
 	(void)data;
 	cb_calls++;
-	if (devres_find(dev, rec_release, NULL, NULL))
+	if (devres_find(dev, count_release, NULL, NULL))
 		cb_ret = 1;
 	return 1;
 }
@@ -474,10 +371,10 @@ static void test_reentry_from_match(void **state)
 	int *p;
 
 	cb_dev = dev;
-	p = add_rec(dev);
+	p = add_counted(dev);
 	cb_calls = cb_ret = 0;
 	start_capture();
-	assert_ptr_equal(devres_find(dev, rec_release, match_allocates, NULL),
+	assert_ptr_equal(devres_find(dev, count_release, match_allocates, NULL),
 			 p);
 	expect_warn("devm_kmalloc", "from a match or for-each callback");
 	assert_int_equal(cb_calls, 1);
@@ -485,7 +382,8 @@ static void test_reentry_from_match(void **state)
 
 	cb_calls = 0;
 	start_capture();
-	assert_ptr_equal(devres_remove(dev, rec_release, match_finds, NULL), p);
+	assert_ptr_equal(devres_remove(dev, count_release, match_finds, NULL),
+			 p);
 	expect_warn("devres_find", "from a match or for-each callback");
 	assert_int_equal(cb_calls, 1);
 	assert_int_equal(cb_ret, 0);
@@ -500,33 +398,35 @@ static void test_reentry_from_for_each(void **state)
 	int *extra;
 
 	nrel = 0;
-	add_rec(dev);
+	add_counted(dev);
 	cb_calls = cb_ret = 0;
 	start_capture();
-	devres_for_each_res(dev, rec_release, NULL, NULL, fn_release_all, NULL);
+	devres_for_each_res(dev, count_release, NULL, NULL, fn_release_all,
+			    NULL);
 	expect_warn("devres_release_all", "from a match or for-each callback");
 	assert_int_equal(cb_ret, -EDEADLK);
 	assert_int_equal(nrel, 0);
 
-	extra = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
+	extra = devres_alloc(count_release, sizeof(int), GFP_KERNEL);
 	assert_non_null(extra);
 	start_capture();
-	devres_for_each_res(dev, rec_release, NULL, NULL, fn_adds, extra);
+	devres_for_each_res(dev, count_release, NULL, NULL, fn_adds, extra);
 	expect_warn("devres_add", "from a match or for-each callback");
 	devres_free(extra);
 
 	cb_ret = 0;
 	start_capture();
-	devres_for_each_res(dev, rec_release, NULL, NULL, fn_opens_group, NULL);
+	devres_for_each_res(dev, count_release, NULL, NULL, fn_opens_group,
+			    NULL);
 	expect_warn("devres_open_group", "from a match or for-each callback");
 	assert_int_equal(cb_ret, 0);
 	devres_ledger_snapshot(&l);
-	assert_int_equal(l.groups, base.groups);
+	assert_int_equal(l.groups, ledger_base.groups);
 
 	/* Another device is fine. */
 	cb_ret = 0;
 	start_capture();
-	devres_for_each_res(dev, rec_release, NULL, NULL, fn_other_device,
+	devres_for_each_res(dev, count_release, NULL, NULL, fn_other_device,
 			    NULL);
 	expect_no_warn();
 	assert_int_equal(cb_ret, 0);
@@ -599,7 +499,7 @@ static void test_release_unknown_group_empty_silent(void **state)
 	assert_int_equal(devres_release_group(dev, NULL), 0);
 	expect_no_warn();
 	/* Not silent once the list holds anything. */
-	add_rec(dev);
+	add_counted(dev);
 	start_capture();
 	assert_int_equal(devres_release_group(dev, &unknown), 0);
 	expect_warn("devres_release_group", "no group");
@@ -636,9 +536,9 @@ static void test_for_each_null_fn(void **state)
 {
 	struct device *dev = *state;
 
-	add_rec(dev);
+	add_counted(dev);
 	start_capture();
-	devres_for_each_res(dev, rec_release, NULL, NULL, NULL, NULL);
+	devres_for_each_res(dev, count_release, NULL, NULL, NULL, NULL);
 	expect_warn("devres_for_each_res", "NULL callback");
 	expect_stats(dev, 1, sizeof(int));
 }
@@ -678,7 +578,7 @@ static void test_free_self_in_release(void **state)
 	expect_stats(dev, 0, 0);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
+#define T(f) cmocka_unit_test_setup_teardown(f, two_dev_setup, dev_teardown)
 
 int main(void)
 {

@@ -19,42 +19,7 @@
 #include <devres/driver.h>
 #include <devres/fault.h>
 #include <devres/platform.h>
-
-/* Log lines captured from the library's sink. */
-#define MAX_LINES 64
-static struct {
-	int level;
-	char text[256];
-} lines[MAX_LINES];
-static int nlines;
-
-static void capture(void *ctx, int level, const char *line)
-{
-	(void)ctx;
-	if (nlines < MAX_LINES) {
-		lines[nlines].level = level;
-		snprintf(lines[nlines].text, sizeof(lines[nlines].text), "%s",
-			 line);
-	}
-	nlines++;
-}
-
-static int line_level(const char *text)
-{
-	for (int i = 0; i < nlines && i < MAX_LINES; i++)
-		if (strcmp(lines[i].text, text) == 0)
-			return lines[i].level;
-	return -1;
-}
-
-static int count_prefix(const char *prefix)
-{
-	int n = 0;
-
-	for (int i = 0; i < nlines && i < MAX_LINES; i++)
-		n += strncmp(lines[i].text, prefix, strlen(prefix)) == 0;
-	return n;
-}
+#include "testlib.h"
 
 static const struct bus_type sweep_bus = { .name = "sweepbus" };
 static const struct bus_type other_bus = { .name = "otherbus" };
@@ -101,9 +66,8 @@ static int group_teardown(void **state)
 static int setup(void **state)
 {
 	(void)state;
-	nlines = 0;
 	probes = removes = actions_run = 0;
-	devres_set_log_sink(capture, NULL);
+	start_log_capture();
 	devres_ledger_snapshot(&start);
 	return 0;
 }
@@ -224,7 +188,7 @@ static void good_driver_sweeps_clean(void **state)
 		points = calls_of_bind(&good_drv, &the_dev);
 		/* kzalloc, kmalloc, action, group, kcalloc, kasprintf, action */
 		assert_true(points >= 7);
-		nlines = 0;
+		cap.n = 0;
 		removes = 0;
 		assert_int_equal(driver_probe_sweep(&good_drv, &the_dev, &r),
 				 0);
@@ -237,7 +201,7 @@ static void good_driver_sweeps_clean(void **state)
 			 "leaks",
 			 points);
 		assert_int_equal(line_level(want), DEVRES_LOG_INFO);
-		assert_int_equal(nlines, 1);
+		assert_int_equal(cap.n, 1);
 	}
 	close_instead_of_remove = false;
 }
@@ -286,7 +250,7 @@ static void leak_caught_at_its_point(void **state)
 	leak_point = UINT_MAX - left_at_leak + 1;
 	assert_in_range(leak_point, 3, points - 1);
 	devres_ledger_snapshot(&l);
-	nlines = 0;
+	cap.n = 0;
 	assert_int_equal(driver_probe_sweep(&leaky_drv, &the_dev, &r), 1);
 	assert_int_equal(r.points, points);
 	assert_int_equal(r.leaks, 1);

@@ -18,43 +18,7 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
-
-/* Log lines captured from the library's sink. */
-#define MAX_LINES 64
-static struct {
-	int level;
-	char text[256];
-} lines[MAX_LINES];
-static int nlines;
-
-static void capture(void *ctx, int level, const char *line)
-{
-	(void)ctx;
-	if (nlines < MAX_LINES) {
-		lines[nlines].level = level;
-		snprintf(lines[nlines].text, sizeof(lines[nlines].text), "%s",
-			 line);
-	}
-	nlines++;
-}
-
-/* The level of the first captured line equal to @text, or -1. */
-static int line_level(const char *text)
-{
-	for (int i = 0; i < nlines && i < MAX_LINES; i++)
-		if (strcmp(lines[i].text, text) == 0)
-			return lines[i].level;
-	return -1;
-}
-
-static int count_prefix(const char *prefix)
-{
-	int n = 0;
-
-	for (int i = 0; i < nlines && i < MAX_LINES; i++)
-		n += strncmp(lines[i].text, prefix, strlen(prefix)) == 0;
-	return n;
-}
+#include "testlib.h"
 
 static void dev_release(struct device *dev)
 {
@@ -81,11 +45,10 @@ static struct devres_ledger start;
 static int setup(void **state)
 {
 	(void)state;
-	nlines = 0;
 	actions_run = 0;
 	the_dev = (struct device){ .release = dev_release };
 	device_initialize(&the_dev);
-	devres_set_log_sink(capture, NULL);
+	start_log_capture();
 	devres_ledger_snapshot(&start);
 	return 0;
 }
@@ -169,7 +132,7 @@ static void good_driver_sweeps_clean(void **state)
 	assert_int_equal(r.leaks, 0);
 	assert_int_equal(line_level("sweep: 6 failure points, 0 leaks"),
 			 DEVRES_LOG_INFO);
-	assert_int_equal(nlines, 1);
+	assert_int_equal(cap.n, 1);
 	assert_null(devres_find(&the_dev, node_release, NULL, NULL));
 }
 
@@ -460,7 +423,7 @@ static void gives_up_after_the_cap(void **state)
 	assert_int_equal(line_level("sweep: 100000 failure points, 0 leaks "
 				    "(gave up: it never ran to its end)"),
 			 DEVRES_LOG_WARNING);
-	assert_int_equal(nlines, 1);
+	assert_int_equal(cap.n, 1);
 }
 
 /* Fails on its own, after its one point. */

@@ -1,0 +1,211 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The shared test fixture (see testlib.h). Linked into every test binary,
+ * so it uses nothing but the public API and cmocka.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/fault.h>
+#include "testlib.h"
+
+struct device tdev, other;
+int tdev_released;
+struct devres_ledger ledger_base;
+struct capture cap;
+int order[ORDER_MAX];
+int norder;
+
+/* How many of tdev and other the setup brought up. */
+static int ndevs;
+static int warn_base;
+
+static void tdev_release(struct device *dev)
+{
+	if (dev == &tdev || dev == &other)
+		tdev_released++;
+}
+
+int init_dev(struct device *dev, const char *name)
+{
+	memset(dev, 0, sizeof(*dev));
+	dev->release = tdev_release;
+	device_initialize(dev);
+	return dev_set_name(dev, "%s", name);
+}
+
+static int setup_devs(void **state, int n)
+{
+	if (init_dev(&tdev, "test-dev"))
+		return -1;
+	if (n == 2 && init_dev(&other, "other-dev"))
+		return -1;
+	ndevs = n;
+	tdev_released = 0;
+	devres_ledger_snapshot(&ledger_base);
+	*state = &tdev;
+	return 0;
+}
+
+int dev_setup(void **state)
+{
+	return setup_devs(state, 1);
+}
+
+int two_dev_setup(void **state)
+{
+	return setup_devs(state, 2);
+}
+
+int dev_teardown(void **state)
+{
+	struct devres_ledger now;
+
+	(void)state;
+	devres_set_log_sink(NULL, NULL);
+	devres_release_all(&tdev);
+	if (ndevs == 2)
+		devres_release_all(&other);
+	put_device(&tdev);
+	if (ndevs == 2)
+		put_device(&other);
+	devres_ledger_snapshot(&now);
+	if (tdev_released != ndevs ||
+	    devres_ledger_diff(&ledger_base, &now, stderr))
+		return -1;
+	return 0;
+}
+
+/* ctx is non-NULL when only WARNING lines are wanted. */
+static void cap_sink(void *ctx, int level, const char *line)
+{
+	if (ctx && level != DEVRES_LOG_WARNING)
+		return;
+	if (cap.n < CAP_LINES) {
+		snprintf(cap.line[cap.n], sizeof(cap.line[0]), "%s", line);
+		cap.level[cap.n] = level;
+	}
+	cap.n++;
+}
+
+void start_capture(void)
+{
+	memset(&cap, 0, sizeof(cap));
+	warn_base = devres_warn_count();
+	devres_set_log_sink(cap_sink, &cap);
+}
+
+void start_log_capture(void)
+{
+	memset(&cap, 0, sizeof(cap));
+	warn_base = devres_warn_count();
+	devres_set_log_sink(cap_sink, NULL);
+}
+
+void expect_warn_on(const char *dev, const char *func, const char *reason)
+{
+	char head[160];
+
+	devres_set_log_sink(NULL, NULL);
+	snprintf(head, sizeof(head), "WARNING: %s: %s: ", dev, func);
+	if (cap.n != 1 || strncmp(cap.line[0], head, strlen(head)) ||
+	    !strstr(cap.line[0] + strlen(head), reason))
+		print_error("want one \"%s...%s\", got %d line(s): \"%s\"\n",
+			    head, reason, cap.n, cap.line[0]);
+	assert_int_equal(cap.n, 1);
+	assert_memory_equal(cap.line[0], head, strlen(head));
+	assert_non_null(strstr(cap.line[0] + strlen(head), reason));
+	assert_int_equal(devres_warn_count() - warn_base, 1);
+}
+
+void expect_warn(const char *func, const char *reason)
+{
+	expect_warn_on("test-dev", func, reason);
+}
+
+void expect_no_warn(void)
+{
+	devres_set_log_sink(NULL, NULL);
+	if (cap.n)
+		print_error("want no WARN, got %d line(s): \"%s\"\n", cap.n,
+			    cap.line[0]);
+	assert_int_equal(cap.n, 0);
+	assert_int_equal(devres_warn_count(), warn_base);
+}
+
+int line_level(const char *text)
+{
+	for (int i = 0; i < cap.n && i < CAP_LINES; i++)
+		if (strcmp(cap.line[i], text) == 0)
+			return cap.level[i];
+	return -1;
+}
+
+int count_prefix(const char *prefix)
+{
+	int n = 0;
+
+	for (int i = 0; i < cap.n && i < CAP_LINES; i++)
+		n += strncmp(cap.line[i], prefix, strlen(prefix)) == 0;
+	return n;
+}
+
+void expect_stats(struct device *dev, int allocs, int bytes)
+{
+	struct devres_stats st;
+
+	devres_get_stats(dev, &st);
+	assert_int_equal(st.allocs, allocs);
+	assert_int_equal(st.total_size, bytes);
+}
+
+char *dump_to_string(struct device *dev)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f = open_memstream(&buf, &len);
+
+	assert_non_null(f);
+	devres_dump(dev, f);
+	fclose(f);
+	return buf;
+}
+
+int count_substr(const char *s, const char *sub)
+{
+	int n = 0;
+
+	for (const char *p = strstr(s, sub); p; p = strstr(p + 1, sub))
+		n++;
+	return n;
+}
+
+void reset_order(void)
+{
+	memset(order, 0, sizeof(order));
+	norder = 0;
+}
+
+void rec_release(struct device *dev, void *res)
+{
+	(void)dev;
+	if (norder < ORDER_MAX)
+		order[norder] = *(int *)res;
+	norder++;
+}
+
+int *add_rec(struct device *dev, int v)
+{
+	int *p = devres_alloc(rec_release, sizeof(int), GFP_KERNEL);
+
+	assert_non_null(p);
+	*p = v;
+	devres_add(dev, p);
+	return p;
+}

@@ -1,0 +1,76 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The fixture the cmocka tests share, so that every test file checks the
+ * same things the same way: a named test device whose release is counted,
+ * a setup/teardown pair that fails unless the ledger is back at its
+ * baseline and the release ran, WARN and log capture through the sink, a
+ * release-order recorder, and small helpers on stats and dumps.
+ * Uses only the public API and cmocka, so that every test can link it.
+ */
+#ifndef DEVRES_TESTLIB_H
+#define DEVRES_TESTLIB_H
+
+#include <stddef.h>
+#include <devres/device.h>
+#include <devres/fault.h>
+
+/* "test-dev", and "other-dev" for the tests that need a second device. */
+extern struct device tdev, other;
+/* How many times the release of tdev or other ran. */
+extern int tdev_released;
+/* The ledger at setup; teardown fails unless it is back there. */
+extern struct devres_ledger ledger_base;
+
+int init_dev(struct device *dev, const char *name);
+/* tdev only; *state is &tdev. */
+int dev_setup(void **state);
+/* tdev and other; *state is &tdev. */
+int two_dev_setup(void **state);
+/*
+ * Drops the sink, releases what the test left, puts the device(s) and
+ * fails unless each release ran once and the ledger is at its baseline.
+ */
+int dev_teardown(void **state);
+
+/* Lines the sink received; n counts them all, even past CAP_LINES. */
+#define CAP_LINES 64
+
+struct capture {
+	char line[CAP_LINES][256];
+	int level[CAP_LINES];
+	int n;
+};
+
+extern struct capture cap;
+
+/* Captures WARNING lines only, and notes the WARN count. */
+void start_capture(void);
+/* Captures every line at every level. */
+void start_log_capture(void);
+/* Exactly one WARN since start_capture(): "WARNING: <dev>: <func>: <why>". */
+void expect_warn_on(const char *dev, const char *func, const char *reason);
+/* The same on "test-dev". */
+void expect_warn(const char *func, const char *reason);
+/* No WARN since start_capture(). */
+void expect_no_warn(void);
+/* The level of the first captured line equal to @text, or -1. */
+int line_level(const char *text);
+/* How many captured lines start with @prefix. */
+int count_prefix(const char *prefix);
+
+void expect_stats(struct device *dev, int allocs, int bytes);
+/* devres_dump() as one string, to be freed. */
+char *dump_to_string(struct device *dev);
+int count_substr(const char *s, const char *sub);
+
+/* Release order: each recorder node holds an int, its release logs it. */
+#define ORDER_MAX 256
+extern int order[ORDER_MAX];
+extern int norder;
+
+void reset_order(void);
+void rec_release(struct device *dev, void *res);
+/* Adds a recorder node holding @v to @dev. */
+int *add_rec(struct device *dev, int v);
+
+#endif /* DEVRES_TESTLIB_H */
