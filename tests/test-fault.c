@@ -210,7 +210,6 @@ static void per_thread(void **state)
 	dev_done(&dev);
 }
 
-/* Runs this binary again with DEVRES_FAIL_NTH set to @value. */
 /*
  * This test's own path. Under valgrind /proc/self/exe is valgrind's tool,
  * which refuses to run directly; readlink() of it gives the test's path.
@@ -226,6 +225,7 @@ static const char *self_exe(void)
 	return path;
 }
 
+/* Runs this binary again with DEVRES_FAIL_NTH set to @value. */
 static int run_child(const char *value, const char *expect)
 {
 	char *argv[] = { "test-fault", "--child-fail-nth", (char *)expect,
@@ -263,6 +263,10 @@ static void environment_arms_main_thread(void **state)
 	assert_int_equal(run_child(NULL, "0"), 0);
 	assert_int_equal(run_child("0", "0"), 0);
 	assert_int_equal(run_child("", "0"), 0);
+	/* What is not a count arms nothing (and WARNs). */
+	assert_int_equal(run_child("-1", "0"), 0);
+	assert_int_equal(run_child("3x", "0"), 0);
+	assert_int_equal(run_child("99999999999", "0"), 0);
 	/* The child does check: a wrong expectation makes it fail. */
 	assert_int_not_equal(run_child("3", "2"), 0);
 }
