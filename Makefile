@@ -1,11 +1,11 @@
 # SPDX-License-Identifier: MIT
 # The README's two commands: `make demo` and `make check`.
 
-PKGS := cmake ninja-build gcc g++ clang clang-format pkg-config valgrind \
-	libcmocka-dev libclang-rt-14-dev python3
+PKGS := cmake ninja-build gcc g++ clang clang-format clang-tidy pkg-config \
+	valgrind libcmocka-dev libclang-rt-14-dev python3
 SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all demo check deps format format-check build-% test-% clean \
+.PHONY: all demo check deps format format-check tidy build-% test-% clean \
 	fuzz fuzz-check soak memcheck
 
 all: build-dev
@@ -40,7 +40,11 @@ format:
 format-check: deps
 	clang-format --dry-run --Werror $(SOURCES)
 
-check: deps format-check test-dev test-asan test-tsan fuzz-check memcheck
+# The library's sources under .clang-tidy, with the dev build's flags.
+tidy: build-dev
+	clang-tidy -p build/dev --quiet --warnings-as-errors='*' src/*.c
+
+check: deps format-check test-dev tidy test-asan test-tsan fuzz-check memcheck
 	@echo "make check: all passed"
 
 # libFuzzer over the model interpreter (fuzz/), built with clang on its own.
