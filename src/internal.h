@@ -73,7 +73,17 @@ HIDDEN uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 				 const char *name);
 HIDDEN uint32_t devres__kind_lookup(dr_release_t release,
 				    void (*action)(void *));
-HIDDEN const struct devres__kind *devres__kind(uint32_t id);
+#define DR_KIND_SEG_SHIFT 8
+extern HIDDEN struct devres__kind *devres__kind_segs[];
+
+/* Every release and every log line looks its kind up: inline. */
+static inline const struct devres__kind *devres__kind(uint32_t id)
+{
+	struct devres__kind *seg = __atomic_load_n(
+		&devres__kind_segs[id >> DR_KIND_SEG_SHIFT], __ATOMIC_ACQUIRE);
+
+	return &seg[id & ((1u << DR_KIND_SEG_SHIFT) - 1)];
+}
 
 /* devres.c: what the driver core needs of the devres core. */
 HIDDEN int devres__binding_open(struct device *dev, struct devres__group *g);

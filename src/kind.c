@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include "internal.h"
 
-#define SEG_SHIFT 8
+#define SEG_SHIFT DR_KIND_SEG_SHIFT
 #define SEG_LEN (1u << SEG_SHIFT)
 #define NR_SEGS 256u
 #define HASH_BITS 8
@@ -27,7 +27,7 @@ static struct devres__kind seg0[SEG_LEN] = {
 			      .id = DR_KIND_KMALLOC },
 };
 
-static struct devres__kind *segs[NR_SEGS] = { seg0 };
+struct devres__kind *devres__kind_segs[NR_SEGS] = { seg0 };
 static struct devres__kind *buckets[1u << HASH_BITS];
 static uint32_t nr_kinds = DR_KIND_FIRST;
 static pthread_mutex_t kind_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -62,7 +62,7 @@ uint32_t devres__kind_lookup(dr_release_t release, void (*action)(void *))
 static struct devres__kind *new_slot(void)
 {
 	uint32_t id = nr_kinds;
-	struct devres__kind **seg = &segs[id >> SEG_SHIFT];
+	struct devres__kind **seg = &devres__kind_segs[id >> SEG_SHIFT];
 
 	if (id >> SEG_SHIFT >= NR_SEGS)
 		return NULL;
@@ -105,12 +105,4 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 	}
 	pthread_mutex_unlock(&kind_lock);
 	return k ? k->id : DR_KIND_NONE;
-}
-
-const struct devres__kind *devres__kind(uint32_t id)
-{
-	struct devres__kind *seg =
-		__atomic_load_n(&segs[id >> SEG_SHIFT], __ATOMIC_ACQUIRE);
-
-	return &seg[id & (SEG_LEN - 1)];
 }
