@@ -19,28 +19,9 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
+#include "testlib.h"
 
 static const struct bus_type bus = { .name = "bbus" };
-
-static int nreleased;
-
-static void tdev_release(struct device *dev)
-{
-	nreleased++;
-	free(dev);
-}
-
-static struct device *new_dev(const char *name)
-{
-	struct device *dev = calloc(1, sizeof(*dev));
-
-	assert_non_null(dev);
-	dev->bus = &bus;
-	dev->release = tdev_release;
-	device_initialize(dev);
-	assert_int_equal(dev_set_name(dev, "%s", name), 0);
-	return dev;
-}
 
 static char trace[512];
 
@@ -115,7 +96,7 @@ static int setup(void **state)
 {
 	(void)state;
 	trace[0] = '\0';
-	nreleased = 0;
+	heap_released = 0;
 	probe_ret = 0;
 	return 0;
 }
@@ -130,7 +111,7 @@ static int count_nodes(struct device *dev)
 
 static void probe_failure_releases(void **state)
 {
-	struct device *dev = new_dev("pf");
+	struct device *dev = heap_dev(&bus, "pf");
 	struct devres_ledger before, after;
 
 	(void)state;
@@ -147,14 +128,14 @@ static void probe_failure_releases(void **state)
 	assert_int_equal(count_nodes(dev), 1);
 	device_unregister(dev);
 	assert_string_equal(trace, "probe rel:a2 rel:g1 rel:a1 rel:own");
-	assert_int_equal(nreleased, 1);
+	assert_int_equal(heap_released, 1);
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 }
 
 static void remove_then_release(void **state)
 {
-	struct device *dev = new_dev("rr");
+	struct device *dev = heap_dev(&bus, "rr");
 
 	(void)state;
 	assert_int_equal(device_add(dev), 0);
@@ -178,7 +159,7 @@ static void remove_then_release(void **state)
 
 static void unbound_resources_survive_rebind(void **state)
 {
-	struct device *dev = new_dev("rb");
+	struct device *dev = heap_dev(&bus, "rb");
 	int *own;
 
 	(void)state;
@@ -199,12 +180,12 @@ static void unbound_resources_survive_rebind(void **state)
 	device_del(dev);
 	assert_int_equal(count_nodes(dev), 0);
 	put_device(dev);
-	assert_int_equal(nreleased, 1);
+	assert_int_equal(heap_released, 1);
 }
 
 static void release_group_cannot_reach_binding(void **state)
 {
-	struct device *dev = new_dev("grp");
+	struct device *dev = heap_dev(&bus, "grp");
 	int warns;
 
 	(void)state;
@@ -232,8 +213,8 @@ static void attach_by_hand(void **state)
 	static const struct bus_type other_bus = { .name = "other" };
 	struct device_driver loose = { .name = "loose", .probe = probe_nop };
 	struct device_driver foreign = { .name = "foreign", .bus = &other_bus };
-	struct device *dev = new_dev("hand");
-	struct device *never = new_dev("never");
+	struct device *dev = heap_dev(&bus, "hand");
+	struct device *never = heap_dev(&bus, "never");
 	int warns = devres_warn_count();
 
 	(void)state;
@@ -265,7 +246,7 @@ static void attach_by_hand(void **state)
 
 static void thousand_cycles(void **state)
 {
-	struct device *dev = new_dev("cycle");
+	struct device *dev = heap_dev(&bus, "cycle");
 	struct devres_ledger before, mid, after;
 
 	(void)state;
@@ -360,7 +341,7 @@ static int parent_probe(struct device *dev)
 		return -ENOMEM;
 	child->bus = &family_bus;
 	child->parent = dev;
-	child->release = tdev_release;
+	child->release = heap_release;
 	device_initialize(child);
 	ret = dev_set_name(child, "child-of-%s", dev_name(dev));
 	if (!ret)
@@ -406,11 +387,11 @@ static void register_from_probe(void **state)
 	assert_int_equal(driver_register(&child_drv), 0);
 	assert_int_equal(driver_register(&parent_drv), 0);
 	/* Waits for the driver the parent's probe registers. */
-	waiting = new_dev("late-0");
+	waiting = heap_dev(&bus, "late-0");
 	waiting->bus = &family_bus;
 	assert_int_equal(device_add(waiting), 0);
 	assert_false(device_is_bound(waiting));
-	parent = new_dev("parent-0");
+	parent = heap_dev(&bus, "parent-0");
 	parent->bus = &family_bus;
 	assert_int_equal(device_add(parent), 0);
 	assert_true(device_is_bound(parent));
@@ -422,7 +403,7 @@ static void register_from_probe(void **state)
 				   "parent-remove child-remove child-remove");
 	assert_false(device_is_bound(waiting));
 	/* The child held its parent; both are gone now. */
-	assert_int_equal(nreleased, 2);
+	assert_int_equal(heap_released, 2);
 	device_unregister(waiting);
 	driver_unregister(&parent_drv);
 	driver_unregister(&child_drv);
@@ -468,7 +449,7 @@ static struct device_driver rude_drv = {
 
 static void callbacks_on_themselves(void **state)
 {
-	struct device *dev = new_dev("rude");
+	struct device *dev = heap_dev(&bus, "rude");
 
 	(void)state;
 	assert_int_equal(device_add(dev), 0);
@@ -479,7 +460,7 @@ static void callbacks_on_themselves(void **state)
 	assert_int_equal(rude_warns, 7);
 	assert_false(device_is_bound(dev));
 	device_unregister(dev);
-	assert_int_equal(nreleased, 1);
+	assert_int_equal(heap_released, 1);
 }
 
 /*
@@ -509,7 +490,7 @@ static struct device_driver handover_drv = {
 
 static void driver_registered_during_search(void **state)
 {
-	struct device *dev = new_dev("ho");
+	struct device *dev = heap_dev(&bus, "ho");
 
 	(void)state;
 	assert_int_equal(driver_register(&handover_drv), 0);
@@ -519,19 +500,6 @@ static void driver_registered_during_search(void **state)
 	device_unregister(dev);
 	driver_unregister(&better_drv);
 	driver_unregister(&handover_drv);
-}
-
-static int bus_init(void **state)
-{
-	(void)state;
-	return bus_register(&bus);
-}
-
-static int bus_exit(void **state)
-{
-	(void)state;
-	bus_unregister(&bus);
-	return 0;
 }
 
 int main(void)
@@ -550,5 +518,5 @@ int main(void)
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return cmocka_run_group_tests(tests, bus_init, bus_exit);
+	return run_tests_on_bus(tests, &bus);
 }

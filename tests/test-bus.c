@@ -16,26 +16,7 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
-
-static int nreleased;
-
-static void tdev_release(struct device *dev)
-{
-	nreleased++;
-	free(dev);
-}
-
-static struct device *new_dev(const struct bus_type *bus, const char *name)
-{
-	struct device *dev = calloc(1, sizeof(*dev));
-
-	assert_non_null(dev);
-	dev->bus = bus;
-	dev->release = tdev_release;
-	device_initialize(dev);
-	assert_int_equal(dev_set_name(dev, "%s", name), 0);
-	return dev;
-}
+#include "testlib.h"
 
 /* What happened, in order, as short words. */
 static char trace[256];
@@ -69,7 +50,7 @@ static int setup(void **state)
 {
 	(void)state;
 	trace[0] = '\0';
-	nreleased = 0;
+	heap_released = 0;
 	return 0;
 }
 
@@ -80,15 +61,15 @@ static void null_match_takes_all(void **state)
 				     .bus = &bus,
 				     .probe = probe_ok,
 				     .remove = remove_note };
-	struct device_driver other = { .name = "second",
-				       .bus = &bus,
-				       .probe = probe_ok };
+	struct device_driver second = { .name = "second",
+					.bus = &bus,
+					.probe = probe_ok };
 	struct device *a, *b;
 
 	(void)state;
 	assert_int_equal(bus_register(&bus), 0);
-	a = new_dev(&bus, "a");
-	b = new_dev(&bus, "b");
+	a = heap_dev(&bus, "a");
+	b = heap_dev(&bus, "b");
 	assert_int_equal(device_add(a), 0);
 	assert_int_equal(device_add(b), 0);
 	assert_string_equal(trace, "");
@@ -97,19 +78,19 @@ static void null_match_takes_all(void **state)
 	assert_ptr_equal(a->driver, &drv);
 	assert_ptr_equal(b->driver, &drv);
 	/* Both taken already; the second driver finds nothing to do. */
-	assert_int_equal(driver_register(&other), 0);
+	assert_int_equal(driver_register(&second), 0);
 	assert_string_equal(trace, "probe:a probe:b");
 	driver_unregister(&drv);
 	assert_string_equal(trace, "probe:a probe:b remove:a remove:b");
 	assert_null(a->driver);
 	/* Unbound devices stay; attach finds the remaining driver. */
 	assert_int_equal(device_attach(a), 1);
-	assert_ptr_equal(a->driver, &other);
-	driver_unregister(&other);
+	assert_ptr_equal(a->driver, &second);
+	driver_unregister(&second);
 	device_unregister(a);
 	device_unregister(b);
 	bus_unregister(&bus);
-	assert_int_equal(nreleased, 2);
+	assert_int_equal(heap_released, 2);
 }
 
 /* Matches drivers whose name is the device's name up to the first '-'. */
@@ -139,10 +120,10 @@ static void matching(void **state)
 	assert_int_equal(bus_register(&bus), 0);
 	assert_int_equal(driver_register(&uart), 0);
 	assert_int_equal(driver_register(&spi), 0);
-	u0 = new_dev(&bus, "uart-0");
-	s0 = new_dev(&bus, "spi-0");
-	x0 = new_dev(&bus, "i2c-0");
-	broken = new_dev(&bus, "broken");
+	u0 = heap_dev(&bus, "uart-0");
+	s0 = heap_dev(&bus, "spi-0");
+	x0 = heap_dev(&bus, "i2c-0");
+	broken = heap_dev(&bus, "broken");
 	assert_int_equal(device_add(u0), 0);
 	assert_int_equal(device_add(s0), 0);
 	assert_int_equal(device_add(x0), 0);
@@ -180,7 +161,7 @@ static void failed_probe_lets_next_try(void **state)
 	assert_int_equal(bus_register(&bus), 0);
 	assert_int_equal(driver_register(&bad), 0);
 	assert_int_equal(driver_register(&good), 0);
-	dev = new_dev(&bus, "d");
+	dev = heap_dev(&bus, "d");
 	assert_int_equal(device_add(dev), 0);
 	assert_string_equal(trace, "fail:d probe:d");
 	assert_ptr_equal(dev->driver, &good);
@@ -217,7 +198,7 @@ static void bus_wraps_driver(void **state)
 	(void)state;
 	assert_int_equal(bus_register(&bus), 0);
 	assert_int_equal(driver_register(&drv), 0);
-	dev = new_dev(&bus, "d");
+	dev = heap_dev(&bus, "d");
 	assert_int_equal(device_add(dev), 0);
 	device_release_driver(dev);
 	assert_string_equal(trace, "bus-probe:d probe:d bus-remove:d remove:d");
@@ -252,7 +233,7 @@ static void walk(void **state)
 	(void)state;
 	assert_int_equal(bus_register(&bus), 0);
 	for (int i = 0; i < 4; i++) {
-		d[i] = new_dev(&bus, names[i]);
+		d[i] = heap_dev(&bus, "%s", names[i]);
 		assert_int_equal(device_add(d[i]), 0);
 	}
 	assert_int_equal(bus_for_each_dev(&bus, NULL, &n, count_dev), 42);
@@ -270,7 +251,7 @@ static void walk(void **state)
 	assert_int_equal(n, 0);
 	for (int i = 0; i < 4; i++)
 		put_device(d[i]);
-	assert_int_equal(nreleased, 4);
+	assert_int_equal(heap_released, 4);
 	bus_unregister(&bus);
 }
 
@@ -298,12 +279,12 @@ static void bus_misuse(void **state)
 	assert_int_equal(devres_warn_count(), warns + 6);
 
 	/* A bus with a device on it stays registered. */
-	dev = new_dev(&bus, "d");
+	dev = heap_dev(&bus, "d");
 	assert_int_equal(device_add(dev), 0);
 	bus_unregister(&bus);
 	assert_int_equal(devres_warn_count(), warns + 7);
 	device_unregister(dev);
-	dev = new_dev(&bus, "d2");
+	dev = heap_dev(&bus, "d2");
 	assert_int_equal(device_add(dev), 0);
 	device_unregister(dev);
 	bus_unregister(&bus);

@@ -17,6 +17,7 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
+#include "testlib.h"
 
 static int name_match(struct device *dev, const struct device_driver *drv);
 
@@ -29,26 +30,6 @@ static int name_match(struct device *dev, const struct device_driver *drv)
 		return -EPROBE_DEFER;
 	return strcmp(drv->name, "any") == 0 ||
 	       strcmp(dev_name(dev), drv->name) == 0;
-}
-
-static int nreleased;
-
-static void tdev_release(struct device *dev)
-{
-	nreleased++;
-	free(dev);
-}
-
-static struct device *new_dev(const char *name)
-{
-	struct device *dev = calloc(1, sizeof(*dev));
-
-	assert_non_null(dev);
-	dev->bus = &bus;
-	dev->release = tdev_release;
-	device_initialize(dev);
-	assert_int_equal(dev_set_name(dev, "%s", name), 0);
-	return dev;
 }
 
 static char trace[512];
@@ -93,7 +74,7 @@ static int setup(void **state)
 {
 	(void)state;
 	trace[0] = '\0';
-	nreleased = 0;
+	heap_released = 0;
 	external_ready = 0;
 	a = b = c = NULL;
 	return 0;
@@ -106,9 +87,9 @@ static void chain_devices_in_reverse_order(void **state)
 	(void)state;
 	devres_ledger_snapshot(&before);
 	assert_int_equal(driver_register(&any_drv), 0);
-	a = new_dev("A");
-	b = new_dev("B");
-	c = new_dev("C");
+	a = heap_dev(&bus, "A");
+	b = heap_dev(&bus, "B");
+	c = heap_dev(&bus, "C");
 	assert_int_equal(device_add(a), 0);
 	assert_int_equal(device_add(b), 0);
 	assert_string_equal(trace, "A:defer B:defer");
@@ -144,9 +125,9 @@ static void chain_drivers_in_reverse_order(void **state)
 				    .probe = own_probe };
 
 	(void)state;
-	a = new_dev("A");
-	b = new_dev("B");
-	c = new_dev("C");
+	a = heap_dev(&bus, "A");
+	b = heap_dev(&bus, "B");
+	c = heap_dev(&bus, "C");
 	assert_int_equal(device_add(a), 0);
 	assert_int_equal(device_add(b), 0);
 	assert_int_equal(device_add(c), 0);
@@ -163,13 +144,13 @@ static void chain_drivers_in_reverse_order(void **state)
 	device_unregister(a);
 	device_unregister(b);
 	device_unregister(c);
-	assert_int_equal(nreleased, 3);
+	assert_int_equal(heap_released, 3);
 }
 
 static void defers_again_stays_parked(void **state)
 {
-	struct device *never = new_dev("never");
-	struct device *other;
+	struct device *never = heap_dev(&bus, "never");
+	struct device *bystander;
 
 	(void)state;
 	assert_int_equal(driver_register(&any_drv), 0);
@@ -180,27 +161,27 @@ static void defers_again_stays_parked(void **state)
 	driver_deferred_probe_trigger();
 	assert_string_equal(trace, "never:defer never:defer never:defer");
 	/* A bind elsewhere retries it once more, not in a loop. */
-	other = new_dev("other");
-	assert_int_equal(device_add(other), 0);
+	bystander = heap_dev(&bus, "other");
+	assert_int_equal(device_add(bystander), 0);
 	assert_string_equal(trace, "never:defer never:defer never:defer "
 				   "other:ok never:defer");
 	assert_false(device_is_bound(never));
-	device_unregister(other);
+	device_unregister(bystander);
 	/* Deleted while parked: never probed again. */
 	device_unregister(never);
 	driver_deferred_probe_trigger();
-	other = new_dev("other2");
-	assert_int_equal(device_add(other), 0);
+	bystander = heap_dev(&bus, "other2");
+	assert_int_equal(device_add(bystander), 0);
 	assert_string_equal(trace, "never:defer never:defer never:defer "
 				   "other:ok never:defer other2:ok");
-	device_unregister(other);
+	device_unregister(bystander);
 	driver_unregister(&any_drv);
-	assert_int_equal(nreleased, 3);
+	assert_int_equal(heap_released, 3);
 }
 
 static void trigger_on_demand(void **state)
 {
-	struct device *ext = new_dev("external");
+	struct device *ext = heap_dev(&bus, "external");
 
 	(void)state;
 	assert_int_equal(driver_register(&any_drv), 0);
@@ -218,7 +199,7 @@ static void trigger_on_demand(void **state)
 static void attach_by_hand_defers(void **state)
 {
 	struct device_driver loose = { .name = "loose", .probe = own_probe };
-	struct device *ext = new_dev("external");
+	struct device *ext = heap_dev(&bus, "external");
 
 	(void)state;
 	assert_int_equal(device_add(ext), 0);
@@ -235,7 +216,7 @@ static void attach_by_hand_defers(void **state)
 
 static void match_defers(void **state)
 {
-	struct device *md = new_dev("match-defers");
+	struct device *md = heap_dev(&bus, "match-defers");
 
 	(void)state;
 	assert_int_equal(driver_register(&any_drv), 0);
@@ -246,20 +227,7 @@ static void match_defers(void **state)
 	driver_deferred_probe_trigger();
 	driver_unregister(&any_drv);
 	assert_string_equal(trace, "");
-	assert_int_equal(nreleased, 1);
-}
-
-static int bus_init(void **state)
-{
-	(void)state;
-	return bus_register(&bus);
-}
-
-static int bus_exit(void **state)
-{
-	(void)state;
-	bus_unregister(&bus);
-	return 0;
+	assert_int_equal(heap_released, 1);
 }
 
 int main(void)
@@ -274,5 +242,5 @@ int main(void)
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return cmocka_run_group_tests(tests, bus_init, bus_exit);
+	return run_tests_on_bus(tests, &bus);
 }

@@ -45,6 +45,15 @@ static int match_even(struct device *dev, void *res, void *data)
 	return *(int *)res % 2 == 0;
 }
 
+/* Nodes alive now beyond the ledger's baseline. */
+static long nodes_added(void)
+{
+	struct devres_ledger l;
+
+	devres_ledger_snapshot(&l);
+	return l.nodes - ledger_base.nodes;
+}
+
 static void test_alloc_zeroed_aligned(void **state)
 {
 	static const size_t sizes[] = { 1, 7, 16, 24, 100, 4096, 100000 };
@@ -270,7 +279,6 @@ static void test_destroy_never_releases(void **state)
 {
 	struct device *dev = *state;
 	int before = devres_warn_count();
-	struct devres_ledger l;
 	int want = 1;
 
 	reset_order();
@@ -279,8 +287,7 @@ static void test_destroy_never_releases(void **state)
 	assert_int_equal(devres_destroy(dev, rec_release, match_value, &want),
 			 0);
 	assert_int_equal(norder, 0);
-	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes - ledger_base.nodes, 1);
+	assert_int_equal(nodes_added(), 1);
 	assert_int_equal(devres_destroy(dev, rec_release, match_value, &want),
 			 -ENOENT);
 	assert_int_equal(devres_destroy(dev, other_release, NULL, NULL),
@@ -295,7 +302,6 @@ static void test_release_calls_release(void **state)
 {
 	struct device *dev = *state;
 	int before = devres_warn_count();
-	struct devres_ledger l;
 	int want = 1;
 
 	reset_order();
@@ -306,8 +312,7 @@ static void test_release_calls_release(void **state)
 			 0);
 	assert_int_equal(norder, 1);
 	assert_int_equal(order[0], 1);
-	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes - ledger_base.nodes, 2);
+	assert_int_equal(nodes_added(), 2);
 	assert_int_equal(devres_release(dev, rec_release, match_value, &want),
 			 -ENOENT);
 	assert_int_equal(devres_release(dev, other_release, NULL, NULL),
@@ -427,7 +432,6 @@ static void test_release_callback_uses_devres_single(void **state)
 
 static void test_fail_nth_devres_alloc(void **state)
 {
-	struct devres_ledger l;
 	void *p[5];
 
 	(void)state;
@@ -441,8 +445,7 @@ static void test_fail_nth_devres_alloc(void **state)
 			assert_non_null(p[i]);
 	}
 	assert_int_equal(devres_fail_nth_get(), 0);
-	devres_ledger_snapshot(&l);
-	assert_int_equal(l.nodes - ledger_base.nodes, 4);
+	assert_int_equal(nodes_added(), 4);
 	for (int i = 0; i < 5; i++)
 		devres_free(p[i]);
 

@@ -20,28 +20,9 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
+#include "testlib.h"
 
 static const struct bus_type bus = { .name = "race" };
-
-static int nreleased;
-
-static void tdev_release(struct device *dev)
-{
-	__atomic_add_fetch(&nreleased, 1, __ATOMIC_RELAXED);
-	free(dev);
-}
-
-static struct device *new_dev(const char *prefix, int i)
-{
-	struct device *dev = calloc(1, sizeof(*dev));
-
-	assert_non_null(dev);
-	dev->bus = &bus;
-	dev->release = tdev_release;
-	device_initialize(dev);
-	assert_int_equal(dev_set_name(dev, "%s%d", prefix, i), 0);
-	return dev;
-}
 
 static int probes, removes;
 
@@ -80,7 +61,7 @@ static struct devres_ledger baseline;
 static int setup(void **state)
 {
 	(void)state;
-	probes = removes = nreleased = thread_errors = 0;
+	probes = removes = heap_released = thread_errors = 0;
 	devres_ledger_snapshot(&baseline);
 	return 0;
 }
@@ -123,7 +104,7 @@ static void register_vs_add(void **state)
 
 		probes = 0;
 		for (int i = 0; i < NDEV; i++)
-			devs[i] = new_dev("dev", i);
+			devs[i] = heap_dev(&bus, "dev%d", i);
 		assert_int_equal(pthread_create(&t1, NULL, add_all, NULL), 0);
 		assert_int_equal(
 			pthread_create(&t2, NULL, register_driver, NULL), 0);
@@ -138,7 +119,7 @@ static void register_vs_add(void **state)
 		for (int i = 0; i < NDEV; i++)
 			device_unregister(devs[i]);
 	}
-	assert_int_equal(nreleased, 20 * NDEV);
+	assert_int_equal(heap_released, 20 * NDEV);
 }
 
 static struct device *victim;
@@ -172,7 +153,7 @@ static void one_device_many_threads(void **state)
 
 	(void)state;
 	assert_int_equal(driver_register(&counting_drv), 0);
-	victim = new_dev("victim", 0);
+	victim = heap_dev(&bus, "victim%d", 0);
 	assert_int_equal(device_add(victim), 0);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, bind_unbind, NULL),
@@ -186,7 +167,7 @@ static void one_device_many_threads(void **state)
 	assert_int_equal(device_attach(victim), -ENODEV);
 	put_device(victim);
 	driver_unregister(&counting_drv);
-	assert_int_equal(nreleased, 1);
+	assert_int_equal(heap_released, 1);
 }
 
 /* A probe that waits to be let go, to unregister its driver meanwhile. */
@@ -235,7 +216,7 @@ static void unregister_waits_for_probe(void **state)
 	(void)state;
 	in_probe = gate_open = unregistered = 0;
 	assert_int_equal(driver_register(&slow_drv), 0);
-	victim = new_dev("slow", 0);
+	victim = heap_dev(&bus, "slow%d", 0);
 	assert_int_equal(pthread_create(&adder, NULL, add_victim, NULL), 0);
 	pthread_mutex_lock(&gate_lock);
 	while (!in_probe)
@@ -309,7 +290,7 @@ static void deferral_from_two_threads(void **state)
 		pthread_t t1, t2;
 
 		for (int i = 0; i < NCHAIN; i++)
-			chain[i] = new_dev("chain", i);
+			chain[i] = heap_dev(&bus, "chain%d", i);
 		assert_int_equal(
 			pthread_create(&t1, NULL, add_odd_or_even, &even), 0);
 		assert_int_equal(
@@ -343,7 +324,7 @@ static int family_probe(struct device *dev)
 			return -ENOMEM;
 		child->bus = dev->bus;
 		child->parent = dev;
-		child->release = tdev_release;
+		child->release = heap_release;
 		device_initialize(child);
 		ret = dev_set_name(child, "%s.child%d", dev_name(dev), i);
 		if (!ret)
@@ -388,9 +369,9 @@ static void *family_thread(void *arg)
 	int base = *(int *)arg;
 
 	for (int i = 0; i < 20; i++) {
-		struct device *dev = new_dev("parent", base + i);
+		struct device *dev =
+			heap_dev(&family_bus, "parent%d", base + i);
 
-		dev->bus = &family_bus;
 		check(device_add(dev) == 0);
 		check(device_is_bound(dev));
 		device_unregister(dev);
@@ -417,7 +398,7 @@ static void children_from_parallel_probes(void **state)
 	/* 40 parents and 80 children, each bound, unbound and released. */
 	assert_int_equal(probes, 120);
 	assert_int_equal(removes, 120);
-	assert_int_equal(nreleased, 120);
+	assert_int_equal(heap_released, 120);
 }
 
 static void *register_unregister_loop(void *arg)
@@ -453,7 +434,7 @@ static void drivers_come_and_go(void **state)
 
 	(void)state;
 	for (int j = 0; j < 4; j++) {
-		devs[j] = new_dev("cg", j);
+		devs[j] = heap_dev(&bus, "cg%d", j);
 		assert_int_equal(device_add(devs[j]), 0);
 	}
 	assert_int_equal(
@@ -520,10 +501,8 @@ static void drivers_registered_from_parallel_probes(void **state)
 	assert_int_equal(pthread_barrier_init(&both_in_probe, NULL, 2), 0);
 	assert_int_equal(bus_register(&reg_bus), 0);
 	assert_int_equal(driver_register(&registering_drv), 0);
-	for (int i = 0; i < 2; i++) {
-		devs[i] = new_dev("reg", i);
-		devs[i]->bus = &reg_bus;
-	}
+	for (int i = 0; i < 2; i++)
+		devs[i] = heap_dev(&reg_bus, "reg%d", i);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, add_one, devs[i]),
 				 0);
@@ -538,19 +517,6 @@ static void drivers_registered_from_parallel_probes(void **state)
 	driver_unregister(&registering_drv);
 	bus_unregister(&reg_bus);
 	assert_int_equal(probes, 2);
-}
-
-static int bus_init(void **state)
-{
-	(void)state;
-	return bus_register(&bus);
-}
-
-static int bus_exit(void **state)
-{
-	(void)state;
-	bus_unregister(&bus);
-	return 0;
 }
 
 int main(void)
@@ -574,5 +540,5 @@ int main(void)
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return cmocka_run_group_tests(tests, bus_init, bus_exit);
+	return run_tests_on_bus(tests, &bus);
 }

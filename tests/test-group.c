@@ -104,20 +104,26 @@ static void test_release_open_group(void **state)
 	EXPECT_ORDER(3, 2, 1, 4, 0);
 }
 
+/* O< 1 I< 2 3 I> 4 O>: I lies wholly inside O. */
+static void nest(struct device *dev, void **outer, void **inner)
+{
+	*outer = devres_open_group(dev, NULL, GFP_KERNEL);
+	add_rec(dev, 1);
+	*inner = devres_open_group(dev, NULL, GFP_KERNEL);
+	add_rec(dev, 2);
+	add_rec(dev, 3);
+	devres_close_group(dev, *inner);
+	add_rec(dev, 4);
+	devres_close_group(dev, *outer);
+}
+
 static void test_proper_nesting_outer(void **state)
 {
 	struct device *dev = *state;
 	void *outer, *inner;
 
 	reset_order();
-	outer = devres_open_group(dev, NULL, GFP_KERNEL);
-	add_rec(dev, 1);
-	inner = devres_open_group(dev, NULL, GFP_KERNEL);
-	add_rec(dev, 2);
-	add_rec(dev, 3);
-	devres_close_group(dev, inner);
-	add_rec(dev, 4);
-	devres_close_group(dev, outer);
+	nest(dev, &outer, &inner);
 	add_rec(dev, 5);
 
 	assert_int_equal(devres_release_group(dev, outer), 4);
@@ -137,14 +143,7 @@ static void test_proper_nesting_inner(void **state)
 	void *outer, *inner;
 
 	reset_order();
-	outer = devres_open_group(dev, NULL, GFP_KERNEL);
-	add_rec(dev, 1);
-	inner = devres_open_group(dev, NULL, GFP_KERNEL);
-	add_rec(dev, 2);
-	add_rec(dev, 3);
-	devres_close_group(dev, inner);
-	add_rec(dev, 4);
-	devres_close_group(dev, outer);
+	nest(dev, &outer, &inner);
 
 	assert_int_equal(devres_release_group(dev, inner), 2);
 	EXPECT_ORDER(3, 2);
@@ -169,6 +168,20 @@ static void overlap(struct device *dev, void **a, void **b)
 	devres_close_group(dev, *b);
 }
 
+/* The dump of @dev, with both markers of @g and no other group's. */
+static char *dump_lone_group(struct device *dev, void *g)
+{
+	char *d = dump_to_string(dev);
+	char want[64];
+
+	snprintf(want, sizeof(want), "group %p {", g);
+	assert_non_null(strstr(d, want));
+	snprintf(want, sizeof(want), "} group %p", g);
+	assert_non_null(strstr(d, want));
+	assert_int_equal(count_substr(d, "group"), 2);
+	return d;
+}
+
 static void test_improper_nesting_first(void **state)
 {
 	struct device *dev = *state;
@@ -181,14 +194,9 @@ static void test_improper_nesting_first(void **state)
 	EXPECT_ORDER(2, 1);
 	assert_int_equal(live_groups(), 1);
 	/* B survives with both markers around what remains of it. */
-	d = dump_to_string(dev);
-	snprintf(want, sizeof(want), "group %p {", b);
-	assert_non_null(strstr(d, want));
-	snprintf(want, sizeof(want), "} group %p", b);
-	assert_non_null(strstr(d, want));
+	d = dump_lone_group(dev, b);
 	snprintf(want, sizeof(want), "%p", a);
 	assert_null(strstr(d, want));
-	assert_int_equal(count_substr(d, "group"), 2);
 	free(d);
 	assert_int_equal(devres_release_group(dev, b), 1);
 	EXPECT_ORDER(2, 1, 3);
@@ -198,7 +206,6 @@ static void test_improper_nesting_first(void **state)
 static void test_improper_nesting_second(void **state)
 {
 	struct device *dev = *state;
-	char *d, want[64];
 	void *a, *b;
 
 	reset_order();
@@ -206,13 +213,7 @@ static void test_improper_nesting_second(void **state)
 	assert_int_equal(devres_release_group(dev, b), 2);
 	EXPECT_ORDER(3, 2);
 	assert_int_equal(live_groups(), 1);
-	d = dump_to_string(dev);
-	snprintf(want, sizeof(want), "group %p {", a);
-	assert_non_null(strstr(d, want));
-	snprintf(want, sizeof(want), "} group %p", a);
-	assert_non_null(strstr(d, want));
-	assert_int_equal(count_substr(d, "group"), 2);
-	free(d);
+	free(dump_lone_group(dev, a));
 	assert_int_equal(devres_release_group(dev, a), 1);
 	EXPECT_ORDER(3, 2, 1);
 	assert_int_equal(live_groups(), 0);

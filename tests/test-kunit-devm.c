@@ -109,15 +109,24 @@ static void root_register_get_unregister_with_devm(void **state)
 	assert_true(priv.device_released);
 }
 
+/* The platform device "test", allocated and added. */
+static struct platform_device *platform_device_added(void)
+{
+	struct platform_device *pdev;
+
+	pdev = platform_device_alloc("test", PLATFORM_DEVID_NONE);
+	assert_non_null(pdev);
+	assert_int_equal(platform_device_add(pdev), 0);
+	return pdev;
+}
+
 /* platform-device-devm: the same on a platform device. */
 static void platform_register_unregister(void **state)
 {
 	struct platform_device *pdev;
 
 	(void)state;
-	pdev = platform_device_alloc("test", PLATFORM_DEVID_NONE);
-	assert_non_null(pdev);
-	assert_int_equal(platform_device_add(pdev), 0);
+	pdev = platform_device_added();
 	priv.dev = &pdev->dev;
 	assert_int_equal(
 		devm_add_action_or_reset(priv.dev, device_action, &priv), 0);
@@ -130,9 +139,7 @@ static void platform_register_get_unregister_with_devm(void **state)
 	struct platform_device *pdev;
 
 	(void)state;
-	pdev = platform_device_alloc("test", PLATFORM_DEVID_NONE);
-	assert_non_null(pdev);
-	assert_int_equal(platform_device_add(pdev), 0);
+	pdev = platform_device_added();
 	priv.dev = &pdev->dev;
 	get_device(priv.dev);
 	assert_int_equal(devm_add_action_or_reset(priv.dev, put_device_action,

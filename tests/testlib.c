@@ -12,6 +12,7 @@
 #include <string.h>
 #include <cmocka.h>
 #include <devres/device.h>
+#include <devres/driver.h>
 #include <devres/fault.h>
 #include "testlib.h"
 
@@ -21,6 +22,7 @@ struct devres_ledger ledger_base;
 struct capture cap;
 int order[ORDER_MAX];
 int norder;
+int heap_released;
 
 /* How many of tdev and other the setup brought up. */
 static int ndevs;
@@ -80,6 +82,55 @@ int dev_teardown(void **state)
 	    devres_ledger_diff(&ledger_base, &now, stderr))
 		return -1;
 	return 0;
+}
+
+void heap_release(struct device *dev)
+{
+	__atomic_add_fetch(&heap_released, 1, __ATOMIC_RELAXED);
+	free(dev);
+}
+
+struct device *heap_dev(const struct bus_type *bus, const char *fmt, ...)
+{
+	struct device *dev = calloc(1, sizeof(*dev));
+	char name[128];
+	va_list ap;
+	int len;
+
+	va_start(ap, fmt);
+	len = vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	assert_in_range(len, 0, sizeof(name) - 1);
+	assert_non_null(dev);
+	dev->bus = bus;
+	dev->release = heap_release;
+	device_initialize(dev);
+	assert_int_equal(dev_set_name(dev, "%s", name), 0);
+	return dev;
+}
+
+/* The bus of run_group_on_bus(): cmocka gives a group setup no argument. */
+static const struct bus_type *group_bus;
+
+static int bus_group_setup(void **state)
+{
+	(void)state;
+	return bus_register(group_bus);
+}
+
+static int bus_group_teardown(void **state)
+{
+	(void)state;
+	bus_unregister(group_bus);
+	return 0;
+}
+
+int run_group_on_bus(const char *name, const struct CMUnitTest *tests, size_t n,
+		     const struct bus_type *bus)
+{
+	group_bus = bus;
+	return _cmocka_run_group_tests(name, tests, n, bus_group_setup,
+				       bus_group_teardown);
 }
 
 /* ctx is non-NULL when only WARNING lines are wanted. */

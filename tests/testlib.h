@@ -14,6 +14,8 @@
 #include <devres/device.h>
 #include <devres/fault.h>
 
+struct CMUnitTest;
+
 /* "test-dev", and "other-dev" for the tests that need a second device. */
 extern struct device tdev, other;
 /* How many times the release of tdev or other ran. */
@@ -31,6 +33,26 @@ int two_dev_setup(void **state);
  * fails unless each release ran once and the ledger is at its baseline.
  */
 int dev_teardown(void **state);
+
+/*
+ * A zeroed device on the heap, on @bus (NULL for none), initialized and
+ * named like printf; its release frees it and counts in heap_released,
+ * atomically, so that the last reference may go on any thread.
+ */
+struct device *heap_dev(const struct bus_type *bus, const char *fmt, ...)
+	DEVRES_PRINTF(2, 3);
+extern int heap_released;
+/* The release of heap_dev(), for a device a probe builds by hand. */
+void heap_release(struct device *dev);
+
+/*
+ * cmocka_run_group_tests() with @bus registered around the group: the
+ * group fails to set up if the bus does not register.
+ */
+#define run_tests_on_bus(tests, bus)                                           \
+	run_group_on_bus(#tests, tests, sizeof(tests) / sizeof((tests)[0]), bus)
+int run_group_on_bus(const char *name, const struct CMUnitTest *tests, size_t n,
+		     const struct bus_type *bus);
 
 /* Lines the sink received; n counts them all, even past CAP_LINES. */
 #define CAP_LINES 64
