@@ -10,19 +10,14 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
-#include <fcntl.h>
-#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/wait.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
 #include "testlib.h"
-
-extern char **environ;
 
 /* Logging goes off again before the shared teardown checks the ledger. */
 static int teardown(void **state)
@@ -412,71 +407,19 @@ static int log_child(void)
 	return 0;
 }
 
-/*
- * This test's own path. Under valgrind /proc/self/exe is valgrind's tool,
- * which refuses to run directly; readlink() of it gives the test's path.
- */
-static const char *self_exe(void)
-{
-	static char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-	if (n <= 0)
-		return "/proc/self/exe";
-	path[n] = '\0';
-	return path;
-}
-
-static char *run_child(const char *log_env)
-{
-	char *argv[] = { "test-debug", "--log-child", NULL };
-	char *envp[5] = { (char *)log_env, "DEVRES_WARN_BACKTRACE=0" };
-	int nenv = 2;
-	posix_spawn_file_actions_t fa;
-	char *out = NULL;
-	size_t len = 0;
-	char buf[512];
-	int pipefd[2], status;
-	FILE *f;
-	ssize_t got;
-	pid_t pid;
-
-	/* A clean environment, but the sanitizers' options are kept. */
-	for (char **e = environ; *e && nenv < 4; e++)
-		if (!strncmp(*e, "ASAN_OPTIONS=", 13) ||
-		    !strncmp(*e, "UBSAN_OPTIONS=", 14))
-			envp[nenv++] = *e;
-	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
-	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
-	assert_int_equal(posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2),
-			 0);
-	assert_int_equal(posix_spawn(&pid, self_exe(), &fa, NULL, argv, envp),
-			 0);
-	posix_spawn_file_actions_destroy(&fa);
-	close(pipefd[1]);
-	f = open_memstream(&out, &len);
-	assert_non_null(f);
-	while ((got = read(pipefd[0], buf, sizeof(buf))) > 0)
-		fwrite(buf, 1, (size_t)got, f);
-	close(pipefd[0]);
-	fclose(f);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-	return out;
-}
-
 static void test_env_log(void **state)
 {
 	char *out;
 
 	(void)state;
-	out = run_child("DEVRES_LOG=1");
+	assert_int_equal(run_self("DEVRES_LOG=1", &out, "--log-child", NULL),
+			 0);
 	assert_non_null(strstr(out, "child-dev: DEVRES ADD "));
 	assert_non_null(strstr(out, " my_release (12 bytes)\n"));
 	assert_non_null(strstr(out, "child-dev: DEVRES REL "));
 	free(out);
-	out = run_child("DEVRES_LOG=0");
+	assert_int_equal(run_self("DEVRES_LOG=0", &out, "--log-child", NULL),
+			 0);
 	assert_null(strstr(out, "DEVRES"));
 	free(out);
 }

@@ -16,6 +16,7 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
+#include "testlib.h"
 
 struct tdev {
 	struct device dev;
@@ -321,7 +322,45 @@ static void register_failure_then_put(void **state)
 	assert_int_equal(nreleased, 1);
 }
 
-int main(void)
+static void stack_release(struct device *dev)
+{
+	(void)dev;
+}
+
+/* The child half of dbg_from_environment: one dev_dbg line to stderr. */
+static int dbg_child(void)
+{
+	struct device dev = { .release = stack_release };
+
+	device_initialize(&dev);
+	if (dev_set_name(&dev, "dbg-dev"))
+		return 2;
+	dev_dbg(&dev, "debugging");
+	put_device(&dev);
+	return 0;
+}
+
+/* DEVRES_DEBUG=1 at start turns dev_dbg on; anything else leaves it off. */
+static void dbg_from_environment(void **state)
+{
+	char *err;
+
+	(void)state;
+	assert_int_equal(run_self("DEVRES_DEBUG=1", &err, "--dbg-child", NULL),
+			 0);
+	assert_non_null(strstr(err, "dbg-dev: debugging\n"));
+	free(err);
+	assert_int_equal(run_self("DEVRES_DEBUG=0", &err, "--dbg-child", NULL),
+			 0);
+	assert_null(strstr(err, "debugging"));
+	free(err);
+	assert_int_equal(run_self("DEVRES_DEBUG", &err, "--dbg-child", NULL),
+			 0);
+	assert_null(strstr(err, "debugging"));
+	free(err);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(register_unregister, setup,
@@ -338,8 +377,11 @@ int main(void)
 		cmocka_unit_test_setup_teardown(put_too_often, setup, teardown),
 		cmocka_unit_test_setup_teardown(register_failure_then_put,
 						setup, teardown),
+		cmocka_unit_test(dbg_from_environment),
 	};
 
+	if (argc > 1 && strcmp(argv[1], "--dbg-child") == 0)
+		return dbg_child();
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

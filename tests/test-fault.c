@@ -7,7 +7,6 @@
  */
 #include <errno.h>
 #include <pthread.h>
-#include <spawn.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -15,12 +14,10 @@
 #include <string.h>
 #include <setjmp.h>
 #include <unistd.h>
-#include <sys/wait.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
-
-extern char **environ;
+#include "testlib.h"
 
 static void dev_release(struct device *dev)
 {
@@ -210,49 +207,14 @@ static void per_thread(void **state)
 	dev_done(&dev);
 }
 
-/*
- * This test's own path. Under valgrind /proc/self/exe is valgrind's tool,
- * which refuses to run directly; readlink() of it gives the test's path.
- */
-static const char *self_exe(void)
-{
-	static char path[4096];
-	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
-
-	if (n <= 0)
-		return "/proc/self/exe";
-	path[n] = '\0';
-	return path;
-}
-
-/* Runs this binary again with DEVRES_FAIL_NTH set to @value. */
+/* Runs this binary again with DEVRES_FAIL_NTH set to @value (or unset). */
 static int run_child(const char *value, const char *expect)
 {
-	char *argv[] = { "test-fault", "--child-fail-nth", (char *)expect,
-			 NULL };
-	char var[64], **env;
-	size_t n = 0, j = 0;
-	int status;
-	pid_t pid;
+	char var[64] = "DEVRES_FAIL_NTH";
 
-	while (environ[n])
-		n++;
-	env = calloc(n + 2, sizeof(*env));
-	assert_non_null(env);
-	for (size_t i = 0; i < n; i++)
-		if (strncmp(environ[i], "DEVRES_FAIL_NTH=", 16) != 0)
-			env[j++] = environ[i];
-	if (value) {
+	if (value)
 		snprintf(var, sizeof(var), "DEVRES_FAIL_NTH=%s", value);
-		env[j++] = var;
-	}
-	env[j] = NULL;
-	assert_int_equal(posix_spawn(&pid, self_exe(), NULL, NULL, argv, env),
-			 0);
-	free(env);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	assert_true(WIFEXITED(status));
-	return WEXITSTATUS(status);
+	return run_self(var, NULL, "--child-fail-nth", expect, NULL);
 }
 
 static void environment_arms_main_thread(void **state)
@@ -283,15 +245,15 @@ static void *read_nth(void *p)
  */
 static int child(unsigned int expect)
 {
-	unsigned int other = 99;
+	unsigned int in_thread = 99;
 	struct device dev;
 	pthread_t t;
 	int bad = 0;
 
 	if (devres_fail_nth_get() != expect)
 		return 2;
-	if (pthread_create(&t, NULL, read_nth, &other) ||
-	    pthread_join(t, NULL) || other != 0)
+	if (pthread_create(&t, NULL, read_nth, &in_thread) ||
+	    pthread_join(t, NULL) || in_thread != 0)
 		return 3;
 	dev_init(&dev);
 	for (unsigned int i = 1; i <= expect + 2; i++) {

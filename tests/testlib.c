@@ -3,18 +3,25 @@
  * The shared test fixture (see testlib.h). Linked into every test binary,
  * so it uses nothing but the public API and cmocka.
  */
+#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <fcntl.h>
+#include <spawn.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
 #include "testlib.h"
+
+extern char **environ;
 
 struct device tdev, other;
 int tdev_released;
@@ -259,4 +266,85 @@ int *add_rec(struct device *dev, int v)
 	*p = v;
 	devres_add(dev, p);
 	return p;
+}
+
+/*
+ * This test's own path. Under valgrind /proc/self/exe is valgrind's tool,
+ * which refuses to run directly; readlink() of it gives the test's path.
+ */
+static const char *self_exe(void)
+{
+	static char path[4096];
+	ssize_t n = readlink("/proc/self/exe", path, sizeof(path) - 1);
+
+	if (n <= 0)
+		return "/proc/self/exe";
+	path[n] = '\0';
+	return path;
+}
+
+/*
+ * The environment with "NAME=value" @var in place of any inherited NAME,
+ * or without NAME when @var is a bare "NAME".
+ */
+static char **env_with(const char *var)
+{
+	size_t name_len = var ? strcspn(var, "=") : 0;
+	size_t n = 0, j = 0;
+	char **env;
+
+	while (environ[n])
+		n++;
+	env = calloc(n + 2, sizeof(*env));
+	assert_non_null(env);
+	for (size_t i = 0; i < n; i++)
+		if (!var || strncmp(environ[i], var, name_len) != 0 ||
+		    environ[i][name_len] != '=')
+			env[j++] = environ[i];
+	if (var && var[name_len] == '=')
+		env[j++] = (char *)var;
+	env[j] = NULL;
+	return env;
+}
+
+int run_self(const char *var, char **ret_err, const char *arg, ...)
+{
+	char *argv[8] = { "self", (char *)arg };
+	posix_spawn_file_actions_t fa;
+	char *out = NULL, buf[512], **env;
+	int pipefd[2], status, argc = 2;
+	size_t len = 0;
+	ssize_t got;
+	va_list ap;
+	FILE *f;
+	pid_t pid;
+
+	va_start(ap, arg);
+	while (argc < 7 && (argv[argc] = va_arg(ap, char *)))
+		argc++;
+	va_end(ap);
+	argv[argc] = NULL;
+	env = env_with(var);
+	assert_int_equal(pipe2(pipefd, O_CLOEXEC), 0);
+	assert_int_equal(posix_spawn_file_actions_init(&fa), 0);
+	assert_int_equal(posix_spawn_file_actions_adddup2(&fa, pipefd[1], 2),
+			 0);
+	assert_int_equal(posix_spawn(&pid, self_exe(), &fa, NULL, argv, env),
+			 0);
+	posix_spawn_file_actions_destroy(&fa);
+	free(env);
+	close(pipefd[1]);
+	f = open_memstream(&out, &len);
+	assert_non_null(f);
+	while ((got = read(pipefd[0], buf, sizeof(buf))) > 0)
+		fwrite(buf, 1, (size_t)got, f);
+	close(pipefd[0]);
+	fclose(f);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	if (ret_err)
+		*ret_err = out;
+	else
+		free(out);
+	return WEXITSTATUS(status);
 }

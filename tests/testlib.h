@@ -95,4 +95,13 @@ void rec_release(struct device *dev, void *res);
 /* Adds a recorder node holding @v to @dev. */
 int *add_rec(struct device *dev, int v);
 
+/*
+ * Runs this test binary again with the arguments @arg, ... (NULL-ended)
+ * and, when @var ("NAME=value") is set, that variable in place of any
+ * inherited one of its name (a bare "NAME" removes it): how a test checks
+ * what the library reads from the environment at start. Returns the exit status; the child's
+ * stderr goes to *@ret_err (to be freed) unless @ret_err is NULL.
+ */
+int run_self(const char *var, char **ret_err, const char *arg, ...);
+
 #endif /* DEVRES_TESTLIB_H */
