@@ -392,16 +392,20 @@ static bool from_own_callback(struct device *dev, const char *func)
 	return true;
 }
 
-int device_attach(struct device *dev)
+/*
+ * Binds @dev to @drv, or, when @drv is NULL, to the first driver of its bus
+ * that takes it; then retries parked devices if anything bound meanwhile.
+ * Returns what device_attach() returns for a search, else 0 or -errno.
+ */
+static int attach(struct device *dev, const struct device_driver *drv,
+		  const char *func)
 {
 	struct device_private *dp;
 	unsigned long gen;
 	struct held h;
 	int ret;
 
-	if (!devres__dev_ok(dev, __func__))
-		return -EINVAL;
-	if (from_own_callback(dev, __func__))
+	if (from_own_callback(dev, func))
 		return -EDEADLK;
 	dp = dev_private(dev);
 	if (!dp)
@@ -411,21 +415,25 @@ int device_attach(struct device *dev)
 	if (dp->dead)
 		ret = -ENODEV;
 	else if (dev->driver)
-		ret = 1;
-	else if (!dp->bus)
-		ret = 0;
+		ret = drv ? -EBUSY : 1;
+	else if (drv)
+		ret = really_probe(dev, drv, &h);
 	else
-		ret = try_drivers(dev, &h);
+		ret = dp->bus ? try_drivers(dev, &h) : 0;
 	dev_unlock(&h);
 	devres__retry_if_bound(gen);
 	return ret;
 }
 
+int device_attach(struct device *dev)
+{
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	return attach(dev, NULL, __func__);
+}
+
 int device_driver_attach(const struct device_driver *drv, struct device *dev)
 {
-	struct device_private *dp;
-	unsigned long gen;
-	struct held h;
 	int ret;
 
 	if (!drv || !devres__dev_ok(dev, __func__)) {
@@ -439,21 +447,7 @@ int device_driver_attach(const struct device_driver *drv, struct device *dev)
 			     drv->bus->name ? drv->bus->name : "(null)");
 		return -EINVAL;
 	}
-	if (from_own_callback(dev, __func__))
-		return -EDEADLK;
-	dp = dev_private(dev);
-	if (!dp)
-		return -ENODEV;
-	gen = devres__bind_gen();
-	dev_lock(dev, &h);
-	if (dp->dead)
-		ret = -ENODEV;
-	else if (dev->driver)
-		ret = -EBUSY;
-	else
-		ret = really_probe(dev, drv, &h);
-	dev_unlock(&h);
-	devres__retry_if_bound(gen);
+	ret = attach(dev, drv, __func__);
 	return ret == -EPROBE_DEFER ? -EAGAIN : ret;
 }
 
