@@ -42,7 +42,7 @@ format-check: deps
 
 # The library's sources under .clang-tidy, with the dev build's flags.
 tidy: build-dev
-	clang-tidy -p build/dev --quiet --warnings-as-errors='*' src/*.c
+	clang-tidy -p build/dev --quiet --warnings-as-errors='*' src/*/*.c
 
 check: deps format-check test-dev tidy test-asan test-tsan fuzz-check memcheck
 	@echo "make check: all passed"

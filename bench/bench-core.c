@@ -22,7 +22,7 @@
 #include <unistd.h>
 #include <devres/device.h>
 /* The private layout, only for the sizes of a node header and a group. */
-#include "../src/internal.h"
+#include "../src/base/internal.h"
 
 #define NOINLINE __attribute__((noinline))
 
