@@ -52,6 +52,9 @@ DEVRES_API unsigned int devres_fail_nth_get(void);
  * @dma_bytes: their bytes
  * @threads: threads started for managed calls (not the library's own)
  * @devices: devices registered with device_add()
+ * @regions: busy I/O or memory regions requested in the resource tree
+ * @dma_maps: streaming DMA mappings (dma_map_single() and friends) live
+ * @revocables: revocable resources not yet released
  */
 struct devres_ledger {
 	long nodes;
@@ -65,6 +68,9 @@ struct devres_ledger {
 	long dma_bytes;
 	long threads;
 	long devices;
+	long regions;
+	long dma_maps;
+	long revocables;
 };
 
 /**

@@ -1,23 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Definitions shared between the library's files. Nothing here is API.
+ * The devres core's own definitions: the node, its kinds, groups. Nothing
+ * here is API, and no subsystem includes it: subsystems use subsys.h.
  */
 #ifndef DEVRES_INTERNAL_H
 #define DEVRES_INTERNAL_H
 
-#include <stdbool.h>
 #include <stdint.h>
-#include <devres/device.h>
-
-#define likely(x) __builtin_expect(!!(x), 1)
-#define unlikely(x) __builtin_expect(!!(x), 0)
-
-#define HIDDEN __attribute__((visibility("hidden")))
-#define TLS_FAST __thread __attribute__((tls_model("initial-exec")))
-
-/* Stamped into struct device by device_initialize(), cleared at the end. */
-#define DEVRES_DEV_MAGIC 0x64657672u
-#define DEVRES_DEV_DEAD 0x64656164u
+#include "subsys.h"
 
 /*
  * A node: 16 bytes of bookkeeping in front of the data area. The list runs
@@ -85,73 +75,8 @@ static inline const struct devres__kind *devres__kind(uint32_t id)
 	return &seg[id & ((1u << DR_KIND_SEG_SHIFT) - 1)];
 }
 
-/* devres.c: what the driver core needs of the devres core. */
+/* group.c: what the driver core needs of the devres core. */
 HIDDEN int devres__binding_open(struct device *dev, struct devres__group *g);
 HIDDEN int devres__binding_release(struct device *dev, struct devres__group *g);
-HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);
-
-/* On every call's path: the check is inline, the WARN is not. */
-static inline bool devres__dev_ok(const struct device *dev, const char *func)
-{
-	if (likely(dev && dev->magic == DEVRES_DEV_MAGIC))
-		return true;
-	return devres__dev_bad(dev, func);
-}
-
-/* log.c */
-extern HIDDEN bool devres__log_on;
-HIDDEN void devres__log(const struct device *dev, const char *op,
-			const void *node, const char *name, size_t size);
-HIDDEN void devres__warn(const struct device *dev, const char *func,
-			 const char *fmt, ...) DEVRES_PRINTF(3, 4);
-HIDDEN void devres__print(int level, const char *fmt, ...) DEVRES_PRINTF(2, 3);
-HIDDEN const char *devres__dev_label(const struct device *dev, char *buf,
-				     size_t len);
-
-/* fault.c: the one fault-injection point. */
-extern HIDDEN TLS_FAST unsigned int devres__fail_nth;
-HIDDEN bool devres__fail_now(void);
-
-static inline bool devres__should_fail(void)
-{
-	return unlikely(devres__fail_nth != 0) && devres__fail_now();
-}
-
-/* ledger.c: live resources by kind; cheap per-thread counters. */
-enum devres__ledger_kind {
-	DL_NODES,
-	DL_NODE_BYTES,
-	DL_GROUPS,
-	DL_FDS,
-	DL_MAPS,
-	DL_MAP_BYTES,
-	DL_IRQ_HANDLERS,
-	DL_DMA_BUFFERS,
-	DL_DMA_BYTES,
-	DL_THREADS,
-	DL_DEVICES,
-	DL_NR,
-};
-
-/* This thread's tally, NULL until its first count. */
-extern HIDDEN TLS_FAST long *devres__tally;
-HIDDEN void devres__ledger_add_first(enum devres__ledger_kind kind, long delta);
-
-/*
- * Every node is counted four times (nodes and bytes, up and down), so the
- * common case is inline: a plain add to this thread's own tally.
- */
-static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
-{
-	long *v = devres__tally;
-
-	if (unlikely(!v)) {
-		devres__ledger_add_first(kind, delta);
-		return;
-	}
-	__atomic_store_n(&v[kind],
-			 __atomic_load_n(&v[kind], __ATOMIC_RELAXED) + delta,
-			 __ATOMIC_RELAXED);
-}
 
 #endif /* DEVRES_INTERNAL_H */

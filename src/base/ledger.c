@@ -112,6 +112,9 @@ void devres_ledger_snapshot(struct devres_ledger *ret_ledger)
 		.dma_bytes = v[DL_DMA_BYTES],
 		.threads = v[DL_THREADS],
 		.devices = v[DL_DEVICES],
+		.regions = v[DL_REGIONS],
+		.dma_maps = v[DL_DMA_MAPS],
+		.revocables = v[DL_REVOCABLES],
 	};
 }
 
@@ -125,7 +128,8 @@ int devres_ledger_diff(const struct devres_ledger *before,
 #define K(m) { #m, offsetof(struct devres_ledger, m) }
 		K(nodes),     K(node_bytes), K(groups),	      K(fds),
 		K(maps),      K(map_bytes),  K(irq_handlers), K(dma_buffers),
-		K(dma_bytes), K(threads),    K(devices),
+		K(dma_bytes), K(threads),    K(devices),      K(regions),
+		K(dma_maps),  K(revocables),
 #undef K
 	};
 	int differ = 0;
