@@ -2,11 +2,11 @@
 # The README's two commands: `make demo` and `make check`.
 
 PKGS := cmake ninja-build gcc g++ clang clang-format clang-tidy pkg-config \
-	valgrind libcmocka-dev libclang-rt-14-dev python3
+	valgrind libcmocka-dev libclang-rt-14-dev python3 man-db groff-base dpkg
 SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all demo check deps format format-check tidy build-% test-% clean \
-	fuzz fuzz-check soak memcheck
+	fuzz fuzz-check soak memcheck package
 
 all: build-dev
 
@@ -25,14 +25,31 @@ deps:
 	fi
 
 build-%: deps
-	cmake --preset $* >/dev/null
+	cmake --preset $* -DDEVRES_TESTS_REQUIRED=ON >/dev/null
 	cmake --build --preset $*
 
 test-%: build-%
 	ctest --preset $* -j2
 
-demo: build-dev
-	./build/dev/examples/demo
+# The demo needs CMake, a build tool and a C compiler, and builds only
+# itself and the library. ARGS are passed to it (make demo ARGS=--help).
+DEMO_GEN = $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
+DEMO_DIR = build/demo-$(if $(findstring Ninja,$(DEMO_GEN)),ninja,make)
+demo:
+	@sh tools/need.sh "cmake:cmake cc:gcc"
+	@mkdir -p build/logs
+	@cmake -S . -B $(DEMO_DIR) -G "$(DEMO_GEN)" -DCMAKE_BUILD_TYPE=Release \
+		-DDEVRES_BUILD_EXAMPLES=ON >build/logs/demo-build.log 2>&1 && \
+	cmake --build $(DEMO_DIR) --target demo >>build/logs/demo-build.log 2>&1 || \
+		{ cat build/logs/demo-build.log; exit 1; }
+	./$(DEMO_DIR)/examples/demo $(ARGS)
+
+# Debian packages (libdevres0, libdevres-dev) and a source tarball.
+package:
+	@sh tools/need.sh "cmake:cmake cc:gcc dpkg-deb:dpkg python3:python3"
+	cmake --preset release -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
+	cmake --build --preset release
+	cd build/release && cpack && cpack --config CPackSourceConfig.cmake
 
 format:
 	clang-format -i $(SOURCES)
@@ -44,7 +61,17 @@ format-check: deps
 tidy: build-dev
 	clang-tidy -p build/dev --quiet --warnings-as-errors='*' src/*/*.c
 
-check: deps format-check test-dev tidy test-asan test-tsan fuzz-check memcheck
+# One line per stage; each stage's output is in build/logs/<stage>.log.
+STAGE = sh tools/stage.sh
+SUB = $(MAKE) --no-print-directory
+check: deps
+	@$(STAGE) format $(SUB) format-check
+	@$(STAGE) dev $(SUB) test-dev
+	@$(STAGE) tidy $(SUB) tidy
+	@$(STAGE) asan $(SUB) test-asan
+	@$(STAGE) tsan $(SUB) test-tsan
+	@$(STAGE) fuzz $(SUB) fuzz-check
+	@$(STAGE) memcheck $(SUB) memcheck
 	@echo "make check: all passed"
 
 # libFuzzer over the model interpreter (fuzz/), built with clang on its own.
@@ -81,7 +108,7 @@ memcheck: deps
 		-DCMAKE_PROJECT_INCLUDE=$(CURDIR)/tests/memcheck.cmake >/dev/null
 	cmake --build build/memcheck
 	rm -f build/memcheck/Testing/Temporary/MemoryChecker.*
-	cd build/memcheck && ctest -T memcheck -L unit -E '^(headers|exports)$$' \
+	cd build/memcheck && ctest -T memcheck -L unit -E '^(headers|exports|kerneldoc|manpages)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/memcheck/Testing/Temporary/MemoryChecker.*.log

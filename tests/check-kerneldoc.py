@@ -6,22 +6,15 @@ import re
 import sys
 from pathlib import Path
 
+sys.path.insert(0, str(Path(sys.argv[1], "tools")))
+from kdoc2man import functions, headers  # noqa: E402
+
 bad = 0
 count = 0
-for header in sorted(Path(sys.argv[1], "include", "devres").glob("*.h")):
-    text = header.read_text()
-    for m in re.finditer(r"DEVRES_API\s+([^;{]*?)\b([a-z_0-9]+)\s*\(", text):
-        line_start = text.rfind("\n", 0, m.start()) + 1
-        if m.group(2).startswith("__") or text[line_start] == "#":
-            continue
+for header in headers(sys.argv[1]):
+    for name, proto, doc in functions(header.read_text()):
         count += 1
-        name, rettype = m.group(2), m.group(1).strip()
-        before = text[: m.start()].rstrip()
-        doc = None
-        if before.endswith("*/"):
-            start = before.rfind("/**")
-            if start >= 0 and "*/" not in before[start:-2]:
-                doc = before[start:]
+        rettype = proto[: proto.index(name)].strip()
         problems = []
         if doc is None:
             problems.append("no kernel-doc block")
@@ -30,8 +23,7 @@ for header in sorted(Path(sys.argv[1], "include", "devres").glob("*.h")):
                 problems.append("first line is not '%s() - summary'" % name)
             if "Context:" not in doc:
                 problems.append("no Context:")
-            returns_void = rettype in ("void", "static inline void")
-            if not returns_void and "Return:" not in doc:
+            if rettype != "void" and "Return:" not in doc:
                 problems.append("no Return:")
         if problems:
             bad += 1
