@@ -300,8 +300,8 @@ bool devres_thread_should_stop(void)
 	return t && __atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
 }
 
-/* What is left until @deadline into @ret_left; false once it passed. */
-static bool time_left(const struct timespec *deadline,
+/* What is left until @deadline into @ret_left, zero once it passed. */
+static void time_left(const struct timespec *deadline,
 		      struct timespec *ret_left)
 {
 	struct timespec now, d;
@@ -313,15 +313,15 @@ static bool time_left(const struct timespec *deadline,
 		d.tv_sec--;
 		d.tv_nsec += 1000000000;
 	}
-	if (d.tv_sec < 0 || (d.tv_sec == 0 && d.tv_nsec == 0))
-		return false;
+	if (d.tv_sec < 0)
+		d.tv_sec = d.tv_nsec = 0;
 	*ret_left = d;
-	return true;
 }
 
 /*
  * ppoll() on @fd (may be -1: ignored) and this thread's wake descriptor
- * until @deadline (NULL: none); signals do not cut the wait short.
+ * until @deadline (NULL: none), at least once; signals do not cut the
+ * wait short.
  */
 static int wait_until(int fd, short events, const struct timespec *deadline)
 {
@@ -330,19 +330,15 @@ static int wait_until(int fd, short events, const struct timespec *deadline)
 		{ .fd = fd, .events = events },
 		{ .fd = t ? t->wake_fd : -1, .events = POLLIN },
 	};
-	struct timespec left, *tp;
+	struct timespec left = { 0, 0 };
 	int n;
 
 	for (;;) {
 		if (devres_thread_should_stop())
 			return -EINTR;
-		tp = NULL;
-		if (deadline) {
-			if (!time_left(deadline, &left))
-				return 0;
-			tp = &left;
-		}
-		n = ppoll(p, 2, tp, NULL);
+		if (deadline)
+			time_left(deadline, &left);
+		n = ppoll(p, 2, deadline ? &left : NULL, NULL);
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (devres_thread_should_stop())
@@ -351,6 +347,8 @@ static int wait_until(int fd, short events, const struct timespec *deadline)
 			return -EBADF;
 		if (n > 0 && p[0].revents)
 			return p[0].revents;
+		if (n == 0 && !left.tv_sec && !left.tv_nsec)
+			return 0;
 	}
 }
 
