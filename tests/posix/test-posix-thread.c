@@ -21,6 +21,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
@@ -416,6 +417,88 @@ static void test_thread_stops_before_older_resources(void **state)
 	assert_int_equal(devres_release_all(dev), 2);
 }
 
+#define NRACE 8
+
+struct race {
+	struct device *dev;
+	int fd[NRACE];
+	void *map[NRACE];
+	struct devres_thread *t;
+	int go;
+	int stop_ret;
+};
+
+/* Gives each resource back by hand while the owner releases them all. */
+static void *close_by_hand(void *arg)
+{
+	struct race *r = arg;
+
+	while (!flag_get(&r->go))
+		;
+	for (int i = 0; i < NRACE; i++) {
+		devm_close(r->dev, r->fd[i]);
+		devm_munmap(r->dev, r->map[i], 4096);
+	}
+	r->stop_ret = devm_thread_stop(r->dev, r->t);
+	return NULL;
+}
+
+static void count_line(void *ctx, int level, const char *line)
+{
+	(void)level;
+	/* Only a lost race's WARN may appear: one per resource at most. */
+	if (strstr(line, "is not managed by this device") ||
+	    strstr(line, "is not mapped by this device"))
+		__atomic_add_fetch((int *)ctx, 1, __ATOMIC_RELAXED);
+	else
+		__atomic_add_fetch((int *)ctx, 1000, __ATOMIC_RELAXED);
+}
+
+/*
+ * devm_close, devm_munmap and devm_thread_stop race devres_release_all:
+ * each resource is given back once, by one of them, whoever wins.
+ */
+static void test_explicit_release_races_release_all(void **state)
+{
+	struct device *dev = *state;
+	long threads = ledger_threads();
+	struct sleeper s = { 0 };
+	int warns = 0;
+
+	for (int round = 0; round < 50; round++) {
+		struct race r = { .dev = dev };
+		pthread_t tid;
+		int released;
+
+		for (int i = 0; i < NRACE; i++) {
+			r.fd[i] = devm_eventfd(dev, 0, 0);
+			assert_true(r.fd[i] >= 0);
+			r.map[i] = devm_mmap(dev, NULL, 4096, PROT_READ,
+					     MAP_PRIVATE | MAP_ANONYMOUS, -1,
+					     0);
+			assert_false(IS_ERR(r.map[i]));
+		}
+		r.t = devm_thread_run(dev, sleeper_fn, &s, "racer");
+		assert_false(IS_ERR(r.t));
+		warns = 0;
+		devres_set_log_sink(count_line, &warns);
+		assert_int_equal(pthread_create(&tid, NULL, close_by_hand, &r),
+				 0);
+		flag_set(&r.go, 1);
+		released = devres_release_all(dev);
+		assert_int_equal(pthread_join(tid, NULL), 0);
+		devres_set_log_sink(NULL, NULL);
+		/*
+		 * Each resource release_all took is one the other thread
+		 * WARNs about, and there is no other WARN (no double close).
+		 */
+		assert_int_equal(warns, released);
+		assert_true(r.stop_ret == 7 || r.stop_ret == -EINVAL);
+		expect_stats(dev, 0, 0);
+	}
+	assert_int_equal(ledger_threads(), threads);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -430,6 +513,7 @@ int main(void)
 		T(test_release_from_another_thread_while_sleeping),
 		T(test_stop_timeout_warns_then_joins),
 		T(test_thread_stops_before_older_resources),
+		T(test_explicit_release_races_release_all),
 #undef T
 	};
 
