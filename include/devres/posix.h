@@ -177,7 +177,8 @@ DEVRES_API int devm_fclose(struct device *dev, FILE *stream);
  * @off: offset in the file, a multiple of the page size
  *
  * mmap(2) whose mapping is unmapped when @dev's resources are released.
- * The ledger counts the mapping and @len bytes. MAP_FIXED over a mapping
+ * The ledger counts the mapping and @len rounded up to whole pages (what
+ * the kernel maps, as /proc/self/maps shows it). MAP_FIXED over a mapping
  * @dev manages replaces it behind the library's back: don't.
  *
  * Context: any thread. Two fault-injection points (-ENOMEM twice).

@@ -231,20 +231,20 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	} else {
 		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	}
-	if (t->wake_fd >= 0) {
-		/* From here thread_free() undoes the handle and these. */
-		devres__ledger_add(DL_FDS, 1);
-		devres__ledger_add(DL_THREADS, 1);
-		err = devres__should_fail()
-			      ? EAGAIN
-			      : pthread_create(&t->tid, NULL, trampoline, t);
-		if (err)
-			thread_free(t);
-	} else {
+	if (t->wake_fd < 0) {
 		err = errno;
 		handle_free(t);
+		devres_free(dr);
+		return ERR_PTR(-err);
 	}
+	/* From here thread_free() undoes the handle and these. */
+	devres__ledger_add(DL_FDS, 1);
+	devres__ledger_add(DL_THREADS, 1);
+	err = devres__should_fail()
+		      ? EAGAIN
+		      : pthread_create(&t->tid, NULL, trampoline, t);
 	if (err) {
+		thread_free(t);
 		devres_free(dr);
 		return ERR_PTR(-err);
 	}
