@@ -1,0 +1,318 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Managed file descriptors: devm_open, devm_openat, devm_add_fd,
+ * devm_memfd_create, devm_eventfd, devm_timerfd_create and devm_close.
+ *
+ * Each managed call has its own release function, only so that logs and
+ * dumps name the call that acquired a descriptor (a node's name is kept per
+ * release function); they all do the same thing. A node remembers the
+ * descriptor's st_dev and st_ino, so that a descriptor closed behind the
+ * library's back and reused for another file is left open at release
+ * instead of being closed under its new owner.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <stdarg.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <sys/timerfd.h>
+#include "base/subsys.h"
+#include <devres/posix.h>
+
+struct fd_dr {
+	int fd;
+	bool have_id;
+	dev_t st_dev;
+	ino_t st_ino;
+	const char *what;
+};
+
+/* Every flag open(2) knows; anything else is refused, as openat2 does. */
+#define OPEN_FLAGS                                                             \
+	(O_ACCMODE | O_CREAT | O_EXCL | O_NOCTTY | O_TRUNC | O_APPEND |        \
+	 O_NONBLOCK | O_DSYNC | O_SYNC | O_ASYNC | O_DIRECT | O_LARGEFILE |    \
+	 O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH |           \
+	 O_TMPFILE)
+
+/*
+ * Gives @dr's descriptor back, unless it is no longer the one acquired.
+ * close() is called once: on Linux the descriptor is gone even when close
+ * fails with EINTR, and retrying could close another thread's new one.
+ */
+static void fd_put(struct device *dev, struct fd_dr *dr)
+{
+	int saved = errno;
+	struct stat st;
+
+	devres__ledger_add(DL_FDS, -1);
+	if (fcntl(dr->fd, F_GETFD) < 0) {
+		devres__warn(dev, dr->what,
+			     "fd %d was closed behind the library's back",
+			     dr->fd);
+	} else if (dr->have_id &&
+		   (fstat(dr->fd, &st) || st.st_dev != dr->st_dev ||
+		    st.st_ino != dr->st_ino)) {
+		devres__warn(dev, dr->what,
+			     "fd %d was closed behind the library's back and "
+			     "now is another file: left open",
+			     dr->fd);
+	} else if (close(dr->fd)) {
+		int err = errno;
+		char buf[40];
+
+		/* Not a misuse but data perhaps lost: logged, not counted. */
+		devres__print(DEVRES_LOG_WARNING, "%s: %s: close(%d): %s",
+			      devres__dev_label(dev, buf, sizeof(buf)),
+			      dr->what, dr->fd, strerrordesc_np(err));
+	}
+	errno = saved;
+}
+
+static void devm_open_release(struct device *dev, void *res)
+{
+	fd_put(dev, res);
+}
+
+static void devm_openat_release(struct device *dev, void *res)
+{
+	fd_put(dev, res);
+}
+
+static void devm_add_fd_release(struct device *dev, void *res)
+{
+	fd_put(dev, res);
+}
+
+static void devm_memfd_create_release(struct device *dev, void *res)
+{
+	fd_put(dev, res);
+}
+
+static void devm_eventfd_release(struct device *dev, void *res)
+{
+	fd_put(dev, res);
+}
+
+static void devm_timerfd_create_release(struct device *dev, void *res)
+{
+	fd_put(dev, res);
+}
+
+static const dr_release_t fd_releases[] = {
+	devm_open_release,    devm_openat_release,
+	devm_add_fd_release,  devm_memfd_create_release,
+	devm_eventfd_release, devm_timerfd_create_release,
+};
+
+static int match_fd(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return ((struct fd_dr *)res)->fd == *(int *)data;
+}
+
+static bool fd_managed(struct device *dev, int fd)
+{
+	for (size_t i = 0; i < sizeof(fd_releases) / sizeof(fd_releases[0]);
+	     i++)
+		if (devres_find(dev, fd_releases[i], match_fd, &fd))
+			return true;
+	return false;
+}
+
+static struct fd_dr *fd_node(dr_release_t release, const char *what)
+{
+	struct fd_dr *dr =
+		devres_alloc_named(release, sizeof(*dr), GFP_KERNEL, what);
+
+	if (dr)
+		dr->what = what;
+	return dr;
+}
+
+/*
+ * Fill, then publish: @dr is on @dev's list when this returns, and may be
+ * released by another thread at once, so only the number is returned.
+ */
+static int fd_publish(struct device *dev, struct fd_dr *dr, int fd)
+{
+	struct stat st;
+
+	dr->fd = fd;
+	if (fstat(fd, &st) == 0) {
+		dr->have_id = true;
+		dr->st_dev = st.st_dev;
+		dr->st_ino = st.st_ino;
+	}
+	devres__ledger_add(DL_FDS, 1);
+	devres_add(dev, dr);
+	return fd;
+}
+
+/* What a newly acquired descriptor (or -errno) becomes: managed or freed. */
+static int fd_finish(struct device *dev, struct fd_dr *dr, int fd)
+{
+	int err;
+
+	if (fd >= 0)
+		return fd_publish(dev, dr, fd);
+	err = -errno;
+	devres_free(dr);
+	return err;
+}
+
+static int do_openat(struct device *dev, int dirfd, const char *path, int flags,
+		     mode_t mode, dr_release_t release, const char *what)
+{
+	struct fd_dr *dr;
+	int fd;
+
+	if (!devres__dev_ok(dev, what))
+		return -EINVAL;
+	if (!path) {
+		devres__warn(dev, what, "NULL path");
+		return -EINVAL;
+	}
+	if ((flags & ~OPEN_FLAGS) || (flags & O_ACCMODE) == O_ACCMODE)
+		return -EINVAL;
+	dr = fd_node(release, what);
+	if (!dr)
+		return -ENOMEM;
+	if (devres__should_fail()) {
+		errno = EMFILE;
+		fd = -1;
+	} else {
+		fd = openat(dirfd, path, flags | O_CLOEXEC, mode);
+	}
+	return fd_finish(dev, dr, fd);
+}
+
+static bool wants_mode(int flags)
+{
+	return (flags & O_CREAT) || (flags & O_TMPFILE) == O_TMPFILE;
+}
+
+int devm_open(struct device *dev, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	va_list ap;
+
+	if (wants_mode(flags)) {
+		va_start(ap, flags);
+		mode = (mode_t)va_arg(ap, int);
+		va_end(ap);
+	}
+	return do_openat(dev, AT_FDCWD, path, flags, mode, devm_open_release,
+			 __func__);
+}
+
+int devm_openat(struct device *dev, int dirfd, const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+	va_list ap;
+
+	if (wants_mode(flags)) {
+		va_start(ap, flags);
+		mode = (mode_t)va_arg(ap, int);
+		va_end(ap);
+	}
+	return do_openat(dev, dirfd, path, flags, mode, devm_openat_release,
+			 __func__);
+}
+
+int devm_add_fd(struct device *dev, int fd)
+{
+	struct fd_dr *dr;
+
+	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
+		return -EBADF;
+	if (!devres__dev_ok(dev, __func__)) {
+		close(fd);
+		return -EINVAL;
+	}
+	if (fd_managed(dev, fd)) {
+		devres__warn(dev, __func__, "fd %d is already managed", fd);
+		return -EBUSY;
+	}
+	dr = fd_node(devm_add_fd_release, __func__);
+	if (!dr) {
+		close(fd);
+		return -ENOMEM;
+	}
+	fd_publish(dev, dr, fd);
+	return 0;
+}
+
+void devm_close(struct device *dev, int fd)
+{
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	for (size_t i = 0; i < sizeof(fd_releases) / sizeof(fd_releases[0]);
+	     i++)
+		if (devres_release(dev, fd_releases[i], match_fd, &fd) == 0)
+			return;
+	devres__warn(dev, __func__, "fd %d is not managed by this device", fd);
+}
+
+int devm_memfd_create(struct device *dev, const char *name, unsigned int flags)
+{
+	struct fd_dr *dr;
+	int fd;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	if (!name) {
+		devres__warn(dev, __func__, "NULL name");
+		return -EINVAL;
+	}
+	dr = fd_node(devm_memfd_create_release, __func__);
+	if (!dr)
+		return -ENOMEM;
+	if (devres__should_fail()) {
+		errno = EMFILE;
+		fd = -1;
+	} else {
+		fd = memfd_create(name, flags | MFD_CLOEXEC);
+	}
+	return fd_finish(dev, dr, fd);
+}
+
+int devm_eventfd(struct device *dev, unsigned int initval, int flags)
+{
+	struct fd_dr *dr;
+	int fd;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	dr = fd_node(devm_eventfd_release, __func__);
+	if (!dr)
+		return -ENOMEM;
+	if (devres__should_fail()) {
+		errno = EMFILE;
+		fd = -1;
+	} else {
+		fd = eventfd(initval, flags | EFD_CLOEXEC);
+	}
+	return fd_finish(dev, dr, fd);
+}
+
+int devm_timerfd_create(struct device *dev, int clockid, int flags)
+{
+	struct fd_dr *dr;
+	int fd;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	dr = fd_node(devm_timerfd_create_release, __func__);
+	if (!dr)
+		return -ENOMEM;
+	if (devres__should_fail()) {
+		errno = EMFILE;
+		fd = -1;
+	} else {
+		fd = timerfd_create(clockid, flags | TFD_CLOEXEC);
+	}
+	return fd_finish(dev, dr, fd);
+}

@@ -1,0 +1,146 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Managed mappings: devm_mmap and devm_munmap.
+ *
+ * A node holds the address and the length in whole pages, which is what
+ * the kernel maps and what /proc/self/maps shows, so the ledger's bytes
+ * agree with it. Only whole mappings are unmapped: after a partial unmap
+ * the node would describe memory that is no longer there.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include "base/subsys.h"
+#include <devres/posix.h>
+
+struct map_dr {
+	void *addr;
+	size_t len;
+};
+
+static size_t page_size(void)
+{
+	static size_t size;
+	size_t s = __atomic_load_n(&size, __ATOMIC_RELAXED);
+
+	if (!s) {
+		long v = sysconf(_SC_PAGESIZE);
+
+		s = v > 0 ? (size_t)v : 4096;
+		__atomic_store_n(&size, s, __ATOMIC_RELAXED);
+	}
+	return s;
+}
+
+/* @len in whole pages, or 0 when that does not fit in a size_t. */
+static size_t page_align(size_t len)
+{
+	size_t mask = page_size() - 1;
+
+	if (len > SIZE_MAX - mask)
+		return 0;
+	return (len + mask) & ~mask;
+}
+
+static void devm_mmap_release(struct device *dev, void *res)
+{
+	struct map_dr *dr = res;
+	int saved = errno;
+	char buf[40];
+
+	devres__ledger_add(DL_MAPS, -1);
+	devres__ledger_add(DL_MAP_BYTES, -(long)dr->len);
+	if (munmap(dr->addr, dr->len))
+		devres__print(DEVRES_LOG_WARNING,
+			      "%s: devm_mmap: munmap(%p): %s",
+			      devres__dev_label(dev, buf, sizeof(buf)),
+			      dr->addr, strerrordesc_np(errno));
+	errno = saved;
+}
+
+void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
+		int fd, off_t off)
+{
+	struct map_dr *dr;
+	size_t mapped;
+	void *p;
+	int err;
+
+	if (!devres__dev_ok(dev, __func__))
+		return ERR_PTR(-EINVAL);
+	if (!len)
+		return ERR_PTR(-EINVAL);
+	mapped = page_align(len);
+	if (!mapped)
+		return ERR_PTR(-ENOMEM);
+	dr = devres_alloc_named(devm_mmap_release, sizeof(*dr), GFP_KERNEL,
+				__func__);
+	if (!dr)
+		return ERR_PTR(-ENOMEM);
+	if (devres__should_fail()) {
+		errno = ENOMEM;
+		p = MAP_FAILED;
+	} else {
+		p = mmap(addr, len, prot, flags, fd, off);
+	}
+	if (p == MAP_FAILED) {
+		err = errno;
+		devres_free(dr);
+		return ERR_PTR(-err);
+	}
+	dr->addr = p;
+	dr->len = mapped;
+	devres__ledger_add(DL_MAPS, 1);
+	devres__ledger_add(DL_MAP_BYTES, (long)mapped);
+	devres_add(dev, dr);
+	return p;
+}
+
+struct range {
+	uintptr_t start;
+	size_t len;
+};
+
+static int match_exact(struct device *dev, void *res, void *data)
+{
+	const struct map_dr *dr = res;
+	const struct range *r = data;
+
+	(void)dev;
+	return (uintptr_t)dr->addr == r->start && dr->len == r->len;
+}
+
+static int match_overlap(struct device *dev, void *res, void *data)
+{
+	const struct map_dr *dr = res;
+	const struct range *r = data;
+	uintptr_t start = (uintptr_t)dr->addr;
+
+	(void)dev;
+	return r->start < start + dr->len && start < r->start + r->len;
+}
+
+void devm_munmap(struct device *dev, void *addr, size_t len)
+{
+	struct range r = { (uintptr_t)addr, page_align(len) };
+
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	if (r.len &&
+	    devres_release(dev, devm_mmap_release, match_exact, &r) == 0)
+		return;
+	/* An empty range overlaps what contains its first byte. */
+	if (!r.len || r.start + r.len < r.start)
+		r.len = 1;
+	if (devres_find(dev, devm_mmap_release, match_overlap, &r))
+		devres__warn(dev, __func__,
+			     "[%p, +%zu) overlaps a managed mapping but is not "
+			     "one: not unmapped",
+			     addr, len);
+	else
+		devres__warn(dev, __func__,
+			     "[%p, +%zu) is not mapped by this device", addr,
+			     len);
+}

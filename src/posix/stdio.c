@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Managed streams: devm_fopen and devm_fclose.
+ *
+ * A stream holds a descriptor, so the ledger counts it under fds, and
+ * /proc/self/fd agrees. fclose() frees the FILE whatever it returns, so it
+ * is called once; its error (a buffered write that could not be flushed)
+ * goes to the caller of devm_fclose(), or to the log at release.
+ */
+#include <errno.h>
+#include <string.h>
+#include "base/subsys.h"
+#include <devres/posix.h>
+
+struct stream_dr {
+	FILE *f;
+};
+
+/* Room for the mode, the "e" added and the NUL. */
+#define MODE_MAX 16
+
+static int stream_put(FILE *f)
+{
+	devres__ledger_add(DL_FDS, -1);
+	return fclose(f) ? -errno : 0;
+}
+
+/* Nobody to return an error to: it goes to the log. */
+static void devm_fopen_release(struct device *dev, void *res)
+{
+	int saved = errno, ret;
+	char buf[40];
+
+	ret = stream_put(((struct stream_dr *)res)->f);
+	if (ret)
+		devres__print(DEVRES_LOG_WARNING, "%s: devm_fopen: fclose: %s",
+			      devres__dev_label(dev, buf, sizeof(buf)),
+			      strerrordesc_np(-ret));
+	errno = saved;
+}
+
+static int match_stream(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return ((struct stream_dr *)res)->f == data;
+}
+
+FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
+{
+	struct stream_dr *dr;
+	char m[MODE_MAX];
+	size_t len;
+	FILE *f;
+	int err;
+
+	if (!devres__dev_ok(dev, __func__)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (!path || !mode) {
+		devres__warn(dev, __func__, "NULL %s", path ? "mode" : "path");
+		errno = EINVAL;
+		return NULL;
+	}
+	len = strlen(mode);
+	if (len > MODE_MAX - 2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	memcpy(m, mode, len);
+	m[len] = 'e';
+	m[len + 1] = '\0';
+
+	dr = devres_alloc_named(devm_fopen_release, sizeof(*dr), GFP_KERNEL,
+				__func__);
+	if (!dr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (devres__should_fail()) {
+		errno = EMFILE;
+		f = NULL;
+	} else {
+		f = fopen(path, m);
+	}
+	if (!f) {
+		err = errno;
+		devres_free(dr);
+		errno = err;
+		return NULL;
+	}
+	dr->f = f;
+	devres__ledger_add(DL_FDS, 1);
+	devres_add(dev, dr);
+	return f;
+}
+
+int devm_fclose(struct device *dev, FILE *stream)
+{
+	struct stream_dr *dr;
+	int ret;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	/* Taken off first, so that the error of fclose() can be returned. */
+	dr = devres_remove(dev, devm_fopen_release, match_stream, stream);
+	if (!dr) {
+		devres__warn(dev, __func__,
+			     "stream %p is not managed by this device",
+			     (void *)stream);
+		return -EINVAL;
+	}
+	ret = stream_put(dr->f);
+	devres_free(dr);
+	return ret;
+}

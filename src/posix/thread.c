@@ -1,0 +1,372 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Managed worker threads, with kthread semantics: devm_thread_run,
+ * devm_thread_stop, devres_thread_should_stop, devres_thread_sleep and
+ * devres_thread_wait_fd.
+ *
+ * Stopping a thread sets its stop flag, then writes its eventfd, which
+ * every wait of the thread polls besides what it waits for; the eventfd is
+ * never read, so once asked, a thread never sleeps again. The thread says
+ * it is done under a mutex, so that a release can wait for it with a
+ * timeout (and WARN) before it joins.
+ *
+ * The handle is allocated apart from the devres node: when a thread
+ * releases its own device's resources, its node is freed by that release
+ * while the thread still runs, and the handle must live until the thread
+ * returns.
+ */
+#include <errno.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include "base/subsys.h"
+#include <devres/posix.h>
+
+struct devres_thread {
+	pthread_t tid;
+	int (*fn)(void *arg);
+	void *arg;
+	int wake_fd;
+	int stop;		 /* atomic: asked to stop */
+	unsigned int timeout_ms; /* atomic */
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* CLOCK_MONOTONIC; signalled when done */
+	bool done;	     /* fn returned; under lock, as below */
+	bool detached;	     /* released by itself: frees itself */
+	int ret;
+	char name[16];
+};
+
+struct thread_dr {
+	struct devres_thread *t;
+};
+
+/* The managed thread running here, if any. */
+static __thread struct devres_thread *current;
+
+static void handle_free(struct devres_thread *t)
+{
+	pthread_cond_destroy(&t->cond);
+	pthread_mutex_destroy(&t->lock);
+	free(t);
+}
+
+/* Everything a started thread held, once it is joined or has returned. */
+static void thread_free(struct devres_thread *t)
+{
+	close(t->wake_fd);
+	devres__ledger_add(DL_FDS, -1);
+	devres__ledger_add(DL_THREADS, -1);
+	handle_free(t);
+}
+
+static void *trampoline(void *p)
+{
+	struct devres_thread *t = p;
+	bool detached;
+	int ret;
+
+	current = t;
+	if (t->name[0])
+		pthread_setname_np(pthread_self(), t->name);
+	ret = t->fn(t->arg);
+	current = NULL;
+
+	pthread_mutex_lock(&t->lock);
+	t->ret = ret;
+	t->done = true;
+	detached = t->detached;
+	pthread_cond_broadcast(&t->cond);
+	pthread_mutex_unlock(&t->lock);
+	/* Otherwise the one who joins frees it, once this has returned. */
+	if (detached)
+		thread_free(t);
+	return NULL;
+}
+
+static void ask_stop(struct devres_thread *t)
+{
+	uint64_t one = 1;
+
+	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
+	/* Non-blocking, and far below the counter's limit: cannot fail. */
+	if (write(t->wake_fd, &one, sizeof(one)) != sizeof(one))
+		devres__print(DEVRES_LOG_DEBUG, "thread %s: wake: %s", t->name,
+			      strerrordesc_np(errno));
+}
+
+static struct timespec deadline_in(unsigned int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000;
+	if (ts.tv_nsec >= 1000000000) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000;
+	}
+	return ts;
+}
+
+/*
+ * Ask, wake, wait (WARN after the timeout, then wait on), join, free.
+ * Waiting on beyond the timeout rather than detaching: a detached thread
+ * would run on with the resources released after it.
+ */
+static int thread_stop(struct device *dev, struct devres_thread *t,
+		       const char *func)
+{
+	unsigned int ms = __atomic_load_n(&t->timeout_ms, __ATOMIC_RELAXED);
+	struct timespec deadline = deadline_in(ms);
+	int ret;
+
+	ask_stop(t);
+	pthread_mutex_lock(&t->lock);
+	while (!t->done && pthread_cond_timedwait(&t->cond, &t->lock,
+						  &deadline) != ETIMEDOUT)
+		;
+	if (!t->done) {
+		pthread_mutex_unlock(&t->lock);
+		devres__warn(dev, func,
+			     "thread '%s' did not stop within %u ms: waiting "
+			     "on",
+			     t->name, ms);
+		pthread_mutex_lock(&t->lock);
+		while (!t->done)
+			pthread_cond_wait(&t->cond, &t->lock);
+	}
+	ret = t->ret;
+	pthread_mutex_unlock(&t->lock);
+	pthread_join(t->tid, NULL);
+	thread_free(t);
+	return ret;
+}
+
+static void devm_thread_run_release(struct device *dev, void *res)
+{
+	struct devres_thread *t = ((struct thread_dr *)res)->t;
+	int saved = errno;
+
+	if (t != current) {
+		thread_stop(dev, t, "devm_thread_run");
+		errno = saved;
+		return;
+	}
+	/* Joining itself would deadlock: let it go, it frees itself. */
+	devres__warn(dev, "devm_thread_run",
+		     "thread '%s' releases its own device's resources: asked "
+		     "to stop, not joined",
+		     t->name);
+	ask_stop(t);
+	pthread_mutex_lock(&t->lock);
+	t->detached = true;
+	pthread_mutex_unlock(&t->lock);
+	pthread_detach(pthread_self());
+	errno = saved;
+}
+
+static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
+					  const char *name)
+{
+	struct devres_thread *t;
+	pthread_condattr_t ca;
+	int err;
+
+	if (devres__should_fail())
+		return NULL;
+	t = calloc(1, sizeof(*t));
+	if (!t)
+		return NULL;
+	t->fn = fn;
+	t->arg = arg;
+	t->timeout_ms = DEVRES_THREAD_STOP_TIMEOUT_MS;
+	if (name)
+		memcpy(t->name, name, strnlen(name, sizeof(t->name) - 1));
+	err = pthread_condattr_init(&ca);
+	if (!err) {
+		err = pthread_condattr_setclock(&ca, CLOCK_MONOTONIC);
+		if (!err)
+			err = pthread_cond_init(&t->cond, &ca);
+		pthread_condattr_destroy(&ca);
+	}
+	if (err) {
+		free(t);
+		return NULL;
+	}
+	pthread_mutex_init(&t->lock, NULL);
+	return t;
+}
+
+struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
+				      void *arg, const char *name)
+{
+	struct devres_thread *t;
+	struct thread_dr *dr;
+	int err;
+
+	if (!devres__dev_ok(dev, __func__))
+		return ERR_PTR(-EINVAL);
+	if (!fn) {
+		devres__warn(dev, __func__, "NULL thread function");
+		return ERR_PTR(-EINVAL);
+	}
+	dr = devres_alloc_named(devm_thread_run_release, sizeof(*dr),
+				GFP_KERNEL, __func__);
+	if (!dr)
+		return ERR_PTR(-ENOMEM);
+	t = thread_alloc(fn, arg, name);
+	if (!t) {
+		devres_free(dr);
+		return ERR_PTR(-ENOMEM);
+	}
+	if (devres__should_fail()) {
+		errno = EMFILE;
+		t->wake_fd = -1;
+	} else {
+		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	}
+	if (t->wake_fd < 0) {
+		err = errno;
+		handle_free(t);
+		devres_free(dr);
+		return ERR_PTR(-err);
+	}
+	/* From here thread_free() undoes the handle and these. */
+	devres__ledger_add(DL_FDS, 1);
+	devres__ledger_add(DL_THREADS, 1);
+	err = devres__should_fail()
+		      ? EAGAIN
+		      : pthread_create(&t->tid, NULL, trampoline, t);
+	if (err) {
+		thread_free(t);
+		devres_free(dr);
+		return ERR_PTR(-err);
+	}
+	dr->t = t;
+	devres_add(dev, dr);
+	return t;
+}
+
+static int match_thread(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return ((struct thread_dr *)res)->t == data;
+}
+
+int devm_thread_stop(struct device *dev, struct devres_thread *thread)
+{
+	struct thread_dr *dr;
+	int ret;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	if (thread && thread == current) {
+		devres__warn(dev, __func__, "thread '%s' cannot stop itself",
+			     thread->name);
+		return -EDEADLK;
+	}
+	dr = devres_remove(dev, devm_thread_run_release, match_thread, thread);
+	if (!dr) {
+		devres__warn(dev, __func__,
+			     "thread %p is not managed by this device",
+			     (void *)thread);
+		return -EINVAL;
+	}
+	ret = thread_stop(dev, dr->t, __func__);
+	devres_free(dr);
+	return ret;
+}
+
+void devres_thread_set_stop_timeout(struct devres_thread *thread,
+				    unsigned int ms)
+{
+	if (IS_ERR_OR_NULL(thread)) {
+		devres__warn(NULL, __func__, "no thread");
+		return;
+	}
+	__atomic_store_n(&thread->timeout_ms, ms, __ATOMIC_RELAXED);
+}
+
+bool devres_thread_should_stop(void)
+{
+	struct devres_thread *t = current;
+
+	return t && __atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
+}
+
+/* What is left until @deadline into @ret_left, zero once it passed. */
+static void time_left(const struct timespec *deadline,
+		      struct timespec *ret_left)
+{
+	struct timespec now, d;
+
+	clock_gettime(CLOCK_MONOTONIC, &now);
+	d.tv_sec = deadline->tv_sec - now.tv_sec;
+	d.tv_nsec = deadline->tv_nsec - now.tv_nsec;
+	if (d.tv_nsec < 0) {
+		d.tv_sec--;
+		d.tv_nsec += 1000000000;
+	}
+	if (d.tv_sec < 0)
+		d.tv_sec = d.tv_nsec = 0;
+	*ret_left = d;
+}
+
+/*
+ * ppoll() on @fd (may be -1: ignored) and this thread's wake descriptor
+ * until @deadline (NULL: none), at least once; signals do not cut the
+ * wait short.
+ */
+static int wait_until(int fd, short events, const struct timespec *deadline)
+{
+	struct devres_thread *t = current;
+	struct pollfd p[2] = {
+		{ .fd = fd, .events = events },
+		{ .fd = t ? t->wake_fd : -1, .events = POLLIN },
+	};
+	struct timespec left = { 0, 0 };
+	int n;
+
+	for (;;) {
+		if (devres_thread_should_stop())
+			return -EINTR;
+		if (deadline)
+			time_left(deadline, &left);
+		n = ppoll(p, 2, deadline ? &left : NULL, NULL);
+		if (n < 0 && errno != EINTR)
+			return -errno;
+		if (devres_thread_should_stop())
+			return -EINTR;
+		if (n > 0 && p[0].revents & POLLNVAL)
+			return -EBADF;
+		if (n > 0 && p[0].revents)
+			return p[0].revents;
+		if (n == 0 && !left.tv_sec && !left.tv_nsec)
+			return 0;
+	}
+}
+
+int devres_thread_sleep(unsigned int ms)
+{
+	struct timespec deadline = deadline_in(ms);
+
+	return wait_until(-1, 0, &deadline);
+}
+
+int devres_thread_wait_fd(int fd, short events, int timeout_ms)
+{
+	struct timespec deadline;
+
+	if (fd < 0)
+		return -EBADF;
+	if (timeout_ms < 0)
+		return wait_until(fd, events, NULL);
+	deadline = deadline_in((unsigned int)timeout_ms);
+	return wait_until(fd, events, &deadline);
+}

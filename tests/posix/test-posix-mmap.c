@@ -1,0 +1,220 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit */
+/*
+ * Managed mappings: devm_mmap and devm_munmap, whole, partial and foreign
+ * unmaps, bad input, fault points, and the ledger's maps and bytes.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/fault.h>
+#include <devres/posix.h>
+#include "testlib.h"
+
+static size_t pg;
+
+static bool is_mapped(void *addr)
+{
+	unsigned char v;
+
+	return mincore(addr, 1, &v) == 0;
+}
+
+static void ledger_maps(long *maps, long *bytes)
+{
+	struct devres_ledger l;
+
+	devres_ledger_snapshot(&l);
+	*maps = l.maps;
+	*bytes = l.map_bytes;
+}
+
+static void *anon(struct device *dev, size_t len)
+{
+	return devm_mmap(dev, NULL, len, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+}
+
+static void test_mmap_anonymous(void **state)
+{
+	struct device *dev = *state;
+	long maps, bytes, m, b;
+	char *p, *dump;
+
+	ledger_maps(&maps, &bytes);
+	/* Counted in whole pages, as the kernel maps and /proc shows. */
+	p = anon(dev, pg + 1);
+	assert_false(IS_ERR(p));
+	memset(p, 0xa5, 2 * pg);
+	ledger_maps(&m, &b);
+	assert_int_equal(m, maps + 1);
+	assert_int_equal(b, bytes + 2 * (long)pg);
+	dump = dump_to_string(dev);
+	assert_int_equal(count_substr(dump, "devm_mmap"), 1);
+	free(dump);
+	assert_int_equal(devres_release_all(dev), 1);
+	assert_false(is_mapped(p));
+	ledger_maps(&m, &b);
+	assert_int_equal(m, maps);
+	assert_int_equal(b, bytes);
+}
+
+static void test_mmap_memfd_shared(void **state)
+{
+	struct device *dev = *state;
+	char buf[8] = "";
+	char *p;
+	int fd;
+
+	fd = devm_memfd_create(dev, "devres-mmap-test", 0);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)pg), 0);
+	p = devm_mmap(dev, NULL, pg, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	assert_false(IS_ERR(p));
+	memcpy(p, "shared", 7);
+	assert_int_equal(pread(fd, buf, 7, 0), 7);
+	assert_string_equal(buf, "shared");
+	/* The mapping goes first, then the memfd it maps. */
+	assert_int_equal(devres_release_all(dev), 2);
+	assert_false(is_mapped(p));
+	assert_true(fcntl(fd, F_GETFD) < 0);
+}
+
+static void test_mmap_bad_input(void **state)
+{
+	struct device *dev = *state;
+
+	start_capture();
+	assert_ptr_equal(anon(dev, 0), ERR_PTR(-EINVAL));
+	assert_ptr_equal(anon(dev, SIZE_MAX), ERR_PTR(-ENOMEM));
+	/* Neither shared nor private. */
+	assert_ptr_equal(devm_mmap(dev, NULL, pg, PROT_READ, MAP_ANONYMOUS, -1,
+				   0),
+			 ERR_PTR(-EINVAL));
+	assert_ptr_equal(devm_mmap(dev, NULL, pg, PROT_READ, MAP_SHARED, -1, 0),
+			 ERR_PTR(-EBADF));
+	/* An offset that is not a multiple of the page size. */
+	assert_ptr_equal(devm_mmap(dev, NULL, pg, PROT_READ,
+				   MAP_PRIVATE | MAP_ANONYMOUS, -1, 1),
+			 ERR_PTR(-EINVAL));
+	expect_no_warn();
+
+	start_capture();
+	assert_ptr_equal(anon(NULL, pg), ERR_PTR(-EINVAL));
+	expect_warn_on("(no device)", "devm_mmap", "NULL device");
+	expect_stats(dev, 0, 0);
+}
+
+static void test_mmap_fault_points(void **state)
+{
+	struct device *dev = *state;
+
+	devres_fail_nth(1);
+	assert_ptr_equal(anon(dev, pg), ERR_PTR(-ENOMEM));
+	devres_fail_nth(2);
+	assert_ptr_equal(anon(dev, pg), ERR_PTR(-ENOMEM));
+	assert_int_equal(devres_fail_nth_get(), 0);
+	devres_fail_nth(3);
+	assert_false(IS_ERR(anon(dev, pg)));
+	devres_fail_nth(0);
+	assert_int_equal(devres_release_all(dev), 1);
+}
+
+static void test_munmap_whole(void **state)
+{
+	struct device *dev = *state;
+	char *p, *q;
+
+	p = anon(dev, 3 * pg);
+	q = anon(dev, pg);
+	assert_false(IS_ERR(p) || IS_ERR(q));
+	start_capture();
+	/* The length given, or the same rounded up: one mapping. */
+	devm_munmap(dev, p, 3 * pg - 10);
+	devm_munmap(dev, q, pg);
+	expect_no_warn();
+	assert_false(is_mapped(p));
+	assert_false(is_mapped(q));
+	expect_stats(dev, 0, 0);
+}
+
+static void test_munmap_partial_warns(void **state)
+{
+	struct device *dev = *state;
+	char *p;
+
+	p = anon(dev, 4 * pg);
+	assert_false(IS_ERR(p));
+	start_capture();
+	devm_munmap(dev, p, pg);
+	expect_warn("devm_munmap", "overlaps a managed mapping but is not one");
+	start_capture();
+	devm_munmap(dev, p + pg, pg);
+	expect_warn("devm_munmap", "overlaps a managed mapping but is not one");
+	start_capture();
+	devm_munmap(dev, p + 3 * pg, 0);
+	expect_warn("devm_munmap", "overlaps a managed mapping but is not one");
+	start_capture();
+	devm_munmap(dev, p, 8 * pg);
+	expect_warn("devm_munmap", "overlaps a managed mapping but is not one");
+	/* Nothing was unmapped: every page is still there. */
+	memset(p, 1, 4 * pg);
+	expect_stats(dev, 1, (int)(2 * sizeof(void *)));
+}
+
+static void test_munmap_not_managed_warns(void **state)
+{
+	struct device *dev = *state;
+	char *mine, *foreign;
+
+	foreign = mmap(NULL, pg, PROT_READ, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(foreign != MAP_FAILED);
+	start_capture();
+	devm_munmap(dev, foreign, pg);
+	expect_warn("devm_munmap", "is not mapped by this device");
+	assert_true(is_mapped(foreign));
+	assert_int_equal(munmap(foreign, pg), 0);
+
+	/* Another device's mapping is not this one's. */
+	mine = anon(&other, pg);
+	assert_false(IS_ERR(mine));
+	start_capture();
+	devm_munmap(dev, mine, pg);
+	expect_warn("devm_munmap", "is not mapped by this device");
+	assert_true(is_mapped(mine));
+	start_capture();
+	devm_munmap(NULL, mine, pg);
+	expect_warn_on("(no device)", "devm_munmap", "NULL device");
+	devm_munmap(&other, mine, pg);
+	assert_false(is_mapped(mine));
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#define T(f) cmocka_unit_test_setup_teardown(f, two_dev_setup, dev_teardown)
+		T(test_mmap_anonymous),
+		T(test_mmap_memfd_shared),
+		T(test_mmap_bad_input),
+		T(test_mmap_fault_points),
+		T(test_munmap_whole),
+		T(test_munmap_partial_warns),
+		T(test_munmap_not_managed_warns),
+#undef T
+	};
+
+	pg = (size_t)sysconf(_SC_PAGESIZE);
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
