@@ -35,5 +35,7 @@ void devres__srcu_sync(struct rcu_readers *r)
 	/* EAGAIN (the count moved) and EINTR both mean: look again. */
 	while ((n = __atomic_load_n(&r->count, __ATOMIC_SEQ_CST)) != 0)
 		futex(&r->count, FUTEX_WAIT_PRIVATE, n);
+	/* A handle is revoked once: later readers need not wake anyone. */
+	__atomic_store_n(&r->waiting, 0, __ATOMIC_SEQ_CST);
 	errno = saved;
 }
