@@ -42,6 +42,11 @@ struct revocable {
 	struct revocable *next; /* on its revoker's pending list */
 };
 
+/* The node's data: the handle, which outlives it. */
+struct revocable_node {
+	struct revocable *h;
+};
+
 static TLS_FAST unsigned int depth;
 static TLS_FAST struct revocable *held[TRACKED];
 static TLS_FAST struct revocable *pending;
@@ -95,7 +100,7 @@ static void run_pending(void)
 /* The node's release: runs once, when the binding lets go. */
 static void revocable_revoke(struct device *dev, void *data)
 {
-	struct revocable *h = *(struct revocable **)data;
+	struct revocable *h = ((struct revocable_node *)data)->h;
 
 	(void)dev;
 	h->revoked = __atomic_exchange_n(&h->res, NULL, __ATOMIC_SEQ_CST);
@@ -110,7 +115,8 @@ static void revocable_revoke(struct device *dev, void *data)
 struct revocable *devm_revocable_create(struct device *dev, void *res,
 					void (*release)(void *res))
 {
-	struct revocable **node, *h;
+	struct revocable_node *node;
+	struct revocable *h;
 
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
@@ -133,7 +139,7 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 	h->refs = 1;
 	h->urcu = devres__rcu_urcu;
 	h->magic = REVOCABLE_MAGIC;
-	*node = h;
+	node->h = h;
 	devres__ledger_add(DL_REVOCABLES, 1);
 	if (unlikely(__atomic_load_n(&devres__log_on, __ATOMIC_RELAXED))) {
 		char buf[40];
