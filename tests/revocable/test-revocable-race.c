@@ -5,7 +5,8 @@
  * while the driver is unbound and bound again, 1000 times: no access
  * begins after the release, no release runs while an access is in
  * progress, nothing is touched after it is freed (ASan, TSan), and nothing
- * leaks. Then again with DEVRES_REVOCABLE=fallback.
+ * leaks; revocations in parallel, some deferred, while readers stay.
+ * Then again with DEVRES_REVOCABLE=fallback.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -176,6 +177,117 @@ static void unbind_rebind_while_reading(void **state)
 	assert_int_equal(devres_ledger_diff(&before, &now, stderr), 0);
 }
 
+/*
+ * Revocations in parallel, some from inside the revoking thread's own
+ * access (finished when it ends), while readers hold accesses on a
+ * handle that stays: grace periods overlap, none waits for another's
+ * revoker, none returns while an access of its handle is in progress.
+ */
+#define REVOKERS 2
+#define REVOKES 500
+
+static struct revocable *steady;
+static unsigned int errors;
+
+static void counted_release(void *res)
+{
+	struct regs *r = res;
+
+	if (__atomic_load_n(&r->inside, __ATOMIC_SEQ_CST))
+		__atomic_add_fetch(&early_release, 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&releases, 1, __ATOMIC_RELAXED);
+	free(r);
+}
+
+static void *revoker(void *arg)
+{
+	struct device *dev = heap_dev(NULL, "revoker.%d", (int)(long)arg);
+
+	for (int i = 0; i < REVOKES; i++) {
+		struct regs *r = calloc(1, sizeof(*r)), *p;
+		struct revocable *h;
+
+		h = r ? revocable_get(
+				devm_revocable_create(dev, r, counted_release))
+		      : NULL;
+		if (!h) {
+			free(r);
+			__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		p = (i & 1) ? revocable_try_access(h) : NULL;
+		if (p)
+			__atomic_add_fetch(&p->inside, 1, __ATOMIC_SEQ_CST);
+		if (devres_release_all(dev) != 1)
+			__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+		if (p) {
+			/* Deferred: still ours until the access ends. */
+			__atomic_sub_fetch(&p->inside, 1, __ATOMIC_SEQ_CST);
+			revocable_access_end(h);
+		}
+		if (revocable_try_access(h))
+			__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+		revocable_put(h);
+	}
+	put_device(dev);
+	return NULL;
+}
+
+static void *steady_reader(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		struct regs *r = revocable_try_access(steady);
+
+		if (!r) {
+			__atomic_add_fetch(&errors, 1, __ATOMIC_RELAXED);
+			break;
+		}
+		__atomic_add_fetch(&r->inside, 1, __ATOMIC_SEQ_CST);
+		sched_yield();
+		__atomic_sub_fetch(&r->inside, 1, __ATOMIC_SEQ_CST);
+		revocable_access_end(steady);
+	}
+	return NULL;
+}
+
+static void parallel_revocations(void **state)
+{
+	struct devres_ledger before, now;
+	pthread_t rd[2], rv[REVOKERS];
+	struct device *dev;
+	struct regs *r = calloc(1, sizeof(*r));
+
+	(void)state;
+	assert_non_null(r);
+	alarm(500);
+	devres_ledger_snapshot(&before);
+	releases = early_release = errors = 0;
+	stop = 0;
+	dev = heap_dev(NULL, "steady");
+	steady = devm_revocable_create(dev, r, counted_release);
+	assert_non_null(steady);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(
+			pthread_create(&rd[i], NULL, steady_reader, NULL), 0);
+	for (long i = 0; i < REVOKERS; i++)
+		assert_int_equal(
+			pthread_create(&rv[i], NULL, revoker, (void *)i), 0);
+	for (int i = 0; i < REVOKERS; i++)
+		assert_int_equal(pthread_join(rv[i], NULL), 0);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(rd[i], NULL), 0);
+	assert_int_equal(devres_release_all(dev), 1);
+	put_device(dev);
+	assert_int_equal(errors, 0);
+	assert_int_equal(early_release, 0);
+	assert_int_equal(releases, REVOKERS * REVOKES + 1);
+	devres_ledger_snapshot(&now);
+	assert_int_equal(devres_ledger_diff(&before, &now, stderr), 0);
+	alarm(0);
+}
+
 static void fallback_read_side(void **state)
 {
 	char *err = NULL;
@@ -192,6 +304,7 @@ int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(unbind_rebind_while_reading),
+		cmocka_unit_test(parallel_revocations),
 		cmocka_unit_test(fallback_read_side),
 	};
 	size_t n = sizeof(tests) / sizeof(tests[0]) - (argc > 1);

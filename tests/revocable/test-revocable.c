@@ -120,6 +120,31 @@ static void null_release_only_revokes(void **state)
 	revocable_put(h);
 }
 
+/* A release callback sees its own handle revoked and may put it. */
+static struct revocable *self_h;
+
+static void self_release(void *res)
+{
+	assert_null(revocable_try_access(self_h));
+	revocable_put(self_h);
+	thing_release(res);
+}
+
+static void release_puts_own_handle(void **state)
+{
+	struct thing t;
+
+	(void)state;
+	thing_init(&t, 1);
+	self_h = revocable_get(devm_revocable_create(&tdev, &t, self_release));
+	assert_non_null(self_h);
+	start_capture();
+	assert_int_equal(devres_release_all(&tdev), 1);
+	expect_no_warn();
+	assert_int_equal(t.released, 1);
+	assert_int_equal(revocables_live(), 0);
+}
+
 /* A release callback may access other handles and revoke more. */
 static struct revocable *inner_h;
 static struct thing inner_t;
@@ -576,6 +601,8 @@ int main(int argc, char **argv)
 						teardown),
 		cmocka_unit_test_setup_teardown(null_release_only_revokes,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(release_puts_own_handle, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(
 			release_accesses_and_revokes_another, setup2, teardown),
 		cmocka_unit_test_setup_teardown(
