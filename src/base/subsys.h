@@ -107,7 +107,8 @@ HIDDEN bool devres__secure(void);
  * resolve.c: opens @path beneath the directory @rootfd, never outside it
  * (no absolute path or symlink, no '..' above it, no magic link). @flags
  * and @mode as for openat(); the fd is O_CLOEXEC. Returns it or -errno
- * (-EXDEV for an escape, -ELOOP for too many symlinks).
+ * (-EXDEV for an escape, -ELOOP for too many symlinks). It is the fault
+ * point of the open (-EMFILE); a caller that keeps the fd counts DL_FDS.
  */
 HIDDEN int devres__open_beneath(int rootfd, const char *path, int flags,
 				unsigned int mode);

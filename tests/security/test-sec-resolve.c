@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit */
+/* ctest-labels: unit tsan */
 /*
  * devres__open_beneath() against a hostile fake sysfs tree: absolute
  * symlinks, '..' climbing out, loops, a resourceN pointing at /etc/shadow, a
@@ -303,11 +303,21 @@ static void loops_end(void **state)
 
 static void odd_names(void **state)
 {
+	int fd;
+
 	(void)state;
 	expect_err("", O_RDONLY, ENOENT);
 	expect_err("nothing/here", O_RDONLY, ENOENT);
 	expect_err(PCI "/resource0/", O_RDONLY, ENOTDIR);
 	expect_err(PCI "/resource0/x", O_RDONLY, ENOTDIR);
+	/* O_PATH follows a final symlink too, unless told not to. */
+	fd = both("bus/pci/devices/0000:00:01.0", O_PATH | O_DIRECTORY, 0);
+	assert_true(fd >= 0);
+	close(fd);
+	expect_err(PCI "/resource1", O_PATH, EXDEV);
+	fd = both(PCI "/resource1", O_PATH | O_NOFOLLOW, 0);
+	assert_true(fd >= 0);
+	close(fd);
 	/* The caller's own O_NOFOLLOW keeps its meaning. */
 	expect_err("bus/pci/devices/0000:00:01.0", O_RDONLY | O_NOFOLLOW,
 		   ELOOP);
