@@ -27,6 +27,9 @@
 #include <cmocka.h>
 #include <devres/devres.h>
 #include <devres/platform.h>
+#include <devres/posix.h>
+#include <sys/mman.h>
+#include <sys/timerfd.h>
 #include "testlib.h"
 
 #define devres__fail_nth test_fail_nth
@@ -139,13 +142,40 @@ static void open_beneath(struct device *dev)
 	}
 }
 
+/* Every descriptor-making call of devres/posix.h, and a managed thread. */
+static int idle_thread(void *arg)
+{
+	(void)arg;
+	while (!devres_thread_should_stop())
+		devres_thread_sleep(1000);
+	return 0;
+}
+
+static void posix_calls(struct device *dev)
+{
+	int mfd = devm_memfd_create(dev, "sec-cloexec", 0);
+
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, 4096), 0);
+	assert_true(devm_open(dev, "/dev/null", O_RDONLY) >= 0);
+	assert_true(devm_openat(dev, AT_FDCWD, "/dev/null", O_WRONLY) >= 0);
+	assert_true(devm_eventfd(dev, 0, 0) >= 0);
+	assert_true(devm_timerfd_create(dev, CLOCK_MONOTONIC, 0) >= 0);
+	assert_non_null(devm_fopen(dev, "/dev/null", "r"));
+	assert_false(IS_ERR(
+		devm_mmap(dev, NULL, 4096, PROT_READ, MAP_SHARED, mfd, 0)));
+	assert_false(
+		IS_ERR(devm_thread_run(dev, idle_thread, NULL, "cloexec")));
+}
+
 static const struct call calls[] = {
 	{ "devm_kmalloc family", kmalloc_family, NULL },
 	{ "devres node and action", node_and_action, NULL },
 	{ "devres group", group, NULL },
 	{ "platform device bound", platform_bind, platform_unbind },
 	{ "open beneath a root", open_beneath, NULL },
-	/* io, dma, irq, posix, pci: one line each. */
+	{ "posix fds, stream, map, thread", posix_calls, NULL },
+	/* io, dma, irq, pci: one line each. */
 };
 
 static int open_fds(void)
