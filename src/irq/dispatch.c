@@ -113,29 +113,35 @@ static void deliver(struct irq_line *line)
 		}
 	}
 	stuck = irq__note_interrupt(line, ret);
+	if (unlikely(stuck || warn_thread)) {
+		/*
+		 * WARN unlocked (a log sink may call anything) but still
+		 * running, so that synchronize_irq() returns after the WARN.
+		 */
+		pthread_mutex_unlock(&line->lock);
+		if (stuck)
+			devres__warn(NULL, "note_interrupt",
+				     "irq %d: nobody cared (%u of %u "
+				     "interrupts unhandled), line disabled",
+				     irq, IRQ_SPURIOUS_LIMIT,
+				     IRQ_SPURIOUS_WINDOW);
+		if (warn_thread)
+			devres__warn(NULL, "irq_wake_thread",
+				     "irq %d: IRQ_WAKE_THREAD from a handler "
+				     "without a thread function",
+				     irq);
+		pthread_mutex_lock(&line->lock);
+	}
 	line->running = false;
 	pthread_cond_broadcast(&line->idle);
 	zombies = line->zombies;
 	line->zombies = NULL;
 	irq__line_done(line);
-	if (!zombies && !stuck && !warn_thread)
+	if (likely(!zombies))
 		return;
-	/*
-	 * WARN and reap unlocked: a log sink may call anything. The reference
-	 * keeps the line while its last handlers are let go.
-	 */
+	/* Reap unlocked; the reference keeps the line meanwhile. */
 	line->refs++;
 	pthread_mutex_unlock(&line->lock);
-	if (stuck)
-		devres__warn(NULL, "note_interrupt",
-			     "irq %d: nobody cared (%u of %u interrupts "
-			     "unhandled), line disabled",
-			     irq, IRQ_SPURIOUS_LIMIT, IRQ_SPURIOUS_WINDOW);
-	if (warn_thread)
-		devres__warn(NULL, "irq_wake_thread",
-			     "irq %d: IRQ_WAKE_THREAD from a handler "
-			     "without a thread function",
-			     irq);
 	while (zombies) {
 		a = zombies;
 		zombies = a->zombie_next;
