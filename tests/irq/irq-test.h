@@ -10,6 +10,7 @@
 #include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -91,6 +92,23 @@ static inline int nr_threads(void)
 		n += e->d_name[0] != '.';
 	closedir(d);
 	return n;
+}
+
+static inline void *no_op(void *arg)
+{
+	return arg;
+}
+
+/*
+ * A sanitizer's runtime starts a thread of its own with the first
+ * pthread_create(): have it before the tests count threads.
+ */
+static inline void start_runtime_threads(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, no_op, NULL) == 0)
+		pthread_join(t, NULL);
 }
 
 /* Waits until the process has @n threads (a detached one may be exiting). */

@@ -365,5 +365,6 @@ int main(void)
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	start_runtime_threads();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
