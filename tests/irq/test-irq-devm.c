@@ -278,6 +278,85 @@ static void handler_unbinds_its_device(void **state)
 	assert_int_equal(load_int(&violations), 0);
 }
 
+/*
+ * A handler that requests and frees a managed handler of another line on
+ * its device at every interrupt, while the device is unbound and bound
+ * again and both lines are raised at full rate. What it races with is the
+ * unbind (which may release the node first: then its devm_free_irq()
+ * WARNs, as the kernel's would): nothing may deadlock, crash or leak.
+ */
+static int juggles;
+
+static irqreturn_t juggle(int irq, void *dev_id)
+{
+	struct priv *p = dev_id;
+
+	(void)irq;
+	if (!devm_request_irq(p->dev, p->irq1, h0, IRQF_SHARED, "juggled", p))
+		devm_free_irq(p->dev, p->irq1, p);
+	add_int(&juggles, 1);
+	return IRQ_HANDLED;
+}
+
+static int juggle_probe(struct platform_device *pdev)
+{
+	struct priv *p = devm_kzalloc(&pdev->dev, sizeof(*p), GFP_KERNEL);
+
+	if (!p)
+		return -ENOMEM;
+	__atomic_store_n(&bound, 1, __ATOMIC_RELEASE);
+	p->dev = &pdev->dev;
+	p->magic = MAGIC;
+	p->irq0 = platform_get_irq(pdev, 0);
+	p->irq1 = platform_get_irq(pdev, 1);
+	if (devm_request_irq(&pdev->dev, p->irq1, h0, IRQF_SHARED, NULL, p))
+		return -EIO;
+	return devm_request_irq(&pdev->dev, p->irq0, juggle, 0, NULL, p);
+}
+
+static struct platform_driver juggle_drv = {
+	.probe = juggle_probe,
+	.driver = { .name = "two-line" },
+};
+
+static void quiet_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	(void)line;
+}
+
+static void handler_manages_another_line_during_unbind(void **state)
+{
+	pthread_t thr[2];
+
+	(void)state;
+	devres_set_log_sink(quiet_sink, NULL);
+	__atomic_store_n(&raising, 1, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(
+			pthread_create(&thr[i], NULL, raiser, &lines[i]), 0);
+	assert_int_equal(platform_driver_register(&juggle_drv), 0);
+	for (int i = 0; i < 200; i++) {
+		int before = load_int(&juggles);
+
+		if (i % 2 == 0)
+			assert_true(wait_at_least(&juggles, before + 1));
+		device_release_driver(&the_pdev->dev);
+		__atomic_store_n(&bound, 0, __ATOMIC_RELEASE);
+		assert_int_equal(device_attach(&the_pdev->dev), 1);
+	}
+	device_release_driver(&the_pdev->dev);
+	__atomic_store_n(&bound, 0, __ATOMIC_RELEASE);
+	platform_driver_unregister(&juggle_drv);
+	__atomic_store_n(&raising, 0, __ATOMIC_RELEASE);
+	for (int i = 0; i < 2; i++)
+		pthread_join(thr[i], NULL);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(load_int(&violations), 0);
+	assert_true(load_int(&juggles) >= 100);
+}
+
 static int plain_calls;
 
 static irqreturn_t plain(int irq, void *dev_id)
@@ -357,6 +436,9 @@ int main(void)
 		cmocka_unit_test_setup_teardown(probe_sweep, setup, teardown),
 		cmocka_unit_test_setup_teardown(unbind_at_full_rate, setup,
 						teardown),
+		cmocka_unit_test_setup_teardown(
+			handler_manages_another_line_during_unbind, setup,
+			teardown),
 		cmocka_unit_test_setup_teardown(handler_unbinds_its_device,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
