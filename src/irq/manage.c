@@ -216,8 +216,8 @@ static bool own_handler(const struct irq_line *line, unsigned int irq,
 	return true;
 }
 
-const void *irq__free(unsigned int irq, void *dev_id, bool managed,
-		      const char *func)
+static const void *detach(unsigned int irq, void *dev_id, bool managed,
+			  const char *func)
 {
 	struct irq_line *line = get_line(irq, func);
 	struct irq_action *a, **pp;
@@ -263,6 +263,17 @@ const void *irq__free(unsigned int irq, void *dev_id, bool managed,
 	name = a->name;
 	if (!defer && !self)
 		irq__finish(a);
+	return name;
+}
+
+/* A release path: errno is kept. */
+const void *irq__free(unsigned int irq, void *dev_id, bool managed,
+		      const char *func)
+{
+	int err = errno;
+	const void *name = detach(irq, dev_id, managed, func);
+
+	errno = err;
 	return name;
 }
 
