@@ -338,7 +338,6 @@ static void *thread_loop(void *arg)
 		if (a->stop)
 			break;
 		a->thread_pending = false;
-		a->thread_running = true;
 		pthread_mutex_unlock(&line->lock);
 		irq__cur_line = line;
 		irq__cur_action = a;
@@ -346,7 +345,6 @@ static void *thread_loop(void *arg)
 		irq__cur_line = NULL;
 		irq__cur_action = NULL;
 		pthread_mutex_lock(&line->lock);
-		a->thread_running = false;
 		thread_done(line, a);
 		if (a->self_reap)
 			break;

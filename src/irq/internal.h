@@ -8,7 +8,7 @@
  *                                up and take its lock before dropping it
  *   line->lock                   everything in struct irq_line and the
  *                                thread state of its actions
- *   disp->lock (leaf)            a dispatcher's replay set and stop flag
+ *   disp->lock (leaf)            a dispatcher's set of lines to replay
  * irq_lock (dispatch.c) guards the dispatcher pointer and the count of
  * handlers; it is never held together with another of these locks.
  *
@@ -54,12 +54,11 @@ struct irq_action {
 	pthread_cond_t wake;
 	bool has_thread;
 	bool thread_pending; /* woken, its thread function not started */
-	bool thread_running;
-	bool stop;	    /* its thread is asked to exit */
-	bool self_reap;	    /* freed from its own thread function */
-	bool dead;	    /* unlinked while its line was being dispatched */
-	bool wake_req;	    /* dispatcher only: the handler said WAKE_THREAD */
-	bool warned_thread; /* WAKE_THREAD without a thread function, WARNed */
+	bool stop;	     /* its thread is asked to exit */
+	bool self_reap;	     /* freed from its own thread function */
+	bool dead;	     /* unlinked while its line was being dispatched */
+	bool wake_req;	     /* dispatcher only: the handler said WAKE_THREAD */
+	bool warned_thread;  /* WAKE_THREAD without a thread function, WARNed */
 	struct irq_action *zombie_next;
 };
 
