@@ -28,6 +28,8 @@
 #include <devres/devres.h>
 #include <devres/platform.h>
 #include <devres/posix.h>
+#include <devres/irq.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
 #include "testlib.h"
@@ -168,6 +170,41 @@ static void posix_calls(struct device *dev)
 		IS_ERR(devm_thread_run(dev, idle_thread, NULL, "cloexec")));
 }
 
+/* An eventfd line with a managed handler: the line's fd and the dispatcher's. */
+static int irq_lines[2];
+
+static irqreturn_t irq_nop(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_HANDLED;
+}
+
+static void irq_calls(struct device *dev)
+{
+	int efd = eventfd(0, EFD_CLOEXEC);
+
+	assert_true(efd >= 0);
+	irq_lines[0] = irq_line_create("sec-cloexec");
+	irq_lines[1] = irq_line_attach_fd(efd, "sec-cloexec-fd");
+	close(efd);
+	for (int i = 0; i < 2; i++) {
+		assert_true(irq_lines[i] > 0);
+		assert_int_equal(devm_request_irq(dev,
+						  (unsigned int)irq_lines[i],
+						  irq_nop, 0, "sec-cloexec",
+						  &irq_lines[i]),
+				 0);
+	}
+}
+
+static void irq_release(struct device *dev)
+{
+	devres_release_all(dev);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(irq_line_destroy(irq_lines[i]), 0);
+}
+
 static const struct call calls[] = {
 	{ "devm_kmalloc family", kmalloc_family, NULL },
 	{ "devres node and action", node_and_action, NULL },
@@ -175,7 +212,8 @@ static const struct call calls[] = {
 	{ "platform device bound", platform_bind, platform_unbind },
 	{ "open beneath a root", open_beneath, NULL },
 	{ "posix fds, stream, map, thread", posix_calls, NULL },
-	/* io, dma, irq, pci: one line each. */
+	{ "irq lines and a managed handler", irq_calls, irq_release },
+	/* io, dma, pci: one line each. */
 };
 
 static int open_fds(void)
