@@ -541,6 +541,28 @@ struct devres_stats {
 };
 
 /**
+ * devres_check() - check that a device's list of resources is sound
+ * @dev: the device
+ *
+ * Walks @dev's list and checks what must always hold of it: it ends (no
+ * cycle), every node on it is marked as added and is of a known kind,
+ * group markers are paired (a closed group's close marker is newer than
+ * its open marker, an open group has none), the driver core's binding
+ * marker is listed at most once, and devres_get_stats() counts what is
+ * listed. Only a bug (or a write through a stale pointer) breaks these;
+ * the tests call it at the teardown of every device. Debug builds of the
+ * library also check by themselves at every devres_release_all(), and
+ * abort there with a "BUG:" line on stderr.
+ *
+ * Context: any thread; takes @dev's devres lock. Not from a match or
+ * for-each callback on @dev (WARN, -EDEADLK).
+ * Return: 0 when the list is sound; -EUCLEAN, with a WARN saying what is
+ * broken, when it is not; -EINVAL for a NULL or uninitialized @dev;
+ * -EDEADLK from a callback on @dev. errno is preserved.
+ */
+DEVRES_API int devres_check(struct device *dev);
+
+/**
  * devres_get_stats() - count a device's resources
  * @dev: the device
  * @stats: filled in

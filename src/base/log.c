@@ -3,6 +3,7 @@
  * Log lines, WARNs and the WARN counter. Everything the library prints goes
  * through one sink, which the application may replace.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -17,6 +18,17 @@ static int warn_count;
 static devres_log_sink_t sink;
 static void *sink_ctx;
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * Set while this thread runs the sink. A sink may look at a device (call
+ * devres_dump() on every WARN, say), and what it does may log or WARN in
+ * turn: the WARN of a devres call made from a callback that holds the
+ * device's lock, a log line of its own allocation. Sent to the sink, that
+ * line would call it again without end; so a line made while the sink
+ * runs is dropped, and a WARN made then is not counted: one misuse, one
+ * WARN.
+ */
+static TLS_FAST bool in_sink;
 
 __attribute__((constructor)) static void log_init(void)
 {
@@ -44,19 +56,26 @@ int devres_warn_count(void)
 	return __atomic_load_n(&warn_count, __ATOMIC_RELAXED);
 }
 
+/* A sink, or stderr, may change errno: logging never does. */
 static void emit(int level, const char *line)
 {
 	devres_log_sink_t s;
+	int err = errno;
 	void *ctx;
 
+	if (in_sink)
+		return;
 	pthread_mutex_lock(&sink_lock);
 	s = sink;
 	ctx = sink_ctx;
 	pthread_mutex_unlock(&sink_lock);
+	in_sink = true;
 	if (s)
 		s(ctx, level, line);
 	else
 		fprintf(stderr, "%s\n", line);
+	in_sink = false;
+	errno = err;
 }
 
 void devres__print(int level, const char *fmt, ...)
@@ -118,8 +137,11 @@ void devres__warn(const struct device *dev, const char *func, const char *fmt,
 		  ...)
 {
 	char reason[256], buf[40];
+	int err = errno;
 	va_list ap;
 
+	if (in_sink)
+		return;
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
@@ -127,4 +149,5 @@ void devres__warn(const struct device *dev, const char *func, const char *fmt,
 	devres__print(DEVRES_LOG_WARNING, "WARNING: %s: %s: %s",
 		      devres__dev_label(dev, buf, sizeof(buf)), func, reason);
 	backtrace_lines();
+	errno = err;
 }

@@ -39,6 +39,13 @@ static inline bool devres__dev_ok(const struct device *dev, const char *func)
 
 /* log.c */
 extern HIDDEN bool devres__log_on;
+
+/* devres_set_log() may switch it from any thread, hence the atomic load. */
+static inline bool devres__logging(void)
+{
+	return __atomic_load_n(&devres__log_on, __ATOMIC_RELAXED);
+}
+
 HIDDEN void devres__log(const struct device *dev, const char *op,
 			const void *node, const char *name, size_t size);
 HIDDEN void devres__warn(const struct device *dev, const char *func,

@@ -541,6 +541,50 @@ static void test_threads_atomic(void **state)
 	assert_int_equal(devres_release_all(dev), NTHREADS * ROUNDS / 2);
 }
 
+/*
+ * devres_set_log() from any thread, as documented, while other threads log
+ * (issue 8, defect 11): the flag is read atomically, so TSan sees no race.
+ */
+static int lines_logged;
+
+static void counting_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	(void)line;
+	__atomic_add_fetch(&lines_logged, 1, __ATOMIC_RELAXED);
+}
+
+static void *toggle_log(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < ROUNDS; i++)
+		devres_set_log(i % 2 == 0);
+	devres_set_log(false);
+	return NULL;
+}
+
+static void test_set_log_from_any_thread(void **state)
+{
+	struct device *dev = *state;
+	pthread_t t[NTHREADS], tog;
+
+	lines_logged = 0;
+	devres_set_log_sink(counting_sink, NULL);
+	assert_int_equal(pthread_create(&tog, NULL, toggle_log, NULL), 0);
+	for (int i = 0; i < NTHREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, hammer, dev), 0);
+	for (int i = 0; i < NTHREADS; i++) {
+		void *ret;
+
+		assert_int_equal(pthread_join(t[i], &ret), 0);
+		assert_null(ret);
+	}
+	assert_int_equal(pthread_join(tog, NULL), 0);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(devres_release_all(dev), NTHREADS * ROUNDS / 2);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, dev_teardown)
 
 int main(void)
@@ -563,6 +607,7 @@ int main(void)
 		T(test_fail_nth_devres_alloc),
 		T(test_ledger_back_to_baseline),
 		T(test_threads_atomic),
+		T(test_set_log_from_any_thread),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
