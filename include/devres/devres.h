@@ -49,7 +49,8 @@ typedef int (*dr_match_t)(struct device *dev, void *res, void *match_data);
  *
  * Allocates a node that is not yet on any device. The data area is zeroed
  * and aligned for any object type (``max_align_t``). The first name given
- * for a release function is the one kept.
+ * for a release function is the one kept, as a copy: @name may be freed
+ * once this returns.
  *
  * Context: any thread. A fault-injection point.
  * Return: the data area, or NULL when memory is short, when @size is
@@ -289,7 +290,9 @@ DEVRES_API int devm_add_action_or_reset_named(struct device *dev,
  * @action: the action
  * @data: its argument
  *
- * Removes the newest record of (@action, @data). WARNs when there is none.
+ * Removes the newest record of (@action, @data). WARNs when there is none,
+ * and for a NULL @action (which names no action: never a resource whose
+ * release is NULL).
  *
  * Context: any thread; takes @dev's devres lock.
  */
@@ -302,7 +305,8 @@ DEVRES_API void devm_remove_action(struct device *dev, void (*action)(void *),
  * @action: the action
  * @data: its argument
  *
- * WARNs when (@action, @data) is not recorded on @dev.
+ * WARNs when (@action, @data) is not recorded on @dev, or @action is NULL.
+ * errno is preserved, whatever @action does to it.
  *
  * Context: any thread; @action runs in the calling thread, unlocked.
  */
@@ -316,7 +320,7 @@ DEVRES_API void devm_release_action(struct device *dev, void (*action)(void *),
  * @data: its argument
  *
  * Context: any thread; takes @dev's devres lock.
- * Return: true when recorded.
+ * Return: true when recorded; false, with a WARN, for a NULL @action.
  */
 DEVRES_API bool devm_is_action_added(struct device *dev, void (*action)(void *),
 				     void *data);
@@ -517,6 +521,12 @@ DEVRES_API void devres_set_log(bool on);
  * devres_set_log_sink() - send log and WARN lines somewhere else
  * @sink: the new sink, or NULL for the default (stderr)
  * @ctx: passed to @sink
+ *
+ * The sink may call the library, even on the device a line is about (dump
+ * it on every WARN, say): a line the library makes while the sink runs in
+ * the same thread is not sent to it again (that would recurse without
+ * end), and a WARN made then is not counted. The sink may change errno:
+ * the library gives the caller's back.
  *
  * Context: any thread; the sink may be called from any thread.
  */

@@ -33,6 +33,22 @@ static struct devres__kind *buckets[1u << HASH_BITS];
 static uint32_t nr_kinds = DR_KIND_FIRST;
 static pthread_mutex_t kind_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Free in a child of fork(), whatever another thread was doing. */
+static void kind_lock_take(void)
+{
+	pthread_mutex_lock(&kind_lock);
+}
+
+static void kind_lock_drop(void)
+{
+	pthread_mutex_unlock(&kind_lock);
+}
+
+__attribute__((constructor)) static void kind_atfork(void)
+{
+	pthread_atfork(kind_lock_take, kind_lock_drop, kind_lock_drop);
+}
+
 static unsigned int hash(dr_release_t release, void (*action)(void *))
 {
 	uint64_t key = (uint64_t)(uintptr_t)release ^

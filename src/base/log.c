@@ -38,6 +38,22 @@ __attribute__((constructor)) static void log_init(void)
 		devres__log_on = true;
 }
 
+/* Free in a child of fork(), whatever another thread was doing. */
+static void sink_lock_take(void)
+{
+	pthread_mutex_lock(&sink_lock);
+}
+
+static void sink_lock_drop(void)
+{
+	pthread_mutex_unlock(&sink_lock);
+}
+
+__attribute__((constructor)) static void log_atfork(void)
+{
+	pthread_atfork(sink_lock_take, sink_lock_drop, sink_lock_drop);
+}
+
 void devres_set_log(bool on)
 {
 	__atomic_store_n(&devres__log_on, on, __ATOMIC_RELAXED);
@@ -91,14 +107,19 @@ void devres__print(int level, const char *fmt, ...)
 
 /*
  * A label for @dev that is safe to print even when @dev is garbage: only an
- * initialized device is asked for its name.
+ * initialized device is asked for its name. Read here, as dev_name() does,
+ * rather than through the driver model, which sits above this file.
  */
 const char *devres__dev_label(const struct device *dev, char *buf, size_t len)
 {
+	const char *name = NULL;
+
 	if (!dev)
 		return "(no device)";
-	if (dev->magic == DEVRES_DEV_MAGIC && *dev_name(dev))
-		return dev_name(dev);
+	if (dev->magic == DEVRES_DEV_MAGIC)
+		name = dev->name ? dev->name : dev->init_name;
+	if (name && *name)
+		return name;
 	snprintf(buf, len, "device@%p", (const void *)dev);
 	return buf;
 }
