@@ -526,9 +526,12 @@ DEVRES_API void devres_set_log(bool on);
  * it on every WARN, say): a line the library makes while the sink runs in
  * the same thread is not sent to it again (that would recurse without
  * end), and a WARN made then is not counted. The sink may change errno:
- * the library gives the caller's back.
+ * the library gives the caller's back. When this returns, the previous
+ * sink is running in no other thread and will not be called again, so its
+ * @ctx may be freed; a sink that replaces itself is not waited for.
  *
- * Context: any thread; the sink may be called from any thread.
+ * Context: any thread, also from a sink; the sink may be called from any
+ * thread.
  */
 DEVRES_API void devres_set_log_sink(devres_log_sink_t sink, void *ctx);
 

@@ -30,6 +30,16 @@ static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
  */
 static TLS_FAST bool in_sink;
 
+/*
+ * Calls of the sink in progress, counted by the parity of the sink's
+ * generation, so that devres_set_log_sink() can wait until the sink it
+ * replaced has returned everywhere: its caller may then free the old ctx.
+ */
+static unsigned long sink_gen;
+static int sink_calls[2];
+static pthread_cond_t sink_done = PTHREAD_COND_INITIALIZER;
+static TLS_FAST int my_slot; /* of this thread's call, while in_sink */
+
 __attribute__((constructor)) static void log_init(void)
 {
 	const char *s = getenv("DEVRES_LOG");
@@ -49,9 +59,19 @@ static void sink_lock_drop(void)
 	pthread_mutex_unlock(&sink_lock);
 }
 
+/* In the child only this thread is left: no other call can be running. */
+static void sink_lock_drop_child(void)
+{
+	sink_calls[0] = sink_calls[1] = 0;
+	if (in_sink)
+		sink_calls[my_slot] = 1;
+	pthread_cond_init(&sink_done, NULL);
+	pthread_mutex_unlock(&sink_lock);
+}
+
 __attribute__((constructor)) static void log_atfork(void)
 {
-	pthread_atfork(sink_lock_take, sink_lock_drop, sink_lock_drop);
+	pthread_atfork(sink_lock_take, sink_lock_drop, sink_lock_drop_child);
 }
 
 void devres_set_log(bool on)
@@ -61,9 +81,16 @@ void devres_set_log(bool on)
 
 void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 {
+	int old, own;
+
 	pthread_mutex_lock(&sink_lock);
+	old = (int)(sink_gen++ & 1);
 	sink = new_sink;
 	sink_ctx = ctx;
+	/* A sink that replaces itself does not wait for its own call. */
+	own = in_sink && my_slot == old;
+	while (sink_calls[old] > own)
+		pthread_cond_wait(&sink_done, &sink_lock);
 	pthread_mutex_unlock(&sink_lock);
 }
 
@@ -76,7 +103,7 @@ int devres_warn_count(void)
 static void emit(int level, const char *line)
 {
 	devres_log_sink_t s;
-	int err = errno;
+	int err = errno, slot;
 	void *ctx;
 
 	if (in_sink)
@@ -84,13 +111,23 @@ static void emit(int level, const char *line)
 	pthread_mutex_lock(&sink_lock);
 	s = sink;
 	ctx = sink_ctx;
+	slot = (int)(sink_gen & 1);
+	if (s)
+		sink_calls[slot]++;
 	pthread_mutex_unlock(&sink_lock);
 	in_sink = true;
+	my_slot = slot;
 	if (s)
 		s(ctx, level, line);
 	else
 		fprintf(stderr, "%s\n", line);
 	in_sink = false;
+	if (s) {
+		pthread_mutex_lock(&sink_lock);
+		if (--sink_calls[slot] == 0)
+			pthread_cond_broadcast(&sink_done);
+		pthread_mutex_unlock(&sink_lock);
+	}
 	errno = err;
 }
 

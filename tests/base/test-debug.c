@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sched.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
@@ -536,6 +538,76 @@ static void test_alloc_named_copies_the_name(void **state)
 	free(dump);
 }
 
+/*
+ * Replacing the sink while another thread is inside it: once
+ * devres_set_log_sink() returns, the old sink's ctx may be freed, so the
+ * old sink must be running nowhere. The sink checks its ctx before and
+ * after a pause; the test poisons the ctx as soon as the swap returns.
+ */
+#define CTX_ALIVE 0x5eed
+#define CTX_DEAD 0xdead
+
+struct sink_ctx {
+	int magic;
+	int stale; /* calls that saw their ctx die under them */
+	int calls;
+};
+
+static int swap_done;
+
+static void slow_sink(void *ctx, int level, const char *line)
+{
+	struct sink_ctx *c = ctx;
+	int before = __atomic_load_n(&c->magic, __ATOMIC_ACQUIRE);
+
+	(void)level;
+	(void)line;
+	__atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 20000; i++)
+		__atomic_load_n(&c->magic, __ATOMIC_RELAXED);
+	if (before == CTX_ALIVE &&
+	    __atomic_load_n(&c->magic, __ATOMIC_ACQUIRE) != CTX_ALIVE)
+		__atomic_add_fetch(&c->stale, 1, __ATOMIC_RELAXED);
+}
+
+static void *warn_loop(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&swap_done, __ATOMIC_ACQUIRE))
+		devres_get_stats(NULL, NULL);
+	return NULL;
+}
+
+static void test_sink_swap_waits_for_the_old_sink(void **state)
+{
+	struct sink_ctx ctx[50];
+	pthread_t t;
+	int stale = 0, calls = 0;
+
+	(void)state;
+	swap_done = 0;
+	memset(ctx, 0, sizeof(ctx));
+	ctx[0].magic = CTX_ALIVE;
+	devres_set_log_sink(slow_sink, &ctx[0]);
+	assert_int_equal(pthread_create(&t, NULL, warn_loop, NULL), 0);
+	for (int i = 1; i < 50; i++) {
+		while (!__atomic_load_n(&ctx[i - 1].calls, __ATOMIC_ACQUIRE))
+			sched_yield();
+		ctx[i].magic = CTX_ALIVE;
+		devres_set_log_sink(slow_sink, &ctx[i]);
+		__atomic_store_n(&ctx[i - 1].magic, CTX_DEAD, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&swap_done, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	devres_set_log_sink(NULL, NULL);
+	for (int i = 0; i < 50; i++) {
+		stale += ctx[i].stale;
+		calls += ctx[i].calls;
+	}
+	assert_true(calls >= 49);
+	assert_int_equal(stale, 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, teardown)
 
 int main(int argc, char **argv)
@@ -555,6 +627,7 @@ int main(int argc, char **argv)
 		T(test_warn_sink_dumps_the_locked_device),
 		T(test_log_sink_allocating_on_its_device),
 		T(test_alloc_named_copies_the_name),
+		T(test_sink_swap_waits_for_the_old_sink),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "--log-child"))

@@ -763,6 +763,74 @@ static void test_fork_while_threads_hold_locks(void **state)
 	assert_int_equal(hung, 0);
 }
 
+/*
+ * Every core entry point on a device whose last reference is gone (its
+ * memory still valid, as when a driver keeps a stale pointer): one WARN
+ * each, nothing touched.
+ */
+static void dead_release(struct device *dev)
+{
+	(void)dev;
+}
+
+static void test_released_device(void **state)
+{
+	struct device dead;
+	struct devres_stats st;
+	FILE *f = fopen("/dev/null", "w");
+	char label[64];
+	int *p;
+
+	(void)state;
+	assert_non_null(f);
+	memset(&dead, 0, sizeof(dead));
+	dead.release = dead_release;
+	device_initialize(&dead);
+	assert_int_equal(dev_set_name(&dead, "dead"), 0);
+	put_device(&dead);
+	/* A released device is no longer asked for its name. */
+	snprintf(label, sizeof(label), "device@%p", (void *)&dead);
+	p = devres_alloc(count_release, sizeof(int), GFP_KERNEL);
+	assert_non_null(p);
+
+#define DEAD(func, call)                                                       \
+	do {                                                                   \
+		start_capture();                                               \
+		call;                                                          \
+		expect_warn_on(label, func, "already released");               \
+	} while (0)
+
+	DEAD("devres_add", devres_add(&dead, p));
+	DEAD("devres_find",
+	     assert_null(devres_find(&dead, count_release, NULL, NULL)));
+	DEAD("devres_get", assert_null(devres_get(&dead, p, NULL, NULL)));
+	DEAD("devres_release",
+	     assert_int_equal(devres_release(&dead, count_release, NULL, NULL),
+			      -ENOENT));
+	DEAD("devres_release_all",
+	     assert_int_equal(devres_release_all(&dead), -ENODEV));
+	DEAD("devres_open_group",
+	     assert_null(devres_open_group(&dead, NULL, GFP_KERNEL)));
+	DEAD("devres_release_group",
+	     assert_int_equal(devres_release_group(&dead, NULL), 0));
+	DEAD("devm_add_action_named",
+	     assert_int_equal(devm_add_action(&dead, act, NULL), -EINVAL));
+	DEAD("devm_is_action_added",
+	     assert_false(devm_is_action_added(&dead, act, NULL)));
+	DEAD("devm_kmalloc", assert_null(devm_kmalloc(&dead, 8, 0)));
+	DEAD("devm_kmemdup", assert_null(devm_kmemdup(&dead, p, 4, 0)));
+	DEAD("devm_kvasprintf", assert_null(devm_kasprintf(&dead, 0, "x")));
+	DEAD("devm_get_free_pages",
+	     assert_int_equal(devm_get_free_pages(&dead, 0, 0), 0));
+	DEAD("devres_get_stats", devres_get_stats(&dead, &st));
+	DEAD("devres_dump", devres_dump(&dead, f));
+	DEAD("devres_check", assert_int_equal(devres_check(&dead), -EINVAL));
+#undef DEAD
+	fclose(f);
+	devres_free(p);
+	assert_int_equal(nact, 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, two_dev_setup, dev_teardown)
 
 int main(void)
@@ -791,6 +859,7 @@ int main(void)
 		T(test_group_of_another_device),
 		T(test_groups_sharing_an_id),
 		T(test_fork_while_threads_hold_locks),
+		T(test_released_device),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
