@@ -825,6 +825,20 @@ static void test_released_device(void **state)
 	DEAD("devres_get_stats", devres_get_stats(&dead, &st));
 	DEAD("devres_dump", devres_dump(&dead, f));
 	DEAD("devres_check", assert_int_equal(devres_check(&dead), -EINVAL));
+	DEAD("devres_remove",
+	     assert_null(devres_remove(&dead, count_release, NULL, NULL)));
+	DEAD("devres_destroy",
+	     assert_int_equal(devres_destroy(&dead, count_release, NULL, NULL),
+			      -ENOENT));
+	DEAD("devres_for_each_res",
+	     devres_for_each_res(&dead, count_release, NULL, NULL, NULL, NULL));
+	DEAD("devres_close_group", devres_close_group(&dead, NULL));
+	DEAD("devres_remove_group", devres_remove_group(&dead, NULL));
+	DEAD("devm_remove_action", devm_remove_action(&dead, act, NULL));
+	DEAD("devm_release_action", devm_release_action(&dead, act, NULL));
+	DEAD("devm_kfree", devm_kfree(&dead, p));
+	DEAD("devm_krealloc", assert_null(devm_krealloc(&dead, p, 8, 0)));
+	DEAD("devm_free_pages", devm_free_pages(&dead, 4096));
 #undef DEAD
 	fclose(f);
 	devres_free(p);
