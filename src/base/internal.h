@@ -87,7 +87,10 @@ static inline const struct devres__kind *devres__kind(uint32_t id)
  * leaves its marker in place; only its owner releases it. With
  * DEVRES_OWNED_KEEP, devres_release_all() also leaves its marker on the
  * list, where the owner's release finds it, so that the owner may reuse
- * the storage as soon as its release returns.
+ * the storage as soon as its release returns. Without it, a
+ * devres_release_all() takes the marker with the rest, and the owner must
+ * not reuse the storage while another thread may be releasing the
+ * device's resources. The storage is zeroed before its first open.
  */
 #define DEVRES_OWNED_KEEP 1u
 
