@@ -45,7 +45,7 @@ struct device {
 	int devres_lock;
 	void *devres_owner;
 	void *devres_head;
-	void *devres_binding;
+	unsigned long devres_kept;
 	pthread_mutex_t mutex;
 	struct device_private *p;
 };
