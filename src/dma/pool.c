@@ -39,6 +39,7 @@ struct dma_pool {
 	pthread_mutex_t lock;
 	struct chunk **chunks; /* by CPU address */
 	size_t nchunks, cap, hint;
+	size_t navail; /* chunks with a free block */
 };
 
 /* Chunks left busy by a destroyed pool: kept reachable, never reused. */
@@ -153,13 +154,14 @@ static struct chunk *add_chunk(struct dma_pool *pool)
 		pool->chunks[i] = pool->chunks[i - 1];
 	pool->chunks[i] = c;
 	pool->nchunks++;
+	pool->navail++;
 	pool->hint = i;
 	return c;
 }
 
 static struct chunk *chunk_with_room(struct dma_pool *pool)
 {
-	for (size_t k = 0; k < pool->nchunks; k++) {
+	for (size_t k = 0; pool->navail && k < pool->nchunks; k++) {
 		size_t i = (pool->hint + k) % pool->nchunks;
 
 		if (pool->chunks[i]->nbusy < pool->nblocks) {
@@ -195,7 +197,8 @@ void *dma_pool_alloc(struct dma_pool *pool, gfp_t gfp, dma_addr_t *handle)
 		}
 	}
 	c->busy[idx / 64] |= 1ULL << (idx % 64);
-	c->nbusy++;
+	if (++c->nbusy == pool->nblocks)
+		pool->navail--;
 	p = (char *)c->cpu + pool->offs[idx];
 	*handle = c->dma + pool->offs[idx];
 	pthread_mutex_unlock(&pool->lock);
@@ -273,7 +276,8 @@ void dma_pool_free(struct dma_pool *pool, void *vaddr, dma_addr_t dma)
 			 pool->name);
 	else {
 		c->busy[idx / 64] &= ~(1ULL << (idx % 64));
-		c->nbusy--;
+		if (c->nbusy-- == pool->nblocks)
+			pool->navail++;
 	}
 out:
 	pthread_mutex_unlock(&pool->lock);
