@@ -84,21 +84,14 @@ static void lock_mem(struct device *dev, void *p, size_t len)
 	}
 }
 
-void *dma_alloc_coherent(struct device *dev, size_t size,
-			 dma_addr_t *dma_handle, gfp_t gfp)
+void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
+			enum dma_kind kind)
 {
 	size_t len, align;
 	dma_addr_t h;
 	void *p;
 	int err;
 
-	(void)gfp;
-	if (!devres__dev_ok(dev, __func__))
-		return NULL;
-	if (!dma_handle) {
-		devres__warn(dev, __func__, "NULL dma_handle");
-		return NULL;
-	}
 	len = (size + devres__page_size - 1) & ~(devres__page_size - 1);
 	if (!size || len < size)
 		return NULL;
@@ -112,8 +105,8 @@ void *dma_alloc_coherent(struct device *dev, size_t size,
 	devres__ledger_add(DL_DMA_BYTES, (long)len);
 	lock_mem(dev, p, len);
 	h = devres__dma_map(dev, p, size, align,
-			    dma_default_mask(dev->coherent_dma_mask),
-			    DK_COHERENT, DMA_BIDIRECTIONAL, &err);
+			    dma_default_mask(dev->coherent_dma_mask), kind,
+			    DMA_BIDIRECTIONAL, &err);
 	if (h == DMA_MAPPING_ERROR) {
 		munmap(p, len);
 		devres__ledger_add(DL_DMA_BUFFERS, -1);
@@ -125,8 +118,22 @@ void *dma_alloc_coherent(struct device *dev, size_t size,
 	return p;
 }
 
-void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
-		       dma_addr_t dma_handle)
+void *dma_alloc_coherent(struct device *dev, size_t size,
+			 dma_addr_t *dma_handle, gfp_t gfp)
+{
+	(void)gfp;
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	if (!dma_handle) {
+		devres__warn(dev, __func__, "NULL dma_handle");
+		return NULL;
+	}
+	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT);
+}
+
+void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
+		      dma_addr_t dma_handle, enum dma_kind kind,
+		      const char *func)
 {
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
 	bool done = false, orphan = false;
@@ -136,17 +143,17 @@ void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
 	size_t len = 0;
 	int err = errno;
 
-	if (!devres__dev_ok(dev, __func__))
-		return;
 	devres__dma_read_lock();
 	s = dma_dev_peek(dev);
 	if (s)
 		pthread_mutex_lock(&s->lock);
 	m = s ? devres__dma_lookup(s, dma_handle, 1) : NULL;
-	if (!m || m->node.start != dma_handle || m->kind != DK_COHERENT) {
-		snprintf(why, sizeof(why),
-			 "handle %#llx is not a coherent buffer",
-			 (unsigned long long)dma_handle);
+	if (!m || m->node.start != dma_handle || m->kind != kind) {
+		snprintf(why, sizeof(why), "handle %#llx is not a %s",
+			 (unsigned long long)dma_handle,
+			 m && m->node.start == dma_handle && m->kind == DK_POOL
+				 ? "coherent buffer of its own (a pool's)"
+				 : "coherent buffer");
 	} else if (m->cpu != cpu_addr) {
 		snprintf(why, sizeof(why),
 			 "CPU address %p is not %p, the buffer's at %#llx",
@@ -172,8 +179,34 @@ void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
 		devres__ledger_add(DL_DMA_BYTES, -(long)len);
 	}
 	if (why[0])
-		devres__warn(dev, __func__, "%s", why);
+		devres__warn(dev, func, "%s", why);
 	if (orphan)
 		devres__dma_put_orphan(dev, s);
 	errno = err;
+}
+
+void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
+		       dma_addr_t dma_handle)
+{
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	devres__dma_free(dev, size, cpu_addr, dma_handle, DK_COHERENT,
+			 __func__);
+}
+
+void devres__dma_disown(struct device *dev, dma_addr_t dma_handle)
+{
+	struct dma_dev *s;
+	struct dma_map *m;
+
+	devres__dma_read_lock();
+	s = dma_dev_peek(dev);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		m = devres__dma_lookup(s, dma_handle, 1);
+		if (m && m->kind == DK_POOL)
+			m->kind = DK_COHERENT;
+		pthread_mutex_unlock(&s->lock);
+	}
+	devres__dma_read_unlock();
 }

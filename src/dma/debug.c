@@ -61,8 +61,6 @@ static void count_live(const struct rnode *t, struct leak_count *c)
 
 static void sentinel_release(struct device *dev, void *res)
 {
-	static const char *const kinds[] = { "dma_alloc_coherent",
-					     "dma_map_single", "dma_map_page" };
 	struct leak_count c = { .bound = ((struct sentinel *)res)->bound };
 	unsigned long long h = 0;
 	const char *kind = "";
@@ -79,7 +77,7 @@ static void sentinel_release(struct device *dev, void *res)
 		if (c.first) {
 			h = c.first->node.start;
 			size = c.first->size;
-			kind = kinds[c.first->kind];
+			kind = devres__dma_kind_name[c.first->kind];
 		}
 		s->epoch[c.bound]++;
 		s->sentinel[c.bound] = false;

@@ -58,8 +58,16 @@ HIDDEN void devres__iova_destroy(struct iova_space *s);
 enum dma_kind {
 	DK_COHERENT,
 	DK_SINGLE,
-	DK_PAGE
+	DK_PAGE,
+	DK_POOL, /* a coherent buffer a pool carves blocks from */
 };
+
+extern HIDDEN const char *const devres__dma_kind_name[];
+
+static inline bool dma_streaming(unsigned int kind)
+{
+	return kind == DK_SINGLE || kind == DK_PAGE;
+}
 
 /* One live mapping, keyed by its bus range. */
 struct dma_map {
@@ -125,6 +133,15 @@ HIDDEN void devres__dma_put_orphan(struct device *dev, struct dma_dev *s);
 /* debug.c: the sentinel that checks a binding's mappings at its release. */
 HIDDEN int devres__dma_debug_arm(struct device *dev, struct dma_dev *s,
 				 bool bound);
+
+/* coherent.c: coherent buffers of a kind (DK_COHERENT or DK_POOL). */
+HIDDEN void *devres__dma_alloc(struct device *dev, size_t size,
+			       dma_addr_t *dma_handle, enum dma_kind kind);
+HIDDEN void devres__dma_free(struct device *dev, size_t size, void *cpu,
+			     dma_addr_t dma_handle, enum dma_kind kind,
+			     const char *func);
+/* A pool's buffer left to the device: from now on a plain coherent one. */
+HIDDEN void devres__dma_disown(struct device *dev, dma_addr_t dma_handle);
 
 /* pool.c: a pool's device, NULL (WARN) for a bad pool. */
 HIDDEN struct device *devres__dma_pool_dev(const struct dma_pool *pool);

@@ -235,7 +235,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	s->nmaps++;
 	pthread_mutex_unlock(&s->lock);
 	pthread_rwlock_unlock(&states);
-	if (kind != DK_COHERENT)
+	if (dma_streaming(kind))
 		devres__ledger_add(DL_DMA_MAPS, 1);
 	*ret_err = 0;
 	return h;
@@ -257,8 +257,12 @@ static bool dir_ok(enum dma_data_direction dir)
 	       dir == DMA_FROM_DEVICE;
 }
 
-static const char *const kind_name[] = { "dma_alloc_coherent", "dma_map_single",
-					 "dma_map_page" };
+const char *const devres__dma_kind_name[] = {
+	"dma_alloc_coherent",
+	"dma_map_single",
+	"dma_map_page",
+	"dma_pool_alloc",
+};
 
 static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 				enum dma_data_direction dir, enum dma_kind kind,
@@ -314,7 +318,7 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 			snprintf(why, sizeof(why),
 				 "handle %#llx was never mapped",
 				 (unsigned long long)addr);
-		} else if (m->kind == DK_COHERENT) {
+		} else if (!dma_streaming(m->kind)) {
 			snprintf(why, sizeof(why),
 				 "handle %#llx is a coherent buffer",
 				 (unsigned long long)addr);
@@ -335,7 +339,7 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 				snprintf(why, sizeof(why),
 					 "handle %#llx was mapped with %s",
 					 (unsigned long long)addr,
-					 kind_name[m->kind]);
+					 devres__dma_kind_name[m->kind]);
 			devres__dma_forget(s, m);
 			done = true;
 			orphan = s->orphan && !s->nmaps;
@@ -394,7 +398,7 @@ static void sync_check(struct device *dev, dma_addr_t addr, size_t size,
 	if (s)
 		pthread_mutex_lock(&s->lock);
 	m = s ? devres__dma_lookup(s, addr, size) : NULL;
-	if (!m || m->kind == DK_COHERENT)
+	if (!m || !dma_streaming(m->kind))
 		snprintf(why, sizeof(why),
 			 "[%#llx, +%zu) is not inside a streaming mapping",
 			 (unsigned long long)addr, size);

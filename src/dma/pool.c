@@ -144,8 +144,8 @@ static struct chunk *add_chunk(struct dma_pool *pool)
 	if (devres__should_fail() ||
 	    !(c = calloc(1, sizeof(*c) + words(pool) * sizeof(uint64_t))))
 		return NULL;
-	c->cpu = dma_alloc_coherent(pool->dev, pool->allocation, &c->dma,
-				    GFP_KERNEL);
+	c->cpu = devres__dma_alloc(pool->dev, pool->allocation, &c->dma,
+				   DK_POOL);
 	if (!c->cpu) {
 		free(c);
 		return NULL;
@@ -299,13 +299,15 @@ void dma_pool_destroy(struct dma_pool *pool)
 		if (c->nbusy) {
 			/* The device may still use it: leak it, reachable. */
 			busy += c->nbusy;
+			devres__dma_disown(pool->dev, c->dma);
 			pthread_mutex_lock(&leaked_lock);
 			c->next_leaked = leaked;
 			leaked = c;
 			pthread_mutex_unlock(&leaked_lock);
 			continue;
 		}
-		dma_free_coherent(pool->dev, pool->allocation, c->cpu, c->dma);
+		devres__dma_free(pool->dev, pool->allocation, c->cpu, c->dma,
+				 DK_POOL, __func__);
 		free(c);
 	}
 	if (busy)

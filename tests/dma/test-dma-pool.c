@@ -155,6 +155,11 @@ static void test_wrong_frees(void **state)
 	start_capture();
 	dma_pool_free(a, pb, hb);
 	expect_warn("dma_pool_free", "is not a block of pool a");
+	/* A chunk's first block has the chunk's addresses: still the pool's. */
+	start_capture();
+	dma_free_coherent(dev, PAGE, pa, ha);
+	expect_warn("dma_free_coherent", "(a pool's)");
+	assert_ptr_equal(dma_iova_to_virt(dev, ha, 64), pa);
 	start_capture();
 	dma_pool_free(a, pa + 8, ha + 8);
 	expect_warn("dma_pool_free", "is not a block start in pool a");
