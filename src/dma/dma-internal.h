@@ -41,12 +41,20 @@ HIDDEN struct rnode *devres__rt_fit_top(struct rnode *root, uint64_t len,
 					uint64_t *ret);
 HIDDEN uint32_t devres__rt_prio(uint32_t *seed);
 
+/* Freed blocks of 1..IOVA_CACHED units are kept for reuse, IOVA_MAG each. */
+#define IOVA_CACHED 8
+#define IOVA_MAG 64
+
 /* A range allocator over [base, end) in units (pages). Not locked. */
 struct iova_space {
 	struct rnode *free;
 	struct rnode *spare;
-	unsigned long nfree, nspare, nlive;
+	unsigned long nfree, nspare, nlive; /* nlive counts cached blocks */
 	uint32_t seed;
+	struct {
+		unsigned int n;
+		uint64_t start[IOVA_MAG];
+	} cache[IOVA_CACHED];
 };
 
 HIDDEN int devres__iova_init(struct iova_space *s, uint64_t base, uint64_t end);

@@ -11,6 +11,12 @@
  * separated by allocated blocks, hence never more than live blocks + 1,
  * and keeping nodes (free + spare) >= live + 2 before an allocation leaves
  * one node for its possible split and every later free.
+ *
+ * As the kernel's IOVA "rcache", small freed blocks are first kept in a
+ * stack per size and handed out again from there, without touching the
+ * tree: most streaming mappings are one or two pages, freed and made again
+ * at a high rate. The tree counts cached blocks as live; an allocation the
+ * tree cannot serve gives them back to it and tries again.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -82,6 +88,17 @@ int devres__iova_init(struct iova_space *s, uint64_t base, uint64_t end)
 	return 0;
 }
 
+static void tree_free(struct iova_space *s, uint64_t start, uint64_t n);
+
+/* Every cached block back to the tree. */
+static void flush(struct iova_space *s)
+{
+	for (uint64_t n = 1; n <= IOVA_CACHED; n++)
+		while (s->cache[n - 1].n)
+			tree_free(s, s->cache[n - 1].start[--s->cache[n - 1].n],
+				  n);
+}
+
 int devres__iova_alloc(struct iova_space *s, uint64_t n, uint64_t align,
 		       uint64_t limit, uint64_t *ret)
 {
@@ -89,10 +106,22 @@ int devres__iova_alloc(struct iova_space *s, uint64_t n, uint64_t align,
 	uint64_t b, end;
 	int err;
 
+	if (n && n <= IOVA_CACHED && s->cache[n - 1].n) {
+		b = s->cache[n - 1].start[s->cache[n - 1].n - 1];
+		if (!(b & (align - 1)) && b + n <= limit) {
+			s->cache[n - 1].n--;
+			*ret = b;
+			return 0;
+		}
+	}
 	err = reserve(s, s->nlive + 2);
 	if (err)
 		return err;
 	t = devres__rt_fit_top(s->free, n, align, limit, &b);
+	if (!t) {
+		flush(s);
+		t = devres__rt_fit_top(s->free, n, align, limit, &b);
+	}
 	if (!t)
 		return -ENOMEM;
 	end = t->end;
@@ -113,6 +142,15 @@ int devres__iova_alloc(struct iova_space *s, uint64_t n, uint64_t align,
 }
 
 void devres__iova_free(struct iova_space *s, uint64_t start, uint64_t n)
+{
+	if (n && n <= IOVA_CACHED && s->cache[n - 1].n < IOVA_MAG) {
+		s->cache[n - 1].start[s->cache[n - 1].n++] = start;
+		return;
+	}
+	tree_free(s, start, n);
+}
+
+static void tree_free(struct iova_space *s, uint64_t start, uint64_t n)
 {
 	struct rnode *pred = devres__rt_floor(s->free, start);
 	struct rnode *succ = devres__rt_ceil(s->free, start + n);
@@ -135,9 +173,10 @@ void devres__iova_free(struct iova_space *s, uint64_t start, uint64_t n)
 		add_free(s, start, start + n);
 	}
 	s->nlive--;
-	/* Keep the reserve, give back what is beyond it. */
-	while (s->nspare && s->nfree + s->nspare > s->nlive + 2)
-		free(take_spare(s));
+	/* Keep the reserve and some slack, give back what is beyond it. */
+	if (s->nfree + s->nspare > 2 * (s->nlive + 2) + 32)
+		while (s->nspare && s->nfree + s->nspare > s->nlive + 34)
+			free(take_spare(s));
 }
 
 static void free_tree(struct rnode *t)
