@@ -85,22 +85,27 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 	dma_free_coherent(dev, size, vaddr, dma_handle);
 }
 
+struct dmam_pool {
+	struct dma_pool *pool;
+};
+
 static void dmam_pool_release(struct device *dev, void *res)
 {
 	(void)dev;
-	dma_pool_destroy(*(struct dma_pool **)res);
+	dma_pool_destroy(((struct dmam_pool *)res)->pool);
 }
 
 static int dmam_pool_match(struct device *dev, void *res, void *match_data)
 {
 	(void)dev;
-	return *(struct dma_pool **)res == match_data;
+	return ((struct dmam_pool *)res)->pool == match_data;
 }
 
 struct dma_pool *dmam_pool_create(const char *name, struct device *dev,
 				  size_t size, size_t align, size_t allocation)
 {
-	struct dma_pool **ptr, *pool;
+	struct dmam_pool *ptr;
+	struct dma_pool *pool;
 
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
@@ -112,7 +117,7 @@ struct dma_pool *dmam_pool_create(const char *name, struct device *dev,
 		devres_free(ptr);
 		return NULL;
 	}
-	*ptr = pool;
+	ptr->pool = pool;
 	devres_add(dev, ptr);
 	return pool;
 }

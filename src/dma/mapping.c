@@ -54,9 +54,14 @@ static void free_state(struct dma_dev *s)
 	free(s);
 }
 
+/* The node that frees a state; the state itself may outlive it. */
+struct state_node {
+	struct dma_dev *s;
+};
+
 static void dma_state_release(struct device *dev, void *res)
 {
-	struct dma_dev *s = *(struct dma_dev **)res;
+	struct dma_dev *s = ((struct state_node *)res)->s;
 	bool gone;
 	int err = errno;
 
@@ -95,7 +100,8 @@ void devres__dma_put_orphan(struct device *dev, struct dma_dev *s)
 /* A new state published on dev, its node added; the read lock not held. */
 static int make_state(struct device *dev)
 {
-	struct dma_dev **node, *s;
+	struct state_node *node;
+	struct dma_dev *s;
 	bool won = false;
 
 	node = devres_alloc(dma_state_release, sizeof(*node), GFP_KERNEL);
@@ -108,7 +114,7 @@ static int make_state(struct device *dev)
 	pthread_mutex_init(&s->lock, NULL);
 	s->dev = dev;
 	s->seed = (uint32_t)(uintptr_t)s | 1u;
-	*node = s;
+	node->s = s;
 	pthread_rwlock_wrlock(&states);
 	if (!dma_dev_peek(dev)) {
 		__atomic_store_n((struct dma_dev **)&dev->dma_state, s,
@@ -207,10 +213,13 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	m->debug = debug;
 	pthread_rwlock_rdlock(&states);
 	s = devres__dma_state(dev, &ret);
-	if (s && debug)
-		ret = devres__dma_debug_arm(dev, s, bound);
-	if (ret)
+	if (!s)
 		goto fail;
+	if (debug) {
+		ret = devres__dma_debug_arm(dev, s, bound);
+		if (ret)
+			goto fail;
+	}
 	ops = ops_of(dev);
 	pthread_mutex_lock(&s->lock);
 	ret = ops->map(dev, (void *)first, m->span, align, mask, &base);

@@ -69,6 +69,8 @@ static int layout(struct dma_pool *pool, size_t boundary)
 			off += pool->size;
 		}
 		if (!pass) {
+			if (!n)
+				return -EINVAL;
 			if (devres__should_fail())
 				return -ENOMEM;
 			pool->offs = calloc(n, sizeof(*pool->offs));
@@ -136,6 +138,8 @@ static struct chunk *add_chunk(struct dma_pool *pool)
 		size_t cap = pool->cap ? pool->cap * 2 : 8;
 
 		if (devres__should_fail() ||
+		    /* An array of pointers, indeed. */
+		    /* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 		    !(v = realloc(pool->chunks, cap * sizeof(*v))))
 			return NULL;
 		pool->chunks = v;
@@ -269,7 +273,7 @@ void dma_pool_free(struct dma_pool *pool, void *vaddr, dma_addr_t dma)
 	else if (dma != c->dma + off)
 		snprintf(why, sizeof(why),
 			 "%p is at %#llx on the bus, not %#llx (pool %s)",
-			 vaddr, (unsigned long long)(c->dma + off),
+			 vaddr, (unsigned long long)c->dma + off,
 			 (unsigned long long)dma, pool->name);
 	else if (!(c->busy[idx / 64] & (1ULL << (idx % 64))))
 		snprintf(why, sizeof(why), "%p freed twice (pool %s)", vaddr,
