@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit */
+#define _GNU_SOURCE
 /*
  * The physical-address DMA ops: a handle is the physical address that
  * /proc/self/pagemap gives for the memory, checked against the test's own
@@ -17,6 +18,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/dma.h>
@@ -24,6 +26,31 @@
 #include "testlib.h"
 
 #define PAGE ((size_t)sysconf(_SC_PAGESIZE))
+
+/*
+ * Every open() of the process comes here first (the executable's symbol
+ * wins over libc's), so the test sees the flags the library opens
+ * pagemap with.
+ */
+static int pagemap_opens, pagemap_cloexec;
+
+int open(const char *path, int flags, ...)
+{
+	mode_t mode = 0;
+
+	if (flags & (O_CREAT | O_TMPFILE)) {
+		va_list ap;
+
+		va_start(ap, flags);
+		mode = va_arg(ap, mode_t);
+		va_end(ap);
+	}
+	if (strcmp(path, "/proc/self/pagemap") == 0) {
+		pagemap_opens++;
+		pagemap_cloexec += (flags & O_CLOEXEC) != 0;
+	}
+	return (int)syscall(SYS_openat, AT_FDCWD, path, flags, mode);
+}
 
 /* The physical address of @p, 0 when not readable. */
 static uint64_t phys_of(const void *p)
@@ -48,10 +75,16 @@ static void test_coherent_and_streaming(void **state)
 	dma_addr_t h, hs, hs2;
 	char *p, *buf;
 
+	int opens;
+
 	set_dma_ops(dev, devres_dma_pagemap_ops());
 	assert_int_equal(dma_set_mask_and_coherent(dev, DMA_BIT_MASK(64)), 0);
+	opens = pagemap_opens;
 	p = dma_alloc_coherent(dev, 100, &h, GFP_KERNEL);
 	assert_non_null(p);
+	/* The library opened pagemap once, close-on-exec. */
+	assert_int_equal(pagemap_opens, opens + 1);
+	assert_int_equal(pagemap_cloexec, pagemap_opens);
 	assert_int_equal(h, phys_of(p));
 	assert_ptr_equal(dma_iova_to_virt(dev, h + 10, 90), p + 10);
 	assert_null(dma_iova_to_virt(dev, h, 101));
