@@ -43,20 +43,22 @@ static size_t pow2_pages(size_t size)
 	return p;
 }
 
-/* The "Locked:" kB of the mapping starting at @p, from /proc/self/smaps. */
+/*
+ * The "Locked:" kB of the mapping holding @p, from /proc/self/smaps (the
+ * kernel may have merged it with a neighbour: at least the buffer's).
+ */
 static long locked_kb(const void *p)
 {
-	char line[256], want[32];
+	unsigned long lo, hi, at = (unsigned long)(uintptr_t)p;
+	char line[256];
 	long kb = -1;
 	bool in = false;
 	FILE *f = fopen("/proc/self/smaps", "re");
 
 	assert_non_null(f);
-	snprintf(want, sizeof(want), "%lx-", (unsigned long)(uintptr_t)p);
 	while (fgets(line, sizeof(line), f)) {
-		if (strchr(line, '-') && strchr(line, ' ') &&
-		    strchr(line, '-') < strchr(line, ' '))
-			in = strncmp(line, want, strlen(want)) == 0;
+		if (sscanf(line, "%lx-%lx ", &lo, &hi) == 2)
+			in = lo <= at && at < hi;
 		if (in && sscanf(line, "Locked: %ld kB", &kb) == 1)
 			break;
 	}
@@ -109,7 +111,7 @@ static void test_alloc_shapes(void **state)
 		assert_null(dma_iova_to_virt(dev, h[i], 0));
 		assert_null(dma_iova_to_virt(dev, h[i] + 1, SIZE_MAX));
 		if (may_lock(len))
-			assert_int_equal(locked_kb(p[i]), (long)(len / 1024));
+			assert_true(locked_kb(p[i]) >= (long)(len / 1024));
 		bytes += (long)len;
 		expect_dma(i + 1, bytes, 0);
 	}
