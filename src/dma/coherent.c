@@ -147,17 +147,20 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 	s = dma_dev_peek(dev);
 	if (s)
 		pthread_mutex_lock(&s->lock);
-	m = s ? devres__dma_lookup(s, dma_handle, 1) : NULL;
-	if (!m || m->node.start != dma_handle || m->kind != kind) {
+	m = s ? devres__dma_take(s, dma_handle) : NULL;
+	if (!m || m->kind != kind) {
 		snprintf(why, sizeof(why), "handle %#llx is not a %s",
 			 (unsigned long long)dma_handle,
-			 m && m->node.start == dma_handle && m->kind == DK_POOL
-				 ? "coherent buffer of its own (a pool's)"
-				 : "coherent buffer");
+			 m && m->kind == DK_POOL ? "coherent buffer of its own "
+						   "(a pool's)"
+						 : "coherent buffer");
+		if (m)
+			devres__dma_keep(s, m);
 	} else if (m->cpu != cpu_addr) {
 		snprintf(why, sizeof(why),
 			 "CPU address %p is not %p, the buffer's at %#llx",
 			 cpu_addr, m->cpu, (unsigned long long)dma_handle);
+		devres__dma_keep(s, m);
 	} else {
 		if (debug && m->size != size)
 			snprintf(why, sizeof(why),

@@ -26,6 +26,8 @@ struct rnode {
 
 HIDDEN void devres__rt_insert(struct rnode **root, struct rnode *n);
 HIDDEN void devres__rt_remove(struct rnode **root, uint64_t start);
+/* Unlinks and returns the node starting at start, or NULL: one descent. */
+HIDDEN struct rnode *devres__rt_take(struct rnode **root, uint64_t start);
 /* After n's start or end changed without passing a neighbour. */
 HIDDEN void devres__rt_update(struct rnode *root, uint64_t start);
 /* The node with the greatest start <= key, or NULL. */
@@ -133,7 +135,13 @@ HIDDEN dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 /* The record whose bus range contains [h, h + len), state locked. */
 HIDDEN struct dma_map *devres__dma_lookup(struct dma_dev *s, dma_addr_t h,
 					  size_t len);
-/* Unmaps and forgets m, state locked; m is freed. */
+/*
+ * The record starting exactly at h, unlinked (put it back with
+ * devres__dma_keep() if it must stay), or NULL; state locked.
+ */
+HIDDEN struct dma_map *devres__dma_take(struct dma_dev *s, dma_addr_t h);
+HIDDEN void devres__dma_keep(struct dma_dev *s, struct dma_map *m);
+/* Unmaps a taken record and frees it, state locked. */
 HIDDEN void devres__dma_forget(struct dma_dev *s, struct dma_map *m);
 /* After the state's lock is dropped: frees an orphan left empty. */
 HIDDEN void devres__dma_put_orphan(struct device *dev, struct dma_dev *s);

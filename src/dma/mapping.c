@@ -173,10 +173,19 @@ static void *span_start(const struct dma_map *m)
 			~(uintptr_t)(devres__page_size - 1));
 }
 
+struct dma_map *devres__dma_take(struct dma_dev *s, dma_addr_t h)
+{
+	return (struct dma_map *)devres__rt_take(&s->maps, h);
+}
+
+void devres__dma_keep(struct dma_dev *s, struct dma_map *m)
+{
+	devres__rt_insert(&s->maps, &m->node);
+}
+
 void devres__dma_forget(struct dma_dev *s, struct dma_map *m)
 {
 	m->ops->unmap(s->dev, m->base, span_start(m), m->span);
-	devres__rt_remove(&s->maps, m->node.start);
 	s->nmaps--;
 	free(m);
 }
@@ -229,9 +238,14 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	ret = -EIO;
 	if (h < base || h + size - 1 < h || h + size - 1 > mask)
 		goto fail_unmap;
-	/* Two mappings may not share a bus byte (possible without IOMMU). */
+	/*
+	 * Two mappings may not share a bus byte: other ops may try (the
+	 * same bytes twice without an IOMMU); the IOVA space never does.
+	 */
 	ret = -EBUSY;
-	hit = devres__rt_floor(s->maps, h + size - 1);
+	hit = ops == devres_dma_iova_ops()
+		      ? NULL
+		      : devres__rt_floor(s->maps, h + size - 1);
 	if (hit && hit->end > h)
 		goto fail_unmap;
 	m->ops = ops;
@@ -322,12 +336,13 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 	s = dma_dev_peek(dev);
 	if (s) {
 		pthread_mutex_lock(&s->lock);
-		m = devres__dma_lookup(s, addr, 1);
-		if (!m || m->node.start != addr) {
+		m = devres__dma_take(s, addr);
+		if (!m) {
 			snprintf(why, sizeof(why),
 				 "handle %#llx was never mapped",
 				 (unsigned long long)addr);
 		} else if (!dma_streaming(m->kind)) {
+			devres__dma_keep(s, m);
 			snprintf(why, sizeof(why),
 				 "handle %#llx is a coherent buffer",
 				 (unsigned long long)addr);

@@ -108,6 +108,30 @@ void devres__rt_remove(struct rnode **root, uint64_t start)
 	*root = remove_key(*root, start);
 }
 
+static struct rnode *take(struct rnode *t, uint64_t start, struct rnode **out)
+{
+	if (!t)
+		return NULL;
+	if (start == t->start) {
+		*out = t;
+		return merge(t->l, t->r);
+	}
+	if (start < t->start)
+		t->l = take(t->l, start, out);
+	else
+		t->r = take(t->r, start, out);
+	pull(t);
+	return t;
+}
+
+struct rnode *devres__rt_take(struct rnode **root, uint64_t start)
+{
+	struct rnode *n = NULL;
+
+	*root = take(*root, start, &n);
+	return n;
+}
+
 void devres__rt_update(struct rnode *t, uint64_t start)
 {
 	if (!t)
