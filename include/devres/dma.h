@@ -222,7 +222,7 @@ DEVRES_API void dma_free_coherent(struct device *dev, size_t size,
  * Context: any thread.
  * Return: the bus address, or DMA_MAPPING_ERROR (test it with
  * dma_mapping_error()): no address below the mask, no memory, a bad @dev,
- * size 0 or DMA_NONE (these two WARN).
+ * a NULL @ptr, size 0 or an invalid @dir (these four WARN).
  */
 DEVRES_API dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
 				     enum dma_data_direction dir);

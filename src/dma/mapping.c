@@ -303,6 +303,10 @@ static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 		devres__warn(dev, func, "size 0");
 		return DMA_MAPPING_ERROR;
 	}
+	if (!ptr) {
+		devres__warn(dev, func, "NULL buffer");
+		return DMA_MAPPING_ERROR;
+	}
 	return devres__dma_map(dev, ptr, size, devres__page_size,
 			       dma_get_mask(dev), kind, dir, &err);
 }
@@ -316,7 +320,9 @@ dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
 dma_addr_t dma_map_page(struct device *dev, struct page *page, size_t offset,
 			size_t size, enum dma_data_direction dir)
 {
-	return map_streaming(dev, (char *)page + offset, size, dir, DK_PAGE,
+	char *p = (char *)page;
+
+	return map_streaming(dev, p ? p + offset : NULL, size, dir, DK_PAGE,
 			     __func__);
 }
 

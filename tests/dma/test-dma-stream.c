@@ -111,6 +111,14 @@ static void test_bad_maps(void **state)
 			 DMA_MAPPING_ERROR);
 	expect_warn("dma_map_page", "size 0");
 	start_capture();
+	assert_int_equal(dma_map_single(dev, NULL, 16, DMA_TO_DEVICE),
+			 DMA_MAPPING_ERROR);
+	expect_warn("dma_map_single", "NULL buffer");
+	start_capture();
+	assert_int_equal(dma_map_page(dev, NULL, 4096, 16, DMA_TO_DEVICE),
+			 DMA_MAPPING_ERROR);
+	expect_warn("dma_map_page", "NULL buffer");
+	start_capture();
 	assert_int_equal(dma_map_single(NULL, buf, 16, DMA_TO_DEVICE),
 			 DMA_MAPPING_ERROR);
 	expect_warn_on("(no device)", "dma_map_single", "NULL device");

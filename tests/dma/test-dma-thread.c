@@ -377,6 +377,63 @@ static void test_release_while_mapping(void **state)
 	assert_int_equal(l.dma_buffers, ledger_base.dma_buffers);
 }
 
+/*
+ * dmam_free_coherent() against the release of the device's resources: the
+ * buffer is freed once, by whichever unlinks its node first; the loser
+ * WARNs (the kernel's CVE-2024-43856 was a double free here). The window
+ * is narrow: a run loses the race a few times at most, and the ledger and
+ * the sanitizers check each time it does.
+ */
+static int race_warns;
+
+static void count_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)line;
+	if (level == DEVRES_LOG_WARNING)
+		__atomic_add_fetch(&race_warns, 1, __ATOMIC_RELAXED);
+}
+
+static void *dmam_churner(void *arg)
+{
+	long *freed = arg;
+
+	while (!__atomic_load_n(&churn_stop, __ATOMIC_ACQUIRE)) {
+		dma_addr_t h;
+		void *p = dmam_alloc_coherent(shared_dev, 64, &h, GFP_KERNEL);
+
+		CHECK(p);
+		dmam_free_coherent(shared_dev, 64, p, h);
+		__atomic_add_fetch(freed, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void test_dmam_free_vs_release(void **state)
+{
+	struct devres_ledger l;
+	long freed = 0;
+	pthread_t t;
+
+	shared_dev = *state;
+	churn_stop = false;
+	race_warns = 0;
+	devres_set_log_sink(count_sink, NULL);
+	assert_int_equal(pthread_create(&t, NULL, dmam_churner, &freed), 0);
+	/* Until the other side has run a while, at the same time. */
+	while (__atomic_load_n(&freed, __ATOMIC_RELAXED) < 3000)
+		devres_release_all(shared_dev);
+	__atomic_store_n(&churn_stop, true, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	devres_set_log_sink(NULL, NULL);
+	devres_release_all(shared_dev);
+	assert_true(freed > 0);
+	/* Every buffer freed exactly once, whoever won. */
+	devres_ledger_snapshot(&l);
+	assert_int_equal(l.dma_buffers, ledger_base.dma_buffers);
+	assert_int_equal(l.dma_bytes, ledger_base.dma_bytes);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -387,6 +444,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_shared_pool, dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(test_release_while_mapping,
+						dev_setup, dev_teardown),
+		cmocka_unit_test_setup_teardown(test_dmam_free_vs_release,
 						dev_setup, dev_teardown),
 	};
 
