@@ -209,6 +209,88 @@ static void test_debug_checks(void **state)
 	assert_int_equal(dma_maps(), 0);
 }
 
+struct live {
+	dma_addr_t h;
+	size_t size;
+	char *ptr;
+};
+
+static int by_handle(const void *a, const void *b)
+{
+	const struct live *x = a, *y = b;
+
+	return x->h < y->h ? -1 : x->h > y->h;
+}
+
+/*
+ * The IOVA allocator at random, through the API: every live mapping stays
+ * reachable, under the mask, apart from the others; once all are gone the
+ * freed ranges have merged back into one, which a mapping of the whole
+ * space proves.
+ */
+static void test_iova_random(void **state)
+{
+	struct device *dev = *state;
+	const uint64_t mask = DMA_BIT_MASK(22);
+	const size_t space = (size_t)(mask + 1 - 0x10000);
+	char *base = malloc(space + 2 * PAGE);
+	struct live v[300], sorted[300];
+	unsigned int seed = 42;
+	int n = 0, fails = 0;
+	dma_addr_t h;
+	char *al;
+
+	assert_non_null(base);
+	assert_int_equal(dma_set_mask(dev, mask), 0);
+	for (int it = 0; it < 20000; it++) {
+		if (n && (n == 300 || rand_r(&seed) % 2)) {
+			int k = (int)(rand_r(&seed) % (unsigned int)n);
+
+			dma_unmap_single(dev, v[k].h, v[k].size,
+					 DMA_BIDIRECTIONAL);
+			v[k] = v[--n];
+			continue;
+		}
+		v[n].size = 1 + rand_r(&seed) % (5 * PAGE);
+		v[n].ptr = base + rand_r(&seed) % (space - 5 * PAGE);
+		v[n].h = dma_map_single(dev, v[n].ptr, v[n].size,
+					DMA_BIDIRECTIONAL);
+		if (dma_mapping_error(dev, v[n].h)) {
+			fails++;
+			continue;
+		}
+		assert_true(v[n].h + v[n].size - 1 <= mask);
+		assert_int_equal(v[n].h % PAGE, (uintptr_t)v[n].ptr % PAGE);
+		n++;
+		if (it % 97)
+			continue;
+		memcpy(sorted, v, (size_t)n * sizeof(*v));
+		qsort(sorted, (size_t)n, sizeof(*v), by_handle);
+		for (int i = 0; i < n; i++) {
+			assert_ptr_equal(dma_iova_to_virt(dev, sorted[i].h,
+							  sorted[i].size),
+					 sorted[i].ptr);
+			if (i)
+				assert_true(sorted[i - 1].h +
+						    sorted[i - 1].size <=
+					    sorted[i].h);
+		}
+	}
+	/* 300 mappings of at most 6 pages fit in 1008 pages or nearly. */
+	assert_true(fails < 200);
+	while (n--)
+		dma_unmap_single(dev, v[n].h, v[n].size, DMA_BIDIRECTIONAL);
+	/* All merged: the whole space in one mapping, then nothing more. */
+	al = (char *)(((uintptr_t)base + PAGE - 1) & ~(uintptr_t)(PAGE - 1));
+	h = dma_map_single(dev, al, space, DMA_TO_DEVICE);
+	assert_int_equal(h, 0x10000);
+	assert_true(dma_mapping_error(dev, dma_map_single(dev, base, 1,
+							  DMA_TO_DEVICE)));
+	dma_unmap_single(dev, h, space, DMA_TO_DEVICE);
+	assert_int_equal(dma_maps(), 0);
+	free(base);
+}
+
 /* A bus whose driver's probe maps a buffer and, when told, leaks it. */
 static const struct bus_type dbus = { .name = "dma-test" };
 static char probe_buf[512];
@@ -320,6 +402,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_streaming_mask, dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(test_bad_maps, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(test_iova_random, dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(test_bogus_unmaps, dev_setup,
 						dev_teardown),
