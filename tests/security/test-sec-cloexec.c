@@ -29,6 +29,7 @@
 #include <devres/platform.h>
 #include <devres/posix.h>
 #include <devres/irq.h>
+#include <devres/dma.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
@@ -205,6 +206,33 @@ static void irq_release(struct device *dev)
 		assert_int_equal(irq_line_destroy(irq_lines[i]), 0);
 }
 
+/* Coherent DMA memory, a pool and a streaming mapping. */
+static char dma_buf[256];
+static dma_addr_t dma_handle, dma_block_handle;
+static struct dma_pool *dma_pool;
+static void *dma_block;
+
+static void dma_calls(struct device *dev)
+{
+	dma_addr_t h;
+
+	assert_non_null(dmam_alloc_coherent(dev, 4096, &h, GFP_KERNEL));
+	dma_pool = dmam_pool_create("sec-cloexec", dev, 64, 64, 0);
+	assert_non_null(dma_pool);
+	dma_block = dma_pool_alloc(dma_pool, GFP_KERNEL, &dma_block_handle);
+	assert_non_null(dma_block);
+	dma_handle =
+		dma_map_single(dev, dma_buf, sizeof(dma_buf), DMA_TO_DEVICE);
+	assert_false(dma_mapping_error(dev, dma_handle));
+}
+
+static void dma_release(struct device *dev)
+{
+	dma_unmap_single(dev, dma_handle, sizeof(dma_buf), DMA_TO_DEVICE);
+	dma_pool_free(dma_pool, dma_block, dma_block_handle);
+	devres_release_all(dev);
+}
+
 static const struct call calls[] = {
 	{ "devm_kmalloc family", kmalloc_family, NULL },
 	{ "devres node and action", node_and_action, NULL },
@@ -213,7 +241,8 @@ static const struct call calls[] = {
 	{ "open beneath a root", open_beneath, NULL },
 	{ "posix fds, stream, map, thread", posix_calls, NULL },
 	{ "irq lines and a managed handler", irq_calls, irq_release },
-	/* io, dma, pci: one line each. */
+	{ "dma coherent, pool, streaming", dma_calls, dma_release },
+	/* io, pci: one line each. */
 };
 
 static int open_fds(void)
