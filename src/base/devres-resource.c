@@ -110,22 +110,31 @@ void devm_release_mem_region(struct device *dev, resource_size_t start,
 	release_managed(dev, devm_mem_region_release, start, n, __func__);
 }
 
+/* A range the caller owns, described in the tree while the device lives. */
+struct resource_dr {
+	struct resource *res;
+};
+
 static void devm_resource_release(struct device *dev, void *res)
 {
+	struct resource_dr *dr = res;
+
 	(void)dev;
-	release_resource(*(struct resource **)res);
+	release_resource(dr->res);
 }
 
 static int resource_match(struct device *dev, void *res, void *data)
 {
+	const struct resource_dr *dr = res;
+
 	(void)dev;
-	return *(struct resource **)res == data;
+	return dr->res == data;
 }
 
 int devm_request_resource(struct device *dev, struct resource *root,
 			  struct resource *new_res)
 {
-	struct resource **ptr;
+	struct resource_dr *dr;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
@@ -133,16 +142,16 @@ int devm_request_resource(struct device *dev, struct resource *root,
 		devres__warn(dev, __func__, "NULL resource");
 		return -EINVAL;
 	}
-	ptr = devres_alloc_named(devm_resource_release, sizeof(*ptr),
-				 GFP_KERNEL, "devm_request_resource");
-	if (!ptr)
+	dr = devres_alloc_named(devm_resource_release, sizeof(*dr), GFP_KERNEL,
+				"devm_request_resource");
+	if (!dr)
 		return -ENOMEM;
 	if (request_resource_conflict(root, new_res)) {
-		devres_free(ptr);
+		devres_free(dr);
 		return -EBUSY;
 	}
-	*ptr = new_res;
-	devres_add(dev, ptr);
+	dr->res = new_res;
+	devres_add(dev, dr);
 	return 0;
 }
 
