@@ -435,8 +435,10 @@ static void platform_resources(void **state)
 		platform_device_register_simple("io-res-other", 1, &clash, 1);
 	assert_int_equal(PTR_ERR(other_pdev), -EBUSY);
 
-	platform_device_unregister(pdev);
+	platform_device_del(pdev);
 	assert_null(mem->parent);
+	assert_null(io->parent);
+	platform_device_put(pdev);
 	text = tree_dump(&iomem_resource);
 	assert_null(strstr(text, "io-res-dev"));
 	free(text);
