@@ -1,0 +1,69 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The SN-2's device model: the hardware side of hw.h, run in a thread of
+ * its own, as a vfio-user server would run it in a process of its own.
+ *
+ * It owns a memfd that holds its registers (declared as a register window,
+ * so that the driver maps it with devm_platform_ioremap_resource()), raises
+ * an interrupt line, and reaches DMA memory only through the bus addresses
+ * the driver gives it, translated by dma_iova_to_virt() as an IOMMU would.
+ * It is also the wire: it checks the frames the driver transmits and
+ * generates the frames the driver receives (sn_frame_fill()).
+ */
+#ifndef SIMDEV_H
+#define SIMDEV_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <devres/types.h>
+
+struct device;
+struct simdev;
+
+/**
+ * struct simdev_config - how the device misbehaves, when told to
+ * @drop_irq_at: drop the first interrupt raised once this many frames were
+ *               completed (0: never)
+ * @corrupt_at: corrupt the received frame of this sequence number: its
+ *              checksum on port 0, its length on port 1 (0: never)
+ * @stall_at: stop working, until reset, before transmitting the frame
+ *            after this many (0: never)
+ */
+struct simdev_config {
+	unsigned long drop_irq_at;
+	unsigned long corrupt_at;
+	unsigned long stall_at;
+};
+
+/**
+ * struct simdev_stats - what the device saw and did
+ * @tx_ok: transmitted frames with a good checksum, in sequence
+ * @tx_bad_csum: transmitted frames whose checksum was wrong
+ * @tx_bad_seq: transmitted frames out of sequence (lost or repeated)
+ * @rx_frames: frames handed to the driver
+ * @corrupted: frames corrupted on purpose
+ * @dropped_irqs: interrupts dropped on purpose
+ * @stalls: stalls on purpose
+ * @resets: resets done
+ * @dma_errors: descriptors or rings it could not reach
+ */
+struct simdev_stats {
+	unsigned long tx_ok, tx_bad_csum, tx_bad_seq, rx_frames;
+	unsigned long corrupted, dropped_irqs, stalls, resets, dma_errors;
+};
+
+struct simdev *simdev_create(phys_addr_t phys, const struct simdev_config *cfg);
+int simdev_irq(const struct simdev *sd);
+int simdev_start(struct simdev *sd, struct device *dev);
+void simdev_feed(struct simdev *sd, unsigned long frames_per_port);
+void simdev_get_stats(struct simdev *sd, struct simdev_stats *ret_stats);
+void simdev_destroy(struct simdev *sd);
+
+/* The wire: frame @seq of @port, 60 to 1514 bytes, and its check. */
+size_t sn_frame_fill(void *buf, unsigned int port, uint32_t seq);
+bool sn_frame_check(const void *buf, size_t len, unsigned int port,
+		    uint32_t seq);
+uint32_t sn_frame_seq(const void *buf);
+
+#endif /* SIMDEV_H */
