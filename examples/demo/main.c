@@ -12,7 +12,6 @@
  * device can be told to misbehave; the driver's answer shows in the log.
  * It exits 0 only when every check held.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <getopt.h>
 #include <stdio.h>

@@ -11,7 +11,6 @@
  * the buffers, the buffers before the pool and the rings, the rings before
  * the registers are unmapped.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <poll.h>
 #include <time.h>
@@ -172,6 +171,18 @@ static irqreturn_t netdrv_irq_thread(int irq, void *dev_id)
 	return IRQ_HANDLED;
 }
 
+/**
+ * netdrv_probe() - bind to an SN-2
+ * @pdev: the device: a register window (resource 0) and an interrupt
+ *
+ * Every acquisition is managed, so every failure is a plain return: the
+ * driver core releases what was taken, newest first. The order is the
+ * teardown's, reversed: what the device uses is taken before the device
+ * is started, and the action that stops it is recorded last.
+ *
+ * Context: the driver core, from a bind.
+ * Return: 0, or a negative errno.
+ */
 static int netdrv_probe(struct platform_device *pdev)
 {
 	struct device *dev = &pdev->dev;
@@ -232,6 +243,15 @@ static int netdrv_probe(struct platform_device *pdev)
 	return 0;
 }
 
+/**
+ * netdrv_remove() - unbind
+ * @pdev: the device
+ *
+ * Nothing to undo: the library does it after this returns. It says
+ * goodbye.
+ *
+ * Context: the driver core, from an unbind.
+ */
 static void netdrv_remove(struct platform_device *pdev)
 {
 	struct netdrv_stats s;

@@ -78,7 +78,8 @@ static int nd_port_start(struct netdrv *nd, unsigned int index)
 	int ret;
 
 	port = devm_kzalloc(dev, sizeof(*port), GFP_KERNEL);
-	slot = devm_kcalloc(dev, 2 * ND_RING_SIZE, sizeof(*slot), GFP_KERNEL);
+	slot = devm_kcalloc(dev, 2 * (size_t)ND_RING_SIZE, sizeof(*slot),
+			    GFP_KERNEL);
 	if (!port || !slot)
 		return -ENOMEM;
 	port->nd = nd;
@@ -234,10 +235,11 @@ static unsigned int nd_rx(struct nd_port *port)
 		struct sn_desc *d = &rx->desc[rx->head % ND_RING_SIZE];
 		void *buf = rx->slot[rx->head % ND_RING_SIZE].buf;
 		uint16_t flags = sn_desc_flags(d);
-		size_t len = d->len;
+		size_t len;
 
 		if (!(flags & SN_DESC_DONE))
 			break;
+		len = d->len; /* only once DONE: until then it is the device's */
 		if ((flags & SN_DESC_ERR) || !len || len > SN_BUF_SIZE) {
 			nd->stats.rx_length_errors++;
 			dev_warn(nd->dev,

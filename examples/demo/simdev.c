@@ -7,7 +7,6 @@
  * view of the registers is a second mapping of the memfd, accessed with
  * atomics; the driver's view is its ioremap() of the same memfd.
  */
-#define _GNU_SOURCE
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -70,7 +69,8 @@ struct frame_hdr {
 
 static uint8_t frame_byte(unsigned int port, uint32_t seq, size_t i)
 {
-	return (uint8_t)(seq * 13u + i * 7u + port * 101u + (i >> 8));
+	return (uint8_t)((size_t)seq * 13u + (size_t)port * 101u + i * 7u +
+			 (i >> 8));
 }
 
 size_t sn_frame_fill(void *buf, unsigned int port, uint32_t seq)
