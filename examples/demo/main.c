@@ -355,6 +355,7 @@ int main(int argc, char **argv)
 	struct simdev_config cfg;
 	struct netdrv *nd;
 	struct simdev *sd;
+	const char *log_env;
 	struct opts o;
 	bool ok = true;
 	int ret, groups;
@@ -404,6 +405,9 @@ int main(int argc, char **argv)
 		return 1;
 	}
 	nd = platform_get_drvdata(pdev);
+	log_env = secure_getenv("DEVRES_LOG");
+	if (!log_env || strcmp(log_env, "1") != 0)
+		printf("  (DEVRES_LOG=1 shows each acquisition and release)\n");
 
 	printf("\n3. %lu frames each way over two ports, every checksum "
 	       "checked%s%s%s:\n",

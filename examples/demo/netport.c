@@ -136,6 +136,10 @@ int nd_ports_init(struct netdrv *nd)
 		memset(nd->port, 0, sizeof(nd->port));
 		return ret;
 	}
+	/*
+	 * Closed, not removed as libata does, so that a dump shows the ports'
+	 * resources together; removing would save the group's 40 bytes.
+	 */
 	devres_close_group(dev, nd_ports_init);
 	return 0;
 }
