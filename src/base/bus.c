@@ -33,6 +33,7 @@ static bool name_taken_locked(const char *name)
 
 static void link_locked(struct bus_private *bp)
 {
+	bp->refs = 1;
 	dm_list_init(&bp->devices);
 	dm_list_init(&bp->drivers);
 	bp->next = buses;
@@ -97,7 +98,19 @@ void bus_unregister(const struct bus_type *bus)
 			     bus && bus->name ? bus->name : "(null)", why);
 		return;
 	}
-	free(bp);
+	/* A walk or a detach still using it frees it when it lets go. */
+	devres__bus_put(bp);
+}
+
+void devres__bus_put(struct bus_private *bp)
+{
+	bool last;
+
+	dm_lock();
+	last = --bp->refs == 0 && !bp->is_static;
+	dm_unlock();
+	if (last)
+		free(bp);
 }
 
 /*
@@ -120,7 +133,7 @@ devres__bus_next_dev_locked(struct bus_private *bp, struct device_private *cur,
 		    (skip_searching && dp->searching))
 			continue;
 		dp->pins++;
-		get_device(dp->dev);
+		dm_get_device_locked(dp->dev);
 		return dp;
 	}
 	return NULL;
@@ -163,8 +176,10 @@ void devres__bus_walk_stop(struct device_private *cur)
 	put_device(cur->dev);
 }
 
+/* The live driver after @cur (or the first) registered as @min_seq or later. */
 struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
-						   struct driver_private *cur)
+						   struct driver_private *cur,
+						   unsigned long min_seq)
 {
 	struct dm_link *l = cur ? cur->node.next : bp->drivers.next;
 
@@ -172,7 +187,7 @@ struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
 		struct driver_private *drvp =
 			container_of(l, struct driver_private, node);
 
-		if (drvp->dead)
+		if (drvp->dead || drvp->seq < min_seq)
 			continue;
 		drvp->active++;
 		return drvp;
@@ -193,20 +208,37 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 	struct bus_private *bp;
 	int ret = 0;
 
+	bool bad_start = false;
+
 	if (!fn) {
 		devres__warn(start, __func__, "NULL function");
 		return -EINVAL;
 	}
+	if (start && !devres__dev_ok(start, __func__))
+		return -EINVAL;
 	dm_lock();
 	bp = devres__bus_find_locked(bus);
-	if (bp && start && start->p && start->p->bus == bp) {
+	if (bp && start) {
+		/*
+		 * A deleted device may be unlinked already: a walk from it
+		 * would never find the bus's head again.
+		 */
 		cur = start->p;
-		cur->pins++;
-		get_device(start);
+		bad_start = !cur || cur->dead || cur->bus != bp;
+		if (bad_start) {
+			cur = NULL;
+		} else {
+			cur->pins++;
+			dm_get_device_locked(start);
+		}
 	}
+	if (bp && !bad_start)
+		bp->refs++; /* fn may unregister everything, the bus too */
 	dm_unlock();
-	if (!bp) {
-		devres__warn(start, __func__, "bus %s is not registered",
+	if (!bp || bad_start) {
+		devres__warn(start, __func__,
+			     bp ? "device is not registered on bus %s"
+				: "bus %s is not registered",
 			     bus && bus->name ? bus->name : "(null)");
 		return -EINVAL;
 	}
@@ -217,5 +249,6 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 			break;
 		}
 	}
+	devres__bus_put(bp);
 	return ret;
 }

@@ -65,49 +65,71 @@ const char *dev_name(const struct device *dev)
 	return dev->init_name ? dev->init_name : "";
 }
 
+/*
+ * Once the count has reached zero the device is being released and cannot
+ * be revived: a get then WARNs and counts below zero instead, so that the
+ * put that goes with it (put_device(get_device(dev)) in a release callback)
+ * only balances it, and the release runs once.
+ */
 struct device *get_device(struct device *dev)
 {
-	if (dev && devres__dev_ok(dev, __func__))
-		__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	int old;
+
+	if (!dev || !devres__dev_ok(dev, __func__))
+		return dev;
+	old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&dev->refcount, &old,
+					    old > 0 ? old + 1 : old - 1, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+		;
+	if (old <= 0)
+		devres__warn(dev, __func__,
+			     "reference count is zero: the device is being "
+			     "released");
 	return dev;
 }
 
 /*
- * The registration reference keeps a registered device alive, so a device
- * reaching its last put while registered was put once too often: its
- * owner's reference is gone. Take it off the lists so nothing points to it.
+ * Release callbacks run by a pass may record more (a late devm_*() call on
+ * the dying device): pass again until the list is empty, a bounded number
+ * of times, as a callback that re-adds itself would never end.
  */
-static void forget_registered(struct device *dev, struct device_private *dp)
+#define RELEASE_PASSES 16
+
+static void release_late(struct device *dev)
 {
-	devres__warn(dev, "put_device", "released while still registered");
-	dm_lock();
-	dp->dead = true;
-	if (dp->deferred)
-		dm_list_del(&dp->deferred_node);
-	dp->deferred = false;
-	dm_list_del(&dp->bus_node);
-	dm_unlock();
-	devres__ledger_add(DL_DEVICES, -1);
+	for (int pass = 0; __atomic_load_n(&dev->devres_head, __ATOMIC_ACQUIRE);
+	     pass++) {
+		if (pass == RELEASE_PASSES) {
+			devres__warn(dev, "put_device",
+				     "resources still recorded after %d "
+				     "release passes: left unreleased",
+				     RELEASE_PASSES);
+			return;
+		}
+		if (devres_release_all(dev) < 0)
+			return;
+	}
 }
 
 static void device_release(struct device *dev)
 {
 	struct device_private *dp = dev->p;
 	struct device *parent = dp ? dp->parent : NULL;
-	char *name = dev->name;
 	char label[64], buf[40];
+	char *name;
 
 	snprintf(label, sizeof(label), "%s",
 		 devres__dev_label(dev, buf, sizeof(buf)));
 
-	if (dp && !dp->dead)
-		forget_registered(dev, dp);
 	/* Anything recorded after the device was deleted goes now. */
-	devres_release_all(dev);
+	release_late(dev);
 	free(dp);
 	dev->p = NULL;
 	pthread_mutex_destroy(&dev->mutex);
 	dev->magic = DEVRES_DEV_DEAD;
+	/* Read now: a release callback above may have renamed the device. */
+	name = dev->name;
 	if (dev->release)
 		dev->release(dev);
 	else
@@ -118,23 +140,62 @@ static void device_release(struct device *dev)
 	put_device(parent);
 }
 
+static void del(struct device *dev, struct device_private *dp);
+
+/*
+ * The registration's reference keeps a registered device alive, so a device
+ * reaching its last put while registered was put once too often: its
+ * owner's reference is gone. The registration's reference is given back
+ * and the device deleted properly (unbound: remove runs), which puts it.
+ * From the device's own probe or remove that cannot be done: refused.
+ */
+static void last_put(struct device *dev)
+{
+	struct device_private *dp;
+	bool registered;
+
+	dm_lock();
+	dp = dev->p;
+	registered = dp && !dp->dead;
+	dm_unlock();
+	if (!registered) {
+		device_release(dev);
+		return;
+	}
+	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	if (devres__dev_locked_by_me(dev)) {
+		devres__warn(dev, "put_device",
+			     "last reference put from the device's own probe "
+			     "or remove while it is registered");
+		return;
+	}
+	devres__warn(dev, "put_device", "released while still registered");
+	del(dev, dp);
+}
+
 void put_device(struct device *dev)
 {
-	int old;
+	int old, new;
 
 	if (!dev || !devres__dev_ok(dev, __func__))
 		return;
 	old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
 	do {
-		if (old <= 0) {
+		if (old == 0) {
 			devres__warn(dev, __func__, "no reference left to put");
 			return;
 		}
-	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, old - 1,
-					      false, __ATOMIC_ACQ_REL,
+		/* The last put from a devres callback of the device itself
+		 * would free the list being walked. */
+		if (old == 1 && devres__refuse_in_devres_cb(dev, __func__))
+			return;
+		/* Below zero: the pair of a refused get_device(). */
+		new = old > 0 ? old - 1 : old + 1;
+	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, new, false,
+					      __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
 	if (old == 1)
-		device_release(dev);
+		last_put(dev);
 }
 
 static struct device_private *alloc_private(struct device *dev)
@@ -176,6 +237,8 @@ int device_add(struct device *dev)
 		return -EINVAL;
 	if (dev->parent && !devres__dev_ok(dev->parent, __func__))
 		return -EINVAL;
+	if (devres__refuse_in_devres_cb(dev, __func__))
+		return -EDEADLK;
 	if (!dev->name && dev->init_name) {
 		ret = dev_set_name(dev, "%s", dev->init_name);
 		if (ret)
@@ -201,8 +264,10 @@ int device_add(struct device *dev)
 		if (bp)
 			dm_list_add_tail(&bp->devices, &dp->bus_node);
 		/* The registration's reference, and the child's on its parent. */
-		get_device(dev);
-		dp->parent = get_device(dev->parent);
+		dm_get_device_locked(dev);
+		if (dev->parent)
+			dm_get_device_locked(dev->parent);
+		dp->parent = dev->parent;
 		dev->p = dp;
 	}
 	dm_unlock();
@@ -240,18 +305,26 @@ bool devres__device_was_added(struct device *dev)
 	return added;
 }
 
+/* Whether @func may delete @dev from here: not from its own callbacks. */
+static bool may_delete(struct device *dev, const char *func)
+{
+	if (!devres__dev_ok(dev, func))
+		return false;
+	if (devres__dev_locked_by_me(dev)) {
+		devres__warn(dev, func,
+			     "called from the device's own "
+			     "probe or remove");
+		return false;
+	}
+	return !devres__refuse_in_devres_cb(dev, func);
+}
+
 void device_del(struct device *dev)
 {
 	struct device_private *dp;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!may_delete(dev, __func__))
 		return;
-	if (devres__dev_locked_by_me(dev)) {
-		devres__warn(dev, __func__,
-			     "called from the device's own "
-			     "probe or remove");
-		return;
-	}
 	dm_lock();
 	dp = dev->p;
 	dm_unlock();
@@ -259,8 +332,14 @@ void device_del(struct device *dev)
 		devres__warn(dev, __func__, "device was never added");
 		return;
 	}
+	del(dev, dp);
+}
+
+/* Unbinds and deletes @dev, added, then puts the registration's reference. */
+static void del(struct device *dev, struct device_private *dp)
+{
 	if (!devres__device_kill(dev)) {
-		devres__warn(dev, __func__, "device is already deleted");
+		devres__warn(dev, "device_del", "device is already deleted");
 		return;
 	}
 	/* A bus walk holding the device unlinks it when it lets go. */
@@ -277,6 +356,9 @@ void device_del(struct device *dev)
 
 void device_unregister(struct device *dev)
 {
+	/* Refused as a whole: the put alone would drop a reference. */
+	if (!may_delete(dev, __func__))
+		return;
 	device_del(dev);
 	put_device(dev);
 }

@@ -205,26 +205,40 @@ static int try_driver(struct device *dev, const struct device_driver *drv,
  * falls between the two. Not waiting matters when a probe registers a
  * driver while another thread's probe does the same: each would wait for
  * the other's device.
+ *
+ * A deferral stops the search, as in the kernel, but the drivers
+ * registered while it ran were skipped by their own driver_register(),
+ * which would have tried them on @dev: the search goes on with those only,
+ * so the outcome does not depend on when they came.
  */
 static int try_drivers(struct device *dev, struct held *h)
 {
 	struct device_private *dp = dev->p;
 	struct driver_private *cur = NULL, *prev;
+	unsigned long min_seq = 0, since;
 	int ret = 0;
 
-	do {
+	dm_lock();
+	dp->searching = true;
+	since = dp->bus->drv_seq;
+	dm_unlock();
+	for (;;) {
 		dm_lock();
-		dp->searching = true;
 		prev = cur;
-		cur = devres__bus_next_drv_locked(dp->bus, prev);
+		cur = devres__bus_next_drv_locked(dp->bus, prev, min_seq);
 		if (prev)
 			devres__drv_unpin_locked(prev);
 		if (!cur)
 			dp->searching = false;
 		dm_unlock();
-		if (cur)
-			ret = try_driver(dev, cur->drv, h);
-	} while (cur && !ret);
+		if (!cur)
+			break;
+		ret = try_driver(dev, cur->drv, h);
+		if (ret > 0)
+			break;
+		if (ret < 0)
+			min_seq = since + 1;
+	}
 	if (cur) {
 		dm_lock();
 		devres__drv_unpin_locked(cur);
@@ -270,13 +284,19 @@ static void retry_round(void)
 		}
 		if (dp) {
 			unpark_locked(dp);
-			get_device(dp->dev);
+			dm_get_device_locked(dp->dev);
 		}
 		dm_unlock();
 		if (!dp)
 			return;
-		/* A device whose probe is running in this thread is busy. */
-		if (!devres__dev_locked_by_me(dp->dev)) {
+		/*
+		 * A device whose probe is running in this thread is busy; one
+		 * whose resources this thread is walking waits, parked, for
+		 * the next round.
+		 */
+		if (devres__devres_held_by_me(dp->dev)) {
+			park(dp);
+		} else if (!devres__dev_locked_by_me(dp->dev)) {
 			dev_lock(dp->dev, &h);
 			if (alive_unbound(dp->dev))
 				try_drivers(dp->dev, &h);
@@ -321,6 +341,9 @@ void devres__driver_attach(struct device_driver *drv)
 	while ((cur = devres__bus_walk(bp, cur, NULL, true))) {
 		/* Our caller's own device, bound by hand, registering drivers. */
 		if (devres__dev_locked_by_me(cur->dev))
+			continue;
+		/* A match or for-each callback of the device registering. */
+		if (devres__refuse_in_devres_cb(cur->dev, "driver_register"))
 			continue;
 		dev_lock(cur->dev, &h);
 		if (alive_unbound(cur->dev)) {
@@ -393,23 +416,53 @@ static bool from_own_callback(struct device *dev, const char *func)
 }
 
 /*
+ * A registered driver bound by hand counts as one of its walkers, so that
+ * driver_unregister() waits for the probe; one being unregistered is
+ * refused. Returns the driver's private state to unpin, or NULL.
+ */
+static int pin_driver(const struct device_driver *drv,
+		      struct driver_private **ret_drvp)
+{
+	struct driver_private *drvp;
+	int ret = 0;
+
+	dm_lock();
+	drvp = drv->p;
+	if (drvp && drvp->dead)
+		ret = -ENODEV;
+	else if (drvp)
+		drvp->active++;
+	dm_unlock();
+	*ret_drvp = ret ? NULL : drvp;
+	return ret;
+}
+
+/*
  * Binds @dev to @drv, or, when @drv is NULL, to the first driver of its bus
  * that takes it; then retries parked devices if anything bound meanwhile.
- * Returns what device_attach() returns for a search, else 0 or -errno.
+ * Returns what device_attach() returns for a search, else 0 or -errno (a
+ * deferral is -EPROBE_DEFER).
  */
-static int attach(struct device *dev, const struct device_driver *drv,
-		  const char *func)
+int devres__attach(struct device *dev, const struct device_driver *drv,
+		   const char *func)
 {
+	struct driver_private *drvp = NULL;
 	struct device_private *dp;
 	unsigned long gen;
 	struct held h;
 	int ret;
 
-	if (from_own_callback(dev, func))
+	if (from_own_callback(dev, func) ||
+	    devres__refuse_in_devres_cb(dev, func))
 		return -EDEADLK;
 	dp = dev_private(dev);
 	if (!dp)
 		return -ENODEV;
+	if (drv) {
+		ret = pin_driver(drv, &drvp);
+		if (ret)
+			return ret;
+	}
 	gen = devres__bind_gen();
 	dev_lock(dev, &h);
 	if (dp->dead)
@@ -421,6 +474,11 @@ static int attach(struct device *dev, const struct device_driver *drv,
 	else
 		ret = dp->bus ? try_drivers(dev, &h) : 0;
 	dev_unlock(&h);
+	if (drvp) {
+		dm_lock();
+		devres__drv_unpin_locked(drvp);
+		dm_unlock();
+	}
 	devres__retry_if_bound(gen);
 	return ret;
 }
@@ -429,7 +487,7 @@ int device_attach(struct device *dev)
 {
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
-	return attach(dev, NULL, __func__);
+	return devres__attach(dev, NULL, __func__);
 }
 
 int device_driver_attach(const struct device_driver *drv, struct device *dev)
@@ -447,7 +505,7 @@ int device_driver_attach(const struct device_driver *drv, struct device *dev)
 			     drv->bus->name ? drv->bus->name : "(null)");
 		return -EINVAL;
 	}
-	ret = attach(dev, drv, __func__);
+	ret = devres__attach(dev, drv, __func__);
 	return ret == -EPROBE_DEFER ? -EAGAIN : ret;
 }
 
@@ -455,7 +513,9 @@ void device_release_driver(struct device *dev)
 {
 	struct held h;
 
-	if (!devres__dev_ok(dev, __func__) || from_own_callback(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    from_own_callback(dev, __func__) ||
+	    devres__refuse_in_devres_cb(dev, __func__))
 		return;
 	dev_lock(dev, &h);
 	release_driver_locked(dev, &h);
