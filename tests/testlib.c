@@ -324,6 +324,9 @@ int run_group_on_bus(const char *name, const struct CMUnitTest *tests, size_t n,
 		if (!t[i].teardown_func)
 			t[i].teardown_func = reg_teardown;
 	group_bus = bus;
+	/* TEST_FILTER=name runs one test: how a regression is checked alone. */
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
 	ret = _cmocka_run_group_tests(name, t, n, bus_group_setup,
 				      bus_group_teardown);
 	free(t);

@@ -13,6 +13,27 @@ pthread_cond_t devres__dm_cond = PTHREAD_COND_INITIALIZER;
 
 static struct bus_private *buses;
 
+/*
+ * fork() in a threaded program copies the lock as some other thread held
+ * it: the child would wait for it forever. Holding it across fork() leaves
+ * the child a lock in a known state, so it can use the driver model (on
+ * devices of its own: another thread's device lock may still be held).
+ */
+static void fork_prepare(void)
+{
+	dm_lock();
+}
+
+static void fork_done(void)
+{
+	dm_unlock();
+}
+
+__attribute__((constructor)) static void bus_init(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
 struct bus_private *devres__bus_find_locked(const struct bus_type *bus)
 {
 	struct bus_private *bp;
@@ -74,6 +95,24 @@ int bus_register(const struct bus_type *bus)
 	return 0;
 }
 
+/*
+ * Deleted devices a walk still holds, and a driver being unregistered, do
+ * not count: their walkers and unregister hold references on the bus and
+ * unlink them when they let go.
+ */
+static bool has_live_locked(struct bus_private *bp)
+{
+	struct dm_link *l;
+
+	for (l = bp->devices.next; l != &bp->devices; l = l->next)
+		if (!container_of(l, struct device_private, bus_node)->dead)
+			return true;
+	for (l = bp->drivers.next; l != &bp->drivers; l = l->next)
+		if (!container_of(l, struct driver_private, node)->dead)
+			return true;
+	return false;
+}
+
 void bus_unregister(const struct bus_type *bus)
 {
 	struct bus_private *bp, **pp;
@@ -85,7 +124,7 @@ void bus_unregister(const struct bus_type *bus)
 		why = "bus is not registered";
 	else if (bp->is_static)
 		why = "bus belongs to the library";
-	else if (!dm_list_empty(&bp->devices) || !dm_list_empty(&bp->drivers))
+	else if (has_live_locked(bp))
 		why = "bus still has devices or drivers";
 	if (!why) {
 		for (pp = &buses; *pp != bp; pp = &(*pp)->next)

@@ -163,12 +163,6 @@ static void last_put(struct device *dev)
 		return;
 	}
 	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
-	if (devres__dev_locked_by_me(dev)) {
-		devres__warn(dev, "put_device",
-			     "last reference put from the device's own probe "
-			     "or remove while it is registered");
-		return;
-	}
 	devres__warn(dev, "put_device", "released while still registered");
 	del(dev, dp);
 }
@@ -189,6 +183,13 @@ void put_device(struct device *dev)
 		 * would free the list being walked. */
 		if (old == 1 && devres__refuse_in_devres_cb(dev, __func__))
 			return;
+		/* From its probe or remove: the driver core still uses it. */
+		if (old == 1 && devres__dev_locked_by_me(dev)) {
+			devres__warn(dev, __func__,
+				     "last reference put from the device's "
+				     "own probe or remove");
+			return;
+		}
 		/* Below zero: the pair of a refused get_device(). */
 		new = old > 0 ? old - 1 : old + 1;
 	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, new, false,
@@ -214,6 +215,23 @@ static struct device_private *alloc_private(struct device *dev)
 	return dp;
 }
 
+/*
+ * A reference on a device whose count has not reached zero: a parent being
+ * released (a child added from its release callbacks) cannot be revived.
+ */
+static bool ref_if_alive(struct device *dev)
+{
+	int old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
+
+	do {
+		if (old <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, old + 1,
+					      false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
 static const char *add_error(int ret)
 {
 	switch (ret) {
@@ -221,6 +239,8 @@ static const char *add_error(int ret)
 		return "device is already added";
 	case -ENODEV:
 		return "device was deleted";
+	case -ESRCH:
+		return "parent is being released";
 	default:
 		return "bus is not registered";
 	}
@@ -257,16 +277,17 @@ int device_add(struct device *dev)
 		ret = dev->p->dead ? -ENODEV : -EEXIST;
 	else if (dev->bus && !(bp = devres__bus_find_locked(dev->bus)))
 		ret = -EINVAL;
+	else if (dev->parent && !ref_if_alive(dev->parent))
+		ret = -ESRCH;
 	else
 		ret = 0;
 	if (!ret) {
 		dp->bus = bp;
 		if (bp)
 			dm_list_add_tail(&bp->devices, &dp->bus_node);
-		/* The registration's reference, and the child's on its parent. */
+		/* The registration's reference; the child's on its parent
+		 * was taken above. */
 		dm_get_device_locked(dev);
-		if (dev->parent)
-			dm_get_device_locked(dev->parent);
 		dp->parent = dev->parent;
 		dev->p = dp;
 	}
@@ -274,7 +295,7 @@ int device_add(struct device *dev)
 	if (ret) {
 		free(dp);
 		devres__warn(dev, __func__, "%s", add_error(ret));
-		return ret;
+		return ret == -ESRCH ? -EINVAL : ret;
 	}
 	devres__ledger_add(DL_DEVICES, 1);
 
@@ -338,8 +359,17 @@ void device_del(struct device *dev)
 /* Unbinds and deletes @dev, added, then puts the registration's reference. */
 static void del(struct device *dev, struct device_private *dp)
 {
+	int old;
+
+	/*
+	 * Held across the callbacks below (remove, release callbacks), so
+	 * that one putting a reference too many cannot free the device under
+	 * us; the WARN comes at the end, where the count is known.
+	 */
+	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
 	if (!devres__device_kill(dev)) {
 		devres__warn(dev, "device_del", "device is already deleted");
+		put_device(dev);
 		return;
 	}
 	/* A bus walk holding the device unlinks it when it lets go. */
@@ -351,7 +381,17 @@ static void del(struct device *dev, struct device_private *dp)
 	/* What the device acquired while unbound (the 2023 kernel rule). */
 	devres_release_all(dev);
 	devres__ledger_add(DL_DEVICES, -1);
-	put_device(dev);
+	/* Ours and the registration's, at once. */
+	old = __atomic_fetch_sub(&dev->refcount, 2, __ATOMIC_ACQ_REL);
+	if (old > 2)
+		return;
+	if (old < 2) {
+		devres__warn(dev, "device_del",
+			     "a reference was put once too often while the "
+			     "device was deleted");
+		__atomic_store_n(&dev->refcount, 0, __ATOMIC_RELAXED);
+	}
+	device_release(dev);
 }
 
 void device_unregister(struct device *dev)

@@ -126,10 +126,10 @@ void driver_unregister(struct device_driver *drv)
 		 * unregistered as soon as the driver leaves its list.
 		 */
 		drvp->dead = true;
+		drvp->bus->refs++;
 		while (drvp->active)
 			pthread_cond_wait(&devres__dm_cond, &devres__dm_lock);
 		dm_list_del(&drvp->node);
-		drvp->bus->refs++;
 	} else {
 		drvp = NULL;
 	}

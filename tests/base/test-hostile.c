@@ -442,6 +442,7 @@ static void added_forever_is_bounded(void **state)
 static void last_put_while_bound(void **state)
 {
 	struct device *dev = bound_dev("d10");
+	int n = 0;
 
 	(void)state;
 	t_forget(dev);	 /* the test puts both references itself */
@@ -453,7 +454,8 @@ static void last_put_while_bound(void **state)
 	assert_int_equal(marks_released, 1);
 	assert_int_equal(heap_released, 1);
 	/* The bus is empty again: the device is off its lists. */
-	assert_int_equal(bus_for_each_dev(&bus, NULL, NULL, count_fn), 0);
+	assert_int_equal(bus_for_each_dev(&bus, NULL, &n, count_fn), 0);
+	assert_int_equal(n, 0);
 }
 
 /* The last reference put by the device's own probe: refused. */
@@ -505,6 +507,617 @@ static void rename_in_last_put(void **state)
 	assert_int_equal(heap_released, 1);
 }
 
+/* ==== Beyond the list: hostile scenarios ==== */
+
+/* H1. A log sink that calls back into the driver model on every WARN. */
+static struct device *sink_dev;
+static int sink_calls, sink_depth;
+
+static void calling_sink(void *ctx, int level, const char *line)
+{
+	int n = 0;
+
+	(void)ctx;
+	(void)line;
+	if (level != DEVRES_LOG_WARNING || sink_depth)
+		return;
+	sink_depth++;
+	sink_calls++;
+	(void)bus_for_each_dev(&bus, NULL, &n, count_fn);
+	(void)device_is_bound(sink_dev);
+	driver_deferred_probe_trigger();
+	sink_depth--;
+}
+
+static void warn_once_with(void (*fn)(void))
+{
+	int before = devres_warn_count(), calls = sink_calls;
+
+	fn();
+	assert_int_equal(devres_warn_count() - before, 1);
+	assert_int_equal(sink_calls - calls, 1);
+}
+
+static void m_unregister_unregistered(void)
+{
+	driver_unregister(&late_drv);
+}
+
+static void m_bus_busy(void)
+{
+	bus_unregister(&bus);
+}
+
+static void m_add_twice(void)
+{
+	assert_int_equal(device_add(sink_dev), -EEXIST);
+}
+
+static void m_walk_from_unadded(void)
+{
+	int n = 0;
+
+	assert_int_equal(bus_for_each_dev(&bus, &tdev, &n, count_fn), -EINVAL);
+	assert_int_equal(n, 0);
+}
+
+static void m_attach_other_bus(void)
+{
+	static const struct bus_type nobus = { .name = "nobus" };
+	static struct device_driver odrv = { .name = "o", .bus = &nobus };
+
+	assert_int_equal(device_driver_attach(&odrv, sink_dev), -EINVAL);
+}
+
+static void m_revive(void)
+{
+	struct device *dev = heap_dev(NULL, "h1-revive");
+
+	assert_int_equal(devm_add_action(dev, revive, dev), 0);
+	put_device(dev);
+}
+
+static void sink_calls_back(void **state)
+{
+	(void)state;
+	alarm(20);
+	sink_dev = bound_dev("h1");
+	sink_calls = 0;
+	devres_set_log_sink(calling_sink, NULL);
+	warn_once_with(m_unregister_unregistered);
+	warn_once_with(m_bus_busy);
+	warn_once_with(m_add_twice);
+	warn_once_with(m_walk_from_unadded);
+	warn_once_with(m_attach_other_bus);
+	warn_once_with(m_revive);
+	devres_set_log_sink(NULL, NULL);
+	t_device_unregister(sink_dev);
+	alarm(0);
+	assert_int_equal(heap_released, 2);
+}
+
+/* H2. Release callbacks of device_del() re-entering on their own device. */
+static int reenter_ret[3];
+
+static void reenter_on_delete(void *data)
+{
+	struct device *dev = data;
+
+	reenter_ret[0] = device_attach(dev);
+	reenter_ret[1] = t_driver_register(&late_drv);
+	reenter_ret[2] = device_driver_attach(&mark_drv, dev);
+	device_del(dev); /* the one WARN */
+}
+
+static void release_reenters_own_delete(void **state)
+{
+	struct device *dev = heap_dev(&bus, "h2");
+
+	(void)state;
+	assert_int_equal(t_device_add(dev), 0);
+	assert_int_equal(devm_add_action(dev, reenter_on_delete, dev), 0);
+	start_capture();
+	t_device_unregister(dev);
+	expect_warn_on("h2", "device_del", "already deleted");
+	assert_int_equal(reenter_ret[0], -ENODEV);
+	assert_int_equal(reenter_ret[1], 0);
+	assert_int_equal(reenter_ret[2], -ENODEV);
+	assert_int_equal(probes, 0);
+	assert_int_equal(heap_released, 1);
+}
+
+/* H3. A release callback of the binding re-entering on its device. */
+static int h3_ret;
+
+static void reenter_on_unbind(void *data)
+{
+	struct device *dev = data;
+
+	h3_ret = device_attach(dev); /* WARN: own callback */
+}
+
+static int h3_probe(struct device *dev)
+{
+	return devm_add_action(dev, reenter_on_unbind, dev);
+}
+
+static struct device_driver h3_drv = {
+	.name = "h3",
+	.bus = &bus,
+	.probe = h3_probe,
+	.remove = count_remove,
+};
+
+static void binding_release_reenters(void **state)
+{
+	struct device *dev = heap_dev(&bus, "h3");
+
+	(void)state;
+	assert_int_equal(t_driver_register(&h3_drv), 0);
+	assert_int_equal(t_device_add(dev), 0);
+	assert_ptr_equal(dev->driver, &h3_drv);
+	start_capture();
+	device_release_driver(dev);
+	expect_warn_on("h3", "device_attach", "own probe or remove");
+	assert_int_equal(h3_ret, -EDEADLK);
+	assert_null(dev->driver);
+	assert_int_equal(removes, 1);
+	t_device_unregister(dev);
+	assert_int_equal(heap_released, 1);
+}
+
+/* H4. Two devices whose release callbacks delete each other. */
+static struct device *h4_a, *h4_b;
+
+static void delete_b(void *data)
+{
+	(void)data;
+	t_device_unregister(h4_b);
+}
+
+static void delete_a(void *data)
+{
+	(void)data;
+	device_del(h4_a); /* being deleted: WARN */
+}
+
+static void cross_device_release(void **state)
+{
+	(void)state;
+	h4_a = heap_dev(&bus, "h4-a");
+	h4_b = heap_dev(&bus, "h4-b");
+	assert_int_equal(t_device_add(h4_a), 0);
+	assert_int_equal(t_device_add(h4_b), 0);
+	assert_int_equal(devm_add_action(h4_a, delete_b, NULL), 0);
+	assert_int_equal(devm_add_action(h4_b, delete_a, NULL), 0);
+	start_capture();
+	t_device_unregister(h4_a);
+	expect_warn_on("h4-a", "device_del", "already deleted");
+	assert_int_equal(heap_released, 2);
+}
+
+/* H5. A walk whose callback unregisters every device, then the bus. */
+static const struct bus_type walk_bus = { .name = "walkbus" };
+static int walked;
+
+static int unregister_fn(struct device *dev, void *data)
+{
+	walked++;
+	t_device_unregister(dev);
+	if (walked == *(int *)data)
+		t_bus_unregister(&walk_bus);
+	return 0;
+}
+
+static void walker_unregisters_everything(void **state)
+{
+	int n = 4;
+
+	(void)state;
+	assert_int_equal(t_bus_register(&walk_bus), 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(t_device_add(heap_dev(&walk_bus, "w%d", i)),
+				 0);
+	walked = 0;
+	start_capture();
+	assert_int_equal(bus_for_each_dev(&walk_bus, NULL, &n, unregister_fn),
+			 0);
+	expect_no_warn();
+	assert_int_equal(walked, n);
+	assert_int_equal(heap_released, n);
+	/* The bus is gone: it registers afresh. */
+	assert_int_equal(bus_register(&walk_bus), 0);
+	bus_unregister(&walk_bus);
+}
+
+/* H6. remove puts every reference, the registration's too. */
+static int overput_removes;
+
+static void overput_remove(struct device *dev)
+{
+	overput_removes++;
+	put_device(dev); /* the creator's, handed to the driver */
+	put_device(dev); /* the registration's: one too many */
+}
+
+static struct device_driver overput_drv = {
+	.name = "overput",
+	.bus = &bus,
+	.probe = late_probe,
+	.remove = overput_remove,
+};
+
+static void remove_puts_everything(void **state)
+{
+	struct device *dev = heap_dev(&bus, "h6");
+
+	(void)state;
+	overput_removes = 0;
+	assert_int_equal(t_driver_register(&overput_drv), 0);
+	assert_int_equal(device_add(dev), 0); /* untracked: refs are ours */
+	start_capture();
+	device_del(dev);
+	expect_warn_on("h6", "device_del", "put once too often");
+	assert_int_equal(overput_removes, 1);
+	assert_int_equal(heap_released, 1);
+	/* The same from device_release_driver(): the last put is refused. */
+	dev = heap_dev(&bus, "h6b");
+	assert_int_equal(device_add(dev), 0);
+	start_capture();
+	device_release_driver(dev);
+	expect_warn_on("h6b", "put_device", "own probe or remove");
+	assert_int_equal(overput_removes, 2);
+	assert_int_equal(heap_released, 1);
+	/* The refused put left one reference: the registration's. */
+	device_del(dev);
+	assert_int_equal(heap_released, 2);
+}
+
+/* H7. A child added from its parent's last-put release callback. */
+static struct device *h7_child;
+static int h7_ret;
+
+static void add_child(void *data)
+{
+	h7_child = heap_dev(&bus, "h7-child");
+	h7_child->parent = data;
+	h7_ret = device_add(h7_child);
+}
+
+static void child_of_dying_parent(void **state)
+{
+	struct device *parent = heap_dev(NULL, "h7");
+
+	(void)state;
+	assert_int_equal(devm_add_action(parent, add_child, parent), 0);
+	start_capture();
+	put_device(parent);
+	expect_warn_on("h7-child", "device_add", "parent is being released");
+	assert_int_equal(h7_ret, -EINVAL);
+	assert_int_equal(heap_released, 1);
+	put_device(h7_child);
+	assert_int_equal(heap_released, 2);
+}
+
+/* H8. remove registers a driver that would match its own device. */
+static int h8_ret;
+
+static void register_in_remove(struct device *dev)
+{
+	(void)dev;
+	if (!removes++)
+		h8_ret = t_driver_register(&late_drv);
+}
+
+static struct device_driver h8_drv = {
+	.name = "h8",
+	.bus = &bus,
+	.probe = late_probe,
+	.remove = register_in_remove,
+};
+
+static void remove_registers_driver(void **state)
+{
+	struct device *dev = heap_dev(&bus, "h8");
+
+	(void)state;
+	assert_int_equal(t_driver_register(&h8_drv), 0);
+	assert_int_equal(t_device_add(dev), 0);
+	assert_ptr_equal(dev->driver, &h8_drv);
+	start_capture();
+	device_release_driver(dev);
+	expect_no_warn();
+	assert_int_equal(h8_ret, 0);
+	/* An unbind does not probe again, as in the kernel. */
+	assert_null(dev->driver);
+	assert_int_equal(device_attach(dev), 1);
+	assert_ptr_equal(dev->driver, &h8_drv);
+	t_device_unregister(dev);
+	assert_int_equal(heap_released, 1);
+}
+
+/* H9. A probe that deletes a sibling whose remove attaches the prober. */
+static struct device *h9_a, *h9_b;
+static int h9_ret;
+
+static void attach_a_remove(struct device *dev)
+{
+	if (dev == h9_b)
+		h9_ret = device_attach(h9_a); /* A's probe runs: own callback */
+}
+
+static int delete_sibling_probe(struct device *dev)
+{
+	if (dev == h9_a)
+		t_device_unregister(h9_b);
+	return 0;
+}
+
+static struct device_driver h9_drv = {
+	.name = "h9",
+	.bus = &bus,
+	.probe = delete_sibling_probe,
+	.remove = attach_a_remove,
+};
+
+static void probe_deletes_sibling(void **state)
+{
+	(void)state;
+	h9_a = heap_dev(&bus, "h9-a");
+	h9_b = heap_dev(&bus, "h9-b");
+	assert_int_equal(t_device_add(h9_b), 0);
+	assert_int_equal(t_driver_register(&h9_drv), 0);
+	assert_ptr_equal(h9_b->driver, &h9_drv);
+	start_capture();
+	assert_int_equal(t_device_add(h9_a), 0);
+	expect_warn_on("h9-a", "device_attach", "own probe or remove");
+	assert_int_equal(h9_ret, -EDEADLK);
+	assert_ptr_equal(h9_a->driver, &h9_drv);
+	assert_int_equal(heap_released, 1);
+	t_device_unregister(h9_a);
+	assert_int_equal(heap_released, 2);
+}
+
+/* H10. A parked device deleted, then the deferred list retried. */
+static int always_defer(struct device *dev)
+{
+	(void)dev;
+	probes++;
+	return -EPROBE_DEFER;
+}
+
+static struct device_driver defer_drv = {
+	.name = "defer",
+	.bus = &bus,
+	.probe = always_defer,
+};
+
+static void parked_device_deleted(void **state)
+{
+	struct device *dev = heap_dev(&bus, "h10");
+
+	(void)state;
+	assert_int_equal(t_driver_register(&defer_drv), 0);
+	assert_int_equal(t_device_add(dev), 0);
+	assert_int_equal(probes, 1);
+	t_device_unregister(dev);
+	assert_int_equal(heap_released, 1);
+	driver_deferred_probe_trigger();
+	assert_int_equal(probes, 1);
+}
+
+/* H11. A sweep, and its reproducer, asked for from a for-each callback. */
+static int h11_ret[2];
+
+static void sweep_each(struct device *dev, void *res, void *data)
+{
+	struct devres_sweep_result r;
+
+	(void)res;
+	(void)data;
+	h11_ret[0] = driver_probe_sweep(&mark_drv, dev, &r);
+	h11_ret[1] = driver_probe_fail_nth(&mark_drv, dev, 1);
+}
+
+static void sweep_from_for_each(void **state)
+{
+	struct device *dev = heap_dev(&bus, "h11");
+	void *m = devres_alloc(mark_release, 8, GFP_KERNEL);
+
+	(void)state;
+	assert_int_equal(t_device_add(dev), 0);
+	devres_add(dev, m);
+	start_capture();
+	devres_for_each_res(dev, mark_release, NULL, NULL, sweep_each, NULL);
+	assert_int_equal(cap.n, 2);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(h11_ret[0], -EDEADLK);
+	assert_int_equal(h11_ret[1], -EDEADLK);
+	assert_int_equal(probes, 0);
+	t_device_unregister(dev);
+	assert_int_equal(heap_released, 1);
+}
+
+/* H12. Every driver-model call on a device in each state of its life. */
+enum mx_state {
+	S_UNINIT,
+	S_INIT,
+	S_ADDED,
+	S_BOUND,
+	S_DELETED,
+	S_RELEASED
+};
+enum mx_fn {
+	F_SET_NAME,
+	F_ADD,
+	F_DEL,
+	F_GET_PUT,
+	F_ATTACH,
+	F_DRV_ATTACH,
+	F_RELEASE_DRV,
+	F_IS_BOUND,
+	F_FOR_EACH,
+	F_SWEEP,
+	F_FAIL_NTH,
+	F_KMALLOC,
+	F_NR,
+};
+
+struct mx_want {
+	int ret, warns;
+};
+
+#define EI (-EINVAL)
+#define ND (-ENODEV)
+/* clang-format off */
+static const struct mx_want mx_table[][F_NR] = {
+	/*              name    add          del    get+put attach  drv_attach
+	 *              unbind  is_bound     walk   sweep   fail_nth kmalloc */
+	[S_UNINIT]  = { {EI,1}, {EI,1},      {0,1}, {0,2}, {EI,1}, {EI,1},
+			{0,1},  {0,1},       {EI,1}, {EI,1}, {EI,1}, {0,1} },
+	[S_INIT]    = { {0,0},  {0,0},       {0,1}, {0,0}, {ND,0}, {ND,0},
+			{0,0},  {0,0},       {EI,1}, {ND,0}, {ND,0}, {1,0} },
+	[S_ADDED]   = { {0,0},  {-EEXIST,1}, {0,0}, {0,0}, {0,0},  {0,0},
+			{0,0},  {0,0},       {0,0},  {0,0},  {-ENOMEM,0}, {1,0} },
+	[S_BOUND]   = { {0,0},  {-EEXIST,1}, {0,0}, {0,0}, {1,0},  {-EBUSY,0},
+			{0,0},  {1,0},       {0,0},  {-EBUSY,1}, {-EBUSY,1}, {1,0} },
+	[S_DELETED] = { {0,0},  {ND,1},      {0,1}, {0,0}, {ND,0}, {ND,0},
+			{0,0},  {0,0},       {EI,1}, {ND,0}, {ND,0}, {1,0} },
+	[S_RELEASED] = { {EI,1}, {EI,1},     {0,1}, {0,2}, {EI,1}, {EI,1},
+			 {0,1},  {0,1},      {EI,1}, {EI,1}, {EI,1}, {0,1} },
+};
+/* clang-format on */
+#undef EI
+#undef ND
+
+static struct device mx;
+static int mx_released;
+
+static void mx_release(struct device *dev)
+{
+	(void)dev;
+	mx_released++;
+}
+
+static int mx_probe(struct device *dev)
+{
+	return devm_kzalloc(dev, 8, GFP_KERNEL) ? 0 : -ENOMEM;
+}
+
+static struct device_driver mx_drv = {
+	.name = "mx",
+	.bus = &bus,
+	.probe = mx_probe,
+};
+
+static void mx_to_state(enum mx_state st)
+{
+	memset(&mx, 0, sizeof(mx));
+	mx_released = 0;
+	if (st == S_UNINIT)
+		return;
+	mx.bus = &bus;
+	mx.release = mx_release;
+	device_initialize(&mx);
+	assert_int_equal(dev_set_name(&mx, "mx"), 0);
+	if (st == S_RELEASED) {
+		put_device(&mx);
+		assert_int_equal(mx_released, 1);
+		return;
+	}
+	if (st == S_INIT)
+		return;
+	assert_int_equal(device_add(&mx), 0);
+	if (st == S_BOUND)
+		assert_int_equal(device_driver_attach(&mx_drv, &mx), 0);
+	if (st == S_DELETED)
+		device_del(&mx);
+}
+
+static int mx_call(enum mx_fn fn)
+{
+	struct devres_sweep_result r;
+	int n = 0;
+
+	switch (fn) {
+	case F_SET_NAME:
+		return dev_set_name(&mx, "mx-%d", 2);
+	case F_ADD:
+		return device_add(&mx);
+	case F_DEL:
+		device_del(&mx);
+		return 0;
+	case F_GET_PUT:
+		put_device(get_device(&mx));
+		return 0;
+	case F_ATTACH:
+		return device_attach(&mx);
+	case F_DRV_ATTACH:
+		return device_driver_attach(&mx_drv, &mx);
+	case F_RELEASE_DRV:
+		device_release_driver(&mx);
+		return 0;
+	case F_IS_BOUND:
+		return device_is_bound(&mx);
+	case F_FOR_EACH:
+		return bus_for_each_dev(&bus, &mx, &n, count_fn);
+	case F_SWEEP:
+		return driver_probe_sweep(&mx_drv, &mx, &r);
+	case F_FAIL_NTH:
+		return driver_probe_fail_nth(&mx_drv, &mx, 1);
+	case F_KMALLOC:
+		return devm_kmalloc(&mx, 8, GFP_KERNEL) != NULL;
+	case F_NR:
+		break;
+	}
+	return 0;
+}
+
+static void quiet_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	(void)line;
+}
+
+/* Back to nothing: deleted if added, released if initialized. */
+static void mx_clean(bool initialized)
+{
+	devres_set_log_sink(quiet_sink, NULL);
+	if (initialized && !mx_released) {
+		device_del(&mx);
+		for (int i = 0; i < 4 && !mx_released; i++)
+			put_device(&mx);
+	}
+	devres_set_log_sink(NULL, NULL);
+}
+
+static void every_call_in_every_state(void **state)
+{
+	(void)state;
+	for (int st = S_UNINIT; st <= S_RELEASED; st++) {
+		for (int fn = 0; fn < F_NR; fn++) {
+			const struct mx_want *w = &mx_table[st][fn];
+			int before, ret, warns;
+
+			mx_to_state(st);
+			before = devres_warn_count();
+			devres_set_log_sink(quiet_sink, NULL);
+			ret = mx_call(fn);
+			devres_set_log_sink(NULL, NULL);
+			warns = devres_warn_count() - before;
+			if (ret != w->ret || warns != w->warns)
+				print_error("state %d, call %d: got %d with %d "
+					    "WARN(s), want %d with %d\n",
+					    st, fn, ret, warns, w->ret,
+					    w->warns);
+			assert_int_equal(ret, w->ret);
+			assert_int_equal(warns, w->warns);
+			mx_clean(st != S_UNINIT);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -534,6 +1147,20 @@ int main(void)
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(rename_in_last_put, setup,
 						dev_teardown),
+#define H(f) cmocka_unit_test_setup_teardown(f, setup, dev_teardown)
+		H(sink_calls_back),
+		H(release_reenters_own_delete),
+		H(binding_release_reenters),
+		H(cross_device_release),
+		H(walker_unregisters_everything),
+		H(remove_puts_everything),
+		H(child_of_dying_parent),
+		H(remove_registers_driver),
+		H(probe_deletes_sibling),
+		H(parked_device_deleted),
+		H(sweep_from_for_each),
+		H(every_call_in_every_state),
+#undef H
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
