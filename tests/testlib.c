@@ -142,11 +142,15 @@ static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
 
 static void reg_add(enum reg_kind kind, const void *obj)
 {
+	bool added = false;
+
 	pthread_mutex_lock(&reg_lock);
-	if (nreg < REG_MAX)
+	if (nreg < REG_MAX) {
 		reg[nreg++] = (struct reg_entry){ kind, obj };
+		added = true;
+	}
 	pthread_mutex_unlock(&reg_lock);
-	if (kind == REG_DEVICE)
+	if (added && kind == REG_DEVICE)
 		get_device((struct device *)obj);
 }
 
@@ -312,8 +316,9 @@ static int bus_group_teardown(void **state)
 }
 
 /* Tests without a teardown get reg_teardown(): nothing outlives a test. */
-int run_group_on_bus(const char *name, const struct CMUnitTest *tests, size_t n,
-		     const struct bus_type *bus)
+int run_group_tracked(const char *name, const struct CMUnitTest *tests,
+		      size_t n, int (*group_setup)(void **),
+		      int (*group_teardown)(void **))
 {
 	struct CMUnitTest *t = calloc(n, sizeof(*t));
 	int ret;
@@ -323,14 +328,20 @@ int run_group_on_bus(const char *name, const struct CMUnitTest *tests, size_t n,
 	for (size_t i = 0; i < n; i++)
 		if (!t[i].teardown_func)
 			t[i].teardown_func = reg_teardown;
-	group_bus = bus;
 	/* TEST_FILTER=name runs one test: how a regression is checked alone. */
 	if (getenv("TEST_FILTER"))
 		cmocka_set_test_filter(getenv("TEST_FILTER"));
-	ret = _cmocka_run_group_tests(name, t, n, bus_group_setup,
-				      bus_group_teardown);
+	ret = _cmocka_run_group_tests(name, t, n, group_setup, group_teardown);
 	free(t);
 	return ret;
+}
+
+int run_group_on_bus(const char *name, const struct CMUnitTest *tests, size_t n,
+		     const struct bus_type *bus)
+{
+	group_bus = bus;
+	return run_group_tracked(name, tests, n, bus_group_setup,
+				 bus_group_teardown);
 }
 
 /* ctx is non-NULL when only WARNING lines are wanted. */

@@ -82,6 +82,16 @@ void t_forget(const void *obj);
 void t_undo_all(void);
 /* A teardown that only runs t_undo_all(). */
 int reg_teardown(void **state);
+/*
+ * cmocka_run_group_tests() where each test without a teardown gets
+ * reg_teardown(); TEST_FILTER=<name> in the environment runs one test.
+ */
+#define run_tests_tracked(tests, setup, teardown)                              \
+	run_group_tracked(#tests, tests, sizeof(tests) / sizeof((tests)[0]),   \
+			  setup, teardown)
+int run_group_tracked(const char *name, const struct CMUnitTest *tests,
+		      size_t n, int (*group_setup)(void **),
+		      int (*group_teardown)(void **));
 
 /* Lines the sink received; n counts them all, even past CAP_LINES. */
 #define CAP_LINES 512
