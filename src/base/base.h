@@ -138,6 +138,8 @@ HIDDEN void devres__drv_unpin_locked(struct driver_private *drvp);
 
 /* core.c */
 HIDDEN bool devres__device_was_added(struct device *dev);
+/* Not from @dev's own probe, remove or devres callbacks: else one WARN. */
+HIDDEN bool devres__may_delete(struct device *dev, const char *func);
 
 /* dd.c */
 HIDDEN void devres__probe_new_device(struct device *dev);

@@ -327,7 +327,7 @@ bool devres__device_was_added(struct device *dev)
 }
 
 /* Whether @func may delete @dev from here: not from its own callbacks. */
-static bool may_delete(struct device *dev, const char *func)
+bool devres__may_delete(struct device *dev, const char *func)
 {
 	if (!devres__dev_ok(dev, func))
 		return false;
@@ -344,7 +344,7 @@ void device_del(struct device *dev)
 {
 	struct device_private *dp;
 
-	if (!may_delete(dev, __func__))
+	if (!devres__may_delete(dev, __func__))
 		return;
 	dm_lock();
 	dp = dev->p;
@@ -397,7 +397,7 @@ static void del(struct device *dev, struct device_private *dp)
 void device_unregister(struct device *dev)
 {
 	/* Refused as a whole: the put alone would drop a reference. */
-	if (!may_delete(dev, __func__))
+	if (!devres__may_delete(dev, __func__))
 		return;
 	device_del(dev);
 	put_device(dev);

@@ -21,6 +21,7 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
+#include <devres/platform.h>
 #include "testlib.h"
 
 static const struct bus_type bus = { .name = "hbus" };
@@ -1118,7 +1119,216 @@ static void every_call_in_every_state(void **state)
 	}
 }
 
-int main(void)
+/* H13. A platform device unregistered from its own for-each callback. */
+static void unregister_pdev_each(struct device *dev, void *res, void *data)
+{
+	(void)res;
+	(void)data;
+	platform_device_unregister(to_platform_device(dev));
+}
+
+static void platform_unregister_from_for_each(void **state)
+{
+	struct platform_device *pdev =
+		platform_device_register_simple("h13", 0, NULL, 0);
+	void *m = devres_alloc(mark_release, 8, GFP_KERNEL);
+
+	(void)state;
+	assert_false(IS_ERR(pdev));
+	devres_add(&pdev->dev, m);
+	start_capture();
+	devres_for_each_res(&pdev->dev, mark_release, NULL, NULL,
+			    unregister_pdev_each, NULL);
+	expect_warn_on("h13.0", "platform_device_unregister",
+		       "from a match or for-each callback");
+	assert_int_equal(marks_released, 0);
+	/* Both references are still there: the real unregister frees it. */
+	platform_device_unregister(pdev);
+	assert_int_equal(marks_released, 1);
+}
+
+/* H14. A binding's release callback unregisters its own driver. */
+static int h14_probe(struct device *dev);
+
+static struct device_driver h14_drv = {
+	.name = "h14",
+	.bus = &bus,
+	.probe = h14_probe,
+	.remove = count_remove,
+};
+
+static void unregister_own_driver(void *data)
+{
+	(void)data;
+	t_driver_unregister(&h14_drv);
+}
+
+static int h14_probe(struct device *dev)
+{
+	probes++;
+	return devm_add_action(dev, unregister_own_driver, NULL);
+}
+
+static void binding_release_unregisters_driver(void **state)
+{
+	struct device *a = heap_dev(&bus, "h14-a");
+	struct device *b = heap_dev(&bus, "h14-b");
+
+	(void)state;
+	assert_int_equal(t_driver_register(&h14_drv), 0);
+	assert_int_equal(t_device_add(a), 0);
+	assert_int_equal(t_device_add(b), 0);
+	assert_int_equal(probes, 2);
+	start_capture();
+	device_release_driver(a);
+	/* b is unbound by the unregister; its own action finds it gone. */
+	expect_warn_on("(no device)", "driver_unregister",
+		       "h14: driver is not registered");
+	assert_null(a->driver);
+	assert_null(b->driver);
+	assert_int_equal(removes, 2);
+	assert_int_equal(device_attach(a), 0);
+	t_device_unregister(a);
+	t_device_unregister(b);
+	assert_int_equal(heap_released, 2);
+}
+
+/* H15. A child's remove deletes its parent; the parent goes last. */
+static struct device *h15_parent, *h15_child;
+static char h15_order[16];
+
+static void h15_release(struct device *dev)
+{
+	strcat(h15_order, dev == h15_parent ? "P" : "C");
+	free(dev);
+}
+
+static void delete_parent(struct device *dev)
+{
+	(void)dev;
+	removes++;
+	t_device_unregister(h15_parent);
+}
+
+static struct device_driver h15_drv = {
+	.name = "h15",
+	.bus = &bus,
+	.probe = late_probe,
+	.remove = delete_parent,
+};
+
+static void child_remove_deletes_parent(void **state)
+{
+	(void)state;
+	h15_order[0] = '\0';
+	h15_parent = heap_dev(NULL, "h15-parent");
+	h15_parent->release = h15_release;
+	h15_child = heap_dev(&bus, "h15-child");
+	h15_child->release = h15_release;
+	h15_child->parent = h15_parent;
+	assert_int_equal(t_device_add(h15_parent), 0);
+	assert_int_equal(t_driver_register(&h15_drv), 0);
+	assert_int_equal(t_device_add(h15_child), 0);
+	assert_ptr_equal(h15_child->driver, &h15_drv);
+	start_capture();
+	t_device_unregister(h15_child);
+	expect_no_warn();
+	assert_int_equal(removes, 1);
+	assert_string_equal(h15_order, "CP");
+}
+
+/* H16. Deferring probes that retry the deferred list themselves. */
+static int trigger_and_defer(struct device *dev)
+{
+	(void)dev;
+	if (++probes > 50)
+		return -ELOOP; /* a runaway recursion would get here */
+	driver_deferred_probe_trigger();
+	return -EPROBE_DEFER;
+}
+
+static struct device_driver h16_drv = {
+	.name = "h16",
+	.bus = &bus,
+	.probe = trigger_and_defer,
+};
+
+static void deferring_probe_triggers_retry(void **state)
+{
+	struct device *a = heap_dev(&bus, "h16-a");
+	struct device *b = heap_dev(&bus, "h16-b");
+
+	(void)state;
+	alarm(20);
+	assert_int_equal(t_driver_register(&h16_drv), 0);
+	assert_int_equal(t_device_add(a), 0);
+	assert_int_equal(t_device_add(b), 0);
+	/* a, then b whose trigger retries a once: nothing bound, no loop. */
+	assert_in_range(probes, 2, 4);
+	driver_deferred_probe_trigger();
+	assert_in_range(probes, 4, 8);
+	assert_null(a->driver);
+	assert_null(b->driver);
+	alarm(0);
+	t_device_unregister(a);
+	t_device_unregister(b);
+	assert_int_equal(heap_released, 2);
+}
+
+/*
+ * Issue 18: a failed assertion leaves nothing registered for the next
+ * test. The failing group runs in a child (run_self()): its first test
+ * registers a driver and a device and fails half way; its second
+ * registers the same driver and device name again and must pass.
+ */
+static struct device *left_dev;
+
+static void fails_half_way(void **state)
+{
+	(void)state;
+	assert_int_equal(t_driver_register(&mark_drv), 0);
+	left_dev = heap_dev(&bus, "left-behind");
+	assert_int_equal(t_device_add(left_dev), 0);
+	fail_msg("deliberately, with a driver and a device registered");
+}
+
+static void next_one_is_clean(void **state)
+{
+	struct device *dev = heap_dev(&bus, "left-behind");
+
+	(void)state;
+	assert_int_equal(t_driver_register(&mark_drv), 0);
+	assert_int_equal(t_device_add(dev), 0);
+	assert_ptr_equal(dev->driver, &mark_drv);
+	t_device_unregister(dev);
+	t_driver_unregister(&mark_drv);
+}
+
+static int failing_group(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(fails_half_way, setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(next_one_is_clean, setup,
+						dev_teardown),
+	};
+
+	return run_tests_on_bus(tests, &bus);
+}
+
+static void failure_does_not_cascade(void **state)
+{
+	char *err = NULL;
+
+	(void)state;
+	/* The exit status counts failed tests: the second one passed. */
+	assert_int_equal(run_self(NULL, &err, "--failing-group", NULL), 1);
+	assert_non_null(strstr(err, "fails_half_way"));
+	assert_null(strstr(err, "next_one_is_clean"));
+	free(err);
+}
+
+int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(unbind_from_own_for_each, setup,
@@ -1160,9 +1370,16 @@ int main(void)
 		H(parked_device_deleted),
 		H(sweep_from_for_each),
 		H(every_call_in_every_state),
+		H(platform_unregister_from_for_each),
+		H(binding_release_unregisters_driver),
+		H(child_remove_deletes_parent),
+		H(deferring_probe_triggers_retry),
+		H(failure_does_not_cascade),
 #undef H
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	if (argc == 2 && strcmp(argv[1], "--failing-group") == 0)
+		return failing_group();
 	return run_tests_on_bus(tests, &bus);
 }
