@@ -55,7 +55,8 @@ struct device {
  * @dev: the device, its public members set as wanted
  *
  * Sets the reference count to 1 and makes @dev ready for devres. Release
- * the device with put_device(), never by freeing it directly.
+ * the device with put_device(), never by freeing it directly. A device that
+ * is registered, or being released, is not initialized again (WARN).
  *
  * Context: any thread, before @dev is shared.
  */

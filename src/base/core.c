@@ -20,12 +20,38 @@ __attribute__((constructor)) static void core_init(void)
 		dbg_on = true;
 }
 
+/*
+ * Initializing a device that is registered, or being released (from a
+ * release callback of its last put), would wipe state the driver core
+ * still uses: a list would point at it after it is freed. Returns the
+ * error device_register() gives, with one WARN naming @func, or 0.
+ */
+static int in_use(struct device *dev, const char *func)
+{
+	bool dying;
+
+	if (dev->magic != DEVRES_DEV_MAGIC)
+		return 0;
+	dying = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0;
+	if (dying) {
+		devres__warn(dev, func, "device is being released");
+		return -ENODEV;
+	}
+	if (devres__device_was_added(dev)) {
+		devres__warn(dev, func, "device is already added");
+		return -EEXIST;
+	}
+	return 0;
+}
+
 void device_initialize(struct device *dev)
 {
 	if (!dev) {
 		devres__warn(NULL, __func__, "NULL device");
 		return;
 	}
+	if (in_use(dev, __func__))
+		return;
 	dev->name = NULL;
 	dev->refcount = 1;
 	dev->devres_lock = 0;
@@ -241,6 +267,8 @@ static const char *add_error(int ret)
 		return "device was deleted";
 	case -ESRCH:
 		return "parent is being released";
+	case -ESTALE:
+		return "device is being released";
 	default:
 		return "bus is not registered";
 	}
@@ -275,6 +303,8 @@ int device_add(struct device *dev)
 	dm_lock();
 	if (dev->p)
 		ret = dev->p->dead ? -ENODEV : -EEXIST;
+	else if (__atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0)
+		ret = -ESTALE; /* added from a release callback of its last put */
 	else if (dev->bus && !(bp = devres__bus_find_locked(dev->bus)))
 		ret = -EINVAL;
 	else if (dev->parent && !ref_if_alive(dev->parent))
@@ -295,7 +325,7 @@ int device_add(struct device *dev)
 	if (ret) {
 		free(dp);
 		devres__warn(dev, __func__, "%s", add_error(ret));
-		return ret == -ESRCH ? -EINVAL : ret;
+		return ret == -ESRCH ? -EINVAL : ret == -ESTALE ? -ENODEV : ret;
 	}
 	devres__ledger_add(DL_DEVICES, 1);
 
@@ -308,10 +338,15 @@ int device_add(struct device *dev)
 
 int device_register(struct device *dev)
 {
+	int ret;
+
 	if (!dev) {
 		devres__warn(NULL, __func__, "NULL device");
 		return -EINVAL;
 	}
+	ret = in_use(dev, __func__);
+	if (ret)
+		return ret;
 	device_initialize(dev);
 	return device_add(dev);
 }

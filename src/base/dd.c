@@ -458,21 +458,21 @@ int devres__attach(struct device *dev, const struct device_driver *drv,
 	dp = dev_private(dev);
 	if (!dp)
 		return -ENODEV;
-	if (drv) {
-		ret = pin_driver(drv, &drvp);
-		if (ret)
-			return ret;
-	}
 	gen = devres__bind_gen();
 	dev_lock(dev, &h);
+	/*
+	 * The driver is pinned under the device's lock, not before: a probe
+	 * of this device unregistering @drv must not wait for us while we
+	 * wait for its lock.
+	 */
 	if (dp->dead)
 		ret = -ENODEV;
 	else if (dev->driver)
 		ret = drv ? -EBUSY : 1;
-	else if (drv)
-		ret = really_probe(dev, drv, &h);
-	else
+	else if (!drv)
 		ret = dp->bus ? try_drivers(dev, &h) : 0;
+	else
+		ret = pin_driver(drv, &drvp) ?: really_probe(dev, drv, &h);
 	dev_unlock(&h);
 	if (drvp) {
 		dm_lock();

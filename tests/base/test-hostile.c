@@ -1275,6 +1275,85 @@ static void deferring_probe_triggers_retry(void **state)
 	assert_int_equal(heap_released, 2);
 }
 
+/* H17. A release callback of the last put registers its own device. */
+static int h17_ret;
+static bool h17_register;
+
+static void register_self(void *data)
+{
+	h17_ret = h17_register ? device_register(data) : device_add(data);
+}
+
+static void register_from_last_put(void **state)
+{
+	static const char *const names[] = { "h17-0", "h17-1", "h17-2" };
+	struct device *dev;
+
+	(void)state;
+	for (int i = 0; i < 3; i++) {
+		dev = heap_dev(&bus, "h17-%d", i);
+		h17_register = i > 0;
+		if (i == 2) { /* added and deleted first */
+			assert_int_equal(t_device_add(dev), 0);
+			t_device_del(dev);
+		}
+		assert_int_equal(devm_add_action(dev, register_self, dev), 0);
+		start_capture();
+		put_device(dev);
+		expect_warn_on(names[i],
+			       h17_register ? "device_register" : "device_add",
+			       "device is being released");
+		assert_int_equal(h17_ret, -ENODEV);
+		assert_int_equal(heap_released, i + 1);
+	}
+	/* Nothing on the bus points at them. */
+	assert_int_equal(bus_for_each_dev(&bus, NULL, NULL, count_fn), 0);
+}
+
+/* H18. A bus match that deletes the next device of the walk. */
+static struct device *h18_a, *h18_b;
+
+static int deleting_match(struct device *dev, const struct device_driver *drv)
+{
+	(void)drv;
+	if (dev == h18_a && h18_b) {
+		t_device_unregister(h18_b);
+		h18_b = NULL;
+	}
+	return 1;
+}
+
+static const struct bus_type match_bus = {
+	.name = "hmatch",
+	.match = deleting_match,
+};
+
+static struct device_driver h18_drv = {
+	.name = "h18",
+	.bus = &match_bus,
+	.probe = late_probe,
+};
+
+static void match_deletes_next_device(void **state)
+{
+	(void)state;
+	assert_int_equal(t_bus_register(&match_bus), 0);
+	h18_a = heap_dev(&match_bus, "h18-a");
+	h18_b = heap_dev(&match_bus, "h18-b");
+	assert_int_equal(t_device_add(h18_a), 0);
+	assert_int_equal(t_device_add(h18_b), 0);
+	start_capture();
+	assert_int_equal(t_driver_register(&h18_drv), 0);
+	expect_no_warn();
+	assert_ptr_equal(h18_a->driver, &h18_drv);
+	assert_int_equal(probes, 1);
+	assert_int_equal(heap_released, 1);
+	t_device_unregister(h18_a);
+	t_driver_unregister(&h18_drv);
+	t_bus_unregister(&match_bus);
+	assert_int_equal(heap_released, 2);
+}
+
 /*
  * Issue 18: a failed assertion leaves nothing registered for the next
  * test. The failing group runs in a child (run_self()): its first test
@@ -1289,6 +1368,7 @@ static void fails_half_way(void **state)
 	assert_int_equal(t_driver_register(&mark_drv), 0);
 	left_dev = heap_dev(&bus, "left-behind");
 	assert_int_equal(t_device_add(left_dev), 0);
+	put_device(left_dev); /* the registry's reference keeps it */
 	fail_msg("deliberately, with a driver and a device registered");
 }
 
@@ -1322,7 +1402,8 @@ static void failure_does_not_cascade(void **state)
 
 	(void)state;
 	/* The exit status counts failed tests: the second one passed. */
-	assert_int_equal(run_self(NULL, &err, "--failing-group", NULL), 1);
+	assert_int_equal(run_self("TEST_FILTER", &err, "--failing-group", NULL),
+			 1);
 	assert_non_null(strstr(err, "fails_half_way"));
 	assert_null(strstr(err, "next_one_is_clean"));
 	free(err);
@@ -1374,6 +1455,8 @@ int main(int argc, char **argv)
 		H(binding_release_unregisters_driver),
 		H(child_remove_deletes_parent),
 		H(deferring_probe_triggers_retry),
+		H(register_from_last_put),
+		H(match_deletes_next_device),
 		H(failure_does_not_cascade),
 #undef H
 	};
