@@ -394,6 +394,7 @@ void device_del(struct device *dev)
 /* Unbinds and deletes @dev, added, then puts the registration's reference. */
 static void del(struct device *dev, struct device_private *dp)
 {
+	struct bus_private *bp;
 	int old;
 
 	/*
@@ -402,7 +403,18 @@ static void del(struct device *dev, struct device_private *dp)
 	 * us; the WARN comes at the end, where the count is known.
 	 */
 	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	/*
+	 * Once dead, the device no longer keeps its bus registered: hold the
+	 * bus until the device is off its list.
+	 */
+	dm_lock();
+	bp = dp->dead ? NULL : dp->bus;
+	if (bp)
+		bp->refs++;
+	dm_unlock();
 	if (!devres__device_kill(dev)) {
+		if (bp)
+			devres__bus_put(bp);
 		devres__warn(dev, "device_del", "device is already deleted");
 		put_device(dev);
 		return;
@@ -412,6 +424,8 @@ static void del(struct device *dev, struct device_private *dp)
 	if (!dp->pins)
 		dm_list_del(&dp->bus_node);
 	dm_unlock();
+	if (bp)
+		devres__bus_put(bp);
 
 	/* What the device acquired while unbound (the 2023 kernel rule). */
 	devres_release_all(dev);

@@ -307,6 +307,14 @@ static void retry_round(void)
 }
 
 /*
+ * A retry asked for while this thread holds a device's lock (from a probe
+ * or remove), left to the outermost call of the driver core in this
+ * thread: retrying there would lock other devices while holding one, and
+ * two threads doing so in opposite order deadlock.
+ */
+static TLS_FAST bool retry_wanted;
+
+/*
  * Another round follows while some bind happened during the last one: a
  * device of ours may have deferred just before what it waited for came.
  */
@@ -314,15 +322,21 @@ static void retry_deferred(void)
 {
 	unsigned long gen;
 
+	if (held) {
+		retry_wanted = true;
+		return;
+	}
 	do {
 		gen = devres__bind_gen();
 		retry_round();
 	} while (devres__bind_gen() != gen);
+	/* Asked for by the probes of these rounds: they were the retry. */
+	retry_wanted = false;
 }
 
 void devres__retry_if_bound(unsigned long gen)
 {
-	if (devres__bind_gen() != gen)
+	if (devres__bind_gen() != gen || (retry_wanted && !held))
 		retry_deferred();
 }
 
