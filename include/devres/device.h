@@ -232,9 +232,9 @@ DEVRES_API void devres_set_dev_dbg(bool on);
  * @err: the error, a negative errno
  * @fmt: printf-style format, then its arguments
  *
- * Prints like dev_err(), with the error appended, unless @err is
- * -EPROBE_DEFER, which is printed with dev_dbg() only: a deferral is
- * expected and retried. Lets a probe write ``return dev_err_probe(dev, ret,
+ * Prints like dev_err(), with the error by name (``"error -ENODEV: ..."``),
+ * unless @err is -EPROBE_DEFER, which is printed with dev_dbg() only: a
+ * deferral is expected and retried. Lets a probe write ``return dev_err_probe(dev, ret,
  * "...");``.
  *
  * Context: any thread.

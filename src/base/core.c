@@ -491,7 +491,7 @@ void dev_printk(int level, const struct device *dev, const char *fmt, ...)
 
 int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 {
-	char msg[400];
+	char msg[400], name[24];
 	size_t len;
 	va_list ap;
 
@@ -501,7 +501,9 @@ int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 	len = strlen(msg);
 	if (len && msg[len - 1] == '\n')
 		msg[len - 1] = '\0';
+	/* By name, as the kernel's "error %pe". */
 	dev_printk(err == -EPROBE_DEFER ? DEVRES_LOG_DEBUG : DEVRES_LOG_ERR,
-		   dev, "error %d: %s", err, msg);
+		   dev, "error %s: %s",
+		   devres__errname(err, name, sizeof(name)), msg);
 	return err;
 }

@@ -236,7 +236,7 @@ static void messages(void **state)
 	assert_int_equal(dev_err_probe(dev, -ENOMEM, "no %s\n", "memory"),
 			 -ENOMEM);
 	assert_int_equal(nlines, 5);
-	assert_string_equal(lines[4], "tbus msg.0: error -12: no memory");
+	assert_string_equal(lines[4], "tbus msg.0: error -ENOMEM: no memory");
 
 	t_device_unregister(dev);
 	put_device(loose);
