@@ -378,15 +378,20 @@ static void release_driver_locked(struct device *dev, struct held *h)
 
 	if (!drv)
 		return;
-	dm_lock();
-	dp->bound = NULL;
-	dm_unlock();
 	h->drv = drv;
 	call_remove(dev, drv);
 	h->drv = NULL;
 	devres__binding_release(dev, &dp->binding);
 	dev->driver = NULL;
 	dev->driver_data = NULL;
+	/*
+	 * Bound until now, as in the kernel: a driver_unregister() running
+	 * meanwhile finds the device among its driver's and waits for its
+	 * lock, so it cannot return while this remove still uses the driver.
+	 */
+	dm_lock();
+	dp->bound = NULL;
+	dm_unlock();
 }
 
 void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
@@ -395,6 +400,9 @@ void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
 	struct held h;
 
 	while ((cur = devres__bus_walk(bp, cur, drv, false))) {
+		/* Being unbound by this thread: a release callback of it. */
+		if (devres__dev_locked_by_me(cur->dev))
+			continue;
 		dev_lock(cur->dev, &h);
 		if (cur->dev->driver == drv)
 			release_driver_locked(cur->dev, &h);

@@ -602,6 +602,72 @@ static void last_put_while_deleting(void **state)
 	assert_int_equal(removes, 50);
 }
 
+/* ---- R10: driver_unregister while another thread runs its remove ---- */
+
+static int r10_in_remove, r10_go, r10_returned;
+
+static void blocking_remove(struct device *dev)
+{
+	(void)dev;
+	st(&r10_in_remove, 1);
+	wait_for(&r10_go, 1);
+	__atomic_add_fetch(&removes, 1, __ATOMIC_RELAXED);
+	if (ld(&r10_returned))
+		__atomic_add_fetch(&removes_after_unregister, 1,
+				   __ATOMIC_RELAXED);
+}
+
+static struct device_driver blocking_drv = {
+	.name = "blocking",
+	.bus = &bus,
+	.probe = counting_probe,
+	.remove = blocking_remove,
+};
+
+static struct device *r10_dev;
+
+static void *r10_unbind(void *arg)
+{
+	(void)arg;
+	device_release_driver(r10_dev);
+	return NULL;
+}
+
+static void *r10_unregister(void *arg)
+{
+	(void)arg;
+	driver_unregister(&blocking_drv);
+	st(&r10_returned, 1);
+	return NULL;
+}
+
+static void unregister_waits_for_remove(void **state)
+{
+	pthread_t a, u;
+	int early;
+
+	(void)state;
+	r10_in_remove = r10_go = r10_returned = 0;
+	assert_int_equal(driver_register(&blocking_drv), 0);
+	r10_dev = heap_dev(&bus, "r10");
+	assert_int_equal(t_device_add(r10_dev), 0);
+	assert_ptr_equal(r10_dev->driver, &blocking_drv);
+	a = spawn(r10_unbind, NULL);
+	wait_for(&r10_in_remove, 1);
+	u = spawn(r10_unregister, NULL);
+	nap_ms(100);
+	early = ld(&r10_returned);
+	st(&r10_go, 1);
+	pthread_join(a, NULL);
+	pthread_join(u, NULL);
+	/* It waited for the remove that was still using the driver. */
+	assert_int_equal(early, 0);
+	assert_int_equal(removes, 1);
+	assert_int_equal(removes_after_unregister, 0);
+	t_device_unregister(r10_dev);
+	assert_int_equal(heap_released, 1);
+}
+
 int main(void)
 {
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
@@ -615,6 +681,7 @@ int main(void)
 		T(bind_storm),
 		T(fork_with_threads),
 		T(last_put_while_deleting),
+		T(unregister_waits_for_remove),
 	};
 #undef T
 
