@@ -230,7 +230,10 @@ DEVRES_API bool device_is_bound(struct device *dev);
  * Retries every parked device once, then again while the previous round
  * bound at least one device. A device that defers again stays parked.
  * Useful after something a probe waits for appeared outside the driver
- * core.
+ * core. Called from a probe or remove (or anything they call), the retry
+ * is left to the outermost driver-core call of this thread and runs before
+ * it returns: retrying there would lock other devices while holding one.
+ * The same holds for the retry after a successful bind.
  *
  * Context: any thread.
  */
