@@ -340,6 +340,13 @@ void devres__retry_if_bound(unsigned long gen)
 		retry_deferred();
 }
 
+/* After an unbind: a remove or release callback may have asked for one. */
+static void retry_if_wanted(void)
+{
+	if (retry_wanted && !held)
+		retry_deferred();
+}
+
 void driver_deferred_probe_trigger(void)
 {
 	retry_deferred();
@@ -408,6 +415,7 @@ void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
 			release_driver_locked(cur->dev, &h);
 		dev_unlock(&h);
 	}
+	retry_if_wanted();
 }
 
 bool devres__device_kill(struct device *dev)
@@ -425,6 +433,7 @@ bool devres__device_kill(struct device *dev)
 	if (!was_dead)
 		release_driver_locked(dev, &h);
 	dev_unlock(&h);
+	retry_if_wanted();
 	return !was_dead;
 }
 
@@ -542,6 +551,7 @@ void device_release_driver(struct device *dev)
 	dev_lock(dev, &h);
 	release_driver_locked(dev, &h);
 	dev_unlock(&h);
+	retry_if_wanted();
 }
 
 bool device_is_bound(struct device *dev)

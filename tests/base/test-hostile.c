@@ -1360,6 +1360,61 @@ static void match_deletes_next_device(void **state)
 	assert_int_equal(heap_released, 2);
 }
 
+/* H19. A remove that asks for the deferred devices to be retried. */
+static bool h19_ready;
+
+static int h19_wait_probe(struct device *dev)
+{
+	(void)dev;
+	probes++;
+	return h19_ready ? 0 : -EPROBE_DEFER;
+}
+
+static void h19_trigger_remove(struct device *dev)
+{
+	(void)dev;
+	h19_ready = true;
+	driver_deferred_probe_trigger(); /* runs once the unbind is done */
+}
+
+static int h19_match(struct device *dev, const struct device_driver *drv)
+{
+	return dev_name(dev)[4] == drv->name[4];
+}
+
+static const struct bus_type h19_bus = { .name = "h19bus", .match = h19_match };
+static struct device_driver h19_waiter = {
+	.name = "h19-w",
+	.bus = &h19_bus,
+	.probe = h19_wait_probe,
+};
+static struct device_driver h19_trigger = {
+	.name = "h19-t",
+	.bus = &h19_bus,
+	.remove = h19_trigger_remove,
+};
+
+static void remove_triggers_retry(void **state)
+{
+	struct device *w = heap_dev(&h19_bus, "h19-w");
+	struct device *t = heap_dev(&h19_bus, "h19-t");
+
+	(void)state;
+	h19_ready = false;
+	assert_int_equal(t_bus_register(&h19_bus), 0);
+	assert_int_equal(t_driver_register(&h19_waiter), 0);
+	assert_int_equal(t_driver_register(&h19_trigger), 0);
+	assert_int_equal(t_device_add(w), 0);
+	assert_int_equal(t_device_add(t), 0);
+	assert_null(w->driver);
+	assert_ptr_equal(t->driver, &h19_trigger);
+	device_release_driver(t);
+	assert_ptr_equal(w->driver, &h19_waiter);
+	t_device_unregister(t);
+	t_device_unregister(w);
+	assert_int_equal(heap_released, 2);
+}
+
 /*
  * Issue 18: a failed assertion leaves nothing registered for the next
  * test. The failing group runs in a child (run_self()): its first test
@@ -1463,6 +1518,7 @@ int main(int argc, char **argv)
 		H(deferring_probe_triggers_retry),
 		H(register_from_last_put),
 		H(match_deletes_next_device),
+		H(remove_triggers_retry),
 		H(failure_does_not_cascade),
 #undef H
 	};
