@@ -99,19 +99,18 @@ const char *dev_name(const struct device *dev)
  */
 struct device *get_device(struct device *dev)
 {
-	int old;
-
 	if (!dev || !devres__dev_ok(dev, __func__))
 		return dev;
-	old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
-	while (!__atomic_compare_exchange_n(&dev->refcount, &old,
-					    old > 0 ? old + 1 : old - 1, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
-		;
-	if (old <= 0)
-		devres__warn(dev, __func__,
-			     "reference count is zero: the device is being "
-			     "released");
+	if (likely(__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED) > 1))
+		return dev;
+	/*
+	 * It was zero or below: a release callback of the last put, which
+	 * runs in the releasing thread, so taking the increment back races
+	 * with nothing legitimate (another thread would need a reference).
+	 */
+	__atomic_sub_fetch(&dev->refcount, 2, __ATOMIC_RELAXED);
+	devres__warn(dev, __func__,
+		     "reference count is zero: the device is being released");
 	return dev;
 }
 

@@ -215,15 +215,15 @@ static int try_drivers(struct device *dev, struct held *h)
 {
 	struct device_private *dp = dev->p;
 	struct driver_private *cur = NULL, *prev;
-	unsigned long min_seq = 0, since;
+	unsigned long min_seq = 0, since = 0;
 	int ret = 0;
 
-	dm_lock();
-	dp->searching = true;
-	since = dp->bus->drv_seq;
-	dm_unlock();
 	for (;;) {
 		dm_lock();
+		if (!cur && !min_seq) {
+			dp->searching = true;
+			since = dp->bus->drv_seq;
+		}
 		prev = cur;
 		cur = devres__bus_next_drv_locked(dp->bus, prev, min_seq);
 		if (prev)
