@@ -54,10 +54,10 @@ static long elapsed_ns(const struct timespec *t0)
  * netdrv_hw_reset() - reset the device and wait until it is done
  * @nd: the driver's state
  *
- * After this the device is disabled, its interrupt masked, and it no
- * longer touches DMA memory.
+ * After this the device is disabled, its interrupt masked, its event
+ * count back to 0, and it no longer touches DMA memory.
  *
- * Context: may sleep; @nd->irq disabled or not yet requested.
+ * Context: may sleep.
  * Return: 0, or -ETIMEDOUT when the device does not answer.
  */
 static int netdrv_hw_reset(struct netdrv *nd)
@@ -73,7 +73,6 @@ static int netdrv_hw_reset(struct netdrv *nd)
 			return -ETIMEDOUT;
 		nanosleep(&pause, NULL);
 	}
-	nd->int_acked = 0;
 	return 0;
 }
 
@@ -129,6 +128,8 @@ static unsigned int netdrv_poll(struct netdrv *nd)
  *
  * Acknowledges the events counted so far and wakes the thread. Events
  * after the read are not acknowledged, so the device raises again for them.
+ * @nd->int_acked is this handler's: others touch it only with the line
+ * disabled.
  *
  * Context: the interrupt dispatcher thread.
  * Return: IRQ_NONE when no event is new, else IRQ_WAKE_THREAD.
@@ -318,6 +319,8 @@ static void netdrv_restart(struct netdrv *nd)
 		dev_err(nd->dev, "the device does not reset\n");
 		return;
 	}
+	/* The line is disabled, so its handler is not running. */
+	nd->int_acked = 0;
 	netdrv_poll(nd); /* what it finished before it hung */
 	netdrv_hw_start(nd);
 }
