@@ -39,6 +39,7 @@
 
 struct opts {
 	unsigned long packets;
+	unsigned int fail;
 	bool drop_irq, corrupt, stall;
 };
 
@@ -268,6 +269,9 @@ static void usage(FILE *f)
 		   "      --corrupt     the device corrupts two completions "
 		   "(a checksum, a length)\n"
 		   "      --stall       the device hangs until it is reset\n"
+		   "      --fail N      fail the first bind at its N-th "
+		   "acquisition, logged\n"
+		   "                    (250, say: in the second port)\n"
 		   "  -h, --help        this text\n"
 		   "DEVRES_LOG=1 shows every managed acquisition and "
 		   "release.\n");
@@ -280,6 +284,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "drop-irq", no_argument, NULL, 'd' },
 		{ "corrupt", no_argument, NULL, 'c' },
 		{ "stall", no_argument, NULL, 's' },
+		{ "fail", required_argument, NULL, 'f' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -306,6 +311,14 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 's':
 			o->stall = true;
+			break;
+		case 'f':
+			errno = 0;
+			o->fail = (unsigned int)strtoul(optarg, &end, 10);
+			if (errno || *end || !o->fail || o->fail > 100000) {
+				fprintf(stderr, "--fail: 1 to 100000\n");
+				return 2;
+			}
 			break;
 		case 'h':
 			usage(stdout);
@@ -347,6 +360,32 @@ static bool ledger(const struct devres_ledger *before, bool want_empty)
 	return want_empty ? n == 0 : n > 0;
 }
 
+/*
+ * Registers the driver with the n-th fault-injectable call failing and the
+ * log on: a failure inside the port mid-layer shows its group released
+ * first, then the probe's error, then the rest released by the driver
+ * core. Returns whether the driver is registered.
+ */
+static bool register_failing(unsigned int n, bool log_on)
+{
+	bool reached;
+	int ret;
+
+	devres_set_log(true);
+	devres_fail_nth(n);
+	ret = platform_driver_register(&netdrv_driver);
+	reached = devres_fail_nth_get() == 0;
+	devres_fail_nth(0);
+	devres_set_log(log_on);
+	if (!reached)
+		printf("  (no acquisition %u: the bind has fewer)\n", n);
+	else if (ret)
+		printf("  the registration failed (%d); again:\n", ret);
+	else
+		printf("  the probe failed; again:\n");
+	return ret == 0;
+}
+
 int main(int argc, char **argv)
 {
 	struct devres_ledger at_start, unbound;
@@ -356,8 +395,8 @@ int main(int argc, char **argv)
 	struct netdrv *nd;
 	struct simdev *sd;
 	const char *log_env;
+	bool ok = true, log_on;
 	struct opts o;
-	bool ok = true;
 	int ret, groups;
 
 	ret = parse(argc, argv, &o);
@@ -398,15 +437,21 @@ int main(int argc, char **argv)
 	       SN_PHYS, simdev_irq(sd));
 	devres_ledger_snapshot(&unbound);
 
+	log_env = secure_getenv("DEVRES_LOG");
+	log_on = log_env && strcmp(log_env, "1") == 0;
 	printf("\n2. the driver binds:\n");
-	if (platform_driver_register(&netdrv_driver) ||
-	    !device_is_bound(&pdev->dev)) {
+	if (o.fail && register_failing(o.fail, log_on))
+		ret = device_is_bound(&pdev->dev)
+			      ? 0
+			      : device_attach(&pdev->dev) - 1;
+	else
+		ret = platform_driver_register(&netdrv_driver);
+	if (ret || !device_is_bound(&pdev->dev)) {
 		printf("  the driver did not bind\n");
 		return 1;
 	}
 	nd = platform_get_drvdata(pdev);
-	log_env = secure_getenv("DEVRES_LOG");
-	if (!log_env || strcmp(log_env, "1") != 0)
+	if (!log_on)
 		printf("  (DEVRES_LOG=1 shows each acquisition and release)\n");
 
 	printf("\n3. %lu frames each way over two ports, every checksum "
