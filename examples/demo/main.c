@@ -198,8 +198,8 @@ static bool verdict(struct netdrv *nd, struct simdev *sd, unsigned long total,
 	printf("  device: %lu frames taken in sequence with good checksums,"
 	       " %lu bad, %lu out of sequence; %lu sent\n",
 	       d.tx_ok, d.tx_bad_csum, d.tx_bad_seq, d.rx_frames);
-	printf("  driver: %lu sent, %lu received, %lu bad checksums, "
-	       "%lu bad lengths, %lu missed interrupts, %lu resets\n",
+	printf("  driver: %lu sent, %lu received; dropped: %lu bad checksums, "
+	       "%lu bad lengths; missed interrupts: %lu; resets: %lu\n",
 	       s.tx_packets, s.rx_packets, s.rx_crc_errors, s.rx_length_errors,
 	       s.missed_irqs, s.resets);
 	ok &= d.tx_ok == total && !d.tx_bad_csum && !d.tx_bad_seq;
