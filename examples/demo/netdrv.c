@@ -24,7 +24,7 @@
 #include <devres/posix.h>
 #include "netdrv-priv.h"
 
-#define RESET_TIMEOUT_NS 1000000000L
+#define RESET_TIMEOUT_NS 3000000000L /* generous: the device is a thread */
 #define WATCHDOG_TICKS 2 /* waits with no transmit progress before a reset */
 
 static void nd_mutex_destroy(void *lock)
@@ -407,9 +407,4 @@ void netdrv_get_stats(struct netdrv *nd, struct netdrv_stats *ret_stats)
 	pthread_mutex_lock(&nd->lock);
 	*ret_stats = nd->stats;
 	pthread_mutex_unlock(&nd->lock);
-}
-
-unsigned int netdrv_ring_size(void)
-{
-	return ND_RING_SIZE;
 }

@@ -38,6 +38,5 @@ int netdrv_xmit(struct netdrv *nd, unsigned int port, const void *frame,
 		size_t len);
 int netdrv_wait(struct netdrv *nd, int timeout_ms);
 void netdrv_get_stats(struct netdrv *nd, struct netdrv_stats *ret_stats);
-unsigned int netdrv_ring_size(void);
 
 #endif /* NETDRV_H */
