@@ -331,6 +331,7 @@ struct simdev *simdev_create(phys_addr_t phys, const struct simdev_config *cfg)
 {
 	struct simdev *sd = calloc(1, sizeof(*sd));
 	void *regs;
+	int err;
 
 	if (!sd)
 		return NULL;
@@ -340,23 +341,32 @@ struct simdev *simdev_create(phys_addr_t phys, const struct simdev_config *cfg)
 	sd->phys = phys;
 	sd->irq = -1;
 	sd->fd = memfd_create("sn2-regs", MFD_CLOEXEC);
-	if (sd->fd < 0 || ftruncate(sd->fd, SN_REGS_SIZE))
+	if (sd->fd < 0 || ftruncate(sd->fd, SN_REGS_SIZE)) {
+		err = errno;
 		goto fail;
+	}
 	regs = mmap(NULL, SN_REGS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
 		    sd->fd, 0);
-	if (regs == MAP_FAILED)
+	if (regs == MAP_FAILED) {
+		err = errno;
 		goto fail;
+	}
 	sd->regs = regs;
 	reg_set(sd, SN_ID, SN_ID_VALUE);
 	reg_set(sd, SN_NPORTS, SN_MAX_PORTS);
 	sd->irq = irq_line_create("sn2");
-	if (sd->irq < 0 ||
-	    iomem_window_add(phys, SN_REGS_SIZE, sd->fd, 0, "sn2-window"))
+	if (sd->irq < 0) {
+		err = -sd->irq;
+		goto fail;
+	}
+	err = -iomem_window_add(phys, SN_REGS_SIZE, sd->fd, 0, "sn2-window");
+	if (err)
 		goto fail;
 	sd->window = true;
 	return sd;
 fail:
 	simdev_destroy(sd);
+	errno = err;
 	return NULL;
 }
 

@@ -53,11 +53,59 @@ struct simdev_stats {
 	unsigned long corrupted, dropped_irqs, stalls, resets, dma_errors;
 };
 
+/**
+ * simdev_create() - make the device: its registers and its interrupt line
+ * @phys: where its register window goes in the physical address space
+ * @cfg: how it misbehaves
+ *
+ * What a board file (or a vfio-user client) declares: a memfd holding the
+ * registers, added as a register window at @phys, and an interrupt line.
+ *
+ * Return: the device, or NULL with errno set.
+ */
 struct simdev *simdev_create(phys_addr_t phys, const struct simdev_config *cfg);
+
+/**
+ * simdev_irq() - the device's interrupt line
+ * @sd: the device
+ *
+ * Return: the line's number, for the device's IORESOURCE_IRQ resource.
+ */
 int simdev_irq(const struct simdev *sd);
+
+/**
+ * simdev_start() - power the device on
+ * @sd: the device
+ * @dev: the struct device the driver binds to: whose bus addresses the
+ *       device is given (its IOMMU context)
+ *
+ * Starts the device's thread. It does nothing until a driver enables it.
+ *
+ * Return: 0, or -EAGAIN.
+ */
 int simdev_start(struct simdev *sd, struct device *dev);
+
+/**
+ * simdev_feed() - frames arrive on the wire
+ * @sd: the device
+ * @frames_per_port: how many will arrive on each port, from now
+ */
 void simdev_feed(struct simdev *sd, unsigned long frames_per_port);
+
+/**
+ * simdev_get_stats() - read the device's counters
+ * @sd: the device
+ * @ret_stats: filled in
+ */
 void simdev_get_stats(struct simdev *sd, struct simdev_stats *ret_stats);
+
+/**
+ * simdev_destroy() - power the device off and remove it
+ * @sd: the device, or NULL
+ *
+ * Stops its thread, withdraws its window and its line. No driver may be
+ * bound to it any more.
+ */
 void simdev_destroy(struct simdev *sd);
 
 /* The wire: frame @seq of @port, 60 to 1514 bytes, and its check. */
