@@ -20,12 +20,13 @@
 #include <time.h>
 #include <unistd.h>
 #include <devres/fault.h>
-#include <devres/platform.h>
+#include <devres/device.h>
+#include <devres/driver.h>
+#include "board.h"
 #include "hw.h"
 #include "netdrv.h"
 #include "simdev.h"
 
-#define SN_PHYS 0xfe000000ull
 #define WAIT_MS 100
 #define TRAFFIC_TIMEOUT_S 50
 
@@ -366,14 +367,14 @@ static bool ledger(const struct devres_ledger *before, bool want_empty)
  * first, then the probe's error, then the rest released by the driver
  * core. Returns whether the driver is registered.
  */
-static bool register_failing(unsigned int n, bool log_on)
+static bool register_failing(struct board *b, unsigned int n, bool log_on)
 {
 	bool reached;
 	int ret;
 
 	devres_set_log(true);
 	devres_fail_nth(n);
-	ret = platform_driver_register(&netdrv_driver);
+	ret = b->driver_register();
 	reached = devres_fail_nth_get() == 0;
 	devres_fail_nth(0);
 	devres_set_log(log_on);
@@ -390,10 +391,9 @@ int main(int argc, char **argv)
 {
 	struct devres_ledger at_start, unbound;
 	struct devres_sweep_result r = { 0, 0 };
-	struct platform_device *pdev;
 	struct simdev_config cfg;
 	struct netdrv *nd;
-	struct simdev *sd;
+	struct board b;
 	const char *log_env;
 	bool ok = true, log_on;
 	struct opts o;
@@ -414,43 +414,30 @@ int main(int argc, char **argv)
 		.corrupt_at = o.corrupt ? o.packets / 4 : 0,
 		.stall_at = o.stall ? o.packets / 3 : 0,
 	};
-	sd = simdev_create(SN_PHYS, &cfg);
-	if (!sd) {
-		perror("demo: cannot create the simulated device");
+	ret = board_platform_create(&b, &cfg);
+	if (ret) {
+		printf("demo: cannot set the %s board up: %s\n", b.bus,
+		       strerror(-ret));
+		b.destroy(&b);
 		return 1;
 	}
-	{
-		const struct resource res[] = {
-			DEFINE_RES_MEM(SN_PHYS, SN_REGS_SIZE),
-			DEFINE_RES_IRQ(simdev_irq(sd)),
-		};
-
-		pdev = platform_device_register_simple(
-			"sn2", PLATFORM_DEVID_NONE, res, 2);
-	}
-	if (IS_ERR(pdev) || simdev_start(sd, &pdev->dev)) {
-		fprintf(stderr, "demo: cannot register the device\n");
-		return 1;
-	}
-	printf("1. the board: an SN-2 with registers at %#llx (a memfd) and "
-	       "irq %d; its model runs in a thread\n",
-	       SN_PHYS, simdev_irq(sd));
+	printf("1. the board: an SN-2 on the %s bus (%s; irq %d); its "
+	       "model runs in a thread\n",
+	       b.bus, b.where, simdev_irq(b.sd));
 	devres_ledger_snapshot(&unbound);
 
 	log_env = secure_getenv("DEVRES_LOG");
 	log_on = log_env && strcmp(log_env, "1") == 0;
 	printf("\n2. the driver binds:\n");
-	if (o.fail && register_failing(o.fail, log_on))
-		ret = device_is_bound(&pdev->dev)
-			      ? 0
-			      : device_attach(&pdev->dev) - 1;
+	if (o.fail && register_failing(&b, o.fail, log_on))
+		ret = device_is_bound(b.dev) ? 0 : device_attach(b.dev) - 1;
 	else
-		ret = platform_driver_register(&netdrv_driver);
-	if (ret || !device_is_bound(&pdev->dev)) {
+		ret = b.driver_register();
+	if (ret || !device_is_bound(b.dev)) {
 		printf("  the driver did not bind\n");
 		return 1;
 	}
-	nd = platform_get_drvdata(pdev);
+	nd = dev_get_drvdata(b.dev);
 	if (!log_on)
 		printf("  (DEVRES_LOG=1 shows each acquisition and release)\n");
 
@@ -459,31 +446,30 @@ int main(int argc, char **argv)
 	       o.packets, o.drop_irq ? "; an interrupt will be lost" : "",
 	       o.corrupt ? "; two completions will be corrupted" : "",
 	       o.stall ? "; the device will hang" : "");
-	ok &= traffic(nd, sd, o.packets);
-	ok &= verdict(nd, sd, o.packets, &o);
+	ok &= traffic(nd, b.sd, o.packets);
+	ok &= verdict(nd, b.sd, o.packets, &o);
 
 	printf("\n4. what the bound device holds (devres_dump):\n");
-	groups = dump(&pdev->dev);
-	bookkeeping(&pdev->dev, groups);
+	groups = dump(b.dev);
+	bookkeeping(b.dev, groups);
 	printf("  the ledger, against before the bind:\n");
 	ok &= ledger(&unbound, false);
 
 	printf("\n5. unbind: remove, then every resource, newest first\n");
-	device_release_driver(&pdev->dev);
+	device_release_driver(b.dev);
 	printf("  the ledger, against before the bind:\n");
 	ok &= ledger(&unbound, true);
 
 	printf("\n6. the probe, failed at each acquisition in turn:\n");
 	__atomic_store_n(&log_quiet, true, __ATOMIC_RELAXED);
-	ret = driver_probe_sweep(&netdrv_driver.driver, &pdev->dev, &r);
+	ret = driver_probe_sweep(b.drv, b.dev, &r);
 	__atomic_store_n(&log_quiet, false, __ATOMIC_RELAXED);
 	printf("  (%lu lines of the probes' own errors not shown)\n",
 	       log_hidden);
 	ok &= ret == 0 && r.leaks == 0 && r.points > 0;
 
-	platform_driver_unregister(&netdrv_driver);
-	platform_device_unregister(pdev);
-	simdev_destroy(sd);
+	b.driver_unregister();
+	b.destroy(&b);
 	printf("\n7. the device gone too; the ledger, against the start:\n");
 	ok &= ledger(&at_start, true);
 

@@ -13,6 +13,7 @@
 
 #define ND_RING_SIZE 64u
 
+struct device;
 struct dma_pool;
 
 /* What a ring slot holds while its descriptor is out. */
@@ -53,6 +54,10 @@ struct netdrv {
 	uint32_t wd_tx_head; /* the watchdog's last look at transmit */
 	unsigned int wd_ticks;
 };
+
+/* netdrv.c: the body of every bus's probe and remove. */
+int netdrv_setup(struct device *dev, void __iomem *regs, int irq);
+void netdrv_goodbye(struct device *dev);
 
 /* netport.c: the mid-layer. */
 int nd_ports_init(struct netdrv *nd);

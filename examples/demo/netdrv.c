@@ -1,12 +1,14 @@
 // SPDX-License-Identifier: MIT
 /*
- * The SN-2 driver: a platform driver whose every resource is managed.
+ * The SN-2 driver, whose every resource is managed.
  *
- * Its probe maps the registers, resets the device, creates a DMA pool for
- * frame buffers, has the port mid-layer (netport.c) set the ports up in a
- * devres group, requests a threaded interrupt and starts the device, then
- * records the device's reset as an action. Its error path is "return"; its
- * remove prints a line. At unbind the library undoes it all, newest first:
+ * The bus glue (the platform driver at the end of this file; the PCI one
+ * in netdrv-pci.c) maps the registers and finds the interrupt; then
+ * netdrv_setup() resets the device, creates a DMA pool for frame buffers,
+ * has the port mid-layer (netport.c) set the ports up in a devres group,
+ * requests a threaded interrupt and starts the device, and records the
+ * device's reset as an action. The error path is "return"; remove prints
+ * a line. At unbind the library undoes it all, newest first:
  * the device is reset before the interrupt is freed, the interrupt before
  * the buffers, the buffers before the pool and the rings, the rings before
  * the registers are unmapped.
@@ -173,20 +175,22 @@ static irqreturn_t netdrv_irq_thread(int irq, void *dev_id)
 }
 
 /**
- * netdrv_probe() - bind to an SN-2
- * @pdev: the device: a register window (resource 0) and an interrupt
+ * netdrv_setup() - bring an SN-2 up, whatever bus it sits on
+ * @dev: the device
+ * @regs: its registers, mapped (managed) by the bus glue
+ * @irq: its interrupt line
  *
- * Every acquisition is managed, so every failure is a plain return: the
- * driver core releases what was taken, newest first. The order is the
- * teardown's, reversed: what the device uses is taken before the device
- * is started, and the action that stops it is recorded last.
+ * The body of every probe. Every acquisition is managed, so every failure
+ * is a plain return: the driver core releases what was taken, newest
+ * first. The order is the teardown's, reversed: what the device uses is
+ * taken before the device is started, and the action that stops it is
+ * recorded last.
  *
- * Context: the driver core, from a bind.
+ * Context: a probe.
  * Return: 0, or a negative errno.
  */
-static int netdrv_probe(struct platform_device *pdev)
+int netdrv_setup(struct device *dev, void __iomem *regs, int irq)
 {
-	struct device *dev = &pdev->dev;
 	struct netdrv *nd;
 	int ret;
 
@@ -194,22 +198,17 @@ static int netdrv_probe(struct platform_device *pdev)
 	if (!nd)
 		return -ENOMEM;
 	nd->dev = dev;
+	nd->regs = regs;
+	nd->irq = irq;
 	ret = devm_pthread_mutex_init(dev, &nd->lock);
 	if (ret)
 		return ret;
 
-	nd->regs = devm_platform_ioremap_resource(pdev, 0);
-	if (IS_ERR(nd->regs))
-		return dev_err_probe(dev, (int)PTR_ERR(nd->regs),
-				     "cannot map the registers\n");
 	if (readl(nd->regs + SN_ID) != SN_ID_VALUE)
 		return dev_err_probe(dev, -ENODEV, "not an SN-2\n");
 	nd->nports = readl(nd->regs + SN_NPORTS);
 	if (!nd->nports || nd->nports > SN_MAX_PORTS)
 		return dev_err_probe(dev, -ENODEV, "%u ports?\n", nd->nports);
-	nd->irq = platform_get_irq(pdev, 0);
-	if (nd->irq < 0)
-		return nd->irq;
 	ret = netdrv_hw_reset(nd);
 	if (ret)
 		return dev_err_probe(dev, ret, "the device does not reset\n");
@@ -238,28 +237,53 @@ static int netdrv_probe(struct platform_device *pdev)
 	ret = devm_add_action_or_reset(dev, netdrv_disable, nd);
 	if (ret)
 		return ret;
-	platform_set_drvdata(pdev, nd);
+	dev_set_drvdata(dev, nd);
 	dev_info(dev, "SN-2, %u ports, rings of %u, irq %d\n", nd->nports,
 		 ND_RING_SIZE, nd->irq);
 	return 0;
 }
 
 /**
- * netdrv_remove() - unbind
- * @pdev: the device
+ * netdrv_goodbye() - what every remove does
+ * @dev: the device
  *
- * Nothing to undo: the library does it after this returns. It says
- * goodbye.
+ * Nothing to undo: the library does it after remove returns.
  *
- * Context: the driver core, from an unbind.
+ * Context: a remove.
  */
-static void netdrv_remove(struct platform_device *pdev)
+void netdrv_goodbye(struct device *dev)
 {
 	struct netdrv_stats s;
 
-	netdrv_get_stats(platform_get_drvdata(pdev), &s);
-	dev_info(&pdev->dev, "%lu frames out, %lu in\n", s.tx_packets,
-		 s.rx_packets);
+	netdrv_get_stats(dev_get_drvdata(dev), &s);
+	dev_info(dev, "%lu frames out, %lu in\n", s.tx_packets, s.rx_packets);
+}
+
+/**
+ * netdrv_probe() - bind to an SN-2 on the platform bus
+ * @pdev: the device: a register window (resource 0) and an interrupt
+ *
+ * Context: the driver core, from a bind.
+ * Return: 0, or a negative errno.
+ */
+static int netdrv_probe(struct platform_device *pdev)
+{
+	void __iomem *regs;
+	int irq;
+
+	regs = devm_platform_ioremap_resource(pdev, 0);
+	if (IS_ERR(regs))
+		return dev_err_probe(&pdev->dev, (int)PTR_ERR(regs),
+				     "cannot map the registers\n");
+	irq = platform_get_irq(pdev, 0);
+	if (irq < 0)
+		return irq;
+	return netdrv_setup(&pdev->dev, regs, irq);
+}
+
+static void netdrv_remove(struct platform_device *pdev)
+{
+	netdrv_goodbye(&pdev->dev);
 }
 
 struct platform_driver netdrv_driver = {

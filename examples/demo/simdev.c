@@ -4,18 +4,17 @@
  *
  * One thread polls the registers, as a device's engine would: reset
  * requests first, then, while enabled, the doorbells of each ring. Its own
- * view of the registers is a second mapping of the memfd, accessed with
- * atomics; the driver's view is its ioremap() of the same memfd.
+ * view of the registers is a mapping of the file that holds them,
+ * accessed with atomics; the driver's view is its own mapping of that
+ * file, made by the bus (ioremap() of a window, pcim_iomap() of a BAR).
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <unistd.h>
 #include <sys/mman.h>
 #include <devres/dma.h>
-#include <devres/io.h>
 #include <devres/irq.h>
 #include "hw.h"
 #include "simdev.h"
@@ -32,12 +31,11 @@ struct simport {
 
 struct simdev {
 	struct simdev_config cfg;
-	phys_addr_t phys;
-	int fd, irq;
+	int irq;
 	uint32_t *regs;
 	struct device *dev;
 	pthread_t thread;
-	bool started, window;
+	bool started;
 	int stop;
 	bool running, stalled;
 	bool drop_armed, stall_armed;
@@ -327,7 +325,7 @@ static void *engine(void *arg)
 
 /* ---- the board's side ------------------------------------------------- */
 
-struct simdev *simdev_create(phys_addr_t phys, const struct simdev_config *cfg)
+struct simdev *simdev_create(int fd, const struct simdev_config *cfg)
 {
 	struct simdev *sd = calloc(1, sizeof(*sd));
 	void *regs;
@@ -338,18 +336,13 @@ struct simdev *simdev_create(phys_addr_t phys, const struct simdev_config *cfg)
 	sd->cfg = *cfg;
 	sd->drop_armed = cfg->drop_irq_at != 0;
 	sd->stall_armed = cfg->stall_at != 0;
-	sd->phys = phys;
-	sd->irq = -1;
-	sd->fd = memfd_create("sn2-regs", MFD_CLOEXEC);
-	if (sd->fd < 0 || ftruncate(sd->fd, SN_REGS_SIZE)) {
-		err = errno;
-		goto fail;
-	}
-	regs = mmap(NULL, SN_REGS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
-		    sd->fd, 0);
+	regs = mmap(NULL, SN_REGS_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED, fd,
+		    0);
 	if (regs == MAP_FAILED) {
 		err = errno;
-		goto fail;
+		free(sd);
+		errno = err;
+		return NULL;
 	}
 	sd->regs = regs;
 	reg_set(sd, SN_ID, SN_ID_VALUE);
@@ -357,17 +350,12 @@ struct simdev *simdev_create(phys_addr_t phys, const struct simdev_config *cfg)
 	sd->irq = irq_line_create("sn2");
 	if (sd->irq < 0) {
 		err = -sd->irq;
-		goto fail;
+		munmap(regs, SN_REGS_SIZE);
+		free(sd);
+		errno = err;
+		return NULL;
 	}
-	err = -iomem_window_add(phys, SN_REGS_SIZE, sd->fd, 0, "sn2-window");
-	if (err)
-		goto fail;
-	sd->window = true;
 	return sd;
-fail:
-	simdev_destroy(sd);
-	errno = err;
-	return NULL;
 }
 
 int simdev_irq(const struct simdev *sd)
@@ -408,13 +396,7 @@ void simdev_destroy(struct simdev *sd)
 		__atomic_store_n(&sd->stop, 1, __ATOMIC_RELEASE);
 		pthread_join(sd->thread, NULL);
 	}
-	if (sd->window)
-		iomem_window_remove(sd->phys);
-	if (sd->regs)
-		munmap(sd->regs, SN_REGS_SIZE);
-	if (sd->irq > 0)
-		irq_line_destroy(sd->irq);
-	if (sd->fd >= 0)
-		close(sd->fd);
+	irq_line_destroy(sd->irq);
+	munmap(sd->regs, SN_REGS_SIZE);
 	free(sd);
 }

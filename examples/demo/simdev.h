@@ -3,9 +3,9 @@
  * The SN-2's device model: the hardware side of hw.h, run in a thread of
  * its own, as a vfio-user server would run it in a process of its own.
  *
- * It owns a memfd that holds its registers (declared as a register window,
- * so that the driver maps it with devm_platform_ioremap_resource()), raises
- * an interrupt line, and reaches DMA memory only through the bus addresses
+ * It owns a file that holds its registers (a memfd behind a register
+ * window on the platform bus, a BAR's resource0 on PCI), raises an
+ * interrupt line, and reaches DMA memory only through the bus addresses
  * the driver gives it, translated by dma_iova_to_virt() as an IOMMU would.
  * It is also the wire: it checks the frames the driver transmits and
  * generates the frames the driver receives (sn_frame_fill()).
@@ -16,7 +16,6 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
-#include <devres/types.h>
 
 struct device;
 struct simdev;
@@ -55,15 +54,14 @@ struct simdev_stats {
 
 /**
  * simdev_create() - make the device: its registers and its interrupt line
- * @phys: where its register window goes in the physical address space
+ * @fd: a file of at least SN_REGS_SIZE bytes that holds the registers,
+ *      which the bus maps for the driver: a memfd behind a register window
+ *      (platform), a fake sysfs resource0 (PCI); the caller keeps it
  * @cfg: how it misbehaves
- *
- * What a board file (or a vfio-user client) declares: a memfd holding the
- * registers, added as a register window at @phys, and an interrupt line.
  *
  * Return: the device, or NULL with errno set.
  */
-struct simdev *simdev_create(phys_addr_t phys, const struct simdev_config *cfg);
+struct simdev *simdev_create(int fd, const struct simdev_config *cfg);
 
 /**
  * simdev_irq() - the device's interrupt line
@@ -103,8 +101,8 @@ void simdev_get_stats(struct simdev *sd, struct simdev_stats *ret_stats);
  * simdev_destroy() - power the device off and remove it
  * @sd: the device, or NULL
  *
- * Stops its thread, withdraws its window and its line. No driver may be
- * bound to it any more.
+ * Stops its thread, unmaps its registers, destroys its line. No driver may
+ * be bound to it any more.
  */
 void simdev_destroy(struct simdev *sd);
 
