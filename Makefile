@@ -2,7 +2,7 @@
 # The README's two commands: `make demo` and `make check`.
 
 PKGS := cmake ninja-build gcc g++ clang clang-format clang-tidy pkg-config \
-	valgrind libcmocka-dev libclang-rt-14-dev python3 man-db groff-base dpkg
+	valgrind libcmocka-dev libclang-rt-14-dev python3 man-db groff-base dpkg liburcu-dev
 SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all demo check deps format format-check tidy build-% test-% clean \

@@ -104,4 +104,11 @@ int *add_rec(struct device *dev, int v);
  */
 int run_self(const char *var, char **ret_err, const char *arg, ...);
 
+/*
+ * How many open fds above 2 (stdio) lack FD_CLOEXEC: every fd the library
+ * creates must have it. Compare with a count taken before the call, since
+ * the test's own parent may have left fds open.
+ */
+int count_fds_without_cloexec(void);
+
 #endif /* DEVRES_TESTLIB_H */

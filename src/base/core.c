@@ -14,7 +14,7 @@ static bool dbg_on;
 
 __attribute__((constructor)) static void core_init(void)
 {
-	const char *s = getenv("DEVRES_DEBUG");
+	const char *s = devres__getenv("DEVRES_DEBUG");
 
 	if (s && *s && strcmp(s, "0") != 0)
 		dbg_on = true;

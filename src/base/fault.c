@@ -13,7 +13,7 @@ TLS_FAST unsigned int devres__fail_nth;
 
 __attribute__((constructor)) static void fault_init(void)
 {
-	const char *s = getenv("DEVRES_FAIL_NTH");
+	const char *s = devres__getenv("DEVRES_FAIL_NTH");
 	unsigned long n;
 	char *end;
 

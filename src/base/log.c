@@ -20,7 +20,7 @@ static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 
 __attribute__((constructor)) static void log_init(void)
 {
-	const char *s = getenv("DEVRES_LOG");
+	const char *s = devres__getenv("DEVRES_LOG");
 
 	if (s && *s && strcmp(s, "0") != 0)
 		devres__log_on = true;
@@ -97,7 +97,7 @@ void devres__log(const struct device *dev, const char *op, const void *node,
 static void backtrace_lines(void)
 {
 #ifndef NDEBUG
-	const char *env = getenv("DEVRES_WARN_BACKTRACE");
+	const char *env = devres__getenv("DEVRES_WARN_BACKTRACE");
 	void *frames[16];
 	char **syms;
 	int n;
@@ -114,6 +114,25 @@ static void backtrace_lines(void)
 #endif
 }
 
+/*
+ * A setuid, setgid or capability-raising process (AT_SECURE) may have a
+ * less privileged user reading its stderr: the library says nothing of its
+ * own there (a WARN names heap addresses) unless the program asked for it
+ * with devres_set_log() or devres_set_log_sink(). The WARN still counts.
+ */
+static bool secure_quiet(void)
+{
+	bool quiet;
+
+	if (!devres__secure() ||
+	    __atomic_load_n(&devres__log_on, __ATOMIC_RELAXED))
+		return false;
+	pthread_mutex_lock(&sink_lock);
+	quiet = !sink;
+	pthread_mutex_unlock(&sink_lock);
+	return quiet;
+}
+
 void devres__warn(const struct device *dev, const char *func, const char *fmt,
 		  ...)
 {
@@ -121,6 +140,8 @@ void devres__warn(const struct device *dev, const char *func, const char *fmt,
 	va_list ap;
 
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
+	if (secure_quiet())
+		return;
 	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
 	va_end(ap);

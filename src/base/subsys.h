@@ -96,4 +96,21 @@ static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
 			 __ATOMIC_RELAXED);
 }
 
+/*
+ * env.c: every DEVRES_* variable is read here, as secure_getenv() does:
+ * NULL in a process running with AT_SECURE (setuid, setgid, capabilities).
+ */
+HIDDEN const char *devres__getenv(const char *name);
+HIDDEN bool devres__secure(void);
+
+/*
+ * resolve.c: opens @path beneath the directory @rootfd, never outside it
+ * (no absolute path or symlink, no '..' above it, no magic link). @flags
+ * and @mode as for openat(); the fd is O_CLOEXEC. Returns it or -errno
+ * (-EXDEV for an escape, -ELOOP for too many symlinks). It is the fault
+ * point of the open (-EMFILE); a caller that keeps the fd counts DL_FDS.
+ */
+HIDDEN int devres__open_beneath(int rootfd, const char *path, int flags,
+				unsigned int mode);
+
 #endif /* DEVRES_SUBSYS_H */

@@ -1,0 +1,246 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Revocable resources: a handle that outlives its device binding, and a
+ * managed node that revokes the resource when the binding lets go.
+ *
+ * The handle is reference counted and never waits for anything when a
+ * reference is dropped: the binding's reference is dropped by the node's
+ * release itself, after the resource is released. So a put from inside
+ * another resource's release (the chain that deadlocked Rust-for-Linux's
+ * Devres in 2025: a devres callback drops the last reference of an object
+ * whose own Devres then waits for a callback that cannot run) has nothing
+ * to wait for.
+ *
+ * Each thread keeps the handles it is accessing (the innermost few, for
+ * the misuse check of revocable_access_end()) and the depth of its
+ * accesses. A revocation by a thread inside one of its own accesses cannot
+ * wait for readers (it is one): it is queued on the thread and finished
+ * when its outermost access ends.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <devres/devres.h>
+#include <devres/revocable.h>
+#include "base/subsys.h"
+#include "rcu.h"
+
+#define REVOCABLE_MAGIC 0x7265766fu /* "revo" */
+#define REVOCABLE_DEAD 0x64656164u
+
+/* How many of a thread's innermost accesses are checked at their end. */
+#define TRACKED 16
+
+struct revocable {
+	void *res; /* the resource, NULL once revoked */
+	struct rcu_readers readers;
+	bool urcu; /* the read side serving this handle */
+	bool done; /* released; the binding's reference is gone */
+	unsigned int magic;
+	int refs;
+	void (*release)(void *res);
+	void *revoked;		/* the resource, from revocation to release */
+	struct revocable *next; /* on its revoker's pending list */
+};
+
+/* The node's data: the handle, which outlives it. */
+struct revocable_node {
+	struct revocable *h;
+};
+
+static TLS_FAST unsigned int depth;
+static TLS_FAST struct revocable *held[TRACKED];
+static TLS_FAST struct revocable *pending;
+
+static bool handle_bad(const struct revocable *h, const char *func)
+{
+	devres__warn(NULL, func,
+		     h ? "%p is not a live revocable" : "NULL handle",
+		     (const void *)h);
+	return true;
+}
+
+static inline bool handle_ok(const struct revocable *h, const char *func)
+{
+	if (likely(h && h->magic == REVOCABLE_MAGIC))
+		return true;
+	return !handle_bad(h, func);
+}
+
+static void handle_free(struct revocable *h)
+{
+	h->magic = REVOCABLE_DEAD;
+	free(h);
+}
+
+/* Waits out the readers, releases the resource, drops the binding's ref. */
+static void finish(struct revocable *h)
+{
+	int saved = errno;
+
+	rcu_sync(h->urcu, &h->readers);
+	if (h->release)
+		h->release(h->revoked);
+	devres__ledger_add(DL_REVOCABLES, -1);
+	__atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
+	revocable_put(h);
+	errno = saved;
+}
+
+static void run_pending(void)
+{
+	struct revocable *h;
+
+	/* A release may revoke more (its own accesses end first): loop. */
+	while ((h = pending)) {
+		pending = h->next;
+		finish(h);
+	}
+}
+
+/* The node's release: runs once, when the binding lets go. */
+static void revocable_revoke(struct device *dev, void *data)
+{
+	struct revocable *h = ((struct revocable_node *)data)->h;
+
+	(void)dev;
+	h->revoked = __atomic_exchange_n(&h->res, NULL, __ATOMIC_SEQ_CST);
+	if (depth) {
+		h->next = pending;
+		pending = h;
+		return;
+	}
+	finish(h);
+}
+
+struct revocable *devm_revocable_create(struct device *dev, void *res,
+					void (*release)(void *res))
+{
+	struct revocable_node *node;
+	struct revocable *h;
+
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	if (unlikely(!res)) {
+		devres__warn(dev, __func__, "NULL resource");
+		return NULL;
+	}
+	node = devres_alloc_named(revocable_revoke, sizeof(*node), GFP_KERNEL,
+				  "devm_revocable_create");
+	if (!node)
+		return NULL;
+	/* The handle outlives the node: its own allocation, its own fault. */
+	h = devres__should_fail() ? NULL : calloc(1, sizeof(*h));
+	if (!h) {
+		devres_free(node);
+		return NULL;
+	}
+	h->res = res;
+	h->release = release;
+	h->refs = 1;
+	h->urcu = devres__rcu_urcu;
+	h->magic = REVOCABLE_MAGIC;
+	node->h = h;
+	devres__ledger_add(DL_REVOCABLES, 1);
+	if (unlikely(__atomic_load_n(&devres__log_on, __ATOMIC_RELAXED))) {
+		char buf[40];
+
+		devres__print(DEVRES_LOG_DEBUG,
+			      "%s: revocable %p (read side %s)",
+			      devres__dev_label(dev, buf, sizeof(buf)),
+			      (void *)h, devres__rcu_name(h->urcu));
+	}
+	/* Published: from here another thread may revoke it. */
+	devres_add(dev, node);
+	return h;
+}
+
+struct revocable *revocable_get(struct revocable *h)
+{
+	if (h && handle_ok(h, __func__))
+		__atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
+	return h;
+}
+
+void revocable_put(struct revocable *h)
+{
+	int old;
+
+	if (!h || !handle_ok(h, __func__))
+		return;
+	old = __atomic_load_n(&h->refs, __ATOMIC_ACQUIRE);
+	do {
+		/* The last reference is the binding's until it is released. */
+		if (old == 1 && !__atomic_load_n(&h->done, __ATOMIC_ACQUIRE)) {
+			devres__warn(NULL, __func__,
+				     "%p: the binding's reference is not yours",
+				     (void *)h);
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&h->refs, &old, old - 1, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	if (old == 1)
+		handle_free(h);
+}
+
+void *revocable_try_access(struct revocable *h)
+{
+	void *res;
+
+	if (!handle_ok(h, __func__))
+		return NULL;
+	rcu_enter(h->urcu, &h->readers);
+	res = __atomic_load_n(&h->res, __ATOMIC_SEQ_CST);
+	if (unlikely(!res)) {
+		rcu_exit(h->urcu, &h->readers);
+		return NULL;
+	}
+	if (likely(depth < TRACKED))
+		held[depth] = h;
+	depth++;
+	return res;
+}
+
+/*
+ * Forgets an access through @h that is not this thread's innermost one.
+ * A NULL slot stands for an access that was never recorded (deeper than
+ * TRACKED when it began), which may be any handle's.
+ */
+static bool untrack(const struct revocable *h)
+{
+	int n = depth < TRACKED ? (int)depth : TRACKED, i;
+
+	for (i = n - 1; i >= 0 && held[i] != h; i--)
+		;
+	if (i < 0 && depth > TRACKED)
+		return true;
+	if (i < 0)
+		for (i = n - 1; i >= 0 && held[i]; i--)
+			;
+	if (i < 0)
+		return false;
+	for (; i + 1 < n; i++)
+		held[i] = held[i + 1];
+	held[n - 1] = NULL;
+	return true;
+}
+
+void revocable_access_end(struct revocable *h)
+{
+	unsigned int top = depth - 1;
+
+	if (unlikely(!depth)) {
+		devres__warn(NULL, __func__, "%p: no access in progress",
+			     (void *)h);
+		return;
+	}
+	if (unlikely(top >= TRACKED || held[top] != h) && !untrack(h)) {
+		devres__warn(NULL, __func__, "%p: not accessed by this thread",
+			     (void *)h);
+		return;
+	}
+	depth = top;
+	rcu_exit(h->urcu, &h->readers);
+	if (unlikely(!top && pending))
+		run_pending();
+}

@@ -1,0 +1,39 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The choice of read side, made once when the library is loaded, and the
+ * urcu-bp grace period (see rcu.h for why the bulletproof flavour).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "rcu.h"
+
+bool devres__rcu_urcu;
+
+__attribute__((constructor)) static void rcu_choose(void)
+{
+#ifdef DEVRES_HAVE_URCU
+	const char *s = secure_getenv("DEVRES_REVOCABLE");
+
+	devres__rcu_urcu = !(s && strcmp(s, "fallback") == 0);
+#endif
+}
+
+const char *devres__rcu_name(bool urcu)
+{
+	return urcu ? "urcu-bp" : "fallback";
+}
+
+void devres__urcu_sync(struct rcu_readers *r)
+{
+#ifdef DEVRES_HAVE_URCU
+	int saved = errno;
+
+	urcu_bp_synchronize_rcu();
+	tsan_acquire(r);
+	errno = saved;
+#else
+	/* Never called: no handle uses urcu in this build. */
+	devres__srcu_sync(r);
+#endif
+}
