@@ -17,9 +17,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <linux/openat2.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <unistd.h>
 #include "pci.h"
 
@@ -81,26 +79,18 @@ static const char *effective_root(void)
 
 	if (root_path)
 		return root_path;
-	env = secure_getenv("DEVRES_SYSFS_ROOT");
+	env = devres__getenv("DEVRES_SYSFS_ROOT");
 	return env && *env ? env : "/sys";
 }
 
 /*
- * Opens @path beneath the directory @dirfd and never outside it: no
- * absolute path or symlink, no ".." above it, no /proc magic link.
+ * Every open under the root goes through the resolver: never outside the
+ * root (no absolute path or symlink, no ".." above it, no magic link).
+ * It is the fault point of the open.
  */
 static int open_beneath(int dirfd, const char *path, int flags)
 {
-	struct open_how how = {
-		.flags = (uint64_t)(flags | O_CLOEXEC),
-		.resolve = RESOLVE_BENEATH | RESOLVE_NO_MAGICLINKS,
-	};
-	long fd;
-
-	if (devres__should_fail())
-		return -EMFILE;
-	fd = syscall(SYS_openat2, dirfd, path, &how, sizeof(how));
-	return fd < 0 ? -errno : (int)fd;
+	return devres__open_beneath(dirfd, path, flags, 0);
 }
 
 /* The fd of a file of a device; the caller closes it with pci__close(). */
