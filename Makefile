@@ -108,7 +108,7 @@ memcheck: deps
 		-DCMAKE_PROJECT_INCLUDE=$(CURDIR)/tests/memcheck.cmake >/dev/null
 	cmake --build build/memcheck
 	rm -f build/memcheck/Testing/Temporary/MemoryChecker.*
-	cd build/memcheck && ctest -T memcheck -L unit -E '^(headers|exports|kerneldoc|manpages)$$' \
+	cd build/memcheck && ctest -T memcheck -L unit -E '^(headers|exports|kerneldoc|manpages|layers)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/memcheck/Testing/Temporary/MemoryChecker.*.log

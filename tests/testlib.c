@@ -78,6 +78,9 @@ int dev_teardown(void **state)
 
 	(void)state;
 	devres_set_log_sink(NULL, NULL);
+	/* A broken list would hang or crash the release: fail here. */
+	if (devres_check(&tdev) || (ndevs == 2 && devres_check(&other)))
+		return -1;
 	devres_release_all(&tdev);
 	if (ndevs == 2)
 		devres_release_all(&other);

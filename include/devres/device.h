@@ -16,6 +16,7 @@ extern "C" {
 struct bus_type;
 struct device_driver;
 struct device_private;
+struct devres_dma_ops;
 
 /**
  * struct device - a device resources are recorded against
@@ -25,6 +26,14 @@ struct device_private;
  * @release: called by the last put_device(); frees the containing object
  * @driver_data: the driver's private data (dev_set_drvdata())
  * @init_name: name used by device_add() when dev_set_name() was not called
+ * @dma_mask: the streaming DMA mask (dma_set_mask()); NULL for the default
+ * @coherent_dma_mask: the coherent DMA mask; 0 for the default, 32 bits
+ * @dma_ops: how DMA addresses are made (set_dma_ops()); NULL for the default
+ * @dma_state: the DMA layer's per-device state; never touch it
+ *
+ * A device starts zero-filled (calloc(), memset() or static storage):
+ * device_initialize() leaves the members above as they are, and a zero DMA
+ * member means its default.
  *
  * Bus types embed this and get back with container_of(). The members after
  * the comment are private: initialize them with device_initialize() and
@@ -37,6 +46,10 @@ struct device {
 	void (*release)(struct device *dev);
 	void *driver_data;
 	const char *init_name;
+	uint64_t *dma_mask;
+	uint64_t coherent_dma_mask;
+	const struct devres_dma_ops *dma_ops;
+	void *dma_state;
 
 	/* private: */
 	char *name;
@@ -45,7 +58,7 @@ struct device {
 	int devres_lock;
 	void *devres_owner;
 	void *devres_head;
-	void *devres_binding;
+	unsigned long devres_kept;
 	pthread_mutex_t mutex;
 	struct device_private *p;
 };

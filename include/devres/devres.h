@@ -49,7 +49,8 @@ typedef int (*dr_match_t)(struct device *dev, void *res, void *match_data);
  *
  * Allocates a node that is not yet on any device. The data area is zeroed
  * and aligned for any object type (``max_align_t``). The first name given
- * for a release function is the one kept.
+ * for a release function is the one kept, as a copy: @name may be freed
+ * once this returns.
  *
  * Context: any thread. A fault-injection point.
  * Return: the data area, or NULL when memory is short, when @size is
@@ -289,7 +290,9 @@ DEVRES_API int devm_add_action_or_reset_named(struct device *dev,
  * @action: the action
  * @data: its argument
  *
- * Removes the newest record of (@action, @data). WARNs when there is none.
+ * Removes the newest record of (@action, @data). WARNs when there is none,
+ * and for a NULL @action (which names no action: never a resource whose
+ * release is NULL).
  *
  * Context: any thread; takes @dev's devres lock.
  */
@@ -302,7 +305,8 @@ DEVRES_API void devm_remove_action(struct device *dev, void (*action)(void *),
  * @action: the action
  * @data: its argument
  *
- * WARNs when (@action, @data) is not recorded on @dev.
+ * WARNs when (@action, @data) is not recorded on @dev, or @action is NULL.
+ * errno is preserved, whatever @action does to it.
  *
  * Context: any thread; @action runs in the calling thread, unlocked.
  */
@@ -316,7 +320,7 @@ DEVRES_API void devm_release_action(struct device *dev, void (*action)(void *),
  * @data: its argument
  *
  * Context: any thread; takes @dev's devres lock.
- * Return: true when recorded.
+ * Return: true when recorded; false, with a WARN, for a NULL @action.
  */
 DEVRES_API bool devm_is_action_added(struct device *dev, void (*action)(void *),
 				     void *data);
@@ -518,7 +522,16 @@ DEVRES_API void devres_set_log(bool on);
  * @sink: the new sink, or NULL for the default (stderr)
  * @ctx: passed to @sink
  *
- * Context: any thread; the sink may be called from any thread.
+ * The sink may call the library, even on the device a line is about (dump
+ * it on every WARN, say): a line the library makes while the sink runs in
+ * the same thread is not sent to it again (that would recurse without
+ * end), and a WARN made then is not counted. The sink may change errno:
+ * the library gives the caller's back. When this returns, the previous
+ * sink is running in no other thread and will not be called again, so its
+ * @ctx may be freed; a sink that replaces itself is not waited for.
+ *
+ * Context: any thread, also from a sink; the sink may be called from any
+ * thread.
  */
 DEVRES_API void devres_set_log_sink(devres_log_sink_t sink, void *ctx);
 
@@ -539,6 +552,28 @@ struct devres_stats {
 	int allocs;	/* resources on the device, group markers not counted */
 	int total_size; /* bytes of their data areas */
 };
+
+/**
+ * devres_check() - check that a device's list of resources is sound
+ * @dev: the device
+ *
+ * Walks @dev's list and checks what must always hold of it: it ends (no
+ * cycle), every node on it is marked as added and is of a known kind,
+ * group markers are paired (a closed group's close marker is newer than
+ * its open marker, an open group has none), the driver core's binding
+ * marker is listed at most once, and devres_get_stats() counts what is
+ * listed. Only a bug (or a write through a stale pointer) breaks these;
+ * the tests call it at the teardown of every device. Debug builds of the
+ * library also check by themselves at every devres_release_all(), and
+ * abort there with a "BUG:" line on stderr.
+ *
+ * Context: any thread; takes @dev's devres lock. Not from a match or
+ * for-each callback on @dev (WARN, -EDEADLK).
+ * Return: 0 when the list is sound; -EUCLEAN, with a WARN saying what is
+ * broken, when it is not; -EINVAL for a NULL or uninitialized @dev;
+ * -EDEADLK from a callback on @dev. errno is preserved.
+ */
+DEVRES_API int devres_check(struct device *dev);
 
 /**
  * devres_get_stats() - count a device's resources

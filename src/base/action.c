@@ -54,15 +54,34 @@ int devm_add_action_or_reset_named(struct device *dev, void (*action)(void *),
 	return ret;
 }
 
+/*
+ * The kind of @action's records. A NULL action names no action: (NULL,
+ * NULL) is the kind of devres_alloc(NULL, ...) nodes, which an action
+ * lookup must never reach (their data is not an argument, and running
+ * their "action" calls address 0).
+ */
+static bool action_kind(struct device *dev, void (*action)(void *),
+			const char *func, uint32_t *ret_kind)
+{
+	if (!devres__dev_ok(dev, func))
+		return false;
+	if (unlikely(!action)) {
+		devres__warn(dev, func, "NULL action");
+		return false;
+	}
+	*ret_kind = devres__kind_lookup(NULL, action);
+	return true;
+}
+
 /* Takes the newest record of (@action, @data) off @dev, or returns NULL. */
 static struct devres__node *take_action(struct device *dev,
 					void (*action)(void *), void *data,
 					const char *func)
 {
-	uint32_t kind = devres__kind_lookup(NULL, action);
 	struct devres__node *n = NULL, *prev = NULL;
+	uint32_t kind;
 
-	if (!devres__dev_ok(dev, func))
+	if (!action_kind(dev, action, func, &kind))
 		return NULL;
 	if (kind != DR_KIND_NONE) {
 		if (!lock_dev(dev, func))
@@ -91,21 +110,23 @@ void devm_remove_action(struct device *dev, void (*action)(void *), void *data)
 void devm_release_action(struct device *dev, void (*action)(void *), void *data)
 {
 	struct devres__node *n = take_action(dev, action, data, __func__);
+	int err = errno;
 
 	if (n) {
 		action(data);
 		devres__free_node(n);
 	}
+	errno = err;
 }
 
 bool devm_is_action_added(struct device *dev, void (*action)(void *),
 			  void *data)
 {
-	uint32_t kind = devres__kind_lookup(NULL, action);
 	struct devres__node *n;
+	uint32_t kind;
 
-	if (!devres__dev_ok(dev, __func__) || kind == DR_KIND_NONE ||
-	    !lock_dev(dev, __func__))
+	if (!action_kind(dev, action, __func__, &kind) ||
+	    kind == DR_KIND_NONE || !lock_dev(dev, __func__))
 		return false;
 	n = devres__find_locked(dev, kind, match_data, data, NULL);
 	unlock_dev(dev);

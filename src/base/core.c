@@ -31,7 +31,7 @@ void device_initialize(struct device *dev)
 	dev->devres_lock = 0;
 	dev->devres_owner = NULL;
 	dev->devres_head = NULL;
-	dev->devres_binding = NULL;
+	dev->devres_kept = 0;
 	dev->p = NULL;
 	pthread_mutex_init(&dev->mutex, NULL);
 	dev->magic = DEVRES_DEV_MAGIC;
@@ -133,8 +133,12 @@ void put_device(struct device *dev)
 	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, old - 1,
 					      false, __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
-	if (old == 1)
+	if (old == 1) {
+		int err = errno; /* release callbacks may change it */
+
 		device_release(dev);
+		errno = err;
+	}
 }
 
 static struct device_private *alloc_private(struct device *dev)
@@ -243,6 +247,7 @@ bool devres__device_was_added(struct device *dev)
 void device_del(struct device *dev)
 {
 	struct device_private *dp;
+	int err = errno; /* remove and release callbacks may change it */
 
 	if (!devres__dev_ok(dev, __func__))
 		return;
@@ -273,6 +278,7 @@ void device_del(struct device *dev)
 	devres_release_all(dev);
 	devres__ledger_add(DL_DEVICES, -1);
 	put_device(dev);
+	errno = err;
 }
 
 void device_unregister(struct device *dev)

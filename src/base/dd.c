@@ -128,7 +128,14 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	dm_lock();
 	unpark_locked(dp);
 	dm_unlock();
-	ret = devres__binding_open(dev, &dp->binding);
+	/*
+	 * The binding is a group the devres core keeps for us: in the
+	 * device's private state (binding allocates nothing), invisible to the
+	 * driver's groups, and left on the list by a devres_release_all()
+	 * while bound, so that only our own release below takes it.
+	 */
+	ret = devres__owned_open(dev, &dp->binding, "driver binding",
+				 DEVRES_OWNED_KEEP);
 	if (ret)
 		return ret;
 	dev->driver = (struct device_driver *)drv;
@@ -143,7 +150,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 		ret = -EINVAL;
 	}
 	if (ret) {
-		devres__binding_release(dev, &dp->binding);
+		devres__owned_release(dev, &dp->binding);
 		dev->driver = NULL;
 		dev->driver_data = NULL;
 		if (ret == -EPROBE_DEFER)
@@ -347,7 +354,7 @@ static void release_driver_locked(struct device *dev, struct held *h)
 	h->drv = drv;
 	call_remove(dev, drv);
 	h->drv = NULL;
-	devres__binding_release(dev, &dp->binding);
+	devres__owned_release(dev, &dp->binding);
 	dev->driver = NULL;
 	dev->driver_data = NULL;
 }
@@ -453,6 +460,7 @@ int device_driver_attach(const struct device_driver *drv, struct device *dev)
 
 void device_release_driver(struct device *dev)
 {
+	int err = errno;
 	struct held h;
 
 	if (!devres__dev_ok(dev, __func__) || from_own_callback(dev, __func__))
@@ -460,6 +468,7 @@ void device_release_driver(struct device *dev)
 	dev_lock(dev, &h);
 	release_driver_locked(dev, &h);
 	dev_unlock(&h);
+	errno = err; /* remove may change it */
 }
 
 bool device_is_bound(struct device *dev)

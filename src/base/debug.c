@@ -2,6 +2,7 @@
 /*
  * Looking at a device's resources: devres_dump() and devres_get_stats().
  */
+#include <errno.h>
 #include <limits.h>
 #include <stdlib.h>
 #include "node.h"
@@ -17,6 +18,7 @@ static size_t count_locked(struct device *dev)
 {
 	size_t n = 0;
 
+	assert_locked(dev, __func__);
 	for (struct devres__node *p = list_head(dev); p; p = p->next)
 		n++;
 	return n;
@@ -27,12 +29,14 @@ static size_t copy_locked(struct device *dev, struct entry *e, size_t cap)
 {
 	size_t n = 0;
 
+	assert_locked(dev, __func__);
 	for (struct devres__node *p = list_head(dev); p; p = p->next, n++) {
 		if (n >= cap)
 			continue;
 		e[n].addr = node_data(p);
 		e[n].kind = DR_KIND(p);
 		e[n].size = p->size;
+		/* A layer-owned group's label, or a group's id. */
 		e[n].group = dr_is_marker(p) ? marker_to_group(p)->id : NULL;
 	}
 	return n;
@@ -47,8 +51,8 @@ static void print_entry(FILE *f, const struct entry *e)
 	case DR_KIND_GROUP_CLOSE:
 		fprintf(f, "  } group %p\n", e->group);
 		break;
-	case DR_KIND_BINDING:
-		fprintf(f, "  -- driver binding --\n");
+	case DR_KIND_OWNED:
+		fprintf(f, "  -- %s --\n", (const char *)e->group);
 		break;
 	default:
 		fprintf(f, "  %p %s (%u bytes)\n", e->addr,
@@ -56,19 +60,19 @@ static void print_entry(FILE *f, const struct entry *e)
 	}
 }
 
-void devres_dump(struct device *dev, FILE *f)
+static void dump(struct device *dev, FILE *f, const char *func)
 {
 	struct entry *e;
 	size_t cap, n;
 	char buf[40];
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, func))
 		return;
 	if (!f) {
-		devres__warn(dev, __func__, "NULL FILE");
+		devres__warn(dev, func, "NULL FILE");
 		return;
 	}
-	if (!lock_dev(dev, __func__))
+	if (!lock_dev(dev, func))
 		return;
 	cap = count_locked(dev) + 16;
 	unlock_dev(dev);
@@ -80,7 +84,7 @@ void devres_dump(struct device *dev, FILE *f)
 			devres__dev_label(dev, buf, sizeof(buf)));
 		return;
 	}
-	if (!lock_dev(dev, __func__)) {
+	if (!lock_dev(dev, func)) {
 		free(e);
 		return;
 	}
@@ -96,9 +100,34 @@ void devres_dump(struct device *dev, FILE *f)
 	free(e);
 }
 
-void devres_get_stats(struct device *dev, struct devres_stats *stats)
+/* A FILE that fails sets errno; the caller's is given back. */
+void devres_dump(struct device *dev, FILE *f)
+{
+	int err = errno;
+
+	dump(dev, f, __func__);
+	errno = err;
+}
+
+/* The stats and the list checker count alike: every non-marker node. */
+void devres__stats_locked(struct device *dev, long *ret_allocs, long *ret_bytes)
 {
 	long allocs = 0, bytes = 0;
+
+	assert_locked(dev, __func__);
+	for (struct devres__node *p = list_head(dev); p; p = p->next) {
+		if (dr_is_marker(p))
+			continue;
+		allocs++;
+		bytes += p->size;
+	}
+	*ret_allocs = allocs;
+	*ret_bytes = bytes;
+}
+
+void devres_get_stats(struct device *dev, struct devres_stats *stats)
+{
+	long allocs, bytes;
 
 	if (!stats) {
 		devres__warn(dev, __func__, "NULL stats");
@@ -107,12 +136,7 @@ void devres_get_stats(struct device *dev, struct devres_stats *stats)
 	*stats = (struct devres_stats){ 0, 0 };
 	if (!devres__dev_ok(dev, __func__) || !lock_dev(dev, __func__))
 		return;
-	for (struct devres__node *p = list_head(dev); p; p = p->next) {
-		if (dr_is_marker(p))
-			continue;
-		allocs++;
-		bytes += p->size;
-	}
+	devres__stats_locked(dev, &allocs, &bytes);
 	unlock_dev(dev);
 	stats->allocs = allocs > INT_MAX ? INT_MAX : (int)allocs;
 	stats->total_size = bytes > INT_MAX ? INT_MAX : (int)bytes;

@@ -74,6 +74,7 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 {
 	struct devres__node *prev = NULL, *n;
 
+	assert_locked(dev, __func__);
 	for (n = list_head(dev); n; prev = n, n = n->next) {
 		if (DR_KIND(n) != kind)
 			continue;
@@ -89,13 +90,14 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 /*
  * Releases a detached chain, newest first. Group markers are dropped: a
  * group is freed at its open marker, which is older than its close marker,
- * so both have been passed by then. The binding marker belongs to the
- * driver core and is only unlinked.
+ * so both have been passed by then. A layer-owned group's marker belongs
+ * to its owner and is only unlinked. Release callbacks may change errno;
+ * the caller's is given back.
  */
 int devres__release_nodes(struct device *dev, struct devres__node *list)
 {
 	struct devres__node *n, *next;
-	int cnt = 0;
+	int cnt = 0, err = errno;
 
 	/*
 	 * A resource keeps its DR_ADDED mark while it is released, as a kernel
@@ -110,9 +112,9 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 			devres__ledger_add(DL_GROUPS, -1);
 			free(open_to_group(n));
 			break;
-		case DR_KIND_BINDING:
-			/* Its storage is the driver core's, reused by the next
-			 * bind; only counted here. */
+		case DR_KIND_OWNED:
+			/* Its storage is its owner's, maybe reused at once;
+			 * only counted here. */
 			n->next = NULL;
 			n->kind &= ~DR_ADDED;
 			devres__ledger_add(DL_GROUPS, -1);
@@ -132,6 +134,7 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 			cnt++;
 		}
 	}
+	errno = err;
 	return cnt;
 }
 
@@ -279,13 +282,16 @@ int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 		   void *match_data)
 {
 	void *res = remove_dr(dev, release, match, match_data, __func__);
+	int err;
 
 	if (!res)
 		return -ENOENT;
 	/* Marked as added while it runs: see devres__release_nodes(). */
 	to_node(res)->kind |= DR_ADDED;
+	err = errno;
 	devres__run_release(dev, to_node(res));
 	devres__free_node(to_node(res));
+	errno = err;
 	return 0;
 }
 
@@ -315,24 +321,39 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 	unlock_dev(dev);
 }
 
-/*
- * The driver core's binding marker lives in the device and is reused by the
- * next bind, so it must never sit on a chain that is walked unlocked: a
- * release_all while bound leaves it on the list, where the binding's own
- * release finds it. Only a bound device pays for the walk.
- */
-static void keep_binding(struct device *dev, struct devres__node **list)
+/* A marker of a layer-owned group that devres_release_all() leaves. */
+static bool kept(const struct devres__node *n)
 {
-	struct devres__node **pp, *n;
+	return DR_KIND(n) == DR_KIND_OWNED &&
+	       (container_of(n, struct devres__group, open)->close.size &
+		DEVRES_OWNED_KEEP);
+}
 
-	for (pp = list; (n = *pp); pp = &n->next) {
-		if (DR_KIND(n) != DR_KIND_BINDING)
+/*
+ * A kept marker lives in its owner's storage and may be reused as soon as
+ * the owner's release returns, so it must never sit on a chain that is
+ * walked unlocked: release_all moves the kept ones, in their order, from
+ * @list back to the emptied device list, where the owner's release finds
+ * them. Only a device with a kept marker pays for the walk.
+ */
+static void keep_owned(struct device *dev, struct devres__node **list)
+{
+	struct devres__node *keep = NULL, **tail = &keep, **pp = list, *n;
+	unsigned long left = dev->devres_kept;
+
+	assert_locked(dev, __func__);
+	while (left && (n = *pp)) {
+		if (!kept(n)) {
+			pp = &n->next;
 			continue;
+		}
 		*pp = n->next;
 		n->next = NULL;
-		dev->devres_head = n;
-		return;
+		*tail = n;
+		tail = &n->next;
+		left--;
 	}
+	dev->devres_head = keep;
 }
 
 int devres_release_all(struct device *dev)
@@ -343,10 +364,11 @@ int devres_release_all(struct device *dev)
 		return -ENODEV;
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
+	devres__assert_list_locked(dev, __func__);
 	list = list_head(dev);
 	dev->devres_head = NULL;
-	if (dev->devres_binding)
-		keep_binding(dev, &list);
+	if (dev->devres_kept)
+		keep_owned(dev, &list);
 	unlock_dev(dev);
 	return devres__release_nodes(dev, list);
 }

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * Groups: two markers in the device's list, so that a mid-layer can release
- * only what it acquired. Also the driver core's binding marker, a group no
- * driver can name.
+ * only what it acquired. Also groups owned by a layer above (the driver
+ * core's binding is one), which no driver can name.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -18,6 +18,7 @@ static struct devres__group *find_group(struct device *dev, void *id)
 {
 	struct devres__node *n;
 
+	assert_locked(dev, __func__);
 	for (n = list_head(dev); n; n = n->next) {
 		struct devres__group *g;
 
@@ -35,6 +36,7 @@ static struct devres__node *prev_of(struct device *dev,
 {
 	struct devres__node *prev = NULL, *n;
 
+	assert_locked(dev, __func__);
 	for (n = list_head(dev); n != target; n = n->next)
 		prev = n;
 	return prev;
@@ -120,13 +122,13 @@ void devres_remove_group(struct device *dev, void *id)
 }
 
 /*
- * Colour 2 removes a group with the range. A binding marker goes only with
- * its own binding: a driver's group that encloses it releases the binding's
- * resources, but the driver core still finds its marker at unbind.
+ * Colour 2 removes a group with the range. A layer-owned marker goes only
+ * with its own release: a driver's group that encloses it releases the
+ * resources acquired after it, but its owner still finds it.
  */
 static bool removable(struct devres__group *mg, struct devres__group *g)
 {
-	if (DR_KIND(&mg->open) == DR_KIND_BINDING && mg != g)
+	if (DR_KIND(&mg->open) == DR_KIND_OWNED && mg != g)
 		return false;
 	return mg->open.size == 2;
 }
@@ -150,6 +152,7 @@ static struct devres__node *take_range(struct device *dev,
 	struct devres__node *keep = NULL, **keep_tail = &keep;
 	struct devres__node *n, *next;
 
+	assert_locked(dev, __func__);
 	for (n = first; n != after; n = n->next)
 		if (dr_is_marker(n))
 			marker_to_group(n)->open.size = 0;
@@ -204,38 +207,51 @@ int devres_release_group(struct device *dev, void *id)
 }
 
 /*
- * The binding marker: the driver core opens it before probe and releases it
- * when probe fails or the driver detaches. find_group() never sees it, so
- * no NULL-id call of the driver can close or release it.
+ * A layer-owned group: its owner opens it in its own storage and alone
+ * releases it. find_group() never sees it, so no call of a driver, by id or
+ * with a NULL id, can close, remove or release it. Its close marker is
+ * never used: its size holds the owner's flags.
  */
-int devres__binding_open(struct device *dev, struct devres__group *g)
+int devres__owned_open(struct device *dev, struct devres__group *g,
+		       const char *label, unsigned int flags)
 {
 	struct dr_log l;
 
-	g->open = (struct devres__node){ .kind = DR_KIND_BINDING };
-	g->close = (struct devres__node){ .kind = DR_KIND_GROUP_CLOSE };
-	g->id = g;
-	l = dr_log_of(&g->open);
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
-	/* The ledger counts bindings as groups (devres/fault.h). */
+	/* Linking a listed marker again would make the list a cycle. */
+	if (unlikely(g->open.kind & DR_ADDED)) {
+		unlock_dev(dev);
+		devres__warn(dev, __func__, "%s is already open", label);
+		return -EBUSY;
+	}
+	g->open = (struct devres__node){ .kind = DR_KIND_OWNED };
+	g->close = (struct devres__node){ .kind = DR_KIND_GROUP_CLOSE,
+					  .size = flags };
+	g->label = label;
+	l = dr_log_of(&g->open);
+	/* The ledger counts them as groups (devres/fault.h). */
 	devres__ledger_add(DL_GROUPS, 1);
 	add_locked(dev, &g->open);
-	dev->devres_binding = g;
+	if (flags & DEVRES_OWNED_KEEP)
+		dev->devres_kept++;
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
 	return 0;
 }
 
-int devres__binding_release(struct device *dev, struct devres__group *g)
+int devres__owned_release(struct device *dev, struct devres__group *g)
 {
 	struct devres__node *todo = NULL;
 
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
-	if (g->open.kind & DR_ADDED)
+	/* Without DEVRES_OWNED_KEEP, a release_all may have taken it. */
+	if (g->open.kind & DR_ADDED) {
 		todo = take_range(dev, g);
-	dev->devres_binding = NULL;
+		if (g->close.size & DEVRES_OWNED_KEEP)
+			dev->devres_kept--;
+	}
 	unlock_dev(dev);
 	return devres__release_nodes(dev, todo);
 }

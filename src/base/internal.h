@@ -29,7 +29,7 @@ enum {
 	DR_KIND_NONE,
 	DR_KIND_GROUP_OPEN,
 	DR_KIND_GROUP_CLOSE,
-	DR_KIND_BINDING, /* the driver core's marker, invisible to groups */
+	DR_KIND_OWNED, /* a layer-owned group's marker, invisible to groups */
 	DR_KIND_KMALLOC,
 	DR_KIND_FIRST,
 };
@@ -41,13 +41,16 @@ static inline bool dr_is_marker(const struct devres__node *n)
 
 /*
  * A group: two markers and an id in 40 bytes (one 48-byte heap chunk).
- * The binding group of the driver core has the same shape but lives in the
- * device's private state, so binding a driver allocates nothing.
+ * A layer-owned group (below) has the same shape but lives in its owner's
+ * storage; it is never closed, and its @label names it in dumps.
  */
 struct devres__group {
 	struct devres__node open;
 	struct devres__node close;
-	void *id;
+	union {
+		void *id;
+		const char *label; /* a layer-owned group's */
+	};
 };
 
 /* kind.c: release functions (or actions) and their names. */
@@ -64,6 +67,7 @@ HIDDEN uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 HIDDEN uint32_t devres__kind_lookup(dr_release_t release,
 				    void (*action)(void *));
 #define DR_KIND_SEG_SHIFT 8
+#define DR_KIND_NR_SEGS 256u
 extern HIDDEN struct devres__kind *devres__kind_segs[];
 
 /* Every release and every log line looks its kind up: inline. */
@@ -75,8 +79,36 @@ static inline const struct devres__kind *devres__kind(uint32_t id)
 	return &seg[id & ((1u << DR_KIND_SEG_SHIFT) - 1)];
 }
 
-/* group.c: what the driver core needs of the devres core. */
-HIDDEN int devres__binding_open(struct device *dev, struct devres__group *g);
-HIDDEN int devres__binding_release(struct device *dev, struct devres__group *g);
+/*
+ * group.c: a group owned by a layer above the devres core, which supplies
+ * its storage and its rules (the driver core's binding is one). Opening it
+ * allocates nothing. No group call, by id or with a NULL id, ever reaches
+ * it; a group that encloses it releases the resources acquired after it but
+ * leaves its marker in place; only its owner releases it. With
+ * DEVRES_OWNED_KEEP, devres_release_all() also leaves its marker on the
+ * list, where the owner's release finds it, so that the owner may reuse
+ * the storage as soon as its release returns. Without it, a
+ * devres_release_all() takes the marker with the rest, and the owner must
+ * not reuse the storage while another thread may be releasing the
+ * device's resources. The storage is zeroed before its first open.
+ */
+#define DEVRES_OWNED_KEEP 1u
+
+HIDDEN int devres__owned_open(struct device *dev, struct devres__group *g,
+			      const char *label, unsigned int flags);
+HIDDEN int devres__owned_release(struct device *dev, struct devres__group *g);
+
+/*
+ * Invariant checks (check.c). Built in debug and sanitizer builds, where a
+ * broken invariant prints what broke and aborts; compiled out when NDEBUG
+ * is defined (release builds) unless DEVRES_CHECKS is defined explicitly.
+ */
+#if !defined(DEVRES_CHECKS) && !defined(NDEBUG)
+#define DEVRES_CHECKS 1
+#endif
+
+HIDDEN void devres__bug(const struct device *dev, const char *func,
+			const char *fmt, ...) DEVRES_PRINTF(3, 4)
+	__attribute__((noreturn, cold));
 
 #endif /* DEVRES_INTERNAL_H */

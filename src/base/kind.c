@@ -11,18 +11,19 @@
  */
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include "internal.h"
 
 #define SEG_SHIFT DR_KIND_SEG_SHIFT
 #define SEG_LEN (1u << SEG_SHIFT)
-#define NR_SEGS 256u
+#define NR_SEGS DR_KIND_NR_SEGS
 #define HASH_BITS 8
 
 static struct devres__kind seg0[SEG_LEN] = {
 	[DR_KIND_GROUP_OPEN] = { .name = "group <", .id = DR_KIND_GROUP_OPEN },
 	[DR_KIND_GROUP_CLOSE] = { .name = "group >",
 				  .id = DR_KIND_GROUP_CLOSE },
-	[DR_KIND_BINDING] = { .name = "binding", .id = DR_KIND_BINDING },
+	[DR_KIND_OWNED] = { .name = "owned group", .id = DR_KIND_OWNED },
 	[DR_KIND_KMALLOC] = { .name = "devm_kmalloc_release",
 			      .id = DR_KIND_KMALLOC },
 };
@@ -31,6 +32,22 @@ struct devres__kind *devres__kind_segs[NR_SEGS] = { seg0 };
 static struct devres__kind *buckets[1u << HASH_BITS];
 static uint32_t nr_kinds = DR_KIND_FIRST;
 static pthread_mutex_t kind_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/* Free in a child of fork(), whatever another thread was doing. */
+static void kind_lock_take(void)
+{
+	pthread_mutex_lock(&kind_lock);
+}
+
+static void kind_lock_drop(void)
+{
+	pthread_mutex_unlock(&kind_lock);
+}
+
+__attribute__((constructor)) static void kind_atfork(void)
+{
+	pthread_atfork(kind_lock_take, kind_lock_drop, kind_lock_drop);
+}
 
 static unsigned int hash(dr_release_t release, void (*action)(void *))
 {
@@ -80,7 +97,8 @@ static struct devres__kind *new_slot(void)
 
 /*
  * Returns the kind of (@release, @action), registering it under @name on
- * first use, or DR_KIND_NONE when the table cannot grow.
+ * first use, or DR_KIND_NONE when the table cannot grow. The name is
+ * copied: devres_alloc_named() may be given one that the caller frees.
  */
 uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 			  const char *name)
@@ -94,13 +112,17 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 	pthread_mutex_lock(&kind_lock);
 	k = search(h, release, action);
 	if (!k) {
-		k = new_slot();
+		char *copy = strdup(name ? name : "?");
+
+		k = copy ? new_slot() : NULL;
 		if (k) {
 			k->release = release;
 			k->action = action;
-			k->name = name ? name : "?";
+			k->name = copy;
 			k->hash_next = buckets[h];
 			__atomic_store_n(&buckets[h], k, __ATOMIC_RELEASE);
+		} else {
+			free(copy);
 		}
 	}
 	pthread_mutex_unlock(&kind_lock);

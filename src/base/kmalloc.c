@@ -1,6 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Managed memory: the devm_kmalloc family and managed pages.
+ *
+ * Fill, then publish: once a node is on the device's list, another thread
+ * may release it (devres_release_all() is legal from any thread), so every
+ * copy, format or zeroing is done before devres_add() and nothing touches
+ * the node after it.
  */
 #include <errno.h>
 #include <malloc.h>
@@ -12,17 +17,13 @@
 
 #define MAX_PAGE_ORDER 20
 
-static struct devres__node *add_new(struct device *dev, size_t size, bool zero,
-				    const char *func)
+/* Puts @n, filled, on @dev; returns its data, not to be touched here again. */
+static void *publish(struct device *dev, struct devres__node *n,
+		     const char *func)
 {
-	struct devres__node *n =
-		devres__alloc_node(DR_KIND_KMALLOC, size, zero);
+	struct dr_log l = dr_log_of(n);
+	void *data = node_data(n);
 
-	struct dr_log l;
-
-	if (!n)
-		return NULL;
-	l = dr_log_of(n);
 	if (!lock_dev(dev, func)) {
 		devres__free_node(n);
 		return NULL;
@@ -30,7 +31,7 @@ static struct devres__node *add_new(struct device *dev, size_t size, bool zero,
 	add_locked(dev, n);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
-	return n;
+	return data;
 }
 
 void *devm_kmalloc(struct device *dev, size_t size, gfp_t gfp)
@@ -41,8 +42,8 @@ void *devm_kmalloc(struct device *dev, size_t size, gfp_t gfp)
 		return NULL;
 	if (unlikely(!size))
 		return ZERO_SIZE_PTR;
-	n = add_new(dev, size, gfp & __GFP_ZERO, __func__);
-	return n ? node_data(n) : NULL;
+	n = devres__alloc_node(DR_KIND_KMALLOC, size, gfp & __GFP_ZERO);
+	return n ? publish(dev, n, __func__) : NULL;
 }
 
 void *devm_kzalloc(struct device *dev, size_t size, gfp_t gfp)
@@ -93,11 +94,13 @@ void devm_kfree(struct device *dev, const void *p)
 }
 
 /* Grows or shrinks @n in place when its heap chunk has room. */
-static bool resize_in_place(struct devres__node *n, size_t new_size, bool zero)
+static bool resize_locked(struct device *dev, struct devres__node *n,
+			  size_t new_size, bool zero)
 {
 	size_t room = malloc_usable_size(n) - sizeof(*n);
 	size_t old = n->size;
 
+	assert_locked(dev, __func__);
 	if (new_size > room)
 		return false;
 	if (zero && new_size > old)
@@ -125,7 +128,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	if (new_size > DR_MAX_SIZE || !lock_dev(dev, __func__))
 		return NULL;
 	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, NULL);
-	if (old && resize_in_place(old, new_size, zero)) {
+	if (old && resize_locked(dev, old, new_size, zero)) {
 		l = dr_log_of(old);
 		unlock_dev(dev);
 		/* Same node, new size: logged so that later lines add up. */
@@ -140,7 +143,8 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		return NULL;
 	}
 
-	new_node = devres__alloc_node(DR_KIND_KMALLOC, new_size, false);
+	/* Zeroed now: the tail past the old size must not be zeroed later. */
+	new_node = devres__alloc_node(DR_KIND_KMALLOC, new_size, zero);
 	if (!new_node)
 		return NULL;
 	if (!lock_dev(dev, __func__)) {
@@ -169,19 +173,37 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 			     ptr);
 		return NULL;
 	}
-	if (zero)
-		memset((char *)node_data(new_node) + old_size, 0,
-		       new_size - old_size);
 	dr_log(dev, "REPLACE", l);
 	devres__free_node(old);
 	return node_data(new_node);
 }
 
+static void *kmemdup(struct device *dev, const void *src, size_t len,
+		     const char *func)
+{
+	struct devres__node *n;
+
+	if (!devres__dev_ok(dev, func))
+		return NULL;
+	if (unlikely(!len))
+		return ZERO_SIZE_PTR;
+	if (unlikely(!src)) {
+		devres__warn(dev, func, "NULL source");
+		return NULL;
+	}
+	n = devres__alloc_node(DR_KIND_KMALLOC, len, false);
+	if (!n)
+		return NULL;
+	memcpy(node_data(n), src, len);
+	return publish(dev, n, func);
+}
+
 char *devm_kstrdup(struct device *dev, const char *s, gfp_t gfp)
 {
+	(void)gfp;
 	if (!s)
 		return NULL;
-	return devm_kmemdup(dev, s, strlen(s) + 1, gfp);
+	return kmemdup(dev, s, strlen(s) + 1, __func__);
 }
 
 const char *devm_kstrdup_const(struct device *dev, const char *s, gfp_t gfp)
@@ -191,29 +213,30 @@ const char *devm_kstrdup_const(struct device *dev, const char *s, gfp_t gfp)
 
 void *devm_kmemdup(struct device *dev, const void *src, size_t len, gfp_t gfp)
 {
-	void *p = devm_kmalloc(dev, len, gfp & ~__GFP_ZERO);
-
-	if (p && len)
-		memcpy(p, src, len);
-	return p;
+	(void)gfp;
+	return kmemdup(dev, src, len, __func__);
 }
 
 char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
 		      va_list ap)
 {
+	struct devres__node *n;
 	va_list aq;
-	char *p;
 	int len;
 
+	(void)gfp;
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
 	va_copy(aq, ap);
 	len = vsnprintf(NULL, 0, fmt, aq);
 	va_end(aq);
 	if (len < 0)
 		return NULL;
-	p = devm_kmalloc(dev, (size_t)len + 1, gfp & ~__GFP_ZERO);
-	if (p)
-		vsnprintf(p, (size_t)len + 1, fmt, ap);
-	return p;
+	n = devres__alloc_node(DR_KIND_KMALLOC, (size_t)len + 1, false);
+	if (!n)
+		return NULL;
+	vsnprintf(node_data(n), (size_t)len + 1, fmt, ap);
+	return publish(dev, n, __func__);
 }
 
 char *devm_kasprintf(struct device *dev, gfp_t gfp, const char *fmt, ...)
@@ -266,7 +289,8 @@ unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
 	dr->addr = (uintptr_t)addr;
 	dr->order = order;
 	devres_add(dev, dr);
-	return dr->addr;
+	/* Not dr->addr: another thread may have released dr by now. */
+	return (uintptr_t)addr;
 }
 
 void devm_free_pages(struct device *dev, unsigned long addr)

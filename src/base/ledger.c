@@ -25,6 +25,26 @@ static pthread_mutex_t ledger_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 
+/*
+ * fork() in a threaded program: the child has only the forking thread, so
+ * a lock another thread held at fork would never be released there. Held
+ * across fork, it is free on both sides.
+ */
+static void ledger_lock_take(void)
+{
+	pthread_mutex_lock(&ledger_lock);
+}
+
+static void ledger_lock_drop(void)
+{
+	pthread_mutex_unlock(&ledger_lock);
+}
+
+__attribute__((constructor)) static void ledger_atfork(void)
+{
+	pthread_atfork(ledger_lock_take, ledger_lock_drop, ledger_lock_drop);
+}
+
 static void retire(void *arg)
 {
 	struct tally *t = arg, **pp;

@@ -3,6 +3,7 @@
  * Log lines, WARNs and the WARN counter. Everything the library prints goes
  * through one sink, which the application may replace.
  */
+#include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -18,12 +19,59 @@ static devres_log_sink_t sink;
 static void *sink_ctx;
 static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/*
+ * Set while this thread runs the sink. A sink may look at a device (call
+ * devres_dump() on every WARN, say), and what it does may log or WARN in
+ * turn: the WARN of a devres call made from a callback that holds the
+ * device's lock, a log line of its own allocation. Sent to the sink, that
+ * line would call it again without end; so a line made while the sink
+ * runs is dropped, and a WARN made then is not counted: one misuse, one
+ * WARN.
+ */
+static TLS_FAST bool in_sink;
+
+/*
+ * Calls of the sink in progress, counted by the parity of the sink's
+ * generation, so that devres_set_log_sink() can wait until the sink it
+ * replaced has returned everywhere: its caller may then free the old ctx.
+ */
+static unsigned long sink_gen;
+static int sink_calls[2];
+static pthread_cond_t sink_done = PTHREAD_COND_INITIALIZER;
+static TLS_FAST int my_slot; /* of this thread's call, while in_sink */
+
 __attribute__((constructor)) static void log_init(void)
 {
 	const char *s = devres__getenv("DEVRES_LOG");
 
 	if (s && *s && strcmp(s, "0") != 0)
 		devres__log_on = true;
+}
+
+/* Free in a child of fork(), whatever another thread was doing. */
+static void sink_lock_take(void)
+{
+	pthread_mutex_lock(&sink_lock);
+}
+
+static void sink_lock_drop(void)
+{
+	pthread_mutex_unlock(&sink_lock);
+}
+
+/* In the child only this thread is left: no other call can be running. */
+static void sink_lock_drop_child(void)
+{
+	sink_calls[0] = sink_calls[1] = 0;
+	if (in_sink)
+		sink_calls[my_slot] = 1;
+	pthread_cond_init(&sink_done, NULL);
+	pthread_mutex_unlock(&sink_lock);
+}
+
+__attribute__((constructor)) static void log_atfork(void)
+{
+	pthread_atfork(sink_lock_take, sink_lock_drop, sink_lock_drop_child);
 }
 
 void devres_set_log(bool on)
@@ -33,9 +81,16 @@ void devres_set_log(bool on)
 
 void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 {
+	int old, own;
+
 	pthread_mutex_lock(&sink_lock);
+	old = (int)(sink_gen++ & 1);
 	sink = new_sink;
 	sink_ctx = ctx;
+	/* A sink that replaces itself does not wait for its own call. */
+	own = in_sink && my_slot == old;
+	while (sink_calls[old] > own)
+		pthread_cond_wait(&sink_done, &sink_lock);
 	pthread_mutex_unlock(&sink_lock);
 }
 
@@ -44,19 +99,36 @@ int devres_warn_count(void)
 	return __atomic_load_n(&warn_count, __ATOMIC_RELAXED);
 }
 
+/* A sink, or stderr, may change errno: logging never does. */
 static void emit(int level, const char *line)
 {
 	devres_log_sink_t s;
+	int err = errno, slot;
 	void *ctx;
 
+	if (in_sink)
+		return;
 	pthread_mutex_lock(&sink_lock);
 	s = sink;
 	ctx = sink_ctx;
+	slot = (int)(sink_gen & 1);
+	if (s)
+		sink_calls[slot]++;
 	pthread_mutex_unlock(&sink_lock);
+	in_sink = true;
+	my_slot = slot;
 	if (s)
 		s(ctx, level, line);
 	else
 		fprintf(stderr, "%s\n", line);
+	in_sink = false;
+	if (s) {
+		pthread_mutex_lock(&sink_lock);
+		if (--sink_calls[slot] == 0)
+			pthread_cond_broadcast(&sink_done);
+		pthread_mutex_unlock(&sink_lock);
+	}
+	errno = err;
 }
 
 void devres__print(int level, const char *fmt, ...)
@@ -72,14 +144,19 @@ void devres__print(int level, const char *fmt, ...)
 
 /*
  * A label for @dev that is safe to print even when @dev is garbage: only an
- * initialized device is asked for its name.
+ * initialized device is asked for its name. Read here, as dev_name() does,
+ * rather than through the driver model, which sits above this file.
  */
 const char *devres__dev_label(const struct device *dev, char *buf, size_t len)
 {
+	const char *name = NULL;
+
 	if (!dev)
 		return "(no device)";
-	if (dev->magic == DEVRES_DEV_MAGIC && *dev_name(dev))
-		return dev_name(dev);
+	if (dev->magic == DEVRES_DEV_MAGIC)
+		name = dev->name ? dev->name : dev->init_name;
+	if (name && *name)
+		return name;
 	snprintf(buf, len, "device@%p", (const void *)dev);
 	return buf;
 }
@@ -137,8 +214,11 @@ void devres__warn(const struct device *dev, const char *func, const char *fmt,
 		  ...)
 {
 	char reason[256], buf[40];
+	int err = errno;
 	va_list ap;
 
+	if (in_sink)
+		return;
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	if (secure_quiet())
 		return;
@@ -148,4 +228,5 @@ void devres__warn(const struct device *dev, const char *func, const char *fmt,
 	devres__print(DEVRES_LOG_WARNING, "WARNING: %s: %s: %s",
 		      devres__dev_label(dev, buf, sizeof(buf)), func, reason);
 	backtrace_lines();
+	errno = err;
 }

@@ -1,7 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The device's list and its lock, shared by the files of the devres core
- * (devres.c, group.c, action.c, kmalloc.c, debug.c).
+ * (devres.c, group.c, action.c, kmalloc.c, debug.c, check.c).
  */
 #ifndef DEVRES_NODE_H
 #define DEVRES_NODE_H
@@ -44,6 +44,23 @@ extern HIDDEN TLS_FAST char devres__self;
 HIDDEN bool devres__lock_slow(struct device *dev, const char *func);
 
 /*
+ * Every helper that walks or changes the list asserts that the calling
+ * thread holds the device's lock (debug and sanitizer builds only: the
+ * owner is recorded anyway, for the re-entry WARN).
+ */
+#ifdef DEVRES_CHECKS
+static inline void assert_locked(const struct device *dev, const char *func)
+{
+	if (unlikely(__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) !=
+		     (void *)&devres__self))
+		devres__bug(dev, func,
+			    "called without holding the device's devres lock");
+}
+#else
+#define assert_locked(dev, func) ((void)(dev), (void)(func))
+#endif
+
+/*
  * The devres lock is a spinlock that yields: critical sections are a few
  * pointer moves, and an uncontended pthread mutex would double the cost of
  * a managed allocation. Taking it twice in one thread (from a match or
@@ -66,6 +83,7 @@ static inline void unlock_dev(struct device *dev)
 
 static inline void add_locked(struct device *dev, struct devres__node *n)
 {
+	assert_locked(dev, __func__);
 	n->next = list_head(dev);
 	n->kind |= DR_ADDED;
 	dev->devres_head = n;
@@ -75,6 +93,7 @@ static inline void add_locked(struct device *dev, struct devres__node *n)
 static inline void unlink_after(struct device *dev, struct devres__node *prev,
 				struct devres__node *n)
 {
+	assert_locked(dev, __func__);
 	if (prev)
 		prev->next = n->next;
 	else
@@ -122,6 +141,20 @@ HIDDEN struct devres__node *devres__find_locked(struct device *dev,
 						struct devres__node **ret_prev);
 HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list);
 
+/* debug.c: what devres_get_stats() counts, with the lock held. */
+HIDDEN void devres__stats_locked(struct device *dev, long *ret_allocs,
+				 long *ret_bytes);
+
+/* check.c: with the lock held; 0, or -EUCLEAN and what is wrong in @why. */
+HIDDEN int devres__check_locked(struct device *dev,
+				struct devres_stats *ret_stats, char *why,
+				size_t len);
+#ifdef DEVRES_CHECKS
+HIDDEN void devres__assert_list_locked(struct device *dev, const char *func);
+#else
+#define devres__assert_list_locked(dev, func) ((void)(dev), (void)(func))
+#endif
+
 /*
  * What a log line says of a node, taken while the node cannot go away:
  * before it is published, or under the lock. Once the lock is dropped,
@@ -142,7 +175,7 @@ static inline struct dr_log dr_log_of(struct devres__node *n)
 static inline void dr_log(const struct device *dev, const char *op,
 			  struct dr_log l)
 {
-	if (unlikely(devres__log_on))
+	if (unlikely(devres__logging()))
 		devres__log(dev, op, l.data, devres__kind(l.kind)->name,
 			    l.size);
 }

@@ -8,7 +8,9 @@
  * node allocator: fault injection, the node ledger and the log come with
  * it), makes each OS acquisition behind one devres__should_fail() (a fault
  * point) and counts it with devres__ledger_add(), fills the node, and only
- * then publishes it with devres_add(). See docs/internals.md.
+ * then publishes it with devres_add(): nothing touches the node after that,
+ * since another thread may release it at once. Release callbacks may
+ * change errno (the core gives the caller's back). See docs/internals.md.
  */
 #ifndef DEVRES_SUBSYS_H
 #define DEVRES_SUBSYS_H
@@ -39,6 +41,13 @@ static inline bool devres__dev_ok(const struct device *dev, const char *func)
 
 /* log.c */
 extern HIDDEN bool devres__log_on;
+
+/* devres_set_log() may switch it from any thread, hence the atomic load. */
+static inline bool devres__logging(void)
+{
+	return __atomic_load_n(&devres__log_on, __ATOMIC_RELAXED);
+}
+
 HIDDEN void devres__log(const struct device *dev, const char *op,
 			const void *node, const char *name, size_t size);
 HIDDEN void devres__warn(const struct device *dev, const char *func,

@@ -374,6 +374,8 @@ static void compare(struct run *r, int warns_before)
 		r->counts->releases += (unsigned long)r->nact;
 	r->nact = r->nexp = 0;
 
+	/* The list checker: no cycle, markers paired, stats as listed. */
+	model_check(r, devres_check(r->dev) == 0, "devres_check failed");
 	devres_get_stats(r->dev, &st);
 	model_check(r, st.allocs == n && st.total_size == bytes,
 		    "stats %d/%d, expected %d/%ld", st.allocs, st.total_size, n,

@@ -239,6 +239,55 @@ static void test_absent_action_warns(void **state)
 	assert_true(devm_is_action_added(dev, act, &v[1]));
 }
 
+/*
+ * A resource whose release is NULL is of kind (NULL, NULL): an action
+ * lookup with a NULL action must never reach it (issue 8, defect 1). Each
+ * call WARNs once and leaves the node where it is.
+ */
+static void test_null_action_matches_no_resource(void **state)
+{
+	struct device *dev = *state;
+	void *p = devres_alloc(NULL, 0, GFP_KERNEL);
+	void *q = devres_alloc(NULL, sizeof(void *), GFP_KERNEL);
+
+	assert_non_null(p);
+	assert_non_null(q);
+	devres_add(dev, p);
+	devres_add(dev, q);
+	start_capture();
+	devm_remove_action(dev, NULL, NULL);
+	expect_warn("devm_remove_action", "NULL action");
+	start_capture();
+	devm_release_action(dev, NULL, NULL);
+	expect_warn("devm_release_action", "NULL action");
+	start_capture();
+	assert_false(devm_is_action_added(dev, NULL, p));
+	expect_warn("devm_is_action_added", "NULL action");
+	start_capture();
+	assert_false(devm_is_action_added(dev, NULL, NULL));
+	expect_warn("devm_is_action_added", "NULL action");
+	/* Both nodes are still the device's, and the caller's pointers good. */
+	expect_stats(dev, 2, (int)sizeof(void *));
+	assert_ptr_equal(devres_find(dev, NULL, NULL, NULL), q);
+	assert_int_equal(devres_release_all(dev), 2);
+}
+
+/* Nor does an action lookup reach a NULL-release node keyed by its data. */
+static void test_action_lookup_skips_resources(void **state)
+{
+	struct device *dev = *state;
+	void **p = devres_alloc(NULL, sizeof(void *), GFP_KERNEL);
+
+	assert_non_null(p);
+	*p = &v[3];
+	devres_add(dev, p);
+	assert_false(devm_is_action_added(dev, act, &v[3]));
+	start_capture();
+	devm_remove_action(dev, act, &v[3]);
+	expect_warn("devm_remove_action", "not recorded");
+	expect_stats(dev, 1, (int)sizeof(void *));
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, dev_teardown)
 
 int main(void)
@@ -255,6 +304,8 @@ int main(void)
 		T(test_action_in_group),
 		T(test_action_acquires_on_release),
 		T(test_absent_action_warns),
+		T(test_null_action_matches_no_resource),
+		T(test_action_lookup_skips_resources),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

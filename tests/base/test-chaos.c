@@ -392,6 +392,9 @@ static void one_op(struct worker *w)
 		struct devres_stats st;
 
 		devres_get_stats(dev, &st);
+		/* The list checker, while every other thread goes on. */
+		if (devres_check(dev))
+			__atomic_add_fetch(&wrong_dev, 1, __ATOMIC_RELAXED);
 	} else if (pick < 840) {
 		devres_release_all(dev);
 	} else if (pick < 870) {

@@ -14,6 +14,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <pthread.h>
+#include <sched.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
@@ -424,6 +426,188 @@ static void test_env_log(void **state)
 	free(out);
 }
 
+/*
+ * A sink that looks at the device on every WARN (issue 8, defect 12). The
+ * WARN comes from a for-each callback that calls devres on its own device,
+ * so the device's lock is held while it is emitted: the sink's dump would
+ * WARN again, and the sink would run again, without end. One WARN, always.
+ */
+static int dump_sink_calls;
+static int dump_sink_warns;
+
+static void dumping_sink(void *ctx, int level, const char *line)
+{
+	char *buf = NULL;
+	size_t len = 0;
+	FILE *f;
+
+	dump_sink_calls++;
+	if (level != DEVRES_LOG_WARNING)
+		return;
+	dump_sink_warns++;
+	if (dump_sink_calls > 10)
+		return; /* recursing: stop before the stack runs out */
+	f = open_memstream(&buf, &len);
+	if (f) {
+		devres_dump(ctx, f);
+		fclose(f);
+	}
+	free(buf);
+	(void)line;
+}
+
+static void fn_adds_own(struct device *dev, void *res, void *data)
+{
+	(void)res;
+	(void)data;
+	/* Fails, with the WARN under test: the lock is this thread's. */
+	assert_null(devm_kmalloc(dev, 1, GFP_KERNEL));
+}
+
+static void test_warn_sink_dumps_the_locked_device(void **state)
+{
+	struct device *dev = *state;
+	int base = devres_warn_count();
+
+	assert_non_null(devm_kmalloc(dev, 8, GFP_KERNEL));
+	dump_sink_calls = dump_sink_warns = 0;
+	devres_add(dev, devres_alloc(my_release, 2, GFP_KERNEL));
+	devres_set_log_sink(dumping_sink, dev);
+	devres_for_each_res(dev, my_release, NULL, NULL, fn_adds_own, NULL);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(dump_sink_warns, 1);
+	assert_int_equal(dump_sink_calls, 1);
+	assert_int_equal(devres_warn_count() - base, 1);
+	expect_stats(dev, 2, 8 + 2);
+}
+
+/* A sink that allocates on the device it logs, with logging on. */
+static int alloc_sink_calls;
+
+static void allocating_sink(void *ctx, int level, const char *line)
+{
+	(void)level;
+	(void)line;
+	if (++alloc_sink_calls > 10)
+		return;
+	assert_non_null(devm_kmalloc(ctx, 4, GFP_KERNEL));
+}
+
+static void test_log_sink_allocating_on_its_device(void **state)
+{
+	struct device *dev = *state;
+
+	alloc_sink_calls = 0;
+	devres_set_log_sink(allocating_sink, dev);
+	devres_set_log(true);
+	assert_non_null(devm_kmalloc(dev, 16, GFP_KERNEL));
+	devres_set_log(false);
+	devres_set_log_sink(NULL, NULL);
+	/* Its own allocation's ADD line is not sent to it again. */
+	assert_int_equal(alloc_sink_calls, 1);
+	expect_stats(dev, 2, 16 + 4);
+}
+
+/*
+ * devres_alloc_named() with a name the caller frees (issue 8, defect 13):
+ * the name is copied, so a dump reads the copy. The release function is
+ * used by this test alone, so that the name is registered here.
+ */
+static void heap_named_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+static void test_alloc_named_copies_the_name(void **state)
+{
+	struct device *dev = *state;
+	char *name = strdup("a-name-on-the-heap-freed-at-once");
+	char *dump;
+	void *p;
+
+	assert_non_null(name);
+	p = devres_alloc_named(heap_named_release, 8, GFP_KERNEL, name);
+	assert_non_null(p);
+	memset(name, 'x', strlen(name));
+	free(name);
+	devres_add(dev, p);
+	dump = dump_to_string(dev);
+	assert_int_equal(count_substr(dump, "a-name-on-the-heap-freed-at-once"),
+			 1);
+	free(dump);
+}
+
+/*
+ * Replacing the sink while another thread is inside it: once
+ * devres_set_log_sink() returns, the old sink's ctx may be freed, so the
+ * old sink must be running nowhere. The sink checks its ctx before and
+ * after a pause; the test poisons the ctx as soon as the swap returns.
+ */
+#define CTX_ALIVE 0x5eed
+#define CTX_DEAD 0xdead
+
+struct sink_ctx {
+	int magic;
+	int stale; /* calls that saw their ctx die under them */
+	int calls;
+};
+
+static int swap_done;
+
+static void slow_sink(void *ctx, int level, const char *line)
+{
+	struct sink_ctx *c = ctx;
+	int before = __atomic_load_n(&c->magic, __ATOMIC_ACQUIRE);
+
+	(void)level;
+	(void)line;
+	__atomic_add_fetch(&c->calls, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < 20000; i++)
+		__atomic_load_n(&c->magic, __ATOMIC_RELAXED);
+	if (before == CTX_ALIVE &&
+	    __atomic_load_n(&c->magic, __ATOMIC_ACQUIRE) != CTX_ALIVE)
+		__atomic_add_fetch(&c->stale, 1, __ATOMIC_RELAXED);
+}
+
+static void *warn_loop(void *arg)
+{
+	(void)arg;
+	while (!__atomic_load_n(&swap_done, __ATOMIC_ACQUIRE))
+		devres_get_stats(NULL, NULL);
+	return NULL;
+}
+
+static void test_sink_swap_waits_for_the_old_sink(void **state)
+{
+	struct sink_ctx ctx[50];
+	pthread_t t;
+	int stale = 0, calls = 0;
+
+	(void)state;
+	swap_done = 0;
+	memset(ctx, 0, sizeof(ctx));
+	ctx[0].magic = CTX_ALIVE;
+	devres_set_log_sink(slow_sink, &ctx[0]);
+	assert_int_equal(pthread_create(&t, NULL, warn_loop, NULL), 0);
+	for (int i = 1; i < 50; i++) {
+		while (!__atomic_load_n(&ctx[i - 1].calls, __ATOMIC_ACQUIRE))
+			sched_yield();
+		ctx[i].magic = CTX_ALIVE;
+		devres_set_log_sink(slow_sink, &ctx[i]);
+		__atomic_store_n(&ctx[i - 1].magic, CTX_DEAD, __ATOMIC_RELEASE);
+	}
+	__atomic_store_n(&swap_done, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	devres_set_log_sink(NULL, NULL);
+	for (int i = 0; i < 50; i++) {
+		stale += ctx[i].stale;
+		calls += ctx[i].calls;
+	}
+	assert_true(calls >= 49);
+	assert_int_equal(stale, 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, teardown)
 
 int main(int argc, char **argv)
@@ -440,6 +624,10 @@ int main(int argc, char **argv)
 		T(test_warn_line_and_count),
 		T(test_default_sink_is_stderr),
 		T(test_env_log),
+		T(test_warn_sink_dumps_the_locked_device),
+		T(test_log_sink_allocating_on_its_device),
+		T(test_alloc_named_copies_the_name),
+		T(test_sink_swap_waits_for_the_old_sink),
 	};
 
 	if (argc > 1 && !strcmp(argv[1], "--log-child"))

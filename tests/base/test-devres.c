@@ -541,6 +541,91 @@ static void test_threads_atomic(void **state)
 	assert_int_equal(devres_release_all(dev), NTHREADS * ROUNDS / 2);
 }
 
+/*
+ * devres_set_log() from any thread, as documented, while other threads log
+ * (issue 8, defect 11): the flag is read atomically, so TSan sees no race.
+ */
+static int lines_logged;
+
+static void counting_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	(void)line;
+	__atomic_add_fetch(&lines_logged, 1, __ATOMIC_RELAXED);
+}
+
+static void *toggle_log(void *arg)
+{
+	(void)arg;
+	for (int i = 0; i < ROUNDS; i++)
+		devres_set_log(i % 2 == 0);
+	devres_set_log(false);
+	return NULL;
+}
+
+static void test_set_log_from_any_thread(void **state)
+{
+	struct device *dev = *state;
+	pthread_t t[NTHREADS], tog;
+
+	lines_logged = 0;
+	devres_set_log_sink(counting_sink, NULL);
+	assert_int_equal(pthread_create(&tog, NULL, toggle_log, NULL), 0);
+	for (int i = 0; i < NTHREADS; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, hammer, dev), 0);
+	for (int i = 0; i < NTHREADS; i++) {
+		void *ret;
+
+		assert_int_equal(pthread_join(t[i], &ret), 0);
+		assert_null(ret);
+	}
+	assert_int_equal(pthread_join(tog, NULL), 0);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(devres_release_all(dev), NTHREADS * ROUNDS / 2);
+}
+
+/*
+ * Fill, then publish (issue 8, defect 4), raced for real: one thread makes
+ * filled allocations while another releases everything, as the chaos test
+ * allows. A copy, format or zeroing after publication would write into
+ * memory the other thread frees: TSan and ASan report it. The returned
+ * pointers are never touched: they may be gone already.
+ */
+static int racing_done;
+
+static void *release_all_loop(void *arg)
+{
+	while (!__atomic_load_n(&racing_done, __ATOMIC_ACQUIRE))
+		devres_release_all(arg);
+	return NULL;
+}
+
+static void test_fill_races_release_all(void **state)
+{
+	static const char text[64] = "published only once filled";
+	struct device *dev = *state;
+	pthread_t t;
+
+	racing_done = 0;
+	devres_set_log_sink(counting_sink, NULL);
+	assert_int_equal(pthread_create(&t, NULL, release_all_loop, dev), 0);
+	for (int i = 0; i < ROUNDS; i++) {
+		void *p = devm_kmalloc(dev, 8, GFP_KERNEL);
+
+		devm_kmemdup(dev, text, sizeof(text), GFP_KERNEL);
+		devm_kstrdup(dev, text, GFP_KERNEL);
+		devm_kasprintf(dev, GFP_KERNEL, "%s %d", text, i);
+		/* WARNs when the other thread freed p first. */
+		devm_krealloc(dev, p, 200, GFP_KERNEL | __GFP_ZERO);
+		devm_get_free_pages(dev, GFP_KERNEL | __GFP_ZERO, 0);
+	}
+	__atomic_store_n(&racing_done, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	devres_set_log_sink(NULL, NULL);
+	devres_release_all(dev);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, dev_teardown)
 
 int main(void)
@@ -563,6 +648,8 @@ int main(void)
 		T(test_fail_nth_devres_alloc),
 		T(test_ledger_back_to_baseline),
 		T(test_threads_atomic),
+		T(test_set_log_from_any_thread),
+		T(test_fill_races_release_all),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

@@ -450,6 +450,120 @@ static void test_pages_foreign(void **state)
 	expect_stats(dev, 1, 2 * (int)sizeof(long));
 }
 
+/*
+ * Fill, then publish (issue 8, defect 4). A log sink runs right after a
+ * node is published, as another thread could: it checks that the memory is
+ * already filled, then releases everything, as a devres_release_all() on
+ * another thread may. Before the fix, the copy, the format and the zeroing
+ * ran after publication: the sink saw unfilled memory, and (under ASan) the
+ * fill wrote into freed memory.
+ */
+struct pub_check {
+	struct device *dev;
+	const char *op;	  /* "ADD" or "REPLACE" */
+	const void *want; /* the bytes expected at the node's start */
+	size_t want_len;
+	size_t zero_from; /* then zeroes up to zero_to */
+	size_t zero_to;
+	int seen;
+	int bad;
+};
+
+static void publish_sink(void *ctx, int level, const char *line)
+{
+	struct pub_check *pc = ctx;
+	char op[16];
+	void *node;
+	const unsigned char *p;
+
+	if (level != DEVRES_LOG_DEBUG ||
+	    sscanf(line, "%*[^:]: DEVRES %15s %p", op, &node) != 2 ||
+	    strcmp(op, pc->op) != 0)
+		return;
+	pc->seen++;
+	p = node;
+	if (pc->want && memcmp(p, pc->want, pc->want_len) != 0)
+		pc->bad++;
+	for (size_t i = pc->zero_from; i < pc->zero_to; i++)
+		if (p[i])
+			pc->bad++;
+	devres_release_all(pc->dev);
+}
+
+static void watch_publish(struct pub_check *pc)
+{
+	devres_set_log_sink(publish_sink, pc);
+	devres_set_log(true);
+}
+
+static void unwatch_publish(struct pub_check *pc)
+{
+	devres_set_log(false);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(pc->seen, 1);
+	assert_int_equal(pc->bad, 0);
+	expect_stats(pc->dev, 0, 0);
+}
+
+static void test_kmemdup_filled_before_published(void **state)
+{
+	static const char src[200] = "kmemdup: filled before it is published";
+	struct pub_check pc = { *state, "ADD", src, sizeof(src), 0, 0, 0, 0 };
+
+	dirty_heap(sizeof(src) + 16);
+	watch_publish(&pc);
+	assert_non_null(devm_kmemdup(pc.dev, src, sizeof(src), GFP_KERNEL));
+	unwatch_publish(&pc);
+}
+
+static void test_kstrdup_filled_before_published(void **state)
+{
+	static const char src[] = "kstrdup: filled before it is published, "
+				  "all of it";
+	struct pub_check pc = { *state, "ADD", src, sizeof(src), 0, 0, 0, 0 };
+
+	dirty_heap(sizeof(src) + 16);
+	watch_publish(&pc);
+	assert_non_null(devm_kstrdup(pc.dev, src, GFP_KERNEL));
+	unwatch_publish(&pc);
+}
+
+static void test_kasprintf_filled_before_published(void **state)
+{
+	static const char want[] = "kasprintf 42 formatted before publication";
+	struct pub_check pc = { *state, "ADD", want, sizeof(want), 0, 0, 0, 0 };
+
+	dirty_heap(sizeof(want) + 16);
+	watch_publish(&pc);
+	assert_non_null(devm_kasprintf(pc.dev, GFP_KERNEL,
+				       "kasprintf %d formatted before %s", 42,
+				       "publication"));
+	unwatch_publish(&pc);
+}
+
+static void test_krealloc_zero_tail_before_published(void **state)
+{
+	struct pub_check pc = { *state, "REPLACE", "abcdefgh", 8, 8, 240, 0, 0 };
+	char *p = devm_kmalloc(pc.dev, 8, GFP_KERNEL);
+
+	assert_non_null(p);
+	memcpy(p, "abcdefgh", 8);
+	dirty_heap(240 + 16);
+	watch_publish(&pc);
+	assert_non_null(devm_krealloc(pc.dev, p, 240, GFP_KERNEL | __GFP_ZERO));
+	unwatch_publish(&pc);
+}
+
+/* Reading the node after publishing it: an ASan use-after-free before. */
+static void test_get_free_pages_not_read_after_publish(void **state)
+{
+	struct pub_check pc = { *state, "ADD", NULL, 0, 0, 0, 0, 0 };
+
+	watch_publish(&pc);
+	assert_int_not_equal(devm_get_free_pages(pc.dev, GFP_KERNEL, 0), 0);
+	unwatch_publish(&pc);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, two_dev_setup, dev_teardown)
 
 int main(void)
@@ -473,6 +587,11 @@ int main(void)
 		T(test_pages),
 		T(test_pages_fail_nth),
 		T(test_pages_foreign),
+		T(test_kmemdup_filled_before_published),
+		T(test_kstrdup_filled_before_published),
+		T(test_kasprintf_filled_before_published),
+		T(test_krealloc_zero_tail_before_published),
+		T(test_get_free_pages_not_read_after_publish),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

@@ -834,6 +834,96 @@ static void unregister_unregistered_bus(void **state)
 	one_warn("bus_unregister", "bus is not registered");
 }
 
+/* 52. An action lookup with a NULL action (never a NULL-release node). */
+static void null_action_lookup(void **state)
+{
+	void *p = devres_alloc(NULL, 0, GFP_KERNEL);
+	struct devres_stats st;
+
+	(void)state;
+	assert_non_null(p);
+	devres_add(fx.dev, p);
+	devm_remove_action(fx.dev, NULL, NULL);
+	one_warn("devm_remove_action", "NULL action");
+	devm_release_action(fx.dev, NULL, NULL);
+	one_warn("devm_release_action", "NULL action");
+	assert_false(devm_is_action_added(fx.dev, NULL, p));
+	one_warn("devm_is_action_added", "NULL action");
+	devres_get_stats(fx.dev, &st);
+	assert_int_equal(st.allocs, 1);
+}
+
+/* 53. devm_kmemdup() of a NULL source. */
+static void kmemdup_null_source(void **state)
+{
+	struct devres_stats st;
+
+	(void)state;
+	assert_null(devm_kmemdup(fx.dev, NULL, 4, GFP_KERNEL));
+	one_warn("devm_kmemdup", "NULL source");
+	devres_get_stats(fx.dev, &st);
+	assert_int_equal(st.allocs, 0);
+}
+
+/* 54. A log sink that dumps the device on every WARN, under its lock. */
+static int dumping_calls;
+
+static void dumping_sink(void *ctx, int level, const char *line)
+{
+	FILE *f = fopen("/dev/null", "w");
+
+	dumping_calls++;
+	sink(ctx, level, line);
+	if (dumping_calls < 10 && f)
+		devres_dump(fx.dev, f);
+	if (f)
+		fclose(f);
+}
+
+static void fn_allocates(struct device *dev, void *res, void *data)
+{
+	(void)res;
+	(void)data;
+	assert_null(devm_kmalloc(dev, 8, GFP_KERNEL));
+}
+
+static void rel_nop(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+static void sink_dumps_locked_device(void **state)
+{
+	(void)state;
+	devres_add(fx.dev, devres_alloc(rel_nop, 4, GFP_KERNEL));
+	dumping_calls = 0;
+	devres_set_log_sink(dumping_sink, NULL);
+	devres_for_each_res(fx.dev, rel_nop, NULL, NULL, fn_allocates, NULL);
+	devres_set_log_sink(sink, NULL);
+	assert_int_equal(dumping_calls, 1);
+	one_warn("devm_kmalloc", "from a match or for-each callback");
+}
+
+/* 55. A driver writes before its allocation: the list is a cycle. */
+static void underflow_breaks_list(void **state)
+{
+	char *p;
+	void *saved;
+
+	(void)state;
+	p = devm_kmalloc(fx.dev, 8, GFP_KERNEL);
+	assert_non_null(p);
+	assert_int_equal(devres_check(fx.dev), 0);
+	/* The node's header, in front of the data: its first word is next. */
+	memcpy(&saved, p - 16, sizeof(saved));
+	*(void **)(p - 16) = p - 16;
+	assert_int_equal(devres_check(fx.dev), -EUCLEAN);
+	one_warn("devres_check", "the list is a cycle");
+	memcpy(p - 16, &saved, sizeof(saved));
+	assert_int_equal(devres_check(fx.dev), 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, setup, teardown)
 
 int main(void)
@@ -890,6 +980,10 @@ int main(void)
 		T(register_bus_twice),
 		T(unregister_busy_bus),
 		T(unregister_unregistered_bus),
+		T(null_action_lookup),
+		T(kmemdup_null_source),
+		T(sink_dumps_locked_device),
+		T(underflow_breaks_list),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

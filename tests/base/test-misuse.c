@@ -14,6 +14,11 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <poll.h>
+#include <pthread.h>
+#include <signal.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
@@ -578,6 +583,268 @@ static void test_free_self_in_release(void **state)
 	expect_stats(dev, 0, 0);
 }
 
+/*
+ * Release callbacks that reach into the chain being released: the nodes
+ * still to be released are off the device's list, so the device does not
+ * know them (one WARN each), and each is released exactly once.
+ */
+static char *sibling;
+static void *sibling_group;
+
+static void kfrees_sibling(struct device *dev, void *res)
+{
+	(void)res;
+	nself++;
+	devm_kfree(dev, sibling);
+}
+
+static void removes_sibling_group(struct device *dev, void *res)
+{
+	(void)res;
+	nself++;
+	devres_remove_group(dev, sibling_group);
+}
+
+static void readds_itself(struct device *dev, void *res)
+{
+	nself++;
+	devres_add(dev, res);
+}
+
+static void test_release_reaches_into_its_chain(void **state)
+{
+	struct device *dev = *state;
+
+	nself = 0;
+	sibling = devm_kmalloc(dev, 8, GFP_KERNEL);
+	assert_non_null(sibling);
+	devres_add(dev, devres_alloc(kfrees_sibling, 1, GFP_KERNEL));
+	start_capture();
+	assert_int_equal(devres_release_all(dev), 2);
+	expect_warn("devm_kfree", "not a managed allocation");
+
+	sibling_group = devres_open_group(dev, NULL, GFP_KERNEL);
+	assert_non_null(sibling_group);
+	devres_close_group(dev, sibling_group);
+	devres_add(dev, devres_alloc(removes_sibling_group, 1, GFP_KERNEL));
+	start_capture();
+	assert_int_equal(devres_release_all(dev), 1);
+	expect_warn("devres_remove_group", "no group");
+
+	/* Re-adding itself would link a node that is about to be freed. */
+	devres_add(dev, devres_alloc(readds_itself, 1, GFP_KERNEL));
+	start_capture();
+	assert_int_equal(devres_release_all(dev), 1);
+	expect_warn("devres_add", "already added");
+	assert_int_equal(nself, 3);
+	expect_stats(dev, 0, 0);
+	assert_int_equal(devres_check(dev), 0);
+}
+
+/* A group of one device named on another, and ids shared by two groups. */
+static void test_group_of_another_device(void **state)
+{
+	struct device *dev = *state;
+	void *g = devres_open_group(&other, NULL, GFP_KERNEL);
+
+	assert_non_null(g);
+	start_capture();
+	devres_close_group(dev, g);
+	expect_warn("devres_close_group", "no group");
+	add_counted(dev);
+	start_capture();
+	assert_int_equal(devres_release_group(dev, g), 0);
+	expect_warn("devres_release_group", "no group");
+	start_capture();
+	devres_remove_group(dev, g);
+	expect_warn("devres_remove_group", "no group");
+	assert_int_equal(devres_check(&other), 0);
+	assert_int_equal(devres_check(dev), 0);
+	devres_remove_group(&other, g);
+}
+
+static void test_groups_sharing_an_id(void **state)
+{
+	struct device *dev = *state;
+	static int id;
+
+	nrel = 0;
+	assert_ptr_equal(devres_open_group(dev, &id, GFP_KERNEL), &id);
+	add_counted(dev);
+	assert_ptr_equal(devres_open_group(dev, &id, GFP_KERNEL), &id);
+	add_counted(dev);
+	devres_close_group(dev, &id);
+	devres_close_group(dev, &id);
+	assert_int_equal(devres_check(dev), 0);
+	/* The newest group of that id goes first, then the other. */
+	assert_int_equal(devres_release_group(dev, &id), 1);
+	assert_int_equal(devres_check(dev), 0);
+	assert_int_equal(devres_release_group(dev, &id), 1);
+	assert_int_equal(nrel, 2);
+	expect_stats(dev, 0, 0);
+}
+
+/*
+ * fork() while other threads hold the library's global locks: the child
+ * has only the forking thread, so a lock held by another one at fork would
+ * never be released there, and the child's first WARN, ledger snapshot or
+ * new release function would hang.
+ */
+static int forking_done;
+
+static void quiet_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	(void)line;
+}
+
+static void *hold_global_locks(void *arg)
+{
+	struct devres_ledger l;
+
+	(void)arg;
+	while (!__atomic_load_n(&forking_done, __ATOMIC_ACQUIRE)) {
+		devres_ledger_snapshot(&l);
+		devres_set_log_sink(quiet_sink, NULL);
+	}
+	return NULL;
+}
+
+static void child_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+/* Returns true when the child said it is done within 10 s. */
+static bool child_finished(int fd)
+{
+	struct pollfd pfd = { .fd = fd, .events = POLLIN };
+	char c;
+
+	return poll(&pfd, 1, 10000) == 1 && read(fd, &c, 1) == 1;
+}
+
+static void test_fork_while_threads_hold_locks(void **state)
+{
+	int hung = 0, status, pipefd[2];
+	pthread_t t;
+
+	(void)state;
+	forking_done = 0;
+	assert_int_equal(pthread_create(&t, NULL, hold_global_locks, NULL), 0);
+	for (int i = 0; i < 100 && !hung; i++) {
+		struct devres_ledger l;
+		pid_t pid;
+
+		assert_int_equal(pipe(pipefd), 0);
+		pid = fork();
+		assert_true(pid >= 0);
+		if (pid == 0) {
+			devres_ledger_snapshot(&l);
+			devres_get_stats(NULL, NULL); /* a WARN: the sink */
+			/* A new kind: the kind table's lock. */
+			devres_free(devres_alloc(child_release, 1, 0));
+			(void)!write(pipefd[1], "x", 1);
+			_exit(0);
+		}
+		close(pipefd[1]);
+		if (!child_finished(pipefd[0])) {
+			hung++;
+			kill(pid, SIGKILL);
+		}
+		close(pipefd[0]);
+		assert_int_equal(waitpid(pid, &status, 0), pid);
+	}
+	__atomic_store_n(&forking_done, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(hung, 0);
+}
+
+/*
+ * Every core entry point on a device whose last reference is gone (its
+ * memory still valid, as when a driver keeps a stale pointer): one WARN
+ * each, nothing touched.
+ */
+static void dead_release(struct device *dev)
+{
+	(void)dev;
+}
+
+static void test_released_device(void **state)
+{
+	struct device dead;
+	struct devres_stats st;
+	FILE *f = fopen("/dev/null", "w");
+	char label[64];
+	int *p;
+
+	(void)state;
+	assert_non_null(f);
+	memset(&dead, 0, sizeof(dead));
+	dead.release = dead_release;
+	device_initialize(&dead);
+	assert_int_equal(dev_set_name(&dead, "dead"), 0);
+	put_device(&dead);
+	/* A released device is no longer asked for its name. */
+	snprintf(label, sizeof(label), "device@%p", (void *)&dead);
+	p = devres_alloc(count_release, sizeof(int), GFP_KERNEL);
+	assert_non_null(p);
+
+#define DEAD(func, call)                                                       \
+	do {                                                                   \
+		start_capture();                                               \
+		call;                                                          \
+		expect_warn_on(label, func, "already released");               \
+	} while (0)
+
+	DEAD("devres_add", devres_add(&dead, p));
+	DEAD("devres_find",
+	     assert_null(devres_find(&dead, count_release, NULL, NULL)));
+	DEAD("devres_get", assert_null(devres_get(&dead, p, NULL, NULL)));
+	DEAD("devres_release",
+	     assert_int_equal(devres_release(&dead, count_release, NULL, NULL),
+			      -ENOENT));
+	DEAD("devres_release_all",
+	     assert_int_equal(devres_release_all(&dead), -ENODEV));
+	DEAD("devres_open_group",
+	     assert_null(devres_open_group(&dead, NULL, GFP_KERNEL)));
+	DEAD("devres_release_group",
+	     assert_int_equal(devres_release_group(&dead, NULL), 0));
+	DEAD("devm_add_action_named",
+	     assert_int_equal(devm_add_action(&dead, act, NULL), -EINVAL));
+	DEAD("devm_is_action_added",
+	     assert_false(devm_is_action_added(&dead, act, NULL)));
+	DEAD("devm_kmalloc", assert_null(devm_kmalloc(&dead, 8, 0)));
+	DEAD("devm_kmemdup", assert_null(devm_kmemdup(&dead, p, 4, 0)));
+	DEAD("devm_kvasprintf", assert_null(devm_kasprintf(&dead, 0, "x")));
+	DEAD("devm_get_free_pages",
+	     assert_int_equal(devm_get_free_pages(&dead, 0, 0), 0));
+	DEAD("devres_get_stats", devres_get_stats(&dead, &st));
+	DEAD("devres_dump", devres_dump(&dead, f));
+	DEAD("devres_check", assert_int_equal(devres_check(&dead), -EINVAL));
+	DEAD("devres_remove",
+	     assert_null(devres_remove(&dead, count_release, NULL, NULL)));
+	DEAD("devres_destroy",
+	     assert_int_equal(devres_destroy(&dead, count_release, NULL, NULL),
+			      -ENOENT));
+	DEAD("devres_for_each_res",
+	     devres_for_each_res(&dead, count_release, NULL, NULL, NULL, NULL));
+	DEAD("devres_close_group", devres_close_group(&dead, NULL));
+	DEAD("devres_remove_group", devres_remove_group(&dead, NULL));
+	DEAD("devm_remove_action", devm_remove_action(&dead, act, NULL));
+	DEAD("devm_release_action", devm_release_action(&dead, act, NULL));
+	DEAD("devm_kfree", devm_kfree(&dead, p));
+	DEAD("devm_krealloc", assert_null(devm_krealloc(&dead, p, 8, 0)));
+	DEAD("devm_free_pages", devm_free_pages(&dead, 4096));
+#undef DEAD
+	fclose(f);
+	devres_free(p);
+	assert_int_equal(nact, 0);
+}
+
 #define T(f) cmocka_unit_test_setup_teardown(f, two_dev_setup, dev_teardown)
 
 int main(void)
@@ -602,6 +869,11 @@ int main(void)
 		T(test_release_group_during_release_all),
 		T(test_for_each_null_fn),
 		T(test_free_self_in_release),
+		T(test_release_reaches_into_its_chain),
+		T(test_group_of_another_device),
+		T(test_groups_sharing_an_id),
+		T(test_fork_while_threads_hold_locks),
+		T(test_released_device),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

@@ -28,6 +28,10 @@
 #include <devres/devres.h>
 #include <devres/platform.h>
 #include <devres/posix.h>
+#include <devres/irq.h>
+#include <devres/dma.h>
+#include <devres/io.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
 #include "testlib.h"
@@ -168,6 +172,89 @@ static void posix_calls(struct device *dev)
 		IS_ERR(devm_thread_run(dev, idle_thread, NULL, "cloexec")));
 }
 
+/* An eventfd line with a managed handler: the line's fd and the dispatcher's. */
+static int irq_lines[2];
+
+static irqreturn_t irq_nop(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_HANDLED;
+}
+
+static void irq_calls(struct device *dev)
+{
+	int efd = eventfd(0, EFD_CLOEXEC);
+
+	assert_true(efd >= 0);
+	irq_lines[0] = irq_line_create("sec-cloexec");
+	irq_lines[1] = irq_line_attach_fd(efd, "sec-cloexec-fd");
+	close(efd);
+	for (int i = 0; i < 2; i++) {
+		assert_true(irq_lines[i] > 0);
+		assert_int_equal(devm_request_irq(dev,
+						  (unsigned int)irq_lines[i],
+						  irq_nop, 0, "sec-cloexec",
+						  &irq_lines[i]),
+				 0);
+	}
+}
+
+static void irq_release(struct device *dev)
+{
+	devres_release_all(dev);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(irq_line_destroy(irq_lines[i]), 0);
+}
+
+/* Coherent DMA memory, a pool and a streaming mapping. */
+static char dma_buf[256];
+static dma_addr_t dma_handle, dma_block_handle;
+static struct dma_pool *dma_pool;
+static void *dma_block;
+
+static void dma_calls(struct device *dev)
+{
+	dma_addr_t h;
+
+	assert_non_null(dmam_alloc_coherent(dev, 4096, &h, GFP_KERNEL));
+	dma_pool = dmam_pool_create("sec-cloexec", dev, 64, 64, 0);
+	assert_non_null(dma_pool);
+	dma_block = dma_pool_alloc(dma_pool, GFP_KERNEL, &dma_block_handle);
+	assert_non_null(dma_block);
+	dma_handle =
+		dma_map_single(dev, dma_buf, sizeof(dma_buf), DMA_TO_DEVICE);
+	assert_false(dma_mapping_error(dev, dma_handle));
+}
+
+static void dma_release(struct device *dev)
+{
+	dma_unmap_single(dev, dma_handle, sizeof(dma_buf), DMA_TO_DEVICE);
+	dma_pool_free(dma_pool, dma_block, dma_block_handle);
+	devres_release_all(dev);
+}
+
+/* A memfd-backed register window, a region claimed in it and a mapping. */
+#define SEC_WINDOW 0xfe100000u
+
+static void io_calls(struct device *dev)
+{
+	struct resource res = DEFINE_RES_MEM(SEC_WINDOW, 4096);
+	int mfd = memfd_create("sec-cloexec-regs", MFD_CLOEXEC);
+
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, 4096), 0);
+	assert_int_equal(iomem_window_add(SEC_WINDOW, 4096, mfd, 0, "sec"), 0);
+	close(mfd);
+	assert_false(IS_ERR(devm_ioremap_resource(dev, &res)));
+}
+
+static void io_release(struct device *dev)
+{
+	devres_release_all(dev);
+	assert_int_equal(iomem_window_remove(SEC_WINDOW), 0);
+}
+
 static const struct call calls[] = {
 	{ "devm_kmalloc family", kmalloc_family, NULL },
 	{ "devres node and action", node_and_action, NULL },
@@ -175,7 +262,10 @@ static const struct call calls[] = {
 	{ "platform device bound", platform_bind, platform_unbind },
 	{ "open beneath a root", open_beneath, NULL },
 	{ "posix fds, stream, map, thread", posix_calls, NULL },
-	/* io, dma, irq, pci: one line each. */
+	{ "irq lines and a managed handler", irq_calls, irq_release },
+	{ "dma coherent, pool, streaming", dma_calls, dma_release },
+	{ "io window, region, mapping", io_calls, io_release },
+	/* pci: one line. */
 };
 
 static int open_fds(void)

@@ -1,0 +1,196 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The list checker: what must hold of a device's list whatever was done to
+ * it (tal has tal_check(), the kernel has lockdep and BUG_ON). Users and
+ * tests ask with devres_check(); debug and sanitizer builds also check by
+ * themselves at every devres_release_all() and abort on what they find,
+ * because a broken list only gets worse: a cycle makes the next walk spin
+ * with the lock held, a lost marker frees a group twice.
+ */
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include "node.h"
+
+void devres__bug(const struct device *dev, const char *func, const char *fmt,
+		 ...)
+{
+	char msg[256], buf[40];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(msg, sizeof(msg), fmt, ap);
+	va_end(ap);
+	/* Straight to stderr: the sink may be what is broken. */
+	fprintf(stderr, "BUG: %s: %s: %s\n",
+		devres__dev_label(dev, buf, sizeof(buf)), func, msg);
+	abort();
+}
+
+/* The number of nodes on @dev's list, or -1 when it is a cycle (Brent). */
+static long length_locked(struct device *dev)
+{
+	struct devres__node *tortoise = list_head(dev), *hare;
+	unsigned long power = 1, lam = 1;
+	long n = 1;
+
+	assert_locked(dev, __func__);
+	if (!tortoise)
+		return 0;
+	for (hare = tortoise->next; hare; hare = hare->next, lam++, n++) {
+		if (hare == tortoise)
+			return -1;
+		if (power == lam) {
+			tortoise = hare;
+			power *= 2;
+			lam = 0;
+		}
+	}
+	return n;
+}
+
+static bool kind_known(uint32_t id)
+{
+	const struct devres__kind *seg;
+
+	if (id == DR_KIND_NONE || id >> DR_KIND_SEG_SHIFT >= DR_KIND_NR_SEGS)
+		return false;
+	seg = __atomic_load_n(&devres__kind_segs[id >> DR_KIND_SEG_SHIFT],
+			      __ATOMIC_ACQUIRE);
+	return seg && seg[id & ((1u << DR_KIND_SEG_SHIFT) - 1)].id == id;
+}
+
+static bool is_kept(const struct devres__node *n)
+{
+	return DR_KIND(n) == DR_KIND_OWNED &&
+	       (container_of(n, struct devres__group, open)->close.size &
+		DEVRES_OWNED_KEEP);
+}
+
+#define BAD(...) (snprintf(why, len, __VA_ARGS__), -EUCLEAN)
+
+/*
+ * Pairs the group markers, newest first: a closed group's close marker
+ * comes before its open marker, an open group has no close marker, a
+ * layer-owned group is never closed. The open marker's size (the colour
+ * that devres_release_group() uses as scratch) counts what was met: 1
+ * after the close marker, 2 after the open one.
+ */
+static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
+			size_t len)
+{
+	struct devres__node *n;
+	unsigned long kept = 0;
+
+	for (n = list_head(dev); n; n = n->next)
+		if (dr_is_marker(n))
+			marker_to_group(n)->open.size = 0;
+	for (n = list_head(dev); n; n = n->next) {
+		struct devres__group *g;
+		uint32_t want;
+
+		if (!dr_is_marker(n))
+			continue;
+		g = marker_to_group(n);
+		switch (DR_KIND(n)) {
+		case DR_KIND_GROUP_CLOSE:
+			if (DR_KIND(&g->open) != DR_KIND_GROUP_OPEN)
+				return BAD("close marker %p closes no group",
+					   (void *)n);
+			if (g->open.size)
+				return BAD("group %p is closed twice", g->id);
+			g->open.size = 1;
+			break;
+		case DR_KIND_GROUP_OPEN:
+			want = (g->close.kind & DR_ADDED) ? 1 : 0;
+			if (g->open.size != want)
+				return BAD("group %p is marked %s but its "
+					   "close marker is %s",
+					   g->id, want ? "closed" : "open",
+					   want ? "not newer" : "listed");
+			g->open.size = 2;
+			break;
+		default: /* DR_KIND_OWNED */
+			if (g->close.kind & DR_ADDED)
+				return BAD("layer-owned group %s is closed",
+					   g->label);
+			kept += is_kept(n);
+			break;
+		}
+	}
+	for (n = list_head(dev); n; n = n->next)
+		if (DR_KIND(n) == DR_KIND_GROUP_CLOSE &&
+		    marker_to_group(n)->open.size != 2)
+			return BAD("group %p has a close marker but no open "
+				   "marker",
+				   marker_to_group(n)->id);
+	*ret_kept = kept;
+	return 0;
+}
+
+int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
+			 char *why, size_t len)
+{
+	long allocs = 0, bytes = 0, st_allocs, st_bytes;
+	struct devres__node *n;
+	unsigned long kept;
+	int ret;
+
+	assert_locked(dev, __func__);
+	if (length_locked(dev) < 0)
+		return BAD("the list is a cycle");
+	for (n = list_head(dev); n; n = n->next) {
+		if (!(n->kind & DR_ADDED))
+			return BAD("node %p is listed but not marked added",
+				   node_data(n));
+		if (!kind_known(DR_KIND(n)))
+			return BAD("node %p is of no known kind (%u)",
+				   node_data(n), (unsigned int)DR_KIND(n));
+		if (!dr_is_marker(n)) {
+			allocs++;
+			bytes += n->size;
+		}
+	}
+	ret = pair_markers(dev, &kept, why, len);
+	if (ret)
+		return ret;
+	if (kept != dev->devres_kept)
+		return BAD("%lu kept layer-owned markers listed, %lu counted",
+			   kept, dev->devres_kept);
+	devres__stats_locked(dev, &st_allocs, &st_bytes);
+	if (st_allocs != allocs || st_bytes != bytes)
+		return BAD("stats count %ld nodes of %ld bytes, the list holds "
+			   "%ld of %ld",
+			   st_allocs, st_bytes, allocs, bytes);
+	if (ret_stats)
+		*ret_stats = (struct devres_stats){ (int)allocs, (int)bytes };
+	return 0;
+}
+
+#ifdef DEVRES_CHECKS
+void devres__assert_list_locked(struct device *dev, const char *func)
+{
+	char why[160];
+
+	if (unlikely(devres__check_locked(dev, NULL, why, sizeof(why))))
+		devres__bug(dev, func, "broken devres list: %s", why);
+}
+#endif
+
+int devres_check(struct device *dev)
+{
+	char why[160];
+	int ret, err = errno;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	if (!lock_dev(dev, __func__))
+		return -EDEADLK;
+	ret = devres__check_locked(dev, NULL, why, sizeof(why));
+	unlock_dev(dev);
+	if (ret)
+		devres__warn(dev, __func__, "broken devres list: %s", why);
+	errno = err;
+	return ret;
+}

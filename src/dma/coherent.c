@@ -1,0 +1,215 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Coherent buffers: memory the CPU and a device share for the life of a
+ * driver (rings, descriptors). Each buffer is its own mapping, so that
+ * freeing gives it back to the system at once and an overrun faults
+ * instead of corrupting a neighbour. The kernel aligns a coherent buffer,
+ * on both sides, to the smallest power of two of pages holding it; pools
+ * rely on that for their boundary rule, so the mapping is carved at that
+ * alignment out of a larger reservation.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "dma-internal.h"
+
+static size_t pow2_at_least(size_t n)
+{
+	size_t p = devres__page_size;
+
+	while (p < n && p << 1)
+		p <<= 1;
+	return p;
+}
+
+/* Zeroed, populated, @align-aligned anonymous memory, or NULL and errno. */
+static void *map_mem(size_t len, size_t align)
+{
+	const int flags = MAP_PRIVATE | MAP_ANONYMOUS;
+	size_t extra = align - devres__page_size;
+	char *r, *a, *p;
+
+	if (devres__should_fail()) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (!extra) {
+		p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+			 flags | MAP_POPULATE, -1, 0);
+		return p == MAP_FAILED ? NULL : p;
+	}
+	if (len + extra < len) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	r = mmap(NULL, len + extra, PROT_NONE, flags | MAP_NORESERVE, -1, 0);
+	if (r == MAP_FAILED)
+		return NULL;
+	a = (char *)(((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1));
+	p = mmap(a, len, PROT_READ | PROT_WRITE,
+		 flags | MAP_FIXED | MAP_POPULATE, -1, 0);
+	if (p == MAP_FAILED) {
+		int err = errno;
+
+		munmap(r, len + extra);
+		errno = err;
+		return NULL;
+	}
+	if (a > r)
+		munmap(r, (size_t)(a - r));
+	if (a + len < r + len + extra)
+		munmap(a + len, (size_t)(r + len + extra - (a + len)));
+	return p;
+}
+
+/* Best effort: a process may not be allowed to lock (RLIMIT_MEMLOCK). */
+static void lock_mem(struct device *dev, void *p, size_t len)
+{
+	int err;
+
+	if (devres__should_fail())
+		err = ENOMEM;
+	else if (mlock(p, len) == 0)
+		return;
+	else
+		err = errno;
+	if (__atomic_load_n(&devres__log_on, __ATOMIC_RELAXED)) {
+		char buf[40];
+
+		devres__print(DEVRES_LOG_DEBUG,
+			      "%s: DMA buffer %p (%zu bytes) not locked: %s",
+			      devres__dev_label(dev, buf, sizeof(buf)), p, len,
+			      strerror(err));
+	}
+}
+
+void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
+			enum dma_kind kind)
+{
+	size_t len, align;
+	dma_addr_t h;
+	void *p;
+	int err;
+
+	len = (size + devres__page_size - 1) & ~(devres__page_size - 1);
+	if (!size || len < size)
+		return NULL;
+	align = pow2_at_least(len);
+	if (align < len)
+		return NULL;
+	p = map_mem(len, align);
+	if (!p)
+		return NULL;
+	devres__ledger_add(DL_DMA_BUFFERS, 1);
+	devres__ledger_add(DL_DMA_BYTES, (long)len);
+	lock_mem(dev, p, len);
+	h = devres__dma_map(dev, p, size, align,
+			    dma_default_mask(dev->coherent_dma_mask), kind,
+			    DMA_BIDIRECTIONAL, &err);
+	if (h == DMA_MAPPING_ERROR) {
+		munmap(p, len);
+		devres__ledger_add(DL_DMA_BUFFERS, -1);
+		devres__ledger_add(DL_DMA_BYTES, -(long)len);
+		errno = -err;
+		return NULL;
+	}
+	*dma_handle = h;
+	return p;
+}
+
+void *dma_alloc_coherent(struct device *dev, size_t size,
+			 dma_addr_t *dma_handle, gfp_t gfp)
+{
+	(void)gfp;
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	if (!dma_handle) {
+		devres__warn(dev, __func__, "NULL dma_handle");
+		return NULL;
+	}
+	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT);
+}
+
+void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
+		      dma_addr_t dma_handle, enum dma_kind kind,
+		      const char *func)
+{
+	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
+	bool done = false, orphan = false;
+	struct dma_dev *s;
+	struct dma_map *m;
+	char why[160] = "";
+	size_t len = 0;
+	int err = errno;
+
+	devres__dma_read_lock();
+	s = dma_dev_peek(dev);
+	if (s)
+		pthread_mutex_lock(&s->lock);
+	m = s ? devres__dma_take(s, dma_handle) : NULL;
+	if (!m || m->kind != kind) {
+		snprintf(why, sizeof(why), "handle %#llx is not a %s",
+			 (unsigned long long)dma_handle,
+			 m && m->kind == DK_POOL ? "coherent buffer of its own "
+						   "(a pool's)"
+						 : "coherent buffer");
+		if (m)
+			devres__dma_keep(s, m);
+	} else if (m->cpu != cpu_addr) {
+		snprintf(why, sizeof(why),
+			 "CPU address %p is not %p, the buffer's at %#llx",
+			 cpu_addr, m->cpu, (unsigned long long)dma_handle);
+		devres__dma_keep(s, m);
+	} else {
+		if (debug && m->size != size)
+			snprintf(why, sizeof(why),
+				 "handle %#llx freed with size %zu, allocated "
+				 "with %zu",
+				 (unsigned long long)dma_handle, size, m->size);
+		len = (m->size + devres__page_size - 1) &
+		      ~(devres__page_size - 1);
+		devres__dma_forget(s, m);
+		done = true;
+		orphan = s->orphan && !s->nmaps;
+	}
+	if (s)
+		pthread_mutex_unlock(&s->lock);
+	devres__dma_read_unlock();
+	if (done) {
+		munmap(cpu_addr, len);
+		devres__ledger_add(DL_DMA_BUFFERS, -1);
+		devres__ledger_add(DL_DMA_BYTES, -(long)len);
+	}
+	if (why[0])
+		devres__warn(dev, func, "%s", why);
+	if (orphan)
+		devres__dma_put_orphan(dev, s);
+	errno = err;
+}
+
+void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
+		       dma_addr_t dma_handle)
+{
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	devres__dma_free(dev, size, cpu_addr, dma_handle, DK_COHERENT,
+			 __func__);
+}
+
+void devres__dma_disown(struct device *dev, dma_addr_t dma_handle)
+{
+	struct dma_dev *s;
+	struct dma_map *m;
+
+	devres__dma_read_lock();
+	s = dma_dev_peek(dev);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		m = devres__dma_lookup(s, dma_handle, 1);
+		if (m && m->kind == DK_POOL)
+			m->kind = DK_COHERENT;
+		pthread_mutex_unlock(&s->lock);
+	}
+	devres__dma_read_unlock();
+}

@@ -1,0 +1,117 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DMA API debugging, as the kernel's CONFIG_DMA_API_DEBUG: the unmap, free
+ * and sync checks sit in mapping.c and coherent.c behind devres__dma_debug;
+ * this file holds the switch and the check for mappings still live when a
+ * binding ends.
+ *
+ * The subsystem has no hook into unbind (layers call downward only), so the
+ * first mapping made in debug mode while the device is bound adds a
+ * sentinel node to the device: it lands in the binding, and its release, at
+ * unbind or probe failure, reports the mappings of that binding still live.
+ * A mapping made while the device is not bound gets a sentinel of its own,
+ * released with the device's own resources (device_del). Each mapping
+ * records which sentinel it answers to by an epoch, bumped at each release,
+ * so that a leak is reported once.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dma-internal.h"
+
+bool devres__dma_debug;
+
+__attribute__((constructor)) static void dma_debug_init(void)
+{
+	const char *s = secure_getenv("DEVRES_DMA_DEBUG");
+
+	if (s && *s && strcmp(s, "0") != 0)
+		devres__dma_debug = true;
+}
+
+void devres_set_dma_debug(bool on)
+{
+	__atomic_store_n(&devres__dma_debug, on, __ATOMIC_RELAXED);
+}
+
+struct sentinel {
+	bool bound;
+};
+
+struct leak_count {
+	bool bound;
+	unsigned long epoch;
+	unsigned long n;
+	const struct dma_map *first;
+};
+
+static void count_live(const struct rnode *t, struct leak_count *c)
+{
+	for (; t; t = t->r) {
+		const struct dma_map *m = (const struct dma_map *)t;
+
+		count_live(t->l, c);
+		if (m->debug && m->bound == c->bound && m->epoch == c->epoch) {
+			if (!c->first || m->node.start < c->first->node.start)
+				c->first = m;
+			c->n++;
+		}
+	}
+}
+
+static void sentinel_release(struct device *dev, void *res)
+{
+	struct leak_count c = { .bound = ((struct sentinel *)res)->bound };
+	unsigned long long h = 0;
+	const char *kind = "";
+	struct dma_dev *s;
+	size_t size = 0;
+	int err = errno;
+
+	devres__dma_read_lock();
+	s = dma_dev_peek(dev);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		c.epoch = s->epoch[c.bound];
+		count_live(s->maps, &c);
+		if (c.first) {
+			h = c.first->node.start;
+			size = c.first->size;
+			kind = devres__dma_kind_name[c.first->kind];
+		}
+		s->epoch[c.bound]++;
+		s->sentinel[c.bound] = false;
+		pthread_mutex_unlock(&s->lock);
+	}
+	devres__dma_read_unlock();
+	if (c.n)
+		devres__warn(dev, "dma-debug",
+			     "%lu DMA mapping(s) still live at %s (lowest: "
+			     "%s, %zu bytes at %#llx)",
+			     c.n, c.bound ? "unbind" : "device release", kind,
+			     size, h);
+	errno = err;
+}
+
+int devres__dma_debug_arm(struct device *dev, struct dma_dev *s, bool bound)
+{
+	struct sentinel *node;
+	bool armed;
+
+	pthread_mutex_lock(&s->lock);
+	armed = s->sentinel[bound];
+	s->sentinel[bound] = true;
+	pthread_mutex_unlock(&s->lock);
+	if (armed)
+		return 0;
+	node = devres_alloc(sentinel_release, sizeof(*node), GFP_KERNEL);
+	if (!node) {
+		pthread_mutex_lock(&s->lock);
+		s->sentinel[bound] = false;
+		pthread_mutex_unlock(&s->lock);
+		return -ENOMEM;
+	}
+	node->bound = bound;
+	devres_add(dev, node);
+	return 0;
+}

@@ -1,0 +1,134 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The managed DMA interfaces: coherent buffers and pools released with the
+ * device's resources. Each node is filled before devres_add() publishes
+ * it, and touched no more after.
+ */
+#include <errno.h>
+#include "dma-internal.h"
+
+struct dma_devres {
+	size_t size;
+	void *vaddr;
+	dma_addr_t dma_handle;
+};
+
+static void dmam_release(struct device *dev, void *res)
+{
+	struct dma_devres *this = res;
+
+	dma_free_coherent(dev, this->size, this->vaddr, this->dma_handle);
+}
+
+static int dmam_match(struct device *dev, void *res, void *match_data)
+{
+	struct dma_devres *this = res, *match = match_data;
+
+	(void)dev;
+	return this->vaddr == match->vaddr && this->size == match->size &&
+	       this->dma_handle == match->dma_handle;
+}
+
+static int dmam_match_vaddr(struct device *dev, void *res, void *match_data)
+{
+	(void)dev;
+	return ((struct dma_devres *)res)->vaddr == match_data;
+}
+
+void *dmam_alloc_coherent(struct device *dev, size_t size,
+			  dma_addr_t *dma_handle, gfp_t gfp)
+{
+	struct dma_devres *dr;
+	void *vaddr;
+
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	dr = devres_alloc(dmam_release, sizeof(*dr), gfp);
+	if (!dr)
+		return NULL;
+	vaddr = dma_alloc_coherent(dev, size, dma_handle, gfp);
+	if (!vaddr) {
+		devres_free(dr);
+		return NULL;
+	}
+	dr->vaddr = vaddr;
+	dr->dma_handle = *dma_handle;
+	dr->size = size;
+	devres_add(dev, dr);
+	return vaddr;
+}
+
+void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
+			dma_addr_t dma_handle)
+{
+	struct dma_devres match = { size, vaddr, dma_handle };
+
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	/*
+	 * Unrecord first, then free: freed first, the buffer could be
+	 * handed out again before the node is gone, and a release of the
+	 * device's resources in between would free it twice (the kernel's
+	 * CVE-2024-43856).
+	 */
+	if (devres_destroy(dev, dmam_release, dmam_match, &match)) {
+		if (devres_find(dev, dmam_release, dmam_match_vaddr, vaddr))
+			devres__warn(dev, __func__,
+				     "%p freed with another size or handle",
+				     vaddr);
+		else
+			devres__warn(dev, __func__,
+				     "%p is not a managed coherent buffer",
+				     vaddr);
+		return;
+	}
+	dma_free_coherent(dev, size, vaddr, dma_handle);
+}
+
+struct dmam_pool {
+	struct dma_pool *pool;
+};
+
+static void dmam_pool_release(struct device *dev, void *res)
+{
+	(void)dev;
+	dma_pool_destroy(((struct dmam_pool *)res)->pool);
+}
+
+static int dmam_pool_match(struct device *dev, void *res, void *match_data)
+{
+	(void)dev;
+	return ((struct dmam_pool *)res)->pool == match_data;
+}
+
+struct dma_pool *dmam_pool_create(const char *name, struct device *dev,
+				  size_t size, size_t align, size_t allocation)
+{
+	struct dmam_pool *ptr;
+	struct dma_pool *pool;
+
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	ptr = devres_alloc(dmam_pool_release, sizeof(*ptr), GFP_KERNEL);
+	if (!ptr)
+		return NULL;
+	pool = dma_pool_create(name, dev, size, align, allocation);
+	if (!pool) {
+		devres_free(ptr);
+		return NULL;
+	}
+	ptr->pool = pool;
+	devres_add(dev, ptr);
+	return pool;
+}
+
+void dmam_pool_destroy(struct dma_pool *pool)
+{
+	struct device *dev = devres__dma_pool_dev(pool);
+
+	if (!dev)
+		return;
+	if (devres_release(dev, dmam_pool_release, dmam_pool_match, pool))
+		devres__warn(dev, __func__, "pool %p is not a managed pool",
+			     (void *)pool);
+}

@@ -1,0 +1,170 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the files of src/dma share: a range tree (rtree.c), the IOVA
+ * allocator (iova.c), a device's DMA state and its table of live mappings
+ * (mapping.c), and the debug checks (debug.c). Nothing outside src/dma
+ * includes it.
+ */
+#ifndef DEVRES_DMA_INTERNAL_H
+#define DEVRES_DMA_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <devres/dma.h>
+#include "base/subsys.h"
+
+/*
+ * A node of a treap of disjoint ranges [start, end), ordered by start and
+ * augmented with the largest range of its subtree (for first-fit search).
+ */
+struct rnode {
+	struct rnode *l, *r;
+	uint64_t start, end;
+	uint64_t max;
+	uint32_t prio;
+};
+
+HIDDEN void devres__rt_insert(struct rnode **root, struct rnode *n);
+HIDDEN void devres__rt_remove(struct rnode **root, uint64_t start);
+/* Unlinks and returns the node starting at start, or NULL: one descent. */
+HIDDEN struct rnode *devres__rt_take(struct rnode **root, uint64_t start);
+/* After n's start or end changed without passing a neighbour. */
+HIDDEN void devres__rt_update(struct rnode *root, uint64_t start);
+/* The node with the greatest start <= key, or NULL. */
+HIDDEN struct rnode *devres__rt_floor(struct rnode *root, uint64_t key);
+/* The node with the least start >= key, or NULL. */
+HIDDEN struct rnode *devres__rt_ceil(struct rnode *root, uint64_t key);
+/*
+ * The highest block of len units, aligned to align (a power of two), that
+ * lies inside one node and ends at or below limit; its start in *ret.
+ */
+HIDDEN struct rnode *devres__rt_fit_top(struct rnode *root, uint64_t len,
+					uint64_t align, uint64_t limit,
+					uint64_t *ret);
+HIDDEN uint32_t devres__rt_prio(uint32_t *seed);
+
+/* Freed blocks of 1..IOVA_CACHED units are kept for reuse, IOVA_MAG each. */
+#define IOVA_CACHED 8
+#define IOVA_MAG 64
+
+/* A range allocator over [base, end) in units (pages). Not locked. */
+struct iova_space {
+	struct rnode *free;
+	struct rnode *spare;
+	unsigned long nfree, nspare, nlive; /* nlive counts cached blocks */
+	uint32_t seed;
+	struct {
+		unsigned int n;
+		uint64_t start[IOVA_MAG];
+	} cache[IOVA_CACHED];
+};
+
+HIDDEN int devres__iova_init(struct iova_space *s, uint64_t base, uint64_t end);
+HIDDEN int devres__iova_alloc(struct iova_space *s, uint64_t n, uint64_t align,
+			      uint64_t limit, uint64_t *ret);
+HIDDEN void devres__iova_free(struct iova_space *s, uint64_t start, uint64_t n);
+HIDDEN void devres__iova_destroy(struct iova_space *s);
+
+enum dma_kind {
+	DK_COHERENT,
+	DK_SINGLE,
+	DK_PAGE,
+	DK_POOL, /* a coherent buffer a pool carves blocks from */
+};
+
+extern HIDDEN const char *const devres__dma_kind_name[];
+
+static inline bool dma_streaming(unsigned int kind)
+{
+	return kind == DK_SINGLE || kind == DK_PAGE;
+}
+
+/* One live mapping, keyed by its bus range. */
+struct dma_map {
+	struct rnode node; /* [handle, handle + size) */
+	void *cpu;
+	size_t size;
+	dma_addr_t base; /* what ops->map returned, for ops->unmap */
+	size_t span;	 /* the page-aligned range given to ops->map */
+	const struct devres_dma_ops *ops;
+	unsigned char kind, dir, bound, debug;
+	unsigned long epoch;
+};
+
+/* A device's DMA state: dev->dma_state. */
+struct dma_dev {
+	pthread_mutex_t lock;
+	struct device *dev;
+	struct rnode *maps;
+	unsigned long nmaps;
+	uint32_t seed;
+	bool orphan;	  /* its node was released with mappings live */
+	bool iova_ready;  /* iova is initialized */
+	bool sentinel[2]; /* a debug sentinel exists, unbound/bound */
+	unsigned long epoch[2];
+	struct iova_space iova;
+};
+
+extern HIDDEN size_t devres__page_size;
+extern HIDDEN bool devres__dma_debug;
+
+/*
+ * Looking a device's state up and releasing it: every user holds the read
+ * side from lookup to its last use of the state; freeing takes the write
+ * side.
+ */
+HIDDEN void devres__dma_read_lock(void);
+HIDDEN void devres__dma_read_unlock(void);
+/* The state of dev, made on first use; the read lock held. */
+HIDDEN struct dma_dev *devres__dma_state(struct device *dev, int *ret_err);
+/* The state if it exists; the read lock held. */
+static inline struct dma_dev *dma_dev_peek(struct device *dev)
+{
+	return __atomic_load_n((struct dma_dev **)&dev->dma_state,
+			       __ATOMIC_ACQUIRE);
+}
+
+/*
+ * Maps [cpu, cpu + size) with the device's ops and records it; returns the
+ * handle or DMA_MAPPING_ERROR and sets *ret_err.
+ */
+HIDDEN dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
+				  size_t align, uint64_t mask,
+				  enum dma_kind kind,
+				  enum dma_data_direction dir, int *ret_err);
+/* The record whose bus range contains [h, h + len), state locked. */
+HIDDEN struct dma_map *devres__dma_lookup(struct dma_dev *s, dma_addr_t h,
+					  size_t len);
+/*
+ * The record starting exactly at h, unlinked (put it back with
+ * devres__dma_keep() if it must stay), or NULL; state locked.
+ */
+HIDDEN struct dma_map *devres__dma_take(struct dma_dev *s, dma_addr_t h);
+HIDDEN void devres__dma_keep(struct dma_dev *s, struct dma_map *m);
+/* Unmaps a taken record and frees it, state locked. */
+HIDDEN void devres__dma_forget(struct dma_dev *s, struct dma_map *m);
+/* After the state's lock is dropped: frees an orphan left empty. */
+HIDDEN void devres__dma_put_orphan(struct device *dev, struct dma_dev *s);
+
+/* debug.c: the sentinel that checks a binding's mappings at its release. */
+HIDDEN int devres__dma_debug_arm(struct device *dev, struct dma_dev *s,
+				 bool bound);
+
+/* coherent.c: coherent buffers of a kind (DK_COHERENT or DK_POOL). */
+HIDDEN void *devres__dma_alloc(struct device *dev, size_t size,
+			       dma_addr_t *dma_handle, enum dma_kind kind);
+HIDDEN void devres__dma_free(struct device *dev, size_t size, void *cpu,
+			     dma_addr_t dma_handle, enum dma_kind kind,
+			     const char *func);
+/* A pool's buffer left to the device: from now on a plain coherent one. */
+HIDDEN void devres__dma_disown(struct device *dev, dma_addr_t dma_handle);
+
+/* pool.c: a pool's device, NULL (WARN) for a bad pool. */
+HIDDEN struct device *devres__dma_pool_dev(const struct dma_pool *pool);
+
+static inline uint64_t dma_default_mask(uint64_t m)
+{
+	return m ? m : DMA_BIT_MASK(32);
+}
+
+#endif /* DEVRES_DMA_INTERNAL_H */

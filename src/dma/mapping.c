@@ -1,0 +1,560 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A device's DMA state and its table of live mappings; streaming mappings,
+ * masks, the choice of DMA ops, and dma_iova_to_virt().
+ *
+ * Every coherent buffer and streaming mapping of a device is recorded in a
+ * treap by bus range, whatever the ops: unmap, free, sync and the device
+ * model's translation all look there, so a bogus handle is caught before
+ * the ops see it.
+ *
+ * Lifetime of the state: made at a device's first mapping, with a devres
+ * node that frees it when the resources of the binding (or the device) it
+ * was made in are released; a later mapping makes a new one. The node is
+ * added before any managed buffer that uses the state, so those buffers are
+ * released first. If unmanaged mappings are still live at that release, the
+ * state is not freed (their handles must stay valid for their unmap): it
+ * becomes an orphan, freed by the unmap that empties it. A process-wide
+ * rwlock keeps a state alive while a call uses it: users hold the read side
+ * from lookup to last use; freeing takes the write side. No WARN is printed
+ * with a lock held, so a log sink may call back into the library.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include "dma-internal.h"
+
+size_t devres__page_size = 4096;
+static pthread_rwlock_t states = PTHREAD_RWLOCK_INITIALIZER;
+
+__attribute__((constructor)) static void dma_init(void)
+{
+	long p = sysconf(_SC_PAGESIZE);
+
+	if (p > 0)
+		devres__page_size = (size_t)p;
+}
+
+void devres__dma_read_lock(void)
+{
+	pthread_rwlock_rdlock(&states);
+}
+
+void devres__dma_read_unlock(void)
+{
+	pthread_rwlock_unlock(&states);
+}
+
+static void free_state(struct dma_dev *s)
+{
+	if (s->iova_ready)
+		devres__iova_destroy(&s->iova);
+	pthread_mutex_destroy(&s->lock);
+	free(s);
+}
+
+/* The node that frees a state; the state itself may outlive it. */
+struct state_node {
+	struct dma_dev *s;
+};
+
+static void dma_state_release(struct device *dev, void *res)
+{
+	struct dma_dev *s = ((struct state_node *)res)->s;
+	bool gone;
+	int err = errno;
+
+	pthread_rwlock_wrlock(&states);
+	pthread_mutex_lock(&s->lock);
+	gone = s->nmaps == 0;
+	s->orphan = !gone;
+	pthread_mutex_unlock(&s->lock);
+	if (gone)
+		__atomic_store_n((struct dma_dev **)&dev->dma_state, NULL,
+				 __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&states);
+	if (gone)
+		free_state(s);
+	errno = err;
+}
+
+void devres__dma_put_orphan(struct device *dev, struct dma_dev *s)
+{
+	bool gone = false;
+
+	pthread_rwlock_wrlock(&states);
+	if (dma_dev_peek(dev) == s) {
+		pthread_mutex_lock(&s->lock);
+		gone = s->orphan && !s->nmaps;
+		pthread_mutex_unlock(&s->lock);
+		if (gone)
+			__atomic_store_n((struct dma_dev **)&dev->dma_state,
+					 NULL, __ATOMIC_RELEASE);
+	}
+	pthread_rwlock_unlock(&states);
+	if (gone)
+		free_state(s);
+}
+
+/* A new state published on dev, its node added; the read lock not held. */
+static int make_state(struct device *dev)
+{
+	struct state_node *node;
+	struct dma_dev *s;
+	bool won = false;
+
+	node = devres_alloc(dma_state_release, sizeof(*node), GFP_KERNEL);
+	if (!node)
+		return -ENOMEM;
+	if (devres__should_fail() || !(s = calloc(1, sizeof(*s)))) {
+		devres_free(node);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&s->lock, NULL);
+	s->dev = dev;
+	s->seed = (uint32_t)(uintptr_t)s | 1u;
+	node->s = s;
+	pthread_rwlock_wrlock(&states);
+	if (!dma_dev_peek(dev)) {
+		__atomic_store_n((struct dma_dev **)&dev->dma_state, s,
+				 __ATOMIC_RELEASE);
+		won = true;
+	}
+	pthread_rwlock_unlock(&states);
+	if (!won) {
+		free_state(s);
+		devres_free(node);
+		return 0;
+	}
+	devres_add(dev, node);
+	return 0;
+}
+
+struct dma_dev *devres__dma_state(struct device *dev, int *ret_err)
+{
+	struct dma_dev *s;
+
+	/* A concurrent release may free what was just made: try again. */
+	for (int tries = 0; tries < 4; tries++) {
+		s = dma_dev_peek(dev);
+		if (s)
+			return s;
+		pthread_rwlock_unlock(&states);
+		*ret_err = make_state(dev);
+		pthread_rwlock_rdlock(&states);
+		if (*ret_err)
+			return NULL;
+	}
+	*ret_err = -EAGAIN;
+	return NULL;
+}
+
+static const struct devres_dma_ops *ops_of(struct device *dev)
+{
+	const struct devres_dma_ops *ops =
+		__atomic_load_n(&dev->dma_ops, __ATOMIC_ACQUIRE);
+
+	return ops ? ops : devres_dma_iova_ops();
+}
+
+struct dma_map *devres__dma_lookup(struct dma_dev *s, dma_addr_t h, size_t len)
+{
+	struct rnode *n = devres__rt_floor(s->maps, h);
+
+	if (!n || len == 0 || h + len < h || h + len > n->end)
+		return NULL;
+	return (struct dma_map *)n;
+}
+
+static void *span_start(const struct dma_map *m)
+{
+	return (void *)((uintptr_t)m->cpu &
+			~(uintptr_t)(devres__page_size - 1));
+}
+
+struct dma_map *devres__dma_take(struct dma_dev *s, dma_addr_t h)
+{
+	return (struct dma_map *)devres__rt_take(&s->maps, h);
+}
+
+void devres__dma_keep(struct dma_dev *s, struct dma_map *m)
+{
+	devres__rt_insert(&s->maps, &m->node);
+}
+
+void devres__dma_forget(struct dma_dev *s, struct dma_map *m)
+{
+	m->ops->unmap(s->dev, m->base, span_start(m), m->span);
+	s->nmaps--;
+	free(m);
+}
+
+dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
+			   size_t align, uint64_t mask, enum dma_kind kind,
+			   enum dma_data_direction dir, int *ret_err)
+{
+	const struct devres_dma_ops *ops;
+	uintptr_t first = (uintptr_t)cpu & ~(uintptr_t)(devres__page_size - 1);
+	uintptr_t last = (uintptr_t)cpu + size - 1;
+	bool bound = __atomic_load_n(&dev->driver, __ATOMIC_RELAXED) != NULL;
+	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
+	struct dma_map *m;
+	struct rnode *hit;
+	struct dma_dev *s;
+	dma_addr_t base, h;
+	int ret = 0;
+
+	if (last < (uintptr_t)cpu) {
+		*ret_err = -EINVAL;
+		return DMA_MAPPING_ERROR;
+	}
+	if (devres__should_fail() || !(m = calloc(1, sizeof(*m)))) {
+		*ret_err = -ENOMEM;
+		return DMA_MAPPING_ERROR;
+	}
+	m->cpu = cpu;
+	m->size = size;
+	m->span = (last | (devres__page_size - 1)) - first + 1;
+	m->kind = (unsigned char)kind;
+	m->dir = (unsigned char)dir;
+	m->bound = bound;
+	m->debug = debug;
+	pthread_rwlock_rdlock(&states);
+	s = devres__dma_state(dev, &ret);
+	if (!s)
+		goto fail;
+	if (debug) {
+		ret = devres__dma_debug_arm(dev, s, bound);
+		if (ret)
+			goto fail;
+	}
+	ops = ops_of(dev);
+	pthread_mutex_lock(&s->lock);
+	ret = ops->map(dev, (void *)first, m->span, align, mask, &base);
+	if (ret)
+		goto fail_locked;
+	h = base + ((uintptr_t)cpu - first);
+	ret = -EIO;
+	if (h < base || h + size - 1 < h || h + size - 1 > mask)
+		goto fail_unmap;
+	/*
+	 * Two mappings may not share a bus byte: other ops may try (the
+	 * same bytes twice without an IOMMU); the IOVA space never does.
+	 */
+	ret = -EBUSY;
+	hit = ops == devres_dma_iova_ops()
+		      ? NULL
+		      : devres__rt_floor(s->maps, h + size - 1);
+	if (hit && hit->end > h)
+		goto fail_unmap;
+	m->ops = ops;
+	m->base = base;
+	m->node.start = h;
+	m->node.end = h + size;
+	m->node.prio = devres__rt_prio(&s->seed);
+	m->epoch = s->epoch[bound];
+	devres__rt_insert(&s->maps, &m->node);
+	s->nmaps++;
+	pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&states);
+	if (dma_streaming(kind))
+		devres__ledger_add(DL_DMA_MAPS, 1);
+	*ret_err = 0;
+	return h;
+
+fail_unmap:
+	ops->unmap(dev, base, (void *)first, m->span);
+fail_locked:
+	pthread_mutex_unlock(&s->lock);
+fail:
+	pthread_rwlock_unlock(&states);
+	free(m);
+	*ret_err = ret;
+	return DMA_MAPPING_ERROR;
+}
+
+static bool dir_ok(enum dma_data_direction dir)
+{
+	return dir == DMA_BIDIRECTIONAL || dir == DMA_TO_DEVICE ||
+	       dir == DMA_FROM_DEVICE;
+}
+
+const char *const devres__dma_kind_name[] = {
+	"dma_alloc_coherent",
+	"dma_map_single",
+	"dma_map_page",
+	"dma_pool_alloc",
+};
+
+static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
+				enum dma_data_direction dir, enum dma_kind kind,
+				const char *func)
+{
+	int err;
+
+	if (!devres__dev_ok(dev, func))
+		return DMA_MAPPING_ERROR;
+	if (!dir_ok(dir)) {
+		devres__warn(dev, func, "invalid direction %d", (int)dir);
+		return DMA_MAPPING_ERROR;
+	}
+	if (!size) {
+		devres__warn(dev, func, "size 0");
+		return DMA_MAPPING_ERROR;
+	}
+	if (!ptr) {
+		devres__warn(dev, func, "NULL buffer");
+		return DMA_MAPPING_ERROR;
+	}
+	return devres__dma_map(dev, ptr, size, devres__page_size,
+			       dma_get_mask(dev), kind, dir, &err);
+}
+
+dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
+			  enum dma_data_direction dir)
+{
+	return map_streaming(dev, ptr, size, dir, DK_SINGLE, __func__);
+}
+
+dma_addr_t dma_map_page(struct device *dev, struct page *page, size_t offset,
+			size_t size, enum dma_data_direction dir)
+{
+	char *p = (char *)page;
+
+	return map_streaming(dev, p ? p + offset : NULL, size, dir, DK_PAGE,
+			     __func__);
+}
+
+static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
+			    enum dma_data_direction dir, enum dma_kind kind,
+			    const char *func)
+{
+	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
+	struct dma_dev *s;
+	struct dma_map *m;
+	char why[160] = "";
+	bool done = false, orphan = false;
+
+	if (!devres__dev_ok(dev, func))
+		return;
+	pthread_rwlock_rdlock(&states);
+	s = dma_dev_peek(dev);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		m = devres__dma_take(s, addr);
+		if (!m) {
+			snprintf(why, sizeof(why),
+				 "handle %#llx was never mapped",
+				 (unsigned long long)addr);
+		} else if (!dma_streaming(m->kind)) {
+			devres__dma_keep(s, m);
+			snprintf(why, sizeof(why),
+				 "handle %#llx is a coherent buffer",
+				 (unsigned long long)addr);
+		} else {
+			if (debug && m->size != size)
+				snprintf(why, sizeof(why),
+					 "handle %#llx unmapped with size %zu, "
+					 "mapped with %zu",
+					 (unsigned long long)addr, size,
+					 m->size);
+			else if (debug && m->dir != dir)
+				snprintf(why, sizeof(why),
+					 "handle %#llx unmapped with direction "
+					 "%d, mapped with %d",
+					 (unsigned long long)addr, (int)dir,
+					 m->dir);
+			else if (debug && m->kind != kind)
+				snprintf(why, sizeof(why),
+					 "handle %#llx was mapped with %s",
+					 (unsigned long long)addr,
+					 devres__dma_kind_name[m->kind]);
+			devres__dma_forget(s, m);
+			done = true;
+			orphan = s->orphan && !s->nmaps;
+		}
+		pthread_mutex_unlock(&s->lock);
+	} else {
+		snprintf(why, sizeof(why), "handle %#llx was never mapped",
+			 (unsigned long long)addr);
+	}
+	pthread_rwlock_unlock(&states);
+	if (done)
+		devres__ledger_add(DL_DMA_MAPS, -1);
+	if (why[0])
+		devres__warn(dev, func, "%s", why);
+	if (orphan)
+		devres__dma_put_orphan(dev, s);
+}
+
+void dma_unmap_single(struct device *dev, dma_addr_t addr, size_t size,
+		      enum dma_data_direction dir)
+{
+	unmap_streaming(dev, addr, size, dir, DK_SINGLE, __func__);
+}
+
+void dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
+		    enum dma_data_direction dir)
+{
+	unmap_streaming(dev, addr, size, dir, DK_PAGE, __func__);
+}
+
+int dma_mapping_error(struct device *dev, dma_addr_t dma_addr)
+{
+	(void)dev;
+	return dma_addr == DMA_MAPPING_ERROR ? -ENOMEM : 0;
+}
+
+static void sync_check(struct device *dev, dma_addr_t addr, size_t size,
+		       enum dma_data_direction dir, const char *func)
+{
+	struct dma_dev *s;
+	struct dma_map *m;
+	char why[160] = "";
+
+	/*
+	 * Memory is cache-coherent: a barrier is all a sync needs. (TSan
+	 * does not model fences; the driver's doorbell orders for it.)
+	 */
+#ifndef __SANITIZE_THREAD__
+	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+#endif
+	if (!__atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED) ||
+	    !devres__dev_ok(dev, func))
+		return;
+	pthread_rwlock_rdlock(&states);
+	s = dma_dev_peek(dev);
+	if (s)
+		pthread_mutex_lock(&s->lock);
+	m = s ? devres__dma_lookup(s, addr, size) : NULL;
+	if (!m || !dma_streaming(m->kind))
+		snprintf(why, sizeof(why),
+			 "[%#llx, +%zu) is not inside a streaming mapping",
+			 (unsigned long long)addr, size);
+	else if (m->dir != DMA_BIDIRECTIONAL && m->dir != dir)
+		snprintf(why, sizeof(why),
+			 "handle %#llx synced with direction %d, mapped "
+			 "with %d",
+			 (unsigned long long)addr, (int)dir, m->dir);
+	if (s)
+		pthread_mutex_unlock(&s->lock);
+	pthread_rwlock_unlock(&states);
+	if (why[0])
+		devres__warn(dev, func, "%s", why);
+}
+
+void dma_sync_single_for_cpu(struct device *dev, dma_addr_t addr, size_t size,
+			     enum dma_data_direction dir)
+{
+	sync_check(dev, addr, size, dir, __func__);
+}
+
+void dma_sync_single_for_device(struct device *dev, dma_addr_t addr,
+				size_t size, enum dma_data_direction dir)
+{
+	sync_check(dev, addr, size, dir, __func__);
+}
+
+void *dma_iova_to_virt(struct device *dev, dma_addr_t handle, size_t len)
+{
+	struct dma_dev *s;
+	struct dma_map *m;
+	void *p = NULL;
+
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	pthread_rwlock_rdlock(&states);
+	s = dma_dev_peek(dev);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		m = devres__dma_lookup(s, handle, len);
+		if (m)
+			p = (char *)m->cpu + (handle - m->node.start);
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_rwlock_unlock(&states);
+	return p;
+}
+
+void set_dma_ops(struct device *dev, const struct devres_dma_ops *ops)
+{
+	struct dma_dev *s;
+	unsigned long live = 0;
+
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	pthread_rwlock_wrlock(&states);
+	s = dma_dev_peek(dev);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		live = s->nmaps;
+		pthread_mutex_unlock(&s->lock);
+	}
+	if (!live)
+		__atomic_store_n(&dev->dma_ops, ops, __ATOMIC_RELEASE);
+	pthread_rwlock_unlock(&states);
+	if (live)
+		devres__warn(dev, __func__, "%lu mapping(s) still live", live);
+}
+
+const struct devres_dma_ops *get_dma_ops(struct device *dev)
+{
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	return ops_of(dev);
+}
+
+static int check_mask(struct device *dev, uint64_t mask)
+{
+	const struct devres_dma_ops *ops = ops_of(dev);
+
+	if (!mask || (ops->dma_supported && !ops->dma_supported(dev, mask)))
+		return -EIO;
+	return 0;
+}
+
+int dma_set_mask(struct device *dev, uint64_t mask)
+{
+	int ret;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	ret = check_mask(dev, mask);
+	if (ret)
+		return ret;
+	if (!dev->dma_mask)
+		dev->dma_mask = &dev->coherent_dma_mask;
+	*dev->dma_mask = mask;
+	return 0;
+}
+
+int dma_set_coherent_mask(struct device *dev, uint64_t mask)
+{
+	int ret;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	ret = check_mask(dev, mask);
+	if (ret)
+		return ret;
+	dev->coherent_dma_mask = mask;
+	return 0;
+}
+
+int dma_set_mask_and_coherent(struct device *dev, uint64_t mask)
+{
+	int ret = dma_set_mask(dev, mask);
+
+	if (ret)
+		return ret;
+	return dma_set_coherent_mask(dev, mask);
+}
+
+uint64_t dma_get_mask(struct device *dev)
+{
+	if (!devres__dev_ok(dev, __func__))
+		return 0;
+	return dma_default_mask(dev->dma_mask ? *dev->dma_mask
+					      : dev->coherent_dma_mask);
+}

@@ -1,0 +1,331 @@
+// SPDX-License-Identifier: MIT
+/*
+ * DMA pools: small blocks carved from coherent buffers ("chunks") of at
+ * least a page, as the kernel's dmapool. Every chunk has the same layout,
+ * computed once: blocks of the pool's size at multiples of its alignment,
+ * pushed to the next boundary where one would cross it. A chunk's CPU and
+ * bus addresses are aligned to a power of two at least its size
+ * (coherent.c), so a block crosses a boundary on the bus exactly when its
+ * offset does in the chunk.
+ *
+ * Which blocks are busy is kept outside the blocks, in a bitmap per chunk,
+ * so that a device writing a freed block cannot corrupt the pool, and a
+ * free of the wrong block is caught. Chunks are sorted by CPU address to
+ * find a block's chunk by binary search. One mutex per pool.
+ */
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include "dma-internal.h"
+
+#define POOL_MAGIC 0x64706f6cu
+
+struct chunk {
+	void *cpu;
+	dma_addr_t dma;
+	unsigned int nbusy;
+	struct chunk *next_leaked;
+	uint64_t busy[];
+};
+
+struct dma_pool {
+	unsigned int magic;
+	char name[32];
+	struct device *dev;
+	size_t size, allocation;
+	size_t *offs; /* block offsets in a chunk, ascending */
+	unsigned int nblocks;
+	pthread_mutex_t lock;
+	struct chunk **chunks; /* by CPU address */
+	size_t nchunks, cap, hint;
+	size_t navail; /* chunks with a free block */
+};
+
+/* Chunks left busy by a destroyed pool: kept reachable, never reused. */
+static struct chunk *leaked;
+static pthread_mutex_t leaked_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool pow2(size_t x)
+{
+	return x && !(x & (x - 1));
+}
+
+static int layout(struct dma_pool *pool, size_t boundary)
+{
+	size_t off = 0, n = 0;
+
+	for (int pass = 0; pass < 2; pass++) {
+		off = 0;
+		n = 0;
+		while (off + pool->size <= pool->allocation) {
+			if (off % boundary + pool->size > boundary) {
+				off += boundary - off % boundary;
+				continue;
+			}
+			if (pass)
+				pool->offs[n] = off;
+			n++;
+			off += pool->size;
+		}
+		if (!pass) {
+			if (!n)
+				return -EINVAL;
+			if (devres__should_fail())
+				return -ENOMEM;
+			pool->offs = calloc(n, sizeof(*pool->offs));
+			if (!pool->offs)
+				return -ENOMEM;
+		}
+	}
+	pool->nblocks = (unsigned int)n;
+	return 0;
+}
+
+struct dma_pool *dma_pool_create(const char *name, struct device *dev,
+				 size_t size, size_t align, size_t boundary)
+{
+	const size_t page = devres__page_size;
+	struct dma_pool *pool;
+
+	if (!devres__dev_ok(dev, __func__))
+		return NULL;
+	if (!align)
+		align = 1;
+	if (!pow2(align) || !size || size > (1ul << 30))
+		return NULL;
+	size = (size + align - 1) & ~(align - 1);
+	if (boundary && (!pow2(boundary) || boundary < size))
+		return NULL;
+	if (devres__should_fail() || !(pool = calloc(1, sizeof(*pool))))
+		return NULL;
+	pool->magic = POOL_MAGIC;
+	snprintf(pool->name, sizeof(pool->name), "%s", name ? name : "");
+	pool->dev = dev;
+	pool->size = size;
+	pool->allocation = (size + page - 1) & ~(page - 1);
+	if (!boundary || boundary > pool->allocation)
+		boundary = pool->allocation;
+	if (layout(pool, boundary)) {
+		free(pool);
+		return NULL;
+	}
+	pthread_mutex_init(&pool->lock, NULL);
+	return pool;
+}
+
+static bool pool_ok(const struct dma_pool *pool, const char *func)
+{
+	if (pool && pool->magic == POOL_MAGIC)
+		return true;
+	devres__warn(NULL, func, "%s pool %p", pool ? "bad" : "NULL",
+		     (const void *)pool);
+	return false;
+}
+
+static size_t words(const struct dma_pool *pool)
+{
+	return (pool->nblocks + 63) / 64;
+}
+
+/* A new empty chunk, inserted in order; the pool locked. */
+static struct chunk *add_chunk(struct dma_pool *pool)
+{
+	struct chunk *c, **v;
+	size_t i;
+
+	if (pool->nchunks == pool->cap) {
+		size_t cap = pool->cap ? pool->cap * 2 : 8;
+
+		if (devres__should_fail() ||
+		    /* An array of pointers, indeed. */
+		    /* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+		    !(v = realloc(pool->chunks, cap * sizeof(*v))))
+			return NULL;
+		pool->chunks = v;
+		pool->cap = cap;
+	}
+	if (devres__should_fail() ||
+	    !(c = calloc(1, sizeof(*c) + words(pool) * sizeof(uint64_t))))
+		return NULL;
+	c->cpu = devres__dma_alloc(pool->dev, pool->allocation, &c->dma,
+				   DK_POOL);
+	if (!c->cpu) {
+		free(c);
+		return NULL;
+	}
+	for (i = pool->nchunks; i > 0 && pool->chunks[i - 1]->cpu > c->cpu; i--)
+		pool->chunks[i] = pool->chunks[i - 1];
+	pool->chunks[i] = c;
+	pool->nchunks++;
+	pool->navail++;
+	pool->hint = i;
+	return c;
+}
+
+static struct chunk *chunk_with_room(struct dma_pool *pool)
+{
+	for (size_t k = 0; pool->navail && k < pool->nchunks; k++) {
+		size_t i = (pool->hint + k) % pool->nchunks;
+
+		if (pool->chunks[i]->nbusy < pool->nblocks) {
+			pool->hint = i;
+			return pool->chunks[i];
+		}
+	}
+	return add_chunk(pool);
+}
+
+void *dma_pool_alloc(struct dma_pool *pool, gfp_t gfp, dma_addr_t *handle)
+{
+	struct chunk *c;
+	size_t idx = 0;
+	void *p;
+
+	if (!pool_ok(pool, __func__))
+		return NULL;
+	if (!handle) {
+		devres__warn(pool->dev, __func__, "NULL handle");
+		return NULL;
+	}
+	pthread_mutex_lock(&pool->lock);
+	c = chunk_with_room(pool);
+	if (!c) {
+		pthread_mutex_unlock(&pool->lock);
+		return NULL;
+	}
+	for (size_t w = 0; w < words(pool); w++) {
+		if (~c->busy[w]) {
+			idx = w * 64 + (size_t)__builtin_ctzll(~c->busy[w]);
+			break;
+		}
+	}
+	c->busy[idx / 64] |= 1ULL << (idx % 64);
+	if (++c->nbusy == pool->nblocks)
+		pool->navail--;
+	p = (char *)c->cpu + pool->offs[idx];
+	*handle = c->dma + pool->offs[idx];
+	pthread_mutex_unlock(&pool->lock);
+	if (gfp & __GFP_ZERO)
+		memset(p, 0, pool->size);
+	return p;
+}
+
+void *dma_pool_zalloc(struct dma_pool *pool, gfp_t gfp, dma_addr_t *handle)
+{
+	return dma_pool_alloc(pool, gfp | __GFP_ZERO, handle);
+}
+
+static struct chunk *find_chunk(struct dma_pool *pool, const char *p)
+{
+	size_t lo = 0, hi = pool->nchunks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+		const char *cpu = pool->chunks[mid]->cpu;
+
+		if (p < cpu)
+			hi = mid;
+		else if (p >= cpu + pool->allocation)
+			lo = mid + 1;
+		else
+			return pool->chunks[mid];
+	}
+	return NULL;
+}
+
+static long block_index(const struct dma_pool *pool, size_t off)
+{
+	size_t lo = 0, hi = pool->nblocks;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (pool->offs[mid] < off)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo < pool->nblocks && pool->offs[lo] == off ? (long)lo : -1;
+}
+
+void dma_pool_free(struct dma_pool *pool, void *vaddr, dma_addr_t dma)
+{
+	char why[160] = "";
+	struct chunk *c;
+	size_t off;
+	long idx;
+
+	if (!pool_ok(pool, __func__))
+		return;
+	pthread_mutex_lock(&pool->lock);
+	c = find_chunk(pool, vaddr);
+	if (!c) {
+		snprintf(why, sizeof(why), "%p is not a block of pool %s",
+			 vaddr, pool->name);
+		goto out;
+	}
+	off = (size_t)((char *)vaddr - (char *)c->cpu);
+	idx = block_index(pool, off);
+	if (idx < 0)
+		snprintf(why, sizeof(why), "%p is not a block start in pool %s",
+			 vaddr, pool->name);
+	else if (dma != c->dma + off)
+		snprintf(why, sizeof(why),
+			 "%p is at %#llx on the bus, not %#llx (pool %s)",
+			 vaddr, (unsigned long long)c->dma + off,
+			 (unsigned long long)dma, pool->name);
+	else if (!(c->busy[idx / 64] & (1ULL << (idx % 64))))
+		snprintf(why, sizeof(why), "%p freed twice (pool %s)", vaddr,
+			 pool->name);
+	else {
+		c->busy[idx / 64] &= ~(1ULL << (idx % 64));
+		if (c->nbusy-- == pool->nblocks)
+			pool->navail++;
+	}
+out:
+	pthread_mutex_unlock(&pool->lock);
+	if (why[0])
+		devres__warn(pool->dev, __func__, "%s", why);
+}
+
+void dma_pool_destroy(struct dma_pool *pool)
+{
+	unsigned long busy = 0;
+
+	if (!pool)
+		return;
+	if (!pool_ok(pool, __func__))
+		return;
+	for (size_t i = 0; i < pool->nchunks; i++) {
+		struct chunk *c = pool->chunks[i];
+
+		if (c->nbusy) {
+			/* The device may still use it: leak it, reachable. */
+			busy += c->nbusy;
+			devres__dma_disown(pool->dev, c->dma);
+			pthread_mutex_lock(&leaked_lock);
+			c->next_leaked = leaked;
+			leaked = c;
+			pthread_mutex_unlock(&leaked_lock);
+			continue;
+		}
+		devres__dma_free(pool->dev, pool->allocation, c->cpu, c->dma,
+				 DK_POOL, __func__);
+		free(c);
+	}
+	if (busy)
+		devres__warn(pool->dev, __func__,
+			     "pool %s destroyed with %lu busy block(s), leaked",
+			     pool->name, busy);
+	pool->magic = 0;
+	pthread_mutex_destroy(&pool->lock);
+	free(pool->chunks);
+	free(pool->offs);
+	free(pool);
+}
+
+struct device *devres__dma_pool_dev(const struct dma_pool *pool)
+{
+	return pool_ok(pool, "dmam_pool_destroy") ? pool->dev : NULL;
+}

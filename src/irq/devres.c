@@ -1,0 +1,96 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Managed interrupt handlers: freed when the device lets go of its
+ * resources. A node records (irq, dev_id); devm_free_irq() releases the
+ * node that matches both, so it never frees a handler requested with plain
+ * request_irq().
+ */
+#include <errno.h>
+#include <devres/device.h>
+#include <devres/devres.h>
+#include "internal.h"
+
+struct irq_devres {
+	unsigned int irq;
+	void *dev_id;
+};
+
+static void devm_irq_release(struct device *dev, void *res)
+{
+	struct irq_devres *dr = res;
+
+	(void)dev;
+	irq__free(dr->irq, dr->dev_id, true, "devm_irq_release");
+}
+
+static int devm_irq_match(struct device *dev, void *res, void *data)
+{
+	struct irq_devres *this = res, *match = data;
+
+	(void)dev;
+	return this->irq == match->irq && this->dev_id == match->dev_id;
+}
+
+int devm_request_threaded_irq(struct device *dev, unsigned int irq,
+			      irq_handler_t handler, irq_handler_t thread_fn,
+			      unsigned long irqflags, const char *devname,
+			      void *dev_id)
+{
+	struct irq_devres *dr;
+	int rc;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	dr = devres_alloc(devm_irq_release, sizeof(*dr), GFP_KERNEL);
+	if (!dr)
+		return -ENOMEM;
+	if (!devname)
+		devname = dev_name(dev);
+	rc = request_threaded_irq(irq, handler, thread_fn, irqflags, devname,
+				  dev_id);
+	if (rc) {
+		devres_free(dr);
+		return rc;
+	}
+	dr->irq = irq;
+	dr->dev_id = dev_id;
+	devres_add(dev, dr);
+	return 0;
+}
+
+int devm_request_irq(struct device *dev, unsigned int irq,
+		     irq_handler_t handler, unsigned long irqflags,
+		     const char *devname, void *dev_id)
+{
+	return devm_request_threaded_irq(dev, irq, handler, NULL, irqflags,
+					 devname, dev_id);
+}
+
+int devm_request_any_context_irq(struct device *dev, unsigned int irq,
+				 irq_handler_t handler, unsigned long irqflags,
+				 const char *devname, void *dev_id)
+{
+	int rc = devm_request_threaded_irq(dev, irq, handler, NULL, irqflags,
+					   devname, dev_id);
+
+	return rc ? rc : IRQC_IS_HARDIRQ;
+}
+
+void devm_free_irq(struct device *dev, unsigned int irq, void *dev_id)
+{
+	struct irq_devres match = { .irq = irq, .dev_id = dev_id };
+
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	if (irq__cur_line && (unsigned int)irq__cur_line->irq == irq) {
+		devres__warn(dev, __func__,
+			     "irq %u: called from its own handler, would wait "
+			     "for itself",
+			     irq);
+		return;
+	}
+	if (devres_release(dev, devm_irq_release, devm_irq_match, &match))
+		devres__warn(dev, __func__,
+			     "irq %u: no managed handler with dev_id %p", irq,
+			     dev_id);
+}

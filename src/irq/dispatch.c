@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The dispatcher: one thread waiting in epoll on the fds of every line with
+ * a handler, calling the primary handlers ("hard" interrupt context) and
+ * waking the threads of threaded handlers, one thread per handler.
+ *
+ * The dispatcher exists while at least one handler does: the first request
+ * starts it, the last free stops and joins it. Its epoll set holds a wake
+ * eventfd (key 0) besides the lines (key: the line's number), through which
+ * it is told to stop or to replay interrupts that were held back while
+ * their line was disabled, masked or being changed.
+ *
+ * The library's threads block every signal: signals are for the
+ * application's threads.
+ */
+#include <errno.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/epoll.h>
+#include <sys/eventfd.h>
+#include "internal.h"
+
+static pthread_mutex_t irq_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct irq_dispatcher *disp_cur;
+/* Handlers attached or being attached: the dispatcher lives while > 0. */
+static long nr_handlers;
+
+int irq__create_thread(pthread_t *thr, void *(*fn)(void *), void *arg)
+{
+	sigset_t all, old;
+	int rc;
+
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &old);
+	rc = pthread_create(thr, NULL, fn, arg);
+	pthread_sigmask(SIG_SETMASK, &old, NULL);
+	return -rc;
+}
+
+static void kick(struct irq_dispatcher *d)
+{
+	uint64_t one = 1;
+
+	if (write(d->wakefd, &one, sizeof(one)) < 0) {
+		/* Only EAGAIN is possible: the counter is full, so it is set. */
+	}
+}
+
+/* Asks the dispatcher to look at a line again: it has something pending. */
+void irq__replay(struct irq_line *line)
+{
+	struct irq_dispatcher *d = line->disp;
+
+	pthread_mutex_lock(&d->lock);
+	d->replay[line->irq / IRQ_WORD_BITS] |= 1ul
+						<< (line->irq % IRQ_WORD_BITS);
+	pthread_mutex_unlock(&d->lock);
+	kick(d);
+}
+
+static void wake_thread(struct irq_line *line, struct irq_action *a, bool *warn)
+{
+	if (!a->has_thread) {
+		if (!a->warned_thread)
+			*warn = a->warned_thread = true;
+		return;
+	}
+	if (a->thread_pending)
+		return;
+	a->thread_pending = true;
+	line->threads_active++;
+	if (a->flags & IRQF_ONESHOT)
+		line->oneshot_masked++;
+	pthread_cond_signal(&a->wake);
+}
+
+/*
+ * Runs the primary handlers of a line, locked on entry and on return. The
+ * list is walked unlocked: nobody else changes it while running is set
+ * (manage.c); this thread may, from a handler, and then frees nothing
+ * before the walk is over.
+ */
+static void deliver(struct irq_line *line)
+{
+	struct irq_action *a, *zombies;
+	irqreturn_t ret = IRQ_NONE;
+	bool stuck, warn_thread = false;
+	int irq = line->irq;
+
+	line->pending = false;
+	line->running = true;
+	pthread_mutex_unlock(&line->lock);
+	irq__cur_line = irq__running_line = line;
+	for (a = line->actions; a; a = a->next) {
+		irqreturn_t r;
+
+		if (a->dead)
+			continue;
+		r = a->handler(irq, a->dev_id);
+		if (r & IRQ_WAKE_THREAD)
+			a->wake_req = true;
+		ret |= r;
+	}
+	irq__cur_line = irq__running_line = NULL;
+	pthread_mutex_lock(&line->lock);
+	for (a = line->actions; a; a = a->next) {
+		if (a->wake_req) {
+			a->wake_req = false;
+			wake_thread(line, a, &warn_thread);
+		}
+	}
+	stuck = irq__note_interrupt(line, ret);
+	if (unlikely(stuck || warn_thread)) {
+		/*
+		 * WARN unlocked (a log sink may call anything) but still
+		 * running, so that synchronize_irq() returns after the WARN.
+		 */
+		pthread_mutex_unlock(&line->lock);
+		if (stuck)
+			devres__warn(NULL, "note_interrupt",
+				     "irq %d: nobody cared (%u of %u "
+				     "interrupts unhandled), line disabled",
+				     irq, IRQ_SPURIOUS_LIMIT,
+				     IRQ_SPURIOUS_WINDOW);
+		if (warn_thread)
+			devres__warn(NULL, "irq_wake_thread",
+				     "irq %d: IRQ_WAKE_THREAD from a handler "
+				     "without a thread function",
+				     irq);
+		pthread_mutex_lock(&line->lock);
+	}
+	line->running = false;
+	pthread_cond_broadcast(&line->idle);
+	zombies = line->zombies;
+	line->zombies = NULL;
+	irq__line_done(line);
+	if (likely(!zombies))
+		return;
+	/* Reap unlocked; the reference keeps the line meanwhile. */
+	line->refs++;
+	pthread_mutex_unlock(&line->lock);
+	while (zombies) {
+		a = zombies;
+		zombies = a->zombie_next;
+		irq__finish(a);
+	}
+	pthread_mutex_lock(&line->lock);
+	line->refs--;
+}
+
+/* An event of line @irq: from its fd, or a replay of what is pending. */
+static void handle(struct irq_dispatcher *d, int irq, bool from_fd)
+{
+	struct irq_line *line = irq__line_lock(irq);
+	int got;
+
+	if (!line)
+		return;
+	if (from_fd) {
+		got = irq__line_read(line);
+		if (got < 0)
+			epoll_ctl(d->epfd, EPOLL_CTL_DEL, line->fd, NULL);
+		if (got > 0 && line->nr_actions)
+			line->pending = true;
+	}
+	if (line->pending && line->nr_actions && !line->depth &&
+	    !line->oneshot_masked && !line->mutators)
+		deliver(line);
+	pthread_mutex_unlock(&line->lock);
+}
+
+static bool stopped(struct irq_dispatcher *d)
+{
+	return __atomic_load_n(&d->stop, __ATOMIC_ACQUIRE);
+}
+
+static void replay(struct irq_dispatcher *d)
+{
+	unsigned long bits[IRQ_LINES_MAX / IRQ_WORD_BITS];
+	uint64_t v;
+
+	if (read(d->wakefd, &v, sizeof(v)) < 0) {
+		/* EAGAIN: a previous pass took the kick with its bits. */
+	}
+	pthread_mutex_lock(&d->lock);
+	memcpy(bits, d->replay, sizeof(bits));
+	memset(d->replay, 0, sizeof(d->replay));
+	pthread_mutex_unlock(&d->lock);
+	for (int w = 0; w < IRQ_LINES_MAX / IRQ_WORD_BITS; w++) {
+		while (bits[w] && !stopped(d)) {
+			int b = __builtin_ctzl(bits[w]);
+
+			bits[w] &= bits[w] - 1;
+			handle(d, w * IRQ_WORD_BITS + b, false);
+		}
+	}
+}
+
+static void free_dispatcher(struct irq_dispatcher *d)
+{
+	close(d->epfd);
+	close(d->wakefd);
+	pthread_mutex_destroy(&d->lock);
+	free(d);
+}
+
+static void *dispatch_loop(void *arg)
+{
+	struct irq_dispatcher *d = arg;
+	struct epoll_event ev[16];
+
+	pthread_setname_np(pthread_self(), "irq/dispatch");
+	while (!stopped(d)) {
+		int n = epoll_wait(d->epfd, ev, 16, -1);
+
+		for (int i = 0; i < n && !stopped(d); i++) {
+			if (ev[i].data.u64)
+				handle(d, (int)ev[i].data.u64, true);
+			else
+				replay(d);
+		}
+	}
+	/* Stopped from one of its own handlers: nobody joins it. */
+	if (d->self_stopped)
+		free_dispatcher(d);
+	return NULL;
+}
+
+static int start_dispatcher(struct irq_dispatcher **ret_disp)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 };
+	struct irq_dispatcher *d;
+	int rc = -ENOMEM;
+
+	d = devres__should_fail() ? NULL : calloc(1, sizeof(*d));
+	if (!d)
+		return -ENOMEM;
+	d->epfd = d->wakefd = -1;
+	if (devres__should_fail())
+		goto fail;
+	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	if (d->epfd < 0)
+		goto fail_errno;
+	if (devres__should_fail())
+		goto fail;
+	d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (d->wakefd < 0 ||
+	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &ev) < 0)
+		goto fail_errno;
+	pthread_mutex_init(&d->lock, NULL);
+	rc = devres__should_fail()
+		     ? -EAGAIN
+		     : irq__create_thread(&d->thread, dispatch_loop, d);
+	if (!rc) {
+		*ret_disp = d;
+		return 0;
+	}
+	pthread_mutex_destroy(&d->lock);
+	goto fail;
+fail_errno:
+	rc = -errno;
+fail:
+	if (d->wakefd >= 0)
+		close(d->wakefd);
+	if (d->epfd >= 0)
+		close(d->epfd);
+	free(d);
+	return rc;
+}
+
+int irq__get_dispatcher(struct irq_dispatcher **ret_disp)
+{
+	int rc = 0;
+
+	pthread_mutex_lock(&irq_lock);
+	if (!disp_cur)
+		rc = start_dispatcher(&disp_cur);
+	if (!rc) {
+		nr_handlers++;
+		*ret_disp = disp_cur;
+	}
+	pthread_mutex_unlock(&irq_lock);
+	return rc;
+}
+
+void irq__put_dispatcher(void)
+{
+	struct irq_dispatcher *d = NULL;
+
+	pthread_mutex_lock(&irq_lock);
+	if (!--nr_handlers) {
+		d = disp_cur;
+		disp_cur = NULL;
+	}
+	pthread_mutex_unlock(&irq_lock);
+	if (!d)
+		return;
+	if (pthread_equal(d->thread, pthread_self())) {
+		/* The last handler freed by a handler: it cannot join itself. */
+		d->self_stopped = true;
+		__atomic_store_n(&d->stop, true, __ATOMIC_RELEASE);
+		pthread_detach(d->thread);
+		return;
+	}
+	__atomic_store_n(&d->stop, true, __ATOMIC_RELEASE);
+	kick(d);
+	pthread_join(d->thread, NULL);
+	free_dispatcher(d);
+}
+
+/* The thread of a threaded handler. */
+static void thread_done(struct irq_line *line, struct irq_action *a)
+{
+	line->threads_active--;
+	if (a->flags & IRQF_ONESHOT)
+		line->oneshot_masked--;
+	pthread_cond_broadcast(&line->idle);
+	irq__line_done(line);
+}
+
+static void *thread_loop(void *arg)
+{
+	struct irq_action *a = arg;
+	struct irq_line *line = a->line;
+	char name[16];
+	bool self;
+
+	snprintf(name, sizeof(name), "irq/%d-%s", line->irq,
+		 a->name ? a->name : "");
+	pthread_setname_np(pthread_self(), name);
+	pthread_mutex_lock(&line->lock);
+	for (;;) {
+		while (!a->thread_pending && !a->stop)
+			pthread_cond_wait(&a->wake, &line->lock);
+		if (a->stop)
+			break;
+		a->thread_pending = false;
+		pthread_mutex_unlock(&line->lock);
+		irq__cur_line = line;
+		irq__cur_action = a;
+		a->thread_fn(line->irq, a->dev_id);
+		irq__cur_line = NULL;
+		irq__cur_action = NULL;
+		pthread_mutex_lock(&line->lock);
+		thread_done(line, a);
+		if (a->self_reap)
+			break;
+	}
+	/* A wake that will not run now: unmask what it masked. */
+	if (a->thread_pending) {
+		a->thread_pending = false;
+		thread_done(line, a);
+	}
+	self = a->self_reap;
+	pthread_mutex_unlock(&line->lock);
+	if (self) {
+		/* Freed from its own thread function: nobody joins it. */
+		pthread_detach(pthread_self());
+		pthread_cond_destroy(&a->wake);
+		irq__finish(a);
+	}
+	return NULL;
+}
+
+int irq__thread_start(struct irq_action *a)
+{
+	int rc;
+
+	if (devres__should_fail())
+		return -EAGAIN;
+	pthread_cond_init(&a->wake, NULL);
+	rc = irq__create_thread(&a->thread, thread_loop, a);
+	if (rc) {
+		pthread_cond_destroy(&a->wake);
+		return rc;
+	}
+	a->has_thread = true;
+	return 0;
+}
+
+void irq__thread_stop(struct irq_action *a)
+{
+	pthread_mutex_lock(&a->line->lock);
+	a->stop = true;
+	pthread_cond_signal(&a->wake);
+	pthread_mutex_unlock(&a->line->lock);
+	pthread_join(a->thread, NULL);
+	pthread_cond_destroy(&a->wake);
+}

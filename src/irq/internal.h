@@ -1,0 +1,130 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the files of src/irq share: a line, a handler (action), the
+ * dispatcher, and the locking rules between them.
+ *
+ * Locks, in the order they nest:
+ *   lines_lock (rwlock, line.c)  the table of lines; readers look a line
+ *                                up and take its lock before dropping it
+ *   line->lock                   everything in struct irq_line and the
+ *                                thread state of its actions
+ *   disp->lock (leaf)            a dispatcher's set of lines to replay
+ * irq_lock (dispatch.c) guards the dispatcher pointer and the count of
+ * handlers; it is never held together with another of these locks.
+ *
+ * No lock is held while a handler runs or while anyone waits for one, so
+ * that a handler may call anything (request, free, enable, devm_*) except
+ * what waits for itself, which is caught and WARNed.
+ */
+#ifndef DEVRES_IRQ_INTERNAL_H
+#define DEVRES_IRQ_INTERNAL_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <devres/irq.h>
+#include "base/subsys.h"
+
+/* Line numbers are 1 .. IRQ_LINES_MAX - 1. */
+#define IRQ_LINES_MAX 1024
+#define IRQ_WORD_BITS (8 * (int)sizeof(unsigned long))
+
+/* The kernel's unhandled-interrupt detector: this many out of a window. */
+#define IRQ_SPURIOUS_WINDOW 100000u
+#define IRQ_SPURIOUS_LIMIT 99900u
+
+enum irq_line_kind {
+	LINE_EVENTFD,	       /* our own eventfd, non-blocking */
+	LINE_EVENTFD_ATTACHED, /* the caller's eventfd (VFIO), maybe blocking */
+	LINE_UIO,	       /* 4-byte counts, re-enabled by writing 1 */
+};
+
+struct irq_dispatcher;
+
+struct irq_action {
+	irq_handler_t handler;
+	irq_handler_t thread_fn;
+	void *dev_id;
+	const char *name;
+	unsigned long flags;
+	struct irq_line *line;
+	struct irq_action *next;
+	/* The thread of a threaded handler; its state is under line->lock. */
+	pthread_t thread;
+	pthread_cond_t wake;
+	bool has_thread;
+	bool thread_pending; /* woken, its thread function not started */
+	bool stop;	     /* its thread is asked to exit */
+	bool self_reap;	     /* freed from its own thread function */
+	bool dead;	     /* unlinked while its line was being dispatched */
+	bool wake_req;	     /* dispatcher only: the handler said WAKE_THREAD */
+	bool warned_thread;  /* WAKE_THREAD without a thread function, WARNed */
+	struct irq_action *zombie_next;
+};
+
+struct irq_line {
+	pthread_mutex_t lock;
+	/* Broadcast when running, threads_active or mutators fall. */
+	pthread_cond_t idle;
+	int irq;
+	int fd;
+	enum irq_line_kind kind;
+	char *name;
+	struct irq_action *actions;
+	/* Freed inside this line's own dispatch; reaped after it. */
+	struct irq_action *zombies;
+	/* The dispatcher the fd is registered with, NULL when none. */
+	struct irq_dispatcher *disp;
+	int refs;	    /* attached handlers and calls in progress */
+	int nr_actions;	    /* handlers on the list */
+	int depth;	    /* disable depth */
+	int mutators;	    /* threads waiting to change the list */
+	int threads_active; /* thread functions woken and not finished */
+	int oneshot_masked; /* of those, oneshot ones: the line is masked */
+	bool running;	    /* the dispatcher is in the primary handlers */
+	bool pending;	    /* an interrupt came while it could not run */
+	bool hw_masked;	    /* UIO: read and not yet re-enabled */
+	unsigned int count, unhandled;
+};
+
+struct irq_dispatcher {
+	pthread_t thread;
+	int epfd;
+	int wakefd;
+	pthread_mutex_t lock;
+	bool stop;
+	bool self_stopped; /* stopped from its own thread: it frees itself */
+	unsigned long replay[IRQ_LINES_MAX / IRQ_WORD_BITS];
+};
+
+/* The line whose handlers this thread is running, primary or threaded. */
+extern HIDDEN TLS_FAST struct irq_line *irq__cur_line;
+/* The line whose primary handlers this (dispatcher) thread is running. */
+extern HIDDEN TLS_FAST struct irq_line *irq__running_line;
+/* The action whose thread function this thread is running. */
+extern HIDDEN TLS_FAST struct irq_action *irq__cur_action;
+
+/* line.c */
+HIDDEN struct irq_line *irq__line_lock(int irq);
+HIDDEN struct irq_line *irq__line_get(int irq);
+HIDDEN void irq__line_put(struct irq_line *line);
+HIDDEN int irq__line_read(struct irq_line *line);
+HIDDEN void irq__line_drain(struct irq_line *line);
+HIDDEN void irq__line_unmask(struct irq_line *line);
+
+/* manage.c */
+HIDDEN void irq__line_done(struct irq_line *line);
+HIDDEN const void *irq__free(unsigned int irq, void *dev_id, bool managed,
+			     const char *func);
+HIDDEN bool irq__note_interrupt(struct irq_line *line, irqreturn_t ret);
+HIDDEN void irq__finish(struct irq_action *a);
+
+/* dispatch.c */
+HIDDEN int irq__create_thread(pthread_t *thr, void *(*fn)(void *), void *arg);
+HIDDEN int irq__get_dispatcher(struct irq_dispatcher **ret_disp);
+HIDDEN void irq__put_dispatcher(void);
+HIDDEN void irq__replay(struct irq_line *line);
+HIDDEN int irq__thread_start(struct irq_action *a);
+HIDDEN void irq__thread_stop(struct irq_action *a);
+
+#endif /* DEVRES_IRQ_INTERNAL_H */

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Interrupt lines: an fd that becomes readable when the line is asserted.
+ * Our own lines are eventfds (as VFIO signals interrupts); an attached fd is
+ * the caller's eventfd or a UIO device, which delivers a 4-byte count and is
+ * re-enabled by writing 1.
+ *
+ * Lines live in a table indexed by number. Whoever looks a line up takes
+ * its lock (or a reference) before dropping the table's read lock, so a
+ * line is never freed under anyone: irq_line_destroy() takes the table's
+ * write lock, then the line's lock, and refuses while references remain.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include "internal.h"
+
+static pthread_rwlock_t lines_lock = PTHREAD_RWLOCK_INITIALIZER;
+static struct irq_line *lines[IRQ_LINES_MAX];
+/* Numbers are handed out round-robin, so a stale one reads as a hole. */
+static int next_irq = 1;
+
+static bool valid_number(long irq)
+{
+	return irq > 0 && irq < IRQ_LINES_MAX;
+}
+
+struct irq_line *irq__line_lock(int irq)
+{
+	struct irq_line *line = NULL;
+
+	if (!valid_number(irq))
+		return NULL;
+	pthread_rwlock_rdlock(&lines_lock);
+	line = lines[irq];
+	if (line)
+		pthread_mutex_lock(&line->lock);
+	pthread_rwlock_unlock(&lines_lock);
+	return line;
+}
+
+struct irq_line *irq__line_get(int irq)
+{
+	struct irq_line *line = irq__line_lock(irq);
+
+	if (line) {
+		line->refs++;
+		pthread_mutex_unlock(&line->lock);
+	}
+	return line;
+}
+
+void irq__line_put(struct irq_line *line)
+{
+	pthread_mutex_lock(&line->lock);
+	line->refs--;
+	pthread_mutex_unlock(&line->lock);
+}
+
+/*
+ * Consumes one assertion. Returns 1 when there was one, 0 when there was
+ * none, -1 when the fd is gone (end of file or an error): it is then taken
+ * out of the dispatcher, or it would be reported readable for ever.
+ */
+int irq__line_read(struct irq_line *line)
+{
+	struct pollfd p = { .fd = line->fd, .events = POLLIN };
+	uint64_t v64;
+	uint32_t v32;
+	ssize_t n;
+
+	/* Only our own eventfd is non-blocking: ask the others first. */
+	if (line->kind != LINE_EVENTFD) {
+		if (poll(&p, 1, 0) <= 0)
+			return 0;
+		if (!(p.revents & POLLIN))
+			return p.revents & (POLLHUP | POLLERR | POLLNVAL) ? -1
+									  : 0;
+	}
+	if (line->kind == LINE_UIO) {
+		n = read(line->fd, &v32, sizeof(v32));
+		if (n == (ssize_t)sizeof(v32)) {
+			line->hw_masked = true;
+			return 1;
+		}
+	} else {
+		n = read(line->fd, &v64, sizeof(v64));
+		if (n == (ssize_t)sizeof(v64))
+			return 1;
+	}
+	if (n < 0 && (errno == EAGAIN || errno == EINTR))
+		return 0;
+	return -1;
+}
+
+/* Drops whatever the line holds: interrupts nobody is there to handle. */
+void irq__line_drain(struct irq_line *line)
+{
+	for (int i = 0; i < 64 && irq__line_read(line) > 0; i++)
+		;
+}
+
+/* A UIO device masks itself at each interrupt; writing 1 lets it fire. */
+void irq__line_unmask(struct irq_line *line)
+{
+	uint32_t one = 1;
+
+	if (line->kind != LINE_UIO || !line->hw_masked)
+		return;
+	if (write(line->fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+		line->hw_masked = false;
+}
+
+static int add_line(int fd, enum irq_line_kind kind, const char *name)
+{
+	struct irq_line *line = calloc(1, sizeof(*line));
+	char *copy = strdup(name ? name : "irq");
+
+	if (!line || !copy) {
+		free(line);
+		free(copy);
+		return -ENOMEM;
+	}
+	pthread_mutex_init(&line->lock, NULL);
+	pthread_cond_init(&line->idle, NULL);
+	line->fd = fd;
+	line->kind = kind;
+	line->name = copy;
+	pthread_rwlock_wrlock(&lines_lock);
+	for (int i = 1; i < IRQ_LINES_MAX; i++) {
+		int n = next_irq;
+
+		next_irq = n % (IRQ_LINES_MAX - 1) + 1;
+		if (!lines[n]) {
+			lines[n] = line;
+			line->irq = n;
+			break;
+		}
+	}
+	pthread_rwlock_unlock(&lines_lock);
+	if (line->irq)
+		return line->irq;
+	pthread_cond_destroy(&line->idle);
+	pthread_mutex_destroy(&line->lock);
+	free(copy);
+	free(line);
+	return -ENOSPC;
+}
+
+static void close_fd(int fd)
+{
+	int err = errno;
+
+	close(fd);
+	devres__ledger_add(DL_FDS, -1);
+	errno = err;
+}
+
+int irq_line_create(const char *name)
+{
+	int fd, rc;
+
+	if (devres__should_fail())
+		return -ENOMEM;
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	if (fd < 0)
+		return -errno;
+	devres__ledger_add(DL_FDS, 1);
+	rc = add_line(fd, LINE_EVENTFD, name);
+	if (rc < 0)
+		close_fd(fd);
+	return rc;
+}
+
+static bool is_eventfd(int fd)
+{
+	char path[64], target[64];
+	ssize_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	n = readlink(path, target, sizeof(target) - 1);
+	if (n < 0)
+		return false;
+	target[n] = '\0';
+	return strcmp(target, "anon_inode:[eventfd]") == 0;
+}
+
+int irq_line_attach_fd(int fd, const char *name)
+{
+	int nfd, rc;
+
+	if (fd < 0)
+		return -EBADF;
+	if (devres__should_fail())
+		return -EMFILE;
+	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	if (nfd < 0)
+		return -errno;
+	devres__ledger_add(DL_FDS, 1);
+	rc = add_line(nfd, is_eventfd(nfd) ? LINE_EVENTFD_ATTACHED : LINE_UIO,
+		      name);
+	if (rc < 0)
+		close_fd(nfd);
+	return rc;
+}
+
+int irq_line_raise(int irq)
+{
+	uint64_t one = 1;
+	struct irq_line *line;
+	int rc = 0;
+
+	if (!valid_number(irq))
+		return -EINVAL;
+	/* The read lock keeps the fd open while it is written. */
+	pthread_rwlock_rdlock(&lines_lock);
+	line = lines[irq];
+	if (!line)
+		rc = -EINVAL;
+	else if (line->kind == LINE_UIO)
+		rc = -EOPNOTSUPP;
+	else if (write(line->fd, &one, sizeof(one)) < 0)
+		rc = -errno;
+	pthread_rwlock_unlock(&lines_lock);
+	return rc;
+}
+
+int irq_line_destroy(int irq)
+{
+	struct irq_line *line = NULL;
+	int refs = 0;
+
+	if (valid_number(irq)) {
+		pthread_rwlock_wrlock(&lines_lock);
+		line = lines[irq];
+		if (line) {
+			pthread_mutex_lock(&line->lock);
+			refs = line->refs;
+			if (!refs)
+				lines[irq] = NULL;
+			pthread_mutex_unlock(&line->lock);
+		}
+		pthread_rwlock_unlock(&lines_lock);
+	}
+	if (!line) {
+		devres__warn(NULL, __func__, "irq %d is not a line", irq);
+		return -EINVAL;
+	}
+	if (refs) {
+		devres__warn(NULL, __func__, "irq %d: handlers attached", irq);
+		return -EBUSY;
+	}
+	close_fd(line->fd);
+	pthread_cond_destroy(&line->idle);
+	pthread_mutex_destroy(&line->lock);
+	free(line->name);
+	free(line);
+	return 0;
+}

@@ -1,0 +1,369 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Requesting and freeing handlers, enabling and disabling lines, waiting for
+ * handlers, and the unhandled-interrupt detector.
+ *
+ * A thread that changes a line's list of handlers first makes the line
+ * stop dispatching (mutators), then waits until the dispatch in progress,
+ * if any, has returned. The dispatcher does not start a new one meanwhile:
+ * it leaves the interrupt pending and it is replayed afterwards. So the
+ * dispatcher walks the list without a lock, and a freed handler is not
+ * running once it is off the list.
+ *
+ * The one thread that cannot wait for a dispatch is the one running it: a
+ * handler that frees a handler of its own line. free_irq() refuses (it
+ * would wait for itself); the managed release, which cannot refuse (a
+ * handler that unbinds its device), takes the handler off the list and
+ * leaves it to the dispatcher to finish once the dispatch has returned.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <sys/epoll.h>
+#include "internal.h"
+
+TLS_FAST struct irq_line *irq__cur_line;
+TLS_FAST struct irq_line *irq__running_line;
+TLS_FAST struct irq_action *irq__cur_action;
+
+static bool deliverable(const struct irq_line *line)
+{
+	return line->nr_actions && !line->depth && !line->oneshot_masked &&
+	       !line->mutators;
+}
+
+/* With the line locked, whenever it may have become deliverable again. */
+void irq__line_done(struct irq_line *line)
+{
+	if (!deliverable(line))
+		return;
+	if (line->pending)
+		irq__replay(line);
+	else
+		irq__line_unmask(line);
+}
+
+/* Makes the list ours: no dispatch of the line runs, and none starts. */
+static void begin_change(struct irq_line *line)
+{
+	line->mutators++;
+	if (irq__running_line == line)
+		return;
+	while (line->running)
+		pthread_cond_wait(&line->idle, &line->lock);
+}
+
+static void end_change(struct irq_line *line)
+{
+	line->mutators--;
+	irq__line_done(line);
+}
+
+/* Runs a line's thread functions only, for handler == NULL. */
+static irqreturn_t default_primary(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_WAKE_THREAD;
+}
+
+static int check_share(const struct irq_line *line, unsigned long flags)
+{
+	const struct irq_action *old = line->actions;
+
+	if (!old)
+		return 0;
+	if (!(old->flags & flags & IRQF_SHARED))
+		return -EBUSY;
+	if ((old->flags ^ flags) & IRQF_ONESHOT)
+		return -EBUSY;
+	return 0;
+}
+
+/* The line's first handler: it starts clean, in the dispatcher's set. */
+static int first_action(struct irq_line *line, struct irq_dispatcher *disp,
+			unsigned long flags)
+{
+	struct epoll_event ev = { .events = EPOLLIN,
+				  .data.u64 = (uint64_t)line->irq };
+
+	irq__line_drain(line);
+	if (epoll_ctl(disp->epfd, EPOLL_CTL_ADD, line->fd, &ev) < 0)
+		return -errno;
+	line->disp = disp;
+	line->depth = flags & IRQF_NO_AUTOEN ? 1 : 0;
+	line->pending = false;
+	line->count = line->unhandled = 0;
+	/* A UIO device may have fired before: let it fire again. */
+	line->hw_masked = true;
+	return 0;
+}
+
+/* The line's last handler went: whatever is pending is dropped. */
+static void last_action(struct irq_line *line)
+{
+	epoll_ctl(line->disp->epfd, EPOLL_CTL_DEL, line->fd, NULL);
+	line->disp = NULL;
+	irq__line_drain(line);
+	line->pending = false;
+}
+
+int request_threaded_irq(unsigned int irq, irq_handler_t handler,
+			 irq_handler_t thread_fn, unsigned long flags,
+			 const char *name, void *dev_id)
+{
+	struct irq_dispatcher *disp;
+	struct irq_action *a, **pp;
+	struct irq_line *line;
+	int rc;
+
+	if ((!handler && !thread_fn) || (!handler && !(flags & IRQF_ONESHOT)) ||
+	    ((flags & IRQF_SHARED) && (!dev_id || (flags & IRQF_NO_AUTOEN))))
+		return -EINVAL;
+	if (irq >= IRQ_LINES_MAX)
+		return -EINVAL;
+	line = irq__line_get((int)irq);
+	if (!line)
+		return -EINVAL;
+	a = devres__should_fail() ? NULL : calloc(1, sizeof(*a));
+	if (!a) {
+		rc = -ENOMEM;
+		goto put_line;
+	}
+	*a = (struct irq_action){ .handler = handler ? handler
+						     : default_primary,
+				  .thread_fn = thread_fn,
+				  .dev_id = dev_id,
+				  .name = name,
+				  .flags = flags,
+				  .line = line };
+	rc = irq__get_dispatcher(&disp);
+	if (rc)
+		goto free_action;
+	if (thread_fn) {
+		rc = irq__thread_start(a);
+		if (rc)
+			goto put_disp;
+	}
+	pthread_mutex_lock(&line->lock);
+	begin_change(line);
+	rc = check_share(line, flags);
+	if (!rc && !line->actions)
+		rc = first_action(line, disp, flags);
+	if (!rc) {
+		for (pp = &line->actions; *pp; pp = &(*pp)->next)
+			;
+		*pp = a;
+		line->nr_actions++;
+		line->refs++;
+	}
+	end_change(line);
+	pthread_mutex_unlock(&line->lock);
+	if (rc)
+		goto stop_thread;
+	devres__ledger_add(DL_IRQ_HANDLERS, 1);
+	irq__line_put(line);
+	return 0;
+
+stop_thread:
+	if (a->has_thread)
+		irq__thread_stop(a);
+put_disp:
+	irq__put_dispatcher();
+free_action:
+	free(a);
+put_line:
+	irq__line_put(line);
+	return rc;
+}
+
+int request_irq(unsigned int irq, irq_handler_t handler, unsigned long flags,
+		const char *name, void *dev_id)
+{
+	return request_threaded_irq(irq, handler, NULL, flags, name, dev_id);
+}
+
+/* Stops a freed handler's thread and lets go of what it held. */
+void irq__finish(struct irq_action *a)
+{
+	if (a->has_thread && !a->self_reap)
+		irq__thread_stop(a);
+	irq__line_put(a->line);
+	free(a);
+	irq__put_dispatcher();
+}
+
+static struct irq_line *get_line(unsigned int irq, const char *func)
+{
+	struct irq_line *line = NULL;
+
+	if (irq < IRQ_LINES_MAX)
+		line = irq__line_get((int)irq);
+	if (!line)
+		devres__warn(NULL, func, "irq %u is not a line", irq);
+	return line;
+}
+
+/* A handler or thread function of this line is running in this thread. */
+static bool own_handler(const struct irq_line *line, unsigned int irq,
+			const char *func)
+{
+	if (irq__cur_line != line)
+		return false;
+	devres__warn(NULL, func,
+		     "irq %u: called from its own handler, would wait for "
+		     "itself",
+		     irq);
+	return true;
+}
+
+static const void *detach(unsigned int irq, void *dev_id, bool managed,
+			  const char *func)
+{
+	struct irq_line *line = get_line(irq, func);
+	struct irq_action *a, **pp;
+	bool defer = false, self = false;
+	const char *name;
+
+	if (!line)
+		return NULL;
+	if (!managed && own_handler(line, irq, func)) {
+		irq__line_put(line);
+		return NULL;
+	}
+	pthread_mutex_lock(&line->lock);
+	begin_change(line);
+	for (pp = &line->actions; *pp && (*pp)->dev_id != dev_id;
+	     pp = &(*pp)->next)
+		;
+	a = *pp;
+	if (a) {
+		/* a->next stays: a dispatch in this thread may still read it. */
+		*pp = a->next;
+		if (!--line->nr_actions)
+			last_action(line);
+		defer = irq__running_line == line;
+		self = irq__cur_action == a;
+		if (defer) {
+			a->dead = true;
+			a->zombie_next = line->zombies;
+			line->zombies = a;
+		} else if (self) {
+			a->self_reap = true;
+		}
+	}
+	end_change(line);
+	pthread_mutex_unlock(&line->lock);
+	irq__line_put(line);
+	if (!a) {
+		devres__warn(NULL, func, "irq %u: no handler with dev_id %p",
+			     irq, dev_id);
+		return NULL;
+	}
+	devres__ledger_add(DL_IRQ_HANDLERS, -1);
+	name = a->name;
+	if (!defer && !self)
+		irq__finish(a);
+	return name;
+}
+
+/* A release path: errno is kept. */
+const void *irq__free(unsigned int irq, void *dev_id, bool managed,
+		      const char *func)
+{
+	int err = errno;
+	const void *name = detach(irq, dev_id, managed, func);
+
+	errno = err;
+	return name;
+}
+
+const void *free_irq(unsigned int irq, void *dev_id)
+{
+	return irq__free(irq, dev_id, false, __func__);
+}
+
+void enable_irq(unsigned int irq)
+{
+	struct irq_line *line = irq < IRQ_LINES_MAX ? irq__line_lock((int)irq)
+						    : NULL;
+
+	if (!line) {
+		devres__warn(NULL, __func__, "irq %u is not a line", irq);
+		return;
+	}
+	if (!line->depth) {
+		pthread_mutex_unlock(&line->lock);
+		devres__warn(NULL, __func__, "irq %u: unbalanced enable", irq);
+		return;
+	}
+	if (!--line->depth)
+		irq__line_done(line);
+	pthread_mutex_unlock(&line->lock);
+}
+
+void disable_irq_nosync(unsigned int irq)
+{
+	struct irq_line *line = irq < IRQ_LINES_MAX ? irq__line_lock((int)irq)
+						    : NULL;
+
+	if (!line) {
+		devres__warn(NULL, __func__, "irq %u is not a line", irq);
+		return;
+	}
+	line->depth++;
+	pthread_mutex_unlock(&line->lock);
+}
+
+/* Waits, with the line locked, until no handler of it runs or is due. */
+static void wait_idle(struct irq_line *line)
+{
+	while (line->running || line->threads_active)
+		pthread_cond_wait(&line->idle, &line->lock);
+}
+
+static void sync_line(unsigned int irq, bool disable, const char *func)
+{
+	struct irq_line *line = get_line(irq, func);
+
+	if (!line)
+		return;
+	if (!own_handler(line, irq, func)) {
+		pthread_mutex_lock(&line->lock);
+		if (disable)
+			line->depth++;
+		wait_idle(line);
+		pthread_mutex_unlock(&line->lock);
+	}
+	irq__line_put(line);
+}
+
+void disable_irq(unsigned int irq)
+{
+	sync_line(irq, true, __func__);
+}
+
+void synchronize_irq(unsigned int irq)
+{
+	sync_line(irq, false, __func__);
+}
+
+/*
+ * The kernel's detector of stuck lines: a line whose handlers say IRQ_NONE
+ * for nearly all of a window of interrupts is disabled, since something
+ * asserts it that nobody handles. Returns true when it was just disabled;
+ * the caller WARNs once it has dropped the lock.
+ */
+bool irq__note_interrupt(struct irq_line *line, irqreturn_t ret)
+{
+	bool stuck;
+
+	if (ret == IRQ_NONE)
+		line->unhandled++;
+	if (++line->count < IRQ_SPURIOUS_WINDOW)
+		return false;
+	stuck = line->unhandled >= IRQ_SPURIOUS_LIMIT;
+	if (stuck)
+		line->depth++;
+	line->count = line->unhandled = 0;
+	return stuck;
+}

@@ -1,0 +1,149 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Helpers the interrupt tests share (header only: every tests/<area>/
+ * test-*.c is its own binary). Waits are bounded: a test that would hang
+ * fails after WAIT_MS instead.
+ */
+#ifndef DEVRES_TESTS_IRQ_TEST_H
+#define DEVRES_TESTS_IRQ_TEST_H
+
+#include <dirent.h>
+#include <fcntl.h>
+#include <poll.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/eventfd.h>
+#include <devres/irq.h>
+
+#define WAIT_MS 20000
+
+static inline long now_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+static inline int load_int(const int *p)
+{
+	return __atomic_load_n(p, __ATOMIC_ACQUIRE);
+}
+
+static inline void add_int(int *p, int v)
+{
+	__atomic_add_fetch(p, v, __ATOMIC_ACQ_REL);
+}
+
+/* Waits until *@p >= @n; false after WAIT_MS. */
+static inline bool wait_at_least(const int *p, int n)
+{
+	long end = now_ms() + WAIT_MS;
+
+	while (load_int(p) < n) {
+		if (now_ms() > end)
+			return false;
+		poll(NULL, 0, 1);
+	}
+	return true;
+}
+
+/*
+ * A line on our own eventfd: the test can see (poll) whether the
+ * dispatcher has taken an interrupt. *@ret_efd is the test's fd.
+ */
+static inline int attached_line(int *ret_efd, const char *name)
+{
+	int efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int irq;
+
+	assert_true(efd >= 0);
+	irq = irq_line_attach_fd(efd, name);
+	assert_true(irq > 0);
+	*ret_efd = efd;
+	return irq;
+}
+
+/* Waits until the dispatcher has read what was raised on @fd. */
+static inline bool wait_consumed(int fd)
+{
+	long end = now_ms() + WAIT_MS;
+	struct pollfd p = { .fd = fd, .events = POLLIN };
+
+	while (poll(&p, 1, 0) > 0) {
+		if (now_ms() > end)
+			return false;
+		poll(NULL, 0, 1);
+	}
+	return true;
+}
+
+/* Threads of this process. */
+static inline int nr_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+static inline void *no_op(void *arg)
+{
+	return arg;
+}
+
+/*
+ * A sanitizer's runtime starts a thread of its own with the first
+ * pthread_create(): have it before the tests count threads.
+ */
+static inline void start_runtime_threads(void)
+{
+	pthread_t t;
+
+	if (pthread_create(&t, NULL, no_op, NULL) == 0)
+		pthread_join(t, NULL);
+}
+
+/* Waits until the process has @n threads (a detached one may be exiting). */
+static inline bool wait_threads(int n)
+{
+	long end = now_ms() + WAIT_MS;
+
+	while (nr_threads() != n) {
+		if (now_ms() > end)
+			return false;
+		poll(NULL, 0, 1);
+	}
+	return true;
+}
+
+/* Every fd above 2 is close-on-exec; returns how many are not. */
+static inline int fds_without_cloexec(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int bad = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d))) {
+		int fd = atoi(e->d_name), fl;
+
+		if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d) ||
+		    fd >= 1000) /* valgrind's own */
+			continue;
+		fl = fcntl(fd, F_GETFD);
+		if (fl >= 0 && !(fl & FD_CLOEXEC))
+			bad++;
+	}
+	closedir(d);
+	return bad;
+}
+
+#endif /* DEVRES_TESTS_IRQ_TEST_H */
