@@ -621,6 +621,130 @@ DEVRES_API int pcim_enable_device(struct pci_dev *pdev);
 DEVRES_API void pcim_pin_device(struct pci_dev *pdev);
 
 /**
+ * pcim_request_region() - claim a BAR, released with the binding
+ * @pdev: the device
+ * @bar: the BAR, 0-5
+ * @name: who claims it (copied)
+ *
+ * Claims the BAR's range as busy in iomem_resource (ioport_resource for an
+ * I/O BAR).
+ *
+ * Context: any thread, usually probe. A fault-injection point.
+ * Return: 0; -EINVAL for a BAR out of range or empty; -EBUSY when the range
+ * is claimed already; -ENOMEM.
+ */
+DEVRES_API int pcim_request_region(struct pci_dev *pdev, int bar,
+				   const char *name);
+
+/**
+ * pcim_release_region() - give a claimed BAR back early
+ * @pdev: the device
+ * @bar: a BAR claimed with pcim_request_region()
+ *
+ * Releasing a BAR that was not claimed WARNs.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pcim_release_region(struct pci_dev *pdev, int bar);
+
+/**
+ * pcim_request_all_regions() - claim every BAR, released with the binding
+ * @pdev: the device
+ * @name: who claims them (copied)
+ *
+ * All or nothing: on failure no BAR stays claimed.
+ *
+ * Context: any thread, usually probe. A fault-injection point.
+ * Return: 0, or as pcim_request_region().
+ */
+DEVRES_API int pcim_request_all_regions(struct pci_dev *pdev,
+					const char *name);
+
+/**
+ * pcim_iomap_table() - the table of a device's pcim_iomap() mappings
+ * @pdev: the device
+ *
+ * The table is made on first use and lives with the binding: entry N is
+ * the mapping of BAR N, or NULL.
+ *
+ * Context: any thread, usually probe. A fault-injection point (first use).
+ * Return: the table, or NULL when memory is short.
+ */
+DEVRES_API void __iomem *const *pcim_iomap_table(struct pci_dev *pdev);
+
+/**
+ * pcim_iomap() - map a BAR, unmapped with the binding
+ * @pdev: the device
+ * @bar: a memory BAR, 0-5
+ * @maxlen: map at most this many bytes; 0 for the whole BAR
+ *
+ * Maps the BAR through the register window the scan registered for its
+ * resourceN file (devm_ioremap()) and records it in pcim_iomap_table().
+ * I/O port BARs cannot be mapped in userspace.
+ *
+ * Context: any thread, usually probe. A fault-injection point.
+ * Return: the address of the BAR's first register, or NULL: a BAR that is
+ * out of range, empty, an I/O BAR, already mapped, or has no window (errno
+ * then says why, as ioremap()).
+ */
+DEVRES_API void __iomem *pcim_iomap(struct pci_dev *pdev, int bar,
+				    unsigned long maxlen);
+
+/**
+ * pcim_iounmap() - unmap a pcim_iomap() mapping now
+ * @pdev: the device
+ * @addr: what pcim_iomap() returned
+ *
+ * An @addr that is not in the device's table WARNs.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr);
+
+/**
+ * pcim_iomap_regions() - claim and map BARs, given back with the binding
+ * @pdev: the device
+ * @mask: a bit per BAR to claim and map (bit N for BAR N); empty BARs are
+ *        skipped
+ * @name: who claims them (copied)
+ *
+ * pcim_request_region() then pcim_iomap() for each BAR of @mask; find the
+ * mappings in pcim_iomap_table(). All or nothing: on failure, what this
+ * call claimed and mapped is given back.
+ *
+ * Context: any thread, usually probe. A fault-injection point.
+ * Return: 0; -EBUSY when a BAR is claimed already (or cannot be claimed);
+ * -ENOMEM when a BAR cannot be mapped or memory is short; -EINVAL for a
+ * NULL device.
+ */
+DEVRES_API int pcim_iomap_regions(struct pci_dev *pdev, int mask,
+				  const char *name);
+
+/**
+ * pci_iomap() - map a BAR (not managed)
+ * @dev: the device
+ * @bar: a memory BAR, 0-5
+ * @maxlen: map at most this many bytes; 0 for the whole BAR
+ *
+ * ioremap() of the BAR; give it back with pci_iounmap() before the device
+ * goes.
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the address of the BAR's first register, or NULL as pcim_iomap().
+ */
+DEVRES_API void __iomem *pci_iomap(struct pci_dev *dev, int bar,
+				   unsigned long maxlen);
+
+/**
+ * pci_iounmap() - unmap a pci_iomap() mapping
+ * @dev: the device
+ * @addr: what pci_iomap() returned, or NULL
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_iounmap(struct pci_dev *dev, void __iomem *addr);
+
+/**
  * pci_dev_set_irq_lines() - give a device its interrupt lines
  * @pdev: the device
  * @irqs: line numbers (irq_line_create(), irq_line_attach_fd()), each > 0

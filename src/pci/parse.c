@@ -129,7 +129,9 @@ int pci__parse_resource(const char *buf, size_t len, struct resource *res,
 			return -EINVAL;
 		res[i].start = start;
 		res[i].end = last;
-		res[i].flags = (unsigned long)flags;
+		/* Claims are this process's to make, not the tree's. */
+		res[i].flags = (unsigned long)flags &
+			       ~(IORESOURCE_BUSY | IORESOURCE_EXCLUSIVE);
 		i++;
 	}
 	return (int)i;

@@ -32,7 +32,6 @@ struct pci_dev_private {
 	/* Owned by the scan that registers or removes the device. */
 	bool inserted[PCI_NUM_RESOURCES];
 	bool window[PCI_STD_NUM_BARS];
-	char res_name[PCI_NUM_RESOURCES][PCI_NAME_MAX + 8];
 };
 
 extern HIDDEN const struct bus_type pci__bus_type;
