@@ -429,7 +429,7 @@ nomem:
 
 static bool in_names(char **names, size_t n, const char *name)
 {
-	return bsearch(&name, names, n, sizeof(*names), cmp_names) != NULL;
+	return n && bsearch(&name, names, n, sizeof(*names), cmp_names);
 }
 
 int pci_bus_scan(void)

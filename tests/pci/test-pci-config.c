@@ -100,7 +100,7 @@ static void test_bounds(void **state)
 static void test_write_reaches_file(void **state)
 {
 	struct pci_dev *p = scan_with(NULL, 0);
-	uint8_t cfg[256];
+	uint8_t cfg[257];
 
 	(void)state;
 	assert_int_equal(pci_write_config_dword(p, 0x40, 0xa1b2c3d4), 0);
