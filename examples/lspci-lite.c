@@ -64,9 +64,10 @@ static void print_verbose(struct pci_dev *p)
 	/* The whole list, every id, as far as config space can be read. */
 	if (pci_read_config_word(p, PCI_STATUS, &status) ||
 	    !(status & PCI_STATUS_CAP_LIST) ||
-	    pci_read_config_byte(p, p->hdr_type == PCI_HEADER_TYPE_CARDBUS ?
-					    PCI_CB_CAPABILITY_LIST :
-					    PCI_CAPABILITY_LIST,
+	    pci_read_config_byte(p,
+				 p->hdr_type == PCI_HEADER_TYPE_CARDBUS
+					 ? PCI_CB_CAPABILITY_LIST
+					 : PCI_CAPABILITY_LIST,
 				 &pos))
 		pos = 0;
 	for (int ttl = 48; (pos & 0xfc) >= 0x40 && ttl--;
@@ -101,8 +102,7 @@ int main(int argc, char **argv)
 		domains |= p->domain_nr != 0;
 	while ((p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, p))) {
 		print_slot(p, domains);
-		printf(" %04x: %04x:%04x", p->class >> 8, p->vendor,
-		       p->device);
+		printf(" %04x: %04x:%04x", p->class >> 8, p->vendor, p->device);
 		if (p->revision)
 			printf(" (rev %02x)", p->revision);
 		printf("\n");

@@ -44,9 +44,9 @@ extern "C" {
 #define IORESOURCE_READONLY 0x00004000ul
 #define IORESOURCE_MEM_64 0x00100000ul
 
-#define PCI_DEVFN(slot, func) ((((slot) & 0x1f) << 3) | ((func) & 0x07))
+#define PCI_DEVFN(slot, func) ((((slot)&0x1f) << 3) | ((func)&0x07))
 #define PCI_SLOT(devfn) (((devfn) >> 3) & 0x1f)
-#define PCI_FUNC(devfn) ((devfn) & 0x07)
+#define PCI_FUNC(devfn) ((devfn)&0x07)
 
 /* Config space: sizes, registers and bits a driver commonly uses. */
 #define PCI_CFG_SPACE_SIZE 256
@@ -85,7 +85,7 @@ extern "C" {
 #define PCI_CAP_ID_MSIX 0x11
 #define PCI_EXT_CAP_ID_ERR 0x0001
 #define PCI_EXT_CAP_ID_DSN 0x0003
-#define PCI_EXT_CAP_ID(header) ((header) & 0x0000ffff)
+#define PCI_EXT_CAP_ID(header) ((header)&0x0000ffff)
 #define PCI_EXT_CAP_VER(header) (((header) >> 16) & 0xf)
 #define PCI_EXT_CAP_NEXT(header) (((header) >> 20) & 0xffc)
 
@@ -209,9 +209,9 @@ struct pci_driver {
 #define pci_resource_end(dev, bar) ((dev)->resource[(bar)].end)
 #define pci_resource_flags(dev, bar) ((dev)->resource[(bar)].flags)
 #define pci_resource_len(dev, bar)                                             \
-	(pci_resource_end((dev), (bar)) ?                                      \
-		 resource_size(&(dev)->resource[(bar)]) :                      \
-		 (resource_size_t)0)
+	(pci_resource_end((dev), (bar))                                        \
+		 ? resource_size(&(dev)->resource[(bar)])                      \
+		 : (resource_size_t)0)
 
 /**
  * pci_name() - a PCI device's address
@@ -371,9 +371,8 @@ DEVRES_API void pci_bus_remove_all(void);
  * Return: the next matching device with a reference taken (drop it with
  * pci_dev_put(), or pass it back as @from), or NULL.
  */
-DEVRES_API struct pci_dev *pci_get_device(unsigned int vendor,
-					  unsigned int device,
-					  struct pci_dev *from);
+DEVRES_API struct pci_dev *
+pci_get_device(unsigned int vendor, unsigned int device, struct pci_dev *from);
 
 /**
  * pci_dev_get() - take a reference on a PCI device
@@ -657,8 +656,7 @@ DEVRES_API void pcim_release_region(struct pci_dev *pdev, int bar);
  * Context: any thread, usually probe. A fault-injection point.
  * Return: 0, or as pcim_request_region().
  */
-DEVRES_API int pcim_request_all_regions(struct pci_dev *pdev,
-					const char *name);
+DEVRES_API int pcim_request_all_regions(struct pci_dev *pdev, const char *name);
 
 /**
  * pcim_iomap_table() - the table of a device's pcim_iomap() mappings
@@ -779,8 +777,7 @@ DEVRES_API int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs,
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
  * exist; -EINVAL for bad arguments or vectors already allocated.
  */
-DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev,
-				     unsigned int min_vecs,
+DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 				     unsigned int max_vecs, unsigned int flags);
 
 /**

@@ -35,8 +35,7 @@ static void add_window(struct pci_dev *pdev, int bar)
 		return;
 	/* A short file would fault past its end: io refuses it too. */
 	if (!fstat(fd, &st) && (uint64_t)st.st_size >= resource_size(r) &&
-	    !iomem_window_add(r->start, resource_size(r), fd, 0,
-			      pdev->p->name))
+	    !iomem_window_add(r->start, resource_size(r), fd, 0, pdev->p->name))
 		pdev->p->window[bar] = true;
 	pci__close(fd);
 }

@@ -136,9 +136,8 @@ uint8_t pci_find_capability(struct pci_dev *dev, int cap)
 	if (!dev || pci_read_config_word(dev, PCI_STATUS, &status) ||
 	    !(status & PCI_STATUS_CAP_LIST))
 		return 0;
-	ptr = dev->hdr_type == PCI_HEADER_TYPE_CARDBUS ?
-		      PCI_CB_CAPABILITY_LIST :
-		      PCI_CAPABILITY_LIST;
+	ptr = dev->hdr_type == PCI_HEADER_TYPE_CARDBUS ? PCI_CB_CAPABILITY_LIST
+						       : PCI_CAPABILITY_LIST;
 	return find_cap_from(dev, ptr, cap);
 }
 
@@ -184,8 +183,8 @@ static void set_master(struct pci_dev *dev, bool on)
 	}
 	if (pci_read_config_word(dev, PCI_COMMAND, &cmd))
 		return;
-	want = on ? (uint16_t)(cmd | PCI_COMMAND_MASTER) :
-		    (uint16_t)(cmd & ~PCI_COMMAND_MASTER);
+	want = on ? (uint16_t)(cmd | PCI_COMMAND_MASTER)
+		  : (uint16_t)(cmd & ~PCI_COMMAND_MASTER);
 	if (want != cmd && pci_write_config_word(dev, PCI_COMMAND, want))
 		return;
 	dev->is_busmaster = on;

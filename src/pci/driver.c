@@ -8,8 +8,7 @@
 #include <unistd.h>
 #include "pci.h"
 
-static bool match_one(const struct pci_device_id *id,
-		      const struct pci_dev *dev)
+static bool match_one(const struct pci_device_id *id, const struct pci_dev *dev)
 {
 	return (id->vendor == PCI_ANY_ID || id->vendor == dev->vendor) &&
 	       (id->device == PCI_ANY_ID || id->device == dev->device) &&

@@ -22,6 +22,8 @@ struct pci_fake {
 
 struct pci_fake *pci_fake_create(void)
 {
+	static const char *const dirs[] = { "bus", "bus/pci", PCI_DEVICES_DIR,
+					    "devices" };
 	const char *tmp = secure_getenv("TMPDIR");
 	struct pci_fake *t;
 	char path[4096];
@@ -37,33 +39,23 @@ struct pci_fake *pci_fake_create(void)
 	if (!mkdtemp(path))
 		goto fail;
 	t->root = strdup(path);
-	if (!t->root)
-		goto fail_rm;
-	strcat(path, "/bus");
-	if (mkdir(path, 0755))
-		goto fail_rm;
-	strcat(path, "/pci");
-	if (mkdir(path, 0755))
-		goto fail_rm;
-	strcat(path, "/devices");
-	if (mkdir(path, 0755))
-		goto fail_rm;
-	snprintf(path, sizeof(path), "%s/devices", t->root);
-	if (mkdir(path, 0755))
-		goto fail_rm;
+	if (!t->root) {
+		rmdir(path);
+		goto fail;
+	}
+	for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+		snprintf(path, sizeof(path), "%s/%s", t->root, dirs[i]);
+		if (mkdir(path, 0755))
+			goto fail_rm;
+	}
 	return t;
 
 fail_len:
 	errno = ENAMETOOLONG;
 	goto fail;
 fail_rm:
-	if (t->root) {
-		int saved = errno;
-
-		pci_fake_destroy(t);
-		errno = saved;
-		return NULL;
-	}
+	pci_fake_destroy(t);
+	return NULL;
 fail:
 	free(t);
 	return NULL;
@@ -82,8 +74,8 @@ int pci_fake_path(const struct pci_fake *tree, const char *name,
 	if (!tree || !name || !buf)
 		return -EINVAL;
 	n = file ? snprintf(buf, len, "%s/devices/%s/%s", tree->root, name,
-			    file) :
-		   snprintf(buf, len, "%s/devices/%s", tree->root, name);
+			    file)
+		 : snprintf(buf, len, "%s/devices/%s", tree->root, name);
 	return n < 0 || (size_t)n >= len ? -ENAMETOOLONG : 0;
 }
 
@@ -116,8 +108,8 @@ static int write_text(const struct pci_fake *t, const char *name,
 		      const char *file, int width, unsigned long v)
 {
 	char buf[64];
-	int n = width ? snprintf(buf, sizeof(buf), "0x%0*lx\n", width, v) :
-			snprintf(buf, sizeof(buf), "%lu\n", v);
+	int n = width ? snprintf(buf, sizeof(buf), "0x%0*lx\n", width, v)
+		      : snprintf(buf, sizeof(buf), "%lu\n", v);
 
 	return write_file(t, name, file, buf, (size_t)n, 0);
 }
@@ -155,18 +147,19 @@ static int place_bars(struct pci_fake *t, const struct pci_fake_dev *d,
 			size = d->bar_size[i];
 			flags = d->bar_flags[i];
 			if (!is_pow2(size) ||
-			    (resource_type(&(struct resource){ .flags = flags }) !=
-				     IORESOURCE_MEM &&
-			     resource_type(&(struct resource){ .flags = flags }) !=
-				     IORESOURCE_IO))
+			    (resource_type(&(struct resource){
+				     .flags = flags }) != IORESOURCE_MEM &&
+			     resource_type(&(struct resource){
+				     .flags = flags }) != IORESOURCE_IO))
 				return -EINVAL;
-			next = (flags & IORESOURCE_IO) ? &t->io_next :
-							 &t->mem_next;
+			next = (flags & IORESOURCE_IO) ? &t->io_next
+						       : &t->mem_next;
 			start = (*next + size - 1) & ~(size - 1);
 			end = start + size - 1;
 			*next = end + 1;
-			put32(cfg + PCI_BASE_ADDRESS_0 + 4 * i,
-			      (uint32_t)start | ((flags & IORESOURCE_IO) ? 1 : 0));
+			put32(cfg + PCI_BASE_ADDRESS_0 + 4 * (size_t)i,
+			      (uint32_t)start |
+				      ((flags & IORESOURCE_IO) ? 1 : 0));
 		}
 		used += (size_t)snprintf(res + used, reslen - used,
 					 "0x%016llx 0x%016llx 0x%016llx\n",
@@ -203,7 +196,8 @@ int pci_fake_add(struct pci_fake *tree, const struct pci_fake_dev *d)
 	cfg[PCI_INTERRUPT_PIN] = d->irq ? 1 : 0;
 	cfg[PCI_INTERRUPT_LINE] = (uint8_t)d->irq;
 	n = place_bars(tree, d, cfg, res, sizeof(res));
-	ret = n < 0 ? n : pci_fake_path(tree, d->name, NULL, path, sizeof(path));
+	ret = n < 0 ? n
+		    : pci_fake_path(tree, d->name, NULL, path, sizeof(path));
 	if (ret)
 		goto out;
 	if (mkdir(path, 0755)) {
@@ -227,11 +221,9 @@ int pci_fake_add(struct pci_fake *tree, const struct pci_fake_dev *d)
 	if (!ret && d->irq)
 		ret = write_text(tree, d->name, "irq", 0, d->irq);
 	if (!ret)
-		ret = write_text(tree, d->name, "vendor", 4,
-				 d->vendor);
+		ret = write_text(tree, d->name, "vendor", 4, d->vendor);
 	if (!ret)
-		ret = write_text(tree, d->name, "device", 4,
-				 d->device);
+		ret = write_text(tree, d->name, "device", 4, d->device);
 	if (!ret)
 		ret = write_text(tree, d->name, "subsystem_vendor", 4,
 				 d->subsystem_vendor);
@@ -242,8 +234,7 @@ int pci_fake_add(struct pci_fake *tree, const struct pci_fake_dev *d)
 		ret = write_text(tree, d->name, "class", 6,
 				 d->DEVRES_PCI_CLASS);
 	if (!ret)
-		ret = write_text(tree, d->name, "revision", 2,
-				 d->revision);
+		ret = write_text(tree, d->name, "revision", 2, d->revision);
 	if (!ret) {
 		snprintf(link, sizeof(link), "../../../devices/%s", d->name);
 		snprintf(path, sizeof(path), "%s/" PCI_DEVICES_DIR "/%s",

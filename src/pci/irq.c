@@ -13,8 +13,7 @@
 /* More vectors than MSI-X allows is a caller's mistake. */
 #define PCI_MAX_VECTORS 2048
 
-int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs,
-			  unsigned int n)
+int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
 {
 	int *copy = NULL;
 	int ret = 0;

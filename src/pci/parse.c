@@ -77,7 +77,8 @@ static int u64_field(const char **s, const char *end, uint64_t *ret)
 	uint64_t v = 0;
 	int n = 0;
 
-	if (end - *s < 3 || (*s)[0] != '0' || ((*s)[1] != 'x' && (*s)[1] != 'X'))
+	if (end - *s < 3 || (*s)[0] != '0' ||
+	    ((*s)[1] != 'x' && (*s)[1] != 'X'))
 		return -EINVAL;
 	*s += 2;
 	while (*s < end && hexval(**s) >= 0) {
@@ -155,8 +156,10 @@ int pci__parse_uint(const char *buf, size_t len, unsigned long max,
 		i = 2;
 	}
 	for (; i < len; i++, digits++) {
-		int d = base == 16 ? hexval(buf[i]) :
-			(buf[i] >= '0' && buf[i] <= '9' ? buf[i] - '0' : -1);
+		int d = base == 16
+				? hexval(buf[i])
+				: (buf[i] >= '0' && buf[i] <= '9' ? buf[i] - '0'
+								  : -1);
 
 		if (d < 0)
 			return -EINVAL;

@@ -96,7 +96,7 @@ static int open_beneath(int dirfd, const char *path, int flags)
 /* The fd of a file of a device; the caller closes it with pci__close(). */
 static int open_dev_file(const char *name, const char *file, int flags)
 {
-	char path[sizeof(PCI_DEVICES_DIR) + 2 * PCI_NAME_MAX + 8];
+	char path[sizeof(PCI_DEVICES_DIR) + 2 * (size_t)PCI_NAME_MAX + 8];
 	struct stat st;
 	int fd;
 
@@ -122,8 +122,8 @@ int pci__open(const struct pci_dev *pdev, const char *file, int flags)
 	int fd;
 
 	pthread_mutex_lock(&list_lock);
-	fd = pdev->p->registered ? open_dev_file(pdev->p->name, file, flags) :
-				   -ENODEV;
+	fd = pdev->p->registered ? open_dev_file(pdev->p->name, file, flags)
+				 : -ENODEV;
 	pthread_mutex_unlock(&list_lock);
 	return fd;
 }
@@ -197,10 +197,10 @@ static int read_device(struct pci_dev *pdev, const char *name)
 	if (ret)
 		return ret;
 	/* What the file says; a reader without privilege sees only 64 bytes. */
-	pdev->cfg_size = st.st_size >= PCI_CFG_SPACE_EXP_SIZE ?
-				 PCI_CFG_SPACE_EXP_SIZE :
-			 st.st_size >= PCI_CFG_SPACE_SIZE ? PCI_CFG_SPACE_SIZE :
-							    (int)st.st_size;
+	pdev->cfg_size = st.st_size >= PCI_CFG_SPACE_EXP_SIZE
+				 ? PCI_CFG_SPACE_EXP_SIZE
+			 : st.st_size >= PCI_CFG_SPACE_SIZE ? PCI_CFG_SPACE_SIZE
+							    : (int)st.st_size;
 
 	n = read_small(name, "resource", buf, sizeof(buf));
 	if (n < 0)

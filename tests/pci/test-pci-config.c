@@ -195,8 +195,7 @@ static void test_capabilities(void **state)
 	assert_int_equal(pos, 0x60);
 	assert_int_equal(pci_find_next_capability(p, pos, PCI_CAP_ID_VNDR),
 			 0x70);
-	assert_int_equal(pci_find_next_capability(p, 0x70, PCI_CAP_ID_VNDR),
-			 0);
+	assert_int_equal(pci_find_next_capability(p, 0x70, PCI_CAP_ID_VNDR), 0);
 	assert_int_equal(pci_find_capability(p, PCI_CAP_ID_MSIX), 0);
 	assert_int_equal(pci_find_ext_capability(p, PCI_EXT_CAP_ID_ERR), 0x100);
 	assert_int_equal(pci_find_ext_capability(p, PCI_EXT_CAP_ID_DSN), 0x140);

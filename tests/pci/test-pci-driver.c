@@ -115,24 +115,23 @@ static void test_match_kinds(void **state)
 	assert_int_equal(probes, 3);
 	p = pci_get_device(0x1af4, 0x1000, NULL);
 	assert_true(device_is_bound(&p->dev));
-	assert_int_equal(((const struct pci_device_id *)pci_get_drvdata(p))
-				 ->driver_data,
-			 2);
+	assert_int_equal(
+		((const struct pci_device_id *)pci_get_drvdata(p))->driver_data,
+		2);
 	pci_dev_put(p);
 	p = pci_get_device(0x8086, PCI_ANY_ID, NULL);
-	assert_int_equal(((const struct pci_device_id *)pci_get_drvdata(p))
-				 ->driver_data,
-			 3);
+	assert_int_equal(
+		((const struct pci_device_id *)pci_get_drvdata(p))->driver_data,
+		3);
 	pci_dev_put(p);
 	p = NULL;
 	while ((p = pci_get_device(0x144d, 0xa808, p))) {
 		if (p->class == 0x010802) {
 			assert_true(device_is_bound(&p->dev));
-			assert_int_equal(
-				((const struct pci_device_id *)pci_get_drvdata(
-					 p))
-					->driver_data,
-				4);
+			assert_int_equal(((const struct pci_device_id *)
+						  pci_get_drvdata(p))
+						 ->driver_data,
+					 4);
 		} else {
 			assert_false(device_is_bound(&p->dev));
 		}

@@ -149,10 +149,12 @@ static void test_missing_and_short_files(void **state)
 
 static void test_odd_names(void **state)
 {
-	const char *odd[] = { "0000:00:01.8",   "0000:00:20.0", "000:00:01.0",
-			      "0000:0:01.0",    "0000:00:01.0x", "0000:00:01",
-			      "0000:00:0G.0",   "0000-00-01.0", "0000:00:01.01",
-			      "123456789:00:01.0", "0000:00:1F.0", "..",
+	const char *odd[] = { "0000:00:01.8",  "0000:00:20.0",
+			      "000:00:01.0",   "0000:0:01.0",
+			      "0000:00:01.0x", "0000:00:01",
+			      "0000:00:0G.0",  "0000-00-01.0",
+			      "0000:00:01.01", "123456789:00:01.0",
+			      "0000:00:1F.0",  "..",
 			      "notpci" };
 	char path[4096];
 
@@ -250,8 +252,8 @@ static void test_writes_stay_beneath_root(void **state)
 	pci_dev_put(p);
 
 	/* `enable` is an absolute symlink out of the root. */
-	assert_int_equal(pci_fake_path(ft, BAD, "enable", target, sizeof(target)),
-			 0);
+	assert_int_equal(
+		pci_fake_path(ft, BAD, "enable", target, sizeof(target)), 0);
 	assert_int_equal(unlink(target), 0);
 	assert_int_equal(symlink(path, target), 0);
 	assert_int_equal(pci_enable_device(p), -EXDEV);
@@ -263,8 +265,8 @@ static void test_writes_stay_beneath_root(void **state)
 	assert_int_equal(pci_enable_device(p), -EXDEV);
 	assert_false(pci_is_enabled(p));
 	/* `config` likewise: writes fail, reads too. */
-	assert_int_equal(pci_fake_path(ft, BAD, "config", target, sizeof(target)),
-			 0);
+	assert_int_equal(
+		pci_fake_path(ft, BAD, "config", target, sizeof(target)), 0);
 	assert_int_equal(unlink(target), 0);
 	assert_int_equal(symlink(path, target), 0);
 	assert_int_equal(pci_write_config_dword(p, 0, 0x41414141),
@@ -290,7 +292,8 @@ static void test_writes_stay_beneath_root(void **state)
 	assert_non_null(elsewhere);
 	assert_int_equal(pci_fake_add(elsewhere, &od), 0);
 	assert_int_equal(unlink(target), 0);
-	assert_int_equal(pci_fake_path(elsewhere, BAD, NULL, buf, sizeof(buf)), 0);
+	assert_int_equal(pci_fake_path(elsewhere, BAD, NULL, buf, sizeof(buf)),
+			 0);
 	assert_int_equal(symlink(buf, target), 0);
 	expect_skipped(-EXDEV);
 

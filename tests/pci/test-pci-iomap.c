@@ -127,14 +127,16 @@ static void test_regions(void **state)
 	assert_int_equal(pcim_request_region(p, -1, "drv"), -EINVAL);
 	assert_int_equal(pcim_request_all_regions(p, "drv"), -EBUSY);
 	/* All or nothing: BARs 1 and 2 stay free. */
-	assert_non_null(request_mem_region(pci_resource_start(p, 1), 4096, "x"));
+	assert_non_null(
+		request_mem_region(pci_resource_start(p, 1), 4096, "x"));
 	release_mem_region(pci_resource_start(p, 1), 4096);
 	pcim_release_region(p, 0);
 	assert_int_equal(pcim_request_all_regions(p, "drv"), 0);
 	assert_null(request_mem_region(pci_resource_start(p, 2), 4096, "x"));
 	devres_release_all(&p->dev);
 	/* pcim_iomap_regions fails as a whole when one BAR is taken. */
-	assert_non_null(request_mem_region(pci_resource_start(p, 2), 4096, "x"));
+	assert_non_null(
+		request_mem_region(pci_resource_start(p, 2), 4096, "x"));
 	assert_int_equal(pcim_iomap_regions(p, 0x7, "drv"), -EBUSY);
 	t = pcim_iomap_table(p);
 	assert_null(t[0]);

@@ -78,8 +78,8 @@ static void *rescanner(void *arg)
 	(void)arg;
 	for (int i = 0; i < ROUNDS; i++) {
 		int k = (int)(rand_r(&seed) % NDEV);
-		struct pci_fake_dev d = fake_dev(names[k], 0x1af4,
-						 (unsigned short)k, 1);
+		struct pci_fake_dev d =
+			fake_dev(names[k], 0x1af4, (unsigned short)k, 1);
 
 		if (pci_fake_add(ft, &d) == -EEXIST)
 			pci_fake_remove(ft, names[k]);
@@ -145,8 +145,8 @@ static void test_remove_all_races_scan(void **state)
 
 	(void)state;
 	for (int k = 0; k < NDEV; k++) {
-		struct pci_fake_dev d = fake_dev(names[k], 0x1af4,
-						 (unsigned short)k, 1);
+		struct pci_fake_dev d =
+			fake_dev(names[k], 0x1af4, (unsigned short)k, 1);
 
 		assert_int_equal(pci_fake_add(ft, &d), 0);
 	}

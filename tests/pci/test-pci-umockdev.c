@@ -244,8 +244,8 @@ int main(int argc, char **argv)
 	if (pid == 0) {
 		setenv("DEVRES_UMOCKDEV_TOKEN", tok, 1);
 		setenv("ASAN_OPTIONS", asan, 1);
-		execlp("umockdev-run", "umockdev-run", "-d", desc, "--",
-		       self, "--in-umockdev", (char *)NULL);
+		execlp("umockdev-run", "umockdev-run", "-d", desc, "--", self,
+		       "--in-umockdev", (char *)NULL);
 		_exit(127);
 	}
 	if (pid < 0 || waitpid(pid, &status, 0) != pid)
