@@ -244,6 +244,31 @@ static void test_fake_helper_checks(void **state)
 	pci_dev_put(p);
 }
 
+/* Every fd the library holds while devices are registered is O_CLOEXEC. */
+static void test_fds_cloexec(void **state)
+{
+	struct pci_fake_dev d = fake_dev("0000:00:01.0", 0x1234, 1, 2);
+	static bool before[1024];
+	int n = 0;
+
+	(void)state;
+	/* Only what the library opens: the harness may pass fds down. */
+	for (int fd = 0; fd < 1024; fd++)
+		before[fd] = fcntl(fd, F_GETFD) >= 0;
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(pci_bus_scan(), 1);
+	for (int fd = 0; fd < 1024; fd++) {
+		int fl = fcntl(fd, F_GETFD);
+
+		if (fl < 0 || before[fd])
+			continue;
+		n++;
+		assert_true(fl & FD_CLOEXEC);
+	}
+	/* The root and the two windows, at least. */
+	assert_true(n >= 3);
+}
+
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {
@@ -261,6 +286,8 @@ int main(int argc, char **argv)
 						pci_teardown),
 		cmocka_unit_test_setup_teardown(test_fake_helper_checks,
 						pci_setup, pci_teardown),
+		cmocka_unit_test_setup_teardown(test_fds_cloexec, pci_setup,
+						pci_teardown),
 	};
 
 	if (argc == 2 && strcmp(argv[1], "--env-scan") == 0) {
