@@ -183,7 +183,10 @@ DEVRES_API int platform_device_register(struct platform_device *pdev);
  * platform_device_unregister() - delete a platform device and drop it
  * @pdev: a registered device, or NULL
  *
- * platform_device_del() then platform_device_put().
+ * platform_device_del() then platform_device_put(). Called where
+ * device_del() would be refused (the device's own probe or remove, a devres
+ * match or for-each callback of it), it WARNs once and does nothing at all:
+ * the put is refused with the delete.
  *
  * Context: as device_del().
  */

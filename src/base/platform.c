@@ -228,6 +228,9 @@ int platform_device_register(struct platform_device *pdev)
 
 void platform_device_unregister(struct platform_device *pdev)
 {
+	/* Refused as a whole: the put alone would drop a reference. */
+	if (pdev && !devres__may_delete(&pdev->dev, __func__))
+		return;
 	platform_device_del(pdev);
 	platform_device_put(pdev);
 }
