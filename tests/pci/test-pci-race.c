@@ -19,7 +19,7 @@
 #include "testlib.h"
 #include "pcitest.h"
 
-#define ROUNDS 150
+#define ROUNDS 400
 #define NDEV 4
 
 static int live_probes;

@@ -244,6 +244,38 @@ static void test_fake_helper_checks(void **state)
 	pci_dev_put(p);
 }
 
+static int scan_op(void *ctx)
+{
+	int n = pci_bus_scan();
+
+	(void)ctx;
+	return n < 0 ? n : 0;
+}
+
+static void remove_op(void *ctx)
+{
+	(void)ctx;
+	pci_bus_remove_all();
+}
+
+/* The scan fails at each of its acquisitions in turn and leaks nothing. */
+static void test_scan_sweep(void **state)
+{
+	struct pci_fake_dev a = fake_dev("0000:00:01.0", 0x1234, 1, 2);
+	struct pci_fake_dev b = fake_dev("0000:00:02.0", 0x1234, 2, 1);
+	struct devres_sweep_result r;
+
+	(void)state;
+	a.bar_flags[1] = IORESOURCE_IO;
+	a.bar_size[1] = 32;
+	assert_int_equal(pci_fake_add(ft, &a), 0);
+	assert_int_equal(pci_fake_add(ft, &b), 0);
+	assert_int_equal(devres_sweep(scan_op, remove_op, NULL, &r), 0);
+	assert_true(r.points >= 10);
+	assert_int_equal(r.leaks, 0);
+	assert_int_equal(pci_bus_scan(), 2);
+}
+
 /* Every fd the library holds while devices are registered is O_CLOEXEC. */
 static void test_fds_cloexec(void **state)
 {
@@ -287,6 +319,8 @@ int main(int argc, char **argv)
 		cmocka_unit_test_setup_teardown(test_fake_helper_checks,
 						pci_setup, pci_teardown),
 		cmocka_unit_test_setup_teardown(test_fds_cloexec, pci_setup,
+						pci_teardown),
+		cmocka_unit_test_setup_teardown(test_scan_sweep, pci_setup,
 						pci_teardown),
 	};
 
