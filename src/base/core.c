@@ -462,10 +462,28 @@ void devres_set_dev_dbg(bool on)
 	__atomic_store_n(&dbg_on, on, __ATOMIC_RELAXED);
 }
 
+/*
+ * What the kernel's dev_driver_string() says: the bound driver's name, else
+ * the bus's. The driver core publishes dev->driver atomically, so a message
+ * from another thread during a bind reads one or the other.
+ */
+static const char *driver_string(const struct device *dev)
+{
+	const struct device_driver *drv;
+
+	if (dev->magic != DEVRES_DEV_MAGIC)
+		return "";
+	drv = __atomic_load_n(&dev->driver, __ATOMIC_ACQUIRE);
+	if (drv && drv->name)
+		return drv->name;
+	return dev->bus && dev->bus->name ? dev->bus->name : "";
+}
+
 static void vprint(int level, const struct device *dev, const char *fmt,
 		   va_list ap)
 {
 	char msg[400], buf[40];
+	const char *drv;
 	size_t len;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -474,8 +492,8 @@ static void vprint(int level, const struct device *dev, const char *fmt,
 		msg[len - 1] = '\0';
 	if (!dev)
 		devres__print(level, "(NULL device *): %s", msg);
-	else if (dev->magic == DEVRES_DEV_MAGIC && dev->bus && dev->bus->name)
-		devres__print(level, "%s %s: %s", dev->bus->name,
+	else if (*(drv = driver_string(dev)))
+		devres__print(level, "%s %s: %s", drv,
 			      devres__dev_label(dev, buf, sizeof(buf)), msg);
 	else
 		devres__print(level, "%s: %s",

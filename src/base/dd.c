@@ -138,7 +138,8 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 				 DEVRES_OWNED_KEEP);
 	if (ret)
 		return ret;
-	dev->driver = (struct device_driver *)drv;
+	__atomic_store_n(&dev->driver, (struct device_driver *)drv,
+			 __ATOMIC_RELEASE);
 	h->drv = drv;
 	ret = call_probe(dev, drv);
 	h->drv = NULL;
@@ -151,7 +152,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	}
 	if (ret) {
 		devres__owned_release(dev, &dp->binding);
-		dev->driver = NULL;
+		__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
 		dev->driver_data = NULL;
 		if (ret == -EPROBE_DEFER)
 			park(dp);
@@ -396,7 +397,7 @@ static void release_driver_locked(struct device *dev, struct held *h)
 	call_remove(dev, drv);
 	h->drv = NULL;
 	devres__owned_release(dev, &dp->binding);
-	dev->driver = NULL;
+	__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
 	dev->driver_data = NULL;
 	/*
 	 * Bound until now, as in the kernel: a driver_unregister() running

@@ -198,6 +198,19 @@ static void unbound_resources_go_at_del(void **state)
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 }
 
+/* A driver's messages carry its name, as dev_driver_string() gives it. */
+static int msg_probe(struct device *dev)
+{
+	dev_info(dev, "bound");
+	return 0;
+}
+
+static struct device_driver msg_drv = {
+	.name = "msgdrv",
+	.bus = &tbus,
+	.probe = msg_probe,
+};
+
 static void messages(void **state)
 {
 	struct device *dev = new_dev(1, "msg.0");
@@ -237,6 +250,20 @@ static void messages(void **state)
 			 -ENOMEM);
 	assert_int_equal(nlines, 5);
 	assert_string_equal(lines[4], "tbus msg.0: error -ENOMEM: no memory");
+
+	/* Bound: the driver's name, not the bus's; a deferral by its name. */
+	assert_int_equal(t_driver_register(&msg_drv), 0);
+	assert_int_equal(nlines, 6);
+	assert_string_equal(lines[5], "msgdrv msg.0: bound");
+	devres_set_dev_dbg(true);
+	dev_err_probe(dev, -EPROBE_DEFER, "supplier %s", "clk");
+	devres_set_dev_dbg(false);
+	assert_int_equal(nlines, 7);
+	assert_string_equal(lines[6], "msgdrv msg.0: error -EPROBE_DEFER: "
+				      "supplier clk");
+	t_driver_unregister(&msg_drv);
+	dev_info(dev, "unbound");
+	assert_string_equal(lines[7], "tbus msg.0: unbound");
 
 	t_device_unregister(dev);
 	put_device(loose);
