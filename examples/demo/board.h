@@ -11,13 +11,15 @@
 
 struct device;
 struct device_driver;
+struct pci_dev;
+struct pci_fake;
 struct platform_device;
 struct simdev;
 struct simdev_config;
 
 /**
  * struct board - an SN-2 on a bus
- * @bus: "platform", for messages
+ * @bus: "platform" or "PCI", for messages
  * @where: where the registers are, for messages
  * @sd: the device model
  * @dev: the device the driver binds to
@@ -28,6 +30,8 @@ struct simdev_config;
  * @fd: the file holding the registers, or -1
  * @window: whether the platform board added a register window
  * @pdev: the platform device, or NULL
+ * @tree: the PCI board's fake sysfs tree, or NULL
+ * @pci: the PCI device, or NULL
  */
 struct board {
 	const char *bus;
@@ -41,8 +45,11 @@ struct board {
 	int fd;
 	bool window;
 	struct platform_device *pdev;
+	struct pci_fake *tree;
+	struct pci_dev *pci;
 };
 
 int board_platform_create(struct board *b, const struct simdev_config *cfg);
+int board_pci_create(struct board *b, const struct simdev_config *cfg);
 
 #endif /* BOARD_H */

@@ -53,6 +53,8 @@
 #define SN_RX_HEAD 0x20	  /* receive descriptors done */
 
 #define SN_ID_VALUE 0x534e3032u /* "SN02" */
+#define SN_PCI_VENDOR 0x534e	/* made up: "SN" */
+#define SN_PCI_DEVICE 0x0002
 #define SN_MAX_PORTS 2
 #define SN_MAX_RING 4096u
 #define SN_CTRL_ENABLE 0x1u

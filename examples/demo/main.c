@@ -41,7 +41,7 @@
 struct opts {
 	unsigned long packets;
 	unsigned int fail;
-	bool drop_irq, corrupt, stall;
+	bool drop_irq, corrupt, stall, pci;
 };
 
 /* The stack's receive side: in the driver's interrupt thread. */
@@ -273,6 +273,8 @@ static void usage(FILE *f)
 		   "      --fail N      fail the first bind at its N-th "
 		   "acquisition, logged\n"
 		   "                    (250, say: in the second port)\n"
+		   "      --pci         the device on PCI (a fake sysfs tree), "
+		   "not the platform bus\n"
 		   "  -h, --help        this text\n"
 		   "DEVRES_LOG=1 shows every managed acquisition and "
 		   "release.\n");
@@ -286,6 +288,7 @@ static int parse(int argc, char **argv, struct opts *o)
 		{ "corrupt", no_argument, NULL, 'c' },
 		{ "stall", no_argument, NULL, 's' },
 		{ "fail", required_argument, NULL, 'f' },
+		{ "pci", no_argument, NULL, 'p' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -312,6 +315,9 @@ static int parse(int argc, char **argv, struct opts *o)
 			break;
 		case 's':
 			o->stall = true;
+			break;
+		case 'p':
+			o->pci = true;
 			break;
 		case 'f':
 			errno = 0;
@@ -414,7 +420,8 @@ int main(int argc, char **argv)
 		.corrupt_at = o.corrupt ? o.packets / 4 : 0,
 		.stall_at = o.stall ? o.packets / 3 : 0,
 	};
-	ret = board_platform_create(&b, &cfg);
+	ret = o.pci ? board_pci_create(&b, &cfg)
+		    : board_platform_create(&b, &cfg);
 	if (ret) {
 		printf("demo: cannot set the %s board up: %s\n", b.bus,
 		       strerror(-ret));

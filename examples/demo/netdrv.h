@@ -9,6 +9,7 @@
 #include <stddef.h>
 
 struct netdrv;
+struct pci_driver;
 struct platform_driver;
 
 /* Called for each good received frame, in the driver's interrupt thread. */
@@ -32,6 +33,7 @@ struct netdrv_stats {
 };
 
 extern struct platform_driver netdrv_driver;
+extern struct pci_driver netdrv_pci_driver;
 
 void netdrv_set_rx_handler(struct netdrv *nd, netdrv_rx_t fn, void *ctx);
 int netdrv_xmit(struct netdrv *nd, unsigned int port, const void *frame,
