@@ -244,7 +244,6 @@ static void test_platform_and_bus_paths(void **state)
 	KEEPS_ERRNO(platform_driver_unregister(&epdrv));
 	assert_int_equal(platform_driver_register(&epdrv), 0);
 	assert_non_null(pdev->dev.driver);
-	get_device(&pdev->dev);
 	KEEPS_ERRNO(platform_device_del(pdev));
 	platform_device_put(pdev);
 	pdev = platform_device_register_simple("errno-pdrv", 1, NULL, 0);
