@@ -59,6 +59,10 @@ struct device {
 	void *devres_owner;
 	void *devres_head;
 	unsigned long devres_kept;
+	unsigned long devres_listed;
+	unsigned long devres_dead;
+	void *devres_index;
+	void *devres_open;
 	pthread_mutex_t mutex;
 	struct device_private *p;
 };

@@ -32,6 +32,10 @@ void device_initialize(struct device *dev)
 	dev->devres_owner = NULL;
 	dev->devres_head = NULL;
 	dev->devres_kept = 0;
+	dev->devres_listed = 0;
+	dev->devres_dead = 0;
+	dev->devres_index = NULL;
+	dev->devres_open = NULL;
 	dev->p = NULL;
 	pthread_mutex_init(&dev->mutex, NULL);
 	dev->magic = DEVRES_DEV_MAGIC;

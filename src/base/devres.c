@@ -5,7 +5,9 @@
  * A device's resources form a singly linked list from the newest node to the
  * oldest, so adding is a push and releasing everything is a walk from the
  * head: LIFO by construction. Nodes are unlinked under the device's lock and
- * released outside it.
+ * released outside it. Nodes named by a key are found through the device's
+ * index (index.c) and, when taken off, left dead in place for a later walk
+ * (internal.h).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -76,7 +78,7 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 
 	assert_locked(dev, __func__);
 	for (n = list_head(dev); n; prev = n, n = n->next) {
-		if (DR_KIND(n) != kind)
+		if (DR_KIND(n) != kind || dr_dead(n))
 			continue;
 		if (match && !match(dev, node_data(n), match_data))
 			continue;
@@ -87,12 +89,86 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 	return NULL;
 }
 
+/* A dead node's memory goes back; it was forgotten when it died. */
+static void free_dead_node(struct devres__node *n)
+{
+	dr_unpoison(node_data(n), n->size);
+	free(n);
+}
+
 /*
- * Releases a detached chain, newest first. Group markers are dropped: a
- * group is freed at its open marker, which is older than its close marker,
- * so both have been passed by then. A layer-owned group's marker belongs
- * to its owner and is only unlinked. Release callbacks may change errno;
- * the caller's is given back.
+ * One of @n's group's markers leaves the list; the group is freed with the
+ * last. Called under the lock, or by the one owner of a detached chain
+ * that holds every listed marker of the group.
+ */
+static bool group_unlinked(struct devres__node *n)
+{
+	struct devres__group *g = marker_to_group(n);
+
+	n->next = NULL;
+	return --g->close.size == 0;
+}
+
+static void group_free(struct devres__group *g)
+{
+	if (!dr_dead(&g->open))
+		devres__ledger_add(DL_GROUPS, -1);
+	free(g);
+}
+
+/*
+ * Unlinks every dead node. Dead resources, and groups whose last marker
+ * leaves, are chained through their (now unused) @next for
+ * devres__free_dead(), to be freed once the lock is dropped.
+ */
+struct devres__node *devres__compact_locked(struct device *dev)
+{
+	struct devres__node *prev = NULL, *n, *next, *chain = NULL;
+
+	assert_locked(dev, __func__);
+	for (n = list_head(dev); n; n = next) {
+		next = n->next;
+		if (!dr_dead(n)) {
+			prev = n;
+			continue;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			dev->devres_head = next;
+		dev->devres_listed--;
+		dev->devres_dead--;
+		if (dr_is_marker(n)) {
+			if (!group_unlinked(n))
+				continue;
+			n = &marker_to_group(n)->open;
+		}
+		n->next = chain;
+		chain = n;
+	}
+	return chain;
+}
+
+void devres__free_dead(struct devres__node *chain)
+{
+	struct devres__node *n, *next;
+	int err = errno;
+
+	for (n = chain; n; n = next) {
+		next = n->next;
+		if (DR_KIND(n) == DR_KIND_GROUP_OPEN)
+			group_free(open_to_group(n));
+		else
+			free_dead_node(n);
+	}
+	errno = err;
+}
+
+/*
+ * Releases a detached chain, newest first. A group is freed with the last
+ * of its markers to leave the list. A layer-owned group's marker belongs
+ * to its owner and is only unlinked. Dead nodes are only freed. Release
+ * callbacks may change errno; the caller's is given back.
  */
 int devres__release_nodes(struct device *dev, struct devres__node *list)
 {
@@ -106,11 +182,19 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 	 */
 	for (n = list; n; n = next) {
 		next = n->next;
+		if (dr_dead(n)) {
+			if (!dr_is_marker(n))
+				free_dead_node(n);
+			else if (group_unlinked(n))
+				group_free(marker_to_group(n));
+			continue;
+		}
 		log_node(dev, "REL", n);
 		switch (DR_KIND(n)) {
 		case DR_KIND_GROUP_OPEN:
-			devres__ledger_add(DL_GROUPS, -1);
-			free(open_to_group(n));
+		case DR_KIND_GROUP_CLOSE:
+			if (group_unlinked(n))
+				group_free(marker_to_group(n));
 			break;
 		case DR_KIND_OWNED:
 			/* Its storage is its owner's, maybe reused at once;
@@ -118,10 +202,6 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 			n->next = NULL;
 			n->kind &= ~DR_ADDED;
 			devres__ledger_add(DL_GROUPS, -1);
-			break;
-		case DR_KIND_GROUP_CLOSE:
-			n->next = NULL;
-			n->kind &= ~DR_ADDED;
 			break;
 		case DR_KIND_KMALLOC:
 			/* Nothing to run: skip the kind table. */
@@ -312,7 +392,7 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 	if (kind == DR_KIND_NONE || !lock_dev(dev, __func__))
 		return;
 	for (n = list_head(dev); n; n = n->next) {
-		if (DR_KIND(n) != kind)
+		if (DR_KIND(n) != kind || dr_dead(n))
 			continue;
 		if (match && !match(dev, node_data(n), match_data))
 			continue;
@@ -354,6 +434,7 @@ static void keep_owned(struct device *dev, struct devres__node **list)
 		left--;
 	}
 	dev->devres_head = keep;
+	dev->devres_listed = dev->devres_kept;
 }
 
 int devres_release_all(struct device *dev)
@@ -367,6 +448,10 @@ int devres_release_all(struct device *dev)
 	devres__assert_list_locked(dev, __func__);
 	list = list_head(dev);
 	dev->devres_head = NULL;
+	dev->devres_listed = 0;
+	dev->devres_dead = 0;
+	dev->devres_open = NULL;
+	devres__index_drop(dev);
 	if (dev->devres_kept)
 		keep_owned(dev, &list);
 	unlock_dev(dev);

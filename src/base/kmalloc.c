@@ -28,6 +28,11 @@ static void *publish(struct device *dev, struct devres__node *n,
 		devres__free_node(n);
 		return NULL;
 	}
+	if (unlikely(devres__index_add(dev, n))) {
+		unlock_dev(dev);
+		devres__free_node(n);
+		return NULL;
+	}
 	add_locked(dev, n);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
@@ -71,17 +76,25 @@ static int match_ptr(struct device *dev, void *res, void *p)
 	return res == p;
 }
 
+/*
+ * O(1): the index names the node without reading @p's memory (which may
+ * be freed, foreign or another device's), and the node dies in place.
+ */
 void devm_kfree(struct device *dev, const void *p)
 {
-	struct devres__node *n, *prev = NULL;
+	struct devres__node *n, *dead = NULL;
+	struct dr_log l;
 
 	if (ZERO_OR_NULL_PTR(p) || !devres__dev_ok(dev, __func__) ||
 	    !lock_dev(dev, __func__))
 		return;
-	n = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, (void *)p,
-				&prev);
-	if (n)
-		unlink_after(dev, prev, n);
+	n = devres__index_find(dev, DR_KIND_KMALLOC, p);
+	if (n) {
+		l = dr_log_of(n);
+		devres__index_del(dev, n);
+		kill_locked(dev, n);
+		dead = maybe_compact(dev);
+	}
 	unlock_dev(dev);
 	if (!n) {
 		devres__warn(dev, __func__,
@@ -89,8 +102,8 @@ void devm_kfree(struct device *dev, const void *p)
 			     p);
 		return;
 	}
-	log_node(dev, "REM", n);
-	devres__free_node(n);
+	devres__free_dead(dead);
+	dr_log(dev, "REM", l);
 }
 
 /* Grows or shrinks @n in place when its heap chunk has room. */
@@ -127,7 +140,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		return devm_kmalloc(dev, new_size, gfp);
 	if (new_size > DR_MAX_SIZE || !lock_dev(dev, __func__))
 		return NULL;
-	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, NULL);
+	old = devres__index_find(dev, DR_KIND_KMALLOC, ptr);
 	if (old && resize_locked(dev, old, new_size, zero)) {
 		l = dr_log_of(old);
 		unlock_dev(dev);
@@ -151,9 +164,22 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		devres__free_node(new_node);
 		return NULL;
 	}
-	/* Look again: another thread may have freed it meanwhile. */
-	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, &prev);
+	/*
+	 * Look again: another thread may have freed it meanwhile. The new
+	 * node takes the old one's place in the list: a search, for the
+	 * newer neighbour. The index makes room for it first, the one step
+	 * that can fail.
+	 */
+	old = devres__index_find(dev, DR_KIND_KMALLOC, ptr);
+	if (old && devres__index_add(dev, new_node)) {
+		unlock_dev(dev);
+		devres__free_node(new_node);
+		return NULL;
+	}
 	if (old) {
+		old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr,
+					  &prev);
+		devres__index_del(dev, old);
 		/* Another thread may have resized it in place meanwhile. */
 		old_size = old->size < new_size ? old->size : new_size;
 		memcpy(node_data(new_node), ptr, old_size);

@@ -87,6 +87,7 @@ static inline void add_locked(struct device *dev, struct devres__node *n)
 	n->next = list_head(dev);
 	n->kind |= DR_ADDED;
 	dev->devres_head = n;
+	dev->devres_listed++;
 }
 
 /* Unlinks @n, whose newer neighbour is @prev (NULL when @n is the head). */
@@ -100,6 +101,71 @@ static inline void unlink_after(struct device *dev, struct devres__node *prev,
 		dev->devres_head = n->next;
 	n->next = NULL;
 	n->kind &= ~DR_ADDED;
+	dev->devres_listed--;
+}
+
+static inline bool dr_dead(const struct devres__node *n)
+{
+	return n->kind & DR_DEAD;
+}
+
+/* index.c: the nodes named by a key (managed memory, actions, groups). */
+HIDDEN int devres__index_add(struct device *dev, struct devres__node *n);
+HIDDEN struct devres__node *devres__index_find(struct device *dev,
+					       uint32_t kind, const void *key);
+HIDDEN void devres__index_del(struct device *dev, struct devres__node *n);
+HIDDEN void devres__index_drop(struct device *dev);
+HIDDEN size_t devres__index_count(struct device *dev);
+HIDDEN bool devres__indexed(const struct devres__node *n);
+
+/*
+ * ASan builds poison a dead node's data, so that a use after devm_kfree()
+ * is caught although the node is only freed by a later walk.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define DR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DR_ASAN 1
+#endif
+#endif
+#ifdef DR_ASAN
+#include <sanitizer/asan_interface.h>
+#define dr_poison(p, len) ASAN_POISON_MEMORY_REGION((p), (len))
+#define dr_unpoison(p, len) ASAN_UNPOISON_MEMORY_REGION((p), (len))
+#else
+#define dr_poison(p, len) ((void)(p), (void)(len))
+#define dr_unpoison(p, len) ((void)(p), (void)(len))
+#endif
+
+/*
+ * Takes a listed resource (not a marker) off by key: it stays where it is,
+ * dead, until a walk unlinks it. It no longer counts: the ledger and the
+ * stats forget it now.
+ */
+static inline void kill_locked(struct device *dev, struct devres__node *n)
+{
+	assert_locked(dev, __func__);
+	n->kind |= DR_DEAD;
+	dev->devres_dead++;
+	devres__ledger_add(DL_NODES, -1);
+	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	dr_poison(node_data(n), n->size);
+}
+
+HIDDEN struct devres__node *devres__compact_locked(struct device *dev);
+HIDDEN void devres__free_dead(struct devres__node *chain);
+
+/*
+ * Amortized O(1): a compaction walks the list once, when the dead outnumber
+ * the living, so each walk is paid for by as many kills as it unlinks.
+ * Returns what to hand to devres__free_dead() once the lock is dropped.
+ */
+static inline struct devres__node *maybe_compact(struct device *dev)
+{
+	if (dev->devres_dead > 64 && dev->devres_dead * 2 > dev->devres_listed)
+		return devres__compact_locked(dev);
+	return NULL;
 }
 
 /*
