@@ -63,6 +63,7 @@ struct device {
 	unsigned long devres_dead;
 	void *devres_index;
 	void *devres_open;
+	void *devres_slab;
 	pthread_mutex_t mutex;
 	struct device_private *p;
 };

@@ -36,6 +36,7 @@ void device_initialize(struct device *dev)
 	dev->devres_dead = 0;
 	dev->devres_index = NULL;
 	dev->devres_open = NULL;
+	dev->devres_slab = NULL;
 	dev->p = NULL;
 	pthread_mutex_init(&dev->mutex, NULL);
 	dev->magic = DEVRES_DEV_MAGIC;

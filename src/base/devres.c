@@ -138,6 +138,10 @@ struct devres__node *devres__compact_locked(struct device *dev)
 			dev->devres_head = next;
 		dev->devres_listed--;
 		dev->devres_dead--;
+		if (dr_slab(n)) {
+			devres__slab_free(dev, dev->devres_slab, n);
+			continue;
+		}
 		if (dr_is_marker(n)) {
 			if (!group_unlinked(n))
 				continue;
@@ -170,9 +174,36 @@ void devres__free_dead(struct devres__node *chain)
  * to its owner and is only unlinked. Dead nodes are only freed. Release
  * callbacks may change errno; the caller's is given back.
  */
-int devres__release_nodes(struct device *dev, struct devres__node *list)
+/*
+ * Slab nodes of a chain taken from a group go back to the device's free
+ * lists, if the device still has that slab (a devres_release_all() since
+ * may have taken it); the last reference to a detached slab frees it.
+ */
+static void slab_return(struct device *dev, struct devres__slab *s,
+			struct devres__node *slots)
 {
 	struct devres__node *n, *next;
+	bool last;
+
+	/* Only the lock serializes the slab; re-entry is not possible here. */
+	while (!lock_dev(dev, __func__))
+		sched_yield();
+	for (n = slots; n; n = next) {
+		next = n->next;
+		if (dev->devres_slab == s)
+			devres__slab_free(dev, s, n);
+	}
+	last = devres__slab_put_locked(s);
+	unlock_dev(dev);
+	if (last)
+		devres__slab_destroy(s);
+}
+
+int devres__release_nodes(struct device *dev, struct devres__node *list,
+			  struct devres__slab *slab, bool all)
+{
+	struct devres__node *n, *next, *slots = NULL;
+	long gone = 0, gone_bytes = 0;
 	int cnt = 0, err = errno;
 
 	/*
@@ -182,6 +213,20 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 	 */
 	for (n = list; n; n = next) {
 		next = n->next;
+		if (dr_slab(n)) {
+			/* Nothing to run; the ledger counts them at the end. */
+			if (!dr_dead(n)) {
+				log_node(dev, "REL", n);
+				gone++;
+				gone_bytes += n->size;
+				cnt++;
+			}
+			if (!all) {
+				n->next = slots;
+				slots = n;
+			}
+			continue;
+		}
 		if (dr_dead(n)) {
 			if (!dr_is_marker(n))
 				free_dead_node(n);
@@ -214,6 +259,12 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 			cnt++;
 		}
 	}
+	devres__ledger_add(DL_NODES, -gone);
+	devres__ledger_add(DL_NODE_BYTES, -gone_bytes);
+	if (slab && !all)
+		slab_return(dev, slab, slots);
+	else if (slab)
+		slab_return(dev, slab, NULL);
 	errno = err;
 	return cnt;
 }
@@ -440,6 +491,7 @@ static void keep_owned(struct device *dev, struct devres__node **list)
 int devres_release_all(struct device *dev)
 {
 	struct devres__node *list;
+	struct devres__slab *slab;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -ENODEV;
@@ -452,8 +504,9 @@ int devres_release_all(struct device *dev)
 	dev->devres_dead = 0;
 	dev->devres_open = NULL;
 	devres__index_drop(dev);
+	slab = devres__slab_detach(dev);
 	if (dev->devres_kept)
 		keep_owned(dev, &list);
 	unlock_dev(dev);
-	return devres__release_nodes(dev, list);
+	return devres__release_nodes(dev, list, slab, true);
 }

@@ -220,7 +220,9 @@ static struct devres__node *take_range(struct device *dev,
 			continue;
 		}
 		if (!dr_is_marker(n)) {
-			if (devres__indexed(n))
+			if (dr_slab(n))
+				devres__slab_forget(dev, n);
+			else if (devres__indexed(n))
 				devres__index_del(dev, n);
 			continue;
 		}
@@ -268,6 +270,7 @@ int devres_release_group(struct device *dev, void *id)
 {
 	struct devres__group *g;
 	struct devres__node *todo = NULL, *dead = NULL;
+	struct devres__slab *slab = NULL;
 	struct dr_log lc, lo;
 	bool empty, closed = false;
 
@@ -282,6 +285,7 @@ int devres_release_group(struct device *dev, void *id)
 		lo = dr_log_of(&g->open);
 		todo = take_group(dev, g);
 		dead = maybe_compact(dev);
+		slab = devres__slab_get(dev);
 	}
 	unlock_dev(dev);
 	devres__free_dead(dead);
@@ -289,12 +293,12 @@ int devres_release_group(struct device *dev, void *id)
 		int cnt;
 
 		dr_log(dev, "REL", lc);
-		cnt = devres__release_nodes(dev, todo);
+		cnt = devres__release_nodes(dev, todo, slab, false);
 		dr_log(dev, "REL", lo);
 		return cnt;
 	}
 	if (g)
-		return devres__release_nodes(dev, todo);
+		return devres__release_nodes(dev, todo, slab, false);
 	if (!empty)
 		devres__warn(dev, __func__, "no group %p", id);
 	return 0;
@@ -337,6 +341,7 @@ int devres__owned_open(struct device *dev, struct devres__group *g,
 int devres__owned_release(struct device *dev, struct devres__group *g)
 {
 	struct devres__node *todo = NULL;
+	struct devres__slab *slab = NULL;
 
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
@@ -345,7 +350,8 @@ int devres__owned_release(struct device *dev, struct devres__group *g)
 		todo = take_range(dev, NULL, &g->open, g);
 		if (g->close.size & DEVRES_OWNED_KEEP)
 			dev->devres_kept--;
+		slab = devres__slab_get(dev);
 	}
 	unlock_dev(dev);
-	return devres__release_nodes(dev, todo);
+	return devres__release_nodes(dev, todo, slab, false);
 }

@@ -27,15 +27,21 @@ struct devres__index {
 #define MIN_CAP 16
 
 /*
- * The address's low bits go first: managed memory is allocated in address
- * order, so consecutive allocations land in consecutive slots and the
- * table is filled and emptied in cache order.
+ * Managed memory: the address's low bits go first. Allocations are at
+ * least 32 bytes apart and mostly made in address order, so consecutive
+ * ones land in distinct, consecutive slots and the table is filled and
+ * emptied in cache order. Other keys (an action's argument, a group's id)
+ * may be as dense as an array of bytes: mixed, or linear probing would
+ * pile them into one run.
  */
 static size_t hash(uint32_t kind, const void *key)
 {
-	uintptr_t k = (uintptr_t)key;
+	uint64_t k = (uint64_t)(uintptr_t)key;
 
-	return (size_t)((k >> 4) ^ (k >> 26) ^ (kind * 0x9e3779b1u));
+	if (kind == DR_KIND_KMALLOC)
+		return (size_t)((k >> 4) ^ (k >> 26));
+	k = (k ^ ((uint64_t)kind << 32)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(k ^ (k >> 29));
 }
 
 static const void *key_of(struct devres__node *n)
@@ -201,6 +207,8 @@ bool devres__indexed(const struct devres__node *n)
 {
 	uint32_t kind = DR_KIND(n);
 
+	if (dr_slab(n))
+		return false;
 	return kind == DR_KIND_KMALLOC || kind == DR_KIND_GROUP_OPEN ||
 	       (kind >= DR_KIND_FIRST && devres__kind(kind)->action);
 }

@@ -33,7 +33,8 @@ struct devres__node {
 
 #define DR_ADDED 0x80000000u
 #define DR_DEAD 0x40000000u
-#define DR_KIND(n) ((n)->kind & ~(DR_ADDED | DR_DEAD))
+#define DR_SLAB 0x20000000u /* carved from the device's blocks (slab.c) */
+#define DR_KIND(n) ((n)->kind & ~(DR_ADDED | DR_DEAD | DR_SLAB))
 #define DR_MAX_SIZE ((size_t)UINT32_MAX)
 
 /* Reserved kinds. Kinds from DR_KIND_FIRST on are registered on use. */

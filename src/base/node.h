@@ -153,6 +153,35 @@ static inline void kill_locked(struct device *dev, struct devres__node *n)
 	dr_poison(node_data(n), n->size);
 }
 
+/*
+ * slab.c: small managed memory from per-device blocks. Not in ASan builds,
+ * where every node is a malloc chunk of its own, so that ASan sees a use
+ * after free.
+ */
+#ifdef DR_ASAN
+#define DR_SLAB_MAX 0
+#else
+#define DR_SLAB_MAX 256
+#endif
+struct devres__slab;
+HIDDEN struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
+					       bool zero);
+HIDDEN struct devres__node *devres__slab_find(struct device *dev,
+					      const void *p);
+HIDDEN void devres__slab_forget(struct device *dev, struct devres__node *n);
+HIDDEN size_t devres__slab_room(const struct devres__node *n);
+HIDDEN void devres__slab_free(struct device *dev, struct devres__slab *s,
+			      struct devres__node *n);
+HIDDEN struct devres__slab *devres__slab_detach(struct device *dev);
+HIDDEN struct devres__slab *devres__slab_get(struct device *dev);
+HIDDEN bool devres__slab_put_locked(struct devres__slab *s);
+HIDDEN void devres__slab_destroy(struct devres__slab *s);
+
+static inline bool dr_slab(const struct devres__node *n)
+{
+	return n->kind & DR_SLAB;
+}
+
 HIDDEN struct devres__node *devres__compact_locked(struct device *dev);
 HIDDEN void devres__free_dead(struct devres__node *chain);
 
@@ -205,7 +234,13 @@ HIDDEN struct devres__node *devres__find_locked(struct device *dev,
 						uint32_t kind, dr_match_t match,
 						void *match_data,
 						struct devres__node **ret_prev);
-HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list);
+/*
+ * Releases a detached chain. @slab: the device's slab when the chain holds
+ * a reference to it (dropped here); @all: the chain is everything the
+ * device had, and the slab goes whole.
+ */
+HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list,
+				 struct devres__slab *slab, bool all);
 
 /* debug.c: what devres_get_stats() counts, with the lock held. */
 HIDDEN void devres__stats_locked(struct device *dev, long *ret_allocs,
