@@ -56,6 +56,9 @@ struct device {
 	unsigned int magic;
 	int refcount;
 	int devres_lock;
+	int devres_bias_held;
+	int devres_bias_revoking;
+	void *devres_bias;
 	void *devres_owner;
 	void *devres_head;
 	unsigned long devres_kept;

@@ -29,6 +29,9 @@ void device_initialize(struct device *dev)
 	dev->name = NULL;
 	dev->refcount = 1;
 	dev->devres_lock = 0;
+	dev->devres_bias_held = 0;
+	dev->devres_bias_revoking = 0;
+	dev->devres_bias = NULL;
 	dev->devres_owner = NULL;
 	dev->devres_head = NULL;
 	dev->devres_kept = 0;

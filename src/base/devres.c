@@ -14,15 +14,6 @@
 #include <string.h>
 #include "node.h"
 
-TLS_FAST char devres__self;
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
-
 bool devres__dev_bad(const struct device *dev, const char *func)
 {
 	if (unlikely(!dev)) {
@@ -36,27 +27,6 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 			     dead ? "already released" : "not initialized");
 		return false;
 	}
-	return true;
-}
-
-bool devres__lock_slow(struct device *dev, const char *func)
-{
-	unsigned int spins = 0;
-
-	if (__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
-	    &devres__self) {
-		devres__warn(dev, func,
-			     "devres called on this device from a match or "
-			     "for-each callback");
-		return false;
-	}
-	while (__atomic_exchange_n(&dev->devres_lock, 1, __ATOMIC_ACQUIRE)) {
-		if (++spins < 64)
-			cpu_relax();
-		else
-			sched_yield();
-	}
-	__atomic_store_n(&dev->devres_owner, &devres__self, __ATOMIC_RELAXED);
 	return true;
 }
 

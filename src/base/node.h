@@ -65,19 +65,59 @@ static inline void assert_locked(const struct device *dev, const char *func)
  * pointer moves, and an uncontended pthread mutex would double the cost of
  * a managed allocation. Taking it twice in one thread (from a match or
  * for-each callback) WARNs and fails rather than deadlocking.
+ *
+ * It is biased to the first thread that takes it (lock.c): that thread
+ * takes it with plain stores and loads, no locked instruction, until
+ * another thread wants it and revokes the bias, once, with membarrier().
+ * ThreadSanitizer cannot see membarrier(): TSan builds use the plain
+ * atomic lock only.
  */
+#if defined(__SANITIZE_THREAD__)
+#define DR_NO_BIAS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DR_NO_BIAS 1
+#endif
+#endif
+
 static inline bool lock_dev(struct device *dev, const char *func)
 {
-	if (unlikely(__atomic_exchange_n(&dev->devres_lock, 1,
-					 __ATOMIC_ACQUIRE)))
-		return devres__lock_slow(dev, func);
-	__atomic_store_n(&dev->devres_owner, &devres__self, __ATOMIC_RELAXED);
-	return true;
+#ifndef DR_NO_BIAS
+	/*
+	 * The owner's half of an asymmetric Dekker: announce, then look
+	 * for a revocation. The revoker's half puts a membarrier() between
+	 * its announcement and its look (lock.c).
+	 */
+	if (likely(__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
+		   (void *)&devres__self) &&
+	    likely(!dev->devres_bias_held)) {
+		__atomic_store_n(&dev->devres_bias_held, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (likely(!__atomic_load_n(&dev->devres_bias_revoking,
+					    __ATOMIC_RELAXED))) {
+			__atomic_signal_fence(__ATOMIC_ACQUIRE);
+			__atomic_store_n(&dev->devres_owner, &devres__self,
+					 __ATOMIC_RELAXED);
+			return true;
+		}
+		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
+	}
+#endif
+	return devres__lock_slow(dev, func);
 }
 
 static inline void unlock_dev(struct device *dev)
 {
 	__atomic_store_n(&dev->devres_owner, NULL, __ATOMIC_RELAXED);
+#ifndef DR_NO_BIAS
+	/* Only the owner reads its own address here, and only it sets held. */
+	if (__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
+		    (void *)&devres__self &&
+	    dev->devres_bias_held) {
+		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
+		return;
+	}
+#endif
 	__atomic_store_n(&dev->devres_lock, 0, __ATOMIC_RELEASE);
 }
 
