@@ -168,9 +168,10 @@ int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 	    dead != dev->devres_dead)
 		return BAD("%ld nodes listed (%lu dead), %lu counted (%lu dead)",
 			   nodes, dead, dev->devres_listed, dev->devres_dead);
-	if (indexed != devres__index_count(dev))
+	if (devres__index_count(dev) >= 0 &&
+	    (long)indexed != devres__index_count(dev))
 		return BAD("%lu listed nodes are named by a key, the index "
-			   "holds %zu",
+			   "holds %ld",
 			   indexed, devres__index_count(dev));
 	devres__stats_locked(dev, &st_allocs, &st_bytes);
 	if (st_allocs != allocs || st_bytes != bytes)

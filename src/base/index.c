@@ -11,6 +11,12 @@
  * Linear probing, tombstones on removal. A key may be recorded more than
  * once (the same action twice, two groups with one id): its entries sit in
  * one probe run, newest first, as the list would find them.
+ *
+ * The index is built on the first lookup, by one walk of the list, and
+ * kept up to date from then on until devres_release_all() drops it: a
+ * device whose resources are never looked up by key (most: they are all
+ * released together) never pays for it. The walk is paid for by the adds
+ * it indexes, so lookups stay amortized O(1).
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -109,13 +115,51 @@ static int rebuild(struct device *dev, size_t need)
 	return 0;
 }
 
+static int insert(struct device *dev, struct devres__node *n);
+
 int devres__index_add(struct device *dev, struct devres__node *n)
+{
+	assert_locked(dev, __func__);
+	/* Not built yet: the first lookup will find @n on the list. */
+	if (!idx_of(dev))
+		return 0;
+	return insert(dev, n);
+}
+
+/* One walk of the list, newest first: each key's entries in list order. */
+static int build(struct device *dev)
+{
+	size_t nr = 0;
+	struct devres__index *t;
+
+	for (struct devres__node *n = list_head(dev); n; n = n->next)
+		nr += !dr_dead(n) && devres__indexed(n);
+	if (rebuild(dev, nr + 1))
+		return -ENOMEM;
+	t = idx_of(dev);
+	for (struct devres__node *n = list_head(dev); n; n = n->next)
+		if (!dr_dead(n) && devres__indexed(n))
+			append(t, n);
+	return 0;
+}
+
+/* Without memory for an index: the search it replaces. */
+static struct devres__node *search(struct device *dev, uint32_t kind,
+				   const void *key)
+{
+	for (struct devres__node *n = list_head(dev); n; n = n->next)
+		if (!dr_dead(n) && DR_KIND(n) == kind && !dr_slab(n) &&
+		    key_of(n) == key)
+			return n;
+	return NULL;
+}
+
+static int insert(struct device *dev, struct devres__node *n)
 {
 	struct devres__index *t = idx_of(dev);
 	size_t mask, i;
 
-	assert_locked(dev, __func__);
-	if (!t || (t->used + t->tomb + 1) * 4 > t->cap * 3) {
+	if ((t->used + t->tomb + 1) * 4 > t->cap * 3) {
 		int ret = rebuild(dev, (t ? t->used : 0) + 1);
 
 		if (ret)
@@ -151,8 +195,13 @@ struct devres__node *devres__index_find(struct device *dev, uint32_t kind,
 	size_t mask, i;
 
 	assert_locked(dev, __func__);
-	if (!t)
-		return NULL;
+	if (!t) {
+		if (!list_head(dev))
+			return NULL;
+		if (build(dev))
+			return search(dev, kind, key);
+		t = idx_of(dev);
+	}
 	mask = t->cap - 1;
 	for (i = hash(kind, key) & mask; t->slot[i]; i = (i + 1) & mask) {
 		struct devres__node *e = t->slot[i];
@@ -196,11 +245,12 @@ void devres__index_drop(struct device *dev)
 	dev->devres_index = NULL;
 }
 
-size_t devres__index_count(struct device *dev)
+/* Entries, or -1 while the index is not built. */
+long devres__index_count(struct device *dev)
 {
 	struct devres__index *t = idx_of(dev);
 
-	return t ? t->used : 0;
+	return t ? (long)t->used : -1;
 }
 
 bool devres__indexed(const struct devres__node *n)
