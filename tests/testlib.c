@@ -19,6 +19,8 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
+#include <devres/platform.h>
+#include <pthread.h>
 #include "testlib.h"
 
 extern char **environ;
@@ -75,11 +77,14 @@ int two_dev_setup(void **state)
 int dev_teardown(void **state)
 {
 	struct devres_ledger now;
+	bool broken;
 
 	(void)state;
 	devres_set_log_sink(NULL, NULL);
 	/* A broken list would hang or crash the release: fail here. */
-	if (devres_check(&tdev) || (ndevs == 2 && devres_check(&other)))
+	broken = devres_check(&tdev) || (ndevs == 2 && devres_check(&other));
+	t_undo_all();
+	if (broken)
 		return -1;
 	devres_release_all(&tdev);
 	if (ndevs == 2)
@@ -119,6 +124,186 @@ struct device *heap_dev(const struct bus_type *bus, const char *fmt, ...)
 	return dev;
 }
 
+/*
+ * The registry of what a test registered, oldest first. Entries are few
+ * (a test registers a handful of things), so a small array will do.
+ */
+enum reg_kind {
+	REG_BUS,
+	REG_DRIVER,
+	REG_PDRIVER,
+	REG_DEVICE
+};
+
+struct reg_entry {
+	enum reg_kind kind;
+	const void *obj;
+};
+
+#define REG_MAX 1024
+static struct reg_entry reg[REG_MAX];
+static int nreg;
+static pthread_mutex_t reg_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static void reg_add(enum reg_kind kind, const void *obj)
+{
+	bool added = false;
+
+	pthread_mutex_lock(&reg_lock);
+	if (nreg < REG_MAX) {
+		reg[nreg++] = (struct reg_entry){ kind, obj };
+		added = true;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	if (added && kind == REG_DEVICE)
+		get_device((struct device *)obj);
+}
+
+/* Takes @obj out of the registry; false when it was not there. */
+static bool reg_take(const void *obj, enum reg_kind *ret_kind)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&reg_lock);
+	for (int i = nreg - 1; i >= 0; i--) {
+		if (reg[i].obj != obj)
+			continue;
+		*ret_kind = reg[i].kind;
+		memmove(&reg[i], &reg[i + 1],
+			(size_t)(nreg - i - 1) * sizeof(reg[0]));
+		nreg--;
+		found = true;
+		break;
+	}
+	pthread_mutex_unlock(&reg_lock);
+	return found;
+}
+
+int t_bus_register(const struct bus_type *bus)
+{
+	int ret = bus_register(bus);
+
+	if (!ret)
+		reg_add(REG_BUS, bus);
+	return ret;
+}
+
+void t_bus_unregister(const struct bus_type *bus)
+{
+	t_forget(bus);
+	bus_unregister(bus);
+}
+
+int t_driver_register(struct device_driver *drv)
+{
+	int ret = driver_register(drv);
+
+	if (!ret)
+		reg_add(REG_DRIVER, drv);
+	return ret;
+}
+
+void t_driver_unregister(struct device_driver *drv)
+{
+	t_forget(drv);
+	driver_unregister(drv);
+}
+
+int t_platform_driver_register(struct platform_driver *drv)
+{
+	int ret = platform_driver_register(drv);
+
+	if (!ret)
+		reg_add(REG_PDRIVER, drv);
+	return ret;
+}
+
+void t_platform_driver_unregister(struct platform_driver *drv)
+{
+	t_forget(drv);
+	platform_driver_unregister(drv);
+}
+
+int t_device_add(struct device *dev)
+{
+	int ret = device_add(dev);
+
+	if (!ret)
+		reg_add(REG_DEVICE, dev);
+	return ret;
+}
+
+/* Undoes the registration first, then drops the registry's reference. */
+void t_device_del(struct device *dev)
+{
+	enum reg_kind kind;
+	bool tracked = reg_take(dev, &kind);
+
+	device_del(dev);
+	if (tracked)
+		put_device(dev);
+}
+
+void t_device_unregister(struct device *dev)
+{
+	enum reg_kind kind;
+	bool tracked = reg_take(dev, &kind);
+
+	device_unregister(dev);
+	if (tracked)
+		put_device(dev);
+}
+
+void t_forget(const void *obj)
+{
+	enum reg_kind kind;
+
+	if (reg_take(obj, &kind) && kind == REG_DEVICE)
+		put_device((struct device *)obj);
+}
+
+static void undo(const struct reg_entry *e)
+{
+	switch (e->kind) {
+	case REG_BUS:
+		bus_unregister(e->obj);
+		break;
+	case REG_DRIVER:
+		driver_unregister((struct device_driver *)e->obj);
+		break;
+	case REG_PDRIVER:
+		platform_driver_unregister((struct platform_driver *)e->obj);
+		break;
+	case REG_DEVICE:
+		device_del((struct device *)e->obj);
+		put_device((struct device *)e->obj);
+		break;
+	}
+}
+
+void t_undo_all(void)
+{
+	struct reg_entry e;
+
+	for (;;) {
+		pthread_mutex_lock(&reg_lock);
+		if (!nreg) {
+			pthread_mutex_unlock(&reg_lock);
+			return;
+		}
+		e = reg[--nreg];
+		pthread_mutex_unlock(&reg_lock);
+		undo(&e);
+	}
+}
+
+int reg_teardown(void **state)
+{
+	(void)state;
+	t_undo_all();
+	return 0;
+}
+
 /* The bus of run_group_on_bus(): cmocka gives a group setup no argument. */
 static const struct bus_type *group_bus;
 
@@ -135,12 +320,33 @@ static int bus_group_teardown(void **state)
 	return 0;
 }
 
+/* Tests without a teardown get reg_teardown(): nothing outlives a test. */
+int run_group_tracked(const char *name, const struct CMUnitTest *tests,
+		      size_t n, int (*group_setup)(void **),
+		      int (*group_teardown)(void **))
+{
+	struct CMUnitTest *t = calloc(n, sizeof(*t));
+	int ret;
+
+	assert_non_null(t);
+	memcpy(t, tests, n * sizeof(*t));
+	for (size_t i = 0; i < n; i++)
+		if (!t[i].teardown_func)
+			t[i].teardown_func = reg_teardown;
+	/* TEST_FILTER=name runs one test: how a regression is checked alone. */
+	if (getenv("TEST_FILTER"))
+		cmocka_set_test_filter(getenv("TEST_FILTER"));
+	ret = _cmocka_run_group_tests(name, t, n, group_setup, group_teardown);
+	free(t);
+	return ret;
+}
+
 int run_group_on_bus(const char *name, const struct CMUnitTest *tests, size_t n,
 		     const struct bus_type *bus)
 {
 	group_bus = bus;
-	return _cmocka_run_group_tests(name, tests, n, bus_group_setup,
-				       bus_group_teardown);
+	return run_group_tracked(name, tests, n, bus_group_setup,
+				 bus_group_teardown);
 }
 
 /* ctx is non-NULL when only WARNING lines are wanted. */

@@ -54,8 +54,47 @@ void heap_release(struct device *dev);
 int run_group_on_bus(const char *name, const struct CMUnitTest *tests, size_t n,
 		     const struct bus_type *bus);
 
+/*
+ * The registry: buses, drivers and devices registered through these are
+ * undone by the fixture's teardown (dev_teardown(), and the per-test
+ * teardown run_tests_on_bus() gives tests that have none), newest first,
+ * even when an assertion failed half way: one failure cannot leave a
+ * driver on a bus for the next test. A test that undoes one itself does it
+ * through the t_*unregister/t_device_del calls, or says so with t_forget().
+ * A tracked device is held by a reference of the registry until then, so
+ * teardown never touches freed memory. Safe from any thread.
+ */
+struct device_driver;
+struct platform_driver;
+int t_bus_register(const struct bus_type *bus);
+void t_bus_unregister(const struct bus_type *bus);
+int t_driver_register(struct device_driver *drv);
+void t_driver_unregister(struct device_driver *drv);
+int t_platform_driver_register(struct platform_driver *drv);
+void t_platform_driver_unregister(struct platform_driver *drv);
+/* device_add(); teardown undoes it with device_del(). */
+int t_device_add(struct device *dev);
+void t_device_del(struct device *dev);
+void t_device_unregister(struct device *dev);
+/* Drops @obj from the registry (and its reference) without undoing it. */
+void t_forget(const void *obj);
+/* Undoes everything still in the registry, newest first. */
+void t_undo_all(void);
+/* A teardown that only runs t_undo_all(). */
+int reg_teardown(void **state);
+/*
+ * cmocka_run_group_tests() where each test without a teardown gets
+ * reg_teardown(); TEST_FILTER=<name> in the environment runs one test.
+ */
+#define run_tests_tracked(tests, setup, teardown)                              \
+	run_group_tracked(#tests, tests, sizeof(tests) / sizeof((tests)[0]),   \
+			  setup, teardown)
+int run_group_tracked(const char *name, const struct CMUnitTest *tests,
+		      size_t n, int (*group_setup)(void **),
+		      int (*group_teardown)(void **));
+
 /* Lines the sink received; n counts them all, even past CAP_LINES. */
-#define CAP_LINES 64
+#define CAP_LINES 512
 
 struct capture {
 	char line[CAP_LINES][256];

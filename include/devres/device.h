@@ -76,7 +76,8 @@ struct device {
  * @dev: the device, its public members set as wanted
  *
  * Sets the reference count to 1 and makes @dev ready for devres. Release
- * the device with put_device(), never by freeing it directly.
+ * the device with put_device(), never by freeing it directly. A device that
+ * is registered, or being released, is not initialized again (WARN).
  *
  * Context: any thread, before @dev is shared.
  */
@@ -116,11 +117,12 @@ DEVRES_API const char *dev_name(const struct device *dev);
  * before this call returns. On failure, drop the reference with put_device().
  *
  * Context: any thread, also from a probe callback (to add child devices);
- * not with @dev's own lock held (from @dev's probe or remove).
- * Return: 0; -EINVAL for a NULL or uninitialized device or parent, a device
- * with no name, or a bus that is not registered; -EEXIST when @dev is
- * already added; -ENODEV when @dev was deleted; -ENOMEM. Every error but
- * -ENOMEM also WARNs.
+ * not with @dev's own lock held (from @dev's probe or remove), nor from a
+ * devres match or for-each callback of @dev (-EDEADLK).
+ * Return: 0; -EINVAL for a NULL or uninitialized device or parent, a parent
+ * being released, a device with no name, or a bus that is not registered;
+ * -EEXIST when @dev is already added; -ENODEV when @dev was deleted;
+ * -EDEADLK; -ENOMEM. Every error but -ENOMEM also WARNs.
  */
 DEVRES_API int device_add(struct device *dev);
 
@@ -147,7 +149,8 @@ DEVRES_API int device_register(struct device *dev);
  * after this is released by the last put_device(). Deleting a device that
  * was never added, or twice, WARNs and does nothing.
  *
- * Context: any thread; not from @dev's own probe or remove callback (WARN).
+ * Context: any thread; not from @dev's own probe or remove callback, nor
+ * from a devres match or for-each callback of @dev (WARN, no effect).
  */
 DEVRES_API void device_del(struct device *dev);
 
@@ -155,7 +158,8 @@ DEVRES_API void device_del(struct device *dev);
  * device_unregister() - delete a device and drop the caller's reference
  * @dev: a device registered with device_register()
  *
- * device_del() then put_device().
+ * device_del() then put_device(). Where device_del() is refused (its own
+ * callbacks) neither is done.
  *
  * Context: as device_del().
  */
@@ -164,6 +168,11 @@ DEVRES_API void device_unregister(struct device *dev);
 /**
  * get_device() - take a reference
  * @dev: the device, or NULL
+ *
+ * A device whose count has reached zero is being released and cannot be
+ * revived (a release callback of its last put taking a reference): WARN,
+ * no reference is taken, and the put_device() that goes with it is
+ * absorbed, so the release runs once.
  *
  * Context: any thread.
  * Return: @dev.
@@ -174,9 +183,14 @@ DEVRES_API struct device *get_device(struct device *dev);
  * put_device() - drop a reference
  * @dev: the device, or NULL
  *
- * The last put releases anything still recorded against @dev, frees its
- * name and calls @dev->release (a device without one is WARNed, as in the
- * kernel). A put with no reference left is a misuse: WARN, no effect.
+ * The last put releases anything still recorded against @dev (again while
+ * release callbacks record more, up to 16 passes, WARN past that), frees
+ * its name and calls @dev->release (a device without one is WARNed, as in
+ * the kernel). A put with no reference left is a misuse: WARN, no effect.
+ * The last put of a device still registered WARNs, then deletes it as
+ * device_del() would (remove runs) before releasing it. The last put from
+ * @dev's own probe or remove, or from a devres match or for-each callback
+ * of @dev, is refused with a WARN: the driver core still uses @dev.
  *
  * Context: any thread; the last put runs the release in the caller.
  */
@@ -239,9 +253,9 @@ DEVRES_API void devres_set_dev_dbg(bool on);
  * @err: the error, a negative errno
  * @fmt: printf-style format, then its arguments
  *
- * Prints like dev_err(), with the error appended, unless @err is
- * -EPROBE_DEFER, which is printed with dev_dbg() only: a deferral is
- * expected and retried. Lets a probe write ``return dev_err_probe(dev, ret,
+ * Prints like dev_err(), with the error by name (``"error -ENODEV: ..."``),
+ * unless @err is -EPROBE_DEFER, which is printed with dev_dbg() only: a
+ * deferral is expected and retried. Lets a probe write ``return dev_err_probe(dev, ret,
  * "...");``.
  *
  * Context: any thread.

@@ -92,7 +92,11 @@ DEVRES_API int bus_register(const struct bus_type *bus);
  *
  * A bus must be empty: unregister its drivers and delete its devices
  * first. Unregistering a bus that is not registered, or that still has
- * devices or drivers, WARNs and does nothing.
+ * devices or drivers, WARNs and does nothing. Deleted devices a walk still
+ * holds, and a driver being unregistered, do not count: the bus is
+ * unregistered at once and its private state lives until the last walk or
+ * detach using it lets go (so it may be called from a bus_for_each_dev()
+ * callback that deleted the last device).
  *
  * Context: any thread.
  */
@@ -112,7 +116,9 @@ DEVRES_API void bus_unregister(const struct bus_type *bus);
  *
  * Context: any thread.
  * Return: what the last @fn call returned, 0 when none stopped the walk,
- * -EINVAL (with a WARN) when @bus is not registered.
+ * -EINVAL (with a WARN) when @bus is not registered, or when @start is not
+ * a device registered on @bus (deleted, never added, of another bus, not
+ * initialized); @fn is then never called.
  */
 DEVRES_API int bus_for_each_dev(const struct bus_type *bus,
 				struct device *start, void *data,
@@ -123,7 +129,9 @@ DEVRES_API int bus_for_each_dev(const struct bus_type *bus,
  * @drv: the driver, with a name and a registered bus
  *
  * Adds @drv to its bus and binds it to every registered, unbound device of
- * the bus it matches. Probe failures are not errors of driver_register().
+ * the bus it matches; a device whose search for a driver is running in
+ * another thread is tried with @drv by that search, even when it ends in a
+ * deferral. Probe failures are not errors of driver_register().
  * After a successful bind, devices whose probe was deferred are retried
  * before this call returns.
  *
@@ -139,12 +147,15 @@ DEVRES_API int driver_register(struct device_driver *drv);
  * driver_unregister() - unregister a driver
  * @drv: a registered driver
  *
- * Waits for probes of @drv running in other threads, then unbinds @drv from
- * each of its devices (remove, then the binding's resources). When it
- * returns, the driver core no longer uses @drv. Unregistering a driver that
- * is not registered WARNs and does nothing.
+ * Waits for probes of @drv running in other threads (those started by
+ * device_driver_attach() too), then unbinds @drv from each of its devices
+ * (remove, then the binding's resources). When it returns, the driver core
+ * no longer uses @drv. Unregistering a driver that is not registered WARNs
+ * and does nothing.
  *
- * Context: any thread; not from a probe or remove of @drv itself (WARN).
+ * Context: any thread; not from a probe or remove of @drv itself, nor from
+ * a devres match or for-each callback of a device bound to @drv (WARN, no
+ * effect).
  */
 DEVRES_API void driver_unregister(struct device_driver *drv);
 
@@ -158,7 +169,8 @@ DEVRES_API void driver_unregister(struct device_driver *drv);
  * the search. After a successful bind, parked devices are retried before
  * this call returns.
  *
- * Context: any thread; not from @dev's own probe or remove (WARN).
+ * Context: any thread; not from @dev's own probe or remove, nor from a
+ * devres match or for-each callback of @dev (WARN).
  * Return: 1 when @dev is bound (also when it already was), 0 when no driver
  * bound it, -ENODEV when @dev is not registered (never added, or deleted),
  * -EINVAL for a NULL or uninitialized device, -EDEADLK (with a WARN) from
@@ -173,11 +185,14 @@ DEVRES_API int device_attach(struct device *dev);
  * @dev: a registered device
  *
  * Probes @drv on @dev without asking the bus's match. On a deferral @dev is
- * parked, as for any probe.
+ * parked, as for any probe. A registered @drv is in use while its probe
+ * runs: driver_unregister() waits for it, and unbinds @dev after.
  *
- * Context: any thread; not from @dev's own probe or remove (WARN).
+ * Context: any thread; not from @dev's own probe or remove, nor from a
+ * devres match or for-each callback of @dev (WARN).
  * Return: 0 when bound; -EBUSY when @dev is already bound; -ENODEV when @dev
- * is not registered; -EAGAIN when the probe deferred (as the kernel); the
+ * is not registered, or @drv is being unregistered; -EAGAIN when the probe
+ * deferred (as the kernel); the
  * probe's error when it failed; -EINVAL (with a WARN) for a NULL argument
  * or a driver of another bus; -EDEADLK (with a WARN) from its own
  * callbacks.
@@ -194,7 +209,8 @@ DEVRES_API int device_driver_attach(const struct device_driver *drv,
  * driver data. Resources the device acquired while unbound stay. Does
  * nothing when @dev is not bound.
  *
- * Context: any thread; not from @dev's own probe or remove (WARN).
+ * Context: any thread; not from @dev's own probe or remove, nor from a
+ * devres match or for-each callback of @dev (WARN, no effect).
  */
 DEVRES_API void device_release_driver(struct device *dev);
 
@@ -214,7 +230,10 @@ DEVRES_API bool device_is_bound(struct device *dev);
  * Retries every parked device once, then again while the previous round
  * bound at least one device. A device that defers again stays parked.
  * Useful after something a probe waits for appeared outside the driver
- * core.
+ * core. Called from a probe or remove (or anything they call), the retry
+ * is left to the outermost driver-core call of this thread and runs before
+ * it returns: retrying there would lock other devices while holding one.
+ * The same holds for the retry after a successful bind.
  *
  * Context: any thread.
  */

@@ -136,6 +136,12 @@ struct devres_sweep_result {
  * DEVRES_LOG_WARNING, preceded by the lines of each leak, otherwise.
  * Injection is left disarmed on return.
  *
+ * An @op that fails in the run with no fault injected never succeeds, so
+ * its failure points were never all reached: the sweep fails (-ECANCELED),
+ * and the report names the error ("sweep: FAILED: op returned -ENODEV with
+ * no fault injected"). A leak's line tells how to reproduce it: "reproduce
+ * with devres_fail_nth(N) before the operation".
+ *
  * The ledger counts the whole process, so only one sweep runs at a time:
  * a sweep started from @op or @undo, or from another thread while one is
  * running, is refused.
@@ -144,10 +150,11 @@ struct devres_sweep_result {
  * acquire or release resources while it runs, or their changes count as
  * leaks.
  * Return: 0 when no run leaked, the number of leaking runs otherwise;
- * -EINVAL when @op or @ret_result is NULL (a misuse, WARNed); -EBUSY when
- * another sweep is running; -ELOOP when @op still reached its injected
- * fault after DEVRES_SWEEP_MAX_POINTS points (@ret_result holds the counts
- * so far).
+ * -ECANCELED when the run with no fault injected failed (whatever the
+ * leaks); -EINVAL when @op or @ret_result is NULL (a misuse, WARNed);
+ * -EBUSY when another sweep is running; -ELOOP when @op still reached its
+ * injected fault after DEVRES_SWEEP_MAX_POINTS points (@ret_result holds
+ * the counts so far).
  */
 DEVRES_API int devres_sweep(int (*op)(void *), void (*undo)(void *), void *ctx,
 			    struct devres_sweep_result *ret_result);
@@ -179,15 +186,50 @@ DEVRES_API int devres_sweep(int (*op)(void *), void (*undo)(void *), void *ctx,
  * bind retries the parked devices, and what they acquire counts as a leak:
  * sweep with no device parked. @dev is unbound when this returns.
  *
- * Context: as devres_sweep(); not from a probe or remove of @dev.
- * Return: as devres_sweep(); -EINVAL (with a WARN) for a NULL or
- * uninitialized argument or a driver of another bus; -ENODEV when @dev is
- * not registered; -EBUSY (with a WARN) when @dev is bound, and (without)
- * when another sweep is running; -EDEADLK (with a WARN) from a callback of
- * @dev.
+ * A probe that fails with no fault injected (a broken driver, or one that
+ * only defers) fails the sweep: -ECANCELED, and the report says what the
+ * probe returned, by name: "probe sweep of <driver> on <device>: FAILED:
+ * probe returned -EPROBE_DEFER with no fault injected". A leak's line tells
+ * how to reproduce it alone: "reproduce with driver_probe_fail_nth(<driver>,
+ * <device>, N)". With the log on (devres_set_log()), a line "---- run N:
+ * call N of the probe fails ----" starts each run, so that the ADD and REL
+ * lines of one run can be told from the next.
+ *
+ * Context: as devres_sweep(); not from a probe or remove of @dev, nor from
+ * a match or for-each callback of @dev.
+ * Return: as devres_sweep(); -ECANCELED when the run with no fault injected
+ * failed; -EINVAL (with a WARN) for a NULL or uninitialized argument or a
+ * driver of another bus; -ENODEV when @dev is not registered; -EBUSY (with
+ * a WARN) when @dev is bound, and (without) when another sweep is running;
+ * -EDEADLK (with a WARN) from a callback of @dev.
  */
 DEVRES_API int driver_probe_sweep(struct device_driver *drv, struct device *dev,
 				  struct devres_sweep_result *ret_result);
+
+/**
+ * driver_probe_fail_nth() - bind with the n-th acquisition of the probe failing
+ * @drv: the driver, as for driver_probe_sweep()
+ * @dev: a registered, unbound device, as for driver_probe_sweep()
+ * @n: the fault-injectable call to fail, counted from the bind: the failure
+ *     point a driver_probe_sweep() report names; 0 injects nothing
+ *
+ * Reproduces one failure point of driver_probe_sweep() on its own, in any
+ * program: the same bind through the driver core's probe path with the
+ * @n-th fault-injectable call failing, then, when the bind succeeded, the
+ * same unbind. Unlike DEVRES_FAIL_NTH, the count starts at the bind, not at
+ * the program's start. Injection is disarmed on return. Run it under
+ * DEVRES_LOG=1 to see what the probe acquired and what was released.
+ *
+ * Context: the calling thread; not from a probe or remove of @dev, nor from
+ * a match or for-each callback of @dev.
+ * Return: what the bind returned: 0 when it succeeded (the fault was not
+ * reached, or the probe tolerated it), else the probe's error as the probe
+ * returned it (-EPROBE_DEFER is not turned into -EAGAIN); -ENODEV when @dev
+ * is not registered or @drv is being unregistered; -EINVAL, -EBUSY,
+ * -EDEADLK (with a WARN) as driver_probe_sweep().
+ */
+DEVRES_API int driver_probe_fail_nth(struct device_driver *drv,
+				     struct device *dev, unsigned int n);
 
 #ifdef __cplusplus
 }

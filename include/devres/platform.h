@@ -183,7 +183,10 @@ DEVRES_API int platform_device_register(struct platform_device *pdev);
  * platform_device_unregister() - delete a platform device and drop it
  * @pdev: a registered device, or NULL
  *
- * platform_device_del() then platform_device_put().
+ * platform_device_del() then platform_device_put(). Called where
+ * device_del() would be refused (the device's own probe or remove, a devres
+ * match or for-each callback of it), it WARNs once and does nothing at all:
+ * the put is refused with the delete.
  *
  * Context: as device_del().
  */
@@ -272,6 +275,40 @@ DEVRES_API int platform_get_irq(struct platform_device *pdev, unsigned int num);
  */
 DEVRES_API int platform_get_irq_optional(struct platform_device *pdev,
 					 unsigned int num);
+
+/**
+ * devm_platform_get_and_ioremap_resource() - claim and map a device's
+ * memory resource, and say which
+ * @pdev: the device
+ * @index: which IORESOURCE_MEM resource, from 0
+ * @res: where the resource is written (NULL when there is none), or NULL
+ *
+ * platform_get_resource() then devm_ioremap_resource() (devres/io.h):
+ * the region is claimed and mapped through the register window that holds
+ * it, both given back when the device lets go.
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the address of the first register, or an ERR_PTR as
+ * devm_ioremap_resource(): -EINVAL when the device has no such resource.
+ */
+DEVRES_API void *
+devm_platform_get_and_ioremap_resource(struct platform_device *pdev,
+				       unsigned int index,
+				       struct resource **res);
+
+/**
+ * devm_platform_ioremap_resource() - claim and map a device's memory
+ * resource
+ * @pdev: the device
+ * @index: which IORESOURCE_MEM resource, from 0
+ *
+ * devm_platform_get_and_ioremap_resource() without the resource.
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: as devm_platform_get_and_ioremap_resource().
+ */
+DEVRES_API void *devm_platform_ioremap_resource(struct platform_device *pdev,
+						unsigned int index);
 
 #ifdef __cplusplus
 }

@@ -61,7 +61,14 @@ struct bus_private {
 	struct dm_link devices; /* device_private.bus_node */
 	struct dm_link drivers; /* driver_private.node */
 	struct bus_private *next;
-	bool is_static; /* not freed by bus_unregister() */
+	/*
+	 * The registration's reference, and one for each walk or detach
+	 * that uses the bus with the lock dropped: bus_unregister() unlinks
+	 * the bus, the last reference frees it.
+	 */
+	int refs;
+	unsigned long drv_seq; /* drivers registered so far */
+	bool is_static;	       /* not freed by bus_unregister() */
 };
 
 struct driver_private {
@@ -69,6 +76,7 @@ struct driver_private {
 	struct bus_private *bus;
 	struct dm_link node;
 	int active; /* walkers using the driver; unregister waits for 0 */
+	unsigned long seq; /* its bus's drv_seq when it was registered */
 	bool dead;
 };
 
@@ -100,8 +108,19 @@ static inline void dm_unlock(void)
 	pthread_mutex_unlock(&devres__dm_lock);
 }
 
+/*
+ * A reference the driver core takes for itself, with devres__dm_lock held:
+ * never a WARN there (a log sink may call back), and a device on a list
+ * always has the registration's reference.
+ */
+static inline void dm_get_device_locked(struct device *dev)
+{
+	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+}
+
 /* bus.c; the *_locked ones with devres__dm_lock held. */
 HIDDEN struct bus_private *devres__bus_find_locked(const struct bus_type *bus);
+HIDDEN void devres__bus_put(struct bus_private *bp);
 HIDDEN void devres__bus_add_static(struct bus_private *bp);
 HIDDEN struct device_private *
 devres__bus_next_dev_locked(struct bus_private *bp, struct device_private *cur,
@@ -113,11 +132,14 @@ devres__bus_walk(struct bus_private *bp, struct device_private *cur,
 		 const struct device_driver *bound_to, bool skip_searching);
 HIDDEN void devres__bus_walk_stop(struct device_private *cur);
 HIDDEN struct driver_private *
-devres__bus_next_drv_locked(struct bus_private *bp, struct driver_private *cur);
+devres__bus_next_drv_locked(struct bus_private *bp, struct driver_private *cur,
+			    unsigned long min_seq);
 HIDDEN void devres__drv_unpin_locked(struct driver_private *drvp);
 
 /* core.c */
 HIDDEN bool devres__device_was_added(struct device *dev);
+/* Not from @dev's own probe, remove or devres callbacks: else one WARN. */
+HIDDEN bool devres__may_delete(struct device *dev, const char *func);
 
 /* dd.c */
 HIDDEN void devres__probe_new_device(struct device *dev);
@@ -129,5 +151,16 @@ HIDDEN bool devres__dev_locked_by_me(const struct device *dev);
 HIDDEN bool devres__in_callback_of(const struct device_driver *drv);
 HIDDEN unsigned long devres__bind_gen(void);
 HIDDEN void devres__retry_if_bound(unsigned long gen);
+HIDDEN int devres__attach(struct device *dev, const struct device_driver *drv,
+			  const char *func);
+
+/* owner.c: is this thread inside a match or for-each callback of @dev? */
+HIDDEN bool devres__devres_held_by_me(const struct device *dev);
+/* The same, with the WARN that refuses the call @func. */
+HIDDEN bool devres__refuse_in_devres_cb(const struct device *dev,
+					const char *func);
+
+/* errname.c: "-ENODEV" for -ENODEV, the number when it has no name. */
+HIDDEN const char *devres__errname(int err, char *buf, size_t len);
 
 #endif /* DEVRES_BASE_H */

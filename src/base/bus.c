@@ -13,6 +13,27 @@ pthread_cond_t devres__dm_cond = PTHREAD_COND_INITIALIZER;
 
 static struct bus_private *buses;
 
+/*
+ * fork() in a threaded program copies the lock as some other thread held
+ * it: the child would wait for it forever. Holding it across fork() leaves
+ * the child a lock in a known state, so it can use the driver model (on
+ * devices of its own: another thread's device lock may still be held).
+ */
+static void fork_prepare(void)
+{
+	dm_lock();
+}
+
+static void fork_done(void)
+{
+	dm_unlock();
+}
+
+__attribute__((constructor)) static void bus_init(void)
+{
+	pthread_atfork(fork_prepare, fork_done, fork_done);
+}
+
 struct bus_private *devres__bus_find_locked(const struct bus_type *bus)
 {
 	struct bus_private *bp;
@@ -33,6 +54,7 @@ static bool name_taken_locked(const char *name)
 
 static void link_locked(struct bus_private *bp)
 {
+	bp->refs = 1;
 	dm_list_init(&bp->devices);
 	dm_list_init(&bp->drivers);
 	bp->next = buses;
@@ -73,6 +95,24 @@ int bus_register(const struct bus_type *bus)
 	return 0;
 }
 
+/*
+ * Deleted devices a walk still holds, and a driver being unregistered, do
+ * not count: their walkers and unregister hold references on the bus and
+ * unlink them when they let go.
+ */
+static bool has_live_locked(struct bus_private *bp)
+{
+	struct dm_link *l;
+
+	for (l = bp->devices.next; l != &bp->devices; l = l->next)
+		if (!container_of(l, struct device_private, bus_node)->dead)
+			return true;
+	for (l = bp->drivers.next; l != &bp->drivers; l = l->next)
+		if (!container_of(l, struct driver_private, node)->dead)
+			return true;
+	return false;
+}
+
 void bus_unregister(const struct bus_type *bus)
 {
 	struct bus_private *bp, **pp;
@@ -84,7 +124,7 @@ void bus_unregister(const struct bus_type *bus)
 		why = "bus is not registered";
 	else if (bp->is_static)
 		why = "bus belongs to the library";
-	else if (!dm_list_empty(&bp->devices) || !dm_list_empty(&bp->drivers))
+	else if (has_live_locked(bp))
 		why = "bus still has devices or drivers";
 	if (!why) {
 		for (pp = &buses; *pp != bp; pp = &(*pp)->next)
@@ -97,7 +137,19 @@ void bus_unregister(const struct bus_type *bus)
 			     bus && bus->name ? bus->name : "(null)", why);
 		return;
 	}
-	free(bp);
+	/* A walk or a detach still using it frees it when it lets go. */
+	devres__bus_put(bp);
+}
+
+void devres__bus_put(struct bus_private *bp)
+{
+	bool last;
+
+	dm_lock();
+	last = --bp->refs == 0 && !bp->is_static;
+	dm_unlock();
+	if (last)
+		free(bp);
 }
 
 /*
@@ -120,7 +172,7 @@ devres__bus_next_dev_locked(struct bus_private *bp, struct device_private *cur,
 		    (skip_searching && dp->searching))
 			continue;
 		dp->pins++;
-		get_device(dp->dev);
+		dm_get_device_locked(dp->dev);
 		return dp;
 	}
 	return NULL;
@@ -163,8 +215,10 @@ void devres__bus_walk_stop(struct device_private *cur)
 	put_device(cur->dev);
 }
 
+/* The live driver after @cur (or the first) registered as @min_seq or later. */
 struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
-						   struct driver_private *cur)
+						   struct driver_private *cur,
+						   unsigned long min_seq)
 {
 	struct dm_link *l = cur ? cur->node.next : bp->drivers.next;
 
@@ -172,7 +226,7 @@ struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
 		struct driver_private *drvp =
 			container_of(l, struct driver_private, node);
 
-		if (drvp->dead)
+		if (drvp->dead || drvp->seq < min_seq)
 			continue;
 		drvp->active++;
 		return drvp;
@@ -193,20 +247,37 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 	struct bus_private *bp;
 	int ret = 0;
 
+	bool bad_start = false;
+
 	if (!fn) {
 		devres__warn(start, __func__, "NULL function");
 		return -EINVAL;
 	}
+	if (start && !devres__dev_ok(start, __func__))
+		return -EINVAL;
 	dm_lock();
 	bp = devres__bus_find_locked(bus);
-	if (bp && start && start->p && start->p->bus == bp) {
+	if (bp && start) {
+		/*
+		 * A deleted device may be unlinked already: a walk from it
+		 * would never find the bus's head again.
+		 */
 		cur = start->p;
-		cur->pins++;
-		get_device(start);
+		bad_start = !cur || cur->dead || cur->bus != bp;
+		if (bad_start) {
+			cur = NULL;
+		} else {
+			cur->pins++;
+			dm_get_device_locked(start);
+		}
 	}
+	if (bp && !bad_start)
+		bp->refs++; /* fn may unregister everything, the bus too */
 	dm_unlock();
-	if (!bp) {
-		devres__warn(start, __func__, "bus %s is not registered",
+	if (!bp || bad_start) {
+		devres__warn(start, __func__,
+			     bp ? "device is not registered on bus %s"
+				: "bus %s is not registered",
 			     bus && bus->name ? bus->name : "(null)");
 		return -EINVAL;
 	}
@@ -217,5 +288,6 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 			break;
 		}
 	}
+	devres__bus_put(bp);
 	return ret;
 }

@@ -20,12 +20,38 @@ __attribute__((constructor)) static void core_init(void)
 		dbg_on = true;
 }
 
+/*
+ * Initializing a device that is registered, or being released (from a
+ * release callback of its last put), would wipe state the driver core
+ * still uses: a list would point at it after it is freed. Returns the
+ * error device_register() gives, with one WARN naming @func, or 0.
+ */
+static int in_use(struct device *dev, const char *func)
+{
+	bool dying;
+
+	if (dev->magic != DEVRES_DEV_MAGIC)
+		return 0;
+	dying = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0;
+	if (dying) {
+		devres__warn(dev, func, "device is being released");
+		return -ENODEV;
+	}
+	if (devres__device_was_added(dev)) {
+		devres__warn(dev, func, "device is already added");
+		return -EEXIST;
+	}
+	return 0;
+}
+
 void device_initialize(struct device *dev)
 {
 	if (!dev) {
 		devres__warn(NULL, __func__, "NULL device");
 		return;
 	}
+	if (in_use(dev, __func__))
+		return;
 	dev->name = NULL;
 	dev->refcount = 1;
 	dev->devres_lock = 0;
@@ -73,49 +99,70 @@ const char *dev_name(const struct device *dev)
 	return dev->init_name ? dev->init_name : "";
 }
 
+/*
+ * Once the count has reached zero the device is being released and cannot
+ * be revived: a get then WARNs and counts below zero instead, so that the
+ * put that goes with it (put_device(get_device(dev)) in a release callback)
+ * only balances it, and the release runs once.
+ */
 struct device *get_device(struct device *dev)
 {
-	if (dev && devres__dev_ok(dev, __func__))
-		__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	if (!dev || !devres__dev_ok(dev, __func__))
+		return dev;
+	if (likely(__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED) > 1))
+		return dev;
+	/*
+	 * It was zero or below: a release callback of the last put, which
+	 * runs in the releasing thread, so taking the increment back races
+	 * with nothing legitimate (another thread would need a reference).
+	 */
+	__atomic_sub_fetch(&dev->refcount, 2, __ATOMIC_RELAXED);
+	devres__warn(dev, __func__,
+		     "reference count is zero: the device is being released");
 	return dev;
 }
 
 /*
- * The registration reference keeps a registered device alive, so a device
- * reaching its last put while registered was put once too often: its
- * owner's reference is gone. Take it off the lists so nothing points to it.
+ * Release callbacks run by a pass may record more (a late devm_*() call on
+ * the dying device): pass again until the list is empty, a bounded number
+ * of times, as a callback that re-adds itself would never end.
  */
-static void forget_registered(struct device *dev, struct device_private *dp)
+#define RELEASE_PASSES 16
+
+static void release_late(struct device *dev)
 {
-	devres__warn(dev, "put_device", "released while still registered");
-	dm_lock();
-	dp->dead = true;
-	if (dp->deferred)
-		dm_list_del(&dp->deferred_node);
-	dp->deferred = false;
-	dm_list_del(&dp->bus_node);
-	dm_unlock();
-	devres__ledger_add(DL_DEVICES, -1);
+	for (int pass = 0; __atomic_load_n(&dev->devres_head, __ATOMIC_ACQUIRE);
+	     pass++) {
+		if (pass == RELEASE_PASSES) {
+			devres__warn(dev, "put_device",
+				     "resources still recorded after %d "
+				     "release passes: left unreleased",
+				     RELEASE_PASSES);
+			return;
+		}
+		if (devres_release_all(dev) < 0)
+			return;
+	}
 }
 
 static void device_release(struct device *dev)
 {
 	struct device_private *dp = dev->p;
 	struct device *parent = dp ? dp->parent : NULL;
-	char *name = dev->name;
 	char label[64], buf[40];
+	char *name;
 
 	snprintf(label, sizeof(label), "%s",
 		 devres__dev_label(dev, buf, sizeof(buf)));
 
-	if (dp && !dp->dead)
-		forget_registered(dev, dp);
 	/* Anything recorded after the device was deleted goes now. */
-	devres_release_all(dev);
+	release_late(dev);
 	free(dp);
 	dev->p = NULL;
 	pthread_mutex_destroy(&dev->mutex);
 	dev->magic = DEVRES_DEV_DEAD;
+	/* Read now: a release callback above may have renamed the device. */
+	name = dev->name;
 	if (dev->release)
 		dev->release(dev);
 	else
@@ -126,25 +173,65 @@ static void device_release(struct device *dev)
 	put_device(parent);
 }
 
+static void del(struct device *dev, struct device_private *dp);
+
+/*
+ * The registration's reference keeps a registered device alive, so a device
+ * reaching its last put while registered was put once too often: its
+ * owner's reference is gone. The registration's reference is given back
+ * and the device deleted properly (unbound: remove runs), which puts it.
+ * From the device's own probe or remove that cannot be done: refused.
+ */
+static void last_put(struct device *dev)
+{
+	struct device_private *dp;
+	bool registered;
+
+	dm_lock();
+	dp = dev->p;
+	registered = dp && !dp->dead;
+	dm_unlock();
+	if (!registered) {
+		device_release(dev);
+		return;
+	}
+	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	devres__warn(dev, "put_device", "released while still registered");
+	del(dev, dp);
+}
+
 void put_device(struct device *dev)
 {
-	int old;
+	int old, new;
 
 	if (!dev || !devres__dev_ok(dev, __func__))
 		return;
 	old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
 	do {
-		if (old <= 0) {
+		if (old == 0) {
 			devres__warn(dev, __func__, "no reference left to put");
 			return;
 		}
-	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, old - 1,
-					      false, __ATOMIC_ACQ_REL,
+		/* The last put from a devres callback of the device itself
+		 * would free the list being walked. */
+		if (old == 1 && devres__refuse_in_devres_cb(dev, __func__))
+			return;
+		/* From its probe or remove: the driver core still uses it. */
+		if (old == 1 && devres__dev_locked_by_me(dev)) {
+			devres__warn(dev, __func__,
+				     "last reference put from the device's "
+				     "own probe or remove");
+			return;
+		}
+		/* Below zero: the pair of a refused get_device(). */
+		new = old > 0 ? old - 1 : old + 1;
+	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, new, false,
+					      __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
 	if (old == 1) {
 		int err = errno; /* release callbacks may change it */
 
-		device_release(dev);
+		last_put(dev);
 		errno = err;
 	}
 }
@@ -165,6 +252,23 @@ static struct device_private *alloc_private(struct device *dev)
 	return dp;
 }
 
+/*
+ * A reference on a device whose count has not reached zero: a parent being
+ * released (a child added from its release callbacks) cannot be revived.
+ */
+static bool ref_if_alive(struct device *dev)
+{
+	int old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
+
+	do {
+		if (old <= 0)
+			return false;
+	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, old + 1,
+					      false, __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return true;
+}
+
 static const char *add_error(int ret)
 {
 	switch (ret) {
@@ -172,6 +276,10 @@ static const char *add_error(int ret)
 		return "device is already added";
 	case -ENODEV:
 		return "device was deleted";
+	case -ESRCH:
+		return "parent is being released";
+	case -ESTALE:
+		return "device is being released";
 	default:
 		return "bus is not registered";
 	}
@@ -188,6 +296,8 @@ int device_add(struct device *dev)
 		return -EINVAL;
 	if (dev->parent && !devres__dev_ok(dev->parent, __func__))
 		return -EINVAL;
+	if (devres__refuse_in_devres_cb(dev, __func__))
+		return -EDEADLK;
 	if (!dev->name && dev->init_name) {
 		ret = dev_set_name(dev, "%s", dev->init_name);
 		if (ret)
@@ -204,24 +314,29 @@ int device_add(struct device *dev)
 	dm_lock();
 	if (dev->p)
 		ret = dev->p->dead ? -ENODEV : -EEXIST;
+	else if (__atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0)
+		ret = -ESTALE; /* added from a release callback of its last put */
 	else if (dev->bus && !(bp = devres__bus_find_locked(dev->bus)))
 		ret = -EINVAL;
+	else if (dev->parent && !ref_if_alive(dev->parent))
+		ret = -ESRCH;
 	else
 		ret = 0;
 	if (!ret) {
 		dp->bus = bp;
 		if (bp)
 			dm_list_add_tail(&bp->devices, &dp->bus_node);
-		/* The registration's reference, and the child's on its parent. */
-		get_device(dev);
-		dp->parent = get_device(dev->parent);
+		/* The registration's reference; the child's on its parent
+		 * was taken above. */
+		dm_get_device_locked(dev);
+		dp->parent = dev->parent;
 		dev->p = dp;
 	}
 	dm_unlock();
 	if (ret) {
 		free(dp);
 		devres__warn(dev, __func__, "%s", add_error(ret));
-		return ret;
+		return ret == -ESRCH ? -EINVAL : ret == -ESTALE ? -ENODEV : ret;
 	}
 	devres__ledger_add(DL_DEVICES, 1);
 
@@ -234,10 +349,15 @@ int device_add(struct device *dev)
 
 int device_register(struct device *dev)
 {
+	int ret;
+
 	if (!dev) {
 		devres__warn(NULL, __func__, "NULL device");
 		return -EINVAL;
 	}
+	ret = in_use(dev, __func__);
+	if (ret)
+		return ret;
 	device_initialize(dev);
 	return device_add(dev);
 }
@@ -252,19 +372,27 @@ bool devres__device_was_added(struct device *dev)
 	return added;
 }
 
+/* Whether @func may delete @dev from here: not from its own callbacks. */
+bool devres__may_delete(struct device *dev, const char *func)
+{
+	if (!devres__dev_ok(dev, func))
+		return false;
+	if (devres__dev_locked_by_me(dev)) {
+		devres__warn(dev, func,
+			     "called from the device's own "
+			     "probe or remove");
+		return false;
+	}
+	return !devres__refuse_in_devres_cb(dev, func);
+}
+
 void device_del(struct device *dev)
 {
 	struct device_private *dp;
 	int err = errno; /* remove and release callbacks may change it */
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__may_delete(dev, __func__))
 		return;
-	if (devres__dev_locked_by_me(dev)) {
-		devres__warn(dev, __func__,
-			     "called from the device's own "
-			     "probe or remove");
-		return;
-	}
 	dm_lock();
 	dp = dev->p;
 	dm_unlock();
@@ -272,8 +400,36 @@ void device_del(struct device *dev)
 		devres__warn(dev, __func__, "device was never added");
 		return;
 	}
+	del(dev, dp);
+	errno = err;
+}
+
+/* Unbinds and deletes @dev, added, then puts the registration's reference. */
+static void del(struct device *dev, struct device_private *dp)
+{
+	struct bus_private *bp;
+	int old;
+
+	/*
+	 * Held across the callbacks below (remove, release callbacks), so
+	 * that one putting a reference too many cannot free the device under
+	 * us; the WARN comes at the end, where the count is known.
+	 */
+	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	/*
+	 * Once dead, the device no longer keeps its bus registered: hold the
+	 * bus until the device is off its list.
+	 */
+	dm_lock();
+	bp = dp->dead ? NULL : dp->bus;
+	if (bp)
+		bp->refs++;
+	dm_unlock();
 	if (!devres__device_kill(dev)) {
-		devres__warn(dev, __func__, "device is already deleted");
+		if (bp)
+			devres__bus_put(bp);
+		devres__warn(dev, "device_del", "device is already deleted");
+		put_device(dev);
 		return;
 	}
 	/* A bus walk holding the device unlinks it when it lets go. */
@@ -281,16 +437,30 @@ void device_del(struct device *dev)
 	if (!dp->pins)
 		dm_list_del(&dp->bus_node);
 	dm_unlock();
+	if (bp)
+		devres__bus_put(bp);
 
 	/* What the device acquired while unbound (the 2023 kernel rule). */
 	devres_release_all(dev);
 	devres__ledger_add(DL_DEVICES, -1);
-	put_device(dev);
-	errno = err;
+	/* Ours and the registration's, at once. */
+	old = __atomic_fetch_sub(&dev->refcount, 2, __ATOMIC_ACQ_REL);
+	if (old > 2)
+		return;
+	if (old < 2) {
+		devres__warn(dev, "device_del",
+			     "a reference was put once too often while the "
+			     "device was deleted");
+		__atomic_store_n(&dev->refcount, 0, __ATOMIC_RELAXED);
+	}
+	device_release(dev);
 }
 
 void device_unregister(struct device *dev)
 {
+	/* Refused as a whole: the put alone would drop a reference. */
+	if (!devres__may_delete(dev, __func__))
+		return;
 	device_del(dev);
 	put_device(dev);
 }
@@ -300,10 +470,28 @@ void devres_set_dev_dbg(bool on)
 	__atomic_store_n(&dbg_on, on, __ATOMIC_RELAXED);
 }
 
+/*
+ * What the kernel's dev_driver_string() says: the bound driver's name, else
+ * the bus's. The driver core publishes dev->driver atomically, so a message
+ * from another thread during a bind reads one or the other.
+ */
+static const char *driver_string(const struct device *dev)
+{
+	const struct device_driver *drv;
+
+	if (dev->magic != DEVRES_DEV_MAGIC)
+		return "";
+	drv = __atomic_load_n(&dev->driver, __ATOMIC_ACQUIRE);
+	if (drv && drv->name)
+		return drv->name;
+	return dev->bus && dev->bus->name ? dev->bus->name : "";
+}
+
 static void vprint(int level, const struct device *dev, const char *fmt,
 		   va_list ap)
 {
 	char msg[400], buf[40];
+	const char *drv;
 	size_t len;
 
 	vsnprintf(msg, sizeof(msg), fmt, ap);
@@ -312,8 +500,8 @@ static void vprint(int level, const struct device *dev, const char *fmt,
 		msg[len - 1] = '\0';
 	if (!dev)
 		devres__print(level, "(NULL device *): %s", msg);
-	else if (dev->magic == DEVRES_DEV_MAGIC && dev->bus && dev->bus->name)
-		devres__print(level, "%s %s: %s", dev->bus->name,
+	else if (*(drv = driver_string(dev)))
+		devres__print(level, "%s %s: %s", drv,
 			      devres__dev_label(dev, buf, sizeof(buf)), msg);
 	else
 		devres__print(level, "%s: %s",
@@ -334,7 +522,7 @@ void dev_printk(int level, const struct device *dev, const char *fmt, ...)
 
 int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 {
-	char msg[400];
+	char msg[400], name[24];
 	size_t len;
 	va_list ap;
 
@@ -344,7 +532,9 @@ int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 	len = strlen(msg);
 	if (len && msg[len - 1] == '\n')
 		msg[len - 1] = '\0';
+	/* By name, as the kernel's "error %pe". */
 	dev_printk(err == -EPROBE_DEFER ? DEVRES_LOG_DEBUG : DEVRES_LOG_ERR,
-		   dev, "error %d: %s", err, msg);
+		   dev, "error %s: %s",
+		   devres__errname(err, name, sizeof(name)), msg);
 	return err;
 }

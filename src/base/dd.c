@@ -138,7 +138,8 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 				 DEVRES_OWNED_KEEP);
 	if (ret)
 		return ret;
-	dev->driver = (struct device_driver *)drv;
+	__atomic_store_n(&dev->driver, (struct device_driver *)drv,
+			 __ATOMIC_RELEASE);
 	h->drv = drv;
 	ret = call_probe(dev, drv);
 	h->drv = NULL;
@@ -151,7 +152,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	}
 	if (ret) {
 		devres__owned_release(dev, &dp->binding);
-		dev->driver = NULL;
+		__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
 		dev->driver_data = NULL;
 		if (ret == -EPROBE_DEFER)
 			park(dp);
@@ -212,26 +213,40 @@ static int try_driver(struct device *dev, const struct device_driver *drv,
  * falls between the two. Not waiting matters when a probe registers a
  * driver while another thread's probe does the same: each would wait for
  * the other's device.
+ *
+ * A deferral stops the search, as in the kernel, but the drivers
+ * registered while it ran were skipped by their own driver_register(),
+ * which would have tried them on @dev: the search goes on with those only,
+ * so the outcome does not depend on when they came.
  */
 static int try_drivers(struct device *dev, struct held *h)
 {
 	struct device_private *dp = dev->p;
 	struct driver_private *cur = NULL, *prev;
+	unsigned long min_seq = 0, since = 0;
 	int ret = 0;
 
-	do {
+	for (;;) {
 		dm_lock();
-		dp->searching = true;
+		if (!cur && !min_seq) {
+			dp->searching = true;
+			since = dp->bus->drv_seq;
+		}
 		prev = cur;
-		cur = devres__bus_next_drv_locked(dp->bus, prev);
+		cur = devres__bus_next_drv_locked(dp->bus, prev, min_seq);
 		if (prev)
 			devres__drv_unpin_locked(prev);
 		if (!cur)
 			dp->searching = false;
 		dm_unlock();
-		if (cur)
-			ret = try_driver(dev, cur->drv, h);
-	} while (cur && !ret);
+		if (!cur)
+			break;
+		ret = try_driver(dev, cur->drv, h);
+		if (ret > 0)
+			break;
+		if (ret < 0)
+			min_seq = since + 1;
+	}
 	if (cur) {
 		dm_lock();
 		devres__drv_unpin_locked(cur);
@@ -277,13 +292,19 @@ static void retry_round(void)
 		}
 		if (dp) {
 			unpark_locked(dp);
-			get_device(dp->dev);
+			dm_get_device_locked(dp->dev);
 		}
 		dm_unlock();
 		if (!dp)
 			return;
-		/* A device whose probe is running in this thread is busy. */
-		if (!devres__dev_locked_by_me(dp->dev)) {
+		/*
+		 * A device whose probe is running in this thread is busy; one
+		 * whose resources this thread is walking waits, parked, for
+		 * the next round.
+		 */
+		if (devres__devres_held_by_me(dp->dev)) {
+			park(dp);
+		} else if (!devres__dev_locked_by_me(dp->dev)) {
 			dev_lock(dp->dev, &h);
 			if (alive_unbound(dp->dev))
 				try_drivers(dp->dev, &h);
@@ -294,6 +315,14 @@ static void retry_round(void)
 }
 
 /*
+ * A retry asked for while this thread holds a device's lock (from a probe
+ * or remove), left to the outermost call of the driver core in this
+ * thread: retrying there would lock other devices while holding one, and
+ * two threads doing so in opposite order deadlock.
+ */
+static TLS_FAST bool retry_wanted;
+
+/*
  * Another round follows while some bind happened during the last one: a
  * device of ours may have deferred just before what it waited for came.
  */
@@ -301,15 +330,28 @@ static void retry_deferred(void)
 {
 	unsigned long gen;
 
+	if (held) {
+		retry_wanted = true;
+		return;
+	}
 	do {
 		gen = devres__bind_gen();
 		retry_round();
 	} while (devres__bind_gen() != gen);
+	/* Asked for by the probes of these rounds: they were the retry. */
+	retry_wanted = false;
 }
 
 void devres__retry_if_bound(unsigned long gen)
 {
-	if (devres__bind_gen() != gen)
+	if (devres__bind_gen() != gen || (retry_wanted && !held))
+		retry_deferred();
+}
+
+/* After an unbind: a remove or release callback may have asked for one. */
+static void retry_if_wanted(void)
+{
+	if (retry_wanted && !held)
 		retry_deferred();
 }
 
@@ -328,6 +370,9 @@ void devres__driver_attach(struct device_driver *drv)
 	while ((cur = devres__bus_walk(bp, cur, NULL, true))) {
 		/* Our caller's own device, bound by hand, registering drivers. */
 		if (devres__dev_locked_by_me(cur->dev))
+			continue;
+		/* A match or for-each callback of the device registering. */
+		if (devres__refuse_in_devres_cb(cur->dev, "driver_register"))
 			continue;
 		dev_lock(cur->dev, &h);
 		if (alive_unbound(cur->dev)) {
@@ -348,15 +393,20 @@ static void release_driver_locked(struct device *dev, struct held *h)
 
 	if (!drv)
 		return;
-	dm_lock();
-	dp->bound = NULL;
-	dm_unlock();
 	h->drv = drv;
 	call_remove(dev, drv);
 	h->drv = NULL;
 	devres__owned_release(dev, &dp->binding);
-	dev->driver = NULL;
+	__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
 	dev->driver_data = NULL;
+	/*
+	 * Bound until now, as in the kernel: a driver_unregister() running
+	 * meanwhile finds the device among its driver's and waits for its
+	 * lock, so it cannot return while this remove still uses the driver.
+	 */
+	dm_lock();
+	dp->bound = NULL;
+	dm_unlock();
 }
 
 void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
@@ -365,11 +415,15 @@ void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
 	struct held h;
 
 	while ((cur = devres__bus_walk(bp, cur, drv, false))) {
+		/* Being unbound by this thread: a release callback of it. */
+		if (devres__dev_locked_by_me(cur->dev))
+			continue;
 		dev_lock(cur->dev, &h);
 		if (cur->dev->driver == drv)
 			release_driver_locked(cur->dev, &h);
 		dev_unlock(&h);
 	}
+	retry_if_wanted();
 }
 
 bool devres__device_kill(struct device *dev)
@@ -387,6 +441,7 @@ bool devres__device_kill(struct device *dev)
 	if (!was_dead)
 		release_driver_locked(dev, &h);
 	dev_unlock(&h);
+	retry_if_wanted();
 	return !was_dead;
 }
 
@@ -400,34 +455,69 @@ static bool from_own_callback(struct device *dev, const char *func)
 }
 
 /*
+ * A registered driver bound by hand counts as one of its walkers, so that
+ * driver_unregister() waits for the probe; one being unregistered is
+ * refused. Returns the driver's private state to unpin, or NULL.
+ */
+static int pin_driver(const struct device_driver *drv,
+		      struct driver_private **ret_drvp)
+{
+	struct driver_private *drvp;
+	int ret = 0;
+
+	dm_lock();
+	drvp = drv->p;
+	if (drvp && drvp->dead)
+		ret = -ENODEV;
+	else if (drvp)
+		drvp->active++;
+	dm_unlock();
+	*ret_drvp = ret ? NULL : drvp;
+	return ret;
+}
+
+/*
  * Binds @dev to @drv, or, when @drv is NULL, to the first driver of its bus
  * that takes it; then retries parked devices if anything bound meanwhile.
- * Returns what device_attach() returns for a search, else 0 or -errno.
+ * Returns what device_attach() returns for a search, else 0 or -errno (a
+ * deferral is -EPROBE_DEFER).
  */
-static int attach(struct device *dev, const struct device_driver *drv,
-		  const char *func)
+int devres__attach(struct device *dev, const struct device_driver *drv,
+		   const char *func)
 {
+	struct driver_private *drvp = NULL;
 	struct device_private *dp;
 	unsigned long gen;
 	struct held h;
 	int ret;
 
-	if (from_own_callback(dev, func))
+	if (from_own_callback(dev, func) ||
+	    devres__refuse_in_devres_cb(dev, func))
 		return -EDEADLK;
 	dp = dev_private(dev);
 	if (!dp)
 		return -ENODEV;
 	gen = devres__bind_gen();
 	dev_lock(dev, &h);
+	/*
+	 * The driver is pinned under the device's lock, not before: a probe
+	 * of this device unregistering @drv must not wait for us while we
+	 * wait for its lock.
+	 */
 	if (dp->dead)
 		ret = -ENODEV;
 	else if (dev->driver)
 		ret = drv ? -EBUSY : 1;
-	else if (drv)
-		ret = really_probe(dev, drv, &h);
-	else
+	else if (!drv)
 		ret = dp->bus ? try_drivers(dev, &h) : 0;
+	else
+		ret = pin_driver(drv, &drvp) ?: really_probe(dev, drv, &h);
 	dev_unlock(&h);
+	if (drvp) {
+		dm_lock();
+		devres__drv_unpin_locked(drvp);
+		dm_unlock();
+	}
 	devres__retry_if_bound(gen);
 	return ret;
 }
@@ -436,7 +526,7 @@ int device_attach(struct device *dev)
 {
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
-	return attach(dev, NULL, __func__);
+	return devres__attach(dev, NULL, __func__);
 }
 
 int device_driver_attach(const struct device_driver *drv, struct device *dev)
@@ -454,7 +544,7 @@ int device_driver_attach(const struct device_driver *drv, struct device *dev)
 			     drv->bus->name ? drv->bus->name : "(null)");
 		return -EINVAL;
 	}
-	ret = attach(dev, drv, __func__);
+	ret = devres__attach(dev, drv, __func__);
 	return ret == -EPROBE_DEFER ? -EAGAIN : ret;
 }
 
@@ -463,12 +553,15 @@ void device_release_driver(struct device *dev)
 	int err = errno;
 	struct held h;
 
-	if (!devres__dev_ok(dev, __func__) || from_own_callback(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    from_own_callback(dev, __func__) ||
+	    devres__refuse_in_devres_cb(dev, __func__))
 		return;
 	dev_lock(dev, &h);
 	release_driver_locked(dev, &h);
 	dev_unlock(&h);
-	errno = err; /* remove may change it */
+	retry_if_wanted();
+	errno = err; /* remove and the retried probes may change it */
 }
 
 bool device_is_bound(struct device *dev)

@@ -24,15 +24,20 @@ static size_t count_locked(struct device *dev)
 	return n;
 }
 
-/* Copies up to @cap entries, newest first; returns how many there were. */
-static size_t copy_locked(struct device *dev, struct entry *e, size_t cap)
+/*
+ * Copies up to @cap entries, newest first; returns how many there were, and
+ * in @ret_markers how many of them were group or layer markers.
+ */
+static size_t copy_locked(struct device *dev, struct entry *e, size_t cap,
+			  size_t *ret_markers)
 {
-	size_t n = 0;
+	size_t n = 0, markers = 0;
 
 	assert_locked(dev, __func__);
 	for (struct devres__node *p = list_head(dev); p; p = p->next) {
 		if (dr_dead(p))
 			continue;
+		markers += dr_is_marker(p);
 		if (n++ >= cap)
 			continue;
 		e[n - 1].addr = node_data(p);
@@ -42,6 +47,7 @@ static size_t copy_locked(struct device *dev, struct entry *e, size_t cap)
 		e[n - 1].group = dr_is_marker(p) ? marker_to_group(p)->id :
 						   NULL;
 	}
+	*ret_markers = markers;
 	return n;
 }
 
@@ -66,7 +72,7 @@ static void print_entry(FILE *f, const struct entry *e)
 static void dump(struct device *dev, FILE *f, const char *func)
 {
 	struct entry *e;
-	size_t cap, n;
+	size_t cap, n, markers;
 	char buf[40];
 
 	if (!devres__dev_ok(dev, func))
@@ -91,11 +97,12 @@ static void dump(struct device *dev, FILE *f, const char *func)
 		free(e);
 		return;
 	}
-	n = copy_locked(dev, e, cap);
+	n = copy_locked(dev, e, cap, &markers);
 	unlock_dev(dev);
 
-	fprintf(f, "%s: %zu devres nodes\n",
-		devres__dev_label(dev, buf, sizeof(buf)), n);
+	/* Resources as devres_get_stats() counts them; markers apart. */
+	fprintf(f, "%s: %zu resources, %zu markers\n",
+		devres__dev_label(dev, buf, sizeof(buf)), n - markers, markers);
 	for (size_t i = n < cap ? n : cap; i > 0; i--)
 		print_entry(f, &e[i - 1]);
 	if (n > cap)

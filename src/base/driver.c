@@ -57,6 +57,7 @@ int driver_register(struct device_driver *drv)
 		drvp->bus = bp;
 		/* Held while this call binds, like any walker's. */
 		drvp->active = 1;
+		drvp->seq = ++bp->drv_seq;
 		dm_list_add_tail(&bp->drivers, &drvp->node);
 		drv->p = drvp;
 	}
@@ -77,9 +78,30 @@ int driver_register(struct device_driver *drv)
 	return 0;
 }
 
+/*
+ * A device bound to @drvp whose devres lock this thread holds: unbinding it
+ * from inside its own match or for-each callback would corrupt its list.
+ */
+static struct device *held_bound_dev_locked(struct driver_private *drvp)
+{
+	struct bus_private *bp = drvp->bus;
+
+	for (struct dm_link *l = bp->devices.next; l != &bp->devices;
+	     l = l->next) {
+		struct device_private *dp =
+			container_of(l, struct device_private, bus_node);
+
+		if (dp->bound == drvp->drv &&
+		    devres__devres_held_by_me(dp->dev))
+			return dp->dev;
+	}
+	return NULL;
+}
+
 void driver_unregister(struct device_driver *drv)
 {
 	struct driver_private *drvp;
+	struct device *held = NULL;
 	struct bus_private *bp;
 
 	if (!drv) {
@@ -94,23 +116,39 @@ void driver_unregister(struct device_driver *drv)
 	}
 	dm_lock();
 	drvp = drv->p;
-	if (drvp && !drvp->dead) {
-		/* New walks skip it; wait for the probes running with it. */
+	if (drvp && !drvp->dead)
+		held = held_bound_dev_locked(drvp);
+	if (drvp && !drvp->dead && !held) {
+		/*
+		 * New walks and binds by hand skip it; wait for the probes
+		 * running with it (device_driver_attach() counts as one).
+		 * The bus stays alive for the detach below even if it is
+		 * unregistered as soon as the driver leaves its list.
+		 */
 		drvp->dead = true;
+		drvp->bus->refs++;
 		while (drvp->active)
 			pthread_cond_wait(&devres__dm_cond, &devres__dm_lock);
 		dm_list_del(&drvp->node);
-		drv->p = NULL;
 	} else {
 		drvp = NULL;
 	}
 	dm_unlock();
+	if (held) {
+		devres__refuse_in_devres_cb(held, __func__);
+		return;
+	}
 	if (!drvp) {
 		devres__warn(NULL, __func__, "%s: driver is not registered",
 			     drv->name ? drv->name : "(null)");
 		return;
 	}
 	bp = drvp->bus;
-	free(drvp);
 	devres__driver_detach(drv, bp);
+	/* Until here device_driver_attach() sees it dying and refuses. */
+	dm_lock();
+	drv->p = NULL;
+	dm_unlock();
+	free(drvp);
+	devres__bus_put(bp);
 }

@@ -9,6 +9,7 @@
 #include <string.h>
 #include <devres/platform.h>
 #include "base.h"
+#include "resource.h"
 
 /* A platform device allocated here, with room for its name. */
 struct platform_object {
@@ -173,16 +174,18 @@ int platform_device_add(struct platform_device *pdev)
 	ret = set_name(pdev);
 	if (ret)
 		goto fail;
-	/*
-	 * The resource tree (a later issue) inserts the resources here, as
-	 * the kernel does; until then they are only named.
-	 */
 	for (unsigned int i = 0; i < pdev->num_resources; i++)
 		if (!pdev->resource[i].name)
 			pdev->resource[i].name = dev_name(&pdev->dev);
-	ret = device_add(&pdev->dev);
+	/* MEM and IO resources enter the resource tree, as in the kernel. */
+	ret = devres__insert_resources(pdev->resource, pdev->num_resources);
 	if (ret)
 		goto fail;
+	ret = device_add(&pdev->dev);
+	if (ret) {
+		devres__remove_resources(pdev->resource, pdev->num_resources);
+		goto fail;
+	}
 	return 0;
 
 fail:
@@ -195,8 +198,10 @@ fail:
 
 void platform_device_del(struct platform_device *pdev)
 {
-	if (pdev)
-		device_del(&pdev->dev);
+	if (!pdev)
+		return;
+	device_del(&pdev->dev);
+	devres__remove_resources(pdev->resource, pdev->num_resources);
 }
 
 void platform_device_put(struct platform_device *pdev)
@@ -223,6 +228,9 @@ int platform_device_register(struct platform_device *pdev)
 
 void platform_device_unregister(struct platform_device *pdev)
 {
+	/* Refused as a whole: the put alone would drop a reference. */
+	if (pdev && !devres__may_delete(&pdev->dev, __func__))
+		return;
 	platform_device_del(pdev);
 	platform_device_put(pdev);
 }

@@ -14,14 +14,15 @@ struct probe_sweep {
 };
 
 /*
- * device_driver_attach() is the driver core's probe path for a driver
- * given by hand: it needs no registration and asks no match.
+ * device_driver_attach()'s path, the driver core's probe path for a driver
+ * given by hand: it needs no registration and asks no match. A deferral is
+ * reported as the probe said it (-EPROBE_DEFER), not as -EAGAIN.
  */
 static int bind_op(void *ctx)
 {
 	struct probe_sweep *ps = ctx;
 
-	return device_driver_attach(ps->drv, ps->dev);
+	return devres__attach(ps->dev, ps->drv, "driver_probe_sweep");
 }
 
 static void unbind_op(void *ctx)
@@ -49,31 +50,31 @@ static bool registered(struct device *dev)
  * reaching any failure point: the sweep would look clean and test nothing.
  */
 static int check_args(struct device_driver *drv, struct device *dev,
-		      struct devres_sweep_result *ret_result)
+		      bool has_result, const char *func)
 {
-	if (!devres__dev_ok(dev, "driver_probe_sweep"))
+	if (!devres__dev_ok(dev, func))
 		return -EINVAL;
-	if (!drv || !ret_result) {
-		devres__warn(dev, "driver_probe_sweep", "NULL %s",
-			     drv ? "result" : "driver");
+	if (!drv || !has_result) {
+		devres__warn(dev, func, "NULL %s", drv ? "result" : "driver");
 		return -EINVAL;
 	}
 	if (drv->bus && drv->bus != dev->bus) {
-		devres__warn(dev, "driver_probe_sweep",
-			     "driver %s is of bus %s",
+		devres__warn(dev, func, "driver %s is of bus %s",
 			     drv->name ? drv->name : "(null)",
 			     drv->bus->name ? drv->bus->name : "(null)");
 		return -EINVAL;
 	}
 	if (devres__dev_locked_by_me(dev)) {
-		devres__warn(dev, "driver_probe_sweep",
+		devres__warn(dev, func,
 			     "called from the device's own probe or remove");
 		return -EDEADLK;
 	}
+	if (devres__refuse_in_devres_cb(dev, func))
+		return -EDEADLK;
 	if (!registered(dev))
 		return -ENODEV;
 	if (dev->driver) {
-		devres__warn(dev, "driver_probe_sweep", "device is bound to %s",
+		devres__warn(dev, func, "device is bound to %s",
 			     dev->driver->name);
 		return -EBUSY;
 	}
@@ -84,19 +85,23 @@ int driver_probe_sweep(struct device_driver *drv, struct device *dev,
 		       struct devres_sweep_result *ret_result)
 {
 	struct probe_sweep ps = { .drv = drv, .dev = dev };
-	char label[160];
+	char label[160], repro[160];
 	struct devres__sweep s = {
 		.label = label,
 		.op_name = "probe",
+		.repro_pre = repro,
+		.repro_post = ")",
 		.op = bind_op,
 		.undo = unbind_op,
 		.ctx = &ps,
 	};
-	int ret = check_args(drv, dev, ret_result);
+	int ret = check_args(drv, dev, ret_result, __func__);
 
 	if (ret)
 		return ret;
 	snprintf(label, sizeof(label), "probe sweep of %s on %s",
+		 drv->name ? drv->name : "(unnamed)", dev_name(dev));
+	snprintf(repro, sizeof(repro), "driver_probe_fail_nth(<%s>, <%s>, ",
 		 drv->name ? drv->name : "(unnamed)", dev_name(dev));
 	/*
 	 * An unregistered driver has no bus yet (registering gives it one,
@@ -110,4 +115,31 @@ int driver_probe_sweep(struct device_driver *drv, struct device *dev,
 		return ret;
 	}
 	return devres__sweep_run(&s, ret_result);
+}
+
+/*
+ * One run of driver_probe_sweep(), by itself: the same bind (and unbind)
+ * with the same count of injectable calls before the probe, so point N of
+ * a sweep's report fails here at the same call.
+ */
+int driver_probe_fail_nth(struct device_driver *drv, struct device *dev,
+			  unsigned int n)
+{
+	struct probe_sweep ps = { .drv = drv, .dev = dev };
+	bool lend_bus;
+	int ret = check_args(drv, dev, true, __func__);
+
+	if (ret)
+		return ret;
+	lend_bus = !drv->bus && dev->bus;
+	if (lend_bus)
+		drv->bus = dev->bus;
+	devres_fail_nth(n);
+	ret = bind_op(&ps);
+	devres_fail_nth(0);
+	if (ret >= 0)
+		unbind_op(&ps);
+	if (lend_bus)
+		drv->bus = NULL;
+	return ret;
 }

@@ -9,6 +9,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include "base.h"
 #include "sweep.h"
 
 /*
@@ -47,18 +48,36 @@ static void report_leak(const struct devres__sweep *s, unsigned int point,
 			const struct devres_ledger *before,
 			const struct devres_ledger *after)
 {
+	char err[24];
+
+	devres__errname(ret, err, sizeof(err));
 	if (injected)
 		devres__print(DEVRES_LOG_WARNING,
-			      "%s: leak at failure point %u (%s returned %d%s)",
-			      s->label, point, s->op_name, ret,
-			      ret >= 0 ? ", then undone" : "");
+			      "%s: leak at failure point %u (%s returned "
+			      "%s%s); "
+			      "reproduce with %s%u%s",
+			      s->label, point, s->op_name, err,
+			      ret >= 0 ? ", then undone" : "", s->repro_pre,
+			      point, s->repro_post);
 	else
 		devres__print(DEVRES_LOG_WARNING,
 			      "%s: leak after the run with no fault injected "
-			      "(%s returned %d%s)",
-			      s->label, s->op_name, ret,
+			      "(%s returned %s%s)",
+			      s->label, s->op_name, err,
 			      ret >= 0 ? ", then undone" : "");
 	report_kinds(s, before, after);
+}
+
+/*
+ * With the log on, every ADD and REL of every run goes to the sink: a line
+ * before each run tells where one ends and the next begins.
+ */
+static void mark_run(const struct devres__sweep *s, unsigned int n)
+{
+	if (__atomic_load_n(&devres__log_on, __ATOMIC_RELAXED))
+		devres__print(DEVRES_LOG_DEBUG,
+			      "%s: ---- run %u: call %u of the %s fails ----",
+			      s->label, n, n, s->op_name);
 }
 
 /*
@@ -84,8 +103,9 @@ int devres__sweep_run(const struct devres__sweep *s,
 {
 	struct devres_sweep_result r = { 0, 0 };
 	struct devres_ledger base, now;
-	bool injected = true;
+	bool injected = true, failed;
 	unsigned int n;
+	char err[24];
 	int ret = 0;
 
 	if (__atomic_exchange_n(&sweeping, 1, __ATOMIC_ACQUIRE))
@@ -95,6 +115,7 @@ int devres__sweep_run(const struct devres__sweep *s,
 	for (n = 1; injected; n++) {
 		if (n > DEVRES_SWEEP_MAX_POINTS)
 			break;
+		mark_run(s, n);
 		ret = run_once(s, n, &injected);
 		if (injected)
 			r.points++;
@@ -105,18 +126,31 @@ int devres__sweep_run(const struct devres__sweep *s,
 			base = now;
 		}
 	}
-	if (!injected && ret < 0)
+	/*
+	 * An operation that fails with nothing injected never succeeds: its
+	 * failure points were not reached, so "no leak" would say nothing.
+	 * That is a failed sweep, whatever the leaks.
+	 */
+	failed = !injected && ret < 0;
+	if (failed)
 		devres__print(DEVRES_LOG_WARNING,
-			      "%s: %s failed (%d) with no fault injected",
-			      s->label, s->op_name, ret);
-	devres__print(
-		r.leaks || injected ? DEVRES_LOG_WARNING : DEVRES_LOG_INFO,
-		"%s: %u failure points, %u leaks%s", s->label, r.points,
-		r.leaks, injected ? " (gave up: it never ran to its end)" : "");
+			      "%s: FAILED: %s returned %s with no fault "
+			      "injected",
+			      s->label, s->op_name,
+			      devres__errname(ret, err, sizeof(err)));
+	devres__print(r.leaks || injected || failed ? DEVRES_LOG_WARNING
+						    : DEVRES_LOG_INFO,
+		      "%s: %u failure points, %u leaks%s", s->label, r.points,
+		      r.leaks,
+		      injected ? " (gave up: it never ran to its end)"
+		      : failed ? ", and the run with no fault failed"
+			       : "");
 	__atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
 	*ret_result = r;
 	if (injected)
 		return -ELOOP;
+	if (failed)
+		return -ECANCELED;
 	return (int)r.leaks;
 }
 
@@ -126,6 +160,8 @@ int devres_sweep(int (*op)(void *), void (*undo)(void *), void *ctx,
 	const struct devres__sweep s = {
 		.label = "sweep",
 		.op_name = "op",
+		.repro_pre = "devres_fail_nth(",
+		.repro_post = ") before the operation",
 		.op = op,
 		.undo = undo,
 		.ctx = ctx,

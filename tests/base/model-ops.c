@@ -921,8 +921,13 @@ static void op_dump(struct run *r)
 		struct ment *e;
 
 		if (i < 0) {
-			snprintf(exp, sizeof(exp), "model: %d devres nodes",
-				 r->len);
+			int markers = 0;
+
+			for (int k = 0; k < r->len; k++)
+				markers += r->list[k].type != E_RES;
+			snprintf(exp, sizeof(exp),
+				 "model: %d resources, %d markers",
+				 r->len - markers, markers);
 		} else if (!model_check(r, i < r->len, "extra dump line '%s'",
 					line)) {
 			break;

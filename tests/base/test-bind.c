@@ -116,7 +116,7 @@ static void probe_failure_releases(void **state)
 
 	(void)state;
 	devres_ledger_snapshot(&before);
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	/* Acquired while unbound: the device's own. */
 	assert_int_equal(devm_add_action(dev, act, "own"), 0);
 	probe_ret = -EIO;
@@ -126,7 +126,7 @@ static void probe_failure_releases(void **state)
 	assert_null(dev_get_drvdata(dev));
 	assert_false(device_is_bound(dev));
 	assert_int_equal(count_nodes(dev), 1);
-	device_unregister(dev);
+	t_device_unregister(dev);
 	assert_string_equal(trace, "probe rel:a2 rel:g1 rel:a1 rel:own");
 	assert_int_equal(heap_released, 1);
 	devres_ledger_snapshot(&after);
@@ -138,21 +138,21 @@ static void remove_then_release(void **state)
 	struct device *dev = heap_dev(&bus, "rr");
 
 	(void)state;
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	assert_int_equal(devm_add_action(dev, act, "own"), 0);
-	assert_int_equal(driver_register(&full_drv), 0);
+	assert_int_equal(t_driver_register(&full_drv), 0);
 	assert_ptr_equal(dev->driver, &full_drv);
 	assert_true(device_is_bound(dev));
 	/* Acquired while bound, after probe: the binding's too. */
 	assert_int_equal(devm_add_action(dev, act, "late"), 0);
 	assert_int_equal(count_nodes(dev), 6);
-	driver_unregister(&full_drv);
+	t_driver_unregister(&full_drv);
 	assert_string_equal(trace, "probe remove rel:late rel:a2 rel:g1 "
 				   "rel:a1");
 	assert_null(dev->driver);
 	assert_null(dev_get_drvdata(dev));
 	assert_int_equal(count_nodes(dev), 1);
-	device_unregister(dev);
+	t_device_unregister(dev);
 	assert_string_equal(trace, "probe remove rel:late rel:a2 rel:g1 rel:a1 "
 				   "rel:own");
 }
@@ -163,7 +163,7 @@ static void unbound_resources_survive_rebind(void **state)
 	int *own;
 
 	(void)state;
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	own = devm_kzalloc(dev, sizeof(*own), GFP_KERNEL);
 	assert_non_null(own);
 	*own = 1234;
@@ -177,7 +177,7 @@ static void unbound_resources_survive_rebind(void **state)
 				   "probe remove rel:a2 rel:g1 rel:a1");
 	assert_int_equal(count_nodes(dev), 1);
 	assert_int_equal(*own, 1234);
-	device_del(dev);
+	t_device_del(dev);
 	assert_int_equal(count_nodes(dev), 0);
 	put_device(dev);
 	assert_int_equal(heap_released, 1);
@@ -189,7 +189,7 @@ static void release_group_cannot_reach_binding(void **state)
 	int warns;
 
 	(void)state;
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	assert_int_equal(device_driver_attach(&full_drv, dev), 0);
 	/* No open group: the binding is not one a driver can name. */
 	warns = devres_warn_count();
@@ -197,7 +197,7 @@ static void release_group_cannot_reach_binding(void **state)
 	assert_int_equal(devres_warn_count(), warns + 1);
 	assert_int_equal(count_nodes(dev), 4);
 	assert_true(a2_alive);
-	device_unregister(dev);
+	t_device_unregister(dev);
 	assert_false(a2_alive);
 }
 
@@ -220,7 +220,7 @@ static void attach_by_hand(void **state)
 	(void)state;
 	assert_int_equal(device_driver_attach(&loose, never), -ENODEV);
 	assert_int_equal(device_attach(never), -ENODEV);
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	assert_int_equal(device_attach(dev), 0);
 	assert_int_equal(device_driver_attach(&foreign, dev), -EINVAL);
 	assert_int_equal(device_driver_attach(NULL, dev), -EINVAL);
@@ -232,14 +232,14 @@ static void attach_by_hand(void **state)
 	assert_int_equal(device_driver_attach(&full_drv, dev), -EBUSY);
 	device_release_driver(dev);
 	/* A registered driver is found by device_attach(). */
-	assert_int_equal(driver_register(&full_drv), 0);
+	assert_int_equal(t_driver_register(&full_drv), 0);
 	device_release_driver(dev);
 	assert_int_equal(device_attach(dev), 1);
 	assert_ptr_equal(dev->driver, &full_drv);
-	driver_unregister(&full_drv);
+	t_driver_unregister(&full_drv);
 	assert_string_equal(trace, "nop probe remove rel:a2 rel:g1 rel:a1 "
 				   "probe remove rel:a2 rel:g1 rel:a1");
-	device_unregister(dev);
+	t_device_unregister(dev);
 	put_device(never);
 	assert_int_equal(devres_warn_count(), warns + 2);
 }
@@ -251,18 +251,18 @@ static void thousand_cycles(void **state)
 
 	(void)state;
 	devres_ledger_snapshot(&before);
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	assert_int_equal(devm_add_action(dev, act, "own"), 0);
 	devres_ledger_snapshot(&mid);
-	assert_int_equal(driver_register(&full_drv), 0);
+	assert_int_equal(t_driver_register(&full_drv), 0);
 	for (int i = 0; i < 1000; i++) {
 		trace[0] = '\0';
 		if (i % 2) {
 			device_release_driver(dev);
 			assert_int_equal(device_attach(dev), 1);
 		} else {
-			driver_unregister(&full_drv);
-			assert_int_equal(driver_register(&full_drv), 0);
+			t_driver_unregister(&full_drv);
+			assert_int_equal(t_driver_register(&full_drv), 0);
 		}
 		assert_ptr_equal(dev->driver, &full_drv);
 	}
@@ -274,8 +274,8 @@ static void thousand_cycles(void **state)
 		devres_ledger_snapshot(&now);
 		assert_int_equal(devres_ledger_diff(&mid, &now, stderr), 0);
 	}
-	driver_unregister(&full_drv);
-	device_unregister(dev);
+	t_driver_unregister(&full_drv);
+	t_device_unregister(dev);
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 }
@@ -323,12 +323,12 @@ static int child_match(struct device *dev, const struct device_driver *drv)
 
 static void unregister_action(void *data)
 {
-	device_unregister(data);
+	t_device_unregister(data);
 }
 
 static void driver_unregister_action(void *data)
 {
-	driver_unregister(data);
+	t_driver_unregister(data);
 }
 
 static int parent_probe(struct device *dev)
@@ -345,7 +345,7 @@ static int parent_probe(struct device *dev)
 	device_initialize(child);
 	ret = dev_set_name(child, "child-of-%s", dev_name(dev));
 	if (!ret)
-		ret = device_add(child);
+		ret = t_device_add(child);
 	if (ret) {
 		put_device(child);
 		return ret;
@@ -356,7 +356,7 @@ static int parent_probe(struct device *dev)
 	/* Bound before device_add() returned. */
 	if (!device_is_bound(child))
 		return -EIO;
-	ret = driver_register(&late_drv);
+	ret = t_driver_register(&late_drv);
 	if (ret)
 		return ret;
 	return devm_add_action_or_reset(dev, driver_unregister_action,
@@ -383,31 +383,31 @@ static void register_from_probe(void **state)
 
 	(void)state;
 	devres_ledger_snapshot(&before);
-	assert_int_equal(bus_register(&family_bus), 0);
-	assert_int_equal(driver_register(&child_drv), 0);
-	assert_int_equal(driver_register(&parent_drv), 0);
+	assert_int_equal(t_bus_register(&family_bus), 0);
+	assert_int_equal(t_driver_register(&child_drv), 0);
+	assert_int_equal(t_driver_register(&parent_drv), 0);
 	/* Waits for the driver the parent's probe registers. */
 	waiting = heap_dev(&bus, "late-0");
 	waiting->bus = &family_bus;
-	assert_int_equal(device_add(waiting), 0);
+	assert_int_equal(t_device_add(waiting), 0);
 	assert_false(device_is_bound(waiting));
 	parent = heap_dev(&bus, "parent-0");
 	parent->bus = &family_bus;
-	assert_int_equal(device_add(parent), 0);
+	assert_int_equal(t_device_add(parent), 0);
 	assert_true(device_is_bound(parent));
 	assert_true(device_is_bound(waiting));
 	assert_string_equal(trace, "parent-probe child-probe child-probe");
 
-	device_unregister(parent);
+	t_device_unregister(parent);
 	assert_string_equal(trace, "parent-probe child-probe child-probe "
 				   "parent-remove child-remove child-remove");
 	assert_false(device_is_bound(waiting));
 	/* The child held its parent; both are gone now. */
 	assert_int_equal(heap_released, 2);
-	device_unregister(waiting);
-	driver_unregister(&parent_drv);
-	driver_unregister(&child_drv);
-	bus_unregister(&family_bus);
+	t_device_unregister(waiting);
+	t_driver_unregister(&parent_drv);
+	t_driver_unregister(&child_drv);
+	t_bus_unregister(&family_bus);
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 }
@@ -421,8 +421,8 @@ static int rude_probe(struct device *dev)
 	int warns = devres_warn_count();
 
 	device_release_driver(dev);
-	device_del(dev);
-	driver_unregister(&rude_drv);
+	t_device_del(dev);
+	t_driver_unregister(&rude_drv);
 	if (device_attach(dev) != -EDEADLK)
 		return -EIO;
 	if (device_driver_attach(&rude_drv, dev) != -EDEADLK)
@@ -435,8 +435,8 @@ static void rude_remove(struct device *dev)
 {
 	int warns = devres_warn_count();
 
-	device_del(dev);
-	driver_unregister(&rude_drv);
+	t_device_del(dev);
+	t_driver_unregister(&rude_drv);
 	rude_warns += devres_warn_count() - warns;
 }
 
@@ -452,14 +452,14 @@ static void callbacks_on_themselves(void **state)
 	struct device *dev = heap_dev(&bus, "rude");
 
 	(void)state;
-	assert_int_equal(device_add(dev), 0);
-	assert_int_equal(driver_register(&rude_drv), 0);
+	assert_int_equal(t_device_add(dev), 0);
+	assert_int_equal(t_driver_register(&rude_drv), 0);
 	assert_true(device_is_bound(dev));
 	assert_int_equal(rude_warns, 5);
-	driver_unregister(&rude_drv);
+	t_driver_unregister(&rude_drv);
 	assert_int_equal(rude_warns, 7);
 	assert_false(device_is_bound(dev));
-	device_unregister(dev);
+	t_device_unregister(dev);
 	assert_int_equal(heap_released, 1);
 }
 
@@ -477,7 +477,7 @@ static int handover_probe(struct device *dev)
 {
 	(void)dev;
 	note("handover");
-	if (driver_register(&better_drv))
+	if (t_driver_register(&better_drv))
 		return -EIO;
 	return -ENODEV;
 }
@@ -493,13 +493,13 @@ static void driver_registered_during_search(void **state)
 	struct device *dev = heap_dev(&bus, "ho");
 
 	(void)state;
-	assert_int_equal(driver_register(&handover_drv), 0);
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_driver_register(&handover_drv), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	assert_string_equal(trace, "handover nop");
 	assert_ptr_equal(dev->driver, &better_drv);
-	device_unregister(dev);
-	driver_unregister(&better_drv);
-	driver_unregister(&handover_drv);
+	t_device_unregister(dev);
+	t_driver_unregister(&better_drv);
+	t_driver_unregister(&handover_drv);
 }
 
 int main(void)

@@ -67,29 +67,29 @@ static void null_match_takes_all(void **state)
 	struct device *a, *b;
 
 	(void)state;
-	assert_int_equal(bus_register(&bus), 0);
+	assert_int_equal(t_bus_register(&bus), 0);
 	a = heap_dev(&bus, "a");
 	b = heap_dev(&bus, "b");
-	assert_int_equal(device_add(a), 0);
-	assert_int_equal(device_add(b), 0);
+	assert_int_equal(t_device_add(a), 0);
+	assert_int_equal(t_device_add(b), 0);
 	assert_string_equal(trace, "");
-	assert_int_equal(driver_register(&drv), 0);
+	assert_int_equal(t_driver_register(&drv), 0);
 	assert_string_equal(trace, "probe:a probe:b");
 	assert_ptr_equal(a->driver, &drv);
 	assert_ptr_equal(b->driver, &drv);
 	/* Both taken already; the second driver finds nothing to do. */
-	assert_int_equal(driver_register(&second), 0);
+	assert_int_equal(t_driver_register(&second), 0);
 	assert_string_equal(trace, "probe:a probe:b");
-	driver_unregister(&drv);
+	t_driver_unregister(&drv);
 	assert_string_equal(trace, "probe:a probe:b remove:a remove:b");
 	assert_null(a->driver);
 	/* Unbound devices stay; attach finds the remaining driver. */
 	assert_int_equal(device_attach(a), 1);
 	assert_ptr_equal(a->driver, &second);
-	driver_unregister(&second);
-	device_unregister(a);
-	device_unregister(b);
-	bus_unregister(&bus);
+	t_driver_unregister(&second);
+	t_device_unregister(a);
+	t_device_unregister(b);
+	t_bus_unregister(&bus);
 	assert_int_equal(heap_released, 2);
 }
 
@@ -117,17 +117,17 @@ static void matching(void **state)
 	struct device *u0, *s0, *x0, *broken;
 
 	(void)state;
-	assert_int_equal(bus_register(&bus), 0);
-	assert_int_equal(driver_register(&uart), 0);
-	assert_int_equal(driver_register(&spi), 0);
+	assert_int_equal(t_bus_register(&bus), 0);
+	assert_int_equal(t_driver_register(&uart), 0);
+	assert_int_equal(t_driver_register(&spi), 0);
 	u0 = heap_dev(&bus, "uart-0");
 	s0 = heap_dev(&bus, "spi-0");
 	x0 = heap_dev(&bus, "i2c-0");
 	broken = heap_dev(&bus, "broken");
-	assert_int_equal(device_add(u0), 0);
-	assert_int_equal(device_add(s0), 0);
-	assert_int_equal(device_add(x0), 0);
-	assert_int_equal(device_add(broken), 0);
+	assert_int_equal(t_device_add(u0), 0);
+	assert_int_equal(t_device_add(s0), 0);
+	assert_int_equal(t_device_add(x0), 0);
+	assert_int_equal(t_device_add(broken), 0);
 	assert_ptr_equal(u0->driver, &uart);
 	assert_ptr_equal(s0->driver, &spi);
 	assert_null(x0->driver);
@@ -137,13 +137,13 @@ static void matching(void **state)
 	assert_int_equal(device_attach(x0), 0);
 	assert_int_equal(device_attach(u0), 1);
 
-	driver_unregister(&uart);
-	driver_unregister(&spi);
-	device_unregister(u0);
-	device_unregister(s0);
-	device_unregister(x0);
-	device_unregister(broken);
-	bus_unregister(&bus);
+	t_driver_unregister(&uart);
+	t_driver_unregister(&spi);
+	t_device_unregister(u0);
+	t_device_unregister(s0);
+	t_device_unregister(x0);
+	t_device_unregister(broken);
+	t_bus_unregister(&bus);
 }
 
 static void failed_probe_lets_next_try(void **state)
@@ -158,17 +158,17 @@ static void failed_probe_lets_next_try(void **state)
 	struct device *dev;
 
 	(void)state;
-	assert_int_equal(bus_register(&bus), 0);
-	assert_int_equal(driver_register(&bad), 0);
-	assert_int_equal(driver_register(&good), 0);
+	assert_int_equal(t_bus_register(&bus), 0);
+	assert_int_equal(t_driver_register(&bad), 0);
+	assert_int_equal(t_driver_register(&good), 0);
 	dev = heap_dev(&bus, "d");
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	assert_string_equal(trace, "fail:d probe:d");
 	assert_ptr_equal(dev->driver, &good);
-	device_unregister(dev);
-	driver_unregister(&bad);
-	driver_unregister(&good);
-	bus_unregister(&bus);
+	t_device_unregister(dev);
+	t_driver_unregister(&bad);
+	t_driver_unregister(&good);
+	t_bus_unregister(&bus);
 }
 
 /* A bus's probe and remove stand in for the driver's, and call them. */
@@ -196,16 +196,16 @@ static void bus_wraps_driver(void **state)
 	struct device *dev;
 
 	(void)state;
-	assert_int_equal(bus_register(&bus), 0);
-	assert_int_equal(driver_register(&drv), 0);
+	assert_int_equal(t_bus_register(&bus), 0);
+	assert_int_equal(t_driver_register(&drv), 0);
 	dev = heap_dev(&bus, "d");
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	device_release_driver(dev);
 	assert_string_equal(trace, "bus-probe:d probe:d bus-remove:d remove:d");
 	assert_null(dev->driver);
-	device_unregister(dev);
-	driver_unregister(&drv);
-	bus_unregister(&bus);
+	t_device_unregister(dev);
+	t_driver_unregister(&drv);
+	t_bus_unregister(&bus);
 }
 
 static int count_dev(struct device *dev, void *data)
@@ -219,7 +219,7 @@ static int delete_dev(struct device *dev, void *data)
 {
 	(void)data;
 	note("del", dev);
-	device_del(dev);
+	t_device_del(dev);
 	return 0;
 }
 
@@ -231,10 +231,10 @@ static void walk(void **state)
 	int n = 0;
 
 	(void)state;
-	assert_int_equal(bus_register(&bus), 0);
+	assert_int_equal(t_bus_register(&bus), 0);
 	for (int i = 0; i < 4; i++) {
 		d[i] = heap_dev(&bus, "%s", names[i]);
-		assert_int_equal(device_add(d[i]), 0);
+		assert_int_equal(t_device_add(d[i]), 0);
 	}
 	assert_int_equal(bus_for_each_dev(&bus, NULL, &n, count_dev), 42);
 	assert_int_equal(n, 3);
@@ -252,7 +252,7 @@ static void walk(void **state)
 	for (int i = 0; i < 4; i++)
 		put_device(d[i]);
 	assert_int_equal(heap_released, 4);
-	bus_unregister(&bus);
+	t_bus_unregister(&bus);
 }
 
 static void bus_misuse(void **state)
@@ -265,14 +265,14 @@ static void bus_misuse(void **state)
 	struct device *dev;
 
 	(void)state;
-	assert_int_equal(bus_register(NULL), -EINVAL);
-	assert_int_equal(bus_register(&noname), -EINVAL);
+	assert_int_equal(t_bus_register(NULL), -EINVAL);
+	assert_int_equal(t_bus_register(&noname), -EINVAL);
 	assert_int_equal(devres_warn_count(), warns + 2);
-	assert_int_equal(bus_register(&bus), 0);
-	assert_int_equal(bus_register(&bus), -EBUSY);
-	assert_int_equal(bus_register(&twin), -EBUSY);
+	assert_int_equal(t_bus_register(&bus), 0);
+	assert_int_equal(t_bus_register(&bus), -EBUSY);
+	assert_int_equal(t_bus_register(&twin), -EBUSY);
 	assert_int_equal(devres_warn_count(), warns + 4);
-	bus_unregister(&never);
+	t_bus_unregister(&never);
 	assert_int_equal(devres_warn_count(), warns + 5);
 	assert_int_equal(bus_for_each_dev(&never, NULL, NULL, count_dev),
 			 -EINVAL);
@@ -280,16 +280,16 @@ static void bus_misuse(void **state)
 
 	/* A bus with a device on it stays registered. */
 	dev = heap_dev(&bus, "d");
-	assert_int_equal(device_add(dev), 0);
-	bus_unregister(&bus);
+	assert_int_equal(t_device_add(dev), 0);
+	t_bus_unregister(&bus);
 	assert_int_equal(devres_warn_count(), warns + 7);
-	device_unregister(dev);
+	t_device_unregister(dev);
 	dev = heap_dev(&bus, "d2");
-	assert_int_equal(device_add(dev), 0);
-	device_unregister(dev);
-	bus_unregister(&bus);
+	assert_int_equal(t_device_add(dev), 0);
+	t_device_unregister(dev);
+	t_bus_unregister(&bus);
 	assert_int_equal(devres_warn_count(), warns + 7);
-	bus_unregister(&bus);
+	t_bus_unregister(&bus);
 	assert_int_equal(devres_warn_count(), warns + 8);
 }
 
@@ -305,30 +305,30 @@ static void driver_misuse(void **state)
 	int warns = devres_warn_count();
 
 	(void)state;
-	assert_int_equal(bus_register(&bus), 0);
-	assert_int_equal(driver_register(NULL), -EINVAL);
-	assert_int_equal(driver_register(&busless), -EINVAL);
-	assert_int_equal(driver_register(&nameless), -EINVAL);
-	assert_int_equal(driver_register(&lost), -EINVAL);
+	assert_int_equal(t_bus_register(&bus), 0);
+	assert_int_equal(t_driver_register(NULL), -EINVAL);
+	assert_int_equal(t_driver_register(&busless), -EINVAL);
+	assert_int_equal(t_driver_register(&nameless), -EINVAL);
+	assert_int_equal(t_driver_register(&lost), -EINVAL);
 	assert_int_equal(devres_warn_count(), warns + 4);
-	assert_int_equal(driver_register(&drv), 0);
-	assert_int_equal(driver_register(&drv), -EBUSY);
-	assert_int_equal(driver_register(&twin), -EBUSY);
+	assert_int_equal(t_driver_register(&drv), 0);
+	assert_int_equal(t_driver_register(&drv), -EBUSY);
+	assert_int_equal(t_driver_register(&twin), -EBUSY);
 	assert_int_equal(devres_warn_count(), warns + 6);
 	/* A bus with a driver on it stays registered. */
-	bus_unregister(&bus);
+	t_bus_unregister(&bus);
 	assert_int_equal(devres_warn_count(), warns + 7);
-	driver_unregister(&twin);
+	t_driver_unregister(&twin);
 	assert_int_equal(devres_warn_count(), warns + 8);
-	driver_unregister(&drv);
+	t_driver_unregister(&drv);
 	assert_int_equal(devres_warn_count(), warns + 8);
-	driver_unregister(&drv);
-	driver_unregister(NULL);
+	t_driver_unregister(&drv);
+	t_driver_unregister(NULL);
 	assert_int_equal(devres_warn_count(), warns + 10);
 	/* Registered again after unregistration, it works again. */
-	assert_int_equal(driver_register(&drv), 0);
-	driver_unregister(&drv);
-	bus_unregister(&bus);
+	assert_int_equal(t_driver_register(&drv), 0);
+	t_driver_unregister(&drv);
+	t_bus_unregister(&bus);
 	assert_int_equal(devres_warn_count(), warns + 10);
 }
 
@@ -345,5 +345,5 @@ int main(void)
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_tests_tracked(tests, NULL, NULL);
 }

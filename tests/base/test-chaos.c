@@ -27,6 +27,7 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
+#include "testlib.h"
 
 /* ThreadSanitizer is some 15 times slower: a fifth of the operations. */
 #if defined(__SANITIZE_THREAD__)
@@ -459,8 +460,8 @@ static void chaos(void **state)
 	next_id = 1;
 	devres_set_log_sink(warn_sink, NULL);
 	devres_ledger_snapshot(&before);
-	assert_int_equal(bus_register(&chaos_bus), 0);
-	assert_int_equal(driver_register(&chaos_driver), 0);
+	assert_int_equal(t_bus_register(&chaos_bus), 0);
+	assert_int_equal(t_driver_register(&chaos_driver), 0);
 	for (unsigned int i = 0; i < NDEV; i++) {
 		pthread_mutex_init(&slots[i].lock, NULL);
 		slots[i].cd = new_cdev();
@@ -483,8 +484,8 @@ static void chaos(void **state)
 		retire(slots[i].cd);
 		pthread_mutex_destroy(&slots[i].lock);
 	}
-	driver_unregister(&chaos_driver);
-	bus_unregister(&chaos_bus);
+	t_driver_unregister(&chaos_driver);
+	t_bus_unregister(&chaos_bus);
 	devres_set_log_sink(NULL, NULL);
 
 	for (uint64_t id = 1; id < next_id && id < max_ids; id++) {
@@ -527,5 +528,5 @@ int main(void)
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_tests_tracked(tests, NULL, NULL);
 }

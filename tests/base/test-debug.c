@@ -198,7 +198,7 @@ static void test_dump(void **state)
 	buf = dump_to_string(dev);
 	n = split(buf, lines, 16);
 	assert_int_equal(n, 1);
-	assert_string_equal(lines[0], "test-dev: 0 devres nodes");
+	assert_string_equal(lines[0], "test-dev: 0 resources, 0 markers");
 	free(buf);
 
 	r = devres_alloc(my_release, 40, GFP_KERNEL);
@@ -214,7 +214,7 @@ static void test_dump(void **state)
 	buf = dump_to_string(dev);
 	n = split(buf, lines, 16);
 	assert_int_equal(n, 6);
-	assert_string_equal(lines[0], "test-dev: 5 devres nodes");
+	assert_string_equal(lines[0], "test-dev: 3 resources, 2 markers");
 	/* Oldest first, group markers around what the group holds. */
 	snprintf(want, sizeof(want), "%p my_release (40 bytes)", r);
 	assert_non_null(strstr(lines[1], want));
@@ -245,7 +245,7 @@ static void test_dump_unnamed_device(void **state)
 	device_initialize(&anon);
 	assert_non_null(devm_kmalloc(&anon, 1, GFP_KERNEL));
 	buf = dump_to_string(&anon);
-	snprintf(want, sizeof(want), "device@%p: 1 devres nodes\n",
+	snprintf(want, sizeof(want), "device@%p: 1 resources, 0 markers\n",
 		 (void *)&anon);
 	assert_memory_equal(buf, want, strlen(want));
 	free(buf);

@@ -86,23 +86,23 @@ static void chain_devices_in_reverse_order(void **state)
 
 	(void)state;
 	devres_ledger_snapshot(&before);
-	assert_int_equal(driver_register(&any_drv), 0);
+	assert_int_equal(t_driver_register(&any_drv), 0);
 	a = heap_dev(&bus, "A");
 	b = heap_dev(&bus, "B");
 	c = heap_dev(&bus, "C");
-	assert_int_equal(device_add(a), 0);
-	assert_int_equal(device_add(b), 0);
+	assert_int_equal(t_device_add(a), 0);
+	assert_int_equal(t_device_add(b), 0);
 	assert_string_equal(trace, "A:defer B:defer");
 	assert_false(device_is_bound(a));
 	/* C binds, B is retried and binds, then A in the next round. */
-	assert_int_equal(device_add(c), 0);
+	assert_int_equal(t_device_add(c), 0);
 	assert_string_equal(trace, "A:defer B:defer C:ok A:defer B:ok A:ok");
 	assert_true(device_is_bound(a));
 	assert_true(device_is_bound(b));
-	device_unregister(a);
-	device_unregister(b);
-	device_unregister(c);
-	driver_unregister(&any_drv);
+	t_device_unregister(a);
+	t_device_unregister(b);
+	t_device_unregister(c);
+	t_driver_unregister(&any_drv);
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 }
@@ -128,22 +128,22 @@ static void chain_drivers_in_reverse_order(void **state)
 	a = heap_dev(&bus, "A");
 	b = heap_dev(&bus, "B");
 	c = heap_dev(&bus, "C");
-	assert_int_equal(device_add(a), 0);
-	assert_int_equal(device_add(b), 0);
-	assert_int_equal(device_add(c), 0);
+	assert_int_equal(t_device_add(a), 0);
+	assert_int_equal(t_device_add(b), 0);
+	assert_int_equal(t_device_add(c), 0);
 	assert_string_equal(trace, "");
-	assert_int_equal(driver_register(&da), 0);
-	assert_int_equal(driver_register(&db), 0);
+	assert_int_equal(t_driver_register(&da), 0);
+	assert_int_equal(t_driver_register(&db), 0);
 	assert_string_equal(trace, "A:defer B:defer");
-	assert_int_equal(driver_register(&dc), 0);
+	assert_int_equal(t_driver_register(&dc), 0);
 	assert_string_equal(trace, "A:defer B:defer C:ok A:defer B:ok A:ok");
 	assert_ptr_equal(a->driver, &da);
-	driver_unregister(&dc);
-	driver_unregister(&db);
-	driver_unregister(&da);
-	device_unregister(a);
-	device_unregister(b);
-	device_unregister(c);
+	t_driver_unregister(&dc);
+	t_driver_unregister(&db);
+	t_driver_unregister(&da);
+	t_device_unregister(a);
+	t_device_unregister(b);
+	t_device_unregister(c);
 	assert_int_equal(heap_released, 3);
 }
 
@@ -153,8 +153,8 @@ static void defers_again_stays_parked(void **state)
 	struct device *bystander;
 
 	(void)state;
-	assert_int_equal(driver_register(&any_drv), 0);
-	assert_int_equal(device_add(never), 0);
+	assert_int_equal(t_driver_register(&any_drv), 0);
+	assert_int_equal(t_device_add(never), 0);
 	assert_string_equal(trace, "never:defer");
 	/* Each trigger retries it once; it stays parked. */
 	driver_deferred_probe_trigger();
@@ -162,20 +162,20 @@ static void defers_again_stays_parked(void **state)
 	assert_string_equal(trace, "never:defer never:defer never:defer");
 	/* A bind elsewhere retries it once more, not in a loop. */
 	bystander = heap_dev(&bus, "other");
-	assert_int_equal(device_add(bystander), 0);
+	assert_int_equal(t_device_add(bystander), 0);
 	assert_string_equal(trace, "never:defer never:defer never:defer "
 				   "other:ok never:defer");
 	assert_false(device_is_bound(never));
-	device_unregister(bystander);
+	t_device_unregister(bystander);
 	/* Deleted while parked: never probed again. */
-	device_unregister(never);
+	t_device_unregister(never);
 	driver_deferred_probe_trigger();
 	bystander = heap_dev(&bus, "other2");
-	assert_int_equal(device_add(bystander), 0);
+	assert_int_equal(t_device_add(bystander), 0);
 	assert_string_equal(trace, "never:defer never:defer never:defer "
 				   "other:ok never:defer other2:ok");
-	device_unregister(bystander);
-	driver_unregister(&any_drv);
+	t_device_unregister(bystander);
+	t_driver_unregister(&any_drv);
 	assert_int_equal(heap_released, 3);
 }
 
@@ -184,16 +184,16 @@ static void trigger_on_demand(void **state)
 	struct device *ext = heap_dev(&bus, "external");
 
 	(void)state;
-	assert_int_equal(driver_register(&any_drv), 0);
-	assert_int_equal(device_add(ext), 0);
+	assert_int_equal(t_driver_register(&any_drv), 0);
+	assert_int_equal(t_device_add(ext), 0);
 	assert_int_equal(device_attach(ext), 0);
 	assert_string_equal(trace, "external:defer external:defer");
 	external_ready = 1;
 	driver_deferred_probe_trigger();
 	assert_string_equal(trace, "external:defer external:defer external:ok");
 	assert_true(device_is_bound(ext));
-	device_unregister(ext);
-	driver_unregister(&any_drv);
+	t_device_unregister(ext);
+	t_driver_unregister(&any_drv);
 }
 
 static void attach_by_hand_defers(void **state)
@@ -202,16 +202,16 @@ static void attach_by_hand_defers(void **state)
 	struct device *ext = heap_dev(&bus, "external");
 
 	(void)state;
-	assert_int_equal(device_add(ext), 0);
+	assert_int_equal(t_device_add(ext), 0);
 	assert_int_equal(device_driver_attach(&loose, ext), -EAGAIN);
 	assert_null(ext->driver);
 	/* Parked: the first registered driver to match retries it. */
 	external_ready = 1;
-	assert_int_equal(driver_register(&any_drv), 0);
+	assert_int_equal(t_driver_register(&any_drv), 0);
 	assert_ptr_equal(ext->driver, &any_drv);
 	assert_string_equal(trace, "external:defer external:ok");
-	device_unregister(ext);
-	driver_unregister(&any_drv);
+	t_device_unregister(ext);
+	t_driver_unregister(&any_drv);
 }
 
 static void match_defers(void **state)
@@ -219,13 +219,13 @@ static void match_defers(void **state)
 	struct device *md = heap_dev(&bus, "match-defers");
 
 	(void)state;
-	assert_int_equal(driver_register(&any_drv), 0);
-	assert_int_equal(device_add(md), 0);
+	assert_int_equal(t_driver_register(&any_drv), 0);
+	assert_int_equal(t_device_add(md), 0);
 	assert_false(device_is_bound(md));
 	/* Parked by its match: unregistering it later must unpark it. */
-	device_unregister(md);
+	t_device_unregister(md);
 	driver_deferred_probe_trigger();
-	driver_unregister(&any_drv);
+	t_driver_unregister(&any_drv);
 	assert_string_equal(trace, "");
 	assert_int_equal(heap_released, 1);
 }

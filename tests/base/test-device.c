@@ -77,6 +77,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	/* What the test registered goes first, even after a failure. */
+	t_undo_all();
 	devres_set_log_sink(NULL, NULL);
 	devres_set_dev_dbg(false);
 	return 0;
@@ -99,12 +101,12 @@ static void register_unregister(void **state)
 	(void)state;
 	assert_int_equal(dev_set_name(dev, "dev-%d.%s", 7, "x"), 0);
 	assert_string_equal(dev_name(dev), "dev-7.x");
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	assert_int_equal(devices_now(), before + 1);
 	/* On no bus: registered, but nothing to bind to. */
 	assert_int_equal(device_attach(dev), 0);
 	assert_false(device_is_bound(dev));
-	device_unregister(dev);
+	t_device_unregister(dev);
 	assert_int_equal(devices_now(), before);
 	assert_int_equal(nreleased, 1);
 	assert_int_equal(devres_warn_count(), warns);
@@ -122,7 +124,7 @@ static void init_name_is_copied(void **state)
 	assert_int_equal(device_register(&t->dev), 0);
 	name[0] = 'X';
 	assert_string_equal(dev_name(&t->dev), "early");
-	device_unregister(&t->dev);
+	t_device_unregister(&t->dev);
 	assert_int_equal(nreleased, 1);
 }
 
@@ -131,9 +133,9 @@ static void references(void **state)
 	struct device *dev = new_dev(1, "refs");
 
 	(void)state;
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	assert_ptr_equal(get_device(dev), dev);
-	device_unregister(dev);
+	t_device_unregister(dev);
 	/* Our extra reference keeps it. */
 	assert_int_equal(nreleased, 0);
 	assert_string_equal(dev_name(dev), "refs");
@@ -147,13 +149,13 @@ static void child_holds_parent(void **state)
 	struct device *child = new_dev(2, "child");
 
 	(void)state;
-	assert_int_equal(device_add(parent), 0);
+	assert_int_equal(t_device_add(parent), 0);
 	child->parent = parent;
-	assert_int_equal(device_add(child), 0);
-	device_unregister(parent);
+	assert_int_equal(t_device_add(child), 0);
+	t_device_unregister(parent);
 	assert_int_equal(nreleased, 0);
 	get_device(child);
-	device_unregister(child);
+	t_device_unregister(child);
 	assert_int_equal(nreleased, 0);
 	/* The child's last put releases it, then its parent. */
 	put_device(child);
@@ -180,11 +182,11 @@ static void unbound_resources_go_at_del(void **state)
 	devres_ledger_snapshot(&before);
 	/* Before device_add and after: both belong to the device. */
 	assert_int_equal(devm_add_action(dev, count_action, NULL), 0);
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	assert_non_null(devm_kzalloc(dev, 64, GFP_KERNEL));
 	assert_int_equal(devm_add_action(dev, count_action, NULL), 0);
 	get_device(dev);
-	device_del(dev);
+	t_device_del(dev);
 	assert_int_equal(actions_run, 2);
 	/* Recorded after deletion: released at the last put. */
 	assert_int_equal(devm_add_action(dev, count_action, NULL), 0);
@@ -196,15 +198,28 @@ static void unbound_resources_go_at_del(void **state)
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 }
 
+/* A driver's messages carry its name, as dev_driver_string() gives it. */
+static int msg_probe(struct device *dev)
+{
+	dev_info(dev, "bound");
+	return 0;
+}
+
+static struct device_driver msg_drv = {
+	.name = "msgdrv",
+	.bus = &tbus,
+	.probe = msg_probe,
+};
+
 static void messages(void **state)
 {
 	struct device *dev = new_dev(1, "msg.0");
 	struct device *loose = new_dev(2, "loose");
 
 	(void)state;
-	assert_int_equal(bus_register(&tbus), 0);
+	assert_int_equal(t_bus_register(&tbus), 0);
 	dev->bus = &tbus;
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 
 	dev_err(dev, "failed with %d\n", -5);
 	dev_warn(loose, "careful");
@@ -234,11 +249,25 @@ static void messages(void **state)
 	assert_int_equal(dev_err_probe(dev, -ENOMEM, "no %s\n", "memory"),
 			 -ENOMEM);
 	assert_int_equal(nlines, 5);
-	assert_string_equal(lines[4], "tbus msg.0: error -12: no memory");
+	assert_string_equal(lines[4], "tbus msg.0: error -ENOMEM: no memory");
 
-	device_unregister(dev);
+	/* Bound: the driver's name, not the bus's; a deferral by its name. */
+	assert_int_equal(t_driver_register(&msg_drv), 0);
+	assert_int_equal(nlines, 6);
+	assert_string_equal(lines[5], "msgdrv msg.0: bound");
+	devres_set_dev_dbg(true);
+	dev_err_probe(dev, -EPROBE_DEFER, "supplier %s", "clk");
+	devres_set_dev_dbg(false);
+	assert_int_equal(nlines, 7);
+	assert_string_equal(lines[6], "msgdrv msg.0: error -EPROBE_DEFER: "
+				      "supplier clk");
+	t_driver_unregister(&msg_drv);
+	dev_info(dev, "unbound");
+	assert_string_equal(lines[7], "tbus msg.0: unbound");
+
+	t_device_unregister(dev);
 	put_device(loose);
-	bus_unregister(&tbus);
+	t_bus_unregister(&tbus);
 }
 
 static void bad_input(void **state)
@@ -251,36 +280,36 @@ static void bad_input(void **state)
 	int warns = devres_warn_count();
 
 	(void)state;
-	assert_int_equal(device_add(NULL), -EINVAL);
+	assert_int_equal(t_device_add(NULL), -EINVAL);
 	assert_int_equal(devres_warn_count(), warns + 1);
 
-	assert_int_equal(device_add(noname), -EINVAL);
+	assert_int_equal(t_device_add(noname), -EINVAL);
 	assert_int_equal(devres_warn_count(), warns + 2);
 	put_device(noname);
 
 	/* A bus that was never registered. */
 	busless->bus = &tbus;
-	assert_int_equal(device_add(busless), -EINVAL);
+	assert_int_equal(t_device_add(busless), -EINVAL);
 	assert_int_equal(devres_warn_count(), warns + 3);
 	assert_int_equal(devices_now(), before);
 	assert_int_equal(device_attach(busless), -ENODEV);
 	put_device(busless);
 
-	assert_int_equal(device_add(dev), 0);
-	assert_int_equal(device_add(dev), -EEXIST);
+	assert_int_equal(t_device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), -EEXIST);
 	assert_int_equal(devres_warn_count(), warns + 4);
 	assert_int_equal(devices_now(), before + 1);
 
-	device_del(never);
+	t_device_del(never);
 	assert_int_equal(devres_warn_count(), warns + 5);
 	put_device(never);
 
 	get_device(dev);
-	device_del(dev);
+	t_device_del(dev);
 	assert_int_equal(devices_now(), before);
-	device_del(dev);
+	t_device_del(dev);
 	assert_int_equal(devres_warn_count(), warns + 6);
-	assert_int_equal(device_add(dev), -ENODEV);
+	assert_int_equal(t_device_add(dev), -ENODEV);
 	assert_int_equal(devres_warn_count(), warns + 7);
 	assert_int_equal(device_attach(dev), -ENODEV);
 	assert_int_equal(devices_now(), before);
@@ -297,7 +326,7 @@ static void put_too_often(void **state)
 	int warns = devres_warn_count();
 
 	(void)state;
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(device_add(dev), 0); /* untracked: refs are ours */
 	put_device(dev);
 	assert_int_equal(nreleased, 0);
 	/* This one drops the registration's own reference. */
@@ -383,5 +412,5 @@ int main(int argc, char **argv)
 	if (argc > 1 && strcmp(argv[1], "--dbg-child") == 0)
 		return dbg_child();
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_tests_tracked(tests, NULL, NULL);
 }

@@ -71,6 +71,8 @@ static int teardown(void **state)
 	struct devres_ledger now;
 
 	(void)state;
+	/* What the test registered goes first, even after a failure. */
+	t_undo_all();
 	assert_int_equal(thread_errors, 0);
 	devres_ledger_snapshot(&now);
 	assert_int_equal(devres_ledger_diff(&baseline, &now, stderr), 0);
@@ -85,14 +87,14 @@ static void *add_all(void *arg)
 {
 	(void)arg;
 	for (int i = 0; i < NDEV; i++)
-		device_add(devs[i]);
+		t_device_add(devs[i]);
 	return NULL;
 }
 
 static void *register_driver(void *arg)
 {
 	(void)arg;
-	driver_register(&counting_drv);
+	t_driver_register(&counting_drv);
 	return NULL;
 }
 
@@ -114,10 +116,10 @@ static void register_vs_add(void **state)
 		assert_int_equal(probes, NDEV);
 		for (int i = 0; i < NDEV; i++)
 			assert_ptr_equal(devs[i]->driver, &counting_drv);
-		driver_unregister(&counting_drv);
+		t_driver_unregister(&counting_drv);
 		assert_int_equal(removes, (round + 1) * NDEV);
 		for (int i = 0; i < NDEV; i++)
-			device_unregister(devs[i]);
+			t_device_unregister(devs[i]);
 	}
 	assert_int_equal(heap_released, 20 * NDEV);
 }
@@ -143,7 +145,7 @@ static void *delete_later(void *arg)
 	(void)arg;
 	for (int i = 0; i < 100; i++)
 		device_attach(victim);
-	device_del(victim);
+	t_device_del(victim);
 	return NULL;
 }
 
@@ -152,9 +154,9 @@ static void one_device_many_threads(void **state)
 	pthread_t t[3];
 
 	(void)state;
-	assert_int_equal(driver_register(&counting_drv), 0);
+	assert_int_equal(t_driver_register(&counting_drv), 0);
 	victim = heap_dev(&bus, "victim%d", 0);
-	assert_int_equal(device_add(victim), 0);
+	assert_int_equal(t_device_add(victim), 0);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, bind_unbind, NULL),
 				 0);
@@ -166,7 +168,7 @@ static void one_device_many_threads(void **state)
 	assert_int_equal(probes, removes);
 	assert_int_equal(device_attach(victim), -ENODEV);
 	put_device(victim);
-	driver_unregister(&counting_drv);
+	t_driver_unregister(&counting_drv);
 	assert_int_equal(heap_released, 1);
 }
 
@@ -196,14 +198,14 @@ static struct device_driver slow_drv = {
 static void *add_victim(void *arg)
 {
 	(void)arg;
-	device_add(victim);
+	t_device_add(victim);
 	return NULL;
 }
 
 static void *unregister_slow(void *arg)
 {
 	(void)arg;
-	driver_unregister(&slow_drv);
+	t_driver_unregister(&slow_drv);
 	__atomic_store_n(&unregistered, 1, __ATOMIC_RELEASE);
 	return NULL;
 }
@@ -215,7 +217,7 @@ static void unregister_waits_for_probe(void **state)
 
 	(void)state;
 	in_probe = gate_open = unregistered = 0;
-	assert_int_equal(driver_register(&slow_drv), 0);
+	assert_int_equal(t_driver_register(&slow_drv), 0);
 	victim = heap_dev(&bus, "slow%d", 0);
 	assert_int_equal(pthread_create(&adder, NULL, add_victim, NULL), 0);
 	pthread_mutex_lock(&gate_lock);
@@ -238,7 +240,7 @@ static void unregister_waits_for_probe(void **state)
 	assert_int_equal(probes, 1);
 	assert_int_equal(removes, 1);
 	assert_null(victim->driver);
-	device_unregister(victim);
+	t_device_unregister(victim);
 }
 
 /* Device i needs device i - 1 bound; added from two threads, in reverse. */
@@ -276,7 +278,7 @@ static void *add_odd_or_even(void *arg)
 
 	for (int i = NCHAIN - 1; i >= 0; i--)
 		if (i % 2 == parity)
-			device_add(chain[i]);
+			t_device_add(chain[i]);
 	return NULL;
 }
 
@@ -285,7 +287,7 @@ static void deferral_from_two_threads(void **state)
 	static int even = 0, odd = 1;
 
 	(void)state;
-	assert_int_equal(driver_register(&chain_drv), 0);
+	assert_int_equal(t_driver_register(&chain_drv), 0);
 	for (int round = 0; round < 10; round++) {
 		pthread_t t1, t2;
 
@@ -301,9 +303,9 @@ static void deferral_from_two_threads(void **state)
 		for (int i = 0; i < NCHAIN; i++)
 			assert_true(device_is_bound(chain[i]));
 		for (int i = NCHAIN - 1; i >= 0; i--)
-			device_unregister(chain[i]);
+			t_device_unregister(chain[i]);
 	}
-	driver_unregister(&chain_drv);
+	t_driver_unregister(&chain_drv);
 	assert_int_equal(probes, 10 * NCHAIN);
 	assert_int_equal(removes, 10 * NCHAIN);
 }
@@ -311,7 +313,7 @@ static void deferral_from_two_threads(void **state)
 /* Parents whose probe adds two children, bound from other threads. */
 static void child_action(void *child)
 {
-	device_unregister(child);
+	t_device_unregister(child);
 }
 
 static int family_probe(struct device *dev)
@@ -328,7 +330,7 @@ static int family_probe(struct device *dev)
 		device_initialize(child);
 		ret = dev_set_name(child, "%s.child%d", dev_name(dev), i);
 		if (!ret)
-			ret = device_add(child);
+			ret = t_device_add(child);
 		if (ret) {
 			put_device(child);
 			return ret;
@@ -372,9 +374,9 @@ static void *family_thread(void *arg)
 		struct device *dev =
 			heap_dev(&family_bus, "parent%d", base + i);
 
-		check(device_add(dev) == 0);
+		check(t_device_add(dev) == 0);
 		check(device_is_bound(dev));
-		device_unregister(dev);
+		t_device_unregister(dev);
 	}
 	return NULL;
 }
@@ -385,16 +387,16 @@ static void children_from_parallel_probes(void **state)
 	pthread_t t1, t2;
 
 	(void)state;
-	assert_int_equal(bus_register(&family_bus), 0);
-	assert_int_equal(driver_register(&kid_drv), 0);
-	assert_int_equal(driver_register(&parent_drv), 0);
+	assert_int_equal(t_bus_register(&family_bus), 0);
+	assert_int_equal(t_driver_register(&kid_drv), 0);
+	assert_int_equal(t_driver_register(&parent_drv), 0);
 	assert_int_equal(pthread_create(&t1, NULL, family_thread, &base0), 0);
 	assert_int_equal(pthread_create(&t2, NULL, family_thread, &base1), 0);
 	pthread_join(t1, NULL);
 	pthread_join(t2, NULL);
-	driver_unregister(&parent_drv);
-	driver_unregister(&kid_drv);
-	bus_unregister(&family_bus);
+	t_driver_unregister(&parent_drv);
+	t_driver_unregister(&kid_drv);
+	t_bus_unregister(&family_bus);
 	/* 40 parents and 80 children, each bound, unbound and released. */
 	assert_int_equal(probes, 120);
 	assert_int_equal(removes, 120);
@@ -409,8 +411,8 @@ static void *register_unregister_loop(void *arg)
 				     .remove = counting_remove };
 
 	for (int i = 0; i < 50; i++) {
-		check(driver_register(&drv) == 0);
-		driver_unregister(&drv);
+		check(t_driver_register(&drv) == 0);
+		t_driver_unregister(&drv);
 	}
 	return NULL;
 }
@@ -435,7 +437,7 @@ static void drivers_come_and_go(void **state)
 	(void)state;
 	for (int j = 0; j < 4; j++) {
 		devs[j] = heap_dev(&bus, "cg%d", j);
-		assert_int_equal(device_add(devs[j]), 0);
+		assert_int_equal(t_device_add(devs[j]), 0);
 	}
 	assert_int_equal(
 		pthread_create(&t[0], NULL, register_unregister_loop, "d1"), 0);
@@ -447,7 +449,7 @@ static void drivers_come_and_go(void **state)
 	/* Every driver is gone, so nothing may be left bound. */
 	for (int j = 0; j < 4; j++) {
 		assert_null(devs[j]->driver);
-		device_unregister(devs[j]);
+		t_device_unregister(devs[j]);
 	}
 	assert_int_equal(probes, removes);
 }
@@ -467,7 +469,7 @@ static int registering_probe(struct device *dev)
 	int i = dev_name(dev)[3] - '0';
 
 	pthread_barrier_wait(&both_in_probe);
-	check(driver_register(&extra_drv[i]) == 0);
+	check(t_driver_register(&extra_drv[i]) == 0);
 	return counting_probe(dev);
 }
 
@@ -488,7 +490,7 @@ static struct device_driver registering_drv = {
 
 static void *add_one(void *arg)
 {
-	device_add(arg);
+	t_device_add(arg);
 	return NULL;
 }
 
@@ -499,8 +501,8 @@ static void drivers_registered_from_parallel_probes(void **state)
 	(void)state;
 	extra_drv[0].bus = extra_drv[1].bus = &reg_bus;
 	assert_int_equal(pthread_barrier_init(&both_in_probe, NULL, 2), 0);
-	assert_int_equal(bus_register(&reg_bus), 0);
-	assert_int_equal(driver_register(&registering_drv), 0);
+	assert_int_equal(t_bus_register(&reg_bus), 0);
+	assert_int_equal(t_driver_register(&registering_drv), 0);
 	for (int i = 0; i < 2; i++)
 		devs[i] = heap_dev(&reg_bus, "reg%d", i);
 	for (int i = 0; i < 2; i++)
@@ -511,11 +513,11 @@ static void drivers_registered_from_parallel_probes(void **state)
 	pthread_barrier_destroy(&both_in_probe);
 	for (int i = 0; i < 2; i++) {
 		assert_true(device_is_bound(devs[i]));
-		device_unregister(devs[i]);
-		driver_unregister(&extra_drv[i]);
+		t_device_unregister(devs[i]);
+		t_driver_unregister(&extra_drv[i]);
 	}
-	driver_unregister(&registering_drv);
-	bus_unregister(&reg_bus);
+	t_driver_unregister(&registering_drv);
+	t_bus_unregister(&reg_bus);
 	assert_int_equal(probes, 2);
 }
 

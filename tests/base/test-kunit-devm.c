@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <devres/platform.h>
 #include <devres/fault.h>
+#include "testlib.h"
 
 struct test_priv {
 	bool probe_done;
@@ -58,7 +59,7 @@ static struct device *root_device_register(const char *name)
 	dev->release = root_release;
 	device_initialize(dev);
 	assert_int_equal(dev_set_name(dev, "%s", name), 0);
-	assert_int_equal(device_add(dev), 0);
+	assert_int_equal(t_device_add(dev), 0);
 	return dev;
 }
 
@@ -77,6 +78,8 @@ static int teardown(void **state)
 	struct devres_ledger now;
 
 	(void)state;
+	/* What the test registered goes first, even after a failure. */
+	t_undo_all();
 	devres_ledger_snapshot(&now);
 	assert_int_equal(devres_ledger_diff(&baseline, &now, stderr), 0);
 	return 0;
@@ -89,7 +92,7 @@ static void root_register_unregister(void **state)
 	priv.dev = root_device_register("test");
 	assert_int_equal(
 		devm_add_action_or_reset(priv.dev, device_action, &priv), 0);
-	device_unregister(priv.dev);
+	t_device_unregister(priv.dev);
 	assert_true(priv.release_done);
 	assert_true(priv.device_released);
 }
@@ -103,7 +106,7 @@ static void root_register_get_unregister_with_devm(void **state)
 	assert_int_equal(devm_add_action_or_reset(priv.dev, put_device_action,
 						  &priv),
 			 0);
-	device_unregister(priv.dev);
+	t_device_unregister(priv.dev);
 	/* Released at device_del(), so the cycle is broken. */
 	assert_true(priv.release_done);
 	assert_true(priv.device_released);
@@ -184,7 +187,7 @@ static void platform_probe_then_unregister(void **state)
 
 	(void)state;
 	probe_ret = 0;
-	assert_int_equal(platform_driver_register(&fake_driver), 0);
+	assert_int_equal(t_platform_driver_register(&fake_driver), 0);
 	pdev = platform_device_register_simple("test", PLATFORM_DEVID_NONE,
 					       NULL, 0);
 	assert_false(IS_ERR_OR_NULL(pdev));
@@ -194,7 +197,7 @@ static void platform_probe_then_unregister(void **state)
 	assert_true(priv.remove_done);
 	assert_false(priv.remove_saw_release);
 	assert_true(priv.release_done);
-	platform_driver_unregister(&fake_driver);
+	t_platform_driver_unregister(&fake_driver);
 }
 
 /* A failed probe gives back what it acquired, remove never runs. */
@@ -204,7 +207,7 @@ static void platform_probe_failure_releases(void **state)
 
 	(void)state;
 	probe_ret = -EINVAL;
-	assert_int_equal(platform_driver_register(&fake_driver), 0);
+	assert_int_equal(t_platform_driver_register(&fake_driver), 0);
 	pdev = platform_device_register_simple("test", PLATFORM_DEVID_NONE,
 					       NULL, 0);
 	assert_false(IS_ERR_OR_NULL(pdev));
@@ -213,7 +216,7 @@ static void platform_probe_failure_releases(void **state)
 	assert_false(priv.remove_done);
 	assert_null(pdev->dev.driver);
 	platform_device_unregister(pdev);
-	platform_driver_unregister(&fake_driver);
+	t_platform_driver_unregister(&fake_driver);
 	assert_false(priv.remove_done);
 }
 
@@ -237,5 +240,5 @@ int main(void)
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_tests_tracked(tests, NULL, NULL);
 }

@@ -16,6 +16,7 @@
 #include <cmocka.h>
 #include <devres/platform.h>
 #include <devres/fault.h>
+#include "testlib.h"
 
 static struct resource uart_res[] = {
 	DEFINE_RES_MEM_NAMED(0x10000000, 0x1000, "regs"),
@@ -74,6 +75,8 @@ static int setup(void **state)
 static int teardown(void **state)
 {
 	(void)state;
+	/* What the test registered goes first, even after a failure. */
+	t_undo_all();
 	assert_int_equal(bad_removes, 0);
 	return 0;
 }
@@ -183,20 +186,20 @@ static void irq_zero_is_invalid(void **state)
 
 static void match_by_name(void **state)
 {
-	struct platform_device *u0, *u1, *other;
+	struct platform_device *u0, *u1, *spi;
 
 	(void)state;
 	u0 = platform_device_register_simple("uart", 0, uart_res, 4);
 	assert_false(IS_ERR_OR_NULL(u0));
-	assert_int_equal(platform_driver_register(&uart_drv), 0);
+	assert_int_equal(t_platform_driver_register(&uart_drv), 0);
 	u1 = platform_device_register_simple("uart", 1, uart_res, 4);
-	other = platform_device_register_simple("spi", 0, uart_res, 4);
+	spi = platform_device_register_simple("spi", 0, uart_res, 4);
 	assert_false(IS_ERR_OR_NULL(u1));
-	assert_false(IS_ERR_OR_NULL(other));
+	assert_false(IS_ERR_OR_NULL(spi));
 	assert_int_equal(probes, 2);
 	assert_ptr_equal(u0->dev.driver, &uart_drv.driver);
 	assert_ptr_equal(u1->dev.driver, &uart_drv.driver);
-	assert_null(other->dev.driver);
+	assert_null(spi->dev.driver);
 	assert_null(platform_get_device_id(u0));
 	assert_int_equal(*(int *)platform_get_drvdata(u0), 33);
 
@@ -204,12 +207,12 @@ static void match_by_name(void **state)
 	platform_device_unregister(u0);
 	assert_int_equal(removes, 1);
 	assert_int_equal(actions, 1);
-	platform_driver_unregister(&uart_drv);
+	t_platform_driver_unregister(&uart_drv);
 	assert_int_equal(removes, 2);
 	assert_int_equal(actions, 2);
 	assert_null(u1->dev.driver);
 	platform_device_unregister(u1);
-	platform_device_unregister(other);
+	platform_device_unregister(spi);
 }
 
 static const struct platform_device_id serial_ids[] = {
@@ -236,7 +239,7 @@ static void match_by_id_table(void **state)
 	struct platform_device *b, *named;
 
 	(void)state;
-	assert_int_equal(platform_driver_register(&serial), 0);
+	assert_int_equal(t_platform_driver_register(&serial), 0);
 	b = platform_device_register_simple("uart-b", 0, NULL, 0);
 	assert_false(IS_ERR_OR_NULL(b));
 	assert_ptr_equal(b->dev.driver, &serial.driver);
@@ -248,7 +251,7 @@ static void match_by_id_table(void **state)
 	assert_null(named->dev.driver);
 	platform_device_unregister(b);
 	platform_device_unregister(named);
-	platform_driver_unregister(&serial);
+	t_platform_driver_unregister(&serial);
 }
 
 static void alloc_add_put(void **state)
@@ -262,7 +265,7 @@ static void alloc_add_put(void **state)
 	assert_int_equal(platform_device_add_resources(pdev, uart_res, 2), 0);
 	assert_int_equal(platform_device_add_resources(pdev, uart_res, 4), 0);
 	assert_int_equal(pdev->num_resources, 4);
-	assert_int_equal(platform_driver_register(&uart_drv), 0);
+	assert_int_equal(t_platform_driver_register(&uart_drv), 0);
 	/* Not added yet: not bound. */
 	assert_int_equal(probes, 0);
 	pdev->name = "uart";
@@ -279,7 +282,7 @@ static void alloc_add_put(void **state)
 	platform_device_del(pdev);
 	assert_int_equal(removes, 1);
 	platform_device_put(pdev);
-	platform_driver_unregister(&uart_drv);
+	t_platform_driver_unregister(&uart_drv);
 
 	/* Never added: a put frees it and its resources. */
 	pdev = platform_device_alloc("unused", 0);
@@ -322,7 +325,7 @@ static void register_static(void **state)
 	int warns = devres_warn_count();
 
 	(void)state;
-	assert_int_equal(platform_driver_register(&uart_drv), 0);
+	assert_int_equal(t_platform_driver_register(&uart_drv), 0);
 	assert_int_equal(platform_device_register(&board.pdev), 0);
 	assert_string_equal(dev_name(&board.pdev.dev), "uart");
 	assert_int_equal(probes, 1);
@@ -334,7 +337,7 @@ static void register_static(void **state)
 	assert_int_equal(board.released, 1);
 	assert_int_equal(removes, 1);
 	assert_int_equal(actions, 1);
-	platform_driver_unregister(&uart_drv);
+	t_platform_driver_unregister(&uart_drv);
 }
 
 static void misuse(void **state)
@@ -342,8 +345,8 @@ static void misuse(void **state)
 	int warns = devres_warn_count();
 
 	(void)state;
-	assert_int_equal(platform_driver_register(NULL), -EINVAL);
-	platform_driver_unregister(NULL);
+	assert_int_equal(t_platform_driver_register(NULL), -EINVAL);
+	t_platform_driver_unregister(NULL);
 	assert_null(platform_device_alloc(NULL, 0));
 	assert_ptr_equal(platform_device_register_simple(NULL, 0, NULL, 0),
 			 ERR_PTR(-EINVAL));
@@ -352,13 +355,13 @@ static void misuse(void **state)
 	assert_int_equal(platform_device_add_resources(NULL, NULL, 0), -EINVAL);
 	assert_int_equal(devres_warn_count(), warns + 7);
 	/* A second driver of the same name. */
-	assert_int_equal(platform_driver_register(&uart_drv), 0);
+	assert_int_equal(t_platform_driver_register(&uart_drv), 0);
 	{
 		struct platform_driver twin = { .driver = { .name = "uart" } };
 
-		assert_int_equal(platform_driver_register(&twin), -EBUSY);
+		assert_int_equal(t_platform_driver_register(&twin), -EBUSY);
 	}
-	platform_driver_unregister(&uart_drv);
+	t_platform_driver_unregister(&uart_drv);
 	assert_int_equal(devres_warn_count(), warns + 8);
 }
 
@@ -370,7 +373,7 @@ static void allocation_failures(void **state)
 	unsigned int n;
 
 	(void)state;
-	assert_int_equal(platform_driver_register(&uart_drv), 0);
+	assert_int_equal(t_platform_driver_register(&uart_drv), 0);
 	devres_ledger_snapshot(&before);
 	for (n = 1; n < 100; n++) {
 		devres_fail_nth(n);
@@ -398,7 +401,7 @@ static void allocation_failures(void **state)
 	/* The failed probe's action ran at once (or_reset): start over. */
 	actions = removes = 0;
 	platform_device_unregister(pdev);
-	platform_driver_unregister(&uart_drv);
+	t_platform_driver_unregister(&uart_drv);
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 }
@@ -424,5 +427,5 @@ int main(void)
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_tests_tracked(tests, NULL, NULL);
 }

@@ -77,6 +77,8 @@ static int teardown(void **state)
 	struct devres_ledger now;
 
 	(void)state;
+	/* What the test registered goes first, even after a failure. */
+	t_undo_all();
 	devres_set_log_sink(NULL, NULL);
 	assert_null(the_dev.driver);
 	assert_false(device_is_bound(&the_dev));
@@ -180,7 +182,7 @@ static void good_driver_sweeps_clean(void **state)
 {
 	struct devres_sweep_result r = { 99, 99 };
 	unsigned int points;
-	char want[128];
+	char want[256];
 
 	(void)state;
 	for (int pass = 0; pass < 2; pass++) {
@@ -242,7 +244,7 @@ static void leak_caught_at_its_point(void **state)
 	struct devres_sweep_result r;
 	unsigned int points, leak_point;
 	struct devres_ledger l;
-	char want[128];
+	char want[256];
 
 	(void)state;
 	points = calls_of_bind(&leaky_drv, &the_dev);
@@ -258,8 +260,9 @@ static void leak_caught_at_its_point(void **state)
 
 	snprintf(want, sizeof(want),
 		 "probe sweep of leaky on sweep.0: leak at failure point %u "
-		 "(probe returned -12)",
-		 leak_point);
+		 "(probe returned -ENOMEM); reproduce with "
+		 "driver_probe_fail_nth(<leaky>, <sweep.0>, %u)",
+		 leak_point, leak_point);
 	assert_int_equal(line_level(want), DEVRES_LOG_WARNING);
 	assert_int_equal(count_prefix("probe sweep of leaky on sweep.0: leak"),
 			 1);
@@ -288,6 +291,101 @@ static void leak_caught_at_its_point(void **state)
 	assert_non_null(leaked_node);
 	devres_free(leaked_node);
 	leaked_node = NULL;
+	/* And with the call the report names, whatever came before. */
+	for (int i = 0; i < 5; i++)
+		devres_free(devres_alloc(node_release, 8, GFP_KERNEL));
+	devres_ledger_snapshot(&l);
+	assert_int_equal(driver_probe_fail_nth(&leaky_drv, &the_dev,
+					       leak_point),
+			 -ENOMEM);
+	assert_int_equal(devres_fail_nth_get(), 0);
+	assert_non_null(leaked_node);
+	assert_null(the_dev.driver);
+	devres_free(leaked_node);
+	leaked_node = NULL;
+	/* Past the last point: binds, and is unbound again. */
+	assert_int_equal(
+		driver_probe_fail_nth(&leaky_drv, &the_dev, points + 1), 0);
+	assert_null(the_dev.driver);
+	assert_null(leaked_node);
+}
+
+/* A probe that never succeeds, though it acquires something first. */
+static int broken_ret;
+
+static int broken_probe(struct device *dev)
+{
+	probes++;
+	if (!devm_kzalloc(dev, 32, GFP_KERNEL))
+		return -ENOMEM;
+	return broken_ret;
+}
+
+static struct device_driver broken_drv = {
+	.name = "broken",
+	.bus = &sweep_bus,
+	.probe = broken_probe,
+};
+
+static void broken_probe_fails_the_sweep(void **state)
+{
+	struct devres_sweep_result r;
+
+	(void)state;
+	broken_ret = -ENODEV;
+	assert_int_equal(driver_probe_sweep(&broken_drv, &the_dev, &r),
+			 -ECANCELED);
+	assert_int_equal(r.points, 1);
+	assert_int_equal(r.leaks, 0);
+	assert_int_equal(line_level("probe sweep of broken on sweep.0: FAILED: "
+				    "probe returned -ENODEV with no fault "
+				    "injected"),
+			 DEVRES_LOG_WARNING);
+	assert_int_equal(line_level("probe sweep of broken on sweep.0: 1 "
+				    "failure points, 0 leaks, and the run "
+				    "with no fault failed"),
+			 DEVRES_LOG_WARNING);
+}
+
+static void deferring_probe_fails_the_sweep(void **state)
+{
+	struct devres_sweep_result r;
+
+	(void)state;
+	broken_ret = -EPROBE_DEFER;
+	assert_int_equal(driver_probe_sweep(&broken_drv, &the_dev, &r),
+			 -ECANCELED);
+	assert_int_equal(line_level("probe sweep of broken on sweep.0: FAILED: "
+				    "probe returned -EPROBE_DEFER with no "
+				    "fault injected"),
+			 DEVRES_LOG_WARNING);
+	/* The reproducer reports the deferral as the probe said it. */
+	assert_int_equal(driver_probe_fail_nth(&broken_drv, &the_dev, 0),
+			 -EPROBE_DEFER);
+}
+
+/* With the log on, each run starts with a line of its own. */
+static void runs_marked_in_log(void **state)
+{
+	struct devres_sweep_result r;
+	unsigned int points;
+	char want[160];
+
+	(void)state;
+	points = calls_of_bind(&good_drv, &the_dev);
+	cap.n = 0;
+	devres_set_log(true);
+	assert_int_equal(driver_probe_sweep(&good_drv, &the_dev, &r), 0);
+	devres_set_log(false);
+	assert_in_range(cap.n, (int)points + 1, CAP_LINES);
+	assert_int_equal(r.points, points);
+	snprintf(want, sizeof(want),
+		 "probe sweep of good on sweep.0: ---- run 1: call 1 of the "
+		 "probe fails ----");
+	assert_int_equal(line_level(want), DEVRES_LOG_DEBUG);
+	assert_int_equal(count_prefix("probe sweep of good on sweep.0: ---- "
+				      "run "),
+			 (int)points + 1);
 }
 
 /* Does without an optional buffer when it cannot have it. */
@@ -366,7 +464,7 @@ static void success_with_fault_then_leak_at_unbind(void **state)
 {
 	struct devres_sweep_result r;
 	unsigned int points;
-	char want[128];
+	char want[256];
 
 	(void)state;
 	points = calls_of_bind(&fallback_drv, &the_dev);
@@ -376,8 +474,9 @@ static void success_with_fault_then_leak_at_unbind(void **state)
 	assert_int_equal(r.leaks, 1);
 	snprintf(want, sizeof(want),
 		 "probe sweep of fallback on sweep.0: leak at failure point %u "
-		 "(probe returned 0, then undone)",
-		 points);
+		 "(probe returned 0, then undone); reproduce with "
+		 "driver_probe_fail_nth(<fallback>, <sweep.0>, %u)",
+		 points, points);
 	assert_int_equal(line_level(want), DEVRES_LOG_WARNING);
 	assert_non_null(fallback_node);
 	devres_free(fallback_node);
@@ -442,10 +541,10 @@ static void driver_usable_after(void **state)
 	(void)state;
 	assert_int_equal(driver_probe_sweep(&good_drv, &the_dev, &r), 0);
 	assert_ptr_equal(good_drv.bus, &sweep_bus);
-	assert_int_equal(driver_register(&good_drv), 0);
+	assert_int_equal(t_driver_register(&good_drv), 0);
 	assert_ptr_equal(the_dev.driver, &good_drv);
 	assert_true(device_is_bound(&the_dev));
-	driver_unregister(&good_drv);
+	t_driver_unregister(&good_drv);
 	assert_null(the_dev.driver);
 }
 
@@ -530,8 +629,11 @@ int main(void)
 		T(platform_driver_unregistered),
 		T(driver_usable_after),
 		T(refused),
+		T(broken_probe_fails_the_sweep),
+		T(deferring_probe_fails_the_sweep),
+		T(runs_marked_in_log),
 	};
 #undef T
 
-	return cmocka_run_group_tests(tests, group_setup, group_teardown);
+	return run_tests_tracked(tests, group_setup, group_teardown);
 }

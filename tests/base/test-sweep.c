@@ -176,7 +176,8 @@ static void leak_caught_at_its_point(void **state)
 	assert_int_equal(r.leaks, 1);
 	assert_non_null(leaked_node);
 	assert_int_equal(line_level("sweep: leak at failure point 2 (op "
-				    "returned -12)"),
+				    "returned -ENOMEM); reproduce with "
+				    "devres_fail_nth(2) before the operation"),
 			 DEVRES_LOG_WARNING);
 	snprintf(nodes, sizeof(nodes), "sweep:   nodes: %ld -> %ld (+1)",
 		 l.nodes, l.nodes + 1);
@@ -270,7 +271,9 @@ static void success_with_fault_then_leak(void **state)
 	assert_int_equal(r.points, 2);
 	assert_int_equal(r.leaks, 1);
 	assert_int_equal(line_level("sweep: leak at failure point 2 (op "
-				    "returned 0, then undone)"),
+				    "returned 0, then undone); reproduce "
+				    "with devres_fail_nth(2) before the "
+				    "operation"),
 			 DEVRES_LOG_WARNING);
 	devres_free(fallback_node);
 	fallback_node = NULL;
@@ -301,11 +304,14 @@ static void every_leak_counted_once(void **state)
 	assert_int_equal(r.leaks, 4);
 	assert_int_equal(nkept, 4);
 	for (int p = 2; p <= 4; p++) {
-		char want[96];
+		char want[160];
 
 		snprintf(want, sizeof(want),
-			 "sweep: leak at failure point %d (op returned %d%s)",
-			 p, p == 3 ? 0 : -12, p == 3 ? ", then undone" : "");
+			 "sweep: leak at failure point %d (op returned %s%s); "
+			 "reproduce with devres_fail_nth(%d) before the "
+			 "operation",
+			 p, p == 3 ? "0" : "-ENOMEM",
+			 p == 3 ? ", then undone" : "", p);
 		assert_int_equal(line_level(want), DEVRES_LOG_WARNING);
 	}
 	assert_int_equal(line_level("sweep: leak after the run with no fault "
@@ -441,12 +447,18 @@ static void op_failing_without_fault(void **state)
 
 	(void)state;
 	undos = 0;
-	assert_int_equal(
-		devres_sweep(unsupported, counting_unbind, &the_dev, &r), 0);
+	/* Failing with nothing injected is a failed sweep, not a pass. */
+	assert_int_equal(devres_sweep(unsupported, counting_unbind, &the_dev,
+				      &r),
+			 -ECANCELED);
 	assert_int_equal(r.points, 1);
+	assert_int_equal(r.leaks, 0);
 	assert_int_equal(undos, 0);
-	assert_int_equal(line_level("sweep: op failed (-19) with no fault "
-				    "injected"),
+	assert_int_equal(line_level("sweep: FAILED: op returned -ENODEV with "
+				    "no fault injected"),
+			 DEVRES_LOG_WARNING);
+	assert_int_equal(line_level("sweep: 1 failure points, 0 leaks, and "
+				    "the run with no fault failed"),
 			 DEVRES_LOG_WARNING);
 }
 

@@ -30,6 +30,7 @@
 #include <devres/posix.h>
 #include <devres/irq.h>
 #include <devres/dma.h>
+#include <devres/io.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
@@ -233,6 +234,27 @@ static void dma_release(struct device *dev)
 	devres_release_all(dev);
 }
 
+/* A memfd-backed register window, a region claimed in it and a mapping. */
+#define SEC_WINDOW 0xfe100000u
+
+static void io_calls(struct device *dev)
+{
+	struct resource res = DEFINE_RES_MEM(SEC_WINDOW, 4096);
+	int mfd = memfd_create("sec-cloexec-regs", MFD_CLOEXEC);
+
+	assert_true(mfd >= 0);
+	assert_int_equal(ftruncate(mfd, 4096), 0);
+	assert_int_equal(iomem_window_add(SEC_WINDOW, 4096, mfd, 0, "sec"), 0);
+	close(mfd);
+	assert_false(IS_ERR(devm_ioremap_resource(dev, &res)));
+}
+
+static void io_release(struct device *dev)
+{
+	devres_release_all(dev);
+	assert_int_equal(iomem_window_remove(SEC_WINDOW), 0);
+}
+
 static const struct call calls[] = {
 	{ "devm_kmalloc family", kmalloc_family, NULL },
 	{ "devres node and action", node_and_action, NULL },
@@ -242,7 +264,8 @@ static const struct call calls[] = {
 	{ "posix fds, stream, map, thread", posix_calls, NULL },
 	{ "irq lines and a managed handler", irq_calls, irq_release },
 	{ "dma coherent, pool, streaming", dma_calls, dma_release },
-	/* io, pci: one line each. */
+	{ "io window, region, mapping", io_calls, io_release },
+	/* pci: one line. */
 };
 
 static int open_fds(void)

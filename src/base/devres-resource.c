@@ -1,0 +1,165 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The managed forms of the resource tree's calls: a range requested
+ * through them is given back when the device's resources are released.
+ * Each managed call has its own release function, so that logs and dumps
+ * name the call that made the node.
+ */
+#include <errno.h>
+#include <devres/devres.h>
+#include "resource.h"
+
+struct region_dr {
+	resource_size_t start;
+	resource_size_t n;
+};
+
+static void release_dr(struct resource *root, void *res, const char *func)
+{
+	struct region_dr *r = res;
+
+	/* Given back behind our back: say so once, the node still goes. */
+	if (!devres__release_region(root, r->start, r->n))
+		devres__warn(NULL, func, "region [%#llx-%#llx] is already gone",
+			     (unsigned long long)r->start,
+			     (unsigned long long)(r->start + r->n - 1));
+}
+
+static void devm_region_release(struct device *dev, void *res)
+{
+	(void)dev;
+	release_dr(&ioport_resource, res, "devm_request_region");
+}
+
+static void devm_mem_region_release(struct device *dev, void *res)
+{
+	(void)dev;
+	release_dr(&iomem_resource, res, "devm_request_mem_region");
+}
+
+static int region_match(struct device *dev, void *res, void *data)
+{
+	const struct region_dr *a = res, *b = data;
+
+	(void)dev;
+	return a->start == b->start && a->n == b->n;
+}
+
+static struct resource *request_dr(struct device *dev, dr_release_t release,
+				   const char *call, struct resource *root,
+				   resource_size_t start, resource_size_t n,
+				   const char *name)
+{
+	struct region_dr *dr;
+	struct resource *res;
+
+	if (!devres__dev_ok(dev, call))
+		return NULL;
+	dr = devres_alloc_named(release, sizeof(*dr), GFP_KERNEL, call);
+	if (!dr)
+		return NULL;
+	res = devres__request_region(root, start, n, name, 0);
+	if (!res) {
+		devres_free(dr);
+		return NULL;
+	}
+	dr->start = start;
+	dr->n = n;
+	devres_add(dev, dr);
+	return res;
+}
+
+struct resource *devm_request_region(struct device *dev, resource_size_t start,
+				     resource_size_t n, const char *name)
+{
+	return request_dr(dev, devm_region_release, __func__, &ioport_resource,
+			  start, n, name);
+}
+
+struct resource *devm_request_mem_region(struct device *dev,
+					 resource_size_t start,
+					 resource_size_t n, const char *name)
+{
+	return request_dr(dev, devm_mem_region_release, __func__,
+			  &iomem_resource, start, n, name);
+}
+
+static void release_managed(struct device *dev, dr_release_t release,
+			    resource_size_t start, resource_size_t n,
+			    const char *func)
+{
+	struct region_dr match = { .start = start, .n = n };
+
+	if (!devres__dev_ok(dev, func))
+		return;
+	if (devres_release(dev, release, region_match, &match))
+		devres__warn(dev, func, "no managed region [%#llx-%#llx]",
+			     (unsigned long long)start,
+			     (unsigned long long)(start + n - 1));
+}
+
+void devm_release_region(struct device *dev, resource_size_t start,
+			 resource_size_t n)
+{
+	release_managed(dev, devm_region_release, start, n, __func__);
+}
+
+void devm_release_mem_region(struct device *dev, resource_size_t start,
+			     resource_size_t n)
+{
+	release_managed(dev, devm_mem_region_release, start, n, __func__);
+}
+
+/* A range the caller owns, described in the tree while the device lives. */
+struct resource_dr {
+	struct resource *res;
+};
+
+static void devm_resource_release(struct device *dev, void *res)
+{
+	struct resource_dr *dr = res;
+
+	(void)dev;
+	release_resource(dr->res);
+}
+
+static int resource_match(struct device *dev, void *res, void *data)
+{
+	const struct resource_dr *dr = res;
+
+	(void)dev;
+	return dr->res == data;
+}
+
+int devm_request_resource(struct device *dev, struct resource *root,
+			  struct resource *new_res)
+{
+	struct resource_dr *dr;
+
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
+	if (!root || !new_res) {
+		devres__warn(dev, __func__, "NULL resource");
+		return -EINVAL;
+	}
+	dr = devres_alloc_named(devm_resource_release, sizeof(*dr), GFP_KERNEL,
+				"devm_request_resource");
+	if (!dr)
+		return -ENOMEM;
+	if (request_resource_conflict(root, new_res)) {
+		devres_free(dr);
+		return -EBUSY;
+	}
+	dr->res = new_res;
+	devres_add(dev, dr);
+	return 0;
+}
+
+void devm_release_resource(struct device *dev, struct resource *new_res)
+{
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	if (devres_release(dev, devm_resource_release, resource_match, new_res))
+		devres__warn(dev, __func__, "resource %p is not managed",
+			     (void *)new_res);
+}

@@ -1,0 +1,475 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The resource tree: iomem_resource and ioport_resource, the ranges nested
+ * in them, and the busy regions drivers claim.
+ *
+ * Each level is a singly linked list of siblings sorted by start that never
+ * overlap, every range inside its parent. One mutex guards both trees (the
+ * kernel's resource_lock); no callback runs under it, and nothing else is
+ * taken inside it, so callers may hold their own locks around these calls.
+ */
+#include <errno.h>
+#include <inttypes.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include "resource.h"
+
+static struct resource iomem_root = {
+	.start = 0,
+	.end = ~(resource_size_t)0,
+	.name = "PCI mem",
+	.flags = IORESOURCE_MEM,
+};
+
+static struct resource ioport_root = {
+	.start = 0,
+	.end = 0xffff,
+	.name = "PCI IO",
+	.flags = IORESOURCE_IO,
+};
+
+static pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * A busy region this file allocated; only these are ever freed here, so a
+ * caller's own IORESOURCE_BUSY range put in with request_resource() is
+ * never freed by release_region(). The list is how a release tells them
+ * apart without reading past the end of a caller's struct resource.
+ */
+struct region {
+	struct resource res;
+	struct region *next, *prev;
+	char name[];
+};
+
+static struct region regions = { .next = &regions, .prev = &regions };
+
+struct resource *devres_iomem_resource(void)
+{
+	return &iomem_root;
+}
+
+struct resource *devres_ioport_resource(void)
+{
+	return &ioport_root;
+}
+
+/* The range after @p below @root, depth first; NULL after the last. */
+static struct resource *next_res(const struct resource *root,
+				 const struct resource *p)
+{
+	if (p->child)
+		return p->child;
+	while (!p->sibling && p->parent && p->parent != root)
+		p = p->parent;
+	return p->parent ? p->sibling : NULL;
+}
+
+static bool in_tree(const struct resource *res)
+{
+	const struct resource *p;
+
+	if (!res->parent)
+		return false;
+	for (p = res->parent->child; p; p = p->sibling)
+		if (p == res)
+			return true;
+	return false;
+}
+
+/* Adds @new as a child of @root; NULL, or what is in the way. */
+static struct resource *add_leaf(struct resource *root, struct resource *new)
+{
+	struct resource **pp, *p;
+
+	if (new->end < new->start || new->start < root->start ||
+	    new->end > root->end)
+		return root;
+	for (pp = &root->child; (p = *pp); pp = &p->sibling) {
+		if (p->start > new->end)
+			break;
+		if (p->end >= new->start)
+			return p;
+	}
+	new->sibling = p;
+	new->parent = root;
+	*pp = new;
+	return NULL;
+}
+
+/*
+ * Goes down to the deepest range holding all of @new, then puts @new there
+ * with the siblings it covers as its children. An equal range is covered,
+ * not descended into, so @new goes above it (the kernel's order).
+ */
+static struct resource *insert_locked(struct resource *parent,
+				      struct resource *new)
+{
+	struct resource **pp, *p, *last;
+
+	if (in_tree(new))
+		return new;
+	if (new->end < new->start)
+		return parent;
+	for (;;) {
+		if (new->start < parent->start || new->end > parent->end)
+			return parent;
+		for (pp = &parent->child; (p = *pp) && p->end < new->start;
+		     pp = &p->sibling)
+			;
+		if (!p || p->start > new->end) {
+			new->sibling = p;
+			new->parent = parent;
+			*pp = new;
+			return NULL;
+		}
+		if (p->start > new->start || p->end < new->end ||
+		    (p->start == new->start && p->end == new->end))
+			break;
+		parent = p;
+	}
+	for (last = p;; last = last->sibling) {
+		if (last->start < new->start || last->end > new->end)
+			return last;
+		if (!last->sibling || last->sibling->start > new->end)
+			break;
+	}
+	new->parent = parent;
+	new->child = p;
+	new->sibling = last->sibling;
+	last->sibling = NULL;
+	for (; p; p = p->sibling)
+		p->parent = new;
+	*pp = new;
+	return NULL;
+}
+
+/* Unlinks @old; its children go with it, or take its place. */
+static int unlink_locked(struct resource *old, bool keep_children)
+{
+	struct resource **pp, *c;
+
+	if (!old->parent)
+		return -EINVAL;
+	for (pp = &old->parent->child; *pp && *pp != old; pp = &(*pp)->sibling)
+		;
+	if (!*pp)
+		return -EINVAL;
+	if (keep_children && old->child) {
+		for (c = old->child;; c = c->sibling) {
+			c->parent = old->parent;
+			if (!c->sibling)
+				break;
+		}
+		c->sibling = old->sibling;
+		*pp = old->child;
+		old->child = NULL;
+	} else {
+		*pp = old->sibling;
+	}
+	old->parent = NULL;
+	old->sibling = NULL;
+	return 0;
+}
+
+struct resource *request_resource_conflict(struct resource *root,
+					   struct resource *new_res)
+{
+	struct resource *conflict;
+
+	if (!root || !new_res) {
+		devres__warn(NULL, __func__, "NULL resource");
+		return root;
+	}
+	pthread_mutex_lock(&tree_lock);
+	conflict = in_tree(new_res) ? new_res : add_leaf(root, new_res);
+	pthread_mutex_unlock(&tree_lock);
+	if (conflict == new_res)
+		devres__warn(NULL, __func__, "%s is already in the tree",
+			     new_res->name ? new_res->name : "resource");
+	return conflict;
+}
+
+int request_resource(struct resource *root, struct resource *new_res)
+{
+	if (!root || !new_res) {
+		devres__warn(NULL, __func__, "NULL resource");
+		return -EINVAL;
+	}
+	return request_resource_conflict(root, new_res) ? -EBUSY : 0;
+}
+
+struct resource *insert_resource_conflict(struct resource *parent,
+					  struct resource *new_res)
+{
+	struct resource *conflict;
+
+	if (!parent || !new_res) {
+		devres__warn(NULL, __func__, "NULL resource");
+		return parent;
+	}
+	pthread_mutex_lock(&tree_lock);
+	conflict = insert_locked(parent, new_res);
+	pthread_mutex_unlock(&tree_lock);
+	if (conflict == new_res)
+		devres__warn(NULL, __func__, "%s is already in the tree",
+			     new_res->name ? new_res->name : "resource");
+	return conflict;
+}
+
+int insert_resource(struct resource *parent, struct resource *new_res)
+{
+	if (!parent || !new_res) {
+		devres__warn(NULL, __func__, "NULL resource");
+		return -EINVAL;
+	}
+	return insert_resource_conflict(parent, new_res) ? -EBUSY : 0;
+}
+
+static int unlink_res(struct resource *old, bool keep_children)
+{
+	int ret;
+
+	if (!old)
+		return -EINVAL;
+	pthread_mutex_lock(&tree_lock);
+	ret = unlink_locked(old, keep_children);
+	pthread_mutex_unlock(&tree_lock);
+	return ret;
+}
+
+int release_resource(struct resource *old)
+{
+	return unlink_res(old, false);
+}
+
+int remove_resource(struct resource *old)
+{
+	return unlink_res(old, true);
+}
+
+int remove_resource_unless_busy(struct resource *old)
+{
+	const struct resource *p;
+	int ret;
+
+	if (!old)
+		return -EINVAL;
+	pthread_mutex_lock(&tree_lock);
+	ret = in_tree(old) ? 0 : -EINVAL;
+	if (!ret && (old->flags & IORESOURCE_BUSY))
+		ret = -EBUSY;
+	for (p = old->child; !ret && p; p = next_res(old, p))
+		if (p->flags & IORESOURCE_BUSY)
+			ret = -EBUSY;
+	if (!ret)
+		ret = unlink_locked(old, true);
+	pthread_mutex_unlock(&tree_lock);
+	return ret;
+}
+
+struct resource *devres__request_region(struct resource *parent,
+					resource_size_t start,
+					resource_size_t n, const char *name,
+					unsigned long flags)
+{
+	size_t len = name ? strlen(name) + 1 : 0;
+	struct resource *conflict, *res;
+	struct region *r;
+
+	/* n == 0 at start 0 would otherwise wrap to the whole space. */
+	if (n == 0 || start + n - 1 < start)
+		return NULL;
+	if (devres__should_fail())
+		return NULL;
+	r = calloc(1, sizeof(*r) + len);
+	if (!r)
+		return NULL;
+	res = &r->res;
+	if (name)
+		res->name = memcpy(r->name, name, len);
+	res->start = start;
+	res->end = start + n - 1;
+	res->flags = resource_type(parent) | flags | IORESOURCE_BUSY;
+	pthread_mutex_lock(&tree_lock);
+	for (;;) {
+		conflict = add_leaf(parent, res);
+		if (!conflict)
+			break;
+		/* A range that describes, not claims, may hold the region. */
+		if (conflict == parent || (conflict->flags & IORESOURCE_BUSY)) {
+			pthread_mutex_unlock(&tree_lock);
+			free(r);
+			return NULL;
+		}
+		parent = conflict;
+	}
+	r->next = &regions;
+	r->prev = regions.prev;
+	regions.prev->next = r;
+	regions.prev = r;
+	pthread_mutex_unlock(&tree_lock);
+	devres__ledger_add(DL_REGIONS, 1);
+	return res;
+}
+
+static bool is_region(const struct resource *res)
+{
+	const struct region *r;
+
+	for (r = regions.next; r != &regions; r = r->next)
+		if (&r->res == res)
+			return true;
+	return false;
+}
+
+bool devres__release_region(struct resource *parent, resource_size_t start,
+			    resource_size_t n)
+{
+	resource_size_t end = start + n - 1;
+	struct resource **pp, *p;
+	struct region *r;
+	int saved = errno;
+
+	pthread_mutex_lock(&tree_lock);
+	for (pp = &parent->child; (p = *pp);) {
+		if (p->start > end)
+			break;
+		if (p->start > start || p->end < end) {
+			pp = &p->sibling;
+			continue;
+		}
+		if (!(p->flags & IORESOURCE_BUSY)) {
+			pp = &p->child;
+			continue;
+		}
+		if (p->start != start || p->end != end || !is_region(p))
+			break;
+		/* Whatever was nested in it stays in the tree. */
+		unlink_locked(p, true);
+		r = container_of(p, struct region, res);
+		r->prev->next = r->next;
+		r->next->prev = r->prev;
+		pthread_mutex_unlock(&tree_lock);
+		free(r);
+		devres__ledger_add(DL_REGIONS, -1);
+		errno = saved;
+		return true;
+	}
+	pthread_mutex_unlock(&tree_lock);
+	return false;
+}
+
+struct resource *request_region(resource_size_t start, resource_size_t n,
+				const char *name)
+{
+	return devres__request_region(&ioport_root, start, n, name, 0);
+}
+
+struct resource *request_mem_region(resource_size_t start, resource_size_t n,
+				    const char *name)
+{
+	return devres__request_region(&iomem_root, start, n, name, 0);
+}
+
+struct resource *request_mem_region_exclusive(resource_size_t start,
+					      resource_size_t n,
+					      const char *name)
+{
+	return devres__request_region(&iomem_root, start, n, name,
+				      IORESOURCE_EXCLUSIVE);
+}
+
+static void release_in(struct resource *root, resource_size_t start,
+		       resource_size_t n, const char *func)
+{
+	int saved = errno;
+
+	if (!devres__release_region(root, start, n))
+		devres__warn(NULL, func,
+			     "no busy region [%#llx-%#llx] to release",
+			     (unsigned long long)start,
+			     (unsigned long long)(start + n - 1));
+	errno = saved;
+}
+
+void release_region(resource_size_t start, resource_size_t n)
+{
+	release_in(&ioport_root, start, n, __func__);
+}
+
+void release_mem_region(resource_size_t start, resource_size_t n)
+{
+	release_in(&iomem_root, start, n, __func__);
+}
+
+bool iomem_is_exclusive(uint64_t addr)
+{
+	const struct resource *p;
+	bool ret = false;
+
+	pthread_mutex_lock(&tree_lock);
+	for (p = iomem_root.child; p && !ret; p = next_res(&iomem_root, p))
+		ret = p->start <= addr && addr <= p->end &&
+		      (p->flags & IORESOURCE_BUSY) &&
+		      (p->flags & IORESOURCE_EXCLUSIVE);
+	pthread_mutex_unlock(&tree_lock);
+	return ret;
+}
+
+int resource_dump(const struct resource *root, FILE *f)
+{
+	int width, lines = 0;
+	const struct resource *p, *q;
+
+	if (!root || !f)
+		return -EINVAL;
+	width = root->end < 0x10000 ? 4 : 8;
+	pthread_mutex_lock(&tree_lock);
+	for (p = root->child; p; p = next_res(root, p)) {
+		int depth = 0;
+
+		for (q = p->parent; q && q != root; q = q->parent)
+			depth++;
+		fprintf(f, "%*s%0*" PRIx64 "-%0*" PRIx64 " : %s\n", depth * 2,
+			"", width, p->start, width, p->end,
+			p->name ? p->name : "<BAD>");
+		lines++;
+	}
+	pthread_mutex_unlock(&tree_lock);
+	return lines;
+}
+
+/* Where a device's resource goes; interrupts and the rest stay out. */
+static struct resource *root_of(const struct resource *r)
+{
+	switch (resource_type(r)) {
+	case IORESOURCE_MEM:
+		return r->parent ? r->parent : &iomem_root;
+	case IORESOURCE_IO:
+		return r->parent ? r->parent : &ioport_root;
+	default:
+		return NULL;
+	}
+}
+
+int devres__insert_resources(struct resource *res, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++) {
+		struct resource *p = root_of(&res[i]);
+
+		if (p && insert_resource(p, &res[i])) {
+			devres__remove_resources(res, i);
+			return -EBUSY;
+		}
+	}
+	return 0;
+}
+
+void devres__remove_resources(struct resource *res, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		if (root_of(&res[i]) && res[i].parent)
+			remove_resource(&res[i]);
+}

@@ -1,0 +1,33 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the rest of src/base needs of the resource tree beyond
+ * devres/ioport.h: the platform bus's insertion and removal of a device's
+ * resources, and the region calls with an explicit parent for the managed
+ * forms in devres-resource.c.
+ */
+#ifndef DEVRES_RESOURCE_H
+#define DEVRES_RESOURCE_H
+
+#include <devres/ioport.h>
+#include "subsys.h"
+
+/*
+ * Inserts the MEM and IO resources of @res[0..@n) into their tree (the
+ * resource's preset parent, or the root of its type), as
+ * platform_device_add() does; on a conflict, takes out those it inserted
+ * and returns -EBUSY.
+ */
+HIDDEN int devres__insert_resources(struct resource *res, unsigned int n);
+/* Takes out those of @res[0..@n) that are in a tree; their children stay. */
+HIDDEN void devres__remove_resources(struct resource *res, unsigned int n);
+
+HIDDEN struct resource *devres__request_region(struct resource *parent,
+					       resource_size_t start,
+					       resource_size_t n,
+					       const char *name,
+					       unsigned long flags);
+/* false when there is no busy region [start, start + n) to release. */
+HIDDEN bool devres__release_region(struct resource *parent,
+				   resource_size_t start, resource_size_t n);
+
+#endif /* DEVRES_RESOURCE_H */

@@ -1,0 +1,147 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The managed forms of ioremap: devm_ioremap() and devm_ioremap_wc(),
+ * devm_ioremap_resource() (claim the region, then map it), and the
+ * platform bus's shortcuts to them. Each call has its own release
+ * function, so that logs and dumps name the call that made the node.
+ */
+#include <errno.h>
+#include <stdint.h>
+#include <devres/devres.h>
+#include <devres/io.h>
+#include <devres/platform.h>
+#include "base/subsys.h"
+
+static void devm_ioremap_release(struct device *dev, void *res)
+{
+	(void)dev;
+	iounmap(*(void **)res);
+}
+
+static void devm_ioremap_wc_release(struct device *dev, void *res)
+{
+	(void)dev;
+	iounmap(*(void **)res);
+}
+
+static int map_match(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return *(void **)res == data;
+}
+
+static void *map_dr(struct device *dev, dr_release_t release, const char *call,
+		    void *(*map)(phys_addr_t, size_t), resource_size_t offset,
+		    resource_size_t size)
+{
+	void **ptr, *addr;
+	int err;
+
+	if (!devres__dev_ok(dev, call)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	if (size > SIZE_MAX) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ptr = devres_alloc_named(release, sizeof(*ptr), GFP_KERNEL, call);
+	if (!ptr) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	addr = map(offset, (size_t)size);
+	if (!addr) {
+		err = errno;
+		devres_free(ptr);
+		errno = err;
+		return NULL;
+	}
+	*ptr = addr;
+	devres_add(dev, ptr);
+	return addr;
+}
+
+void *devm_ioremap(struct device *dev, resource_size_t offset,
+		   resource_size_t size)
+{
+	return map_dr(dev, devm_ioremap_release, __func__, ioremap, offset,
+		      size);
+}
+
+void *devm_ioremap_wc(struct device *dev, resource_size_t offset,
+		      resource_size_t size)
+{
+	return map_dr(dev, devm_ioremap_wc_release, __func__, ioremap_wc,
+		      offset, size);
+}
+
+void devm_iounmap(struct device *dev, void *addr)
+{
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	if (devres_release(dev, devm_ioremap_release, map_match, addr) &&
+	    devres_release(dev, devm_ioremap_wc_release, map_match, addr))
+		devres__warn(dev, __func__, "%p is not a managed mapping",
+			     addr);
+}
+
+static void *map_resource(struct device *dev, const struct resource *res,
+			  void *(*map)(struct device *, resource_size_t,
+				       resource_size_t),
+			  const char *func)
+{
+	resource_size_t size;
+	const char *name;
+	void *addr;
+	int err;
+
+	if (!devres__dev_ok(dev, func))
+		return ERR_PTR(-EINVAL);
+	if (!res || resource_type(res) != IORESOURCE_MEM)
+		return ERR_PTR(-EINVAL);
+	size = resource_size(res);
+	name = res->name ? res->name : dev_name(dev);
+	if (!devm_request_mem_region(dev, res->start, size, name))
+		return ERR_PTR(-EBUSY);
+	addr = map(dev, res->start, size);
+	if (!addr) {
+		err = errno;
+		devm_release_mem_region(dev, res->start, size);
+		errno = err;
+		return ERR_PTR(-ENOMEM);
+	}
+	return addr;
+}
+
+void *devm_ioremap_resource(struct device *dev, const struct resource *res)
+{
+	return map_resource(dev, res, devm_ioremap, __func__);
+}
+
+void *devm_ioremap_resource_wc(struct device *dev, const struct resource *res)
+{
+	return map_resource(dev, res, devm_ioremap_wc, __func__);
+}
+
+void *devm_platform_get_and_ioremap_resource(struct platform_device *pdev,
+					     unsigned int index,
+					     struct resource **res)
+{
+	struct resource *r;
+
+	if (!pdev) {
+		devres__warn(NULL, __func__, "NULL device");
+		return ERR_PTR(-EINVAL);
+	}
+	r = platform_get_resource(pdev, IORESOURCE_MEM, index);
+	if (res)
+		*res = r;
+	return devm_ioremap_resource(&pdev->dev, r);
+}
+
+void *devm_platform_ioremap_resource(struct platform_device *pdev,
+				     unsigned int index)
+{
+	return devm_platform_get_and_ioremap_resource(pdev, index, NULL);
+}

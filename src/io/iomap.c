@@ -1,0 +1,293 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Register windows and ioremap: which fd backs which physical range, and
+ * the mappings made through them.
+ *
+ * One mutex guards the list of windows, each window's count of mappings
+ * and the list of mappings. A window is pinned by its count from the
+ * moment a mapping starts until it is unmapped, so the mmap itself runs
+ * without the lock and iomem_window_remove() can never close an fd that a
+ * mapping is being made from. Lock order: this lock, then the resource
+ * tree's (inside remove_resource_unless_busy() and insert_resource()).
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdint.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <devres/io.h>
+#include "base/subsys.h"
+
+struct iomem_window {
+	struct resource res; /* [start, end] in iomem_resource */
+	int fd;
+	off_t offset;
+	unsigned int nmaps; /* live mappings, and those being made */
+	struct iomem_window *next;
+	char name[];
+};
+
+struct iomap {
+	void *addr; /* what the caller got */
+	void *base; /* what mmap() returned */
+	size_t len;
+	struct iomem_window *win;
+	struct iomap *next;
+};
+
+static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct iomem_window *windows;
+static struct iomap *maps;
+
+static struct iomem_window *find_window(phys_addr_t addr)
+{
+	struct iomem_window *w;
+
+	for (w = windows; w; w = w->next)
+		if (w->res.start <= addr && addr <= w->res.end)
+			return w;
+	return NULL;
+}
+
+static bool overlaps_window(phys_addr_t start, phys_addr_t end)
+{
+	const struct iomem_window *w;
+
+	for (w = windows; w; w = w->next)
+		if (w->res.start <= end && start <= w->res.end)
+			return true;
+	return false;
+}
+
+/* What can be checked before anything is acquired. */
+static int check_fd(int fd, off_t offset, resource_size_t size)
+{
+	struct stat st;
+	int flags = fcntl(fd, F_GETFL);
+
+	if (flags < 0)
+		return -errno;
+	if ((flags & O_ACCMODE) != O_RDWR)
+		return -EACCES;
+	if (fstat(fd, &st))
+		return -errno;
+	/* A memfd shorter than the window would fault (SIGBUS) on access. */
+	if (S_ISREG(st.st_mode) &&
+	    (st.st_size < offset || (uint64_t)(st.st_size - offset) < size))
+		return -EINVAL;
+	return 0;
+}
+
+int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
+		     off_t offset, const char *name)
+{
+	struct iomem_window *w;
+	size_t len;
+	int ret;
+
+	if (!size || start + size - 1 < start || offset < 0 || !name ||
+	    size > (uint64_t)INT64_MAX - (uint64_t)offset)
+		return -EINVAL;
+	if (fd < 0)
+		return -EBADF;
+	ret = check_fd(fd, offset, size);
+	if (ret)
+		return ret;
+	if (devres__should_fail())
+		return -ENOMEM;
+	len = strlen(name) + 1;
+	w = calloc(1, sizeof(*w) + len);
+	if (!w)
+		return -ENOMEM;
+	memcpy(w->name, name, len);
+	w->res.start = start;
+	w->res.end = start + size - 1;
+	w->res.name = w->name;
+	w->res.flags = IORESOURCE_MEM;
+	w->offset = offset;
+	if (devres__should_fail()) {
+		free(w);
+		return -EMFILE;
+	}
+	w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (w->fd < 0) {
+		ret = -errno;
+		free(w);
+		return ret;
+	}
+	devres__ledger_add(DL_FDS, 1);
+
+	pthread_mutex_lock(&io_lock);
+	ret = overlaps_window(start, w->res.end) ? -EBUSY : 0;
+	if (!ret)
+		ret = insert_resource(&iomem_resource, &w->res);
+	if (!ret) {
+		w->next = windows;
+		windows = w;
+	}
+	pthread_mutex_unlock(&io_lock);
+	if (ret) {
+		close(w->fd);
+		devres__ledger_add(DL_FDS, -1);
+		free(w);
+	}
+	return ret;
+}
+
+int iomem_window_remove(phys_addr_t start)
+{
+	struct iomem_window **pp, *w;
+	unsigned int nmaps = 0;
+	int ret = -ENOENT;
+	char name[64];
+
+	pthread_mutex_lock(&io_lock);
+	for (pp = &windows; (w = *pp); pp = &w->next)
+		if (w->res.start == start)
+			break;
+	if (w) {
+		/* Copied now: once unlocked, another thread may remove it. */
+		snprintf(name, sizeof(name), "%s", w->name);
+		nmaps = w->nmaps;
+		ret = nmaps ? -EBUSY : remove_resource_unless_busy(&w->res);
+		/* Someone took the range out of the tree: the window goes. */
+		if (ret == -EINVAL)
+			ret = 0;
+		if (!ret)
+			*pp = w->next;
+	}
+	pthread_mutex_unlock(&io_lock);
+	if (ret == -ENOENT) {
+		devres__warn(NULL, __func__, "no window at %#llx",
+			     (unsigned long long)start);
+	} else if (ret) {
+		devres__warn(NULL, __func__, "window %s is in use (%s)", name,
+			     nmaps ? "mapped" : "busy regions");
+	} else {
+		close(w->fd);
+		devres__ledger_add(DL_FDS, -1);
+		free(w);
+	}
+	return ret;
+}
+
+static void unpin(struct iomem_window *w)
+{
+	pthread_mutex_lock(&io_lock);
+	w->nmaps--;
+	pthread_mutex_unlock(&io_lock);
+}
+
+/* Finds and pins the window that holds [phys, phys + size). */
+static struct iomem_window *pin(phys_addr_t phys, size_t size, int *ret_err)
+{
+	struct iomem_window *w;
+
+	pthread_mutex_lock(&io_lock);
+	w = find_window(phys);
+	if (!w) {
+		*ret_err = ENXIO;
+	} else if (phys + size - 1 > w->res.end) {
+		*ret_err = ERANGE;
+		w = NULL;
+	} else {
+		w->nmaps++;
+	}
+	pthread_mutex_unlock(&io_lock);
+	return w;
+}
+
+void *ioremap(phys_addr_t offset, size_t size)
+{
+	size_t page = (size_t)sysconf(_SC_PAGESIZE), delta, len;
+	struct iomem_window *w;
+	struct iomap *m;
+	off_t pos;
+	void *base;
+	int err;
+
+	if (!size || offset + size - 1 < offset || size > SIZE_MAX / 2) {
+		errno = EINVAL;
+		return NULL;
+	}
+	w = pin(offset, size, &err);
+	if (!w) {
+		errno = err;
+		return NULL;
+	}
+	err = ENOMEM;
+	if (devres__should_fail())
+		goto unpin;
+	m = malloc(sizeof(*m));
+	if (!m)
+		goto unpin;
+	pos = w->offset + (off_t)(offset - w->res.start);
+	delta = (size_t)pos % page;
+	len = (delta + size + page - 1) / page * page;
+	if (devres__should_fail()) {
+		free(m);
+		goto unpin;
+	}
+	base = mmap(NULL, len, PROT_READ | PROT_WRITE, MAP_SHARED, w->fd,
+		    pos - (off_t)delta);
+	if (base == MAP_FAILED) {
+		err = errno;
+		free(m);
+		goto unpin;
+	}
+	devres__ledger_add(DL_MAPS, 1);
+	devres__ledger_add(DL_MAP_BYTES, (long)len);
+	m->base = base;
+	m->addr = (char *)base + delta;
+	m->len = len;
+	m->win = w;
+	pthread_mutex_lock(&io_lock);
+	m->next = maps;
+	maps = m;
+	pthread_mutex_unlock(&io_lock);
+	return m->addr;
+
+unpin:
+	unpin(w);
+	errno = err;
+	return NULL;
+}
+
+void *ioremap_wc(phys_addr_t offset, size_t size)
+{
+	return ioremap(offset, size);
+}
+
+void iounmap(volatile void *addr)
+{
+	void *a = (void *)(uintptr_t)addr;
+	struct iomap **pp, *m;
+	int saved = errno;
+
+	if (!a)
+		return;
+	pthread_mutex_lock(&io_lock);
+	for (pp = &maps; (m = *pp); pp = &m->next)
+		if (m->addr == a)
+			break;
+	if (m)
+		*pp = m->next;
+	pthread_mutex_unlock(&io_lock);
+	if (!m) {
+		devres__warn(NULL, __func__, "%p is not a mapping from ioremap",
+			     a);
+		return;
+	}
+	munmap(m->base, m->len);
+	devres__ledger_add(DL_MAPS, -1);
+	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
+	/* Unpinned only once unmapped: the window outlives its mappings. */
+	unpin(m->win);
+	free(m);
+	errno = saved;
+}
