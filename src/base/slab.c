@@ -20,6 +20,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "node.h"
 
 #define BLOCK_SIZE ((size_t)64 << 10)
@@ -51,19 +52,53 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct block *cache;
 static size_t nr_cached;
 
+/*
+ * Blocks come from the kernel BATCH at a time, aligned by trimming one
+ * mapping (aligned_alloc() of 64 KiB at 64 KiB would map twice that per
+ * block), and go back to the cache, or to the kernel beyond CACHE_MAX.
+ */
+#define BATCH 32
+
+static struct block *map_batch(void)
+{
+	size_t len = (BATCH + 1) * BLOCK_SIZE, head, tail;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct block *first = NULL;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	head = (BLOCK_SIZE - ((uintptr_t)p & (BLOCK_SIZE - 1))) &
+	       (BLOCK_SIZE - 1);
+	tail = BLOCK_SIZE - head;
+	if (head)
+		munmap(p, head);
+	munmap(p + head + BATCH * BLOCK_SIZE, tail);
+	for (int i = BATCH - 1; i >= 0; i--) {
+		struct block *b = (struct block *)(p + head + i * BLOCK_SIZE);
+
+		b->next = first;
+		first = b;
+	}
+	return first;
+}
+
 static struct block *block_get(void)
 {
 	struct block *b;
 
 	pthread_mutex_lock(&cache_lock);
+	if (!cache) {
+		cache = map_batch();
+		if (cache)
+			nr_cached += BATCH;
+	}
 	b = cache;
 	if (b) {
 		cache = b->next;
 		nr_cached--;
 	}
 	pthread_mutex_unlock(&cache_lock);
-	if (!b)
-		b = aligned_alloc(BLOCK_SIZE, BLOCK_SIZE);
 	if (b)
 		memset(b, 0, sizeof(*b));
 	return b;
@@ -83,7 +118,7 @@ static void blocks_put(struct block *list)
 	pthread_mutex_unlock(&cache_lock);
 	for (; b; b = next) {
 		next = b->next;
-		free(b);
+		munmap(b, BLOCK_SIZE);
 	}
 }
 
@@ -192,6 +227,7 @@ static void *carve(struct devres__slab *s, size_t cls)
 	if (!b)
 		return NULL;
 	if (set_add(s, b)) {
+		b->next = NULL;
 		blocks_put(b);
 		return NULL;
 	}
