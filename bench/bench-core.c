@@ -402,8 +402,8 @@ static struct spread spread_of(double *v, int n)
  * newest first (malloc: free() in reverse; libdevres and the kernel
  * layout: one release of everything).
  */
-static double round_bulk(enum contender c, struct device *dev,
-			 struct kdev *kd, int n, size_t size)
+static double round_bulk(enum contender c, struct device *dev, struct kdev *kd,
+			 int n, size_t size)
 {
 	double t0 = now_ns();
 
@@ -711,8 +711,8 @@ static void print_results(const struct heap_result *h,
 
 	printf("\ntargets\n");
 	printf("  node bookkeeping <= 16 B: %.2f B %s (kernel layout %.2f B)\n",
-	       h->overhead[C_DEVRES], h->overhead[C_DEVRES] <= 16.0 ? "PASS" :
-									"FAIL",
+	       h->overhead[C_DEVRES],
+	       h->overhead[C_DEVRES] <= 16.0 ? "PASS" : "FAIL",
 	       h->overhead[C_KERNEL]);
 	printf("  group <= 48 B: %.2f B %s (sizeof %zu; kernel layout "
 	       "%.2f B)\n",

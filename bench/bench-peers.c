@@ -149,8 +149,8 @@ enum contender {
 };
 
 static const char *const cname[C_NR] = {
-	"malloc/free",	"libdevres",	"talloc",      "talloc+destructor",
-	"talloc_pool",	"APR pool",	"APR+cleanup", "kernel layout",
+	"malloc/free", "libdevres", "talloc",	   "talloc+destructor",
+	"talloc_pool", "APR pool",  "APR+cleanup", "kernel layout",
 };
 
 /* One round: @n objects of @size bytes, then all of them released. */
@@ -196,8 +196,9 @@ static double bulk(enum contender c, int n, size_t size)
 			void *p = apr_palloc(pool, size);
 
 			if (c == C_APR_CLEANUP)
-				apr_pool_cleanup_register(pool, p, nop_cleanup,
-							  apr_pool_cleanup_null);
+				apr_pool_cleanup_register(
+					pool, p, nop_cleanup,
+					apr_pool_cleanup_null);
 		}
 		apr_pool_destroy(pool);
 		break;
@@ -256,8 +257,8 @@ static void run_bulk(int rounds, FILE *dat)
 				       "%.2fx (%.2f-%.2f)%s |\n",
 				       n, sizes[b], cname[c], s.med, s.q1, s.q3,
 				       q.med, q.q1, q.q3,
-				       c != C_MALLOC && q.med > 1.0 ? " slower" :
-								      "");
+				       c != C_MALLOC && q.med > 1.0 ? " slower"
+								    : "");
 				if (dat)
 					fprintf(dat, "%d %zu %d %.2f %.3f\n", n,
 						sizes[b], c, s.med, q.med);
@@ -267,10 +268,20 @@ static void run_bulk(int rounds, FILE *dat)
 }
 
 /* Individual frees of n objects of 64 B in an order; ns per free. */
-enum order { O_LIFO, O_FIFO, O_RANDOM, O_NR };
+enum order {
+	O_LIFO,
+	O_FIFO,
+	O_RANDOM,
+	O_NR
+};
 static const char *const oname[O_NR] = { "newest first", "oldest first",
 					 "random" };
-enum fcont { F_MALLOC, F_DEVRES, F_TALLOC, F_NR };
+enum fcont {
+	F_MALLOC,
+	F_DEVRES,
+	F_TALLOC,
+	F_NR
+};
 static const char *const fname[F_NR] = { "free", "devm_kfree", "talloc_free" };
 
 static double frees(enum fcont c, enum order o, int n)
@@ -279,9 +290,9 @@ static double frees(enum fcont c, enum order o, int n)
 	double t0;
 
 	for (int i = 0; i < n; i++)
-		ptrs[i] = c == F_MALLOC ? malloc(64) :
-			  c == F_DEVRES ? devm_kmalloc(&dev, 64, GFP_KERNEL) :
-					  talloc_size(ctx, 64);
+		ptrs[i] = c == F_MALLOC	  ? malloc(64)
+			  : c == F_DEVRES ? devm_kmalloc(&dev, 64, GFP_KERNEL)
+					  : talloc_size(ctx, 64);
 	for (int i = 0; i < n; i++)
 		perm[i] = (unsigned int)(o == O_LIFO ? n - 1 - i : i);
 	if (o == O_RANDOM)
@@ -367,7 +378,9 @@ static long rss(void)
 
 static void run_bytes(void)
 {
-	enum { N = 100000 };
+	enum {
+		N = 100000
+	};
 
 	printf("| contender | heap bytes per object | resident bytes per "
 	       "object |\n|---|---|---|\n");

@@ -166,7 +166,8 @@ int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 			   kept, dev->devres_kept);
 	if ((unsigned long)nodes != dev->devres_listed ||
 	    dead != dev->devres_dead)
-		return BAD("%ld nodes listed (%lu dead), %lu counted (%lu dead)",
+		return BAD("%ld nodes listed (%lu dead), %lu counted (%lu "
+			   "dead)",
 			   nodes, dead, dev->devres_listed, dev->devres_dead);
 	if (devres__index_count(dev) >= 0 &&
 	    (long)indexed != devres__index_count(dev))

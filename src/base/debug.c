@@ -44,8 +44,8 @@ static size_t copy_locked(struct device *dev, struct entry *e, size_t cap,
 		e[n - 1].kind = DR_KIND(p);
 		e[n - 1].size = p->size;
 		/* A layer-owned group's label, or a group's id. */
-		e[n - 1].group = dr_is_marker(p) ? marker_to_group(p)->id :
-						   NULL;
+		e[n - 1].group = dr_is_marker(p) ? marker_to_group(p)->id
+						 : NULL;
 	}
 	*ret_markers = markers;
 	return n;

@@ -66,8 +66,8 @@ void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 		return NULL;
 	g->open = (struct devres__node){ .kind = DR_KIND_GROUP_OPEN };
 	/* One marker listed. */
-	g->close = (struct devres__node){ .kind = DR_KIND_GROUP_CLOSE,
-					  .size = 1 };
+	g->close =
+		(struct devres__node){ .kind = DR_KIND_GROUP_CLOSE, .size = 1 };
 	g->id = id ? id : g;
 	id = g->id;
 	l = dr_log_of(&g->open);

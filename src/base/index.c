@@ -95,7 +95,7 @@ static int rebuild(struct device *dev, size_t need)
 
 	while (cap < need * 2)
 		cap *= 2;
-	t = calloc(1, sizeof(*t) + cap * sizeof(t->slot[0]));
+	t = calloc(1, sizeof(*t) + cap * sizeof(struct devres__node *));
 	if (!t)
 		return -ENOMEM;
 	t->cap = cap;

@@ -132,7 +132,7 @@ static int set_add(struct devres__slab *s, struct block *b)
 {
 	if ((s->nr_blocks + 1) * 2 > s->set_cap) {
 		size_t cap = s->set_cap ? s->set_cap * 2 : 16;
-		struct block **set = calloc(cap, sizeof(*set));
+		struct block **set = calloc(cap, sizeof(struct block *));
 
 		if (!set)
 			return -1;
@@ -150,7 +150,8 @@ static int set_add(struct devres__slab *s, struct block *b)
 		s->set = set;
 		s->set_cap = cap;
 	}
-	for (size_t j = set_hash(b, s->set_cap);; j = (j + 1) & (s->set_cap - 1))
+	for (size_t j = set_hash(b, s->set_cap);;
+	     j = (j + 1) & (s->set_cap - 1))
 		if (!s->set[j]) {
 			s->set[j] = b;
 			return 0;

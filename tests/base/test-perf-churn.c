@@ -36,7 +36,9 @@ static long rss_kib(void)
 static void test_churn_rss_is_flat(void **state)
 {
 	struct device *dev = *state;
-	enum { LIVE = 512 };
+	enum {
+		LIVE = 512
+	};
 	static const size_t sizes[] = { 8, 24, 64, 100, 256, 300, 1000 };
 	const char *env = getenv("PERF_CHURN_PAIRS");
 	long pairs = env ? atol(env) : 10000000L, warm = pairs / 10;
@@ -48,7 +50,8 @@ static void test_churn_rss_is_flat(void **state)
 		keep[i] = devm_kmalloc(dev, sizes[i % 7], GFP_KERNEL);
 		assert_non_null(keep[i]);
 		if (i % 64 == 0)
-			assert_non_null(devres_open_group(dev, NULL, GFP_KERNEL));
+			assert_non_null(
+				devres_open_group(dev, NULL, GFP_KERNEL));
 	}
 	for (long r = 0; r < pairs; r++) {
 		int i = (int)(rand_r(&seed) % LIVE);

@@ -45,7 +45,9 @@ static long live_nodes(void)
 static void test_kfree_any_order(void **state)
 {
 	struct device *dev = *state;
-	enum { N = 3000 };
+	enum {
+		N = 3000
+	};
 	char **p = calloc(N, sizeof(*p));
 
 	assert_non_null(p);
@@ -108,7 +110,9 @@ static void test_duplicate_actions_newest_first(void **state)
 static void test_release_action_any_order(void **state)
 {
 	struct device *dev = *state;
-	enum { N = 500 };
+	enum {
+		N = 500
+	};
 
 	nacted = 0;
 	for (int i = 0; i < N; i++)
@@ -118,8 +122,8 @@ static void test_release_action_any_order(void **state)
 		errno = 1234;
 		devm_release_action(dev, act, (void *)(intptr_t)i);
 		assert_int_equal(errno, 1234);
-		assert_false(devm_is_action_added(dev, act,
-						  (void *)(intptr_t)i));
+		assert_false(
+			devm_is_action_added(dev, act, (void *)(intptr_t)i));
 	}
 	assert_int_equal(nacted, N - 1);
 	assert_int_equal(devres_check(dev), 0);
@@ -229,7 +233,10 @@ static void test_removed_group_straddling_a_release(void **state)
 static void test_churn_is_bounded(void **state)
 {
 	struct device *dev = *state;
-	enum { LIVE = 100, ROUNDS = 200000 };
+	enum {
+		LIVE = 100,
+		ROUNDS = 200000
+	};
 	void *keep[LIVE];
 	unsigned int seed = 1;
 
@@ -265,7 +272,9 @@ static double now(void)
 static void test_fifo_costs_about_lifo(void **state)
 {
 	struct device *dev = *state;
-	enum { N = 20000 };
+	enum {
+		N = 20000
+	};
 	void **p = calloc(N, sizeof(*p));
 	double best = 1e9;
 
