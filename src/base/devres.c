@@ -109,6 +109,7 @@ struct devres__node *devres__compact_locked(struct device *dev)
 		dev->devres_listed--;
 		dev->devres_dead--;
 		if (dr_slab(n)) {
+			devres__slab_unlisted(dev);
 			devres__slab_free(dev, dev->devres_slab, n);
 			continue;
 		}
@@ -462,12 +463,17 @@ int devres_release_all(struct device *dev)
 {
 	struct devres__node *list;
 	struct devres__slab *slab;
+	unsigned long live, bytes;
+	bool walk;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -ENODEV;
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
 	devres__assert_list_locked(dev, __func__);
+	/* Only slab nodes, nothing kept, nothing to log: no walk at all. */
+	walk = dev->devres_kept || devres__logging() ||
+	       !devres__slab_only(dev, &live, &bytes);
 	list = list_head(dev);
 	dev->devres_head = NULL;
 	dev->devres_listed = 0;
@@ -478,5 +484,11 @@ int devres_release_all(struct device *dev)
 	if (dev->devres_kept)
 		keep_owned(dev, &list);
 	unlock_dev(dev);
-	return devres__release_nodes(dev, list, slab, true);
+	if (walk)
+		return devres__release_nodes(dev, list, slab, true);
+	devres__ledger_add(DL_NODES, -(long)live);
+	devres__ledger_add(DL_NODE_BYTES, -(long)bytes);
+	if (slab)
+		devres__release_nodes(dev, NULL, slab, true);
+	return (int)live;
 }

@@ -215,6 +215,8 @@ static struct devres__node *take_range(struct device *dev,
 		*todo_tail = n;
 		todo_tail = &n->next;
 		dev->devres_listed--;
+		if (dr_slab(n))
+			devres__slab_unlisted(dev);
 		if (dr_dead(n)) {
 			dev->devres_dead--;
 			continue;

@@ -161,6 +161,8 @@ static bool resize_locked(struct device *dev, struct devres__node *n,
 		return false;
 	if (zero && new_size > old)
 		memset((char *)node_data(n) + old, 0, new_size - old);
+	if (dr_slab(n))
+		devres__slab_resized(dev, old, new_size);
 	n->size = (uint32_t)new_size;
 	devres__ledger_add(DL_NODE_BYTES, (long)new_size - (long)old);
 	return true;
@@ -241,6 +243,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 			/* Its slot goes back now, under the lock. */
 			devres__ledger_add(DL_NODES, -1);
 			devres__ledger_add(DL_NODE_BYTES, -(long)old->size);
+			devres__slab_unlisted(dev);
 			devres__slab_free(dev, dev->devres_slab, old);
 			old = NULL;
 			slab_old = true;

@@ -50,6 +50,7 @@ static int membarrier(int cmd)
 	return (int)syscall(SYS_membarrier, cmd, 0, 0);
 }
 
+#ifndef DR_NO_BIAS
 /* Registered by the process (a child of fork() registers again). */
 static int bias_ok(void)
 {
@@ -63,6 +64,7 @@ static int bias_ok(void)
 	__atomic_store_n(&registered, pid, __ATOMIC_RELEASE);
 	return 1;
 }
+#endif
 
 static void revoke_bias(struct device *dev)
 {

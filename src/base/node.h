@@ -209,6 +209,10 @@ HIDDEN struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
 HIDDEN struct devres__node *devres__slab_find(struct device *dev,
 					      const void *p);
 HIDDEN void devres__slab_forget(struct device *dev, struct devres__node *n);
+HIDDEN void devres__slab_unlisted(struct device *dev);
+HIDDEN void devres__slab_resized(struct device *dev, size_t old, size_t size);
+HIDDEN bool devres__slab_only(struct device *dev, unsigned long *ret_live,
+			      unsigned long *ret_bytes);
 HIDDEN size_t devres__slab_room(const struct devres__node *n);
 HIDDEN void devres__slab_free(struct device *dev, struct devres__slab *s,
 			      struct devres__node *n);

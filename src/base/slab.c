@@ -42,6 +42,9 @@ struct devres__slab {
 	char *bump, *end;     /* the current block's free tail */
 	void *free[NR_CLASSES];
 	size_t nr_blocks;
+	unsigned long listed; /* slab nodes on the list, dead ones too */
+	unsigned long live;   /* and of them alive, with their bytes */
+	unsigned long live_bytes;
 	size_t set_cap; /* the set of blocks, open addressing, power of 2 */
 	struct block **set;
 	int refs; /* the device, and each detached chain with slab nodes */
@@ -222,6 +225,8 @@ static void *carve(struct devres__slab *s, size_t cls)
 	if (likely(s->bump && (size_t)(s->end - s->bump) >= len)) {
 		p = s->bump;
 		s->bump += len;
+		/* The next slots are written soon: ask for their lines now. */
+		__builtin_prefetch(s->bump + 4 * len, 1);
 		return p;
 	}
 	b = block_get();
@@ -261,6 +266,9 @@ struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
 	if (zero)
 		memset(node_data(n), 0, size);
 	mark(n, true);
+	s->listed++;
+	s->live++;
+	s->live_bytes += size;
 	devres__ledger_add(DL_NODES, 1);
 	devres__ledger_add(DL_NODE_BYTES, (long)size);
 	return n;
@@ -287,8 +295,46 @@ struct devres__node *devres__slab_find(struct device *dev, const void *p)
 
 void devres__slab_forget(struct device *dev, struct devres__node *n)
 {
+	struct devres__slab *s = dev->devres_slab;
+
 	assert_locked(dev, __func__);
 	mark(n, false);
+	s->live--;
+	s->live_bytes -= n->size;
+}
+
+void devres__slab_resized(struct device *dev, size_t old, size_t size)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	assert_locked(dev, __func__);
+	s->live_bytes += size - old;
+}
+
+void devres__slab_unlisted(struct device *dev)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	assert_locked(dev, __func__);
+	s->listed--;
+}
+
+/*
+ * When every listed node is a slab node, nothing on the list has a release
+ * to run: devres_release_all() need not walk it (unless ADD/REM/REL lines
+ * are wanted). Returns how many live ones it held, for the ledger.
+ */
+bool devres__slab_only(struct device *dev, unsigned long *ret_live,
+		       unsigned long *ret_bytes)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	assert_locked(dev, __func__);
+	if (!s || s->listed != dev->devres_listed)
+		return false;
+	*ret_live = s->live;
+	*ret_bytes = s->live_bytes;
+	return true;
 }
 
 size_t devres__slab_room(const struct devres__node *n)
