@@ -55,6 +55,22 @@ static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct block *cache;
 static size_t nr_cached;
 
+/* A child of fork() must find the cache's lock free. */
+static void cache_lock_take(void)
+{
+	pthread_mutex_lock(&cache_lock);
+}
+
+static void cache_lock_drop(void)
+{
+	pthread_mutex_unlock(&cache_lock);
+}
+
+__attribute__((constructor)) static void cache_atfork(void)
+{
+	pthread_atfork(cache_lock_take, cache_lock_drop, cache_lock_drop);
+}
+
 /*
  * Blocks come from the kernel BATCH at a time, aligned by trimming one
  * mapping (aligned_alloc() of 64 KiB at 64 KiB would map twice that per
