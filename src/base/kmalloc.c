@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "node.h"
+#include "slab.h"
 
 #define MAX_PAGE_ORDER 20
 
@@ -55,7 +55,9 @@ static void *kmalloc_small(struct device *dev, size_t size, bool zero,
 		return NULL;
 	if (!lock_dev(dev, func))
 		return NULL;
-	n = devres__slab_alloc(dev, size, zero);
+	n = slab_alloc_fast(dev, size, zero);
+	if (unlikely(!n))
+		n = devres__slab_alloc(dev, size, zero);
 	if (unlikely(!n)) {
 		unlock_dev(dev);
 		return NULL;

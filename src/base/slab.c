@@ -21,34 +21,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
-#include "node.h"
-
-#define BLOCK_SIZE ((size_t)64 << 10)
-#define GRANULE 16
-#define NR_GRANULES (BLOCK_SIZE / GRANULE)
-#define HEAD_SIZE 1024 /* the block's header, in front of its slots */
-#define NR_CLASSES (DR_SLAB_MAX / GRANULE + 2)
-#define CACHE_MAX 1024 /* blocks kept warm for the next device: 64 MiB */
-
-struct block {
-	struct block *next;
-	uint64_t live[NR_GRANULES / 64];
-};
-
-_Static_assert(sizeof(struct block) <= HEAD_SIZE, "block header too big");
-
-struct devres__slab {
-	struct block *blocks; /* every block, the current one first */
-	char *bump, *end;     /* the current block's free tail */
-	void *free[NR_CLASSES];
-	size_t nr_blocks;
-	unsigned long listed; /* slab nodes on the list, dead ones too */
-	unsigned long live;   /* and of them alive, with their bytes */
-	unsigned long live_bytes;
-	size_t set_cap; /* the set of blocks, open addressing, power of 2 */
-	struct block **set;
-	int refs; /* the device, and each detached chain with slab nodes */
-};
+#include "slab.h"
 
 /* Blocks cached between devices (and rounds): a process-wide stack. */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -186,32 +159,6 @@ static bool set_has(const struct devres__slab *s, const struct block *b)
 		if (s->set[j] == b)
 			return true;
 	return false;
-}
-
-static size_t class_of(size_t size)
-{
-	return (size + GRANULE - 1) / GRANULE + 1;
-}
-
-static struct block *block_of(const void *p)
-{
-	return (struct block *)((uintptr_t)p & ~(uintptr_t)(BLOCK_SIZE - 1));
-}
-
-static size_t granule_of(const struct devres__node *n)
-{
-	return ((uintptr_t)n & (BLOCK_SIZE - 1)) / GRANULE;
-}
-
-static void mark(struct devres__node *n, bool live)
-{
-	struct block *b = block_of(n);
-	size_t g = granule_of(n);
-
-	if (live)
-		b->live[g / 64] |= 1ull << (g % 64);
-	else
-		b->live[g / 64] &= ~(1ull << (g % 64));
 }
 
 static struct devres__slab *slab_of(struct device *dev)
