@@ -302,6 +302,28 @@ static void test_fifo_costs_about_lifo(void **state)
 	expect_stats(dev, 0, 0);
 }
 
+/*
+ * Everything freed one by one, so that the list empties without a
+ * devres_release_all(): the device's index and blocks must still go with
+ * the device (LeakSanitizer and valgrind check it).
+ */
+static void test_emptied_device_frees_its_state(void **state)
+{
+	struct device *d = heap_dev(NULL, "emptied");
+	void *p[65];
+
+	(void)state;
+	assert_non_null(d);
+	/* 65 dead out of 65 listed: the last free compacts them all. */
+	for (int i = 0; i < 65; i++)
+		p[i] = devm_kmalloc(d, i % 2 ? 1000 : 40, GFP_KERNEL);
+	for (int i = 0; i < 65; i++)
+		devm_kfree(d, p[i]);
+	assert_int_equal(devres_check(d), 0);
+	assert_null(d->devres_head);
+	put_device(d);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -323,6 +345,7 @@ int main(void)
 						dev_setup, dev_teardown),
 		cmocka_unit_test_setup_teardown(test_fifo_costs_about_lifo,
 						dev_setup, dev_teardown),
+		cmocka_unit_test(test_emptied_device_frees_its_state),
 	};
 
 	/* One line per WARN: the tests count them. */
