@@ -5,6 +5,8 @@ PKGS := cmake ninja-build gcc g++ clang clang-format clang-tidy pkg-config \
 	valgrind libcmocka-dev libclang-rt-14-dev python3 man-db groff-base dpkg liburcu-dev
 # What `make bench` needs beyond PKGS: the peers and the plotter.
 BENCH_PKGS := libtalloc-dev libapr1-dev gnuplot-nox
+# PCI: lspci -n to compare lspci-lite with; umockdev for the default /sys path.
+PKGS += pciutils umockdev libumockdev-dev
 SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all demo check deps format format-check tidy build-% test-% clean \
@@ -78,6 +80,7 @@ check: deps
 
 # libFuzzer over the model interpreter (fuzz/), built with clang on its own.
 SECONDS ?= 60
+PCI_SECONDS ?= 20
 fuzz: deps
 	cmake -S fuzz -B build/fuzz -G Ninja -DCMAKE_C_COMPILER=clang >/dev/null
 	cmake --build build/fuzz
@@ -88,6 +91,13 @@ fuzz: deps
 		{ tail -n 60 build/fuzz/fuzz.log; exit 1; }
 	@grep -E '^(Done|stat::(number_of_executed_units|average_exec_per_sec|new_units_added))' \
 		build/fuzz/fuzz.log
+	mkdir -p build/fuzz/corpus-pci
+	./build/fuzz/fuzz-pci -max_total_time=$(PCI_SECONDS) -max_len=4096 \
+		-print_final_stats=1 -artifact_prefix=build/fuzz/pci- \
+		build/fuzz/corpus-pci fuzz/corpus-pci >build/fuzz/fuzz-pci.log 2>&1 || \
+		{ tail -n 60 build/fuzz/fuzz-pci.log; exit 1; }
+	@grep -E '^(Done|stat::(number_of_executed_units|average_exec_per_sec))' \
+		build/fuzz/fuzz-pci.log
 
 # 60 seconds of fuzzing when the libFuzzer runtime (libclang-rt-14-dev) exists.
 fuzz-check:

@@ -113,7 +113,7 @@ static bool has_live_locked(struct bus_private *bp)
 	return false;
 }
 
-void bus_unregister(const struct bus_type *bus)
+static void unregister_bus(const struct bus_type *bus)
 {
 	struct bus_private *bp, **pp;
 	const char *why = NULL;
@@ -133,12 +133,21 @@ void bus_unregister(const struct bus_type *bus)
 	}
 	dm_unlock();
 	if (why) {
-		devres__warn(NULL, __func__, "%s: %s",
+		devres__warn(NULL, "bus_unregister", "%s: %s",
 			     bus && bus->name ? bus->name : "(null)", why);
 		return;
 	}
 	/* A walk or a detach still using it frees it when it lets go. */
 	devres__bus_put(bp);
+}
+
+/* Callbacks run from here may change errno; the caller's is given back. */
+void bus_unregister(const struct bus_type *bus)
+{
+	int err = errno;
+
+	unregister_bus(bus);
+	errno = err;
 }
 
 void devres__bus_put(struct bus_private *bp)

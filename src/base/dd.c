@@ -355,9 +355,18 @@ static void retry_if_wanted(void)
 		retry_deferred();
 }
 
-void driver_deferred_probe_trigger(void)
+static void trigger_all(void)
 {
 	retry_deferred();
+}
+
+/* Callbacks run from here may change errno; the caller's is given back. */
+void driver_deferred_probe_trigger(void)
+{
+	int err = errno;
+
+	trigger_all();
+	errno = err;
 }
 
 void devres__driver_attach(struct device_driver *drv)

@@ -98,18 +98,18 @@ static struct device *held_bound_dev_locked(struct driver_private *drvp)
 	return NULL;
 }
 
-void driver_unregister(struct device_driver *drv)
+static void unregister_driver(struct device_driver *drv)
 {
 	struct driver_private *drvp;
 	struct device *held = NULL;
 	struct bus_private *bp;
 
 	if (!drv) {
-		devres__warn(NULL, __func__, "NULL driver");
+		devres__warn(NULL, "driver_unregister", "NULL driver");
 		return;
 	}
 	if (devres__in_callback_of(drv)) {
-		devres__warn(NULL, __func__,
+		devres__warn(NULL, "driver_unregister",
 			     "%s: called from the driver's own probe or remove",
 			     drv->name ? drv->name : "(null)");
 		return;
@@ -135,11 +135,12 @@ void driver_unregister(struct device_driver *drv)
 	}
 	dm_unlock();
 	if (held) {
-		devres__refuse_in_devres_cb(held, __func__);
+		devres__refuse_in_devres_cb(held, "driver_unregister");
 		return;
 	}
 	if (!drvp) {
-		devres__warn(NULL, __func__, "%s: driver is not registered",
+		devres__warn(NULL, "driver_unregister",
+			     "%s: driver is not registered",
 			     drv->name ? drv->name : "(null)");
 		return;
 	}
@@ -151,4 +152,13 @@ void driver_unregister(struct device_driver *drv)
 	dm_unlock();
 	free(drvp);
 	devres__bus_put(bp);
+}
+
+/* Callbacks run from here may change errno; the caller's is given back. */
+void driver_unregister(struct device_driver *drv)
+{
+	int err = errno;
+
+	unregister_driver(drv);
+	errno = err;
 }

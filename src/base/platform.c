@@ -196,12 +196,21 @@ fail:
 	return ret;
 }
 
-void platform_device_del(struct platform_device *pdev)
+static void pdev_del(struct platform_device *pdev)
 {
 	if (!pdev)
 		return;
 	device_del(&pdev->dev);
 	devres__remove_resources(pdev->resource, pdev->num_resources);
+}
+
+/* Callbacks run from here may change errno; the caller's is given back. */
+void platform_device_del(struct platform_device *pdev)
+{
+	int err = errno;
+
+	pdev_del(pdev);
+	errno = err;
 }
 
 void platform_device_put(struct platform_device *pdev)
@@ -226,13 +235,23 @@ int platform_device_register(struct platform_device *pdev)
 	return platform_device_add(pdev);
 }
 
-void platform_device_unregister(struct platform_device *pdev)
+static void pdev_unregister(struct platform_device *pdev)
 {
 	/* Refused as a whole: the put alone would drop a reference. */
-	if (pdev && !devres__may_delete(&pdev->dev, __func__))
+	if (pdev && !devres__may_delete(&pdev->dev, "platform_device_"
+						    "unregister"))
 		return;
 	platform_device_del(pdev);
 	platform_device_put(pdev);
+}
+
+/* Callbacks run from here may change errno; the caller's is given back. */
+void platform_device_unregister(struct platform_device *pdev)
+{
+	int err = errno;
+
+	pdev_unregister(pdev);
+	errno = err;
 }
 
 struct platform_device *
@@ -270,13 +289,22 @@ int platform_driver_register(struct platform_driver *drv)
 	return driver_register(&drv->driver);
 }
 
-void platform_driver_unregister(struct platform_driver *drv)
+static void pdrv_unregister(struct platform_driver *drv)
 {
 	if (!drv) {
-		devres__warn(NULL, __func__, "NULL driver");
+		devres__warn(NULL, "platform_driver_unregister", "NULL driver");
 		return;
 	}
 	driver_unregister(&drv->driver);
+}
+
+/* Callbacks run from here may change errno; the caller's is given back. */
+void platform_driver_unregister(struct platform_driver *drv)
+{
+	int err = errno;
+
+	pdrv_unregister(drv);
+	errno = err;
 }
 
 struct resource *platform_get_resource(struct platform_device *pdev,

@@ -22,6 +22,7 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
+#include <devres/platform.h>
 #include "testlib.h"
 
 /* What the caller's failed call left in errno. */
@@ -203,11 +204,62 @@ static void test_driver_model_paths(void **state)
 	assert_true(device_is_bound(dev));
 	KEEPS_ERRNO(device_release_driver(dev));
 	assert_int_equal(device_attach(dev), 1);
+	KEEPS_ERRNO(driver_unregister(&edrv));
+	assert_int_equal(driver_register(&edrv), 0);
+	assert_true(device_is_bound(dev));
 	add_clobber(dev);
 	KEEPS_ERRNO(device_del(dev));
 	add_clobber(dev);
 	KEEPS_ERRNO(put_device(dev));
 	driver_unregister(&edrv);
+}
+
+/* The platform bus's void calls, with a probe and remove that clobber. */
+static int clobber_pprobe(struct platform_device *pdev)
+{
+	return clobber_probe(&pdev->dev);
+}
+
+static void clobber_premove(struct platform_device *pdev)
+{
+	clobber_remove(&pdev->dev);
+}
+
+static struct platform_driver epdrv = {
+	.driver = { .name = "errno-pdrv" },
+	.probe = clobber_pprobe,
+	.remove = clobber_premove,
+};
+
+static void test_platform_and_bus_paths(void **state)
+{
+	static const struct bus_type lone = { .name = "errno-lone" };
+	struct platform_device *pdev;
+
+	(void)state;
+	assert_int_equal(platform_driver_register(&epdrv), 0);
+	pdev = platform_device_register_simple("errno-pdrv", 0, NULL, 0);
+	assert_false(IS_ERR_OR_NULL(pdev));
+	assert_non_null(pdev->dev.driver);
+	KEEPS_ERRNO(platform_driver_unregister(&epdrv));
+	assert_int_equal(platform_driver_register(&epdrv), 0);
+	assert_non_null(pdev->dev.driver);
+	get_device(&pdev->dev);
+	KEEPS_ERRNO(platform_device_del(pdev));
+	platform_device_put(pdev);
+	pdev = platform_device_register_simple("errno-pdrv", 1, NULL, 0);
+	assert_false(IS_ERR_OR_NULL(pdev));
+	KEEPS_ERRNO(platform_device_unregister(pdev));
+	platform_driver_unregister(&epdrv);
+
+	/* No callback runs here; errno stays all the same. */
+	assert_int_equal(bus_register(&lone), 0);
+	errno = SENTINEL;
+	bus_unregister(&lone);
+	assert_int_equal(errno, SENTINEL);
+	errno = SENTINEL;
+	driver_deferred_probe_trigger();
+	assert_int_equal(errno, SENTINEL);
 }
 
 static int teardown(void **state)
@@ -224,6 +276,7 @@ int main(void)
 		T(test_release_paths),
 		T(test_void_functions_with_a_clobbering_sink),
 		T(test_driver_model_paths),
+		T(test_platform_and_bus_paths),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

@@ -31,6 +31,8 @@
 #include <devres/irq.h>
 #include <devres/dma.h>
 #include <devres/io.h>
+#include <devres/pci.h>
+#include <devres/pci_fake.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/timerfd.h>
@@ -255,6 +257,63 @@ static void io_release(struct device *dev)
 	assert_int_equal(iomem_window_remove(SEC_WINDOW), 0);
 }
 
+/* A fake sysfs tree scanned, and a PCI driver enabling and mapping a BAR. */
+static struct pci_fake *pci_tree;
+static int pci_probed;
+
+static int sec_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	uint32_t v;
+	int ret;
+
+	(void)id;
+	ret = pcim_enable_device(pdev);
+	if (!ret)
+		ret = pcim_iomap_regions(pdev, 1, "sec-cloexec");
+	if (!ret)
+		ret = pci_read_config_dword(pdev, 0, &v);
+	pci_probed = !ret;
+	return ret;
+}
+
+static const struct pci_device_id sec_pci_ids[] = {
+	{ PCI_DEVICE(0x1234, 0x5678) },
+	{ 0 },
+};
+
+static struct pci_driver sec_pci_driver = {
+	.name = "sec-cloexec",
+	.id_table = sec_pci_ids,
+	.probe = sec_pci_probe,
+};
+
+static void pci_calls(struct device *dev)
+{
+	struct pci_fake_dev d = { .name = "0000:00:05.0",
+				  .vendor = 0x1234,
+				  .device = 0x5678 };
+
+	(void)dev;
+	d.bar_size[0] = 4096;
+	d.bar_flags[0] = IORESOURCE_MEM;
+	pci_tree = pci_fake_create();
+	assert_non_null(pci_tree);
+	assert_int_equal(pci_fake_add(pci_tree, &d), 0);
+	assert_int_equal(pci_sysfs_set_root(pci_fake_root(pci_tree)), 0);
+	assert_int_equal(pci_bus_scan(), 1);
+	assert_int_equal(pci_register_driver(&sec_pci_driver), 0);
+	assert_true(pci_probed);
+}
+
+static void pci_release(struct device *dev)
+{
+	(void)dev;
+	pci_unregister_driver(&sec_pci_driver);
+	pci_bus_remove_all();
+	assert_int_equal(pci_sysfs_set_root("/sys"), 0);
+	pci_fake_destroy(pci_tree);
+}
+
 static const struct call calls[] = {
 	{ "devm_kmalloc family", kmalloc_family, NULL },
 	{ "devres node and action", node_and_action, NULL },
@@ -265,7 +324,7 @@ static const struct call calls[] = {
 	{ "irq lines and a managed handler", irq_calls, irq_release },
 	{ "dma coherent, pool, streaming", dma_calls, dma_release },
 	{ "io window, region, mapping", io_calls, io_release },
-	/* pci: one line. */
+	{ "pci scan, enable, iomap, config", pci_calls, pci_release },
 };
 
 static int open_fds(void)

@@ -1,0 +1,809 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * PCI devices over sysfs: a bus scan of <root>/bus/pci/devices, drivers
+ * matched by id tables, config space through the `config` file, and the
+ * managed pcim_* interface (enable, regions, mapped BARs).
+ *
+ * The sysfs root is /sys unless DEVRES_SYSFS_ROOT or pci_sysfs_set_root()
+ * says otherwise; every file is opened beneath it and never outside it.
+ * Only pcim_* calls are managed; pci_* calls are not (the kernel's old
+ * "sometimes managed" pci_* calls are not reproduced).
+ */
+#ifndef DEVRES_PCI_H
+#define DEVRES_PCI_H
+
+#include <errno.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <devres/types.h>
+#include <devres/device.h>
+#include <devres/driver.h>
+#include <devres/ioport.h>
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* The kernel's `class` members are spelled `class_` in C++. */
+#ifdef __cplusplus
+#define DEVRES_PCI_CLASS class_
+#else
+#define DEVRES_PCI_CLASS class
+#endif
+
+#define PCI_ANY_ID (~0u)
+
+/* Resources of a device, in the order of the sysfs `resource` file. */
+#define PCI_STD_NUM_BARS 6
+#define PCI_ROM_RESOURCE 6
+#define PCI_NUM_RESOURCES 17
+#define DEVICE_COUNT_RESOURCE PCI_NUM_RESOURCES
+
+/* Flags of a BAR beyond the resource type (as the kernel's). */
+#define IORESOURCE_PREFETCH 0x00002000ul
+#define IORESOURCE_READONLY 0x00004000ul
+#define IORESOURCE_MEM_64 0x00100000ul
+
+#define PCI_DEVFN(slot, func) ((((slot)&0x1f) << 3) | ((func)&0x07))
+#define PCI_SLOT(devfn) (((devfn) >> 3) & 0x1f)
+#define PCI_FUNC(devfn) ((devfn)&0x07)
+
+/* Config space: sizes, registers and bits a driver commonly uses. */
+#define PCI_CFG_SPACE_SIZE 256
+#define PCI_CFG_SPACE_EXP_SIZE 4096
+#define PCI_VENDOR_ID 0x00
+#define PCI_DEVICE_ID 0x02
+#define PCI_COMMAND 0x04
+#define PCI_COMMAND_IO 0x0001
+#define PCI_COMMAND_MEMORY 0x0002
+#define PCI_COMMAND_MASTER 0x0004
+#define PCI_COMMAND_INTX_DISABLE 0x0400
+#define PCI_STATUS 0x06
+#define PCI_STATUS_CAP_LIST 0x0010
+#define PCI_CLASS_REVISION 0x08
+#define PCI_REVISION_ID 0x08
+#define PCI_CLASS_PROG 0x09
+#define PCI_CLASS_DEVICE 0x0a
+#define PCI_HEADER_TYPE 0x0e
+#define PCI_HEADER_TYPE_MASK 0x7f
+#define PCI_HEADER_TYPE_NORMAL 0
+#define PCI_HEADER_TYPE_BRIDGE 1
+#define PCI_HEADER_TYPE_CARDBUS 2
+#define PCI_BASE_ADDRESS_0 0x10
+#define PCI_SUBSYSTEM_VENDOR_ID 0x2c
+#define PCI_SUBSYSTEM_ID 0x2e
+#define PCI_CAPABILITY_LIST 0x34
+#define PCI_CB_CAPABILITY_LIST 0x14
+#define PCI_INTERRUPT_LINE 0x3c
+#define PCI_INTERRUPT_PIN 0x3d
+#define PCI_CAP_LIST_ID 0
+#define PCI_CAP_LIST_NEXT 1
+#define PCI_CAP_ID_PM 0x01
+#define PCI_CAP_ID_MSI 0x05
+#define PCI_CAP_ID_VNDR 0x09
+#define PCI_CAP_ID_EXP 0x10
+#define PCI_CAP_ID_MSIX 0x11
+#define PCI_EXT_CAP_ID_ERR 0x0001
+#define PCI_EXT_CAP_ID_DSN 0x0003
+#define PCI_EXT_CAP_ID(header) ((header)&0x0000ffff)
+#define PCI_EXT_CAP_VER(header) (((header) >> 16) & 0xf)
+#define PCI_EXT_CAP_NEXT(header) (((header) >> 20) & 0xffc)
+
+/* Config accessors' return codes, as the kernel's. */
+#define PCIBIOS_SUCCESSFUL 0x00
+#define PCIBIOS_FUNC_NOT_SUPPORTED 0x81
+#define PCIBIOS_BAD_VENDOR_ID 0x83
+#define PCIBIOS_DEVICE_NOT_FOUND 0x86
+#define PCIBIOS_BAD_REGISTER_NUMBER 0x87
+#define PCIBIOS_SET_FAILED 0x88
+#define PCIBIOS_BUFFER_TOO_SMALL 0x89
+
+/* pci_alloc_irq_vectors() flags. */
+#define PCI_IRQ_INTX (1u << 0)
+#define PCI_IRQ_LEGACY PCI_IRQ_INTX
+#define PCI_IRQ_MSI (1u << 1)
+#define PCI_IRQ_MSIX (1u << 2)
+#define PCI_IRQ_ALL_TYPES (PCI_IRQ_INTX | PCI_IRQ_MSI | PCI_IRQ_MSIX)
+
+struct pci_dev_private;
+
+/**
+ * struct pci_device_id - a device a driver handles
+ * @vendor: vendor id, or PCI_ANY_ID
+ * @device: device id, or PCI_ANY_ID
+ * @subvendor: subsystem vendor id, or PCI_ANY_ID
+ * @subdevice: subsystem device id, or PCI_ANY_ID
+ * @class: class code (base, sub, prog-if), compared under @class_mask
+ *         (``class_`` in C++)
+ * @class_mask: the bits of @class that must match
+ * @driver_data: the driver's cookie for this entry
+ *
+ * A table ends with an entry whose @vendor, @subvendor and @class_mask are
+ * all 0. Fill entries with PCI_DEVICE(), PCI_DEVICE_SUB() or
+ * PCI_DEVICE_CLASS().
+ */
+struct pci_device_id {
+	uint32_t vendor, device;
+	uint32_t subvendor, subdevice;
+	uint32_t DEVRES_PCI_CLASS, class_mask;
+	unsigned long driver_data;
+};
+
+/* clang-format off */
+#define PCI_DEVICE(vend, dev)                                                  \
+	.vendor = (vend), .device = (dev), .subvendor = PCI_ANY_ID,            \
+	.subdevice = PCI_ANY_ID
+#define PCI_DEVICE_SUB(vend, dev, subvend, subdev)                             \
+	.vendor = (vend), .device = (dev), .subvendor = (subvend),             \
+	.subdevice = (subdev)
+#define PCI_DEVICE_CLASS(dev_class, dev_class_mask)                            \
+	.vendor = PCI_ANY_ID, .device = PCI_ANY_ID, .subvendor = PCI_ANY_ID,   \
+	.subdevice = PCI_ANY_ID, .DEVRES_PCI_CLASS = (dev_class),              \
+	.class_mask = (dev_class_mask)
+/* clang-format on */
+
+/**
+ * struct pci_dev - a PCI function found in sysfs
+ * @dev: the device (its name is the address, "DDDD:BB:DD.F")
+ * @domain_nr: PCI domain (segment)
+ * @bus_nr: bus number
+ * @devfn: device and function (PCI_SLOT(), PCI_FUNC())
+ * @vendor: vendor id
+ * @device: device id
+ * @subsystem_vendor: subsystem vendor id (0 for bridges)
+ * @subsystem_device: subsystem id (0 for bridges)
+ * @class: class code, 3 bytes: base, sub-class, prog-if (``class_`` in C++)
+ * @revision: revision id
+ * @hdr_type: header type, without the multi-function bit
+ * @irq: the legacy interrupt: the line a backend registered with
+ *       pci_dev_set_irq_lines(), else the number sysfs shows (which is the
+ *       kernel's, and no line of this process)
+ * @cfg_size: the size of config space, 256 or 4096 (as the file says)
+ * @is_busmaster: set by pci_set_master(), cleared by pci_clear_master()
+ * @resource: BARs 0-5, the ROM, then the others of the `resource` file
+ *
+ * Registered by pci_bus_scan(), never by a driver. The member after the
+ * comment is private.
+ */
+struct pci_dev {
+	struct device dev;
+	unsigned int domain_nr;
+	unsigned char bus_nr;
+	unsigned int devfn;
+	unsigned short vendor;
+	unsigned short device;
+	unsigned short subsystem_vendor;
+	unsigned short subsystem_device;
+	unsigned int DEVRES_PCI_CLASS;
+	uint8_t revision;
+	uint8_t hdr_type;
+	unsigned int irq;
+	int cfg_size;
+	bool is_busmaster;
+	struct resource resource[PCI_NUM_RESOURCES];
+
+	/* private: */
+	struct pci_dev_private *p;
+};
+
+/**
+ * struct pci_driver - a driver of PCI devices
+ * @name: the driver's name (also @driver.name when that is not set)
+ * @id_table: the devices it handles, ended by an all-zero entry
+ * @probe: binds to a device that matched @id; 0 or a negative errno
+ * @remove: unbinds; may be NULL
+ * @driver: the driver core's part; set by pci_register_driver()
+ */
+struct pci_driver {
+	const char *name;
+	const struct pci_device_id *id_table;
+	int (*probe)(struct pci_dev *dev, const struct pci_device_id *id);
+	void (*remove)(struct pci_dev *dev);
+	struct device_driver driver;
+};
+
+#define to_pci_dev(d) container_of((d), struct pci_dev, dev)
+#define to_pci_driver(d) container_of((d), struct pci_driver, driver)
+
+#define pci_resource_start(dev, bar) ((dev)->resource[(bar)].start)
+#define pci_resource_end(dev, bar) ((dev)->resource[(bar)].end)
+#define pci_resource_flags(dev, bar) ((dev)->resource[(bar)].flags)
+#define pci_resource_len(dev, bar)                                             \
+	(pci_resource_end((dev), (bar))                                        \
+		 ? resource_size(&(dev)->resource[(bar)])                      \
+		 : (resource_size_t)0)
+
+/**
+ * pci_name() - a PCI device's address
+ * @pdev: the device
+ *
+ * Context: any thread.
+ * Return: "DDDD:BB:DD.F".
+ */
+static inline const char *pci_name(const struct pci_dev *pdev)
+{
+	return dev_name(&pdev->dev);
+}
+
+/**
+ * pci_get_drvdata() - the driver's private data
+ * @pdev: the device
+ *
+ * Context: any thread.
+ * Return: what pci_set_drvdata() stored, or NULL.
+ */
+static inline void *pci_get_drvdata(const struct pci_dev *pdev)
+{
+	return dev_get_drvdata(&pdev->dev);
+}
+
+/**
+ * pci_set_drvdata() - store the driver's private data
+ * @pdev: the device
+ * @data: the data
+ *
+ * Context: any thread.
+ */
+static inline void pci_set_drvdata(struct pci_dev *pdev, void *data)
+{
+	dev_set_drvdata(&pdev->dev, data);
+}
+
+/**
+ * pcibios_err_to_errno() - a PCIBIOS_* code as a negative errno
+ * @err: a config accessor's return
+ *
+ * Context: any thread.
+ * Return: 0 for PCIBIOS_SUCCESSFUL, -ENOENT, -ENOTTY, -ENODEV, -EFAULT,
+ * -EIO, -ENOSPC or -ERANGE as the kernel maps them; a negative @err as it is.
+ */
+static inline int pcibios_err_to_errno(int err)
+{
+	if (err <= PCIBIOS_SUCCESSFUL)
+		return err;
+	switch (err) {
+	case PCIBIOS_FUNC_NOT_SUPPORTED:
+		return -ENOENT;
+	case PCIBIOS_BAD_VENDOR_ID:
+		return -ENOTTY;
+	case PCIBIOS_DEVICE_NOT_FOUND:
+		return -ENODEV;
+	case PCIBIOS_BAD_REGISTER_NUMBER:
+		return -EFAULT;
+	case PCIBIOS_SET_FAILED:
+		return -EIO;
+	case PCIBIOS_BUFFER_TOO_SMALL:
+		return -ENOSPC;
+	default:
+		return -ERANGE;
+	}
+}
+
+/**
+ * pci_sysfs_set_root() - where PCI devices are read from
+ * @path: the sysfs mount point (devices are under <path>/bus/pci/devices),
+ *        or NULL for the default: DEVRES_SYSFS_ROOT from the environment
+ *        (ignored in a setuid program), else "/sys"
+ *
+ * Exists only in userspace. The path is used by the next pci_bus_scan(),
+ * which opens it once; every file of every device is then opened beneath
+ * that directory, never outside it (no absolute symlink, no ".." above it).
+ *
+ * Context: any thread; not while PCI devices are registered.
+ * Return: 0; -EBUSY while devices are registered (pci_bus_remove_all()
+ * first); -EINVAL for an empty @path; -ENOMEM.
+ */
+DEVRES_API int pci_sysfs_set_root(const char *path);
+
+/**
+ * pci_sysfs_set_readonly() - never write to, or map, sysfs
+ * @readonly: true to forbid every write and mapping
+ *
+ * Exists only in userspace: a tool that only lists devices (lspci-lite)
+ * sets it, so that nothing it calls can write to a real device. While it
+ * is set, pci_bus_scan() registers no register window (no resourceN file is
+ * opened), config writes return PCIBIOS_SET_FAILED and pci_enable_device()
+ * fails with -EROFS.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_sysfs_set_readonly(bool readonly);
+
+/**
+ * pci_bus_scan() - register the PCI devices found under the sysfs root
+ *
+ * Exists only in userspace. Registers a struct pci_dev, named by its
+ * address, for each entry "DDDD:BB:DD.F" of <root>/bus/pci/devices that is
+ * not yet registered, in address order: ids, class, revision and header
+ * type from the first 64 bytes of `config`, the BARs from `resource` (each
+ * inserted into iomem_resource or ioport_resource; a memory BAR with a
+ * `resourceN` file also becomes a register window, iomem_window_add()) and
+ * `irq`. Registered devices whose entry is gone are removed (their driver
+ * unbound first). Entries whose names are not addresses are ignored;
+ * devices whose files are missing or malformed are skipped (a dev_dbg()
+ * line names each and why; pci_bus_scan_device() returns the error).
+ * Drivers already registered bind to new devices before this returns.
+ *
+ * Context: any thread; not from a PCI driver's probe or remove (-EDEADLK,
+ * with a WARN).
+ * Return: the number of PCI devices registered after the scan; -ENOENT when
+ * the root has no bus/pci/devices; -ENOTDIR, -EXDEV, -ELOOP, -EACCES as
+ * opening it fails; -ENOMEM.
+ */
+DEVRES_API int pci_bus_scan(void);
+
+/**
+ * pci_bus_scan_device() - register one PCI device found under the sysfs root
+ * @name: its address, "DDDD:BB:DD.F"
+ *
+ * Exists only in userspace: what pci_bus_scan() does for one entry, with
+ * the reason when it cannot.
+ *
+ * Context: as pci_bus_scan().
+ * Return: 0; -EEXIST when it is already registered; -EINVAL when @name is
+ * not an address or a file is malformed (a garbage or truncated `resource`
+ * line, a BAR that ends before it starts or spans every address); -ENODATA
+ * when `config` is shorter than 64 bytes; -ENOENT when a file is missing;
+ * -EXDEV or -ELOOP when a path leads outside the root or loops; -ENOMEM.
+ */
+DEVRES_API int pci_bus_scan_device(const char *name);
+
+/**
+ * pci_bus_remove_all() - unregister every PCI device
+ *
+ * Exists only in userspace. Unbinds and unregisters every device
+ * pci_bus_scan() registered, removes their BARs from the resource tree and
+ * their register windows, and closes the sysfs root.
+ *
+ * Context: any thread; not from a PCI driver's probe or remove (WARN).
+ */
+DEVRES_API void pci_bus_remove_all(void);
+
+/**
+ * pci_get_device() - find a registered PCI device by ids
+ * @vendor: vendor id, or PCI_ANY_ID
+ * @device: device id, or PCI_ANY_ID
+ * @from: the device found last (its reference is dropped), or NULL
+ *
+ * Walks the registered devices in the order they were registered.
+ *
+ * Context: any thread.
+ * Return: the next matching device with a reference taken (drop it with
+ * pci_dev_put(), or pass it back as @from), or NULL.
+ */
+DEVRES_API struct pci_dev *
+pci_get_device(unsigned int vendor, unsigned int device, struct pci_dev *from);
+
+/**
+ * pci_dev_get() - take a reference on a PCI device
+ * @pdev: the device, or NULL
+ *
+ * Context: any thread.
+ * Return: @pdev.
+ */
+DEVRES_API struct pci_dev *pci_dev_get(struct pci_dev *pdev);
+
+/**
+ * pci_dev_put() - drop a reference on a PCI device
+ * @pdev: the device, or NULL
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_dev_put(struct pci_dev *pdev);
+
+/**
+ * pci_register_driver() - register a PCI driver
+ * @drv: the driver, with a name and an id table
+ *
+ * Binds @drv to every registered, unbound device its table matches; the
+ * probe gets the entry that matched.
+ *
+ * Context: any thread.
+ * Return: 0, or as driver_register(); -EINVAL (with a WARN) for NULL.
+ */
+DEVRES_API int pci_register_driver(struct pci_driver *drv);
+
+/**
+ * pci_unregister_driver() - unregister a PCI driver
+ * @drv: a registered driver
+ *
+ * Context: as driver_unregister().
+ */
+DEVRES_API void pci_unregister_driver(struct pci_driver *drv);
+
+/**
+ * pci_match_id() - the entry of an id table a device matches
+ * @ids: the table, ended by an all-zero entry, or NULL
+ * @dev: the device
+ *
+ * Context: any thread.
+ * Return: the first matching entry, or NULL.
+ */
+DEVRES_API const struct pci_device_id *
+pci_match_id(const struct pci_device_id *ids, struct pci_dev *dev);
+
+/**
+ * pci_read_config_byte() - read a byte of config space
+ * @dev: the device
+ * @where: the offset
+ * @val: where the value goes; all ones on failure
+ *
+ * Reads through the device's `config` file. A reader without privilege
+ * gets only the first 64 bytes of it from a real sysfs: past them, reads
+ * fail with PCIBIOS_DEVICE_NOT_FOUND.
+ *
+ * Context: any thread. A fault-injection point (the open).
+ * Return: PCIBIOS_SUCCESSFUL; PCIBIOS_BAD_REGISTER_NUMBER when @where is
+ * not below @dev->cfg_size; PCIBIOS_DEVICE_NOT_FOUND when the file cannot
+ * be read there.
+ */
+DEVRES_API int pci_read_config_byte(const struct pci_dev *dev, int where,
+				    uint8_t *val);
+
+/**
+ * pci_read_config_word() - read 16 bits of config space
+ * @dev: the device
+ * @where: the offset, a multiple of 2
+ * @val: where the value goes (little-endian in the file); all ones on
+ *       failure
+ *
+ * Context: any thread. A fault-injection point (the open).
+ * Return: as pci_read_config_byte(); PCIBIOS_BAD_REGISTER_NUMBER also for
+ * an odd @where.
+ */
+DEVRES_API int pci_read_config_word(const struct pci_dev *dev, int where,
+				    uint16_t *val);
+
+/**
+ * pci_read_config_dword() - read 32 bits of config space
+ * @dev: the device
+ * @where: the offset, a multiple of 4
+ * @val: where the value goes; all ones on failure
+ *
+ * Context: any thread. A fault-injection point (the open).
+ * Return: as pci_read_config_word().
+ */
+DEVRES_API int pci_read_config_dword(const struct pci_dev *dev, int where,
+				     uint32_t *val);
+
+/**
+ * pci_write_config_byte() - write a byte of config space
+ * @dev: the device
+ * @where: the offset
+ * @val: the value
+ *
+ * Writes through the device's `config` file.
+ *
+ * Context: any thread. A fault-injection point (the open).
+ * Return: PCIBIOS_SUCCESSFUL; PCIBIOS_BAD_REGISTER_NUMBER when @where is
+ * out of range; PCIBIOS_SET_FAILED when the write fails (or sysfs is
+ * read-only, pci_sysfs_set_readonly()).
+ */
+DEVRES_API int pci_write_config_byte(const struct pci_dev *dev, int where,
+				     uint8_t val);
+
+/**
+ * pci_write_config_word() - write 16 bits of config space
+ * @dev: the device
+ * @where: the offset, a multiple of 2
+ * @val: the value
+ *
+ * Context: any thread. A fault-injection point (the open).
+ * Return: as pci_write_config_byte(); PCIBIOS_BAD_REGISTER_NUMBER also for
+ * an odd @where.
+ */
+DEVRES_API int pci_write_config_word(const struct pci_dev *dev, int where,
+				     uint16_t val);
+
+/**
+ * pci_write_config_dword() - write 32 bits of config space
+ * @dev: the device
+ * @where: the offset, a multiple of 4
+ * @val: the value
+ *
+ * Context: any thread. A fault-injection point (the open).
+ * Return: as pci_write_config_word().
+ */
+DEVRES_API int pci_write_config_dword(const struct pci_dev *dev, int where,
+				      uint32_t val);
+
+/**
+ * pci_find_capability() - find a capability in config space
+ * @dev: the device
+ * @cap: the capability id (PCI_CAP_ID_*)
+ *
+ * Walks the capability list (at most 48 entries, so a looping list ends).
+ *
+ * Context: any thread.
+ * Return: the capability's offset, or 0 when it is absent or the list
+ * cannot be read.
+ */
+DEVRES_API uint8_t pci_find_capability(struct pci_dev *dev, int cap);
+
+/**
+ * pci_find_next_capability() - find the next capability of an id
+ * @dev: the device
+ * @pos: the offset of the capability to start after
+ * @cap: the capability id (PCI_CAP_ID_*)
+ *
+ * Context: any thread.
+ * Return: the capability's offset, or 0.
+ */
+DEVRES_API uint8_t pci_find_next_capability(struct pci_dev *dev, uint8_t pos,
+					    int cap);
+
+/**
+ * pci_find_ext_capability() - find an extended capability
+ * @dev: the device
+ * @cap: the extended capability id (PCI_EXT_CAP_ID_*)
+ *
+ * Walks the list from offset 256 (bounded, so a looping list ends). Needs a
+ * 4096-byte config space that can be read.
+ *
+ * Context: any thread.
+ * Return: the capability's offset, or 0.
+ */
+DEVRES_API uint16_t pci_find_ext_capability(struct pci_dev *dev, int cap);
+
+/**
+ * pci_set_master() - let a device master the bus (do DMA)
+ * @dev: the device
+ *
+ * Sets PCI_COMMAND_MASTER in the command register, through `config`.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_set_master(struct pci_dev *dev);
+
+/**
+ * pci_clear_master() - stop a device mastering the bus
+ * @dev: the device
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_clear_master(struct pci_dev *dev);
+
+/**
+ * pci_enable_device() - enable a device (not managed)
+ * @dev: the device
+ *
+ * Counts: the first enable writes "1" to the device's `enable` file.
+ * Balance each call with pci_disable_device().
+ *
+ * Context: any thread. A fault-injection point (the write).
+ * Return: 0; -EROFS when sysfs is read-only (pci_sysfs_set_readonly());
+ * -errno when `enable` cannot be written.
+ */
+DEVRES_API int pci_enable_device(struct pci_dev *dev);
+
+/**
+ * pci_disable_device() - drop an enable (not managed)
+ * @dev: the device
+ *
+ * The last one writes "0" to `enable` and clears bus mastering. A disable
+ * without an enable is a misuse: WARN, no effect.
+ *
+ * Context: any thread. Preserves errno.
+ */
+DEVRES_API void pci_disable_device(struct pci_dev *dev);
+
+/**
+ * pci_is_enabled() - whether a device is enabled
+ * @dev: the device
+ *
+ * Context: any thread.
+ * Return: true while enables outnumber disables.
+ */
+DEVRES_API bool pci_is_enabled(struct pci_dev *dev);
+
+/**
+ * pcim_enable_device() - managed pci_enable_device()
+ * @pdev: the device
+ *
+ * Enables @pdev and records a pci_disable_device() against it, run when
+ * the driver detaches (or the probe fails) unless pcim_pin_device() was
+ * called.
+ *
+ * Context: any thread, usually probe. A fault-injection point.
+ * Return: 0, -ENOMEM, or as pci_enable_device().
+ */
+DEVRES_API int pcim_enable_device(struct pci_dev *pdev);
+
+/**
+ * pcim_pin_device() - keep a managed device enabled after detach
+ * @pdev: a device enabled with pcim_enable_device()
+ *
+ * Pinning a device that pcim_enable_device() did not enable WARNs.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pcim_pin_device(struct pci_dev *pdev);
+
+/**
+ * pcim_request_region() - claim a BAR, released with the binding
+ * @pdev: the device
+ * @bar: the BAR, 0-5
+ * @name: who claims it (copied)
+ *
+ * Claims the BAR's range as busy in iomem_resource (ioport_resource for an
+ * I/O BAR).
+ *
+ * Context: any thread, usually probe. A fault-injection point.
+ * Return: 0; -EINVAL for a BAR out of range or empty; -EBUSY when the range
+ * is claimed already; -ENOMEM.
+ */
+DEVRES_API int pcim_request_region(struct pci_dev *pdev, int bar,
+				   const char *name);
+
+/**
+ * pcim_release_region() - give a claimed BAR back early
+ * @pdev: the device
+ * @bar: a BAR claimed with pcim_request_region()
+ *
+ * Releasing a BAR that was not claimed WARNs.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pcim_release_region(struct pci_dev *pdev, int bar);
+
+/**
+ * pcim_request_all_regions() - claim every BAR, released with the binding
+ * @pdev: the device
+ * @name: who claims them (copied)
+ *
+ * All or nothing: on failure no BAR stays claimed.
+ *
+ * Context: any thread, usually probe. A fault-injection point.
+ * Return: 0, or as pcim_request_region().
+ */
+DEVRES_API int pcim_request_all_regions(struct pci_dev *pdev, const char *name);
+
+/**
+ * pcim_iomap_table() - the table of a device's pcim_iomap() mappings
+ * @pdev: the device
+ *
+ * The table is made on first use and lives with the binding: entry N is
+ * the mapping of BAR N, or NULL.
+ *
+ * Context: any thread, usually probe. A fault-injection point (first use).
+ * Return: the table, or NULL when memory is short.
+ */
+DEVRES_API void __iomem *const *pcim_iomap_table(struct pci_dev *pdev);
+
+/**
+ * pcim_iomap() - map a BAR, unmapped with the binding
+ * @pdev: the device
+ * @bar: a memory BAR, 0-5
+ * @maxlen: map at most this many bytes; 0 for the whole BAR
+ *
+ * Maps the BAR through the register window the scan registered for its
+ * resourceN file (devm_ioremap()) and records it in pcim_iomap_table().
+ * I/O port BARs cannot be mapped in userspace.
+ *
+ * Context: any thread, usually probe. A fault-injection point.
+ * Return: the address of the BAR's first register, or NULL: a BAR that is
+ * out of range, empty, an I/O BAR, already mapped, or has no window (errno
+ * then says why, as ioremap()).
+ */
+DEVRES_API void __iomem *pcim_iomap(struct pci_dev *pdev, int bar,
+				    unsigned long maxlen);
+
+/**
+ * pcim_iounmap() - unmap a pcim_iomap() mapping now
+ * @pdev: the device
+ * @addr: what pcim_iomap() returned
+ *
+ * An @addr that is not in the device's table WARNs.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr);
+
+/**
+ * pcim_iomap_regions() - claim and map BARs, given back with the binding
+ * @pdev: the device
+ * @mask: a bit per BAR to claim and map (bit N for BAR N); empty BARs are
+ *        skipped
+ * @name: who claims them (copied)
+ *
+ * pcim_request_region() then pcim_iomap() for each BAR of @mask; find the
+ * mappings in pcim_iomap_table(). All or nothing: on failure, what this
+ * call claimed and mapped is given back.
+ *
+ * Context: any thread, usually probe. A fault-injection point.
+ * Return: 0; -EBUSY when a BAR is claimed already (or cannot be claimed);
+ * -ENOMEM when a BAR cannot be mapped or memory is short; -EINVAL for a
+ * NULL device.
+ */
+DEVRES_API int pcim_iomap_regions(struct pci_dev *pdev, int mask,
+				  const char *name);
+
+/**
+ * pci_iomap() - map a BAR (not managed)
+ * @dev: the device
+ * @bar: a memory BAR, 0-5
+ * @maxlen: map at most this many bytes; 0 for the whole BAR
+ *
+ * ioremap() of the BAR; give it back with pci_iounmap() before the device
+ * goes.
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: the address of the BAR's first register, or NULL as pcim_iomap().
+ */
+DEVRES_API void __iomem *pci_iomap(struct pci_dev *dev, int bar,
+				   unsigned long maxlen);
+
+/**
+ * pci_iounmap() - unmap a pci_iomap() mapping
+ * @dev: the device
+ * @addr: what pci_iomap() returned, or NULL
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_iounmap(struct pci_dev *dev, void __iomem *addr);
+
+/**
+ * pci_dev_set_irq_lines() - give a device its interrupt lines
+ * @pdev: the device
+ * @irqs: line numbers (irq_line_create(), irq_line_attach_fd()), each > 0
+ * @n: how many; 0 forgets the lines
+ *
+ * Exists only in userspace, for backends and tests: a process gets a PCI
+ * device's interrupts from VFIO's eventfds, UIO or a simulation, not from
+ * the hardware. The first line also becomes @pdev->irq (the legacy
+ * interrupt). pci_alloc_irq_vectors() and pci_irq_vector() hand them out.
+ *
+ * Context: any thread; not while vectors are allocated.
+ * Return: 0; -EBUSY while vectors are allocated; -EINVAL for a line <= 0
+ * (and a WARN for a NULL device or @irqs, or more than 2048 lines);
+ * -ENOMEM.
+ */
+DEVRES_API int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs,
+				     unsigned int n);
+
+/**
+ * pci_alloc_irq_vectors() - allocate interrupt vectors
+ * @dev: the device
+ * @min_vecs: the fewest the driver can work with (at least 1)
+ * @max_vecs: the most it wants
+ * @flags: PCI_IRQ_INTX, PCI_IRQ_MSI, PCI_IRQ_MSIX (PCI_IRQ_ALL_TYPES)
+ *
+ * Hands out the lines registered with pci_dev_set_irq_lines(): up to
+ * @max_vecs of them with MSI or MSI-X in @flags, one with INTx alone. Not
+ * managed: vectors are per binding, and the PCI bus frees them when the
+ * driver unbinds or its probe fails.
+ *
+ * Context: any thread.
+ * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
+ * exist; -EINVAL for bad arguments or vectors already allocated.
+ */
+DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
+				     unsigned int max_vecs, unsigned int flags);
+
+/**
+ * pci_free_irq_vectors() - free the vectors of pci_alloc_irq_vectors()
+ * @dev: the device
+ *
+ * Free the handlers first (free_irq()), as in the kernel.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_free_irq_vectors(struct pci_dev *dev);
+
+/**
+ * pci_irq_vector() - the interrupt line of a vector
+ * @dev: the device
+ * @nr: the vector, below what pci_alloc_irq_vectors() returned; vector 0
+ *      is also the legacy line when none were allocated
+ *
+ * Context: any thread.
+ * Return: the line number, for request_irq() and devm_request_irq();
+ * -EINVAL when @nr is out of range.
+ */
+DEVRES_API int pci_irq_vector(struct pci_dev *dev, unsigned int nr);
+
+#ifdef __cplusplus
+}
+#endif
+
+#endif /* DEVRES_PCI_H */

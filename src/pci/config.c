@@ -1,0 +1,201 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Config space through the device's sysfs `config` file, with the kernel's
+ * return codes, capability walks and the command register's master bit.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <string.h>
+#include <unistd.h>
+#include "pci.h"
+
+static int check(const struct pci_dev *dev, int where, int size)
+{
+	if (!dev || !dev->p)
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	if (where < 0 || (where & (size - 1)) || where > dev->cfg_size - size)
+		return PCIBIOS_BAD_REGISTER_NUMBER;
+	return PCIBIOS_SUCCESSFUL;
+}
+
+static int cfg_read(const struct pci_dev *dev, int where, int size,
+		    uint32_t *val)
+{
+	uint8_t b[4];
+	ssize_t n;
+	int fd, ret;
+
+	*val = ~0u;
+	ret = check(dev, where, size);
+	if (ret)
+		return ret;
+	fd = pci__open(dev, "config", O_RDONLY);
+	if (fd < 0)
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	n = pread(fd, b, (size_t)size, where);
+	pci__close(fd);
+	/* Past the 64 bytes an unprivileged reader gets, sysfs reads 0. */
+	if (n != size)
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	*val = 0;
+	for (int i = size - 1; i >= 0; i--)
+		*val = *val << 8 | b[i];
+	return PCIBIOS_SUCCESSFUL;
+}
+
+static int cfg_write(const struct pci_dev *dev, int where, int size,
+		     uint32_t val)
+{
+	uint8_t b[4];
+	ssize_t n;
+	int fd, ret;
+
+	ret = check(dev, where, size);
+	if (ret)
+		return ret;
+	if (pci__readonly())
+		return PCIBIOS_SET_FAILED;
+	for (int i = 0; i < size; i++)
+		b[i] = (uint8_t)(val >> (8 * i));
+	fd = pci__open(dev, "config", O_WRONLY);
+	if (fd < 0)
+		return PCIBIOS_SET_FAILED;
+	n = pwrite(fd, b, (size_t)size, where);
+	pci__close(fd);
+	return n == size ? PCIBIOS_SUCCESSFUL : PCIBIOS_SET_FAILED;
+}
+
+int pci_read_config_byte(const struct pci_dev *dev, int where, uint8_t *val)
+{
+	uint32_t v;
+	int ret = cfg_read(dev, where, 1, &v);
+
+	*val = (uint8_t)v;
+	return ret;
+}
+
+int pci_read_config_word(const struct pci_dev *dev, int where, uint16_t *val)
+{
+	uint32_t v;
+	int ret = cfg_read(dev, where, 2, &v);
+
+	*val = (uint16_t)v;
+	return ret;
+}
+
+int pci_read_config_dword(const struct pci_dev *dev, int where, uint32_t *val)
+{
+	return cfg_read(dev, where, 4, val);
+}
+
+int pci_write_config_byte(const struct pci_dev *dev, int where, uint8_t val)
+{
+	return cfg_write(dev, where, 1, val);
+}
+
+int pci_write_config_word(const struct pci_dev *dev, int where, uint16_t val)
+{
+	return cfg_write(dev, where, 2, val);
+}
+
+int pci_write_config_dword(const struct pci_dev *dev, int where, uint32_t val)
+{
+	return cfg_write(dev, where, 4, val);
+}
+
+/* At most 48 capabilities fit in config space: a longer list loops. */
+#define CAP_TTL 48
+
+static uint8_t find_cap_from(struct pci_dev *dev, uint8_t pos, int cap)
+{
+	int ttl = CAP_TTL;
+	uint16_t ent;
+
+	if (pci_read_config_byte(dev, pos, &pos))
+		return 0;
+	while (ttl--) {
+		pos &= 0xfc;
+		if (pos < 0x40)
+			break;
+		if (pci_read_config_word(dev, pos, &ent))
+			break;
+		if ((ent & 0xff) == 0xff)
+			break;
+		if ((ent & 0xff) == cap)
+			return pos;
+		pos = (uint8_t)(ent >> 8);
+	}
+	return 0;
+}
+
+uint8_t pci_find_capability(struct pci_dev *dev, int cap)
+{
+	uint16_t status;
+	uint8_t ptr;
+
+	if (!dev || pci_read_config_word(dev, PCI_STATUS, &status) ||
+	    !(status & PCI_STATUS_CAP_LIST))
+		return 0;
+	ptr = dev->hdr_type == PCI_HEADER_TYPE_CARDBUS ? PCI_CB_CAPABILITY_LIST
+						       : PCI_CAPABILITY_LIST;
+	return find_cap_from(dev, ptr, cap);
+}
+
+uint8_t pci_find_next_capability(struct pci_dev *dev, uint8_t pos, int cap)
+{
+	if (!dev)
+		return 0;
+	return find_cap_from(dev, (uint8_t)(pos + PCI_CAP_LIST_NEXT), cap);
+}
+
+uint16_t pci_find_ext_capability(struct pci_dev *dev, int cap)
+{
+	/* Each capability takes at least 8 bytes. */
+	int ttl = (PCI_CFG_SPACE_EXP_SIZE - PCI_CFG_SPACE_SIZE) / 8;
+	int pos = PCI_CFG_SPACE_SIZE;
+	uint32_t header;
+
+	if (!dev || dev->cfg_size <= PCI_CFG_SPACE_SIZE)
+		return 0;
+	if (pci_read_config_dword(dev, pos, &header) || header == 0 ||
+	    header == ~0u)
+		return 0;
+	while (ttl-- > 0) {
+		if ((int)PCI_EXT_CAP_ID(header) == cap)
+			return (uint16_t)pos;
+		pos = (int)PCI_EXT_CAP_NEXT(header);
+		if (pos < PCI_CFG_SPACE_SIZE)
+			break;
+		if (pci_read_config_dword(dev, pos, &header))
+			break;
+	}
+	return 0;
+}
+
+static void set_master(struct pci_dev *dev, bool on)
+{
+	uint16_t cmd, want;
+
+	if (!dev || !dev->p) {
+		devres__warn(NULL, on ? "pci_set_master" : "pci_clear_master",
+			     "NULL device");
+		return;
+	}
+	if (pci_read_config_word(dev, PCI_COMMAND, &cmd))
+		return;
+	want = on ? (uint16_t)(cmd | PCI_COMMAND_MASTER)
+		  : (uint16_t)(cmd & ~PCI_COMMAND_MASTER);
+	if (want != cmd && pci_write_config_word(dev, PCI_COMMAND, want))
+		return;
+	dev->is_busmaster = on;
+}
+
+void pci_set_master(struct pci_dev *dev)
+{
+	set_master(dev, true);
+}
+
+void pci_clear_master(struct pci_dev *dev)
+{
+	set_master(dev, false);
+}

@@ -1,0 +1,235 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The managed PCI interface: pcim_* calls record what they did against the
+ * device and undo it when the binding goes. pci_* calls are never managed.
+ */
+#include <errno.h>
+#include <devres/io.h>
+#include "pci.h"
+
+struct pcim_enable {
+	struct pci_dev *pdev;
+	bool pinned;
+};
+
+static void pcim_enable_release(struct device *dev, void *res)
+{
+	struct pcim_enable *e = res;
+
+	(void)dev;
+	if (!e->pinned)
+		pci_disable_device(e->pdev);
+}
+
+int pcim_enable_device(struct pci_dev *pdev)
+{
+	struct pcim_enable *e;
+	int ret;
+
+	if (!pdev) {
+		devres__warn(NULL, __func__, "NULL device");
+		return -EINVAL;
+	}
+	e = devres_alloc(pcim_enable_release, sizeof(*e), GFP_KERNEL);
+	if (!e)
+		return -ENOMEM;
+	e->pdev = pdev;
+	ret = pci_enable_device(pdev);
+	if (ret) {
+		devres_free(e);
+		return ret;
+	}
+	devres_add(&pdev->dev, e);
+	return 0;
+}
+
+void pcim_pin_device(struct pci_dev *pdev)
+{
+	struct pcim_enable *e;
+
+	if (!pdev) {
+		devres__warn(NULL, __func__, "NULL device");
+		return;
+	}
+	e = devres_find(&pdev->dev, pcim_enable_release, NULL, NULL);
+	if (!e) {
+		devres__warn(&pdev->dev, __func__,
+			     "device not enabled by pcim_enable_device()");
+		return;
+	}
+	e->pinned = true;
+}
+
+/* BARs claimed busy: through the io subsystem's managed regions. */
+static bool bar_ok(struct pci_dev *pdev, int bar)
+{
+	return pdev && bar >= 0 && bar < PCI_STD_NUM_BARS &&
+	       pci_resource_len(pdev, bar) &&
+	       (resource_type(&pdev->resource[bar]) == IORESOURCE_MEM ||
+		resource_type(&pdev->resource[bar]) == IORESOURCE_IO);
+}
+
+int pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
+{
+	resource_size_t start, len;
+	struct resource *r;
+
+	if (!bar_ok(pdev, bar))
+		return -EINVAL;
+	start = pci_resource_start(pdev, bar);
+	len = pci_resource_len(pdev, bar);
+	if (resource_type(&pdev->resource[bar]) == IORESOURCE_MEM)
+		r = devm_request_mem_region(&pdev->dev, start, len, name);
+	else
+		r = devm_request_region(&pdev->dev, start, len, name);
+	return r ? 0 : -EBUSY;
+}
+
+void pcim_release_region(struct pci_dev *pdev, int bar)
+{
+	resource_size_t start, len;
+
+	if (!bar_ok(pdev, bar)) {
+		devres__warn(pdev ? &pdev->dev : NULL, __func__,
+			     "no such BAR %d", bar);
+		return;
+	}
+	start = pci_resource_start(pdev, bar);
+	len = pci_resource_len(pdev, bar);
+	if (resource_type(&pdev->resource[bar]) == IORESOURCE_MEM)
+		devm_release_mem_region(&pdev->dev, start, len);
+	else
+		devm_release_region(&pdev->dev, start, len);
+}
+
+int pcim_request_all_regions(struct pci_dev *pdev, const char *name)
+{
+	int bar, ret = 0;
+
+	if (!pdev)
+		return -EINVAL;
+	for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
+		if (!bar_ok(pdev, bar))
+			continue;
+		ret = pcim_request_region(pdev, bar, name);
+		if (ret)
+			break;
+	}
+	if (!ret)
+		return 0;
+	while (bar-- > 0)
+		if (bar_ok(pdev, bar))
+			pcim_release_region(pdev, bar);
+	return ret;
+}
+
+/* The table of pcim_iomap(): one per device, made on first use. */
+struct pcim_iomap_devres {
+	void __iomem *table[PCI_STD_NUM_BARS];
+};
+
+static void pcim_iomap_release(struct device *dev, void *res)
+{
+	/* The mappings are managed nodes of their own, released before. */
+	(void)dev;
+	(void)res;
+}
+
+void __iomem *const *pcim_iomap_table(struct pci_dev *pdev)
+{
+	struct pcim_iomap_devres *dr, *new_dr;
+
+	if (!pdev)
+		return NULL;
+	dr = devres_find(&pdev->dev, pcim_iomap_release, NULL, NULL);
+	if (dr)
+		return dr->table;
+	new_dr = devres_alloc(pcim_iomap_release, sizeof(*new_dr), GFP_KERNEL);
+	if (!new_dr)
+		return NULL;
+	dr = devres_get(&pdev->dev, new_dr, NULL, NULL);
+	return dr->table;
+}
+
+static struct pcim_iomap_devres *table_of(struct pci_dev *pdev)
+{
+	void __iomem *const *t = pcim_iomap_table(pdev);
+
+	return t ? container_of(t, struct pcim_iomap_devres, table[0]) : NULL;
+}
+
+void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
+{
+	struct pcim_iomap_devres *dr;
+	resource_size_t len;
+	void __iomem *addr;
+
+	if (!bar_ok(pdev, bar) ||
+	    resource_type(&pdev->resource[bar]) != IORESOURCE_MEM)
+		return NULL;
+	dr = table_of(pdev);
+	if (!dr || dr->table[bar])
+		return NULL;
+	len = pci_resource_len(pdev, bar);
+	if (maxlen && maxlen < len)
+		len = maxlen;
+	addr = devm_ioremap(&pdev->dev, pci_resource_start(pdev, bar), len);
+	if (addr)
+		dr->table[bar] = addr;
+	return addr;
+}
+
+void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr)
+{
+	struct pcim_iomap_devres *dr;
+
+	if (!pdev || !addr) {
+		devres__warn(pdev ? &pdev->dev : NULL, __func__,
+			     "NULL device or address");
+		return;
+	}
+	dr = devres_find(&pdev->dev, pcim_iomap_release, NULL, NULL);
+	for (int i = 0; dr && i < PCI_STD_NUM_BARS; i++) {
+		if (dr->table[i] == addr) {
+			dr->table[i] = NULL;
+			devm_iounmap(&pdev->dev, addr);
+			return;
+		}
+	}
+	devres__warn(&pdev->dev, __func__, "%p is not a pcim_iomap() mapping",
+		     addr);
+}
+
+int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
+{
+	struct pcim_iomap_devres *dr;
+	int bar, ret = 0;
+
+	if (!pdev)
+		return -EINVAL;
+	dr = table_of(pdev);
+	if (!dr)
+		return -ENOMEM;
+	for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
+		if (!(mask & (1 << bar)) || !pci_resource_len(pdev, bar))
+			continue;
+		ret = pcim_request_region(pdev, bar, name);
+		if (ret)
+			break;
+		if (!pcim_iomap(pdev, bar, 0)) {
+			pcim_release_region(pdev, bar);
+			ret = -ENOMEM;
+			break;
+		}
+	}
+	if (!ret)
+		return 0;
+	/* All or nothing: what this call claimed and mapped goes back. */
+	while (bar-- > 0) {
+		if (!(mask & (1 << bar)) || !pci_resource_len(pdev, bar))
+			continue;
+		pcim_iounmap(pdev, dr->table[bar]);
+		pcim_release_region(pdev, bar);
+	}
+	return ret;
+}

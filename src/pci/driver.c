@@ -1,0 +1,192 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The PCI bus type: id-table matching, probe with the matching entry,
+ * driver registration, and enable counting through the `enable` file.
+ */
+#include <errno.h>
+#include <fcntl.h>
+#include <unistd.h>
+#include "pci.h"
+
+static bool match_one(const struct pci_device_id *id, const struct pci_dev *dev)
+{
+	return (id->vendor == PCI_ANY_ID || id->vendor == dev->vendor) &&
+	       (id->device == PCI_ANY_ID || id->device == dev->device) &&
+	       (id->subvendor == PCI_ANY_ID ||
+		id->subvendor == dev->subsystem_vendor) &&
+	       (id->subdevice == PCI_ANY_ID ||
+		id->subdevice == dev->subsystem_device) &&
+	       !((id->DEVRES_PCI_CLASS ^ dev->DEVRES_PCI_CLASS) &
+		 id->class_mask);
+}
+
+const struct pci_device_id *pci_match_id(const struct pci_device_id *ids,
+					 struct pci_dev *dev)
+{
+	if (!ids || !dev)
+		return NULL;
+	for (; ids->vendor || ids->subvendor || ids->class_mask; ids++)
+		if (match_one(ids, dev))
+			return ids;
+	return NULL;
+}
+
+static int pci_bus_match(struct device *dev, const struct device_driver *drv)
+{
+	const struct pci_driver *pdrv =
+		container_of(drv, const struct pci_driver, driver);
+
+	return pci_match_id(pdrv->id_table, to_pci_dev(dev)) != NULL;
+}
+
+static int pci_bus_probe(struct device *dev)
+{
+	struct pci_driver *drv = to_pci_driver(dev->driver);
+	struct pci_dev *pdev = to_pci_dev(dev);
+	const struct pci_device_id *id;
+	int ret;
+
+	/* device_driver_attach() skips match: a driver may not fit. */
+	id = pci_match_id(drv->id_table, pdev);
+	if (!id)
+		return -ENODEV;
+	ret = drv->probe ? drv->probe(pdev, id) : 0;
+	if (ret)
+		pci__irq_reset(pdev);
+	return ret;
+}
+
+static void pci_bus_remove(struct device *dev)
+{
+	struct pci_driver *drv = to_pci_driver(dev->driver);
+
+	if (drv->remove)
+		drv->remove(to_pci_dev(dev));
+	/* Vectors are per binding, as MSI is disabled at unbind. */
+	pci__irq_reset(to_pci_dev(dev));
+}
+
+const struct bus_type pci__bus_type = {
+	.name = "pci",
+	.match = pci_bus_match,
+	.probe = pci_bus_probe,
+	.remove = pci_bus_remove,
+};
+
+/* Registered at first use; retried if that failed. */
+static pthread_mutex_t bus_lock = PTHREAD_MUTEX_INITIALIZER;
+static bool bus_registered;
+
+int pci__bus_ready(void)
+{
+	int ret = 0;
+
+	pthread_mutex_lock(&bus_lock);
+	if (!bus_registered) {
+		ret = bus_register(&pci__bus_type);
+		bus_registered = !ret;
+	}
+	pthread_mutex_unlock(&bus_lock);
+	return ret;
+}
+
+int pci_register_driver(struct pci_driver *drv)
+{
+	int ret;
+
+	if (!drv) {
+		devres__warn(NULL, __func__, "NULL driver");
+		return -EINVAL;
+	}
+	ret = pci__bus_ready();
+	if (ret)
+		return ret;
+	if (!drv->driver.name)
+		drv->driver.name = drv->name;
+	drv->driver.bus = &pci__bus_type;
+	return driver_register(&drv->driver);
+}
+
+void pci_unregister_driver(struct pci_driver *drv)
+{
+	if (!drv) {
+		devres__warn(NULL, __func__, "NULL driver");
+		return;
+	}
+	driver_unregister(&drv->driver);
+}
+
+static int write_enable(struct pci_dev *dev, char v)
+{
+	ssize_t n;
+	int fd, ret;
+
+	fd = pci__open(dev, "enable", O_WRONLY);
+	if (fd < 0)
+		return fd;
+	n = pwrite(fd, &v, 1, 0);
+	ret = n == 1 ? 0 : (n < 0 ? -errno : -EIO);
+	pci__close(fd);
+	return ret;
+}
+
+static bool pdev_ok(const struct pci_dev *dev, const char *func)
+{
+	if (!dev) {
+		devres__warn(NULL, func, "NULL device");
+		return false;
+	}
+	return devres__dev_ok(&dev->dev, func) && dev->p;
+}
+
+int pci_enable_device(struct pci_dev *dev)
+{
+	int ret = 0;
+
+	if (!pdev_ok(dev, __func__))
+		return -EINVAL;
+	if (pci__readonly())
+		return -EROFS;
+	pthread_mutex_lock(&dev->p->lock);
+	if (dev->p->enable_cnt == 0)
+		ret = write_enable(dev, '1');
+	if (!ret)
+		dev->p->enable_cnt++;
+	pthread_mutex_unlock(&dev->p->lock);
+	return ret;
+}
+
+void pci_disable_device(struct pci_dev *dev)
+{
+	int saved = errno;
+	bool last = false, unbalanced = false;
+
+	if (!pdev_ok(dev, __func__))
+		return;
+	pthread_mutex_lock(&dev->p->lock);
+	if (dev->p->enable_cnt == 0) {
+		unbalanced = true;
+	} else if (--dev->p->enable_cnt == 0) {
+		last = true;
+		/* Best effort: the device is disabled whatever the write says. */
+		(void)write_enable(dev, '0');
+	}
+	pthread_mutex_unlock(&dev->p->lock);
+	if (unbalanced)
+		devres__warn(&dev->dev, __func__, "device is not enabled");
+	else if (last && dev->is_busmaster)
+		pci_clear_master(dev);
+	errno = saved;
+}
+
+bool pci_is_enabled(struct pci_dev *dev)
+{
+	bool on;
+
+	if (!pdev_ok(dev, __func__))
+		return false;
+	pthread_mutex_lock(&dev->p->lock);
+	on = dev->p->enable_cnt > 0;
+	pthread_mutex_unlock(&dev->p->lock);
+	return on;
+}

@@ -1,0 +1,103 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Interrupt vectors. A process gets a PCI device's interrupts from a
+ * backend (VFIO's eventfds, UIO, or a test's own lines): the backend
+ * registers the lines with pci_dev_set_irq_lines(), and
+ * pci_alloc_irq_vectors() / pci_irq_vector() hand them to the driver.
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include <string.h>
+#include "pci.h"
+
+/* More vectors than MSI-X allows is a caller's mistake. */
+#define PCI_MAX_VECTORS 2048
+
+int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
+{
+	int *copy = NULL;
+	int ret = 0;
+
+	if (!pdev || !pdev->p || (n && !irqs) || n > PCI_MAX_VECTORS) {
+		devres__warn(pdev ? &pdev->dev : NULL, __func__,
+			     "bad arguments");
+		return -EINVAL;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		if (irqs[i] <= 0)
+			return -EINVAL;
+	if (n) {
+		if (devres__should_fail())
+			return -ENOMEM;
+		copy = malloc(n * sizeof(*copy));
+		if (!copy)
+			return -ENOMEM;
+		memcpy(copy, irqs, n * sizeof(*copy));
+	}
+	pthread_mutex_lock(&pdev->p->lock);
+	if (pdev->p->nvec) {
+		ret = -EBUSY;
+	} else {
+		free(pdev->p->irqs);
+		pdev->p->irqs = copy;
+		pdev->p->nirqs = n;
+		copy = NULL;
+		if (n)
+			pdev->irq = (unsigned int)pdev->p->irqs[0];
+	}
+	pthread_mutex_unlock(&pdev->p->lock);
+	free(copy);
+	return ret;
+}
+
+int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
+			  unsigned int max_vecs, unsigned int flags)
+{
+	unsigned int n;
+	int ret;
+
+	if (!dev || !dev->p || !min_vecs || min_vecs > max_vecs ||
+	    !(flags & PCI_IRQ_ALL_TYPES))
+		return -EINVAL;
+	pthread_mutex_lock(&dev->p->lock);
+	n = dev->p->nirqs;
+	/* INTx alone is one line, shared by all of the device's functions. */
+	if (!(flags & (PCI_IRQ_MSI | PCI_IRQ_MSIX)) && n > 1)
+		n = 1;
+	if (n > max_vecs)
+		n = max_vecs;
+	if (dev->p->nvec)
+		ret = -EINVAL;
+	else if (n < min_vecs)
+		ret = -ENOSPC;
+	else
+		ret = (int)(dev->p->nvec = n);
+	pthread_mutex_unlock(&dev->p->lock);
+	return ret;
+}
+
+void pci_free_irq_vectors(struct pci_dev *dev)
+{
+	if (dev && dev->p)
+		pci__irq_reset(dev);
+}
+
+int pci_irq_vector(struct pci_dev *dev, unsigned int nr)
+{
+	int ret = -EINVAL;
+
+	if (!dev || !dev->p)
+		return -EINVAL;
+	pthread_mutex_lock(&dev->p->lock);
+	if (nr < (dev->p->nvec ? dev->p->nvec : (dev->p->nirqs ? 1 : 0)))
+		ret = dev->p->irqs[nr];
+	pthread_mutex_unlock(&dev->p->lock);
+	return ret;
+}
+
+void pci__irq_reset(struct pci_dev *pdev)
+{
+	pthread_mutex_lock(&pdev->p->lock);
+	pdev->p->nvec = 0;
+	pthread_mutex_unlock(&pdev->p->lock);
+}

@@ -1,0 +1,557 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The sysfs side of the PCI bus: the root, the scan of
+ * <root>/bus/pci/devices, registration and removal of pci_devs, and the
+ * one way any file of a device is opened (beneath the root).
+ *
+ * Two locks. scan_lock serializes scans and pci_bus_remove_all() and is
+ * held while they add and delete devices (so while probes run). list_lock
+ * protects the list of devices and the root fd, and is held only for short
+ * steps, never across a call into the driver core. The root fd changes
+ * only with both held.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/stat.h>
+#include <unistd.h>
+#include "pci.h"
+
+struct pci_object {
+	struct pci_dev pdev;
+	struct pci_dev_private priv;
+};
+
+static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_t scan_owner;
+static bool scan_owned;
+
+static pthread_mutex_t list_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pci_dev_private *devs_head, **devs_tail = &devs_head;
+static int nr_devs;
+static char *root_path;
+static int rootfd = -1;
+
+static bool readonly;
+
+bool pci__readonly(void)
+{
+	return __atomic_load_n(&readonly, __ATOMIC_ACQUIRE);
+}
+
+void pci_sysfs_set_readonly(bool ro)
+{
+	__atomic_store_n(&readonly, ro, __ATOMIC_RELEASE);
+}
+
+int pci_sysfs_set_root(const char *path)
+{
+	char *copy = NULL;
+	int ret = 0;
+
+	if (path && !*path)
+		return -EINVAL;
+	if (path) {
+		copy = strdup(path);
+		if (!copy)
+			return -ENOMEM;
+	}
+	pthread_mutex_lock(&list_lock);
+	if (nr_devs || rootfd >= 0) {
+		ret = -EBUSY;
+	} else {
+		free(root_path);
+		root_path = copy;
+		copy = NULL;
+	}
+	pthread_mutex_unlock(&list_lock);
+	free(copy);
+	return ret;
+}
+
+static const char *effective_root(void)
+{
+	const char *env;
+
+	if (root_path)
+		return root_path;
+	env = devres__getenv("DEVRES_SYSFS_ROOT");
+	return env && *env ? env : "/sys";
+}
+
+/*
+ * Every open under the root goes through the resolver: never outside the
+ * root (no absolute path or symlink, no ".." above it, no magic link).
+ * It is the fault point of the open.
+ */
+static int open_beneath(int dirfd, const char *path, int flags)
+{
+	return devres__open_beneath(dirfd, path, flags, 0);
+}
+
+/* The fd of a file of a device; the caller closes it with pci__close(). */
+static int open_dev_file(const char *name, const char *file, int flags)
+{
+	char path[sizeof(PCI_DEVICES_DIR) + 2 * (size_t)PCI_NAME_MAX + 8];
+	struct stat st;
+	int fd;
+
+	if (rootfd < 0)
+		return -ENODEV;
+	if (snprintf(path, sizeof(path), PCI_DEVICES_DIR "/%s/%s", name,
+		     file) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	/* O_NONBLOCK: a FIFO planted in a fake tree must not block us. */
+	fd = open_beneath(rootfd, path, flags | O_NONBLOCK);
+	if (fd < 0)
+		return fd;
+	devres__ledger_add(DL_FDS, 1);
+	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+		pci__close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+int pci__open(const struct pci_dev *pdev, const char *file, int flags)
+{
+	int fd;
+
+	pthread_mutex_lock(&list_lock);
+	fd = pdev->p->registered ? open_dev_file(pdev->p->name, file, flags)
+				 : -ENODEV;
+	pthread_mutex_unlock(&list_lock);
+	return fd;
+}
+
+void pci__close(int fd)
+{
+	int saved = errno;
+
+	close(fd);
+	devres__ledger_add(DL_FDS, -1);
+	errno = saved;
+}
+
+/* At most @cap bytes of a small file; -EFBIG when it holds more. */
+static ssize_t read_small(const char *name, const char *file, char *buf,
+			  size_t cap)
+{
+	ssize_t n;
+	int fd;
+
+	fd = open_dev_file(name, file, O_RDONLY);
+	if (fd < 0)
+		return fd;
+	n = pread(fd, buf, cap, 0);
+	if (n < 0)
+		n = -errno;
+	else if ((size_t)n == cap)
+		n = -EFBIG;
+	pci__close(fd);
+	return n;
+}
+
+static void pci_release(struct device *dev)
+{
+	struct pci_object *o = container_of(dev, struct pci_object, pdev.dev);
+
+	pthread_mutex_destroy(&o->priv.lock);
+	free(o->priv.irqs);
+	free(o);
+}
+
+/* Reads what describes @name; called with scan_lock held. */
+static int read_device(struct pci_dev *pdev, const char *name)
+{
+	unsigned int domain, bus, devfn;
+	char buf[PCI_NUM_RESOURCES * 60 + 2];
+	uint8_t cfg[64];
+	unsigned long irq = 0;
+	struct stat st;
+	ssize_t n;
+	int fd, ret;
+
+	ret = pci__parse_name(name, &domain, &bus, &devfn);
+	if (ret)
+		return ret;
+	pdev->domain_nr = domain;
+	pdev->bus_nr = (unsigned char)bus;
+	pdev->devfn = devfn;
+
+	fd = open_dev_file(name, "config", O_RDONLY);
+	if (fd < 0)
+		return fd;
+	n = pread(fd, cfg, sizeof(cfg), 0);
+	ret = n < 0 ? -errno : 0;
+	if (!ret && fstat(fd, &st))
+		ret = -errno;
+	pci__close(fd);
+	if (ret)
+		return ret;
+	ret = pci__parse_header(pdev, cfg, (size_t)n);
+	if (ret)
+		return ret;
+	/* What the file says; a reader without privilege sees only 64 bytes. */
+	pdev->cfg_size = st.st_size >= PCI_CFG_SPACE_EXP_SIZE
+				 ? PCI_CFG_SPACE_EXP_SIZE
+			 : st.st_size >= PCI_CFG_SPACE_SIZE ? PCI_CFG_SPACE_SIZE
+							    : (int)st.st_size;
+
+	n = read_small(name, "resource", buf, sizeof(buf));
+	if (n < 0)
+		return n == -EFBIG ? -EINVAL : (int)n;
+	ret = pci__parse_resource(buf, (size_t)n, pdev->resource,
+				  PCI_NUM_RESOURCES);
+	if (ret < 0)
+		return ret;
+
+	n = read_small(name, "irq", buf, 32);
+	if (n >= 0) {
+		ret = pci__parse_uint(buf, (size_t)n, INT_MAX, &irq);
+		if (ret)
+			return ret;
+	} else if (n != -ENOENT) {
+		return n == -EFBIG ? -EINVAL : (int)n;
+	}
+	pdev->irq = (unsigned int)irq;
+	return 0;
+}
+
+static struct pci_dev_private *find_locked(const char *name)
+{
+	for (struct pci_dev_private *p = devs_head; p; p = p->next)
+		if (strcmp(p->name, name) == 0)
+			return p;
+	return NULL;
+}
+
+static void unlink_locked(struct pci_dev_private *p)
+{
+	struct pci_dev_private **pp;
+
+	for (pp = &devs_head; *pp != p; pp = &(*pp)->next)
+		;
+	*pp = p->next;
+	if (devs_tail == &p->next)
+		devs_tail = pp;
+	p->next = NULL;
+	p->registered = false;
+	nr_devs--;
+}
+
+/* Registers @name; called with scan_lock held and the root open. */
+static int add_device(const char *name)
+{
+	struct pci_object *o;
+	struct pci_dev *pdev;
+	int ret;
+
+	pthread_mutex_lock(&list_lock);
+	ret = find_locked(name) ? -EEXIST : 0;
+	pthread_mutex_unlock(&list_lock);
+	if (ret)
+		return ret;
+	if (devres__should_fail())
+		return -ENOMEM;
+	o = calloc(1, sizeof(*o));
+	if (!o)
+		return -ENOMEM;
+	pdev = &o->pdev;
+	pdev->p = &o->priv;
+	o->priv.pdev = pdev;
+	pthread_mutex_init(&o->priv.lock, NULL);
+	snprintf(o->priv.name, sizeof(o->priv.name), "%s", name);
+	ret = read_device(pdev, name);
+	if (ret) {
+		pci_release(&pdev->dev);
+		return ret;
+	}
+	device_initialize(&pdev->dev);
+	pdev->dev.release = pci_release;
+	pdev->dev.bus = &pci__bus_type;
+	ret = dev_set_name(&pdev->dev, "%s", name);
+	if (ret)
+		goto put;
+
+	/* Visible to pci__open() before probe can run. */
+	pthread_mutex_lock(&list_lock);
+	o->priv.registered = true;
+	*devs_tail = &o->priv;
+	devs_tail = &o->priv.next;
+	nr_devs++;
+	pthread_mutex_unlock(&list_lock);
+
+	ret = pci__bars_claim(pdev);
+	if (!ret)
+		ret = device_add(&pdev->dev);
+	if (!ret)
+		return 0;
+	pci__bars_release(pdev);
+	pthread_mutex_lock(&list_lock);
+	unlink_locked(&o->priv);
+	pthread_mutex_unlock(&list_lock);
+put:
+	put_device(&pdev->dev);
+	return ret;
+}
+
+static void remove_device(struct pci_dev_private *p)
+{
+	struct pci_dev *pdev = p->pdev;
+
+	/* Unbinding may still write `enable` and config: keep the fd valid. */
+	device_del(&pdev->dev);
+	pthread_mutex_lock(&list_lock);
+	unlink_locked(p);
+	pthread_mutex_unlock(&list_lock);
+	pci__bars_release(pdev);
+	put_device(&pdev->dev);
+}
+
+static bool scan_lock_take(const char *func)
+{
+	pthread_mutex_lock(&list_lock);
+	if (scan_owned && pthread_equal(scan_owner, pthread_self())) {
+		pthread_mutex_unlock(&list_lock);
+		devres__warn(NULL, func, "called from a PCI probe or remove");
+		return false;
+	}
+	pthread_mutex_unlock(&list_lock);
+	pthread_mutex_lock(&scan_lock);
+	pthread_mutex_lock(&list_lock);
+	scan_owner = pthread_self();
+	scan_owned = true;
+	pthread_mutex_unlock(&list_lock);
+	return true;
+}
+
+static void scan_lock_drop(void)
+{
+	pthread_mutex_lock(&list_lock);
+	scan_owned = false;
+	pthread_mutex_unlock(&list_lock);
+	pthread_mutex_unlock(&scan_lock);
+}
+
+static int open_root_locked(void)
+{
+	int fd;
+
+	if (rootfd >= 0)
+		return 0;
+	if (devres__should_fail())
+		return -EMFILE;
+	fd = open(effective_root(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	if (fd < 0)
+		return -errno;
+	devres__ledger_add(DL_FDS, 1);
+	pthread_mutex_lock(&list_lock);
+	rootfd = fd;
+	pthread_mutex_unlock(&list_lock);
+	return 0;
+}
+
+/* Closes the root when no device needs it; with scan_lock held. */
+static void close_root_locked(void)
+{
+	int fd = -1;
+
+	pthread_mutex_lock(&list_lock);
+	if (!nr_devs) {
+		fd = rootfd;
+		rootfd = -1;
+	}
+	pthread_mutex_unlock(&list_lock);
+	if (fd >= 0)
+		pci__close(fd);
+}
+
+static int cmp_names(const void *a, const void *b)
+{
+	return strcmp(*(char *const *)a, *(char *const *)b);
+}
+
+/* The sorted addresses under bus/pci/devices; to be freed by the caller. */
+static int list_dir(char ***ret_names, size_t *ret_n)
+{
+	char **names = NULL, **grown;
+	size_t n = 0, cap = 0;
+	struct dirent *de;
+	unsigned int d, b, f;
+	DIR *dir;
+	int fd;
+
+	fd = open_beneath(rootfd, PCI_DEVICES_DIR, O_RDONLY | O_DIRECTORY);
+	if (fd < 0)
+		return fd;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	devres__ledger_add(DL_FDS, 1);
+	while ((de = readdir(dir))) {
+		if (pci__parse_name(de->d_name, &d, &b, &f))
+			continue;
+		if (n == cap) {
+			cap = cap ? 2 * cap : 32;
+			grown = realloc(names, cap * sizeof(*names));
+			if (!grown)
+				goto nomem;
+			names = grown;
+		}
+		names[n] = strdup(de->d_name);
+		if (!names[n])
+			goto nomem;
+		n++;
+	}
+	closedir(dir);
+	devres__ledger_add(DL_FDS, -1);
+	if (n)
+		qsort(names, n, sizeof(*names), cmp_names);
+	*ret_names = names;
+	*ret_n = n;
+	return 0;
+
+nomem:
+	closedir(dir);
+	devres__ledger_add(DL_FDS, -1);
+	while (n)
+		free(names[--n]);
+	free(names);
+	return -ENOMEM;
+}
+
+static bool in_names(char **names, size_t n, const char *name)
+{
+	return n && bsearch(&name, names, n, sizeof(*names), cmp_names);
+}
+
+int pci_bus_scan(void)
+{
+	struct pci_dev_private *gone;
+	char **names = NULL;
+	size_t n = 0;
+	int ret;
+
+	ret = pci__bus_ready();
+	if (ret)
+		return ret;
+	if (!scan_lock_take(__func__))
+		return -EDEADLK;
+	ret = open_root_locked();
+	if (!ret)
+		ret = list_dir(&names, &n);
+	if (ret)
+		goto out;
+
+	/* Vanished devices first, so that their regions are free again. */
+	for (;;) {
+		pthread_mutex_lock(&list_lock);
+		for (gone = devs_head; gone; gone = gone->next)
+			if (!in_names(names, n, gone->name))
+				break;
+		pthread_mutex_unlock(&list_lock);
+		if (!gone)
+			break;
+		remove_device(gone);
+	}
+	for (size_t i = 0; i < n; i++) {
+		int err = add_device(names[i]);
+
+		if (err && err != -EEXIST)
+			dev_dbg(NULL, "pci %s: skipped: %s", names[i],
+				strerror(-err));
+	}
+	pthread_mutex_lock(&list_lock);
+	ret = nr_devs;
+	pthread_mutex_unlock(&list_lock);
+out:
+	close_root_locked();
+	scan_lock_drop();
+	while (n)
+		free(names[--n]);
+	free(names);
+	return ret;
+}
+
+int pci_bus_scan_device(const char *name)
+{
+	unsigned int d, b, f;
+	int ret;
+
+	if (!name || pci__parse_name(name, &d, &b, &f))
+		return -EINVAL;
+	ret = pci__bus_ready();
+	if (ret)
+		return ret;
+	if (!scan_lock_take(__func__))
+		return -EDEADLK;
+	ret = open_root_locked();
+	if (!ret)
+		ret = add_device(name);
+	close_root_locked();
+	scan_lock_drop();
+	return ret;
+}
+
+void pci_bus_remove_all(void)
+{
+	struct pci_dev_private *p;
+
+	if (!scan_lock_take(__func__))
+		return;
+	for (;;) {
+		pthread_mutex_lock(&list_lock);
+		p = devs_head;
+		pthread_mutex_unlock(&list_lock);
+		if (!p)
+			break;
+		remove_device(p);
+	}
+	close_root_locked();
+	scan_lock_drop();
+}
+
+struct pci_dev *pci_get_device(unsigned int vendor, unsigned int device,
+			       struct pci_dev *from)
+{
+	struct pci_dev_private *p;
+	struct pci_dev *found = NULL;
+
+	pthread_mutex_lock(&list_lock);
+	if (from)
+		p = from->p->registered ? from->p->next : NULL;
+	else
+		p = devs_head;
+	for (; p; p = p->next) {
+		if ((vendor == PCI_ANY_ID || vendor == p->pdev->vendor) &&
+		    (device == PCI_ANY_ID || device == p->pdev->device)) {
+			found = p->pdev;
+			get_device(&found->dev);
+			break;
+		}
+	}
+	pthread_mutex_unlock(&list_lock);
+	if (from)
+		put_device(&from->dev);
+	return found;
+}
+
+struct pci_dev *pci_dev_get(struct pci_dev *pdev)
+{
+	if (pdev)
+		get_device(&pdev->dev);
+	return pdev;
+}
+
+void pci_dev_put(struct pci_dev *pdev)
+{
+	if (pdev)
+		put_device(&pdev->dev);
+}
