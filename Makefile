@@ -3,12 +3,14 @@
 
 PKGS := cmake ninja-build gcc g++ clang clang-format clang-tidy pkg-config \
 	valgrind libcmocka-dev libclang-rt-14-dev python3 man-db groff-base dpkg liburcu-dev
+# What `make bench` needs beyond PKGS: the peers and the plotter.
+BENCH_PKGS := libtalloc-dev libapr1-dev gnuplot-nox
 # PCI: lspci -n to compare lspci-lite with; umockdev for the default /sys path.
 PKGS += pciutils umockdev libumockdev-dev
 SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all demo check deps format format-check tidy build-% test-% clean \
-	fuzz fuzz-check soak memcheck package
+	fuzz fuzz-check soak memcheck package bench
 
 all: build-dev
 
@@ -122,6 +124,13 @@ memcheck: deps
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/memcheck/Testing/Temporary/MemoryChecker.*.log
+
+# The benchmarks of a release build; writes docs/PERFORMANCE.md and plots.
+bench: deps
+	@$(MAKE) --no-print-directory deps PKGS="$(BENCH_PKGS)"
+	cmake --preset release -DDEVRES_BUILD_BENCH=ON >/dev/null
+	cmake --build --preset release
+	sh bench/perf-doc.sh
 
 clean:
 	rm -rf build

@@ -56,9 +56,17 @@ struct device {
 	unsigned int magic;
 	int refcount;
 	int devres_lock;
+	int devres_bias_held;
+	int devres_bias_revoking;
+	void *devres_bias;
 	void *devres_owner;
 	void *devres_head;
 	unsigned long devres_kept;
+	unsigned long devres_listed;
+	unsigned long devres_dead;
+	void *devres_index;
+	void *devres_open;
+	void *devres_slab;
 	pthread_mutex_t mutex;
 	struct device_private *p;
 };

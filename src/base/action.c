@@ -7,12 +7,6 @@
 #include <errno.h>
 #include "node.h"
 
-static int match_data(struct device *dev, void *res, void *data)
-{
-	(void)dev;
-	return *(void **)res == data;
-}
-
 int devm_add_action_named(struct device *dev, void (*action)(void *),
 			  void *data, const char *name)
 {
@@ -37,6 +31,11 @@ int devm_add_action_named(struct device *dev, void (*action)(void *),
 	if (!lock_dev(dev, __func__)) {
 		devres__free_node(n);
 		return -EDEADLK;
+	}
+	if (unlikely(devres__index_add(dev, n))) {
+		unlock_dev(dev);
+		devres__free_node(n);
+		return -ENOMEM;
 	}
 	add_locked(dev, n);
 	unlock_dev(dev);
@@ -73,49 +72,52 @@ static bool action_kind(struct device *dev, void (*action)(void *),
 	return true;
 }
 
-/* Takes the newest record of (@action, @data) off @dev, or returns NULL. */
-static struct devres__node *take_action(struct device *dev,
-					void (*action)(void *), void *data,
-					const char *func)
+/*
+ * Takes the newest record of (@action, @data) off @dev: O(1) through the
+ * index, the node left dead in place. Returns whether there was one.
+ */
+static bool take_action(struct device *dev, void (*action)(void *), void *data,
+			const char *func)
 {
-	struct devres__node *n = NULL, *prev = NULL;
+	struct devres__node *n = NULL, *dead = NULL;
+	struct dr_log l;
 	uint32_t kind;
 
 	if (!action_kind(dev, action, func, &kind))
-		return NULL;
+		return false;
 	if (kind != DR_KIND_NONE) {
 		if (!lock_dev(dev, func))
-			return NULL;
-		n = devres__find_locked(dev, kind, match_data, data, &prev);
-		if (n)
-			unlink_after(dev, prev, n);
+			return false;
+		n = devres__index_find(dev, kind, data);
+		if (n) {
+			l = dr_log_of(n);
+			devres__index_del(dev, n);
+			kill_locked(dev, n);
+			dead = maybe_compact(dev);
+		}
 		unlock_dev(dev);
 	}
-	if (!n)
+	if (!n) {
 		devres__warn(dev, func, "action %p(%p) is not recorded",
 			     (void *)(uintptr_t)action, data);
-	else
-		log_node(dev, "REM", n);
-	return n;
+		return false;
+	}
+	devres__free_dead(dead);
+	dr_log(dev, "REM", l);
+	return true;
 }
 
 void devm_remove_action(struct device *dev, void (*action)(void *), void *data)
 {
-	struct devres__node *n = take_action(dev, action, data, __func__);
-
-	if (n)
-		devres__free_node(n);
+	take_action(dev, action, data, __func__);
 }
 
 void devm_release_action(struct device *dev, void (*action)(void *), void *data)
 {
-	struct devres__node *n = take_action(dev, action, data, __func__);
 	int err = errno;
 
-	if (n) {
+	if (take_action(dev, action, data, __func__))
 		action(data);
-		devres__free_node(n);
-	}
 	errno = err;
 }
 
@@ -128,7 +130,7 @@ bool devm_is_action_added(struct device *dev, void (*action)(void *),
 	if (!action_kind(dev, action, __func__, &kind) ||
 	    kind == DR_KIND_NONE || !lock_dev(dev, __func__))
 		return false;
-	n = devres__find_locked(dev, kind, match_data, data, NULL);
+	n = devres__index_find(dev, kind, data);
 	unlock_dev(dev);
 	return n != NULL;
 }

@@ -90,7 +90,7 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 		struct devres__group *g;
 		uint32_t want;
 
-		if (!dr_is_marker(n))
+		if (!dr_is_marker(n) || dr_dead(n))
 			continue;
 		g = marker_to_group(n);
 		switch (DR_KIND(n)) {
@@ -120,7 +120,7 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 		}
 	}
 	for (n = list_head(dev); n; n = n->next)
-		if (DR_KIND(n) == DR_KIND_GROUP_CLOSE &&
+		if (DR_KIND(n) == DR_KIND_GROUP_CLOSE && !dr_dead(n) &&
 		    marker_to_group(n)->open.size != 2)
 			return BAD("group %p has a close marker but no open "
 				   "marker",
@@ -132,13 +132,14 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 			 char *why, size_t len)
 {
-	long allocs = 0, bytes = 0, st_allocs, st_bytes;
+	long allocs = 0, bytes = 0, st_allocs, st_bytes, nodes;
+	unsigned long dead = 0, indexed = 0, kept;
 	struct devres__node *n;
-	unsigned long kept;
 	int ret;
 
 	assert_locked(dev, __func__);
-	if (length_locked(dev) < 0)
+	nodes = length_locked(dev);
+	if (nodes < 0)
 		return BAD("the list is a cycle");
 	for (n = list_head(dev); n; n = n->next) {
 		if (!(n->kind & DR_ADDED))
@@ -147,6 +148,11 @@ int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 		if (!kind_known(DR_KIND(n)))
 			return BAD("node %p is of no known kind (%u)",
 				   node_data(n), (unsigned int)DR_KIND(n));
+		if (dr_dead(n)) {
+			dead++;
+			continue;
+		}
+		indexed += devres__indexed(n);
 		if (!dr_is_marker(n)) {
 			allocs++;
 			bytes += n->size;
@@ -158,6 +164,16 @@ int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 	if (kept != dev->devres_kept)
 		return BAD("%lu kept layer-owned markers listed, %lu counted",
 			   kept, dev->devres_kept);
+	if ((unsigned long)nodes != dev->devres_listed ||
+	    dead != dev->devres_dead)
+		return BAD("%ld nodes listed (%lu dead), %lu counted (%lu "
+			   "dead)",
+			   nodes, dead, dev->devres_listed, dev->devres_dead);
+	if (devres__index_count(dev) >= 0 &&
+	    (long)indexed != devres__index_count(dev))
+		return BAD("%lu listed nodes are named by a key, the index "
+			   "holds %ld",
+			   indexed, devres__index_count(dev));
 	devres__stats_locked(dev, &st_allocs, &st_bytes);
 	if (st_allocs != allocs || st_bytes != bytes)
 		return BAD("stats count %ld nodes of %ld bytes, the list holds "

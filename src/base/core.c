@@ -55,9 +55,17 @@ void device_initialize(struct device *dev)
 	dev->name = NULL;
 	dev->refcount = 1;
 	dev->devres_lock = 0;
+	dev->devres_bias_held = 0;
+	dev->devres_bias_revoking = 0;
+	dev->devres_bias = NULL;
 	dev->devres_owner = NULL;
 	dev->devres_head = NULL;
 	dev->devres_kept = 0;
+	dev->devres_listed = 0;
+	dev->devres_dead = 0;
+	dev->devres_index = NULL;
+	dev->devres_open = NULL;
+	dev->devres_slab = NULL;
 	dev->p = NULL;
 	pthread_mutex_init(&dev->mutex, NULL);
 	dev->magic = DEVRES_DEV_MAGIC;
@@ -117,13 +125,16 @@ struct device *get_device(struct device *dev)
 /*
  * Release callbacks run by a pass may record more (a late devm_*() call on
  * the dying device): pass again until the list is empty, a bounded number
- * of times, as a callback that re-adds itself would never end.
+ * of times, as a callback that re-adds itself would never end. One pass
+ * at least, even with an empty list: it also frees the devres core's
+ * per-device state (its index and memory blocks).
  */
 #define RELEASE_PASSES 16
 
 static void release_late(struct device *dev)
 {
-	for (int pass = 0; __atomic_load_n(&dev->devres_head, __ATOMIC_ACQUIRE);
+	for (int pass = 0;
+	     !pass || __atomic_load_n(&dev->devres_head, __ATOMIC_ACQUIRE);
 	     pass++) {
 		if (pass == RELEASE_PASSES) {
 			devres__warn(dev, "put_device",

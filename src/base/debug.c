@@ -20,7 +20,7 @@ static size_t count_locked(struct device *dev)
 
 	assert_locked(dev, __func__);
 	for (struct devres__node *p = list_head(dev); p; p = p->next)
-		n++;
+		n += !dr_dead(p);
 	return n;
 }
 
@@ -34,15 +34,18 @@ static size_t copy_locked(struct device *dev, struct entry *e, size_t cap,
 	size_t n = 0, markers = 0;
 
 	assert_locked(dev, __func__);
-	for (struct devres__node *p = list_head(dev); p; p = p->next, n++) {
-		markers += dr_is_marker(p);
-		if (n >= cap)
+	for (struct devres__node *p = list_head(dev); p; p = p->next) {
+		if (dr_dead(p))
 			continue;
-		e[n].addr = node_data(p);
-		e[n].kind = DR_KIND(p);
-		e[n].size = p->size;
+		markers += dr_is_marker(p);
+		if (n++ >= cap)
+			continue;
+		e[n - 1].addr = node_data(p);
+		e[n - 1].kind = DR_KIND(p);
+		e[n - 1].size = p->size;
 		/* A layer-owned group's label, or a group's id. */
-		e[n].group = dr_is_marker(p) ? marker_to_group(p)->id : NULL;
+		e[n - 1].group = dr_is_marker(p) ? marker_to_group(p)->id
+						 : NULL;
 	}
 	*ret_markers = markers;
 	return n;
@@ -123,7 +126,7 @@ void devres__stats_locked(struct device *dev, long *ret_allocs, long *ret_bytes)
 
 	assert_locked(dev, __func__);
 	for (struct devres__node *p = list_head(dev); p; p = p->next) {
-		if (dr_is_marker(p))
+		if (dr_is_marker(p) || dr_dead(p))
 			continue;
 		allocs++;
 		bytes += p->size;

@@ -5,21 +5,14 @@
  * A device's resources form a singly linked list from the newest node to the
  * oldest, so adding is a push and releasing everything is a walk from the
  * head: LIFO by construction. Nodes are unlinked under the device's lock and
- * released outside it.
+ * released outside it. Nodes named by a key are found through the device's
+ * index (index.c) and, when taken off, left dead in place for a later walk
+ * (internal.h).
  */
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
 #include "node.h"
-
-TLS_FAST char devres__self;
-
-static inline void cpu_relax(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	__builtin_ia32_pause();
-#endif
-}
 
 bool devres__dev_bad(const struct device *dev, const char *func)
 {
@@ -34,27 +27,6 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 			     dead ? "already released" : "not initialized");
 		return false;
 	}
-	return true;
-}
-
-bool devres__lock_slow(struct device *dev, const char *func)
-{
-	unsigned int spins = 0;
-
-	if (__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
-	    &devres__self) {
-		devres__warn(dev, func,
-			     "devres called on this device from a match or "
-			     "for-each callback");
-		return false;
-	}
-	while (__atomic_exchange_n(&dev->devres_lock, 1, __ATOMIC_ACQUIRE)) {
-		if (++spins < 64)
-			cpu_relax();
-		else
-			sched_yield();
-	}
-	__atomic_store_n(&dev->devres_owner, &devres__self, __ATOMIC_RELAXED);
 	return true;
 }
 
@@ -76,7 +48,7 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 
 	assert_locked(dev, __func__);
 	for (n = list_head(dev); n; prev = n, n = n->next) {
-		if (DR_KIND(n) != kind)
+		if (DR_KIND(n) != kind || dr_dead(n))
 			continue;
 		if (match && !match(dev, node_data(n), match_data))
 			continue;
@@ -87,16 +59,122 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 	return NULL;
 }
 
+/* A dead node's memory goes back; it was forgotten when it died. */
+static void free_dead_node(struct devres__node *n)
+{
+	dr_unpoison(node_data(n), n->size);
+	free(n);
+}
+
 /*
- * Releases a detached chain, newest first. Group markers are dropped: a
- * group is freed at its open marker, which is older than its close marker,
- * so both have been passed by then. A layer-owned group's marker belongs
- * to its owner and is only unlinked. Release callbacks may change errno;
- * the caller's is given back.
+ * One of @n's group's markers leaves the list; the group is freed with the
+ * last. Called under the lock, or by the one owner of a detached chain
+ * that holds every listed marker of the group.
  */
-int devres__release_nodes(struct device *dev, struct devres__node *list)
+static bool group_unlinked(struct devres__node *n)
+{
+	struct devres__group *g = marker_to_group(n);
+
+	n->next = NULL;
+	return --g->close.size == 0;
+}
+
+static void group_free(struct devres__group *g)
+{
+	if (!dr_dead(&g->open))
+		devres__ledger_add(DL_GROUPS, -1);
+	free(g);
+}
+
+/*
+ * Unlinks every dead node. Dead resources, and groups whose last marker
+ * leaves, are chained through their (now unused) @next for
+ * devres__free_dead(), to be freed once the lock is dropped.
+ */
+struct devres__node *devres__compact_locked(struct device *dev)
+{
+	struct devres__node *prev = NULL, *n, *next, *chain = NULL;
+
+	assert_locked(dev, __func__);
+	for (n = list_head(dev); n; n = next) {
+		next = n->next;
+		if (!dr_dead(n)) {
+			prev = n;
+			continue;
+		}
+		if (prev)
+			prev->next = next;
+		else
+			dev->devres_head = next;
+		dev->devres_listed--;
+		dev->devres_dead--;
+		if (dr_slab(n)) {
+			devres__slab_unlisted(dev);
+			devres__slab_free(dev, dev->devres_slab, n);
+			continue;
+		}
+		if (dr_is_marker(n)) {
+			if (!group_unlinked(n))
+				continue;
+			n = &marker_to_group(n)->open;
+		}
+		n->next = chain;
+		chain = n;
+	}
+	return chain;
+}
+
+void devres__free_dead(struct devres__node *chain)
 {
 	struct devres__node *n, *next;
+	int err = errno;
+
+	for (n = chain; n; n = next) {
+		next = n->next;
+		if (DR_KIND(n) == DR_KIND_GROUP_OPEN)
+			group_free(open_to_group(n));
+		else
+			free_dead_node(n);
+	}
+	errno = err;
+}
+
+/*
+ * Releases a detached chain, newest first. A group is freed with the last
+ * of its markers to leave the list. A layer-owned group's marker belongs
+ * to its owner and is only unlinked. Dead nodes are only freed. Release
+ * callbacks may change errno; the caller's is given back.
+ */
+/*
+ * Slab nodes of a chain taken from a group go back to the device's free
+ * lists, if the device still has that slab (a devres_release_all() since
+ * may have taken it); the last reference to a detached slab frees it.
+ */
+static void slab_return(struct device *dev, struct devres__slab *s,
+			struct devres__node *slots)
+{
+	struct devres__node *n, *next;
+	bool last;
+
+	/* Only the lock serializes the slab; re-entry is not possible here. */
+	while (!lock_dev(dev, __func__))
+		sched_yield();
+	for (n = slots; n; n = next) {
+		next = n->next;
+		if (dev->devres_slab == s)
+			devres__slab_free(dev, s, n);
+	}
+	last = devres__slab_put_locked(s);
+	unlock_dev(dev);
+	if (last)
+		devres__slab_destroy(s);
+}
+
+int devres__release_nodes(struct device *dev, struct devres__node *list,
+			  struct devres__slab *slab, bool all)
+{
+	struct devres__node *n, *next, *slots = NULL;
+	long gone = 0, gone_bytes = 0;
 	int cnt = 0, err = errno;
 
 	/*
@@ -106,11 +184,33 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 	 */
 	for (n = list; n; n = next) {
 		next = n->next;
+		if (dr_slab(n)) {
+			/* Nothing to run; the ledger counts them at the end. */
+			if (!dr_dead(n)) {
+				log_node(dev, "REL", n);
+				gone++;
+				gone_bytes += n->size;
+				cnt++;
+			}
+			if (!all) {
+				n->next = slots;
+				slots = n;
+			}
+			continue;
+		}
+		if (dr_dead(n)) {
+			if (!dr_is_marker(n))
+				free_dead_node(n);
+			else if (group_unlinked(n))
+				group_free(marker_to_group(n));
+			continue;
+		}
 		log_node(dev, "REL", n);
 		switch (DR_KIND(n)) {
 		case DR_KIND_GROUP_OPEN:
-			devres__ledger_add(DL_GROUPS, -1);
-			free(open_to_group(n));
+		case DR_KIND_GROUP_CLOSE:
+			if (group_unlinked(n))
+				group_free(marker_to_group(n));
 			break;
 		case DR_KIND_OWNED:
 			/* Its storage is its owner's, maybe reused at once;
@@ -118,10 +218,6 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 			n->next = NULL;
 			n->kind &= ~DR_ADDED;
 			devres__ledger_add(DL_GROUPS, -1);
-			break;
-		case DR_KIND_GROUP_CLOSE:
-			n->next = NULL;
-			n->kind &= ~DR_ADDED;
 			break;
 		case DR_KIND_KMALLOC:
 			/* Nothing to run: skip the kind table. */
@@ -134,6 +230,12 @@ int devres__release_nodes(struct device *dev, struct devres__node *list)
 			cnt++;
 		}
 	}
+	devres__ledger_add(DL_NODES, -gone);
+	devres__ledger_add(DL_NODE_BYTES, -gone_bytes);
+	if (slab && !all)
+		slab_return(dev, slab, slots);
+	else if (slab)
+		slab_return(dev, slab, NULL);
 	errno = err;
 	return cnt;
 }
@@ -312,7 +414,7 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 	if (kind == DR_KIND_NONE || !lock_dev(dev, __func__))
 		return;
 	for (n = list_head(dev); n; n = n->next) {
-		if (DR_KIND(n) != kind)
+		if (DR_KIND(n) != kind || dr_dead(n))
 			continue;
 		if (match && !match(dev, node_data(n), match_data))
 			continue;
@@ -354,21 +456,39 @@ static void keep_owned(struct device *dev, struct devres__node **list)
 		left--;
 	}
 	dev->devres_head = keep;
+	dev->devres_listed = dev->devres_kept;
 }
 
 int devres_release_all(struct device *dev)
 {
 	struct devres__node *list;
+	struct devres__slab *slab;
+	unsigned long live, bytes;
+	bool walk;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -ENODEV;
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
 	devres__assert_list_locked(dev, __func__);
+	/* Only slab nodes, nothing kept, nothing to log: no walk at all. */
+	walk = dev->devres_kept || devres__logging() ||
+	       !devres__slab_only(dev, &live, &bytes);
 	list = list_head(dev);
 	dev->devres_head = NULL;
+	dev->devres_listed = 0;
+	dev->devres_dead = 0;
+	dev->devres_open = NULL;
+	devres__index_drop(dev);
+	slab = devres__slab_detach(dev);
 	if (dev->devres_kept)
 		keep_owned(dev, &list);
 	unlock_dev(dev);
-	return devres__release_nodes(dev, list);
+	if (walk)
+		return devres__release_nodes(dev, list, slab, true);
+	devres__ledger_add(DL_NODES, -(long)live);
+	devres__ledger_add(DL_NODE_BYTES, -(long)bytes);
+	if (slab)
+		devres__release_nodes(dev, NULL, slab, true);
+	return (int)live;
 }

@@ -13,38 +13,44 @@ static bool is_closed(const struct devres__group *g)
 	return g->close.kind & DR_ADDED;
 }
 
-/* The group with @id, or the newest open one when @id is NULL. */
+/*
+ * The stack of open groups, newest first, linked through their unlisted
+ * close markers: a NULL id finds the newest open group at its top. Closing
+ * or removing another than the newest walks the open groups only.
+ */
+static struct devres__group *open_top(struct device *dev)
+{
+	return dev->devres_open;
+}
+
+static void open_push(struct device *dev, struct devres__group *g)
+{
+	g->close.next = (struct devres__node *)open_top(dev);
+	dev->devres_open = g;
+}
+
+static void open_del(struct device *dev, struct devres__group *g)
+{
+	struct devres__group **pp = (struct devres__group **)&dev->devres_open;
+
+	assert_locked(dev, __func__);
+	while (*pp && *pp != g)
+		pp = (struct devres__group **)&(*pp)->close.next;
+	if (*pp)
+		*pp = (struct devres__group *)g->close.next;
+	g->close.next = NULL;
+}
+
+/* The newest group with @id (index), or the newest open one (stack). */
 static struct devres__group *find_group(struct device *dev, void *id)
 {
 	struct devres__node *n;
 
 	assert_locked(dev, __func__);
-	for (n = list_head(dev); n; n = n->next) {
-		struct devres__group *g;
-
-		if (DR_KIND(n) != DR_KIND_GROUP_OPEN)
-			continue;
-		g = open_to_group(n);
-		if (id ? g->id == id : !is_closed(g))
-			return g;
-	}
-	return NULL;
-}
-
-static struct devres__node *prev_of(struct device *dev,
-				    struct devres__node *target)
-{
-	struct devres__node *prev = NULL, *n;
-
-	assert_locked(dev, __func__);
-	for (n = list_head(dev); n != target; n = n->next)
-		prev = n;
-	return prev;
-}
-
-static void unlink_node(struct device *dev, struct devres__node *n)
-{
-	unlink_after(dev, prev_of(dev, n), n);
+	if (!id)
+		return open_top(dev);
+	n = devres__index_find(dev, DR_KIND_GROUP_OPEN, id);
+	return n ? open_to_group(n) : NULL;
 }
 
 void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
@@ -59,7 +65,9 @@ void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 	if (!g)
 		return NULL;
 	g->open = (struct devres__node){ .kind = DR_KIND_GROUP_OPEN };
-	g->close = (struct devres__node){ .kind = DR_KIND_GROUP_CLOSE };
+	/* One marker listed. */
+	g->close =
+		(struct devres__node){ .kind = DR_KIND_GROUP_CLOSE, .size = 1 };
 	g->id = id ? id : g;
 	id = g->id;
 	l = dr_log_of(&g->open);
@@ -67,8 +75,14 @@ void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 		free(g);
 		return NULL;
 	}
+	if (devres__index_add(dev, &g->open)) {
+		unlock_dev(dev);
+		free(g);
+		return NULL;
+	}
 	devres__ledger_add(DL_GROUPS, 1);
 	add_locked(dev, &g->open);
+	open_push(dev, g);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
 	/* Not g->id: another thread may have released the group by now. */
@@ -86,8 +100,11 @@ void devres_close_group(struct device *dev, void *id)
 	g = find_group(dev, id);
 	if (g) {
 		closed = is_closed(g);
-		if (!closed)
+		if (!closed) {
+			open_del(dev, g);
 			add_locked(dev, &g->close);
+			g->close.size = 2;
+		}
 		l = dr_log_of(&g->close);
 	}
 	unlock_dev(dev);
@@ -99,54 +116,80 @@ void devres_close_group(struct device *dev, void *id)
 		dr_log(dev, "ADD", l);
 }
 
+/*
+ * Takes group @g off the index and the stack and leaves its markers dead
+ * where they lie, for a later walk to unlink and free: no walk now.
+ */
+static void kill_group(struct device *dev, struct devres__group *g)
+{
+	devres__index_del(dev, &g->open);
+	if (is_closed(g)) {
+		g->close.kind |= DR_DEAD;
+		dev->devres_dead++;
+	} else {
+		open_del(dev, g);
+	}
+	g->open.kind |= DR_DEAD;
+	dev->devres_dead++;
+	devres__ledger_add(DL_GROUPS, -1);
+}
+
 void devres_remove_group(struct device *dev, void *id)
 {
+	struct devres__node *dead = NULL;
 	struct devres__group *g;
+	struct dr_log l;
 
 	if (!devres__dev_ok(dev, __func__) || !lock_dev(dev, __func__))
 		return;
 	g = find_group(dev, id);
 	if (g) {
-		if (is_closed(g))
-			unlink_node(dev, &g->close);
-		unlink_node(dev, &g->open);
+		l = dr_log_of(&g->open);
+		kill_group(dev, g);
+		dead = maybe_compact(dev);
 	}
 	unlock_dev(dev);
+	devres__free_dead(dead);
 	if (!g) {
 		devres__warn(dev, __func__, "no group %p", id);
 		return;
 	}
-	log_node(dev, "REM", &g->open);
-	devres__ledger_add(DL_GROUPS, -1);
-	free(g);
+	dr_log(dev, "REM", l);
+}
+
+/* How many of a group's markers are listed (a layer-owned group: one). */
+static uint32_t listed_markers(struct devres__group *mg)
+{
+	return DR_KIND(&mg->open) == DR_KIND_OWNED ? 1 : mg->close.size;
 }
 
 /*
- * Colour 2 removes a group with the range. A layer-owned marker goes only
+ * A marker in the range goes with it when every listed marker of its group
+ * is in the range (the kernel's colour rule, for live groups: both markers,
+ * or the open one of a group still open). A layer-owned marker goes only
  * with its own release: a driver's group that encloses it releases the
  * resources acquired after it, but its owner still finds it.
  */
 static bool removable(struct devres__group *mg, struct devres__group *g)
 {
-	if (DR_KIND(&mg->open) == DR_KIND_OWNED && mg != g)
-		return false;
-	return mg->open.size == 2;
+	if (DR_KIND(&mg->open) == DR_KIND_OWNED)
+		return mg == g;
+	return mg->open.size == listed_markers(mg);
 }
 
 /*
- * Takes the range of group @g off the list: from its close marker (or the
- * head, while it is open) down to its open marker. Resources in the range
- * go to the returned chain, newest first. A group is removed with them when
- * it lies wholly inside the range (both markers in it, or its open marker
- * when it is still open): the kernel's colour rule, colour 2. Markers of
- * the other groups stay in place, in their order.
+ * Takes a range off the list: the nodes after @prev (or from the head when
+ * @prev is NULL) down to @last, inclusive. Resources in the range go to
+ * the returned chain, newest first, off the index; so do the markers of
+ * groups that lie wholly inside. The other markers stay in place, in
+ * their order. O(the range).
  */
 static struct devres__node *take_range(struct device *dev,
+				       struct devres__node *prev,
+				       struct devres__node *last,
 				       struct devres__group *g)
 {
-	struct devres__node *first = is_closed(g) ? &g->close : list_head(dev);
-	struct devres__node *last = &g->open;
-	struct devres__node *prev = prev_of(dev, first);
+	struct devres__node *first = prev ? prev->next : list_head(dev);
 	struct devres__node *after = last->next;
 	struct devres__node *todo = NULL, **todo_tail = &todo;
 	struct devres__node *keep = NULL, **keep_tail = &keep;
@@ -156,25 +199,40 @@ static struct devres__node *take_range(struct device *dev,
 	for (n = first; n != after; n = n->next)
 		if (dr_is_marker(n))
 			marker_to_group(n)->open.size = 0;
-	for (n = first; n != after; n = n->next) {
-		struct devres__group *mg;
-
-		if (!dr_is_marker(n))
-			continue;
-		mg = marker_to_group(n);
-		mg->open.size++;
-		if (!is_closed(mg))
-			mg->open.size++;
-	}
+	for (n = first; n != after; n = n->next)
+		if (dr_is_marker(n))
+			marker_to_group(n)->open.size++;
 
 	for (n = first; n != after; n = next) {
+		struct devres__group *mg;
+
 		next = n->next;
 		if (dr_is_marker(n) && !removable(marker_to_group(n), g)) {
 			*keep_tail = n;
 			keep_tail = &n->next;
-		} else {
-			*todo_tail = n;
-			todo_tail = &n->next;
+			continue;
+		}
+		*todo_tail = n;
+		todo_tail = &n->next;
+		dev->devres_listed--;
+		if (dr_slab(n))
+			devres__slab_unlisted(dev);
+		if (dr_dead(n)) {
+			dev->devres_dead--;
+			continue;
+		}
+		if (!dr_is_marker(n)) {
+			if (dr_slab(n))
+				devres__slab_forget(dev, n);
+			else if (devres__indexed(n))
+				devres__index_del(dev, n);
+			continue;
+		}
+		mg = marker_to_group(n);
+		if (DR_KIND(n) == DR_KIND_GROUP_OPEN) {
+			devres__index_del(dev, n);
+			if (!is_closed(mg))
+				open_del(dev, mg);
 		}
 	}
 	*todo_tail = NULL;
@@ -186,21 +244,63 @@ static struct devres__node *take_range(struct device *dev,
 	return todo;
 }
 
+/*
+ * Group @g's range. Open: from the head down to its open marker, which
+ * goes with it. Closed: what lies between its markers, which stay, dead,
+ * so that the close marker's newer neighbour need not be looked for.
+ */
+static struct devres__node *take_group(struct device *dev,
+				       struct devres__group *g)
+{
+	struct devres__node *todo;
+
+	if (!is_closed(g))
+		return take_range(dev, NULL, &g->open, g);
+	todo = NULL;
+	if (g->close.next != &g->open) {
+		struct devres__node *last = g->close.next;
+
+		while (last->next != &g->open)
+			last = last->next;
+		todo = take_range(dev, &g->close, last, g);
+	}
+	kill_group(dev, g);
+	return todo;
+}
+
 int devres_release_group(struct device *dev, void *id)
 {
 	struct devres__group *g;
-	struct devres__node *todo = NULL;
-	bool empty;
+	struct devres__node *todo = NULL, *dead = NULL;
+	struct devres__slab *slab = NULL;
+	struct dr_log lc, lo;
+	bool empty, closed = false;
 
 	if (!devres__dev_ok(dev, __func__) || !lock_dev(dev, __func__))
 		return 0;
 	g = find_group(dev, id);
-	empty = !list_head(dev);
-	if (g)
-		todo = take_range(dev, g);
+	empty = dev->devres_listed == dev->devres_dead;
+	if (g) {
+		/* A closed group's markers are logged as released with it. */
+		closed = is_closed(g);
+		lc = dr_log_of(&g->close);
+		lo = dr_log_of(&g->open);
+		todo = take_group(dev, g);
+		dead = maybe_compact(dev);
+		slab = devres__slab_get(dev);
+	}
 	unlock_dev(dev);
+	devres__free_dead(dead);
+	if (g && closed) {
+		int cnt;
+
+		dr_log(dev, "REL", lc);
+		cnt = devres__release_nodes(dev, todo, slab, false);
+		dr_log(dev, "REL", lo);
+		return cnt;
+	}
 	if (g)
-		return devres__release_nodes(dev, todo);
+		return devres__release_nodes(dev, todo, slab, false);
 	if (!empty)
 		devres__warn(dev, __func__, "no group %p", id);
 	return 0;
@@ -243,15 +343,17 @@ int devres__owned_open(struct device *dev, struct devres__group *g,
 int devres__owned_release(struct device *dev, struct devres__group *g)
 {
 	struct devres__node *todo = NULL;
+	struct devres__slab *slab = NULL;
 
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
 	/* Without DEVRES_OWNED_KEEP, a release_all may have taken it. */
 	if (g->open.kind & DR_ADDED) {
-		todo = take_range(dev, g);
+		todo = take_range(dev, NULL, &g->open, g);
 		if (g->close.size & DEVRES_OWNED_KEEP)
 			dev->devres_kept--;
+		slab = devres__slab_get(dev);
 	}
 	unlock_dev(dev);
-	return devres__release_nodes(dev, todo);
+	return devres__release_nodes(dev, todo, slab, false);
 }

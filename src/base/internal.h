@@ -13,15 +13,28 @@
  * A node: 16 bytes of bookkeeping in front of the data area. The list runs
  * from the newest node (dev->devres_head) to the oldest through @next. The
  * release function and its name are per kind, not per node.
+ *
+ * A node taken off by key (devm_kfree, devm_remove_action, a group's
+ * removal) is not unlinked at once, which would need its newer neighbour:
+ * it is marked DR_DEAD where it lies, and unlinked and freed by the next
+ * walk that passes it, or by a compaction once the dead outnumber the
+ * living (see devres__compact_locked()). Every walker skips dead nodes.
  */
 struct devres__node {
 	struct devres__node *next;
-	uint32_t kind; /* index in the kind table, | DR_ADDED while listed */
-	uint32_t size; /* data bytes; a group's colour in its open marker */
+	uint32_t kind; /* kind index | DR_ADDED while listed | DR_DEAD */
+	/*
+	 * Data bytes. In a group's open marker: scratch for a range walk;
+	 * in its close marker: how many of its markers are still listed
+	 * (a layer-owned group's: its owner's flags).
+	 */
+	uint32_t size;
 };
 
 #define DR_ADDED 0x80000000u
-#define DR_KIND(n) ((n)->kind & ~DR_ADDED)
+#define DR_DEAD 0x40000000u
+#define DR_SLAB 0x20000000u /* carved from the device's blocks (slab.c) */
+#define DR_KIND(n) ((n)->kind & ~(DR_ADDED | DR_DEAD | DR_SLAB))
 #define DR_MAX_SIZE ((size_t)UINT32_MAX)
 
 /* Reserved kinds. Kinds from DR_KIND_FIRST on are registered on use. */
@@ -41,6 +54,8 @@ static inline bool dr_is_marker(const struct devres__node *n)
 
 /*
  * A group: two markers and an id in 40 bytes (one 48-byte heap chunk).
+ * While it is open its close marker is not listed, and its @next links
+ * the device's stack of open groups (dev->devres_open), newest first.
  * A layer-owned group (below) has the same shape but lives in its owner's
  * storage; it is never closed, and its @label names it in dumps.
  */

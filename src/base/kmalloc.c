@@ -13,7 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include "node.h"
+#include "slab.h"
 
 #define MAX_PAGE_ORDER 20
 
@@ -28,6 +28,42 @@ static void *publish(struct device *dev, struct devres__node *n,
 		devres__free_node(n);
 		return NULL;
 	}
+	if (unlikely(devres__index_add(dev, n))) {
+		unlock_dev(dev);
+		devres__free_node(n);
+		return NULL;
+	}
+	add_locked(dev, n);
+	unlock_dev(dev);
+	dr_log(dev, "ADD", l);
+	return data;
+}
+
+/*
+ * A small one is carved from the device's blocks under the lock, zeroed
+ * there when asked, and listed in the same critical section: nothing is
+ * filled after it is published. The lock is the only one taken.
+ */
+static void *kmalloc_small(struct device *dev, size_t size, bool zero,
+			   const char *func)
+{
+	struct devres__node *n;
+	struct dr_log l;
+	void *data;
+
+	if (devres__should_fail())
+		return NULL;
+	if (!lock_dev(dev, func))
+		return NULL;
+	n = slab_alloc_fast(dev, size, zero);
+	if (unlikely(!n))
+		n = devres__slab_alloc(dev, size, zero);
+	if (unlikely(!n)) {
+		unlock_dev(dev);
+		return NULL;
+	}
+	l = dr_log_of(n);
+	data = node_data(n);
 	add_locked(dev, n);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
@@ -42,6 +78,8 @@ void *devm_kmalloc(struct device *dev, size_t size, gfp_t gfp)
 		return NULL;
 	if (unlikely(!size))
 		return ZERO_SIZE_PTR;
+	if (size <= DR_SLAB_MAX)
+		return kmalloc_small(dev, size, gfp & __GFP_ZERO, __func__);
 	n = devres__alloc_node(DR_KIND_KMALLOC, size, gfp & __GFP_ZERO);
 	return n ? publish(dev, n, __func__) : NULL;
 }
@@ -71,17 +109,28 @@ static int match_ptr(struct device *dev, void *res, void *p)
 	return res == p;
 }
 
+/*
+ * O(1): the index names the node without reading @p's memory (which may
+ * be freed, foreign or another device's), and the node dies in place.
+ */
 void devm_kfree(struct device *dev, const void *p)
 {
-	struct devres__node *n, *prev = NULL;
+	struct devres__node *n, *dead = NULL;
+	struct dr_log l;
 
 	if (ZERO_OR_NULL_PTR(p) || !devres__dev_ok(dev, __func__) ||
 	    !lock_dev(dev, __func__))
 		return;
-	n = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, (void *)p,
-				&prev);
+	n = devres__slab_find(dev, p);
 	if (n)
-		unlink_after(dev, prev, n);
+		devres__slab_forget(dev, n);
+	else if ((n = devres__index_find(dev, DR_KIND_KMALLOC, p)))
+		devres__index_del(dev, n);
+	if (n) {
+		l = dr_log_of(n);
+		kill_locked(dev, n);
+		dead = maybe_compact(dev);
+	}
 	unlock_dev(dev);
 	if (!n) {
 		devres__warn(dev, __func__,
@@ -89,15 +138,24 @@ void devm_kfree(struct device *dev, const void *p)
 			     p);
 		return;
 	}
-	log_node(dev, "REM", n);
-	devres__free_node(n);
+	devres__free_dead(dead);
+	dr_log(dev, "REM", l);
 }
 
-/* Grows or shrinks @n in place when its heap chunk has room. */
+/* The listed managed allocation at @p, from the slab or not. */
+static struct devres__node *find_kmalloc(struct device *dev, const void *p)
+{
+	struct devres__node *n = devres__slab_find(dev, p);
+
+	return n ? n : devres__index_find(dev, DR_KIND_KMALLOC, p);
+}
+
+/* Grows or shrinks @n in place when its heap chunk (or slot) has room. */
 static bool resize_locked(struct device *dev, struct devres__node *n,
 			  size_t new_size, bool zero)
 {
-	size_t room = malloc_usable_size(n) - sizeof(*n);
+	size_t room = dr_slab(n) ? devres__slab_room(n)
+				 : malloc_usable_size(n) - sizeof(*n);
 	size_t old = n->size;
 
 	assert_locked(dev, __func__);
@@ -105,6 +163,8 @@ static bool resize_locked(struct device *dev, struct devres__node *n,
 		return false;
 	if (zero && new_size > old)
 		memset((char *)node_data(n) + old, 0, new_size - old);
+	if (dr_slab(n))
+		devres__slab_resized(dev, old, new_size);
 	n->size = (uint32_t)new_size;
 	devres__ledger_add(DL_NODE_BYTES, (long)new_size - (long)old);
 	return true;
@@ -113,7 +173,7 @@ static bool resize_locked(struct device *dev, struct devres__node *n,
 void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 {
 	struct devres__node *old, *new_node, *prev = NULL;
-	bool zero = gfp & __GFP_ZERO;
+	bool zero = gfp & __GFP_ZERO, slab_old = false;
 	size_t old_size;
 	struct dr_log l;
 
@@ -127,7 +187,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		return devm_kmalloc(dev, new_size, gfp);
 	if (new_size > DR_MAX_SIZE || !lock_dev(dev, __func__))
 		return NULL;
-	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, NULL);
+	old = find_kmalloc(dev, ptr);
 	if (old && resize_locked(dev, old, new_size, zero)) {
 		l = dr_log_of(old);
 		unlock_dev(dev);
@@ -151,22 +211,51 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		devres__free_node(new_node);
 		return NULL;
 	}
-	/* Look again: another thread may have freed it meanwhile. */
-	old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr, &prev);
+	/*
+	 * Look again: another thread may have freed it meanwhile. The new
+	 * node takes the old one's place in the list: a search, for the
+	 * newer neighbour. The index makes room for it first, the one step
+	 * that can fail.
+	 */
+	old = find_kmalloc(dev, ptr);
+	if (old && devres__index_add(dev, new_node)) {
+		unlock_dev(dev);
+		devres__free_node(new_node);
+		return NULL;
+	}
 	if (old) {
+		old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr,
+					  &prev);
+		if (dr_slab(old))
+			devres__slab_forget(dev, old);
+		else
+			devres__index_del(dev, old);
 		/* Another thread may have resized it in place meanwhile. */
 		old_size = old->size < new_size ? old->size : new_size;
 		memcpy(node_data(new_node), ptr, old_size);
 		new_node->next = old->next;
-		new_node->kind = old->kind;
+		new_node->kind = old->kind & ~DR_SLAB;
 		if (prev)
 			prev->next = new_node;
 		else
 			dev->devres_head = new_node;
 		old->kind &= ~DR_ADDED;
 		l = dr_log_of(new_node);
+		if (dr_slab(old)) {
+			/* Its slot goes back now, under the lock. */
+			devres__ledger_add(DL_NODES, -1);
+			devres__ledger_add(DL_NODE_BYTES, -(long)old->size);
+			devres__slab_unlisted(dev);
+			devres__slab_free(dev, dev->devres_slab, old);
+			old = NULL;
+			slab_old = true;
+		}
 	}
 	unlock_dev(dev);
+	if (slab_old) {
+		dr_log(dev, "REPLACE", l);
+		return node_data(new_node);
+	}
 	if (!old) {
 		devres__free_node(new_node);
 		devres__warn(dev, __func__, "%p was freed during the call",

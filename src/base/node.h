@@ -65,19 +65,59 @@ static inline void assert_locked(const struct device *dev, const char *func)
  * pointer moves, and an uncontended pthread mutex would double the cost of
  * a managed allocation. Taking it twice in one thread (from a match or
  * for-each callback) WARNs and fails rather than deadlocking.
+ *
+ * It is biased to the first thread that takes it (lock.c): that thread
+ * takes it with plain stores and loads, no locked instruction, until
+ * another thread wants it and revokes the bias, once, with membarrier().
+ * ThreadSanitizer cannot see membarrier(): TSan builds use the plain
+ * atomic lock only.
  */
+#if defined(__SANITIZE_THREAD__)
+#define DR_NO_BIAS 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DR_NO_BIAS 1
+#endif
+#endif
+
 static inline bool lock_dev(struct device *dev, const char *func)
 {
-	if (unlikely(__atomic_exchange_n(&dev->devres_lock, 1,
-					 __ATOMIC_ACQUIRE)))
-		return devres__lock_slow(dev, func);
-	__atomic_store_n(&dev->devres_owner, &devres__self, __ATOMIC_RELAXED);
-	return true;
+#ifndef DR_NO_BIAS
+	/*
+	 * The owner's half of an asymmetric Dekker: announce, then look
+	 * for a revocation. The revoker's half puts a membarrier() between
+	 * its announcement and its look (lock.c).
+	 */
+	if (likely(__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
+		   (void *)&devres__self) &&
+	    likely(!dev->devres_bias_held)) {
+		__atomic_store_n(&dev->devres_bias_held, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (likely(!__atomic_load_n(&dev->devres_bias_revoking,
+					    __ATOMIC_RELAXED))) {
+			__atomic_signal_fence(__ATOMIC_ACQUIRE);
+			__atomic_store_n(&dev->devres_owner, &devres__self,
+					 __ATOMIC_RELAXED);
+			return true;
+		}
+		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
+	}
+#endif
+	return devres__lock_slow(dev, func);
 }
 
 static inline void unlock_dev(struct device *dev)
 {
 	__atomic_store_n(&dev->devres_owner, NULL, __ATOMIC_RELAXED);
+#ifndef DR_NO_BIAS
+	/* Only the owner reads its own address here, and only it sets held. */
+	if (__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
+		    (void *)&devres__self &&
+	    dev->devres_bias_held) {
+		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
+		return;
+	}
+#endif
 	__atomic_store_n(&dev->devres_lock, 0, __ATOMIC_RELEASE);
 }
 
@@ -87,6 +127,7 @@ static inline void add_locked(struct device *dev, struct devres__node *n)
 	n->next = list_head(dev);
 	n->kind |= DR_ADDED;
 	dev->devres_head = n;
+	dev->devres_listed++;
 }
 
 /* Unlinks @n, whose newer neighbour is @prev (NULL when @n is the head). */
@@ -100,6 +141,104 @@ static inline void unlink_after(struct device *dev, struct devres__node *prev,
 		dev->devres_head = n->next;
 	n->next = NULL;
 	n->kind &= ~DR_ADDED;
+	dev->devres_listed--;
+}
+
+static inline bool dr_dead(const struct devres__node *n)
+{
+	return n->kind & DR_DEAD;
+}
+
+/* index.c: the nodes named by a key (managed memory, actions, groups). */
+HIDDEN int devres__index_add(struct device *dev, struct devres__node *n);
+HIDDEN struct devres__node *devres__index_find(struct device *dev,
+					       uint32_t kind, const void *key);
+HIDDEN void devres__index_del(struct device *dev, struct devres__node *n);
+HIDDEN void devres__index_drop(struct device *dev);
+HIDDEN long devres__index_count(struct device *dev);
+HIDDEN bool devres__indexed(const struct devres__node *n);
+
+/*
+ * ASan builds poison a dead node's data, so that a use after devm_kfree()
+ * is caught although the node is only freed by a later walk.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define DR_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define DR_ASAN 1
+#endif
+#endif
+#ifdef DR_ASAN
+#include <sanitizer/asan_interface.h>
+#define dr_poison(p, len) ASAN_POISON_MEMORY_REGION((p), (len))
+#define dr_unpoison(p, len) ASAN_UNPOISON_MEMORY_REGION((p), (len))
+#else
+#define dr_poison(p, len) ((void)(p), (void)(len))
+#define dr_unpoison(p, len) ((void)(p), (void)(len))
+#endif
+
+/*
+ * Takes a listed resource (not a marker) off by key: it stays where it is,
+ * dead, until a walk unlinks it. It no longer counts: the ledger and the
+ * stats forget it now.
+ */
+static inline void kill_locked(struct device *dev, struct devres__node *n)
+{
+	assert_locked(dev, __func__);
+	n->kind |= DR_DEAD;
+	dev->devres_dead++;
+	devres__ledger_add(DL_NODES, -1);
+	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	dr_poison(node_data(n), n->size);
+}
+
+/*
+ * slab.c: small managed memory from per-device blocks. Not in ASan builds,
+ * where every node is a malloc chunk of its own, so that ASan sees a use
+ * after free.
+ */
+#ifdef DR_ASAN
+#define DR_SLAB_MAX 0
+#else
+#define DR_SLAB_MAX 256
+#endif
+struct devres__slab;
+HIDDEN struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
+					       bool zero);
+HIDDEN struct devres__node *devres__slab_find(struct device *dev,
+					      const void *p);
+HIDDEN void devres__slab_forget(struct device *dev, struct devres__node *n);
+HIDDEN void devres__slab_unlisted(struct device *dev);
+HIDDEN void devres__slab_resized(struct device *dev, size_t old, size_t size);
+HIDDEN bool devres__slab_only(struct device *dev, unsigned long *ret_live,
+			      unsigned long *ret_bytes);
+HIDDEN size_t devres__slab_room(const struct devres__node *n);
+HIDDEN void devres__slab_free(struct device *dev, struct devres__slab *s,
+			      struct devres__node *n);
+HIDDEN struct devres__slab *devres__slab_detach(struct device *dev);
+HIDDEN struct devres__slab *devres__slab_get(struct device *dev);
+HIDDEN bool devres__slab_put_locked(struct devres__slab *s);
+HIDDEN void devres__slab_destroy(struct devres__slab *s);
+
+static inline bool dr_slab(const struct devres__node *n)
+{
+	return n->kind & DR_SLAB;
+}
+
+HIDDEN struct devres__node *devres__compact_locked(struct device *dev);
+HIDDEN void devres__free_dead(struct devres__node *chain);
+
+/*
+ * Amortized O(1): a compaction walks the list once, when the dead outnumber
+ * the living, so each walk is paid for by as many kills as it unlinks.
+ * Returns what to hand to devres__free_dead() once the lock is dropped.
+ */
+static inline struct devres__node *maybe_compact(struct device *dev)
+{
+	if (dev->devres_dead > 64 && dev->devres_dead * 2 > dev->devres_listed)
+		return devres__compact_locked(dev);
+	return NULL;
 }
 
 /*
@@ -139,7 +278,13 @@ HIDDEN struct devres__node *devres__find_locked(struct device *dev,
 						uint32_t kind, dr_match_t match,
 						void *match_data,
 						struct devres__node **ret_prev);
-HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list);
+/*
+ * Releases a detached chain. @slab: the device's slab when the chain holds
+ * a reference to it (dropped here); @all: the chain is everything the
+ * device had, and the slab goes whole.
+ */
+HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list,
+				 struct devres__slab *slab, bool all);
 
 /* debug.c: what devres_get_stats() counts, with the lock held. */
 HIDDEN void devres__stats_locked(struct device *dev, long *ret_allocs,

@@ -92,13 +92,14 @@ static void test_unmarked_node_is_caught(void **state)
 {
 	struct device *dev = *state;
 	char *a = devm_kmalloc(dev, 8, GFP_KERNEL);
+	uint32_t slab = to_node(a)->kind & DR_SLAB; /* where it lives */
 
 	to_node(a)->kind &= ~DR_ADDED;
 	expect_broken(dev, "not marked added");
 	to_node(a)->kind |= DR_ADDED;
 	to_node(a)->kind = DR_ADDED | 0xfffffu;
 	expect_broken(dev, "no known kind");
-	to_node(a)->kind = DR_ADDED | DR_KIND_KMALLOC;
+	to_node(a)->kind = DR_ADDED | DR_KIND_KMALLOC | slab;
 	assert_int_equal(devres_check(dev), 0);
 }
 

@@ -1,0 +1,264 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The device's index: an open-addressing table of the nodes that are
+ * named by a key rather than found by a search. Managed memory by its
+ * address (devm_kfree, devm_krealloc), actions by (function, argument)
+ * (devm_remove_action, devm_release_action, devm_is_action_added) and
+ * groups by id. A lookup never reads the caller's pointer, only listed
+ * nodes, so a pointer that is not ours (freed, foreign, from another
+ * device) is refused without touching it.
+ *
+ * Linear probing, tombstones on removal. A key may be recorded more than
+ * once (the same action twice, two groups with one id): its entries sit in
+ * one probe run, newest first, as the list would find them.
+ *
+ * The index is built on the first lookup, by one walk of the list, and
+ * kept up to date from then on until devres_release_all() drops it: a
+ * device whose resources are never looked up by key (most: they are all
+ * released together) never pays for it. The walk is paid for by the adds
+ * it indexes, so lookups stay amortized O(1).
+ */
+#include <errno.h>
+#include <stdlib.h>
+#include "node.h"
+
+struct devres__index {
+	size_t cap; /* a power of two */
+	size_t used;
+	size_t tomb;
+	struct devres__node *slot[];
+};
+
+#define TOMB ((struct devres__node *)1)
+#define MIN_CAP 16
+
+/*
+ * Managed memory: the address's low bits go first. Allocations are at
+ * least 32 bytes apart and mostly made in address order, so consecutive
+ * ones land in distinct, consecutive slots and the table is filled and
+ * emptied in cache order. Other keys (an action's argument, a group's id)
+ * may be as dense as an array of bytes: mixed, or linear probing would
+ * pile them into one run.
+ */
+static size_t hash(uint32_t kind, const void *key)
+{
+	uint64_t k = (uint64_t)(uintptr_t)key;
+
+	if (kind == DR_KIND_KMALLOC)
+		return (size_t)((k >> 4) ^ (k >> 26));
+	k = (k ^ ((uint64_t)kind << 32)) * 0x9e3779b97f4a7c15ull;
+	return (size_t)(k ^ (k >> 29));
+}
+
+static const void *key_of(struct devres__node *n)
+{
+	switch (DR_KIND(n)) {
+	case DR_KIND_KMALLOC:
+		return node_data(n);
+	case DR_KIND_GROUP_OPEN:
+		return open_to_group(n)->id;
+	default:
+		return *(void **)node_data(n);
+	}
+}
+
+static bool same_key(struct devres__node *a, struct devres__node *b)
+{
+	return DR_KIND(a) == DR_KIND(b) && key_of(a) == key_of(b);
+}
+
+static struct devres__index *idx_of(struct device *dev)
+{
+	return dev->devres_index;
+}
+
+/* Appends @n after the entries of its key (a table with no tombstones). */
+static void append(struct devres__index *t, struct devres__node *n)
+{
+	size_t mask = t->cap - 1, i = hash(DR_KIND(n), key_of(n)) & mask;
+
+	while (t->slot[i])
+		i = (i + 1) & mask;
+	t->slot[i] = n;
+	t->used++;
+}
+
+/*
+ * A new table for @need entries. The old one is walked from an empty slot,
+ * so that each probe run is met whole and in order, and its entries are
+ * appended: the order of a key's entries is kept.
+ */
+static int rebuild(struct device *dev, size_t need)
+{
+	struct devres__index *old = idx_of(dev), *t;
+	size_t cap = MIN_CAP, start = 0;
+
+	while (cap < need * 2)
+		cap *= 2;
+	t = calloc(1, sizeof(*t) + cap * sizeof(struct devres__node *));
+	if (!t)
+		return -ENOMEM;
+	t->cap = cap;
+	if (old) {
+		while (old->slot[start])
+			start++;
+		for (size_t j = 1; j <= old->cap; j++) {
+			struct devres__node *n =
+				old->slot[(start + j) & (old->cap - 1)];
+
+			if (n && n != TOMB)
+				append(t, n);
+		}
+		free(old);
+	}
+	dev->devres_index = t;
+	return 0;
+}
+
+static int insert(struct device *dev, struct devres__node *n);
+
+int devres__index_add(struct device *dev, struct devres__node *n)
+{
+	assert_locked(dev, __func__);
+	/* Not built yet: the first lookup will find @n on the list. */
+	if (!idx_of(dev))
+		return 0;
+	return insert(dev, n);
+}
+
+/* One walk of the list, newest first: each key's entries in list order. */
+static int build(struct device *dev)
+{
+	size_t nr = 0;
+	struct devres__index *t;
+
+	for (struct devres__node *n = list_head(dev); n; n = n->next)
+		nr += !dr_dead(n) && devres__indexed(n);
+	if (rebuild(dev, nr + 1))
+		return -ENOMEM;
+	t = idx_of(dev);
+	for (struct devres__node *n = list_head(dev); n; n = n->next)
+		if (!dr_dead(n) && devres__indexed(n))
+			append(t, n);
+	return 0;
+}
+
+/* Without memory for an index: the search it replaces. */
+static struct devres__node *search(struct device *dev, uint32_t kind,
+				   const void *key)
+{
+	for (struct devres__node *n = list_head(dev); n; n = n->next)
+		if (!dr_dead(n) && DR_KIND(n) == kind && !dr_slab(n) &&
+		    key_of(n) == key)
+			return n;
+	return NULL;
+}
+
+static int insert(struct device *dev, struct devres__node *n)
+{
+	struct devres__index *t = idx_of(dev);
+	size_t mask, i;
+
+	if ((t->used + t->tomb + 1) * 4 > t->cap * 3) {
+		int ret = rebuild(dev, (t ? t->used : 0) + 1);
+
+		if (ret)
+			return ret;
+		t = idx_of(dev);
+	}
+	/*
+	 * The newest entry of a key comes first: it takes the place of the
+	 * first older one, which moves to the next, and so on down the run.
+	 */
+	mask = t->cap - 1;
+	for (i = hash(DR_KIND(n), key_of(n)) & mask;; i = (i + 1) & mask) {
+		struct devres__node *e = t->slot[i];
+
+		if (!e || e == TOMB) {
+			if (e)
+				t->tomb--;
+			t->slot[i] = n;
+			t->used++;
+			return 0;
+		}
+		if (same_key(e, n)) {
+			t->slot[i] = n;
+			n = e;
+		}
+	}
+}
+
+struct devres__node *devres__index_find(struct device *dev, uint32_t kind,
+					const void *key)
+{
+	struct devres__index *t = idx_of(dev);
+	size_t mask, i;
+
+	assert_locked(dev, __func__);
+	if (!t) {
+		if (!list_head(dev))
+			return NULL;
+		if (build(dev))
+			return search(dev, kind, key);
+		t = idx_of(dev);
+	}
+	mask = t->cap - 1;
+	for (i = hash(kind, key) & mask; t->slot[i]; i = (i + 1) & mask) {
+		struct devres__node *e = t->slot[i];
+
+		if (e != TOMB && DR_KIND(e) == kind && key_of(e) == key)
+			return e;
+	}
+	return NULL;
+}
+
+void devres__index_del(struct device *dev, struct devres__node *n)
+{
+	struct devres__index *t = idx_of(dev);
+	size_t mask, i;
+
+	assert_locked(dev, __func__);
+	if (!t)
+		return;
+	mask = t->cap - 1;
+	for (i = hash(DR_KIND(n), key_of(n)) & mask; t->slot[i];
+	     i = (i + 1) & mask) {
+		if (t->slot[i] != n)
+			continue;
+		/* The end of a run needs no tombstone. */
+		if (!t->slot[(i + 1) & mask]) {
+			t->slot[i] = NULL;
+		} else {
+			t->slot[i] = TOMB;
+			t->tomb++;
+		}
+		t->used--;
+		return;
+	}
+}
+
+/* Everything was taken off the list: the index goes with it. */
+void devres__index_drop(struct device *dev)
+{
+	assert_locked(dev, __func__);
+	free(dev->devres_index);
+	dev->devres_index = NULL;
+}
+
+/* Entries, or -1 while the index is not built. */
+long devres__index_count(struct device *dev)
+{
+	struct devres__index *t = idx_of(dev);
+
+	return t ? (long)t->used : -1;
+}
+
+bool devres__indexed(const struct devres__node *n)
+{
+	uint32_t kind = DR_KIND(n);
+
+	if (dr_slab(n))
+		return false;
+	return kind == DR_KIND_KMALLOC || kind == DR_KIND_GROUP_OPEN ||
+	       (kind >= DR_KIND_FIRST && devres__kind(kind)->action);
+}

@@ -1,0 +1,355 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Per-device blocks for small managed memory (devm_kmalloc and its zeroing
+ * variants up to DR_SLAB_MAX bytes). A node is carved from the device's
+ * current 64 KiB block by moving a pointer, and the whole set of blocks
+ * goes back at once when devres_release_all() takes everything: no malloc
+ * and no free per object. The node keeps its 16-byte header, so a slot
+ * costs its header and the data rounded to 16 bytes, and no heap chunk
+ * header: about what malloc spends on the same object.
+ *
+ * Ownership without reading the caller's pointer: blocks are aligned to
+ * their size, the device keeps the set of its blocks, and each block a
+ * bit per 16-byte granule marking where a live node starts. A slot freed
+ * on its own (devm_kfree, a group's release) goes to a free list of its
+ * size class, so memory stays bounded under churn.
+ *
+ * Everything here runs with the device's lock held, except the release of
+ * a detached slab (devres__slab_put()), which no one else can reach.
+ */
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include "slab.h"
+
+/* Blocks cached between devices (and rounds): a process-wide stack. */
+static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct block *cache;
+static size_t nr_cached;
+
+/* A child of fork() must find the cache's lock free. */
+static void cache_lock_take(void)
+{
+	pthread_mutex_lock(&cache_lock);
+}
+
+static void cache_lock_drop(void)
+{
+	pthread_mutex_unlock(&cache_lock);
+}
+
+__attribute__((constructor)) static void cache_atfork(void)
+{
+	pthread_atfork(cache_lock_take, cache_lock_drop, cache_lock_drop);
+}
+
+/*
+ * Blocks come from the kernel BATCH at a time, aligned by trimming one
+ * mapping (aligned_alloc() of 64 KiB at 64 KiB would map twice that per
+ * block), and go back to the cache, or to the kernel beyond CACHE_MAX.
+ */
+#define BATCH 32
+
+static struct block *map_batch(void)
+{
+	size_t len = (BATCH + 1) * BLOCK_SIZE, head, tail;
+	char *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	struct block *first = NULL;
+
+	if (p == MAP_FAILED)
+		return NULL;
+	head = (BLOCK_SIZE - ((uintptr_t)p & (BLOCK_SIZE - 1))) &
+	       (BLOCK_SIZE - 1);
+	tail = BLOCK_SIZE - head;
+	if (head)
+		munmap(p, head);
+	munmap(p + head + BATCH * BLOCK_SIZE, tail);
+	for (int i = BATCH - 1; i >= 0; i--) {
+		struct block *b = (struct block *)(p + head + i * BLOCK_SIZE);
+
+		b->next = first;
+		first = b;
+	}
+	return first;
+}
+
+static struct block *block_get(void)
+{
+	struct block *b;
+
+	pthread_mutex_lock(&cache_lock);
+	if (!cache) {
+		cache = map_batch();
+		if (cache)
+			nr_cached += BATCH;
+	}
+	b = cache;
+	if (b) {
+		cache = b->next;
+		nr_cached--;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	if (b)
+		memset(b, 0, sizeof(*b));
+	return b;
+}
+
+static void blocks_put(struct block *list)
+{
+	struct block *b, *next;
+
+	pthread_mutex_lock(&cache_lock);
+	for (b = list; b && nr_cached < CACHE_MAX; b = next) {
+		next = b->next;
+		b->next = cache;
+		cache = b;
+		nr_cached++;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	for (; b; b = next) {
+		next = b->next;
+		munmap(b, BLOCK_SIZE);
+	}
+}
+
+static size_t set_hash(const struct block *b, size_t cap)
+{
+	return (size_t)(((uintptr_t)b >> 16) * 0x9e3779b97f4a7c15ull) &
+	       (cap - 1);
+}
+
+static int set_add(struct devres__slab *s, struct block *b)
+{
+	if ((s->nr_blocks + 1) * 2 > s->set_cap) {
+		size_t cap = s->set_cap ? s->set_cap * 2 : 16;
+		struct block **set = calloc(cap, sizeof(struct block *));
+
+		if (!set)
+			return -1;
+		for (size_t i = 0; i < s->set_cap; i++) {
+			size_t j;
+
+			if (!s->set[i])
+				continue;
+			for (j = set_hash(s->set[i], cap); set[j];
+			     j = (j + 1) & (cap - 1))
+				;
+			set[j] = s->set[i];
+		}
+		free(s->set);
+		s->set = set;
+		s->set_cap = cap;
+	}
+	for (size_t j = set_hash(b, s->set_cap);;
+	     j = (j + 1) & (s->set_cap - 1))
+		if (!s->set[j]) {
+			s->set[j] = b;
+			return 0;
+		}
+}
+
+static bool set_has(const struct devres__slab *s, const struct block *b)
+{
+	if (!s->set_cap)
+		return false;
+	for (size_t j = set_hash(b, s->set_cap); s->set[j];
+	     j = (j + 1) & (s->set_cap - 1))
+		if (s->set[j] == b)
+			return true;
+	return false;
+}
+
+static struct devres__slab *slab_of(struct device *dev)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	if (likely(s))
+		return s;
+	s = calloc(1, sizeof(*s));
+	if (s)
+		s->refs = 1;
+	dev->devres_slab = s;
+	return s;
+}
+
+/* A slot of class @cls: from its free list, else the current block. */
+static void *carve(struct devres__slab *s, size_t cls)
+{
+	size_t len = cls * GRANULE;
+	struct block *b;
+	void *p = s->free[cls];
+
+	if (p) {
+		s->free[cls] = *(void **)p;
+		return p;
+	}
+	if (likely(s->bump && (size_t)(s->end - s->bump) >= len)) {
+		p = s->bump;
+		s->bump += len;
+		/* The next slots are written soon: ask for their lines now. */
+		__builtin_prefetch(s->bump + 4 * len, 1);
+		return p;
+	}
+	b = block_get();
+	if (!b)
+		return NULL;
+	if (set_add(s, b)) {
+		b->next = NULL;
+		blocks_put(b);
+		return NULL;
+	}
+	b->next = s->blocks;
+	s->blocks = b;
+	s->nr_blocks++;
+	s->bump = (char *)b + HEAD_SIZE;
+	s->end = (char *)b + BLOCK_SIZE;
+	p = s->bump;
+	s->bump += len;
+	return p;
+}
+
+struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
+					bool zero)
+{
+	struct devres__slab *s;
+	struct devres__node *n;
+
+	assert_locked(dev, __func__);
+	s = slab_of(dev);
+	if (unlikely(!s))
+		return NULL;
+	n = carve(s, class_of(size));
+	if (unlikely(!n))
+		return NULL;
+	n->next = NULL;
+	n->kind = DR_KIND_KMALLOC | DR_SLAB;
+	n->size = (uint32_t)size;
+	if (zero)
+		memset(node_data(n), 0, size);
+	mark(n, true);
+	s->listed++;
+	s->live++;
+	s->live_bytes += size;
+	devres__ledger_add(DL_NODES, 1);
+	devres__ledger_add(DL_NODE_BYTES, (long)size);
+	return n;
+}
+
+struct devres__node *devres__slab_find(struct device *dev, const void *p)
+{
+	struct devres__slab *s = dev->devres_slab;
+	struct devres__node *n;
+	size_t g;
+
+	assert_locked(dev, __func__);
+	/* Not a block of ours, or not where a slot's data starts: not ours. */
+	if (!s || ((uintptr_t)p & (GRANULE - 1)) || !set_has(s, block_of(p)))
+		return NULL;
+	n = to_node(p);
+	if (block_of(n) != block_of(p))
+		return NULL;
+	g = granule_of(n);
+	if (!(block_of(n)->live[g / 64] & (1ull << (g % 64))))
+		return NULL;
+	return n;
+}
+
+void devres__slab_forget(struct device *dev, struct devres__node *n)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	assert_locked(dev, __func__);
+	mark(n, false);
+	s->live--;
+	s->live_bytes -= n->size;
+}
+
+void devres__slab_resized(struct device *dev, size_t old, size_t size)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	assert_locked(dev, __func__);
+	s->live_bytes += size - old;
+}
+
+void devres__slab_unlisted(struct device *dev)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	assert_locked(dev, __func__);
+	s->listed--;
+}
+
+/*
+ * When every listed node is a slab node, nothing on the list has a release
+ * to run: devres_release_all() need not walk it (unless ADD/REM/REL lines
+ * are wanted). Returns how many live ones it held, for the ledger.
+ */
+bool devres__slab_only(struct device *dev, unsigned long *ret_live,
+		       unsigned long *ret_bytes)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	assert_locked(dev, __func__);
+	if (!s || s->listed != dev->devres_listed)
+		return false;
+	*ret_live = s->live;
+	*ret_bytes = s->live_bytes;
+	return true;
+}
+
+size_t devres__slab_room(const struct devres__node *n)
+{
+	return (class_of(n->size) - 1) * GRANULE;
+}
+
+void devres__slab_free(struct device *dev, struct devres__slab *s,
+		       struct devres__node *n)
+{
+	size_t cls = class_of(n->size);
+
+	(void)dev;
+	*(void **)n = s->free[cls];
+	s->free[cls] = n;
+}
+
+/*
+ * release_all takes the device's slab with its list: the caller owns it
+ * then, with one reference; a chain taken by a group's release holds
+ * another while it runs.
+ */
+struct devres__slab *devres__slab_detach(struct device *dev)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	assert_locked(dev, __func__);
+	dev->devres_slab = NULL;
+	return s;
+}
+
+struct devres__slab *devres__slab_get(struct device *dev)
+{
+	struct devres__slab *s = dev->devres_slab;
+
+	assert_locked(dev, __func__);
+	if (s)
+		s->refs++;
+	return s;
+}
+
+/* Drops a reference, under the lock when @dev still holds the slab. */
+bool devres__slab_put_locked(struct devres__slab *s)
+{
+	return --s->refs == 0;
+}
+
+void devres__slab_destroy(struct devres__slab *s)
+{
+	if (!s)
+		return;
+	blocks_put(s->blocks);
+	free(s->set);
+	free(s);
+}

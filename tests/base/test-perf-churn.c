@@ -1,0 +1,89 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: stress timeout=300 */
+/*
+ * Memory stays bounded under alloc/free churn on a long-lived device:
+ * 10^7 devm_kmalloc/devm_kfree pairs (PERF_CHURN_PAIRS to change it) of
+ * mixed small and large sizes, around a few hundred long-lived
+ * allocations and groups, in random order. Freed slots are reused and
+ * dead nodes are unlinked, so the resident set after the first tenth of
+ * the pairs stays flat to the end (within 4 MiB).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/fault.h>
+#include "testlib.h"
+
+static long rss_kib(void)
+{
+	long pages = 0, resident = 0;
+	FILE *f = fopen("/proc/self/statm", "r");
+
+	if (!f)
+		return -1;
+	if (fscanf(f, "%ld %ld", &pages, &resident) != 2)
+		resident = -1;
+	fclose(f);
+	return resident * (sysconf(_SC_PAGESIZE) / 1024);
+}
+
+static void test_churn_rss_is_flat(void **state)
+{
+	struct device *dev = *state;
+	enum {
+		LIVE = 512
+	};
+	static const size_t sizes[] = { 8, 24, 64, 100, 256, 300, 1000 };
+	const char *env = getenv("PERF_CHURN_PAIRS");
+	long pairs = env ? atol(env) : 10000000L, warm = pairs / 10;
+	unsigned int seed = 7;
+	void *keep[LIVE];
+	long base = -1, peak = 0;
+
+	for (int i = 0; i < LIVE; i++) {
+		keep[i] = devm_kmalloc(dev, sizes[i % 7], GFP_KERNEL);
+		assert_non_null(keep[i]);
+		if (i % 64 == 0)
+			assert_non_null(
+				devres_open_group(dev, NULL, GFP_KERNEL));
+	}
+	for (long r = 0; r < pairs; r++) {
+		int i = (int)(rand_r(&seed) % LIVE);
+		size_t size = sizes[rand_r(&seed) % 7];
+
+		devm_kfree(dev, keep[i]);
+		keep[i] = devm_kmalloc(dev, size, GFP_KERNEL);
+		assert_non_null(keep[i]);
+		if (r == warm)
+			base = rss_kib();
+		if (r > warm && r % 65536 == 0) {
+			long now = rss_kib();
+
+			if (now > peak)
+				peak = now;
+		}
+	}
+	assert_int_equal(devres_check(dev), 0);
+	if (base < 0)
+		skip();
+	print_message("rss after %ld pairs: %ld KiB, peak after: %ld KiB\n",
+		      warm, base, peak);
+	assert_true(peak <= base + 4096);
+	devres_release_all(dev);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_churn_rss_is_flat,
+						dev_setup, dev_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
