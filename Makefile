@@ -2,7 +2,8 @@
 # The README's two commands: `make demo` and `make check`.
 
 PKGS := cmake ninja-build gcc g++ clang clang-format clang-tidy pkg-config \
-	valgrind libcmocka-dev libclang-rt-14-dev python3 man-db groff-base dpkg liburcu-dev
+	valgrind libcmocka-dev libclang-rt-14-dev python3 man-db groff-base dpkg liburcu-dev \
+	abigail-tools
 # What `make bench` needs beyond PKGS: the peers and the plotter.
 BENCH_PKGS := libtalloc-dev libapr1-dev gnuplot-nox
 # PCI: lspci -n to compare lspci-lite with; umockdev for the default /sys path.
@@ -10,7 +11,7 @@ PKGS += pciutils umockdev libumockdev-dev
 SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all demo check deps format format-check tidy build-% test-% clean \
-	fuzz fuzz-check soak memcheck package bench
+	fuzz fuzz-check soak memcheck package bench abi-baseline
 
 all: build-dev
 
@@ -131,6 +132,14 @@ bench: deps
 	cmake --preset release -DDEVRES_BUILD_BENCH=ON >/dev/null
 	cmake --build --preset release
 	sh bench/perf-doc.sh
+
+# A deliberate new ABI baseline, from the dev build: after a compatible
+# addition, or with a SONAME bump (README, "ABI").
+abi-baseline: build-dev
+	mkdir -p abi
+	abidw --headers-dir include/devres --no-corpus-path \
+		build/dev/libdevres.so.0 >abi/libdevres.so.0.abi
+	@echo "abi/libdevres.so.0.abi written: commit it"
 
 clean:
 	rm -rf build
