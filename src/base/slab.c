@@ -223,18 +223,7 @@ struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
 	n = carve(s, class_of(size));
 	if (unlikely(!n))
 		return NULL;
-	n->next = NULL;
-	n->kind = DR_KIND_KMALLOC | DR_SLAB;
-	n->size = (uint32_t)size;
-	if (zero)
-		memset(node_data(n), 0, size);
-	mark(n, true);
-	s->listed++;
-	s->live++;
-	s->live_bytes += size;
-	devres__ledger_add(DL_NODES, 1);
-	devres__ledger_add(DL_NODE_BYTES, (long)size);
-	return n;
+	return slot_fill(s, n, size, zero);
 }
 
 struct devres__node *devres__slab_find(struct device *dev, const void *p)

@@ -62,6 +62,25 @@ static inline void mark(struct devres__node *n, bool live)
 		b->live[g / 64] &= ~(1ull << (g % 64));
 }
 
+/* Makes slot @n a live node of @size bytes, counted as the node allocator does. */
+static inline struct devres__node *slot_fill(struct devres__slab *s,
+					     struct devres__node *n,
+					     size_t size, bool zero)
+{
+	n->next = NULL;
+	n->kind = DR_KIND_KMALLOC | DR_SLAB;
+	n->size = (uint32_t)size;
+	if (zero)
+		memset(node_data(n), 0, size);
+	mark(n, true);
+	s->listed++;
+	s->live++;
+	s->live_bytes += size;
+	devres__ledger_add(DL_NODES, 1);
+	devres__ledger_add(DL_NODE_BYTES, (long)size);
+	return n;
+}
+
 /*
  * A slot from the free list of its class or the current block's tail, with
  * the lock held; NULL when neither has one (devres__slab_alloc() then maps
@@ -87,18 +106,7 @@ static inline struct devres__node *slab_alloc_fast(struct device *dev,
 	} else {
 		return NULL;
 	}
-	n->next = NULL;
-	n->kind = DR_KIND_KMALLOC | DR_SLAB;
-	n->size = (uint32_t)size;
-	if (zero)
-		memset(node_data(n), 0, size);
-	mark(n, true);
-	s->listed++;
-	s->live++;
-	s->live_bytes += size;
-	devres__ledger_add(DL_NODES, 1);
-	devres__ledger_add(DL_NODE_BYTES, (long)size);
-	return n;
+	return slot_fill(s, n, size, zero);
 }
 
 #endif /* DEVRES_SLAB_H */
