@@ -163,6 +163,13 @@ static int fd_finish(struct device *dev, struct fd_dr *dr, int fd)
 	return err;
 }
 
+/* The fault point before a descriptor is made: it looks like EMFILE. */
+static int fd_fault(void)
+{
+	errno = EMFILE;
+	return -1;
+}
+
 static int do_openat(struct device *dev, int dirfd, const char *path, int flags,
 		     mode_t mode, dr_release_t release, const char *what)
 {
@@ -180,12 +187,9 @@ static int do_openat(struct device *dev, int dirfd, const char *path, int flags,
 	dr = fd_node(release, what);
 	if (!dr)
 		return -ENOMEM;
-	if (devres__should_fail()) {
-		errno = EMFILE;
-		fd = -1;
-	} else {
-		fd = openat(dirfd, path, flags | O_CLOEXEC, mode);
-	}
+	fd = devres__should_fail()
+		     ? fd_fault()
+		     : openat(dirfd, path, flags | O_CLOEXEC, mode);
 	return fd_finish(dev, dr, fd);
 }
 
@@ -270,12 +274,8 @@ int devm_memfd_create(struct device *dev, const char *name, unsigned int flags)
 	dr = fd_node(devm_memfd_create_release, __func__);
 	if (!dr)
 		return -ENOMEM;
-	if (devres__should_fail()) {
-		errno = EMFILE;
-		fd = -1;
-	} else {
-		fd = memfd_create(name, flags | MFD_CLOEXEC);
-	}
+	fd = devres__should_fail() ? fd_fault()
+				   : memfd_create(name, flags | MFD_CLOEXEC);
 	return fd_finish(dev, dr, fd);
 }
 
@@ -289,12 +289,8 @@ int devm_eventfd(struct device *dev, unsigned int initval, int flags)
 	dr = fd_node(devm_eventfd_release, __func__);
 	if (!dr)
 		return -ENOMEM;
-	if (devres__should_fail()) {
-		errno = EMFILE;
-		fd = -1;
-	} else {
-		fd = eventfd(initval, flags | EFD_CLOEXEC);
-	}
+	fd = devres__should_fail() ? fd_fault()
+				   : eventfd(initval, flags | EFD_CLOEXEC);
 	return fd_finish(dev, dr, fd);
 }
 
@@ -308,11 +304,8 @@ int devm_timerfd_create(struct device *dev, int clockid, int flags)
 	dr = fd_node(devm_timerfd_create_release, __func__);
 	if (!dr)
 		return -ENOMEM;
-	if (devres__should_fail()) {
-		errno = EMFILE;
-		fd = -1;
-	} else {
-		fd = timerfd_create(clockid, flags | TFD_CLOEXEC);
-	}
+	fd = devres__should_fail()
+		     ? fd_fault()
+		     : timerfd_create(clockid, flags | TFD_CLOEXEC);
 	return fd_finish(dev, dr, fd);
 }
