@@ -27,7 +27,7 @@ int devm_add_action_named(struct device *dev, void (*action)(void *),
 	if (!n)
 		return -ENOMEM;
 	*(void **)node_data(n) = data;
-	l = dr_log_of(n);
+	l = dr_log_of_res(n);
 	if (!lock_dev(dev, __func__)) {
 		devres__free_node(n);
 		return -EDEADLK;
@@ -90,7 +90,7 @@ static bool take_action(struct device *dev, void (*action)(void *), void *data,
 			return false;
 		n = devres__index_find(dev, kind, data);
 		if (n) {
-			l = dr_log_of(n);
+			l = dr_log_of_res(n);
 			devres__index_del(dev, n);
 			kill_locked(dev, n);
 			dead = maybe_compact(dev);

@@ -61,6 +61,16 @@ static bool kind_known(uint32_t id)
 	return seg && seg[id & ((1u << DR_KIND_SEG_SHIFT) - 1)].id == id;
 }
 
+/* Only managed memory names its maker, and only a known one. */
+static bool maker_ok(const struct devres__node *n)
+{
+	uint32_t mk = (n->kind & DR_MAKER_MASK) >> DR_MAKER_SHIFT;
+
+	if (DR_KIND(n) == DR_KIND_KMALLOC)
+		return mk < DR_MK_NR;
+	return mk == 0;
+}
+
 static bool is_kept(const struct devres__node *n)
 {
 	return DR_KIND(n) == DR_KIND_OWNED &&
@@ -148,6 +158,9 @@ int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 		if (!kind_known(DR_KIND(n)))
 			return BAD("node %p is of no known kind (%u)",
 				   node_data(n), (unsigned int)DR_KIND(n));
+		if (!maker_ok(n))
+			return BAD("node %p has a bad maker (%#x)",
+				   node_data(n), (unsigned int)n->kind);
 		if (dr_dead(n)) {
 			dead++;
 			continue;

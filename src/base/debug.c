@@ -41,7 +41,8 @@ static size_t copy_locked(struct device *dev, struct entry *e, size_t cap,
 		if (n++ >= cap)
 			continue;
 		e[n - 1].addr = node_data(p);
-		e[n - 1].kind = DR_KIND(p);
+		/* Its maker too: the dump names managed memory by its call. */
+		e[n - 1].kind = p->kind & ~DR_FLAGS;
 		e[n - 1].size = p->size;
 		/* A layer-owned group's label, or a group's id. */
 		e[n - 1].group = dr_is_marker(p) ? marker_to_group(p)->id
@@ -65,7 +66,7 @@ static void print_entry(FILE *f, const struct entry *e)
 		break;
 	default:
 		fprintf(f, "  %p %s (%u bytes)\n", e->addr,
-			devres__kind(e->kind)->name, e->size);
+			devres__kind_name(e->kind), e->size);
 	}
 }
 

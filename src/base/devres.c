@@ -263,7 +263,7 @@ void devres_free(void *res)
 	if (unlikely(n->kind & DR_ADDED)) {
 		devres__warn(NULL, __func__,
 			     "node %p (%s) is still on a device", res,
-			     devres__kind(DR_KIND(n))->name);
+			     devres__kind_name(n->kind));
 		return;
 	}
 	devres__free_node(n);
@@ -283,10 +283,10 @@ void devres_add(struct device *dev, void *res)
 	n = to_node(res);
 	if (unlikely(n->kind & DR_ADDED)) {
 		devres__warn(dev, __func__, "node %p (%s) is already added",
-			     res, devres__kind(DR_KIND(n))->name);
+			     res, devres__kind_name(n->kind));
 		return;
 	}
-	l = dr_log_of(n);
+	l = dr_log_of_res(n);
 	if (!lock_dev(dev, __func__))
 		return;
 	add_locked(dev, n);
@@ -324,10 +324,10 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 	n = to_node(new_res);
 	if (unlikely(n->kind & DR_ADDED)) {
 		devres__warn(dev, __func__, "node %p (%s) is already added",
-			     new_res, devres__kind(DR_KIND(n))->name);
+			     new_res, devres__kind_name(n->kind));
 		return NULL;
 	}
-	l = dr_log_of(n);
+	l = dr_log_of_res(n);
 	if (!lock_dev(dev, __func__))
 		return NULL;
 	found = devres__find_locked(dev, DR_KIND(n), match, match_data, NULL);

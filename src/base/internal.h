@@ -34,7 +34,18 @@ struct devres__node {
 #define DR_ADDED 0x80000000u
 #define DR_DEAD 0x40000000u
 #define DR_SLAB 0x20000000u /* carved from the device's blocks (slab.c) */
-#define DR_KIND(n) ((n)->kind & ~(DR_ADDED | DR_DEAD | DR_SLAB))
+/*
+ * Which call of the devm_kmalloc family made a managed-memory node, for
+ * log lines and dumps only: DR_KIND() leaves these bits out, so that to
+ * lookups, the index, releases and checks every such node is of the one
+ * kind DR_KIND_KMALLOC, as every kernel one is of devm_kmalloc_release.
+ * Zero in a node of any other kind.
+ */
+#define DR_MAKER_SHIFT 24
+#define DR_MAKER_MASK (0xfu << DR_MAKER_SHIFT)
+#define DR_MAKER(mk) ((uint32_t)(mk) << DR_MAKER_SHIFT)
+#define DR_FLAGS (DR_ADDED | DR_DEAD | DR_SLAB)
+#define DR_KIND(n) ((n)->kind & ~(DR_FLAGS | DR_MAKER_MASK))
 #define DR_MAX_SIZE ((size_t)UINT32_MAX)
 
 /* Reserved kinds. Kinds from DR_KIND_FIRST on are registered on use. */
@@ -46,6 +57,23 @@ enum {
 	DR_KIND_KMALLOC,
 	DR_KIND_FIRST,
 };
+
+/* The makers (kmalloc.c), in the order of devres__maker_names[]. */
+enum {
+	DR_MK_KMALLOC,
+	DR_MK_KZALLOC,
+	DR_MK_KMALLOC_ARRAY,
+	DR_MK_KCALLOC,
+	DR_MK_KREALLOC,
+	DR_MK_KMEMDUP,
+	DR_MK_KSTRDUP,
+	DR_MK_KSTRDUP_CONST,
+	DR_MK_KVASPRINTF,
+	DR_MK_KASPRINTF,
+	DR_MK_NR,
+};
+
+_Static_assert(((DR_MK_NR - 1) << DR_MAKER_SHIFT) <= DR_MAKER_MASK, "makers");
 
 static inline bool dr_is_marker(const struct devres__node *n)
 {
@@ -83,6 +111,9 @@ HIDDEN uint32_t devres__kind_lookup(dr_release_t release,
 				    void (*action)(void *));
 #define DR_KIND_SEG_SHIFT 8
 #define DR_KIND_NR_SEGS 256u
+_Static_assert(((uint64_t)DR_KIND_NR_SEGS << DR_KIND_SEG_SHIFT) <=
+		       (1u << DR_MAKER_SHIFT),
+	       "kind ids reach the maker bits");
 extern HIDDEN struct devres__kind *devres__kind_segs[];
 
 /* Every release and every log line looks its kind up: inline. */
@@ -93,6 +124,30 @@ static inline const struct devres__kind *devres__kind(uint32_t id)
 
 	return &seg[id & ((1u << DR_KIND_SEG_SHIFT) - 1)];
 }
+
+extern HIDDEN const char *const devres__maker_names[DR_MK_NR];
+
+/*
+ * The name that log lines, dumps and WARNs give a node, from its kind word
+ * (flags and all): its kind's, or for managed memory the call's.
+ */
+static inline const char *devres__kind_name(uint32_t word)
+{
+	uint32_t id = word & ~(DR_FLAGS | DR_MAKER_MASK);
+	uint32_t mk = (word & DR_MAKER_MASK) >> DR_MAKER_SHIFT;
+
+	if (id == DR_KIND_KMALLOC && mk < DR_MK_NR)
+		return devres__maker_names[mk];
+	return devres__kind(id)->name;
+}
+
+/*
+ * log.c: a log line of a node from what dr_log_of() took (node.h): @kind is
+ * its kind word without flags, @group a marker's group id or owner's label.
+ */
+HIDDEN void devres__log_node(const struct device *dev, const char *op,
+			     const void *node, uint32_t kind, const void *group,
+			     size_t size);
 
 /*
  * group.c: a group owned by a layer above the devres core, which supplies

@@ -24,8 +24,25 @@ static struct devres__kind seg0[SEG_LEN] = {
 	[DR_KIND_GROUP_CLOSE] = { .name = "group >",
 				  .id = DR_KIND_GROUP_CLOSE },
 	[DR_KIND_OWNED] = { .name = "owned group", .id = DR_KIND_OWNED },
-	[DR_KIND_KMALLOC] = { .name = "devm_kmalloc_release",
-			      .id = DR_KIND_KMALLOC },
+	[DR_KIND_KMALLOC] = { .name = "devm_kmalloc", .id = DR_KIND_KMALLOC },
+};
+
+/*
+ * Managed memory is one kind, named by the call that made each node: the
+ * kernel's logs say devm_kmalloc_release for every one, which cannot tell
+ * a devm_kzalloc() from a devm_kstrdup() of the same size.
+ */
+const char *const devres__maker_names[DR_MK_NR] = {
+	[DR_MK_KMALLOC] = "devm_kmalloc",
+	[DR_MK_KZALLOC] = "devm_kzalloc",
+	[DR_MK_KMALLOC_ARRAY] = "devm_kmalloc_array",
+	[DR_MK_KCALLOC] = "devm_kcalloc",
+	[DR_MK_KREALLOC] = "devm_krealloc",
+	[DR_MK_KMEMDUP] = "devm_kmemdup",
+	[DR_MK_KSTRDUP] = "devm_kstrdup",
+	[DR_MK_KSTRDUP_CONST] = "devm_kstrdup_const",
+	[DR_MK_KVASPRINTF] = "devm_kvasprintf",
+	[DR_MK_KASPRINTF] = "devm_kasprintf",
 };
 
 struct devres__kind *devres__kind_segs[NR_SEGS] = { seg0 };

@@ -21,7 +21,7 @@
 static void *publish(struct device *dev, struct devres__node *n,
 		     const char *func)
 {
-	struct dr_log l = dr_log_of(n);
+	struct dr_log l = dr_log_of_res(n);
 	void *data = node_data(n);
 
 	if (!lock_dev(dev, func)) {
@@ -45,7 +45,7 @@ static void *publish(struct device *dev, struct devres__node *n,
  * filled after it is published. The lock is the only one taken.
  */
 static void *kmalloc_small(struct device *dev, size_t size, bool zero,
-			   const char *func)
+			   unsigned int mk, const char *func)
 {
 	struct devres__node *n;
 	struct dr_log l;
@@ -55,14 +55,14 @@ static void *kmalloc_small(struct device *dev, size_t size, bool zero,
 		return NULL;
 	if (!lock_dev(dev, func))
 		return NULL;
-	n = slab_alloc_fast(dev, size, zero);
+	n = slab_alloc_fast(dev, size, zero, DR_MAKER(mk));
 	if (unlikely(!n))
-		n = devres__slab_alloc(dev, size, zero);
+		n = devres__slab_alloc(dev, size, zero, DR_MAKER(mk));
 	if (unlikely(!n)) {
 		unlock_dev(dev);
 		return NULL;
 	}
-	l = dr_log_of(n);
+	l = dr_log_of_res(n);
 	data = node_data(n);
 	add_locked(dev, n);
 	unlock_dev(dev);
@@ -70,37 +70,59 @@ static void *kmalloc_small(struct device *dev, size_t size, bool zero,
 	return data;
 }
 
-void *devm_kmalloc(struct device *dev, size_t size, gfp_t gfp)
+/*
+ * Every call of the family that allocates afresh comes here with its
+ * maker (DR_MK_*: the name its node's log lines and dump entries carry)
+ * and its own name for its WARNs. Inlined into each, where both are
+ * constants: naming the call costs the fast path nothing.
+ */
+static inline void *kmalloc_as(struct device *dev, size_t size, gfp_t gfp,
+			       unsigned int mk, const char *func)
 {
 	struct devres__node *n;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, func))
 		return NULL;
 	if (unlikely(!size))
 		return ZERO_SIZE_PTR;
 	if (size <= DR_SLAB_MAX)
-		return kmalloc_small(dev, size, gfp & __GFP_ZERO, __func__);
-	n = devres__alloc_node(DR_KIND_KMALLOC, size, gfp & __GFP_ZERO);
-	return n ? publish(dev, n, __func__) : NULL;
+		return kmalloc_small(dev, size, gfp & __GFP_ZERO, mk, func);
+	n = devres__alloc_node(DR_KIND_KMALLOC | DR_MAKER(mk), size,
+			       gfp & __GFP_ZERO);
+	return n ? publish(dev, n, func) : NULL;
+}
+
+void *devm_kmalloc(struct device *dev, size_t size, gfp_t gfp)
+{
+	return kmalloc_as(dev, size, gfp, DR_MK_KMALLOC, __func__);
 }
 
 void *devm_kzalloc(struct device *dev, size_t size, gfp_t gfp)
 {
-	return devm_kmalloc(dev, size, gfp | __GFP_ZERO);
+	return kmalloc_as(dev, size, gfp | __GFP_ZERO, DR_MK_KZALLOC, __func__);
 }
 
-void *devm_kmalloc_array(struct device *dev, size_t n, size_t size, gfp_t gfp)
+static inline void *kmalloc_array_as(struct device *dev, size_t n, size_t size,
+				     gfp_t gfp, unsigned int mk,
+				     const char *func)
 {
 	size_t bytes;
 
 	if (__builtin_mul_overflow(n, size, &bytes))
 		return NULL;
-	return devm_kmalloc(dev, bytes, gfp);
+	return kmalloc_as(dev, bytes, gfp, mk, func);
+}
+
+void *devm_kmalloc_array(struct device *dev, size_t n, size_t size, gfp_t gfp)
+{
+	return kmalloc_array_as(dev, n, size, gfp, DR_MK_KMALLOC_ARRAY,
+				__func__);
 }
 
 void *devm_kcalloc(struct device *dev, size_t n, size_t size, gfp_t gfp)
 {
-	return devm_kmalloc_array(dev, n, size, gfp | __GFP_ZERO);
+	return kmalloc_array_as(dev, n, size, gfp | __GFP_ZERO, DR_MK_KCALLOC,
+				__func__);
 }
 
 static int match_ptr(struct device *dev, void *res, void *p)
@@ -127,7 +149,7 @@ void devm_kfree(struct device *dev, const void *p)
 	else if ((n = devres__index_find(dev, DR_KIND_KMALLOC, p)))
 		devres__index_del(dev, n);
 	if (n) {
-		l = dr_log_of(n);
+		l = dr_log_of_res(n);
 		kill_locked(dev, n);
 		dead = maybe_compact(dev);
 	}
@@ -150,6 +172,15 @@ static struct devres__node *find_kmalloc(struct device *dev, const void *p)
 	return n ? n : devres__index_find(dev, DR_KIND_KMALLOC, p);
 }
 
+/*
+ * A node devm_krealloc() resized or replaced is named after it from then
+ * on, whether it moved or not: which it does is the allocator's business.
+ */
+static uint32_t realloced(uint32_t kind)
+{
+	return (kind & ~DR_MAKER_MASK) | DR_MAKER(DR_MK_KREALLOC);
+}
+
 /* Grows or shrinks @n in place when its heap chunk (or slot) has room. */
 static bool resize_locked(struct device *dev, struct devres__node *n,
 			  size_t new_size, bool zero)
@@ -166,6 +197,7 @@ static bool resize_locked(struct device *dev, struct devres__node *n,
 	if (dr_slab(n))
 		devres__slab_resized(dev, old, new_size);
 	n->size = (uint32_t)new_size;
+	n->kind = realloced(n->kind);
 	devres__ledger_add(DL_NODE_BYTES, (long)new_size - (long)old);
 	return true;
 }
@@ -184,12 +216,12 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		return ZERO_SIZE_PTR;
 	}
 	if (ZERO_OR_NULL_PTR(ptr))
-		return devm_kmalloc(dev, new_size, gfp);
+		return kmalloc_as(dev, new_size, gfp, DR_MK_KREALLOC, __func__);
 	if (new_size > DR_MAX_SIZE || !lock_dev(dev, __func__))
 		return NULL;
 	old = find_kmalloc(dev, ptr);
 	if (old && resize_locked(dev, old, new_size, zero)) {
-		l = dr_log_of(old);
+		l = dr_log_of_res(old);
 		unlock_dev(dev);
 		/* Same node, new size: logged so that later lines add up. */
 		dr_log(dev, "REPLACE", l);
@@ -204,7 +236,8 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	}
 
 	/* Zeroed now: the tail past the old size must not be zeroed later. */
-	new_node = devres__alloc_node(DR_KIND_KMALLOC, new_size, zero);
+	new_node = devres__alloc_node(
+		DR_KIND_KMALLOC | DR_MAKER(DR_MK_KREALLOC), new_size, zero);
 	if (!new_node)
 		return NULL;
 	if (!lock_dev(dev, __func__)) {
@@ -234,13 +267,13 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		old_size = old->size < new_size ? old->size : new_size;
 		memcpy(node_data(new_node), ptr, old_size);
 		new_node->next = old->next;
-		new_node->kind = old->kind & ~DR_SLAB;
+		new_node->kind = realloced(old->kind & ~DR_SLAB);
 		if (prev)
 			prev->next = new_node;
 		else
 			dev->devres_head = new_node;
 		old->kind &= ~DR_ADDED;
-		l = dr_log_of(new_node);
+		l = dr_log_of_res(new_node);
 		if (dr_slab(old)) {
 			/* Its slot goes back now, under the lock. */
 			devres__ledger_add(DL_NODES, -1);
@@ -268,7 +301,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 }
 
 static void *kmemdup(struct device *dev, const void *src, size_t len,
-		     const char *func)
+		     unsigned int mk, const char *func)
 {
 	struct devres__node *n;
 
@@ -280,7 +313,7 @@ static void *kmemdup(struct device *dev, const void *src, size_t len,
 		devres__warn(dev, func, "NULL source");
 		return NULL;
 	}
-	n = devres__alloc_node(DR_KIND_KMALLOC, len, false);
+	n = devres__alloc_node(DR_KIND_KMALLOC | DR_MAKER(mk), len, false);
 	if (!n)
 		return NULL;
 	memcpy(node_data(n), src, len);
@@ -292,40 +325,50 @@ char *devm_kstrdup(struct device *dev, const char *s, gfp_t gfp)
 	(void)gfp;
 	if (!s)
 		return NULL;
-	return kmemdup(dev, s, strlen(s) + 1, __func__);
+	return kmemdup(dev, s, strlen(s) + 1, DR_MK_KSTRDUP, __func__);
 }
 
 const char *devm_kstrdup_const(struct device *dev, const char *s, gfp_t gfp)
 {
-	return devm_kstrdup(dev, s, gfp);
+	(void)gfp;
+	if (!s)
+		return NULL;
+	return kmemdup(dev, s, strlen(s) + 1, DR_MK_KSTRDUP_CONST, __func__);
 }
 
 void *devm_kmemdup(struct device *dev, const void *src, size_t len, gfp_t gfp)
 {
 	(void)gfp;
-	return kmemdup(dev, src, len, __func__);
+	return kmemdup(dev, src, len, DR_MK_KMEMDUP, __func__);
 }
 
-char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
-		      va_list ap)
+static char *kvasprintf(struct device *dev, unsigned int mk, const char *func,
+			const char *fmt, va_list ap)
 {
 	struct devres__node *n;
 	va_list aq;
 	int len;
 
-	(void)gfp;
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, func))
 		return NULL;
 	va_copy(aq, ap);
 	len = vsnprintf(NULL, 0, fmt, aq);
 	va_end(aq);
 	if (len < 0)
 		return NULL;
-	n = devres__alloc_node(DR_KIND_KMALLOC, (size_t)len + 1, false);
+	n = devres__alloc_node(DR_KIND_KMALLOC | DR_MAKER(mk), (size_t)len + 1,
+			       false);
 	if (!n)
 		return NULL;
 	vsnprintf(node_data(n), (size_t)len + 1, fmt, ap);
-	return publish(dev, n, __func__);
+	return publish(dev, n, func);
+}
+
+char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
+		      va_list ap)
+{
+	(void)gfp;
+	return kvasprintf(dev, DR_MK_KVASPRINTF, __func__, fmt, ap);
 }
 
 char *devm_kasprintf(struct device *dev, gfp_t gfp, const char *fmt, ...)
@@ -333,8 +376,9 @@ char *devm_kasprintf(struct device *dev, gfp_t gfp, const char *fmt, ...)
 	va_list ap;
 	char *p;
 
+	(void)gfp;
 	va_start(ap, fmt);
-	p = devm_kvasprintf(dev, gfp, fmt, ap);
+	p = kvasprintf(dev, DR_MK_KASPRINTF, __func__, fmt, ap);
 	va_end(ap);
 	return p;
 }

@@ -171,6 +171,33 @@ void devres__log(const struct device *dev, const char *op, const void *node,
 		      size);
 }
 
+void devres__log_node(const struct device *dev, const char *op,
+		      const void *node, uint32_t kind, const void *group,
+		      size_t size)
+{
+	const char *name = devres__kind_name(kind);
+	char buf[40];
+
+	/* A group's lines carry its id: its open and its release pair up. */
+	switch (kind) {
+	case DR_KIND_GROUP_OPEN:
+	case DR_KIND_GROUP_CLOSE:
+		devres__print(DEVRES_LOG_DEBUG,
+			      "%s: DEVRES %-3s %p %s %p (%zu bytes)",
+			      devres__dev_label(dev, buf, sizeof(buf)), op,
+			      node, name, group, size);
+		break;
+	case DR_KIND_OWNED:
+		devres__print(DEVRES_LOG_DEBUG,
+			      "%s: DEVRES %-3s %p %s \"%s\" (%zu bytes)",
+			      devres__dev_label(dev, buf, sizeof(buf)), op,
+			      node, name, (const char *)group, size);
+		break;
+	default:
+		devres__log(dev, op, node, name, size);
+	}
+}
+
 static void backtrace_lines(void)
 {
 #ifndef NDEBUG

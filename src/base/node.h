@@ -205,7 +205,7 @@ static inline void kill_locked(struct device *dev, struct devres__node *n)
 #endif
 struct devres__slab;
 HIDDEN struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
-					       bool zero);
+					       bool zero, uint32_t maker);
 HIDDEN struct devres__node *devres__slab_find(struct device *dev,
 					      const void *p);
 HIDDEN void devres__slab_forget(struct device *dev, struct devres__node *n);
@@ -307,29 +307,39 @@ HIDDEN void devres__assert_list_locked(struct device *dev, const char *func);
  */
 struct dr_log {
 	const void *data;
-	uint32_t kind;
+	const void *group; /* a marker's: its group's id, or owner's label */
+	uint32_t kind;	   /* the kind word without its flags (maker kept) */
 	uint32_t size;
 };
 
+/* Of a node that is not a marker: no test, for the allocation paths. */
+static inline struct dr_log dr_log_of_res(struct devres__node *n)
+{
+	return (struct dr_log){ node_data(n), NULL, n->kind & ~DR_FLAGS,
+				n->size };
+}
+
 static inline struct dr_log dr_log_of(struct devres__node *n)
 {
-	return (struct dr_log){ node_data(n), DR_KIND(n),
-				dr_is_marker(n) ? 0 : n->size };
+	if (dr_is_marker(n))
+		return (struct dr_log){ node_data(n), marker_to_group(n)->id,
+					DR_KIND(n), 0 };
+	return dr_log_of_res(n);
 }
 
 static inline void dr_log(const struct device *dev, const char *op,
 			  struct dr_log l)
 {
 	if (unlikely(devres__logging()))
-		devres__log(dev, op, l.data, devres__kind(l.kind)->name,
-			    l.size);
+		devres__log_node(dev, op, l.data, l.kind, l.group, l.size);
 }
 
 /* For a node the caller owns: unpublished, or taken off the list. */
 static inline void log_node(const struct device *dev, const char *op,
 			    struct devres__node *n)
 {
-	dr_log(dev, op, dr_log_of(n));
+	if (unlikely(devres__logging()))
+		dr_log(dev, op, dr_log_of(n));
 }
 
 #endif /* DEVRES_NODE_H */

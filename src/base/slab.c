@@ -211,7 +211,7 @@ static void *carve(struct devres__slab *s, size_t cls)
 }
 
 struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
-					bool zero)
+					bool zero, uint32_t maker)
 {
 	struct devres__slab *s;
 	struct devres__node *n;
@@ -223,7 +223,7 @@ struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
 	n = carve(s, class_of(size));
 	if (unlikely(!n))
 		return NULL;
-	return slot_fill(s, n, size, zero);
+	return slot_fill(s, n, size, zero, maker);
 }
 
 struct devres__node *devres__slab_find(struct device *dev, const void *p)

@@ -62,13 +62,18 @@ static inline void mark(struct devres__node *n, bool live)
 		b->live[g / 64] &= ~(1ull << (g % 64));
 }
 
-/* Makes slot @n a live node of @size bytes, counted as the node allocator does. */
+/*
+ * Makes slot @n a live node of @size bytes, counted as the node allocator
+ * does. @maker: DR_MAKER() of the call, a constant where this is inlined,
+ * so that naming the call costs nothing here.
+ */
 static inline struct devres__node *slot_fill(struct devres__slab *s,
 					     struct devres__node *n,
-					     size_t size, bool zero)
+					     size_t size, bool zero,
+					     uint32_t maker)
 {
 	n->next = NULL;
-	n->kind = DR_KIND_KMALLOC | DR_SLAB;
+	n->kind = DR_KIND_KMALLOC | DR_SLAB | maker;
 	n->size = (uint32_t)size;
 	if (zero)
 		memset(node_data(n), 0, size);
@@ -86,8 +91,8 @@ static inline struct devres__node *slot_fill(struct devres__slab *s,
  * the lock held; NULL when neither has one (devres__slab_alloc() then maps
  * what is needed).
  */
-static inline struct devres__node *slab_alloc_fast(struct device *dev,
-						   size_t size, bool zero)
+static inline struct devres__node *
+slab_alloc_fast(struct device *dev, size_t size, bool zero, uint32_t maker)
 {
 	struct devres__slab *s = dev->devres_slab;
 	size_t cls = class_of(size), len = cls * GRANULE;
@@ -106,7 +111,7 @@ static inline struct devres__node *slab_alloc_fast(struct device *dev,
 	} else {
 		return NULL;
 	}
-	return slot_fill(s, n, size, zero);
+	return slot_fill(s, n, size, zero, maker);
 }
 
 #endif /* DEVRES_SLAB_H */

@@ -42,11 +42,12 @@ enum match {
 struct ment {
 	enum etype type;
 	enum kind kind;
-	int group;    /* markers: the group's slot */
-	void *ptr;    /* resources: the data area (NULL for actions) */
-	void *arg;    /* actions: the argument */
-	size_t size;  /* resources: bytes of data */
-	uint64_t tag; /* the pattern written into the data, 0 for none */
+	int group;	   /* markers: the group's slot */
+	void *ptr;	   /* resources: the data area (NULL for actions) */
+	void *arg;	   /* actions: the argument */
+	size_t size;	   /* resources: bytes of data */
+	uint64_t tag;	   /* the pattern written into the data, 0 for none */
+	const char *maker; /* managed memory: the call its log lines name */
 };
 
 struct mgroup {

@@ -710,11 +710,14 @@ static void op_action(struct run *r, enum op op, uint8_t a, uint8_t b)
 		m_exp_log(r, k, arg, 0);
 }
 
-static void add_kmalloc(struct run *r, void *p, size_t size, bool pattern)
+static void add_kmalloc(struct run *r, void *p, size_t size, bool pattern,
+			const char *maker)
 {
-	struct ment e = {
-		.type = E_RES, .kind = K_KMALLOC, .ptr = p, .size = size
-	};
+	struct ment e = { .type = E_RES,
+			  .kind = K_KMALLOC,
+			  .ptr = p,
+			  .size = size,
+			  .maker = maker };
 
 	if (pattern) {
 		e.tag = next_tag(r);
@@ -727,6 +730,16 @@ static void op_kmalloc(struct run *r, uint8_t a, uint8_t b, uint8_t c)
 {
 	static const size_t sizes[8] = { 0, 1, 8, 13, 24, 64, 200, 1000 };
 	static const char *const strs[4] = { "", "x", "devres", "longer" };
+	static const char *const makers[8] = {
+		"devm_kmalloc",
+		"devm_kzalloc",
+		"devm_kmalloc_array",
+		"devm_kcalloc",
+		NULL,
+		"devm_kmalloc",
+		"devm_kstrdup",
+		"devm_kasprintf",
+	};
 	size_t size = sizes[a % 8];
 	unsigned int v = b % 8;
 	bool fail = (c & 15) == 15, zero = v == 1 || v == 3;
@@ -786,11 +799,11 @@ static void op_kmalloc(struct run *r, uint8_t a, uint8_t b, uint8_t c)
 		return;
 	if (s) {
 		if (model_check(r, !strcmp(p, s), "copy differs"))
-			add_kmalloc(r, p, size, false);
+			add_kmalloc(r, p, size, false, makers[v]);
 		return;
 	}
 	if (model_check(r, !zero || zeroed(p, 0, size), "memory not zeroed"))
-		add_kmalloc(r, p, size, true);
+		add_kmalloc(r, p, size, true, makers[v]);
 }
 
 /* A devm_krealloc()/devm_kfree() operand: managed, NULL, ZERO or foreign. */
@@ -854,7 +867,7 @@ static void op_krealloc(struct run *r, uint8_t a, uint8_t b, uint8_t c)
 		if (model_check(r, p != NULL, "allocation failed") &&
 		    model_check(r, !zero || zeroed(p, 0, size),
 				"memory not zeroed"))
-			add_kmalloc(r, p, size, true);
+			add_kmalloc(r, p, size, true, "devm_krealloc");
 		return;
 	}
 	if (j < 0) {
@@ -876,8 +889,10 @@ static void op_krealloc(struct run *r, uint8_t a, uint8_t b, uint8_t c)
 			    "contents not kept");
 	if (p != ptr)
 		push_ring(r->stale, &r->nstale, ptr);
+	/* Named after devm_krealloc() now, moved or not. */
 	e->ptr = p;
 	e->size = size;
+	e->maker = "devm_krealloc";
 	e->tag = next_tag(r);
 	fill(p, size, e->tag);
 }
@@ -947,7 +962,9 @@ static void op_dump(struct run *r)
 			} else {
 				snprintf(exp, sizeof(exp),
 					 "  %p %s (%zu bytes)", e->ptr,
-					 model_kind_names[e->kind], e->size);
+					 e->maker ? e->maker
+						  : model_kind_names[e->kind],
+					 e->size);
 			}
 			check_intact(r, e, 64);
 		}

@@ -50,8 +50,8 @@ static const char *const op_names[OP_NR] = {
 };
 
 const char *const model_kind_names[] = {
-	"model_rel0",		"model_rel1", "model_rel2", "model_rel3",
-	"devm_kmalloc_release", "model_act0", "model_act1",
+	"model_rel0",	"model_rel1", "model_rel2", "model_rel3",
+	"devm_kmalloc", "model_act0", "model_act1",
 };
 
 const char *model_op_name(unsigned int op)
@@ -319,6 +319,7 @@ void m_run_release(struct run *r, const struct ment *e)
 		r->exp[i].aux = (intptr_t)p;
 		m_append(r, (struct ment){ .type = E_RES,
 					   .kind = K_KMALLOC,
+					   .maker = "devm_kmalloc",
 					   .ptr = p,
 					   .size = 24 });
 		break;

@@ -138,12 +138,13 @@ static void test_log_action_kmalloc_replace(void **state)
 
 	assert_int_equal(cap.n, 6);
 	expect_log(0, "ADD", "my_action", sizeof(void *), NULL);
-	expect_log(1, "ADD", "devm_kmalloc_release", 16, &add);
-	expect_log(2, "REPLACE", "devm_kmalloc_release", 100000, &rep);
+	expect_log(1, "ADD", "devm_kmalloc", 16, &add);
+	/* Named after the call that resized it from then on. */
+	expect_log(2, "REPLACE", "devm_krealloc", 100000, &rep);
 	assert_ptr_not_equal(add.node, rep.node);
-	expect_log(3, "REPLACE", "devm_kmalloc_release", 10, &add);
+	expect_log(3, "REPLACE", "devm_krealloc", 10, &add);
 	assert_ptr_equal(add.node, rep.node);
-	expect_log(4, "REM", "devm_kmalloc_release", 10, NULL);
+	expect_log(4, "REM", "devm_krealloc", 10, NULL);
 	expect_log(5, "REM", "my_action", sizeof(void *), NULL);
 }
 
@@ -222,7 +223,7 @@ static void test_dump(void **state)
 	assert_non_null(strstr(lines[2], want));
 	snprintf(want, sizeof(want), "my_action (%zu bytes)", sizeof(void *));
 	assert_non_null(strstr(lines[3], want));
-	snprintf(want, sizeof(want), "%p devm_kmalloc_release (100 bytes)", k);
+	snprintf(want, sizeof(want), "%p devm_kmalloc (100 bytes)", k);
 	assert_non_null(strstr(lines[4], want));
 	snprintf(want, sizeof(want), "} group %p", g);
 	assert_non_null(strstr(lines[5], want));
@@ -306,7 +307,7 @@ static void test_release_names(void **state)
 	assert_non_null(strstr(buf, " late_release (4 bytes)"));
 	assert_null(strstr(buf, "other_name"));
 	assert_non_null(strstr(buf, " devm_pages_release ("));
-	assert_non_null(strstr(buf, " devm_kmalloc_release (2 bytes)"));
+	assert_non_null(strstr(buf, " devm_kstrdup (2 bytes)"));
 	assert_non_null(strstr(buf, " my_action ("));
 	free(buf);
 }
@@ -386,7 +387,7 @@ static void test_default_sink_is_stderr(void **state)
 	out = capture_stderr(warn_and_log, dev);
 	assert_int_equal(cap.n, 0);
 	assert_non_null(strstr(out, "test-dev: DEVRES ADD "));
-	assert_non_null(strstr(out, " devm_kmalloc_release (8 bytes)\n"));
+	assert_non_null(strstr(out, " devm_kmalloc (8 bytes)\n"));
 	assert_non_null(strstr(out, "WARNING: test-dev: devm_kfree: "));
 	free(out);
 }

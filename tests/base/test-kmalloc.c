@@ -211,7 +211,7 @@ static void test_krealloc_grow_keeps_place(void **state)
 	dump_lines(dev, lines, 8, &n);
 	assert_int_equal(n, 4);
 	assert_non_null(strstr(lines[1], "rec_release"));
-	snprintf(want, sizeof(want), "%p devm_kmalloc_release (100000 bytes)",
+	snprintf(want, sizeof(want), "%p devm_krealloc (100000 bytes)",
 		 (void *)q);
 	assert_non_null(strstr(lines[2], want));
 	assert_non_null(strstr(lines[3], "rec_release"));

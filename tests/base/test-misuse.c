@@ -827,7 +827,7 @@ static void test_released_device(void **state)
 	     assert_false(devm_is_action_added(&dead, act, NULL)));
 	DEAD("devm_kmalloc", assert_null(devm_kmalloc(&dead, 8, 0)));
 	DEAD("devm_kmemdup", assert_null(devm_kmemdup(&dead, p, 4, 0)));
-	DEAD("devm_kvasprintf", assert_null(devm_kasprintf(&dead, 0, "x")));
+	DEAD("devm_kasprintf", assert_null(devm_kasprintf(&dead, 0, "x")));
 	DEAD("devm_get_free_pages",
 	     assert_int_equal(devm_get_free_pages(&dead, 0, 0), 0));
 	DEAD("devres_get_stats", devres_get_stats(&dead, &st));
