@@ -28,9 +28,9 @@ static struct devres__kind seg0[SEG_LEN] = {
 };
 
 /*
- * Managed memory is one kind, named by the call that made each node: the
- * kernel's logs say devm_kmalloc_release for every one, which cannot tell
- * a devm_kzalloc() from a devm_kstrdup() of the same size.
+ * Managed memory is one kind, named by the call that made each node: one
+ * name for all, as the kernel's logs have, cannot tell a devm_kzalloc()
+ * from a devm_kstrdup() of the same size.
  */
 const char *const devres__maker_names[DR_MK_NR] = {
 	[DR_MK_KMALLOC] = "devm_kmalloc",

@@ -9,7 +9,6 @@
  * kind word, and the node must stay 16 bytes and of the one kmalloc kind
  * for every lookup.
  */
-#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -26,6 +25,7 @@
 
 /* Larger than any slab slot: such a node is a heap chunk of its own. */
 #define BIG 1000
+#define BIGGER ((size_t)2 * BIG) /* too big to grow into: moves */
 
 static int teardown(void **state)
 {
@@ -61,7 +61,7 @@ static void expect_res(int i, const char *op, const void *p, const char *name,
 {
 	struct res_line l = res_line(i);
 
-	if (strcmp(l.name, name))
+	if (strcmp(l.name, name) != 0)
 		print_error("line %d: \"%s\", want %s\n", i, cap.line[i], name);
 	assert_string_equal(l.op, op);
 	assert_ptr_equal(l.node, p);
@@ -225,7 +225,7 @@ static void test_one_kind_for_every_call(void **state)
 		devm_kfree(dev, p[i]);
 	for (int i = 1; i < NR_CALLS; i += 2) {
 		/* Moved: found by kind in the list and replaced there. */
-		q = devm_krealloc(dev, p[i], 2 * BIG, GFP_KERNEL);
+		q = devm_krealloc(dev, p[i], BIGGER, GFP_KERNEL);
 		assert_non_null(q);
 		p[i] = q;
 	}
@@ -235,9 +235,9 @@ static void test_one_kind_for_every_call(void **state)
 	for (int i = 0, line = 0; i < NR_CALLS; i += 2, line++)
 		expect_res(line, "REM", p[i], call_names[i], size[i]);
 	for (int i = 1, line = (NR_CALLS + 1) / 2; i < NR_CALLS; i += 2, line++)
-		expect_res(line, "REPLACE", p[i], "devm_krealloc", 2 * BIG);
+		expect_res(line, "REPLACE", p[i], "devm_krealloc", BIGGER);
 	assert_int_equal(devres_check(dev), 0);
-	expect_stats(dev, NR_CALLS / 2, NR_CALLS / 2 * 2 * BIG);
+	expect_stats(dev, NR_CALLS / 2, (int)(NR_CALLS / 2 * BIGGER));
 }
 
 /*
@@ -444,7 +444,7 @@ static void test_binding_lines_carry_the_label(void **state)
 	assert_int_equal(count_prefix("ln.0: DEVRES ADD "), 2);
 	assert_int_equal(count_prefix("ln.0: DEVRES REL "), 2);
 	for (int i = 0, n = 0; i < cap.n; i++) {
-		if (strncmp(cap.line[i], "ln.0: DEVRES ", 13))
+		if (strncmp(cap.line[i], "ln.0: DEVRES ", 13) != 0)
 			continue;
 		if (!strstr(cap.line[i], want[n]))
 			print_error("line %d: \"%s\", want \"%s\"\n", i,
