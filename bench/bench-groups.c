@@ -44,6 +44,18 @@ static double now_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/*
+ * What a pair of clock readings costs by itself (about 1 us here, a system
+ * call): taken off every batch, which matters for the shortest ones (10
+ * removes at k >= 1000).
+ */
+static double clock_cost;
+
+static double elapsed(double t0)
+{
+	return now_ns() - t0 - clock_cost;
+}
+
 static int cmp_double(const void *a, const void *b)
 {
 	double x = *(const double *)a, y = *(const double *)b;
@@ -101,7 +113,7 @@ static double build_index(struct device *d)
 
 	if (devm_is_action_added(d, nop_action, NULL))
 		die("unexpected action", 1, 0);
-	return now_ns() - t0;
+	return elapsed(t0);
 }
 
 /* Size: groups of k resources among others. */
@@ -164,11 +176,11 @@ static void size_round(int ki, int ai, int r)
 
 	t0 = now_ns();
 	open_groups(ng, k);
-	*f[S_BUILD] = (now_ns() - t0) / ng;
+	*f[S_BUILD] = elapsed(t0) / ng;
 	t0 = now_ns();
 	for (int g = 0; g < ng; g++)
 		add_resources(&plain, k);
-	*f[S_PLAIN] = (now_ns() - t0) / ng;
+	*f[S_PLAIN] = elapsed(t0) / ng;
 	*f[S_OPENCL] = *f[S_BUILD] - *f[S_PLAIN];
 	devres_release_all(&plain);
 
@@ -180,14 +192,14 @@ static void size_round(int ki, int ai, int r)
 		if (cnt != k)
 			die("devres_release_group released", cnt, k);
 	}
-	*f[S_RELEASE] = (now_ns() - t0) / ng;
+	*f[S_RELEASE] = elapsed(t0) / ng;
 
 	open_groups(ng, k);
 	add_resources(&dev, around);
 	t0 = now_ns();
 	for (int g = 0; g < ng; g++)
 		devres_remove_group(&dev, ids[g]);
-	*f[S_REMOVE] = (now_ns() - t0) / ng;
+	*f[S_REMOVE] = elapsed(t0) / ng;
 
 	if (devres_release_all(&dev) != 3 * around + ng * k)
 		die("devres_release_all", 0, 3 * around + ng * k);
@@ -236,7 +248,10 @@ static void run_size(int rounds, FILE *dat)
 			printf("| %ld | %ld + %ld |", k, around_n[ai],
 			       around_n[ai]);
 			print_fig(v[S_BUILD], rounds);
-			print_fig(v[S_PLAIN], rounds);
+			if (k)
+				print_fig(v[S_PLAIN], rounds);
+			else
+				printf(" – |");
 			print_opencl(v[S_OPENCL], rounds);
 			print_fig(v[S_RELEASE], rounds);
 			if (k) {
@@ -275,6 +290,9 @@ static void run_size(int rounds, FILE *dat)
 		       around_n[ai], s.med / 1e6, s.q1 / 1e6, s.q3 / 1e6,
 		       s.med / (double)around_n[ai]);
 	}
+	printf("\nA pair of clock readings costs %.0f ns here; it is taken "
+	       "off every batch.\n",
+	       clock_cost);
 }
 
 /* Depth: nests of d groups, one resource in each. */
@@ -296,9 +314,9 @@ enum depth_case {
 
 static const char *const dname[D_NR] = {
 	"open + add + close (innermost first)",
-	"release the outermost (closed nest)",
+	"release the outermost (closed)",
 	"release each, innermost first (closed)",
-	"release the outermost (open nest)",
+	"release the outermost (open)",
 	"close each, innermost first",
 	"close each, outermost first",
 	"remove each (open), innermost first",
@@ -341,7 +359,7 @@ static double depth_batch(enum depth_case c, int d)
 	double t0 = now_ns(), t;
 
 	build_nests(nests, d, closed);
-	t = now_ns() - t0;
+	t = elapsed(t0);
 	build_index(&dev);
 	t0 = now_ns();
 	switch (c) {
@@ -382,7 +400,7 @@ static double depth_batch(enum depth_case c, int d)
 		break;
 	}
 	if (c != D_BUILD) /* the build is D_BUILD's figure */
-		t = now_ns() - t0;
+		t = elapsed(t0);
 	if (c == D_REL_OUTER || c == D_REL_EACH || c == D_REL_OPEN) {
 		if (cnt != LEVELS)
 			die("released in a batch", cnt, LEVELS);
@@ -393,6 +411,30 @@ static double depth_batch(enum depth_case c, int d)
 		die("devres_release_all", cnt, LEVELS);
 	}
 	return t;
+}
+
+/* One cell: ns per nest (@ratio false) or the ratio to depth 1. */
+static void depth_cell(int c, int di, int rounds, bool ratio, FILE *dat)
+{
+	int d = depth_d[di], nests = LEVELS / d;
+	double nest[MAX_ROUNDS], rat[MAX_ROUNDS];
+	struct spread s, q;
+
+	for (int r = 0; r < rounds; r++) {
+		nest[r] = dt[c][di][r] / nests;
+		rat[r] = dt[c][di][r] / dt[c][0][r];
+	}
+	s = spread_of(nest, rounds);
+	q = spread_of(rat, rounds);
+	if (!ratio)
+		printf(" %.0f (%.0f-%.0f) |", s.med, s.q1, s.q3);
+	else
+		printf(" %s%.2f (%.2f-%.2f)%s |",
+		       d == 64 && q.med > 2.0 ? "**" : "", q.med, q.q1, q.q3,
+		       d == 64 && q.med > 2.0 ? "**" : "");
+	if (dat)
+		fprintf(dat, "%d %d %.2f %.2f %.2f %.3f\n", c, d, s.med, s.q1,
+			s.q3, q.med);
 }
 
 static void run_depth(int rounds, FILE *dat)
@@ -415,29 +457,35 @@ static void run_depth(int rounds, FILE *dat)
 	 * time / (LEVELS / d), and (batch at d) / (batch at 1) is the cost
 	 * of a nest of depth d over d nests of depth 1: 1 when linear.
 	 */
-	printf("| case | d | ns per nest, median (IQR) | ns per level | "
-	       "nest / (d × depth 1), median (IQR) |\n|---|---|---|---|---|\n");
-	for (int c = 0; c < D_NR; c++)
-		for (int di = 0; di < NR_D; di++) {
-			int d = depth_d[di], nests = LEVELS / d;
-			double nest[MAX_ROUNDS], ratio[MAX_ROUNDS];
-			struct spread s, q;
-
-			for (int r = 0; r < rounds; r++) {
-				nest[r] = dt[c][di][r] / nests;
-				ratio[r] = dt[c][di][r] / dt[c][0][r];
-			}
-			s = spread_of(nest, rounds);
-			q = spread_of(ratio, rounds);
-			printf("| %s | %d | %.0f (%.0f-%.0f) | %.1f | %.2f "
-			       "(%.2f-%.2f)%s |\n",
-			       dname[c], d, s.med, s.q1, s.q3, s.med / d, q.med,
-			       q.q1, q.q3,
-			       d == 64 && q.med > 2.0 ? " **above 2×**" : "");
-			if (dat)
-				fprintf(dat, "%d %d %.2f %.2f %.2f %.3f\n", c,
-					d, s.med, s.q1, s.q3, q.med);
+	for (int t = 0; t < 2; t++) {
+		printf("%s| %s |", t ? "\n" : "",
+		       t ? "nest / (d × depth 1), median (IQR)"
+			 : "ns per nest of depth d, median (IQR)");
+		for (int di = 0; di < NR_D; di++)
+			printf(" d = %d |", depth_d[di]);
+		printf("\n|---|");
+		for (int di = 0; di < NR_D; di++)
+			printf("---|");
+		printf("\n");
+		for (int c = 0; c < D_NR; c++) {
+			printf("| %s |", dname[c]);
+			for (int di = 0; di < NR_D; di++)
+				depth_cell(c, di, rounds, t, t ? NULL : dat);
+			printf("\n");
 		}
+	}
+}
+
+static double measure_clock(void)
+{
+	double v[MAX_ROUNDS];
+
+	for (int i = 0; i < MAX_ROUNDS; i++) {
+		double t0 = now_ns();
+
+		v[i] = now_ns() - t0;
+	}
+	return spread_of(v, MAX_ROUNDS).med;
 }
 
 static void pin(void)
@@ -473,6 +521,7 @@ int main(int argc, char **argv)
 			"representative\n");
 #endif
 	pin();
+	clock_cost = measure_clock();
 	dev = (struct device){ .release = dev_release, .init_name = "groups" };
 	plain = (struct device){ .release = dev_release, .init_name = "plain" };
 	device_initialize(&dev);
