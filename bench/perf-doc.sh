@@ -18,6 +18,12 @@ echo "bench-peers bulk ($ROUNDS rounds)..." >&2
 echo "bench-peers frees ($ROUNDS rounds)..." >&2
 "$B/bench/bench-peers" frees "$ROUNDS" "$TMP/frees.dat" >"$TMP/frees.md"
 "$B/bench/bench-peers" bytes >"$TMP/bytes.md"
+echo "bench-groups size ($ROUNDS rounds)..." >&2
+"$B/bench/bench-groups" size "$ROUNDS" "$TMP/gsize.dat" >"$TMP/gsize.md"
+echo "bench-groups depth ($ROUNDS rounds)..." >&2
+"$B/bench/bench-groups" depth "$ROUNDS" "$TMP/gdepth.dat" >"$TMP/gdepth.md"
+echo "bench-bind ($ROUNDS rounds)..." >&2
+"$B/bench/bench-bind" "$ROUNDS" "$TMP/bind.dat" >"$TMP/bind.md"
 
 # Plots: ns per object against N (64 B), and per free against n.
 for c in 0 1 2 3 4 5 6 7; do
@@ -28,6 +34,18 @@ for o in 0 1 2; do
 	awk -v o=$o '$2 == o { print $1, $3, $4, $5 }' "$TMP/frees.dat" \
 		>"$TMP/frees-$o.dat"
 done
+# Groups: release (and remove) per group against k, k >= 1 (log axes);
+# each case of the depth table against d, with lines of slope 1 and 2
+# through the d = 1 point of "close each, outermost first" (case 5).
+for a in 0 100000; do
+	awk -v a=$a '$1 > 0 && $2 == a { print $1, $3, $4, $5, $6 }' \
+		"$TMP/gsize.dat" >"$TMP/gsize-$a.dat"
+done
+for c in 0 1 2 3 4 5 6 7; do
+	awk -v c=$c '$1 == c { print $2, $3, $4, $5 }' "$TMP/gdepth.dat" \
+		>"$TMP/gdepth-$c.dat"
+done
+c1=$(awk '$1 == 5 && $2 == 1 { print $3 }' "$TMP/gdepth.dat")
 gnuplot <<EOF
 set terminal pngcairo size 800,500 noenhanced
 set logscale x
@@ -55,6 +73,31 @@ plot "$TMP/frees-0.dat" u 1:3 w lp lw 2 t "devm_kfree newest first", \
      "$TMP/frees-2.dat" u 1:2 w lp t "free random", \
      "$TMP/frees-1.dat" u 1:4 w lp t "talloc_free oldest first", \
      "$TMP/frees-2.dat" u 1:4 w lp t "talloc_free random"
+set key inside top left
+set xlabel "k resources in the group (devm_kmalloc, 64 B)"
+set ylabel "ns per group (median, IQR bars)"
+set output "docs/perf-groups-size.png"
+plot "$TMP/gsize-0.dat" u 1:2:3:4 w yerrorlines lw 2 \
+	t "devres_release_group, nothing around", \
+     "$TMP/gsize-100000.dat" u 1:2:3:4 w yerrorlines lw 2 \
+	t "devres_release_group, 100 000 older + 100 000 newer", \
+     "$TMP/gsize-0.dat" u 1:5 w lp t "devres_remove_group, nothing around", \
+     "$TMP/gsize-100000.dat" u 1:5 w lp \
+	t "devres_remove_group, 100 000 older + 100 000 newer"
+set logscale x 2
+set xlabel "d, groups nested (one resource in each)"
+set ylabel "ns per nest of d groups (median, IQR bars)"
+set output "docs/perf-groups-depth.png"
+plot "$TMP/gdepth-1.dat" u 1:2:3:4 w yerrorlines lw 2 t "release the outermost", \
+     "$TMP/gdepth-2.dat" u 1:2:3:4 w yerrorlines lw 2 t "release each, innermost first", \
+     "$TMP/gdepth-3.dat" u 1:2:3:4 w yerrorlines t "release the outermost (open)", \
+     "$TMP/gdepth-0.dat" u 1:2:3:4 w yerrorlines t "open + add + close", \
+     "$TMP/gdepth-4.dat" u 1:2:3:4 w yerrorlines t "close each, innermost first", \
+     "$TMP/gdepth-5.dat" u 1:2:3:4 w yerrorlines lw 2 t "close each, outermost first", \
+     "$TMP/gdepth-6.dat" u 1:2:3:4 w yerrorlines t "remove each (open), innermost first", \
+     "$TMP/gdepth-7.dat" u 1:2:3:4 w yerrorlines lw 2 t "remove each (open), outermost first", \
+     $c1 * x w l dt 2 lw 1.5 lc rgb "dark-gray" t "slope 1 (linear)", \
+     $c1 * x**2 w l dt 3 lw 1.5 lc rgb "dark-gray" t "slope 2 (quadratic)"
 EOF
 
 model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
@@ -96,8 +139,64 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	echo
 	echo "![ns per free against n](perf-frees.png)"
 	echo
+	echo "### Groups against their size"
+	echo
+	echo "ns per group, median (IQR) of $ROUNDS interleaved rounds. A"
+	echo "round of a case: N older resources, G groups of k resources"
+	echo "each opened, filled and closed one after the other, N newer"
+	echo "resources; the groups released one by one by id, oldest first;"
+	echo "then the same again with \`devres_remove_group\`. Every resource"
+	echo "is a \`devm_kmalloc\` of 64 B; G = 10 000 / k (10 000 empty"
+	echo "groups; 10 groups at k = 1000 and 10 000). \"open + close\" is"
+	echo "the build minus the same adds on a device without groups; at"
+	echo "k >= 1000 it is inside the noise of the adds (\"noise\": the IQR"
+	echo "reaches below 0). Release and remove are timed after the index"
+	echo "(groups by id) is built; its one-time cost is the line under"
+	echo "the table. A remove is O(1): what it gains at k >= 1000 is cache"
+	echo "misses, as the groups' records lie 64 KB and more apart."
+	echo
+	cat "$TMP/gsize.md"
+	echo
+	echo "![group release against k](perf-groups-size.png)"
+	echo
+	echo "### Groups against their depth"
+	echo
+	echo "Nests of d groups with one resource (\`devm_kmalloc\`, 64 B) in"
+	echo "each level, 4096 levels a batch (4096 / d nests), built untimed;"
+	echo "the case's operations alone are timed (\"open + add + close\":"
+	echo "the build). Open nests are taken newest nest first, so that"
+	echo "the stack of open groups above the nest at hand is empty."
+	echo "\"nest / (d x depth 1)\" is the per-round ratio of the batch at"
+	echo "depth d to the batch at depth 1 (the same number of groups):"
+	echo "1 when a nest of depth d costs d nests of depth 1, up to d when"
+	echo "it costs d squared (in bold above 2 at d = 64)."
+	echo
+	cat "$TMP/gdepth.md"
+	echo
+	echo "![nest cost against depth](perf-groups-depth.png)"
+	echo
+	echo "### Bind/unbind cycles on the platform bus"
+	echo
+	echo "ns per cycle, median (IQR) of $ROUNDS interleaved rounds of 1000"
+	echo "cycles. The driver's probe takes k resources: k/2"
+	echo "\`devm_kmalloc(64)\` inside a group it opens and closes"
+	echo "(\`devres_close_group(dev, NULL)\`), then k/2 \`devm_add_action\`;"
+	echo "the resources go with the binding. \"register + unregister the"
+	echo "device\": \`platform_device_register_simple\` (match, probe) +"
+	echo "\`platform_device_unregister\` (unbind, release, free);"
+	echo "\"device_release_driver + device_attach\": a device that stays"
+	echo "registered; \"register + unregister the driver\": the driver binds"
+	echo "the waiting device and unbinds it. By hand: \`calloc\` of an"
+	echo "object the size of a platform device, k/2 \`malloc(64)\`, k/2"
+	echo "clean-up records (a \`malloc\` each), the clean-ups called newest"
+	echo "first, everything freed. The ratio is taken within each round;"
+	echo "the last column is (cycle at k - cycle at 0) / k."
+	echo
+	cat "$TMP/bind.md"
+	echo
 	sed -n '/^<!-- generated -->$/,$p' bench/PERFORMANCE.head.md | sed 1d
 	echo
 	sed 1,3d bench/PERFORMANCE.others.md
 } >"$OUT"
-echo "wrote $OUT, docs/perf-bulk.png, docs/perf-frees.png" >&2
+echo "wrote $OUT, docs/perf-bulk.png, docs/perf-frees.png," \
+	"docs/perf-groups-size.png, docs/perf-groups-depth.png" >&2
