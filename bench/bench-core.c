@@ -15,6 +15,7 @@
  */
 #define _GNU_SOURCE
 #include <malloc.h>
+#include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
 #include <stdio.h>
@@ -254,7 +255,7 @@ static void free_one(enum contender c, void *p)
 }
 
 /* Heap bytes per allocation of @size bytes by @c. */
-static double heap_per_alloc(enum contender c, size_t size)
+static double heap_per_alloc_here(enum contender c, size_t size)
 {
 	long before = heap_used(), after;
 
@@ -264,6 +265,44 @@ static double heap_per_alloc(enum contender c, size_t size)
 	for (int i = HEAP_N - 1; i >= 0; i--)
 		free_one(c, ptrs[i]);
 	return (double)(after - before) / HEAP_N;
+}
+
+struct heap_job {
+	enum contender c;
+	size_t size;
+	double per_alloc;
+};
+
+static void *heap_thread(void *arg)
+{
+	struct heap_job *job = arg;
+
+	/* The thread's first node sets up its ledger tally: not counted. */
+	free_one(job->c, alloc_one(job->c, 1000));
+	job->per_alloc = heap_per_alloc_here(job->c, job->size);
+	return NULL;
+}
+
+/*
+ * libdevres keeps the node chunks a thread frees for its next nodes (the
+ * node cache), which would hide the next size's chunks from the count:
+ * each size is counted in a thread of its own, whose cache starts empty
+ * (the child runs with one malloc arena, so the thread's chunks are in
+ * the one mallinfo2() counts).
+ */
+static double heap_per_alloc(enum contender c, size_t size)
+{
+	struct heap_job job = { c, size, 0 };
+	pthread_t th;
+
+	if (c != C_DEVRES)
+		return heap_per_alloc_here(c, size);
+	if (pthread_create(&th, NULL, heap_thread, &job) ||
+	    pthread_join(th, NULL)) {
+		fprintf(stderr, "heap measurement: no thread\n");
+		exit(1);
+	}
+	return job.per_alloc;
 }
 
 struct heap_result {
@@ -345,7 +384,8 @@ static void measure_heap_in_child(struct heap_result *r)
 	}
 	exe[len] = '\0';
 	snprintf(cmd, sizeof(cmd),
-		 "GLIBC_TUNABLES=glibc.malloc.tcache_count=0 %s=1 '%s'",
+		 "GLIBC_TUNABLES=glibc.malloc.tcache_count=0:"
+		 "glibc.malloc.arena_max=1 %s=1 '%s'",
 		 HEAP_CHILD_ENV, exe);
 	p = popen(cmd, "r");
 	if (!p) {
