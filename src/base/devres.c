@@ -63,7 +63,7 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 static void free_dead_node(struct devres__node *n)
 {
 	dr_unpoison(node_data(n), n->size);
-	free(n);
+	devres__node_put(n);
 }
 
 /*

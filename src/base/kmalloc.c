@@ -186,7 +186,7 @@ static bool resize_locked(struct device *dev, struct devres__node *n,
 			  size_t new_size, bool zero)
 {
 	size_t room = dr_slab(n) ? devres__slab_room(n)
-				 : malloc_usable_size(n) - sizeof(*n);
+				 : nc_room_of(malloc_usable_size(n));
 	size_t old = n->size;
 
 	assert_locked(dev, __func__);

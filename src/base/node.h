@@ -9,6 +9,7 @@
 #include <sched.h>
 #include <stdlib.h>
 #include "internal.h"
+#include "nodecache.h"
 
 static inline struct devres__node *to_node(const void *res)
 {
@@ -253,10 +254,7 @@ static inline struct devres__node *devres__alloc_node(uint32_t kind,
 
 	if (devres__should_fail() || unlikely(size > DR_MAX_SIZE))
 		return NULL;
-	if (zero)
-		n = calloc(1, sizeof(*n) + size);
-	else
-		n = malloc(sizeof(*n) + size);
+	n = devres__node_get(size, zero);
 	if (unlikely(!n))
 		return NULL;
 	n->next = NULL;
@@ -271,7 +269,7 @@ static inline void devres__free_node(struct devres__node *n)
 {
 	devres__ledger_add(DL_NODES, -1);
 	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
-	free(n);
+	devres__node_put(n);
 }
 HIDDEN void devres__run_release(struct device *dev, struct devres__node *n);
 HIDDEN struct devres__node *devres__find_locked(struct device *dev,

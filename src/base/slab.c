@@ -23,10 +23,16 @@
 #include <sys/mman.h>
 #include "slab.h"
 
-/* Blocks cached between devices (and rounds): a process-wide stack. */
+/*
+ * Blocks cached between devices (and rounds): a process-wide stack of up to
+ * CACHE_MAX, and beyond it a stack of up to LAZY_MAX whose pages the kernel
+ * may take back whenever it needs memory (MADV_FREE): until it does, taking
+ * one again costs no page fault, and the resident set of a process that
+ * once had many small managed allocations stays the kernel's to reclaim.
+ */
 static pthread_mutex_t cache_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct block *cache;
-static size_t nr_cached;
+static struct block *cache, *lazy;
+static size_t nr_cached, nr_lazy;
 
 /* A child of fork() must find the cache's lock free. */
 static void cache_lock_take(void)
@@ -47,7 +53,8 @@ __attribute__((constructor)) static void cache_atfork(void)
 /*
  * Blocks come from the kernel BATCH at a time, aligned by trimming one
  * mapping (aligned_alloc() of 64 KiB at 64 KiB would map twice that per
- * block), and go back to the cache, or to the kernel beyond CACHE_MAX.
+ * block), and go back to the cache, lazily freed beyond CACHE_MAX, and to
+ * the kernel beyond LAZY_MAX.
  */
 #define BATCH 32
 
@@ -80,7 +87,7 @@ static struct block *block_get(void)
 	struct block *b;
 
 	pthread_mutex_lock(&cache_lock);
-	if (!cache) {
+	if (!cache && !lazy) {
 		cache = map_batch();
 		if (cache)
 			nr_cached += BATCH;
@@ -89,11 +96,30 @@ static struct block *block_get(void)
 	if (b) {
 		cache = b->next;
 		nr_cached--;
+	} else if ((b = lazy)) {
+		/* Written again, its pages are ours again (or fresh zeroes). */
+		lazy = b->next;
+		nr_lazy--;
 	}
 	pthread_mutex_unlock(&cache_lock);
 	if (b)
 		memset(b, 0, sizeof(*b));
 	return b;
+}
+
+static bool lazy_put(struct block *b)
+{
+	bool kept = false;
+
+	pthread_mutex_lock(&cache_lock);
+	if (nr_lazy < LAZY_MAX) {
+		b->next = lazy;
+		lazy = b;
+		nr_lazy++;
+		kept = true;
+	}
+	pthread_mutex_unlock(&cache_lock);
+	return kept;
 }
 
 static void blocks_put(struct block *list)
@@ -108,9 +134,26 @@ static void blocks_put(struct block *list)
 		nr_cached++;
 	}
 	pthread_mutex_unlock(&cache_lock);
-	for (; b; b = next) {
-		next = b->next;
-		munmap(b, BLOCK_SIZE);
+	while (b) {
+		/* A run of adjacent blocks (a batch, in order) in one call. */
+		char *lo = (char *)b, *hi = (char *)b + BLOCK_SIZE;
+		struct block *run = b;
+
+		for (next = b->next; next; next = next->next)
+			if ((char *)next == hi)
+				hi += BLOCK_SIZE;
+			else if ((char *)next + BLOCK_SIZE == lo)
+				lo -= BLOCK_SIZE;
+			else
+				break;
+		bool lazy_ok = !madvise(lo, (size_t)(hi - lo), MADV_FREE);
+
+		/* Each block's header is written after: that page stays. */
+		for (b = run; b != next; b = run) {
+			run = b->next;
+			if (!lazy_ok || !lazy_put(b))
+				munmap(b, BLOCK_SIZE);
+		}
 	}
 }
 

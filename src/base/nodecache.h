@@ -1,0 +1,109 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The per-thread cache of small node chunks (nodecache.c): what
+ * devres__alloc_node() takes first and devres__free_node() gives back.
+ */
+#ifndef DEVRES_NODECACHE_H
+#define DEVRES_NODECACHE_H
+
+#include <stdlib.h>
+#include <string.h>
+#include "internal.h"
+
+/*
+ * Nodes of up to NC_MAX data bytes are filed by class: a class-k chunk
+ * holds 16 * k - 8 data bytes behind the header, which is what glibc gives
+ * for a request of any size of that class anyway (its chunks grow by 16
+ * bytes and carry 8 of their own), so a chunk of a class serves any size
+ * of it at no extra heap. ASan builds cache nothing: a use after free must
+ * reach ASan's own allocator.
+ */
+#if defined(__SANITIZE_ADDRESS__)
+#define NC_OFF 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define NC_OFF 1
+#endif
+#endif
+#ifdef NC_OFF
+#define NC_ON false
+#else
+#define NC_ON true
+#endif
+#define NC_MAX 248
+#define NC_CLASSES ((NC_MAX + 23) / 16 + 1)
+/* Bytes of chunks one thread may keep, past which they go to free(). */
+#define NC_CAP ((size_t)16 << 20)
+
+struct devres__nodecache {
+	struct devres__node *free[NC_CLASSES];
+	size_t bytes;  /* cached, in heap chunk bytes (glibc: 16 + request) */
+	bool enrolled; /* its thread drains it at exit */
+};
+
+extern HIDDEN TLS_FAST struct devres__nodecache devres__nc;
+
+HIDDEN struct devres__node *devres__nc_fresh(size_t size, bool zero);
+HIDDEN void devres__nc_enrol(void);
+
+static inline size_t nc_class(size_t size)
+{
+	return (size + 23) >> 4;
+}
+
+/* The data bytes a chunk of class @cls holds. */
+static inline size_t nc_room(size_t cls)
+{
+	return cls * 16 - 8;
+}
+
+/* A chunk for a node of @size data bytes; not counted, not filled. */
+static inline struct devres__node *devres__node_get(size_t size, bool zero)
+{
+	struct devres__nodecache *nc = &devres__nc;
+	struct devres__node *n;
+	size_t cls = nc_class(size);
+
+	if (!NC_ON || size > NC_MAX || !(n = nc->free[cls]))
+		return devres__nc_fresh(size, zero);
+	nc->free[cls] = n->next;
+	nc->bytes -= (cls + 1) * 16;
+	if (zero)
+		memset(n + 1, 0, size);
+	return n;
+}
+
+/*
+ * Gives a node's chunk back. Its class is the one its size has now: a
+ * chunk holds at least that class's bytes, as resizing in place never
+ * grows a node past the room of a class its chunk holds (nc_room_of()).
+ */
+static inline void devres__node_put(struct devres__node *n)
+{
+	struct devres__nodecache *nc = &devres__nc;
+	size_t cls = nc_class(n->size);
+
+	if (!NC_ON || n->size > NC_MAX || nc->bytes >= NC_CAP) {
+		free(n);
+		return;
+	}
+	if (unlikely(!nc->enrolled))
+		devres__nc_enrol();
+	n->next = nc->free[cls];
+	nc->free[cls] = n;
+	nc->bytes += (cls + 1) * 16;
+}
+
+/*
+ * The data bytes a node in a heap chunk of @usable bytes may grow to in
+ * place: the room of the largest class the chunk holds, so that the node
+ * is filed by its size when it goes back. With glibc, all of it.
+ */
+static inline size_t nc_room_of(size_t usable)
+{
+	size_t room = usable - sizeof(struct devres__node);
+
+	return room > NC_MAX ? room : nc_room((room + 8) >> 4);
+}
+
+#endif /* DEVRES_NODECACHE_H */
