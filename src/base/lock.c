@@ -20,6 +20,7 @@
  * ThreadSanitizer builds never grant one (node.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
 #include <linux/membarrier.h>
@@ -51,17 +52,30 @@ static int membarrier(int cmd)
 }
 
 #ifndef DR_NO_BIAS
-/* Registered by the process (a child of fork() registers again). */
+/*
+ * Registered by the process: once, without a system call per device. A
+ * child of fork() has a new address space, not registered: it forgets
+ * (and one that forks by other means registers in revoke_bias()).
+ */
+static bool registered;
+
+static void forget_registration(void)
+{
+	__atomic_store_n(&registered, false, __ATOMIC_RELAXED);
+}
+
+__attribute__((constructor)) static void lock_atfork(void)
+{
+	pthread_atfork(NULL, NULL, forget_registration);
+}
+
 static int bias_ok(void)
 {
-	static pid_t registered;
-	pid_t pid = getpid();
-
-	if (__atomic_load_n(&registered, __ATOMIC_ACQUIRE) == pid)
+	if (__atomic_load_n(&registered, __ATOMIC_ACQUIRE))
 		return 1;
 	if (membarrier(MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED))
 		return 0;
-	__atomic_store_n(&registered, pid, __ATOMIC_RELEASE);
+	__atomic_store_n(&registered, true, __ATOMIC_RELEASE);
 	return 1;
 }
 #endif
