@@ -35,7 +35,15 @@ struct devres__slab {
 	size_t set_cap; /* the set of blocks, open addressing, power of 2 */
 	struct block **set;
 	int refs; /* the device, and each detached chain with slab nodes */
+	struct block *set0[16]; /* the set while it is small */
 };
+
+/*
+ * The slab itself lives in its first block's header, behind the bitmap:
+ * no heap allocation (and no heap free) for small managed memory at all.
+ */
+_Static_assert(sizeof(struct block) + sizeof(struct devres__slab) <= HEAD_SIZE,
+	       "slab does not fit in a block header");
 
 static inline size_t class_of(size_t size)
 {
