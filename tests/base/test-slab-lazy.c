@@ -18,6 +18,14 @@
 #include <devres/device.h>
 #include "testlib.h"
 
+#if defined(__SANITIZE_ADDRESS__)
+#define ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define ASAN 1
+#endif
+#endif
+
 #define OBJS 600000 /* 144-byte slots: about 86 MB of blocks */
 #define SIZE 128
 
@@ -95,6 +103,11 @@ static void test_blocks_beyond_the_cache(void **state)
 
 int main(void)
 {
+#ifdef ASAN
+	/* ASan builds take every node from malloc: no blocks to cache. */
+	puts("an ASan build has no blocks (skipped)");
+	return 77;
+#endif
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_blocks_beyond_the_cache,
 						dev_setup, dev_teardown),
