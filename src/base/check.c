@@ -116,7 +116,8 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 			/* Open: stacked, its close marker a stack entry. */
 			want = (n->kind & DR_STACKED) ? 0 : 1;
 			if (want && !(g->close.kind & DR_ADDED))
-				return BAD("group %p is neither open nor closed",
+				return BAD("group %p is neither open nor "
+					   "closed",
 					   g->id);
 			if (g->open.size != want)
 				return BAD("group %p is marked %s but its "
@@ -126,7 +127,8 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 			g->open.size = 2;
 			break;
 		default: /* DR_KIND_OWNED */
-			if ((g->close.kind & DR_ADDED) || (n->kind & DR_STACKED))
+			if ((g->close.kind & DR_ADDED) ||
+			    (n->kind & DR_STACKED))
 				return BAD("layer-owned group %s is closed",
 					   g->label);
 			kept += is_kept(n);
