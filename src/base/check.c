@@ -113,9 +113,15 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 			g->open.size = 1;
 			break;
 		case DR_KIND_GROUP_OPEN:
-			/* Open: stacked, its close marker a stack entry. */
+			/*
+			 * Open: stacked, its close marker a stack entry.
+			 * Else its close marker is one, and listed (a link
+			 * there, aligned, is never the kind's 2).
+			 */
 			want = (n->kind & DR_STACKED) ? 0 : 1;
-			if (want && !(g->close.kind & DR_ADDED))
+			if (want &&
+			    (DR_KIND(&g->close) != DR_KIND_GROUP_CLOSE ||
+			     !(g->close.kind & DR_ADDED)))
 				return BAD("group %p is neither open nor "
 					   "closed",
 					   g->id);
