@@ -113,7 +113,18 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 			g->open.size = 1;
 			break;
 		case DR_KIND_GROUP_OPEN:
-			want = (g->close.kind & DR_ADDED) ? 1 : 0;
+			/*
+			 * Open: stacked, its close marker a stack entry.
+			 * Else its close marker is one, and listed (a link
+			 * there, aligned, is never the kind's 2).
+			 */
+			want = (n->kind & DR_STACKED) ? 0 : 1;
+			if (want &&
+			    (DR_KIND(&g->close) != DR_KIND_GROUP_CLOSE ||
+			     !(g->close.kind & DR_ADDED)))
+				return BAD("group %p is neither open nor "
+					   "closed",
+					   g->id);
 			if (g->open.size != want)
 				return BAD("group %p is marked %s but its "
 					   "close marker is %s",
@@ -122,7 +133,8 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 			g->open.size = 2;
 			break;
 		default: /* DR_KIND_OWNED */
-			if (g->close.kind & DR_ADDED)
+			if ((g->close.kind & DR_ADDED) ||
+			    (n->kind & DR_STACKED))
 				return BAD("layer-owned group %s is closed",
 					   g->label);
 			kept += is_kept(n);
@@ -136,6 +148,43 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 				   "marker",
 				   marker_to_group(n)->id);
 	*ret_kept = kept;
+	return 0;
+}
+
+/*
+ * The stack of open groups is exactly the stacked open markers on the list,
+ * in the list's order (newest first), each linked back to the one before:
+ * a lost or extra entry would make a NULL id name the wrong group, a bad
+ * back link corrupt the stack at the next close. Bounded by the list, which
+ * is no cycle.
+ */
+static int check_stack(struct device *dev, char *why, size_t len)
+{
+	struct devres__group *want = dev->devres_open, *newer = NULL;
+	struct devres__node *n;
+
+	for (n = list_head(dev); n; n = n->next) {
+		if (!(n->kind & DR_STACKED))
+			continue;
+		if (DR_KIND(n) != DR_KIND_GROUP_OPEN || dr_dead(n))
+			return BAD("node %p is marked open but is no live "
+				   "group",
+				   node_data(n));
+		if (!want || n != &want->open)
+			return BAD("open group %p is not where the stack of "
+				   "open groups has it",
+				   open_to_group(n)->id);
+		if (want->stack.newer != newer)
+			return BAD("open group %p links back to %p, not %p",
+				   want->id, (void *)want->stack.newer,
+				   (void *)newer);
+		newer = want;
+		want = want->stack.older;
+	}
+	if (want)
+		return BAD("the stack of open groups holds %p, which is not "
+			   "listed as open",
+			   (void *)want);
 	return 0;
 }
 
@@ -172,6 +221,8 @@ int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 		}
 	}
 	ret = pair_markers(dev, &kept, why, len);
+	if (!ret)
+		ret = check_stack(dev, why, len);
 	if (ret)
 		return ret;
 	if (kept != dev->devres_kept)

@@ -76,6 +76,13 @@ static bool group_unlinked(struct devres__node *n)
 	struct devres__group *g = marker_to_group(n);
 
 	n->next = NULL;
+	/*
+	 * An open group's open marker, which devres_release_all() took with
+	 * its stack: its only listed marker, and its close marker's count
+	 * is a stack link.
+	 */
+	if (n->kind & DR_STACKED)
+		return true;
 	return --g->close.size == 0;
 }
 

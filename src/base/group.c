@@ -8,15 +8,21 @@
 #include <stdlib.h>
 #include "node.h"
 
+static bool is_stacked(const struct devres__group *g)
+{
+	return g->open.kind & DR_STACKED;
+}
+
+/* Its close marker is listed; while it is stacked, that word is a link. */
 static bool is_closed(const struct devres__group *g)
 {
-	return g->close.kind & DR_ADDED;
+	return !is_stacked(g) && (g->close.kind & DR_ADDED);
 }
 
 /*
- * The stack of open groups, newest first, linked through their unlisted
- * close markers: a NULL id finds the newest open group at its top. Closing
- * or removing another than the newest walks the open groups only.
+ * The stack of open groups, newest first, doubly linked through their
+ * unlisted close markers: a NULL id finds the newest open group at its
+ * top, and any open group leaves it in O(1), whatever its place.
  */
 static struct devres__group *open_top(struct device *dev)
 {
@@ -25,20 +31,32 @@ static struct devres__group *open_top(struct device *dev)
 
 static void open_push(struct device *dev, struct devres__group *g)
 {
-	g->close.next = (struct devres__node *)open_top(dev);
-	dev->devres_open = g;
-}
-
-static void open_del(struct device *dev, struct devres__group *g)
-{
-	struct devres__group **pp = (struct devres__group **)&dev->devres_open;
+	struct devres__group *top = open_top(dev);
 
 	assert_locked(dev, __func__);
-	while (*pp && *pp != g)
-		pp = (struct devres__group **)&(*pp)->close.next;
-	if (*pp)
-		*pp = (struct devres__group *)g->close.next;
-	g->close.next = NULL;
+	g->stack.older = top;
+	g->stack.newer = NULL;
+	if (top)
+		top->stack.newer = g;
+	dev->devres_open = g;
+	g->open.kind |= DR_STACKED;
+}
+
+/* Off the stack; its close marker is a node again, unlisted. */
+static void open_del(struct device *dev, struct devres__group *g)
+{
+	struct devres__group *older = g->stack.older, *newer = g->stack.newer;
+
+	assert_locked(dev, __func__);
+	if (newer)
+		newer->stack.older = older;
+	else
+		dev->devres_open = older;
+	if (older)
+		older->stack.newer = newer;
+	g->open.kind &= ~DR_STACKED;
+	g->close =
+		(struct devres__node){ .kind = DR_KIND_GROUP_CLOSE, .size = 1 };
 }
 
 /* The newest group with @id (index), or the newest open one (stack). */
@@ -157,10 +175,15 @@ void devres_remove_group(struct device *dev, void *id)
 	dr_log(dev, "REM", l);
 }
 
-/* How many of a group's markers are listed (a layer-owned group: one). */
+/*
+ * How many of a group's markers are listed (a layer-owned group, or an open
+ * one: one).
+ */
 static uint32_t listed_markers(struct devres__group *mg)
 {
-	return DR_KIND(&mg->open) == DR_KIND_OWNED ? 1 : mg->close.size;
+	if (DR_KIND(&mg->open) == DR_KIND_OWNED || is_stacked(mg))
+		return 1;
+	return mg->close.size;
 }
 
 /*
@@ -283,7 +306,8 @@ int devres_release_group(struct device *dev, void *id)
 	if (g) {
 		/* A closed group's markers are logged as released with it. */
 		closed = is_closed(g);
-		lc = dr_log_of(&g->close);
+		if (closed)
+			lc = dr_log_of(&g->close);
 		lo = dr_log_of(&g->open);
 		todo = take_group(dev, g);
 		dead = maybe_compact(dev);

@@ -35,6 +35,11 @@ struct devres__node {
 #define DR_DEAD 0x40000000u
 #define DR_SLAB 0x20000000u /* carved from the device's blocks (slab.c) */
 /*
+ * In a group's open marker: the group is open, and its close marker,
+ * unlisted, holds the links of the stack of open groups (group.c).
+ */
+#define DR_STACKED 0x10000000u
+/*
  * Which call of the devm_kmalloc family made a managed-memory node, for
  * log lines and dumps only: DR_KIND() leaves these bits out, so that to
  * lookups, the index, releases and checks every such node is of the one
@@ -44,7 +49,7 @@ struct devres__node {
 #define DR_MAKER_SHIFT 24
 #define DR_MAKER_MASK (0xfu << DR_MAKER_SHIFT)
 #define DR_MAKER(mk) ((uint32_t)(mk) << DR_MAKER_SHIFT)
-#define DR_FLAGS (DR_ADDED | DR_DEAD | DR_SLAB)
+#define DR_FLAGS (DR_ADDED | DR_DEAD | DR_SLAB | DR_STACKED)
 #define DR_KIND(n) ((n)->kind & ~(DR_FLAGS | DR_MAKER_MASK))
 #define DR_MAX_SIZE ((size_t)UINT32_MAX)
 
@@ -82,19 +87,34 @@ static inline bool dr_is_marker(const struct devres__node *n)
 
 /*
  * A group: two markers and an id in 40 bytes (one 48-byte heap chunk).
- * While it is open its close marker is not listed, and its @next links
- * the device's stack of open groups (dev->devres_open), newest first.
- * A layer-owned group (below) has the same shape but lives in its owner's
- * storage; it is never closed, and its @label names it in dumps.
+ * While it is open (DR_STACKED in its open marker) its close marker is not
+ * listed, and its 16 bytes are the links of the device's doubly linked
+ * stack of open groups (dev->devres_open, newest first), so that closing
+ * or removing any open group is O(1). The close marker becomes a node
+ * again, {DR_KIND_GROUP_CLOSE, one marker listed}, when the group leaves
+ * the stack. A layer-owned group (below) has the same shape but lives in
+ * its owner's storage; it is never stacked nor closed, and its @label
+ * names it in dumps.
  */
 struct devres__group {
 	struct devres__node open;
-	struct devres__node close;
+	union {
+		struct devres__node close;
+		struct {
+			struct devres__group *older; /* over close.next */
+			struct devres__group *newer; /* over close.kind, size */
+		} stack;
+	};
 	union {
 		void *id;
 		const char *label; /* a layer-owned group's */
 	};
 };
+
+/* The stack's links fit in the close marker: no byte more per group. */
+_Static_assert(sizeof(struct devres__group) ==
+		       2 * sizeof(struct devres__node) + sizeof(void *),
+	       "a group is two markers and an id");
 
 /* kind.c: release functions (or actions) and their names. */
 struct devres__kind {

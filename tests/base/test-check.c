@@ -123,6 +123,49 @@ static void test_unpaired_markers_are_caught(void **state)
 	assert_int_equal(devres_check(dev), 0);
 }
 
+/* The stack of open groups must be the open markers, in the list's order. */
+static void test_open_stack_is_checked(void **state)
+{
+	struct device *dev = *state;
+	struct devres__group *g0 = devres_open_group(dev, NULL, GFP_KERNEL);
+	struct devres__group *g1 = devres_open_group(dev, NULL, GFP_KERNEL);
+	char *a = devm_kmalloc(dev, 8, GFP_KERNEL);
+	struct devres__group *g2 = devres_open_group(dev, NULL, GFP_KERNEL);
+
+	assert_ptr_equal(dev->devres_open, g2);
+	assert_int_equal(devres_check(dev), 0);
+	/* A bad back link would corrupt the stack at the next close. */
+	g1->stack.newer = g0;
+	expect_broken(dev, "links back");
+	g1->stack.newer = g2;
+	/* A lost top: a NULL id would name the wrong group. */
+	dev->devres_open = g1;
+	expect_broken(dev, "not where the stack");
+	dev->devres_open = g2;
+	/* An entry past the open groups on the list (here a cycle). */
+	g0->stack.older = g1;
+	expect_broken(dev, "not listed as open");
+	g0->stack.older = NULL;
+	/* Open, but off the stack: not closed either. */
+	g1->open.kind &= ~DR_STACKED;
+	expect_broken(dev, "neither open nor closed");
+	g1->open.kind |= DR_STACKED;
+	/* Only an open group's marker is stacked. */
+	to_node(a)->kind |= DR_STACKED;
+	expect_broken(dev, "no live group");
+	to_node(a)->kind &= ~DR_STACKED;
+	assert_int_equal(devres_check(dev), 0);
+	/* Outermost first: the stack stays sound. */
+	devres_close_group(dev, g0);
+	assert_int_equal(devres_check(dev), 0);
+	devres_remove_group(dev, g1);
+	assert_ptr_equal(dev->devres_open, g2);
+	assert_int_equal(devres_check(dev), 0);
+	devres_close_group(dev, NULL);
+	assert_null(dev->devres_open);
+	assert_int_equal(devres_check(dev), 0);
+}
+
 static void test_kept_count_is_checked(void **state)
 {
 	struct device *dev = *state;
@@ -247,6 +290,7 @@ int main(void)
 		T(test_cycle_is_caught),
 		T(test_unmarked_node_is_caught),
 		T(test_unpaired_markers_are_caught),
+		T(test_open_stack_is_checked),
 		T(test_kept_count_is_checked),
 		T(test_owned_group),
 		T(test_debug_build_aborts),
