@@ -36,40 +36,13 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench.h"
 #include <devres/platform.h>
 
 #define MAX_ROUNDS 101
 #define CYCLES 1000
 #define MAX_K 100
 #define NAME "benchbind"
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-struct spread {
-	double q1, med, q3;
-};
-
-static struct spread spread_of(const double *v, int n)
-{
-	double s[MAX_ROUNDS];
-
-	memcpy(s, v, sizeof(*v) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return (struct spread){ s[n / 4], s[n / 2], s[(3 * n) / 4] };
-}
 
 static __attribute__((noreturn)) void die(const char *what, long got, long want)
 {
@@ -248,17 +221,6 @@ static double batch(enum bind_case c, int k)
 	return t / CYCLES;
 }
 
-static void pin(void)
-{
-	cpu_set_t set;
-	int cpu = sched_getcpu();
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu < 0 ? 0 : cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
-}
-
 static void run(int rounds, FILE *dat)
 {
 	const int nc = B_NR * NR_K;
@@ -327,7 +289,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "note: not a release build; figures are not "
 			"representative\n");
 #endif
-	pin();
+	pin_to_one_cpu();
 	run(rounds, dat);
 	if (dat)
 		fclose(dat);

@@ -23,6 +23,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include "bench.h"
 #include <devres/device.h>
 /* The private layout, only for the sizes of a node header and a group. */
 #include "../src/base/internal.h"
@@ -405,39 +406,6 @@ static void measure_heap_in_child(struct heap_result *r)
 /* Timing. */
 
 /*
- * The thread's CPU time: on this shared machine a round is often preempted
- * (load averages of 5 to 9 on 2 CPUs), and wall-clock time would count the
- * other jobs' time slices. CPU time still counts what the other jobs do to
- * the caches.
- */
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-/* The spread of a sample: quartiles and extremes (sorts @v). */
-struct spread {
-	double min, q1, med, q3, max;
-};
-
-static struct spread spread_of(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return (struct spread){ v[0], v[n / 4], v[n / 2], v[(3 * n) / 4],
-				v[n - 1] };
-}
-
-/*
  * One round of @n objects of @size bytes: all allocated, then all freed
  * newest first (malloc: free() in reverse; libdevres and the kernel
  * layout: one release of everything).
@@ -673,21 +641,6 @@ static void measure_speed(struct speed_result *r, int rounds,
 			r->free_ns[f][k] =
 				per_object(tf[f][k], rounds, free_n[f]);
 	}
-}
-
-/* Pins the process to the CPU it runs on: no migration between rounds. */
-static int pin_to_one_cpu(void)
-{
-	int cpu = sched_getcpu();
-	cpu_set_t set;
-
-	if (cpu < 0)
-		cpu = 0;
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		return -1;
-	return cpu;
 }
 
 /* Output. */

@@ -16,11 +16,15 @@
  * the wall clock: on a shared machine the wall clock counts the time the
  * thread waits for a CPU (the caches other jobs trash still count).
  */
+#ifndef _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
+#endif
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench.h"
 #include <devres/device.h>
 #include <devres/dma.h>
 
@@ -53,14 +57,6 @@ static unsigned int seed = 12345;
 static void dev_release(struct device *d)
 {
 	(void)d;
-}
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 static unsigned int rnd(void)
@@ -151,13 +147,6 @@ static double run(int c)
 	default:
 		return run_coherent();
 	}
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return x < y ? -1 : x > y;
 }
 
 int main(int argc, char **argv)

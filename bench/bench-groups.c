@@ -28,6 +28,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include "bench.h"
 #include <devres/device.h>
 
 #define MAX_ROUNDS 101
@@ -35,14 +36,6 @@
 #define RES_SIZE 64
 
 static struct device dev, plain;
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
 
 /*
  * What a pair of clock readings costs by itself (about 1 us here, a system
@@ -54,27 +47,6 @@ static double clock_cost;
 static double elapsed(double t0)
 {
 	return now_ns() - t0 - clock_cost;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-struct spread {
-	double q1, med, q3;
-};
-
-/* Quartiles of @v[0..@n) (sorts a copy). */
-static struct spread spread_of(const double *v, int n)
-{
-	double s[MAX_SAMPLES];
-
-	memcpy(s, v, sizeof(*v) * (size_t)n);
-	qsort(s, (size_t)n, sizeof(*s), cmp_double);
-	return (struct spread){ s[n / 4], s[n / 2], s[(3 * n) / 4] };
 }
 
 static void dev_release(struct device *d)
@@ -488,17 +460,6 @@ static double measure_clock(void)
 	return spread_of(v, MAX_ROUNDS).med;
 }
 
-static void pin(void)
-{
-	cpu_set_t set;
-	int cpu = sched_getcpu();
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu < 0 ? 0 : cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
-}
-
 int main(int argc, char **argv)
 {
 	const char *what = argc > 1 ? argv[1] : "size";
@@ -520,7 +481,7 @@ int main(int argc, char **argv)
 	fprintf(stderr, "note: not a release build; figures are not "
 			"representative\n");
 #endif
-	pin();
+	pin_to_one_cpu();
 	clock_cost = measure_clock();
 	dev = (struct device){ .release = dev_release, .init_name = "groups" };
 	plain = (struct device){ .release = dev_release, .init_name = "plain" };

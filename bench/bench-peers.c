@@ -31,6 +31,7 @@
 #include <apr_general.h>
 #include <apr_pools.h>
 #include <talloc.h>
+#include "bench.h"
 #include <devres/device.h>
 
 #define MAX_N 1000000
@@ -40,31 +41,6 @@ static void *ptrs[MAX_N];
 static unsigned int perm[MAX_N];
 static struct device dev;
 static apr_pool_t *apr_root;
-
-static double now_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
-}
-
-static int cmp_double(const void *a, const void *b)
-{
-	double x = *(const double *)a, y = *(const double *)b;
-
-	return (x > y) - (x < y);
-}
-
-struct spread {
-	double q1, med, q3;
-};
-
-static struct spread spread_of(double *v, int n)
-{
-	qsort(v, (size_t)n, sizeof(*v), cmp_double);
-	return (struct spread){ v[n / 4], v[n / 2], v[(3 * n) / 4] };
-}
 
 static void dev_release(struct device *d)
 {
@@ -211,17 +187,6 @@ static double bulk(enum contender c, int n, size_t size)
 		break;
 	}
 	return (now_ns() - t0) / n;
-}
-
-static void pin(void)
-{
-	cpu_set_t set;
-	int cpu = sched_getcpu();
-
-	CPU_ZERO(&set);
-	CPU_SET(cpu < 0 ? 0 : cpu, &set);
-	if (sched_setaffinity(0, sizeof(set), &set))
-		perror("sched_setaffinity");
 }
 
 static double t[C_NR][MAX_ROUNDS];
@@ -470,7 +435,7 @@ int main(int argc, char **argv)
 		perror(argv[3]);
 		return 1;
 	}
-	pin();
+	pin_to_one_cpu();
 	apr_initialize();
 	apr_pool_create(&apr_root, NULL);
 	dev = (struct device){ .release = dev_release, .init_name = "peers" };
