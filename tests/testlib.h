@@ -17,6 +17,15 @@
 struct CMUnitTest;
 
 /* "test-dev", and "other-dev" for the tests that need a second device. */
+/* T_ASAN: an AddressSanitizer build (gcc's macro, clang's feature). */
+#if defined(__SANITIZE_ADDRESS__)
+#define T_ASAN 1
+#elif defined(__has_feature)
+#if __has_feature(address_sanitizer)
+#define T_ASAN 1
+#endif
+#endif
+
 extern struct device tdev, other;
 /* How many times the release of tdev or other ran. */
 extern int tdev_released;

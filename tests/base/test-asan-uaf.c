@@ -20,14 +20,6 @@
 #include <devres/device.h>
 #include "testlib.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-
 static void release_nothing(struct device *dev, void *res)
 {
 	(void)dev;
@@ -70,7 +62,7 @@ static __attribute__((unused)) void child(struct device *dev, enum uaf how,
 	_exit(0); /* not reached under ASan */
 }
 
-#ifdef ASAN
+#ifdef T_ASAN
 /* Runs one case in a child; returns whether ASan reported it. */
 static bool caught(struct device *dev, enum uaf how, size_t size)
 {
@@ -107,7 +99,7 @@ static void test_use_after_free_is_seen(void **state)
 	static const size_t sizes[] = { 8, 64, 200, 4000 };
 	struct device *dev = *state;
 
-#ifdef ASAN
+#ifdef T_ASAN
 	for (int how = UAF_KFREE; how <= UAF_NAMED; how++)
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 			if (!caught(dev, how, sizes[i]))
@@ -121,7 +113,7 @@ static void test_use_after_free_is_seen(void **state)
 
 int main(void)
 {
-#ifndef ASAN
+#ifndef T_ASAN
 	puts("not an ASan build: nothing to see (skipped)");
 	return 77;
 #endif

@@ -18,14 +18,7 @@
 #include <devres/device.h>
 #include "testlib.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-#ifdef ASAN
+#ifdef T_ASAN
 static const bool cached = false;
 #else
 static const bool cached = true;

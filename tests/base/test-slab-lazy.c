@@ -18,14 +18,6 @@
 #include <devres/device.h>
 #include "testlib.h"
 
-#if defined(__SANITIZE_ADDRESS__)
-#define ASAN 1
-#elif defined(__has_feature)
-#if __has_feature(address_sanitizer)
-#define ASAN 1
-#endif
-#endif
-
 #define OBJS 600000 /* 144-byte slots: about 86 MB of blocks */
 #define SIZE 128
 
@@ -103,7 +95,7 @@ static void test_blocks_beyond_the_cache(void **state)
 
 int main(void)
 {
-#ifdef ASAN
+#ifdef T_ASAN
 	/* ASan builds take every node from malloc: no blocks to cache. */
 	puts("an ASan build has no blocks (skipped)");
 	return 77;
