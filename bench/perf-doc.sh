@@ -24,6 +24,8 @@ echo "bench-groups depth ($ROUNDS rounds)..." >&2
 "$B/bench/bench-groups" depth "$ROUNDS" "$TMP/gdepth.dat" >"$TMP/gdepth.md"
 echo "bench-bind ($ROUNDS rounds)..." >&2
 "$B/bench/bench-bind" "$ROUNDS" "$TMP/bind.dat" >"$TMP/bind.md"
+echo "bench-irq (10 rounds)..." >&2
+"$B/bench/bench-irq" >"$TMP/irq.txt"
 
 # Plots: ns per object against N (64 B), and per free against n.
 for c in 0 1 2 3 4 5 6 7; do
@@ -193,6 +195,17 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	echo "the last column is (cycle at k - cycle at 0) / k."
 	echo
 	cat "$TMP/bind.md"
+	echo
+	echo "### Interrupt latency and rate (bench-irq)"
+	echo
+	echo "From \`irq_line_raise()\` to the handler's first instruction,"
+	echo "against a bare eventfd + epoll loop in the same process (the"
+	echo "method is in \"Interrupts\", below; wall-clock time, as a wake-up"
+	echo "is what is measured)."
+	echo
+	echo '```'
+	cat "$TMP/irq.txt"
+	echo '```'
 	echo
 	sed -n '/^<!-- generated -->$/,$p' bench/PERFORMANCE.head.md | sed 1d
 	echo

@@ -2,7 +2,7 @@
 /*
  * The device's devres lock, beyond its inline fast paths (node.h).
  *
- * A spinlock that yields, biased to the first thread that takes it: a
+ * A ticket spinlock that yields, biased to the first thread that takes it: a
  * device is nearly always used by one thread (the one that probes it,
  * then the one that unbinds it), and the locked exchange of a plain
  * spinlock is a third of the cost of a managed allocation. The owner of
@@ -110,6 +110,18 @@ static void revoke_bias(struct device *dev)
 	errno = err;
 }
 
+/* Takes a ticket and waits for it to be served (node.h). */
+static void ticket_lock(struct device *dev, unsigned int *spins)
+{
+	unsigned int *l = (unsigned int *)&dev->devres_lock;
+	unsigned int ticket =
+		__atomic_fetch_add(l, DR_TICKET, __ATOMIC_ACQUIRE) >> 16;
+
+	while ((__atomic_load_n(l, __ATOMIC_ACQUIRE) & (DR_TICKET - 1)) !=
+	       ticket)
+		spin(spins);
+}
+
 static bool biased_elsewhere(struct device *dev)
 {
 	void *b = __atomic_load_n(&dev->devres_bias, __ATOMIC_ACQUIRE);
@@ -131,13 +143,11 @@ bool devres__lock_slow(struct device *dev, const char *func)
 	for (;;) {
 		if (biased_elsewhere(dev))
 			revoke_bias(dev);
-		while (__atomic_exchange_n(&dev->devres_lock, 1,
-					   __ATOMIC_ACQUIRE))
-			spin(&spins);
+		ticket_lock(dev, &spins);
 		/* Granted to another while we waited: let go, revoke. */
 		if (!biased_elsewhere(dev))
 			break;
-		__atomic_store_n(&dev->devres_lock, 0, __ATOMIC_RELEASE);
+		ticket_unlock(dev);
 	}
 #ifndef DR_NO_BIAS
 	/*
