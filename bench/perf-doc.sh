@@ -24,8 +24,9 @@ echo "bench-groups depth ($ROUNDS rounds)..." >&2
 "$B/bench/bench-groups" depth "$ROUNDS" "$TMP/gdepth.dat" >"$TMP/gdepth.md"
 echo "bench-bind ($ROUNDS rounds)..." >&2
 "$B/bench/bench-bind" "$ROUNDS" "$TMP/bind.dat" >"$TMP/bind.md"
-echo "bench-irq (10 rounds)..." >&2
+echo "bench-irq (10 rounds, pinned, then not)..." >&2
 "$B/bench/bench-irq" >"$TMP/irq.txt"
+"$B/bench/bench-irq" 10 --unpinned >"$TMP/irq-unpinned.txt"
 
 # Plots: ns per object against N (64 B), and per free against n.
 for c in 0 1 2 3 4 5 6 7; do
@@ -201,10 +202,13 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	echo "From \`irq_line_raise()\` to the handler's first instruction,"
 	echo "against a bare eventfd + epoll loop in the same process (the"
 	echo "method is in \"Interrupts\", below; wall-clock time, as a wake-up"
-	echo "is what is measured)."
+	echo "is what is measured). Pinned to one CPU, as every benchmark here,"
+	echo "then not pinned (see \"Interrupts\" for what the difference is)."
 	echo
 	echo '```'
 	cat "$TMP/irq.txt"
+	echo
+	cat "$TMP/irq-unpinned.txt"
 	echo '```'
 	echo
 	sed -n '/^<!-- generated -->$/,$p' bench/PERFORMANCE.head.md | sed 1d
