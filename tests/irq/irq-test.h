@@ -16,6 +16,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include <devres/irq.h>
+#include "testlib.h"
 
 #define WAIT_MS 20000
 
@@ -122,6 +123,26 @@ static inline bool wait_threads(int n)
 		poll(NULL, 0, 1);
 	}
 	return true;
+}
+
+/*
+ * The fixture of the tests on tdev: the process's thread count at setup,
+ * and a teardown that waits for it to come back (a dispatcher or an irq
+ * thread may still be exiting) before dev_teardown() checks the ledger.
+ */
+static int irq_threads_base;
+
+static inline int irq_setup(void **state)
+{
+	irq_threads_base = nr_threads();
+	return dev_setup(state);
+}
+
+static inline int irq_teardown(void **state)
+{
+	if (!wait_threads(irq_threads_base))
+		return -1;
+	return dev_teardown(state);
 }
 
 /* Every fd above 2 is close-on-exec; returns how many are not. */

@@ -21,21 +21,6 @@
 #include "testlib.h"
 #include "irq/irq-test.h"
 
-static int threads_base;
-
-static int setup(void **state)
-{
-	threads_base = nr_threads();
-	return dev_setup(state);
-}
-
-static int teardown(void **state)
-{
-	if (!wait_threads(threads_base))
-		return -1;
-	return dev_teardown(state);
-}
-
 /* One cycle's handler: its memory is freed right after free_irq(). */
 struct cycle {
 	int gen;
@@ -312,16 +297,16 @@ static void destroyed_line_refuses(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(no_handler_after_free, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(no_handler_after_free,
+						irq_setup, irq_teardown),
 		cmocka_unit_test_setup_teardown(two_threads_free_one_handler,
-						setup, teardown),
+						irq_setup, irq_teardown),
 		cmocka_unit_test_setup_teardown(handler_calls_on_its_own_line,
-						setup, teardown),
+						irq_setup, irq_teardown),
 		cmocka_unit_test_setup_teardown(thread_fn_calls_on_its_own_line,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(destroyed_line_refuses, setup,
-						teardown),
+						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(destroyed_line_refuses,
+						irq_setup, irq_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

@@ -34,21 +34,6 @@ static irqreturn_t count_handler(int irq, void *dev_id)
 	return h->ret ? h->ret : IRQ_HANDLED;
 }
 
-static int threads_base;
-
-static int setup(void **state)
-{
-	threads_base = nr_threads();
-	return dev_setup(state);
-}
-
-static int teardown(void **state)
-{
-	if (!wait_threads(threads_base))
-		return -1;
-	return dev_teardown(state);
-}
-
 static void lines_and_numbers(void **state)
 {
 	int a = irq_line_create("a"), b = irq_line_create(NULL);
@@ -83,16 +68,16 @@ static void handler_runs_in_dispatcher(void **state)
 	int irq = irq_line_create("run");
 
 	(void)state;
-	assert_int_equal(nr_threads(), threads_base);
+	assert_int_equal(nr_threads(), irq_threads_base);
 	assert_int_equal(request_irq(irq, count_handler, 0, "run-dev", &h), 0);
 	/* The dispatcher started with the first request. */
-	assert_int_equal(nr_threads(), threads_base + 1);
+	assert_int_equal(nr_threads(), irq_threads_base + 1);
 	assert_int_equal(irq_line_raise(irq), 0);
 	assert_true(wait_at_least(&h.calls, 1));
 	assert_int_equal(__atomic_load_n(&h.irq, __ATOMIC_RELAXED), irq);
 	assert_string_equal(free_irq(irq, &h), "run-dev");
 	/* ... and is joined with the last free. */
-	assert_int_equal(nr_threads(), threads_base);
+	assert_int_equal(nr_threads(), irq_threads_base);
 	assert_int_equal(irq_line_destroy(irq), 0);
 }
 
@@ -264,7 +249,7 @@ static void bad_requests(void **state)
 		assert_int_equal(devres_fail_nth_get(), 0);
 	}
 	devres_fail_nth(0);
-	assert_int_equal(nr_threads(), threads_base);
+	assert_int_equal(nr_threads(), irq_threads_base);
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 	devres_fail_nth(1);
@@ -346,22 +331,26 @@ static void uio_fd(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(lines_and_numbers, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(lines_and_numbers, irq_setup,
+						irq_teardown),
 		cmocka_unit_test_setup_teardown(handler_runs_in_dispatcher,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(everything_is_cloexec, setup,
-						teardown),
+						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(everything_is_cloexec,
+						irq_setup, irq_teardown),
 		cmocka_unit_test_setup_teardown(raises_coalesce_while_disabled,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(disable_depth, setup, teardown),
+						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(disable_depth, irq_setup,
+						irq_teardown),
 		cmocka_unit_test_setup_teardown(no_autoen_and_early_raises,
-						setup, teardown),
-		cmocka_unit_test_setup_teardown(three_sharers, setup, teardown),
-		cmocka_unit_test_setup_teardown(bad_requests, setup, teardown),
-		cmocka_unit_test_setup_teardown(destroy_with_handlers, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(uio_fd, setup, teardown),
+						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(three_sharers, irq_setup,
+						irq_teardown),
+		cmocka_unit_test_setup_teardown(bad_requests, irq_setup,
+						irq_teardown),
+		cmocka_unit_test_setup_teardown(destroy_with_handlers,
+						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(uio_fd, irq_setup,
+						irq_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

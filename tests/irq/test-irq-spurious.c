@@ -38,21 +38,6 @@ static irqreturn_t chain_handler(int irq, void *dev_id)
 	return n <= c->handled ? IRQ_HANDLED : IRQ_NONE;
 }
 
-static int threads_base;
-
-static int setup(void **state)
-{
-	threads_base = nr_threads();
-	return dev_setup(state);
-}
-
-static int teardown(void **state)
-{
-	if (!wait_threads(threads_base))
-		return -1;
-	return dev_teardown(state);
-}
-
 static void run_window(int handled, bool want_disabled)
 {
 	struct chain c = { 0 };
@@ -102,10 +87,10 @@ static void one_less_is_fine(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(nobody_cared_disables, setup,
-						teardown),
-		cmocka_unit_test_setup_teardown(one_less_is_fine, setup,
-						teardown),
+		cmocka_unit_test_setup_teardown(nobody_cared_disables,
+						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(one_less_is_fine, irq_setup,
+						irq_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

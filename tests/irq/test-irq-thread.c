@@ -22,21 +22,6 @@
 #include "testlib.h"
 #include "irq/irq-test.h"
 
-static int threads_base;
-
-static int setup(void **state)
-{
-	threads_base = nr_threads();
-	return dev_setup(state);
-}
-
-static int teardown(void **state)
-{
-	if (!wait_threads(threads_base))
-		return -1;
-	return dev_teardown(state);
-}
-
 /* A log of what ran, in order: 'P' primary, '<' thread start, '>' end. */
 struct tctx {
 	pthread_mutex_t lock;
@@ -111,7 +96,7 @@ static void oneshot_masks_until_thread_returns(void **state)
 					      IRQF_ONESHOT, "oneshot", &t),
 			 0);
 	/* One more thread for the handler, one for the dispatcher. */
-	assert_int_equal(nr_threads(), threads_base + 2);
+	assert_int_equal(nr_threads(), irq_threads_base + 2);
 	assert_int_equal(irq_line_raise(irq), 0);
 	assert_true(wait_at_least(&t.threads, 1));
 	assert_false(pthread_equal(t.primary_thread, t.thread_thread));
@@ -278,16 +263,18 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
-			oneshot_masks_until_thread_returns, setup, teardown),
+			oneshot_masks_until_thread_returns, irq_setup,
+			irq_teardown),
 		cmocka_unit_test_setup_teardown(
-			without_oneshot_primary_runs_meanwhile, setup,
-			teardown),
+			without_oneshot_primary_runs_meanwhile, irq_setup,
+			irq_teardown),
 		cmocka_unit_test_setup_teardown(waits_for_thread_functions,
-						setup, teardown),
+						irq_setup, irq_teardown),
 		cmocka_unit_test_setup_teardown(
-			blocked_thread_does_not_block_others, setup, teardown),
-		cmocka_unit_test_setup_teardown(free_with_a_wake_pending, setup,
-						teardown),
+			blocked_thread_does_not_block_others, irq_setup,
+			irq_teardown),
+		cmocka_unit_test_setup_teardown(free_with_a_wake_pending,
+						irq_setup, irq_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
