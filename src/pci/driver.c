@@ -50,6 +50,10 @@ static int pci_bus_probe(struct device *dev)
 	id = pci_match_id(drv->id_table, pdev);
 	if (!id)
 		return -ENODEV;
+	/* The ids matched are the scan's: the device must still show them. */
+	ret = pci__check_ids(pdev);
+	if (ret)
+		return ret;
 	ret = drv->probe ? drv->probe(pdev, id) : 0;
 	if (ret)
 		pci__irq_reset(pdev);
@@ -121,6 +125,8 @@ static int write_enable(struct pci_dev *dev, char v)
 	ssize_t n;
 	int fd, ret;
 
+	if (pci__readonly())
+		return -EROFS;
 	fd = pci__open(dev, "enable", O_WRONLY);
 	if (fd < 0)
 		return fd;
@@ -148,8 +154,11 @@ int pci_enable_device(struct pci_dev *dev)
 	if (pci__readonly())
 		return -EROFS;
 	pthread_mutex_lock(&dev->p->lock);
-	if (dev->p->enable_cnt == 0)
-		ret = write_enable(dev, '1');
+	if (dev->p->enable_cnt == 0) {
+		ret = pci__check_ids(dev);
+		if (!ret)
+			ret = write_enable(dev, '1');
+	}
 	if (!ret)
 		dev->p->enable_cnt++;
 	pthread_mutex_unlock(&dev->p->lock);
