@@ -35,6 +35,9 @@ struct pci_file_id {
 	dev_t dev;
 	ino_t ino;
 	off_t size; /* resourceN: what the scan saw */
+	/* Birth time where the filesystem has one: an inode number reused. */
+	long long btime_sec;
+	unsigned int btime_nsec;
 	bool present;
 };
 

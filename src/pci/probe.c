@@ -139,17 +139,35 @@ static int open_in_dir(int dirfd, const char *file, int flags, struct stat *st)
 	return fd;
 }
 
-static bool same_file(const struct pci_file_id *id, const struct stat *st)
+/*
+ * Who @fd is: device, inode and, where the filesystem keeps one, birth
+ * time (a file deleted and made again may get the same inode number).
+ */
+static void identify(struct pci_file_id *id, int fd, const struct stat *st)
 {
-	return id->present && id->dev == st->st_dev && id->ino == st->st_ino;
-}
+	struct statx stx;
 
-static void record(struct pci_file_id *id, const struct stat *st)
-{
+	memset(id, 0, sizeof(*id));
 	id->dev = st->st_dev;
 	id->ino = st->st_ino;
 	id->size = st->st_size;
 	id->present = true;
+	if (!statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &stx) &&
+	    (stx.stx_mask & STATX_BTIME)) {
+		id->btime_sec = stx.stx_btime.tv_sec;
+		id->btime_nsec = stx.stx_btime.tv_nsec;
+	}
+}
+
+static bool same_file(const struct pci_file_id *id, int fd,
+		      const struct stat *st)
+{
+	struct pci_file_id now;
+
+	identify(&now, fd, st);
+	return id->present && id->dev == now.dev && id->ino == now.ino &&
+	       id->btime_sec == now.btime_sec &&
+	       id->btime_nsec == now.btime_nsec;
 }
 
 /* Which recorded file @file is, or -1 for none. */
@@ -187,13 +205,13 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 	dirfd = open_dev_dir(p->name, &st);
 	if (dirfd < 0) {
 		fd = dirfd == -ENOENT ? -ENODEV : dirfd;
-	} else if (!same_file(&p->files[PCI_F_DIR], &st)) {
+	} else if (!same_file(&p->files[PCI_F_DIR], dirfd, &st)) {
 		pci__close(dirfd);
 		fd = -ENODEV;
 	} else {
 		fd = open_in_dir(dirfd, file, flags, &st);
 		pci__close(dirfd);
-		if (fd >= 0 && !same_file(&p->files[i], &st)) {
+		if (fd >= 0 && !same_file(&p->files[i], fd, &st)) {
 			pci__close(fd);
 			fd = -ESTALE;
 		}
@@ -274,10 +292,10 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 		return fd;
 	n = pread(fd, cfg, sizeof(cfg), 0);
 	ret = n < 0 ? -errno : 0;
+	identify(&p->files[PCI_F_CONFIG], fd, &st);
 	pci__close(fd);
 	if (ret)
 		return ret;
-	record(&p->files[PCI_F_CONFIG], &st);
 	ret = pci__parse_header(pdev, cfg, (size_t)n);
 	if (ret)
 		return ret;
@@ -291,10 +309,10 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 	if (fd < 0)
 		return fd;
 	n = read_small(fd, buf, sizeof(buf));
+	identify(&p->files[PCI_F_RESOURCE], fd, &st);
 	pci__close(fd);
 	if (n < 0)
 		return n == -EFBIG ? -EINVAL : (int)n;
-	record(&p->files[PCI_F_RESOURCE], &st);
 	ret = pci__parse_resource(buf, (size_t)n, pdev->resource,
 				  PCI_NUM_RESOURCES);
 	if (ret < 0)
@@ -303,7 +321,7 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 	/* Optional: a device without them cannot be enabled, or mapped. */
 	fd = open_in_dir(dirfd, "enable", O_PATH, &st);
 	if (fd >= 0) {
-		record(&p->files[PCI_F_ENABLE], &st);
+		identify(&p->files[PCI_F_ENABLE], fd, &st);
 		pci__close(fd);
 	}
 	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
@@ -315,8 +333,8 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 		fd = open_in_dir(dirfd, file, O_PATH, &st);
 		if (fd < 0)
 			continue;
+		identify(&p->files[PCI_F_BAR0 + i], fd, &st);
 		pci__close(fd);
-		record(&p->files[PCI_F_BAR0 + i], &st);
 	}
 	/*
 	 * `irq` is not read: it is the host kernel's number, not a line of
@@ -342,7 +360,7 @@ static int read_device(struct pci_dev *pdev, const char *name)
 	dirfd = open_dev_dir(name, &st);
 	if (dirfd < 0)
 		return dirfd;
-	record(&pdev->p->files[PCI_F_DIR], &st);
+	identify(&pdev->p->files[PCI_F_DIR], dirfd, &st);
 	ret = read_files(pdev, dirfd);
 	pci__close(dirfd);
 	return ret;
@@ -558,6 +576,24 @@ static bool in_names(char **names, size_t n, const char *name)
 	return n && bsearch(&name, names, n, sizeof(*names), cmp_names);
 }
 
+/* Whether @p's directory is still the one scanned; under list_lock. */
+static bool dir_unchanged_locked(const struct pci_dev_private *p)
+{
+	struct stat st;
+	bool same;
+	int fd;
+
+	fd = open_dev_dir(p->name, &st);
+	/* Out of fds or memory says nothing about the directory. */
+	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM)
+		return true;
+	if (fd < 0)
+		return false;
+	same = same_file(&p->files[PCI_F_DIR], fd, &st);
+	pci__close(fd);
+	return same;
+}
+
 int pci_bus_scan(void)
 {
 	struct pci_dev_private *gone;
@@ -576,11 +612,15 @@ int pci_bus_scan(void)
 	if (ret)
 		goto out;
 
-	/* Vanished devices first, so that their regions are free again. */
+	/*
+	 * Vanished devices first, so that their regions are free again; a
+	 * directory removed and made again is another device.
+	 */
 	for (;;) {
 		pthread_mutex_lock(&list_lock);
 		for (gone = devs_head; gone; gone = gone->next)
-			if (!in_names(names, n, gone->name))
+			if (!in_names(names, n, gone->name) ||
+			    !dir_unchanged_locked(gone))
 				break;
 		pthread_mutex_unlock(&list_lock);
 		if (!gone)

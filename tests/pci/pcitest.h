@@ -107,4 +107,26 @@ static inline int fake_write(const char *name, const char *file,
 	return n == (ssize_t)len ? 0 : -1;
 }
 
+/*
+ * Rewrites file @file of fake device @name in place, as a device changes
+ * its registers: the same file (a replaced one is another file to the
+ * library), now holding @len bytes of @data.
+ */
+static inline int fake_overwrite(const char *name, const char *file,
+				 const void *data, size_t len)
+{
+	char path[4096];
+	ssize_t n;
+	int fd;
+
+	if (pci_fake_path(ft, name, file, path, sizeof(path)))
+		return -1;
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, data, len);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
 #endif /* DEVRES_TESTS_PCITEST_H */
