@@ -113,6 +113,15 @@ static void test_pcim_iomap(void **state)
 	expect_warn_on(NAME, "pcim_iounmap", "");
 	devres_get_stats(&p->dev, &st);
 	assert_int_equal(st.allocs, 1);
+	/* pci_iounmap() of a managed mapping: caught, undone the managed way. */
+	m = pcim_iomap(p, 0, 0);
+	assert_non_null(m);
+	start_capture();
+	pci_iounmap(p, m);
+	expect_warn_on(NAME, "pci_iounmap", "");
+	assert_null(t[0]);
+	devres_get_stats(&p->dev, &st);
+	assert_int_equal(st.allocs, 1);
 	devres_release_all(&p->dev);
 }
 
