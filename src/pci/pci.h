@@ -75,7 +75,10 @@ HIDDEN int pci__parse_header(struct pci_dev *pdev, const uint8_t *cfg,
 /*
  * probe.c: files of a device, opened beneath the sysfs root, each checked
  * against what the scan recorded (-ENODEV: the directory is not the one
- * scanned; -ESTALE: the file was replaced; -ENOENT: it is gone).
+ * scanned; -ESTALE: the file was replaced; -ELOOP: it is a symlink now;
+ * -ENOENT: it is gone, or was not there at the scan). A file the scan did
+ * not record is opened in the checked directory, without following a
+ * symlink, and must be a regular file.
  */
 HIDDEN int pci__open(const struct pci_dev *pdev, const char *file, int flags);
 HIDDEN ssize_t pci__read_file(const struct pci_dev *pdev, const char *file,

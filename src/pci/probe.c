@@ -200,7 +200,8 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 	struct stat st;
 	int dirfd, fd;
 
-	if (i < 0 || !p->files[i].present)
+	/* A file the scan did not record: its directory is still checked. */
+	if (i >= 0 && !p->files[i].present)
 		return -ENOENT;
 	dirfd = open_dev_dir(p->name, &st);
 	if (dirfd < 0) {
@@ -211,7 +212,7 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 	} else {
 		fd = open_in_dir(dirfd, file, flags, &st);
 		pci__close(dirfd);
-		if (fd >= 0 && !same_file(&p->files[i], fd, &st)) {
+		if (fd >= 0 && i >= 0 && !same_file(&p->files[i], fd, &st)) {
 			pci__close(fd);
 			fd = -ESTALE;
 		}

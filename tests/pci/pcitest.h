@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <devres/fault.h>
@@ -127,6 +128,31 @@ static inline int fake_overwrite(const char *name, const char *file,
 	n = write(fd, data, len);
 	close(fd);
 	return n == (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * How many mappings of files under the fake tree can be written, from
+ * /proc/self/maps; -1 when it cannot be read. Include cmocka first.
+ */
+static inline int tree_writable_maps(void)
+{
+	char root[4096], line[8192];
+	int n = 0;
+	FILE *f;
+
+	if (!realpath(pci_fake_root(ft), root))
+		return -1;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8] = "";
+
+		if (strstr(line, root) && sscanf(line, "%*s %7s", perms) == 1)
+			n += perms[1] == 'w';
+	}
+	fclose(f);
+	return n;
 }
 
 #endif /* DEVRES_TESTS_PCITEST_H */

@@ -388,28 +388,6 @@ static void test_bar_without_file(void **state)
 	close(fd);
 }
 
-/* Mappings of files under the fake tree that can be written. */
-static int writable_tree_maps(void)
-{
-	char root[4096], line[8192];
-	int n = 0;
-	FILE *f;
-
-	assert_non_null(realpath(pci_fake_root(ft), root));
-	f = fopen("/proc/self/maps", "re");
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f)) {
-		char perms[8] = "";
-
-		if (!strstr(line, root))
-			continue;
-		assert_int_equal(sscanf(line, "%*s %7s", perms), 1);
-		n += perms[1] == 'w';
-	}
-	fclose(f);
-	return n;
-}
-
 static void test_readonly(void **state)
 {
 	struct pci_dev *p = scan_two();
@@ -423,10 +401,10 @@ static void test_readonly(void **state)
 	assert_non_null(m0);
 	assert_non_null(m1);
 	writel(0x11, m0);
-	assert_int_equal(writable_tree_maps(), 2);
+	assert_int_equal(tree_writable_maps(), 2);
 
 	pci_sysfs_set_readonly(true);
-	assert_int_equal(writable_tree_maps(), 0);
+	assert_int_equal(tree_writable_maps(), 0);
 	/* Still readable. */
 	assert_int_equal(readl(m0), 0x11);
 	errno = 0;
@@ -443,14 +421,14 @@ static void test_readonly(void **state)
 	assert_int_equal(en[0], '1');
 	/* A rescan under read-only makes nothing writable either. */
 	assert_int_equal(pci_bus_scan(), 2);
-	assert_int_equal(writable_tree_maps(), 0);
+	assert_int_equal(tree_writable_maps(), 0);
 
 	/* Back to read-write: what was made read-only stays so. */
 	pci_sysfs_set_readonly(false);
-	assert_int_equal(writable_tree_maps(), 0);
+	assert_int_equal(tree_writable_maps(), 0);
 	pci_iounmap(p, m1);
 	devres_release_all(&p->dev);
-	assert_int_equal(writable_tree_maps(), 0);
+	assert_int_equal(tree_writable_maps(), 0);
 }
 
 static irqreturn_t handler(int irq, void *dev_id)
