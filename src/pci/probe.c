@@ -17,6 +17,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "pci.h"
 
@@ -95,8 +96,40 @@ static int open_beneath(int dirfd, const char *path, int flags)
 	return devres__open_beneath(dirfd, path, flags, 0);
 }
 
-/* The fd of the directory of device @name, with what fstat() says of it. */
-static int open_dev_dir(const char *name, struct stat *st)
+/*
+ * Who @fd is, in one statx(): device, inode, size and, where the
+ * filesystem keeps one, birth time (a file deleted and made again may get
+ * the same inode number). -EINVAL when it is not of type @type.
+ */
+static int identify(int fd, mode_t type, struct pci_file_id *id)
+{
+	struct statx stx;
+
+	memset(id, 0, sizeof(*id));
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME,
+		  &stx) ||
+	    (stx.stx_mode & S_IFMT) != type)
+		return -EINVAL;
+	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	id->ino = stx.stx_ino;
+	id->size = (off_t)stx.stx_size;
+	if (stx.stx_mask & STATX_BTIME) {
+		id->btime_sec = stx.stx_btime.tv_sec;
+		id->btime_nsec = stx.stx_btime.tv_nsec;
+	}
+	id->present = true;
+	return 0;
+}
+
+static bool same_file(const struct pci_file_id *a, const struct pci_file_id *b)
+{
+	return a->present && b->present && a->dev == b->dev &&
+	       a->ino == b->ino && a->btime_sec == b->btime_sec &&
+	       a->btime_nsec == b->btime_nsec;
+}
+
+/* The fd of the directory of device @name, and which directory it is. */
+static int open_dev_dir(const char *name, struct pci_file_id *id)
 {
 	char path[sizeof(PCI_DEVICES_DIR) + PCI_NAME_MAX + 2];
 	int fd;
@@ -110,7 +143,7 @@ static int open_dev_dir(const char *name, struct stat *st)
 	if (fd < 0)
 		return fd;
 	devres__ledger_add(DL_FDS, 1);
-	if (fstat(fd, st)) {
+	if (identify(fd, S_IFDIR, id)) {
 		pci__close(fd);
 		return -EINVAL;
 	}
@@ -121,7 +154,8 @@ static int open_dev_dir(const char *name, struct stat *st)
  * File @file of the directory @dirfd: never through a symlink, and a
  * regular file. O_NONBLOCK: a FIFO planted in a fake tree must not block.
  */
-static int open_in_dir(int dirfd, const char *file, int flags, struct stat *st)
+static int open_in_dir(int dirfd, const char *file, int flags,
+		       struct pci_file_id *id)
 {
 	int fd;
 
@@ -132,42 +166,11 @@ static int open_in_dir(int dirfd, const char *file, int flags, struct stat *st)
 	if (fd < 0)
 		return fd;
 	devres__ledger_add(DL_FDS, 1);
-	if (fstat(fd, st) || !S_ISREG(st->st_mode)) {
+	if (identify(fd, S_IFREG, id)) {
 		pci__close(fd);
 		return -EINVAL;
 	}
 	return fd;
-}
-
-/*
- * Who @fd is: device, inode and, where the filesystem keeps one, birth
- * time (a file deleted and made again may get the same inode number).
- */
-static void identify(struct pci_file_id *id, int fd, const struct stat *st)
-{
-	struct statx stx;
-
-	memset(id, 0, sizeof(*id));
-	id->dev = st->st_dev;
-	id->ino = st->st_ino;
-	id->size = st->st_size;
-	id->present = true;
-	if (!statx(fd, "", AT_EMPTY_PATH, STATX_BTIME, &stx) &&
-	    (stx.stx_mask & STATX_BTIME)) {
-		id->btime_sec = stx.stx_btime.tv_sec;
-		id->btime_nsec = stx.stx_btime.tv_nsec;
-	}
-}
-
-static bool same_file(const struct pci_file_id *id, int fd,
-		      const struct stat *st)
-{
-	struct pci_file_id now;
-
-	identify(&now, fd, st);
-	return id->present && id->dev == now.dev && id->ino == now.ino &&
-	       id->btime_sec == now.btime_sec &&
-	       id->btime_nsec == now.btime_nsec;
 }
 
 /* Which recorded file @file is, or -1 for none. */
@@ -197,22 +200,22 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 			int flags)
 {
 	int i = file_index(file);
-	struct stat st;
+	struct pci_file_id now;
 	int dirfd, fd;
 
 	/* A file the scan did not record: its directory is still checked. */
 	if (i >= 0 && !p->files[i].present)
 		return -ENOENT;
-	dirfd = open_dev_dir(p->name, &st);
+	dirfd = open_dev_dir(p->name, &now);
 	if (dirfd < 0) {
 		fd = dirfd == -ENOENT ? -ENODEV : dirfd;
-	} else if (!same_file(&p->files[PCI_F_DIR], dirfd, &st)) {
+	} else if (!same_file(&p->files[PCI_F_DIR], &now)) {
 		pci__close(dirfd);
 		fd = -ENODEV;
 	} else {
-		fd = open_in_dir(dirfd, file, flags, &st);
+		fd = open_in_dir(dirfd, file, flags, &now);
 		pci__close(dirfd);
-		if (fd >= 0 && i >= 0 && !same_file(&p->files[i], fd, &st)) {
+		if (fd >= 0 && i >= 0 && !same_file(&p->files[i], &now)) {
 			pci__close(fd);
 			fd = -ESTALE;
 		}
@@ -284,16 +287,14 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 	struct pci_dev_private *p = pdev->p;
 	char buf[PCI_NUM_RESOURCES * 60 + 2];
 	uint8_t cfg[64];
-	struct stat st;
 	ssize_t n;
 	int fd, ret;
 
-	fd = open_in_dir(dirfd, "config", O_RDONLY, &st);
+	fd = open_in_dir(dirfd, "config", O_RDONLY, &p->files[PCI_F_CONFIG]);
 	if (fd < 0)
 		return fd;
 	n = pread(fd, cfg, sizeof(cfg), 0);
 	ret = n < 0 ? -errno : 0;
-	identify(&p->files[PCI_F_CONFIG], fd, &st);
 	pci__close(fd);
 	if (ret)
 		return ret;
@@ -301,16 +302,16 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 	if (ret)
 		return ret;
 	/* What the file says; a reader without privilege sees only 64 bytes. */
-	pdev->cfg_size = st.st_size >= PCI_CFG_SPACE_EXP_SIZE
-				 ? PCI_CFG_SPACE_EXP_SIZE
-			 : st.st_size >= PCI_CFG_SPACE_SIZE ? PCI_CFG_SPACE_SIZE
-							    : (int)st.st_size;
+	n = p->files[PCI_F_CONFIG].size;
+	pdev->cfg_size = n >= PCI_CFG_SPACE_EXP_SIZE ? PCI_CFG_SPACE_EXP_SIZE
+			 : n >= PCI_CFG_SPACE_SIZE   ? PCI_CFG_SPACE_SIZE
+						     : (int)n;
 
-	fd = open_in_dir(dirfd, "resource", O_RDONLY, &st);
+	fd = open_in_dir(dirfd, "resource", O_RDONLY,
+			 &p->files[PCI_F_RESOURCE]);
 	if (fd < 0)
 		return fd;
 	n = read_small(fd, buf, sizeof(buf));
-	identify(&p->files[PCI_F_RESOURCE], fd, &st);
 	pci__close(fd);
 	if (n < 0)
 		return n == -EFBIG ? -EINVAL : (int)n;
@@ -320,22 +321,19 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 		return ret;
 
 	/* Optional: a device without them cannot be enabled, or mapped. */
-	fd = open_in_dir(dirfd, "enable", O_PATH, &st);
-	if (fd >= 0) {
-		identify(&p->files[PCI_F_ENABLE], fd, &st);
+	fd = open_in_dir(dirfd, "enable", O_PATH, &p->files[PCI_F_ENABLE]);
+	if (fd >= 0)
 		pci__close(fd);
-	}
 	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
 		char file[16];
 
 		if (resource_type(&pdev->resource[i]) != IORESOURCE_MEM)
 			continue;
 		snprintf(file, sizeof(file), "resource%d", i);
-		fd = open_in_dir(dirfd, file, O_PATH, &st);
-		if (fd < 0)
-			continue;
-		identify(&p->files[PCI_F_BAR0 + i], fd, &st);
-		pci__close(fd);
+		fd = open_in_dir(dirfd, file, O_PATH,
+				 &p->files[PCI_F_BAR0 + i]);
+		if (fd >= 0)
+			pci__close(fd);
 	}
 	/*
 	 * `irq` is not read: it is the host kernel's number, not a line of
@@ -348,7 +346,6 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 static int read_device(struct pci_dev *pdev, const char *name)
 {
 	unsigned int domain, bus, devfn;
-	struct stat st;
 	int dirfd, ret;
 
 	ret = pci__parse_name(name, &domain, &bus, &devfn);
@@ -358,10 +355,9 @@ static int read_device(struct pci_dev *pdev, const char *name)
 	pdev->bus_nr = (unsigned char)bus;
 	pdev->devfn = devfn;
 
-	dirfd = open_dev_dir(name, &st);
+	dirfd = open_dev_dir(name, &pdev->p->files[PCI_F_DIR]);
 	if (dirfd < 0)
 		return dirfd;
-	identify(&pdev->p->files[PCI_F_DIR], dirfd, &st);
 	ret = read_files(pdev, dirfd);
 	pci__close(dirfd);
 	return ret;
@@ -580,17 +576,17 @@ static bool in_names(char **names, size_t n, const char *name)
 /* Whether @p's directory is still the one scanned; under list_lock. */
 static bool dir_unchanged_locked(const struct pci_dev_private *p)
 {
-	struct stat st;
+	struct pci_file_id now;
 	bool same;
 	int fd;
 
-	fd = open_dev_dir(p->name, &st);
+	fd = open_dev_dir(p->name, &now);
 	/* Out of fds or memory says nothing about the directory. */
 	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM)
 		return true;
 	if (fd < 0)
 		return false;
-	same = same_file(&p->files[PCI_F_DIR], fd, &st);
+	same = same_file(&p->files[PCI_F_DIR], &now);
 	pci__close(fd);
 	return same;
 }
