@@ -93,7 +93,7 @@ static void test_huge_bar(void **state)
 
 	(void)state;
 	two_devices();
-	/* Valid ranges, but no window: resourceN holds far less. */
+	/* Valid ranges, but resourceN holds far less: not mappable. */
 	assert_int_equal(fake_write(BAD, "resource", huge, strlen(huge)), 0);
 	assert_int_equal(pci_bus_scan(), 2);
 	p = pci_get_device(0x1af4, 2, NULL);

@@ -1,10 +1,10 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit */
 /*
- * BARs as the process sees them: in the resource tree, mapped through the
- * register window of their resourceN file (what a driver writes reaches
- * the file), claimed busy by pcim_request_region, and everything given
- * back at unbind, at rescan and at pci_bus_remove_all.
+ * BARs as the process sees them: in the resource tree, mapped from their
+ * own resourceN file and no window (what a driver writes reaches the
+ * file), claimed busy by pcim_request_region, and everything given back
+ * at unbind, at rescan and at pci_bus_remove_all.
  */
 #include <stdarg.h>
 #include <stddef.h>
