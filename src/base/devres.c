@@ -34,6 +34,13 @@ void devres__run_release(struct device *dev, struct devres__node *n)
 {
 	const struct devres__kind *k = devres__kind(DR_KIND(n));
 
+#ifdef DEVRES_CHECKS
+	/* A release may use devres on its device: never under the lock. */
+	if (unlikely(__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
+		     (void *)&devres__self))
+		devres__bug(dev, __func__,
+			    "release callback run with the devres lock held");
+#endif
 	if (k->action)
 		k->action(*(void **)node_data(n));
 	else if (k->release)
