@@ -235,7 +235,7 @@ static void minmax(const double *v, int n, double *lo, double *hi)
 
 int main(int argc, char **argv)
 {
-	int ms = argc > 1 ? atoi(argv[1]) : 200;
+	int ms = argc > 1 ? atoi(argv[1]) : 500;
 	FILE *data = argc > 2 && strcmp(argv[2], "-") ? fopen(argv[2], "w")
 						      : NULL;
 	double load[3] = { 0, 0, 0 };

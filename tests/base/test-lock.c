@@ -259,7 +259,8 @@ static void test_fork_while_locked(void **state)
 
 /*
  * The reaper and the allocator: one thread loops on devres_release_all()
- * while this one allocates and frees. DEVRES_LOCK_ROUNDS sets the rounds
+ * while this one allocates (as test-devres's test_fill_races_release_all,
+ * with more rounds). DEVRES_LOCK_ROUNDS sets the rounds
  * (the figure in docs/PERFORMANCE.md is 200 000 under ASan).
  */
 static int reaping_done;
@@ -297,8 +298,10 @@ static void test_reaper_vs_allocator(void **state)
 		void *p = devm_kmalloc(dev, 8, GFP_KERNEL);
 
 		devm_kstrdup(dev, "reaped", GFP_KERNEL);
+		devm_kasprintf(dev, GFP_KERNEL, "reaped %ld", i);
 		/* WARNs when the reaper freed p first. */
-		devm_kfree(dev, p);
+		devm_krealloc(dev, p, 200, GFP_KERNEL | __GFP_ZERO);
+		devm_get_free_pages(dev, GFP_KERNEL | __GFP_ZERO, 0);
 	}
 	__atomic_store_n(&reaping_done, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(t, &reaped), 0);
