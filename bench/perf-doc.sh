@@ -123,8 +123,9 @@ plot "$TMP/gdepth-1.dat" u 1:2:3:4 w yerrorlines lw 2 t "release the outermost",
      $c1 * x w l dt 2 lw 1.5 lc rgb "dark-gray" t "slope 1 (linear)", \
      $c1 * x**2 w l dt 3 lw 1.5 lc rgb "dark-gray" t "slope 2 (quadratic)"
 set logscale xy 2
+set key inside top left
 set xlabel "threads on 2 CPUs"
-set ylabel "ns per allocate + free, one thread's view (median, min-max bars)"
+set ylabel "ns per op, one thread's view (median, min-max of 3 runs)"
 set output "docs/perf-contention.png"
 plot "$TMP/cont-0-0.dat" u 1:3:2:4 w yerrorlines lw 2 \
 	t "libdevres, one device, unpinned", \
