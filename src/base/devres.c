@@ -478,6 +478,7 @@ int devres_release_all(struct device *dev)
 	struct devres__node *list;
 	struct devres__slab *slab;
 	unsigned long live, bytes;
+	void *index;
 	bool walk;
 
 	if (!devres__dev_ok(dev, __func__))
@@ -493,11 +494,12 @@ int devres_release_all(struct device *dev)
 	dev->devres_listed = 0;
 	dev->devres_dead = 0;
 	dev->devres_open = NULL;
-	devres__index_drop(dev);
+	index = devres__index_detach(dev);
 	slab = devres__slab_detach(dev);
 	if (dev->devres_kept)
 		keep_owned(dev, &list);
 	unlock_dev(dev);
+	free(index);
 	if (walk)
 		return devres__release_nodes(dev, list, slab, true);
 	devres__ledger_add(DL_NODES, -(long)live);

@@ -192,7 +192,7 @@ HIDDEN int devres__index_add(struct device *dev, struct devres__node *n);
 HIDDEN struct devres__node *devres__index_find(struct device *dev,
 					       uint32_t kind, const void *key);
 HIDDEN void devres__index_del(struct device *dev, struct devres__node *n);
-HIDDEN void devres__index_drop(struct device *dev);
+HIDDEN void *devres__index_detach(struct device *dev);
 HIDDEN long devres__index_count(struct device *dev);
 HIDDEN bool devres__indexed(const struct devres__node *n);
 
