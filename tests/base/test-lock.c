@@ -183,6 +183,79 @@ static void test_waiter_not_starved_by_hog(void **state)
 }
 
 /*
+ * The hand-over itself: a waiter sleeps on the word while this thread
+ * holds the lock; STARVING is set as a starving waiter sets it; the
+ * release then hands the lock to the sleeper, still held, so that this
+ * thread, taking the lock again at once, comes second. Barging would let
+ * this thread, already running, take it first.
+ */
+static int seq;
+static int waiter_seq;
+static int waiter_in;
+
+static void take_seq(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	(void)res;
+	*(int *)data = ++seq;
+}
+
+static void *sleeper(void *arg)
+{
+	__atomic_store_n(&waiter_in, 1, __ATOMIC_RELEASE);
+	devres_for_each_res(arg, rec, NULL, NULL, take_seq, &waiter_seq);
+	return NULL;
+}
+
+static void *first_taker(void *arg)
+{
+	devres_add(arg, devres_alloc(rec, 8, GFP_KERNEL));
+	return NULL;
+}
+
+static pthread_t sleeper_t;
+
+/* With the lock held: start the sleeper, wait until it sleeps, starve. */
+static void start_sleeper(struct device *dev, void *res, void *data)
+{
+	unsigned int *l = lock_word(dev);
+
+	(void)res;
+	(void)data;
+	waiter_in = 0;
+	assert_int_equal(pthread_create(&sleeper_t, NULL, sleeper, dev), 0);
+	while (!(__atomic_load_n(l, __ATOMIC_ACQUIRE) & DR_PARKED))
+		usleep(100);
+	usleep(2000); /* past the starving time, asleep in FUTEX_WAIT */
+	__atomic_or_fetch(l, DR_STARVING, __ATOMIC_RELAXED);
+}
+
+static void test_release_hands_over_to_starving_sleeper(void **state)
+{
+	struct device *dev = *state;
+	unsigned long handoffs =
+		__atomic_load_n(&devres__lock_handoffs, __ATOMIC_RELAXED);
+	pthread_t t;
+	int mine = 0;
+
+	/* The bias goes to another thread and is revoked: the word is used. */
+	assert_int_equal(pthread_create(&t, NULL, first_taker, dev), 0);
+	pthread_join(t, NULL);
+	seq = waiter_seq = 0;
+	devres_for_each_res(dev, rec, NULL, NULL, start_sleeper, NULL);
+	devres_for_each_res(dev, rec, NULL, NULL, take_seq, &mine);
+	pthread_join(sleeper_t, NULL);
+	assert_int_equal(waiter_seq, 1);
+	assert_int_equal(mine, 2);
+	assert_true(__atomic_load_n(&devres__lock_handoffs, __ATOMIC_RELAXED) >
+		    handoffs);
+	/* The starving thread that got it ended the hand-overs. */
+	assert_int_equal(__atomic_load_n(lock_word(dev), __ATOMIC_RELAXED) &
+				 (DR_LOCKED | DR_HANDOFF | DR_STARVING),
+			 0);
+}
+
+/*
  * fork() while another thread holds a device's lock: the child's own new
  * devices work, from three threads at once (the child's lock words, its
  * futex waits and the bias it grants are its own; from one thread under
@@ -333,6 +406,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		T(test_threads_sleep_and_wake),
 		T(test_waiter_not_starved_by_hog),
+		T(test_release_hands_over_to_starving_sleeper),
 		T(test_fork_while_locked),
 		T(test_reaper_vs_allocator),
 	};
