@@ -8,10 +8,11 @@
  * the word with a private futex. Releases let the lock go and wake one
  * sleeper, which competes with whoever arrives meanwhile (barging: the
  * lock never sits idle while a woken thread is scheduled). A waiter that
- * has slept STARVE_WAKES times, or for STARVE_NS, without getting the
- * lock sets STARVING in the word; from then on a release hands the lock
- * over, still held, to the thread the kernel wakes (the longest asleep),
- * until a thread that waited less than that takes it. So a waiter gets
+ * has been woken STARVE_WAKES times, or has waited STARVE_NS, without
+ * getting the lock sets STARVING in the word; from then on a release
+ * hands the lock over, still held, to the thread the kernel wakes (the
+ * longest asleep), until a starving thread gets it and clears STARVING
+ * (another sets it again when it wakes and still starves). So a waiter gets
  * the lock within a bounded number of other acquisitions, as in
  * parking_lot's "eventual fairness", while the common case keeps the
  * throughput of barging.

@@ -3,7 +3,8 @@
 /*
  * The devres lock under contention (src/base/lock.c): mutual exclusion
  * with threads that sleep on the lock word, no thread left behind, a
- * waiter handed the lock while another thread takes it again and again,
+ * waiter that gets the lock while another thread takes it again and
+ * again, a release that hands the lock to a starving sleeper,
  * a child of fork() using devices of its own while the parent's lock is
  * held, and the reaper-vs-allocator pattern (one thread looping on
  * devres_release_all() while another allocates). No timing is asserted:
