@@ -27,6 +27,27 @@ echo "bench-bind ($ROUNDS rounds)..." >&2
 echo "bench-irq (10 rounds, pinned, then not)..." >&2
 "$B/bench/bench-irq" >"$TMP/irq.txt"
 "$B/bench/bench-irq" 10 --unpinned >"$TMP/irq-unpinned.txt"
+echo "bench-contention (3 runs of 19 cases, 500 ms each)..." >&2
+"$B/bench/bench-contention" 500 "$TMP/cont.dat" >"$TMP/cont.md"
+
+# Contention: ns per op against threads, median and extremes of the three
+# runs, for each of (devices, pinned): n, libdevres, by hand.
+for m in 0 1; do
+	for p in 0 1; do
+		awk -v m=$m -v p=$p '$1 == m && $2 == p {
+			k = $3; i = c[k]++; a[k, i] = $5; b[k, i] = $6
+		}
+		function med(x, k,   s, t, u) {
+			s = x[k, 0]; t = x[k, 1]; u = x[k, 2]
+			if (s > t) { v = s; s = t; t = v }
+			if (t > u) { v = t; t = u; u = v }
+			if (s > t) { v = s; s = t; t = v }
+			return s " " t " " u
+		}
+		END { for (k in c) print k, med(a, k), med(b, k) }' \
+			"$TMP/cont.dat" | sort -n >"$TMP/cont-$m-$p.dat"
+	done
+done
 
 # Plots: ns per object against N (64 B), and per free against n.
 for c in 0 1 2 3 4 5 6 7; do
@@ -101,6 +122,23 @@ plot "$TMP/gdepth-1.dat" u 1:2:3:4 w yerrorlines lw 2 t "release the outermost",
      "$TMP/gdepth-7.dat" u 1:2:3:4 w yerrorlines lw 2 t "remove each (open), outermost first", \
      $c1 * x w l dt 2 lw 1.5 lc rgb "dark-gray" t "slope 1 (linear)", \
      $c1 * x**2 w l dt 3 lw 1.5 lc rgb "dark-gray" t "slope 2 (quadratic)"
+set logscale xy 2
+set key inside top left
+set xlabel "threads on 2 CPUs"
+set ylabel "ns per op, one thread's view (median, min-max of 3 runs)"
+set output "docs/perf-contention.png"
+plot "$TMP/cont-0-0.dat" u 1:3:2:4 w yerrorlines lw 2 \
+	t "libdevres, one device, unpinned", \
+     "$TMP/cont-0-0.dat" u 1:6:5:7 w yerrorlines \
+	t "by hand (shared list + mutex), unpinned", \
+     "$TMP/cont-0-1.dat" u 1:3:2:4 w yerrorlines lw 2 dt 2 \
+	t "libdevres, one device, pinned", \
+     "$TMP/cont-0-1.dat" u 1:6:5:7 w yerrorlines dt 2 \
+	t "by hand, pinned", \
+     "$TMP/cont-1-0.dat" u 1:3:2:4 w yerrorlines lw 2 dt 3 \
+	t "libdevres, one device per thread, unpinned", \
+     "$TMP/cont-1-0.dat" u 1:6:5:7 w yerrorlines dt 3 \
+	t "by hand, one list per thread, unpinned"
 EOF
 
 model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
@@ -197,6 +235,22 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	echo
 	cat "$TMP/bind.md"
 	echo
+	echo "### One device shared by threads (bench-contention)"
+	echo
+	echo "N threads each loop on \`devm_kmalloc(64)\`, a little work,"
+	echo "\`devm_kfree()\`, on one device or on one device each, against"
+	echo "the same done by hand: \`malloc\` of a node with a 16-byte"
+	echo "header linked on one list under one \`pthread_mutex\`, the work,"
+	echo "unlinked under the mutex, \`free\`. Wall-clock time over the"
+	echo "operations of an average thread (what one thread sees of an"
+	echo "operation while the others run); three runs of each case, and"
+	echo "\"fair\": the slowest thread's operations over the average, the"
+	echo "range of the three runs. Pinned: thread i on CPU i mod 2."
+	echo
+	cat "$TMP/cont.md"
+	echo
+	echo "![ns per op against threads](perf-contention.png)"
+	echo
 	echo "### Interrupt latency and rate (bench-irq)"
 	echo
 	echo "From \`irq_line_raise()\` to the handler's first instruction,"
@@ -216,4 +270,5 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	sed 1,3d bench/PERFORMANCE.others.md
 } >"$OUT"
 echo "wrote $OUT, docs/perf-bulk.png, docs/perf-frees.png," \
-	"docs/perf-groups-size.png, docs/perf-groups-depth.png" >&2
+	"docs/perf-groups-size.png, docs/perf-groups-depth.png," \
+	"docs/perf-contention.png" >&2

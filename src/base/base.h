@@ -9,7 +9,7 @@
  *  - devres__dm_lock: the lists (buses, their devices and drivers, the
  *    deferred devices) and the state flags below; held for a few pointer
  *    moves only, never while a callback of a bus or driver runs.
- * The devres core's per-device spinlock nests inside both.
+ * The devres core's per-device devres lock nests inside both.
  */
 #ifndef DEVRES_BASE_H
 #define DEVRES_BASE_H

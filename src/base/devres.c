@@ -34,6 +34,13 @@ void devres__run_release(struct device *dev, struct devres__node *n)
 {
 	const struct devres__kind *k = devres__kind(DR_KIND(n));
 
+#ifdef DEVRES_CHECKS
+	/* A release may use devres on its device: never under the lock. */
+	if (unlikely(__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
+		     (void *)&devres__self))
+		devres__bug(dev, __func__,
+			    "release callback run with the devres lock held");
+#endif
 	if (k->action)
 		k->action(*(void **)node_data(n));
 	else if (k->release)
@@ -471,6 +478,7 @@ int devres_release_all(struct device *dev)
 	struct devres__node *list;
 	struct devres__slab *slab;
 	unsigned long live, bytes;
+	void *index;
 	bool walk;
 
 	if (!devres__dev_ok(dev, __func__))
@@ -486,11 +494,12 @@ int devres_release_all(struct device *dev)
 	dev->devres_listed = 0;
 	dev->devres_dead = 0;
 	dev->devres_open = NULL;
-	devres__index_drop(dev);
+	index = devres__index_detach(dev);
 	slab = devres__slab_detach(dev);
 	if (dev->devres_kept)
 		keep_owned(dev, &list);
 	unlock_dev(dev);
+	free(index);
 	if (walk)
 		return devres__release_nodes(dev, list, slab, true);
 	devres__ledger_add(DL_NODES, -(long)live);

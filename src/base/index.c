@@ -237,12 +237,17 @@ void devres__index_del(struct device *dev, struct devres__node *n)
 	}
 }
 
-/* Everything was taken off the list: the index goes with it. */
-void devres__index_drop(struct device *dev)
+/*
+ * Everything was taken off the list: the index goes with it. Returns the
+ * table, for free() once the lock is dropped (a large one is unmapped).
+ */
+void *devres__index_detach(struct device *dev)
 {
+	void *t = dev->devres_index;
+
 	assert_locked(dev, __func__);
-	free(dev->devres_index);
 	dev->devres_index = NULL;
+	return t;
 }
 
 /* Entries, or -1 while the index is not built. */

@@ -2,19 +2,42 @@
 /*
  * The device's devres lock, beyond its inline fast paths (node.h).
  *
- * A ticket spinlock that yields, biased to the first thread that takes it: a
- * device is nearly always used by one thread (the one that probes it,
- * then the one that unbinds it), and the locked exchange of a plain
- * spinlock is a third of the cost of a managed allocation. The owner of
- * the bias takes the lock with a plain store of devres_bias_held and a
- * plain load of devres_bias_revoking (an asymmetric Dekker); any other
- * thread first revokes the bias, once for the device's life: it sets
- * revoking, makes every running thread of the process execute a full
- * barrier (membarrier(MEMBARRIER_CMD_PRIVATE_EXPEDITED)), waits for the
- * owner to leave its critical section, and marks the bias revoked. From
- * then on every thread, the owner too, takes the atomic lock. The bias is
- * granted only while holding the atomic lock, and a thread that finds it
- * granted to another after taking the atomic lock lets go and revokes.
+ * A word taken with a compare-and-swap. A thread that finds it held
+ * spins a little (a critical section is a few pointer moves: the holder
+ * is done within a microsecond unless it was preempted), then sleeps on
+ * the word with a private futex. Releases let the lock go and wake one
+ * sleeper, which competes with whoever arrives meanwhile (barging: the
+ * lock never sits idle while a woken thread is scheduled). A waiter that
+ * has been woken STARVE_WAKES times, or has waited STARVE_NS, without
+ * getting the lock sets STARVING in the word; from then on a release
+ * hands the lock over, still held, to the thread the kernel wakes (the
+ * longest asleep), until a starving thread gets it and clears STARVING
+ * (another sets it again when it wakes and still starves). So a waiter gets
+ * the lock within a bounded number of other acquisitions, as in
+ * parking_lot's "eventual fairness", while the common case keeps the
+ * throughput of barging.
+ *
+ * No wake-up is lost: a waiter sets PARKED before it sleeps, and sleeps
+ * only while the word still holds the value it saw (FUTEX_WAIT compares
+ * it under the kernel's lock); a release that finds PARKED clears it and
+ * wakes one, and a thread woken from the futex takes the lock with PARKED
+ * set again, as others may still sleep. A hand-over that finds nobody
+ * asleep (the sleepers are between waking and looking) is taken back
+ * unless one of them took it first.
+ *
+ * The lock is biased to the first thread that takes it: a device is
+ * nearly always used by one thread (the one that probes it, then the one
+ * that unbinds it), and the compare-and-swap is a third of the cost of a
+ * managed allocation. The owner of the bias takes the lock with a plain
+ * store of devres_bias_held and a plain load of devres_bias_revoking (an
+ * asymmetric Dekker); any other thread first revokes the bias, once for
+ * the device's life: it sets revoking, makes every running thread of the
+ * process execute a full barrier (membarrier(MEMBARRIER_CMD_PRIVATE_
+ * EXPEDITED)), waits for the owner to leave its critical section, and
+ * marks the bias revoked. From then on every thread, the owner too, takes
+ * the atomic lock. The bias is granted only while holding the atomic
+ * lock, and a thread that finds it granted to another after taking the
+ * atomic lock lets go and revokes.
  *
  * Without membarrier (an old kernel, a seccomp filter) no bias is granted.
  * ThreadSanitizer builds never grant one (node.h).
@@ -23,6 +46,8 @@
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
+#include <time.h>
+#include <linux/futex.h>
 #include <linux/membarrier.h>
 #include <sys/syscall.h>
 #include "node.h"
@@ -110,16 +135,129 @@ static void revoke_bias(struct device *dev)
 	errno = err;
 }
 
-/* Takes a ticket and waits for it to be served (node.h). */
-static void ticket_lock(struct device *dev, unsigned int *spins)
-{
-	unsigned int *l = (unsigned int *)&dev->devres_lock;
-	unsigned int ticket =
-		__atomic_fetch_add(l, DR_TICKET, __ATOMIC_ACQUIRE) >> 16;
+/*
+ * Spin: about a microsecond of pause instructions, which a critical
+ * section not preempted never exceeds; longer only burns the CPU that a
+ * preempted holder needs (bench/bench-contention.c).
+ */
+#define SPIN 64
+#define STARVE_WAKES 4
+#define STARVE_NS 1000000L
 
-	while ((__atomic_load_n(l, __ATOMIC_ACQUIRE) & (DR_TICKET - 1)) !=
-	       ticket)
-		spin(spins);
+HIDDEN unsigned long devres__lock_parks;
+HIDDEN unsigned long devres__lock_handoffs;
+
+static long futex(unsigned int *word, int op, unsigned int val)
+{
+	return syscall(SYS_futex, word, op | FUTEX_PRIVATE_FLAG, val, NULL,
+		       NULL, 0);
+}
+
+static long mono_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static bool cas(unsigned int *l, unsigned int *v, unsigned int nv)
+{
+	return __atomic_compare_exchange_n(l, v, nv, true, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
+static bool starving(unsigned int wakes, long since)
+{
+	return wakes >= STARVE_WAKES || mono_ns() - since >= STARVE_NS;
+}
+
+/* Takes the atomic lock: spin, then sleep on the word (see the top). */
+static void word_lock(struct device *dev)
+{
+	unsigned int *l = lock_word(dev), v, nv;
+	unsigned int wakes = 0;
+	bool slept = false; /* called FUTEX_WAIT: may take a hand-over */
+	long since;
+	int err = errno;
+
+	for (int i = 0; i < SPIN; i++) {
+		v = __atomic_load_n(l, __ATOMIC_RELAXED);
+		if (!(v & DR_LOCKED) && cas(l, &v, v | DR_LOCKED))
+			return;
+		cpu_relax();
+	}
+	since = mono_ns();
+	for (;;) {
+		/* A starving thread that gets the lock ends the hand-overs. */
+		bool starved = slept && starving(wakes, since);
+		unsigned int end = starved ? DR_STARVING : 0;
+
+		v = __atomic_load_n(l, __ATOMIC_RELAXED);
+		if ((v & DR_HANDOFF) && slept) {
+			if (cas(l, &v, v & ~(DR_HANDOFF | end))) {
+				__atomic_add_fetch(&devres__lock_handoffs, 1,
+						   __ATOMIC_RELAXED);
+				break;
+			}
+			continue;
+		}
+		if (!(v & DR_LOCKED)) {
+			/* Others may sleep still: this unlock wakes one. */
+			if (cas(l, &v,
+				(v & ~end) | DR_LOCKED |
+					(slept ? DR_PARKED : 0)))
+				break;
+			continue;
+		}
+		nv = v | DR_PARKED;
+		if (starved)
+			nv |= DR_STARVING;
+		if (nv != v && !__atomic_compare_exchange_n(l, &v, nv, true,
+							    __ATOMIC_RELAXED,
+							    __ATOMIC_RELAXED))
+			continue;
+		if (futex(l, FUTEX_WAIT, nv) == 0)
+			wakes++;
+		slept = true;
+		__atomic_add_fetch(&devres__lock_parks, 1, __ATOMIC_RELAXED);
+	}
+	errno = err;
+}
+
+void devres__unlock_slow(struct device *dev)
+{
+	unsigned int *l = lock_word(dev);
+	unsigned int v = __atomic_load_n(l, __ATOMIC_RELAXED);
+	bool handing = false;
+	int err = errno;
+
+	if ((v & (DR_STARVING | DR_PARKED)) == (DR_STARVING | DR_PARKED)) {
+		/* Only the holder clears LOCKED; others add PARKED, STARVING. */
+		while (!__atomic_compare_exchange_n(l, &v, v | DR_HANDOFF, true,
+						    __ATOMIC_RELEASE,
+						    __ATOMIC_RELAXED))
+			;
+		if (futex(l, FUTEX_WAKE, 1) > 0) {
+			errno = err;
+			return;
+		}
+		/* Nobody asleep: let it go, unless a waiter took it. */
+		handing = true;
+		v = __atomic_load_n(l, __ATOMIC_RELAXED);
+	}
+	for (;;) {
+		if (handing && !(v & DR_HANDOFF))
+			break;
+		if (__atomic_compare_exchange_n(
+			    l, &v, v & ~(DR_LOCKED | DR_PARKED | DR_HANDOFF),
+			    true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
+			if (v & DR_PARKED)
+				futex(l, FUTEX_WAKE, 1);
+			break;
+		}
+	}
+	errno = err;
 }
 
 static bool biased_elsewhere(struct device *dev)
@@ -131,8 +269,6 @@ static bool biased_elsewhere(struct device *dev)
 
 bool devres__lock_slow(struct device *dev, const char *func)
 {
-	unsigned int spins = 0;
-
 	if (__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
 	    &devres__self) {
 		devres__warn(dev, func,
@@ -143,11 +279,11 @@ bool devres__lock_slow(struct device *dev, const char *func)
 	for (;;) {
 		if (biased_elsewhere(dev))
 			revoke_bias(dev);
-		ticket_lock(dev, &spins);
+		word_lock(dev);
 		/* Granted to another while we waited: let go, revoke. */
 		if (!biased_elsewhere(dev))
 			break;
-		ticket_unlock(dev);
+		word_unlock(dev);
 	}
 #ifndef DR_NO_BIAS
 	/*

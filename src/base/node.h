@@ -62,10 +62,12 @@ static inline void assert_locked(const struct device *dev, const char *func)
 #endif
 
 /*
- * The devres lock is a ticket spinlock that yields: critical sections are a few
- * pointer moves, and an uncontended pthread mutex would double the cost of
- * a managed allocation. Taking it twice in one thread (from a match or
- * for-each callback) WARNs and fails rather than deadlocking.
+ * The devres lock: a word that a thread takes with one compare-and-swap,
+ * spins on briefly when it is held, then sleeps on with a futex (lock.c).
+ * Critical sections are a few pointer moves, and an uncontended pthread
+ * mutex would double the cost of a managed allocation. Taking it twice in
+ * one thread (from a match or for-each callback) WARNs and fails rather
+ * than deadlocking.
  *
  * It is biased to the first thread that takes it (lock.c): that thread
  * takes it with plain stores and loads, no locked instruction, until
@@ -108,24 +110,38 @@ static inline bool lock_dev(struct device *dev, const char *func)
 }
 
 /*
- * The atomic lock is a ticket lock in one word: the high half is the next
- * ticket, the low half the ticket being served. First come, first served:
- * a thread that lets go and takes it again at once (a loop of
- * devres_release_all()) queues behind the waiters instead of winning every
- * race, which starved them on one CPU (measured under valgrind).
+ * The atomic lock's word (devres_lock). LOCKED: held. PARKED: a thread
+ * may sleep on the word, and the unlock wakes one. STARVING: a waiter has
+ * waited too long; unlocks hand the lock over instead of letting it go.
+ * HANDOFF (with LOCKED): handed over to a thread that slept, which takes
+ * it; newcomers see it held.
  */
-#define DR_TICKET 0x10000u
+#define DR_LOCKED 1u
+#define DR_PARKED 2u
+#define DR_STARVING 4u
+#define DR_HANDOFF 8u
 
-static inline void ticket_unlock(struct device *dev)
+static inline unsigned int *lock_word(struct device *dev)
 {
-	unsigned int *l = (unsigned int *)&dev->devres_lock;
-	unsigned int old = __atomic_load_n(l, __ATOMIC_RELAXED), next;
+	return (unsigned int *)&dev->devres_lock;
+}
 
-	/* Only the holder moves the low half; newcomers move the high. */
-	do
-		next = (old & ~(DR_TICKET - 1)) | ((old + 1) & (DR_TICKET - 1));
-	while (!__atomic_compare_exchange_n(
-		l, &old, next, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+HIDDEN void devres__unlock_slow(struct device *dev);
+
+/* How often a thread slept on a lock word, and took one handed over. */
+extern HIDDEN unsigned long devres__lock_parks;
+extern HIDDEN unsigned long devres__lock_handoffs;
+
+/* Nobody waits: one compare-and-swap; else lock.c wakes or hands over. */
+static inline void word_unlock(struct device *dev)
+{
+	unsigned int v = DR_LOCKED;
+
+	if (likely(__atomic_compare_exchange_n(lock_word(dev), &v, 0, false,
+					       __ATOMIC_RELEASE,
+					       __ATOMIC_RELAXED)))
+		return;
+	devres__unlock_slow(dev);
 }
 
 static inline void unlock_dev(struct device *dev)
@@ -140,7 +156,7 @@ static inline void unlock_dev(struct device *dev)
 		return;
 	}
 #endif
-	ticket_unlock(dev);
+	word_unlock(dev);
 }
 
 static inline void add_locked(struct device *dev, struct devres__node *n)
@@ -176,7 +192,7 @@ HIDDEN int devres__index_add(struct device *dev, struct devres__node *n);
 HIDDEN struct devres__node *devres__index_find(struct device *dev,
 					       uint32_t kind, const void *key);
 HIDDEN void devres__index_del(struct device *dev, struct devres__node *n);
-HIDDEN void devres__index_drop(struct device *dev);
+HIDDEN void *devres__index_detach(struct device *dev);
 HIDDEN long devres__index_count(struct device *dev);
 HIDDEN bool devres__indexed(const struct devres__node *n);
 

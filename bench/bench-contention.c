@@ -1,0 +1,324 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The devres lock under contention: N threads each loop on
+ * devm_kmalloc(64), a little work, devm_kfree(), either all on one device
+ * or each on a device of its own, against the same bookkeeping written by
+ * hand: malloc() a node with a 16-byte header, link it on one list under
+ * one pthread mutex, the same work, unlink it under the mutex, free().
+ *
+ * Each case runs for a fixed wall-clock time; "ns per op" is that time
+ * divided by the operations of an average thread (what one thread sees of
+ * an allocate + free, others running), and "fair" is the slowest thread's
+ * operations over the average (1: every thread got its share). Pinned:
+ * thread i on CPU i modulo the CPUs; unpinned: wherever the scheduler
+ * puts it. Three runs of every case, one after the other.
+ *
+ *   bench-contention [ms per case] [data file] [threads]
+ *
+ * With a thread count, only that case (one device, unpinned; libdevres,
+ * then by hand), once: for perf record and perf c2c.
+ * The data file gets one line a case and run: mode (0 one device, 1 one
+ * device per thread), pinned, threads, run, libdevres ns per op, by hand
+ * ns per op, libdevres fairness, by hand fairness.
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "bench.h"
+#include <devres/device.h>
+
+#define MAX_THREADS 16
+#define RUNS 3
+#define OBJ 64
+
+static const int nthreads[] = { 1, 2, 4, 8, 16 };
+#define NCOUNTS ((int)(sizeof(nthreads) / sizeof(nthreads[0])))
+
+/* The hand-written side: a 16-byte header on one doubly linked list. */
+struct hnode {
+	struct hnode *next, *prev;
+};
+
+struct hlist {
+	pthread_mutex_t mutex;
+	struct hnode head;
+} __attribute__((aligned(64)));
+
+struct worker {
+	pthread_t t;
+	int id;
+	int pinned;
+	int by_hand;
+	struct device *dev;
+	struct hlist *list;
+	unsigned long ops;
+	unsigned long sum;
+} __attribute__((aligned(64)));
+
+static int stop;
+static int go;
+static int ready;
+
+static void dev_release(struct device *dev)
+{
+	free(dev);
+}
+
+static struct device *new_dev(void)
+{
+	struct device *dev = calloc(1, sizeof(*dev));
+
+	if (!dev) {
+		perror("calloc");
+		exit(1);
+	}
+	dev->release = dev_release;
+	dev->init_name = "bench";
+	device_initialize(dev);
+	return dev;
+}
+
+/* A little work on the object: what a caller would do with it. */
+static unsigned long work(unsigned char *p, unsigned long i)
+{
+	unsigned long s = 0;
+
+	memset(p, (int)i, OBJ);
+	for (int k = 0; k < OBJ; k += 8)
+		s += p[k] * (i + (unsigned long)k);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return s;
+}
+
+static void pin(int id)
+{
+	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(id % (ncpu > 0 ? ncpu : 1), &set);
+	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+}
+
+static void *run(void *arg)
+{
+	struct worker *w = arg;
+	unsigned long ops = 0, sum = 0;
+
+	if (w->pinned)
+		pin(w->id);
+	__atomic_add_fetch(&ready, 1, __ATOMIC_ACQ_REL);
+	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	if (w->by_hand) {
+		struct hlist *l = w->list;
+
+		while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+			struct hnode *n = malloc(sizeof(*n) + OBJ);
+
+			if (!n)
+				abort();
+			pthread_mutex_lock(&l->mutex);
+			n->next = l->head.next;
+			n->prev = &l->head;
+			l->head.next->prev = n;
+			l->head.next = n;
+			pthread_mutex_unlock(&l->mutex);
+			sum += work((unsigned char *)(n + 1), ops);
+			pthread_mutex_lock(&l->mutex);
+			n->prev->next = n->next;
+			n->next->prev = n->prev;
+			pthread_mutex_unlock(&l->mutex);
+			free(n);
+			ops++;
+		}
+	} else {
+		struct device *dev = w->dev;
+
+		while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+			void *p = devm_kmalloc(dev, OBJ, GFP_KERNEL);
+
+			if (!p)
+				abort();
+			sum += work(p, ops);
+			devm_kfree(dev, p);
+			ops++;
+		}
+	}
+	w->ops = ops;
+	w->sum = sum;
+	return NULL;
+}
+
+static double wall_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+struct result {
+	double ns; /* per op of an average thread */
+	double fair;
+};
+
+/* One case: @n threads, one device (or list) or one each, for @ms. */
+static struct result run_case(int n, int per_thread, int pinned, int by_hand,
+			      int ms)
+{
+	static struct worker w[MAX_THREADS];
+	struct hlist lists[MAX_THREADS];
+	struct device *devs[MAX_THREADS];
+	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
+	unsigned long total = 0, least = ~0UL;
+	double t0, t1;
+	struct result r;
+
+	for (int i = 0; i < n; i++) {
+		pthread_mutex_init(&lists[i].mutex, NULL);
+		lists[i].head.next = lists[i].head.prev = &lists[i].head;
+		devs[i] = (i == 0 || per_thread) ? new_dev() : NULL;
+	}
+	stop = go = ready = 0;
+	for (int i = 0; i < n; i++) {
+		w[i] = (struct worker){ .id = i,
+					.pinned = pinned,
+					.by_hand = by_hand };
+		w[i].dev = devs[per_thread ? i : 0];
+		w[i].list = &lists[per_thread ? i : 0];
+		if (pthread_create(&w[i].t, NULL, run, &w[i])) {
+			perror("pthread_create");
+			exit(1);
+		}
+	}
+	while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < n)
+		sched_yield();
+	t0 = wall_ns();
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	nanosleep(&d, NULL);
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < n; i++)
+		pthread_join(w[i].t, NULL);
+	t1 = wall_ns();
+	for (int i = 0; i < n; i++) {
+		total += w[i].ops;
+		if (w[i].ops < least)
+			least = w[i].ops;
+		if (devs[i]) {
+			devres_release_all(devs[i]);
+			put_device(devs[i]);
+		}
+		pthread_mutex_destroy(&lists[i].mutex);
+	}
+	r.ns = total ? (t1 - t0) * n / (double)total : 0;
+	r.fair = total ? (double)least * n / (double)total : 0;
+	return r;
+}
+
+static void minmax(const double *v, int n, double *lo, double *hi)
+{
+	*lo = *hi = v[0];
+	for (int i = 1; i < n; i++) {
+		if (v[i] < *lo)
+			*lo = v[i];
+		if (v[i] > *hi)
+			*hi = v[i];
+	}
+}
+
+int main(int argc, char **argv)
+{
+	int ms = argc > 1 ? atoi(argv[1]) : 500;
+	FILE *data = argc > 2 && strcmp(argv[2], "-") ? fopen(argv[2], "w")
+						      : NULL;
+	double load[3] = { 0, 0, 0 };
+
+	if (ms < 1 || (argc > 2 && strcmp(argv[2], "-") && !data)) {
+		fprintf(stderr, "usage: %s [ms per case] [data file]\n",
+			argv[0]);
+		return 2;
+	}
+#ifndef NDEBUG
+	printf("note: not a release build; figures are not representative\n");
+#endif
+	/* Registers the kinds and the ledger's tally before anything counts. */
+	{
+		struct device *dev = new_dev();
+
+		devm_kfree(dev, devm_kmalloc(dev, OBJ, GFP_KERNEL));
+		put_device(dev);
+	}
+	if (argc > 3) {
+		int n = atoi(argv[3]);
+		struct result a, b;
+
+		if (n < 1 || n > MAX_THREADS)
+			return 2;
+		a = run_case(n, 0, 0, 0, ms);
+		b = run_case(n, 0, 0, 1, ms);
+		printf("%d threads: libdevres %.0f ns/op (fair %.2f), by hand "
+		       "%.0f ns/op (fair %.2f)\n",
+		       n, a.ns, a.fair, b.ns, b.fair);
+		return 0;
+	}
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	printf("%ld CPUs, %d ms a case, load average %.2f %.2f %.2f at the "
+	       "start\n\n",
+	       sysconf(_SC_NPROCESSORS_ONLN), ms, load[0], load[1], load[2]);
+	printf("| devices | pinned | threads | libdevres ns/op (3 runs) "
+	       "| by hand ns/op (3 runs) | ratio, min-max "
+	       "| fair: libdevres | fair: by hand |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
+	for (int mode = 0; mode < 2; mode++)
+		for (int pinned = 1; pinned >= 0; pinned--)
+			for (int c = 0; c < NCOUNTS; c++) {
+				int n = nthreads[c];
+				struct result a[RUNS], b[RUNS];
+				double ra[RUNS], fa[RUNS], fb[RUNS];
+				double lo, hi, flo, fhi, glo, ghi;
+
+				if (mode == 1 && n == 1)
+					continue;
+				for (int r = 0; r < RUNS; r++) {
+					a[r] = run_case(n, mode, pinned, 0, ms);
+					b[r] = run_case(n, mode, pinned, 1, ms);
+					ra[r] = b[r].ns > 0 ? a[r].ns / b[r].ns
+							    : 0;
+					fa[r] = a[r].fair;
+					fb[r] = b[r].fair;
+					if (data)
+						fprintf(data,
+							"%d %d %d %d %.1f %.1f "
+							"%.3f %.3f\n",
+							mode, pinned, n, r,
+							a[r].ns, b[r].ns,
+							a[r].fair, b[r].fair);
+				}
+				minmax(ra, RUNS, &lo, &hi);
+				minmax(fa, RUNS, &flo, &fhi);
+				minmax(fb, RUNS, &glo, &ghi);
+				printf("| %s | %s | %d | %.0f / %.0f / %.0f "
+				       "| %.0f / %.0f / %.0f | %.2f-%.2f "
+				       "| %.2f-%.2f | %.2f-%.2f |\n",
+				       mode ? "one each" : "one",
+				       pinned ? "yes" : "no", n, a[0].ns,
+				       a[1].ns, a[2].ns, b[0].ns, b[1].ns,
+				       b[2].ns, lo, hi, flo, fhi, glo, ghi);
+				fflush(stdout);
+			}
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	printf("\nload average %.2f %.2f %.2f at the end\n", load[0], load[1],
+	       load[2]);
+	if (data)
+		fclose(data);
+	return 0;
+}

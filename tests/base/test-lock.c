@@ -1,0 +1,417 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: stress tsan white-box timeout=300 */
+/*
+ * The devres lock under contention (src/base/lock.c): mutual exclusion
+ * with threads that sleep on the lock word, no thread left behind, a
+ * waiter that gets the lock while another thread takes it again and
+ * again, a release that hands the lock to a starving sleeper,
+ * a child of fork() using devices of its own while the parent's lock is
+ * held, and the reaper-vs-allocator pattern (one thread looping on
+ * devres_release_all() while another allocates). No timing is asserted:
+ * only counts.
+ */
+#include <pthread.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include "testlib.h"
+#include "../src/base/node.h"
+
+/* TSan lets no thread start in a child of a threaded fork(). */
+#if defined(__SANITIZE_THREAD__)
+#define CHILD_THREADS 0
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define CHILD_THREADS 0
+#endif
+#endif
+#ifndef CHILD_THREADS
+#define CHILD_THREADS 2
+#endif
+
+static void rec(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+/* Runs with the device's devres lock held: a lost update shows. */
+static int window = 50;
+
+static void bump(struct device *dev, void *res, void *data)
+{
+	volatile long *c = data;
+	long v = *c;
+
+	(void)dev;
+	(void)res;
+	for (volatile int i = 0; i < window; i++)
+		;
+	*c = v + 1;
+}
+
+enum {
+	THREADS = 8,
+	EACH = 3000
+};
+
+struct racer {
+	pthread_t t;
+	struct device *dev;
+	long *counter;
+	long done;
+};
+
+static pthread_barrier_t start;
+
+static void *race(void *arg)
+{
+	struct racer *r = arg;
+
+	pthread_barrier_wait(&start);
+	for (int i = 0; i < EACH; i++) {
+		void *p = devm_kmalloc(r->dev, 64, GFP_KERNEL);
+
+		devres_for_each_res(r->dev, rec, NULL, NULL, bump, r->counter);
+		devm_kfree(r->dev, p);
+		r->done++;
+	}
+	return NULL;
+}
+
+/*
+ * Eight threads on one device, more than the CPUs: threads sleep on the
+ * word and are woken; every one finishes its share and no increment made
+ * under the lock is lost.
+ */
+static void test_threads_sleep_and_wake(void **state)
+{
+	struct device *dev = *state;
+	struct racer r[THREADS];
+	unsigned long parks =
+		__atomic_load_n(&devres__lock_parks, __ATOMIC_RELAXED);
+	long counter = 0;
+
+	devres_add(dev, devres_alloc(rec, 8, GFP_KERNEL));
+	pthread_barrier_init(&start, NULL, THREADS);
+	for (int i = 0; i < THREADS; i++) {
+		r[i] = (struct racer){ .dev = dev, .counter = &counter };
+		assert_int_equal(pthread_create(&r[i].t, NULL, race, &r[i]), 0);
+	}
+	for (int i = 0; i < THREADS; i++) {
+		pthread_join(r[i].t, NULL);
+		assert_int_equal(r[i].done, EACH);
+	}
+	pthread_barrier_destroy(&start);
+	assert_int_equal(counter, THREADS * EACH);
+	assert_int_equal(devres_check(dev), 0);
+	expect_stats(dev, 1, 8);
+	print_message("slept on the word: %lu times\n",
+		      __atomic_load_n(&devres__lock_parks, __ATOMIC_RELAXED) -
+			      parks);
+	assert_int_equal(__atomic_load_n(lock_word(dev), __ATOMIC_RELAXED) &
+				 (DR_LOCKED | DR_HANDOFF),
+			 0);
+}
+
+/*
+ * A hog takes the lock again as soon as it lets it go, holding it for a
+ * while each time; a waiter must still get it while the hog goes on. With
+ * barging alone, the waiter (woken at each release) finds the lock taken
+ * again every time it runs; the hand-over bounds its wait.
+ */
+enum {
+	HOG_MAX = 20000
+};
+static long hogged;
+static int waiter_got;
+
+static void hold(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	(void)res;
+	(void)data;
+	for (volatile int i = 0; i < 20000; i++)
+		;
+}
+
+static void *hog(void *arg)
+{
+	struct device *dev = arg;
+
+	while (!__atomic_load_n(&waiter_got, __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&hogged, __ATOMIC_RELAXED) < HOG_MAX) {
+		devres_for_each_res(dev, rec, NULL, NULL, hold, NULL);
+		__atomic_add_fetch(&hogged, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void test_waiter_not_starved_by_hog(void **state)
+{
+	struct device *dev = *state;
+	unsigned long handoffs =
+		__atomic_load_n(&devres__lock_handoffs, __ATOMIC_RELAXED);
+	pthread_t t;
+	long before;
+
+	hogged = 0;
+	waiter_got = 0;
+	devres_add(dev, devres_alloc(rec, 8, GFP_KERNEL));
+	assert_int_equal(pthread_create(&t, NULL, hog, dev), 0);
+	while (__atomic_load_n(&hogged, __ATOMIC_RELAXED) < 10)
+		sched_yield();
+	before = __atomic_load_n(&hogged, __ATOMIC_RELAXED);
+	devres_for_each_res(dev, rec, NULL, NULL, hold, NULL);
+	__atomic_store_n(&waiter_got, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	print_message("hog: %ld acquisitions while the waiter waited; "
+		      "hand-overs: %lu\n",
+		      hogged - before,
+		      __atomic_load_n(&devres__lock_handoffs,
+				      __ATOMIC_RELAXED) -
+			      handoffs);
+	assert_true(hogged < HOG_MAX);
+	assert_int_equal(devres_check(dev), 0);
+}
+
+/*
+ * The hand-over itself: a waiter sleeps on the word while this thread
+ * holds the lock; STARVING is set as a starving waiter sets it; the
+ * release then hands the lock to the sleeper, still held, so that this
+ * thread, taking the lock again at once, comes second. Barging would let
+ * this thread, already running, take it first.
+ */
+static int seq;
+static int waiter_seq;
+static int waiter_in;
+
+static void take_seq(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	(void)res;
+	*(int *)data = ++seq;
+}
+
+static void *sleeper(void *arg)
+{
+	__atomic_store_n(&waiter_in, 1, __ATOMIC_RELEASE);
+	devres_for_each_res(arg, rec, NULL, NULL, take_seq, &waiter_seq);
+	return NULL;
+}
+
+static void *first_taker(void *arg)
+{
+	devres_add(arg, devres_alloc(rec, 8, GFP_KERNEL));
+	return NULL;
+}
+
+static pthread_t sleeper_t;
+
+/* With the lock held: start the sleeper, wait until it sleeps, starve. */
+static void start_sleeper(struct device *dev, void *res, void *data)
+{
+	unsigned int *l = lock_word(dev);
+
+	(void)res;
+	(void)data;
+	waiter_in = 0;
+	assert_int_equal(pthread_create(&sleeper_t, NULL, sleeper, dev), 0);
+	while (!(__atomic_load_n(l, __ATOMIC_ACQUIRE) & DR_PARKED))
+		usleep(100);
+	usleep(2000); /* past the starving time, asleep in FUTEX_WAIT */
+	__atomic_or_fetch(l, DR_STARVING, __ATOMIC_RELAXED);
+}
+
+static void test_release_hands_over_to_starving_sleeper(void **state)
+{
+	struct device *dev = *state;
+	unsigned long handoffs =
+		__atomic_load_n(&devres__lock_handoffs, __ATOMIC_RELAXED);
+	pthread_t t;
+	int mine = 0;
+
+	/* The bias goes to another thread and is revoked: the word is used. */
+	assert_int_equal(pthread_create(&t, NULL, first_taker, dev), 0);
+	pthread_join(t, NULL);
+	seq = waiter_seq = 0;
+	devres_for_each_res(dev, rec, NULL, NULL, start_sleeper, NULL);
+	devres_for_each_res(dev, rec, NULL, NULL, take_seq, &mine);
+	pthread_join(sleeper_t, NULL);
+	assert_int_equal(waiter_seq, 1);
+	assert_int_equal(mine, 2);
+	assert_true(__atomic_load_n(&devres__lock_handoffs, __ATOMIC_RELAXED) >
+		    handoffs);
+	/* The starving thread that got it ended the hand-overs. */
+	assert_int_equal(__atomic_load_n(lock_word(dev), __ATOMIC_RELAXED) &
+				 (DR_LOCKED | DR_HANDOFF | DR_STARVING),
+			 0);
+}
+
+/*
+ * fork() while another thread holds a device's lock: the child's own new
+ * devices work, from three threads at once (the child's lock words, its
+ * futex waits and the bias it grants are its own; from one thread under
+ * TSan, which lets no thread start in such a child).
+ */
+static int fork_held;
+static int fork_done;
+
+static void hold_until_forked(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	(void)res;
+	(void)data;
+	__atomic_store_n(&fork_held, 1, __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&fork_done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+}
+
+static void *holder(void *arg)
+{
+	devres_for_each_res(arg, rec, NULL, NULL, hold_until_forked, NULL);
+	return NULL;
+}
+
+static void *child_racer(void *arg)
+{
+	struct racer *r = arg;
+
+	for (int i = 0; i < EACH; i++) {
+		void *p = devm_kmalloc(r->dev, 64, GFP_KERNEL);
+
+		devres_for_each_res(r->dev, rec, NULL, NULL, bump, r->counter);
+		devm_kfree(r->dev, p);
+		r->done++;
+	}
+	return NULL;
+}
+
+static int child_uses_own_devices(void)
+{
+	struct device *dev = heap_dev(NULL, "child");
+	struct racer r[CHILD_THREADS + 1];
+	long counter = 0;
+	int ok;
+
+	if (!dev || !devm_kmalloc(dev, 16, GFP_KERNEL)) /* bias: us */
+		return 1;
+	devres_add(dev, devres_alloc(rec, 8, GFP_KERNEL));
+	for (int i = 0; i < CHILD_THREADS; i++) {
+		r[i] = (struct racer){ .dev = dev, .counter = &counter };
+		if (pthread_create(&r[i].t, NULL, child_racer, &r[i]))
+			return 1;
+	}
+	r[CHILD_THREADS] = (struct racer){ .dev = dev, .counter = &counter };
+	child_racer(&r[CHILD_THREADS]);
+	for (int i = 0; i < CHILD_THREADS; i++)
+		pthread_join(r[i].t, NULL);
+	ok = counter == (CHILD_THREADS + 1) * EACH && devres_check(dev) == 0 &&
+	     devres_release_all(dev) == 2;
+	put_device(dev);
+	return ok ? 0 : 1;
+}
+
+static void test_fork_while_locked(void **state)
+{
+	struct device *dev = *state;
+	pthread_t t;
+	pid_t pid;
+	int status;
+
+	fork_held = fork_done = 0;
+	devres_add(dev, devres_alloc(rec, 8, GFP_KERNEL));
+	assert_int_equal(pthread_create(&t, NULL, holder, dev), 0);
+	while (!__atomic_load_n(&fork_held, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		alarm(60); /* a deadlock ends the child, not the suite */
+		_exit(child_uses_own_devices());
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	__atomic_store_n(&fork_done, 1, __ATOMIC_RELEASE);
+	pthread_join(t, NULL);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	assert_int_equal(devres_check(dev), 0);
+}
+
+/*
+ * The reaper and the allocator: one thread loops on devres_release_all()
+ * while this one allocates (as test-devres's test_fill_races_release_all,
+ * with more rounds). DEVRES_LOCK_ROUNDS sets the rounds
+ * (the figure in docs/PERFORMANCE.md is 200 000 under ASan).
+ */
+static int reaping_done;
+
+static void discard_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	(void)line;
+}
+
+static void *reaper(void *arg)
+{
+	long n = 0;
+
+	while (!__atomic_load_n(&reaping_done, __ATOMIC_ACQUIRE)) {
+		devres_release_all(arg);
+		n++;
+	}
+	return (void *)n;
+}
+
+static void test_reaper_vs_allocator(void **state)
+{
+	struct device *dev = *state;
+	const char *env = getenv("DEVRES_LOCK_ROUNDS");
+	long rounds = env ? atol(env) : 20000;
+	void *reaped;
+	pthread_t t;
+
+	reaping_done = 0;
+	devres_set_log_sink(discard_sink, NULL);
+	assert_int_equal(pthread_create(&t, NULL, reaper, dev), 0);
+	for (long i = 0; i < rounds; i++) {
+		void *p = devm_kmalloc(dev, 8, GFP_KERNEL);
+
+		devm_kstrdup(dev, "reaped", GFP_KERNEL);
+		devm_kasprintf(dev, GFP_KERNEL, "reaped %ld", i);
+		/* WARNs when the reaper freed p first. */
+		devm_krealloc(dev, p, 200, GFP_KERNEL | __GFP_ZERO);
+		devm_get_free_pages(dev, GFP_KERNEL | __GFP_ZERO, 0);
+	}
+	__atomic_store_n(&reaping_done, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, &reaped), 0);
+	devres_set_log_sink(NULL, NULL);
+	assert_true((long)reaped > 0);
+	devres_release_all(dev);
+	assert_int_equal(devres_check(dev), 0);
+}
+
+#define T(f) cmocka_unit_test_setup_teardown(f, dev_setup, dev_teardown)
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		T(test_threads_sleep_and_wake),
+		T(test_waiter_not_starved_by_hog),
+		T(test_release_hands_over_to_starving_sleeper),
+		T(test_fork_while_locked),
+		T(test_reaper_vs_allocator),
+	};
+
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
