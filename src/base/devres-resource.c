@@ -14,15 +14,16 @@ struct region_dr {
 	resource_size_t n;
 };
 
+/*
+ * Gives back the region this node owns. Released by hand, it is gone
+ * with its node (release_region() WARNed); a region another owner has
+ * at the same range since is not this node's, and is left alone.
+ */
 static void release_dr(struct resource *root, void *res, const char *func)
 {
 	struct region_dr *r = res;
 
-	/* Given back behind our back: say so once, the node still goes. */
-	if (!devres__release_region(root, r->start, r->n))
-		devres__warn(NULL, func, "region [%#llx-%#llx] is already gone",
-			     (unsigned long long)r->start,
-			     (unsigned long long)(r->start + r->n - 1));
+	devres__release_region(root, r->start, r->n, r, func);
 }
 
 static void devm_region_release(struct device *dev, void *res)
@@ -48,8 +49,9 @@ static int region_match(struct device *dev, void *res, void *data)
 static struct resource *request_dr(struct device *dev, dr_release_t release,
 				   const char *call, struct resource *root,
 				   resource_size_t start, resource_size_t n,
-				   const char *name)
+				   const char *name, const char *fix)
 {
+	struct devres__owner owner;
 	struct region_dr *dr;
 	struct resource *res;
 
@@ -58,7 +60,12 @@ static struct resource *request_dr(struct device *dev, dr_release_t release,
 	dr = devres_alloc_named(release, sizeof(*dr), GFP_KERNEL, call);
 	if (!dr)
 		return NULL;
-	res = devres__request_region(root, start, n, name, 0);
+	owner = (struct devres__owner){ .dev = dev,
+					.node = dr,
+					.release = release,
+					.call = call,
+					.fix = fix };
+	res = devres__request_region(root, start, n, name, 0, &owner);
 	if (!res) {
 		devres_free(dr);
 		return NULL;
@@ -73,7 +80,7 @@ struct resource *devm_request_region(struct device *dev, resource_size_t start,
 				     resource_size_t n, const char *name)
 {
 	return request_dr(dev, devm_region_release, __func__, &ioport_resource,
-			  start, n, name);
+			  start, n, name, "devm_release_region()");
 }
 
 struct resource *devm_request_mem_region(struct device *dev,
@@ -81,7 +88,8 @@ struct resource *devm_request_mem_region(struct device *dev,
 					 resource_size_t n, const char *name)
 {
 	return request_dr(dev, devm_mem_region_release, __func__,
-			  &iomem_resource, start, n, name);
+			  &iomem_resource, start, n, name,
+			  "devm_release_mem_region()");
 }
 
 static void release_managed(struct device *dev, dr_release_t release,

@@ -1,0 +1,509 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit */
+/*
+ * Every managed acquisition given back with its plain, unmanaged release:
+ * one table row per (managed call, plain release) pair. Each row acquires
+ * on test-dev through the managed call, gives it back by hand, and checks
+ * exactly one WARN naming the device, the plain call, the managed call and
+ * the managed release to use, and that the device holds no node any more;
+ * then another owner acquires the same address or number, test-dev's
+ * resources are released, and the other owner's resource must still be
+ * there and work (a register reads back, a handler fires, a buffer or fd is
+ * still live). The fixture's teardown checks the ledger against the
+ * baseline, and ASan sees any second free.
+ *
+ * Resources the library cannot see being released (an fd closed with
+ * close(2)) are caught when the device's resources are released instead:
+ * their rows expect the WARN there, and the other owner's fd left open.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+#include <devres/devres.h>
+#include <devres/dma.h>
+#include <devres/io.h>
+#include <devres/ioport.h>
+#include <devres/irq.h>
+#include <devres/posix.h>
+#include "testlib.h"
+#include "irq/irq-test.h"
+#include "io/iotest.h"
+
+#define WIN 0xa0000000ull
+#define WIN_SIZE 0x4000ull
+#define REG 0xa0001000ull /* a region and mapping inside the window */
+#define REG_SIZE 0x1000ull
+#define PORT 0x300
+#define PORT_N 8
+#define DMA_SIZE 8192
+
+static int memfd;
+static volatile unsigned char *devside;
+static int line;
+
+/* What one row holds: test-dev's resource, then the other owner's. */
+struct ctx {
+	void *addr, *other_addr;
+	struct resource *res;
+	dma_addr_t handle, other_handle;
+	struct dma_pool *pool, *other_pool;
+	int fd, other_fd;
+	int calls, other_calls; /* handler calls */
+	int id, other_id;	/* dev_id cookies */
+};
+
+static struct ctx c;
+
+struct pair {
+	const char *name;
+	const char *func; /* the plain release, in the WARN */
+	const char *call; /* the managed call it should not undo */
+	const char *fix;  /* the managed release to use */
+	bool at_release;  /* the library cannot see the call: WARN later */
+	int left;	  /* nodes test-dev holds after the plain release */
+	void (*acquire)(void);
+	void (*by_hand)(void);
+	/* Another owner takes the same address or number; false: not same. */
+	bool (*other_acquire)(void);
+	void (*other_check)(void);
+	void (*other_release)(void);
+};
+
+static const struct pair *cur;
+
+/* Regions */
+
+static void region_acq(void)
+{
+	assert_non_null(devm_request_region(&tdev, PORT, PORT_N, "mine"));
+}
+
+static void region_hand(void)
+{
+	release_region(PORT, PORT_N);
+}
+
+static bool region_other(void)
+{
+	c.res = devm_request_region(&other, PORT, PORT_N, "other");
+	assert_non_null(c.res);
+	return true;
+}
+
+static void region_check(void)
+{
+	/* Still busy, and still the other owner's. */
+	assert_null(request_region(PORT, PORT_N, "third"));
+	assert_string_equal(c.res->name, "other");
+}
+
+static void region_rel(void)
+{
+	devm_release_region(&other, PORT, PORT_N);
+}
+
+static void mem_region_acq(void)
+{
+	assert_non_null(devm_request_mem_region(&tdev, REG, REG_SIZE, "mine"));
+}
+
+static void mem_region_hand(void)
+{
+	release_mem_region(REG, REG_SIZE);
+}
+
+static bool mem_region_other(void)
+{
+	c.res = devm_request_mem_region(&other, REG, REG_SIZE, "other");
+	assert_non_null(c.res);
+	return true;
+}
+
+static void mem_region_check(void)
+{
+	assert_null(request_mem_region(REG, REG_SIZE, "third"));
+	assert_string_equal(c.res->name, "other");
+}
+
+static void mem_region_rel(void)
+{
+	devm_release_mem_region(&other, REG, REG_SIZE);
+}
+
+/* Mappings */
+
+static void ioremap_acq(void)
+{
+	c.addr = devm_ioremap(&tdev, REG, REG_SIZE);
+	assert_non_null(c.addr);
+}
+
+static void ioremap_wc_acq(void)
+{
+	c.addr = devm_ioremap_wc(&tdev, REG, REG_SIZE);
+	assert_non_null(c.addr);
+}
+
+static void ioremap_res_acq(void)
+{
+	static struct resource r = DEFINE_RES_MEM(REG, REG_SIZE);
+
+	c.addr = devm_ioremap_resource(&tdev, &r);
+	assert_false(IS_ERR(c.addr));
+}
+
+static void iounmap_hand(void)
+{
+	iounmap(c.addr);
+}
+
+static bool ioremap_other(void)
+{
+	c.other_addr = devm_ioremap(&other, REG, REG_SIZE);
+	assert_non_null(c.other_addr);
+	return c.other_addr == c.addr;
+}
+
+static void ioremap_check(void)
+{
+	writel(0x5a5aa5a5, (char *)c.other_addr + 0x10);
+	assert_int_equal(*(volatile uint32_t *)(devside + 0x1010), 0x5a5aa5a5);
+	devside[0x1020] = 0x42;
+	assert_int_equal(readb((char *)c.other_addr + 0x20), 0x42);
+}
+
+static void ioremap_rel(void)
+{
+	devm_iounmap(&other, c.other_addr);
+}
+
+/* The region under devm_ioremap_resource(), given back by hand. */
+static void res_region_hand(void)
+{
+	release_mem_region(REG, REG_SIZE);
+}
+
+static bool res_region_other(void)
+{
+	/* The mapping is still test-dev's: only the region is taken. */
+	return mem_region_other();
+}
+
+/* Interrupts */
+
+static irqreturn_t mine(int irq, void *dev_id)
+{
+	(void)irq;
+	add_int(&c.calls, 1);
+	return dev_id == &c.id ? IRQ_HANDLED : IRQ_NONE;
+}
+
+static irqreturn_t theirs(int irq, void *dev_id)
+{
+	(void)irq;
+	add_int(&c.other_calls, 1);
+	return dev_id == &c.id ? IRQ_HANDLED : IRQ_NONE;
+}
+
+static irqreturn_t mine_thread(int irq, void *dev_id)
+{
+	return mine(irq, dev_id);
+}
+
+static void irq_acq(void)
+{
+	assert_int_equal(devm_request_irq(&tdev, line, mine, 0, "mine", &c.id),
+			 0);
+}
+
+static void threaded_irq_acq(void)
+{
+	assert_int_equal(devm_request_threaded_irq(&tdev, line, NULL,
+						   mine_thread, IRQF_ONESHOT,
+						   "mine", &c.id),
+			 0);
+}
+
+static void any_context_irq_acq(void)
+{
+	assert_true(devm_request_any_context_irq(&tdev, line, mine, 0, "mine",
+						 &c.id) >= 0);
+}
+
+static void irq_hand(void)
+{
+	free_irq(line, &c.id);
+}
+
+/* The same line and the same dev_id: only identity tells them apart. */
+static bool irq_other(void)
+{
+	assert_int_equal(
+		devm_request_irq(&other, line, theirs, 0, "theirs", &c.id), 0);
+	return true;
+}
+
+static void irq_check(void)
+{
+	int before = load_int(&c.other_calls);
+
+	assert_int_equal(irq_line_raise(line), 0);
+	assert_true(wait_at_least(&c.other_calls, before + 1));
+}
+
+static void irq_rel(void)
+{
+	devm_free_irq(&other, line, &c.id);
+}
+
+/* DMA */
+
+static void coherent_acq(void)
+{
+	c.addr = dmam_alloc_coherent(&tdev, DMA_SIZE, &c.handle, GFP_KERNEL);
+	assert_non_null(c.addr);
+}
+
+static void coherent_hand(void)
+{
+	dma_free_coherent(&tdev, DMA_SIZE, c.addr, c.handle);
+}
+
+/* The device's own space: the unmanaged owner gets the same bus range. */
+static bool coherent_other(void)
+{
+	c.other_addr = dma_alloc_coherent(&tdev, DMA_SIZE, &c.other_handle,
+					  GFP_KERNEL);
+	assert_non_null(c.other_addr);
+	return c.other_handle == c.handle;
+}
+
+static void coherent_check(void)
+{
+	memset(c.other_addr, 0x77, DMA_SIZE);
+	assert_ptr_equal(dma_iova_to_virt(&tdev, c.other_handle, DMA_SIZE),
+			 c.other_addr);
+}
+
+static void coherent_rel(void)
+{
+	dma_free_coherent(&tdev, DMA_SIZE, c.other_addr, c.other_handle);
+}
+
+static void pool_acq(void)
+{
+	c.pool = dmam_pool_create("mine", &tdev, 64, 8, 0);
+	assert_non_null(c.pool);
+}
+
+static void pool_hand(void)
+{
+	dma_pool_destroy(c.pool);
+}
+
+static bool pool_other(void)
+{
+	c.other_pool = dmam_pool_create("theirs", &other, 64, 8, 0);
+	assert_non_null(c.other_pool);
+	return c.other_pool == c.pool;
+}
+
+static void pool_check(void)
+{
+	dma_addr_t h;
+	void *p = dma_pool_alloc(c.other_pool, GFP_KERNEL, &h);
+
+	assert_non_null(p);
+	memset(p, 0x11, 64);
+	dma_pool_free(c.other_pool, p, h);
+}
+
+static void pool_rel(void)
+{
+	dmam_pool_destroy(c.other_pool);
+}
+
+/* File descriptors: close(2) is not the library's, found at release. */
+
+static void memfd_acq(void)
+{
+	c.fd = devm_memfd_create(&tdev, "mine", 0);
+	assert_true(c.fd >= 0);
+}
+
+static void open_acq(void)
+{
+	c.fd = devm_open(&tdev, "/dev/null", O_RDONLY);
+	assert_true(c.fd >= 0);
+}
+
+static void fd_hand(void)
+{
+	close(c.fd);
+}
+
+static bool memfd_other(void)
+{
+	c.other_fd = memfd_create("theirs", MFD_CLOEXEC);
+	assert_true(c.other_fd >= 0);
+	return c.other_fd == c.fd;
+}
+
+/* The same file, opened another way: st_dev and st_ino alone agree. */
+static bool null_other(void)
+{
+	c.other_fd = open("/dev/null", O_WRONLY | O_CLOEXEC);
+	assert_true(c.other_fd >= 0);
+	return c.other_fd == c.fd;
+}
+
+static void fd_check(void)
+{
+	assert_true(fcntl(c.other_fd, F_GETFD) >= 0);
+	assert_int_equal(write(c.other_fd, "x", 1), 1);
+}
+
+static void fd_rel(void)
+{
+	close(c.other_fd);
+}
+
+static const struct pair pairs[] = {
+	{ "devm_request_region/release_region", "release_region",
+	  "devm_request_region", "devm_release_region", false, 0, region_acq,
+	  region_hand, region_other, region_check, region_rel },
+	{ "devm_request_mem_region/release_mem_region", "release_mem_region",
+	  "devm_request_mem_region", "devm_release_mem_region", false, 0,
+	  mem_region_acq, mem_region_hand, mem_region_other, mem_region_check,
+	  mem_region_rel },
+	{ "devm_ioremap/iounmap", "iounmap", "devm_ioremap", "devm_iounmap",
+	  false, 0, ioremap_acq, iounmap_hand, ioremap_other, ioremap_check,
+	  ioremap_rel },
+	{ "devm_ioremap_wc/iounmap", "iounmap", "devm_ioremap_wc",
+	  "devm_iounmap", false, 0, ioremap_wc_acq, iounmap_hand, ioremap_other,
+	  ioremap_check, ioremap_rel },
+	{ "devm_ioremap_resource/iounmap", "iounmap", "devm_ioremap",
+	  "devm_iounmap", false, 1, ioremap_res_acq, iounmap_hand, NULL, NULL,
+	  NULL },
+	{ "devm_ioremap_resource/release_mem_region", "release_mem_region",
+	  "devm_request_mem_region", "devm_release_mem_region", false, 1,
+	  ioremap_res_acq, res_region_hand, res_region_other, mem_region_check,
+	  mem_region_rel },
+	{ "devm_request_irq/free_irq", "free_irq", "devm_request_irq",
+	  "devm_free_irq", false, 0, irq_acq, irq_hand, irq_other, irq_check,
+	  irq_rel },
+	{ "devm_request_threaded_irq/free_irq", "free_irq",
+	  "devm_request_threaded_irq", "devm_free_irq", false, 0,
+	  threaded_irq_acq, irq_hand, irq_other, irq_check, irq_rel },
+	{ "devm_request_any_context_irq/free_irq", "free_irq",
+	  "devm_request_any_context_irq", "devm_free_irq", false, 0,
+	  any_context_irq_acq, irq_hand, irq_other, irq_check, irq_rel },
+	{ "dmam_alloc_coherent/dma_free_coherent", "dma_free_coherent",
+	  "dmam_alloc_coherent", "dmam_free_coherent", false, 1, coherent_acq,
+	  coherent_hand, coherent_other, coherent_check, coherent_rel },
+	{ "dmam_pool_create/dma_pool_destroy", "dma_pool_destroy",
+	  "dmam_pool_create", "dmam_pool_destroy", false, 0, pool_acq,
+	  pool_hand, pool_other, pool_check, pool_rel },
+	{ "devm_memfd_create/close", "devm_memfd_create", "devm_memfd_create",
+	  "devm_close", true, 1, memfd_acq, fd_hand, memfd_other, fd_check,
+	  fd_rel },
+	{ "devm_open/close", "devm_open", "devm_open", "devm_close", true, 1,
+	  open_acq, fd_hand, null_other, fd_check, fd_rel },
+};
+
+static void run_pair(void **state)
+{
+	const struct pair *p = cur;
+	struct devres_stats st;
+	char reason[160];
+	bool same = false;
+
+	(void)state;
+	memset(&c, 0, sizeof(c));
+	p->acquire();
+	start_capture();
+	p->by_hand();
+	if (p->at_release) {
+		expect_no_warn();
+	} else {
+		snprintf(reason, sizeof(reason), "acquired with %s(): use %s()",
+			 p->call, p->fix);
+		expect_warn(p->func, reason);
+	}
+	/* Its node went with it (or, not seen, stays); the rest stays. */
+	devres_get_stats(&tdev, &st);
+	assert_int_equal(st.allocs, p->left);
+	if (p->other_acquire)
+		same = p->other_acquire();
+	print_message("%s: the other owner got the same %s: %s\n", p->name,
+		      p->at_release ? "number" : "address or number",
+		      same ? "yes" : "no");
+	start_capture();
+	devres_release_all(&tdev);
+	if (p->at_release)
+		expect_warn(p->func, "behind the library's back");
+	else
+		expect_no_warn();
+	if (p->other_check) {
+		p->other_check();
+		p->other_release();
+	}
+}
+
+static int pair_setup(void **state)
+{
+	cur = *state;
+	irq_threads_base = nr_threads();
+	return two_dev_setup(state);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	memfd = dev_memfd(WIN_SIZE);
+	if (memfd < 0)
+		return -1;
+	devside = dev_view(memfd, WIN_SIZE);
+	if (!devside || iomem_window_add(WIN, WIN_SIZE, memfd, 0, "win"))
+		return -1;
+	line = irq_line_create("line");
+	return line > 0 ? 0 : -1;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	irq_line_destroy(line);
+	iomem_window_remove(WIN);
+	munmap((void *)devside, WIN_SIZE);
+	close(memfd);
+	return 0;
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[sizeof(pairs) / sizeof(pairs[0])];
+
+	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+		tests[i] = (struct CMUnitTest){
+			.name = pairs[i].name,
+			.test_func = run_pair,
+			.setup_func = pair_setup,
+			.teardown_func = irq_teardown,
+			.initial_state = (void *)&pairs[i],
+		};
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	start_runtime_threads();
+	return cmocka_run_group_tests_name("unmanaged-release", tests,
+					   group_setup, group_teardown);
+}
