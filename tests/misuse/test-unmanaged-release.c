@@ -34,6 +34,8 @@
 #include <devres/io.h>
 #include <devres/ioport.h>
 #include <devres/irq.h>
+#include <devres/pci.h>
+#include <devres/pci_fake.h>
 #include <devres/posix.h>
 #include "testlib.h"
 #include "irq/irq-test.h"
@@ -50,6 +52,8 @@
 static int memfd;
 static volatile unsigned char *devside;
 static int line;
+static struct pci_fake *ft;
+static struct pci_dev *pdev;
 
 /* What one row holds: test-dev's resource, then the other owner's. */
 struct ctx {
@@ -68,7 +72,7 @@ struct pair {
 	const char *name;
 	const char *func; /* the plain release, in the WARN */
 	const char *call; /* the managed call it should not undo */
-	const char *fix;  /* the managed release to use */
+	const char *fix;  /* what to use instead: "devm_iounmap()" */
 	bool at_release;  /* the library cannot see the call: WARN later */
 	int left;	  /* nodes test-dev holds after the plain release */
 	void (*acquire)(void);
@@ -77,6 +81,7 @@ struct pair {
 	bool (*other_acquire)(void);
 	void (*other_check)(void);
 	void (*other_release)(void);
+	bool pci; /* on the fake PCI device, not test-dev */
 };
 
 static const struct pair *cur;
@@ -378,52 +383,129 @@ static void fd_rel(void)
 	close(c.other_fd);
 }
 
+/* PCI: the fake function's enable count and BAR 0. */
+
+static void enable_acq(void)
+{
+	assert_int_equal(pcim_enable_device(pdev), 0);
+}
+
+static void enable_hand(void)
+{
+	pci_disable_device(pdev);
+}
+
+/* Someone else's enable of the same function, counted like the kernel's. */
+static bool enable_other(void)
+{
+	assert_int_equal(pci_enable_device(pdev), 0);
+	return true;
+}
+
+static void enable_check(void)
+{
+	assert_true(pci_is_enabled(pdev));
+}
+
+static void enable_rel(void)
+{
+	pci_disable_device(pdev);
+	assert_false(pci_is_enabled(pdev));
+}
+
+static void pcim_iomap_acq(void)
+{
+	c.addr = pcim_iomap(pdev, 0, 0);
+	assert_non_null(c.addr);
+}
+
+static void pcim_iomap_regions_acq(void)
+{
+	assert_int_equal(pcim_iomap_regions(pdev, 1 << 0, "mine"), 0);
+	c.addr = pcim_iomap_table(pdev)[0];
+	assert_non_null(c.addr);
+}
+
+static void pci_iounmap_hand(void)
+{
+	pci_iounmap(pdev, c.addr);
+}
+
+static bool pci_iomap_other(void)
+{
+	c.other_addr = pci_iomap(pdev, 0, 0);
+	assert_non_null(c.other_addr);
+	return c.other_addr == c.addr;
+}
+
+static void pci_iomap_check(void)
+{
+	writel(0xc0ffee, c.other_addr);
+	assert_int_equal(readl(c.other_addr), 0xc0ffee);
+}
+
+static void pci_iomap_rel(void)
+{
+	pci_iounmap(pdev, c.other_addr);
+}
+
 static const struct pair pairs[] = {
 	{ "devm_request_region/release_region", "release_region",
-	  "devm_request_region", "devm_release_region", false, 0, region_acq,
-	  region_hand, region_other, region_check, region_rel },
+	  "devm_request_region", "devm_release_region()", false, 0, region_acq,
+	  region_hand, region_other, region_check, region_rel, false },
 	{ "devm_request_mem_region/release_mem_region", "release_mem_region",
-	  "devm_request_mem_region", "devm_release_mem_region", false, 0,
+	  "devm_request_mem_region", "devm_release_mem_region()", false, 0,
 	  mem_region_acq, mem_region_hand, mem_region_other, mem_region_check,
-	  mem_region_rel },
-	{ "devm_ioremap/iounmap", "iounmap", "devm_ioremap", "devm_iounmap",
+	  mem_region_rel, false },
+	{ "devm_ioremap/iounmap", "iounmap", "devm_ioremap", "devm_iounmap()",
 	  false, 0, ioremap_acq, iounmap_hand, ioremap_other, ioremap_check,
-	  ioremap_rel },
+	  ioremap_rel, false },
 	{ "devm_ioremap_wc/iounmap", "iounmap", "devm_ioremap_wc",
-	  "devm_iounmap", false, 0, ioremap_wc_acq, iounmap_hand, ioremap_other,
-	  ioremap_check, ioremap_rel },
+	  "devm_iounmap()", false, 0, ioremap_wc_acq, iounmap_hand,
+	  ioremap_other, ioremap_check, ioremap_rel, false },
 	{ "devm_ioremap_resource/iounmap", "iounmap", "devm_ioremap",
-	  "devm_iounmap", false, 1, ioremap_res_acq, iounmap_hand, NULL, NULL,
-	  NULL },
+	  "devm_iounmap()", false, 1, ioremap_res_acq, iounmap_hand, NULL, NULL,
+	  NULL, false },
 	{ "devm_ioremap_resource/release_mem_region", "release_mem_region",
-	  "devm_request_mem_region", "devm_release_mem_region", false, 1,
+	  "devm_request_mem_region", "devm_release_mem_region()", false, 1,
 	  ioremap_res_acq, res_region_hand, res_region_other, mem_region_check,
-	  mem_region_rel },
+	  mem_region_rel, false },
 	{ "devm_request_irq/free_irq", "free_irq", "devm_request_irq",
-	  "devm_free_irq", false, 0, irq_acq, irq_hand, irq_other, irq_check,
-	  irq_rel },
+	  "devm_free_irq()", false, 0, irq_acq, irq_hand, irq_other, irq_check,
+	  irq_rel, false },
 	{ "devm_request_threaded_irq/free_irq", "free_irq",
-	  "devm_request_threaded_irq", "devm_free_irq", false, 0,
-	  threaded_irq_acq, irq_hand, irq_other, irq_check, irq_rel },
+	  "devm_request_threaded_irq", "devm_free_irq()", false, 0,
+	  threaded_irq_acq, irq_hand, irq_other, irq_check, irq_rel, false },
 	{ "devm_request_any_context_irq/free_irq", "free_irq",
-	  "devm_request_any_context_irq", "devm_free_irq", false, 0,
-	  any_context_irq_acq, irq_hand, irq_other, irq_check, irq_rel },
+	  "devm_request_any_context_irq", "devm_free_irq()", false, 0,
+	  any_context_irq_acq, irq_hand, irq_other, irq_check, irq_rel, false },
 	{ "dmam_alloc_coherent/dma_free_coherent", "dma_free_coherent",
-	  "dmam_alloc_coherent", "dmam_free_coherent", false, 1, coherent_acq,
-	  coherent_hand, coherent_other, coherent_check, coherent_rel },
+	  "dmam_alloc_coherent", "dmam_free_coherent()", false, 1, coherent_acq,
+	  coherent_hand, coherent_other, coherent_check, coherent_rel, false },
 	{ "dmam_pool_create/dma_pool_destroy", "dma_pool_destroy",
-	  "dmam_pool_create", "dmam_pool_destroy", false, 0, pool_acq,
-	  pool_hand, pool_other, pool_check, pool_rel },
+	  "dmam_pool_create", "dmam_pool_destroy()", false, 0, pool_acq,
+	  pool_hand, pool_other, pool_check, pool_rel, false },
 	{ "devm_memfd_create/close", "devm_memfd_create", "devm_memfd_create",
-	  "devm_close", true, 1, memfd_acq, fd_hand, memfd_other, fd_check,
-	  fd_rel },
-	{ "devm_open/close", "devm_open", "devm_open", "devm_close", true, 1,
-	  open_acq, fd_hand, null_other, fd_check, fd_rel },
+	  "devm_close()", true, 1, memfd_acq, fd_hand, memfd_other, fd_check,
+	  fd_rel, false },
+	{ "devm_open/close", "devm_open", "devm_open", "devm_close()", true, 1,
+	  open_acq, fd_hand, null_other, fd_check, fd_rel, false },
+	{ "pcim_enable_device/pci_disable_device", "pci_disable_device",
+	  "pcim_enable_device", "nothing, the device's release disables it",
+	  false, 0, enable_acq, enable_hand, enable_other, enable_check,
+	  enable_rel, true },
+	{ "pcim_iomap/pci_iounmap", "iounmap", "devm_ioremap", "devm_iounmap()",
+	  false, 1, pcim_iomap_acq, pci_iounmap_hand, pci_iomap_other,
+	  pci_iomap_check, pci_iomap_rel, true },
+	{ "pcim_iomap_regions/pci_iounmap", "iounmap", "devm_ioremap",
+	  "devm_iounmap()", false, 2, pcim_iomap_regions_acq, pci_iounmap_hand,
+	  pci_iomap_other, pci_iomap_check, pci_iomap_rel, true },
 };
 
 static void run_pair(void **state)
 {
 	const struct pair *p = cur;
+	struct device *mine = p->pci ? &pdev->dev : &tdev;
 	struct devres_stats st;
 	char reason[160];
 	bool same = false;
@@ -436,12 +518,12 @@ static void run_pair(void **state)
 	if (p->at_release) {
 		expect_no_warn();
 	} else {
-		snprintf(reason, sizeof(reason), "acquired with %s(): use %s()",
+		snprintf(reason, sizeof(reason), "acquired with %s(): use %s",
 			 p->call, p->fix);
-		expect_warn(p->func, reason);
+		expect_warn_on(dev_name(mine), p->func, reason);
 	}
 	/* Its node went with it (or, not seen, stays); the rest stays. */
-	devres_get_stats(&tdev, &st);
+	devres_get_stats(mine, &st);
 	assert_int_equal(st.allocs, p->left);
 	if (p->other_acquire)
 		same = p->other_acquire();
@@ -449,7 +531,7 @@ static void run_pair(void **state)
 		      p->at_release ? "number" : "address or number",
 		      same ? "yes" : "no");
 	start_capture();
-	devres_release_all(&tdev);
+	devres_release_all(mine);
 	if (p->at_release)
 		expect_warn(p->func, "behind the library's back");
 	else
@@ -477,12 +559,34 @@ static int group_setup(void **state)
 	if (!devside || iomem_window_add(WIN, WIN_SIZE, memfd, 0, "win"))
 		return -1;
 	line = irq_line_create("line");
-	return line > 0 ? 0 : -1;
+	if (line <= 0)
+		return -1;
+	/* A fake PCI function with one 4 KiB memory BAR. */
+	ft = pci_fake_create();
+	if (!ft || pci_sysfs_set_root(pci_fake_root(ft)))
+		return -1;
+	if (pci_fake_add(ft,
+			 &(struct pci_fake_dev){
+				 .name = "0000:00:01.0",
+				 .vendor = 0x1af4,
+				 .device = 0x1041,
+				 .bar_size = { 4096 },
+				 .bar_flags = { IORESOURCE_MEM } }) ||
+	    pci_bus_scan() != 1)
+		return -1;
+	pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	if (!pdev)
+		return -1;
+	pci_dev_put(pdev);
+	return 0;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
+	pci_bus_remove_all();
+	pci_sysfs_set_root(NULL);
+	pci_fake_destroy(ft);
 	irq_line_destroy(line);
 	iomem_window_remove(WIN);
 	munmap((void *)devside, WIN_SIZE);
