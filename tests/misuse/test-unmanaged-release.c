@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit */
+/* ctest-labels: unit tsan */
 /*
  * Every managed acquisition given back with its plain, unmanaged release:
  * one table row per (managed call, plain release) pair. Each row acquires
@@ -15,6 +15,11 @@
  * Resources the library cannot see being released (an fd closed with
  * close(2)) are caught when the device's resources are released instead:
  * their rows expect the WARN there, and the other owner's fd left open.
+ *
+ * Then each pair again, the plain release on one thread racing the
+ * device's release on another, many rounds: exactly one WARN a round
+ * (whichever comes second finds nothing of its own), the resource given
+ * back once (ASan, TSan, and the ledger at teardown).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -23,6 +28,8 @@
 #include <setjmp.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -542,6 +549,73 @@ static void run_pair(void **state)
 	}
 }
 
+static int race_warns, race_caught, go;
+
+static void count_sink(void *ctx, int level, const char *text)
+{
+	(void)ctx;
+	(void)level;
+	if (!strncmp(text, "WARNING: ", 9))
+		add_int(&race_warns, 1);
+	/* The plain release came first and took the node. */
+	if (strstr(text, "taken off the device"))
+		add_int(&race_caught, 1);
+}
+
+static int ready, swap;
+
+/* The plain release, or (swapped) the device's release of everything. */
+static void side(const struct pair *p, bool hand)
+{
+	if (hand)
+		p->by_hand();
+	else
+		devres_release_all(p->pci ? &pdev->dev : &tdev);
+}
+
+static void *other_side(void *arg)
+{
+	add_int(&ready, 1);
+	while (!load_int(&go))
+		sched_yield();
+	side(arg, !load_int(&swap));
+	return NULL;
+}
+
+#define RACE_ROUNDS 200
+
+static void race_pair(void **state)
+{
+	const struct pair *p = cur;
+	pthread_t t;
+
+	(void)state;
+	__atomic_store_n(&race_caught, 0, __ATOMIC_RELEASE);
+	devres_set_log_sink(count_sink, NULL);
+	for (int i = 0; i < RACE_ROUNDS; i++) {
+		int before;
+
+		memset(&c, 0, sizeof(c));
+		p->acquire();
+		before = load_int(&race_warns);
+		__atomic_store_n(&go, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&ready, 0, __ATOMIC_RELEASE);
+		/* Which side this thread takes alternates: either comes first. */
+		__atomic_store_n(&swap, i % 2, __ATOMIC_RELEASE);
+		assert_int_equal(
+			pthread_create(&t, NULL, other_side, (void *)p), 0);
+		while (!load_int(&ready))
+			sched_yield();
+		__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+		side(p, i % 2);
+		pthread_join(t, NULL);
+		assert_int_equal(load_int(&race_warns) - before, 1);
+	}
+	devres_set_log_sink(NULL, NULL);
+	print_message("%s: the plain release came first in %d of %d rounds\n",
+		      p->name, load_int(&race_caught), RACE_ROUNDS);
+}
+
 static int pair_setup(void **state)
 {
 	cur = *state;
@@ -596,9 +670,12 @@ static int group_teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[sizeof(pairs) / sizeof(pairs[0])];
+	const size_t n = sizeof(pairs) / sizeof(pairs[0]);
+	static char race_names[sizeof(pairs) / sizeof(pairs[0])][96];
+	struct CMUnitTest tests[2 * sizeof(pairs) / sizeof(pairs[0])];
+	size_t nraces = 0;
 
-	for (size_t i = 0; i < sizeof(pairs) / sizeof(pairs[0]); i++)
+	for (size_t i = 0; i < n; i++)
 		tests[i] = (struct CMUnitTest){
 			.name = pairs[i].name,
 			.test_func = run_pair,
@@ -606,8 +683,19 @@ int main(void)
 			.teardown_func = irq_teardown,
 			.initial_state = (void *)&pairs[i],
 		};
+	/* A race needs a plain release the library sees. */
+	for (size_t i = 0; i < n; i++) {
+		if (pairs[i].at_release)
+			continue;
+		snprintf(race_names[i], sizeof(race_names[i]), "race %s",
+			 pairs[i].name);
+		tests[n + nraces] = tests[i];
+		tests[n + nraces].name = race_names[i];
+		tests[n + nraces].test_func = race_pair;
+		nraces++;
+	}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	start_runtime_threads();
-	return cmocka_run_group_tests_name("unmanaged-release", tests,
-					   group_setup, group_teardown);
+	return _cmocka_run_group_tests("unmanaged-release", tests, n + nraces,
+				       group_setup, group_teardown);
 }
