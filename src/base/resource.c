@@ -244,11 +244,15 @@ static int unlink_res(struct resource *old, bool keep_children)
 
 int release_resource(struct resource *old)
 {
+	if (old)
+		devres__resource_hand(old, __func__);
 	return unlink_res(old, false);
 }
 
 int remove_resource(struct resource *old)
 {
+	if (old)
+		devres__resource_hand(old, __func__);
 	return unlink_res(old, true);
 }
 

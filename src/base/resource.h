@@ -35,4 +35,10 @@ HIDDEN bool devres__release_region(struct resource *parent,
 				   resource_size_t start, resource_size_t n,
 				   const void *node, const char *func);
 
+/*
+ * devres-resource.c: release_resource() or remove_resource() of @old, a
+ * devm_request_resource() range: WARN, and its node leaves the device.
+ */
+HIDDEN void devres__resource_hand(struct resource *old, const char *func);
+
 #endif /* DEVRES_RESOURCE_H */
