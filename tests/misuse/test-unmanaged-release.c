@@ -490,6 +490,49 @@ static void pci_iomap_rel(void)
 	pci_iounmap(pdev, c.other_addr);
 }
 
+/* Mappings of memfds: munmap(2) is not the library's, found at release. */
+
+static void mmap_acq(void)
+{
+	int fd = memfd_create("mine", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	c.addr = devm_mmap(&tdev, NULL, 4096, PROT_READ | PROT_WRITE,
+			   MAP_SHARED, fd, 0);
+	close(fd);
+	assert_false(IS_ERR(c.addr));
+}
+
+static void mmap_hand(void)
+{
+	munmap(c.addr, 4096);
+}
+
+static bool mmap_other(void)
+{
+	int fd = memfd_create("theirs", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, 4096), 0);
+	c.other_addr = mmap(c.addr, 4096, PROT_READ | PROT_WRITE,
+			    MAP_SHARED | MAP_FIXED_NOREPLACE, fd, 0);
+	close(fd);
+	assert_ptr_equal(c.other_addr, c.addr);
+	return true;
+}
+
+static void mmap_check(void)
+{
+	memset(c.other_addr, 0x3c, 4096);
+	assert_int_equal(((volatile unsigned char *)c.other_addr)[4095], 0x3c);
+}
+
+static void mmap_rel(void)
+{
+	assert_int_equal(munmap(c.other_addr, 4096), 0);
+}
+
 static const struct pair pairs[] = {
 	{ "devm_request_region/release_region", "release_region",
 	  "devm_request_region", "devm_release_region()", false, 0, region_acq,
@@ -535,6 +578,8 @@ static const struct pair pairs[] = {
 	  fd_rel, false },
 	{ "devm_open/close", "devm_open", "devm_open", "devm_close()", true, 1,
 	  open_acq, fd_hand, null_other, fd_check, fd_rel, false },
+	{ "devm_mmap/munmap", "devm_mmap", "devm_mmap", "devm_munmap()", true,
+	  1, mmap_acq, mmap_hand, mmap_other, mmap_check, mmap_rel, false },
 	{ "pcim_enable_device/pci_disable_device", "pci_disable_device",
 	  "pcim_enable_device", "nothing, the device's release disables it",
 	  false, 0, enable_acq, enable_hand, enable_other, enable_check,
