@@ -18,10 +18,13 @@ static int same_node(struct device *dev, void *res, void *data)
 	return res == data;
 }
 
-void devres__disown(struct devres__owner *o, struct devres__hand *h)
+void devres__disown(struct devres__owner *owner, struct devres__hand *h)
 {
+	struct devres__owner o[1] = { *owner };
 	char buf[40];
 
+	/* Cleared first: the owner may live in the node destroyed below. */
+	*owner = (struct devres__owner){ 0 };
 	h->call = o->call;
 	h->fix = o->fix;
 	snprintf(h->dev, sizeof(h->dev), "%s",
@@ -32,7 +35,6 @@ void devres__disown(struct devres__owner *o, struct devres__hand *h)
 	 * release finds the record no longer owned by it and does nothing.
 	 */
 	devres_destroy(o->dev, o->release, same_node, o->node);
-	*o = (struct devres__owner){ 0 };
 }
 
 void devres__warn_hand(const struct devres__hand *h, const char *func,
