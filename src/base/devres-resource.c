@@ -6,6 +6,7 @@
  * name the call that made the node.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <devres/devres.h>
 #include "resource.h"
 
@@ -14,15 +15,16 @@ struct region_dr {
 	resource_size_t n;
 };
 
+/*
+ * Gives back the region this node owns. Released by hand, it is gone
+ * with its node (release_region() WARNed); a region another owner has
+ * at the same range since is not this node's, and is left alone.
+ */
 static void release_dr(struct resource *root, void *res, const char *func)
 {
 	struct region_dr *r = res;
 
-	/* Given back behind our back: say so once, the node still goes. */
-	if (!devres__release_region(root, r->start, r->n))
-		devres__warn(NULL, func, "region [%#llx-%#llx] is already gone",
-			     (unsigned long long)r->start,
-			     (unsigned long long)(r->start + r->n - 1));
+	devres__release_region(root, r->start, r->n, r, func);
 }
 
 static void devm_region_release(struct device *dev, void *res)
@@ -48,8 +50,9 @@ static int region_match(struct device *dev, void *res, void *data)
 static struct resource *request_dr(struct device *dev, dr_release_t release,
 				   const char *call, struct resource *root,
 				   resource_size_t start, resource_size_t n,
-				   const char *name)
+				   const char *name, const char *fix)
 {
+	struct devres__owner owner;
 	struct region_dr *dr;
 	struct resource *res;
 
@@ -58,7 +61,12 @@ static struct resource *request_dr(struct device *dev, dr_release_t release,
 	dr = devres_alloc_named(release, sizeof(*dr), GFP_KERNEL, call);
 	if (!dr)
 		return NULL;
-	res = devres__request_region(root, start, n, name, 0);
+	owner = (struct devres__owner){ .dev = dev,
+					.node = dr,
+					.release = release,
+					.call = call,
+					.fix = fix };
+	res = devres__request_region(root, start, n, name, 0, &owner);
 	if (!res) {
 		devres_free(dr);
 		return NULL;
@@ -73,7 +81,7 @@ struct resource *devm_request_region(struct device *dev, resource_size_t start,
 				     resource_size_t n, const char *name)
 {
 	return request_dr(dev, devm_region_release, __func__, &ioport_resource,
-			  start, n, name);
+			  start, n, name, "devm_release_region()");
 }
 
 struct resource *devm_request_mem_region(struct device *dev,
@@ -81,7 +89,8 @@ struct resource *devm_request_mem_region(struct device *dev,
 					 resource_size_t n, const char *name)
 {
 	return request_dr(dev, devm_mem_region_release, __func__,
-			  &iomem_resource, start, n, name);
+			  &iomem_resource, start, n, name,
+			  "devm_release_mem_region()");
 }
 
 static void release_managed(struct device *dev, dr_release_t release,
@@ -110,17 +119,61 @@ void devm_release_mem_region(struct device *dev, resource_size_t start,
 	release_managed(dev, devm_mem_region_release, start, n, __func__);
 }
 
-/* A range the caller owns, described in the tree while the device lives. */
+/*
+ * A range the caller owns, described in the tree while the device lives.
+ * The struct resource is the caller's, with no room for an owner: the
+ * nodes that own one are on a list instead, so that release_resource() of
+ * a managed range finds its node, and a node whose range was released by
+ * hand (and perhaps requested again by another owner) leaves it alone.
+ */
 struct resource_dr {
 	struct resource *res;
+	struct resource_dr *next, *prev;
+	struct devres__owner owner;
 };
+
+static pthread_mutex_t owned_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct resource_dr owned = { .next = &owned, .prev = &owned };
+
+static void unlink_dr(struct resource_dr *dr)
+{
+	dr->prev->next = dr->next;
+	dr->next->prev = dr->prev;
+	dr->next = dr->prev = NULL;
+}
 
 static void devm_resource_release(struct device *dev, void *res)
 {
 	struct resource_dr *dr = res;
+	bool mine;
 
 	(void)dev;
-	release_resource(dr->res);
+	pthread_mutex_lock(&owned_lock);
+	mine = dr->next != NULL;
+	if (mine)
+		unlink_dr(dr);
+	pthread_mutex_unlock(&owned_lock);
+	if (mine)
+		release_resource(dr->res);
+}
+
+void devres__resource_hand(struct resource *old, const char *func)
+{
+	struct devres__hand hand;
+	struct resource_dr *dr;
+
+	pthread_mutex_lock(&owned_lock);
+	for (dr = owned.next; dr != &owned; dr = dr->next)
+		if (dr->res == old)
+			break;
+	if (dr != &owned) {
+		unlink_dr(dr);
+		/* Frees dr (the node's data): nothing of it is read after. */
+		devres__disown(&dr->owner, &hand);
+	}
+	pthread_mutex_unlock(&owned_lock);
+	if (dr != &owned)
+		devres__warn_hand(&hand, func, "a resource");
 }
 
 static int resource_match(struct device *dev, void *res, void *data)
@@ -151,6 +204,17 @@ int devm_request_resource(struct device *dev, struct resource *root,
 		return -EBUSY;
 	}
 	dr->res = new_res;
+	dr->owner = (struct devres__owner){ .dev = dev,
+					    .node = dr,
+					    .release = devm_resource_release,
+					    .call = "devm_request_resource",
+					    .fix = "devm_release_resource()" };
+	pthread_mutex_lock(&owned_lock);
+	dr->next = &owned;
+	dr->prev = owned.prev;
+	owned.prev->next = dr;
+	owned.prev = dr;
+	pthread_mutex_unlock(&owned_lock);
 	devres_add(dev, dr);
 	return 0;
 }

@@ -212,7 +212,7 @@ static void backtrace_lines(void)
 	n = backtrace(frames, 16);
 	syms = backtrace_symbols(frames, n);
 
-	for (int i = 2; syms && i < n; i++)
+	for (int i = 3; syms && i < n; i++)
 		devres__print(DEVRES_LOG_WARNING, "  %s", syms[i]);
 	free(syms);
 #endif
@@ -237,23 +237,42 @@ static bool secure_quiet(void)
 	return quiet;
 }
 
-void devres__warn(const struct device *dev, const char *func, const char *fmt,
-		  ...)
+static __attribute__((noinline)) void vwarn(const char *label, const char *func,
+					    const char *fmt, va_list ap)
 {
-	char reason[256], buf[40];
+	char reason[256];
 	int err = errno;
-	va_list ap;
 
 	if (in_sink)
 		return;
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	if (secure_quiet())
 		return;
-	va_start(ap, fmt);
 	vsnprintf(reason, sizeof(reason), fmt, ap);
-	va_end(ap);
-	devres__print(DEVRES_LOG_WARNING, "WARNING: %s: %s: %s",
-		      devres__dev_label(dev, buf, sizeof(buf)), func, reason);
+	devres__print(DEVRES_LOG_WARNING, "WARNING: %s: %s: %s", label, func,
+		      reason);
 	backtrace_lines();
 	errno = err;
+}
+
+void devres__warn(const struct device *dev, const char *func, const char *fmt,
+		  ...)
+{
+	char buf[40];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(devres__dev_label(dev, buf, sizeof(buf)), func, fmt, ap);
+	va_end(ap);
+}
+
+/* A WARN about a device that may be gone by now: its label was copied. */
+void devres__warn_label(const char *label, const char *func, const char *fmt,
+			...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vwarn(label, func, fmt, ap);
+	va_end(ap);
 }

@@ -6,7 +6,9 @@
  * Each level is a singly linked list of siblings sorted by start that never
  * overlap, every range inside its parent. One mutex guards both trees (the
  * kernel's resource_lock); no callback runs under it, and nothing else is
- * taken inside it, so callers may hold their own locks around these calls.
+ * taken inside it but a device's devres lock (a managed region released
+ * by hand loses its node), so callers may hold their own locks around
+ * these calls.
  */
 #include <errno.h>
 #include <inttypes.h>
@@ -40,6 +42,7 @@ static pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
 struct region {
 	struct resource res;
 	struct region *next, *prev;
+	struct devres__owner owner; /* a devm_ request's node */
 	char name[];
 };
 
@@ -241,11 +244,15 @@ static int unlink_res(struct resource *old, bool keep_children)
 
 int release_resource(struct resource *old)
 {
+	if (old)
+		devres__resource_hand(old, __func__);
 	return unlink_res(old, false);
 }
 
 int remove_resource(struct resource *old)
 {
+	if (old)
+		devres__resource_hand(old, __func__);
 	return unlink_res(old, true);
 }
 
@@ -272,7 +279,8 @@ int remove_resource_unless_busy(struct resource *old)
 struct resource *devres__request_region(struct resource *parent,
 					resource_size_t start,
 					resource_size_t n, const char *name,
-					unsigned long flags)
+					unsigned long flags,
+					const struct devres__owner *owner)
 {
 	size_t len = name ? strlen(name) + 1 : 0;
 	struct resource *conflict, *res;
@@ -292,6 +300,8 @@ struct resource *devres__request_region(struct resource *parent,
 	res->start = start;
 	res->end = start + n - 1;
 	res->flags = resource_type(parent) | flags | IORESOURCE_BUSY;
+	if (owner)
+		r->owner = *owner;
 	pthread_mutex_lock(&tree_lock);
 	for (;;) {
 		conflict = add_leaf(parent, res);
@@ -325,10 +335,13 @@ static bool is_region(const struct resource *res)
 }
 
 bool devres__release_region(struct resource *parent, resource_size_t start,
-			    resource_size_t n)
+			    resource_size_t n, const void *node,
+			    const char *func)
 {
 	resource_size_t end = start + n - 1;
+	struct devres__hand hand;
 	struct resource **pp, *p;
+	bool owned = false;
 	struct region *r;
 	int saved = errno;
 
@@ -346,12 +359,20 @@ bool devres__release_region(struct resource *parent, resource_size_t start,
 		}
 		if (p->start != start || p->end != end || !is_region(p))
 			break;
+		r = container_of(p, struct region, res);
+		/* A node gives back only the region it owns: identity. */
+		if (node && !devres__owned_by(&r->owner, node))
+			break;
 		/* Whatever was nested in it stays in the tree. */
 		unlink_locked(p, true);
-		r = container_of(p, struct region, res);
 		r->prev->next = r->next;
 		r->next->prev = r->prev;
+		owned = !node && r->owner.dev;
+		if (owned)
+			devres__disown(&r->owner, &hand);
 		pthread_mutex_unlock(&tree_lock);
+		if (owned)
+			devres__warn_hand(&hand, func, "a region");
 		free(r);
 		devres__ledger_add(DL_REGIONS, -1);
 		errno = saved;
@@ -364,13 +385,13 @@ bool devres__release_region(struct resource *parent, resource_size_t start,
 struct resource *request_region(resource_size_t start, resource_size_t n,
 				const char *name)
 {
-	return devres__request_region(&ioport_root, start, n, name, 0);
+	return devres__request_region(&ioport_root, start, n, name, 0, NULL);
 }
 
 struct resource *request_mem_region(resource_size_t start, resource_size_t n,
 				    const char *name)
 {
-	return devres__request_region(&iomem_root, start, n, name, 0);
+	return devres__request_region(&iomem_root, start, n, name, 0, NULL);
 }
 
 struct resource *request_mem_region_exclusive(resource_size_t start,
@@ -378,7 +399,7 @@ struct resource *request_mem_region_exclusive(resource_size_t start,
 					      const char *name)
 {
 	return devres__request_region(&iomem_root, start, n, name,
-				      IORESOURCE_EXCLUSIVE);
+				      IORESOURCE_EXCLUSIVE, NULL);
 }
 
 static void release_in(struct resource *root, resource_size_t start,
@@ -386,7 +407,7 @@ static void release_in(struct resource *root, resource_size_t start,
 {
 	int saved = errno;
 
-	if (!devres__release_region(root, start, n))
+	if (!devres__release_region(root, start, n, NULL, func))
 		devres__warn(NULL, func,
 			     "no busy region [%#llx-%#llx] to release",
 			     (unsigned long long)start,

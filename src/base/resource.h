@@ -21,13 +21,24 @@ HIDDEN int devres__insert_resources(struct resource *res, unsigned int n);
 /* Takes out those of @res[0..@n) that are in a tree; their children stay. */
 HIDDEN void devres__remove_resources(struct resource *res, unsigned int n);
 
-HIDDEN struct resource *devres__request_region(struct resource *parent,
-					       resource_size_t start,
-					       resource_size_t n,
-					       const char *name,
-					       unsigned long flags);
-/* false when there is no busy region [start, start + n) to release. */
+/* @owner: the node of a managed request, or NULL. */
+HIDDEN struct resource *
+devres__request_region(struct resource *parent, resource_size_t start,
+		       resource_size_t n, const char *name, unsigned long flags,
+		       const struct devres__owner *owner);
+/*
+ * Releases the busy region [start, start + n): any (@node NULL, by hand:
+ * a managed one loses its node, @func WARNs), or only the one @node owns.
+ * false when there is no such region.
+ */
 HIDDEN bool devres__release_region(struct resource *parent,
-				   resource_size_t start, resource_size_t n);
+				   resource_size_t start, resource_size_t n,
+				   const void *node, const char *func);
+
+/*
+ * devres-resource.c: release_resource() or remove_resource() of @old, a
+ * devm_request_resource() range: WARN, and its node leaves the device.
+ */
+HIDDEN void devres__resource_hand(struct resource *old, const char *func);
 
 #endif /* DEVRES_RESOURCE_H */

@@ -18,6 +18,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <devres/device.h>
+#include <devres/devres.h>
 
 #define likely(x) __builtin_expect(!!(x), 1)
 #define unlikely(x) __builtin_expect(!!(x), 0)
@@ -104,6 +105,41 @@ static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
 			 __atomic_load_n(&v[kind], __ATOMIC_RELAXED) + delta,
 			 __ATOMIC_RELAXED);
 }
+
+/*
+ * disown.c: the managed owner of a resource, kept in the resource's own
+ * record (a mapping, a region, a handler, a buffer) by the subsystem, under
+ * the subsystem's lock. A node's release gives the resource back only if
+ * the record is still live and still owned by that node: identity, never
+ * an address or a number alone. A plain release of an owned resource calls
+ * devres__disown() with that lock held (the owner's device is alive while
+ * the record is owned), then devres__warn_hand() once unlocked.
+ */
+struct devres__owner {
+	struct device *dev; /* NULL: not managed */
+	void *node;	    /* the data of the node that releases it */
+	dr_release_t release;
+	const char *call; /* the managed call that acquired it */
+	const char *fix;  /* what gives it back: "devm_free_irq()" */
+};
+
+struct devres__hand {
+	char dev[64];
+	const char *call;
+	const char *fix;
+};
+
+static inline bool devres__owned_by(const struct devres__owner *o,
+				    const void *node)
+{
+	return o->dev && o->node == node;
+}
+
+HIDDEN void devres__disown(struct devres__owner *o, struct devres__hand *h);
+HIDDEN void devres__warn_hand(const struct devres__hand *h, const char *func,
+			      const char *what);
+HIDDEN void devres__warn_label(const char *label, const char *func,
+			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
 
 /*
  * env.c: every DEVRES_* variable is read here, as secure_getenv() does:

@@ -133,10 +133,11 @@ void *dma_alloc_coherent(struct device *dev, size_t size,
 
 void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 		      dma_addr_t dma_handle, enum dma_kind kind,
-		      const char *func)
+		      const void *node, const char *func)
 {
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
-	bool done = false, orphan = false;
+	bool done = false, orphan = false, owned = false;
+	struct devres__hand hand;
 	struct dma_dev *s;
 	struct dma_map *m;
 	char why[160] = "";
@@ -148,7 +149,12 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 	if (s)
 		pthread_mutex_lock(&s->lock);
 	m = s ? devres__dma_take(s, dma_handle) : NULL;
-	if (!m || m->kind != kind) {
+	if (node && (!m || !devres__owned_by(&m->owner, node))) {
+		/* Freed by hand, maybe reused since: not this node's. */
+		if (m)
+			devres__dma_keep(s, m);
+		m = NULL;
+	} else if (!m || m->kind != kind) {
 		snprintf(why, sizeof(why), "handle %#llx is not a %s",
 			 (unsigned long long)dma_handle,
 			 m && m->kind == DK_POOL ? "coherent buffer of its own "
@@ -169,6 +175,10 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 				 (unsigned long long)dma_handle, size, m->size);
 		len = (m->size + devres__page_size - 1) &
 		      ~(devres__page_size - 1);
+		/* A managed buffer freed by hand: its node goes now. */
+		owned = !node && m->owner.dev;
+		if (owned)
+			devres__disown(&m->owner, &hand);
 		devres__dma_forget(s, m);
 		done = true;
 		orphan = s->orphan && !s->nmaps;
@@ -183,6 +193,8 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 	}
 	if (why[0])
 		devres__warn(dev, func, "%s", why);
+	if (owned)
+		devres__warn_hand(&hand, func, "a coherent buffer");
 	if (orphan)
 		devres__dma_put_orphan(dev, s);
 	errno = err;
@@ -193,11 +205,13 @@ void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
 {
 	if (!devres__dev_ok(dev, __func__))
 		return;
-	devres__dma_free(dev, size, cpu_addr, dma_handle, DK_COHERENT,
+	devres__dma_free(dev, size, cpu_addr, dma_handle, DK_COHERENT, NULL,
 			 __func__);
 }
 
-void devres__dma_disown(struct device *dev, dma_addr_t dma_handle)
+/* Gives the buffer at @dma_handle an owner, or (NULL) a pool's to the device. */
+static void set_map(struct device *dev, dma_addr_t dma_handle,
+		    const struct devres__owner *owner)
 {
 	struct dma_dev *s;
 	struct dma_map *m;
@@ -207,9 +221,22 @@ void devres__dma_disown(struct device *dev, dma_addr_t dma_handle)
 	if (s) {
 		pthread_mutex_lock(&s->lock);
 		m = devres__dma_lookup(s, dma_handle, 1);
-		if (m && m->kind == DK_POOL)
+		if (m && owner)
+			m->owner = *owner;
+		else if (m && m->kind == DK_POOL)
 			m->kind = DK_COHERENT;
 		pthread_mutex_unlock(&s->lock);
 	}
 	devres__dma_read_unlock();
+}
+
+void devres__dma_own(struct device *dev, dma_addr_t dma_handle,
+		     const struct devres__owner *owner)
+{
+	set_map(dev, dma_handle, owner);
+}
+
+void devres__dma_disown(struct device *dev, dma_addr_t dma_handle)
+{
+	set_map(dev, dma_handle, NULL);
 }

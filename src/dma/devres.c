@@ -17,7 +17,8 @@ static void dmam_release(struct device *dev, void *res)
 {
 	struct dma_devres *this = res;
 
-	dma_free_coherent(dev, this->size, this->vaddr, this->dma_handle);
+	devres__dma_free(dev, this->size, this->vaddr, this->dma_handle,
+			 DK_COHERENT, this, "dmam_release");
 }
 
 static int dmam_match(struct device *dev, void *res, void *match_data)
@@ -38,6 +39,7 @@ static int dmam_match_vaddr(struct device *dev, void *res, void *match_data)
 void *dmam_alloc_coherent(struct device *dev, size_t size,
 			  dma_addr_t *dma_handle, gfp_t gfp)
 {
+	struct devres__owner owner;
 	struct dma_devres *dr;
 	void *vaddr;
 
@@ -54,6 +56,12 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 	dr->vaddr = vaddr;
 	dr->dma_handle = *dma_handle;
 	dr->size = size;
+	owner = (struct devres__owner){ .dev = dev,
+					.node = dr,
+					.release = dmam_release,
+					.call = __func__,
+					.fix = "dmam_free_coherent()" };
+	devres__dma_own(dev, dr->dma_handle, &owner);
 	devres_add(dev, dr);
 	return vaddr;
 }
@@ -61,7 +69,7 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 			dma_addr_t dma_handle)
 {
-	struct dma_devres match = { size, vaddr, dma_handle };
+	struct dma_devres match = { size, vaddr, dma_handle }, *dr;
 
 	if (!devres__dev_ok(dev, __func__))
 		return;
@@ -71,7 +79,8 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 	 * device's resources in between would free it twice (the kernel's
 	 * CVE-2024-43856).
 	 */
-	if (devres_destroy(dev, dmam_release, dmam_match, &match)) {
+	dr = devres_remove(dev, dmam_release, dmam_match, &match);
+	if (!dr) {
 		if (devres_find(dev, dmam_release, dmam_match_vaddr, vaddr))
 			devres__warn(dev, __func__,
 				     "%p freed with another size or handle",
@@ -82,7 +91,9 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 				     vaddr);
 		return;
 	}
-	dma_free_coherent(dev, size, vaddr, dma_handle);
+	devres__dma_free(dev, size, vaddr, dma_handle, DK_COHERENT, dr,
+			 __func__);
+	devres_free(dr);
 }
 
 struct dmam_pool {
@@ -92,7 +103,7 @@ struct dmam_pool {
 static void dmam_pool_release(struct device *dev, void *res)
 {
 	(void)dev;
-	dma_pool_destroy(((struct dmam_pool *)res)->pool);
+	devres__dma_pool_destroy_owned(((struct dmam_pool *)res)->pool, res);
 }
 
 static int dmam_pool_match(struct device *dev, void *res, void *match_data)
@@ -104,6 +115,7 @@ static int dmam_pool_match(struct device *dev, void *res, void *match_data)
 struct dma_pool *dmam_pool_create(const char *name, struct device *dev,
 				  size_t size, size_t align, size_t allocation)
 {
+	struct devres__owner owner;
 	struct dmam_pool *ptr;
 	struct dma_pool *pool;
 
@@ -118,6 +130,12 @@ struct dma_pool *dmam_pool_create(const char *name, struct device *dev,
 		return NULL;
 	}
 	ptr->pool = pool;
+	owner = (struct devres__owner){ .dev = dev,
+					.node = ptr,
+					.release = dmam_pool_release,
+					.call = __func__,
+					.fix = "dmam_pool_destroy()" };
+	devres__dma_pool_own(pool, &owner);
 	devres_add(dev, ptr);
 	return pool;
 }

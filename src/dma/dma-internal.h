@@ -89,6 +89,7 @@ struct dma_map {
 	const struct devres_dma_ops *ops;
 	unsigned char kind, dir, bound, debug;
 	unsigned long epoch;
+	struct devres__owner owner; /* a dmam_ buffer's node */
 };
 
 /* A device's DMA state: dev->dma_state. */
@@ -153,14 +154,27 @@ HIDDEN int devres__dma_debug_arm(struct device *dev, struct dma_dev *s,
 /* coherent.c: coherent buffers of a kind (DK_COHERENT or DK_POOL). */
 HIDDEN void *devres__dma_alloc(struct device *dev, size_t size,
 			       dma_addr_t *dma_handle, enum dma_kind kind);
+/*
+ * Frees a buffer: any (@node NULL; a managed one loses its node, @func
+ * WARNs), or only the one @node owns (silently nothing otherwise).
+ */
 HIDDEN void devres__dma_free(struct device *dev, size_t size, void *cpu,
 			     dma_addr_t dma_handle, enum dma_kind kind,
-			     const char *func);
+			     const void *node, const char *func);
+/* Records @owner's node as the owner of the buffer at @dma_handle. */
+HIDDEN void devres__dma_own(struct device *dev, dma_addr_t dma_handle,
+			    const struct devres__owner *owner);
 /* A pool's buffer left to the device: from now on a plain coherent one. */
 HIDDEN void devres__dma_disown(struct device *dev, dma_addr_t dma_handle);
 
 /* pool.c: a pool's device, NULL (WARN) for a bad pool. */
 HIDDEN struct device *devres__dma_pool_dev(const struct dma_pool *pool);
+/* Records @owner's node as the owner of @pool. */
+HIDDEN void devres__dma_pool_own(struct dma_pool *pool,
+				 const struct devres__owner *owner);
+/* Destroys @pool if @node still owns it; a release path. */
+HIDDEN void devres__dma_pool_destroy_owned(struct dma_pool *pool,
+					   const void *node);
 
 static inline uint64_t dma_default_mask(uint64_t m)
 {

@@ -12,6 +12,10 @@
  * so that a device writing a freed block cannot corrupt the pool, and a
  * free of the wrong block is caught. Chunks are sorted by CPU address to
  * find a block's chunk by binary search. One mutex per pool.
+ *
+ * Live pools are on one list, so that a destroy checks that its pool is
+ * live (and, for a dmam_ pool's node, still its own) without reading the
+ * memory of one destroyed already.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -39,8 +43,23 @@ struct dma_pool {
 	pthread_mutex_t lock;
 	struct chunk **chunks; /* by CPU address */
 	size_t nchunks, cap, hint;
-	size_t navail; /* chunks with a free block */
+	size_t navail;		      /* chunks with a free block */
+	struct dma_pool *next, *prev; /* live pools, under pools_lock */
+	struct devres__owner owner;   /* a dmam_ pool's node */
 };
+
+static struct dma_pool pools = { .next = &pools, .prev = &pools };
+static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+
+static bool pool_live(const struct dma_pool *pool)
+{
+	const struct dma_pool *p;
+
+	for (p = pools.next; p != &pools; p = p->next)
+		if (p == pool)
+			return true;
+	return false;
+}
 
 /* Chunks left busy by a destroyed pool: kept reachable, never reused. */
 static struct chunk *leaked;
@@ -111,7 +130,21 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 		return NULL;
 	}
 	pthread_mutex_init(&pool->lock, NULL);
+	pthread_mutex_lock(&pools_lock);
+	pool->next = &pools;
+	pool->prev = pools.prev;
+	pools.prev->next = pool;
+	pools.prev = pool;
+	pthread_mutex_unlock(&pools_lock);
 	return pool;
+}
+
+void devres__dma_pool_own(struct dma_pool *pool,
+			  const struct devres__owner *owner)
+{
+	pthread_mutex_lock(&pools_lock);
+	pool->owner = *owner;
+	pthread_mutex_unlock(&pools_lock);
 }
 
 static bool pool_ok(const struct dma_pool *pool, const char *func)
@@ -289,14 +322,34 @@ out:
 		devres__warn(pool->dev, __func__, "%s", why);
 }
 
-void dma_pool_destroy(struct dma_pool *pool)
+/*
+ * Takes @pool off the list of live pools: any (@node NULL; a dmam_ pool
+ * loses its node there), or only if @node owns it. False if it is not
+ * there (or not @node's).
+ */
+static bool pool_take(struct dma_pool *pool, const void *node,
+		      struct devres__hand *h, bool *ret_owned)
+{
+	bool live;
+
+	pthread_mutex_lock(&pools_lock);
+	live = pool_live(pool) &&
+	       (!node || devres__owned_by(&pool->owner, node));
+	if (live) {
+		pool->prev->next = pool->next;
+		pool->next->prev = pool->prev;
+		*ret_owned = !node && pool->owner.dev;
+		if (*ret_owned)
+			devres__disown(&pool->owner, h);
+	}
+	pthread_mutex_unlock(&pools_lock);
+	return live;
+}
+
+static void destroy(struct dma_pool *pool)
 {
 	unsigned long busy = 0;
 
-	if (!pool)
-		return;
-	if (!pool_ok(pool, __func__))
-		return;
 	for (size_t i = 0; i < pool->nchunks; i++) {
 		struct chunk *c = pool->chunks[i];
 
@@ -311,11 +364,11 @@ void dma_pool_destroy(struct dma_pool *pool)
 			continue;
 		}
 		devres__dma_free(pool->dev, pool->allocation, c->cpu, c->dma,
-				 DK_POOL, __func__);
+				 DK_POOL, NULL, "dma_pool_destroy");
 		free(c);
 	}
 	if (busy)
-		devres__warn(pool->dev, __func__,
+		devres__warn(pool->dev, "dma_pool_destroy",
 			     "pool %s destroyed with %lu busy block(s), leaked",
 			     pool->name, busy);
 	pool->magic = 0;
@@ -325,7 +378,40 @@ void dma_pool_destroy(struct dma_pool *pool)
 	free(pool);
 }
 
+void dma_pool_destroy(struct dma_pool *pool)
+{
+	struct devres__hand hand;
+	bool owned = false;
+
+	if (!pool)
+		return;
+	if (!pool_take(pool, NULL, &hand, &owned)) {
+		devres__warn(NULL, __func__, "bad pool %p", (void *)pool);
+		return;
+	}
+	if (owned)
+		devres__warn_hand(&hand, __func__, "a pool");
+	destroy(pool);
+}
+
+void devres__dma_pool_destroy_owned(struct dma_pool *pool, const void *node)
+{
+	bool owned;
+
+	if (pool_take(pool, node, NULL, &owned))
+		destroy(pool);
+}
+
 struct device *devres__dma_pool_dev(const struct dma_pool *pool)
 {
-	return pool_ok(pool, "dmam_pool_destroy") ? pool->dev : NULL;
+	struct device *dev = NULL;
+
+	pthread_mutex_lock(&pools_lock);
+	if (pool && pool_live(pool))
+		dev = pool->dev;
+	pthread_mutex_unlock(&pools_lock);
+	if (!dev)
+		devres__warn(NULL, "dmam_pool_destroy", "%s pool %p",
+			     pool ? "bad" : "NULL", (const void *)pool);
+	return dev;
 }

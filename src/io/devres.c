@@ -10,18 +10,18 @@
 #include <devres/devres.h>
 #include <devres/io.h>
 #include <devres/platform.h>
-#include "base/subsys.h"
+#include "io-internal.h"
 
 static void devm_ioremap_release(struct device *dev, void *res)
 {
 	(void)dev;
-	iounmap(*(void **)res);
+	io__unmap_owned(*(void **)res, res);
 }
 
 static void devm_ioremap_wc_release(struct device *dev, void *res)
 {
 	(void)dev;
-	iounmap(*(void **)res);
+	io__unmap_owned(*(void **)res, res);
 }
 
 static int map_match(struct device *dev, void *res, void *data)
@@ -31,9 +31,9 @@ static int map_match(struct device *dev, void *res, void *data)
 }
 
 static void *map_dr(struct device *dev, dr_release_t release, const char *call,
-		    void *(*map)(phys_addr_t, size_t), resource_size_t offset,
-		    resource_size_t size)
+		    resource_size_t offset, resource_size_t size)
 {
+	struct devres__owner owner;
 	void **ptr, *addr;
 	int err;
 
@@ -50,7 +50,12 @@ static void *map_dr(struct device *dev, dr_release_t release, const char *call,
 		errno = ENOMEM;
 		return NULL;
 	}
-	addr = map(offset, (size_t)size);
+	owner = (struct devres__owner){ .dev = dev,
+					.node = ptr,
+					.release = release,
+					.call = call,
+					.fix = "devm_iounmap()" };
+	addr = io__remap(offset, (size_t)size, &owner);
 	if (!addr) {
 		err = errno;
 		devres_free(ptr);
@@ -65,15 +70,13 @@ static void *map_dr(struct device *dev, dr_release_t release, const char *call,
 void *devm_ioremap(struct device *dev, resource_size_t offset,
 		   resource_size_t size)
 {
-	return map_dr(dev, devm_ioremap_release, __func__, ioremap, offset,
-		      size);
+	return map_dr(dev, devm_ioremap_release, __func__, offset, size);
 }
 
 void *devm_ioremap_wc(struct device *dev, resource_size_t offset,
 		      resource_size_t size)
 {
-	return map_dr(dev, devm_ioremap_wc_release, __func__, ioremap_wc,
-		      offset, size);
+	return map_dr(dev, devm_ioremap_wc_release, __func__, offset, size);
 }
 
 void devm_iounmap(struct device *dev, void *addr)

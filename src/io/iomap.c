@@ -21,7 +21,7 @@
 #include <sys/mman.h>
 #include <sys/stat.h>
 #include <devres/io.h>
-#include "base/subsys.h"
+#include "io-internal.h"
 
 struct iomem_window {
 	struct resource res; /* [start, end] in iomem_resource */
@@ -38,6 +38,7 @@ struct iomap {
 	size_t len;
 	struct iomem_window *win;
 	struct iomap *next;
+	struct devres__owner owner; /* a devm_ mapping's node */
 };
 
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -202,7 +203,8 @@ static struct iomem_window *pin(phys_addr_t phys, size_t size, int *ret_err)
 	return w;
 }
 
-void *ioremap(phys_addr_t offset, size_t size)
+void *io__remap(phys_addr_t offset, size_t size,
+		const struct devres__owner *owner)
 {
 	size_t page = (size_t)sysconf(_SC_PAGESIZE), delta, len;
 	struct iomem_window *w;
@@ -246,6 +248,7 @@ void *ioremap(phys_addr_t offset, size_t size)
 	m->addr = (char *)base + delta;
 	m->len = len;
 	m->win = w;
+	m->owner = owner ? *owner : (struct devres__owner){ 0 };
 	pthread_mutex_lock(&io_lock);
 	m->next = maps;
 	maps = m;
@@ -258,36 +261,81 @@ unpin:
 	return NULL;
 }
 
+void *ioremap(phys_addr_t offset, size_t size)
+{
+	return io__remap(offset, size, NULL);
+}
+
 void *ioremap_wc(phys_addr_t offset, size_t size)
 {
 	return ioremap(offset, size);
 }
 
-void iounmap(volatile void *addr)
+static void unmap(struct iomap *m)
 {
-	void *a = (void *)(uintptr_t)addr;
-	struct iomap **pp, *m;
-	int saved = errno;
-
-	if (!a)
-		return;
-	pthread_mutex_lock(&io_lock);
-	for (pp = &maps; (m = *pp); pp = &m->next)
-		if (m->addr == a)
-			break;
-	if (m)
-		*pp = m->next;
-	pthread_mutex_unlock(&io_lock);
-	if (!m) {
-		devres__warn(NULL, __func__, "%p is not a mapping from ioremap",
-			     a);
-		return;
-	}
 	munmap(m->base, m->len);
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	/* Unpinned only once unmapped: the window outlives its mappings. */
 	unpin(m->win);
 	free(m);
+}
+
+/*
+ * Takes the mapping at @a off the list: by hand (@node NULL), any; for a
+ * node, only the one it owns. A managed one taken by hand loses its node
+ * here, with io_lock keeping the node's device alive.
+ */
+static struct iomap *take(void *a, const void *node, struct devres__hand *h,
+			  bool *ret_owned)
+{
+	struct iomap **pp, *m;
+
+	pthread_mutex_lock(&io_lock);
+	for (pp = &maps; (m = *pp); pp = &m->next)
+		if (m->addr == a)
+			break;
+	if (m && node && !devres__owned_by(&m->owner, node))
+		m = NULL;
+	if (m) {
+		*pp = m->next;
+		*ret_owned = !node && m->owner.dev;
+		if (*ret_owned)
+			devres__disown(&m->owner, h);
+	}
+	pthread_mutex_unlock(&io_lock);
+	return m;
+}
+
+void iounmap(volatile void *addr)
+{
+	void *a = (void *)(uintptr_t)addr;
+	struct devres__hand hand;
+	bool owned = false;
+	struct iomap *m;
+	int saved = errno;
+
+	if (!a)
+		return;
+	m = take(a, NULL, &hand, &owned);
+	if (!m) {
+		devres__warn(NULL, __func__, "%p is not a mapping from ioremap",
+			     a);
+		return;
+	}
+	if (owned)
+		devres__warn_hand(&hand, __func__, "a mapping");
+	unmap(m);
+	errno = saved;
+}
+
+void io__unmap_owned(void *addr, const void *node)
+{
+	bool owned;
+	struct iomap *m = take(addr, node, NULL, &owned);
+	int saved = errno;
+
+	if (m)
+		unmap(m);
 	errno = saved;
 }

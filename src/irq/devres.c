@@ -1,9 +1,11 @@
 // SPDX-License-Identifier: MIT
 /*
  * Managed interrupt handlers: freed when the device lets go of its
- * resources. A node records (irq, dev_id); devm_free_irq() releases the
- * node that matches both, so it never frees a handler requested with plain
- * request_irq().
+ * resources. A node records (irq, dev_id), and the handler records its
+ * node: devm_free_irq() releases the node that matches both, and a node
+ * frees only the handler it owns, never one requested with plain
+ * request_irq() or another device's with the same dev_id. free_irq() of a
+ * managed handler takes its node off the device (manage.c).
  */
 #include <errno.h>
 #include <devres/device.h>
@@ -20,7 +22,7 @@ static void devm_irq_release(struct device *dev, void *res)
 	struct irq_devres *dr = res;
 
 	(void)dev;
-	irq__free(dr->irq, dr->dev_id, true, "devm_irq_release");
+	irq__free_owned(dr->irq, dr);
 }
 
 static int devm_irq_match(struct device *dev, void *res, void *data)
@@ -31,23 +33,29 @@ static int devm_irq_match(struct device *dev, void *res, void *data)
 	return this->irq == match->irq && this->dev_id == match->dev_id;
 }
 
-int devm_request_threaded_irq(struct device *dev, unsigned int irq,
-			      irq_handler_t handler, irq_handler_t thread_fn,
-			      unsigned long irqflags, const char *devname,
-			      void *dev_id)
+static int request_dr(struct device *dev, unsigned int irq,
+		      irq_handler_t handler, irq_handler_t thread_fn,
+		      unsigned long irqflags, const char *devname, void *dev_id,
+		      const char *call)
 {
+	struct devres__owner owner;
 	struct irq_devres *dr;
 	int rc;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, "devm_request_threaded_irq"))
 		return -EINVAL;
 	dr = devres_alloc(devm_irq_release, sizeof(*dr), GFP_KERNEL);
 	if (!dr)
 		return -ENOMEM;
 	if (!devname)
 		devname = dev_name(dev);
-	rc = request_threaded_irq(irq, handler, thread_fn, irqflags, devname,
-				  dev_id);
+	owner = (struct devres__owner){ .dev = dev,
+					.node = dr,
+					.release = devm_irq_release,
+					.call = call,
+					.fix = "devm_free_irq()" };
+	rc = irq__request(irq, handler, thread_fn, irqflags, devname, dev_id,
+			  &owner);
 	if (rc) {
 		devres_free(dr);
 		return rc;
@@ -58,20 +66,29 @@ int devm_request_threaded_irq(struct device *dev, unsigned int irq,
 	return 0;
 }
 
+int devm_request_threaded_irq(struct device *dev, unsigned int irq,
+			      irq_handler_t handler, irq_handler_t thread_fn,
+			      unsigned long irqflags, const char *devname,
+			      void *dev_id)
+{
+	return request_dr(dev, irq, handler, thread_fn, irqflags, devname,
+			  dev_id, __func__);
+}
+
 int devm_request_irq(struct device *dev, unsigned int irq,
 		     irq_handler_t handler, unsigned long irqflags,
 		     const char *devname, void *dev_id)
 {
-	return devm_request_threaded_irq(dev, irq, handler, NULL, irqflags,
-					 devname, dev_id);
+	return request_dr(dev, irq, handler, NULL, irqflags, devname, dev_id,
+			  __func__);
 }
 
 int devm_request_any_context_irq(struct device *dev, unsigned int irq,
 				 irq_handler_t handler, unsigned long irqflags,
 				 const char *devname, void *dev_id)
 {
-	int rc = devm_request_threaded_irq(dev, irq, handler, NULL, irqflags,
-					   devname, dev_id);
+	int rc = request_dr(dev, irq, handler, NULL, irqflags, devname, dev_id,
+			    __func__);
 
 	return rc ? rc : IRQC_IS_HARDIRQ;
 }

@@ -60,6 +60,8 @@ struct irq_action {
 	bool wake_req;	     /* dispatcher only: the handler said WAKE_THREAD */
 	bool warned_thread;  /* WAKE_THREAD without a thread function, WARNed */
 	struct irq_action *zombie_next;
+	/* A devm_ handler's node, under line->lock; see devres__owner. */
+	struct devres__owner owner;
 };
 
 struct irq_line {
@@ -114,8 +116,14 @@ HIDDEN void irq__line_unmask(struct irq_line *line);
 
 /* manage.c */
 HIDDEN void irq__line_done(struct irq_line *line);
+HIDDEN int irq__request(unsigned int irq, irq_handler_t handler,
+			irq_handler_t thread_fn, unsigned long flags,
+			const char *name, void *dev_id,
+			const struct devres__owner *owner);
 HIDDEN const void *irq__free(unsigned int irq, void *dev_id, bool managed,
 			     const char *func);
+/* Frees the handler @node owns, if it still does; a release path. */
+HIDDEN void irq__free_owned(unsigned int irq, const void *node);
 HIDDEN bool irq__note_interrupt(struct irq_line *line, irqreturn_t ret);
 HIDDEN void irq__finish(struct irq_action *a);
 

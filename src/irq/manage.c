@@ -107,9 +107,9 @@ static void last_action(struct irq_line *line)
 	line->pending = false;
 }
 
-int request_threaded_irq(unsigned int irq, irq_handler_t handler,
-			 irq_handler_t thread_fn, unsigned long flags,
-			 const char *name, void *dev_id)
+int irq__request(unsigned int irq, irq_handler_t handler,
+		 irq_handler_t thread_fn, unsigned long flags, const char *name,
+		 void *dev_id, const struct devres__owner *owner)
 {
 	struct irq_dispatcher *disp;
 	struct irq_action *a, **pp;
@@ -136,6 +136,8 @@ int request_threaded_irq(unsigned int irq, irq_handler_t handler,
 				  .name = name,
 				  .flags = flags,
 				  .line = line };
+	if (owner)
+		a->owner = *owner;
 	rc = irq__get_dispatcher(&disp);
 	if (rc)
 		goto free_action;
@@ -174,6 +176,13 @@ free_action:
 put_line:
 	irq__line_put(line);
 	return rc;
+}
+
+int request_threaded_irq(unsigned int irq, irq_handler_t handler,
+			 irq_handler_t thread_fn, unsigned long flags,
+			 const char *name, void *dev_id)
+{
+	return irq__request(irq, handler, thread_fn, flags, name, dev_id, NULL);
 }
 
 int request_irq(unsigned int irq, irq_handler_t handler, unsigned long flags,
@@ -216,12 +225,20 @@ static bool own_handler(const struct irq_line *line, unsigned int irq,
 	return true;
 }
 
-static const void *detach(unsigned int irq, void *dev_id, bool managed,
-			  const char *func)
+/* The handler to free: by dev_id, or the one a node owns (@node). */
+static bool is_it(const struct irq_action *a, const void *dev_id,
+		  const void *node)
+{
+	return node ? devres__owned_by(&a->owner, node) : a->dev_id == dev_id;
+}
+
+static const void *detach(unsigned int irq, void *dev_id, const void *node,
+			  bool managed, const char *func)
 {
 	struct irq_line *line = get_line(irq, func);
+	struct devres__hand hand;
 	struct irq_action *a, **pp;
-	bool defer = false, self = false;
+	bool defer = false, self = false, owned = false;
 	const char *name;
 
 	if (!line)
@@ -232,10 +249,18 @@ static const void *detach(unsigned int irq, void *dev_id, bool managed,
 	}
 	pthread_mutex_lock(&line->lock);
 	begin_change(line);
-	for (pp = &line->actions; *pp && (*pp)->dev_id != dev_id;
+	for (pp = &line->actions; *pp && !is_it(*pp, dev_id, node);
 	     pp = &(*pp)->next)
 		;
 	a = *pp;
+	/*
+	 * A managed handler freed by hand: its node goes now, while the line
+	 * lock keeps the node's device alive (its release would wait here).
+	 */
+	if (a && !node && a->owner.dev) {
+		devres__disown(&a->owner, &hand);
+		owned = true;
+	}
 	if (a) {
 		/* a->next stays: a dispatch in this thread may still read it. */
 		*pp = a->next;
@@ -255,10 +280,15 @@ static const void *detach(unsigned int irq, void *dev_id, bool managed,
 	pthread_mutex_unlock(&line->lock);
 	irq__line_put(line);
 	if (!a) {
-		devres__warn(NULL, func, "irq %u: no handler with dev_id %p",
-			     irq, dev_id);
+		/* A node whose handler was freed by hand: nothing to do. */
+		if (!node)
+			devres__warn(NULL, func,
+				     "irq %u: no handler with dev_id %p", irq,
+				     dev_id);
 		return NULL;
 	}
+	if (owned)
+		devres__warn_hand(&hand, func, "a handler");
 	devres__ledger_add(DL_IRQ_HANDLERS, -1);
 	name = a->name;
 	if (!defer && !self)
@@ -271,10 +301,18 @@ const void *irq__free(unsigned int irq, void *dev_id, bool managed,
 		      const char *func)
 {
 	int err = errno;
-	const void *name = detach(irq, dev_id, managed, func);
+	const void *name = detach(irq, dev_id, NULL, managed, func);
 
 	errno = err;
 	return name;
+}
+
+void irq__free_owned(unsigned int irq, const void *node)
+{
+	int err = errno;
+
+	detach(irq, NULL, node, true, "devm_irq_release");
+	errno = err;
 }
 
 const void *free_irq(unsigned int irq, void *dev_id)

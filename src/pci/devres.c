@@ -18,7 +18,23 @@ static void pcim_enable_release(struct device *dev, void *res)
 
 	(void)dev;
 	if (!e->pinned)
-		pci_disable_device(e->pdev);
+		pci__disable(e->pdev, true);
+}
+
+static int unpinned(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	(void)data;
+	return !((struct pcim_enable *)res)->pinned;
+}
+
+/*
+ * pci_disable_device() of an enable only pcim_enable_device() holds: the
+ * enables are all alike, so any unpinned node is the one; the newest goes.
+ */
+void pci__drop_managed_enable(struct pci_dev *dev)
+{
+	devres_destroy(&dev->dev, pcim_enable_release, unpinned, NULL);
 }
 
 int pcim_enable_device(struct pci_dev *pdev)
@@ -39,6 +55,9 @@ int pcim_enable_device(struct pci_dev *pdev)
 		devres_free(e);
 		return ret;
 	}
+	pthread_mutex_lock(&pdev->p->lock);
+	pdev->p->managed_enables++;
+	pthread_mutex_unlock(&pdev->p->lock);
 	devres_add(&pdev->dev, e);
 	return 0;
 }
@@ -57,7 +76,12 @@ void pcim_pin_device(struct pci_dev *pdev)
 			     "device not enabled by pcim_enable_device()");
 		return;
 	}
+	/* Pinned, the enable is the driver's to keep: no longer managed. */
+	pthread_mutex_lock(&pdev->p->lock);
+	if (!e->pinned && pdev->p->managed_enables)
+		pdev->p->managed_enables--;
 	e->pinned = true;
+	pthread_mutex_unlock(&pdev->p->lock);
 }
 
 /* BARs claimed busy: through the io subsystem's managed regions. */

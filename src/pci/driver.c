@@ -165,14 +165,33 @@ int pci_enable_device(struct pci_dev *dev)
 	return ret;
 }
 
-void pci_disable_device(struct pci_dev *dev)
+void pci__disable(struct pci_dev *dev, bool managed)
 {
 	int saved = errno;
-	bool last = false, unbalanced = false;
+	bool last = false, unbalanced = false, hand = false;
 
-	if (!pdev_ok(dev, __func__))
+	if (!pdev_ok(dev,
+		     managed ? "pcim_enable_release" : "pci_disable_device"))
 		return;
 	pthread_mutex_lock(&dev->p->lock);
+	if (managed) {
+		/* Its enable was disabled by hand: nothing left to undo. */
+		if (dev->p->managed_enables == 0) {
+			pthread_mutex_unlock(&dev->p->lock);
+			return;
+		}
+		dev->p->managed_enables--;
+	} else if (dev->p->enable_cnt &&
+		   dev->p->enable_cnt <= dev->p->managed_enables) {
+		/*
+		 * Every enable left is pcim_enable_device()'s: this one
+		 * undoes a managed enable, whose node goes now (the device
+		 * would disable it once more at release).
+		 */
+		dev->p->managed_enables--;
+		pci__drop_managed_enable(dev);
+		hand = true;
+	}
 	if (dev->p->enable_cnt == 0) {
 		unbalanced = true;
 	} else if (--dev->p->enable_cnt == 0) {
@@ -181,11 +200,22 @@ void pci_disable_device(struct pci_dev *dev)
 		(void)write_enable(dev, '0');
 	}
 	pthread_mutex_unlock(&dev->p->lock);
+	if (hand)
+		devres__warn(&dev->dev, "pci_disable_device",
+			     "an enable acquired with pcim_enable_device(): "
+			     "use nothing, the device's release disables it; "
+			     "released now, and taken off the device");
 	if (unbalanced)
-		devres__warn(&dev->dev, __func__, "device is not enabled");
+		devres__warn(&dev->dev, "pci_disable_device",
+			     "device is not enabled");
 	else if (last && dev->is_busmaster)
 		pci_clear_master(dev);
 	errno = saved;
+}
+
+void pci_disable_device(struct pci_dev *dev)
+{
+	pci__disable(dev, false);
 }
 
 bool pci_is_enabled(struct pci_dev *dev)

@@ -47,6 +47,7 @@ struct pci_dev_private {
 	pthread_mutex_t lock;
 	/* Under lock. */
 	int enable_cnt;
+	int managed_enables; /* of those, pcim_enable_device()'s unpinned */
 	int *irqs;
 	unsigned int nirqs;
 	unsigned int nvec;
@@ -100,5 +101,11 @@ HIDDEN void pci__bars_protect(void);
 
 /* irq.c */
 HIDDEN void pci__irq_reset(struct pci_dev *pdev);
+
+/* driver.c: pci_disable_device(), or a pcim enable's release (@managed). */
+HIDDEN void pci__disable(struct pci_dev *dev, bool managed);
+
+/* devres.c: drops an unpinned pcim enable's node; p->lock held. */
+HIDDEN void pci__drop_managed_enable(struct pci_dev *dev);
 
 #endif /* DEVRES_PCI_INTERNAL_H */

@@ -6,9 +6,11 @@
  * Each managed call has its own release function, only so that logs and
  * dumps name the call that acquired a descriptor (a node's name is kept per
  * release function); they all do the same thing. A node remembers the
- * descriptor's st_dev and st_ino, so that a descriptor closed behind the
- * library's back and reused for another file is left open at release
- * instead of being closed under its new owner.
+ * descriptor's st_dev, st_ino and access mode (which F_SETFL cannot
+ * change), so that a descriptor closed behind the library's back with
+ * close(2), which the library cannot see, and reused for another file, or
+ * for the same file opened another way, is left open at release instead of
+ * being closed under its new owner.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -27,8 +29,16 @@ struct fd_dr {
 	bool have_id;
 	dev_t st_dev;
 	ino_t st_ino;
+	int mode; /* O_ACCMODE | O_PATH of the open file description */
 	const char *what;
 };
+
+static int fd_mode(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fl & (O_ACCMODE | O_PATH);
+}
 
 /* Every flag open(2) knows; anything else is refused, as openat2 does. */
 #define OPEN_FLAGS                                                             \
@@ -54,7 +64,7 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 			     dr->fd);
 	} else if (dr->have_id &&
 		   (fstat(dr->fd, &st) || st.st_dev != dr->st_dev ||
-		    st.st_ino != dr->st_ino)) {
+		    st.st_ino != dr->st_ino || fd_mode(dr->fd) != dr->mode)) {
 		devres__warn(dev, dr->what,
 			     "fd %d was closed behind the library's back and "
 			     "now is another file: left open",
@@ -145,6 +155,7 @@ static int fd_publish(struct device *dev, struct fd_dr *dr, int fd)
 		dr->have_id = true;
 		dr->st_dev = st.st_dev;
 		dr->st_ino = st.st_ino;
+		dr->mode = fd_mode(fd);
 	}
 	devres__ledger_add(DL_FDS, 1);
 	devres_add(dev, dr);

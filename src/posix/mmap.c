@@ -6,19 +6,92 @@
  * the kernel maps and what /proc/self/maps shows, so the ledger's bytes
  * agree with it. Only whole mappings are unmapped: after a partial unmap
  * the node would describe memory that is no longer there.
+ *
+ * munmap(2) is libc's: the library cannot see a managed mapping unmapped
+ * by hand. So a node also remembers what /proc/self/maps said of its range
+ * (the device and inode mapped, and the file offset at its first byte),
+ * and its release unmaps the range only if it is still wholly mapped, from
+ * the same object at the same offsets: a range unmapped by hand, or mapped
+ * since by another owner from another object, is left alone, with a WARN.
+ * An anonymous private mapping has no such identity (device 0, inode 0):
+ * one put at the same address since looks the same, and is unmapped.
  */
 #include <errno.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include "base/subsys.h"
 #include <devres/posix.h>
 
+struct map_id {
+	unsigned int major, minor;
+	unsigned long ino;
+	unsigned long long off; /* at the range's first byte */
+};
+
 struct map_dr {
 	void *addr;
 	size_t len;
+	bool have_id;
+	struct map_id id;
 };
+
+enum {
+	MAP_GONE,
+	MAP_SAME,
+	MAP_OTHER,
+	MAP_UNKNOWN
+};
+
+/*
+ * What is mapped over [a, a + len): MAP_GONE (nothing), MAP_SAME (all of
+ * it, from one object at consistent offsets, filled in *@ret_id),
+ * MAP_OTHER (holes, or more than one object), MAP_UNKNOWN (no /proc).
+ */
+static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	uintptr_t next = a, end = a + len;
+	bool any = false, one = true;
+	struct map_id id = { 0 };
+	char line[512];
+
+	if (!f)
+		return MAP_UNKNOWN;
+	while (fgets(line, sizeof(line), f)) {
+		unsigned long s, e, ino;
+		unsigned long long off;
+		unsigned int major, minor;
+
+		if (sscanf(line, "%lx-%lx %*s %llx %x:%x %lu", &s, &e, &off,
+			   &major, &minor, &ino) != 6 ||
+		    e <= a || s >= end)
+			continue;
+		if (s > next)
+			one = false; /* a hole */
+		if (!any) {
+			/* Anonymous private memory shows no offset. */
+			id = (struct map_id){ major, minor, ino,
+					      ino ? off + (s < a ? a - s : 0)
+						  : 0 };
+			one = one && s <= a;
+		} else if (major != id.major || minor != id.minor ||
+			   ino != id.ino || (ino && off != id.off + (s - a))) {
+			one = false;
+		}
+		any = true;
+		next = e;
+	}
+	fclose(f);
+	if (!any)
+		return MAP_GONE;
+	if (!one || next < end)
+		return MAP_OTHER;
+	*ret_id = id;
+	return MAP_SAME;
+}
 
 static size_t page_size(void)
 {
@@ -47,12 +120,29 @@ static size_t page_align(size_t len)
 static void devm_mmap_release(struct device *dev, void *res)
 {
 	struct map_dr *dr = res;
-	int saved = errno;
+	int saved = errno, what = MAP_UNKNOWN;
+	struct map_id now;
 	char buf[40];
 
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)dr->len);
-	if (munmap(dr->addr, dr->len))
+	if (dr->have_id)
+		what = map_identity((uintptr_t)dr->addr, dr->len, &now);
+	if (what == MAP_SAME &&
+	    (now.major != dr->id.major || now.minor != dr->id.minor ||
+	     now.ino != dr->id.ino || now.off != dr->id.off))
+		what = MAP_OTHER;
+	if (what == MAP_GONE)
+		devres__warn(dev, "devm_mmap",
+			     "[%p, +%zu) was unmapped behind the library's "
+			     "back",
+			     dr->addr, dr->len);
+	else if (what == MAP_OTHER)
+		devres__warn(dev, "devm_mmap",
+			     "[%p, +%zu) was unmapped behind the library's "
+			     "back and now is another mapping: left mapped",
+			     dr->addr, dr->len);
+	else if (munmap(dr->addr, dr->len))
 		devres__print(DEVRES_LOG_WARNING,
 			      "%s: devm_mmap: munmap(%p): %s",
 			      devres__dev_label(dev, buf, sizeof(buf)),
@@ -92,6 +182,7 @@ void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
 	}
 	dr->addr = p;
 	dr->len = mapped;
+	dr->have_id = map_identity((uintptr_t)p, mapped, &dr->id) == MAP_SAME;
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)mapped);
 	devres_add(dev, dr);

@@ -1,0 +1,47 @@
+// SPDX-License-Identifier: MIT
+/*
+ * A resource acquired by a managed call and then given back with the plain
+ * call (iounmap() of a devm_ioremap() mapping, free_irq() of a
+ * devm_request_irq() handler...). The resource's own record says which
+ * node will release it; the plain release sees that, takes the node off
+ * the device there and then, and WARNs. So the resource is given back once,
+ * now, and no later owner of the same address or number is touched when
+ * the device lets go of its resources.
+ */
+#include <stdio.h>
+#include <devres/devres.h>
+#include "subsys.h"
+
+static int same_node(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return res == data;
+}
+
+void devres__disown(struct devres__owner *owner, struct devres__hand *h)
+{
+	struct devres__owner o[1] = { *owner };
+	char buf[40];
+
+	/* Cleared first: the owner may live in the node destroyed below. */
+	*owner = (struct devres__owner){ 0 };
+	h->call = o->call;
+	h->fix = o->fix;
+	snprintf(h->dev, sizeof(h->dev), "%s",
+		 devres__dev_label(o->dev, buf, sizeof(buf)));
+	/*
+	 * -ENOENT: the device is releasing its resources on another thread
+	 * and the node is off its list, its release not yet run. That
+	 * release finds the record no longer owned by it and does nothing.
+	 */
+	devres_destroy(o->dev, o->release, same_node, o->node);
+}
+
+void devres__warn_hand(const struct devres__hand *h, const char *func,
+		       const char *what)
+{
+	devres__warn_label(h->dev, func,
+			   "%s acquired with %s(): use %s; released now, "
+			   "and taken off the device",
+			   what, h->call, h->fix);
+}
