@@ -33,7 +33,7 @@ struct pci_map {
 	void *addr;
 	size_t len;
 	bool writable;
-	bool managed;
+	struct devres__owner owner; /* a pcim_iomap() mapping's node */
 	struct pci_map *next;
 };
 
@@ -120,7 +120,7 @@ static int open_bar(struct pci_dev *pdev, int bar, size_t len)
 }
 
 int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
-		 bool managed, void **ret_addr)
+		 const struct devres__owner *owner, void **ret_addr)
 {
 	resource_size_t len;
 	struct pci_map *m;
@@ -153,7 +153,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 		return fd;
 	}
 	m->len = (size_t)len;
-	m->managed = managed;
+	m->owner = owner ? *owner : (struct devres__owner){ 0 };
 	m->writable = true;
 	pthread_mutex_lock(&map_lock);
 	/* Under the lock: pci__bars_protect() then sees this mapping. */
@@ -181,7 +181,8 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	return 0;
 }
 
-int pci__bar_unmap(void *addr, bool *ret_managed)
+int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
+		   bool *ret_owned)
 {
 	struct pci_map **pp, *m;
 
@@ -189,16 +190,16 @@ int pci__bar_unmap(void *addr, bool *ret_managed)
 	for (pp = &maps; (m = *pp); pp = &m->next)
 		if (m->addr == addr)
 			break;
-	if (m && ret_managed && m->managed) {
-		/* The caller must go through the managed release. */
-		*ret_managed = true;
+	/* A node releases only the mapping it still owns. */
+	if (m && node && !devres__owned_by(&m->owner, node))
 		m = NULL;
-		pthread_mutex_unlock(&map_lock);
-		return -EBUSY;
-	}
 	if (m) {
 		*pp = m->next;
 		munmap(m->addr, m->len);
+		/* By hand: the node goes now, under the lock. */
+		*ret_owned = !node && m->owner.dev;
+		if (*ret_owned)
+			devres__disown(&m->owner, h);
 	}
 	pthread_mutex_unlock(&map_lock);
 	if (!m)

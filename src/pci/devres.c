@@ -182,11 +182,39 @@ static struct pcim_iomap_devres *table_of(struct pci_dev *pdev)
 	return t ? container_of(t, struct pcim_iomap_devres, table[0]) : NULL;
 }
 
+/*
+ * Clears @data's slot in the table, under the device's lock (a match
+ * callback), so a release of the table on another thread cannot free it
+ * under us. Returns whether it was there.
+ */
+static int forget_slot(struct device *dev, void *res, void *data)
+{
+	struct pcim_iomap_devres *dr = res;
+
+	(void)dev;
+	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
+		if (dr->table[i] == data) {
+			dr->table[i] = NULL;
+			return 1;
+		}
+	}
+	return 0;
+}
+
+bool pci__iomap_forget(struct pci_dev *pdev, void *addr)
+{
+	return devres_find(&pdev->dev, pcim_iomap_release, forget_slot, addr) !=
+	       NULL;
+}
+
 /* A BAR mapped by pcim_iomap(): unmapped when the binding goes. */
 static void pcim_bar_release(struct device *dev, void *res)
 {
+	struct devres__hand h;
+	bool owned;
+
 	(void)dev;
-	(void)pci__bar_unmap(*(void **)res, NULL);
+	(void)pci__bar_unmap(*(void **)res, res, &h, &owned);
 }
 
 static int pcim_bar_match(struct device *dev, void *res, void *data)
@@ -221,7 +249,11 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 		errno = ENOMEM;
 		return NULL;
 	}
-	ret = pci__bar_map(pdev, bar, maxlen, true, &addr);
+	ret = pci__bar_map(
+		pdev, bar, maxlen,
+		&(struct devres__owner){ &pdev->dev, node, pcim_bar_release,
+					 "pcim_iomap", "pcim_iounmap()" },
+		&addr);
 	if (ret) {
 		devres_free(node);
 		errno = -ret;
@@ -235,21 +267,15 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 
 void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr)
 {
-	struct pcim_iomap_devres *dr;
-
 	if (!pdev || !addr) {
 		devres__warn(pdev ? &pdev->dev : NULL, __func__,
 			     "NULL device or address");
 		return;
 	}
-	dr = devres_find(&pdev->dev, pcim_iomap_release, NULL, NULL);
-	for (int i = 0; dr && i < PCI_STD_NUM_BARS; i++) {
-		if (dr->table[i] == addr) {
-			dr->table[i] = NULL;
-			(void)devres_release(&pdev->dev, pcim_bar_release,
-					     pcim_bar_match, addr);
-			return;
-		}
+	if (pci__iomap_forget(pdev, addr)) {
+		(void)devres_release(&pdev->dev, pcim_bar_release,
+				     pcim_bar_match, addr);
+		return;
 	}
 	devres__warn(&pdev->dev, __func__, "%p is not a pcim_iomap() mapping",
 		     addr);

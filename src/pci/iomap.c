@@ -9,7 +9,7 @@
 void __iomem *pci_iomap(struct pci_dev *dev, int bar, unsigned long maxlen)
 {
 	void *addr;
-	int ret = pci__bar_map(dev, bar, maxlen, false, &addr);
+	int ret = pci__bar_map(dev, bar, maxlen, NULL, &addr);
 
 	if (ret) {
 		errno = -ret;
@@ -20,19 +20,18 @@ void __iomem *pci_iomap(struct pci_dev *dev, int bar, unsigned long maxlen)
 
 void pci_iounmap(struct pci_dev *dev, void __iomem *addr)
 {
-	bool managed = false;
+	struct devres__hand hand;
+	bool owned = false;
 
 	if (!addr)
 		return;
-	if (!pci__bar_unmap(addr, &managed))
-		return;
-	if (managed) {
-		/* Caught here, and undone the managed way: not twice later. */
-		devres__warn(dev ? &dev->dev : NULL, __func__,
-			     "%p is a pcim_iomap() mapping: use pcim_iounmap()",
-			     addr);
-		if (dev)
-			pcim_iounmap(dev, addr);
+	if (!pci__bar_unmap(addr, NULL, &hand, &owned)) {
+		/* Caught here: unmapped once, now, and off the device. */
+		if (owned) {
+			devres__warn_hand(&hand, __func__, "a mapping");
+			if (dev)
+				(void)pci__iomap_forget(dev, addr);
+		}
 		return;
 	}
 	/* Not a BAR: a mapping of ioremap(), as the kernel's accepts. */

@@ -94,9 +94,17 @@ HIDDEN int pci__check_ids(const struct pci_dev *pdev);
 /* bars.c: BARs into the resource tree; BAR mappings from their own file. */
 HIDDEN int pci__bars_claim(struct pci_dev *pdev);
 HIDDEN void pci__bars_release(struct pci_dev *pdev);
+/*
+ * A managed mapping records its node (@owner); pci__bar_unmap() by a node
+ * (@node) takes only the mapping it still owns, and by hand (@node NULL)
+ * any, dropping a managed one's node there (*@ret_owned, @h for the WARN).
+ */
 HIDDEN int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
-			bool managed, void **ret_addr);
-HIDDEN int pci__bar_unmap(void *addr, bool *ret_managed);
+			const struct devres__owner *owner, void **ret_addr);
+HIDDEN int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
+			  bool *ret_owned);
+/* devres.c: clears @addr's slot in pcim_iomap_table(); whether it was one. */
+HIDDEN bool pci__iomap_forget(struct pci_dev *pdev, void *addr);
 HIDDEN void pci__bars_protect(void);
 
 /* irq.c */
