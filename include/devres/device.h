@@ -58,6 +58,7 @@ struct device {
 	int devres_lock;
 	int devres_bias_held;
 	int devres_bias_revoking;
+	int state;
 	void *devres_bias;
 	void *devres_owner;
 	void *devres_head;

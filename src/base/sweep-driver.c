@@ -71,8 +71,10 @@ static int check_args(struct device_driver *drv, struct device *dev,
 	}
 	if (devres__refuse_in_devres_cb(dev, func))
 		return -EDEADLK;
-	if (!registered(dev))
+	if (!registered(dev)) {
+		devres__state_warn(dev, func, "device is not added");
 		return -ENODEV;
+	}
 	if (dev->driver) {
 		devres__warn(dev, func, "device is bound to %s",
 			     dev->driver->name);
