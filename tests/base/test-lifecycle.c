@@ -467,6 +467,200 @@ static void every_call_in_every_state(void **state)
 	platform_driver_unregister(&lc_drv);
 }
 
+/* ---- The defects of this class, one test each. ---- */
+
+static const struct bus_type dbus = { .name = "lcbus" };
+
+static int actions;
+
+static void count_action(void *data)
+{
+	(void)data;
+	actions++;
+}
+
+/* The kernel: "tried to init an initialized object". */
+static void init_of_live_device_keeps_it(void **state)
+{
+	struct device *dev = heap_dev(NULL, "live");
+	int released = heap_released;
+
+	(void)state;
+	actions = 0;
+	assert_non_null(devm_kzalloc(dev, 16, GFP_KERNEL));
+	assert_int_equal(devm_add_action(dev, count_action, NULL), 0);
+	get_device(dev);
+	start_capture();
+	device_initialize(dev);
+	expect_warn_on("live", "device_initialize",
+		       "tried to initialize an initialized device (state: "
+		       "initialized)");
+	/* Both references and both resources are still there. */
+	assert_string_equal(dev_name(dev), "live");
+	put_device(dev);
+	assert_int_equal(heap_released, released);
+	assert_int_equal(actions, 0);
+	put_device(dev);
+	assert_int_equal(heap_released, released + 1);
+	assert_int_equal(actions, 1);
+}
+
+static void register_of_named_device_keeps_name(void **state)
+{
+	struct device *dev = heap_dev(&dbus, "named");
+
+	(void)state;
+	start_capture();
+	assert_int_equal(device_register(dev), -EINVAL);
+	expect_warn_on("named", "device_register",
+		       "tried to initialize an initialized device");
+	assert_string_equal(dev_name(dev), "named");
+	assert_int_equal(t_device_add(dev), 0);
+	assert_string_equal(dev_name(dev), "named");
+	t_device_unregister(dev);
+}
+
+static void duplicate_name_on_a_bus(void **state)
+{
+	struct device *a = heap_dev(&dbus, "twin");
+	struct device *b = heap_dev(&dbus, "twin");
+
+	(void)state;
+	assert_int_equal(t_device_add(a), 0);
+	start_capture();
+	assert_int_equal(device_add(b), -EEXIST);
+	expect_warn_on("twin", "device_add",
+		       "name is taken by another device of its bus (state: "
+		       "initialized)");
+	/* Once the first is gone the name is free. */
+	t_device_unregister(a);
+	assert_int_equal(t_device_add(b), 0);
+	t_device_unregister(b);
+}
+
+static void auto_id_dies_with_its_device(void **state)
+{
+	struct platform_device *a, *b;
+	int id;
+
+	(void)state;
+	a = platform_device_register_simple("lcauto", PLATFORM_DEVID_AUTO, NULL,
+					    0);
+	assert_false(IS_ERR(a));
+	id = a->id;
+	assert_true(a->id_auto);
+	get_device(&a->dev);
+	platform_device_unregister(a);
+	/* Deleted: the id is no longer the device's. */
+	assert_int_equal(a->id, PLATFORM_DEVID_AUTO);
+	assert_false(a->id_auto);
+	b = platform_device_register_simple("lcauto", PLATFORM_DEVID_AUTO, NULL,
+					    0);
+	assert_false(IS_ERR(b));
+	assert_int_equal(b->id, id);
+	platform_device_unregister(b);
+	platform_device_put(a);
+}
+
+static int named_probe(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static struct device_driver reg_drv = { .name = "lcreg",
+					.bus = &dbus,
+					.probe = named_probe };
+
+static void driver_never_registered(void **state)
+{
+	struct device_driver copy;
+	struct device_driver never = { .name = "never", .bus = &dbus };
+	struct device *dev = heap_dev(&dbus, "lcreg-dev");
+
+	(void)state;
+	start_capture();
+	driver_unregister(&never);
+	expect_warn_on("(no device)", "driver_unregister",
+		       "never: driver is not registered (state: "
+		       "unregistered)");
+
+	assert_int_equal(t_driver_register(&reg_drv), 0);
+	/* A copy does not own the original's registration. */
+	memcpy(&copy, &reg_drv, sizeof(copy));
+	start_capture();
+	driver_unregister(&copy);
+	expect_warn_on("(no device)", "driver_unregister",
+		       "lcreg: driver is not registered (state: "
+		       "unregistered)");
+	start_capture();
+	assert_int_equal(driver_register(&copy), -EBUSY);
+	expect_warn_on("(no device)", "driver_register",
+		       "a driver of that name is registered");
+	/* The original still binds. */
+	assert_int_equal(t_device_add(dev), 0);
+	assert_ptr_equal(dev->driver, &reg_drv);
+	t_device_unregister(dev);
+	t_driver_unregister(&reg_drv);
+}
+
+/* Resource names live in the device, not in the caller's buffer. */
+static void platform_keeps_copies(void **state)
+{
+	struct platform_device *pdev;
+	struct resource res = DEFINE_RES_IRQ(7);
+	char *name = strdup("lc-irq");
+	struct resource *r;
+
+	(void)state;
+	assert_non_null(name);
+	res.name = name;
+	pdev = platform_device_register_simple("lccopy", 0, &res, 1);
+	assert_false(IS_ERR(pdev));
+	memset(name, 'x', strlen(name));
+	free(name);
+	r = platform_get_resource_byname(pdev, IORESOURCE_IRQ, "lc-irq");
+	assert_non_null(r);
+	assert_int_equal(r->start, 7);
+	/* The device's own name is lent too: it cannot be renamed. */
+	start_capture();
+	assert_int_equal(dev_set_name(&pdev->dev, "other"), -EBUSY);
+	expect_warn_on("lccopy.0", "dev_set_name",
+		       "device was added: its name is in use (state: added)");
+	platform_device_unregister(pdev);
+}
+
+/* A probe that builds a child it never adds nor puts: a leak. */
+static struct device *orphan;
+
+static int orphan_probe(struct device *dev)
+{
+	(void)dev;
+	if (!orphan)
+		orphan = heap_dev(NULL, "orphan");
+	return 0;
+}
+
+static struct device_driver orphan_drv = { .name = "orphan",
+					   .probe = orphan_probe };
+
+static void never_added_device_is_counted(void **state)
+{
+	struct device *dev = heap_dev(&dbus, "parent");
+	struct devres_sweep_result r;
+
+	(void)state;
+	orphan = NULL;
+	assert_int_equal(t_device_add(dev), 0);
+	start_capture();
+	assert_int_equal(driver_probe_sweep(&orphan_drv, dev, &r), 1);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(r.leaks, 1);
+	assert_non_null(orphan);
+	put_device(orphan);
+	t_device_unregister(dev);
+}
+
 static const char *errname(int err)
 {
 	switch (-err) {
@@ -606,6 +800,13 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_call_in_every_state),
 		cmocka_unit_test(doc_table_matches),
+		cmocka_unit_test(init_of_live_device_keeps_it),
+		cmocka_unit_test(register_of_named_device_keeps_name),
+		cmocka_unit_test(duplicate_name_on_a_bus),
+		cmocka_unit_test(auto_id_dies_with_its_device),
+		cmocka_unit_test(driver_never_registered),
+		cmocka_unit_test(platform_keeps_copies),
+		cmocka_unit_test(never_added_device_is_counted),
 	};
 
 	if (getenv("LIFECYCLE_TABLE")) {
@@ -614,5 +815,5 @@ int main(void)
 	}
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return run_tests_on_bus(tests, &dbus);
 }
