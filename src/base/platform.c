@@ -157,7 +157,11 @@ int platform_device_add_resources(struct platform_device *pdev,
 	st = dm_dev_state(&pdev->dev);
 	if (st != DEV_ZEROED && st != DEV_INITIALIZED && st != DEV_RELEASED) {
 		devres__state_warn(&pdev->dev, __func__,
-				   "device is already added");
+				   st == DEV_DELETED	 ? "device was deleted"
+				   : st == DEV_RELEASING ? "device is being "
+							   "released"
+							 : "device is already "
+							   "added");
 		return -EINVAL;
 	}
 	if (res && num) {

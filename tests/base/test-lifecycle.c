@@ -178,6 +178,10 @@ static void lc_release(struct device *dev)
 	lc_released++;
 }
 
+/* The last WARN line, for LIFECYCLE_WARNS=1. */
+static char last_warn[256];
+static bool in_call;
+
 static enum fn cur_fn;
 static enum st cur_st;
 static bool hook_armed;
@@ -233,6 +237,8 @@ static void call(void)
 			      cur_fn == P_PUT || cur_fn == P_UNREGISTER))
 		get_device(dev);
 	before = devres_warn_count();
+	in_call = true;
+	last_warn[0] = '\0';
 	switch (cur_fn) {
 	case F_INITIALIZE:
 		device_initialize(dev);
@@ -300,6 +306,7 @@ static void call(void)
 	case NR_FN:
 		break;
 	}
+	in_call = false;
 	got_warns = devres_warn_count() - before;
 	got_ret = ret;
 	/* A get that took a reference is given back, unmeasured. */
@@ -350,7 +357,8 @@ static void quiet_sink(void *ctx, int level, const char *line)
 {
 	(void)ctx;
 	(void)level;
-	(void)line;
+	if (in_call && strncmp(line, "WARNING: ", 9) == 0)
+		snprintf(last_warn, sizeof(last_warn), "%s", line + 9);
 }
 
 /* Brings lc to @st and, where the call is made from inside, makes it. */
@@ -434,6 +442,8 @@ static void check_cell(enum fn f, enum st st)
 			    w->ret, w->warns);
 	assert_int_equal(got_ret, w->ret);
 	assert_int_equal(got_warns, w->warns);
+	if (got_warns && getenv("LIFECYCLE_WARNS"))
+		printf("%s\t%s\t%s\n", fn_names[f], st_names[st], last_warn);
 	/* Each life ends in one release; a zeroed device has had none. */
 	if (st == ZEROED || st == RELEASED)
 		expect_released = (st == RELEASED) + starts_life(f);
