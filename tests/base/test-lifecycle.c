@@ -477,6 +477,201 @@ static void every_call_in_every_state(void **state)
 	platform_driver_unregister(&lc_drv);
 }
 
+/*
+ * Drivers and buses: every registration call in every state. A driver is
+ * unregistering while driver_unregister() runs its remove on a bound
+ * device: the calls are made from there.
+ */
+enum dst {
+	D_UNREGISTERED,
+	D_REGISTERED,
+	D_UNREGISTERING,
+	NR_DST
+};
+enum dfn {
+	D_REG,
+	D_UNREG,
+	D_ATTACH,
+	D_PREG,
+	D_PUNREG,
+	NR_DFN
+};
+
+static const char *const dfn_names[NR_DFN] = {
+	"driver_register",
+	"driver_unregister",
+	"device_driver_attach",
+	"platform_driver_register",
+	"platform_driver_unregister",
+};
+
+/* clang-format off */
+static const struct want drv_table[NR_DFN][NR_DST] = {
+	/*             unregistered registered   unregistering */
+	[D_REG]    = { OK,          WE(EBUSY),   WE(EBUSY) },
+	[D_UNREG]  = { W,           OK,          W },
+	[D_ATTACH] = { OK,          OK,          E(ENODEV) },
+	[D_PREG]   = { OK,          WE(EBUSY),   WE(EBUSY) },
+	[D_PUNREG] = { W,           OK,          W },
+};
+/* clang-format on */
+
+static struct platform_driver pd;
+static struct platform_device *pd_dev, *pd_spare;
+static enum dfn cur_dfn;
+static enum dst cur_dst;
+static bool pd_hook;
+
+static void dcall(void)
+{
+	int before = devres_warn_count(), ret = 0;
+
+	switch (cur_dfn) {
+	case D_REG:
+		ret = driver_register(&pd.driver);
+		break;
+	case D_UNREG:
+		driver_unregister(&pd.driver);
+		break;
+	case D_ATTACH:
+		ret = device_driver_attach(&pd.driver, &pd_spare->dev);
+		break;
+	case D_PREG:
+		ret = platform_driver_register(&pd);
+		break;
+	case D_PUNREG:
+		platform_driver_unregister(&pd);
+		break;
+	case NR_DFN:
+		break;
+	}
+	got_warns = devres_warn_count() - before;
+	got_ret = ret;
+}
+
+static void pd_remove(struct platform_device *pdev)
+{
+	if (pdev == pd_dev && pd_hook) {
+		pd_hook = false;
+		dcall();
+	}
+}
+
+static void check_drv_cell(enum dfn f, enum dst st)
+{
+	const struct want *w = &drv_table[f][st];
+	struct devres_ledger before, now;
+
+	cur_dfn = f;
+	cur_dst = st;
+	devres_ledger_snapshot(&before);
+	memset(&pd, 0, sizeof(pd));
+	pd.driver.name = "lcd";
+	pd.remove = pd_remove;
+	pd_dev = platform_device_register_simple("lcd", 0, NULL, 0);
+	pd_spare = platform_device_register_simple("lcd-spare", 0, NULL, 0);
+	assert_false(IS_ERR(pd_dev));
+	assert_false(IS_ERR(pd_spare));
+	/* Unregistered after a life: it has its bus, as a driver_register()
+	 * needs. */
+	assert_int_equal(platform_driver_register(&pd), 0);
+	platform_driver_unregister(&pd);
+	devres_set_log_sink(quiet_sink, NULL);
+	if (st != D_UNREGISTERED) {
+		assert_int_equal(platform_driver_register(&pd), 0);
+		assert_true(device_is_bound(&pd_dev->dev));
+	}
+	if (st == D_UNREGISTERING) {
+		pd_hook = true;
+		platform_driver_unregister(&pd);
+		assert_false(pd_hook);
+	} else {
+		dcall();
+	}
+	devres_set_log_sink(NULL, NULL);
+	if (got_ret != w->ret || got_warns != w->warns)
+		print_error("%s on a driver %s: got %d with %d WARN(s), want "
+			    "%d with %d\n",
+			    dfn_names[f],
+			    st == D_UNREGISTERED ? "unregistered"
+			    : st == D_REGISTERED ? "registered"
+						 : "unregistering",
+			    got_ret, got_warns, w->ret, w->warns);
+	assert_int_equal(got_ret, w->ret);
+	assert_int_equal(got_warns, w->warns);
+	/* Whatever it is now, it ends unregistered and still works. */
+	devres_set_log_sink(quiet_sink, NULL);
+	if (pd.driver.p)
+		platform_driver_unregister(&pd);
+	device_release_driver(&pd_spare->dev);
+	devres_set_log_sink(NULL, NULL);
+	assert_null(pd.driver.p);
+	assert_false(device_is_bound(&pd_dev->dev));
+	assert_int_equal(platform_driver_register(&pd), 0);
+	assert_true(device_is_bound(&pd_dev->dev));
+	platform_driver_unregister(&pd);
+	platform_device_unregister(pd_dev);
+	platform_device_unregister(pd_spare);
+	devres_ledger_snapshot(&now);
+	assert_int_equal(devres_ledger_diff(&before, &now, stderr), 0);
+}
+
+static void every_driver_call_in_every_state(void **state)
+{
+	(void)state;
+	for (int f = 0; f < NR_DFN; f++)
+		for (int st = 0; st < NR_DST; st++)
+			check_drv_cell(f, st);
+}
+
+enum bfn {
+	B_REG,
+	B_UNREG,
+	B_FOR_EACH,
+	NR_BFN
+};
+
+/* [call][unregistered, registered] */
+static const struct want bus_table[NR_BFN][2] = {
+	[B_REG] = { OK, WE(EBUSY) },
+	[B_UNREG] = { W, OK },
+	[B_FOR_EACH] = { WE(EINVAL), OK },
+};
+
+static const struct bus_type lbus = { .name = "lcstate" };
+
+static void every_bus_call_in_every_state(void **state)
+{
+	(void)state;
+	for (int f = 0; f < NR_BFN; f++) {
+		for (int reg = 0; reg < 2; reg++) {
+			const struct want *w = &bus_table[f][reg];
+			int before, ret = 0, n = 0;
+
+			if (reg)
+				assert_int_equal(bus_register(&lbus), 0);
+			devres_set_log_sink(quiet_sink, NULL);
+			before = devres_warn_count();
+			if (f == B_REG)
+				ret = bus_register(&lbus);
+			else if (f == B_UNREG)
+				bus_unregister(&lbus);
+			else
+				ret = bus_for_each_dev(&lbus, NULL, &n,
+						       count_fn);
+			got_warns = devres_warn_count() - before;
+			/* It ends unregistered, whatever the call did. */
+			bus_unregister(&lbus);
+			devres_set_log_sink(NULL, NULL);
+			assert_int_equal(ret, w->ret);
+			assert_int_equal(got_warns, w->warns);
+			/* And registers again. */
+			assert_int_equal(bus_register(&lbus), 0);
+			bus_unregister(&lbus);
+		}
+	}
+}
+
 /* ---- The defects of this class, one test each. ---- */
 
 static const struct bus_type dbus = { .name = "lcbus" };
@@ -810,6 +1005,8 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_call_in_every_state),
 		cmocka_unit_test(doc_table_matches),
+		cmocka_unit_test(every_driver_call_in_every_state),
+		cmocka_unit_test(every_bus_call_in_every_state),
 		cmocka_unit_test(init_of_live_device_keeps_it),
 		cmocka_unit_test(register_of_named_device_keeps_name),
 		cmocka_unit_test(duplicate_name_on_a_bus),
