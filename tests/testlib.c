@@ -53,13 +53,14 @@ int init_dev(struct device *dev, const char *name)
 
 static int setup_devs(void **state, int n)
 {
+	/* Before the devices: the ledger counts them from their init. */
+	devres_ledger_snapshot(&ledger_base);
 	if (init_dev(&tdev, "test-dev"))
 		return -1;
 	if (n == 2 && init_dev(&other, "other-dev"))
 		return -1;
 	ndevs = n;
 	tdev_released = 0;
-	devres_ledger_snapshot(&ledger_base);
 	*state = &tdev;
 	return 0;
 }

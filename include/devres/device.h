@@ -58,6 +58,7 @@ struct device {
 	int devres_lock;
 	int devres_bias_held;
 	int devres_bias_revoking;
+	int state;
 	void *devres_bias;
 	void *devres_owner;
 	void *devres_head;
@@ -76,8 +77,10 @@ struct device {
  * @dev: the device, its public members set as wanted
  *
  * Sets the reference count to 1 and makes @dev ready for devres. Release
- * the device with put_device(), never by freeing it directly. A device that
- * is registered, or being released, is not initialized again (WARN).
+ * the device with put_device(), never by freeing it directly. @dev must be
+ * zeroed, or released; a device that is initialized, registered, deleted or
+ * being released is not initialized again (WARN, no effect: its references,
+ * resources and name stay). The ledger counts @dev until its release.
  *
  * Context: any thread, before @dev is shared.
  */
@@ -88,8 +91,13 @@ DEVRES_API void device_initialize(struct device *dev);
  * @dev: the device
  * @fmt: printf-style format, then its arguments
  *
+ * The name is fixed once @dev is added (resource names and messages point
+ * at it): naming is for an initialized device, or from a release callback
+ * of its last put.
+ *
  * Context: any thread.
- * Return: 0, -ENOMEM, or -EINVAL for a NULL or uninitialized @dev.
+ * Return: 0, -ENOMEM, -EINVAL for a NULL or uninitialized @dev, -EBUSY
+ * (WARN) once @dev was added.
  */
 DEVRES_API int dev_set_name(struct device *dev, const char *fmt, ...)
 	DEVRES_PRINTF(2, 3);
@@ -121,7 +129,8 @@ DEVRES_API const char *dev_name(const struct device *dev);
  * devres match or for-each callback of @dev (-EDEADLK).
  * Return: 0; -EINVAL for a NULL or uninitialized device or parent, a parent
  * being released, a device with no name, or a bus that is not registered;
- * -EEXIST when @dev is already added; -ENODEV when @dev was deleted;
+ * -EEXIST when @dev is already added, or another live device of its bus
+ * has its name; -ENODEV when @dev was deleted or is being released;
  * -EDEADLK; -ENOMEM. Every error but -ENOMEM also WARNs.
  */
 DEVRES_API int device_add(struct device *dev);
@@ -130,11 +139,13 @@ DEVRES_API int device_add(struct device *dev);
  * device_register() - initialize and add a device
  * @dev: the device, its public members set as wanted
  *
- * device_initialize() then device_add(). Even when it fails, @dev was
- * initialized: drop it with put_device(), never free it directly.
+ * device_initialize() then device_add(), for a zeroed (or released)
+ * device. Even when device_add() fails, @dev was initialized: drop it with
+ * put_device(), never free it directly. An initialized device is refused
+ * whole (use device_add()), so that nothing set on it is lost.
  *
  * Context: as device_add().
- * Return: as device_add().
+ * Return: as device_add(); -EINVAL (WARN) when @dev is already initialized.
  */
 DEVRES_API int device_register(struct device *dev);
 
@@ -159,7 +170,9 @@ DEVRES_API void device_del(struct device *dev);
  * @dev: a device registered with device_register()
  *
  * device_del() then put_device(). Where device_del() is refused (its own
- * callbacks) neither is done.
+ * callbacks), or @dev was never added, is deleted or is being released,
+ * neither is done (WARN): the put would drop a reference that is not the
+ * registration's.
  *
  * Context: as device_del().
  */

@@ -172,8 +172,8 @@ DEVRES_API void driver_unregister(struct device_driver *drv);
  * Context: any thread; not from @dev's own probe or remove, nor from a
  * devres match or for-each callback of @dev (WARN).
  * Return: 1 when @dev is bound (also when it already was), 0 when no driver
- * bound it, -ENODEV when @dev is not registered (never added, or deleted),
- * -EINVAL for a NULL or uninitialized device, -EDEADLK (with a WARN) from
+ * bound it, -ENODEV when @dev is not registered (never added or being
+ * released: with a WARN; deleted: without, as the kernel), -EINVAL for a NULL or uninitialized device, -EDEADLK (with a WARN) from
  * its own callbacks.
  */
 DEVRES_API int device_attach(struct device *dev);
@@ -191,7 +191,8 @@ DEVRES_API int device_attach(struct device *dev);
  * Context: any thread; not from @dev's own probe or remove, nor from a
  * devres match or for-each callback of @dev (WARN).
  * Return: 0 when bound; -EBUSY when @dev is already bound; -ENODEV when @dev
- * is not registered, or @drv is being unregistered; -EAGAIN when the probe
+ * is not registered (a WARN unless it was deleted), or @drv is being
+ * unregistered; -EAGAIN when the probe
  * deferred (as the kernel); the
  * probe's error when it failed; -EINVAL (with a WARN) for a NULL argument
  * or a driver of another bus; -EDEADLK (with a WARN) from its own

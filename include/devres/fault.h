@@ -51,7 +51,8 @@ DEVRES_API unsigned int devres_fail_nth_get(void);
  * @dma_buffers: DMA buffers allocated
  * @dma_bytes: their bytes
  * @threads: threads started for managed calls (not the library's own)
- * @devices: devices registered with device_add()
+ * @devices: devices initialized and not yet released (added or not: one
+ *           initialized and never put is a leak too)
  * @regions: busy I/O or memory regions requested in the resource tree
  * @dma_maps: streaming DMA mappings (dma_map_single() and friends) live
  * @revocables: revocable resources not yet released

@@ -126,7 +126,8 @@ DEVRES_API struct platform_device *platform_device_alloc(const char *name,
  * @res: the resources, or NULL
  * @num: how many
  *
- * Replaces the device's resources with a copy of @res[0..@num).
+ * Replaces the device's resources with a copy of @res[0..@num), their names
+ * included: nothing the device keeps points into the caller's memory.
  *
  * Context: any thread. A fault-injection point.
  * Return: 0, -ENOMEM, or -EINVAL (with a WARN) for a NULL @pdev or a

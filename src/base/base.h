@@ -95,6 +95,48 @@ struct device_private {
 	bool searching; /* a thread is trying the bus's drivers on it */
 };
 
+/*
+ * Where a device is in its life, in dev->state. Each transition is made
+ * with devres__dm_lock held (the device's lock too, from probing to
+ * deleted), except device_initialize()'s and the release's, which only the
+ * owner of the last reference makes. Zeroed memory reads DEV_ZEROED; the
+ * state is trusted only while the magic says the device is initialized.
+ */
+enum dm_dev_state {
+	DEV_ZEROED,
+	DEV_INITIALIZED,
+	DEV_ADDED,
+	DEV_PROBING,
+	DEV_BOUND,
+	DEV_UNBINDING,
+	DEV_DELETED,
+	DEV_RELEASING,
+	DEV_RELEASED,
+};
+
+/* One load and a compare on the usual path. */
+static inline enum dm_dev_state dm_dev_state(const struct device *dev)
+{
+	unsigned int magic = __atomic_load_n(&dev->magic, __ATOMIC_RELAXED);
+
+	if (likely(magic == DEVRES_DEV_MAGIC))
+		return (enum dm_dev_state)__atomic_load_n(&dev->state,
+							  __ATOMIC_ACQUIRE);
+	return magic == DEVRES_DEV_DEAD ? DEV_RELEASED : DEV_ZEROED;
+}
+
+static inline void dm_set_state(struct device *dev, enum dm_dev_state st)
+{
+	__atomic_store_n(&dev->state, (int)st, __ATOMIC_RELEASE);
+}
+
+/* A driver's state: what its private part says, if it is its own. */
+enum dm_drv_state {
+	DRV_UNREGISTERED,
+	DRV_REGISTERED,
+	DRV_UNREGISTERING,
+};
+
 extern HIDDEN pthread_mutex_t devres__dm_lock;
 extern HIDDEN pthread_cond_t devres__dm_cond;
 
@@ -138,8 +180,23 @@ HIDDEN void devres__drv_unpin_locked(struct driver_private *drvp);
 
 /* core.c */
 HIDDEN bool devres__device_was_added(struct device *dev);
+HIDDEN const char *devres__dev_state_name(enum dm_dev_state st);
+/*
+ * 0 when @dev may be initialized (zeroed or released), else the error
+ * device_register() gives, after one WARN naming @func.
+ */
+HIDDEN int devres__dev_in_use(struct device *dev, const char *func);
+/* One WARN: "<dev>: <func>: <why> (state: <state>)". */
+HIDDEN void devres__state_warn(struct device *dev, const char *func,
+			       const char *why);
+/* driver.c: with devres__dm_lock held. */
+HIDDEN enum dm_drv_state
+devres__drv_state_locked(const struct device_driver *drv);
+HIDDEN const char *devres__drv_state_name(enum dm_drv_state st);
 /* Not from @dev's own probe, remove or devres callbacks: else one WARN. */
 HIDDEN bool devres__may_delete(struct device *dev, const char *func);
+/* The same, and @dev is added (not deleted): else one WARN. */
+HIDDEN bool devres__may_unregister(struct device *dev, const char *func);
 
 /* dd.c */
 HIDDEN void devres__probe_new_device(struct device *dev);

@@ -71,7 +71,7 @@ void devres__bus_add_static(struct bus_private *bp)
 int bus_register(const struct bus_type *bus)
 {
 	struct bus_private *bp;
-	bool taken;
+	bool same, taken;
 
 	if (!bus || !bus->name || !*bus->name) {
 		devres__warn(NULL, __func__, "bus %p has no name", (void *)bus);
@@ -82,14 +82,19 @@ int bus_register(const struct bus_type *bus)
 		return -ENOMEM;
 	bp->bus = bus;
 	dm_lock();
-	taken = devres__bus_find_locked(bus) || name_taken_locked(bus->name);
+	same = devres__bus_find_locked(bus) != NULL;
+	taken = same || name_taken_locked(bus->name);
 	if (!taken)
 		link_locked(bp);
 	dm_unlock();
 	if (taken) {
 		free(bp);
-		devres__warn(NULL, __func__, "bus %s is already registered",
-			     bus->name);
+		devres__warn(NULL, __func__,
+			     "bus %s is already registered "
+			     "(state: %s)",
+			     bus->name,
+			     same ? "registered"
+				  : "unregistered, but its name is taken");
 		return -EBUSY;
 	}
 	return 0;
@@ -121,11 +126,11 @@ static void unregister_bus(const struct bus_type *bus)
 	dm_lock();
 	bp = devres__bus_find_locked(bus);
 	if (!bp)
-		why = "bus is not registered";
+		why = "bus is not registered (state: unregistered)";
 	else if (bp->is_static)
-		why = "bus belongs to the library";
+		why = "bus belongs to the library (state: registered)";
 	else if (has_live_locked(bp))
-		why = "bus still has devices or drivers";
+		why = "bus still has devices or drivers (state: registered)";
 	if (!why) {
 		for (pp = &buses; *pp != bp; pp = &(*pp)->next)
 			;
@@ -177,7 +182,13 @@ devres__bus_next_dev_locked(struct bus_private *bp, struct device_private *cur,
 		struct device_private *dp =
 			container_of(l, struct device_private, bus_node);
 
-		if (dp->dead || (bound_to && dp->bound != bound_to) ||
+		/*
+		 * A walk for a driver's devices also takes the deleted ones
+		 * still bound to it: their remove() may be running, and the
+		 * driver must not be gone until it returns.
+		 */
+		if ((dp->dead && !bound_to) ||
+		    (bound_to && dp->bound != bound_to) ||
 		    (skip_searching && dp->searching))
 			continue;
 		dp->pins++;
@@ -285,9 +296,13 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 	dm_unlock();
 	if (!bp || bad_start) {
 		devres__warn(start, __func__,
-			     bp ? "device is not registered on bus %s"
-				: "bus %s is not registered",
-			     bus && bus->name ? bus->name : "(null)");
+			     bp ? "device is not registered on bus %s%s%s%s"
+				: "bus %s is not registered%s%s%s",
+			     bus && bus->name ? bus->name : "(null)",
+			     start ? " (state: " : "",
+			     start ? devres__dev_state_name(dm_dev_state(start))
+				   : "",
+			     start ? ")" : "");
 		return -EINVAL;
 	}
 	while ((cur = devres__bus_walk(bp, cur, NULL, false))) {

@@ -20,28 +20,71 @@ __attribute__((constructor)) static void core_init(void)
 		dbg_on = true;
 }
 
-/*
- * Initializing a device that is registered, or being released (from a
- * release callback of its last put), would wipe state the driver core
- * still uses: a list would point at it after it is freed. Returns the
- * error device_register() gives, with one WARN naming @func, or 0.
- */
-static int in_use(struct device *dev, const char *func)
-{
-	bool dying;
+static const char *const state_names[] = {
+	[DEV_ZEROED] = "zeroed",     [DEV_INITIALIZED] = "initialized",
+	[DEV_ADDED] = "added",	     [DEV_PROBING] = "probing",
+	[DEV_BOUND] = "bound",	     [DEV_UNBINDING] = "unbinding",
+	[DEV_DELETED] = "deleted",   [DEV_RELEASING] = "releasing",
+	[DEV_RELEASED] = "released",
+};
 
-	if (dev->magic != DEVRES_DEV_MAGIC)
-		return 0;
-	dying = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0;
-	if (dying) {
-		devres__warn(dev, func, "device is being released");
+const char *devres__dev_state_name(enum dm_dev_state st)
+{
+	return (unsigned int)st <= DEV_RELEASED ? state_names[st] : "corrupt";
+}
+
+void devres__state_warn(struct device *dev, const char *func, const char *why)
+{
+	devres__warn(dev, func, "%s (state: %s)", why,
+		     devres__dev_state_name(dm_dev_state(dev)));
+}
+
+/*
+ * Why a device in state @st cannot be initialized or registered again:
+ * that would wipe what the driver core, or the device's resources and
+ * references, still use. NULL when it can.
+ */
+static const char *reinit_error(enum dm_dev_state st, int *ret_err)
+{
+	*ret_err = -EEXIST;
+	switch (st) {
+	case DEV_ZEROED:
+	case DEV_RELEASED:
+		return NULL;
+	case DEV_INITIALIZED:
+		*ret_err = -EINVAL;
+		return "tried to initialize an initialized device";
+	case DEV_DELETED:
+		*ret_err = -ENODEV;
+		return "device was deleted";
+	case DEV_RELEASING:
+		*ret_err = -ENODEV;
+		return "device is being released";
+	default:
+		return "device is already added";
+	}
+}
+
+/*
+ * Returns the error device_register() gives, with one WARN naming @func,
+ * or 0. A count that reached zero is a device being released whatever its
+ * state says (the last put of an initialized device).
+ */
+int devres__dev_in_use(struct device *dev, const char *func)
+{
+	const char *why;
+	int err;
+
+	if (dev->magic == DEVRES_DEV_MAGIC &&
+	    __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0) {
+		devres__state_warn(dev, func, "device is being released");
 		return -ENODEV;
 	}
-	if (devres__device_was_added(dev)) {
-		devres__warn(dev, func, "device is already added");
-		return -EEXIST;
-	}
-	return 0;
+	why = reinit_error(dm_dev_state(dev), &err);
+	if (!why)
+		return 0;
+	devres__state_warn(dev, func, why);
+	return err;
 }
 
 void device_initialize(struct device *dev)
@@ -50,7 +93,7 @@ void device_initialize(struct device *dev)
 		devres__warn(NULL, __func__, "NULL device");
 		return;
 	}
-	if (in_use(dev, __func__))
+	if (devres__dev_in_use(dev, __func__))
 		return;
 	dev->name = NULL;
 	dev->refcount = 1;
@@ -68,17 +111,32 @@ void device_initialize(struct device *dev)
 	dev->devres_slab = NULL;
 	dev->p = NULL;
 	pthread_mutex_init(&dev->mutex, NULL);
-	dev->magic = DEVRES_DEV_MAGIC;
+	dev->state = DEV_INITIALIZED;
+	/* Counted until released: one never added nor put is a leak too. */
+	devres__ledger_add(DL_DEVICES, 1);
+	__atomic_store_n(&dev->magic, DEVRES_DEV_MAGIC, __ATOMIC_RELEASE);
 }
 
 int dev_set_name(struct device *dev, const char *fmt, ...)
 {
+	enum dm_dev_state st;
 	char *name, *old;
 	va_list ap;
 	int ret;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
+	/*
+	 * Once added, the name is the device's identity on its bus and is
+	 * lent out (resource names, messages): renaming would free memory in
+	 * use. The release callbacks of the last put may still rename it.
+	 */
+	st = dm_dev_state(dev);
+	if (st != DEV_INITIALIZED && st != DEV_RELEASING) {
+		devres__state_warn(dev, __func__,
+				   "device was added: its name is in use");
+		return -EBUSY;
+	}
 	va_start(ap, fmt);
 	ret = vasprintf(&name, fmt, ap);
 	va_end(ap);
@@ -117,8 +175,9 @@ struct device *get_device(struct device *dev)
 	 * with nothing legitimate (another thread would need a reference).
 	 */
 	__atomic_sub_fetch(&dev->refcount, 2, __ATOMIC_RELAXED);
-	devres__warn(dev, __func__,
-		     "reference count is zero: the device is being released");
+	devres__state_warn(dev, __func__,
+			   "reference count is zero: the device is being "
+			   "released");
 	return dev;
 }
 
@@ -157,13 +216,16 @@ static void device_release(struct device *dev)
 
 	snprintf(label, sizeof(label), "%s",
 		 devres__dev_label(dev, buf, sizeof(buf)));
+	dm_set_state(dev, DEV_RELEASING);
 
 	/* Anything recorded after the device was deleted goes now. */
 	release_late(dev);
 	free(dp);
 	dev->p = NULL;
 	pthread_mutex_destroy(&dev->mutex);
-	dev->magic = DEVRES_DEV_DEAD;
+	dm_set_state(dev, DEV_RELEASED);
+	__atomic_store_n(&dev->magic, DEVRES_DEV_DEAD, __ATOMIC_RELEASE);
+	devres__ledger_add(DL_DEVICES, -1);
 	/* Read now: a release callback above may have renamed the device. */
 	name = dev->name;
 	if (dev->release)
@@ -199,7 +261,8 @@ static void last_put(struct device *dev)
 		return;
 	}
 	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
-	devres__warn(dev, "put_device", "released while still registered");
+	devres__state_warn(dev, "put_device",
+			   "released while still registered");
 	del(dev, dp);
 }
 
@@ -212,7 +275,8 @@ void put_device(struct device *dev)
 	old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
 	do {
 		if (old == 0) {
-			devres__warn(dev, __func__, "no reference left to put");
+			devres__state_warn(dev, __func__,
+					   "no reference left to put");
 			return;
 		}
 		/* The last put from a devres callback of the device itself
@@ -221,9 +285,10 @@ void put_device(struct device *dev)
 			return;
 		/* From its probe or remove: the driver core still uses it. */
 		if (old == 1 && devres__dev_locked_by_me(dev)) {
-			devres__warn(dev, __func__,
-				     "last reference put from the device's "
-				     "own probe or remove");
+			devres__state_warn(dev, __func__,
+					   "last reference put from the "
+					   "device's "
+					   "own probe or remove");
 			return;
 		}
 		/* Below zero: the pair of a refused get_device(). */
@@ -272,9 +337,40 @@ static bool ref_if_alive(struct device *dev)
 	return true;
 }
 
+/* Whether another live device of @bp is named @name: names are unique. */
+static bool name_taken_locked(struct bus_private *bp, const char *name)
+{
+	for (struct dm_link *l = bp->devices.next; l != &bp->devices;
+	     l = l->next) {
+		struct device_private *dp =
+			container_of(l, struct device_private, bus_node);
+
+		if (!dp->dead && strcmp(dev_name(dp->dev), name) == 0)
+			return true;
+	}
+	return false;
+}
+
+/* What device_add() of a device in state @st gets, when not initialized. */
+static int add_state_error(enum dm_dev_state st)
+{
+	switch (st) {
+	case DEV_INITIALIZED:
+		return 0;
+	case DEV_DELETED:
+		return -ENODEV;
+	case DEV_RELEASING:
+		return -ESTALE;
+	default:
+		return -EEXIST;
+	}
+}
+
 static const char *add_error(int ret)
 {
 	switch (ret) {
+	case -ENOTUNIQ:
+		return "name is taken by another device of its bus";
 	case -EEXIST:
 		return "device is already added";
 	case -ENODEV:
@@ -301,13 +397,16 @@ int device_add(struct device *dev)
 		return -EINVAL;
 	if (devres__refuse_in_devres_cb(dev, __func__))
 		return -EDEADLK;
+	ret = add_state_error(dm_dev_state(dev));
+	if (ret)
+		goto warn;
 	if (!dev->name && dev->init_name) {
 		ret = dev_set_name(dev, "%s", dev->init_name);
 		if (ret)
 			return ret;
 	}
 	if (!*dev_name(dev)) {
-		devres__warn(dev, __func__, "device has no name");
+		devres__state_warn(dev, __func__, "device has no name");
 		return -EINVAL;
 	}
 	dp = alloc_private(dev);
@@ -315,12 +414,15 @@ int device_add(struct device *dev)
 		return -ENOMEM;
 
 	dm_lock();
-	if (dev->p)
-		ret = dev->p->dead ? -ENODEV : -EEXIST;
+	ret = add_state_error(dm_dev_state(dev));
+	if (ret)
+		;
 	else if (__atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0)
 		ret = -ESTALE; /* added from a release callback of its last put */
 	else if (dev->bus && !(bp = devres__bus_find_locked(dev->bus)))
 		ret = -EINVAL;
+	else if (bp && name_taken_locked(bp, dev_name(dev)))
+		ret = -ENOTUNIQ;
 	else if (dev->parent && !ref_if_alive(dev->parent))
 		ret = -ESRCH;
 	else
@@ -334,15 +436,17 @@ int device_add(struct device *dev)
 		dm_get_device_locked(dev);
 		dp->parent = dev->parent;
 		dev->p = dp;
+		dm_set_state(dev, DEV_ADDED);
 	}
 	dm_unlock();
 	if (ret) {
 		free(dp);
-		devres__warn(dev, __func__, "%s", add_error(ret));
+warn:
+		devres__state_warn(dev, __func__, add_error(ret));
+		if (ret == -ENOTUNIQ)
+			return -EEXIST;
 		return ret == -ESRCH ? -EINVAL : ret == -ESTALE ? -ENODEV : ret;
 	}
-	devres__ledger_add(DL_DEVICES, 1);
-
 	gen = devres__bind_gen();
 	if (bp)
 		devres__probe_new_device(dev);
@@ -358,7 +462,7 @@ int device_register(struct device *dev)
 		devres__warn(NULL, __func__, "NULL device");
 		return -EINVAL;
 	}
-	ret = in_use(dev, __func__);
+	ret = devres__dev_in_use(dev, __func__);
 	if (ret)
 		return ret;
 	device_initialize(dev);
@@ -381,9 +485,9 @@ bool devres__may_delete(struct device *dev, const char *func)
 	if (!devres__dev_ok(dev, func))
 		return false;
 	if (devres__dev_locked_by_me(dev)) {
-		devres__warn(dev, func,
-			     "called from the device's own "
-			     "probe or remove");
+		devres__state_warn(dev, func,
+				   "called from the device's own "
+				   "probe or remove");
 		return false;
 	}
 	return !devres__refuse_in_devres_cb(dev, func);
@@ -400,7 +504,7 @@ void device_del(struct device *dev)
 	dp = dev->p;
 	dm_unlock();
 	if (!dp) {
-		devres__warn(dev, __func__, "device was never added");
+		devres__state_warn(dev, __func__, "device was never added");
 		return;
 	}
 	del(dev, dp);
@@ -431,7 +535,8 @@ static void del(struct device *dev, struct device_private *dp)
 	if (!devres__device_kill(dev)) {
 		if (bp)
 			devres__bus_put(bp);
-		devres__warn(dev, "device_del", "device is already deleted");
+		devres__state_warn(dev, "device_del",
+				   "device is already deleted");
 		put_device(dev);
 		return;
 	}
@@ -445,24 +550,50 @@ static void del(struct device *dev, struct device_private *dp)
 
 	/* What the device acquired while unbound (the 2023 kernel rule). */
 	devres_release_all(dev);
-	devres__ledger_add(DL_DEVICES, -1);
 	/* Ours and the registration's, at once. */
 	old = __atomic_fetch_sub(&dev->refcount, 2, __ATOMIC_ACQ_REL);
 	if (old > 2)
 		return;
 	if (old < 2) {
-		devres__warn(dev, "device_del",
-			     "a reference was put once too often while the "
-			     "device was deleted");
+		devres__state_warn(dev, "device_del",
+				   "a reference was put once too often while "
+				   "the "
+				   "device was deleted");
 		__atomic_store_n(&dev->refcount, 0, __ATOMIC_RELAXED);
 	}
 	device_release(dev);
 }
 
+bool devres__may_unregister(struct device *dev, const char *func)
+{
+	const char *why;
+
+	if (!devres__may_delete(dev, func))
+		return false;
+	switch (dm_dev_state(dev)) {
+	case DEV_INITIALIZED:
+		why = "device was never added";
+		break;
+	case DEV_DELETED:
+		why = "device is already deleted";
+		break;
+	case DEV_RELEASING:
+		why = "device is being released";
+		break;
+	default:
+		return true;
+	}
+	devres__state_warn(dev, func, why);
+	return false;
+}
+
 void device_unregister(struct device *dev)
 {
-	/* Refused as a whole: the put alone would drop a reference. */
-	if (!devres__may_delete(dev, __func__))
+	/*
+	 * Refused as a whole: the put alone would drop a reference that is
+	 * not the registration's.
+	 */
+	if (!devres__may_unregister(dev, __func__))
 		return;
 	device_del(dev);
 	put_device(dev);

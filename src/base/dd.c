@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <stdlib.h>
+#include <time.h>
 #include "base.h"
 
 /*
@@ -127,6 +128,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	/* Parked devices are never being probed: see retry_round(). */
 	dm_lock();
 	unpark_locked(dp);
+	dm_set_state(dev, DEV_PROBING);
 	dm_unlock();
 	/*
 	 * The binding is a group the devres core keeps for us: in the
@@ -136,8 +138,12 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	 */
 	ret = devres__owned_open(dev, &dp->binding, "driver binding",
 				 DEVRES_OWNED_KEEP);
-	if (ret)
+	if (ret) {
+		dm_lock();
+		dm_set_state(dev, DEV_ADDED);
+		dm_unlock();
 		return ret;
+	}
 	__atomic_store_n(&dev->driver, (struct device_driver *)drv,
 			 __ATOMIC_RELEASE);
 	h->drv = drv;
@@ -154,12 +160,16 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 		devres__owned_release(dev, &dp->binding);
 		__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
 		dev->driver_data = NULL;
+		dm_lock();
+		dm_set_state(dev, DEV_ADDED);
+		dm_unlock();
 		if (ret == -EPROBE_DEFER)
 			park(dp);
 		return ret;
 	}
 	dm_lock();
 	dp->bound = drv;
+	dm_set_state(dev, DEV_BOUND);
 	unpark_locked(dp);
 	dm_unlock();
 	__atomic_add_fetch(&bind_gen, 1, __ATOMIC_ACQ_REL);
@@ -369,21 +379,80 @@ void driver_deferred_probe_trigger(void)
 	errno = err;
 }
 
+static bool drv_dying(const struct driver_private *drvp)
+{
+	bool dead;
+
+	dm_lock();
+	dead = drvp->dead;
+	dm_unlock();
+	return dead;
+}
+
+/*
+ * Locks @dev for a registration's attach of @drvp, without the lock-order
+ * inversions a plain wait would make. Inside a callback (this thread holds
+ * another device's lock), a busy device is parked instead, retried when
+ * the outermost call is done: two probes registering drivers that match
+ * each other's device would otherwise each wait for the other. Outside,
+ * the wait ends if the driver is being unregistered: its unregister may
+ * come from the probe that holds @dev, waiting for this registration.
+ */
+static bool lock_for_attach(struct device_private *dp,
+			    const struct driver_private *drvp, struct held *h)
+{
+	struct device *dev = dp->dev;
+	struct timespec ts;
+
+	if (held) {
+		if (pthread_mutex_trylock(&dev->mutex)) {
+			park(dp);
+			retry_wanted = true;
+			return false;
+		}
+	} else {
+		for (;;) {
+			clock_gettime(CLOCK_REALTIME, &ts);
+			ts.tv_nsec += 1000000;
+			if (ts.tv_nsec >= 1000000000) {
+				ts.tv_sec++;
+				ts.tv_nsec -= 1000000000;
+			}
+			if (!pthread_mutex_timedlock(&dev->mutex, &ts))
+				break;
+			if (drv_dying(drvp))
+				return false;
+		}
+	}
+	h->dev = dev;
+	h->drv = NULL;
+	h->next = held;
+	held = h;
+	return true;
+}
+
 void devres__driver_attach(struct device_driver *drv)
 {
-	struct bus_private *bp = drv->p->bus;
+	struct driver_private *drvp = drv->p;
+	struct bus_private *bp = drvp->bus;
 	struct device_private *cur = NULL;
 	struct held h;
 	int ret;
 
 	while ((cur = devres__bus_walk(bp, cur, NULL, true))) {
+		/* Being unregistered meanwhile: its devices are not tried. */
+		if (drv_dying(drvp)) {
+			devres__bus_walk_stop(cur);
+			break;
+		}
 		/* Our caller's own device, bound by hand, registering drivers. */
 		if (devres__dev_locked_by_me(cur->dev))
 			continue;
 		/* A match or for-each callback of the device registering. */
 		if (devres__refuse_in_devres_cb(cur->dev, "driver_register"))
 			continue;
-		dev_lock(cur->dev, &h);
+		if (!lock_for_attach(cur, drvp, &h))
+			continue;
 		if (alive_unbound(cur->dev)) {
 			ret = match(cur->dev, drv, &h);
 			if (ret > 0)
@@ -402,6 +471,9 @@ static void release_driver_locked(struct device *dev, struct held *h)
 
 	if (!drv)
 		return;
+	dm_lock();
+	dm_set_state(dev, DEV_UNBINDING);
+	dm_unlock();
 	h->drv = drv;
 	call_remove(dev, drv);
 	h->drv = NULL;
@@ -415,6 +487,7 @@ static void release_driver_locked(struct device *dev, struct held *h)
 	 */
 	dm_lock();
 	dp->bound = NULL;
+	dm_set_state(dev, dp->dead ? DEV_DELETED : DEV_ADDED);
 	dm_unlock();
 }
 
@@ -445,6 +518,8 @@ bool devres__device_kill(struct device *dev)
 	dm_lock();
 	was_dead = dp->dead;
 	dp->dead = true;
+	if (!was_dead)
+		dm_set_state(dev, dev->driver ? DEV_UNBINDING : DEV_DELETED);
 	unpark_locked(dp);
 	dm_unlock();
 	if (!was_dead)
@@ -459,7 +534,8 @@ static bool from_own_callback(struct device *dev, const char *func)
 {
 	if (!devres__dev_locked_by_me(dev))
 		return false;
-	devres__warn(dev, func, "called from the device's own probe or remove");
+	devres__state_warn(dev, func,
+			   "called from the device's own probe or remove");
 	return true;
 }
 
@@ -475,7 +551,9 @@ static int pin_driver(const struct device_driver *drv,
 	int ret = 0;
 
 	dm_lock();
-	drvp = drv->p;
+	/* Not registered (or a copy of a registered one): bound by hand. */
+	drvp = devres__drv_state_locked(drv) == DRV_UNREGISTERED ? NULL
+								 : drv->p;
 	if (drvp && drvp->dead)
 		ret = -ENODEV;
 	else if (drvp)
@@ -504,8 +582,18 @@ int devres__attach(struct device *dev, const struct device_driver *drv,
 	    devres__refuse_in_devres_cb(dev, func))
 		return -EDEADLK;
 	dp = dev_private(dev);
-	if (!dp)
+	switch (dm_dev_state(dev)) {
+	case DEV_INITIALIZED:
+		devres__state_warn(dev, func, "device was never added");
 		return -ENODEV;
+	case DEV_RELEASING:
+		devres__state_warn(dev, func, "device is being released");
+		return -ENODEV;
+	default:
+		/* A deleted device is not an error here (the kernel's rule). */
+		if (!dp)
+			return -ENODEV;
+	}
 	gen = devres__bind_gen();
 	dev_lock(dev, &h);
 	/*

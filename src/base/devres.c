@@ -24,7 +24,8 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 		bool dead = dev->magic == DEVRES_DEV_DEAD;
 
 		devres__warn(dev, func, "device %s",
-			     dead ? "already released" : "not initialized");
+			     dead ? "already released (state: released)"
+				  : "not initialized (state: zeroed)");
 		return false;
 	}
 	return true;

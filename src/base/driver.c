@@ -20,16 +20,49 @@ static bool name_taken_locked(struct bus_private *bp, const char *name)
 	return false;
 }
 
-static const char *register_error(int ret)
+static const char *const drv_state_names[] = {
+	[DRV_UNREGISTERED] = "unregistered",
+	[DRV_REGISTERED] = "registered",
+	[DRV_UNREGISTERING] = "unregistering",
+};
+
+const char *devres__drv_state_name(enum dm_drv_state st)
 {
-	return ret == -EBUSY ? "driver is already registered"
-			     : "bus is not registered";
+	return drv_state_names[st];
+}
+
+/*
+ * Zeroed memory reads unregistered; so does a copy of a registered
+ * driver, whose private pointer is not its own.
+ */
+enum dm_drv_state devres__drv_state_locked(const struct device_driver *drv)
+{
+	const struct driver_private *drvp = drv->p;
+
+	if (!drvp || drvp->drv != drv)
+		return DRV_UNREGISTERED;
+	return drvp->dead ? DRV_UNREGISTERING : DRV_REGISTERED;
+}
+
+static const char *register_error(int ret, enum dm_drv_state st)
+{
+	if (ret != -EBUSY)
+		return "bus is not registered";
+	switch (st) {
+	case DRV_REGISTERED:
+		return "driver is already registered";
+	case DRV_UNREGISTERING:
+		return "driver is being unregistered";
+	default:
+		return "a driver of that name is registered on its bus";
+	}
 }
 
 int driver_register(struct device_driver *drv)
 {
 	struct driver_private *drvp;
 	struct bus_private *bp;
+	enum dm_drv_state st = DRV_UNREGISTERED;
 	unsigned long gen;
 	int ret = 0;
 
@@ -48,10 +81,13 @@ int driver_register(struct device_driver *drv)
 		return -ENOMEM;
 	drvp->drv = drv;
 	dm_lock();
+	st = devres__drv_state_locked(drv);
 	bp = devres__bus_find_locked(drv->bus);
-	if (!bp)
+	if (st != DRV_UNREGISTERED)
+		ret = -EBUSY;
+	else if (!bp)
 		ret = -EINVAL;
-	else if (drv->p || name_taken_locked(bp, drv->name))
+	else if (name_taken_locked(bp, drv->name))
 		ret = -EBUSY;
 	if (!ret) {
 		drvp->bus = bp;
@@ -64,8 +100,9 @@ int driver_register(struct device_driver *drv)
 	dm_unlock();
 	if (ret) {
 		free(drvp);
-		devres__warn(NULL, __func__, "%s: %s", drv->name,
-			     register_error(ret));
+		devres__warn(NULL, __func__, "%s: %s (state: %s)", drv->name,
+			     register_error(ret, st),
+			     devres__drv_state_name(st));
 		return ret;
 	}
 
@@ -100,6 +137,7 @@ static struct device *held_bound_dev_locked(struct driver_private *drvp)
 
 static void unregister_driver(struct device_driver *drv)
 {
+	enum dm_drv_state st = DRV_REGISTERED;
 	struct driver_private *drvp;
 	struct device *held = NULL;
 	struct bus_private *bp;
@@ -109,13 +147,19 @@ static void unregister_driver(struct device_driver *drv)
 		return;
 	}
 	if (devres__in_callback_of(drv)) {
+		dm_lock();
+		st = devres__drv_state_locked(drv);
+		dm_unlock();
 		devres__warn(NULL, "driver_unregister",
-			     "%s: called from the driver's own probe or remove",
-			     drv->name ? drv->name : "(null)");
+			     "%s: called from the driver's own probe or remove "
+			     "(state: %s)",
+			     drv->name ? drv->name : "(null)",
+			     devres__drv_state_name(st));
 		return;
 	}
 	dm_lock();
-	drvp = drv->p;
+	st = devres__drv_state_locked(drv);
+	drvp = st == DRV_UNREGISTERED ? NULL : drv->p;
 	if (drvp && !drvp->dead)
 		held = held_bound_dev_locked(drvp);
 	if (drvp && !drvp->dead && !held) {
@@ -140,15 +184,16 @@ static void unregister_driver(struct device_driver *drv)
 	}
 	if (!drvp) {
 		devres__warn(NULL, "driver_unregister",
-			     "%s: driver is not registered",
-			     drv->name ? drv->name : "(null)");
+			     "%s: driver is not registered (state: %s)",
+			     drv->name ? drv->name : "(null)",
+			     devres__drv_state_name(st));
 		return;
 	}
 	bp = drvp->bus;
 	devres__driver_detach(drv, bp);
 	/* Until here device_driver_attach() sees it dying and refuses. */
 	dm_lock();
-	drv->p = NULL;
+	drv->p = NULL; /* unregistered */
 	dm_unlock();
 	free(drvp);
 	devres__bus_put(bp);

@@ -111,23 +111,63 @@ struct platform_device *platform_device_alloc(const char *name, int id)
 	return &pa->pdev;
 }
 
+/*
+ * A copy of @num resources and of their names in one block, out of any
+ * tree: what the device keeps must not point into its owner's memory.
+ */
+static struct resource *dup_resources(const struct resource *res,
+				      unsigned int num)
+{
+	size_t size = num * sizeof(*res);
+	struct resource *r;
+	char *names;
+
+	for (unsigned int i = 0; i < num; i++)
+		if (res[i].name)
+			size += strlen(res[i].name) + 1;
+	if (devres__should_fail())
+		return NULL;
+	r = calloc(1, size);
+	if (!r)
+		return NULL;
+	names = (char *)(r + num);
+	for (unsigned int i = 0; i < num; i++) {
+		r[i] = res[i];
+		r[i].parent = r[i].sibling = r[i].child = NULL;
+		if (res[i].name) {
+			size_t len = strlen(res[i].name) + 1;
+
+			r[i].name = memcpy(names, res[i].name, len);
+			names += len;
+		}
+	}
+	return r;
+}
+
 int platform_device_add_resources(struct platform_device *pdev,
 				  const struct resource *res, unsigned int num)
 {
 	struct resource *r = NULL;
+	enum dm_dev_state st;
 
-	if (!pdev || devres__device_was_added(&pdev->dev)) {
-		devres__warn(pdev ? &pdev->dev : NULL, __func__, "%s",
-			     pdev ? "device is already added" : "NULL device");
+	if (!pdev) {
+		devres__warn(NULL, __func__, "NULL device");
+		return -EINVAL;
+	}
+	st = dm_dev_state(&pdev->dev);
+	if (st != DEV_ZEROED && st != DEV_INITIALIZED && st != DEV_RELEASED) {
+		devres__state_warn(&pdev->dev, __func__,
+				   st == DEV_DELETED	 ? "device was deleted"
+				   : st == DEV_RELEASING ? "device is being "
+							   "released"
+							 : "device is already "
+							   "added");
 		return -EINVAL;
 	}
 	if (res && num) {
-		if (devres__should_fail())
-			return -ENOMEM;
-		r = calloc(num, sizeof(*r));
+		r = dup_resources(res, num);
 		if (!r)
 			return -ENOMEM;
-		memcpy(r, res, num * sizeof(*r));
 	}
 	free(pdev->resource);
 	pdev->resource = r;
@@ -135,17 +175,68 @@ int platform_device_add_resources(struct platform_device *pdev,
 	return 0;
 }
 
+/*
+ * Automatic ids, the lowest free one first as the kernel's IDA gives them:
+ * an id is the device's from its add to its delete, then free again.
+ */
+static unsigned long *auto_ids;
+static size_t auto_words;
+
+#define ID_BITS (8 * sizeof(unsigned long))
+
+static int alloc_auto_id(void)
+{
+	unsigned long *grown;
+	size_t w;
+	int id = -ENOMEM;
+
+	dm_lock();
+	for (w = 0; w < auto_words && auto_ids[w] == ~0ul; w++)
+		;
+	if (w == auto_words && w < (size_t)INT_MAX / ID_BITS) {
+		grown = realloc(auto_ids, (w + 1) * sizeof(*grown));
+		if (grown) {
+			auto_ids = grown;
+			auto_ids[w] = 0;
+			auto_words++;
+		}
+	}
+	if (w < auto_words) {
+		int bit = __builtin_ctzl(~auto_ids[w]);
+
+		auto_ids[w] |= 1ul << bit;
+		id = (int)(w * ID_BITS) + bit;
+	}
+	dm_unlock();
+	return id;
+}
+
+/* Once per automatic id: two deletes of one device race for it. */
+static void free_auto_id(struct platform_device *pdev)
+{
+	int id;
+
+	if (!__atomic_exchange_n(&pdev->id_auto, false, __ATOMIC_ACQ_REL))
+		return;
+	id = pdev->id;
+	pdev->id = PLATFORM_DEVID_AUTO;
+	dm_lock();
+	auto_ids[id / ID_BITS] &= ~(1ul << (id % ID_BITS));
+	dm_unlock();
+}
+
 static int set_name(struct platform_device *pdev)
 {
-	static int next_auto_id;
+	int id;
 
 	switch (pdev->id) {
 	case PLATFORM_DEVID_NONE:
 		return dev_set_name(&pdev->dev, "%s", pdev->name);
 	case PLATFORM_DEVID_AUTO:
-		/* The kernel reuses freed numbers; a counter is enough here. */
-		pdev->id =
-			__atomic_fetch_add(&next_auto_id, 1, __ATOMIC_RELAXED);
+		id = alloc_auto_id();
+		if (id < 0)
+			return id;
+		pdev->id = id;
 		pdev->id_auto = true;
 		return dev_set_name(&pdev->dev, "%s.%d.auto", pdev->name,
 				    pdev->id);
@@ -166,7 +257,8 @@ int platform_device_add(struct platform_device *pdev)
 	/* Renaming a registered device first would corrupt it. */
 	if (!devres__dev_ok(&pdev->dev, __func__))
 		return -EINVAL;
-	if (devres__device_was_added(&pdev->dev))
+	/* Not initialized: device_add() refuses it with the right WARN. */
+	if (dm_dev_state(&pdev->dev) != DEV_INITIALIZED)
 		return device_add(&pdev->dev);
 
 	platform_bus_ready();
@@ -189,10 +281,11 @@ int platform_device_add(struct platform_device *pdev)
 	return 0;
 
 fail:
-	if (pdev->id_auto) {
-		pdev->id = PLATFORM_DEVID_AUTO;
-		pdev->id_auto = false;
-	}
+	/* A later add may rename it: nothing may keep the name. */
+	for (unsigned int i = 0; i < pdev->num_resources; i++)
+		if (pdev->resource[i].name == dev_name(&pdev->dev))
+			pdev->resource[i].name = NULL;
+	free_auto_id(pdev);
 	return ret;
 }
 
@@ -201,7 +294,11 @@ static void pdev_del(struct platform_device *pdev)
 	if (!pdev)
 		return;
 	device_del(&pdev->dev);
+	/* Refused (never added, or from its own callbacks): nothing more. */
+	if (dm_dev_state(&pdev->dev) < DEV_DELETED)
+		return;
 	devres__remove_resources(pdev->resource, pdev->num_resources);
+	free_auto_id(pdev);
 }
 
 /* Callbacks run from here may change errno; the caller's is given back. */
@@ -221,16 +318,16 @@ void platform_device_put(struct platform_device *pdev)
 
 int platform_device_register(struct platform_device *pdev)
 {
+	int ret;
+
 	if (!pdev) {
 		devres__warn(NULL, __func__, "NULL device");
 		return -EINVAL;
 	}
-	/* device_initialize() would wipe the state of a registered device. */
-	if (pdev->dev.magic == DEVRES_DEV_MAGIC &&
-	    devres__device_was_added(&pdev->dev)) {
-		devres__warn(&pdev->dev, __func__, "device is already added");
-		return -EEXIST;
-	}
+	/* device_initialize() would wipe the state of a device in use. */
+	ret = devres__dev_in_use(&pdev->dev, __func__);
+	if (ret)
+		return ret;
 	device_initialize(&pdev->dev);
 	return platform_device_add(pdev);
 }
@@ -238,8 +335,8 @@ int platform_device_register(struct platform_device *pdev)
 static void pdev_unregister(struct platform_device *pdev)
 {
 	/* Refused as a whole: the put alone would drop a reference. */
-	if (pdev && !devres__may_delete(&pdev->dev, "platform_device_"
-						    "unregister"))
+	if (pdev && !devres__may_unregister(&pdev->dev, "platform_device_"
+							"unregister"))
 		return;
 	platform_device_del(pdev);
 	platform_device_put(pdev);

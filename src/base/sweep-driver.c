@@ -65,17 +65,21 @@ static int check_args(struct device_driver *drv, struct device *dev,
 		return -EINVAL;
 	}
 	if (devres__dev_locked_by_me(dev)) {
-		devres__warn(dev, func,
-			     "called from the device's own probe or remove");
+		devres__state_warn(dev, func,
+				   "called from the device's own probe or "
+				   "remove");
 		return -EDEADLK;
 	}
 	if (devres__refuse_in_devres_cb(dev, func))
 		return -EDEADLK;
-	if (!registered(dev))
+	if (!registered(dev)) {
+		devres__state_warn(dev, func, "device is not added");
 		return -ENODEV;
+	}
 	if (dev->driver) {
-		devres__warn(dev, func, "device is bound to %s",
-			     dev->driver->name);
+		devres__warn(dev, func, "device is bound to %s (state: %s)",
+			     dev->driver->name,
+			     devres__dev_state_name(dm_dev_state(dev)));
 		return -EBUSY;
 	}
 	return 0;

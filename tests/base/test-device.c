@@ -174,12 +174,13 @@ static void count_action(void *data)
 
 static void unbound_resources_go_at_del(void **state)
 {
-	struct device *dev = new_dev(1, "res");
 	struct devres_ledger before, after;
+	struct device *dev;
 
 	(void)state;
 	actions_run = 0;
 	devres_ledger_snapshot(&before);
+	dev = new_dev(1, "res");
 	/* Before device_add and after: both belong to the device. */
 	assert_int_equal(devm_add_action(dev, count_action, NULL), 0);
 	assert_int_equal(t_device_add(dev), 0);
@@ -285,38 +286,43 @@ static void bad_input(void **state)
 
 	assert_int_equal(t_device_add(noname), -EINVAL);
 	assert_int_equal(devres_warn_count(), warns + 2);
+	/* Counted from their init: four devices, until released. */
+	assert_int_equal(devices_now(), before + 4);
 	put_device(noname);
 
 	/* A bus that was never registered. */
 	busless->bus = &tbus;
 	assert_int_equal(t_device_add(busless), -EINVAL);
 	assert_int_equal(devres_warn_count(), warns + 3);
-	assert_int_equal(devices_now(), before);
+	assert_int_equal(devices_now(), before + 3);
+	/* Never added: a misuse, said once. */
 	assert_int_equal(device_attach(busless), -ENODEV);
+	assert_int_equal(devres_warn_count(), warns + 4);
 	put_device(busless);
 
 	assert_int_equal(t_device_add(dev), 0);
 	assert_int_equal(t_device_add(dev), -EEXIST);
-	assert_int_equal(devres_warn_count(), warns + 4);
-	assert_int_equal(devices_now(), before + 1);
+	assert_int_equal(devres_warn_count(), warns + 5);
+	assert_int_equal(devices_now(), before + 2);
 
 	t_device_del(never);
-	assert_int_equal(devres_warn_count(), warns + 5);
+	assert_int_equal(devres_warn_count(), warns + 6);
 	put_device(never);
 
 	get_device(dev);
 	t_device_del(dev);
-	assert_int_equal(devices_now(), before);
+	assert_int_equal(devices_now(), before + 1);
 	t_device_del(dev);
-	assert_int_equal(devres_warn_count(), warns + 6);
+	assert_int_equal(devres_warn_count(), warns + 7);
 	assert_int_equal(t_device_add(dev), -ENODEV);
-	assert_int_equal(devres_warn_count(), warns + 7);
+	assert_int_equal(devres_warn_count(), warns + 8);
 	assert_int_equal(device_attach(dev), -ENODEV);
+	put_device(dev);
+	assert_int_equal(devices_now(), before + 1);
+	put_device(dev);
 	assert_int_equal(devices_now(), before);
-	put_device(dev);
-	put_device(dev);
 	assert_int_equal(nreleased, 4);
-	assert_int_equal(devres_warn_count(), warns + 7);
+	assert_int_equal(devres_warn_count(), warns + 8);
 }
 
 static void put_too_often(void **state)

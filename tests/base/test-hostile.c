@@ -970,26 +970,28 @@ struct mx_want {
 
 #define EI (-EINVAL)
 #define ND (-ENODEV)
+#define EB (-EBUSY)
 /* clang-format off */
 static const struct mx_want mx_table[][F_NR] = {
 	/*              name    add          del    get+put attach  drv_attach
 	 *              unbind  is_bound     walk   sweep   fail_nth kmalloc */
 	[S_UNINIT]  = { {EI,1}, {EI,1},      {0,1}, {0,2}, {EI,1}, {EI,1},
 			{0,1},  {0,1},       {EI,1}, {EI,1}, {EI,1}, {0,1} },
-	[S_INIT]    = { {0,0},  {0,0},       {0,1}, {0,0}, {ND,0}, {ND,0},
-			{0,0},  {0,0},       {EI,1}, {ND,0}, {ND,0}, {1,0} },
-	[S_ADDED]   = { {0,0},  {-EEXIST,1}, {0,0}, {0,0}, {0,0},  {0,0},
+	[S_INIT]    = { {0,0},  {0,0},       {0,1}, {0,0}, {ND,1}, {ND,1},
+			{0,0},  {0,0},       {EI,1}, {ND,1}, {ND,1}, {1,0} },
+	[S_ADDED]   = { {EB,1}, {-EEXIST,1}, {0,0}, {0,0}, {0,0},  {0,0},
 			{0,0},  {0,0},       {0,0},  {0,0},  {-ENOMEM,0}, {1,0} },
-	[S_BOUND]   = { {0,0},  {-EEXIST,1}, {0,0}, {0,0}, {1,0},  {-EBUSY,0},
-			{0,0},  {1,0},       {0,0},  {-EBUSY,1}, {-EBUSY,1}, {1,0} },
-	[S_DELETED] = { {0,0},  {ND,1},      {0,1}, {0,0}, {ND,0}, {ND,0},
-			{0,0},  {0,0},       {EI,1}, {ND,0}, {ND,0}, {1,0} },
+	[S_BOUND]   = { {EB,1}, {-EEXIST,1}, {0,0}, {0,0}, {1,0},  {-EBUSY,0},
+			{0,0},  {1,0},       {0,0},  {EB,1}, {EB,1}, {1,0} },
+	[S_DELETED] = { {EB,1}, {ND,1},      {0,1}, {0,0}, {ND,0}, {ND,0},
+			{0,0},  {0,0},       {EI,1}, {ND,1}, {ND,1}, {1,0} },
 	[S_RELEASED] = { {EI,1}, {EI,1},     {0,1}, {0,2}, {EI,1}, {EI,1},
 			 {0,1},  {0,1},      {EI,1}, {EI,1}, {EI,1}, {0,1} },
 };
 /* clang-format on */
 #undef EI
 #undef ND
+#undef EB
 
 static struct device mx;
 static int mx_released;

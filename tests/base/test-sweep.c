@@ -46,10 +46,10 @@ static int setup(void **state)
 {
 	(void)state;
 	actions_run = 0;
+	devres_ledger_snapshot(&start);
 	the_dev = (struct device){ .release = dev_release };
 	device_initialize(&the_dev);
 	start_log_capture();
-	devres_ledger_snapshot(&start);
 	return 0;
 }
 
