@@ -22,6 +22,23 @@
 /* Set on a BAR the kernel has not placed: there is nothing to insert. */
 #define IORESOURCE_DISABLED 0x10000000ul
 
+/* A backend's BAR: its fd (the backend keeps it) at the region's offset. */
+static void add_backend_window(struct pci_dev *pdev, int bar)
+{
+	struct resource *r = &pdev->resource[bar];
+	uint64_t size;
+	off_t off;
+	int fd;
+
+	if (pdev->p->backend->bar_window(pdev, pdev->p->backend_data, bar, &fd,
+					 &off, &size))
+		return;
+	if (size >= resource_size(r) &&
+	    !iomem_window_add(r->start, resource_size(r), fd, off,
+			      pdev->p->name))
+		pdev->p->window[bar] = true;
+}
+
 static void add_window(struct pci_dev *pdev, int bar)
 {
 	struct resource *r = &pdev->resource[bar];
@@ -29,6 +46,10 @@ static void add_window(struct pci_dev *pdev, int bar)
 	struct stat st;
 	int fd;
 
+	if (pdev->p->backend) {
+		add_backend_window(pdev, bar);
+		return;
+	}
 	snprintf(file, sizeof(file), "resource%d", bar);
 	fd = pci__open(pdev, file, O_RDWR);
 	if (fd < 0)

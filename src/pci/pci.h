@@ -11,6 +11,7 @@
 #include <stddef.h>
 #include <devres/pci.h>
 #include "base/subsys.h"
+#include "backend.h"
 
 /* "bus/pci/devices/" plus the longest address we accept, "ffffffff:ff:1f.7" */
 #define PCI_NAME_MAX 16
@@ -32,7 +33,13 @@ struct pci_dev_private {
 	/* Owned by the scan that registers or removes the device. */
 	bool inserted[PCI_NUM_RESOURCES];
 	bool window[PCI_STD_NUM_BARS];
+	/* The backend that took the device at its scan, and its data. */
+	const struct pci__backend *backend;
+	void *backend_data;
 };
+
+/* The backend's operation @op for @pdev, NULL when it has none. */
+#define pci__bk(pdev, op) ((pdev)->p->backend ? (pdev)->p->backend->op : NULL)
 
 extern HIDDEN const struct bus_type pci__bus_type;
 
