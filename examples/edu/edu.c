@@ -7,10 +7,13 @@
  */
 #include <errno.h>
 #include <time.h>
+#include <unistd.h>
 #include <devres/device.h>
 #include <devres/io.h>
 #include <devres/irq.h>
 #include "edu.h"
+
+unsigned int edu_irq_types = PCI_IRQ_MSI | PCI_IRQ_INTX;
 
 static irqreturn_t edu_irq(int irq, void *dev_id)
 {
@@ -104,6 +107,17 @@ static int edu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (live != ~0x5a5aa5a5u)
 		return dev_err_probe(dev, -EIO, "not alive: %#x\n", live);
 
+	/*
+	 * edu has no reset: a DMA started by a previous owner (a process
+	 * that died) may still run, and its interrupt status stays set.
+	 */
+	for (int i = 0; i < 200 && (readl((char *)edu->regs + EDU_REG_DMA_CMD) &
+				    EDU_DMA_RUN);
+	     i++)
+		usleep(10 * 1000);
+	writel(readl((char *)edu->regs + EDU_REG_IRQ_STATUS),
+	       (char *)edu->regs + EDU_REG_IRQ_ACK);
+
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(EDU_DMA_BITS));
 	if (ret)
 		return dev_err_probe(dev, ret, "no 28-bit DMA\n");
@@ -114,7 +128,7 @@ static int edu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		return -ENOMEM;
 	pci_set_master(pdev);
 
-	nvec = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI | PCI_IRQ_INTX);
+	nvec = pci_alloc_irq_vectors(pdev, 1, 1, edu_irq_types);
 	if (nvec < 0)
 		return dev_err_probe(dev, nvec, "no interrupt vector\n");
 	ret = devm_request_irq(dev, (unsigned int)pci_irq_vector(pdev, 0),

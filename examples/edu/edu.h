@@ -51,6 +51,8 @@ struct edu {
 };
 
 extern struct pci_driver edu_driver;
+/* The interrupt types the probe asks for (a module parameter, in effect). */
+extern unsigned int edu_irq_types;
 
 /* n! in the device's 32 bits; -ETIMEDOUT when no interrupt came. */
 int edu_factorial(struct edu *edu, uint32_t n, uint32_t *ret);

@@ -13,12 +13,22 @@
  *                                    in turn: nothing may leak
  *   edu --two                        two devices, bound and unbound in
  *                                    both orders
+ *   edu --intx ...                   the same on INTx instead of MSI
+ *   edu --memlock                    a bind with no locked memory allowed
+ *                                    fails cleanly, then one with it works
+ *   edu --crash                      a process killed in the middle of a
+ *                                    DMA; the next one binds and works
  *
  * It opens /dev/vfio, so it runs only inside a VM made for it: one that
  * has /devres-vm (tests/vm/run.sh, make demo-vm); elsewhere it exits 77.
  * DEVRES_EDU_ANYWHERE=1 runs it in a guest of your own.
  */
 #include <dirent.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <linux/capability.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -28,6 +38,7 @@
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/fault.h>
+#include <devres/io.h>
 #include <devres/vfio.h>
 #include "edu.h"
 
@@ -412,10 +423,106 @@ static int two(void)
 	return 0;
 }
 
+/* Drops or raises CAP_IPC_LOCK in the effective set (kept permitted). */
+static int ipc_lock_cap(bool on)
+{
+	struct __user_cap_header_struct h = { _LINUX_CAPABILITY_VERSION_3, 0 };
+	struct __user_cap_data_struct d[2];
+
+	if (syscall(SYS_capget, &h, d))
+		return -1;
+	if (on)
+		d[0].effective |= 1u << CAP_IPC_LOCK;
+	else
+		d[0].effective &= ~(1u << CAP_IPC_LOCK);
+	return (int)syscall(SYS_capset, &h, d);
+}
+
+static int memlock(void)
+{
+	struct rlimit old, none = { 0, 0 };
+	struct devres_ledger before, after;
+	int warns = devres_warn_count(), ret;
+
+	getrlimit(RLIMIT_MEMLOCK, &old);
+	none.rlim_max = old.rlim_max;
+	devres_ledger_snapshot(&before);
+	CHECK(!ipc_lock_cap(false) && !setrlimit(RLIMIT_MEMLOCK, &none),
+	      "cannot drop CAP_IPC_LOCK or the limit");
+	ret = pci_register_driver(&edu_driver);
+	CHECK(!ret, "pci_register_driver: %d", ret);
+	CHECK(!pci_get_drvdata(edus[0]), "bound with RLIMIT_MEMLOCK 0 and no "
+					 "CAP_IPC_LOCK");
+	pci_unregister_driver(&edu_driver);
+	devres_ledger_snapshot(&after);
+	CHECK(!devres_ledger_diff(&before, &after, stdout), "the failed probe "
+							    "leaked");
+	CHECK(pci_vfio_dma_mappings(edus[0], NULL) == 0, "IOMMU mappings left");
+	printf("edu %s: no bind with RLIMIT_MEMLOCK 0: the probe failed, "
+	       "nothing leaked\n",
+	       pci_name(edus[0]));
+
+	CHECK(!setrlimit(RLIMIT_MEMLOCK, &old) && !ipc_lock_cap(true),
+	      "cannot restore CAP_IPC_LOCK or the limit");
+	pci_register_driver(&edu_driver);
+	CHECK(pci_get_drvdata(edus[0]), "no bind with the limit restored");
+	if (pci_get_drvdata(edus[0]))
+		work(edus[0], 10, 1);
+	pci_unregister_driver(&edu_driver);
+	CHECK(devres_warn_count() == warns, "WARNs");
+	return 0;
+}
+
+/*
+ * A child binds, starts a DMA into its buffer and is killed before it
+ * ends: the kernel reclaims the group, the container and the pinned
+ * memory, and the parent then binds the same device and uses it.
+ */
+static int crash(void)
+{
+	int status = 0;
+	pid_t pid = fork();
+
+	if (pid == 0) {
+		struct edu *edu;
+
+		if (find_edus() < 1 || pci_register_driver(&edu_driver))
+			_exit(1);
+		edu = pci_get_drvdata(edus[0]);
+		if (!edu)
+			_exit(1);
+		writeq(EDU_BUF_ADDR, (char *)edu->regs + EDU_REG_DMA_SRC);
+		writeq(edu->buf_dma, (char *)edu->regs + EDU_REG_DMA_DST);
+		writeq(EDU_XFER_MAX, (char *)edu->regs + EDU_REG_DMA_CNT);
+		writeq(EDU_DMA_RUN | EDU_DMA_TO_RAM | EDU_DMA_IRQ,
+		       (char *)edu->regs + EDU_REG_DMA_CMD);
+		raise(SIGKILL);
+		_exit(1);
+	}
+	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid &&
+		      WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL,
+	      "the child was not killed mid-DMA (status %#x)", status);
+	usleep(200 * 1000); /* the DMA the child started ends in the void */
+	if (find_edus() < 1) {
+		CHECK(0, "the device cannot be opened after the crash");
+		return 1;
+	}
+	pci_register_driver(&edu_driver);
+	CHECK(pci_get_drvdata(edus[0]), "no bind after the crash");
+	if (pci_get_drvdata(edus[0]))
+		work(edus[0], 10, 2);
+	pci_unregister_driver(&edu_driver);
+	printf("edu %s: killed mid-DMA in a child, bound again and working "
+	       "in the parent\n",
+	       pci_name(edus[0]));
+	return 0;
+}
+
 int main(int argc, char **argv)
 {
 	int nfact = 1000, ndma = 50;
-	bool do_sweep = false, do_two = false;
+	bool do_sweep = false, do_two = false, do_memlock = false;
+	bool do_crash = false;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--factorials") && i + 1 < argc)
@@ -426,9 +533,16 @@ int main(int argc, char **argv)
 			do_sweep = true;
 		else if (!strcmp(argv[i], "--two"))
 			do_two = true;
+		else if (!strcmp(argv[i], "--intx"))
+			edu_irq_types = PCI_IRQ_INTX;
+		else if (!strcmp(argv[i], "--memlock"))
+			do_memlock = true;
+		else if (!strcmp(argv[i], "--crash"))
+			do_crash = true;
 		else {
-			fprintf(stderr, "usage: edu [--factorials N] [--dma N] "
-					"[--sweep] [--two]\n");
+			fprintf(stderr, "usage: edu [--intx] [--factorials N] "
+					"[--dma N] [--sweep] [--two] "
+					"[--memlock] [--crash]\n");
 			return 2;
 		}
 	}
@@ -439,6 +553,10 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	srandom(1);
+	if (do_crash) {
+		crash();
+		goto out;
+	}
 	if (find_edus() < 1) {
 		printf("edu: no edu device bound to vfio-pci\n");
 		return 1;
@@ -447,8 +565,11 @@ int main(int argc, char **argv)
 		sweep();
 	else if (do_two)
 		two();
+	else if (do_memlock)
+		memlock();
 	else
 		run(nfact, ndma);
+out:
 	for (int i = 0; i < nr_edu; i++)
 		pci_dev_put(edus[i]);
 	pci_bus_remove_all();

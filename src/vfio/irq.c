@@ -24,9 +24,12 @@ struct vfio_vectors {
 	int lines[];
 };
 
-/* Points @index's vectors [0, @n) at @fds, or disables them all (@n 0). */
-static int set_irqs(struct vfio_dev *vd, int index, const int *fds,
-		    unsigned int n)
+/*
+ * Points @index's vectors [0, @n) at @fds for @action, or (@n 0) disables
+ * them all.
+ */
+static int set_irqs_action(struct vfio_dev *vd, int index, uint32_t action,
+			   const int *fds, unsigned int n)
 {
 	size_t len = sizeof(struct vfio_irq_set) + n * sizeof(int32_t);
 	struct vfio_irq_set *set = calloc(1, len);
@@ -35,7 +38,7 @@ static int set_irqs(struct vfio_dev *vd, int index, const int *fds,
 	if (!set)
 		return -ENOMEM;
 	set->argsz = (uint32_t)len;
-	set->flags = VFIO_IRQ_SET_ACTION_TRIGGER |
+	set->flags = action |
 		     (n ? VFIO_IRQ_SET_DATA_EVENTFD : VFIO_IRQ_SET_DATA_NONE);
 	set->index = (uint32_t)index;
 	set->start = 0;
@@ -46,6 +49,31 @@ static int set_irqs(struct vfio_dev *vd, int index, const int *fds,
 		ret = -errno;
 	free(set);
 	return ret;
+}
+
+static int set_irqs(struct vfio_dev *vd, int index, const int *fds,
+		    unsigned int n)
+{
+	return set_irqs_action(vd, index, VFIO_IRQ_SET_ACTION_TRIGGER, fds, n);
+}
+
+static int new_eventfd(void)
+{
+	int fd = devres__should_fail() ? (errno = EMFILE, -1)
+				       : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	devres__ledger_add(DL_FDS, 1);
+	return fd;
+}
+
+static void close_eventfd(int fd)
+{
+	if (fd < 0)
+		return;
+	close(fd);
+	devres__ledger_add(DL_FDS, -1);
 }
 
 void vfio__irq_disable(struct vfio_dev *vd)
@@ -116,22 +144,32 @@ static int pick(struct vfio_dev *vd, unsigned int min, unsigned int max,
 	return -ENOSPC;
 }
 
-static int make_lines(struct vfio_vectors *v, int index, int *fds)
+/*
+ * One eventfd and one line per vector. INTx is level-triggered: VFIO
+ * masks it at each interrupt, and its line unmasks it through a second
+ * eventfd (*@ret_unmask) once the handlers have run.
+ */
+static int make_lines(struct vfio_vectors *v, int index, int *fds,
+		      int *ret_unmask)
 {
 	static const char *const kind[] = { "intx", "msi", "msix" };
 	char name[48];
 	int ret;
 
+	if (index == VFIO_PCI_INTX_IRQ_INDEX) {
+		*ret_unmask = new_eventfd();
+		if (*ret_unmask < 0)
+			return *ret_unmask;
+	}
 	for (unsigned int i = 0; i < v->n; i++) {
-		fds[i] = devres__should_fail()
-				 ? (errno = EMFILE, -1)
-				 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		fds[i] = new_eventfd();
 		if (fds[i] < 0)
-			return -errno;
-		devres__ledger_add(DL_FDS, 1);
+			return fds[i];
 		snprintf(name, sizeof(name), "%s-%s%u", pci_name(v->vd->pdev),
 			 kind[index], i);
-		ret = irq_line_attach_fd(fds[i], name);
+		ret = *ret_unmask >= 0
+			      ? irq_line_attach_level(fds[i], *ret_unmask, name)
+			      : irq_line_attach_fd(fds[i], name);
 		if (ret < 0)
 			return ret;
 		v->lines[i] = ret;
@@ -146,7 +184,7 @@ int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 	struct vfio_dev *vd = data;
 	struct vfio_vectors *v;
 	unsigned int n = 0, made = 0;
-	int index, ret, *fds;
+	int index, ret, *fds, unmask = -1;
 
 	/* Vectors a driver freed by hand go before new ones are made. */
 	if (devres_find(&pdev->dev, vectors_release, NULL, NULL)) {
@@ -170,12 +208,18 @@ int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 	}
 	for (unsigned int i = 0; i < n; i++)
 		fds[i] = -1;
-	ret = make_lines(v, index, fds);
+	ret = make_lines(v, index, fds, &unmask);
 	for (made = 0; made < n && v->lines[made] > 0; made++)
 		;
 	if (!ret)
 		ret = devres__should_fail() ? -ENOMEM
 					    : set_irqs(vd, index, fds, n);
+	if (!ret && unmask >= 0) {
+		ret = set_irqs_action(vd, index, VFIO_IRQ_SET_ACTION_UNMASK,
+				      &unmask, 1);
+		if (ret)
+			(void)set_irqs(vd, index, NULL, 0);
+	}
 	if (!ret) {
 		vd->irq_index = index;
 		ret = pci_dev_set_irq_lines(pdev, v->lines, n);
@@ -183,10 +227,9 @@ int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 			vfio__irq_disable(vd);
 	}
 	/* The kernel holds its own reference: ours are not needed. */
-	for (unsigned int i = 0; i < n && fds[i] >= 0; i++) {
-		close(fds[i]);
-		devres__ledger_add(DL_FDS, -1);
-	}
+	for (unsigned int i = 0; i < n; i++)
+		close_eventfd(fds[i]);
+	close_eventfd(unmask);
 	free(fds);
 	if (ret) {
 		destroy_lines(v, made);
