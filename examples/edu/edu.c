@@ -126,6 +126,9 @@ static int edu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 				       GFP_KERNEL);
 	if (!edu->buf)
 		return -ENOMEM;
+	edu->pool = dmam_pool_create("edu", dev, EDU_BLOCK, 64, 0);
+	if (!edu->pool)
+		return -ENOMEM;
 	pci_set_master(pdev);
 
 	nvec = pci_alloc_irq_vectors(pdev, 1, 1, edu_irq_types);

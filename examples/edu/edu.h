@@ -35,6 +35,7 @@
 #define EDU_BUF_ADDR 0x40000u
 #define EDU_BUF_SIZE 4096u
 #define EDU_XFER_MAX (EDU_BUF_SIZE - 1)
+#define EDU_BLOCK 256
 /* The device drops address bits above 28. */
 #define EDU_DMA_BITS 28
 
@@ -44,6 +45,7 @@ struct edu {
 	uint8_t *buf;
 	dma_addr_t buf_dma;
 	size_t buf_size;
+	struct dma_pool *pool; /* small blocks, EDU_BLOCK bytes each */
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	uint32_t pending; /* interrupt status bits seen, not yet waited for */

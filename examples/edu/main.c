@@ -213,6 +213,53 @@ static void work(struct pci_dev *pdev, int nfact, int ndma)
 	       "%lu bytes checked, %.2f s\n",
 	       pci_name(pdev), ok, ndma, bytes, now() - t);
 
+	/* A pool block and a streaming mapping, each to the device and back. */
+	if (ndma && pattern) {
+		dma_addr_t h, h2;
+		uint8_t *blk = dma_pool_alloc(edu->pool, GFP_KERNEL, &h);
+		uint8_t *s1 = malloc(1000), *s2 = calloc(1, 1000);
+		bool pool_ok = false, stream_ok = false;
+
+		for (uint32_t k = 0; k < EDU_BLOCK; k++)
+			pattern[k] = (uint8_t)random();
+		if (blk) {
+			memcpy(blk, pattern, EDU_BLOCK);
+			pool_ok = !edu_dma(edu, h, 100, EDU_BLOCK, false);
+			memset(blk, 0, EDU_BLOCK);
+			pool_ok = pool_ok &&
+				  !edu_dma(edu, h, 100, EDU_BLOCK, true) &&
+				  !memcmp(blk, pattern, EDU_BLOCK);
+			dma_pool_free(edu->pool, blk, h);
+		}
+		CHECK(pool_ok, "%s: a pool block's round trip", pci_name(pdev));
+		for (int k = 0; s1 && k < 1000; k++)
+			s1[k] = (uint8_t)random();
+		h = s1 ? dma_map_single(&pdev->dev, s1, 1000, DMA_TO_DEVICE)
+		       : DMA_MAPPING_ERROR;
+		h2 = s2 ? dma_map_single(&pdev->dev, s2, 1000, DMA_FROM_DEVICE)
+			: DMA_MAPPING_ERROR;
+		if (!dma_mapping_error(&pdev->dev, h) &&
+		    !dma_mapping_error(&pdev->dev, h2)) {
+			stream_ok = h < (1u << EDU_DMA_BITS) &&
+				    h2 < (1u << EDU_DMA_BITS) &&
+				    !edu_dma(edu, h, 2000, 1000, false) &&
+				    !edu_dma(edu, h2, 2000, 1000, true);
+		}
+		if (!dma_mapping_error(&pdev->dev, h))
+			dma_unmap_single(&pdev->dev, h, 1000, DMA_TO_DEVICE);
+		if (!dma_mapping_error(&pdev->dev, h2))
+			dma_unmap_single(&pdev->dev, h2, 1000, DMA_FROM_DEVICE);
+		stream_ok = stream_ok && !memcmp(s1, s2, 1000);
+		CHECK(stream_ok, "%s: a streaming mapping's round trip",
+		      pci_name(pdev));
+		printf("edu %s: a pool block and a streaming buffer to the "
+		       "device and back: %s\n",
+		       pci_name(pdev),
+		       pool_ok && stream_ok ? "right" : "WRONG");
+		free(s1);
+		free(s2);
+	}
+
 	/* An IOVA nobody mapped: the IOMMU must drop the write. */
 	if (ndma) {
 		memset(edu->buf, 0, edu->buf_size);
