@@ -13,7 +13,7 @@ VM_PKGS := qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils
 SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all demo check deps format format-check tidy build-% test-% clean \
-	fuzz fuzz-check soak memcheck package bench abi-baseline test-vm demo-vm
+	fuzz fuzz-check soak memcheck package bench abi-baseline test-vm test-vm-asan demo-vm
 
 all: build-dev
 
@@ -58,6 +58,11 @@ demo:
 test-vm: build-dev
 	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
 	sh tests/vm/run.sh build/dev
+
+# The same under AddressSanitizer (not part of make check: twice as long).
+test-vm-asan: build-asan
+	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
+	sh tests/vm/run.sh build/asan
 
 # The edu driver on two edu devices in the VM, alone.
 demo-vm: build-dev
