@@ -31,6 +31,7 @@ edu-two examples/edu/edu --two
 edu-intx examples/edu/edu --intx --factorials 200 --dma 5
 edu-memlock examples/edu/edu --memlock
 edu-crash examples/edu/edu --crash
+lspci-lite /bin/sh /tests/lspci-compare.sh BUILD/examples/lspci-lite
 LIST
 }
 
@@ -100,8 +101,23 @@ copy_with_libs() {
 		done
 }
 : >"$root/etc/tests"
+# lspci-lite against pciutils' lspci -n, over the guest's real /sys.
+mkdir -p "$root/tests"
+cp "$src/tests/pci/lspci-compare.sh" "$root/tests/"
+lspci=$(command -v lspci || true)
+[ -n "$lspci" ] && copy_with_libs "$lspci" && ln -sf "$lspci" "$root/bin/lspci"
 tests | while read -r name prog args; do
 	[ -n "${VM_ONLY:-}" ] && [ "$VM_ONLY" != "$name" ] && continue
+	args=$(echo "$args" | sed "s|BUILD/|$build/|g")
+	case $prog in
+	/*) # a program of the VM itself; its arguments name what to copy
+		for a in $args; do
+			case $a in "$build"/*) copy_with_libs "$a" ;; esac
+		done
+		echo "$name $prog $args" >>"$root/etc/tests"
+		continue
+		;;
+	esac
 	[ -x "$build/$prog" ] || die "$build/$prog not built"
 	copy_with_libs "$build/$prog"
 	echo "$name $build/$prog $args" >>"$root/etc/tests"
@@ -147,11 +163,12 @@ tr -d '\r' <"$out/results.log" >"$out/results.txt"
 sed 's/^/  | /' "$out/results.txt"
 pass=$(grep -c '^vm-test: PASS ' "$out/results.txt" || true)
 fail=$(grep -c '^vm-test: FAIL ' "$out/results.txt" || true)
+skip=$(grep -c '^vm-test: SKIP ' "$out/results.txt" || true)
 want=$(grep -c . "$out/tests")
-grep '^vm-test: ' "$out/results.txt" | sed 's/^vm-test: /vm /' || true
+grep -E '^vm-test: (PASS|FAIL|SKIP) ' "$out/results.txt" | sed 's/^vm-test: /vm /' || true
 total=$(($(date +%s) - start))
-echo "vm: $pass of $want tests passed, $fail failed ($total s; console: $out/console.log)"
-if [ "$pass" != "$want" ] || [ "$fail" != 0 ] || ! grep -q '^vm-test: END' "$out/results.txt"; then
+echo "vm: $pass of $want tests passed, $fail failed, $skip skipped ($total s; console: $out/console.log)"
+if [ $((pass + skip)) != "$want" ] || [ "$fail" != 0 ] || ! grep -q '^vm-test: END' "$out/results.txt"; then
 	echo "vm: the last lines of the kernel's console:"
 	tail -n 30 "$out/console.log" 2>/dev/null | tr -d '\r' | sed 's/^/  > /'
 	echo "vm: QEMU's messages:"
