@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit */
+/* ctest-labels: unit tsan */
 /*
  * A level-triggered line (irq_line_attach_level(), VFIO's INTx): the
  * source masks itself at each interrupt, and the line unmasks it through
@@ -94,5 +94,6 @@ int main(void)
 						irq_teardown),
 	};
 
+	start_runtime_threads();
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
