@@ -18,6 +18,7 @@
  *                                    fails cleanly, then one with it works
  *   edu --crash                      a process killed in the middle of a
  *                                    DMA; the next one binds and works
+ *   edu --scan NAME                  only take device NAME through VFIO
  *
  * It opens /dev/vfio, so it runs only inside a VM made for it: one that
  * has /devres-vm (tests/vm/run.sh, make demo-vm); elsewhere it exits 77.
@@ -577,6 +578,7 @@ int main(int argc, char **argv)
 	int nfact = 1000, ndma = 50;
 	bool do_sweep = false, do_two = false, do_memlock = false;
 	bool do_crash = false;
+	const char *scan = NULL;
 
 	for (int i = 1; i < argc; i++) {
 		if (!strcmp(argv[i], "--factorials") && i + 1 < argc)
@@ -593,10 +595,13 @@ int main(int argc, char **argv)
 			do_memlock = true;
 		else if (!strcmp(argv[i], "--crash"))
 			do_crash = true;
+		else if (!strcmp(argv[i], "--scan") && i + 1 < argc)
+			scan = argv[++i];
 		else {
 			fprintf(stderr, "usage: edu [--intx] [--factorials N] "
 					"[--dma N] [--sweep] [--two] "
-					"[--memlock] [--crash]\n");
+					"[--memlock] [--crash] [--scan "
+					"NAME]\n");
 			return 2;
 		}
 	}
@@ -607,6 +612,19 @@ int main(int argc, char **argv)
 		return 77;
 	}
 	srandom(1);
+	if (scan) {
+		int ret;
+
+		pci_vfio_enable();
+		ret = pci_bus_scan_device(scan);
+		if (ret)
+			printf("edu: %s cannot be taken through VFIO: %s\n",
+			       scan, strerror(-ret));
+		else
+			printf("edu: %s taken through VFIO\n", scan);
+		pci_bus_remove_all();
+		return ret ? 1 : 0;
+	}
 	if (do_crash) {
 		crash();
 		goto out;

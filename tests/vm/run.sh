@@ -1,18 +1,19 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Boots a Debian kernel under QEMU with an IOMMU and two of QEMU's `edu`
-# PCI devices, binds them to vfio-pci, and runs the VFIO tests inside: the
+# Boots a Debian kernel under QEMU with an IOMMU, two of QEMU's `edu`
+# PCI devices and two pci-testdev sharing an IOMMU group behind a PCI
+# bridge, binds the edus to vfio-pci, and runs the VFIO tests inside: the
 # only place where the library opens /dev/vfio. Each test's result comes
 # back on the VM's second serial port, apart from the kernel's console.
 # Usage: run.sh BUILD_DIR   (a dev build: build/dev)
-# Environment: VM_TIMEOUT (seconds, default 85), VM_KEEP=1 keeps the
+# Environment: VM_TIMEOUT (seconds for one boot, default 120), VM_KEEP=1 keeps the
 # initramfs tree, VM_ONLY=NAME runs one test.
 set -eu
 build=${1:?usage: run.sh BUILD_DIR}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$build" && pwd)
 out=$build/vm
-timeout_s=${VM_TIMEOUT:-85}
+timeout_s=${VM_TIMEOUT:-120}
 start=$(date +%s)
 mkdir -p "$out"
 
@@ -32,6 +33,7 @@ edu-intx examples/edu/edu --intx --factorials 200 --dma 5
 edu-memlock examples/edu/edu --memlock
 edu-crash examples/edu/edu --crash
 lspci-lite /bin/sh /tests/lspci-compare.sh BUILD/examples/lspci-lite
+viable /bin/sh /tests/viable.sh BUILD/examples/edu/edu
 LIST
 }
 
@@ -103,7 +105,7 @@ copy_with_libs() {
 : >"$root/etc/tests"
 # lspci-lite against pciutils' lspci -n, over the guest's real /sys.
 mkdir -p "$root/tests"
-cp "$src/tests/pci/lspci-compare.sh" "$root/tests/"
+cp "$src/tests/pci/lspci-compare.sh" "$src/tests/vm/viable.sh" "$root/tests/"
 lspci=$(command -v lspci || true)
 [ -n "$lspci" ] && copy_with_libs "$lspci" && ln -sf "$lspci" "$root/bin/lspci"
 tests | while read -r name prog args; do
@@ -143,6 +145,8 @@ boot() {
 		-kernel "$kernel" -initrd "$out/initrd.cpio" \
 		-append "console=ttyS0 intel_iommu=on quiet panic=-1 no_timer_check" \
 		-device intel-iommu,intremap=on -device edu -device edu \
+		-device pci-bridge,id=br1,chassis_nr=1 \
+		-device pci-testdev,bus=br1,addr=1 -device pci-testdev,bus=br1,addr=2 \
 		-chardev file,id=con,path="$out/console.log" -serial chardev:con \
 		-chardev file,id=out,path="$out/results.log" -serial chardev:out \
 		2>"$out/qemu.log" ||
