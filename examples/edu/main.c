@@ -19,12 +19,17 @@
  *   edu --crash                      a process killed in the middle of a
  *                                    DMA; the next one binds and works
  *   edu --scan NAME                  only take device NAME through VFIO
+ *   edu --quiesce                    unbind while a DMA into the driver's
+ *                                    buffer is pending: the device must
+ *                                    stop mastering before the buffer is
+ *                                    unmapped (no IOMMU fault at its IOVA)
  *
  * It opens /dev/vfio, so it runs only inside a VM made for it: one that
  * has /devres-vm (tests/vm/run.sh, make demo-vm); elsewhere it exits 77.
  * DEVRES_EDU_ANYWHERE=1 runs it in a guest of your own.
  */
 #include <dirent.h>
+#include <fcntl.h>
 #include <signal.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -478,6 +483,75 @@ static int two(void)
 	return 0;
 }
 
+/* Whether the kernel logged an IOMMU fault at @iova since @kfd was opened. */
+static bool iommu_fault_at(int kfd, uint64_t iova)
+{
+	char line[1024], want[64];
+	bool found = false;
+	ssize_t n;
+
+	snprintf(want, sizeof(want), "fault addr 0x%llx ",
+		 (unsigned long long)iova);
+	while ((n = read(kfd, line, sizeof(line) - 1)) > 0) {
+		line[n] = '\0';
+		if (strstr(line, want))
+			found = true;
+	}
+	return found;
+}
+
+static int quiesce(void)
+{
+	int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+	struct edu *edu;
+	uint64_t iova;
+
+	if (kfd < 0 || lseek(kfd, 0, SEEK_END) < 0) {
+		CHECK(0, "no /dev/kmsg");
+		return 1;
+	}
+	pci_register_driver(&edu_driver);
+	edu = pci_get_drvdata(edus[0]);
+	CHECK(edu, "not bound");
+	if (!edu) {
+		pci_unregister_driver(&edu_driver);
+		close(kfd);
+		return 1;
+	}
+	/* The control: a fault the IOMMU reports is seen here. */
+	edu_dma(edu, 0x1000, 0, 64, true);
+	usleep(100 * 1000);
+	CHECK(iommu_fault_at(kfd, 0x1000), "no IOMMU fault logged for a DMA to "
+					   "unmapped IOVA 0x1000");
+
+	/*
+	 * A DMA into the buffer, due 100 ms from now, then unbind at once.
+	 * Pinned, the device stays enabled after unbind (and its master bit
+	 * with it, but for the quiesce): only the quiesce stops the DMA.
+	 */
+	pcim_pin_device(edus[0]);
+	iova = edu->buf_dma;
+	writeq(EDU_BUF_ADDR, (char *)edu->regs + EDU_REG_DMA_SRC);
+	writeq(iova, (char *)edu->regs + EDU_REG_DMA_DST);
+	writeq(64, (char *)edu->regs + EDU_REG_DMA_CNT);
+	writeq(EDU_DMA_RUN | EDU_DMA_TO_RAM,
+	       (char *)edu->regs + EDU_REG_DMA_CMD);
+	pci_unregister_driver(&edu_driver);
+	usleep(500 * 1000);
+	CHECK(!iommu_fault_at(kfd, iova),
+	      "the device reached IOVA %#llx after its buffer was unmapped",
+	      (unsigned long long)iova);
+	if (!failures)
+		printf("edu %s: unbound with a DMA pending into IOVA %#llx: "
+		       "the "
+		       "device stopped mastering first (no IOMMU fault; the "
+		       "control "
+		       "DMA to 0x1000 faulted)\n",
+		       pci_name(edus[0]), (unsigned long long)iova);
+	close(kfd);
+	return 0;
+}
+
 /* Drops or raises CAP_IPC_LOCK in the effective set (kept permitted). */
 static int ipc_lock_cap(bool on)
 {
@@ -577,7 +651,7 @@ int main(int argc, char **argv)
 {
 	int nfact = 1000, ndma = 50;
 	bool do_sweep = false, do_two = false, do_memlock = false;
-	bool do_crash = false;
+	bool do_crash = false, do_quiesce = false;
 	const char *scan = NULL;
 
 	for (int i = 1; i < argc; i++) {
@@ -595,6 +669,8 @@ int main(int argc, char **argv)
 			do_memlock = true;
 		else if (!strcmp(argv[i], "--crash"))
 			do_crash = true;
+		else if (!strcmp(argv[i], "--quiesce"))
+			do_quiesce = true;
 		else if (!strcmp(argv[i], "--scan") && i + 1 < argc)
 			scan = argv[++i];
 		else {
@@ -639,6 +715,8 @@ int main(int argc, char **argv)
 		two();
 	else if (do_memlock)
 		memlock();
+	else if (do_quiesce)
+		quiesce();
 	else
 		run(nfact, ndma);
 out:

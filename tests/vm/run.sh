@@ -32,6 +32,7 @@ edu-two examples/edu/edu --two
 edu-intx examples/edu/edu --intx --factorials 200 --dma 5
 edu-memlock examples/edu/edu --memlock
 edu-crash examples/edu/edu --crash
+edu-quiesce examples/edu/edu --quiesce
 lspci-lite /bin/sh /tests/lspci-compare.sh BUILD/examples/lspci-lite
 viable /bin/sh /tests/viable.sh BUILD/examples/edu/edu
 LIST
