@@ -505,6 +505,7 @@ static int quiesce(void)
 	int kfd = open("/dev/kmsg", O_RDONLY | O_NONBLOCK | O_CLOEXEC);
 	struct edu *edu;
 	uint64_t iova;
+	bool fault = false;
 
 	if (kfd < 0 || lseek(kfd, 0, SEEK_END) < 0) {
 		CHECK(0, "no /dev/kmsg");
@@ -520,9 +521,12 @@ static int quiesce(void)
 	}
 	/* The control: a fault the IOMMU reports is seen here. */
 	edu_dma(edu, 0x1000, 0, 64, true);
-	usleep(100 * 1000);
-	CHECK(iommu_fault_at(kfd, 0x1000), "no IOMMU fault logged for a DMA to "
-					   "unmapped IOVA 0x1000");
+	for (int i = 0; i < 20 && !fault; i++) {
+		usleep(50 * 1000);
+		fault = iommu_fault_at(kfd, 0x1000);
+	}
+	CHECK(fault, "no IOMMU fault logged for a DMA to "
+		     "unmapped IOVA 0x1000");
 
 	/*
 	 * A DMA into the buffer, due 100 ms from now, then unbind at once.

@@ -156,8 +156,8 @@ struct pci_device_id {
  * @revision: revision id
  * @hdr_type: header type, without the multi-function bit
  * @irq: the legacy interrupt: the line a backend registered with
- *       pci_dev_set_irq_lines(), else the number sysfs shows (which is the
- *       kernel's, and no line of this process)
+ *       pci_dev_set_irq_lines(), else 0 (no interrupt; the number sysfs
+ *       shows is the host kernel's, never a line of this process)
  * @cfg_size: the size of config space, 256 or 4096 (as the file says)
  * @is_busmaster: set by pci_set_master(), cleared by pci_clear_master()
  * @resource: BARs 0-5, the ROM, then the others of the `resource` file
@@ -301,9 +301,13 @@ DEVRES_API int pci_sysfs_set_root(const char *path);
  *
  * Exists only in userspace: a tool that only lists devices (lspci-lite)
  * sets it, so that nothing it calls can write to a real device. While it
- * is set, pci_bus_scan() registers no register window (no resourceN file is
- * opened), config writes return PCIBIOS_SET_FAILED and pci_enable_device()
- * fails with -EROFS.
+ * is set, no resourceN file is opened for writing or mapped (pci_iomap()
+ * and pcim_iomap() fail with EROFS), config writes return
+ * PCIBIOS_SET_FAILED, pci_enable_device() fails with -EROFS and
+ * pci_disable_device() does not write `enable`. Setting it also makes
+ * every BAR mapping already made read-only (a write through one then
+ * faults as a write to a read-only page does); they stay read-only when
+ * it is cleared again.
  *
  * Context: any thread.
  */
@@ -316,9 +320,11 @@ DEVRES_API void pci_sysfs_set_readonly(bool readonly);
  * address, for each entry "DDDD:BB:DD.F" of <root>/bus/pci/devices that is
  * not yet registered, in address order: ids, class, revision and header
  * type from the first 64 bytes of `config`, the BARs from `resource` (each
- * inserted into iomem_resource or ioport_resource; a memory BAR with a
- * `resourceN` file also becomes a register window, iomem_window_add()) and
- * `irq`. Registered devices whose entry is gone are removed (their driver
+ * inserted into iomem_resource or ioport_resource), and which files the
+ * device directory, `config`, `resource`, `enable` and each `resourceN`
+ * are (checked again at each use). `irq` is not read: its number is the
+ * host kernel's. Registered devices whose entry is gone, or whose
+ * directory is no longer the one scanned, are removed (their driver
  * unbound first). Entries whose names are not addresses are ignored;
  * devices whose files are missing or malformed are skipped (a dev_dbg()
  * line names each and why; pci_bus_scan_device() returns the error).
@@ -352,8 +358,8 @@ DEVRES_API int pci_bus_scan_device(const char *name);
  * pci_bus_remove_all() - unregister every PCI device
  *
  * Exists only in userspace. Unbinds and unregisters every device
- * pci_bus_scan() registered, removes their BARs from the resource tree and
- * their register windows, and closes the sysfs root.
+ * pci_bus_scan() registered, removes their BARs from the resource tree,
+ * and closes the sysfs root. BAR mappings stay valid until unmapped.
  *
  * Context: any thread; not from a PCI driver's probe or remove (WARN).
  */
@@ -435,7 +441,8 @@ pci_match_id(const struct pci_device_id *ids, struct pci_dev *dev);
  * Context: any thread. A fault-injection point (the open).
  * Return: PCIBIOS_SUCCESSFUL; PCIBIOS_BAD_REGISTER_NUMBER when @where is
  * not below @dev->cfg_size; PCIBIOS_DEVICE_NOT_FOUND when the file cannot
- * be read there.
+ * be read there, or it or the device's directory is not the one the scan
+ * saw (replaced, or a symlink now).
  */
 DEVRES_API int pci_read_config_byte(const struct pci_dev *dev, int where,
 				    uint8_t *val);
@@ -476,8 +483,9 @@ DEVRES_API int pci_read_config_dword(const struct pci_dev *dev, int where,
  *
  * Context: any thread. A fault-injection point (the open).
  * Return: PCIBIOS_SUCCESSFUL; PCIBIOS_BAD_REGISTER_NUMBER when @where is
- * out of range; PCIBIOS_SET_FAILED when the write fails (or sysfs is
- * read-only, pci_sysfs_set_readonly()).
+ * out of range; PCIBIOS_SET_FAILED when the write fails, the file is not
+ * the one the scan saw, it is now shorter than @where plus the size (a
+ * write never grows it), or sysfs is read-only (pci_sysfs_set_readonly()).
  */
 DEVRES_API int pci_write_config_byte(const struct pci_dev *dev, int where,
 				     uint8_t val);
@@ -572,7 +580,9 @@ DEVRES_API void pci_clear_master(struct pci_dev *dev);
  *
  * Context: any thread. A fault-injection point (the write).
  * Return: 0; -EROFS when sysfs is read-only (pci_sysfs_set_readonly());
- * -errno when `enable` cannot be written.
+ * -ENODEV when config no longer shows the scanned ids or the device's
+ * directory is not the one scanned; -ESTALE when `enable` was replaced,
+ * -ELOOP when it is a symlink; -errno when it cannot be written.
  */
 DEVRES_API int pci_enable_device(struct pci_dev *dev);
 
@@ -676,14 +686,20 @@ DEVRES_API void __iomem *const *pcim_iomap_table(struct pci_dev *pdev);
  * @bar: a memory BAR, 0-5
  * @maxlen: map at most this many bytes; 0 for the whole BAR
  *
- * Maps the BAR through the register window the scan registered for its
- * resourceN file (devm_ioremap()) and records it in pcim_iomap_table().
- * I/O port BARs cannot be mapped in userspace.
+ * Maps the BAR's own resourceN file, and nothing else, and records the
+ * mapping in pcim_iomap_table(). At the call, the device's directory and
+ * the file must be the ones pci_bus_scan() saw (not replaced, not a
+ * symlink), config must still show the scanned ids, the BAR's line in
+ * `resource` must be unchanged and the file must hold the whole BAR. I/O
+ * port BARs cannot be mapped in userspace.
  *
  * Context: any thread, usually probe. A fault-injection point.
- * Return: the address of the BAR's first register, or NULL: a BAR that is
- * out of range, empty, an I/O BAR, already mapped, or has no window (errno
- * then says why, as ioremap()).
+ * Return: the address of the BAR's first register, or NULL with errno:
+ * EINVAL for a BAR that is out of range, empty or an I/O BAR; EBUSY when
+ * it is mapped already; ENODEV when the scan found no resourceN file for it
+ * or the device is no longer the one scanned; ESTALE when its file or line
+ * changed or the file is shorter than the BAR; ELOOP when the file is now
+ * a symlink; EROFS when sysfs is read-only; ENOMEM; or as mmap(2).
  */
 DEVRES_API void __iomem *pcim_iomap(struct pci_dev *pdev, int bar,
 				    unsigned long maxlen);
@@ -712,8 +728,8 @@ DEVRES_API void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr);
  *
  * Context: any thread, usually probe. A fault-injection point.
  * Return: 0; -EBUSY when a BAR is claimed already (or cannot be claimed);
- * -ENOMEM when a BAR cannot be mapped or memory is short; -EINVAL for a
- * NULL device.
+ * the negated errno of pcim_iomap() when a BAR cannot be mapped; -EINVAL
+ * for a NULL device.
  */
 DEVRES_API int pcim_iomap_regions(struct pci_dev *pdev, int mask,
 				  const char *name);
@@ -724,8 +740,9 @@ DEVRES_API int pcim_iomap_regions(struct pci_dev *pdev, int mask,
  * @bar: a memory BAR, 0-5
  * @maxlen: map at most this many bytes; 0 for the whole BAR
  *
- * ioremap() of the BAR; give it back with pci_iounmap() before the device
- * goes.
+ * Maps the BAR's own resourceN file, checked as pcim_iomap() checks it;
+ * give it back with pci_iounmap(). A mapping may outlive the device: it
+ * stays valid, as a mapping of a file.
  *
  * Context: any thread. A fault-injection point.
  * Return: the address of the BAR's first register, or NULL as pcim_iomap().
@@ -737,6 +754,10 @@ DEVRES_API void __iomem *pci_iomap(struct pci_dev *dev, int bar,
  * pci_iounmap() - unmap a pci_iomap() mapping
  * @dev: the device
  * @addr: what pci_iomap() returned, or NULL
+ *
+ * An @addr from ioremap() is given to iounmap(). One from pcim_iomap() is
+ * a managed mapping released by hand: it WARNs, and is unmapped through
+ * pcim_iounmap() so that the binding does not unmap it again.
  *
  * Context: any thread.
  */
@@ -751,7 +772,7 @@ DEVRES_API void pci_iounmap(struct pci_dev *dev, void __iomem *addr);
  * Exists only in userspace, for backends and tests: a process gets a PCI
  * device's interrupts from VFIO's eventfds, UIO or a simulation, not from
  * the hardware. The first line also becomes @pdev->irq (the legacy
- * interrupt). pci_alloc_irq_vectors() and pci_irq_vector() hand them out.
+ * interrupt); with @n 0, @pdev->irq is 0 again. pci_alloc_irq_vectors() and pci_irq_vector() hand them out.
  *
  * Context: any thread; not while vectors are allocated.
  * Return: 0; -EBUSY while vectors are allocated; -EINVAL for a line <= 0

@@ -8,7 +8,7 @@
  * pci_sysfs_set_root(pci_fake_root(tree)), then pci_bus_scan().
  *
  * The tree is ordinary files: a resourceN is a sparse file of the BAR's
- * size (a register window maps it, so a test sees through the file what a
+ * size (pcim_iomap() maps it, so a test sees through the file what a
  * driver wrote, and writes registers by writing the file), `enable` holds
  * what was last written. Nothing here touches anything outside the tree.
  */

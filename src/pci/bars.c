@@ -1,20 +1,27 @@
 // SPDX-License-Identifier: MIT
 /*
  * A device's BARs in the process: each enters the resource tree (memory
- * BARs iomem_resource, I/O BARs ioport_resource), and a memory BAR with a
- * resourceN file becomes a register window, so that pcim_iomap() and
- * devm_ioremap() reach it.
+ * BARs iomem_resource, I/O BARs ioport_resource), so that regions can be
+ * claimed, and a memory BAR is mapped only from its own resourceN file.
  *
- * The window goes in first: inserting the BAR's equal range afterwards
- * puts the window below it, and remove_resource() at the end leaves the
- * window in place for iomem_window_remove(). A BAR that does not fit the
- * tree (a hostile tree's overlaps, a real tree's disabled ROM) or whose
- * window cannot be made is left out of it; the device is still usable
- * through config space.
+ * No register window is made for a BAR: a BAR's address is the host's,
+ * and an ioremap() by address would reach whatever window of the process
+ * covers it. pci__bar_map() opens the BAR's file at the moment of the
+ * mapping, checks it against the scan (the device's directory, the file,
+ * its size, the BAR's line in `resource`, the ids in config) and maps that
+ * fd. A BAR the scan found no file for is not mappable (-ENODEV).
+ *
+ * Mappings are listed under map_lock, so that read-only mode can take
+ * write access away from every one of them: pci_sysfs_set_readonly() sets
+ * the flag, then walks the list; a mapping is made and listed under the
+ * lock after checking the flag, so no mapping escapes both.
  */
 #include <errno.h>
 #include <fcntl.h>
-#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
 #include <sys/stat.h>
 #include <devres/io.h>
 #include "pci.h"
@@ -22,44 +29,16 @@
 /* Set on a BAR the kernel has not placed: there is nothing to insert. */
 #define IORESOURCE_DISABLED 0x10000000ul
 
-/* A backend's BAR: its fd (the backend keeps it) at the region's offset. */
-static void add_backend_window(struct pci_dev *pdev, int bar)
-{
-	struct resource *r = &pdev->resource[bar];
-	uint64_t size;
-	off_t off;
-	int fd;
+struct pci_map {
+	void *addr;
+	size_t len;
+	bool writable;
+	bool managed;
+	struct pci_map *next;
+};
 
-	if (pdev->p->backend->bar_window(pdev, pdev->p->backend_data, bar, &fd,
-					 &off, &size))
-		return;
-	if (size >= resource_size(r) &&
-	    !iomem_window_add(r->start, resource_size(r), fd, off,
-			      pdev->p->name))
-		pdev->p->window[bar] = true;
-}
-
-static void add_window(struct pci_dev *pdev, int bar)
-{
-	struct resource *r = &pdev->resource[bar];
-	char file[16];
-	struct stat st;
-	int fd;
-
-	if (pdev->p->backend) {
-		add_backend_window(pdev, bar);
-		return;
-	}
-	snprintf(file, sizeof(file), "resource%d", bar);
-	fd = pci__open(pdev, file, O_RDWR);
-	if (fd < 0)
-		return;
-	/* A short file would fault past its end: io refuses it too. */
-	if (!fstat(fd, &st) && (uint64_t)st.st_size >= resource_size(r) &&
-	    !iomem_window_add(r->start, resource_size(r), fd, 0, pdev->p->name))
-		pdev->p->window[bar] = true;
-	pci__close(fd);
-}
+static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct pci_map *maps;
 
 int pci__bars_claim(struct pci_dev *pdev)
 {
@@ -77,9 +56,6 @@ int pci__bars_claim(struct pci_dev *pdev)
 			root = &ioport_resource;
 		else
 			continue;
-		if (i < PCI_STD_NUM_BARS && root == &iomem_resource &&
-		    !pci__readonly())
-			add_window(pdev, i);
 		pdev->p->inserted[i] = insert_resource(root, r) == 0;
 	}
 	return 0;
@@ -91,9 +67,174 @@ void pci__bars_release(struct pci_dev *pdev)
 		if (pdev->p->inserted[i])
 			(void)remove_resource(&pdev->resource[i]);
 		pdev->p->inserted[i] = false;
-		if (i < PCI_STD_NUM_BARS && pdev->p->window[i])
-			(void)iomem_window_remove(pdev->resource[i].start);
-		if (i < PCI_STD_NUM_BARS)
-			pdev->p->window[i] = false;
 	}
+}
+
+/* The BAR's line of `resource` now is the line the scan read. */
+static int check_resource_line(struct pci_dev *pdev, int bar)
+{
+	char buf[PCI_NUM_RESOURCES * 60 + 2];
+	struct resource now[PCI_NUM_RESOURCES];
+	const struct resource *was = &pdev->resource[bar];
+	ssize_t n;
+
+	n = pci__read_file(pdev, "resource", buf, sizeof(buf));
+	if (n < 0)
+		return n == -EFBIG ? -ESTALE : (int)n;
+	memset(now, 0, sizeof(now));
+	if (pci__parse_resource(buf, (size_t)n, now, PCI_NUM_RESOURCES) < 0 ||
+	    now[bar].start != was->start || now[bar].end != was->end ||
+	    now[bar].flags != was->flags) {
+		dev_warn(&pdev->dev, "BAR %d changed since the scan", bar);
+		return -ESTALE;
+	}
+	return 0;
+}
+
+/* The fd of the BAR's own file, checked, holding at least @len bytes. */
+static int open_bar(struct pci_dev *pdev, int bar, size_t len)
+{
+	char file[16] = "resource0";
+	struct stat st;
+	int fd, ret;
+
+	ret = pci__check_ids(pdev);
+	if (!ret)
+		ret = check_resource_line(pdev, bar);
+	if (ret)
+		return ret;
+	file[8] = (char)('0' + bar);
+	fd = pci__open(pdev, file, O_RDWR);
+	if (fd < 0)
+		return fd;
+	/* A file shorter than the BAR would fault (SIGBUS) past its end. */
+	if (fstat(fd, &st) ||
+	    st.st_size < pdev->p->files[PCI_F_BAR0 + bar].size ||
+	    (uint64_t)st.st_size < (uint64_t)pci_resource_len(pdev, bar) ||
+	    (uint64_t)st.st_size < len) {
+		dev_warn(&pdev->dev, "%s is shorter than BAR %d", file, bar);
+		pci__close(fd);
+		return -ESTALE;
+	}
+	return fd;
+}
+
+/*
+ * A backend's BAR (VFIO's region): the backend's fd, which stays its own,
+ * at the region's offset, holding at least @len bytes.
+ */
+static int backend_bar(struct pci_dev *pdev, int bar, size_t len,
+		       off_t *ret_off)
+{
+	uint64_t size;
+	int fd, ret;
+
+	ret = pdev->p->backend->bar_window(pdev, pdev->p->backend_data, bar,
+					   &fd, ret_off, &size);
+	if (ret)
+		return ret;
+	return size >= len ? fd : -EINVAL;
+}
+
+int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
+		 bool managed, void **ret_addr)
+{
+	resource_size_t len;
+	struct pci_map *m;
+	off_t off = 0;
+	void *addr;
+	int fd, ret;
+
+	if (!pdev || !pdev->p || bar < 0 || bar >= PCI_STD_NUM_BARS ||
+	    resource_type(&pdev->resource[bar]) != IORESOURCE_MEM)
+		return -EINVAL;
+	len = pci_resource_len(pdev, bar);
+	if (!len)
+		return -EINVAL;
+	if (maxlen && maxlen < len)
+		len = maxlen;
+	if (len > SIZE_MAX / 2)
+		return -EINVAL;
+	/* Only through its own file: never through another window. */
+	if (!pdev->p->backend && !pdev->p->files[PCI_F_BAR0 + bar].present)
+		return -ENODEV;
+	if (pci__readonly())
+		return -EROFS;
+	if (devres__should_fail())
+		return -ENOMEM;
+	m = calloc(1, sizeof(*m));
+	if (!m)
+		return -ENOMEM;
+	fd = pdev->p->backend ? backend_bar(pdev, bar, (size_t)len, &off)
+			      : open_bar(pdev, bar, (size_t)len);
+	if (fd < 0) {
+		free(m);
+		return fd;
+	}
+	m->len = (size_t)len;
+	m->managed = managed;
+	m->writable = true;
+	pthread_mutex_lock(&map_lock);
+	/* Under the lock: pci__bars_protect() then sees this mapping. */
+	if (pci__readonly()) {
+		ret = -EROFS;
+	} else {
+		addr = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED,
+			    fd, off);
+		ret = addr == MAP_FAILED ? -errno : 0;
+	}
+	if (!ret) {
+		m->addr = addr;
+		m->next = maps;
+		maps = m;
+	}
+	pthread_mutex_unlock(&map_lock);
+	if (!pdev->p->backend)
+		pci__close(fd);
+	if (ret) {
+		free(m);
+		return ret;
+	}
+	devres__ledger_add(DL_MAPS, 1);
+	devres__ledger_add(DL_MAP_BYTES, (long)m->len);
+	*ret_addr = addr;
+	return 0;
+}
+
+int pci__bar_unmap(void *addr, bool *ret_managed)
+{
+	struct pci_map **pp, *m;
+
+	pthread_mutex_lock(&map_lock);
+	for (pp = &maps; (m = *pp); pp = &m->next)
+		if (m->addr == addr)
+			break;
+	if (m && ret_managed && m->managed) {
+		/* The caller must go through the managed release. */
+		*ret_managed = true;
+		m = NULL;
+		pthread_mutex_unlock(&map_lock);
+		return -EBUSY;
+	}
+	if (m) {
+		*pp = m->next;
+		munmap(m->addr, m->len);
+	}
+	pthread_mutex_unlock(&map_lock);
+	if (!m)
+		return -ENOENT;
+	devres__ledger_add(DL_MAPS, -1);
+	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
+	free(m);
+	return 0;
+}
+
+void pci__bars_protect(void)
+{
+	pthread_mutex_lock(&map_lock);
+	for (struct pci_map *m = maps; m; m = m->next) {
+		if (m->writable && !mprotect(m->addr, m->len, PROT_READ))
+			m->writable = false;
+	}
+	pthread_mutex_unlock(&map_lock);
 }

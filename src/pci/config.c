@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "pci.h"
 
 static int check(const struct pci_dev *dev, int where, int size)
@@ -49,6 +50,7 @@ static int cfg_read(const struct pci_dev *dev, int where, int size,
 static int cfg_write(const struct pci_dev *dev, int where, int size,
 		     uint32_t val)
 {
+	struct stat st;
 	uint8_t b[4];
 	ssize_t n;
 	int fd, ret;
@@ -66,9 +68,29 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 	fd = pci__open(dev, "config", O_WRONLY);
 	if (fd < 0)
 		return PCIBIOS_SET_FAILED;
+	/* Never past the end of the file: a write there would grow it. */
+	if (fstat(fd, &st) || st.st_size < where + size) {
+		pci__close(fd);
+		return PCIBIOS_SET_FAILED;
+	}
 	n = pwrite(fd, b, (size_t)size, where);
 	pci__close(fd);
 	return n == size ? PCIBIOS_SUCCESSFUL : PCIBIOS_SET_FAILED;
+}
+
+int pci__check_ids(const struct pci_dev *pdev)
+{
+	uint32_t id;
+
+	if (cfg_read(pdev, PCI_VENDOR_ID, 4, &id))
+		return -ENODEV;
+	if (id != ((uint32_t)pdev->device << 16 | pdev->vendor)) {
+		dev_warn(&pdev->dev,
+			 "config shows %04x:%04x, not the scanned ids",
+			 id & 0xffff, id >> 16);
+		return -ENODEV;
+	}
+	return 0;
 }
 
 int pci_read_config_byte(const struct pci_dev *dev, int where, uint8_t *val)

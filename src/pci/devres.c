@@ -158,24 +158,54 @@ static struct pcim_iomap_devres *table_of(struct pci_dev *pdev)
 	return t ? container_of(t, struct pcim_iomap_devres, table[0]) : NULL;
 }
 
+/* A BAR mapped by pcim_iomap(): unmapped when the binding goes. */
+static void pcim_bar_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)pci__bar_unmap(*(void **)res, NULL);
+}
+
+static int pcim_bar_match(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return *(void **)res == data;
+}
+
 void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 {
 	struct pcim_iomap_devres *dr;
-	resource_size_t len;
-	void __iomem *addr;
+	void **node;
+	void *addr;
+	int ret;
 
 	if (!bar_ok(pdev, bar) ||
-	    resource_type(&pdev->resource[bar]) != IORESOURCE_MEM)
+	    resource_type(&pdev->resource[bar]) != IORESOURCE_MEM) {
+		errno = EINVAL;
 		return NULL;
+	}
 	dr = table_of(pdev);
-	if (!dr || dr->table[bar])
+	if (!dr) {
+		errno = ENOMEM;
 		return NULL;
-	len = pci_resource_len(pdev, bar);
-	if (maxlen && maxlen < len)
-		len = maxlen;
-	addr = devm_ioremap(&pdev->dev, pci_resource_start(pdev, bar), len);
-	if (addr)
-		dr->table[bar] = addr;
+	}
+	if (dr->table[bar]) {
+		errno = EBUSY;
+		return NULL;
+	}
+	node = devres_alloc(pcim_bar_release, sizeof(*node), GFP_KERNEL);
+	if (!node) {
+		errno = ENOMEM;
+		return NULL;
+	}
+	ret = pci__bar_map(pdev, bar, maxlen, true, &addr);
+	if (ret) {
+		devres_free(node);
+		errno = -ret;
+		return NULL;
+	}
+	*node = addr;
+	devres_add(&pdev->dev, node);
+	dr->table[bar] = addr;
 	return addr;
 }
 
@@ -192,7 +222,8 @@ void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr)
 	for (int i = 0; dr && i < PCI_STD_NUM_BARS; i++) {
 		if (dr->table[i] == addr) {
 			dr->table[i] = NULL;
-			devm_iounmap(&pdev->dev, addr);
+			(void)devres_release(&pdev->dev, pcim_bar_release,
+					     pcim_bar_match, addr);
 			return;
 		}
 	}
@@ -217,8 +248,8 @@ int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 		if (ret)
 			break;
 		if (!pcim_iomap(pdev, bar, 0)) {
+			ret = -errno;
 			pcim_release_region(pdev, bar);
-			ret = -ENOMEM;
 			break;
 		}
 	}

@@ -57,6 +57,10 @@ static int pci_bus_probe(struct device *dev)
 	id = pci_match_id(drv->id_table, pdev);
 	if (!id)
 		return -ENODEV;
+	/* The ids matched are the scan's: the device must still show them. */
+	ret = pci__check_ids(pdev);
+	if (ret)
+		return ret;
 	ret = drv->probe ? drv->probe(pdev, id) : 0;
 	if (ret) {
 		quiesce(pdev);
@@ -134,6 +138,8 @@ static int write_enable(struct pci_dev *dev, char v)
 	if (pci__bk(dev, enable))
 		return dev->p->backend->enable(dev, dev->p->backend_data,
 					       v == '1');
+	if (pci__readonly())
+		return -EROFS;
 	fd = pci__open(dev, "enable", O_WRONLY);
 	if (fd < 0)
 		return fd;
@@ -161,8 +167,11 @@ int pci_enable_device(struct pci_dev *dev)
 	if (pci__readonly())
 		return -EROFS;
 	pthread_mutex_lock(&dev->p->lock);
-	if (dev->p->enable_cnt == 0)
-		ret = write_enable(dev, '1');
+	if (dev->p->enable_cnt == 0) {
+		ret = pci__check_ids(dev);
+		if (!ret)
+			ret = write_enable(dev, '1');
+	}
 	if (!ret)
 		dev->p->enable_cnt++;
 	pthread_mutex_unlock(&dev->p->lock);

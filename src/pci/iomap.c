@@ -1,28 +1,40 @@
 // SPDX-License-Identifier: MIT
 /*
- * Unmanaged mapping of a BAR, through the register window the scan
- * registered for it.
+ * Unmanaged mapping of a BAR, from the BAR's own resourceN file (bars.c).
  */
+#include <errno.h>
 #include <devres/io.h>
 #include "pci.h"
 
 void __iomem *pci_iomap(struct pci_dev *dev, int bar, unsigned long maxlen)
 {
-	resource_size_t len;
+	void *addr;
+	int ret = pci__bar_map(dev, bar, maxlen, false, &addr);
 
-	if (!dev || bar < 0 || bar >= PCI_STD_NUM_BARS ||
-	    resource_type(&dev->resource[bar]) != IORESOURCE_MEM)
+	if (ret) {
+		errno = -ret;
 		return NULL;
-	len = pci_resource_len(dev, bar);
-	if (!len)
-		return NULL;
-	if (maxlen && maxlen < len)
-		len = maxlen;
-	return ioremap(pci_resource_start(dev, bar), len);
+	}
+	return addr;
 }
 
 void pci_iounmap(struct pci_dev *dev, void __iomem *addr)
 {
-	(void)dev;
+	bool managed = false;
+
+	if (!addr)
+		return;
+	if (!pci__bar_unmap(addr, &managed))
+		return;
+	if (managed) {
+		/* Caught here, and undone the managed way: not twice later. */
+		devres__warn(dev ? &dev->dev : NULL, __func__,
+			     "%p is a pcim_iomap() mapping: use pcim_iounmap()",
+			     addr);
+		if (dev)
+			pcim_iounmap(dev, addr);
+		return;
+	}
+	/* Not a BAR: a mapping of ioremap(), as the kernel's accepts. */
 	iounmap(addr);
 }

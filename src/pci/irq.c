@@ -42,8 +42,8 @@ int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
 		pdev->p->irqs = copy;
 		pdev->p->nirqs = n;
 		copy = NULL;
-		if (n)
-			pdev->irq = (unsigned int)pdev->p->irqs[0];
+		/* Only a line of this process, or 0: never a sysfs number. */
+		pdev->irq = n ? (unsigned int)pdev->p->irqs[0] : 0;
 	}
 	pthread_mutex_unlock(&pdev->p->lock);
 	free(copy);

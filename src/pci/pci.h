@@ -9,6 +9,7 @@
 
 #include <pthread.h>
 #include <stddef.h>
+#include <sys/types.h>
 #include <devres/pci.h>
 #include "base/subsys.h"
 #include "backend.h"
@@ -16,6 +17,30 @@
 /* "bus/pci/devices/" plus the longest address we accept, "ffffffff:ff:1f.7" */
 #define PCI_NAME_MAX 16
 #define PCI_DEVICES_DIR "bus/pci/devices"
+
+/*
+ * The files of a device whose identity the scan records: each use opens
+ * the device's directory again, checks it is the one scanned, opens the
+ * file in it without following a symlink and checks that too.
+ */
+enum pci_file {
+	PCI_F_DIR,
+	PCI_F_CONFIG,
+	PCI_F_RESOURCE,
+	PCI_F_ENABLE,
+	PCI_F_BAR0, /* resource0 .. resource5 */
+	PCI_F_NR = PCI_F_BAR0 + PCI_STD_NUM_BARS,
+};
+
+struct pci_file_id {
+	dev_t dev;
+	ino_t ino;
+	off_t size; /* resourceN: what the scan saw */
+	/* Birth time where the filesystem has one: an inode number reused. */
+	long long btime_sec;
+	unsigned int btime_nsec;
+	bool present;
+};
 
 struct pci_dev_private {
 	struct pci_dev *pdev;
@@ -32,7 +57,8 @@ struct pci_dev_private {
 	bool seen;
 	/* Owned by the scan that registers or removes the device. */
 	bool inserted[PCI_NUM_RESOURCES];
-	bool window[PCI_STD_NUM_BARS];
+	/* Written by the scan before the device is listed; read-only after. */
+	struct pci_file_id files[PCI_F_NR];
 	/* The backend that took the device at its scan, and its data. */
 	const struct pci__backend *backend;
 	void *backend_data;
@@ -53,15 +79,31 @@ HIDDEN int pci__parse_uint(const char *buf, size_t len, unsigned long max,
 HIDDEN int pci__parse_header(struct pci_dev *pdev, const uint8_t *cfg,
 			     size_t len);
 
-/* probe.c: files of a device, opened beneath the sysfs root. */
+/*
+ * probe.c: files of a device, opened beneath the sysfs root, each checked
+ * against what the scan recorded (-ENODEV: the directory is not the one
+ * scanned; -ESTALE: the file was replaced; -ELOOP: it is a symlink now;
+ * -ENOENT: it is gone, or was not there at the scan). A file the scan did
+ * not record is opened in the checked directory, without following a
+ * symlink, and must be a regular file.
+ */
 HIDDEN int pci__open(const struct pci_dev *pdev, const char *file, int flags);
+HIDDEN ssize_t pci__read_file(const struct pci_dev *pdev, const char *file,
+			      char *buf, size_t cap);
 HIDDEN void pci__close(int fd);
 HIDDEN bool pci__readonly(void);
 HIDDEN int pci__bus_ready(void);
 
-/* bars.c: BARs into the resource tree, register windows. */
+/* config.c: 0, or -ENODEV when config no longer shows the scanned ids. */
+HIDDEN int pci__check_ids(const struct pci_dev *pdev);
+
+/* bars.c: BARs into the resource tree; BAR mappings from their own file. */
 HIDDEN int pci__bars_claim(struct pci_dev *pdev);
 HIDDEN void pci__bars_release(struct pci_dev *pdev);
+HIDDEN int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
+			bool managed, void **ret_addr);
+HIDDEN int pci__bar_unmap(void *addr, bool *ret_managed);
+HIDDEN void pci__bars_protect(void);
 
 /* irq.c */
 HIDDEN void pci__irq_reset(struct pci_dev *pdev);

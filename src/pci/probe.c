@@ -13,11 +13,11 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <unistd.h>
 #include "pci.h"
 
@@ -40,12 +40,15 @@ static bool readonly;
 
 bool pci__readonly(void)
 {
-	return __atomic_load_n(&readonly, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&readonly, __ATOMIC_SEQ_CST);
 }
 
 void pci_sysfs_set_readonly(bool ro)
 {
-	__atomic_store_n(&readonly, ro, __ATOMIC_RELEASE);
+	__atomic_store_n(&readonly, ro, __ATOMIC_SEQ_CST);
+	/* No writable mapping outlives the switch. */
+	if (ro)
+		pci__bars_protect();
 }
 
 int pci_sysfs_set_root(const char *path)
@@ -93,27 +96,134 @@ static int open_beneath(int dirfd, const char *path, int flags)
 	return devres__open_beneath(dirfd, path, flags, 0);
 }
 
-/* The fd of a file of a device; the caller closes it with pci__close(). */
-static int open_dev_file(const char *name, const char *file, int flags)
+/*
+ * Who @fd is, in one statx(): device, inode, size and, where the
+ * filesystem keeps one, birth time (a file deleted and made again may get
+ * the same inode number). -EINVAL when it is not of type @type.
+ */
+static int identify(int fd, mode_t type, struct pci_file_id *id)
 {
-	char path[sizeof(PCI_DEVICES_DIR) + 2 * (size_t)PCI_NAME_MAX + 8];
-	struct stat st;
+	struct statx stx;
+
+	memset(id, 0, sizeof(*id));
+	if (statx(fd, "", AT_EMPTY_PATH, STATX_BASIC_STATS | STATX_BTIME,
+		  &stx) ||
+	    (stx.stx_mode & S_IFMT) != type)
+		return -EINVAL;
+	id->dev = makedev(stx.stx_dev_major, stx.stx_dev_minor);
+	id->ino = stx.stx_ino;
+	id->size = (off_t)stx.stx_size;
+	if (stx.stx_mask & STATX_BTIME) {
+		id->btime_sec = stx.stx_btime.tv_sec;
+		id->btime_nsec = stx.stx_btime.tv_nsec;
+	}
+	id->present = true;
+	return 0;
+}
+
+static bool same_file(const struct pci_file_id *a, const struct pci_file_id *b)
+{
+	return a->present && b->present && a->dev == b->dev &&
+	       a->ino == b->ino && a->btime_sec == b->btime_sec &&
+	       a->btime_nsec == b->btime_nsec;
+}
+
+/* The fd of the directory of device @name, and which directory it is. */
+static int open_dev_dir(const char *name, struct pci_file_id *id)
+{
+	char path[sizeof(PCI_DEVICES_DIR) + PCI_NAME_MAX + 2];
 	int fd;
 
 	if (rootfd < 0)
 		return -ENODEV;
-	if (snprintf(path, sizeof(path), PCI_DEVICES_DIR "/%s/%s", name,
-		     file) >= (int)sizeof(path))
+	if (snprintf(path, sizeof(path), PCI_DEVICES_DIR "/%s", name) >=
+	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	/* O_NONBLOCK: a FIFO planted in a fake tree must not block us. */
-	fd = open_beneath(rootfd, path, flags | O_NONBLOCK);
+	fd = open_beneath(rootfd, path, O_PATH | O_DIRECTORY);
 	if (fd < 0)
 		return fd;
 	devres__ledger_add(DL_FDS, 1);
-	if (fstat(fd, &st) || !S_ISREG(st.st_mode)) {
+	if (identify(fd, S_IFDIR, id)) {
 		pci__close(fd);
 		return -EINVAL;
 	}
+	return fd;
+}
+
+/*
+ * File @file of the directory @dirfd: never through a symlink, and a
+ * regular file. O_NONBLOCK: a FIFO planted in a fake tree must not block.
+ */
+static int open_in_dir(int dirfd, const char *file, int flags,
+		       struct pci_file_id *id)
+{
+	int fd;
+
+	/* openat2() takes no other flag with O_PATH. */
+	if (!(flags & O_PATH))
+		flags |= O_NONBLOCK;
+	fd = open_beneath(dirfd, file, flags | O_NOFOLLOW);
+	if (fd < 0)
+		return fd;
+	devres__ledger_add(DL_FDS, 1);
+	if (identify(fd, S_IFREG, id)) {
+		pci__close(fd);
+		return -EINVAL;
+	}
+	return fd;
+}
+
+/* Which recorded file @file is, or -1 for none. */
+static int file_index(const char *file)
+{
+	static const char *const names[PCI_F_BAR0] = {
+		[PCI_F_CONFIG] = "config",
+		[PCI_F_RESOURCE] = "resource",
+		[PCI_F_ENABLE] = "enable",
+	};
+
+	for (int i = PCI_F_CONFIG; i < PCI_F_BAR0; i++)
+		if (strcmp(file, names[i]) == 0)
+			return i;
+	if (strncmp(file, "resource", 8) == 0 && file[8] >= '0' &&
+	    file[8] < '0' + PCI_STD_NUM_BARS && !file[9])
+		return PCI_F_BAR0 + file[8] - '0';
+	return -1;
+}
+
+/*
+ * A file of a registered device, checked against the scan: its directory
+ * is the one scanned (a directory removed and made again is not), and the
+ * file is the one the scan saw there (not replaced, not a symlink).
+ */
+static int open_checked(const struct pci_dev_private *p, const char *file,
+			int flags)
+{
+	int i = file_index(file);
+	struct pci_file_id now;
+	int dirfd, fd;
+
+	/* A file the scan did not record: its directory is still checked. */
+	if (i >= 0 && !p->files[i].present)
+		return -ENOENT;
+	dirfd = open_dev_dir(p->name, &now);
+	if (dirfd < 0) {
+		fd = dirfd == -ENOENT ? -ENODEV : dirfd;
+	} else if (!same_file(&p->files[PCI_F_DIR], &now)) {
+		pci__close(dirfd);
+		fd = -ENODEV;
+	} else {
+		fd = open_in_dir(dirfd, file, flags, &now);
+		pci__close(dirfd);
+		if (fd >= 0 && i >= 0 && !same_file(&p->files[i], &now)) {
+			pci__close(fd);
+			fd = -ESTALE;
+		}
+	}
+	/* A symlink where the file was is ELOOP (O_NOFOLLOW). */
+	if (fd == -ENODEV || fd == -ESTALE || fd == -ELOOP)
+		dev_warn(&p->pdev->dev, "%s is not what the scan saw: %s", file,
+			 strerror(-fd));
 	return fd;
 }
 
@@ -122,8 +232,7 @@ int pci__open(const struct pci_dev *pdev, const char *file, int flags)
 	int fd;
 
 	pthread_mutex_lock(&list_lock);
-	fd = pdev->p->registered ? open_dev_file(pdev->p->name, file, flags)
-				 : -ENODEV;
+	fd = pdev->p->registered ? open_checked(pdev->p, file, flags) : -ENODEV;
 	pthread_mutex_unlock(&list_lock);
 	return fd;
 }
@@ -137,21 +246,25 @@ void pci__close(int fd)
 	errno = saved;
 }
 
-/* At most @cap bytes of a small file; -EFBIG when it holds more. */
-static ssize_t read_small(const char *name, const char *file, char *buf,
-			  size_t cap)
+/* At most @cap bytes of the small file @fd; -EFBIG when it holds more. */
+static ssize_t read_small(int fd, char *buf, size_t cap)
+{
+	ssize_t n = pread(fd, buf, cap, 0);
+
+	if (n < 0)
+		return -errno;
+	return (size_t)n == cap ? -EFBIG : n;
+}
+
+ssize_t pci__read_file(const struct pci_dev *pdev, const char *file, char *buf,
+		       size_t cap)
 {
 	ssize_t n;
-	int fd;
+	int fd = pci__open(pdev, file, O_RDONLY);
 
-	fd = open_dev_file(name, file, O_RDONLY);
 	if (fd < 0)
 		return fd;
-	n = pread(fd, buf, cap, 0);
-	if (n < 0)
-		n = -errno;
-	else if ((size_t)n == cap)
-		n = -EFBIG;
+	n = read_small(fd, buf, cap);
 	pci__close(fd);
 	return n;
 }
@@ -165,16 +278,75 @@ static void pci_release(struct device *dev)
 	free(o);
 }
 
-/* Reads what describes @name; called with scan_lock held. */
+/*
+ * Reads what describes @name, every file in the directory opened once,
+ * and records which files they were; called with scan_lock held.
+ */
+static int read_files(struct pci_dev *pdev, int dirfd)
+{
+	struct pci_dev_private *p = pdev->p;
+	char buf[PCI_NUM_RESOURCES * 60 + 2];
+	uint8_t cfg[64];
+	ssize_t n;
+	int fd, ret;
+
+	fd = open_in_dir(dirfd, "config", O_RDONLY, &p->files[PCI_F_CONFIG]);
+	if (fd < 0)
+		return fd;
+	n = pread(fd, cfg, sizeof(cfg), 0);
+	ret = n < 0 ? -errno : 0;
+	pci__close(fd);
+	if (ret)
+		return ret;
+	ret = pci__parse_header(pdev, cfg, (size_t)n);
+	if (ret)
+		return ret;
+	/* What the file says; a reader without privilege sees only 64 bytes. */
+	n = p->files[PCI_F_CONFIG].size;
+	pdev->cfg_size = n >= PCI_CFG_SPACE_EXP_SIZE ? PCI_CFG_SPACE_EXP_SIZE
+			 : n >= PCI_CFG_SPACE_SIZE   ? PCI_CFG_SPACE_SIZE
+						     : (int)n;
+
+	fd = open_in_dir(dirfd, "resource", O_RDONLY,
+			 &p->files[PCI_F_RESOURCE]);
+	if (fd < 0)
+		return fd;
+	n = read_small(fd, buf, sizeof(buf));
+	pci__close(fd);
+	if (n < 0)
+		return n == -EFBIG ? -EINVAL : (int)n;
+	ret = pci__parse_resource(buf, (size_t)n, pdev->resource,
+				  PCI_NUM_RESOURCES);
+	if (ret < 0)
+		return ret;
+
+	/* Optional: a device without them cannot be enabled, or mapped. */
+	fd = open_in_dir(dirfd, "enable", O_PATH, &p->files[PCI_F_ENABLE]);
+	if (fd >= 0)
+		pci__close(fd);
+	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
+		char file[16];
+
+		if (resource_type(&pdev->resource[i]) != IORESOURCE_MEM)
+			continue;
+		snprintf(file, sizeof(file), "resource%d", i);
+		fd = open_in_dir(dirfd, file, O_PATH,
+				 &p->files[PCI_F_BAR0 + i]);
+		if (fd >= 0)
+			pci__close(fd);
+	}
+	/*
+	 * `irq` is not read: it is the host kernel's number, not a line of
+	 * this process. pdev->irq is 0 until a backend gives the device lines.
+	 */
+	pdev->irq = 0;
+	return 0;
+}
+
 static int read_device(struct pci_dev *pdev, const char *name)
 {
 	unsigned int domain, bus, devfn;
-	char buf[PCI_NUM_RESOURCES * 60 + 2];
-	uint8_t cfg[64];
-	unsigned long irq = 0;
-	struct stat st;
-	ssize_t n;
-	int fd, ret;
+	int dirfd, ret;
 
 	ret = pci__parse_name(name, &domain, &bus, &devfn);
 	if (ret)
@@ -183,43 +355,12 @@ static int read_device(struct pci_dev *pdev, const char *name)
 	pdev->bus_nr = (unsigned char)bus;
 	pdev->devfn = devfn;
 
-	fd = open_dev_file(name, "config", O_RDONLY);
-	if (fd < 0)
-		return fd;
-	n = pread(fd, cfg, sizeof(cfg), 0);
-	ret = n < 0 ? -errno : 0;
-	if (!ret && fstat(fd, &st))
-		ret = -errno;
-	pci__close(fd);
-	if (ret)
-		return ret;
-	ret = pci__parse_header(pdev, cfg, (size_t)n);
-	if (ret)
-		return ret;
-	/* What the file says; a reader without privilege sees only 64 bytes. */
-	pdev->cfg_size = st.st_size >= PCI_CFG_SPACE_EXP_SIZE
-				 ? PCI_CFG_SPACE_EXP_SIZE
-			 : st.st_size >= PCI_CFG_SPACE_SIZE ? PCI_CFG_SPACE_SIZE
-							    : (int)st.st_size;
-
-	n = read_small(name, "resource", buf, sizeof(buf));
-	if (n < 0)
-		return n == -EFBIG ? -EINVAL : (int)n;
-	ret = pci__parse_resource(buf, (size_t)n, pdev->resource,
-				  PCI_NUM_RESOURCES);
-	if (ret < 0)
-		return ret;
-
-	n = read_small(name, "irq", buf, 32);
-	if (n >= 0) {
-		ret = pci__parse_uint(buf, (size_t)n, INT_MAX, &irq);
-		if (ret)
-			return ret;
-	} else if (n != -ENOENT) {
-		return n == -EFBIG ? -EINVAL : (int)n;
-	}
-	pdev->irq = (unsigned int)irq;
-	return 0;
+	dirfd = open_dev_dir(name, &pdev->p->files[PCI_F_DIR]);
+	if (dirfd < 0)
+		return dirfd;
+	ret = read_files(pdev, dirfd);
+	pci__close(dirfd);
+	return ret;
 }
 
 static struct pci_dev_private *find_locked(const char *name)
@@ -500,6 +641,24 @@ static bool in_names(char **names, size_t n, const char *name)
 	return n && bsearch(&name, names, n, sizeof(*names), cmp_names);
 }
 
+/* Whether @p's directory is still the one scanned; under list_lock. */
+static bool dir_unchanged_locked(const struct pci_dev_private *p)
+{
+	struct pci_file_id now;
+	bool same;
+	int fd;
+
+	fd = open_dev_dir(p->name, &now);
+	/* Out of fds or memory says nothing about the directory. */
+	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM)
+		return true;
+	if (fd < 0)
+		return false;
+	same = same_file(&p->files[PCI_F_DIR], &now);
+	pci__close(fd);
+	return same;
+}
+
 int pci_bus_scan(void)
 {
 	struct pci_dev_private *gone;
@@ -518,11 +677,15 @@ int pci_bus_scan(void)
 	if (ret)
 		goto out;
 
-	/* Vanished devices first, so that their regions are free again. */
+	/*
+	 * Vanished devices first, so that their regions are free again; a
+	 * directory removed and made again is another device.
+	 */
 	for (;;) {
 		pthread_mutex_lock(&list_lock);
 		for (gone = devs_head; gone; gone = gone->next)
-			if (!in_names(names, n, gone->name))
+			if (!in_names(names, n, gone->name) ||
+			    !dir_unchanged_locked(gone))
 				break;
 		pthread_mutex_unlock(&list_lock);
 		if (!gone)

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include <devres/fault.h>
@@ -105,6 +106,53 @@ static inline int fake_write(const char *name, const char *file,
 	n = write(fd, data, len);
 	close(fd);
 	return n == (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * Rewrites file @file of fake device @name in place, as a device changes
+ * its registers: the same file (a replaced one is another file to the
+ * library), now holding @len bytes of @data.
+ */
+static inline int fake_overwrite(const char *name, const char *file,
+				 const void *data, size_t len)
+{
+	char path[4096];
+	ssize_t n;
+	int fd;
+
+	if (pci_fake_path(ft, name, file, path, sizeof(path)))
+		return -1;
+	fd = open(path, O_WRONLY | O_TRUNC | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write(fd, data, len);
+	close(fd);
+	return n == (ssize_t)len ? 0 : -1;
+}
+
+/*
+ * How many mappings of files under the fake tree can be written, from
+ * /proc/self/maps; -1 when it cannot be read. Include cmocka first.
+ */
+static inline int tree_writable_maps(void)
+{
+	char root[4096], line[8192];
+	int n = 0;
+	FILE *f;
+
+	if (!realpath(pci_fake_root(ft), root))
+		return -1;
+	f = fopen("/proc/self/maps", "re");
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		char perms[8] = "";
+
+		if (strstr(line, root) && sscanf(line, "%*s %7s", perms) == 1)
+			n += perms[1] == 'w';
+	}
+	fclose(f);
+	return n;
 }
 
 #endif /* DEVRES_TESTS_PCITEST_H */

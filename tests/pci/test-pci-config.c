@@ -223,12 +223,12 @@ static void test_looping_lists(void **state)
 	assert_int_equal(pci_find_ext_capability(p, PCI_EXT_CAP_ID_DSN), 0);
 	/* A pointer below 0x40 ends the walk. */
 	c[0x51] = 0x10;
-	assert_int_equal(fake_write(NAME, "config", c, sizeof(c)), 0);
+	assert_int_equal(fake_overwrite(NAME, "config", c, sizeof(c)), 0);
 	assert_int_equal(pci_find_capability(p, PCI_CAP_ID_MSIX), 0);
 	assert_int_equal(pci_find_capability(p, PCI_CAP_ID_MSI), 0x50);
 	/* No capability list bit: nothing. */
 	put16(c, PCI_STATUS, 0);
-	assert_int_equal(fake_write(NAME, "config", c, sizeof(c)), 0);
+	assert_int_equal(fake_overwrite(NAME, "config", c, sizeof(c)), 0);
 	assert_int_equal(pci_find_capability(p, PCI_CAP_ID_PM), 0);
 }
 

@@ -184,7 +184,7 @@ static void test_enable_counts(void **state)
 	assert_int_equal(pci_enable_device(p), 0);
 	assert_int_equal(enable_of("0000:00:01.0"), '1');
 	/* The file changes only at the first enable and the last disable. */
-	assert_int_equal(fake_write("0000:00:01.0", "enable", "x", 1), 0);
+	assert_int_equal(fake_overwrite("0000:00:01.0", "enable", "x", 1), 0);
 	assert_int_equal(pci_enable_device(p), 0);
 	assert_int_equal(enable_of("0000:00:01.0"), 'x');
 	pci_set_master(p);

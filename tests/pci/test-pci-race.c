@@ -11,6 +11,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <cmocka.h>
 #include <devres/device.h>
@@ -159,12 +160,64 @@ static void test_remove_all_races_scan(void **state)
 	pci_unregister_driver(&race_drv);
 }
 
+/* Mappings made while another thread switches to read-only. */
+#define MAPS_PER_THREAD 64
+
+static struct pci_dev *ro_dev;
+static void __iomem *ro_maps[2][MAPS_PER_THREAD];
+static int ro_started;
+
+static void *ro_mapper(void *arg)
+{
+	void __iomem **out = arg;
+
+	for (int i = 0; i < MAPS_PER_THREAD; i++) {
+		out[i] = pci_iomap(ro_dev, 0, 0);
+		__atomic_add_fetch(&ro_started, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void test_readonly_races_map(void **state)
+{
+	struct pci_fake_dev d = fake_dev(names[0], 0x1af4, 1, 1);
+	pthread_t t[2];
+	int mapped = 0;
+
+	(void)state;
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(pci_bus_scan(), 1);
+	ro_dev = pci_get_device(0x1af4, 1, NULL);
+	assert_non_null(ro_dev);
+	for (int k = 0; k < 2; k++)
+		assert_int_equal(
+			pthread_create(&t[k], NULL, ro_mapper, ro_maps[k]), 0);
+	while (__atomic_load_n(&ro_started, __ATOMIC_RELAXED) <
+	       MAPS_PER_THREAD / 2)
+		sched_yield();
+	pci_sysfs_set_readonly(true);
+	for (int k = 0; k < 2; k++)
+		pthread_join(t[k], NULL);
+	/* Whatever was made before the switch, nothing stays writable. */
+	assert_int_equal(tree_writable_maps(), 0);
+	for (int k = 0; k < 2; k++) {
+		for (int i = 0; i < MAPS_PER_THREAD; i++) {
+			mapped += ro_maps[k][i] != NULL;
+			pci_iounmap(ro_dev, ro_maps[k][i]);
+		}
+	}
+	assert_true(mapped > 0);
+	pci_dev_put(ro_dev);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_register_races_rescan,
 						pci_setup, pci_teardown),
 		cmocka_unit_test_setup_teardown(test_remove_all_races_scan,
+						pci_setup, pci_teardown),
+		cmocka_unit_test_setup_teardown(test_readonly_races_map,
 						pci_setup, pci_teardown),
 	};
 

@@ -47,7 +47,8 @@ static void test_scan_fields(void **state)
 	assert_int_equal(p->class, 0x020000);
 	assert_int_equal(p->revision, 3);
 	assert_int_equal(p->hdr_type, 0);
-	assert_int_equal(p->irq, 11);
+	/* `irq` is the host's number: no line of this process. */
+	assert_int_equal(p->irq, 0);
 	assert_int_equal(p->cfg_size, 256);
 	assert_int_equal(p->domain_nr, 0);
 	assert_int_equal(p->bus_nr, 0);
@@ -297,8 +298,8 @@ static void test_fds_cloexec(void **state)
 		n++;
 		assert_true(fl & FD_CLOEXEC);
 	}
-	/* The root and the two windows, at least. */
-	assert_true(n >= 3);
+	/* The root, at least (a BAR's file is opened only to map it). */
+	assert_true(n >= 1);
 }
 
 int main(int argc, char **argv)
