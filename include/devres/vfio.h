@@ -25,9 +25,9 @@ extern "C" {
  * every device of the group bound to vfio-pci or to nothing; the one that
  * is not is named in an info line), gives the group a container of its
  * own with the type1 IOMMU, and gets the device's fd. Config space is the
- * VFIO config region; each BAR VFIO can mmap whole becomes the register
- * window of pcim_iomap() and pci_iomap() (a BAR it cannot is left
- * unmapped: pcim_iomap() of it fails); pci_alloc_irq_vectors() sets up
+ * VFIO config region; pcim_iomap() and pci_iomap() map each BAR that VFIO
+ * can mmap whole from the device fd (a BAR it cannot is refused:
+ * pcim_iomap() of it fails); pci_alloc_irq_vectors() sets up
  * MSI-X, MSI or INTx vectors as eventfd interrupt lines; the device's DMA
  * ops map every DMA buffer into the group's IOMMU domain below the
  * device's mask. Devices scanned earlier, and devices bound to another

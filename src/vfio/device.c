@@ -134,7 +134,7 @@ static int vfio_bar_window(struct pci_dev *pdev, void *data, int bar,
 
 	(void)pdev;
 	/*
-	 * Only a BAR that maps whole: reads and writes of a window are plain
+	 * Only a BAR that maps whole: reads and writes of a BAR mapping are plain
 	 * loads and stores, with no hook to turn them into pread/pwrite.
 	 */
 	if (!vd->bar[bar].size ||
