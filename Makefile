@@ -8,10 +8,12 @@ PKGS := cmake ninja-build gcc g++ clang clang-format clang-tidy pkg-config \
 BENCH_PKGS := libtalloc-dev libapr1-dev gnuplot-nox
 # PCI: lspci -n to compare lspci-lite with; umockdev for the default /sys path.
 PKGS += pciutils umockdev libumockdev-dev
+# The VM of `make test-vm`: QEMU, a kernel with VFIO modules, busybox.
+VM_PKGS := qemu-system-x86 linux-image-amd64 busybox-static cpio xz-utils
 SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/dev/null)
 
 .PHONY: all demo check deps format format-check tidy build-% test-% clean \
-	fuzz fuzz-check soak memcheck package bench abi-baseline
+	fuzz fuzz-check soak memcheck package bench abi-baseline test-vm test-vm-asan demo-vm
 
 all: build-dev
 
@@ -23,7 +25,9 @@ deps:
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
 			echo "installing:$$missing"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+			apt-get update -qq -o DPkg::Lock::Timeout=300 && \
+			DEBIAN_FRONTEND=noninteractive apt-get install -y -qq \
+				-o DPkg::Lock::Timeout=300 $$missing >/dev/null || exit 1; \
 		else \
 			echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
 		fi; \
@@ -49,6 +53,22 @@ demo:
 		{ cat build/logs/demo-build.log; exit 1; }
 	./$(DEMO_DIR)/examples/demo $(ARGS)
 
+# Real devices: QEMU's edu devices through VFIO, inside a VM
+# (tests/vm/run.sh); the only place where anything opens /dev/vfio.
+test-vm: build-dev
+	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
+	sh tests/vm/run.sh build/dev
+
+# The same under AddressSanitizer (not part of make check: twice as long).
+test-vm-asan: build-asan
+	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
+	sh tests/vm/run.sh build/asan
+
+# The edu driver on two edu devices in the VM, alone.
+demo-vm: build-dev
+	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
+	@VM_ONLY=edu sh tests/vm/run.sh build/dev
+
 # Debian packages (libdevres0, libdevres-dev) and a source tarball.
 package:
 	@sh tools/need.sh "cmake:cmake cc:gcc dpkg-deb:dpkg python3:python3"
@@ -72,6 +92,7 @@ SUB = $(MAKE) --no-print-directory
 check: deps
 	@$(STAGE) format $(SUB) format-check
 	@$(STAGE) dev $(SUB) test-dev
+	@$(STAGE) vm $(SUB) test-vm
 	@$(STAGE) tidy $(SUB) tidy
 	@$(STAGE) asan $(SUB) test-asan
 	@$(STAGE) tsan $(SUB) test-tsan

@@ -87,6 +87,27 @@ DEVRES_API int irq_line_create(const char *name);
 DEVRES_API int irq_line_attach_fd(int fd, const char *name);
 
 /**
+ * irq_line_attach_level() - make a level-triggered line of two eventfds
+ * @fd: the eventfd the source signals at each interrupt (VFIO's INTx
+ *      trigger eventfd)
+ * @unmask_fd: an eventfd that unmasks the source when written (VFIO's
+ *             INTx unmask eventfd)
+ * @name: a name for messages (copied), or NULL
+ *
+ * For a source that masks itself at each interrupt, as VFIO does with
+ * INTx: once the interrupt has been handled (and the line is neither
+ * disabled nor masked by a oneshot thread), the line writes an 8-byte 1
+ * to @unmask_fd, as the kernel's level-triggered flow unmasks after the
+ * handlers. Both fds are duplicated (close-on-exec); the caller keeps
+ * its own.
+ *
+ * Context: any thread. Each duplication is a fault-injection point.
+ * Return: the line's number (> 0); -EBADF when @fd or @unmask_fd is not
+ * an eventfd; -EMFILE; -ENOMEM; -ENOSPC when every number is in use.
+ */
+DEVRES_API int irq_line_attach_level(int fd, int unmask_fd, const char *name);
+
+/**
  * irq_line_raise() - assert an interrupt line
  * @irq: a line's number
  *

@@ -85,7 +85,8 @@ struct irq_line {
 	int oneshot_masked; /* of those, oneshot ones: the line is masked */
 	bool running;	    /* the dispatcher is in the primary handlers */
 	bool pending;	    /* an interrupt came while it could not run */
-	bool hw_masked;	    /* UIO: read and not yet re-enabled */
+	bool hw_masked;	    /* UIO, level: read and not yet re-enabled */
+	int unmask_fd;	    /* a level line's unmask eventfd, else -1 */
 	unsigned int count, unhandled;
 };
 

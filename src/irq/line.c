@@ -90,8 +90,12 @@ int irq__line_read(struct irq_line *line)
 		}
 	} else {
 		n = read(line->fd, &v64, sizeof(v64));
-		if (n == (ssize_t)sizeof(v64))
+		if (n == (ssize_t)sizeof(v64)) {
+			/* A level line's source masked itself (VFIO INTx). */
+			if (line->unmask_fd >= 0)
+				line->hw_masked = true;
 			return 1;
+		}
 	}
 	if (n < 0 && (errno == EAGAIN || errno == EINTR))
 		return 0;
@@ -105,12 +109,24 @@ void irq__line_drain(struct irq_line *line)
 		;
 }
 
-/* A UIO device masks itself at each interrupt; writing 1 lets it fire. */
+/*
+ * A UIO device masks itself at each interrupt; writing 1 lets it fire. A
+ * level line (VFIO INTx) is unmasked through its own eventfd.
+ */
 void irq__line_unmask(struct irq_line *line)
 {
+	uint64_t one64 = 1;
 	uint32_t one = 1;
 
-	if (line->kind != LINE_UIO || !line->hw_masked)
+	if (!line->hw_masked)
+		return;
+	if (line->unmask_fd >= 0) {
+		if (write(line->unmask_fd, &one64, sizeof(one64)) ==
+		    (ssize_t)sizeof(one64))
+			line->hw_masked = false;
+		return;
+	}
+	if (line->kind != LINE_UIO)
 		return;
 	if (write(line->fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
 		line->hw_masked = false;
@@ -129,6 +145,7 @@ static int add_line(int fd, enum irq_line_kind kind, const char *name)
 	pthread_mutex_init(&line->lock, NULL);
 	pthread_cond_init(&line->idle, NULL);
 	line->fd = fd;
+	line->unmask_fd = -1;
 	line->kind = kind;
 	line->name = copy;
 	pthread_rwlock_wrlock(&lines_lock);
@@ -209,6 +226,45 @@ int irq_line_attach_fd(int fd, const char *name)
 	return rc;
 }
 
+int irq_line_attach_level(int fd, int unmask_fd, const char *name)
+{
+	struct irq_line *line;
+	int nfd, rc;
+
+	if (unmask_fd < 0 || !is_eventfd(unmask_fd))
+		return -EBADF;
+	rc = irq_line_attach_fd(fd, name);
+	if (rc < 0)
+		return rc;
+	if (devres__should_fail()) {
+		errno = EMFILE;
+		nfd = -1;
+	} else {
+		nfd = fcntl(unmask_fd, F_DUPFD_CLOEXEC, 3);
+	}
+	if (nfd < 0) {
+		int err = -errno;
+
+		(void)irq_line_destroy(rc);
+		return err;
+	}
+	devres__ledger_add(DL_FDS, 1);
+	/* Not yet requested, so not yet dispatched: no lock is needed. */
+	line = irq__line_get(rc);
+	if (!line || line->kind != LINE_EVENTFD_ATTACHED) {
+		if (line)
+			irq__line_put(line);
+		close_fd(nfd);
+		(void)irq_line_destroy(rc);
+		return -EBADF;
+	}
+	pthread_mutex_lock(&line->lock);
+	line->unmask_fd = nfd;
+	pthread_mutex_unlock(&line->lock);
+	irq__line_put(line);
+	return rc;
+}
+
 int irq_line_raise(int irq)
 {
 	uint64_t one = 1;
@@ -256,6 +312,8 @@ int irq_line_destroy(int irq)
 		return -EBUSY;
 	}
 	close_fd(line->fd);
+	if (line->unmask_fd >= 0)
+		close_fd(line->unmask_fd);
 	pthread_cond_destroy(&line->idle);
 	pthread_mutex_destroy(&line->lock);
 	free(line->name);

@@ -119,11 +119,29 @@ static int open_bar(struct pci_dev *pdev, int bar, size_t len)
 	return fd;
 }
 
+/*
+ * A backend's BAR (VFIO's region): the backend's fd, which stays its own,
+ * at the region's offset, holding at least @len bytes.
+ */
+static int backend_bar(struct pci_dev *pdev, int bar, size_t len,
+		       off_t *ret_off)
+{
+	uint64_t size;
+	int fd, ret;
+
+	ret = pdev->p->backend->bar_window(pdev, pdev->p->backend_data, bar,
+					   &fd, ret_off, &size);
+	if (ret)
+		return ret;
+	return size >= len ? fd : -EINVAL;
+}
+
 int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 		 const struct devres__owner *owner, void **ret_addr)
 {
 	resource_size_t len;
 	struct pci_map *m;
+	off_t off = 0;
 	void *addr;
 	int fd, ret;
 
@@ -138,7 +156,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	if (len > SIZE_MAX / 2)
 		return -EINVAL;
 	/* Only through its own file: never through another window. */
-	if (!pdev->p->files[PCI_F_BAR0 + bar].present)
+	if (!pdev->p->backend && !pdev->p->files[PCI_F_BAR0 + bar].present)
 		return -ENODEV;
 	if (pci__readonly())
 		return -EROFS;
@@ -147,7 +165,8 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	fd = open_bar(pdev, bar, (size_t)len);
+	fd = pdev->p->backend ? backend_bar(pdev, bar, (size_t)len, &off)
+			      : open_bar(pdev, bar, (size_t)len);
 	if (fd < 0) {
 		free(m);
 		return fd;
@@ -161,7 +180,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 		ret = -EROFS;
 	} else {
 		addr = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED,
-			    fd, 0);
+			    fd, off);
 		ret = addr == MAP_FAILED ? -errno : 0;
 	}
 	if (!ret) {
@@ -170,7 +189,8 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 		maps = m;
 	}
 	pthread_mutex_unlock(&map_lock);
-	pci__close(fd);
+	if (!pdev->p->backend)
+		pci__close(fd);
 	if (ret) {
 		free(m);
 		return ret;

@@ -30,6 +30,9 @@ static int cfg_read(const struct pci_dev *dev, int where, int size,
 	ret = check(dev, where, size);
 	if (ret)
 		return ret;
+	if (pci__bk(dev, cfg_read))
+		return dev->p->backend->cfg_read(dev, dev->p->backend_data,
+						 where, size, val);
 	fd = pci__open(dev, "config", O_RDONLY);
 	if (fd < 0)
 		return PCIBIOS_DEVICE_NOT_FOUND;
@@ -55,6 +58,9 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 	ret = check(dev, where, size);
 	if (ret)
 		return ret;
+	if (pci__bk(dev, cfg_write))
+		return dev->p->backend->cfg_write(dev, dev->p->backend_data,
+						  where, size, val);
 	if (pci__readonly())
 		return PCIBIOS_SET_FAILED;
 	for (int i = 0; i < size; i++)

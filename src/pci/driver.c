@@ -39,6 +39,13 @@ static int pci_bus_match(struct device *dev, const struct device_driver *drv)
 	return pci_match_id(pdrv->id_table, to_pci_dev(dev)) != NULL;
 }
 
+/* Before the binding's resources go: a backend's device stops mastering. */
+static void quiesce(struct pci_dev *pdev)
+{
+	if (pci__bk(pdev, quiesce))
+		pdev->p->backend->quiesce(pdev, pdev->p->backend_data);
+}
+
 static int pci_bus_probe(struct device *dev)
 {
 	struct pci_driver *drv = to_pci_driver(dev->driver);
@@ -55,8 +62,10 @@ static int pci_bus_probe(struct device *dev)
 	if (ret)
 		return ret;
 	ret = drv->probe ? drv->probe(pdev, id) : 0;
-	if (ret)
+	if (ret) {
+		quiesce(pdev);
 		pci__irq_reset(pdev);
+	}
 	return ret;
 }
 
@@ -66,6 +75,7 @@ static void pci_bus_remove(struct device *dev)
 
 	if (drv->remove)
 		drv->remove(to_pci_dev(dev));
+	quiesce(to_pci_dev(dev));
 	/* Vectors are per binding, as MSI is disabled at unbind. */
 	pci__irq_reset(to_pci_dev(dev));
 }
@@ -125,6 +135,9 @@ static int write_enable(struct pci_dev *dev, char v)
 	ssize_t n;
 	int fd, ret;
 
+	if (pci__bk(dev, enable))
+		return dev->p->backend->enable(dev, dev->p->backend_data,
+					       v == '1');
 	if (pci__readonly())
 		return -EROFS;
 	fd = pci__open(dev, "enable", O_WRONLY);

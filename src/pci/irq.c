@@ -59,6 +59,12 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	if (!dev || !dev->p || !min_vecs || min_vecs > max_vecs ||
 	    !(flags & PCI_IRQ_ALL_TYPES))
 		return -EINVAL;
+	if (pci__bk(dev, alloc_irq_vectors)) {
+		ret = dev->p->backend->alloc_irq_vectors(
+			dev, dev->p->backend_data, min_vecs, max_vecs, flags);
+		if (ret < 0)
+			return ret;
+	}
 	pthread_mutex_lock(&dev->p->lock);
 	n = dev->p->nirqs;
 	/* INTx alone is one line, shared by all of the device's functions. */

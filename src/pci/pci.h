@@ -12,6 +12,7 @@
 #include <sys/types.h>
 #include <devres/pci.h>
 #include "base/subsys.h"
+#include "backend.h"
 
 /* "bus/pci/devices/" plus the longest address we accept, "ffffffff:ff:1f.7" */
 #define PCI_NAME_MAX 16
@@ -59,7 +60,13 @@ struct pci_dev_private {
 	bool inserted[PCI_NUM_RESOURCES];
 	/* Written by the scan before the device is listed; read-only after. */
 	struct pci_file_id files[PCI_F_NR];
+	/* The backend that took the device at its scan, and its data. */
+	const struct pci__backend *backend;
+	void *backend_data;
 };
+
+/* The backend's operation @op for @pdev, NULL when it has none. */
+#define pci__bk(pdev, op) ((pdev)->p->backend ? (pdev)->p->backend->op : NULL)
 
 extern HIDDEN const struct bus_type pci__bus_type;
 

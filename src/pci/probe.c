@@ -385,6 +385,70 @@ static void unlink_locked(struct pci_dev_private *p)
 	nr_devs--;
 }
 
+static const struct pci__backend *backend;
+
+int pci__backend_set(const struct pci__backend *b)
+{
+	__atomic_store_n(&backend, b, __ATOMIC_RELEASE);
+	return 0;
+}
+
+int pci__readlink(const struct pci_dev *pdev, const char *link, char *buf,
+		  size_t len)
+{
+	char path[sizeof(PCI_DEVICES_DIR) + 2 * (size_t)PCI_NAME_MAX + 16];
+	ssize_t n = -1;
+
+	if (!len || snprintf(path, sizeof(path), PCI_DEVICES_DIR "/%s/%s",
+			     pdev->p->name, link) >= (int)sizeof(path))
+		return -ENAMETOOLONG;
+	pthread_mutex_lock(&list_lock);
+	if (rootfd >= 0)
+		n = readlinkat(rootfd, path, buf, len - 1);
+	else
+		errno = ENODEV;
+	pthread_mutex_unlock(&list_lock);
+	if (n < 0)
+		return -errno;
+	buf[n] = '\0';
+	return 0;
+}
+
+int pci__open_dir(const char *path)
+{
+	int fd = -ENODEV;
+
+	pthread_mutex_lock(&list_lock);
+	if (rootfd >= 0)
+		fd = open_beneath(rootfd, path, O_RDONLY | O_DIRECTORY);
+	pthread_mutex_unlock(&list_lock);
+	return fd;
+}
+
+/* The backend, when one is set, decides first whether a device is its. */
+static int offer_backend(struct pci_dev *pdev)
+{
+	const struct pci__backend *b =
+		__atomic_load_n(&backend, __ATOMIC_ACQUIRE);
+	int ret;
+
+	if (!b)
+		return 0;
+	ret = b->attach(pdev, &pdev->p->backend_data);
+	if (ret == -ENODEV)
+		return 0;
+	if (!ret)
+		pdev->p->backend = b;
+	return ret;
+}
+
+static void detach_backend(struct pci_dev *pdev)
+{
+	if (pdev->p->backend)
+		pdev->p->backend->detach(pdev, pdev->p->backend_data);
+	pdev->p->backend = NULL;
+}
+
 /* Registers @name; called with scan_lock held and the root open. */
 static int add_device(const char *name)
 {
@@ -416,6 +480,8 @@ static int add_device(const char *name)
 	pdev->dev.release = pci_release;
 	pdev->dev.bus = &pci__bus_type;
 	ret = dev_set_name(&pdev->dev, "%s", name);
+	if (!ret)
+		ret = offer_backend(pdev);
 	if (ret)
 		goto put;
 
@@ -437,6 +503,7 @@ static int add_device(const char *name)
 	unlink_locked(&o->priv);
 	pthread_mutex_unlock(&list_lock);
 put:
+	detach_backend(pdev);
 	put_device(&pdev->dev);
 	return ret;
 }
@@ -451,6 +518,7 @@ static void remove_device(struct pci_dev_private *p)
 	unlink_locked(p);
 	pthread_mutex_unlock(&list_lock);
 	pci__bars_release(pdev);
+	detach_backend(pdev);
 	put_device(&pdev->dev);
 }
 

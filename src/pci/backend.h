@@ -1,0 +1,61 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The PCI bus's one narrow door for a backend that reaches devices
+ * through something other than their sysfs files (VFIO): the scan offers
+ * it each device, and config space, BAR windows, enabling and interrupt
+ * vectors of a device it took go through it. src/vfio includes this and
+ * nothing else of src/pci; tests/check-layers.sh allows exactly that.
+ */
+#ifndef DEVRES_PCI_BACKEND_H
+#define DEVRES_PCI_BACKEND_H
+
+#include <stdbool.h>
+#include <stdint.h>
+#include <sys/types.h>
+#include <devres/pci.h>
+#include "base/subsys.h"
+
+/*
+ * struct pci__backend - how a backend drives the devices it takes
+ * @attach: called by the scan for each new device before its BARs are
+ *          claimed; 0 when the backend takes it (*@ret_data is then
+ *          handed to every other call), -ENODEV when the device is not
+ *          its own (the sysfs path takes it), another -errno to skip it
+ * @detach: the device is being removed; its BARs are already released
+ * @bar_window: the fd, its offset and the size that back BAR @bar, or
+ *              -errno when it cannot be mapped; the fd stays the backend's
+ * @cfg_read, @cfg_write: config space; PCIBIOS_* codes
+ * @enable: the device's enable count went from 0 to 1 (@on) or 1 to 0
+ * @alloc_irq_vectors: set up interrupt vectors, register their lines with
+ *                     pci_dev_set_irq_lines() and return how many, or -errno
+ * @quiesce: the binding is going (after the driver's remove, or a failed
+ *           probe) and managed resources are about to be released: stop
+ *           the device from mastering and interrupting before its DMA
+ *           memory goes
+ */
+struct pci__backend {
+	const char *name;
+	int (*attach)(struct pci_dev *pdev, void **ret_data);
+	void (*detach)(struct pci_dev *pdev, void *data);
+	int (*bar_window)(struct pci_dev *pdev, void *data, int bar,
+			  int *ret_fd, off_t *ret_off, uint64_t *ret_size);
+	int (*cfg_read)(const struct pci_dev *pdev, void *data, int where,
+			int size, uint32_t *val);
+	int (*cfg_write)(const struct pci_dev *pdev, void *data, int where,
+			 int size, uint32_t val);
+	int (*enable)(struct pci_dev *pdev, void *data, bool on);
+	int (*alloc_irq_vectors)(struct pci_dev *pdev, void *data,
+				 unsigned int min_vecs, unsigned int max_vecs,
+				 unsigned int flags);
+	void (*quiesce)(struct pci_dev *pdev, void *data);
+};
+
+/* Devices scanned from now on are offered to @b first; NULL for none. */
+HIDDEN int pci__backend_set(const struct pci__backend *b);
+/* A link of the device's sysfs directory (driver, iommu_group), read only. */
+HIDDEN int pci__readlink(const struct pci_dev *pdev, const char *link,
+			 char *buf, size_t len);
+/* A directory beneath the sysfs root, during a scan; closed with close(). */
+HIDDEN int pci__open_dir(const char *path);
+
+#endif /* DEVRES_PCI_BACKEND_H */

@@ -1,0 +1,225 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The VFIO backend of the PCI bus: a device the host bound to vfio-pci
+ * is taken at its scan; its config space, BARs, interrupts and DMA go
+ * through the VFIO device fd and its group's container. A driver binds it
+ * as any pci_driver, with no change.
+ */
+#include <errno.h>
+#include <linux/vfio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <devres/vfio.h>
+#include "vfio.h"
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+static int region_info(struct vfio_dev *vd, unsigned int index,
+		       uint64_t *ret_off, uint64_t *ret_size,
+		       uint32_t *ret_flags, bool *ret_sparse)
+{
+	struct vfio_region_info info = { .argsz = sizeof(info),
+					 .index = index };
+
+	if (ioctl(vd->fd, VFIO_DEVICE_GET_REGION_INFO, &info))
+		return -errno;
+	*ret_off = info.offset;
+	*ret_size = info.size;
+	*ret_flags = info.flags;
+	/*
+	 * Capabilities (a sparse mmap: parts of the BAR, such as an MSI-X
+	 * table, that must not be mapped) make the reply longer than asked.
+	 */
+	*ret_sparse = (info.flags & VFIO_REGION_INFO_FLAG_CAPS) &&
+		      info.argsz > sizeof(info);
+	return 0;
+}
+
+static int device_open(struct vfio_dev *vd, const char *name)
+{
+	struct vfio_device_info info = { .argsz = sizeof(info) };
+	uint32_t flags;
+	bool sparse;
+	int ret;
+
+	if (devres__should_fail())
+		return -EMFILE;
+	vd->fd = ioctl(vd->group->fd, VFIO_GROUP_GET_DEVICE_FD, name);
+	if (vd->fd < 0)
+		return -errno;
+	devres__ledger_add(DL_FDS, 1);
+	if (ioctl(vd->fd, VFIO_DEVICE_GET_INFO, &info))
+		return -errno;
+	if (!(info.flags & VFIO_DEVICE_FLAGS_PCI) ||
+	    info.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX)
+		return -ENODEV;
+	vd->flags = info.flags;
+	vd->num_irqs = info.num_irqs;
+	ret = region_info(vd, VFIO_PCI_CONFIG_REGION_INDEX, &vd->cfg_off,
+			  &vd->cfg_size, &flags, &sparse);
+	if (ret)
+		return ret;
+	for (int i = 0; i < PCI_STD_NUM_BARS; i++)
+		if (region_info(vd, VFIO_PCI_BAR0_REGION_INDEX + (unsigned)i,
+				&vd->bar[i].off, &vd->bar[i].size,
+				&vd->bar[i].flags, &vd->bar[i].sparse))
+			vd->bar[i].size = 0;
+	return 0;
+}
+
+static void vd_free(struct vfio_dev *vd)
+{
+	if (vd->fd >= 0) {
+		close(vd->fd);
+		devres__ledger_add(DL_FDS, -1);
+	}
+	if (vd->group)
+		vfio__group_put(vd->group);
+	free(vd);
+}
+
+static int vfio_attach(struct pci_dev *pdev, void **ret_data)
+{
+	char link[256];
+	struct vfio_dev *vd;
+	char *end;
+	long group;
+	int ret;
+
+	if (pci__readlink(pdev, "driver", link, sizeof(link)) ||
+	    strcmp(base_name(link), "vfio-pci") != 0)
+		return -ENODEV;
+	ret = pci__readlink(pdev, "iommu_group", link, sizeof(link));
+	if (ret)
+		return ret;
+	errno = 0;
+	group = strtol(base_name(link), &end, 10);
+	if (errno || *end || group < 0 || group > 0xffffff)
+		return -EINVAL;
+	if (devres__should_fail() || !(vd = calloc(1, sizeof(*vd))))
+		return -ENOMEM;
+	vd->fd = -1;
+	vd->pdev = pdev;
+	vd->irq_index = -1;
+	vd->ops = vfio__dma_ops;
+	ret = vfio__group_get((int)group, pci_name(pdev), &vd->group);
+	if (!ret)
+		ret = device_open(vd, pci_name(pdev));
+	if (ret) {
+		vd_free(vd);
+		return ret;
+	}
+	set_dma_ops(&pdev->dev, &vd->ops);
+	*ret_data = vd;
+	return 0;
+}
+
+static void vfio_detach(struct pci_dev *pdev, void *data)
+{
+	set_dma_ops(&pdev->dev, NULL);
+	vd_free(data);
+}
+
+static int vfio_bar_window(struct pci_dev *pdev, void *data, int bar,
+			   int *ret_fd, off_t *ret_off, uint64_t *ret_size)
+{
+	struct vfio_dev *vd = data;
+
+	(void)pdev;
+	/*
+	 * Only a BAR that maps whole: reads and writes of a BAR mapping are plain
+	 * loads and stores, with no hook to turn them into pread/pwrite.
+	 */
+	if (!vd->bar[bar].size ||
+	    !(vd->bar[bar].flags & VFIO_REGION_INFO_FLAG_MMAP) ||
+	    vd->bar[bar].sparse)
+		return -EOPNOTSUPP;
+	*ret_fd = vd->fd;
+	*ret_off = (off_t)vd->bar[bar].off;
+	*ret_size = vd->bar[bar].size;
+	return 0;
+}
+
+static int vfio_cfg_read(const struct pci_dev *pdev, void *data, int where,
+			 int size, uint32_t *val)
+{
+	struct vfio_dev *vd = data;
+	uint8_t b[4];
+
+	(void)pdev;
+	if ((uint64_t)where + (uint64_t)size > vd->cfg_size ||
+	    pread(vd->fd, b, (size_t)size,
+		  (off_t)(vd->cfg_off + (uint64_t)where)) != size)
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	*val = 0;
+	for (int i = size - 1; i >= 0; i--)
+		*val = *val << 8 | b[i];
+	return PCIBIOS_SUCCESSFUL;
+}
+
+static int vfio_cfg_write(const struct pci_dev *pdev, void *data, int where,
+			  int size, uint32_t val)
+{
+	struct vfio_dev *vd = data;
+	uint8_t b[4];
+
+	(void)pdev;
+	for (int i = 0; i < size; i++)
+		b[i] = (uint8_t)(val >> (8 * i));
+	if ((uint64_t)where + (uint64_t)size > vd->cfg_size ||
+	    pwrite(vd->fd, b, (size_t)size,
+		   (off_t)(vd->cfg_off + (uint64_t)where)) != size)
+		return PCIBIOS_SET_FAILED;
+	return PCIBIOS_SUCCESSFUL;
+}
+
+/*
+ * vfio-pci enabled the device when its fd was opened. Disabling resets it
+ * where it can be reset, so that the next driver finds it as new.
+ */
+static int vfio_enable(struct pci_dev *pdev, void *data, bool on)
+{
+	struct vfio_dev *vd = data;
+
+	(void)pdev;
+	if (!on && (vd->flags & VFIO_DEVICE_FLAGS_RESET))
+		(void)ioctl(vd->fd, VFIO_DEVICE_RESET);
+	return 0;
+}
+
+/* Before the binding's DMA memory is unmapped: no mastering, no vectors. */
+static void vfio_quiesce(struct pci_dev *pdev, void *data)
+{
+	pci_clear_master(pdev);
+	vfio__irq_disable(data);
+}
+
+static const struct pci__backend vfio_backend = {
+	.name = "vfio",
+	.attach = vfio_attach,
+	.detach = vfio_detach,
+	.bar_window = vfio_bar_window,
+	.cfg_read = vfio_cfg_read,
+	.cfg_write = vfio_cfg_write,
+	.enable = vfio_enable,
+	.alloc_irq_vectors = vfio__alloc_irq_vectors,
+	.quiesce = vfio_quiesce,
+};
+
+int pci_vfio_enable(void)
+{
+	return pci__backend_set(&vfio_backend);
+}
+
+bool pci_dev_is_vfio(struct pci_dev *pdev)
+{
+	return pdev && pdev->dev.dma_ops &&
+	       pdev->dev.dma_ops->name == vfio__dma_ops.name;
+}

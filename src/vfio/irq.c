@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Interrupt vectors of a VFIO device: one eventfd per vector, handed to
+ * the kernel with VFIO_DEVICE_SET_IRQS and made an interrupt line, so
+ * that pci_irq_vector() and devm_request_irq() work as on any device.
+ * The vectors are managed (pcim): they go with the binding, after the
+ * handlers requested on them, as the kernel frees MSI vectors under
+ * pcim_enable_device().
+ */
+#include <errno.h>
+#include <linux/vfio.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/eventfd.h>
+#include <sys/ioctl.h>
+#include <unistd.h>
+#include <devres/irq.h>
+#include "vfio.h"
+
+struct vfio_vectors {
+	struct vfio_dev *vd;
+	unsigned int n;
+	int lines[];
+};
+
+/*
+ * Points @index's vectors [0, @n) at @fds for @action, or (@n 0) disables
+ * them all.
+ */
+static int set_irqs_action(struct vfio_dev *vd, int index, uint32_t action,
+			   const int *fds, unsigned int n)
+{
+	size_t len = sizeof(struct vfio_irq_set) + n * sizeof(int32_t);
+	struct vfio_irq_set *set = calloc(1, len);
+	int ret = 0;
+
+	if (!set)
+		return -ENOMEM;
+	set->argsz = (uint32_t)len;
+	set->flags = action |
+		     (n ? VFIO_IRQ_SET_DATA_EVENTFD : VFIO_IRQ_SET_DATA_NONE);
+	set->index = (uint32_t)index;
+	set->start = 0;
+	set->count = n;
+	if (n)
+		memcpy(set->data, fds, n * sizeof(int32_t));
+	if (ioctl(vd->fd, VFIO_DEVICE_SET_IRQS, set))
+		ret = -errno;
+	free(set);
+	return ret;
+}
+
+static int set_irqs(struct vfio_dev *vd, int index, const int *fds,
+		    unsigned int n)
+{
+	return set_irqs_action(vd, index, VFIO_IRQ_SET_ACTION_TRIGGER, fds, n);
+}
+
+static int new_eventfd(void)
+{
+	int fd = devres__should_fail() ? (errno = EMFILE, -1)
+				       : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+
+	if (fd < 0)
+		return -errno;
+	devres__ledger_add(DL_FDS, 1);
+	return fd;
+}
+
+static void close_eventfd(int fd)
+{
+	if (fd < 0)
+		return;
+	close(fd);
+	devres__ledger_add(DL_FDS, -1);
+}
+
+void vfio__irq_disable(struct vfio_dev *vd)
+{
+	int saved = errno;
+
+	if (vd->irq_index >= 0)
+		(void)set_irqs(vd, vd->irq_index, NULL, 0);
+	vd->irq_index = -1;
+	errno = saved;
+}
+
+static void destroy_lines(struct vfio_vectors *v, unsigned int n)
+{
+	for (unsigned int i = 0; i < n; i++)
+		(void)irq_line_destroy(v->lines[i]);
+}
+
+static void vectors_release(struct device *dev, void *res)
+{
+	struct vfio_vectors *v = res;
+	struct pci_dev *pdev = to_pci_dev(dev);
+
+	vfio__irq_disable(v->vd);
+	pci_free_irq_vectors(pdev);
+	(void)pci_dev_set_irq_lines(pdev, NULL, 0);
+	destroy_lines(v, v->n);
+}
+
+static unsigned int irq_count(struct vfio_dev *vd, int index)
+{
+	struct vfio_irq_info info = { .argsz = sizeof(info),
+				      .index = (uint32_t)index };
+
+	if ((unsigned int)index >= vd->num_irqs ||
+	    ioctl(vd->fd, VFIO_DEVICE_GET_IRQ_INFO, &info) ||
+	    !(info.flags & VFIO_IRQ_INFO_EVENTFD))
+		return 0;
+	return info.count;
+}
+
+/* The first kind the caller accepts that gives at least @min vectors. */
+static int pick(struct vfio_dev *vd, unsigned int min, unsigned int max,
+		unsigned int flags, unsigned int *ret_n)
+{
+	static const struct {
+		unsigned int flag;
+		int index;
+	} kinds[] = {
+		{ PCI_IRQ_MSIX, VFIO_PCI_MSIX_IRQ_INDEX },
+		{ PCI_IRQ_MSI, VFIO_PCI_MSI_IRQ_INDEX },
+		{ PCI_IRQ_INTX, VFIO_PCI_INTX_IRQ_INDEX },
+	};
+
+	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
+		unsigned int n;
+
+		if (!(flags & kinds[i].flag))
+			continue;
+		n = irq_count(vd, kinds[i].index);
+		if (n > max)
+			n = max;
+		if (n && n >= min) {
+			*ret_n = n;
+			return kinds[i].index;
+		}
+	}
+	return -ENOSPC;
+}
+
+/*
+ * One eventfd and one line per vector. INTx is level-triggered: VFIO
+ * masks it at each interrupt, and its line unmasks it through a second
+ * eventfd (*@ret_unmask) once the handlers have run.
+ */
+static int make_lines(struct vfio_vectors *v, int index, int *fds,
+		      int *ret_unmask)
+{
+	static const char *const kind[] = { "intx", "msi", "msix" };
+	char name[48];
+	int ret;
+
+	if (index == VFIO_PCI_INTX_IRQ_INDEX) {
+		*ret_unmask = new_eventfd();
+		if (*ret_unmask < 0)
+			return *ret_unmask;
+	}
+	for (unsigned int i = 0; i < v->n; i++) {
+		fds[i] = new_eventfd();
+		if (fds[i] < 0)
+			return fds[i];
+		snprintf(name, sizeof(name), "%s-%s%u", pci_name(v->vd->pdev),
+			 kind[index], i);
+		ret = *ret_unmask >= 0
+			      ? irq_line_attach_level(fds[i], *ret_unmask, name)
+			      : irq_line_attach_fd(fds[i], name);
+		if (ret < 0)
+			return ret;
+		v->lines[i] = ret;
+	}
+	return 0;
+}
+
+int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
+			    unsigned int min_vecs, unsigned int max_vecs,
+			    unsigned int flags)
+{
+	struct vfio_dev *vd = data;
+	struct vfio_vectors *v;
+	unsigned int n = 0, made = 0;
+	int index, ret, *fds, unmask = -1;
+
+	/* Vectors a driver freed by hand go before new ones are made. */
+	if (devres_find(&pdev->dev, vectors_release, NULL, NULL)) {
+		if (pci_dev_set_irq_lines(pdev, NULL, 0))
+			return -EINVAL; /* still allocated */
+		devres_release(&pdev->dev, vectors_release, NULL, NULL);
+	}
+	index = pick(vd, min_vecs, max_vecs, flags, &n);
+	if (index < 0)
+		return index;
+	v = devres_alloc(vectors_release, sizeof(*v) + n * sizeof(int),
+			 GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	v->vd = vd;
+	v->n = n;
+	fds = calloc(n, sizeof(*fds));
+	if (!fds) {
+		devres_free(v);
+		return -ENOMEM;
+	}
+	for (unsigned int i = 0; i < n; i++)
+		fds[i] = -1;
+	ret = make_lines(v, index, fds, &unmask);
+	for (made = 0; made < n && v->lines[made] > 0; made++)
+		;
+	if (!ret)
+		ret = devres__should_fail() ? -ENOMEM
+					    : set_irqs(vd, index, fds, n);
+	if (!ret && unmask >= 0) {
+		ret = set_irqs_action(vd, index, VFIO_IRQ_SET_ACTION_UNMASK,
+				      &unmask, 1);
+		if (ret)
+			(void)set_irqs(vd, index, NULL, 0);
+	}
+	if (!ret) {
+		vd->irq_index = index;
+		ret = pci_dev_set_irq_lines(pdev, v->lines, n);
+		if (ret)
+			vfio__irq_disable(vd);
+	}
+	/* The kernel holds its own reference: ours are not needed. */
+	for (unsigned int i = 0; i < n; i++)
+		close_eventfd(fds[i]);
+	close_eventfd(unmask);
+	free(fds);
+	if (ret) {
+		destroy_lines(v, made);
+		devres_free(v);
+		return ret;
+	}
+	devres_add(&pdev->dev, v);
+	return (int)n;
+}

@@ -1,0 +1,62 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the files of src/vfio share: a group with its container (one
+ * IOMMU domain per group), and a device taken from vfio-pci.
+ */
+#ifndef DEVRES_VFIO_INTERNAL_H
+#define DEVRES_VFIO_INTERNAL_H
+
+#include <pthread.h>
+#include <stdint.h>
+#include <devres/dma.h>
+#include <devres/pci.h>
+#include "pci/backend.h"
+
+/* One IOMMU mapping of the container, kept sorted by IOVA, highest first. */
+struct vfio_map {
+	uint64_t iova;
+	uint64_t size;
+	struct vfio_map *next;
+};
+
+struct vfio_group {
+	int number;
+	int fd;	       /* /dev/vfio/N */
+	int container; /* /dev/vfio/vfio, type1 set */
+	int refs;      /* devices of the group in use; under groups_lock */
+	struct vfio_group *next;
+	pthread_mutex_t lock; /* the mappings */
+	struct vfio_map *maps;
+	unsigned long nr_maps;
+	uint64_t map_bytes;
+};
+
+struct vfio_dev {
+	struct devres_dma_ops ops; /* first: container_of from dev->dma_ops */
+	struct pci_dev *pdev;
+	struct vfio_group *group;
+	int fd; /* the device fd: config, BARs, interrupts */
+	uint32_t flags, num_irqs;
+	uint64_t cfg_off, cfg_size;
+	struct {
+		uint64_t off, size;
+		uint32_t flags;
+		bool sparse;
+	} bar[PCI_STD_NUM_BARS];
+	/* The interrupt index in use (VFIO_PCI_*_IRQ_INDEX), -1 when none. */
+	int irq_index;
+};
+
+/* container.c */
+HIDDEN int vfio__group_get(int number, const char *dev_name,
+			   struct vfio_group **ret_group);
+HIDDEN void vfio__group_put(struct vfio_group *g);
+HIDDEN extern const struct devres_dma_ops vfio__dma_ops;
+
+/* irq.c */
+HIDDEN int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
+				   unsigned int min_vecs, unsigned int max_vecs,
+				   unsigned int flags);
+HIDDEN void vfio__irq_disable(struct vfio_dev *vd);
+
+#endif /* DEVRES_VFIO_INTERNAL_H */
