@@ -65,20 +65,17 @@ static void thread_free(struct devres_thread *t)
 	handle_free(t);
 }
 
-static void *trampoline(void *p)
+/*
+ * However the function ends: it returned, or called pthread_exit(), or
+ * was cancelled (these two unwind through here as a cleanup handler).
+ */
+static void thread_ended(void *p)
 {
 	struct devres_thread *t = p;
 	bool detached;
-	int ret;
 
-	current = t;
-	if (t->name[0])
-		pthread_setname_np(pthread_self(), t->name);
-	ret = t->fn(t->arg);
 	current = NULL;
-
 	pthread_mutex_lock(&t->lock);
-	t->ret = ret;
 	t->done = true;
 	detached = t->detached;
 	pthread_cond_broadcast(&t->cond);
@@ -86,6 +83,26 @@ static void *trampoline(void *p)
 	/* Otherwise the one who joins frees it, once this has returned. */
 	if (detached)
 		thread_free(t);
+}
+
+static void *trampoline(void *p)
+{
+	struct devres_thread *t = p;
+
+	/*
+	 * Its creator holds the lock until the node is on the device's
+	 * list: the thread may release its own device at once.
+	 */
+	pthread_mutex_lock(&t->lock);
+	pthread_mutex_unlock(&t->lock);
+	current = t;
+	if (t->name[0])
+		pthread_setname_np(pthread_self(), t->name);
+	/* Any ending other than a return reports this. */
+	t->ret = -ECANCELED;
+	pthread_cleanup_push(thread_ended, t);
+	t->ret = t->fn(t->arg);
+	pthread_cleanup_pop(1);
 	return NULL;
 }
 
@@ -240,16 +257,20 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	/* From here thread_free() undoes the handle and these. */
 	devres__ledger_add(DL_FDS, 1);
 	devres__ledger_add(DL_THREADS, 1);
+	dr->t = t;
+	pthread_mutex_lock(&t->lock);
 	err = devres__should_fail()
 		      ? EAGAIN
 		      : pthread_create(&t->tid, NULL, trampoline, t);
 	if (err) {
+		pthread_mutex_unlock(&t->lock);
 		thread_free(t);
 		devres_free(dr);
 		return ERR_PTR(-err);
 	}
-	dr->t = t;
 	devres_add(dev, dr);
+	/* Now it may run: a release waits for it, or it releases itself. */
+	pthread_mutex_unlock(&t->lock);
 	return t;
 }
 
