@@ -63,7 +63,8 @@ static void kind_lock_drop(void)
 
 __attribute__((constructor)) static void kind_atfork(void)
 {
-	pthread_atfork(kind_lock_take, kind_lock_drop, kind_lock_drop);
+	devres__atfork(DEVRES_FORK_KIND, kind_lock_take, kind_lock_drop,
+		       kind_lock_drop);
 }
 
 static unsigned int hash(dr_release_t release, void (*action)(void *))

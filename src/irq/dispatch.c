@@ -28,6 +28,34 @@ static struct irq_dispatcher *disp_cur;
 /* Handlers attached or being attached: the dispatcher lives while > 0. */
 static long nr_handlers;
 
+/*
+ * irq_lock is held across fork(). The child has no dispatcher thread: it
+ * forgets the parent's (whose epoll set it shares, so it must never add to
+ * it) and the handlers counted for it, which belong to the parent's lines
+ * (inert in the child, line.c). Its first request starts its own.
+ */
+static void disp_take(void)
+{
+	pthread_mutex_lock(&irq_lock);
+}
+
+static void disp_give(void)
+{
+	pthread_mutex_unlock(&irq_lock);
+}
+
+static void disp_child(void)
+{
+	disp_cur = NULL;
+	nr_handlers = 0;
+	pthread_mutex_unlock(&irq_lock);
+}
+
+__attribute__((constructor)) static void disp_atfork(void)
+{
+	devres__atfork(DEVRES_FORK_IRQ_DISP, disp_take, disp_give, disp_child);
+}
+
 int irq__create_thread(pthread_t *thr, void *(*fn)(void *), void *arg)
 {
 	sigset_t all, old;

@@ -68,6 +68,7 @@ struct irq_line {
 	pthread_cond_t idle;
 	int irq;
 	int fd;
+	int pid; /* the process that made it: it is inert in a child */
 	enum irq_line_kind kind;
 	char *name;
 	struct irq_action *actions;

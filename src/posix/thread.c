@@ -39,6 +39,7 @@ struct devres_thread {
 	bool done;	     /* fn returned; under lock, as below */
 	bool detached;	     /* released by itself: frees itself */
 	int ret;
+	int pid; /* the process that started it */
 	char name[16];
 };
 
@@ -143,6 +144,21 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	struct timespec deadline = deadline_in(ms);
 	int ret;
 
+	/*
+	 * Inherited across fork(): the thread runs in the parent only, its
+	 * lock may have been held by it. Inert here: forget the copy.
+	 */
+	if (t->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+		devres__warn(dev, func,
+			     "thread '%s' belongs to process %d, not this "
+			     "child of it: not stopped",
+			     t->name, t->pid);
+		close(t->wake_fd);
+		devres__ledger_add(DL_FDS, -1);
+		devres__ledger_add(DL_THREADS, -1);
+		free(t);
+		return -ECHILD;
+	}
 	ask_stop(t);
 	pthread_mutex_lock(&t->lock);
 	while (!t->done && pthread_cond_timedwait(&t->cond, &t->lock,
@@ -170,7 +186,8 @@ static void devm_thread_run_release(struct device *dev, void *res)
 	struct devres_thread *t = ((struct thread_dr *)res)->t;
 	int saved = errno;
 
-	if (t != current) {
+	if (t != current ||
+	    t->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
 		thread_stop(dev, t, "devm_thread_run");
 		errno = saved;
 		return;
@@ -203,6 +220,7 @@ static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
 	t->fn = fn;
 	t->arg = arg;
 	t->timeout_ms = DEVRES_THREAD_STOP_TIMEOUT_MS;
+	t->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	if (name)
 		memcpy(t->name, name, strnlen(name, sizeof(t->name) - 1));
 	err = pthread_condattr_init(&ca);
