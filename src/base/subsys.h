@@ -124,6 +124,21 @@ HIDDEN int devres__open_beneath(int rootfd, const char *path, int flags,
 				unsigned int mode);
 
 /*
+ * devres.c: a check that must see all of a chain's releases done. A
+ * release callback that passes @l here has @l->fn(@l) called once every
+ * other node of the chain it is released with (an unbind, a
+ * devres_release_all(), a group) has been released, whatever the order
+ * they were acquired in; called outside such a chain, at once. @l stays
+ * the caller's (@fn may free it).
+ */
+struct devres__late {
+	void (*fn)(struct devres__late *l);
+	struct devres__late *next;
+};
+
+HIDDEN void devres__after_chain(struct devres__late *l);
+
+/*
  * fork.c: the library's one set of pthread_atfork() handlers. Each file
  * with a process-wide lock registers its handlers under its rank (in a
  * constructor); prepare handlers run in rank order, outer locks first,
