@@ -66,9 +66,15 @@ static void thread_free(struct devres_thread *t)
 	handle_free(t);
 }
 
+/* Its value is the thread's handle, and its destructor thread_ended(). */
+static pthread_key_t end_key;
+static int end_key_err = -1;
+static pthread_once_t end_once = PTHREAD_ONCE_INIT;
+
 /*
- * However the function ends: it returned, or called pthread_exit(), or
- * was cancelled (these two unwind through here as a cleanup handler).
+ * However the function ends: it returned (called here), or called
+ * pthread_exit(), or was cancelled (called as the key's destructor: a
+ * cleanup handler would need setjmp() or C++ unwinding in every caller).
  */
 static void thread_ended(void *p)
 {
@@ -86,9 +92,16 @@ static void thread_ended(void *p)
 		thread_free(t);
 }
 
+static void end_key_init(void)
+{
+	end_key_err = pthread_key_create(&end_key, thread_ended);
+}
+
 static void *trampoline(void *p)
 {
 	struct devres_thread *t = p;
+	bool keyed;
+	int ret;
 
 	/*
 	 * Its creator holds the lock until the node is on the device's
@@ -101,9 +114,13 @@ static void *trampoline(void *p)
 		pthread_setname_np(pthread_self(), t->name);
 	/* Any ending other than a return reports this. */
 	t->ret = -ECANCELED;
-	pthread_cleanup_push(thread_ended, t);
-	t->ret = t->fn(t->arg);
-	pthread_cleanup_pop(1);
+	/* Without memory for it, only a return is seen (as before). */
+	keyed = !pthread_setspecific(end_key, t);
+	ret = t->fn(t->arg);
+	if (keyed)
+		pthread_setspecific(end_key, NULL);
+	t->ret = ret;
+	thread_ended(t);
 	return NULL;
 }
 
@@ -213,6 +230,9 @@ static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
 	int err;
 
 	if (devres__should_fail())
+		return NULL;
+	pthread_once(&end_once, end_key_init);
+	if (end_key_err)
 		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)

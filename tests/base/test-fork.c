@@ -272,6 +272,14 @@ static void fork_from_busy_parent(void **state)
 	char name[NWORKERS][32];
 
 	(void)state;
+#ifdef T_ASAN
+	/*
+	 * AddressSanitizer's allocator (libasan as of GCC 12) is not held
+	 * across fork(): a child forked while another thread allocates
+	 * deadlocks in its first malloc(), before the library is reached.
+	 */
+	skip();
+#endif
 	tree = pci_fake_create();
 	assert_non_null(tree);
 	assert_int_equal(pci_sysfs_set_root(pci_fake_root(tree)), 0);
