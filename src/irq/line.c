@@ -172,6 +172,10 @@ static int add_line(int fd, enum irq_line_kind kind, const char *name)
 	pthread_mutex_destroy(&line->lock);
 	free(copy);
 	free(line);
+	devres__warn(NULL,
+		     kind == LINE_EVENTFD ? "irq_line_create"
+					  : "irq_line_attach_fd",
+		     "all %d line numbers are in use", IRQ_LINES_MAX - 1);
 	return -ENOSPC;
 }
 
