@@ -228,6 +228,12 @@ DEVRES_API void devm_munmap(struct device *dev, void *addr, size_t len);
  * WARN, it is asked to stop and detached, and what it holds is given back
  * when @fn returns.
  *
+ * The node is on @dev's list before @fn begins, so @fn may release its
+ * own device at once. @fn may end by returning, by pthread_exit() or by
+ * being cancelled (at a cancellation point: deferred cancellation, the
+ * default): each ends the thread the same way, and the last two make its
+ * result -ECANCELED.
+ *
  * The thread inherits the creator's signal mask. It holds one eventfd (to
  * be woken), counted by the ledger with the thread.
  *
@@ -251,8 +257,10 @@ DEVRES_API struct devres_thread *devm_thread_run(struct device *dev,
  *
  * Context: any thread but @thread itself (a misuse: WARN, -EDEADLK, the
  * thread keeps running and stays managed).
- * Return: what the thread's function returned; -EINVAL when @dev does not
- * manage @thread (a misuse, WARNed); -EDEADLK.
+ * Return: what the thread's function returned, -ECANCELED when it ended
+ * by pthread_exit() or cancellation; -EINVAL when @dev does not manage
+ * @thread (a misuse, WARNed); -EDEADLK; -ECHILD in a child of fork() for
+ * a thread of its parent (WARNed, not stopped: it runs in the parent).
  */
 DEVRES_API int devm_thread_stop(struct device *dev,
 				struct devres_thread *thread);

@@ -98,8 +98,8 @@ DEVRES_API void revocable_put(struct revocable *h);
  *
  * Context: any thread; no registration needed.
  * Return: the resource, or NULL once it is revoked (no access begins, do
- * not call revocable_access_end()); NULL for a NULL or invalid handle
- * (WARNed).
+ * not call revocable_access_end()); NULL for a NULL or invalid handle, and
+ * past 64 accesses nested in this thread (both WARNed).
  */
 DEVRES_API void *revocable_try_access(struct revocable *h);
 

@@ -31,7 +31,7 @@ static void fork_done(void)
 
 __attribute__((constructor)) static void bus_init(void)
 {
-	pthread_atfork(fork_prepare, fork_done, fork_done);
+	devres__atfork(DEVRES_FORK_DM, fork_prepare, fork_done, fork_done);
 }
 
 struct bus_private *devres__bus_find_locked(const struct bus_type *bus)

@@ -185,13 +185,47 @@ static void slab_return(struct device *dev, struct devres__slab *s,
 		devres__slab_destroy(s);
 }
 
+/* The chain this thread is releasing, innermost, and its late checks. */
+static TLS_FAST bool in_chain;
+static TLS_FAST struct devres__late *late;
+
+void devres__after_chain(struct devres__late *l)
+{
+	if (!in_chain) {
+		l->fn(l);
+		return;
+	}
+	l->next = late;
+	late = l;
+}
+
+/* Runs the late checks of the chain that just ended, oldest first. */
+static void run_late(struct devres__late *l)
+{
+	struct devres__late *rev = NULL, *next;
+
+	for (; l; l = next) {
+		next = l->next;
+		l->next = rev;
+		rev = l;
+	}
+	for (; rev; rev = next) {
+		next = rev->next;
+		rev->fn(rev);
+	}
+}
+
 int devres__release_nodes(struct device *dev, struct devres__node *list,
 			  struct devres__slab *slab, bool all)
 {
+	bool outer_in_chain = in_chain;
+	struct devres__late *outer_late = late;
 	struct devres__node *n, *next, *slots = NULL;
 	long gone = 0, gone_bytes = 0;
 	int cnt = 0, err = errno;
 
+	in_chain = true;
+	late = NULL;
 	/*
 	 * A resource keeps its DR_ADDED mark while it is released, as a kernel
 	 * node stays on the todo list: a release callback that devres_free()s
@@ -251,6 +285,15 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 		slab_return(dev, slab, slots);
 	else if (slab)
 		slab_return(dev, slab, NULL);
+	if (unlikely(late)) {
+		struct devres__late *l = late;
+
+		late = NULL;
+		in_chain = outer_in_chain;
+		run_late(l);
+	}
+	in_chain = outer_in_chain;
+	late = outer_late;
 	errno = err;
 	return cnt;
 }

@@ -63,7 +63,8 @@ static void kind_lock_drop(void)
 
 __attribute__((constructor)) static void kind_atfork(void)
 {
-	pthread_atfork(kind_lock_take, kind_lock_drop, kind_lock_drop);
+	devres__atfork(DEVRES_FORK_KIND, kind_lock_take, kind_lock_drop,
+		       kind_lock_drop);
 }
 
 static unsigned int hash(dr_release_t release, void (*action)(void *))
@@ -122,13 +123,15 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 {
 	unsigned int h = hash(release, action);
 	struct devres__kind *k = search(h, release, action);
+	bool full;
 
 	if (likely(k))
 		return k->id;
 
 	pthread_mutex_lock(&kind_lock);
 	k = search(h, release, action);
-	if (!k) {
+	full = !k && nr_kinds >> SEG_SHIFT >= NR_SEGS;
+	if (!k && !full) {
 		char *copy = strdup(name ? name : "?");
 
 		k = copy ? new_slot() : NULL;
@@ -143,5 +146,11 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 		}
 	}
 	pthread_mutex_unlock(&kind_lock);
+	/* Outside the lock: the sink may allocate, so look kinds up. */
+	if (unlikely(full))
+		devres__warn(NULL, name ? name : "devres_alloc",
+			     "%u release functions and actions known: no room "
+			     "for another",
+			     (unsigned int)(NR_SEGS << SEG_SHIFT));
 	return k ? k->id : DR_KIND_NONE;
 }

@@ -42,7 +42,8 @@ static void ledger_lock_drop(void)
 
 __attribute__((constructor)) static void ledger_atfork(void)
 {
-	pthread_atfork(ledger_lock_take, ledger_lock_drop, ledger_lock_drop);
+	devres__atfork(DEVRES_FORK_LEDGER, ledger_lock_take, ledger_lock_drop,
+		       ledger_lock_drop);
 }
 
 static void retire(void *arg)

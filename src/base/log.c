@@ -71,7 +71,8 @@ static void sink_lock_drop_child(void)
 
 __attribute__((constructor)) static void log_atfork(void)
 {
-	pthread_atfork(sink_lock_take, sink_lock_drop, sink_lock_drop_child);
+	devres__atfork(DEVRES_FORK_LOG, sink_lock_take, sink_lock_drop,
+		       sink_lock_drop_child);
 }
 
 void devres_set_log(bool on)

@@ -33,6 +33,12 @@ static struct resource ioport_root = {
 
 static pthread_mutex_t tree_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Held across fork(): the child finds it free (docs/fork.md). */
+__attribute__((constructor)) static void tree_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_TREE, &tree_lock);
+}
+
 /*
  * A busy region this file allocated; only these are ever freed here, so a
  * caller's own IORESOURCE_BUSY range put in with request_resource() is

@@ -47,7 +47,8 @@ static void cache_lock_drop(void)
 
 __attribute__((constructor)) static void cache_atfork(void)
 {
-	pthread_atfork(cache_lock_take, cache_lock_drop, cache_lock_drop);
+	devres__atfork(DEVRES_FORK_SLAB, cache_lock_take, cache_lock_drop,
+		       cache_lock_drop);
 }
 
 /*

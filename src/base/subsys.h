@@ -15,6 +15,7 @@
 #ifndef DEVRES_SUBSYS_H
 #define DEVRES_SUBSYS_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <devres/device.h>
@@ -157,5 +158,55 @@ HIDDEN bool devres__secure(void);
  */
 HIDDEN int devres__open_beneath(int rootfd, const char *path, int flags,
 				unsigned int mode);
+
+/*
+ * devres.c: a check that must see all of a chain's releases done. A
+ * release callback that passes @l here has @l->fn(@l) called once every
+ * other node of the chain it is released with (an unbind, a
+ * devres_release_all(), a group) has been released, whatever the order
+ * they were acquired in; called outside such a chain, at once. @l stays
+ * the caller's (@fn may free it).
+ */
+struct devres__late {
+	void (*fn)(struct devres__late *l);
+	struct devres__late *next;
+};
+
+HIDDEN void devres__after_chain(struct devres__late *l);
+
+/*
+ * fork.c: the library's one set of pthread_atfork() handlers. Each file
+ * with a process-wide lock registers its handlers under its rank (in a
+ * constructor); prepare handlers run in rank order, outer locks first,
+ * parent and child handlers in the reverse order. docs/fork.md.
+ */
+enum devres__fork_rank {
+	DEVRES_FORK_PCI_BUS,	/* pci/driver.c: held across bus_register() */
+	DEVRES_FORK_PCI_LIST,	/* pci/probe.c */
+	DEVRES_FORK_IRQ_DISP,	/* irq/dispatch.c */
+	DEVRES_FORK_IRQ_LINES,	/* irq/line.c */
+	DEVRES_FORK_DMA_STATES, /* dma/mapping.c */
+	DEVRES_FORK_DMA_POOL,	/* dma/pool.c */
+	DEVRES_FORK_IO,		/* io/iomap.c */
+	DEVRES_FORK_RCU,	/* revocable/urcu.c */
+	DEVRES_FORK_TREE,	/* base/resource.c */
+	DEVRES_FORK_DM,		/* base/bus.c */
+	DEVRES_FORK_KIND,	/* base/kind.c */
+	DEVRES_FORK_SLAB,	/* base/slab.c */
+	DEVRES_FORK_LEDGER,	/* base/ledger.c */
+	DEVRES_FORK_LOG,	/* base/log.c: the WARN path, innermost */
+	DEVRES_FORK_NR,
+};
+
+HIDDEN void devres__atfork(enum devres__fork_rank rank, void (*prepare)(void),
+			   void (*parent)(void), void (*child)(void));
+/* A lock that is all there is at @rank: held (read-held) across fork(). */
+HIDDEN void devres__atfork_mutex(enum devres__fork_rank rank,
+				 pthread_mutex_t *m);
+HIDDEN void devres__atfork_rwlock(enum devres__fork_rank rank,
+				  pthread_rwlock_t *l);
+
+/* This process's id, set again in a child of fork() before its handlers. */
+extern HIDDEN int devres__pid;
 
 #endif /* DEVRES_SUBSYS_H */

@@ -10,7 +10,10 @@
  * sentinel node to the device: it lands in the binding, and its release, at
  * unbind or probe failure, reports the mappings of that binding still live.
  * A mapping made while the device is not bound gets a sentinel of its own,
- * released with the device's own resources (device_del). Each mapping
+ * released with the device's own resources (device_del). The check itself
+ * runs once every resource released with the sentinel is gone, so that
+ * mappings undone by resources acquired before it (a pool made before
+ * the first mapping) are not reported. Each mapping
  * records which sentinel it answers to by an epoch, bumped at each release,
  * so that a leak is reported once.
  */
@@ -59,9 +62,10 @@ static void count_live(const struct rnode *t, struct leak_count *c)
 	}
 }
 
-static void sentinel_release(struct device *dev, void *res)
+/* The check of one binding (or of the device's own mappings). */
+static void check_live(struct device *dev, bool bound)
 {
-	struct leak_count c = { .bound = ((struct sentinel *)res)->bound };
+	struct leak_count c = { .bound = bound };
 	unsigned long long h = 0;
 	const char *kind = "";
 	struct dma_dev *s;
@@ -90,6 +94,43 @@ static void sentinel_release(struct device *dev, void *res)
 			     "%s, %zu bytes at %#llx)",
 			     c.n, c.bound ? "unbind" : "device release", kind,
 			     size, h);
+	errno = err;
+}
+
+struct late_check {
+	struct devres__late late;
+	struct device *dev;
+	bool bound;
+};
+
+static void late_check_run(struct devres__late *l)
+{
+	struct late_check *lc = container_of(l, struct late_check, late);
+
+	check_live(lc->dev, lc->bound);
+	free(lc);
+}
+
+/*
+ * The sentinel was added at the first mapping, so what the driver
+ * acquired before it (a pool, an action that unmaps) is released after
+ * it: the check waits for the end of the whole release.
+ */
+static void sentinel_release(struct device *dev, void *res)
+{
+	bool bound = ((struct sentinel *)res)->bound;
+	struct late_check *lc = malloc(sizeof(*lc));
+	int err = errno;
+
+	if (!lc) {
+		/* Checked now: a pool still to be released may be counted. */
+		check_live(dev, bound);
+		return;
+	}
+	lc->late.fn = late_check_run;
+	lc->dev = dev;
+	lc->bound = bound;
+	devres__after_chain(&lc->late);
 	errno = err;
 }
 

@@ -28,6 +28,12 @@
 size_t devres__page_size = 4096;
 static pthread_rwlock_t states = PTHREAD_RWLOCK_INITIALIZER;
 
+/* Read-held across fork(): no state is made or freed then (docs/fork.md). */
+__attribute__((constructor)) static void states_atfork(void)
+{
+	devres__atfork_rwlock(DEVRES_FORK_DMA_STATES, &states);
+}
+
 __attribute__((constructor)) static void dma_init(void)
 {
 	long p = sysconf(_SC_PAGESIZE);

@@ -65,6 +65,12 @@ static bool pool_live(const struct dma_pool *pool)
 static struct chunk *leaked;
 static pthread_mutex_t leaked_lock = PTHREAD_MUTEX_INITIALIZER;
 
+/* Held across fork(): the child finds it free (docs/fork.md). */
+__attribute__((constructor)) static void leaked_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_DMA_POOL, &leaked_lock);
+}
+
 static bool pow2(size_t x)
 {
 	return x && !(x & (x - 1));

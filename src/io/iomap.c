@@ -45,6 +45,12 @@ static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iomem_window *windows;
 static struct iomap *maps;
 
+/* Held across fork(): the child finds it free (docs/fork.md). */
+__attribute__((constructor)) static void io_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_IO, &io_lock);
+}
+
 static struct iomem_window *find_window(phys_addr_t addr)
 {
 	struct iomem_window *w;

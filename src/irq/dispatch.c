@@ -28,6 +28,34 @@ static struct irq_dispatcher *disp_cur;
 /* Handlers attached or being attached: the dispatcher lives while > 0. */
 static long nr_handlers;
 
+/*
+ * irq_lock is held across fork(). The child has no dispatcher thread: it
+ * forgets the parent's (whose epoll set it shares, so it must never add to
+ * it) and the handlers counted for it, which belong to the parent's lines
+ * (inert in the child, line.c). Its first request starts its own.
+ */
+static void disp_take(void)
+{
+	pthread_mutex_lock(&irq_lock);
+}
+
+static void disp_give(void)
+{
+	pthread_mutex_unlock(&irq_lock);
+}
+
+static void disp_child(void)
+{
+	disp_cur = NULL;
+	nr_handlers = 0;
+	pthread_mutex_unlock(&irq_lock);
+}
+
+__attribute__((constructor)) static void disp_atfork(void)
+{
+	devres__atfork(DEVRES_FORK_IRQ_DISP, disp_take, disp_give, disp_child);
+}
+
 int irq__create_thread(pthread_t *thr, void *(*fn)(void *), void *arg)
 {
 	sigset_t all, old;
@@ -63,6 +91,8 @@ void irq__replay(struct irq_line *line)
 
 static void wake_thread(struct irq_line *line, struct irq_action *a, bool *warn)
 {
+	if (a->thread_gone) /* WARNed when it went */
+		return;
 	if (!a->has_thread) {
 		if (!a->warned_thread)
 			*warn = a->warned_thread = true;
@@ -321,12 +351,65 @@ static void thread_done(struct irq_line *line, struct irq_action *a)
 	irq__line_done(line);
 }
 
+/* Called with the line locked; unlocks it. */
+static void thread_exit_locked(struct irq_action *a)
+{
+	struct irq_line *line = a->line;
+	bool self;
+
+	/* A wake that will not run now: unmask what it masked. */
+	if (a->thread_pending) {
+		a->thread_pending = false;
+		thread_done(line, a);
+	}
+	self = a->self_reap;
+	pthread_mutex_unlock(&line->lock);
+	if (self) {
+		/* Freed from its own thread function: nobody joins it. */
+		pthread_detach(pthread_self());
+		pthread_cond_destroy(&a->wake);
+		irq__finish(a);
+	}
+}
+
+/*
+ * A thread function that ends its thread (pthread_exit(), or cancelled):
+ * this destructor of fn_key runs instead of the rest of the loop. Its
+ * interrupt is done, and later ones are not handed to a thread that is
+ * gone (one WARN); free_irq() joins it as before.
+ */
+static pthread_key_t fn_key;
+static int fn_key_err = -1;
+static pthread_once_t fn_once = PTHREAD_ONCE_INIT;
+
+static void thread_fn_ended(void *p)
+{
+	struct irq_action *a = p;
+	struct irq_line *line = a->line;
+	int irq = line->irq;
+
+	irq__cur_line = NULL;
+	irq__cur_action = NULL;
+	devres__warn(NULL, "irq_thread",
+		     "irq %d: the thread function of '%s' ended its thread: "
+		     "no more threaded handling",
+		     irq, a->name ? a->name : "");
+	pthread_mutex_lock(&line->lock);
+	thread_done(line, a);
+	a->thread_gone = true;
+	thread_exit_locked(a);
+}
+
+static void fn_key_init(void)
+{
+	fn_key_err = pthread_key_create(&fn_key, thread_fn_ended);
+}
+
 static void *thread_loop(void *arg)
 {
 	struct irq_action *a = arg;
 	struct irq_line *line = a->line;
 	char name[16];
-	bool self;
 
 	snprintf(name, sizeof(name), "irq/%d-%s", line->irq,
 		 a->name ? a->name : "");
@@ -341,7 +424,9 @@ static void *thread_loop(void *arg)
 		pthread_mutex_unlock(&line->lock);
 		irq__cur_line = line;
 		irq__cur_action = a;
+		pthread_setspecific(fn_key, a);
 		a->thread_fn(line->irq, a->dev_id);
+		pthread_setspecific(fn_key, NULL);
 		irq__cur_line = NULL;
 		irq__cur_action = NULL;
 		pthread_mutex_lock(&line->lock);
@@ -349,19 +434,7 @@ static void *thread_loop(void *arg)
 		if (a->self_reap)
 			break;
 	}
-	/* A wake that will not run now: unmask what it masked. */
-	if (a->thread_pending) {
-		a->thread_pending = false;
-		thread_done(line, a);
-	}
-	self = a->self_reap;
-	pthread_mutex_unlock(&line->lock);
-	if (self) {
-		/* Freed from its own thread function: nobody joins it. */
-		pthread_detach(pthread_self());
-		pthread_cond_destroy(&a->wake);
-		irq__finish(a);
-	}
+	thread_exit_locked(a);
 	return NULL;
 }
 
@@ -371,6 +444,9 @@ int irq__thread_start(struct irq_action *a)
 
 	if (devres__should_fail())
 		return -EAGAIN;
+	pthread_once(&fn_once, fn_key_init);
+	if (fn_key_err)
+		return -fn_key_err;
 	pthread_cond_init(&a->wake, NULL);
 	rc = irq__create_thread(&a->thread, thread_loop, a);
 	if (rc) {

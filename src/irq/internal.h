@@ -56,6 +56,7 @@ struct irq_action {
 	bool thread_pending; /* woken, its thread function not started */
 	bool stop;	     /* its thread is asked to exit */
 	bool self_reap;	     /* freed from its own thread function */
+	bool thread_gone;    /* its thread function ended the thread */
 	bool dead;	     /* unlinked while its line was being dispatched */
 	bool wake_req;	     /* dispatcher only: the handler said WAKE_THREAD */
 	bool warned_thread;  /* WAKE_THREAD without a thread function, WARNed */
@@ -70,6 +71,7 @@ struct irq_line {
 	pthread_cond_t idle;
 	int irq;
 	int fd;
+	int pid; /* the process that made it: it is inert in a child */
 	enum irq_line_kind kind;
 	char *name;
 	struct irq_action *actions;

@@ -30,6 +30,28 @@ static bool valid_number(long irq)
 	return irq > 0 && irq < IRQ_LINES_MAX;
 }
 
+/*
+ * A line made before fork() belongs to the parent: its fd is shared with
+ * the parent's, its handlers and threads run there. In the child it keeps
+ * its number (never reused) and is not a line: every call on it fails as
+ * on a number never handed out, and nothing of it is released.
+ */
+static struct irq_line *lookup(int irq)
+{
+	struct irq_line *line = lines[irq];
+
+	if (line &&
+	    line->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
+		return NULL;
+	return line;
+}
+
+/* Read-held across fork(): no line is added or removed then. */
+__attribute__((constructor)) static void lines_atfork(void)
+{
+	devres__atfork_rwlock(DEVRES_FORK_IRQ_LINES, &lines_lock);
+}
+
 struct irq_line *irq__line_lock(int irq)
 {
 	struct irq_line *line = NULL;
@@ -37,7 +59,7 @@ struct irq_line *irq__line_lock(int irq)
 	if (!valid_number(irq))
 		return NULL;
 	pthread_rwlock_rdlock(&lines_lock);
-	line = lines[irq];
+	line = lookup(irq);
 	if (line)
 		pthread_mutex_lock(&line->lock);
 	pthread_rwlock_unlock(&lines_lock);
@@ -146,6 +168,7 @@ static int add_line(int fd, enum irq_line_kind kind, const char *name)
 	pthread_cond_init(&line->idle, NULL);
 	line->fd = fd;
 	line->unmask_fd = -1;
+	line->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	line->kind = kind;
 	line->name = copy;
 	pthread_rwlock_wrlock(&lines_lock);
@@ -166,6 +189,10 @@ static int add_line(int fd, enum irq_line_kind kind, const char *name)
 	pthread_mutex_destroy(&line->lock);
 	free(copy);
 	free(line);
+	devres__warn(NULL,
+		     kind == LINE_EVENTFD ? "irq_line_create"
+					  : "irq_line_attach_fd",
+		     "all %d line numbers are in use", IRQ_LINES_MAX - 1);
 	return -ENOSPC;
 }
 
@@ -275,7 +302,7 @@ int irq_line_raise(int irq)
 		return -EINVAL;
 	/* The read lock keeps the fd open while it is written. */
 	pthread_rwlock_rdlock(&lines_lock);
-	line = lines[irq];
+	line = lookup(irq);
 	if (!line)
 		rc = -EINVAL;
 	else if (line->kind == LINE_UIO)
@@ -293,7 +320,7 @@ int irq_line_destroy(int irq)
 
 	if (valid_number(irq)) {
 		pthread_rwlock_wrlock(&lines_lock);
-		line = lines[irq];
+		line = lookup(irq);
 		if (line) {
 			pthread_mutex_lock(&line->lock);
 			refs = line->refs;

@@ -91,6 +91,12 @@ const struct bus_type pci__bus_type = {
 static pthread_mutex_t bus_lock = PTHREAD_MUTEX_INITIALIZER;
 static bool bus_registered;
 
+/* Held across fork(): the child finds it free (docs/fork.md). */
+__attribute__((constructor)) static void bus_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_PCI_BUS, &bus_lock);
+}
+
 int pci__bus_ready(void)
 {
 	int ret = 0;

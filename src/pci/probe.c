@@ -38,6 +38,33 @@ static int rootfd = -1;
 
 static bool readonly;
 
+/*
+ * fork(): list_lock is held across it. scan_lock is held across probes
+ * (driver code), so it is not taken: the child makes it new, since the
+ * scan another thread was running does not go on there.
+ */
+static void list_take(void)
+{
+	pthread_mutex_lock(&list_lock);
+}
+
+static void list_give(void)
+{
+	pthread_mutex_unlock(&list_lock);
+}
+
+static void list_child(void)
+{
+	pthread_mutex_init(&scan_lock, NULL);
+	scan_owned = false;
+	pthread_mutex_unlock(&list_lock);
+}
+
+__attribute__((constructor)) static void list_atfork(void)
+{
+	devres__atfork(DEVRES_FORK_PCI_LIST, list_take, list_give, list_child);
+}
+
 bool pci__readonly(void)
 {
 	return __atomic_load_n(&readonly, __ATOMIC_SEQ_CST);

@@ -39,6 +39,7 @@ struct devres_thread {
 	bool done;	     /* fn returned; under lock, as below */
 	bool detached;	     /* released by itself: frees itself */
 	int ret;
+	int pid; /* the process that started it */
 	char name[16];
 };
 
@@ -65,20 +66,23 @@ static void thread_free(struct devres_thread *t)
 	handle_free(t);
 }
 
-static void *trampoline(void *p)
+/* Its value is the thread's handle, and its destructor thread_ended(). */
+static pthread_key_t end_key;
+static int end_key_err = -1;
+static pthread_once_t end_once = PTHREAD_ONCE_INIT;
+
+/*
+ * However the function ends: it returned (called here), or called
+ * pthread_exit(), or was cancelled (called as the key's destructor: a
+ * cleanup handler would need setjmp() or C++ unwinding in every caller).
+ */
+static void thread_ended(void *p)
 {
 	struct devres_thread *t = p;
 	bool detached;
-	int ret;
 
-	current = t;
-	if (t->name[0])
-		pthread_setname_np(pthread_self(), t->name);
-	ret = t->fn(t->arg);
 	current = NULL;
-
 	pthread_mutex_lock(&t->lock);
-	t->ret = ret;
 	t->done = true;
 	detached = t->detached;
 	pthread_cond_broadcast(&t->cond);
@@ -86,6 +90,37 @@ static void *trampoline(void *p)
 	/* Otherwise the one who joins frees it, once this has returned. */
 	if (detached)
 		thread_free(t);
+}
+
+static void end_key_init(void)
+{
+	end_key_err = pthread_key_create(&end_key, thread_ended);
+}
+
+static void *trampoline(void *p)
+{
+	struct devres_thread *t = p;
+	bool keyed;
+	int ret;
+
+	/*
+	 * Its creator holds the lock until the node is on the device's
+	 * list: the thread may release its own device at once.
+	 */
+	pthread_mutex_lock(&t->lock);
+	pthread_mutex_unlock(&t->lock);
+	current = t;
+	if (t->name[0])
+		pthread_setname_np(pthread_self(), t->name);
+	/* Any ending other than a return reports this. */
+	t->ret = -ECANCELED;
+	/* Without memory for it, only a return is seen (as before). */
+	keyed = !pthread_setspecific(end_key, t);
+	ret = t->fn(t->arg);
+	if (keyed)
+		pthread_setspecific(end_key, NULL);
+	t->ret = ret;
+	thread_ended(t);
 	return NULL;
 }
 
@@ -126,6 +161,21 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	struct timespec deadline = deadline_in(ms);
 	int ret;
 
+	/*
+	 * Inherited across fork(): the thread runs in the parent only, its
+	 * lock may have been held by it. Inert here: forget the copy.
+	 */
+	if (t->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+		devres__warn(dev, func,
+			     "thread '%s' belongs to process %d, not this "
+			     "child of it: not stopped",
+			     t->name, t->pid);
+		close(t->wake_fd);
+		devres__ledger_add(DL_FDS, -1);
+		devres__ledger_add(DL_THREADS, -1);
+		free(t);
+		return -ECHILD;
+	}
 	ask_stop(t);
 	pthread_mutex_lock(&t->lock);
 	while (!t->done && pthread_cond_timedwait(&t->cond, &t->lock,
@@ -153,7 +203,8 @@ static void devm_thread_run_release(struct device *dev, void *res)
 	struct devres_thread *t = ((struct thread_dr *)res)->t;
 	int saved = errno;
 
-	if (t != current) {
+	if (t != current ||
+	    t->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
 		thread_stop(dev, t, "devm_thread_run");
 		errno = saved;
 		return;
@@ -180,12 +231,16 @@ static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
 
 	if (devres__should_fail())
 		return NULL;
+	pthread_once(&end_once, end_key_init);
+	if (end_key_err)
+		return NULL;
 	t = calloc(1, sizeof(*t));
 	if (!t)
 		return NULL;
 	t->fn = fn;
 	t->arg = arg;
 	t->timeout_ms = DEVRES_THREAD_STOP_TIMEOUT_MS;
+	t->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	if (name)
 		memcpy(t->name, name, strnlen(name, sizeof(t->name) - 1));
 	err = pthread_condattr_init(&ca);
@@ -240,16 +295,20 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	/* From here thread_free() undoes the handle and these. */
 	devres__ledger_add(DL_FDS, 1);
 	devres__ledger_add(DL_THREADS, 1);
+	dr->t = t;
+	pthread_mutex_lock(&t->lock);
 	err = devres__should_fail()
 		      ? EAGAIN
 		      : pthread_create(&t->tid, NULL, trampoline, t);
 	if (err) {
+		pthread_mutex_unlock(&t->lock);
 		thread_free(t);
 		devres_free(dr);
 		return ERR_PTR(-err);
 	}
-	dr->t = t;
 	devres_add(dev, dr);
+	/* Now it may run: a release waits for it, or it releases itself. */
+	pthread_mutex_unlock(&t->lock);
 	return t;
 }
 

@@ -11,9 +11,12 @@
  * whose own Devres then waits for a callback that cannot run) has nothing
  * to wait for.
  *
- * Each thread keeps the handles it is accessing (the innermost few, for
- * the misuse check of revocable_access_end()) and the depth of its
- * accesses. A revocation by a thread inside one of its own accesses cannot
+ * Each thread keeps the handles it is accessing (for the misuse check of
+ * revocable_access_end()) and the depth of its accesses. The depth is
+ * bounded: an access beyond MAX_DEPTH is refused with a WARN, so that
+ * every access in progress is recorded and an end that matches none is
+ * always caught (an unchecked end would corrupt a reader count, and a
+ * later revocation would wait for it forever). A revocation by a thread inside one of its own accesses cannot
  * wait for readers (it is one): it is queued on the thread and finished
  * when its outermost access ends.
  */
@@ -27,8 +30,8 @@
 #define REVOCABLE_MAGIC 0x7265766fu /* "revo" */
 #define REVOCABLE_DEAD 0x64656164u
 
-/* How many of a thread's innermost accesses are checked at their end. */
-#define TRACKED 16
+/* How deep one thread's accesses may nest. */
+#define MAX_DEPTH 64
 
 struct revocable {
 	void *res; /* the resource, NULL once revoked */
@@ -48,7 +51,7 @@ struct revocable_node {
 };
 
 static TLS_FAST unsigned int depth;
-static TLS_FAST struct revocable *held[TRACKED];
+static TLS_FAST struct revocable *held[MAX_DEPTH];
 static TLS_FAST struct revocable *pending;
 
 static bool handle_bad(const struct revocable *h, const char *func)
@@ -189,39 +192,33 @@ void *revocable_try_access(struct revocable *h)
 
 	if (!handle_ok(h, __func__))
 		return NULL;
+	if (unlikely(depth >= MAX_DEPTH)) {
+		devres__warn(NULL, __func__,
+			     "%p: %u accesses nested in this thread: no more",
+			     (void *)h, depth);
+		return NULL;
+	}
 	rcu_enter(h->urcu, &h->readers);
 	res = __atomic_load_n(&h->res, __ATOMIC_SEQ_CST);
 	if (unlikely(!res)) {
 		rcu_exit(h->urcu, &h->readers);
 		return NULL;
 	}
-	if (likely(depth < TRACKED))
-		held[depth] = h;
-	depth++;
+	held[depth++] = h;
 	return res;
 }
 
-/*
- * Forgets an access through @h that is not this thread's innermost one.
- * A NULL slot stands for an access that was never recorded (deeper than
- * TRACKED when it began), which may be any handle's.
- */
+/* Forgets an access through @h that is not this thread's innermost one. */
 static bool untrack(const struct revocable *h)
 {
-	int n = depth < TRACKED ? (int)depth : TRACKED, i;
+	int i;
 
-	for (i = n - 1; i >= 0 && held[i] != h; i--)
+	for (i = (int)depth - 1; i >= 0 && held[i] != h; i--)
 		;
-	if (i < 0 && depth > TRACKED)
-		return true;
-	if (i < 0)
-		for (i = n - 1; i >= 0 && held[i]; i--)
-			;
 	if (i < 0)
 		return false;
-	for (; i + 1 < n; i++)
+	for (; i + 1 < (int)depth; i++)
 		held[i] = held[i + 1];
-	held[n - 1] = NULL;
 	return true;
 }
 
@@ -234,7 +231,7 @@ void revocable_access_end(struct revocable *h)
 			     (void *)h);
 		return;
 	}
-	if (unlikely(top >= TRACKED || held[top] != h) && !untrack(h)) {
+	if (unlikely(held[top] != h) && !untrack(h)) {
 		devres__warn(NULL, __func__, "%p: not accessed by this thread",
 			     (void *)h);
 		return;

@@ -19,6 +19,15 @@ __attribute__((constructor)) static void rcu_choose(void)
 #endif
 }
 
+#ifdef DEVRES_HAVE_URCU
+/* liburcu-bp's registry lock, held across fork() as its manual asks. */
+__attribute__((constructor)) static void rcu_atfork(void)
+{
+	devres__atfork(DEVRES_FORK_RCU, urcu_bp_before_fork,
+		       urcu_bp_after_fork_parent, urcu_bp_after_fork_child);
+}
+#endif
+
 const char *devres__rcu_name(bool urcu)
 {
 	return urcu ? "urcu-bp" : "fallback";

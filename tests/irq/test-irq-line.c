@@ -328,6 +328,34 @@ static void uio_fd(void **state)
 	close(sv[1]);
 }
 
+/* Every number in use: the next line is refused with one WARN. */
+static void numbers_run_out(void **state)
+{
+	static int irqs[1100];
+	int n = 0, ret;
+
+	(void)state;
+	start_capture();
+	while ((ret = irq_line_create("many")) > 0 && n < 1100)
+		irqs[n++] = ret;
+	if (ret == -EMFILE) {
+		while (n)
+			irq_line_destroy(irqs[--n]);
+		skip(); /* too few descriptors allowed here */
+	}
+	assert_int_equal(ret, -ENOSPC);
+	expect_warn_on("(no device)", "irq_line_create",
+		       "all 1023 line numbers are in use");
+	/* The lines that exist are all usable; one freed is reused. */
+	assert_int_equal(irq_line_raise(irqs[n - 1]), 0);
+	assert_int_equal(irq_line_destroy(irqs[0]), 0);
+	ret = irq_line_create("again");
+	assert_int_equal(ret, irqs[0]);
+	irqs[0] = ret;
+	while (n)
+		assert_int_equal(irq_line_destroy(irqs[--n]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -349,6 +377,8 @@ int main(void)
 						irq_teardown),
 		cmocka_unit_test_setup_teardown(destroy_with_handlers,
 						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(numbers_run_out, irq_setup,
+						irq_teardown),
 		cmocka_unit_test_setup_teardown(uio_fd, irq_setup,
 						irq_teardown),
 	};

@@ -259,6 +259,54 @@ static void free_with_a_wake_pending(void **state)
 	tctx_fini(&t);
 }
 
+static int exits_seen;
+
+static irqreturn_t exiting_thread(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	__atomic_add_fetch(&exits_seen, 1, __ATOMIC_RELAXED);
+	pthread_exit(NULL);
+}
+
+static irqreturn_t wake(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_WAKE_THREAD;
+}
+
+/*
+ * A thread function that ends its thread: one WARN; the interrupt it was
+ * handling is done (a oneshot line is unmasked), later ones are not
+ * handed to it, and synchronize_irq() and free_irq() do not wait for it.
+ */
+static void thread_function_exits(void **state)
+{
+	int irq = irq_line_create("exit");
+
+	(void)state;
+	alarm(30);
+	start_capture();
+	assert_int_equal(request_threaded_irq(irq, wake, exiting_thread,
+					      IRQF_ONESHOT, "exit", NULL),
+			 0);
+	assert_int_equal(irq_line_raise(irq), 0);
+	assert_true(wait_at_least(&exits_seen, 1));
+	synchronize_irq(irq);
+	expect_warn_on("(no device)", "irq_thread",
+		       "the thread function of 'exit' ended its thread");
+	start_capture();
+	assert_int_equal(irq_line_raise(irq), 0);
+	poll(NULL, 0, 20);
+	synchronize_irq(irq);
+	assert_string_equal(free_irq(irq, NULL), "exit");
+	expect_no_warn();
+	assert_int_equal(load_int(&exits_seen), 1);
+	assert_int_equal(irq_line_destroy(irq), 0);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -274,6 +322,8 @@ int main(void)
 			blocked_thread_does_not_block_others, irq_setup,
 			irq_teardown),
 		cmocka_unit_test_setup_teardown(free_with_a_wake_pending,
+						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(thread_function_exits,
 						irq_setup, irq_teardown),
 	};
 

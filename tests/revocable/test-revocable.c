@@ -321,6 +321,59 @@ static void nested_accesses_end_in_any_order(void **state)
 	assert_int_equal(nrel, 16);
 }
 
+/*
+ * Accesses nest up to 64 deep in one thread. Every one of them is
+ * recorded, so an end through a handle never accessed is caught at any
+ * depth (it was accepted past 16, and its reader count then made a later
+ * revocation wait forever); the access past the limit is refused.
+ */
+static void nesting_limit_warns_and_refuses(void **state)
+{
+	enum {
+		LIMIT = 64
+	};
+	static struct thing t[LIMIT + 1];
+	static struct revocable *h[LIMIT + 1];
+	struct thing stray;
+	struct revocable *sh;
+
+	(void)state;
+	for (int i = 0; i <= LIMIT; i++) {
+		thing_init(&t[i], i);
+		h[i] = devm_revocable_create(&tdev, &t[i], thing_release);
+		assert_non_null(h[i]);
+	}
+	thing_init(&stray, 99);
+	sh = devm_revocable_create(&other, &stray, thing_release);
+	assert_non_null(sh);
+	start_capture();
+	for (int i = 0; i < LIMIT; i++) {
+		assert_ptr_equal(revocable_try_access(h[i]), &t[i]);
+		/* Past the old bound of 16, too: the stray end is refused. */
+		if (i == 20 || i == LIMIT - 1) {
+			revocable_access_end(sh);
+			expect_warn_on("(no device)", "revocable_access_end",
+				       "not accessed by this thread");
+			start_capture();
+		}
+	}
+	expect_no_warn();
+	start_capture();
+	assert_null(revocable_try_access(h[LIMIT]));
+	expect_warn_on("(no device)", "revocable_try_access",
+		       "64 accesses nested in this thread: no more");
+	start_capture();
+	for (int i = LIMIT - 1; i >= 0; i--)
+		revocable_access_end(h[i]);
+	expect_no_warn();
+	/* No reader was left behind: both revocations complete. */
+	assert_int_equal(devres_release_all(&other), 1);
+	assert_int_equal(stray.released, 1);
+	assert_int_equal(devres_release_all(&tdev), LIMIT + 1);
+	for (int i = 0; i <= LIMIT; i++)
+		assert_int_equal(t[i].released, 1);
+}
+
 static void access_end_without_access_warns(void **state)
 {
 	struct thing t1, t2;
@@ -614,6 +667,8 @@ int main(int argc, char **argv)
 			revoke_inside_own_access_is_deferred, setup2, teardown),
 		cmocka_unit_test_setup_teardown(
 			nested_accesses_end_in_any_order, setup, teardown),
+		cmocka_unit_test_setup_teardown(nesting_limit_warns_and_refuses,
+						setup2, teardown),
 		cmocka_unit_test_setup_teardown(access_end_without_access_warns,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(misuse_warns, setup, teardown),

@@ -1,0 +1,93 @@
+// SPDX-License-Identifier: MIT
+/*
+ * fork(): the library's one set of pthread_atfork() handlers, so that the
+ * order in which process-wide locks are taken before fork() is the lock
+ * order (outer first: a subsystem's locks before the driver model's, the
+ * WARN path's last), not the order in which constructors happened to run.
+ *
+ * A lock is either held across fork() (taken in prepare, given back in
+ * the parent, made new in the child: the child has only the forking
+ * thread, so a lock another thread held would never be given back), or,
+ * for a lock held across callbacks, only made new in the child. What
+ * each subsystem resets besides its locks is in its own child handler;
+ * the policy is docs/fork.md.
+ */
+#include <pthread.h>
+#include <unistd.h>
+#include "subsys.h"
+
+struct fork_ops {
+	void (*prepare)(void);
+	void (*parent)(void);
+	void (*child)(void);
+	pthread_mutex_t *mutex;	  /* held across fork() */
+	pthread_rwlock_t *rwlock; /* read-held across, made new in the child */
+};
+
+static struct fork_ops ops[DEVRES_FORK_NR];
+int devres__pid;
+
+/* Only from constructors, before any other thread can exist. */
+void devres__atfork(enum devres__fork_rank rank, void (*prepare)(void),
+		    void (*parent)(void), void (*child)(void))
+{
+	ops[rank] = (struct fork_ops){ prepare, parent, child, NULL, NULL };
+}
+
+void devres__atfork_mutex(enum devres__fork_rank rank, pthread_mutex_t *m)
+{
+	ops[rank] = (struct fork_ops){ .mutex = m };
+}
+
+/*
+ * Read-held: no writer (which adds or removes what the lock guards) is
+ * half way then. Readers of other threads may hold it too, and are gone in
+ * the child: there it is made new rather than given back.
+ */
+void devres__atfork_rwlock(enum devres__fork_rank rank, pthread_rwlock_t *l)
+{
+	ops[rank] = (struct fork_ops){ .rwlock = l };
+}
+
+static void fork_prepare(void)
+{
+	for (int i = 0; i < DEVRES_FORK_NR; i++) {
+		if (ops[i].mutex)
+			pthread_mutex_lock(ops[i].mutex);
+		if (ops[i].rwlock)
+			pthread_rwlock_rdlock(ops[i].rwlock);
+		if (ops[i].prepare)
+			ops[i].prepare();
+	}
+}
+
+static void fork_parent(void)
+{
+	for (int i = DEVRES_FORK_NR - 1; i >= 0; i--) {
+		if (ops[i].parent)
+			ops[i].parent();
+		if (ops[i].mutex)
+			pthread_mutex_unlock(ops[i].mutex);
+		if (ops[i].rwlock)
+			pthread_rwlock_unlock(ops[i].rwlock);
+	}
+}
+
+static void fork_child(void)
+{
+	__atomic_store_n(&devres__pid, (int)getpid(), __ATOMIC_RELAXED);
+	for (int i = DEVRES_FORK_NR - 1; i >= 0; i--) {
+		if (ops[i].child)
+			ops[i].child();
+		if (ops[i].mutex)
+			pthread_mutex_unlock(ops[i].mutex);
+		if (ops[i].rwlock)
+			pthread_rwlock_init(ops[i].rwlock, NULL);
+	}
+}
+
+__attribute__((constructor)) static void fork_init(void)
+{
+	devres__pid = (int)getpid();
+	pthread_atfork(fork_prepare, fork_parent, fork_child);
+}
