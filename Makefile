@@ -10,24 +10,31 @@ BENCH_PKGS := libtalloc-dev libapr1-dev gnuplot-nox
 PKGS += pciutils umockdev libumockdev-dev
 SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/dev/null)
 
-.PHONY: all demo check deps format format-check tidy build-% test-% clean \
-	fuzz fuzz-check soak memcheck package bench abi-baseline
+.PHONY: all demo check test deps format format-check tidy build-% test-% clean \
+	fuzz fuzz-check soak memcheck package symbols bench abi-baseline
 
 all: build-dev
 
-# Installs missing Debian packages when run as root; otherwise says how.
+# Installs missing Debian packages when run as root, saying which, and
+# waits up to five minutes for another apt to let go of its lock;
+# otherwise says what to install. None of them changes what the library
+# links (liburcu is used only with -DDEVRES_WITH_URCU=ON).
+APT = DEBIAN_FRONTEND=noninteractive apt-get -o DPkg::Lock::Timeout=300
 deps:
 	@missing=""; for p in $(PKGS); do \
 		dpkg-query -W -f='$${Status}' $$p 2>/dev/null | grep -q "ok installed" || missing="$$missing $$p"; \
 	done; \
 	if [ -n "$$missing" ]; then \
 		if [ "$$(id -u)" = 0 ]; then \
-			echo "installing:$$missing"; \
-			apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq $$missing >/dev/null || exit 1; \
+			echo "installing with apt-get:$$missing"; \
+			$(APT) update -qq && $(APT) install -y -qq $$missing >/dev/null || exit 1; \
 		else \
 			echo "missing packages; run: sudo apt-get install -y$$missing"; exit 1; \
 		fi; \
 	fi
+
+# Builds use every core unless told otherwise (with Ninja or with make).
+export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
 build-%: deps
 	cmake --preset $* -DDEVRES_TESTS_REQUIRED=ON >/dev/null
@@ -35,6 +42,9 @@ build-%: deps
 
 test-%: build-%
 	ctest --preset $* -j2
+
+# The quick loop: the dev build's tests.
+test: test-dev
 
 # The demo needs CMake, a build tool and a C compiler, and builds only
 # itself and the library. ARGS are passed to it (make demo ARGS=--help).
@@ -49,12 +59,27 @@ demo:
 		{ cat build/logs/demo-build.log; exit 1; }
 	./$(DEMO_DIR)/examples/demo $(ARGS)
 
-# Debian packages (libdevres0, libdevres-dev) and a source tarball.
+# Debian packages (libdevres0, libdevres-dev) from debian/, built with
+# dpkg-buildpackage in a copy of the tree under build/deb/, checked with
+# lintian, and installed into a clean root where a consumer is built.
+# `make symbols` regenerates debian/libdevres0.symbols from the map.
+DEB_VERSION = $(shell sed -n '1s/.*(\(.*\)).*/\1/p' debian/changelog)
 package:
-	@sh tools/need.sh "cmake:cmake cc:gcc dpkg-deb:dpkg python3:python3"
-	cmake --preset release -DCMAKE_INSTALL_PREFIX=/usr >/dev/null
-	cmake --build --preset release
-	cd build/release && cpack && cpack --config CPackSourceConfig.cmake
+	@sh tools/need.sh "cmake:cmake cc:build-essential make:build-essential \
+		dpkg-buildpackage:dpkg-dev dh:debhelper python3:python3 \
+		lintian:lintian pkg-config:pkg-config"
+	rm -rf build/deb && mkdir -p build/deb/libdevres-$(DEB_VERSION)
+	tar --exclude=./build --exclude=./.git -cf - . | \
+		tar -xf - -C build/deb/libdevres-$(DEB_VERSION)
+	cd build/deb/libdevres-$(DEB_VERSION) && \
+		dpkg-buildpackage -us -uc >../dpkg-buildpackage.log 2>&1 || \
+		{ tail -n 40 ../dpkg-buildpackage.log; exit 1; }
+	lintian --fail-on error,warning --info build/deb/*.changes
+	sh tests/install/debian.sh build/deb build/deb/root .
+	@ls build/deb/*.deb build/deb/*.tar.*
+
+symbols:
+	sh tools/gen-symbols.sh >debian/libdevres0.symbols
 
 format:
 	clang-format -i $(SOURCES)
@@ -83,7 +108,7 @@ check: deps
 SECONDS ?= 60
 PCI_SECONDS ?= 20
 fuzz: deps
-	cmake -S fuzz -B build/fuzz -G Ninja -DCMAKE_C_COMPILER=clang >/dev/null
+	cmake -S fuzz -B build/fuzz -DCMAKE_C_COMPILER=clang >/dev/null
 	cmake --build build/fuzz
 	mkdir -p build/fuzz/corpus
 	./build/fuzz/fuzz-devres -max_total_time=$(SECONDS) -max_len=2048 \

@@ -39,7 +39,7 @@ $cc -std=c11 -Wall -Werror -o "$root/consumer" "$here/consumer.c" \
 LD_LIBRARY_PATH=$libdir "$root/consumer"
 
 echo "== find_package from the unpacked packages"
-cmake -S "$here" -B "$root-cmake" -G Ninja -DCMAKE_PREFIX_PATH="$root/usr" >/dev/null
+cmake -S "$here" -B "$root-cmake" -DCMAKE_PREFIX_PATH="$root/usr" >/dev/null
 cmake --build "$root-cmake" >/dev/null
 LD_LIBRARY_PATH=$libdir "$root-cmake/consumer"
 
