@@ -85,6 +85,9 @@ struct irq_line {
 	bool pending;	    /* an interrupt came while it could not run */
 	bool hw_masked;	    /* UIO: read and not yet re-enabled */
 	unsigned int count, unhandled;
+	/* irq_line_raise_wait(): reads of the fd that took an assertion, and
+	 * how many of them the last finished delivery covered. */
+	unsigned long reads, delivered;
 };
 
 struct irq_dispatcher {
