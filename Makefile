@@ -56,7 +56,7 @@ test: test-dev
 DEMO_GEN = $(if $(shell command -v ninja 2>/dev/null),Ninja,Unix Makefiles)
 DEMO_DIR = build/demo-$(if $(findstring Ninja,$(DEMO_GEN)),ninja,make)
 demo:
-	@sh tools/need.sh "cmake:cmake cc:gcc"
+	@sh tools/need.sh "cmake:cmake cc:gcc make:make"
 	@mkdir -p build/logs
 	@cmake -S . -B $(DEMO_DIR) -G "$(DEMO_GEN)" -DCMAKE_BUILD_TYPE=Release \
 		-DDEVRES_BUILD_EXAMPLES=ON >build/logs/demo-build.log 2>&1 && \

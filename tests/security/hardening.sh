@@ -112,9 +112,13 @@ else
 fi
 
 echo "== compile commands"
-ver=$("$cc" -dumpversion | cut -d. -f1)
+# gcc 12 and later (not clang, which defines __GNUC__ too): level 3.
 fortify=2
-"$cc" --version | grep -qi gcc && [ "$ver" -ge 12 ] && fortify=3
+macros=$("$cc" -dM -E -x c /dev/null)
+gnuc=$(echo "$macros" | sed -n 's/^#define __GNUC__ //p')
+if ! echo "$macros" | grep -q __clang__ && [ "${gnuc:-0}" -ge 12 ]; then
+	fortify=3
+fi
 ncmd=$(grep -c '"command"' "$work/build/compile_commands.json")
 nclash=$(grep -c '"command".*-fstack-clash-protection' \
 	"$work/build/compile_commands.json" || true)
