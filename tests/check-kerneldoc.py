@@ -1,13 +1,14 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Every exported function has kernel-doc in its header: a /** block naming
-it, with Context:, and Return: unless it returns void. Usage: SRCDIR"""
+it, with prose that says what it does, Context:, and Return: unless it
+returns void. Usage: SRCDIR"""
 import re
 import sys
 from pathlib import Path
 
 sys.path.insert(0, str(Path(sys.argv[1], "tools")))
-from kdoc2man import functions, headers  # noqa: E402
+from kdoc2man import functions, headers, parse_doc  # noqa: E402
 
 bad = 0
 count = 0
@@ -21,6 +22,8 @@ for header in headers(sys.argv[1]):
         else:
             if not re.search(r"\*\s+" + re.escape(name) + r"\(\)\s+-\s+\S", doc):
                 problems.append("first line is not '%s() - summary'" % name)
+            if not any(line.strip() for line in parse_doc(doc)[2]):
+                problems.append("no description (prose after the arguments)")
             if "Context:" not in doc:
                 problems.append("no Context:")
             if rettype != "void" and "Return:" not in doc:

@@ -79,7 +79,7 @@ def page(name, header, proto, doc, version, see_also):
            % header,
            '.TH %s 3 "" "libdevres %s" "libdevres manual"'
            % (name.upper(), version),
-           ".SH NAME", "%s \\- %s" % (name, esc(summary)),
+           ".SH NAME", "%s \\- %s (libdevres)" % (name, esc(summary)),
            ".SH SYNOPSIS", ".nf", ".B #include <devres/%s>" % header, ".PP",
            esc(proto).replace("\\fB", "").replace("\\fR", "")
            .replace("\\fI", ""), ".fi",
@@ -98,7 +98,7 @@ def page(name, header, proto, doc, version, see_also):
         out.append(".SH RETURN VALUE")
         out += paragraphs(sections["Return:"])
     out.append(".SH SEE ALSO")
-    refs = ["\\fB%s\\fR(3)" % s for s in see_also if s != name][:12]
+    refs = ["\\fB%s\\fR(3)" % s for s in see_also if s != name][:16]
     out.append(",\n".join(refs + ["\\fBdevres\\fR(7)"]))
     return "\n".join(out) + "\n"
 
@@ -116,6 +116,7 @@ def functions(text):
         end = text.find(";", m.end())
         proto = text[m.start() + len("DEVRES_API"):end].strip()
         proto = re.sub(r"\s*DEVRES_PRINTF\([^)]*\)", "", proto)
+        proto = re.sub(r"\s*DEVRES_MUST_CHECK", "", proto)
         proto = re.sub(r"\s+", " ", proto) + ";"
         before = text[: m.start()].rstrip()
         doc = None
@@ -124,6 +125,25 @@ def functions(text):
             if start >= 0 and "*/" not in before[start:-2]:
                 doc = before[start:]
         yield m.group(2), proto, doc
+
+
+def family(name, doc, docs, names):
+    """SEE ALSO for @name: the functions its kernel-doc names, those whose
+    kernel-doc names it, those of its header that name one of these, then
+    the rest of its header, in header order."""
+    def refs(text):
+        return re.findall(r"\b([a-z_][a-z_0-9]*)\(\)", text or "")
+    out = []
+    for ref in refs(doc):
+        if ref in docs and ref not in out:
+            out.append(ref)
+    for other, other_doc in docs.items():
+        if name in refs(other_doc) and other not in out:
+            out.append(other)
+    near = set(out) | {name}
+    out += [n for n in names if n not in out and n != name
+            and near & set(refs(docs.get(n)))]
+    return out + [n for n in names if n not in out]
 
 
 def md_to_man(md, version):
@@ -169,6 +189,10 @@ def main():
     man3 = outdir / "man3"
     man3.mkdir(parents=True, exist_ok=True)
     missing, pages = [], 0
+    docs = {}
+    for header in headers(src):
+        for name, _, doc in functions(header.read_text()):
+            docs[name] = doc
     for header in headers(src):
         text = header.read_text()
         funcs = list(functions(text))
@@ -178,7 +202,8 @@ def main():
                 missing.append(name)
                 continue
             (man3 / (name + ".3")).write_text(
-                page(name, header.name, proto, doc, version, names))
+                page(name, header.name, proto, doc, version,
+                     family(name, doc, docs, names)))
             pages += 1
         # The kernel's spelling is a macro over an exported *_named function.
         for m in re.finditer(r"#define\s+([a-z_0-9]+)\(.*\\?\n?\s*"

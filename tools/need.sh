@@ -1,7 +1,7 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# Checks for commands, not packages. What is missing is installed with
-# apt-get when this is root on a machine that has it, else named.
+# Checks for commands, not packages. What is missing is named, and
+# installed with apt-get when this is root on a machine that has it.
 # Usage: need.sh "command:debian-package ..."
 missing_cmds=""
 missing_pkgs=""
@@ -17,9 +17,11 @@ for pair in $1; do
 done
 [ -z "$missing_cmds" ] && exit 0
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null 2>&1; then
-	echo "installing:$missing_pkgs"
-	apt-get update -qq && DEBIAN_FRONTEND=noninteractive \
-		apt-get install -y -qq $missing_pkgs >/dev/null && exit 0
+	# Waits up to five minutes for another apt to let go of its lock.
+	echo "missing:$missing_cmds; installing with apt-get:$missing_pkgs"
+	apt="apt-get -o DPkg::Lock::Timeout=300"
+	$apt update -qq && DEBIAN_FRONTEND=noninteractive \
+		$apt install -y -qq $missing_pkgs >/dev/null && exit 0
 	echo "apt-get could not install:$missing_pkgs" >&2
 	exit 1
 fi

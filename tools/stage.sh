@@ -8,11 +8,14 @@ shift
 mkdir -p build/logs
 log=build/logs/$name.log
 start=$(date +%s)
-printf '%-12s ' "$name"
+# The whole line at the end, so that stages run side by side do not mix.
 if "$@" >"$log" 2>&1; then
-	echo "ok ($(($(date +%s) - start)) s)"
+	printf '%-12s ok (%s s)\n' "$name" "$(($(date +%s) - start))"
 	exit 0
 fi
-echo "FAILED ($(($(date +%s) - start)) s): the last lines of $log:"
-tail -n 40 "$log" | sed 's/^/    /'
+{
+	printf '%-12s FAILED (%s s): the last lines of %s:\n' "$name" \
+		"$(($(date +%s) - start))" "$log"
+	tail -n 40 "$log" | sed 's/^/    /'
+} >&2
 exit 1

@@ -91,6 +91,10 @@ DEVRES_API void device_initialize(struct device *dev);
  * @dev: the device
  * @fmt: printf-style format, then its arguments
  *
+ * Formats the name of @dev, as the kernel's dev_set_name() does; it replaces
+ * any name set before and is freed with the device. The name is what
+ * dev_name() returns and what dev_err() and the WARNs print.
+ *
  * The name is fixed once @dev is added (resource names and messages point
  * at it): naming is for an initialized device, or from a release callback
  * of its last put.
@@ -105,6 +109,9 @@ DEVRES_API int dev_set_name(struct device *dev, const char *fmt, ...)
 /**
  * dev_name() - a device's name
  * @dev: the device
+ *
+ * The name logs and WARNs print for @dev. The string belongs to the device: it
+ * stays valid until the name is set again or the device is released.
  *
  * Context: any thread.
  * Return: the name set by dev_set_name(), else @dev->init_name, else "".
@@ -255,6 +262,10 @@ DEVRES_API void dev_printk(int level, const struct device *dev, const char *fmt,
 /**
  * devres_set_dev_dbg() - switch dev_dbg() output on or off
  * @on: true to print dev_dbg() lines
+ *
+ * dev_dbg() lines are compiled in but not printed until this is called with
+ * true, or DEVRES_DEBUG=1 is in the environment at start; the switch is
+ * process-wide.
  *
  * Context: any thread.
  */

@@ -97,6 +97,10 @@ DEVRES_API void devres_add(struct device *dev, void *res);
  * @match: optional filter, called with the lock held
  * @match_data: passed to @match
  *
+ * Looks for a resource without taking it off the device: the node stays on
+ * @dev, owned by it, and is released with the others. The pointer returned is
+ * valid only while the caller knows the node cannot be released meanwhile.
+ *
  * Context: any thread; takes @dev's devres lock.
  * Return: the data area of the newest node with @release for which @match
  * (when not NULL) returns non-zero, or NULL when there is none.
@@ -144,6 +148,10 @@ DEVRES_API void *devres_remove(struct device *dev, dr_release_t release,
  * @match: optional filter
  * @match_data: passed to @match
  *
+ * Finds the newest node of @dev with @release for which @match (when not NULL)
+ * returns non-zero, takes it off the device and frees it without calling
+ * @release: for a resource the caller has already undone by hand.
+ *
  * Context: any thread; takes @dev's devres lock.
  * Return: 0, or -ENOENT when nothing matched (no WARN).
  */
@@ -156,6 +164,10 @@ DEVRES_API int devres_destroy(struct device *dev, dr_release_t release,
  * @release: release function of the node wanted
  * @match: optional filter
  * @match_data: passed to @match
+ *
+ * Finds the newest node of @dev with @release for which @match (when not NULL)
+ * returns non-zero, takes it off the device, calls @release on it and frees
+ * it: the resource is undone now rather than at unbind.
  *
  * Context: any thread; @release runs in the calling thread, unlocked.
  * Return: 0, or -ENOENT when nothing matched (no WARN).
@@ -171,6 +183,10 @@ DEVRES_API int devres_release(struct device *dev, dr_release_t release,
  * @match_data: passed to @match
  * @fn: called for each match, newest first, with the lock held
  * @data: passed to @fn
+ *
+ * Walks @dev's resources from newest to oldest and calls @fn for each node
+ * with @release that @match (when not NULL) accepts. Nothing is taken off the
+ * device; the lock is held for the whole walk.
  *
  * Context: any thread; @match and @fn must not call devres on @dev.
  */
@@ -257,6 +273,11 @@ DEVRES_API int devres_release_group(struct device *dev, void *id);
  * @data: the action's argument
  * @name: the name logs show
  *
+ * What the devm_add_action() macro calls, with the action's name as text.
+ * Records @action(@data) on @dev, to be called when @dev's resources are
+ * released, newest first among the others. On failure nothing is recorded and
+ * @action is not called (devm_add_action_or_reset() calls it).
+ *
  * Context: any thread. A fault-injection point.
  * Return: 0, -ENOMEM, or -EINVAL for a NULL @dev or @action (WARNed).
  */
@@ -319,6 +340,9 @@ DEVRES_API void devm_release_action(struct device *dev, void (*action)(void *),
  * @action: the action
  * @data: its argument
  *
+ * Whether @dev holds an action recorded with devm_add_action() for this
+ * @action and @data, not yet released or removed.
+ *
  * Context: any thread; takes @dev's devres lock.
  * Return: true when recorded; false, with a WARN, for a NULL @action.
  */
@@ -330,6 +354,11 @@ DEVRES_API bool devm_is_action_added(struct device *dev, void (*action)(void *),
  * @dev: the device
  * @size: bytes; 0 returns ZERO_SIZE_PTR and records nothing
  * @gfp: allocation flags; __GFP_ZERO zeroes the memory
+ *
+ * Allocates @size bytes recorded against @dev, freed when the device's
+ * resources are released (a failed probe, an unbind) or earlier with
+ * devm_kfree(). __GFP_ZERO in @gfp zeroes the memory; the other flags are
+ * accepted for the kernel's sake and ignored.
  *
  * Context: any thread. A fault-injection point.
  * Return: memory aligned for any type, ZERO_SIZE_PTR for @size 0, or NULL
@@ -343,6 +372,9 @@ DEVRES_API void *devm_kmalloc(struct device *dev, size_t size, gfp_t gfp);
  * @size: bytes
  * @gfp: allocation flags
  *
+ * devm_kmalloc() with __GFP_ZERO: the memory is zeroed, recorded against @dev
+ * and freed with its resources.
+ *
  * Context: any thread. A fault-injection point.
  * Return: as devm_kmalloc().
  */
@@ -354,6 +386,9 @@ DEVRES_API void *devm_kzalloc(struct device *dev, size_t size, gfp_t gfp);
  * @n: number of elements
  * @size: bytes per element
  * @gfp: allocation flags
+ *
+ * Allocates an array of @n elements of @size bytes against @dev, checking the
+ * product for overflow first, as kmalloc_array() does.
  *
  * Context: any thread. A fault-injection point.
  * Return: as devm_kmalloc(); NULL when @n * @size overflows.
@@ -367,6 +402,9 @@ DEVRES_API void *devm_kmalloc_array(struct device *dev, size_t n, size_t size,
  * @n: number of elements
  * @size: bytes per element
  * @gfp: allocation flags
+ *
+ * devm_kmalloc_array() with __GFP_ZERO: a zeroed array of @n elements of @size
+ * bytes, freed with @dev's resources.
  *
  * Context: any thread. A fault-injection point.
  * Return: as devm_kmalloc_array().
@@ -410,6 +448,9 @@ DEVRES_API void devm_kfree(struct device *dev, const void *p);
  * @s: the string, or NULL
  * @gfp: allocation flags
  *
+ * Copies @s, terminating NUL included, into memory recorded against @dev and
+ * freed with its resources (or with devm_kfree()).
+ *
  * Context: any thread. A fault-injection point.
  * Return: the copy, or NULL when @s is NULL or allocation fails.
  */
@@ -437,6 +478,9 @@ DEVRES_API const char *devm_kstrdup_const(struct device *dev, const char *s,
  * @len: its length in bytes
  * @gfp: allocation flags
  *
+ * Copies @len bytes from @src into memory recorded against @dev and freed with
+ * its resources (or with devm_kfree()).
+ *
  * Context: any thread. A fault-injection point.
  * Return: the copy (ZERO_SIZE_PTR for @len 0), or NULL on failure.
  */
@@ -450,6 +494,9 @@ DEVRES_API void *devm_kmemdup(struct device *dev, const void *src, size_t len,
  * @fmt: printf-style format
  * @ap: its arguments
  *
+ * Formats @fmt with @ap into memory recorded against @dev, sized to fit, freed
+ * with its resources (or with devm_kfree()).
+ *
  * Context: any thread. A fault-injection point.
  * Return: the string, or NULL on failure.
  */
@@ -462,6 +509,9 @@ DEVRES_API char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
  * @gfp: allocation flags
  * @fmt: printf-style format, then its arguments
  *
+ * Formats @fmt and its arguments into memory recorded against @dev, sized to
+ * fit, freed with its resources (or with devm_kfree()).
+ *
  * Context: any thread. A fault-injection point.
  * Return: the string, or NULL on failure.
  */
@@ -473,6 +523,9 @@ DEVRES_API char *devm_kasprintf(struct device *dev, gfp_t gfp, const char *fmt,
  * @dev: the device
  * @gfp: allocation flags; __GFP_ZERO zeroes the pages
  * @order: the allocation is (page size << @order) bytes; at most 20
+ *
+ * Allocates (page size << @order) bytes aligned to the page size, recorded
+ * against @dev and freed with its resources or with devm_free_pages().
  *
  * Context: any thread. A fault-injection point.
  * Return: the address of the first page, or 0 on failure.
@@ -580,6 +633,10 @@ DEVRES_API int devres_check(struct device *dev);
  * @dev: the device
  * @stats: filled in
  *
+ * Fills @stats with the number of resources @dev holds and the bytes of their
+ * data areas, group markers not counted; a NULL @stats is a misuse (WARN), and
+ * a bad @dev leaves @stats zeroed.
+ *
  * Context: any thread; takes @dev's devres lock.
  */
 DEVRES_API void devres_get_stats(struct device *dev,
@@ -588,10 +645,28 @@ DEVRES_API void devres_get_stats(struct device *dev,
 /**
  * devres_warn_count() - how many misuses were WARNed in this process
  *
+ * Each misuse the library detects prints one WARN line and counts it here; a
+ * test can compare the count before and after to assert that a call was (or
+ * was not) reported.
+ *
  * Context: any thread.
  * Return: the count.
  */
 DEVRES_API int devres_warn_count(void);
+
+/**
+ * devres_version() - the version of the library that runs
+ *
+ * The library's own version, "MAJOR.MINOR.PATCH", which may be newer than
+ * the headers a program was compiled with (DEVRES_VERSION_MAJOR,
+ * DEVRES_VERSION_MINOR and DEVRES_VERSION_PATCH in <devres/version.h>
+ * give those). A program that needs a function added in a later release
+ * can check here before it relies on one.
+ *
+ * Context: any thread.
+ * Return: a static string, such as "0.1.0"; never NULL.
+ */
+DEVRES_API const char *devres_version(void);
 
 #ifdef __cplusplus
 }

@@ -111,6 +111,9 @@ DEVRES_API void set_dma_ops(struct device *dev,
  * get_dma_ops() - the DMA ops a device uses
  * @dev: the device
  *
+ * The operations that map and allocate @dev's DMA memory: those set with
+ * set_dma_ops(), else the default IOVA space of the device.
+ *
  * Context: any thread.
  * Return: @dev's ops, the default ones when none were set; NULL for a bad
  * @dev (WARN).
@@ -139,6 +142,10 @@ DEVRES_API int dma_set_mask(struct device *dev, uint64_t mask);
  * @dev: the device
  * @mask: the highest address the device can reach
  *
+ * Sets the highest bus address the coherent buffers of @dev
+ * (dma_alloc_coherent(), dmam_alloc_coherent()) may be given, as the kernel's
+ * dma_set_coherent_mask() does; the streaming mask is left alone.
+ *
  * Context: any thread; not concurrently with allocations for @dev.
  * Return: 0; -EIO when the device's DMA ops cannot serve @mask; -EINVAL
  * for a bad @dev (WARN).
@@ -149,6 +156,9 @@ DEVRES_API int dma_set_coherent_mask(struct device *dev, uint64_t mask);
  * dma_set_mask_and_coherent() - set both DMA masks of a device
  * @dev: the device
  * @mask: the highest address the device can reach
+ *
+ * Sets the streaming mask with dma_set_mask() and, when that succeeds, the
+ * coherent mask with dma_set_coherent_mask(), to the same @mask.
  *
  * Context: as dma_set_mask().
  * Return: as dma_set_mask(); the coherent mask is set only when the
@@ -281,6 +291,9 @@ DEVRES_API void dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
  * @dev: the device
  * @dma_addr: what dma_map_single() or dma_map_page() returned
  *
+ * The check every dma_map_single() and dma_map_page() result needs before the
+ * device is given the address, as in the kernel.
+ *
  * Context: any thread.
  * Return: -ENOMEM when @dma_addr is DMA_MAPPING_ERROR, else 0.
  */
@@ -390,6 +403,10 @@ DEVRES_API void dma_pool_destroy(struct dma_pool *pool);
  * @gfp: allocation flags; __GFP_ZERO zeroes the block
  * @handle: where the block's bus address is returned
  *
+ * Takes a block of the pool's size and alignment, not crossing the pool's
+ * boundary, and gives its CPU address and (in @handle) the bus address the
+ * device uses. The block goes back with dma_pool_free(), or with the pool.
+ *
  * Context: any thread; pools are thread-safe.
  * Return: the block's CPU address, or NULL.
  */
@@ -401,6 +418,8 @@ DEVRES_API void *dma_pool_alloc(struct dma_pool *pool, gfp_t gfp,
  * @pool: the pool
  * @gfp: allocation flags
  * @handle: where the block's bus address is returned
+ *
+ * dma_pool_alloc() with __GFP_ZERO: the block is zeroed.
  *
  * Context: any thread.
  * Return: as dma_pool_alloc().

@@ -79,6 +79,10 @@ struct device_driver {
  * bus_register() - register a bus type
  * @bus: the bus type, with a name
  *
+ * Makes @bus known to the driver core, so that devices and drivers can be
+ * added on it; its name is unique among registered buses. bus_unregister()
+ * takes it away.
+ *
  * Context: any thread.
  * Return: 0; -EINVAL (with a WARN) for a NULL bus or one without a name;
  * -EBUSY (with a WARN) when @bus, or a bus of the same name, is already
@@ -218,6 +222,9 @@ DEVRES_API void device_release_driver(struct device *dev);
 /**
  * device_is_bound() - is a driver bound to a device?
  * @dev: the device
+ *
+ * Whether a driver is bound to @dev: its probe returned 0 and the device has
+ * not been unbound since.
  *
  * Context: any thread. The answer may be stale by the time it is used
  * unless the caller serializes binding itself.

@@ -33,6 +33,10 @@ DEVRES_API void devres_fail_nth(unsigned int n);
 /**
  * devres_fail_nth_get() - the state of this thread's injection
  *
+ * Reads back what devres_fail_nth() armed for the calling thread, counted down
+ * by each fault-injectable call; a test checks it to know whether the fault it
+ * armed was reached.
+ *
  * Context: the calling thread only.
  * Return: 0 when disarmed or once the fault was injected, else how many
  * fault-injectable calls are still to go (the n-th fails).
@@ -89,6 +93,10 @@ DEVRES_API void devres_ledger_snapshot(struct devres_ledger *ret_ledger);
  * @before: the earlier snapshot
  * @after: the later snapshot
  * @f: where to print one line per kind that differs, or NULL for silence
+ *
+ * Compares two devres_ledger_snapshot() results kind by kind and, when @f is
+ * not NULL, prints one line per kind whose count changed, with both values and
+ * the difference; a test asserts 0 to prove that nothing leaked in between.
  *
  * Context: any thread.
  * Return: the number of kinds that differ.

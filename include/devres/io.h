@@ -102,6 +102,9 @@ DEVRES_API void *ioremap_wc(phys_addr_t offset, size_t size);
  * iounmap() - unmap registers
  * @addr: what ioremap() returned, or NULL (ignored)
  *
+ * Unmaps a register window that ioremap() or ioremap_wc() made, as the
+ * kernel's iounmap() does; accessing it afterwards is a bug.
+ *
  * Context: any thread. Preserves errno. A WARN when @addr is not a live
  * mapping from ioremap() (an address inside one, one already unmapped).
  */
@@ -112,6 +115,10 @@ DEVRES_API void iounmap(volatile void *addr);
  * @dev: the device
  * @offset: the physical address of the first register
  * @size: how many bytes
+ *
+ * ioremap() of @size bytes of registers at @offset, recorded against @dev: the
+ * window is unmapped when the device's resources are released, or earlier with
+ * devm_iounmap().
  *
  * Context: any thread. A fault-injection point (three times).
  * Return: the address of the first register, or NULL with errno set as
@@ -126,6 +133,9 @@ DEVRES_API void *devm_ioremap(struct device *dev, resource_size_t offset,
  * @offset: the physical address of the first register
  * @size: how many bytes
  *
+ * devm_ioremap() with a write-combining mapping, as ioremap_wc() makes it;
+ * unmapped with @dev's resources or with devm_iounmap().
+ *
  * Context: any thread. A fault-injection point.
  * Return: as devm_ioremap().
  */
@@ -136,6 +146,9 @@ DEVRES_API void *devm_ioremap_wc(struct device *dev, resource_size_t offset,
  * devm_iounmap() - unmap a managed mapping now
  * @dev: the device
  * @addr: what devm_ioremap() or devm_ioremap_wc() returned for @dev
+ *
+ * Unmaps a window that devm_ioremap() or devm_ioremap_wc() made for @dev
+ * before the device lets go, and takes its record off the device.
  *
  * Context: any thread. A WARN when @addr is not a managed mapping of @dev.
  */
@@ -162,6 +175,9 @@ DEVRES_API void *devm_ioremap_resource(struct device *dev,
  * devm_ioremap_resource_wc() - devm_ioremap_resource(), write-combining
  * @dev: the device
  * @res: an IORESOURCE_MEM resource
+ *
+ * devm_ioremap_resource() with a write-combining mapping: checks @res, claims
+ * its range for @dev and maps it, all undone with the device's resources.
  *
  * Context: any thread. A fault-injection point.
  * Return: as devm_ioremap_resource().

@@ -357,6 +357,9 @@ DEVRES_API void release_mem_region(resource_size_t start, resource_size_t n);
  * iomem_is_exclusive() - whether an address is claimed exclusively
  * @addr: a physical address
  *
+ * Looks @addr up in the iomem resource tree, as the kernel does before letting
+ * /dev/mem map it.
+ *
  * Context: any thread.
  * Return: true when @addr lies in a busy range claimed with
  * request_mem_region_exclusive().
@@ -383,6 +386,9 @@ DEVRES_API int resource_dump(const struct resource *root, FILE *f);
  * @new_res: the range to insert (caller's storage, kept while the device holds
  *       it)
  *
+ * request_resource() of @new_res under @root, recorded against @dev: the range
+ * is released with the device's resources or with devm_release_resource().
+ *
  * Context: any thread. A fault-injection point.
  * Return: 0; -EBUSY when @new_res does not fit; -ENOMEM; -EINVAL (with a WARN)
  * for a bad device.
@@ -395,6 +401,9 @@ DEVRES_API int devm_request_resource(struct device *dev, struct resource *root,
  * @dev: the device
  * @new_res: the range
  *
+ * Releases a range that devm_request_resource() inserted for @dev, before the
+ * device lets go, and takes its record off the device.
+ *
  * Context: any thread. A WARN when @dev does not hold @new_res.
  */
 DEVRES_API void devm_release_resource(struct device *dev,
@@ -406,6 +415,9 @@ DEVRES_API void devm_release_resource(struct device *dev,
  * @start: the first port
  * @n: how many
  * @name: who claims them (copied)
+ *
+ * request_region() of @n I/O ports from @start, recorded against @dev: they
+ * are released with the device's resources or with devm_release_region().
  *
  * Context: any thread. A fault-injection point (twice).
  * Return: the claimed range, or NULL as request_region().
@@ -437,6 +449,9 @@ DEVRES_API struct resource *devm_request_mem_region(struct device *dev,
  * @start: the first port, as requested
  * @n: how many, as requested
  *
+ * Releases I/O ports that devm_request_region() claimed for @dev, before the
+ * device lets go, and takes their record off the device.
+ *
  * Context: any thread. A WARN when @dev holds no such managed range.
  */
 DEVRES_API void devm_release_region(struct device *dev, resource_size_t start,
@@ -447,6 +462,9 @@ DEVRES_API void devm_release_region(struct device *dev, resource_size_t start,
  * @dev: the device
  * @start: the first address, as requested
  * @n: how many bytes, as requested
+ *
+ * Releases addresses that devm_request_mem_region() claimed for @dev, before
+ * the device lets go, and takes their record off the device.
  *
  * Context: any thread. A WARN when @dev holds no such managed range.
  */

@@ -124,6 +124,30 @@ DEVRES_API int irq_line_attach_level(int fd, int unmask_fd, const char *name);
 DEVRES_API int irq_line_raise(int irq);
 
 /**
+ * irq_line_raise_wait() - assert an interrupt line and wait until handled
+ * @irq: a line's number
+ *
+ * irq_line_raise(), then waits until the dispatcher has taken this
+ * assertion and its primary handlers have returned, and until no thread
+ * function of the line is running or woken (so the ones this interrupt
+ * woke have finished). What a handler wrote before it returned is then
+ * visible to the caller without further synchronization: a test can read
+ * a plain counter after it, and ThreadSanitizer agrees. An assertion that
+ * cannot be delivered now (the line is disabled, or has no handler) is
+ * left pending, as irq_line_raise() leaves it, and the call returns
+ * without waiting.
+ *
+ * Context: a thread that is not the line's dispatcher: not from a primary
+ * handler (any line's) nor from a thread function of @irq (WARN,
+ * -EDEADLK).
+ * Return: 0 once handled; -EAGAIN when the line is disabled or has no
+ * handler, so that nothing will handle it now; -EINVAL when @irq is not
+ * a line; -EOPNOTSUPP for a UIO line; -EDEADLK from a handler that the
+ * wait would wait for (WARNed).
+ */
+DEVRES_API int irq_line_raise_wait(int irq);
+
+/**
  * irq_line_destroy() - remove an interrupt line
  * @irq: a line's number
  *
@@ -169,7 +193,7 @@ DEVRES_API int irq_line_destroy(int irq);
 DEVRES_API int request_threaded_irq(unsigned int irq, irq_handler_t handler,
 				    irq_handler_t thread_fn,
 				    unsigned long flags, const char *name,
-				    void *dev_id);
+				    void *dev_id) DEVRES_MUST_CHECK;
 
 /**
  * request_irq() - attach a handler to an interrupt line
@@ -185,7 +209,8 @@ DEVRES_API int request_threaded_irq(unsigned int irq, irq_handler_t handler,
  * Return: as request_threaded_irq().
  */
 DEVRES_API int request_irq(unsigned int irq, irq_handler_t handler,
-			   unsigned long flags, const char *name, void *dev_id);
+			   unsigned long flags, const char *name,
+			   void *dev_id) DEVRES_MUST_CHECK;
 
 /**
  * free_irq() - detach a handler from an interrupt line
@@ -279,7 +304,8 @@ DEVRES_API int devm_request_threaded_irq(struct device *dev, unsigned int irq,
 					 irq_handler_t handler,
 					 irq_handler_t thread_fn,
 					 unsigned long irqflags,
-					 const char *devname, void *dev_id);
+					 const char *devname,
+					 void *dev_id) DEVRES_MUST_CHECK;
 
 /**
  * devm_request_irq() - managed request_irq()
@@ -290,12 +316,17 @@ DEVRES_API int devm_request_threaded_irq(struct device *dev, unsigned int irq,
  * @devname: who holds the line, or NULL for dev_name(@dev)
  * @dev_id: the handler's cookie
  *
+ * devm_request_threaded_irq() with no thread function: @handler runs in the
+ * dispatcher for each interrupt of line @irq, and is freed with @dev's
+ * resources or with devm_free_irq().
+ *
  * Context: as devm_request_threaded_irq().
  * Return: as devm_request_threaded_irq().
  */
 DEVRES_API int devm_request_irq(struct device *dev, unsigned int irq,
 				irq_handler_t handler, unsigned long irqflags,
-				const char *devname, void *dev_id);
+				const char *devname,
+				void *dev_id) DEVRES_MUST_CHECK;
 
 /**
  * devm_request_any_context_irq() - managed request in whatever context fits
@@ -316,7 +347,8 @@ DEVRES_API int devm_request_any_context_irq(struct device *dev,
 					    unsigned int irq,
 					    irq_handler_t handler,
 					    unsigned long irqflags,
-					    const char *devname, void *dev_id);
+					    const char *devname,
+					    void *dev_id) DEVRES_MUST_CHECK;
 
 /**
  * devm_free_irq() - free a managed handler now

@@ -384,6 +384,9 @@ pci_get_device(unsigned int vendor, unsigned int device, struct pci_dev *from);
  * pci_dev_get() - take a reference on a PCI device
  * @pdev: the device, or NULL
  *
+ * Takes a reference on the device of @pdev, as get_device() does; each one is
+ * dropped with pci_dev_put(). NULL is accepted and returned.
+ *
  * Context: any thread.
  * Return: @pdev.
  */
@@ -392,6 +395,9 @@ DEVRES_API struct pci_dev *pci_dev_get(struct pci_dev *pdev);
 /**
  * pci_dev_put() - drop a reference on a PCI device
  * @pdev: the device, or NULL
+ *
+ * Drops a reference taken with pci_dev_get() or given by a lookup; the last
+ * one frees the PCI device. NULL is accepted and ignored.
  *
  * Context: any thread.
  */
@@ -413,6 +419,9 @@ DEVRES_API int pci_register_driver(struct pci_driver *drv);
  * pci_unregister_driver() - unregister a PCI driver
  * @drv: a registered driver
  *
+ * Unbinds @drv from every device it is bound to (each remove, then each
+ * device's managed resources) and takes it off the PCI bus.
+ *
  * Context: as driver_unregister().
  */
 DEVRES_API void pci_unregister_driver(struct pci_driver *drv);
@@ -421,6 +430,10 @@ DEVRES_API void pci_unregister_driver(struct pci_driver *drv);
  * pci_match_id() - the entry of an id table a device matches
  * @ids: the table, ended by an all-zero entry, or NULL
  * @dev: the device
+ *
+ * Walks @ids, ended by an all-zero entry, and compares each with @dev's
+ * vendor, device, subsystem ids and class, PCI_ANY_ID matching anything, as
+ * the PCI bus does to choose a driver.
  *
  * Context: any thread.
  * Return: the first matching entry, or NULL.
@@ -454,6 +467,8 @@ DEVRES_API int pci_read_config_byte(const struct pci_dev *dev, int where,
  * @val: where the value goes (little-endian in the file); all ones on
  *       failure
  *
+ * Reads the 16-bit register at @where of @dev's config space into @val.
+ *
  * Context: any thread. A fault-injection point (the open).
  * Return: as pci_read_config_byte(); PCIBIOS_BAD_REGISTER_NUMBER also for
  * an odd @where.
@@ -466,6 +481,9 @@ DEVRES_API int pci_read_config_word(const struct pci_dev *dev, int where,
  * @dev: the device
  * @where: the offset, a multiple of 4
  * @val: where the value goes; all ones on failure
+ *
+ * Reads the 32-bit register at @where (a multiple of 4) of @dev's config space
+ * into @val.
  *
  * Context: any thread. A fault-injection point (the open).
  * Return: as pci_read_config_word().
@@ -496,6 +514,8 @@ DEVRES_API int pci_write_config_byte(const struct pci_dev *dev, int where,
  * @where: the offset, a multiple of 2
  * @val: the value
  *
+ * Writes @val to the 16-bit register at @where of @dev's config space.
+ *
  * Context: any thread. A fault-injection point (the open).
  * Return: as pci_write_config_byte(); PCIBIOS_BAD_REGISTER_NUMBER also for
  * an odd @where.
@@ -508,6 +528,9 @@ DEVRES_API int pci_write_config_word(const struct pci_dev *dev, int where,
  * @dev: the device
  * @where: the offset, a multiple of 4
  * @val: the value
+ *
+ * Writes @val to the 32-bit register at @where (a multiple of 4) of @dev's
+ * config space.
  *
  * Context: any thread. A fault-injection point (the open).
  * Return: as pci_write_config_word().
@@ -533,6 +556,10 @@ DEVRES_API uint8_t pci_find_capability(struct pci_dev *dev, int cap);
  * @dev: the device
  * @pos: the offset of the capability to start after
  * @cap: the capability id (PCI_CAP_ID_*)
+ *
+ * Follows @dev's capability list from the capability at @pos to the next one
+ * whose id is @cap, as the kernel does to find a second capability of the same
+ * kind.
  *
  * Context: any thread.
  * Return: the capability's offset, or 0.
@@ -567,6 +594,9 @@ DEVRES_API void pci_set_master(struct pci_dev *dev);
  * pci_clear_master() - stop a device mastering the bus
  * @dev: the device
  *
+ * Clears the bus-master bit of @dev's command register, so that the device
+ * stops starting DMA; pci_set_master() sets it again.
+ *
  * Context: any thread.
  */
 DEVRES_API void pci_clear_master(struct pci_dev *dev);
@@ -600,6 +630,9 @@ DEVRES_API void pci_disable_device(struct pci_dev *dev);
 /**
  * pci_is_enabled() - whether a device is enabled
  * @dev: the device
+ *
+ * Whether @dev is enabled: pci_enable_device() and pcim_enable_device() count
+ * up, pci_disable_device() counts down.
  *
  * Context: any thread.
  * Return: true while enables outnumber disables.
@@ -755,9 +788,11 @@ DEVRES_API void __iomem *pci_iomap(struct pci_dev *dev, int bar,
  * @dev: the device
  * @addr: what pci_iomap() returned, or NULL
  *
- * An @addr from ioremap() is given to iounmap(). One from pcim_iomap() is
- * a managed mapping released by hand: it WARNs, and is unmapped through
- * pcim_iounmap() so that the binding does not unmap it again.
+ * Unmaps a BAR mapping that pci_iomap() made for @dev; an @addr from
+ * ioremap() is given to iounmap(). One from pcim_iomap() is a managed
+ * mapping released by hand: it WARNs, is unmapped now, and its node and
+ * pcim_iomap_table() slot go with it, so the binding does not unmap it
+ * again.
  *
  * Context: any thread.
  */
@@ -816,6 +851,10 @@ DEVRES_API void pci_free_irq_vectors(struct pci_dev *dev);
  * @dev: the device
  * @nr: the vector, below what pci_alloc_irq_vectors() returned; vector 0
  *      is also the legacy line when none were allocated
+ *
+ * Translates vector @nr of @dev (the MSI or MSI-X vectors
+ * pci_alloc_irq_vectors() allocated, or the legacy line) into the interrupt
+ * line number the irq functions take.
  *
  * Context: any thread.
  * Return: the line number, for request_irq() and devm_request_irq();

@@ -70,6 +70,9 @@ DEVRES_API struct pci_fake *pci_fake_create(void);
  * pci_fake_root() - the root of a fake tree
  * @tree: the tree
  *
+ * The directory that stands for /sys/bus/pci in a tree pci_fake_create() made;
+ * the PCI bus reads it once it is given to pci_sysfs_set_root().
+ *
  * Context: any thread.
  * Return: its path, for pci_sysfs_set_root(); valid until
  * pci_fake_destroy().

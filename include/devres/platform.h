@@ -165,6 +165,9 @@ DEVRES_API void platform_device_del(struct platform_device *pdev);
  * platform_device_put() - drop a reference on a platform device
  * @pdev: the device, or NULL
  *
+ * Drops a reference on @pdev's device, as the kernel's platform_device_put()
+ * does; the last one releases it. NULL is accepted and ignored.
+ *
  * Context: as put_device().
  */
 DEVRES_API void platform_device_put(struct platform_device *pdev);
@@ -173,6 +176,9 @@ DEVRES_API void platform_device_put(struct platform_device *pdev);
  * platform_device_register() - initialize and add a platform device
  * @pdev: a platform device the caller allocated, with @name, @id and
  *        resources set, and a @dev.release that frees it
+ *
+ * Initializes @pdev's device and adds it to the platform bus, where a matching
+ * platform driver is probed at once.
  *
  * Context: as device_add().
  * Return: as platform_device_add(); -EEXIST (with a WARN) when @pdev is
@@ -200,6 +206,10 @@ DEVRES_API void platform_device_unregister(struct platform_device *pdev);
  * @res: its resources (copied), or NULL
  * @num: how many
  *
+ * Allocates a platform device called @name with instance @id, copies @num
+ * resources from @res into it and adds it to the platform bus, where a
+ * matching platform driver is probed at once.
+ *
  * Context: as device_add(). A fault-injection point.
  * Return: the device, to be dropped with platform_device_unregister(); or
  * ERR_PTR(-ENOMEM), or the error of platform_device_add().
@@ -212,6 +222,9 @@ platform_device_register_simple(const char *name, int id,
  * platform_driver_register() - register a platform driver
  * @drv: the driver; its @driver.bus is set to the platform bus
  *
+ * Registers @drv on the platform bus and probes it against every platform
+ * device it matches by name or id table.
+ *
  * Context: as driver_register().
  * Return: as driver_register().
  */
@@ -220,6 +233,9 @@ DEVRES_API int platform_driver_register(struct platform_driver *drv);
 /**
  * platform_driver_unregister() - unregister a platform driver
  * @drv: a registered driver
+ *
+ * Unbinds @drv from every platform device it is bound to (each remove, then
+ * each device's managed resources) and takes it off the platform bus.
  *
  * Context: as driver_unregister().
  */
@@ -230,6 +246,9 @@ DEVRES_API void platform_driver_unregister(struct platform_driver *drv);
  * @pdev: the device
  * @type: IORESOURCE_MEM, IORESOURCE_IO, IORESOURCE_IRQ, ...
  * @num: which one of that type, from 0
+ *
+ * The @num-th resource of @pdev whose flags include @type (IORESOURCE_MEM,
+ * IORESOURCE_IRQ ...), counted among those of that type only.
  *
  * Context: any thread.
  * Return: the resource, or NULL when there is no such one.
@@ -244,6 +263,9 @@ DEVRES_API struct resource *platform_get_resource(struct platform_device *pdev,
  * @type: IORESOURCE_MEM, IORESOURCE_IO, IORESOURCE_IRQ, ...
  * @name: the resource's name
  *
+ * Looks @pdev's resources of @type up by the name they were given, as
+ * devm_platform_ioremap_resource_byname() does.
+ *
  * Context: any thread.
  * Return: the first resource of @type named @name, or NULL.
  */
@@ -255,6 +277,9 @@ platform_get_resource_byname(struct platform_device *pdev, unsigned int type,
  * platform_get_irq() - a device's interrupt number, by index
  * @pdev: the device
  * @num: which IORESOURCE_IRQ resource, from 0
+ *
+ * The interrupt line of @pdev's @num-th IORESOURCE_IRQ resource, for
+ * request_irq() and devm_request_irq(). As in the kernel, a missing one is logged ("IRQ index %u not found"); platform_get_irq_optional() is the silent form.
  *
  * Context: any thread.
  * Return: the interrupt number (> 0); -ENXIO when the device has no such

@@ -97,6 +97,9 @@ DEVRES_API void devm_close(struct device *dev, int fd);
  * @name: the name shown in /proc/self/fd and /proc/self/maps
  * @flags: memfd_create(2) flags; MFD_CLOEXEC is always added
  *
+ * memfd_create(2) with MFD_CLOEXEC, the descriptor recorded against @dev and
+ * closed with its resources or with devm_close().
+ *
  * Context: any thread. Two fault-injection points (-ENOMEM, -EMFILE).
  * Return: the descriptor; -EINVAL for a bad device or a NULL @name (both
  * WARNed) or flags memfd_create(2) refuses; -ENOMEM; other errors of
@@ -110,6 +113,8 @@ DEVRES_API int devm_memfd_create(struct device *dev, const char *name,
  * @dev: the owning device
  * @initval: the counter's initial value
  * @flags: EFD_NONBLOCK, EFD_SEMAPHORE; EFD_CLOEXEC is always added
+ *
+ * eventfd(2) with EFD_CLOEXEC, the descriptor recorded against @dev and closed with its resources or with devm_close().
  *
  * Context: any thread. Two fault-injection points (-ENOMEM, -EMFILE).
  * Return: the descriptor; -EINVAL for a bad device (WARNed) or unknown
@@ -158,6 +163,9 @@ DEVRES_API FILE *devm_fopen(struct device *dev, const char *path,
  * devm_fclose() - close a managed stream now
  * @dev: the owning device
  * @stream: a stream from devm_fopen() on @dev
+ *
+ * Closes a stream devm_fopen() opened for @dev before the
+ * device lets go, and takes its record off the device.
  *
  * Context: any thread; takes @dev's devres lock.
  * Return: 0, or the error of fclose(3) as -errno (the stream is closed in
@@ -269,6 +277,10 @@ DEVRES_API int devm_thread_stop(struct device *dev,
  * devres_thread_set_stop_timeout() - how long a stop may take before a WARN
  * @thread: a managed thread's handle
  * @ms: milliseconds; DEVRES_THREAD_STOP_TIMEOUT_MS unless set
+ *
+ * Sets how many milliseconds the release of @thread waits for it to return
+ * before it WARNs (DEVRES_THREAD_STOP_TIMEOUT_MS by default); it then goes on
+ * waiting without limit.
  *
  * Context: any thread, while @thread is managed.
  */

@@ -66,6 +66,9 @@ DEVRES_API struct revocable *devm_revocable_create(struct device *dev,
  * revocable_get() - take a reference on a handle
  * @h: the handle, or NULL
  *
+ * Takes one more reference on @h; each is dropped with revocable_put(), and
+ * the handle is freed with the last one. NULL is accepted and returned.
+ *
  * Context: any thread, also inside an access and in release callbacks.
  * Return: @h.
  */

@@ -29,6 +29,13 @@ extern "C" {
 #define DEVRES_PRINTF(fmt, args)
 #endif
 
+/* The kernel's __must_check: a result that is an error must be looked at. */
+#if defined(__GNUC__)
+#define DEVRES_MUST_CHECK __attribute__((warn_unused_result))
+#else
+#define DEVRES_MUST_CHECK
+#endif
+
 /* Allocation flags. Only __GFP_ZERO changes behaviour in userspace. */
 typedef unsigned int gfp_t;
 #define __GFP_ZERO 0x100u

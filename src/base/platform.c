@@ -448,7 +448,13 @@ int platform_get_irq_optional(struct platform_device *pdev, unsigned int num)
 	return (int)r->start;
 }
 
+/* As the kernel's: a missing interrupt is logged against the device. */
 int platform_get_irq(struct platform_device *pdev, unsigned int num)
 {
-	return platform_get_irq_optional(pdev, num);
+	int ret = platform_get_irq_optional(pdev, num);
+
+	if (ret < 0 && pdev)
+		return dev_err_probe(&pdev->dev, ret,
+				     "IRQ index %u not found\n", num);
+	return ret;
 }

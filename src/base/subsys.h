@@ -25,7 +25,13 @@
 #define unlikely(x) __builtin_expect(!!(x), 0)
 
 #define HIDDEN __attribute__((visibility("hidden")))
-#define TLS_FAST __thread __attribute__((tls_model("initial-exec")))
+/*
+ * Thread-local state of the library. The model is the compiler's default
+ * for position-independent code (the build adds TLS descriptors where it
+ * can): initial-exec would make a late dlopen() of the library fail once
+ * the process's static TLS block is used up.
+ */
+#define TLS_FAST __thread
 
 /* Stamped into struct device by device_initialize(), cleared at the end. */
 #define DEVRES_DEV_MAGIC 0x64657672u

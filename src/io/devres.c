@@ -101,16 +101,33 @@ static void *map_resource(struct device *dev, const struct resource *res,
 
 	if (!devres__dev_ok(dev, func))
 		return ERR_PTR(-EINVAL);
-	if (!res || resource_type(res) != IORESOURCE_MEM)
+	/* Logged as the kernel logs them: the driver's probe returns the error. */
+	if (!res || resource_type(res) != IORESOURCE_MEM) {
+		if (res)
+			dev_err(dev,
+				"invalid resource [%#llx-%#llx flags %#lx]\n",
+				(unsigned long long)res->start,
+				(unsigned long long)res->end, res->flags);
+		else
+			dev_err(dev, "invalid resource (null)\n");
 		return ERR_PTR(-EINVAL);
+	}
 	size = resource_size(res);
 	name = res->name ? res->name : dev_name(dev);
-	if (!devm_request_mem_region(dev, res->start, size, name))
+	if (!devm_request_mem_region(dev, res->start, size, name)) {
+		dev_err(dev,
+			"can't request region for resource [mem %#llx-%#llx]\n",
+			(unsigned long long)res->start,
+			(unsigned long long)res->end);
 		return ERR_PTR(-EBUSY);
+	}
 	addr = map(dev, res->start, size);
 	if (!addr) {
 		err = errno;
 		devm_release_mem_region(dev, res->start, size);
+		dev_err(dev, "ioremap failed for resource [mem %#llx-%#llx]\n",
+			(unsigned long long)res->start,
+			(unsigned long long)res->end);
 		errno = err;
 		return ERR_PTR(-ENOMEM);
 	}

@@ -119,6 +119,7 @@ static void deliver(struct irq_line *line)
 	irqreturn_t ret = IRQ_NONE;
 	bool stuck, warn_thread = false;
 	int irq = line->irq;
+	unsigned long covers = line->reads;
 
 	line->pending = false;
 	line->running = true;
@@ -163,6 +164,7 @@ static void deliver(struct irq_line *line)
 		pthread_mutex_lock(&line->lock);
 	}
 	line->running = false;
+	line->delivered = covers;
 	pthread_cond_broadcast(&line->idle);
 	zombies = line->zombies;
 	line->zombies = NULL;

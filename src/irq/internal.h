@@ -90,6 +90,9 @@ struct irq_line {
 	bool hw_masked;	    /* UIO, level: read and not yet re-enabled */
 	int unmask_fd;	    /* a level line's unmask eventfd, else -1 */
 	unsigned int count, unhandled;
+	/* irq_line_raise_wait(): reads of the fd that took an assertion, and
+	 * how many of them the last finished delivery covered. */
+	unsigned long reads, delivered;
 };
 
 struct irq_dispatcher {

@@ -16,6 +16,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "internal.h"
@@ -108,6 +109,7 @@ int irq__line_read(struct irq_line *line)
 		n = read(line->fd, &v32, sizeof(v32));
 		if (n == (ssize_t)sizeof(v32)) {
 			line->hw_masked = true;
+			line->reads++;
 			return 1;
 		}
 	} else {
@@ -116,6 +118,7 @@ int irq__line_read(struct irq_line *line)
 			/* A level line's source masked itself (VFIO INTx). */
 			if (line->unmask_fd >= 0)
 				line->hw_masked = true;
+			line->reads++;
 			return 1;
 		}
 	}
@@ -310,6 +313,55 @@ int irq_line_raise(int irq)
 	else if (write(line->fd, &one, sizeof(one)) < 0)
 		rc = -errno;
 	pthread_rwlock_unlock(&lines_lock);
+	return rc;
+}
+
+int irq_line_raise_wait(int irq)
+{
+	uint64_t one = 1;
+	struct irq_line *line = irq__line_get(irq);
+	unsigned long target;
+	int rc = 0;
+
+	if (!line)
+		return -EINVAL;
+	/* The dispatcher cannot wait for itself, nor a thread for itself. */
+	if (irq__running_line || irq__cur_line == line) {
+		irq__line_put(line);
+		devres__warn(NULL, __func__,
+			     "irq %d: from a handler it would wait for", irq);
+		return -EDEADLK;
+	}
+	pthread_mutex_lock(&line->lock);
+	/*
+	 * Written under the lock the dispatcher reads under: the first read
+	 * after this one is the one that takes this assertion.
+	 */
+	target = line->reads + 1;
+	if (line->kind == LINE_UIO)
+		rc = -EOPNOTSUPP;
+	else if (write(line->fd, &one, sizeof(one)) < 0)
+		rc = -errno;
+	while (!rc && (line->delivered < target || line->running ||
+		       line->threads_active)) {
+		struct timespec ts;
+
+		/* Undeliverable now: it stays pending, delivered later. */
+		if (!line->nr_actions || line->depth) {
+			rc = -EAGAIN;
+			break;
+		}
+		/* Disabling wakes nobody: look again every 10 ms. */
+		clock_gettime(CLOCK_REALTIME, &ts);
+		ts.tv_nsec += 10 * 1000 * 1000;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		pthread_cond_timedwait(&line->idle, &line->lock, &ts);
+	}
+	line->refs--;
+	pthread_mutex_unlock(&line->lock);
 	return rc;
 }
 

@@ -165,8 +165,15 @@ static void resources(void **state)
 	assert_int_equal(platform_get_irq(pdev, 0), 33);
 	assert_int_equal(platform_get_irq(pdev, 1), 34);
 	assert_int_equal(platform_get_irq_optional(pdev, 1), 34);
+	/* As in the kernel: the missing interrupt is logged, unless optional. */
+	start_log_capture();
 	assert_int_equal(platform_get_irq(pdev, 2), -ENXIO);
+	assert_int_equal(cap.n, 1);
+	assert_non_null(strstr(cap.line[0], "IRQ index 2 not found"));
+	assert_non_null(strstr(cap.line[0], dev_name(&pdev->dev)));
 	assert_int_equal(platform_get_irq_optional(pdev, 2), -ENXIO);
+	assert_int_equal(cap.n, 1);
+	devres_set_log_sink(NULL, NULL);
 	platform_device_unregister(pdev);
 }
 

@@ -2,7 +2,10 @@
 /* A program built against the installed libdevres. */
 #include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <devres/device.h>
+#include <devres/devres.h>
+#include <devres/version.h>
 
 static int released;
 
@@ -22,6 +25,12 @@ int main(void)
 	struct device dev = { .release = dev_release };
 	char *s;
 
+	/* The headers and the library it runs with are of one release. */
+	if (strcmp(devres_version(), DEVRES_VERSION_STRING) != 0) {
+		fprintf(stderr, "library %s, headers %s\n", devres_version(),
+			DEVRES_VERSION_STRING);
+		return 1;
+	}
 	device_initialize(&dev);
 	if (dev_set_name(&dev, "consumer%d", 0))
 		return 1;

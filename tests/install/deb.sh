@@ -31,15 +31,17 @@ dpkg -x "$rt" "$root"
 dpkg -x "$dev" "$root"
 libdir=$(dirname "$(find "$root" -name 'libdevres.so.0' | head -n 1)")
 
-echo "== pkg-config from the unpacked packages"
+echo "== pkg-config from the unpacked packages, the root as sysroot"
 pcdir=$(dirname "$(find "$root" -name devres.pc)")
+# The .pc file names /usr; pkg-config drops -I/usr/include as a system one.
 # shellcheck disable=SC2046
-$cc -std=c11 -Wall -Werror -o "$root/consumer" "$here/consumer.c" \
-	$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs devres)
+$cc -std=c11 -Wall -Werror -I"$root/usr/include" -o "$root/consumer" \
+	"$here/consumer.c" -L"$libdir" $(PKG_CONFIG_SYSROOT_DIR=$root \
+	PKG_CONFIG_LIBDIR=$pcdir pkg-config --cflags --libs devres)
 LD_LIBRARY_PATH=$libdir "$root/consumer"
 
 echo "== find_package from the unpacked packages"
-cmake -S "$here" -B "$root-cmake" -G Ninja -DCMAKE_PREFIX_PATH="$root/usr" >/dev/null
+cmake -S "$here" -B "$root-cmake" -DCMAKE_PREFIX_PATH="$root/usr" >/dev/null
 cmake --build "$root-cmake" >/dev/null
 LD_LIBRARY_PATH=$libdir "$root-cmake/consumer"
 

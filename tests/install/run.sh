@@ -13,7 +13,7 @@ rm -rf "$prefix" "$prefix-cmake"
 cmake --install "$build" --prefix "$prefix" >/dev/null
 
 echo "== find_package(devres)"
-cmake -S "$here" -B "$prefix-cmake" -G Ninja -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
+cmake -S "$here" -B "$prefix-cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix-cmake" >/dev/null
 "$prefix-cmake/consumer"
 

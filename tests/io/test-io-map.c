@@ -334,6 +334,8 @@ static void ioremap_resource_errors(void **state)
 	struct devres_ledger before = snap(), after;
 	void *a;
 
+	/* Each error is logged against the device, as the kernel logs it. */
+	start_log_capture();
 	assert_int_equal(PTR_ERR(devm_ioremap_resource(dev, NULL)), -EINVAL);
 	assert_int_equal(PTR_ERR(devm_ioremap_resource(dev, &io)), -EINVAL);
 	a = devm_ioremap_resource(dev, &mem);
@@ -346,6 +348,16 @@ static void ioremap_resource_errors(void **state)
 	errno = 0;
 	assert_int_equal(PTR_ERR(devm_ioremap_resource(dev, &nowin)), -ENOMEM);
 	assert_int_equal(errno, ENXIO);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(cap.n, 4);
+	assert_non_null(strstr(cap.line[0], "invalid resource (null)"));
+	assert_non_null(strstr(cap.line[1], "invalid resource [0x100-0x107"));
+	assert_non_null(strstr(cap.line[2], "can't request region for "
+					    "resource"));
+	assert_non_null(strstr(cap.line[3], "ioremap failed for resource [mem "
+					    "0xa0000000-0xa00000ff]"));
+	for (int i = 0; i < 4; i++)
+		assert_non_null(strstr(cap.line[i], dev_name(dev)));
 	after = snap();
 	assert_int_equal(after.regions, before.regions + 1);
 	/* The region's node (start and size) and the mapping's. */
