@@ -43,8 +43,13 @@ DEVRES_API int pci_vfio_enable(void);
  * pci_dev_is_vfio() - whether a device is reached through VFIO
  * @pdev: a PCI device, or NULL
  *
+ * Tells whether pci_bus_scan() took @pdev through the VFIO backend (its
+ * config space, BARs, interrupts and DMA go through the device's VFIO fd
+ * and its group's container) rather than through sysfs files.
+ *
  * Context: any thread.
- * Return: true when the scan took @pdev through VFIO.
+ * Return: true when the scan took @pdev through VFIO; false otherwise, and
+ * for NULL.
  */
 DEVRES_API bool pci_dev_is_vfio(struct pci_dev *pdev);
 
