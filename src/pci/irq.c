@@ -59,6 +59,9 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	if (!dev || !dev->p || !min_vecs || min_vecs > max_vecs ||
 	    !(flags & PCI_IRQ_ALL_TYPES))
 		return -EINVAL;
+	/* The kernel's allocates MSI descriptors and vectors. */
+	if (devres__should_fail_as("pci_alloc_irq_vectors", -ENOMEM))
+		return -ENOMEM;
 	pthread_mutex_lock(&dev->p->lock);
 	n = dev->p->nirqs;
 	/* INTx alone is one line, shared by all of the device's functions. */
@@ -72,6 +75,10 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 		ret = -ENOSPC;
 	else
 		ret = (int)(dev->p->nvec = n);
+	if (ret > 0 && (flags & PCI_IRQ_MSIX) && dev->p->nirqs > 1)
+		dev->msix_enabled = true;
+	else if (ret > 0 && (flags & PCI_IRQ_MSI))
+		dev->msi_enabled = true;
 	pthread_mutex_unlock(&dev->p->lock);
 	return ret;
 }
@@ -99,5 +106,7 @@ void pci__irq_reset(struct pci_dev *pdev)
 {
 	pthread_mutex_lock(&pdev->p->lock);
 	pdev->p->nvec = 0;
+	pdev->msi_enabled = false;
+	pdev->msix_enabled = false;
 	pthread_mutex_unlock(&pdev->p->lock);
 }
