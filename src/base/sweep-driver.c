@@ -167,16 +167,16 @@ static int defer_run(const struct devres__sweep *s, struct probe_sweep *ps,
 /*
  * The defer sweep: each deferrable lookup of the probe (devres_should_
  * defer()) made to defer once, in turn; @bound is what the plain bind of
- * the fault sweep's last run held.
+ * the fault sweep's last run held, @lookups how many it made.
  */
 static void defer_sweep(const struct devres__sweep *s,
-			struct devres_sweep_result *r,
+			struct devres_sweep_result *r, unsigned int lookups,
 			const struct devres_ledger *bound)
 {
 	struct probe_sweep *ps = s->ctx;
 	unsigned int n;
 
-	for (n = 1; n <= DEVRES_SWEEP_MAX_POINTS; n++)
+	for (n = 1; n <= lookups && n <= DEVRES_SWEEP_MAX_POINTS; n++)
 		if (defer_run(s, ps, n, bound, r))
 			break;
 }

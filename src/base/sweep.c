@@ -273,7 +273,7 @@ int devres__sweep_run(const struct devres__sweep *s,
 				  s->op_name,
 				  devres__errname(run.ret, err, sizeof(err)));
 	else if (!run.injected && s->after && run.lookups)
-		s->after(s, &r, &run.done);
+		s->after(s, &r, run.lookups, &run.done);
 	bad = r.leaks + r.warns + r.defer_failures +
 	      (is_strict ? r.findings : 0);
 	report_summary(s, &r, is_strict, bad != 0,

@@ -24,11 +24,12 @@ struct devres__sweep {
 	/*
 	 * Run after the failure points, inside the sweep, when the run with
 	 * no fault injected succeeded and made deferrable lookups: the defer
-	 * sweep. @done is the ledger as that run left it before its undo.
+	 * sweep. @lookups is how many that run made, @done the ledger as it
+	 * left it before its undo.
 	 * Adds to the counts.
 	 */
 	void (*after)(const struct devres__sweep *s,
-		      struct devres_sweep_result *r,
+		      struct devres_sweep_result *r, unsigned int lookups,
 		      const struct devres_ledger *done);
 };
 
