@@ -20,6 +20,7 @@
 #include <devres/fault.h>
 #include <devres/irq.h>
 #include <devres/platform.h>
+#include <linux/of.h>
 #include "testlib.h"
 
 #define KC_WIN 0xfe000000ull
