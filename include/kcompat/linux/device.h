@@ -1,14 +1,21 @@
 /* SPDX-License-Identifier: MIT */
-/* Devices, drivers, managed resources and dev_*() printing. */
+/*
+ * Devices, drivers, managed resources and dev_*() printing; and, as the
+ * kernel's does, the locks, atomics and lists a driver's state holds.
+ */
 #ifndef KCOMPAT_LINUX_DEVICE_H
 #define KCOMPAT_LINUX_DEVICE_H
 
 #include <devres/device.h>
 #include <devres/devres.h>
 #include <devres/driver.h>
+#include <linux/atomic.h>
 #include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
 #include <linux/pm.h>
 #include <linux/slab.h>
+#include <linux/spinlock.h>
 
 #define dev_notice dev_info
 #define dev_emerg dev_err
