@@ -71,6 +71,34 @@ static inline void kc_board_down(struct kc_board *b)
 	close(b->fd);
 }
 
+/*
+ * The fixture of a test of one platform driver: its board up, the ledger
+ * noted and the log captured before; the board down, strict mode off and
+ * the ledger back where it was after.
+ */
+static struct kc_board board;
+static struct devres_ledger kc_base;
+
+static inline int kc_setup(const char *name, const char *compatible)
+{
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	devres_ledger_snapshot(&kc_base);
+	kc_board_up(&board, name, compatible);
+	start_log_capture();
+	return 0;
+}
+
+static inline int kc_teardown(void)
+{
+	struct devres_ledger now;
+
+	devres_set_log_sink(NULL, NULL);
+	devres_sweep_set_strict(false);
+	kc_board_down(&board);
+	devres_ledger_snapshot(&now);
+	return devres_ledger_diff(&kc_base, &now, stderr) ? -1 : 0;
+}
+
 /* Whether a captured line contains @s. */
 static inline bool kc_said(const char *s)
 {

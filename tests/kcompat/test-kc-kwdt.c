@@ -15,28 +15,16 @@
 #include "kcompat/kwdt.c"
 #include "kcompat/kctest.h"
 
-static struct kc_board board;
-static struct devres_ledger base;
-
 static int setup(void **state)
 {
 	(void)state;
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	devres_ledger_snapshot(&base);
-	kc_board_up(&board, "kwdt", "kc,kwdt");
-	start_log_capture();
-	return 0;
+	return kc_setup("kwdt", "kc,kwdt");
 }
 
 static int teardown(void **state)
 {
-	struct devres_ledger now;
-
 	(void)state;
-	devres_set_log_sink(NULL, NULL);
-	kc_board_down(&board);
-	devres_ledger_snapshot(&now);
-	return devres_ledger_diff(&base, &now, stderr) ? -1 : 0;
+	return kc_teardown();
 }
 
 #if !KC_TWIN
