@@ -55,6 +55,8 @@
 	readx_poll_timeout(readl, addr, val, cond, us, to)
 #define readq_poll_timeout(addr, val, cond, us, to)                            \
 	readx_poll_timeout(readq, addr, val, cond, us, to)
+#define readb_relaxed_poll_timeout(addr, val, cond, us, to)                    \
+	readx_poll_timeout(readb_relaxed, addr, val, cond, us, to)
 #define readl_relaxed_poll_timeout(addr, val, cond, us, to)                    \
 	readx_poll_timeout(readl_relaxed, addr, val, cond, us, to)
 #define readb_poll_timeout_atomic readb_poll_timeout

@@ -12,6 +12,7 @@
 #include <time.h>
 #include <devres/fault.h>
 #include <linux/device.h>
+#include <linux/interrupt.h>
 #include <linux/slab.h>
 
 typedef s64 time64_t;
