@@ -52,4 +52,19 @@ static inline int platform_irq_count(struct platform_device *pdev)
 	module_driver(drv, platform_driver_register, platform_driver_unregister)
 #define builtin_platform_driver module_platform_driver
 
+/* A driver whose probe is given at registration (platform_driver_probe()). */
+#define module_platform_driver_probe(drv, probefn)                             \
+	int drv##_init(void);                                                  \
+	void drv##_exit(void);                                                 \
+	int drv##_init(void)                                                   \
+	{                                                                      \
+		(drv).probe = (probefn);                                       \
+		return platform_driver_register(&(drv));                       \
+	}                                                                      \
+	void drv##_exit(void)                                                  \
+	{                                                                      \
+		platform_driver_unregister(&(drv));                            \
+	}                                                                      \
+	KCOMPAT_MODULE_TAG
+
 #endif /* KCOMPAT_LINUX_PLATFORM_DEVICE_H */
