@@ -28,7 +28,7 @@ module_param(timeout, uint, 0);
 struct kwdt {
 	void __iomem *base;
 	struct watchdog_device wdd;
-	int pretimeouts;
+	atomic_t pretimeouts;
 };
 
 static int kwdt_start(struct watchdog_device *wdd)
@@ -68,7 +68,7 @@ static irqreturn_t kwdt_pretimeout(int irq, void *data)
 	struct kwdt *w = data;
 
 	(void)irq;
-	w->pretimeouts++;
+	atomic_inc(&w->pretimeouts);
 	return IRQ_HANDLED;
 }
 

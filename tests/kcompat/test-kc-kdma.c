@@ -54,9 +54,20 @@ static void programs_channels(void **state)
 	}
 	board.regs[KDMA_IRQ_STATUS / 4] = 0x5;
 	assert_int_equal(irq_line_raise(board.irq), 0);
-	for (int i = 0; i < 1000 && board.regs[KDMA_IRQ_STATUS / 4]; i++)
+	/* Read under the driver's lock, as its own code would. */
+	for (int i = 0; i < 1000; i++) {
+		unsigned long n;
+
+		spin_lock(&d->lock);
+		n = d->completions;
+		spin_unlock(&d->lock);
+		if (n == 2)
+			break;
 		usleep(1000);
+	}
+	spin_lock(&d->lock);
 	assert_int_equal(d->completions, 2);
+	spin_unlock(&d->lock);
 	kdma_driver_exit();
 	for (int i = 0; i < KDMA_NR_CHANS; i++)
 		assert_int_equal(board.regs[KDMA_CHAN_CTRL(i) / 4], 0);

@@ -62,7 +62,8 @@ static void reads_and_sets_time(void **state)
 			!__atomic_load_n(&k->rtc->irq_events, __ATOMIC_RELAXED);
 	     i++)
 		usleep(1000);
-	assert_int_equal(k->rtc->irq_events, 1);
+	assert_int_equal(__atomic_load_n(&k->rtc->irq_events, __ATOMIC_RELAXED),
+			 1);
 	krtc_driver_exit();
 }
 

@@ -45,11 +45,9 @@ static void registers_starts_pings_stops(void **state)
 	board.regs[KWDT_COUNT / 4] = 12 * KWDT_TICKS_PER_SEC;
 	assert_int_equal(w->wdd.ops->get_timeleft(&w->wdd), 12);
 	assert_int_equal(irq_line_raise(board.irq), 0);
-	for (int i = 0;
-	     i < 1000 && !__atomic_load_n(&w->pretimeouts, __ATOMIC_RELAXED);
-	     i++)
+	for (int i = 0; i < 1000 && !atomic_read(&w->pretimeouts); i++)
 		usleep(1000);
-	assert_int_equal(w->pretimeouts, 1);
+	assert_int_equal(atomic_read(&w->pretimeouts), 1);
 	/* Unbound while running: stopped on unregister. */
 	kwdt_driver_exit();
 	assert_int_equal(board.regs[KWDT_CTRL / 4], 0);
