@@ -396,7 +396,7 @@ static bool register_failing(struct board *b, unsigned int n, bool log_on)
 int main(int argc, char **argv)
 {
 	struct devres_ledger at_start, unbound;
-	struct devres_sweep_result r = { 0, 0 };
+	struct devres_sweep_result r = { 0 };
 	struct simdev_config cfg;
 	struct netdrv *nd;
 	struct board b;

@@ -32,6 +32,10 @@ extern "C" {
 
 struct driver_private;
 
+struct of_device_id;
+struct dev_pm_ops;
+struct module;
+
 /**
  * struct bus_type - a kind of bus
  * @name: the bus's name, used in messages (``"<bus> <device>: ..."``)
@@ -61,6 +65,11 @@ struct bus_type {
  * @remove: called when the driver is unbound, before the binding's managed
  *          resources are released; usually only stops the device. May be
  *          NULL.
+ * @of_match_table: the compatible strings the driver handles, for
+ *                  of_device_get_match_data() of the compat headers; the
+ *                  driver core does not read it
+ * @pm: the driver's power-management callbacks, recorded, not called
+ * @owner: the kernel's module pointer (THIS_MODULE), recorded only
  *
  * Bus types wrap this one in their own driver structure (struct
  * platform_driver). The member after the comment is private.
@@ -70,6 +79,9 @@ struct device_driver {
 	const struct bus_type *bus;
 	int (*probe)(struct device *dev);
 	void (*remove)(struct device *dev);
+	const struct of_device_id *of_match_table;
+	const struct dev_pm_ops *pm;
+	struct module *owner;
 
 	/* private: */
 	struct driver_private *p;
@@ -105,6 +117,21 @@ DEVRES_API int bus_register(const struct bus_type *bus);
  * Context: any thread.
  */
 DEVRES_API void bus_unregister(const struct bus_type *bus);
+
+/**
+ * driver_find_next_device() - the next device bound to a driver
+ * @drv: the driver
+ * @start: the device to start after, or NULL to start at the bus's first
+ *
+ * Walks @drv's bus in bus_for_each_dev() order from after @start and
+ * returns the first device bound to @drv, with a reference taken (give it
+ * back with put_device()), as the kernel's does.
+ *
+ * Context: any thread; not with a device's lock held by a callback.
+ * Return: the device, or NULL when there is none (or @drv has no bus).
+ */
+DEVRES_API struct device *
+driver_find_next_device(const struct device_driver *drv, struct device *start);
 
 /**
  * bus_for_each_dev() - call a function for each device of a bus

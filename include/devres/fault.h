@@ -44,6 +44,63 @@ DEVRES_API void devres_fail_nth(unsigned int n);
 DEVRES_API unsigned int devres_fail_nth_get(void);
 
 /**
+ * devres_should_fail() - a fault point of code outside the library
+ * @dev: the device the acquisition is for (may be NULL)
+ * @what: the acquisition's name, as the sweep's report will give it
+ *        ("devm_hwrng_register")
+ *
+ * Frameworks, board files and compat layers built on libdevres call this
+ * where their own acquisition can fail, and fail it as the real failure
+ * would when it returns true: then devres_fail_nth() and every sweep count
+ * and inject it like the library's own points. The failure a sweep expects
+ * the caller to see is -ENOMEM; a point that fails with another errno is
+ * reported as a finding when the probe returns that errno, not as a
+ * failure. Put a fault point only where the caller sees the failure: never
+ * in a void function.
+ *
+ * Context: the calling thread's injection.
+ * Return: true when this call is to fail.
+ */
+DEVRES_API bool devres_should_fail(struct device *dev, const char *what);
+
+/**
+ * devres_should_defer() - a lookup that can return -EPROBE_DEFER
+ * @dev: the device looking up (may be NULL)
+ * @what: the lookup's name ("platform_get_irq")
+ *
+ * Every lookup that can defer in the kernel (platform_get_irq(), a clock,
+ * a regulator, a GPIO that is not there yet) calls this and returns
+ * -EPROBE_DEFER when it returns true. devres_defer_nth() arms it; the
+ * defer sweep of driver_probe_sweep() uses it to make each such lookup of
+ * a probe defer once.
+ *
+ * Context: the calling thread's injection.
+ * Return: true when this lookup is to defer.
+ */
+DEVRES_API bool devres_should_defer(struct device *dev, const char *what);
+
+/**
+ * devres_defer_nth() - make the n-th deferrable lookup of this thread defer
+ * @n: 1 makes the next devres_should_defer() return true, 2 the one after,
+ *     ...; 0 disarms
+ *
+ * devres_fail_nth() for deferrals: independent of it, and counted only by
+ * devres_should_defer().
+ *
+ * Context: the calling thread only.
+ */
+DEVRES_API void devres_defer_nth(unsigned int n);
+
+/**
+ * devres_defer_nth_get() - the state of this thread's deferral injection
+ *
+ * Context: the calling thread only.
+ * Return: 0 when disarmed or once the deferral was injected, else how many
+ * deferrable lookups are still to go.
+ */
+DEVRES_API unsigned int devres_defer_nth_get(void);
+
+/**
  * struct devres_ledger - what is alive in the process, by kind
  * @nodes: devres nodes, on a device or not, group markers excluded
  * @node_bytes: the bytes of their data areas
@@ -108,11 +165,38 @@ DEVRES_API int devres_ledger_diff(const struct devres_ledger *before,
  * struct devres_sweep_result - what a sweep found
  * @points: runs in which a fault was injected
  * @leaks: runs after which the ledger was not back at its baseline
+ * @warns: runs during which (operation or undo) a WARN was printed
+ * @findings: runs whose operation returned another errno than the injected
+ *            failure's, or succeeded although a fault was injected
+ * @defer_points: deferrable lookups made to defer, one run each (the defer
+ *                sweep of driver_probe_sweep(); 0 for devres_sweep())
+ * @defer_failures: defer runs that went wrong: the deferral was swallowed
+ *                  or changed, something leaked, or the retried bind did
+ *                  not hold what a plain bind holds
  */
 struct devres_sweep_result {
 	unsigned int points;
 	unsigned int leaks;
+	unsigned int warns;
+	unsigned int findings;
+	unsigned int defer_points;
+	unsigned int defer_failures;
 };
+
+/**
+ * devres_sweep_set_strict() - make the sweep's findings fail it
+ * @strict: true to fail a sweep on a finding, false (the default) to
+ *          report findings only
+ *
+ * A finding is a run in which the operation returned an errno other than
+ * the one its injected failure looks like (a devm_kzalloc() failure turned
+ * into -EINVAL), or succeeded although an acquisition failed (a tolerated
+ * optional acquisition, or a swallowed error). DEVRES_SWEEP_STRICT=1 in
+ * the environment sets it at start.
+ *
+ * Context: any thread; read at the start of each sweep.
+ */
+DEVRES_API void devres_sweep_set_strict(bool strict);
 
 /*
  * A sweep gives up after this many failure points: an operation that never
@@ -151,6 +235,16 @@ struct devres_sweep_result {
  * no fault injected"). A leak's line tells how to reproduce it: "reproduce
  * with devres_fail_nth(N) before the operation".
  *
+ * Each run is also judged as a reviewer would. WARNs printed during @op
+ * or @undo fail the sweep like a leak (@warns). A run whose @op returned
+ * an errno other than the one its injected failure looks like (-ENOMEM
+ * for managed memory and devres_should_fail()), or succeeded although its
+ * fault was injected, is a finding (@findings): reported, with a line
+ * "failure point N: <acquisition> fails, op returned <errno>" naming the
+ * acquisition, and failing the sweep only in strict mode
+ * (devres_sweep_set_strict()). The summary line adds the counts of WARN
+ * runs, findings and defer runs when they are not zero.
+ *
  * The ledger counts the whole process, so only one sweep runs at a time:
  * a sweep started from @op or @undo, or from another thread while one is
  * running, is refused.
@@ -158,9 +252,9 @@ struct devres_sweep_result {
  * Context: the calling thread runs @op and @undo; other threads must not
  * acquire or release resources while it runs, or their changes count as
  * leaks.
- * Return: 0 when no run leaked, the number of leaking runs otherwise;
- * -ECANCELED when the run with no fault injected failed (whatever the
- * leaks); -EINVAL when @op or @ret_result is NULL (a misuse, WARNed);
+ * Return: 0 when no run failed, else the number of failed runs: leaks,
+ * runs with WARNs, and (strict) findings; -ECANCELED when the run with no
+ * fault injected failed (whatever the leaks); -EINVAL when @op or @ret_result is NULL (a misuse, WARNed);
  * -EBUSY when another sweep is running; -ELOOP when @op still reached its
  * injected fault after DEVRES_SWEEP_MAX_POINTS points (@ret_result holds
  * the counts so far).
@@ -191,6 +285,16 @@ DEVRES_API int devres_sweep(int (*op)(void *), void (*undo)(void *), void *ctx,
  * "probe": "probe sweep of <driver> on <device>: N failure points, L
  * leaks".
  *
+ * Then, when the probe made deferrable lookups (devres_should_defer():
+ * platform_get_irq() and the like), the defer sweep: each of them is made
+ * to return -EPROBE_DEFER once, in turn. The probe must return
+ * -EPROBE_DEFER with @dev parked and nothing held, and after
+ * driver_deferred_probe_trigger() (or, for a driver that is not
+ * registered, a bind by hand) @dev must bind holding what the plain bind
+ * held. A probe that swallows the deferral (returns 0) or turns it into
+ * another errno, a leak or a WARN in these runs, each is a defer failure
+ * (@defer_failures), reported with the lookup's name, and fails the sweep.
+ *
  * A probe that defers parks @dev, as it would outside a sweep; a successful
  * bind retries the parked devices, and what they acquire counts as a leak:
  * sweep with no device parked. @dev is unbound when this returns.
@@ -206,8 +310,8 @@ DEVRES_API int devres_sweep(int (*op)(void *), void (*undo)(void *), void *ctx,
  *
  * Context: as devres_sweep(); not from a probe or remove of @dev, nor from
  * a match or for-each callback of @dev.
- * Return: as devres_sweep(); -ECANCELED when the run with no fault injected
- * failed; -EINVAL (with a WARN) for a NULL or uninitialized argument or a
+ * Return: as devres_sweep(), defer failures counted with the failed runs;
+ * -ECANCELED when the run with no fault injected failed; -EINVAL (with a WARN) for a NULL or uninitialized argument or a
  * driver of another bus; -ENODEV when @dev is not registered; -EBUSY (with
  * a WARN) when @dev is bound, and (without) when another sweep is running;
  * -EDEADLK (with a WARN) from a callback of @dev.

@@ -161,6 +161,8 @@ struct pci_device_id {
  * @cfg_size: the size of config space, 256 or 4096 (as the file says)
  * @is_busmaster: set by pci_set_master(), cleared by pci_clear_master()
  * @resource: BARs 0-5, the ROM, then the others of the `resource` file
+ * @msi_enabled: pci_alloc_irq_vectors() gave MSI vectors (until freed)
+ * @msix_enabled: pci_alloc_irq_vectors() gave MSI-X vectors (until freed)
  *
  * Registered by pci_bus_scan(), never by a driver. The member after the
  * comment is private.
@@ -181,6 +183,8 @@ struct pci_dev {
 	int cfg_size;
 	bool is_busmaster;
 	struct resource resource[PCI_NUM_RESOURCES];
+	bool msi_enabled;
+	bool msix_enabled;
 
 	/* private: */
 	struct pci_dev_private *p;
@@ -818,6 +822,19 @@ DEVRES_API int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs,
 				     unsigned int n);
 
 /**
+ * pci_dev_msi_enabled() - whether the device's vectors are MSI or MSI-X
+ * @pdev: the device
+ *
+ * Context: any thread.
+ * Return: true while pci_alloc_irq_vectors() has handed out MSI or MSI-X
+ * vectors that are not freed.
+ */
+static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
+{
+	return pdev->msi_enabled || pdev->msix_enabled;
+}
+
+/**
  * pci_alloc_irq_vectors() - allocate interrupt vectors
  * @dev: the device
  * @min_vecs: the fewest the driver can work with (at least 1)
@@ -830,8 +847,13 @@ DEVRES_API int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs,
  * driver unbinds or its probe fails.
  *
  * Context: any thread.
+ * It is a fault point. MSI-X is preferred to MSI when @flags allows both
+ * and more than one line is handed out: @msix_enabled or @msi_enabled is
+ * set until the vectors are freed.
+ *
+ * Context: any thread.
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
- * exist; -EINVAL for bad arguments or vectors already allocated.
+ * exist; -EINVAL for bad arguments or vectors already allocated; -ENOMEM.
  */
 DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 				     unsigned int max_vecs, unsigned int flags);

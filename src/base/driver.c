@@ -207,3 +207,29 @@ void driver_unregister(struct device_driver *drv)
 	unregister_driver(drv);
 	errno = err;
 }
+
+struct find_next {
+	const struct device_driver *drv;
+	struct device *found;
+};
+
+static int bound_to(struct device *dev, void *data)
+{
+	struct find_next *f = data;
+
+	if (__atomic_load_n(&dev->driver, __ATOMIC_ACQUIRE) != f->drv)
+		return 0;
+	f->found = get_device(dev);
+	return 1;
+}
+
+struct device *driver_find_next_device(const struct device_driver *drv,
+				       struct device *start)
+{
+	struct find_next f = { .drv = drv, .found = NULL };
+
+	if (!drv || !drv->bus)
+		return NULL;
+	bus_for_each_dev(drv->bus, start, &f, bound_to);
+	return f.found;
+}

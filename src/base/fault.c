@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <devres/fault.h>
 #include "internal.h"
+#include "sweep.h"
 
 TLS_FAST unsigned int devres__fail_nth;
 
@@ -29,9 +30,74 @@ __attribute__((constructor)) static void fault_init(void)
 	devres__fail_nth = (unsigned int)n;
 }
 
-bool devres__fail_now(void)
+/*
+ * What the last injected fault failed, for the sweep's report; and how
+ * deep this thread is in functions that hold no fault point.
+ */
+static TLS_FAST const char *fail_what;
+static TLS_FAST int fail_err;
+static TLS_FAST unsigned int hidden;
+
+/* fail-nth's twin for lookups that can defer (devres_should_defer()). */
+static TLS_FAST unsigned int defer_nth;
+static TLS_FAST const char *defer_what;
+
+bool devres__fail_now(const char *what, int err)
 {
-	return --devres__fail_nth == 0;
+	if (hidden)
+		return false;
+	if (--devres__fail_nth)
+		return false;
+	fail_what = what ? what : "devres_alloc";
+	fail_err = err;
+	return true;
+}
+
+void devres__fault_hide(void)
+{
+	hidden++;
+}
+
+void devres__fault_show(void)
+{
+	hidden--;
+}
+
+const char *devres__fault_last(int *ret_err)
+{
+	*ret_err = fail_err;
+	return fail_what;
+}
+
+bool devres_should_fail(struct device *dev, const char *what)
+{
+	(void)dev;
+	return devres__should_fail_as(what ? what : "devres_should_fail",
+				      -ENOMEM);
+}
+
+void devres_defer_nth(unsigned int n)
+{
+	defer_nth = n;
+}
+
+unsigned int devres_defer_nth_get(void)
+{
+	return defer_nth;
+}
+
+const char *devres__defer_last(void)
+{
+	return defer_what;
+}
+
+bool devres_should_defer(struct device *dev, const char *what)
+{
+	(void)dev;
+	if (likely(!defer_nth) || hidden || --defer_nth)
+		return false;
+	defer_what = what ? what : "devres_should_defer";
+	return true;
 }
 
 void devres_fail_nth(unsigned int n)

@@ -280,6 +280,17 @@ static inline struct devres__node *maybe_compact(struct device *dev)
 }
 
 /*
+ * The errno a driver is expected to return when this allocation fails:
+ * -ENOMEM for managed memory; for other kinds (a region, whose NULL the
+ * kernel's drivers turn into -EBUSY) it is not known.
+ */
+static inline int alloc_errno(uint32_t kind)
+{
+	return (kind & ~(DR_FLAGS | DR_MAKER_MASK)) == DR_KIND_KMALLOC ? -ENOMEM
+								       : 0;
+}
+
+/*
  * Every managed acquisition allocates here: the one fault-injection point
  * and the ledger's count of nodes. Inline, as it is the whole cost of a
  * managed allocation beyond malloc itself.
@@ -289,7 +300,11 @@ static inline struct devres__node *devres__alloc_node(uint32_t kind,
 {
 	struct devres__node *n;
 
-	if (devres__should_fail() || unlikely(size > DR_MAX_SIZE))
+	/* The sweep's report names the failure point by the node's kind. */
+	if (unlikely(devres__fail_nth != 0) &&
+	    devres__fail_now(devres__kind_name(kind), alloc_errno(kind)))
+		return NULL;
+	if (unlikely(size > DR_MAX_SIZE))
 		return NULL;
 	n = devres__node_get(size, zero);
 	if (unlikely(!n))

@@ -7,6 +7,7 @@
 #include <limits.h>
 #include <stdlib.h>
 #include <string.h>
+#include <devres/fault.h>
 #include <devres/platform.h>
 #include "base.h"
 #include "resource.h"
@@ -438,6 +439,9 @@ int platform_get_irq_optional(struct platform_device *pdev, unsigned int num)
 {
 	struct resource *r = platform_get_resource(pdev, IORESOURCE_IRQ, num);
 
+	/* The kernel's defers while the interrupt's controller is missing. */
+	if (r && devres_should_defer(&pdev->dev, "platform_get_irq"))
+		return -EPROBE_DEFER;
 	if (!r)
 		return -ENXIO;
 	if (r->start == 0 || r->start > INT_MAX) {

@@ -16,6 +16,7 @@
 #define DEVRES_SUBSYS_H
 
 #include <pthread.h>
+#include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <devres/device.h>
@@ -64,14 +65,28 @@ HIDDEN void devres__print(int level, const char *fmt, ...) DEVRES_PRINTF(2, 3);
 HIDDEN const char *devres__dev_label(const struct device *dev, char *buf,
 				     size_t len);
 
-/* fault.c: the one fault-injection point. */
+/*
+ * fault.c: the one fault-injection point. When it fires it records what
+ * failed (@what, the function that holds the point unless it says
+ * better) and the errno the failure looks like, for the sweep's report.
+ */
 extern HIDDEN TLS_FAST unsigned int devres__fail_nth;
-HIDDEN bool devres__fail_now(void);
+HIDDEN bool devres__fail_now(const char *what, int err);
 
-static inline bool devres__should_fail(void)
+static inline bool devres__should_fail_as(const char *what, int err)
 {
-	return unlikely(devres__fail_nth != 0) && devres__fail_now();
+	return unlikely(devres__fail_nth != 0) && devres__fail_now(what, err);
 }
+
+#define devres__should_fail() devres__should_fail_as(__func__, 0)
+
+/*
+ * Between these two, fault points are not counted nor injected: a void
+ * function (pci_set_master()) whose caller cannot see a failure holds
+ * none. They nest.
+ */
+HIDDEN void devres__fault_hide(void);
+HIDDEN void devres__fault_show(void);
 
 /* ledger.c: live resources by kind; cheap per-thread counters. */
 enum devres__ledger_kind {

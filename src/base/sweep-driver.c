@@ -32,6 +32,155 @@ static void unbind_op(void *ctx)
 	device_release_driver(ps->dev);
 }
 
+static bool parked(struct device *dev)
+{
+	bool ret;
+
+	dm_lock();
+	ret = dev->p && dev->p->deferred;
+	dm_unlock();
+	return ret;
+}
+
+/*
+ * After a deferral: the retry a provider's arrival would start. A driver
+ * that is not registered is not found by the retry, which only tries a
+ * bus's drivers: it is bound by hand, as the retry would have.
+ */
+static int retry_bind(struct probe_sweep *ps)
+{
+	driver_deferred_probe_trigger();
+	if (ps->dev->driver == ps->drv)
+		return 0;
+	if (ps->dev->driver)
+		return -EBUSY;
+	return bind_op(ps);
+}
+
+/*
+ * One defer run: the n-th deferrable lookup of the probe defers. The
+ * probe must return -EPROBE_DEFER with the device parked and nothing
+ * held; the retry must bind with what a plain bind holds (@bound).
+ * Returns 1 when the lookup was not reached (the runs are over), else 0;
+ * a failed run is counted in @r.
+ */
+static int defer_run(const struct devres__sweep *s, struct probe_sweep *ps,
+		     unsigned int n, const struct devres_ledger *bound,
+		     struct devres_sweep_result *r)
+{
+	struct devres_ledger base, now;
+	const char *what;
+	char err[24];
+	int ret, warns = devres_warn_count();
+	bool bad = false;
+
+	devres_ledger_snapshot(&base);
+	devres_defer_nth(n);
+	ret = bind_op(ps);
+	if (devres_defer_nth_get()) {
+		devres_defer_nth(0);
+		if (ret >= 0)
+			unbind_op(ps);
+		return 1;
+	}
+	devres_defer_nth(0);
+	r->defer_points++;
+	what = devres__defer_last();
+	devres__errname(ret, err, sizeof(err));
+	devres__print(DEVRES_LOG_INFO,
+		      "%s: defer point %u: %s defers: probe returned %s",
+		      s->label, n, what, err);
+	if (ret == 0) {
+		devres__sweep_say(s,
+				  "FAIL: %s returned -EPROBE_DEFER and the "
+				  "probe returned 0: the deferral was "
+				  "swallowed (defer point %u)",
+				  what, n);
+		unbind_op(ps);
+		bad = true;
+	} else if (ret != -EPROBE_DEFER) {
+		devres__sweep_say(s,
+				  "FAIL: %s returned -EPROBE_DEFER and the "
+				  "probe returned %s: the deferral was "
+				  "turned into an error and is never retried "
+				  "(defer point %u)",
+				  what, err, n);
+		bad = true;
+	} else {
+		devres_ledger_snapshot(&now);
+		if (!parked(ps->dev)) {
+			devres__sweep_say(s,
+					  "FAIL: the probe deferred at %s but "
+					  "the device is not parked",
+					  what);
+			bad = true;
+		}
+		if (devres_ledger_diff(&base, &now, NULL)) {
+			devres__sweep_say(s,
+					  "FAIL: the deferred probe (%s) left "
+					  "resources behind:",
+					  what);
+			devres__sweep_kinds(s, &base, &now);
+			bad = true;
+		}
+		ret = retry_bind(ps);
+		if (ret) {
+			devres__sweep_say(
+				s,
+				"FAIL: after the deferral at %s the "
+				"retry did not bind (%s)",
+				what, devres__errname(ret, err, sizeof(err)));
+			bad = true;
+		} else {
+			devres_ledger_snapshot(&now);
+			if (devres_ledger_diff(bound, &now, NULL)) {
+				devres__sweep_say(s,
+						  "FAIL: bound after the "
+						  "deferral at %s, the device "
+						  "holds other resources than "
+						  "after a plain bind:",
+						  what);
+				devres__sweep_kinds(s, bound, &now);
+				bad = true;
+			}
+			unbind_op(ps);
+		}
+	}
+	warns = devres_warn_count() - warns;
+	if (warns) {
+		devres__sweep_say(s, "FAIL: %d WARN%s at defer point %u (%s)",
+				  warns, warns > 1 ? "s" : "", n, what);
+		bad = true;
+	}
+	devres_ledger_snapshot(&now);
+	if (devres_ledger_diff(&base, &now, NULL)) {
+		devres__sweep_say(s, "FAIL: leak at defer point %u (%s):", n,
+				  what);
+		devres__sweep_kinds(s, &base, &now);
+		bad = true;
+	}
+	if (bad)
+		r->defer_failures++;
+	return 0;
+}
+
+/*
+ * The defer sweep: each deferrable lookup of the probe (devres_should_
+ * defer()) made to defer once, in turn; @bound is what the plain bind of
+ * the fault sweep's last run held, @lookups how many it made.
+ */
+static void defer_sweep(const struct devres__sweep *s,
+			struct devres_sweep_result *r, unsigned int lookups,
+			const struct devres_ledger *bound)
+{
+	struct probe_sweep *ps = s->ctx;
+	unsigned int n;
+
+	for (n = 1; n <= lookups && n <= DEVRES_SWEEP_MAX_POINTS; n++)
+		if (defer_run(s, ps, n, bound, r))
+			break;
+}
+
 /* Added and not deleted: the state device_driver_attach() can bind. */
 static bool registered(struct device *dev)
 {
@@ -98,6 +247,7 @@ int driver_probe_sweep(struct device_driver *drv, struct device *dev,
 		.op = bind_op,
 		.undo = unbind_op,
 		.ctx = &ps,
+		.after = defer_sweep,
 	};
 	int ret = check_args(drv, dev, ret_result, __func__);
 

@@ -6,7 +6,9 @@
  * sees every kind of resource a managed call holds, not only memory.
  */
 #include <errno.h>
+#include <stdarg.h>
 #include <stdio.h>
+#include <limits.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base.h"
@@ -18,11 +20,37 @@
  */
 static int sweeping;
 
+static bool strict;
+
+__attribute__((constructor)) static void sweep_init(void)
+{
+	const char *v = devres__getenv("DEVRES_SWEEP_STRICT");
+
+	strict = v && *v && *v != '0';
+}
+
+void devres_sweep_set_strict(bool on)
+{
+	__atomic_store_n(&strict, on, __ATOMIC_RELAXED);
+}
+
+void devres__sweep_say(const struct devres__sweep *s, const char *fmt, ...)
+{
+	char line[320];
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(line, sizeof(line), fmt, ap);
+	va_end(ap);
+	devres__print(DEVRES_LOG_WARNING, "%s: %s", s->label, line);
+}
+
 /*
- * Prints what leaked, kind by kind, through the log sink: the ledger's diff
- * goes to a memory stream first, since the sink takes lines, not a FILE.
+ * Prints what differs, kind by kind, through the log sink: the ledger's
+ * diff goes to a memory stream first, since the sink takes lines, not a
+ * FILE.
  */
-static void report_kinds(const struct devres__sweep *s,
+void devres__sweep_kinds(const struct devres__sweep *s,
 			 const struct devres_ledger *before,
 			 const struct devres_ledger *after)
 {
@@ -31,41 +59,102 @@ static void report_kinds(const struct devres__sweep *s,
 	FILE *f = open_memstream(&buf, &len);
 
 	if (!f) {
-		devres__print(DEVRES_LOG_WARNING,
-			      "%s:   (no memory for the diff)", s->label);
+		devres__sweep_say(s, "  (no memory for the diff)");
 		return;
 	}
 	devres_ledger_diff(before, after, f);
 	fclose(f);
 	for (line = strtok_r(buf, "\n", &save); line;
 	     line = strtok_r(NULL, "\n", &save))
-		devres__print(DEVRES_LOG_WARNING, "%s: %s", s->label, line);
+		devres__sweep_say(s, "%s", line);
 	free(buf);
 }
 
-static void report_leak(const struct devres__sweep *s, unsigned int point,
-			bool injected, int ret,
+/* What one run did, for its report. */
+struct run {
+	unsigned int n;
+	bool injected;
+	int ret;
+	int warns;	      /* WARNs printed by the operation and its undo */
+	const char *what;     /* the failure point's acquisition */
+	int err;	      /* the errno its failure looks like, 0 unknown */
+	unsigned int lookups; /* deferrable lookups it made */
+	struct devres_ledger done; /* after a successful operation */
+};
+
+static void report_leak(const struct devres__sweep *s, const struct run *run,
 			const struct devres_ledger *before,
 			const struct devres_ledger *after)
 {
 	char err[24];
 
-	devres__errname(ret, err, sizeof(err));
-	if (injected)
-		devres__print(DEVRES_LOG_WARNING,
-			      "%s: leak at failure point %u (%s returned "
-			      "%s%s); "
-			      "reproduce with %s%u%s",
-			      s->label, point, s->op_name, err,
-			      ret >= 0 ? ", then undone" : "", s->repro_pre,
-			      point, s->repro_post);
+	devres__errname(run->ret, err, sizeof(err));
+	if (run->injected)
+		devres__sweep_say(s,
+				  "leak at failure point %u (%s returned "
+				  "%s%s); reproduce with %s%u%s",
+				  run->n, s->op_name, err,
+				  run->ret >= 0 ? ", then undone" : "",
+				  s->repro_pre, run->n, s->repro_post);
 	else
-		devres__print(DEVRES_LOG_WARNING,
-			      "%s: leak after the run with no fault injected "
-			      "(%s returned %s%s)",
-			      s->label, s->op_name, err,
-			      ret >= 0 ? ", then undone" : "");
-	report_kinds(s, before, after);
+		devres__sweep_say(s,
+				  "leak after the run with no fault injected "
+				  "(%s returned %s%s)",
+				  s->op_name, err,
+				  run->ret >= 0 ? ", then undone" : "");
+	devres__sweep_kinds(s, before, after);
+}
+
+/*
+ * A run's line: the failure point, by the acquisition that failed, and
+ * what the operation made of it; at warning level when something is
+ * wrong with the run, else only with the log on. Problems (WARNs, a
+ * finding) follow on their own lines.
+ */
+static void report_run(const struct devres__sweep *s, const struct run *run,
+		       bool leaked, struct devres_sweep_result *r)
+{
+	bool finding = false, changed = false;
+	char ret[24], want[24];
+
+	if (run->injected && run->ret >= 0)
+		finding = true;
+	else if (run->injected && run->err && run->ret != run->err)
+		finding = changed = true;
+	devres__errname(run->ret, ret, sizeof(ret));
+	if (run->injected &&
+	    (run->warns || finding || leaked || devres__logging()))
+		devres__print(run->warns || finding || leaked
+				      ? DEVRES_LOG_WARNING
+				      : DEVRES_LOG_DEBUG,
+			      "%s: failure point %u: %s fails, %s returned %s",
+			      s->label, run->n, run->what, s->op_name, ret);
+	if (run->warns) {
+		r->warns++;
+		devres__sweep_say(
+			s,
+			"FAIL: %d WARN%s during the %s and its "
+			"release%s",
+			run->warns, run->warns > 1 ? "s" : "", s->op_name,
+			run->injected ? "" : " (run with no fault injected)");
+	}
+	if (!finding)
+		return;
+	r->findings++;
+	if (changed) {
+		devres__errname(run->err, want, sizeof(want));
+		devres__sweep_say(s,
+				  "finding: %s fails with %s, but the %s "
+				  "returned %s: the error was changed on its "
+				  "way up",
+				  run->what, want, s->op_name, ret);
+	} else {
+		devres__sweep_say(s,
+				  "finding: the %s returned %s although %s "
+				  "failed: an optional acquisition, or an "
+				  "error swallowed",
+				  s->op_name, ret, run->what);
+	}
 }
 
 /*
@@ -84,45 +173,90 @@ static void mark_run(const struct devres__sweep *s, unsigned int n)
  * One run with the n-th call failing. Injection is off again before @undo
  * and before the ledger is read: release paths are never injected.
  */
-static int run_once(const struct devres__sweep *s, unsigned int n,
-		    bool *ret_injected)
+static void run_once(const struct devres__sweep *s, struct run *run)
 {
-	int ret;
+	int warns = devres_warn_count();
 
-	devres_fail_nth(n);
-	ret = s->op(s->ctx);
-	*ret_injected = devres_fail_nth_get() == 0;
+	/*
+	 * Deferrals are armed past reach, to count the deferrable lookups
+	 * the operation made: the defer sweep runs only when there were some.
+	 */
+	devres_defer_nth(UINT_MAX);
+	devres_fail_nth(run->n);
+	run->ret = s->op(s->ctx);
+	run->injected = devres_fail_nth_get() == 0;
 	devres_fail_nth(0);
-	if (ret >= 0 && s->undo)
+	run->lookups = UINT_MAX - devres_defer_nth_get();
+	devres_defer_nth(0);
+	if (run->ret >= 0)
+		devres_ledger_snapshot(&run->done);
+	if (run->ret >= 0 && s->undo)
 		s->undo(s->ctx);
-	return ret;
+	run->warns = devres_warn_count() - warns;
+	run->what = NULL;
+	run->err = 0;
+	if (run->injected)
+		run->what = devres__fault_last(&run->err);
+}
+
+/*
+ * "<label>: N failure points, L leaks", then only the counts that are not
+ * zero, so that a plain sweep reads as it always did.
+ */
+static void report_summary(const struct devres__sweep *s,
+			   const struct devres_sweep_result *r, bool is_strict,
+			   bool bad, const char *end)
+{
+	char more[160] = "";
+	size_t len = 0;
+
+	if (r->warns)
+		len += (size_t)snprintf(more + len, sizeof(more) - len,
+					", %u with WARNs", r->warns);
+	if (r->findings)
+		len += (size_t)snprintf(more + len, sizeof(more) - len,
+					", %u findings%s", r->findings,
+					is_strict ? " (strict)" : "");
+	if (r->defer_points)
+		len += (size_t)snprintf(more + len, sizeof(more) - len,
+					", %u defer points", r->defer_points);
+	if (r->defer_failures)
+		snprintf(more + len, sizeof(more) - len, ", %u defer failures",
+			 r->defer_failures);
+	devres__print(bad || r->findings || *end ? DEVRES_LOG_WARNING
+						 : DEVRES_LOG_INFO,
+		      "%s: %u failure points, %u leaks%s%s", s->label,
+		      r->points, r->leaks, more, end);
 }
 
 int devres__sweep_run(const struct devres__sweep *s,
 		      struct devres_sweep_result *ret_result)
 {
-	struct devres_sweep_result r = { 0, 0 };
+	struct devres_sweep_result r = { 0 };
 	struct devres_ledger base, now;
-	bool injected = true, failed;
-	unsigned int n;
+	struct run run = { .injected = true };
+	unsigned int bad;
+	bool failed, is_strict, leaked;
 	char err[24];
-	int ret = 0;
 
 	if (__atomic_exchange_n(&sweeping, 1, __ATOMIC_ACQUIRE))
 		return -EBUSY;
+	is_strict = __atomic_load_n(&strict, __ATOMIC_RELAXED);
 	devres_fail_nth(0);
 	devres_ledger_snapshot(&base);
-	for (n = 1; injected; n++) {
-		if (n > DEVRES_SWEEP_MAX_POINTS)
+	for (run.n = 1; run.injected; run.n++) {
+		if (run.n > DEVRES_SWEEP_MAX_POINTS)
 			break;
-		mark_run(s, n);
-		ret = run_once(s, n, &injected);
-		if (injected)
+		mark_run(s, run.n);
+		run_once(s, &run);
+		if (run.injected)
 			r.points++;
 		devres_ledger_snapshot(&now);
-		if (devres_ledger_diff(&base, &now, NULL)) {
+		leaked = devres_ledger_diff(&base, &now, NULL) != 0;
+		report_run(s, &run, leaked, &r);
+		if (leaked) {
 			r.leaks++;
-			report_leak(s, n, injected, ret, &base, &now);
+			report_leak(s, &run, &base, &now);
 			base = now;
 		}
 	}
@@ -131,27 +265,28 @@ int devres__sweep_run(const struct devres__sweep *s,
 	 * failure points were not reached, so "no leak" would say nothing.
 	 * That is a failed sweep, whatever the leaks.
 	 */
-	failed = !injected && ret < 0;
+	failed = !run.injected && run.ret < 0;
 	if (failed)
-		devres__print(DEVRES_LOG_WARNING,
-			      "%s: FAILED: %s returned %s with no fault "
-			      "injected",
-			      s->label, s->op_name,
-			      devres__errname(ret, err, sizeof(err)));
-	devres__print(r.leaks || injected || failed ? DEVRES_LOG_WARNING
-						    : DEVRES_LOG_INFO,
-		      "%s: %u failure points, %u leaks%s", s->label, r.points,
-		      r.leaks,
-		      injected ? " (gave up: it never ran to its end)"
-		      : failed ? ", and the run with no fault failed"
-			       : "");
+		devres__sweep_say(s,
+				  "FAILED: %s returned %s with no fault "
+				  "injected",
+				  s->op_name,
+				  devres__errname(run.ret, err, sizeof(err)));
+	else if (!run.injected && s->after && run.lookups)
+		s->after(s, &r, run.lookups, &run.done);
+	bad = r.leaks + r.warns + r.defer_failures +
+	      (is_strict ? r.findings : 0);
+	report_summary(s, &r, is_strict, bad != 0,
+		       run.injected ? " (gave up: it never ran to its end)"
+		       : failed	    ? ", and the run with no fault failed"
+				    : "");
 	__atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
 	*ret_result = r;
-	if (injected)
+	if (run.injected)
 		return -ELOOP;
 	if (failed)
 		return -ECANCELED;
-	return (int)r.leaks;
+	return (int)bad;
 }
 
 int devres_sweep(int (*op)(void *), void (*undo)(void *), void *ctx,

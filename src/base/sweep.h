@@ -21,7 +21,29 @@ struct devres__sweep {
 	int (*op)(void *ctx);
 	void (*undo)(void *ctx);
 	void *ctx;
+	/*
+	 * Run after the failure points, inside the sweep, when the run with
+	 * no fault injected succeeded and made deferrable lookups: the defer
+	 * sweep. @lookups is how many that run made, @done the ledger as it
+	 * left it before its undo.
+	 * Adds to the counts.
+	 */
+	void (*after)(const struct devres__sweep *s,
+		      struct devres_sweep_result *r, unsigned int lookups,
+		      const struct devres_ledger *done);
 };
+
+/* fault.c: what the last injected fault or deferral was. */
+HIDDEN const char *devres__fault_last(int *ret_err);
+HIDDEN const char *devres__defer_last(void);
+
+/* sweep.c: a problem line ("<label>: <text>") at warning level. */
+HIDDEN void devres__sweep_say(const struct devres__sweep *s, const char *fmt,
+			      ...) DEVRES_PRINTF(2, 3);
+/* Prints the kinds that differ between two snapshots, as a leak does. */
+HIDDEN void devres__sweep_kinds(const struct devres__sweep *s,
+				const struct devres_ledger *before,
+				const struct devres_ledger *after);
 
 /*
  * Runs a sweep; the caller has checked its arguments. Returns as

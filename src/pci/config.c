@@ -218,12 +218,20 @@ static void set_master(struct pci_dev *dev, bool on)
 	dev->is_busmaster = on;
 }
 
+/*
+ * Void: the caller cannot see a failed config access, so the accesses
+ * here are no fault points (a failure injected here would test nothing).
+ */
 void pci_set_master(struct pci_dev *dev)
 {
+	devres__fault_hide();
 	set_master(dev, true);
+	devres__fault_show();
 }
 
 void pci_clear_master(struct pci_dev *dev)
 {
+	devres__fault_hide();
 	set_master(dev, false);
+	devres__fault_show();
 }

@@ -59,6 +59,9 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	if (!dev || !dev->p || !min_vecs || min_vecs > max_vecs ||
 	    !(flags & PCI_IRQ_ALL_TYPES))
 		return -EINVAL;
+	/* The kernel's allocates MSI descriptors and vectors. */
+	if (devres__should_fail_as("pci_alloc_irq_vectors", -ENOMEM))
+		return -ENOMEM;
 	if (pci__bk(dev, alloc_irq_vectors)) {
 		ret = dev->p->backend->alloc_irq_vectors(
 			dev, dev->p->backend_data, min_vecs, max_vecs, flags);
@@ -78,6 +81,10 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 		ret = -ENOSPC;
 	else
 		ret = (int)(dev->p->nvec = n);
+	if (ret > 0 && (flags & PCI_IRQ_MSIX) && dev->p->nirqs > 1)
+		dev->msix_enabled = true;
+	else if (ret > 0 && (flags & PCI_IRQ_MSI))
+		dev->msi_enabled = true;
 	pthread_mutex_unlock(&dev->p->lock);
 	return ret;
 }
@@ -105,5 +112,7 @@ void pci__irq_reset(struct pci_dev *pdev)
 {
 	pthread_mutex_lock(&pdev->p->lock);
 	pdev->p->nvec = 0;
+	pdev->msi_enabled = false;
+	pdev->msix_enabled = false;
 	pthread_mutex_unlock(&pdev->p->lock);
 }

@@ -180,7 +180,7 @@ static struct device_driver good_drv = {
 
 static void good_driver_sweeps_clean(void **state)
 {
-	struct devres_sweep_result r = { 99, 99 };
+	struct devres_sweep_result r = { 99, 99, 99, 99, 99, 99 };
 	unsigned int points;
 	char want[256];
 

@@ -124,7 +124,7 @@ static int good_op(void *ctx)
 
 static void good_driver_sweeps_clean(void **state)
 {
-	struct devres_sweep_result r = { 99, 99 };
+	struct devres_sweep_result r = { 99, 99, 99, 99, 99, 99 };
 
 	(void)state;
 	assert_int_equal(devres_sweep(good_op, unbind, &the_dev, &r), 0);
@@ -234,8 +234,22 @@ static void swallowed_failure_is_no_leak(void **state)
 	assert_int_equal(r.leaks, 0);
 	/* Undone after the run that swallowed point 2 and the final run. */
 	assert_int_equal(undos, 2);
-	assert_int_equal(line_level("sweep: 3 failure points, 0 leaks"),
-			 DEVRES_LOG_INFO);
+	/* Not a failure, but a reviewer wants to know: a finding. */
+	assert_int_equal(r.findings, 1);
+	assert_int_equal(line_level("sweep: failure point 2: devm_kmalloc "
+				    "fails, op returned 0"),
+			 DEVRES_LOG_WARNING);
+	assert_int_equal(line_level("sweep: 3 failure points, 0 leaks, "
+				    "1 findings"),
+			 DEVRES_LOG_WARNING);
+	/* A strict sweep fails on it. */
+	devres_sweep_set_strict(true);
+	assert_int_equal(
+		devres_sweep(optional_op, counting_unbind, &the_dev, &r), 1);
+	devres_sweep_set_strict(false);
+	assert_int_equal(line_level("sweep: 3 failure points, 0 leaks, "
+				    "1 findings (strict)"),
+			 DEVRES_LOG_WARNING);
 }
 
 /*
@@ -341,7 +355,7 @@ static int noop(void *ctx)
 /* Points: 1 kmalloc, 2 kmalloc; sweeps again in between. */
 static int nesting_op(void *ctx)
 {
-	struct devres_sweep_result r = { 7, 7 };
+	struct devres_sweep_result r = { 7, 7, 7, 7, 7, 7 };
 	struct device *dev = ctx;
 
 	if (!devm_kmalloc(dev, 8, GFP_KERNEL)) {
@@ -365,7 +379,9 @@ static void nested_sweep_refused(void **state)
 	/* The refused sweep did not disturb the outer one's counting. */
 	assert_int_equal(r.points, 4);
 	assert_int_equal(r.leaks, 0);
-	assert_int_equal(count_prefix("sweep:"), 1);
+	/* The summary and the optional buffer's finding (two lines). */
+	assert_int_equal(count_prefix("sweep:"), 3);
+	assert_int_equal(count_prefix("sweep: finding:"), 1);
 	/* Once done, a sweep can run again. */
 	assert_int_equal(devres_sweep(noop, NULL, NULL, &r), 0);
 	assert_int_equal(r.points, 0);

@@ -16,6 +16,7 @@ echo "== find_package(devres)"
 cmake -S "$here" -B "$prefix-cmake" -DCMAKE_PREFIX_PATH="$prefix" >/dev/null
 cmake --build "$prefix-cmake" >/dev/null
 "$prefix-cmake/consumer"
+"$prefix-cmake/kconsumer"
 
 echo "== pkg-config devres"
 pc=$(find "$prefix" -name devres.pc)
@@ -26,3 +27,9 @@ case "$libdir" in "$prefix"/*) ;; *) echo "devres.pc is not relocatable: libdir=
 # shellcheck disable=SC2086
 $cc -std=c11 -Wall -Werror -o "$prefix-cmake/consumer-pc" "$here/consumer.c" $flags
 LD_LIBRARY_PATH=$libdir "$prefix-cmake/consumer-pc"
+
+echo "== pkg-config devres-kcompat"
+flags=$(PKG_CONFIG_PATH=$pcdir pkg-config --cflags --libs devres-kcompat)
+# shellcheck disable=SC2086
+$cc -std=gnu11 -Wall -Werror -o "$prefix-cmake/kconsumer-pc" "$here/kconsumer.c" $flags
+LD_LIBRARY_PATH=$libdir "$prefix-cmake/kconsumer-pc"

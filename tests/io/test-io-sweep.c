@@ -84,7 +84,7 @@ static void sweep_two_windows(void **state)
 	int fa = dev_memfd(WIN_SIZE), fb = dev_memfd(WIN_SIZE);
 	volatile unsigned char *va = dev_view(fa, WIN_SIZE);
 	volatile unsigned char *vb = dev_view(fb, WIN_SIZE);
-	struct devres_sweep_result r = { 0, 0 };
+	struct devres_sweep_result r = { 0 };
 	struct devres_ledger before, after;
 	struct platform_device *pdev;
 

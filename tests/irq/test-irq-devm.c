@@ -83,8 +83,11 @@ static int two_line_probe(struct platform_device *pdev)
 	p->magic = MAGIC;
 	p->irq0 = platform_get_irq(pdev, 0);
 	p->irq1 = platform_get_irq(pdev, 1);
-	if (p->irq0 < 0 || p->irq1 < 0)
-		return -ENXIO;
+	/* Passed up as they are: -EPROBE_DEFER must reach the driver core. */
+	if (p->irq0 < 0)
+		return p->irq0;
+	if (p->irq1 < 0)
+		return p->irq1;
 	rc = devm_request_irq(&pdev->dev, p->irq0, h0, 0, NULL, p);
 	if (rc)
 		return rc;

@@ -139,7 +139,7 @@ static void undo_all(void *arg)
 static void test_sweep_everything(void **state)
 {
 	struct ctx c = { .dev = *state, .len = 2 * 4096 };
-	struct devres_sweep_result r = { 0, 0 };
+	struct devres_sweep_result r = { 0 };
 
 	start_log_capture();
 	assert_int_equal(devres_sweep(setup_all, undo_all, &c, &r), 0);

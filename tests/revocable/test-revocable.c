@@ -607,7 +607,7 @@ static void probe_failure_revokes(void **state)
 static void probe_sweep_no_leak(void **state)
 {
 	struct device *dev = heap_dev(&rbus, "kept.2");
-	struct devres_sweep_result r = { 99, 99 };
+	struct devres_sweep_result r = { 99, 99, 99, 99, 99, 99 };
 	unsigned int points;
 
 	(void)state;

@@ -45,8 +45,10 @@
 
 TLS_FAST unsigned int test_fail_nth;
 
-bool test_fail_now(void)
+bool test_fail_now(const char *what, int err)
 {
+	(void)what;
+	(void)err;
 	return --test_fail_nth == 0;
 }
 

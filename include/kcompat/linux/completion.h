@@ -1,0 +1,119 @@
+/* SPDX-License-Identifier: MIT */
+/* Completions: a counted event, on a mutex and a monotonic condition. */
+#ifndef KCOMPAT_LINUX_COMPLETION_H
+#define KCOMPAT_LINUX_COMPLETION_H
+
+#include <limits.h>
+#include <pthread.h>
+#include <linux/jiffies.h>
+
+struct completion {
+	pthread_mutex_t lock;
+	pthread_cond_t cond;
+	unsigned int done;
+};
+
+static inline void init_completion(struct completion *x)
+{
+	pthread_condattr_t a;
+
+	pthread_mutex_init(&x->lock, NULL);
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&x->cond, &a);
+	pthread_condattr_destroy(&a);
+	x->done = 0;
+}
+
+static inline void reinit_completion(struct completion *x)
+{
+	pthread_mutex_lock(&x->lock);
+	x->done = 0;
+	pthread_mutex_unlock(&x->lock);
+}
+
+static inline void complete(struct completion *x)
+{
+	pthread_mutex_lock(&x->lock);
+	if (x->done != UINT_MAX)
+		x->done++;
+	pthread_cond_signal(&x->cond);
+	pthread_mutex_unlock(&x->lock);
+}
+
+static inline void complete_all(struct completion *x)
+{
+	pthread_mutex_lock(&x->lock);
+	x->done = UINT_MAX;
+	pthread_cond_broadcast(&x->cond);
+	pthread_mutex_unlock(&x->lock);
+}
+
+/*
+ * Waits at most @timeout jiffies (milliseconds): the jiffies left (at
+ * least 1) when it completed, 0 when it timed out.
+ */
+static inline unsigned long wait_for_completion_timeout(struct completion *x,
+							unsigned long timeout)
+{
+	ktime_t end = ktime_add_ms(ktime_get(), timeout);
+	struct timespec ts = { (time_t)(end / NSEC_PER_SEC),
+			       (long)(end % NSEC_PER_SEC) };
+	unsigned long left = 0;
+
+	pthread_mutex_lock(&x->lock);
+	while (!x->done && pthread_cond_timedwait(&x->cond, &x->lock, &ts) == 0)
+		;
+	if (x->done) {
+		if (x->done != UINT_MAX)
+			x->done--;
+		left = (unsigned long)ktime_ms_delta(end, ktime_get());
+		if (!left || left > timeout)
+			left = 1;
+	}
+	pthread_mutex_unlock(&x->lock);
+	return left;
+}
+
+static inline void wait_for_completion(struct completion *x)
+{
+	pthread_mutex_lock(&x->lock);
+	while (!x->done)
+		pthread_cond_wait(&x->cond, &x->lock);
+	if (x->done != UINT_MAX)
+		x->done--;
+	pthread_mutex_unlock(&x->lock);
+}
+
+static inline bool completion_done(struct completion *x)
+{
+	bool done;
+
+	pthread_mutex_lock(&x->lock);
+	done = x->done != 0;
+	pthread_mutex_unlock(&x->lock);
+	return done;
+}
+
+static inline bool try_wait_for_completion(struct completion *x)
+{
+	bool done;
+
+	pthread_mutex_lock(&x->lock);
+	done = x->done != 0;
+	if (done && x->done != UINT_MAX)
+		x->done--;
+	pthread_mutex_unlock(&x->lock);
+	return done;
+}
+
+#define wait_for_completion_interruptible(x) (wait_for_completion(x), 0)
+#define wait_for_completion_interruptible_timeout(x, t)                        \
+	((long)wait_for_completion_timeout((x), (t)))
+#define wait_for_completion_killable_timeout                                   \
+	wait_for_completion_interruptible_timeout
+#define DECLARE_COMPLETION_ONSTACK(x)                                          \
+	struct completion x;                                                   \
+	init_completion(&x)
+
+#endif /* KCOMPAT_LINUX_COMPLETION_H */

@@ -1,0 +1,40 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Devices, drivers, managed resources and dev_*() printing; and, as the
+ * kernel's does, the locks, atomics and lists a driver's state holds.
+ */
+#ifndef KCOMPAT_LINUX_DEVICE_H
+#define KCOMPAT_LINUX_DEVICE_H
+
+#include <devres/device.h>
+#include <devres/devres.h>
+#include <devres/driver.h>
+#include <linux/atomic.h>
+#include <linux/kernel.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/pm.h>
+#include <linux/slab.h>
+#include <linux/spinlock.h>
+
+#define dev_notice dev_info
+#define dev_emerg dev_err
+#define dev_crit dev_err
+#define dev_alert dev_err
+#define dev_vdbg dev_dbg
+#define dev_err_once dev_err
+#define dev_warn_once dev_warn
+#define dev_info_once dev_info
+#define dev_dbg_once dev_dbg
+#define dev_err_ratelimited dev_err
+#define dev_warn_ratelimited dev_warn
+#define dev_info_ratelimited dev_info
+#define dev_dbg_ratelimited dev_dbg
+#define dev_get_platdata(dev) ((void)(dev), (void *)0)
+#define dev_to_node(dev) ((void)(dev), -1)
+#define device_init_wakeup(dev, on) ((void)(dev), (void)(on), 0)
+#define device_set_wakeup_capable(dev, on) ((void)(dev), (void)(on))
+#define device_may_wakeup(dev) ((void)(dev), false)
+#define dev_pm_set_wake_irq(dev, irq) ((void)(dev), (void)(irq), 0)
+
+#endif /* KCOMPAT_LINUX_DEVICE_H */

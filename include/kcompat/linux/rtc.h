@@ -1,0 +1,173 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A small rtc framework: the kernel's devm_rtc_allocate_device() and
+ * devm_rtc_register_device(), and what user space would do through
+ * /dev/rtcN as calls (rtc_read_time(), rtc_set_time()). Built as
+ * hw_random.h is: a registration is a kmalloc() record and a fault point
+ * of its own.
+ */
+#ifndef KCOMPAT_LINUX_RTC_H
+#define KCOMPAT_LINUX_RTC_H
+
+#include <time.h>
+#include <devres/fault.h>
+#include <linux/device.h>
+#include <linux/interrupt.h>
+#include <linux/slab.h>
+
+typedef s64 time64_t;
+
+struct rtc_time {
+	int tm_sec;
+	int tm_min;
+	int tm_hour;
+	int tm_mday;
+	int tm_mon;
+	int tm_year;
+	int tm_wday;
+	int tm_yday;
+	int tm_isdst;
+};
+
+struct rtc_wkalrm {
+	unsigned char enabled;
+	unsigned char pending;
+	struct rtc_time time;
+};
+
+struct rtc_class_ops {
+	int (*read_time)(struct device *dev, struct rtc_time *tm);
+	int (*set_time)(struct device *dev, struct rtc_time *tm);
+	int (*read_alarm)(struct device *dev, struct rtc_wkalrm *alrm);
+	int (*set_alarm)(struct device *dev, struct rtc_wkalrm *alrm);
+	int (*alarm_irq_enable)(struct device *dev, unsigned int enabled);
+};
+
+struct rtc_device {
+	struct device *parent;
+	const struct rtc_class_ops *ops;
+	time64_t range_min;
+	time64_t range_max;
+	unsigned long irq_events;
+
+	/* private: */
+	void *reg;
+};
+
+#define RTC_TIMESTAMP_BEGIN_2000 946684800LL
+#define RTC_TIMESTAMP_END_2099 4102444799LL
+#define RTC_IRQF 0x80
+#define RTC_AF 0x20
+#define RTC_UF 0x10
+
+static inline void rtc_time64_to_tm(time64_t t, struct rtc_time *tm)
+{
+	time_t tt = (time_t)t;
+	struct tm g;
+
+	gmtime_r(&tt, &g);
+	*tm = (struct rtc_time){ g.tm_sec,  g.tm_min,  g.tm_hour,
+				 g.tm_mday, g.tm_mon,  g.tm_year,
+				 g.tm_wday, g.tm_yday, 0 };
+}
+
+static inline time64_t rtc_tm_to_time64(const struct rtc_time *tm)
+{
+	struct tm g = { .tm_sec = tm->tm_sec,
+			.tm_min = tm->tm_min,
+			.tm_hour = tm->tm_hour,
+			.tm_mday = tm->tm_mday,
+			.tm_mon = tm->tm_mon,
+			.tm_year = tm->tm_year };
+
+	return (time64_t)timegm(&g);
+}
+
+static inline int rtc_valid_tm(const struct rtc_time *tm)
+{
+	return tm->tm_year < 70 || tm->tm_mon < 0 || tm->tm_mon > 11 ||
+			       tm->tm_mday < 1 || tm->tm_mday > 31 ||
+			       tm->tm_hour < 0 || tm->tm_hour > 23 ||
+			       tm->tm_min < 0 || tm->tm_min > 59 ||
+			       tm->tm_sec < 0 || tm->tm_sec > 59
+		       ? -EINVAL
+		       : 0;
+}
+
+/* Managed: freed with the binding. Return: the device, or ERR_PTR(-ENOMEM). */
+static inline struct rtc_device *devm_rtc_allocate_device(struct device *dev)
+{
+	struct rtc_device *rtc = devm_kzalloc(dev, sizeof(*rtc), GFP_KERNEL);
+
+	if (!rtc)
+		return (struct rtc_device *)ERR_PTR(-ENOMEM);
+	rtc->parent = dev;
+	return rtc;
+}
+
+static inline void kcompat_rtc_release(struct device *dev, void *res)
+{
+	struct rtc_device *rtc = *(struct rtc_device **)res;
+
+	(void)dev;
+	kfree(rtc->reg);
+	rtc->reg = NULL;
+}
+
+/*
+ * devm_rtc_register_device() - register @rtc until its parent unbinds
+ * Return: 0; -EINVAL without ops; -ENOMEM.
+ */
+static inline int devm_rtc_register_device(struct rtc_device *rtc)
+{
+	struct rtc_device **p;
+
+	if (!rtc->ops)
+		return -EINVAL;
+	if (devres_should_fail(rtc->parent, "devm_rtc_register_device"))
+		return -ENOMEM;
+	p = devres_alloc(kcompat_rtc_release, sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	rtc->reg = kzalloc(1, GFP_KERNEL);
+	if (!rtc->reg) {
+		devres_free(p);
+		return -ENOMEM;
+	}
+	*p = rtc;
+	devres_add(rtc->parent, p);
+	return 0;
+}
+
+/* What an ioctl(RTC_RD_TIME) does. */
+static inline int rtc_read_time(struct rtc_device *rtc, struct rtc_time *tm)
+{
+	int ret;
+
+	if (!rtc->reg || !rtc->ops->read_time)
+		return -ENODEV;
+	ret = rtc->ops->read_time(rtc->parent, tm);
+	return ret ? ret : rtc_valid_tm(tm);
+}
+
+/* What an ioctl(RTC_SET_TIME) does. */
+static inline int rtc_set_time(struct rtc_device *rtc, struct rtc_time *tm)
+{
+	time64_t t = rtc_tm_to_time64(tm);
+
+	if (!rtc->reg || !rtc->ops->set_time)
+		return -ENODEV;
+	if (rtc_valid_tm(tm) || t < rtc->range_min ||
+	    (rtc->range_max && t > rtc->range_max))
+		return -EINVAL;
+	return rtc->ops->set_time(rtc->parent, tm);
+}
+
+static inline void rtc_update_irq(struct rtc_device *rtc, unsigned long num,
+				  unsigned long events)
+{
+	(void)events;
+	__atomic_add_fetch(&rtc->irq_events, num, __ATOMIC_RELAXED);
+}
+
+#endif /* KCOMPAT_LINUX_RTC_H */

@@ -1,0 +1,87 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * kmalloc() and friends. Unmanaged memory is still counted: every block
+ * is a managed allocation of one hidden device ("kmalloc"), freed by
+ * kfree(), so that each kmalloc() is a fault point and a block a driver
+ * forgets to free shows in the ledger, and so in a sweep, as a leak.
+ */
+#ifndef KCOMPAT_LINUX_SLAB_H
+#define KCOMPAT_LINUX_SLAB_H
+
+#include <pthread.h>
+#include <string.h>
+#include <devres/devres.h>
+#include <linux/compiler.h>
+#include <linux/types.h>
+
+/* One heap device in the program, whichever file includes this first. */
+__attribute__((weak)) struct device kcompat_heap;
+__attribute__((weak)) pthread_once_t kcompat_heap_once = PTHREAD_ONCE_INIT;
+
+static inline void kcompat_heap_release(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline void kcompat_heap_init(void)
+{
+	kcompat_heap.init_name = "kmalloc";
+	kcompat_heap.release = kcompat_heap_release;
+	device_initialize(&kcompat_heap);
+}
+
+static inline struct device *kcompat_heap_dev(void)
+{
+	pthread_once(&kcompat_heap_once, kcompat_heap_init);
+	return &kcompat_heap;
+}
+
+static inline void *kmalloc(size_t size, gfp_t gfp)
+{
+	return devm_kmalloc(kcompat_heap_dev(), size, gfp);
+}
+
+static inline void *kzalloc(size_t size, gfp_t gfp)
+{
+	return devm_kzalloc(kcompat_heap_dev(), size, gfp);
+}
+
+static inline void *kmalloc_array(size_t n, size_t size, gfp_t gfp)
+{
+	return devm_kmalloc_array(kcompat_heap_dev(), n, size, gfp);
+}
+
+static inline void *kcalloc(size_t n, size_t size, gfp_t gfp)
+{
+	return devm_kcalloc(kcompat_heap_dev(), n, size, gfp);
+}
+
+static inline void *krealloc(const void *p, size_t size, gfp_t gfp)
+{
+	return devm_krealloc(kcompat_heap_dev(), (void *)p, size, gfp);
+}
+
+static inline char *kstrdup(const char *s, gfp_t gfp)
+{
+	return devm_kstrdup(kcompat_heap_dev(), s, gfp);
+}
+
+static inline void *kmemdup(const void *src, size_t len, gfp_t gfp)
+{
+	return devm_kmemdup(kcompat_heap_dev(), src, len, gfp);
+}
+
+static inline void kfree(const void *p)
+{
+	if (!ZERO_OR_NULL_PTR(p))
+		devm_kfree(kcompat_heap_dev(), p);
+}
+
+#define kvmalloc kmalloc
+#define kvzalloc kzalloc
+#define kvcalloc kcalloc
+#define kvmalloc_array kmalloc_array
+#define kvfree kfree
+#define kfree_sensitive kfree
+
+#endif /* KCOMPAT_LINUX_SLAB_H */

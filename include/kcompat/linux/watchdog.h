@@ -1,0 +1,244 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A small watchdog framework: the kernel's registration API,
+ * devres-managed, and the calls a program makes where the kernel's
+ * /dev/watchdog would (start, ping, stop). Built as hw_random.h is: a
+ * registration is a kmalloc() record and a fault point of its own.
+ */
+#ifndef KCOMPAT_LINUX_WATCHDOG_H
+#define KCOMPAT_LINUX_WATCHDOG_H
+
+#include <pthread.h>
+#include <devres/fault.h>
+#include <linux/bitops.h>
+#include <linux/device.h>
+#include <linux/slab.h>
+
+#define WDIOF_OVERHEAT 0x0001
+#define WDIOF_FANFAULT 0x0002
+#define WDIOF_EXTERN1 0x0004
+#define WDIOF_EXTERN2 0x0008
+#define WDIOF_POWERUNDER 0x0010
+#define WDIOF_CARDRESET 0x0020
+#define WDIOF_POWEROVER 0x0040
+#define WDIOF_SETTIMEOUT 0x0080
+#define WDIOF_MAGICCLOSE 0x0100
+#define WDIOF_PRETIMEOUT 0x0200
+#define WDIOF_ALARMONLY 0x0400
+#define WDIOF_KEEPALIVEPING 0x8000
+
+/* Bits of struct watchdog_device's status. */
+#define WDOG_ACTIVE 0
+#define WDOG_NO_WAY_OUT 1
+#define WDOG_STOP_ON_REBOOT 2
+#define WDOG_HW_RUNNING 3
+#define WDOG_STOP_ON_UNREGISTER 4
+
+#define WATCHDOG_NOWAYOUT 0
+
+struct watchdog_device;
+
+struct watchdog_info {
+	u32 options;
+	u32 firmware_version;
+	u8 identity[32];
+};
+
+struct watchdog_ops {
+	struct module *owner;
+	int (*start)(struct watchdog_device *wdd);
+	int (*stop)(struct watchdog_device *wdd);
+	int (*ping)(struct watchdog_device *wdd);
+	unsigned int (*status)(struct watchdog_device *wdd);
+	int (*set_timeout)(struct watchdog_device *wdd, unsigned int t);
+	int (*set_pretimeout)(struct watchdog_device *wdd, unsigned int t);
+	unsigned int (*get_timeleft)(struct watchdog_device *wdd);
+	int (*restart)(struct watchdog_device *wdd, unsigned long action,
+		       void *data);
+	long (*ioctl)(struct watchdog_device *wdd, unsigned int cmd,
+		      unsigned long arg);
+};
+
+struct watchdog_device {
+	int id;
+	struct device *parent;
+	const struct watchdog_info *info;
+	const struct watchdog_ops *ops;
+	unsigned int bootstatus;
+	unsigned int timeout;
+	unsigned int pretimeout;
+	unsigned int min_timeout;
+	unsigned int max_timeout;
+	unsigned int min_hw_heartbeat_ms;
+	unsigned int max_hw_heartbeat_ms;
+	void *driver_data;
+	unsigned long status;
+
+	/* private: */
+	void *reg;
+};
+
+__attribute__((weak))
+pthread_mutex_t kcompat_wdt_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((weak)) int kcompat_wdt_next_id;
+
+static inline void watchdog_set_drvdata(struct watchdog_device *wdd, void *d)
+{
+	wdd->driver_data = d;
+}
+
+static inline void *watchdog_get_drvdata(struct watchdog_device *wdd)
+{
+	return wdd->driver_data;
+}
+
+static inline bool watchdog_active(struct watchdog_device *wdd)
+{
+	return test_bit(WDOG_ACTIVE, &wdd->status);
+}
+
+static inline bool watchdog_hw_running(struct watchdog_device *wdd)
+{
+	return test_bit(WDOG_HW_RUNNING, &wdd->status);
+}
+
+static inline void watchdog_set_nowayout(struct watchdog_device *wdd, bool on)
+{
+	if (on)
+		set_bit(WDOG_NO_WAY_OUT, &wdd->status);
+}
+
+static inline void watchdog_stop_on_reboot(struct watchdog_device *wdd)
+{
+	set_bit(WDOG_STOP_ON_REBOOT, &wdd->status);
+}
+
+static inline void watchdog_stop_on_unregister(struct watchdog_device *wdd)
+{
+	set_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status);
+}
+
+#define watchdog_set_restart_priority(wdd, prio) ((void)(wdd), (void)(prio))
+
+static inline bool kcompat_wdt_timeout_bad(struct watchdog_device *wdd,
+					   unsigned int t)
+{
+	return t < wdd->min_timeout ||
+	       (wdd->max_timeout && t > wdd->max_timeout);
+}
+
+/*
+ * watchdog_init_timeout() - take @param (a module parameter) as the
+ * timeout when it is valid; there is no device tree to read.
+ * Return: 0, or -EINVAL when @param is set but out of range.
+ */
+static inline int watchdog_init_timeout(struct watchdog_device *wdd,
+					unsigned int param, struct device *dev)
+{
+	(void)dev;
+	if (!param)
+		return 0;
+	if (kcompat_wdt_timeout_bad(wdd, param))
+		return -EINVAL;
+	wdd->timeout = param;
+	return 0;
+}
+
+/*
+ * watchdog_register_device() - register @wdd
+ * Return: 0; -EINVAL without ops, start or info, or with a timeout out of
+ * range; -ENOMEM.
+ */
+static inline int watchdog_register_device(struct watchdog_device *wdd)
+{
+	if (!wdd->ops || !wdd->ops->start || !wdd->info)
+		return -EINVAL;
+	if (wdd->timeout && kcompat_wdt_timeout_bad(wdd, wdd->timeout))
+		return -EINVAL;
+	if (devres_should_fail(wdd->parent, "watchdog_register_device"))
+		return -ENOMEM;
+	wdd->reg = kzalloc(1, GFP_KERNEL);
+	if (!wdd->reg)
+		return -ENOMEM;
+	pthread_mutex_lock(&kcompat_wdt_lock);
+	wdd->id = kcompat_wdt_next_id++;
+	pthread_mutex_unlock(&kcompat_wdt_lock);
+	return 0;
+}
+
+static inline void watchdog_unregister_device(struct watchdog_device *wdd)
+{
+	if (!wdd->reg)
+		return;
+	if (watchdog_active(wdd) &&
+	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
+	    wdd->ops->stop(wdd) == 0)
+		clear_bit(WDOG_ACTIVE, &wdd->status);
+	kfree(wdd->reg);
+	wdd->reg = NULL;
+}
+
+static inline void kcompat_wdt_release(struct device *dev, void *res)
+{
+	(void)dev;
+	watchdog_unregister_device(*(struct watchdog_device **)res);
+}
+
+static inline int devm_watchdog_register_device(struct device *dev,
+						struct watchdog_device *wdd)
+{
+	struct watchdog_device **p =
+		devres_alloc(kcompat_wdt_release, sizeof(*p), GFP_KERNEL);
+	int ret;
+
+	if (!p)
+		return -ENOMEM;
+	ret = watchdog_register_device(wdd);
+	if (ret) {
+		devres_free(p);
+		return ret;
+	}
+	*p = wdd;
+	devres_add(dev, p);
+	return 0;
+}
+
+/* What opening /dev/watchdogN does: start it. */
+static inline int watchdog_dev_start(struct watchdog_device *wdd)
+{
+	int ret;
+
+	if (!wdd->reg)
+		return -ENODEV;
+	if (watchdog_active(wdd))
+		return 0;
+	ret = wdd->ops->start(wdd);
+	if (!ret)
+		set_bit(WDOG_ACTIVE, &wdd->status);
+	return ret;
+}
+
+/* What a write to /dev/watchdogN does: ping (or restart) it. */
+static inline int watchdog_dev_ping(struct watchdog_device *wdd)
+{
+	if (!wdd->reg || !watchdog_active(wdd))
+		return -ENODEV;
+	return wdd->ops->ping ? wdd->ops->ping(wdd) : wdd->ops->start(wdd);
+}
+
+/* What the magic close does: stop it, unless it may never stop. */
+static inline int watchdog_dev_stop(struct watchdog_device *wdd)
+{
+	int ret;
+
+	if (!wdd->reg)
+		return -ENODEV;
+	if (test_bit(WDOG_NO_WAY_OUT, &wdd->status) || !wdd->ops->stop)
+		return -EBUSY;
+	ret = wdd->ops->stop(wdd);
+	if (!ret)
+		clear_bit(WDOG_ACTIVE, &wdd->status);
+	return ret;
+}
+
+#endif /* KCOMPAT_LINUX_WATCHDOG_H */

@@ -1,0 +1,118 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the kernel-style driver tests share: a board (a platform device
+ * with a register window backed by a memfd the test maps as the register
+ * model, an interrupt line, a compatible string) and the sweep's report
+ * captured and searched.
+ */
+#ifndef DEVRES_TESTS_KCTEST_H
+#define DEVRES_TESTS_KCTEST_H
+
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/mman.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <devres/fault.h>
+#include <devres/irq.h>
+#include <devres/platform.h>
+#include <linux/of.h>
+#include "testlib.h"
+
+#define KC_WIN 0xfe000000ull
+#define KC_WIN_SIZE 4096
+
+struct kc_board {
+	struct platform_device *pdev;
+	volatile uint32_t *regs; /* the register model's view */
+	int fd;
+	int irq;
+};
+
+/* A platform device "@name" with one register window and one line. */
+static inline void kc_board_up(struct kc_board *b, const char *name,
+			       const char *compatible)
+{
+	struct resource res[2] = {
+		DEFINE_RES_MEM(KC_WIN, KC_WIN_SIZE),
+		DEFINE_RES_IRQ(0),
+	};
+
+	b->fd = memfd_create(name, MFD_CLOEXEC);
+	assert_true(b->fd >= 0);
+	assert_int_equal(ftruncate(b->fd, KC_WIN_SIZE), 0);
+	b->regs = mmap(NULL, KC_WIN_SIZE, PROT_READ | PROT_WRITE, MAP_SHARED,
+		       b->fd, 0);
+	assert_true(b->regs != MAP_FAILED);
+	assert_int_equal(iomem_window_add(KC_WIN, KC_WIN_SIZE, b->fd, 0, name),
+			 0);
+	b->irq = irq_line_create(name);
+	assert_true(b->irq > 0);
+	res[1].start = res[1].end = (resource_size_t)b->irq;
+	b->pdev = platform_device_alloc(name, PLATFORM_DEVID_NONE);
+	assert_non_null(b->pdev);
+	assert_int_equal(platform_device_add_resources(b->pdev, res, 2), 0);
+	if (compatible)
+		assert_int_equal(
+			kcompat_set_compatible(&b->pdev->dev, compatible), 0);
+	assert_int_equal(platform_device_add(b->pdev), 0);
+}
+
+static inline void kc_board_down(struct kc_board *b)
+{
+	platform_device_unregister(b->pdev);
+	assert_int_equal(irq_line_destroy(b->irq), 0);
+	assert_int_equal(iomem_window_remove(KC_WIN), 0);
+	munmap((void *)b->regs, KC_WIN_SIZE);
+	close(b->fd);
+}
+
+/*
+ * The fixture of a test of one platform driver: its board up, the ledger
+ * noted and the log captured before; the board down, strict mode off and
+ * the ledger back where it was after.
+ */
+static struct kc_board board;
+static struct devres_ledger kc_base;
+
+static inline int kc_setup(const char *name, const char *compatible)
+{
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	devres_ledger_snapshot(&kc_base);
+	kc_board_up(&board, name, compatible);
+	start_log_capture();
+	return 0;
+}
+
+static inline int kc_teardown(void)
+{
+	struct devres_ledger now;
+
+	devres_set_log_sink(NULL, NULL);
+	devres_sweep_set_strict(false);
+	kc_board_down(&board);
+	devres_ledger_snapshot(&now);
+	return devres_ledger_diff(&kc_base, &now, stderr) ? -1 : 0;
+}
+
+/* Whether a captured line contains @s. */
+static inline bool kc_said(const char *s)
+{
+	for (int i = 0; i < cap.n && i < CAP_LINES; i++)
+		if (strstr(cap.line[i], s))
+			return true;
+	return false;
+}
+
+/* Prints what the sweep said, for the log of a failing test. */
+static inline void kc_print_report(void)
+{
+	for (int i = 0; i < cap.n && i < CAP_LINES; i++)
+		fprintf(stderr, "  | %s\n", cap.line[i]);
+}
+
+#endif /* DEVRES_TESTS_KCTEST_H */

@@ -1,0 +1,111 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: fault kcompat */
+/*
+ * krng, a kernel-style RNG driver with an interrupt, on its board: it
+ * binds through the of_match_table, hwrng reads work through its
+ * interrupt, and its probe sweep (failure points and deferrals) is clean.
+ */
+#define _GNU_SOURCE
+#ifndef KC_TWIN
+#define KC_TWIN 0
+#endif
+/* Kernel code does arithmetic on void pointers (a GNU C extension). */
+#pragma GCC diagnostic ignored "-Wpointer-arith"
+#include "kcompat/krng.c"
+#include "kcompat/kctest.h"
+
+static int setup(void **state)
+{
+	(void)state;
+	return kc_setup("krng", "kc,krng-v2");
+}
+
+static int teardown(void **state)
+{
+	(void)state;
+	return kc_teardown();
+}
+
+#if !KC_TWIN
+static void binds_and_reads(void **state)
+{
+	unsigned char buf[8];
+
+	(void)state;
+	assert_int_equal(krng_driver_init(), 0);
+	assert_ptr_equal(board.pdev->dev.driver, &krng_driver.driver);
+	assert_int_equal(board.regs[KRNG_CTRL / 4],
+			 KRNG_CTRL_EN | KRNG_CTRL_IRQ_EN);
+	/* Nothing ready: a read that may not wait gets nothing. */
+	assert_int_equal(hwrng_read("krng", buf, sizeof(buf), false), 0);
+	/* The model makes four bytes ready and raises the line. */
+	board.regs[KRNG_DATA / 4] = 0x04030201;
+	board.regs[KRNG_STATUS / 4] = KRNG_STATUS_READY | 4u << 4;
+	assert_int_equal(irq_line_raise(board.irq), 0);
+	assert_int_equal(hwrng_read("krng", buf, sizeof(buf), true), 4);
+	assert_int_equal(buf[0], 1);
+	assert_int_equal(buf[3], 4);
+	krng_driver_exit();
+	/* Unbound: disabled by the managed action, unregistered. */
+	assert_int_equal(board.regs[KRNG_CTRL / 4], 0);
+	assert_int_equal(hwrng_read("krng", buf, sizeof(buf), false), -ENODEV);
+}
+
+/* Every failure point and deferral of the probe: clean. */
+static void sweeps_clean(void **state)
+{
+	struct devres_sweep_result r;
+	int ret;
+
+	(void)state;
+	ret = driver_probe_sweep(&krng_driver.driver, &board.pdev->dev, &r);
+	if (ret)
+		kc_print_report();
+	assert_int_equal(ret, 0);
+	/* ioremap, clock, irq, actions, hwrng and the heap: 18 points. */
+	assert_int_equal(r.points, 18);
+	assert_int_equal(r.leaks, 0);
+	assert_int_equal(r.warns, 0);
+	assert_int_equal(r.findings, 0);
+	/* platform_get_irq() and devm_clk_get_enabled() each deferred once. */
+	assert_int_equal(r.defer_points, 2);
+	assert_int_equal(r.defer_failures, 0);
+}
+#else
+/* free_irq() of a managed interrupt: every bound run WARNs at release. */
+static void twin_free_irq_fails_the_sweep(void **state)
+{
+	struct devres_sweep_result r;
+	int ret;
+
+	(void)state;
+	ret = driver_probe_sweep(&krng_driver.driver, &board.pdev->dev, &r);
+	kc_print_report();
+	assert_true(ret > 0);
+	assert_true(r.warns > 0);
+	assert_int_equal(r.leaks, 0);
+	assert_true(kc_said(" during the probe and its release"));
+	/*
+	 * The WARN names the interrupt: at its managed release, which finds
+	 * no handler left, or at free_irq() itself where that call catches
+	 * a managed handler.
+	 */
+	assert_true(kc_said("devm_irq_release: irq ") || kc_said("free_irq"));
+}
+#endif
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+#if !KC_TWIN
+		cmocka_unit_test_setup_teardown(binds_and_reads, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(sweeps_clean, setup, teardown),
+#else
+		cmocka_unit_test_setup_teardown(twin_free_irq_fails_the_sweep,
+						setup, teardown),
+#endif
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
