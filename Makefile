@@ -85,10 +85,10 @@ demo-vm: build-dev
 	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
 	@VM_ONLY=edu sh tests/vm/run.sh build/dev
 
-# Debian packages (libdevres0, libdevres-dev) from debian/, built with
+# Debian packages (libdevres1, libdevres-dev) from debian/, built with
 # dpkg-buildpackage in a copy of the tree under build/deb/, checked with
 # lintian, and installed into a clean root where a consumer is built.
-# `make symbols` regenerates debian/libdevres0.symbols from the map.
+# `make symbols` regenerates debian/libdevres1.symbols from the map.
 DEB_VERSION = $(shell sed -n '1s/.*(\(.*\)).*/\1/p' debian/changelog)
 package:
 	@sh tools/need.sh "cmake:cmake cc:build-essential make:build-essential \
@@ -105,7 +105,7 @@ package:
 	@ls build/deb/*.deb build/deb/*.tar.*
 
 symbols:
-	sh tools/gen-symbols.sh >debian/libdevres0.symbols
+	sh tools/gen-symbols.sh >debian/libdevres1.symbols
 
 format:
 	clang-format -i $(SOURCES)
@@ -196,9 +196,10 @@ bench: deps
 # addition, or with a SONAME bump (README, "ABI").
 abi-baseline: build-dev
 	mkdir -p abi
+	so=$$(readelf -d build/dev/libdevres.so | \
+		sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p'); \
 	abidw --headers-dir include/devres --no-corpus-path \
-		build/dev/libdevres.so.0 >abi/libdevres.so.0.abi
-	@echo "abi/libdevres.so.0.abi written: commit it"
+		build/dev/$$so >abi/$$so.abi && echo "abi/$$so.abi written: commit it"
 
 clean:
 	rm -rf build

@@ -1,7 +1,8 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # The shared library exports exactly the functions the headers declare with
-# DEVRES_API, each with the DEVRES_0 version. Usage: check-exports.sh LIB SRCDIR
+# DEVRES_API, each with the version node src/libdevres.map gives it (the
+# default version: name@@DEVRES_M.N). Usage: check-exports.sh LIB SRCDIR
 set -eu
 lib=$1
 src=$2
@@ -22,9 +23,16 @@ if ! diff -u "$tmp/api" "$tmp/exported"; then
 	echo "(lines with - are declared but not exported: add them to src/libdevres.map)" >&2
 	status=1
 fi
-if grep -v '@@DEVRES_0$' "$tmp/exported.v"; then
-	echo "the symbols above carry no DEVRES_0 version" >&2
+# What the map says: name@@node for every function it lists.
+sed -e 's,/\*.*\*/,,g' -e 's/[[:space:]]//g' "$src/src/libdevres.map" |
+	awk '/^DEVRES_[0-9]+\.[0-9]+\{$/ { node = $0; sub(/\{$/, "", node); next }
+	/^(global|local):/ { next }
+	/^[a-z_0-9]+;$/ { sub(/;$/, ""); print $0 "@@" node }' |
+	sort >"$tmp/map.v"
+sort "$tmp/exported.v" >"$tmp/exported.vs"
+if ! diff -u "$tmp/map.v" "$tmp/exported.vs"; then
+	echo "symbol versions differ from src/libdevres.map's nodes (DEVRES_M.N)" >&2
 	status=1
 fi
-[ "$status" = 0 ] && echo "$(wc -l <"$tmp/api") functions exported, all versioned DEVRES_0"
+[ "$status" = 0 ] && echo "$(wc -l <"$tmp/api") functions exported, each in its version node ($(cut -d@ -f3 "$tmp/map.v" | sort -u | tr '\n' ' '))"
 exit $status

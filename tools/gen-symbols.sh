@@ -1,12 +1,12 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
-# debian/libdevres0.symbols from src/libdevres.map: every exported symbol
+# debian/libdevres1.symbols from src/libdevres.map: every exported symbol
 # with its version node, and the package version that first had it. A node
-# DEVRES_M.N is release M.N.0; the first node, DEVRES_0, is release 0.1.0.
-# Usage: gen-symbols.sh [SRCDIR] > debian/libdevres0.symbols
+# DEVRES_M.N is release M.N.0.
+# Usage: gen-symbols.sh [SRCDIR] > debian/libdevres1.symbols
 set -eu
 src=${1:-.}
-echo "libdevres.so.0 libdevres0 #MINVER#"
+echo "libdevres.so.1 libdevres1 #MINVER#"
 echo "* Build-Depends-Package: libdevres-dev"
 sed -e 's,/\*.*\*/,,g' -e 's/[[:space:]]//g' "$src/src/libdevres.map" |
 	awk '

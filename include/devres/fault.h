@@ -94,6 +94,10 @@ DEVRES_API void devres_defer_nth(unsigned int n);
 /**
  * devres_defer_nth_get() - the state of this thread's deferral injection
  *
+ * Reads what devres_defer_nth() armed, as devres_fail_nth_get() does for
+ * failures: a sweep reads it after a probe to learn whether the deferral
+ * it asked for was injected.
+ *
  * Context: the calling thread only.
  * Return: 0 when disarmed or once the deferral was injected, else how many
  * deferrable lookups are still to go.

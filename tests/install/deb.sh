@@ -12,24 +12,24 @@ cc=${CC:-cc}
 rm -rf "$root" "$root-pkgs" "$root-cmake"
 mkdir -p "$root" "$root-pkgs"
 (cd "$build" && cpack -G DEB -B "$root-pkgs" >/dev/null)
-rt=$(ls "$root-pkgs"/libdevres0_*.deb)
+rt=$(ls "$root-pkgs"/libdevres1_*.deb)
 dev=$(ls "$root-pkgs"/libdevres-dev_*.deb)
 
 echo "== contents"
 # The runtime package holds the shared library and nothing else.
 extra=$(dpkg-deb -c "$rt" | awk '{print $6}' | grep -v '/$' |
 	grep -v '/libdevres\.so\.0' || true)
-[ -z "$extra" ] || { echo "libdevres0 holds more than the library: $extra" >&2; exit 1; }
+[ -z "$extra" ] || { echo "libdevres1 holds more than the library: $extra" >&2; exit 1; }
 for f in include/devres/devres.h libdevres.a libdevres.so pkgconfig/devres.pc \
 	cmake/devres/devresConfig.cmake man3/devm_kmalloc.3 man7/devres.7; do
 	dpkg-deb -c "$dev" | grep -q "$f" || { echo "libdevres-dev lacks $f" >&2; exit 1; }
 done
-dpkg-deb -f "$dev" Depends | grep -q '^libdevres0 (= ' ||
-	{ echo "libdevres-dev does not depend on libdevres0" >&2; exit 1; }
+dpkg-deb -f "$dev" Depends | grep -q '^libdevres1 (= ' ||
+	{ echo "libdevres-dev does not depend on libdevres1" >&2; exit 1; }
 
 dpkg -x "$rt" "$root"
 dpkg -x "$dev" "$root"
-libdir=$(dirname "$(find "$root" -name 'libdevres.so.0' | head -n 1)")
+libdir=$(dirname "$(find "$root" -name 'libdevres.so.1' | head -n 1)")
 
 echo "== pkg-config from the unpacked packages, the root as sysroot"
 pcdir=$(dirname "$(find "$root" -name devres.pc)")

@@ -11,7 +11,7 @@ here=$3/tests/install
 cc=${CC:-cc}
 
 case $root in /*) ;; *) root=$PWD/$root ;; esac
-rt=$(ls "$debs"/libdevres0_*.deb)
+rt=$(ls "$debs"/libdevres1_*.deb)
 dev=$(ls "$debs"/libdevres-dev_*.deb)
 rm -rf "$root" "$root-build"
 mkdir -p "$root/var/lib/dpkg/info" "$root/var/lib/dpkg/updates" "$root-build"
@@ -25,8 +25,8 @@ dpkg --root="$root" -l 'libdevres*' | grep -E '^ii +libdevres(0|-dev)' ||
 	{ echo "packages not installed in $root" >&2; exit 1; }
 multi=$(dpkg-architecture -qDEB_HOST_MULTIARCH)
 libdir=$root/usr/lib/$multi
-for f in "$libdir/libdevres.so.0" usr/share/man/man3/devm_kmalloc.3.gz \
-	usr/share/man/man7/devres.7.gz usr/share/doc/libdevres0/copyright \
+for f in "$libdir/libdevres.so.1" usr/share/man/man3/devm_kmalloc.3.gz \
+	usr/share/man/man7/devres.7.gz usr/share/doc/libdevres1/copyright \
 	usr/include/devres/version.h; do
 	case $f in /*) ;; *) f=$root/$f ;; esac
 	[ -e "$f" ] || { echo "not installed: $f" >&2; exit 1; }
@@ -54,4 +54,4 @@ LD_LIBRARY_PATH=$libdir "$root-build/cmake/consumer"
 echo "== the runtime package's dependencies"
 dpkg-deb -f "$rt" Depends | tee "$root-build/depends"
 ! grep -q urcu "$root-build/depends" ||
-	{ echo "libdevres0 depends on liburcu" >&2; exit 1; }
+	{ echo "libdevres1 depends on liburcu" >&2; exit 1; }
