@@ -182,7 +182,7 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 			devres__disown(&m->owner, &hand);
 		devres__dma_forget(s, m);
 		done = true;
-		orphan = s->orphan && !s->nmaps;
+		orphan = s->orphan && !s->nmaps && !s->pins;
 	}
 	if (s)
 		pthread_mutex_unlock(&s->lock);

@@ -98,6 +98,7 @@ struct dma_dev {
 	struct device *dev;
 	struct rnode *maps;
 	unsigned long nmaps;
+	unsigned int pins; /* mappings being made: keep the state */
 	uint32_t seed;
 	bool orphan;	  /* its node was released with mappings live */
 	bool iova_ready;  /* iova is initialized */
@@ -117,7 +118,8 @@ extern HIDDEN bool devres__dma_debug;
 HIDDEN void devres__dma_read_lock(void);
 HIDDEN void devres__dma_read_unlock(void);
 /* The state of dev, made on first use; the read lock held. */
-HIDDEN struct dma_dev *devres__dma_state(struct device *dev, int *ret_err);
+HIDDEN struct dma_dev *devres__dma_state(struct device *dev, int *ret_err,
+					 bool *ret_pinned);
 /* The state if it exists; the read lock held. */
 static inline struct dma_dev *dma_dev_peek(struct device *dev)
 {

@@ -73,7 +73,7 @@ static void dma_state_release(struct device *dev, void *res)
 
 	pthread_rwlock_wrlock(&states);
 	pthread_mutex_lock(&s->lock);
-	gone = s->nmaps == 0;
+	gone = s->nmaps == 0 && s->pins == 0;
 	s->orphan = !gone;
 	pthread_mutex_unlock(&s->lock);
 	if (gone)
@@ -92,7 +92,7 @@ void devres__dma_put_orphan(struct device *dev, struct dma_dev *s)
 	pthread_rwlock_wrlock(&states);
 	if (dma_dev_peek(dev) == s) {
 		pthread_mutex_lock(&s->lock);
-		gone = s->orphan && !s->nmaps;
+		gone = s->orphan && !s->nmaps && !s->pins;
 		pthread_mutex_unlock(&s->lock);
 		if (gone)
 			__atomic_store_n((struct dma_dev **)&dev->dma_state,
@@ -103,57 +103,63 @@ void devres__dma_put_orphan(struct device *dev, struct dma_dev *s)
 		free_state(s);
 }
 
-/* A new state published on dev, its node added; the read lock not held. */
-static int make_state(struct device *dev)
+/*
+ * The device's state, made if it has none, and pinned: a release of the
+ * device's resources on another thread, between this and the mapping
+ * that will keep it, orphans it instead of freeing it (the mapping's
+ * maker unpins it). Called and returns without the read lock.
+ */
+static struct dma_dev *make_state(struct device *dev, int *ret_err)
 {
 	struct state_node *node;
-	struct dma_dev *s;
-	bool won = false;
+	struct dma_dev *s, *cur;
 
 	node = devres_alloc(dma_state_release, sizeof(*node), GFP_KERNEL);
-	if (!node)
-		return -ENOMEM;
+	if (!node) {
+		*ret_err = -ENOMEM;
+		return NULL;
+	}
 	if (devres__should_fail() || !(s = calloc(1, sizeof(*s)))) {
 		devres_free(node);
-		return -ENOMEM;
+		*ret_err = -ENOMEM;
+		return NULL;
 	}
 	pthread_mutex_init(&s->lock, NULL);
 	s->dev = dev;
 	s->seed = (uint32_t)(uintptr_t)s | 1u;
 	node->s = s;
 	pthread_rwlock_wrlock(&states);
-	if (!dma_dev_peek(dev)) {
+	cur = dma_dev_peek(dev);
+	if (!cur)
 		__atomic_store_n((struct dma_dev **)&dev->dma_state, s,
 				 __ATOMIC_RELEASE);
-		won = true;
-	}
+	pthread_mutex_lock(&(cur ? cur : s)->lock);
+	(cur ? cur : s)->pins++;
+	pthread_mutex_unlock(&(cur ? cur : s)->lock);
 	pthread_rwlock_unlock(&states);
-	if (!won) {
+	if (cur) {
 		free_state(s);
 		devres_free(node);
-		return 0;
+		return cur;
 	}
 	devres_add(dev, node);
-	return 0;
+	return s;
 }
 
-struct dma_dev *devres__dma_state(struct device *dev, int *ret_err)
+struct dma_dev *devres__dma_state(struct device *dev, int *ret_err,
+				  bool *ret_pinned)
 {
-	struct dma_dev *s;
+	struct dma_dev *s = dma_dev_peek(dev);
 
-	/* A concurrent release may free what was just made: try again. */
-	for (int tries = 0; tries < 4; tries++) {
-		s = dma_dev_peek(dev);
-		if (s)
-			return s;
-		pthread_rwlock_unlock(&states);
-		*ret_err = make_state(dev);
-		pthread_rwlock_rdlock(&states);
-		if (*ret_err)
-			return NULL;
-	}
-	*ret_err = -EAGAIN;
-	return NULL;
+	*ret_pinned = false;
+	if (s)
+		return s;
+	/* Pinned, it cannot go before the read lock is taken again. */
+	pthread_rwlock_unlock(&states);
+	s = make_state(dev, ret_err);
+	pthread_rwlock_rdlock(&states);
+	*ret_pinned = s != NULL;
+	return s;
 }
 
 static const struct devres_dma_ops *ops_of(struct device *dev)
@@ -207,6 +213,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
 	struct dma_map *m;
 	struct rnode *hit;
+	bool pinned = false, orphan = false;
 	struct dma_dev *s;
 	dma_addr_t base, h;
 	int ret = 0;
@@ -227,7 +234,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	m->bound = bound;
 	m->debug = debug;
 	pthread_rwlock_rdlock(&states);
-	s = devres__dma_state(dev, &ret);
+	s = devres__dma_state(dev, &ret, &pinned);
 	if (!s)
 		goto fail;
 	if (debug) {
@@ -262,6 +269,8 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	m->epoch = s->epoch[bound];
 	devres__rt_insert(&s->maps, &m->node);
 	s->nmaps++;
+	if (pinned)
+		s->pins--;
 	pthread_mutex_unlock(&s->lock);
 	pthread_rwlock_unlock(&states);
 	if (dma_streaming(kind))
@@ -274,7 +283,14 @@ fail_unmap:
 fail_locked:
 	pthread_mutex_unlock(&s->lock);
 fail:
+	if (pinned) {
+		pthread_mutex_lock(&s->lock);
+		orphan = --s->pins == 0 && s->orphan && !s->nmaps;
+		pthread_mutex_unlock(&s->lock);
+	}
 	pthread_rwlock_unlock(&states);
+	if (orphan)
+		devres__dma_put_orphan(dev, s);
 	free(m);
 	*ret_err = ret;
 	return DMA_MAPPING_ERROR;
@@ -378,7 +394,7 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 					 devres__dma_kind_name[m->kind]);
 			devres__dma_forget(s, m);
 			done = true;
-			orphan = s->orphan && !s->nmaps;
+			orphan = s->orphan && !s->nmaps && !s->pins;
 		}
 		pthread_mutex_unlock(&s->lock);
 	} else {
