@@ -18,7 +18,7 @@ dev=$(ls "$root-pkgs"/libdevres-dev_*.deb)
 echo "== contents"
 # The runtime package holds the shared library and nothing else.
 extra=$(dpkg-deb -c "$rt" | awk '{print $6}' | grep -v '/$' |
-	grep -v '/libdevres\.so\.0' || true)
+	grep -v '/libdevres\.so\.' || true)
 [ -z "$extra" ] || { echo "libdevres1 holds more than the library: $extra" >&2; exit 1; }
 for f in include/devres/devres.h libdevres.a libdevres.so pkgconfig/devres.pc \
 	cmake/devres/devresConfig.cmake man3/devm_kmalloc.3 man7/devres.7; do
