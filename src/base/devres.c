@@ -38,7 +38,7 @@ void devres__run_release(struct device *dev, struct devres__node *n)
 #ifdef DEVRES_CHECKS
 	/* A release may use devres on its device: never under the lock. */
 	if (unlikely(__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
-		     (void *)&devres__self))
+		     devres__me()))
 		devres__bug(dev, __func__,
 			    "release callback run with the devres lock held");
 #endif

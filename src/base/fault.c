@@ -11,6 +11,16 @@
 #include "sweep.h"
 
 TLS_FAST unsigned int devres__fail_nth;
+unsigned int devres__fail_armed;
+
+/* Every change of this thread's count goes through here (subsys.h). */
+static void set_nth(unsigned int n)
+{
+	if (!devres__fail_nth != !n)
+		__atomic_add_fetch(&devres__fail_armed, n ? 1u : -1u,
+				   __ATOMIC_RELAXED);
+	devres__fail_nth = n;
+}
 
 __attribute__((constructor)) static void fault_init(void)
 {
@@ -27,7 +37,7 @@ __attribute__((constructor)) static void fault_init(void)
 		devres__warn(NULL, "DEVRES_FAIL_NTH", "'%s' is not a count", s);
 		return;
 	}
-	devres__fail_nth = (unsigned int)n;
+	set_nth((unsigned int)n);
 }
 
 /*
@@ -46,8 +56,11 @@ bool devres__fail_now(const char *what, int err)
 {
 	if (hidden)
 		return false;
-	if (--devres__fail_nth)
+	if (devres__fail_nth > 1) {
+		devres__fail_nth--;
 		return false;
+	}
+	set_nth(0);
 	fail_what = what ? what : "devres_alloc";
 	fail_err = err;
 	return true;
@@ -102,7 +115,7 @@ bool devres_should_defer(struct device *dev, const char *what)
 
 void devres_fail_nth(unsigned int n)
 {
-	devres__fail_nth = n;
+	set_nth(n);
 }
 
 unsigned int devres_fail_nth_get(void)

@@ -264,13 +264,13 @@ static bool biased_elsewhere(struct device *dev)
 {
 	void *b = __atomic_load_n(&dev->devres_bias, __ATOMIC_ACQUIRE);
 
-	return b && b != REVOKED && b != (void *)&devres__self;
+	return b && b != REVOKED && b != devres__me();
 }
 
 bool devres__lock_slow(struct device *dev, const char *func)
 {
 	if (__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
-	    &devres__self) {
+	    devres__me()) {
 		devres__warn(dev, func,
 			     "devres called on this device from a match or "
 			     "for-each callback");
@@ -293,9 +293,9 @@ bool devres__lock_slow(struct device *dev, const char *func)
 	if (!__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&dev->devres_bias_revoking, __ATOMIC_RELAXED) &&
 	    bias_ok())
-		__atomic_store_n(&dev->devres_bias, &devres__self,
+		__atomic_store_n(&dev->devres_bias, devres__me(),
 				 __ATOMIC_RELEASE);
 #endif
-	__atomic_store_n(&dev->devres_owner, &devres__self, __ATOMIC_RELAXED);
+	__atomic_store_n(&dev->devres_owner, devres__me(), __ATOMIC_RELAXED);
 	return true;
 }

@@ -39,8 +39,27 @@ static inline struct devres__node *list_head(struct device *dev)
 	return (struct devres__node *)dev->devres_head;
 }
 
-/* Any per-thread address identifies the lock's owner. */
+/*
+ * Any per-thread address identifies the lock's owner. The thread pointer
+ * is one, and costs no thread-local access: in a shared library that is
+ * a call through a TLS descriptor, and the fast paths would pay several.
+ */
 extern HIDDEN TLS_FAST char devres__self;
+
+static inline void *devres__me(void)
+{
+#if defined(__x86_64__)
+	void *p;
+
+	/* The TCB's pointer to itself, as glibc and musl lay it out. */
+	__asm__("mov %%fs:0, %0" : "=r"(p));
+	return p;
+#elif defined(__aarch64__) && defined(__GNUC__)
+	return __builtin_thread_pointer();
+#else
+	return (void *)&devres__self;
+#endif
+}
 
 HIDDEN bool devres__lock_slow(struct device *dev, const char *func);
 
@@ -53,7 +72,7 @@ HIDDEN bool devres__lock_slow(struct device *dev, const char *func);
 static inline void assert_locked(const struct device *dev, const char *func)
 {
 	if (unlikely(__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) !=
-		     (void *)&devres__self))
+		     devres__me()))
 		devres__bug(dev, func,
 			    "called without holding the device's devres lock");
 }
@@ -92,14 +111,14 @@ static inline bool lock_dev(struct device *dev, const char *func)
 	 * its announcement and its look (lock.c).
 	 */
 	if (likely(__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
-		   (void *)&devres__self) &&
+		   devres__me()) &&
 	    likely(!dev->devres_bias_held)) {
 		__atomic_store_n(&dev->devres_bias_held, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		if (likely(!__atomic_load_n(&dev->devres_bias_revoking,
 					    __ATOMIC_RELAXED))) {
 			__atomic_signal_fence(__ATOMIC_ACQUIRE);
-			__atomic_store_n(&dev->devres_owner, &devres__self,
+			__atomic_store_n(&dev->devres_owner, devres__me(),
 					 __ATOMIC_RELAXED);
 			return true;
 		}
@@ -150,7 +169,7 @@ static inline void unlock_dev(struct device *dev)
 #ifndef DR_NO_BIAS
 	/* Only the owner reads its own address here, and only it sets held. */
 	if (__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
-		    (void *)&devres__self &&
+		    devres__me() &&
 	    dev->devres_bias_held) {
 		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
 		return;
@@ -301,7 +320,7 @@ static inline struct devres__node *devres__alloc_node(uint32_t kind,
 	struct devres__node *n;
 
 	/* The sweep's report names the failure point by the node's kind. */
-	if (unlikely(devres__fail_nth != 0) &&
+	if (devres__fail_maybe() &&
 	    devres__fail_now(devres__kind_name(kind), alloc_errno(kind)))
 		return NULL;
 	if (unlikely(size > DR_MAX_SIZE))

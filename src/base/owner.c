@@ -11,7 +11,7 @@
 bool devres__devres_held_by_me(const struct device *dev)
 {
 	return __atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
-	       &devres__self;
+	       devres__me();
 }
 
 bool devres__refuse_in_devres_cb(const struct device *dev, const char *func)

@@ -73,9 +73,23 @@ HIDDEN const char *devres__dev_label(const struct device *dev, char *buf,
 extern HIDDEN TLS_FAST unsigned int devres__fail_nth;
 HIDDEN bool devres__fail_now(const char *what, int err);
 
+/*
+ * How many threads have fail-nth armed: read first, so that a process
+ * that injects nothing never reads the thread-local count (a call through
+ * a TLS descriptor in the shared library).
+ */
+extern HIDDEN unsigned int devres__fail_armed;
+
+static inline bool devres__fail_maybe(void)
+{
+	return unlikely(__atomic_load_n(&devres__fail_armed,
+					__ATOMIC_RELAXED) != 0) &&
+	       devres__fail_nth != 0;
+}
+
 static inline bool devres__should_fail_as(const char *what, int err)
 {
-	return unlikely(devres__fail_nth != 0) && devres__fail_now(what, err);
+	return devres__fail_maybe() && devres__fail_now(what, err);
 }
 
 #define devres__should_fail() devres__should_fail_as(__func__, 0)

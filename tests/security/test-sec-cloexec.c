@@ -39,11 +39,14 @@
 #include "testlib.h"
 
 #define devres__fail_nth test_fail_nth
+#define devres__fail_armed test_fail_armed
 #define devres__fail_now test_fail_now
 #define devres__open_beneath test_open_beneath
 #include "../../src/base/resolve.c"
 
 TLS_FAST unsigned int test_fail_nth;
+/* The stand-in count is read whenever it is set: always armed. */
+unsigned int test_fail_armed = 1;
 
 bool test_fail_now(const char *what, int err)
 {
