@@ -114,8 +114,12 @@ format-check: deps
 	clang-format --dry-run --Werror $(SOURCES)
 
 # The library's sources under .clang-tidy, with the dev build's flags.
+# clang does not know gcc's -mtls-dialect=gnu2: its compile commands drop it.
 tidy: build-dev
-	clang-tidy -p build/dev --quiet --warnings-as-errors='*' src/*/*.c
+	@mkdir -p build/tidy
+	sed 's/ -mtls-dialect=gnu2//g' build/dev/compile_commands.json \
+		>build/tidy/compile_commands.json
+	clang-tidy -p build/tidy --quiet --warnings-as-errors='*' src/*/*.c
 
 # One line per stage; each stage's output is in build/logs/<stage>.log.
 STAGE = sh tools/stage.sh

@@ -83,11 +83,9 @@ int driver_register(struct device_driver *drv)
 	dm_lock();
 	st = devres__drv_state_locked(drv);
 	bp = devres__bus_find_locked(drv->bus);
-	if (st != DRV_UNREGISTERED)
-		ret = -EBUSY;
-	else if (!bp)
+	if (!bp && st == DRV_UNREGISTERED)
 		ret = -EINVAL;
-	else if (name_taken_locked(bp, drv->name))
+	else if (st != DRV_UNREGISTERED || name_taken_locked(bp, drv->name))
 		ret = -EBUSY;
 	if (!ret) {
 		drvp->bus = bp;

@@ -353,7 +353,7 @@ int irq_line_raise_wait(int irq)
 		}
 		/* Disabling wakes nobody: look again every 10 ms. */
 		clock_gettime(CLOCK_REALTIME, &ts);
-		ts.tv_nsec += 10 * 1000 * 1000;
+		ts.tv_nsec += 10000000L;
 		if (ts.tv_nsec >= 1000000000L) {
 			ts.tv_sec++;
 			ts.tv_nsec -= 1000000000L;
