@@ -70,7 +70,8 @@ static void test_streaming_mask(void **state)
 {
 	struct device *dev = *state;
 	uint64_t mask = DMA_BIT_MASK(18), own;
-	char buf[64];
+	/* Aligned: on a page boundary it would take two IOVA pages a map. */
+	_Alignas(64) char buf[64];
 	dma_addr_t h[64];
 	int n = 0;
 
