@@ -469,10 +469,18 @@ static int offer_backend(struct pci_dev *pdev)
 	return ret;
 }
 
+/*
+ * Only a device the backend took is written: a sysfs device's field is
+ * read by config accesses of holders of a reference while a rescan
+ * removes it.
+ */
 static void detach_backend(struct pci_dev *pdev)
 {
-	if (pdev->p->backend)
-		pdev->p->backend->detach(pdev, pdev->p->backend_data);
+	const struct pci__backend *b = pdev->p->backend;
+
+	if (!b)
+		return;
+	b->detach(pdev, pdev->p->backend_data);
 	pdev->p->backend = NULL;
 }
 
