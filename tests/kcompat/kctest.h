@@ -99,6 +99,19 @@ static inline int kc_teardown(void)
 	return devres_ledger_diff(&kc_base, &now, stderr) ? -1 : 0;
 }
 
+/* The cmocka setup and teardown of a test of one driver on its board. */
+#define KC_FIXTURE(name, compatible)                                           \
+	static int setup(void **state)                                         \
+	{                                                                      \
+		(void)state;                                                   \
+		return kc_setup((name), (compatible));                         \
+	}                                                                      \
+	static int teardown(void **state)                                      \
+	{                                                                      \
+		(void)state;                                                   \
+		return kc_teardown();                                          \
+	}
+
 /* Whether a captured line contains @s. */
 static inline bool kc_said(const char *s)
 {

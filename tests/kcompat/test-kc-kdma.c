@@ -15,17 +15,7 @@
 #include "kcompat/kdma.c"
 #include "kcompat/kctest.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	return kc_setup("kdma", "kc,kdma");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return kc_teardown();
-}
+KC_FIXTURE("kdma", "kc,kdma")
 
 static int sweep(struct devres_sweep_result *r)
 {

@@ -14,17 +14,7 @@
 #include "kcompat/krng.c"
 #include "kcompat/kctest.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	return kc_setup("krng", "kc,krng-v2");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return kc_teardown();
-}
+KC_FIXTURE("krng", "kc,krng-v2")
 
 #if !KC_TWIN
 static void binds_and_reads(void **state)

@@ -14,17 +14,7 @@
 #include "kcompat/krtc.c"
 #include "kcompat/kctest.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	return kc_setup("krtc", "kc,krtc");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return kc_teardown();
-}
+KC_FIXTURE("krtc", "kc,krtc")
 
 static int sweep(struct devres_sweep_result *r)
 {

@@ -15,17 +15,7 @@
 #include "kcompat/kwdt.c"
 #include "kcompat/kctest.h"
 
-static int setup(void **state)
-{
-	(void)state;
-	return kc_setup("kwdt", "kc,kwdt");
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return kc_teardown();
-}
+KC_FIXTURE("kwdt", "kc,kwdt")
 
 #if !KC_TWIN
 static void registers_starts_pings_stops(void **state)
