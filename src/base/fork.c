@@ -86,8 +86,32 @@ static void fork_child(void)
 	}
 }
 
+#ifdef __GLIBC__
+/*
+ * pthread_atfork() as glibc's libc_nonshared.a defines it: the handlers
+ * registered against this object, so dlclose() drops them. Written here
+ * because that archive member is built without the CET property, and one
+ * object without it takes the property off the whole library.
+ */
+extern void *__dso_handle;
+extern int __register_atfork(void (*prepare)(void), void (*parent)(void),
+			     void (*child)(void), void *dso);
+
+int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
+			   void (*child)(void))
+{
+	return __register_atfork(prepare, parent, child, __dso_handle);
+}
+#else
+int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
+			   void (*child)(void))
+{
+	return pthread_atfork(prepare, parent, child);
+}
+#endif
+
 __attribute__((constructor)) static void fork_init(void)
 {
 	devres__pid = (int)getpid();
-	pthread_atfork(fork_prepare, fork_parent, fork_child);
+	devres__pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

@@ -91,7 +91,7 @@ static void forget_registration(void)
 
 __attribute__((constructor)) static void lock_atfork(void)
 {
-	pthread_atfork(NULL, NULL, forget_registration);
+	devres__pthread_atfork(NULL, NULL, forget_registration);
 }
 
 static int bias_ok(void)

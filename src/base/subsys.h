@@ -241,6 +241,10 @@ HIDDEN void devres__atfork_mutex(enum devres__fork_rank rank,
 HIDDEN void devres__atfork_rwlock(enum devres__fork_rank rank,
 				  pthread_rwlock_t *l);
 
+/* pthread_atfork() without libc_nonshared.a's object (fork.c). */
+HIDDEN int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
+				  void (*child)(void));
+
 /* This process's id, set again in a child of fork() before its handlers. */
 extern HIDDEN int devres__pid;
 

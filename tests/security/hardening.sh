@@ -7,9 +7,10 @@
 #    stack protector calls, fortified libc calls, no STATIC_TLS (a late
 #    dlopen() must not need static TLS room), no text relocations;
 #  - every program: PIE, full RELRO, a non-executable stack;
-#  - every object file: the CET property (IBT and SHSTK, -fcf-protection),
-#    and every linked binary too when the C library's start files carry it
-#    (Debian 12's do not, and the linker keeps only what all inputs have);
+#  - every object file and the installed library: the CET property (IBT
+#    and SHSTK, -fcf-protection); every program too when the C library's
+#    start files carry it (Debian 12's do not, and the linker keeps only
+#    what all inputs have);
 #  - every source compiled with -fstack-clash-protection and
 #    _FORTIFY_SOURCE=3 (=2 before gcc 12), which leave no mark to read.
 # Usage: hardening.sh SOURCE_DIR WORK_DIR C_COMPILER [BUILD_TYPE]
@@ -97,15 +98,24 @@ if echo 'int main(void){return 0;}' |
 	done
 	check "IBT and SHSTK in all $nobj object files${noncet:+ (not:$noncet)}" \
 		test -z "$noncet"
+	# The library is linked without the C library's start files, so it
+	# has the property whenever the compiler's crtbeginS.o has it.
+	crtbegin=$("$cc" -print-file-name=crtbeginS.o)
+	if cet_feature "$crtbegin" | grep -q IBT; then
+		check "IBT and SHSTK in ${lib##*/}" sh -c \
+			"readelf -nW '$lib' | grep -q 'x86 feature: IBT, SHSTK'"
+	else
+		echo "note: $crtbegin carries no CET property, so the library cannot"
+	fi
 	crti=$("$cc" -print-file-name=crti.o)
 	if cet_feature "$crti" | grep -q IBT; then
-		for f in "$lib" $progs; do
+		for f in $progs; do
 			check "IBT and SHSTK in ${f##*/}" sh -c \
 				"readelf -nW '$f' | grep -q 'x86 feature: IBT, SHSTK'"
 		done
 	else
-		echo "note: $crti carries no CET property, so no program or library linked" \
-			"with it can; the objects above do"
+		echo "note: $crti carries no CET property, so no program linked" \
+			"with it can; their objects above do"
 	fi
 else
 	echo "note: $cc has no -fcf-protection=full on this target"
