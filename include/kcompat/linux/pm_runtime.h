@@ -54,5 +54,19 @@ static inline int devm_pm_runtime_enable(struct device *dev)
 #define pm_runtime_active(dev) ((void)(dev), true)
 #define pm_runtime_enabled(dev) ((void)(dev), true)
 #define pm_runtime_status_suspended(dev) ((void)(dev), false)
+#define pm_runtime_put_sync_autosuspend(dev) ((void)(dev), 0)
+
+/* PM callbacks a driver may name in its dev_pm_ops: recorded, not called. */
+static inline int pm_runtime_force_suspend(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline int pm_runtime_force_resume(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
 
 #endif /* KCOMPAT_LINUX_PM_RUNTIME_H */

@@ -14,8 +14,7 @@
 #include <linux/device.h>
 #include <linux/interrupt.h>
 #include <linux/slab.h>
-
-typedef s64 time64_t;
+#include <linux/time64.h>
 
 struct rtc_time {
 	int tm_sec;
