@@ -34,9 +34,27 @@
 #define dev_dbg_ratelimited dev_dbg
 #define dev_get_platdata(dev) ((dev)->platform_data)
 #define dev_to_node(dev) ((void)(dev), -1)
-#define device_init_wakeup(dev, on) ((void)(dev), (void)(on), 0)
-#define device_set_wakeup_capable(dev, on) ((void)(dev), (void)(on))
 #define device_may_wakeup(dev) ((void)(dev), false)
-#define dev_pm_set_wake_irq(dev, irq) ((void)(dev), (void)(irq), 0)
+
+/* Wakeup is for a system that sleeps: accepted, and nothing more. */
+static inline int device_init_wakeup(struct device *dev, bool enable)
+{
+	(void)dev;
+	(void)enable;
+	return 0;
+}
+
+static inline void device_set_wakeup_capable(struct device *dev, bool capable)
+{
+	(void)dev;
+	(void)capable;
+}
+
+static inline int dev_pm_set_wake_irq(struct device *dev, int irq)
+{
+	(void)dev;
+	(void)irq;
+	return 0;
+}
 
 #endif /* KCOMPAT_LINUX_DEVICE_H */

@@ -67,6 +67,10 @@ static inline void __iomem *pci_ioremap_bar(struct pci_dev *pdev, int bar)
 		       pci_resource_len(pdev, bar));
 }
 
+/* Every registered device, a reference held on the current one. */
+#define for_each_pci_dev(d)                                                    \
+	while (((d) = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, (d))) != NULL)
+
 /* No virtual functions here: as a kernel built without PCI_IOV says. */
 static inline int pci_enable_sriov(struct pci_dev *pdev, int nr_virtfn)
 {

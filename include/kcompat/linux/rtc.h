@@ -138,6 +138,32 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 	return 0;
 }
 
+/*
+ * The names of 4.13 to 5.10, which were managed already: the registration
+ * went with the device devm_rtc_allocate_device() made.
+ */
+#define rtc_register_device devm_rtc_register_device
+
+/*
+ * devm_rtc_device_register() - allocate and register in one call (the
+ * older form, still in the kernel). Return: the device, or an ERR_PTR.
+ */
+static inline struct rtc_device *
+devm_rtc_device_register(struct device *dev, const char *name,
+			 const struct rtc_class_ops *ops, struct module *owner)
+{
+	struct rtc_device *rtc = devm_rtc_allocate_device(dev);
+	int ret;
+
+	(void)name;
+	(void)owner;
+	if (IS_ERR(rtc))
+		return rtc;
+	rtc->ops = ops;
+	ret = devm_rtc_register_device(rtc);
+	return ret ? (struct rtc_device *)ERR_PTR(ret) : rtc;
+}
+
 /* What an ioctl(RTC_RD_TIME) does. */
 static inline int rtc_read_time(struct rtc_device *rtc, struct rtc_time *tm)
 {
