@@ -89,6 +89,22 @@ static inline void pci_disable_sriov(struct pci_dev *pdev)
 	module_driver(drv, pci_register_driver, pci_unregister_driver)
 
 /* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define pci_read_config_byte(dev, where, val)                                  \
+	KCOMPAT_AT(pci_read_config_byte, pci_read_config_byte(dev, where, val))
+#define pci_read_config_word(dev, where, val)                                  \
+	KCOMPAT_AT(pci_read_config_word, pci_read_config_word(dev, where, val))
+#define pci_read_config_dword(dev, where, val)                                 \
+	KCOMPAT_AT(pci_read_config_dword,                                      \
+		   pci_read_config_dword(dev, where, val))
+#define pci_write_config_byte(dev, where, val)                                 \
+	KCOMPAT_AT(pci_write_config_byte,                                      \
+		   pci_write_config_byte(dev, where, val))
+#define pci_write_config_word(dev, where, val)                                 \
+	KCOMPAT_AT(pci_write_config_word,                                      \
+		   pci_write_config_word(dev, where, val))
+#define pci_write_config_dword(dev, where, val)                                \
+	KCOMPAT_AT(pci_write_config_dword,                                     \
+		   pci_write_config_dword(dev, where, val))
 #define pcim_enable_device(pdev)                                               \
 	KCOMPAT_AT(pcim_enable_device, pcim_enable_device(pdev))
 #define pci_enable_device(pdev)                                                \
