@@ -23,6 +23,7 @@ struct nvme_blk {
 	unsigned long pending; /* submitted, not reaped */
 	uint64_t nblocks;
 	unsigned int nr_queues, max_blocks, resets;
+	atomic_uint inflight_at_unbind;
 };
 
 struct nvme_blk *nvme_blk_attach(struct nvme_ctrl *c)
@@ -46,10 +47,11 @@ struct nvme_blk *nvme_blk_attach(struct nvme_ctrl *c)
  * it at once. One that does not within 10 s has left the handle behind;
  * the binding goes anyway (its requests are then lost to it).
  */
-void nvme_blk_detach(struct nvme_blk *b)
+void nvme_blk_detach(struct nvme_blk *b, unsigned int inflight)
 {
 	struct timespec t;
 
+	atomic_store(&b->inflight_at_unbind, inflight);
 	clock_gettime(CLOCK_REALTIME, &t);
 	t.tv_sec += 10;
 	pthread_mutex_lock(&b->lock);
@@ -150,6 +152,33 @@ unsigned int nvme_blk_resets(struct nvme_blk *b)
 	n = atomic_load(&c->resets);
 	leave(b, 0);
 	return n;
+}
+
+int nvme_blk_queue_stats(struct nvme_blk *b, unsigned int qi,
+			 unsigned long *ret_irqs,
+			 unsigned long *ret_completions)
+{
+	struct nvme_ctrl *c = enter(b, true);
+	struct nvme_queue *q;
+
+	if (!c)
+		return -ENODEV;
+	if (qi >= c->nr_io) {
+		leave(b, 0);
+		return -EINVAL;
+	}
+	q = c->io[qi];
+	pthread_mutex_lock(&q->lock);
+	*ret_irqs = q->irqs;
+	*ret_completions = q->completions;
+	pthread_mutex_unlock(&q->lock);
+	leave(b, 0);
+	return 0;
+}
+
+unsigned int nvme_blk_inflight_at_unbind(struct nvme_blk *b)
+{
+	return atomic_load(&b->inflight_at_unbind);
 }
 
 void nvme_blk_drop_doorbell(struct nvme_blk *b)

@@ -56,6 +56,15 @@ int nvme_blk_rw(struct nvme_blk *b, unsigned int qi, enum nvme_op op,
 
 /* Resets of the controller since the bind; completions on queue @qi. */
 unsigned int nvme_blk_resets(struct nvme_blk *b);
+/*
+ * Interrupts taken and completions seen on queue @qi since the bind
+ * (interrupts stay 0 on a polled queue); -ENODEV once unbound.
+ */
+int nvme_blk_queue_stats(struct nvme_blk *b, unsigned int qi,
+			 unsigned long *ret_irqs,
+			 unsigned long *ret_completions);
+/* Requests in flight when remove() began (0 while bound). */
+unsigned int nvme_blk_inflight_at_unbind(struct nvme_blk *b);
 /* Makes the next I/O doorbell write vanish, as a lost write would. */
 void nvme_blk_drop_doorbell(struct nvme_blk *b);
 

@@ -177,9 +177,15 @@ static int nvme_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 static void nvme_remove(struct pci_dev *pdev)
 {
 	struct nvme_ctrl *c = pci_get_drvdata(pdev);
+	unsigned int inflight = 0;
 
 	atomic_store(&c->dying, true);
 	pthread_mutex_lock(&c->reset_lock);
+	for (unsigned int i = 0; i < c->nr_io; i++) {
+		pthread_mutex_lock(&c->io[i]->lock);
+		inflight += c->io[i]->inflight;
+		pthread_mutex_unlock(&c->io[i]->lock);
+	}
 	for (unsigned int i = c->nr_io; i-- > 0;)
 		atomic_store(&c->io[i]->live, false);
 	for (unsigned int i = c->nr_io; i-- > 0;)
@@ -193,7 +199,7 @@ static void nvme_remove(struct pci_dev *pdev)
 		nvme_queue_fail_all(c->io[i], -ENODEV);
 	nvme_queue_fail_all(c->admin, -ENODEV);
 	pthread_mutex_unlock(&c->reset_lock);
-	nvme_blk_detach(c->blk);
+	nvme_blk_detach(c->blk, inflight);
 }
 
 static const struct pci_device_id nvme_ids[] = {

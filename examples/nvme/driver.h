@@ -137,6 +137,6 @@ int nvme_setup_io_queues(struct nvme_ctrl *c);
 
 /* blk.c: the binding's side of the block handle */
 struct nvme_blk *nvme_blk_attach(struct nvme_ctrl *c);
-void nvme_blk_detach(struct nvme_blk *b);
+void nvme_blk_detach(struct nvme_blk *b, unsigned int inflight);
 
 #endif /* NVME_DRIVER_H */

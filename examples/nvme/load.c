@@ -77,7 +77,7 @@ struct shared {
 	atomic_ulong done;
 	atomic_int verbose_tick;
 	double t0;
-	volatile bool *stop;
+	atomic_bool *stop;
 	struct nvme_blk *b;
 	const char *path;
 	int fd;
@@ -167,7 +167,7 @@ static bool start_write(struct worker *w, struct slot *s, int *tags,
 	struct shared *sh = w->sh;
 	int tag;
 
-	if (*sh->stop || !take_budget(sh))
+	if (atomic_load(sh->stop) || !take_budget(sh))
 		return false;
 	s->k = next_lba(w);
 	if (s->k == UINT64_MAX) {
@@ -183,7 +183,7 @@ static bool start_write(struct worker *w, struct slot *s, int *tags,
 		w->busy[s->k] = 0;
 		w->gens[s->k] = 0; /* unknown now */
 		if (tag == -ENODEV)
-			*sh->stop = true;
+			atomic_store(sh->stop, true);
 		else
 			w->r.errors++;
 		return false;
@@ -227,7 +227,7 @@ static void *blk_worker(void *arg)
 			if (status != -ENODEV)
 				w->r.errors++;
 			else
-				*sh->stop = true;
+				atomic_store(sh->stop, true);
 			if (start_write(w, s, tags, (unsigned int)(s - slots)))
 				active++;
 			continue;
@@ -247,7 +247,7 @@ static void *blk_worker(void *arg)
 				continue;
 			}
 			if (tag == -ENODEV)
-				*sh->stop = true;
+				atomic_store(sh->stop, true);
 			else
 				w->r.errors++;
 		} else {
@@ -395,7 +395,7 @@ static int run_workers(struct shared *sh, unsigned int n, void *(*fn)(void *),
 }
 
 int load_run_blk(struct nvme_blk *b, const struct load_opts *o,
-		 struct load_result *res, volatile bool *stop)
+		 struct load_result *res, atomic_bool *stop)
 {
 	struct shared sh = { .o = o, .b = b, .stop = stop };
 	unsigned int n = o->threads;
@@ -410,7 +410,7 @@ int load_run_blk(struct nvme_blk *b, const struct load_opts *o,
 int load_run_dev(const char *path, const struct load_opts *o,
 		 struct load_result *res)
 {
-	bool never = false;
+	atomic_bool never = false;
 	struct shared sh = { .o = o, .path = path, .stop = &never };
 	int ret;
 

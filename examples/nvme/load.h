@@ -7,6 +7,7 @@
 #ifndef NVME_LOAD_H
 #define NVME_LOAD_H
 
+#include <stdatomic.h>
 #include <stdbool.h>
 #include <stdint.h>
 
@@ -40,7 +41,7 @@ int load_check(const void *buf, uint64_t lba, uint32_t gen, uint64_t run);
 
 /* Through the userspace driver; stops early once *@stop is set. */
 int load_run_blk(struct nvme_blk *b, const struct load_opts *o,
-		 struct load_result *res, volatile bool *stop);
+		 struct load_result *res, atomic_bool *stop);
 /* The same load on a block device with O_DIRECT, pread/pwrite threads. */
 int load_run_dev(const char *path, const struct load_opts *o,
 		 struct load_result *res);

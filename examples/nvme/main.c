@@ -126,12 +126,13 @@ static int bind(struct nvme_blk **ret)
 
 static int run_load(struct load_opts *o)
 {
+	static uint8_t buf[4096] __attribute__((aligned(4096)));
 	struct devres_ledger before, after;
 	unsigned int en0 = atomic_load(&nvme_stat_enables);
 	unsigned int dis0 = atomic_load(&nvme_stat_disables);
 	struct load_result r;
 	struct nvme_blk *b;
-	bool stop = false;
+	atomic_bool stop = false;
 	uint64_t bytes = 0;
 	int ret;
 
@@ -153,10 +154,23 @@ static int run_load(struct load_opts *o)
 	CHECK(!r.errors && !r.mismatches && !r.failed,
 	      "%lu errors, %lu failed, %lu mismatches", r.errors, r.failed,
 	      r.mismatches);
+	for (unsigned int i = 0; i < nvme_blk_queues(b); i++) {
+		unsigned long irqs = 0, done = 0;
+		bool used = i < o->threads;
+
+		nvme_blk_queue_stats(b, i, &irqs, &done);
+		printf("nvme: I/O queue %u: %lu completions, %lu interrupts "
+		       "(%s)\n",
+		       i + 1, done, irqs,
+		       nvme_param_poll ? "polled" : "its own MSI-X vector");
+		CHECK(!used || done > 0, "queue %u unused", i + 1);
+		CHECK(nvme_param_poll ? irqs == 0 : !used || irqs > 0,
+		      "queue %u: %lu interrupts", i + 1, irqs);
+	}
 	CHECK(nvme_blk_rw(b, 0, NVME_OP_FLUSH, 0, 0, NULL) == 0, "flush");
 	CHECK(nvme_blk_resets(b) == 0, "%u resets", nvme_blk_resets(b));
 	pci_unregister_driver(&nvme_driver);
-	CHECK(nvme_blk_submit(b, 0, NVME_OP_READ, 0, 1, &stop) == -ENODEV,
+	CHECK(nvme_blk_submit(b, 0, NVME_OP_READ, 0, 1, buf) == -ENODEV,
 	      "the handle works after unbind");
 	nvme_blk_put(b);
 	devres_ledger_snapshot(&after);
@@ -209,13 +223,14 @@ static void *unbind_later(void *arg)
 
 static int unbind_mid_io(struct load_opts *o)
 {
+	static uint8_t buf[4096] __attribute__((aligned(4096)));
 	unsigned int en0 = atomic_load(&nvme_stat_enables);
 	unsigned int dis0 = atomic_load(&nvme_stat_disables);
 	struct unbinder u = { .delay_ms = 1500 };
 	struct load_result r;
 	struct nvme_blk *b;
 	pthread_t t;
-	bool stop = false;
+	atomic_bool stop = false;
 
 	if (bind(&b))
 		return 1;
@@ -225,14 +240,16 @@ static int unbind_mid_io(struct load_opts *o)
 	load_run_blk(b, o, &r, &stop);
 	pthread_join(t, NULL);
 	load_print("nvme unbind", o, &r);
-	printf("nvme: unbound after %.1f s of load: %lu requests submitted, "
-	       "%lu reaped (%lu with an error), %lu lost, %lu mismatches\n",
-	       (double)u.delay_ms / 1000, r.submitted, r.reaped, r.failed,
-	       r.submitted - r.reaped, r.mismatches);
+	printf("nvme: unbound after %.1f s of load, %u requests in flight "
+	       "when remove began: %lu requests submitted, %lu reaped (%lu "
+	       "with an error), %lu lost, %lu mismatches\n",
+	       (double)u.delay_ms / 1000, nvme_blk_inflight_at_unbind(b),
+	       r.submitted, r.reaped, r.failed, r.submitted - r.reaped,
+	       r.mismatches);
 	CHECK(r.submitted > 0 && r.submitted == r.reaped,
 	      "%lu submitted, %lu reaped", r.submitted, r.reaped);
 	CHECK(!r.mismatches, "mismatches");
-	CHECK(nvme_blk_submit(b, 0, NVME_OP_READ, 0, 1, &stop) == -ENODEV,
+	CHECK(nvme_blk_submit(b, 0, NVME_OP_READ, 0, 1, buf) == -ENODEV,
 	      "the handle works after unbind");
 	nvme_blk_put(b);
 	pci_unregister_driver(&nvme_driver);
@@ -245,7 +262,7 @@ static int timeout(struct load_opts *o)
 	static uint8_t buf[4096] __attribute__((aligned(4096)));
 	struct load_result r;
 	struct nvme_blk *b;
-	bool stop = false;
+	atomic_bool stop = false;
 	double t;
 	int ret;
 
