@@ -6,9 +6,9 @@
 # that crc-t10dif and crc64-rocksoft look up) kept aside in
 # /modules/nvme/: /init binds the controller to vfio-pci, and only
 # nvme-kernel.sh loads the kernel's driver, for the side-by-side run.
-# Environment: VM_NVME_IOS (I/Os per load test, default 10000).
+# Environment: VM_NVME_IOS (I/Os per load test, default 5000).
 nvme_img=$out/nvme.img
-nvme_ios=${VM_NVME_IOS:-10000}
+nvme_ios=${VM_NVME_IOS:-5000}
 rm -f "$nvme_img"
 truncate -s 64M "$nvme_img"
 nvme_args="-drive file=$nvme_img,if=none,id=d0,format=raw,cache=writeback \
