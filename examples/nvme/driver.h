@@ -29,10 +29,11 @@ struct nvme_blk;
 
 /* One command in flight, and its tag's bounce buffer. */
 struct nvme_req {
-	bool busy;	 /* a command was submitted with this tag */
-	bool done;	 /* completed (or failed) and not yet reaped */
-	bool wanted;	 /* a caller waits for this very tag */
-	int status;	 /* 0, -EIO (an NVMe error), -ETIMEDOUT, -ENODEV */
+	bool busy;   /* the tag is taken */
+	bool queued; /* its command is in the ring: the controller owns it */
+	bool done;   /* completed (or failed) and not yet reaped */
+	bool wanted; /* a caller waits for this very tag */
+	int status;  /* 0, -EIO (an NVMe error), -ETIMEDOUT, -ENODEV */
 	uint32_t result; /* dword 0 of the completion */
 	uint8_t opcode;
 	uint32_t len; /* bytes of data */

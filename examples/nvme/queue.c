@@ -71,7 +71,7 @@ static unsigned int process_locked(struct nvme_queue *q)
 		atomic_thread_fence(memory_order_acquire);
 		cid = e->cid;
 		r = cid < q->depth - 1 ? &q->reqs[cid] : NULL;
-		if (r && r->busy && !r->done)
+		if (r && r->queued && !r->done)
 			finish(q, r, (status >> 1) ? -EIO : 0, e->result);
 		else
 			dev_warn(q->ctrl->dev,
@@ -240,6 +240,7 @@ int nvme_queue_submit_tag(struct nvme_queue *q, int tag, struct nvme_sqe *sqe)
 	}
 	sqe->cid = (uint16_t)tag;
 	r->opcode = sqe->opcode;
+	r->queued = true;
 	now_plus(&r->deadline, q->ctrl->io_timeout_ms);
 	memcpy(&q->sq[q->sq_tail], sqe, sizeof(*sqe));
 	if (++q->sq_tail == q->depth)
@@ -261,6 +262,7 @@ static int reap_locked(struct nvme_queue *q, int tag)
 		memcpy(r->user, r->buf, r->len);
 	r->user = NULL;
 	r->busy = false;
+	r->queued = false;
 	r->done = false;
 	r->wanted = false;
 	return status;
@@ -297,7 +299,7 @@ int nvme_queue_reap(struct nvme_queue *q, int tag, int *ret_tag,
 				continue;
 			if (r->done && (tag < 0 ? !r->wanted : i == tag))
 				found = i;
-			else if (!r->done && past(&r->deadline))
+			else if (r->queued && !r->done && past(&r->deadline))
 				overdue = true;
 		}
 		if (found >= 0) {
@@ -346,7 +348,11 @@ void nvme_queue_fail_all(struct nvme_queue *q, int status)
 	for (int i = 0; i + 1 < q->depth; i++) {
 		struct nvme_req *r = &q->reqs[i];
 
-		if (r->busy && !r->done)
+		/*
+		 * Only commands in the ring: a tag taken but not yet
+		 * submitted is its submitter's, who finds the queue down.
+		 */
+		if (r->queued && !r->done)
 			finish(q, r,
 			       status == -EIO && past(&r->deadline) ? -ETIMEDOUT
 								    : status,
