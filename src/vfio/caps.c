@@ -6,34 +6,37 @@
  * so that they can be checked without a device.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <linux/vfio.h>
 #include <stdlib.h>
 #include <string.h>
 #include "vfio.h"
 
 /*
- * The capability @id in the chain that starts at @first, inside a reply
- * of @len bytes; NULL when absent. The chain comes from the kernel, but a
- * header outside the reply or a link that does not move forward ends the
- * walk rather than looping.
+ * The offset of capability @id in the chain that starts at @first, inside
+ * a reply of @len bytes; 0 when absent. The chain comes from the kernel,
+ * but a header outside the reply or a link that does not move forward
+ * ends the walk rather than looping. The kernel packs capabilities
+ * without padding (one of 12 bytes leaves the next on a 4-byte
+ * boundary), so each is copied out, never read in place.
  */
-static const struct vfio_info_cap_header *
-find_cap(const void *reply, size_t len, uint32_t first, uint16_t id)
+static size_t find_cap(const void *reply, size_t len, uint32_t first,
+		       uint16_t id)
 {
 	uint32_t off = first;
 
 	while (off &&
 	       (size_t)off + sizeof(struct vfio_info_cap_header) <= len) {
-		const struct vfio_info_cap_header *h =
-			(const void *)((const char *)reply + off);
+		struct vfio_info_cap_header h;
 
-		if (h->id == id)
-			return h;
-		if (h->next <= off)
+		memcpy(&h, (const char *)reply + off, sizeof(h));
+		if (h.id == id)
+			return off;
+		if (h.next <= off)
 			break;
-		off = h->next;
+		off = h.next;
 	}
-	return NULL;
+	return 0;
 }
 
 bool vfio__region_mappable(const struct vfio_region_info *info, size_t len)
@@ -67,7 +70,9 @@ unsigned int vfio__iommu_ranges(const struct vfio_iommu_type1_info *info,
 				size_t len, struct vfio_range *out,
 				unsigned int max, uint64_t *ret_pgsize)
 {
-	const struct vfio_iommu_type1_info_cap_iova_range *cap = NULL;
+	const size_t cap_size =
+		sizeof(struct vfio_iommu_type1_info_cap_iova_range);
+	size_t off = 0;
 	unsigned int n = 0;
 
 	/* The smallest page the IOMMU maps: IOVAs and sizes align to it. */
@@ -75,26 +80,37 @@ unsigned int vfio__iommu_ranges(const struct vfio_iommu_type1_info *info,
 	if ((info->flags & VFIO_IOMMU_INFO_PGSIZES) && info->iova_pgsizes)
 		*ret_pgsize = info->iova_pgsizes & -info->iova_pgsizes;
 	if ((info->flags & VFIO_IOMMU_INFO_CAPS) && len >= sizeof(*info))
-		cap = (const void *)find_cap(
-			info, len, info->cap_offset,
-			VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE);
-	if (cap) {
-		size_t room = len - (size_t)((const char *)cap->iova_ranges -
-					     (const char *)info);
+		off = find_cap(info, len, info->cap_offset,
+			       VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE);
+	if (off && off + cap_size <= len) {
+		const char *p = (const char *)info + off;
+		uint32_t nr;
 
+		memcpy(&nr,
+		       p + offsetof(struct vfio_iommu_type1_info_cap_iova_range,
+				    nr_iovas),
+		       sizeof(nr));
+		p += cap_size;
 		for (uint32_t i = 0;
-		     i < cap->nr_iovas && n < max &&
-		     (i + 1) * sizeof(struct vfio_iova_range) <= room;
-		     i++) {
-			if (cap->iova_ranges[i].end < cap->iova_ranges[i].start)
+		     i < nr && n < max &&
+		     (size_t)(p - (const char *)info) +
+				     sizeof(struct vfio_iova_range) <=
+			     len;
+		     i++, p += sizeof(struct vfio_iova_range)) {
+			struct vfio_iova_range r;
+
+			memcpy(&r, p, sizeof(r));
+			if (r.end < r.start)
 				continue;
-			out[n].start = cap->iova_ranges[i].start;
-			out[n].end = cap->iova_ranges[i].end;
+			out[n].start = r.start;
+			out[n].end = r.end;
 			n++;
 		}
+	} else {
+		off = 0;
 	}
 	/* No capability (an older kernel): every IOVA, as before it had one. */
-	if (!cap) {
+	if (!off) {
 		out[0].start = 0;
 		out[0].end = UINT64_MAX;
 		n = 1;

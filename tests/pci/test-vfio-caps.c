@@ -129,6 +129,35 @@ static void test_iommu_ranges(void **state)
 					    VFIO_MAX_RANGES, &pg),
 			 1);
 	assert_int_equal(out[0].start, 0);
+	/*
+	 * As kernel 6.1 packs them: a 12-byte capability (DMA_AVAIL) first,
+	 * so the ranges' capability sits on a 4-byte boundary.
+	 */
+	{
+		struct vfio_iommu_type1_info *info = (void *)buf;
+		struct vfio_info_cap_header h = { 3, 1, 0 };
+		struct vfio_iommu_type1_info_cap_iova_range rc = { 0 };
+		size_t at = sizeof(*info), at2 = at + 12;
+
+		memset(buf, 0, sizeof(buf));
+		info->flags = VFIO_IOMMU_INFO_PGSIZES | VFIO_IOMMU_INFO_CAPS;
+		info->iova_pgsizes = 4096;
+		info->cap_offset = (uint32_t)at;
+		h.next = (uint32_t)at2;
+		memcpy(buf + at, &h, sizeof(h));
+		rc.header.id = VFIO_IOMMU_TYPE1_INFO_CAP_IOVA_RANGE;
+		rc.header.version = 1;
+		rc.nr_iovas = 2;
+		memcpy(buf + at2, &rc, sizeof(rc));
+		memcpy(buf + at2 + sizeof(rc), x86, sizeof(x86));
+		len = at2 + sizeof(rc) + sizeof(x86);
+		assert_int_equal(at2 % 8, 4);
+		assert_int_equal(vfio__iommu_ranges((void *)buf, len, out,
+						    VFIO_MAX_RANGES, &pg),
+				 2);
+		assert_int_equal(out[0].start, 0xfef00000);
+		assert_int_equal(out[1].end, 0xfedfffff);
+	}
 	/* No capability: the whole space; a 64 KiB-page IOMMU. */
 	len = iommu_reply(buf, 0x10000, NULL, 0);
 	assert_int_equal(vfio__iommu_ranges((void *)buf, len, out,
