@@ -56,7 +56,7 @@ HIDDEN extern const struct devres_dma_ops vfio__dma_ops;
 /* irq.c */
 HIDDEN int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 				   unsigned int min_vecs, unsigned int max_vecs,
-				   unsigned int flags);
+				   unsigned int flags, unsigned int *ret_type);
 HIDDEN void vfio__irq_disable(struct vfio_dev *vd);
 
 #endif /* DEVRES_VFIO_INTERNAL_H */
