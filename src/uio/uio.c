@@ -172,8 +172,8 @@ static int uio_attach(struct pci_dev *pdev, void **ret_data)
 {
 	char link[256];
 	struct uio_dev *ud;
-	dev_t rdev;
-	int ret, num;
+	dev_t rdev = 0;
+	int ret, num = -1;
 
 	if (pci__readlink(pdev, "driver", link, sizeof(link)) ||
 	    strcmp(base_name(link), "uio_pci_generic") != 0)
