@@ -156,7 +156,8 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	if (len > SIZE_MAX / 2)
 		return -EINVAL;
 	/* Only through its own file: never through another window. */
-	if (!pdev->p->backend && !pdev->p->files[PCI_F_BAR0 + bar].present)
+	if (!pci__bk(pdev, bar_window) &&
+	    !pdev->p->files[PCI_F_BAR0 + bar].present)
 		return -ENODEV;
 	if (pci__readonly())
 		return -EROFS;
@@ -165,8 +166,9 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	fd = pdev->p->backend ? backend_bar(pdev, bar, (size_t)len, &off)
-			      : open_bar(pdev, bar, (size_t)len);
+	fd = pci__bk(pdev, bar_window)
+		     ? backend_bar(pdev, bar, (size_t)len, &off)
+		     : open_bar(pdev, bar, (size_t)len);
 	if (fd < 0) {
 		free(m);
 		return fd;
@@ -189,7 +191,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 		maps = m;
 	}
 	pthread_mutex_unlock(&map_lock);
-	if (!pdev->p->backend)
+	if (!pci__bk(pdev, bar_window))
 		pci__close(fd);
 	if (ret) {
 		free(m);

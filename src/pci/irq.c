@@ -53,7 +53,7 @@ int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
 int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 			  unsigned int max_vecs, unsigned int flags)
 {
-	unsigned int n;
+	unsigned int n, type = 0;
 	int ret;
 
 	if (!dev || !dev->p || !min_vecs || min_vecs > max_vecs ||
@@ -63,8 +63,10 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	if (devres__should_fail_as("pci_alloc_irq_vectors", -ENOMEM))
 		return -ENOMEM;
 	if (pci__bk(dev, alloc_irq_vectors)) {
-		ret = dev->p->backend->alloc_irq_vectors(
-			dev, dev->p->backend_data, min_vecs, max_vecs, flags);
+		ret = dev->p->backend->alloc_irq_vectors(dev,
+							 dev->p->backend_data,
+							 min_vecs, max_vecs,
+							 flags, &type);
 		if (ret < 0)
 			return ret;
 	}
@@ -81,9 +83,14 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 		ret = -ENOSPC;
 	else
 		ret = (int)(dev->p->nvec = n);
-	if (ret > 0 && (flags & PCI_IRQ_MSIX) && dev->p->nirqs > 1)
+	/* A backend says which kind it made; a test's own lines are guessed. */
+	if (ret > 0 && type)
+		dev->msix_enabled = type == PCI_IRQ_MSIX;
+	else if (ret > 0 && (flags & PCI_IRQ_MSIX) && dev->p->nirqs > 1)
 		dev->msix_enabled = true;
-	else if (ret > 0 && (flags & PCI_IRQ_MSI))
+	if (ret > 0 && type)
+		dev->msi_enabled = type == PCI_IRQ_MSI;
+	else if (ret > 0 && !dev->msix_enabled && (flags & PCI_IRQ_MSI))
 		dev->msi_enabled = true;
 	pthread_mutex_unlock(&dev->p->lock);
 	return ret;

@@ -139,9 +139,10 @@ static int vfio_attach(struct pci_dev *pdev, void **ret_data)
 	return 0;
 }
 
+/* The device is being freed: its ops pointer goes with it. */
 static void vfio_detach(struct pci_dev *pdev, void *data)
 {
-	set_dma_ops(&pdev->dev, NULL);
+	(void)pdev;
 	vd_free(data);
 }
 
@@ -233,7 +234,7 @@ static const struct pci__backend vfio_backend = {
 
 int pci_vfio_enable(void)
 {
-	return pci__backend_set(&vfio_backend);
+	return pci__backend_add(&vfio_backend);
 }
 
 bool pci_dev_is_vfio(struct pci_dev *pdev)

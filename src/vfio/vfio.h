@@ -80,7 +80,7 @@ HIDDEN int vfio__iova_find(struct vfio_map **head,
 /* irq.c */
 HIDDEN int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 				   unsigned int min_vecs, unsigned int max_vecs,
-				   unsigned int flags);
+				   unsigned int flags, unsigned int *ret_type);
 HIDDEN void vfio__irq_disable(struct vfio_dev *vd);
 
 #endif /* DEVRES_VFIO_INTERNAL_H */
