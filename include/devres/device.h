@@ -30,6 +30,8 @@ struct devres_dma_ops;
  * @coherent_dma_mask: the coherent DMA mask; 0 for the default, 32 bits
  * @dma_ops: how DMA addresses are made (set_dma_ops()); NULL for the default
  * @dma_state: the DMA layer's per-device state; never touch it
+ * @platform_data: what board code hands the driver (the kernel's
+ *                 platform data); the library never reads it
  *
  * A device starts zero-filled (calloc(), memset() or static storage):
  * device_initialize() leaves the members above as they are, and a zero DMA
@@ -50,6 +52,7 @@ struct device {
 	uint64_t coherent_dma_mask;
 	const struct devres_dma_ops *dma_ops;
 	void *dma_state;
+	void *platform_data;
 
 	/* private: */
 	char *name;

@@ -35,6 +35,7 @@ struct driver_private;
 struct of_device_id;
 struct dev_pm_ops;
 struct module;
+struct attribute_group;
 
 /**
  * struct bus_type - a kind of bus
@@ -70,6 +71,9 @@ struct bus_type {
  *                  driver core does not read it
  * @pm: the driver's power-management callbacks, recorded, not called
  * @owner: the kernel's module pointer (THIS_MODULE), recorded only
+ * @dev_groups: the attribute groups a bound device shows, NULL-terminated,
+ *              for the compat headers' attribute registry; the driver
+ *              core does not read it
  *
  * Bus types wrap this one in their own driver structure (struct
  * platform_driver). The member after the comment is private.
@@ -82,6 +86,7 @@ struct device_driver {
 	const struct of_device_id *of_match_table;
 	const struct dev_pm_ops *pm;
 	struct module *owner;
+	const struct attribute_group **dev_groups;
 
 	/* private: */
 	struct driver_private *p;

@@ -3,6 +3,7 @@
 #ifndef KCOMPAT_LINUX_COMPILER_H
 #define KCOMPAT_LINUX_COMPILER_H
 
+#include <linux/kconfig.h>
 #include <linux/types.h>
 
 #ifndef likely

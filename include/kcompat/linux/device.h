@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Devices, drivers, managed resources and dev_*() printing; and, as the
- * kernel's does, the locks, atomics and lists a driver's state holds.
+ * kernel's does, the locks, atomics and lists a driver's state holds, and
+ * device attributes (<linux/sysfs.h>).
  */
 #ifndef KCOMPAT_LINUX_DEVICE_H
 #define KCOMPAT_LINUX_DEVICE_H
@@ -16,6 +17,7 @@
 #include <linux/pm.h>
 #include <linux/slab.h>
 #include <linux/spinlock.h>
+#include <linux/sysfs.h>
 
 #define dev_notice dev_info
 #define dev_emerg dev_err
@@ -30,11 +32,29 @@
 #define dev_warn_ratelimited dev_warn
 #define dev_info_ratelimited dev_info
 #define dev_dbg_ratelimited dev_dbg
-#define dev_get_platdata(dev) ((void)(dev), (void *)0)
+#define dev_get_platdata(dev) ((dev)->platform_data)
 #define dev_to_node(dev) ((void)(dev), -1)
-#define device_init_wakeup(dev, on) ((void)(dev), (void)(on), 0)
-#define device_set_wakeup_capable(dev, on) ((void)(dev), (void)(on))
 #define device_may_wakeup(dev) ((void)(dev), false)
-#define dev_pm_set_wake_irq(dev, irq) ((void)(dev), (void)(irq), 0)
+
+/* Wakeup is for a system that sleeps: accepted, and nothing more. */
+static inline int device_init_wakeup(struct device *dev, bool enable)
+{
+	(void)dev;
+	(void)enable;
+	return 0;
+}
+
+static inline void device_set_wakeup_capable(struct device *dev, bool capable)
+{
+	(void)dev;
+	(void)capable;
+}
+
+static inline int dev_pm_set_wake_irq(struct device *dev, int irq)
+{
+	(void)dev;
+	(void)irq;
+	return 0;
+}
 
 #endif /* KCOMPAT_LINUX_DEVICE_H */

@@ -13,6 +13,7 @@
 #include <pthread.h>
 #include <string.h>
 #include <devres/fault.h>
+#include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/list.h>
 #include <linux/slab.h>

@@ -27,15 +27,36 @@ struct module;
 #define MODULE_IMPORT_NS(x) KCOMPAT_MODULE_TAG
 #define MODULE_DEVICE_TABLE(type, name) KCOMPAT_MODULE_TAG
 #define MODULE_PARM_DESC(name, desc) KCOMPAT_MODULE_TAG
-#define module_param(name, type, perm) KCOMPAT_MODULE_TAG
-#define module_param_named(name, var, type, perm) KCOMPAT_MODULE_TAG
+/* A parameter keeps its default; naming it marks the variable used. */
+#define module_param(name, type, perm)                                         \
+	static __typeof__(name) *const kcompat_param_##name                    \
+		__attribute__((unused)) = &(name)
+#define module_param_named(name, var, type, perm)                              \
+	static __typeof__(var) *const kcompat_param_##name                     \
+		__attribute__((unused)) = &(var)
 #define EXPORT_SYMBOL(x) KCOMPAT_MODULE_TAG
 #define EXPORT_SYMBOL_GPL(x) KCOMPAT_MODULE_TAG
 #define EXPORT_SYMBOL_NS_GPL(x, ns) KCOMPAT_MODULE_TAG
 
-/* module_init(fn): <fn> stays the entry point; nothing runs it by itself. */
-#define module_init(fn) KCOMPAT_MODULE_TAG
-#define module_exit(fn) KCOMPAT_MODULE_TAG
+/*
+ * module_init(fn) and module_exit(fn): nothing runs them by themselves;
+ * they define <fn>_load() and <fn>_unload(), which call the static <fn>
+ * where the kernel would load and unload the module.
+ */
+#define module_init(fn)                                                        \
+	int fn##_load(void);                                                   \
+	int fn##_load(void)                                                    \
+	{                                                                      \
+		return fn();                                                   \
+	}                                                                      \
+	KCOMPAT_MODULE_TAG
+#define module_exit(fn)                                                        \
+	void fn##_unload(void);                                                \
+	void fn##_unload(void)                                                 \
+	{                                                                      \
+		fn();                                                          \
+	}                                                                      \
+	KCOMPAT_MODULE_TAG
 
 #define module_driver(drv, reg, unreg)                                         \
 	int drv##_init(void);                                                  \

@@ -10,11 +10,7 @@
 #include <linux/io.h>
 #include <linux/mod_devicetable.h>
 #include <linux/module.h>
-
-#define PCI_VENDOR_ID_INTEL 0x8086
-#define PCI_VENDOR_ID_AMD 0x1022
-#define PCI_VENDOR_ID_REDHAT 0x1b36
-#define PCI_VENDOR_ID_REDHAT_QUMRANET 0x1af4
+#include <linux/pci_ids.h>
 
 /* clang-format off */
 #define PCI_VDEVICE(vend, dev)                                                 \
@@ -40,6 +36,52 @@ static inline void __iomem *pcim_iomap_region(struct pci_dev *pdev, int bar,
 		return (void __iomem *)ERR_PTR(ret);
 	p = pcim_iomap(pdev, bar, 0);
 	return p ? p : (void __iomem *)ERR_PTR(-ENOMEM);
+}
+
+/*
+ * The unmanaged BAR calls, as the kernel makes them of the resource tree
+ * and ioremap(): the board gives a BAR an iomem window, as it does a
+ * platform device's registers.
+ */
+static inline int pci_request_region(struct pci_dev *pdev, int bar,
+				     const char *name)
+{
+	if (!pci_resource_len(pdev, bar))
+		return 0;
+	return request_mem_region(pci_resource_start(pdev, bar),
+				  pci_resource_len(pdev, bar), name)
+		       ? 0
+		       : -EBUSY;
+}
+
+static inline void pci_release_region(struct pci_dev *pdev, int bar)
+{
+	if (pci_resource_len(pdev, bar))
+		release_mem_region(pci_resource_start(pdev, bar),
+				   pci_resource_len(pdev, bar));
+}
+
+static inline void __iomem *pci_ioremap_bar(struct pci_dev *pdev, int bar)
+{
+	return ioremap(pci_resource_start(pdev, bar),
+		       pci_resource_len(pdev, bar));
+}
+
+/* Every registered device, a reference held on the current one. */
+#define for_each_pci_dev(d)                                                    \
+	while (((d) = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, (d))) != NULL)
+
+/* No virtual functions here: as a kernel built without PCI_IOV says. */
+static inline int pci_enable_sriov(struct pci_dev *pdev, int nr_virtfn)
+{
+	(void)pdev;
+	(void)nr_virtfn;
+	return -ENODEV;
+}
+
+static inline void pci_disable_sriov(struct pci_dev *pdev)
+{
+	(void)pdev;
 }
 
 #define module_pci_driver(drv)                                                 \

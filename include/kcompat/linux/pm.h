@@ -2,19 +2,14 @@
 /*
  * Power-management callbacks: recorded in the driver (struct
  * device_driver's pm), never called. CONFIG_PM and CONFIG_PM_SLEEP are
- * on, so that a driver's callbacks compile as they do in the kernel.
+ * on (<linux/kconfig.h>), so that a driver's callbacks compile as they do
+ * in the kernel.
  */
 #ifndef KCOMPAT_LINUX_PM_H
 #define KCOMPAT_LINUX_PM_H
 
 #include <linux/compiler.h>
-
-#ifndef CONFIG_PM
-#define CONFIG_PM 1
-#endif
-#ifndef CONFIG_PM_SLEEP
-#define CONFIG_PM_SLEEP 1
-#endif
+#include <linux/kconfig.h>
 
 struct device;
 

@@ -31,28 +31,155 @@ static inline int devm_pm_runtime_enable(struct device *dev)
 	return devm_add_action_or_reset(dev, kcompat_pm_runtime_disable, dev);
 }
 
-#define pm_runtime_get_sync(dev) ((void)(dev), 0)
-#define pm_runtime_resume_and_get(dev) ((void)(dev), 0)
-#define pm_runtime_get(dev) ((void)(dev), 0)
-#define pm_runtime_get_noresume(dev) ((void)(dev))
-#define pm_runtime_put(dev) ((void)(dev), 0)
-#define pm_runtime_put_sync(dev) ((void)(dev), 0)
-#define pm_runtime_put_noidle(dev) ((void)(dev))
-#define pm_runtime_put_autosuspend(dev) ((void)(dev), 0)
-#define pm_runtime_put_sync_suspend(dev) ((void)(dev), 0)
-#define pm_runtime_mark_last_busy(dev) ((void)(dev))
-#define pm_runtime_set_active(dev) ((void)(dev), 0)
-#define pm_runtime_set_suspended(dev) ((void)(dev), 0)
-#define pm_runtime_set_autosuspend_delay(dev, ms) ((void)(dev), (void)(ms))
-#define pm_runtime_use_autosuspend(dev) ((void)(dev))
-#define pm_runtime_dont_use_autosuspend(dev) ((void)(dev))
-#define pm_runtime_irq_safe(dev) ((void)(dev))
-#define pm_runtime_no_callbacks(dev) ((void)(dev))
-#define pm_runtime_forbid(dev) ((void)(dev))
-#define pm_runtime_allow(dev) ((void)(dev))
-#define pm_runtime_suspended(dev) ((void)(dev), false)
-#define pm_runtime_active(dev) ((void)(dev), true)
-#define pm_runtime_enabled(dev) ((void)(dev), true)
-#define pm_runtime_status_suspended(dev) ((void)(dev), false)
+/*
+ * Functions, not macros: a driver calls them as statements and as values.
+ */
+static inline int pm_runtime_get_sync(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline int pm_runtime_resume_and_get(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline int pm_runtime_get(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline void pm_runtime_get_noresume(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline int pm_runtime_put(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline int pm_runtime_put_sync(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline void pm_runtime_put_noidle(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline int pm_runtime_put_autosuspend(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline int pm_runtime_put_sync_suspend(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline void pm_runtime_mark_last_busy(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline int pm_runtime_set_active(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline int pm_runtime_set_suspended(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline void pm_runtime_set_autosuspend_delay(struct device *dev, int ms)
+{
+	(void)dev;
+	(void)ms;
+}
+
+static inline void pm_runtime_use_autosuspend(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline void pm_runtime_dont_use_autosuspend(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline void pm_runtime_irq_safe(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline void pm_runtime_no_callbacks(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline void pm_runtime_forbid(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline void pm_runtime_allow(struct device *dev)
+{
+	(void)dev;
+}
+
+static inline bool pm_runtime_suspended(struct device *dev)
+{
+	(void)dev;
+	return false;
+}
+
+static inline bool pm_runtime_active(struct device *dev)
+{
+	(void)dev;
+	return true;
+}
+
+static inline bool pm_runtime_enabled(struct device *dev)
+{
+	(void)dev;
+	return true;
+}
+
+static inline bool pm_runtime_status_suspended(struct device *dev)
+{
+	(void)dev;
+	return false;
+}
+
+static inline int pm_runtime_put_sync_autosuspend(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+/* PM callbacks a driver may name in its dev_pm_ops: recorded, not called. */
+static inline int pm_runtime_force_suspend(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
+
+static inline int pm_runtime_force_resume(struct device *dev)
+{
+	(void)dev;
+	return 0;
+}
 
 #endif /* KCOMPAT_LINUX_PM_RUNTIME_H */

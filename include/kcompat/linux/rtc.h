@@ -14,8 +14,7 @@
 #include <linux/device.h>
 #include <linux/interrupt.h>
 #include <linux/slab.h>
-
-typedef s64 time64_t;
+#include <linux/time64.h>
 
 struct rtc_time {
 	int tm_sec;
@@ -137,6 +136,32 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 	*p = rtc;
 	devres_add(rtc->parent, p);
 	return 0;
+}
+
+/*
+ * The names of 4.13 to 5.10, which were managed already: the registration
+ * went with the device devm_rtc_allocate_device() made.
+ */
+#define rtc_register_device devm_rtc_register_device
+
+/*
+ * devm_rtc_device_register() - allocate and register in one call (the
+ * older form, still in the kernel). Return: the device, or an ERR_PTR.
+ */
+static inline struct rtc_device *
+devm_rtc_device_register(struct device *dev, const char *name,
+			 const struct rtc_class_ops *ops, struct module *owner)
+{
+	struct rtc_device *rtc = devm_rtc_allocate_device(dev);
+	int ret;
+
+	(void)name;
+	(void)owner;
+	if (IS_ERR(rtc))
+		return rtc;
+	rtc->ops = ops;
+	ret = devm_rtc_register_device(rtc);
+	return ret ? (struct rtc_device *)ERR_PTR(ret) : rtc;
 }
 
 /* What an ioctl(RTC_RD_TIME) does. */

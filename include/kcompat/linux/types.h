@@ -28,5 +28,6 @@ typedef int64_t s64;
 typedef unsigned long ulong;
 typedef unsigned int uint;
 typedef unsigned long kernel_ulong_t;
+typedef unsigned short umode_t;
 
 #endif /* KCOMPAT_LINUX_TYPES_H */

@@ -76,6 +76,7 @@ struct watchdog_device {
 
 	/* private: */
 	void *reg;
+	unsigned long pretimeout_events; /* watchdog_notify_pretimeout() */
 };
 
 __attribute__((weak))
@@ -119,6 +120,18 @@ static inline void watchdog_stop_on_unregister(struct watchdog_device *wdd)
 }
 
 #define watchdog_set_restart_priority(wdd, prio) ((void)(wdd), (void)(prio))
+
+/*
+ * What the kernel's noop pretimeout governor does: say so, and count it
+ * (in pretimeout_events, for the program). Context: any, a handler too.
+ */
+static inline void watchdog_notify_pretimeout(struct watchdog_device *wdd)
+{
+	__atomic_add_fetch(&wdd->pretimeout_events, 1, __ATOMIC_RELAXED);
+	if (wdd->parent)
+		dev_info(wdd->parent, "watchdog%d: pretimeout event\n",
+			 wdd->id);
+}
 
 static inline bool kcompat_wdt_timeout_bad(struct watchdog_device *wdd,
 					   unsigned int t)

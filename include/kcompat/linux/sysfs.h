@@ -1,0 +1,294 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Device attributes without sysfs: an in-process registry. A bound
+ * device shows the attributes of its driver's dev_groups and of the
+ * groups added with devm_device_add_group(s)() (a devres node each, so
+ * they go when the binding does); a program or a test reads and writes
+ * them by name with kcompat_attr_show() and kcompat_attr_store(), which
+ * call the driver's show() and store() as a read or a write of the file
+ * /sys/devices/.../<name> would. A named group's attributes are
+ * "<group>/<attr>".
+ */
+#ifndef KCOMPAT_LINUX_SYSFS_H
+#define KCOMPAT_LINUX_SYSFS_H
+
+#include <errno.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <string.h>
+#include <devres/devres.h>
+#include <devres/driver.h>
+#include <linux/compiler.h>
+#include <linux/kstrtox.h>
+#include <linux/types.h>
+
+#ifndef PAGE_SIZE
+#define PAGE_SIZE 4096UL
+#endif
+
+/* A kobject is its device here: kobj_to_dev() gives it back. */
+struct kobject;
+#define kobj_to_dev(kobj) ((struct device *)(kobj))
+
+struct attribute {
+	const char *name;
+	umode_t mode;
+};
+
+struct device_attribute {
+	struct attribute attr;
+	ssize_t (*show)(struct device *dev, struct device_attribute *attr,
+			char *buf);
+	ssize_t (*store)(struct device *dev, struct device_attribute *attr,
+			 const char *buf, size_t count);
+};
+
+struct attribute_group {
+	const char *name;
+	umode_t (*is_visible)(struct kobject *kobj, struct attribute *attr,
+			      int n);
+	struct attribute **attrs;
+};
+
+/* clang-format off */
+#define __ATTR(_name, _mode, _show, _store)                                    \
+	{ .attr = { .name = #_name, .mode = (_mode) },                         \
+	  .show = (_show), .store = (_store) }
+/* clang-format on */
+#define DEVICE_ATTR(_name, _mode, _show, _store)                               \
+	struct device_attribute dev_attr_##_name =                             \
+		__ATTR(_name, _mode, _show, _store)
+#define DEVICE_ATTR_RW(_name)                                                  \
+	DEVICE_ATTR(_name, 0644, _name##_show, _name##_store)
+#define DEVICE_ATTR_RO(_name) DEVICE_ATTR(_name, 0444, _name##_show, NULL)
+#define DEVICE_ATTR_WO(_name) DEVICE_ATTR(_name, 0200, NULL, _name##_store)
+#define DEVICE_ATTR_ADMIN_RW(_name)                                            \
+	DEVICE_ATTR(_name, 0600, _name##_show, _name##_store)
+#define DEVICE_ATTR_ADMIN_RO(_name) DEVICE_ATTR(_name, 0400, _name##_show, NULL)
+
+/* NAME_attrs[] given, NAME_group and NAME_groups[] made. */
+#define ATTRIBUTE_GROUPS(_name)                                                \
+	static const struct attribute_group _name##_group = {                  \
+		.attrs = _name##_attrs,                                        \
+	};                                                                     \
+	static const struct attribute_group *_name##_groups[] = {              \
+		&_name##_group,                                                \
+		NULL,                                                          \
+	}
+
+/* What a show() writes to its page: at most PAGE_SIZE - 1 characters. */
+__attribute__((format(printf, 2, 3))) static inline int
+sysfs_emit(char *buf, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	va_start(ap, fmt);
+	n = vsnprintf(buf, PAGE_SIZE, fmt, ap);
+	va_end(ap);
+	return n < (int)PAGE_SIZE ? n : (int)PAGE_SIZE - 1;
+}
+
+__attribute__((format(printf, 3, 4))) static inline int
+sysfs_emit_at(char *buf, int at, const char *fmt, ...)
+{
+	va_list ap;
+	int n;
+
+	if (at < 0 || at >= (int)PAGE_SIZE)
+		return 0;
+	va_start(ap, fmt);
+	n = vsnprintf(buf + at, PAGE_SIZE - (size_t)at, fmt, ap);
+	va_end(ap);
+	return n < (int)PAGE_SIZE - at ? n : (int)PAGE_SIZE - at - 1;
+}
+
+/*
+ * The node of a group list added to a device: weak, so that one program
+ * has one release function, whichever file added the groups.
+ */
+void kcompat_groups_release(struct device *dev, void *res);
+__attribute__((weak)) void kcompat_groups_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+static inline int kcompat_groups_match(struct device *dev, void *res,
+				       void *data)
+{
+	(void)dev;
+	return *(const struct attribute_group *const **)res == data;
+}
+
+/*
+ * devm_device_add_groups() - show @groups on @dev until it is unbound
+ * @dev: the device, bound or binding
+ * @groups: NULL-terminated; they must outlive the binding (static)
+ *
+ * Context: probe. Return: 0 or -ENOMEM (a fault point).
+ */
+static inline int devm_device_add_groups(struct device *dev,
+					 const struct attribute_group **groups)
+{
+	const struct attribute_group ***p =
+		devres_alloc(kcompat_groups_release, sizeof(*p), GFP_KERNEL);
+
+	if (!p)
+		return -ENOMEM;
+	*p = groups;
+	devres_add(dev, p);
+	return 0;
+}
+
+/* One group: a list of one, kept in the node itself. */
+static inline int devm_device_add_group(struct device *dev,
+					const struct attribute_group *grp)
+{
+	struct {
+		const struct attribute_group **list;
+		const struct attribute_group *one[2];
+	} *p = devres_alloc(kcompat_groups_release, sizeof(*p), GFP_KERNEL);
+
+	if (!p)
+		return -ENOMEM;
+	p->one[0] = grp;
+	p->one[1] = NULL;
+	p->list = p->one;
+	devres_add(dev, p);
+	return 0;
+}
+
+/* The unmanaged forms: removed by hand, or with the binding at the latest. */
+#define device_add_groups devm_device_add_groups
+#define device_add_group devm_device_add_group
+static inline void device_remove_groups(struct device *dev,
+					const struct attribute_group **groups)
+{
+	(void)devres_release(dev, kcompat_groups_release, kcompat_groups_match,
+			     (void *)groups);
+}
+
+/* The attribute @name among @groups, if shown; its mode in @ret_mode. */
+static inline struct device_attribute *
+kcompat_attr_in(struct device *dev, const struct attribute_group *const *groups,
+		const char *name, umode_t *ret_mode)
+{
+	for (; groups && *groups; groups++) {
+		const struct attribute_group *g = *groups;
+		const char *n = name;
+		size_t len = g->name ? strlen(g->name) : 0;
+
+		if (len && (strncmp(n, g->name, len) || n[len] != '/'))
+			continue;
+		if (len)
+			n += len + 1;
+		for (int i = 0; g->attrs && g->attrs[i]; i++) {
+			struct attribute *a = g->attrs[i];
+			umode_t mode = a->mode;
+
+			if (strcmp(a->name, n))
+				continue;
+			if (g->is_visible)
+				mode = g->is_visible((struct kobject *)dev, a,
+						     i);
+			if (!mode)
+				return NULL;
+			*ret_mode = mode;
+			return (struct device_attribute *)a;
+		}
+	}
+	return NULL;
+}
+
+struct kcompat_attr_search {
+	const char *name;
+	struct device_attribute *found;
+	umode_t mode;
+};
+
+static inline void kcompat_attr_visit(struct device *dev, void *res, void *data)
+{
+	struct kcompat_attr_search *s = data;
+
+	if (!s->found)
+		s->found = kcompat_attr_in(
+			dev, *(const struct attribute_group *const **)res,
+			s->name, &s->mode);
+}
+
+/*
+ * kcompat_attr_find() - the attribute a bound device shows as @name
+ * Looks in the driver's dev_groups, then in the groups added to @dev.
+ */
+static inline struct device_attribute *
+kcompat_attr_find(struct device *dev, const char *name, umode_t *ret_mode)
+{
+	struct kcompat_attr_search s = { .name = name };
+
+	if (!dev->driver)
+		return NULL;
+	s.found = kcompat_attr_in(dev, dev->driver->dev_groups, name, &s.mode);
+	if (!s.found)
+		devres_for_each_res(dev, kcompat_groups_release, NULL, NULL,
+				    kcompat_attr_visit, &s);
+	if (s.found)
+		*ret_mode = s.mode;
+	return s.found;
+}
+
+/*
+ * kcompat_attr_show() - read attribute @name of bound device @dev
+ * @buf: PAGE_SIZE bytes; the text, NUL-terminated
+ *
+ * Context: a thread that may sleep, while @dev stays bound.
+ * Return: the length read, or what show() returned; -ENOENT when @dev
+ * shows no such attribute (or is not bound); -EACCES when it is not
+ * readable.
+ */
+static inline ssize_t kcompat_attr_show(struct device *dev, const char *name,
+					char *buf)
+{
+	umode_t mode;
+	struct device_attribute *a = kcompat_attr_find(dev, name, &mode);
+	ssize_t n;
+
+	if (!a)
+		return -ENOENT;
+	if (!(mode & 0444) || !a->show)
+		return -EACCES;
+	memset(buf, 0, PAGE_SIZE);
+	n = a->show(dev, a, buf);
+	if (n >= (ssize_t)PAGE_SIZE)
+		n = (ssize_t)PAGE_SIZE - 1;
+	return n;
+}
+
+/*
+ * kcompat_attr_store() - write @count bytes of @buf to attribute @name
+ *
+ * Context: a thread that may sleep, while @dev stays bound.
+ * Return: what store() returned (the bytes taken, or an errno);
+ * -ENOENT when @dev shows no such attribute; -EACCES when it is not
+ * writable; -EINVAL for @count of PAGE_SIZE or more.
+ */
+static inline ssize_t kcompat_attr_store(struct device *dev, const char *name,
+					 const char *buf, size_t count)
+{
+	char page[PAGE_SIZE];
+	umode_t mode;
+	struct device_attribute *a = kcompat_attr_find(dev, name, &mode);
+
+	if (!a)
+		return -ENOENT;
+	if (!(mode & 0222) || !a->store)
+		return -EACCES;
+	if (count >= PAGE_SIZE)
+		return -EINVAL;
+	/* As sysfs does: the driver sees a NUL-terminated copy. */
+	memcpy(page, buf, count);
+	page[count] = '\0';
+	return a->store(dev, a, page, count);
+}
+
+#endif /* KCOMPAT_LINUX_SYSFS_H */

@@ -1,0 +1,295 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * Work items, each run by a thread of its own: schedule_work() starts
+ * the item's thread when none runs (it runs the work, and again while it
+ * was queued meanwhile, then ends), cancel_work_sync() takes a queued run
+ * back and waits for a running one. Delayed work waits in that thread
+ * until it is due. Workqueues are names for the same: queue_work(wq, w)
+ * is schedule_work(w). devm_work_autocancel() cancels at unbind.
+ *
+ * Work must be initialized (INIT_WORK(), INIT_DELAYED_WORK(), or
+ * DECLARE_WORK() for static storage) before it is scheduled, and not
+ * freed while queued or running: cancel it first, as in the kernel.
+ */
+#ifndef KCOMPAT_LINUX_WORKQUEUE_H
+#define KCOMPAT_LINUX_WORKQUEUE_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <time.h>
+#include <devres/devres.h>
+#include <linux/compiler.h>
+#include <linux/jiffies.h>
+#include <linux/kernel.h>
+#include <linux/slab.h>
+
+struct work_struct;
+typedef void (*work_func_t)(struct work_struct *work);
+
+struct work_struct {
+	work_func_t func;
+
+	/* private: */
+	pthread_mutex_t lock;
+	pthread_cond_t cond; /* a change of state, or of the due time */
+	bool pending;	     /* queued, not yet started */
+	bool running;	     /* func is being called */
+	bool thread;	     /* a thread serves the item */
+	bool cancel;	     /* a cancel is waiting for the thread */
+	struct timespec due; /* CLOCK_REALTIME; zero: now */
+	pthread_t worker;
+};
+
+struct delayed_work {
+	struct work_struct work;
+};
+
+struct workqueue_struct {
+	char name[32];
+};
+
+#define KCOMPAT_WORK_INIT(f)                                                   \
+	{                                                                      \
+		.func = (f), .lock = PTHREAD_MUTEX_INITIALIZER,                \
+		.cond = PTHREAD_COND_INITIALIZER                               \
+	}
+#define DECLARE_WORK(n, f) struct work_struct n = KCOMPAT_WORK_INIT(f)
+#define DECLARE_DELAYED_WORK(n, f)                                             \
+	struct delayed_work n = { .work = KCOMPAT_WORK_INIT(f) }
+
+static inline void INIT_WORK(struct work_struct *w, work_func_t f)
+{
+	memset(w, 0, sizeof(*w));
+	w->func = f;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+}
+
+#define INIT_DELAYED_WORK(dw, f) INIT_WORK(&(dw)->work, (f))
+#define INIT_WORK_ONSTACK INIT_WORK
+#define INIT_DEFERRABLE_WORK INIT_DELAYED_WORK
+#define to_delayed_work(w) container_of((w), struct delayed_work, work)
+
+/* The thread of one item: waits until due, runs, again while re-queued. */
+static inline void *kcompat_work_thread(void *arg)
+{
+	struct work_struct *w = arg;
+
+	pthread_mutex_lock(&w->lock);
+	while (w->pending && !w->cancel) {
+		if (w->due.tv_sec &&
+		    pthread_cond_timedwait(&w->cond, &w->lock, &w->due) !=
+			    ETIMEDOUT)
+			continue; /* woken: cancelled, or due again */
+		w->due.tv_sec = 0;
+		w->pending = false;
+		w->running = true;
+		pthread_mutex_unlock(&w->lock);
+		w->func(w);
+		pthread_mutex_lock(&w->lock);
+		w->running = false;
+	}
+	w->pending = false;
+	w->thread = false;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return NULL;
+}
+
+/* Queues @w to run @delay jiffies (milliseconds) from now. */
+static inline bool kcompat_work_queue(struct work_struct *w,
+				      unsigned long delay)
+{
+	pthread_attr_t attr;
+	bool started;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->pending) {
+		pthread_mutex_unlock(&w->lock);
+		return false;
+	}
+	w->pending = true;
+	w->due.tv_sec = 0;
+	if (delay) {
+		clock_gettime(CLOCK_REALTIME, &w->due);
+		w->due.tv_sec += (time_t)(delay / 1000);
+		w->due.tv_nsec += (long)(delay % 1000) * 1000000L;
+		if (w->due.tv_nsec >= 1000000000L) {
+			w->due.tv_sec++;
+			w->due.tv_nsec -= 1000000000L;
+		}
+	}
+	if (w->thread) {
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		return true;
+	}
+	pthread_attr_init(&attr);
+	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+	started = pthread_create(&w->worker, &attr, kcompat_work_thread, w) ==
+		  0;
+	pthread_attr_destroy(&attr);
+	w->thread = started;
+	pthread_mutex_unlock(&w->lock);
+	/* No thread to be had: the work runs now, in the caller. */
+	if (!started)
+		(void)kcompat_work_thread(w);
+	return true;
+}
+
+static inline bool schedule_work(struct work_struct *w)
+{
+	return kcompat_work_queue(w, 0);
+}
+
+static inline bool schedule_delayed_work(struct delayed_work *dw,
+					 unsigned long delay)
+{
+	return kcompat_work_queue(&dw->work, delay);
+}
+
+#define queue_work(wq, w) ((void)(wq), schedule_work(w))
+#define queue_delayed_work(wq, dw, d)                                          \
+	((void)(wq), schedule_delayed_work((dw), (d)))
+#define system_wq ((struct workqueue_struct *)0)
+#define system_long_wq system_wq
+#define system_unbound_wq system_wq
+#define system_freezable_wq system_wq
+#define system_power_efficient_wq system_wq
+
+/*
+ * Waits until no thread serves @w; with @cancel, a queued run is taken
+ * back first. Returns, as the kernel's calls do, whether a run was
+ * pending (cancel) or whether there was anything to wait for (flush).
+ */
+static inline bool kcompat_work_wait(struct work_struct *w, bool cancel)
+{
+	bool was;
+
+	pthread_mutex_lock(&w->lock);
+	was = cancel ? w->pending : w->thread;
+	if (cancel && w->thread) {
+		w->cancel = true;
+		pthread_cond_broadcast(&w->cond);
+	}
+	/* A work that waits for itself would never end. */
+	while (w->thread && !pthread_equal(w->worker, pthread_self()))
+		pthread_cond_wait(&w->cond, &w->lock);
+	if (cancel) {
+		w->cancel = false;
+		w->pending = false;
+	}
+	pthread_mutex_unlock(&w->lock);
+	return was;
+}
+
+static inline bool cancel_work_sync(struct work_struct *w)
+{
+	return kcompat_work_wait(w, true);
+}
+
+static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
+{
+	return kcompat_work_wait(&dw->work, true);
+}
+
+#define cancel_delayed_work cancel_delayed_work_sync
+#define cancel_work cancel_work_sync
+
+static inline bool flush_work(struct work_struct *w)
+{
+	return kcompat_work_wait(w, false);
+}
+
+static inline bool flush_delayed_work(struct delayed_work *dw)
+{
+	bool busy;
+
+	pthread_mutex_lock(&dw->work.lock);
+	busy = dw->work.thread;
+	/* Due now: flushing a delayed work runs it without its delay. */
+	dw->work.due.tv_sec = 0;
+	pthread_cond_broadcast(&dw->work.cond);
+	pthread_mutex_unlock(&dw->work.lock);
+	(void)kcompat_work_wait(&dw->work, false);
+	return busy;
+}
+
+/* Pending again with a new delay, whether it was pending or not. */
+static inline bool mod_delayed_work(struct workqueue_struct *wq,
+				    struct delayed_work *dw,
+				    unsigned long delay)
+{
+	bool was = cancel_delayed_work_sync(dw);
+
+	(void)wq;
+	schedule_delayed_work(dw, delay);
+	return was;
+}
+
+static inline bool work_pending(struct work_struct *w)
+{
+	bool p;
+
+	pthread_mutex_lock(&w->lock);
+	p = w->pending;
+	pthread_mutex_unlock(&w->lock);
+	return p;
+}
+
+#define delayed_work_pending(dw) work_pending(&(dw)->work)
+
+/* A workqueue: a kmalloc() record of its name, nothing else. */
+__attribute__((format(printf, 1, 4))) static inline struct workqueue_struct *
+alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
+{
+	struct workqueue_struct *wq = kzalloc(sizeof(*wq), GFP_KERNEL);
+	va_list ap;
+
+	(void)flags;
+	(void)max_active;
+	if (wq) {
+		va_start(ap, max_active);
+		vsnprintf(wq->name, sizeof(wq->name), fmt, ap);
+		va_end(ap);
+	}
+	return wq;
+}
+
+#define alloc_ordered_workqueue(fmt, flags, ...)                               \
+	alloc_workqueue((fmt), (flags), 1, ##__VA_ARGS__)
+#define create_singlethread_workqueue(name) alloc_workqueue("%s", 0, 1, (name))
+#define create_workqueue(name) alloc_workqueue("%s", 0, 0, (name))
+#define WQ_UNBOUND 0
+#define WQ_FREEZABLE 0
+#define WQ_MEM_RECLAIM 0
+#define WQ_HIGHPRI 0
+#define WQ_SYSFS 0
+
+static inline void destroy_workqueue(struct workqueue_struct *wq)
+{
+	kfree(wq);
+}
+
+static inline void kcompat_work_cancel_action(void *w)
+{
+	cancel_work_sync(w);
+}
+
+/*
+ * devm_work_autocancel() - INIT_WORK(), and cancel_work_sync() at unbind
+ * Context: probe. Return: 0, or -ENOMEM (a fault point; nothing left).
+ */
+static inline int devm_work_autocancel(struct device *dev,
+				       struct work_struct *w, work_func_t f)
+{
+	INIT_WORK(w, f);
+	return devm_add_action_or_reset(dev, kcompat_work_cancel_action, w);
+}
+
+#define devm_delayed_work_autocancel(dev, dw, f)                               \
+	devm_work_autocancel((dev), &(dw)->work, (f))
+
+#endif /* KCOMPAT_LINUX_WORKQUEUE_H */
