@@ -73,7 +73,10 @@ int bus_register(const struct bus_type *bus)
 	struct bus_private *bp;
 	bool same, taken;
 
-	if (!bus || !bus->name || !*bus->name) {
+	if (devres__arg_bad(NULL, bus, __func__, "bus") ||
+	    devres__opt_bad(NULL, bus->name, __func__, "name"))
+		return -EINVAL;
+	if (!bus->name || !*bus->name) {
 		devres__warn(NULL, __func__, "bus %p has no name", (void *)bus);
 		return -EINVAL;
 	}
@@ -123,6 +126,8 @@ static void unregister_bus(const struct bus_type *bus)
 	struct bus_private *bp, **pp;
 	const char *why = NULL;
 
+	if (devres__arg_bad(NULL, bus, "bus_unregister", "bus"))
+		return;
 	dm_lock();
 	bp = devres__bus_find_locked(bus);
 	if (!bp)
@@ -269,10 +274,9 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 
 	bool bad_start = false;
 
-	if (!fn) {
-		devres__warn(start, __func__, "NULL function");
+	if (devres__arg_bad(NULL, bus, __func__, "bus") ||
+	    devres__arg_bad(NULL, (const void *)fn, __func__, "function"))
 		return -EINVAL;
-	}
 	if (start && !devres__dev_ok(start, __func__))
 		return -EINVAL;
 	dm_lock();

@@ -89,10 +89,8 @@ int devres__dev_in_use(struct device *dev, const char *func)
 
 void device_initialize(struct device *dev)
 {
-	if (!dev) {
-		devres__warn(NULL, __func__, "NULL device");
+	if (devres__arg_bad(NULL, dev, __func__, "device"))
 		return;
-	}
 	if (devres__dev_in_use(dev, __func__))
 		return;
 	dev->name = NULL;
@@ -124,7 +122,8 @@ int dev_set_name(struct device *dev, const char *fmt, ...)
 	va_list ap;
 	int ret;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__arg_bad(dev, fmt, __func__, "format"))
 		return -EINVAL;
 	/*
 	 * Once added, the name is the device's identity on its bus and is
@@ -150,7 +149,7 @@ int dev_set_name(struct device *dev, const char *fmt, ...)
 
 const char *dev_name(const struct device *dev)
 {
-	if (!dev)
+	if (!dev || devres__arg_bad(NULL, dev, __func__, "device"))
 		return "";
 	if (dev->name)
 		return dev->name;
@@ -165,7 +164,10 @@ const char *dev_name(const struct device *dev)
  */
 struct device *get_device(struct device *dev)
 {
-	if (!dev || !devres__dev_ok(dev, __func__))
+	/* A pointer no device has is not given back: the caller would use it. */
+	if (!dev || devres__arg_bad(NULL, dev, __func__, "device"))
+		return NULL;
+	if (!devres__dev_ok(dev, __func__))
 		return dev;
 	if (likely(__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED) > 1))
 		return dev;
@@ -458,10 +460,8 @@ int device_register(struct device *dev)
 {
 	int ret;
 
-	if (!dev) {
-		devres__warn(NULL, __func__, "NULL device");
+	if (devres__arg_bad(NULL, dev, __func__, "device"))
 		return -EINVAL;
-	}
 	ret = devres__dev_in_use(dev, __func__);
 	if (ret)
 		return ret;
@@ -646,6 +646,10 @@ void dev_printk(int level, const struct device *dev, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (devres__arg_bad(NULL, fmt, __func__, "format"))
+		return;
+	if (devres__opt_bad(NULL, dev, __func__, "device"))
+		dev = NULL;
 	if (level >= DEVRES_LOG_DEBUG &&
 	    !__atomic_load_n(&dbg_on, __ATOMIC_RELAXED))
 		return;
@@ -660,6 +664,10 @@ int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 	size_t len;
 	va_list ap;
 
+	if (devres__arg_bad(NULL, fmt, __func__, "format"))
+		return err;
+	if (devres__opt_bad(NULL, dev, __func__, "device"))
+		dev = NULL;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);

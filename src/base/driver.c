@@ -66,10 +66,9 @@ int driver_register(struct device_driver *drv)
 	unsigned long gen;
 	int ret = 0;
 
-	if (!drv) {
-		devres__warn(NULL, __func__, "NULL driver");
+	if (devres__arg_bad(NULL, drv, __func__, "driver") ||
+	    devres__opt_bad(NULL, drv->name, __func__, "name"))
 		return -EINVAL;
-	}
 	if (!drv->name || !*drv->name || !drv->bus) {
 		devres__warn(NULL, __func__, "driver %s has no %s",
 			     drv->name ? drv->name : "(null)",
@@ -140,10 +139,8 @@ static void unregister_driver(struct device_driver *drv)
 	struct device *held = NULL;
 	struct bus_private *bp;
 
-	if (!drv) {
-		devres__warn(NULL, "driver_unregister", "NULL driver");
+	if (devres__arg_bad(NULL, drv, "driver_unregister", "driver"))
 		return;
-	}
 	if (devres__in_callback_of(drv)) {
 		dm_lock();
 		st = devres__drv_state_locked(drv);
@@ -226,8 +223,13 @@ struct device *driver_find_next_device(const struct device_driver *drv,
 {
 	struct find_next f = { .drv = drv, .found = NULL };
 
-	if (!drv || !drv->bus)
+	if (devres__arg_bad(NULL, drv, __func__, "driver"))
 		return NULL;
+	if (!drv->bus) {
+		devres__warn(NULL, __func__, "driver %s has no bus",
+			     drv->name ? drv->name : "(null)");
+		return NULL;
+	}
 	bus_for_each_dev(drv->bus, start, &f, bound_to);
 	return f.found;
 }

@@ -182,15 +182,23 @@ static int unlink_locked(struct resource *old, bool keep_children)
 	return 0;
 }
 
+/* A tree call's two resources, and the name it would print. */
+static bool tree_args_bad(const struct resource *root,
+			  const struct resource *new_res, const char *func)
+{
+	return devres__arg_bad(NULL, root, func, "resource") ||
+	       devres__arg_bad(NULL, new_res, func, "resource") ||
+	       devres__opt_bad(NULL, new_res->name, func, "resource name");
+}
+
 struct resource *request_resource_conflict(struct resource *root,
 					   struct resource *new_res)
 {
 	struct resource *conflict;
 
-	if (!root || !new_res) {
-		devres__warn(NULL, __func__, "NULL resource");
-		return root;
-	}
+	/* Not NULL, which says "no conflict": the caller must not go on. */
+	if (tree_args_bad(root, new_res, __func__))
+		return ERR_PTR(-EINVAL);
 	pthread_mutex_lock(&tree_lock);
 	conflict = in_tree(new_res) ? new_res : add_leaf(root, new_res);
 	pthread_mutex_unlock(&tree_lock);
@@ -202,10 +210,8 @@ struct resource *request_resource_conflict(struct resource *root,
 
 int request_resource(struct resource *root, struct resource *new_res)
 {
-	if (!root || !new_res) {
-		devres__warn(NULL, __func__, "NULL resource");
+	if (tree_args_bad(root, new_res, __func__))
 		return -EINVAL;
-	}
 	return request_resource_conflict(root, new_res) ? -EBUSY : 0;
 }
 
@@ -214,10 +220,8 @@ struct resource *insert_resource_conflict(struct resource *parent,
 {
 	struct resource *conflict;
 
-	if (!parent || !new_res) {
-		devres__warn(NULL, __func__, "NULL resource");
-		return parent;
-	}
+	if (tree_args_bad(parent, new_res, __func__))
+		return ERR_PTR(-EINVAL);
 	pthread_mutex_lock(&tree_lock);
 	conflict = insert_locked(parent, new_res);
 	pthread_mutex_unlock(&tree_lock);
@@ -229,10 +233,8 @@ struct resource *insert_resource_conflict(struct resource *parent,
 
 int insert_resource(struct resource *parent, struct resource *new_res)
 {
-	if (!parent || !new_res) {
-		devres__warn(NULL, __func__, "NULL resource");
+	if (tree_args_bad(parent, new_res, __func__))
 		return -EINVAL;
-	}
 	return insert_resource_conflict(parent, new_res) ? -EBUSY : 0;
 }
 
@@ -240,8 +242,6 @@ static int unlink_res(struct resource *old, bool keep_children)
 {
 	int ret;
 
-	if (!old)
-		return -EINVAL;
 	pthread_mutex_lock(&tree_lock);
 	ret = unlink_locked(old, keep_children);
 	pthread_mutex_unlock(&tree_lock);
@@ -250,15 +250,17 @@ static int unlink_res(struct resource *old, bool keep_children)
 
 int release_resource(struct resource *old)
 {
-	if (old)
-		devres__resource_hand(old, __func__);
+	if (devres__arg_bad(NULL, old, __func__, "resource"))
+		return -EINVAL;
+	devres__resource_hand(old, __func__);
 	return unlink_res(old, false);
 }
 
 int remove_resource(struct resource *old)
 {
-	if (old)
-		devres__resource_hand(old, __func__);
+	if (devres__arg_bad(NULL, old, __func__, "resource"))
+		return -EINVAL;
+	devres__resource_hand(old, __func__);
 	return unlink_res(old, true);
 }
 
@@ -267,7 +269,7 @@ int remove_resource_unless_busy(struct resource *old)
 	const struct resource *p;
 	int ret;
 
-	if (!old)
+	if (devres__arg_bad(NULL, old, __func__, "resource"))
 		return -EINVAL;
 	pthread_mutex_lock(&tree_lock);
 	ret = in_tree(old) ? 0 : -EINVAL;
@@ -391,12 +393,16 @@ bool devres__release_region(struct resource *parent, resource_size_t start,
 struct resource *request_region(resource_size_t start, resource_size_t n,
 				const char *name)
 {
+	if (devres__opt_bad(NULL, name, __func__, "name"))
+		return NULL;
 	return devres__request_region(&ioport_root, start, n, name, 0, NULL);
 }
 
 struct resource *request_mem_region(resource_size_t start, resource_size_t n,
 				    const char *name)
 {
+	if (devres__opt_bad(NULL, name, __func__, "name"))
+		return NULL;
 	return devres__request_region(&iomem_root, start, n, name, 0, NULL);
 }
 
@@ -404,6 +410,8 @@ struct resource *request_mem_region_exclusive(resource_size_t start,
 					      resource_size_t n,
 					      const char *name)
 {
+	if (devres__opt_bad(NULL, name, __func__, "name"))
+		return NULL;
 	return devres__request_region(&iomem_root, start, n, name,
 				      IORESOURCE_EXCLUSIVE, NULL);
 }
@@ -450,7 +458,8 @@ int resource_dump(const struct resource *root, FILE *f)
 	int width, lines = 0;
 	const struct resource *p, *q;
 
-	if (!root || !f)
+	if (devres__arg_bad(NULL, root, __func__, "resource") ||
+	    devres__arg_bad(NULL, f, __func__, "FILE"))
 		return -EINVAL;
 	width = root->end < 0x10000 ? 4 : 8;
 	pthread_mutex_lock(&tree_lock);

@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <devres/device.h>
 #include <devres/devres.h>
 
@@ -38,12 +39,51 @@
 #define DEVRES_DEV_MAGIC 0x64657672u
 #define DEVRES_DEV_DEAD 0x64656164u
 
+/*
+ * A pointer no object can live at: NULL, the first page (a member of a
+ * NULL struct, a small integer cast) or the last 4095 bytes of the address
+ * space (an ERR_PTR() taken for an object). One subtraction and one
+ * compare, so that every entry point can afford it.
+ */
+#define DEVRES_PTR_LOW 4096u
+#define DEVRES_PTR_HIGH 4095u
+
+static inline bool devres__ptr_bad(const void *p)
+{
+	return unlikely((uintptr_t)p - DEVRES_PTR_LOW >=
+			(uintptr_t)0 - DEVRES_PTR_LOW - DEVRES_PTR_HIGH);
+}
+
+/*
+ * The WARN of an argument that devres__ptr_bad() refused: "<func>: NULL
+ * <what>", "<what> is ERR_PTR(-22)" or "<what> is a bad pointer (0x10)".
+ * Returns true, for the caller's "if (devres__arg_bad(...)) return ...;".
+ */
+HIDDEN bool devres__arg_warn(const struct device *dev, const char *func,
+			     const char *what, const void *p)
+	__attribute__((cold));
+
+static inline bool devres__arg_bad(const struct device *dev, const void *p,
+				   const char *func, const char *what)
+{
+	if (likely(!devres__ptr_bad(p)))
+		return false;
+	return devres__arg_warn(dev, func, what, p);
+}
+
+/* The same for an argument whose NULL has a meaning: only the others. */
+static inline bool devres__opt_bad(const struct device *dev, const void *p,
+				   const char *func, const char *what)
+{
+	return p && devres__arg_bad(dev, p, func, what);
+}
+
 HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);
 
 /* On every call's path: the check is inline, the WARN is not. */
 static inline bool devres__dev_ok(const struct device *dev, const char *func)
 {
-	if (likely(dev && dev->magic == DEVRES_DEV_MAGIC))
+	if (likely(!devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC))
 		return true;
 	return devres__dev_bad(dev, func);
 }

@@ -97,7 +97,9 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 	size_t len;
 	int ret;
 
-	if (!size || start + size - 1 < start || offset < 0 || !name ||
+	if (devres__arg_bad(NULL, name, __func__, "name"))
+		return -EINVAL;
+	if (!size || start + size - 1 < start || offset < 0 ||
 	    size > (uint64_t)INT64_MAX - (uint64_t)offset)
 		return -EINVAL;
 	if (fd < 0)

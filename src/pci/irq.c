@@ -18,9 +18,12 @@ int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
 	int *copy = NULL;
 	int ret = 0;
 
-	if (!pdev || !pdev->p || (n && !irqs) || n > PCI_MAX_VECTORS) {
-		devres__warn(pdev ? &pdev->dev : NULL, __func__,
-			     "bad arguments");
+	if (!pci__dev_ok(pdev, __func__) ||
+	    (n && devres__arg_bad(&pdev->dev, irqs, __func__, "irqs")))
+		return -EINVAL;
+	if (n > PCI_MAX_VECTORS) {
+		devres__warn(&pdev->dev, __func__, "%u lines, more than %u", n,
+			     PCI_MAX_VECTORS);
 		return -EINVAL;
 	}
 	for (unsigned int i = 0; i < n; i++)
@@ -56,8 +59,9 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	unsigned int n, type = 0;
 	int ret;
 
-	if (!dev || !dev->p || !min_vecs || min_vecs > max_vecs ||
-	    !(flags & PCI_IRQ_ALL_TYPES))
+	if (!pci__dev_ok(dev, __func__))
+		return -EINVAL;
+	if (!min_vecs || min_vecs > max_vecs || !(flags & PCI_IRQ_ALL_TYPES))
 		return -EINVAL;
 	/* The kernel's allocates MSI descriptors and vectors. */
 	if (devres__should_fail_as("pci_alloc_irq_vectors", -ENOMEM))
@@ -98,7 +102,7 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 
 void pci_free_irq_vectors(struct pci_dev *dev)
 {
-	if (dev && dev->p)
+	if (pci__dev_ok(dev, __func__))
 		pci__irq_reset(dev);
 }
 
@@ -106,7 +110,7 @@ int pci_irq_vector(struct pci_dev *dev, unsigned int nr)
 {
 	int ret = -EINVAL;
 
-	if (!dev || !dev->p)
+	if (!pci__dev_ok(dev, __func__))
 		return -EINVAL;
 	pthread_mutex_lock(&dev->p->lock);
 	if (nr < (dev->p->nvec ? dev->p->nvec : (dev->p->nirqs ? 1 : 0)))

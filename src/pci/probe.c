@@ -83,6 +83,8 @@ int pci_sysfs_set_root(const char *path)
 	char *copy = NULL;
 	int ret = 0;
 
+	if (devres__opt_bad(NULL, path, __func__, "path"))
+		return -EINVAL;
 	if (path && !*path)
 		return -EINVAL;
 	if (path) {
@@ -783,7 +785,8 @@ int pci_bus_scan_device(const char *name)
 	unsigned int d, b, f;
 	int ret;
 
-	if (!name || pci__parse_name(name, &d, &b, &f))
+	if (devres__arg_bad(NULL, name, __func__, "name") ||
+	    pci__parse_name(name, &d, &b, &f))
 		return -EINVAL;
 	ret = pci__bus_ready();
 	if (ret)
@@ -822,6 +825,8 @@ struct pci_dev *pci_get_device(unsigned int vendor, unsigned int device,
 	struct pci_dev_private *p;
 	struct pci_dev *found = NULL;
 
+	if (from && !pci__dev_ok(from, __func__))
+		return NULL;
 	pthread_mutex_lock(&list_lock);
 	if (from)
 		p = from->p->registered ? from->p->next : NULL;
@@ -843,13 +848,15 @@ struct pci_dev *pci_get_device(unsigned int vendor, unsigned int device,
 
 struct pci_dev *pci_dev_get(struct pci_dev *pdev)
 {
-	if (pdev)
-		get_device(&pdev->dev);
+	/* A pointer no device has is not given back: the caller would use it. */
+	if (!pdev || !pci__dev_ok(pdev, __func__))
+		return NULL;
+	get_device(&pdev->dev);
 	return pdev;
 }
 
 void pci_dev_put(struct pci_dev *pdev)
 {
-	if (pdev)
+	if (pdev && pci__dev_ok(pdev, __func__))
 		put_device(&pdev->dev);
 }

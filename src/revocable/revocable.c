@@ -56,6 +56,8 @@ static TLS_FAST struct revocable *pending;
 
 static bool handle_bad(const struct revocable *h, const char *func)
 {
+	if (devres__arg_bad(NULL, h, func, "handle"))
+		return true;
 	devres__warn(NULL, func,
 		     h ? "%p is not a live revocable" : "NULL handle",
 		     (const void *)h);
@@ -64,7 +66,7 @@ static bool handle_bad(const struct revocable *h, const char *func)
 
 static inline bool handle_ok(const struct revocable *h, const char *func)
 {
-	if (likely(h && h->magic == REVOCABLE_MAGIC))
+	if (likely(!devres__ptr_bad(h) && h->magic == REVOCABLE_MAGIC))
 		return true;
 	return !handle_bad(h, func);
 }
@@ -127,6 +129,8 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 		devres__warn(dev, __func__, "NULL resource");
 		return NULL;
 	}
+	if (devres__opt_bad(dev, (const void *)release, __func__, "release"))
+		return NULL;
 	node = devres_alloc_named(revocable_revoke, sizeof(*node), GFP_KERNEL,
 				  "devm_revocable_create");
 	if (!node)
@@ -159,7 +163,10 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 
 struct revocable *revocable_get(struct revocable *h)
 {
-	if (h && handle_ok(h, __func__))
+	/* A pointer no handle has is not given back: the caller would use it. */
+	if (!h || devres__arg_bad(NULL, h, __func__, "handle"))
+		return NULL;
+	if (handle_ok(h, __func__))
 		__atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
 	return h;
 }

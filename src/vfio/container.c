@@ -363,7 +363,10 @@ int pci_vfio_dma_mappings(struct pci_dev *pdev, uint64_t *ret_bytes)
 	struct vfio_dev *vd;
 	unsigned long n;
 
-	if (!pdev || !pci_dev_is_vfio(pdev))
+	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
+	    devres__opt_bad(NULL, ret_bytes, __func__, "ret_bytes"))
+		return -EINVAL;
+	if (!pci_dev_is_vfio(pdev))
 		return -ENODEV;
 	vd = to_vd(&pdev->dev);
 	pthread_mutex_lock(&vd->group->lock);

@@ -239,6 +239,8 @@ int pci_vfio_enable(void)
 
 bool pci_dev_is_vfio(struct pci_dev *pdev)
 {
-	return pdev && pdev->dev.dma_ops &&
+	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device"))
+		return false;
+	return pdev->dev.dma_ops &&
 	       pdev->dev.dma_ops->name == vfio__dma_ops.name;
 }
