@@ -46,6 +46,8 @@ int pcim_enable_device(struct pci_dev *pdev)
 		devres__warn(NULL, __func__, "NULL device");
 		return -EINVAL;
 	}
+	if (!pci__dev_ok(pdev, __func__))
+		return -EINVAL;
 	e = devres_alloc(pcim_enable_release, sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
@@ -70,6 +72,8 @@ void pcim_pin_device(struct pci_dev *pdev)
 		devres__warn(NULL, __func__, "NULL device");
 		return;
 	}
+	if (!pci__dev_ok(pdev, __func__))
+		return;
 	e = devres_find(&pdev->dev, pcim_enable_release, NULL, NULL);
 	if (!e) {
 		devres__warn(&pdev->dev, __func__,
@@ -98,7 +102,7 @@ int pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
 	resource_size_t start, len;
 	struct resource *r;
 
-	if (!bar_ok(pdev, bar))
+	if (!bar_ok(pdev, bar) || !pci__dev_ok(pdev, __func__))
 		return -EINVAL;
 	start = pci_resource_start(pdev, bar);
 	len = pci_resource_len(pdev, bar);
@@ -118,6 +122,8 @@ void pcim_release_region(struct pci_dev *pdev, int bar)
 			     "no such BAR %d", bar);
 		return;
 	}
+	if (!pci__dev_ok(pdev, __func__))
+		return;
 	start = pci_resource_start(pdev, bar);
 	len = pci_resource_len(pdev, bar);
 	if (resource_type(&pdev->resource[bar]) == IORESOURCE_MEM)
@@ -130,7 +136,7 @@ int pcim_request_all_regions(struct pci_dev *pdev, const char *name)
 {
 	int bar, ret = 0;
 
-	if (!pdev)
+	if (!pci__dev_ok(pdev, __func__))
 		return -EINVAL;
 	for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
 		if (!bar_ok(pdev, bar))
@@ -163,7 +169,7 @@ void __iomem *const *pcim_iomap_table(struct pci_dev *pdev)
 {
 	struct pcim_iomap_devres *dr, *new_dr;
 
-	if (!pdev)
+	if (!pci__dev_ok(pdev, __func__))
 		return NULL;
 	dr = devres_find(&pdev->dev, pcim_iomap_release, NULL, NULL);
 	if (dr)
@@ -231,7 +237,8 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 	int ret;
 
 	if (!bar_ok(pdev, bar) ||
-	    resource_type(&pdev->resource[bar]) != IORESOURCE_MEM) {
+	    resource_type(&pdev->resource[bar]) != IORESOURCE_MEM ||
+	    !pci__dev_ok(pdev, __func__)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -272,6 +279,8 @@ void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr)
 			     "NULL device or address");
 		return;
 	}
+	if (!pci__dev_ok(pdev, __func__))
+		return;
 	if (pci__iomap_forget(pdev, addr)) {
 		(void)devres_release(&pdev->dev, pcim_bar_release,
 				     pcim_bar_match, addr);
@@ -286,7 +295,7 @@ int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 	struct pcim_iomap_devres *dr;
 	int bar, ret = 0;
 
-	if (!pdev)
+	if (!pci__dev_ok(pdev, __func__))
 		return -EINVAL;
 	dr = table_of(pdev);
 	if (!dr)

@@ -18,6 +18,8 @@ int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
 	int *copy = NULL;
 	int ret = 0;
 
+	if (pdev && pdev->p && !pci__dev_ok(pdev, __func__))
+		return -EINVAL;
 	if (!pdev || !pdev->p || (n && !irqs) || n > PCI_MAX_VECTORS) {
 		devres__warn(pdev ? &pdev->dev : NULL, __func__,
 			     "bad arguments");
@@ -56,7 +58,7 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	unsigned int n;
 	int ret;
 
-	if (!dev || !dev->p || !min_vecs || min_vecs > max_vecs ||
+	if (!pci__dev_ok(dev, __func__) || !min_vecs || min_vecs > max_vecs ||
 	    !(flags & PCI_IRQ_ALL_TYPES))
 		return -EINVAL;
 	/* The kernel's allocates MSI descriptors and vectors. */
@@ -91,7 +93,7 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 
 void pci_free_irq_vectors(struct pci_dev *dev)
 {
-	if (dev && dev->p)
+	if (pci__dev_ok(dev, __func__))
 		pci__irq_reset(dev);
 }
 
@@ -99,7 +101,7 @@ int pci_irq_vector(struct pci_dev *dev, unsigned int nr)
 {
 	int ret = -EINVAL;
 
-	if (!dev || !dev->p)
+	if (!pci__dev_ok(dev, __func__))
 		return -EINVAL;
 	pthread_mutex_lock(&dev->p->lock);
 	if (nr < (dev->p->nvec ? dev->p->nvec : (dev->p->nirqs ? 1 : 0)))

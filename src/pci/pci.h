@@ -65,6 +65,17 @@ struct pci_dev_private {
 	void *backend_data;
 };
 
+/*
+ * Whether @pdev is a scanned device of this process. A device of the
+ * parent, in a child of fork(), gets devres__dev_ok()'s WARN ("belongs to
+ * process N") and no lock of it is taken; NULL and a device no scan made
+ * are refused quietly here, each call says what it says of those.
+ */
+static inline bool pci__dev_ok(const struct pci_dev *pdev, const char *func)
+{
+	return pdev && pdev->p && devres__dev_ok(&pdev->dev, func);
+}
+
 /* The backend's operation @op for @pdev, NULL when it has none. */
 #define pci__bk(pdev, op) ((pdev)->p->backend ? (pdev)->p->backend->op : NULL)
 
