@@ -192,9 +192,11 @@ devres__bus_next_dev_locked(struct bus_private *bp, struct device_private *cur,
 		 * still bound to it: their remove() may be running, and the
 		 * driver must not be gone until it returns.
 		 */
+		/* A child of fork() walks none of its parent's devices. */
 		if ((dp->dead && !bound_to) ||
 		    (bound_to && dp->bound != bound_to) ||
-		    (skip_searching && dp->searching))
+		    (skip_searching && dp->searching) ||
+		    !devres__dev_mine(dp->dev))
 			continue;
 		dp->pins++;
 		dm_get_device_locked(dp->dev);
@@ -251,7 +253,10 @@ struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
 		struct driver_private *drvp =
 			container_of(l, struct driver_private, node);
 
-		if (drvp->dead || drvp->seq < min_seq)
+		/* Nor tries its parent's drivers on devices of its own. */
+		if (drvp->dead || drvp->seq < min_seq ||
+		    drvp->pid !=
+			    __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
 			continue;
 		drvp->active++;
 		return drvp;

@@ -75,6 +75,11 @@ int devres__dev_in_use(struct device *dev, const char *func)
 	const char *why;
 	int err;
 
+	if (dev->magic == DEVRES_DEV_MAGIC && !devres__dev_mine(dev)) {
+		devres__warn(dev, func, "device belongs to process %d",
+			     devres__dev_pid(dev));
+		return -ECHILD;
+	}
 	if (dev->magic == DEVRES_DEV_MAGIC &&
 	    __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0) {
 		devres__state_warn(dev, func, "device is being released");
@@ -109,7 +114,10 @@ void device_initialize(struct device *dev)
 	dev->devres_slab = NULL;
 	dev->p = NULL;
 	pthread_mutex_init(&dev->mutex, NULL);
-	dev->state = DEV_INITIALIZED;
+	dev->state = (int)((unsigned int)__atomic_load_n(&devres__pid,
+							 __ATOMIC_RELAXED)
+			   << DEVRES_DEV_STATE_BITS) |
+		     DEV_INITIALIZED;
 	/* Counted until released: one never added nor put is a leak too. */
 	devres__ledger_add(DL_DEVICES, 1);
 	__atomic_store_n(&dev->magic, DEVRES_DEV_MAGIC, __ATOMIC_RELEASE);

@@ -302,6 +302,11 @@ static void retry_round(void)
 		}
 		if (dp) {
 			unpark_locked(dp);
+			/* In a child of fork(), the parent's are dropped. */
+			if (!devres__dev_mine(dp->dev)) {
+				dm_unlock();
+				continue;
+			}
 			dm_get_device_locked(dp->dev);
 		}
 		dm_unlock();

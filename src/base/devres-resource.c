@@ -136,6 +136,12 @@ struct resource_dr {
 static pthread_mutex_t owned_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct resource_dr owned = { .next = &owned, .prev = &owned };
 
+/* Held across fork(): the child finds it free (docs/fork.md). */
+__attribute__((constructor)) static void owned_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_OWNED, &owned_lock);
+}
+
 static void unlink_dr(struct resource_dr *dr)
 {
 	dr->prev->next = dr->next;

@@ -30,6 +30,11 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 				  : "not initialized (state: zeroed)");
 		return false;
 	}
+	if (unlikely(!devres__dev_mine(dev))) {
+		devres__warn(dev, func, "device belongs to process %d",
+			     devres__dev_pid(dev));
+		return false;
+	}
 	return true;
 }
 

@@ -79,6 +79,7 @@ int driver_register(struct device_driver *drv)
 	if (!drvp)
 		return -ENOMEM;
 	drvp->drv = drv;
+	drvp->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	dm_lock();
 	st = devres__drv_state_locked(drv);
 	bp = devres__bus_find_locked(drv->bus);
@@ -137,6 +138,7 @@ static void unregister_driver(struct device_driver *drv)
 	enum dm_drv_state st = DRV_REGISTERED;
 	struct driver_private *drvp;
 	struct device *held = NULL;
+	int pid = 0;
 	struct bus_private *bp;
 
 	if (devres__arg_bad(NULL, drv, "driver_unregister", "driver"))
@@ -155,6 +157,12 @@ static void unregister_driver(struct device_driver *drv)
 	dm_lock();
 	st = devres__drv_state_locked(drv);
 	drvp = st == DRV_UNREGISTERED ? NULL : drv->p;
+	if (drvp &&
+	    drvp->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+		/* Its walkers may be threads of the parent: never waited for. */
+		pid = drvp->pid;
+		drvp = NULL;
+	}
 	if (drvp && !drvp->dead)
 		held = held_bound_dev_locked(drvp);
 	if (drvp && !drvp->dead && !held) {
@@ -175,6 +183,12 @@ static void unregister_driver(struct device_driver *drv)
 	dm_unlock();
 	if (held) {
 		devres__refuse_in_devres_cb(held, "driver_unregister");
+		return;
+	}
+	if (pid) {
+		devres__warn(NULL, "driver_unregister",
+			     "%s: driver belongs to process %d",
+			     drv->name ? drv->name : "(null)", pid);
 		return;
 	}
 	if (!drvp) {

@@ -49,6 +49,7 @@ struct region {
 	struct resource res;
 	struct region *next, *prev;
 	struct devres__owner owner; /* a devm_ request's node */
+	int pid;		    /* the process that requested it */
 	char name[];
 };
 
@@ -238,13 +239,35 @@ int insert_resource(struct resource *parent, struct resource *new_res)
 	return insert_resource_conflict(parent, new_res) ? -EBUSY : 0;
 }
 
-static int unlink_res(struct resource *old, bool keep_children)
+static bool is_region(const struct resource *res);
+
+/* The process that requested @res, a region of another one; or 0. */
+static int foreign_locked(const struct resource *res)
 {
-	int ret;
+	const struct region *r;
+
+	if (!is_region(res))
+		return 0;
+	r = container_of(res, const struct region, res);
+	return r->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)
+		       ? r->pid
+		       : 0;
+}
+
+static int unlink_res(struct resource *old, bool keep_children,
+		      const char *func)
+{
+	int ret, pid;
 
 	pthread_mutex_lock(&tree_lock);
-	ret = unlink_locked(old, keep_children);
+	pid = foreign_locked(old);
+	ret = pid ? -ECHILD : unlink_locked(old, keep_children);
 	pthread_mutex_unlock(&tree_lock);
+	if (pid)
+		devres__warn(NULL, func,
+			     "region [%#llx-%#llx] belongs to process %d",
+			     (unsigned long long)old->start,
+			     (unsigned long long)old->end, pid);
 	return ret;
 }
 
@@ -253,7 +276,7 @@ int release_resource(struct resource *old)
 	if (devres__arg_bad(NULL, old, __func__, "resource"))
 		return -EINVAL;
 	devres__resource_hand(old, __func__);
-	return unlink_res(old, false);
+	return unlink_res(old, false, __func__);
 }
 
 int remove_resource(struct resource *old)
@@ -261,7 +284,7 @@ int remove_resource(struct resource *old)
 	if (devres__arg_bad(NULL, old, __func__, "resource"))
 		return -EINVAL;
 	devres__resource_hand(old, __func__);
-	return unlink_res(old, true);
+	return unlink_res(old, true, __func__);
 }
 
 int remove_resource_unless_busy(struct resource *old)
@@ -310,6 +333,7 @@ struct resource *devres__request_region(struct resource *parent,
 	res->flags = resource_type(parent) | flags | IORESOURCE_BUSY;
 	if (owner)
 		r->owner = *owner;
+	r->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&tree_lock);
 	for (;;) {
 		conflict = add_leaf(parent, res);
@@ -371,6 +395,19 @@ bool devres__release_region(struct resource *parent, resource_size_t start,
 		/* A node gives back only the region it owns: identity. */
 		if (node && !devres__owned_by(&r->owner, node))
 			break;
+		/* In a child of fork(), the parent's stays claimed. */
+		if (r->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+			int pid = r->pid;
+
+			pthread_mutex_unlock(&tree_lock);
+			devres__warn(NULL, func,
+				     "region [%#llx-%#llx] belongs to "
+				     "process %d",
+				     (unsigned long long)start,
+				     (unsigned long long)end, pid);
+			errno = saved;
+			return true;
+		}
 		/* Whatever was nested in it stays in the tree. */
 		unlink_locked(p, true);
 		r->prev->next = r->next;

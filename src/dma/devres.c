@@ -146,7 +146,7 @@ void dmam_pool_destroy(struct dma_pool *pool)
 {
 	struct device *dev = devres__dma_pool_dev(pool);
 
-	if (!dev)
+	if (!dev || !devres__dev_ok(dev, __func__))
 		return;
 	if (devres_release(dev, dmam_pool_release, dmam_pool_match, pool))
 		devres__warn(dev, __func__, "pool %p is not a managed pool",

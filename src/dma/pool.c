@@ -48,6 +48,7 @@ struct dma_pool {
 	size_t navail;		      /* chunks with a free block */
 	struct dma_pool *next, *prev; /* live pools, under pools_lock */
 	struct devres__owner owner;   /* a dmam_ pool's node */
+	int pid;		      /* the process that made it */
 };
 
 static struct dma_pool pools = { .next = &pools, .prev = &pools };
@@ -70,6 +71,7 @@ static pthread_mutex_t leaked_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Held across fork(): the child finds it free (docs/fork.md). */
 __attribute__((constructor)) static void leaked_atfork(void)
 {
+	devres__atfork_mutex(DEVRES_FORK_DMA_POOLS, &pools_lock);
 	devres__atfork_mutex(DEVRES_FORK_DMA_POOL, &leaked_lock);
 }
 
@@ -153,6 +155,7 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	if (devres__should_fail() || !(pool = calloc(1, sizeof(*pool))))
 		return NULL;
 	pool->magic = POOL_MAGIC;
+	pool->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	pool->dev = dev;
 	pool->size = size;
@@ -185,10 +188,14 @@ static bool pool_ok(const struct dma_pool *pool, const char *func)
 {
 	if (devres__arg_bad(NULL, pool, func, "pool"))
 		return false;
-	if (pool->magic == POOL_MAGIC)
+	if (pool->magic == POOL_MAGIC &&
+	    pool->pid == __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
 		return true;
-	devres__warn(NULL, func, "%s pool %p", pool ? "bad" : "NULL",
-		     (const void *)pool);
+	if (pool->magic == POOL_MAGIC)
+		devres__warn(NULL, func, "pool %p belongs to process %d",
+			     (const void *)pool, pool->pid);
+	else
+		devres__warn(NULL, func, "bad pool %p", (const void *)pool);
 	return false;
 }
 
@@ -412,13 +419,33 @@ static void destroy(struct dma_pool *pool)
 	free(pool);
 }
 
+/* The process that made @pool, a live one, when it is not this one. */
+static int foreign(const struct dma_pool *pool)
+{
+	int pid = 0;
+
+	pthread_mutex_lock(&pools_lock);
+	if (pool_live(pool) &&
+	    pool->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
+		pid = pool->pid;
+	pthread_mutex_unlock(&pools_lock);
+	return pid;
+}
+
 void dma_pool_destroy(struct dma_pool *pool)
 {
 	struct devres__hand hand;
 	bool owned = false;
+	int pid;
 
 	if (!pool)
 		return;
+	pid = foreign(pool);
+	if (pid) {
+		devres__warn(NULL, __func__, "pool %p belongs to process %d",
+			     (void *)pool, pid);
+		return;
+	}
 	if (!pool_take(pool, NULL, &hand, &owned)) {
 		devres__warn(NULL, __func__, "bad pool %p", (void *)pool);
 		return;

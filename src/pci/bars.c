@@ -35,10 +35,20 @@ struct pci_map {
 	bool writable;
 	struct devres__owner owner; /* a pcim_iomap() mapping's node */
 	struct pci_map *next;
+	int pid; /* the process that mapped it: a child of fork() does not */
 };
 
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pci_map *maps;
+
+/*
+ * Held across fork(): the child finds it free, and the parent's mappings
+ * listed, each refused to it by its process (docs/fork.md).
+ */
+__attribute__((constructor)) static void maps_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_PCI_MAPS, &map_lock);
+}
 
 int pci__bars_claim(struct pci_dev *pdev)
 {
@@ -176,6 +186,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	m->len = (size_t)len;
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
 	m->writable = true;
+	m->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&map_lock);
 	/* Under the lock: pci__bars_protect() then sees this mapping. */
 	if (pci__readonly()) {
@@ -215,6 +226,11 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	/* A node releases only the mapping it still owns. */
 	if (m && node && !devres__owned_by(&m->owner, node))
 		m = NULL;
+	if (m && m->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+		h->pid = m->pid;
+		pthread_mutex_unlock(&map_lock);
+		return -ECHILD;
+	}
 	if (m) {
 		*pp = m->next;
 		munmap(m->addr, m->len);

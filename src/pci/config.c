@@ -212,9 +212,10 @@ uint16_t pci_find_ext_capability(struct pci_dev *dev, int cap)
 
 static void set_master(struct pci_dev *dev, bool on)
 {
+	const char *func = on ? "pci_set_master" : "pci_clear_master";
 	uint16_t cmd, want;
 
-	if (!pci__dev_ok(dev, on ? "pci_set_master" : "pci_clear_master"))
+	if (!pci__dev_ok(dev, func))
 		return;
 	if (pci_read_config_word(dev, PCI_COMMAND, &cmd))
 		return;

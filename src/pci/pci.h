@@ -17,7 +17,9 @@
 /*
  * A pci_dev argument the PCI calls can use: a pointer an object can have,
  * an initialized device, and one the PCI bus made (it has its private
- * part). Otherwise one WARN naming @func. Inline: on every call's path.
+ * part), of this process (a device of the parent, in a child of fork(),
+ * gets devres__dev_ok()'s WARN "belongs to process N" and no lock of it is
+ * taken). Otherwise one WARN naming @func. Inline: on every call's path.
  */
 static inline bool pci__dev_ok(const struct pci_dev *pdev, const char *func)
 {

@@ -752,9 +752,11 @@ int pci_bus_scan(void)
 	 */
 	for (;;) {
 		pthread_mutex_lock(&list_lock);
+		/* In a child of fork(), the parent's stay (docs/fork.md). */
 		for (gone = devs_head; gone; gone = gone->next)
-			if (!in_names(names, n, gone->name) ||
-			    !dir_unchanged_locked(gone))
+			if (devres__dev_mine(&gone->pdev->dev) &&
+			    (!in_names(names, n, gone->name) ||
+			     !dir_unchanged_locked(gone)))
 				break;
 		pthread_mutex_unlock(&list_lock);
 		if (!gone)
@@ -809,7 +811,9 @@ void pci_bus_remove_all(void)
 		return;
 	for (;;) {
 		pthread_mutex_lock(&list_lock);
-		p = devs_head;
+		for (p = devs_head; p && !devres__dev_mine(&p->pdev->dev);
+		     p = p->next)
+			;
 		pthread_mutex_unlock(&list_lock);
 		if (!p)
 			break;
@@ -833,8 +837,10 @@ struct pci_dev *pci_get_device(unsigned int vendor, unsigned int device,
 	else
 		p = devs_head;
 	for (; p; p = p->next) {
+		/* A child of fork() finds none of its parent's. */
 		if ((vendor == PCI_ANY_ID || vendor == p->pdev->vendor) &&
-		    (device == PCI_ANY_ID || device == p->pdev->device)) {
+		    (device == PCI_ANY_ID || device == p->pdev->device) &&
+		    devres__dev_mine(&p->pdev->dev)) {
 			found = p->pdev;
 			get_device(&found->dev);
 			break;

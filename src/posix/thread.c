@@ -324,7 +324,7 @@ int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 	int ret;
 
 	if (!devres__dev_ok(dev, __func__))
-		return -EINVAL;
+		return devres__dev_err(dev);
 	if (thread && thread == current) {
 		devres__warn(dev, __func__, "thread '%s' cannot stop itself",
 			     thread->name);

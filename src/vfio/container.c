@@ -26,6 +26,34 @@
 static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vfio_group *groups;
 
+/*
+ * fork(): the lock is held across it. The child forgets the parent's
+ * groups: their locks may be held by threads it does not have, and a
+ * group is open in one process at a time (the child's own open of one of
+ * them gets the kernel's -EBUSY).
+ */
+static void groups_take(void)
+{
+	pthread_mutex_lock(&groups_lock);
+}
+
+static void groups_give(void)
+{
+	pthread_mutex_unlock(&groups_lock);
+}
+
+static void groups_child(void)
+{
+	groups = NULL;
+	pthread_mutex_unlock(&groups_lock);
+}
+
+__attribute__((constructor)) static void groups_atfork(void)
+{
+	devres__atfork(DEVRES_FORK_VFIO, groups_take, groups_give,
+		       groups_child);
+}
+
 static void close_fd(int fd)
 {
 	int saved = errno;
@@ -368,6 +396,9 @@ int pci_vfio_dma_mappings(struct pci_dev *pdev, uint64_t *ret_bytes)
 		return -EINVAL;
 	if (!pci_dev_is_vfio(pdev))
 		return -ENODEV;
+	/* The group's lock may be held by a thread of the parent. */
+	if (!devres__dev_ok(&pdev->dev, __func__))
+		return -ECHILD;
 	vd = to_vd(&pdev->dev);
 	pthread_mutex_lock(&vd->group->lock);
 	n = vd->group->nr_maps;

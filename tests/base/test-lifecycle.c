@@ -401,7 +401,9 @@ static void reach(enum st st)
 static void finish(void)
 {
 	for (int i = 0; i < 4; i++) {
-		int now = __atomic_load_n(&lc.dev.state, __ATOMIC_ACQUIRE);
+		/* The low four bits: the process that made it is above. */
+		int now = __atomic_load_n(&lc.dev.state, __ATOMIC_ACQUIRE) &
+			  0xf;
 
 		if (now == ZEROED || now == RELEASED)
 			return;
