@@ -112,7 +112,8 @@ HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);
  */
 static inline int devres__dev_err(const struct device *dev)
 {
-	return dev && dev->magic == DEVRES_DEV_MAGIC && !devres__dev_mine(dev)
+	return !devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC &&
+			       !devres__dev_mine(dev)
 		       ? -ECHILD
 		       : -EINVAL;
 }

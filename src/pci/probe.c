@@ -854,10 +854,15 @@ struct pci_dev *pci_get_device(unsigned int vendor, unsigned int device,
 
 struct pci_dev *pci_dev_get(struct pci_dev *pdev)
 {
-	/* A pointer no device has is not given back: the caller would use it. */
-	if (!pdev || !pci__dev_ok(pdev, __func__))
+	/*
+	 * A pointer no device has is not given back: the caller would use
+	 * it. A device this call refuses (another bus's, a parent's in a
+	 * child of fork()) is, as get_device() gives back its argument.
+	 */
+	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device"))
 		return NULL;
-	get_device(&pdev->dev);
+	if (pci__dev_ok(pdev, __func__))
+		get_device(&pdev->dev);
 	return pdev;
 }
 

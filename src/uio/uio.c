@@ -312,6 +312,8 @@ int pci_uio_enable(const char *dir, unsigned int flags)
 	char *copy = NULL;
 	int ret = 0;
 
+	if (devres__opt_bad(NULL, dir, __func__, "directory"))
+		return -EINVAL;
 	if ((dir && !*dir) || (flags & ~PCI_UIO_DMA_PHYS))
 		return -EINVAL;
 	if (dir && !(copy = strdup(dir)))
@@ -336,5 +338,7 @@ int pci_uio_enable(const char *dir, unsigned int flags)
 
 bool pci_dev_is_uio(struct pci_dev *pdev)
 {
-	return pdev && pci__backend_of(pdev) == &uio_backend;
+	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device"))
+		return false;
+	return pci__backend_of(pdev) == &uio_backend;
 }

@@ -39,6 +39,7 @@
 #include <devres/platform.h>
 #include <devres/posix.h>
 #include <devres/revocable.h>
+#include <devres/uio.h>
 #include <devres/vfio.h>
 #include "testlib.h"
 
@@ -161,6 +162,8 @@ static const struct {
 	{ "devm_ioremap_resource_wc:res", NULL_OK },
 	{ "pci_match_id:ids", NULL_OK },
 	{ "pci_dev_is_vfio:pdev", NULL_OK },
+	{ "pci_dev_is_uio:pdev", NULL_OK },
+	{ "pci_uio_enable:dev_dir", NULL_OK },
 	{ "revocable_get:h", NULL_OK },
 	{ "revocable_put:h", NULL_OK },
 	{ "pci_iounmap:dev", NULL_OK },
