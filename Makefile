@@ -14,7 +14,7 @@ SOURCES = $(shell find include src tests examples bench fuzz -name '*.[ch]' 2>/d
 
 .PHONY: all demo check test deps format format-check tidy build-% test-% clean \
 	fuzz fuzz-check soak memcheck package symbols bench abi-baseline test-vm \
-	test-vm-asan demo-vm
+	test-vm-asan demo-vm test-vm-nvme
 
 all: build-dev
 
@@ -80,10 +80,25 @@ test-vm-asan: build-asan
 	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
 	sh tests/vm/run.sh build/asan
 
-# The edu driver on two edu devices in the VM, alone.
+# The edu driver on two edu devices in the VM, alone; DEMO_VM=nvme: the
+# NVMe driver (verified I/O at depth 1 and 32, unbind in the middle of
+# I/O, then the kernel's own driver on the same controller).
+DEMO_VM ?= edu
+DEMO_VM_TESTS_edu = edu
+DEMO_VM_TESTS_nvme = nvme nvme-qd32 nvme-unbind nvme-final nvme-kernel
 demo-vm: build-dev
 	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
-	@VM_ONLY=edu sh tests/vm/run.sh build/dev
+	@VM_ONLY="$(DEMO_VM_TESTS_$(DEMO_VM))" VM_NVME_IOS=20000 \
+		sh tests/vm/run.sh build/dev
+
+# The NVMe driver's tests alone, with 100 000 verified I/Os per load
+# (make check's VM stage runs them with 5000).
+NVME_VM_TESTS = nvme nvme-qd32 nvme-queues nvme-poll nvme-seq nvme-sweep \
+	nvme-unbind nvme-timeout nvme-final nvme-kernel
+test-vm-nvme: build-dev
+	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
+	VM_ONLY="$(NVME_VM_TESTS)" VM_NVME_IOS=100000 VM_TIMEOUT=600 \
+		sh tests/vm/run.sh build/dev
 
 # Debian packages (libdevres1, libdevres-dev) from debian/, built with
 # dpkg-buildpackage in a copy of the tree under build/deb/, checked with

@@ -15,8 +15,9 @@
  *
  *   bench-contention [ms per case] [data file] [threads]
  *
- * With a thread count, only that case (one device, unpinned; libdevres,
- * then by hand), once: for perf record and perf c2c.
+ * With a thread count, only that case (one device; libdevres, then by
+ * hand), once: for perf record and perf c2c. BENCH_PINNED=1 pins its
+ * threads, BENCH_PER_THREAD=1 gives each its own device (and list).
  * The data file gets one line a case and run: mode (0 one device, 1 one
  * device per thread), pinned, threads, run, libdevres ns per op, by hand
  * ns per op, libdevres fairness, by hand fairness.
@@ -257,12 +258,15 @@ int main(int argc, char **argv)
 	}
 	if (argc > 3) {
 		int n = atoi(argv[3]);
+		const char *pe = getenv("BENCH_PINNED");
+		const char *te = getenv("BENCH_PER_THREAD");
+		int p = pe && atoi(pe), t = te && atoi(te);
 		struct result a, b;
 
 		if (n < 1 || n > MAX_THREADS)
 			return 2;
-		a = run_case(n, 0, 0, 0, ms);
-		b = run_case(n, 0, 0, 1, ms);
+		a = run_case(n, t, p, 0, ms);
+		b = run_case(n, t, p, 1, ms);
 		printf("%d threads: libdevres %.0f ns/op (fair %.2f), by hand "
 		       "%.0f ns/op (fair %.2f)\n",
 		       n, a.ns, a.fair, b.ns, b.fair);

@@ -15,9 +15,12 @@
  * scheduler may put the dispatcher and the bare loop's thread on different
  * CPUs from the raising thread, and on a VM a wake-up across CPUs costs
  * several times one on the same CPU; that measures the placement, not the
- * library. bench-irq --unpinned shows it.
+ * library. bench-irq --unpinned shows it; bench-irq --apart puts it in the
+ * worst place on purpose: the raising thread on CPU 0, the dispatcher and
+ * the bare loop's thread on CPU 1 (the latency part only).
  *
- * Usage: bench-irq [rounds] [--unpinned]   (default 10 rounds of 2000 samples)
+ * Usage: bench-irq [rounds] [--unpinned|--apart]
+ * (default 10 rounds of 2000 samples)
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -156,6 +159,19 @@ static void bare_raise(struct bare *b, int k)
 		die("write", errno);
 }
 
+/* --apart: threads made from here on go on @cpu, as this one does. */
+static int apart;
+
+static void move_to(int cpu)
+{
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (sched_setaffinity(0, sizeof(set), &set))
+		die("sched_setaffinity", errno);
+}
+
 static int cmp_ll(const void *a, const void *b)
 {
 	long long x = *(const long long *)a, y = *(const long long *)b;
@@ -173,9 +189,14 @@ static void latency(int rounds)
 
 	if (!lib || !bare || irq < 0)
 		die("setup", ENOMEM);
+	/* The dispatcher and the bare thread inherit this thread's CPUs. */
+	if (apart)
+		move_to(1);
 	if (request_irq(irq, lat_handler, 0, "bench", &token))
 		die("request_irq", EINVAL);
 	bare_start(&b, 1, lat_handler, NULL);
+	if (apart)
+		move_to(0);
 	/* One warm-up round each, then alternate. */
 	for (int r = -1; r < rounds; r++) {
 		for (int s = 0; s < SAMPLES; s++) {
@@ -332,11 +353,27 @@ static void rate(int nlines, int rounds)
 int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 10;
-	bool pinned = !(argc > 2 && !strcmp(argv[2], "--unpinned"));
+	bool pinned = !(argc > 2 && (!strcmp(argv[2], "--unpinned") ||
+				     !strcmp(argv[2], "--apart")));
 	int cpu = pinned ? pin_to_one_cpu() : -1;
 
 	if (rounds < 1)
 		rounds = 1;
+	apart = argc > 2 && !strcmp(argv[2], "--apart");
+	if (apart) {
+		if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
+			printf("--apart needs two CPUs\n");
+			return 77;
+		}
+		printf("apart: raising on CPU 0, the dispatcher and the bare "
+		       "loop on CPU 1\n");
+		done_fd = eventfd(0, EFD_CLOEXEC);
+		if (done_fd < 0)
+			die("eventfd", errno);
+		latency(rounds);
+		close(done_fd);
+		return 0;
+	}
 	if (pinned)
 		printf("pinned to CPU %d, with every thread it starts\n", cpu);
 	else

@@ -3,7 +3,8 @@
  * A driver for QEMU's edu device in the kernel's shape: an id table and a
  * probe that takes everything through managed calls, and no remove. It
  * does not know how it reaches the device: through VFIO on a real kernel
- * (pci_vfio_enable()), or through a fake sysfs tree.
+ * (pci_vfio_enable()), through UIO (pci_uio_enable()), or through a fake
+ * sysfs tree with a register model of the device.
  */
 #include <errno.h>
 #include <time.h>
@@ -66,6 +67,8 @@ int edu_dma(struct edu *edu, dma_addr_t addr, uint32_t dev_off, uint32_t len,
 	uint32_t dev = EDU_BUF_ADDR + dev_off;
 	char *r = (char *)edu->regs;
 
+	if (!edu->buf)
+		return -EOPNOTSUPP;
 	if (!len || dev_off + len > EDU_XFER_MAX)
 		return -EINVAL;
 	writeq(to_ram ? dev : addr, r + EDU_REG_DMA_SRC);
@@ -102,8 +105,17 @@ static int edu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ident = readl((char *)edu->regs + EDU_REG_IDENT);
 	if (ident != EDU_IDENT)
 		return dev_err_probe(dev, -ENODEV, "unknown chip %#x\n", ident);
+	/*
+	 * The device has the inverse ready at the next read; a register model
+	 * behind a file (a fake tree's) makes it on another thread: allow it
+	 * a moment.
+	 */
 	writel(0x5a5aa5a5u, (char *)edu->regs + EDU_REG_LIVENESS);
 	live = readl((char *)edu->regs + EDU_REG_LIVENESS);
+	for (int i = 0; i < 1000 && live != ~0x5a5aa5a5u; i++) {
+		usleep(1000);
+		live = readl((char *)edu->regs + EDU_REG_LIVENESS);
+	}
 	if (live != ~0x5a5aa5a5u)
 		return dev_err_probe(dev, -EIO, "not alive: %#x\n", live);
 
@@ -118,17 +130,26 @@ static int edu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	writel(readl((char *)edu->regs + EDU_REG_IRQ_STATUS),
 	       (char *)edu->regs + EDU_REG_IRQ_ACK);
 
+	/*
+	 * Where DMA cannot be confined (UIO without physical addresses
+	 * allowed) the bus refuses the mask: the factorial unit and the
+	 * interrupts still work, without a buffer.
+	 */
 	ret = dma_set_mask_and_coherent(dev, DMA_BIT_MASK(EDU_DMA_BITS));
-	if (ret)
-		return dev_err_probe(dev, ret, "no 28-bit DMA\n");
-	edu->buf_size = 2 * EDU_BUF_SIZE;
-	edu->buf = dmam_alloc_coherent(dev, edu->buf_size, &edu->buf_dma,
-				       GFP_KERNEL);
-	if (!edu->buf)
-		return -ENOMEM;
-	edu->pool = dmam_pool_create("edu", dev, EDU_BLOCK, 64, 0);
-	if (!edu->pool)
-		return -ENOMEM;
+	if (ret) {
+		dev_info(dev, "no DMA (%d): factorials and interrupts only\n",
+			 ret);
+	} else {
+		edu->buf_size = 2 * EDU_BUF_SIZE;
+		edu->buf = dmam_alloc_coherent(dev, edu->buf_size,
+					       &edu->buf_dma, GFP_KERNEL);
+		if (!edu->buf)
+			return -ENOMEM;
+		edu->pool = dmam_pool_create("edu", dev, EDU_BLOCK, 64, 0);
+		if (!edu->pool)
+			return -ENOMEM;
+	}
+	/* MSI is a write to memory: bus mastering is needed even without DMA. */
 	pci_set_master(pdev);
 
 	nvec = pci_alloc_irq_vectors(pdev, 1, 1, edu_irq_types);

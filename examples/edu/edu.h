@@ -42,7 +42,7 @@
 struct edu {
 	struct pci_dev *pdev;
 	void __iomem *regs;
-	uint8_t *buf;
+	uint8_t *buf; /* NULL when the bus refused DMA */
 	dma_addr_t buf_dma;
 	size_t buf_size;
 	struct dma_pool *pool; /* small blocks, EDU_BLOCK bytes each */
@@ -58,7 +58,10 @@ extern unsigned int edu_irq_types;
 
 /* n! in the device's 32 bits; -ETIMEDOUT when no interrupt came. */
 int edu_factorial(struct edu *edu, uint32_t n, uint32_t *ret);
-/* One DMA of @len bytes between edu->buf + @off and the device's buffer. */
+/*
+ * One DMA of @len bytes between @addr and the device's buffer at @dev_off;
+ * -EOPNOTSUPP when the device was bound without DMA.
+ */
 int edu_dma(struct edu *edu, dma_addr_t addr, uint32_t dev_off, uint32_t len,
 	    bool to_ram);
 

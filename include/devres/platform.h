@@ -129,9 +129,17 @@ DEVRES_API struct platform_device *platform_device_alloc(const char *name,
  * Replaces the device's resources with a copy of @res[0..@num), their names
  * included: nothing the device keeps points into the caller's memory.
  *
+ * The library frees only the copies it made: the one this call replaces,
+ * and a platform_device_alloc() device's at its release. An array the
+ * owner pointed @pdev->resource at itself is never freed nor written by
+ * this call. On a device of the caller's own (not from
+ * platform_device_alloc()), the copy lives until the next call:
+ * platform_device_add_resources(pdev, NULL, 0) gives it back, allowed
+ * also once the device is deleted or from its release callback.
+ *
  * Context: any thread. A fault-injection point.
- * Return: 0, -ENOMEM, or -EINVAL (with a WARN) for a NULL @pdev or a
- * device that is already added.
+ * Return: 0, -ENOMEM, or -EINVAL (with a WARN) for a bad @pdev, @res or
+ * resource name pointer, or a device that is already added.
  */
 DEVRES_API int platform_device_add_resources(struct platform_device *pdev,
 					     const struct resource *res,

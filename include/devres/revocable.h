@@ -70,7 +70,7 @@ DEVRES_API struct revocable *devm_revocable_create(struct device *dev,
  * the handle is freed with the last one. NULL is accepted and returned.
  *
  * Context: any thread, also inside an access and in release callbacks.
- * Return: @h.
+ * Return: @h; NULL for NULL, and for an ERR_PTR or first-page @h (WARNed).
  */
 DEVRES_API struct revocable *revocable_get(struct revocable *h);
 

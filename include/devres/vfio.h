@@ -64,7 +64,8 @@ DEVRES_API bool pci_dev_is_vfio(struct pci_dev *pdev);
  *
  * Context: any thread.
  * Return: the number of mappings; -ENODEV when @pdev is not reached
- * through VFIO.
+ * through VFIO; -ECHILD in a child of fork() for a device of its parent
+ * (WARNed).
  */
 DEVRES_API int pci_vfio_dma_mappings(struct pci_dev *pdev, uint64_t *ret_bytes);
 

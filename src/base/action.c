@@ -16,10 +16,9 @@ int devm_add_action_named(struct device *dev, void (*action)(void *),
 
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
-	if (unlikely(!action)) {
-		devres__warn(dev, __func__, "NULL action");
+	if (devres__arg_bad(dev, (const void *)action, __func__, "action") ||
+	    devres__opt_bad(dev, name, __func__, "name"))
 		return -EINVAL;
-	}
 	kind = devres__kind_get(NULL, action, name);
 	if (unlikely(kind == DR_KIND_NONE))
 		return -ENOMEM;
@@ -48,7 +47,8 @@ int devm_add_action_or_reset_named(struct device *dev, void (*action)(void *),
 {
 	int ret = devm_add_action_named(dev, action, data, name);
 
-	if (ret && action)
+	/* Never an action that could not be called. */
+	if (ret && !devres__ptr_bad((const void *)action))
 		action(data);
 	return ret;
 }
@@ -64,10 +64,8 @@ static bool action_kind(struct device *dev, void (*action)(void *),
 {
 	if (!devres__dev_ok(dev, func))
 		return false;
-	if (unlikely(!action)) {
-		devres__warn(dev, func, "NULL action");
+	if (devres__arg_bad(dev, (const void *)action, func, "action"))
 		return false;
-	}
 	*ret_kind = devres__kind_lookup(NULL, action);
 	return true;
 }

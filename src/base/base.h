@@ -77,6 +77,7 @@ struct driver_private {
 	struct dm_link node;
 	int active; /* walkers using the driver; unregister waits for 0 */
 	unsigned long seq; /* its bus's drv_seq when it was registered */
+	int pid;	   /* the process that registered it */
 	bool dead;
 };
 
@@ -120,14 +121,22 @@ static inline enum dm_dev_state dm_dev_state(const struct device *dev)
 	unsigned int magic = __atomic_load_n(&dev->magic, __ATOMIC_RELAXED);
 
 	if (likely(magic == DEVRES_DEV_MAGIC))
-		return (enum dm_dev_state)__atomic_load_n(&dev->state,
-							  __ATOMIC_ACQUIRE);
+		return (enum dm_dev_state)(
+			(unsigned int)__atomic_load_n(&dev->state,
+						      __ATOMIC_ACQUIRE) &
+			DEVRES_DEV_STATE_MASK);
 	return magic == DEVRES_DEV_DEAD ? DEV_RELEASED : DEV_ZEROED;
 }
 
+/* The process bits above the state were set once, by device_initialize(). */
 static inline void dm_set_state(struct device *dev, enum dm_dev_state st)
 {
-	__atomic_store_n(&dev->state, (int)st, __ATOMIC_RELEASE);
+	unsigned int s =
+		(unsigned int)__atomic_load_n(&dev->state, __ATOMIC_RELAXED);
+
+	__atomic_store_n(&dev->state,
+			 (int)((s & ~DEVRES_DEV_STATE_MASK) | (unsigned int)st),
+			 __ATOMIC_RELEASE);
 }
 
 /* A driver's state: what its private part says, if it is its own. */

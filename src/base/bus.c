@@ -73,7 +73,10 @@ int bus_register(const struct bus_type *bus)
 	struct bus_private *bp;
 	bool same, taken;
 
-	if (!bus || !bus->name || !*bus->name) {
+	if (devres__arg_bad(NULL, bus, __func__, "bus") ||
+	    devres__opt_bad(NULL, bus->name, __func__, "name"))
+		return -EINVAL;
+	if (!bus->name || !*bus->name) {
 		devres__warn(NULL, __func__, "bus %p has no name", (void *)bus);
 		return -EINVAL;
 	}
@@ -123,6 +126,8 @@ static void unregister_bus(const struct bus_type *bus)
 	struct bus_private *bp, **pp;
 	const char *why = NULL;
 
+	if (devres__arg_bad(NULL, bus, "bus_unregister", "bus"))
+		return;
 	dm_lock();
 	bp = devres__bus_find_locked(bus);
 	if (!bp)
@@ -187,9 +192,11 @@ devres__bus_next_dev_locked(struct bus_private *bp, struct device_private *cur,
 		 * still bound to it: their remove() may be running, and the
 		 * driver must not be gone until it returns.
 		 */
+		/* A child of fork() walks none of its parent's devices. */
 		if ((dp->dead && !bound_to) ||
 		    (bound_to && dp->bound != bound_to) ||
-		    (skip_searching && dp->searching))
+		    (skip_searching && dp->searching) ||
+		    !devres__dev_mine(dp->dev))
 			continue;
 		dp->pins++;
 		dm_get_device_locked(dp->dev);
@@ -246,7 +253,10 @@ struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
 		struct driver_private *drvp =
 			container_of(l, struct driver_private, node);
 
-		if (drvp->dead || drvp->seq < min_seq)
+		/* Nor tries its parent's drivers on devices of its own. */
+		if (drvp->dead || drvp->seq < min_seq ||
+		    drvp->pid !=
+			    __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
 			continue;
 		drvp->active++;
 		return drvp;
@@ -269,10 +279,9 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 
 	bool bad_start = false;
 
-	if (!fn) {
-		devres__warn(start, __func__, "NULL function");
+	if (devres__arg_bad(NULL, bus, __func__, "bus") ||
+	    devres__arg_bad(NULL, (const void *)fn, __func__, "function"))
 		return -EINVAL;
-	}
 	if (start && !devres__dev_ok(start, __func__))
 		return -EINVAL;
 	dm_lock();

@@ -76,6 +76,11 @@ int devres__dev_in_use(struct device *dev, const char *func)
 	const char *why;
 	int err;
 
+	if (dev->magic == DEVRES_DEV_MAGIC && !devres__dev_mine(dev)) {
+		devres__warn(dev, func, "device belongs to process %d",
+			     devres__dev_pid(dev));
+		return -ECHILD;
+	}
 	if (dev->magic == DEVRES_DEV_MAGIC &&
 	    __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0) {
 		devres__state_warn(dev, func, "device is being released");
@@ -90,10 +95,8 @@ int devres__dev_in_use(struct device *dev, const char *func)
 
 void device_initialize(struct device *dev)
 {
-	if (!dev) {
-		devres__warn(NULL, __func__, "NULL device");
+	if (devres__arg_bad(NULL, dev, __func__, "device"))
 		return;
-	}
 	if (devres__dev_in_use(dev, __func__))
 		return;
 	dev->name = NULL;
@@ -112,7 +115,10 @@ void device_initialize(struct device *dev)
 	dev->devres_slab = NULL;
 	dev->p = NULL;
 	pthread_mutex_init(&dev->mutex, NULL);
-	dev->state = DEV_INITIALIZED;
+	dev->state = (int)((unsigned int)__atomic_load_n(&devres__pid,
+							 __ATOMIC_RELAXED)
+			   << DEVRES_DEV_STATE_BITS) |
+		     DEV_INITIALIZED;
 	/* Counted until released: one never added nor put is a leak too. */
 	devres__ledger_add(DL_DEVICES, 1);
 	__atomic_store_n(&dev->magic, DEVRES_DEV_MAGIC, __ATOMIC_RELEASE);
@@ -125,7 +131,8 @@ int dev_set_name(struct device *dev, const char *fmt, ...)
 	va_list ap;
 	int ret;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__arg_bad(dev, fmt, __func__, "format"))
 		return -EINVAL;
 	/*
 	 * Once added, the name is the device's identity on its bus and is
@@ -151,7 +158,7 @@ int dev_set_name(struct device *dev, const char *fmt, ...)
 
 const char *dev_name(const struct device *dev)
 {
-	if (!dev)
+	if (!dev || devres__arg_bad(NULL, dev, __func__, "device"))
 		return "";
 	if (dev->name)
 		return dev->name;
@@ -166,7 +173,10 @@ const char *dev_name(const struct device *dev)
  */
 struct device *get_device(struct device *dev)
 {
-	if (!dev || !devres__dev_ok(dev, __func__))
+	/* A pointer no device has is not given back: the caller would use it. */
+	if (!dev || devres__arg_bad(NULL, dev, __func__, "device"))
+		return NULL;
+	if (!devres__dev_ok(dev, __func__))
 		return dev;
 	if (likely(__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED) > 1))
 		return dev;
@@ -459,10 +469,8 @@ int device_register(struct device *dev)
 {
 	int ret;
 
-	if (!dev) {
-		devres__warn(NULL, __func__, "NULL device");
+	if (devres__arg_bad(NULL, dev, __func__, "device"))
 		return -EINVAL;
-	}
 	ret = devres__dev_in_use(dev, __func__);
 	if (ret)
 		return ret;
@@ -647,6 +655,10 @@ void dev_printk(int level, const struct device *dev, const char *fmt, ...)
 {
 	va_list ap;
 
+	if (devres__arg_bad(NULL, fmt, __func__, "format"))
+		return;
+	if (devres__opt_bad(NULL, dev, __func__, "device"))
+		dev = NULL;
 	if (level >= DEVRES_LOG_DEBUG &&
 	    !__atomic_load_n(&dbg_on, __ATOMIC_RELAXED))
 		return;
@@ -661,6 +673,10 @@ int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 	size_t len;
 	va_list ap;
 
+	if (devres__arg_bad(NULL, fmt, __func__, "format"))
+		return err;
+	if (devres__opt_bad(NULL, dev, __func__, "device"))
+		dev = NULL;
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);

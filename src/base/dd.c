@@ -302,6 +302,11 @@ static void retry_round(void)
 		}
 		if (dp) {
 			unpark_locked(dp);
+			/* In a child of fork(), the parent's are dropped. */
+			if (!devres__dev_mine(dp->dev)) {
+				dm_unlock();
+				continue;
+			}
 			dm_get_device_locked(dp->dev);
 		}
 		dm_unlock();
@@ -630,11 +635,9 @@ int device_driver_attach(const struct device_driver *drv, struct device *dev)
 {
 	int ret;
 
-	if (!drv || !devres__dev_ok(dev, __func__)) {
-		if (!drv)
-			devres__warn(dev, __func__, "NULL driver");
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__arg_bad(dev, drv, __func__, "driver"))
 		return -EINVAL;
-	}
 	if (drv->bus && drv->bus != dev->bus) {
 		devres__warn(dev, __func__, "driver %s is of bus %s",
 			     drv->name ? drv->name : "(null)",

@@ -78,10 +78,8 @@ static void dump(struct device *dev, FILE *f, const char *func)
 
 	if (!devres__dev_ok(dev, func))
 		return;
-	if (!f) {
-		devres__warn(dev, func, "NULL FILE");
+	if (devres__arg_bad(dev, f, func, "FILE"))
 		return;
-	}
 	if (!lock_dev(dev, func))
 		return;
 	cap = count_locked(dev) + 16;
@@ -140,10 +138,8 @@ void devres_get_stats(struct device *dev, struct devres_stats *stats)
 {
 	long allocs, bytes;
 
-	if (!stats) {
-		devres__warn(dev, __func__, "NULL stats");
+	if (devres__arg_bad(NULL, stats, __func__, "stats"))
 		return;
-	}
 	*stats = (struct devres_stats){ 0, 0 };
 	if (!devres__dev_ok(dev, __func__) || !lock_dev(dev, __func__))
 		return;

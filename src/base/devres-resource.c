@@ -56,7 +56,8 @@ static struct resource *request_dr(struct device *dev, dr_release_t release,
 	struct region_dr *dr;
 	struct resource *res;
 
-	if (!devres__dev_ok(dev, call))
+	if (!devres__dev_ok(dev, call) ||
+	    devres__opt_bad(dev, name, call, "name"))
 		return NULL;
 	dr = devres_alloc_named(release, sizeof(*dr), GFP_KERNEL, call);
 	if (!dr)
@@ -135,6 +136,12 @@ struct resource_dr {
 static pthread_mutex_t owned_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct resource_dr owned = { .next = &owned, .prev = &owned };
 
+/* Held across fork(): the child finds it free (docs/fork.md). */
+__attribute__((constructor)) static void owned_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_OWNED, &owned_lock);
+}
+
 static void unlink_dr(struct resource_dr *dr)
 {
 	dr->prev->next = dr->next;
@@ -191,10 +198,10 @@ int devm_request_resource(struct device *dev, struct resource *root,
 
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
-	if (!root || !new_res) {
-		devres__warn(dev, __func__, "NULL resource");
+	if (devres__arg_bad(dev, root, __func__, "resource") ||
+	    devres__arg_bad(dev, new_res, __func__, "resource") ||
+	    devres__opt_bad(dev, new_res->name, __func__, "resource name"))
 		return -EINVAL;
-	}
 	dr = devres_alloc_named(devm_resource_release, sizeof(*dr), GFP_KERNEL,
 				"devm_request_resource");
 	if (!dr)

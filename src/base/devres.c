@@ -20,12 +20,19 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 		devres__warn(NULL, func, "NULL device");
 		return false;
 	}
+	if (unlikely(devres__ptr_bad(dev)))
+		return !devres__arg_warn(NULL, func, "device", dev);
 	if (unlikely(dev->magic != DEVRES_DEV_MAGIC)) {
 		bool dead = dev->magic == DEVRES_DEV_DEAD;
 
 		devres__warn(dev, func, "device %s",
 			     dead ? "already released (state: released)"
 				  : "not initialized (state: zeroed)");
+		return false;
+	}
+	if (unlikely(!devres__dev_mine(dev))) {
+		devres__warn(dev, func, "device belongs to process %d",
+			     devres__dev_pid(dev));
 		return false;
 	}
 	return true;
@@ -301,10 +308,14 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 void *devres_alloc_named(dr_release_t release, size_t size, gfp_t gfp,
 			 const char *name)
 {
-	uint32_t kind = devres__kind_get(release, NULL, name);
+	uint32_t kind;
 	struct devres__node *n;
 
 	(void)gfp;
+	if (devres__opt_bad(NULL, (const void *)release, __func__, "release") ||
+	    devres__opt_bad(NULL, name, __func__, "name"))
+		return NULL;
+	kind = devres__kind_get(release, NULL, name);
 	if (unlikely(kind == DR_KIND_NONE))
 		return NULL;
 	n = devres__alloc_node(kind, size, true);
@@ -315,7 +326,7 @@ void devres_free(void *res)
 {
 	struct devres__node *n;
 
-	if (!res)
+	if (!res || devres__arg_bad(NULL, res, __func__, "resource"))
 		return;
 	n = to_node(res);
 	if (unlikely(n->kind & DR_ADDED)) {
@@ -334,10 +345,8 @@ void devres_add(struct device *dev, void *res)
 
 	if (!devres__dev_ok(dev, __func__))
 		return;
-	if (unlikely(!res)) {
-		devres__warn(dev, __func__, "NULL resource");
+	if (devres__arg_bad(dev, res, __func__, "resource"))
 		return;
-	}
 	n = to_node(res);
 	if (unlikely(n->kind & DR_ADDED)) {
 		devres__warn(dev, __func__, "node %p (%s) is already added",
@@ -358,7 +367,9 @@ void *devres_find(struct device *dev, dr_release_t release, dr_match_t match,
 	uint32_t kind = devres__kind_lookup(release, NULL);
 	struct devres__node *n;
 
-	if (!devres__dev_ok(dev, __func__) || kind == DR_KIND_NONE)
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__opt_bad(dev, (const void *)match, __func__, "match") ||
+	    kind == DR_KIND_NONE)
 		return NULL;
 	if (!lock_dev(dev, __func__))
 		return NULL;
@@ -375,10 +386,9 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
-	if (unlikely(!new_res)) {
-		devres__warn(dev, __func__, "NULL resource");
+	if (devres__arg_bad(dev, new_res, __func__, "resource") ||
+	    devres__opt_bad(dev, (const void *)match, __func__, "match"))
 		return NULL;
-	}
 	n = to_node(new_res);
 	if (unlikely(n->kind & DR_ADDED)) {
 		devres__warn(dev, __func__, "node %p (%s) is already added",
@@ -407,7 +417,9 @@ static void *remove_dr(struct device *dev, dr_release_t release,
 	uint32_t kind = devres__kind_lookup(release, NULL);
 	struct devres__node *n, *prev = NULL;
 
-	if (!devres__dev_ok(dev, func) || kind == DR_KIND_NONE)
+	if (!devres__dev_ok(dev, func) ||
+	    devres__opt_bad(dev, (const void *)match, func, "match") ||
+	    kind == DR_KIND_NONE)
 		return NULL;
 	if (!lock_dev(dev, func))
 		return NULL;
@@ -465,10 +477,9 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 
 	if (!devres__dev_ok(dev, __func__))
 		return;
-	if (unlikely(!fn)) {
-		devres__warn(dev, __func__, "NULL callback");
+	if (devres__arg_bad(dev, (const void *)fn, __func__, "callback") ||
+	    devres__opt_bad(dev, (const void *)match, __func__, "match"))
 		return;
-	}
 	if (kind == DR_KIND_NONE || !lock_dev(dev, __func__))
 		return;
 	for (n = list_head(dev); n; n = n->next) {

@@ -66,10 +66,9 @@ int driver_register(struct device_driver *drv)
 	unsigned long gen;
 	int ret = 0;
 
-	if (!drv) {
-		devres__warn(NULL, __func__, "NULL driver");
+	if (devres__arg_bad(NULL, drv, __func__, "driver") ||
+	    devres__opt_bad(NULL, drv->name, __func__, "name"))
 		return -EINVAL;
-	}
 	if (!drv->name || !*drv->name || !drv->bus) {
 		devres__warn(NULL, __func__, "driver %s has no %s",
 			     drv->name ? drv->name : "(null)",
@@ -80,6 +79,7 @@ int driver_register(struct device_driver *drv)
 	if (!drvp)
 		return -ENOMEM;
 	drvp->drv = drv;
+	drvp->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	dm_lock();
 	st = devres__drv_state_locked(drv);
 	bp = devres__bus_find_locked(drv->bus);
@@ -138,12 +138,11 @@ static void unregister_driver(struct device_driver *drv)
 	enum dm_drv_state st = DRV_REGISTERED;
 	struct driver_private *drvp;
 	struct device *held = NULL;
+	int pid = 0;
 	struct bus_private *bp;
 
-	if (!drv) {
-		devres__warn(NULL, "driver_unregister", "NULL driver");
+	if (devres__arg_bad(NULL, drv, "driver_unregister", "driver"))
 		return;
-	}
 	if (devres__in_callback_of(drv)) {
 		dm_lock();
 		st = devres__drv_state_locked(drv);
@@ -158,6 +157,12 @@ static void unregister_driver(struct device_driver *drv)
 	dm_lock();
 	st = devres__drv_state_locked(drv);
 	drvp = st == DRV_UNREGISTERED ? NULL : drv->p;
+	if (drvp &&
+	    drvp->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+		/* Its walkers may be threads of the parent: never waited for. */
+		pid = drvp->pid;
+		drvp = NULL;
+	}
 	if (drvp && !drvp->dead)
 		held = held_bound_dev_locked(drvp);
 	if (drvp && !drvp->dead && !held) {
@@ -178,6 +183,12 @@ static void unregister_driver(struct device_driver *drv)
 	dm_unlock();
 	if (held) {
 		devres__refuse_in_devres_cb(held, "driver_unregister");
+		return;
+	}
+	if (pid) {
+		devres__warn(NULL, "driver_unregister",
+			     "%s: driver belongs to process %d",
+			     drv->name ? drv->name : "(null)", pid);
 		return;
 	}
 	if (!drvp) {
@@ -226,8 +237,13 @@ struct device *driver_find_next_device(const struct device_driver *drv,
 {
 	struct find_next f = { .drv = drv, .found = NULL };
 
-	if (!drv || !drv->bus)
+	if (devres__arg_bad(NULL, drv, __func__, "driver"))
 		return NULL;
+	if (!drv->bus) {
+		devres__warn(NULL, __func__, "driver %s has no bus",
+			     drv->name ? drv->name : "(null)");
+		return NULL;
+	}
 	bus_for_each_dev(drv->bus, start, &f, bound_to);
 	return f.found;
 }

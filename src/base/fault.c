@@ -85,7 +85,9 @@ const char *devres__fault_last(int *ret_err)
 
 bool devres_should_fail(struct device *dev, const char *what)
 {
-	(void)dev;
+	if (devres__opt_bad(NULL, dev, __func__, "device") ||
+	    devres__opt_bad(NULL, what, __func__, "name"))
+		return false;
 	return devres__should_fail_as(what ? what : "devres_should_fail",
 				      -ENOMEM);
 }
@@ -107,7 +109,9 @@ const char *devres__defer_last(void)
 
 bool devres_should_defer(struct device *dev, const char *what)
 {
-	(void)dev;
+	if (devres__opt_bad(NULL, dev, __func__, "device") ||
+	    devres__opt_bad(NULL, what, __func__, "name"))
+		return false;
 	if (likely(!defer_nth) || hidden || --defer_nth)
 		return false;
 	defer_what = what ? what : "devres_should_defer";

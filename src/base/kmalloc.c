@@ -310,10 +310,8 @@ static void *kmemdup(struct device *dev, const void *src, size_t len,
 		return NULL;
 	if (unlikely(!len))
 		return ZERO_SIZE_PTR;
-	if (unlikely(!src)) {
-		devres__warn(dev, func, "NULL source");
+	if (devres__arg_bad(dev, src, func, "source"))
 		return NULL;
-	}
 	n = devres__alloc_node(DR_KIND_KMALLOC | DR_MAKER(mk), len, false);
 	if (!n)
 		return NULL;
@@ -324,7 +322,7 @@ static void *kmemdup(struct device *dev, const void *src, size_t len,
 char *devm_kstrdup(struct device *dev, const char *s, gfp_t gfp)
 {
 	(void)gfp;
-	if (!s)
+	if (!s || devres__arg_bad(dev, s, __func__, "string"))
 		return NULL;
 	return kmemdup(dev, s, strlen(s) + 1, DR_MK_KSTRDUP, __func__);
 }
@@ -332,7 +330,7 @@ char *devm_kstrdup(struct device *dev, const char *s, gfp_t gfp)
 const char *devm_kstrdup_const(struct device *dev, const char *s, gfp_t gfp)
 {
 	(void)gfp;
-	if (!s)
+	if (!s || devres__arg_bad(dev, s, __func__, "string"))
 		return NULL;
 	return kmemdup(dev, s, strlen(s) + 1, DR_MK_KSTRDUP_CONST, __func__);
 }
@@ -350,7 +348,8 @@ static char *kvasprintf(struct device *dev, unsigned int mk, const char *func,
 	va_list aq;
 	int len;
 
-	if (!devres__dev_ok(dev, func))
+	if (!devres__dev_ok(dev, func) ||
+	    devres__arg_bad(dev, fmt, func, "format"))
 		return NULL;
 	va_copy(aq, ap);
 	len = vsnprintf(NULL, 0, fmt, aq);

@@ -116,10 +116,8 @@ void devres_ledger_snapshot(struct devres_ledger *ret_ledger)
 {
 	long v[DL_NR];
 
-	if (!ret_ledger) {
-		devres__warn(NULL, __func__, "NULL ledger");
+	if (devres__arg_bad(NULL, ret_ledger, __func__, "ledger"))
 		return;
-	}
 	sum(v);
 	*ret_ledger = (struct devres_ledger){
 		.nodes = v[DL_NODES],
@@ -155,10 +153,10 @@ int devres_ledger_diff(const struct devres_ledger *before,
 	};
 	int differ = 0;
 
-	if (!before || !after) {
-		devres__warn(NULL, __func__, "NULL ledger");
+	if (devres__arg_bad(NULL, before, __func__, "ledger") ||
+	    devres__arg_bad(NULL, after, __func__, "ledger") ||
+	    devres__opt_bad(NULL, f, __func__, "FILE"))
 		return -EINVAL;
-	}
 	for (size_t i = 0; i < sizeof(kinds) / sizeof(kinds[0]); i++) {
 		long b = *(const long *)(((const char *)before) + kinds[i].off);
 		long a = *(const long *)(((const char *)after) + kinds[i].off);

@@ -136,11 +136,14 @@ static void revoke_bias(struct device *dev)
 }
 
 /*
- * Spin: about a microsecond of pause instructions, which a critical
- * section not preempted never exceeds; longer only burns the CPU that a
- * preempted holder needs (bench/bench-contention.c).
+ * Spin: the word is looked at after 1, 2, 4, ... 32 pauses, 63 in all,
+ * about a microsecond, which a critical section not preempted never
+ * exceeds; longer only burns the CPU that a preempted holder needs. The
+ * looks are spaced out because each one pulls the line away from the
+ * holder, which writes it again to let go: eight looks a wait instead of
+ * sixty-four.
  */
-#define SPIN 64
+#define SPIN_LOOKS 6
 #define STARVE_WAKES 4
 #define STARVE_NS 1000000L
 
@@ -172,7 +175,51 @@ static bool starving(unsigned int wakes, long since)
 	return wakes >= STARVE_WAKES || mono_ns() - since >= STARVE_NS;
 }
 
-/* Takes the atomic lock: spin, then sleep on the word (see the top). */
+/*
+ * Takes the word if it is free, or handed over to a thread that slept
+ * (@slept); clears @end (STARVING, for a starving thread). A thread that
+ * slept takes it with PARKED, as others may sleep still: its unlock wakes
+ * one.
+ */
+static bool try_take(unsigned int *l, bool slept, unsigned int end)
+{
+	unsigned int v = __atomic_load_n(l, __ATOMIC_RELAXED);
+
+	for (;;) {
+		if ((v & DR_HANDOFF) && slept) {
+			if (cas(l, &v, v & ~(DR_HANDOFF | end))) {
+				__atomic_add_fetch(&devres__lock_handoffs, 1,
+						   __ATOMIC_RELAXED);
+				return true;
+			}
+			continue;
+		}
+		if (v & DR_LOCKED)
+			return false;
+		if (cas(l, &v,
+			(v & ~end) | DR_LOCKED | (slept ? DR_PARKED : 0)))
+			return true;
+	}
+}
+
+/* The spin: false if the word is still held after it. */
+static bool spin_take(unsigned int *l, bool slept, unsigned int end)
+{
+	for (int k = 0; k < SPIN_LOOKS; k++) {
+		if (try_take(l, slept, end))
+			return true;
+		for (int i = 0; i < 1 << k; i++)
+			cpu_relax();
+	}
+	return try_take(l, slept, end);
+}
+
+/*
+ * Takes the atomic lock: spin, then sleep on the word (see the top). A
+ * thread woken spins again before it sleeps again: the holder that took
+ * the lock while it was being scheduled lets it go within the spin, and
+ * a thread that slept at once would lose its place to every newcomer.
+ */
 static void word_lock(struct device *dev)
 {
 	unsigned int *l = lock_word(dev), v, nv;
@@ -181,35 +228,19 @@ static void word_lock(struct device *dev)
 	long since;
 	int err = errno;
 
-	for (int i = 0; i < SPIN; i++) {
-		v = __atomic_load_n(l, __ATOMIC_RELAXED);
-		if (!(v & DR_LOCKED) && cas(l, &v, v | DR_LOCKED))
-			return;
-		cpu_relax();
-	}
+	if (spin_take(l, false, 0))
+		return;
 	since = mono_ns();
 	for (;;) {
 		/* A starving thread that gets the lock ends the hand-overs. */
 		bool starved = slept && starving(wakes, since);
 		unsigned int end = starved ? DR_STARVING : 0;
 
+		if (slept ? spin_take(l, true, end) : try_take(l, false, 0))
+			break;
 		v = __atomic_load_n(l, __ATOMIC_RELAXED);
-		if ((v & DR_HANDOFF) && slept) {
-			if (cas(l, &v, v & ~(DR_HANDOFF | end))) {
-				__atomic_add_fetch(&devres__lock_handoffs, 1,
-						   __ATOMIC_RELAXED);
-				break;
-			}
+		if (!(v & DR_LOCKED) || ((v & DR_HANDOFF) && slept))
 			continue;
-		}
-		if (!(v & DR_LOCKED)) {
-			/* Others may sleep still: this unlock wakes one. */
-			if (cas(l, &v,
-				(v & ~end) | DR_LOCKED |
-					(slept ? DR_PARKED : 0)))
-				break;
-			continue;
-		}
 		nv = v | DR_PARKED;
 		if (starved)
 			nv |= DR_STARVING;

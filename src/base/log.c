@@ -84,6 +84,8 @@ void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 {
 	int old, own;
 
+	if (devres__opt_bad(NULL, (const void *)new_sink, __func__, "sink"))
+		return;
 	pthread_mutex_lock(&sink_lock);
 	old = (int)(sink_gen++ & 1);
 	sink = new_sink;
@@ -154,6 +156,8 @@ const char *devres__dev_label(const struct device *dev, char *buf, size_t len)
 
 	if (!dev)
 		return "(no device)";
+	if (devres__ptr_bad(dev))
+		return "(bad device pointer)";
 	if (dev->magic == DEVRES_DEV_MAGIC)
 		name = dev->name ? dev->name : dev->init_name;
 	if (name && *name)
@@ -276,4 +280,18 @@ void devres__warn_label(const char *label, const char *func, const char *fmt,
 	va_start(ap, fmt);
 	vwarn(label, func, fmt, ap);
 	va_end(ap);
+}
+
+bool devres__arg_warn(const struct device *dev, const char *func,
+		      const char *what, const void *p)
+{
+	intptr_t v = (intptr_t)p;
+
+	if (!p)
+		devres__warn(dev, func, "NULL %s", what);
+	else if (v < 0)
+		devres__warn(dev, func, "%s is ERR_PTR(%ld)", what, (long)v);
+	else
+		devres__warn(dev, func, "%s is a bad pointer (%p)", what, p);
+	return true;
 }

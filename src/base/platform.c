@@ -80,12 +80,49 @@ static void platform_bus_ready(void)
 	pthread_once(&platform_bus_once, platform_bus_init);
 }
 
+/*
+ * The resource arrays platform_device_add_resources() made, each with the
+ * device it was made for. The library frees only these: a device's
+ * owner may point pdev->resource at an array of its own (static, on its
+ * stack, in its own allocation), which is never the library's to free.
+ * Looked up by the device, never by reading what pdev->resource points to.
+ */
+struct res_block {
+	struct res_block *next;
+	const struct platform_device *pdev;
+	struct resource res[];
+};
+
+static struct res_block *res_blocks; /* under devres__dm_lock */
+
+/* Unlinks and returns @pdev's block, if the library made one. */
+static struct res_block *res_block_take(const struct platform_device *pdev)
+{
+	struct res_block **pp, *b;
+
+	dm_lock();
+	for (pp = &res_blocks; (b = *pp) && b->pdev != pdev; pp = &b->next)
+		;
+	if (b)
+		*pp = b->next;
+	dm_unlock();
+	return b;
+}
+
+static void res_block_put(struct res_block *b)
+{
+	dm_lock();
+	b->next = res_blocks;
+	res_blocks = b;
+	dm_unlock();
+}
+
 static void platform_device_release(struct device *dev)
 {
 	struct platform_object *pa =
 		container_of(dev, struct platform_object, pdev.dev);
 
-	free(pa->pdev.resource);
+	free(res_block_take(&pa->pdev));
 	free(pa);
 }
 
@@ -94,10 +131,8 @@ struct platform_device *platform_device_alloc(const char *name, int id)
 	struct platform_object *pa;
 	size_t len;
 
-	if (!name) {
-		devres__warn(NULL, __func__, "NULL name");
+	if (devres__arg_bad(NULL, name, __func__, "name"))
 		return NULL;
-	}
 	if (devres__should_fail())
 		return NULL;
 	len = strlen(name) + 1;
@@ -116,21 +151,30 @@ struct platform_device *platform_device_alloc(const char *name, int id)
  * A copy of @num resources and of their names in one block, out of any
  * tree: what the device keeps must not point into its owner's memory.
  */
-static struct resource *dup_resources(const struct resource *res,
-				      unsigned int num)
+static struct res_block *dup_resources(const struct platform_device *pdev,
+				       const struct resource *res,
+				       unsigned int num)
 {
-	size_t size = num * sizeof(*res);
+	size_t size = sizeof(struct res_block) + num * sizeof(*res);
+	struct res_block *b;
 	struct resource *r;
 	char *names;
 
-	for (unsigned int i = 0; i < num; i++)
+	for (unsigned int i = 0; i < num; i++) {
+		if (devres__opt_bad(&pdev->dev, res[i].name,
+				    "platform_device_add_resources",
+				    "resource name"))
+			return ERR_PTR(-EINVAL);
 		if (res[i].name)
 			size += strlen(res[i].name) + 1;
+	}
 	if (devres__should_fail())
 		return NULL;
-	r = calloc(1, size);
-	if (!r)
+	b = calloc(1, size);
+	if (!b)
 		return NULL;
+	b->pdev = pdev;
+	r = b->res;
 	names = (char *)(r + num);
 	for (unsigned int i = 0; i < num; i++) {
 		r[i] = res[i];
@@ -142,21 +186,25 @@ static struct resource *dup_resources(const struct resource *res,
 			names += len;
 		}
 	}
-	return r;
+	return b;
 }
 
 int platform_device_add_resources(struct platform_device *pdev,
 				  const struct resource *res, unsigned int num)
 {
-	struct resource *r = NULL;
+	struct res_block *b = NULL, *old;
 	enum dm_dev_state st;
 
-	if (!pdev) {
-		devres__warn(NULL, __func__, "NULL device");
+	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
+	    (num && devres__opt_bad(&pdev->dev, res, __func__, "resource")))
 		return -EINVAL;
-	}
 	st = dm_dev_state(&pdev->dev);
-	if (st != DEV_ZEROED && st != DEV_INITIALIZED && st != DEV_RELEASED) {
+	/*
+	 * Giving the copy back (no resources) is allowed once the device
+	 * is off the bus too: from its owner's release callback, say.
+	 */
+	if (st != DEV_ZEROED && st != DEV_INITIALIZED && st != DEV_RELEASED &&
+	    !(!(res && num) && (st == DEV_DELETED || st == DEV_RELEASING))) {
 		devres__state_warn(&pdev->dev, __func__,
 				   st == DEV_DELETED	 ? "device was deleted"
 				   : st == DEV_RELEASING ? "device is being "
@@ -166,13 +214,19 @@ int platform_device_add_resources(struct platform_device *pdev,
 		return -EINVAL;
 	}
 	if (res && num) {
-		r = dup_resources(res, num);
-		if (!r)
+		b = dup_resources(pdev, res, num);
+		if (IS_ERR(b))
+			return (int)PTR_ERR(b);
+		if (!b)
 			return -ENOMEM;
 	}
-	free(pdev->resource);
-	pdev->resource = r;
-	pdev->num_resources = r ? num : 0;
+	/* The array the library made before, not what the owner set. */
+	old = res_block_take(pdev);
+	pdev->resource = b ? b->res : NULL;
+	pdev->num_resources = b ? num : 0;
+	if (b)
+		res_block_put(b);
+	free(old);
 	return 0;
 }
 
@@ -250,9 +304,11 @@ int platform_device_add(struct platform_device *pdev)
 {
 	int ret;
 
-	if (!pdev || !pdev->name) {
-		devres__warn(pdev ? &pdev->dev : NULL, __func__, "%s",
-			     pdev ? "device has no name" : "NULL device");
+	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
+	    devres__opt_bad(&pdev->dev, pdev->name, __func__, "name"))
+		return -EINVAL;
+	if (!pdev->name) {
+		devres__warn(&pdev->dev, __func__, "device has no name");
 		return -EINVAL;
 	}
 	/* Renaming a registered device first would corrupt it. */
@@ -292,7 +348,7 @@ fail:
 
 static void pdev_del(struct platform_device *pdev)
 {
-	if (!pdev)
+	if (devres__arg_bad(NULL, pdev, "platform_device_del", "device"))
 		return;
 	device_del(&pdev->dev);
 	/* Refused (never added, or from its own callbacks): nothing more. */
@@ -313,7 +369,7 @@ void platform_device_del(struct platform_device *pdev)
 
 void platform_device_put(struct platform_device *pdev)
 {
-	if (pdev)
+	if (pdev && !devres__arg_bad(NULL, pdev, __func__, "device"))
 		put_device(&pdev->dev);
 }
 
@@ -321,10 +377,8 @@ int platform_device_register(struct platform_device *pdev)
 {
 	int ret;
 
-	if (!pdev) {
-		devres__warn(NULL, __func__, "NULL device");
+	if (devres__arg_bad(NULL, pdev, __func__, "device"))
 		return -EINVAL;
-	}
 	/* device_initialize() would wipe the state of a device in use. */
 	ret = devres__dev_in_use(&pdev->dev, __func__);
 	if (ret)
@@ -335,9 +389,12 @@ int platform_device_register(struct platform_device *pdev)
 
 static void pdev_unregister(struct platform_device *pdev)
 {
+	if (!pdev ||
+	    devres__arg_bad(NULL, pdev, "platform_device_unregister", "device"))
+		return;
 	/* Refused as a whole: the put alone would drop a reference. */
-	if (pdev && !devres__may_unregister(&pdev->dev, "platform_device_"
-							"unregister"))
+	if (!devres__may_unregister(&pdev->dev, "platform_device_"
+						"unregister"))
 		return;
 	platform_device_del(pdev);
 	platform_device_put(pdev);
@@ -359,10 +416,9 @@ platform_device_register_simple(const char *name, int id,
 	struct platform_device *pdev;
 	int ret;
 
-	if (!name) {
-		devres__warn(NULL, __func__, "NULL name");
+	if (devres__arg_bad(NULL, name, __func__, "name") ||
+	    (num && devres__opt_bad(NULL, res, __func__, "resource")))
 		return ERR_PTR(-EINVAL);
-	}
 	pdev = platform_device_alloc(name, id);
 	if (!pdev)
 		return ERR_PTR(-ENOMEM);
@@ -378,10 +434,8 @@ platform_device_register_simple(const char *name, int id,
 
 int platform_driver_register(struct platform_driver *drv)
 {
-	if (!drv) {
-		devres__warn(NULL, __func__, "NULL driver");
+	if (devres__arg_bad(NULL, drv, __func__, "driver"))
 		return -EINVAL;
-	}
 	platform_bus_ready();
 	drv->driver.bus = &platform_bus_type;
 	return driver_register(&drv->driver);
@@ -389,10 +443,8 @@ int platform_driver_register(struct platform_driver *drv)
 
 static void pdrv_unregister(struct platform_driver *drv)
 {
-	if (!drv) {
-		devres__warn(NULL, "platform_driver_unregister", "NULL driver");
+	if (devres__arg_bad(NULL, drv, "platform_driver_unregister", "driver"))
 		return;
-	}
 	driver_unregister(&drv->driver);
 }
 
@@ -408,7 +460,7 @@ void platform_driver_unregister(struct platform_driver *drv)
 struct resource *platform_get_resource(struct platform_device *pdev,
 				       unsigned int type, unsigned int num)
 {
-	if (!pdev)
+	if (devres__arg_bad(NULL, pdev, __func__, "device"))
 		return NULL;
 	for (unsigned int i = 0; i < pdev->num_resources; i++) {
 		struct resource *r = &pdev->resource[i];
@@ -423,7 +475,8 @@ struct resource *platform_get_resource_byname(struct platform_device *pdev,
 					      unsigned int type,
 					      const char *name)
 {
-	if (!pdev || !name)
+	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
+	    devres__arg_bad(&pdev->dev, name, __func__, "name"))
 		return NULL;
 	for (unsigned int i = 0; i < pdev->num_resources; i++) {
 		struct resource *r = &pdev->resource[i];
@@ -437,7 +490,11 @@ struct resource *platform_get_resource_byname(struct platform_device *pdev,
 
 int platform_get_irq_optional(struct platform_device *pdev, unsigned int num)
 {
-	struct resource *r = platform_get_resource(pdev, IORESOURCE_IRQ, num);
+	struct resource *r;
+
+	if (devres__arg_bad(NULL, pdev, __func__, "device"))
+		return -EINVAL;
+	r = platform_get_resource(pdev, IORESOURCE_IRQ, num);
 
 	/* The kernel's defers while the interrupt's controller is missing. */
 	if (r && devres_should_defer(&pdev->dev, "platform_get_irq"))
@@ -455,9 +512,12 @@ int platform_get_irq_optional(struct platform_device *pdev, unsigned int num)
 /* As the kernel's: a missing interrupt is logged against the device. */
 int platform_get_irq(struct platform_device *pdev, unsigned int num)
 {
-	int ret = platform_get_irq_optional(pdev, num);
+	int ret;
 
-	if (ret < 0 && pdev)
+	if (devres__arg_bad(NULL, pdev, __func__, "device"))
+		return -EINVAL;
+	ret = platform_get_irq_optional(pdev, num);
+	if (ret < 0)
 		return dev_err_probe(&pdev->dev, ret,
 				     "IRQ index %u not found\n", num);
 	return ret;

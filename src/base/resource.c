@@ -49,6 +49,7 @@ struct region {
 	struct resource res;
 	struct region *next, *prev;
 	struct devres__owner owner; /* a devm_ request's node */
+	int pid;		    /* the process that requested it */
 	char name[];
 };
 
@@ -182,15 +183,23 @@ static int unlink_locked(struct resource *old, bool keep_children)
 	return 0;
 }
 
+/* A tree call's two resources, and the name it would print. */
+static bool tree_args_bad(const struct resource *root,
+			  const struct resource *new_res, const char *func)
+{
+	return devres__arg_bad(NULL, root, func, "resource") ||
+	       devres__arg_bad(NULL, new_res, func, "resource") ||
+	       devres__opt_bad(NULL, new_res->name, func, "resource name");
+}
+
 struct resource *request_resource_conflict(struct resource *root,
 					   struct resource *new_res)
 {
 	struct resource *conflict;
 
-	if (!root || !new_res) {
-		devres__warn(NULL, __func__, "NULL resource");
-		return root;
-	}
+	/* Not NULL, which says "no conflict": the caller must not go on. */
+	if (tree_args_bad(root, new_res, __func__))
+		return ERR_PTR(-EINVAL);
 	pthread_mutex_lock(&tree_lock);
 	conflict = in_tree(new_res) ? new_res : add_leaf(root, new_res);
 	pthread_mutex_unlock(&tree_lock);
@@ -202,10 +211,8 @@ struct resource *request_resource_conflict(struct resource *root,
 
 int request_resource(struct resource *root, struct resource *new_res)
 {
-	if (!root || !new_res) {
-		devres__warn(NULL, __func__, "NULL resource");
+	if (tree_args_bad(root, new_res, __func__))
 		return -EINVAL;
-	}
 	return request_resource_conflict(root, new_res) ? -EBUSY : 0;
 }
 
@@ -214,10 +221,8 @@ struct resource *insert_resource_conflict(struct resource *parent,
 {
 	struct resource *conflict;
 
-	if (!parent || !new_res) {
-		devres__warn(NULL, __func__, "NULL resource");
-		return parent;
-	}
+	if (tree_args_bad(parent, new_res, __func__))
+		return ERR_PTR(-EINVAL);
 	pthread_mutex_lock(&tree_lock);
 	conflict = insert_locked(parent, new_res);
 	pthread_mutex_unlock(&tree_lock);
@@ -229,37 +234,57 @@ struct resource *insert_resource_conflict(struct resource *parent,
 
 int insert_resource(struct resource *parent, struct resource *new_res)
 {
-	if (!parent || !new_res) {
-		devres__warn(NULL, __func__, "NULL resource");
+	if (tree_args_bad(parent, new_res, __func__))
 		return -EINVAL;
-	}
 	return insert_resource_conflict(parent, new_res) ? -EBUSY : 0;
 }
 
-static int unlink_res(struct resource *old, bool keep_children)
-{
-	int ret;
+static bool is_region(const struct resource *res);
 
-	if (!old)
-		return -EINVAL;
+/* The process that requested @res, a region of another one; or 0. */
+static int foreign_locked(const struct resource *res)
+{
+	const struct region *r;
+
+	if (!is_region(res))
+		return 0;
+	r = container_of(res, const struct region, res);
+	return r->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)
+		       ? r->pid
+		       : 0;
+}
+
+static int unlink_res(struct resource *old, bool keep_children,
+		      const char *func)
+{
+	int ret, pid;
+
 	pthread_mutex_lock(&tree_lock);
-	ret = unlink_locked(old, keep_children);
+	pid = foreign_locked(old);
+	ret = pid ? -ECHILD : unlink_locked(old, keep_children);
 	pthread_mutex_unlock(&tree_lock);
+	if (pid)
+		devres__warn(NULL, func,
+			     "region [%#llx-%#llx] belongs to process %d",
+			     (unsigned long long)old->start,
+			     (unsigned long long)old->end, pid);
 	return ret;
 }
 
 int release_resource(struct resource *old)
 {
-	if (old)
-		devres__resource_hand(old, __func__);
-	return unlink_res(old, false);
+	if (devres__arg_bad(NULL, old, __func__, "resource"))
+		return -EINVAL;
+	devres__resource_hand(old, __func__);
+	return unlink_res(old, false, __func__);
 }
 
 int remove_resource(struct resource *old)
 {
-	if (old)
-		devres__resource_hand(old, __func__);
-	return unlink_res(old, true);
+	if (devres__arg_bad(NULL, old, __func__, "resource"))
+		return -EINVAL;
+	devres__resource_hand(old, __func__);
+	return unlink_res(old, true, __func__);
 }
 
 int remove_resource_unless_busy(struct resource *old)
@@ -267,7 +292,7 @@ int remove_resource_unless_busy(struct resource *old)
 	const struct resource *p;
 	int ret;
 
-	if (!old)
+	if (devres__arg_bad(NULL, old, __func__, "resource"))
 		return -EINVAL;
 	pthread_mutex_lock(&tree_lock);
 	ret = in_tree(old) ? 0 : -EINVAL;
@@ -308,6 +333,7 @@ struct resource *devres__request_region(struct resource *parent,
 	res->flags = resource_type(parent) | flags | IORESOURCE_BUSY;
 	if (owner)
 		r->owner = *owner;
+	r->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&tree_lock);
 	for (;;) {
 		conflict = add_leaf(parent, res);
@@ -369,6 +395,19 @@ bool devres__release_region(struct resource *parent, resource_size_t start,
 		/* A node gives back only the region it owns: identity. */
 		if (node && !devres__owned_by(&r->owner, node))
 			break;
+		/* In a child of fork(), the parent's stays claimed. */
+		if (r->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+			int pid = r->pid;
+
+			pthread_mutex_unlock(&tree_lock);
+			devres__warn(NULL, func,
+				     "region [%#llx-%#llx] belongs to "
+				     "process %d",
+				     (unsigned long long)start,
+				     (unsigned long long)end, pid);
+			errno = saved;
+			return true;
+		}
 		/* Whatever was nested in it stays in the tree. */
 		unlink_locked(p, true);
 		r->prev->next = r->next;
@@ -391,12 +430,16 @@ bool devres__release_region(struct resource *parent, resource_size_t start,
 struct resource *request_region(resource_size_t start, resource_size_t n,
 				const char *name)
 {
+	if (devres__opt_bad(NULL, name, __func__, "name"))
+		return NULL;
 	return devres__request_region(&ioport_root, start, n, name, 0, NULL);
 }
 
 struct resource *request_mem_region(resource_size_t start, resource_size_t n,
 				    const char *name)
 {
+	if (devres__opt_bad(NULL, name, __func__, "name"))
+		return NULL;
 	return devres__request_region(&iomem_root, start, n, name, 0, NULL);
 }
 
@@ -404,6 +447,8 @@ struct resource *request_mem_region_exclusive(resource_size_t start,
 					      resource_size_t n,
 					      const char *name)
 {
+	if (devres__opt_bad(NULL, name, __func__, "name"))
+		return NULL;
 	return devres__request_region(&iomem_root, start, n, name,
 				      IORESOURCE_EXCLUSIVE, NULL);
 }
@@ -450,7 +495,8 @@ int resource_dump(const struct resource *root, FILE *f)
 	int width, lines = 0;
 	const struct resource *p, *q;
 
-	if (!root || !f)
+	if (devres__arg_bad(NULL, root, __func__, "resource") ||
+	    devres__arg_bad(NULL, f, __func__, "FILE"))
 		return -EINVAL;
 	width = root->end < 0x10000 ? 4 : 8;
 	pthread_mutex_lock(&tree_lock);

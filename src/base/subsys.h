@@ -19,6 +19,7 @@
 #include <errno.h>
 #include <stdbool.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <devres/device.h>
 #include <devres/devres.h>
 
@@ -38,12 +39,90 @@
 #define DEVRES_DEV_MAGIC 0x64657672u
 #define DEVRES_DEV_DEAD 0x64656164u
 
+/*
+ * A pointer no object can live at: NULL, the first page (a member of a
+ * NULL struct, a small integer cast) or the last 4095 bytes of the address
+ * space (an ERR_PTR() taken for an object). One subtraction and one
+ * compare, so that every entry point can afford it.
+ */
+#define DEVRES_PTR_LOW 4096u
+#define DEVRES_PTR_HIGH 4095u
+
+static inline bool devres__ptr_bad(const void *p)
+{
+	return unlikely((uintptr_t)p - DEVRES_PTR_LOW >=
+			(uintptr_t)0 - DEVRES_PTR_LOW - DEVRES_PTR_HIGH);
+}
+
+/*
+ * The WARN of an argument that devres__ptr_bad() refused: "<func>: NULL
+ * <what>", "<what> is ERR_PTR(-22)" or "<what> is a bad pointer (0x10)".
+ * Returns true, for the caller's "if (devres__arg_bad(...)) return ...;".
+ */
+HIDDEN bool devres__arg_warn(const struct device *dev, const char *func,
+			     const char *what, const void *p)
+	__attribute__((cold));
+
+static inline bool devres__arg_bad(const struct device *dev, const void *p,
+				   const char *func, const char *what)
+{
+	if (likely(!devres__ptr_bad(p)))
+		return false;
+	return devres__arg_warn(dev, func, what, p);
+}
+
+/* The same for an argument whose NULL has a meaning: only the others. */
+static inline bool devres__opt_bad(const struct device *dev, const void *p,
+				   const char *func, const char *what)
+{
+	return p && devres__arg_bad(dev, p, func, what);
+}
+
+/* This process's id, set again in a child of fork() before its handlers. */
+extern HIDDEN int devres__pid;
+
+/*
+ * dev->state keeps the device's state (base/base.h) in its low bits and,
+ * above them, the id of the process that initialized it: in a child of
+ * fork() a device of the parent's is told by the same load, and no call
+ * takes its locks or runs its releases (docs/fork.md).
+ */
+#define DEVRES_DEV_STATE_BITS 4
+#define DEVRES_DEV_STATE_MASK ((1u << DEVRES_DEV_STATE_BITS) - 1)
+
+static inline int devres__dev_pid(const struct device *dev)
+{
+	return (int)((unsigned int)__atomic_load_n(&dev->state,
+						   __ATOMIC_RELAXED) >>
+		     DEVRES_DEV_STATE_BITS);
+}
+
+/* Whether @dev, initialized, was initialized by this process. */
+static inline bool devres__dev_mine(const struct device *dev)
+{
+	return devres__dev_pid(dev) ==
+	       __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+}
+
 HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);
+
+/*
+ * After devres__dev_ok() said no: -ECHILD for a device of the parent
+ * process, for the calls whose contract has that error; else -EINVAL.
+ */
+static inline int devres__dev_err(const struct device *dev)
+{
+	return !devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC &&
+			       !devres__dev_mine(dev)
+		       ? -ECHILD
+		       : -EINVAL;
+}
 
 /* On every call's path: the check is inline, the WARN is not. */
 static inline bool devres__dev_ok(const struct device *dev, const char *func)
 {
-	if (likely(dev && dev->magic == DEVRES_DEV_MAGIC))
+	if (likely(!devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC &&
+		   devres__dev_mine(dev)))
 		return true;
 	return devres__dev_bad(dev, func);
 }
@@ -163,6 +242,7 @@ struct devres__hand {
 	char dev[64];
 	const char *call;
 	const char *fix;
+	int pid; /* of the process the record belongs to, when not this one */
 };
 
 static inline bool devres__owned_by(const struct devres__owner *o,
@@ -218,12 +298,16 @@ HIDDEN void devres__after_chain(struct devres__late *l);
 enum devres__fork_rank {
 	DEVRES_FORK_PCI_BUS,	/* pci/driver.c: held across bus_register() */
 	DEVRES_FORK_PCI_LIST,	/* pci/probe.c */
+	DEVRES_FORK_PCI_MAPS,	/* pci/bars.c */
+	DEVRES_FORK_VFIO,	/* vfio/container.c */
 	DEVRES_FORK_IRQ_DISP,	/* irq/dispatch.c */
 	DEVRES_FORK_IRQ_LINES,	/* irq/line.c */
 	DEVRES_FORK_DMA_STATES, /* dma/mapping.c */
-	DEVRES_FORK_DMA_POOL,	/* dma/pool.c */
+	DEVRES_FORK_DMA_POOLS,	/* dma/pool.c: the live pools */
+	DEVRES_FORK_DMA_POOL,	/* dma/pool.c: leaked chunks */
 	DEVRES_FORK_IO,		/* io/iomap.c */
 	DEVRES_FORK_RCU,	/* revocable/urcu.c */
+	DEVRES_FORK_OWNED,	/* base/devres-resource.c */
 	DEVRES_FORK_TREE,	/* base/resource.c */
 	DEVRES_FORK_DM,		/* base/bus.c */
 	DEVRES_FORK_KIND,	/* base/kind.c */
@@ -244,8 +328,5 @@ HIDDEN void devres__atfork_rwlock(enum devres__fork_rank rank,
 /* pthread_atfork() without libc_nonshared.a's object (fork.c). */
 HIDDEN int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
 				  void (*child)(void));
-
-/* This process's id, set again in a child of fork() before its handlers. */
-extern HIDDEN int devres__pid;
 
 #endif /* DEVRES_SUBSYS_H */

@@ -204,14 +204,12 @@ static bool registered(struct device *dev)
  * reaching any failure point: the sweep would look clean and test nothing.
  */
 static int check_args(struct device_driver *drv, struct device *dev,
-		      bool has_result, const char *func)
+		      const void *result, const char *func)
 {
-	if (!devres__dev_ok(dev, func))
+	if (!devres__dev_ok(dev, func) ||
+	    devres__arg_bad(dev, drv, func, "driver") ||
+	    devres__arg_bad(dev, result, func, "result"))
 		return -EINVAL;
-	if (!drv || !has_result) {
-		devres__warn(dev, func, "NULL %s", drv ? "result" : "driver");
-		return -EINVAL;
-	}
 	if (drv->bus && drv->bus != dev->bus) {
 		devres__warn(dev, func, "driver %s is of bus %s",
 			     drv->name ? drv->name : "(null)",
@@ -286,7 +284,7 @@ int driver_probe_fail_nth(struct device_driver *drv, struct device *dev,
 {
 	struct probe_sweep ps = { .drv = drv, .dev = dev };
 	bool lend_bus;
-	int ret = check_args(drv, dev, true, __func__);
+	int ret = check_args(drv, dev, &ps, __func__);
 
 	if (ret)
 		return ret;

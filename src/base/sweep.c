@@ -353,10 +353,9 @@ int devres_sweep(int (*op)(void *), void (*undo)(void *), void *ctx,
 		.ctx = ctx,
 	};
 
-	if (!op || !ret_result) {
-		devres__warn(NULL, __func__, "NULL %s",
-			     op ? "result" : "operation");
+	if (devres__arg_bad(NULL, (const void *)op, __func__, "operation") ||
+	    devres__opt_bad(NULL, (const void *)undo, __func__, "undo") ||
+	    devres__arg_bad(NULL, ret_result, __func__, "result"))
 		return -EINVAL;
-	}
 	return devres__sweep_run(&s, ret_result);
 }

@@ -125,10 +125,8 @@ void *dma_alloc_coherent(struct device *dev, size_t size,
 	(void)gfp;
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
-	if (!dma_handle) {
-		devres__warn(dev, __func__, "NULL dma_handle");
+	if (devres__arg_bad(dev, dma_handle, __func__, "dma_handle"))
 		return NULL;
-	}
 	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT);
 }
 

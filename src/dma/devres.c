@@ -43,7 +43,8 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 	struct dma_devres *dr;
 	void *vaddr;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__arg_bad(dev, dma_handle, __func__, "dma_handle"))
 		return NULL;
 	dr = devres_alloc(dmam_release, sizeof(*dr), gfp);
 	if (!dr)
@@ -119,7 +120,8 @@ struct dma_pool *dmam_pool_create(const char *name, struct device *dev,
 	struct dmam_pool *ptr;
 	struct dma_pool *pool;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__arg_bad(dev, name, __func__, "name"))
 		return NULL;
 	ptr = devres_alloc(dmam_pool_release, sizeof(*ptr), GFP_KERNEL);
 	if (!ptr)
@@ -144,7 +146,7 @@ void dmam_pool_destroy(struct dma_pool *pool)
 {
 	struct device *dev = devres__dma_pool_dev(pool);
 
-	if (!dev)
+	if (!dev || !devres__dev_ok(dev, __func__))
 		return;
 	if (devres_release(dev, dmam_pool_release, dmam_pool_match, pool))
 		devres__warn(dev, __func__, "pool %p is not a managed pool",

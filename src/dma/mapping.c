@@ -325,10 +325,8 @@ static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 		devres__warn(dev, func, "size 0");
 		return DMA_MAPPING_ERROR;
 	}
-	if (!ptr) {
-		devres__warn(dev, func, "NULL buffer");
+	if (devres__arg_bad(dev, ptr, func, "buffer"))
 		return DMA_MAPPING_ERROR;
-	}
 	return devres__dma_map(dev, ptr, size, devres__page_size,
 			       dma_get_mask(dev), kind, dir, &err);
 }
@@ -344,8 +342,10 @@ dma_addr_t dma_map_page(struct device *dev, struct page *page, size_t offset,
 {
 	char *p = (char *)page;
 
-	return map_streaming(dev, p ? p + offset : NULL, size, dir, DK_PAGE,
-			     __func__);
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__arg_bad(dev, page, __func__, "page"))
+		return DMA_MAPPING_ERROR;
+	return map_streaming(dev, p + offset, size, dir, DK_PAGE, __func__);
 }
 
 static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
@@ -424,7 +424,8 @@ void dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
 
 int dma_mapping_error(struct device *dev, dma_addr_t dma_addr)
 {
-	(void)dev;
+	if (!devres__dev_ok(dev, __func__))
+		return -EINVAL;
 	return dma_addr == DMA_MAPPING_ERROR ? -ENOMEM : 0;
 }
 
@@ -442,8 +443,8 @@ static void sync_check(struct device *dev, dma_addr_t addr, size_t size,
 #ifndef __SANITIZE_THREAD__
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
-	if (!__atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED) ||
-	    !devres__dev_ok(dev, func))
+	if (!devres__dev_ok(dev, func) ||
+	    !__atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED))
 		return;
 	pthread_rwlock_rdlock(&states);
 	s = dma_dev_peek(dev);
@@ -504,7 +505,8 @@ void set_dma_ops(struct device *dev, const struct devres_dma_ops *ops)
 	struct dma_dev *s;
 	unsigned long live = 0;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__opt_bad(dev, ops, __func__, "ops"))
 		return;
 	pthread_rwlock_wrlock(&states);
 	s = dma_dev_peek(dev);

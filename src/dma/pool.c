@@ -24,6 +24,8 @@
 #include "dma-internal.h"
 
 #define POOL_MAGIC 0x64706f6cu
+/* The largest block, alignment and chunk a pool makes. */
+#define POOL_MAX_BLOCK (1ul << 30)
 
 struct chunk {
 	void *cpu;
@@ -46,6 +48,7 @@ struct dma_pool {
 	size_t navail;		      /* chunks with a free block */
 	struct dma_pool *next, *prev; /* live pools, under pools_lock */
 	struct devres__owner owner;   /* a dmam_ pool's node */
+	int pid;		      /* the process that made it */
 };
 
 static struct dma_pool pools = { .next = &pools, .prev = &pools };
@@ -68,6 +71,7 @@ static pthread_mutex_t leaked_lock = PTHREAD_MUTEX_INITIALIZER;
 /* Held across fork(): the child finds it free (docs/fork.md). */
 __attribute__((constructor)) static void leaked_atfork(void)
 {
+	devres__atfork_mutex(DEVRES_FORK_DMA_POOLS, &pools_lock);
 	devres__atfork_mutex(DEVRES_FORK_DMA_POOL, &leaked_lock);
 }
 
@@ -113,19 +117,46 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	const size_t page = devres__page_size;
 	struct dma_pool *pool;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__arg_bad(dev, name, __func__, "name"))
 		return NULL;
 	if (!align)
 		align = 1;
-	if (!pow2(align) || !size || size > (1ul << 30))
+	/* Each refusal says why: a NULL alone tells the caller nothing. */
+	if (!size || size > POOL_MAX_BLOCK) {
+		devres__warn(dev, __func__,
+			     "pool %s: block size %zu not in "
+			     "[1, %zu]",
+			     name, size, (size_t)POOL_MAX_BLOCK);
 		return NULL;
+	}
+	if (!pow2(align) || align > POOL_MAX_BLOCK) {
+		devres__warn(dev, __func__,
+			     "pool %s: alignment %zu is not a "
+			     "power of two up to %zu",
+			     name, align, (size_t)POOL_MAX_BLOCK);
+		return NULL;
+	}
 	size = (size + align - 1) & ~(align - 1);
-	if (boundary && (!pow2(boundary) || boundary < size))
+	if (size > POOL_MAX_BLOCK) {
+		devres__warn(dev, __func__,
+			     "pool %s: aligned block size %zu "
+			     "is over %zu",
+			     name, size, (size_t)POOL_MAX_BLOCK);
 		return NULL;
+	}
+	if (boundary && (!pow2(boundary) || boundary < size)) {
+		devres__warn(dev, __func__,
+			     "pool %s: boundary %zu is not a "
+			     "power of two of at least the block size %zu",
+			     name, boundary, size);
+		return NULL;
+	}
 	if (devres__should_fail() || !(pool = calloc(1, sizeof(*pool))))
 		return NULL;
 	pool->magic = POOL_MAGIC;
-	snprintf(pool->name, sizeof(pool->name), "%s", name ? name : "");
+	pool->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	pool->dev = dev;
 	pool->size = size;
 	pool->allocation = (size + page - 1) & ~(page - 1);
@@ -155,10 +186,16 @@ void devres__dma_pool_own(struct dma_pool *pool,
 
 static bool pool_ok(const struct dma_pool *pool, const char *func)
 {
-	if (pool && pool->magic == POOL_MAGIC)
+	if (devres__arg_bad(NULL, pool, func, "pool"))
+		return false;
+	if (pool->magic == POOL_MAGIC &&
+	    pool->pid == __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
 		return true;
-	devres__warn(NULL, func, "%s pool %p", pool ? "bad" : "NULL",
-		     (const void *)pool);
+	if (pool->magic == POOL_MAGIC)
+		devres__warn(NULL, func, "pool %p belongs to process %d",
+			     (const void *)pool, pool->pid);
+	else
+		devres__warn(NULL, func, "bad pool %p", (const void *)pool);
 	return false;
 }
 
@@ -223,10 +260,8 @@ void *dma_pool_alloc(struct dma_pool *pool, gfp_t gfp, dma_addr_t *handle)
 
 	if (!pool_ok(pool, __func__))
 		return NULL;
-	if (!handle) {
-		devres__warn(pool->dev, __func__, "NULL handle");
+	if (devres__arg_bad(pool->dev, handle, __func__, "handle"))
 		return NULL;
-	}
 	pthread_mutex_lock(&pool->lock);
 	c = chunk_with_room(pool);
 	if (!c) {
@@ -384,13 +419,33 @@ static void destroy(struct dma_pool *pool)
 	free(pool);
 }
 
+/* The process that made @pool, a live one, when it is not this one. */
+static int foreign(const struct dma_pool *pool)
+{
+	int pid = 0;
+
+	pthread_mutex_lock(&pools_lock);
+	if (pool_live(pool) &&
+	    pool->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
+		pid = pool->pid;
+	pthread_mutex_unlock(&pools_lock);
+	return pid;
+}
+
 void dma_pool_destroy(struct dma_pool *pool)
 {
 	struct devres__hand hand;
 	bool owned = false;
+	int pid;
 
 	if (!pool)
 		return;
+	pid = foreign(pool);
+	if (pid) {
+		devres__warn(NULL, __func__, "pool %p belongs to process %d",
+			     (void *)pool, pid);
+		return;
+	}
 	if (!pool_take(pool, NULL, &hand, &owned)) {
 		devres__warn(NULL, __func__, "bad pool %p", (void *)pool);
 		return;

@@ -99,7 +99,9 @@ static void *map_resource(struct device *dev, const struct resource *res,
 	void *addr;
 	int err;
 
-	if (!devres__dev_ok(dev, func))
+	if (!devres__dev_ok(dev, func) ||
+	    devres__opt_bad(dev, res, func, "resource") ||
+	    (res && devres__opt_bad(dev, res->name, func, "resource name")))
 		return ERR_PTR(-EINVAL);
 	/* Logged as the kernel logs them: the driver's probe returns the error. */
 	if (!res || resource_type(res) != IORESOURCE_MEM) {
@@ -150,10 +152,9 @@ void *devm_platform_get_and_ioremap_resource(struct platform_device *pdev,
 {
 	struct resource *r;
 
-	if (!pdev) {
-		devres__warn(NULL, __func__, "NULL device");
+	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
+	    devres__opt_bad(&pdev->dev, res, __func__, "res"))
 		return ERR_PTR(-EINVAL);
-	}
 	r = platform_get_resource(pdev, IORESOURCE_MEM, index);
 	if (res)
 		*res = r;
@@ -163,5 +164,7 @@ void *devm_platform_get_and_ioremap_resource(struct platform_device *pdev,
 void *devm_platform_ioremap_resource(struct platform_device *pdev,
 				     unsigned int index)
 {
+	if (devres__arg_bad(NULL, pdev, __func__, "device"))
+		return ERR_PTR(-EINVAL);
 	return devm_platform_get_and_ioremap_resource(pdev, index, NULL);
 }

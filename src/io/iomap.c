@@ -28,6 +28,7 @@ struct iomem_window {
 	int fd;
 	off_t offset;
 	unsigned int nmaps; /* live mappings, and those being made */
+	int pid;	    /* the process that added it */
 	struct iomem_window *next;
 	char name[];
 };
@@ -39,7 +40,13 @@ struct iomap {
 	struct iomem_window *win;
 	struct iomap *next;
 	struct devres__owner owner; /* a devm_ mapping's node */
+	int pid;		    /* the process that mapped it */
 };
+
+static bool mine(int pid)
+{
+	return pid == __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+}
 
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct iomem_window *windows;
@@ -97,7 +104,9 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 	size_t len;
 	int ret;
 
-	if (!size || start + size - 1 < start || offset < 0 || !name ||
+	if (devres__arg_bad(NULL, name, __func__, "name"))
+		return -EINVAL;
+	if (!size || start + size - 1 < start || offset < 0 ||
 	    size > (uint64_t)INT64_MAX - (uint64_t)offset)
 		return -EINVAL;
 	if (fd < 0)
@@ -117,6 +126,7 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 	w->res.name = w->name;
 	w->res.flags = IORESOURCE_MEM;
 	w->offset = offset;
+	w->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	if (devres__should_fail()) {
 		free(w);
 		return -EMFILE;
@@ -150,7 +160,7 @@ int iomem_window_remove(phys_addr_t start)
 {
 	struct iomem_window **pp, *w;
 	unsigned int nmaps = 0;
-	int ret = -ENOENT;
+	int ret = -ENOENT, pid = 0;
 	char name[64];
 
 	pthread_mutex_lock(&io_lock);
@@ -161,7 +171,12 @@ int iomem_window_remove(phys_addr_t start)
 		/* Copied now: once unlocked, another thread may remove it. */
 		snprintf(name, sizeof(name), "%s", w->name);
 		nmaps = w->nmaps;
-		ret = nmaps ? -EBUSY : remove_resource_unless_busy(&w->res);
+		pid = w->pid;
+		if (!mine(pid))
+			ret = -ECHILD;
+		else
+			ret = nmaps ? -EBUSY
+				    : remove_resource_unless_busy(&w->res);
 		/* Someone took the range out of the tree: the window goes. */
 		if (ret == -EINVAL)
 			ret = 0;
@@ -172,6 +187,9 @@ int iomem_window_remove(phys_addr_t start)
 	if (ret == -ENOENT) {
 		devres__warn(NULL, __func__, "no window at %#llx",
 			     (unsigned long long)start);
+	} else if (ret == -ECHILD) {
+		devres__warn(NULL, __func__, "window %s belongs to process %d",
+			     name, pid);
 	} else if (ret) {
 		devres__warn(NULL, __func__, "window %s is in use (%s)", name,
 			     nmaps ? "mapped" : "busy regions");
@@ -194,11 +212,19 @@ static void unpin(struct iomem_window *w)
 static struct iomem_window *pin(phys_addr_t phys, size_t size, int *ret_err)
 {
 	struct iomem_window *w;
+	char name[64];
+	int pid = 0;
 
 	pthread_mutex_lock(&io_lock);
 	w = find_window(phys);
 	if (!w) {
 		*ret_err = ENXIO;
+	} else if (!mine(w->pid)) {
+		/* A child of fork() maps nothing through its parent's. */
+		*ret_err = ECHILD;
+		pid = w->pid;
+		snprintf(name, sizeof(name), "%s", w->name);
+		w = NULL;
 	} else if (phys + size - 1 > w->res.end) {
 		*ret_err = ERANGE;
 		w = NULL;
@@ -206,6 +232,9 @@ static struct iomem_window *pin(phys_addr_t phys, size_t size, int *ret_err)
 		w->nmaps++;
 	}
 	pthread_mutex_unlock(&io_lock);
+	if (pid)
+		devres__warn(NULL, "ioremap", "window %s belongs to process %d",
+			     name, pid);
 	return w;
 }
 
@@ -255,6 +284,7 @@ void *io__remap(phys_addr_t offset, size_t size,
 	m->len = len;
 	m->win = w;
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
+	m->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&io_lock);
 	m->next = maps;
 	maps = m;
@@ -303,6 +333,12 @@ static struct iomap *take(void *a, const void *node, struct devres__hand *h,
 			break;
 	if (m && node && !devres__owned_by(&m->owner, node))
 		m = NULL;
+	/* The parent's, in a child of fork(): not taken, h says whose. */
+	if (m && !mine(m->pid)) {
+		if (h)
+			h->pid = m->pid;
+		m = NULL;
+	}
 	if (m) {
 		*pp = m->next;
 		*ret_owned = !node && m->owner.dev;
@@ -323,7 +359,15 @@ void iounmap(volatile void *addr)
 
 	if (!a)
 		return;
+	hand.pid = 0;
 	m = take(a, NULL, &hand, &owned);
+	if (!m && hand.pid) {
+		devres__warn(NULL, __func__,
+			     "mapping %p belongs to process %d: not unmapped",
+			     a, hand.pid);
+		errno = saved;
+		return;
+	}
 	if (!m) {
 		devres__warn(NULL, __func__, "%p is not a mapping from ioremap",
 			     a);

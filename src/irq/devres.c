@@ -42,7 +42,8 @@ static int request_dr(struct device *dev, unsigned int irq,
 	struct irq_devres *dr;
 	int rc;
 
-	if (!devres__dev_ok(dev, "devm_request_threaded_irq"))
+	if (!devres__dev_ok(dev, call) ||
+	    irq__args_bad(dev, handler, thread_fn, devname, call))
 		return -EINVAL;
 	dr = devres_alloc(devm_irq_release, sizeof(*dr), GFP_KERNEL);
 	if (!dr)

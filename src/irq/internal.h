@@ -122,6 +122,9 @@ HIDDEN void irq__line_unmask(struct irq_line *line);
 
 /* manage.c */
 HIDDEN void irq__line_done(struct irq_line *line);
+HIDDEN bool irq__args_bad(struct device *dev, irq_handler_t handler,
+			  irq_handler_t thread_fn, const char *name,
+			  const char *func);
 HIDDEN int irq__request(unsigned int irq, irq_handler_t handler,
 			irq_handler_t thread_fn, unsigned long flags,
 			const char *name, void *dev_id,

@@ -212,6 +212,8 @@ int irq_line_create(const char *name)
 {
 	int fd, rc;
 
+	if (devres__opt_bad(NULL, name, __func__, "name"))
+		return -EINVAL;
 	if (devres__should_fail())
 		return -ENOMEM;
 	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
@@ -241,6 +243,8 @@ int irq_line_attach_fd(int fd, const char *name)
 {
 	int nfd, rc;
 
+	if (devres__opt_bad(NULL, name, __func__, "name"))
+		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
 	if (devres__should_fail())
@@ -261,6 +265,8 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 	struct irq_line *line;
 	int nfd, rc;
 
+	if (devres__opt_bad(NULL, name, __func__, "name"))
+		return -EINVAL;
 	if (unmask_fd < 0 || !is_eventfd(unmask_fd))
 		return -EBADF;
 	rc = irq_line_attach_fd(fd, name);

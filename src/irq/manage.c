@@ -178,16 +178,38 @@ put_line:
 	return rc;
 }
 
+/*
+ * The pointers a request keeps and calls later: refused at the call, with
+ * the call's name, never when the interrupt first fires.
+ */
+bool irq__args_bad(struct device *dev, irq_handler_t handler,
+		   irq_handler_t thread_fn, const char *name, const char *func)
+{
+	if (devres__opt_bad(dev, (const void *)handler, func, "handler") ||
+	    devres__opt_bad(dev, (const void *)thread_fn, func, "thread_fn") ||
+	    devres__opt_bad(dev, name, func, "name"))
+		return true;
+	if (!handler && !thread_fn) {
+		devres__warn(dev, func, "no handler and no thread_fn");
+		return true;
+	}
+	return false;
+}
+
 int request_threaded_irq(unsigned int irq, irq_handler_t handler,
 			 irq_handler_t thread_fn, unsigned long flags,
 			 const char *name, void *dev_id)
 {
+	if (irq__args_bad(NULL, handler, thread_fn, name, __func__))
+		return -EINVAL;
 	return irq__request(irq, handler, thread_fn, flags, name, dev_id, NULL);
 }
 
 int request_irq(unsigned int irq, irq_handler_t handler, unsigned long flags,
 		const char *name, void *dev_id)
 {
+	if (irq__args_bad(NULL, handler, NULL, name, __func__))
+		return -EINVAL;
 	return request_threaded_irq(irq, handler, NULL, flags, name, dev_id);
 }
 

@@ -1,10 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * The PCI bus's one narrow door for a backend that reaches devices
- * through something other than their sysfs files (VFIO): the scan offers
- * it each device, and config space, BAR windows, enabling and interrupt
- * vectors of a device it took go through it. src/vfio includes this and
- * nothing else of src/pci; tests/check-layers.sh allows exactly that.
+ * through something other than their sysfs files (VFIO, UIO): the scan
+ * offers it each device, and config space, BAR windows, enabling and
+ * interrupt vectors of a device it took go through it; an operation a
+ * backend leaves NULL goes to the device's sysfs files as without one.
+ * src/vfio and src/uio include this and nothing else of src/pci;
+ * tests/check-layers.sh allows exactly that.
  */
 #ifndef DEVRES_PCI_BACKEND_H
 #define DEVRES_PCI_BACKEND_H
@@ -21,13 +23,16 @@
  *          claimed; 0 when the backend takes it (*@ret_data is then
  *          handed to every other call), -ENODEV when the device is not
  *          its own (the sysfs path takes it), another -errno to skip it
- * @detach: the device is being removed; its BARs are already released
+ * @detach: the last reference to the device, removed, is going; its BARs
+ *          were released at its removal
  * @bar_window: the fd, its offset and the size that back BAR @bar, or
  *              -errno when it cannot be mapped; the fd stays the backend's
  * @cfg_read, @cfg_write: config space; PCIBIOS_* codes
  * @enable: the device's enable count went from 0 to 1 (@on) or 1 to 0
  * @alloc_irq_vectors: set up interrupt vectors, register their lines with
- *                     pci_dev_set_irq_lines() and return how many, or -errno
+ *                     pci_dev_set_irq_lines() and return how many, or
+ *                     -errno; *@ret_type says which kind they are
+ *                     (PCI_IRQ_INTX, PCI_IRQ_MSI or PCI_IRQ_MSIX)
  * @quiesce: the binding is going (after the driver's remove, or a failed
  *           probe) and managed resources are about to be released: stop
  *           the device from mastering and interrupting before its DMA
@@ -46,12 +51,18 @@ struct pci__backend {
 	int (*enable)(struct pci_dev *pdev, void *data, bool on);
 	int (*alloc_irq_vectors)(struct pci_dev *pdev, void *data,
 				 unsigned int min_vecs, unsigned int max_vecs,
-				 unsigned int flags);
+				 unsigned int flags, unsigned int *ret_type);
 	void (*quiesce)(struct pci_dev *pdev, void *data);
 };
 
-/* Devices scanned from now on are offered to @b first; NULL for none. */
-HIDDEN int pci__backend_set(const struct pci__backend *b);
+/*
+ * Devices scanned from now on are offered to @b, after the backends added
+ * before it; adding one twice changes nothing. -ENOSPC when all the slots
+ * are taken.
+ */
+HIDDEN int pci__backend_add(const struct pci__backend *b);
+/* The backend that took @pdev at its scan, or NULL. */
+HIDDEN const struct pci__backend *pci__backend_of(const struct pci_dev *pdev);
 /* A link of the device's sysfs directory (driver, iommu_group), read only. */
 HIDDEN int pci__readlink(const struct pci_dev *pdev, const char *link,
 			 char *buf, size_t len);

@@ -35,10 +35,20 @@ struct pci_map {
 	bool writable;
 	struct devres__owner owner; /* a pcim_iomap() mapping's node */
 	struct pci_map *next;
+	int pid; /* the process that mapped it: a child of fork() does not */
 };
 
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pci_map *maps;
+
+/*
+ * Held across fork(): the child finds it free, and the parent's mappings
+ * listed, each refused to it by its process (docs/fork.md).
+ */
+__attribute__((constructor)) static void maps_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_PCI_MAPS, &map_lock);
+}
 
 int pci__bars_claim(struct pci_dev *pdev)
 {
@@ -156,7 +166,8 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	if (len > SIZE_MAX / 2)
 		return -EINVAL;
 	/* Only through its own file: never through another window. */
-	if (!pdev->p->backend && !pdev->p->files[PCI_F_BAR0 + bar].present)
+	if (!pci__bk(pdev, bar_window) &&
+	    !pdev->p->files[PCI_F_BAR0 + bar].present)
 		return -ENODEV;
 	if (pci__readonly())
 		return -EROFS;
@@ -165,8 +176,9 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	m = calloc(1, sizeof(*m));
 	if (!m)
 		return -ENOMEM;
-	fd = pdev->p->backend ? backend_bar(pdev, bar, (size_t)len, &off)
-			      : open_bar(pdev, bar, (size_t)len);
+	fd = pci__bk(pdev, bar_window)
+		     ? backend_bar(pdev, bar, (size_t)len, &off)
+		     : open_bar(pdev, bar, (size_t)len);
 	if (fd < 0) {
 		free(m);
 		return fd;
@@ -174,6 +186,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	m->len = (size_t)len;
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
 	m->writable = true;
+	m->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	pthread_mutex_lock(&map_lock);
 	/* Under the lock: pci__bars_protect() then sees this mapping. */
 	if (pci__readonly()) {
@@ -189,7 +202,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 		maps = m;
 	}
 	pthread_mutex_unlock(&map_lock);
-	if (!pdev->p->backend)
+	if (!pci__bk(pdev, bar_window))
 		pci__close(fd);
 	if (ret) {
 		free(m);
@@ -213,6 +226,11 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	/* A node releases only the mapping it still owns. */
 	if (m && node && !devres__owned_by(&m->owner, node))
 		m = NULL;
+	if (m && m->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+		h->pid = m->pid;
+		pthread_mutex_unlock(&map_lock);
+		return -ECHILD;
+	}
 	if (m) {
 		*pp = m->next;
 		munmap(m->addr, m->len);

@@ -10,9 +10,10 @@
 #include <sys/stat.h>
 #include "pci.h"
 
-static int check(const struct pci_dev *dev, int where, int size)
+static int check(const struct pci_dev *dev, int where, int size,
+		 const char *func)
 {
-	if (!dev || !dev->p)
+	if (!pci__dev_ok(dev, func))
 		return PCIBIOS_DEVICE_NOT_FOUND;
 	if (where < 0 || (where & (size - 1)) || where > dev->cfg_size - size)
 		return PCIBIOS_BAD_REGISTER_NUMBER;
@@ -20,14 +21,14 @@ static int check(const struct pci_dev *dev, int where, int size)
 }
 
 static int cfg_read(const struct pci_dev *dev, int where, int size,
-		    uint32_t *val)
+		    uint32_t *val, const char *func)
 {
 	uint8_t b[4];
 	ssize_t n;
 	int fd, ret;
 
 	*val = ~0u;
-	ret = check(dev, where, size);
+	ret = check(dev, where, size, func);
 	if (ret)
 		return ret;
 	if (pci__bk(dev, cfg_read))
@@ -48,14 +49,14 @@ static int cfg_read(const struct pci_dev *dev, int where, int size,
 }
 
 static int cfg_write(const struct pci_dev *dev, int where, int size,
-		     uint32_t val)
+		     uint32_t val, const char *func)
 {
 	struct stat st;
 	uint8_t b[4];
 	ssize_t n;
 	int fd, ret;
 
-	ret = check(dev, where, size);
+	ret = check(dev, where, size, func);
 	if (ret)
 		return ret;
 	if (pci__bk(dev, cfg_write))
@@ -82,7 +83,7 @@ int pci__check_ids(const struct pci_dev *pdev)
 {
 	uint32_t id;
 
-	if (cfg_read(pdev, PCI_VENDOR_ID, 4, &id))
+	if (cfg_read(pdev, PCI_VENDOR_ID, 4, &id, __func__))
 		return -ENODEV;
 	if (id != ((uint32_t)pdev->device << 16 | pdev->vendor)) {
 		dev_warn(&pdev->dev,
@@ -96,8 +97,11 @@ int pci__check_ids(const struct pci_dev *pdev)
 int pci_read_config_byte(const struct pci_dev *dev, int where, uint8_t *val)
 {
 	uint32_t v;
-	int ret = cfg_read(dev, where, 1, &v);
+	int ret;
 
+	if (devres__arg_bad(NULL, val, __func__, "value"))
+		return PCIBIOS_BAD_REGISTER_NUMBER;
+	ret = cfg_read(dev, where, 1, &v, __func__);
 	*val = (uint8_t)v;
 	return ret;
 }
@@ -105,30 +109,35 @@ int pci_read_config_byte(const struct pci_dev *dev, int where, uint8_t *val)
 int pci_read_config_word(const struct pci_dev *dev, int where, uint16_t *val)
 {
 	uint32_t v;
-	int ret = cfg_read(dev, where, 2, &v);
+	int ret;
 
+	if (devres__arg_bad(NULL, val, __func__, "value"))
+		return PCIBIOS_BAD_REGISTER_NUMBER;
+	ret = cfg_read(dev, where, 2, &v, __func__);
 	*val = (uint16_t)v;
 	return ret;
 }
 
 int pci_read_config_dword(const struct pci_dev *dev, int where, uint32_t *val)
 {
-	return cfg_read(dev, where, 4, val);
+	if (devres__arg_bad(NULL, val, __func__, "value"))
+		return PCIBIOS_BAD_REGISTER_NUMBER;
+	return cfg_read(dev, where, 4, val, __func__);
 }
 
 int pci_write_config_byte(const struct pci_dev *dev, int where, uint8_t val)
 {
-	return cfg_write(dev, where, 1, val);
+	return cfg_write(dev, where, 1, val, __func__);
 }
 
 int pci_write_config_word(const struct pci_dev *dev, int where, uint16_t val)
 {
-	return cfg_write(dev, where, 2, val);
+	return cfg_write(dev, where, 2, val, __func__);
 }
 
 int pci_write_config_dword(const struct pci_dev *dev, int where, uint32_t val)
 {
-	return cfg_write(dev, where, 4, val);
+	return cfg_write(dev, where, 4, val, __func__);
 }
 
 /* At most 48 capabilities fit in config space: a longer list loops. */
@@ -161,7 +170,8 @@ uint8_t pci_find_capability(struct pci_dev *dev, int cap)
 	uint16_t status;
 	uint8_t ptr;
 
-	if (!dev || pci_read_config_word(dev, PCI_STATUS, &status) ||
+	if (!pci__dev_ok(dev, __func__) ||
+	    pci_read_config_word(dev, PCI_STATUS, &status) ||
 	    !(status & PCI_STATUS_CAP_LIST))
 		return 0;
 	ptr = dev->hdr_type == PCI_HEADER_TYPE_CARDBUS ? PCI_CB_CAPABILITY_LIST
@@ -171,7 +181,7 @@ uint8_t pci_find_capability(struct pci_dev *dev, int cap)
 
 uint8_t pci_find_next_capability(struct pci_dev *dev, uint8_t pos, int cap)
 {
-	if (!dev)
+	if (!pci__dev_ok(dev, __func__))
 		return 0;
 	return find_cap_from(dev, (uint8_t)(pos + PCI_CAP_LIST_NEXT), cap);
 }
@@ -183,7 +193,7 @@ uint16_t pci_find_ext_capability(struct pci_dev *dev, int cap)
 	int pos = PCI_CFG_SPACE_SIZE;
 	uint32_t header;
 
-	if (!dev || dev->cfg_size <= PCI_CFG_SPACE_SIZE)
+	if (!pci__dev_ok(dev, __func__) || dev->cfg_size <= PCI_CFG_SPACE_SIZE)
 		return 0;
 	if (pci_read_config_dword(dev, pos, &header) || header == 0 ||
 	    header == ~0u)
@@ -202,13 +212,11 @@ uint16_t pci_find_ext_capability(struct pci_dev *dev, int cap)
 
 static void set_master(struct pci_dev *dev, bool on)
 {
+	const char *func = on ? "pci_set_master" : "pci_clear_master";
 	uint16_t cmd, want;
 
-	if (!dev || !dev->p) {
-		devres__warn(NULL, on ? "pci_set_master" : "pci_clear_master",
-			     "NULL device");
+	if (!pci__dev_ok(dev, func))
 		return;
-	}
 	if (pci_read_config_word(dev, PCI_COMMAND, &cmd))
 		return;
 	want = on ? (uint16_t)(cmd | PCI_COMMAND_MASTER)

@@ -42,10 +42,8 @@ int pcim_enable_device(struct pci_dev *pdev)
 	struct pcim_enable *e;
 	int ret;
 
-	if (!pdev) {
-		devres__warn(NULL, __func__, "NULL device");
+	if (!pci__dev_ok(pdev, __func__))
 		return -EINVAL;
-	}
 	e = devres_alloc(pcim_enable_release, sizeof(*e), GFP_KERNEL);
 	if (!e)
 		return -ENOMEM;
@@ -66,10 +64,8 @@ void pcim_pin_device(struct pci_dev *pdev)
 {
 	struct pcim_enable *e;
 
-	if (!pdev) {
-		devres__warn(NULL, __func__, "NULL device");
+	if (!pci__dev_ok(pdev, __func__))
 		return;
-	}
 	e = devres_find(&pdev->dev, pcim_enable_release, NULL, NULL);
 	if (!e) {
 		devres__warn(&pdev->dev, __func__,
@@ -98,7 +94,9 @@ int pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
 	resource_size_t start, len;
 	struct resource *r;
 
-	if (!bar_ok(pdev, bar))
+	if (!pci__dev_ok(pdev, __func__) ||
+	    devres__opt_bad(&pdev->dev, name, __func__, "name") ||
+	    !bar_ok(pdev, bar))
 		return -EINVAL;
 	start = pci_resource_start(pdev, bar);
 	len = pci_resource_len(pdev, bar);
@@ -113,9 +111,10 @@ void pcim_release_region(struct pci_dev *pdev, int bar)
 {
 	resource_size_t start, len;
 
+	if (!pci__dev_ok(pdev, __func__))
+		return;
 	if (!bar_ok(pdev, bar)) {
-		devres__warn(pdev ? &pdev->dev : NULL, __func__,
-			     "no such BAR %d", bar);
+		devres__warn(&pdev->dev, __func__, "no such BAR %d", bar);
 		return;
 	}
 	start = pci_resource_start(pdev, bar);
@@ -130,7 +129,8 @@ int pcim_request_all_regions(struct pci_dev *pdev, const char *name)
 {
 	int bar, ret = 0;
 
-	if (!pdev)
+	if (!pci__dev_ok(pdev, __func__) ||
+	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
 		return -EINVAL;
 	for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
 		if (!bar_ok(pdev, bar))
@@ -163,7 +163,7 @@ void __iomem *const *pcim_iomap_table(struct pci_dev *pdev)
 {
 	struct pcim_iomap_devres *dr, *new_dr;
 
-	if (!pdev)
+	if (!pci__dev_ok(pdev, __func__))
 		return NULL;
 	dr = devres_find(&pdev->dev, pcim_iomap_release, NULL, NULL);
 	if (dr)
@@ -230,7 +230,7 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 	void *addr;
 	int ret;
 
-	if (!bar_ok(pdev, bar) ||
+	if (!pci__dev_ok(pdev, __func__) || !bar_ok(pdev, bar) ||
 	    resource_type(&pdev->resource[bar]) != IORESOURCE_MEM) {
 		errno = EINVAL;
 		return NULL;
@@ -267,11 +267,9 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 
 void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr)
 {
-	if (!pdev || !addr) {
-		devres__warn(pdev ? &pdev->dev : NULL, __func__,
-			     "NULL device or address");
+	if (!pci__dev_ok(pdev, __func__) ||
+	    devres__arg_bad(&pdev->dev, addr, __func__, "address"))
 		return;
-	}
 	if (pci__iomap_forget(pdev, addr)) {
 		(void)devres_release(&pdev->dev, pcim_bar_release,
 				     pcim_bar_match, addr);
@@ -286,7 +284,8 @@ int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 	struct pcim_iomap_devres *dr;
 	int bar, ret = 0;
 
-	if (!pdev)
+	if (!pci__dev_ok(pdev, __func__) ||
+	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
 		return -EINVAL;
 	dr = table_of(pdev);
 	if (!dr)

@@ -23,7 +23,9 @@ static bool match_one(const struct pci_device_id *id, const struct pci_dev *dev)
 const struct pci_device_id *pci_match_id(const struct pci_device_id *ids,
 					 struct pci_dev *dev)
 {
-	if (!ids || !dev)
+	/* No table matches nothing, as the kernel's. */
+	if (devres__opt_bad(NULL, ids, __func__, "id table") ||
+	    !pci__dev_ok(dev, __func__) || !ids)
 		return NULL;
 	for (; ids->vendor || ids->subvendor || ids->class_mask; ids++)
 		if (match_one(ids, dev))
@@ -114,10 +116,9 @@ int pci_register_driver(struct pci_driver *drv)
 {
 	int ret;
 
-	if (!drv) {
-		devres__warn(NULL, __func__, "NULL driver");
+	if (devres__arg_bad(NULL, drv, __func__, "driver") ||
+	    devres__opt_bad(NULL, drv->name, __func__, "name"))
 		return -EINVAL;
-	}
 	ret = pci__bus_ready();
 	if (ret)
 		return ret;
@@ -129,10 +130,8 @@ int pci_register_driver(struct pci_driver *drv)
 
 void pci_unregister_driver(struct pci_driver *drv)
 {
-	if (!drv) {
-		devres__warn(NULL, __func__, "NULL driver");
+	if (devres__arg_bad(NULL, drv, __func__, "driver"))
 		return;
-	}
 	driver_unregister(&drv->driver);
 }
 
@@ -157,11 +156,7 @@ static int write_enable(struct pci_dev *dev, char v)
 
 static bool pdev_ok(const struct pci_dev *dev, const char *func)
 {
-	if (!dev) {
-		devres__warn(NULL, func, "NULL device");
-		return false;
-	}
-	return devres__dev_ok(&dev->dev, func) && dev->p;
+	return pci__dev_ok(dev, func);
 }
 
 int pci_enable_device(struct pci_dev *dev)

@@ -63,7 +63,9 @@ fail:
 
 const char *pci_fake_root(const struct pci_fake *tree)
 {
-	return tree ? tree->root : NULL;
+	if (devres__arg_bad(NULL, tree, __func__, "tree"))
+		return NULL;
+	return tree->root;
 }
 
 int pci_fake_path(const struct pci_fake *tree, const char *name,
@@ -71,7 +73,10 @@ int pci_fake_path(const struct pci_fake *tree, const char *name,
 {
 	int n;
 
-	if (!tree || !name || !buf)
+	if (devres__arg_bad(NULL, tree, __func__, "tree") ||
+	    devres__arg_bad(NULL, name, __func__, "name") ||
+	    devres__opt_bad(NULL, file, __func__, "file") ||
+	    devres__arg_bad(NULL, buf, __func__, "buffer"))
 		return -EINVAL;
 	n = file ? snprintf(buf, len, "%s/devices/%s/%s", tree->root, name,
 			    file)
@@ -178,8 +183,11 @@ int pci_fake_add(struct pci_fake *tree, const struct pci_fake_dev *d)
 	uint8_t *cfg;
 	int ret, n;
 
-	if (!tree || !d || pci__parse_name(d->name, &dom, &bus, &devfn) ||
-	    d->vendor == 0 || d->vendor == 0xffff)
+	if (devres__arg_bad(NULL, tree, __func__, "tree") ||
+	    devres__arg_bad(NULL, d, __func__, "description") ||
+	    devres__arg_bad(NULL, d->name, __func__, "name") ||
+	    pci__parse_name(d->name, &dom, &bus, &devfn) || d->vendor == 0 ||
+	    d->vendor == 0xffff)
 		return -EINVAL;
 	cfg_size = d->cfg_size ? d->cfg_size : PCI_CFG_SPACE_SIZE;
 	if (cfg_size < 64 || cfg_size > PCI_CFG_SPACE_EXP_SIZE)
@@ -276,8 +284,9 @@ int pci_fake_remove(struct pci_fake *tree, const char *name)
 	char path[4096];
 	int r1, r2;
 
-	if (!tree || !name || strchr(name, '/') || !strcmp(name, "..") ||
-	    !strcmp(name, "."))
+	if (devres__arg_bad(NULL, tree, __func__, "tree") ||
+	    devres__arg_bad(NULL, name, __func__, "name") ||
+	    strchr(name, '/') || !strcmp(name, "..") || !strcmp(name, "."))
 		return -EINVAL;
 	snprintf(path, sizeof(path), "%s/" PCI_DEVICES_DIR "/%s", tree->root,
 		 name);
@@ -293,7 +302,7 @@ void pci_fake_destroy(struct pci_fake *tree)
 {
 	int saved = errno;
 
-	if (!tree)
+	if (!tree || devres__arg_bad(NULL, tree, __func__, "tree"))
 		return;
 	if (tree->root)
 		(void)rm_tree(tree->root);

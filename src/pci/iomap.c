@@ -9,8 +9,13 @@
 void __iomem *pci_iomap(struct pci_dev *dev, int bar, unsigned long maxlen)
 {
 	void *addr;
-	int ret = pci__bar_map(dev, bar, maxlen, NULL, &addr);
+	int ret;
 
+	if (!pci__dev_ok(dev, __func__)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	ret = pci__bar_map(dev, bar, maxlen, NULL, &addr);
 	if (ret) {
 		errno = -ret;
 		return NULL;
@@ -22,10 +27,20 @@ void pci_iounmap(struct pci_dev *dev, void __iomem *addr)
 {
 	struct devres__hand hand;
 	bool owned = false;
+	int ret;
 
-	if (!addr)
+	/* As iounmap(): NULL is nothing to do; the device may be NULL. */
+	if (!addr || devres__opt_bad(NULL, dev, __func__, "device") ||
+	    devres__arg_bad(NULL, addr, __func__, "address"))
 		return;
-	if (!pci__bar_unmap(addr, NULL, &hand, &owned)) {
+	ret = pci__bar_unmap(addr, NULL, &hand, &owned);
+	if (ret == -ECHILD) {
+		devres__warn(NULL, __func__,
+			     "mapping %p belongs to process %d: not unmapped",
+			     addr, hand.pid);
+		return;
+	}
+	if (!ret) {
 		/* Caught here: unmapped once, now, and off the device. */
 		if (owned) {
 			devres__warn_hand(&hand, __func__, "a mapping");

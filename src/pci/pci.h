@@ -14,6 +14,24 @@
 #include "base/subsys.h"
 #include "backend.h"
 
+/*
+ * A pci_dev argument the PCI calls can use: a pointer an object can have,
+ * an initialized device, and one the PCI bus made (it has its private
+ * part), of this process (a device of the parent, in a child of fork(),
+ * gets devres__dev_ok()'s WARN "belongs to process N" and no lock of it is
+ * taken). Otherwise one WARN naming @func. Inline: on every call's path.
+ */
+static inline bool pci__dev_ok(const struct pci_dev *pdev, const char *func)
+{
+	if (devres__arg_bad(NULL, pdev, func, "device") ||
+	    !devres__dev_ok(&pdev->dev, func))
+		return false;
+	if (likely(pdev->p))
+		return true;
+	devres__warn(&pdev->dev, func, "not a device of the PCI bus");
+	return false;
+}
+
 /* "bus/pci/devices/" plus the longest address we accept, "ffffffff:ff:1f.7" */
 #define PCI_NAME_MAX 16
 #define PCI_DEVICES_DIR "bus/pci/devices"

@@ -83,6 +83,8 @@ int pci_sysfs_set_root(const char *path)
 	char *copy = NULL;
 	int ret = 0;
 
+	if (devres__opt_bad(NULL, path, __func__, "path"))
+		return -EINVAL;
 	if (path && !*path)
 		return -EINVAL;
 	if (path) {
@@ -296,10 +298,13 @@ ssize_t pci__read_file(const struct pci_dev *pdev, const char *file, char *buf,
 	return n;
 }
 
+static void detach_backend(struct pci_dev *pdev);
+
 static void pci_release(struct device *dev)
 {
 	struct pci_object *o = container_of(dev, struct pci_object, pdev.dev);
 
+	detach_backend(&o->pdev);
 	pthread_mutex_destroy(&o->priv.lock);
 	free(o->priv.irqs);
 	free(o);
@@ -412,12 +417,31 @@ static void unlink_locked(struct pci_dev_private *p)
 	nr_devs--;
 }
 
-static const struct pci__backend *backend;
+/* Offered each device in the order they were added; a slot never empties. */
+#define PCI_BACKENDS_MAX 4
+static const struct pci__backend *backends[PCI_BACKENDS_MAX];
 
-int pci__backend_set(const struct pci__backend *b)
+int pci__backend_add(const struct pci__backend *b)
 {
-	__atomic_store_n(&backend, b, __ATOMIC_RELEASE);
-	return 0;
+	int ret = -ENOSPC;
+
+	pthread_mutex_lock(&list_lock);
+	for (int i = 0; i < PCI_BACKENDS_MAX; i++) {
+		const struct pci__backend *o =
+			__atomic_load_n(&backends[i], __ATOMIC_RELAXED);
+
+		if (o == b) {
+			ret = 0;
+			break;
+		}
+		if (!o) {
+			__atomic_store_n(&backends[i], b, __ATOMIC_RELEASE);
+			ret = 0;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&list_lock);
+	return ret;
 }
 
 int pci__readlink(const struct pci_dev *pdev, const char *link, char *buf,
@@ -452,27 +476,34 @@ int pci__open_dir(const char *path)
 	return fd;
 }
 
-/* The backend, when one is set, decides first whether a device is its. */
+/*
+ * The backends decide first, in turn, whether a device is theirs; one that
+ * says -ENODEV passes it on, and a device none takes stays with sysfs.
+ */
 static int offer_backend(struct pci_dev *pdev)
 {
-	const struct pci__backend *b =
-		__atomic_load_n(&backend, __ATOMIC_ACQUIRE);
-	int ret;
+	for (int i = 0; i < PCI_BACKENDS_MAX; i++) {
+		const struct pci__backend *b =
+			__atomic_load_n(&backends[i], __ATOMIC_ACQUIRE);
+		int ret;
 
-	if (!b)
-		return 0;
-	ret = b->attach(pdev, &pdev->p->backend_data);
-	if (ret == -ENODEV)
-		return 0;
-	if (!ret)
-		pdev->p->backend = b;
-	return ret;
+		if (!b)
+			break;
+		ret = b->attach(pdev, &pdev->p->backend_data);
+		if (ret == -ENODEV)
+			continue;
+		if (!ret)
+			pdev->p->backend = b;
+		return ret;
+	}
+	return 0;
 }
 
 /*
- * Only a device the backend took is written: a sysfs device's field is
- * read by config accesses of holders of a reference while a rescan
- * removes it.
+ * At the last reference, not at removal: a holder of a reference may
+ * still read config space through the backend (its fd, its field) while a
+ * rescan removes the device, and an fd closed under that read could be
+ * another file's by the time it is read.
  */
 static void detach_backend(struct pci_dev *pdev)
 {
@@ -482,6 +513,11 @@ static void detach_backend(struct pci_dev *pdev)
 		return;
 	b->detach(pdev, pdev->p->backend_data);
 	pdev->p->backend = NULL;
+}
+
+const struct pci__backend *pci__backend_of(const struct pci_dev *pdev)
+{
+	return pdev->p ? pdev->p->backend : NULL;
 }
 
 /* Registers @name; called with scan_lock held and the root open. */
@@ -538,7 +574,6 @@ static int add_device(const char *name)
 	unlink_locked(&o->priv);
 	pthread_mutex_unlock(&list_lock);
 put:
-	detach_backend(pdev);
 	put_device(&pdev->dev);
 	return ret;
 }
@@ -553,7 +588,6 @@ static void remove_device(struct pci_dev_private *p)
 	unlink_locked(p);
 	pthread_mutex_unlock(&list_lock);
 	pci__bars_release(pdev);
-	detach_backend(pdev);
 	put_device(&pdev->dev);
 }
 
@@ -718,9 +752,11 @@ int pci_bus_scan(void)
 	 */
 	for (;;) {
 		pthread_mutex_lock(&list_lock);
+		/* In a child of fork(), the parent's stay (docs/fork.md). */
 		for (gone = devs_head; gone; gone = gone->next)
-			if (!in_names(names, n, gone->name) ||
-			    !dir_unchanged_locked(gone))
+			if (devres__dev_mine(&gone->pdev->dev) &&
+			    (!in_names(names, n, gone->name) ||
+			     !dir_unchanged_locked(gone)))
 				break;
 		pthread_mutex_unlock(&list_lock);
 		if (!gone)
@@ -751,7 +787,8 @@ int pci_bus_scan_device(const char *name)
 	unsigned int d, b, f;
 	int ret;
 
-	if (!name || pci__parse_name(name, &d, &b, &f))
+	if (devres__arg_bad(NULL, name, __func__, "name") ||
+	    pci__parse_name(name, &d, &b, &f))
 		return -EINVAL;
 	ret = pci__bus_ready();
 	if (ret)
@@ -774,7 +811,9 @@ void pci_bus_remove_all(void)
 		return;
 	for (;;) {
 		pthread_mutex_lock(&list_lock);
-		p = devs_head;
+		for (p = devs_head; p && !devres__dev_mine(&p->pdev->dev);
+		     p = p->next)
+			;
 		pthread_mutex_unlock(&list_lock);
 		if (!p)
 			break;
@@ -790,14 +829,18 @@ struct pci_dev *pci_get_device(unsigned int vendor, unsigned int device,
 	struct pci_dev_private *p;
 	struct pci_dev *found = NULL;
 
+	if (from && !pci__dev_ok(from, __func__))
+		return NULL;
 	pthread_mutex_lock(&list_lock);
 	if (from)
 		p = from->p->registered ? from->p->next : NULL;
 	else
 		p = devs_head;
 	for (; p; p = p->next) {
+		/* A child of fork() finds none of its parent's. */
 		if ((vendor == PCI_ANY_ID || vendor == p->pdev->vendor) &&
-		    (device == PCI_ANY_ID || device == p->pdev->device)) {
+		    (device == PCI_ANY_ID || device == p->pdev->device) &&
+		    devres__dev_mine(&p->pdev->dev)) {
 			found = p->pdev;
 			get_device(&found->dev);
 			break;
@@ -811,13 +854,20 @@ struct pci_dev *pci_get_device(unsigned int vendor, unsigned int device,
 
 struct pci_dev *pci_dev_get(struct pci_dev *pdev)
 {
-	if (pdev)
+	/*
+	 * A pointer no device has is not given back: the caller would use
+	 * it. A device this call refuses (another bus's, a parent's in a
+	 * child of fork()) is, as get_device() gives back its argument.
+	 */
+	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device"))
+		return NULL;
+	if (pci__dev_ok(pdev, __func__))
 		get_device(&pdev->dev);
 	return pdev;
 }
 
 void pci_dev_put(struct pci_dev *pdev)
 {
-	if (pdev)
+	if (pdev && pci__dev_ok(pdev, __func__))
 		put_device(&pdev->dev);
 }

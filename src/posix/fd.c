@@ -189,10 +189,8 @@ static int do_openat(struct device *dev, int dirfd, const char *path, int flags,
 
 	if (!devres__dev_ok(dev, what))
 		return -EINVAL;
-	if (!path) {
-		devres__warn(dev, what, "NULL path");
+	if (devres__arg_bad(dev, path, what, "path"))
 		return -EINVAL;
-	}
 	if ((flags & ~OPEN_FLAGS) || (flags & O_ACCMODE) == O_ACCMODE)
 		return -EINVAL;
 	dr = fd_node(release, what);
@@ -278,10 +276,8 @@ int devm_memfd_create(struct device *dev, const char *name, unsigned int flags)
 
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
-	if (!name) {
-		devres__warn(dev, __func__, "NULL name");
+	if (devres__arg_bad(dev, name, __func__, "name"))
 		return -EINVAL;
-	}
 	dr = fd_node(devm_memfd_create_release, __func__);
 	if (!dr)
 		return -ENOMEM;

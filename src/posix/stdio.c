@@ -57,8 +57,8 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 		errno = EINVAL;
 		return NULL;
 	}
-	if (!path || !mode) {
-		devres__warn(dev, __func__, "NULL %s", path ? "mode" : "path");
+	if (devres__arg_bad(dev, path, __func__, "path") ||
+	    devres__arg_bad(dev, mode, __func__, "mode")) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -267,10 +267,10 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 
 	if (!devres__dev_ok(dev, __func__))
 		return ERR_PTR(-EINVAL);
-	if (!fn) {
-		devres__warn(dev, __func__, "NULL thread function");
+	if (devres__arg_bad(dev, (const void *)fn, __func__,
+			    "thread function") ||
+	    devres__opt_bad(dev, name, __func__, "name"))
 		return ERR_PTR(-EINVAL);
-	}
 	dr = devres_alloc_named(devm_thread_run_release, sizeof(*dr),
 				GFP_KERNEL, __func__);
 	if (!dr)
@@ -324,7 +324,7 @@ int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 	int ret;
 
 	if (!devres__dev_ok(dev, __func__))
-		return -EINVAL;
+		return devres__dev_err(dev);
 	if (thread && thread == current) {
 		devres__warn(dev, __func__, "thread '%s' cannot stop itself",
 			     thread->name);
@@ -345,10 +345,8 @@ int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 void devres_thread_set_stop_timeout(struct devres_thread *thread,
 				    unsigned int ms)
 {
-	if (IS_ERR_OR_NULL(thread)) {
-		devres__warn(NULL, __func__, "no thread");
+	if (devres__arg_bad(NULL, thread, __func__, "thread"))
 		return;
-	}
 	__atomic_store_n(&thread->timeout_ms, ms, __ATOMIC_RELAXED);
 }
 

@@ -39,6 +39,7 @@ struct revocable {
 	bool urcu; /* the read side serving this handle */
 	bool done; /* released; the binding's reference is gone */
 	unsigned int magic;
+	int pid; /* the process that made it */
 	int refs;
 	void (*release)(void *res);
 	void *revoked;		/* the resource, from revocation to release */
@@ -56,15 +57,25 @@ static TLS_FAST struct revocable *pending;
 
 static bool handle_bad(const struct revocable *h, const char *func)
 {
-	devres__warn(NULL, func,
-		     h ? "%p is not a live revocable" : "NULL handle",
-		     (const void *)h);
+	if (devres__arg_bad(NULL, h, func, "handle"))
+		return true;
+	if (h->magic == REVOCABLE_MAGIC)
+		devres__warn(NULL, func, "revocable %p belongs to process %d",
+			     (const void *)h, h->pid);
+	else
+		devres__warn(NULL, func, "%p is not a live revocable",
+			     (const void *)h);
 	return true;
 }
 
+/*
+ * A live handle of this process. In a child of fork() the parent's are
+ * refused: their readers and their release are the parent's.
+ */
 static inline bool handle_ok(const struct revocable *h, const char *func)
 {
-	if (likely(h && h->magic == REVOCABLE_MAGIC))
+	if (likely(!devres__ptr_bad(h) && h->magic == REVOCABLE_MAGIC &&
+		   h->pid == __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)))
 		return true;
 	return !handle_bad(h, func);
 }
@@ -127,6 +138,8 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 		devres__warn(dev, __func__, "NULL resource");
 		return NULL;
 	}
+	if (devres__opt_bad(dev, (const void *)release, __func__, "release"))
+		return NULL;
 	node = devres_alloc_named(revocable_revoke, sizeof(*node), GFP_KERNEL,
 				  "devm_revocable_create");
 	if (!node)
@@ -142,6 +155,7 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 	h->refs = 1;
 	h->urcu = devres__rcu_urcu;
 	h->magic = REVOCABLE_MAGIC;
+	h->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
 	node->h = h;
 	devres__ledger_add(DL_REVOCABLES, 1);
 	if (unlikely(__atomic_load_n(&devres__log_on, __ATOMIC_RELAXED))) {
@@ -159,7 +173,10 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 
 struct revocable *revocable_get(struct revocable *h)
 {
-	if (h && handle_ok(h, __func__))
+	/* A pointer no handle has is not given back: the caller would use it. */
+	if (!h || devres__arg_bad(NULL, h, __func__, "handle"))
+		return NULL;
+	if (handle_ok(h, __func__))
 		__atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
 	return h;
 }
@@ -234,6 +251,16 @@ void revocable_access_end(struct revocable *h)
 	if (unlikely(held[top] != h) && !untrack(h)) {
 		devres__warn(NULL, __func__, "%p: not accessed by this thread",
 			     (void *)h);
+		return;
+	}
+	/*
+	 * An access the parent's thread had begun when it forked: forgotten
+	 * in the child, whose copy of the readers is nobody's to wait for.
+	 */
+	if (unlikely(h->pid !=
+		     __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))) {
+		depth = top;
+		handle_bad(h, __func__);
 		return;
 	}
 	depth = top;

@@ -7,7 +7,8 @@
  * space and one group's devices never see another's memory. Devices of
  * one group share the space: IOVAs are allocated here, per group, top
  * down below the mask the device asked for (a device such as QEMU's edu
- * masks addresses above its mask instead of refusing them), never at 0.
+ * masks addresses above its mask instead of refusing them), never at 0,
+ * and only inside the ranges the IOMMU reports usable.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -22,10 +23,36 @@
 #include <devres/vfio.h>
 #include "vfio.h"
 
-#define VFIO_PAGE 4096ull
-
 static pthread_mutex_t groups_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct vfio_group *groups;
+
+/*
+ * fork(): the lock is held across it. The child forgets the parent's
+ * groups: their locks may be held by threads it does not have, and a
+ * group is open in one process at a time (the child's own open of one of
+ * them gets the kernel's -EBUSY).
+ */
+static void groups_take(void)
+{
+	pthread_mutex_lock(&groups_lock);
+}
+
+static void groups_give(void)
+{
+	pthread_mutex_unlock(&groups_lock);
+}
+
+static void groups_child(void)
+{
+	groups = NULL;
+	pthread_mutex_unlock(&groups_lock);
+}
+
+__attribute__((constructor)) static void groups_atfork(void)
+{
+	devres__atfork(DEVRES_FORK_VFIO, groups_take, groups_give,
+		       groups_child);
+}
 
 static void close_fd(int fd)
 {
@@ -92,6 +119,34 @@ static void name_offender(int number, const char *dev_name)
 	closedir(dir);
 }
 
+/*
+ * Which IOVAs the container may map: on x86 the MSI window at 0xfee00000
+ * is reserved, and the IOMMU's address width ends the space well below
+ * 2^64; mapping outside fails. Asked once for the reply's size, then
+ * with room for its capability chain.
+ */
+static int iommu_info(struct vfio_group *g)
+{
+	struct vfio_iommu_type1_info head = { .argsz = sizeof(head) }, *info;
+	size_t len;
+	int ret = 0;
+
+	if (ioctl(g->container, VFIO_IOMMU_GET_INFO, &head))
+		return -errno;
+	len = head.argsz > sizeof(head) ? head.argsz : sizeof(head);
+	info = calloc(1, len);
+	if (!info)
+		return -ENOMEM;
+	info->argsz = (uint32_t)len;
+	if (ioctl(g->container, VFIO_IOMMU_GET_INFO, info))
+		ret = -errno;
+	else
+		g->nr_ranges = vfio__iommu_ranges(info, len, g->ranges,
+						  VFIO_MAX_RANGES, &g->pgsize);
+	free(info);
+	return ret;
+}
+
 /* Opens group @number, checks it, gives it a type1 container. */
 static int group_open(struct vfio_group *g, const char *dev_name)
 {
@@ -142,6 +197,9 @@ static int group_open(struct vfio_group *g, const char *dev_name)
 				      dev_name);
 		goto fail;
 	}
+	ret = iommu_info(g);
+	if (ret)
+		goto fail;
 	return 0;
 
 fail:
@@ -212,38 +270,6 @@ void vfio__group_put(struct vfio_group *g)
 	free(g);
 }
 
-/*
- * The highest free IOVA range of @size, aligned to @align, whose last
- * byte is at most @mask and whose first is at least one page; with g->lock.
- */
-static int iova_find(struct vfio_group *g, uint64_t size, uint64_t align,
-		     uint64_t mask, uint64_t *ret_iova,
-		     struct vfio_map ***ret_pos)
-{
-	struct vfio_map **pp = &g->maps;
-	uint64_t top = mask; /* the highest byte still free above *pp */
-
-	for (;;) {
-		struct vfio_map *m = *pp;
-		uint64_t floor = m ? m->iova + m->size : VFIO_PAGE;
-
-		if (top >= size - 1 && top - (size - 1) >= floor) {
-			uint64_t cand = (top - (size - 1)) & ~(align - 1);
-
-			if (cand >= floor) {
-				*ret_iova = cand;
-				*ret_pos = pp;
-				return 0;
-			}
-		}
-		if (!m || m->iova < VFIO_PAGE + size)
-			return -ENOMEM;
-		if (m->iova - 1 < top)
-			top = m->iova - 1;
-		pp = &m->next;
-	}
-}
-
 static struct vfio_dev *to_vd(struct device *dev)
 {
 	return container_of(dev->dma_ops, struct vfio_dev, ops);
@@ -279,12 +305,16 @@ static int vfio_map(struct device *dev, void *cpu, size_t size, size_t align,
 	uint64_t iova = 0;
 	int ret;
 
-	if (!size || align < VFIO_PAGE)
-		align = VFIO_PAGE;
+	if (align < g->pgsize)
+		align = g->pgsize;
+	/* The IOMMU maps whole pages of its own size, from aligned memory. */
+	if (!size || ((uintptr_t)cpu | size) & (g->pgsize - 1))
+		return -EINVAL;
 	if (devres__should_fail() || !(m = malloc(sizeof(*m))))
 		return -ENOMEM;
 	pthread_mutex_lock(&g->lock);
-	ret = iova_find(g, size, align, mask, &iova, &pos);
+	ret = vfio__iova_find(&g->maps, g->ranges, g->nr_ranges, size, align,
+			      mask, &iova, &pos);
 	map.iova = iova;
 	if (!ret && ioctl(g->container, VFIO_IOMMU_MAP_DMA, &map)) {
 		ret = errno == ENOMEM ? -ENOMEM : -EIO;
@@ -361,8 +391,14 @@ int pci_vfio_dma_mappings(struct pci_dev *pdev, uint64_t *ret_bytes)
 	struct vfio_dev *vd;
 	unsigned long n;
 
-	if (!pdev || !pci_dev_is_vfio(pdev))
+	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
+	    devres__opt_bad(NULL, ret_bytes, __func__, "ret_bytes"))
+		return -EINVAL;
+	if (!pci_dev_is_vfio(pdev))
 		return -ENODEV;
+	/* The group's lock may be held by a thread of the parent. */
+	if (!devres__dev_ok(&pdev->dev, __func__))
+		return -ECHILD;
 	vd = to_vd(&pdev->dev);
 	pthread_mutex_lock(&vd->group->lock);
 	n = vd->group->nr_maps;

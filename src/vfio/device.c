@@ -21,24 +21,42 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
+/*
+ * Whether the BAR maps whole: asked once for the size of the reply, then
+ * again with room for the capability chain when there is one.
+ */
 static int region_info(struct vfio_dev *vd, unsigned int index,
 		       uint64_t *ret_off, uint64_t *ret_size,
 		       uint32_t *ret_flags, bool *ret_sparse)
 {
 	struct vfio_region_info info = { .argsz = sizeof(info),
 					 .index = index };
+	struct vfio_region_info *full = &info;
+	size_t len = sizeof(info);
 
 	if (ioctl(vd->fd, VFIO_DEVICE_GET_REGION_INFO, &info))
 		return -errno;
-	*ret_off = info.offset;
-	*ret_size = info.size;
-	*ret_flags = info.flags;
-	/*
-	 * Capabilities (a sparse mmap: parts of the BAR, such as an MSI-X
-	 * table, that must not be mapped) make the reply longer than asked.
-	 */
-	*ret_sparse = (info.flags & VFIO_REGION_INFO_FLAG_CAPS) &&
-		      info.argsz > sizeof(info);
+	if ((info.flags & VFIO_REGION_INFO_FLAG_CAPS) &&
+	    info.argsz > sizeof(info)) {
+		len = info.argsz;
+		full = calloc(1, len);
+		if (!full)
+			return -ENOMEM;
+		full->argsz = (uint32_t)len;
+		full->index = index;
+		if (ioctl(vd->fd, VFIO_DEVICE_GET_REGION_INFO, full)) {
+			int ret = -errno;
+
+			free(full);
+			return ret;
+		}
+	}
+	*ret_off = full->offset;
+	*ret_size = full->size;
+	*ret_flags = full->flags;
+	*ret_sparse = !vfio__region_mappable(full, len);
+	if (full != &info)
+		free(full);
 	return 0;
 }
 
@@ -121,9 +139,10 @@ static int vfio_attach(struct pci_dev *pdev, void **ret_data)
 	return 0;
 }
 
+/* The device is being freed: its ops pointer goes with it. */
 static void vfio_detach(struct pci_dev *pdev, void *data)
 {
-	set_dma_ops(&pdev->dev, NULL);
+	(void)pdev;
 	vd_free(data);
 }
 
@@ -215,11 +234,13 @@ static const struct pci__backend vfio_backend = {
 
 int pci_vfio_enable(void)
 {
-	return pci__backend_set(&vfio_backend);
+	return pci__backend_add(&vfio_backend);
 }
 
 bool pci_dev_is_vfio(struct pci_dev *pdev)
 {
-	return pdev && pdev->dev.dma_ops &&
+	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device"))
+		return false;
+	return pdev->dev.dma_ops &&
 	       pdev->dev.dma_ops->name == vfio__dma_ops.name;
 }

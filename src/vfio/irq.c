@@ -179,7 +179,7 @@ static int make_lines(struct vfio_vectors *v, int index, int *fds,
 
 int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 			    unsigned int min_vecs, unsigned int max_vecs,
-			    unsigned int flags)
+			    unsigned int flags, unsigned int *ret_type)
 {
 	struct vfio_dev *vd = data;
 	struct vfio_vectors *v;
@@ -237,5 +237,8 @@ int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 		return ret;
 	}
 	devres_add(&pdev->dev, v);
+	*ret_type = index == VFIO_PCI_MSIX_IRQ_INDEX  ? PCI_IRQ_MSIX
+		    : index == VFIO_PCI_MSI_IRQ_INDEX ? PCI_IRQ_MSI
+						      : PCI_IRQ_INTX;
 	return (int)n;
 }

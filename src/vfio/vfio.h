@@ -19,6 +19,13 @@ struct vfio_map {
 	struct vfio_map *next;
 };
 
+/* IOVAs the IOMMU lets the container map, inclusive. */
+struct vfio_range {
+	uint64_t start, end;
+};
+
+#define VFIO_MAX_RANGES 16
+
 struct vfio_group {
 	int number;
 	int fd;	       /* /dev/vfio/N */
@@ -29,6 +36,10 @@ struct vfio_group {
 	struct vfio_map *maps;
 	unsigned long nr_maps;
 	uint64_t map_bytes;
+	/* From VFIO_IOMMU_GET_INFO: usable IOVAs, highest first; page size. */
+	struct vfio_range ranges[VFIO_MAX_RANGES];
+	unsigned int nr_ranges;
+	uint64_t pgsize;
 };
 
 struct vfio_dev {
@@ -53,10 +64,23 @@ HIDDEN int vfio__group_get(int number, const char *dev_name,
 HIDDEN void vfio__group_put(struct vfio_group *g);
 HIDDEN extern const struct devres_dma_ops vfio__dma_ops;
 
+/* caps.c */
+struct vfio_region_info;
+struct vfio_iommu_type1_info;
+HIDDEN bool vfio__region_mappable(const struct vfio_region_info *info,
+				  size_t len);
+HIDDEN unsigned int vfio__iommu_ranges(const struct vfio_iommu_type1_info *info,
+				       size_t len, struct vfio_range *out,
+				       unsigned int max, uint64_t *ret_pgsize);
+HIDDEN int vfio__iova_find(struct vfio_map **head,
+			   const struct vfio_range *ranges, unsigned int n,
+			   uint64_t size, uint64_t align, uint64_t mask,
+			   uint64_t *ret_iova, struct vfio_map ***ret_pos);
+
 /* irq.c */
 HIDDEN int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 				   unsigned int min_vecs, unsigned int max_vecs,
-				   unsigned int flags);
+				   unsigned int flags, unsigned int *ret_type);
 HIDDEN void vfio__irq_disable(struct vfio_dev *vd);
 
 #endif /* DEVRES_VFIO_INTERNAL_H */

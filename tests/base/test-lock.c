@@ -16,6 +16,8 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <stdio.h>
+#include <time.h>
 #include <setjmp.h>
 #include <stdlib.h>
 #include <sys/wait.h>
@@ -349,8 +351,9 @@ static void test_fork_while_locked(void **state)
 /*
  * The reaper and the allocator: one thread loops on devres_release_all()
  * while this one allocates (as test-devres's test_fill_races_release_all,
- * with more rounds). DEVRES_LOCK_ROUNDS sets the rounds
- * (the figure in docs/PERFORMANCE.md is 200 000 under ASan).
+ * with more rounds). DEVRES_LOCK_ROUNDS sets the rounds, and then the
+ * test prints its wall-clock and CPU time and the load average (the
+ * figure in docs/PERFORMANCE.md is 200 000 under ASan).
  */
 static int reaping_done;
 
@@ -372,14 +375,24 @@ static void *reaper(void *arg)
 	return (void *)n;
 }
 
+static double secs(const struct timespec *a, const struct timespec *b)
+{
+	return (double)(b->tv_sec - a->tv_sec) +
+	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
 static void test_reaper_vs_allocator(void **state)
 {
 	struct device *dev = *state;
 	const char *env = getenv("DEVRES_LOCK_ROUNDS");
 	long rounds = env ? atol(env) : 20000;
+	struct timespec w0, w1, c0, c1;
+	double load[3] = { -1, -1, -1 };
 	void *reaped;
 	pthread_t t;
 
+	clock_gettime(CLOCK_MONOTONIC, &w0);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	reaping_done = 0;
 	devres_set_log_sink(discard_sink, NULL);
 	assert_int_equal(pthread_create(&t, NULL, reaper, dev), 0);
@@ -395,6 +408,13 @@ static void test_reaper_vs_allocator(void **state)
 	__atomic_store_n(&reaping_done, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(t, &reaped), 0);
 	devres_set_log_sink(NULL, NULL);
+	clock_gettime(CLOCK_MONOTONIC, &w1);
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	if (env && getloadavg(load, 3) >= 0)
+		printf("reaper vs allocator: %ld rounds, %ld releases: %.2f s, "
+		       "CPU %.2f s, load average %.2f %.2f %.2f\n",
+		       rounds, (long)reaped, secs(&w0, &w1), secs(&c0, &c1),
+		       load[0], load[1], load[2]);
 	assert_true((long)reaped > 0);
 	devres_release_all(dev);
 	assert_int_equal(devres_check(dev), 0);

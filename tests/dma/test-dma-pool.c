@@ -129,13 +129,38 @@ static void test_bad_params(void **state)
 {
 	struct device *dev = *state;
 
+	/* Each refusal WARNs and says which argument and why. */
 	start_capture();
 	assert_null(dma_pool_create("x", dev, 0, 8, 0));
+	expect_warn("dma_pool_create", "block size 0 not in");
+	start_capture();
 	assert_null(dma_pool_create("x", dev, 64, 3, 0));
+	expect_warn("dma_pool_create", "alignment 3 is not a power of two");
+	start_capture();
+	assert_null(dma_pool_create("x", dev, 64, (size_t)1 << 40, 0));
+	expect_warn("dma_pool_create", "is not a power of two up to");
+	start_capture();
+	assert_null(dma_pool_create("x", dev, 64, 1ul << 31, 0));
+	expect_warn("dma_pool_create", "is not a power of two up to");
+	start_capture();
+	assert_null(dma_pool_create("x", dev, (1ul << 30) + 1, 8, 0));
+	expect_warn("dma_pool_create", "not in [1, 1073741824]");
+	start_capture();
 	assert_null(dma_pool_create("x", dev, 64, 8, 32));
+	expect_warn("dma_pool_create", "boundary 32 is not a power of two of "
+				       "at least the block size 64");
+	start_capture();
 	assert_null(dma_pool_create("x", dev, 64, 8, 100));
+	expect_warn("dma_pool_create", "boundary 100");
+	start_capture();
 	assert_null(dma_pool_create("x", dev, SIZE_MAX, 8, 0));
-	expect_no_warn();
+	expect_warn("dma_pool_create", "block size");
+	start_capture();
+	assert_null(dma_pool_create(NULL, dev, 64, 8, 0));
+	expect_warn("dma_pool_create", "NULL name");
+	start_capture();
+	assert_null(dmam_pool_create(NULL, dev, 64, 8, 0));
+	expect_warn("dmam_pool_create", "NULL name");
 	start_capture();
 	assert_null(dma_pool_create("x", NULL, 64, 8, 0));
 	expect_warn_on("(no device)", "dma_pool_create", "NULL device");

@@ -429,7 +429,7 @@ static void platform_shortcuts(void **state)
 	start_capture();
 	assert_int_equal(PTR_ERR(devm_platform_ioremap_resource(NULL, 0)),
 			 -EINVAL);
-	expect_warn_on("(no device)", "devm_platform_get_and_ioremap_resource",
+	expect_warn_on("(no device)", "devm_platform_ioremap_resource",
 		       "NULL device");
 	platform_device_unregister(pdev);
 }

@@ -424,7 +424,7 @@ static void devm_free_irq_frees_managed_only(void **state)
 	start_capture();
 	assert_int_equal(devm_request_irq(NULL, lines[0], plain, 0, NULL, &x),
 			 -EINVAL);
-	expect_warn_on("(no device)", "devm_request_threaded_irq", "");
+	expect_warn_on("(no device)", "devm_request_irq", "NULL device");
 	assert_int_equal(devm_request_irq(&tdev, 4000, plain, 0, NULL, &x),
 			 -EINVAL);
 	devm_free_irq(&tdev, lines[1], &y);

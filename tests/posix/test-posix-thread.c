@@ -224,7 +224,11 @@ static void test_run_bad_input_and_faults(void **state)
 	start_capture();
 	devres_thread_set_stop_timeout(NULL, 1);
 	expect_warn_on("(no device)", "devres_thread_set_stop_timeout",
-		       "no thread");
+		       "NULL thread");
+	start_capture();
+	devres_thread_set_stop_timeout(ERR_PTR(-ENOMEM), 1);
+	expect_warn_on("(no device)", "devres_thread_set_stop_timeout",
+		       "thread is ERR_PTR(-12)");
 	start_capture();
 	assert_int_equal(devm_thread_stop(dev, NULL), -EINVAL);
 	expect_warn("devm_thread_stop", "is not managed by this device");

@@ -38,6 +38,7 @@ edu-crash examples/edu/edu --crash
 lspci-lite /bin/sh /tests/lspci-compare.sh BUILD/examples/lspci-lite
 viable /bin/sh /tests/viable.sh BUILD/examples/edu/edu
 LIST
+	nvme_tests
 }
 
 command -v qemu-system-x86_64 >/dev/null ||
@@ -111,8 +112,11 @@ mkdir -p "$root/tests"
 cp "$src/tests/pci/lspci-compare.sh" "$src/tests/vm/viable.sh" "$root/tests/"
 lspci=$(command -v lspci || true)
 [ -n "$lspci" ] && copy_with_libs "$lspci" && ln -sf "$lspci" "$root/bin/lspci"
+. "$src/tests/vm/nvme.sh"
+nvme_modules
 tests | while read -r name prog args; do
-	[ -n "${VM_ONLY:-}" ] && [ "$VM_ONLY" != "$name" ] && continue
+	# VM_ONLY: one name, or several separated by spaces.
+	case " ${VM_ONLY:-$name} " in *" $name "*) ;; *) continue ;; esac
 	args=$(echo "$args" | sed "s|BUILD/|$build/|g")
 	case $prog in
 	/*) # a program of the VM itself; its arguments name what to copy
@@ -150,6 +154,7 @@ boot() {
 		-device intel-iommu,intremap=on -device edu -device edu \
 		-device pci-bridge,id=br1,chassis_nr=1 \
 		-device pci-testdev,bus=br1,addr=1 -device pci-testdev,bus=br1,addr=2 \
+		$nvme_args \
 		-chardev file,id=con,path="$out/console.log" -serial chardev:con \
 		-chardev file,id=out,path="$out/results.log" -serial chardev:out \
 		2>"$out/qemu.log" ||

@@ -1,0 +1,344 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The UIO backend of the PCI bus: a device the host bound to
+ * uio_pci_generic is taken at its scan. Config space and BARs stay with
+ * the sysfs files (the backend leaves those operations to the bus); what
+ * UIO adds is the interrupt, read from /dev/uioN, and the decision on DMA,
+ * which UIO cannot confine: refused, or physical addresses when the
+ * program said it accepts them.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/stat.h>
+#include <sys/sysmacros.h>
+#include <devres/dma.h>
+#include <devres/irq.h>
+#include <devres/uio.h>
+#include "pci/backend.h"
+
+struct uio_dev {
+	struct pci_dev *pdev;
+	int fd; /* /dev/uioN: read to wait, write 1 to unmask, 0 to mask */
+	int num;
+};
+
+/* A line number in a node: the vector of a binding, released with it. */
+struct uio_vector {
+	int line;
+};
+
+static pthread_mutex_t conf_lock = PTHREAD_MUTEX_INITIALIZER;
+/* Under conf_lock: read by attach, changed only while no device is taken. */
+static char *dev_dir;
+static unsigned int conf_flags;
+static unsigned int taken;
+
+static int no_dma_supported(struct device *dev, uint64_t mask)
+{
+	(void)dev;
+	(void)mask;
+	return 0;
+}
+
+static int no_dma_map(struct device *dev, void *cpu, size_t size, size_t align,
+		      uint64_t mask, dma_addr_t *ret_handle)
+{
+	(void)dev;
+	(void)cpu;
+	(void)size;
+	(void)align;
+	(void)mask;
+	(void)ret_handle;
+	return -EPERM;
+}
+
+static void no_dma_unmap(struct device *dev, dma_addr_t handle, void *cpu,
+			 size_t size)
+{
+	(void)dev;
+	(void)handle;
+	(void)cpu;
+	(void)size;
+}
+
+/* Without an IOMMU's confinement nothing is mapped unless asked for. */
+static const struct devres_dma_ops no_dma_ops = {
+	.name = "uio-no-dma",
+	.dma_supported = no_dma_supported,
+	.map = no_dma_map,
+	.unmap = no_dma_unmap,
+};
+
+static const char *base_name(const char *path)
+{
+	const char *s = strrchr(path, '/');
+
+	return s ? s + 1 : path;
+}
+
+/* The N of the device's uio/uioN, and the device number sysfs gives it. */
+static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
+{
+	char path[64], buf[32];
+	unsigned int maj, min;
+	struct dirent *de;
+	int fd, num = -1;
+	ssize_t n = -1;
+	DIR *dir;
+
+	snprintf(path, sizeof(path), "bus/pci/devices/%s/uio", pci_name(pdev));
+	fd = pci__open_dir(path);
+	if (fd < 0)
+		return fd == -ENOENT ? -ENODEV : fd;
+	dir = fdopendir(fd);
+	if (!dir) {
+		close(fd);
+		return -errno;
+	}
+	while ((de = readdir(dir))) {
+		char *end;
+		long v;
+
+		if (strncmp(de->d_name, "uio", 3) != 0)
+			continue;
+		errno = 0;
+		v = strtol(de->d_name + 3, &end, 10);
+		if (!errno && end != de->d_name + 3 && !*end && v >= 0 &&
+		    v < 1 << 20) {
+			num = (int)v;
+			break;
+		}
+	}
+	if (num >= 0) {
+		snprintf(path, sizeof(path), "uio%d/dev", num);
+		fd = openat(dirfd(dir), path,
+			    O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (fd >= 0) {
+			n = read(fd, buf, sizeof(buf) - 1);
+			close(fd);
+		}
+	}
+	closedir(dir);
+	if (num < 0)
+		return -ENODEV;
+	if (n <= 0)
+		return -EIO;
+	buf[n] = '\0';
+	if (sscanf(buf, "%u:%u", &maj, &min) != 2)
+		return -EIO;
+	*ret_num = num;
+	*ret_rdev = makedev(maj, min);
+	return 0;
+}
+
+/* @dir/uioN, which must be the character device sysfs names. */
+static int open_node(const char *dir, int num, dev_t rdev)
+{
+	char path[4096];
+	struct stat st;
+	int fd;
+
+	if (snprintf(path, sizeof(path), "%s/uio%d", dir, num) >=
+	    (int)sizeof(path))
+		return -ENAMETOOLONG;
+	if (devres__should_fail())
+		return -EMFILE;
+	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	if (fd < 0)
+		return -errno;
+	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || st.st_rdev != rdev) {
+		close(fd);
+		return -ESTALE;
+	}
+	devres__ledger_add(DL_FDS, 1);
+	return fd;
+}
+
+static void ud_free(struct uio_dev *ud)
+{
+	if (ud->fd >= 0) {
+		close(ud->fd);
+		devres__ledger_add(DL_FDS, -1);
+	}
+	free(ud);
+}
+
+static int uio_attach(struct pci_dev *pdev, void **ret_data)
+{
+	char link[256];
+	struct uio_dev *ud;
+	dev_t rdev = 0;
+	int ret, num = -1;
+
+	if (pci__readlink(pdev, "driver", link, sizeof(link)) ||
+	    strcmp(base_name(link), "uio_pci_generic") != 0)
+		return -ENODEV;
+	ret = find_uio(pdev, &num, &rdev);
+	if (ret)
+		return ret;
+	if (devres__should_fail() || !(ud = calloc(1, sizeof(*ud))))
+		return -ENOMEM;
+	ud->pdev = pdev;
+	ud->num = num;
+	pthread_mutex_lock(&conf_lock);
+	ud->fd = open_node(dev_dir ? dev_dir : "/dev", num, rdev);
+	if (ud->fd >= 0) {
+		taken++;
+		set_dma_ops(&pdev->dev, conf_flags & PCI_UIO_DMA_PHYS
+						? devres_dma_pagemap_ops()
+						: &no_dma_ops);
+	}
+	pthread_mutex_unlock(&conf_lock);
+	if (ud->fd < 0) {
+		ret = ud->fd;
+		ud_free(ud);
+		return ret;
+	}
+	*ret_data = ud;
+	return 0;
+}
+
+/* The device is being freed: its ops pointer goes with it. */
+static void uio_detach(struct pci_dev *pdev, void *data)
+{
+	(void)pdev;
+	ud_free(data);
+	pthread_mutex_lock(&conf_lock);
+	taken--;
+	pthread_mutex_unlock(&conf_lock);
+}
+
+/* uio_pci_generic enabled the device when it bound it; its sysfs `enable`
+ * refuses a write while a driver is bound. */
+static int uio_enable(struct pci_dev *pdev, void *data, bool on)
+{
+	(void)pdev;
+	(void)data;
+	(void)on;
+	return 0;
+}
+
+/* INTx on (1) or masked (0), through uio_pci_generic's irqcontrol. */
+static int intx(struct uio_dev *ud, uint32_t on)
+{
+	ssize_t n = write(ud->fd, &on, sizeof(on));
+
+	if (n == (ssize_t)sizeof(on))
+		return 0;
+	return n < 0 ? -errno : -EIO;
+}
+
+static void vector_release(struct device *dev, void *res)
+{
+	struct uio_vector *v = res;
+	struct pci_dev *pdev = to_pci_dev(dev);
+	int saved = errno;
+
+	/* INTx was masked by the quiesce, before the binding's resources. */
+	pci_free_irq_vectors(pdev);
+	(void)pci_dev_set_irq_lines(pdev, NULL, 0);
+	(void)irq_line_destroy(v->line);
+	errno = saved;
+}
+
+static int uio_alloc_irq_vectors(struct pci_dev *pdev, void *data,
+				 unsigned int min_vecs, unsigned int max_vecs,
+				 unsigned int flags, unsigned int *ret_type)
+{
+	struct uio_dev *ud = data;
+	struct uio_vector *v;
+	char name[48];
+	int ret;
+
+	(void)max_vecs;
+	/* One line, INTx: UIO has no MSI. */
+	if (!(flags & PCI_IRQ_INTX) || min_vecs > 1)
+		return -ENOSPC;
+	/* A vector a driver freed by hand goes before a new one is made. */
+	if (devres_find(&pdev->dev, vector_release, NULL, NULL)) {
+		if (pci_dev_set_irq_lines(pdev, NULL, 0))
+			return -EINVAL; /* still allocated */
+		devres_release(&pdev->dev, vector_release, NULL, NULL);
+	}
+	v = devres_alloc(vector_release, sizeof(*v), GFP_KERNEL);
+	if (!v)
+		return -ENOMEM;
+	snprintf(name, sizeof(name), "%s-uio%d", pci_name(pdev), ud->num);
+	v->line = irq_line_attach_fd(ud->fd, name);
+	if (v->line < 0) {
+		ret = v->line;
+		devres_free(v);
+		return ret;
+	}
+	/*
+	 * INTx stays as it is until a handler is requested: the line then
+	 * unmasks it, in case a previous owner died between an interrupt
+	 * and its unmask.
+	 */
+	ret = pci_dev_set_irq_lines(pdev, &v->line, 1);
+	if (ret) {
+		(void)irq_line_destroy(v->line);
+		devres_free(v);
+		return ret;
+	}
+	devres_add(&pdev->dev, v);
+	*ret_type = PCI_IRQ_INTX;
+	return 1;
+}
+
+/* Before the binding's memory goes: no mastering, no interrupt. */
+static void uio_quiesce(struct pci_dev *pdev, void *data)
+{
+	pci_clear_master(pdev);
+	(void)intx(data, 0);
+}
+
+static const struct pci__backend uio_backend = {
+	.name = "uio",
+	.attach = uio_attach,
+	.detach = uio_detach,
+	.enable = uio_enable,
+	.alloc_irq_vectors = uio_alloc_irq_vectors,
+	.quiesce = uio_quiesce,
+};
+
+int pci_uio_enable(const char *dir, unsigned int flags)
+{
+	char *copy = NULL;
+	int ret = 0;
+
+	if (devres__opt_bad(NULL, dir, __func__, "directory"))
+		return -EINVAL;
+	if ((dir && !*dir) || (flags & ~PCI_UIO_DMA_PHYS))
+		return -EINVAL;
+	if (dir && !(copy = strdup(dir)))
+		return -ENOMEM;
+	pthread_mutex_lock(&conf_lock);
+	if (taken &&
+	    (flags != conf_flags ||
+	     strcmp(dir ? dir : "/dev", dev_dir ? dev_dir : "/dev") != 0)) {
+		ret = -EBUSY;
+	} else {
+		free(dev_dir);
+		dev_dir = copy;
+		copy = NULL;
+		conf_flags = flags;
+	}
+	pthread_mutex_unlock(&conf_lock);
+	free(copy);
+	if (!ret)
+		ret = pci__backend_add(&uio_backend);
+	return ret;
+}
+
+bool pci_dev_is_uio(struct pci_dev *pdev)
+{
+	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device"))
+		return false;
+	return pci__backend_of(pdev) == &uio_backend;
+}

@@ -1,0 +1,639 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit hostile timeout=600 */
+/*
+ * Every exported function, each of its pointer arguments in turn replaced
+ * by NULL, ERR_PTR(-EINVAL) and (void *)16, every other argument valid:
+ * the call WARNs once and fails as its contract says (an int below zero, a
+ * NULL or ERR_PTR pointer), and never crashes. The calls come from the
+ * public headers (gen-args.py), so a new function is attacked the day it
+ * is declared. Each call runs in a child of its own, so that a crash is
+ * reported as the call that made it and the other calls still run.
+ *
+ * Arguments the contract lets be anything (a cookie handed back to a
+ * callback) are not attacked; arguments where it gives NULL a meaning are
+ * attacked with NULL expecting no WARN (rules[] below).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <signal.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/devres.h>
+#include <devres/dma.h>
+#include <devres/driver.h>
+#include <devres/fault.h>
+#include <devres/io.h>
+#include <devres/ioport.h>
+#include <devres/irq.h>
+#include <devres/pci.h>
+#include <devres/pci_fake.h>
+#include <devres/platform.h>
+#include <devres/posix.h>
+#include <devres/revocable.h>
+#include <devres/uio.h>
+#include <devres/vfio.h>
+#include "testlib.h"
+
+/* What a call returned, as the generated calls classify it. */
+enum {
+	RES_ERR,
+	RES_OK,
+	RES_VOID,
+	RES_NULL,
+	RES_ZERO,
+	RES_POS
+};
+
+enum verdict {
+	V_PASS,
+	V_NO_WARN = 10,
+	V_MANY_WARNS,
+	V_SUCCEEDED,
+	V_WARNED_ON_NULL,
+	V_COUNT_MISSED,
+	V_FIXTURE = 20,
+};
+
+struct arg_case {
+	const char *func;
+	const char *arg;
+	int (*call)(void *bad);
+};
+
+/* How the contract treats an argument. */
+enum rule {
+	ATTACK,	 /* every bad value: one WARN and an error */
+	NULL_OK, /* NULL has a meaning: no WARN; the others as ATTACK */
+	ZERO_OK, /* NULL and ZERO_SIZE_PTR ((void *)16) have: as NULL_OK */
+	OPAQUE,	 /* never dereferenced: not attacked */
+};
+
+static const struct {
+	const char *arg; /* "func:arg", or ":arg" for every function */
+	enum rule rule;
+} rules[] = {
+	/* Cookies the library hands back and never reads. */
+	{ ":data", OPAQUE },
+	{ ":match_data", OPAQUE },
+	{ ":ctx", OPAQUE },
+	{ ":arg", OPAQUE },
+	{ ":dev_id", OPAQUE },
+	{ "devm_revocable_create:res", OPAQUE },
+	{ "devres_open_group:id", OPAQUE },
+	{ "devm_mmap:addr", OPAQUE },
+	/* Lookup keys, compared and never called: "not found". */
+	{ "devres_find:release", OPAQUE },
+	{ "devres_remove:release", OPAQUE },
+	{ "devres_destroy:release", OPAQUE },
+	{ "devres_release:release", OPAQUE },
+	{ "devres_for_each_res:release", OPAQUE },
+	/* Group ids: an unknown one is the kernel's silent no-op here. */
+	{ "devres_close_group:id", OPAQUE },
+	{ "devres_remove_group:id", OPAQUE },
+	{ "devres_release_group:id", OPAQUE },
+	/* The kmalloc family's NULL and ZERO_SIZE_PTR. */
+	{ "devm_kfree:p", ZERO_OK },
+	{ "devm_krealloc:ptr", ZERO_OK },
+	/* NULL: "none", "the default", "the latest" or "nothing to do". */
+	{ ":match", NULL_OK },
+	{ "devres_set_log_sink:sink", NULL_OK },
+	{ "put_device:dev", NULL_OK },
+	{ "get_device:dev", NULL_OK },
+	{ "pci_dev_put:pdev", NULL_OK },
+	{ "pci_dev_get:pdev", NULL_OK },
+	{ "pci_get_device:from", NULL_OK },
+	{ "platform_device_put:pdev", NULL_OK },
+	{ "platform_device_unregister:pdev", NULL_OK },
+	{ "dma_pool_destroy:pool", NULL_OK },
+	{ "iounmap:addr", NULL_OK },
+	{ "pci_sysfs_set_root:path", NULL_OK },
+	{ "pci_fake_destroy:tree", NULL_OK },
+	{ "devres_ledger_diff:f", NULL_OK },
+	{ "bus_for_each_dev:start", NULL_OK },
+	{ "driver_find_next_device:start", NULL_OK },
+	{ "devm_platform_get_and_ioremap_resource:res", NULL_OK },
+	{ "devres_sweep:undo", NULL_OK },
+	{ "pci_vfio_dma_mappings:ret_bytes", NULL_OK },
+	{ "request_threaded_irq:handler", NULL_OK },
+	{ "request_threaded_irq:thread_fn", NULL_OK },
+	{ "devm_request_threaded_irq:handler", NULL_OK },
+	{ "devm_request_threaded_irq:thread_fn", NULL_OK },
+	{ "devres_alloc_named:release", NULL_OK },
+	{ "devres_alloc_named:name", NULL_OK },
+	{ "irq_line_create:name", NULL_OK },
+	{ "irq_line_attach_fd:name", NULL_OK },
+	{ "irq_line_attach_level:name", NULL_OK },
+	{ "devm_thread_run:name", NULL_OK },
+	{ "request_irq:name", NULL_OK },
+	{ "request_threaded_irq:name", NULL_OK },
+	{ "devm_request_irq:devname", NULL_OK },
+	{ "devm_request_threaded_irq:devname", NULL_OK },
+	{ "devm_request_any_context_irq:devname", NULL_OK },
+	{ "pcim_request_region:name", NULL_OK },
+	{ "pcim_request_all_regions:name", NULL_OK },
+	{ "pcim_iomap_regions:name", NULL_OK },
+	{ "request_region:name", NULL_OK },
+	{ "request_mem_region:name", NULL_OK },
+	{ "request_mem_region_exclusive:name", NULL_OK },
+	{ "devm_request_region:name", NULL_OK },
+	{ "devm_request_mem_region:name", NULL_OK },
+	{ "devm_add_action_named:name", NULL_OK },
+	{ "devm_add_action_or_reset_named:name", NULL_OK },
+	{ "devres_should_fail:what", NULL_OK },
+	{ "devres_should_defer:what", NULL_OK },
+	{ "devres_should_fail:dev", NULL_OK },
+	{ "devres_should_defer:dev", NULL_OK },
+	{ "dev_printk:dev", NULL_OK },
+	{ "dev_err_probe:dev", NULL_OK },
+	{ "dev_name:dev", NULL_OK },
+	{ "set_dma_ops:ops", NULL_OK },
+	{ "devm_kstrdup:s", NULL_OK },
+	{ "devm_kstrdup_const:s", NULL_OK },
+	{ "devm_ioremap_resource:res", NULL_OK },
+	{ "devm_ioremap_resource_wc:res", NULL_OK },
+	{ "pci_match_id:ids", NULL_OK },
+	{ "pci_dev_is_vfio:pdev", NULL_OK },
+	{ "pci_dev_is_uio:pdev", NULL_OK },
+	{ "pci_uio_enable:dev_dir", NULL_OK },
+	{ "revocable_get:h", NULL_OK },
+	{ "revocable_put:h", NULL_OK },
+	{ "pci_iounmap:dev", NULL_OK },
+	{ "pci_iounmap:addr", NULL_OK },
+	{ "devres_free:res", NULL_OK },
+	{ "platform_device_add_resources:res", NULL_OK },
+	{ "platform_device_register_simple:res", NULL_OK },
+	{ "devm_revocable_create:release", NULL_OK },
+	{ "pci_fake_path:file", NULL_OK },
+};
+
+/* Calls whose return says nothing of a refusal (the WARN does). */
+static const char *const no_error_value[] = {
+	"dev_name",
+};
+
+/* Calls where 0 is the refusal (a count of nothing done). */
+static const char *const zero_is_refusal[] = {
+	"devres_release_group",
+	"devres_release_all",
+};
+
+/* Calls where a positive value is the refusal (PCIBIOS_* codes). */
+static const char *const positive_is_refusal[] = {
+	"pci_read_config_byte",	 "pci_read_config_word",
+	"pci_read_config_dword", "pci_write_config_byte",
+	"pci_write_config_word", "pci_write_config_dword",
+};
+
+/* Calls where NULL says "no conflict": an ERR_PTR is their refusal. */
+static const char *const null_is_success[] = {
+	"request_resource_conflict",
+	"insert_resource_conflict",
+};
+
+#define IN(list, f) in_list(list, sizeof(list) / sizeof((list)[0]), f)
+
+static bool in_list(const char *const *list, size_t n, const char *f)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(list[i], f))
+			return true;
+	return false;
+}
+
+/* Whether result @r of @func is a refusal. */
+static bool refused(const char *func, int r)
+{
+	if (IN(no_error_value, func))
+		return true;
+	switch (r) {
+	case RES_ERR:
+	case RES_VOID:
+		return true;
+	case RES_NULL:
+		return !IN(null_is_success, func);
+	case RES_ZERO:
+		return IN(zero_is_refusal, func);
+	case RES_POS:
+		return IN(positive_is_refusal, func);
+	default:
+		return false;
+	}
+}
+
+static enum rule rule_of(const char *func, const char *arg)
+{
+	char key[128];
+
+	snprintf(key, sizeof(key), "%s:%s", func, arg);
+	for (size_t i = 0; i < sizeof(rules) / sizeof(rules[0]); i++) {
+		const char *r = rules[i].arg;
+
+		if (strcmp(r, key) == 0 || (r[0] == ':' && !strcmp(r + 1, arg)))
+			return rules[i].rule;
+	}
+	return ATTACK;
+}
+
+/* The fixture: valid arguments, made in the child that first needs them. */
+static struct device hdev;
+static bool hdev_ready;
+static struct pci_fake *tree;
+static max_align_t scratch[64];
+static int nothing_called;
+
+static long nop(void)
+{
+	nothing_called++;
+	return 0;
+}
+
+static void *arg_fn(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return (void *)nop;
+}
+
+static void *arg_device(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	if (!hdev_ready && init_dev(&hdev, "hostile-dev") == 0)
+		hdev_ready = true;
+	return &hdev;
+}
+
+static void *arg_pci_dev(const char *func, const char *arg);
+
+static void *arg_buf(const char *func, const char *arg)
+{
+	(void)func;
+	if (!strcmp(arg, "f") || !strcmp(arg, "stream"))
+		return stderr;
+	if (!strcmp(arg, "res") || !strcmp(arg, "new_res"))
+		return devres_alloc_named(NULL, 16, GFP_KERNEL, "hostile");
+	/* A mapping of the kind the call unmaps. */
+	if (!strcmp(func, "pci_iounmap"))
+		return pci_iomap(arg_pci_dev(func, "dev"), 0, 0);
+	if (!strcmp(func, "pcim_iounmap"))
+		return pcim_iomap(arg_pci_dev(func, "pdev"), 0, 0);
+	return &scratch[8];
+}
+
+static void *arg_str(const char *func, const char *arg)
+{
+	if (!strcmp(arg, "mode"))
+		return "r";
+	if (!strcmp(arg, "path"))
+		return strcmp(func, "pci_sysfs_set_root")
+			       ? "/dev/null"
+			       : (void *)pci_fake_root(tree);
+	if (!strcmp(arg, "fmt"))
+		return "hostile";
+	if (!strcmp(func, "pci_bus_scan_device") || !strcmp(func, "pci_fake_"
+								  "remove"))
+		return "0000:00:01.0";
+	return "hostile";
+}
+
+static long arg_int(const char *func, const char *arg)
+{
+	static const struct {
+		const char *arg;
+		long v;
+	} v[] = {
+		{ "size", 64 },
+		{ "len", 64 },
+		{ "n", 16 },
+		{ "new_size", 64 },
+		{ "maxlen", 0 },
+		{ "allocation", 0 },
+		{ "align", 8 },
+		{ "boundary", 0 },
+		{ "gfp", GFP_KERNEL },
+		{ "flags", 0 },
+		{ "irqflags", 0 },
+		{ "bar", 0 },
+		{ "where", 0 },
+		{ "dir", DMA_TO_DEVICE },
+		{ "order", 0 },
+		{ "id", -1 },
+		{ "type", IORESOURCE_MEM },
+		{ "index", 0 },
+		{ "level", 3 },
+		{ "err", -EINVAL },
+		{ "start", 0x10000 },
+		{ "timeout_ms", 0 },
+		{ "events", 1 },
+		{ "prot", 1 },
+		{ "off", 0 },
+		{ "offset", 0 },
+		{ "mask", 1 },
+	};
+
+	(void)func;
+	if (!strcmp(arg, "irq")) {
+		static int irq;
+
+		if (!irq)
+			irq = irq_line_create("hostile");
+		return irq;
+	}
+	if (!strcmp(arg, "fd") || !strcmp(arg, "dirfd") ||
+	    !strcmp(arg, "unmask_fd"))
+		return open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!strcmp(arg, "mask") && strncmp(func, "dma_", 4) == 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!strcmp(v[i].arg, arg))
+			return v[i].v;
+	return 1;
+}
+
+static void *arg_pci_dev(const char *func, const char *arg)
+{
+	static struct pci_dev *p;
+
+	(void)func;
+	(void)arg;
+	if (!p) {
+		if (pci_sysfs_set_root(pci_fake_root(tree)) ||
+		    pci_bus_scan() != 1)
+			_exit(V_FIXTURE);
+		p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	}
+	return p;
+}
+
+static void *arg_pci_fake(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return tree;
+}
+
+static struct pci_fake_dev fake_desc(const char *name)
+{
+	struct pci_fake_dev d = {
+		.name = name,
+		.vendor = 0x1af4,
+		.device = 0x1041,
+		.class = 0x020000,
+		.irq = 11,
+	};
+
+	d.bar_size[0] = 4096;
+	d.bar_flags[0] = IORESOURCE_MEM;
+	return d;
+}
+
+static void *arg_pci_fake_dev(const char *func, const char *arg)
+{
+	static struct pci_fake_dev d;
+
+	(void)func;
+	(void)arg;
+	d = fake_desc("0000:00:02.0");
+	return &d;
+}
+
+static void *arg_dma_pool(const char *func, const char *arg)
+{
+	static struct dma_pool *pool;
+
+	if (!pool)
+		pool = dma_pool_create("hostile", arg_device(func, arg), 64, 8,
+				       0);
+	return pool;
+}
+
+static void *arg_resource(const char *func, const char *arg)
+{
+	static struct resource r;
+
+	(void)func;
+	if (!strcmp(arg, "root") || !strcmp(arg, "parent"))
+		return devres_iomem_resource();
+	r = (struct resource){
+		.start = 0x10000,
+		.end = 0x10fff,
+		.name = "hostile",
+		.flags = IORESOURCE_MEM,
+	};
+	return &r;
+}
+
+static void *arg_platform_device(const char *func, const char *arg)
+{
+	static struct platform_device *p;
+
+	(void)func;
+	(void)arg;
+	if (!p)
+		p = platform_device_alloc("hostile", -1);
+	return p;
+}
+
+static int thread_fn(void *a)
+{
+	(void)a;
+	while (!devres_thread_should_stop())
+		devres_thread_sleep(10);
+	return 0;
+}
+
+static void *arg_devres_thread(const char *func, const char *arg)
+{
+	return devm_thread_run(arg_device(func, arg), thread_fn, NULL,
+			       "hostile");
+}
+
+static const struct bus_type hbus = { .name = "hostile" };
+static struct device_driver hdrv = { .name = "hostile", .bus = &hbus };
+
+/* Registered, so that a walk or a lookup reaches the argument under attack. */
+static void *arg_bus_type(const char *func, const char *arg)
+{
+	static bool done;
+
+	(void)func;
+	(void)arg;
+	if (!done && bus_register(&hbus))
+		_exit(V_FIXTURE);
+	done = true;
+	return (void *)&hbus;
+}
+
+static void *arg_device_driver(const char *func, const char *arg)
+{
+	static bool done;
+
+	if (!done) {
+		arg_bus_type(func, arg);
+		if (driver_register(&hdrv))
+			_exit(V_FIXTURE);
+		done = true;
+	}
+	return &hdrv;
+}
+
+static void *arg_devres_dma_ops(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return (void *)devres_dma_iova_ops();
+}
+
+static void *arg_devres_ledger(const char *func, const char *arg)
+{
+	static struct devres_ledger l[2];
+
+	(void)func;
+	devres_ledger_snapshot(&l[0]);
+	devres_ledger_snapshot(&l[1]);
+	return &l[strcmp(arg, "after") == 0];
+}
+
+#define SCRATCH_ARG(kind)                                                      \
+	static void *arg_##kind(const char *func, const char *arg)             \
+	{                                                                      \
+		(void)func;                                                    \
+		(void)arg;                                                     \
+		return &scratch[8];                                            \
+	}
+SCRATCH_ARG(devres_stats)
+SCRATCH_ARG(devres_sweep_result)
+SCRATCH_ARG(page)
+SCRATCH_ARG(pci_device_id)
+
+#pragma GCC diagnostic push
+/* A format under attack is not a literal, by design. */
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#include "hostile-args-cases.h"
+#pragma GCC diagnostic pop
+
+static int warns;
+
+/* Counts WARNs by their lines, without the library's counter's help. */
+static void count_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	if (strncmp(line, "WARNING: ", 9) == 0)
+		warns++;
+}
+
+static const char *const verdict_names[] = {
+	[V_NO_WARN] = "no WARN",
+	[V_MANY_WARNS] = "more than one WARN",
+	[V_SUCCEEDED] = "returned success",
+	[V_WARNED_ON_NULL] = "WARNed on a NULL the contract allows",
+	[V_COUNT_MISSED] = "the WARN counter missed a WARN",
+	[V_FIXTURE] = "fixture failed",
+};
+
+static int run_case(const struct arg_case *c, void *bad, bool allowed)
+{
+	int w0, c0, r;
+
+	devres_set_log_sink(count_sink, NULL);
+	w0 = warns;
+	c0 = devres_warn_count();
+	r = c->call(bad);
+	if (devres_warn_count() - c0 != warns - w0)
+		return V_COUNT_MISSED;
+	if (allowed)
+		return warns == w0 ? V_PASS : V_WARNED_ON_NULL;
+	if (warns == w0)
+		return V_NO_WARN;
+	if (warns - w0 > 1)
+		return V_MANY_WARNS;
+	if (!refused(c->func, r))
+		return V_SUCCEEDED;
+	return V_PASS;
+}
+
+static void test_every_pointer_argument(void **state)
+{
+	void *const bad[] = { NULL, ERR_PTR(-EINVAL), (void *)16 };
+	const char *const bad_names[] = { "NULL", "ERR_PTR(-EINVAL)",
+					  "(void *)16" };
+	size_t ncases = sizeof(arg_cases) / sizeof(arg_cases[0]);
+	int failed = 0, ran = 0;
+
+	(void)state;
+	tree = pci_fake_create();
+	assert_non_null(tree);
+	struct pci_fake_dev d = fake_desc("0000:00:01.0");
+	assert_int_equal(pci_fake_add(tree, &d), 0);
+
+	for (size_t i = 0; i < ncases; i++) {
+		const struct arg_case *c = &arg_cases[i];
+		enum rule rule = rule_of(c->func, c->arg);
+
+		if (rule == OPAQUE)
+			continue;
+		for (int b = 0; b < 3; b++) {
+			int status;
+			pid_t pid;
+
+			fflush(NULL);
+			pid = fork();
+			assert_true(pid >= 0);
+			if (pid == 0) {
+				/* A crash is the child's death, not cmocka's. */
+				signal(SIGSEGV, SIG_DFL);
+				signal(SIGBUS, SIG_DFL);
+				signal(SIGILL, SIG_DFL);
+				signal(SIGFPE, SIG_DFL);
+				signal(SIGABRT, SIG_DFL);
+				_exit(run_case(c, bad[b],
+					       (b == 0 && rule == NULL_OK) ||
+						       (b != 1 &&
+							rule == ZERO_OK)));
+			}
+			assert_int_equal(waitpid(pid, &status, 0), pid);
+			ran++;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				continue;
+			failed++;
+			if (WIFSIGNALED(status))
+				fprintf(stderr, "FAIL %s(%s = %s): signal %d\n",
+					c->func, c->arg, bad_names[b],
+					WTERMSIG(status));
+			else if (WEXITSTATUS(status) >= V_NO_WARN &&
+				 WEXITSTATUS(status) <= V_FIXTURE &&
+				 verdict_names[WEXITSTATUS(status)])
+				fprintf(stderr, "FAIL %s(%s = %s): %s\n",
+					c->func, c->arg, bad_names[b],
+					verdict_names[WEXITSTATUS(status)]);
+			else
+				fprintf(stderr, "FAIL %s(%s = %s): exit %d\n",
+					c->func, c->arg, bad_names[b],
+					WEXITSTATUS(status));
+		}
+	}
+	pci_fake_destroy(tree);
+	fprintf(stderr, "%d calls, %d failed\n", ran, failed);
+	assert_true(ran > 500);
+	assert_int_equal(failed, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_pointer_argument),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
