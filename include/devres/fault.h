@@ -92,7 +92,9 @@ DEVRES_API bool devres_should_defer(struct device *dev, const char *what);
  * the call records the line, and so does the first call named after it,
  * so that the sweep's report can say where an acquisition failed, where
  * the probe went on after it, and from which line dev_err_probe()
- * returned. Calls nest: only the outermost names its line.
+ * returned. Calls nest: only the outermost names its line. A bad @file or
+ * @what (NULL, an ERR_PTR) WARNs; the call is counted all the same, so
+ * that its leave stays paired, and names no line.
  *
  * Context: the calling thread; cheap, not free (two thread-local writes).
  */

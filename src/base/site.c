@@ -32,13 +32,19 @@ static const char *base(const char *file)
 
 void devres_call_site_enter(const char *file, int line, const char *what)
 {
+	/* Counted all the same, so that its leave stays paired and quiet. */
+	if (devres__arg_bad(NULL, file, __func__, "file") ||
+	    devres__arg_bad(NULL, what, __func__, "what")) {
+		depth++;
+		return;
+	}
 	if (depth++)
 		return;
 	cur = (struct devres__site){ .file = base(file),
 				     .line = line,
 				     .what = what };
 	/* dev_err_probe() reports the failure; it is not going on. */
-	if (watching && !(what && strcmp(what, "dev_err_probe") == 0)) {
+	if (watching && strcmp(what, "dev_err_probe") != 0) {
 		after = cur;
 		watching = false;
 	}
