@@ -43,6 +43,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
+#include <malloc.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -434,9 +435,15 @@ static int run(int nfact, int ndma)
 		if (!pci_get_drvdata(edus[i]))
 			continue;
 		if (uio)
-			printf("edu %s: bound through UIO, alive, DMA %s\n",
+			printf("edu %s: bound through UIO, alive, DMA %s "
+			       "%#llx\n",
 			       pci_name(edus[i]),
-			       uio_phys ? "by physical address" : "refused");
+			       uio_phys ? "by physical address, buffer at"
+					: "refused, buffer handle",
+			       (unsigned long long)((struct edu *)
+							    pci_get_drvdata(
+								    edus[i]))
+				       ->buf_dma);
 		else
 			printf("edu %s: bound through VFIO, alive, %d IOMMU "
 			       "mapping(s) of %llu bytes\n",
@@ -764,6 +771,13 @@ int main(int argc, char **argv)
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/*
+	 * One malloc arena: glibc gives a thread that first allocates while
+	 * another thread's arena is still held a new one, a mapping of 64
+	 * MiB that stays, and the snapshots would see it come and go with
+	 * the timing of the interrupt thread's exit.
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	if (!in_vm()) {
 		printf("edu: runs only in the test VM (make demo-vm), "
 		       "never on this machine's devices\n");
