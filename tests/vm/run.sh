@@ -37,6 +37,7 @@ edu-memlock examples/edu/edu --memlock
 edu-crash examples/edu/edu --crash
 lspci-lite /bin/sh /tests/lspci-compare.sh BUILD/examples/lspci-lite
 viable /bin/sh /tests/viable.sh BUILD/examples/edu/edu
+uio /bin/sh /tests/uio.sh BUILD/examples/edu/edu
 LIST
 	nvme_tests
 }
@@ -110,6 +111,7 @@ copy_with_libs() {
 # lspci-lite against pciutils' lspci -n, over the guest's real /sys.
 mkdir -p "$root/tests"
 cp "$src/tests/pci/lspci-compare.sh" "$src/tests/vm/viable.sh" "$root/tests/"
+cp "$src/tests/vm/uio.sh" "$root/tests/"
 lspci=$(command -v lspci || true)
 [ -n "$lspci" ] && copy_with_libs "$lspci" && ln -sf "$lspci" "$root/bin/lspci"
 . "$src/tests/vm/nvme.sh"
