@@ -73,7 +73,8 @@ core_target() {
 	for d in $RUNDIRS; do
 		printf ' | '
 		sed -n '/^targets/,$p' "$d/core.txt" | grep -E "$1" |
-			head -n 1 | sed -E 's/^.* ([0-9.]+x) \(IQR ([0-9.-]+),.*: ([A-Z]+)( \(within the spread\))?$/\1 (\2) \3\4/'
+			head -n 1 | sed -E 's/^.* ([0-9.]+x) \(IQR ([0-9.-]+),.*: ([A-Z]+)( \(within the spread\))?$/\1 (\2) \3\4/' |
+			tr -d '\n'
 	done
 }
 # Contention, one device: ratio range and fairness of $1 threads,
