@@ -6,14 +6,14 @@
 # only place where the library opens /dev/vfio. Each test's result comes
 # back on the VM's second serial port, apart from the kernel's console.
 # Usage: run.sh BUILD_DIR   (a dev build: build/dev)
-# Environment: VM_TIMEOUT (seconds for one boot, default 120), VM_KEEP=1 keeps the
+# Environment: VM_TIMEOUT (seconds for one boot, default 240), VM_KEEP=1 keeps the
 # initramfs tree, VM_ONLY=NAME runs one test.
 set -eu
 build=${1:?usage: run.sh BUILD_DIR}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$build" && pwd)
 out=$build/vm
-timeout_s=${VM_TIMEOUT:-120}
+timeout_s=${VM_TIMEOUT:-240}
 start=$(date +%s)
 mkdir -p "$out"
 
