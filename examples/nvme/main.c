@@ -13,6 +13,7 @@
  *                         request is reaped, with its status or an error
  *   nvme --timeout        a lost doorbell: the command times out, the
  *                         controller is reset, and the load goes on
+ *   nvme --prp            commands of 2 to 32 blocks: PRP2 and PRP lists
  *   nvme --final N        write the final pattern on blocks [0, N)
  *   nvme --check-dev DEV --blocks N
  *                         read DEV (the kernel's driver) with O_DIRECT: the
@@ -292,6 +293,56 @@ static int timeout(struct load_opts *o)
 	return 0;
 }
 
+/*
+ * Commands of several blocks: two pages (PRP2 names the second) and more
+ * (PRP2 names a PRP list from the pool), written whole, read back whole
+ * and block by block, from block 4096 on.
+ */
+static int prp_lists(struct load_opts *o)
+{
+	static const unsigned int sizes[] = { 1, 2, 3, 8, 17, 32 };
+	uint8_t *buf = aligned_alloc(4096, 32 * 4096);
+	struct nvme_blk *b;
+	unsigned long checked = 0, bad = 0;
+	uint64_t lba = 4096;
+
+	if (!buf || bind(&b)) {
+		free(buf);
+		return 1;
+	}
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		unsigned int n = sizes[k];
+		int ret;
+
+		if (n > nvme_blk_max_blocks(b))
+			break;
+		for (unsigned int i = 0; i < n; i++)
+			load_fill(buf + i * 4096, lba + i, n, o->run);
+		ret = nvme_blk_rw(b, 0, NVME_OP_WRITE, lba, n, buf);
+		CHECK(!ret, "write of %u blocks: %d", n, ret);
+		memset(buf, 0, (size_t)n * 4096);
+		ret = nvme_blk_rw(b, 0, NVME_OP_READ, lba, n, buf);
+		CHECK(!ret, "read of %u blocks: %d", n, ret);
+		for (unsigned int i = 0; i < n; i++, checked++)
+			bad += load_check(buf + i * 4096, lba + i, n, o->run) !=
+			       0;
+		for (unsigned int i = 0; i < n; i++, checked++)
+			bad += nvme_blk_rw(b, 0, NVME_OP_READ, lba + i, 1,
+					   buf) ||
+			       load_check(buf, lba + i, n, o->run);
+		lba += n;
+	}
+	printf("nvme: commands of 1, 2, 3, 8, 17 and 32 blocks (PRP1 alone, "
+	       "PRP2, PRP lists from the pool), read back whole and block by "
+	       "block: %lu blocks checked, %lu bad\n",
+	       checked, bad);
+	CHECK(!bad && checked == 2 * (1 + 2 + 3 + 8 + 17 + 32), "%lu bad", bad);
+	nvme_blk_put(b);
+	pci_unregister_driver(&nvme_driver);
+	free(buf);
+	return 0;
+}
+
 /* Blocks [0, n) get the final pattern, read back through the driver. */
 static int final(uint64_t n)
 {
@@ -371,7 +422,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--quiet"))
 			o.quiet = true;
 		else if (!strcmp(a, "--sweep") || !strcmp(a, "--unbind") ||
-			 !strcmp(a, "--timeout"))
+			 !strcmp(a, "--timeout") || !strcmp(a, "--prp"))
 			mode = a + 2;
 		else if (!strcmp(a, "--final") && v)
 			final_n = strtoull(argv[++i], NULL, 0), mode = "final";
@@ -416,6 +467,8 @@ int main(int argc, char **argv)
 		unbind_mid_io(&o);
 	else if (!strcmp(mode, "timeout"))
 		timeout(&o);
+	else if (!strcmp(mode, "prp"))
+		prp_lists(&o);
 	else if (!strcmp(mode, "final"))
 		final(final_n);
 	else
