@@ -343,28 +343,46 @@ static int prp_lists(struct load_opts *o)
 	return 0;
 }
 
-/* Blocks [0, n) get the final pattern, read back through the driver. */
+/*
+ * Blocks [0, n) get the final pattern, in commands of as many blocks as
+ * the driver takes (PRP lists), and are read back the same way.
+ */
 static int final(uint64_t n)
 {
-	static uint8_t buf[4096] __attribute__((aligned(4096)));
 	struct nvme_blk *b;
 	unsigned long bad = 0;
+	unsigned int per;
+	uint8_t *buf;
 
 	if (bind(&b))
 		return 1;
-	for (uint64_t lba = 0; lba < n; lba++) {
-		load_fill(buf, lba, 1, FINAL_RUN);
-		if (nvme_blk_rw(b, 0, NVME_OP_WRITE, lba, 1, buf))
-			bad++;
+	per = nvme_blk_max_blocks(b);
+	buf = aligned_alloc(4096, (size_t)per * 4096);
+	for (uint64_t lba = 0; buf && lba < n; lba += per) {
+		unsigned int k = n - lba < per ? (unsigned int)(n - lba) : per;
+
+		for (unsigned int i = 0; i < k; i++)
+			load_fill(buf + i * 4096, lba + i, 1, FINAL_RUN);
+		if (nvme_blk_rw(b, 0, NVME_OP_WRITE, lba, k, buf))
+			bad += k;
 	}
 	CHECK(nvme_blk_rw(b, 0, NVME_OP_FLUSH, 0, 0, NULL) == 0, "flush");
-	for (uint64_t lba = 0; lba < n; lba++)
-		if (nvme_blk_rw(b, 0, NVME_OP_READ, lba, 1, buf) ||
-		    load_check(buf, lba, 1, FINAL_RUN))
-			bad++;
-	printf("nvme: final pattern on blocks [0, %llu): %lu bad\n",
-	       (unsigned long long)n, bad);
-	CHECK(!bad, "final pattern");
+	for (uint64_t lba = 0; buf && lba < n; lba += per) {
+		unsigned int k = n - lba < per ? (unsigned int)(n - lba) : per;
+
+		if (nvme_blk_rw(b, 0, NVME_OP_READ, lba, k, buf)) {
+			bad += k;
+			continue;
+		}
+		for (unsigned int i = 0; i < k; i++)
+			bad += load_check(buf + i * 4096, lba + i, 1,
+					  FINAL_RUN) != 0;
+	}
+	printf("nvme: final pattern on blocks [0, %llu), %u blocks a "
+	       "command: %lu bad\n",
+	       (unsigned long long)n, per, bad);
+	CHECK(buf && !bad, "final pattern");
+	free(buf);
 	nvme_blk_put(b);
 	pci_unregister_driver(&nvme_driver);
 	return 0;

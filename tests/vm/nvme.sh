@@ -45,7 +45,7 @@ nvme-prp examples/nvme/nvme --prp
 nvme-sweep examples/nvme/nvme --sweep
 nvme-unbind examples/nvme/nvme --unbind --qd 16 --queues 2 --threads 2
 nvme-timeout examples/nvme/nvme --timeout
-nvme-final examples/nvme/nvme --final 2048
+nvme-final examples/nvme/nvme --final 8192
 nvme-kernel /bin/sh /tests/nvme-kernel.sh BUILD/examples/nvme/nvme $n
 LIST
 }
