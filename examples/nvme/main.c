@@ -258,6 +258,37 @@ static int unbind_mid_io(struct load_opts *o)
 	return 0;
 }
 
+/*
+ * A command the controller never saw (its doorbell lost) when remove()
+ * begins: deleting its queue does not end it, so remove() fails it, and
+ * its submitter, waiting for it, reaps -ENODEV.
+ */
+static int unbind_unseen(void)
+{
+	static uint8_t buf[4096] __attribute__((aligned(4096)));
+	struct unbinder u = { .delay_ms = 200 };
+	struct nvme_blk *b;
+	int tag, got = -1, status = 0, ret;
+	pthread_t t;
+
+	if (bind(&b))
+		return 1;
+	nvme_blk_drop_doorbell(b);
+	tag = nvme_blk_submit(b, 0, NVME_OP_READ, 9, 1, buf);
+	CHECK(tag >= 0, "submit: %d", tag);
+	pthread_create(&t, NULL, unbind_later, &u);
+	ret = tag < 0 ? tag : nvme_blk_reap(b, 0, tag, &got, &status);
+	pthread_join(t, NULL);
+	printf("nvme: a command the controller never saw, in flight at "
+	       "unbind: reaped with %s\n",
+	       ret ? strerror(-ret) : strerror(-status));
+	CHECK(!ret && got == tag && status == -ENODEV, "reap: %d, status %d",
+	      ret, status);
+	nvme_blk_put(b);
+	pci_unregister_driver(&nvme_driver);
+	return 0;
+}
+
 static int timeout(struct load_opts *o)
 {
 	static uint8_t buf[4096] __attribute__((aligned(4096)));
@@ -481,9 +512,10 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "sweep"))
 		sweep();
-	else if (!strcmp(mode, "unbind"))
+	else if (!strcmp(mode, "unbind")) {
 		unbind_mid_io(&o);
-	else if (!strcmp(mode, "timeout"))
+		unbind_unseen();
+	} else if (!strcmp(mode, "timeout"))
 		timeout(&o);
 	else if (!strcmp(mode, "prp"))
 		prp_lists(&o);
