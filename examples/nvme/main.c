@@ -4,8 +4,10 @@
  * controller (1b36:0010), reached through VFIO.
  *
  *   nvme [--qd N] [--ios N] [--threads N] [--queues N] [--poll] [--seq]
+ *        [--reads PCT]
  *        bind, run N verified I/Os (each write read back and checked) at
- *        queue depth N per thread, one I/O queue per thread, unbind, and
+ *        queue depth N per thread, one I/O queue per thread (PCT of
+ *        the requests only read a block and check it), unbind, and
  *        check that nothing is left: ledger, IOMMU mappings, controller
  *        disabled (CSTS.RDY read back)
  *   nvme --sweep          fail the probe at each failure point in turn
@@ -464,6 +466,8 @@ int main(int argc, char **argv)
 			o.blocks = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(a, "--first") && v)
 			o.first = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(a, "--reads") && v)
+			o.reads_pct = (unsigned int)atoi(argv[++i]) % 101;
 		else if (!strcmp(a, "--poll"))
 			nvme_param_poll = true;
 		else if (!strcmp(a, "--seq"))

@@ -39,7 +39,7 @@ nvme_tests() {
 nvme examples/nvme/nvme --qd 1 --ios $n
 nvme-qd32 examples/nvme/nvme --qd 32 --ios $n
 nvme-queues examples/nvme/nvme --qd 8 --ios $n --queues 4 --threads 4
-nvme-poll examples/nvme/nvme --poll --qd 8 --ios $((n / 2))
+nvme-poll examples/nvme/nvme --poll --qd 8 --reads 50 --ios $((n / 2))
 nvme-seq examples/nvme/nvme --seq --qd 4 --ios $((n / 2))
 nvme-prp examples/nvme/nvme --prp
 nvme-sweep examples/nvme/nvme --sweep
