@@ -246,6 +246,16 @@ HIDDEN int devres__open_beneath(int rootfd, const char *path, int flags,
 				unsigned int mode);
 
 /*
+ * devres.c: devres_add() of a node that no group of the device's users
+ * may release: placed just newer than the newest layer-owned group's
+ * marker (the driver binding's) when @in_owned and there is one, else at
+ * the oldest end of the list (released with the device's own resources).
+ * For bookkeeping that must outlive whatever group is open when it is
+ * made. Walks the list: not for a fast path.
+ */
+HIDDEN void devres__add_ungrouped(struct device *dev, void *res, bool in_owned);
+
+/*
  * devres.c: a check that must see all of a chain's releases done. A
  * release callback that passes @l here has @l->fn(@l) called once every
  * other node of the chain it is released with (an unbind, a
