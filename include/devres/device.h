@@ -195,10 +195,14 @@ DEVRES_API void device_unregister(struct device *dev);
  * A device whose count has reached zero is being released and cannot be
  * revived (a release callback of its last put taking a reference): WARN,
  * no reference is taken, and the put_device() that goes with it is
- * absorbed, so the release runs once.
+ * absorbed, so the release runs once. A count that reaches INT_MAX / 2 (a
+ * leak of references) saturates there with one WARN, as the kernel's
+ * refcount_t: puts leave it, and the device is never released rather than
+ * freed under its users by a wrapped count.
  *
  * Context: any thread.
- * Return: @dev.
+ * Return: @dev; NULL for NULL, and for an ERR_PTR or first-page @dev
+ * (WARNed).
  */
 DEVRES_API struct device *get_device(struct device *dev);
 

@@ -279,7 +279,9 @@ DEVRES_API void enable_irq(unsigned int irq);
  * @irq: the line's number
  *
  * Increments the line's disable depth: no handler of the line is called
- * until as many enable_irq(). A handler already running carries on.
+ * until as many enable_irq(). A handler already running carries on. The
+ * depth stops at 2^20: one more disable is refused with a WARN (a missing
+ * enable_irq() in a loop), never wrapped to enabled.
  *
  * Context: any thread, also from the line's own handler.
  */
