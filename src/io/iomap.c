@@ -244,7 +244,7 @@ void *io__remap(phys_addr_t offset, size_t size,
 	struct iomap *m;
 	off_t pos;
 	void *base;
-	int err;
+	int err = 0;
 
 	if (!size || offset + size - 1 < offset || size > SIZE_MAX / 2) {
 		errno = EINVAL;
