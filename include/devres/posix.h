@@ -283,7 +283,8 @@ DEVRES_API int devm_thread_stop(struct device *dev,
  * before it WARNs (DEVRES_THREAD_STOP_TIMEOUT_MS by default); it then goes on
  * waiting without limit.
  *
- * Context: any thread, while @thread is managed.
+ * Context: any thread, while @thread is managed. In a child of fork(), a
+ * thread of its parent is left as it is, with a WARN.
  */
 DEVRES_API void devres_thread_set_stop_timeout(struct devres_thread *thread,
 					       unsigned int ms);

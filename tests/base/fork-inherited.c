@@ -259,12 +259,15 @@ static void visit_device(struct museum *m, struct device *dev)
 
 int museum_visit(struct museum *m, struct device *busy)
 {
+	struct devres_ledger before, after;
 	struct pci_dev *pdev = m->pci;
 	dma_addr_t h;
 	uint32_t v;
 
 	visit_bad = 0;
 	devres_set_log_sink(quiet, NULL);
+	/* Nothing acquired or released by any of it, in the child's count. */
+	devres_ledger_snapshot(&before);
 
 	visit_device(m, &m->dev);
 	visit_device(m, &m->plat->dev);
@@ -295,6 +298,9 @@ int museum_visit(struct museum *m, struct device *busy)
 	INHV(dma_pool_destroy(m->pool));
 	INHV(dmam_pool_destroy(m->mpool));
 	INH(dma_pool_alloc(m->mpool, GFP_KERNEL, &h), == NULL);
+
+	/* The managed thread's handle. */
+	INHV(devres_thread_set_stop_timeout(m->thread, 10));
 
 	/* Revocable handles. */
 	INH(revocable_try_access(m->rev), == NULL);
@@ -332,6 +338,11 @@ int museum_visit(struct museum *m, struct device *busy)
 		}
 	}
 
+	devres_ledger_snapshot(&after);
+	if (devres_ledger_diff(&before, &after, stderr)) {
+		fprintf(stderr, "child: the ledger moved\n");
+		visit_bad++;
+	}
 	devres_set_log_sink(NULL, NULL);
 	return visit_bad;
 }
