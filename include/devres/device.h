@@ -155,7 +155,8 @@ DEVRES_API int device_add(struct device *dev);
  * whole (use device_add()), so that nothing set on it is lost.
  *
  * Context: as device_add().
- * Return: as device_add(); -EINVAL (WARN) when @dev is already initialized.
+ * Return: as device_add(); -EINVAL (WARN) when @dev is already initialized;
+ * -ECHILD (WARN) in a child of fork() for a device of its parent.
  */
 DEVRES_API int device_register(struct device *dev);
 
