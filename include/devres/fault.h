@@ -80,6 +80,35 @@ DEVRES_API bool devres_should_fail(struct device *dev, const char *what);
 DEVRES_API bool devres_should_defer(struct device *dev, const char *what);
 
 /**
+ * devres_call_site_enter() - name the source line of the call that follows
+ * @file: the caller's __FILE__ (its base name is kept; the string must
+ *        outlive the sweep, as a literal does)
+ * @line: the caller's __LINE__
+ * @what: the call's name ("devm_kcalloc")
+ *
+ * Code built outside the library (the compat headers wrap each acquisition
+ * a driver calls) names the line of a call around it, with
+ * devres_call_site_leave() after it. A fault or deferral injected inside
+ * the call records the line, and so does the first call named after it,
+ * so that the sweep's report can say where an acquisition failed, where
+ * the probe went on after it, and from which line dev_err_probe()
+ * returned. Calls nest: only the outermost names its line.
+ *
+ * Context: the calling thread; cheap, not free (two thread-local writes).
+ */
+DEVRES_API void devres_call_site_enter(const char *file, int line,
+				       const char *what);
+
+/**
+ * devres_call_site_leave() - end the call devres_call_site_enter() named
+ *
+ * A leave without an enter WARNs and does nothing.
+ *
+ * Context: the thread that entered.
+ */
+DEVRES_API void devres_call_site_leave(void);
+
+/**
  * devres_defer_nth() - make the n-th deferrable lookup of this thread defer
  * @n: 1 makes the next devres_should_defer() return true, 2 the one after,
  *     ...; 0 disarms

@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <limits.h>
 #include "base.h"
+#include "sweep.h"
 
 static bool dbg_on;
 
@@ -707,6 +708,8 @@ int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 	len = strlen(msg);
 	if (len && msg[len - 1] == '\n')
 		msg[len - 1] = '\0';
+	/* The sweep's report names the line a probe returned from. */
+	devres__site_return(err);
 	/* By name, as the kernel's "error %pe". */
 	dev_printk(err == -EPROBE_DEFER ? DEVRES_LOG_DEBUG : DEVRES_LOG_ERR,
 		   dev, "error %s: %s",

@@ -63,6 +63,7 @@ bool devres__fail_now(const char *what, int err)
 	set_nth(0);
 	fail_what = what ? what : "devres_alloc";
 	fail_err = err;
+	devres__site_fault();
 	return true;
 }
 
@@ -114,6 +115,7 @@ bool devres_should_defer(struct device *dev, const char *what)
 	if (likely(!defer_nth) || hidden || --defer_nth)
 		return false;
 	defer_what = what ? what : "devres_should_defer";
+	devres__site_fault();
 	return true;
 }
 

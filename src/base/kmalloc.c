@@ -51,7 +51,8 @@ static void *kmalloc_small(struct device *dev, size_t size, bool zero,
 	struct dr_log l;
 	void *data;
 
-	if (devres__should_fail())
+	/* Named by the caller's call, failing as memory does: -ENOMEM. */
+	if (devres__should_fail_as(func, -ENOMEM))
 		return NULL;
 	if (!lock_dev(dev, func))
 		return NULL;
@@ -411,7 +412,7 @@ unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
 	dr = devres_alloc(devm_pages_release, sizeof(*dr), gfp);
 	if (!dr)
 		return 0;
-	if (devres__should_fail() ||
+	if (devres__should_fail_as(__func__, -ENOMEM) ||
 	    posix_memalign(&addr, page, page << order)) {
 		devres_free(dr);
 		return 0;

@@ -69,14 +69,19 @@ static int defer_run(const struct devres__sweep *s, struct probe_sweep *ps,
 		     struct devres_sweep_result *r)
 {
 	struct devres_ledger base, now;
+	struct devres__site failed, after, returned;
 	const char *what;
-	char err[24];
-	int ret, warns = devres_warn_count();
+	char err[24], where[200];
+	int ret, returned_err, warns = devres_warn_count();
 	bool bad = false;
 
 	devres_ledger_snapshot(&base);
+	devres__site_reset();
 	devres_defer_nth(n);
 	ret = bind_op(ps);
+	devres__site_get(&failed, &after, &returned, &returned_err);
+	devres__sweep_where(s, ret, &failed, &after, &returned, returned_err,
+			    where, sizeof(where));
 	if (devres_defer_nth_get()) {
 		devres_defer_nth(0);
 		if (ret >= 0)
@@ -94,8 +99,8 @@ static int defer_run(const struct devres__sweep *s, struct probe_sweep *ps,
 		devres__sweep_say(s,
 				  "FAIL: %s returned -EPROBE_DEFER and the "
 				  "probe returned 0: the deferral was "
-				  "swallowed (defer point %u)",
-				  what, n);
+				  "swallowed (defer point %u)%s",
+				  what, n, where);
 		unbind_op(ps);
 		bad = true;
 	} else if (ret != -EPROBE_DEFER) {
@@ -103,8 +108,8 @@ static int defer_run(const struct devres__sweep *s, struct probe_sweep *ps,
 				  "FAIL: %s returned -EPROBE_DEFER and the "
 				  "probe returned %s: the deferral was "
 				  "turned into an error and is never retried "
-				  "(defer point %u)",
-				  what, err, n);
+				  "(defer point %u)%s",
+				  what, err, n, where);
 		bad = true;
 	} else {
 		devres_ledger_snapshot(&now);

@@ -36,7 +36,7 @@ void devres_sweep_set_strict(bool on)
 
 void devres__sweep_say(const struct devres__sweep *s, const char *fmt, ...)
 {
-	char line[320];
+	char line[512];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -80,6 +80,9 @@ struct run {
 	int err;	      /* the errno its failure looks like, 0 unknown */
 	unsigned int lookups; /* deferrable lookups it made */
 	struct devres_ledger done; /* after a successful operation */
+	/* Where the caller named its lines (devres_call_site_enter()). */
+	struct devres__site failed, after, returned;
+	int returned_err;
 };
 
 static void report_leak(const struct devres__sweep *s, const struct run *run,
@@ -106,6 +109,42 @@ static void report_leak(const struct devres__sweep *s, const struct run *run,
 }
 
 /*
+ * Where a finding happened, as far as the caller named its lines: the
+ * failed call's line, then the line the operation returned from
+ * (dev_err_probe() with the errno it returned), or the first call it
+ * made after the failure (it went on), or that it made none. Empty when
+ * no line was named.
+ */
+void devres__sweep_where(const struct devres__sweep *s, int ret,
+			 const struct devres__site *failed,
+			 const struct devres__site *after,
+			 const struct devres__site *returned, int returned_err,
+			 char *buf, size_t size)
+{
+	int n;
+
+	buf[0] = '\0';
+	if (!failed->file)
+		return;
+	n = snprintf(buf, size, "; it failed at %s:%d", failed->file,
+		     failed->line);
+	if (n < 0 || (size_t)n >= size)
+		return;
+	if (returned->file && ret < 0 && returned_err == ret)
+		snprintf(buf + n, size - (size_t)n,
+			 ", and the %s returned at %s:%d (dev_err_probe)",
+			 s->op_name, returned->file, returned->line);
+	else if (after->file)
+		snprintf(buf + n, size - (size_t)n,
+			 ", and the %s went on at %s:%d (%s)", s->op_name,
+			 after->file, after->line,
+			 after->what ? after->what : "a call");
+	else
+		snprintf(buf + n, size - (size_t)n,
+			 ", and the %s called nothing after it", s->op_name);
+}
+
+/*
  * A run's line: the failure point, by the acquisition that failed, and
  * what the operation made of it; at warning level when something is
  * wrong with the run, else only with the log on. Problems (WARNs, a
@@ -115,20 +154,26 @@ static void report_run(const struct devres__sweep *s, const struct run *run,
 		       bool leaked, struct devres_sweep_result *r)
 {
 	bool finding = false, changed = false;
-	char ret[24], want[24];
+	char ret[24], want[24], where[200], at[80];
 
 	if (run->injected && run->ret >= 0)
 		finding = true;
 	else if (run->injected && run->err && run->ret != run->err)
 		finding = changed = true;
 	devres__errname(run->ret, ret, sizeof(ret));
+	snprintf(at, sizeof(at), "%s:%d",
+		 run->failed.file ? run->failed.file : "", run->failed.line);
 	if (run->injected &&
 	    (run->warns || finding || leaked || devres__logging()))
 		devres__print(run->warns || finding || leaked
 				      ? DEVRES_LOG_WARNING
 				      : DEVRES_LOG_DEBUG,
-			      "%s: failure point %u: %s fails, %s returned %s",
-			      s->label, run->n, run->what, s->op_name, ret);
+			      "%s: failure point %u: %s fails, %s returned "
+			      "%s%s%s%s",
+			      s->label, run->n, run->what, s->op_name, ret,
+			      run->failed.file ? " (" : "",
+			      run->failed.file ? at : "",
+			      run->failed.file ? ")" : "");
 	if (run->warns) {
 		r->warns++;
 		devres__sweep_say(
@@ -141,19 +186,22 @@ static void report_run(const struct devres__sweep *s, const struct run *run,
 	if (!finding)
 		return;
 	r->findings++;
+	devres__sweep_where(s, run->ret, &run->failed, &run->after,
+			    &run->returned, run->returned_err, where,
+			    sizeof(where));
 	if (changed) {
 		devres__errname(run->err, want, sizeof(want));
 		devres__sweep_say(s,
 				  "finding: %s fails with %s, but the %s "
 				  "returned %s: the error was changed on its "
-				  "way up",
-				  run->what, want, s->op_name, ret);
+				  "way up%s",
+				  run->what, want, s->op_name, ret, where);
 	} else {
 		devres__sweep_say(s,
 				  "finding: the %s returned %s although %s "
 				  "failed: an optional acquisition, or an "
-				  "error swallowed",
-				  s->op_name, ret, run->what);
+				  "error swallowed%s",
+				  s->op_name, ret, run->what, where);
 	}
 }
 
@@ -182,12 +230,15 @@ static void run_once(const struct devres__sweep *s, struct run *run)
 	 * the operation made: the defer sweep runs only when there were some.
 	 */
 	devres_defer_nth(UINT_MAX);
+	devres__site_reset();
 	devres_fail_nth(run->n);
 	run->ret = s->op(s->ctx);
 	run->injected = devres_fail_nth_get() == 0;
 	devres_fail_nth(0);
 	run->lookups = UINT_MAX - devres_defer_nth_get();
 	devres_defer_nth(0);
+	devres__site_get(&run->failed, &run->after, &run->returned,
+			 &run->returned_err);
 	if (run->ret >= 0)
 		devres_ledger_snapshot(&run->done);
 	if (run->ret >= 0 && s->undo)

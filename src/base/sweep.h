@@ -33,6 +33,27 @@ struct devres__sweep {
 		      const struct devres_ledger *done);
 };
 
+/* site.c: a source line a caller named (devres_call_site_enter()). */
+struct devres__site {
+	const char *file; /* base name; NULL when none was named */
+	int line;
+	const char *what; /* the call made there */
+};
+
+/* Forgets what the last run recorded; at the start of each run. */
+HIDDEN void devres__site_reset(void);
+/* At an injected fault or deferral: the current line is the failure's. */
+HIDDEN void devres__site_fault(void);
+/* dev_err_probe(): the current line returns @err. */
+HIDDEN void devres__site_return(int err);
+/*
+ * What this thread recorded since the reset: the failure's line, the
+ * first call after it, and the last dev_err_probe() with its errno.
+ */
+HIDDEN void devres__site_get(struct devres__site *ret_failed,
+			     struct devres__site *ret_after,
+			     struct devres__site *ret_returned, int *ret_err);
+
 /* fault.c: what the last injected fault or deferral was. */
 HIDDEN const char *devres__fault_last(int *ret_err);
 HIDDEN const char *devres__defer_last(void);
@@ -40,6 +61,16 @@ HIDDEN const char *devres__defer_last(void);
 /* sweep.c: a problem line ("<label>: <text>") at warning level. */
 HIDDEN void devres__sweep_say(const struct devres__sweep *s, const char *fmt,
 			      ...) DEVRES_PRINTF(2, 3);
+/*
+ * "; it failed at kdma.c:92, and the probe went on at kdma.c:99 (kcalloc)":
+ * where a finding happened, as far as the caller named its lines (site.c);
+ * "" when it named none.
+ */
+HIDDEN void devres__sweep_where(const struct devres__sweep *s, int ret,
+				const struct devres__site *failed,
+				const struct devres__site *after,
+				const struct devres__site *returned,
+				int returned_err, char *buf, size_t size);
 /* Prints the kinds that differ between two snapshots, as a leak does. */
 HIDDEN void devres__sweep_kinds(const struct devres__sweep *s,
 				const struct devres_ledger *before,

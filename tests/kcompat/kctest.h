@@ -9,6 +9,7 @@
 #define DEVRES_TESTS_KCTEST_H
 
 #include <stdarg.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
@@ -118,6 +119,42 @@ static inline bool kc_said(const char *s)
 	for (int i = 0; i < cap.n && i < CAP_LINES; i++)
 		if (strstr(cap.line[i], s))
 			return true;
+	return false;
+}
+
+/*
+ * Whether the report names, after @key ("it failed at "), a line of @file
+ * (a driver beside this header) that holds @token: the line number is read
+ * from the report and the source line from the file, so the check follows
+ * the driver as it is edited.
+ */
+static inline bool kc_site_names(const char *key, const char *file,
+				 const char *token)
+{
+	char path[512], want[128], text[512];
+
+	snprintf(path, sizeof(path), "%s/%s", KC_SRCDIR, file);
+	snprintf(want, sizeof(want), "%s%s:", key, file);
+	for (int i = 0; i < cap.n && i < CAP_LINES; i++) {
+		const char *at = strstr(cap.line[i], want);
+		FILE *f;
+		int line, n = 0;
+		bool found = false;
+
+		if (!at || sscanf(at + strlen(want), "%d", &line) != 1)
+			continue;
+		f = fopen(path, "re");
+		if (!f)
+			return false;
+		while (fgets(text, sizeof(text), f))
+			if (++n == line) {
+				found = strstr(text, token) != NULL;
+				break;
+			}
+		fclose(f);
+		if (found)
+			return true;
+	}
 	return false;
 }
 

@@ -91,6 +91,9 @@ static void twin_wrong_errno_is_a_finding(void **state)
 	assert_int_equal(r.findings, 1);
 	assert_true(kc_said("finding: devm_kcalloc fails with -ENOMEM, but "
 			    "the probe returned -EINVAL"));
+	/* The finding names the driver's line, and that nothing came after. */
+	assert_true(kc_site_names("it failed at ", "kdma.c", "devm_kcalloc("));
+	assert_true(kc_said("and the probe called nothing after it"));
 	cap.n = 0;
 	devres_sweep_set_strict(true);
 	assert_int_equal(sweep(&r), 1);

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: fault kcompat tsan */
+/* ctest-labels: fault kcompat */
 /*
  * krng, a kernel-style RNG driver with an interrupt, on its board: it
  * binds through the of_match_table, hwrng reads work through its

@@ -88,6 +88,9 @@ static void twin_changed_deferral_fails_the_sweep(void **state)
 	assert_true(kc_said("FAIL: platform_get_irq returned -EPROBE_DEFER "
 			    "and the probe returned -ENODEV: the deferral was "
 			    "turned into an error and is never retried"));
+	/* The lookup that deferred, by the driver's line. */
+	assert_true(
+		kc_site_names("it failed at ", "krtc.c", "platform_get_irq("));
 }
 #endif
 

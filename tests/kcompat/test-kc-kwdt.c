@@ -75,6 +75,11 @@ static void twin_swallowed_deferral_fails_the_sweep(void **state)
 	assert_true(kc_said("FAIL: platform_get_irq returned -EPROBE_DEFER "
 			    "and the probe returned 0: the deferral was "
 			    "swallowed"));
+	/* The deferral's line, and the line the probe went on at after it. */
+	assert_true(kc_site_names("it failed at ", "kwdt.c",
+				  "platform_get_irq_optional("));
+	assert_true(kc_site_names("went on at ", "kwdt.c",
+				  "devm_watchdog_register_device("));
 }
 #endif
 

@@ -8,6 +8,7 @@
 #ifndef KCOMPAT_LINUX_CLK_H
 #define KCOMPAT_LINUX_CLK_H
 
+#include <linux/kcompat_site.h>
 #include <devres/fault.h>
 #include <linux/device.h>
 
@@ -40,13 +41,18 @@ static inline struct clk *kcompat_devm_clk(struct device *dev, const char *what,
 	return c;
 }
 
-#define devm_clk_get(dev, id) kcompat_devm_clk((dev), "devm_clk_get", false)
+#define devm_clk_get(dev, id)                                                  \
+	KCOMPAT_AT(devm_clk_get, kcompat_devm_clk((dev), "devm_clk_get", false))
 #define devm_clk_get_optional(dev, id)                                         \
-	kcompat_devm_clk((dev), "devm_clk_get_optional", true)
+	KCOMPAT_AT(devm_clk_get_optional,                                      \
+		   kcompat_devm_clk((dev), "devm_clk_get_optional", true))
 #define devm_clk_get_enabled(dev, id)                                          \
-	kcompat_devm_clk((dev), "devm_clk_get_enabled", false)
+	KCOMPAT_AT(devm_clk_get_enabled,                                       \
+		   kcompat_devm_clk((dev), "devm_clk_get_enabled", false))
 #define devm_clk_get_optional_enabled(dev, id)                                 \
-	kcompat_devm_clk((dev), "devm_clk_get_optional_enabled", true)
+	KCOMPAT_AT(devm_clk_get_optional_enabled,                              \
+		   kcompat_devm_clk((dev), "devm_clk_get_optional_enabled",    \
+				    true))
 #define devm_clk_get_prepared devm_clk_get
 
 static inline int clk_prepare_enable(struct clk *c)

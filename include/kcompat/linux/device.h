@@ -7,6 +7,7 @@
 #ifndef KCOMPAT_LINUX_DEVICE_H
 #define KCOMPAT_LINUX_DEVICE_H
 
+#include <linux/kcompat_site.h>
 #include <devres/device.h>
 #include <devres/devres.h>
 #include <devres/driver.h>
@@ -56,5 +57,8 @@ static inline int dev_pm_set_wake_irq(struct device *dev, int irq)
 	(void)irq;
 	return 0;
 }
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define dev_err_probe(...) KCOMPAT_AT(dev_err_probe, dev_err_probe(__VA_ARGS__))
 
 #endif /* KCOMPAT_LINUX_DEVICE_H */

@@ -10,6 +10,7 @@
 #ifndef KCOMPAT_LINUX_HW_RANDOM_H
 #define KCOMPAT_LINUX_HW_RANDOM_H
 
+#include <linux/kcompat_site.h>
 #include <pthread.h>
 #include <string.h>
 #include <devres/fault.h>
@@ -167,5 +168,10 @@ static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
 	pthread_mutex_unlock(&kcompat_hwrng_lock);
 	return ret;
 }
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define hwrng_register(rng) KCOMPAT_AT(hwrng_register, hwrng_register(rng))
+#define devm_hwrng_register(dev, rng)                                          \
+	KCOMPAT_AT(devm_hwrng_register, devm_hwrng_register(dev, rng))
 
 #endif /* KCOMPAT_LINUX_HW_RANDOM_H */

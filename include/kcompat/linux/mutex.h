@@ -3,6 +3,7 @@
 #ifndef KCOMPAT_LINUX_MUTEX_H
 #define KCOMPAT_LINUX_MUTEX_H
 
+#include <linux/kcompat_site.h>
 #include <pthread.h>
 #include <devres/devres.h>
 
@@ -34,5 +35,9 @@ static inline int devm_mutex_init(struct device *dev, struct mutex *lock)
 	mutex_init(lock);
 	return devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
 }
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define devm_mutex_init(dev, lock)                                             \
+	KCOMPAT_AT(devm_mutex_init, devm_mutex_init(dev, lock))
 
 #endif /* KCOMPAT_LINUX_MUTEX_H */

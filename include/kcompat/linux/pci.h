@@ -3,6 +3,7 @@
 #ifndef KCOMPAT_LINUX_PCI_H
 #define KCOMPAT_LINUX_PCI_H
 
+#include <linux/kcompat_site.h>
 #include <devres/pci.h>
 #include <linux/device.h>
 #include <linux/dma-mapping.h>
@@ -86,5 +87,47 @@ static inline void pci_disable_sriov(struct pci_dev *pdev)
 
 #define module_pci_driver(drv)                                                 \
 	module_driver(drv, pci_register_driver, pci_unregister_driver)
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define pci_read_config_byte(dev, where, val)                                  \
+	KCOMPAT_AT(pci_read_config_byte, pci_read_config_byte(dev, where, val))
+#define pci_read_config_word(dev, where, val)                                  \
+	KCOMPAT_AT(pci_read_config_word, pci_read_config_word(dev, where, val))
+#define pci_read_config_dword(dev, where, val)                                 \
+	KCOMPAT_AT(pci_read_config_dword,                                      \
+		   pci_read_config_dword(dev, where, val))
+#define pci_write_config_byte(dev, where, val)                                 \
+	KCOMPAT_AT(pci_write_config_byte,                                      \
+		   pci_write_config_byte(dev, where, val))
+#define pci_write_config_word(dev, where, val)                                 \
+	KCOMPAT_AT(pci_write_config_word,                                      \
+		   pci_write_config_word(dev, where, val))
+#define pci_write_config_dword(dev, where, val)                                \
+	KCOMPAT_AT(pci_write_config_dword,                                     \
+		   pci_write_config_dword(dev, where, val))
+#define pcim_enable_device(pdev)                                               \
+	KCOMPAT_AT(pcim_enable_device, pcim_enable_device(pdev))
+#define pci_enable_device(pdev)                                                \
+	KCOMPAT_AT(pci_enable_device, pci_enable_device(pdev))
+#define pcim_iomap(pdev, bar, maxlen)                                          \
+	KCOMPAT_AT(pcim_iomap, pcim_iomap(pdev, bar, maxlen))
+#define pcim_iomap_regions(pdev, mask, name)                                   \
+	KCOMPAT_AT(pcim_iomap_regions, pcim_iomap_regions(pdev, mask, name))
+#define pci_iomap(pdev, bar, maxlen)                                           \
+	KCOMPAT_AT(pci_iomap, pci_iomap(pdev, bar, maxlen))
+#define pcim_request_region(pdev, bar, name)                                   \
+	KCOMPAT_AT(pcim_request_region, pcim_request_region(pdev, bar, name))
+#define pcim_request_all_regions(pdev, name)                                   \
+	KCOMPAT_AT(pcim_request_all_regions,                                   \
+		   pcim_request_all_regions(pdev, name))
+#define pci_alloc_irq_vectors(pdev, min, max, flags)                           \
+	KCOMPAT_AT(pci_alloc_irq_vectors,                                      \
+		   pci_alloc_irq_vectors(pdev, min, max, flags))
+#define pcim_iomap_region(pdev, bar, name)                                     \
+	KCOMPAT_AT(pcim_iomap_region, pcim_iomap_region(pdev, bar, name))
+#define pci_request_region(pdev, bar, name)                                    \
+	KCOMPAT_AT(pci_request_region, pci_request_region(pdev, bar, name))
+#define pci_ioremap_bar(pdev, bar)                                             \
+	KCOMPAT_AT(pci_ioremap_bar, pci_ioremap_bar(pdev, bar))
 
 #endif /* KCOMPAT_LINUX_PCI_H */

@@ -3,6 +3,7 @@
 #ifndef KCOMPAT_LINUX_PLATFORM_DEVICE_H
 #define KCOMPAT_LINUX_PLATFORM_DEVICE_H
 
+#include <linux/kcompat_site.h>
 #include <devres/fault.h>
 #include <devres/io.h>
 #include <devres/platform.h>
@@ -66,5 +67,24 @@ static inline int platform_irq_count(struct platform_device *pdev)
 		platform_driver_unregister(&(drv));                            \
 	}                                                                      \
 	KCOMPAT_MODULE_TAG
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define platform_get_irq(pdev, num)                                            \
+	KCOMPAT_AT(platform_get_irq, platform_get_irq(pdev, num))
+#define platform_get_irq_optional(pdev, num)                                   \
+	KCOMPAT_AT(platform_get_irq_optional,                                  \
+		   platform_get_irq_optional(pdev, num))
+#define platform_get_irq_byname_optional(pdev, name)                           \
+	KCOMPAT_AT(platform_get_irq_byname_optional,                           \
+		   platform_get_irq_byname_optional(pdev, name))
+#define devm_platform_ioremap_resource(pdev, index)                            \
+	KCOMPAT_AT(devm_platform_ioremap_resource,                             \
+		   devm_platform_ioremap_resource(pdev, index))
+#define devm_platform_ioremap_resource_byname(pdev, name)                      \
+	KCOMPAT_AT(devm_platform_ioremap_resource_byname,                      \
+		   devm_platform_ioremap_resource_byname(pdev, name))
+#define devm_platform_get_and_ioremap_resource(pdev, index, res)               \
+	KCOMPAT_AT(devm_platform_get_and_ioremap_resource,                     \
+		   devm_platform_get_and_ioremap_resource(pdev, index, res))
 
 #endif /* KCOMPAT_LINUX_PLATFORM_DEVICE_H */

@@ -7,6 +7,7 @@
 #ifndef KCOMPAT_LINUX_PM_RUNTIME_H
 #define KCOMPAT_LINUX_PM_RUNTIME_H
 
+#include <linux/kcompat_site.h>
 #include <devres/devres.h>
 #include <linux/pm.h>
 
@@ -181,5 +182,9 @@ static inline int pm_runtime_force_resume(struct device *dev)
 	(void)dev;
 	return 0;
 }
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define devm_pm_runtime_enable(dev)                                            \
+	KCOMPAT_AT(devm_pm_runtime_enable, devm_pm_runtime_enable(dev))
 
 #endif /* KCOMPAT_LINUX_PM_RUNTIME_H */

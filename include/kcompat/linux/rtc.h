@@ -9,6 +9,7 @@
 #ifndef KCOMPAT_LINUX_RTC_H
 #define KCOMPAT_LINUX_RTC_H
 
+#include <linux/kcompat_site.h>
 #include <time.h>
 #include <devres/fault.h>
 #include <linux/device.h>
@@ -194,5 +195,14 @@ static inline void rtc_update_irq(struct rtc_device *rtc, unsigned long num,
 	(void)events;
 	__atomic_add_fetch(&rtc->irq_events, num, __ATOMIC_RELAXED);
 }
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define devm_rtc_allocate_device(dev)                                          \
+	KCOMPAT_AT(devm_rtc_allocate_device, devm_rtc_allocate_device(dev))
+#define devm_rtc_register_device(rtc)                                          \
+	KCOMPAT_AT(devm_rtc_register_device, devm_rtc_register_device(rtc))
+#define devm_rtc_device_register(dev, name, ops, owner)                        \
+	KCOMPAT_AT(devm_rtc_device_register,                                   \
+		   devm_rtc_device_register(dev, name, ops, owner))
 
 #endif /* KCOMPAT_LINUX_RTC_H */

@@ -8,6 +8,7 @@
 #ifndef KCOMPAT_LINUX_SLAB_H
 #define KCOMPAT_LINUX_SLAB_H
 
+#include <linux/kcompat_site.h>
 #include <pthread.h>
 #include <string.h>
 #include <devres/devres.h>
@@ -92,5 +93,43 @@ static inline void kfree(const void *p)
 #define kvmalloc_array kmalloc_array
 #define kvfree kfree
 #define kfree_sensitive kfree
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#undef devm_add_action
+#undef devm_add_action_or_reset
+#define devm_add_action(dev, action, data)                                     \
+	KCOMPAT_AT(devm_add_action,                                            \
+		   devm_add_action_named(dev, action, data, #action))
+#define devm_add_action_or_reset(dev, action, data)                            \
+	KCOMPAT_AT(devm_add_action_or_reset,                                   \
+		   devm_add_action_or_reset_named(dev, action, data, #action))
+#define devm_kmalloc(dev, size, gfp)                                           \
+	KCOMPAT_AT(devm_kmalloc, devm_kmalloc(dev, size, gfp))
+#define devm_kzalloc(dev, size, gfp)                                           \
+	KCOMPAT_AT(devm_kzalloc, devm_kzalloc(dev, size, gfp))
+#define devm_kmalloc_array(dev, n, size, gfp)                                  \
+	KCOMPAT_AT(devm_kmalloc_array, devm_kmalloc_array(dev, n, size, gfp))
+#define devm_kcalloc(dev, n, size, gfp)                                        \
+	KCOMPAT_AT(devm_kcalloc, devm_kcalloc(dev, n, size, gfp))
+#define devm_krealloc(dev, p, size, gfp)                                       \
+	KCOMPAT_AT(devm_krealloc, devm_krealloc(dev, p, size, gfp))
+#define devm_kstrdup(dev, s, gfp)                                              \
+	KCOMPAT_AT(devm_kstrdup, devm_kstrdup(dev, s, gfp))
+#define devm_kstrdup_const(dev, s, gfp)                                        \
+	KCOMPAT_AT(devm_kstrdup_const, devm_kstrdup_const(dev, s, gfp))
+#define devm_kmemdup(dev, src, len, gfp)                                       \
+	KCOMPAT_AT(devm_kmemdup, devm_kmemdup(dev, src, len, gfp))
+#define devm_kasprintf(...)                                                    \
+	KCOMPAT_AT(devm_kasprintf, devm_kasprintf(__VA_ARGS__))
+#define devm_kvasprintf(dev, gfp, fmt, ap)                                     \
+	KCOMPAT_AT(devm_kvasprintf, devm_kvasprintf(dev, gfp, fmt, ap))
+#define kmalloc(size, gfp) KCOMPAT_AT(kmalloc, kmalloc(size, gfp))
+#define kzalloc(size, gfp) KCOMPAT_AT(kzalloc, kzalloc(size, gfp))
+#define kmalloc_array(n, size, gfp)                                            \
+	KCOMPAT_AT(kmalloc_array, kmalloc_array(n, size, gfp))
+#define kcalloc(n, size, gfp) KCOMPAT_AT(kcalloc, kcalloc(n, size, gfp))
+#define krealloc(p, size, gfp) KCOMPAT_AT(krealloc, krealloc(p, size, gfp))
+#define kstrdup(s, gfp) KCOMPAT_AT(kstrdup, kstrdup(s, gfp))
+#define kmemdup(src, len, gfp) KCOMPAT_AT(kmemdup, kmemdup(src, len, gfp))
 
 #endif /* KCOMPAT_LINUX_SLAB_H */

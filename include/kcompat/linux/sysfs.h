@@ -12,6 +12,7 @@
 #ifndef KCOMPAT_LINUX_SYSFS_H
 #define KCOMPAT_LINUX_SYSFS_H
 
+#include <linux/kcompat_site.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -290,5 +291,11 @@ static inline ssize_t kcompat_attr_store(struct device *dev, const char *name,
 	page[count] = '\0';
 	return a->store(dev, a, page, count);
 }
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define devm_device_add_group(dev, grp)                                        \
+	KCOMPAT_AT(devm_device_add_group, devm_device_add_group(dev, grp))
+#define devm_device_add_groups(dev, groups)                                    \
+	KCOMPAT_AT(devm_device_add_groups, devm_device_add_groups(dev, groups))
 
 #endif /* KCOMPAT_LINUX_SYSFS_H */

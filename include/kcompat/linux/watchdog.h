@@ -8,6 +8,7 @@
 #ifndef KCOMPAT_LINUX_WATCHDOG_H
 #define KCOMPAT_LINUX_WATCHDOG_H
 
+#include <linux/kcompat_site.h>
 #include <pthread.h>
 #include <devres/fault.h>
 #include <linux/bitops.h>
@@ -253,5 +254,12 @@ static inline int watchdog_dev_stop(struct watchdog_device *wdd)
 		clear_bit(WDOG_ACTIVE, &wdd->status);
 	return ret;
 }
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define watchdog_register_device(wdd)                                          \
+	KCOMPAT_AT(watchdog_register_device, watchdog_register_device(wdd))
+#define devm_watchdog_register_device(dev, wdd)                                \
+	KCOMPAT_AT(devm_watchdog_register_device,                              \
+		   devm_watchdog_register_device(dev, wdd))
 
 #endif /* KCOMPAT_LINUX_WATCHDOG_H */

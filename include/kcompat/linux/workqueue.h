@@ -14,6 +14,7 @@
 #ifndef KCOMPAT_LINUX_WORKQUEUE_H
 #define KCOMPAT_LINUX_WORKQUEUE_H
 
+#include <linux/kcompat_site.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -291,5 +292,9 @@ static inline int devm_work_autocancel(struct device *dev,
 
 #define devm_delayed_work_autocancel(dev, dw, f)                               \
 	devm_work_autocancel((dev), &(dw)->work, (f))
+
+/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
+#define devm_work_autocancel(dev, w, f)                                        \
+	KCOMPAT_AT(devm_work_autocancel, devm_work_autocancel(dev, w, f))
 
 #endif /* KCOMPAT_LINUX_WORKQUEUE_H */
