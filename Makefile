@@ -93,7 +93,7 @@ demo-vm: build-dev
 
 # The NVMe driver's tests alone, with 100 000 verified I/Os per load
 # (make check's VM stage runs them with 5000).
-NVME_VM_TESTS = nvme nvme-qd32 nvme-queues nvme-poll nvme-seq nvme-sweep \
+NVME_VM_TESTS = nvme nvme-poll1 nvme-qd32 nvme-queues nvme-poll nvme-seq nvme-sweep \
 	nvme-unbind nvme-timeout nvme-prp nvme-final nvme-kernel
 test-vm-nvme: build-dev
 	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"

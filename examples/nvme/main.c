@@ -152,7 +152,8 @@ static int run_load(struct load_opts *o)
 		o->blocks = nvme_blk_capacity(b);
 	ret = load_run_blk(b, o, &r, &stop);
 	CHECK(!ret, "load: %d", ret);
-	load_print("nvme userspace", o, &r);
+	load_print(nvme_param_poll ? "nvme userspace polled" : "nvme userspace",
+		   o, &r);
 	CHECK(r.ios >= o->ios, "%lu of %lu I/Os done", r.ios, o->ios);
 	CHECK(!r.errors && !r.mismatches && !r.failed,
 	      "%lu errors, %lu failed, %lu mismatches", r.errors, r.failed,

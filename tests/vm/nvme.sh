@@ -37,6 +37,7 @@ nvme_tests() {
 	n=$nvme_ios
 	cat <<LIST
 nvme examples/nvme/nvme --qd 1 --ios $n
+nvme-poll1 examples/nvme/nvme --poll --qd 1 --ios $n
 nvme-qd32 examples/nvme/nvme --qd 32 --ios $n
 nvme-queues examples/nvme/nvme --qd 8 --ios $n --queues 4 --threads 4
 nvme-poll examples/nvme/nvme --poll --qd 8 --reads 50 --ios $((n / 2))
