@@ -93,8 +93,8 @@ demo-vm: build-dev
 
 # The NVMe driver's tests alone, with 100 000 verified I/Os per load
 # (make check's VM stage runs them with 5000).
-NVME_VM_TESTS = nvme nvme-qd32 nvme-queues nvme-poll nvme-seq nvme-sweep \
-	nvme-unbind nvme-timeout nvme-final nvme-kernel
+NVME_VM_TESTS = nvme nvme-poll1 nvme-qd32 nvme-queues nvme-poll nvme-seq nvme-sweep \
+	nvme-unbind nvme-timeout nvme-prp nvme-final nvme-kernel
 test-vm-nvme: build-dev
 	@$(MAKE) --no-print-directory deps PKGS="$(VM_PKGS)"
 	VM_ONLY="$(NVME_VM_TESTS)" VM_NVME_IOS=100000 VM_TIMEOUT=600 \

@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # The userspace NVMe driver (examples/nvme) against the guest kernel's
 # nvme driver, side by side in the same VM run (tests/vm/run.sh): random
-# 4 KiB writes, each read back and checked, at queue depth 1 and 32, on
+# 4 KiB writes, each read back and checked, at queue depth 1 (completion
+# by interrupt, and by polling) and 32, on
 # the same emulated controller. Three VM runs; prints a Markdown table of
 # IOPS and p50 latency per run and the ratio userspace : kernel, with the
 # host's load before each run. Under TCG both sides are slowed by the
@@ -26,7 +27,7 @@ echo "| run | load before | qd | userspace IOPS | kernel IOPS | userspace : kern
 echo "|---|---|---|---|---|---|---|---|"
 for r in $(seq 1 "$runs"); do
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
-	VM_ONLY="nvme nvme-qd32 nvme-final nvme-kernel" VM_NVME_IOS=$ios \
+	VM_ONLY="nvme nvme-poll1 nvme-qd32 nvme-final nvme-kernel" VM_NVME_IOS=$ios \
 		sh "$src/tests/vm/run.sh" "$build" >"$build/vm/bench-$r.log" 2>&1 ||
 		{ echo "run $r failed: $build/vm/bench-$r.log" >&2; exit 1; }
 	for qd in 1 32; do
@@ -37,4 +38,10 @@ for r in $(seq 1 "$runs"); do
 		ratio=$(awk -v u="$u" -v k="$k" 'BEGIN { printf "%.2f", u / k }')
 		echo "| $r | $load | $qd | $u | $k | $ratio | $lu us | $lk us |"
 	done
+	u=$(field "nvme userspace polled: random 4 KiB, qd 1 x 1" IOPS)
+	k=$(field "kernel nvme: random 4 KiB, qd 1 x 1" IOPS)
+	lu=$(p50 "nvme userspace polled: random 4 KiB, qd 1 x 1")
+	lk=$(p50 "kernel nvme: random 4 KiB, qd 1 x 1")
+	ratio=$(awk -v u="$u" -v k="$k" 'BEGIN { printf "%.2f", u / k }')
+	echo "| $r | $load | 1, polled | $u | $k | $ratio | $lu us | $lk us |"
 done

@@ -4,31 +4,136 @@
 # and its plots (docs/perf-*.png). Called by `make bench`. The hand-written
 # sections of the document live in bench/PERFORMANCE.others.md and are
 # appended as they are.
+#
+# BENCH_RUNS (default 3): complete runs of every benchmark, one after the
+# other; the targets table shows each run, the tables and plots below it
+# the last. Each run's output is kept in BENCH_KEEP (default
+# build/bench-runs/<date>), with the load average before and after it.
+# BENCH_FROM=<a kept directory>: write the document from those runs,
+# running nothing.
 set -eu
 B=${BUILD:-build/release}
 OUT=docs/PERFORMANCE.md
 ROUNDS=${ROUNDS:-11}
+RUNS=${BENCH_RUNS:-3}
 TMP=$(mktemp -d)
 trap 'rm -rf "$TMP"' EXIT
 
-echo "bench-core ($((ROUNDS * 2 - 1)) rounds)..." >&2
-"$B/bench/bench-core" $((ROUNDS * 2 - 1)) >"$TMP/core.txt"
-echo "bench-peers bulk ($ROUNDS rounds)..." >&2
-"$B/bench/bench-peers" bulk "$ROUNDS" "$TMP/bulk.dat" >"$TMP/bulk.md"
-echo "bench-peers frees ($ROUNDS rounds)..." >&2
-"$B/bench/bench-peers" frees "$ROUNDS" "$TMP/frees.dat" >"$TMP/frees.md"
-"$B/bench/bench-peers" bytes >"$TMP/bytes.md"
-echo "bench-groups size ($ROUNDS rounds)..." >&2
-"$B/bench/bench-groups" size "$ROUNDS" "$TMP/gsize.dat" >"$TMP/gsize.md"
-echo "bench-groups depth ($ROUNDS rounds)..." >&2
-"$B/bench/bench-groups" depth "$ROUNDS" "$TMP/gdepth.dat" >"$TMP/gdepth.md"
-echo "bench-bind ($ROUNDS rounds)..." >&2
-"$B/bench/bench-bind" "$ROUNDS" "$TMP/bind.dat" >"$TMP/bind.md"
-echo "bench-irq (10 rounds, pinned, then not)..." >&2
-"$B/bench/bench-irq" >"$TMP/irq.txt"
-"$B/bench/bench-irq" 10 --unpinned >"$TMP/irq-unpinned.txt"
-echo "bench-contention (3 runs of 19 cases, 500 ms each)..." >&2
-"$B/bench/bench-contention" 500 "$TMP/cont.dat" >"$TMP/cont.md"
+# One complete run into directory $1.
+run_all() {
+	d=$1
+	mkdir -p "$d"
+	cut -d' ' -f1-3 /proc/loadavg >"$d/load-start"
+	date -u '+%Y-%m-%d %H:%M UTC' >"$d/date"
+	echo "bench-core ($((ROUNDS * 2 - 1)) rounds)..." >&2
+	"$B/bench/bench-core" $((ROUNDS * 2 - 1)) >"$d/core.txt"
+	echo "bench-peers bulk ($ROUNDS rounds)..." >&2
+	"$B/bench/bench-peers" bulk "$ROUNDS" "$d/bulk.dat" >"$d/bulk.md"
+	echo "bench-peers frees ($ROUNDS rounds)..." >&2
+	"$B/bench/bench-peers" frees "$ROUNDS" "$d/frees.dat" >"$d/frees.md"
+	"$B/bench/bench-peers" bytes >"$d/bytes.md"
+	echo "bench-groups size ($ROUNDS rounds)..." >&2
+	"$B/bench/bench-groups" size "$ROUNDS" "$d/gsize.dat" >"$d/gsize.md"
+	echo "bench-groups depth ($ROUNDS rounds)..." >&2
+	"$B/bench/bench-groups" depth "$ROUNDS" "$d/gdepth.dat" \
+		>"$d/gdepth.md"
+	echo "bench-bind ($ROUNDS rounds)..." >&2
+	"$B/bench/bench-bind" "$ROUNDS" "$d/bind.dat" >"$d/bind.md"
+	echo "bench-irq (10 rounds, pinned, not, apart)..." >&2
+	"$B/bench/bench-irq" >"$d/irq.txt"
+	"$B/bench/bench-irq" 10 --unpinned >"$d/irq-unpinned.txt"
+	"$B/bench/bench-irq" 10 --apart >"$d/irq-apart.txt"
+	echo "bench-contention (3 runs of 19 cases, 500 ms each)..." >&2
+	"$B/bench/bench-contention" 500 "$d/cont.dat" >"$d/cont.md"
+	cut -d' ' -f1-3 /proc/loadavg >"$d/load-end"
+	git rev-parse --short HEAD >"$d/commit" 2>/dev/null || echo '?' \
+		>"$d/commit"
+}
+
+if [ -n "${BENCH_FROM:-}" ]; then
+	K=$BENCH_FROM
+else
+	K=${BENCH_KEEP:-build/bench-runs/$(date -u +%Y%m%d-%H%M%S)}
+	i=1
+	while [ "$i" -le "$RUNS" ]; do
+		echo "run $i of $RUNS" >&2
+		run_all "$K/run$i"
+		i=$((i + 1))
+	done
+	echo "kept in $K" >&2
+fi
+RUNDIRS=$(ls -d "$K"/run* | sort -V)
+N=$(echo "$RUNDIRS" | wc -l)
+R=$(echo "$RUNDIRS" | tail -n 1)
+cp "$R"/*.dat "$TMP/"
+
+# The targets, one column a run. $1: a regular expression for the line
+# of bench-core's "targets" block; prints "ratio (IQR) verdict".
+core_target() {
+	for d in $RUNDIRS; do
+		printf ' | '
+		sed -n '/^targets/,$p' "$d/core.txt" | grep -E "$1" |
+			head -n 1 | sed -E 's/^.* ([0-9.]+x) \(IQR ([0-9.-]+),.*: ([A-Z]+)( \(within the spread\))?$/\1 (\2) \3\4/' |
+			tr -d '\n'
+	done
+}
+# Contention, one device: ratio range and fairness of $1 threads,
+# pinned $2 (yes/no).
+cont_ratio() {
+	for d in $RUNDIRS; do
+		awk -F'|' -v n="$1" -v p="$2" '$2 ~ /^ one $/ && $3 ~ p &&
+			$4 + 0 == n { gsub(/ /, "", $7); printf " | %sx", $7 }' \
+			"$d/cont.md"
+	done
+}
+cont_fair() {
+	for d in $RUNDIRS; do
+		awk -F'|' -v n="$1" '$2 ~ /^ one $/ && $3 ~ /no/ &&
+			$4 + 0 == n { gsub(/ /, "", $8); gsub(/ /, "", $9)
+			printf " | %s (by hand %s)", $8, $9 }' "$d/cont.md"
+	done
+}
+# bench-irq: the latency ratio (median) of file $1.
+irq_ratio() {
+	for d in $RUNDIRS; do
+		awk '/^  ratio/ { printf " | %s", $2; exit }' "$d/$1"
+	done
+}
+each() {
+	for d in $RUNDIRS; do
+		printf ' | %s' "$(cat "$d/$1")"
+	done
+}
+{
+	printf '| | run %s' "$(seq -s ' | run ' 1 "$N")"
+	printf ' |\n|---'
+	for d in $RUNDIRS; do printf '|---'; done
+	printf '|\n'
+	echo "| started$(each date) |"
+	echo "| load average before$(each load-start) |"
+	echo "| load average after$(each load-end) |"
+	echo "| \`devm_kmalloc(32)\` + release ≤ 0.75 × malloc + free$(core_target 'kmalloc\(32\)') |"
+	echo "| the same, 64 B$(core_target 'kmalloc\(64\)') |"
+	echo "| the same, 128 B$(core_target 'kmalloc\(128\)') |"
+	echo "| the same, sizes interleaved, 32 B$(core_target '32 B, sizes') |"
+	echo "| the same, sizes interleaved, 64 B$(core_target '64 B, sizes') |"
+	echo "| the same, sizes interleaved, 128 B$(core_target '128 B, sizes') |"
+	echo "| \`devres_alloc\` + \`devres_add\` ≤ 1.0 ×$(core_target 'devres_alloc') |"
+	echo "| \`devm_kfree\` oldest / newest first ≤ 2, n = 100 000$(core_target 'n = 100000') |"
+	echo "| one device, 2 threads, unpinned ≤ 2 × by hand (min-max of 3)$(cont_ratio 2 no) |"
+	echo "| the same, 4 threads$(cont_ratio 4 no) |"
+	echo "| the same, 8 threads$(cont_ratio 8 no) |"
+	echo "| the same, 16 threads (no target)$(cont_ratio 16 no) |"
+	echo "| one device, 2 / 4 / 8 threads pinned$(for d in $RUNDIRS; do printf ' | '; for n in 2 4 8; do RUNDIRS=$d cont_ratio $n yes | sed 's/^ | //'; [ $n = 8 ] || printf ' / '; done; done) |"
+	echo "| 8 threads: slowest thread's share ≥ 0.5 (min-max of 3)$(cont_fair 8) |"
+	echo "| interrupt latency, pinned, median ≤ 1.2 × bare$(irq_ratio irq.txt) |"
+	echo "| the same, unpinned, ≤ 1.5 ×$(irq_ratio irq-unpinned.txt) |"
+	echo "| the same, raiser and dispatcher on different CPUs (no target)$(irq_ratio irq-apart.txt) |"
+} >"$TMP/targets.md"
+for f in core.txt bulk.md frees.md bytes.md gsize.md gdepth.md bind.md \
+	irq.txt irq-unpinned.txt irq-apart.txt cont.md; do
+	cp "$R/$f" "$TMP/$f"
+done
 
 # Contention: ns per op against threads, median and extremes of the three
 # runs, for each of (devices, pinned): n, libdevres, by hand.
@@ -145,11 +250,25 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 {
 	sed -n '1,/^<!-- generated -->$/p' bench/PERFORMANCE.head.md
 	echo
-	echo "Run of $(date -u '+%Y-%m-%d %H:%M UTC'), commit" \
-		"$(git rev-parse --short HEAD 2>/dev/null || echo '?'):" \
-		"$(nproc) CPUs ($model), $(uname -sr)," \
-		"$(gcc --version | head -n 1), load average" \
-		"$(cut -d' ' -f1-3 /proc/loadavg) at the end."
+	echo "$N complete runs of \`make bench\`, one after the other, from" \
+		"$(cat "$(echo "$RUNDIRS" | head -n 1)/date"), commit" \
+		"$(cat "$R/commit"): $(nproc) CPUs ($model), $(uname -sr)," \
+		"$(gcc --version | head -n 1). The machine is shared with" \
+		"other builds: the load averages below are part of the result," \
+		"and no figure here was measured on a quiet machine."
+	echo
+	echo "### The targets in each run"
+	echo
+	echo "bench-core: the median per-round ratio to \`malloc\` + \`free\`"
+	echo "(its interquartile range) and bench-core's verdict;"
+	echo "bench-contention: the range of the ratio to the hand-written"
+	echo "baseline over its three runs of 500 ms, and of the slowest"
+	echo "thread's share; bench-irq: the median latency ratio to the"
+	echo "bare loop."
+	echo
+	cat "$TMP/targets.md"
+	echo
+	echo "The tables below are those of run $N."
 	echo
 	echo "### bench-core: the targets"
 	echo
@@ -263,6 +382,8 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	cat "$TMP/irq.txt"
 	echo
 	cat "$TMP/irq-unpinned.txt"
+	echo
+	cat "$TMP/irq-apart.txt"
 	echo '```'
 	echo
 	sed -n '/^<!-- generated -->$/,$p' bench/PERFORMANCE.head.md | sed 1d

@@ -43,8 +43,8 @@ for dir in "$src"/src/*/; do
 	[ "$(basename "$dir")" = base ] && continue
 	for f in "$dir"*.c "$dir"*.h; do
 		[ -e "$f" ] || continue
-		# The PCI bus's backend interface is the one exception, for a
-		# backend (src/vfio) that sits above the bus.
+		# The PCI bus's backend interface is the one exception, for the
+		# backends (src/vfio, src/uio) that sit above the bus.
 		if grep -n '#include "[^"]*/' "$f" | grep -v '"base/subsys.h"' |
 			grep -v '"pci/backend.h"'; then
 			echo "$f includes another folder's internals" >&2

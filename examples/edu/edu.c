@@ -15,6 +15,7 @@
 #include "edu.h"
 
 unsigned int edu_irq_types = PCI_IRQ_MSI | PCI_IRQ_INTX;
+unsigned int edu_buf_pages = 2;
 
 static irqreturn_t edu_irq(int irq, void *dev_id)
 {
@@ -140,7 +141,8 @@ static int edu_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 		dev_info(dev, "no DMA (%d): factorials and interrupts only\n",
 			 ret);
 	} else {
-		edu->buf_size = 2 * EDU_BUF_SIZE;
+		edu->buf_size =
+			(edu_buf_pages ? edu_buf_pages : 1) * EDU_BUF_SIZE;
 		edu->buf = dmam_alloc_coherent(dev, edu->buf_size,
 					       &edu->buf_dma, GFP_KERNEL);
 		if (!edu->buf)

@@ -55,6 +55,11 @@ struct edu {
 extern struct pci_driver edu_driver;
 /* The interrupt types the probe asks for (a module parameter, in effect). */
 extern unsigned int edu_irq_types;
+/*
+ * Pages in the coherent buffer (a module parameter too): 1 where DMA
+ * addresses are physical, and two pages are seldom contiguous.
+ */
+extern unsigned int edu_buf_pages;
 
 /* n! in the device's 32 bits; -ETIMEDOUT when no interrupt came. */
 int edu_factorial(struct edu *edu, uint32_t n, uint32_t *ret);

@@ -23,6 +23,14 @@
  *                                    buffer is pending: the device must
  *                                    stop mastering before the buffer is
  *                                    unmapped (no IOMMU fault at its IOVA)
+ *   edu --uio ...                    the devices bound to uio_pci_generic,
+ *                                    through UIO: INTx, DMA refused
+ *   edu --uio-phys ...               the same with physical DMA addresses
+ *                                    allowed (PCI_UIO_DMA_PHYS): every
+ *                                    round trip must be right (the IOMMU
+ *                                    group in passthrough)
+ *   edu --uio-phys-blocked ...       the same under a translating IOMMU:
+ *                                    no round trip may be right
  *
  * It opens /dev/vfio, so it runs only inside a VM made for it: one that
  * has /devres-vm (tests/vm/run.sh, make demo-vm); elsewhere it exits 77.
@@ -35,6 +43,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <linux/capability.h>
+#include <malloc.h>
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -45,6 +54,7 @@
 #include <devres/driver.h>
 #include <devres/fault.h>
 #include <devres/io.h>
+#include <devres/uio.h>
 #include <devres/vfio.h>
 #include "edu.h"
 
@@ -59,6 +69,8 @@ static const bool asan = false;
 static struct pci_dev *edus[MAX_EDU];
 static int nr_edu;
 static int failures;
+/* Through UIO instead of VFIO; with physical DMA; expected to be blocked. */
+static bool uio, uio_phys, dma_blocked;
 
 #define CHECK(cond, ...)                                                       \
 	do {                                                                   \
@@ -197,6 +209,21 @@ static void work(struct pci_dev *pdev, int nfact, int ndma)
 	CHECK(edu->irqs - irqs0 == (unsigned long)nfact,
 	      "%s: one interrupt per factorial", pci_name(pdev));
 
+	if (!edu->buf) {
+		dma_addr_t h;
+		void *c = dma_alloc_coherent(&pdev->dev, 4096, &h, GFP_KERNEL);
+
+		CHECK(!c, "%s: a DMA buffer without an IOMMU or consent",
+		      pci_name(pdev));
+		if (c)
+			dma_free_coherent(&pdev->dev, 4096, c, h);
+		CHECK(dma_set_mask(&pdev->dev, DMA_BIT_MASK(EDU_DMA_BITS)) ==
+			      -EIO,
+		      "%s: dma_set_mask() allowed", pci_name(pdev));
+		printf("edu %s: DMA refused: no mask, no buffer\n",
+		       pci_name(pdev));
+		ndma = 0;
+	}
 	t = now();
 	ok = 0;
 	for (int i = 0; i < ndma && pattern; i++) {
@@ -220,11 +247,23 @@ static void work(struct pci_dev *pdev, int nfact, int ndma)
 		ok += same;
 		bytes += 2 * len;
 	}
-	CHECK(ok == ndma, "%s: %d of %d DMA round trips right", pci_name(pdev),
-	      ok, ndma);
-	printf("edu %s: %d of %d random blocks through the IOMMU and back, "
-	       "%lu bytes checked, %.2f s\n",
-	       pci_name(pdev), ok, ndma, bytes, now() - t);
+	CHECK(ok == (dma_blocked ? 0 : ndma),
+	      "%s: %d of %d DMA round trips right", pci_name(pdev), ok, ndma);
+	if (ndma)
+		printf("edu %s: %d of %d random blocks %s and back, "
+		       "%lu bytes checked, %.2f s\n",
+		       pci_name(pdev), ok, ndma,
+		       !uio	     ? "through the IOMMU"
+		       : dma_blocked ? "at physical addresses (translating "
+				       "IOMMU)"
+				     : "at physical addresses (passthrough)",
+		       bytes, now() - t);
+	/*
+	 * Below, a pool block, a streaming buffer and an unmapped IOVA: with
+	 * physical addresses the last would be a real page of the guest.
+	 */
+	if (uio)
+		ndma = 0;
 
 	/* A pool block and a streaming mapping, each to the device and back. */
 	if (ndma && pattern) {
@@ -305,10 +344,14 @@ static int find_edus(void)
 	DIR *dir = opendir("/sys/bus/pci/devices");
 	int ret;
 
-	pci_vfio_enable();
+	if (uio)
+		pci_uio_enable(NULL, uio_phys ? PCI_UIO_DMA_PHYS : 0);
+	else
+		pci_vfio_enable();
 	while (dir && (de = readdir(dir)) && nr_edu < MAX_EDU) {
-		char path[300];
+		char path[300], link[256];
 		unsigned int v = 0, d = 0;
+		ssize_t n;
 		FILE *f;
 
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/vendor",
@@ -329,10 +372,19 @@ static int find_edus(void)
 		fclose(f);
 		if (v != EDU_VENDOR || d != EDU_DEVICE)
 			continue;
+		/* Through UIO, only the devices uio_pci_generic has. */
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver",
+			 de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		link[n < 0 ? 0 : n] = '\0';
+		if (uio && (!strrchr(link, '/') ||
+			    strcmp(strrchr(link, '/'), "/uio_pci_generic")))
+			continue;
 		ret = pci_bus_scan_device(de->d_name);
 		if (ret) {
-			printf("edu: %s cannot be taken through VFIO: %s\n",
-			       de->d_name, strerror(-ret));
+			printf("edu: %s cannot be taken through %s: %s\n",
+			       de->d_name, uio ? "UIO" : "VFIO",
+			       strerror(-ret));
 			continue;
 		}
 	}
@@ -341,11 +393,11 @@ static int find_edus(void)
 	for (struct pci_dev *p = NULL;
 	     nr_edu < MAX_EDU &&
 	     (p = pci_get_device(EDU_VENDOR, EDU_DEVICE, p));) {
-		if (pci_dev_is_vfio(p))
+		if (uio ? pci_dev_is_uio(p) : pci_dev_is_vfio(p))
 			edus[nr_edu++] = pci_dev_get(p);
 		else
-			printf("edu: %s is not reached through VFIO\n",
-			       pci_name(p));
+			printf("edu: %s is not reached through %s\n",
+			       pci_name(p), uio ? "UIO" : "VFIO");
 	}
 	return nr_edu;
 }
@@ -355,10 +407,21 @@ static int run(int nfact, int ndma)
 	char *before, *after;
 	int ret;
 
-	/* Once first: the interrupt thread's stack stays cached after it. */
+	/*
+	 * Once first, with an interrupt: the interrupt thread's stack stays
+	 * cached after it, and so does the malloc arena it makes when a
+	 * handler (or UIO's unmask, through config space) first allocates.
+	 */
 	ret = pci_register_driver(&edu_driver);
 	if (ret)
 		return 1;
+	for (int i = 0; i < nr_edu; i++) {
+		struct edu *edu = pci_get_drvdata(edus[i]);
+		uint32_t r;
+
+		if (edu)
+			(void)edu_factorial(edu, 1, &r);
+	}
 	pci_unregister_driver(&edu_driver);
 	before = snapshot();
 
@@ -371,18 +434,29 @@ static int run(int nfact, int ndma)
 		      pci_name(edus[i]));
 		if (!pci_get_drvdata(edus[i]))
 			continue;
-		printf("edu %s: bound through VFIO, alive, %d IOMMU "
-		       "mapping(s) of ",
-		       pci_name(edus[i]),
-		       pci_vfio_dma_mappings(edus[i], &bytes));
-		printf("%llu bytes\n", (unsigned long long)bytes);
+		if (uio)
+			printf("edu %s: bound through UIO, alive, DMA %s "
+			       "%#llx\n",
+			       pci_name(edus[i]),
+			       uio_phys ? "by physical address, buffer at"
+					: "refused, buffer handle",
+			       (unsigned long long)((struct edu *)
+							    pci_get_drvdata(
+								    edus[i]))
+				       ->buf_dma);
+		else
+			printf("edu %s: bound through VFIO, alive, %d IOMMU "
+			       "mapping(s) of %llu bytes\n",
+			       pci_name(edus[i]),
+			       pci_vfio_dma_mappings(edus[i], &bytes),
+			       (unsigned long long)bytes);
 		work(edus[i], nfact, ndma);
 	}
 	pci_unregister_driver(&edu_driver);
 
 	after = snapshot();
 	for (int i = 0; i < nr_edu; i++) {
-		CHECK(pci_vfio_dma_mappings(edus[i], NULL) == 0,
+		CHECK(uio || pci_vfio_dma_mappings(edus[i], NULL) == 0,
 		      "%s: IOMMU mappings left", pci_name(edus[i]));
 		CHECK(sysfs_master(edus[i]) == 0, "%s: still bus master",
 		      pci_name(edus[i]));
@@ -391,10 +465,11 @@ static int run(int nfact, int ndma)
 	      "fds or mappings differ after unbind:\n--- before\n%s--- "
 	      "after\n%s",
 	      before, after);
-	printf("edu: after unbind: %d fds, %d mappings, 0 IOMMU mappings, "
-	       "bus master off: as before the bind\n",
+	printf("edu: after unbind: %d fds, %d mappings, %sbus master off: "
+	       "as before the bind\n",
 	       count_lines(after, "fd "),
-	       count_lines(after, "") - count_lines(after, "fd "));
+	       count_lines(after, "") - count_lines(after, "fd "),
+	       uio ? "" : "0 IOMMU mappings, ");
 	free(before);
 	free(after);
 	return 0;
@@ -677,15 +752,32 @@ int main(int argc, char **argv)
 			do_quiesce = true;
 		else if (!strcmp(argv[i], "--scan") && i + 1 < argc)
 			scan = argv[++i];
-		else {
+		else if (!strcmp(argv[i], "--uio")) {
+			uio = true;
+			edu_irq_types = PCI_IRQ_INTX;
+		} else if (!strcmp(argv[i], "--uio-phys") ||
+			   !strcmp(argv[i], "--uio-phys-blocked")) {
+			uio = uio_phys = true;
+			dma_blocked = !strcmp(argv[i], "--uio-phys-blocked");
+			edu_irq_types = PCI_IRQ_INTX;
+			edu_buf_pages = 1;
+		} else {
 			fprintf(stderr, "usage: edu [--intx] [--factorials N] "
 					"[--dma N] [--sweep] [--two] "
 					"[--memlock] [--crash] [--scan "
-					"NAME]\n");
+					"NAME] [--uio | --uio-phys | "
+					"--uio-phys-blocked]\n");
 			return 2;
 		}
 	}
 	setvbuf(stdout, NULL, _IOLBF, 0);
+	/*
+	 * One malloc arena: glibc gives a thread that first allocates while
+	 * another thread's arena is still held a new one, a mapping of 64
+	 * MiB that stays, and the snapshots would see it come and go with
+	 * the timing of the interrupt thread's exit.
+	 */
+	mallopt(M_ARENA_MAX, 1);
 	if (!in_vm()) {
 		printf("edu: runs only in the test VM (make demo-vm), "
 		       "never on this machine's devices\n");
@@ -710,7 +802,8 @@ int main(int argc, char **argv)
 		goto out;
 	}
 	if (find_edus() < 1) {
-		printf("edu: no edu device bound to vfio-pci\n");
+		printf("edu: no edu device bound to %s\n",
+		       uio ? "uio_pci_generic" : "vfio-pci");
 		return 1;
 	}
 	if (do_sweep)

@@ -148,9 +148,10 @@ int nvme_create_io_queue(struct nvme_ctrl *c, struct nvme_queue *q,
 }
 
 /*
- * Deleting the submission queue makes the controller end every command
- * of it (completed, or aborted with "SQ deletion"); the completion queue
- * goes after it, as the specification requires.
+ * Deleting the submission queue makes the controller end the commands of
+ * it that it fetched (completed, or aborted with "SQ deletion"); one it
+ * never fetched is the caller's to fail. The completion queue goes after
+ * it, as the specification requires.
  */
 int nvme_delete_io_queue(struct nvme_ctrl *c, struct nvme_queue *q)
 {

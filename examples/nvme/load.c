@@ -150,38 +150,59 @@ struct slot {
 	void *buf;
 };
 
-static bool take_budget(struct shared *sh)
+/* @n commands of the budget (a write and its read-back take 2). */
+static bool take_budget(struct shared *sh, unsigned long n)
 {
 	unsigned long b = atomic_load(&sh->budget);
 
-	while (b >= 2)
-		if (atomic_compare_exchange_weak(&sh->budget, &b, b - 2))
+	while (b >= n)
+		if (atomic_compare_exchange_weak(&sh->budget, &b, b - n))
 			return true;
 	return false;
 }
 
-/* Starts the next write of slot @s: false when there is nothing to do. */
+static bool want_read(struct worker *w)
+{
+	if (!w->sh->o->reads_pct)
+		return false;
+	w->rng ^= w->rng << 13;
+	w->rng ^= w->rng >> 7;
+	w->rng ^= w->rng << 17;
+	return w->rng % 100 < w->sh->o->reads_pct;
+}
+
+/*
+ * Starts the next request of slot @s: a write (read back when it
+ * completes) or, --reads of the time, a read checked against what the
+ * block holds. False when there is nothing left to do.
+ */
 static bool start_write(struct worker *w, struct slot *s, int *tags,
 			unsigned int si)
 {
 	struct shared *sh = w->sh;
+	bool read = want_read(w);
 	int tag;
 
-	if (atomic_load(sh->stop) || !take_budget(sh))
+	if (atomic_load(sh->stop) || !take_budget(sh, read ? 1 : 2))
 		return false;
 	s->k = next_lba(w);
 	if (s->k == UINT64_MAX) {
-		atomic_fetch_add(&sh->budget, 2);
+		atomic_fetch_add(&sh->budget, read ? 1 : 2);
 		return false;
 	}
-	w->gens[s->k]++;
-	load_fill(s->buf, lba_of(w, s->k), w->gens[s->k], sh->o->run);
+	if (read) {
+		memset(s->buf, 0xa5, BLOCK);
+	} else {
+		w->gens[s->k]++;
+		load_fill(s->buf, lba_of(w, s->k), w->gens[s->k], sh->o->run);
+	}
 	s->t0 = now_s();
-	tag = nvme_blk_submit(sh->b, w->id, NVME_OP_WRITE, lba_of(w, s->k), 1,
-			      s->buf);
+	tag = nvme_blk_submit(sh->b, w->id, read ? NVME_OP_READ : NVME_OP_WRITE,
+			      lba_of(w, s->k), 1, s->buf);
 	if (tag < 0) {
 		w->busy[s->k] = 0;
-		w->gens[s->k] = 0; /* unknown now */
+		if (!read)
+			w->gens[s->k] = 0; /* unknown now */
 		if (tag == -ENODEV)
 			atomic_store(sh->stop, true);
 		else
@@ -189,7 +210,7 @@ static bool start_write(struct worker *w, struct slot *s, int *tags,
 		return false;
 	}
 	w->r.submitted++;
-	s->state = 1;
+	s->state = read ? 2 : 1;
 	tags[tag] = (int)si;
 	return true;
 }
@@ -280,13 +301,33 @@ static void *dev_worker(void *arg)
 	struct shared *sh = w->sh;
 	void *buf = aligned_alloc(BLOCK, BLOCK);
 
-	while (buf && take_budget(sh)) {
-		uint64_t k = next_lba(w), lba;
+	while (buf) {
+		bool read = want_read(w);
+		uint64_t k, lba;
 		double t;
 
+		if (!take_budget(sh, read ? 1 : 2))
+			break;
+		k = next_lba(w);
 		if (k == UINT64_MAX)
 			break;
 		lba = lba_of(w, k);
+		if (read) {
+			t = now_s();
+			if (pread(sh->fd, buf, BLOCK, (off_t)(lba * BLOCK)) !=
+			    BLOCK) {
+				w->r.errors++;
+				break;
+			}
+			add_lat(w, now_s() - t);
+			w->r.ios++;
+			w->r.reads++;
+			progress(sh);
+			if (load_check(buf, lba, w->gens[k], sh->o->run))
+				w->r.mismatches++;
+			w->busy[k] = 0;
+			continue;
+		}
 		w->gens[k]++;
 		load_fill(buf, lba, w->gens[k], sh->o->run);
 		t = now_s();
@@ -428,10 +469,11 @@ int load_run_dev(const char *path, const struct load_opts *o,
 void load_print(const char *who, const struct load_opts *o,
 		const struct load_result *r)
 {
-	printf("%s: %s 4 KiB, qd %u x %u: %lu I/Os (%lu writes, %lu reads "
+	printf("%s: %s 4 KiB%s, qd %u x %u: %lu I/Os (%lu writes, %lu reads "
 	       "checked) in %.2f s: %.0f IOPS; latency p50 %.0f us, p99 %.0f "
 	       "us, p99.9 %.0f us, max %.0f us; %lu errors, %lu mismatches\n",
-	       who, o->seq ? "sequential" : "random", o->qd, o->threads, r->ios,
-	       r->writes, r->reads, r->seconds, r->iops, r->p50_us, r->p99_us,
-	       r->p999_us, r->max_us, r->errors, r->mismatches);
+	       who, o->seq ? "sequential" : "random",
+	       o->reads_pct ? ", reads and writes" : "", o->qd, o->threads,
+	       r->ios, r->writes, r->reads, r->seconds, r->iops, r->p50_us,
+	       r->p99_us, r->p999_us, r->max_us, r->errors, r->mismatches);
 }

@@ -19,6 +19,7 @@ struct load_opts {
 	unsigned long ios;	/* commands in all, writes and reads */
 	uint64_t first, blocks; /* the region: blocks [first, first + blocks) */
 	bool seq;
+	unsigned int reads_pct; /* requests that only read (and check) */
 	bool quiet;
 	uint64_t run; /* written into every block: which run wrote it */
 };

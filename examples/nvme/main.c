@@ -4,8 +4,10 @@
  * controller (1b36:0010), reached through VFIO.
  *
  *   nvme [--qd N] [--ios N] [--threads N] [--queues N] [--poll] [--seq]
+ *        [--reads PCT]
  *        bind, run N verified I/Os (each write read back and checked) at
- *        queue depth N per thread, one I/O queue per thread, unbind, and
+ *        queue depth N per thread, one I/O queue per thread (PCT of
+ *        the requests only read a block and check it), unbind, and
  *        check that nothing is left: ledger, IOMMU mappings, controller
  *        disabled (CSTS.RDY read back)
  *   nvme --sweep          fail the probe at each failure point in turn
@@ -13,6 +15,7 @@
  *                         request is reaped, with its status or an error
  *   nvme --timeout        a lost doorbell: the command times out, the
  *                         controller is reset, and the load goes on
+ *   nvme --prp            commands of 2 to 32 blocks: PRP2 and PRP lists
  *   nvme --final N        write the final pattern on blocks [0, N)
  *   nvme --check-dev DEV --blocks N
  *                         read DEV (the kernel's driver) with O_DIRECT: the
@@ -149,7 +152,8 @@ static int run_load(struct load_opts *o)
 		o->blocks = nvme_blk_capacity(b);
 	ret = load_run_blk(b, o, &r, &stop);
 	CHECK(!ret, "load: %d", ret);
-	load_print("nvme userspace", o, &r);
+	load_print(nvme_param_poll ? "nvme userspace polled" : "nvme userspace",
+		   o, &r);
 	CHECK(r.ios >= o->ios, "%lu of %lu I/Os done", r.ios, o->ios);
 	CHECK(!r.errors && !r.mismatches && !r.failed,
 	      "%lu errors, %lu failed, %lu mismatches", r.errors, r.failed,
@@ -257,6 +261,37 @@ static int unbind_mid_io(struct load_opts *o)
 	return 0;
 }
 
+/*
+ * A command the controller never saw (its doorbell lost) when remove()
+ * begins: deleting its queue does not end it, so remove() fails it, and
+ * its submitter, waiting for it, reaps -ENODEV.
+ */
+static int unbind_unseen(void)
+{
+	static uint8_t buf[4096] __attribute__((aligned(4096)));
+	struct unbinder u = { .delay_ms = 200 };
+	struct nvme_blk *b;
+	int tag, got = -1, status = 0, ret;
+	pthread_t t;
+
+	if (bind(&b))
+		return 1;
+	nvme_blk_drop_doorbell(b);
+	tag = nvme_blk_submit(b, 0, NVME_OP_READ, 9, 1, buf);
+	CHECK(tag >= 0, "submit: %d", tag);
+	pthread_create(&t, NULL, unbind_later, &u);
+	ret = tag < 0 ? tag : nvme_blk_reap(b, 0, tag, &got, &status);
+	pthread_join(t, NULL);
+	printf("nvme: a command the controller never saw, in flight at "
+	       "unbind: reaped with %s\n",
+	       ret ? strerror(-ret) : strerror(-status));
+	CHECK(!ret && got == tag && status == -ENODEV, "reap: %d, status %d",
+	      ret, status);
+	nvme_blk_put(b);
+	pci_unregister_driver(&nvme_driver);
+	return 0;
+}
+
 static int timeout(struct load_opts *o)
 {
 	static uint8_t buf[4096] __attribute__((aligned(4096)));
@@ -292,28 +327,96 @@ static int timeout(struct load_opts *o)
 	return 0;
 }
 
-/* Blocks [0, n) get the final pattern, read back through the driver. */
+/*
+ * Commands of several blocks: two pages (PRP2 names the second) and more
+ * (PRP2 names a PRP list from the pool), written whole, read back whole
+ * and block by block, from block 4096 on.
+ */
+static int prp_lists(struct load_opts *o)
+{
+	static const unsigned int sizes[] = { 1, 2, 3, 8, 17, 32 };
+	uint8_t *buf = aligned_alloc(4096, 32 * 4096);
+	struct nvme_blk *b;
+	unsigned long checked = 0, bad = 0;
+	uint64_t lba = 4096;
+
+	if (!buf || bind(&b)) {
+		free(buf);
+		return 1;
+	}
+	for (size_t k = 0; k < sizeof(sizes) / sizeof(sizes[0]); k++) {
+		unsigned int n = sizes[k];
+		int ret;
+
+		if (n > nvme_blk_max_blocks(b))
+			break;
+		for (unsigned int i = 0; i < n; i++)
+			load_fill(buf + i * 4096, lba + i, n, o->run);
+		ret = nvme_blk_rw(b, 0, NVME_OP_WRITE, lba, n, buf);
+		CHECK(!ret, "write of %u blocks: %d", n, ret);
+		memset(buf, 0, (size_t)n * 4096);
+		ret = nvme_blk_rw(b, 0, NVME_OP_READ, lba, n, buf);
+		CHECK(!ret, "read of %u blocks: %d", n, ret);
+		for (unsigned int i = 0; i < n; i++, checked++)
+			bad += load_check(buf + i * 4096, lba + i, n, o->run) !=
+			       0;
+		for (unsigned int i = 0; i < n; i++, checked++)
+			bad += nvme_blk_rw(b, 0, NVME_OP_READ, lba + i, 1,
+					   buf) ||
+			       load_check(buf, lba + i, n, o->run);
+		lba += n;
+	}
+	printf("nvme: commands of 1, 2, 3, 8, 17 and 32 blocks (PRP1 alone, "
+	       "PRP2, PRP lists from the pool), read back whole and block by "
+	       "block: %lu blocks checked, %lu bad\n",
+	       checked, bad);
+	CHECK(!bad && checked == 2 * (1 + 2 + 3 + 8 + 17 + 32), "%lu bad", bad);
+	nvme_blk_put(b);
+	pci_unregister_driver(&nvme_driver);
+	free(buf);
+	return 0;
+}
+
+/*
+ * Blocks [0, n) get the final pattern, in commands of as many blocks as
+ * the driver takes (PRP lists), and are read back the same way.
+ */
 static int final(uint64_t n)
 {
-	static uint8_t buf[4096] __attribute__((aligned(4096)));
 	struct nvme_blk *b;
 	unsigned long bad = 0;
+	unsigned int per;
+	uint8_t *buf;
 
 	if (bind(&b))
 		return 1;
-	for (uint64_t lba = 0; lba < n; lba++) {
-		load_fill(buf, lba, 1, FINAL_RUN);
-		if (nvme_blk_rw(b, 0, NVME_OP_WRITE, lba, 1, buf))
-			bad++;
+	per = nvme_blk_max_blocks(b);
+	buf = aligned_alloc(4096, (size_t)per * 4096);
+	for (uint64_t lba = 0; buf && lba < n; lba += per) {
+		unsigned int k = n - lba < per ? (unsigned int)(n - lba) : per;
+
+		for (unsigned int i = 0; i < k; i++)
+			load_fill(buf + i * 4096, lba + i, 1, FINAL_RUN);
+		if (nvme_blk_rw(b, 0, NVME_OP_WRITE, lba, k, buf))
+			bad += k;
 	}
 	CHECK(nvme_blk_rw(b, 0, NVME_OP_FLUSH, 0, 0, NULL) == 0, "flush");
-	for (uint64_t lba = 0; lba < n; lba++)
-		if (nvme_blk_rw(b, 0, NVME_OP_READ, lba, 1, buf) ||
-		    load_check(buf, lba, 1, FINAL_RUN))
-			bad++;
-	printf("nvme: final pattern on blocks [0, %llu): %lu bad\n",
-	       (unsigned long long)n, bad);
-	CHECK(!bad, "final pattern");
+	for (uint64_t lba = 0; buf && lba < n; lba += per) {
+		unsigned int k = n - lba < per ? (unsigned int)(n - lba) : per;
+
+		if (nvme_blk_rw(b, 0, NVME_OP_READ, lba, k, buf)) {
+			bad += k;
+			continue;
+		}
+		for (unsigned int i = 0; i < k; i++)
+			bad += load_check(buf + i * 4096, lba + i, 1,
+					  FINAL_RUN) != 0;
+	}
+	printf("nvme: final pattern on blocks [0, %llu), %u blocks a "
+	       "command: %lu bad\n",
+	       (unsigned long long)n, per, bad);
+	CHECK(buf && !bad, "final pattern");
+	free(buf);
 	nvme_blk_put(b);
 	pci_unregister_driver(&nvme_driver);
 	return 0;
@@ -364,6 +467,8 @@ int main(int argc, char **argv)
 			o.blocks = strtoull(argv[++i], NULL, 0);
 		else if (!strcmp(a, "--first") && v)
 			o.first = strtoull(argv[++i], NULL, 0);
+		else if (!strcmp(a, "--reads") && v)
+			o.reads_pct = (unsigned int)atoi(argv[++i]) % 101;
 		else if (!strcmp(a, "--poll"))
 			nvme_param_poll = true;
 		else if (!strcmp(a, "--seq"))
@@ -371,7 +476,7 @@ int main(int argc, char **argv)
 		else if (!strcmp(a, "--quiet"))
 			o.quiet = true;
 		else if (!strcmp(a, "--sweep") || !strcmp(a, "--unbind") ||
-			 !strcmp(a, "--timeout"))
+			 !strcmp(a, "--timeout") || !strcmp(a, "--prp"))
 			mode = a + 2;
 		else if (!strcmp(a, "--final") && v)
 			final_n = strtoull(argv[++i], NULL, 0), mode = "final";
@@ -412,10 +517,13 @@ int main(int argc, char **argv)
 	}
 	if (!strcmp(mode, "sweep"))
 		sweep();
-	else if (!strcmp(mode, "unbind"))
+	else if (!strcmp(mode, "unbind")) {
 		unbind_mid_io(&o);
-	else if (!strcmp(mode, "timeout"))
+		unbind_unseen();
+	} else if (!strcmp(mode, "timeout"))
 		timeout(&o);
+	else if (!strcmp(mode, "prp"))
+		prp_lists(&o);
 	else if (!strcmp(mode, "final"))
 		final(final_n);
 	else

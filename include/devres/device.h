@@ -155,7 +155,8 @@ DEVRES_API int device_add(struct device *dev);
  * whole (use device_add()), so that nothing set on it is lost.
  *
  * Context: as device_add().
- * Return: as device_add(); -EINVAL (WARN) when @dev is already initialized.
+ * Return: as device_add(); -EINVAL (WARN) when @dev is already initialized;
+ * -ECHILD (WARN) in a child of fork() for a device of its parent.
  */
 DEVRES_API int device_register(struct device *dev);
 
@@ -195,10 +196,14 @@ DEVRES_API void device_unregister(struct device *dev);
  * A device whose count has reached zero is being released and cannot be
  * revived (a release callback of its last put taking a reference): WARN,
  * no reference is taken, and the put_device() that goes with it is
- * absorbed, so the release runs once.
+ * absorbed, so the release runs once. A count that reaches INT_MAX / 2 (a
+ * leak of references) saturates there with one WARN, as the kernel's
+ * refcount_t: puts leave it, and the device is never released rather than
+ * freed under its users by a wrapped count.
  *
  * Context: any thread.
- * Return: @dev.
+ * Return: @dev; NULL for NULL, and for an ERR_PTR or first-page @dev
+ * (WARNed).
  */
 DEVRES_API struct device *get_device(struct device *dev);
 

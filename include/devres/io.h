@@ -62,7 +62,8 @@ DEVRES_API int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
  * Context: any thread.
  * Return: 0; -EBUSY (with a WARN) while a mapping of the window is alive
  * or a busy region lies inside it; -ENOENT (with a WARN) when no window
- * starts at @start.
+ * starts at @start; -ECHILD (with a WARN) in a child of fork() for a
+ * window of its parent.
  */
 DEVRES_API int iomem_window_remove(phys_addr_t start);
 
@@ -81,7 +82,8 @@ DEVRES_API int iomem_window_remove(phys_addr_t start);
  * Return: the address of the first register, or NULL with errno set:
  * EINVAL for an empty or wrapping range, ENXIO when no window holds
  * @offset, ERANGE when the window that holds @offset ends before
- * @offset + @size, ENOMEM, or what mmap() said.
+ * @offset + @size, ECHILD (with a WARN) in a child of fork() when the
+ * window is its parent's, ENOMEM, or what mmap() said.
  */
 DEVRES_API void *ioremap(phys_addr_t offset, size_t size);
 
@@ -106,7 +108,8 @@ DEVRES_API void *ioremap_wc(phys_addr_t offset, size_t size);
  * kernel's iounmap() does; accessing it afterwards is a bug.
  *
  * Context: any thread. Preserves errno. A WARN when @addr is not a live
- * mapping from ioremap() (an address inside one, one already unmapped).
+ * mapping from ioremap() (an address inside one, one already unmapped),
+ * or, in a child of fork(), is its parent's (then it stays mapped).
  */
 DEVRES_API void iounmap(volatile void *addr);
 

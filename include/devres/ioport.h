@@ -250,7 +250,8 @@ DEVRES_API int insert_resource(struct resource *parent,
  * The ranges nested inside @old stay its children, out of the tree with it.
  *
  * Context: any thread; takes the tree's lock.
- * Return: 0, or -EINVAL when @old is not in a tree.
+ * Return: 0, or -EINVAL when @old is not in a tree; -ECHILD (with a WARN)
+ * in a child of fork() when @old is a region its parent requested.
  */
 DEVRES_API int release_resource(struct resource *old);
 
@@ -261,7 +262,8 @@ DEVRES_API int release_resource(struct resource *old);
  * The ranges nested inside @old take its place in its parent.
  *
  * Context: any thread; takes the tree's lock.
- * Return: 0, or -EINVAL when @old is not in a tree.
+ * Return: 0, or -EINVAL when @old is not in a tree; -ECHILD (with a WARN)
+ * in a child of fork() when @old is a region its parent requested.
  */
 DEVRES_API int remove_resource(struct resource *old);
 

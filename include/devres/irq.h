@@ -108,6 +108,36 @@ DEVRES_API int irq_line_attach_fd(int fd, const char *name);
 DEVRES_API int irq_line_attach_level(int fd, int unmask_fd, const char *name);
 
 /**
+ * typedef irq_unmask_t - unmask the source of a masked line
+ * @ctx: what was given with it to irq_line_attach_masked()
+ */
+typedef void (*irq_unmask_t)(void *ctx);
+
+/**
+ * irq_line_attach_masked() - make a line of an fd whose source masks itself
+ * @fd: an eventfd or a UIO fd, as for irq_line_attach_fd()
+ * @unmask: unmasks the source (uio_pci_generic's INTx: clears the command
+ *          register's INTx disable bit, which the kernel set)
+ * @ctx: given to @unmask
+ * @name: a name for messages (copied), or NULL
+ *
+ * irq_line_attach_fd(), for a source that masks itself at each interrupt
+ * and is unmasked by something other than a write to @fd: once the
+ * interrupt has been handled (and the line is neither disabled nor masked
+ * by a oneshot thread), and when the first handler is requested, the line
+ * calls @unmask, as the kernel's level-triggered flow unmasks after the
+ * handlers. @unmask runs on the dispatcher's thread with the line's lock
+ * held: it must not request, free, enable or disable an interrupt.
+ *
+ * Context: any thread. The duplication of @fd is a fault-injection point.
+ * Return: the line's number (> 0); -EINVAL when @unmask is NULL; -EBADF
+ * for a negative or closed @fd; -EMFILE; -ENOMEM; -ENOSPC when every
+ * number is in use.
+ */
+DEVRES_API int irq_line_attach_masked(int fd, irq_unmask_t unmask, void *ctx,
+				      const char *name);
+
+/**
  * irq_line_raise() - assert an interrupt line
  * @irq: a line's number
  *
@@ -249,7 +279,9 @@ DEVRES_API void enable_irq(unsigned int irq);
  * @irq: the line's number
  *
  * Increments the line's disable depth: no handler of the line is called
- * until as many enable_irq(). A handler already running carries on.
+ * until as many enable_irq(). A handler already running carries on. The
+ * depth stops at 2^20: one more disable is refused with a WARN (a missing
+ * enable_irq() in a loop), never wrapped to enabled.
  *
  * Context: any thread, also from the line's own handler.
  */

@@ -190,7 +190,8 @@ DEVRES_API void platform_device_put(struct platform_device *pdev);
  *
  * Context: as device_add().
  * Return: as platform_device_add(); -EEXIST (with a WARN) when @pdev is
- * already added.
+ * already added; -ECHILD (with a WARN) in a child of fork() for a device
+ * of its parent.
  */
 DEVRES_API int platform_device_register(struct platform_device *pdev);
 

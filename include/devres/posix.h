@@ -268,7 +268,8 @@ DEVRES_API struct devres_thread *devm_thread_run(struct device *dev,
  * Return: what the thread's function returned, -ECANCELED when it ended
  * by pthread_exit() or cancellation; -EINVAL when @dev does not manage
  * @thread (a misuse, WARNed); -EDEADLK; -ECHILD in a child of fork() for
- * a thread of its parent (WARNed, not stopped: it runs in the parent).
+ * a device or thread of its parent (WARNed, not stopped: it runs in the
+ * parent).
  */
 DEVRES_API int devm_thread_stop(struct device *dev,
 				struct devres_thread *thread);
@@ -282,7 +283,8 @@ DEVRES_API int devm_thread_stop(struct device *dev,
  * before it WARNs (DEVRES_THREAD_STOP_TIMEOUT_MS by default); it then goes on
  * waiting without limit.
  *
- * Context: any thread, while @thread is managed.
+ * Context: any thread, while @thread is managed. In a child of fork(), a
+ * thread of its parent is left as it is, with a WARN.
  */
 DEVRES_API void devres_thread_set_stop_timeout(struct devres_thread *thread,
 					       unsigned int ms);

@@ -70,7 +70,9 @@ DEVRES_API struct revocable *devm_revocable_create(struct device *dev,
  * the handle is freed with the last one. NULL is accepted and returned.
  *
  * Context: any thread, also inside an access and in release callbacks.
- * Return: @h; NULL for NULL, and for an ERR_PTR or first-page @h (WARNed).
+ * Return: @h; NULL for NULL, and for an ERR_PTR or first-page @h or a
+ * handle that already has 2^24 references (WARNed: a leak of references,
+ * refused rather than wrapped).
  */
 DEVRES_API struct revocable *revocable_get(struct revocable *h);
 

@@ -34,9 +34,11 @@ extern "C" {
  * are the device's sysfs files, as without the backend; enabling writes
  * nothing (uio_pci_generic enabled the device when it bound it).
  * pci_alloc_irq_vectors() gives one INTx vector, a line read from the uio
- * fd: each interrupt masks INTx in the kernel, and the line writes 1 to the
- * fd to unmask it once the handlers have run, as the kernel's
- * level-triggered flow does. MSI and MSI-X cannot be had through UIO.
+ * fd: at each interrupt uio_pci_generic masks INTx (the command register's
+ * INTx disable bit), and the line clears that bit through config space
+ * once the handlers have run, as the kernel's level-triggered flow unmasks
+ * (uio_pci_generic takes no unmask write on the fd). MSI and MSI-X cannot
+ * be had through UIO.
  * When the binding goes, bus mastering is switched off and INTx masked
  * before the managed resources are released.
  *

@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <limits.h>
 #include "base.h"
 #include "sweep.h"
 
@@ -171,15 +172,36 @@ const char *dev_name(const struct device *dev)
  * put that goes with it (put_device(get_device(dev)) in a release callback)
  * only balances it, and the release runs once.
  */
+/*
+ * Where a device's count stops, as the kernel's refcount_t saturates: a
+ * count there is a leak of references, and wrapping would free the device
+ * under its users. It stays there; puts leave it; the device is never
+ * released (a leak, never a use after free). Far below INT_MAX, so that
+ * racing gets past it cannot wrap either.
+ */
+#define DEV_REF_MAX (INT_MAX / 2)
+
 struct device *get_device(struct device *dev)
 {
+	int n;
+
 	/* A pointer no device has is not given back: the caller would use it. */
 	if (!dev || devres__arg_bad(NULL, dev, __func__, "device"))
 		return NULL;
 	if (!devres__dev_ok(dev, __func__))
 		return dev;
-	if (likely(__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED) > 1))
+	n = __atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	if (likely(n > 1 && n < DEV_REF_MAX))
 		return dev;
+	if (n >= DEV_REF_MAX) {
+		__atomic_store_n(&dev->refcount, DEV_REF_MAX, __ATOMIC_RELAXED);
+		/* Once: the get that reached the limit. */
+		if (n == DEV_REF_MAX)
+			devres__state_warn(dev, __func__,
+					   "reference count saturated: the "
+					   "device will never be released");
+		return dev;
+	}
 	/*
 	 * It was zero or below: a release callback of the last put, which
 	 * runs in the releasing thread, so taking the increment back races
@@ -285,6 +307,9 @@ void put_device(struct device *dev)
 		return;
 	old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
 	do {
+		/* Saturated: pinned for good (get_device() WARNed). */
+		if (old >= DEV_REF_MAX)
+			return;
 		if (old == 0) {
 			devres__state_warn(dev, __func__,
 					   "no reference left to put");

@@ -361,6 +361,40 @@ void devres_add(struct device *dev, void *res)
 	dr_log(dev, "ADD", l);
 }
 
+/*
+ * Just newer than @stop (NULL: the oldest end): outside every group opened
+ * after it, so that no devres_release_group() of the device's users takes
+ * the node; only the release of what encloses @stop does.
+ */
+static void insert_older(struct device *dev, struct devres__node *n,
+			 bool in_owned)
+{
+	struct devres__node *p, *prev = NULL;
+
+	for (p = list_head(dev); p; prev = p, p = p->next)
+		if (in_owned && DR_KIND(p) == DR_KIND_OWNED)
+			break;
+	n->next = p;
+	if (prev)
+		prev->next = n;
+	else
+		dev->devres_head = n;
+	n->kind |= DR_ADDED;
+	dev->devres_listed++;
+}
+
+void devres__add_ungrouped(struct device *dev, void *res, bool in_owned)
+{
+	struct devres__node *n = to_node(res);
+	struct dr_log l = dr_log_of_res(n);
+
+	if (!lock_dev(dev, __func__))
+		return;
+	insert_older(dev, n, in_owned);
+	unlock_dev(dev);
+	dr_log(dev, "ADD", l);
+}
+
 void *devres_find(struct device *dev, dr_release_t release, dr_match_t match,
 		  void *match_data)
 {

@@ -6,7 +6,8 @@
  * node will release it; the plain release sees that, takes the node off
  * the device there and then, and WARNs. So the resource is given back once,
  * now, and no later owner of the same address or number is touched when
- * the device lets go of its resources.
+ * the device lets go of its resources. What the node's removal logs is
+ * held until devres__warn_hand(), which the caller calls once unlocked.
  */
 #include <stdio.h>
 #include <devres/devres.h>
@@ -23,6 +24,8 @@ void devres__disown(struct devres__owner *owner, struct devres__hand *h)
 	struct devres__owner o[1] = { *owner };
 	char buf[40];
 
+	/* Under the subsystem's lock: the REM line waits for the unlock. */
+	devres__log_hold();
 	/* Cleared first: the owner may live in the node destroyed below. */
 	*owner = (struct devres__owner){ 0 };
 	h->call = o->call;
@@ -40,6 +43,7 @@ void devres__disown(struct devres__owner *owner, struct devres__hand *h)
 void devres__warn_hand(const struct devres__hand *h, const char *func,
 		       const char *what)
 {
+	devres__log_release();
 	devres__warn_label(h->dev, func,
 			   "%s acquired with %s(): use %s; released now, "
 			   "and taken off the device",

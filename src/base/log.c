@@ -102,6 +102,74 @@ int devres_warn_count(void)
 	return __atomic_load_n(&warn_count, __ATOMIC_RELAXED);
 }
 
+/*
+ * Lines made while this thread holds a subsystem's lock, kept until it
+ * lets go (devres__log_hold()): a sink may call back into that subsystem,
+ * which would wait for the lock this thread holds. At most HELD_MAX are
+ * kept; the others are counted and said to be dropped at the flush.
+ */
+#define HELD_MAX 16
+
+struct held_line {
+	struct held_line *next;
+	int level;
+	char line[];
+};
+
+static TLS_FAST unsigned int hold_depth;
+static TLS_FAST unsigned int held_n, held_dropped;
+static TLS_FAST struct held_line *held_head, **held_tail;
+
+static bool hold_line(int level, const char *line)
+{
+	size_t len = strlen(line) + 1;
+	struct held_line *h;
+
+	if (held_n >= HELD_MAX || !(h = malloc(sizeof(*h) + len))) {
+		held_dropped++;
+		return true;
+	}
+	h->next = NULL;
+	h->level = level;
+	memcpy(h->line, line, len);
+	if (!held_head)
+		held_tail = &held_head;
+	*held_tail = h;
+	held_tail = &h->next;
+	held_n++;
+	return true;
+}
+
+static void emit(int level, const char *line);
+
+void devres__log_hold(void)
+{
+	hold_depth++;
+}
+
+void devres__log_release(void)
+{
+	struct held_line *h;
+	unsigned int dropped;
+	int err = errno;
+
+	if (--hold_depth)
+		return;
+	while ((h = held_head)) {
+		held_head = h->next;
+		held_n--;
+		emit(h->level, h->line);
+		free(h);
+	}
+	dropped = held_dropped;
+	held_dropped = 0;
+	if (dropped)
+		devres__print(DEVRES_LOG_WARNING,
+			      "(%u log lines dropped while a lock was held)",
+			      dropped);
+	errno = err;
+}
+
 /* A sink, or stderr, may change errno: logging never does. */
 static void emit(int level, const char *line)
 {
@@ -110,6 +178,8 @@ static void emit(int level, const char *line)
 	void *ctx;
 
 	if (in_sink)
+		return;
+	if (hold_depth && hold_line(level, line))
 		return;
 	pthread_mutex_lock(&sink_lock);
 	s = sink;
@@ -248,9 +318,10 @@ static __attribute__((noinline)) void vwarn(const char *label, const char *func,
 	char reason[256];
 	int err = errno;
 
+	/* Every WARN counts, even one the sink's own calls make. */
+	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	if (in_sink)
 		return;
-	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	if (secure_quiet())
 		return;
 	vsnprintf(reason, sizeof(reason), fmt, ap);

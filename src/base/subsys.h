@@ -228,7 +228,8 @@ static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
  * the record is still live and still owned by that node: identity, never
  * an address or a number alone. A plain release of an owned resource calls
  * devres__disown() with that lock held (the owner's device is alive while
- * the record is owned), then devres__warn_hand() once unlocked.
+ * the record is owned), then devres__warn_hand() once unlocked, always:
+ * it ends the log hold devres__disown() began.
  */
 struct devres__owner {
 	struct device *dev; /* NULL: not managed */
@@ -254,6 +255,16 @@ static inline bool devres__owned_by(const struct devres__owner *o,
 HIDDEN void devres__disown(struct devres__owner *o, struct devres__hand *h);
 HIDDEN void devres__warn_hand(const struct devres__hand *h, const char *func,
 			      const char *what);
+/*
+ * Between these, this thread's log lines and WARNs are kept and sent to
+ * the sink at the outermost devres__log_release(): a caller that holds a
+ * subsystem's lock brackets what may log, and releases once unlocked, so
+ * that a sink calling back into the subsystem never waits for that lock.
+ * WARNs are counted at once. devres__disown() holds; devres__warn_hand()
+ * releases. They nest.
+ */
+HIDDEN void devres__log_hold(void);
+HIDDEN void devres__log_release(void);
 HIDDEN void devres__warn_label(const char *label, const char *func,
 			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
 
@@ -273,6 +284,16 @@ HIDDEN bool devres__secure(void);
  */
 HIDDEN int devres__open_beneath(int rootfd, const char *path, int flags,
 				unsigned int mode);
+
+/*
+ * devres.c: devres_add() of a node that no group of the device's users
+ * may release: placed just newer than the newest layer-owned group's
+ * marker (the driver binding's) when @in_owned and there is one, else at
+ * the oldest end of the list (released with the device's own resources).
+ * For bookkeeping that must outlive whatever group is open when it is
+ * made. Walks the list: not for a fast path.
+ */
+HIDDEN void devres__add_ungrouped(struct device *dev, void *res, bool in_owned);
 
 /*
  * devres.c: a check that must see all of a chain's releases done. A

@@ -7,8 +7,9 @@
  *
  * The subsystem has no hook into unbind (layers call downward only), so the
  * first mapping made in debug mode while the device is bound adds a
- * sentinel node to the device: it lands in the binding, and its release, at
- * unbind or probe failure, reports the mappings of that binding still live.
+ * sentinel node to the device, outside any group the driver has open: it
+ * lands in the binding, and its release, at unbind or probe failure,
+ * reports the mappings of that binding still live.
  * A mapping made while the device is not bound gets a sentinel of its own,
  * released with the device's own resources (device_del). The check itself
  * runs once every resource released with the sentinel is gone, so that
@@ -153,6 +154,10 @@ int devres__dma_debug_arm(struct device *dev, struct dma_dev *s, bool bound)
 		return -ENOMEM;
 	}
 	node->bound = bound;
-	devres_add(dev, node);
+	/*
+	 * Not in the group open now: its release would run the check of the
+	 * binding at that group's release, and none at unbind.
+	 */
+	devres__add_ungrouped(dev, node, bound);
 	return 0;
 }

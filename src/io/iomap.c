@@ -246,8 +246,7 @@ void *io__remap(phys_addr_t offset, size_t size,
 	struct iomap *m;
 	off_t pos;
 	void *base;
-	/* pin() sets it whenever it fails; GCC at -O1 (tsan) cannot tell. */
-	int err = ENXIO;
+	int err = ENXIO; /* pin() sets it whenever it fails */
 
 	if (!size || offset + size - 1 < offset || size > SIZE_MAX / 2) {
 		errno = EINVAL;

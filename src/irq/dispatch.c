@@ -17,9 +17,7 @@
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <sched.h>
 #include <string.h>
-#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -241,59 +239,21 @@ static void free_dispatcher(struct irq_dispatcher *d)
 	free(d);
 }
 
-static long long mono_ns(void)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return ts.tv_sec * 1000000000LL + ts.tv_nsec;
-}
-
-/*
- * After a batch of interrupts the dispatcher polls its epoll set for up to
- * POLL_NS before it sleeps, yielding between looks, when the interrupts
- * come close together: the previous one less than POLL_NS before, or a
- * poll that caught one. An interrupt that finds it polling is taken
- * without a wake-up, which costs most when the dispatcher's CPU is idle
- * (another CPU's wake-up, a halted virtual CPU's exit); a poll that
- * catches nothing turns polling off until interrupts come close again,
- * so that a quiet line costs no CPU (bench/bench-irq.c).
- */
-#define POLL_NS 200000LL
-
 static void *dispatch_loop(void *arg)
 {
 	struct irq_dispatcher *d = arg;
 	struct epoll_event ev[16];
-	long long last = 0, until = 0;
-	bool polling = false;
 
 	pthread_setname_np(pthread_self(), "irq/dispatch");
 	while (!stopped(d)) {
-		int n = epoll_wait(d->epfd, ev, 16, polling ? 0 : -1);
-		long long now;
+		int n = epoll_wait(d->epfd, ev, 16, -1);
 
-		if (n == 0 && polling) {
-			if (mono_ns() < until)
-				sched_yield();
-			else
-				polling = false;
-			continue;
-		}
 		for (int i = 0; i < n && !stopped(d); i++) {
 			if (ev[i].data.u64)
 				handle(d, (int)ev[i].data.u64, true);
 			else
 				replay(d);
 		}
-		if (n <= 0)
-			continue;
-		now = mono_ns();
-		if (polling || now - last < POLL_NS) {
-			polling = true;
-			until = now + POLL_NS;
-		}
-		last = now;
 	}
 	/* Stopped from one of its own handlers: nobody joins it. */
 	if (d->self_stopped)

@@ -89,6 +89,9 @@ struct irq_line {
 	bool pending;	    /* an interrupt came while it could not run */
 	bool hw_masked;	    /* UIO, level: read and not yet re-enabled */
 	int unmask_fd;	    /* a level line's unmask eventfd, else -1 */
+	/* A masked line's unmask, and what it is given; NULL for none. */
+	irq_unmask_t unmask_fn;
+	void *unmask_ctx;
 	unsigned int count, unhandled;
 	/* irq_line_raise_wait(): reads of the fd that took an assertion, and
 	 * how many of them the last finished delivery covered. */

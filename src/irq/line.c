@@ -116,7 +116,7 @@ int irq__line_read(struct irq_line *line)
 		n = read(line->fd, &v64, sizeof(v64));
 		if (n == (ssize_t)sizeof(v64)) {
 			/* A level line's source masked itself (VFIO INTx). */
-			if (line->unmask_fd >= 0)
+			if (line->unmask_fd >= 0 || line->unmask_fn)
 				line->hw_masked = true;
 			line->reads++;
 			return 1;
@@ -145,6 +145,11 @@ void irq__line_unmask(struct irq_line *line)
 
 	if (!line->hw_masked)
 		return;
+	if (line->unmask_fn) {
+		line->unmask_fn(line->unmask_ctx);
+		line->hw_masked = false;
+		return;
+	}
 	if (line->unmask_fd >= 0) {
 		if (write(line->unmask_fd, &one64, sizeof(one64)) ==
 		    (ssize_t)sizeof(one64))
@@ -296,6 +301,31 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 	}
 	pthread_mutex_lock(&line->lock);
 	line->unmask_fd = nfd;
+	pthread_mutex_unlock(&line->lock);
+	irq__line_put(line);
+	return rc;
+}
+
+int irq_line_attach_masked(int fd, irq_unmask_t unmask, void *ctx,
+			   const char *name)
+{
+	struct irq_line *line;
+	int rc;
+
+	if (!unmask)
+		return -EINVAL;
+	rc = irq_line_attach_fd(fd, name);
+	if (rc < 0)
+		return rc;
+	/* Not yet requested, so not yet dispatched: no one else reads these. */
+	line = irq__line_get(rc);
+	if (!line) {
+		(void)irq_line_destroy(rc);
+		return -EBADF;
+	}
+	pthread_mutex_lock(&line->lock);
+	line->unmask_fn = unmask;
+	line->unmask_ctx = ctx;
 	pthread_mutex_unlock(&line->lock);
 	irq__line_put(line);
 	return rc;

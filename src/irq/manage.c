@@ -342,6 +342,26 @@ const void *free_irq(unsigned int irq, void *dev_id)
 	return irq__free(irq, dev_id, false, __func__);
 }
 
+/*
+ * Disables nest up to IRQ_DEPTH_MAX: more is a missing enable_irq() in a
+ * loop, and the depth must not wrap to "enabled". Refused there with one
+ * WARN (the line unlocked first: a sink may call back).
+ */
+#define IRQ_DEPTH_MAX (1 << 20)
+
+static bool depth_inc(struct irq_line *line, unsigned int irq, const char *func)
+{
+	if (likely(line->depth < IRQ_DEPTH_MAX)) {
+		line->depth++;
+		return true;
+	}
+	pthread_mutex_unlock(&line->lock);
+	devres__warn(NULL, func,
+		     "irq %u: disabled %d times without an enable: refused",
+		     irq, IRQ_DEPTH_MAX);
+	return false;
+}
+
 void enable_irq(unsigned int irq)
 {
 	struct irq_line *line = irq < IRQ_LINES_MAX ? irq__line_lock((int)irq)
@@ -370,7 +390,8 @@ void disable_irq_nosync(unsigned int irq)
 		devres__warn(NULL, __func__, "irq %u is not a line", irq);
 		return;
 	}
-	line->depth++;
+	if (!depth_inc(line, irq, __func__))
+		return;
 	pthread_mutex_unlock(&line->lock);
 }
 
@@ -389,10 +410,10 @@ static void sync_line(unsigned int irq, bool disable, const char *func)
 		return;
 	if (!own_handler(line, irq, func)) {
 		pthread_mutex_lock(&line->lock);
-		if (disable)
-			line->depth++;
-		wait_idle(line);
-		pthread_mutex_unlock(&line->lock);
+		if (!disable || depth_inc(line, irq, func)) {
+			wait_idle(line);
+			pthread_mutex_unlock(&line->lock);
+		}
 	}
 	irq__line_put(line);
 }

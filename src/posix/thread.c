@@ -347,6 +347,12 @@ void devres_thread_set_stop_timeout(struct devres_thread *thread,
 {
 	if (devres__arg_bad(NULL, thread, __func__, "thread"))
 		return;
+	if (thread->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+		devres__warn(NULL, __func__,
+			     "thread '%s' belongs to process %d", thread->name,
+			     thread->pid);
+		return;
+	}
 	__atomic_store_n(&thread->timeout_ms, ms, __ATOMIC_RELAXED);
 }
 

@@ -51,6 +51,9 @@ struct revocable_node {
 	struct revocable *h;
 };
 
+/* References a handle takes; one more is refused (revocable_get()). */
+#define REVOCABLE_REFS_MAX (1 << 24)
+
 static TLS_FAST unsigned int depth;
 static TLS_FAST struct revocable *held[MAX_DEPTH];
 static TLS_FAST struct revocable *pending;
@@ -176,8 +179,16 @@ struct revocable *revocable_get(struct revocable *h)
 	/* A pointer no handle has is not given back: the caller would use it. */
 	if (!h || devres__arg_bad(NULL, h, __func__, "handle"))
 		return NULL;
-	if (handle_ok(h, __func__))
-		__atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
+	if (!handle_ok(h, __func__))
+		return h;
+	/* A count at the limit is a leak of references: refused, not wrapped. */
+	if (unlikely(__atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED) >
+		     REVOCABLE_REFS_MAX)) {
+		__atomic_sub_fetch(&h->refs, 1, __ATOMIC_RELAXED);
+		devres__warn(NULL, __func__, "%p: %d references: refused",
+			     (void *)h, REVOCABLE_REFS_MAX);
+		return NULL;
+	}
 	return h;
 }
 

@@ -6,6 +6,10 @@
  * UIO adds is the interrupt, read from /dev/uioN, and the decision on DMA,
  * which UIO cannot confine: refused, or physical addresses when the
  * program said it accepts them.
+ *
+ * uio_pci_generic has no irqcontrol: a write to /dev/uioN fails. Its
+ * handler masks INTx with the command register's INTx disable bit, and
+ * the owner of the device unmasks it by clearing that bit in config space.
  */
 #include <dirent.h>
 #include <errno.h>
@@ -23,7 +27,7 @@
 
 struct uio_dev {
 	struct pci_dev *pdev;
-	int fd; /* /dev/uioN: read to wait, write 1 to unmask, 0 to mask */
+	int fd; /* /dev/uioN: read to wait for an interrupt */
 	int num;
 };
 
@@ -223,14 +227,26 @@ static int uio_enable(struct pci_dev *pdev, void *data, bool on)
 	return 0;
 }
 
-/* INTx on (1) or masked (0), through uio_pci_generic's irqcontrol. */
-static int intx(struct uio_dev *ud, uint32_t on)
+/* INTx on or masked, by the command register's INTx disable bit. */
+static void intx(struct pci_dev *pdev, bool on)
 {
-	ssize_t n = write(ud->fd, &on, sizeof(on));
+	uint16_t cmd, want;
 
-	if (n == (ssize_t)sizeof(on))
-		return 0;
-	return n < 0 ? -errno : -EIO;
+	if (pci_read_config_word(pdev, PCI_COMMAND, &cmd))
+		return;
+	want = on ? cmd & ~PCI_COMMAND_INTX_DISABLE
+		  : cmd | PCI_COMMAND_INTX_DISABLE;
+	if (want != cmd)
+		(void)pci_write_config_word(pdev, PCI_COMMAND, want);
+}
+
+/* The line's unmask, after the handlers: the kernel masked INTx. */
+static void intx_unmask(void *ctx)
+{
+	int saved = errno;
+
+	intx(ctx, true);
+	errno = saved;
 }
 
 static void vector_release(struct device *dev, void *res)
@@ -269,7 +285,7 @@ static int uio_alloc_irq_vectors(struct pci_dev *pdev, void *data,
 	if (!v)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "%s-uio%d", pci_name(pdev), ud->num);
-	v->line = irq_line_attach_fd(ud->fd, name);
+	v->line = irq_line_attach_masked(ud->fd, intx_unmask, pdev, name);
 	if (v->line < 0) {
 		ret = v->line;
 		devres_free(v);
@@ -294,8 +310,9 @@ static int uio_alloc_irq_vectors(struct pci_dev *pdev, void *data,
 /* Before the binding's memory goes: no mastering, no interrupt. */
 static void uio_quiesce(struct pci_dev *pdev, void *data)
 {
+	(void)data;
 	pci_clear_master(pdev);
-	(void)intx(data, 0);
+	intx(pdev, false);
 }
 
 static const struct pci__backend uio_backend = {

@@ -347,7 +347,7 @@ static void vfio_unmap(struct device *dev, dma_addr_t handle, void *cpu,
 		.size = size,
 	};
 	struct vfio_map **pp, *m = NULL;
-	int saved = errno;
+	int saved = errno, err = 0;
 
 	(void)cpu;
 	pthread_mutex_lock(&g->lock);
@@ -362,9 +362,12 @@ static void vfio_unmap(struct device *dev, dma_addr_t handle, void *cpu,
 	}
 	/* The device may still reach the range until this returns. */
 	if (m && ioctl(g->container, VFIO_IOMMU_UNMAP_DMA, &unmap))
-		devres__warn(dev, "vfio_unmap", "VFIO_IOMMU_UNMAP_DMA: %s",
-			     strerror(errno));
+		err = errno;
 	pthread_mutex_unlock(&g->lock);
+	/* WARNed unlocked: a log sink may call back into the group. */
+	if (err)
+		devres__warn(dev, "vfio_unmap", "VFIO_IOMMU_UNMAP_DMA: %s",
+			     strerror(err));
 	if (!m)
 		devres__warn(dev, "vfio_unmap", "IOVA %#llx is not mapped",
 			     (unsigned long long)handle);

@@ -144,42 +144,54 @@ int museum_make(struct museum *m, const char *pci_addr)
 
 static int visit_bad;
 
-static void quiet(void *ctx, int level, const char *line)
+/* The last log line: the WARN must say why. */
+static char last[512];
+
+static void keep_last(void *ctx, int level, const char *line)
 {
 	(void)ctx;
 	(void)level;
-	(void)line;
+	snprintf(last, sizeof(last), "%s", line);
 }
 
 /*
  * @what is true when the call failed as its contract says; the call must
- * have WARNed exactly once (@warns), and returned at all (alarm()).
+ * have WARNed exactly once (@warns), saying @why, and returned at all
+ * (alarm()).
  */
-static void expect(bool what, int warns, const char *call, int line)
+static void expect(bool what, int warns, const char *why, const char *call,
+		   int line)
 {
 	int now = devres_warn_count();
 
-	if (what && now == warns + 1)
+	if (what && now == warns + 1 && strstr(last, why))
 		return;
-	fprintf(stderr, "child: line %d: %s: %s, %d WARNs\n", line, call,
+	fprintf(stderr, "child: line %d: %s: %s, %d WARNs, last \"%s\"\n", line,
+		call,
 		what ? "failed as it should" : "did not fail as it should",
-		now - warns);
+		now - warns, last);
 	visit_bad++;
 }
 
-/* A call with a result, and what the result must be. */
-#define INH(call, ok)                                                          \
+#define BELONGS "belongs to process"
+
+/* A call with a result, what the result must be, and why it WARNed. */
+#define INH_WHY(call, ok, why)                                                 \
 	do {                                                                   \
 		int w_ = devres_warn_count();                                  \
-		expect((call)ok, w_, #call, __LINE__);                         \
+		last[0] = '\0';                                                \
+		expect((call)ok, w_, why, #call, __LINE__);                    \
 	} while (0)
+
+#define INH(call, ok) INH_WHY(call, ok, BELONGS)
 
 /* A call with no result. */
 #define INHV(call)                                                             \
 	do {                                                                   \
 		int w_ = devres_warn_count();                                  \
+		last[0] = '\0';                                                \
 		call;                                                          \
-		expect(true, w_, #call, __LINE__);                             \
+		expect(true, w_, BELONGS, #call, __LINE__);                    \
 	} while (0)
 
 /* Every call that takes a device, on @dev, a device of the parent. */
@@ -259,12 +271,15 @@ static void visit_device(struct museum *m, struct device *dev)
 
 int museum_visit(struct museum *m, struct device *busy)
 {
+	struct devres_ledger before, after;
 	struct pci_dev *pdev = m->pci;
 	dma_addr_t h;
 	uint32_t v;
 
 	visit_bad = 0;
-	devres_set_log_sink(quiet, NULL);
+	devres_set_log_sink(keep_last, NULL);
+	/* Nothing acquired or released by any of it, in the child's count. */
+	devres_ledger_snapshot(&before);
 
 	visit_device(m, &m->dev);
 	visit_device(m, &m->plat->dev);
@@ -285,8 +300,9 @@ int museum_visit(struct museum *m, struct device *busy)
 	INH(iomem_window_remove(WIN_BASE), == -ECHILD);
 
 	/* The interrupt line: not a line here. */
-	INH(free_irq((unsigned int)m->irq, &m->hits), == NULL);
-	INH(irq_line_destroy(m->irq), == -EINVAL);
+	INH_WHY(free_irq((unsigned int)m->irq, &m->hits), == NULL,
+		"is not a line");
+	INH_WHY(irq_line_destroy(m->irq), == -EINVAL, "is not a line");
 
 	/* DMA pools. */
 	INH(dma_pool_alloc(m->pool, GFP_KERNEL, &h), == NULL);
@@ -295,6 +311,9 @@ int museum_visit(struct museum *m, struct device *busy)
 	INHV(dma_pool_destroy(m->pool));
 	INHV(dmam_pool_destroy(m->mpool));
 	INH(dma_pool_alloc(m->mpool, GFP_KERNEL, &h), == NULL);
+
+	/* The managed thread's handle. */
+	INHV(devres_thread_set_stop_timeout(m->thread, 10));
 
 	/* Revocable handles. */
 	INH(revocable_try_access(m->rev), == NULL);
@@ -332,6 +351,15 @@ int museum_visit(struct museum *m, struct device *busy)
 		}
 	}
 
+	devres_ledger_snapshot(&after);
+	if (devres_ledger_diff(&before, &after, stderr)) {
+		fprintf(stderr, "child: the ledger moved\n");
+		visit_bad++;
+	}
+	/* The child's own go; the parent's stay, and still say whose. */
+	pci_bus_remove_all();
+	INH(pci_read_config_dword(pdev, 0, &v), == PCIBIOS_DEVICE_NOT_FOUND);
+	INH(devres_release_all(&m->dev), == -ENODEV);
 	devres_set_log_sink(NULL, NULL);
 	return visit_bad;
 }

@@ -10,6 +10,7 @@
 #include <stdio.h>
 #include <devres/device.h>
 #include <devres/dma.h>
+#include <devres/fault.h>
 #include <devres/ioport.h>
 #include <devres/pci.h>
 #include <devres/platform.h>

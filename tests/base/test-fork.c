@@ -394,9 +394,12 @@ static void fork_from_busy_parent(void **state)
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 }
 
+static int sleepers;
+
 static int sleeper(void *arg)
 {
 	(void)arg;
+	__atomic_add_fetch(&sleepers, 1, __ATOMIC_RELEASE);
 	while (!devres_thread_should_stop())
 		devres_thread_sleep(60000);
 	return 7;
@@ -410,6 +413,57 @@ static int sleeper(void *arg)
 			_exit(1);                                              \
 		}                                                              \
 	} while (0)
+
+/*
+ * Threads in a child, under every build: the parent forks with no other
+ * thread (ThreadSanitizer, too, then lets the child start threads), and
+ * the child's first handler starts its own dispatcher, its threaded
+ * handler its own thread, devm_thread_run() its own managed thread.
+ */
+static irqreturn_t wake_thread(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_WAKE_THREAD;
+}
+
+static void child_starts_threads(void **state)
+{
+	static struct device dev;
+	int status = 0, hits = 0;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct devres_thread *t;
+		int irq;
+
+		alarm(20);
+		CHILD_CHECK(init_dev(&dev, "child") == 0);
+		irq = irq_line_create("child");
+		CHILD_CHECK(irq > 0);
+		CHILD_CHECK(devm_request_threaded_irq(&dev, (unsigned int)irq,
+						      wake_thread, count_irq, 0,
+						      "child", &hits) == 0);
+		CHILD_CHECK(irq_line_raise(irq) == 0);
+		for (int i = 0;
+		     i < 2000 && !__atomic_load_n(&hits, __ATOMIC_RELAXED); i++)
+			usleep(1000);
+		CHILD_CHECK(__atomic_load_n(&hits, __ATOMIC_RELAXED) == 1);
+		t = devm_thread_run(&dev, sleeper, NULL, "child");
+		CHILD_CHECK(!IS_ERR(t));
+		CHILD_CHECK(devm_thread_stop(&dev, t) == 7);
+		CHILD_CHECK(devres_release_all(&dev) >= 0);
+		CHILD_CHECK(irq_line_destroy(irq) == 0);
+		put_device(&dev);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
 
 /*
  * What the child inherits and finds inert: the parent's line (not a line,
@@ -431,6 +485,14 @@ static void inherited_objects_inert(void **state)
 			 0);
 	t = devm_thread_run(dev, sleeper, NULL, "parent");
 	assert_false(IS_ERR(t));
+	if (PARK) {
+		/* The dispatcher and the thread idle, their starts done. */
+		assert_int_equal(irq_line_raise(irq), 0);
+		while (!__atomic_load_n(&hits, __ATOMIC_ACQUIRE) ||
+		       !__atomic_load_n(&sleepers, __ATOMIC_ACQUIRE))
+			usleep(1000);
+		__atomic_store_n(&hits, 0, __ATOMIC_RELEASE);
+	}
 	pid = fork();
 	assert_true(pid >= 0);
 	if (pid == 0) {
@@ -483,6 +545,8 @@ thread:
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		/* First: before any test has started a thread. */
+		cmocka_unit_test(child_starts_threads),
 		cmocka_unit_test_setup_teardown(inherited_objects_inert,
 						dev_setup, dev_teardown),
 		cmocka_unit_test(fork_from_busy_parent),

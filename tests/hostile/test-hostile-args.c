@@ -132,6 +132,7 @@ static const struct {
 	{ "irq_line_create:name", NULL_OK },
 	{ "irq_line_attach_fd:name", NULL_OK },
 	{ "irq_line_attach_level:name", NULL_OK },
+	{ "irq_line_attach_masked:name", NULL_OK },
 	{ "devm_thread_run:name", NULL_OK },
 	{ "request_irq:name", NULL_OK },
 	{ "request_threaded_irq:name", NULL_OK },

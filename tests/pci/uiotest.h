@@ -6,8 +6,10 @@
  * the terminal's slave by the node's name (a symlink in a directory of
  * the test) and checks its device number against uio/uioN/dev; the test
  * holds the master: 4 bytes written there are an interrupt the library
- * reads, and the library's 4-byte unmask (1) and mask (0) writes are read
- * back from it. Include after pcitest.h.
+ * reads. As uio_pci_generic does, an interrupt first sets the INTx disable
+ * bit in config space; the library unmasks by clearing it, and writes
+ * nothing to the node (uio_next_write() sees that). Include after
+ * pcitest.h.
  */
 #ifndef DEVRES_TESTS_UIOTEST_H
 #define DEVRES_TESTS_UIOTEST_H
@@ -15,6 +17,7 @@
 #include <poll.h>
 #include <stdint.h>
 #include <termios.h>
+#include <time.h>
 #include <sys/stat.h>
 #include <sys/sysmacros.h>
 #include <devres/uio.h>
@@ -90,11 +93,62 @@ static inline void fake_uio_close(struct fake_uio *u)
 	u->master = u->slave = -1;
 }
 
-/* An interrupt: what uio_pci_generic makes readable at each one. */
-static inline int uio_fire(struct fake_uio *u, uint32_t count)
+/* The command register of fake device @name, read or written in place. */
+static inline int fake_cmd(const char *name, uint16_t *cmd, bool write)
 {
+	char path[4096];
+	ssize_t n;
+	int fd;
+
+	if (pci_fake_path(ft, name, "config", path, sizeof(path)))
+		return -1;
+	fd = open(path, (write ? O_WRONLY : O_RDONLY) | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = write ? pwrite(fd, cmd, 2, PCI_COMMAND)
+		  : pread(fd, cmd, 2, PCI_COMMAND);
+	close(fd);
+	return n == 2 ? 0 : -1;
+}
+
+/*
+ * An interrupt, as uio_pci_generic's handler makes one: INTx masked in
+ * config space, then the event count readable on the node.
+ */
+static inline int uio_fire(const char *name, struct fake_uio *u, uint32_t count)
+{
+	uint16_t cmd;
+
+	if (fake_cmd(name, &cmd, false))
+		return -1;
+	cmd |= PCI_COMMAND_INTX_DISABLE;
+	if (fake_cmd(name, &cmd, true))
+		return -1;
 	return write(u->master, &count, sizeof(count)) == sizeof(count) ? 0
 									: -1;
+}
+
+/* Whether INTx of @name is masked; -1 when config cannot be read. */
+static inline int uio_masked(const char *name)
+{
+	uint16_t cmd;
+
+	if (fake_cmd(name, &cmd, false))
+		return -1;
+	return (cmd & PCI_COMMAND_INTX_DISABLE) != 0;
+}
+
+/* Waits up to @ms for INTx of @name to be unmasked; whether it was. */
+static inline bool uio_wait_unmasked(const char *name, int ms)
+{
+	struct timespec tick = { 0, 1000 * 1000 };
+
+	for (int i = 0; i <= ms; i++) {
+		if (uio_masked(name) == 0)
+			return true;
+		nanosleep(&tick, NULL);
+	}
+	return false;
 }
 
 /*

@@ -2,7 +2,7 @@
 # SPDX-License-Identifier: MIT
 # In the VM only, after the userspace driver's tests: hands QEMU's NVMe
 # controller from vfio-pci to the guest kernel's nvme driver, checks
-# through it that blocks [0, 2048) hold exactly the final pattern the
+# through it that blocks [0, 8192) hold exactly the final pattern the
 # userspace driver wrote (nothing lost, nothing stray), then runs the
 # same load through /dev/nvme0n1 with O_DIRECT at queue depth 1 and 32
 # on blocks [8192, 16384), for the side-by-side ratio.
@@ -26,6 +26,6 @@ n=0
 while [ ! -b /dev/nvme0n1 ] && [ $n -lt 100 ]; do sleep 0.1; n=$((n + 1)); done
 [ -b /dev/nvme0n1 ] || { echo "nvme-kernel.sh: no /dev/nvme0n1"; exit 1; }
 echo "nvme-kernel.sh: $dev bound to $(basename "$(readlink /sys/bus/pci/devices/$dev/driver)")"
-"$prog" --check-dev /dev/nvme0n1 --blocks 2048
+"$prog" --check-dev /dev/nvme0n1 --blocks 8192
 "$prog" --kernel /dev/nvme0n1 --first 8192 --blocks 8192 --qd 1 --ios "$ios"
 "$prog" --kernel /dev/nvme0n1 --first 8192 --blocks 8192 --qd 32 --ios "$ios"

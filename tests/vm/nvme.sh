@@ -37,14 +37,16 @@ nvme_tests() {
 	n=$nvme_ios
 	cat <<LIST
 nvme examples/nvme/nvme --qd 1 --ios $n
+nvme-poll1 examples/nvme/nvme --poll --qd 1 --ios $n
 nvme-qd32 examples/nvme/nvme --qd 32 --ios $n
 nvme-queues examples/nvme/nvme --qd 8 --ios $n --queues 4 --threads 4
-nvme-poll examples/nvme/nvme --poll --qd 8 --ios $((n / 2))
+nvme-poll examples/nvme/nvme --poll --qd 8 --reads 50 --ios $((n / 2))
 nvme-seq examples/nvme/nvme --seq --qd 4 --ios $((n / 2))
+nvme-prp examples/nvme/nvme --prp
 nvme-sweep examples/nvme/nvme --sweep
 nvme-unbind examples/nvme/nvme --unbind --qd 16 --queues 2 --threads 2
 nvme-timeout examples/nvme/nvme --timeout
-nvme-final examples/nvme/nvme --final 2048
+nvme-final examples/nvme/nvme --final 8192
 nvme-kernel /bin/sh /tests/nvme-kernel.sh BUILD/examples/nvme/nvme $n
 LIST
 }

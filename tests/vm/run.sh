@@ -2,18 +2,19 @@
 # SPDX-License-Identifier: MIT
 # Boots a Debian kernel under QEMU with an IOMMU, two of QEMU's `edu`
 # PCI devices and two pci-testdev sharing an IOMMU group behind a PCI
-# bridge, binds the edus to vfio-pci, and runs the VFIO tests inside: the
+# bridge, and QEMU's NVMe controller (tests/vm/nvme.sh), binds the edus
+# and the controller to vfio-pci, and runs the VFIO tests inside: the
 # only place where the library opens /dev/vfio. Each test's result comes
 # back on the VM's second serial port, apart from the kernel's console.
 # Usage: run.sh BUILD_DIR   (a dev build: build/dev)
-# Environment: VM_TIMEOUT (seconds for one boot, default 120), VM_KEEP=1 keeps the
-# initramfs tree, VM_ONLY=NAME runs one test.
+# Environment: VM_TIMEOUT (seconds for one boot, default 240), VM_KEEP=1 keeps the
+# initramfs tree, VM_ONLY="NAME ..." runs those tests; VM_NVME_IOS (nvme.sh).
 set -eu
 build=${1:?usage: run.sh BUILD_DIR}
 src=$(cd "$(dirname "$0")/../.." && pwd)
 build=$(cd "$build" && pwd)
 out=$build/vm
-timeout_s=${VM_TIMEOUT:-120}
+timeout_s=${VM_TIMEOUT:-240}
 start=$(date +%s)
 mkdir -p "$out"
 
@@ -37,6 +38,7 @@ edu-memlock examples/edu/edu --memlock
 edu-crash examples/edu/edu --crash
 lspci-lite /bin/sh /tests/lspci-compare.sh BUILD/examples/lspci-lite
 viable /bin/sh /tests/viable.sh BUILD/examples/edu/edu
+uio /bin/sh /tests/uio.sh BUILD/examples/edu/edu
 LIST
 	nvme_tests
 }
@@ -110,6 +112,7 @@ copy_with_libs() {
 # lspci-lite against pciutils' lspci -n, over the guest's real /sys.
 mkdir -p "$root/tests"
 cp "$src/tests/pci/lspci-compare.sh" "$src/tests/vm/viable.sh" "$root/tests/"
+cp "$src/tests/vm/uio.sh" "$root/tests/"
 lspci=$(command -v lspci || true)
 [ -n "$lspci" ] && copy_with_libs "$lspci" && ln -sf "$lspci" "$root/bin/lspci"
 . "$src/tests/vm/nvme.sh"
