@@ -48,7 +48,10 @@
 #define DEVRES_PTR_LOW 4096u
 #define DEVRES_PTR_HIGH 4095u
 
-static inline bool devres__ptr_bad(const void *p)
+/* Always inline: out of line, the compiler took callers for cold code. */
+#define DEVRES_INLINE inline __attribute__((always_inline))
+
+static DEVRES_INLINE bool devres__ptr_bad(const void *p)
 {
 	return unlikely((uintptr_t)p - DEVRES_PTR_LOW >=
 			(uintptr_t)0 - DEVRES_PTR_LOW - DEVRES_PTR_HIGH);
@@ -63,8 +66,9 @@ HIDDEN bool devres__arg_warn(const struct device *dev, const char *func,
 			     const char *what, const void *p)
 	__attribute__((cold));
 
-static inline bool devres__arg_bad(const struct device *dev, const void *p,
-				   const char *func, const char *what)
+static DEVRES_INLINE bool devres__arg_bad(const struct device *dev,
+					  const void *p, const char *func,
+					  const char *what)
 {
 	if (likely(!devres__ptr_bad(p)))
 		return false;
@@ -72,8 +76,9 @@ static inline bool devres__arg_bad(const struct device *dev, const void *p,
 }
 
 /* The same for an argument whose NULL has a meaning: only the others. */
-static inline bool devres__opt_bad(const struct device *dev, const void *p,
-				   const char *func, const char *what)
+static DEVRES_INLINE bool devres__opt_bad(const struct device *dev,
+					  const void *p, const char *func,
+					  const char *what)
 {
 	return p && devres__arg_bad(dev, p, func, what);
 }
@@ -119,7 +124,8 @@ static inline int devres__dev_err(const struct device *dev)
 }
 
 /* On every call's path: the check is inline, the WARN is not. */
-static inline bool devres__dev_ok(const struct device *dev, const char *func)
+static DEVRES_INLINE bool devres__dev_ok(const struct device *dev,
+					 const char *func)
 {
 	if (likely(!devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC &&
 		   devres__dev_mine(dev)))

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit hostile */
+/* ctest-labels: unit hostile tsan */
 /*
  * Counters that a leak of references or a missing enable drives to their
  * limit: a device's reference count saturates with one WARN and the

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit hostile */
+/* ctest-labels: unit hostile tsan */
 /*
  * DMA debug bookkeeping against the driver's own groups. The first mapping
  * of a binding (or of an unbound device) adds the node whose release runs

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit hostile */
+/* ctest-labels: unit hostile tsan */
 /*
  * Who frees a platform device's resources. The library frees only the
  * arrays platform_device_add_resources() made; an owner may point
