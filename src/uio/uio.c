@@ -12,6 +12,8 @@
  * the owner of the device unmasks it by clearing that bit in config space.
  */
 #include <dirent.h>
+#include <pthread.h>
+#include <stdbool.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -29,6 +31,14 @@ struct uio_dev {
 	struct pci_dev *pdev;
 	int fd; /* /dev/uioN: read to wait for an interrupt */
 	int num;
+	/*
+	 * The unmask after the handlers runs on the dispatcher's thread and
+	 * may come late: once the device is quiesced at unbind it must not
+	 * undo the mask. Both take intx_lock; quiet says the device is
+	 * quiesced, until the next binding allocates its vector.
+	 */
+	pthread_mutex_t intx_lock;
+	bool quiet;
 };
 
 /* A line number in a node: the vector of a binding, released with it. */
@@ -169,6 +179,7 @@ static void ud_free(struct uio_dev *ud)
 		close(ud->fd);
 		devres__ledger_add(DL_FDS, -1);
 	}
+	pthread_mutex_destroy(&ud->intx_lock);
 	free(ud);
 }
 
@@ -189,6 +200,7 @@ static int uio_attach(struct pci_dev *pdev, void **ret_data)
 		return -ENOMEM;
 	ud->pdev = pdev;
 	ud->num = num;
+	pthread_mutex_init(&ud->intx_lock, NULL);
 	pthread_mutex_lock(&conf_lock);
 	ud->fd = open_node(dev_dir ? dev_dir : "/dev", num, rdev);
 	if (ud->fd >= 0) {
@@ -243,9 +255,13 @@ static void intx(struct pci_dev *pdev, bool on)
 /* The line's unmask, after the handlers: the kernel masked INTx. */
 static void intx_unmask(void *ctx)
 {
+	struct uio_dev *ud = ctx;
 	int saved = errno;
 
-	intx(ctx, true);
+	pthread_mutex_lock(&ud->intx_lock);
+	if (!ud->quiet)
+		intx(ud->pdev, true);
+	pthread_mutex_unlock(&ud->intx_lock);
 	errno = saved;
 }
 
@@ -285,7 +301,10 @@ static int uio_alloc_irq_vectors(struct pci_dev *pdev, void *data,
 	if (!v)
 		return -ENOMEM;
 	snprintf(name, sizeof(name), "%s-uio%d", pci_name(pdev), ud->num);
-	v->line = irq_line_attach_masked(ud->fd, intx_unmask, pdev, name);
+	pthread_mutex_lock(&ud->intx_lock);
+	ud->quiet = false;
+	pthread_mutex_unlock(&ud->intx_lock);
+	v->line = irq_line_attach_masked(ud->fd, intx_unmask, ud, name);
 	if (v->line < 0) {
 		ret = v->line;
 		devres_free(v);
@@ -310,9 +329,13 @@ static int uio_alloc_irq_vectors(struct pci_dev *pdev, void *data,
 /* Before the binding's memory goes: no mastering, no interrupt. */
 static void uio_quiesce(struct pci_dev *pdev, void *data)
 {
-	(void)data;
+	struct uio_dev *ud = data;
+
+	pthread_mutex_lock(&ud->intx_lock);
+	ud->quiet = true;
 	pci_clear_master(pdev);
 	intx(pdev, false);
+	pthread_mutex_unlock(&ud->intx_lock);
 }
 
 static const struct pci__backend uio_backend = {
