@@ -61,10 +61,11 @@ static DEVRES_INLINE bool devres__ptr_bad(const void *p)
  * The WARN of an argument that devres__ptr_bad() refused: "<func>: NULL
  * <what>", "<what> is ERR_PTR(-22)" or "<what> is a bad pointer (0x10)".
  * Returns true, for the caller's "if (devres__arg_bad(...)) return ...;".
+ * Not marked cold: with it, gcc 12 moved whole entry points (the path
+ * after the checks) into their .cold parts.
  */
 HIDDEN bool devres__arg_warn(const struct device *dev, const char *func,
-			     const char *what, const void *p)
-	__attribute__((cold));
+			     const char *what, const void *p);
 
 static DEVRES_INLINE bool devres__arg_bad(const struct device *dev,
 					  const void *p, const char *func,
