@@ -241,7 +241,7 @@ static void test_absent_action_warns(void **state)
 
 /*
  * A resource whose release is NULL is of kind (NULL, NULL): an action
- * lookup with a NULL action must never reach it (issue 8, defect 1). Each
+ * lookup with a NULL action must never reach it. Each
  * call WARNs once and leaves the node where it is.
  */
 static void test_null_action_matches_no_resource(void **state)

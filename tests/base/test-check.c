@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit white-box */
 /*
- * The invariant checks (issue 18, item 4), white-box: this test links the
+ * The invariant checks, white-box: this test links the
  * static library and includes the core's private header, so that it can
  * break a device's list on purpose and call the hidden checker directly.
  * Each corruption is undone before the device is torn down.

@@ -428,7 +428,7 @@ static void test_env_log(void **state)
 }
 
 /*
- * A sink that looks at the device on every WARN (issue 8, defect 12). The
+ * A sink that looks at the device on every WARN. The
  * WARN comes from a for-each callback that calls devres on its own device,
  * so the device's lock is held while it is emitted: the sink's dump would
  * WARN again, and the sink would run again, without end. One WARN, always.
@@ -511,7 +511,7 @@ static void test_log_sink_allocating_on_its_device(void **state)
 }
 
 /*
- * devres_alloc_named() with a name the caller frees (issue 8, defect 13):
+ * devres_alloc_named() with a name the caller frees:
  * the name is copied, so a dump reads the copy. The release function is
  * used by this test alone, so that the name is registered here.
  */

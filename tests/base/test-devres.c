@@ -542,8 +542,8 @@ static void test_threads_atomic(void **state)
 }
 
 /*
- * devres_set_log() from any thread, as documented, while other threads log
- * (issue 8, defect 11): the flag is read atomically, so TSan sees no race.
+ * devres_set_log() from any thread, as documented, while other threads log:
+ * the flag is read atomically, so TSan sees no race.
  */
 static int lines_logged;
 
@@ -586,7 +586,7 @@ static void test_set_log_from_any_thread(void **state)
 }
 
 /*
- * Fill, then publish (issue 8, defect 4), raced for real: one thread makes
+ * Fill, then publish, raced for real: one thread makes
  * filled allocations while another releases everything, as the chaos test
  * allows. A copy, format or zeroing after publication would write into
  * memory the other thread frees: TSan and ASan report it. The returned

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit */
 /*
- * errno is preserved (issue 18, item 5): by every release path and by
+ * errno is preserved: by every release path and by
  * every public function that returns void or a count, even when the
  * release callbacks, the actions, the driver's remove, the device's
  * release and the log sink all change it. So that

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit white-box */
 /*
- * The stack of open groups (issue 9, item 3): d nested open groups, each
+ * The stack of open groups: d nested open groups, each
  * closed or removed, in every order (outermost first, innermost first,
  * every permutation of a few, random ones of many), by id or with a NULL
  * id when the group is the newest open one. After each step a NULL id must

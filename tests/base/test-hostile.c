@@ -1418,7 +1418,7 @@ static void remove_triggers_retry(void **state)
 }
 
 /*
- * Issue 18: a failed assertion leaves nothing registered for the next
+ * A failed assertion leaves nothing registered for the next
  * test. The failing group runs in a child (run_self()): its first test
  * registers a driver and a device and fails half way; its second
  * registers the same driver and device name again and must pass.

@@ -451,7 +451,7 @@ static void test_pages_foreign(void **state)
 }
 
 /*
- * Fill, then publish (issue 8, defect 4). A log sink runs right after a
+ * Fill, then publish. A log sink runs right after a
  * node is published, as another thread could: it checks that the memory is
  * already filled, then releases everything, as a devres_release_all() on
  * another thread may. Before the fix, the copy, the format and the zeroing

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit white-box */
 /*
- * Log lines as a reader pairs them (issue 10, item 7): each managed-memory
+ * Log lines as a reader pairs them: each managed-memory
  * node is named by the call that made it, in its ADD, REPLACE, REM and REL
  * lines, in devres_dump() and in its WARNs; a group's lines carry its id,
  * the same at its open as at its release. White-box (the core's private
