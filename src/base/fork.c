@@ -100,7 +100,8 @@ static void fork_child(void)
  * because that archive member is built without the CET property, and one
  * object without it takes the property off the whole library.
  */
-extern void *__dso_handle;
+extern void *__dso_handle; /* NOLINT(bugprone-reserved-identifier) */
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
 extern int __register_atfork(void (*prepare)(void), void (*parent)(void),
 			     void (*child)(void), void *dso);
 

@@ -150,10 +150,11 @@ struct platform_device *platform_device_alloc(const char *name, int id)
 /*
  * A copy of @num resources and of their names in one block, out of any
  * tree: what the device keeps must not point into its owner's memory.
+ * 0 and the block in *@ret_b, or -EINVAL (a bad name) or -ENOMEM.
  */
-static struct res_block *dup_resources(const struct platform_device *pdev,
-				       const struct resource *res,
-				       unsigned int num)
+static int dup_resources(const struct platform_device *pdev,
+			 const struct resource *res, unsigned int num,
+			 struct res_block **ret_b)
 {
 	size_t size = sizeof(struct res_block) + num * sizeof(*res);
 	struct res_block *b;
@@ -164,15 +165,15 @@ static struct res_block *dup_resources(const struct platform_device *pdev,
 		if (devres__opt_bad(&pdev->dev, res[i].name,
 				    "platform_device_add_resources",
 				    "resource name"))
-			return ERR_PTR(-EINVAL);
+			return -EINVAL;
 		if (res[i].name)
 			size += strlen(res[i].name) + 1;
 	}
 	if (devres__should_fail())
-		return NULL;
+		return -ENOMEM;
 	b = calloc(1, size);
 	if (!b)
-		return NULL;
+		return -ENOMEM;
 	b->pdev = pdev;
 	r = b->res;
 	names = (char *)(r + num);
@@ -186,7 +187,8 @@ static struct res_block *dup_resources(const struct platform_device *pdev,
 			names += len;
 		}
 	}
-	return b;
+	*ret_b = b;
+	return 0;
 }
 
 int platform_device_add_resources(struct platform_device *pdev,
@@ -214,11 +216,10 @@ int platform_device_add_resources(struct platform_device *pdev,
 		return -EINVAL;
 	}
 	if (res && num) {
-		b = dup_resources(pdev, res, num);
-		if (IS_ERR(b))
-			return (int)PTR_ERR(b);
-		if (!b)
-			return -ENOMEM;
+		int ret = dup_resources(pdev, res, num, &b);
+
+		if (ret)
+			return ret;
 	}
 	/* The array the library made before, not what the owner set. */
 	old = res_block_take(pdev);
