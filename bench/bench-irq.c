@@ -367,24 +367,20 @@ int main(int argc, char **argv)
 		}
 		printf("apart: raising on CPU 0, the dispatcher and the bare "
 		       "loop on CPU 1\n");
-		done_fd = eventfd(0, EFD_CLOEXEC);
-		if (done_fd < 0)
-			die("eventfd", errno);
-		latency(rounds);
-		close(done_fd);
-		return 0;
-	}
-	if (pinned)
+	} else if (pinned) {
 		printf("pinned to CPU %d, with every thread it starts\n", cpu);
-	else
+	} else {
 		printf("not pinned: threads go where the scheduler puts "
 		       "them\n");
+	}
 	done_fd = eventfd(0, EFD_CLOEXEC);
 	if (done_fd < 0)
 		die("eventfd", errno);
 	latency(rounds);
-	rate(1, rounds < 4 ? rounds : 4);
-	rate(LINES, rounds < 4 ? rounds : 4);
+	if (!apart) {
+		rate(1, rounds < 4 ? rounds : 4);
+		rate(LINES, rounds < 4 ? rounds : 4);
+	}
 	close(done_fd);
 	return 0;
 }

@@ -25,23 +25,22 @@ p50() {
 
 echo "| run | load before | qd | userspace IOPS | kernel IOPS | userspace : kernel | p50 userspace | p50 kernel |"
 echo "|---|---|---|---|---|---|---|---|"
+# One table row: RUN LOAD LABEL USERSPACE_LINE KERNEL_QD.
+row() {
+	u=$(field "$4" IOPS)
+	k=$(field "kernel nvme: random 4 KiB, qd $5 x 1" IOPS)
+	lu=$(p50 "$4")
+	lk=$(p50 "kernel nvme: random 4 KiB, qd $5 x 1")
+	ratio=$(awk -v u="$u" -v k="$k" 'BEGIN { printf "%.2f", u / k }')
+	echo "| $1 | $2 | $3 | $u | $k | $ratio | $lu us | $lk us |"
+}
+
 for r in $(seq 1 "$runs"); do
 	load=$(cut -d' ' -f1-3 /proc/loadavg)
 	VM_ONLY="nvme nvme-poll1 nvme-qd32 nvme-final nvme-kernel" VM_NVME_IOS=$ios \
 		sh "$src/tests/vm/run.sh" "$build" >"$build/vm/bench-$r.log" 2>&1 ||
 		{ echo "run $r failed: $build/vm/bench-$r.log" >&2; exit 1; }
-	for qd in 1 32; do
-		u=$(field "nvme userspace: random 4 KiB, qd $qd x 1" IOPS)
-		k=$(field "kernel nvme: random 4 KiB, qd $qd x 1" IOPS)
-		lu=$(p50 "nvme userspace: random 4 KiB, qd $qd x 1")
-		lk=$(p50 "kernel nvme: random 4 KiB, qd $qd x 1")
-		ratio=$(awk -v u="$u" -v k="$k" 'BEGIN { printf "%.2f", u / k }')
-		echo "| $r | $load | $qd | $u | $k | $ratio | $lu us | $lk us |"
-	done
-	u=$(field "nvme userspace polled: random 4 KiB, qd 1 x 1" IOPS)
-	k=$(field "kernel nvme: random 4 KiB, qd 1 x 1" IOPS)
-	lu=$(p50 "nvme userspace polled: random 4 KiB, qd 1 x 1")
-	lk=$(p50 "kernel nvme: random 4 KiB, qd 1 x 1")
-	ratio=$(awk -v u="$u" -v k="$k" 'BEGIN { printf "%.2f", u / k }')
-	echo "| $r | $load | 1, polled | $u | $k | $ratio | $lu us | $lk us |"
+	row "$r" "$load" 1 "nvme userspace: random 4 KiB, qd 1 x 1" 1
+	row "$r" "$load" 32 "nvme userspace: random 4 KiB, qd 32 x 1" 32
+	row "$r" "$load" "1, polled" "nvme userspace polled: random 4 KiB, qd 1 x 1" 1
 done
