@@ -255,8 +255,7 @@ struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
 
 		/* Nor tries its parent's drivers on devices of its own. */
 		if (drvp->dead || drvp->seq < min_seq ||
-		    drvp->pid !=
-			    __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
+		    drvp->pid != devres__pid_now())
 			continue;
 		drvp->active++;
 		return drvp;

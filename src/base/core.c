@@ -116,8 +116,7 @@ void device_initialize(struct device *dev)
 	dev->devres_slab = NULL;
 	dev->p = NULL;
 	pthread_mutex_init(&dev->mutex, NULL);
-	dev->state = (int)((unsigned int)__atomic_load_n(&devres__pid,
-							 __ATOMIC_RELAXED)
+	dev->state = (int)((unsigned int)devres__pid_now()
 			   << DEVRES_DEV_STATE_BITS) |
 		     DEV_INITIALIZED;
 	/* Counted until released: one never added nor put is a leak too. */

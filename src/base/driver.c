@@ -79,7 +79,7 @@ int driver_register(struct device_driver *drv)
 	if (!drvp)
 		return -ENOMEM;
 	drvp->drv = drv;
-	drvp->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	drvp->pid = devres__pid_now();
 	dm_lock();
 	st = devres__drv_state_locked(drv);
 	bp = devres__bus_find_locked(drv->bus);
@@ -157,8 +157,7 @@ static void unregister_driver(struct device_driver *drv)
 	dm_lock();
 	st = devres__drv_state_locked(drv);
 	drvp = st == DRV_UNREGISTERED ? NULL : drv->p;
-	if (drvp &&
-	    drvp->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+	if (drvp && drvp->pid != devres__pid_now()) {
 		/* Its walkers may be threads of the parent: never waited for. */
 		pid = drvp->pid;
 		drvp = NULL;

@@ -249,9 +249,7 @@ static int foreign_locked(const struct resource *res)
 	if (!is_region(res))
 		return 0;
 	r = container_of(res, const struct region, res);
-	return r->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)
-		       ? r->pid
-		       : 0;
+	return r->pid != devres__pid_now() ? r->pid : 0;
 }
 
 static int unlink_res(struct resource *old, bool keep_children,
@@ -333,7 +331,7 @@ struct resource *devres__request_region(struct resource *parent,
 	res->flags = resource_type(parent) | flags | IORESOURCE_BUSY;
 	if (owner)
 		r->owner = *owner;
-	r->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	r->pid = devres__pid_now();
 	pthread_mutex_lock(&tree_lock);
 	for (;;) {
 		conflict = add_leaf(parent, res);
@@ -396,7 +394,7 @@ bool devres__release_region(struct resource *parent, resource_size_t start,
 		if (node && !devres__owned_by(&r->owner, node))
 			break;
 		/* In a child of fork(), the parent's stays claimed. */
-		if (r->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+		if (r->pid != devres__pid_now()) {
 			int pid = r->pid;
 
 			pthread_mutex_unlock(&tree_lock);

@@ -87,6 +87,12 @@ static DEVRES_INLINE bool devres__opt_bad(const struct device *dev,
 /* This process's id, set again in a child of fork() before its handlers. */
 extern HIDDEN int devres__pid;
 
+/* This process's id, as recorded in every object that may be inherited. */
+static inline int devres__pid_now(void)
+{
+	return __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+}
+
 /*
  * dev->state keeps the device's state (base/base.h) in its low bits and,
  * above them, the id of the process that initialized it: in a child of
@@ -106,8 +112,7 @@ static inline int devres__dev_pid(const struct device *dev)
 /* Whether @dev, initialized, was initialized by this process. */
 static inline bool devres__dev_mine(const struct device *dev)
 {
-	return devres__dev_pid(dev) ==
-	       __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	return devres__dev_pid(dev) == devres__pid_now();
 }
 
 HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);

@@ -155,7 +155,7 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	if (devres__should_fail() || !(pool = calloc(1, sizeof(*pool))))
 		return NULL;
 	pool->magic = POOL_MAGIC;
-	pool->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	pool->pid = devres__pid_now();
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	pool->dev = dev;
 	pool->size = size;
@@ -188,8 +188,7 @@ static bool pool_ok(const struct dma_pool *pool, const char *func)
 {
 	if (devres__arg_bad(NULL, pool, func, "pool"))
 		return false;
-	if (pool->magic == POOL_MAGIC &&
-	    pool->pid == __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
+	if (pool->magic == POOL_MAGIC && pool->pid == devres__pid_now())
 		return true;
 	if (pool->magic == POOL_MAGIC)
 		devres__warn(NULL, func, "pool %p belongs to process %d",
@@ -425,8 +424,7 @@ static int foreign(const struct dma_pool *pool)
 	int pid = 0;
 
 	pthread_mutex_lock(&pools_lock);
-	if (pool_live(pool) &&
-	    pool->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
+	if (pool_live(pool) && pool->pid != devres__pid_now())
 		pid = pool->pid;
 	pthread_mutex_unlock(&pools_lock);
 	return pid;

@@ -45,7 +45,7 @@ struct iomap {
 
 static bool mine(int pid)
 {
-	return pid == __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	return pid == devres__pid_now();
 }
 
 static pthread_mutex_t io_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -126,7 +126,7 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 	w->res.name = w->name;
 	w->res.flags = IORESOURCE_MEM;
 	w->offset = offset;
-	w->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	w->pid = devres__pid_now();
 	if (devres__should_fail()) {
 		free(w);
 		return -EMFILE;
@@ -284,7 +284,7 @@ void *io__remap(phys_addr_t offset, size_t size,
 	m->len = len;
 	m->win = w;
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
-	m->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	m->pid = devres__pid_now();
 	pthread_mutex_lock(&io_lock);
 	m->next = maps;
 	maps = m;

@@ -41,8 +41,7 @@ static struct irq_line *lookup(int irq)
 {
 	struct irq_line *line = lines[irq];
 
-	if (line &&
-	    line->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))
+	if (line && line->pid != devres__pid_now())
 		return NULL;
 	return line;
 }
@@ -176,7 +175,7 @@ static int add_line(int fd, enum irq_line_kind kind, const char *name)
 	pthread_cond_init(&line->idle, NULL);
 	line->fd = fd;
 	line->unmask_fd = -1;
-	line->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	line->pid = devres__pid_now();
 	line->kind = kind;
 	line->name = copy;
 	pthread_rwlock_wrlock(&lines_lock);

@@ -186,7 +186,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	m->len = (size_t)len;
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
 	m->writable = true;
-	m->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	m->pid = devres__pid_now();
 	pthread_mutex_lock(&map_lock);
 	/* Under the lock: pci__bars_protect() then sees this mapping. */
 	if (pci__readonly()) {
@@ -226,7 +226,7 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	/* A node releases only the mapping it still owns. */
 	if (m && node && !devres__owned_by(&m->owner, node))
 		m = NULL;
-	if (m && m->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+	if (m && m->pid != devres__pid_now()) {
 		h->pid = m->pid;
 		pthread_mutex_unlock(&map_lock);
 		return -ECHILD;

@@ -165,7 +165,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	 * Inherited across fork(): the thread runs in the parent only, its
 	 * lock may have been held by it. Inert here: forget the copy.
 	 */
-	if (t->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+	if (t->pid != devres__pid_now()) {
 		devres__warn(dev, func,
 			     "thread '%s' belongs to process %d, not this "
 			     "child of it: not stopped",
@@ -203,8 +203,7 @@ static void devm_thread_run_release(struct device *dev, void *res)
 	struct devres_thread *t = ((struct thread_dr *)res)->t;
 	int saved = errno;
 
-	if (t != current ||
-	    t->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+	if (t != current || t->pid != devres__pid_now()) {
 		thread_stop(dev, t, "devm_thread_run");
 		errno = saved;
 		return;
@@ -240,7 +239,7 @@ static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
 	t->fn = fn;
 	t->arg = arg;
 	t->timeout_ms = DEVRES_THREAD_STOP_TIMEOUT_MS;
-	t->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	t->pid = devres__pid_now();
 	if (name)
 		memcpy(t->name, name, strnlen(name, sizeof(t->name) - 1));
 	err = pthread_condattr_init(&ca);
@@ -347,7 +346,7 @@ void devres_thread_set_stop_timeout(struct devres_thread *thread,
 {
 	if (devres__arg_bad(NULL, thread, __func__, "thread"))
 		return;
-	if (thread->pid != __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)) {
+	if (thread->pid != devres__pid_now()) {
 		devres__warn(NULL, __func__,
 			     "thread '%s' belongs to process %d", thread->name,
 			     thread->pid);

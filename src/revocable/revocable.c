@@ -78,7 +78,7 @@ static bool handle_bad(const struct revocable *h, const char *func)
 static inline bool handle_ok(const struct revocable *h, const char *func)
 {
 	if (likely(!devres__ptr_bad(h) && h->magic == REVOCABLE_MAGIC &&
-		   h->pid == __atomic_load_n(&devres__pid, __ATOMIC_RELAXED)))
+		   h->pid == devres__pid_now()))
 		return true;
 	return !handle_bad(h, func);
 }
@@ -158,7 +158,7 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 	h->refs = 1;
 	h->urcu = devres__rcu_urcu;
 	h->magic = REVOCABLE_MAGIC;
-	h->pid = __atomic_load_n(&devres__pid, __ATOMIC_RELAXED);
+	h->pid = devres__pid_now();
 	node->h = h;
 	devres__ledger_add(DL_REVOCABLES, 1);
 	if (unlikely(__atomic_load_n(&devres__log_on, __ATOMIC_RELAXED))) {
@@ -268,8 +268,7 @@ void revocable_access_end(struct revocable *h)
 	 * An access the parent's thread had begun when it forked: forgotten
 	 * in the child, whose copy of the readers is nobody's to wait for.
 	 */
-	if (unlikely(h->pid !=
-		     __atomic_load_n(&devres__pid, __ATOMIC_RELAXED))) {
+	if (unlikely(h->pid != devres__pid_now())) {
 		depth = top;
 		handle_bad(h, __func__);
 		return;
