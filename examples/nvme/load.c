@@ -294,6 +294,28 @@ static void *blk_worker(void *arg)
 	return NULL;
 }
 
+/* One synchronous block through the kernel's driver, timed and counted. */
+static bool kernel_io(struct worker *w, void *buf, uint64_t lba, bool write)
+{
+	struct shared *sh = w->sh;
+	double t = now_s();
+	ssize_t n = write ? pwrite(sh->fd, buf, BLOCK, (off_t)(lba * BLOCK))
+			  : pread(sh->fd, buf, BLOCK, (off_t)(lba * BLOCK));
+
+	if (n != BLOCK) {
+		w->r.errors++;
+		return false;
+	}
+	add_lat(w, now_s() - t);
+	w->r.ios++;
+	if (write)
+		w->r.writes++;
+	else
+		w->r.reads++;
+	progress(sh);
+	return true;
+}
+
 /* One synchronous slot of the block device: write, read back, check. */
 static void *dev_worker(void *arg)
 {
@@ -304,7 +326,6 @@ static void *dev_worker(void *arg)
 	while (buf) {
 		bool read = want_read(w);
 		uint64_t k, lba;
-		double t;
 
 		if (!take_budget(sh, read ? 1 : 2))
 			break;
@@ -312,43 +333,15 @@ static void *dev_worker(void *arg)
 		if (k == UINT64_MAX)
 			break;
 		lba = lba_of(w, k);
-		if (read) {
-			t = now_s();
-			if (pread(sh->fd, buf, BLOCK, (off_t)(lba * BLOCK)) !=
-			    BLOCK) {
-				w->r.errors++;
+		if (!read) {
+			w->gens[k]++;
+			load_fill(buf, lba, w->gens[k], sh->o->run);
+			if (!kernel_io(w, buf, lba, true))
 				break;
-			}
-			add_lat(w, now_s() - t);
-			w->r.ios++;
-			w->r.reads++;
-			progress(sh);
-			if (load_check(buf, lba, w->gens[k], sh->o->run))
-				w->r.mismatches++;
-			w->busy[k] = 0;
-			continue;
+			memset(buf, 0xa5, BLOCK);
 		}
-		w->gens[k]++;
-		load_fill(buf, lba, w->gens[k], sh->o->run);
-		t = now_s();
-		if (pwrite(sh->fd, buf, BLOCK, (off_t)(lba * BLOCK)) != BLOCK) {
-			w->r.errors++;
+		if (!kernel_io(w, buf, lba, false))
 			break;
-		}
-		add_lat(w, now_s() - t);
-		w->r.ios++;
-		w->r.writes++;
-		progress(sh);
-		memset(buf, 0xa5, BLOCK);
-		t = now_s();
-		if (pread(sh->fd, buf, BLOCK, (off_t)(lba * BLOCK)) != BLOCK) {
-			w->r.errors++;
-			break;
-		}
-		add_lat(w, now_s() - t);
-		w->r.ios++;
-		w->r.reads++;
-		progress(sh);
 		if (load_check(buf, lba, w->gens[k], sh->o->run))
 			w->r.mismatches++;
 		w->busy[k] = 0;
