@@ -6,8 +6,8 @@
 # include nothing of src/ but "base/subsys.h" and headers of their own
 # folder. Usage: check-layers.sh SRCDIR OBJDIR (OBJDIR: src/base's objects)
 set -eu
-src=$1
-obj=$2
+src=${1:?usage: check-layers.sh SRCDIR OBJDIR}
+obj=${2:?usage: check-layers.sh SRCDIR OBJDIR}
 dm="core dd bus driver platform sweep sweep-driver"
 low="devres group action kmalloc debug check kind log fault ledger"
 status=0
