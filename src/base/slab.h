@@ -116,7 +116,7 @@ slab_alloc_fast(struct device *dev, size_t size, bool zero, uint32_t maker)
 		n = (struct devres__node *)s->bump;
 		s->bump += len;
 		/* The next slots are written soon: ask for their lines now. */
-		__builtin_prefetch(s->bump + 4 * len, 1);
+		__builtin_prefetch(s->bump + 16 * len, 1);
 	} else {
 		return NULL;
 	}
