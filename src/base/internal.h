@@ -197,6 +197,13 @@ HIDDEN int devres__owned_release(struct device *dev, struct devres__group *g);
 #define DEVRES_CHECKS 1
 #endif
 
+/*
+ * pages.c: page-aligned blocks of 1 << @order pages for
+ * devm_get_free_pages(), and their return, through a small cache.
+ */
+HIDDEN void *devres__pages_get(unsigned int order, bool zero);
+HIDDEN void devres__pages_put(void *p, unsigned int order);
+
 HIDDEN void devres__bug(const struct device *dev, const char *func,
 			const char *fmt, ...) DEVRES_PRINTF(3, 4)
 	__attribute__((noreturn, cold));

@@ -12,7 +12,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <unistd.h>
 #include "slab.h"
 
 #define MAX_PAGE_ORDER 20
@@ -390,8 +389,10 @@ struct pages_devres {
 
 static void devm_pages_release(struct device *dev, void *res)
 {
+	struct pages_devres *pd = res;
+
 	(void)dev;
-	free((void *)((struct pages_devres *)res)->addr);
+	devres__pages_put((void *)pd->addr, pd->order);
 }
 
 static int match_pages(struct device *dev, void *res, void *addr)
@@ -403,7 +404,6 @@ static int match_pages(struct device *dev, void *res, void *addr)
 unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
 				  unsigned int order)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE);
 	struct pages_devres *dr;
 	void *addr;
 
@@ -413,12 +413,10 @@ unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
 	if (!dr)
 		return 0;
 	if (devres__should_fail_as(__func__, -ENOMEM) ||
-	    posix_memalign(&addr, page, page << order)) {
+	    !(addr = devres__pages_get(order, gfp & __GFP_ZERO))) {
 		devres_free(dr);
 		return 0;
 	}
-	if (gfp & __GFP_ZERO)
-		memset(addr, 0, page << order);
 	dr->addr = (uintptr_t)addr;
 	dr->order = order;
 	devres_add(dev, dr);

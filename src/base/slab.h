@@ -15,10 +15,11 @@
 #define HEAD_SIZE 1024 /* the block's header, in front of its slots */
 #define NR_CLASSES (DR_SLAB_MAX / GRANULE + 2)
 #define CACHE_MAX 1024 /* blocks kept warm for the next device: 64 MiB */
-#define LAZY_MAX 16384 /* and beyond, lazily freed but mapped: 1 GiB */
+#define LAZY_MAX 16384 /* beyond: waiting, and lazily freed: 1 GiB each */
 
 struct block {
 	struct block *next;
+	long since; /* when it was given back beyond the cache, in ms */
 	uint64_t live[NR_GRANULES / 64];
 };
 
@@ -116,7 +117,7 @@ slab_alloc_fast(struct device *dev, size_t size, bool zero, uint32_t maker)
 		n = (struct devres__node *)s->bump;
 		s->bump += len;
 		/* The next slots are written soon: ask for their lines now. */
-		__builtin_prefetch(s->bump + 4 * len, 1);
+		__builtin_prefetch(s->bump + 16 * len, 1);
 	} else {
 		return NULL;
 	}

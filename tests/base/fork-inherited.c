@@ -382,10 +382,7 @@ int museum_close(struct museum *m)
 	MAKE(pci_read_config_dword(m->pci, 0, &v) == 0 &&
 	     v == (0x1af4u | 0x77u << 16));
 	MAKE(irq_line_raise(m->irq) == 0);
-	for (int i = 0;
-	     i < 2000 && !__atomic_load_n(&m->hits, __ATOMIC_RELAXED); i++)
-		usleep(1000);
-	MAKE(__atomic_load_n(&m->hits, __ATOMIC_RELAXED) >= 1);
+	MAKE(wait_hit(&m->hits));
 
 	/* Then released, all of it, by the parent. */
 	pci_iounmap(m->pci, m->bar);

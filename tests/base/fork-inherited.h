@@ -7,7 +7,10 @@
 #ifndef DEVRES_TEST_FORK_INHERITED_H
 #define DEVRES_TEST_FORK_INHERITED_H
 
+#include <stdbool.h>
 #include <stdio.h>
+#include <time.h>
+#include <unistd.h>
 #include <devres/device.h>
 #include <devres/dma.h>
 #include <devres/fault.h>
@@ -16,6 +19,31 @@
 #include <devres/platform.h>
 #include <devres/posix.h>
 #include <devres/revocable.h>
+
+/*
+ * An interrupt raised is delivered by a dispatcher thread, which a loaded
+ * machine may leave unscheduled for seconds (a sanitizer build at load 17
+ * once took more than 2 s). Waits up to HIT_WAIT_S seconds of wall-clock
+ * time for *@hits to become nonzero and says whether it did: one never
+ * delivered still fails, after the bound. A child's alarm, CHILD_ALARM_S,
+ * leaves room for a few such waits and ends a deadlocked child.
+ */
+#define HIT_WAIT_S 10
+#define CHILD_ALARM_S 60
+
+static inline bool wait_hit(const int *hits)
+{
+	struct timespec t0, t;
+
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	while (!__atomic_load_n(hits, __ATOMIC_ACQUIRE)) {
+		clock_gettime(CLOCK_MONOTONIC, &t);
+		if (t.tv_sec - t0.tv_sec >= HIT_WAIT_S)
+			return false;
+		usleep(1000);
+	}
+	return true;
+}
 
 struct museum {
 	struct device dev; /* resources of every subsystem on it */

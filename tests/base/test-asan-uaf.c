@@ -31,6 +31,8 @@ enum uaf {
 	UAF_RELEASE_ALL, /* devres_release_all(), then a read */
 	UAF_DEVRES_FREE, /* devres_free() of a devres_alloc() node */
 	UAF_NAMED,	 /* a named resource, after release_all */
+	UAF_FREE_PAGES,	 /* devm_free_pages(), then a read */
+	UAF_PAGES_ALL,	 /* managed pages, after release_all */
 };
 
 static volatile char sink;
@@ -58,10 +60,19 @@ static __attribute__((unused)) void child(enum uaf how, size_t size)
 		p = devres_alloc(release_nothing, size, GFP_KERNEL);
 		devres_free((void *)p);
 		break;
-	default:
+	case UAF_NAMED:
 		p = devres_alloc(release_nothing, size, GFP_KERNEL);
 		devres_add(dev, (void *)p);
 		devres_release_all(dev);
+		break;
+	default:
+		/* Released pages are kept for reuse: poisoned meanwhile. */
+		p = (volatile char *)devm_get_free_pages(dev, GFP_KERNEL,
+							 size > 1000);
+		if (how == UAF_FREE_PAGES)
+			devm_free_pages(dev, (unsigned long)p);
+		else
+			devres_release_all(dev);
 	}
 	sink = p[size / 2];
 	_exit(0); /* not reached under ASan */
@@ -104,7 +115,7 @@ static void test_use_after_free_is_seen(void **state)
 	static const size_t sizes[] = { 8, 64, 200, 4000 };
 	(void)state;
 #ifdef T_ASAN
-	for (int how = UAF_KFREE; how <= UAF_NAMED; how++)
+	for (int how = UAF_KFREE; how <= UAF_PAGES_ALL; how++)
 		for (size_t i = 0; i < sizeof(sizes) / sizeof(sizes[0]); i++)
 			if (!caught(how, sizes[i]))
 				fail_msg("case %d, %zu B: no ASan report", how,

@@ -150,13 +150,8 @@ static int exercise(struct device *dev, int k, int base, bool child)
 		} else if (devm_request_irq(dev, (unsigned int)irq, count_irq,
 					    0, "fork", &hits) == 0) {
 			bad += irq_line_raise(irq) != 0;
-			for (int i = 0;
-			     i < 2000 && child &&
-			     !__atomic_load_n(&hits, __ATOMIC_RELAXED);
-			     i++)
-				usleep(1000);
-			bad += child &&
-			       !__atomic_load_n(&hits, __ATOMIC_RELAXED);
+			if (child)
+				bad += !wait_hit(&hits);
 			devm_free_irq(dev, (unsigned int)irq, &hits);
 		} else {
 			bad++;
@@ -281,7 +276,7 @@ static int child_main(int round, struct device *busy)
 	char name[32];
 	int bad = 0, irq;
 
-	alarm(20);
+	alarm(CHILD_ALARM_S);
 	/* The parent's line: not a line here, and its interrupt not sent. */
 	irq = __atomic_load_n(&parent_irq, __ATOMIC_RELAXED);
 	if (irq > 0 && irq_line_raise(irq) != -EINVAL) {
@@ -440,7 +435,7 @@ static void child_starts_threads(void **state)
 		struct devres_thread *t;
 		int irq;
 
-		alarm(20);
+		alarm(CHILD_ALARM_S);
 		CHILD_CHECK(init_dev(&dev, "child") == 0);
 		irq = irq_line_create("child");
 		CHILD_CHECK(irq > 0);
@@ -448,9 +443,7 @@ static void child_starts_threads(void **state)
 						      wake_thread, count_irq, 0,
 						      "child", &hits) == 0);
 		CHILD_CHECK(irq_line_raise(irq) == 0);
-		for (int i = 0;
-		     i < 2000 && !__atomic_load_n(&hits, __ATOMIC_RELAXED); i++)
-			usleep(1000);
+		CHILD_CHECK(wait_hit(&hits));
 		CHILD_CHECK(__atomic_load_n(&hits, __ATOMIC_RELAXED) == 1);
 		t = devm_thread_run(&dev, sleeper, NULL, "child");
 		CHILD_CHECK(!IS_ERR(t));
@@ -498,7 +491,7 @@ static void inherited_objects_inert(void **state)
 	if (pid == 0) {
 		int warns = devres_warn_count(), mine;
 
-		alarm(20);
+		alarm(CHILD_ALARM_S);
 		devres_set_log_sink(NULL, NULL);
 		CHILD_CHECK(irq_line_raise(irq) == -EINVAL);
 		CHILD_CHECK(free_irq((unsigned int)irq, &hits) == NULL);
@@ -514,9 +507,7 @@ static void inherited_objects_inert(void **state)
 		CHILD_CHECK(request_irq((unsigned int)mine, count_irq, 0,
 					"child", &hits) == 0);
 		CHILD_CHECK(irq_line_raise(mine) == 0);
-		for (int i = 0;
-		     i < 2000 && !__atomic_load_n(&hits, __ATOMIC_RELAXED); i++)
-			usleep(1000);
+		CHILD_CHECK(wait_hit(&hits));
 		CHILD_CHECK(__atomic_load_n(&hits, __ATOMIC_RELAXED) == 1);
 		CHILD_CHECK(free_irq((unsigned int)mine, &hits) != NULL);
 		CHILD_CHECK(irq_line_destroy(mine) == 0);
@@ -533,9 +524,7 @@ thread:
 	assert_int_equal(WEXITSTATUS(status), 0);
 	/* The parent's are its own still. */
 	assert_int_equal(irq_line_raise(irq), 0);
-	for (int i = 0; i < 2000 && !__atomic_load_n(&hits, __ATOMIC_RELAXED);
-	     i++)
-		usleep(1000);
+	assert_true(wait_hit(&hits));
 	assert_int_equal(__atomic_load_n(&hits, __ATOMIC_RELAXED), 1);
 	assert_non_null(free_irq((unsigned int)irq, &hits));
 	assert_int_equal(irq_line_destroy(irq), 0);
