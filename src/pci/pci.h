@@ -110,10 +110,16 @@ HIDDEN int pci__open(const struct pci_dev *pdev, const char *file, int flags);
 HIDDEN ssize_t pci__read_file(const struct pci_dev *pdev, const char *file,
 			      char *buf, size_t cap);
 HIDDEN void pci__close(int fd);
+/* Whether @err (-errno) says the process is short of fds or memory. */
+HIDDEN bool pci__out_of_resources(int err);
 HIDDEN bool pci__readonly(void);
 HIDDEN int pci__bus_ready(void);
 
-/* config.c: 0, or -ENODEV when config no longer shows the scanned ids. */
+/*
+ * config.c: 0; -ENODEV when config no longer shows the scanned ids, or is
+ * not the file the scan saw; -EMFILE, -ENFILE or -ENOMEM when the process
+ * could not open it (the device is not gone: the caller says so).
+ */
 HIDDEN int pci__check_ids(const struct pci_dev *pdev);
 
 /* bars.c: BARs into the resource tree; BAR mappings from their own file. */
