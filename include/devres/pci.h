@@ -613,8 +613,9 @@ DEVRES_API void pci_clear_master(struct pci_dev *dev);
  * pci_enable_device() - enable a device (not managed)
  * @dev: the device
  *
- * Counts: the first enable writes "1" to the device's `enable` file.
- * Balance each call with pci_disable_device().
+ * Counts: the first enable writes "1" to the device's `enable` file, and
+ * keeps that file and `config` open until the last disable, which needs
+ * no new fd. Balance each call with pci_disable_device().
  *
  * Context: any thread. A fault-injection point (the write).
  * Return: 0; -EROFS when sysfs is read-only (pci_sysfs_set_readonly());
@@ -630,8 +631,11 @@ DEVRES_API int pci_enable_device(struct pci_dev *dev);
  * pci_disable_device() - drop an enable (not managed)
  * @dev: the device
  *
- * The last one writes "0" to `enable` and clears bus mastering. A disable
- * without an enable is a misuse: WARN, no effect.
+ * The last one clears bus mastering and writes "0" to `enable`, through
+ * the files the first enable opened and checked: it takes no new fd, so it
+ * works in a process out of fds, and it reaches the device that was
+ * enabled even if the tree has changed since. A disable without an enable
+ * is a misuse: WARN, no effect.
  *
  * Context: any thread. Preserves errno.
  */

@@ -67,6 +67,13 @@ struct pci_dev_private {
 	/* Under lock. */
 	int enable_cnt;
 	int managed_enables; /* of those, pcim_enable_device()'s unpinned */
+	/*
+	 * From the first enable to the last disable: `enable` and `config`,
+	 * as checked at the enable, so that disabling (a release) needs no
+	 * new fd; -1 otherwise, or when a backend enables the device.
+	 */
+	int enable_fd;
+	int config_fd;
 	int *irqs;
 	unsigned int nirqs;
 	unsigned int nvec;
@@ -143,6 +150,8 @@ HIDDEN void pci__irq_reset(struct pci_dev *pdev);
 
 /* driver.c: pci_disable_device(), or a pcim enable's release (@managed). */
 HIDDEN void pci__disable(struct pci_dev *dev, bool managed);
+/* driver.c: closes what an enable the device's owner never dropped kept. */
+HIDDEN void pci__enable_files_close(struct pci_dev *dev);
 
 /* devres.c: drops an unpinned pcim enable's node; p->lock held. */
 HIDDEN void pci__drop_managed_enable(struct pci_dev *dev);

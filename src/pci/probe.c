@@ -310,6 +310,7 @@ static void pci_release(struct device *dev)
 	struct pci_object *o = container_of(dev, struct pci_object, pdev.dev);
 
 	detach_backend(&o->pdev);
+	pci__enable_files_close(&o->pdev);
 	pthread_mutex_destroy(&o->priv.lock);
 	free(o->priv.irqs);
 	free(o);
@@ -554,6 +555,7 @@ static int add_device(const char *name)
 	pdev = &o->pdev;
 	pdev->p = &o->priv;
 	o->priv.pdev = pdev;
+	o->priv.enable_fd = o->priv.config_fd = -1;
 	pthread_mutex_init(&o->priv.lock, NULL);
 	snprintf(o->priv.name, sizeof(o->priv.name), "%s", name);
 	ret = read_device(pdev, name);

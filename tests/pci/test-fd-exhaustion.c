@@ -92,10 +92,12 @@ static void uncap_fds(void)
 
 /*
  * Runs @op with 0, 1, 2, ... more fds allowed until it succeeds, then
- * @undo. Every failed run: -EMFILE, nothing left behind, no WARN. Then
- * the same without a limit. Returns how many fds @op needed.
+ * @undo. Every failed run: -EMFILE, nothing left behind, no WARN, and
+ * @check (when not NULL) holds. Then the same without a limit. Returns
+ * how many fds @op needed.
  */
-static unsigned int fd_sweep(int (*op)(void), void (*undo)(void))
+static unsigned int fd_sweep(int (*op)(void), void (*undo)(void),
+			     void (*check)(void))
 {
 	struct devres_ledger before, after;
 	int warns = devres_warn_count();
@@ -118,6 +120,8 @@ static unsigned int fd_sweep(int (*op)(void), void (*undo)(void))
 		assert_int_equal(devres_ledger_diff(&before, &after, stderr),
 				 0);
 		assert_int_equal(open_fds(), base);
+		if (check)
+			check();
 	}
 	assert_true(ret >= 0);
 	undo();
@@ -160,7 +164,7 @@ static void test_scan(void **state)
 {
 	(void)state;
 	add_two();
-	assert_true(fd_sweep(scan_op, scan_undo) > 0);
+	assert_true(fd_sweep(scan_op, scan_undo, NULL) > 0);
 }
 
 /* --- a scanned device's use: enable, map, config --- */
@@ -176,6 +180,7 @@ static int use_op(void)
 	ret = pci_enable_device(pdev);
 	if (ret)
 		return ret;
+	pci_set_master(pdev);
 	bar = pci_iomap(pdev, 0, 0);
 	if (!bar) {
 		ret = -errno;
@@ -193,16 +198,28 @@ static int use_op(void)
 	return ret && id == ~0u ? -EMFILE : -EBADMSG;
 }
 
-static void use_undo(void)
+/*
+ * The device the library says is disabled is disabled in its files too,
+ * and masters no more, however short of fds its release ran.
+ */
+static void left_disabled(void)
 {
+	uint8_t cfg[8];
 	char c[2];
 
+	assert_int_equal(fake_read(DEV, "enable", c, sizeof(c)), 1);
+	assert_int_equal(c[0], '0');
+	assert_int_equal(fake_read(DEV, "config", (char *)cfg, sizeof(cfg)), 7);
+	assert_int_equal(cfg[PCI_COMMAND] & PCI_COMMAND_MASTER, 0);
+	assert_false(pci_is_enabled(pdev));
+}
+
+static void use_undo(void)
+{
 	assert_int_equal(readl(bar), 0x5a5a5a5a);
 	pci_iounmap(pdev, bar);
 	pci_disable_device(pdev);
-	/* Disabled in the file too: the release needed no new fd. */
-	assert_int_equal(fake_read(DEV, "enable", c, sizeof(c)), 1);
-	assert_int_equal(c[0], '0');
+	left_disabled();
 }
 
 static void test_use(void **state)
@@ -212,7 +229,7 @@ static void test_use(void **state)
 	assert_int_equal(pci_bus_scan(), 2);
 	pdev = pci_get_device(0x1af4, 0x10, NULL);
 	assert_non_null(pdev);
-	assert_true(fd_sweep(use_op, use_undo) > 0);
+	assert_true(fd_sweep(use_op, use_undo, left_disabled) > 0);
 	pci_dev_put(pdev);
 }
 
@@ -235,8 +252,10 @@ static int probe(struct pci_dev *p, const struct pci_device_id *id)
 
 	(void)id;
 	ret = pcim_enable_device(p);
-	if (!ret)
+	if (!ret) {
+		pci_set_master(p);
 		ret = pcim_iomap_regions(p, 1, "fdx");
+	}
 	if (!ret) {
 		t = pcim_iomap_table(p);
 		writel(1, t[0]);
@@ -291,8 +310,50 @@ static void test_probe(void **state)
 	assert_int_equal(pci_register_driver(&drv), 0);
 	assert_int_equal(probe_ret, 0);
 	device_release_driver(&pdev->dev);
-	assert_true(fd_sweep(probe_op, probe_undo) > 0);
+	assert_true(fd_sweep(probe_op, probe_undo, left_disabled) > 0);
 	pci_unregister_driver(&drv);
+	pci_dev_put(pdev);
+	assert_int_equal(irq_line_destroy(line), 0);
+}
+
+/*
+ * Releases take no new fd: a device enabled, mastering and mapped, by hand
+ * and by a driver's probe, is released with not one fd to spare, and is
+ * disabled and stops mastering all the same.
+ */
+static void test_release_without_fds(void **state)
+{
+	struct devres_ledger before, after;
+	int base;
+
+	(void)state;
+	add_two();
+	assert_int_equal(pci_bus_scan(), 2);
+	pdev = pci_get_device(0x1af4, 0x10, NULL);
+	assert_non_null(pdev);
+	line = irq_line_create("fdx");
+	assert_true(line > 0);
+	base = open_fds();
+	devres_ledger_snapshot(&before);
+
+	assert_int_equal(use_op(), 0);
+	cap_fds(0);
+	pci_iounmap(pdev, bar);
+	pci_disable_device(pdev);
+	uncap_fds();
+	left_disabled();
+
+	assert_int_equal(pci_register_driver(&drv), 0);
+	assert_int_equal(probe_ret, 0);
+	cap_fds(0);
+	device_release_driver(&pdev->dev);
+	uncap_fds();
+	left_disabled();
+	pci_unregister_driver(&drv);
+
+	devres_ledger_snapshot(&after);
+	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
+	assert_int_equal(open_fds(), base);
 	pci_dev_put(pdev);
 	assert_int_equal(irq_line_destroy(line), 0);
 }
@@ -340,7 +401,7 @@ static void irq_undo(void)
 static void test_irq(void **state)
 {
 	(void)state;
-	assert_true(fd_sweep(irq_op, irq_undo) > 0);
+	assert_true(fd_sweep(irq_op, irq_undo, NULL) > 0);
 }
 
 /* --- every managed POSIX fd, and a managed thread --- */
@@ -386,7 +447,7 @@ static void posix_undo(void)
 static void test_posix(void **state)
 {
 	(void)state;
-	assert_true(fd_sweep(posix_op, posix_undo) >= 6);
+	assert_true(fd_sweep(posix_op, posix_undo, NULL) >= 6);
 }
 
 /* An assertion inside a capped run must not leave the limit low. */
@@ -412,6 +473,7 @@ int main(void)
 		T(test_scan),
 		T(test_use),
 		T(test_probe),
+		T(test_release_without_fds),
 		T(test_irq),
 		cmocka_unit_test_setup_teardown(test_posix, dev_setup,
 						posix_teardown),
