@@ -108,7 +108,8 @@ HIDDEN int pci__parse_header(struct pci_dev *pdev, const uint8_t *cfg,
 /*
  * probe.c: files of a device, opened beneath the sysfs root, each checked
  * against what the scan recorded (-ENODEV: the directory is not the one
- * scanned; -ESTALE: the file was replaced; -ELOOP: it is a symlink now;
+ * scanned; -ESTALE: the file was replaced, by any type of file but a
+ * symlink; -ELOOP: it is a symlink now;
  * -ENOENT: it is gone, or was not there at the scan). A file the scan did
  * not record is opened in the checked directory, without following a
  * symlink, and must be a regular file.

@@ -253,6 +253,13 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 			pci__close(fd);
 			fd = -ESTALE;
 		}
+		/*
+		 * Where the scan saw a regular file, a directory (EISDIR), a
+		 * FIFO without a reader (ENXIO) or any other type (EINVAL)
+		 * is a file replaced: the same answer whatever took its place.
+		 */
+		if (i >= 0 && (fd == -EISDIR || fd == -ENXIO || fd == -EINVAL))
+			fd = -ESTALE;
 	}
 	/* A symlink where the file was is ELOOP (O_NOFOLLOW). */
 	if (fd == -ENODEV || fd == -ESTALE || fd == -ELOOP)
