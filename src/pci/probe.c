@@ -701,12 +701,14 @@ static int list_dir(char ***ret_names, size_t *ret_n)
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 32;
-			grown = realloc(names, cap * sizeof(*names));
+			grown = devres__should_fail()
+					? NULL
+					: realloc(names, cap * sizeof(*names));
 			if (!grown)
 				goto nomem;
 			names = grown;
 		}
-		names[n] = strdup(de->d_name);
+		names[n] = devres__should_fail() ? NULL : strdup(de->d_name);
 		if (!names[n])
 			goto nomem;
 		n++;

@@ -167,6 +167,38 @@ static void test_scan(void **state)
 	assert_true(fd_sweep(scan_op, scan_undo, NULL) > 0);
 }
 
+static int scan_sweep_op(void *ctx)
+{
+	(void)ctx;
+	return scan_op();
+}
+
+static void scan_sweep_undo(void *ctx)
+{
+	(void)ctx;
+	scan_undo();
+}
+
+/*
+ * The same by fault injection, strict: every failure point of the scan
+ * (each open, each allocation, the listing's too) makes it fail with the
+ * error injected, never succeed with a device fewer.
+ */
+static void test_scan_sweep_strict(void **state)
+{
+	struct devres_sweep_result r;
+
+	(void)state;
+	add_two();
+	devres_sweep_set_strict(true);
+	assert_int_equal(devres_sweep(scan_sweep_op, scan_sweep_undo, NULL, &r),
+			 0);
+	devres_sweep_set_strict(false);
+	assert_int_equal(r.findings, 0);
+	assert_int_equal(r.leaks, 0);
+	assert_true(r.points >= 12);
+}
+
 /* --- a scanned device's use: enable, map, config --- */
 
 static struct pci_dev *pdev;
@@ -471,6 +503,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		T(test_scan),
+		T(test_scan_sweep_strict),
 		T(test_use),
 		T(test_probe),
 		T(test_release_without_fds),
