@@ -645,7 +645,7 @@ static int open_root_locked(void)
 
 	if (rootfd >= 0)
 		return 0;
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	fd = open(effective_root(), O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)

@@ -67,7 +67,7 @@ static int open_fd(const char *path)
 {
 	int fd;
 
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)

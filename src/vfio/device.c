@@ -67,7 +67,7 @@ static int device_open(struct vfio_dev *vd, const char *name)
 	bool sparse;
 	int ret;
 
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	vd->fd = ioctl(vd->group->fd, VFIO_GROUP_GET_DEVICE_FD, name);
 	if (vd->fd < 0)

@@ -67,8 +67,9 @@ static int set_irqs(struct vfio_dev *vd, int index, const int *fds,
 
 static int new_eventfd(void)
 {
-	int fd = devres__should_fail() ? (errno = EMFILE, -1)
-				       : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int fd = devres__should_fail_fd()
+			 ? (errno = EMFILE, -1)
+			 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
 	if (fd < 0)
 		return -errno;

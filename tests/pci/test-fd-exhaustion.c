@@ -30,6 +30,7 @@
 #include <devres/posix.h>
 #include "testlib.h"
 #include "pcitest.h"
+#include "uiotest.h"
 
 #define DEV "0000:00:05.0"
 #define OTHER "0000:00:06.0"
@@ -482,6 +483,102 @@ static void test_posix(void **state)
 	assert_true(fd_sweep(posix_op, posix_undo, NULL) >= 6);
 }
 
+/* --- a device taken through UIO: its node, and its interrupt --- */
+
+static struct fake_uio fu = { -1, -1 };
+
+static int uio_scan_op(void)
+{
+	struct pci_dev *p;
+	bool uio;
+	int ret = pci_bus_scan_device(DEV);
+
+	if (ret)
+		return ret;
+	p = pci_get_device(0x1af4, 0x10, NULL);
+	uio = pci_dev_is_uio(p);
+	pci_dev_put(p);
+	/* Never the sysfs path for want of an fd: that would lose the irq. */
+	return uio ? 0 : -ECHRNG;
+}
+
+static int uio_probe(struct pci_dev *p, const struct pci_device_id *id)
+{
+	int ret, n;
+
+	(void)id;
+	ret = pcim_enable_device(p);
+	if (!ret)
+		ret = pcim_iomap_regions(p, 1, "fdx-uio");
+	if (ret)
+		return ret;
+	pci_set_master(p);
+	n = pci_alloc_irq_vectors(p, 1, 1, PCI_IRQ_INTX);
+	if (n < 0)
+		return n;
+	return devm_request_irq(&p->dev, (unsigned int)pci_irq_vector(p, 0),
+				on_irq, 0, "fdx-uio", p);
+}
+
+static struct pci_driver uio_drv = {
+	.name = "fdx-uio",
+	.id_table = ids,
+	.probe = uio_probe,
+};
+
+static int uio_probe_op(void)
+{
+	return device_driver_attach(&uio_drv.driver, &pdev->dev);
+}
+
+/* After any failed probe: not mastering (the UIO quiesce ran). */
+static void uio_quiet(void)
+{
+	uint8_t cfg[8];
+
+	assert_int_equal(fake_read(DEV, "config", (char *)cfg, sizeof(cfg)), 7);
+	assert_int_equal(cfg[PCI_COMMAND] & PCI_COMMAND_MASTER, 0);
+}
+
+static int uio_sweep_op(void *ctx)
+{
+	(void)ctx;
+	return uio_scan_op();
+}
+
+/* Last: pci_uio_enable() holds for the rest of the process. */
+static void test_uio(void **state)
+{
+	struct pci_fake_dev d = fake_dev(DEV, 0x1af4, 0x10, 1);
+	struct devres_sweep_result r;
+
+	(void)state;
+	assert_int_equal(uio_dir_make(), 0);
+	assert_int_equal(pci_uio_enable(uio_dir, 0), 0);
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(fake_uio_add(DEV, 3, &fu), 0);
+	assert_true(fd_sweep(uio_scan_op, scan_undo, NULL) > 0);
+	/* Each of the UIO scan's failure points, strict: its own error. */
+	devres_sweep_set_strict(true);
+	assert_int_equal(devres_sweep(uio_sweep_op, scan_sweep_undo, NULL, &r),
+			 0);
+	devres_sweep_set_strict(false);
+	assert_int_equal(r.findings, 0);
+
+	assert_int_equal(pci_bus_scan_device(DEV), 0);
+	pdev = pci_get_device(0x1af4, 0x10, NULL);
+	assert_true(pci_dev_is_uio(pdev));
+	assert_int_equal(pci_register_driver(&uio_drv), 0);
+	assert_true(device_is_bound(&pdev->dev));
+	device_release_driver(&pdev->dev);
+	assert_true(fd_sweep(uio_probe_op, probe_undo, uio_quiet) > 0);
+	pci_unregister_driver(&uio_drv);
+	pci_dev_put(pdev);
+	pci_bus_remove_all();
+	fake_uio_close(&fu);
+	uio_dir_remove();
+}
+
 /* An assertion inside a capped run must not leave the limit low. */
 static int fdx_teardown(void **state)
 {
@@ -510,6 +607,7 @@ int main(void)
 		T(test_irq),
 		cmocka_unit_test_setup_teardown(test_posix, dev_setup,
 						posix_teardown),
+		T(test_uio),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
