@@ -266,6 +266,42 @@ static void test_use(void **state)
 	pci_dev_put(pdev);
 }
 
+static int use_sweep_op(void *ctx)
+{
+	(void)ctx;
+	return use_op();
+}
+
+static void use_sweep_undo(void *ctx)
+{
+	(void)ctx;
+	use_undo();
+}
+
+/*
+ * The same by fault injection, strict: each open, allocation and the
+ * mapping itself failing gives the caller that error, and the device is
+ * left disabled and not mastering.
+ */
+static void test_use_sweep_strict(void **state)
+{
+	struct devres_sweep_result r;
+
+	(void)state;
+	add_two();
+	assert_int_equal(pci_bus_scan(), 2);
+	pdev = pci_get_device(0x1af4, 0x10, NULL);
+	assert_non_null(pdev);
+	devres_sweep_set_strict(true);
+	assert_int_equal(devres_sweep(use_sweep_op, use_sweep_undo, NULL, &r),
+			 0);
+	devres_sweep_set_strict(false);
+	assert_int_equal(r.findings, 0);
+	assert_true(r.points >= 8);
+	left_disabled();
+	pci_dev_put(pdev);
+}
+
 /* --- a driver's managed probe, with its interrupt --- */
 
 static int probe_ret;
@@ -602,6 +638,7 @@ int main(void)
 		T(test_scan),
 		T(test_scan_sweep_strict),
 		T(test_use),
+		T(test_use_sweep_strict),
 		T(test_probe),
 		T(test_release_without_fds),
 		T(test_irq),
