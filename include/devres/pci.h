@@ -331,14 +331,18 @@ DEVRES_API void pci_sysfs_set_readonly(bool readonly);
  * directory is no longer the one scanned, are removed (their driver
  * unbound first). Entries whose names are not addresses are ignored;
  * devices whose files are missing or malformed are skipped (a dev_dbg()
- * line names each and why; pci_bus_scan_device() returns the error).
- * Drivers already registered bind to new devices before this returns.
+ * line names each and why; pci_bus_scan_device() returns the error). A
+ * device the process has no fd or memory to read is not skipped: the scan
+ * stops, unregisters the devices it registered, and fails, so that a scan
+ * that succeeds has every device there is. Drivers already registered
+ * bind to new devices before this returns.
  *
  * Context: any thread; not from a PCI driver's probe or remove (-EDEADLK,
  * with a WARN).
  * Return: the number of PCI devices registered after the scan; -ENOENT when
  * the root has no bus/pci/devices; -ENOTDIR, -EXDEV, -ELOOP, -EACCES as
- * opening it fails; -ENOMEM.
+ * opening it fails; -EMFILE or -ENFILE when the process or the system is
+ * out of fds; -ENOMEM.
  */
 DEVRES_API int pci_bus_scan(void);
 
@@ -609,14 +613,17 @@ DEVRES_API void pci_clear_master(struct pci_dev *dev);
  * pci_enable_device() - enable a device (not managed)
  * @dev: the device
  *
- * Counts: the first enable writes "1" to the device's `enable` file.
- * Balance each call with pci_disable_device().
+ * Counts: the first enable writes "1" to the device's `enable` file, and
+ * keeps that file and `config` open until the last disable, which needs
+ * no new fd. Balance each call with pci_disable_device().
  *
  * Context: any thread. A fault-injection point (the write).
  * Return: 0; -EROFS when sysfs is read-only (pci_sysfs_set_readonly());
  * -ENODEV when config no longer shows the scanned ids or the device's
  * directory is not the one scanned; -ESTALE when `enable` was replaced,
- * -ELOOP when it is a symlink; -errno when it cannot be written.
+ * -ELOOP when it is a symlink; -EMFILE, -ENFILE or -ENOMEM when the
+ * process could not open the files (the device is not gone); -errno when
+ * it cannot be written.
  */
 DEVRES_API int pci_enable_device(struct pci_dev *dev);
 
@@ -624,8 +631,11 @@ DEVRES_API int pci_enable_device(struct pci_dev *dev);
  * pci_disable_device() - drop an enable (not managed)
  * @dev: the device
  *
- * The last one writes "0" to `enable` and clears bus mastering. A disable
- * without an enable is a misuse: WARN, no effect.
+ * The last one clears bus mastering and writes "0" to `enable`, through
+ * the files the first enable opened and checked: it takes no new fd, so it
+ * works in a process out of fds, and it reaches the device that was
+ * enabled even if the tree has changed since. A disable without an enable
+ * is a misuse: WARN, no effect.
  *
  * Context: any thread. Preserves errno.
  */
@@ -736,7 +746,8 @@ DEVRES_API void __iomem *const *pcim_iomap_table(struct pci_dev *pdev);
  * it is mapped already; ENODEV when the scan found no resourceN file for it
  * or the device is no longer the one scanned; ESTALE when its file or line
  * changed or the file is shorter than the BAR; ELOOP when the file is now
- * a symlink; EROFS when sysfs is read-only; ENOMEM; or as mmap(2).
+ * a symlink; EROFS when sysfs is read-only; EMFILE or ENFILE when the
+ * process could not open the files; ENOMEM; or as mmap(2).
  */
 DEVRES_API void __iomem *pcim_iomap(struct pci_dev *pdev, int bar,
 				    unsigned long maxlen);

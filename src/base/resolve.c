@@ -249,7 +249,7 @@ int devres__open_beneath(int rootfd, const char *path, int flags,
 	if (!path)
 		return -EINVAL;
 	/* The one fault point for every file opened under a root. */
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	if (!__atomic_load_n(&no_openat2, __ATOMIC_RELAXED)) {
 		fd = openat2_beneath(rootfd, path, flags, mode);

@@ -184,6 +184,14 @@ static inline bool devres__should_fail_as(const char *what, int err)
 }
 
 #define devres__should_fail() devres__should_fail_as(__func__, 0)
+/*
+ * The fault point of an fd the call opens, and of a thread it starts:
+ * they say what the failure looks like (EMFILE, EAGAIN), so that a strict
+ * sweep checks that the caller gets that error, not one that blames the
+ * device or its files.
+ */
+#define devres__should_fail_fd() devres__should_fail_as(__func__, -EMFILE)
+#define devres__should_fail_thread() devres__should_fail_as(__func__, -EAGAIN)
 
 /*
  * Between these two, fault points are not counted nor injected: a void

@@ -47,7 +47,7 @@ static int pm_map(struct device *dev, void *cpu, size_t size, size_t align,
 	(void)dev;
 	/* Fault the pages in, writable, so that they have frames. */
 	(void)madvise(cpu, size, MADV_POPULATE_WRITE);
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)

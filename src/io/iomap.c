@@ -127,7 +127,7 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 	w->res.flags = IORESOURCE_MEM;
 	w->offset = offset;
 	w->pid = devres__pid_now();
-	if (devres__should_fail()) {
+	if (devres__should_fail_fd()) {
 		free(w);
 		return -EMFILE;
 	}

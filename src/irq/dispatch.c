@@ -271,19 +271,20 @@ static int start_dispatcher(struct irq_dispatcher **ret_disp)
 	if (!d)
 		return -ENOMEM;
 	d->epfd = d->wakefd = -1;
-	if (devres__should_fail())
+	rc = -EMFILE;
+	if (devres__should_fail_fd())
 		goto fail;
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epfd < 0)
 		goto fail_errno;
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		goto fail;
 	d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (d->wakefd < 0 ||
 	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &ev) < 0)
 		goto fail_errno;
 	pthread_mutex_init(&d->lock, NULL);
-	rc = devres__should_fail()
+	rc = devres__should_fail_thread()
 		     ? -EAGAIN
 		     : irq__create_thread(&d->thread, dispatch_loop, d);
 	if (!rc) {
@@ -444,7 +445,7 @@ int irq__thread_start(struct irq_action *a)
 {
 	int rc;
 
-	if (devres__should_fail())
+	if (devres__should_fail_thread())
 		return -EAGAIN;
 	pthread_once(&fn_once, fn_key_init);
 	if (fn_key_err)

@@ -218,8 +218,8 @@ int irq_line_create(const char *name)
 
 	if (devres__opt_bad(NULL, name, __func__, "name"))
 		return -EINVAL;
-	if (devres__should_fail())
-		return -ENOMEM;
+	if (devres__should_fail_fd())
+		return -EMFILE;
 	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 	if (fd < 0)
 		return -errno;
@@ -251,7 +251,7 @@ int irq_line_attach_fd(int fd, const char *name)
 		return -EINVAL;
 	if (fd < 0)
 		return -EBADF;
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
 	if (nfd < 0)
@@ -276,7 +276,7 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 	rc = irq_line_attach_fd(fd, name);
 	if (rc < 0)
 		return rc;
-	if (devres__should_fail()) {
+	if (devres__should_fail_fd()) {
 		errno = EMFILE;
 		nfd = -1;
 	} else {

@@ -187,9 +187,13 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
 	m->writable = true;
 	m->pid = devres__pid_now();
+	/* The mapping's own fault point: mmap() out of address space. */
+	ret = devres__should_fail_as("mmap", -ENOMEM) ? -ENOMEM : 0;
 	pthread_mutex_lock(&map_lock);
 	/* Under the lock: pci__bars_protect() then sees this mapping. */
-	if (pci__readonly()) {
+	if (ret) {
+		addr = MAP_FAILED;
+	} else if (pci__readonly()) {
 		ret = -EROFS;
 	} else {
 		addr = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED,

@@ -20,12 +20,36 @@ static int check(const struct pci_dev *dev, int where, int size,
 	return PCIBIOS_SUCCESSFUL;
 }
 
-static int cfg_read(const struct pci_dev *dev, int where, int size,
-		    uint32_t *val, const char *func)
+/*
+ * The sysfs read, with why it failed: -EMFILE, -ENFILE or -ENOMEM when
+ * the process could not open the file, -ENODEV when the file is not the
+ * scan's or holds too little, -EIO when reading it failed.
+ */
+static int sysfs_read(const struct pci_dev *dev, int where, int size,
+		      uint32_t *val)
 {
 	uint8_t b[4];
 	ssize_t n;
-	int fd, ret;
+	int fd;
+
+	fd = pci__open(dev, "config", O_RDONLY);
+	if (fd < 0)
+		return pci__out_of_resources(fd) ? fd : -ENODEV;
+	n = pread(fd, b, (size_t)size, where);
+	pci__close(fd);
+	/* Past the 64 bytes an unprivileged reader gets, sysfs reads 0. */
+	if (n != size)
+		return n < 0 ? -EIO : -ENODEV;
+	*val = 0;
+	for (int i = size - 1; i >= 0; i--)
+		*val = *val << 8 | b[i];
+	return 0;
+}
+
+static int cfg_read(const struct pci_dev *dev, int where, int size,
+		    uint32_t *val, const char *func)
+{
+	int ret;
 
 	*val = ~0u;
 	ret = check(dev, where, size, func);
@@ -34,18 +58,8 @@ static int cfg_read(const struct pci_dev *dev, int where, int size,
 	if (pci__bk(dev, cfg_read))
 		return dev->p->backend->cfg_read(dev, dev->p->backend_data,
 						 where, size, val);
-	fd = pci__open(dev, "config", O_RDONLY);
-	if (fd < 0)
-		return PCIBIOS_DEVICE_NOT_FOUND;
-	n = pread(fd, b, (size_t)size, where);
-	pci__close(fd);
-	/* Past the 64 bytes an unprivileged reader gets, sysfs reads 0. */
-	if (n != size)
-		return PCIBIOS_DEVICE_NOT_FOUND;
-	*val = 0;
-	for (int i = size - 1; i >= 0; i--)
-		*val = *val << 8 | b[i];
-	return PCIBIOS_SUCCESSFUL;
+	return sysfs_read(dev, where, size, val) ? PCIBIOS_DEVICE_NOT_FOUND
+						 : PCIBIOS_SUCCESSFUL;
 }
 
 static int cfg_write(const struct pci_dev *dev, int where, int size,
@@ -81,10 +95,17 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 
 int pci__check_ids(const struct pci_dev *pdev)
 {
-	uint32_t id;
+	uint32_t id = ~0u;
+	int ret;
 
-	if (cfg_read(pdev, PCI_VENDOR_ID, 4, &id, __func__))
-		return -ENODEV;
+	if (pci__bk(pdev, cfg_read))
+		ret = cfg_read(pdev, PCI_VENDOR_ID, 4, &id, __func__) ? -ENODEV
+								      : 0;
+	else
+		ret = sysfs_read(pdev, PCI_VENDOR_ID, 4, &id);
+	/* A process out of fds has not lost the device: it says which. */
+	if (ret)
+		return pci__out_of_resources(ret) ? ret : -ENODEV;
 	if (id != ((uint32_t)pdev->device << 16 | pdev->vendor)) {
 		dev_warn(&pdev->dev,
 			 "config shows %04x:%04x, not the scanned ids",

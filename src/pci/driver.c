@@ -135,23 +135,88 @@ void pci_unregister_driver(struct pci_driver *drv)
 	driver_unregister(&drv->driver);
 }
 
-static int write_enable(struct pci_dev *dev, char v)
+/*
+ * The first enable: through a backend, or by writing "1" to `enable`. The
+ * sysfs files stay open until the last disable, which writes "0" and
+ * clears bus mastering through them: a release must not fail for want of
+ * an fd, leaving a device enabled and mastering that the library calls
+ * disabled. They are the files checked now; if the tree changes before
+ * the disable, it goes to the device that was enabled, not to whatever
+ * the path names then. p->lock held.
+ */
+static int enable_on(struct pci_dev *dev)
 {
+	int fd, cfd, ret;
 	ssize_t n;
-	int fd, ret;
 
 	if (pci__bk(dev, enable))
-		return dev->p->backend->enable(dev, dev->p->backend_data,
-					       v == '1');
+		return dev->p->backend->enable(dev, dev->p->backend_data, true);
 	if (pci__readonly())
 		return -EROFS;
 	fd = pci__open(dev, "enable", O_WRONLY);
 	if (fd < 0)
 		return fd;
-	n = pwrite(fd, &v, 1, 0);
+	/* Without it, clearing mastering at the disable opens config then. */
+	cfd = pci__open(dev, "config", O_RDWR);
+	if (cfd < 0 && pci__out_of_resources(cfd)) {
+		pci__close(fd);
+		return cfd;
+	}
+	n = pwrite(fd, "1", 1, 0);
 	ret = n == 1 ? 0 : (n < 0 ? -errno : -EIO);
-	pci__close(fd);
-	return ret;
+	if (ret) {
+		pci__close(fd);
+		if (cfd >= 0)
+			pci__close(cfd);
+		return ret;
+	}
+	dev->p->enable_fd = fd;
+	dev->p->config_fd = cfd;
+	return 0;
+}
+
+/* Clears PCI_COMMAND_MASTER through the kept config fd; p->lock held. */
+static void master_off_kept(struct pci_dev *dev)
+{
+	uint8_t cmd[2];
+
+	if (pread(dev->p->config_fd, cmd, 2, PCI_COMMAND) != 2)
+		return;
+	if (cmd[0] & PCI_COMMAND_MASTER) {
+		cmd[0] &= (uint8_t)~PCI_COMMAND_MASTER;
+		if (pwrite(dev->p->config_fd, cmd, 2, PCI_COMMAND) != 2)
+			return;
+	}
+	dev->is_busmaster = false;
+}
+
+/*
+ * The last disable; best effort, the device counts as disabled whatever
+ * the writes say. Whether mastering is left to clear the usual way.
+ */
+static bool enable_off(struct pci_dev *dev)
+{
+	if (pci__bk(dev, enable)) {
+		(void)dev->p->backend->enable(dev, dev->p->backend_data, false);
+		return dev->is_busmaster;
+	}
+	/* Read-only mode writes nothing, not even a disable. */
+	if (!pci__readonly() && dev->p->enable_fd >= 0) {
+		if (dev->is_busmaster && dev->p->config_fd >= 0)
+			master_off_kept(dev);
+		(void)!pwrite(dev->p->enable_fd, "0", 1, 0);
+	}
+	pci__enable_files_close(dev);
+	return dev->is_busmaster && !pci__readonly();
+}
+
+void pci__enable_files_close(struct pci_dev *dev)
+{
+	if (dev->p->enable_fd >= 0)
+		pci__close(dev->p->enable_fd);
+	if (dev->p->config_fd >= 0)
+		pci__close(dev->p->config_fd);
+	dev->p->enable_fd = dev->p->config_fd = -1;
 }
 
 static bool pdev_ok(const struct pci_dev *dev, const char *func)
@@ -171,7 +236,7 @@ int pci_enable_device(struct pci_dev *dev)
 	if (dev->p->enable_cnt == 0) {
 		ret = pci__check_ids(dev);
 		if (!ret)
-			ret = write_enable(dev, '1');
+			ret = enable_on(dev);
 	}
 	if (!ret)
 		dev->p->enable_cnt++;
@@ -182,7 +247,7 @@ int pci_enable_device(struct pci_dev *dev)
 void pci__disable(struct pci_dev *dev, bool managed)
 {
 	int saved = errno;
-	bool last = false, unbalanced = false, hand = false;
+	bool master = false, unbalanced = false, hand = false;
 
 	if (!pdev_ok(dev,
 		     managed ? "pcim_enable_release" : "pci_disable_device"))
@@ -209,9 +274,7 @@ void pci__disable(struct pci_dev *dev, bool managed)
 	if (dev->p->enable_cnt == 0) {
 		unbalanced = true;
 	} else if (--dev->p->enable_cnt == 0) {
-		last = true;
-		/* Best effort: the device is disabled whatever the write says. */
-		(void)write_enable(dev, '0');
+		master = enable_off(dev);
 	}
 	pthread_mutex_unlock(&dev->p->lock);
 	if (hand)
@@ -222,7 +285,7 @@ void pci__disable(struct pci_dev *dev, bool managed)
 	if (unbalanced)
 		devres__warn(&dev->dev, "pci_disable_device",
 			     "device is not enabled");
-	else if (last && dev->is_busmaster)
+	else if (master)
 		pci_clear_master(dev);
 	errno = saved;
 }

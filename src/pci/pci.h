@@ -67,6 +67,13 @@ struct pci_dev_private {
 	/* Under lock. */
 	int enable_cnt;
 	int managed_enables; /* of those, pcim_enable_device()'s unpinned */
+	/*
+	 * From the first enable to the last disable: `enable` and `config`,
+	 * as checked at the enable, so that disabling (a release) needs no
+	 * new fd; -1 otherwise, or when a backend enables the device.
+	 */
+	int enable_fd;
+	int config_fd;
 	int *irqs;
 	unsigned int nirqs;
 	unsigned int nvec;
@@ -101,7 +108,8 @@ HIDDEN int pci__parse_header(struct pci_dev *pdev, const uint8_t *cfg,
 /*
  * probe.c: files of a device, opened beneath the sysfs root, each checked
  * against what the scan recorded (-ENODEV: the directory is not the one
- * scanned; -ESTALE: the file was replaced; -ELOOP: it is a symlink now;
+ * scanned; -ESTALE: the file was replaced, by any type of file but a
+ * symlink; -ELOOP: it is a symlink now;
  * -ENOENT: it is gone, or was not there at the scan). A file the scan did
  * not record is opened in the checked directory, without following a
  * symlink, and must be a regular file.
@@ -110,10 +118,16 @@ HIDDEN int pci__open(const struct pci_dev *pdev, const char *file, int flags);
 HIDDEN ssize_t pci__read_file(const struct pci_dev *pdev, const char *file,
 			      char *buf, size_t cap);
 HIDDEN void pci__close(int fd);
+/* Whether @err (-errno) says the process is short of fds or memory. */
+HIDDEN bool pci__out_of_resources(int err);
 HIDDEN bool pci__readonly(void);
 HIDDEN int pci__bus_ready(void);
 
-/* config.c: 0, or -ENODEV when config no longer shows the scanned ids. */
+/*
+ * config.c: 0; -ENODEV when config no longer shows the scanned ids, or is
+ * not the file the scan saw; -EMFILE, -ENFILE or -ENOMEM when the process
+ * could not open it (the device is not gone: the caller says so).
+ */
 HIDDEN int pci__check_ids(const struct pci_dev *pdev);
 
 /* bars.c: BARs into the resource tree; BAR mappings from their own file. */
@@ -137,6 +151,8 @@ HIDDEN void pci__irq_reset(struct pci_dev *pdev);
 
 /* driver.c: pci_disable_device(), or a pcim enable's release (@managed). */
 HIDDEN void pci__disable(struct pci_dev *dev, bool managed);
+/* driver.c: closes what an enable the device's owner never dropped kept. */
+HIDDEN void pci__enable_files_close(struct pci_dev *dev);
 
 /* devres.c: drops an unpinned pcim enable's node; p->lock held. */
 HIDDEN void pci__drop_managed_enable(struct pci_dev *dev);

@@ -115,6 +115,11 @@ static const char *effective_root(void)
 	return env && *env ? env : "/sys";
 }
 
+bool pci__out_of_resources(int err)
+{
+	return err == -EMFILE || err == -ENFILE || err == -ENOMEM;
+}
+
 /*
  * Every open under the root goes through the resolver: never outside the
  * root (no absolute path or symlink, no ".." above it, no magic link).
@@ -248,6 +253,13 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 			pci__close(fd);
 			fd = -ESTALE;
 		}
+		/*
+		 * Where the scan saw a regular file, a directory (EISDIR), a
+		 * FIFO without a reader (ENXIO) or any other type (EINVAL)
+		 * is a file replaced: the same answer whatever took its place.
+		 */
+		if (i >= 0 && (fd == -EISDIR || fd == -ENXIO || fd == -EINVAL))
+			fd = -ESTALE;
 	}
 	/* A symlink where the file was is ELOOP (O_NOFOLLOW). */
 	if (fd == -ENODEV || fd == -ESTALE || fd == -ELOOP)
@@ -305,6 +317,7 @@ static void pci_release(struct device *dev)
 	struct pci_object *o = container_of(dev, struct pci_object, pdev.dev);
 
 	detach_backend(&o->pdev);
+	pci__enable_files_close(&o->pdev);
 	pthread_mutex_destroy(&o->priv.lock);
 	free(o->priv.irqs);
 	free(o);
@@ -352,10 +365,17 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 	if (ret < 0)
 		return ret;
 
-	/* Optional: a device without them cannot be enabled, or mapped. */
+	/*
+	 * Optional: a device without them cannot be enabled, or mapped. But
+	 * a file the process had no fd or memory to look at is not a file
+	 * that is missing: recorded as absent, it would leave the device
+	 * crippled for good by a shortage that passes.
+	 */
 	fd = open_in_dir(dirfd, "enable", O_PATH, &p->files[PCI_F_ENABLE]);
 	if (fd >= 0)
 		pci__close(fd);
+	else if (pci__out_of_resources(fd))
+		return fd;
 	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
 		char file[16];
 
@@ -366,6 +386,8 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 				 &p->files[PCI_F_BAR0 + i]);
 		if (fd >= 0)
 			pci__close(fd);
+		else if (pci__out_of_resources(fd))
+			return fd;
 	}
 	/*
 	 * `irq` is not read: it is the host kernel's number, not a line of
@@ -540,6 +562,7 @@ static int add_device(const char *name)
 	pdev = &o->pdev;
 	pdev->p = &o->priv;
 	o->priv.pdev = pdev;
+	o->priv.enable_fd = o->priv.config_fd = -1;
 	pthread_mutex_init(&o->priv.lock, NULL);
 	snprintf(o->priv.name, sizeof(o->priv.name), "%s", name);
 	ret = read_device(pdev, name);
@@ -622,7 +645,7 @@ static int open_root_locked(void)
 
 	if (rootfd >= 0)
 		return 0;
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	fd = open(effective_root(), O_PATH | O_DIRECTORY | O_CLOEXEC);
 	if (fd < 0)
@@ -678,12 +701,14 @@ static int list_dir(char ***ret_names, size_t *ret_n)
 			continue;
 		if (n == cap) {
 			cap = cap ? 2 * cap : 32;
-			grown = realloc(names, cap * sizeof(*names));
+			grown = devres__should_fail()
+					? NULL
+					: realloc(names, cap * sizeof(*names));
 			if (!grown)
 				goto nomem;
 			names = grown;
 		}
-		names[n] = strdup(de->d_name);
+		names[n] = devres__should_fail() ? NULL : strdup(de->d_name);
 		if (!names[n])
 			goto nomem;
 		n++;
@@ -719,13 +744,54 @@ static bool dir_unchanged_locked(const struct pci_dev_private *p)
 
 	fd = open_dev_dir(p->name, &now);
 	/* Out of fds or memory says nothing about the directory. */
-	if (fd == -EMFILE || fd == -ENFILE || fd == -ENOMEM)
+	if (pci__out_of_resources(fd))
 		return true;
 	if (fd < 0)
 		return false;
 	same = same_file(&p->files[PCI_F_DIR], &now);
 	pci__close(fd);
 	return same;
+}
+
+/*
+ * Registers each of @names not registered yet. A device whose files are
+ * missing or malformed is skipped; one the process had no fd or memory to
+ * read is not: the scan stops there and takes back the devices it added,
+ * so that a scan that fails added nothing, and one that succeeds added
+ * every device there is (not every device there were fds for).
+ */
+static int add_devices(char **names, size_t n)
+{
+	size_t i, added = 0;
+	int err = 0;
+
+	for (i = 0; i < n; i++) {
+		err = add_device(names[i]);
+		if (!err) {
+			/* Its name moves to the front: the ones to take back. */
+			char *t = names[added];
+
+			names[added++] = names[i];
+			names[i] = t;
+			continue;
+		}
+		if (pci__out_of_resources(err))
+			break;
+		if (err != -EEXIST)
+			dev_dbg(NULL, "pci %s: skipped: %s", names[i],
+				strerror(-err));
+		err = 0;
+	}
+	while (err && added) {
+		struct pci_dev_private *p;
+
+		pthread_mutex_lock(&list_lock);
+		p = find_locked(names[--added]);
+		pthread_mutex_unlock(&list_lock);
+		if (p)
+			remove_device(p);
+	}
+	return err;
 }
 
 int pci_bus_scan(void)
@@ -763,16 +829,12 @@ int pci_bus_scan(void)
 			break;
 		remove_device(gone);
 	}
-	for (size_t i = 0; i < n; i++) {
-		int err = add_device(names[i]);
-
-		if (err && err != -EEXIST)
-			dev_dbg(NULL, "pci %s: skipped: %s", names[i],
-				strerror(-err));
+	ret = add_devices(names, n);
+	if (!ret) {
+		pthread_mutex_lock(&list_lock);
+		ret = nr_devs;
+		pthread_mutex_unlock(&list_lock);
 	}
-	pthread_mutex_lock(&list_lock);
-	ret = nr_devs;
-	pthread_mutex_unlock(&list_lock);
 out:
 	close_root_locked();
 	scan_lock_drop();

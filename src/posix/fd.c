@@ -196,7 +196,7 @@ static int do_openat(struct device *dev, int dirfd, const char *path, int flags,
 	dr = fd_node(release, what);
 	if (!dr)
 		return -ENOMEM;
-	fd = devres__should_fail()
+	fd = devres__should_fail_fd()
 		     ? fd_fault()
 		     : openat(dirfd, path, flags | O_CLOEXEC, mode);
 	return fd_finish(dev, dr, fd);
@@ -281,8 +281,8 @@ int devm_memfd_create(struct device *dev, const char *name, unsigned int flags)
 	dr = fd_node(devm_memfd_create_release, __func__);
 	if (!dr)
 		return -ENOMEM;
-	fd = devres__should_fail() ? fd_fault()
-				   : memfd_create(name, flags | MFD_CLOEXEC);
+	fd = devres__should_fail_fd() ? fd_fault()
+				      : memfd_create(name, flags | MFD_CLOEXEC);
 	return fd_finish(dev, dr, fd);
 }
 
@@ -296,8 +296,8 @@ int devm_eventfd(struct device *dev, unsigned int initval, int flags)
 	dr = fd_node(devm_eventfd_release, __func__);
 	if (!dr)
 		return -ENOMEM;
-	fd = devres__should_fail() ? fd_fault()
-				   : eventfd(initval, flags | EFD_CLOEXEC);
+	fd = devres__should_fail_fd() ? fd_fault()
+				      : eventfd(initval, flags | EFD_CLOEXEC);
 	return fd_finish(dev, dr, fd);
 }
 
@@ -311,7 +311,7 @@ int devm_timerfd_create(struct device *dev, int clockid, int flags)
 	dr = fd_node(devm_timerfd_create_release, __func__);
 	if (!dr)
 		return -ENOMEM;
-	fd = devres__should_fail()
+	fd = devres__should_fail_fd()
 		     ? fd_fault()
 		     : timerfd_create(clockid, flags | TFD_CLOEXEC);
 	return fd_finish(dev, dr, fd);

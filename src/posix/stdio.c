@@ -77,7 +77,7 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 		errno = ENOMEM;
 		return NULL;
 	}
-	if (devres__should_fail()) {
+	if (devres__should_fail_fd()) {
 		errno = EMFILE;
 		f = NULL;
 	} else {

@@ -279,7 +279,7 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 		devres_free(dr);
 		return ERR_PTR(-ENOMEM);
 	}
-	if (devres__should_fail()) {
+	if (devres__should_fail_fd()) {
 		errno = EMFILE;
 		t->wake_fd = -1;
 	} else {
@@ -296,7 +296,7 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	devres__ledger_add(DL_THREADS, 1);
 	dr->t = t;
 	pthread_mutex_lock(&t->lock);
-	err = devres__should_fail()
+	err = devres__should_fail_thread()
 		      ? EAGAIN
 		      : pthread_create(&t->tid, NULL, trampoline, t);
 	if (err) {

@@ -103,6 +103,7 @@ static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
 	struct dirent *de;
 	int fd, num = -1;
 	ssize_t n = -1;
+	int err = -EIO;
 	DIR *dir;
 
 	snprintf(path, sizeof(path), "bus/pci/devices/%s/uio", pci_name(pdev));
@@ -130,18 +131,23 @@ static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
 	}
 	if (num >= 0) {
 		snprintf(path, sizeof(path), "uio%d/dev", num);
-		fd = openat(dirfd(dir), path,
-			    O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		fd = devres__should_fail_fd()
+			     ? (errno = EMFILE, -1)
+			     : openat(dirfd(dir), path,
+				      O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd >= 0) {
 			n = read(fd, buf, sizeof(buf) - 1);
 			close(fd);
+		} else if (errno == EMFILE || errno == ENFILE) {
+			/* Out of fds: the device is not malformed. */
+			err = -errno;
 		}
 	}
 	closedir(dir);
 	if (num < 0)
 		return -ENODEV;
 	if (n <= 0)
-		return -EIO;
+		return err;
 	buf[n] = '\0';
 	if (sscanf(buf, "%u:%u", &maj, &min) != 2)
 		return -EIO;
@@ -160,7 +166,7 @@ static int open_node(const char *dir, int num, dev_t rdev)
 	if (snprintf(path, sizeof(path), "%s/uio%d", dir, num) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)

@@ -67,7 +67,7 @@ static int open_fd(const char *path)
 {
 	int fd;
 
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
@@ -134,7 +134,7 @@ static int iommu_info(struct vfio_group *g)
 	if (ioctl(g->container, VFIO_IOMMU_GET_INFO, &head))
 		return -errno;
 	len = head.argsz > sizeof(head) ? head.argsz : sizeof(head);
-	info = calloc(1, len);
+	info = devres__should_fail() ? NULL : calloc(1, len);
 	if (!info)
 		return -ENOMEM;
 	info->argsz = (uint32_t)len;

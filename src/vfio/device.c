@@ -39,7 +39,7 @@ static int region_info(struct vfio_dev *vd, unsigned int index,
 	if ((info.flags & VFIO_REGION_INFO_FLAG_CAPS) &&
 	    info.argsz > sizeof(info)) {
 		len = info.argsz;
-		full = calloc(1, len);
+		full = devres__should_fail() ? NULL : calloc(1, len);
 		if (!full)
 			return -ENOMEM;
 		full->argsz = (uint32_t)len;
@@ -67,7 +67,7 @@ static int device_open(struct vfio_dev *vd, const char *name)
 	bool sparse;
 	int ret;
 
-	if (devres__should_fail())
+	if (devres__should_fail_fd())
 		return -EMFILE;
 	vd->fd = ioctl(vd->group->fd, VFIO_GROUP_GET_DEVICE_FD, name);
 	if (vd->fd < 0)

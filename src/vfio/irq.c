@@ -32,11 +32,18 @@ static int set_irqs_action(struct vfio_dev *vd, int index, uint32_t action,
 			   const int *fds, unsigned int n)
 {
 	size_t len = sizeof(struct vfio_irq_set) + n * sizeof(int32_t);
-	struct vfio_irq_set *set = calloc(1, len);
+	struct vfio_irq_set none = { 0 }, *set = &none;
 	int ret = 0;
 
-	if (!set)
-		return -ENOMEM;
+	/*
+	 * Disabling (@n 0) is a release: it needs no memory, so that it
+	 * cannot fail for want of it and leave the vectors firing.
+	 */
+	if (n) {
+		set = devres__should_fail() ? NULL : calloc(1, len);
+		if (!set)
+			return -ENOMEM;
+	}
 	set->argsz = (uint32_t)len;
 	set->flags = action |
 		     (n ? VFIO_IRQ_SET_DATA_EVENTFD : VFIO_IRQ_SET_DATA_NONE);
@@ -47,7 +54,8 @@ static int set_irqs_action(struct vfio_dev *vd, int index, uint32_t action,
 		memcpy(set->data, fds, n * sizeof(int32_t));
 	if (ioctl(vd->fd, VFIO_DEVICE_SET_IRQS, set))
 		ret = -errno;
-	free(set);
+	if (set != &none)
+		free(set);
 	return ret;
 }
 
@@ -59,8 +67,9 @@ static int set_irqs(struct vfio_dev *vd, int index, const int *fds,
 
 static int new_eventfd(void)
 {
-	int fd = devres__should_fail() ? (errno = EMFILE, -1)
-				       : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int fd = devres__should_fail_fd()
+			 ? (errno = EMFILE, -1)
+			 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
 
 	if (fd < 0)
 		return -errno;
@@ -201,7 +210,7 @@ int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 		return -ENOMEM;
 	v->vd = vd;
 	v->n = n;
-	fds = calloc(n, sizeof(*fds));
+	fds = devres__should_fail() ? NULL : calloc(n, sizeof(*fds));
 	if (!fds) {
 		devres_free(v);
 		return -ENOMEM;

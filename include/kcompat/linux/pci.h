@@ -4,6 +4,7 @@
 #define KCOMPAT_LINUX_PCI_H
 
 #include <linux/kcompat_site.h>
+#include <errno.h>
 #include <devres/pci.h>
 #include <linux/device.h>
 #include <linux/dma-mapping.h>
@@ -26,7 +27,12 @@
 #define pci_info(pdev, ...) dev_info(&(pdev)->dev, __VA_ARGS__)
 #define pci_dbg(pdev, ...) dev_dbg(&(pdev)->dev, __VA_ARGS__)
 
-/* Requests and maps one BAR, managed: the mapping or an ERR_PTR. */
+/*
+ * Requests and maps one BAR, managed: the mapping or an ERR_PTR. The
+ * kernel's can only run out of memory; here the mapping fails as
+ * pcim_iomap() says in errno (out of fds, a file that changed...), and
+ * that is the error given back, not -ENOMEM for all.
+ */
 static inline void __iomem *pcim_iomap_region(struct pci_dev *pdev, int bar,
 					      const char *name)
 {
@@ -35,8 +41,10 @@ static inline void __iomem *pcim_iomap_region(struct pci_dev *pdev, int bar,
 
 	if (ret)
 		return (void __iomem *)ERR_PTR(ret);
+	errno = 0;
 	p = pcim_iomap(pdev, bar, 0);
-	return p ? p : (void __iomem *)ERR_PTR(-ENOMEM);
+	ret = errno ? -errno : -ENOMEM;
+	return p ? p : (void __iomem *)ERR_PTR(ret);
 }
 
 /*
