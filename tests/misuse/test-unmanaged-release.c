@@ -585,10 +585,10 @@ static const struct pair pairs[] = {
 	  false, 0, enable_acq, enable_hand, enable_other, enable_check,
 	  enable_rel, true },
 	{ "pcim_iomap/pci_iounmap", "pci_iounmap", "pcim_iomap",
-	  "pcim_iounmap()", false, 1, pcim_iomap_acq, pci_iounmap_hand,
+	  "pcim_iounmap()", false, 0, pcim_iomap_acq, pci_iounmap_hand,
 	  pci_iomap_other, pci_iomap_check, pci_iomap_rel, true },
 	{ "pcim_iomap_regions/pci_iounmap", "pci_iounmap", "pcim_iomap",
-	  "pcim_iounmap()", false, 2, pcim_iomap_regions_acq, pci_iounmap_hand,
+	  "pcim_iounmap()", false, 1, pcim_iomap_regions_acq, pci_iounmap_hand,
 	  pci_iomap_other, pci_iomap_check, pci_iomap_rel, true },
 };
 
