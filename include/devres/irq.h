@@ -182,11 +182,14 @@ DEVRES_API int irq_line_raise_wait(int irq);
  * @irq: a line's number
  *
  * Closes the line's fd. A line with handlers attached (or with a request,
- * free or wait on it in progress) is not removed.
+ * free or wait on it in progress) is not removed, nor is a line the library
+ * made for a PCI device's interrupt vectors (pci_alloc_irq_vectors() on
+ * UIO or VFIO): that one is the device's binding's, and goes with it.
  *
  * Context: any thread.
  * Return: 0; -EINVAL (with a WARN) when @irq is not a line; -EBUSY (with a
- * WARN) while handlers are attached.
+ * WARN) while handlers are attached; -EPERM (with a WARN) for a line of a
+ * PCI device's vectors.
  */
 DEVRES_API int irq_line_destroy(int irq);
 

@@ -719,11 +719,15 @@ DEVRES_API int pcim_request_all_regions(struct pci_dev *pdev, const char *name);
  * pcim_iomap_table() - the table of a device's pcim_iomap() mappings
  * @pdev: the device
  *
- * The table is made on first use and lives with the binding: entry N is
- * the mapping of BAR N, or NULL.
+ * Entry N is the pcim_iomap() mapping of BAR N, or NULL. Unlike the
+ * kernel's, the table is not a managed resource of its own: it belongs to
+ * @pdev and lives as long as it, so a devres group rolled back (a group
+ * open at the table's first use, in the kernel) does not free it; each
+ * entry is cleared when its mapping goes (the binding's release, the
+ * group that holds the mapping, pcim_iounmap(), pci_iounmap()).
  *
- * Context: any thread, usually probe. A fault-injection point (first use).
- * Return: the table, or NULL when memory is short.
+ * Context: any thread, usually probe.
+ * Return: the table, or NULL for a @pdev that is not a live PCI device.
  */
 DEVRES_API void __iomem *const *pcim_iomap_table(struct pci_dev *pdev);
 

@@ -371,4 +371,14 @@ HIDDEN void devres__atfork_rwlock(enum devres__fork_rank rank,
 HIDDEN int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
 				  void (*child)(void));
 
+/*
+ * irq/line.c: a line a backend made for a device's interrupt vectors is
+ * claimed by the backend's record (@owner, @name for the WARN): the
+ * public irq_line_destroy() refuses it, and the backend destroys it only
+ * through irq__line_destroy_claimed() with the same @owner, which does
+ * nothing to a line that is not (or no longer) that owner's.
+ */
+HIDDEN int irq__line_claim(int irq, const void *owner, const char *name);
+HIDDEN int irq__line_destroy_claimed(int irq, const void *owner);
+
 #endif /* DEVRES_SUBSYS_H */

@@ -20,6 +20,7 @@
 #include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <stddef.h>
 #include <string.h>
 #include "dma-internal.h"
 
@@ -53,6 +54,80 @@ struct dma_pool {
 
 static struct dma_pool pools = { .next = &pools, .prev = &pools };
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+
+/*
+ * A pool's handle is its address, and a driver may keep it past the pool's
+ * end (a dmam_ pool destroyed by the device's release, then used by a
+ * thread the driver left running). So a pool's header is never given back
+ * to malloc, where it could be read after free or reused for anything: a
+ * destroyed header is marked dead and queued, and reused for a new pool
+ * only once POOL_QUARANTINE newer ones are queued behind it. A stale
+ * handle reads as dead (one WARN) until then; after that it reads as the
+ * new pool, the one case identity by address cannot tell (docs/dma.md).
+ * The headers kept are bounded by the most pools ever live at once plus
+ * POOL_QUARANTINE. Under pools_lock.
+ */
+#define POOL_DEAD 0x64656164u
+#define POOL_QUARANTINE 64
+static struct dma_pool *dead_head, **dead_tail = &dead_head;
+static unsigned int ndead;
+
+static struct dma_pool *header_get(void)
+{
+	struct dma_pool *pool = NULL;
+
+	pthread_mutex_lock(&pools_lock);
+	if (ndead > POOL_QUARANTINE) {
+		pool = dead_head;
+		dead_head = pool->next;
+		if (!dead_head)
+			dead_tail = &dead_head;
+		ndead--;
+	}
+	pthread_mutex_unlock(&pools_lock);
+	if (!pool) {
+		pool = calloc(1, sizeof(*pool));
+		if (pool)
+			pthread_mutex_init(&pool->lock, NULL);
+		return pool;
+	}
+	/*
+	 * Its magic is read by stale handles without a lock, and its lock is
+	 * kept (never destroyed): a call that took it as the pool was
+	 * destroyed may still be waiting for it.
+	 */
+	__atomic_store_n(&pool->magic, 0, __ATOMIC_RELAXED);
+	memset(pool->name, 0,
+	       offsetof(struct dma_pool, lock) -
+		       offsetof(struct dma_pool, name));
+	memset((char *)&pool->lock + sizeof(pool->lock), 0,
+	       sizeof(*pool) - offsetof(struct dma_pool, lock) -
+		       sizeof(pool->lock));
+	return pool;
+}
+
+static void header_put(struct dma_pool *pool)
+{
+	__atomic_store_n(&pool->magic, POOL_DEAD, __ATOMIC_RELAXED);
+	pthread_mutex_lock(&pools_lock);
+	pool->next = NULL;
+	*dead_tail = pool;
+	dead_tail = &pool->next;
+	ndead++;
+	pthread_mutex_unlock(&pools_lock);
+}
+
+/* Whether @pool is a destroyed header, not yet reused; no memory read. */
+static bool header_dead(const struct dma_pool *pool)
+{
+	bool dead = false;
+
+	pthread_mutex_lock(&pools_lock);
+	for (const struct dma_pool *p = dead_head; p && !dead; p = p->next)
+		dead = p == pool;
+	pthread_mutex_unlock(&pools_lock);
+	return dead;
+}
 
 static bool pool_live(const struct dma_pool *pool)
 {
@@ -152,9 +227,9 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 			     name, boundary, size);
 		return NULL;
 	}
-	if (devres__should_fail() || !(pool = calloc(1, sizeof(*pool))))
+	if (devres__should_fail() || !(pool = header_get()))
 		return NULL;
-	pool->magic = POOL_MAGIC;
+	__atomic_store_n(&pool->magic, POOL_MAGIC, __ATOMIC_RELAXED);
 	pool->pid = devres__pid_now();
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	pool->dev = dev;
@@ -163,10 +238,9 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	if (!boundary || boundary > pool->allocation)
 		boundary = pool->allocation;
 	if (layout(pool, boundary)) {
-		free(pool);
+		header_put(pool);
 		return NULL;
 	}
-	pthread_mutex_init(&pool->lock, NULL);
 	pthread_mutex_lock(&pools_lock);
 	pool->next = &pools;
 	pool->prev = pools.prev;
@@ -188,13 +262,33 @@ static bool pool_ok(const struct dma_pool *pool, const char *func)
 {
 	if (devres__arg_bad(NULL, pool, func, "pool"))
 		return false;
-	if (pool->magic == POOL_MAGIC && pool->pid == devres__pid_now())
+	unsigned int magic = __atomic_load_n(&pool->magic, __ATOMIC_RELAXED);
+
+	if (magic == POOL_MAGIC && pool->pid == devres__pid_now())
 		return true;
-	if (pool->magic == POOL_MAGIC)
+	if (magic == POOL_MAGIC)
 		devres__warn(NULL, func, "pool %p belongs to process %d",
 			     (const void *)pool, pool->pid);
+	else if (magic == POOL_DEAD)
+		devres__warn(NULL, func, "pool %p was destroyed",
+			     (const void *)pool);
 	else
 		devres__warn(NULL, func, "bad pool %p", (const void *)pool);
+	return false;
+}
+
+/*
+ * Under @pool's lock, after pool_ok(): whether it is still live. A pool
+ * destroyed while the call waited for its lock (by the device's release,
+ * on another thread) is refused here, its lock dropped, never used.
+ */
+static bool still_live(struct dma_pool *pool, const char *func)
+{
+	if (likely(__atomic_load_n(&pool->magic, __ATOMIC_RELAXED) ==
+		   POOL_MAGIC))
+		return true;
+	pthread_mutex_unlock(&pool->lock);
+	devres__warn(NULL, func, "pool %p was destroyed", (void *)pool);
 	return false;
 }
 
@@ -262,6 +356,8 @@ void *dma_pool_alloc(struct dma_pool *pool, gfp_t gfp, dma_addr_t *handle)
 	if (devres__arg_bad(pool->dev, handle, __func__, "handle"))
 		return NULL;
 	pthread_mutex_lock(&pool->lock);
+	if (unlikely(!still_live(pool, __func__)))
+		return NULL;
 	c = chunk_with_room(pool);
 	if (!c) {
 		pthread_mutex_unlock(&pool->lock);
@@ -332,6 +428,8 @@ void dma_pool_free(struct dma_pool *pool, void *vaddr, dma_addr_t dma)
 	if (!pool_ok(pool, __func__))
 		return;
 	pthread_mutex_lock(&pool->lock);
+	if (unlikely(!still_live(pool, __func__)))
+		return;
 	c = find_chunk(pool, vaddr);
 	if (!c) {
 		snprintf(why, sizeof(why), "%p is not a block of pool %s",
@@ -390,6 +488,9 @@ static void destroy(struct dma_pool *pool)
 {
 	unsigned long busy = 0;
 
+	/* Calls that got past pool_ok() find it dead once they lock. */
+	pthread_mutex_lock(&pool->lock);
+	__atomic_store_n(&pool->magic, POOL_DEAD, __ATOMIC_RELAXED);
 	for (size_t i = 0; i < pool->nchunks; i++) {
 		struct chunk *c = pool->chunks[i];
 
@@ -407,15 +508,17 @@ static void destroy(struct dma_pool *pool)
 				 DK_POOL, NULL, "dma_pool_destroy");
 		free(c);
 	}
+	free(pool->chunks);
+	free(pool->offs);
+	pool->chunks = NULL;
+	pool->offs = NULL;
+	pthread_mutex_unlock(&pool->lock);
+	/* Unlocked: a sink may call the pool (it is dead by now). */
 	if (busy)
 		devres__warn(pool->dev, "dma_pool_destroy",
 			     "pool %s destroyed with %lu busy block(s), leaked",
 			     pool->name, busy);
-	pool->magic = 0;
-	pthread_mutex_destroy(&pool->lock);
-	free(pool->chunks);
-	free(pool->offs);
-	free(pool);
+	header_put(pool);
 }
 
 /* The process that made @pool, a live one, when it is not this one. */
@@ -445,7 +548,9 @@ void dma_pool_destroy(struct dma_pool *pool)
 		return;
 	}
 	if (!pool_take(pool, NULL, &hand, &owned)) {
-		devres__warn(NULL, __func__, "bad pool %p", (void *)pool);
+		devres__warn(NULL, __func__, "%s pool %p",
+			     header_dead(pool) ? "destroyed" : "bad",
+			     (void *)pool);
 		return;
 	}
 	if (owned)
@@ -471,6 +576,9 @@ struct device *devres__dma_pool_dev(const struct dma_pool *pool)
 	pthread_mutex_unlock(&pools_lock);
 	if (!dev)
 		devres__warn(NULL, "dmam_pool_destroy", "%s pool %p",
-			     pool ? "bad" : "NULL", (const void *)pool);
+			     !pool		 ? "NULL"
+			     : header_dead(pool) ? "destroyed"
+						 : "bad",
+			     (const void *)pool);
 	return dev;
 }

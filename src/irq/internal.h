@@ -72,6 +72,9 @@ struct irq_line {
 	int irq;
 	int fd;
 	int pid; /* the process that made it: it is inert in a child */
+	/* A backend's vector (irq__line_claim()): its owner, and its name. */
+	const void *owner;
+	const char *owner_name;
 	enum irq_line_kind kind;
 	char *name;
 	struct irq_action *actions;

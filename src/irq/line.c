@@ -400,9 +400,27 @@ int irq_line_raise_wait(int irq)
 	return rc;
 }
 
-int irq_line_destroy(int irq)
+int irq__line_claim(int irq, const void *owner, const char *name)
+{
+	struct irq_line *line = irq__line_lock(irq);
+
+	if (!line)
+		return -EINVAL;
+	line->owner = owner;
+	line->owner_name = name;
+	pthread_mutex_unlock(&line->lock);
+	return 0;
+}
+
+/*
+ * Removes line @irq if it is @owner's (NULL: a line nobody claimed). Its
+ * number alone is no identity: a line destroyed and its number handed to
+ * another owner must not be destroyed by the first one's release.
+ */
+static int destroy(int irq, const void *owner, const char *func)
 {
 	struct irq_line *line = NULL;
+	const char *claimed = NULL;
 	int refs = 0;
 
 	if (valid_number(irq)) {
@@ -411,18 +429,31 @@ int irq_line_destroy(int irq)
 		if (line) {
 			pthread_mutex_lock(&line->lock);
 			refs = line->refs;
-			if (!refs)
+			if (line->owner != owner)
+				claimed = line->owner_name ? line->owner_name
+							   : "another owner";
+			else if (!refs)
 				lines[irq] = NULL;
 			pthread_mutex_unlock(&line->lock);
 		}
 		pthread_rwlock_unlock(&lines_lock);
 	}
+	if (owner && (!line || claimed))
+		return -ENOENT; /* not this owner's (any more): untouched */
 	if (!line) {
-		devres__warn(NULL, __func__, "irq %d is not a line", irq);
+		devres__warn(NULL, func, "irq %d is not a line", irq);
 		return -EINVAL;
 	}
+	if (claimed) {
+		devres__warn(NULL, func,
+			     "irq %d is an interrupt vector of %s: it goes "
+			     "with "
+			     "the device's binding, not destroyed",
+			     irq, claimed);
+		return -EPERM;
+	}
 	if (refs) {
-		devres__warn(NULL, __func__, "irq %d: handlers attached", irq);
+		devres__warn(NULL, func, "irq %d: handlers attached", irq);
 		return -EBUSY;
 	}
 	close_fd(line->fd);
@@ -433,4 +464,14 @@ int irq_line_destroy(int irq)
 	free(line->name);
 	free(line);
 	return 0;
+}
+
+int irq__line_destroy_claimed(int irq, const void *owner)
+{
+	return destroy(irq, owner, "irq_line_destroy");
+}
+
+int irq_line_destroy(int irq)
+{
+	return destroy(irq, NULL, __func__);
 }

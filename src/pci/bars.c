@@ -237,6 +237,13 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	}
 	if (m) {
 		*pp = m->next;
+		/*
+		 * Its pcim_iomap_table() slot goes before the address can be
+		 * mapped again (another BAR's slot may then hold it), whoever
+		 * unmaps it and whichever device the caller named.
+		 */
+		if (m->owner.dev)
+			(void)pci__iomap_forget(to_pci_dev(m->owner.dev), addr);
 		munmap(m->addr, m->len);
 		/* By hand: the node goes now, under the lock. */
 		*ret_owned = !node && m->owner.dev;

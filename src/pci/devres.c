@@ -147,64 +147,35 @@ int pcim_request_all_regions(struct pci_dev *pdev, const char *name)
 	return ret;
 }
 
-/* The table of pcim_iomap(): one per device, made on first use. */
-struct pcim_iomap_devres {
-	void __iomem *table[PCI_STD_NUM_BARS];
-};
-
-static void pcim_iomap_release(struct device *dev, void *res)
-{
-	/* The mappings are managed nodes of their own, released before. */
-	(void)dev;
-	(void)res;
-}
-
+/*
+ * The table of pcim_iomap() is the device's (struct pci_dev_private), not a
+ * node: the kernel makes it a devres node on first use, in whatever group
+ * is open then, so a driver's group rolled back frees the table under the
+ * mappings made outside the group, and their slots with it. Here only the
+ * mappings are managed; each clears its own slot when it goes.
+ */
 void __iomem *const *pcim_iomap_table(struct pci_dev *pdev)
 {
-	struct pcim_iomap_devres *dr, *new_dr;
-
 	if (!pci__dev_ok(pdev, __func__))
 		return NULL;
-	dr = devres_find(&pdev->dev, pcim_iomap_release, NULL, NULL);
-	if (dr)
-		return dr->table;
-	new_dr = devres_alloc(pcim_iomap_release, sizeof(*new_dr), GFP_KERNEL);
-	if (!new_dr)
-		return NULL;
-	dr = devres_get(&pdev->dev, new_dr, NULL, NULL);
-	return dr->table;
+	return pdev->p->iomap_table;
 }
 
-static struct pcim_iomap_devres *table_of(struct pci_dev *pdev)
-{
-	void __iomem *const *t = pcim_iomap_table(pdev);
-
-	return t ? container_of(t, struct pcim_iomap_devres, table[0]) : NULL;
-}
-
-/*
- * Clears @data's slot in the table, under the device's lock (a match
- * callback), so a release of the table on another thread cannot free it
- * under us. Returns whether it was there.
- */
-static int forget_slot(struct device *dev, void *res, void *data)
-{
-	struct pcim_iomap_devres *dr = res;
-
-	(void)dev;
-	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
-		if (dr->table[i] == data) {
-			dr->table[i] = NULL;
-			return 1;
-		}
-	}
-	return 0;
-}
-
+/* Clears @addr's slot in the table; whether it was there. */
 bool pci__iomap_forget(struct pci_dev *pdev, void *addr)
 {
-	return devres_find(&pdev->dev, pcim_iomap_release, forget_slot, addr) !=
-	       NULL;
+	bool found = false;
+
+	pthread_mutex_lock(&pdev->p->lock);
+	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
+		if (pdev->p->iomap_table[i] == addr) {
+			pdev->p->iomap_table[i] = NULL;
+			found = true;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&pdev->p->lock);
+	return found;
 }
 
 /* A BAR mapped by pcim_iomap(): unmapped when the binding goes. */
@@ -213,6 +184,7 @@ static void pcim_bar_release(struct device *dev, void *res)
 	struct devres__hand h;
 	bool owned;
 
+	/* Only the mapping this node still owns; its slot goes with it. */
 	(void)dev;
 	(void)pci__bar_unmap(*(void **)res, res, &h, &owned);
 }
@@ -225,9 +197,9 @@ static int pcim_bar_match(struct device *dev, void *res, void *data)
 
 void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 {
-	struct pcim_iomap_devres *dr;
 	void **node;
 	void *addr;
+	bool busy;
 	int ret;
 
 	if (!pci__dev_ok(pdev, __func__) || !bar_ok(pdev, bar) ||
@@ -235,12 +207,10 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 		errno = EINVAL;
 		return NULL;
 	}
-	dr = table_of(pdev);
-	if (!dr) {
-		errno = ENOMEM;
-		return NULL;
-	}
-	if (dr->table[bar]) {
+	pthread_mutex_lock(&pdev->p->lock);
+	busy = pdev->p->iomap_table[bar] != NULL;
+	pthread_mutex_unlock(&pdev->p->lock);
+	if (busy) {
 		errno = EBUSY;
 		return NULL;
 	}
@@ -260,8 +230,22 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 		return NULL;
 	}
 	*node = addr;
+	/* Two calls for one BAR at once: the second one's mapping goes. */
+	pthread_mutex_lock(&pdev->p->lock);
+	busy = pdev->p->iomap_table[bar] != NULL;
+	if (!busy)
+		pdev->p->iomap_table[bar] = addr;
+	pthread_mutex_unlock(&pdev->p->lock);
+	if (busy) {
+		struct devres__hand h;
+		bool owned;
+
+		(void)pci__bar_unmap(addr, node, &h, &owned);
+		devres_free(node);
+		errno = EBUSY;
+		return NULL;
+	}
 	devres_add(&pdev->dev, node);
-	dr->table[bar] = addr;
 	return addr;
 }
 
@@ -281,15 +265,11 @@ void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr)
 
 int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 {
-	struct pcim_iomap_devres *dr;
 	int bar, ret = 0;
 
 	if (!pci__dev_ok(pdev, __func__) ||
 	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
 		return -EINVAL;
-	dr = table_of(pdev);
-	if (!dr)
-		return -ENOMEM;
 	for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
 		if (!(mask & (1 << bar)) || !pci_resource_len(pdev, bar))
 			continue;
@@ -308,7 +288,7 @@ int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 	while (bar-- > 0) {
 		if (!(mask & (1 << bar)) || !pci_resource_len(pdev, bar))
 			continue;
-		pcim_iounmap(pdev, dr->table[bar]);
+		pcim_iounmap(pdev, pdev->p->iomap_table[bar]);
 		pcim_release_region(pdev, bar);
 	}
 	return ret;

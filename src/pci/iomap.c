@@ -42,11 +42,8 @@ void pci_iounmap(struct pci_dev *dev, void __iomem *addr)
 	}
 	if (!ret) {
 		/* Caught here: unmapped once, now, and off the device. */
-		if (owned) {
+		if (owned)
 			devres__warn_hand(&hand, __func__, "a mapping");
-			if (dev)
-				(void)pci__iomap_forget(dev, addr);
-		}
 		return;
 	}
 	/* Not a BAR: a mapping of ioremap(), as the kernel's accepts. */

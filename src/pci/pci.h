@@ -77,6 +77,12 @@ struct pci_dev_private {
 	int *irqs;
 	unsigned int nirqs;
 	unsigned int nvec;
+	/*
+	 * pcim_iomap_table(): the device's own, not a devres node, so that a
+	 * group's rollback cannot free it under the mappings made outside
+	 * the group. A slot is cleared when its mapping goes.
+	 */
+	void *iomap_table[PCI_STD_NUM_BARS];
 	/* Under the list lock of probe.c. */
 	struct pci_dev_private *next;
 	bool registered;

@@ -21,6 +21,7 @@
  * when its outermost access ends.
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <devres/devres.h>
 #include <devres/revocable.h>
@@ -57,6 +58,11 @@ struct revocable_node {
 static TLS_FAST unsigned int depth;
 static TLS_FAST struct revocable *held[MAX_DEPTH];
 static TLS_FAST struct revocable *pending;
+/* This thread's accesses are ended at its exit (thread_end()). */
+static TLS_FAST bool exit_armed;
+static pthread_key_t exit_key;
+static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
+static bool exit_key_ok;
 
 static bool handle_bad(const struct revocable *h, const char *func)
 {
@@ -112,6 +118,51 @@ static void run_pending(void)
 		pending = h->next;
 		finish(h);
 	}
+}
+
+/*
+ * A thread that ends (returns, pthread_exit(), is cancelled) inside
+ * accesses would hold its readers for ever: a later revocation of those
+ * handles, on any thread, would wait for it without end, and revocations
+ * it queued would never be finished. Its accesses are ended here, at its
+ * exit, with one WARN, and its queued revocations finished.
+ */
+static void thread_end(void *arg)
+{
+	unsigned int n = depth;
+
+	(void)arg;
+	exit_armed = false;
+	if (!n && !pending)
+		return;
+	if (n)
+		devres__warn(NULL, "revocable_try_access",
+			     "%p: a thread ended inside %u access%s: ended for "
+			     "it at its exit",
+			     (void *)held[n - 1], n, n == 1 ? "" : "es");
+	while (depth) {
+		struct revocable *h = held[--depth];
+
+		/* liburcu-bp forgets an exiting thread's read side itself. */
+		if (!h->urcu && h->pid == devres__pid_now())
+			rcu_exit(false, &h->readers);
+	}
+	run_pending();
+}
+
+static void exit_key_make(void)
+{
+	exit_key_ok = pthread_key_create(&exit_key, thread_end) == 0;
+}
+
+/* Once per thread, at its first access; false when no key could be had. */
+static bool arm_exit(void)
+{
+	pthread_once(&exit_once, exit_key_make);
+	if (!exit_key_ok || pthread_setspecific(exit_key, &exit_key))
+		return false;
+	exit_armed = true;
+	return true;
 }
 
 /* The node's release: runs once, when the binding lets go. */
@@ -220,6 +271,12 @@ void *revocable_try_access(struct revocable *h)
 
 	if (!handle_ok(h, __func__))
 		return NULL;
+	if (unlikely(!exit_armed) && !arm_exit()) {
+		devres__warn(NULL, __func__,
+			     "%p: no thread-exit hook for this thread: refused",
+			     (void *)h);
+		return NULL;
+	}
 	if (unlikely(depth >= MAX_DEPTH)) {
 		devres__warn(NULL, __func__,
 			     "%p: %u accesses nested in this thread: no more",

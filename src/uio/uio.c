@@ -280,7 +280,7 @@ static void vector_release(struct device *dev, void *res)
 	/* INTx was masked by the quiesce, before the binding's resources. */
 	pci_free_irq_vectors(pdev);
 	(void)pci_dev_set_irq_lines(pdev, NULL, 0);
-	(void)irq_line_destroy(v->line);
+	(void)irq__line_destroy_claimed(v->line, v);
 	errno = saved;
 }
 
@@ -316,6 +316,8 @@ static int uio_alloc_irq_vectors(struct pci_dev *pdev, void *data,
 		devres_free(v);
 		return ret;
 	}
+	/* The binding's: irq_line_destroy() of it by hand is refused. */
+	(void)irq__line_claim(v->line, v, pci_name(pdev));
 	/*
 	 * INTx stays as it is until a handler is requested: the line then
 	 * unmasks it, in case a previous owner died between an interrupt
@@ -323,7 +325,7 @@ static int uio_alloc_irq_vectors(struct pci_dev *pdev, void *data,
 	 */
 	ret = pci_dev_set_irq_lines(pdev, &v->line, 1);
 	if (ret) {
-		(void)irq_line_destroy(v->line);
+		(void)irq__line_destroy_claimed(v->line, v);
 		devres_free(v);
 		return ret;
 	}

@@ -98,7 +98,7 @@ void vfio__irq_disable(struct vfio_dev *vd)
 static void destroy_lines(struct vfio_vectors *v, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)
-		(void)irq_line_destroy(v->lines[i]);
+		(void)irq__line_destroy_claimed(v->lines[i], v);
 }
 
 static void vectors_release(struct device *dev, void *res)
@@ -182,6 +182,8 @@ static int make_lines(struct vfio_vectors *v, int index, int *fds,
 		if (ret < 0)
 			return ret;
 		v->lines[i] = ret;
+		/* The binding's: irq_line_destroy() of it by hand is refused. */
+		(void)irq__line_claim(ret, v, pci_name(v->vd->pdev));
 	}
 	return 0;
 }

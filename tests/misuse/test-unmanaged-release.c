@@ -34,6 +34,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <cmocka.h>
 #include <devres/devres.h>
@@ -393,6 +394,33 @@ static void open_acq(void)
 	assert_true(c.fd >= 0);
 }
 
+static void openat_acq(void)
+{
+	c.fd = devm_openat(&tdev, AT_FDCWD, "/dev/null", O_RDONLY);
+	assert_true(c.fd >= 0);
+}
+
+static void add_fd_acq(void)
+{
+	int fd = memfd_create("given", MFD_CLOEXEC);
+
+	assert_true(fd >= 0);
+	assert_int_equal(devm_add_fd(&tdev, fd), 0);
+	c.fd = fd;
+}
+
+static void eventfd_acq(void)
+{
+	c.fd = devm_eventfd(&tdev, 0, 0);
+	assert_true(c.fd >= 0);
+}
+
+static void timerfd_acq(void)
+{
+	c.fd = devm_timerfd_create(&tdev, CLOCK_MONOTONIC, 0);
+	assert_true(c.fd >= 0);
+}
+
 static void fd_hand(void)
 {
 	close(c.fd);
@@ -533,6 +561,123 @@ static void mmap_rel(void)
 	assert_int_equal(munmap(c.other_addr, 4096), 0);
 }
 
+/*
+ * Every managed call the library exports (devm_*, dmam_*, pcim_* in the
+ * version script) and every node kind it makes (each release function
+ * given to devres_alloc() in src/), with the row above that tests its
+ * plain release, or why it has none. check-managed-kinds.sh fails the
+ * build's tests when one is missing here; the "coverage" test checks that
+ * each named row exists and each other entry says why.
+ */
+struct managed {
+	const char *name;
+	const char *row; /* a pairs[] name */
+	const char *why; /* no plain release to misuse, or a managed release */
+};
+
+#define ROW(n, r)                                                              \
+	{                                                                      \
+		n, r, NULL                                                     \
+	}
+#define NONE(n, w)                                                             \
+	{                                                                      \
+		n, NULL, w                                                     \
+	}
+
+static const struct managed managed[] = {
+	/* Acquisitions, and the pair that gives each back by hand. */
+	ROW("devm_request_region", "devm_request_region/release_region"),
+	ROW("devm_request_mem_region", "devm_request_mem_region/"
+				       "release_mem_region"),
+	ROW("devm_request_resource", "devm_request_resource/release_resource"),
+	ROW("devm_ioremap", "devm_ioremap/iounmap"),
+	ROW("devm_ioremap_wc", "devm_ioremap_wc/iounmap"),
+	ROW("devm_ioremap_resource", "devm_ioremap_resource/iounmap"),
+	/* The same node kinds through the same calls as the row. */
+	ROW("devm_ioremap_resource_wc", "devm_ioremap_resource/iounmap"),
+	ROW("devm_platform_ioremap_resource", "devm_ioremap_resource/iounmap"),
+	ROW("devm_platform_get_and_ioremap_resource", "devm_ioremap_resource/"
+						      "iounmap"),
+	ROW("devm_request_irq", "devm_request_irq/free_irq"),
+	ROW("devm_request_threaded_irq", "devm_request_threaded_irq/free_irq"),
+	ROW("devm_request_any_context_irq", "devm_request_any_context_irq/"
+					    "free_irq"),
+	ROW("dmam_alloc_coherent", "dmam_alloc_coherent/dma_free_coherent"),
+	ROW("dmam_pool_create", "dmam_pool_create/dma_pool_destroy"),
+	ROW("devm_open", "devm_open/close"),
+	ROW("devm_openat", "devm_openat/close"),
+	ROW("devm_add_fd", "devm_add_fd/close"),
+	ROW("devm_memfd_create", "devm_memfd_create/close"),
+	ROW("devm_eventfd", "devm_eventfd/close"),
+	ROW("devm_timerfd_create", "devm_timerfd_create/close"),
+	ROW("devm_mmap", "devm_mmap/munmap"),
+	ROW("pcim_enable_device", "pcim_enable_device/pci_disable_device"),
+	ROW("pcim_iomap", "pcim_iomap/pci_iounmap"),
+	ROW("pcim_iomap_regions", "pcim_iomap_regions/pci_iounmap"),
+	ROW("pcim_request_region", "devm_request_mem_region/"
+				   "release_mem_region"),
+	ROW("pcim_request_all_regions", "devm_request_mem_region/"
+					"release_mem_region"),
+	NONE("devm_kmalloc", "memory: free(3) of it is a libc error (ASan)"),
+	NONE("devm_kzalloc", "memory, as devm_kmalloc"),
+	NONE("devm_kcalloc", "memory, as devm_kmalloc"),
+	NONE("devm_kmalloc_array", "memory, as devm_kmalloc"),
+	NONE("devm_krealloc", "memory, as devm_kmalloc"),
+	NONE("devm_kmemdup", "memory, as devm_kmalloc"),
+	NONE("devm_kstrdup", "memory, as devm_kmalloc"),
+	NONE("devm_kstrdup_const", "memory, as devm_kmalloc"),
+	NONE("devm_kvasprintf", "memory, as devm_kmalloc"),
+	NONE("devm_kasprintf", "memory, as devm_kmalloc"),
+	NONE("devm_get_free_pages", "no plain free_pages() in the API"),
+	NONE("devm_add_action_named", "the action is the caller's"),
+	NONE("devm_add_action_or_reset_named", "the action is the caller's"),
+	NONE("devm_thread_run", "an opaque handle: only devm_thread_stop()"),
+	NONE("devm_fopen", "fclose(3) of it: a freed FILE cannot be checked"),
+	NONE("devm_revocable_create", "revocable_put() of the binding's "
+				      "reference WARNs (revocable)"),
+	NONE("pcim_pin_device", "makes the enable the driver's own"),
+	NONE("pcim_iomap_table", "not managed: the PCI device's own table"),
+	/* The managed releases and queries themselves. */
+	NONE("devm_release_region", "the managed release"),
+	NONE("devm_release_mem_region", "the managed release"),
+	NONE("devm_release_resource", "the managed release"),
+	NONE("devm_iounmap", "the managed release"),
+	NONE("devm_free_irq", "the managed release"),
+	NONE("dmam_free_coherent", "the managed release"),
+	NONE("dmam_pool_destroy", "the managed release"),
+	NONE("devm_close", "the managed release"),
+	NONE("devm_fclose", "the managed release"),
+	NONE("devm_munmap", "the managed release"),
+	NONE("devm_kfree", "the managed release"),
+	NONE("devm_free_pages", "the managed release"),
+	NONE("devm_thread_stop", "the managed release"),
+	NONE("devm_remove_action", "the managed release"),
+	NONE("devm_release_action", "the managed release"),
+	NONE("devm_is_action_added", "a query: acquires nothing"),
+	NONE("pcim_iounmap", "the managed release"),
+	NONE("pcim_release_region", "the managed release"),
+	/* Node kinds the library makes inside other calls. */
+	ROW("devm_irq_release", "devm_request_irq/free_irq"),
+	ROW("dmam_release", "dmam_alloc_coherent/dma_free_coherent"),
+	ROW("dmam_pool_release", "dmam_pool_create/dma_pool_destroy"),
+	ROW("devm_resource_release", "devm_request_resource/release_resource"),
+	ROW("devm_mmap_release", "devm_mmap/munmap"),
+	ROW("pcim_enable_release", "pcim_enable_device/pci_disable_device"),
+	ROW("pcim_bar_release", "pcim_iomap/pci_iounmap"),
+	NONE("devm_pages_release", "devm_get_free_pages's"),
+	NONE("devm_fopen_release", "devm_fopen's"),
+	NONE("devm_thread_run_release", "devm_thread_run's"),
+	NONE("revocable_revoke", "devm_revocable_create's"),
+	NONE("dma_state_release", "the device's DMA state: no handle to it"),
+	NONE("sentinel_release", "DMA debug's check: no handle to it"),
+	NONE("vector_release", "UIO vectors of pci_alloc_irq_vectors(): "
+			       "pci_free_irq_vectors() "
+			       "keeps the lines for the binding; "
+			       "irq_line_destroy() of one is "
+			       "refused (test-pci-uio-vector)"),
+	NONE("vectors_release", "VFIO vectors: as vector_release"),
+};
+
 static const struct pair pairs[] = {
 	{ "devm_request_region/release_region", "release_region",
 	  "devm_request_region", "devm_release_region()", false, 0, region_acq,
@@ -578,6 +723,17 @@ static const struct pair pairs[] = {
 	  fd_rel, false },
 	{ "devm_open/close", "devm_open", "devm_open", "devm_close()", true, 1,
 	  open_acq, fd_hand, null_other, fd_check, fd_rel, false },
+	{ "devm_openat/close", "devm_openat", "devm_openat", "devm_close()",
+	  true, 1, openat_acq, fd_hand, null_other, fd_check, fd_rel, false },
+	{ "devm_add_fd/close", "devm_add_fd", "devm_add_fd", "devm_close()",
+	  true, 1, add_fd_acq, fd_hand, memfd_other, fd_check, fd_rel, false },
+	/* Another owner's memfd on the number: not the kernel's anonymous
+	 * inode that all eventfds and timerfds share (docs: the limit). */
+	{ "devm_eventfd/close", "devm_eventfd", "devm_eventfd", "devm_close()",
+	  true, 1, eventfd_acq, fd_hand, memfd_other, fd_check, fd_rel, false },
+	{ "devm_timerfd_create/close", "devm_timerfd_create",
+	  "devm_timerfd_create", "devm_close()", true, 1, timerfd_acq, fd_hand,
+	  memfd_other, fd_check, fd_rel, false },
 	{ "devm_mmap/munmap", "devm_mmap", "devm_mmap", "devm_munmap()", true,
 	  1, mmap_acq, mmap_hand, mmap_other, mmap_check, mmap_rel, false },
 	{ "pcim_enable_device/pci_disable_device", "pci_disable_device",
@@ -585,12 +741,34 @@ static const struct pair pairs[] = {
 	  false, 0, enable_acq, enable_hand, enable_other, enable_check,
 	  enable_rel, true },
 	{ "pcim_iomap/pci_iounmap", "pci_iounmap", "pcim_iomap",
-	  "pcim_iounmap()", false, 1, pcim_iomap_acq, pci_iounmap_hand,
+	  "pcim_iounmap()", false, 0, pcim_iomap_acq, pci_iounmap_hand,
 	  pci_iomap_other, pci_iomap_check, pci_iomap_rel, true },
 	{ "pcim_iomap_regions/pci_iounmap", "pci_iounmap", "pcim_iomap",
-	  "pcim_iounmap()", false, 2, pcim_iomap_regions_acq, pci_iounmap_hand,
+	  "pcim_iounmap()", false, 1, pcim_iomap_regions_acq, pci_iounmap_hand,
 	  pci_iomap_other, pci_iomap_check, pci_iomap_rel, true },
 };
+
+static const size_t npairs = sizeof(pairs) / sizeof(pairs[0]);
+
+static void coverage(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(managed) / sizeof(managed[0]); i++) {
+		const struct managed *m = &managed[i];
+		bool found = false;
+
+		assert_true(!m->row != !m->why);
+		if (m->why) {
+			assert_true(strlen(m->why) > 8);
+			continue;
+		}
+		for (size_t j = 0; j < npairs; j++)
+			found |= !strcmp(pairs[j].name, m->row);
+		if (!found)
+			print_error("%s: no row %s\n", m->name, m->row);
+		assert_true(found);
+	}
+}
 
 static void run_pair(void **state)
 {
@@ -763,7 +941,7 @@ int main(void)
 {
 	const size_t n = sizeof(pairs) / sizeof(pairs[0]);
 	static char race_names[sizeof(pairs) / sizeof(pairs[0])][96];
-	struct CMUnitTest tests[2 * sizeof(pairs) / sizeof(pairs[0])];
+	struct CMUnitTest tests[2 * sizeof(pairs) / sizeof(pairs[0]) + 1];
 	size_t nraces = 0;
 
 	for (size_t i = 0; i < n; i++)
@@ -785,6 +963,8 @@ int main(void)
 		tests[n + nraces].test_func = race_pair;
 		nraces++;
 	}
+	tests[n + nraces++] = (struct CMUnitTest){ .name = "coverage",
+						   .test_func = coverage };
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	start_runtime_threads();
 	return _cmocka_run_group_tests("unmanaged-release", tests, n + nraces,

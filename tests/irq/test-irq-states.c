@@ -1,0 +1,298 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit tsan */
+/*
+ * Every public call on an interrupt line and its handler, in every state
+ * of the two (docs/irq.md, "States"): the line never made or destroyed,
+ * made with no handler, a handler requested (plain or managed), disabled
+ * once or twice. Each cell starts from a fresh line, brings it to the
+ * state, makes the call once and checks the return value and the exact
+ * number of WARNs against the table; then the line must still be in a
+ * consistent state: everything left is given back (the device's release,
+ * free_irq() of what is still attached, the enables the state owes), the
+ * line is destroyed with 0, no handler thread is left, and the ledger is
+ * back at its baseline (ASan, TSan, the fixture). The number of cells is
+ * states x calls; a call or a state added without its column or row fails
+ * to compile (the table is sized by the enums).
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <devres/devres.h>
+#include <devres/irq.h>
+#include "testlib.h"
+#include "irq/irq-test.h"
+
+enum state {
+	NOLINE,
+	LINE,
+	REQ,
+	DEVM,
+	DIS1,
+	DIS2,
+	NR_STATES
+};
+static const char *const state_name[NR_STATES] = {
+	"no line",	  "line",	"requested",
+	"devm requested", "disabled 1", "disabled 2",
+};
+
+enum call {
+	REQUEST_OTHER,	    /* request_irq() of another dev_id, not shared */
+	REQUEST_SAME,	    /* request_irq() of the same dev_id again */
+	FREE,		    /* free_irq() of the state's dev_id */
+	FREE_OTHER,	    /* free_irq() of a dev_id never requested */
+	ENABLE,		    /* enable_irq() */
+	DISABLE,	    /* disable_irq() */
+	DISABLE_NOSYNC,	    /* disable_irq_nosync() */
+	SYNCHRONIZE,	    /* synchronize_irq() */
+	RAISE,		    /* irq_line_raise() */
+	DESTROY,	    /* irq_line_destroy() */
+	DEVM_REQUEST_OTHER, /* devm_request_irq() of another dev_id */
+	DEVM_FREE,	    /* devm_free_irq() of the state's dev_id */
+	NR_CALLS
+};
+static const char *const call_name[NR_CALLS] = {
+	"request_irq(other)", "request_irq(same)", "free_irq",
+	"free_irq(other)",    "enable_irq",	   "disable_irq",
+	"disable_irq_nosync", "synchronize_irq",   "irq_line_raise",
+	"irq_line_destroy",   "devm_request_irq",  "devm_free_irq",
+};
+
+/* What a cell expects: the return (void calls: 0) and the WARNs. */
+struct cell {
+	int ret;
+	int warns;
+};
+
+#define C(r, w)                                                                \
+	{                                                                      \
+		r, w                                                           \
+	}
+#define OK C(0, 0)
+
+static const struct cell table[NR_STATES][NR_CALLS] = {
+	/* request other, same, free, free other, enable, disable, nosync,
+	 * synchronize, raise, destroy, devm request, devm free */
+	/* A request of a number that is no line fails quietly, as the
+	 * kernel's (no descriptor): it is not a misuse of a handler. */
+	[NOLINE] = { C(-EINVAL, 0), C(-EINVAL, 0), C(0, 1), C(0, 1), C(0, 1),
+		     C(0, 1), C(0, 1), C(0, 1), C(-EINVAL, 0), C(-EINVAL, 1),
+		     C(-EINVAL, 0), C(0, 1) },
+	[LINE] = { OK, OK, C(0, 1), C(0, 1), C(0, 1), OK, OK, OK, OK, OK, OK,
+		   C(0, 1) },
+	[REQ] = { C(-EBUSY, 0), C(-EBUSY, 0), OK, C(0, 1), C(0, 1), OK, OK, OK,
+		  OK, C(-EBUSY, 1), C(-EBUSY, 0), C(0, 1) },
+	[DEVM] = { C(-EBUSY, 0), C(-EBUSY, 0), C(0, 1), C(0, 1), C(0, 1), OK,
+		   OK, OK, OK, C(-EBUSY, 1), C(-EBUSY, 0), OK },
+	[DIS1] = { C(-EBUSY, 0), C(-EBUSY, 0), OK, C(0, 1), OK, OK, OK, OK, OK,
+		   C(-EBUSY, 1), C(-EBUSY, 0), C(0, 1) },
+	[DIS2] = { C(-EBUSY, 0), C(-EBUSY, 0), OK, C(0, 1), OK, OK, OK, OK, OK,
+		   C(-EBUSY, 1), C(-EBUSY, 0), C(0, 1) },
+};
+
+static int mine, theirs, calls;
+
+static irqreturn_t handler(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	add_int(&calls, 1);
+	return IRQ_HANDLED;
+}
+
+static int line;
+static bool line_gone;
+static int depth; /* disables the state owes an enable for */
+static bool plain_mine, plain_theirs, managed;
+
+static void reach(enum state s)
+{
+	line = irq_line_create("states");
+	assert_true(line > 0);
+	line_gone = false;
+	depth = 0;
+	plain_mine = plain_theirs = managed = false;
+	switch (s) {
+	case NOLINE:
+		/* A number that was a line: stale. */
+		assert_int_equal(irq_line_destroy(line), 0);
+		line_gone = true;
+		break;
+	case LINE:
+		break;
+	case DIS2:
+		depth++;
+		/* fall through */
+	case DIS1:
+		depth++;
+		/* fall through */
+	case REQ:
+		assert_int_equal(request_irq((unsigned int)line, handler, 0,
+					     "mine", &mine),
+				 0);
+		plain_mine = true;
+		for (int i = 0; i < depth; i++)
+			disable_irq((unsigned int)line);
+		break;
+	case DEVM:
+		assert_int_equal(devm_request_irq(&tdev, (unsigned int)line,
+						  handler, 0, "mine", &mine),
+				 0);
+		managed = true;
+		break;
+	default:
+		fail();
+	}
+}
+
+static int make(enum call c)
+{
+	unsigned int irq = (unsigned int)line;
+	int ret = 0;
+
+	switch (c) {
+	case REQUEST_OTHER:
+		ret = request_irq(irq, handler, 0, "theirs", &theirs);
+		plain_theirs |= ret == 0;
+		break;
+	case REQUEST_SAME:
+		ret = request_irq(irq, handler, 0, "again", &mine);
+		plain_mine |= ret == 0;
+		break;
+	case FREE:
+		if (free_irq(irq, &mine))
+			plain_mine = managed = false;
+		break;
+	case FREE_OTHER:
+		(void)free_irq(irq, &theirs);
+		break;
+	case ENABLE:
+		enable_irq(irq);
+		if (depth)
+			depth--;
+		break;
+	case DISABLE:
+		disable_irq(irq);
+		depth += !line_gone;
+		break;
+	case DISABLE_NOSYNC:
+		disable_irq_nosync(irq);
+		depth += !line_gone;
+		break;
+	case SYNCHRONIZE:
+		synchronize_irq(irq);
+		break;
+	case RAISE:
+		ret = irq_line_raise(line);
+		break;
+	case DESTROY:
+		ret = irq_line_destroy(line);
+		line_gone |= ret == 0;
+		break;
+	case DEVM_REQUEST_OTHER:
+		ret = devm_request_irq(&tdev, irq, handler, 0, "theirs",
+				       &theirs);
+		break;
+	case DEVM_FREE:
+		devm_free_irq(&tdev, irq, &mine);
+		break;
+	default:
+		fail();
+	}
+	return ret;
+}
+
+static void discard(void *ctx, int level, const char *text)
+{
+	(void)ctx;
+	(void)level;
+	(void)text;
+}
+
+/*
+ * Gives back whatever the cell left, then the line must be destroyable:
+ * no handler, reference or call in progress left on it by the cell.
+ */
+static void undo(void)
+{
+	devres_set_log_sink(discard, NULL);
+	devres_release_all(&tdev);
+	if (plain_mine && !line_gone)
+		(void)free_irq((unsigned int)line, &mine);
+	if (plain_theirs && !line_gone)
+		(void)free_irq((unsigned int)line, &theirs);
+	devres_set_log_sink(NULL, NULL);
+	if (!line_gone)
+		assert_int_equal(irq_line_destroy(line), 0);
+}
+
+struct cell_id {
+	enum state s;
+	enum call c;
+	char name[64];
+};
+
+static struct cell_id cells[NR_STATES * NR_CALLS];
+
+static void run_cell(void **state)
+{
+	const struct cell_id *id = *state;
+	const struct cell *want = &table[id->s][id->c];
+	long before;
+	int ret;
+
+	reach(id->s);
+	before = devres_warn_count();
+	devres_set_log_sink(discard, NULL);
+	ret = make(id->c);
+	devres_set_log_sink(NULL, NULL);
+	if (ret != want->ret || devres_warn_count() - before != want->warns)
+		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
+			    id->name, ret, devres_warn_count() - before,
+			    want->ret, want->warns);
+	assert_int_equal(ret, want->ret);
+	assert_int_equal(devres_warn_count() - before, want->warns);
+	undo();
+}
+
+static int cell_setup(void **state)
+{
+	struct cell_id *id = *state;
+	int ret;
+
+	irq_threads_base = nr_threads();
+	ret = dev_setup(state);
+	*state = id;
+	return ret;
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[NR_STATES * NR_CALLS];
+	size_t n = 0;
+
+	for (int s = 0; s < NR_STATES; s++) {
+		for (int c = 0; c < NR_CALLS; c++, n++) {
+			cells[n].s = (enum state)s;
+			cells[n].c = (enum call)c;
+			snprintf(cells[n].name, sizeof(cells[n].name),
+				 "%s / %s", state_name[s], call_name[c]);
+			tests[n] = (struct CMUnitTest){
+				.name = cells[n].name,
+				.test_func = run_cell,
+				.setup_func = cell_setup,
+				.teardown_func = irq_teardown,
+				.initial_state = &cells[n],
+			};
+		}
+	}
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	start_runtime_threads();
+	return _cmocka_run_group_tests("irq-states", tests, n, NULL, NULL);
+}
