@@ -227,6 +227,7 @@ kcompat_attr_find(struct device *dev, const char *name, umode_t *ret_mode)
 {
 	struct kcompat_attr_search s = { .name = name };
 
+	/* Bound, and held so by the caller: the driver stays. */
 	if (!dev->driver)
 		return NULL;
 	s.found = kcompat_attr_in(dev, dev->driver->dev_groups, name, &s.mode);
@@ -242,54 +243,84 @@ kcompat_attr_find(struct device *dev, const char *name, umode_t *ret_mode)
  * kcompat_attr_show() - read attribute @name of bound device @dev
  * @buf: PAGE_SIZE bytes; the text, NUL-terminated
  *
- * Context: a thread that may sleep, while @dev stays bound.
+ * The binding is held while show() runs (device_bound_get()), as sysfs
+ * holds the file: an unbind waits for it before the driver's remove, and
+ * a read once the unbind began finds nothing.
+ *
+ * Context: a thread that may sleep.
  * Return: the length read, or what show() returned; -ENOENT when @dev
- * shows no such attribute (or is not bound); -EACCES when it is not
- * readable.
+ * shows no such attribute (or is not bound, or is being probed or
+ * unbound); -EACCES when it is not readable; -EINVAL for a bad @dev,
+ * @name or @buf.
  */
 static inline ssize_t kcompat_attr_show(struct device *dev, const char *name,
 					char *buf)
 {
 	umode_t mode;
-	struct device_attribute *a = kcompat_attr_find(dev, name, &mode);
+	struct device_attribute *a;
 	ssize_t n;
+	int err;
 
+	if (kcompat_kstr_bad(name) || kcompat_kstr_bad(buf))
+		return -EINVAL;
+	err = device_bound_get(dev);
+	if (err)
+		return err == -ENODEV ? -ENOENT : err;
+	a = kcompat_attr_find(dev, name, &mode);
 	if (!a)
-		return -ENOENT;
-	if (!(mode & 0444) || !a->show)
-		return -EACCES;
-	memset(buf, 0, PAGE_SIZE);
-	n = a->show(dev, a, buf);
-	if (n >= (ssize_t)PAGE_SIZE)
-		n = (ssize_t)PAGE_SIZE - 1;
+		n = -ENOENT;
+	else if (!(mode & 0444) || !a->show)
+		n = -EACCES;
+	else {
+		memset(buf, 0, PAGE_SIZE);
+		n = a->show(dev, a, buf);
+		if (n >= (ssize_t)PAGE_SIZE)
+			n = (ssize_t)PAGE_SIZE - 1;
+	}
+	device_bound_put(dev);
 	return n;
 }
 
 /*
  * kcompat_attr_store() - write @count bytes of @buf to attribute @name
  *
- * Context: a thread that may sleep, while @dev stays bound.
+ * The binding is held while store() runs, as for kcompat_attr_show().
+ *
+ * Context: a thread that may sleep.
  * Return: what store() returned (the bytes taken, or an errno);
- * -ENOENT when @dev shows no such attribute; -EACCES when it is not
- * writable; -EINVAL for @count of PAGE_SIZE or more.
+ * -ENOENT when @dev shows no such attribute (or is not bound, or is being
+ * probed or unbound); -EACCES when it is not writable; -EINVAL for
+ * @count of PAGE_SIZE or more, or a bad @dev, @name or @buf.
  */
 static inline ssize_t kcompat_attr_store(struct device *dev, const char *name,
 					 const char *buf, size_t count)
 {
 	char page[PAGE_SIZE];
 	umode_t mode;
-	struct device_attribute *a = kcompat_attr_find(dev, name, &mode);
+	struct device_attribute *a;
+	ssize_t n;
+	int err;
 
-	if (!a)
-		return -ENOENT;
-	if (!(mode & 0222) || !a->store)
-		return -EACCES;
+	if (kcompat_kstr_bad(name) || kcompat_kstr_bad(buf))
+		return -EINVAL;
 	if (count >= PAGE_SIZE)
 		return -EINVAL;
-	/* As sysfs does: the driver sees a NUL-terminated copy. */
-	memcpy(page, buf, count);
-	page[count] = '\0';
-	return a->store(dev, a, page, count);
+	err = device_bound_get(dev);
+	if (err)
+		return err == -ENODEV ? -ENOENT : err;
+	a = kcompat_attr_find(dev, name, &mode);
+	if (!a)
+		n = -ENOENT;
+	else if (!(mode & 0222) || !a->store)
+		n = -EACCES;
+	else {
+		/* As sysfs does: the driver sees a NUL-terminated copy. */
+		memcpy(page, buf, count);
+		page[count] = '\0';
+		n = a->store(dev, a, page, count);
+	}
+	device_bound_put(dev);
+	return n;
 }
 
 /* Each call names its line for the sweep (<linux/kcompat_site.h>). */
