@@ -105,21 +105,103 @@ sysfs_emit_at(char *buf, int at, const char *fmt, ...)
 }
 
 /*
- * The node of a group list added to a device: weak, so that one program
- * has one release function, whichever file added the groups.
+ * The node of groups added to a device: a list (the caller's, or the one
+ * group in the node itself), and whether a devm_ call added it.
+ */
+struct kcompat_groups {
+	const struct attribute_group **list;
+	const struct attribute_group *one[2];
+	bool managed;
+};
+
+/*
+ * The node's release: weak, so that one program has one release function,
+ * whichever file added the groups. A managed node goes silently; an
+ * unmanaged one the driver never removed goes at unbind, with a WARN: in
+ * the kernel its files would stay, and their show() outlive the driver's
+ * data.
  */
 void kcompat_groups_release(struct device *dev, void *res);
 __attribute__((weak)) void kcompat_groups_release(struct device *dev, void *res)
 {
-	(void)dev;
-	(void)res;
+	const struct kcompat_groups *g = res;
+
+	if (!g->managed)
+		devres_warn(dev,
+			    g->list == g->one ? "device_add_group"
+					      : "device_add_groups",
+			    "attribute groups added and never removed: "
+			    "removed with the device's resources");
 }
 
 static inline int kcompat_groups_match(struct device *dev, void *res,
 				       void *data)
 {
+	const struct kcompat_groups *g = res, *key = data;
+
 	(void)dev;
-	return *(const struct attribute_group *const **)res == data;
+	if (key->list)
+		return g->list == key->list;
+	return g->list == g->one && g->one[0] == key->one[0];
+}
+
+/* Adds @groups, or the one group @grp. */
+static inline int kcompat_groups_add(struct device *dev,
+				     const struct attribute_group **groups,
+				     const struct attribute_group *grp,
+				     bool managed)
+{
+	struct kcompat_groups *p;
+	int err;
+
+	/* A bad device is WARNed here, before a node that could not go on. */
+	err = devres_check(dev);
+	if (err && err != -EUCLEAN)
+		return err;
+	p = devres_alloc(kcompat_groups_release, sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->one[0] = grp;
+	p->one[1] = NULL;
+	p->list = groups ? groups : p->one;
+	p->managed = managed;
+	devres_add(dev, p);
+	return 0;
+}
+
+/*
+ * Takes the groups off @dev, as device_remove_group(s)() does. Groups a
+ * devm_ call added are taken too, with the WARN of a managed resource
+ * given back by hand: the device's release would have removed them.
+ */
+static inline void kcompat_groups_remove(struct device *dev,
+					 const struct attribute_group **groups,
+					 const struct attribute_group *grp,
+					 const char *func)
+{
+	struct kcompat_groups key = { .list = groups, .one = { grp, NULL } };
+	struct kcompat_groups *p;
+
+	if (!groups && !grp)
+		return; /* as the kernel: nothing to remove */
+	p = devres_remove(dev, kcompat_groups_release, kcompat_groups_match,
+			  &key);
+	if (!p) {
+		devres_warn(dev, func,
+			    "attribute groups %p were not added to the device: "
+			    "nothing removed",
+			    groups ? (const void *)groups : (const void *)grp);
+		return;
+	}
+	if (p->managed)
+		devres_warn_managed(dev, func,
+				    groups ? "attribute groups"
+					   : "an attribute group",
+				    groups ? "devm_device_add_groups"
+					   : "devm_device_add_group",
+				    "nothing, the device's release removes "
+				    "them");
+	devres_free(p);
 }
 
 /*
@@ -127,47 +209,48 @@ static inline int kcompat_groups_match(struct device *dev, void *res,
  * @dev: the device, bound or binding
  * @groups: NULL-terminated; they must outlive the binding (static)
  *
- * Context: probe. Return: 0 or -ENOMEM (a fault point).
+ * Context: probe. Return: 0; -ENOMEM (a fault point); -EINVAL for a bad
+ * @dev (WARNed).
  */
 static inline int devm_device_add_groups(struct device *dev,
 					 const struct attribute_group **groups)
 {
-	const struct attribute_group ***p =
-		devres_alloc(kcompat_groups_release, sizeof(*p), GFP_KERNEL);
-
-	if (!p)
-		return -ENOMEM;
-	*p = groups;
-	devres_add(dev, p);
-	return 0;
+	return kcompat_groups_add(dev, groups, NULL, true);
 }
 
 /* One group: a list of one, kept in the node itself. */
 static inline int devm_device_add_group(struct device *dev,
 					const struct attribute_group *grp)
 {
-	struct {
-		const struct attribute_group **list;
-		const struct attribute_group *one[2];
-	} *p = devres_alloc(kcompat_groups_release, sizeof(*p), GFP_KERNEL);
-
-	if (!p)
-		return -ENOMEM;
-	p->one[0] = grp;
-	p->one[1] = NULL;
-	p->list = p->one;
-	devres_add(dev, p);
-	return 0;
+	return kcompat_groups_add(dev, NULL, grp, true);
 }
 
-/* The unmanaged forms: removed by hand, or with the binding at the latest. */
-#define device_add_groups devm_device_add_groups
-#define device_add_group devm_device_add_group
+/*
+ * The unmanaged forms: removed by hand with device_remove_group(s)(); one
+ * the driver forgets goes with the binding's resources, with a WARN.
+ */
+static inline int device_add_groups(struct device *dev,
+				    const struct attribute_group **groups)
+{
+	return kcompat_groups_add(dev, groups, NULL, false);
+}
+
+static inline int device_add_group(struct device *dev,
+				   const struct attribute_group *grp)
+{
+	return kcompat_groups_add(dev, NULL, grp, false);
+}
+
 static inline void device_remove_groups(struct device *dev,
 					const struct attribute_group **groups)
 {
-	(void)devres_release(dev, kcompat_groups_release, kcompat_groups_match,
-			     (void *)groups);
+	kcompat_groups_remove(dev, groups, NULL, __func__);
+}
+
+static inline void device_remove_group(struct device *dev,
+				       const struct attribute_group *grp)
+{
+	kcompat_groups_remove(dev, NULL, grp, __func__);
 }
 
 /* The attribute @name among @groups, if shown; its mode in @ret_mode. */
@@ -214,7 +297,7 @@ static inline void kcompat_attr_visit(struct device *dev, void *res, void *data)
 
 	if (!s->found)
 		s->found = kcompat_attr_in(
-			dev, *(const struct attribute_group *const **)res,
+			dev, ((const struct kcompat_groups *)res)->list,
 			s->name, &s->mode);
 }
 
