@@ -655,6 +655,46 @@ DEVRES_API void devres_get_stats(struct device *dev,
 DEVRES_API int devres_warn_count(void);
 
 /**
+ * devres_warn() - report a misuse that code built on the library caught
+ * @dev: the device it concerns, or NULL
+ * @func: the call that was misused
+ * @fmt: printf-style format of the reason, then its arguments
+ *
+ * One WARN, as the library's own misuses have: the line
+ * ``"WARNING: <dev>: <func>: <reason>"`` to the log sink, a backtrace in
+ * debug builds, and one more in devres_warn_count(). For layers above the
+ * library (the kernel-compat headers) that check their own contract. The
+ * reason is cut at 255 characters.
+ *
+ * Context: any thread; a bad @func or @fmt is itself WARNed, and nothing
+ * else is said.
+ */
+DEVRES_API void devres_warn(const struct device *dev, const char *func,
+			    const char *fmt, ...) DEVRES_PRINTF(3, 4);
+
+/**
+ * devres_warn_managed() - report a managed resource given back by hand
+ * @dev: the device whose node held the resource, or NULL
+ * @func: the plain call that gave it back (``"device_remove_groups"``)
+ * @what: the resource, with its article (``"attribute groups"``)
+ * @call: the managed call that acquired it, without parentheses
+ * @fix: what to use instead (``"devm_free_irq()"``, or ``"nothing, ..."``)
+ *
+ * The WARN the library makes when a resource acquired with a managed call
+ * is released with the plain one (docs/misuse.md), for a layer above the
+ * library that catches the same: ``"WARNING: <dev>: <func>: <what>
+ * acquired with <call>(): use <fix>; released now, and taken off the
+ * device"``, counted by devres_warn_count(). The caller takes the node off
+ * the device itself.
+ *
+ * Context: any thread; a bad string argument is itself WARNed, and nothing
+ * else is said.
+ */
+DEVRES_API void devres_warn_managed(const struct device *dev, const char *func,
+				    const char *what, const char *call,
+				    const char *fix);
+
+/**
  * devres_version() - the version of the library that runs
  *
  * The library's own version, "MAJOR.MINOR.PATCH", which may be newer than

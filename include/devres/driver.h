@@ -264,6 +264,43 @@ DEVRES_API void device_release_driver(struct device *dev);
  */
 DEVRES_API bool device_is_bound(struct device *dev);
 
+/* How many bindings one thread may hold at once with device_bound_get(). */
+#define DEVRES_BOUND_HELD_MAX 16
+
+/**
+ * device_bound_get() - keep a device bound while a call into its driver runs
+ * @dev: the device
+ *
+ * What sysfs does for an attribute's show() and store(): while the binding
+ * is held, @dev stays bound; an unbind (device_release_driver(), the
+ * driver's or the device's removal) waits for every holder before it
+ * calls the driver's remove and releases the binding's resources, so a
+ * call made under it never sees the driver's data freed. Held by this
+ * thread until device_bound_put(); a thread may hold up to
+ * DEVRES_BOUND_HELD_MAX bindings at once. An unbind of @dev from a thread
+ * that holds its binding (a store() that unbinds its own device) WARNs and
+ * does not wait for that thread's holds, which would never end.
+ *
+ * Context: any thread; the holder must not wait for @dev to be unbound.
+ * Return: 0 with the binding held; -ENODEV when no driver is bound, or one
+ * is being probed or unbound; -EBUSY (WARN) when this thread holds
+ * DEVRES_BOUND_HELD_MAX bindings already; -EINVAL (WARN) for a bad
+ * device; -ECHILD (WARN) for a device of the parent in a child of fork().
+ */
+DEVRES_API int device_bound_get(struct device *dev);
+
+/**
+ * device_bound_put() - let an unbind of the device go on
+ * @dev: a device whose binding this thread holds with device_bound_get()
+ *
+ * Ends the hold of one device_bound_get() of this thread; the last one
+ * lets a waiting unbind go on.
+ *
+ * Context: the thread that called device_bound_get(); a put of a binding
+ * this thread does not hold WARNs and does nothing.
+ */
+DEVRES_API void device_bound_put(struct device *dev);
+
 /**
  * driver_deferred_probe_trigger() - retry the devices whose probe deferred
  *

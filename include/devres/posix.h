@@ -290,6 +290,35 @@ DEVRES_API void devres_thread_set_stop_timeout(struct devres_thread *thread,
 					       unsigned int ms);
 
 /**
+ * devres_thread_spawn() - start a detached thread the ledger counts
+ * @fn: the thread's function
+ * @arg: passed to @fn
+ *
+ * For layers above the library that serve work of their own in threads
+ * (the kernel-compat headers' work items): @fn(@arg) runs in a new
+ * detached thread, counted in the ledger's threads from before it starts
+ * until it calls devres_thread_spawn_done() or, at the latest, until @fn
+ * returns. Not a managed thread: nothing stops or joins it.
+ *
+ * Context: any thread.
+ * Return: 0 once started; -EINVAL for a bad @fn (WARN); -ENOMEM; -EAGAIN
+ * or another error of pthread_create().
+ */
+DEVRES_API int devres_thread_spawn(void *(*fn)(void *), void *arg);
+
+/**
+ * devres_thread_spawn_done() - a spawned thread no longer counts
+ *
+ * Called by a thread devres_thread_spawn() started, before it lets another
+ * thread know that it is finished: the ledger is back by the time that
+ * thread looks. Once per thread; later calls, and calls from any other
+ * thread, do nothing.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void devres_thread_spawn_done(void);
+
+/**
  * devres_thread_should_stop() - whether this thread was asked to stop
  *
  * kthread_should_stop() for managed threads: a thread's function loops

@@ -91,6 +91,7 @@ struct device_private {
 	const struct device_driver *bound; /* set once probe succeeded */
 	unsigned long defer_round;
 	int pins;
+	int active;	/* device_bound_get() holds, under devres__dm_lock */
 	bool dead;	/* device_del() was called */
 	bool deferred;	/* on the deferred list */
 	bool searching; /* a thread is trying the bus's drivers on it */
@@ -168,6 +169,12 @@ static inline void dm_get_device_locked(struct device *dev)
 {
 	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
 }
+
+/*
+ * active.c: waits, with @dev's lock held and its state DEV_UNBINDING, until
+ * no device_bound_get() holds its binding but this thread's own.
+ */
+HIDDEN void devres__bound_drain(struct device *dev);
 
 /* bus.c; the *_locked ones with devres__dm_lock held. */
 HIDDEN struct bus_private *devres__bus_find_locked(const struct bus_type *bus);

@@ -479,6 +479,8 @@ static void release_driver_locked(struct device *dev, struct held *h)
 	dm_lock();
 	dm_set_state(dev, DEV_UNBINDING);
 	dm_unlock();
+	/* No new hold from here; the remove waits for those in progress. */
+	devres__bound_drain(dev);
 	h->drv = drv;
 	call_remove(dev, drv);
 	h->drv = NULL;

@@ -44,8 +44,6 @@ void devres__warn_hand(const struct devres__hand *h, const char *func,
 		       const char *what)
 {
 	devres__log_release();
-	devres__warn_label(h->dev, func,
-			   "%s acquired with %s(): use %s; released now, "
-			   "and taken off the device",
-			   what, h->call, h->fix);
+	devres__warn_label(h->dev, func, DEVRES__HAND_FMT, what, h->call,
+			   h->fix);
 }

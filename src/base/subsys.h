@@ -273,6 +273,10 @@ static inline bool devres__owned_by(const struct devres__owner *o,
 }
 
 HIDDEN void devres__disown(struct devres__owner *o, struct devres__hand *h);
+/* The WARN's words, after "<dev>: <func>: ": what, call, fix. */
+#define DEVRES__HAND_FMT                                                       \
+	"%s acquired with %s(): use %s; released now, and taken off the "      \
+	"device"
 HIDDEN void devres__warn_hand(const struct devres__hand *h, const char *func,
 			      const char *what);
 /*

@@ -54,6 +54,7 @@ enum fn {
 	F_DRV_ATTACH,
 	F_RELEASE_DRV,
 	F_IS_BOUND,
+	F_BOUND_GET,
 	F_FOR_EACH,
 	F_SWEEP,
 	F_FAIL_NTH,
@@ -79,6 +80,7 @@ static const char *const fn_names[NR_FN] = {
 	"device_driver_attach",
 	"device_release_driver",
 	"device_is_bound",
+	"device_bound_get",
 	"bus_for_each_dev",
 	"driver_probe_sweep",
 	"driver_probe_fail_nth",
@@ -156,6 +158,7 @@ static const struct want lc_table[NR_FN][NR_ST] = {
 	[F_DRV_ATTACH] = { WE(EINVAL), WE(ENODEV), OK,         WE(EDEADLK),   E(EBUSY),      WE(EDEADLK),   E(ENODEV),     WE(ENODEV),    WE(EINVAL) },
 	[F_RELEASE_DRV] = { W,    OK,           OK,            W,             OK,            W,             OK,            OK,            W },
 	[F_IS_BOUND]   = { W,     OK,           OK,            OK,            R(1),          R(1),          OK,            OK,            W },
+	[F_BOUND_GET]  = { WE(EINVAL), E(ENODEV), E(ENODEV),    E(ENODEV),     OK,            E(ENODEV),     E(ENODEV),     E(ENODEV),     WE(EINVAL) },
 	[F_FOR_EACH]   = { WE(EINVAL), WE(EINVAL), OK,         OK,            OK,            OK,            WE(EINVAL),    WE(EINVAL),    WE(EINVAL) },
 	[F_SWEEP]      = { WE(EINVAL), WE(ENODEV), OK,         WE(EDEADLK),   WE(EBUSY),     WE(EDEADLK),   WE(ENODEV),    WE(ENODEV),    WE(EINVAL) },
 	[F_FAIL_NTH]   = { WE(EINVAL), WE(ENODEV), OK,         WE(EDEADLK),   WE(EBUSY),     WE(EDEADLK),   WE(ENODEV),    WE(ENODEV),    WE(EINVAL) },
@@ -275,6 +278,12 @@ static void call(void)
 		break;
 	case F_IS_BOUND:
 		ret = device_is_bound(dev);
+		break;
+	case F_BOUND_GET:
+		/* Held, then let go: the object's end below would wait for it. */
+		ret = device_bound_get(dev);
+		if (!ret)
+			device_bound_put(dev);
 		break;
 	case F_FOR_EACH:
 		ret = bus_for_each_dev(dev->bus, dev, &n, count_fn);

@@ -105,21 +105,103 @@ sysfs_emit_at(char *buf, int at, const char *fmt, ...)
 }
 
 /*
- * The node of a group list added to a device: weak, so that one program
- * has one release function, whichever file added the groups.
+ * The node of groups added to a device: a list (the caller's, or the one
+ * group in the node itself), and whether a devm_ call added it.
+ */
+struct kcompat_groups {
+	const struct attribute_group **list;
+	const struct attribute_group *one[2];
+	bool managed;
+};
+
+/*
+ * The node's release: weak, so that one program has one release function,
+ * whichever file added the groups. A managed node goes silently; an
+ * unmanaged one the driver never removed goes at unbind, with a WARN: in
+ * the kernel its files would stay, and their show() outlive the driver's
+ * data.
  */
 void kcompat_groups_release(struct device *dev, void *res);
 __attribute__((weak)) void kcompat_groups_release(struct device *dev, void *res)
 {
-	(void)dev;
-	(void)res;
+	const struct kcompat_groups *g = res;
+
+	if (!g->managed)
+		devres_warn(dev,
+			    g->list == g->one ? "device_add_group"
+					      : "device_add_groups",
+			    "attribute groups added and never removed: "
+			    "removed with the device's resources");
 }
 
 static inline int kcompat_groups_match(struct device *dev, void *res,
 				       void *data)
 {
+	const struct kcompat_groups *g = res, *key = data;
+
 	(void)dev;
-	return *(const struct attribute_group *const **)res == data;
+	if (key->list)
+		return g->list == key->list;
+	return g->list == g->one && g->one[0] == key->one[0];
+}
+
+/* Adds @groups, or the one group @grp. */
+static inline int kcompat_groups_add(struct device *dev,
+				     const struct attribute_group **groups,
+				     const struct attribute_group *grp,
+				     bool managed)
+{
+	struct kcompat_groups *p;
+	int err;
+
+	/* A bad device is WARNed here, before a node that could not go on. */
+	err = devres_check(dev);
+	if (err && err != -EUCLEAN)
+		return err;
+	p = devres_alloc(kcompat_groups_release, sizeof(*p), GFP_KERNEL);
+	if (!p)
+		return -ENOMEM;
+	p->one[0] = grp;
+	p->one[1] = NULL;
+	p->list = groups ? groups : p->one;
+	p->managed = managed;
+	devres_add(dev, p);
+	return 0;
+}
+
+/*
+ * Takes the groups off @dev, as device_remove_group(s)() does. Groups a
+ * devm_ call added are taken too, with the WARN of a managed resource
+ * given back by hand: the device's release would have removed them.
+ */
+static inline void kcompat_groups_remove(struct device *dev,
+					 const struct attribute_group **groups,
+					 const struct attribute_group *grp,
+					 const char *func)
+{
+	struct kcompat_groups key = { .list = groups, .one = { grp, NULL } };
+	struct kcompat_groups *p;
+
+	if (!groups && !grp)
+		return; /* as the kernel: nothing to remove */
+	p = devres_remove(dev, kcompat_groups_release, kcompat_groups_match,
+			  &key);
+	if (!p) {
+		devres_warn(dev, func,
+			    "attribute groups %p were not added to the device: "
+			    "nothing removed",
+			    groups ? (const void *)groups : (const void *)grp);
+		return;
+	}
+	if (p->managed)
+		devres_warn_managed(dev, func,
+				    groups ? "attribute groups"
+					   : "an attribute group",
+				    groups ? "devm_device_add_groups"
+					   : "devm_device_add_group",
+				    "nothing, the device's release removes "
+				    "them");
+	devres_free(p);
 }
 
 /*
@@ -127,47 +209,48 @@ static inline int kcompat_groups_match(struct device *dev, void *res,
  * @dev: the device, bound or binding
  * @groups: NULL-terminated; they must outlive the binding (static)
  *
- * Context: probe. Return: 0 or -ENOMEM (a fault point).
+ * Context: probe. Return: 0; -ENOMEM (a fault point); -EINVAL for a bad
+ * @dev (WARNed).
  */
 static inline int devm_device_add_groups(struct device *dev,
 					 const struct attribute_group **groups)
 {
-	const struct attribute_group ***p =
-		devres_alloc(kcompat_groups_release, sizeof(*p), GFP_KERNEL);
-
-	if (!p)
-		return -ENOMEM;
-	*p = groups;
-	devres_add(dev, p);
-	return 0;
+	return kcompat_groups_add(dev, groups, NULL, true);
 }
 
 /* One group: a list of one, kept in the node itself. */
 static inline int devm_device_add_group(struct device *dev,
 					const struct attribute_group *grp)
 {
-	struct {
-		const struct attribute_group **list;
-		const struct attribute_group *one[2];
-	} *p = devres_alloc(kcompat_groups_release, sizeof(*p), GFP_KERNEL);
-
-	if (!p)
-		return -ENOMEM;
-	p->one[0] = grp;
-	p->one[1] = NULL;
-	p->list = p->one;
-	devres_add(dev, p);
-	return 0;
+	return kcompat_groups_add(dev, NULL, grp, true);
 }
 
-/* The unmanaged forms: removed by hand, or with the binding at the latest. */
-#define device_add_groups devm_device_add_groups
-#define device_add_group devm_device_add_group
+/*
+ * The unmanaged forms: removed by hand with device_remove_group(s)(); one
+ * the driver forgets goes with the binding's resources, with a WARN.
+ */
+static inline int device_add_groups(struct device *dev,
+				    const struct attribute_group **groups)
+{
+	return kcompat_groups_add(dev, groups, NULL, false);
+}
+
+static inline int device_add_group(struct device *dev,
+				   const struct attribute_group *grp)
+{
+	return kcompat_groups_add(dev, NULL, grp, false);
+}
+
 static inline void device_remove_groups(struct device *dev,
 					const struct attribute_group **groups)
 {
-	(void)devres_release(dev, kcompat_groups_release, kcompat_groups_match,
-			     (void *)groups);
+	kcompat_groups_remove(dev, groups, NULL, __func__);
+}
+
+static inline void device_remove_group(struct device *dev,
+				       const struct attribute_group *grp)
+{
+	kcompat_groups_remove(dev, NULL, grp, __func__);
 }
 
 /* The attribute @name among @groups, if shown; its mode in @ret_mode. */
@@ -214,7 +297,7 @@ static inline void kcompat_attr_visit(struct device *dev, void *res, void *data)
 
 	if (!s->found)
 		s->found = kcompat_attr_in(
-			dev, *(const struct attribute_group *const **)res,
+			dev, ((const struct kcompat_groups *)res)->list,
 			s->name, &s->mode);
 }
 
@@ -227,6 +310,7 @@ kcompat_attr_find(struct device *dev, const char *name, umode_t *ret_mode)
 {
 	struct kcompat_attr_search s = { .name = name };
 
+	/* Bound, and held so by the caller: the driver stays. */
 	if (!dev->driver)
 		return NULL;
 	s.found = kcompat_attr_in(dev, dev->driver->dev_groups, name, &s.mode);
@@ -242,54 +326,84 @@ kcompat_attr_find(struct device *dev, const char *name, umode_t *ret_mode)
  * kcompat_attr_show() - read attribute @name of bound device @dev
  * @buf: PAGE_SIZE bytes; the text, NUL-terminated
  *
- * Context: a thread that may sleep, while @dev stays bound.
+ * The binding is held while show() runs (device_bound_get()), as sysfs
+ * holds the file: an unbind waits for it before the driver's remove, and
+ * a read once the unbind began finds nothing.
+ *
+ * Context: a thread that may sleep.
  * Return: the length read, or what show() returned; -ENOENT when @dev
- * shows no such attribute (or is not bound); -EACCES when it is not
- * readable.
+ * shows no such attribute (or is not bound, or is being probed or
+ * unbound); -EACCES when it is not readable; -EINVAL for a bad @dev,
+ * @name or @buf.
  */
 static inline ssize_t kcompat_attr_show(struct device *dev, const char *name,
 					char *buf)
 {
 	umode_t mode;
-	struct device_attribute *a = kcompat_attr_find(dev, name, &mode);
+	struct device_attribute *a;
 	ssize_t n;
+	int err;
 
+	if (kcompat_kstr_bad(name) || kcompat_kstr_bad(buf))
+		return -EINVAL;
+	err = device_bound_get(dev);
+	if (err)
+		return err == -ENODEV ? -ENOENT : err;
+	a = kcompat_attr_find(dev, name, &mode);
 	if (!a)
-		return -ENOENT;
-	if (!(mode & 0444) || !a->show)
-		return -EACCES;
-	memset(buf, 0, PAGE_SIZE);
-	n = a->show(dev, a, buf);
-	if (n >= (ssize_t)PAGE_SIZE)
-		n = (ssize_t)PAGE_SIZE - 1;
+		n = -ENOENT;
+	else if (!(mode & 0444) || !a->show)
+		n = -EACCES;
+	else {
+		memset(buf, 0, PAGE_SIZE);
+		n = a->show(dev, a, buf);
+		if (n >= (ssize_t)PAGE_SIZE)
+			n = (ssize_t)PAGE_SIZE - 1;
+	}
+	device_bound_put(dev);
 	return n;
 }
 
 /*
  * kcompat_attr_store() - write @count bytes of @buf to attribute @name
  *
- * Context: a thread that may sleep, while @dev stays bound.
+ * The binding is held while store() runs, as for kcompat_attr_show().
+ *
+ * Context: a thread that may sleep.
  * Return: what store() returned (the bytes taken, or an errno);
- * -ENOENT when @dev shows no such attribute; -EACCES when it is not
- * writable; -EINVAL for @count of PAGE_SIZE or more.
+ * -ENOENT when @dev shows no such attribute (or is not bound, or is being
+ * probed or unbound); -EACCES when it is not writable; -EINVAL for
+ * @count of PAGE_SIZE or more, or a bad @dev, @name or @buf.
  */
 static inline ssize_t kcompat_attr_store(struct device *dev, const char *name,
 					 const char *buf, size_t count)
 {
 	char page[PAGE_SIZE];
 	umode_t mode;
-	struct device_attribute *a = kcompat_attr_find(dev, name, &mode);
+	struct device_attribute *a;
+	ssize_t n;
+	int err;
 
-	if (!a)
-		return -ENOENT;
-	if (!(mode & 0222) || !a->store)
-		return -EACCES;
+	if (kcompat_kstr_bad(name) || kcompat_kstr_bad(buf))
+		return -EINVAL;
 	if (count >= PAGE_SIZE)
 		return -EINVAL;
-	/* As sysfs does: the driver sees a NUL-terminated copy. */
-	memcpy(page, buf, count);
-	page[count] = '\0';
-	return a->store(dev, a, page, count);
+	err = device_bound_get(dev);
+	if (err)
+		return err == -ENODEV ? -ENOENT : err;
+	a = kcompat_attr_find(dev, name, &mode);
+	if (!a)
+		n = -ENOENT;
+	else if (!(mode & 0222) || !a->store)
+		n = -EACCES;
+	else {
+		/* As sysfs does: the driver sees a NUL-terminated copy. */
+		memcpy(page, buf, count);
+		page[count] = '\0';
+		n = a->store(dev, a, page, count);
+	}
+	device_bound_put(dev);
+	return n;
 }
 
 /* Each call names its line for the sweep (<linux/kcompat_site.h>). */

@@ -4,8 +4,12 @@
  * the item's thread when none runs (it runs the work, and again while it
  * was queued meanwhile, then ends), cancel_work_sync() takes a queued run
  * back and waits for a running one. Delayed work waits in that thread
- * until it is due. Workqueues are names for the same: queue_work(wq, w)
- * is schedule_work(w). devm_work_autocancel() cancels at unbind.
+ * until it is due. A workqueue counts the items queued on it while a
+ * thread serves them, so that destroy_workqueue() and drain_workqueue()
+ * wait for them; system_wq is no queue (NULL). devm_work_autocancel()
+ * cancels at unbind. Each item's thread counts in the ledger's threads
+ * while it serves the item: a work still running after its driver let go
+ * of everything is a leak the sweep reports.
  *
  * Work must be initialized (INIT_WORK(), INIT_DELAYED_WORK(), or
  * DECLARE_WORK() for static storage) before it is scheduled, and not
@@ -21,6 +25,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <devres/devres.h>
+#include <devres/posix.h>
 #include <linux/compiler.h>
 #include <linux/jiffies.h>
 #include <linux/kernel.h>
@@ -41,14 +46,22 @@ struct work_struct {
 	bool cancel;	     /* a cancel is waiting for the thread */
 	struct timespec due; /* CLOCK_REALTIME; zero: now */
 	pthread_t worker;
+	struct workqueue_struct *wq; /* where the serving thread counts */
 };
 
 struct delayed_work {
 	struct work_struct work;
 };
 
+/*
+ * A workqueue is a name, and the count of its items a thread serves, so
+ * that destroy_workqueue() can wait for them as the kernel's drains.
+ */
 struct workqueue_struct {
 	char name[32];
+	pthread_mutex_t lock;
+	pthread_cond_t idle; /* busy fell to 0 */
+	int busy;	     /* items queued on it that a thread serves */
 };
 
 #define KCOMPAT_WORK_INIT(f)                                                   \
@@ -73,10 +86,15 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 #define INIT_DEFERRABLE_WORK INIT_DELAYED_WORK
 #define to_delayed_work(w) container_of((w), struct delayed_work, work)
 
-/* The thread of one item: waits until due, runs, again while re-queued. */
+/*
+ * The thread of one item: waits until due, runs, again while re-queued.
+ * It leaves the ledger before it says it is done, and touches nothing of
+ * @w once it has: a cancel or flush may return and free @w at once.
+ */
 static inline void *kcompat_work_thread(void *arg)
 {
 	struct work_struct *w = arg;
+	struct workqueue_struct *wq;
 
 	pthread_mutex_lock(&w->lock);
 	while (w->pending && !w->cancel) {
@@ -94,16 +112,26 @@ static inline void *kcompat_work_thread(void *arg)
 	}
 	w->pending = false;
 	w->thread = false;
+	wq = w->wq;
+	w->wq = NULL;
+	devres_thread_spawn_done();
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	/* The queue outlives its busy items: destroy_workqueue() waits. */
+	if (wq) {
+		pthread_mutex_lock(&wq->lock);
+		if (--wq->busy == 0)
+			pthread_cond_broadcast(&wq->idle);
+		pthread_mutex_unlock(&wq->lock);
+	}
 	return NULL;
 }
 
-/* Queues @w to run @delay jiffies (milliseconds) from now. */
+/* Queues @w on @wq (NULL: the system's) to run @delay jiffies from now. */
 static inline bool kcompat_work_queue(struct work_struct *w,
-				      unsigned long delay)
+				      unsigned long delay,
+				      struct workqueue_struct *wq)
 {
-	pthread_attr_t attr;
 	bool started;
 
 	pthread_mutex_lock(&w->lock);
@@ -127,11 +155,14 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 		pthread_mutex_unlock(&w->lock);
 		return true;
 	}
-	pthread_attr_init(&attr);
-	pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-	started = pthread_create(&w->worker, &attr, kcompat_work_thread, w) ==
-		  0;
-	pthread_attr_destroy(&attr);
+	if (wq) {
+		pthread_mutex_lock(&wq->lock);
+		wq->busy++;
+		pthread_mutex_unlock(&wq->lock);
+	}
+	w->wq = wq;
+	/* The thread counts in the ledger while it serves the item. */
+	started = devres_thread_spawn(kcompat_work_thread, w) == 0;
 	w->thread = started;
 	pthread_mutex_unlock(&w->lock);
 	/* No thread to be had: the work runs now, in the caller. */
@@ -142,18 +173,17 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 
 static inline bool schedule_work(struct work_struct *w)
 {
-	return kcompat_work_queue(w, 0);
+	return kcompat_work_queue(w, 0, NULL);
 }
 
 static inline bool schedule_delayed_work(struct delayed_work *dw,
 					 unsigned long delay)
 {
-	return kcompat_work_queue(&dw->work, delay);
+	return kcompat_work_queue(&dw->work, delay, NULL);
 }
 
-#define queue_work(wq, w) ((void)(wq), schedule_work(w))
-#define queue_delayed_work(wq, dw, d)                                          \
-	((void)(wq), schedule_delayed_work((dw), (d)))
+#define queue_work(wq, w) kcompat_work_queue((w), 0, (wq))
+#define queue_delayed_work(wq, dw, d) kcompat_work_queue(&(dw)->work, (d), (wq))
 #define system_wq ((struct workqueue_struct *)0)
 #define system_long_wq system_wq
 #define system_unbound_wq system_wq
@@ -252,6 +282,8 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 	(void)flags;
 	(void)max_active;
 	if (wq) {
+		pthread_mutex_init(&wq->lock, NULL);
+		pthread_cond_init(&wq->idle, NULL);
 		va_start(ap, max_active);
 		vsnprintf(wq->name, sizeof(wq->name), fmt, ap);
 		va_end(ap);
@@ -269,9 +301,33 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 #define WQ_HIGHPRI 0
 #define WQ_SYSFS 0
 
+/*
+ * As the kernel's, waits until every item queued on @wq has run (those
+ * they queue on it meanwhile too) before it is freed: a driver's remove
+ * that destroys its queue and then frees what the work uses is right.
+ */
 static inline void destroy_workqueue(struct workqueue_struct *wq)
 {
+	if (!wq)
+		return;
+	pthread_mutex_lock(&wq->lock);
+	while (wq->busy)
+		pthread_cond_wait(&wq->idle, &wq->lock);
+	pthread_mutex_unlock(&wq->lock);
+	pthread_mutex_destroy(&wq->lock);
+	pthread_cond_destroy(&wq->idle);
 	kfree(wq);
+}
+
+/* Waits as destroy_workqueue() does, and keeps the queue. */
+static inline void drain_workqueue(struct workqueue_struct *wq)
+{
+	if (!wq)
+		return;
+	pthread_mutex_lock(&wq->lock);
+	while (wq->busy)
+		pthread_cond_wait(&wq->idle, &wq->lock);
+	pthread_mutex_unlock(&wq->lock);
 }
 
 static inline void kcompat_work_cancel_action(void *w)

@@ -1,0 +1,208 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: stress kcompat tsan */
+/*
+ * Work items against their driver's life: a kernel-style driver with a
+ * managed work that re-queues itself and uses the driver's devm data, a
+ * workqueue of its own destroyed in remove, and (its buggy mode) a work it
+ * forgets to cancel. Binding and unbinding many rounds, the work is
+ * cancelled and waited for before the data it uses is freed (ASan, TSan),
+ * the ledger counts each work's thread while it serves the item and is
+ * back after every unbind, destroy_workqueue() waits for what was queued
+ * on the queue (chained work too) as the kernel's drains, and a forgotten
+ * work shows in the ledger's threads after the unbind.
+ */
+#define _GNU_SOURCE
+#include <linux/device.h>
+#include <linux/module.h>
+#include <linux/platform_device.h>
+#include <linux/slab.h>
+#include <linux/workqueue.h>
+#include <pthread.h>
+#include "kcompat/kctest.h"
+
+#define CHAIN 50
+
+struct kwork {
+	struct delayed_work poll;    /* re-queues itself while bound */
+	struct work_struct chain;    /* queues itself CHAIN times on wq */
+	struct workqueue_struct *wq; /* the driver's own */
+	unsigned int polls;	     /* the poll's, in devm memory */
+	unsigned int chained;
+};
+
+static bool forget; /* the buggy mode: a work left running */
+static unsigned int chained_at_destroy;
+static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
+static bool gate_open;
+
+static void kwork_poll(struct work_struct *work)
+{
+	struct kwork *k =
+		container_of(to_delayed_work(work), struct kwork, poll);
+
+	k->polls++;
+	schedule_delayed_work(&k->poll, 0);
+}
+
+static void kwork_chain(struct work_struct *work)
+{
+	struct kwork *k = container_of(work, struct kwork, chain);
+
+	if (++k->chained < CHAIN)
+		queue_work(k->wq, &k->chain);
+}
+
+/* The forgotten work: static, waits at a gate the test opens. */
+static void kwork_forgotten_fn(struct work_struct *work)
+{
+	(void)work;
+	pthread_mutex_lock(&gate_lock);
+	while (!gate_open)
+		pthread_cond_wait(&gate_cond, &gate_lock);
+	pthread_mutex_unlock(&gate_lock);
+}
+static DECLARE_WORK(kwork_forgotten, kwork_forgotten_fn);
+
+static int kwork_probe(struct platform_device *pdev)
+{
+	struct device *dev = &pdev->dev;
+	struct kwork *k = devm_kzalloc(dev, sizeof(*k), GFP_KERNEL);
+	int ret;
+
+	if (!k)
+		return -ENOMEM;
+	/* After the data: cancelled before it is freed (newest first). */
+	ret = devm_delayed_work_autocancel(dev, &k->poll, kwork_poll);
+	if (ret)
+		return ret;
+	k->wq = alloc_ordered_workqueue("kwork", 0);
+	if (!k->wq)
+		return -ENOMEM;
+	INIT_WORK(&k->chain, kwork_chain);
+	platform_set_drvdata(pdev, k);
+	schedule_delayed_work(&k->poll, 0);
+	queue_work(k->wq, &k->chain);
+	if (forget)
+		schedule_work(&kwork_forgotten);
+	return 0;
+}
+
+static void kwork_remove(struct platform_device *pdev)
+{
+	struct kwork *k = platform_get_drvdata(pdev);
+
+	/* The kernel's destroy_workqueue() drains: the chain has run. */
+	destroy_workqueue(k->wq);
+	chained_at_destroy = k->chained;
+}
+
+static struct platform_driver kwork_driver = {
+	.probe = kwork_probe,
+	.remove = kwork_remove,
+	.driver = { .name = "kwork" },
+};
+
+static struct platform_device *pdev;
+static struct devres_ledger base;
+
+static int setup(void **state)
+{
+	(void)state;
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	devres_ledger_snapshot(&base);
+	pdev = platform_device_alloc("kwork", PLATFORM_DEVID_NONE);
+	assert_non_null(pdev);
+	assert_int_equal(platform_device_add(pdev), 0);
+	return 0;
+}
+
+static int teardown(void **state)
+{
+	struct devres_ledger now;
+
+	(void)state;
+	platform_device_unregister(pdev);
+	devres_ledger_snapshot(&now);
+	return devres_ledger_diff(&base, &now, stderr) ? -1 : 0;
+}
+
+/*
+ * Bound, the poll runs in a thread the ledger counts; unbound, it was
+ * cancelled and waited for before its data went, and the chain drained
+ * by destroy_workqueue(); the ledger back each round.
+ */
+static void unbind_cancels_and_drains(void **state)
+{
+	int warns = devres_warn_count();
+
+	(void)state;
+	forget = false;
+	assert_int_equal(platform_driver_register(&kwork_driver), 0);
+	for (int round = 0; round < 100; round++) {
+		struct devres_ledger now;
+
+		if (!pdev->dev.driver)
+			assert_int_equal(device_attach(&pdev->dev), 1);
+		devres_ledger_snapshot(&now);
+		/* The poll's thread at least, while it re-queues itself. */
+		assert_true(now.threads >= base.threads + 1);
+		chained_at_destroy = 0;
+		device_release_driver(&pdev->dev);
+		assert_int_equal(chained_at_destroy, CHAIN);
+		devres_ledger_snapshot(&now);
+		assert_int_equal(now.threads, base.threads);
+	}
+	platform_driver_unregister(&kwork_driver);
+	assert_int_equal(devres_warn_count(), warns);
+}
+
+/* A work the driver forgot is still a thread in the ledger after unbind. */
+static void forgotten_work_shows_in_the_ledger(void **state)
+{
+	struct devres_ledger now;
+
+	(void)state;
+	forget = true;
+	gate_open = false;
+	assert_int_equal(platform_driver_register(&kwork_driver), 0);
+	platform_driver_unregister(&kwork_driver);
+	devres_ledger_snapshot(&now);
+	assert_int_equal(now.threads, base.threads + 1);
+	pthread_mutex_lock(&gate_lock);
+	gate_open = true;
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+	flush_work(&kwork_forgotten);
+	devres_ledger_snapshot(&now);
+	assert_int_equal(now.threads, base.threads);
+	forget = false;
+}
+
+/* destroy_workqueue() and drain_workqueue() of nothing: nothing. */
+static void empty_and_null_queues(void **state)
+{
+	struct workqueue_struct *wq = alloc_workqueue("e%d", 0, 0, 1);
+
+	(void)state;
+	assert_non_null(wq);
+	assert_string_equal(wq->name, "e1");
+	drain_workqueue(wq);
+	destroy_workqueue(wq);
+	destroy_workqueue(NULL);
+	drain_workqueue(NULL);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(unbind_cancels_and_drains,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(
+			forgotten_work_shows_in_the_ledger, setup, teardown),
+		cmocka_unit_test_setup_teardown(empty_and_null_queues, setup,
+						teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
