@@ -217,10 +217,13 @@ DEVRES_API struct device *get_device(struct device *dev);
  * the kernel). A put with no reference left is a misuse: WARN, no effect.
  * The last put of a device still registered WARNs, then deletes it as
  * device_del() would (remove runs) before releasing it. The last put from
- * @dev's own probe or remove, or from a devres match or for-each callback
- * of @dev, is refused with a WARN: the driver core still uses @dev.
+ * a callback the library runs on @dev or on a child of @dev (a release
+ * callback, a match or for-each callback, probe, remove, a bus's match, a
+ * device's release) is carried out when that pass of the library is over,
+ * in the same thread: the pass still uses @dev.
  *
- * Context: any thread; the last put runs the release in the caller.
+ * Context: any thread; the last put runs the release in the caller, at
+ * once or at the end of the library's pass that called the caller.
  */
 DEVRES_API void put_device(struct device *dev);
 

@@ -6,6 +6,7 @@
  */
 #include <errno.h>
 #include "node.h"
+#include "frame.h"
 
 int devm_add_action_named(struct device *dev, void (*action)(void *),
 			  void *data, const char *name)
@@ -113,9 +114,14 @@ void devm_remove_action(struct device *dev, void (*action)(void *), void *data)
 void devm_release_action(struct device *dev, void (*action)(void *), void *data)
 {
 	int err = errno;
+	struct devres__frame f;
 
-	if (take_action(dev, action, data, __func__))
+	if (take_action(dev, action, data, __func__)) {
+		/* As any release pass: a last put of @dev waits for it. */
+		devres__frame_enter(&f, dev);
 		action(data);
+		devres__frame_leave(&f);
+	}
 	errno = err;
 }
 

@@ -195,6 +195,11 @@ devres__bus_next_drv_locked(struct bus_private *bp, struct driver_private *cur,
 HIDDEN void devres__drv_unpin_locked(struct driver_private *drvp);
 
 /* core.c */
+/*
+ * The release of a device whose count has just reached zero; a registered
+ * one is first deleted, with a WARN (its owner put once too often).
+ */
+HIDDEN void devres__last_put(struct device *dev);
 HIDDEN bool devres__device_was_added(struct device *dev);
 HIDDEN const char *devres__dev_state_name(enum dm_dev_state st);
 /*

@@ -11,6 +11,7 @@
 #include <limits.h>
 #include "base.h"
 #include "sweep.h"
+#include "frame.h"
 
 static bool dbg_on;
 
@@ -244,10 +245,18 @@ static void device_release(struct device *dev)
 	struct device_private *dp = dev->p;
 	struct device *parent = dp ? dp->parent : NULL;
 	char label[64], buf[40];
+	struct devres__frame f;
 	char *name;
 
 	snprintf(label, sizeof(label), "%s",
 		 devres__dev_label(dev, buf, sizeof(buf)));
+	/*
+	 * The release callbacks and ->release may put the last reference of
+	 * the parent (whose resources may hold this device): that release
+	 * waits for the end of this one. So does the put below, which makes
+	 * a chain of parents a loop rather than a recursion.
+	 */
+	devres__frame_enter(&f, dev);
 	dm_set_state(dev, DEV_RELEASING);
 
 	/* Anything recorded after the device was deleted goes now. */
@@ -268,6 +277,7 @@ static void device_release(struct device *dev)
 	free(name);
 	/* The parent goes only after its child is gone. */
 	put_device(parent);
+	devres__frame_leave(&f);
 }
 
 static void del(struct device *dev, struct device_private *dp);
@@ -279,7 +289,7 @@ static void del(struct device *dev, struct device_private *dp);
  * and the device deleted properly (unbound: remove runs), which puts it.
  * From the device's own probe or remove that cannot be done: refused.
  */
-static void last_put(struct device *dev)
+void devres__last_put(struct device *dev)
 {
 	struct device_private *dp;
 	bool registered;
@@ -314,27 +324,20 @@ void put_device(struct device *dev)
 					   "no reference left to put");
 			return;
 		}
-		/* The last put from a devres callback of the device itself
-		 * would free the list being walked. */
-		if (old == 1 && devres__refuse_in_devres_cb(dev, __func__))
-			return;
-		/* From its probe or remove: the driver core still uses it. */
-		if (old == 1 && devres__dev_locked_by_me(dev)) {
-			devres__state_warn(dev, __func__,
-					   "last reference put from the "
-					   "device's "
-					   "own probe or remove");
-			return;
-		}
 		/* Below zero: the pair of a refused get_device(). */
 		new = old > 0 ? old - 1 : old + 1;
 	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, new, false,
 					      __ATOMIC_ACQ_REL,
 					      __ATOMIC_RELAXED));
-	if (old == 1) {
+	/*
+	 * From a callback this thread runs on the device or a child of it
+	 * (a release callback, probe, remove, a match): the release comes
+	 * when that pass is over, which still uses the device.
+	 */
+	if (old == 1 && !devres__release_deferred(dev)) {
 		int err = errno; /* release callbacks may change it */
 
-		last_put(dev);
+		devres__last_put(dev);
 		errno = err;
 	}
 }

@@ -11,6 +11,7 @@
 #include <stdlib.h>
 #include <time.h>
 #include "base.h"
+#include "frame.h"
 
 /*
  * The device locks this thread holds, innermost first, with the driver
@@ -22,6 +23,8 @@ struct held {
 	struct device *dev;
 	const struct device_driver *drv;
 	struct held *next;
+	/* A last put of the device from its callbacks waits for the unlock. */
+	struct devres__frame frame;
 };
 
 static TLS_FAST struct held *held;
@@ -33,19 +36,26 @@ static unsigned long bind_gen;
 static struct dm_link deferred = { &deferred, &deferred };
 static unsigned long defer_round;
 
-static void dev_lock(struct device *dev, struct held *h)
+static void hold(struct device *dev, struct held *h)
 {
-	pthread_mutex_lock(&dev->mutex);
 	h->dev = dev;
 	h->drv = NULL;
 	h->next = held;
 	held = h;
+	devres__frame_enter(&h->frame, dev);
+}
+
+static void dev_lock(struct device *dev, struct held *h)
+{
+	pthread_mutex_lock(&dev->mutex);
+	hold(dev, h);
 }
 
 static void dev_unlock(struct held *h)
 {
 	held = h->next;
 	pthread_mutex_unlock(&h->dev->mutex);
+	devres__frame_leave(&h->frame);
 }
 
 bool devres__dev_locked_by_me(const struct device *dev)
@@ -429,10 +439,7 @@ static bool lock_for_attach(struct device_private *dp,
 				return false;
 		}
 	}
-	h->dev = dev;
-	h->drv = NULL;
-	h->next = held;
-	held = h;
+	hold(dev, h);
 	return true;
 }
 

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "node.h"
+#include "frame.h"
 
 bool devres__dev_bad(const struct device *dev, const char *func)
 {
@@ -230,9 +231,12 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 	struct devres__node *n, *next, *slots = NULL;
 	long gone = 0, gone_bytes = 0;
 	int cnt = 0, err = errno;
+	struct devres__frame f;
 
 	in_chain = true;
 	late = NULL;
+	/* A callback's last put of @dev waits for the end of the chain. */
+	devres__frame_enter(&f, dev);
 	/*
 	 * A resource keeps its DR_ADDED mark while it is released, as a kernel
 	 * node stays on the todo list: a release callback that devres_free()s
@@ -301,6 +305,7 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 	}
 	in_chain = outer_in_chain;
 	late = outer_late;
+	devres__frame_leave(&f);
 	errno = err;
 	return cnt;
 }
@@ -395,20 +400,41 @@ void devres__add_ungrouped(struct device *dev, void *res, bool in_owned)
 	dr_log(dev, "ADD", l);
 }
 
+/* Without a match callback there is nothing to run: no frame. */
+static void *find_unmatched(struct device *dev, uint32_t kind)
+{
+	struct devres__node *n;
+
+	if (!lock_dev(dev, "devres_find"))
+		return NULL;
+	n = devres__find_locked(dev, kind, NULL, NULL, NULL);
+	unlock_dev(dev);
+	return n ? node_data(n) : NULL;
+}
+
+/*
+ * The match callbacks below run in a frame of @dev: a last put of @dev
+ * from one is carried out once the lock is dropped.
+ */
 void *devres_find(struct device *dev, dr_release_t release, dr_match_t match,
 		  void *match_data)
 {
 	uint32_t kind = devres__kind_lookup(release, NULL);
-	struct devres__node *n;
+	struct devres__node *n = NULL;
+	struct devres__frame f;
 
 	if (!devres__dev_ok(dev, __func__) ||
 	    devres__opt_bad(dev, (const void *)match, __func__, "match") ||
 	    kind == DR_KIND_NONE)
 		return NULL;
-	if (!lock_dev(dev, __func__))
-		return NULL;
-	n = devres__find_locked(dev, kind, match, match_data, NULL);
-	unlock_dev(dev);
+	if (!match)
+		return find_unmatched(dev, kind);
+	devres__frame_enter(&f, dev);
+	if (lock_dev(dev, __func__)) {
+		n = devres__find_locked(dev, kind, match, match_data, NULL);
+		unlock_dev(dev);
+	}
+	devres__frame_leave(&f);
 	return n ? node_data(n) : NULL;
 }
 
@@ -416,6 +442,7 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 		 void *match_data)
 {
 	struct devres__node *n, *found;
+	struct devres__frame f;
 	struct dr_log l;
 
 	if (!devres__dev_ok(dev, __func__))
@@ -430,12 +457,16 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 		return NULL;
 	}
 	l = dr_log_of_res(n);
-	if (!lock_dev(dev, __func__))
+	devres__frame_enter(&f, dev);
+	if (!lock_dev(dev, __func__)) {
+		devres__frame_leave(&f);
 		return NULL;
+	}
 	found = devres__find_locked(dev, DR_KIND(n), match, match_data, NULL);
 	if (!found)
 		add_locked(dev, n);
 	unlock_dev(dev);
+	devres__frame_leave(&f);
 	if (found) {
 		devres__free_node(n);
 		return node_data(found);
@@ -449,18 +480,23 @@ static void *remove_dr(struct device *dev, dr_release_t release,
 		       dr_match_t match, void *match_data, const char *func)
 {
 	uint32_t kind = devres__kind_lookup(release, NULL);
-	struct devres__node *n, *prev = NULL;
+	struct devres__node *n = NULL, *prev = NULL;
+	struct devres__frame f;
 
 	if (!devres__dev_ok(dev, func) ||
 	    devres__opt_bad(dev, (const void *)match, func, "match") ||
 	    kind == DR_KIND_NONE)
 		return NULL;
-	if (!lock_dev(dev, func))
-		return NULL;
-	n = devres__find_locked(dev, kind, match, match_data, &prev);
-	if (n)
-		unlink_after(dev, prev, n);
-	unlock_dev(dev);
+	if (match)
+		devres__frame_enter(&f, dev);
+	if (lock_dev(dev, func)) {
+		n = devres__find_locked(dev, kind, match, match_data, &prev);
+		if (n)
+			unlink_after(dev, prev, n);
+		unlock_dev(dev);
+	}
+	if (match)
+		devres__frame_leave(&f);
 	if (!n)
 		return NULL;
 	log_node(dev, "REM", n);
@@ -487,18 +523,25 @@ int devres_destroy(struct device *dev, dr_release_t release, dr_match_t match,
 int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 		   void *match_data)
 {
-	void *res = remove_dr(dev, release, match, match_data, __func__);
+	struct devres__frame f;
+	void *res;
 	int err;
 
-	if (!res)
+	if (!devres__dev_ok(dev, __func__))
 		return -ENOENT;
-	/* Marked as added while it runs: see devres__release_nodes(). */
-	to_node(res)->kind |= DR_ADDED;
-	err = errno;
-	devres__run_release(dev, to_node(res));
-	devres__free_node(to_node(res));
-	errno = err;
-	return 0;
+	/* One frame for the match and the release: both use @dev. */
+	devres__frame_enter(&f, dev);
+	res = remove_dr(dev, release, match, match_data, __func__);
+	if (res) {
+		/* Marked as added while it runs: see release_nodes(). */
+		to_node(res)->kind |= DR_ADDED;
+		err = errno;
+		devres__run_release(dev, to_node(res));
+		devres__free_node(to_node(res));
+		errno = err;
+	}
+	devres__frame_leave(&f);
+	return res ? 0 : -ENOENT;
 }
 
 void devres_for_each_res(struct device *dev, dr_release_t release,
@@ -507,6 +550,7 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 			 void *data)
 {
 	uint32_t kind = devres__kind_lookup(release, NULL);
+	struct devres__frame f;
 	struct devres__node *n;
 
 	if (!devres__dev_ok(dev, __func__))
@@ -514,16 +558,20 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 	if (devres__arg_bad(dev, (const void *)fn, __func__, "callback") ||
 	    devres__opt_bad(dev, (const void *)match, __func__, "match"))
 		return;
-	if (kind == DR_KIND_NONE || !lock_dev(dev, __func__))
+	if (kind == DR_KIND_NONE)
 		return;
-	for (n = list_head(dev); n; n = n->next) {
-		if (DR_KIND(n) != kind || dr_dead(n))
-			continue;
-		if (match && !match(dev, node_data(n), match_data))
-			continue;
-		fn(dev, node_data(n), data);
+	devres__frame_enter(&f, dev);
+	if (lock_dev(dev, __func__)) {
+		for (n = list_head(dev); n; n = n->next) {
+			if (DR_KIND(n) != kind || dr_dead(n))
+				continue;
+			if (match && !match(dev, node_data(n), match_data))
+				continue;
+			fn(dev, node_data(n), data);
+		}
+		unlock_dev(dev);
 	}
-	unlock_dev(dev);
+	devres__frame_leave(&f);
 }
 
 /* A marker of a layer-owned group that devres_release_all() leaves. */
