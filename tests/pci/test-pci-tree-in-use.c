@@ -150,8 +150,9 @@ static int probe(struct pci_dev *p, const struct pci_device_id *id)
 	if (pcim_enable_device(p))
 		return -EIO;
 	pci_set_master(p);
-	mbar = pcim_iomap(p, 0, 0);
-	return mbar ? 0 : -errno;
+	/* Atomic: in the race, the rescanning thread probes too. */
+	__atomic_store_n(&mbar, pcim_iomap(p, 0, 0), __ATOMIC_RELEASE);
+	return __atomic_load_n(&mbar, __ATOMIC_ACQUIRE) ? 0 : -errno;
 }
 
 static const struct pci_device_id ids[] = {
@@ -795,6 +796,11 @@ static void test_race(void **state)
 		if (!pci_enable_device(pdev))
 			pci_disable_device(pdev);
 		(void)pci_write_config_dword(pdev, 0x40, (uint32_t)r);
+		/* Releases (through the kept files) and probes race too. */
+		if (r % 8 == 0) {
+			device_release_driver(&pdev->dev);
+			(void)device_driver_attach(&drv.driver, &pdev->dev);
+		}
 	}
 	__atomic_store_n(&race_stop, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(mt, NULL), 0);
