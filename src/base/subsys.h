@@ -341,12 +341,17 @@ HIDDEN void devres__after_chain(struct devres__late *l);
  * parent and child handlers in the reverse order. docs/fork.md.
  */
 enum devres__fork_rank {
-	DEVRES_FORK_PCI_BUS,	/* pci/driver.c: held across bus_register() */
+	DEVRES_FORK_PCI_BUS,   /* pci/driver.c: held across bus_register() */
+	DEVRES_FORK_VFIO,      /* vfio/container.c */
+	DEVRES_FORK_IRQ_DISP,  /* irq/dispatch.c */
+	DEVRES_FORK_IRQ_LINES, /* irq/line.c */
+	/*
+	 * After the lines: a UIO line's unmask reads config space (the list
+	 * lock) with the line's lock held, which irq_line_destroy() takes
+	 * under the line table's write lock.
+	 */
 	DEVRES_FORK_PCI_LIST,	/* pci/probe.c */
 	DEVRES_FORK_PCI_MAPS,	/* pci/bars.c */
-	DEVRES_FORK_VFIO,	/* vfio/container.c */
-	DEVRES_FORK_IRQ_DISP,	/* irq/dispatch.c */
-	DEVRES_FORK_IRQ_LINES,	/* irq/line.c */
 	DEVRES_FORK_DMA_STATES, /* dma/mapping.c */
 	DEVRES_FORK_DMA_POOLS,	/* dma/pool.c: the live pools */
 	DEVRES_FORK_DMA_POOL,	/* dma/pool.c: leaked chunks */

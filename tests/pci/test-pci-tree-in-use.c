@@ -36,8 +36,10 @@
 #include <devres/driver.h>
 #include <devres/io.h>
 #include <devres/irq.h>
+#include <time.h>
 #include "testlib.h"
 #include "pcitest.h"
+#include "uiotest.h"
 
 #define DEV "0000:00:05.0"
 #define OTHER "0000:00:06.0"
@@ -148,8 +150,9 @@ static int probe(struct pci_dev *p, const struct pci_device_id *id)
 	if (pcim_enable_device(p))
 		return -EIO;
 	pci_set_master(p);
-	mbar = pcim_iomap(p, 0, 0);
-	return mbar ? 0 : -errno;
+	/* Atomic: in the race, the rescanning thread probes too. */
+	__atomic_store_n(&mbar, pcim_iomap(p, 0, 0), __ATOMIC_RELEASE);
+	return __atomic_load_n(&mbar, __ATOMIC_ACQUIRE) ? 0 : -errno;
 }
 
 static const struct pci_device_id ids[] = {
@@ -793,6 +796,11 @@ static void test_race(void **state)
 		if (!pci_enable_device(pdev))
 			pci_disable_device(pdev);
 		(void)pci_write_config_dword(pdev, 0x40, (uint32_t)r);
+		/* Releases (through the kept files) and probes race too. */
+		if (r % 8 == 0) {
+			device_release_driver(&pdev->dev);
+			(void)device_driver_attach(&drv.driver, &pdev->dev);
+		}
 	}
 	__atomic_store_n(&race_stop, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_join(mt, NULL), 0);
@@ -802,6 +810,116 @@ static void test_race(void **state)
 	finish();
 }
 
+/* --- a UIO device whose node and sysfs entry go while it is bound --- */
+
+static struct fake_uio fu = { -1, -1 };
+static int uio_irqs;
+
+static irqreturn_t uio_irq(int irq, void *arg)
+{
+	(void)irq;
+	(void)arg;
+	__atomic_add_fetch(&uio_irqs, 1, __ATOMIC_RELAXED);
+	return IRQ_HANDLED;
+}
+
+static int uio_probe(struct pci_dev *p, const struct pci_device_id *id)
+{
+	int ret;
+
+	(void)id;
+	ret = pcim_enable_device(p);
+	if (ret)
+		return ret;
+	pci_set_master(p);
+	ret = pci_alloc_irq_vectors(p, 1, 1, PCI_IRQ_INTX);
+	if (ret < 0)
+		return ret;
+	return devm_request_irq(&p->dev, (unsigned int)pci_irq_vector(p, 0),
+				uio_irq, 0, "in-use-uio", p);
+}
+
+static const struct pci_device_id uio_ids[] = {
+	{ PCI_DEVICE(0x1af4, 0x40) },
+	{ 0 },
+};
+
+static struct pci_driver uio_drv = {
+	.name = "in-use-uio",
+	.id_table = uio_ids,
+	.probe = uio_probe,
+};
+
+static long cpu_ms(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &ts);
+	return ts.tv_sec * 1000L + ts.tv_nsec / 1000000L;
+}
+
+/*
+ * The node hangs up (the device went) and its sysfs entries and the
+ * /dev stand-in are removed while the driver has it: the interrupt line is
+ * dropped from the dispatcher instead of waking it for ever, a rescan
+ * keeps the device (its directory is the same), and unbind and removal
+ * run clean. Last: pci_uio_enable() holds for the rest of the process.
+ */
+static void test_uio_node_gone(void **state)
+{
+	struct pci_fake_dev d = fake_dev(DEV, 0x1af4, 0x40, 1);
+	char path[4200];
+	struct pci_dev *p;
+	long before;
+	int status;
+	pid_t pid;
+
+	(void)state;
+	assert_int_equal(uio_dir_make(), 0);
+	assert_int_equal(pci_uio_enable(uio_dir, 0), 0);
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(fake_uio_add(DEV, 4, &fu), 0);
+	assert_int_equal(pci_bus_scan_device(DEV), 0);
+	p = pci_get_device(0x1af4, 0x40, NULL);
+	assert_true(pci_dev_is_uio(p));
+	assert_int_equal(pci_register_driver(&uio_drv), 0);
+	assert_true(device_is_bound(&p->dev));
+	assert_int_equal(uio_fire(DEV, &fu, 1), 0);
+	for (int i = 0;
+	     i < 2000 && !__atomic_load_n(&uio_irqs, __ATOMIC_RELAXED); i++)
+		poll(NULL, 0, 1);
+	assert_int_equal(__atomic_load_n(&uio_irqs, __ATOMIC_RELAXED), 1);
+	/*
+	 * The unmask after that handler read config space with the line's
+	 * lock held: fork()'s handlers must take the PCI list lock after the
+	 * line table's (TSan: lock-order inversion otherwise).
+	 */
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0)
+		_exit(0);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+
+	devres_set_log_sink(quiet, NULL);
+	fake_uio_close(&fu);
+	snprintf(path, sizeof(path), "%s/uio4", uio_dir);
+	assert_int_equal(unlink(path), 0);
+	path_of(DEV, "uio/uio4/dev", path);
+	assert_int_equal(unlink(path), 0);
+	before = cpu_ms();
+	poll(NULL, 0, 300);
+	/* A hung-up fd left in the dispatcher's epoll would spin it. */
+	assert_true(cpu_ms() - before < 100);
+	assert_int_equal(pci_bus_scan(), 1);
+	assert_true(device_is_bound(&p->dev));
+	pci_unregister_driver(&uio_drv);
+	assert_false(device_is_bound(&p->dev));
+	pci_dev_put(p);
+	pci_bus_remove_all();
+	uio_dir_remove();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -809,6 +927,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(test_truncated_under_mapping,
 						pci_setup, pci_teardown),
 		cmocka_unit_test_setup_teardown(test_race, pci_setup,
+						pci_teardown),
+		cmocka_unit_test_setup_teardown(test_uio_node_gone, pci_setup,
 						pci_teardown),
 	};
 
