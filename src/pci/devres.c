@@ -158,7 +158,7 @@ void __iomem *const *pcim_iomap_table(struct pci_dev *pdev)
 {
 	if (!pci__dev_ok(pdev, __func__))
 		return NULL;
-	return pdev->p->iomap_table;
+	return pci__iomap_slots(pdev);
 }
 
 /* Clears @addr's slot in the table; whether it was there. */
@@ -168,8 +168,8 @@ bool pci__iomap_forget(struct pci_dev *pdev, void *addr)
 
 	pthread_mutex_lock(&pdev->p->lock);
 	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
-		if (pdev->p->iomap_table[i] == addr) {
-			pdev->p->iomap_table[i] = NULL;
+		if (pci__iomap_slots(pdev)[i] == addr) {
+			pci__iomap_slots(pdev)[i] = NULL;
 			found = true;
 			break;
 		}
@@ -208,7 +208,7 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 		return NULL;
 	}
 	pthread_mutex_lock(&pdev->p->lock);
-	busy = pdev->p->iomap_table[bar] != NULL;
+	busy = pci__iomap_slots(pdev)[bar] != NULL;
 	pthread_mutex_unlock(&pdev->p->lock);
 	if (busy) {
 		errno = EBUSY;
@@ -232,9 +232,9 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 	*node = addr;
 	/* Two calls for one BAR at once: the second one's mapping goes. */
 	pthread_mutex_lock(&pdev->p->lock);
-	busy = pdev->p->iomap_table[bar] != NULL;
+	busy = pci__iomap_slots(pdev)[bar] != NULL;
 	if (!busy)
-		pdev->p->iomap_table[bar] = addr;
+		pci__iomap_slots(pdev)[bar] = addr;
 	pthread_mutex_unlock(&pdev->p->lock);
 	if (busy) {
 		struct devres__hand h;
@@ -288,7 +288,7 @@ int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 	while (bar-- > 0) {
 		if (!(mask & (1 << bar)) || !pci_resource_len(pdev, bar))
 			continue;
-		pcim_iounmap(pdev, pdev->p->iomap_table[bar]);
+		pcim_iounmap(pdev, pci__iomap_slots(pdev)[bar]);
 		pcim_release_region(pdev, bar);
 	}
 	return ret;

@@ -77,12 +77,6 @@ struct pci_dev_private {
 	int *irqs;
 	unsigned int nirqs;
 	unsigned int nvec;
-	/*
-	 * pcim_iomap_table(): the device's own, not a devres node, so that a
-	 * group's rollback cannot free it under the mappings made outside
-	 * the group. A slot is cleared when its mapping goes.
-	 */
-	void *iomap_table[PCI_STD_NUM_BARS];
 	/* Under the list lock of probe.c. */
 	struct pci_dev_private *next;
 	bool registered;
@@ -148,6 +142,13 @@ HIDDEN int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 			const struct devres__owner *owner, void **ret_addr);
 HIDDEN int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 			  bool *ret_owned);
+/*
+ * probe.c: pcim_iomap_table(), the device's own (not a devres node, so a
+ * group's rollback cannot free it under mappings made outside the group),
+ * under pdev->p->lock. Kept out of struct pci_dev_private, whose layout
+ * the ABI check sees through struct pci_dev.
+ */
+HIDDEN void **pci__iomap_slots(struct pci_dev *pdev);
 /* devres.c: clears @addr's slot in pcim_iomap_table(); whether it was one. */
 HIDDEN bool pci__iomap_forget(struct pci_dev *pdev, void *addr);
 HIDDEN void pci__bars_protect(void);

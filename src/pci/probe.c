@@ -24,7 +24,13 @@
 struct pci_object {
 	struct pci_dev pdev;
 	struct pci_dev_private priv;
+	void *iomap_table[PCI_STD_NUM_BARS];
 };
+
+void **pci__iomap_slots(struct pci_dev *pdev)
+{
+	return container_of(pdev, struct pci_object, pdev)->iomap_table;
+}
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_t scan_owner;

@@ -41,7 +41,42 @@ struct devres_thread {
 	int ret;
 	int pid; /* the process that started it */
 	char name[16];
+	struct devres_thread *live_next; /* under live_lock */
 };
+
+/*
+ * The handles not yet freed. A handle is the caller's pointer and may be
+ * kept past its thread's end (the device's release stopped it), so the
+ * one call that takes a handle without its device,
+ * devres_thread_set_stop_timeout(), finds it here before it reads it.
+ */
+static struct devres_thread *live;
+static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
+
+__attribute__((constructor)) static void live_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_THREADS, &live_lock);
+}
+
+static void live_add(struct devres_thread *t)
+{
+	pthread_mutex_lock(&live_lock);
+	t->live_next = live;
+	live = t;
+	pthread_mutex_unlock(&live_lock);
+}
+
+static void live_del(struct devres_thread *t)
+{
+	pthread_mutex_lock(&live_lock);
+	for (struct devres_thread **pp = &live; *pp; pp = &(*pp)->live_next) {
+		if (*pp == t) {
+			*pp = t->live_next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&live_lock);
+}
 
 struct thread_dr {
 	struct devres_thread *t;
@@ -52,6 +87,7 @@ static __thread struct devres_thread *current;
 
 static void handle_free(struct devres_thread *t)
 {
+	live_del(t);
 	pthread_cond_destroy(&t->cond);
 	pthread_mutex_destroy(&t->lock);
 	free(t);
@@ -173,6 +209,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 		close(t->wake_fd);
 		devres__ledger_add(DL_FDS, -1);
 		devres__ledger_add(DL_THREADS, -1);
+		live_del(t);
 		free(t);
 		return -ECHILD;
 	}
@@ -254,6 +291,7 @@ static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
 		return NULL;
 	}
 	pthread_mutex_init(&t->lock, NULL);
+	live_add(t);
 	return t;
 }
 
@@ -344,15 +382,31 @@ int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 void devres_thread_set_stop_timeout(struct devres_thread *thread,
 				    unsigned int ms)
 {
+	struct devres_thread *t;
+	char name[16];
+	int pid = 0;
+
 	if (devres__arg_bad(NULL, thread, __func__, "thread"))
 		return;
-	if (thread->pid != devres__pid_now()) {
-		devres__warn(NULL, __func__,
-			     "thread '%s' belongs to process %d", thread->name,
-			     thread->pid);
-		return;
+	/* Read only once found: a stale handle's memory may be freed. */
+	pthread_mutex_lock(&live_lock);
+	for (t = live; t && t != thread; t = t->live_next)
+		;
+	if (t && t->pid != devres__pid_now()) {
+		pid = t->pid;
+		memcpy(name, t->name, sizeof(name));
+	} else if (t) {
+		__atomic_store_n(&t->timeout_ms, ms, __ATOMIC_RELAXED);
 	}
-	__atomic_store_n(&thread->timeout_ms, ms, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&live_lock);
+	if (!t)
+		devres__warn(NULL, __func__,
+			     "%p is not a managed thread (stopped, or never "
+			     "started)",
+			     (void *)thread);
+	else if (pid)
+		devres__warn(NULL, __func__,
+			     "thread '%s' belongs to process %d", name, pid);
 }
 
 bool devres_thread_should_stop(void)
