@@ -18,6 +18,7 @@
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <pthread.h>
+#include <sched.h>
 #include "kcompat/kctest.h"
 
 #define CHAIN 50
@@ -179,6 +180,62 @@ static void forgotten_work_shows_in_the_ledger(void **state)
 	forget = false;
 }
 
+/* A one-shot work that frees the memory it lives in, as the kernel allows. */
+struct oneshot {
+	struct work_struct work;
+	char *scratch;
+	int *done;
+};
+
+static void oneshot_fn(struct work_struct *work)
+{
+	struct oneshot *o = container_of(work, struct oneshot, work);
+	int *done = o->done;
+
+	kfree(o->scratch);
+	kfree(o);
+	__atomic_add_fetch(done, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Many one-shot works, each freeing itself and a buffer in its function:
+ * its thread never touches the item after the free (ASan), and once
+ * flushed the memory and the ledger are as the work left them.
+ */
+static void work_frees_itself(void **state)
+{
+	static int done;
+
+	(void)state;
+	done = 0;
+	for (int i = 0; i < 200; i++) {
+		struct oneshot *o = kzalloc(sizeof(*o), GFP_KERNEL);
+		struct devres_ledger now;
+
+		assert_non_null(o);
+		o->scratch = kmalloc(64, GFP_KERNEL);
+		assert_non_null(o->scratch);
+		o->done = &done;
+		INIT_WORK(&o->work, oneshot_fn);
+		assert_true(schedule_work(&o->work));
+		if (i % 2)
+			continue; /* left to end on its own */
+		/*
+		 * Its thread leaves the ledger last: by then what the
+		 * function freed is freed.
+		 */
+		do {
+			sched_yield();
+			devres_ledger_snapshot(&now);
+		} while (now.threads != base.threads);
+		assert_int_equal(now.nodes, base.nodes);
+	}
+	while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < 200)
+		sched_yield();
+	kcompat_work_wait_finishing();
+	assert_int_equal(done, 200);
+}
+
 /* destroy_workqueue() and drain_workqueue() of nothing: nothing. */
 static void empty_and_null_queues(void **state)
 {
@@ -200,6 +257,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			forgotten_work_shows_in_the_ledger, setup, teardown),
+		cmocka_unit_test_setup_teardown(work_frees_itself, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(empty_and_null_queues, setup,
 						teardown),
 	};

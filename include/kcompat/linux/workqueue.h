@@ -87,15 +87,30 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 #define to_delayed_work(w) container_of((w), struct delayed_work, work)
 
 /*
+ * Threads that let go of their item and have not yet freed what its
+ * function kfree()d or left the ledger: a cancel or flush waits for them,
+ * so that what it returns to sees memory and ledger as the work left them.
+ * One per program, whichever file includes this first.
+ */
+__attribute__((weak))
+pthread_mutex_t kcompat_fin_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((weak))
+pthread_cond_t kcompat_fin_cond = PTHREAD_COND_INITIALIZER;
+__attribute__((weak)) int kcompat_finishing;
+
+/*
  * The thread of one item: waits until due, runs, again while re-queued.
- * It leaves the ledger before it says it is done, and touches nothing of
- * @w once it has: a cancel or flush may return and free @w at once.
+ * What the function kfree()s is held until the thread has let go of @w
+ * (the function may free @w itself, as the kernel allows); after that
+ * the thread touches nothing of @w.
  */
 static inline void *kcompat_work_thread(void *arg)
 {
 	struct work_struct *w = arg;
 	struct workqueue_struct *wq;
+	bool outer;
 
+	kcompat_defer.depth++;
 	pthread_mutex_lock(&w->lock);
 	while (w->pending && !w->cancel) {
 		if (w->due.tv_sec &&
@@ -114,9 +129,15 @@ static inline void *kcompat_work_thread(void *arg)
 	w->thread = false;
 	wq = w->wq;
 	w->wq = NULL;
-	devres_thread_spawn_done();
+	pthread_mutex_lock(&kcompat_fin_lock);
+	kcompat_finishing++;
+	pthread_mutex_unlock(&kcompat_fin_lock);
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	/* Run in a caller that is a work's thread itself: that one frees. */
+	outer = --kcompat_defer.depth == 0;
+	if (outer)
+		kcompat_defer_flush();
 	/* The queue outlives its busy items: destroy_workqueue() waits. */
 	if (wq) {
 		pthread_mutex_lock(&wq->lock);
@@ -124,7 +145,22 @@ static inline void *kcompat_work_thread(void *arg)
 			pthread_cond_broadcast(&wq->idle);
 		pthread_mutex_unlock(&wq->lock);
 	}
+	if (outer)
+		devres_thread_spawn_done();
+	pthread_mutex_lock(&kcompat_fin_lock);
+	if (--kcompat_finishing == 0)
+		pthread_cond_broadcast(&kcompat_fin_cond);
+	pthread_mutex_unlock(&kcompat_fin_lock);
 	return NULL;
+}
+
+/* Waits until no thread is between letting go of its item and its end. */
+static inline void kcompat_work_wait_finishing(void)
+{
+	pthread_mutex_lock(&kcompat_fin_lock);
+	while (kcompat_finishing)
+		pthread_cond_wait(&kcompat_fin_cond, &kcompat_fin_lock);
+	pthread_mutex_unlock(&kcompat_fin_lock);
 }
 
 /* Queues @w on @wq (NULL: the system's) to run @delay jiffies from now. */
@@ -213,6 +249,9 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel)
 		w->pending = false;
 	}
 	pthread_mutex_unlock(&w->lock);
+	/* Not from a work's thread: it may be among those finishing. */
+	if (!kcompat_defer.depth)
+		kcompat_work_wait_finishing();
 	return was;
 }
 
@@ -314,6 +353,8 @@ static inline void destroy_workqueue(struct workqueue_struct *wq)
 	while (wq->busy)
 		pthread_cond_wait(&wq->idle, &wq->lock);
 	pthread_mutex_unlock(&wq->lock);
+	if (!kcompat_defer.depth)
+		kcompat_work_wait_finishing();
 	pthread_mutex_destroy(&wq->lock);
 	pthread_cond_destroy(&wq->idle);
 	kfree(wq);
