@@ -236,6 +236,37 @@ static void work_frees_itself(void **state)
 	assert_int_equal(done, 200);
 }
 
+/*
+ * INIT_WORK() of an item a thread serves: one WARN, the item untouched
+ * (it runs on and is cancelled normally); once idle, INIT_WORK() is fine.
+ */
+static void init_of_a_live_work(void **state)
+{
+	static struct work_struct w;
+	int warns;
+
+	(void)state;
+	gate_open = false;
+	INIT_WORK(&w, kwork_forgotten_fn);
+	start_log_capture();
+	assert_true(schedule_work(&w));
+	warns = devres_warn_count();
+	INIT_WORK(&w, kwork_poll);
+	assert_int_equal(devres_warn_count(), warns + 1);
+	assert_true(kc_said("INIT_WORK: work "));
+	assert_true(kc_said("is queued or running: cancel it first"));
+	assert_ptr_equal(w.func, kwork_forgotten_fn);
+	pthread_mutex_lock(&gate_lock);
+	gate_open = true;
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+	cancel_work_sync(&w);
+	devres_set_log_sink(NULL, NULL);
+	INIT_WORK(&w, kwork_chain);
+	assert_int_equal(devres_warn_count(), warns + 1);
+	assert_ptr_equal(w.func, kwork_chain);
+}
+
 /* destroy_workqueue() and drain_workqueue() of nothing: nothing. */
 static void empty_and_null_queues(void **state)
 {
@@ -258,6 +289,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			forgotten_work_shows_in_the_ledger, setup, teardown),
 		cmocka_unit_test_setup_teardown(work_frees_itself, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(init_of_a_live_work, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(empty_and_null_queues, setup,
 						teardown),

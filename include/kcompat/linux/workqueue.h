@@ -46,7 +46,8 @@ struct work_struct {
 	bool cancel;	     /* a cancel is waiting for the thread */
 	struct timespec due; /* CLOCK_REALTIME; zero: now */
 	pthread_t worker;
-	struct workqueue_struct *wq; /* where the serving thread counts */
+	struct workqueue_struct *wq;   /* where the serving thread counts */
+	struct work_struct *live_next; /* on kcompat_live while served */
 };
 
 struct delayed_work {
@@ -73,19 +74,6 @@ struct workqueue_struct {
 #define DECLARE_DELAYED_WORK(n, f)                                             \
 	struct delayed_work n = { .work = KCOMPAT_WORK_INIT(f) }
 
-static inline void INIT_WORK(struct work_struct *w, work_func_t f)
-{
-	memset(w, 0, sizeof(*w));
-	w->func = f;
-	pthread_mutex_init(&w->lock, NULL);
-	pthread_cond_init(&w->cond, NULL);
-}
-
-#define INIT_DELAYED_WORK(dw, f) INIT_WORK(&(dw)->work, (f))
-#define INIT_WORK_ONSTACK INIT_WORK
-#define INIT_DEFERRABLE_WORK INIT_DELAYED_WORK
-#define to_delayed_work(w) container_of((w), struct delayed_work, work)
-
 /*
  * Threads that let go of their item and have not yet freed what its
  * function kfree()d or left the ledger: a cancel or flush waits for them,
@@ -97,6 +85,65 @@ pthread_mutex_t kcompat_fin_lock = PTHREAD_MUTEX_INITIALIZER;
 __attribute__((weak))
 pthread_cond_t kcompat_fin_cond = PTHREAD_COND_INITIALIZER;
 __attribute__((weak)) int kcompat_finishing;
+/* The items a thread serves, under kcompat_fin_lock: INIT_WORK() looks. */
+__attribute__((weak)) struct work_struct *kcompat_live;
+
+static inline void kcompat_live_add(struct work_struct *w)
+{
+	pthread_mutex_lock(&kcompat_fin_lock);
+	w->live_next = kcompat_live;
+	kcompat_live = w;
+	pthread_mutex_unlock(&kcompat_fin_lock);
+}
+
+static inline void kcompat_live_del(struct work_struct *w)
+{
+	pthread_mutex_lock(&kcompat_fin_lock);
+	for (struct work_struct **p = &kcompat_live; *p; p = &(*p)->live_next)
+		if (*p == w) {
+			*p = w->live_next;
+			break;
+		}
+	pthread_mutex_unlock(&kcompat_fin_lock);
+}
+
+/* Compares addresses only: @w's memory is not read. */
+static inline bool kcompat_live_has(const struct work_struct *w)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&kcompat_fin_lock);
+	for (struct work_struct *p = kcompat_live; p && !found;
+	     p = p->live_next)
+		found = p == w;
+	pthread_mutex_unlock(&kcompat_fin_lock);
+	return found;
+}
+
+/*
+ * As the kernel's; of an item a thread serves (queued or running), it
+ * would wipe the lock that thread holds: a WARN, as the kernel's object
+ * debugging gives, and the item left as it is.
+ */
+static inline void INIT_WORK(struct work_struct *w, work_func_t f)
+{
+	if (kcompat_live_has(w)) {
+		devres_warn(NULL, "INIT_WORK",
+			    "work %p is queued or running: cancel it first; "
+			    "left as it is",
+			    (void *)w);
+		return;
+	}
+	memset(w, 0, sizeof(*w));
+	w->func = f;
+	pthread_mutex_init(&w->lock, NULL);
+	pthread_cond_init(&w->cond, NULL);
+}
+
+#define INIT_DELAYED_WORK(dw, f) INIT_WORK(&(dw)->work, (f))
+#define INIT_WORK_ONSTACK INIT_WORK
+#define INIT_DEFERRABLE_WORK INIT_DELAYED_WORK
+#define to_delayed_work(w) container_of((w), struct delayed_work, work)
 
 /*
  * The thread of one item: waits until due, runs, again while re-queued.
@@ -129,6 +176,7 @@ static inline void *kcompat_work_thread(void *arg)
 	w->thread = false;
 	wq = w->wq;
 	w->wq = NULL;
+	kcompat_live_del(w);
 	pthread_mutex_lock(&kcompat_fin_lock);
 	kcompat_finishing++;
 	pthread_mutex_unlock(&kcompat_fin_lock);
@@ -197,6 +245,7 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 		pthread_mutex_unlock(&wq->lock);
 	}
 	w->wq = wq;
+	kcompat_live_add(w);
 	/* The thread counts in the ledger while it serves the item. */
 	started = devres_thread_spawn(kcompat_work_thread, w) == 0;
 	w->thread = started;
