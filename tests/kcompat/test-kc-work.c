@@ -13,6 +13,7 @@
  */
 #define _GNU_SOURCE
 #include <linux/device.h>
+#include <linux/err.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
@@ -267,6 +268,37 @@ static void init_of_a_live_work(void **state)
 	assert_ptr_equal(w.func, kwork_chain);
 }
 
+/* Every work call given NULL, the first page or ERR_PTR(): one WARN each. */
+static void bad_work_pointers(void **state)
+{
+	void *bad[] = { NULL, (void *)16, ERR_PTR(-EINVAL) };
+	struct work_struct ok;
+
+	(void)state;
+	INIT_WORK(&ok, kwork_forgotten_fn);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int warns = devres_warn_count();
+		int n = 0;
+
+		INIT_WORK(bad[i], kwork_chain), n++;
+		assert_false(schedule_work(bad[i])), n++;
+		assert_false(schedule_delayed_work(bad[i], 1)), n++;
+		assert_false(cancel_work_sync(bad[i])), n++;
+		assert_false(cancel_delayed_work_sync(bad[i])), n++;
+		assert_false(flush_work(bad[i])), n++;
+		assert_false(flush_delayed_work(bad[i])), n++;
+		assert_false(work_pending(bad[i])), n++;
+		if (bad[i]) {
+			/* NULL is the system's queue, and no queue to drop. */
+			assert_false(queue_work(bad[i], &ok)), n++;
+			destroy_workqueue(bad[i]), n++;
+			drain_workqueue(bad[i]), n++;
+		}
+		assert_int_equal(devres_warn_count(), warns + n);
+	}
+	assert_false(work_pending(&ok));
+}
+
 /* destroy_workqueue() and drain_workqueue() of nothing: nothing. */
 static void empty_and_null_queues(void **state)
 {
@@ -291,6 +323,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(work_frees_itself, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(init_of_a_live_work, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(bad_work_pointers, setup,
 						teardown),
 		cmocka_unit_test_setup_teardown(empty_and_null_queues, setup,
 						teardown),

@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <time.h>
 #include <devres/devres.h>
@@ -53,6 +54,18 @@ struct work_struct {
 struct delayed_work {
 	struct work_struct work;
 };
+
+/*
+ * The work of a delayed work, by a cast rather than a member access, so
+ * that a bad pointer reaches the checks below as it is; the unevaluated
+ * sizeof keeps the kernel's type check.
+ */
+_Static_assert(offsetof(struct delayed_work, work) == 0, "the work is the "
+							 "delayed work's first "
+							 "member");
+#define kcompat_dwork(dw)                                                      \
+	((void)sizeof(&(dw)->work), /* only a delayed work: not evaluated */   \
+	 (struct work_struct *)(void *)(dw))
 
 /*
  * A workqueue is a name, and the count of its items a thread serves, so
@@ -121,12 +134,29 @@ static inline bool kcompat_live_has(const struct work_struct *w)
 }
 
 /*
+ * A work or queue argument no object can be at (NULL, the first page, an
+ * ERR_PTR()): the kernel would oops; here one WARN, and the call does
+ * nothing. @opt: NULL means "none" (a queue: the system's).
+ */
+static inline bool kcompat_work_arg_bad(const void *p, bool opt,
+					const char *func)
+{
+	if ((opt && !p) ||
+	    (unsigned long)p - 4096 < (unsigned long)0 - 4096 - 4095)
+		return false;
+	devres_warn(NULL, func, "bad work or workqueue pointer %p", p);
+	return true;
+}
+
+/*
  * As the kernel's; of an item a thread serves (queued or running), it
  * would wipe the lock that thread holds: a WARN, as the kernel's object
  * debugging gives, and the item left as it is.
  */
 static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 {
+	if (kcompat_work_arg_bad(w, false, "INIT_WORK"))
+		return;
 	if (kcompat_live_has(w)) {
 		devres_warn(NULL, "INIT_WORK",
 			    "work %p is queued or running: cancel it first; "
@@ -140,7 +170,7 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 	pthread_cond_init(&w->cond, NULL);
 }
 
-#define INIT_DELAYED_WORK(dw, f) INIT_WORK(&(dw)->work, (f))
+#define INIT_DELAYED_WORK(dw, f) INIT_WORK(kcompat_dwork(dw), (f))
 #define INIT_WORK_ONSTACK INIT_WORK
 #define INIT_DEFERRABLE_WORK INIT_DELAYED_WORK
 #define to_delayed_work(w) container_of((w), struct delayed_work, work)
@@ -218,6 +248,9 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 {
 	bool started;
 
+	if (kcompat_work_arg_bad(w, false, "queue_work") ||
+	    kcompat_work_arg_bad(wq, true, "queue_work"))
+		return false;
 	pthread_mutex_lock(&w->lock);
 	if (w->pending) {
 		pthread_mutex_unlock(&w->lock);
@@ -264,11 +297,12 @@ static inline bool schedule_work(struct work_struct *w)
 static inline bool schedule_delayed_work(struct delayed_work *dw,
 					 unsigned long delay)
 {
-	return kcompat_work_queue(&dw->work, delay, NULL);
+	return kcompat_work_queue(kcompat_dwork(dw), delay, NULL);
 }
 
 #define queue_work(wq, w) kcompat_work_queue((w), 0, (wq))
-#define queue_delayed_work(wq, dw, d) kcompat_work_queue(&(dw)->work, (d), (wq))
+#define queue_delayed_work(wq, dw, d)                                          \
+	kcompat_work_queue(kcompat_dwork(dw), (d), (wq))
 #define system_wq ((struct workqueue_struct *)0)
 #define system_long_wq system_wq
 #define system_unbound_wq system_wq
@@ -284,6 +318,9 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel)
 {
 	bool was;
 
+	if (kcompat_work_arg_bad(w, false,
+				 cancel ? "cancel_work_sync" : "flush_work"))
+		return false;
 	pthread_mutex_lock(&w->lock);
 	was = cancel ? w->pending : w->thread;
 	if (cancel && w->thread) {
@@ -311,7 +348,7 @@ static inline bool cancel_work_sync(struct work_struct *w)
 
 static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 {
-	return kcompat_work_wait(&dw->work, true);
+	return kcompat_work_wait(kcompat_dwork(dw), true);
 }
 
 #define cancel_delayed_work cancel_delayed_work_sync
@@ -326,6 +363,8 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 {
 	bool busy;
 
+	if (kcompat_work_arg_bad(dw, false, "flush_delayed_work"))
+		return false;
 	pthread_mutex_lock(&dw->work.lock);
 	busy = dw->work.thread;
 	/* Due now: flushing a delayed work runs it without its delay. */
@@ -352,13 +391,15 @@ static inline bool work_pending(struct work_struct *w)
 {
 	bool p;
 
+	if (kcompat_work_arg_bad(w, false, "work_pending"))
+		return false;
 	pthread_mutex_lock(&w->lock);
 	p = w->pending;
 	pthread_mutex_unlock(&w->lock);
 	return p;
 }
 
-#define delayed_work_pending(dw) work_pending(&(dw)->work)
+#define delayed_work_pending(dw) work_pending(kcompat_dwork(dw))
 
 /* A workqueue: a kmalloc() record of its name, nothing else. */
 __attribute__((format(printf, 1, 4))) static inline struct workqueue_struct *
@@ -396,7 +437,7 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
  */
 static inline void destroy_workqueue(struct workqueue_struct *wq)
 {
-	if (!wq)
+	if (!wq || kcompat_work_arg_bad(wq, true, "destroy_workqueue"))
 		return;
 	pthread_mutex_lock(&wq->lock);
 	while (wq->busy)
@@ -412,7 +453,7 @@ static inline void destroy_workqueue(struct workqueue_struct *wq)
 /* Waits as destroy_workqueue() does, and keeps the queue. */
 static inline void drain_workqueue(struct workqueue_struct *wq)
 {
-	if (!wq)
+	if (!wq || kcompat_work_arg_bad(wq, true, "drain_workqueue"))
 		return;
 	pthread_mutex_lock(&wq->lock);
 	while (wq->busy)
