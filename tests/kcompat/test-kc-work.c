@@ -13,11 +13,13 @@
  */
 #define _GNU_SOURCE
 #include <linux/device.h>
+#include <linux/err.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
 #include <linux/workqueue.h>
 #include <pthread.h>
+#include <sched.h>
 #include "kcompat/kctest.h"
 
 #define CHAIN 50
@@ -179,6 +181,124 @@ static void forgotten_work_shows_in_the_ledger(void **state)
 	forget = false;
 }
 
+/* A one-shot work that frees the memory it lives in, as the kernel allows. */
+struct oneshot {
+	struct work_struct work;
+	char *scratch;
+	int *done;
+};
+
+static void oneshot_fn(struct work_struct *work)
+{
+	struct oneshot *o = container_of(work, struct oneshot, work);
+	int *done = o->done;
+
+	kfree(o->scratch);
+	kfree(o);
+	__atomic_add_fetch(done, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * Many one-shot works, each freeing itself and a buffer in its function:
+ * its thread never touches the item after the free (ASan), and once
+ * flushed the memory and the ledger are as the work left them.
+ */
+static void work_frees_itself(void **state)
+{
+	static int done;
+
+	(void)state;
+	done = 0;
+	for (int i = 0; i < 200; i++) {
+		struct oneshot *o = kzalloc(sizeof(*o), GFP_KERNEL);
+		struct devres_ledger now;
+
+		assert_non_null(o);
+		o->scratch = kmalloc(64, GFP_KERNEL);
+		assert_non_null(o->scratch);
+		o->done = &done;
+		INIT_WORK(&o->work, oneshot_fn);
+		assert_true(schedule_work(&o->work));
+		if (i % 2)
+			continue; /* left to end on its own */
+		/*
+		 * Its thread leaves the ledger last: by then what the
+		 * function freed is freed.
+		 */
+		do {
+			sched_yield();
+			devres_ledger_snapshot(&now);
+		} while (now.threads != base.threads);
+		assert_int_equal(now.nodes, base.nodes);
+	}
+	while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < 200)
+		sched_yield();
+	kcompat_work_wait_finishing();
+	assert_int_equal(done, 200);
+}
+
+/*
+ * INIT_WORK() of an item a thread serves: one WARN, the item untouched
+ * (it runs on and is cancelled normally); once idle, INIT_WORK() is fine.
+ */
+static void init_of_a_live_work(void **state)
+{
+	static struct work_struct w;
+	int warns;
+
+	(void)state;
+	gate_open = false;
+	INIT_WORK(&w, kwork_forgotten_fn);
+	start_log_capture();
+	assert_true(schedule_work(&w));
+	warns = devres_warn_count();
+	INIT_WORK(&w, kwork_poll);
+	assert_int_equal(devres_warn_count(), warns + 1);
+	assert_true(kc_said("INIT_WORK: work "));
+	assert_true(kc_said("is queued or running: cancel it first"));
+	assert_ptr_equal(w.func, kwork_forgotten_fn);
+	pthread_mutex_lock(&gate_lock);
+	gate_open = true;
+	pthread_cond_broadcast(&gate_cond);
+	pthread_mutex_unlock(&gate_lock);
+	cancel_work_sync(&w);
+	devres_set_log_sink(NULL, NULL);
+	INIT_WORK(&w, kwork_chain);
+	assert_int_equal(devres_warn_count(), warns + 1);
+	assert_ptr_equal(w.func, kwork_chain);
+}
+
+/* Every work call given NULL, the first page or ERR_PTR(): one WARN each. */
+static void bad_work_pointers(void **state)
+{
+	void *bad[] = { NULL, (void *)16, ERR_PTR(-EINVAL) };
+	struct work_struct ok;
+
+	(void)state;
+	INIT_WORK(&ok, kwork_forgotten_fn);
+	for (size_t i = 0; i < sizeof(bad) / sizeof(bad[0]); i++) {
+		int warns = devres_warn_count();
+		int n = 0;
+
+		INIT_WORK(bad[i], kwork_chain), n++;
+		assert_false(schedule_work(bad[i])), n++;
+		assert_false(schedule_delayed_work(bad[i], 1)), n++;
+		assert_false(cancel_work_sync(bad[i])), n++;
+		assert_false(cancel_delayed_work_sync(bad[i])), n++;
+		assert_false(flush_work(bad[i])), n++;
+		assert_false(flush_delayed_work(bad[i])), n++;
+		assert_false(work_pending(bad[i])), n++;
+		if (bad[i]) {
+			/* NULL is the system's queue, and no queue to drop. */
+			assert_false(queue_work(bad[i], &ok)), n++;
+			destroy_workqueue(bad[i]), n++;
+			drain_workqueue(bad[i]), n++;
+		}
+		assert_int_equal(devres_warn_count(), warns + n);
+	}
+	assert_false(work_pending(&ok));
+}
+
 /* destroy_workqueue() and drain_workqueue() of nothing: nothing. */
 static void empty_and_null_queues(void **state)
 {
@@ -200,6 +320,12 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(
 			forgotten_work_shows_in_the_ledger, setup, teardown),
+		cmocka_unit_test_setup_teardown(work_frees_itself, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(init_of_a_live_work, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(bad_work_pointers, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(empty_and_null_queues, setup,
 						teardown),
 	};

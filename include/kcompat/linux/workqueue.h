@@ -22,6 +22,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
+#include <stddef.h>
 #include <stdio.h>
 #include <time.h>
 #include <devres/devres.h>
@@ -46,12 +47,25 @@ struct work_struct {
 	bool cancel;	     /* a cancel is waiting for the thread */
 	struct timespec due; /* CLOCK_REALTIME; zero: now */
 	pthread_t worker;
-	struct workqueue_struct *wq; /* where the serving thread counts */
+	struct workqueue_struct *wq;   /* where the serving thread counts */
+	struct work_struct *live_next; /* on kcompat_live while served */
 };
 
 struct delayed_work {
 	struct work_struct work;
 };
+
+/*
+ * The work of a delayed work, by a cast rather than a member access, so
+ * that a bad pointer reaches the checks below as it is; the unevaluated
+ * sizeof keeps the kernel's type check.
+ */
+_Static_assert(offsetof(struct delayed_work, work) == 0, "the work is the "
+							 "delayed work's first "
+							 "member");
+#define kcompat_dwork(dw)                                                      \
+	((void)sizeof(&(dw)->work), /* only a delayed work: not evaluated */   \
+	 (struct work_struct *)(void *)(dw))
 
 /*
  * A workqueue is a name, and the count of its items a thread serves, so
@@ -73,29 +87,107 @@ struct workqueue_struct {
 #define DECLARE_DELAYED_WORK(n, f)                                             \
 	struct delayed_work n = { .work = KCOMPAT_WORK_INIT(f) }
 
+/*
+ * Threads that let go of their item and have not yet freed what its
+ * function kfree()d or left the ledger: a cancel or flush waits for them,
+ * so that what it returns to sees memory and ledger as the work left them.
+ * One per program, whichever file includes this first.
+ */
+__attribute__((weak))
+pthread_mutex_t kcompat_fin_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((weak))
+pthread_cond_t kcompat_fin_cond = PTHREAD_COND_INITIALIZER;
+__attribute__((weak)) int kcompat_finishing;
+/* The items a thread serves, under kcompat_fin_lock: INIT_WORK() looks. */
+__attribute__((weak)) struct work_struct *kcompat_live;
+
+static inline void kcompat_live_add(struct work_struct *w)
+{
+	pthread_mutex_lock(&kcompat_fin_lock);
+	w->live_next = kcompat_live;
+	kcompat_live = w;
+	pthread_mutex_unlock(&kcompat_fin_lock);
+}
+
+static inline void kcompat_live_del(struct work_struct *w)
+{
+	pthread_mutex_lock(&kcompat_fin_lock);
+	for (struct work_struct **p = &kcompat_live; *p; p = &(*p)->live_next)
+		if (*p == w) {
+			*p = w->live_next;
+			break;
+		}
+	pthread_mutex_unlock(&kcompat_fin_lock);
+}
+
+/* Compares addresses only: @w's memory is not read. */
+static inline bool kcompat_live_has(const struct work_struct *w)
+{
+	bool found = false;
+
+	pthread_mutex_lock(&kcompat_fin_lock);
+	for (struct work_struct *p = kcompat_live; p && !found;
+	     p = p->live_next)
+		found = p == w;
+	pthread_mutex_unlock(&kcompat_fin_lock);
+	return found;
+}
+
+/*
+ * A work or queue argument no object can be at (NULL, the first page, an
+ * ERR_PTR()): the kernel would oops; here one WARN, and the call does
+ * nothing. @opt: NULL means "none" (a queue: the system's).
+ */
+static inline bool kcompat_work_arg_bad(const void *p, bool opt,
+					const char *func)
+{
+	if ((opt && !p) ||
+	    (unsigned long)p - 4096 < (unsigned long)0 - 4096 - 4095)
+		return false;
+	devres_warn(NULL, func, "bad work or workqueue pointer %p", p);
+	return true;
+}
+
+/*
+ * As the kernel's; of an item a thread serves (queued or running), it
+ * would wipe the lock that thread holds: a WARN, as the kernel's object
+ * debugging gives, and the item left as it is.
+ */
 static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 {
+	if (kcompat_work_arg_bad(w, false, "INIT_WORK"))
+		return;
+	if (kcompat_live_has(w)) {
+		devres_warn(NULL, "INIT_WORK",
+			    "work %p is queued or running: cancel it first; "
+			    "left as it is",
+			    (void *)w);
+		return;
+	}
 	memset(w, 0, sizeof(*w));
 	w->func = f;
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 }
 
-#define INIT_DELAYED_WORK(dw, f) INIT_WORK(&(dw)->work, (f))
+#define INIT_DELAYED_WORK(dw, f) INIT_WORK(kcompat_dwork(dw), (f))
 #define INIT_WORK_ONSTACK INIT_WORK
 #define INIT_DEFERRABLE_WORK INIT_DELAYED_WORK
 #define to_delayed_work(w) container_of((w), struct delayed_work, work)
 
 /*
  * The thread of one item: waits until due, runs, again while re-queued.
- * It leaves the ledger before it says it is done, and touches nothing of
- * @w once it has: a cancel or flush may return and free @w at once.
+ * What the function kfree()s is held until the thread has let go of @w
+ * (the function may free @w itself, as the kernel allows); after that
+ * the thread touches nothing of @w.
  */
 static inline void *kcompat_work_thread(void *arg)
 {
 	struct work_struct *w = arg;
 	struct workqueue_struct *wq;
+	bool outer;
 
+	kcompat_defer.depth++;
 	pthread_mutex_lock(&w->lock);
 	while (w->pending && !w->cancel) {
 		if (w->due.tv_sec &&
@@ -114,9 +206,16 @@ static inline void *kcompat_work_thread(void *arg)
 	w->thread = false;
 	wq = w->wq;
 	w->wq = NULL;
-	devres_thread_spawn_done();
+	kcompat_live_del(w);
+	pthread_mutex_lock(&kcompat_fin_lock);
+	kcompat_finishing++;
+	pthread_mutex_unlock(&kcompat_fin_lock);
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
+	/* Run in a caller that is a work's thread itself: that one frees. */
+	outer = --kcompat_defer.depth == 0;
+	if (outer)
+		kcompat_defer_flush();
 	/* The queue outlives its busy items: destroy_workqueue() waits. */
 	if (wq) {
 		pthread_mutex_lock(&wq->lock);
@@ -124,7 +223,22 @@ static inline void *kcompat_work_thread(void *arg)
 			pthread_cond_broadcast(&wq->idle);
 		pthread_mutex_unlock(&wq->lock);
 	}
+	if (outer)
+		devres_thread_spawn_done();
+	pthread_mutex_lock(&kcompat_fin_lock);
+	if (--kcompat_finishing == 0)
+		pthread_cond_broadcast(&kcompat_fin_cond);
+	pthread_mutex_unlock(&kcompat_fin_lock);
 	return NULL;
+}
+
+/* Waits until no thread is between letting go of its item and its end. */
+static inline void kcompat_work_wait_finishing(void)
+{
+	pthread_mutex_lock(&kcompat_fin_lock);
+	while (kcompat_finishing)
+		pthread_cond_wait(&kcompat_fin_cond, &kcompat_fin_lock);
+	pthread_mutex_unlock(&kcompat_fin_lock);
 }
 
 /* Queues @w on @wq (NULL: the system's) to run @delay jiffies from now. */
@@ -134,6 +248,9 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 {
 	bool started;
 
+	if (kcompat_work_arg_bad(w, false, "queue_work") ||
+	    kcompat_work_arg_bad(wq, true, "queue_work"))
+		return false;
 	pthread_mutex_lock(&w->lock);
 	if (w->pending) {
 		pthread_mutex_unlock(&w->lock);
@@ -161,6 +278,7 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 		pthread_mutex_unlock(&wq->lock);
 	}
 	w->wq = wq;
+	kcompat_live_add(w);
 	/* The thread counts in the ledger while it serves the item. */
 	started = devres_thread_spawn(kcompat_work_thread, w) == 0;
 	w->thread = started;
@@ -179,11 +297,12 @@ static inline bool schedule_work(struct work_struct *w)
 static inline bool schedule_delayed_work(struct delayed_work *dw,
 					 unsigned long delay)
 {
-	return kcompat_work_queue(&dw->work, delay, NULL);
+	return kcompat_work_queue(kcompat_dwork(dw), delay, NULL);
 }
 
 #define queue_work(wq, w) kcompat_work_queue((w), 0, (wq))
-#define queue_delayed_work(wq, dw, d) kcompat_work_queue(&(dw)->work, (d), (wq))
+#define queue_delayed_work(wq, dw, d)                                          \
+	kcompat_work_queue(kcompat_dwork(dw), (d), (wq))
 #define system_wq ((struct workqueue_struct *)0)
 #define system_long_wq system_wq
 #define system_unbound_wq system_wq
@@ -199,6 +318,9 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel)
 {
 	bool was;
 
+	if (kcompat_work_arg_bad(w, false,
+				 cancel ? "cancel_work_sync" : "flush_work"))
+		return false;
 	pthread_mutex_lock(&w->lock);
 	was = cancel ? w->pending : w->thread;
 	if (cancel && w->thread) {
@@ -213,6 +335,9 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel)
 		w->pending = false;
 	}
 	pthread_mutex_unlock(&w->lock);
+	/* Not from a work's thread: it may be among those finishing. */
+	if (!kcompat_defer.depth)
+		kcompat_work_wait_finishing();
 	return was;
 }
 
@@ -223,7 +348,7 @@ static inline bool cancel_work_sync(struct work_struct *w)
 
 static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 {
-	return kcompat_work_wait(&dw->work, true);
+	return kcompat_work_wait(kcompat_dwork(dw), true);
 }
 
 #define cancel_delayed_work cancel_delayed_work_sync
@@ -238,6 +363,8 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 {
 	bool busy;
 
+	if (kcompat_work_arg_bad(dw, false, "flush_delayed_work"))
+		return false;
 	pthread_mutex_lock(&dw->work.lock);
 	busy = dw->work.thread;
 	/* Due now: flushing a delayed work runs it without its delay. */
@@ -264,13 +391,15 @@ static inline bool work_pending(struct work_struct *w)
 {
 	bool p;
 
+	if (kcompat_work_arg_bad(w, false, "work_pending"))
+		return false;
 	pthread_mutex_lock(&w->lock);
 	p = w->pending;
 	pthread_mutex_unlock(&w->lock);
 	return p;
 }
 
-#define delayed_work_pending(dw) work_pending(&(dw)->work)
+#define delayed_work_pending(dw) work_pending(kcompat_dwork(dw))
 
 /* A workqueue: a kmalloc() record of its name, nothing else. */
 __attribute__((format(printf, 1, 4))) static inline struct workqueue_struct *
@@ -308,12 +437,14 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
  */
 static inline void destroy_workqueue(struct workqueue_struct *wq)
 {
-	if (!wq)
+	if (!wq || kcompat_work_arg_bad(wq, true, "destroy_workqueue"))
 		return;
 	pthread_mutex_lock(&wq->lock);
 	while (wq->busy)
 		pthread_cond_wait(&wq->idle, &wq->lock);
 	pthread_mutex_unlock(&wq->lock);
+	if (!kcompat_defer.depth)
+		kcompat_work_wait_finishing();
 	pthread_mutex_destroy(&wq->lock);
 	pthread_cond_destroy(&wq->idle);
 	kfree(wq);
@@ -322,7 +453,7 @@ static inline void destroy_workqueue(struct workqueue_struct *wq)
 /* Waits as destroy_workqueue() does, and keeps the queue. */
 static inline void drain_workqueue(struct workqueue_struct *wq)
 {
-	if (!wq)
+	if (!wq || kcompat_work_arg_bad(wq, true, "drain_workqueue"))
 		return;
 	pthread_mutex_lock(&wq->lock);
 	while (wq->busy)
