@@ -366,3 +366,14 @@ bool devres__arg_warn(const struct device *dev, const char *func,
 		devres__warn(dev, func, "%s is a bad pointer (%p)", what, p);
 	return true;
 }
+
+/*
+ * The out-of-line half of the headers' inline checks: the caller already
+ * found @p bad with devres_ptr_bad(). Not cold: see devres__arg_warn()
+ * in subsys.h.
+ */
+void devres_warn_bad_arg(const char *func, const char *what, const void *p)
+{
+	devres__arg_warn(NULL, devres__ptr_bad(func) ? "(bad name)" : func,
+			 devres__ptr_bad(what) ? "(bad name)" : what, p);
+}
