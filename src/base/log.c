@@ -82,7 +82,7 @@ void devres_set_log(bool on)
 
 void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 {
-	int old, own;
+	int old, own, cancel;
 
 	if (devres__opt_bad(NULL, (const void *)new_sink, __func__, "sink"))
 		return;
@@ -92,9 +92,11 @@ void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 	sink_ctx = ctx;
 	/* A sink that replaces itself does not wait for its own call. */
 	own = in_sink && my_slot == old;
+	cancel = devres__cancel_off();
 	while (sink_calls[old] > own)
 		pthread_cond_wait(&sink_done, &sink_lock);
 	pthread_mutex_unlock(&sink_lock);
+	devres__cancel_restore(cancel);
 }
 
 int devres_warn_count(void)
