@@ -138,8 +138,10 @@ static void reset(void)
 /* The wait returned after the holder let go, with signals delivered. */
 static void assert_not_early(long returned)
 {
-	assert_true(busy_until != 0);
-	assert_true(returned >= __atomic_load_n(&busy_until, __ATOMIC_ACQUIRE));
+	long until = __atomic_load_n(&busy_until, __ATOMIC_ACQUIRE);
+
+	assert_true(until != 0);
+	assert_true(returned >= until);
 	assert_true(__atomic_load_n(&signals_seen, __ATOMIC_RELAXED) > 0);
 }
 
