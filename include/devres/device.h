@@ -231,11 +231,17 @@ DEVRES_API void put_device(struct device *dev);
  * dev_get_drvdata() - the driver's private data
  * @dev: the device
  *
+ * A bad @dev (NULL, ERR_PTR, a small integer) WARNs and gives NULL.
+ *
  * Context: any thread.
  * Return: what dev_set_drvdata() stored, or NULL.
  */
 static inline void *dev_get_drvdata(const struct device *dev)
 {
+	if (devres_ptr_bad(dev)) {
+		devres_warn_bad_arg("dev_get_drvdata", "device", dev);
+		return NULL;
+	}
 	return dev->driver_data;
 }
 
@@ -244,10 +250,16 @@ static inline void *dev_get_drvdata(const struct device *dev)
  * @dev: the device
  * @data: the data
  *
+ * A bad @dev (NULL, ERR_PTR, a small integer) WARNs and stores nothing.
+ *
  * Context: any thread.
  */
 static inline void dev_set_drvdata(struct device *dev, void *data)
 {
+	if (devres_ptr_bad(dev)) {
+		devres_warn_bad_arg("dev_set_drvdata", "device", dev);
+		return;
+	}
 	dev->driver_data = data;
 }
 

@@ -81,10 +81,16 @@ struct resource {
  * resource_size() - the number of units a resource spans
  * @res: the resource
  *
+ * A bad @res (NULL, ERR_PTR, a small integer) WARNs and gives 0.
+ *
  * Return: @res->end - @res->start + 1.
  */
 static inline resource_size_t resource_size(const struct resource *res)
 {
+	if (devres_ptr_bad(res)) {
+		devres_warn_bad_arg("resource_size", "resource", res);
+		return 0;
+	}
 	return res->end - res->start + 1;
 }
 
@@ -92,10 +98,16 @@ static inline resource_size_t resource_size(const struct resource *res)
  * resource_type() - the type bits of a resource
  * @res: the resource
  *
+ * A bad @res (NULL, ERR_PTR, a small integer) WARNs and gives 0.
+ *
  * Return: one of IORESOURCE_IO, IORESOURCE_MEM, IORESOURCE_IRQ, ...
  */
 static inline unsigned long resource_type(const struct resource *res)
 {
+	if (devres_ptr_bad(res)) {
+		devres_warn_bad_arg("resource_type", "resource", res);
+		return 0;
+	}
 	return res->flags & IORESOURCE_TYPE_BITS;
 }
 
@@ -104,13 +116,20 @@ static inline unsigned long resource_type(const struct resource *res)
  * @r1: the outer resource
  * @r2: the inner resource
  *
+ * A bad pointer (NULL, ERR_PTR, a small integer) WARNs and gives false.
+ *
  * Return: true when both have the same type, neither is IORESOURCE_UNSET,
  * and [@r2->start, @r2->end] lies inside [@r1->start, @r1->end].
  */
 static inline bool resource_contains(const struct resource *r1,
 				     const struct resource *r2)
 {
-	if (resource_type(r1) != resource_type(r2))
+	if (devres_ptr_bad(r1) || devres_ptr_bad(r2)) {
+		devres_warn_bad_arg("resource_contains", "resource",
+				    devres_ptr_bad(r1) ? r1 : r2);
+		return false;
+	}
+	if ((r1->flags ^ r2->flags) & IORESOURCE_TYPE_BITS)
 		return false;
 	if ((r1->flags | r2->flags) & IORESOURCE_UNSET)
 		return false;
@@ -122,6 +141,8 @@ static inline bool resource_contains(const struct resource *r1,
  * @r1: a resource
  * @r2: another resource
  *
+ * A bad pointer (NULL, ERR_PTR, a small integer) WARNs and gives false.
+ *
  * Only the ranges are compared, not the types.
  *
  * Return: true when the ranges intersect.
@@ -129,6 +150,11 @@ static inline bool resource_contains(const struct resource *r1,
 static inline bool resource_overlaps(const struct resource *r1,
 				     const struct resource *r2)
 {
+	if (devres_ptr_bad(r1) || devres_ptr_bad(r2)) {
+		devres_warn_bad_arg("resource_overlaps", "resource",
+				    devres_ptr_bad(r1) ? r1 : r2);
+		return false;
+	}
 	return r1->start <= r2->end && r1->end >= r2->start;
 }
 
@@ -138,13 +164,22 @@ static inline bool resource_overlaps(const struct resource *r1,
  * @r2: another resource
  * @r: where the intersection is written (start and end only)
  *
+ * A bad pointer (NULL, ERR_PTR, a small integer) WARNs and gives false.
+ *
  * Return: true, with @r filled, when the ranges intersect; false otherwise.
  */
 static inline bool resource_intersection(const struct resource *r1,
 					 const struct resource *r2,
 					 struct resource *r)
 {
-	if (!resource_overlaps(r1, r2))
+	if (devres_ptr_bad(r1) || devres_ptr_bad(r2) || devres_ptr_bad(r)) {
+		devres_warn_bad_arg("resource_intersection", "resource",
+				    devres_ptr_bad(r1)	 ? r1
+				    : devres_ptr_bad(r2) ? r2
+							 : r);
+		return false;
+	}
+	if (r1->start > r2->end || r1->end < r2->start)
 		return false;
 	r->start = r1->start > r2->start ? r1->start : r2->start;
 	r->end = r1->end < r2->end ? r1->end : r2->end;

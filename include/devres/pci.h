@@ -221,11 +221,17 @@ struct pci_driver {
  * pci_name() - a PCI device's address
  * @pdev: the device
  *
+ * A bad @pdev (NULL, ERR_PTR, a small integer) WARNs and gives "".
+ *
  * Context: any thread.
  * Return: "DDDD:BB:DD.F".
  */
 static inline const char *pci_name(const struct pci_dev *pdev)
 {
+	if (devres_ptr_bad(pdev)) {
+		devres_warn_bad_arg("pci_name", "PCI device", pdev);
+		return "";
+	}
 	return dev_name(&pdev->dev);
 }
 
@@ -233,12 +239,18 @@ static inline const char *pci_name(const struct pci_dev *pdev)
  * pci_get_drvdata() - the driver's private data
  * @pdev: the device
  *
+ * A bad @pdev (NULL, ERR_PTR, a small integer) WARNs and gives NULL.
+ *
  * Context: any thread.
  * Return: what pci_set_drvdata() stored, or NULL.
  */
 static inline void *pci_get_drvdata(const struct pci_dev *pdev)
 {
-	return dev_get_drvdata(&pdev->dev);
+	if (devres_ptr_bad(pdev)) {
+		devres_warn_bad_arg("pci_get_drvdata", "PCI device", pdev);
+		return NULL;
+	}
+	return pdev->dev.driver_data;
 }
 
 /**
@@ -246,11 +258,17 @@ static inline void *pci_get_drvdata(const struct pci_dev *pdev)
  * @pdev: the device
  * @data: the data
  *
+ * A bad @pdev (NULL, ERR_PTR, a small integer) WARNs and stores nothing.
+ *
  * Context: any thread.
  */
 static inline void pci_set_drvdata(struct pci_dev *pdev, void *data)
 {
-	dev_set_drvdata(&pdev->dev, data);
+	if (devres_ptr_bad(pdev)) {
+		devres_warn_bad_arg("pci_set_drvdata", "PCI device", pdev);
+		return;
+	}
+	pdev->dev.driver_data = data;
 }
 
 /**
@@ -840,12 +858,18 @@ DEVRES_API int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs,
  * pci_dev_msi_enabled() - whether the device's vectors are MSI or MSI-X
  * @pdev: the device
  *
+ * A bad @pdev (NULL, ERR_PTR, a small integer) WARNs and gives false.
+ *
  * Context: any thread.
  * Return: true while pci_alloc_irq_vectors() has handed out MSI or MSI-X
  * vectors that are not freed.
  */
 static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
 {
+	if (devres_ptr_bad(pdev)) {
+		devres_warn_bad_arg("pci_dev_msi_enabled", "PCI device", pdev);
+		return false;
+	}
 	return pdev->msi_enabled || pdev->msix_enabled;
 }
 

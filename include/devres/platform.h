@@ -74,11 +74,18 @@ struct platform_driver {
  * platform_get_device_id() - the id_table entry a device was matched by
  * @pdev: the device
  *
+ * A bad @pdev (NULL, ERR_PTR, a small integer) WARNs and gives NULL.
+ *
  * Return: the entry, or NULL when the driver matched by name.
  */
 static inline const struct platform_device_id *
 platform_get_device_id(const struct platform_device *pdev)
 {
+	if (devres_ptr_bad(pdev)) {
+		devres_warn_bad_arg("platform_get_device_id", "platform device",
+				    pdev);
+		return NULL;
+	}
 	return pdev->id_entry;
 }
 
@@ -86,11 +93,18 @@ platform_get_device_id(const struct platform_device *pdev)
  * platform_get_drvdata() - the driver's private data
  * @pdev: the device
  *
+ * A bad @pdev (NULL, ERR_PTR, a small integer) WARNs and gives NULL.
+ *
  * Return: what platform_set_drvdata() stored, or NULL.
  */
 static inline void *platform_get_drvdata(const struct platform_device *pdev)
 {
-	return dev_get_drvdata(&pdev->dev);
+	if (devres_ptr_bad(pdev)) {
+		devres_warn_bad_arg("platform_get_drvdata", "platform device",
+				    pdev);
+		return NULL;
+	}
+	return pdev->dev.driver_data;
 }
 
 /**
@@ -101,13 +115,20 @@ static inline void *platform_get_drvdata(const struct platform_device *pdev)
 static inline void platform_set_drvdata(struct platform_device *pdev,
 					void *data)
 {
-	dev_set_drvdata(&pdev->dev, data);
+	if (devres_ptr_bad(pdev)) {
+		devres_warn_bad_arg("platform_set_drvdata", "platform device",
+				    pdev);
+		return;
+	}
+	pdev->dev.driver_data = data;
 }
 
 /**
  * platform_device_alloc() - allocate a platform device
  * @name: the base name (copied)
  * @id: instance number, PLATFORM_DEVID_NONE or PLATFORM_DEVID_AUTO
+ *
+ * A bad @pdev (NULL, ERR_PTR, a small integer) WARNs and stores nothing.
  *
  * The device is initialized, not yet added: give it resources with
  * platform_device_add_resources(), then platform_device_add(). Drop it with

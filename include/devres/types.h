@@ -36,6 +36,13 @@ extern "C" {
 #define DEVRES_MUST_CHECK
 #endif
 
+/* A branch taken only on a misuse: the compiler lays it out of the way. */
+#if defined(__GNUC__)
+#define DEVRES_UNLIKELY(x) __builtin_expect(!!(x), 0)
+#else
+#define DEVRES_UNLIKELY(x) (x)
+#endif
+
 /* Allocation flags. Only __GFP_ZERO changes behaviour in userspace. */
 typedef unsigned int gfp_t;
 #define __GFP_ZERO 0x100u
@@ -71,6 +78,36 @@ static inline bool IS_ERR_OR_NULL(const void *ptr)
 {
 	return !ptr || IS_ERR(ptr);
 }
+
+/*
+ * Whether @p cannot point at an object: NULL, the first page (a small
+ * integer cast, a member of a NULL struct) or the last 4095 bytes (an
+ * ERR_PTR()). One subtraction and one compare: what the headers' inline
+ * functions that take an object pay before they use it; the WARN is out
+ * of line (devres_warn_bad_arg()).
+ */
+static inline bool devres_ptr_bad(const void *p)
+{
+	return DEVRES_UNLIKELY((uintptr_t)p - 4096u >=
+			       (uintptr_t)0 - 4096u - MAX_ERRNO);
+}
+
+/**
+ * devres_warn_bad_arg() - report a bad object pointer given to an inline call
+ * @func: the inline function that was called
+ * @what: what the argument is ("device", "resource")
+ * @p: the argument: NULL, a small integer or an ERR_PTR()
+ *
+ * The cold half of the headers' inline functions that take an object:
+ * they test their argument with devres_ptr_bad() (one compare) and, when
+ * it is bad, call this and return what they would for nothing (NULL, 0,
+ * false, ""). One WARN, "(no device): <func>: NULL <what>", counted by
+ * devres_warn_count(). A bad @func or @what is named "(bad name)".
+ *
+ * Context: any thread.
+ */
+DEVRES_API void devres_warn_bad_arg(const char *func, const char *what,
+				    const void *p);
 
 /* What a zero-byte allocation returns: not NULL, never dereferenceable. */
 #define ZERO_SIZE_PTR ((void *)16)

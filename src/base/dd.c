@@ -25,6 +25,8 @@ struct held {
 	struct held *next;
 	/* A last put of the device from its callbacks waits for the unlock. */
 	struct devres__frame frame;
+	/* Probe and remove run with cancellation off: the lock is held. */
+	int cancel;
 };
 
 static TLS_FAST struct held *held;
@@ -43,6 +45,7 @@ static void hold(struct device *dev, struct held *h)
 	h->next = held;
 	held = h;
 	devres__frame_enter(&h->frame, dev);
+	h->cancel = devres__cancel_off();
 }
 
 static void dev_lock(struct device *dev, struct held *h)
@@ -56,6 +59,7 @@ static void dev_unlock(struct held *h)
 	held = h->next;
 	pthread_mutex_unlock(&h->dev->mutex);
 	devres__frame_leave(&h->frame);
+	devres__cancel_restore(h->cancel);
 }
 
 bool devres__dev_locked_by_me(const struct device *dev)

@@ -82,7 +82,7 @@ void devres_set_log(bool on)
 
 void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 {
-	int old, own;
+	int old, own, cancel;
 
 	if (devres__opt_bad(NULL, (const void *)new_sink, __func__, "sink"))
 		return;
@@ -92,9 +92,11 @@ void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 	sink_ctx = ctx;
 	/* A sink that replaces itself does not wait for its own call. */
 	own = in_sink && my_slot == old;
+	cancel = devres__cancel_off();
 	while (sink_calls[old] > own)
 		pthread_cond_wait(&sink_done, &sink_lock);
 	pthread_mutex_unlock(&sink_lock);
+	devres__cancel_restore(cancel);
 }
 
 int devres_warn_count(void)
@@ -365,4 +367,15 @@ bool devres__arg_warn(const struct device *dev, const char *func,
 	else
 		devres__warn(dev, func, "%s is a bad pointer (%p)", what, p);
 	return true;
+}
+
+/*
+ * The out-of-line half of the headers' inline checks: the caller already
+ * found @p bad with devres_ptr_bad(). Not cold: see devres__arg_warn()
+ * in subsys.h.
+ */
+void devres_warn_bad_arg(const char *func, const char *what, const void *p)
+{
+	devres__arg_warn(NULL, devres__ptr_bad(func) ? "(bad name)" : func,
+			 devres__ptr_bad(what) ? "(bad name)" : what, p);
 }

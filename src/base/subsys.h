@@ -391,4 +391,29 @@ HIDDEN int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
 HIDDEN int irq__line_claim(int irq, const void *owner, const char *name);
 HIDDEN int irq__line_destroy_claimed(int irq, const void *owner);
 
+/*
+ * No call of the library is a cancellation point (docs/posix.md): a
+ * thread cancelled in one of its waits (pthread_cond_wait() relocks the
+ * mutex and exits holding it), or in a callback it runs under a lock,
+ * would leave the lock held and the object half changed. Each wait and
+ * each callback under a lock runs with cancellation disabled; a request
+ * made meanwhile acts at the thread's next cancellation point after the
+ * call. Returns the state to give back to devres__cancel_restore().
+ */
+static inline int devres__cancel_off(void)
+{
+	int old;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	return old;
+}
+
+static inline void devres__cancel_restore(int old)
+{
+	int cur;
+
+	if (old != PTHREAD_CANCEL_DISABLE)
+		pthread_setcancelstate(old, &cur);
+}
+
 #endif /* DEVRES_SUBSYS_H */

@@ -322,6 +322,7 @@ int irq__get_dispatcher(struct irq_dispatcher **ret_disp)
 void irq__put_dispatcher(void)
 {
 	struct irq_dispatcher *d = NULL;
+	int cancel;
 
 	pthread_mutex_lock(&irq_lock);
 	if (!--nr_handlers) {
@@ -340,7 +341,9 @@ void irq__put_dispatcher(void)
 	}
 	__atomic_store_n(&d->stop, true, __ATOMIC_RELEASE);
 	kick(d);
+	cancel = devres__cancel_off();
 	pthread_join(d->thread, NULL);
+	devres__cancel_restore(cancel);
 	free_dispatcher(d);
 }
 
@@ -462,10 +465,14 @@ int irq__thread_start(struct irq_action *a)
 
 void irq__thread_stop(struct irq_action *a)
 {
+	int cancel;
+
 	pthread_mutex_lock(&a->line->lock);
 	a->stop = true;
 	pthread_cond_signal(&a->wake);
 	pthread_mutex_unlock(&a->line->lock);
+	cancel = devres__cancel_off();
 	pthread_join(a->thread, NULL);
+	devres__cancel_restore(cancel);
 	pthread_cond_destroy(&a->wake);
 }

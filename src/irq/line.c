@@ -356,7 +356,7 @@ int irq_line_raise_wait(int irq)
 	uint64_t one = 1;
 	struct irq_line *line = irq__line_get(irq);
 	unsigned long target;
-	int rc = 0;
+	int rc = 0, cancel;
 
 	if (!line)
 		return -EINVAL;
@@ -377,6 +377,7 @@ int irq_line_raise_wait(int irq)
 		rc = -EOPNOTSUPP;
 	else if (write(line->fd, &one, sizeof(one)) < 0)
 		rc = -errno;
+	cancel = devres__cancel_off();
 	while (!rc && (line->delivered < target || line->running ||
 		       line->threads_active)) {
 		struct timespec ts;
@@ -395,6 +396,7 @@ int irq_line_raise_wait(int irq)
 		}
 		pthread_cond_timedwait(&line->idle, &line->lock, &ts);
 	}
+	devres__cancel_restore(cancel);
 	line->refs--;
 	pthread_mutex_unlock(&line->lock);
 	return rc;

@@ -46,10 +46,14 @@ void irq__line_done(struct irq_line *line)
 static void begin_change(struct irq_line *line)
 {
 	line->mutators++;
+	int cancel;
+
 	if (irq__running_line == line)
 		return;
+	cancel = devres__cancel_off();
 	while (line->running)
 		pthread_cond_wait(&line->idle, &line->lock);
+	devres__cancel_restore(cancel);
 }
 
 static void end_change(struct irq_line *line)
@@ -398,8 +402,11 @@ void disable_irq_nosync(unsigned int irq)
 /* Waits, with the line locked, until no handler of it runs or is due. */
 static void wait_idle(struct irq_line *line)
 {
+	int cancel = devres__cancel_off();
+
 	while (line->running || line->threads_active)
 		pthread_cond_wait(&line->idle, &line->lock);
+	devres__cancel_restore(cancel);
 }
 
 static void sync_line(unsigned int irq, bool disable, const char *func)

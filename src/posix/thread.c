@@ -195,7 +195,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 {
 	unsigned int ms = __atomic_load_n(&t->timeout_ms, __ATOMIC_RELAXED);
 	struct timespec deadline = deadline_in(ms);
-	int ret;
+	int ret, cancel;
 
 	/*
 	 * Inherited across fork(): the thread runs in the parent only, its
@@ -213,6 +213,8 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 		free(t);
 		return -ECHILD;
 	}
+	/* The waits and the join below are no cancellation points. */
+	cancel = devres__cancel_off();
 	ask_stop(t);
 	pthread_mutex_lock(&t->lock);
 	while (!t->done && pthread_cond_timedwait(&t->cond, &t->lock,
@@ -232,6 +234,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	pthread_mutex_unlock(&t->lock);
 	pthread_join(t->tid, NULL);
 	thread_free(t);
+	devres__cancel_restore(cancel);
 	return ret;
 }
 

@@ -54,8 +54,8 @@
 
 /* The fallback's state, in every handle. */
 struct rcu_readers {
-	int count;   /* accesses in progress on this handle */
-	int waiting; /* a revoker may sleep on count */
+	/* Accesses in progress on this handle, | RCU_WAITING. */
+	int count;
 };
 
 /* Whether new handles use urcu-bp; fixed when the library is loaded. */
@@ -66,6 +66,16 @@ HIDDEN const char *devres__rcu_name(bool urcu);
 HIDDEN void devres__srcu_wake(struct rcu_readers *r);
 HIDDEN void devres__srcu_sync(struct rcu_readers *r);
 HIDDEN void devres__urcu_sync(struct rcu_readers *r);
+
+/*
+ * In the count: a revoker may sleep on it. One word with the count, so
+ * that the reader whose end lets the revoker go reads nothing of the
+ * handle after that end: the revoker may free it at once (a flag of its
+ * own, read after the decrement, was read from freed memory). Only the
+ * wake's address is used after, and a futex wake on an address nobody
+ * waits on any more is harmless.
+ */
+#define RCU_WAITING (1 << 30)
 
 static inline void rcu_enter(bool urcu, struct rcu_readers *r)
 {
@@ -92,8 +102,7 @@ static inline void rcu_exit(bool urcu, struct rcu_readers *r)
 #else
 	(void)urcu;
 #endif
-	if (__atomic_sub_fetch(&r->count, 1, __ATOMIC_SEQ_CST) == 0 &&
-	    __atomic_load_n(&r->waiting, __ATOMIC_SEQ_CST))
+	if (__atomic_sub_fetch(&r->count, 1, __ATOMIC_SEQ_CST) == RCU_WAITING)
 		devres__srcu_wake(r);
 }
 

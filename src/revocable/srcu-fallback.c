@@ -31,11 +31,12 @@ void devres__srcu_sync(struct rcu_readers *r)
 {
 	int saved = errno, n;
 
-	__atomic_store_n(&r->waiting, 1, __ATOMIC_SEQ_CST);
+	__atomic_or_fetch(&r->count, RCU_WAITING, __ATOMIC_SEQ_CST);
 	/* EAGAIN (the count moved) and EINTR both mean: look again. */
-	while ((n = __atomic_load_n(&r->count, __ATOMIC_SEQ_CST)) != 0)
+	while ((n = __atomic_load_n(&r->count, __ATOMIC_SEQ_CST)) !=
+	       RCU_WAITING)
 		futex(&r->count, FUTEX_WAIT_PRIVATE, n);
 	/* A handle is revoked once: later readers need not wake anyone. */
-	__atomic_store_n(&r->waiting, 0, __ATOMIC_SEQ_CST);
+	__atomic_and_fetch(&r->count, ~RCU_WAITING, __ATOMIC_SEQ_CST);
 	errno = saved;
 }

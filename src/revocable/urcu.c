@@ -36,9 +36,10 @@ const char *devres__rcu_name(bool urcu)
 void devres__urcu_sync(struct rcu_readers *r)
 {
 #ifdef DEVRES_HAVE_URCU
-	int saved = errno;
+	int saved = errno, cancel = devres__cancel_off();
 
 	urcu_bp_synchronize_rcu();
+	devres__cancel_restore(cancel);
 	tsan_acquire(r);
 	errno = saved;
 #else

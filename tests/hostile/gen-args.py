@@ -1,13 +1,18 @@
 #!/usr/bin/env python3
 # SPDX-License-Identifier: MIT
 """Writes the cases of test-hostile-args: one call of every DEVRES_API
-function of the public headers for each of its pointer arguments, that
+function of the public headers, and of the inline functions of the headers
+in INLINE_HEADERS, for each of its pointer arguments, that
 argument replaced by the bad value the case is given and every other
 argument a valid one from the test's fixture (arg_<kind>() in
 test-hostile-args.c). Usage: gen-args.py INCLUDE_DIR OUT_FILE"""
 import re
 import sys
 from pathlib import Path
+
+# Headers whose inline functions take objects and check them (io.h's
+# accessors take register addresses, types.h's helpers take any value).
+INLINE_HEADERS = {"device.h", "ioport.h", "pci.h", "platform.h"}
 
 FUNC_PTR = {"dr_release_t", "dr_match_t", "irq_handler_t", "devres_log_sink_t"}
 
@@ -24,6 +29,11 @@ def declarations(incdir):
             if name.startswith("__"):
                 continue
             yield ret, name, split_params(params)
+        if h.name not in INLINE_HEADERS:
+            continue
+        for m in re.finditer(r"static inline ([^;{}#]*?)\b([a-z_0-9]+)\("
+                             r"([^()]*)\)\s*\{", text):
+            yield m.group(1).strip(), m.group(2), split_params(m.group(3))
 
 
 def split_params(s):

@@ -179,6 +179,7 @@ static const struct {
 /* Calls whose return says nothing of a refusal (the WARN does). */
 static const char *const no_error_value[] = {
 	"dev_name",
+	"pci_name",
 };
 
 /* Calls where 0 is the refusal (a count of nothing done). */

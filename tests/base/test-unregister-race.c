@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: stress tsan timeout=300 */
+/*
+ * Unregistration racing probe and remove. Each round registers a driver
+ * and a few devices whose probes sleep, defer once or return at once, and
+ * whose remove sleeps; then four threads start at once: one unregisters
+ * the driver, one unregisters the devices, one unbinds them by hand and
+ * attaches them again, one triggers the deferred probes. The same again
+ * with platform devices and a platform driver (three threads). Every call
+ * is legal in every order, so no WARN may come. After each round: every
+ * probe that bound was undone by exactly one remove, no device is bound,
+ * each device is released exactly once (at the test's last put), and the
+ * fixture's ledger check finds nothing left. 400 rounds of each.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/driver.h>
+#include <devres/platform.h>
+#include "testlib.h"
+
+#define NDEV 4
+#define ROUNDS 400
+
+static const struct bus_type bus = { .name = "unregrace" };
+
+struct rdev {
+	struct device dev;
+	int idx;
+};
+
+static int binds[NDEV], unbinds[NDEV], defers[NDEV], released[NDEV];
+static struct device *devs[NDEV];
+
+static int idx_of(struct device *dev)
+{
+	return ((struct rdev *)dev)->idx;
+}
+
+static void rdev_release(struct device *dev)
+{
+	__atomic_add_fetch(&released[idx_of(dev)], 1, __ATOMIC_RELAXED);
+	free(dev);
+}
+
+static int race_probe(struct device *dev)
+{
+	int i = idx_of(dev);
+
+	if (!devm_kzalloc(dev, 32, GFP_KERNEL))
+		return -ENOMEM;
+	switch (i % 3) {
+	case 0:
+		usleep(200); /* a probe that sleeps */
+		break;
+	case 1:
+		/* Defers the first time: parked, retried by a trigger. */
+		if (__atomic_fetch_add(&defers[i], 1, __ATOMIC_RELAXED) == 0)
+			return -EPROBE_DEFER;
+		break;
+	default:
+		break;
+	}
+	__atomic_add_fetch(&binds[i], 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void race_remove(struct device *dev)
+{
+	usleep(200); /* a remove in progress */
+	__atomic_add_fetch(&unbinds[idx_of(dev)], 1, __ATOMIC_RELAXED);
+}
+
+static struct device_driver drv = {
+	.name = "unregrace",
+	.bus = &bus,
+	.probe = race_probe,
+	.remove = race_remove,
+};
+
+static pthread_barrier_t start;
+
+static void *unregister_driver(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	usleep((unsigned int)(rand() % 300));
+	driver_unregister(&drv);
+	return NULL;
+}
+
+static void *unregister_devices(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	for (int i = 0; i < NDEV; i++) {
+		usleep((unsigned int)(rand() % 150));
+		device_unregister(devs[i]);
+	}
+	return NULL;
+}
+
+/* Unbinds and rebinds by hand, with its own references. */
+static void *unbind_rebind(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	for (int n = 0; n < 3; n++)
+		for (int i = 0; i < NDEV; i++) {
+			device_release_driver(devs[i]);
+			(void)device_attach(devs[i]);
+		}
+	return NULL;
+}
+
+static void *trigger(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	for (int n = 0; n < 5; n++) {
+		driver_deferred_probe_trigger();
+		usleep(100);
+	}
+	return NULL;
+}
+
+static void one_round(int round)
+{
+	void *(*fns[])(void *) = { unregister_driver, unregister_devices,
+				   unbind_rebind, trigger };
+	pthread_t t[4];
+
+	memset(binds, 0, sizeof(binds));
+	memset(unbinds, 0, sizeof(unbinds));
+	memset(defers, 0, sizeof(defers));
+	memset(released, 0, sizeof(released));
+	/* Half the rounds register the driver first, half the devices. */
+	if (round & 1)
+		assert_int_equal(driver_register(&drv), 0);
+	for (int i = 0; i < NDEV; i++) {
+		struct rdev *r = calloc(1, sizeof(*r));
+
+		assert_non_null(r);
+		r->idx = i;
+		r->dev.bus = &bus;
+		r->dev.release = rdev_release;
+		device_initialize(&r->dev);
+		assert_int_equal(dev_set_name(&r->dev, "ur%d", i), 0);
+		devs[i] = &r->dev;
+		assert_int_equal(device_add(devs[i]), 0);
+		/* The racing threads' reference: the device outlives them. */
+		get_device(devs[i]);
+	}
+	if (!(round & 1))
+		assert_int_equal(driver_register(&drv), 0);
+	assert_int_equal(pthread_barrier_init(&start, NULL, 4), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, fns[i], NULL), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&start);
+	for (int i = 0; i < NDEV; i++) {
+		/* Deleted, unbound: each bind undone by exactly one remove. */
+		assert_null(devs[i]->driver);
+		assert_false(device_is_bound(devs[i]));
+		assert_int_equal(binds[i], unbinds[i]);
+		assert_int_equal(released[i], 0);
+		put_device(devs[i]);
+		assert_int_equal(released[i], 1);
+	}
+}
+
+static void unregister_races_probe_and_remove(void **state)
+{
+	int warns = devres_warn_count();
+	int total = 0;
+
+	(void)state;
+	srand(1);
+	for (int round = 0; round < ROUNDS; round++) {
+		one_round(round);
+		for (int i = 0; i < NDEV; i++)
+			total += binds[i];
+	}
+	/* Every call made is legal in every order. */
+	assert_int_equal(devres_warn_count() - warns, 0);
+	/* The race did bind: it was not all unregistered before probing. */
+	assert_true(total > 0);
+	print_message("%d rounds, %d binds, each undone once\n", ROUNDS, total);
+}
+
+/* ---- The same on the platform bus ---- */
+
+static struct platform_device *pdevs[NDEV];
+static int pbinds[NDEV], punbinds[NDEV];
+
+static int pidx(struct platform_device *pdev)
+{
+	return pdev->id;
+}
+
+static int plat_probe(struct platform_device *pdev)
+{
+	if (!devm_kzalloc(&pdev->dev, 32, GFP_KERNEL))
+		return -ENOMEM;
+	if (pidx(pdev) % 2)
+		usleep(200);
+	__atomic_add_fetch(&pbinds[pidx(pdev)], 1, __ATOMIC_RELAXED);
+	return 0;
+}
+
+static void plat_remove(struct platform_device *pdev)
+{
+	usleep(200);
+	__atomic_add_fetch(&punbinds[pidx(pdev)], 1, __ATOMIC_RELAXED);
+}
+
+static struct platform_driver pdrv = {
+	.probe = plat_probe,
+	.remove = plat_remove,
+	.driver = { .name = "urplat" },
+};
+
+static void *punregister_driver(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	usleep((unsigned int)(rand() % 300));
+	platform_driver_unregister(&pdrv);
+	return NULL;
+}
+
+static void *punregister_devices(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	for (int i = 0; i < NDEV; i++) {
+		usleep((unsigned int)(rand() % 150));
+		platform_device_unregister(pdevs[i]);
+	}
+	return NULL;
+}
+
+static void *punbind_rebind(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	for (int n = 0; n < 3; n++)
+		for (int i = 0; i < NDEV; i++) {
+			device_release_driver(&pdevs[i]->dev);
+			(void)device_attach(&pdevs[i]->dev);
+		}
+	return NULL;
+}
+
+static void platform_unregister_races(void **state)
+{
+	void *(*fns[])(void *) = { punregister_driver, punregister_devices,
+				   punbind_rebind };
+	int warns = devres_warn_count(), total = 0;
+	pthread_t t[3];
+
+	(void)state;
+	for (int round = 0; round < ROUNDS; round++) {
+		memset(pbinds, 0, sizeof(pbinds));
+		memset(punbinds, 0, sizeof(punbinds));
+		assert_int_equal(platform_driver_register(&pdrv), 0);
+		for (int i = 0; i < NDEV; i++) {
+			pdevs[i] = platform_device_alloc("urplat", i);
+			assert_non_null(pdevs[i]);
+			assert_int_equal(platform_device_add(pdevs[i]), 0);
+			get_device(&pdevs[i]->dev);
+		}
+		assert_int_equal(pthread_barrier_init(&start, NULL, 3), 0);
+		for (int i = 0; i < 3; i++)
+			assert_int_equal(
+				pthread_create(&t[i], NULL, fns[i], NULL), 0);
+		for (int i = 0; i < 3; i++)
+			pthread_join(t[i], NULL);
+		pthread_barrier_destroy(&start);
+		for (int i = 0; i < NDEV; i++) {
+			assert_null(pdevs[i]->dev.driver);
+			assert_int_equal(pbinds[i], punbinds[i]);
+			total += pbinds[i];
+			platform_device_put(pdevs[i]);
+		}
+	}
+	assert_int_equal(devres_warn_count() - warns, 0);
+	assert_true(total > 0);
+	print_message("%d rounds, %d binds, each undone once\n", ROUNDS, total);
+}
+
+static const struct CMUnitTest tests[] = {
+	cmocka_unit_test_setup_teardown(unregister_races_probe_and_remove,
+					dev_setup, dev_teardown),
+	cmocka_unit_test_setup_teardown(platform_unregister_races, dev_setup,
+					dev_teardown),
+};
+
+int main(void)
+{
+	return run_tests_on_bus(tests, &bus);
+}
