@@ -222,6 +222,7 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 		   bool *ret_owned)
 {
 	struct pci_map **pp, *m;
+	struct device *owner = NULL;
 
 	pthread_mutex_lock(&map_lock);
 	for (pp = &maps; (m = *pp); pp = &m->next)
@@ -237,22 +238,25 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	}
 	if (m) {
 		*pp = m->next;
-		/*
-		 * Its pcim_iomap_table() slot goes before the address can be
-		 * mapped again (another BAR's slot may then hold it), whoever
-		 * unmaps it and whichever device the caller named.
-		 */
-		if (m->owner.dev)
-			(void)pci__iomap_forget(to_pci_dev(m->owner.dev), addr);
-		munmap(m->addr, m->len);
+		owner = m->owner.dev;
 		/* By hand: the node goes now, under the lock. */
-		*ret_owned = !node && m->owner.dev;
+		*ret_owned = !node && owner;
 		if (*ret_owned)
 			devres__disown(&m->owner, h);
 	}
 	pthread_mutex_unlock(&map_lock);
 	if (!m)
 		return -ENOENT;
+	/*
+	 * Unlinked, still mapped: no other caller finds it, and the address
+	 * cannot be mapped again yet. Its pcim_iomap_table() slot goes
+	 * before it can (another BAR's slot may then hold it), whoever
+	 * unmaps it and whichever device the caller named; outside the map
+	 * lock, as the device's own lock is taken before the tree's.
+	 */
+	if (owner)
+		(void)pci__iomap_forget(to_pci_dev(owner), addr);
+	munmap(m->addr, m->len);
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	free(m);
