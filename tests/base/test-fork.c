@@ -74,11 +74,13 @@ static struct pci_fake *tree;
 static struct museum museum;
 static int stop;
 /*
- * Under ASan, workers park between two rounds while the main thread forks:
- * libasan's allocator (GCC 12) is not held across fork(), and a child
- * forked while another thread allocates deadlocks in its first malloc().
+ * Under ASan and TSan, workers park between two rounds while the main
+ * thread forks: the sanitizers' allocators (GCC 12) are not held across
+ * fork(), and a child forked while another thread allocates deadlocks in
+ * its first malloc() (seen under TSan: the child waits forever on the
+ * allocator's size-class lock). The dev build forks from busy workers.
  */
-#ifdef T_ASAN
+#if defined(T_ASAN) || defined(__SANITIZE_THREAD__)
 #define PARK 1
 #else
 #define PARK 0
