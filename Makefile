@@ -225,7 +225,7 @@ abi-baseline: build-dev
 	mkdir -p abi
 	so=$$(readelf -d build/dev/libdevres.so | \
 		sed -n 's/.*Library soname: \[\(.*\)\].*/\1/p'); \
-	abidw --headers-dir include/devres --no-corpus-path \
+	abidw --headers-dir include/devres --no-corpus-path --no-comp-dir-path \
 		build/dev/$$so >abi/$$so.abi && echo "abi/$$so.abi written: commit it"
 
 clean:
