@@ -57,6 +57,7 @@ static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
 	bool any = false, one = true;
 	struct map_id id = { 0 };
 	char line[512];
+	bool tail = false;
 
 	if (!f)
 		return MAP_UNKNOWN;
@@ -64,7 +65,17 @@ static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
 		unsigned long s, e, ino;
 		unsigned long long off;
 		unsigned int major, minor;
+		bool was_tail = tail;
 
+		/*
+		 * A line longer than the buffer (a file under a long path)
+		 * comes in pieces: only its first holds the fields, the rest
+		 * is the path, which anybody who can name a file can make
+		 * look like a line of its own.
+		 */
+		tail = !strchr(line, '\n');
+		if (was_tail)
+			continue;
 		if (sscanf(line, "%lx-%lx %*s %llx %x:%x %lu", &s, &e, &off,
 			   &major, &minor, &ino) != 6 ||
 		    e <= a || s >= end)

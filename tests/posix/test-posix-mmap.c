@@ -16,6 +16,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/stat.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/fault.h>
@@ -202,6 +203,100 @@ static void test_munmap_not_managed_warns(void **state)
 	assert_false(is_mapped(mine));
 }
 
+/*
+ * A line of /proc/self/maps longer than the library's read buffer (a file
+ * mapped under a long path) is one line: its tail is never read as a line
+ * of its own. Here the tail names the managed mapping's range with another
+ * file's identity; read as a line, it made the release take the mapping
+ * for another and leave it mapped, with a WARN.
+ */
+#define MAPS_CHUNK 511 /* what one read of the library's buffer takes */
+
+static char *maps_line_of(const void *addr)
+{
+	FILE *f = fopen("/proc/self/maps", "re");
+	char *line = NULL;
+	size_t size = 0;
+	unsigned long s, e;
+
+	assert_non_null(f);
+	while (getline(&line, &size, f) > 0) {
+		if (sscanf(line, "%lx-%lx", &s, &e) == 2 &&
+		    s == (unsigned long)addr) {
+			fclose(f);
+			return line;
+		}
+	}
+	fclose(f);
+	free(line);
+	return NULL;
+}
+
+static void test_mmap_long_maps_line(void **state)
+{
+	struct device *dev = *state;
+	char dir[] = "/tmp/devres-maps-XXXXXX";
+	char from[64], to[1024], fake[160], *line, *at;
+	unsigned int warns = devres_warn_count();
+	size_t fill, n;
+	void *file_map;
+	char *p;
+	int fd;
+
+	p = anon(dev, pg);
+	assert_false(IS_ERR(p));
+	assert_non_null(mkdtemp(dir));
+	snprintf(from, sizeof(from), "%s/f", dir);
+	fd = open(from, O_RDWR | O_CREAT | O_CLOEXEC, 0600);
+	assert_true(fd >= 0);
+	assert_int_equal(ftruncate(fd, (off_t)pg), 0);
+	file_map = mmap(NULL, pg, PROT_READ, MAP_SHARED, fd, 0);
+	assert_true(file_map != MAP_FAILED);
+	close(fd);
+
+	/* Directories that put the file's name at the line's byte 511. */
+	line = maps_line_of(file_map);
+	assert_non_null(line);
+	at = strstr(line, dir);
+	assert_non_null(at);
+	fill = MAPS_CHUNK - (size_t)(at - line) - strlen(dir) - 1;
+	free(line);
+	n = (size_t)snprintf(to, sizeof(to), "%s/", dir);
+	while (fill) {
+		size_t c = fill - 1 > 200 ? 200 : fill - 1;
+
+		if (fill - (c + 1) == 1)
+			c--;
+		memset(to + n, 'a', c);
+		to[n + c] = '\0';
+		assert_int_equal(mkdir(to, 0700), 0);
+		to[n + c] = '/';
+		n += c + 1;
+		fill -= c + 1;
+	}
+	snprintf(fake, sizeof(fake), "%lx-%lx rw-p 00000000 fe:01 424242 x",
+		 (unsigned long)p, (unsigned long)(p + pg));
+	snprintf(to + n, sizeof(to) - n, "%s", fake);
+	assert_int_equal(rename(from, to), 0);
+	line = maps_line_of(file_map);
+	assert_non_null(line);
+	assert_true(strlen(line) > MAPS_CHUNK);
+	assert_int_equal(strncmp(line + MAPS_CHUNK, fake, strlen(fake)), 0);
+	free(line);
+
+	assert_int_equal(devres_release_all(dev), 1);
+	assert_false(is_mapped(p));
+	assert_int_equal(devres_warn_count(), warns);
+
+	munmap(file_map, pg);
+	assert_int_equal(unlink(to), 0);
+	while ((at = strrchr(to, '/')) && at > to + strlen(dir)) {
+		*at = '\0';
+		assert_int_equal(rmdir(to), 0);
+	}
+	assert_int_equal(rmdir(dir), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -213,6 +308,7 @@ int main(void)
 		T(test_munmap_whole),
 		T(test_munmap_partial_warns),
 		T(test_munmap_not_managed_warns),
+		T(test_mmap_long_maps_line),
 #undef T
 	};
 
