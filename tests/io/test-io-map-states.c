@@ -1,0 +1,337 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit tsan */
+/*
+ * Every call on a mapping of device memory in every state of the mapping:
+ * never made (an address that was never a mapping), made managed
+ * (devm_ioremap()), made unmanaged (ioremap()), unmapped by the right
+ * call, a managed one unmapped by the wrong one (iounmap(): the WARN names
+ * the managed call and the node goes), unmapped twice, unmapped by the
+ * device's release (unbound), and an address that another device's
+ * mapping holds since: the stale pointer of a driver whose mapping is
+ * gone, equal to the new owner's. Each cell starts from nothing, brings
+ * the mapping to its state, makes the call once and checks the return,
+ * the exact WARN count and, where the cell WARNs, what the line names;
+ * then the device holds exactly the nodes the cell left it, the other
+ * device's mapping still shows the device's memory and keeps its node
+ * unless the call is iounmap() (by address, it cannot tell one owner from
+ * another, in the kernel either: it WARNs naming that owner), a plain
+ * mapping the cell did not unmap is still there to unmap without a WARN,
+ * and the ledger is back at its baseline (no mapping left, no window
+ * pinned). The table is sized by the enums.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <devres/devres.h>
+#include <devres/io.h>
+#include <devres/ioport.h>
+#include "testlib.h"
+#include "io/iotest.h"
+
+#define WIN 0x91000000ull
+#define WIN_SIZE 0x4000u
+/* The mapped range: one page inside the window. */
+#define OFF 0x1000u
+#define A (WIN + OFF)
+#define N 0x1000u
+
+enum state {
+	NEVER,
+	MANAGED,
+	PLAIN,
+	RELEASED,
+	WRONG,
+	TWICE,
+	UNBOUND,
+	REOWNED,
+	NR_STATES
+};
+static const char *const state_name[NR_STATES] = {
+	"never mapped",
+	"devm mapped",
+	"mapped",
+	"unmapped by devm_iounmap",
+	"devm mapped, unmapped by iounmap",
+	"unmapped twice",
+	"device released",
+	"unmapped, the address another device's mapping",
+};
+
+enum call {
+	IOREMAP,      /* ioremap() of the range */
+	DEVM_IOREMAP, /* devm_ioremap() of the range on the device */
+	IOUNMAP,      /* iounmap() of the state's address */
+	DEVM_IOUNMAP, /* devm_iounmap() of the state's address */
+	RELEASE_ALL,  /* devres_release_all() of the device (unbind) */
+	NR_CALLS
+};
+static const char *const call_name[NR_CALLS] = {
+	"ioremap",	"devm_ioremap",	      "iounmap",
+	"devm_iounmap", "devres_release_all",
+};
+
+/*
+ * What a cell expects: the return (0 for a mapping, -errno for NULL; the
+ * count of devres_release_all()), the WARNs, a piece of the WARN's line,
+ * the device's nodes after the call, and whether the other device's
+ * mapping is gone (only iounmap(), by address, may take it).
+ */
+struct cell {
+	int ret;
+	int warns;
+	const char *says;
+	int nodes;
+	bool takes_other;
+};
+
+/* clang-format off */
+#define C(r, w, s, n) { r, w, s, n, false }
+#define GONE_ROW                                                            \
+	{ C(0, 0, NULL, 0), C(0, 0, NULL, 1),                               \
+	  C(0, 1, "is not a mapping from ioremap", 0),                      \
+	  C(0, 1, "is not a managed mapping", 0), C(0, 0, NULL, 0) }
+
+static const struct cell table[NR_STATES][NR_CALLS] = {
+	/* ioremap, devm_ioremap, iounmap, devm_iounmap, release all */
+	[NEVER] = GONE_ROW,
+	[MANAGED] = { C(0, 0, NULL, 1), C(0, 0, NULL, 2),
+		      C(0, 1, "test-dev: iounmap: a mapping acquired with "
+			      "devm_ioremap(): use devm_iounmap()", 0),
+		      C(0, 0, NULL, 0), C(1, 0, NULL, 0) },
+	[PLAIN] = { C(0, 0, NULL, 0), C(0, 0, NULL, 1), C(0, 0, NULL, 0),
+		    C(0, 1, "is not a managed mapping", 0), C(0, 0, NULL, 0) },
+	[RELEASED] = GONE_ROW,
+	[WRONG] = GONE_ROW,
+	[TWICE] = GONE_ROW,
+	[UNBOUND] = GONE_ROW,
+	[REOWNED] = { C(0, 0, NULL, 0), C(0, 0, NULL, 1),
+		      { 0, 1, "other-dev: iounmap: a mapping acquired with "
+			      "devm_ioremap()", 0, true },
+		      C(0, 1, "is not a managed mapping", 0),
+		      C(0, 0, NULL, 0) },
+};
+/* clang-format on */
+
+static int memfd;
+static volatile unsigned char *devside;
+/* Never a mapping: the address of the NEVER state. */
+static char not_a_mapping[64];
+/* The state's address; the plain mappings undo() gives back. */
+static void *addr;
+static void *plain[2];
+
+static void *map_or_fail(void *p)
+{
+	assert_non_null(p);
+	return p;
+}
+
+static void reach(enum state s)
+{
+	plain[0] = plain[1] = NULL;
+	switch (s) {
+	case NEVER:
+		addr = not_a_mapping;
+		break;
+	case MANAGED:
+	case RELEASED:
+	case WRONG:
+	case UNBOUND:
+	case REOWNED:
+		addr = map_or_fail(devm_ioremap(&tdev, A, N));
+		if (s == RELEASED || s == REOWNED)
+			devm_iounmap(&tdev, addr);
+		else if (s == WRONG)
+			iounmap(addr);
+		else if (s == UNBOUND)
+			assert_int_equal(devres_release_all(&tdev), 1);
+		/* The driver's pointer is stale, the new owner's address. */
+		if (s == REOWNED)
+			addr = map_or_fail(devm_ioremap(&other, A, N));
+		break;
+	case PLAIN:
+	case TWICE:
+		addr = map_or_fail(ioremap(A, N));
+		if (s == PLAIN) {
+			plain[0] = addr;
+		} else {
+			iounmap(addr);
+			iounmap(addr);
+		}
+		break;
+	default:
+		fail();
+	}
+}
+
+static int make(enum call c)
+{
+	void *p;
+
+	switch (c) {
+	case IOREMAP:
+		p = ioremap(A, N);
+		if (!p)
+			return -errno;
+		plain[1] = p;
+		return 0;
+	case DEVM_IOREMAP:
+		return devm_ioremap(&tdev, A, N) ? 0 : -errno;
+	case IOUNMAP:
+		iounmap(addr);
+		if (plain[0] == addr)
+			plain[0] = NULL;
+		return 0;
+	case DEVM_IOUNMAP:
+		devm_iounmap(&tdev, addr);
+		return 0;
+	case RELEASE_ALL:
+		return devres_release_all(&tdev);
+	default:
+		fail();
+	}
+	return 0;
+}
+
+static struct capture_line {
+	char text[256];
+	int n;
+} warned;
+
+static void sink(void *ctx, int level, const char *text)
+{
+	(void)ctx;
+	if (level == DEVRES_LOG_WARNING && !warned.n++)
+		snprintf(warned.text, sizeof(warned.text), "%s", text);
+}
+
+static int nodes(struct device *dev)
+{
+	struct devres_stats st;
+
+	devres_get_stats(dev, &st);
+	return (int)st.allocs;
+}
+
+/*
+ * The other device's mapping, unless the cell took it, still shows the
+ * device's memory and keeps its node; the plain mappings left unmap
+ * without a WARN (they are still mappings); then everything goes.
+ */
+static void undo(enum state s, const struct cell *want)
+{
+	long before;
+
+	if (s == REOWNED && !want->takes_other) {
+		assert_int_equal(nodes(&other), 1);
+		devside[OFF] = 0x5a;
+		assert_int_equal(readb(addr), 0x5a);
+		writeb(0xa5, addr);
+		assert_int_equal(devside[OFF], 0xa5);
+	}
+	if (s == REOWNED && want->takes_other)
+		assert_int_equal(nodes(&other), 0);
+	devres_release_all(&other);
+	devres_release_all(&tdev);
+	before = devres_warn_count();
+	for (int i = 0; i < 2; i++)
+		if (plain[i])
+			iounmap(plain[i]);
+	assert_int_equal(devres_warn_count(), before);
+}
+
+struct cell_id {
+	enum state s;
+	enum call c;
+	char name[96];
+};
+
+static struct cell_id cells[NR_STATES * NR_CALLS];
+
+static void run_cell(void **state)
+{
+	const struct cell_id *id = *state;
+	const struct cell *want = &table[id->s][id->c];
+	long before;
+	int ret;
+
+	devres_set_log_sink(sink, NULL);
+	reach(id->s);
+	before = devres_warn_count();
+	warned.n = 0;
+	ret = make(id->c);
+	devres_set_log_sink(NULL, NULL);
+	if (ret != want->ret || devres_warn_count() - before != want->warns)
+		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
+			    id->name, ret, devres_warn_count() - before,
+			    want->ret, want->warns);
+	assert_int_equal(ret, want->ret);
+	assert_int_equal(devres_warn_count() - before, want->warns);
+	if (want->says && !strstr(warned.text, want->says))
+		print_error("%s: WARN \"%s\" does not say \"%s\"\n", id->name,
+			    warned.text, want->says);
+	if (want->says)
+		assert_non_null(strstr(warned.text, want->says));
+	assert_int_equal(nodes(&tdev), want->nodes);
+	devres_set_log_sink(sink, NULL);
+	undo(id->s, want);
+	devres_set_log_sink(NULL, NULL);
+}
+
+static int cell_setup(void **state)
+{
+	struct cell_id *id = *state;
+	int ret;
+
+	memfd = dev_memfd(WIN_SIZE);
+	if (memfd < 0 || iomem_window_add(WIN, WIN_SIZE, memfd, 0, "win"))
+		return -1;
+	devside = dev_view(memfd, WIN_SIZE);
+	if (!devside)
+		return -1;
+	ret = two_dev_setup(state);
+	*state = id;
+	return ret;
+}
+
+static int cell_teardown(void **state)
+{
+	int ret = dev_teardown(state);
+
+	if (iomem_window_remove(WIN))
+		ret = -1;
+	munmap((void *)devside, WIN_SIZE);
+	close(memfd);
+	return ret;
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[NR_STATES * NR_CALLS];
+	size_t n = 0;
+
+	for (int s = 0; s < NR_STATES; s++) {
+		for (int c = 0; c < NR_CALLS; c++, n++) {
+			cells[n].s = (enum state)s;
+			cells[n].c = (enum call)c;
+			snprintf(cells[n].name, sizeof(cells[n].name),
+				 "%s / %s", state_name[s], call_name[c]);
+			tests[n] = (struct CMUnitTest){
+				.name = cells[n].name,
+				.test_func = run_cell,
+				.setup_func = cell_setup,
+				.teardown_func = cell_teardown,
+				.initial_state = &cells[n],
+			};
+		}
+	}
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return _cmocka_run_group_tests("io-map-states", tests, n, NULL, NULL);
+}

@@ -1,0 +1,322 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit tsan */
+/*
+ * Every call on a busy region of the memory space in every state of the
+ * region: never requested, requested managed (devm_request_mem_region()),
+ * requested unmanaged (request_mem_region()), given back by the right
+ * call, a managed one given back by the wrong one (release_mem_region():
+ * the WARN names the managed call and the node goes), given back twice,
+ * given back by the device's release (unbound), and requested again by
+ * another device after its release. Each cell starts from nothing, brings
+ * the region to its state, makes the call once and checks the return, the
+ * exact WARN count and, where the cell WARNs, what the line names; then
+ * the device holds exactly the nodes the cell left it, the other device's
+ * region is intact unless the cell's call is one that releases by address
+ * (release_mem_region() cannot tell one owner from another, in the kernel
+ * either), everything is given back, the range can be requested again and
+ * the ledger is at its baseline. The table is sized by the enums: a state
+ * or a call added without its row or column fails to compile.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <cmocka.h>
+#include <devres/devres.h>
+#include <devres/io.h>
+#include <devres/ioport.h>
+#include "testlib.h"
+#include "io/iotest.h"
+
+#define WIN 0x90000000ull
+#define WIN_SIZE 0x4000u
+/* The region: one page inside the window, so that it can be mapped. */
+#define A (WIN + 0x1000u)
+#define N 0x1000u
+
+enum state {
+	NEVER,
+	MANAGED,
+	PLAIN,
+	RELEASED,
+	WRONG,
+	TWICE,
+	UNBOUND,
+	REOWNED,
+	NR_STATES
+};
+static const char *const state_name[NR_STATES] = {
+	"never requested",
+	"devm requested",
+	"requested",
+	"released by devm_release_mem_region",
+	"devm requested, released by release_mem_region",
+	"released twice",
+	"device released",
+	"released, requested by another device",
+};
+
+enum call {
+	REQUEST,      /* request_mem_region() */
+	DEVM_REQUEST, /* devm_request_mem_region() on the device */
+	RELEASE,      /* release_mem_region() */
+	DEVM_RELEASE, /* devm_release_mem_region() on the device */
+	RELEASE_ALL,  /* devres_release_all() of the device (unbind) */
+	IOREMAP_RES,  /* devm_ioremap_resource() of the range */
+	NR_CALLS
+};
+static const char *const call_name[NR_CALLS] = {
+	"request_mem_region", "devm_request_mem_region",
+	"release_mem_region", "devm_release_mem_region",
+	"devres_release_all", "devm_ioremap_resource",
+};
+
+/*
+ * What a cell expects: the return (0 for a pointer, -EBUSY for NULL from
+ * a request, the count of devres_release_all()), the WARNs, a piece of
+ * the WARN's line, the device's nodes after the call, and whether the
+ * other device's region is gone (only a release by address may take it).
+ */
+struct cell {
+	int ret;
+	int warns;
+	const char *says;
+	int nodes;
+	bool takes_other;
+};
+
+/* clang-format off */
+#define C(r, w, s, n) { r, w, s, n, false }
+#define FREE_ROW                                                            \
+	{ C(0, 0, NULL, 0), C(0, 0, NULL, 1),                               \
+	  C(0, 1, "no busy region", 0), C(0, 1, "no managed region", 0),   \
+	  C(0, 0, NULL, 0), C(0, 0, NULL, 2) }
+
+static const struct cell table[NR_STATES][NR_CALLS] = {
+	/* request, devm request, release, devm release, release all,
+	 * devm_ioremap_resource */
+	[NEVER] = FREE_ROW,
+	[MANAGED] = { C(-EBUSY, 0, NULL, 1), C(-EBUSY, 0, NULL, 1),
+		      C(0, 1, "use devm_release_mem_region()", 0),
+		      C(0, 0, NULL, 0), C(1, 0, NULL, 0),
+		      C(-EBUSY, 0, NULL, 1) },
+	[PLAIN] = { C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0),
+		    C(0, 0, NULL, 0), C(0, 1, "no managed region", 0),
+		    C(0, 0, NULL, 0), C(-EBUSY, 0, NULL, 0) },
+	[RELEASED] = FREE_ROW,
+	[WRONG] = FREE_ROW,
+	[TWICE] = FREE_ROW,
+	[UNBOUND] = FREE_ROW,
+	[REOWNED] = { C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0),
+		      { 0, 1, "other-dev", 0, true },
+		      C(0, 1, "no managed region", 0), C(0, 0, NULL, 0),
+		      C(-EBUSY, 0, NULL, 0) },
+};
+/* clang-format on */
+
+static int memfd;
+/* A plain region the cell made, to be given back by undo(). */
+static bool plain;
+
+static void reach(enum state s)
+{
+	plain = false;
+	switch (s) {
+	case NEVER:
+		break;
+	case MANAGED:
+	case RELEASED:
+	case WRONG:
+	case UNBOUND:
+	case REOWNED:
+		assert_non_null(devm_request_mem_region(&tdev, A, N, "mine"));
+		if (s == RELEASED || s == REOWNED)
+			devm_release_mem_region(&tdev, A, N);
+		else if (s == WRONG)
+			release_mem_region(A, N);
+		else if (s == UNBOUND)
+			assert_int_equal(devres_release_all(&tdev), 1);
+		if (s == REOWNED)
+			assert_non_null(devm_request_mem_region(&other, A, N,
+								"theirs"));
+		break;
+	case PLAIN:
+	case TWICE:
+		assert_non_null(request_mem_region(A, N, "mine"));
+		plain = s == PLAIN;
+		if (s == TWICE) {
+			release_mem_region(A, N);
+			release_mem_region(A, N);
+		}
+		break;
+	default:
+		fail();
+	}
+}
+
+static int make(enum call c)
+{
+	struct resource res = DEFINE_RES_MEM_NAMED(A, N, "mine");
+	void *p;
+
+	switch (c) {
+	case REQUEST:
+		if (!request_mem_region(A, N, "again"))
+			return -EBUSY;
+		plain = true;
+		return 0;
+	case DEVM_REQUEST:
+		return devm_request_mem_region(&tdev, A, N, "again") ? 0
+								     : -EBUSY;
+	case RELEASE:
+		release_mem_region(A, N);
+		plain = false;
+		return 0;
+	case DEVM_RELEASE:
+		devm_release_mem_region(&tdev, A, N);
+		return 0;
+	case RELEASE_ALL:
+		return devres_release_all(&tdev);
+	case IOREMAP_RES:
+		p = devm_ioremap_resource(&tdev, &res);
+		return IS_ERR(p) ? (int)PTR_ERR(p) : 0;
+	default:
+		fail();
+	}
+	return 0;
+}
+
+static struct capture_line {
+	char text[256];
+	int n;
+} warned;
+
+static void sink(void *ctx, int level, const char *text)
+{
+	(void)ctx;
+	if (level == DEVRES_LOG_WARNING && !warned.n++)
+		snprintf(warned.text, sizeof(warned.text), "%s", text);
+}
+
+static int nodes(struct device *dev)
+{
+	struct devres_stats st;
+
+	devres_get_stats(dev, &st);
+	return (int)st.allocs;
+}
+
+/*
+ * The other device's region, if the cell did not take it, is still
+ * claimed and its node still there; then everything goes, and the range
+ * must be free: nothing of the cell is left in the tree.
+ */
+static void undo(enum state s, const struct cell *want)
+{
+	struct resource *r;
+
+	if (s == REOWNED && !want->takes_other) {
+		assert_int_equal(nodes(&other), 1);
+		assert_null(request_mem_region(A, N, "probe"));
+	}
+	if (s == REOWNED && want->takes_other)
+		assert_int_equal(nodes(&other), 0);
+	devres_release_all(&other);
+	devres_release_all(&tdev);
+	if (plain)
+		release_mem_region(A, N);
+	r = request_mem_region(A, N, "probe");
+	assert_non_null(r);
+	release_mem_region(A, N);
+}
+
+struct cell_id {
+	enum state s;
+	enum call c;
+	char name[96];
+};
+
+static struct cell_id cells[NR_STATES * NR_CALLS];
+
+static void run_cell(void **state)
+{
+	const struct cell_id *id = *state;
+	const struct cell *want = &table[id->s][id->c];
+	long before;
+	int ret;
+
+	devres_set_log_sink(sink, NULL);
+	reach(id->s);
+	before = devres_warn_count();
+	warned.n = 0;
+	ret = make(id->c);
+	devres_set_log_sink(NULL, NULL);
+	if (ret != want->ret || devres_warn_count() - before != want->warns)
+		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
+			    id->name, ret, devres_warn_count() - before,
+			    want->ret, want->warns);
+	assert_int_equal(ret, want->ret);
+	assert_int_equal(devres_warn_count() - before, want->warns);
+	if (want->says && !strstr(warned.text, want->says))
+		print_error("%s: WARN \"%s\" does not say \"%s\"\n", id->name,
+			    warned.text, want->says);
+	if (want->says)
+		assert_non_null(strstr(warned.text, want->says));
+	assert_int_equal(nodes(&tdev), want->nodes);
+	devres_set_log_sink(sink, NULL);
+	undo(id->s, want);
+	devres_set_log_sink(NULL, NULL);
+}
+
+static int cell_setup(void **state)
+{
+	struct cell_id *id = *state;
+	int ret;
+
+	memfd = dev_memfd(WIN_SIZE);
+	if (memfd < 0 || iomem_window_add(WIN, WIN_SIZE, memfd, 0, "win"))
+		return -1;
+	ret = two_dev_setup(state);
+	*state = id;
+	return ret;
+}
+
+static int cell_teardown(void **state)
+{
+	int ret = dev_teardown(state);
+
+	if (iomem_window_remove(WIN))
+		ret = -1;
+	close(memfd);
+	return ret;
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[NR_STATES * NR_CALLS];
+	size_t n = 0;
+
+	for (int s = 0; s < NR_STATES; s++) {
+		for (int c = 0; c < NR_CALLS; c++, n++) {
+			cells[n].s = (enum state)s;
+			cells[n].c = (enum call)c;
+			snprintf(cells[n].name, sizeof(cells[n].name),
+				 "%s / %s", state_name[s], call_name[c]);
+			tests[n] = (struct CMUnitTest){
+				.name = cells[n].name,
+				.test_func = run_cell,
+				.setup_func = cell_setup,
+				.teardown_func = cell_teardown,
+				.initial_state = &cells[n],
+			};
+		}
+	}
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return _cmocka_run_group_tests("io-region-states", tests, n, NULL,
+				       NULL);
+}
