@@ -34,7 +34,9 @@ struct devres_thread;
  * open(2). Flags open(2) does not know, or an access mode of 3, fail with
  * -EINVAL instead of being ignored. At release the descriptor is checked
  * before it is closed: one that was closed behind the library's back, or
- * closed and reused for another file, WARNs and is left alone.
+ * closed and reused for another open file (even of the same file), WARNs
+ * and is left alone. The node holds a private duplicate of the
+ * descriptor until then (docs/posix.md), one more descriptor.
  *
  * Context: any thread. Two fault-injection points (the node: -ENOMEM; the
  * open: -EMFILE).

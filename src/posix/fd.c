@@ -5,27 +5,37 @@
  *
  * Each managed call has its own release function, only so that logs and
  * dumps name the call that acquired a descriptor (a node's name is kept per
- * release function); they all do the same thing. A node remembers the
- * descriptor's st_dev, st_ino and access mode (which F_SETFL cannot
- * change), so that a descriptor closed behind the library's back with
- * close(2), which the library cannot see, and reused for another file, or
- * for the same file opened another way, is left open at release instead of
- * being closed under its new owner.
+ * release function); they all do the same thing.
+ *
+ * A descriptor closed behind the library's back with close(2), which the
+ * library cannot see, may have its number reused at once, by another
+ * owner, for another open file: its release must then leave it open. A
+ * number says nothing of what it refers to, and st_dev/st_ino cannot tell
+ * the same file opened twice (or two eventfds, which share an inode). So
+ * a node keeps a private duplicate of the descriptor, its twin, which
+ * refers to the open file acquired for as long as the node lives; the
+ * release closes the number only if kcmp(KCMP_FILE) says that it still
+ * refers to that same open file. Where kcmp() is refused (a seccomp
+ * policy, a kernel without it) or no descriptor is left for the twin, the
+ * node falls back to remembering st_dev, st_ino and the access mode.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/kcmp.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/timerfd.h>
 #include "base/subsys.h"
 #include <devres/posix.h>
 
 struct fd_dr {
 	int fd;
+	int twin; /* the same open file as fd when acquired; or -1 */
 	bool have_id;
 	dev_t st_dev;
 	ino_t st_ino;
@@ -38,6 +48,61 @@ static int fd_mode(int fd)
 	int fl = fcntl(fd, F_GETFL);
 
 	return fl < 0 ? -1 : fl & (O_ACCMODE | O_PATH);
+}
+
+/* Whether this process may use kcmp(): 0 not known yet, 1 yes, -1 no. */
+static int kcmp_state;
+
+/* 0: @a and @b refer to one open file; 1: they do not; -1: cannot tell. */
+static int same_file(int a, int b)
+{
+	pid_t pid = getpid();
+	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
+
+	if (r < 0) {
+		/* Refused whatever the descriptors: fall back for good. */
+		if (errno == ENOSYS || errno == EPERM || errno == EACCES)
+			__atomic_store_n(&kcmp_state, -1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	return r != 0;
+}
+
+/*
+ * The twin of @fd, or -1: none is made once kcmp() proved unusable, nor
+ * when the process is out of descriptors (the node then falls back).
+ */
+static int make_twin(int fd)
+{
+	int saved = errno, twin;
+
+	if (__atomic_load_n(&kcmp_state, __ATOMIC_RELAXED) < 0)
+		return -1;
+	twin = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (twin >= 0 && same_file(fd, twin) != 0) {
+		close(twin);
+		twin = -1;
+	} else if (twin >= 0) {
+		__atomic_store_n(&kcmp_state, 1, __ATOMIC_RELAXED);
+	}
+	errno = saved;
+	return twin;
+}
+
+/*
+ * Whether @dr's number still refers to what it acquired: by its twin
+ * where it has one, else by what fstat() and F_GETFL say.
+ */
+static bool still_same(const struct fd_dr *dr)
+{
+	struct stat st;
+	int same = dr->twin >= 0 ? same_file(dr->fd, dr->twin) : -1;
+
+	if (same >= 0)
+		return same == 0;
+	return !dr->have_id ||
+	       (fstat(dr->fd, &st) == 0 && st.st_dev == dr->st_dev &&
+		st.st_ino == dr->st_ino && fd_mode(dr->fd) == dr->mode);
 }
 
 /* Every flag open(2) knows; anything else is refused, as openat2 does. */
@@ -55,16 +120,13 @@ static int fd_mode(int fd)
 static void fd_put(struct device *dev, struct fd_dr *dr)
 {
 	int saved = errno;
-	struct stat st;
 
-	devres__ledger_add(DL_FDS, -1);
+	devres__ledger_add(DL_FDS, dr->twin >= 0 ? -2 : -1);
 	if (fcntl(dr->fd, F_GETFD) < 0) {
 		devres__warn(dev, dr->what,
 			     "fd %d was closed behind the library's back",
 			     dr->fd);
-	} else if (dr->have_id &&
-		   (fstat(dr->fd, &st) || st.st_dev != dr->st_dev ||
-		    st.st_ino != dr->st_ino || fd_mode(dr->fd) != dr->mode)) {
+	} else if (!still_same(dr)) {
 		devres__warn(dev, dr->what,
 			     "fd %d was closed behind the library's back and "
 			     "now is another file: left open",
@@ -78,6 +140,9 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 			      devres__dev_label(dev, buf, sizeof(buf)),
 			      dr->what, dr->fd, strerrordesc_np(err));
 	}
+	/* Ours alone: its close cannot fail in a way that loses data. */
+	if (dr->twin >= 0)
+		close(dr->twin);
 	errno = saved;
 }
 
@@ -151,13 +216,14 @@ static int fd_publish(struct device *dev, struct fd_dr *dr, int fd)
 	struct stat st;
 
 	dr->fd = fd;
+	dr->twin = make_twin(fd);
 	if (fstat(fd, &st) == 0) {
 		dr->have_id = true;
 		dr->st_dev = st.st_dev;
 		dr->st_ino = st.st_ino;
 		dr->mode = fd_mode(fd);
 	}
-	devres__ledger_add(DL_FDS, 1);
+	devres__ledger_add(DL_FDS, dr->twin >= 0 ? 2 : 1);
 	devres_add(dev, dr);
 	return fd;
 }

@@ -1,0 +1,358 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit tsan */
+/*
+ * Every call on a managed descriptor in every state of it: a number never
+ * opened, acquired managed (devm_open()) or unmanaged (open()), closed by
+ * devm_close(), closed twice, given back by the device's release, and
+ * closed behind the library's back with close(2): then left closed, or
+ * its number reused by another owner's open() of another file, of the
+ * same file opened the same way, by dup2() over it, or by another
+ * eventfd (all eventfds share one inode). Each cell starts from nothing,
+ * brings the descriptor to its state, makes the call once and checks the
+ * return, the exact WARN count and what the WARN says; then the device
+ * holds the nodes the table says, the other owner's descriptor at the
+ * reused number is still open and still its own open file (the same
+ * description, by kcmp() against a copy the test kept), everything is
+ * given back and the ledger is at its baseline. The release must act on
+ * the descriptor it acquired, not on a number: whatever reuses the number
+ * is another owner's. The table is sized by the enums.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/kcmp.h>
+#include <sys/eventfd.h>
+#include <sys/syscall.h>
+#include <cmocka.h>
+#include <devres/devres.h>
+#include <devres/posix.h>
+#include "testlib.h"
+
+/* A number far above what the test opens: never a descriptor here. */
+#define NEVER_FD 900
+
+enum state {
+	NEVER,
+	MANAGED,
+	PLAIN,
+	RELEASED,
+	TWICE,
+	UNBOUND,
+	BEHIND,
+	REUSED_OTHER,
+	REUSED_SAME,
+	DUP2,
+	EVENTFD,
+	NR_STATES
+};
+static const char *const state_name[NR_STATES] = {
+	"never opened",
+	"devm opened",
+	"opened",
+	"closed by devm_close",
+	"closed twice by devm_close",
+	"device released",
+	"closed by close(2)",
+	"closed by close(2), number reused for another file",
+	"closed by close(2), number reused for the same file, same mode",
+	"another open file dup2()ed over it",
+	"devm eventfd closed by close(2), number reused by an eventfd",
+};
+
+enum call {
+	DEVM_OPEN,   /* devm_open() of the file: a new descriptor */
+	DEVM_ADD_FD, /* devm_add_fd() of the state's number */
+	DEVM_CLOSE,  /* devm_close() of the state's number */
+	RELEASE_ALL, /* devres_release_all() of the device (unbind) */
+	NR_CALLS
+};
+static const char *const call_name[NR_CALLS] = {
+	"devm_open",
+	"devm_add_fd",
+	"devm_close",
+	"devres_release_all",
+};
+
+/*
+ * What a cell expects: the return (a new descriptor is 0; the count of
+ * devres_release_all()), the WARNs, a piece of the WARN's line, and the
+ * device's nodes after the call.
+ */
+struct cell {
+	int ret;
+	int warns;
+	const char *says;
+	int nodes;
+};
+
+#define NOT_MANAGED "is not managed by this device"
+#define BEHIND_BACK "was closed behind the library's back"
+#define LEFT_OPEN "now is another file: left open"
+
+/* clang-format off */
+#define C(r, w, s, n) { r, w, s, n }
+#define GONE_ROW                                                            \
+	{ C(0, 0, NULL, 1), C(-EBADF, 0, NULL, 0),                          \
+	  C(0, 1, NOT_MANAGED, 0), C(0, 0, NULL, 0) }
+/* The node is stale, the number another owner's: never closed. */
+#define REUSED_ROW                                                          \
+	{ C(0, 0, NULL, 2), C(-EBUSY, 1, "is already managed", 1),          \
+	  C(0, 1, LEFT_OPEN, 0), C(1, 1, LEFT_OPEN, 0) }
+
+static const struct cell table[NR_STATES][NR_CALLS] = {
+	/* devm_open, devm_add_fd, devm_close, release all */
+	[NEVER] = GONE_ROW,
+	[MANAGED] = { C(0, 0, NULL, 2), C(-EBUSY, 1, "is already managed", 1),
+		      C(0, 0, NULL, 0), C(1, 0, NULL, 0) },
+	[PLAIN] = { C(0, 0, NULL, 1), C(0, 0, NULL, 1),
+		    C(0, 1, NOT_MANAGED, 0), C(0, 0, NULL, 0) },
+	[RELEASED] = GONE_ROW,
+	[TWICE] = GONE_ROW,
+	[UNBOUND] = GONE_ROW,
+	[BEHIND] = { C(0, 0, NULL, 2), C(-EBADF, 0, NULL, 1),
+		     C(0, 1, BEHIND_BACK, 0), C(1, 1, BEHIND_BACK, 0) },
+	[REUSED_OTHER] = REUSED_ROW,
+	[REUSED_SAME] = REUSED_ROW,
+	[DUP2] = REUSED_ROW,
+	[EVENTFD] = REUSED_ROW,
+};
+/* clang-format on */
+
+static const char *const file = "/dev/null";
+static const char *const other_file = "/dev/zero";
+
+/*
+ * The state's number; the other owner's descriptor there (or -1) and the
+ * test's own copy of it, to tell its open file from any other; the plain
+ * descriptors undo() closes.
+ */
+static int fd, theirs = -1, theirs_copy = -1;
+static int plain[2];
+
+static int open_ok(const char *path)
+{
+	int f = open(path, O_RDWR | O_CLOEXEC);
+
+	assert_true(f >= 0);
+	return f;
+}
+
+/* Another owner's descriptor, at @want: the number the device had. */
+static void reuse(int f, int want)
+{
+	if (f != want) {
+		/* Lower numbers were free: take them all, keep @want. */
+		assert_true(f < want);
+		assert_int_equal(dup2(f, want), want);
+		close(f);
+	}
+	theirs = want;
+	theirs_copy = fcntl(want, F_DUPFD_CLOEXEC, 0);
+	assert_true(theirs_copy >= 0);
+}
+
+static void reach(enum state s)
+{
+	int f;
+
+	theirs = theirs_copy = -1;
+	plain[0] = plain[1] = -1;
+	switch (s) {
+	case NEVER:
+		fd = NEVER_FD;
+		assert_true(fcntl(fd, F_GETFD) < 0);
+		return;
+	case PLAIN:
+		fd = plain[0] = open_ok(file);
+		return;
+	case EVENTFD:
+		fd = devm_eventfd(&tdev, 0, 0);
+		assert_true(fd >= 0);
+		close(fd);
+		f = eventfd(1, EFD_CLOEXEC);
+		assert_true(f >= 0);
+		reuse(f, fd);
+		return;
+	default:
+		break;
+	}
+	fd = devm_open(&tdev, file, O_RDWR);
+	assert_true(fd >= 0);
+	switch (s) {
+	case RELEASED:
+		devm_close(&tdev, fd);
+		break;
+	case TWICE:
+		devm_close(&tdev, fd);
+		devm_close(&tdev, fd);
+		break;
+	case UNBOUND:
+		assert_int_equal(devres_release_all(&tdev), 1);
+		break;
+	case BEHIND:
+		close(fd);
+		break;
+	case REUSED_OTHER:
+	case REUSED_SAME:
+		close(fd);
+		reuse(open_ok(s == REUSED_SAME ? file : other_file), fd);
+		break;
+	case DUP2:
+		f = open_ok(file);
+		assert_int_equal(dup2(f, fd), fd);
+		close(f);
+		reuse(fd, fd);
+		break;
+	default:
+		break;
+	}
+}
+
+static int make(enum call c)
+{
+	int f, ret;
+
+	switch (c) {
+	case DEVM_OPEN:
+		f = devm_open(&tdev, file, O_RDWR);
+		return f < 0 ? f : 0;
+	case DEVM_ADD_FD:
+		ret = devm_add_fd(&tdev, fd);
+		/* Adopted, the plain one is the device's now. */
+		if (ret == 0 && plain[0] == fd)
+			plain[0] = -1;
+		return ret;
+	case DEVM_CLOSE:
+		devm_close(&tdev, fd);
+		return 0;
+	case RELEASE_ALL:
+		return devres_release_all(&tdev);
+	default:
+		fail();
+	}
+	return 0;
+}
+
+static struct {
+	char text[256];
+	int n;
+} warned;
+
+static void sink(void *ctx, int level, const char *text)
+{
+	(void)ctx;
+	if (level == DEVRES_LOG_WARNING && !warned.n++)
+		snprintf(warned.text, sizeof(warned.text), "%s", text);
+}
+
+static int nodes(struct device *dev)
+{
+	struct devres_stats st;
+
+	devres_get_stats(dev, &st);
+	return (int)st.allocs;
+}
+
+static bool same_file(int a, int b)
+{
+	pid_t pid = getpid();
+
+	return syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b) == 0;
+}
+
+/*
+ * The other owner's descriptor is open and is its own open file still;
+ * then everything goes: what the device holds, the plain descriptors,
+ * the other owner's.
+ */
+static void undo(void)
+{
+	if (theirs >= 0) {
+		assert_true(fcntl(theirs, F_GETFD) >= 0);
+		assert_true(same_file(theirs, theirs_copy));
+		close(theirs_copy);
+	}
+	devres_release_all(&tdev);
+	for (int i = 0; i < 2; i++)
+		if (plain[i] >= 0)
+			close(plain[i]);
+	if (theirs >= 0)
+		close(theirs);
+}
+
+struct cell_id {
+	enum state s;
+	enum call c;
+	char name[128];
+};
+
+static struct cell_id cells[NR_STATES * NR_CALLS];
+
+static void run_cell(void **state)
+{
+	const struct cell_id *id = *state;
+	const struct cell *want = &table[id->s][id->c];
+	long before;
+	int ret;
+
+	devres_set_log_sink(sink, NULL);
+	reach(id->s);
+	before = devres_warn_count();
+	warned.n = 0;
+	ret = make(id->c);
+	if (ret != want->ret || devres_warn_count() - before != want->warns)
+		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
+			    id->name, ret, devres_warn_count() - before,
+			    want->ret, want->warns);
+	assert_int_equal(ret, want->ret);
+	assert_int_equal(devres_warn_count() - before, want->warns);
+	if (want->says && !strstr(warned.text, want->says))
+		print_error("%s: WARN \"%s\" does not say \"%s\"\n", id->name,
+			    warned.text, want->says);
+	if (want->says)
+		assert_non_null(strstr(warned.text, want->says));
+	assert_int_equal(nodes(&tdev), want->nodes);
+	undo();
+	devres_set_log_sink(NULL, NULL);
+}
+
+static int cell_setup(void **state)
+{
+	struct cell_id *id = *state;
+	int ret = dev_setup(state);
+
+	*state = id;
+	return ret;
+}
+
+int main(void)
+{
+	struct CMUnitTest tests[NR_STATES * NR_CALLS];
+	size_t n = 0;
+
+	for (int s = 0; s < NR_STATES; s++) {
+		for (int c = 0; c < NR_CALLS; c++, n++) {
+			cells[n].s = (enum state)s;
+			cells[n].c = (enum call)c;
+			snprintf(cells[n].name, sizeof(cells[n].name),
+				 "%s / %s", state_name[s], call_name[c]);
+			tests[n] = (struct CMUnitTest){
+				.name = cells[n].name,
+				.test_func = run_cell,
+				.setup_func = cell_setup,
+				.teardown_func = dev_teardown,
+				.initial_state = &cells[n],
+			};
+		}
+	}
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return _cmocka_run_group_tests("posix-fd-states", tests, n, NULL, NULL);
+}
