@@ -12,26 +12,36 @@
  * devm_kzalloc() on its parent), which its release would free under the
  * child's running pass. Only the frame's own thread defers: another
  * thread's last put waits for nothing, as it holds no frame here.
+ *
+ * The record of a deferred release is allocated; when it cannot be, the
+ * outermost frame that uses the device holds it in a slot of its own (a
+ * frame has one for its device and one for the parent), and its end
+ * releases the device if no pass of releases will: nothing is left
+ * unreleased for want of memory, and nothing is released early.
  */
 #include <errno.h>
 #include <stdlib.h>
 #include "base.h"
 #include "frame.h"
 
-struct deferred {
-	struct device *dev;
-	struct deferred *next;
-};
-
 static TLS_FAST struct devres__frame *frames;
-static TLS_FAST struct deferred *deferred;
+static TLS_FAST struct devres__deferred *deferred;
 static TLS_FAST bool flushing;
+static bool fail_records;
+static unsigned long failed_records;
+
+unsigned long devres__frame_fail_records(bool fail)
+{
+	__atomic_store_n(&fail_records, fail, __ATOMIC_RELAXED);
+	return __atomic_load_n(&failed_records, __ATOMIC_RELAXED);
+}
 
 void devres__frame_enter(struct devres__frame *f, const struct device *dev)
 {
 	f->dev = dev;
 	/* The caller's own field, which the library never writes. */
 	f->up = dev->parent;
+	f->used = 0;
 	f->next = frames;
 	frames = f;
 }
@@ -55,7 +65,7 @@ static void flush(void)
 
 	flushing = true;
 	for (;;) {
-		struct deferred **pp = &deferred, *d;
+		struct devres__deferred **pp = &deferred, *d;
 
 		while ((d = *pp) && in_use(d->dev))
 			pp = &d->next;
@@ -63,32 +73,93 @@ static void flush(void)
 			break;
 		*pp = d->next;
 		devres__last_put(d->dev);
-		free(d);
+		if (!d->in_frame)
+			free(d);
 	}
 	flushing = false;
+	errno = err;
+}
+
+/*
+ * Takes @f's slots still waiting off the list and releases their devices:
+ * @f was the outermost frame using each, so nothing uses them now. A
+ * flush normally took them already; not when a pass of releases was
+ * running when @f ended, as it would find them only after @f, on this
+ * stack, is gone. That costs a nested release, only when out of memory.
+ */
+static void release_slots(struct devres__frame *f)
+{
+	int err = errno;
+
+	for (int i = 0; i < 2; i++) {
+		struct devres__deferred **pp = &deferred;
+
+		if (!(f->used & (1u << i)))
+			continue;
+		while (*pp && *pp != &f->slot[i])
+			pp = &(*pp)->next;
+		if (!*pp)
+			continue; /* released by a flush */
+		*pp = f->slot[i].next;
+		devres__last_put(f->slot[i].dev);
+	}
 	errno = err;
 }
 
 void devres__frame_leave(struct devres__frame *f)
 {
 	frames = f->next;
-	if (unlikely(deferred != NULL) && !flushing)
+	if (likely(deferred == NULL))
+		return;
+	if (!flushing)
 		flush();
+	if (unlikely(f->used))
+		release_slots(f);
+}
+
+/* The outermost frame of this thread that uses @dev. */
+static struct devres__frame *outermost(const struct device *dev)
+{
+	struct devres__frame *last = NULL;
+
+	for (struct devres__frame *f = frames; f; f = f->next)
+		if (f->dev == dev || f->up == dev)
+			last = f;
+	return last;
+}
+
+static struct devres__deferred *new_record(struct device *dev)
+{
+	struct devres__deferred *d = NULL;
+	struct devres__frame *f;
+	int i;
+
+	if (!__atomic_load_n(&fail_records, __ATOMIC_RELAXED))
+		d = malloc(sizeof(*d));
+	else
+		__atomic_add_fetch(&failed_records, 1, __ATOMIC_RELAXED);
+	if (d) {
+		d->in_frame = false;
+		return d;
+	}
+	/*
+	 * A device's last put happens once, and a frame has one slot for
+	 * its device and one for the parent: the slot is free.
+	 */
+	f = outermost(dev);
+	i = f->dev == dev ? 0 : 1;
+	f->used |= (unsigned char)(1u << i);
+	f->slot[i].in_frame = true;
+	return &f->slot[i];
 }
 
 bool devres__release_deferred(struct device *dev)
 {
-	struct deferred *d, **pp;
+	struct devres__deferred *d, **pp;
 
 	if (likely(!frames) || !in_use(dev))
 		return false;
-	d = malloc(sizeof(*d));
-	if (!d) {
-		devres__warn(dev, "put_device",
-			     "out of memory: the release of a device still "
-			     "in use is left undone");
-		return true;
-	}
+	d = new_record(dev);
 	d->dev = dev;
 	d->next = NULL;
 	/* Oldest first: a child put before its parent goes first. */
