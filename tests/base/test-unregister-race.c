@@ -6,11 +6,19 @@
  * whose remove sleeps; then four threads start at once: one unregisters
  * the driver, one unregisters the devices, one unbinds them by hand and
  * attaches them again, one triggers the deferred probes. The same again
- * with platform devices and a platform driver (three threads). Every call
- * is legal in every order, so no WARN may come. After each round: every
+ * with platform devices and a platform driver (three threads). Then the
+ * bus itself goes while its devices probe: one thread unregisters the
+ * driver, deletes the devices and unregisters the bus at once, while one
+ * attaches the devices by hand (a probe running, sleeping), one triggers
+ * the deferred probes (one parked), and one walks the bus with a callback
+ * that sleeps; the only WARNs allowed are those of walks that began after
+ * the bus was gone, counted exactly. Every call is legal in every order,
+ * so no other WARN may come. After each round: every
  * probe that bound was undone by exactly one remove, no device is bound,
  * each device is released exactly once (at the test's last put), and the
- * fixture's ledger check finds nothing left. 400 rounds of each.
+ * fixture's ledger check finds nothing left. 400 rounds of each. The
+ * library has no asynchronous probing: an attach from another thread is
+ * the nearest thing, and is what the bus rounds race.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -300,14 +308,144 @@ static void platform_unregister_races(void **state)
 	print_message("%d rounds, %d binds, each undone once\n", ROUNDS, total);
 }
 
+/*
+ * The bus goes while its devices probe. Its own bus, driver and devices,
+ * so that the group's bus stays registered.
+ */
+static const struct bus_type gone_bus = { .name = "unregrace-bus" };
+
+static struct device_driver gone_drv = {
+	.name = "unregrace-bus",
+	.bus = &gone_bus,
+	.probe = race_probe,
+	.remove = race_remove,
+};
+
+static int walk_warns; /* walks refused: the bus was gone already */
+
+static void *unregister_bus(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	usleep((unsigned int)(rand() % 300));
+	driver_unregister(&gone_drv);
+	for (int i = 0; i < NDEV; i++)
+		device_unregister(devs[i]);
+	/* Empty now, whatever the other threads are doing on it. */
+	bus_unregister(&gone_bus);
+	return NULL;
+}
+
+static int slow_walk(struct device *dev, void *data)
+{
+	(void)dev;
+	(void)data;
+	usleep(50);
+	return 0;
+}
+
+static void *walk_bus(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	for (int n = 0; n < 4; n++) {
+		if (bus_for_each_dev(&gone_bus, NULL, NULL, slow_walk) ==
+		    -EINVAL)
+			walk_warns++;
+		usleep(100);
+	}
+	return NULL;
+}
+
+static void bus_round(int round)
+{
+	void *(*fns[])(void *) = { unregister_bus, unbind_rebind, trigger,
+				   walk_bus };
+	pthread_t t[4];
+
+	memset(binds, 0, sizeof(binds));
+	memset(unbinds, 0, sizeof(unbinds));
+	memset(defers, 0, sizeof(defers));
+	memset(released, 0, sizeof(released));
+	/* Registered again each round: the last one's is gone. */
+	assert_int_equal(bus_register(&gone_bus), 0);
+	if (round & 1)
+		assert_int_equal(driver_register(&gone_drv), 0);
+	for (int i = 0; i < NDEV; i++) {
+		struct rdev *r = calloc(1, sizeof(*r));
+
+		assert_non_null(r);
+		r->idx = i;
+		r->dev.bus = &gone_bus;
+		r->dev.release = rdev_release;
+		device_initialize(&r->dev);
+		assert_int_equal(dev_set_name(&r->dev, "ub%d", i), 0);
+		devs[i] = &r->dev;
+		assert_int_equal(device_add(devs[i]), 0);
+		get_device(devs[i]);
+	}
+	if (!(round & 1))
+		assert_int_equal(driver_register(&gone_drv), 0);
+	assert_int_equal(pthread_barrier_init(&start, NULL, 4), 0);
+	for (int i = 0; i < 4; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, fns[i], NULL), 0);
+	for (int i = 0; i < 4; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&start);
+	for (int i = 0; i < NDEV; i++) {
+		assert_null(devs[i]->driver);
+		assert_false(device_is_bound(devs[i]));
+		assert_int_equal(binds[i], unbinds[i]);
+		assert_int_equal(released[i], 0);
+		put_device(devs[i]);
+		assert_int_equal(released[i], 1);
+	}
+}
+
+/* Shows every line but the WARNs the walks are allowed. */
+static void quiet_walks(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	if (!strstr(line, "bus_for_each_dev: bus unregrace-bus is not "
+			  "registered"))
+		fprintf(stderr, "%s\n", line);
+	(void)level;
+}
+
+static void bus_unregister_races_probe(void **state)
+{
+	int warns = devres_warn_count(), total = 0;
+
+	(void)state;
+	walk_warns = 0;
+	devres_set_log_sink(quiet_walks, NULL);
+	srand(11);
+	for (int round = 0; round < ROUNDS; round++) {
+		bus_round(round);
+		for (int i = 0; i < NDEV; i++)
+			total += binds[i];
+	}
+	devres_set_log_sink(NULL, NULL);
+	/* Gone, then registered again, the bus is not left registered. */
+	assert_int_equal(bus_register(&gone_bus), 0);
+	bus_unregister(&gone_bus);
+	assert_int_equal(devres_warn_count() - warns, walk_warns);
+	assert_true(total > 0);
+	print_message("%d rounds, %d binds, %d walks after the bus went\n",
+		      ROUNDS, total, walk_warns);
+}
+
 static const struct CMUnitTest tests[] = {
 	cmocka_unit_test_setup_teardown(unregister_races_probe_and_remove,
 					dev_setup, dev_teardown),
 	cmocka_unit_test_setup_teardown(platform_unregister_races, dev_setup,
 					dev_teardown),
+	cmocka_unit_test_setup_teardown(bus_unregister_races_probe, dev_setup,
+					dev_teardown),
 };
 
 int main(void)
 {
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return run_tests_on_bus(tests, &bus);
 }
