@@ -9,13 +9,23 @@
  * revocation the thread queued from inside its own access is finished at
  * its exit, the resource released once. A thread that ends with its
  * accesses balanced gets no WARN.
+ *
+ * With liburcu-bp as the read side (a build with DEVRES_WITH_URCU, the
+ * asan preset) the accesses of a dead thread are forgotten by liburcu-bp's
+ * own thread-exit hook, not by the library: the first test checks which
+ * read side the handles use, so that these cases are known to cover that
+ * hook there; the same binary runs again with DEVRES_REVOCABLE=fallback
+ * in such a build (tests/CMakeLists.txt), so both read sides meet every
+ * case in one build.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <devres/device.h>
@@ -102,6 +112,39 @@ static void run(enum how how, int warns)
 	assert_int_equal(released[1], 1);
 }
 
+/*
+ * The read side is liburcu-bp when the library links it (it is mapped in
+ * the process) unless DEVRES_REVOCABLE=fallback: the handle's log line
+ * says which serves it.
+ */
+static void read_side_is_known(void **state)
+{
+	const char *env = getenv("DEVRES_REVOCABLE");
+	FILE *maps = fopen("/proc/self/maps", "re");
+	bool urcu = false, found = false;
+	char line[512], want[40];
+	struct revocable *r;
+
+	(void)state;
+	assert_non_null(maps);
+	while (fgets(line, sizeof(line), maps))
+		urcu |= strstr(line, "liburcu-bp") != NULL;
+	fclose(maps);
+	if (env && strcmp(env, "fallback") == 0)
+		urcu = false;
+	snprintf(want, sizeof(want), "(read side %s)",
+		 urcu ? "urcu-bp" : "fallback");
+	start_log_capture();
+	devres_set_log(true);
+	r = devm_revocable_create(&tdev, &res[0], NULL);
+	devres_set_log(false);
+	assert_non_null(r);
+	for (int i = 0; i < cap.n && i < CAP_LINES; i++)
+		found |= strstr(cap.line[i], want) != NULL;
+	print_message("read side: %s\n", urcu ? "urcu-bp" : "fallback");
+	assert_true(found);
+}
+
 static void ends_by_return(void **state)
 {
 	(void)state;
@@ -144,6 +187,8 @@ static void many_rounds(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(read_side_is_known, dev_setup,
+						dev_teardown),
 		cmocka_unit_test_setup_teardown(ends_by_return, dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(ends_by_pthread_exit, dev_setup,
