@@ -74,16 +74,21 @@ static int same_file(int a, int b)
  */
 static int make_twin(int fd)
 {
-	int saved = errno, twin;
+	int saved = errno,
+	    state = __atomic_load_n(&kcmp_state, __ATOMIC_RELAXED);
+	int twin;
 
-	if (__atomic_load_n(&kcmp_state, __ATOMIC_RELAXED) < 0)
+	if (state < 0)
 		return -1;
 	twin = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	if (twin >= 0 && same_file(fd, twin) != 0) {
-		close(twin);
-		twin = -1;
-	} else if (twin >= 0) {
-		__atomic_store_n(&kcmp_state, 1, __ATOMIC_RELAXED);
+	/* Whether kcmp() may be used is asked once, of the first twin. */
+	if (twin >= 0 && state == 0) {
+		if (same_file(fd, twin) == 0) {
+			__atomic_store_n(&kcmp_state, 1, __ATOMIC_RELAXED);
+		} else {
+			close(twin);
+			twin = -1;
+		}
 	}
 	errno = saved;
 	return twin;
@@ -217,7 +222,9 @@ static int fd_publish(struct device *dev, struct fd_dr *dr, int fd)
 
 	dr->fd = fd;
 	dr->twin = make_twin(fd);
-	if (fstat(fd, &st) == 0) {
+	dr->have_id = false;
+	/* The fallback's identity, needed only without a twin. */
+	if (dr->twin < 0 && fstat(fd, &st) == 0) {
 		dr->have_id = true;
 		dr->st_dev = st.st_dev;
 		dr->st_ino = st.st_ino;
