@@ -3,7 +3,8 @@
 /*
  * Every call on a mapping of device memory in every state of the mapping:
  * never made (an address that was never a mapping), made managed
- * (devm_ioremap()), made unmanaged (ioremap()), unmapped by the right
+ * (devm_ioremap(), devm_ioremap_wc()), made unmanaged (ioremap(),
+ * ioremap_wc()), unmapped by the right
  * call, a managed one unmapped by the wrong one (iounmap(): the WARN names
  * the managed call and the node goes), unmapped twice, unmapped by the
  * device's release (unbound), and an address that another device's
@@ -45,7 +46,9 @@
 enum state {
 	NEVER,
 	MANAGED,
+	MANAGED_WC,
 	PLAIN,
+	PLAIN_WC,
 	RELEASED,
 	WRONG,
 	TWICE,
@@ -56,7 +59,9 @@ enum state {
 static const char *const state_name[NR_STATES] = {
 	"never mapped",
 	"devm mapped",
+	"devm mapped write-combining",
 	"mapped",
+	"mapped write-combining",
 	"unmapped by devm_iounmap",
 	"devm mapped, unmapped by iounmap",
 	"unmapped twice",
@@ -70,11 +75,14 @@ enum call {
 	IOUNMAP,      /* iounmap() of the state's address */
 	DEVM_IOUNMAP, /* devm_iounmap() of the state's address */
 	RELEASE_ALL,  /* devres_release_all() of the device (unbind) */
+	IOREMAP_WC,   /* ioremap_wc() of the range */
+	DEVM_WC,      /* devm_ioremap_wc() of the range on the device */
 	NR_CALLS
 };
 static const char *const call_name[NR_CALLS] = {
-	"ioremap",	"devm_ioremap",	      "iounmap",
-	"devm_iounmap", "devres_release_all",
+	"ioremap",	   "devm_ioremap",	 "iounmap",
+	"devm_iounmap",	   "devres_release_all", "ioremap_wc",
+	"devm_ioremap_wc",
 };
 
 /*
@@ -96,17 +104,29 @@ struct cell {
 #define GONE_ROW                                                            \
 	{ C(0, 0, NULL, 0), C(0, 0, NULL, 1),                               \
 	  C(0, 1, "is not a mapping from ioremap", 0),                      \
-	  C(0, 1, "is not a managed mapping", 0), C(0, 0, NULL, 0) }
+	  C(0, 1, "is not a managed mapping", 0), C(0, 0, NULL, 0),        \
+	  C(0, 0, NULL, 0), C(0, 0, NULL, 1) }
 
 static const struct cell table[NR_STATES][NR_CALLS] = {
-	/* ioremap, devm_ioremap, iounmap, devm_iounmap, release all */
+	/* ioremap, devm_ioremap, iounmap, devm_iounmap, release all,
+	 * ioremap_wc, devm_ioremap_wc */
 	[NEVER] = GONE_ROW,
 	[MANAGED] = { C(0, 0, NULL, 1), C(0, 0, NULL, 2),
 		      C(0, 1, "test-dev: iounmap: a mapping acquired with "
 			      "devm_ioremap(): use devm_iounmap()", 0),
-		      C(0, 0, NULL, 0), C(1, 0, NULL, 0) },
+		      C(0, 0, NULL, 0), C(1, 0, NULL, 0), C(0, 0, NULL, 1),
+		      C(0, 0, NULL, 2) },
+	[MANAGED_WC] = { C(0, 0, NULL, 1), C(0, 0, NULL, 2),
+			 C(0, 1, "test-dev: iounmap: a mapping acquired with "
+				 "devm_ioremap_wc(): use devm_iounmap()", 0),
+			 C(0, 0, NULL, 0), C(1, 0, NULL, 0), C(0, 0, NULL, 1),
+			 C(0, 0, NULL, 2) },
 	[PLAIN] = { C(0, 0, NULL, 0), C(0, 0, NULL, 1), C(0, 0, NULL, 0),
-		    C(0, 1, "is not a managed mapping", 0), C(0, 0, NULL, 0) },
+		    C(0, 1, "is not a managed mapping", 0), C(0, 0, NULL, 0),
+		    C(0, 0, NULL, 0), C(0, 0, NULL, 1) },
+	[PLAIN_WC] = { C(0, 0, NULL, 0), C(0, 0, NULL, 1), C(0, 0, NULL, 0),
+		       C(0, 1, "is not a managed mapping", 0),
+		       C(0, 0, NULL, 0), C(0, 0, NULL, 0), C(0, 0, NULL, 1) },
 	[RELEASED] = GONE_ROW,
 	[WRONG] = GONE_ROW,
 	[TWICE] = GONE_ROW,
@@ -115,7 +135,7 @@ static const struct cell table[NR_STATES][NR_CALLS] = {
 		      { 0, 1, "other-dev: iounmap: a mapping acquired with "
 			      "devm_ioremap()", 0, true },
 		      C(0, 1, "is not a managed mapping", 0),
-		      C(0, 0, NULL, 0) },
+		      C(0, 0, NULL, 0), C(0, 0, NULL, 0), C(0, 0, NULL, 1) },
 };
 /* clang-format on */
 
@@ -125,7 +145,7 @@ static volatile unsigned char *devside;
 static char not_a_mapping[64];
 /* The state's address; the plain mappings undo() gives back. */
 static void *addr;
-static void *plain[2];
+static void *plain[3];
 
 static void *map_or_fail(void *p)
 {
@@ -135,7 +155,7 @@ static void *map_or_fail(void *p)
 
 static void reach(enum state s)
 {
-	plain[0] = plain[1] = NULL;
+	plain[0] = plain[1] = plain[2] = NULL;
 	switch (s) {
 	case NEVER:
 		addr = not_a_mapping;
@@ -155,6 +175,12 @@ static void reach(enum state s)
 		/* The driver's pointer is stale, the new owner's address. */
 		if (s == REOWNED)
 			addr = map_or_fail(devm_ioremap(&other, A, N));
+		break;
+	case MANAGED_WC:
+		addr = map_or_fail(devm_ioremap_wc(&tdev, A, N));
+		break;
+	case PLAIN_WC:
+		addr = plain[0] = map_or_fail(ioremap_wc(A, N));
 		break;
 	case PLAIN:
 	case TWICE:
@@ -184,6 +210,14 @@ static int make(enum call c)
 		return 0;
 	case DEVM_IOREMAP:
 		return devm_ioremap(&tdev, A, N) ? 0 : -errno;
+	case IOREMAP_WC:
+		p = ioremap_wc(A, N);
+		if (!p)
+			return -errno;
+		plain[2] = p;
+		return 0;
+	case DEVM_WC:
+		return devm_ioremap_wc(&tdev, A, N) ? 0 : -errno;
 	case IOUNMAP:
 		iounmap(addr);
 		if (plain[0] == addr)
@@ -241,7 +275,7 @@ static void undo(enum state s, const struct cell *want)
 	devres_release_all(&other);
 	devres_release_all(&tdev);
 	before = devres_warn_count();
-	for (int i = 0; i < 2; i++)
+	for (int i = 0; i < 3; i++)
 		if (plain[i])
 			iounmap(plain[i]);
 	assert_int_equal(devres_warn_count(), before);

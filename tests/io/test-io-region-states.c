@@ -1,21 +1,25 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit tsan */
 /*
- * Every call on a busy region of the memory space in every state of the
- * region: never requested, requested managed (devm_request_mem_region()),
- * requested unmanaged (request_mem_region()), given back by the right
- * call, a managed one given back by the wrong one (release_mem_region():
- * the WARN names the managed call and the node goes), given back twice,
- * given back by the device's release (unbound), and requested again by
- * another device after its release. Each cell starts from nothing, brings
- * the region to its state, makes the call once and checks the return, the
- * exact WARN count and, where the cell WARNs, what the line names; then
- * the device holds exactly the nodes the cell left it, the other device's
- * region is intact unless the cell's call is one that releases by address
- * (release_mem_region() cannot tell one owner from another, in the kernel
- * either), everything is given back, the range can be requested again and
- * the ledger is at its baseline. The table is sized by the enums: a state
- * or a call added without its row or column fails to compile.
+ * Every call on a busy region, of the memory space and of the I/O port
+ * space, in every state of the region: never requested, requested managed
+ * (devm_request_mem_region(), devm_request_region()), requested unmanaged
+ * (request_mem_region(), request_region()), given back by the right call,
+ * a managed one given back by the wrong one (release_mem_region(),
+ * release_region(): the WARN names the managed call and the node goes),
+ * given back twice, given back by the device's release (unbound), and
+ * requested again by another device after its release. Each cell starts
+ * from nothing, brings the region to its state, makes the call once and
+ * checks the return, the exact WARN count and, where the cell WARNs, what
+ * the line names; then the device holds exactly the nodes the cell left
+ * it, the other device's region is intact unless the cell's call releases
+ * by address (release_mem_region() and release_region() cannot tell one
+ * owner from another, in the kernel either), everything is given back,
+ * the range can be requested again and the ledger is at its baseline.
+ * devm_ioremap_resource() and its _wc form claim and map a memory range;
+ * an I/O port range they refuse (-EINVAL, logged, not a WARN). The table
+ * is sized by the enums: a state or a call added without its row or
+ * column fails to compile.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -68,12 +72,24 @@ enum call {
 	DEVM_RELEASE, /* devm_release_mem_region() on the device */
 	RELEASE_ALL,  /* devres_release_all() of the device (unbind) */
 	IOREMAP_RES,  /* devm_ioremap_resource() of the range */
+	IOREMAP_WC,   /* devm_ioremap_resource_wc() of the range */
 	NR_CALLS
 };
-static const char *const call_name[NR_CALLS] = {
-	"request_mem_region", "devm_request_mem_region",
-	"release_mem_region", "devm_release_mem_region",
-	"devres_release_all", "devm_ioremap_resource",
+
+/* The same calls in the two spaces: memory, then I/O ports. */
+enum space {
+	MEM,
+	IO,
+	NR_SPACES
+};
+static const char *const call_name[NR_SPACES][NR_CALLS] = {
+	{ "request_mem_region", "devm_request_mem_region", "release_mem_region",
+	  "devm_release_mem_region", "devres_release_all",
+	  "devm_ioremap_resource", "devm_ioremap_resource_wc" },
+	{ "request_region", "devm_request_region", "release_region",
+	  "devm_release_region", "devres_release_all",
+	  "devm_ioremap_resource(IORESOURCE_IO)",
+	  "devm_ioremap_resource_wc(IORESOURCE_IO)" },
 };
 
 /*
@@ -92,32 +108,78 @@ struct cell {
 
 /* clang-format off */
 #define C(r, w, s, n) { r, w, s, n, false }
-#define FREE_ROW                                                            \
+#define FREE_ROW(map)                                                  \
 	{ C(0, 0, NULL, 0), C(0, 0, NULL, 1),                               \
 	  C(0, 1, "no busy region", 0), C(0, 1, "no managed region", 0),   \
-	  C(0, 0, NULL, 0), C(0, 0, NULL, 2) }
+	  C(0, 0, NULL, 0), map, map }
+#define MAPPED C(0, 0, NULL, 2)
+/* An I/O port range is not memory: refused, logged, not a misuse. */
+#define NOT_MEM C(-EINVAL, 0, NULL, 0)
 
-static const struct cell table[NR_STATES][NR_CALLS] = {
+static const struct cell table[NR_SPACES][NR_STATES][NR_CALLS] = {
 	/* request, devm request, release, devm release, release all,
-	 * devm_ioremap_resource */
-	[NEVER] = FREE_ROW,
+	 * devm_ioremap_resource, its _wc form */
+	[MEM] = {
+	[NEVER] = FREE_ROW(MAPPED),
 	[MANAGED] = { C(-EBUSY, 0, NULL, 1), C(-EBUSY, 0, NULL, 1),
-		      C(0, 1, "use devm_release_mem_region()", 0),
+		      C(0, 1, "a region acquired with devm_request_mem_region(): "
+			      "use devm_release_mem_region()", 0),
 		      C(0, 0, NULL, 0), C(1, 0, NULL, 0),
-		      C(-EBUSY, 0, NULL, 1) },
+		      C(-EBUSY, 0, NULL, 1), C(-EBUSY, 0, NULL, 1) },
 	[PLAIN] = { C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0),
 		    C(0, 0, NULL, 0), C(0, 1, "no managed region", 0),
-		    C(0, 0, NULL, 0), C(-EBUSY, 0, NULL, 0) },
-	[RELEASED] = FREE_ROW,
-	[WRONG] = FREE_ROW,
-	[TWICE] = FREE_ROW,
-	[UNBOUND] = FREE_ROW,
+		    C(0, 0, NULL, 0), C(-EBUSY, 0, NULL, 0),
+		    C(-EBUSY, 0, NULL, 0) },
+	[RELEASED] = FREE_ROW(MAPPED),
+	[WRONG] = FREE_ROW(MAPPED),
+	[TWICE] = FREE_ROW(MAPPED),
+	[UNBOUND] = FREE_ROW(MAPPED),
 	[REOWNED] = { C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0),
-		      { 0, 1, "other-dev", 0, true },
+		      { 0, 1, "other-dev: release_mem_region", 0, true },
 		      C(0, 1, "no managed region", 0), C(0, 0, NULL, 0),
-		      C(-EBUSY, 0, NULL, 0) },
+		      C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0) },
+	},
+	[IO] = {
+	[NEVER] = FREE_ROW(NOT_MEM),
+	[MANAGED] = { C(-EBUSY, 0, NULL, 1), C(-EBUSY, 0, NULL, 1),
+		      C(0, 1, "a region acquired with devm_request_region(): "
+			      "use devm_release_region()", 0),
+		      C(0, 0, NULL, 0), C(1, 0, NULL, 0),
+		      C(-EINVAL, 0, NULL, 1), C(-EINVAL, 0, NULL, 1) },
+	[PLAIN] = { C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0),
+		    C(0, 0, NULL, 0), C(0, 1, "no managed region", 0),
+		    C(0, 0, NULL, 0), NOT_MEM, NOT_MEM },
+	[RELEASED] = FREE_ROW(NOT_MEM),
+	[WRONG] = FREE_ROW(NOT_MEM),
+	[TWICE] = FREE_ROW(NOT_MEM),
+	[UNBOUND] = FREE_ROW(NOT_MEM),
+	[REOWNED] = { C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0),
+		      { 0, 1, "other-dev: release_region", 0, true },
+		      C(0, 1, "no managed region", 0), C(0, 0, NULL, 0),
+		      NOT_MEM, NOT_MEM },
+	},
 };
 /* clang-format on */
+
+/* The calls of a space, and the range the cells use in it. */
+struct space_ops {
+	struct resource *(*req)(resource_size_t, resource_size_t, const char *);
+	struct resource *(*devm_req)(struct device *, resource_size_t,
+				     resource_size_t, const char *);
+	void (*rel)(resource_size_t, resource_size_t);
+	void (*devm_rel)(struct device *, resource_size_t, resource_size_t);
+	unsigned long flags;
+	resource_size_t a, n;
+};
+
+static const struct space_ops spaces[NR_SPACES] = {
+	[MEM] = { request_mem_region, devm_request_mem_region,
+		  release_mem_region, devm_release_mem_region, IORESOURCE_MEM,
+		  A, N },
+	[IO] = { request_region, devm_request_region, release_region,
+		 devm_release_region, IORESOURCE_IO, 0x3f8, 8 },
+};
+static const struct space_ops *ops;
 
 static int memfd;
 /* A plain region the cell made, to be given back by undo(). */
@@ -134,24 +196,24 @@ static void reach(enum state s)
 	case WRONG:
 	case UNBOUND:
 	case REOWNED:
-		assert_non_null(devm_request_mem_region(&tdev, A, N, "mine"));
+		assert_non_null(ops->devm_req(&tdev, ops->a, ops->n, "mine"));
 		if (s == RELEASED || s == REOWNED)
-			devm_release_mem_region(&tdev, A, N);
+			ops->devm_rel(&tdev, ops->a, ops->n);
 		else if (s == WRONG)
-			release_mem_region(A, N);
+			ops->rel(ops->a, ops->n);
 		else if (s == UNBOUND)
 			assert_int_equal(devres_release_all(&tdev), 1);
 		if (s == REOWNED)
-			assert_non_null(devm_request_mem_region(&other, A, N,
-								"theirs"));
+			assert_non_null(ops->devm_req(&other, ops->a, ops->n,
+						      "theirs"));
 		break;
 	case PLAIN:
 	case TWICE:
-		assert_non_null(request_mem_region(A, N, "mine"));
+		assert_non_null(ops->req(ops->a, ops->n, "mine"));
 		plain = s == PLAIN;
 		if (s == TWICE) {
-			release_mem_region(A, N);
-			release_mem_region(A, N);
+			ops->rel(ops->a, ops->n);
+			ops->rel(ops->a, ops->n);
 		}
 		break;
 	default:
@@ -161,29 +223,34 @@ static void reach(enum state s)
 
 static int make(enum call c)
 {
-	struct resource res = DEFINE_RES_MEM_NAMED(A, N, "mine");
+	struct resource res = { .start = ops->a,
+				.end = ops->a + ops->n - 1,
+				.name = "mine",
+				.flags = ops->flags };
 	void *p;
 
 	switch (c) {
 	case REQUEST:
-		if (!request_mem_region(A, N, "again"))
+		if (!ops->req(ops->a, ops->n, "again"))
 			return -EBUSY;
 		plain = true;
 		return 0;
 	case DEVM_REQUEST:
-		return devm_request_mem_region(&tdev, A, N, "again") ? 0
+		return ops->devm_req(&tdev, ops->a, ops->n, "again") ? 0
 								     : -EBUSY;
 	case RELEASE:
-		release_mem_region(A, N);
+		ops->rel(ops->a, ops->n);
 		plain = false;
 		return 0;
 	case DEVM_RELEASE:
-		devm_release_mem_region(&tdev, A, N);
+		ops->devm_rel(&tdev, ops->a, ops->n);
 		return 0;
 	case RELEASE_ALL:
 		return devres_release_all(&tdev);
 	case IOREMAP_RES:
-		p = devm_ioremap_resource(&tdev, &res);
+	case IOREMAP_WC:
+		p = c == IOREMAP_RES ? devm_ioremap_resource(&tdev, &res)
+				     : devm_ioremap_resource_wc(&tdev, &res);
 		return IS_ERR(p) ? (int)PTR_ERR(p) : 0;
 	default:
 		fail();
@@ -222,34 +289,36 @@ static void undo(enum state s, const struct cell *want)
 
 	if (s == REOWNED && !want->takes_other) {
 		assert_int_equal(nodes(&other), 1);
-		assert_null(request_mem_region(A, N, "probe"));
+		assert_null(ops->req(ops->a, ops->n, "probe"));
 	}
 	if (s == REOWNED && want->takes_other)
 		assert_int_equal(nodes(&other), 0);
 	devres_release_all(&other);
 	devres_release_all(&tdev);
 	if (plain)
-		release_mem_region(A, N);
-	r = request_mem_region(A, N, "probe");
+		ops->rel(ops->a, ops->n);
+	r = ops->req(ops->a, ops->n, "probe");
 	assert_non_null(r);
-	release_mem_region(A, N);
+	ops->rel(ops->a, ops->n);
 }
 
 struct cell_id {
+	enum space sp;
 	enum state s;
 	enum call c;
 	char name[96];
 };
 
-static struct cell_id cells[NR_STATES * NR_CALLS];
+static struct cell_id cells[NR_SPACES * NR_STATES * NR_CALLS];
 
 static void run_cell(void **state)
 {
 	const struct cell_id *id = *state;
-	const struct cell *want = &table[id->s][id->c];
+	const struct cell *want = &table[id->sp][id->s][id->c];
 	long before;
 	int ret;
 
+	ops = &spaces[id->sp];
 	devres_set_log_sink(sink, NULL);
 	reach(id->s);
 	before = devres_warn_count();
@@ -298,22 +367,26 @@ static int cell_teardown(void **state)
 
 int main(void)
 {
-	struct CMUnitTest tests[NR_STATES * NR_CALLS];
+	struct CMUnitTest tests[NR_SPACES * NR_STATES * NR_CALLS];
 	size_t n = 0;
 
-	for (int s = 0; s < NR_STATES; s++) {
-		for (int c = 0; c < NR_CALLS; c++, n++) {
-			cells[n].s = (enum state)s;
-			cells[n].c = (enum call)c;
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s / %s", state_name[s], call_name[c]);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = cell_setup,
-				.teardown_func = cell_teardown,
-				.initial_state = &cells[n],
-			};
+	for (int sp = 0; sp < NR_SPACES; sp++) {
+		for (int s = 0; s < NR_STATES; s++) {
+			for (int c = 0; c < NR_CALLS; c++, n++) {
+				cells[n].sp = (enum space)sp;
+				cells[n].s = (enum state)s;
+				cells[n].c = (enum call)c;
+				snprintf(cells[n].name, sizeof(cells[n].name),
+					 "%s / %s", state_name[s],
+					 call_name[sp][c]);
+				tests[n] = (struct CMUnitTest){
+					.name = cells[n].name,
+					.test_func = run_cell,
+					.setup_func = cell_setup,
+					.teardown_func = cell_teardown,
+					.initial_state = &cells[n],
+				};
+			}
 		}
 	}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
