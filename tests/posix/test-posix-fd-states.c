@@ -35,6 +35,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <linux/filter.h>
 #include <linux/kcmp.h>
@@ -84,13 +85,17 @@ enum call {
 	DEVM_ADD_FD, /* devm_add_fd() of the state's number */
 	DEVM_CLOSE,  /* devm_close() of the state's number */
 	RELEASE_ALL, /* devres_release_all() of the device (unbind) */
+	/* The other acquisitions: a new descriptor, whatever the state. */
+	DEVM_OPENAT,
+	DEVM_MEMFD,
+	DEVM_EVENTFD,
+	DEVM_TIMERFD,
 	NR_CALLS
 };
 static const char *const call_name[NR_CALLS] = {
-	"devm_open",
-	"devm_add_fd",
-	"devm_close",
-	"devres_release_all",
+	"devm_open",	      "devm_add_fd",	     "devm_close",
+	"devres_release_all", "devm_openat",	     "devm_memfd_create",
+	"devm_eventfd",	      "devm_timerfd_create",
 };
 
 /*
@@ -112,26 +117,28 @@ struct cell {
 
 /* clang-format off */
 #define C(r, w, s, n) { r, w, s, n, false }
+#define NEW(n) C(0, 0, NULL, n), C(0, 0, NULL, n), C(0, 0, NULL, n),      \
+	C(0, 0, NULL, n)
 #define GONE_ROW                                                            \
 	{ C(0, 0, NULL, 1), C(-EBADF, 0, NULL, 0),                          \
-	  C(0, 1, NOT_MANAGED, 0), C(0, 0, NULL, 0) }
+	  C(0, 1, NOT_MANAGED, 0), C(0, 0, NULL, 0), NEW(1) }
 /* The node is stale, the number another owner's: never closed. */
 #define REUSED_ROW                                                          \
 	{ C(0, 0, NULL, 2), C(-EBUSY, 1, "is already managed", 1),          \
-	  C(0, 1, LEFT_OPEN, 0), C(1, 1, LEFT_OPEN, 0) }
+	  C(0, 1, LEFT_OPEN, 0), C(1, 1, LEFT_OPEN, 0), NEW(2) }
 
 static const struct cell table[NR_STATES][NR_CALLS] = {
 	/* devm_open, devm_add_fd, devm_close, release all */
 	[NEVER] = GONE_ROW,
 	[MANAGED] = { C(0, 0, NULL, 2), C(-EBUSY, 1, "is already managed", 1),
-		      C(0, 0, NULL, 0), C(1, 0, NULL, 0) },
+		      C(0, 0, NULL, 0), C(1, 0, NULL, 0), NEW(2) },
 	[PLAIN] = { C(0, 0, NULL, 1), C(0, 0, NULL, 1),
-		    C(0, 1, NOT_MANAGED, 0), C(0, 0, NULL, 0) },
+		    C(0, 1, NOT_MANAGED, 0), C(0, 0, NULL, 0), NEW(1) },
 	[RELEASED] = GONE_ROW,
 	[TWICE] = GONE_ROW,
 	[UNBOUND] = GONE_ROW,
 	[BEHIND] = { C(0, 0, NULL, 2), C(-EBADF, 0, NULL, 1),
-		     C(0, 1, BEHIND_BACK, 0), C(1, 1, BEHIND_BACK, 0) },
+		     C(0, 1, BEHIND_BACK, 0), C(1, 1, BEHIND_BACK, 0), NEW(2) },
 	[REUSED_OTHER] = REUSED_ROW,
 	[REUSED_SAME] = REUSED_ROW,
 	[DUP2] = REUSED_ROW,
@@ -141,7 +148,7 @@ static const struct cell table[NR_STATES][NR_CALLS] = {
 /* Without kcmp(): the rows the fallback cannot tell from the original. */
 #define LOST_ROW                                                            \
 	{ C(0, 0, NULL, 2), C(-EBUSY, 1, "is already managed", 1),          \
-	  { 0, 0, NULL, 0, true }, { 1, 0, NULL, 0, true } }
+	  { 0, 0, NULL, 0, true }, { 1, 0, NULL, 0, true }, NEW(2) }
 static const struct cell lost_row[NR_CALLS] = LOST_ROW;
 static bool no_kcmp;
 /* clang-format on */
@@ -243,6 +250,18 @@ static int make(enum call c)
 	switch (c) {
 	case DEVM_OPEN:
 		f = devm_open(&tdev, file, O_RDWR);
+		return f < 0 ? f : 0;
+	case DEVM_OPENAT:
+		f = devm_openat(&tdev, AT_FDCWD, file, O_RDWR);
+		return f < 0 ? f : 0;
+	case DEVM_MEMFD:
+		f = devm_memfd_create(&tdev, "states", 0);
+		return f < 0 ? f : 0;
+	case DEVM_EVENTFD:
+		f = devm_eventfd(&tdev, 0, 0);
+		return f < 0 ? f : 0;
+	case DEVM_TIMERFD:
+		f = devm_timerfd_create(&tdev, CLOCK_MONOTONIC, 0);
 		return f < 0 ? f : 0;
 	case DEVM_ADD_FD:
 		ret = devm_add_fd(&tdev, fd);
