@@ -71,6 +71,9 @@ DEVRES_API int devm_openat(struct device *dev, int dirfd, const char *path,
  * closed at once (as devm_add_action_or_reset() runs its action), so a
  * setup function needs no cleanup of its own. A descriptor this device
  * already manages is a misuse: WARN, -EBUSY, and it stays managed once.
+ * A number the device managed until it was closed behind the library's
+ * back refers to another open file now, which is not managed: it is
+ * adopted.
  *
  * Context: any thread. One fault-injection point (the node).
  * Return: 0; -EBADF when @fd is not an open descriptor; -EINVAL for a bad
@@ -87,7 +90,9 @@ DEVRES_API int devm_add_fd(struct device *dev, int fd);
  * EINTR (on Linux the descriptor is gone whatever close returns); an error
  * it returns is reported through the log at DEVRES_LOG_WARNING, as is
  * every close error at release. A descriptor @dev does not manage is a
- * misuse: WARN, nothing closed.
+ * misuse: WARN, nothing closed. Where @dev has two nodes of the number
+ * (one closed behind the library's back, the number acquired again), the
+ * one whose number still is the open file it acquired is closed.
  *
  * Context: any thread; takes @dev's devres lock.
  */

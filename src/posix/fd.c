@@ -59,6 +59,8 @@ static int same_file(int a, int b)
 	pid_t pid = getpid();
 	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
 
+	if (r < 0 && errno == EBADF)
+		return 1; /* one of them is closed: not one open file */
 	if (r < 0) {
 		/* Refused whatever the descriptors: fall back for good. */
 		if (errno == ENOSYS || errno == EPERM || errno == EACCES)
@@ -96,7 +98,8 @@ static int make_twin(int fd)
 
 /*
  * Whether @dr's number still refers to what it acquired: by its twin
- * where it has one, else by what fstat() and F_GETFL say.
+ * where it has one, else by what fstat() and F_GETFL say (a closed
+ * number fails both).
  */
 static bool still_same(const struct fd_dr *dr)
 {
@@ -105,9 +108,10 @@ static bool still_same(const struct fd_dr *dr)
 
 	if (same >= 0)
 		return same == 0;
-	return !dr->have_id ||
-	       (fstat(dr->fd, &st) == 0 && st.st_dev == dr->st_dev &&
-		st.st_ino == dr->st_ino && fd_mode(dr->fd) == dr->mode);
+	if (!dr->have_id)
+		return fcntl(dr->fd, F_GETFD) >= 0;
+	return fstat(dr->fd, &st) == 0 && st.st_dev == dr->st_dev &&
+	       st.st_ino == dr->st_ino && fd_mode(dr->fd) == dr->mode;
 }
 
 /* Every flag open(2) knows; anything else is refused, as openat2 does. */
@@ -187,17 +191,37 @@ static const dr_release_t fd_releases[] = {
 	devm_eventfd_release, devm_timerfd_create_release,
 };
 
+/*
+ * What devm_close() and devm_add_fd() look for: a node of the number
+ * that still refers to the open file it acquired (@live), or any node of
+ * the number.
+ */
+struct fd_match {
+	int fd;
+	bool live;
+};
+
 static int match_fd(struct device *dev, void *res, void *data)
 {
+	const struct fd_dr *dr = res;
+	const struct fd_match *m = data;
+
 	(void)dev;
-	return ((struct fd_dr *)res)->fd == *(int *)data;
+	return dr->fd == m->fd && (!m->live || still_same(dr));
 }
 
+/*
+ * Whether @fd is one of @dev's, as the open file it acquired: a node
+ * whose number was closed behind the library's back and reused since is
+ * not, and does not make the number's new open file managed.
+ */
 static bool fd_managed(struct device *dev, int fd)
 {
+	struct fd_match m = { fd, true };
+
 	for (size_t i = 0; i < sizeof(fd_releases) / sizeof(fd_releases[0]);
 	     i++)
-		if (devres_find(dev, fd_releases[i], match_fd, &fd))
+		if (devres_find(dev, fd_releases[i], match_fd, &m))
 			return true;
 	return false;
 }
@@ -333,12 +357,22 @@ int devm_add_fd(struct device *dev, int fd)
 
 void devm_close(struct device *dev, int fd)
 {
+	struct fd_match m = { fd, true };
+
 	if (!devres__dev_ok(dev, __func__))
 		return;
-	for (size_t i = 0; i < sizeof(fd_releases) / sizeof(fd_releases[0]);
-	     i++)
-		if (devres_release(dev, fd_releases[i], match_fd, &fd) == 0)
-			return;
+	/*
+	 * The node whose number is still its open file first: a stale one
+	 * of the same number (closed behind the library's back, the number
+	 * since acquired again by the device) is released only when no
+	 * live one is left, and then WARNs.
+	 */
+	for (int pass = 0; pass < 2; pass++, m.live = false)
+		for (size_t i = 0;
+		     i < sizeof(fd_releases) / sizeof(fd_releases[0]); i++)
+			if (devres_release(dev, fd_releases[i], match_fd, &m) ==
+			    0)
+				return;
 	devres__warn(dev, __func__, "fd %d is not managed by this device", fd);
 }
 

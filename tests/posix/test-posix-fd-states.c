@@ -64,6 +64,7 @@ enum state {
 	REUSED_SAME,
 	DUP2,
 	EVENTFD,
+	REACQUIRED,
 	NR_STATES
 };
 static const char *const state_name[NR_STATES] = {
@@ -78,6 +79,7 @@ static const char *const state_name[NR_STATES] = {
 	"closed by close(2), number reused for the same file, same mode",
 	"another open file dup2()ed over it",
 	"devm eventfd closed by close(2), number reused by an eventfd",
+	"closed by close(2), number reused by the device's devm_eventfd",
 };
 
 enum call {
@@ -122,9 +124,12 @@ struct cell {
 #define GONE_ROW                                                            \
 	{ C(0, 0, NULL, 1), C(-EBADF, 0, NULL, 0),                          \
 	  C(0, 1, NOT_MANAGED, 0), C(0, 0, NULL, 0), NEW(1) }
-/* The node is stale, the number another owner's: never closed. */
+/*
+ * The node is stale, the number another owner's: never closed; not
+ * managed either, so the owner may hand it to the device.
+ */
 #define REUSED_ROW                                                          \
-	{ C(0, 0, NULL, 2), C(-EBUSY, 1, "is already managed", 1),          \
+	{ C(0, 0, NULL, 2), C(0, 0, NULL, 2),                               \
 	  C(0, 1, LEFT_OPEN, 0), C(1, 1, LEFT_OPEN, 0), NEW(2) }
 
 static const struct cell table[NR_STATES][NR_CALLS] = {
@@ -143,6 +148,10 @@ static const struct cell table[NR_STATES][NR_CALLS] = {
 	[REUSED_SAME] = REUSED_ROW,
 	[DUP2] = REUSED_ROW,
 	[EVENTFD] = REUSED_ROW,
+	/* The live node of the number is the one devm_close() closes. */
+	[REACQUIRED] = { C(0, 0, NULL, 3),
+			 C(-EBUSY, 1, "is already managed", 2),
+			 C(0, 0, NULL, 1), C(2, 1, BEHIND_BACK, 0), NEW(3) },
 };
 
 /* Without kcmp(): the rows the fallback cannot tell from the original. */
@@ -162,6 +171,7 @@ static const char *const other_file = "/dev/zero";
  * descriptors undo() closes.
  */
 static int fd, theirs = -1, theirs_copy = -1;
+static bool adopted; /* the other owner's handed to the device */
 static int plain[2];
 
 static int open_ok(const char *path)
@@ -191,6 +201,7 @@ static void reach(enum state s)
 	int f;
 
 	theirs = theirs_copy = -1;
+	adopted = false;
 	plain[0] = plain[1] = -1;
 	switch (s) {
 	case NEVER:
@@ -226,6 +237,10 @@ static void reach(enum state s)
 		break;
 	case BEHIND:
 		close(fd);
+		break;
+	case REACQUIRED:
+		close(fd);
+		assert_int_equal(devm_eventfd(&tdev, 0, 0), fd);
 		break;
 	case REUSED_OTHER:
 	case REUSED_SAME:
@@ -268,6 +283,7 @@ static int make(enum call c)
 		/* Adopted, the plain one is the device's now. */
 		if (ret == 0 && plain[0] == fd)
 			plain[0] = -1;
+		adopted = ret == 0 && fd == theirs;
 		return ret;
 	case DEVM_CLOSE:
 		devm_close(&tdev, fd);
@@ -340,7 +356,10 @@ static void undo(const struct cell *want)
 	for (int i = 0; i < 2; i++)
 		if (plain[i] >= 0)
 			close(plain[i]);
-	if (theirs >= 0)
+	/* Handed over, it was the device's to close. */
+	if (adopted)
+		assert_true(fcntl(theirs, F_GETFD) < 0);
+	else if (theirs >= 0)
 		close(theirs);
 }
 
