@@ -355,18 +355,33 @@ int devm_add_fd(struct device *dev, int fd)
 	return 0;
 }
 
+/* How many of the release functions have a node of @fd on @dev. */
+static int fd_kinds(struct device *dev, int fd)
+{
+	struct fd_match m = { fd, false };
+	int n = 0;
+
+	for (size_t i = 0; i < sizeof(fd_releases) / sizeof(fd_releases[0]);
+	     i++)
+		n += devres_find(dev, fd_releases[i], match_fd, &m) != NULL;
+	return n;
+}
+
 void devm_close(struct device *dev, int fd)
 {
-	struct fd_match m = { fd, true };
+	struct fd_match m = { fd, false };
 
 	if (!devres__dev_ok(dev, __func__))
 		return;
 	/*
-	 * The node whose number is still its open file first: a stale one
-	 * of the same number (closed behind the library's back, the number
-	 * since acquired again by the device) is released only when no
-	 * live one is left, and then WARNs.
+	 * A stale node of the number (closed behind the library's back, the
+	 * number acquired again by the device) is older than the live one:
+	 * of one release function, the newest, found first, is the one to
+	 * close. Only where two release functions have a node of the number
+	 * is the one whose number still is its open file looked for first
+	 * (one kcmp() per node, which the common case does without).
 	 */
+	m.live = fd_kinds(dev, fd) > 1;
 	for (int pass = 0; pass < 2; pass++, m.live = false)
 		for (size_t i = 0;
 		     i < sizeof(fd_releases) / sizeof(fd_releases[0]); i++)
