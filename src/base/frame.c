@@ -18,27 +18,16 @@
 #include "base.h"
 #include "frame.h"
 
-struct deferred {
+struct devres__deferred {
 	struct device *dev;
-	struct deferred *next;
+	struct devres__deferred *next;
 };
 
-static TLS_FAST struct devres__frame *frames;
-static TLS_FAST struct deferred *deferred;
-static TLS_FAST bool flushing;
+TLS_FAST struct devres__dm_thread devres__dmt;
 
-void devres__frame_enter(struct devres__frame *f, const struct device *dev)
+static bool in_use(const struct devres__frame *f, const struct device *dev)
 {
-	f->dev = dev;
-	/* The caller's own field, which the library never writes. */
-	f->up = dev->parent;
-	f->next = frames;
-	frames = f;
-}
-
-static bool in_use(const struct device *dev)
-{
-	for (const struct devres__frame *f = frames; f; f = f->next)
+	for (; f; f = f->next)
 		if (f->dev == dev || f->up == dev)
 			return true;
 	return false;
@@ -49,15 +38,16 @@ static bool in_use(const struct device *dev)
  * releases open frames of their own and may defer more: the loop, not a
  * nested call, takes those, so a long chain of parents needs no stack.
  */
-static void flush(void)
+void devres__frame_flush(void)
 {
+	struct devres__dm_thread *t = &devres__dmt;
 	int err = errno;
 
-	flushing = true;
+	t->flushing = true;
 	for (;;) {
-		struct deferred **pp = &deferred, *d;
+		struct devres__deferred **pp = &t->deferred, *d;
 
-		while ((d = *pp) && in_use(d->dev))
+		while ((d = *pp) && in_use(t->frames, d->dev))
 			pp = &d->next;
 		if (!d)
 			break;
@@ -65,22 +55,16 @@ static void flush(void)
 		devres__last_put(d->dev);
 		free(d);
 	}
-	flushing = false;
+	t->flushing = false;
 	errno = err;
-}
-
-void devres__frame_leave(struct devres__frame *f)
-{
-	frames = f->next;
-	if (unlikely(deferred != NULL) && !flushing)
-		flush();
 }
 
 bool devres__release_deferred(struct device *dev)
 {
-	struct deferred *d, **pp;
+	struct devres__dm_thread *t = &devres__dmt;
+	struct devres__deferred *d, **pp;
 
-	if (likely(!frames) || !in_use(dev))
+	if (likely(!t->frames) || !in_use(t->frames, dev))
 		return false;
 	d = malloc(sizeof(*d));
 	if (!d) {
@@ -92,7 +76,7 @@ bool devres__release_deferred(struct device *dev)
 	d->dev = dev;
 	d->next = NULL;
 	/* Oldest first: a child put before its parent goes first. */
-	for (pp = &deferred; *pp; pp = &(*pp)->next)
+	for (pp = &t->deferred; *pp; pp = &(*pp)->next)
 		;
 	*pp = d;
 	return true;
