@@ -38,6 +38,11 @@ static unsigned long bind_gen;
 /* Parked devices, oldest first; each remembers the round it was parked in. */
 static struct dm_link deferred = { &deferred, &deferred };
 static unsigned long defer_round;
+/*
+ * How many are parked: changed under devres__dm_lock, read without it by
+ * a retry, which has nothing to do when it is 0 (see retry_deferred()).
+ */
+static unsigned long nparked;
 
 static void hold(struct devres__dm_thread *t, struct device *dev,
 		 struct devres__held *h)
@@ -88,19 +93,20 @@ bool devres__in_callback_of(const struct device_driver *drv)
 	return false;
 }
 
+/* Sequentially consistent, with nparked: see retry_deferred(). */
 unsigned long devres__bind_gen(void)
 {
-	return __atomic_load_n(&bind_gen, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&bind_gen, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Set once by device_add(), with a release store after the state it
+ * points to, and cleared only by the release, which a caller holding a
+ * reference never races: one acquire load, no lock round trip.
+ */
 static struct device_private *dev_private(struct device *dev)
 {
-	struct device_private *dp;
-
-	dm_lock();
-	dp = dev->p;
-	dm_unlock();
-	return dp;
+	return __atomic_load_n(&dev->p, __ATOMIC_ACQUIRE);
 }
 
 static void unpark_locked(struct device_private *dp)
@@ -109,6 +115,7 @@ static void unpark_locked(struct device_private *dp)
 		return;
 	dm_list_del(&dp->deferred_node);
 	dp->deferred = false;
+	__atomic_store_n(&nparked, nparked - 1, __ATOMIC_SEQ_CST);
 }
 
 static void park(struct device_private *dp)
@@ -118,6 +125,7 @@ static void park(struct device_private *dp)
 		dp->deferred = true;
 		dp->defer_round = defer_round;
 		dm_list_add_tail(&deferred, &dp->deferred_node);
+		__atomic_store_n(&nparked, nparked + 1, __ATOMIC_SEQ_CST);
 	}
 	dm_unlock();
 }
@@ -196,7 +204,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	dm_set_state(dev, DEV_BOUND);
 	unpark_locked(dp);
 	dm_unlock();
-	__atomic_add_fetch(&bind_gen, 1, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&bind_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
@@ -372,6 +380,17 @@ static void retry_deferred(struct devres__dm_thread *t)
 		t->retry_wanted = true;
 		return;
 	}
+	/*
+	 * With nothing parked, a round would find nothing: a device parked
+	 * after this read is retried by its own caller, which reads the
+	 * bind count after parking it (devres__retry_if_bound()), as this
+	 * thread read nparked after counting its bind. Both sides are
+	 * sequentially consistent, so one of the two sees the other.
+	 */
+	if (!__atomic_load_n(&nparked, __ATOMIC_SEQ_CST)) {
+		t->retry_wanted = false;
+		return;
+	}
 	do {
 		gen = devres__bind_gen();
 		retry_round(t);
@@ -445,7 +464,8 @@ static bool lock_for_attach(struct devres__dm_thread *t,
 			t->retry_wanted = true;
 			return false;
 		}
-	} else {
+	} else if (pthread_mutex_trylock(&dev->mutex)) {
+		/* Busy: the clock is read only for a wait that happens. */
 		for (;;) {
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_nsec += 1000000;
