@@ -473,7 +473,8 @@ int device_add(struct device *dev)
 		 * was taken above. */
 		dm_get_device_locked(dev);
 		dp->parent = dev->parent;
-		dev->p = dp;
+		/* Published: dd.c's dev_private() reads it without the lock. */
+		__atomic_store_n(&dev->p, dp, __ATOMIC_RELEASE);
 		dm_set_state(dev, DEV_ADDED);
 	}
 	dm_unlock();

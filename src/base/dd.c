@@ -19,17 +19,18 @@
  * own device's lock again, or unregister its own driver, is told so
  * instead of deadlocking.
  */
-struct held {
+struct devres__held {
 	struct device *dev;
 	const struct device_driver *drv;
-	struct held *next;
+	struct devres__held *next;
+	struct devres__dm_thread *t; /* this thread's */
 	/* A last put of the device from its callbacks waits for the unlock. */
 	struct devres__frame frame;
 	/* Probe and remove run with cancellation off: the lock is held. */
 	int cancel;
 };
 
-static TLS_FAST struct held *held;
+/* This thread's list of them is devres__dmt.held (frame.h). */
 
 /* Counts successful binds, to know whether parked devices need a retry. */
 static unsigned long bind_gen;
@@ -37,60 +38,75 @@ static unsigned long bind_gen;
 /* Parked devices, oldest first; each remembers the round it was parked in. */
 static struct dm_link deferred = { &deferred, &deferred };
 static unsigned long defer_round;
+/*
+ * How many are parked: changed under devres__dm_lock, read without it by
+ * a retry, which has nothing to do when it is 0 (see retry_deferred()).
+ */
+static unsigned long nparked;
 
-static void hold(struct device *dev, struct held *h)
+static void hold(struct devres__dm_thread *t, struct device *dev,
+		 struct devres__held *h)
 {
 	h->dev = dev;
 	h->drv = NULL;
-	h->next = held;
-	held = h;
-	devres__frame_enter(&h->frame, dev);
+	h->next = t->held;
+	h->t = t;
+	t->held = h;
+	devres__frame_push(t, &h->frame, dev);
 	h->cancel = devres__cancel_off();
 }
 
-static void dev_lock(struct device *dev, struct held *h)
+static void dev_lock(struct devres__dm_thread *t, struct device *dev,
+		     struct devres__held *h)
 {
 	pthread_mutex_lock(&dev->mutex);
-	hold(dev, h);
+	hold(t, dev, h);
 }
 
-static void dev_unlock(struct held *h)
+static void dev_unlock(struct devres__held *h)
 {
-	held = h->next;
+	h->t->held = h->next;
 	pthread_mutex_unlock(&h->dev->mutex);
-	devres__frame_leave(&h->frame);
+	devres__frame_pop(h->t, &h->frame);
 	devres__cancel_restore(h->cancel);
 }
 
-bool devres__dev_locked_by_me(const struct device *dev)
+static bool locked_by(const struct devres__dm_thread *t,
+		      const struct device *dev)
 {
-	for (struct held *h = held; h; h = h->next)
+	for (struct devres__held *h = t->held; h; h = h->next)
 		if (h->dev == dev)
 			return true;
 	return false;
 }
 
+bool devres__dev_locked_by_me(const struct device *dev)
+{
+	return locked_by(&devres__dmt, dev);
+}
+
 bool devres__in_callback_of(const struct device_driver *drv)
 {
-	for (struct held *h = held; h; h = h->next)
+	for (struct devres__held *h = devres__dm_me()->held; h; h = h->next)
 		if (h->drv == drv)
 			return true;
 	return false;
 }
 
+/* Sequentially consistent, with nparked: see retry_deferred(). */
 unsigned long devres__bind_gen(void)
 {
-	return __atomic_load_n(&bind_gen, __ATOMIC_ACQUIRE);
+	return __atomic_load_n(&bind_gen, __ATOMIC_SEQ_CST);
 }
 
+/*
+ * Set once by device_add(), with a release store after the state it
+ * points to, and cleared only by the release, which a caller holding a
+ * reference never races: one acquire load, no lock round trip.
+ */
 static struct device_private *dev_private(struct device *dev)
 {
-	struct device_private *dp;
-
-	dm_lock();
-	dp = dev->p;
-	dm_unlock();
-	return dp;
+	return __atomic_load_n(&dev->p, __ATOMIC_ACQUIRE);
 }
 
 static void unpark_locked(struct device_private *dp)
@@ -99,6 +115,7 @@ static void unpark_locked(struct device_private *dp)
 		return;
 	dm_list_del(&dp->deferred_node);
 	dp->deferred = false;
+	__atomic_store_n(&nparked, nparked - 1, __ATOMIC_SEQ_CST);
 }
 
 static void park(struct device_private *dp)
@@ -108,6 +125,7 @@ static void park(struct device_private *dp)
 		dp->deferred = true;
 		dp->defer_round = defer_round;
 		dm_list_add_tail(&deferred, &dp->deferred_node);
+		__atomic_store_n(&nparked, nparked + 1, __ATOMIC_SEQ_CST);
 	}
 	dm_unlock();
 }
@@ -134,7 +152,7 @@ static void call_remove(struct device *dev, const struct device_driver *drv)
  * everything the probe acquired.
  */
 static int really_probe(struct device *dev, const struct device_driver *drv,
-			struct held *h)
+			struct devres__held *h)
 {
 	struct device_private *dp = dev->p;
 	int ret;
@@ -186,13 +204,13 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	dm_set_state(dev, DEV_BOUND);
 	unpark_locked(dp);
 	dm_unlock();
-	__atomic_add_fetch(&bind_gen, 1, __ATOMIC_ACQ_REL);
+	__atomic_add_fetch(&bind_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
 
 /* The bus's opinion: > 0 match, 0 no match, < 0 an error. */
 static int match(struct device *dev, const struct device_driver *drv,
-		 struct held *h)
+		 struct devres__held *h)
 {
 	int ret;
 
@@ -209,7 +227,7 @@ static int match(struct device *dev, const struct device_driver *drv,
  * next driver, < 0 to stop the search (a deferral, a match error).
  */
 static int try_driver(struct device *dev, const struct device_driver *drv,
-		      struct held *h)
+		      struct devres__held *h)
 {
 	int ret = match(dev, drv, h);
 
@@ -243,7 +261,7 @@ static int try_driver(struct device *dev, const struct device_driver *drv,
  * which would have tried them on @dev: the search goes on with those only,
  * so the outcome does not depend on when they came.
  */
-static int try_drivers(struct device *dev, struct held *h)
+static int try_drivers(struct device *dev, struct devres__held *h)
 {
 	struct device_private *dp = dev->p;
 	struct driver_private *cur = NULL, *prev;
@@ -287,20 +305,20 @@ static bool alive_unbound(struct device *dev)
 
 void devres__probe_new_device(struct device *dev)
 {
-	struct held h;
+	struct devres__held h;
 
-	dev_lock(dev, &h);
+	dev_lock(devres__dm_me(), dev, &h);
 	if (alive_unbound(dev))
 		try_drivers(dev, &h);
 	dev_unlock(&h);
 }
 
 /* One retry of the devices parked before this round began. */
-static void retry_round(void)
+static void retry_round(struct devres__dm_thread *t)
 {
 	struct device_private *dp;
 	unsigned long round;
-	struct held h;
+	struct devres__held h;
 
 	dm_lock();
 	round = ++defer_round;
@@ -333,8 +351,8 @@ static void retry_round(void)
 		 */
 		if (devres__devres_held_by_me(dp->dev)) {
 			park(dp);
-		} else if (!devres__dev_locked_by_me(dp->dev)) {
-			dev_lock(dp->dev, &h);
+		} else if (!locked_by(t, dp->dev)) {
+			dev_lock(t, dp->dev, &h);
 			if (alive_unbound(dp->dev))
 				try_drivers(dp->dev, &h);
 			dev_unlock(&h);
@@ -345,48 +363,63 @@ static void retry_round(void)
 
 /*
  * A retry asked for while this thread holds a device's lock (from a probe
- * or remove), left to the outermost call of the driver core in this
- * thread: retrying there would lock other devices while holding one, and
- * two threads doing so in opposite order deadlock.
+ * or remove), retry_wanted, is left to the outermost call of the driver
+ * core in this thread: retrying there would lock other devices while
+ * holding one, and two threads doing so in opposite order deadlock.
  */
-static TLS_FAST bool retry_wanted;
 
 /*
  * Another round follows while some bind happened during the last one: a
  * device of ours may have deferred just before what it waited for came.
  */
-static void retry_deferred(void)
+static void retry_deferred(struct devres__dm_thread *t)
 {
 	unsigned long gen;
 
-	if (held) {
-		retry_wanted = true;
+	if (t->held) {
+		t->retry_wanted = true;
+		return;
+	}
+	/*
+	 * With nothing parked, a round would find nothing: a device parked
+	 * after this read is retried by its own caller, which reads the
+	 * bind count after parking it (devres__retry_if_bound()), as this
+	 * thread read nparked after counting its bind. Both sides are
+	 * sequentially consistent, so one of the two sees the other.
+	 */
+	if (!__atomic_load_n(&nparked, __ATOMIC_SEQ_CST)) {
+		t->retry_wanted = false;
 		return;
 	}
 	do {
 		gen = devres__bind_gen();
-		retry_round();
+		retry_round(t);
 	} while (devres__bind_gen() != gen);
 	/* Asked for by the probes of these rounds: they were the retry. */
-	retry_wanted = false;
+	t->retry_wanted = false;
+}
+
+static void retry_if_bound(struct devres__dm_thread *t, unsigned long gen)
+{
+	if (devres__bind_gen() != gen || (t->retry_wanted && !t->held))
+		retry_deferred(t);
 }
 
 void devres__retry_if_bound(unsigned long gen)
 {
-	if (devres__bind_gen() != gen || (retry_wanted && !held))
-		retry_deferred();
+	retry_if_bound(devres__dm_me(), gen);
 }
 
 /* After an unbind: a remove or release callback may have asked for one. */
-static void retry_if_wanted(void)
+static void retry_if_wanted(struct devres__dm_thread *t)
 {
-	if (retry_wanted && !held)
-		retry_deferred();
+	if (t->retry_wanted && !t->held)
+		retry_deferred(t);
 }
 
 static void trigger_all(void)
 {
-	retry_deferred();
+	retry_deferred(devres__dm_me());
 }
 
 /* Callbacks run from here may change errno; the caller's is given back. */
@@ -417,19 +450,22 @@ static bool drv_dying(const struct driver_private *drvp)
  * the wait ends if the driver is being unregistered: its unregister may
  * come from the probe that holds @dev, waiting for this registration.
  */
-static bool lock_for_attach(struct device_private *dp,
-			    const struct driver_private *drvp, struct held *h)
+static bool lock_for_attach(struct devres__dm_thread *t,
+			    struct device_private *dp,
+			    const struct driver_private *drvp,
+			    struct devres__held *h)
 {
 	struct device *dev = dp->dev;
 	struct timespec ts;
 
-	if (held) {
+	if (t->held) {
 		if (pthread_mutex_trylock(&dev->mutex)) {
 			park(dp);
-			retry_wanted = true;
+			t->retry_wanted = true;
 			return false;
 		}
-	} else {
+	} else if (pthread_mutex_trylock(&dev->mutex)) {
+		/* Busy: the clock is read only for a wait that happens. */
 		for (;;) {
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_nsec += 1000000;
@@ -443,7 +479,7 @@ static bool lock_for_attach(struct device_private *dp,
 				return false;
 		}
 	}
-	hold(dev, h);
+	hold(t, dev, h);
 	return true;
 }
 
@@ -451,8 +487,9 @@ void devres__driver_attach(struct device_driver *drv)
 {
 	struct driver_private *drvp = drv->p;
 	struct bus_private *bp = drvp->bus;
+	struct devres__dm_thread *t = devres__dm_me();
 	struct device_private *cur = NULL;
-	struct held h;
+	struct devres__held h;
 	int ret;
 
 	while ((cur = devres__bus_walk(bp, cur, NULL, true))) {
@@ -462,12 +499,12 @@ void devres__driver_attach(struct device_driver *drv)
 			break;
 		}
 		/* Our caller's own device, bound by hand, registering drivers. */
-		if (devres__dev_locked_by_me(cur->dev))
+		if (locked_by(t, cur->dev))
 			continue;
 		/* A match or for-each callback of the device registering. */
 		if (devres__refuse_in_devres_cb(cur->dev, "driver_register"))
 			continue;
-		if (!lock_for_attach(cur, drvp, &h))
+		if (!lock_for_attach(t, cur, drvp, &h))
 			continue;
 		if (alive_unbound(cur->dev)) {
 			ret = match(cur->dev, drv, &h);
@@ -480,18 +517,25 @@ void devres__driver_attach(struct device_driver *drv)
 	}
 }
 
-static void release_driver_locked(struct device *dev, struct held *h)
+static void release_driver_locked(struct device *dev, struct devres__held *h)
 {
 	const struct device_driver *drv = dev->driver;
 	struct device_private *dp = dev->p;
+	bool holders;
 
 	if (!drv)
 		return;
 	dm_lock();
 	dm_set_state(dev, DEV_UNBINDING);
+	holders = dp->active != 0;
 	dm_unlock();
-	/* No new hold from here; the remove waits for those in progress. */
-	devres__bound_drain(dev);
+	/*
+	 * No new hold from here; the remove waits for those in progress. The
+	 * count is read in the section that ends new holds, so the common
+	 * unbind, with none, takes the lock once.
+	 */
+	if (unlikely(holders))
+		devres__bound_drain(dev);
 	h->drv = drv;
 	call_remove(dev, drv);
 	h->drv = NULL;
@@ -511,28 +555,30 @@ static void release_driver_locked(struct device *dev, struct held *h)
 
 void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
 {
+	struct devres__dm_thread *t = devres__dm_me();
 	struct device_private *cur = NULL;
-	struct held h;
+	struct devres__held h;
 
 	while ((cur = devres__bus_walk(bp, cur, drv, false))) {
 		/* Being unbound by this thread: a release callback of it. */
-		if (devres__dev_locked_by_me(cur->dev))
+		if (locked_by(t, cur->dev))
 			continue;
-		dev_lock(cur->dev, &h);
+		dev_lock(t, cur->dev, &h);
 		if (cur->dev->driver == drv)
 			release_driver_locked(cur->dev, &h);
 		dev_unlock(&h);
 	}
-	retry_if_wanted();
+	retry_if_wanted(t);
 }
 
 bool devres__device_kill(struct device *dev)
 {
+	struct devres__dm_thread *t = devres__dm_me();
 	struct device_private *dp = dev->p;
 	bool was_dead;
-	struct held h;
+	struct devres__held h;
 
-	dev_lock(dev, &h);
+	dev_lock(t, dev, &h);
 	dm_lock();
 	was_dead = dp->dead;
 	dp->dead = true;
@@ -543,14 +589,15 @@ bool devres__device_kill(struct device *dev)
 	if (!was_dead)
 		release_driver_locked(dev, &h);
 	dev_unlock(&h);
-	retry_if_wanted();
+	retry_if_wanted(t);
 	return !was_dead;
 }
 
 /* A callback binding or unbinding its own device would deadlock. */
-static bool from_own_callback(struct device *dev, const char *func)
+static bool from_own_callback(const struct devres__dm_thread *t,
+			      struct device *dev, const char *func)
 {
-	if (!devres__dev_locked_by_me(dev))
+	if (!locked_by(t, dev))
 		return false;
 	devres__state_warn(dev, func,
 			   "called from the device's own probe or remove");
@@ -590,13 +637,14 @@ static int pin_driver(const struct device_driver *drv,
 int devres__attach(struct device *dev, const struct device_driver *drv,
 		   const char *func)
 {
+	struct devres__dm_thread *t = devres__dm_me();
 	struct driver_private *drvp = NULL;
 	struct device_private *dp;
 	unsigned long gen;
-	struct held h;
+	struct devres__held h;
 	int ret;
 
-	if (from_own_callback(dev, func) ||
+	if (from_own_callback(t, dev, func) ||
 	    devres__refuse_in_devres_cb(dev, func))
 		return -EDEADLK;
 	dp = dev_private(dev);
@@ -613,7 +661,7 @@ int devres__attach(struct device *dev, const struct device_driver *drv,
 			return -ENODEV;
 	}
 	gen = devres__bind_gen();
-	dev_lock(dev, &h);
+	dev_lock(t, dev, &h);
 	/*
 	 * The driver is pinned under the device's lock, not before: a probe
 	 * of this device unregistering @drv must not wait for us while we
@@ -633,7 +681,7 @@ int devres__attach(struct device *dev, const struct device_driver *drv,
 		devres__drv_unpin_locked(drvp);
 		dm_unlock();
 	}
-	devres__retry_if_bound(gen);
+	retry_if_bound(t, gen);
 	return ret;
 }
 
@@ -663,17 +711,20 @@ int device_driver_attach(const struct device_driver *drv, struct device *dev)
 
 void device_release_driver(struct device *dev)
 {
+	struct devres__dm_thread *t;
 	int err = errno;
-	struct held h;
+	struct devres__held h;
 
-	if (!devres__dev_ok(dev, __func__) ||
-	    from_own_callback(dev, __func__) ||
+	if (!devres__dev_ok(dev, __func__))
+		return;
+	t = devres__dm_me();
+	if (from_own_callback(t, dev, __func__) ||
 	    devres__refuse_in_devres_cb(dev, __func__))
 		return;
-	dev_lock(dev, &h);
+	dev_lock(t, dev, &h);
 	release_driver_locked(dev, &h);
 	dev_unlock(&h);
-	retry_if_wanted();
+	retry_if_wanted(t);
 	errno = err; /* remove and the retried probes may change it */
 }
 

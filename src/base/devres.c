@@ -193,18 +193,20 @@ static void slab_return(struct device *dev, struct devres__slab *s,
 		devres__slab_destroy(s);
 }
 
-/* The chain this thread is releasing, innermost, and its late checks. */
-static TLS_FAST bool in_chain;
-static TLS_FAST struct devres__late *late;
-
+/*
+ * Whether this thread is releasing a chain, and the late checks of the
+ * innermost one: devres__dmt.in_chain and .late (frame.h).
+ */
 void devres__after_chain(struct devres__late *l)
 {
-	if (!in_chain) {
+	struct devres__dm_thread *t = devres__dm_me();
+
+	if (!t->in_chain) {
 		l->fn(l);
 		return;
 	}
-	l->next = late;
-	late = l;
+	l->next = t->late;
+	t->late = l;
 }
 
 /* Runs the late checks of the chain that just ended, oldest first. */
@@ -226,17 +228,18 @@ static void run_late(struct devres__late *l)
 int devres__release_nodes(struct device *dev, struct devres__node *list,
 			  struct devres__slab *slab, bool all)
 {
-	bool outer_in_chain = in_chain;
-	struct devres__late *outer_late = late;
+	struct devres__dm_thread *t = devres__dm_me();
+	bool outer_in_chain = t->in_chain;
+	struct devres__late *outer_late = t->late;
 	struct devres__node *n, *next, *slots = NULL;
 	long gone = 0, gone_bytes = 0;
 	int cnt = 0, err = errno;
 	struct devres__frame f;
 
-	in_chain = true;
-	late = NULL;
+	t->in_chain = true;
+	t->late = NULL;
 	/* A callback's last put of @dev waits for the end of the chain. */
-	devres__frame_enter(&f, dev);
+	devres__frame_push(t, &f, dev);
 	/*
 	 * A resource keeps its DR_ADDED mark while it is released, as a kernel
 	 * node stays on the todo list: a release callback that devres_free()s
@@ -290,22 +293,24 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 			cnt++;
 		}
 	}
-	devres__ledger_add(DL_NODES, -gone);
-	devres__ledger_add(DL_NODE_BYTES, -gone_bytes);
+	if (gone) {
+		devres__ledger_add(DL_NODES, -gone);
+		devres__ledger_add(DL_NODE_BYTES, -gone_bytes);
+	}
 	if (slab && !all)
 		slab_return(dev, slab, slots);
 	else if (slab)
 		slab_return(dev, slab, NULL);
-	if (unlikely(late)) {
-		struct devres__late *l = late;
+	if (unlikely(t->late)) {
+		struct devres__late *l = t->late;
 
-		late = NULL;
-		in_chain = outer_in_chain;
+		t->late = NULL;
+		t->in_chain = outer_in_chain;
 		run_late(l);
 	}
-	in_chain = outer_in_chain;
-	late = outer_late;
-	devres__frame_leave(&f);
+	t->in_chain = outer_in_chain;
+	t->late = outer_late;
+	devres__frame_pop(t, &f);
 	errno = err;
 	return cnt;
 }

@@ -171,13 +171,17 @@ static void unregister_driver(struct device_driver *drv)
 		 * The bus stays alive for the detach below even if it is
 		 * unregistered as soon as the driver leaves its list.
 		 */
-		int cancel = devres__cancel_off();
-
 		drvp->dead = true;
 		drvp->bus->refs++;
-		while (drvp->active)
-			pthread_cond_wait(&devres__dm_cond, &devres__dm_lock);
-		devres__cancel_restore(cancel);
+		/* Cancellation is turned off only for a wait that happens. */
+		if (unlikely(drvp->active)) {
+			int cancel = devres__cancel_off();
+
+			while (drvp->active)
+				pthread_cond_wait(&devres__dm_cond,
+						  &devres__dm_lock);
+			devres__cancel_restore(cancel);
+		}
 		dm_list_del(&drvp->node);
 	} else {
 		drvp = NULL;

@@ -24,9 +24,8 @@
 #include "base.h"
 #include "frame.h"
 
-static TLS_FAST struct devres__frame *frames;
-static TLS_FAST struct devres__deferred *deferred;
-static TLS_FAST bool flushing;
+TLS_FAST struct devres__dm_thread devres__dmt;
+
 static bool fail_records;
 static unsigned long failed_records;
 
@@ -36,19 +35,9 @@ unsigned long devres__frame_fail_records(bool fail)
 	return __atomic_load_n(&failed_records, __ATOMIC_RELAXED);
 }
 
-void devres__frame_enter(struct devres__frame *f, const struct device *dev)
+static bool in_use(const struct devres__frame *f, const struct device *dev)
 {
-	f->dev = dev;
-	/* The caller's own field, which the library never writes. */
-	f->up = dev->parent;
-	f->used = 0;
-	f->next = frames;
-	frames = f;
-}
-
-static bool in_use(const struct device *dev)
-{
-	for (const struct devres__frame *f = frames; f; f = f->next)
+	for (; f; f = f->next)
 		if (f->dev == dev || f->up == dev)
 			return true;
 	return false;
@@ -59,15 +48,15 @@ static bool in_use(const struct device *dev)
  * releases open frames of their own and may defer more: the loop, not a
  * nested call, takes those, so a long chain of parents needs no stack.
  */
-static void flush(void)
+static void flush(struct devres__dm_thread *t)
 {
 	int err = errno;
 
-	flushing = true;
+	t->flushing = true;
 	for (;;) {
-		struct devres__deferred **pp = &deferred, *d;
+		struct devres__deferred **pp = &t->deferred, *d;
 
-		while ((d = *pp) && in_use(d->dev))
+		while ((d = *pp) && in_use(t->frames, d->dev))
 			pp = &d->next;
 		if (!d)
 			break;
@@ -76,7 +65,7 @@ static void flush(void)
 		if (!d->in_frame)
 			free(d);
 	}
-	flushing = false;
+	t->flushing = false;
 	errno = err;
 }
 
@@ -87,12 +76,12 @@ static void flush(void)
  * running when @f ended, as it would find them only after @f, on this
  * stack, is gone. That costs a nested release, only when out of memory.
  */
-static void release_slots(struct devres__frame *f)
+static void release_slots(struct devres__dm_thread *t, struct devres__frame *f)
 {
 	int err = errno;
 
 	for (int i = 0; i < 2; i++) {
-		struct devres__deferred **pp = &deferred;
+		struct devres__deferred **pp = &t->deferred;
 
 		if (!(f->used & (1u << i)))
 			continue;
@@ -106,29 +95,28 @@ static void release_slots(struct devres__frame *f)
 	errno = err;
 }
 
-void devres__frame_leave(struct devres__frame *f)
+void devres__frame_settle(struct devres__dm_thread *t, struct devres__frame *f)
 {
-	frames = f->next;
-	if (likely(deferred == NULL))
-		return;
-	if (!flushing)
-		flush();
+	if (!t->flushing)
+		flush(t);
 	if (unlikely(f->used))
-		release_slots(f);
+		release_slots(t, f);
 }
 
 /* The outermost frame of this thread that uses @dev. */
-static struct devres__frame *outermost(const struct device *dev)
+static struct devres__frame *outermost(struct devres__dm_thread *t,
+				       const struct device *dev)
 {
 	struct devres__frame *last = NULL;
 
-	for (struct devres__frame *f = frames; f; f = f->next)
+	for (struct devres__frame *f = t->frames; f; f = f->next)
 		if (f->dev == dev || f->up == dev)
 			last = f;
 	return last;
 }
 
-static struct devres__deferred *new_record(struct device *dev)
+static struct devres__deferred *new_record(struct devres__dm_thread *t,
+					   struct device *dev)
 {
 	struct devres__deferred *d = NULL;
 	struct devres__frame *f;
@@ -146,7 +134,7 @@ static struct devres__deferred *new_record(struct device *dev)
 	 * A device's last put happens once, and a frame has one slot for
 	 * its device and one for the parent: the slot is free.
 	 */
-	f = outermost(dev);
+	f = outermost(t, dev);
 	i = f->dev == dev ? 0 : 1;
 	f->used |= (unsigned char)(1u << i);
 	f->slot[i].in_frame = true;
@@ -155,15 +143,16 @@ static struct devres__deferred *new_record(struct device *dev)
 
 bool devres__release_deferred(struct device *dev)
 {
+	struct devres__dm_thread *t = &devres__dmt;
 	struct devres__deferred *d, **pp;
 
-	if (likely(!frames) || !in_use(dev))
+	if (likely(!t->frames) || !in_use(t->frames, dev))
 		return false;
-	d = new_record(dev);
+	d = new_record(t, dev);
 	d->dev = dev;
 	d->next = NULL;
 	/* Oldest first: a child put before its parent goes first. */
-	for (pp = &deferred; *pp; pp = &(*pp)->next)
+	for (pp = &t->deferred; *pp; pp = &(*pp)->next)
 		;
 	*pp = d;
 	return true;
