@@ -17,7 +17,9 @@
  *
  * With a thread count, only that case (one device; libdevres, then by
  * hand), once: for perf record and perf c2c. BENCH_PINNED=1 pins its
- * threads, BENCH_PER_THREAD=1 gives each its own device (and list).
+ * threads, BENCH_PER_THREAD=1 gives each its own device (and list),
+ * BENCH_SIDE=devres or BENCH_SIDE=hand runs that side alone (perf stat
+ * of one side: its context switches, futex calls, cache misses).
  * The data file gets one line a case and run: mode (0 one device, 1 one
  * device per thread), pinned, threads, run, libdevres ns per op, by hand
  * ns per op, libdevres fairness, by hand fairness.
@@ -260,13 +262,16 @@ int main(int argc, char **argv)
 		int n = atoi(argv[3]);
 		const char *pe = getenv("BENCH_PINNED");
 		const char *te = getenv("BENCH_PER_THREAD");
+		const char *side = getenv("BENCH_SIDE");
 		int p = pe && atoi(pe), t = te && atoi(te);
-		struct result a, b;
+		struct result a = { 0, 0 }, b = { 0, 0 };
 
 		if (n < 1 || n > MAX_THREADS)
 			return 2;
-		a = run_case(n, t, p, 0, ms);
-		b = run_case(n, t, p, 1, ms);
+		if (!side || strcmp(side, "hand"))
+			a = run_case(n, t, p, 0, ms);
+		if (!side || strcmp(side, "devres"))
+			b = run_case(n, t, p, 1, ms);
 		printf("%d threads: libdevres %.0f ns/op (fair %.2f), by hand "
 		       "%.0f ns/op (fair %.2f)\n",
 		       n, a.ns, a.fair, b.ns, b.fair);

@@ -197,6 +197,19 @@ int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 	int ret;
 
 	assert_locked(dev, __func__);
+	/*
+	 * An empty list is consistent when every count says so: the walks
+	 * below would find nothing. It is what a devres_release_all() that
+	 * runs again and again finds, and all of this runs with the lock
+	 * held, which another thread may be waiting for.
+	 */
+	if (!list_head(dev) && !dev->devres_listed && !dev->devres_dead &&
+	    !dev->devres_kept && !dev->devres_open &&
+	    devres__index_count(dev) <= 0) {
+		if (ret_stats)
+			*ret_stats = (struct devres_stats){ 0, 0 };
+		return 0;
+	}
 	nodes = length_locked(dev);
 	if (nodes < 0)
 		return BAD("the list is a cycle");
@@ -268,6 +281,12 @@ int devres_check(struct device *dev)
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
 	ret = devres__check_locked(dev, NULL, why, sizeof(why));
+	/* A walk of the whole table: here, not at every release_all. */
+	if (!ret && !devres__index_sound(dev)) {
+		snprintf(why, sizeof(why),
+			 "the index's slots do not match its counts");
+		ret = -EUCLEAN;
+	}
 	unlock_dev(dev);
 	if (ret)
 		devres__warn(dev, __func__, "broken devres list: %s", why);

@@ -261,6 +261,7 @@ static void device_release(struct device *dev)
 
 	/* Anything recorded after the device was deleted goes now. */
 	release_late(dev);
+	devres__index_free(dev);
 	free(dp);
 	dev->p = NULL;
 	pthread_mutex_destroy(&dev->mutex);

@@ -204,6 +204,9 @@ HIDDEN int devres__owned_release(struct device *dev, struct devres__group *g);
 HIDDEN void *devres__pages_get(unsigned int order, bool zero);
 HIDDEN void devres__pages_put(void *p, unsigned int order);
 
+/* index.c: frees the table a device keeps between lookups, at its end. */
+HIDDEN void devres__index_free(struct device *dev);
+
 HIDDEN void devres__bug(const struct device *dev, const char *func,
 			const char *fmt, ...) DEVRES_PRINTF(3, 4)
 	__attribute__((noreturn, cold));

@@ -213,6 +213,7 @@ HIDDEN struct devres__node *devres__index_find(struct device *dev,
 HIDDEN void devres__index_del(struct device *dev, struct devres__node *n);
 HIDDEN void *devres__index_detach(struct device *dev);
 HIDDEN long devres__index_count(struct device *dev);
+HIDDEN bool devres__index_sound(struct device *dev);
 HIDDEN bool devres__indexed(const struct devres__node *n);
 
 /*

@@ -11,6 +11,7 @@
  */
 #include <pthread.h>
 #include "nodecache.h"
+#include "subsys.h"
 
 TLS_FAST struct devres__nodecache devres__nc;
 
@@ -73,3 +74,84 @@ struct devres__node *devres__nc_fresh(size_t size, bool zero)
 
 	return zero ? calloc(1, len) : malloc(len);
 }
+
+#ifdef NC_OFF
+/*
+ * ASan builds. A node chunk given back to ASan's free() sits in ASan's
+ * quarantine (256 MiB by default) and is not used again before that is
+ * full, so every node allocated was fresh memory, its pages faulted in,
+ * and every allocation and free paid for ASan's stack traces: in
+ * test-lock's reaper-vs-allocator pattern, two thirds of the allocating
+ * thread's time. Released chunks are kept here instead, per class, up to
+ * NQ_KEEP, poisoned whole (header and data): a use after free is reported,
+ * as a use after poison, with the chunk's allocation stack. A chunk is
+ * taken again only once NQ_QUARANTINE newer ones of its class have been
+ * released, oldest first, so that a stale pointer meets poison for that
+ * long. The cache is shared by all threads: nodes are often released by
+ * another thread than the one that took them (a reaper).
+ */
+#include <sanitizer/asan_interface.h>
+
+#define NQ_KEEP 4096
+#define NQ_QUARANTINE 2048
+
+struct nq_ring {
+	struct devres__node *slot[NQ_KEEP];
+	unsigned int head, count; /* the oldest, and how many */
+};
+
+static pthread_mutex_t nq_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct nq_ring nq[NC_CLASSES];
+
+__attribute__((constructor)) static void nq_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_NODES, &nq_lock);
+}
+
+/* A chunk's bytes: the header and its class's room (nc_fresh()). */
+static size_t nq_len(size_t cls)
+{
+	return sizeof(struct devres__node) + nc_room(cls);
+}
+
+struct devres__node *devres__nq_take(size_t size, bool zero)
+{
+	size_t cls = nc_class(size);
+	struct nq_ring *r = &nq[cls];
+	struct devres__node *n = NULL;
+
+	pthread_mutex_lock(&nq_lock);
+	if (r->count > NQ_QUARANTINE) {
+		n = r->slot[r->head];
+		r->head = (r->head + 1) % NQ_KEEP;
+		r->count--;
+	}
+	pthread_mutex_unlock(&nq_lock);
+	if (!n)
+		return NULL;
+	ASAN_UNPOISON_MEMORY_REGION(n, nq_len(cls));
+	if (zero)
+		memset(n + 1, 0, size);
+	return n;
+}
+
+bool devres__nq_keep(struct devres__node *n)
+{
+	size_t cls = nc_class(n->size);
+	struct nq_ring *r = &nq[cls];
+	bool kept = false;
+
+	/* Poisoned before another thread can take it. */
+	ASAN_POISON_MEMORY_REGION(n, nq_len(cls));
+	pthread_mutex_lock(&nq_lock);
+	if (r->count < NQ_KEEP) {
+		r->slot[(r->head + r->count) % NQ_KEEP] = n;
+		r->count++;
+		kept = true;
+	}
+	pthread_mutex_unlock(&nq_lock);
+	if (!kept)
+		ASAN_UNPOISON_MEMORY_REGION(n, nq_len(cls));
+	return kept;
+}
+#endif

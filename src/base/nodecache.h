@@ -15,8 +15,9 @@
  * holds 16 * k - 8 data bytes behind the header, which is what glibc gives
  * for a request of any size of that class anyway (its chunks grow by 16
  * bytes and carry 8 of their own), so a chunk of a class serves any size
- * of it at no extra heap. ASan builds cache nothing: a use after free must
- * reach ASan's own allocator.
+ * of it at no extra heap. ASan builds have no per-thread cache; they keep
+ * released chunks poisoned, in a process-wide quarantine of their own
+ * (nodecache.c), so that a use after free is still reported.
  */
 #if defined(__SANITIZE_ADDRESS__)
 #define NC_OFF 1
@@ -45,6 +46,10 @@ extern HIDDEN TLS_FAST struct devres__nodecache devres__nc;
 
 HIDDEN struct devres__node *devres__nc_fresh(size_t size, bool zero);
 HIDDEN void devres__nc_enrol(void);
+#ifdef NC_OFF
+HIDDEN struct devres__node *devres__nq_take(size_t size, bool zero);
+HIDDEN bool devres__nq_keep(struct devres__node *n);
+#endif
 
 static inline size_t nc_class(size_t size)
 {
@@ -64,6 +69,10 @@ static inline struct devres__node *devres__node_get(size_t size, bool zero)
 	struct devres__node *n;
 	size_t cls = nc_class(size);
 
+#ifdef NC_OFF
+	if (size <= NC_MAX && (n = devres__nq_take(size, zero)))
+		return n;
+#endif
 	if (!NC_ON || size > NC_MAX || !(n = nc->free[cls]))
 		return devres__nc_fresh(size, zero);
 	nc->free[cls] = n->next;
@@ -83,6 +92,10 @@ static inline void devres__node_put(struct devres__node *n)
 	struct devres__nodecache *nc = &devres__nc;
 	size_t cls = nc_class(n->size);
 
+#ifdef NC_OFF
+	if (n->size <= NC_MAX && devres__nq_keep(n))
+		return;
+#endif
 	if (!NC_ON || n->size > NC_MAX || nc->bytes >= NC_CAP) {
 		free(n);
 		return;

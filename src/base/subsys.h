@@ -364,6 +364,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_KIND,	/* base/kind.c */
 	DEVRES_FORK_SLAB,	/* base/slab.c */
 	DEVRES_FORK_PAGES,	/* base/pages.c */
+	DEVRES_FORK_NODES,	/* base/nodecache.c: ASan builds */
 	DEVRES_FORK_LEDGER,	/* base/ledger.c */
 	DEVRES_FORK_LOG,	/* base/log.c: the WARN path, innermost */
 	DEVRES_FORK_NR,
