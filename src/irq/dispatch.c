@@ -246,7 +246,7 @@ static void *dispatch_loop(void *arg)
 
 	pthread_setname_np(pthread_self(), "irq/dispatch");
 	while (!stopped(d)) {
-		int n = epoll_wait(d->epfd, ev, 16, -1);
+		int n = irq__poll_wait(d, ev, 16);
 
 		for (int i = 0; i < n && !stopped(d); i++) {
 			if (ev[i].data.u64)
