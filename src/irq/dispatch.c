@@ -270,6 +270,7 @@ static int start_dispatcher(struct irq_dispatcher **ret_disp)
 	d = devres__should_fail() ? NULL : calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	irq__poll_setup();
 	d->epfd = d->wakefd = -1;
 	rc = -EMFILE;
 	if (devres__should_fail_fd())

@@ -174,6 +174,8 @@ HIDDEN void irq__thread_stop(struct irq_action *a);
 /* The polling window in ns, 0 for none; tests change it. */
 extern HIDDEN long irq__poll_window_ns;
 extern HIDDEN struct irq_poll_stats irq__poll_stats;
+/* Reads DEVRES_IRQ_POLL_US; called when a dispatcher starts. */
+HIDDEN void irq__poll_setup(void);
 /* epoll_wait() of the dispatcher's set, polling first where it pays. */
 HIDDEN int irq__poll_wait(struct irq_dispatcher *d, struct epoll_event *ev,
 			  int max);

@@ -21,6 +21,8 @@
  * milliseconds. A thread that sleeps is woken with the priority of one
  * that slept; this one sleeps as soon as it is in anybody's way.
  */
+#include <errno.h>
+#include <stdlib.h>
 #include <time.h>
 #include <sys/epoll.h>
 #include <sys/resource.h>
@@ -32,11 +34,34 @@
  * purpose is the same (a VM's cross-CPU wake-up).
  */
 #define POLL_WINDOW_NS 200000L
+/* DEVRES_IRQ_POLL_US above this is ignored: a poll is not a busy loop. */
+#define POLL_WINDOW_US_MAX 10000L
 /* Polls after which one may be let pass: at most 2^SHIFT_MAX - 1 pass. */
 #define SHIFT_MAX 10
 
 HIDDEN long irq__poll_window_ns = POLL_WINDOW_NS;
 HIDDEN struct irq_poll_stats irq__poll_stats;
+
+/*
+ * DEVRES_IRQ_POLL_US, read whenever a dispatcher starts: a program that
+ * would rather not spend the CPU sets 0; one whose interrupts come a
+ * little further apart than 200 us may poll longer. Anything else than
+ * a number from 0 to POLL_WINDOW_US_MAX leaves the window as it is.
+ */
+void irq__poll_setup(void)
+{
+	const char *s = devres__getenv("DEVRES_IRQ_POLL_US");
+	char *end;
+	long us;
+
+	if (!s || !*s)
+		return;
+	errno = 0;
+	us = strtol(s, &end, 10);
+	if (errno || *end || us < 0 || us > POLL_WINDOW_US_MAX)
+		return;
+	__atomic_store_n(&irq__poll_window_ns, us * 1000, __ATOMIC_RELAXED);
+}
 
 static inline void cpu_relax(void)
 {

@@ -4,13 +4,14 @@
  * The dispatcher's polling after close interrupts (src/irq/poll.c), seen
  * through its counters: a poll ends the moment its thread is preempted and
  * makes the next polls exponentially rarer; on a CPU of its own a poll
- * catches the next interrupt; a window of 0 turns polling off. Nothing
- * here depends on how long anything takes: the window is made longer
- * than the test's own time limit where a poll must end for another
- * reason.
+ * catches the next interrupt; DEVRES_IRQ_POLL_US sets the window, and 0
+ * turns polling off. Nothing here depends on how long anything takes: where
+ * a poll must end for another reason, its window is made far longer than
+ * that reason can take.
  */
 #define _GNU_SOURCE
 #include <sched.h>
+#include <stdlib.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -206,25 +207,61 @@ static void poll_catches_the_next(void **state)
 	restore_cpus(&old);
 }
 
-/* A window of 0: every wait sleeps at once. */
-static void window_zero_never_polls(void **state)
+/* Requests a handler on a new line (starting a dispatcher); its number. */
+static int line_with_handler(int *token)
 {
-	struct irq_poll_stats s0 = snapshot();
-	long window;
+	int irq = irq_line_create("poll");
+
+	assert_true(irq > 0);
+	assert_int_equal(request_irq(irq, count_handler, 0, "poll", token), 0);
+	return irq;
+}
+
+static void line_free(int irq, int *token)
+{
+	free_irq(irq, token);
+	assert_int_equal(irq_line_destroy(irq), 0);
+}
+
+/*
+ * DEVRES_IRQ_POLL_US, read when a dispatcher starts: a number of
+ * microseconds up to 10 000 sets the window, anything else is ignored,
+ * and 0 turns polling off: every wait sleeps at once.
+ */
+static void env_sets_the_window(void **state)
+{
+	static const struct {
+		const char *env;
+		long window;
+	} cases[] = {
+		{ "300", 300000 },     { "abc", 200000 }, { "-1", 200000 },
+		{ "10001", 200000 },   { "12x", 200000 }, { "", 200000 },
+		{ "10000", 10000000 }, { "0", 0 },
+	};
+	struct irq_poll_stats s0;
+	long window = set_window(200000);
 	int irq, token;
 
 	(void)state;
-	window = set_window(0);
-	irq = irq_line_create("poll");
-	assert_true(irq > 0);
-	assert_int_equal(request_irq(irq, count_handler, 0, "poll", &token), 0);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		set_window(200000);
+		setenv("DEVRES_IRQ_POLL_US", cases[i].env, 1);
+		irq = line_with_handler(&token);
+		assert_int_equal(__atomic_load_n(&irq__poll_window_ns,
+						 __ATOMIC_RELAXED),
+				 cases[i].window);
+		line_free(irq, &token);
+	}
+	/* Still "0": every close interrupt is waited for asleep. */
+	irq = line_with_handler(&token);
+	s0 = snapshot();
 	for (int i = 0; i < 50; i++)
 		raise_and_settle(irq);
 	assert_int_equal(counter(&irq__poll_stats.polls), s0.polls);
 	assert_int_equal(counter(&irq__poll_stats.skipped), s0.skipped);
 	assert_true(counter(&irq__poll_stats.sleeps) >= s0.sleeps + 50);
-	free_irq(irq, &token);
-	assert_int_equal(irq_line_destroy(irq), 0);
+	line_free(irq, &token);
+	unsetenv("DEVRES_IRQ_POLL_US");
 	set_window(window);
 }
 
@@ -235,8 +272,8 @@ int main(void)
 						irq_teardown),
 		cmocka_unit_test_setup_teardown(poll_catches_the_next,
 						irq_setup, irq_teardown),
-		cmocka_unit_test_setup_teardown(window_zero_never_polls,
-						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(env_sets_the_window, irq_setup,
+						irq_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
