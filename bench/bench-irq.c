@@ -17,9 +17,13 @@
  * several times one on the same CPU; that measures the placement, not the
  * library. bench-irq --unpinned shows it; bench-irq --apart puts it in the
  * worst place on purpose: the raising thread on CPU 0, the dispatcher and
- * the bare loop's thread on CPU 1 (the latency part only).
+ * the bare loop's thread on CPU 1 (the latency part only). bench-irq
+ * --split puts only the dispatcher there, the bare loop's thread with the
+ * raiser on CPU 0: the placement unpinned runs fell into when the other
+ * CPU was idle (the bare loop's handler on the raiser's CPU, the
+ * dispatcher's not), the latency part only.
  *
- * Usage: bench-irq [rounds] [--unpinned|--apart]
+ * Usage: bench-irq [rounds] [--unpinned|--apart|--split]
  * (default 10 rounds of 2000 samples)
  */
 #define _GNU_SOURCE
@@ -159,8 +163,8 @@ static void bare_raise(struct bare *b, int k)
 		die("write", errno);
 }
 
-/* --apart: threads made from here on go on @cpu, as this one does. */
-static int apart;
+/* --apart, --split: threads made from here on go on @cpu, as this one does. */
+static int apart, split;
 
 static void move_to(int cpu)
 {
@@ -190,10 +194,12 @@ static void latency(int rounds)
 	if (!lib || !bare || irq < 0)
 		die("setup", ENOMEM);
 	/* The dispatcher and the bare thread inherit this thread's CPUs. */
-	if (apart)
+	if (apart || split)
 		move_to(1);
 	if (request_irq(irq, lat_handler, 0, "bench", &token))
 		die("request_irq", EINVAL);
+	if (split)
+		move_to(0);
 	bare_start(&b, 1, lat_handler, NULL);
 	if (apart)
 		move_to(0);
@@ -354,19 +360,24 @@ int main(int argc, char **argv)
 {
 	int rounds = argc > 1 ? atoi(argv[1]) : 10;
 	bool pinned = !(argc > 2 && (!strcmp(argv[2], "--unpinned") ||
-				     !strcmp(argv[2], "--apart")));
+				     !strcmp(argv[2], "--apart") ||
+				     !strcmp(argv[2], "--split")));
 	int cpu = pinned ? pin_to_one_cpu() : -1;
 
 	if (rounds < 1)
 		rounds = 1;
 	apart = argc > 2 && !strcmp(argv[2], "--apart");
-	if (apart) {
+	split = argc > 2 && !strcmp(argv[2], "--split");
+	if (apart || split) {
 		if (sysconf(_SC_NPROCESSORS_ONLN) < 2) {
 			printf("--apart needs two CPUs\n");
 			return 77;
 		}
-		printf("apart: raising on CPU 0, the dispatcher and the bare "
-		       "loop on CPU 1\n");
+		printf(apart ? "apart: raising on CPU 0, the dispatcher and "
+			       "the "
+			       "bare loop on CPU 1\n"
+			     : "split: raising and the bare loop on CPU 0, "
+			       "the dispatcher on CPU 1\n");
 	} else if (pinned) {
 		printf("pinned to CPU %d, with every thread it starts\n", cpu);
 	} else {
@@ -377,7 +388,7 @@ int main(int argc, char **argv)
 	if (done_fd < 0)
 		die("eventfd", errno);
 	latency(rounds);
-	if (!apart) {
+	if (!apart && !split) {
 		rate(1, rounds < 4 ? rounds : 4);
 		rate(LINES, rounds < 4 ? rounds : 4);
 	}

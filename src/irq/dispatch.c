@@ -246,7 +246,7 @@ static void *dispatch_loop(void *arg)
 
 	pthread_setname_np(pthread_self(), "irq/dispatch");
 	while (!stopped(d)) {
-		int n = epoll_wait(d->epfd, ev, 16, -1);
+		int n = irq__poll_wait(d, ev, 16);
 
 		for (int i = 0; i < n && !stopped(d); i++) {
 			if (ev[i].data.u64)
@@ -270,6 +270,7 @@ static int start_dispatcher(struct irq_dispatcher **ret_disp)
 	d = devres__should_fail() ? NULL : calloc(1, sizeof(*d));
 	if (!d)
 		return -ENOMEM;
+	irq__poll_setup();
 	d->epfd = d->wakefd = -1;
 	rc = -EMFILE;
 	if (devres__should_fail_fd())

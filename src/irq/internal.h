@@ -22,6 +22,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <stdint.h>
+#include <sys/epoll.h>
 #include <devres/irq.h>
 #include "base/subsys.h"
 
@@ -101,6 +102,24 @@ struct irq_line {
 	unsigned long reads, delivered;
 };
 
+/* The dispatcher's polling state (poll.c); its thread's alone. */
+struct irq_poll {
+	long long last_ns;  /* when the last wait returned events, 0: never */
+	long long last_gap; /* and how long after the wait before it did */
+	unsigned int shift; /* back-off: polls let pass are 2^shift - 1 */
+	unsigned int skip;  /* of those, still to let pass */
+};
+
+/* What polling did, in every dispatcher of the process (atomics). */
+struct irq_poll_stats {
+	unsigned long polls;	 /* polls started */
+	unsigned long hits;	 /* ended by an event, not preempted */
+	unsigned long misses;	 /* ended by the window, nothing came */
+	unsigned long preempted; /* ended because the thread was preempted */
+	unsigned long skipped;	 /* waits asleep at once, backing off */
+	unsigned long sleeps;	 /* waits asleep, for whatever reason */
+};
+
 struct irq_dispatcher {
 	pthread_t thread;
 	int epfd;
@@ -108,6 +127,7 @@ struct irq_dispatcher {
 	pthread_mutex_t lock;
 	bool stop;
 	bool self_stopped; /* stopped from its own thread: it frees itself */
+	struct irq_poll poll;
 	unsigned long replay[IRQ_LINES_MAX / IRQ_WORD_BITS];
 };
 
@@ -149,5 +169,15 @@ HIDDEN void irq__put_dispatcher(void);
 HIDDEN void irq__replay(struct irq_line *line);
 HIDDEN int irq__thread_start(struct irq_action *a);
 HIDDEN void irq__thread_stop(struct irq_action *a);
+
+/* poll.c */
+/* The polling window in ns, 0 for none; tests change it. */
+extern HIDDEN long irq__poll_window_ns;
+extern HIDDEN struct irq_poll_stats irq__poll_stats;
+/* Reads DEVRES_IRQ_POLL_US; called when a dispatcher starts. */
+HIDDEN void irq__poll_setup(void);
+/* epoll_wait() of the dispatcher's set, polling first where it pays. */
+HIDDEN int irq__poll_wait(struct irq_dispatcher *d, struct epoll_event *ev,
+			  int max);
 
 #endif /* DEVRES_IRQ_INTERNAL_H */
