@@ -306,7 +306,7 @@ static void empty_and_null_queues(void **state)
 
 	(void)state;
 	assert_non_null(wq);
-	assert_string_equal(wq->name, "e1");
+	assert_string_equal(kcompat_workqueue_name(wq), "e1");
 	drain_workqueue(wq);
 	destroy_workqueue(wq);
 	destroy_workqueue(NULL);
