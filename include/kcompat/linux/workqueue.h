@@ -172,6 +172,12 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 {
 	if (kcompat_work_arg_bad(w, false, "INIT_WORK"))
 		return;
+	/* A work with no function would crash its thread: refused now. */
+	if (devres_ptr_bad((const void *)f)) {
+		devres_warn_bad_arg("INIT_WORK", "work function",
+				    (const void *)f);
+		return;
+	}
 	/* A parent's item in the child's copy: new, unless it was live. */
 	if (kcompat_live_has(w)) {
 		devres_warn(NULL, "INIT_WORK",
@@ -465,8 +471,10 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 
 	(void)flags;
 	(void)max_active;
-	if (!fmt)
-		fmt = "";
+	if (devres_ptr_bad(fmt)) {
+		devres_warn_bad_arg("alloc_workqueue", "name format", fmt);
+		return NULL;
+	}
 	va_start(ap, max_active);
 	vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
@@ -581,12 +589,18 @@ static inline void kcompat_work_cancel_action(void *w)
 
 /*
  * devm_work_autocancel() - INIT_WORK(), and cancel_work_sync() at unbind
- * Context: probe. Return: 0, or -ENOMEM (a fault point; nothing left).
+ * Context: probe. Return: 0, -ENOMEM (a fault point; nothing left), or
+ * -EINVAL when INIT_WORK() refused @w or @f (its WARN).
  */
 static inline int devm_work_autocancel(struct device *dev,
 				       struct work_struct *w, work_func_t f)
 {
+	bool bad = devres_ptr_bad(w) || devres_ptr_bad((const void *)f);
+
+	/* A bad item or function: INIT_WORK()'s WARN, and no action. */
 	INIT_WORK(w, f);
+	if (bad)
+		return -EINVAL;
 	return devm_add_action_or_reset(dev, kcompat_work_cancel_action, w);
 }
 
