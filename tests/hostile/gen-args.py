@@ -5,7 +5,12 @@ function of the public headers, and of the inline functions of the headers
 in INLINE_HEADERS, for each of its pointer arguments, that
 argument replaced by the bad value the case is given and every other
 argument a valid one from the test's fixture (arg_<kind>() in
-test-hostile-args.c). Usage: gen-args.py INCLUDE_DIR OUT_FILE"""
+test-hostile-args.c). Usage: gen-args.py INCLUDE_DIR OUT_FILE
+
+With --kcompat H... after them, the cases are those of the inline
+functions of the compat headers include/kcompat/linux/H (for
+test-kc-hostile-args): every function a driver calls, not the headers'
+own kcompat_* helpers."""
 import re
 import sys
 from pathlib import Path
@@ -14,7 +19,8 @@ from pathlib import Path
 # accessors take register addresses, types.h's helpers take any value).
 INLINE_HEADERS = {"device.h", "ioport.h", "pci.h", "platform.h"}
 
-FUNC_PTR = {"dr_release_t", "dr_match_t", "irq_handler_t", "devres_log_sink_t"}
+FUNC_PTR = {"dr_release_t", "dr_match_t", "irq_handler_t", "devres_log_sink_t",
+            "work_func_t"}
 
 
 def declarations(incdir):
@@ -33,6 +39,18 @@ def declarations(incdir):
             continue
         for m in re.finditer(r"static inline ([^;{}#]*?)\b([a-z_0-9]+)\("
                              r"([^()]*)\)\s*\{", text):
+            yield m.group(1).strip(), m.group(2), split_params(m.group(3))
+
+
+def kcompat_declarations(incdir, headers):
+    for name in headers:
+        text = Path(incdir, "kcompat", "linux", name).read_text()
+        text = re.sub(r"/\*.*?\*/", " ", text, flags=re.S)
+        text = re.sub(r"\s+", " ", text)
+        for m in re.finditer(r"static inline ([^;{}#]*?)\b([a-zA-Z_0-9]+)\("
+                             r"([^()]*)\)\s*\{", text):
+            if m.group(2).startswith(("kcompat_", "__")):
+                continue
             yield m.group(1).strip(), m.group(2), split_params(m.group(3))
 
 
@@ -83,7 +101,11 @@ def kind(t):
 def main():
     incdir, out = sys.argv[1], sys.argv[2]
     thunks, cases = [], []
-    for ret, name, params in declarations(incdir):
+    if len(sys.argv) > 3 and sys.argv[3] == "--kcompat":
+        decls = kcompat_declarations(incdir, sys.argv[4:])
+    else:
+        decls = declarations(incdir)
+    for ret, name, params in decls:
         parsed = [param(p) for p in params]
         if any(t == "va_list" for t, _ in parsed):
             continue  # reached through its variadic twin
@@ -111,7 +133,7 @@ def main():
                 body = (f"\tconst void *r = (const void *){call};\n\n"
                         "\treturn !r ? RES_NULL : IS_ERR(r) ? RES_ERR : "
                         "RES_OK;")
-            elif r in ("int", "long"):
+            elif r in ("int", "long", "ssize_t"):
                 body = (f"\tlong r = {call};\n\n"
                         "\treturn r < 0 ? RES_ERR : r ? RES_POS : RES_ZERO;")
             elif r == "bool":

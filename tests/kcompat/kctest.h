@@ -113,6 +113,53 @@ static inline int kc_teardown(void)
 		return kc_teardown();                                          \
 	}
 
+/*
+ * The fixture of a test of a driver that needs no board: a platform device
+ * "@name" with no resources, added, the ledger noted before (kc_base) and
+ * compared after; @drv, when not NULL, registered once the device is there
+ * (so bound to it) and unregistered before the device goes; with
+ * @capture, the log captured.
+ */
+static inline void kc_bare_setup(struct platform_device **ret_pdev,
+				 const char *name, struct platform_driver *drv,
+				 bool capture)
+{
+	struct platform_device *pdev;
+
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	devres_ledger_snapshot(&kc_base);
+	pdev = platform_device_alloc(name, PLATFORM_DEVID_NONE);
+	assert_non_null(pdev);
+	assert_int_equal(platform_device_add(pdev), 0);
+	if (drv) {
+		assert_int_equal(platform_driver_register(drv), 0);
+		assert_ptr_equal(pdev->dev.driver, &drv->driver);
+	}
+	if (capture)
+		start_log_capture();
+	*ret_pdev = pdev;
+}
+
+static inline int kc_bare_teardown(struct platform_device *pdev,
+				   struct platform_driver *drv)
+{
+	struct devres_ledger now;
+
+	devres_set_log_sink(NULL, NULL);
+	if (drv)
+		platform_driver_unregister(drv);
+	platform_device_unregister(pdev);
+	devres_ledger_snapshot(&now);
+	return devres_ledger_diff(&kc_base, &now, stderr) ? -1 : 0;
+}
+
+/* Binds @pdev again when an unbind left it unbound (its driver is there). */
+static inline void kc_rebind(struct platform_device *pdev)
+{
+	if (!pdev->dev.driver)
+		assert_int_equal(device_attach(&pdev->dev), 1);
+}
+
 /* Whether a captured line contains @s. */
 static inline bool kc_said(const char *s)
 {

@@ -152,33 +152,18 @@ static struct platform_driver kattr_driver = {
 };
 
 static struct platform_device *pdev;
-static struct devres_ledger base;
-
 static int setup(void **state)
 {
 	(void)state;
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	devres_ledger_snapshot(&base);
-	pdev = platform_device_alloc("kattr", PLATFORM_DEVID_NONE);
-	assert_non_null(pdev);
-	assert_int_equal(platform_device_add(pdev), 0);
-	assert_int_equal(platform_driver_register(&kattr_driver), 0);
-	assert_ptr_equal(pdev->dev.driver, &kattr_driver.driver);
+	kc_bare_setup(&pdev, "kattr", &kattr_driver, true);
 	dead_seen = 0;
-	start_log_capture();
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct devres_ledger now;
-
 	(void)state;
-	devres_set_log_sink(NULL, NULL);
-	platform_driver_unregister(&kattr_driver);
-	platform_device_unregister(pdev);
-	devres_ledger_snapshot(&now);
-	return devres_ledger_diff(&base, &now, stderr) ? -1 : 0;
+	return kc_bare_teardown(pdev, &kattr_driver);
 }
 
 static bool stop;

@@ -121,29 +121,17 @@ static struct platform_driver kgrp_driver = {
 };
 
 static struct platform_device *pdev;
-static struct devres_ledger base;
-
 static int setup(void **state)
 {
 	(void)state;
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	devres_ledger_snapshot(&base);
-	pdev = platform_device_alloc("kgrp", PLATFORM_DEVID_NONE);
-	assert_non_null(pdev);
-	assert_int_equal(platform_device_add(pdev), 0);
-	start_log_capture();
+	kc_bare_setup(&pdev, "kgrp", NULL, true);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct devres_ledger now;
-
 	(void)state;
-	devres_set_log_sink(NULL, NULL);
-	platform_device_unregister(pdev);
-	devres_ledger_snapshot(&now);
-	return devres_ledger_diff(&base, &now, stderr) ? -1 : 0;
+	return kc_bare_teardown(pdev, NULL);
 }
 
 struct pair {
@@ -260,8 +248,7 @@ static void hand_removal_races_unbind(void **state)
 		pthread_t t;
 		int warns = devres_warn_count();
 
-		if (!pdev->dev.driver)
-			assert_int_equal(device_attach(&pdev->dev), 1);
+		kc_rebind(pdev);
 		assert_int_equal(pthread_create(&t, NULL, hand_remove, NULL),
 				 0);
 		device_release_driver(&pdev->dev);

@@ -106,27 +106,17 @@ static struct platform_driver kwork_driver = {
 };
 
 static struct platform_device *pdev;
-static struct devres_ledger base;
-
 static int setup(void **state)
 {
 	(void)state;
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	devres_ledger_snapshot(&base);
-	pdev = platform_device_alloc("kwork", PLATFORM_DEVID_NONE);
-	assert_non_null(pdev);
-	assert_int_equal(platform_device_add(pdev), 0);
+	kc_bare_setup(&pdev, "kwork", NULL, false);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct devres_ledger now;
-
 	(void)state;
-	platform_device_unregister(pdev);
-	devres_ledger_snapshot(&now);
-	return devres_ledger_diff(&base, &now, stderr) ? -1 : 0;
+	return kc_bare_teardown(pdev, NULL);
 }
 
 /*
@@ -144,16 +134,15 @@ static void unbind_cancels_and_drains(void **state)
 	for (int round = 0; round < 100; round++) {
 		struct devres_ledger now;
 
-		if (!pdev->dev.driver)
-			assert_int_equal(device_attach(&pdev->dev), 1);
+		kc_rebind(pdev);
 		devres_ledger_snapshot(&now);
 		/* The poll's thread at least, while it re-queues itself. */
-		assert_true(now.threads >= base.threads + 1);
+		assert_true(now.threads >= kc_base.threads + 1);
 		chained_at_destroy = 0;
 		device_release_driver(&pdev->dev);
 		assert_int_equal(chained_at_destroy, CHAIN);
 		devres_ledger_snapshot(&now);
-		assert_int_equal(now.threads, base.threads);
+		assert_int_equal(now.threads, kc_base.threads);
 	}
 	platform_driver_unregister(&kwork_driver);
 	assert_int_equal(devres_warn_count(), warns);
@@ -170,14 +159,14 @@ static void forgotten_work_shows_in_the_ledger(void **state)
 	assert_int_equal(platform_driver_register(&kwork_driver), 0);
 	platform_driver_unregister(&kwork_driver);
 	devres_ledger_snapshot(&now);
-	assert_int_equal(now.threads, base.threads + 1);
+	assert_int_equal(now.threads, kc_base.threads + 1);
 	pthread_mutex_lock(&gate_lock);
 	gate_open = true;
 	pthread_cond_broadcast(&gate_cond);
 	pthread_mutex_unlock(&gate_lock);
 	flush_work(&kwork_forgotten);
 	devres_ledger_snapshot(&now);
-	assert_int_equal(now.threads, base.threads);
+	assert_int_equal(now.threads, kc_base.threads);
 	forget = false;
 }
 
@@ -228,8 +217,8 @@ static void work_frees_itself(void **state)
 		do {
 			sched_yield();
 			devres_ledger_snapshot(&now);
-		} while (now.threads != base.threads);
-		assert_int_equal(now.nodes, base.nodes);
+		} while (now.threads != kc_base.threads);
+		assert_int_equal(now.nodes, kc_base.nodes);
 	}
 	while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < 200)
 		sched_yield();
@@ -306,7 +295,7 @@ static void empty_and_null_queues(void **state)
 
 	(void)state;
 	assert_non_null(wq);
-	assert_string_equal(wq->name, "e1");
+	assert_string_equal(kcompat_workqueue_name(wq), "e1");
 	drain_workqueue(wq);
 	destroy_workqueue(wq);
 	destroy_workqueue(NULL);

@@ -55,8 +55,22 @@ static inline struct clk *kcompat_devm_clk(struct device *dev, const char *what,
 				    true))
 #define devm_clk_get_prepared devm_clk_get
 
+/*
+ * NULL is the kernel's optional clock that is absent: nothing, no WARN. An
+ * ERR_PTR() or the first page: one WARN, nothing done.
+ */
+static inline bool kcompat_clk_bad(const struct clk *c, const char *func)
+{
+	if (!c || !devres_ptr_bad(c))
+		return false;
+	devres_warn_bad_arg(func, "clock", c);
+	return true;
+}
+
 static inline int clk_prepare_enable(struct clk *c)
 {
+	if (kcompat_clk_bad(c, "clk_prepare_enable"))
+		return -EINVAL;
 	if (c)
 		c->enabled++;
 	return 0;
@@ -64,12 +78,16 @@ static inline int clk_prepare_enable(struct clk *c)
 
 static inline void clk_disable_unprepare(struct clk *c)
 {
+	if (kcompat_clk_bad(c, "clk_disable_unprepare"))
+		return;
 	if (c)
 		c->enabled--;
 }
 
 static inline unsigned long clk_get_rate(struct clk *c)
 {
+	if (kcompat_clk_bad(c, "clk_get_rate"))
+		return 0;
 	return c ? c->rate : 0;
 }
 

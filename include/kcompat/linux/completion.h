@@ -5,6 +5,7 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <devres/types.h>
 #include <linux/jiffies.h>
 
 struct completion {
@@ -13,10 +14,26 @@ struct completion {
 	unsigned int done;
 };
 
+/*
+ * A completion no object can be at (NULL, the first page, an ERR_PTR()):
+ * the kernel would oops; here one compare, one WARN, and the call does
+ * nothing (a wait returns at once, as timed out).
+ */
+static inline bool kcompat_completion_bad(const struct completion *x,
+					  const char *func)
+{
+	if (!devres_ptr_bad(x))
+		return false;
+	devres_warn_bad_arg(func, "completion", x);
+	return true;
+}
+
 static inline void init_completion(struct completion *x)
 {
 	pthread_condattr_t a;
 
+	if (kcompat_completion_bad(x, "init_completion"))
+		return;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -27,6 +44,8 @@ static inline void init_completion(struct completion *x)
 
 static inline void reinit_completion(struct completion *x)
 {
+	if (kcompat_completion_bad(x, "reinit_completion"))
+		return;
 	pthread_mutex_lock(&x->lock);
 	x->done = 0;
 	pthread_mutex_unlock(&x->lock);
@@ -34,6 +53,8 @@ static inline void reinit_completion(struct completion *x)
 
 static inline void complete(struct completion *x)
 {
+	if (kcompat_completion_bad(x, "complete"))
+		return;
 	pthread_mutex_lock(&x->lock);
 	if (x->done != UINT_MAX)
 		x->done++;
@@ -43,6 +64,8 @@ static inline void complete(struct completion *x)
 
 static inline void complete_all(struct completion *x)
 {
+	if (kcompat_completion_bad(x, "complete_all"))
+		return;
 	pthread_mutex_lock(&x->lock);
 	x->done = UINT_MAX;
 	pthread_cond_broadcast(&x->cond);
@@ -61,6 +84,8 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 			       (long)(end % NSEC_PER_SEC) };
 	unsigned long left = 0;
 
+	if (kcompat_completion_bad(x, "wait_for_completion_timeout"))
+		return 0;
 	pthread_mutex_lock(&x->lock);
 	while (!x->done && pthread_cond_timedwait(&x->cond, &x->lock, &ts) == 0)
 		;
@@ -77,6 +102,8 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 
 static inline void wait_for_completion(struct completion *x)
 {
+	if (kcompat_completion_bad(x, "wait_for_completion"))
+		return;
 	pthread_mutex_lock(&x->lock);
 	while (!x->done)
 		pthread_cond_wait(&x->cond, &x->lock);
@@ -89,6 +116,8 @@ static inline bool completion_done(struct completion *x)
 {
 	bool done;
 
+	if (kcompat_completion_bad(x, "completion_done"))
+		return false;
 	pthread_mutex_lock(&x->lock);
 	done = x->done != 0;
 	pthread_mutex_unlock(&x->lock);
@@ -99,6 +128,8 @@ static inline bool try_wait_for_completion(struct completion *x)
 {
 	bool done;
 
+	if (kcompat_completion_bad(x, "try_wait_for_completion"))
+		return false;
 	pthread_mutex_lock(&x->lock);
 	done = x->done != 0;
 	if (done && x->done != UINT_MAX)

@@ -38,23 +38,31 @@
 #define device_may_wakeup(dev) ((void)(dev), false)
 
 /* Wakeup is for a system that sleeps: accepted, and nothing more. */
+/* Wakeup is not modelled; a bad device is still the caller's bug. */
 static inline int device_init_wakeup(struct device *dev, bool enable)
 {
-	(void)dev;
 	(void)enable;
+	if (devres_ptr_bad(dev)) {
+		devres_warn_bad_arg("device_init_wakeup", "device", dev);
+		return -EINVAL;
+	}
 	return 0;
 }
 
 static inline void device_set_wakeup_capable(struct device *dev, bool capable)
 {
-	(void)dev;
 	(void)capable;
+	if (devres_ptr_bad(dev))
+		devres_warn_bad_arg("device_set_wakeup_capable", "device", dev);
 }
 
 static inline int dev_pm_set_wake_irq(struct device *dev, int irq)
 {
-	(void)dev;
 	(void)irq;
+	if (devres_ptr_bad(dev)) {
+		devres_warn_bad_arg("dev_pm_set_wake_irq", "device", dev);
+		return -EINVAL;
+	}
 	return 0;
 }
 

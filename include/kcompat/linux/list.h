@@ -16,8 +16,25 @@ struct list_head {
 	}
 #define LIST_HEAD(name) struct list_head name = LIST_HEAD_INIT(name)
 
+/*
+ * An entry or head no object can be at (NULL, the first page, an
+ * ERR_PTR()): the kernel would oops; here one compare per pointer, one
+ * WARN, and the list left as it is. A pointer to a list that is corrupt
+ * is not found: the kernel's list debugging is not copied.
+ */
+static inline bool kcompat_list_bad(const struct list_head *a,
+				    const struct list_head *b, const char *func)
+{
+	if (!devres_ptr_bad(a) && !devres_ptr_bad(b))
+		return false;
+	devres_warn_bad_arg(func, "list_head", devres_ptr_bad(a) ? a : b);
+	return true;
+}
+
 static inline void INIT_LIST_HEAD(struct list_head *l)
 {
+	if (kcompat_list_bad(l, l, "INIT_LIST_HEAD"))
+		return;
 	l->next = l;
 	l->prev = l;
 }
@@ -34,16 +51,22 @@ static inline void kcompat_list_link(struct list_head *n,
 
 static inline void list_add(struct list_head *n, struct list_head *head)
 {
+	if (kcompat_list_bad(n, head, "list_add"))
+		return;
 	kcompat_list_link(n, head, head->next);
 }
 
 static inline void list_add_tail(struct list_head *n, struct list_head *head)
 {
+	if (kcompat_list_bad(n, head, "list_add_tail"))
+		return;
 	kcompat_list_link(n, head->prev, head);
 }
 
 static inline void list_del(struct list_head *e)
 {
+	if (kcompat_list_bad(e, e, "list_del"))
+		return;
 	e->next->prev = e->prev;
 	e->prev->next = e->next;
 	e->next = NULL;
@@ -52,30 +75,41 @@ static inline void list_del(struct list_head *e)
 
 static inline void list_del_init(struct list_head *e)
 {
+	if (kcompat_list_bad(e, e, "list_del_init"))
+		return;
 	e->next->prev = e->prev;
 	e->prev->next = e->next;
 	INIT_LIST_HEAD(e);
 }
 
+/* A bad head: empty, so that a walk over it does nothing. */
 static inline bool list_empty(const struct list_head *head)
 {
+	if (kcompat_list_bad(head, head, "list_empty"))
+		return true;
 	return head->next == head;
 }
 
 static inline bool list_is_last(const struct list_head *e,
 				const struct list_head *head)
 {
+	if (kcompat_list_bad(e, head, "list_is_last"))
+		return false;
 	return e->next == head;
 }
 
 static inline void list_move_tail(struct list_head *e, struct list_head *head)
 {
+	if (kcompat_list_bad(e, head, "list_move_tail"))
+		return;
 	list_del_init(e);
 	list_add_tail(e, head);
 }
 
 static inline void list_move(struct list_head *e, struct list_head *head)
 {
+	if (kcompat_list_bad(e, head, "list_move"))
+		return;
 	list_del_init(e);
 	list_add(e, head);
 }
@@ -83,7 +117,8 @@ static inline void list_move(struct list_head *e, struct list_head *head)
 static inline void list_splice_tail_init(struct list_head *list,
 					 struct list_head *head)
 {
-	if (list_empty(list))
+	if (kcompat_list_bad(list, head, "list_splice_tail_init") ||
+	    list_empty(list))
 		return;
 	list->next->prev = head->prev;
 	head->prev->next = list->next;

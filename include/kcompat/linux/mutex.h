@@ -32,6 +32,10 @@ static inline void kcompat_mutex_destroy(void *lock)
 
 static inline int devm_mutex_init(struct device *dev, struct mutex *lock)
 {
+	if (devres_ptr_bad(lock)) {
+		devres_warn_bad_arg("devm_mutex_init", "mutex", lock);
+		return -EINVAL;
+	}
 	mutex_init(lock);
 	return devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
 }

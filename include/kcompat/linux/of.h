@@ -56,8 +56,14 @@ static inline const char *kcompat_compatible(struct device *dev)
 static inline const struct of_device_id *
 of_match_device(const struct of_device_id *ids, const struct device *dev)
 {
-	const char *c = kcompat_compatible((struct device *)dev);
+	const char *c;
 
+	/* NULL: no table, nothing matches, as the kernel's. */
+	if (ids && devres_ptr_bad(ids)) {
+		devres_warn_bad_arg("of_match_device", "match table", ids);
+		return NULL;
+	}
+	c = kcompat_compatible((struct device *)dev);
 	for (; c && ids && (ids->compatible[0] || ids->name[0]); ids++)
 		if (strcmp(ids->compatible, c) == 0)
 			return ids;
@@ -68,6 +74,10 @@ static inline const void *of_device_get_match_data(const struct device *dev)
 {
 	const struct of_device_id *id;
 
+	if (devres_ptr_bad(dev)) {
+		devres_warn_bad_arg("of_device_get_match_data", "device", dev);
+		return NULL;
+	}
 	if (!dev->driver)
 		return NULL;
 	id = of_match_device(dev->driver->of_match_table, dev);
@@ -79,8 +89,14 @@ static inline const void *of_device_get_match_data(const struct device *dev)
 static inline bool of_device_is_compatible(const struct device *dev,
 					   const char *compatible)
 {
-	const char *c = kcompat_compatible((struct device *)dev);
+	const char *c;
 
+	if (devres_ptr_bad(compatible)) {
+		devres_warn_bad_arg("of_device_is_compatible", "compatible",
+				    compatible);
+		return false;
+	}
+	c = kcompat_compatible((struct device *)dev);
 	return c && strcmp(c, compatible) == 0;
 }
 

@@ -19,6 +19,12 @@ static inline void __iomem *
 devm_platform_ioremap_resource_byname(struct platform_device *pdev,
 				      const char *name)
 {
+	/* One WARN, not one of each call below. */
+	if (devres_ptr_bad(pdev)) {
+		devres_warn_bad_arg("devm_platform_ioremap_resource_byname",
+				    "platform device", pdev);
+		return (void __iomem *)ERR_PTR(-EINVAL);
+	}
 	return devm_ioremap_resource(
 		&pdev->dev,
 		platform_get_resource_byname(pdev, IORESOURCE_MEM, name));

@@ -4,18 +4,26 @@
 #define KCOMPAT_LINUX_RANDOM_H
 
 #include <sys/random.h>
+#include <errno.h>
+#include <devres/types.h>
 #include <linux/types.h>
 
 static inline void get_random_bytes(void *buf, size_t n)
 {
 	unsigned char *p = buf;
 
+	if (n && devres_ptr_bad(buf)) {
+		devres_warn_bad_arg("get_random_bytes", "buffer", buf);
+		return;
+	}
 	while (n) {
 		ssize_t r = getrandom(p, n, 0);
 
 		if (r > 0) {
 			p += r;
 			n -= (size_t)r;
+		} else if (r < 0 && errno != EINTR) {
+			break; /* EFAULT: an address the check above let by */
 		}
 	}
 }

@@ -40,12 +40,34 @@ static inline struct device *kcompat_heap_dev(void)
 }
 
 /*
+ * In a child of fork(), the heap device is the parent's, which the library
+ * refuses to the child (docs/fork.md): the child's copy is wiped, and its
+ * first kmalloc() makes a heap device of its own. The parent's blocks stay
+ * in the child's memory, unreachable through kfree() (its WARN: not found).
+ */
+static inline void kcompat_heap_child(void)
+{
+	pthread_once_t once = PTHREAD_ONCE_INIT;
+
+	memset(&kcompat_heap, 0, sizeof(kcompat_heap));
+	kcompat_heap_once = once;
+}
+
+__attribute__((weak)) pthread_once_t kcompat_heap_fork_once = PTHREAD_ONCE_INIT;
+
+static inline void kcompat_heap_atfork(void)
+{
+	(void)pthread_atfork(NULL, NULL, kcompat_heap_child);
+}
+
+/*
  * Made when the program starts, not at the first kmalloc(): the device is
  * then in every ledger baseline, so a sweep never counts it as a leak.
  */
 __attribute__((constructor)) static void kcompat_heap_ctor(void)
 {
 	(void)kcompat_heap_dev();
+	pthread_once(&kcompat_heap_fork_once, kcompat_heap_atfork);
 }
 
 static inline void *kmalloc(size_t size, gfp_t gfp)

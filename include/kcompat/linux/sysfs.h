@@ -328,7 +328,9 @@ kcompat_attr_find(struct device *dev, const char *name, umode_t *ret_mode)
  *
  * The binding is held while show() runs (device_bound_get()), as sysfs
  * holds the file: an unbind waits for it before the driver's remove, and
- * a read once the unbind began finds nothing.
+ * a read once the unbind began finds nothing. A reference to @dev is held
+ * too, as an open file holds its kobject: a show() that puts the last
+ * reference of @dev leaves its release to the end of this call.
  *
  * Context: a thread that may sleep.
  * Return: the length read, or what show() returned; -ENOENT when @dev
@@ -349,6 +351,12 @@ static inline ssize_t kcompat_attr_show(struct device *dev, const char *name,
 	err = device_bound_get(dev);
 	if (err)
 		return err == -ENODEV ? -ENOENT : err;
+	/*
+	 * And a reference, as an open sysfs file holds its kobject: a show()
+	 * or store() that puts the device's last reference does not free it
+	 * under the put of the binding below; the release waits for our put.
+	 */
+	(void)get_device(dev);
 	a = kcompat_attr_find(dev, name, &mode);
 	if (!a)
 		n = -ENOENT;
@@ -361,6 +369,7 @@ static inline ssize_t kcompat_attr_show(struct device *dev, const char *name,
 			n = (ssize_t)PAGE_SIZE - 1;
 	}
 	device_bound_put(dev);
+	put_device(dev);
 	return n;
 }
 
@@ -391,6 +400,12 @@ static inline ssize_t kcompat_attr_store(struct device *dev, const char *name,
 	err = device_bound_get(dev);
 	if (err)
 		return err == -ENODEV ? -ENOENT : err;
+	/*
+	 * And a reference, as an open sysfs file holds its kobject: a show()
+	 * or store() that puts the device's last reference does not free it
+	 * under the put of the binding below; the release waits for our put.
+	 */
+	(void)get_device(dev);
 	a = kcompat_attr_find(dev, name, &mode);
 	if (!a)
 		n = -ENOENT;
@@ -403,6 +418,7 @@ static inline ssize_t kcompat_attr_store(struct device *dev, const char *name,
 		n = a->store(dev, a, page, count);
 	}
 	device_bound_put(dev);
+	put_device(dev);
 	return n;
 }
 

@@ -5,6 +5,7 @@
 
 #include <time.h>
 #include <linux/ktime.h>
+#include <devres/types.h>
 #include <linux/types.h>
 
 typedef s64 time64_t;
@@ -18,6 +19,10 @@ static inline void ktime_get_real_ts64(struct timespec64 *ts)
 {
 	struct timespec t;
 
+	if (devres_ptr_bad(ts)) {
+		devres_warn_bad_arg("ktime_get_real_ts64", "timespec64", ts);
+		return;
+	}
 	clock_gettime(CLOCK_REALTIME, &t);
 	ts->tv_sec = t.tv_sec;
 	ts->tv_nsec = t.tv_nsec;
@@ -27,6 +32,10 @@ static inline void ktime_get_ts64(struct timespec64 *ts)
 {
 	struct timespec t;
 
+	if (devres_ptr_bad(ts)) {
+		devres_warn_bad_arg("ktime_get_ts64", "timespec64", ts);
+		return;
+	}
 	clock_gettime(CLOCK_MONOTONIC, &t);
 	ts->tv_sec = t.tv_sec;
 	ts->tv_nsec = t.tv_nsec;

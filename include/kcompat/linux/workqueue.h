@@ -6,7 +6,10 @@
  * back and waits for a running one. Delayed work waits in that thread
  * until it is due. A workqueue counts the items queued on it while a
  * thread serves them, so that destroy_workqueue() and drain_workqueue()
- * wait for them; system_wq is no queue (NULL). devm_work_autocancel()
+ * wait for them; system_wq is no queue (NULL). A queue is a handle
+ * (<linux/kcompat_wq.h>): a call on a destroyed one WARNs and does
+ * nothing. In a child of fork(), the parent's items and queues are
+ * refused at once, with a WARN. devm_work_autocancel()
  * cancels at unbind. Each item's thread counts in the ledger's threads
  * while it serves the item: a work still running after its driver let go
  * of everything is a leak the sweep reports.
@@ -19,6 +22,7 @@
 #define KCOMPAT_LINUX_WORKQUEUE_H
 
 #include <linux/kcompat_site.h>
+#include <linux/kcompat_wq.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdarg.h>
@@ -49,6 +53,7 @@ struct work_struct {
 	pthread_t worker;
 	struct workqueue_struct *wq;   /* where the serving thread counts */
 	struct work_struct *live_next; /* on kcompat_live while served */
+	pid_t pid; /* whose: INIT_WORK()'s, or the first queue's; no lock */
 };
 
 struct delayed_work {
@@ -67,17 +72,6 @@ _Static_assert(offsetof(struct delayed_work, work) == 0, "the work is the "
 	((void)sizeof(&(dw)->work), /* only a delayed work: not evaluated */   \
 	 (struct work_struct *)(void *)(dw))
 
-/*
- * A workqueue is a name, and the count of its items a thread serves, so
- * that destroy_workqueue() can wait for them as the kernel's drains.
- */
-struct workqueue_struct {
-	char name[32];
-	pthread_mutex_t lock;
-	pthread_cond_t idle; /* busy fell to 0 */
-	int busy;	     /* items queued on it that a thread serves */
-};
-
 #define KCOMPAT_WORK_INIT(f)                                                   \
 	{                                                                      \
 		.func = (f), .lock = PTHREAD_MUTEX_INITIALIZER,                \
@@ -88,18 +82,12 @@ struct workqueue_struct {
 	struct delayed_work n = { .work = KCOMPAT_WORK_INIT(f) }
 
 /*
- * Threads that let go of their item and have not yet freed what its
- * function kfree()d or left the ledger: a cancel or flush waits for them,
- * so that what it returns to sees memory and ledger as the work left them.
- * One per program, whichever file includes this first.
+ * kcompat_finishing (<linux/kcompat_wq.h>) counts the threads that let go
+ * of their item and have not yet freed what its function kfree()d or left
+ * the ledger: a cancel or flush waits for them, so that what it returns to
+ * sees memory and ledger as the work left them. kcompat_live holds the
+ * items a thread serves: INIT_WORK() looks.
  */
-__attribute__((weak))
-pthread_mutex_t kcompat_fin_lock = PTHREAD_MUTEX_INITIALIZER;
-__attribute__((weak))
-pthread_cond_t kcompat_fin_cond = PTHREAD_COND_INITIALIZER;
-__attribute__((weak)) int kcompat_finishing;
-/* The items a thread serves, under kcompat_fin_lock: INIT_WORK() looks. */
-__attribute__((weak)) struct work_struct *kcompat_live;
 
 static inline void kcompat_live_add(struct work_struct *w)
 {
@@ -149,6 +137,33 @@ static inline bool kcompat_work_arg_bad(const void *p, bool opt,
 }
 
 /*
+ * Whether @w is another process's (initialized or first queued there): in
+ * a child of fork(), an item of the parent, whose lock a thread of the
+ * parent may have held at the fork and whose thread is not in the child. One WARN; the call does
+ * nothing and does not wait (docs/fork.md). The record is read before the
+ * item's lock, and only by the process that wrote it, or by its child.
+ */
+static inline bool kcompat_work_foreign(const struct work_struct *w,
+					const char *func)
+{
+	pid_t pid = __atomic_load_n(&w->pid, __ATOMIC_RELAXED);
+
+	if (!pid || pid == getpid())
+		return false;
+	devres_warn(NULL, func, "work %p belongs to process %d: nothing done",
+		    (const void *)w, (int)pid);
+	return true;
+}
+
+/* A work call's checks of its item: a bad pointer, or the parent's. */
+static inline bool kcompat_work_bad(const struct work_struct *w,
+				    const char *func)
+{
+	return kcompat_work_arg_bad(w, false, func) ||
+	       kcompat_work_foreign(w, func);
+}
+
+/*
  * As the kernel's; of an item a thread serves (queued or running), it
  * would wipe the lock that thread holds: a WARN, as the kernel's object
  * debugging gives, and the item left as it is.
@@ -157,6 +172,13 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 {
 	if (kcompat_work_arg_bad(w, false, "INIT_WORK"))
 		return;
+	/* A work with no function would crash its thread: refused now. */
+	if (devres_ptr_bad((const void *)f)) {
+		devres_warn_bad_arg("INIT_WORK", "work function",
+				    (const void *)f);
+		return;
+	}
+	/* A parent's item in the child's copy: new, unless it was live. */
 	if (kcompat_live_has(w)) {
 		devres_warn(NULL, "INIT_WORK",
 			    "work %p is queued or running: cancel it first; "
@@ -166,6 +188,7 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 	}
 	memset(w, 0, sizeof(*w));
 	w->func = f;
+	__atomic_store_n(&w->pid, getpid(), __ATOMIC_RELAXED);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 }
@@ -217,12 +240,8 @@ static inline void *kcompat_work_thread(void *arg)
 	if (outer)
 		kcompat_defer_flush();
 	/* The queue outlives its busy items: destroy_workqueue() waits. */
-	if (wq) {
-		pthread_mutex_lock(&wq->lock);
-		if (--wq->busy == 0)
-			pthread_cond_broadcast(&wq->idle);
-		pthread_mutex_unlock(&wq->lock);
-	}
+	if (wq)
+		kcompat_wq_put(wq);
 	if (outer)
 		devres_thread_spawn_done();
 	pthread_mutex_lock(&kcompat_fin_lock);
@@ -241,17 +260,40 @@ static inline void kcompat_work_wait_finishing(void)
 	pthread_mutex_unlock(&kcompat_fin_lock);
 }
 
-/* Queues @w on @wq (NULL: the system's) to run @delay jiffies from now. */
+/*
+ * Queues @w on @wq (NULL: the system's) to run @delay jiffies from now;
+ * @func names the call in a WARN.
+ */
 static inline bool kcompat_work_queue(struct work_struct *w,
 				      unsigned long delay,
-				      struct workqueue_struct *wq)
+				      struct workqueue_struct *wq,
+				      const char *func)
 {
 	bool started;
 
-	if (kcompat_work_arg_bad(w, false, "queue_work") ||
-	    kcompat_work_arg_bad(wq, true, "queue_work"))
+	if (kcompat_work_bad(w, func) || kcompat_work_arg_bad(wq, true, func))
 		return false;
+	/* A static item's first queue: the process's from now on. */
+	if (!__atomic_load_n(&w->pid, __ATOMIC_RELAXED))
+		__atomic_store_n(&w->pid, getpid(), __ATOMIC_RELAXED);
 	pthread_mutex_lock(&w->lock);
+	/*
+	 * A queue that is not a live one of this process: found by its
+	 * handle, never read (its slot may serve another queue by now).
+	 * The item's lock, then the table's: never the other way.
+	 */
+	if (wq) {
+		struct kcompat_wq *q = kcompat_wq_get(wq, func);
+
+		if (!q) {
+			pthread_mutex_unlock(&w->lock);
+			return false;
+		}
+		/* Served already: it counts where its thread began. */
+		if (!w->pending && !w->thread)
+			q->busy++;
+		pthread_mutex_unlock(&kcompat_wq_lock);
+	}
 	if (w->pending) {
 		pthread_mutex_unlock(&w->lock);
 		return false;
@@ -272,11 +314,6 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 		pthread_mutex_unlock(&w->lock);
 		return true;
 	}
-	if (wq) {
-		pthread_mutex_lock(&wq->lock);
-		wq->busy++;
-		pthread_mutex_unlock(&wq->lock);
-	}
 	w->wq = wq;
 	kcompat_live_add(w);
 	/* The thread counts in the ledger while it serves the item. */
@@ -291,18 +328,19 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 
 static inline bool schedule_work(struct work_struct *w)
 {
-	return kcompat_work_queue(w, 0, NULL);
+	return kcompat_work_queue(w, 0, NULL, "schedule_work");
 }
 
 static inline bool schedule_delayed_work(struct delayed_work *dw,
 					 unsigned long delay)
 {
-	return kcompat_work_queue(kcompat_dwork(dw), delay, NULL);
+	return kcompat_work_queue(kcompat_dwork(dw), delay, NULL,
+				  "schedule_delayed_work");
 }
 
-#define queue_work(wq, w) kcompat_work_queue((w), 0, (wq))
+#define queue_work(wq, w) kcompat_work_queue((w), 0, (wq), "queue_work")
 #define queue_delayed_work(wq, dw, d)                                          \
-	kcompat_work_queue(kcompat_dwork(dw), (d), (wq))
+	kcompat_work_queue(kcompat_dwork(dw), (d), (wq), "queue_delayed_work")
 #define system_wq ((struct workqueue_struct *)0)
 #define system_long_wq system_wq
 #define system_unbound_wq system_wq
@@ -313,13 +351,14 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
  * Waits until no thread serves @w; with @cancel, a queued run is taken
  * back first. Returns, as the kernel's calls do, whether a run was
  * pending (cancel) or whether there was anything to wait for (flush).
+ * @func names the call in a WARN.
  */
-static inline bool kcompat_work_wait(struct work_struct *w, bool cancel)
+static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
+				     const char *func)
 {
 	bool was;
 
-	if (kcompat_work_arg_bad(w, false,
-				 cancel ? "cancel_work_sync" : "flush_work"))
+	if (kcompat_work_bad(w, func))
 		return false;
 	pthread_mutex_lock(&w->lock);
 	was = cancel ? w->pending : w->thread;
@@ -343,12 +382,13 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel)
 
 static inline bool cancel_work_sync(struct work_struct *w)
 {
-	return kcompat_work_wait(w, true);
+	return kcompat_work_wait(w, true, "cancel_work_sync");
 }
 
 static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 {
-	return kcompat_work_wait(kcompat_dwork(dw), true);
+	return kcompat_work_wait(kcompat_dwork(dw), true,
+				 "cancel_delayed_work_sync");
 }
 
 #define cancel_delayed_work cancel_delayed_work_sync
@@ -356,34 +396,48 @@ static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 
 static inline bool flush_work(struct work_struct *w)
 {
-	return kcompat_work_wait(w, false);
+	return kcompat_work_wait(w, false, "flush_work");
 }
 
 static inline bool flush_delayed_work(struct delayed_work *dw)
 {
+	struct work_struct *w = kcompat_dwork(dw);
 	bool busy;
 
-	if (kcompat_work_arg_bad(dw, false, "flush_delayed_work"))
+	if (kcompat_work_bad(w, "flush_delayed_work"))
 		return false;
-	pthread_mutex_lock(&dw->work.lock);
-	busy = dw->work.thread;
+	pthread_mutex_lock(&w->lock);
+	busy = w->thread;
 	/* Due now: flushing a delayed work runs it without its delay. */
-	dw->work.due.tv_sec = 0;
-	pthread_cond_broadcast(&dw->work.cond);
-	pthread_mutex_unlock(&dw->work.lock);
-	(void)kcompat_work_wait(&dw->work, false);
+	w->due.tv_sec = 0;
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	(void)kcompat_work_wait(w, false, "flush_delayed_work");
 	return busy;
 }
 
-/* Pending again with a new delay, whether it was pending or not. */
+/*
+ * Pending again on @wq with a new delay, whether it was pending or not.
+ * A queue that is not a live one of this process: its WARN, and the item
+ * left as it was.
+ */
 static inline bool mod_delayed_work(struct workqueue_struct *wq,
 				    struct delayed_work *dw,
 				    unsigned long delay)
 {
-	bool was = cancel_delayed_work_sync(dw);
+	struct work_struct *w = kcompat_dwork(dw);
+	bool was;
 
-	(void)wq;
-	schedule_delayed_work(dw, delay);
+	if (kcompat_work_bad(w, "mod_delayed_work") ||
+	    kcompat_work_arg_bad(wq, true, "mod_delayed_work"))
+		return false;
+	if (wq) {
+		if (!kcompat_wq_get(wq, "mod_delayed_work"))
+			return false;
+		pthread_mutex_unlock(&kcompat_wq_lock);
+	}
+	was = kcompat_work_wait(w, true, "mod_delayed_work");
+	(void)kcompat_work_queue(w, delay, wq, "mod_delayed_work");
 	return was;
 }
 
@@ -391,7 +445,7 @@ static inline bool work_pending(struct work_struct *w)
 {
 	bool p;
 
-	if (kcompat_work_arg_bad(w, false, "work_pending"))
+	if (kcompat_work_bad(w, "work_pending"))
 		return false;
 	pthread_mutex_lock(&w->lock);
 	p = w->pending;
@@ -401,22 +455,35 @@ static inline bool work_pending(struct work_struct *w)
 
 #define delayed_work_pending(dw) work_pending(kcompat_dwork(dw))
 
-/* A workqueue: a kmalloc() record of its name, nothing else. */
+/*
+ * A workqueue: a slot of the table of <linux/kcompat_wq.h>, and a
+ * kmalloc() block, so that making one is a failure point and a queue never
+ * destroyed a leak the sweep reports. NULL when the block or a slot cannot
+ * be had.
+ */
 __attribute__((format(printf, 1, 4))) static inline struct workqueue_struct *
 alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 {
-	struct workqueue_struct *wq = kzalloc(sizeof(*wq), GFP_KERNEL);
+	struct workqueue_struct *wq;
+	char name[32];
 	va_list ap;
+	void *rec;
 
 	(void)flags;
 	(void)max_active;
-	if (wq) {
-		pthread_mutex_init(&wq->lock, NULL);
-		pthread_cond_init(&wq->idle, NULL);
-		va_start(ap, max_active);
-		vsnprintf(wq->name, sizeof(wq->name), fmt, ap);
-		va_end(ap);
+	if (devres_ptr_bad(fmt)) {
+		devres_warn_bad_arg("alloc_workqueue", "name format", fmt);
+		return NULL;
 	}
+	va_start(ap, max_active);
+	vsnprintf(name, sizeof(name), fmt, ap);
+	va_end(ap);
+	rec = kzalloc(1, GFP_KERNEL);
+	if (!rec)
+		return NULL;
+	wq = kcompat_wq_new(name, rec);
+	if (!wq)
+		kfree(rec);
 	return wq;
 }
 
@@ -431,34 +498,88 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 #define WQ_SYSFS 0
 
 /*
+ * The name a queue was given, or NULL (and its WARN) for a handle that is
+ * not a live queue of this process. Not a kernel call: for programs and
+ * tests that look.
+ */
+static inline const char *kcompat_workqueue_name(struct workqueue_struct *wq)
+{
+	struct kcompat_wq *q;
+	const char *name;
+
+	if (kcompat_work_arg_bad(wq, false, "kcompat_workqueue_name"))
+		return NULL;
+	q = kcompat_wq_get(wq, "kcompat_workqueue_name");
+	if (!q)
+		return NULL;
+	name = q->name;
+	pthread_mutex_unlock(&kcompat_wq_lock);
+	return name;
+}
+
+/*
+ * Waits until every item queued on @wq has run, those they queue on it
+ * meanwhile too; with @destroy, then takes the queue. @func names the
+ * call in a WARN.
+ */
+static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
+				   const char *func)
+{
+	struct kcompat_wq *q;
+	uintptr_t gen;
+	void *rec = NULL;
+
+	if (!wq || kcompat_work_arg_bad(wq, true, func))
+		return;
+	q = kcompat_wq_get(wq, func);
+	if (!q)
+		return;
+	gen = q->gen;
+	if (!kcompat_wq_wait_idle(q, gen)) {
+		/* Another thread destroyed it meanwhile. */
+		pthread_mutex_unlock(&kcompat_wq_lock);
+		kcompat_wq_warn(wq, func, "was destroyed", 0);
+		return;
+	}
+	if (destroy) {
+		q->live = false;
+		rec = q->rec;
+		q->rec = NULL;
+		/* Others waiting on it find it gone. */
+		pthread_cond_broadcast(&q->idle);
+	}
+	pthread_mutex_unlock(&kcompat_wq_lock);
+	if (!kcompat_defer.depth)
+		kcompat_work_wait_finishing();
+	kfree(rec);
+}
+
+/*
  * As the kernel's, waits until every item queued on @wq has run (those
- * they queue on it meanwhile too) before it is freed: a driver's remove
- * that destroys its queue and then frees what the work uses is right.
+ * they queue on it meanwhile too) before the queue goes: a driver's remove
+ * that destroys its queue and then frees what the work uses is right. A
+ * queue destroyed already, or of another process: one WARN, nothing done.
  */
 static inline void destroy_workqueue(struct workqueue_struct *wq)
 {
-	if (!wq || kcompat_work_arg_bad(wq, true, "destroy_workqueue"))
-		return;
-	pthread_mutex_lock(&wq->lock);
-	while (wq->busy)
-		pthread_cond_wait(&wq->idle, &wq->lock);
-	pthread_mutex_unlock(&wq->lock);
-	if (!kcompat_defer.depth)
-		kcompat_work_wait_finishing();
-	pthread_mutex_destroy(&wq->lock);
-	pthread_cond_destroy(&wq->idle);
-	kfree(wq);
+	kcompat_wq_wait(wq, true, "destroy_workqueue");
 }
 
 /* Waits as destroy_workqueue() does, and keeps the queue. */
 static inline void drain_workqueue(struct workqueue_struct *wq)
 {
-	if (!wq || kcompat_work_arg_bad(wq, true, "drain_workqueue"))
-		return;
-	pthread_mutex_lock(&wq->lock);
-	while (wq->busy)
-		pthread_cond_wait(&wq->idle, &wq->lock);
-	pthread_mutex_unlock(&wq->lock);
+	kcompat_wq_wait(wq, false, "drain_workqueue");
+}
+
+/*
+ * Waits as drain_workqueue() does: where the kernel's waits only for what
+ * was queued before the call, this one waits for what those queue on the
+ * queue meanwhile too (an item that re-queues itself forever on it is
+ * waited for forever; cancel it first).
+ */
+static inline void flush_workqueue(struct workqueue_struct *wq)
+{
+	kcompat_wq_wait(wq, false, "flush_workqueue");
 }
 
 static inline void kcompat_work_cancel_action(void *w)
@@ -468,12 +589,18 @@ static inline void kcompat_work_cancel_action(void *w)
 
 /*
  * devm_work_autocancel() - INIT_WORK(), and cancel_work_sync() at unbind
- * Context: probe. Return: 0, or -ENOMEM (a fault point; nothing left).
+ * Context: probe. Return: 0, -ENOMEM (a fault point; nothing left), or
+ * -EINVAL when INIT_WORK() refused @w or @f (its WARN).
  */
 static inline int devm_work_autocancel(struct device *dev,
 				       struct work_struct *w, work_func_t f)
 {
+	bool bad = devres_ptr_bad(w) || devres_ptr_bad((const void *)f);
+
+	/* A bad item or function: INIT_WORK()'s WARN, and no action. */
 	INIT_WORK(w, f);
+	if (bad)
+		return -EINVAL;
 	return devm_add_action_or_reset(dev, kcompat_work_cancel_action, w);
 }
 

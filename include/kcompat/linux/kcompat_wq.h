@@ -1,0 +1,230 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The workqueues of <linux/workqueue.h>, kept in a table that is never
+ * freed. A driver holds a struct workqueue_struct pointer that is no
+ * address but a handle, the slot's index and its generation: a queue that
+ * destroy_workqueue() took is a slot whose generation moved on, so a call
+ * with a stale handle is found without reading freed memory, even when the
+ * slot already serves a new queue. Each queue records the process that
+ * made it, checked before any of its state is used: in a child of fork(),
+ * a queue of the parent is refused, as the library refuses its parent's
+ * objects (docs/fork.md). The table and the record of live work items are
+ * given back in a known state in the child by handlers of their own.
+ *
+ * Nothing here calls the library while it holds kcompat_wq_lock, so that
+ * the fork handlers that take it cannot deadlock with the library's.
+ */
+#ifndef KCOMPAT_LINUX_KCOMPAT_WQ_H
+#define KCOMPAT_LINUX_KCOMPAT_WQ_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <string.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <devres/devres.h>
+
+/* Never defined: a queue is a handle (above), never dereferenced. */
+struct workqueue_struct;
+
+#define KCOMPAT_WQ_SLOTS 256
+
+struct kcompat_wq {
+	pthread_cond_t idle; /* busy fell to 0, or the queue went */
+	uintptr_t gen;	     /* of the handle that names it while live */
+	pid_t pid;	     /* the process that made it */
+	bool live;
+	bool cond_made;
+	int busy;  /* items queued on it that a thread serves */
+	void *rec; /* a kmalloc() block: a queue never destroyed leaks it */
+	char name[32];
+};
+
+/* One table per program, whichever file includes this first. */
+__attribute__((weak))
+pthread_mutex_t kcompat_wq_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((weak)) struct kcompat_wq kcompat_wqs[KCOMPAT_WQ_SLOTS];
+
+/*
+ * A handle is odd (no object is at an odd address), at or above the first
+ * page (the generation starts at 1), and below the ERR_PTR() range (the
+ * generation wraps well before): (gen << 12) | (slot << 1) | 1.
+ */
+#define KCOMPAT_WQ_GEN_MAX (UINTPTR_MAX >> 14)
+
+static inline struct workqueue_struct *kcompat_wq_handle(unsigned int slot,
+							 uintptr_t gen)
+{
+	return (struct workqueue_struct *)((gen << 12) |
+					   ((uintptr_t)slot << 1) | 1);
+}
+
+/*
+ * What was wrong with handle @wq, or NULL when it names a live queue of
+ * this process, whose slot is then *@ret_q. Under kcompat_wq_lock.
+ */
+static inline const char *kcompat_wq_find(const struct workqueue_struct *wq,
+					  struct kcompat_wq **ret_q,
+					  pid_t *ret_pid)
+{
+	uintptr_t h = (uintptr_t)wq;
+	unsigned int slot = (unsigned int)((h >> 1) & 2047);
+	struct kcompat_wq *q;
+
+	if (!(h & 1) || slot >= KCOMPAT_WQ_SLOTS)
+		return "is not a workqueue";
+	q = &kcompat_wqs[slot];
+	if (!q->live || q->gen != h >> 12)
+		return "was destroyed";
+	if (q->pid != getpid()) {
+		*ret_pid = q->pid;
+		return "belongs to another process";
+	}
+	*ret_q = q;
+	return NULL;
+}
+
+/* The one WARN of a call on a queue that is not a live one of ours. */
+static inline void kcompat_wq_warn(const struct workqueue_struct *wq,
+				   const char *func, const char *why, pid_t pid)
+{
+	if (pid)
+		devres_warn(NULL, func, "workqueue %p belongs to process %d",
+			    (const void *)wq, (int)pid);
+	else
+		devres_warn(NULL, func, "workqueue %p %s: nothing done",
+			    (const void *)wq, why);
+}
+
+/*
+ * Takes kcompat_wq_lock and returns the slot of @wq, or WARNs, names the
+ * call and returns NULL with the lock not held.
+ */
+static inline struct kcompat_wq *kcompat_wq_get(struct workqueue_struct *wq,
+						const char *func)
+{
+	struct kcompat_wq *q = NULL;
+	const char *why;
+	pid_t pid = 0;
+
+	pthread_mutex_lock(&kcompat_wq_lock);
+	why = kcompat_wq_find(wq, &q, &pid);
+	if (!why)
+		return q;
+	pthread_mutex_unlock(&kcompat_wq_lock);
+	kcompat_wq_warn(wq, func, why, pid);
+	return NULL;
+}
+
+/* A queue for @rec, or NULL when all the slots are in use. */
+static inline struct workqueue_struct *kcompat_wq_new(const char *name,
+						      void *rec)
+{
+	struct workqueue_struct *wq = NULL;
+
+	pthread_mutex_lock(&kcompat_wq_lock);
+	for (unsigned int i = 0; i < KCOMPAT_WQ_SLOTS && !wq; i++) {
+		struct kcompat_wq *q = &kcompat_wqs[i];
+
+		if (q->live)
+			continue;
+		if (!q->cond_made) {
+			pthread_cond_init(&q->idle, NULL);
+			q->cond_made = true;
+		}
+		if (++q->gen > KCOMPAT_WQ_GEN_MAX)
+			q->gen = 1;
+		q->live = true;
+		q->pid = getpid();
+		q->busy = 0;
+		q->rec = rec;
+		snprintf(q->name, sizeof(q->name), "%s", name);
+		wq = kcompat_wq_handle(i, q->gen);
+	}
+	pthread_mutex_unlock(&kcompat_wq_lock);
+	return wq;
+}
+
+/* An item a thread serves leaves the queue it counts on. */
+static inline void kcompat_wq_put(struct workqueue_struct *wq)
+{
+	uintptr_t h = (uintptr_t)wq;
+	struct kcompat_wq *q = &kcompat_wqs[(h >> 1) & 2047];
+
+	/* Counted on it, so the queue waits for this: it is still live. */
+	pthread_mutex_lock(&kcompat_wq_lock);
+	if (--q->busy == 0)
+		pthread_cond_broadcast(&q->idle);
+	pthread_mutex_unlock(&kcompat_wq_lock);
+}
+
+/*
+ * Waits until no item is queued on @q, those they queue on it meanwhile
+ * too; false when the queue went meanwhile (another destroy). Under
+ * kcompat_wq_lock.
+ */
+static inline bool kcompat_wq_wait_idle(struct kcompat_wq *q, uintptr_t gen)
+{
+	while (q->live && q->gen == gen && q->busy)
+		pthread_cond_wait(&q->idle, &kcompat_wq_lock);
+	return q->live && q->gen == gen;
+}
+
+/*
+ * The record of items a thread serves, and the count of threads letting
+ * go of theirs (<linux/workqueue.h>), under kcompat_fin_lock.
+ */
+struct work_struct;
+__attribute__((weak))
+pthread_mutex_t kcompat_fin_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((weak))
+pthread_cond_t kcompat_fin_cond = PTHREAD_COND_INITIALIZER;
+__attribute__((weak)) int kcompat_finishing;
+__attribute__((weak)) struct work_struct *kcompat_live;
+
+/*
+ * Across fork(): both locks held, so that the child's copies of the table
+ * and of the record are whole; in the child the threads that were letting
+ * go of their items are the parent's, and none of them is waited for.
+ */
+static inline void kcompat_wq_prepare(void)
+{
+	pthread_mutex_lock(&kcompat_wq_lock);
+	pthread_mutex_lock(&kcompat_fin_lock);
+}
+
+static inline void kcompat_wq_parent(void)
+{
+	pthread_mutex_unlock(&kcompat_fin_lock);
+	pthread_mutex_unlock(&kcompat_wq_lock);
+}
+
+static inline void kcompat_wq_child(void)
+{
+	/* A thread of the parent may have been waking from a free slot's. */
+	for (unsigned int i = 0; i < KCOMPAT_WQ_SLOTS; i++)
+		if (kcompat_wqs[i].cond_made && !kcompat_wqs[i].live)
+			pthread_cond_init(&kcompat_wqs[i].idle, NULL);
+	kcompat_finishing = 0;
+	pthread_cond_init(&kcompat_fin_cond, NULL);
+	pthread_mutex_unlock(&kcompat_fin_lock);
+	pthread_mutex_unlock(&kcompat_wq_lock);
+}
+
+__attribute__((weak)) pthread_once_t kcompat_wq_once = PTHREAD_ONCE_INIT;
+
+static inline void kcompat_wq_atfork(void)
+{
+	(void)pthread_atfork(kcompat_wq_prepare, kcompat_wq_parent,
+			     kcompat_wq_child);
+}
+
+/* At start, before any thread: each file that includes this asks once. */
+__attribute__((constructor)) static void kcompat_wq_ctor(void)
+{
+	pthread_once(&kcompat_wq_once, kcompat_wq_atfork);
+}
+
+#endif /* KCOMPAT_LINUX_KCOMPAT_WQ_H */

@@ -1,0 +1,317 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit hostile kcompat tsan */
+/*
+ * test-hostile-args for the compat headers: every inline function of
+ * <linux/completion.h>, <linux/list.h> and <linux/workqueue.h> a driver
+ * calls, each of its pointer arguments in turn NULL, ERR_PTR(-EINVAL) and
+ * (void *)16, every other argument valid: one WARN, the call's "nothing"
+ * (void, false, 0, NULL, an errno; list_empty() says empty), never a
+ * crash. The calls come from the headers (gen-args.py --kcompat), so a
+ * new function of these headers is attacked the day it is written. Each
+ * call runs in a child of its own.
+ */
+#define _GNU_SOURCE
+#include <linux/clk.h>
+#include <linux/completion.h>
+#include <linux/device.h>
+#include <linux/err.h>
+#include <linux/kstrtox.h>
+#include <linux/list.h>
+#include <linux/mutex.h>
+#include <linux/of.h>
+#include <linux/of_device.h>
+#include <linux/platform_device.h>
+#include <linux/random.h>
+#include <linux/slab.h>
+#include <linux/time64.h>
+#include <linux/workqueue.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include "kcompat/kctest.h"
+
+enum {
+	RES_ERR,
+	RES_OK,
+	RES_VOID,
+	RES_NULL,
+	RES_ZERO,
+	RES_POS
+};
+
+enum verdict {
+	V_PASS,
+	V_NO_WARN = 10,
+	V_MANY_WARNS,
+	V_SUCCEEDED,
+	V_WARNED_ON_NULL,
+};
+
+struct arg_case {
+	const char *func, *arg;
+	int (*call)(void *bad);
+};
+
+/*
+ * Arguments where the kernel gives NULL a meaning: the system's queue, an
+ * absent optional clock, no match table, nothing to free or to copy.
+ */
+static const char *const null_ok[] = {
+	"mod_delayed_work:wq",
+	"destroy_workqueue:wq",
+	"drain_workqueue:wq",
+	"flush_workqueue:wq",
+	"clk_prepare_enable:c",
+	"clk_disable_unprepare:c",
+	"clk_get_rate:c",
+	"of_match_device:ids",
+	"kstrdup:s",
+};
+
+/* And ZERO_SIZE_PTR, what a zero-byte allocation returned, as well. */
+static const char *const zero_ok[] = { "kfree:p", "krealloc:p" };
+
+/*
+ * A bad pointer refused as a parse error, without a WARN: kstrto*()
+ * answer what a user writes to an attribute (docs/misuse.md).
+ */
+static const char *const quiet[] = { "kstrtobool:s", "kstrtobool:res" };
+
+/* Calls whose "nothing" is true: a bad head is an empty list. */
+static const char *const true_is_nothing[] = { "list_empty" };
+
+static bool in(const char *const *set, size_t n, const char *s)
+{
+	for (size_t i = 0; i < n; i++)
+		if (!strcmp(set[i], s))
+			return true;
+	return false;
+}
+#define IN(set, s) in((set), sizeof(set) / sizeof((set)[0]), (s))
+
+static long arg_int(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return 1;
+}
+
+static struct list_head *arg_list_head(const char *func, const char *arg)
+{
+	static struct list_head l[2];
+	struct list_head *h = &l[!strcmp(arg, "head")];
+
+	(void)func;
+	INIT_LIST_HEAD(h);
+	return h;
+}
+
+static void nop_fn(struct work_struct *w)
+{
+	(void)w;
+}
+
+static void *arg_fn(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return (void *)nop_fn;
+}
+
+static struct work_struct *arg_work_struct(const char *func, const char *arg)
+{
+	static struct work_struct w;
+
+	(void)func;
+	(void)arg;
+	INIT_WORK(&w, nop_fn);
+	return &w;
+}
+
+static struct delayed_work *arg_delayed_work(const char *func, const char *arg)
+{
+	static struct delayed_work dw;
+
+	(void)func;
+	(void)arg;
+	INIT_DELAYED_WORK(&dw, nop_fn);
+	return &dw;
+}
+
+static struct workqueue_struct *arg_workqueue_struct(const char *func,
+						     const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return alloc_workqueue("hostile", 0, 0);
+}
+
+static struct platform_device *arg_platform_device(const char *func,
+						   const char *arg)
+{
+	static struct platform_device *p;
+
+	(void)func;
+	(void)arg;
+	if (!p)
+		p = platform_device_alloc("kc-hostile", PLATFORM_DEVID_NONE);
+	return p;
+}
+
+static struct device *arg_device(const char *func, const char *arg)
+{
+	return &arg_platform_device(func, arg)->dev;
+}
+
+static char scratch[256];
+
+static void *arg_buf(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return scratch;
+}
+
+static const char *arg_str(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return "1";
+}
+
+static struct mutex *arg_mutex(const char *func, const char *arg)
+{
+	static struct mutex m;
+
+	(void)func;
+	(void)arg;
+	return &m;
+}
+
+static const struct of_device_id *arg_of_device_id(const char *func,
+						   const char *arg)
+{
+	static const struct of_device_id ids[] = { { .compatible = "kc,x" },
+						   {} };
+
+	(void)func;
+	(void)arg;
+	return ids;
+}
+
+#pragma GCC diagnostic push
+/* A format under attack is not a literal, by design. */
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#include "kc-hostile-args-cases.h"
+#pragma GCC diagnostic pop
+
+static int warns;
+
+static void count_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	if (strncmp(line, "WARNING: ", 9) == 0)
+		warns++;
+}
+
+static int run_case(const struct arg_case *c, void *bad, bool allowed,
+		    bool silent)
+{
+	int w0, r, n;
+
+	devres_set_log_sink(count_sink, NULL);
+	w0 = warns;
+	r = c->call(bad);
+	n = warns - w0;
+	if (allowed)
+		return n == 0 ? V_PASS : V_WARNED_ON_NULL;
+	if (silent)
+		return n ? V_MANY_WARNS : r == RES_ERR ? V_PASS : V_SUCCEEDED;
+	if (n == 0)
+		return V_NO_WARN;
+	if (n > 1)
+		return V_MANY_WARNS;
+	if (r == RES_OK && !IN(true_is_nothing, c->func))
+		return V_SUCCEEDED;
+	if (r == RES_POS)
+		return V_SUCCEEDED;
+	return V_PASS;
+}
+
+static const char *const verdict_names[] = {
+	[V_NO_WARN] = "no WARN",
+	[V_MANY_WARNS] = "more than one WARN",
+	[V_SUCCEEDED] = "returned success",
+	[V_WARNED_ON_NULL] = "WARNed on a NULL the kernel allows",
+};
+
+static void test_every_pointer_argument(void **state)
+{
+	void *const bad[] = { NULL, ERR_PTR(-EINVAL), (void *)16 };
+	const char *const bad_names[] = { "NULL", "ERR_PTR(-EINVAL)",
+					  "(void *)16" };
+	size_t ncases = sizeof(arg_cases) / sizeof(arg_cases[0]);
+	int failed = 0, ran = 0;
+
+	(void)state;
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	for (size_t i = 0; i < ncases; i++) {
+		const struct arg_case *c = &arg_cases[i];
+		char key[128];
+		bool nullok, zerook, silent;
+
+		snprintf(key, sizeof(key), "%s:%s", c->func, c->arg);
+		zerook = IN(zero_ok, key);
+		nullok = zerook || IN(null_ok, key);
+		silent = IN(quiet, key);
+		for (int b = 0; b < 3; b++) {
+			int status;
+			pid_t pid;
+
+			fflush(NULL);
+			pid = fork();
+			assert_true(pid >= 0);
+			if (pid == 0) {
+				signal(SIGSEGV, SIG_DFL);
+				signal(SIGBUS, SIG_DFL);
+				signal(SIGABRT, SIG_DFL);
+				alarm(10);
+				_exit(run_case(c, bad[b],
+					       (b == 0 && nullok) ||
+						       (b == 2 && zerook),
+					       silent));
+			}
+			assert_int_equal(waitpid(pid, &status, 0), pid);
+			ran++;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				continue;
+			failed++;
+			if (WIFSIGNALED(status))
+				fprintf(stderr, "FAIL %s(%s = %s): signal %d\n",
+					c->func, c->arg, bad_names[b],
+					WTERMSIG(status));
+			else if (WEXITSTATUS(status) >= V_NO_WARN &&
+				 WEXITSTATUS(status) <= V_WARNED_ON_NULL)
+				fprintf(stderr, "FAIL %s(%s = %s): %s\n",
+					c->func, c->arg, bad_names[b],
+					verdict_names[WEXITSTATUS(status)]);
+			else
+				fprintf(stderr, "FAIL %s(%s = %s): exit %d\n",
+					c->func, c->arg, bad_names[b],
+					WEXITSTATUS(status));
+		}
+	}
+	fprintf(stderr, "%d calls, %d failed\n", ran, failed);
+	assert_true(ran >= 120);
+	assert_int_equal(failed, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(test_every_pointer_argument),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
