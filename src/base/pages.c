@@ -68,14 +68,15 @@ __attribute__((constructor)) static void pages_atfork(void)
 	devres__atfork_mutex(DEVRES_FORK_PAGES, &pages_lock);
 }
 
-static size_t page_size(void)
-{
-	static size_t page;
+size_t devres__page_bytes;
 
-	if (!__atomic_load_n(&page, __ATOMIC_RELAXED))
-		__atomic_store_n(&page, (size_t)sysconf(_SC_PAGESIZE),
-				 __ATOMIC_RELAXED);
-	return __atomic_load_n(&page, __ATOMIC_RELAXED);
+size_t devres__page_size_read(void)
+{
+	long v = sysconf(_SC_PAGESIZE);
+	size_t s = v > 0 ? (size_t)v : 4096;
+
+	__atomic_store_n(&devres__page_bytes, s, __ATOMIC_RELAXED);
+	return s;
 }
 
 static void *ring_take(struct ring *r)
@@ -105,7 +106,7 @@ static bool ring_put(struct ring *r, void *p)
 
 void *devres__pages_get(unsigned int order, bool zero)
 {
-	size_t len = page_size() << order;
+	size_t len = devres__page_size() << order;
 	void *p = NULL;
 
 	if (order < ORDERS) {
@@ -115,7 +116,7 @@ void *devres__pages_get(unsigned int order, bool zero)
 	}
 	if (p)
 		dr_unpoison(p, len);
-	else if (posix_memalign(&p, page_size(), len))
+	else if (posix_memalign(&p, devres__page_size(), len))
 		return NULL;
 	if (zero)
 		memset(p, 0, len);
@@ -124,7 +125,7 @@ void *devres__pages_get(unsigned int order, bool zero)
 
 void devres__pages_put(void *p, unsigned int order)
 {
-	size_t len = page_size() << order;
+	size_t len = devres__page_size() << order;
 	bool kept = false;
 
 	if (order < ORDERS) {

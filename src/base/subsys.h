@@ -139,6 +139,21 @@ static DEVRES_INLINE bool devres__dev_ok(const struct device *dev,
 	return devres__dev_bad(dev, func);
 }
 
+/*
+ * pages.c: the size of a page, read from sysconf() once and kept: every
+ * mapping and DMA buffer rounds to it, some on fast paths
+ * (dma_map_single()). Racing first readers store the same value.
+ */
+extern HIDDEN size_t devres__page_bytes;
+HIDDEN size_t devres__page_size_read(void);
+
+static inline size_t devres__page_size(void)
+{
+	size_t s = __atomic_load_n(&devres__page_bytes, __ATOMIC_RELAXED);
+
+	return likely(s) ? s : devres__page_size_read();
+}
+
 /* log.c */
 extern HIDDEN bool devres__log_on;
 

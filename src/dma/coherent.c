@@ -16,7 +16,7 @@
 
 static size_t pow2_at_least(size_t n)
 {
-	size_t p = devres__page_size;
+	size_t p = devres__page_size();
 
 	while (p < n && p << 1)
 		p <<= 1;
@@ -27,7 +27,7 @@ static size_t pow2_at_least(size_t n)
 static void *map_mem(size_t len, size_t align)
 {
 	const int flags = MAP_PRIVATE | MAP_ANONYMOUS;
-	size_t extra = align - devres__page_size;
+	size_t extra = align - devres__page_size();
 	char *r, *a, *p;
 
 	if (devres__should_fail()) {
@@ -93,7 +93,7 @@ void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
 	void *p;
 	int err;
 
-	len = (size + devres__page_size - 1) & ~(devres__page_size - 1);
+	len = (size + devres__page_size() - 1) & ~(devres__page_size() - 1);
 	if (!size || len < size)
 		return NULL;
 	align = pow2_at_least(len);
@@ -172,8 +172,8 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 				 "handle %#llx freed with size %zu, allocated "
 				 "with %zu",
 				 (unsigned long long)dma_handle, size, m->size);
-		len = (m->size + devres__page_size - 1) &
-		      ~(devres__page_size - 1);
+		len = (m->size + devres__page_size() - 1) &
+		      ~(devres__page_size() - 1);
 		/* A managed buffer freed by hand: its node goes now. */
 		owned = !node && m->owner.dev;
 		if (owned)

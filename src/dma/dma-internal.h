@@ -107,7 +107,6 @@ struct dma_dev {
 	struct iova_space iova;
 };
 
-extern HIDDEN size_t devres__page_size;
 extern HIDDEN bool devres__dma_debug;
 
 /*

@@ -200,13 +200,13 @@ void devres__iova_destroy(struct iova_space *s)
 
 static unsigned int page_shift(void)
 {
-	return (unsigned int)__builtin_ctzl(devres__page_size);
+	return (unsigned int)__builtin_ctzl(devres__page_size());
 }
 
 static int iova_supported(struct device *dev, uint64_t mask)
 {
 	(void)dev;
-	return mask >= IOVA_BASE + devres__page_size - 1;
+	return mask >= IOVA_BASE + devres__page_size() - 1;
 }
 
 static int iova_map(struct device *dev, void *cpu, size_t size, size_t align,
@@ -216,7 +216,7 @@ static int iova_map(struct device *dev, void *cpu, size_t size, size_t align,
 	unsigned int shift = page_shift();
 	uint64_t top = (UINT64_MAX >> shift) - 1;
 	uint64_t limit =
-		(mask >> shift) + ((~mask & (devres__page_size - 1)) == 0);
+		(mask >> shift) + ((~mask & (devres__page_size() - 1)) == 0);
 	uint64_t pfn, other;
 	int ret;
 

@@ -25,21 +25,12 @@
 #include <unistd.h>
 #include "dma-internal.h"
 
-size_t devres__page_size = 4096;
 static pthread_rwlock_t states = PTHREAD_RWLOCK_INITIALIZER;
 
 /* Read-held across fork(): no state is made or freed then (docs/fork.md). */
 __attribute__((constructor)) static void states_atfork(void)
 {
 	devres__atfork_rwlock(DEVRES_FORK_DMA_STATES, &states);
-}
-
-__attribute__((constructor)) static void dma_init(void)
-{
-	long p = sysconf(_SC_PAGESIZE);
-
-	if (p > 0)
-		devres__page_size = (size_t)p;
 }
 
 void devres__dma_read_lock(void)
@@ -182,7 +173,7 @@ struct dma_map *devres__dma_lookup(struct dma_dev *s, dma_addr_t h, size_t len)
 static void *span_start(const struct dma_map *m)
 {
 	return (void *)((uintptr_t)m->cpu &
-			~(uintptr_t)(devres__page_size - 1));
+			~(uintptr_t)(devres__page_size() - 1));
 }
 
 struct dma_map *devres__dma_take(struct dma_dev *s, dma_addr_t h)
@@ -207,7 +198,8 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 			   enum dma_data_direction dir, int *ret_err)
 {
 	const struct devres_dma_ops *ops;
-	uintptr_t first = (uintptr_t)cpu & ~(uintptr_t)(devres__page_size - 1);
+	uintptr_t first = (uintptr_t)cpu &
+			  ~(uintptr_t)(devres__page_size() - 1);
 	uintptr_t last = (uintptr_t)cpu + size - 1;
 	bool bound = __atomic_load_n(&dev->driver, __ATOMIC_RELAXED) != NULL;
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
@@ -228,7 +220,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	}
 	m->cpu = cpu;
 	m->size = size;
-	m->span = (last | (devres__page_size - 1)) - first + 1;
+	m->span = (last | (devres__page_size() - 1)) - first + 1;
 	m->kind = (unsigned char)kind;
 	m->dir = (unsigned char)dir;
 	m->bound = bound;
@@ -327,7 +319,7 @@ static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 	}
 	if (devres__arg_bad(dev, ptr, func, "buffer"))
 		return DMA_MAPPING_ERROR;
-	return devres__dma_map(dev, ptr, size, devres__page_size,
+	return devres__dma_map(dev, ptr, size, devres__page_size(),
 			       dma_get_mask(dev), kind, dir, &err);
 }
 

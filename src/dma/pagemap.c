@@ -18,8 +18,8 @@
 
 static int read_pfns(int fd, void *cpu, size_t size, uint64_t *ret_pfn)
 {
-	size_t pages = size / devres__page_size;
-	uint64_t vpn = (uintptr_t)cpu / devres__page_size, e, first = 0;
+	size_t pages = size / devres__page_size();
+	uint64_t vpn = (uintptr_t)cpu / devres__page_size(), e, first = 0;
 
 	for (size_t i = 0; i < pages; i++) {
 		if (pread(fd, &e, sizeof(e), (off_t)((vpn + i) * sizeof(e))) !=
@@ -58,7 +58,7 @@ static int pm_map(struct device *dev, void *cpu, size_t size, size_t align,
 	devres__ledger_add(DL_FDS, -1);
 	if (ret)
 		return ret;
-	phys = pfn * devres__page_size;
+	phys = pfn * devres__page_size();
 	if ((phys & (align - 1)) || phys + size - 1 > mask)
 		return -EIO;
 	*ret_handle = phys;

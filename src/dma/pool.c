@@ -189,7 +189,7 @@ static int layout(struct dma_pool *pool, size_t boundary)
 struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 				 size_t size, size_t align, size_t boundary)
 {
-	const size_t page = devres__page_size;
+	const size_t page = devres__page_size();
 	struct dma_pool *pool;
 
 	if (!devres__dev_ok(dev, __func__) ||

@@ -241,7 +241,7 @@ static struct iomem_window *pin(phys_addr_t phys, size_t size, int *ret_err)
 void *io__remap(phys_addr_t offset, size_t size,
 		const struct devres__owner *owner)
 {
-	size_t page = (size_t)sysconf(_SC_PAGESIZE), delta, len;
+	size_t page = devres__page_size(), delta, len;
 	struct iomem_window *w;
 	struct iomap *m;
 	off_t pos;

@@ -104,24 +104,10 @@ static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
 	return MAP_SAME;
 }
 
-static size_t page_size(void)
-{
-	static size_t size;
-	size_t s = __atomic_load_n(&size, __ATOMIC_RELAXED);
-
-	if (!s) {
-		long v = sysconf(_SC_PAGESIZE);
-
-		s = v > 0 ? (size_t)v : 4096;
-		__atomic_store_n(&size, s, __ATOMIC_RELAXED);
-	}
-	return s;
-}
-
 /* @len in whole pages, or 0 when that does not fit in a size_t. */
 static size_t page_align(size_t len)
 {
-	size_t mask = page_size() - 1;
+	size_t mask = devres__page_size() - 1;
 
 	if (len > SIZE_MAX - mask)
 		return 0;

@@ -25,6 +25,7 @@
 #include <devres/devres.h>
 #include <devres/dma.h>
 #include "testlib.h"
+#include "states.h"
 
 enum state {
 	EMPTY,
@@ -55,16 +56,9 @@ static const char *const call_name[NR_CALLS] = {
 };
 
 /* ret: 1 for a block (allocations), 0 otherwise. */
-struct cell {
-	int ret;
-	int warns;
-};
-#define C(r, w)                                                                \
-	{                                                                      \
-		r, w                                                           \
-	}
+#define C(r, w) STATES_CELL(r, w)
 
-static const struct cell table[NR_STATES][NR_CALLS] = {
+static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	/* alloc, zalloc, free own, free foreign, destroy, dmam destroy */
 	[EMPTY] = { C(1, 0), C(1, 0), C(0, 1), C(0, 1), C(0, 0), C(0, 1) },
 	[BUSY] = { C(1, 0), C(1, 0), C(0, 0), C(0, 1), C(0, 1), C(0, 1) },
@@ -78,7 +72,7 @@ static void *block, *other_block;
 static dma_addr_t handle, other_handle;
 static bool pool_gone, block_out;
 
-static void reach(enum state s)
+static void reach(unsigned int s)
 {
 	pool_gone = block_out = false;
 	other_pool = dma_pool_create("other", &tdev, 64, 8, 0);
@@ -106,7 +100,7 @@ static void reach(enum state s)
 	}
 }
 
-static int make(enum call c)
+static int make(unsigned int c)
 {
 	dma_addr_t h;
 	void *p;
@@ -149,13 +143,6 @@ static int make(enum call c)
 	return -1;
 }
 
-static void discard(void *ctx, int level, const char *text)
-{
-	(void)ctx;
-	(void)level;
-	(void)text;
-}
-
 static void undo(void)
 {
 	if (block_out)
@@ -175,43 +162,9 @@ static void undo(void)
 	}
 }
 
-struct cell_id {
-	enum state s;
-	enum call c;
-	char name[96];
-};
-
-static struct cell_id cells[NR_STATES * NR_CALLS];
-
-static int cell_setup(void **state)
-{
-	void *id = *state;
-	int ret = two_dev_setup(state);
-
-	*state = id;
-	return ret;
-}
-
-static void run_cell(void **state)
-{
-	const struct cell_id *id = *state;
-	const struct cell *want = &table[id->s][id->c];
-	long before;
-	int ret;
-
-	reach(id->s);
-	before = devres_warn_count();
-	devres_set_log_sink(discard, NULL);
-	ret = make(id->c);
-	devres_set_log_sink(NULL, NULL);
-	if (ret != want->ret || devres_warn_count() - before != want->warns)
-		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
-			    id->name, ret, devres_warn_count() - before,
-			    want->ret, want->warns);
-	assert_int_equal(ret, want->ret);
-	assert_int_equal(devres_warn_count() - before, want->warns);
-	undo();
-}
+static const struct states_table pool_states =
+	STATES_TABLE(table, state_name, call_name, reach, make, undo,
+		     two_dev_setup, dev_teardown);
 
 /* A stale handle stays dead while 64 newer pools come and go. */
 static void stale_handle_stays_dead(void **state)
@@ -312,24 +265,10 @@ static void alloc_races_destroy(void **state)
 
 int main(void)
 {
+	static struct states_id ids[NR_STATES * NR_CALLS];
 	struct CMUnitTest tests[NR_STATES * NR_CALLS + 2];
-	size_t n = 0;
+	size_t n = states_tests(&pool_states, ids, tests);
 
-	for (int s = 0; s < NR_STATES; s++) {
-		for (int c = 0; c < NR_CALLS; c++, n++) {
-			cells[n].s = (enum state)s;
-			cells[n].c = (enum call)c;
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s / %s", state_name[s], call_name[c]);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = cell_setup,
-				.teardown_func = dev_teardown,
-				.initial_state = &cells[n],
-			};
-		}
-	}
 	tests[n++] = (struct CMUnitTest){
 		.name = "stale handle stays dead",
 		.test_func = stale_handle_stays_dead,

@@ -26,6 +26,7 @@
 #include <devres/devres.h>
 #include <devres/irq.h>
 #include "testlib.h"
+#include "states.h"
 #include "irq/irq-test.h"
 
 enum state {
@@ -64,19 +65,10 @@ static const char *const call_name[NR_CALLS] = {
 	"irq_line_destroy",   "devm_request_irq",  "devm_free_irq",
 };
 
-/* What a cell expects: the return (void calls: 0) and the WARNs. */
-struct cell {
-	int ret;
-	int warns;
-};
+#define C(r, w) STATES_CELL(r, w)
+#define OK STATES_OK
 
-#define C(r, w)                                                                \
-	{                                                                      \
-		r, w                                                           \
-	}
-#define OK C(0, 0)
-
-static const struct cell table[NR_STATES][NR_CALLS] = {
+static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	/* request other, same, free, free other, enable, disable, nosync,
 	 * synchronize, raise, destroy, devm request, devm free */
 	/* A request of a number that is no line fails quietly, as the
@@ -111,7 +103,7 @@ static bool line_gone;
 static int depth; /* disables the state owes an enable for */
 static bool plain_mine, plain_theirs, managed;
 
-static void reach(enum state s)
+static void reach(unsigned int s)
 {
 	line = irq_line_create("states");
 	assert_true(line > 0);
@@ -151,7 +143,7 @@ static void reach(enum state s)
 	}
 }
 
-static int make(enum call c)
+static int make(unsigned int c)
 {
 	unsigned int irq = (unsigned int)line;
 	int ret = 0;
@@ -208,20 +200,13 @@ static int make(enum call c)
 	return ret;
 }
 
-static void discard(void *ctx, int level, const char *text)
-{
-	(void)ctx;
-	(void)level;
-	(void)text;
-}
-
 /*
  * Gives back whatever the cell left, then the line must be destroyable:
  * no handler, reference or call in progress left on it by the cell.
  */
 static void undo(void)
 {
-	devres_set_log_sink(discard, NULL);
+	devres_set_log_sink(states_discard, NULL);
 	devres_release_all(&tdev);
 	if (plain_mine && !line_gone)
 		(void)free_irq((unsigned int)line, &mine);
@@ -232,66 +217,22 @@ static void undo(void)
 		assert_int_equal(irq_line_destroy(line), 0);
 }
 
-struct cell_id {
-	enum state s;
-	enum call c;
-	char name[64];
-};
-
-static struct cell_id cells[NR_STATES * NR_CALLS];
-
-static void run_cell(void **state)
-{
-	const struct cell_id *id = *state;
-	const struct cell *want = &table[id->s][id->c];
-	long before;
-	int ret;
-
-	reach(id->s);
-	before = devres_warn_count();
-	devres_set_log_sink(discard, NULL);
-	ret = make(id->c);
-	devres_set_log_sink(NULL, NULL);
-	if (ret != want->ret || devres_warn_count() - before != want->warns)
-		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
-			    id->name, ret, devres_warn_count() - before,
-			    want->ret, want->warns);
-	assert_int_equal(ret, want->ret);
-	assert_int_equal(devres_warn_count() - before, want->warns);
-	undo();
-}
-
 static int cell_setup(void **state)
 {
-	struct cell_id *id = *state;
-	int ret;
-
 	irq_threads_base = nr_threads();
-	ret = dev_setup(state);
-	*state = id;
-	return ret;
+	return dev_setup(state);
 }
+
+static const struct states_table irq_states =
+	STATES_TABLE(table, state_name, call_name, reach, make, undo,
+		     cell_setup, irq_teardown);
 
 int main(void)
 {
+	static struct states_id ids[NR_STATES * NR_CALLS];
 	struct CMUnitTest tests[NR_STATES * NR_CALLS];
-	size_t n = 0;
+	size_t n = states_tests(&irq_states, ids, tests);
 
-	for (int s = 0; s < NR_STATES; s++) {
-		for (int c = 0; c < NR_CALLS; c++, n++) {
-			cells[n].s = (enum state)s;
-			cells[n].c = (enum call)c;
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s / %s", state_name[s], call_name[c]);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = cell_setup,
-				.teardown_func = irq_teardown,
-				.initial_state = &cells[n],
-			};
-		}
-	}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	start_runtime_threads();
 	return _cmocka_run_group_tests("irq-states", tests, n, NULL, NULL);

@@ -92,13 +92,28 @@ static void uncap_fds(void)
 }
 
 /*
- * Runs @op with 0, 1, 2, ... more fds allowed until it succeeds, then
- * @undo. Every failed run: -EMFILE, nothing left behind, no WARN, and
- * @check (when not NULL) holds. Then the same without a limit. Returns
- * how many fds @op needed.
+ * One acquisition sequence: @op acquires (0, or a negative errno with
+ * nothing kept), @undo gives back what a successful @op took, @check
+ * (when not NULL) holds after every failed run and after the fault sweep.
+ * @fds: the fewest fds a successful @op must have needed; @points: when
+ * not 0, the sequence is also swept by fault injection, strict, and must
+ * have at least that many failure points.
  */
-static unsigned int fd_sweep(int (*op)(void), void (*undo)(void),
-			     void (*check)(void))
+struct seq {
+	int (*op)(void);
+	void (*undo)(void);
+	void (*check)(void);
+	unsigned int fds;
+	unsigned int points;
+};
+
+/*
+ * Runs @s->op with 0, 1, 2, ... more fds allowed until it succeeds, then
+ * @s->undo. Every failed run: -EMFILE, nothing left behind, no WARN, and
+ * @s->check holds. Then the same without a limit. Returns how many fds
+ * the sequence needed.
+ */
+static unsigned int fd_sweep(const struct seq *s)
 {
 	struct devres_ledger before, after;
 	int warns = devres_warn_count();
@@ -108,7 +123,7 @@ static unsigned int fd_sweep(int (*op)(void), void (*undo)(void),
 	devres_ledger_snapshot(&before);
 	for (k = 0; k <= MAX_EXTRA; k++) {
 		cap_fds(k);
-		ret = op();
+		ret = s->op();
 		uncap_fds();
 		if (getenv("FDX_DEBUG"))
 			fprintf(stderr, "k=%u ret=%d\n", k, ret);
@@ -121,20 +136,53 @@ static unsigned int fd_sweep(int (*op)(void), void (*undo)(void),
 		assert_int_equal(devres_ledger_diff(&before, &after, stderr),
 				 0);
 		assert_int_equal(open_fds(), base);
-		if (check)
-			check();
+		if (s->check)
+			s->check();
 	}
 	assert_true(ret >= 0);
-	undo();
+	s->undo();
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 	assert_int_equal(open_fds(), base);
 	/* The device is as usable as before. */
-	assert_true(op() >= 0);
-	undo();
+	assert_true(s->op() >= 0);
+	s->undo();
 	assert_int_equal(open_fds(), base);
 	assert_int_equal(devres_warn_count(), warns);
 	return k;
+}
+
+static int seq_op(void *ctx)
+{
+	return ((const struct seq *)ctx)->op();
+}
+
+static void seq_undo(void *ctx)
+{
+	((const struct seq *)ctx)->undo();
+}
+
+/*
+ * @s short of fds at every point, then (when @s->points) by fault
+ * injection, strict: each failure point (each open, each allocation,
+ * each mapping) makes @s->op fail with the error injected, never succeed
+ * with something missing, and leaves nothing behind.
+ */
+static void sweep(const struct seq *s)
+{
+	struct devres_sweep_result r;
+
+	assert_true(fd_sweep(s) >= s->fds);
+	if (!s->points)
+		return;
+	devres_sweep_set_strict(true);
+	assert_int_equal(devres_sweep(seq_op, seq_undo, (void *)s, &r), 0);
+	devres_sweep_set_strict(false);
+	assert_int_equal(r.findings, 0);
+	assert_int_equal(r.leaks, 0);
+	assert_true(r.points >= s->points);
+	if (s->check)
+		s->check();
 }
 
 static void add_two(void)
@@ -161,49 +209,19 @@ static void scan_undo(void)
 	pci_bus_remove_all();
 }
 
-static void test_scan(void **state)
-{
-	(void)state;
-	add_two();
-	assert_true(fd_sweep(scan_op, scan_undo, NULL) > 0);
-}
-
-static int scan_sweep_op(void *ctx)
-{
-	(void)ctx;
-	return scan_op();
-}
-
-static void scan_sweep_undo(void *ctx)
-{
-	(void)ctx;
-	scan_undo();
-}
-
-/*
- * The same by fault injection, strict: every failure point of the scan
- * (each open, each allocation, the listing's too) makes it fail with the
- * error injected, never succeed with a device fewer.
- */
-static void test_scan_sweep_strict(void **state)
-{
-	struct devres_sweep_result r;
-
-	(void)state;
-	add_two();
-	devres_sweep_set_strict(true);
-	assert_int_equal(devres_sweep(scan_sweep_op, scan_sweep_undo, NULL, &r),
-			 0);
-	devres_sweep_set_strict(false);
-	assert_int_equal(r.findings, 0);
-	assert_int_equal(r.leaks, 0);
-	assert_true(r.points >= 12);
-}
-
 /* --- a scanned device's use: enable, map, config --- */
 
 static struct pci_dev *pdev;
 static void __iomem *bar;
+
+/* Both devices scanned; pdev is the first, referenced. */
+static void scan_two(void)
+{
+	add_two();
+	assert_int_equal(pci_bus_scan(), 2);
+	pdev = pci_get_device(0x1af4, 0x10, NULL);
+	assert_non_null(pdev);
+}
 
 static int use_op(void)
 {
@@ -255,50 +273,8 @@ static void use_undo(void)
 	left_disabled();
 }
 
-static void test_use(void **state)
+static void put_pdev(void)
 {
-	(void)state;
-	add_two();
-	assert_int_equal(pci_bus_scan(), 2);
-	pdev = pci_get_device(0x1af4, 0x10, NULL);
-	assert_non_null(pdev);
-	assert_true(fd_sweep(use_op, use_undo, left_disabled) > 0);
-	pci_dev_put(pdev);
-}
-
-static int use_sweep_op(void *ctx)
-{
-	(void)ctx;
-	return use_op();
-}
-
-static void use_sweep_undo(void *ctx)
-{
-	(void)ctx;
-	use_undo();
-}
-
-/*
- * The same by fault injection, strict: each open, allocation and the
- * mapping itself failing gives the caller that error, and the device is
- * left disabled and not mastering.
- */
-static void test_use_sweep_strict(void **state)
-{
-	struct devres_sweep_result r;
-
-	(void)state;
-	add_two();
-	assert_int_equal(pci_bus_scan(), 2);
-	pdev = pci_get_device(0x1af4, 0x10, NULL);
-	assert_non_null(pdev);
-	devres_sweep_set_strict(true);
-	assert_int_equal(devres_sweep(use_sweep_op, use_sweep_undo, NULL, &r),
-			 0);
-	devres_sweep_set_strict(false);
-	assert_int_equal(r.findings, 0);
-	assert_true(r.points >= 8);
-	left_disabled();
 	pci_dev_put(pdev);
 }
 
@@ -356,10 +332,13 @@ static struct pci_driver drv = {
 	.probe = probe,
 };
 
+/* The driver probing pdev: drv, or uio_drv below. */
+static struct pci_driver *probing = &drv;
+
 /* The driver is registered: its probe runs, and fails, with fds short. */
 static int probe_op(void)
 {
-	return device_driver_attach(&drv.driver, &pdev->dev);
+	return device_driver_attach(&probing->driver, &pdev->dev);
 }
 
 static void probe_undo(void)
@@ -367,19 +346,19 @@ static void probe_undo(void)
 	device_release_driver(&pdev->dev);
 }
 
-static void test_probe(void **state)
+/* The driver registered (it probes once, fine) and released again. */
+static void probe_prepare(void)
 {
-	(void)state;
-	add_two();
-	assert_int_equal(pci_bus_scan(), 2);
-	pdev = pci_get_device(0x1af4, 0x10, NULL);
-	assert_non_null(pdev);
+	scan_two();
 	line = irq_line_create("fdx");
 	assert_true(line > 0);
 	assert_int_equal(pci_register_driver(&drv), 0);
 	assert_int_equal(probe_ret, 0);
 	device_release_driver(&pdev->dev);
-	assert_true(fd_sweep(probe_op, probe_undo, left_disabled) > 0);
+}
+
+static void probe_finish(void)
+{
 	pci_unregister_driver(&drv);
 	pci_dev_put(pdev);
 	assert_int_equal(irq_line_destroy(line), 0);
@@ -396,10 +375,7 @@ static void test_release_without_fds(void **state)
 	int base;
 
 	(void)state;
-	add_two();
-	assert_int_equal(pci_bus_scan(), 2);
-	pdev = pci_get_device(0x1af4, 0x10, NULL);
-	assert_non_null(pdev);
+	scan_two();
 	line = irq_line_create("fdx");
 	assert_true(line > 0);
 	base = open_fds();
@@ -467,12 +443,6 @@ static void irq_undo(void)
 	assert_int_equal(irq_line_destroy(tline), 0);
 }
 
-static void test_irq(void **state)
-{
-	(void)state;
-	assert_true(fd_sweep(irq_op, irq_undo, NULL) > 0);
-}
-
 /* --- every managed POSIX fd, and a managed thread --- */
 
 static int idle(void *arg)
@@ -511,12 +481,6 @@ static int posix_op(void)
 static void posix_undo(void)
 {
 	devres_release_all(&tdev);
-}
-
-static void test_posix(void **state)
-{
-	(void)state;
-	assert_true(fd_sweep(posix_op, posix_undo, NULL) >= 6);
 }
 
 /* --- a device taken through UIO: its node, and its interrupt --- */
@@ -562,11 +526,6 @@ static struct pci_driver uio_drv = {
 	.probe = uio_probe,
 };
 
-static int uio_probe_op(void)
-{
-	return device_driver_attach(&uio_drv.driver, &pdev->dev);
-}
-
 /* After any failed probe: not mastering (the UIO quiesce ran). */
 static void uio_quiet(void)
 {
@@ -576,30 +535,22 @@ static void uio_quiet(void)
 	assert_int_equal(cfg[PCI_COMMAND] & PCI_COMMAND_MASTER, 0);
 }
 
-static int uio_sweep_op(void *ctx)
-{
-	(void)ctx;
-	return uio_scan_op();
-}
+static const struct seq uio_scan = { uio_scan_op, scan_undo, NULL, 1, 8 };
+static const struct seq uio_probe_seq = { probe_op, probe_undo, uio_quiet, 1,
+					  0 };
 
 /* Last: pci_uio_enable() holds for the rest of the process. */
 static void test_uio(void **state)
 {
 	struct pci_fake_dev d = fake_dev(DEV, 0x1af4, 0x10, 1);
-	struct devres_sweep_result r;
 
 	(void)state;
 	assert_int_equal(uio_dir_make(), 0);
 	assert_int_equal(pci_uio_enable(uio_dir, 0), 0);
 	assert_int_equal(pci_fake_add(ft, &d), 0);
 	assert_int_equal(fake_uio_add(DEV, 3, &fu), 0);
-	assert_true(fd_sweep(uio_scan_op, scan_undo, NULL) > 0);
-	/* Each of the UIO scan's failure points, strict: its own error. */
-	devres_sweep_set_strict(true);
-	assert_int_equal(devres_sweep(uio_sweep_op, scan_sweep_undo, NULL, &r),
-			 0);
-	devres_sweep_set_strict(false);
-	assert_int_equal(r.findings, 0);
+	/* Short of fds, then each of its failure points: its own error. */
+	sweep(&uio_scan);
 
 	assert_int_equal(pci_bus_scan_device(DEV), 0);
 	pdev = pci_get_device(0x1af4, 0x10, NULL);
@@ -607,7 +558,9 @@ static void test_uio(void **state)
 	assert_int_equal(pci_register_driver(&uio_drv), 0);
 	assert_true(device_is_bound(&pdev->dev));
 	device_release_driver(&pdev->dev);
-	assert_true(fd_sweep(uio_probe_op, probe_undo, uio_quiet) > 0);
+	probing = &uio_drv;
+	sweep(&uio_probe_seq);
+	probing = &drv;
 	pci_unregister_driver(&uio_drv);
 	pci_dev_put(pdev);
 	pci_bus_remove_all();
@@ -630,22 +583,80 @@ static int posix_teardown(void **state)
 	return dev_teardown(state);
 }
 
-#define T(f) cmocka_unit_test_setup_teardown(f, pci_setup, fdx_teardown)
+/*
+ * The sequences swept whole, each a test: what runs before the sweep, the
+ * sequence, what runs after, in the fixture of the PCI tree or, for the
+ * POSIX calls, of a plain device.
+ */
+struct fdx_case {
+	const char *name;
+	void (*prepare)(void);
+	struct seq seq;
+	void (*finish)(void);
+	bool posix;
+};
+
+static const struct fdx_case cases[] = {
+	/* Every failure point of the scan, the listing's too: 12 at least. */
+	{ "scan", add_two, { scan_op, scan_undo, NULL, 1, 12 }, NULL, false },
+	{ "use",
+	  scan_two,
+	  { use_op, use_undo, left_disabled, 1, 8 },
+	  put_pdev,
+	  false },
+	{ "probe",
+	  probe_prepare,
+	  { probe_op, probe_undo, left_disabled, 1, 0 },
+	  probe_finish,
+	  false },
+	{ "irq", NULL, { irq_op, irq_undo, NULL, 1, 0 }, NULL, false },
+	/* Five fds and a thread's eventfd at least. */
+	{ "posix", NULL, { posix_op, posix_undo, NULL, 6, 0 }, NULL, true },
+};
+
+#define NCASES (sizeof(cases) / sizeof(cases[0]))
+
+static void run_case(void **state)
+{
+	const struct fdx_case *c = *state;
+
+	if (c->prepare)
+		c->prepare();
+	sweep(&c->seq);
+	if (c->finish)
+		c->finish();
+}
+
+/* The fixtures set *state: the case is kept. */
+static int case_setup(void **state)
+{
+	const struct fdx_case *c = *state;
+	int ret = c->posix ? dev_setup(state) : pci_setup(state);
+
+	*state = (void *)c;
+	return ret;
+}
+
+static int case_teardown(void **state)
+{
+	const struct fdx_case *c = *state;
+
+	return c->posix ? posix_teardown(state) : fdx_teardown(state);
+}
 
 int main(void)
 {
-	const struct CMUnitTest tests[] = {
-		T(test_scan),
-		T(test_scan_sweep_strict),
-		T(test_use),
-		T(test_use_sweep_strict),
-		T(test_probe),
-		T(test_release_without_fds),
-		T(test_irq),
-		cmocka_unit_test_setup_teardown(test_posix, dev_setup,
-						posix_teardown),
-		T(test_uio),
-	};
+	struct CMUnitTest tests[NCASES + 2];
+	size_t n;
 
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	for (n = 0; n < NCASES; n++)
+		tests[n] = (struct CMUnitTest){ cases[n].name, run_case,
+						case_setup, case_teardown,
+						(void *)&cases[n] };
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
+		test_release_without_fds, pci_setup, fdx_teardown);
+	/* Last: pci_uio_enable() holds for the rest of the process. */
+	tests[n++] = (struct CMUnitTest)cmocka_unit_test_setup_teardown(
+		test_uio, pci_setup, fdx_teardown);
+	return _cmocka_run_group_tests("fd-exhaustion", tests, n, NULL, NULL);
 }
