@@ -149,10 +149,12 @@ static void call_remove(struct device *dev, const struct device_driver *drv)
 /*
  * Probes @drv on @dev, whose lock is held through @h and which is alive and
  * unbound. Returns 0 when bound, else the probe's error, which has released
- * everything the probe acquired.
+ * everything the probe acquired. @search is the pinned driver of a search
+ * of the bus (try_drivers()), or NULL: a bind ends the search in the
+ * section that marks the device bound, one lock round trip instead of two.
  */
 static int really_probe(struct device *dev, const struct device_driver *drv,
-			struct devres__held *h)
+			struct devres__held *h, struct driver_private *search)
 {
 	struct device_private *dp = dev->p;
 	int ret;
@@ -203,6 +205,10 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	dp->bound = drv;
 	dm_set_state(dev, DEV_BOUND);
 	unpark_locked(dp);
+	if (search) {
+		devres__drv_unpin_locked(search);
+		dp->searching = false;
+	}
 	dm_unlock();
 	__atomic_add_fetch(&bind_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
@@ -223,12 +229,14 @@ static int match(struct device *dev, const struct device_driver *drv,
 }
 
 /*
- * Matches and probes one driver. Returns 1 when bound, 0 to go on with the
- * next driver, < 0 to stop the search (a deferral, a match error).
+ * Matches and probes the driver of @drvp, pinned by a search. Returns 1
+ * when bound (the search ended, @drvp unpinned), 0 to go on with the next
+ * driver, < 0 to stop the search (a deferral, a match error).
  */
-static int try_driver(struct device *dev, const struct device_driver *drv,
+static int try_driver(struct device *dev, struct driver_private *drvp,
 		      struct devres__held *h)
 {
+	const struct device_driver *drv = drvp->drv;
 	int ret = match(dev, drv, h);
 
 	if (ret == 0)
@@ -238,7 +246,7 @@ static int try_driver(struct device *dev, const struct device_driver *drv,
 			park(dev->p);
 		return ret;
 	}
-	ret = really_probe(dev, drv, h);
+	ret = really_probe(dev, drv, h, drvp);
 	if (ret == 0)
 		return 1;
 	/* The kernel lets the next driver try, except after a deferral. */
@@ -283,19 +291,14 @@ static int try_drivers(struct device *dev, struct devres__held *h)
 		dm_unlock();
 		if (!cur)
 			break;
-		ret = try_driver(dev, cur->drv, h);
+		ret = try_driver(dev, cur, h);
+		/* Bound: the bind ended the search, and unpinned @cur. */
 		if (ret > 0)
-			break;
+			return 1;
 		if (ret < 0)
 			min_seq = since + 1;
 	}
-	if (cur) {
-		dm_lock();
-		devres__drv_unpin_locked(cur);
-		dp->searching = false;
-		dm_unlock();
-	}
-	return ret > 0;
+	return 0;
 }
 
 static bool alive_unbound(struct device *dev)
@@ -509,7 +512,7 @@ void devres__driver_attach(struct device_driver *drv)
 		if (alive_unbound(cur->dev)) {
 			ret = match(cur->dev, drv, &h);
 			if (ret > 0)
-				really_probe(cur->dev, drv, &h);
+				really_probe(cur->dev, drv, &h, NULL);
 			else if (ret == -EPROBE_DEFER)
 				park(cur);
 		}
@@ -674,7 +677,8 @@ int devres__attach(struct device *dev, const struct device_driver *drv,
 	else if (!drv)
 		ret = dp->bus ? try_drivers(dev, &h) : 0;
 	else
-		ret = pin_driver(drv, &drvp) ?: really_probe(dev, drv, &h);
+		ret = pin_driver(drv, &drvp)
+			      ?: really_probe(dev, drv, &h, NULL);
 	dev_unlock(&h);
 	if (drvp) {
 		dm_lock();
