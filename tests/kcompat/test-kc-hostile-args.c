@@ -21,9 +21,11 @@
 #include <linux/of.h>
 #include <linux/of_device.h>
 #include <linux/platform_device.h>
+#include <linux/pm_runtime.h>
 #include <linux/random.h>
 #include <linux/slab.h>
 #include <linux/time64.h>
+#include <linux/watchdog.h>
 #include <linux/workqueue.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -75,6 +77,13 @@ static const char *const zero_ok[] = { "kfree:p", "krealloc:p" };
  * answer what a user writes to an attribute (docs/misuse.md).
  */
 static const char *const quiet[] = { "kstrtobool:s", "kstrtobool:res" };
+
+/*
+ * Arguments these headers never read: a cookie kept for the driver, the
+ * device whose firmware properties would hold a timeout (there are none).
+ */
+static const char *const opaque[] = { "watchdog_set_drvdata:d", "watchdog_init_"
+								"timeout:dev" };
 
 /* Calls whose "nothing" is true: a bad head is an empty list. */
 static const char *const true_is_nothing[] = { "list_empty" };
@@ -187,6 +196,16 @@ static struct mutex *arg_mutex(const char *func, const char *arg)
 	return &m;
 }
 
+static struct watchdog_device *arg_watchdog_device(const char *func,
+						   const char *arg)
+{
+	static struct watchdog_device w;
+
+	(void)func;
+	(void)arg;
+	return &w;
+}
+
 static const struct of_device_id *arg_of_device_id(const char *func,
 						   const char *arg)
 {
@@ -262,6 +281,8 @@ static void test_every_pointer_argument(void **state)
 		bool nullok, zerook, silent;
 
 		snprintf(key, sizeof(key), "%s:%s", c->func, c->arg);
+		if (IN(opaque, key))
+			continue;
 		zerook = IN(zero_ok, key);
 		nullok = zerook || IN(null_ok, key);
 		silent = IN(quiet, key);
