@@ -8,6 +8,7 @@
 #define KCOMPAT_LINUX_PM_RUNTIME_H
 
 #include <linux/kcompat_site.h>
+#include <errno.h>
 #include <devres/devres.h>
 #include <linux/pm.h>
 
