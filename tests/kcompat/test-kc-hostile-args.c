@@ -15,15 +15,20 @@
 #include <linux/completion.h>
 #include <linux/device.h>
 #include <linux/err.h>
+#include <linux/hw_random.h>
 #include <linux/kstrtox.h>
 #include <linux/list.h>
 #include <linux/mutex.h>
 #include <linux/of.h>
 #include <linux/of_device.h>
 #include <linux/platform_device.h>
+#include <linux/pm_runtime.h>
 #include <linux/random.h>
+#include <linux/rtc.h>
 #include <linux/slab.h>
+#include <linux/sysfs.h>
 #include <linux/time64.h>
+#include <linux/watchdog.h>
 #include <linux/workqueue.h>
 #include <signal.h>
 #include <sys/wait.h>
@@ -53,7 +58,8 @@ struct arg_case {
 
 /*
  * Arguments where the kernel gives NULL a meaning: the system's queue, an
- * absent optional clock, no match table, nothing to free or to copy.
+ * absent optional clock, no match table, nothing to free or to copy, no
+ * attribute groups.
  */
 static const char *const null_ok[] = {
 	"mod_delayed_work:wq",
@@ -65,6 +71,10 @@ static const char *const null_ok[] = {
 	"clk_get_rate:c",
 	"of_match_device:ids",
 	"kstrdup:s",
+	"devm_device_add_groups:groups",
+	"device_add_groups:groups",
+	"device_remove_groups:groups",
+	"device_remove_group:grp",
 };
 
 /* And ZERO_SIZE_PTR, what a zero-byte allocation returned, as well. */
@@ -75,6 +85,18 @@ static const char *const zero_ok[] = { "kfree:p", "krealloc:p" };
  * answer what a user writes to an attribute (docs/misuse.md).
  */
 static const char *const quiet[] = { "kstrtobool:s", "kstrtobool:res" };
+
+/*
+ * Arguments these headers never read: a cookie kept for the driver, the
+ * device whose firmware properties would hold a timeout (there are none),
+ * the module and name the kernel's older RTC call no longer uses.
+ */
+static const char *const opaque[] = {
+	"watchdog_set_drvdata:d",
+	"watchdog_init_timeout:dev",
+	"devm_rtc_device_register:owner",
+	"devm_rtc_device_register:name",
+};
 
 /* Calls whose "nothing" is true: a bad head is an empty list. */
 static const char *const true_is_nothing[] = { "list_empty" };
@@ -187,6 +209,71 @@ static struct mutex *arg_mutex(const char *func, const char *arg)
 	return &m;
 }
 
+static struct rtc_time *arg_rtc_time(const char *func, const char *arg)
+{
+	static struct rtc_time tm = { .tm_year = 100, .tm_mday = 1 };
+
+	(void)func;
+	(void)arg;
+	return &tm;
+}
+
+static const struct rtc_class_ops *arg_rtc_class_ops(const char *func,
+						     const char *arg)
+{
+	static const struct rtc_class_ops ops;
+
+	(void)func;
+	(void)arg;
+	return &ops;
+}
+
+static struct rtc_device *arg_rtc_device(const char *func, const char *arg)
+{
+	static struct rtc_device r;
+
+	(void)func;
+	(void)arg;
+	return &r;
+}
+
+static struct module *arg_module(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return NULL;
+}
+
+static struct hwrng *arg_hwrng(const char *func, const char *arg)
+{
+	static struct hwrng h = { .name = "kc-hostile" };
+
+	(void)func;
+	(void)arg;
+	return &h;
+}
+
+static const struct attribute_group *arg_attribute_group(const char *func,
+							 const char *arg)
+{
+	static struct attribute *attrs[] = { NULL };
+	static const struct attribute_group g = { .attrs = attrs };
+	static const struct attribute_group *groups[] = { &g, NULL };
+
+	(void)func;
+	return strcmp(arg, "groups") ? &g : (const void *)groups;
+}
+
+static struct watchdog_device *arg_watchdog_device(const char *func,
+						   const char *arg)
+{
+	static struct watchdog_device w;
+
+	(void)func;
+	(void)arg;
+	return &w;
+}
+
 static const struct of_device_id *arg_of_device_id(const char *func,
 						   const char *arg)
 {
@@ -262,6 +349,8 @@ static void test_every_pointer_argument(void **state)
 		bool nullok, zerook, silent;
 
 		snprintf(key, sizeof(key), "%s:%s", c->func, c->arg);
+		if (IN(opaque, key))
+			continue;
 		zerook = IN(zero_ok, key);
 		nullok = zerook || IN(null_ok, key);
 		silent = IN(quiet, key);

@@ -11,6 +11,7 @@
 #define KCOMPAT_LINUX_HW_RANDOM_H
 
 #include <linux/kcompat_site.h>
+#include <linux/kcompat_check.h>
 #include <pthread.h>
 #include <string.h>
 #include <devres/fault.h>
@@ -66,6 +67,8 @@ static inline int hwrng_register(struct hwrng *rng)
 	struct kcompat_hwrng_reg *r;
 	int ret = 0;
 
+	if (kcompat_bad(rng, "hwrng_register", "hwrng"))
+		return -EINVAL;
 	if (!rng->name || (!rng->read && !rng->data_read))
 		return -EINVAL;
 	if (devres_should_fail(NULL, "hwrng_register"))
@@ -93,6 +96,8 @@ static inline void hwrng_unregister(struct hwrng *rng)
 {
 	struct kcompat_hwrng_reg *r;
 
+	if (kcompat_bad(rng, "hwrng_unregister", "hwrng"))
+		return;
 	pthread_mutex_lock(&kcompat_hwrng_lock);
 	r = rng->reg;
 	if (r) {
@@ -113,10 +118,14 @@ static inline void kcompat_hwrng_release(struct device *dev, void *res)
 
 static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 {
-	struct hwrng **p =
-		devres_alloc(kcompat_hwrng_release, sizeof(*p), GFP_KERNEL);
+	struct hwrng **p;
 	int ret;
 
+	/* Before the registration: devres_add() of a bad device keeps none. */
+	if (kcompat_bad(dev, "devm_hwrng_register", "device") ||
+	    kcompat_bad(rng, "devm_hwrng_register", "hwrng"))
+		return -EINVAL;
+	p = devres_alloc(kcompat_hwrng_release, sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
 	ret = hwrng_register(rng);
@@ -137,6 +146,8 @@ static inline int kcompat_hwrng_match(struct device *dev, void *res, void *data)
 
 static inline void devm_hwrng_unregister(struct device *dev, struct hwrng *rng)
 {
+	if (kcompat_bad(rng, "devm_hwrng_unregister", "hwrng"))
+		return;
 	devres_release(dev, kcompat_hwrng_release, kcompat_hwrng_match, rng);
 }
 
@@ -151,6 +162,9 @@ static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
 	int ret = -ENODEV;
 	u32 word;
 
+	if (kcompat_bad(name, "hwrng_read", "name") ||
+	    kcompat_bad(buf, "hwrng_read", "buffer"))
+		return -EINVAL;
 	pthread_mutex_lock(&kcompat_hwrng_lock);
 	rng = kcompat_hwrng_find_locked(name);
 	if (rng && rng->read) {

@@ -4,6 +4,7 @@
 #define KCOMPAT_LINUX_MUTEX_H
 
 #include <linux/kcompat_site.h>
+#include <errno.h>
 #include <pthread.h>
 #include <devres/devres.h>
 

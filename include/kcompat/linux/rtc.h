@@ -10,6 +10,7 @@
 #define KCOMPAT_LINUX_RTC_H
 
 #include <linux/kcompat_site.h>
+#include <linux/kcompat_check.h>
 #include <time.h>
 #include <devres/fault.h>
 #include <linux/device.h>
@@ -65,6 +66,8 @@ static inline void rtc_time64_to_tm(time64_t t, struct rtc_time *tm)
 	time_t tt = (time_t)t;
 	struct tm g;
 
+	if (kcompat_bad(tm, "rtc_time64_to_tm", "rtc_time"))
+		return;
 	gmtime_r(&tt, &g);
 	*tm = (struct rtc_time){ g.tm_sec,  g.tm_min,  g.tm_hour,
 				 g.tm_mday, g.tm_mon,  g.tm_year,
@@ -73,18 +76,23 @@ static inline void rtc_time64_to_tm(time64_t t, struct rtc_time *tm)
 
 static inline time64_t rtc_tm_to_time64(const struct rtc_time *tm)
 {
-	struct tm g = { .tm_sec = tm->tm_sec,
-			.tm_min = tm->tm_min,
-			.tm_hour = tm->tm_hour,
-			.tm_mday = tm->tm_mday,
-			.tm_mon = tm->tm_mon,
-			.tm_year = tm->tm_year };
+	struct tm g;
 
+	if (kcompat_bad(tm, "rtc_tm_to_time64", "rtc_time"))
+		return 0;
+	g = (struct tm){ .tm_sec = tm->tm_sec,
+			 .tm_min = tm->tm_min,
+			 .tm_hour = tm->tm_hour,
+			 .tm_mday = tm->tm_mday,
+			 .tm_mon = tm->tm_mon,
+			 .tm_year = tm->tm_year };
 	return (time64_t)timegm(&g);
 }
 
 static inline int rtc_valid_tm(const struct rtc_time *tm)
 {
+	if (kcompat_bad(tm, "rtc_valid_tm", "rtc_time"))
+		return -EINVAL;
 	return tm->tm_year < 70 || tm->tm_mon < 0 || tm->tm_mon > 11 ||
 			       tm->tm_mday < 1 || tm->tm_mday > 31 ||
 			       tm->tm_hour < 0 || tm->tm_hour > 23 ||
@@ -122,6 +130,8 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 {
 	struct rtc_device **p;
 
+	if (kcompat_bad(rtc, "devm_rtc_register_device", "rtc device"))
+		return -EINVAL;
 	if (!rtc->ops)
 		return -EINVAL;
 	if (devres_should_fail(rtc->parent, "devm_rtc_register_device"))
@@ -153,11 +163,14 @@ static inline struct rtc_device *
 devm_rtc_device_register(struct device *dev, const char *name,
 			 const struct rtc_class_ops *ops, struct module *owner)
 {
-	struct rtc_device *rtc = devm_rtc_allocate_device(dev);
+	struct rtc_device *rtc;
 	int ret;
 
 	(void)name;
 	(void)owner;
+	if (kcompat_bad(ops, "devm_rtc_device_register", "rtc ops"))
+		return (struct rtc_device *)ERR_PTR(-EINVAL);
+	rtc = devm_rtc_allocate_device(dev);
 	if (IS_ERR(rtc))
 		return rtc;
 	rtc->ops = ops;
@@ -170,6 +183,9 @@ static inline int rtc_read_time(struct rtc_device *rtc, struct rtc_time *tm)
 {
 	int ret;
 
+	if (kcompat_bad(rtc, "rtc_read_time", "rtc device") ||
+	    kcompat_bad(tm, "rtc_read_time", "rtc_time"))
+		return -EINVAL;
 	if (!rtc->reg || !rtc->ops->read_time)
 		return -ENODEV;
 	ret = rtc->ops->read_time(rtc->parent, tm);
@@ -179,8 +195,12 @@ static inline int rtc_read_time(struct rtc_device *rtc, struct rtc_time *tm)
 /* What an ioctl(RTC_SET_TIME) does. */
 static inline int rtc_set_time(struct rtc_device *rtc, struct rtc_time *tm)
 {
-	time64_t t = rtc_tm_to_time64(tm);
+	time64_t t;
 
+	if (kcompat_bad(rtc, "rtc_set_time", "rtc device") ||
+	    kcompat_bad(tm, "rtc_set_time", "rtc_time"))
+		return -EINVAL;
+	t = rtc_tm_to_time64(tm);
 	if (!rtc->reg || !rtc->ops->set_time)
 		return -ENODEV;
 	if (rtc_valid_tm(tm) || t < rtc->range_min ||
@@ -193,6 +213,8 @@ static inline void rtc_update_irq(struct rtc_device *rtc, unsigned long num,
 				  unsigned long events)
 {
 	(void)events;
+	if (kcompat_bad(rtc, "rtc_update_irq", "rtc device"))
+		return;
 	__atomic_add_fetch(&rtc->irq_events, num, __ATOMIC_RELAXED);
 }
 

@@ -13,6 +13,7 @@
 #define KCOMPAT_LINUX_SYSFS_H
 
 #include <linux/kcompat_site.h>
+#include <linux/kcompat_check.h>
 #include <errno.h>
 #include <stdarg.h>
 #include <stdio.h>
@@ -84,6 +85,10 @@ sysfs_emit(char *buf, const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	/* As the kernel's: a WARN, and nothing written. */
+	if (kcompat_bad(buf, "sysfs_emit", "buffer") ||
+	    kcompat_bad(fmt, "sysfs_emit", "format"))
+		return 0;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, PAGE_SIZE, fmt, ap);
 	va_end(ap);
@@ -96,6 +101,9 @@ sysfs_emit_at(char *buf, int at, const char *fmt, ...)
 	va_list ap;
 	int n;
 
+	if (kcompat_bad(buf, "sysfs_emit_at", "buffer") ||
+	    kcompat_bad(fmt, "sysfs_emit_at", "format"))
+		return 0;
 	if (at < 0 || at >= (int)PAGE_SIZE)
 		return 0;
 	va_start(ap, fmt);
@@ -184,6 +192,9 @@ static inline void kcompat_groups_remove(struct device *dev,
 
 	if (!groups && !grp)
 		return; /* as the kernel: nothing to remove */
+	/* One WARN for a bad device: not "not added" besides. */
+	if (kcompat_bad(dev, func, "device"))
+		return;
 	p = devres_remove(dev, kcompat_groups_release, kcompat_groups_match,
 			  &key);
 	if (!p) {
@@ -215,6 +226,9 @@ static inline void kcompat_groups_remove(struct device *dev,
 static inline int devm_device_add_groups(struct device *dev,
 					 const struct attribute_group **groups)
 {
+	/* NULL: no groups, as the kernel's. */
+	if (groups && kcompat_bad(groups, "devm_device_add_groups", "groups"))
+		return -EINVAL;
 	return kcompat_groups_add(dev, groups, NULL, true);
 }
 
@@ -222,6 +236,8 @@ static inline int devm_device_add_groups(struct device *dev,
 static inline int devm_device_add_group(struct device *dev,
 					const struct attribute_group *grp)
 {
+	if (kcompat_bad(grp, "devm_device_add_group", "attribute group"))
+		return -EINVAL;
 	return kcompat_groups_add(dev, NULL, grp, true);
 }
 
@@ -232,12 +248,16 @@ static inline int devm_device_add_group(struct device *dev,
 static inline int device_add_groups(struct device *dev,
 				    const struct attribute_group **groups)
 {
+	if (groups && kcompat_bad(groups, "device_add_groups", "groups"))
+		return -EINVAL;
 	return kcompat_groups_add(dev, groups, NULL, false);
 }
 
 static inline int device_add_group(struct device *dev,
 				   const struct attribute_group *grp)
 {
+	if (kcompat_bad(grp, "device_add_group", "attribute group"))
+		return -EINVAL;
 	return kcompat_groups_add(dev, NULL, grp, false);
 }
 

@@ -84,39 +84,66 @@ __attribute__((weak))
 pthread_mutex_t kcompat_wdt_lock = PTHREAD_MUTEX_INITIALIZER;
 __attribute__((weak)) int kcompat_wdt_next_id;
 
+/*
+ * A watchdog no object can be at (NULL, the first page, an ERR_PTR()):
+ * the kernel would oops; here one compare, one WARN, the call's error.
+ */
+static inline bool kcompat_wdt_bad(const struct watchdog_device *wdd,
+				   const char *func)
+{
+	if (!devres_ptr_bad(wdd))
+		return false;
+	devres_warn_bad_arg(func, "watchdog device", wdd);
+	return true;
+}
+
 static inline void watchdog_set_drvdata(struct watchdog_device *wdd, void *d)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_set_drvdata"))
+		return;
 	wdd->driver_data = d;
 }
 
 static inline void *watchdog_get_drvdata(struct watchdog_device *wdd)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_get_drvdata"))
+		return NULL;
 	return wdd->driver_data;
 }
 
 static inline bool watchdog_active(struct watchdog_device *wdd)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_active"))
+		return false;
 	return test_bit(WDOG_ACTIVE, &wdd->status);
 }
 
 static inline bool watchdog_hw_running(struct watchdog_device *wdd)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_hw_running"))
+		return false;
 	return test_bit(WDOG_HW_RUNNING, &wdd->status);
 }
 
 static inline void watchdog_set_nowayout(struct watchdog_device *wdd, bool on)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_set_nowayout"))
+		return;
 	if (on)
 		set_bit(WDOG_NO_WAY_OUT, &wdd->status);
 }
 
 static inline void watchdog_stop_on_reboot(struct watchdog_device *wdd)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_stop_on_reboot"))
+		return;
 	set_bit(WDOG_STOP_ON_REBOOT, &wdd->status);
 }
 
 static inline void watchdog_stop_on_unregister(struct watchdog_device *wdd)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_stop_on_unregister"))
+		return;
 	set_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status);
 }
 
@@ -128,6 +155,8 @@ static inline void watchdog_stop_on_unregister(struct watchdog_device *wdd)
  */
 static inline void watchdog_notify_pretimeout(struct watchdog_device *wdd)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_notify_pretimeout"))
+		return;
 	__atomic_add_fetch(&wdd->pretimeout_events, 1, __ATOMIC_RELAXED);
 	if (wdd->parent)
 		dev_info(wdd->parent, "watchdog%d: pretimeout event\n",
@@ -149,6 +178,8 @@ static inline bool kcompat_wdt_timeout_bad(struct watchdog_device *wdd,
 static inline int watchdog_init_timeout(struct watchdog_device *wdd,
 					unsigned int param, struct device *dev)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_init_timeout"))
+		return -EINVAL;
 	(void)dev;
 	if (!param)
 		return 0;
@@ -165,6 +196,8 @@ static inline int watchdog_init_timeout(struct watchdog_device *wdd,
  */
 static inline int watchdog_register_device(struct watchdog_device *wdd)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_register_device"))
+		return -EINVAL;
 	if (!wdd->ops || !wdd->ops->start || !wdd->info)
 		return -EINVAL;
 	if (wdd->timeout && kcompat_wdt_timeout_bad(wdd, wdd->timeout))
@@ -182,6 +215,8 @@ static inline int watchdog_register_device(struct watchdog_device *wdd)
 
 static inline void watchdog_unregister_device(struct watchdog_device *wdd)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
+		return;
 	if (!wdd->reg)
 		return;
 	if (watchdog_active(wdd) &&
@@ -201,10 +236,18 @@ static inline void kcompat_wdt_release(struct device *dev, void *res)
 static inline int devm_watchdog_register_device(struct device *dev,
 						struct watchdog_device *wdd)
 {
-	struct watchdog_device **p =
-		devres_alloc(kcompat_wdt_release, sizeof(*p), GFP_KERNEL);
+	struct watchdog_device **p;
 	int ret;
 
+	/* Before the node: one WARN, nothing to take back. */
+	if (kcompat_wdt_bad(wdd, "devm_watchdog_register_device"))
+		return -EINVAL;
+	if (devres_ptr_bad(dev)) {
+		devres_warn_bad_arg("devm_watchdog_register_device", "device",
+				    dev);
+		return -EINVAL;
+	}
+	p = devres_alloc(kcompat_wdt_release, sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
 	ret = watchdog_register_device(wdd);
@@ -222,6 +265,8 @@ static inline int watchdog_dev_start(struct watchdog_device *wdd)
 {
 	int ret;
 
+	if (kcompat_wdt_bad(wdd, "watchdog_dev_start"))
+		return -EINVAL;
 	if (!wdd->reg)
 		return -ENODEV;
 	if (watchdog_active(wdd))
@@ -235,6 +280,8 @@ static inline int watchdog_dev_start(struct watchdog_device *wdd)
 /* What a write to /dev/watchdogN does: ping (or restart) it. */
 static inline int watchdog_dev_ping(struct watchdog_device *wdd)
 {
+	if (kcompat_wdt_bad(wdd, "watchdog_dev_ping"))
+		return -EINVAL;
 	if (!wdd->reg || !watchdog_active(wdd))
 		return -ENODEV;
 	return wdd->ops->ping ? wdd->ops->ping(wdd) : wdd->ops->start(wdd);
@@ -245,6 +292,8 @@ static inline int watchdog_dev_stop(struct watchdog_device *wdd)
 {
 	int ret;
 
+	if (kcompat_wdt_bad(wdd, "watchdog_dev_stop"))
+		return -EINVAL;
 	if (!wdd->reg)
 		return -ENODEV;
 	if (test_bit(WDOG_NO_WAY_OUT, &wdd->status) || !wdd->ops->stop)
