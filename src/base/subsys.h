@@ -371,7 +371,6 @@ enum devres__fork_rank {
 	DEVRES_FORK_DMA_POOLS,	/* dma/pool.c: the live pools */
 	DEVRES_FORK_DMA_POOL,	/* dma/pool.c: leaked chunks */
 	DEVRES_FORK_IO,		/* io/iomap.c */
-	DEVRES_FORK_THREADS,	/* posix/thread.c: the live handles */
 	DEVRES_FORK_RCU,	/* revocable/urcu.c */
 	DEVRES_FORK_OWNED,	/* base/devres-resource.c */
 	DEVRES_FORK_TREE,	/* base/resource.c */
@@ -380,6 +379,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_SLAB,	/* base/slab.c */
 	DEVRES_FORK_PAGES,	/* base/pages.c */
 	DEVRES_FORK_NODES,	/* base/nodecache.c: ASan builds */
+	DEVRES_FORK_HANDLES,	/* base/handle.c: taken alone */
 	DEVRES_FORK_LEDGER,	/* base/ledger.c */
 	DEVRES_FORK_LOG,	/* base/log.c: the WARN path, innermost */
 	DEVRES_FORK_NR,
@@ -431,5 +431,7 @@ static inline void devres__cancel_restore(int old)
 	if (old != PTHREAD_CANCEL_DISABLE)
 		pthread_setcancelstate(old, &cur);
 }
+
+#include "handle.h"
 
 #endif /* DEVRES_SUBSYS_H */

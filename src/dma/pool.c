@@ -13,9 +13,13 @@
  * free of the wrong block is caught. Chunks are sorted by CPU address to
  * find a block's chunk by binary search. One mutex per pool.
  *
- * Live pools are on one list, so that a destroy checks that its pool is
- * live (and, for a dmam_ pool's node, still its own) without reading the
- * memory of one destroyed already.
+ * A pool's handle is a generation-checked one (base/handle.h): a driver
+ * may keep it past the pool's end (a dmam_ pool destroyed by the device's
+ * release, then used by a thread the driver left running), and it is
+ * refused then, even once a new pool lives in the same memory. The header
+ * is never given back to malloc, and its lock is kept from one pool to the
+ * next: a call that took it as the pool was destroyed may still be waiting
+ * for it, and finds the generation moved on once it has it.
  */
 #include <errno.h>
 #include <stdio.h>
@@ -24,7 +28,6 @@
 #include <string.h>
 #include "dma-internal.h"
 
-#define POOL_MAGIC 0x64706f6cu
 /* The largest block, alignment and chunk a pool makes. */
 #define POOL_MAX_BLOCK (1ul << 30)
 
@@ -37,7 +40,9 @@ struct chunk {
 };
 
 struct dma_pool {
-	unsigned int magic;
+	bool live; /* not yet taken for its destroy; under pools_lock */
+	bool dead; /* destroyed; under lock */
+	void *handle;
 	char name[32];
 	struct device *dev;
 	size_t size, allocation;
@@ -46,98 +51,16 @@ struct dma_pool {
 	pthread_mutex_t lock;
 	struct chunk **chunks; /* by CPU address */
 	size_t nchunks, cap, hint;
-	size_t navail;		      /* chunks with a free block */
-	struct dma_pool *next, *prev; /* live pools, under pools_lock */
-	struct devres__owner owner;   /* a dmam_ pool's node */
-	int pid;		      /* the process that made it */
+	size_t navail;		    /* chunks with a free block */
+	struct devres__owner owner; /* a dmam_ pool's node; under pools_lock */
+	int pid;		    /* the process that made it; atomic */
 };
 
-static struct dma_pool pools = { .next = &pools, .prev = &pools };
+static struct devres__handles pool_handles = {
+	.tag = 1,
+	.size = sizeof(struct dma_pool),
+};
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/*
- * A pool's handle is its address, and a driver may keep it past the pool's
- * end (a dmam_ pool destroyed by the device's release, then used by a
- * thread the driver left running). So a pool's header is never given back
- * to malloc, where it could be read after free or reused for anything: a
- * destroyed header is marked dead and queued, and reused for a new pool
- * only once POOL_QUARANTINE newer ones are queued behind it. A stale
- * handle reads as dead (one WARN) until then; after that it reads as the
- * new pool, the one case identity by address cannot tell (docs/dma.md).
- * The headers kept are bounded by the most pools ever live at once plus
- * POOL_QUARANTINE. Under pools_lock.
- */
-#define POOL_DEAD 0x64656164u
-#define POOL_QUARANTINE 64
-static struct dma_pool *dead_head, **dead_tail = &dead_head;
-static unsigned int ndead;
-
-static struct dma_pool *header_get(void)
-{
-	struct dma_pool *pool = NULL;
-
-	pthread_mutex_lock(&pools_lock);
-	if (ndead > POOL_QUARANTINE) {
-		pool = dead_head;
-		dead_head = pool->next;
-		if (!dead_head)
-			dead_tail = &dead_head;
-		ndead--;
-	}
-	pthread_mutex_unlock(&pools_lock);
-	if (!pool) {
-		pool = calloc(1, sizeof(*pool));
-		if (pool)
-			pthread_mutex_init(&pool->lock, NULL);
-		return pool;
-	}
-	/*
-	 * Its magic is read by stale handles without a lock, and its lock is
-	 * kept (never destroyed): a call that took it as the pool was
-	 * destroyed may still be waiting for it.
-	 */
-	__atomic_store_n(&pool->magic, 0, __ATOMIC_RELAXED);
-	memset(pool->name, 0,
-	       offsetof(struct dma_pool, lock) -
-		       offsetof(struct dma_pool, name));
-	memset((char *)&pool->lock + sizeof(pool->lock), 0,
-	       sizeof(*pool) - offsetof(struct dma_pool, lock) -
-		       sizeof(pool->lock));
-	return pool;
-}
-
-static void header_put(struct dma_pool *pool)
-{
-	__atomic_store_n(&pool->magic, POOL_DEAD, __ATOMIC_RELAXED);
-	pthread_mutex_lock(&pools_lock);
-	pool->next = NULL;
-	*dead_tail = pool;
-	dead_tail = &pool->next;
-	ndead++;
-	pthread_mutex_unlock(&pools_lock);
-}
-
-/* Whether @pool is a destroyed header, not yet reused; no memory read. */
-static bool header_dead(const struct dma_pool *pool)
-{
-	bool dead = false;
-
-	pthread_mutex_lock(&pools_lock);
-	for (const struct dma_pool *p = dead_head; p && !dead; p = p->next)
-		dead = p == pool;
-	pthread_mutex_unlock(&pools_lock);
-	return dead;
-}
-
-static bool pool_live(const struct dma_pool *pool)
-{
-	const struct dma_pool *p;
-
-	for (p = pools.next; p != &pools; p = p->next)
-		if (p == pool)
-			return true;
-	return false;
-}
 
 /* Chunks left busy by a destroyed pool: kept reachable, never reused. */
 static struct chunk *leaked;
@@ -191,6 +114,8 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 {
 	const size_t page = devres__page_size();
 	struct dma_pool *pool;
+	void *h = NULL;
+	bool used;
 
 	if (!devres__dev_ok(dev, __func__) ||
 	    devres__arg_bad(dev, name, __func__, "name"))
@@ -227,68 +152,92 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 			     name, boundary, size);
 		return NULL;
 	}
-	if (devres__should_fail() || !(pool = header_get()))
+	if (!devres__should_fail())
+		h = devres__handle_new(&pool_handles, (void **)&pool, &used);
+	if (!h)
 		return NULL;
-	__atomic_store_n(&pool->magic, POOL_MAGIC, __ATOMIC_RELAXED);
-	pool->pid = devres__pid_now();
+	if (!used)
+		pthread_mutex_init(&pool->lock, NULL);
+	/*
+	 * Made under its lock: a call that waits for it with a handle of the
+	 * slot's last pool finds it either still dead or of a newer
+	 * generation than its handle.
+	 */
+	pthread_mutex_lock(&pool->lock);
+	pool->dead = false;
+	pool->handle = h;
+	__atomic_store_n(&pool->pid, devres__pid_now(), __ATOMIC_RELAXED);
 	snprintf(pool->name, sizeof(pool->name), "%s", name);
 	pool->dev = dev;
 	pool->size = size;
 	pool->allocation = (size + page - 1) & ~(page - 1);
+	pool->nchunks = pool->cap = pool->hint = pool->navail = 0;
 	if (!boundary || boundary > pool->allocation)
 		boundary = pool->allocation;
 	if (layout(pool, boundary)) {
-		header_put(pool);
+		pool->dead = true;
+		pthread_mutex_unlock(&pool->lock);
+		devres__handle_del(&pool_handles, pool);
 		return NULL;
 	}
+	pthread_mutex_unlock(&pool->lock);
 	pthread_mutex_lock(&pools_lock);
-	pool->next = &pools;
-	pool->prev = pools.prev;
-	pools.prev->next = pool;
-	pools.prev = pool;
+	pool->owner = (struct devres__owner){ 0 };
+	pool->live = true;
 	pthread_mutex_unlock(&pools_lock);
-	return pool;
+	return h;
 }
 
-void devres__dma_pool_own(struct dma_pool *pool,
-			  const struct devres__owner *owner)
+void devres__dma_pool_own(struct dma_pool *h, const struct devres__owner *owner)
 {
+	struct dma_pool *pool;
+
 	pthread_mutex_lock(&pools_lock);
-	pool->owner = *owner;
+	pool = devres__handle_obj(&pool_handles, h, NULL);
+	if (pool)
+		pool->owner = *owner;
 	pthread_mutex_unlock(&pools_lock);
 }
 
-static bool pool_ok(const struct dma_pool *pool, const char *func)
+/* The pool of @h, a live handle of this process, or NULL with a WARN. */
+static struct dma_pool *pool_get(const struct dma_pool *h, const char *func)
 {
-	if (devres__arg_bad(NULL, pool, func, "pool"))
-		return false;
-	unsigned int magic = __atomic_load_n(&pool->magic, __ATOMIC_RELAXED);
+	struct dma_pool *pool;
+	bool stale;
+	int pid;
 
-	if (magic == POOL_MAGIC && pool->pid == devres__pid_now())
-		return true;
-	if (magic == POOL_MAGIC)
+	if (devres__arg_bad(NULL, h, func, "pool"))
+		return NULL;
+	pool = devres__handle_obj(&pool_handles, h, &stale);
+	if (likely(pool)) {
+		pid = __atomic_load_n(&pool->pid, __ATOMIC_RELAXED);
+		if (likely(pid == devres__pid_now()))
+			return pool;
 		devres__warn(NULL, func, "pool %p belongs to process %d",
-			     (const void *)pool, pool->pid);
-	else if (magic == POOL_DEAD)
+			     (const void *)h, pid);
+	} else if (stale) {
 		devres__warn(NULL, func, "pool %p was destroyed",
-			     (const void *)pool);
-	else
-		devres__warn(NULL, func, "bad pool %p", (const void *)pool);
-	return false;
+			     (const void *)h);
+	} else {
+		devres__warn(NULL, func, "bad pool %p", (const void *)h);
+	}
+	return NULL;
 }
 
 /*
- * Under @pool's lock, after pool_ok(): whether it is still live. A pool
+ * Under @pool's lock, after pool_get(): whether it is still @h's. A pool
  * destroyed while the call waited for its lock (by the device's release,
- * on another thread) is refused here, its lock dropped, never used.
+ * on another thread), or destroyed and made again in the same slot, is
+ * refused here, its lock dropped, never used.
  */
-static bool still_live(struct dma_pool *pool, const char *func)
+static bool still_live(struct dma_pool *pool, const struct dma_pool *h,
+		       const char *func)
 {
-	if (likely(__atomic_load_n(&pool->magic, __ATOMIC_RELAXED) ==
-		   POOL_MAGIC))
+	if (likely(!pool->dead &&
+		   devres__handle_obj(&pool_handles, h, NULL) == pool))
 		return true;
 	pthread_mutex_unlock(&pool->lock);
-	devres__warn(NULL, func, "pool %p was destroyed", (void *)pool);
+	devres__warn(NULL, func, "pool %p was destroyed", (const void *)h);
 	return false;
 }
 
@@ -345,18 +294,19 @@ static struct chunk *chunk_with_room(struct dma_pool *pool)
 	return add_chunk(pool);
 }
 
-void *dma_pool_alloc(struct dma_pool *pool, gfp_t gfp, dma_addr_t *handle)
+void *dma_pool_alloc(struct dma_pool *h, gfp_t gfp, dma_addr_t *handle)
 {
+	struct dma_pool *pool = pool_get(h, __func__);
 	struct chunk *c;
 	size_t idx = 0;
 	void *p;
 
-	if (!pool_ok(pool, __func__))
+	if (!pool)
 		return NULL;
 	if (devres__arg_bad(pool->dev, handle, __func__, "handle"))
 		return NULL;
 	pthread_mutex_lock(&pool->lock);
-	if (unlikely(!still_live(pool, __func__)))
+	if (unlikely(!still_live(pool, h, __func__)))
 		return NULL;
 	c = chunk_with_room(pool);
 	if (!c) {
@@ -418,17 +368,18 @@ static long block_index(const struct dma_pool *pool, size_t off)
 	return lo < pool->nblocks && pool->offs[lo] == off ? (long)lo : -1;
 }
 
-void dma_pool_free(struct dma_pool *pool, void *vaddr, dma_addr_t dma)
+void dma_pool_free(struct dma_pool *h, void *vaddr, dma_addr_t dma)
 {
+	struct dma_pool *pool = pool_get(h, __func__);
 	char why[160] = "";
 	struct chunk *c;
 	size_t off;
 	long idx;
 
-	if (!pool_ok(pool, __func__))
+	if (!pool)
 		return;
 	pthread_mutex_lock(&pool->lock);
-	if (unlikely(!still_live(pool, __func__)))
+	if (unlikely(!still_live(pool, h, __func__)))
 		return;
 	c = find_chunk(pool, vaddr);
 	if (!c) {
@@ -461,36 +412,37 @@ out:
 }
 
 /*
- * Takes @pool off the list of live pools: any (@node NULL; a dmam_ pool
- * loses its node there), or only if @node owns it. False if it is not
- * there (or not @node's).
+ * Takes the pool of @h for its destroy: any (@node NULL; a dmam_ pool
+ * loses its node there), or only if @node owns it. NULL if it is not live
+ * (or not @node's).
  */
-static bool pool_take(struct dma_pool *pool, const void *node,
-		      struct devres__hand *h, bool *ret_owned)
+static struct dma_pool *pool_take(const struct dma_pool *h, const void *node,
+				  struct devres__hand *hand, bool *ret_owned)
 {
-	bool live;
+	struct dma_pool *pool;
 
 	pthread_mutex_lock(&pools_lock);
-	live = pool_live(pool) &&
-	       (!node || devres__owned_by(&pool->owner, node));
-	if (live) {
-		pool->prev->next = pool->next;
-		pool->next->prev = pool->prev;
+	pool = devres__handle_obj(&pool_handles, h, NULL);
+	if (pool &&
+	    (!pool->live || (node && !devres__owned_by(&pool->owner, node))))
+		pool = NULL;
+	if (pool) {
+		pool->live = false;
 		*ret_owned = !node && pool->owner.dev;
 		if (*ret_owned)
-			devres__disown(&pool->owner, h);
+			devres__disown(&pool->owner, hand);
 	}
 	pthread_mutex_unlock(&pools_lock);
-	return live;
+	return pool;
 }
 
 static void destroy(struct dma_pool *pool)
 {
 	unsigned long busy = 0;
 
-	/* Calls that got past pool_ok() find it dead once they lock. */
+	/* Calls that got past pool_get() find it dead once they lock. */
 	pthread_mutex_lock(&pool->lock);
-	__atomic_store_n(&pool->magic, POOL_DEAD, __ATOMIC_RELAXED);
+	pool->dead = true;
 	for (size_t i = 0; i < pool->nchunks; i++) {
 		struct chunk *c = pool->chunks[i];
 
@@ -518,39 +470,28 @@ static void destroy(struct dma_pool *pool)
 		devres__warn(pool->dev, "dma_pool_destroy",
 			     "pool %s destroyed with %lu busy block(s), leaked",
 			     pool->name, busy);
-	header_put(pool);
+	devres__handle_del(&pool_handles, pool);
 }
 
-/* The process that made @pool, a live one, when it is not this one. */
-static int foreign(const struct dma_pool *pool)
-{
-	int pid = 0;
-
-	pthread_mutex_lock(&pools_lock);
-	if (pool_live(pool) && pool->pid != devres__pid_now())
-		pid = pool->pid;
-	pthread_mutex_unlock(&pools_lock);
-	return pid;
-}
-
-void dma_pool_destroy(struct dma_pool *pool)
+void dma_pool_destroy(struct dma_pool *h)
 {
 	struct devres__hand hand;
-	bool owned = false;
+	struct dma_pool *pool;
+	bool owned = false, stale;
 	int pid;
 
-	if (!pool)
+	if (!h)
 		return;
-	pid = foreign(pool);
-	if (pid) {
+	pool = devres__handle_obj(&pool_handles, h, &stale);
+	pid = pool ? __atomic_load_n(&pool->pid, __ATOMIC_RELAXED) : 0;
+	if (pool && pid != devres__pid_now()) {
 		devres__warn(NULL, __func__, "pool %p belongs to process %d",
-			     (void *)pool, pid);
+			     (void *)h, pid);
 		return;
 	}
-	if (!pool_take(pool, NULL, &hand, &owned)) {
+	if (!(pool = pool_take(h, NULL, &hand, &owned))) {
 		devres__warn(NULL, __func__, "%s pool %p",
-			     header_dead(pool) ? "destroyed" : "bad",
-			     (void *)pool);
+			     stale || pid ? "destroyed" : "bad", (void *)h);
 		return;
 	}
 	if (owned)
@@ -558,27 +499,33 @@ void dma_pool_destroy(struct dma_pool *pool)
 	destroy(pool);
 }
 
-void devres__dma_pool_destroy_owned(struct dma_pool *pool, const void *node)
+void devres__dma_pool_destroy_owned(struct dma_pool *h, const void *node)
 {
+	struct dma_pool *pool;
 	bool owned;
 
-	if (pool_take(pool, node, NULL, &owned))
+	pool = pool_take(h, node, NULL, &owned);
+	if (pool)
 		destroy(pool);
 }
 
-struct device *devres__dma_pool_dev(const struct dma_pool *pool)
+struct device *devres__dma_pool_dev(const struct dma_pool *h)
 {
 	struct device *dev = NULL;
+	struct dma_pool *pool = NULL;
+	bool stale = false;
 
 	pthread_mutex_lock(&pools_lock);
-	if (pool && pool_live(pool))
+	if (h)
+		pool = devres__handle_obj(&pool_handles, h, &stale);
+	if (pool && pool->live)
 		dev = pool->dev;
 	pthread_mutex_unlock(&pools_lock);
 	if (!dev)
 		devres__warn(NULL, "dmam_pool_destroy", "%s pool %p",
-			     !pool		 ? "NULL"
-			     : header_dead(pool) ? "destroyed"
-						 : "bad",
-			     (const void *)pool);
+			     !h		     ? "NULL"
+			     : stale || pool ? "destroyed"
+					     : "bad",
+			     (const void *)h);
 	return dev;
 }

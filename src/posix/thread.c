@@ -13,7 +13,9 @@
  * The handle is allocated apart from the devres node: when a thread
  * releases its own device's resources, its node is freed by that release
  * while the thread still runs, and the handle must live until the thread
- * returns.
+ * returns. The caller's handle is a generation-checked one (base/handle.h):
+ * kept past its thread, it is refused, even once a new thread's handle
+ * lives where it lived, and never reads freed memory.
  */
 #include <errno.h>
 #include <poll.h>
@@ -41,42 +43,19 @@ struct devres_thread {
 	int ret;
 	int pid; /* the process that started it */
 	char name[16];
-	struct devres_thread *live_next; /* under live_lock */
+	void *handle; /* the caller's */
 };
 
 /*
- * The handles not yet freed. A handle is the caller's pointer and may be
- * kept past its thread's end (the device's release stopped it), so the
- * one call that takes a handle without its device,
- * devres_thread_set_stop_timeout(), finds it here before it reads it.
+ * The handles not yet freed. A handle is the caller's and may be kept past
+ * its thread's end (the device's release stopped it), so the one call that
+ * takes a handle without its device, devres_thread_set_stop_timeout(),
+ * finds its thread here, checked, before it reads it.
  */
-static struct devres_thread *live;
-static pthread_mutex_t live_lock = PTHREAD_MUTEX_INITIALIZER;
-
-__attribute__((constructor)) static void live_atfork(void)
-{
-	devres__atfork_mutex(DEVRES_FORK_THREADS, &live_lock);
-}
-
-static void live_add(struct devres_thread *t)
-{
-	pthread_mutex_lock(&live_lock);
-	t->live_next = live;
-	live = t;
-	pthread_mutex_unlock(&live_lock);
-}
-
-static void live_del(struct devres_thread *t)
-{
-	pthread_mutex_lock(&live_lock);
-	for (struct devres_thread **pp = &live; *pp; pp = &(*pp)->live_next) {
-		if (*pp == t) {
-			*pp = t->live_next;
-			break;
-		}
-	}
-	pthread_mutex_unlock(&live_lock);
-}
+static struct devres__handles threads = {
+	.tag = 2,
+	.size = sizeof(struct devres_thread),
+};
 
 struct thread_dr {
 	struct devres_thread *t;
@@ -87,10 +66,9 @@ static __thread struct devres_thread *current;
 
 static void handle_free(struct devres_thread *t)
 {
-	live_del(t);
 	pthread_cond_destroy(&t->cond);
 	pthread_mutex_destroy(&t->lock);
-	free(t);
+	devres__handle_del(&threads, t);
 }
 
 /* Everything a started thread held, once it is joined or has returned. */
@@ -209,8 +187,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 		close(t->wake_fd);
 		devres__ledger_add(DL_FDS, -1);
 		devres__ledger_add(DL_THREADS, -1);
-		live_del(t);
-		free(t);
+		devres__handle_del(&threads, t);
 		return -ECHILD;
 	}
 	/* The waits and the join below are no cancellation points. */
@@ -266,6 +243,8 @@ static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
 {
 	struct devres_thread *t;
 	pthread_condattr_t ca;
+	void *handle;
+	bool used;
 	int err;
 
 	if (devres__should_fail())
@@ -273,9 +252,12 @@ static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
 	pthread_once(&end_once, end_key_init);
 	if (end_key_err)
 		return NULL;
-	t = calloc(1, sizeof(*t));
-	if (!t)
+	handle = devres__handle_new(&threads, (void **)&t, &used);
+	if (!handle)
 		return NULL;
+	if (used)
+		memset(t, 0, sizeof(*t));
+	t->handle = handle;
 	t->fn = fn;
 	t->arg = arg;
 	t->timeout_ms = DEVRES_THREAD_STOP_TIMEOUT_MS;
@@ -290,11 +272,10 @@ static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
 		pthread_condattr_destroy(&ca);
 	}
 	if (err) {
-		free(t);
+		devres__handle_del(&threads, t);
 		return NULL;
 	}
 	pthread_mutex_init(&t->lock, NULL);
-	live_add(t);
 	return t;
 }
 
@@ -349,13 +330,13 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	devres_add(dev, dr);
 	/* Now it may run: a release waits for it, or it releases itself. */
 	pthread_mutex_unlock(&t->lock);
-	return t;
+	return t->handle;
 }
 
 static int match_thread(struct device *dev, void *res, void *data)
 {
 	(void)dev;
-	return ((struct thread_dr *)res)->t == data;
+	return ((struct thread_dr *)res)->t->handle == data;
 }
 
 int devm_thread_stop(struct device *dev, struct devres_thread *thread)
@@ -365,9 +346,9 @@ int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 
 	if (!devres__dev_ok(dev, __func__))
 		return devres__dev_err(dev);
-	if (thread && thread == current) {
+	if (thread && current && thread == current->handle) {
 		devres__warn(dev, __func__, "thread '%s' cannot stop itself",
-			     thread->name);
+			     current->name);
 		return -EDEADLK;
 	}
 	dr = devres_remove(dev, devm_thread_run_release, match_thread, thread);
@@ -391,17 +372,16 @@ void devres_thread_set_stop_timeout(struct devres_thread *thread,
 
 	if (devres__arg_bad(NULL, thread, __func__, "thread"))
 		return;
-	/* Read only once found: a stale handle's memory may be freed. */
-	pthread_mutex_lock(&live_lock);
-	for (t = live; t && t != thread; t = t->live_next)
-		;
+	/* Found and set under the lock: the thread may be freed meanwhile. */
+	devres__handles_lock();
+	t = devres__handle_obj(&threads, thread, NULL);
 	if (t && t->pid != devres__pid_now()) {
 		pid = t->pid;
 		memcpy(name, t->name, sizeof(name));
 	} else if (t) {
 		__atomic_store_n(&t->timeout_ms, ms, __ATOMIC_RELAXED);
 	}
-	pthread_mutex_unlock(&live_lock);
+	devres__handles_unlock();
 	if (!t)
 		devres__warn(NULL, __func__,
 			     "%p is not a managed thread (stopped, or never "

@@ -19,17 +19,20 @@
  * later revocation would wait for it forever). A revocation by a thread inside one of its own accesses cannot
  * wait for readers (it is one): it is queued on the thread and finished
  * when its outermost access ends.
+ *
+ * The caller's handle is a generation-checked one (base/handle.h): the
+ * revocable lives in a slot never given back to malloc, so a handle used
+ * after its last revocable_put() is refused with a WARN, even once its
+ * slot holds a new revocable, and never reads freed memory.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <string.h>
 #include <devres/devres.h>
 #include <devres/revocable.h>
 #include "base/subsys.h"
 #include "rcu.h"
-
-#define REVOCABLE_MAGIC 0x7265766fu /* "revo" */
-#define REVOCABLE_DEAD 0x64656164u
 
 /* How deep one thread's accesses may nest. */
 #define MAX_DEPTH 64
@@ -39,24 +42,28 @@ struct revocable {
 	struct rcu_readers readers;
 	bool urcu; /* the read side serving this handle */
 	bool done; /* released; the binding's reference is gone */
-	unsigned int magic;
-	int pid; /* the process that made it */
+	int pid;   /* the process that made it */
 	int refs;
 	void (*release)(void *res);
 	void *revoked;		/* the resource, from revocation to release */
 	struct revocable *next; /* on its revoker's pending list */
 };
 
-/* The node's data: the handle, which outlives it. */
+/* The node's data: the revocable, which outlives it. */
 struct revocable_node {
 	struct revocable *h;
+};
+
+static struct devres__handles revocables = {
+	.tag = 3,
+	.size = sizeof(struct revocable),
 };
 
 /* References a handle takes; one more is refused (revocable_get()). */
 #define REVOCABLE_REFS_MAX (1 << 24)
 
 static TLS_FAST unsigned int depth;
-static TLS_FAST struct revocable *held[MAX_DEPTH];
+static TLS_FAST struct revocable *held[MAX_DEPTH]; /* the handles */
 static TLS_FAST struct revocable *pending;
 /* This thread's accesses are ended at its exit (thread_end()). */
 static TLS_FAST bool exit_armed;
@@ -64,36 +71,40 @@ static pthread_key_t exit_key;
 static pthread_once_t exit_once = PTHREAD_ONCE_INIT;
 static bool exit_key_ok;
 
-static bool handle_bad(const struct revocable *h, const char *func)
+/* Returns NULL, for handle_ok(). */
+static struct revocable *handle_bad(const struct revocable *h,
+				    const struct revocable *r, bool stale,
+				    const char *func)
 {
 	if (devres__arg_bad(NULL, h, func, "handle"))
-		return true;
-	if (h->magic == REVOCABLE_MAGIC)
+		return NULL;
+	if (r)
 		devres__warn(NULL, func, "revocable %p belongs to process %d",
-			     (const void *)h, h->pid);
+			     (const void *)h, r->pid);
 	else
-		devres__warn(NULL, func, "%p is not a live revocable",
-			     (const void *)h);
-	return true;
+		devres__warn(NULL, func, "%p is not a live revocable%s",
+			     (const void *)h,
+			     stale ? " (put for the last time)" : "");
+	return NULL;
 }
 
 /*
- * A live handle of this process. In a child of fork() the parent's are
- * refused: their readers and their release are the parent's.
+ * The revocable of @h, a live handle of this process. In a child of
+ * fork() the parent's are refused: their readers and their release are
+ * the parent's.
  */
-static inline bool handle_ok(const struct revocable *h, const char *func)
+static inline struct revocable *handle_ok(const struct revocable *h,
+					  const char *func)
 {
-	if (likely(!devres__ptr_bad(h) && h->magic == REVOCABLE_MAGIC &&
-		   h->pid == devres__pid_now()))
-		return true;
-	return !handle_bad(h, func);
+	bool stale;
+	struct revocable *r = devres__handle_obj(&revocables, h, &stale);
+
+	if (likely(r && r->pid == devres__pid_now()))
+		return r;
+	return handle_bad(h, r, stale, func);
 }
 
-static void handle_free(struct revocable *h)
-{
-	h->magic = REVOCABLE_DEAD;
-	free(h);
-}
+static void put(struct revocable *h, const char *func);
 
 /* Waits out the readers, releases the resource, drops the binding's ref. */
 static void finish(struct revocable *h)
@@ -105,7 +116,7 @@ static void finish(struct revocable *h)
 		h->release(h->revoked);
 	devres__ledger_add(DL_REVOCABLES, -1);
 	__atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
-	revocable_put(h);
+	put(h, "revocable_put");
 	errno = saved;
 }
 
@@ -141,10 +152,11 @@ static void thread_end(void *arg)
 			     "it at its exit",
 			     (void *)held[n - 1], n, n == 1 ? "" : "es");
 	while (depth) {
-		struct revocable *h = held[--depth];
+		struct revocable *h =
+			devres__handle_obj(&revocables, held[--depth], NULL);
 
 		/* liburcu-bp forgets an exiting thread's read side itself. */
-		if (!h->urcu && h->pid == devres__pid_now())
+		if (h && !h->urcu && h->pid == devres__pid_now())
 			rcu_exit(false, &h->readers);
 	}
 	run_pending();
@@ -185,6 +197,8 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 {
 	struct revocable_node *node;
 	struct revocable *h;
+	void *handle = NULL;
+	bool used;
 
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
@@ -199,16 +213,18 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 	if (!node)
 		return NULL;
 	/* The handle outlives the node: its own allocation, its own fault. */
-	h = devres__should_fail() ? NULL : calloc(1, sizeof(*h));
-	if (!h) {
+	if (!devres__should_fail())
+		handle = devres__handle_new(&revocables, (void **)&h, &used);
+	if (!handle) {
 		devres_free(node);
 		return NULL;
 	}
+	if (used)
+		memset(h, 0, sizeof(*h));
 	h->res = res;
 	h->release = release;
 	h->refs = 1;
 	h->urcu = devres__rcu_urcu;
-	h->magic = REVOCABLE_MAGIC;
 	h->pid = devres__pid_now();
 	node->h = h;
 	devres__ledger_add(DL_REVOCABLES, 1);
@@ -217,25 +233,28 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 
 		devres__print(DEVRES_LOG_DEBUG,
 			      "%s: revocable %p (read side %s)",
-			      devres__dev_label(dev, buf, sizeof(buf)),
-			      (void *)h, devres__rcu_name(h->urcu));
+			      devres__dev_label(dev, buf, sizeof(buf)), handle,
+			      devres__rcu_name(h->urcu));
 	}
 	/* Published: from here another thread may revoke it. */
 	devres_add(dev, node);
-	return h;
+	return handle;
 }
 
 struct revocable *revocable_get(struct revocable *h)
 {
+	struct revocable *r;
+
 	/* A pointer no handle has is not given back: the caller would use it. */
 	if (!h || devres__arg_bad(NULL, h, __func__, "handle"))
 		return NULL;
-	if (!handle_ok(h, __func__))
+	r = handle_ok(h, __func__);
+	if (!r)
 		return h;
 	/* A count at the limit is a leak of references: refused, not wrapped. */
-	if (unlikely(__atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED) >
+	if (unlikely(__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED) >
 		     REVOCABLE_REFS_MAX)) {
-		__atomic_sub_fetch(&h->refs, 1, __ATOMIC_RELAXED);
+		__atomic_sub_fetch(&r->refs, 1, __ATOMIC_RELAXED);
 		devres__warn(NULL, __func__, "%p: %d references: refused",
 			     (void *)h, REVOCABLE_REFS_MAX);
 		return NULL;
@@ -243,33 +262,40 @@ struct revocable *revocable_get(struct revocable *h)
 	return h;
 }
 
-void revocable_put(struct revocable *h)
+/* Drops a reference of @h, a live revocable of this process. */
+static void put(struct revocable *h, const char *func)
 {
-	int old;
+	int old = __atomic_load_n(&h->refs, __ATOMIC_ACQUIRE);
 
-	if (!h || !handle_ok(h, __func__))
-		return;
-	old = __atomic_load_n(&h->refs, __ATOMIC_ACQUIRE);
 	do {
 		/* The last reference is the binding's until it is released. */
 		if (old == 1 && !__atomic_load_n(&h->done, __ATOMIC_ACQUIRE)) {
-			devres__warn(NULL, __func__,
+			devres__warn(NULL, func,
 				     "%p: the binding's reference is not yours",
-				     (void *)h);
+				     devres__handle_of(&revocables, h));
 			return;
 		}
 	} while (!__atomic_compare_exchange_n(&h->refs, &old, old - 1, false,
 					      __ATOMIC_ACQ_REL,
 					      __ATOMIC_ACQUIRE));
 	if (old == 1)
-		handle_free(h);
+		devres__handle_del(&revocables, h);
+}
+
+void revocable_put(struct revocable *h)
+{
+	struct revocable *r = h ? handle_ok(h, __func__) : NULL;
+
+	if (r)
+		put(r, __func__);
 }
 
 void *revocable_try_access(struct revocable *h)
 {
+	struct revocable *r = handle_ok(h, __func__);
 	void *res;
 
-	if (!handle_ok(h, __func__))
+	if (!r)
 		return NULL;
 	if (unlikely(!exit_armed) && !arm_exit()) {
 		devres__warn(NULL, __func__,
@@ -283,10 +309,10 @@ void *revocable_try_access(struct revocable *h)
 			     (void *)h, depth);
 		return NULL;
 	}
-	rcu_enter(h->urcu, &h->readers);
-	res = __atomic_load_n(&h->res, __ATOMIC_SEQ_CST);
+	rcu_enter(r->urcu, &r->readers);
+	res = __atomic_load_n(&r->res, __ATOMIC_SEQ_CST);
 	if (unlikely(!res)) {
-		rcu_exit(h->urcu, &h->readers);
+		rcu_exit(r->urcu, &r->readers);
 		return NULL;
 	}
 	held[depth++] = h;
@@ -310,6 +336,7 @@ static bool untrack(const struct revocable *h)
 void revocable_access_end(struct revocable *h)
 {
 	unsigned int top = depth - 1;
+	struct revocable *r;
 
 	if (unlikely(!depth)) {
 		devres__warn(NULL, __func__, "%p: no access in progress",
@@ -325,13 +352,13 @@ void revocable_access_end(struct revocable *h)
 	 * An access the parent's thread had begun when it forked: forgotten
 	 * in the child, whose copy of the readers is nobody's to wait for.
 	 */
-	if (unlikely(h->pid != devres__pid_now())) {
-		depth = top;
-		handle_bad(h, __func__);
+	depth = top;
+	r = devres__handle_obj(&revocables, h, NULL);
+	if (unlikely(!r || r->pid != devres__pid_now())) {
+		handle_bad(h, r, !r, __func__);
 		return;
 	}
-	depth = top;
-	rcu_exit(h->urcu, &h->readers);
+	rcu_exit(r->urcu, &r->readers);
 	if (unlikely(!top && pending))
 		run_pending();
 }

@@ -6,8 +6,9 @@
  * by dma_pool_destroy(), destroyed by the device's release (a dmam_ pool
  * whose handle the driver kept). Each cell checks the result and the
  * exact WARN count. A destroyed pool's handle is never read after free
- * (the header is kept, marked dead: ASan would see the read it used to
- * make) and stays dead while 64 newer pools are made and destroyed. Then
+ * (the header's slot is kept, its generation moved on: ASan would see the
+ * read it used to make) and stays dead while newer pools come and go in
+ * its slot (tests/base/test-handles.c makes a hundred). Then
  * a thread allocating from a pool races its destroy: each call gets a
  * block or NULL with a WARN, never freed memory.
  */
@@ -166,7 +167,7 @@ static const struct states_table pool_states =
 	STATES_TABLE(table, state_name, call_name, reach, make, undo,
 		     two_dev_setup, dev_teardown);
 
-/* A stale handle stays dead while 64 newer pools come and go. */
+/* A stale handle stays dead while newer pools come and go. */
 static void stale_handle_stays_dead(void **state)
 {
 	struct dma_pool *stale = dmam_pool_create("stale", &tdev, 64, 8, 0);
