@@ -30,6 +30,7 @@ struct kwd {
 
 static int runs_after_unbind; /* static: counted after the data went */
 static bool unbound;
+static bool unbinding; /* busy's run goes on until the unbind begins */
 static int busy_inside;
 
 static void note_run(void)
@@ -44,7 +45,14 @@ static void busy_fn(struct work_struct *work)
 
 	note_run();
 	__atomic_store_n(&busy_inside, 1, __ATOMIC_SEQ_CST);
-	/* Long enough for the unbind to come while it runs. */
+	/*
+	 * Until the unbind begins, however late the test thread gets to
+	 * it, then a little longer, so that the unbind comes while it runs.
+	 */
+	while (!__atomic_load_n(&unbinding, __ATOMIC_SEQ_CST)) {
+		k->writes[0]++;
+		usleep(100);
+	}
 	for (int i = 0; i < 20; i++) {
 		k->writes[0]++;
 		usleep(100);
@@ -123,10 +131,12 @@ static void every_state_cancelled_before_the_memory_goes(void **state)
 		struct devres_ledger now;
 
 		__atomic_store_n(&unbound, false, __ATOMIC_SEQ_CST);
+		__atomic_store_n(&unbinding, false, __ATOMIC_SEQ_CST);
 		kc_rebind(pdev);
 		devres_ledger_snapshot(&now);
 		/* busy's and later's threads at least; queued's if not run. */
 		assert_true(now.threads >= kc_base.threads + 2);
+		__atomic_store_n(&unbinding, true, __ATOMIC_SEQ_CST);
 		device_release_driver(&pdev->dev);
 		__atomic_store_n(&unbound, true, __ATOMIC_SEQ_CST);
 		devres_ledger_snapshot(&now);
