@@ -21,8 +21,8 @@
  *    allocation of the class takes it back, still in its cache;
  *  - slots carved afresh start on a cache line and end before the next
  *    one's start, so no two share a line;
- *  - a thread takes, in order: its shard's list, the common list (slots
- *    of compactions and krealloc), the current block's tail, another
+ *  - a thread takes, in order: its shard's list, the current block's
+ *    tail, the common list (slots of compactions and krealloc), another
  *    shard's list (so memory stays bounded: no block is mapped while a
  *    slot of the class is free anywhere), a new block.
  */
@@ -106,7 +106,12 @@ void *devres__slab_carve_shared(struct devres__slab *s, size_t cls)
 
 	if (sh && (p = pop(&sh->free[me][cls])))
 		return p;
-	if ((p = pop(&s->free[cls])) || (p = carve_line(s, len)))
+	/*
+	 * The tail before the common list: slots freed before the device
+	 * was shared lie side by side, and two threads that took two of
+	 * them would share a line for as long as they keep them.
+	 */
+	if ((p = carve_line(s, len)) || (p = pop(&s->free[cls])))
 		return p;
 	for (unsigned int i = 1; sh && i < NR_SHARDS; i++)
 		if ((p = pop(&sh->free[(me + i) & (NR_SHARDS - 1)][cls])))

@@ -85,8 +85,13 @@ static void test_own_slot_own_line(void **state)
 	struct seen s[2] = { { .dev = dev }, { .dev = dev } };
 	pthread_t t[2];
 
-	/* This thread takes the device's lock first: the workers share it. */
-	devm_kfree(dev, devm_kmalloc(dev, OBJ, GFP_KERNEL));
+	/*
+	 * This thread takes the device's lock first, and frees enough for
+	 * compactions to leave slots side by side on the free list: the
+	 * workers then share a device that has free slots to give.
+	 */
+	for (int i = 0; i < 200; i++)
+		devm_kfree(dev, devm_kmalloc(dev, OBJ, GFP_KERNEL));
 	pthread_barrier_init(&start, NULL, 2);
 	for (int i = 0; i < 2; i++)
 		assert_int_equal(pthread_create(&t[i], NULL, own_slot, &s[i]),
