@@ -20,6 +20,12 @@
  * threads, BENCH_PER_THREAD=1 gives each its own device (and list),
  * BENCH_SIDE=devres or BENCH_SIDE=hand runs that side alone (perf stat
  * of one side: its context switches, futex calls, cache misses).
+ * BENCH_LINES=1 records the address of every object the libdevres side
+ * gets (up to LINES_MAX a thread) and prints, per thread, the share of
+ * its objects that shared a 64-byte line with an object another thread
+ * held about then (within LINES_WINDOW operations of the same point of
+ * progress), and the share that another thread had held just before:
+ * false sharing and slot migration between the threads.
  * The data file gets one line a case and run: mode (0 one device, 1 one
  * device per thread), pinned, threads, run, libdevres ns per op, by hand
  * ns per op, libdevres fairness, by hand fairness.
@@ -62,7 +68,11 @@ struct worker {
 	struct hlist *list;
 	unsigned long ops;
 	unsigned long sum;
+	uintptr_t *addr; /* BENCH_LINES: the objects it got, in order */
 } __attribute__((aligned(64)));
+
+#define LINES_MAX (1ul << 20)
+#define LINES_WINDOW 8
 
 static int stop;
 static int go;
@@ -149,6 +159,8 @@ static void *run(void *arg)
 
 			if (!p)
 				abort();
+			if (w->addr && ops < LINES_MAX)
+				w->addr[ops] = (uintptr_t)p;
 			sum += work(p, ops);
 			devm_kfree(dev, p);
 			ops++;
@@ -167,6 +179,58 @@ static double wall_ns(void)
 	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
+/* Whether the objects at @a and @b (header and data) share a line. */
+static int share_line(uintptr_t a, uintptr_t b)
+{
+	uintptr_t a0 = (a - 16) >> 6, a1 = (a + OBJ - 1) >> 6;
+	uintptr_t b0 = (b - 16) >> 6, b1 = (b + OBJ - 1) >> 6;
+
+	return a != b && a0 <= b1 && b0 <= a1;
+}
+
+/*
+ * BENCH_LINES: for each thread, how many of its objects shared a line
+ * with, or were, an object of another thread at the same point of
+ * progress (the other's operations scaled to this one's).
+ */
+static void lines_report(struct worker *w, int n)
+{
+	for (int i = 0; i < n; i++) {
+		unsigned long ni = w[i].ops < LINES_MAX ? w[i].ops : LINES_MAX;
+		unsigned long shared = 0, moved = 0;
+
+		for (unsigned long k = 0; k < ni; k++) {
+			uintptr_t a = w[i].addr[k];
+			int s = 0, m = 0;
+
+			for (int j = 0; j < n; j++) {
+				unsigned long nj = w[j].ops < LINES_MAX
+							   ? w[j].ops
+							   : LINES_MAX;
+				long c, lo, hi;
+
+				if (j == i || !nj)
+					continue;
+				c = (long)((double)k * (double)w[j].ops /
+					   (double)w[i].ops);
+				lo = c - LINES_WINDOW;
+				hi = c + LINES_WINDOW;
+				for (long x = lo < 0 ? 0 : lo;
+				     x <= hi && x < (long)nj; x++) {
+					s |= share_line(a, w[j].addr[x]);
+					m |= a == w[j].addr[x];
+				}
+			}
+			shared += s;
+			moved += m;
+		}
+		printf("  thread %d: %lu ops, %.1f %% shared a line, %.1f %% "
+		       "another thread's slot\n",
+		       i, w[i].ops, ni ? 100.0 * shared / ni : 0,
+		       ni ? 100.0 * moved / ni : 0);
+	}
+}
+
 struct result {
 	double ns; /* per op of an average thread */
 	double fair;
@@ -181,6 +245,8 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	struct device *devs[MAX_THREADS];
 	struct timespec d = { ms / 1000, (long)(ms % 1000) * 1000000L };
 	unsigned long total = 0, least = ~0UL;
+	const char *le = getenv("BENCH_LINES");
+	int lines = !by_hand && le && atoi(le);
 	double t0, t1;
 	struct result r;
 
@@ -196,6 +262,11 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 					.by_hand = by_hand };
 		w[i].dev = devs[per_thread ? i : 0];
 		w[i].list = &lists[per_thread ? i : 0];
+		if (lines &&
+		    !(w[i].addr = malloc(LINES_MAX * sizeof(uintptr_t)))) {
+			perror("malloc");
+			exit(1);
+		}
 		if (pthread_create(&w[i].t, NULL, run, &w[i])) {
 			perror("pthread_create");
 			exit(1);
@@ -220,6 +291,10 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 		}
 		pthread_mutex_destroy(&lists[i].mutex);
 	}
+	if (lines)
+		lines_report(w, n);
+	for (int i = 0; i < n; i++)
+		free(w[i].addr);
 	r.ns = total ? (t1 - t0) * n / (double)total : 0;
 	r.fair = total ? (double)least * n / (double)total : 0;
 	return r;

@@ -144,6 +144,15 @@ void devm_kfree(struct device *dev, const void *p)
 	    !lock_dev(dev, __func__))
 		return;
 	n = devres__slab_find(dev, p);
+	if (n && unlikely(dev_shared(dev))) {
+		/* Its slot back to this thread now (slab-shared.c), if it can. */
+		l = dr_log_of_res(n);
+		if (devres__slab_drop(dev, n)) {
+			unlock_dev(dev);
+			dr_log(dev, "REM", l);
+			return;
+		}
+	}
 	if (n)
 		devres__slab_forget(dev, n);
 	else if ((n = devres__index_find(dev, DR_KIND_KMALLOC, p)))

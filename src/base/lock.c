@@ -54,7 +54,7 @@
 
 TLS_FAST char devres__self;
 
-#define REVOKED ((void *)1)
+#define REVOKED DR_BIAS_REVOKED
 
 static inline void cpu_relax(void)
 {

@@ -102,6 +102,29 @@ static inline void assert_locked(const struct device *dev, const char *func)
 #endif
 #endif
 
+/*
+ * devres_bias once a second thread took the lock: from then on, for the
+ * device's life, several threads use it (slab-shared.c carves for that).
+ */
+#define DR_BIAS_REVOKED ((void *)1)
+
+/*
+ * With the lock held: whether other threads may use the device too. The
+ * first taker gets the bias in its first critical section, so a device
+ * without one (no membarrier(), or a TSan build) may be shared anytime.
+ */
+static inline bool dev_shared(const struct device *dev)
+{
+#ifdef DR_NO_BIAS
+	(void)dev;
+	return true;
+#else
+	return (uintptr_t)__atomic_load_n(&dev->devres_bias,
+					  __ATOMIC_RELAXED) <=
+	       (uintptr_t)DR_BIAS_REVOKED;
+#endif
+}
+
 static inline bool lock_dev(struct device *dev, const char *func)
 {
 #ifndef DR_NO_BIAS
@@ -278,6 +301,7 @@ HIDDEN struct devres__slab *devres__slab_detach(struct device *dev);
 HIDDEN struct devres__slab *devres__slab_get(struct device *dev);
 HIDDEN bool devres__slab_put_locked(struct devres__slab *s);
 HIDDEN void devres__slab_destroy(struct devres__slab *s);
+HIDDEN bool devres__slab_drop(struct device *dev, struct devres__node *n);
 
 static inline bool dr_slab(const struct devres__node *n)
 {

@@ -349,7 +349,6 @@ static struct devres__slab *slab_of(struct device *dev)
 static void *carve(struct devres__slab *s, size_t cls)
 {
 	size_t len = cls * GRANULE;
-	struct block *b;
 	void *p = s->free[cls];
 
 	if (p) {
@@ -363,22 +362,31 @@ static void *carve(struct devres__slab *s, size_t cls)
 		__builtin_prefetch(s->bump + 16 * len, 1);
 		return p;
 	}
-	b = block_get();
-	if (!b)
+	if (!devres__slab_grow(s))
 		return NULL;
+	p = s->bump;
+	s->bump += len;
+	return p;
+}
+
+/* Makes a new block the current one, its whole tail free. */
+bool devres__slab_grow(struct devres__slab *s)
+{
+	struct block *b = block_get();
+
+	if (!b)
+		return false;
 	if (set_add(s, b)) {
 		b->next = NULL;
 		blocks_put(b);
-		return NULL;
+		return false;
 	}
 	b->next = s->blocks;
 	s->blocks = b;
 	s->nr_blocks++;
 	s->bump = (char *)b + HEAD_SIZE;
 	s->end = (char *)b + BLOCK_SIZE;
-	p = s->bump;
-	s->bump += len;
-	return p;
+	return true;
 }
 
 struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
@@ -391,7 +399,10 @@ struct devres__node *devres__slab_alloc(struct device *dev, size_t size,
 	s = slab_of(dev);
 	if (unlikely(!s))
 		return NULL;
-	n = carve(s, class_of(size));
+	if (dev_shared(dev))
+		n = devres__slab_carve_shared(s, class_of(size));
+	else
+		n = carve(s, class_of(size));
 	if (unlikely(!n))
 		return NULL;
 	return slot_fill(s, n, size, zero, maker);
@@ -510,6 +521,7 @@ void devres__slab_destroy(struct devres__slab *s)
 	if (!s)
 		return;
 	/* The slab goes with its first block: the set first. */
+	free(s->shards);
 	set_free(s, s->set, s->set_cap);
 	blocks_put(s->blocks);
 }

@@ -36,7 +36,8 @@ struct devres__slab {
 	size_t set_cap; /* the set of blocks, open addressing, power of 2 */
 	struct block **set;
 	int refs; /* the device, and each detached chain with slab nodes */
-	struct block *set0[16]; /* the set while it is small */
+	struct devres__shards *shards; /* once shared: slab-shared.c */
+	struct block *set0[16];	       /* the set while it is small */
 };
 
 /*
@@ -108,7 +109,8 @@ slab_alloc_fast(struct device *dev, size_t size, bool zero, uint32_t maker)
 	size_t cls = class_of(size), len = cls * GRANULE;
 	struct devres__node *n;
 
-	if (unlikely(!s))
+	/* A shared device's slots are carved per thread: slab-shared.c. */
+	if (unlikely(!s) || unlikely(dev_shared(dev)))
 		return NULL;
 	n = s->free[cls];
 	if (n) {
@@ -123,5 +125,8 @@ slab_alloc_fast(struct device *dev, size_t size, bool zero, uint32_t maker)
 	}
 	return slot_fill(s, n, size, zero, maker);
 }
+
+HIDDEN bool devres__slab_grow(struct devres__slab *s);
+HIDDEN void *devres__slab_carve_shared(struct devres__slab *s, size_t cls);
 
 #endif /* DEVRES_SLAB_H */
