@@ -276,7 +276,7 @@ void *devres__index_detach(struct device *dev)
 		return t;
 	}
 	if (t->live && t->used + t->tomb)
-		memset(t->slot, 0, t->cap * sizeof(t->slot[0]));
+		memset(t->slot, 0, t->cap * sizeof(struct devres__node *));
 	t->used = t->tomb = 0;
 	t->live = false;
 	return NULL;
