@@ -44,16 +44,26 @@
 #define DEVRES_TESTS_STATES_H
 
 #include <stdarg.h>
+#include <stdbool.h>
 #include <stddef.h>
+#include <string.h>
 #include <setjmp.h>
 #include <stdio.h>
 #include <cmocka.h>
 #include <devres/devres.h>
 
-/* What a cell expects: what @call returns, and how many WARNs it prints. */
+/*
+ * What a cell expects: what @call returns, and how many WARNs it prints;
+ * optionally a piece of the first WARN's line (@says, NULL: not checked),
+ * what the table's @left counts after the call (@left), and whether the
+ * call took what another owner held (@other, for the table's @undo).
+ */
 struct states_cell {
 	int ret;
 	int warns;
+	const char *says;
+	int left;
+	bool other;
 };
 
 /* clang-format off */
@@ -70,6 +80,10 @@ struct states_table {
 	int (*call)(unsigned int call);
 	void (*after)(void);
 	CMFixtureFunction setup, teardown;
+	/* Optional: counted after the call and compared with the cell's @left. */
+	int (*left)(void);
+	/* Optional, instead of @after: it is told the state and the cell. */
+	void (*undo)(unsigned int state, const struct states_cell *want);
 };
 
 /*
@@ -87,6 +101,21 @@ struct states_table {
 		.after = (after_), .setup = (setup_), .teardown = (teardown_), \
 	}
 
+/*
+ * As STATES_TABLE, with @left_ and @undo_ in place of @after (the cells'
+ * @says and @left are then checked too).
+ */
+#define STATES_TABLE_LEFT(cells_, states, calls, reach_, call_, left_, undo_,  \
+			  setup_, teardown_)                                   \
+	{                                                                      \
+		.nr_states = sizeof(cells_) / sizeof((cells_)[0]),             \
+		.nr_calls = sizeof((cells_)[0]) / sizeof((cells_)[0][0]),      \
+		.state_name = (states), .call_name = (calls),                  \
+		.cells = &(cells_)[0][0], .reach = (reach_), .call = (call_),  \
+		.left = (left_), .undo = (undo_), .setup = (setup_),           \
+		.teardown = (teardown_),                                       \
+	}
+
 /* One cell: the cmocka test's state. */
 struct states_id {
 	const struct states_table *t;
@@ -94,11 +123,18 @@ struct states_id {
 	char name[96];
 };
 
+/* The first WARN of the call, for the cell's @says; the rest is dropped. */
+static struct {
+	char text[256];
+	int n;
+} states_warned;
+
 static inline void states_discard(void *ctx, int level, const char *text)
 {
 	(void)ctx;
-	(void)level;
-	(void)text;
+	if (level == DEVRES_LOG_WARNING && !states_warned.n++)
+		snprintf(states_warned.text, sizeof(states_warned.text), "%s",
+			 text);
 }
 
 static inline void states_run_cell(void **state)
@@ -109,18 +145,42 @@ static inline void states_run_cell(void **state)
 	long before, warns;
 	int ret;
 
+	/* Tables with @undo drop the WARNs of @reach and @undo too. */
+	if (t->undo)
+		devres_set_log_sink(states_discard, NULL);
 	t->reach(id->s);
 	before = devres_warn_count();
 	devres_set_log_sink(states_discard, NULL);
+	states_warned.n = 0;
+	states_warned.text[0] = '\0';
 	ret = t->call(id->c);
-	devres_set_log_sink(NULL, NULL);
+	if (!t->undo)
+		devres_set_log_sink(NULL, NULL);
 	warns = devres_warn_count() - before;
 	if (ret != want->ret || warns != want->warns)
 		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
 			    id->name, ret, warns, want->ret, want->warns);
 	assert_int_equal(ret, want->ret);
 	assert_int_equal(warns, want->warns);
-	t->after();
+	if (want->says && !strstr(states_warned.text, want->says))
+		print_error("%s: WARN \"%s\" does not say \"%s\"\n", id->name,
+			    states_warned.text, want->says);
+	if (want->says)
+		assert_non_null(strstr(states_warned.text, want->says));
+	if (t->left) {
+		int left = t->left();
+
+		if (left != want->left)
+			print_error("%s: %d left, want %d\n", id->name, left,
+				    want->left);
+		assert_int_equal(left, want->left);
+	}
+	if (t->undo) {
+		t->undo(id->s, want);
+		devres_set_log_sink(NULL, NULL);
+	} else {
+		t->after();
+	}
 }
 
 /* The fixture may set *state (testlib's do): the cell's id is kept. */

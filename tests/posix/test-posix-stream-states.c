@@ -26,6 +26,7 @@
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "states.h"
 
 enum state {
 	NEVER,
@@ -57,22 +58,15 @@ static const char *const call_name[NR_CALLS] = {
 	"devres_release_all",
 };
 
-/* The return, the WARNs, a piece of the WARN's line, the nodes after. */
-struct cell {
-	int ret;
-	int warns;
-	const char *says;
-	int nodes;
-};
-
 #define NOT_MANAGED "is not managed by this device"
 
 /* clang-format off */
-#define C(r, w, s, n) { r, w, s, n }
+/* The return, the WARNs, a piece of the WARN's line, the nodes after. */
+#define C(r, w, s, n) { r, w, s, n, false }
 #define GONE_ROW                                                            \
 	{ C(0, 0, NULL, 1), C(-EINVAL, 1, NOT_MANAGED, 0), C(0, 0, NULL, 0) }
 
-static const struct cell table[NR_STATES][NR_CALLS] = {
+static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	/* devm_fopen, devm_fclose, release all */
 	[NEVER] = GONE_ROW,
 	[MANAGED] = { C(0, 0, NULL, 2), C(0, 0, NULL, 0), C(1, 0, NULL, 0) },
@@ -94,7 +88,7 @@ static FILE *open_ok(FILE *f)
 	return f;
 }
 
-static void reach(enum state s)
+static void reach(unsigned int s)
 {
 	plain = NULL;
 	switch (s) {
@@ -116,7 +110,7 @@ static void reach(enum state s)
 	}
 }
 
-static int make(enum call c)
+static int make(unsigned int c)
 {
 	switch (c) {
 	case DEVM_FOPEN:
@@ -131,23 +125,11 @@ static int make(enum call c)
 	return 0;
 }
 
-static struct {
-	char text[256];
-	int n;
-} warned;
-
-static void sink(void *ctx, int level, const char *text)
-{
-	(void)ctx;
-	if (level == DEVRES_LOG_WARNING && !warned.n++)
-		snprintf(warned.text, sizeof(warned.text), "%s", text);
-}
-
-static int nodes(struct device *dev)
+static int nodes(void)
 {
 	struct devres_stats st;
 
-	devres_get_stats(dev, &st);
+	devres_get_stats(&tdev, &st);
 	return (int)st.allocs;
 }
 
@@ -155,8 +137,10 @@ static int nodes(struct device *dev)
  * A plain stream the cell did not close is still open and writable
  * (devm_fclose() of it did not touch it); then everything goes.
  */
-static void undo(void)
+static void undo(unsigned int s, const struct states_cell *want)
 {
+	(void)s;
+	(void)want;
 	if (plain) {
 		assert_true(fputs("x", plain) >= 0);
 		assert_int_equal(fclose(plain), 0);
@@ -164,71 +148,16 @@ static void undo(void)
 	devres_release_all(&tdev);
 }
 
-struct cell_id {
-	enum state s;
-	enum call c;
-	char name[128];
-};
-
-static struct cell_id cells[NR_STATES * NR_CALLS];
-
-static void run_cell(void **state)
-{
-	const struct cell_id *id = *state;
-	const struct cell *want = &table[id->s][id->c];
-	long before;
-	int ret;
-
-	devres_set_log_sink(sink, NULL);
-	reach(id->s);
-	before = devres_warn_count();
-	warned.n = 0;
-	ret = make(id->c);
-	if (ret != want->ret || devres_warn_count() - before != want->warns)
-		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
-			    id->name, ret, devres_warn_count() - before,
-			    want->ret, want->warns);
-	assert_int_equal(ret, want->ret);
-	assert_int_equal(devres_warn_count() - before, want->warns);
-	if (want->says && !strstr(warned.text, want->says))
-		print_error("%s: WARN \"%s\" does not say \"%s\"\n", id->name,
-			    warned.text, want->says);
-	if (want->says)
-		assert_non_null(strstr(warned.text, want->says));
-	assert_int_equal(nodes(&tdev), want->nodes);
-	undo();
-	devres_set_log_sink(NULL, NULL);
-}
-
-static int cell_setup(void **state)
-{
-	struct cell_id *id = *state;
-	int ret = dev_setup(state);
-
-	*state = id;
-	return ret;
-}
+static const struct states_table stream_states =
+	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, nodes,
+			  undo, dev_setup, dev_teardown);
 
 int main(void)
 {
+	static struct states_id ids[NR_STATES * NR_CALLS];
 	struct CMUnitTest tests[NR_STATES * NR_CALLS];
-	size_t n = 0;
+	size_t n = states_tests(&stream_states, ids, tests);
 
-	for (int s = 0; s < NR_STATES; s++) {
-		for (int c = 0; c < NR_CALLS; c++, n++) {
-			cells[n].s = (enum state)s;
-			cells[n].c = (enum call)c;
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s / %s", state_name[s], call_name[c]);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = cell_setup,
-				.teardown_func = dev_teardown,
-				.initial_state = &cells[n],
-			};
-		}
-	}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("posix-stream-states", tests, n, NULL,
 				       NULL);
