@@ -35,6 +35,7 @@
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "states.h"
 
 #define LEN 0x2000u
 
@@ -83,14 +84,6 @@ static const char *const call_name[NR_CALLS] = {
  * devres_release_all()), the WARNs, a piece of the WARN's line, and the
  * device's nodes after the call.
  */
-struct cell {
-	int ret;
-	int warns;
-	const char *says;
-	int nodes;
-	bool takes_other;
-};
-
 #define NOT_MAPPED "is not mapped by this device"
 #define BEHIND_BACK "was unmapped behind the library's back"
 #define LEFT_MAPPED "now is another mapping: left mapped"
@@ -106,7 +99,7 @@ struct cell {
 #define LIMIT_ROW                                                           \
 	{ C(0, 0, NULL, 2), { 0, 0, NULL, 0, true }, { 1, 0, NULL, 0, true } }
 
-static const struct cell table[NR_STATES][NR_CALLS] = {
+static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	/* devm_mmap, devm_munmap, release all */
 	[NEVER] = GONE_ROW,
 	[MANAGED] = { C(0, 0, NULL, 2), C(0, 0, NULL, 0), C(1, 0, NULL, 0) },
@@ -164,7 +157,7 @@ static void remap(int fd)
 	assert_ptr_equal(theirs, addr);
 }
 
-static void reach(enum state s)
+static void reach(unsigned int s)
 {
 	theirs = plain = NULL;
 	switch (s) {
@@ -214,7 +207,7 @@ static void reach(enum state s)
 	}
 }
 
-static int make(enum call c)
+static int make(unsigned int c)
 {
 	switch (c) {
 	case DEVM_MMAP:
@@ -231,23 +224,11 @@ static int make(enum call c)
 	return 0;
 }
 
-static struct {
-	char text[256];
-	int n;
-} warned;
-
-static void sink(void *ctx, int level, const char *text)
-{
-	(void)ctx;
-	if (level == DEVRES_LOG_WARNING && !warned.n++)
-		snprintf(warned.text, sizeof(warned.text), "%s", text);
-}
-
-static int nodes(struct device *dev)
+static int nodes(void)
 {
 	struct devres_stats st;
 
-	devres_get_stats(dev, &st);
+	devres_get_stats(&tdev, &st);
 	return (int)st.allocs;
 }
 
@@ -256,11 +237,11 @@ static int nodes(struct device *dev)
  * through it reads back through it and, for a file, through the file.
  * Then everything goes.
  */
-static void undo(enum state s, const struct cell *want)
+static void undo(unsigned int s, const struct states_cell *want)
 {
 	unsigned char b = 0;
 
-	if (theirs && want->takes_other) {
+	if (theirs && want->other) {
 		/* Gone: the address is free (MAP_FIXED_NOREPLACE succeeds). */
 		assert_ptr_equal(map_ok(mmap(theirs, LEN, PROT_NONE,
 					     MAP_PRIVATE | MAP_ANONYMOUS |
@@ -284,45 +265,9 @@ static void undo(enum state s, const struct cell *want)
 		assert_int_equal(munmap(plain, LEN), 0);
 }
 
-struct cell_id {
-	enum state s;
-	enum call c;
-	char name[128];
-};
-
-static struct cell_id cells[NR_STATES * NR_CALLS];
-
-static void run_cell(void **state)
-{
-	const struct cell_id *id = *state;
-	const struct cell *want = &table[id->s][id->c];
-	long before;
-	int ret;
-
-	devres_set_log_sink(sink, NULL);
-	reach(id->s);
-	before = devres_warn_count();
-	warned.n = 0;
-	ret = make(id->c);
-	if (ret != want->ret || devres_warn_count() - before != want->warns)
-		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
-			    id->name, ret, devres_warn_count() - before,
-			    want->ret, want->warns);
-	assert_int_equal(ret, want->ret);
-	assert_int_equal(devres_warn_count() - before, want->warns);
-	if (want->says && !strstr(warned.text, want->says))
-		print_error("%s: WARN \"%s\" does not say \"%s\"\n", id->name,
-			    warned.text, want->says);
-	if (want->says)
-		assert_non_null(strstr(warned.text, want->says));
-	assert_int_equal(nodes(&tdev), want->nodes);
-	undo(id->s, want);
-	devres_set_log_sink(NULL, NULL);
-}
-
+/* states_setup() keeps the cell's id whatever the fixture sets. */
 static int cell_setup(void **state)
 {
-	struct cell_id *id = *state;
 	int ret;
 
 	for (int i = 0; i < 2; i++) {
@@ -331,7 +276,6 @@ static int cell_setup(void **state)
 			return -1;
 	}
 	ret = dev_setup(state);
-	*state = id;
 	return ret;
 }
 
@@ -344,26 +288,16 @@ static int cell_teardown(void **state)
 	return ret;
 }
 
+static const struct states_table mmap_states =
+	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, nodes,
+			  undo, cell_setup, cell_teardown);
+
 int main(void)
 {
+	static struct states_id ids[NR_STATES * NR_CALLS];
 	struct CMUnitTest tests[NR_STATES * NR_CALLS];
-	size_t n = 0;
+	size_t n = states_tests(&mmap_states, ids, tests);
 
-	for (int s = 0; s < NR_STATES; s++) {
-		for (int c = 0; c < NR_CALLS; c++, n++) {
-			cells[n].s = (enum state)s;
-			cells[n].c = (enum call)c;
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s / %s", state_name[s], call_name[c]);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = cell_setup,
-				.teardown_func = cell_teardown,
-				.initial_state = &cells[n],
-			};
-		}
-	}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("posix-mmap-states", tests, n, NULL,
 				       NULL);
