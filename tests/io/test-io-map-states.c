@@ -34,6 +34,7 @@
 #include <devres/io.h>
 #include <devres/ioport.h>
 #include "testlib.h"
+#include "states.h"
 #include "io/iotest.h"
 
 #define WIN 0x91000000ull
@@ -91,14 +92,6 @@ static const char *const call_name[NR_CALLS] = {
  * the device's nodes after the call, and whether the other device's
  * mapping is gone (only iounmap(), by address, may take it).
  */
-struct cell {
-	int ret;
-	int warns;
-	const char *says;
-	int nodes;
-	bool takes_other;
-};
-
 /* clang-format off */
 #define C(r, w, s, n) { r, w, s, n, false }
 #define GONE_ROW                                                            \
@@ -107,7 +100,7 @@ struct cell {
 	  C(0, 1, "is not a managed mapping", 0), C(0, 0, NULL, 0),        \
 	  C(0, 0, NULL, 0), C(0, 0, NULL, 1) }
 
-static const struct cell table[NR_STATES][NR_CALLS] = {
+static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	/* ioremap, devm_ioremap, iounmap, devm_iounmap, release all,
 	 * ioremap_wc, devm_ioremap_wc */
 	[NEVER] = GONE_ROW,
@@ -153,7 +146,7 @@ static void *map_or_fail(void *p)
 	return p;
 }
 
-static void reach(enum state s)
+static void reach(unsigned int s)
 {
 	plain[0] = plain[1] = plain[2] = NULL;
 	switch (s) {
@@ -197,7 +190,7 @@ static void reach(enum state s)
 	}
 }
 
-static int make(enum call c)
+static int make(unsigned int c)
 {
 	void *p;
 
@@ -234,18 +227,6 @@ static int make(enum call c)
 	return 0;
 }
 
-static struct capture_line {
-	char text[256];
-	int n;
-} warned;
-
-static void sink(void *ctx, int level, const char *text)
-{
-	(void)ctx;
-	if (level == DEVRES_LOG_WARNING && !warned.n++)
-		snprintf(warned.text, sizeof(warned.text), "%s", text);
-}
-
 static int nodes(struct device *dev)
 {
 	struct devres_stats st;
@@ -259,18 +240,24 @@ static int nodes(struct device *dev)
  * device's memory and keeps its node; the plain mappings left unmap
  * without a WARN (they are still mappings); then everything goes.
  */
-static void undo(enum state s, const struct cell *want)
+/* The device's nodes, for the cells' @left. */
+static int tdev_nodes(void)
+{
+	return nodes(&tdev);
+}
+
+static void undo(unsigned int s, const struct states_cell *want)
 {
 	long before;
 
-	if (s == REOWNED && !want->takes_other) {
+	if (s == REOWNED && !want->other) {
 		assert_int_equal(nodes(&other), 1);
 		devside[OFF] = 0x5a;
 		assert_int_equal(readb(addr), 0x5a);
 		writeb(0xa5, addr);
 		assert_int_equal(devside[OFF], 0xa5);
 	}
-	if (s == REOWNED && want->takes_other)
+	if (s == REOWNED && want->other)
 		assert_int_equal(nodes(&other), 0);
 	devres_release_all(&other);
 	devres_release_all(&tdev);
@@ -281,47 +268,9 @@ static void undo(enum state s, const struct cell *want)
 	assert_int_equal(devres_warn_count(), before);
 }
 
-struct cell_id {
-	enum state s;
-	enum call c;
-	char name[96];
-};
-
-static struct cell_id cells[NR_STATES * NR_CALLS];
-
-static void run_cell(void **state)
-{
-	const struct cell_id *id = *state;
-	const struct cell *want = &table[id->s][id->c];
-	long before;
-	int ret;
-
-	devres_set_log_sink(sink, NULL);
-	reach(id->s);
-	before = devres_warn_count();
-	warned.n = 0;
-	ret = make(id->c);
-	devres_set_log_sink(NULL, NULL);
-	if (ret != want->ret || devres_warn_count() - before != want->warns)
-		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
-			    id->name, ret, devres_warn_count() - before,
-			    want->ret, want->warns);
-	assert_int_equal(ret, want->ret);
-	assert_int_equal(devres_warn_count() - before, want->warns);
-	if (want->says && !strstr(warned.text, want->says))
-		print_error("%s: WARN \"%s\" does not say \"%s\"\n", id->name,
-			    warned.text, want->says);
-	if (want->says)
-		assert_non_null(strstr(warned.text, want->says));
-	assert_int_equal(nodes(&tdev), want->nodes);
-	devres_set_log_sink(sink, NULL);
-	undo(id->s, want);
-	devres_set_log_sink(NULL, NULL);
-}
-
+/* states_setup() keeps the cell's id whatever the fixture sets. */
 static int cell_setup(void **state)
 {
-	struct cell_id *id = *state;
 	int ret;
 
 	memfd = dev_memfd(WIN_SIZE);
@@ -331,7 +280,6 @@ static int cell_setup(void **state)
 	if (!devside)
 		return -1;
 	ret = two_dev_setup(state);
-	*state = id;
 	return ret;
 }
 
@@ -346,26 +294,16 @@ static int cell_teardown(void **state)
 	return ret;
 }
 
+static const struct states_table io_map_states =
+	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, tdev_nodes,
+			  undo, cell_setup, cell_teardown);
+
 int main(void)
 {
+	static struct states_id ids[NR_STATES * NR_CALLS];
 	struct CMUnitTest tests[NR_STATES * NR_CALLS];
-	size_t n = 0;
+	size_t n = states_tests(&io_map_states, ids, tests);
 
-	for (int s = 0; s < NR_STATES; s++) {
-		for (int c = 0; c < NR_CALLS; c++, n++) {
-			cells[n].s = (enum state)s;
-			cells[n].c = (enum call)c;
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s / %s", state_name[s], call_name[c]);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = cell_setup,
-				.teardown_func = cell_teardown,
-				.initial_state = &cells[n],
-			};
-		}
-	}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("io-map-states", tests, n, NULL, NULL);
 }
