@@ -48,6 +48,7 @@
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "states.h"
 
 /* A number far above what the test opens: never a descriptor here. */
 #define NEVER_FD 900
@@ -105,14 +106,6 @@ static const char *const call_name[NR_CALLS] = {
  * devres_release_all()), the WARNs, a piece of the WARN's line, and the
  * device's nodes after the call.
  */
-struct cell {
-	int ret;
-	int warns;
-	const char *says;
-	int nodes;
-	bool takes_other; /* the other owner's descriptor is closed */
-};
-
 #define NOT_MANAGED "is not managed by this device"
 #define BEHIND_BACK "was closed behind the library's back"
 #define LEFT_OPEN "now is another file: left open"
@@ -132,7 +125,7 @@ struct cell {
 	{ C(0, 0, NULL, 2), C(0, 0, NULL, 2),                               \
 	  C(0, 1, LEFT_OPEN, 0), C(1, 1, LEFT_OPEN, 0), NEW(2) }
 
-static const struct cell table[NR_STATES][NR_CALLS] = {
+static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	/* devm_open, devm_add_fd, devm_close, release all */
 	[NEVER] = GONE_ROW,
 	[MANAGED] = { C(0, 0, NULL, 2), C(-EBUSY, 1, "is already managed", 1),
@@ -158,7 +151,7 @@ static const struct cell table[NR_STATES][NR_CALLS] = {
 #define LOST_ROW                                                            \
 	{ C(0, 0, NULL, 2), C(-EBUSY, 1, "is already managed", 1),          \
 	  { 0, 0, NULL, 0, true }, { 1, 0, NULL, 0, true }, NEW(2) }
-static const struct cell lost_row[NR_CALLS] = LOST_ROW;
+static const struct states_cell lost_row[NR_CALLS] = LOST_ROW;
 static bool no_kcmp;
 /* clang-format on */
 
@@ -196,7 +189,7 @@ static void reuse(int f, int want)
 	assert_true(theirs_copy >= 0);
 }
 
-static void reach(enum state s)
+static void reach(unsigned int s)
 {
 	int f;
 
@@ -258,7 +251,7 @@ static void reach(enum state s)
 	}
 }
 
-static int make(enum call c)
+static int make(unsigned int c)
 {
 	int f, ret;
 
@@ -296,23 +289,11 @@ static int make(enum call c)
 	return 0;
 }
 
-static struct {
-	char text[256];
-	int n;
-} warned;
-
-static void sink(void *ctx, int level, const char *text)
-{
-	(void)ctx;
-	if (level == DEVRES_LOG_WARNING && !warned.n++)
-		snprintf(warned.text, sizeof(warned.text), "%s", text);
-}
-
-static int nodes(struct device *dev)
+static int nodes(void)
 {
 	struct devres_stats st;
 
-	devres_get_stats(dev, &st);
+	devres_get_stats(&tdev, &st);
 	return (int)st.allocs;
 }
 
@@ -328,11 +309,15 @@ static bool same_file(int a, int b)
 	       sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-static const struct cell *expected(enum state s, enum call c)
+/* The table with the rows the fallback cannot tell from the original. */
+static struct states_cell fallback[NR_STATES][NR_CALLS];
+
+static void fill_fallback(void)
 {
-	if (no_kcmp && (s == REUSED_SAME || s == DUP2 || s == EVENTFD))
-		return &lost_row[c];
-	return &table[s][c];
+	memcpy(fallback, table, sizeof(fallback));
+	memcpy(fallback[REUSED_SAME], lost_row, sizeof(lost_row));
+	memcpy(fallback[DUP2], lost_row, sizeof(lost_row));
+	memcpy(fallback[EVENTFD], lost_row, sizeof(lost_row));
 }
 
 /*
@@ -340,9 +325,10 @@ static const struct cell *expected(enum state s, enum call c)
  * then everything goes: what the device holds, the plain descriptors,
  * the other owner's.
  */
-static void undo(const struct cell *want)
+static void undo(unsigned int s, const struct states_cell *want)
 {
-	if (theirs >= 0 && want->takes_other) {
+	(void)s;
+	if (theirs >= 0 && want->other) {
 		/* Closed by the library: the copy is all that is left. */
 		assert_true(fcntl(theirs, F_GETFD) < 0);
 		close(theirs_copy);
@@ -361,51 +347,6 @@ static void undo(const struct cell *want)
 		assert_true(fcntl(theirs, F_GETFD) < 0);
 	else if (theirs >= 0)
 		close(theirs);
-}
-
-struct cell_id {
-	enum state s;
-	enum call c;
-	char name[128];
-};
-
-static struct cell_id cells[NR_STATES * NR_CALLS];
-
-static void run_cell(void **state)
-{
-	const struct cell_id *id = *state;
-	const struct cell *want = expected(id->s, id->c);
-	long before;
-	int ret;
-
-	devres_set_log_sink(sink, NULL);
-	reach(id->s);
-	before = devres_warn_count();
-	warned.n = 0;
-	ret = make(id->c);
-	if (ret != want->ret || devres_warn_count() - before != want->warns)
-		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
-			    id->name, ret, devres_warn_count() - before,
-			    want->ret, want->warns);
-	assert_int_equal(ret, want->ret);
-	assert_int_equal(devres_warn_count() - before, want->warns);
-	if (want->says && !strstr(warned.text, want->says))
-		print_error("%s: WARN \"%s\" does not say \"%s\"\n", id->name,
-			    warned.text, want->says);
-	if (want->says)
-		assert_non_null(strstr(warned.text, want->says));
-	assert_int_equal(nodes(&tdev), want->nodes);
-	undo(want);
-	devres_set_log_sink(NULL, NULL);
-}
-
-static int cell_setup(void **state)
-{
-	struct cell_id *id = *state;
-	int ret = dev_setup(state);
-
-	*state = id;
-	return ret;
 }
 
 /* Whether this process may compare two descriptors with kcmp(). */
@@ -464,8 +405,12 @@ static void without_kcmp(void **state)
 
 int main(int argc, char **argv)
 {
+	static struct states_table fd_states =
+		STATES_TABLE_LEFT(table, state_name, call_name, reach, make,
+				  nodes, undo, dev_setup, dev_teardown);
+	static struct states_id ids[NR_STATES * NR_CALLS];
 	struct CMUnitTest tests[NR_STATES * NR_CALLS + 1];
-	size_t n = 0;
+	size_t n;
 
 	no_kcmp = argc > 1 && strcmp(argv[1], "--no-kcmp") == 0;
 	if (no_kcmp && refuse_kcmp()) {
@@ -478,21 +423,11 @@ int main(int argc, char **argv)
 		print_message("kcmp() is refused here: the fallback's table\n");
 		no_kcmp = true;
 	}
-	for (int s = 0; s < NR_STATES; s++) {
-		for (int c = 0; c < NR_CALLS; c++, n++) {
-			cells[n].s = (enum state)s;
-			cells[n].c = (enum call)c;
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s / %s", state_name[s], call_name[c]);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = cell_setup,
-				.teardown_func = dev_teardown,
-				.initial_state = &cells[n],
-			};
-		}
+	if (no_kcmp) {
+		fill_fallback();
+		fd_states.cells = &fallback[0][0];
 	}
+	n = states_tests(&fd_states, ids, tests);
 	if (!no_kcmp)
 		tests[n++] = (struct CMUnitTest){ .name = "without kcmp",
 						  .test_func = without_kcmp };
