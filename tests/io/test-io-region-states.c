@@ -35,6 +35,7 @@
 #include <devres/io.h>
 #include <devres/ioport.h>
 #include "testlib.h"
+#include "states.h"
 #include "io/iotest.h"
 
 #define WIN 0x90000000ull
@@ -98,14 +99,6 @@ static const char *const call_name[NR_SPACES][NR_CALLS] = {
  * the WARN's line, the device's nodes after the call, and whether the
  * other device's region is gone (only a release by address may take it).
  */
-struct cell {
-	int ret;
-	int warns;
-	const char *says;
-	int nodes;
-	bool takes_other;
-};
-
 /* clang-format off */
 #define C(r, w, s, n) { r, w, s, n, false }
 #define FREE_ROW(map)                                                  \
@@ -116,7 +109,7 @@ struct cell {
 /* An I/O port range is not memory: refused, logged, not a misuse. */
 #define NOT_MEM C(-EINVAL, 0, NULL, 0)
 
-static const struct cell table[NR_SPACES][NR_STATES][NR_CALLS] = {
+static const struct states_cell table[NR_SPACES][NR_STATES][NR_CALLS] = {
 	/* request, devm request, release, devm release, release all,
 	 * devm_ioremap_resource, its _wc form */
 	[MEM] = {
@@ -185,7 +178,7 @@ static int memfd;
 /* A plain region the cell made, to be given back by undo(). */
 static bool plain;
 
-static void reach(enum state s)
+static void reach(unsigned int s)
 {
 	plain = false;
 	switch (s) {
@@ -221,7 +214,7 @@ static void reach(enum state s)
 	}
 }
 
-static int make(enum call c)
+static int make(unsigned int c)
 {
 	struct resource res = { .start = ops->a,
 				.end = ops->a + ops->n - 1,
@@ -258,18 +251,6 @@ static int make(enum call c)
 	return 0;
 }
 
-static struct capture_line {
-	char text[256];
-	int n;
-} warned;
-
-static void sink(void *ctx, int level, const char *text)
-{
-	(void)ctx;
-	if (level == DEVRES_LOG_WARNING && !warned.n++)
-		snprintf(warned.text, sizeof(warned.text), "%s", text);
-}
-
 static int nodes(struct device *dev)
 {
 	struct devres_stats st;
@@ -283,15 +264,21 @@ static int nodes(struct device *dev)
  * claimed and its node still there; then everything goes, and the range
  * must be free: nothing of the cell is left in the tree.
  */
-static void undo(enum state s, const struct cell *want)
+/* The device's nodes, for the cells' @left. */
+static int tdev_nodes(void)
+{
+	return nodes(&tdev);
+}
+
+static void undo(unsigned int s, const struct states_cell *want)
 {
 	struct resource *r;
 
-	if (s == REOWNED && !want->takes_other) {
+	if (s == REOWNED && !want->other) {
 		assert_int_equal(nodes(&other), 1);
 		assert_null(ops->req(ops->a, ops->n, "probe"));
 	}
-	if (s == REOWNED && want->takes_other)
+	if (s == REOWNED && want->other)
 		assert_int_equal(nodes(&other), 0);
 	devres_release_all(&other);
 	devres_release_all(&tdev);
@@ -302,57 +289,28 @@ static void undo(enum state s, const struct cell *want)
 	ops->rel(ops->a, ops->n);
 }
 
-struct cell_id {
-	enum space sp;
-	enum state s;
-	enum call c;
-	char name[96];
-};
-
-static struct cell_id cells[NR_SPACES * NR_STATES * NR_CALLS];
-
-static void run_cell(void **state)
-{
-	const struct cell_id *id = *state;
-	const struct cell *want = &table[id->sp][id->s][id->c];
-	long before;
-	int ret;
-
-	ops = &spaces[id->sp];
-	devres_set_log_sink(sink, NULL);
-	reach(id->s);
-	before = devres_warn_count();
-	warned.n = 0;
-	ret = make(id->c);
-	devres_set_log_sink(NULL, NULL);
-	if (ret != want->ret || devres_warn_count() - before != want->warns)
-		print_error("%s: %d and %ld WARN(s), want %d and %d\n",
-			    id->name, ret, devres_warn_count() - before,
-			    want->ret, want->warns);
-	assert_int_equal(ret, want->ret);
-	assert_int_equal(devres_warn_count() - before, want->warns);
-	if (want->says && !strstr(warned.text, want->says))
-		print_error("%s: WARN \"%s\" does not say \"%s\"\n", id->name,
-			    warned.text, want->says);
-	if (want->says)
-		assert_non_null(strstr(warned.text, want->says));
-	assert_int_equal(nodes(&tdev), want->nodes);
-	devres_set_log_sink(sink, NULL);
-	undo(id->s, want);
-	devres_set_log_sink(NULL, NULL);
-}
-
 static int cell_setup(void **state)
 {
-	struct cell_id *id = *state;
 	int ret;
 
 	memfd = dev_memfd(WIN_SIZE);
 	if (memfd < 0 || iomem_window_add(WIN, WIN_SIZE, memfd, 0, "win"))
 		return -1;
 	ret = two_dev_setup(state);
-	*state = id;
 	return ret;
+}
+
+/* A cell of each space: the space's calls, then the common fixture. */
+static int mem_setup(void **state)
+{
+	ops = &spaces[MEM];
+	return cell_setup(state);
+}
+
+static int io_setup(void **state)
+{
+	ops = &spaces[IO];
+	return cell_setup(state);
 }
 
 static int cell_teardown(void **state)
@@ -365,30 +323,23 @@ static int cell_teardown(void **state)
 	return ret;
 }
 
+static const struct states_table space_states[NR_SPACES] = {
+	[MEM] = STATES_TABLE_LEFT(table[MEM], state_name, call_name[MEM], reach,
+				  make, tdev_nodes, undo, mem_setup,
+				  cell_teardown),
+	[IO] = STATES_TABLE_LEFT(table[IO], state_name, call_name[IO], reach,
+				 make, tdev_nodes, undo, io_setup,
+				 cell_teardown),
+};
+
 int main(void)
 {
+	static struct states_id ids[NR_SPACES * NR_STATES * NR_CALLS];
 	struct CMUnitTest tests[NR_SPACES * NR_STATES * NR_CALLS];
 	size_t n = 0;
 
-	for (int sp = 0; sp < NR_SPACES; sp++) {
-		for (int s = 0; s < NR_STATES; s++) {
-			for (int c = 0; c < NR_CALLS; c++, n++) {
-				cells[n].sp = (enum space)sp;
-				cells[n].s = (enum state)s;
-				cells[n].c = (enum call)c;
-				snprintf(cells[n].name, sizeof(cells[n].name),
-					 "%s / %s", state_name[s],
-					 call_name[sp][c]);
-				tests[n] = (struct CMUnitTest){
-					.name = cells[n].name,
-					.test_func = run_cell,
-					.setup_func = cell_setup,
-					.teardown_func = cell_teardown,
-					.initial_state = &cells[n],
-				};
-			}
-		}
-	}
+	for (int sp = 0; sp < NR_SPACES; sp++)
+		n += states_tests(&space_states[sp], ids + n, tests + n);
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("io-region-states", tests, n, NULL,
 				       NULL);
