@@ -38,7 +38,13 @@
  *	return _cmocka_run_group_tests("my-states", tests, n, NULL, NULL);
  *
  * A test that has more than the cells (a race, a stale handle) sizes
- * @tests for them and adds them after the cells.
+ * @tests for them and adds them after the cells. One that has only the
+ * cells calls states_run(), which does the above for one table or more.
+ *
+ * A table that also checks the first WARN's line and what the call left
+ * (the nodes of a device) fills the cells' @says and @left and is made
+ * with STATES_TABLE_LEFT(): its @undo, told the state and the cell,
+ * replaces @after.
  */
 #ifndef DEVRES_TESTS_STATES_H
 #define DEVRES_TESTS_STATES_H
@@ -49,6 +55,7 @@
 #include <string.h>
 #include <setjmp.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <cmocka.h>
 #include <devres/devres.h>
 
@@ -80,8 +87,8 @@ struct states_table {
 	int (*call)(unsigned int call);
 	void (*after)(void);
 	CMFixtureFunction setup, teardown;
-	/* Optional: counted after the call and compared with the cell's @left. */
-	int (*left)(void);
+	/* Optional: its nodes after the call are compared with the cell's @left. */
+	struct device *left;
 	/* Optional, instead of @after: it is told the state and the cell. */
 	void (*undo)(unsigned int state, const struct states_cell *want);
 };
@@ -102,8 +109,8 @@ struct states_table {
 	}
 
 /*
- * As STATES_TABLE, with @left_ and @undo_ in place of @after (the cells'
- * @says and @left are then checked too).
+ * As STATES_TABLE, with @left_ (the device whose nodes the cells' @left
+ * counts) and @undo_ in place of @after; the cells' @says are checked too.
  */
 #define STATES_TABLE_LEFT(cells_, states, calls, reach_, call_, left_, undo_,  \
 			  setup_, teardown_)                                   \
@@ -115,6 +122,15 @@ struct states_table {
 		.left = (left_), .undo = (undo_), .setup = (setup_),           \
 		.teardown = (teardown_),                                       \
 	}
+
+/* The nodes @dev holds: what most tables count for the cells' @left. */
+static inline int states_nodes(struct device *dev)
+{
+	struct devres_stats st;
+
+	devres_get_stats(dev, &st);
+	return (int)st.allocs;
+}
 
 /* One cell: the cmocka test's state. */
 struct states_id {
@@ -168,7 +184,7 @@ static inline void states_run_cell(void **state)
 	if (want->says)
 		assert_non_null(strstr(states_warned.text, want->says));
 	if (t->left) {
-		int left = t->left();
+		int left = states_nodes(t->left);
 
 		if (left != want->left)
 			print_error("%s: %d left, want %d\n", id->name, left,
@@ -227,6 +243,33 @@ static inline size_t states_tests(const struct states_table *t,
 		}
 	}
 	return n;
+}
+
+/*
+ * Runs the cells of @nr tables in @tables, in order, as the cmocka group
+ * @group. Returns what cmocka returns (the failed tests), 1 without
+ * memory for the list.
+ */
+static inline int states_run(const char *group,
+			     const struct states_table *tables, size_t nr)
+{
+	size_t cells = 0, n = 0;
+	struct states_id *ids;
+	struct CMUnitTest *tests;
+	int ret = 1;
+
+	for (size_t i = 0; i < nr; i++)
+		cells += (size_t)tables[i].nr_states * tables[i].nr_calls;
+	ids = calloc(cells, sizeof(*ids));
+	tests = calloc(cells, sizeof(*tests));
+	if (ids && tests) {
+		for (size_t i = 0; i < nr; i++)
+			n += states_tests(&tables[i], ids + n, tests + n);
+		ret = _cmocka_run_group_tests(group, tests, n, NULL, NULL);
+	}
+	free(tests);
+	free(ids);
+	return ret;
 }
 
 #endif /* DEVRES_TESTS_STATES_H */

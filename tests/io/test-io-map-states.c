@@ -227,38 +227,24 @@ static int make(unsigned int c)
 	return 0;
 }
 
-static int nodes(struct device *dev)
-{
-	struct devres_stats st;
-
-	devres_get_stats(dev, &st);
-	return (int)st.allocs;
-}
-
 /*
  * The other device's mapping, unless the cell took it, still shows the
  * device's memory and keeps its node; the plain mappings left unmap
  * without a WARN (they are still mappings); then everything goes.
  */
-/* The device's nodes, for the cells' @left. */
-static int tdev_nodes(void)
-{
-	return nodes(&tdev);
-}
-
 static void undo(unsigned int s, const struct states_cell *want)
 {
 	long before;
 
 	if (s == REOWNED && !want->other) {
-		assert_int_equal(nodes(&other), 1);
+		assert_int_equal(states_nodes(&other), 1);
 		devside[OFF] = 0x5a;
 		assert_int_equal(readb(addr), 0x5a);
 		writeb(0xa5, addr);
 		assert_int_equal(devside[OFF], 0xa5);
 	}
 	if (s == REOWNED && want->other)
-		assert_int_equal(nodes(&other), 0);
+		assert_int_equal(states_nodes(&other), 0);
 	devres_release_all(&other);
 	devres_release_all(&tdev);
 	before = devres_warn_count();
@@ -295,15 +281,11 @@ static int cell_teardown(void **state)
 }
 
 static const struct states_table io_map_states =
-	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, tdev_nodes,
+	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, &tdev,
 			  undo, cell_setup, cell_teardown);
 
 int main(void)
 {
-	static struct states_id ids[NR_STATES * NR_CALLS];
-	struct CMUnitTest tests[NR_STATES * NR_CALLS];
-	size_t n = states_tests(&io_map_states, ids, tests);
-
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return _cmocka_run_group_tests("io-map-states", tests, n, NULL, NULL);
+	return states_run("io-map-states", &io_map_states, 1);
 }

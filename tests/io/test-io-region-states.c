@@ -251,35 +251,21 @@ static int make(unsigned int c)
 	return 0;
 }
 
-static int nodes(struct device *dev)
-{
-	struct devres_stats st;
-
-	devres_get_stats(dev, &st);
-	return (int)st.allocs;
-}
-
 /*
  * The other device's region, if the cell did not take it, is still
  * claimed and its node still there; then everything goes, and the range
  * must be free: nothing of the cell is left in the tree.
  */
-/* The device's nodes, for the cells' @left. */
-static int tdev_nodes(void)
-{
-	return nodes(&tdev);
-}
-
 static void undo(unsigned int s, const struct states_cell *want)
 {
 	struct resource *r;
 
 	if (s == REOWNED && !want->other) {
-		assert_int_equal(nodes(&other), 1);
+		assert_int_equal(states_nodes(&other), 1);
 		assert_null(ops->req(ops->a, ops->n, "probe"));
 	}
 	if (s == REOWNED && want->other)
-		assert_int_equal(nodes(&other), 0);
+		assert_int_equal(states_nodes(&other), 0);
 	devres_release_all(&other);
 	devres_release_all(&tdev);
 	if (plain)
@@ -325,22 +311,13 @@ static int cell_teardown(void **state)
 
 static const struct states_table space_states[NR_SPACES] = {
 	[MEM] = STATES_TABLE_LEFT(table[MEM], state_name, call_name[MEM], reach,
-				  make, tdev_nodes, undo, mem_setup,
-				  cell_teardown),
+				  make, &tdev, undo, mem_setup, cell_teardown),
 	[IO] = STATES_TABLE_LEFT(table[IO], state_name, call_name[IO], reach,
-				 make, tdev_nodes, undo, io_setup,
-				 cell_teardown),
+				 make, &tdev, undo, io_setup, cell_teardown),
 };
 
 int main(void)
 {
-	static struct states_id ids[NR_SPACES * NR_STATES * NR_CALLS];
-	struct CMUnitTest tests[NR_SPACES * NR_STATES * NR_CALLS];
-	size_t n = 0;
-
-	for (int sp = 0; sp < NR_SPACES; sp++)
-		n += states_tests(&space_states[sp], ids + n, tests + n);
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return _cmocka_run_group_tests("io-region-states", tests, n, NULL,
-				       NULL);
+	return states_run("io-region-states", space_states, NR_SPACES);
 }

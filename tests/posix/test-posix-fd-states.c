@@ -289,14 +289,6 @@ static int make(unsigned int c)
 	return 0;
 }
 
-static int nodes(void)
-{
-	struct devres_stats st;
-
-	devres_get_stats(&tdev, &st);
-	return (int)st.allocs;
-}
-
 static bool same_file(int a, int b)
 {
 	pid_t pid = getpid();
@@ -407,7 +399,7 @@ int main(int argc, char **argv)
 {
 	static struct states_table fd_states =
 		STATES_TABLE_LEFT(table, state_name, call_name, reach, make,
-				  nodes, undo, dev_setup, dev_teardown);
+				  &tdev, undo, dev_setup, dev_teardown);
 	static struct states_id ids[NR_STATES * NR_CALLS];
 	struct CMUnitTest tests[NR_STATES * NR_CALLS + 1];
 	size_t n;

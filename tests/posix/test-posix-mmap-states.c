@@ -224,14 +224,6 @@ static int make(unsigned int c)
 	return 0;
 }
 
-static int nodes(void)
-{
-	struct devres_stats st;
-
-	devres_get_stats(&tdev, &st);
-	return (int)st.allocs;
-}
-
 /*
  * The other owner's mapping is still mapped and its own: a byte written
  * through it reads back through it and, for a file, through the file.
@@ -289,16 +281,11 @@ static int cell_teardown(void **state)
 }
 
 static const struct states_table mmap_states =
-	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, nodes,
+	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, &tdev,
 			  undo, cell_setup, cell_teardown);
 
 int main(void)
 {
-	static struct states_id ids[NR_STATES * NR_CALLS];
-	struct CMUnitTest tests[NR_STATES * NR_CALLS];
-	size_t n = states_tests(&mmap_states, ids, tests);
-
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return _cmocka_run_group_tests("posix-mmap-states", tests, n, NULL,
-				       NULL);
+	return states_run("posix-mmap-states", &mmap_states, 1);
 }

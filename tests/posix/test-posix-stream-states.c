@@ -125,14 +125,6 @@ static int make(unsigned int c)
 	return 0;
 }
 
-static int nodes(void)
-{
-	struct devres_stats st;
-
-	devres_get_stats(&tdev, &st);
-	return (int)st.allocs;
-}
-
 /*
  * A plain stream the cell did not close is still open and writable
  * (devm_fclose() of it did not touch it); then everything goes.
@@ -149,16 +141,11 @@ static void undo(unsigned int s, const struct states_cell *want)
 }
 
 static const struct states_table stream_states =
-	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, nodes,
+	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, &tdev,
 			  undo, dev_setup, dev_teardown);
 
 int main(void)
 {
-	static struct states_id ids[NR_STATES * NR_CALLS];
-	struct CMUnitTest tests[NR_STATES * NR_CALLS];
-	size_t n = states_tests(&stream_states, ids, tests);
-
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return _cmocka_run_group_tests("posix-stream-states", tests, n, NULL,
-				       NULL);
+	return states_run("posix-stream-states", &stream_states, 1);
 }
