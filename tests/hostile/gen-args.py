@@ -19,6 +19,9 @@ from pathlib import Path
 # accessors take register addresses, types.h's helpers take any value).
 INLINE_HEADERS = {"device.h", "ioport.h", "pci.h", "platform.h"}
 
+# Calls that answer with the bytes they left: all of them is the refusal.
+BYTES_LEFT = {"copy_to_user", "copy_from_user"}
+
 FUNC_PTR = {"dr_release_t", "dr_match_t", "irq_handler_t", "devres_log_sink_t",
             "work_func_t"}
 
@@ -127,7 +130,11 @@ def main():
             call = f"{name}({', '.join(args)})"
             fn = f"t_{name}_{pname}"
             r = re.sub(r"\b(const|volatile)\b", "", ret).strip()
-            if r == "void":
+            if name in BYTES_LEFT:
+                body = (f"\tunsigned long r = {call};\n\n"
+                        f"\treturn r == (unsigned long)arg_int(\"{name}\", "
+                        "\"n\") ? RES_ERR : r ? RES_POS : RES_OK;")
+            elif r == "void":
                 body = f"\t{call};\n\treturn RES_VOID;"
             elif "*" in r:
                 body = (f"\tconst void *r = (const void *){call};\n\n"

@@ -8,7 +8,9 @@
  * (void, false, 0, NULL, an errno; list_empty() says empty), never a
  * crash. The calls come from the headers (gen-args.py --kcompat), so a
  * new function of these headers is attacked the day it is written. Each
- * call runs in a child of its own.
+ * call runs in a child of its own. <linux/pci.h>'s calls take a device
+ * of a fake PCI tree; <linux/uaccess.h>'s copies answer a bad user
+ * pointer with no WARN and every byte left, as the kernel does.
  */
 #define _GNU_SOURCE
 #include <linux/clk.h>
@@ -21,6 +23,7 @@
 #include <linux/mutex.h>
 #include <linux/of.h>
 #include <linux/of_device.h>
+#include <linux/pci.h>
 #include <linux/platform_device.h>
 #include <linux/pm_runtime.h>
 #include <linux/random.h>
@@ -28,10 +31,12 @@
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/time64.h>
+#include <linux/uaccess.h>
 #include <linux/watchdog.h>
 #include <linux/workqueue.h>
 #include <signal.h>
 #include <sys/wait.h>
+#include <devres/pci_fake.h>
 #include "kcompat/kctest.h"
 
 enum {
@@ -49,6 +54,7 @@ enum verdict {
 	V_MANY_WARNS,
 	V_SUCCEEDED,
 	V_WARNED_ON_NULL,
+	V_FIXTURE = 20,
 };
 
 struct arg_case {
@@ -75,6 +81,8 @@ static const char *const null_ok[] = {
 	"device_add_groups:groups",
 	"device_remove_groups:groups",
 	"device_remove_group:grp",
+	"pci_request_region:name",
+	"pcim_iomap_region:name",
 };
 
 /* And ZERO_SIZE_PTR, what a zero-byte allocation returned, as well. */
@@ -82,9 +90,15 @@ static const char *const zero_ok[] = { "kfree:p", "krealloc:p" };
 
 /*
  * A bad pointer refused as a parse error, without a WARN: kstrto*()
- * answer what a user writes to an attribute (docs/misuse.md).
+ * answer what a user writes to an attribute (docs/misuse.md). And a bad
+ * user pointer, which the kernel meets with a short copy: every byte left.
  */
-static const char *const quiet[] = { "kstrtobool:s", "kstrtobool:res" };
+static const char *const quiet[] = {
+	"kstrtobool:s",
+	"kstrtobool:res",
+	"copy_to_user:to",
+	"copy_from_user:from",
+};
 
 /*
  * Arguments these headers never read: a cookie kept for the driver, the
@@ -110,11 +124,11 @@ static bool in(const char *const *set, size_t n, const char *s)
 }
 #define IN(set, s) in((set), sizeof(set) / sizeof((set)[0]), (s))
 
+/* 1; BAR 0, the fixture's one BAR, so that a name is read. */
 static long arg_int(const char *func, const char *arg)
 {
 	(void)func;
-	(void)arg;
-	return 1;
+	return strcmp(arg, "bar") ? 1 : 0;
 }
 
 static struct list_head *arg_list_head(const char *func, const char *arg)
@@ -285,6 +299,27 @@ static const struct of_device_id *arg_of_device_id(const char *func,
 	return ids;
 }
 
+/*
+ * A PCI device with one BAR of a page: the parent makes the fake tree, the
+ * child that first needs the device scans it.
+ */
+static struct pci_fake *tree;
+
+static struct pci_dev *arg_pci_dev(const char *func, const char *arg)
+{
+	static struct pci_dev *p;
+
+	(void)func;
+	(void)arg;
+	if (!p) {
+		if (pci_sysfs_set_root(pci_fake_root(tree)) ||
+		    pci_bus_scan() != 1)
+			_exit(V_FIXTURE);
+		p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	}
+	return p;
+}
+
 #pragma GCC diagnostic push
 /* A format under attack is not a literal, by design. */
 #pragma GCC diagnostic ignored "-Wformat-security"
@@ -331,6 +366,7 @@ static const char *const verdict_names[] = {
 	[V_MANY_WARNS] = "more than one WARN",
 	[V_SUCCEEDED] = "returned success",
 	[V_WARNED_ON_NULL] = "WARNed on a NULL the kernel allows",
+	[V_FIXTURE] = "fixture failed",
 };
 
 static void test_every_pointer_argument(void **state)
@@ -343,6 +379,18 @@ static void test_every_pointer_argument(void **state)
 
 	(void)state;
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	tree = pci_fake_create();
+	assert_non_null(tree);
+	struct pci_fake_dev d = {
+		.name = "0000:00:01.0",
+		.vendor = 0x1af4,
+		.device = 0x1041,
+		.class = 0x020000,
+		.irq = 11,
+	};
+	d.bar_size[0] = 4096;
+	d.bar_flags[0] = IORESOURCE_MEM;
+	assert_int_equal(pci_fake_add(tree, &d), 0);
 	for (size_t i = 0; i < ncases; i++) {
 		const struct arg_case *c = &arg_cases[i];
 		char key[128];
@@ -381,7 +429,8 @@ static void test_every_pointer_argument(void **state)
 					c->func, c->arg, bad_names[b],
 					WTERMSIG(status));
 			else if (WEXITSTATUS(status) >= V_NO_WARN &&
-				 WEXITSTATUS(status) <= V_WARNED_ON_NULL)
+				 WEXITSTATUS(status) <= V_FIXTURE &&
+				 verdict_names[WEXITSTATUS(status)])
 				fprintf(stderr, "FAIL %s(%s = %s): %s\n",
 					c->func, c->arg, bad_names[b],
 					verdict_names[WEXITSTATUS(status)]);
@@ -391,6 +440,7 @@ static void test_every_pointer_argument(void **state)
 					WEXITSTATUS(status));
 		}
 	}
+	pci_fake_destroy(tree);
 	fprintf(stderr, "%d calls, %d failed\n", ran, failed);
 	assert_true(ran >= 120);
 	assert_int_equal(failed, 0);

@@ -3,6 +3,7 @@
 #ifndef KCOMPAT_LINUX_PCI_H
 #define KCOMPAT_LINUX_PCI_H
 
+#include <linux/kcompat_check.h>
 #include <linux/kcompat_site.h>
 #include <errno.h>
 #include <devres/pci.h>
@@ -37,8 +38,11 @@ static inline void __iomem *pcim_iomap_region(struct pci_dev *pdev, int bar,
 					      const char *name)
 {
 	void __iomem *p;
-	int ret = pcim_request_region(pdev, bar, name);
+	int ret;
 
+	if (kcompat_bad(pdev, "pcim_iomap_region", "PCI device"))
+		return (void __iomem *)ERR_PTR(-EINVAL);
+	ret = pcim_request_region(pdev, bar, name);
 	if (ret)
 		return (void __iomem *)ERR_PTR(ret);
 	errno = 0;
@@ -50,11 +54,14 @@ static inline void __iomem *pcim_iomap_region(struct pci_dev *pdev, int bar,
 /*
  * The unmanaged BAR calls, as the kernel makes them of the resource tree
  * and ioremap(): the board gives a BAR an iomem window, as it does a
- * platform device's registers.
+ * platform device's registers. A bad device WARNs and is refused (-EINVAL,
+ * NULL) where the kernel would oops on the BAR's resource.
  */
 static inline int pci_request_region(struct pci_dev *pdev, int bar,
 				     const char *name)
 {
+	if (kcompat_bad(pdev, "pci_request_region", "PCI device"))
+		return -EINVAL;
 	if (!pci_resource_len(pdev, bar))
 		return 0;
 	return request_mem_region(pci_resource_start(pdev, bar),
@@ -65,6 +72,8 @@ static inline int pci_request_region(struct pci_dev *pdev, int bar,
 
 static inline void pci_release_region(struct pci_dev *pdev, int bar)
 {
+	if (kcompat_bad(pdev, "pci_release_region", "PCI device"))
+		return;
 	if (pci_resource_len(pdev, bar))
 		release_mem_region(pci_resource_start(pdev, bar),
 				   pci_resource_len(pdev, bar));
@@ -72,6 +81,8 @@ static inline void pci_release_region(struct pci_dev *pdev, int bar)
 
 static inline void __iomem *pci_ioremap_bar(struct pci_dev *pdev, int bar)
 {
+	if (kcompat_bad(pdev, "pci_ioremap_bar", "PCI device"))
+		return NULL;
 	return ioremap(pci_resource_start(pdev, bar),
 		       pci_resource_len(pdev, bar));
 }
@@ -80,17 +91,21 @@ static inline void __iomem *pci_ioremap_bar(struct pci_dev *pdev, int bar)
 #define for_each_pci_dev(d)                                                    \
 	while (((d) = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, (d))) != NULL)
 
-/* No virtual functions here: as a kernel built without PCI_IOV says. */
+/*
+ * No virtual functions here: as a kernel built without PCI_IOV says. A bad
+ * device still WARNs: the driver would oops on a kernel that has them.
+ */
 static inline int pci_enable_sriov(struct pci_dev *pdev, int nr_virtfn)
 {
-	(void)pdev;
 	(void)nr_virtfn;
+	if (kcompat_bad(pdev, "pci_enable_sriov", "PCI device"))
+		return -EINVAL;
 	return -ENODEV;
 }
 
 static inline void pci_disable_sriov(struct pci_dev *pdev)
 {
-	(void)pdev;
+	kcompat_bad(pdev, "pci_disable_sriov", "PCI device");
 }
 
 #define module_pci_driver(drv)                                                 \
