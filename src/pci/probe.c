@@ -317,11 +317,26 @@ ssize_t pci__read_file(const struct pci_dev *pdev, const char *file, char *buf,
 }
 
 static void detach_backend(struct pci_dev *pdev);
+static void unlink_locked(struct pci_dev_private *p);
 
 static void pci_release(struct device *dev)
 {
 	struct pci_object *o = container_of(dev, struct pci_object, pdev.dev);
+	bool listed;
 
+	/*
+	 * Released while still registered: a driver put the scan's reference
+	 * and the registration's (the core WARNed). The device leaves the
+	 * bus's list and gives its BARs back here, or the next scan or
+	 * lookup would walk freed memory.
+	 */
+	pthread_mutex_lock(&list_lock);
+	listed = o->priv.registered;
+	if (listed)
+		unlink_locked(&o->priv);
+	pthread_mutex_unlock(&list_lock);
+	if (listed)
+		pci__bars_release(&o->pdev);
 	detach_backend(&o->pdev);
 	pci__enable_files_close(&o->pdev);
 	pthread_mutex_destroy(&o->priv.lock);

@@ -4,9 +4,13 @@
  * The twin of tests/base/test-last-put.c for the callbacks the compat
  * headers run: a work function, a delayed work's, an attribute's show()
  * and store(), a devm action added through <linux/slab.h>'s wrapper and
- * run at unbind, and a platform driver's probe (failing and succeeding)
- * and remove. Each puts the last reference of a target: the platform
- * device the callback runs on (D), its parent (P) or its child (C). Each
+ * run at unbind, a platform driver's probe (failing and succeeding) and
+ * remove, and a PCI driver's probe (failing and succeeding) and remove,
+ * on a device of a fake PCI tree (<linux/pci.h>'s struct pci_driver has
+ * no shutdown, SR-IOV or error callbacks). Each puts the last reference
+ * of a target: the device the callback runs on (D), its parent (P) or its
+ * child (C). A PCI device of the scan has no parent device: its parent
+ * cells do not exist (21 + 6 = 30 cells). Each
  * cell asserts that the target is released exactly once; that a release
  * which would free what the call that ran the callback still uses (D, or
  * its parent) waits until that call is over, and a child's does not; the
@@ -20,10 +24,12 @@
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/module.h>
+#include <linux/pci.h>
 #include <linux/platform_device.h>
 #include <linux/slab.h>
 #include <linux/sysfs.h>
 #include <linux/workqueue.h>
+#include <devres/pci_fake.h>
 #include "kcompat/kctest.h"
 
 enum kind {
@@ -37,12 +43,17 @@ enum kind {
 	K_PROBE_FAIL,	 /* the platform driver's probe, failing */
 	K_PROBE_OK,	 /* the platform driver's probe, succeeding */
 	K_REMOVE,	 /* the platform driver's remove, at unbind */
+	/* D a device of a fake PCI tree, bound to the PCI driver. */
+	K_PCI_PROBE_FAIL, /* the PCI driver's probe, failing */
+	K_PCI_PROBE_OK,	  /* the PCI driver's probe, succeeding */
+	K_PCI_REMOVE,	  /* the PCI driver's remove, at unbind */
 	K_NR
 };
 
 static const char *const kind_names[K_NR] = {
-	"work",		 "delayed_work", "attr_show", "attr_store",
-	"compat_action", "probe_fail",	 "probe_ok",  "remove",
+	"work",		  "delayed_work", "attr_show",	"attr_store",
+	"compat_action",  "probe_fail",	  "probe_ok",	"remove",
+	"pci_probe_fail", "pci_probe_ok", "pci_remove",
 };
 
 enum target {
@@ -59,6 +70,17 @@ static bool registered(enum kind k)
 	return k >= K_ATTR_SHOW;
 }
 
+static bool is_pci(enum kind k)
+{
+	return k >= K_PCI_PROBE_FAIL;
+}
+
+/* A PCI device of the scan has no parent device to put. */
+static bool cell_exists(enum kind k, enum target t)
+{
+	return !(is_pci(k) && t == T_PARENT);
+}
+
 /* Run by a thread of the compat layer, in no call of the library. */
 static bool in_own_thread(enum kind k)
 {
@@ -69,6 +91,9 @@ static enum kind kind;
 static enum target target;
 static struct device *P, *C;
 static struct platform_device *D;
+static struct pci_dev *PD;
+static struct device *DD; /* D's, or PD's */
+static char d_name[32];
 static int rel_p, rel_d, rel_c;
 static int drops;
 static int released_at_put;
@@ -76,12 +101,12 @@ static void (*d_release)(struct device *); /* the platform device's own */
 
 static int *count_of(const struct device *dev)
 {
-	return dev == P ? &rel_p : dev == &D->dev ? &rel_d : &rel_c;
+	return dev == P ? &rel_p : dev == DD ? &rel_d : &rel_c;
 }
 
 static struct device *victim(void)
 {
-	return target == T_SELF ? &D->dev : target == T_PARENT ? P : C;
+	return target == T_SELF ? DD : target == T_PARENT ? P : C;
 }
 
 static void release_p(struct device *dev)
@@ -96,7 +121,7 @@ static void release_c(struct device *dev)
 	free(dev);
 }
 
-/* Counts, then frees the platform device as the library does. */
+/* Counts, then frees the platform or PCI device as the library does. */
 static void release_d(struct device *dev)
 {
 	rel_d++;
@@ -111,8 +136,13 @@ static void drop(void)
 
 	if (drops++)
 		return;
-	if (v == &D->dev && registered(kind))
+	/* Its name, for the WARN: a platform device has it once added. */
+	snprintf(d_name, sizeof(d_name), "%s", dev_name(DD));
+	if (v == DD && registered(kind))
 		put_device(v); /* the owner's, then the registration's */
+	/* And a PCI device's, the scan's (pci_bus_remove_all()'s). */
+	if (v == DD && is_pci(kind))
+		put_device(v);
 	put_device(v);
 	released_at_put = *count_of(v) - before;
 }
@@ -185,6 +215,36 @@ static struct platform_driver klp_driver = {
 	},
 };
 
+static int kpci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	(void)pdev;
+	(void)id;
+	if (kind == K_PCI_PROBE_FAIL || kind == K_PCI_PROBE_OK)
+		drop();
+	return kind == K_PCI_PROBE_FAIL ? -ENODEV : 0;
+}
+
+static void kpci_remove(struct pci_dev *pdev)
+{
+	(void)pdev;
+	if (kind == K_PCI_REMOVE)
+		drop();
+}
+
+static const struct pci_device_id kpci_ids[] = {
+	{ PCI_DEVICE(0x1af4, 0x1041) },
+	{},
+};
+
+static struct pci_driver kpci_driver = {
+	.name = "klp-pci",
+	.id_table = kpci_ids,
+	.probe = kpci_probe,
+	.remove = kpci_remove,
+};
+
+static struct pci_fake *tree;
+
 static struct device *new_dev(const char *name,
 			      void (*release)(struct device *))
 {
@@ -200,13 +260,22 @@ static struct device *new_dev(const char *name,
 static void build(void)
 {
 	P = new_dev("klp-parent", release_p);
-	D = platform_device_alloc("klp", PLATFORM_DEVID_NONE);
-	assert_non_null(D);
-	d_release = D->dev.release;
-	D->dev.release = release_d;
-	D->dev.parent = P;
+	if (is_pci(kind)) {
+		/* Registered by the scan, unbound: the owner's reference. */
+		assert_int_equal(pci_bus_scan(), 1);
+		PD = pci_get_device(0x1af4, 0x1041, NULL);
+		assert_non_null(PD);
+		DD = &PD->dev;
+	} else {
+		D = platform_device_alloc("klp", PLATFORM_DEVID_NONE);
+		assert_non_null(D);
+		DD = &D->dev;
+		DD->parent = P;
+	}
+	d_release = DD->release;
+	DD->release = release_d;
 	C = new_dev("klp-child", release_c);
-	C->parent = &D->dev;
+	C->parent = DD;
 	rel_p = rel_d = rel_c = 0;
 	drops = 0;
 	released_at_put = -1;
@@ -244,6 +313,15 @@ static void trigger(void)
 		assert_ptr_equal(D->dev.driver, &klp_driver.driver);
 		device_release_driver(&D->dev);
 		break;
+	case K_PCI_PROBE_FAIL:
+	case K_PCI_PROBE_OK:
+		assert_int_equal(pci_register_driver(&kpci_driver), 0);
+		break;
+	case K_PCI_REMOVE:
+		assert_int_equal(pci_register_driver(&kpci_driver), 0);
+		assert_ptr_equal(DD->driver, &kpci_driver.driver);
+		device_release_driver(DD);
+		break;
 	case K_NR:
 		break;
 	}
@@ -256,7 +334,7 @@ static void check_cell(void)
 
 	print_message("cell %s x %s\n", kind_names[kind], target_names[target]);
 	build();
-	if (registered(kind))
+	if (registered(kind) && !is_pci(kind))
 		assert_int_equal(platform_driver_register(&klp_driver), 0);
 	start_capture();
 	trigger();
@@ -265,10 +343,15 @@ static void check_cell(void)
 	if (count_prefix("WARNING: ") != (overput ? 1 : 0))
 		kc_print_report();
 	assert_int_equal(count_prefix("WARNING: "), overput ? 1 : 0);
-	if (overput)
-		assert_non_null(strstr(cap.line[0], "WARNING: klp: put_device: "
-						    "released while still "
-						    "registered"));
+	if (overput) {
+		char want[96];
+
+		snprintf(want, sizeof(want),
+			 "WARNING: %s: put_device: released while still "
+			 "registered",
+			 d_name);
+		assert_non_null(strstr(cap.line[0], want));
+	}
 	if (registered(kind) && target == T_PARENT) {
 		/* D, registered, holds its parent: released with D. */
 		assert_int_equal(released_at_put, 0);
@@ -281,13 +364,17 @@ static void check_cell(void)
 		assert_int_equal(*count_of(victim()), 1);
 	}
 
-	if (registered(kind))
+	if (is_pci(kind))
+		pci_unregister_driver(&kpci_driver);
+	else if (registered(kind))
 		platform_driver_unregister(&klp_driver);
 	if (!rel_d) {
-		if (registered(kind))
+		if (is_pci(kind))
+			pci_bus_remove_all();
+		else if (registered(kind))
 			platform_device_del(D);
 		if (target != T_SELF)
-			put_device(&D->dev);
+			put_device(DD);
 	}
 	if (target != T_CHILD)
 		put_device(C);
@@ -303,7 +390,8 @@ static void run_kind(enum kind k)
 {
 	kind = k;
 	for (target = T_SELF; target < T_NR; target++)
-		check_cell();
+		if (cell_exists(kind, target))
+			check_cell();
 }
 
 #define KIND_TEST(k)                                                           \
@@ -320,6 +408,9 @@ KIND_TEST(K_COMPAT_ACTION)
 KIND_TEST(K_PROBE_FAIL)
 KIND_TEST(K_PROBE_OK)
 KIND_TEST(K_REMOVE)
+KIND_TEST(K_PCI_PROBE_FAIL)
+KIND_TEST(K_PCI_PROBE_OK)
+KIND_TEST(K_PCI_REMOVE)
 
 static struct devres_ledger base;
 
@@ -344,15 +435,12 @@ static void every_kind_is_tested(void **state);
 
 #define T(k) cmocka_unit_test_setup_teardown(test_##k, setup, teardown)
 static const struct CMUnitTest tests[] = {
-	T(K_WORK),
-	T(K_DELAYED_WORK),
-	T(K_ATTR_SHOW),
-	T(K_ATTR_STORE),
-	T(K_COMPAT_ACTION),
-	T(K_PROBE_FAIL),
-	T(K_PROBE_OK),
-	T(K_REMOVE),
-	cmocka_unit_test(every_kind_is_tested),
+	T(K_WORK),	     T(K_DELAYED_WORK),
+	T(K_ATTR_SHOW),	     T(K_ATTR_STORE),
+	T(K_COMPAT_ACTION),  T(K_PROBE_FAIL),
+	T(K_PROBE_OK),	     T(K_REMOVE),
+	T(K_PCI_PROBE_FAIL), T(K_PCI_PROBE_OK),
+	T(K_PCI_REMOVE),     cmocka_unit_test(every_kind_is_tested),
 };
 
 /* Every kind is in the list above: a new one cannot be forgotten. */
@@ -362,7 +450,36 @@ static void every_kind_is_tested(void **state)
 	assert_int_equal(sizeof(tests) / sizeof(tests[0]), K_NR + 1);
 }
 
+/* The fake PCI tree: one device, scanned afresh by each PCI cell. */
+static int group_setup(void **state)
+{
+	struct pci_fake_dev d = {
+		.name = "0000:00:01.0",
+		.vendor = 0x1af4,
+		.device = 0x1041,
+		.class = 0x020000,
+		.irq = 11,
+	};
+
+	(void)state;
+	d.bar_size[0] = 4096;
+	d.bar_flags[0] = IORESOURCE_MEM;
+	tree = pci_fake_create();
+	if (!tree || pci_fake_add(tree, &d) ||
+	    pci_sysfs_set_root(pci_fake_root(tree)))
+		return -1;
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	pci_bus_remove_all();
+	pci_fake_destroy(tree);
+	return 0;
+}
+
 int main(void)
 {
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return cmocka_run_group_tests(tests, group_setup, group_teardown);
 }
