@@ -22,9 +22,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <signal.h>
 #include <unistd.h>
-#include <sys/wait.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/devres.h>
@@ -42,32 +40,7 @@
 #include <devres/uio.h>
 #include <devres/vfio.h>
 #include "testlib.h"
-
-/* What a call returned, as the generated calls classify it. */
-enum {
-	RES_ERR,
-	RES_OK,
-	RES_VOID,
-	RES_NULL,
-	RES_ZERO,
-	RES_POS
-};
-
-enum verdict {
-	V_PASS,
-	V_NO_WARN = 10,
-	V_MANY_WARNS,
-	V_SUCCEEDED,
-	V_WARNED_ON_NULL,
-	V_COUNT_MISSED,
-	V_FIXTURE = 20,
-};
-
-struct arg_case {
-	const char *func;
-	const char *arg;
-	int (*call)(void *bad);
-};
+#include "hostile/hostile-args.h"
 
 /* How the contract treats an argument. */
 enum rule {
@@ -200,16 +173,6 @@ static const char *const null_is_success[] = {
 	"request_resource_conflict",
 	"insert_resource_conflict",
 };
-
-#define IN(list, f) in_list(list, sizeof(list) / sizeof((list)[0]), f)
-
-static bool in_list(const char *const *list, size_t n, const char *f)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(list[i], f))
-			return true;
-	return false;
-}
 
 /* Whether result @r of @func is a refusal. */
 static bool refused(const char *func, int r)
@@ -524,26 +487,6 @@ SCRATCH_ARG(pci_device_id)
 #include "hostile-args-cases.h"
 #pragma GCC diagnostic pop
 
-static int warns;
-
-/* Counts WARNs by their lines, without the library's counter's help. */
-static void count_sink(void *ctx, int level, const char *line)
-{
-	(void)ctx;
-	(void)level;
-	if (strncmp(line, "WARNING: ", 9) == 0)
-		warns++;
-}
-
-static const char *const verdict_names[] = {
-	[V_NO_WARN] = "no WARN",
-	[V_MANY_WARNS] = "more than one WARN",
-	[V_SUCCEEDED] = "returned success",
-	[V_WARNED_ON_NULL] = "WARNed on a NULL the contract allows",
-	[V_COUNT_MISSED] = "the WARN counter missed a WARN",
-	[V_FIXTURE] = "fixture failed",
-};
-
 static int run_case(const struct arg_case *c, void *bad, bool allowed)
 {
 	int w0, c0, r, n;
@@ -569,13 +512,23 @@ static int run_case(const struct arg_case *c, void *bad, bool allowed)
 	return V_PASS;
 }
 
+static bool opaque(const struct arg_case *c)
+{
+	return rule_of(c->func, c->arg) == OPAQUE;
+}
+
+static int child(const struct arg_case *c, int b)
+{
+	enum rule rule = rule_of(c->func, c->arg);
+
+	return run_case(c, hostile_bad[b],
+			(b == 0 && rule == NULL_OK) ||
+				(b != 1 && rule == ZERO_OK));
+}
+
 static void test_every_pointer_argument(void **state)
 {
-	void *const bad[] = { NULL, ERR_PTR(-EINVAL), (void *)16 };
-	const char *const bad_names[] = { "NULL", "ERR_PTR(-EINVAL)",
-					  "(void *)16" };
-	size_t ncases = sizeof(arg_cases) / sizeof(arg_cases[0]);
-	int failed = 0, ran = 0;
+	int failed, ran;
 
 	(void)state;
 	tree = pci_fake_create();
@@ -583,52 +536,9 @@ static void test_every_pointer_argument(void **state)
 	struct pci_fake_dev d = fake_desc("0000:00:01.0");
 	assert_int_equal(pci_fake_add(tree, &d), 0);
 
-	for (size_t i = 0; i < ncases; i++) {
-		const struct arg_case *c = &arg_cases[i];
-		enum rule rule = rule_of(c->func, c->arg);
-
-		if (rule == OPAQUE)
-			continue;
-		for (int b = 0; b < 3; b++) {
-			int status;
-			pid_t pid;
-
-			fflush(NULL);
-			pid = fork();
-			assert_true(pid >= 0);
-			if (pid == 0) {
-				/* A crash is the child's death, not cmocka's. */
-				signal(SIGSEGV, SIG_DFL);
-				signal(SIGBUS, SIG_DFL);
-				signal(SIGILL, SIG_DFL);
-				signal(SIGFPE, SIG_DFL);
-				signal(SIGABRT, SIG_DFL);
-				_exit(run_case(c, bad[b],
-					       (b == 0 && rule == NULL_OK) ||
-						       (b != 1 &&
-							rule == ZERO_OK)));
-			}
-			assert_int_equal(waitpid(pid, &status, 0), pid);
-			ran++;
-			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-				continue;
-			failed++;
-			if (WIFSIGNALED(status))
-				fprintf(stderr, "FAIL %s(%s = %s): signal %d\n",
-					c->func, c->arg, bad_names[b],
-					WTERMSIG(status));
-			else if (WEXITSTATUS(status) >= V_NO_WARN &&
-				 WEXITSTATUS(status) <= V_FIXTURE &&
-				 verdict_names[WEXITSTATUS(status)])
-				fprintf(stderr, "FAIL %s(%s = %s): %s\n",
-					c->func, c->arg, bad_names[b],
-					verdict_names[WEXITSTATUS(status)]);
-			else
-				fprintf(stderr, "FAIL %s(%s = %s): exit %d\n",
-					c->func, c->arg, bad_names[b],
-					WEXITSTATUS(status));
-		}
-	}
+	failed = hostile_run_all(arg_cases,
+				 sizeof(arg_cases) / sizeof(arg_cases[0]),
+				 opaque, child, 0, &ran);
 	pci_fake_destroy(tree);
 	fprintf(stderr, "%d calls, %d failed\n", ran, failed);
 	assert_true(ran > 500);

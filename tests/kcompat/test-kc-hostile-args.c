@@ -34,33 +34,9 @@
 #include <linux/uaccess.h>
 #include <linux/watchdog.h>
 #include <linux/workqueue.h>
-#include <signal.h>
-#include <sys/wait.h>
 #include <devres/pci_fake.h>
 #include "kcompat/kctest.h"
-
-enum {
-	RES_ERR,
-	RES_OK,
-	RES_VOID,
-	RES_NULL,
-	RES_ZERO,
-	RES_POS
-};
-
-enum verdict {
-	V_PASS,
-	V_NO_WARN = 10,
-	V_MANY_WARNS,
-	V_SUCCEEDED,
-	V_WARNED_ON_NULL,
-	V_FIXTURE = 20,
-};
-
-struct arg_case {
-	const char *func, *arg;
-	int (*call)(void *bad);
-};
+#include "hostile/hostile-args.h"
 
 /*
  * Arguments where the kernel gives NULL a meaning: the system's queue, an
@@ -114,15 +90,6 @@ static const char *const opaque[] = {
 
 /* Calls whose "nothing" is true: a bad head is an empty list. */
 static const char *const true_is_nothing[] = { "list_empty" };
-
-static bool in(const char *const *set, size_t n, const char *s)
-{
-	for (size_t i = 0; i < n; i++)
-		if (!strcmp(set[i], s))
-			return true;
-	return false;
-}
-#define IN(set, s) in((set), sizeof(set) / sizeof((set)[0]), (s))
 
 /* 1; BAR 0, the fixture's one BAR, so that a name is read. */
 static long arg_int(const char *func, const char *arg)
@@ -327,16 +294,6 @@ static struct pci_dev *arg_pci_dev(const char *func, const char *arg)
 #include "kc-hostile-args-cases.h"
 #pragma GCC diagnostic pop
 
-static int warns;
-
-static void count_sink(void *ctx, int level, const char *line)
-{
-	(void)ctx;
-	(void)level;
-	if (strncmp(line, "WARNING: ", 9) == 0)
-		warns++;
-}
-
 static int run_case(const struct arg_case *c, void *bad, bool allowed,
 		    bool silent)
 {
@@ -361,21 +318,30 @@ static int run_case(const struct arg_case *c, void *bad, bool allowed,
 	return V_PASS;
 }
 
-static const char *const verdict_names[] = {
-	[V_NO_WARN] = "no WARN",
-	[V_MANY_WARNS] = "more than one WARN",
-	[V_SUCCEEDED] = "returned success",
-	[V_WARNED_ON_NULL] = "WARNed on a NULL the kernel allows",
-	[V_FIXTURE] = "fixture failed",
-};
+static bool left_alone(const struct arg_case *c)
+{
+	char key[128];
+
+	snprintf(key, sizeof(key), "%s:%s", c->func, c->arg);
+	return IN(opaque, key);
+}
+
+static int child(const struct arg_case *c, int b)
+{
+	char key[128];
+	bool zerook, nullok;
+
+	snprintf(key, sizeof(key), "%s:%s", c->func, c->arg);
+	zerook = IN(zero_ok, key);
+	nullok = zerook || IN(null_ok, key);
+	return run_case(c, hostile_bad[b],
+			(b == 0 && nullok) || (b == 2 && zerook),
+			IN(quiet, key));
+}
 
 static void test_every_pointer_argument(void **state)
 {
-	void *const bad[] = { NULL, ERR_PTR(-EINVAL), (void *)16 };
-	const char *const bad_names[] = { "NULL", "ERR_PTR(-EINVAL)",
-					  "(void *)16" };
-	size_t ncases = sizeof(arg_cases) / sizeof(arg_cases[0]);
-	int failed = 0, ran = 0;
+	int failed, ran;
 
 	(void)state;
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
@@ -391,55 +357,9 @@ static void test_every_pointer_argument(void **state)
 	d.bar_size[0] = 4096;
 	d.bar_flags[0] = IORESOURCE_MEM;
 	assert_int_equal(pci_fake_add(tree, &d), 0);
-	for (size_t i = 0; i < ncases; i++) {
-		const struct arg_case *c = &arg_cases[i];
-		char key[128];
-		bool nullok, zerook, silent;
-
-		snprintf(key, sizeof(key), "%s:%s", c->func, c->arg);
-		if (IN(opaque, key))
-			continue;
-		zerook = IN(zero_ok, key);
-		nullok = zerook || IN(null_ok, key);
-		silent = IN(quiet, key);
-		for (int b = 0; b < 3; b++) {
-			int status;
-			pid_t pid;
-
-			fflush(NULL);
-			pid = fork();
-			assert_true(pid >= 0);
-			if (pid == 0) {
-				signal(SIGSEGV, SIG_DFL);
-				signal(SIGBUS, SIG_DFL);
-				signal(SIGABRT, SIG_DFL);
-				alarm(10);
-				_exit(run_case(c, bad[b],
-					       (b == 0 && nullok) ||
-						       (b == 2 && zerook),
-					       silent));
-			}
-			assert_int_equal(waitpid(pid, &status, 0), pid);
-			ran++;
-			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
-				continue;
-			failed++;
-			if (WIFSIGNALED(status))
-				fprintf(stderr, "FAIL %s(%s = %s): signal %d\n",
-					c->func, c->arg, bad_names[b],
-					WTERMSIG(status));
-			else if (WEXITSTATUS(status) >= V_NO_WARN &&
-				 WEXITSTATUS(status) <= V_FIXTURE &&
-				 verdict_names[WEXITSTATUS(status)])
-				fprintf(stderr, "FAIL %s(%s = %s): %s\n",
-					c->func, c->arg, bad_names[b],
-					verdict_names[WEXITSTATUS(status)]);
-			else
-				fprintf(stderr, "FAIL %s(%s = %s): exit %d\n",
-					c->func, c->arg, bad_names[b],
-					WEXITSTATUS(status));
-		}
-	}
+	failed = hostile_run_all(arg_cases,
+				 sizeof(arg_cases) / sizeof(arg_cases[0]),
+				 left_alone, child, 10, &ran);
 	pci_fake_destroy(tree);
 	fprintf(stderr, "%d calls, %d failed\n", ran, failed);
 	assert_true(ran >= 120);
