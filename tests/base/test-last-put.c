@@ -13,7 +13,8 @@
  * registered device put once too often); and, at the fixture's teardown,
  * that the ledger is back at its baseline. ASan proves that nothing is
  * used after it is freed: in the parent cells of the last put and of
- * ->release, the device's memory belongs to its parent's resources.
+ * ->release, the device's memory belongs to its parent's resources. The
+ * runner is tests/base/last-put.h, shared with test-kc-last-put.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -28,6 +29,7 @@
 #include <devres/devres.h>
 #include <devres/driver.h>
 #include "testlib.h"
+#include "base/last-put.h"
 
 enum kind {
 	/* On a device that was never added: the resource passes. */
@@ -60,15 +62,6 @@ static const char *const kind_names[K_NR] = {
 	"del_action",
 };
 
-enum target {
-	T_SELF,
-	T_PARENT,
-	T_CHILD,
-	T_NR
-};
-
-static const char *const target_names[T_NR] = { "self", "parent", "child" };
-
 static bool registered(enum kind k)
 {
 	return k >= K_PROBE_FAIL;
@@ -83,43 +76,18 @@ static bool cell_exists(enum kind k, enum target t)
 	return !(t == T_SELF && (k == K_LAST_PUT_ACTION || k == K_DEV_RELEASE));
 }
 
-static enum kind kind;
-static enum target target;
-/* P is D's parent, C is D's child; D is the device the callbacks run on. */
-static struct device *P, *D, *C;
-static int rel_p, rel_d, rel_c;
+/*
+ * lp (last-put.h) holds the cell: P is D's parent, C is D's child; D is
+ * the device the callbacks run on.
+ */
 static bool d_on_parent; /* D's memory belongs to P's resources */
-static int drops;
-static int released_at_put; /* the target's releases seen right after */
-
-static int *count_of(const struct device *dev)
-{
-	return dev == P ? &rel_p : dev == D ? &rel_d : &rel_c;
-}
-
-static struct device *victim(void)
-{
-	return target == T_SELF ? D : target == T_PARENT ? P : C;
-}
-
-static void release_p(struct device *dev)
-{
-	rel_p++;
-	free(dev);
-}
-
-static void release_c(struct device *dev)
-{
-	rel_c++;
-	free(dev);
-}
 
 static void drop(void);
 
 static void release_d(struct device *dev)
 {
-	rel_d++;
-	if (kind == K_DEV_RELEASE)
+	lp.rel_d++;
+	if (lp.kind == K_DEV_RELEASE)
 		drop();
 	if (!d_on_parent)
 		free(dev);
@@ -132,15 +100,8 @@ static void release_d(struct device *dev)
  */
 static void drop(void)
 {
-	struct device *v = victim();
-	int before = *count_of(v);
-
-	if (drops++)
-		return; /* once: a match may be called again */
-	if (v == D && registered(kind) && kind != K_DEL_ACTION)
-		put_device(v); /* the owner's, then the registration's */
-	put_device(v);
-	released_at_put = *count_of(v) - before;
+	/* The owner's, then the registration's. */
+	lp_drop(registered(lp.kind) && lp.kind != K_DEL_ACTION);
 }
 
 static void action_drop(void *data)
@@ -174,7 +135,7 @@ static void each_drop(struct device *dev, void *res, void *data)
 static int bus_match(struct device *dev, const struct device_driver *drv)
 {
 	(void)drv;
-	if (dev == D && kind == K_BUS_MATCH)
+	if (dev == lp.D && lp.kind == K_BUS_MATCH)
 		drop();
 	return 1;
 }
@@ -183,18 +144,18 @@ static const struct bus_type bus = { .name = "lpbus", .match = bus_match };
 
 static int probe(struct device *dev)
 {
-	if (dev != D)
+	if (dev != lp.D)
 		return -ENODEV;
-	if (kind == K_PROBE_FAIL || kind == K_PROBE_OK)
+	if (lp.kind == K_PROBE_FAIL || lp.kind == K_PROBE_OK)
 		drop();
-	if (kind == K_BINDING_ACTION)
+	if (lp.kind == K_BINDING_ACTION)
 		assert_int_equal(devm_add_action(dev, action_drop, NULL), 0);
-	return kind == K_PROBE_FAIL ? -ENODEV : 0;
+	return lp.kind == K_PROBE_FAIL ? -ENODEV : 0;
 }
 
 static void remove_cb(struct device *dev)
 {
-	if (dev == D && (kind == K_REMOVE || kind == K_DRV_UNREGISTER))
+	if (dev == lp.D && (lp.kind == K_REMOVE || lp.kind == K_DRV_UNREGISTER))
 		drop();
 }
 
@@ -220,23 +181,21 @@ static struct device *new_dev(const char *name,
 /* The device's memory is its parent's resource only where D dies first. */
 static bool memory_on_parent(void)
 {
-	return target == T_PARENT &&
-	       (kind == K_LAST_PUT_ACTION || kind == K_DEV_RELEASE);
+	return lp.target == T_PARENT &&
+	       (lp.kind == K_LAST_PUT_ACTION || lp.kind == K_DEV_RELEASE);
 }
 
 static void build(void)
 {
-	P = new_dev("lp-parent", release_p, NULL);
+	lp.P = new_dev("lp-parent", lp_release_p, NULL);
 	d_on_parent = memory_on_parent();
-	D = new_dev("lp-dev", release_d,
-		    d_on_parent ? devm_kzalloc(P, sizeof(*D), GFP_KERNEL)
-				: NULL);
-	D->parent = P;
-	C = new_dev("lp-child", release_c, NULL);
-	C->parent = D;
-	rel_p = rel_d = rel_c = 0;
-	drops = 0;
-	released_at_put = -1;
+	lp.D = new_dev("lp-dev", release_d,
+		       d_on_parent
+			       ? devm_kzalloc(lp.P, sizeof(*lp.D), GFP_KERNEL)
+			       : NULL);
+	lp.D->parent = lp.P;
+	lp.C = new_dev("lp-child", lp_release_c, NULL);
+	lp.C->parent = lp.D;
 }
 
 /* Makes the call that runs the callback. */
@@ -244,21 +203,21 @@ static void trigger(void)
 {
 	void *node, *g;
 
-	switch (kind) {
+	switch (lp.kind) {
 	case K_RELEASE_ALL:
-		assert_int_equal(devm_add_action(D, action_drop, NULL), 0);
-		devres_release_all(D);
+		assert_int_equal(devm_add_action(lp.D, action_drop, NULL), 0);
+		devres_release_all(lp.D);
 		break;
 	case K_RELEASE_ACTION:
-		assert_int_equal(devm_add_action(D, action_drop, D), 0);
-		devm_release_action(D, action_drop, D);
+		assert_int_equal(devm_add_action(lp.D, action_drop, lp.D), 0);
+		devm_release_action(lp.D, action_drop, lp.D);
 		break;
 	case K_RELEASE_GROUP:
-		g = devres_open_group(D, NULL, GFP_KERNEL);
+		g = devres_open_group(lp.D, NULL, GFP_KERNEL);
 		assert_non_null(g);
-		assert_int_equal(devm_add_action(D, action_drop, NULL), 0);
-		devres_close_group(D, g);
-		assert_int_equal(devres_release_group(D, g), 1);
+		assert_int_equal(devm_add_action(lp.D, action_drop, NULL), 0);
+		devres_close_group(lp.D, g);
+		assert_int_equal(devres_release_group(lp.D, g), 1);
 		break;
 	case K_RELEASE_MATCH:
 	case K_REMOVE_MATCH:
@@ -266,61 +225,94 @@ static void trigger(void)
 	case K_FOR_EACH:
 		node = devres_alloc(mark_release, 8, GFP_KERNEL);
 		assert_non_null(node);
-		devres_add(D, node);
-		if (kind == K_RELEASE_MATCH)
-			assert_int_equal(devres_release(D, mark_release,
-							match_drop, D),
+		devres_add(lp.D, node);
+		if (lp.kind == K_RELEASE_MATCH)
+			assert_int_equal(devres_release(lp.D, mark_release,
+							match_drop, lp.D),
 					 0);
-		else if (kind == K_REMOVE_MATCH)
-			assert_null(devres_remove(D, mark_release, match_drop,
-						  NULL));
-		else if (kind == K_FIND_MATCH)
-			assert_null(
-				devres_find(D, mark_release, match_drop, NULL));
+		else if (lp.kind == K_REMOVE_MATCH)
+			assert_null(devres_remove(lp.D, mark_release,
+						  match_drop, NULL));
+		else if (lp.kind == K_FIND_MATCH)
+			assert_null(devres_find(lp.D, mark_release, match_drop,
+						NULL));
 		else
-			devres_for_each_res(D, mark_release, NULL, NULL,
+			devres_for_each_res(lp.D, mark_release, NULL, NULL,
 					    each_drop, NULL);
 		break;
 	case K_GET_MATCH:
 		/* One to match against, then the one added. */
 		node = devres_alloc(mark_release, 8, GFP_KERNEL);
 		assert_non_null(node);
-		devres_add(D, node);
+		devres_add(lp.D, node);
 		node = devres_alloc(mark_release, 8, GFP_KERNEL);
 		assert_non_null(node);
-		assert_ptr_equal(devres_get(D, node, match_drop, NULL), node);
+		assert_ptr_equal(devres_get(lp.D, node, match_drop, NULL),
+				 node);
 		break;
 	case K_LAST_PUT_ACTION:
-		assert_int_equal(devm_add_action(D, action_drop, NULL), 0);
-		put_device(D);
+		assert_int_equal(devm_add_action(lp.D, action_drop, NULL), 0);
+		put_device(lp.D);
 		break;
 	case K_DEV_RELEASE:
-		put_device(D);
+		put_device(lp.D);
 		break;
 	case K_PROBE_FAIL:
 	case K_PROBE_OK:
 	case K_BUS_MATCH:
-		assert_int_equal(device_add(D), 0);
+		assert_int_equal(device_add(lp.D), 0);
 		break;
 	case K_REMOVE:
 	case K_BINDING_ACTION:
-		assert_int_equal(device_add(D), 0);
-		assert_ptr_equal(D->driver, &drv);
-		device_release_driver(D);
+		assert_int_equal(device_add(lp.D), 0);
+		assert_ptr_equal(lp.D->driver, &drv);
+		device_release_driver(lp.D);
 		break;
 	case K_DRV_UNREGISTER:
-		assert_int_equal(device_add(D), 0);
-		assert_ptr_equal(D->driver, &drv);
+		assert_int_equal(device_add(lp.D), 0);
+		assert_ptr_equal(lp.D->driver, &drv);
 		driver_unregister(&drv);
 		break;
 	case K_DEL_ACTION:
-		assert_int_equal(device_add(D), 0);
-		assert_int_equal(devm_add_action(D, action_drop, NULL), 0);
-		device_del(D);
+		assert_int_equal(device_add(lp.D), 0);
+		assert_int_equal(devm_add_action(lp.D, action_drop, NULL), 0);
+		device_del(lp.D);
 		break;
 	case K_NR:
 		break;
 	}
+}
+
+static void arm(void)
+{
+	if (!registered(lp.kind))
+		return;
+	lp.D->bus = &bus;
+	if (lp.kind != K_DRV_UNREGISTER)
+		assert_int_equal(t_driver_register(&drv), 0);
+	else
+		assert_int_equal(driver_register(&drv), 0);
+}
+
+static bool overput(void)
+{
+	return lp.target == T_SELF && registered(lp.kind) &&
+	       lp.kind != K_DEL_ACTION;
+}
+
+static const char *overput_line(void)
+{
+	return "WARNING: lp-dev: put_device: released while still registered "
+	       "(state: ";
+}
+
+/*
+ * A registered child holds a reference on its parent: the parent's
+ * owner hands its own over, and the child's release puts the last.
+ */
+static bool parent_held(void)
+{
+	return registered(lp.kind) && lp.target == T_PARENT;
 }
 
 /*
@@ -328,68 +320,49 @@ static void trigger(void)
  * callback still uses: the device itself, or its parent. A child is
  * released at once.
  */
-static void check_cell(void)
+static bool at_once(void)
 {
-	int warns = devres_warn_count();
-	bool overput = target == T_SELF && registered(kind) &&
-		       kind != K_DEL_ACTION;
-
-	print_message("cell %s x %s\n", kind_names[kind], target_names[target]);
-	build();
-	if (registered(kind)) {
-		D->bus = &bus;
-		if (kind != K_DRV_UNREGISTER)
-			assert_int_equal(t_driver_register(&drv), 0);
-		else
-			assert_int_equal(driver_register(&drv), 0);
-	}
-	start_capture();
-	trigger();
-	assert_int_equal(drops, 1);
-	/* The first WARN of a kind comes with a backtrace: count WARNs. */
-	devres_set_log_sink(NULL, NULL);
-	assert_int_equal(count_prefix("WARNING: "), overput ? 1 : 0);
-	if (overput)
-		assert_non_null(strstr(cap.line[0], "WARNING: lp-dev: "
-						    "put_device: released "
-						    "while still registered "
-						    "(state: "));
-	/*
-	 * A registered child holds a reference on its parent: the parent's
-	 * owner hands its own over, and the child's release puts the last.
-	 */
-	if (registered(kind) && target == T_PARENT) {
-		assert_int_equal(released_at_put, 0);
-	} else {
-		assert_int_equal(released_at_put, target == T_CHILD ? 1 : 0);
-		assert_int_equal(*count_of(victim()), 1);
-	}
-
-	/* What the test still owns goes now. */
-	if (registered(kind) && kind != K_DRV_UNREGISTER)
-		t_driver_unregister(&drv);
-	if (!rel_d) {
-		if (registered(kind) && kind != K_DEL_ACTION)
-			device_del(D);
-		if (target != T_SELF)
-			put_device(D);
-	}
-	if (target != T_CHILD)
-		put_device(C);
-	if (target != T_PARENT)
-		put_device(P);
-	assert_int_equal(rel_p, 1);
-	assert_int_equal(rel_d, 1);
-	assert_int_equal(rel_c, 1);
-	assert_int_equal(devres_warn_count() - warns, overput ? 1 : 0);
+	return lp.target == T_CHILD;
 }
+
+/* What the test still owns goes now. */
+static void finish(void)
+{
+	if (registered(lp.kind) && lp.kind != K_DRV_UNREGISTER)
+		t_driver_unregister(&drv);
+	if (!lp.rel_d) {
+		if (registered(lp.kind) && lp.kind != K_DEL_ACTION)
+			device_del(lp.D);
+		if (lp.target != T_SELF)
+			put_device(lp.D);
+	}
+	if (lp.target != T_CHILD)
+		put_device(lp.C);
+	if (lp.target != T_PARENT)
+		put_device(lp.P);
+}
+
+static bool exists(int k, enum target t)
+{
+	return cell_exists((enum kind)k, t);
+}
+
+static const struct lp_matrix matrix = {
+	.kind_names = kind_names,
+	.cell_exists = exists,
+	.build = build,
+	.arm = arm,
+	.trigger = trigger,
+	.overput = overput,
+	.overput_line = overput_line,
+	.parent_held = parent_held,
+	.at_once = at_once,
+	.finish = finish,
+};
 
 static void run_kind(enum kind k)
 {
-	kind = k;
-	for (target = T_SELF; target < T_NR; target++)
-		if (cell_exists(kind, target))
-			check_cell();
+	lp_run_kind(&matrix, k);
 }
 
 /* One cmocka test per kind of callback, each over every target. */

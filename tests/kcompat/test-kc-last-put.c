@@ -10,7 +10,8 @@
  * no shutdown, SR-IOV or error callbacks). Each puts the last reference
  * of a target: the device the callback runs on (D), its parent (P) or its
  * child (C). A PCI device of the scan has no parent device: its parent
- * cells do not exist (21 + 6 = 30 cells). Each
+ * cells do not exist (24 + 6 = 30 cells). The runner is
+ * tests/base/last-put.h, shared with test-last-put. Each
  * cell asserts that the target is released exactly once; that a release
  * which would free what the call that ran the callback still uses (D, or
  * its parent) waits until that call is over, and a child's does not; the
@@ -31,6 +32,7 @@
 #include <linux/workqueue.h>
 #include <devres/pci_fake.h>
 #include "kcompat/kctest.h"
+#include "base/last-put.h"
 
 enum kind {
 	/* D initialized, never added. */
@@ -56,15 +58,6 @@ static const char *const kind_names[K_NR] = {
 	"pci_probe_fail", "pci_probe_ok", "pci_remove",
 };
 
-enum target {
-	T_SELF,
-	T_PARENT,
-	T_CHILD,
-	T_NR
-};
-
-static const char *const target_names[T_NR] = { "self", "parent", "child" };
-
 static bool registered(enum kind k)
 {
 	return k >= K_ATTR_SHOW;
@@ -87,64 +80,29 @@ static bool in_own_thread(enum kind k)
 	return k == K_WORK || k == K_DELAYED_WORK;
 }
 
-static enum kind kind;
-static enum target target;
-static struct device *P, *C;
-static struct platform_device *D;
+/* lp (last-put.h) holds the cell; its D is PD's, or plat's. */
+static struct platform_device *plat;
 static struct pci_dev *PD;
-static struct device *DD; /* D's, or PD's */
 static char d_name[32];
-static int rel_p, rel_d, rel_c;
-static int drops;
-static int released_at_put;
-static void (*d_release)(struct device *); /* the platform device's own */
-
-static int *count_of(const struct device *dev)
-{
-	return dev == P ? &rel_p : dev == DD ? &rel_d : &rel_c;
-}
-
-static struct device *victim(void)
-{
-	return target == T_SELF ? DD : target == T_PARENT ? P : C;
-}
-
-static void release_p(struct device *dev)
-{
-	rel_p++;
-	free(dev);
-}
-
-static void release_c(struct device *dev)
-{
-	rel_c++;
-	free(dev);
-}
+static void (*d_release)(struct device *); /* the device's own */
 
 /* Counts, then frees the platform or PCI device as the library does. */
 static void release_d(struct device *dev)
 {
-	rel_d++;
+	lp.rel_d++;
 	d_release(dev);
 }
 
-/* The last reference of the target; of a registered D, one too many. */
+/*
+ * The last reference of the target; of a registered D, one too many: the
+ * owner's, then the registration's; and a PCI device's, the scan's
+ * (pci_bus_remove_all()'s) too.
+ */
 static void drop(void)
 {
-	struct device *v = victim();
-	int before = *count_of(v);
-
-	if (drops++)
-		return;
 	/* Its name, for the WARN: a platform device has it once added. */
-	snprintf(d_name, sizeof(d_name), "%s", dev_name(DD));
-	if (v == DD && registered(kind))
-		put_device(v); /* the owner's, then the registration's */
-	/* And a PCI device's, the scan's (pci_bus_remove_all()'s). */
-	if (v == DD && is_pci(kind))
-		put_device(v);
-	put_device(v);
-	released_at_put = *count_of(v) - before;
+	snprintf(d_name, sizeof(d_name), "%s", dev_name(lp.D));
+	lp_drop(registered(lp.kind) + is_pci(lp.kind));
 }
 
 static void work_fn(struct work_struct *work)
@@ -160,7 +118,7 @@ static ssize_t val_show(struct device *dev, struct device_attribute *attr,
 {
 	(void)dev;
 	(void)attr;
-	if (kind == K_ATTR_SHOW)
+	if (lp.kind == K_ATTR_SHOW)
 		drop();
 	return sysfs_emit(buf, "1\n");
 }
@@ -171,7 +129,7 @@ static ssize_t val_store(struct device *dev, struct device_attribute *attr,
 	(void)dev;
 	(void)attr;
 	(void)buf;
-	if (kind == K_ATTR_STORE)
+	if (lp.kind == K_ATTR_STORE)
 		drop();
 	return (ssize_t)count;
 }
@@ -191,18 +149,18 @@ static void action_drop(void *data)
 
 static int klp_probe(struct platform_device *pdev)
 {
-	if (kind == K_PROBE_FAIL || kind == K_PROBE_OK)
+	if (lp.kind == K_PROBE_FAIL || lp.kind == K_PROBE_OK)
 		drop();
-	if (kind == K_COMPAT_ACTION)
+	if (lp.kind == K_COMPAT_ACTION)
 		assert_int_equal(devm_add_action(&pdev->dev, action_drop, NULL),
 				 0);
-	return kind == K_PROBE_FAIL ? -ENODEV : 0;
+	return lp.kind == K_PROBE_FAIL ? -ENODEV : 0;
 }
 
 static void klp_remove(struct platform_device *pdev)
 {
 	(void)pdev;
-	if (kind == K_REMOVE)
+	if (lp.kind == K_REMOVE)
 		drop();
 }
 
@@ -219,15 +177,15 @@ static int kpci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	(void)pdev;
 	(void)id;
-	if (kind == K_PCI_PROBE_FAIL || kind == K_PCI_PROBE_OK)
+	if (lp.kind == K_PCI_PROBE_FAIL || lp.kind == K_PCI_PROBE_OK)
 		drop();
-	return kind == K_PCI_PROBE_FAIL ? -ENODEV : 0;
+	return lp.kind == K_PCI_PROBE_FAIL ? -ENODEV : 0;
 }
 
 static void kpci_remove(struct pci_dev *pdev)
 {
 	(void)pdev;
-	if (kind == K_PCI_REMOVE)
+	if (lp.kind == K_PCI_REMOVE)
 		drop();
 }
 
@@ -259,33 +217,30 @@ static struct device *new_dev(const char *name,
 
 static void build(void)
 {
-	P = new_dev("klp-parent", release_p);
-	if (is_pci(kind)) {
+	lp.P = new_dev("klp-parent", lp_release_p);
+	if (is_pci(lp.kind)) {
 		/* Registered by the scan, unbound: the owner's reference. */
 		assert_int_equal(pci_bus_scan(), 1);
 		PD = pci_get_device(0x1af4, 0x1041, NULL);
 		assert_non_null(PD);
-		DD = &PD->dev;
+		lp.D = &PD->dev;
 	} else {
-		D = platform_device_alloc("klp", PLATFORM_DEVID_NONE);
-		assert_non_null(D);
-		DD = &D->dev;
-		DD->parent = P;
+		plat = platform_device_alloc("klp", PLATFORM_DEVID_NONE);
+		assert_non_null(plat);
+		lp.D = &plat->dev;
+		lp.D->parent = lp.P;
 	}
-	d_release = DD->release;
-	DD->release = release_d;
-	C = new_dev("klp-child", release_c);
-	C->parent = DD;
-	rel_p = rel_d = rel_c = 0;
-	drops = 0;
-	released_at_put = -1;
+	d_release = lp.D->release;
+	lp.D->release = release_d;
+	lp.C = new_dev("klp-child", lp_release_c);
+	lp.C->parent = lp.D;
 }
 
 static void trigger(void)
 {
 	char buf[PAGE_SIZE];
 
-	switch (kind) {
+	switch (lp.kind) {
 	case K_WORK:
 		assert_true(schedule_work(&klp_work));
 		flush_work(&klp_work);
@@ -295,23 +250,23 @@ static void trigger(void)
 		flush_delayed_work(&klp_dwork);
 		break;
 	case K_ATTR_SHOW:
-		assert_int_equal(platform_device_add(D), 0);
-		assert_int_equal(kcompat_attr_show(&D->dev, "val", buf), 2);
+		assert_int_equal(platform_device_add(plat), 0);
+		assert_int_equal(kcompat_attr_show(&plat->dev, "val", buf), 2);
 		break;
 	case K_ATTR_STORE:
-		assert_int_equal(platform_device_add(D), 0);
-		assert_int_equal(kcompat_attr_store(&D->dev, "val", "1\n", 2),
-				 2);
+		assert_int_equal(platform_device_add(plat), 0);
+		assert_int_equal(
+			kcompat_attr_store(&plat->dev, "val", "1\n", 2), 2);
 		break;
 	case K_PROBE_FAIL:
 	case K_PROBE_OK:
-		assert_int_equal(platform_device_add(D), 0);
+		assert_int_equal(platform_device_add(plat), 0);
 		break;
 	case K_COMPAT_ACTION:
 	case K_REMOVE:
-		assert_int_equal(platform_device_add(D), 0);
-		assert_ptr_equal(D->dev.driver, &klp_driver.driver);
-		device_release_driver(&D->dev);
+		assert_int_equal(platform_device_add(plat), 0);
+		assert_ptr_equal(plat->dev.driver, &klp_driver.driver);
+		device_release_driver(&plat->dev);
 		break;
 	case K_PCI_PROBE_FAIL:
 	case K_PCI_PROBE_OK:
@@ -319,79 +274,89 @@ static void trigger(void)
 		break;
 	case K_PCI_REMOVE:
 		assert_int_equal(pci_register_driver(&kpci_driver), 0);
-		assert_ptr_equal(DD->driver, &kpci_driver.driver);
-		device_release_driver(DD);
+		assert_ptr_equal(lp.D->driver, &kpci_driver.driver);
+		device_release_driver(lp.D);
 		break;
 	case K_NR:
 		break;
 	}
 }
 
-static void check_cell(void)
+static void arm(void)
 {
-	int warns = devres_warn_count();
-	bool overput = target == T_SELF && registered(kind);
-
-	print_message("cell %s x %s\n", kind_names[kind], target_names[target]);
-	build();
-	if (registered(kind) && !is_pci(kind))
+	if (registered(lp.kind) && !is_pci(lp.kind))
 		assert_int_equal(platform_driver_register(&klp_driver), 0);
-	start_capture();
-	trigger();
-	assert_int_equal(drops, 1);
-	devres_set_log_sink(NULL, NULL);
-	if (count_prefix("WARNING: ") != (overput ? 1 : 0))
-		kc_print_report();
-	assert_int_equal(count_prefix("WARNING: "), overput ? 1 : 0);
-	if (overput) {
-		char want[96];
-
-		snprintf(want, sizeof(want),
-			 "WARNING: %s: put_device: released while still "
-			 "registered",
-			 d_name);
-		assert_non_null(strstr(cap.line[0], want));
-	}
-	if (registered(kind) && target == T_PARENT) {
-		/* D, registered, holds its parent: released with D. */
-		assert_int_equal(released_at_put, 0);
-	} else if (in_own_thread(kind)) {
-		/* No call of the library around it: released at once. */
-		assert_int_equal(released_at_put, 1);
-		assert_int_equal(*count_of(victim()), 1);
-	} else {
-		assert_int_equal(released_at_put, target == T_CHILD ? 1 : 0);
-		assert_int_equal(*count_of(victim()), 1);
-	}
-
-	if (is_pci(kind))
-		pci_unregister_driver(&kpci_driver);
-	else if (registered(kind))
-		platform_driver_unregister(&klp_driver);
-	if (!rel_d) {
-		if (is_pci(kind))
-			pci_bus_remove_all();
-		else if (registered(kind))
-			platform_device_del(D);
-		if (target != T_SELF)
-			put_device(DD);
-	}
-	if (target != T_CHILD)
-		put_device(C);
-	if (target != T_PARENT)
-		put_device(P);
-	assert_int_equal(rel_p, 1);
-	assert_int_equal(rel_d, 1);
-	assert_int_equal(rel_c, 1);
-	assert_int_equal(devres_warn_count() - warns, overput ? 1 : 0);
 }
+
+static bool overput(void)
+{
+	return lp.target == T_SELF && registered(lp.kind);
+}
+
+static const char *overput_line(void)
+{
+	static char want[96];
+
+	snprintf(want, sizeof(want),
+		 "WARNING: %s: put_device: released while still registered",
+		 d_name);
+	return want;
+}
+
+/* D, registered, holds its parent: released with D. */
+static bool parent_held(void)
+{
+	return registered(lp.kind) && lp.target == T_PARENT;
+}
+
+/* No call of the library around a work: released at once; a child too. */
+static bool at_once(void)
+{
+	return in_own_thread(lp.kind) || lp.target == T_CHILD;
+}
+
+static void finish(void)
+{
+	if (is_pci(lp.kind))
+		pci_unregister_driver(&kpci_driver);
+	else if (registered(lp.kind))
+		platform_driver_unregister(&klp_driver);
+	if (!lp.rel_d) {
+		if (is_pci(lp.kind))
+			pci_bus_remove_all();
+		else if (registered(lp.kind))
+			platform_device_del(plat);
+		if (lp.target != T_SELF)
+			put_device(lp.D);
+	}
+	if (lp.target != T_CHILD)
+		put_device(lp.C);
+	if (lp.target != T_PARENT)
+		put_device(lp.P);
+}
+
+static bool exists(int k, enum target t)
+{
+	return cell_exists((enum kind)k, t);
+}
+
+static const struct lp_matrix matrix = {
+	.kind_names = kind_names,
+	.cell_exists = exists,
+	.build = build,
+	.arm = arm,
+	.trigger = trigger,
+	.overput = overput,
+	.overput_line = overput_line,
+	.parent_held = parent_held,
+	.at_once = at_once,
+	.finish = finish,
+	.report = kc_print_report,
+};
 
 static void run_kind(enum kind k)
 {
-	kind = k;
-	for (target = T_SELF; target < T_NR; target++)
-		if (cell_exists(kind, target))
-			check_cell();
+	lp_run_kind(&matrix, k);
 }
 
 #define KIND_TEST(k)                                                           \
