@@ -191,19 +191,14 @@ static int make(unsigned int c)
 
 	switch (c) {
 	case IOREMAP:
-		p = ioremap(A, N);
+	case IOREMAP_WC:
+		p = c == IOREMAP ? ioremap(A, N) : ioremap_wc(A, N);
 		if (!p)
 			return -errno;
-		plain[1] = p;
+		plain[c == IOREMAP ? 1 : 2] = p;
 		return 0;
 	case DEVM_IOREMAP:
 		return devm_ioremap(&tdev, A, N) ? 0 : -errno;
-	case IOREMAP_WC:
-		p = ioremap_wc(A, N);
-		if (!p)
-			return -errno;
-		plain[2] = p;
-		return 0;
 	case DEVM_WC:
 		return devm_ioremap_wc(&tdev, A, N) ? 0 : -errno;
 	case IOUNMAP:
