@@ -42,9 +42,10 @@
  * cells calls states_run(), which does the above for one table or more.
  *
  * A table that also checks the first WARN's line and what the call left
- * (the nodes of a device) fills the cells' @says and @left and is made
- * with STATES_TABLE_LEFT(): its @undo, told the state and the cell,
- * replaces @after.
+ * (the nodes of a device) fills the cells' @says and @left (STATES_LEFT()
+ * and STATES_TAKEN() cells) and is made with STATES_TABLE_LEFT(): its
+ * @undo, told the state and the cell, replaces @after. A test whose cells
+ * are all it has returns states_main() from main().
  */
 #ifndef DEVRES_TESTS_STATES_H
 #define DEVRES_TESTS_STATES_H
@@ -73,8 +74,15 @@ struct states_cell {
 	bool other;
 };
 
+/*
+ * A cell of a table made with STATES_TABLE_LEFT(): return @r, @w WARNs,
+ * the first saying @says, @left nodes after the call; STATES_TAKEN() when
+ * the call also took what the other owner held.
+ */
 /* clang-format off */
 #define STATES_CELL(r, w) { (r), (w) }
+#define STATES_LEFT(r, w, says, left) { (r), (w), (says), (left), false }
+#define STATES_TAKEN(r, w, says, left) { (r), (w), (says), (left), true }
 /* clang-format on */
 #define STATES_OK STATES_CELL(0, 0)
 
@@ -270,6 +278,18 @@ static inline int states_run(const char *group,
 	free(tests);
 	free(ids);
 	return ret;
+}
+
+/*
+ * What a states test's main() returns: states_run() of its tables, with
+ * the WARNs' backtraces off (the cells count WARNs, a backtrace each would
+ * only be noise).
+ */
+static inline int states_main(const char *group,
+			      const struct states_table *tables, size_t nr)
+{
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return states_run(group, tables, nr);
 }
 
 #endif /* DEVRES_TESTS_STATES_H */

@@ -25,6 +25,14 @@ struct CMUnitTest;
 #define T_ASAN 1
 #endif
 #endif
+/* T_TSAN: a ThreadSanitizer build, likewise. */
+#if defined(__SANITIZE_THREAD__)
+#define T_TSAN 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define T_TSAN 1
+#endif
+#endif
 
 extern struct device tdev, other;
 /* How many times the release of tdev or other ran. */

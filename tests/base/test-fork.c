@@ -39,33 +39,7 @@
 #include <devres/revocable.h>
 #include "testlib.h"
 #include "base/fork-inherited.h"
-
-#if defined(__SANITIZE_THREAD__)
-#define T_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define T_TSAN 1
-#endif
-#endif
-
-/*
- * ThreadSanitizer keeps the parent's threads in its registry in a child
- * and aborts when a new thread gets the id of one of them ("dup thread"):
- * under it, children start no thread (no interrupt handler, no managed
- * thread); the parent's side of fork() is still checked.
- */
-#ifdef T_TSAN
-#define CHILD_THREADS 0
-#else
-#define CHILD_THREADS 1
-#endif
-
-/* Children of a threaded parent may start threads (the irq dispatcher). */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-	return "die_after_fork=0";
-}
+#include "base/fork-park.h"
 
 #define NWORKERS 7
 #define ROUNDS 25
@@ -73,19 +47,6 @@ const char *__tsan_default_options(void)
 static struct pci_fake *tree;
 static struct museum museum;
 static int stop;
-/*
- * Under ASan and TSan, workers park between two rounds while the main
- * thread forks: the sanitizers' allocators (GCC 12) are not held across
- * fork(), and a child forked while another thread allocates deadlocks in
- * its first malloc() (seen under TSan: the child waits forever on the
- * allocator's size-class lock). The dev build forks from busy workers.
- */
-#if defined(T_ASAN) || defined(__SANITIZE_THREAD__)
-#define PARK 1
-#else
-#define PARK 0
-#endif
-static int park, parked;
 /* The line a worker last made: the child must find it inert. */
 static int parent_irq;
 static int worker_errors;
@@ -247,12 +208,7 @@ static void *worker_fn(void *arg)
 
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
 		WCHECK(exercise(&w->dev, w->k, 0x10 + w->k, false) == 0);
-		if (!PARK || !__atomic_load_n(&park, __ATOMIC_ACQUIRE))
-			continue;
-		__atomic_add_fetch(&parked, 1, __ATOMIC_ACQ_REL);
-		while (__atomic_load_n(&park, __ATOMIC_ACQUIRE))
-			usleep(100);
-		__atomic_sub_fetch(&parked, 1, __ATOMIC_ACQ_REL);
+		fork_park_point();
 	}
 	return NULL;
 }
@@ -357,17 +313,12 @@ static void fork_from_busy_parent(void **state)
 		pid_t pid;
 
 		usleep(2000);
-		if (PARK) {
-			__atomic_store_n(&park, 1, __ATOMIC_RELEASE);
-			while (__atomic_load_n(&parked, __ATOMIC_ACQUIRE) <
-			       NWORKERS)
-				usleep(100);
-		}
+		fork_park_all(NWORKERS);
 		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0)
 			_exit(child_main(r, &w[r % NWORKERS].dev));
-		__atomic_store_n(&park, 0, __ATOMIC_RELEASE);
+		fork_park_release();
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		if (!WIFEXITED(status) || WEXITSTATUS(status))
 			fprintf(stderr, "round %d: child %s %d\n", r,
@@ -401,15 +352,6 @@ static int sleeper(void *arg)
 		devres_thread_sleep(60000);
 	return 7;
 }
-
-#define CHILD_CHECK(x)                                                         \
-	do {                                                                   \
-		if (!(x)) {                                                    \
-			fprintf(stderr, "child: %s:%d: %s\n", __FILE__,        \
-				__LINE__, #x);                                 \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
 
 /*
  * Threads in a child, under every build: the parent forks with no other
@@ -480,7 +422,7 @@ static void inherited_objects_inert(void **state)
 			 0);
 	t = devm_thread_run(dev, sleeper, NULL, "parent");
 	assert_false(IS_ERR(t));
-	if (PARK) {
+	if (FORK_PARK) {
 		/* The dispatcher and the thread idle, their starts done. */
 		assert_int_equal(irq_line_raise(irq), 0);
 		while (!__atomic_load_n(&hits, __ATOMIC_ACQUIRE) ||

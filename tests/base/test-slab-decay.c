@@ -15,10 +15,9 @@
 #include <stdio.h>
 #include <string.h>
 #include <time.h>
-#include <sys/resource.h>
 #include <cmocka.h>
 #include <devres/device.h>
-#include "testlib.h"
+#include "base/slab-test.h"
 
 #define OBJS 600000 /* 144-byte slots: about 86 MB of blocks */
 #define SIZE 128
@@ -40,14 +39,6 @@ static void memory_kib(long *ret_rss, long *ret_lazy)
 	fclose(f);
 	assert_true(*ret_rss >= 0);
 	assert_true(*ret_lazy >= 0);
-}
-
-static long minor_faults(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
 }
 
 static void fill(struct device *dev)
@@ -74,9 +65,9 @@ static void test_reused_blocks_stay_then_decay(void **state)
 	/* Not handed back at once: nothing of the 20 MB beyond is lazy. */
 	assert_true(lazy0 < BEYOND_KIB / 2);
 
-	faults = minor_faults();
+	faults = slab_minor_faults();
 	fill(dev);
-	faults = minor_faults() - faults;
+	faults = slab_minor_faults() - faults;
 	print_message("made again: %ld page faults\n", faults);
 	assert_true(faults < 1000);
 	assert_int_equal(devres_release_all(dev), OBJS);
@@ -99,16 +90,5 @@ static void test_reused_blocks_stay_then_decay(void **state)
 
 int main(void)
 {
-#ifdef T_ASAN
-	/* ASan builds take every node from malloc: no blocks to cache. */
-	puts("an ASan build has no blocks (skipped)");
-	return 77;
-#endif
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(
-			test_reused_blocks_stay_then_decay, dev_setup,
-			dev_teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return slab_test_run(test_reused_blocks_stay_then_decay);
 }

@@ -13,10 +13,9 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/resource.h>
 #include <cmocka.h>
 #include <devres/device.h>
-#include "testlib.h"
+#include "base/slab-test.h"
 
 #define OBJS 600000 /* 144-byte slots: about 86 MB of blocks */
 #define SIZE 128
@@ -34,14 +33,6 @@ static long vm_kib(void)
 		pages = -1;
 	fclose(f);
 	return pages * 4;
-}
-
-static long minor_faults(void)
-{
-	struct rusage ru;
-
-	getrusage(RUSAGE_SELF, &ru);
-	return ru.ru_minflt;
 }
 
 static void fill_and_check(struct device *dev, unsigned char salt)
@@ -63,16 +54,16 @@ static void test_blocks_beyond_the_cache(void **state)
 {
 	struct device *dev = *state;
 	struct devres_stats st;
-	long vm_first, vm_later = 0, faults, first_faults = minor_faults();
+	long vm_first, vm_later = 0, faults, first_faults = slab_minor_faults();
 
 	fill_and_check(dev, 1);
 	assert_int_equal(devres_release_all(dev), OBJS);
 	vm_first = vm_kib();
-	first_faults = minor_faults() - first_faults;
+	first_faults = slab_minor_faults() - first_faults;
 	for (int round = 0; round < 3; round++) {
-		faults = minor_faults();
+		faults = slab_minor_faults();
 		fill_and_check(dev, (unsigned char)(2 + round));
-		faults = minor_faults() - faults;
+		faults = slab_minor_faults() - faults;
 		print_message("round %d: %ld page faults (first round %ld)\n",
 			      round, faults, first_faults);
 		/*
@@ -95,15 +86,5 @@ static void test_blocks_beyond_the_cache(void **state)
 
 int main(void)
 {
-#ifdef T_ASAN
-	/* ASan builds take every node from malloc: no blocks to cache. */
-	puts("an ASan build has no blocks (skipped)");
-	return 77;
-#endif
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_blocks_beyond_the_cache,
-						dev_setup, dev_teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return slab_test_run(test_blocks_beyond_the_cache);
 }

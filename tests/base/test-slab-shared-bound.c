@@ -19,7 +19,7 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include "base/slab.h"
-#include "testlib.h"
+#include "base/slab-test.h"
 
 enum {
 	N = 3000 /* 64-byte objects on lines of their own: about 6 blocks */
@@ -85,14 +85,5 @@ static void test_other_shards_before_a_block(void **state)
 
 int main(void)
 {
-#ifdef T_ASAN
-	puts("an ASan build has no blocks (skipped)");
-	return 77;
-#endif
-	const struct CMUnitTest tests[] = {
-		cmocka_unit_test_setup_teardown(test_other_shards_before_a_block,
-						dev_setup, dev_teardown),
-	};
-
-	return cmocka_run_group_tests(tests, NULL, NULL);
+	return slab_test_run(test_other_shards_before_a_block);
 }

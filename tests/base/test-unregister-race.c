@@ -142,41 +142,63 @@ static void *trigger(void *arg)
 	return NULL;
 }
 
-static void one_round(int round)
+/* Starts @n threads of @fns at once, and waits for them all. */
+static void race_threads(void *(*const *fns)(void *), int n)
 {
-	void *(*fns[])(void *) = { unregister_driver, unregister_devices,
-				   unbind_rebind, trigger };
 	pthread_t t[4];
 
+	assert_int_equal(pthread_barrier_init(&start, NULL, (unsigned int)n),
+			 0);
+	for (int i = 0; i < n; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, fns[i], NULL), 0);
+	for (int i = 0; i < n; i++)
+		pthread_join(t[i], NULL);
+	pthread_barrier_destroy(&start);
+}
+
+/*
+ * A race of the driver model's rounds: the bus its devices and driver are
+ * on, whether the round registers that bus itself (one of its threads
+ * unregisters it), the devices' name prefix, and the four threads.
+ */
+struct race {
+	const struct bus_type *bus;
+	struct device_driver *drv;
+	bool own_bus;
+	const char *prefix;
+	void *(*threads[4])(void *);
+};
+
+static void one_round(const struct race *race, int round)
+{
 	memset(binds, 0, sizeof(binds));
 	memset(unbinds, 0, sizeof(unbinds));
 	memset(defers, 0, sizeof(defers));
 	memset(released, 0, sizeof(released));
+	/* Registered again each round: the last one's is gone. */
+	if (race->own_bus)
+		assert_int_equal(bus_register(race->bus), 0);
 	/* Half the rounds register the driver first, half the devices. */
 	if (round & 1)
-		assert_int_equal(driver_register(&drv), 0);
+		assert_int_equal(driver_register(race->drv), 0);
 	for (int i = 0; i < NDEV; i++) {
 		struct rdev *r = calloc(1, sizeof(*r));
 
 		assert_non_null(r);
 		r->idx = i;
-		r->dev.bus = &bus;
+		r->dev.bus = race->bus;
 		r->dev.release = rdev_release;
 		device_initialize(&r->dev);
-		assert_int_equal(dev_set_name(&r->dev, "ur%d", i), 0);
+		assert_int_equal(dev_set_name(&r->dev, "%s%d", race->prefix, i),
+				 0);
 		devs[i] = &r->dev;
 		assert_int_equal(device_add(devs[i]), 0);
 		/* The racing threads' reference: the device outlives them. */
 		get_device(devs[i]);
 	}
 	if (!(round & 1))
-		assert_int_equal(driver_register(&drv), 0);
-	assert_int_equal(pthread_barrier_init(&start, NULL, 4), 0);
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, fns[i], NULL), 0);
-	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
-	pthread_barrier_destroy(&start);
+		assert_int_equal(driver_register(race->drv), 0);
+	race_threads(race->threads, 4);
 	for (int i = 0; i < NDEV; i++) {
 		/* Deleted, unbound: each bind undone by exactly one remove. */
 		assert_null(devs[i]->driver);
@@ -188,18 +210,35 @@ static void one_round(int round)
 	}
 }
 
-static void unregister_races_probe_and_remove(void **state)
+/* ROUNDS rounds of @race from seed @seed; returns the binds they made. */
+static int run_rounds(const struct race *race, unsigned int seed)
 {
-	int warns = devres_warn_count();
 	int total = 0;
 
-	(void)state;
-	srand(1);
+	srand(seed);
 	for (int round = 0; round < ROUNDS; round++) {
-		one_round(round);
+		one_round(race, round);
 		for (int i = 0; i < NDEV; i++)
 			total += binds[i];
 	}
+	return total;
+}
+
+static const struct race device_race = {
+	.bus = &bus,
+	.drv = &drv,
+	.prefix = "ur",
+	.threads = { unregister_driver, unregister_devices, unbind_rebind,
+		     trigger },
+};
+
+static void unregister_races_probe_and_remove(void **state)
+{
+	int warns = devres_warn_count();
+	int total;
+
+	(void)state;
+	total = run_rounds(&device_race, 1);
 	/* Every call made is legal in every order. */
 	assert_int_equal(devres_warn_count() - warns, 0);
 	/* The race did bind: it was not all unregistered before probing. */
@@ -259,24 +298,12 @@ static void *punregister_devices(void *arg)
 	return NULL;
 }
 
-static void *punbind_rebind(void *arg)
-{
-	(void)arg;
-	pthread_barrier_wait(&start);
-	for (int n = 0; n < 3; n++)
-		for (int i = 0; i < NDEV; i++) {
-			device_release_driver(&pdevs[i]->dev);
-			(void)device_attach(&pdevs[i]->dev);
-		}
-	return NULL;
-}
-
 static void platform_unregister_races(void **state)
 {
-	void *(*fns[])(void *) = { punregister_driver, punregister_devices,
-				   punbind_rebind };
+	/* unbind_rebind() works on devs[]: the platform devices' here. */
+	void *(*const fns[])(void *) = { punregister_driver,
+					 punregister_devices, unbind_rebind };
 	int warns = devres_warn_count(), total = 0;
-	pthread_t t[3];
 
 	(void)state;
 	for (int round = 0; round < ROUNDS; round++) {
@@ -288,14 +315,9 @@ static void platform_unregister_races(void **state)
 			assert_non_null(pdevs[i]);
 			assert_int_equal(platform_device_add(pdevs[i]), 0);
 			get_device(&pdevs[i]->dev);
+			devs[i] = &pdevs[i]->dev;
 		}
-		assert_int_equal(pthread_barrier_init(&start, NULL, 3), 0);
-		for (int i = 0; i < 3; i++)
-			assert_int_equal(
-				pthread_create(&t[i], NULL, fns[i], NULL), 0);
-		for (int i = 0; i < 3; i++)
-			pthread_join(t[i], NULL);
-		pthread_barrier_destroy(&start);
+		race_threads(fns, 3);
 		for (int i = 0; i < NDEV; i++) {
 			assert_null(pdevs[i]->dev.driver);
 			assert_int_equal(pbinds[i], punbinds[i]);
@@ -357,50 +379,13 @@ static void *walk_bus(void *arg)
 	return NULL;
 }
 
-static void bus_round(int round)
-{
-	void *(*fns[])(void *) = { unregister_bus, unbind_rebind, trigger,
-				   walk_bus };
-	pthread_t t[4];
-
-	memset(binds, 0, sizeof(binds));
-	memset(unbinds, 0, sizeof(unbinds));
-	memset(defers, 0, sizeof(defers));
-	memset(released, 0, sizeof(released));
-	/* Registered again each round: the last one's is gone. */
-	assert_int_equal(bus_register(&gone_bus), 0);
-	if (round & 1)
-		assert_int_equal(driver_register(&gone_drv), 0);
-	for (int i = 0; i < NDEV; i++) {
-		struct rdev *r = calloc(1, sizeof(*r));
-
-		assert_non_null(r);
-		r->idx = i;
-		r->dev.bus = &gone_bus;
-		r->dev.release = rdev_release;
-		device_initialize(&r->dev);
-		assert_int_equal(dev_set_name(&r->dev, "ub%d", i), 0);
-		devs[i] = &r->dev;
-		assert_int_equal(device_add(devs[i]), 0);
-		get_device(devs[i]);
-	}
-	if (!(round & 1))
-		assert_int_equal(driver_register(&gone_drv), 0);
-	assert_int_equal(pthread_barrier_init(&start, NULL, 4), 0);
-	for (int i = 0; i < 4; i++)
-		assert_int_equal(pthread_create(&t[i], NULL, fns[i], NULL), 0);
-	for (int i = 0; i < 4; i++)
-		pthread_join(t[i], NULL);
-	pthread_barrier_destroy(&start);
-	for (int i = 0; i < NDEV; i++) {
-		assert_null(devs[i]->driver);
-		assert_false(device_is_bound(devs[i]));
-		assert_int_equal(binds[i], unbinds[i]);
-		assert_int_equal(released[i], 0);
-		put_device(devs[i]);
-		assert_int_equal(released[i], 1);
-	}
-}
+static const struct race bus_race = {
+	.bus = &gone_bus,
+	.drv = &gone_drv,
+	.own_bus = true,
+	.prefix = "ub",
+	.threads = { unregister_bus, unbind_rebind, trigger, walk_bus },
+};
 
 /* Shows every line but the WARNs the walks are allowed. */
 static void quiet_walks(void *ctx, int level, const char *line)
@@ -414,17 +399,12 @@ static void quiet_walks(void *ctx, int level, const char *line)
 
 static void bus_unregister_races_probe(void **state)
 {
-	int warns = devres_warn_count(), total = 0;
+	int warns = devres_warn_count(), total;
 
 	(void)state;
 	walk_warns = 0;
 	devres_set_log_sink(quiet_walks, NULL);
-	srand(11);
-	for (int round = 0; round < ROUNDS; round++) {
-		bus_round(round);
-		for (int i = 0; i < NDEV; i++)
-			total += binds[i];
-	}
+	total = run_rounds(&bus_race, 11);
 	devres_set_log_sink(NULL, NULL);
 	/* Gone, then registered again, the bus is not left registered. */
 	assert_int_equal(bus_register(&gone_bus), 0);

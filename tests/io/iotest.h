@@ -1,8 +1,9 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Helpers the io tests share: a memfd standing for a simulated device's
- * registers, a second, independent mapping of it (the device's side), and
- * the fds of the process (to check that the library's are close-on-exec).
+ * registers, a second, independent mapping of it (the device's side), the
+ * two as a window of device memory the library maps, and the fds of the
+ * process (to check that the library's are close-on-exec).
  */
 #ifndef DEVRES_IOTEST_H
 #define DEVRES_IOTEST_H
@@ -13,6 +14,7 @@
 #include <stdlib.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <devres/io.h>
 
 /* A close-on-exec memfd of @size bytes, zeroed. */
 static inline int dev_memfd(size_t size)
@@ -33,6 +35,39 @@ static inline volatile unsigned char *dev_view(int fd, size_t size)
 	void *p = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
 
 	return p == MAP_FAILED ? NULL : (volatile unsigned char *)p;
+}
+
+/*
+ * A window of device memory: a memfd the library maps through
+ * iomem_window_add(), and the device's own view of it.
+ */
+struct io_window {
+	int memfd;
+	volatile unsigned char *devside;
+};
+
+/* @size bytes of device memory at @base, called @name: 0 or -1. */
+static inline int io_window_add(struct io_window *w, phys_addr_t base,
+				size_t size, const char *name)
+{
+	w->memfd = dev_memfd(size);
+	if (w->memfd < 0)
+		return -1;
+	w->devside = dev_view(w->memfd, size);
+	if (!w->devside)
+		return -1;
+	return iomem_window_add(base, size, w->memfd, 0, name) ? -1 : 0;
+}
+
+/* The window at @base goes: 0, or -1 when the library refused. */
+static inline int io_window_remove(struct io_window *w, phys_addr_t base,
+				   size_t size)
+{
+	int ret = iomem_window_remove(base) ? -1 : 0;
+
+	munmap((void *)w->devside, size);
+	close(w->memfd);
+	return ret;
 }
 
 /* A bitmap of the open fds below 1024 (bit i set when fd i is open). */

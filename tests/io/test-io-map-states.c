@@ -33,9 +33,7 @@
 #include <devres/devres.h>
 #include <devres/io.h>
 #include <devres/ioport.h>
-#include "testlib.h"
-#include "states.h"
-#include "io/iotest.h"
+#include "io/io-states.h"
 
 #define WIN 0x91000000ull
 #define WIN_SIZE 0x4000u
@@ -44,30 +42,23 @@
 #define A (WIN + OFF)
 #define N 0x1000u
 
+/* The io lifecycle (io/io-states.h), then the write-combining mappings. */
 enum state {
-	NEVER,
-	MANAGED,
-	MANAGED_WC,
-	PLAIN,
+	MANAGED_WC = NR_IO_STATES,
 	PLAIN_WC,
-	RELEASED,
-	WRONG,
-	TWICE,
-	UNBOUND,
-	REOWNED,
 	NR_STATES
 };
 static const char *const state_name[NR_STATES] = {
-	"never mapped",
-	"devm mapped",
-	"devm mapped write-combining",
-	"mapped",
-	"mapped write-combining",
-	"unmapped by devm_iounmap",
-	"devm mapped, unmapped by iounmap",
-	"unmapped twice",
-	"device released",
-	"unmapped, the address another device's mapping",
+	[NEVER] = "never mapped",
+	[MANAGED] = "devm mapped",
+	[MANAGED_WC] = "devm mapped write-combining",
+	[PLAIN] = "mapped",
+	[PLAIN_WC] = "mapped write-combining",
+	[RELEASED] = "unmapped by devm_iounmap",
+	[WRONG] = "devm mapped, unmapped by iounmap",
+	[TWICE] = "unmapped twice",
+	[UNBOUND] = "device released",
+	[REOWNED] = "unmapped, the address another device's mapping",
 };
 
 enum call {
@@ -93,7 +84,7 @@ static const char *const call_name[NR_CALLS] = {
  * mapping is gone (only iounmap(), by address, may take it).
  */
 /* clang-format off */
-#define C(r, w, s, n) { r, w, s, n, false }
+#define C(r, w, s, n) STATES_LEFT(r, w, s, n)
 #define GONE_ROW                                                            \
 	{ C(0, 0, NULL, 0), C(0, 0, NULL, 1),                               \
 	  C(0, 1, "is not a mapping from ioremap", 0),                      \
@@ -125,15 +116,13 @@ static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	[TWICE] = GONE_ROW,
 	[UNBOUND] = GONE_ROW,
 	[REOWNED] = { C(0, 0, NULL, 0), C(0, 0, NULL, 1),
-		      { 0, 1, "other-dev: iounmap: a mapping acquired with "
-			      "devm_ioremap()", 0, true },
+		      STATES_TAKEN(0, 1, "other-dev: iounmap: a mapping "
+				 "acquired with devm_ioremap()", 0),
 		      C(0, 1, "is not a managed mapping", 0),
 		      C(0, 0, NULL, 0), C(0, 0, NULL, 0), C(0, 0, NULL, 1) },
 };
 /* clang-format on */
 
-static int memfd;
-static volatile unsigned char *devside;
 /* Never a mapping: the address of the NEVER state. */
 static char not_a_mapping[64];
 /* The state's address; the plain mappings undo() gives back. */
@@ -146,6 +135,34 @@ static void *map_or_fail(void *p)
 	return p;
 }
 
+/* The mapping's calls, for the states of the io lifecycle. */
+static void *map_get(void)
+{
+	return ioremap(A, N);
+}
+
+static void map_put(void *p)
+{
+	iounmap(p);
+}
+
+static void *map_devm_get(struct device *dev)
+{
+	return devm_ioremap(dev, A, N);
+}
+
+static void map_devm_put(struct device *dev, void *p)
+{
+	devm_iounmap(dev, p);
+}
+
+static const struct io_states_ops map_ops = {
+	.get = map_get,
+	.put = map_put,
+	.devm_get = map_devm_get,
+	.devm_put = map_devm_put,
+};
+
 static void reach(unsigned int s)
 {
 	plain[0] = plain[1] = plain[2] = NULL;
@@ -153,40 +170,18 @@ static void reach(unsigned int s)
 	case NEVER:
 		addr = not_a_mapping;
 		break;
-	case MANAGED:
-	case RELEASED:
-	case WRONG:
-	case UNBOUND:
-	case REOWNED:
-		addr = map_or_fail(devm_ioremap(&tdev, A, N));
-		if (s == RELEASED || s == REOWNED)
-			devm_iounmap(&tdev, addr);
-		else if (s == WRONG)
-			iounmap(addr);
-		else if (s == UNBOUND)
-			assert_int_equal(devres_release_all(&tdev), 1);
-		/* The driver's pointer is stale, the new owner's address. */
-		if (s == REOWNED)
-			addr = map_or_fail(devm_ioremap(&other, A, N));
-		break;
 	case MANAGED_WC:
 		addr = map_or_fail(devm_ioremap_wc(&tdev, A, N));
 		break;
 	case PLAIN_WC:
 		addr = plain[0] = map_or_fail(ioremap_wc(A, N));
 		break;
-	case PLAIN:
-	case TWICE:
-		addr = map_or_fail(ioremap(A, N));
-		if (s == PLAIN) {
-			plain[0] = addr;
-		} else {
-			iounmap(addr);
-			iounmap(addr);
-		}
-		break;
 	default:
-		fail();
+		/* In REOWNED, the driver's stale pointer: the new owner's. */
+		addr = io_states_reach(&map_ops, s);
+		if (s == PLAIN)
+			plain[0] = addr;
+		break;
 	}
 }
 
@@ -196,19 +191,14 @@ static int make(unsigned int c)
 
 	switch (c) {
 	case IOREMAP:
-		p = ioremap(A, N);
+	case IOREMAP_WC:
+		p = c == IOREMAP ? ioremap(A, N) : ioremap_wc(A, N);
 		if (!p)
 			return -errno;
-		plain[1] = p;
+		plain[c == IOREMAP ? 1 : 2] = p;
 		return 0;
 	case DEVM_IOREMAP:
 		return devm_ioremap(&tdev, A, N) ? 0 : -errno;
-	case IOREMAP_WC:
-		p = ioremap_wc(A, N);
-		if (!p)
-			return -errno;
-		plain[2] = p;
-		return 0;
 	case DEVM_WC:
 		return devm_ioremap_wc(&tdev, A, N) ? 0 : -errno;
 	case IOUNMAP:
@@ -236,17 +226,13 @@ static void undo(unsigned int s, const struct states_cell *want)
 {
 	long before;
 
-	if (s == REOWNED && !want->other) {
-		assert_int_equal(states_nodes(&other), 1);
-		devside[OFF] = 0x5a;
+	if (io_states_theirs_kept(s, want)) {
+		io_states_win.devside[OFF] = 0x5a;
 		assert_int_equal(readb(addr), 0x5a);
 		writeb(0xa5, addr);
-		assert_int_equal(devside[OFF], 0xa5);
+		assert_int_equal(io_states_win.devside[OFF], 0xa5);
 	}
-	if (s == REOWNED && want->other)
-		assert_int_equal(states_nodes(&other), 0);
-	devres_release_all(&other);
-	devres_release_all(&tdev);
+	io_states_release();
 	before = devres_warn_count();
 	for (int i = 0; i < 3; i++)
 		if (plain[i])
@@ -257,27 +243,12 @@ static void undo(unsigned int s, const struct states_cell *want)
 /* states_setup() keeps the cell's id whatever the fixture sets. */
 static int cell_setup(void **state)
 {
-	int ret;
-
-	memfd = dev_memfd(WIN_SIZE);
-	if (memfd < 0 || iomem_window_add(WIN, WIN_SIZE, memfd, 0, "win"))
-		return -1;
-	devside = dev_view(memfd, WIN_SIZE);
-	if (!devside)
-		return -1;
-	ret = two_dev_setup(state);
-	return ret;
+	return io_states_window_setup(state, WIN, WIN_SIZE);
 }
 
 static int cell_teardown(void **state)
 {
-	int ret = dev_teardown(state);
-
-	if (iomem_window_remove(WIN))
-		ret = -1;
-	munmap((void *)devside, WIN_SIZE);
-	close(memfd);
-	return ret;
+	return io_states_window_teardown(state, WIN, WIN_SIZE);
 }
 
 static const struct states_table io_map_states =
@@ -286,6 +257,5 @@ static const struct states_table io_map_states =
 
 int main(void)
 {
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return states_run("io-map-states", &io_map_states, 1);
+	return states_main("io-map-states", &io_map_states, 1);
 }

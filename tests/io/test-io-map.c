@@ -25,18 +25,11 @@
 #define WIN 0x80000000ull
 #define WIN_SIZE 0x4000u
 
-static int memfd;
-static volatile unsigned char *devside;
+static struct io_window win;
 
 static int win_setup(void **state)
 {
-	memfd = dev_memfd(WIN_SIZE);
-	if (memfd < 0)
-		return -1;
-	devside = dev_view(memfd, WIN_SIZE);
-	if (!devside)
-		return -1;
-	if (iomem_window_add(WIN, WIN_SIZE, memfd, 0, "test-window"))
+	if (io_window_add(&win, WIN, WIN_SIZE, "test-window"))
 		return -1;
 	return dev_setup(state);
 }
@@ -45,10 +38,8 @@ static int win_teardown(void **state)
 {
 	int ret = dev_teardown(state);
 
-	if (iomem_window_remove(WIN))
+	if (io_window_remove(&win, WIN, WIN_SIZE))
 		ret = -1;
-	munmap((void *)devside, WIN_SIZE);
-	close(memfd);
 	return ret;
 }
 
@@ -150,9 +141,9 @@ static void writes_reach_device(void **state)
 	assert_int_equal(after.map_bytes, before.map_bytes + getpagesize());
 	writel(0xdeadbeef, r + 0x10);
 	/* Little-endian in the device, whatever the CPU. */
-	assert_int_equal(devside[0x110], 0xef);
-	assert_int_equal(devside[0x113], 0xde);
-	devside[0x120] = 0x5a;
+	assert_int_equal(win.devside[0x110], 0xef);
+	assert_int_equal(win.devside[0x113], 0xde);
+	win.devside[0x120] = 0x5a;
 	assert_int_equal(readb(r + 0x20), 0x5a);
 	iounmap(r);
 	after = snap();
@@ -223,7 +214,7 @@ static void remove_while_mapped(void **state)
 		       "window test-window is in use (mapped)");
 	/* Still usable. */
 	writel(7, r);
-	assert_int_equal(devside[0], 7);
+	assert_int_equal(win.devside[0], 7);
 	iounmap(r);
 	/* Now only a busy region holds it. */
 	assert_non_null(request_mem_region(WIN + 0x200, 0x10, "drv"));
@@ -274,7 +265,7 @@ static void managed_maps(void **state)
 	assert_int_equal(count_substr(text, "devm_ioremap_wc"), 1);
 	free(text);
 	writel(0x11223344, b);
-	assert_int_equal(devside[0x1000], 0x44);
+	assert_int_equal(win.devside[0x1000], 0x44);
 	devm_iounmap(dev, b);
 	devm_iounmap(dev, a);
 	after = snap();
@@ -418,8 +409,8 @@ static void platform_shortcuts(void **state)
 	assert_ptr_equal(got, &pdev->resource[2]);
 	writel(1, a);
 	writel(2, b + 0x80);
-	assert_int_equal(devside[0x1000], 1);
-	assert_int_equal(devside[0x2080], 2);
+	assert_int_equal(win.devside[0x1000], 1);
+	assert_int_equal(win.devside[0x2080], 2);
 	assert_int_equal(
 		PTR_ERR(devm_platform_get_and_ioremap_resource(pdev, 2, &got)),
 		-EINVAL);
@@ -441,15 +432,15 @@ static void accessor_widths(void **state)
 	(void)state;
 	assert_non_null(r);
 	/* Each store changes exactly its bytes, in little-endian order. */
-	memset((void *)devside, 0xcc, 0x40);
+	memset((void *)win.devside, 0xcc, 0x40);
 	writeb(0x01, r + 1);
 	writew(0x0302, r + 2);
 	writel(0x07060504, r + 4);
 	writeq(0x0f0e0d0c0b0a0908ull, r + 8);
-	assert_int_equal(devside[0], 0xcc);
+	assert_int_equal(win.devside[0], 0xcc);
 	for (int i = 1; i < 16; i++)
-		assert_int_equal(devside[i], i);
-	assert_int_equal(devside[16], 0xcc);
+		assert_int_equal(win.devside[i], i);
+	assert_int_equal(win.devside[16], 0xcc);
 	assert_int_equal(readb(r + 1), 0x01);
 	assert_int_equal(readw(r + 2), 0x0302);
 	assert_int_equal(readl(r + 4), 0x07060504);
@@ -469,12 +460,12 @@ static void accessor_widths(void **state)
 	iowrite16be(0x1122, r + 0x10);
 	iowrite32be(0x33445566, r + 0x14);
 	iowrite64be(0x778899aabbccddeeull, r + 0x18);
-	assert_int_equal(devside[0x10], 0x11);
-	assert_int_equal(devside[0x11], 0x22);
-	assert_int_equal(devside[0x14], 0x33);
-	assert_int_equal(devside[0x17], 0x66);
-	assert_int_equal(devside[0x18], 0x77);
-	assert_int_equal(devside[0x1f], 0xee);
+	assert_int_equal(win.devside[0x10], 0x11);
+	assert_int_equal(win.devside[0x11], 0x22);
+	assert_int_equal(win.devside[0x14], 0x33);
+	assert_int_equal(win.devside[0x17], 0x66);
+	assert_int_equal(win.devside[0x18], 0x77);
+	assert_int_equal(win.devside[0x1f], 0xee);
 	writeb_relaxed(0xa1, r + 0x20);
 	writew_relaxed(0xa3a2, r + 0x22);
 	writel_relaxed(0xa7a6a5a4, r + 0x24);
@@ -483,14 +474,14 @@ static void accessor_widths(void **state)
 	iowrite16(0xb3b2, r + 0x32);
 	iowrite32(0xb7b6b5b4, r + 0x34);
 	iowrite64(0xbfbebdbcbbbab9b8ull, r + 0x38);
-	assert_int_equal(devside[0x20], 0xa1);
-	assert_int_equal(devside[0x21], 0xcc);
+	assert_int_equal(win.devside[0x20], 0xa1);
+	assert_int_equal(win.devside[0x21], 0xcc);
 	for (int i = 0x22; i < 0x30; i++)
-		assert_int_equal(devside[i], 0xa0 + i - 0x20);
-	assert_int_equal(devside[0x30], 0xb0);
-	assert_int_equal(devside[0x31], 0xcc);
+		assert_int_equal(win.devside[i], 0xa0 + i - 0x20);
+	assert_int_equal(win.devside[0x30], 0xb0);
+	assert_int_equal(win.devside[0x31], 0xcc);
 	for (int i = 0x32; i < 0x40; i++)
-		assert_int_equal(devside[i], 0xb0 + i - 0x30);
+		assert_int_equal(win.devside[i], 0xb0 + i - 0x30);
 	iounmap(r);
 }
 
@@ -503,21 +494,21 @@ static void block_copies(void **state)
 	assert_non_null(r);
 	for (int i = 0; i < 64; i++)
 		src[i] = (unsigned char)(i + 1);
-	memset((void *)(devside + 0x400), 0, 0x100);
+	memset((void *)(win.devside + 0x400), 0, 0x100);
 	/* Unaligned start, odd length: bytes, words, bytes. */
 	memcpy_toio(r + 3, src, 37);
-	assert_int_equal(devside[0x402], 0);
-	assert_memory_equal((const void *)(devside + 0x403), src, 37);
-	assert_int_equal(devside[0x403 + 37], 0);
+	assert_int_equal(win.devside[0x402], 0);
+	assert_memory_equal((const void *)(win.devside + 0x403), src, 37);
+	assert_int_equal(win.devside[0x403 + 37], 0);
 	memset(dst, 0, sizeof(dst));
 	memcpy_fromio(dst, r + 5, 29);
 	assert_memory_equal(dst, src + 2, 29);
 	assert_int_equal(dst[29], 0);
 	memset_io(r + 0x41, 0x7e, 21);
-	assert_int_equal(devside[0x440], 0);
+	assert_int_equal(win.devside[0x440], 0);
 	for (int i = 0x441; i < 0x441 + 21; i++)
-		assert_int_equal(devside[i], 0x7e);
-	assert_int_equal(devside[0x441 + 21], 0);
+		assert_int_equal(win.devside[i], 0x7e);
+	assert_int_equal(win.devside[0x441 + 21], 0);
 	memcpy_toio(r, src, 0);
 	memset_io(r, 0, 0);
 	iounmap(r);

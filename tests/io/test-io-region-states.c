@@ -34,9 +34,7 @@
 #include <devres/devres.h>
 #include <devres/io.h>
 #include <devres/ioport.h>
-#include "testlib.h"
-#include "states.h"
-#include "io/iotest.h"
+#include "io/io-states.h"
 
 #define WIN 0x90000000ull
 #define WIN_SIZE 0x4000u
@@ -44,26 +42,19 @@
 #define A (WIN + 0x1000u)
 #define N 0x1000u
 
-enum state {
-	NEVER,
-	MANAGED,
-	PLAIN,
-	RELEASED,
-	WRONG,
-	TWICE,
-	UNBOUND,
-	REOWNED,
-	NR_STATES
+/* The states are the io lifecycle's (io/io-states.h). */
+enum {
+	NR_STATES = NR_IO_STATES
 };
 static const char *const state_name[NR_STATES] = {
-	"never requested",
-	"devm requested",
-	"requested",
-	"released by devm_release_mem_region",
-	"devm requested, released by release_mem_region",
-	"released twice",
-	"device released",
-	"released, requested by another device",
+	[NEVER] = "never requested",
+	[MANAGED] = "devm requested",
+	[PLAIN] = "requested",
+	[RELEASED] = "released by devm_release_mem_region",
+	[WRONG] = "devm requested, released by release_mem_region",
+	[TWICE] = "released twice",
+	[UNBOUND] = "device released",
+	[REOWNED] = "released, requested by another device",
 };
 
 enum call {
@@ -100,7 +91,7 @@ static const char *const call_name[NR_SPACES][NR_CALLS] = {
  * other device's region is gone (only a release by address may take it).
  */
 /* clang-format off */
-#define C(r, w, s, n) { r, w, s, n, false }
+#define C(r, w, s, n) STATES_LEFT(r, w, s, n)
 #define FREE_ROW(map)                                                  \
 	{ C(0, 0, NULL, 0), C(0, 0, NULL, 1),                               \
 	  C(0, 1, "no busy region", 0), C(0, 1, "no managed region", 0),   \
@@ -128,7 +119,7 @@ static const struct states_cell table[NR_SPACES][NR_STATES][NR_CALLS] = {
 	[TWICE] = FREE_ROW(MAPPED),
 	[UNBOUND] = FREE_ROW(MAPPED),
 	[REOWNED] = { C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0),
-		      { 0, 1, "other-dev: release_mem_region", 0, true },
+		      STATES_TAKEN(0, 1, "other-dev: release_mem_region", 0),
 		      C(0, 1, "no managed region", 0), C(0, 0, NULL, 0),
 		      C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0) },
 	},
@@ -147,7 +138,7 @@ static const struct states_cell table[NR_SPACES][NR_STATES][NR_CALLS] = {
 	[TWICE] = FREE_ROW(NOT_MEM),
 	[UNBOUND] = FREE_ROW(NOT_MEM),
 	[REOWNED] = { C(-EBUSY, 0, NULL, 0), C(-EBUSY, 0, NULL, 0),
-		      { 0, 1, "other-dev: release_region", 0, true },
+		      STATES_TAKEN(0, 1, "other-dev: release_region", 0),
 		      C(0, 1, "no managed region", 0), C(0, 0, NULL, 0),
 		      NOT_MEM, NOT_MEM },
 	},
@@ -174,44 +165,45 @@ static const struct space_ops spaces[NR_SPACES] = {
 };
 static const struct space_ops *ops;
 
-static int memfd;
 /* A plain region the cell made, to be given back by undo(). */
 static bool plain;
 
+/* The space's calls on its range, for the states of the io lifecycle. */
+static void *region_get(void)
+{
+	return ops->req(ops->a, ops->n, "mine");
+}
+
+static void region_put(void *res)
+{
+	(void)res;
+	ops->rel(ops->a, ops->n);
+}
+
+static void *region_devm_get(struct device *dev)
+{
+	return ops->devm_req(dev, ops->a, ops->n,
+			     dev == &tdev ? "mine" : "theirs");
+}
+
+static void region_devm_put(struct device *dev, void *res)
+{
+	(void)res;
+	ops->devm_rel(dev, ops->a, ops->n);
+}
+
+static const struct io_states_ops region_ops = {
+	.get = region_get,
+	.put = region_put,
+	.devm_get = region_devm_get,
+	.devm_put = region_devm_put,
+};
+
 static void reach(unsigned int s)
 {
-	plain = false;
-	switch (s) {
-	case NEVER:
-		break;
-	case MANAGED:
-	case RELEASED:
-	case WRONG:
-	case UNBOUND:
-	case REOWNED:
-		assert_non_null(ops->devm_req(&tdev, ops->a, ops->n, "mine"));
-		if (s == RELEASED || s == REOWNED)
-			ops->devm_rel(&tdev, ops->a, ops->n);
-		else if (s == WRONG)
-			ops->rel(ops->a, ops->n);
-		else if (s == UNBOUND)
-			assert_int_equal(devres_release_all(&tdev), 1);
-		if (s == REOWNED)
-			assert_non_null(ops->devm_req(&other, ops->a, ops->n,
-						      "theirs"));
-		break;
-	case PLAIN:
-	case TWICE:
-		assert_non_null(ops->req(ops->a, ops->n, "mine"));
-		plain = s == PLAIN;
-		if (s == TWICE) {
-			ops->rel(ops->a, ops->n);
-			ops->rel(ops->a, ops->n);
-		}
-		break;
-	default:
-		fail();
-	}
+	if (s != NEVER)
+		(void)io_states_reach(&region_ops, s);
+	plain = s == PLAIN;
 }
 
 static int make(unsigned int c)
@@ -260,14 +252,9 @@ static void undo(unsigned int s, const struct states_cell *want)
 {
 	struct resource *r;
 
-	if (s == REOWNED && !want->other) {
-		assert_int_equal(states_nodes(&other), 1);
+	if (io_states_theirs_kept(s, want))
 		assert_null(ops->req(ops->a, ops->n, "probe"));
-	}
-	if (s == REOWNED && want->other)
-		assert_int_equal(states_nodes(&other), 0);
-	devres_release_all(&other);
-	devres_release_all(&tdev);
+	io_states_release();
 	if (plain)
 		ops->rel(ops->a, ops->n);
 	r = ops->req(ops->a, ops->n, "probe");
@@ -277,13 +264,7 @@ static void undo(unsigned int s, const struct states_cell *want)
 
 static int cell_setup(void **state)
 {
-	int ret;
-
-	memfd = dev_memfd(WIN_SIZE);
-	if (memfd < 0 || iomem_window_add(WIN, WIN_SIZE, memfd, 0, "win"))
-		return -1;
-	ret = two_dev_setup(state);
-	return ret;
+	return io_states_window_setup(state, WIN, WIN_SIZE);
 }
 
 /* A cell of each space: the space's calls, then the common fixture. */
@@ -301,12 +282,7 @@ static int io_setup(void **state)
 
 static int cell_teardown(void **state)
 {
-	int ret = dev_teardown(state);
-
-	if (iomem_window_remove(WIN))
-		ret = -1;
-	close(memfd);
-	return ret;
+	return io_states_window_teardown(state, WIN, WIN_SIZE);
 }
 
 static const struct states_table space_states[NR_SPACES] = {
@@ -318,6 +294,5 @@ static const struct states_table space_states[NR_SPACES] = {
 
 int main(void)
 {
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return states_run("io-region-states", space_states, NR_SPACES);
+	return states_main("io-region-states", space_states, NR_SPACES);
 }

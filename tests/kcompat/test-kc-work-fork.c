@@ -24,47 +24,10 @@
 #include <sys/wait.h>
 #include <time.h>
 #include "kcompat/kctest.h"
+#include "base/fork-park.h"
 
 #define CHILDREN 12
 #define CHILD_ALARM_S 10
-
-#if defined(__SANITIZE_THREAD__)
-#define T_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define T_TSAN 1
-#endif
-#endif
-
-/*
- * ThreadSanitizer keeps the parent's threads in its registry in a child
- * and aborts when a new thread gets the id of one of them: under it, the
- * child's own work runs no thread (its queue is made and destroyed, its
- * item initialized and checked idle), and the parent's side is checked.
- */
-#ifdef T_TSAN
-#define CHILD_THREADS 0
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-	return "die_after_fork=0";
-}
-#else
-#define CHILD_THREADS 1
-#endif
-
-/*
- * The sanitizers' allocators (GCC 12) are not held across fork(): a child
- * forked while another thread allocates deadlocks in its first malloc().
- * Under them the hammer parks while the main thread forks; the dev build
- * forks while it runs.
- */
-#if defined(T_ASAN) || defined(T_TSAN)
-#define PARK 1
-#else
-#define PARK 0
-#endif
-static int park, parked;
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
@@ -100,12 +63,7 @@ static void *hammer(void *arg)
 {
 	(void)arg;
 	while (!__atomic_load_n(&hammer_stop, __ATOMIC_SEQ_CST)) {
-		if (__atomic_load_n(&park, __ATOMIC_SEQ_CST)) {
-			__atomic_store_n(&parked, 1, __ATOMIC_SEQ_CST);
-			while (__atomic_load_n(&park, __ATOMIC_SEQ_CST))
-				sched_yield();
-			__atomic_store_n(&parked, 0, __ATOMIC_SEQ_CST);
-		}
+		fork_park_point();
 		(void)schedule_work(&hammered);
 		(void)flush_work(&hammered);
 		(void)work_pending(&running);
@@ -113,15 +71,6 @@ static void *hammer(void *arg)
 	}
 	return NULL;
 }
-
-/* In the child: a failed check ends the child with the line's number. */
-#define CHILD_CHECK(c)                                                         \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			fprintf(stderr, "child: line %d: %s\n", __LINE__, #c); \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
 
 /* One call on the parent's: one more WARN, naming it and the parent. */
 #define ONE_WARN(call)                                                         \
@@ -169,7 +118,11 @@ static void child(void)
 	CHILD_CHECK(kc_said("cancel_work_sync: work "));
 	CHILD_CHECK(kc_said("destroy_workqueue: workqueue "));
 
-	/* The child's own: a queue, an item, a delayed item, memory. */
+	/*
+	 * The child's own: a queue, an item, a delayed item, memory. Under
+	 * TSan (no thread in a child) the queue is made and destroyed and
+	 * the items checked idle, none of them run.
+	 */
 	wq = alloc_workqueue("child", 0, 0);
 	CHILD_CHECK(wq != NULL);
 	INIT_DELAYED_WORK(&mine_later, count_fn);
@@ -247,19 +200,13 @@ static void children_of_a_busy_parent(void **state)
 		int status;
 		pid_t pid;
 
-		if (PARK) {
-			__atomic_store_n(&park, 1, __ATOMIC_SEQ_CST);
-			while (!__atomic_load_n(&parked, __ATOMIC_SEQ_CST))
-				sched_yield();
-		}
+		fork_park_all(1); /* the hammer */
 		clock_gettime(CLOCK_MONOTONIC, &t0);
 		pid = fork();
 		assert_true(pid >= 0);
 		if (pid == 0)
 			child();
-		__atomic_store_n(&park, 0, __ATOMIC_SEQ_CST);
-		while (PARK && __atomic_load_n(&parked, __ATOMIC_SEQ_CST))
-			sched_yield();
+		fork_park_release();
 		assert_int_equal(waitpid(pid, &status, 0), pid);
 		clock_gettime(CLOCK_MONOTONIC, &t1);
 		if (!WIFEXITED(status))

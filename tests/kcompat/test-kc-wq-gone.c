@@ -5,7 +5,8 @@
  * the call and the queue, nothing done, no read of the queue's memory (it
  * used to be kfree()d, and each call a use after free). A destroyed
  * queue's slot serves the next queue made: the stale handle is still
- * refused and the new queue untouched by it. Threads that queue on a
+ * refused and the new queue untouched by it; a handle forged with a free
+ * slot's generation is refused too. Threads that queue on a
  * handle while another destroys it get either a run or the WARN, one each.
  */
 #define _GNU_SOURCE
@@ -139,6 +140,41 @@ static void stale_handle_of_a_reused_slot(void **state)
 	destroy_workqueue(new);
 }
 
+/*
+ * A free slot's generation is even, a live one's odd: a handle forged with
+ * the free slot's generation, or with the next one before it is issued,
+ * names no queue; the next queue made gets that next generation.
+ */
+static void handle_of_a_free_slot(void **state)
+{
+	struct workqueue_struct *old = alloc_workqueue("old", 0, 0);
+	struct workqueue_struct *free_gen, *next_gen, *new;
+	struct delayed_work dw;
+	struct work_struct w;
+	unsigned int slot;
+	uintptr_t gen;
+
+	(void)state;
+	assert_non_null(old);
+	slot = (unsigned int)(((uintptr_t)old >> 1) & 2047);
+	gen = (uintptr_t)old >> 12;
+	assert_int_equal(gen & 1, 1);
+	assert_true(kcompat_wq_live(&kcompat_wqs[slot]));
+	destroy_workqueue(old);
+	assert_false(kcompat_wq_live(&kcompat_wqs[slot]));
+	free_gen = kcompat_wq_handle(slot, gen + 1);
+	next_gen = kcompat_wq_handle(slot, gen + 2);
+	INIT_WORK(&w, count_fn);
+	INIT_DELAYED_WORK(&dw, count_fn);
+	each_call(free_gen, &w, &dw);
+	each_call(next_gen, &w, &dw);
+	new = alloc_workqueue("new", 0, 0);
+	assert_ptr_equal(new, next_gen);
+	assert_string_equal(kcompat_workqueue_name(new), "new");
+	destroy_workqueue(new);
+	assert_int_equal(__atomic_load_n(&runs, __ATOMIC_SEQ_CST), 0);
+}
+
 /* Not a queue at all: an odd value that no handle was, a real address. */
 static void not_a_queue(void **state)
 {
@@ -243,6 +279,8 @@ int main(void)
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(stale_handle_of_a_reused_slot,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(handle_of_a_free_slot, setup,
+						teardown),
 		cmocka_unit_test_setup_teardown(not_a_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(queue_races_destroy, setup,
 						teardown),

@@ -23,14 +23,6 @@
 #include <devres/posix.h>
 #include "testlib.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define T_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define T_TSAN 1
-#endif
-#endif
-
 /*
  * ThreadSanitizer loses track of a thread cancelled inside one of its
  * interceptors (here ppoll()): the locks its exit takes are not seen and

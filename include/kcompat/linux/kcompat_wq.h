@@ -31,11 +31,16 @@ struct workqueue_struct;
 
 #define KCOMPAT_WQ_SLOTS 256
 
+/*
+ * A slot's generation is odd while a queue lives in it and even while it
+ * is free: making a queue and destroying it each move it on by one, so
+ * that whether the slot is live is never a second field to keep in step
+ * with the handle's generation.
+ */
 struct kcompat_wq {
 	pthread_cond_t idle; /* busy fell to 0, or the queue went */
 	uintptr_t gen;	     /* of the handle that names it while live */
 	pid_t pid;	     /* the process that made it */
-	bool live;
 	bool cond_made;
 	int busy;  /* items queued on it that a thread serves */
 	void *rec; /* a kmalloc() block: a queue never destroyed leaks it */
@@ -53,6 +58,21 @@ __attribute__((weak)) struct kcompat_wq kcompat_wqs[KCOMPAT_WQ_SLOTS];
  * generation wraps well before): (gen << 12) | (slot << 1) | 1.
  */
 #define KCOMPAT_WQ_GEN_MAX (UINTPTR_MAX >> 14)
+
+/* Whether a queue lives in slot @q: its generation is odd. */
+static inline bool kcompat_wq_live(const struct kcompat_wq *q)
+{
+	return q->gen & 1;
+}
+
+/*
+ * The queue in slot @q goes: its generation turns even, so that every
+ * handle naming it is stale. Under kcompat_wq_lock.
+ */
+static inline void kcompat_wq_retire(struct kcompat_wq *q)
+{
+	q->gen++;
+}
 
 static inline struct workqueue_struct *kcompat_wq_handle(unsigned int slot,
 							 uintptr_t gen)
@@ -76,7 +96,8 @@ static inline const char *kcompat_wq_find(const struct workqueue_struct *wq,
 	if (!(h & 1) || slot >= KCOMPAT_WQ_SLOTS)
 		return "is not a workqueue";
 	q = &kcompat_wqs[slot];
-	if (!q->live || q->gen != h >> 12)
+	/* A free slot's generation is even: no handle, forged or not, is it. */
+	if (!kcompat_wq_live(q) || q->gen != h >> 12)
 		return "was destroyed";
 	if (q->pid != getpid()) {
 		*ret_pid = q->pid;
@@ -128,15 +149,15 @@ static inline struct workqueue_struct *kcompat_wq_new(const char *name,
 	for (unsigned int i = 0; i < KCOMPAT_WQ_SLOTS && !wq; i++) {
 		struct kcompat_wq *q = &kcompat_wqs[i];
 
-		if (q->live)
+		if (kcompat_wq_live(q))
 			continue;
 		if (!q->cond_made) {
 			pthread_cond_init(&q->idle, NULL);
 			q->cond_made = true;
 		}
+		/* Even to odd: live. GEN_MAX is odd, so the wrap to 1 is too. */
 		if (++q->gen > KCOMPAT_WQ_GEN_MAX)
 			q->gen = 1;
-		q->live = true;
 		q->pid = getpid();
 		q->busy = 0;
 		q->rec = rec;
@@ -162,14 +183,15 @@ static inline void kcompat_wq_put(struct workqueue_struct *wq)
 
 /*
  * Waits until no item is queued on @q, those they queue on it meanwhile
- * too; false when the queue went meanwhile (another destroy). Under
- * kcompat_wq_lock.
+ * too; false when the queue went meanwhile (another destroy). @gen is
+ * the live queue's (odd): while the slot still has it, the queue lives.
+ * Under kcompat_wq_lock.
  */
 static inline bool kcompat_wq_wait_idle(struct kcompat_wq *q, uintptr_t gen)
 {
-	while (q->live && q->gen == gen && q->busy)
+	while (q->gen == gen && q->busy)
 		pthread_cond_wait(&q->idle, &kcompat_wq_lock);
-	return q->live && q->gen == gen;
+	return q->gen == gen;
 }
 
 /*
@@ -205,7 +227,8 @@ static inline void kcompat_wq_child(void)
 {
 	/* A thread of the parent may have been waking from a free slot's. */
 	for (unsigned int i = 0; i < KCOMPAT_WQ_SLOTS; i++)
-		if (kcompat_wqs[i].cond_made && !kcompat_wqs[i].live)
+		if (kcompat_wqs[i].cond_made &&
+		    !kcompat_wq_live(&kcompat_wqs[i]))
 			pthread_cond_init(&kcompat_wqs[i].idle, NULL);
 	kcompat_finishing = 0;
 	pthread_cond_init(&kcompat_fin_cond, NULL);

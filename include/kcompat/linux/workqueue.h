@@ -542,7 +542,7 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
 		return;
 	}
 	if (destroy) {
-		q->live = false;
+		kcompat_wq_retire(q);
 		rec = q->rec;
 		q->rec = NULL;
 		/* Others waiting on it find it gone. */
