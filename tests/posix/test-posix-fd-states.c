@@ -342,7 +342,7 @@ static int src_fd(void)
 
 static int make(unsigned int c)
 {
-	int f, ret;
+	int f, ret = 0;
 
 	switch (c) {
 	case DEVM_OPEN:
