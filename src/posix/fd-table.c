@@ -150,15 +150,15 @@ static struct fd_dr **slot(unsigned int fd, bool grow)
 			return NULL;
 		while (n <= i)
 			n *= 2;
-		bigger = calloc(1,
-				sizeof(*bigger) + n * sizeof(bigger->chunk[0]));
+		bigger =
+			calloc(1, sizeof(*bigger) + n * sizeof(struct chunk *));
 		if (!bigger)
 			return NULL;
 		bigger->n = n;
 		bigger->older = t;
 		if (t)
 			memcpy(bigger->chunk, t->chunk,
-			       t->n * sizeof(t->chunk[0]));
+			       t->n * sizeof(struct chunk *));
 		__atomic_store_n(&top, bigger, __ATOMIC_RELEASE);
 		t = bigger;
 	}

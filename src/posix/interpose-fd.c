@@ -99,7 +99,11 @@ static int no_fclose(FILE *f)
 	return EOF;
 }
 
-/* One look-up per name and process, kept: the fast path is one load. */
+/*
+ * One look-up per name and process, kept: the fast path is one load.
+ * @type is a function type, declared with: it cannot be parenthesized.
+ */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define NEXT(type, name, fallback)                                             \
 	static type *next_##name(void)                                         \
 	{                                                                      \
@@ -122,6 +126,7 @@ NEXT(dup2_fn, dup2, sys_dup2)
 NEXT(dup3_fn, dup3, sys_dup3)
 NEXT(close_range_fn, close_range, sys_close_range)
 NEXT(fclose_fn, fclose, no_fclose)
+/* NOLINTEND(bugprone-macro-parentheses) */
 
 int posix__close_next(int fd)
 {
