@@ -21,6 +21,12 @@
  * the count dropped once), and at most one WARN a round (the release's,
  * when the close came between its check and its own close). TSan watches
  * the table.
+ *
+ * calls that close nothing: dup2() from a closed descriptor, dup2() and
+ * dup3() of the number onto itself, dup3() with a flag it refuses,
+ * close_range() with its bounds reversed or a flag it does not know,
+ * close(-1): each fails (or does nothing) as libc's does, with no WARN,
+ * and the descriptor is still open and still managed.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -74,6 +80,15 @@ const char *__tsan_default_options(void)
 #define RACE_ROUNDS 400
 
 static int stop, park, parked, worker_rounds;
+
+/* The nodes @dev holds. */
+static int nodes_of(struct device *dev)
+{
+	struct devres_stats st;
+
+	devres_get_stats(dev, &st);
+	return (int)st.allocs;
+}
 
 static int load(const int *p)
 {
@@ -259,9 +274,50 @@ static void close_races_release(void **state)
 		      load(&caught), RACE_ROUNDS);
 }
 
+static void calls_that_close_nothing(void **state)
+{
+	int fd, src;
+	long warns;
+
+	(void)state;
+	fd = devm_open(&tdev, "/dev/null", O_RDONLY);
+	assert_true(fd >= 0);
+	src = open("/dev/zero", O_RDONLY | O_CLOEXEC);
+	assert_true(src >= 0);
+	warns = devres_warn_count();
+	errno = 0;
+	assert_int_equal(dup2(900, fd), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(dup2(fd, fd), fd);
+	errno = 0;
+	assert_int_equal(dup3(fd, fd, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(dup3(src, fd, 0x40000000), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(close_range(fd + 1, fd, 0), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(close_range(fd, fd, 0x40000000), -1);
+	assert_int_equal(errno, EINVAL);
+	errno = 0;
+	assert_int_equal(close(-1), -1);
+	assert_int_equal(errno, EBADF);
+	assert_int_equal(devres_warn_count(), warns);
+	assert_true(fcntl(fd, F_GETFD) >= 0);
+	assert_int_equal(nodes_of(&tdev), 1);
+	close(src);
+	devm_close(&tdev, fd);
+	assert_int_equal(devres_warn_count(), warns);
+	assert_true(fcntl(fd, F_GETFD) < 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(calls_that_close_nothing,
+						dev_setup, dev_teardown),
 		cmocka_unit_test_setup_teardown(fork_closes_parents_copy,
 						two_dev_setup, dev_teardown),
 		cmocka_unit_test_setup_teardown(close_races_release, dev_setup,
