@@ -266,6 +266,7 @@ static struct fd_dr *find_live(unsigned int *lo, unsigned int hi)
 
 void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 {
+	unsigned int first = lo;
 	int saved = errno;
 
 	/* One number nobody manages, the common case: no lock. */
@@ -291,8 +292,14 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 			break;
 		snprintf(what, sizeof(what), "fd %d", fd);
 		devres__warn_hand(&hand, func, what);
-		/* What its release would have done but close the number. */
-		if (twin >= 0)
+		/*
+		 * What its release would have done but close the number. A
+		 * twin inside the range is left to the real call: closed
+		 * here, its number could go to another thread's open()
+		 * before that call closes the range.
+		 */
+		if (twin >= 0 &&
+		    ((unsigned int)twin < first || (unsigned int)twin > hi))
 			posix__close_next(twin);
 		devres__ledger_add(DL_FDS, twin >= 0 ? -2 : -1);
 	}

@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
+#include <dirent.h>
 #include <unistd.h>
 #include <linux/filter.h>
 #include <linux/kcmp.h>
@@ -479,11 +480,26 @@ static int max_of(const int *v, int n)
  * CLOSE_RANGE_CLOEXEC first: no WARN, every number still open and now
  * close-on-exec, the three nodes still there. Then a plain close_range():
  * one WARN for each managed number, naming its call, none for the other,
- * every number closed, no node left; the teardown checks the ledger.
+ * every number closed, no node left, and as many descriptors open in the
+ * process as before (the twins, some inside the range, closed once);
+ * the teardown checks the ledger.
  */
+static int open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
 static void close_range_several(void **state)
 {
-	int fds[4], lo, hi;
+	int fds[4], lo, hi, before = open_fds();
 	long warns;
 
 	(void)state;
@@ -513,6 +529,7 @@ static void close_range_several(void **state)
 	assert_int_equal(states_nodes(&tdev), 0);
 	for (int i = 0; i < 4; i++)
 		assert_true(fcntl(fds[i], F_GETFD) < 0);
+	assert_int_equal(open_fds(), before);
 }
 
 /* Whether this process may compare two descriptors with kcmp(). */
