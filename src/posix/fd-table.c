@@ -17,10 +17,11 @@
  * number is found by index in a two-level array: a top array of chunks,
  * each of CHUNK slots, each slot the newest node of that number with the
  * older ones chained behind it (another device's, or a stale node whose
- * number was closed by a raw syscall and acquired again). The common
- * case, a number nobody manages, is decided without the lock: the count
- * of listed nodes, then the top, its chunk and the slot, each one atomic
- * load. A top outgrown is kept (a reader may hold it), so no reader ever
+ * number was closed by a raw syscall and acquired again); and, in a
+ * second array, the nodes whose twin has that number, so that a close of
+ * a twin's number moves the twin first. The common case, a number nobody
+ * manages, is decided without the lock: the count of listed nodes, then
+ * the top, its chunk and the two slots, each one atomic load. A top outgrown is kept (a reader may hold it), so no reader ever
  * sees freed memory; they add up to less than the newest one.
  *
  * Lock order: the table's lock, then a device's devres lock (a node taken
@@ -31,6 +32,7 @@
  * numbers are the parent's, and a child's close of its copy is its own.
  */
 #include <errno.h>
+#include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdlib.h>
@@ -102,7 +104,8 @@ int posix__fd_twin(int fd)
 bool posix__fd_same(const struct fd_dr *dr)
 {
 	struct stat st;
-	int same = dr->twin >= 0 ? same_file(dr->fd, dr->twin) : -1;
+	int twin = __atomic_load_n(&dr->twin, __ATOMIC_ACQUIRE);
+	int same = twin >= 0 ? same_file(dr->fd, twin) : -1;
 
 	if (same >= 0)
 		return same == 0;
@@ -116,7 +119,8 @@ bool posix__fd_same(const struct fd_dr *dr)
 #define CHUNK (1u << CHUNK_SHIFT)
 
 struct chunk {
-	struct fd_dr *slot[CHUNK];
+	struct fd_dr *slot[CHUNK]; /* the nodes of each number */
+	struct fd_dr *twin[CHUNK]; /* the nodes whose twin has the number */
 };
 
 struct top {
@@ -136,8 +140,8 @@ static void count(unsigned long *n, long delta)
 			 __ATOMIC_RELAXED);
 }
 
-/* The slot of @fd, under the lock; made when @grow (NULL without memory). */
-static struct fd_dr **slot(unsigned int fd, bool grow)
+/* The chunk of @fd, under the lock; made when @grow (NULL without memory). */
+static struct chunk *chunk_of(unsigned int fd, bool grow)
 {
 	unsigned int i = fd >> CHUNK_SHIFT;
 	struct top *t = top, *bigger;
@@ -171,7 +175,17 @@ static struct fd_dr **slot(unsigned int fd, bool grow)
 			return NULL;
 		__atomic_store_n(&t->chunk[i], c, __ATOMIC_RELEASE);
 	}
-	return &c->slot[fd & (CHUNK - 1)];
+	return c;
+}
+
+/* The head of @fd's chain of nodes (@twin: of twins), or NULL. */
+static struct fd_dr **slot(unsigned int fd, bool twin, bool grow)
+{
+	struct chunk *c = chunk_of(fd, grow);
+
+	if (!c)
+		return NULL;
+	return twin ? &c->twin[fd & (CHUNK - 1)] : &c->slot[fd & (CHUNK - 1)];
 }
 
 /* Without the lock: whether @fd may have a node (false: it has none). */
@@ -184,7 +198,37 @@ static bool maybe_listed(unsigned int fd)
 		return false;
 	c = __atomic_load_n(&t->chunk[fd >> CHUNK_SHIFT], __ATOMIC_ACQUIRE);
 	return c &&
-	       __atomic_load_n(&c->slot[fd & (CHUNK - 1)], __ATOMIC_RELAXED);
+	       (__atomic_load_n(&c->slot[fd & (CHUNK - 1)], __ATOMIC_RELAXED) ||
+		__atomic_load_n(&c->twin[fd & (CHUNK - 1)], __ATOMIC_RELAXED));
+}
+
+/* Puts @dr on the chain of its twin's number, under the lock. */
+static void link_twin(struct fd_dr *dr)
+{
+	int twin = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED);
+	struct fd_dr **s = twin < 0 ? NULL
+				    : slot((unsigned int)twin, true, true);
+
+	dr->twin_listed = s != NULL;
+	if (s) {
+		dr->next_twin = *s;
+		__atomic_store_n(s, dr, __ATOMIC_RELAXED);
+	}
+}
+
+static void unlink_twin(struct fd_dr *dr)
+{
+	int twin = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED);
+	struct fd_dr **pp;
+
+	if (!dr->twin_listed)
+		return;
+	pp = slot((unsigned int)twin, true, false);
+	while (pp && *pp && *pp != dr)
+		pp = &(*pp)->next_twin;
+	if (pp && *pp)
+		__atomic_store_n(pp, dr->next_twin, __ATOMIC_RELAXED);
+	dr->twin_listed = false;
 }
 
 void posix__fd_list(struct fd_dr *dr)
@@ -192,25 +236,27 @@ void posix__fd_list(struct fd_dr *dr)
 	struct fd_dr **s;
 
 	pthread_mutex_lock(&lock);
-	s = slot((unsigned int)dr->fd, true);
+	s = slot((unsigned int)dr->fd, false, true);
 	if (s) {
 		dr->next = *s;
 		__atomic_store_n(s, dr, __ATOMIC_RELAXED);
 		count(&posix__fds_listed, 1);
+		link_twin(dr);
 	}
 	dr->listed = s != NULL;
 	pthread_mutex_unlock(&lock);
 }
 
-/* Takes @dr off its number's chain, under the lock. */
+/* Takes @dr off its number's chain and its twin's, under the lock. */
 static void unlink_fd(struct fd_dr *dr)
 {
-	struct fd_dr **pp = slot((unsigned int)dr->fd, false);
+	struct fd_dr **pp = slot((unsigned int)dr->fd, false, false);
 
 	while (pp && *pp && *pp != dr)
 		pp = &(*pp)->next;
 	if (pp && *pp)
 		__atomic_store_n(pp, dr->next, __ATOMIC_RELAXED);
+	unlink_twin(dr);
 	count(&posix__fds_listed, -1);
 }
 
@@ -264,6 +310,68 @@ static struct fd_dr *find_live(unsigned int *lo, unsigned int hi)
 	return NULL;
 }
 
+/*
+ * The twin of @dr, whose number [@lo, @hi] is about to close, moved out of
+ * the range: a program that closes numbers it did not open (every number
+ * from 3 up, before an exec) would otherwise take the node's way to tell
+ * its number from a reused one, and the number would be left open at
+ * release. The old number is left to the call. With no room outside the
+ * range, the node falls back to the file's identity, as a node that
+ * never had a twin. Under the lock.
+ */
+static void move_twin(struct fd_dr *dr, unsigned int lo, unsigned int hi)
+{
+	int old = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED), moved = -1;
+	struct stat st;
+
+	unlink_twin(dr);
+	if (hi < INT_MAX)
+		moved = fcntl(old, F_DUPFD_CLOEXEC, (int)hi + 1);
+	if (moved < 0) {
+		moved = fcntl(old, F_DUPFD_CLOEXEC, 0);
+		if (moved >= 0 && (unsigned int)moved >= lo &&
+		    (unsigned int)moved <= hi) {
+			posix__close_next(moved);
+			moved = -1;
+		}
+	}
+	if (moved >= 0) {
+		__atomic_store_n(&dr->twin, moved, __ATOMIC_RELEASE);
+		link_twin(dr);
+		return;
+	}
+	if (fstat(old, &st) == 0) {
+		dr->st_dev = st.st_dev;
+		dr->st_ino = st.st_ino;
+		dr->mode = posix__fd_mode(old);
+		dr->have_id = true;
+	}
+	__atomic_store_n(&dr->twin, -1, __ATOMIC_RELEASE);
+	/* The call closes it: the ledger counts one descriptor less. */
+	devres__ledger_add(DL_FDS, -1);
+}
+
+/* Every twin with a number in [@lo, @hi], moved out of it; under the lock. */
+static void move_twins(unsigned int lo, unsigned int hi)
+{
+	struct top *t = top;
+
+	for (unsigned int fd = lo; t && fd <= hi; fd++) {
+		struct chunk *c;
+
+		if (fd >> CHUNK_SHIFT >= t->n)
+			return;
+		c = t->chunk[fd >> CHUNK_SHIFT];
+		if (!c)
+			fd |= CHUNK - 1;
+		else
+			while (c->twin[fd & (CHUNK - 1)])
+				move_twin(c->twin[fd & (CHUNK - 1)], lo, hi);
+		if (fd == hi)
+			break;
+	}
+}
+
 void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 {
 	unsigned int first = lo;
@@ -282,7 +390,7 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 		dr = find_live(&lo, hi);
 		if (dr) {
 			fd = dr->fd;
-			twin = dr->twin;
+			twin = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED);
 			unlink_fd(dr);
 			/* Destroys the node: @dr is not read after this. */
 			devres__disown(&dr->owner, &hand);
@@ -303,6 +411,9 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 			posix__close_next(twin);
 		devres__ledger_add(DL_FDS, twin >= 0 ? -2 : -1);
 	}
+	pthread_mutex_lock(&lock);
+	move_twins(first, hi);
+	pthread_mutex_unlock(&lock);
 	errno = saved;
 }
 

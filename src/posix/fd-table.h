@@ -28,6 +28,14 @@ struct fd_dr {
 	bool listed; /* set before the node is published, never changed */
 	struct devres__owner owner;
 	struct fd_dr *next;
+	/*
+	 * On the chain of its twin's number too, so that a close by hand of
+	 * that number moves the twin first (@twin changes then, under the
+	 * table's lock; read it with an atomic load where that lock is not
+	 * held and the node is listed).
+	 */
+	bool twin_listed;
+	struct fd_dr *next_twin;
 };
 
 /* A managed stream: the data of its devres node. */

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit tsan */
 /*
- * A managed descriptor closed by hand, across fork() and across threads.
+ * A managed descriptor closed by hand, across fork() and across threads,
+ * the calls that close nothing, and the close of a twin's number.
  *
  * fork: a worker thread keeps acquiring managed descriptors and closing
  * them by hand (each close takes the table's lock and WARNs) while the
@@ -27,6 +28,13 @@
  * close_range() with its bounds reversed or a flag it does not know,
  * close(-1): each fails (or does nothing) as libc's does, with no WARN,
  * and the descriptor is still open and still managed.
+ *
+ * a twin's number closed by hand (a program closing numbers it did not
+ * open): the twin is moved first, no WARN, and the managed descriptor is
+ * still told from a reused number and closed by devm_close() with no
+ * WARN; in a child, close_range() from the twin's number to the top
+ * leaves no room for it: the node falls back to the file's identity and
+ * is still closed cleanly, the ledger back.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -41,7 +49,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
+#include <linux/kcmp.h>
 #include <cmocka.h>
 #include <devres/devres.h>
 #include <devres/fault.h>
@@ -313,11 +323,91 @@ static void calls_that_close_nothing(void **state)
 	assert_true(fcntl(fd, F_GETFD) < 0);
 }
 
+/* The other number on @fd's open file: its twin; -1 if none. */
+static int twin_of(int fd)
+{
+	pid_t pid = getpid();
+
+	for (int n = 0; n < 1024; n++)
+		if (n != fd &&
+		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, n) == 0)
+			return n;
+	return -1;
+}
+
+static void closing_a_twin(void **state)
+{
+	int fd, twin, moved;
+	long warns;
+
+	(void)state;
+	fd = devm_open(&tdev, "/dev/null", O_RDONLY);
+	assert_true(fd >= 0);
+	twin = twin_of(fd);
+	if (twin < 0)
+		skip(); /* kcmp() refused here: no twin to move */
+	warns = devres_warn_count();
+	assert_int_equal(close(twin), 0);
+	moved = twin_of(fd);
+	assert_true(moved >= 0 && moved != twin);
+	assert_int_equal(close_range(moved, moved, 0), 0);
+	assert_true(twin_of(fd) >= 0);
+	assert_int_equal(devres_warn_count(), warns);
+	devm_close(&tdev, fd);
+	assert_int_equal(devres_warn_count(), warns);
+	assert_true(fcntl(fd, F_GETFD) < 0);
+}
+
+/* In a child: close_range() from the twin up, no room left for it. */
+static void closing_every_twin(void **state)
+{
+	int status;
+	pid_t pid;
+
+	(void)state;
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		struct devres_ledger before, after;
+		struct device mine;
+		long warns;
+		int fd, twin;
+
+		alarm(CHILD_ALARM_S);
+		if (init_dev(&mine, "child-dev"))
+			_exit(1);
+		devres_ledger_snapshot(&before);
+		fd = devm_open(&mine, "/dev/null", O_RDONLY);
+		twin = twin_of(fd);
+		if (fd < 0 || twin <= fd)
+			_exit(twin < 0
+				      ? 0
+				      : 2); /* no twin, or below: nothing to do */
+		warns = devres_warn_count();
+		if (close_range(twin, ~0U, 0) || fcntl(twin, F_GETFD) >= 0 ||
+		    twin_of(fd) >= 0)
+			_exit(3);
+		devm_close(&mine, fd);
+		devres_ledger_snapshot(&after);
+		if (devres_warn_count() != warns || fcntl(fd, F_GETFD) >= 0 ||
+		    devres_ledger_diff(&before, &after, stderr))
+			_exit(4);
+		put_device(&mine);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(calls_that_close_nothing,
 						dev_setup, dev_teardown),
+		cmocka_unit_test_setup_teardown(closing_a_twin, dev_setup,
+						dev_teardown),
+		cmocka_unit_test(closing_every_twin),
 		cmocka_unit_test_setup_teardown(fork_closes_parents_copy,
 						two_dev_setup, dev_teardown),
 		cmocka_unit_test_setup_teardown(close_races_release, dev_setup,
