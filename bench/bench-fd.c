@@ -1,12 +1,22 @@
 // SPDX-License-Identifier: MIT
 /*
- * A managed descriptor's cost: devm_open() then devm_close() of /dev/null,
- * against open() then close() of it, in the same rounds (interleaved, so
- * that the machine's load weighs on both alike). Prints the median
- * nanoseconds of CPU time per pair of calls of each, their quartiles, and
- * the ratio of the medians. Run it with LD_LIBRARY_PATH pointing at
- * another build of the library to compare two versions of it: the bare
- * calls are the yardstick the two runs share.
+ * What managed descriptors cost, per pair of calls, in the same rounds
+ * (interleaved, so that the machine's load weighs on all alike):
+ *
+ *   raw       open() of /dev/null, then the close system call itself
+ *             (syscall(SYS_close)): what no version of the library
+ *             touches, the yardstick;
+ *   bare0     open() then close(), no managed descriptor in the process;
+ *   bare64    open() then close() with 64 managed descriptors live (on
+ *             another device): close() looks the number up;
+ *   managed   devm_open() then devm_close().
+ *
+ * Prints the median nanoseconds of CPU time per pair of each, their
+ * quartiles, and each median's ratio to raw's. To compare two versions
+ * of the library, build this program against each and run the two
+ * alternately: the ratios to raw are what the two processes share (close
+ * is the library's own in a version that interposes it, so a binary of
+ * one version cannot be pointed at the other's library).
  *
  *   bench-fd [rounds [pairs per round]]
  */
@@ -16,6 +26,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#include <sys/syscall.h>
 #include <devres/device.h>
 #include <devres/devres.h>
 #include <devres/posix.h>
@@ -42,20 +53,58 @@ static double managed(struct device *dev, int pairs)
 	return (now_ns() - t0) / pairs;
 }
 
+static int open_null(void)
+{
+	int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+
+	if (fd < 0) {
+		perror("open");
+		exit(1);
+	}
+	return fd;
+}
+
 static double bare(int pairs)
 {
 	double t0 = now_ns();
 
-	for (int i = 0; i < pairs; i++) {
-		int fd = open("/dev/null", O_RDONLY | O_CLOEXEC);
+	for (int i = 0; i < pairs; i++)
+		close(open_null());
+	return (now_ns() - t0) / pairs;
+}
 
-		if (fd < 0) {
-			perror("open");
+static double raw(int pairs)
+{
+	double t0 = now_ns();
+
+	for (int i = 0; i < pairs; i++)
+		syscall(SYS_close, open_null());
+	return (now_ns() - t0) / pairs;
+}
+
+#define LIVE 64
+
+/* bare() with LIVE managed descriptors of @dev live; not timed: those. */
+static double bare_live(struct device *dev, int pairs)
+{
+	double t;
+
+	for (int i = 0; i < LIVE; i++)
+		if (devm_open(dev, "/dev/null", O_RDONLY) < 0) {
+			fprintf(stderr, "devm_open failed\n");
 			exit(1);
 		}
-		close(fd);
-	}
-	return (now_ns() - t0) / pairs;
+	t = bare(pairs);
+	devres_release_all(dev);
+	return t;
+}
+
+static void print(const char *what, const double *v, int n, double yard)
+{
+	struct spread s = spread_of(v, n);
+
+	printf("  %-22s %6.0f ns (q1 %6.0f, q3 %6.0f)  %.3f\n", what, s.med,
+	       s.q1, s.q3, yard > 0 ? s.med / yard : 1.0);
 }
 
 int main(int argc, char **argv)
@@ -64,34 +113,43 @@ int main(int argc, char **argv)
 	int pairs = argc > 2 ? atoi(argv[2]) : 2000;
 	static struct device dev = { .init_name = "bench-fd",
 				     .release = dev_release };
-	double *m, *b;
-	struct spread sm, sb;
+	static struct device holder = { .init_name = "bench-fd-live",
+					.release = dev_release };
+	double *v[4], yard;
 
 	if (rounds < 1 || pairs < 1) {
 		fprintf(stderr, "usage: bench-fd [rounds [pairs]]\n");
 		return 2;
 	}
-	m = calloc((size_t)rounds, sizeof(*m));
-	b = calloc((size_t)rounds, sizeof(*b));
-	if (!m || !b)
-		return 1;
+	for (int i = 0; i < 4; i++) {
+		v[i] = calloc((size_t)rounds, sizeof(*v[i]));
+		if (!v[i])
+			return 1;
+	}
 	pin_to_one_cpu();
 	device_initialize(&dev);
+	device_initialize(&holder);
 	/* One round of each first, not counted: caches, the first fds. */
-	managed(&dev, pairs);
+	raw(pairs);
 	bare(pairs);
+	bare_live(&holder, pairs);
+	managed(&dev, pairs);
 	for (int r = 0; r < rounds; r++) {
-		m[r] = managed(&dev, pairs);
-		b[r] = bare(pairs);
+		v[0][r] = raw(pairs);
+		v[1][r] = bare(pairs);
+		v[2][r] = bare_live(&holder, pairs);
+		v[3][r] = managed(&dev, pairs);
 	}
-	sm = spread_of(m, rounds);
-	sb = spread_of(b, rounds);
-	printf("%s: devm_open+devm_close %.0f ns (q1 %.0f, q3 %.0f), "
-	       "open+close %.0f ns (q1 %.0f, q3 %.0f), ratio %.2f\n",
-	       devres_version(), sm.med, sm.q1, sm.q3, sb.med, sb.q1, sb.q3,
-	       sm.med / sb.med);
+	yard = spread_of(v[0], rounds).med;
+	printf("%s: per pair, median of %d rounds of %d, ratio to raw\n",
+	       devres_version(), rounds, pairs);
+	print("open+SYS_close (raw)", v[0], rounds, yard);
+	print("open+close, 0 live", v[1], rounds, yard);
+	print("open+close, 64 live", v[2], rounds, yard);
+	print("devm_open+devm_close", v[3], rounds, yard);
+	put_device(&holder);
 	put_device(&dev);
-	free(m);
-	free(b);
+	for (int i = 0; i < 4; i++)
+		free(v[i]);
 	return 0;
 }

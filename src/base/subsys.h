@@ -371,6 +371,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_DMA_POOLS,	/* dma/pool.c: the live pools */
 	DEVRES_FORK_DMA_POOL,	/* dma/pool.c: leaked chunks */
 	DEVRES_FORK_IO,		/* io/iomap.c */
+	DEVRES_FORK_FDS,	/* posix/fd-table.c */
 	DEVRES_FORK_RCU,	/* revocable/urcu.c */
 	DEVRES_FORK_OWNED,	/* base/devres-resource.c */
 	DEVRES_FORK_TREE,	/* base/resource.c */

@@ -7,112 +7,24 @@
  * dumps name the call that acquired a descriptor (a node's name is kept per
  * release function); they all do the same thing.
  *
- * A descriptor closed behind the library's back with close(2), which the
- * library cannot see, may have its number reused at once, by another
- * owner, for another open file: its release must then leave it open. A
- * number says nothing of what it refers to, and st_dev/st_ino cannot tell
- * the same file opened twice (or two eventfds, which share an inode). So
- * a node keeps a private duplicate of the descriptor, its twin, which
- * refers to the open file acquired for as long as the node lives; the
- * release closes the number only if kcmp(KCMP_FILE) says that it still
- * refers to that same open file. Where kcmp() is refused (a seccomp
- * policy, a kernel without it) or no descriptor is left for the twin, the
- * node falls back to remembering st_dev, st_ino and the access mode.
+ * A managed descriptor closed by hand (close(), dup2() or dup3() over it,
+ * close_range()) is caught at that call (fd-table.c, interpose-fd.c): one
+ * WARN, and its node dropped there. What those cannot see (a raw
+ * syscall, a close inside libc) its release still catches: it closes the
+ * number only if it still is the open file acquired (its twin, kcmp()),
+ * for the number may have been handed out again, to another owner.
  */
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/kcmp.h>
 #include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include <sys/timerfd.h>
-#include "base/subsys.h"
+#include "fd-table.h"
 #include <devres/posix.h>
-
-struct fd_dr {
-	int fd;
-	int twin; /* the same open file as fd when acquired; or -1 */
-	bool have_id;
-	dev_t st_dev;
-	ino_t st_ino;
-	int mode; /* O_ACCMODE | O_PATH of the open file description */
-	const char *what;
-};
-
-static int fd_mode(int fd)
-{
-	int fl = fcntl(fd, F_GETFL);
-
-	return fl < 0 ? -1 : fl & (O_ACCMODE | O_PATH);
-}
-
-/* Whether this process may use kcmp(): 0 not known yet, 1 yes, -1 no. */
-static int kcmp_state;
-
-/* 0: @a and @b refer to one open file; 1: they do not; -1: cannot tell. */
-static int same_file(int a, int b)
-{
-	pid_t pid = getpid();
-	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
-
-	if (r < 0 && errno == EBADF)
-		return 1; /* one of them is closed: not one open file */
-	if (r < 0) {
-		/* Refused whatever the descriptors: fall back for good. */
-		if (errno == ENOSYS || errno == EPERM || errno == EACCES)
-			__atomic_store_n(&kcmp_state, -1, __ATOMIC_RELAXED);
-		return -1;
-	}
-	return r != 0;
-}
-
-/*
- * The twin of @fd, or -1: none is made once kcmp() proved unusable, nor
- * when the process is out of descriptors (the node then falls back).
- */
-static int make_twin(int fd)
-{
-	int saved = errno,
-	    state = __atomic_load_n(&kcmp_state, __ATOMIC_RELAXED);
-	int twin;
-
-	if (state < 0)
-		return -1;
-	twin = fcntl(fd, F_DUPFD_CLOEXEC, 0);
-	/* Whether kcmp() may be used is asked once, of the first twin. */
-	if (twin >= 0 && state == 0) {
-		if (same_file(fd, twin) == 0) {
-			__atomic_store_n(&kcmp_state, 1, __ATOMIC_RELAXED);
-		} else {
-			close(twin);
-			twin = -1;
-		}
-	}
-	errno = saved;
-	return twin;
-}
-
-/*
- * Whether @dr's number still refers to what it acquired: by its twin
- * where it has one, else by what fstat() and F_GETFL say (a closed
- * number fails both).
- */
-static bool still_same(const struct fd_dr *dr)
-{
-	struct stat st;
-	int same = dr->twin >= 0 ? same_file(dr->fd, dr->twin) : -1;
-
-	if (same >= 0)
-		return same == 0;
-	if (!dr->have_id)
-		return fcntl(dr->fd, F_GETFD) >= 0;
-	return fstat(dr->fd, &st) == 0 && st.st_dev == dr->st_dev &&
-	       st.st_ino == dr->st_ino && fd_mode(dr->fd) == dr->mode;
-}
 
 /* Every flag open(2) knows; anything else is refused, as openat2 does. */
 #define OPEN_FLAGS                                                             \
@@ -130,12 +42,15 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 {
 	int saved = errno;
 
+	/* Closed by hand since: the close did all of this. */
+	if (dr->listed && !posix__fd_unlist(dr))
+		return;
 	devres__ledger_add(DL_FDS, dr->twin >= 0 ? -2 : -1);
 	if (fcntl(dr->fd, F_GETFD) < 0) {
 		devres__warn(dev, dr->what,
 			     "fd %d was closed behind the library's back",
 			     dr->fd);
-	} else if (!still_same(dr)) {
+	} else if (!posix__fd_same(dr)) {
 		devres__warn(dev, dr->what,
 			     "fd %d was closed behind the library's back and "
 			     "now is another file: left open",
@@ -151,7 +66,7 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 	}
 	/* Ours alone: its close cannot fail in a way that loses data. */
 	if (dr->twin >= 0)
-		close(dr->twin);
+		posix__close_next(dr->twin);
 	errno = saved;
 }
 
@@ -207,7 +122,7 @@ static int match_fd(struct device *dev, void *res, void *data)
 	const struct fd_match *m = data;
 
 	(void)dev;
-	return dr->fd == m->fd && (!m->live || still_same(dr));
+	return dr->fd == m->fd && (!m->live || posix__fd_same(dr));
 }
 
 /*
@@ -231,8 +146,13 @@ static struct fd_dr *fd_node(dr_release_t release, const char *what)
 	struct fd_dr *dr =
 		devres_alloc_named(release, sizeof(*dr), GFP_KERNEL, what);
 
-	if (dr)
+	if (dr) {
 		dr->what = what;
+		dr->owner.node = dr;
+		dr->owner.release = release;
+		dr->owner.call = what;
+		dr->owner.fix = "devm_close()";
+	}
 	return dr;
 }
 
@@ -245,15 +165,17 @@ static int fd_publish(struct device *dev, struct fd_dr *dr, int fd)
 	struct stat st;
 
 	dr->fd = fd;
-	dr->twin = make_twin(fd);
+	dr->twin = posix__fd_twin(fd);
 	dr->have_id = false;
 	/* The fallback's identity, needed only without a twin. */
 	if (dr->twin < 0 && fstat(fd, &st) == 0) {
 		dr->have_id = true;
 		dr->st_dev = st.st_dev;
 		dr->st_ino = st.st_ino;
-		dr->mode = fd_mode(fd);
+		dr->mode = posix__fd_mode(fd);
 	}
+	dr->owner.dev = dev;
+	posix__fd_list(dr);
 	devres__ledger_add(DL_FDS, dr->twin >= 0 ? 2 : 1);
 	devres_add(dev, dr);
 	return fd;

@@ -6,15 +6,15 @@
  * /proc/self/fd agrees. fclose() frees the FILE whatever it returns, so it
  * is called once; its error (a buffered write that could not be flushed)
  * goes to the caller of devm_fclose(), or to the log at release.
+ *
+ * A managed stream given to fclose() by hand is caught there (fd-table.c,
+ * interpose-fd.c): one WARN, and its node dropped before the FILE is
+ * freed, so that neither devm_fclose() nor the release reads it again.
  */
 #include <errno.h>
 #include <string.h>
-#include "base/subsys.h"
+#include "fd-table.h"
 #include <devres/posix.h>
-
-struct stream_dr {
-	FILE *f;
-};
 
 /* Room for the mode, the "e" added and the NUL. */
 #define MODE_MAX 16
@@ -31,6 +31,9 @@ static void devm_fopen_release(struct device *dev, void *res)
 	int saved = errno, ret;
 	char buf[40];
 
+	/* Closed by hand since: the FILE is freed, and was counted. */
+	if (!posix__stream_unlist(res))
+		return;
 	ret = stream_put(((struct stream_dr *)res)->f);
 	if (ret)
 		devres__print(DEVRES_LOG_WARNING, "%s: devm_fopen: fclose: %s",
@@ -90,6 +93,9 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 		return NULL;
 	}
 	dr->f = f;
+	dr->owner = (struct devres__owner){ dev, dr, devm_fopen_release,
+					    __func__, "devm_fclose()" };
+	posix__stream_list(dr);
 	devres__ledger_add(DL_FDS, 1);
 	devres_add(dev, dr);
 	return f;
@@ -109,6 +115,14 @@ int devm_fclose(struct device *dev, FILE *stream)
 			     "stream %p is not managed by this device",
 			     (void *)stream);
 		return -EINVAL;
+	}
+	/*
+	 * An fclose() by hand on another thread took it since it was taken
+	 * off the device: that fclose() frees the FILE, and WARNs.
+	 */
+	if (!posix__stream_unlist(dr)) {
+		devres_free(dr);
+		return 0;
 	}
 	ret = stream_put(dr->f);
 	devres_free(dr);

@@ -4,15 +4,17 @@
  * Every call on a managed stream in every state of it: a pointer that was
  * never a stream, a stream opened managed (devm_fopen()) or unmanaged
  * (fopen()), closed by devm_fclose() once or twice, closed by the
- * device's release. Each cell starts from nothing, brings the stream to
- * its state, makes the call once and checks the return, the exact WARN
- * count and what it says, and the device's nodes; a plain stream the call
- * refused is still open and takes a write. A closed stream's FILE is
- * freed: devm_fclose() of it must compare the pointer with its nodes and
- * never read it (ASan sees a read). Not in the table: fclose(3) of a
- * managed stream, which frees the FILE behind the library's back, and
- * which no check can make safe (docs/posix.md). The table is sized by the
- * enums.
+ * device's release, closed by hand with fclose(3) (which the library
+ * interposes: the node is dropped at that call). Each cell starts from
+ * nothing, brings the stream to its state, makes the call once and checks
+ * the return, the exact WARN count and what it says, and the device's
+ * nodes; a plain stream the call refused is still open and takes a write.
+ * A closed stream's FILE is freed: devm_fclose() of it and the device's
+ * release must compare the pointer with their nodes and never read it
+ * (ASan sees a read). The table is sized by the enums. After the cells,
+ * the fclose(3) by hand itself: one WARN at the call, naming the device,
+ * devm_fopen() and devm_fclose(), no node left, and a release that finds
+ * nothing and WARNs nothing.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -35,6 +37,7 @@ enum state {
 	CLOSED,
 	TWICE,
 	UNBOUND,
+	HAND,
 	NR_STATES
 };
 static const char *const state_name[NR_STATES] = {
@@ -44,6 +47,7 @@ static const char *const state_name[NR_STATES] = {
 	"closed by devm_fclose",
 	"closed twice by devm_fclose",
 	"device released",
+	"closed by fclose(3)",
 };
 
 enum call {
@@ -74,6 +78,7 @@ static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	[CLOSED] = GONE_ROW,
 	[TWICE] = GONE_ROW,
 	[UNBOUND] = GONE_ROW,
+	[HAND] = GONE_ROW,
 };
 /* clang-format on */
 
@@ -106,6 +111,8 @@ static void reach(unsigned int s)
 			assert_int_equal(devm_fclose(&tdev, stream), -EINVAL);
 		if (s == UNBOUND)
 			assert_int_equal(devres_release_all(&tdev), 1);
+		if (s == HAND)
+			assert_int_equal(fclose(stream), 0);
 		break;
 	}
 }
@@ -144,8 +151,49 @@ static const struct states_table stream_states =
 	STATES_TABLE_LEFT(table, state_name, call_name, reach, make, &tdev,
 			  undo, dev_setup, dev_teardown);
 
+/*
+ * fclose(3) of a managed stream: caught at the call, one WARN that names
+ * the device, the managed call and the one to use; the node is dropped
+ * there, so the release has nothing of it left and never reads the freed
+ * FILE (ASan). The teardown checks the ledger.
+ */
+static void fclose_by_hand(void **state)
+{
+	long warns;
+	FILE *f;
+
+	(void)state;
+	f = open_ok(devm_fopen(&tdev, "/dev/null", "w"));
+	assert_true(fputs("x", f) >= 0);
+	assert_int_equal(states_nodes(&tdev), 1);
+	warns = devres_warn_count();
+	devres_set_log_sink(states_discard, NULL);
+	states_warned.n = 0;
+	assert_int_equal(fclose(f), 0);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(devres_warn_count() - warns, 1);
+	assert_non_null(strstr(states_warned.text, "test-dev: fclose: a stream "
+						   "acquired with "
+						   "devm_fopen(): "
+						   "use devm_fclose(); "
+						   "released "
+						   "now"));
+	assert_int_equal(states_nodes(&tdev), 0);
+	assert_int_equal(devres_release_all(&tdev), 0);
+	assert_int_equal(devres_warn_count() - warns, 1);
+}
+
 int main(void)
 {
+	static struct states_id ids[NR_STATES * NR_CALLS];
+	struct CMUnitTest tests[NR_STATES * NR_CALLS + 1];
+	size_t n = states_tests(&stream_states, ids, tests);
+
+	tests[n++] = (struct CMUnitTest){ .name = "fclose by hand",
+					  .test_func = fclose_by_hand,
+					  .setup_func = dev_setup,
+					  .teardown_func = dev_teardown };
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	return states_run("posix-stream-states", &stream_states, 1);
+	return _cmocka_run_group_tests("posix-stream-states", tests, n, NULL,
+				       NULL);
 }

@@ -1,0 +1,507 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Which open file a managed number refers to, and the process-wide table
+ * of managed descriptors and streams that catches their release by hand.
+ *
+ * A number says nothing of what it refers to, and st_dev/st_ino cannot
+ * tell the same file opened twice (or two eventfds, which share an
+ * inode). So a managed descriptor keeps a private duplicate, its twin,
+ * which refers to the open file acquired for as long as the node lives;
+ * kcmp(KCMP_FILE) says whether the number still is that open file. Where
+ * kcmp() is refused (a seccomp policy, a kernel without it) or no
+ * descriptor is left for the twin, the node falls back to remembering
+ * st_dev, st_ino and the access mode.
+ *
+ * The table: close(), dup2(), dup3() and close_range() (interpose-fd.c)
+ * look a number up here before libc closes it, and fclose() a stream. A
+ * number is found by index in a two-level array: a top array of chunks,
+ * each of CHUNK slots, each slot the newest node of that number with the
+ * older ones chained behind it (another device's, or a stale node whose
+ * number was closed by a raw syscall and acquired again); and, in a
+ * second array, the nodes whose twin has that number, so that a close of
+ * a twin's number moves the twin first. The common case, a number nobody
+ * manages, is decided without the lock: the count of listed nodes, then
+ * the top, its chunk and the two slots, each one atomic load. A top outgrown is kept (a reader may hold it), so no reader ever
+ * sees freed memory; they add up to less than the newest one.
+ *
+ * Lock order: the table's lock, then a device's devres lock (a node taken
+ * by hand is destroyed under the table's lock, which keeps its device
+ * alive: the node's release waits for that lock before it goes). Releases
+ * take the table's lock with no other lock held. Its fork() rank is
+ * DEVRES_FORK_FDS; in a child the table is emptied: the parent's managed
+ * numbers are the parent's, and a child's close of its copy is its own.
+ */
+#include <errno.h>
+#include <limits.h>
+#include <fcntl.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <linux/kcmp.h>
+#include <sys/stat.h>
+#include <sys/syscall.h>
+#include "fd-table.h"
+
+/* Whether this process may use kcmp(): 0 not known yet, 1 yes, -1 no. */
+static int kcmp_state;
+
+int posix__fd_mode(int fd)
+{
+	int fl = fcntl(fd, F_GETFL);
+
+	return fl < 0 ? -1 : fl & (O_ACCMODE | O_PATH);
+}
+
+/* 0: @a and @b refer to one open file; 1: they do not; -1: cannot tell. */
+static int same_file(int a, int b)
+{
+	pid_t pid = getpid();
+	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
+
+	if (r < 0 && errno == EBADF)
+		return 1; /* one of them is closed: not one open file */
+	if (r < 0) {
+		/* Refused whatever the descriptors: fall back for good. */
+		if (errno == ENOSYS || errno == EPERM || errno == EACCES)
+			__atomic_store_n(&kcmp_state, -1, __ATOMIC_RELAXED);
+		return -1;
+	}
+	return r != 0;
+}
+
+/*
+ * The twin of @fd, or -1: none is made once kcmp() proved unusable, nor
+ * when the process is out of descriptors (the node then falls back).
+ */
+int posix__fd_twin(int fd)
+{
+	int saved = errno,
+	    state = __atomic_load_n(&kcmp_state, __ATOMIC_RELAXED);
+	int twin;
+
+	if (state < 0)
+		return -1;
+	twin = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	/* Whether kcmp() may be used is asked once, of the first twin. */
+	if (twin >= 0 && state == 0) {
+		if (same_file(fd, twin) == 0) {
+			__atomic_store_n(&kcmp_state, 1, __ATOMIC_RELAXED);
+		} else {
+			posix__close_next(twin);
+			twin = -1;
+		}
+	}
+	errno = saved;
+	return twin;
+}
+
+/*
+ * Whether @dr's number still refers to what it acquired: by its twin
+ * where it has one, else by what fstat() and F_GETFL say (a closed
+ * number fails both).
+ */
+bool posix__fd_same(const struct fd_dr *dr)
+{
+	struct stat st;
+	int twin = __atomic_load_n(&dr->twin, __ATOMIC_ACQUIRE);
+	int same = twin >= 0 ? same_file(dr->fd, twin) : -1;
+
+	if (same >= 0)
+		return same == 0;
+	if (!dr->have_id)
+		return fcntl(dr->fd, F_GETFD) >= 0;
+	return fstat(dr->fd, &st) == 0 && st.st_dev == dr->st_dev &&
+	       st.st_ino == dr->st_ino && posix__fd_mode(dr->fd) == dr->mode;
+}
+
+#define CHUNK_SHIFT 8
+#define CHUNK (1u << CHUNK_SHIFT)
+
+struct chunk {
+	struct fd_dr *slot[CHUNK]; /* the nodes of each number */
+	struct fd_dr *twin[CHUNK]; /* the nodes whose twin has the number */
+};
+
+struct top {
+	unsigned int n;	   /* chunks it has room for */
+	struct top *older; /* outgrown, kept for readers that hold it */
+	struct chunk *chunk[];
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static struct top *top;
+static struct stream_dr *streams;
+unsigned long posix__fds_listed, posix__streams_listed;
+
+static void count(unsigned long *n, long delta)
+{
+	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + delta,
+			 __ATOMIC_RELAXED);
+}
+
+/* The chunk of @fd, under the lock; made when @grow (NULL without memory). */
+static struct chunk *chunk_of(unsigned int fd, bool grow)
+{
+	unsigned int i = fd >> CHUNK_SHIFT;
+	struct top *t = top, *bigger;
+	struct chunk *c;
+
+	if (!t || i >= t->n) {
+		unsigned int n = t ? t->n : 4;
+
+		if (!grow)
+			return NULL;
+		while (n <= i)
+			n *= 2;
+		bigger =
+			calloc(1, sizeof(*bigger) + n * sizeof(struct chunk *));
+		if (!bigger)
+			return NULL;
+		bigger->n = n;
+		bigger->older = t;
+		if (t)
+			memcpy(bigger->chunk, t->chunk,
+			       t->n * sizeof(struct chunk *));
+		__atomic_store_n(&top, bigger, __ATOMIC_RELEASE);
+		t = bigger;
+	}
+	c = t->chunk[i];
+	if (!c) {
+		if (!grow)
+			return NULL;
+		c = calloc(1, sizeof(*c));
+		if (!c)
+			return NULL;
+		__atomic_store_n(&t->chunk[i], c, __ATOMIC_RELEASE);
+	}
+	return c;
+}
+
+/* The head of @fd's chain of nodes (@twin: of twins), or NULL. */
+static struct fd_dr **slot(unsigned int fd, bool twin, bool grow)
+{
+	struct chunk *c = chunk_of(fd, grow);
+
+	if (!c)
+		return NULL;
+	return twin ? &c->twin[fd & (CHUNK - 1)] : &c->slot[fd & (CHUNK - 1)];
+}
+
+/* Without the lock: whether @fd may have a node (false: it has none). */
+static bool maybe_listed(unsigned int fd)
+{
+	struct top *t = __atomic_load_n(&top, __ATOMIC_ACQUIRE);
+	struct chunk *c;
+
+	if (!t || fd >> CHUNK_SHIFT >= t->n)
+		return false;
+	c = __atomic_load_n(&t->chunk[fd >> CHUNK_SHIFT], __ATOMIC_ACQUIRE);
+	return c &&
+	       (__atomic_load_n(&c->slot[fd & (CHUNK - 1)], __ATOMIC_RELAXED) ||
+		__atomic_load_n(&c->twin[fd & (CHUNK - 1)], __ATOMIC_RELAXED));
+}
+
+/* Puts @dr on the chain of its twin's number, under the lock. */
+static void link_twin(struct fd_dr *dr)
+{
+	int twin = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED);
+	struct fd_dr **s = twin < 0 ? NULL
+				    : slot((unsigned int)twin, true, true);
+
+	dr->twin_listed = s != NULL;
+	if (s) {
+		dr->next_twin = *s;
+		__atomic_store_n(s, dr, __ATOMIC_RELAXED);
+	}
+}
+
+static void unlink_twin(struct fd_dr *dr)
+{
+	int twin = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED);
+	struct fd_dr **pp;
+
+	if (!dr->twin_listed)
+		return;
+	pp = slot((unsigned int)twin, true, false);
+	while (pp && *pp && *pp != dr)
+		pp = &(*pp)->next_twin;
+	if (pp && *pp)
+		__atomic_store_n(pp, dr->next_twin, __ATOMIC_RELAXED);
+	dr->twin_listed = false;
+}
+
+void posix__fd_list(struct fd_dr *dr)
+{
+	struct fd_dr **s;
+
+	pthread_mutex_lock(&lock);
+	s = slot((unsigned int)dr->fd, false, true);
+	if (s) {
+		dr->next = *s;
+		__atomic_store_n(s, dr, __ATOMIC_RELAXED);
+		count(&posix__fds_listed, 1);
+		link_twin(dr);
+	}
+	dr->listed = s != NULL;
+	pthread_mutex_unlock(&lock);
+}
+
+/* Takes @dr off its number's chain and its twin's, under the lock. */
+static void unlink_fd(struct fd_dr *dr)
+{
+	struct fd_dr **pp = slot((unsigned int)dr->fd, false, false);
+
+	while (pp && *pp && *pp != dr)
+		pp = &(*pp)->next;
+	if (pp && *pp)
+		__atomic_store_n(pp, dr->next, __ATOMIC_RELAXED);
+	unlink_twin(dr);
+	count(&posix__fds_listed, -1);
+}
+
+bool posix__fd_unlist(struct fd_dr *dr)
+{
+	bool mine;
+
+	pthread_mutex_lock(&lock);
+	mine = dr->owner.dev != NULL;
+	if (mine) {
+		unlink_fd(dr);
+		dr->owner.dev = NULL;
+	}
+	pthread_mutex_unlock(&lock);
+	return mine;
+}
+
+/*
+ * The first node, from number *@lo to @hi, whose number still is the
+ * open file it acquired (*@lo set to its number); NULL if none. A stale
+ * node (its number closed by a raw syscall and now another open file)
+ * is not: the number is not the device's.
+ */
+static struct fd_dr *find_live(unsigned int *lo, unsigned int hi)
+{
+	struct top *t = top;
+
+	if (!t)
+		return NULL;
+	for (unsigned int fd = *lo; fd <= hi; fd++) {
+		struct chunk *c;
+
+		if (fd >> CHUNK_SHIFT >= t->n)
+			return NULL;
+		c = t->chunk[fd >> CHUNK_SHIFT];
+		if (!c) {
+			/* The rest of the chunk: none. */
+			fd |= CHUNK - 1;
+		} else {
+			for (struct fd_dr *dr = c->slot[fd & (CHUNK - 1)]; dr;
+			     dr = dr->next) {
+				if (posix__fd_same(dr)) {
+					*lo = fd;
+					return dr;
+				}
+			}
+		}
+		if (fd == hi) /* @hi may be UINT_MAX */
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * The twin of @dr, whose number [@lo, @hi] is about to close, moved out of
+ * the range: a program that closes numbers it did not open (every number
+ * from 3 up, before an exec) would otherwise take the node's way to tell
+ * its number from a reused one, and the number would be left open at
+ * release. The old number is left to the call. With no room outside the
+ * range, the node falls back to the file's identity, as a node that
+ * never had a twin. Under the lock.
+ */
+static void move_twin(struct fd_dr *dr, unsigned int lo, unsigned int hi)
+{
+	int old = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED), moved = -1;
+	struct stat st;
+
+	unlink_twin(dr);
+	if (hi < INT_MAX)
+		moved = fcntl(old, F_DUPFD_CLOEXEC, (int)hi + 1);
+	if (moved < 0) {
+		moved = fcntl(old, F_DUPFD_CLOEXEC, 0);
+		if (moved >= 0 && (unsigned int)moved >= lo &&
+		    (unsigned int)moved <= hi) {
+			posix__close_next(moved);
+			moved = -1;
+		}
+	}
+	if (moved >= 0) {
+		__atomic_store_n(&dr->twin, moved, __ATOMIC_RELEASE);
+		link_twin(dr);
+		return;
+	}
+	if (fstat(old, &st) == 0) {
+		dr->st_dev = st.st_dev;
+		dr->st_ino = st.st_ino;
+		dr->mode = posix__fd_mode(old);
+		dr->have_id = true;
+	}
+	__atomic_store_n(&dr->twin, -1, __ATOMIC_RELEASE);
+	/* The call closes it: the ledger counts one descriptor less. */
+	devres__ledger_add(DL_FDS, -1);
+}
+
+/* Every twin with a number in [@lo, @hi], moved out of it; under the lock. */
+static void move_twins(unsigned int lo, unsigned int hi)
+{
+	struct top *t = top;
+
+	for (unsigned int fd = lo; t && fd <= hi; fd++) {
+		struct chunk *c;
+
+		if (fd >> CHUNK_SHIFT >= t->n)
+			return;
+		c = t->chunk[fd >> CHUNK_SHIFT];
+		if (!c)
+			fd |= CHUNK - 1;
+		else
+			while (c->twin[fd & (CHUNK - 1)])
+				move_twin(c->twin[fd & (CHUNK - 1)], lo, hi);
+		if (fd == hi)
+			break;
+	}
+}
+
+void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
+{
+	unsigned int first = lo;
+	int saved = errno;
+
+	/* One number nobody manages, the common case: no lock. */
+	if (lo == hi && !maybe_listed(lo))
+		return;
+	for (;;) {
+		struct devres__hand hand = { .pid = 0 };
+		struct fd_dr *dr;
+		int fd = -1, twin = -1;
+		char what[24];
+
+		pthread_mutex_lock(&lock);
+		dr = find_live(&lo, hi);
+		if (dr) {
+			fd = dr->fd;
+			twin = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED);
+			unlink_fd(dr);
+			/* Destroys the node: @dr is not read after this. */
+			devres__disown(&dr->owner, &hand);
+		}
+		pthread_mutex_unlock(&lock);
+		if (!dr)
+			break;
+		snprintf(what, sizeof(what), "fd %d", fd);
+		devres__warn_hand(&hand, func, what);
+		/*
+		 * What its release would have done but close the number. A
+		 * twin inside the range is left to the real call: closed
+		 * here, its number could go to another thread's open()
+		 * before that call closes the range.
+		 */
+		if (twin >= 0 &&
+		    ((unsigned int)twin < first || (unsigned int)twin > hi))
+			posix__close_next(twin);
+		devres__ledger_add(DL_FDS, twin >= 0 ? -2 : -1);
+	}
+	pthread_mutex_lock(&lock);
+	move_twins(first, hi);
+	pthread_mutex_unlock(&lock);
+	errno = saved;
+}
+
+void posix__stream_list(struct stream_dr *dr)
+{
+	pthread_mutex_lock(&lock);
+	dr->next = streams;
+	streams = dr;
+	count(&posix__streams_listed, 1);
+	pthread_mutex_unlock(&lock);
+}
+
+/* The link to the listed node of @f, under the lock; NULL if none. */
+static struct stream_dr **stream_link(const FILE *f)
+{
+	for (struct stream_dr **pp = &streams; *pp; pp = &(*pp)->next)
+		if ((*pp)->f == f)
+			return pp;
+	return NULL;
+}
+
+bool posix__stream_unlist(struct stream_dr *dr)
+{
+	struct stream_dr **pp;
+	bool mine;
+
+	pthread_mutex_lock(&lock);
+	mine = dr->owner.dev != NULL;
+	if (mine) {
+		for (pp = &streams; *pp != dr; pp = &(*pp)->next)
+			;
+		*pp = dr->next;
+		dr->owner.dev = NULL;
+		count(&posix__streams_listed, -1);
+	}
+	pthread_mutex_unlock(&lock);
+	return mine;
+}
+
+void posix__stream_closing(FILE *f)
+{
+	struct devres__hand hand = { .pid = 0 };
+	struct stream_dr **pp, *dr = NULL;
+	int saved = errno;
+
+	pthread_mutex_lock(&lock);
+	pp = stream_link(f);
+	if (pp) {
+		dr = *pp;
+		*pp = dr->next;
+		count(&posix__streams_listed, -1);
+		devres__disown(&dr->owner, &hand);
+	}
+	pthread_mutex_unlock(&lock);
+	if (dr) {
+		devres__warn_hand(&hand, "fclose", "a stream");
+		devres__ledger_add(DL_FDS, -1);
+	}
+	errno = saved;
+}
+
+/*
+ * fork(): the lock is held across it, so the child's copy of the table is
+ * whole; there the table is emptied (its nodes are the parent's devices').
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void fork_child(void)
+{
+	/* Older tops share these chunks. */
+	for (unsigned int i = 0; top && i < top->n; i++)
+		if (top->chunk[i])
+			memset(top->chunk[i], 0, sizeof(*top->chunk[i]));
+	streams = NULL;
+	posix__fds_listed = 0;
+	posix__streams_listed = 0;
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void fd_table_init(void)
+{
+	devres__atfork(DEVRES_FORK_FDS, fork_prepare, fork_parent, fork_child);
+}

@@ -1,0 +1,85 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * What the managed descriptors and streams (fd.c, stdio.c) share with the
+ * table that catches their release by hand (fd-table.c) and with the libc
+ * entry points that consult it (interpose-fd.c). docs/posix.md.
+ */
+#ifndef DEVRES_POSIX_FD_TABLE_H
+#define DEVRES_POSIX_FD_TABLE_H
+
+#include <stdio.h>
+#include <sys/types.h>
+#include "base/subsys.h"
+
+/* A managed descriptor: the data of its devres node. */
+struct fd_dr {
+	int fd;
+	int twin; /* the same open file as fd when acquired; or -1 */
+	bool have_id;
+	dev_t st_dev;
+	ino_t st_ino;
+	int mode; /* O_ACCMODE | O_PATH of the open file description */
+	const char *what;
+	/*
+	 * In the table, under its lock: @owner.dev is cleared when the
+	 * node's number is taken off it, by the node's release or by a
+	 * close() by hand; @next is the number's next older node.
+	 */
+	bool listed; /* set before the node is published, never changed */
+	struct devres__owner owner;
+	struct fd_dr *next;
+	/*
+	 * On the chain of its twin's number too, so that a close by hand of
+	 * that number moves the twin first (@twin changes then, under the
+	 * table's lock; read it with an atomic load where that lock is not
+	 * held and the node is listed).
+	 */
+	bool twin_listed;
+	struct fd_dr *next_twin;
+};
+
+/* A managed stream: the data of its devres node. */
+struct stream_dr {
+	FILE *f;
+	struct devres__owner owner;
+	struct stream_dr *next;
+};
+
+/* fd-table.c: which open file a managed number refers to. */
+HIDDEN int posix__fd_mode(int fd);
+HIDDEN int posix__fd_twin(int fd);
+HIDDEN bool posix__fd_same(const struct fd_dr *dr);
+
+/*
+ * fd-table.c: puts a filled node in the table before devres_add()
+ * publishes it (sets @dr->listed; false without memory for the table,
+ * where the twin alone catches a close by hand, at release); takes it off
+ * in its release or devm_close(): true if it was still there, false if a
+ * close by hand took it (which closed its twin and counted the ledger).
+ * A stream is always listed (the list takes no memory).
+ */
+HIDDEN void posix__fd_list(struct fd_dr *dr);
+HIDDEN bool posix__fd_unlist(struct fd_dr *dr);
+HIDDEN void posix__stream_list(struct stream_dr *dr);
+HIDDEN bool posix__stream_unlist(struct stream_dr *dr);
+
+/*
+ * How many nodes the table holds: the interposers' first (and, at zero,
+ * only) look, one relaxed load.
+ */
+extern HIDDEN unsigned long posix__fds_listed, posix__streams_listed;
+
+/*
+ * The interposers' slow paths: the numbers [@lo, @hi] are about to be
+ * closed by @func, the stream @f by fclose(). Each live managed one found
+ * gets its WARN and its node is dropped; the caller then makes the real
+ * call.
+ */
+HIDDEN void posix__fd_closing(const char *func, unsigned int lo,
+			      unsigned int hi);
+HIDDEN void posix__stream_closing(FILE *f);
+
+/* interpose-fd.c: libc's close(), past every interposer. */
+HIDDEN int posix__close_next(int fd);
+
+#endif /* DEVRES_POSIX_FD_TABLE_H */

@@ -1,0 +1,189 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The libc entry points that release or replace a descriptor or a stream,
+ * defined here so that a managed one given to them by hand is caught at
+ * that call: close(), dup2() and dup3() over a number (their implicit
+ * close), close_range() (CLOSE_RANGE_CLOEXEC closes nothing) and fclose().
+ *
+ * Each first loads the count of managed descriptors (or streams) in the
+ * process: at zero it goes straight on to the next definition, libc's or
+ * a sanitizer's interceptor's, found once with dlsym(RTLD_NEXT) (a raw
+ * syscall where there is none: a program with no dynamic linker).
+ * Otherwise fd-table.c looks the number up, WARNs and drops the node of a
+ * managed one, and the real call follows. A sanitizer's interceptors come
+ * first in the process (their runtime is loaded before the library) and
+ * reach these through their own RTLD_NEXT, so they still see every call;
+ * the library's own calls to these names go through the PLT
+ * (src/libdevres.dynlist keeps them out of -Bsymbolic-functions) for the
+ * same reason.
+ *
+ * A call that fails without closing anything (dup2() from a closed
+ * descriptor, a flag dup3() does not know, close_range() with @first past
+ * @last) drops nothing: each such case is let through first.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <stdio.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include "fd-table.h"
+
+#ifndef CLOSE_RANGE_UNSHARE
+#define CLOSE_RANGE_UNSHARE (1u << 1)
+#endif
+#ifndef CLOSE_RANGE_CLOEXEC
+#define CLOSE_RANGE_CLOEXEC (1u << 2)
+#endif
+
+/* Exported: they are libc's names, interposed. */
+#define INTERPOSE __attribute__((visibility("default")))
+
+typedef int close_fn(int);
+typedef int dup2_fn(int, int);
+typedef int dup3_fn(int, int, int);
+typedef int close_range_fn(unsigned int, unsigned int, int);
+typedef int fclose_fn(FILE *);
+
+/*
+ * The next definition of @name, or NULL. Racing first callers find the
+ * same one; errno is the caller's again after the look-up.
+ */
+static void *next_sym(const char *name)
+{
+	int saved = errno;
+	void *p = dlsym(RTLD_NEXT, name);
+
+	errno = saved;
+	return p;
+}
+
+/* Without a next definition: the system calls themselves. */
+static int sys_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
+
+static int sys_dup3(int oldfd, int newfd, int flags)
+{
+	return (int)syscall(SYS_dup3, oldfd, newfd, flags);
+}
+
+static int sys_dup2(int oldfd, int newfd)
+{
+	/* dup3() refuses equal numbers; dup2() checks the number instead. */
+	if (oldfd == newfd)
+		return fcntl(oldfd, F_GETFD) < 0 ? -1 : newfd;
+	return sys_dup3(oldfd, newfd, 0);
+}
+
+static int sys_close_range(unsigned int first, unsigned int last, int flags)
+{
+#ifdef SYS_close_range
+	return (int)syscall(SYS_close_range, first, last, flags);
+#else
+	(void)first;
+	(void)last;
+	(void)flags;
+	errno = ENOSYS;
+	return -1;
+#endif
+}
+
+/* No FILE can be freed without libc's own fclose(). */
+static int no_fclose(FILE *f)
+{
+	(void)f;
+	errno = ENOSYS;
+	return EOF;
+}
+
+/*
+ * One look-up per name and process, kept: the fast path is one load.
+ * @type is a function type, declared with: it cannot be parenthesized.
+ */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
+#define NEXT(type, name, fallback)                                             \
+	static type *next_##name(void)                                         \
+	{                                                                      \
+		static type *fn;                                               \
+		type *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);              \
+		void *p;                                                       \
+                                                                               \
+		if (likely(f))                                                 \
+			return f;                                              \
+		p = next_sym(#name);                                           \
+		f = fallback;                                                  \
+		if (p)                                                         \
+			memcpy(&f, &p, sizeof(f));                             \
+		__atomic_store_n(&fn, f, __ATOMIC_RELEASE);                    \
+		return f;                                                      \
+	}
+
+NEXT(close_fn, close, sys_close)
+NEXT(dup2_fn, dup2, sys_dup2)
+NEXT(dup3_fn, dup3, sys_dup3)
+NEXT(close_range_fn, close_range, sys_close_range)
+NEXT(fclose_fn, fclose, no_fclose)
+/* NOLINTEND(bugprone-macro-parentheses) */
+
+int posix__close_next(int fd)
+{
+	return next_close()(fd);
+}
+
+static bool fds_listed(void)
+{
+	return unlikely(__atomic_load_n(&posix__fds_listed, __ATOMIC_RELAXED));
+}
+
+INTERPOSE int close(int fd)
+{
+	if (fds_listed() && fd >= 0)
+		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
+	return next_close()(fd);
+}
+
+/* dup2() and dup3() close @newfd only when @oldfd is open. */
+static void dup_closing(const char *func, int oldfd, int newfd)
+{
+	int saved = errno;
+	bool open = fcntl(oldfd, F_GETFD) >= 0;
+
+	errno = saved;
+	if (open)
+		posix__fd_closing(func, (unsigned int)newfd,
+				  (unsigned int)newfd);
+}
+
+INTERPOSE int dup2(int oldfd, int newfd)
+{
+	if (fds_listed() && oldfd != newfd && newfd >= 0)
+		dup_closing(__func__, oldfd, newfd);
+	return next_dup2()(oldfd, newfd);
+}
+
+INTERPOSE int dup3(int oldfd, int newfd, int flags)
+{
+	if (fds_listed() && oldfd != newfd && newfd >= 0 &&
+	    !(flags & ~O_CLOEXEC))
+		dup_closing(__func__, oldfd, newfd);
+	return next_dup3()(oldfd, newfd, flags);
+}
+
+INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
+{
+	/* CLOSE_RANGE_CLOEXEC marks the numbers and closes none. */
+	if (fds_listed() && first <= last &&
+	    !((unsigned int)flags & ~CLOSE_RANGE_UNSHARE))
+		posix__fd_closing(__func__, first, last);
+	return next_close_range()(first, last, flags);
+}
+
+INTERPOSE int fclose(FILE *stream)
+{
+	if (unlikely(__atomic_load_n(&posix__streams_listed, __ATOMIC_RELAXED)))
+		posix__stream_closing(stream);
+	return next_fclose()(stream);
+}
