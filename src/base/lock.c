@@ -6,7 +6,7 @@
  * spins a little (a critical section is a few pointer moves: the holder
  * is done within a microsecond unless it was preempted), then sleeps on
  * the word with a private futex. Releases let the lock go and wake one
- * sleeper, which competes with whoever arrives meanwhile (barging: the
+ * sleeper each, which competes with whoever arrives meanwhile (barging: the
  * lock never sits idle while a woken thread is scheduled). A waiter that
  * has been woken STARVE_WAKES times, or has waited STARVE_NS, without
  * getting the lock is starving: once woken, it spins with STARVING set
@@ -25,9 +25,9 @@
  *
  * No wake-up is lost: a waiter sets PARKED before it sleeps, and sleeps
  * only while the word still holds the value it saw (FUTEX_WAIT compares
- * it under the kernel's lock); a release that finds PARKED clears it and
- * wakes one, and a thread woken from the futex takes the lock with PARKED
- * set again, as others may still sleep.
+ * it under the kernel's lock); a release that finds PARKED wakes one, and
+ * clears PARKED only when the wake found nobody asleep; a thread woken
+ * from the futex takes the lock with PARKED set again.
  *
  * The lock is biased to the first thread that takes it: a device is
  * nearly always used by one thread (the one that probes it, then the one
@@ -319,7 +319,7 @@ static void word_lock(struct device *dev)
 void devres__unlock_slow(struct device *dev)
 {
 	unsigned int *l = lock_word(dev);
-	unsigned int v = __atomic_load_n(l, __ATOMIC_RELAXED);
+	unsigned int v = __atomic_load_n(l, __ATOMIC_RELAXED), nv;
 	bool handing = false;
 	int err = errno;
 
@@ -343,21 +343,30 @@ void devres__unlock_slow(struct device *dev)
 		v = __atomic_load_n(l, __ATOMIC_RELAXED);
 	}
 	for (;;) {
-		unsigned int nv = v & ~(DR_LOCKED | DR_PARKED | DR_HANDOFF);
-
 		/* Taken at the last moment. */
-		if (handing && !(v & DR_HANDOFF))
-			break;
+		if (handing && !(v & DR_HANDOFF)) {
+			errno = err;
+			return;
+		}
+		nv = v & ~(DR_LOCKED | DR_HANDOFF);
 		if (handing)
 			nv &= ~DR_STARVING;
 		if (__atomic_compare_exchange_n(l, &v, nv, true,
 						__ATOMIC_RELEASE,
-						__ATOMIC_RELAXED)) {
-			if (v & DR_PARKED)
-				futex(l, FUTEX_WAKE, 1);
+						__ATOMIC_RELAXED))
 			break;
-		}
 	}
+	/*
+	 * PARKED stays while a wake finds a sleeper, so that the next release
+	 * wakes the next one: one woken at a time, each waiting to be
+	 * scheduled before it could set PARKED again, left threads asleep for
+	 * a whole 300 ms run on a loaded machine. Nobody sleeps on a word
+	 * that is not held: with nobody woken, PARKED goes, if the word is
+	 * still as this release left it.
+	 */
+	if ((v & DR_PARKED) && futex(l, FUTEX_WAKE, 1) <= 0)
+		__atomic_compare_exchange_n(l, &nv, nv & ~DR_PARKED, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	errno = err;
 }
 
