@@ -6,10 +6,13 @@
  * hand: malloc() a node with a 16-byte header, link it on one list under
  * one pthread mutex, the same work, unlink it under the mutex, free().
  *
- * Each case runs for a fixed wall-clock time; "ns per op" is that time
- * divided by the operations of an average thread (what one thread sees of
- * an allocate + free, others running), and "fair" is the slowest thread's
- * operations over the average (1: every thread got its share). Pinned:
+ * Each case runs for a fixed wall-clock time, counted from the moment
+ * every thread has run since the start (operations before then are not
+ * counted: on a loaded machine a thread may wait tens of ms for a CPU
+ * first); "ns per op" is that time divided by the operations of an
+ * average thread (what one thread sees of an allocate + free, others
+ * running), and "fair" is the slowest thread's operations over the
+ * average (1: every thread got its share). Pinned:
  * thread i on CPU i modulo the CPUs; unpinned: wherever the scheduler
  * puts it. Three runs of every case, one after the other.
  *
@@ -80,7 +83,7 @@ struct worker {
 	uintptr_t *addr; /* BENCH_LINES: the objects it got, in order */
 	/* BENCH_TRACE: */
 	int trace;
-	unsigned long live; /* ops so far, for the sampler */
+	unsigned long live; /* ops so far, for the window and the sampler */
 	double t_go;	    /* saw go */
 	double t_first;	    /* first operation done */
 	struct rusage ru;
@@ -103,6 +106,7 @@ static double t_go0;
 static int stop;
 static int go;
 static int ready;
+static int running;
 
 static void dev_release(struct device *dev)
 {
@@ -160,6 +164,7 @@ static void *run(void *arg)
 		sched_yield();
 	if (trace)
 		w->t_go = wall_ns() - t_go0;
+	__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED);
 	if (w->by_hand) {
 		struct hlist *l = w->list;
 
@@ -181,12 +186,9 @@ static void *run(void *arg)
 			pthread_mutex_unlock(&l->mutex);
 			free(n);
 			ops++;
-			if (trace) {
-				if (ops == 1)
-					w->t_first = wall_ns() - t_go0;
-				__atomic_store_n(&w->live, ops,
-						 __ATOMIC_RELAXED);
-			}
+			__atomic_store_n(&w->live, ops, __ATOMIC_RELAXED);
+			if (trace && ops == 1)
+				w->t_first = wall_ns() - t_go0;
 		}
 	} else {
 		struct device *dev = w->dev;
@@ -201,12 +203,9 @@ static void *run(void *arg)
 			sum += work(p, ops);
 			devm_kfree(dev, p);
 			ops++;
-			if (trace) {
-				if (ops == 1)
-					w->t_first = wall_ns() - t_go0;
-				__atomic_store_n(&w->live, ops,
-						 __ATOMIC_RELAXED);
-			}
+			__atomic_store_n(&w->live, ops, __ATOMIC_RELAXED);
+			if (trace && ops == 1)
+				w->t_first = wall_ns() - t_go0;
 		}
 	}
 	if (trace) {
@@ -284,21 +283,27 @@ static void lines_report(struct worker *w, int n)
 
 /* BENCH_TRACE: what each thread did, and when. */
 static void trace_report(struct worker *w, int n,
-			 unsigned long slice[SLICES][MAX_THREADS], int by_hand)
+			 unsigned long slice[SLICES][MAX_THREADS],
+			 const unsigned long *base, double start_ms,
+			 int by_hand)
 {
-	printf("%s, %d threads:\n", by_hand ? "by hand" : "libdevres", n);
+	printf("%s, %d threads, every one running %.2f ms after the start:\n",
+	       by_hand ? "by hand" : "libdevres", n, start_ms);
 	for (int i = 0; i < n; i++) {
 		double cpu = (double)w[i].ru.ru_utime.tv_sec * 1e3 +
 			     (double)w[i].ru.ru_utime.tv_usec / 1e3 +
 			     (double)w[i].ru.ru_stime.tv_sec * 1e3 +
 			     (double)w[i].ru.ru_stime.tv_usec / 1e3;
 
-		printf("  t%d: %7lu ops, go seen %6.2f ms, first op %6.2f ms, "
-		       "cpu %6.1f ms, csw %ld+%ld inv; slices:",
-		       i, w[i].ops, w[i].t_go / 1e6, w[i].t_first / 1e6, cpu,
-		       w[i].ru.ru_nvcsw, w[i].ru.ru_nivcsw);
+		printf("  t%d: %7lu ops (%lu before), go seen %6.2f ms, first "
+		       "op "
+		       "%6.2f ms, cpu %6.1f ms, csw %ld+%ld inv; slices:",
+		       i, w[i].ops - base[i], base[i], w[i].t_go / 1e6,
+		       w[i].t_first / 1e6, cpu, w[i].ru.ru_nvcsw,
+		       w[i].ru.ru_nivcsw);
 		for (int k = 0; k < SLICES; k++)
-			printf(" %lu", slice[k][i] - (k ? slice[k - 1][i] : 0));
+			printf(" %lu",
+			       slice[k][i] - (k ? slice[k - 1][i] : base[i]));
 		printf("\n");
 #ifdef DR_LOCK_TRACE
 		if (!by_hand) {
@@ -334,7 +339,8 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	int lines = !by_hand && le && atoi(le);
 	const char *te = getenv("BENCH_TRACE");
 	int trace = te && atoi(te);
-	unsigned long slice[SLICES][MAX_THREADS];
+	unsigned long slice[SLICES][MAX_THREADS], base[MAX_THREADS];
+	struct timespec poll = { 0, 50000 };
 	double t0, t1;
 	struct result r;
 
@@ -343,7 +349,7 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 		lists[i].head.next = lists[i].head.prev = &lists[i].head;
 		devs[i] = (i == 0 || per_thread) ? new_dev() : NULL;
 	}
-	stop = go = ready = 0;
+	stop = go = ready = running = 0;
 	for (int i = 0; i < n; i++) {
 		w[i] = (struct worker){ .id = i,
 					.pinned = pinned,
@@ -363,9 +369,18 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	}
 	while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < n)
 		sched_yield();
-	t0 = wall_ns();
-	t_go0 = t0;
+	t_go0 = wall_ns();
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	/*
+	 * The case starts once every thread has run since the start: on a
+	 * loaded machine a thread can wait tens of ms for a CPU first, and
+	 * counting from the start blamed that on the lock under test.
+	 */
+	while (__atomic_load_n(&running, __ATOMIC_RELAXED) < n)
+		nanosleep(&poll, NULL);
+	t0 = wall_ns();
+	for (int i = 0; i < n; i++)
+		base[i] = __atomic_load_n(&w[i].live, __ATOMIC_RELAXED);
 	if (trace) {
 		long step = (long)ms * 1000000L / SLICES;
 
@@ -386,9 +401,11 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 		pthread_join(w[i].t, NULL);
 	t1 = wall_ns();
 	for (int i = 0; i < n; i++) {
-		total += w[i].ops;
-		if (w[i].ops < least)
-			least = w[i].ops;
+		unsigned long ops = w[i].ops - base[i];
+
+		total += ops;
+		if (ops < least)
+			least = ops;
 		if (devs[i]) {
 			devres_release_all(devs[i]);
 			put_device(devs[i]);
@@ -398,7 +415,7 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	if (lines)
 		lines_report(w, n);
 	if (trace)
-		trace_report(w, n, slice, by_hand);
+		trace_report(w, n, slice, base, (t0 - t_go0) / 1e6, by_hand);
 	for (int i = 0; i < n; i++)
 		free(w[i].addr);
 	r.ns = total ? (t1 - t0) * n / (double)total : 0;
