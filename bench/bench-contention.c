@@ -6,10 +6,13 @@
  * hand: malloc() a node with a 16-byte header, link it on one list under
  * one pthread mutex, the same work, unlink it under the mutex, free().
  *
- * Each case runs for a fixed wall-clock time; "ns per op" is that time
- * divided by the operations of an average thread (what one thread sees of
- * an allocate + free, others running), and "fair" is the slowest thread's
- * operations over the average (1: every thread got its share). Pinned:
+ * Each case runs for a fixed wall-clock time, counted from the moment
+ * every thread has run since the start (operations before then are not
+ * counted: on a loaded machine a thread may wait tens of ms for a CPU
+ * first); "ns per op" is that time divided by the operations of an
+ * average thread (what one thread sees of an allocate + free, others
+ * running), and "fair" is the slowest thread's operations over the
+ * average (1: every thread got its share). Pinned:
  * thread i on CPU i modulo the CPUs; unpinned: wherever the scheduler
  * puts it. Three runs of every case, one after the other.
  *
@@ -26,6 +29,14 @@
  * held about then (within LINES_WINDOW operations of the same point of
  * progress), and the share that another thread had held just before:
  * false sharing and slot migration between the threads.
+ * BENCH_TRACE=1 prints, per thread and case, when it saw the start and
+ * when its first operation ended, its operations in each tenth of the
+ * case, its CPU time and context switches (getrusage(RUSAGE_THREAD)):
+ * whether a thread that did nothing was never scheduled, or slept on the
+ * lock. Built with -DDR_LOCK_TRACE and linked with a library built with it
+ * (the static one), it prints the lock's own counts of each thread too:
+ * spins that failed, sleeps and wakes, hand-overs given, taken and taken
+ * back, bias revocations.
  * The data file gets one line a case and run: mode (0 one device, 1 one
  * device per thread), pinned, threads, run, libdevres ns per op, by hand
  * ns per op, libdevres fairness, by hand fairness.
@@ -39,6 +50,7 @@
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include "bench.h"
 #include <devres/device.h>
 
@@ -69,7 +81,24 @@ struct worker {
 	unsigned long ops;
 	unsigned long sum;
 	uintptr_t *addr; /* BENCH_LINES: the objects it got, in order */
+	/* BENCH_TRACE: */
+	int trace;
+	unsigned long live; /* ops so far, for the window and the sampler */
+	double t_go;	    /* saw go */
+	double t_first;	    /* first operation done */
+	struct rusage ru;
+#ifdef DR_LOCK_TRACE
+	struct devres__lock_trace {
+		unsigned long slow, spin_fail, waits, woken, starved, handoffs,
+			hand, hand_back, revokes;
+	} lt;
+#endif
 } __attribute__((aligned(64)));
+
+#ifdef DR_LOCK_TRACE
+extern __thread struct devres__lock_trace devres__lock_trace;
+#endif
+static double t_go0;
 
 #define LINES_MAX (1ul << 20)
 #define LINES_WINDOW 8
@@ -77,6 +106,7 @@ struct worker {
 static int stop;
 static int go;
 static int ready;
+static int running;
 
 static void dev_release(struct device *dev)
 {
@@ -119,16 +149,22 @@ static void pin(int id)
 	pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
 }
 
+static double wall_ns(void);
+
 static void *run(void *arg)
 {
 	struct worker *w = arg;
 	unsigned long ops = 0, sum = 0;
+	int trace = w->trace;
 
 	if (w->pinned)
 		pin(w->id);
 	__atomic_add_fetch(&ready, 1, __ATOMIC_ACQ_REL);
 	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
 		sched_yield();
+	if (trace)
+		w->t_go = wall_ns() - t_go0;
+	__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED);
 	if (w->by_hand) {
 		struct hlist *l = w->list;
 
@@ -150,6 +186,9 @@ static void *run(void *arg)
 			pthread_mutex_unlock(&l->mutex);
 			free(n);
 			ops++;
+			__atomic_store_n(&w->live, ops, __ATOMIC_RELAXED);
+			if (trace && ops == 1)
+				w->t_first = wall_ns() - t_go0;
 		}
 	} else {
 		struct device *dev = w->dev;
@@ -164,7 +203,16 @@ static void *run(void *arg)
 			sum += work(p, ops);
 			devm_kfree(dev, p);
 			ops++;
+			__atomic_store_n(&w->live, ops, __ATOMIC_RELAXED);
+			if (trace && ops == 1)
+				w->t_first = wall_ns() - t_go0;
 		}
+	}
+	if (trace) {
+		getrusage(RUSAGE_THREAD, &w->ru);
+#ifdef DR_LOCK_TRACE
+		w->lt = devres__lock_trace;
+#endif
 	}
 	w->ops = ops;
 	w->sum = sum;
@@ -231,6 +279,48 @@ static void lines_report(struct worker *w, int n)
 	}
 }
 
+#define SLICES 10
+
+/* BENCH_TRACE: what each thread did, and when. */
+static void trace_report(struct worker *w, int n,
+			 unsigned long slice[SLICES][MAX_THREADS],
+			 const unsigned long *base, double start_ms,
+			 int by_hand)
+{
+	printf("%s, %d threads, every one running %.2f ms after the start:\n",
+	       by_hand ? "by hand" : "libdevres", n, start_ms);
+	for (int i = 0; i < n; i++) {
+		double cpu = (double)w[i].ru.ru_utime.tv_sec * 1e3 +
+			     (double)w[i].ru.ru_utime.tv_usec / 1e3 +
+			     (double)w[i].ru.ru_stime.tv_sec * 1e3 +
+			     (double)w[i].ru.ru_stime.tv_usec / 1e3;
+
+		printf("  t%d: %7lu ops (%lu before), go seen %6.2f ms, first "
+		       "op "
+		       "%6.2f ms, cpu %6.1f ms, csw %ld+%ld inv; slices:",
+		       i, w[i].ops - base[i], base[i], w[i].t_go / 1e6,
+		       w[i].t_first / 1e6, cpu, w[i].ru.ru_nvcsw,
+		       w[i].ru.ru_nivcsw);
+		for (int k = 0; k < SLICES; k++)
+			printf(" %lu",
+			       slice[k][i] - (k ? slice[k - 1][i] : base[i]));
+		printf("\n");
+#ifdef DR_LOCK_TRACE
+		if (!by_hand) {
+			struct devres__lock_trace *t = &w[i].lt;
+
+			printf("      locks %lu, spins that failed %lu, sleeps "
+			       "%lu (woken %lu), starved %lu, hand-overs taken "
+			       "%lu, given "
+			       "%lu (taken back %lu), revocations %lu\n",
+			       t->slow, t->spin_fail, t->waits, t->woken,
+			       t->starved, t->handoffs, t->hand, t->hand_back,
+			       t->revokes);
+		}
+#endif
+	}
+}
+
 struct result {
 	double ns; /* per op of an average thread */
 	double fair;
@@ -247,6 +337,10 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	unsigned long total = 0, least = ~0UL;
 	const char *le = getenv("BENCH_LINES");
 	int lines = !by_hand && le && atoi(le);
+	const char *te = getenv("BENCH_TRACE");
+	int trace = te && atoi(te);
+	unsigned long slice[SLICES][MAX_THREADS], base[MAX_THREADS];
+	struct timespec poll = { 0, 50000 };
 	double t0, t1;
 	struct result r;
 
@@ -255,11 +349,12 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 		lists[i].head.next = lists[i].head.prev = &lists[i].head;
 		devs[i] = (i == 0 || per_thread) ? new_dev() : NULL;
 	}
-	stop = go = ready = 0;
+	stop = go = ready = running = 0;
 	for (int i = 0; i < n; i++) {
 		w[i] = (struct worker){ .id = i,
 					.pinned = pinned,
-					.by_hand = by_hand };
+					.by_hand = by_hand,
+					.trace = trace };
 		w[i].dev = devs[per_thread ? i : 0];
 		w[i].list = &lists[per_thread ? i : 0];
 		if (lines &&
@@ -274,17 +369,43 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	}
 	while (__atomic_load_n(&ready, __ATOMIC_ACQUIRE) < n)
 		sched_yield();
-	t0 = wall_ns();
+	t_go0 = wall_ns();
 	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-	nanosleep(&d, NULL);
+	/*
+	 * The case starts once every thread has run since the start: on a
+	 * loaded machine a thread can wait tens of ms for a CPU first, and
+	 * counting from the start blamed that on the lock under test.
+	 */
+	while (__atomic_load_n(&running, __ATOMIC_RELAXED) < n)
+		nanosleep(&poll, NULL);
+	t0 = wall_ns();
+	for (int i = 0; i < n; i++)
+		base[i] = __atomic_load_n(&w[i].live, __ATOMIC_RELAXED);
+	if (trace) {
+		long step = (long)ms * 1000000L / SLICES;
+
+		for (int k = 0; k < SLICES; k++) {
+			struct timespec ts = { step / 1000000000L,
+					       step % 1000000000L };
+
+			nanosleep(&ts, NULL);
+			for (int i = 0; i < n; i++)
+				slice[k][i] = __atomic_load_n(&w[i].live,
+							      __ATOMIC_RELAXED);
+		}
+	} else {
+		nanosleep(&d, NULL);
+	}
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < n; i++)
 		pthread_join(w[i].t, NULL);
 	t1 = wall_ns();
 	for (int i = 0; i < n; i++) {
-		total += w[i].ops;
-		if (w[i].ops < least)
-			least = w[i].ops;
+		unsigned long ops = w[i].ops - base[i];
+
+		total += ops;
+		if (ops < least)
+			least = ops;
 		if (devs[i]) {
 			devres_release_all(devs[i]);
 			put_device(devs[i]);
@@ -293,6 +414,8 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	}
 	if (lines)
 		lines_report(w, n);
+	if (trace)
+		trace_report(w, n, slice, base, (t0 - t_go0) / 1e6, by_hand);
 	for (int i = 0; i < n; i++)
 		free(w[i].addr);
 	r.ns = total ? (t1 - t0) * n / (double)total : 0;

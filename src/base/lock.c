@@ -6,24 +6,28 @@
  * spins a little (a critical section is a few pointer moves: the holder
  * is done within a microsecond unless it was preempted), then sleeps on
  * the word with a private futex. Releases let the lock go and wake one
- * sleeper, which competes with whoever arrives meanwhile (barging: the
+ * sleeper each, which competes with whoever arrives meanwhile (barging: the
  * lock never sits idle while a woken thread is scheduled). A waiter that
  * has been woken STARVE_WAKES times, or has waited STARVE_NS, without
- * getting the lock sets STARVING in the word; from then on a release
- * hands the lock over, still held, to the thread the kernel wakes (the
- * longest asleep), until a starving thread gets it and clears STARVING
- * (another sets it again when it wakes and still starves). So a waiter gets
- * the lock within a bounded number of other acquisitions, as in
- * parking_lot's "eventual fairness", while the common case keeps the
- * throughput of barging.
+ * getting the lock is starving: once woken, it spins with STARVING set
+ * in the word, looking at it often, and a release that finds STARVING
+ * hands the lock over, still held, to it, waiting a moment for it to
+ * take it. Only a thread on a CPU can: a starving thread whose spin ends
+ * (the holder was preempted) sleeps again and clears STARVING, and a
+ * release whose hand-over is not taken in time (the starving thread was
+ * preempted) takes the lock back, clears STARVING (which a starving
+ * thread still spinning sets again) and lets it go.
+ * Handing the lock to a thread asleep, to be taken once it was woken and
+ * scheduled, held every thread for as long as the scheduler took: up to
+ * 36 ms a hand-over on a loaded machine. So a starving thread gets the
+ * lock at the first release while it runs, as in parking_lot's "eventual
+ * fairness", while the common case keeps the throughput of barging.
  *
  * No wake-up is lost: a waiter sets PARKED before it sleeps, and sleeps
  * only while the word still holds the value it saw (FUTEX_WAIT compares
- * it under the kernel's lock); a release that finds PARKED clears it and
- * wakes one, and a thread woken from the futex takes the lock with PARKED
- * set again, as others may still sleep. A hand-over that finds nobody
- * asleep (the sleepers are between waking and looking) is taken back
- * unless one of them took it first.
+ * it under the kernel's lock); a release that finds PARKED wakes one, and
+ * clears PARKED only when the wake found nobody asleep; a thread woken
+ * from the futex takes the lock with PARKED set again.
  *
  * The lock is biased to the first thread that takes it: a device is
  * nearly always used by one thread (the one that probes it, then the one
@@ -53,6 +57,21 @@
 #include "node.h"
 
 TLS_FAST char devres__self;
+
+/*
+ * Per-thread counts of the slow paths: built with -DDR_LOCK_TRACE only,
+ * read by bench-contention (BENCH_TRACE=1) linked with the static library.
+ */
+#ifdef DR_LOCK_TRACE
+struct devres__lock_trace {
+	unsigned long slow, spin_fail, waits, woken, starved, handoffs, hand,
+		hand_back, revokes;
+};
+HIDDEN __thread struct devres__lock_trace devres__lock_trace;
+#define LOCK_TRACE(f) (devres__lock_trace.f++)
+#else
+#define LOCK_TRACE(f) ((void)0)
+#endif
 
 #define REVOKED DR_BIAS_REVOKED
 
@@ -110,6 +129,7 @@ static void revoke_bias(struct device *dev)
 	unsigned int spins = 0;
 	int err = errno;
 
+	LOCK_TRACE(revokes);
 	if (__atomic_exchange_n(&dev->devres_bias_revoking, 1,
 				__ATOMIC_SEQ_CST)) {
 		/* Another thread revokes: wait for it to finish. */
@@ -146,6 +166,9 @@ static void revoke_bias(struct device *dev)
 #define SPIN_LOOKS 6
 #define STARVE_WAKES 4
 #define STARVE_NS 1000000L
+#define STARVE_LOOKS 64
+#define STARVE_PAUSES 2
+#define HAND_LOOKS 64
 
 HIDDEN unsigned long devres__lock_parks;
 HIDDEN unsigned long devres__lock_handoffs;
@@ -176,26 +199,35 @@ static bool starving(unsigned int wakes, long since)
 }
 
 /*
- * Takes the word if it is free, or handed over to a thread that slept
- * (@slept); clears @end (STARVING, for a starving thread). A thread that
- * slept takes it with PARKED, as others may sleep still: its unlock wakes
- * one.
+ * Takes the word if it is free, or handed over to the starving thread
+ * (@starver), which clears STARVING when it gets the lock; one that slept
+ * (@slept) takes it with PARKED, as others may sleep still: its unlock
+ * wakes one. A starver that finds the word held sets STARVING again: a
+ * release that waited in vain for it to take a hand-over clears it.
  */
-static bool try_take(unsigned int *l, bool slept, unsigned int end)
+static bool try_take(unsigned int *l, bool slept, bool starver)
 {
 	unsigned int v = __atomic_load_n(l, __ATOMIC_RELAXED);
+	unsigned int end = starver ? DR_STARVING : 0;
 
 	for (;;) {
-		if ((v & DR_HANDOFF) && slept) {
-			if (cas(l, &v, v & ~(DR_HANDOFF | end))) {
+		if (v & DR_HANDOFF) {
+			if (!starver)
+				return false;
+			if (cas(l, &v, v & ~(DR_HANDOFF | DR_STARVING))) {
 				__atomic_add_fetch(&devres__lock_handoffs, 1,
 						   __ATOMIC_RELAXED);
+				LOCK_TRACE(handoffs);
 				return true;
 			}
 			continue;
 		}
-		if (v & DR_LOCKED)
+		if (v & DR_LOCKED) {
+			if (starver && !(v & DR_STARVING) &&
+			    !cas(l, &v, v | DR_STARVING))
+				continue;
 			return false;
+		}
 		if (cas(l, &v,
 			(v & ~end) | DR_LOCKED | (slept ? DR_PARKED : 0)))
 			return true;
@@ -203,15 +235,32 @@ static bool try_take(unsigned int *l, bool slept, unsigned int end)
 }
 
 /* The spin: false if the word is still held after it. */
-static bool spin_take(unsigned int *l, bool slept, unsigned int end)
+static bool spin_take(unsigned int *l, bool slept)
 {
 	for (int k = 0; k < SPIN_LOOKS; k++) {
-		if (try_take(l, slept, end))
+		if (try_take(l, slept, false))
 			return true;
 		for (int i = 0; i < 1 << k; i++)
 			cpu_relax();
 	}
-	return try_take(l, slept, end);
+	return try_take(l, slept, false);
+}
+
+/*
+ * A starving thread looks at the word every STARVE_PAUSES pauses, more
+ * often than a release waits for it to take a hand-over (HAND_LOOKS), with
+ * STARVING set; false if it is still held after STARVE_LOOKS looks (the
+ * holder was preempted): it sleeps then, and clears STARVING.
+ */
+static bool starve(unsigned int *l)
+{
+	for (int k = 0; k < STARVE_LOOKS; k++) {
+		if (try_take(l, true, true))
+			return true;
+		for (int i = 0; i < STARVE_PAUSES; i++)
+			cpu_relax();
+	}
+	return try_take(l, true, true);
 }
 
 /*
@@ -224,70 +273,100 @@ static void word_lock(struct device *dev)
 {
 	unsigned int *l = lock_word(dev), v, nv;
 	unsigned int wakes = 0;
-	bool slept = false; /* called FUTEX_WAIT: may take a hand-over */
+	bool slept = false; /* called FUTEX_WAIT: takes the lock with PARKED */
 	long since;
 	int err = errno;
 
-	if (spin_take(l, false, 0))
+	LOCK_TRACE(slow);
+	if (spin_take(l, false))
 		return;
+	LOCK_TRACE(spin_fail);
 	since = mono_ns();
 	for (;;) {
-		/* A starving thread that gets the lock ends the hand-overs. */
-		bool starved = slept && starving(wakes, since);
-		unsigned int end = starved ? DR_STARVING : 0;
-
-		if (slept ? spin_take(l, true, end) : try_take(l, false, 0))
+		if (slept ? spin_take(l, true) : try_take(l, false, false))
 			break;
+		if (slept && starving(wakes, since)) {
+			LOCK_TRACE(starved);
+			if (starve(l))
+				break;
+		}
 		v = __atomic_load_n(l, __ATOMIC_RELAXED);
-		if (!(v & DR_LOCKED) || ((v & DR_HANDOFF) && slept))
+		if (!(v & DR_LOCKED))
 			continue;
-		nv = v | DR_PARKED;
-		if (starved)
-			nv |= DR_STARVING;
+		nv = (v | DR_PARKED) & ~DR_STARVING;
 		if (nv != v && !__atomic_compare_exchange_n(l, &v, nv, true,
 							    __ATOMIC_RELAXED,
 							    __ATOMIC_RELAXED))
 			continue;
-		if (futex(l, FUTEX_WAIT, nv) == 0)
+		LOCK_TRACE(waits);
+		if (futex(l, FUTEX_WAIT, nv) == 0) {
 			wakes++;
+			LOCK_TRACE(woken);
+		}
 		slept = true;
 		__atomic_add_fetch(&devres__lock_parks, 1, __ATOMIC_RELAXED);
 	}
 	errno = err;
 }
 
+/*
+ * With STARVING set, a release hands the lock, still held, to the
+ * starving thread, and waits HAND_LOOKS pauses for it to take it. A
+ * starving thread preempted or yielding meanwhile does not get it: the
+ * release takes it back and lets it go rather than hold every thread
+ * until the scheduler runs the one it was handed to.
+ */
 void devres__unlock_slow(struct device *dev)
 {
 	unsigned int *l = lock_word(dev);
-	unsigned int v = __atomic_load_n(l, __ATOMIC_RELAXED);
+	unsigned int v = __atomic_load_n(l, __ATOMIC_RELAXED), nv;
 	bool handing = false;
 	int err = errno;
 
-	if ((v & (DR_STARVING | DR_PARKED)) == (DR_STARVING | DR_PARKED)) {
+	if (v & DR_STARVING) {
 		/* Only the holder clears LOCKED; others add PARKED, STARVING. */
 		while (!__atomic_compare_exchange_n(l, &v, v | DR_HANDOFF, true,
 						    __ATOMIC_RELEASE,
 						    __ATOMIC_RELAXED))
 			;
-		if (futex(l, FUTEX_WAKE, 1) > 0) {
-			errno = err;
-			return;
+		LOCK_TRACE(hand);
+		for (int k = 0; k < HAND_LOOKS; k++) {
+			if (!(__atomic_load_n(l, __ATOMIC_RELAXED) &
+			      DR_HANDOFF)) {
+				errno = err;
+				return;
+			}
+			cpu_relax();
 		}
-		/* Nobody asleep: let it go, unless a waiter took it. */
+		LOCK_TRACE(hand_back);
 		handing = true;
 		v = __atomic_load_n(l, __ATOMIC_RELAXED);
 	}
 	for (;;) {
-		if (handing && !(v & DR_HANDOFF))
-			break;
-		if (__atomic_compare_exchange_n(
-			    l, &v, v & ~(DR_LOCKED | DR_PARKED | DR_HANDOFF),
-			    true, __ATOMIC_RELEASE, __ATOMIC_RELAXED)) {
-			if (v & DR_PARKED)
-				futex(l, FUTEX_WAKE, 1);
-			break;
+		/* Taken at the last moment. */
+		if (handing && !(v & DR_HANDOFF)) {
+			errno = err;
+			return;
 		}
+		nv = v & ~(DR_LOCKED | DR_HANDOFF);
+		if (handing)
+			nv &= ~DR_STARVING;
+		if (__atomic_compare_exchange_n(l, &v, nv, true,
+						__ATOMIC_RELEASE,
+						__ATOMIC_RELAXED))
+			break;
 	}
+	/*
+	 * PARKED stays while a wake finds a sleeper, so that the next release
+	 * wakes the next one: one woken at a time, each waiting to be
+	 * scheduled before it could set PARKED again, left threads asleep for
+	 * a whole 300 ms run on a loaded machine. Nobody sleeps on a word
+	 * that is not held: with nobody woken, PARKED goes, if the word is
+	 * still as this release left it.
+	 */
+	if ((v & DR_PARKED) && futex(l, FUTEX_WAKE, 1) <= 0)
+		__atomic_compare_exchange_n(l, &nv, nv & ~DR_PARKED, false,
+					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
 	errno = err;
 }
 

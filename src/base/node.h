@@ -153,10 +153,10 @@ static inline bool lock_dev(struct device *dev, const char *func)
 
 /*
  * The atomic lock's word (devres_lock). LOCKED: held. PARKED: a thread
- * may sleep on the word, and the unlock wakes one. STARVING: a waiter has
- * waited too long; unlocks hand the lock over instead of letting it go.
- * HANDOFF (with LOCKED): handed over to a thread that slept, which takes
- * it; newcomers see it held.
+ * may sleep on the word, and the unlock wakes one. STARVING: a waiter that
+ * has waited too long spins; unlocks hand the lock over to it instead of
+ * letting it go. HANDOFF (with LOCKED): handed over to a starving thread,
+ * which takes it; newcomers see it held.
  */
 #define DR_LOCKED 1u
 #define DR_PARKED 2u
