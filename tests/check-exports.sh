@@ -12,7 +12,10 @@ trap 'rm -rf "$tmp"' EXIT
 # Lines are joined first: clang-format may break a declaration after its
 # return type.
 cat "$src"/include/devres/*.h | tr '\n' ' ' | grep -o 'DEVRES_API [^(;#]*(' |
-	sed -E 's/.*[ *]([a-z_0-9]+)\($/\1/' | grep -v '^__' | sort -u >"$tmp/api"
+	sed -E 's/.*[ *]([a-z_0-9]+)\($/\1/' | grep -v '^__' >"$tmp/api.h"
+# And the libc calls that can unmap a managed mapping, which the library
+# defines so that it sees them (src/base/maps.c); no header declares them.
+printf '%s\n' mmap mmap64 mremap munmap | cat "$tmp/api.h" - | sort -u >"$tmp/api"
 nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBVW]$/ { print $3 }' |
 	grep -v '^DEVRES_' >"$tmp/exported.v"
 sed 's/@.*//' "$tmp/exported.v" | sort -u >"$tmp/exported"

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <devres/device.h>
 #include <devres/devres.h>
 
@@ -308,6 +309,33 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
 			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
 
 /*
+ * maps.c: the process's managed mappings, so that the application's
+ * munmap(), mremap() and mmap(MAP_FIXED) of one take its node off its
+ * device at once (devres__disown()), with a WARN. A subsystem fills in
+ * [start, end) (whole pages) and the owner, and adds the record once the
+ * node is on its device; @dropped, when set, runs when a plain call takes
+ * the record (under the table's lock, before the node is destroyed: it
+ * drops the ledger's counts and nothing else). devres__map_remove() takes
+ * the record out for the node's own unmap: true when it was still owned
+ * (the caller unmaps), false when a plain call took it (the caller does
+ * nothing). -ENOMEM when the table cannot grow. The library's own calls
+ * go to the next definitions, never the application's entry points.
+ */
+struct devres__map {
+	uintptr_t start, end;
+	struct devres__owner owner;
+	void (*dropped)(struct devres__map *m);
+};
+
+HIDDEN int devres__map_add(struct devres__map *m);
+HIDDEN bool devres__map_remove(struct devres__map *m);
+HIDDEN void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
+			  off_t off);
+HIDDEN int devres__munmap(void *addr, size_t len);
+HIDDEN void *devres__mremap(void *old, size_t old_len, size_t new_len,
+			    int flags, void *new_addr);
+
+/*
  * env.c: every DEVRES_* variable is read here, as secure_getenv() does:
  * NULL in a process running with AT_SECURE (setuid, setgid, capabilities).
  */
@@ -376,6 +404,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_TREE,	/* base/resource.c */
 	DEVRES_FORK_DM,		/* base/bus.c */
 	DEVRES_FORK_KIND,	/* base/kind.c */
+	DEVRES_FORK_MAPS,	/* base/maps.c: managed mappings */
 	DEVRES_FORK_SLAB,	/* base/slab.c */
 	DEVRES_FORK_PAGES,	/* base/pages.c */
 	DEVRES_FORK_NODES,	/* base/nodecache.c: ASan builds */

@@ -309,7 +309,7 @@ void *ioremap_wc(phys_addr_t offset, size_t size)
 
 static void unmap(struct iomap *m)
 {
-	munmap(m->base, m->len);
+	devres__munmap(m->base, m->len);
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	/* Unpinned only once unmapped: the window outlives its mappings. */

@@ -256,7 +256,7 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	 */
 	if (owner)
 		(void)pci__iomap_forget(to_pci_dev(owner), addr);
-	munmap(m->addr, m->len);
+	devres__munmap(m->addr, m->len);
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	free(m);

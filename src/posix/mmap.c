@@ -36,6 +36,7 @@ struct map_dr {
 	size_t len;
 	bool have_id;
 	struct map_id id;
+	struct devres__map rec;
 };
 
 enum {
@@ -114,6 +115,12 @@ static size_t page_align(size_t len)
 	return (len + mask) & ~mask;
 }
 
+static int match_node(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return res == data;
+}
+
 static void devm_mmap_release(struct device *dev, void *res)
 {
 	struct map_dr *dr = res;
@@ -121,6 +128,9 @@ static void devm_mmap_release(struct device *dev, void *res)
 	struct map_id now;
 	char buf[40];
 
+	/* A plain call took it: unmapped there, counts dropped there. */
+	if (!devres__map_remove(&dr->rec))
+		return;
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)dr->len);
 	if (dr->have_id)
@@ -139,12 +149,18 @@ static void devm_mmap_release(struct device *dev, void *res)
 			     "[%p, +%zu) was unmapped behind the library's "
 			     "back and now is another mapping: left mapped",
 			     dr->addr, dr->len);
-	else if (munmap(dr->addr, dr->len))
+	else if (devres__munmap(dr->addr, dr->len))
 		devres__print(DEVRES_LOG_WARNING,
 			      "%s: devm_mmap: munmap(%p): %s",
 			      devres__dev_label(dev, buf, sizeof(buf)),
 			      dr->addr, strerrordesc_np(errno));
 	errno = saved;
+}
+
+static void devm_mmap_dropped(struct devres__map *m)
+{
+	devres__ledger_add(DL_MAPS, -1);
+	devres__ledger_add(DL_MAP_BYTES, -(long)(m->end - m->start));
 }
 
 void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
@@ -170,7 +186,7 @@ void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
 		errno = ENOMEM;
 		p = MAP_FAILED;
 	} else {
-		p = mmap(addr, len, prot, flags, fd, off);
+		p = devres__mmap(addr, len, prot, flags, fd, off);
 	}
 	if (p == MAP_FAILED) {
 		err = errno;
@@ -180,9 +196,25 @@ void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
 	dr->addr = p;
 	dr->len = mapped;
 	dr->have_id = map_identity((uintptr_t)p, mapped, &dr->id) == MAP_SAME;
+	dr->rec = (struct devres__map){
+		.start = (uintptr_t)p,
+		.end = (uintptr_t)p + mapped,
+		.owner = { dev, dr, devm_mmap_release, "devm_mmap",
+			   "devm_munmap()" },
+		.dropped = devm_mmap_dropped,
+	};
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)mapped);
 	devres_add(dev, dr);
+	err = devres__map_add(&dr->rec);
+	if (err) {
+		/* Not recorded: its release gives nothing back. */
+		devres_destroy(dev, devm_mmap_release, match_node, dr);
+		devres__ledger_add(DL_MAPS, -1);
+		devres__ledger_add(DL_MAP_BYTES, -(long)mapped);
+		devres__munmap(p, mapped);
+		return ERR_PTR(err);
+	}
 	return p;
 }
 
