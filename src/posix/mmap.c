@@ -7,14 +7,20 @@
  * agree with it. Only whole mappings are unmapped: after a partial unmap
  * the node would describe memory that is no longer there.
  *
- * munmap(2) is libc's: the library cannot see a managed mapping unmapped
- * by hand. So a node also remembers what /proc/self/maps said of its range
- * (the device and inode mapped, and the file offset at its first byte),
- * and its release unmaps the range only if it is still wholly mapped, from
- * the same object at the same offsets: a range unmapped by hand, or mapped
- * since by another owner from another object, is left alone, with a WARN.
- * An anonymous private mapping has no such identity (device 0, inode 0):
- * one put at the same address since looks the same, and is unmapped.
+ * munmap(2), mremap(2) and mmap(2) with MAP_FIXED are the library's too
+ * (base/maps.c): the node's record is in the process's table of managed
+ * mappings, and a plain call over it takes the node off the device at
+ * once, with a WARN. The record is the token: the release gives the
+ * mapping back only if it takes the record itself.
+ *
+ * A raw system call goes past that. So a node also remembers what
+ * /proc/self/maps said of its range (the device and inode mapped, and the
+ * file offset at its first byte), and its release unmaps the range only if
+ * it is still wholly mapped, from the same object at the same offsets: a
+ * range unmapped since, or mapped since by another owner from another
+ * object, is left alone, with a WARN. An anonymous private mapping has no
+ * such identity (device 0, inode 0): one put at the same address since
+ * looks the same, and is unmapped.
  */
 #include <errno.h>
 #include <stdint.h>
