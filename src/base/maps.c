@@ -180,15 +180,24 @@ static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
 		struct devres__map *m = maps[i];
 		struct devres__hand h;
 
+		struct devres__hand *hp = n < MAX_HITS ? &hits[n].h : &h;
+
 		take_out(i);
-		if (m->dropped)
-			m->dropped(m);
+		m->in_table = false;
 		if (n < MAX_HITS) {
 			hits[n].start = m->start;
 			hits[n].len = m->end - m->start;
 		}
-		/* The node, and @m with it, may be freed here. */
-		devres__disown(&m->owner, n < MAX_HITS ? &hits[n].h : &h);
+		if (m->take) {
+			/* @m may be freed here; false: nothing of it left. */
+			if (!m->take(m, hp))
+				continue;
+		} else {
+			if (m->dropped)
+				m->dropped(m);
+			/* The node, and @m with it, may be freed here. */
+			devres__disown(&m->owner, hp);
+		}
 		if (n >= MAX_HITS)
 			devres__log_release();
 		n++;
@@ -355,6 +364,7 @@ int devres__map_add(struct devres__map *m)
 	i = first_after(m->start);
 	memmove(&maps[i + 1], &maps[i], (nr_maps - i) * sizeof(*maps));
 	maps[i] = m;
+	m->in_table = true;
 	__atomic_store_n(&nr_maps, nr_maps + 1, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&maps_lock);
 	return 0;
@@ -366,12 +376,12 @@ bool devres__map_remove(struct devres__map *m)
 	size_t i;
 
 	pthread_mutex_lock(&maps_lock);
-	owned = m->owner.dev != NULL;
+	owned = m->in_table;
 	if (owned) {
 		i = first_after(m->start);
 		if (i < nr_maps && maps[i] == m)
 			take_out(i);
-		m->owner.dev = NULL;
+		m->in_table = false;
 	}
 	pthread_mutex_unlock(&maps_lock);
 	return owned;

@@ -311,20 +311,26 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
 /*
  * maps.c: the process's managed mappings, so that the application's
  * munmap(), mremap() and mmap(MAP_FIXED) of one take its node off its
- * device at once (devres__disown()), with a WARN. A subsystem fills in
- * [start, end) (whole pages) and the owner, and adds the record once the
- * node is on its device; @dropped, when set, runs when a plain call takes
- * the record (under the table's lock, before the node is destroyed: it
- * drops the ledger's counts and nothing else). devres__map_remove() takes
- * the record out for the node's own unmap: true when it was still owned
- * (the caller unmaps), false when a plain call took it (the caller does
- * nothing). -ENOMEM when the table cannot grow. The library's own calls
- * go to the next definitions, never the application's entry points.
+ * device at once, with a WARN. A subsystem fills in [start, end) (whole
+ * pages) and either the owner (the node is taken off with
+ * devres__disown(), then @dropped, when set, drops the ledger's counts)
+ * or @take, and adds the record once the node is on its device. @take
+ * runs under the table's lock (so a subsystem's lock nests inside it):
+ * it takes the subsystem's own record of the mapping, if still there and
+ * still managed, disowns its node into @h and frees the record without
+ * unmapping (the plain call does that); true when it did (@h then is for
+ * the WARN). devres__map_remove() takes the record out for the node's own
+ * unmap, never with a subsystem's lock held: true when it was still in
+ * the table, false when a plain call took it. -ENOMEM when the table
+ * cannot grow. The library's own calls go to the next definitions
+ * (devres__munmap() ...), never the application's entry points.
  */
 struct devres__map {
 	uintptr_t start, end;
 	struct devres__owner owner;
 	void (*dropped)(struct devres__map *m);
+	bool (*take)(struct devres__map *m, struct devres__hand *h);
+	bool in_table;
 };
 
 HIDDEN int devres__map_add(struct devres__map *m);
@@ -393,7 +399,9 @@ enum devres__fork_rank {
 	 * lock) with the line's lock held, which irq_line_destroy() takes
 	 * under the line table's write lock.
 	 */
-	DEVRES_FORK_PCI_LIST,	/* pci/probe.c */
+	DEVRES_FORK_PCI_LIST, /* pci/probe.c */
+	/* Before the subsystems' mapping locks: taken under it. */
+	DEVRES_FORK_MAPS,	/* base/maps.c: managed mappings */
 	DEVRES_FORK_PCI_MAPS,	/* pci/bars.c */
 	DEVRES_FORK_DMA_STATES, /* dma/mapping.c */
 	DEVRES_FORK_DMA_POOLS,	/* dma/pool.c: the live pools */
@@ -404,7 +412,6 @@ enum devres__fork_rank {
 	DEVRES_FORK_TREE,	/* base/resource.c */
 	DEVRES_FORK_DM,		/* base/bus.c */
 	DEVRES_FORK_KIND,	/* base/kind.c */
-	DEVRES_FORK_MAPS,	/* base/maps.c: managed mappings */
 	DEVRES_FORK_SLAB,	/* base/slab.c */
 	DEVRES_FORK_PAGES,	/* base/pages.c */
 	DEVRES_FORK_NODES,	/* base/nodecache.c: ASan builds */
