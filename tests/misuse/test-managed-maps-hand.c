@@ -2,7 +2,8 @@
 /* ctest-labels: unit tsan */
 /*
  * Every kind of managed mapping the process's table of managed mappings
- * holds, times every plain call that can take one away: munmap(2) of all
+ * holds (devm_mmap(), devm_ioremap(), devm_ioremap_wc(), pcim_iomap() of
+ * a fake PCI function's BAR), times every plain call that can take one away: munmap(2) of all
  * of it, of its first page only, mmap(2) with MAP_FIXED over it, and
  * mremap(2) moving it away. Each cell acquires the mapping, makes the
  * call by hand and checks the one WARN (the device, the call, the managed
@@ -25,6 +26,8 @@
 #include <cmocka.h>
 #include <devres/devres.h>
 #include <devres/io.h>
+#include <devres/pci.h>
+#include <devres/pci_fake.h>
 #include <devres/posix.h>
 #include "testlib.h"
 #include "io/iotest.h"
@@ -38,7 +41,12 @@ struct kind {
 	const char *call; /* the managed call, in the WARN */
 	const char *fix;  /* what to use instead */
 	char *(*acquire)(void);
+	bool pci; /* on the fake PCI function, not test-dev */
 };
+
+/* A fake PCI function with one memory BAR of LEN bytes. */
+static struct pci_fake *ft;
+static struct pci_dev *pdev;
 
 static char *devm_mmap_acq(void)
 {
@@ -64,10 +72,19 @@ static char *devm_ioremap_wc_acq(void)
 	return p;
 }
 
+static char *pcim_iomap_acq(void)
+{
+	char *p = pcim_iomap(pdev, 0, 0);
+
+	assert_non_null(p);
+	return p;
+}
+
 static const struct kind kinds[] = {
-	{ "devm_mmap", "devm_munmap()", devm_mmap_acq },
-	{ "devm_ioremap", "devm_iounmap()", devm_ioremap_acq },
-	{ "devm_ioremap_wc", "devm_iounmap()", devm_ioremap_wc_acq },
+	{ "devm_mmap", "devm_munmap()", devm_mmap_acq, false },
+	{ "devm_ioremap", "devm_iounmap()", devm_ioremap_acq, false },
+	{ "devm_ioremap_wc", "devm_iounmap()", devm_ioremap_wc_acq, false },
+	{ "pcim_iomap", "pcim_iounmap()", pcim_iomap_acq, true },
 };
 #define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -124,6 +141,7 @@ static int mapped(const void *p)
 
 static void run_cell(void **state)
 {
+	struct device *mine = cur_kind->pci ? &pdev->dev : &tdev;
 	char reason[128];
 	struct devres_stats st;
 	char *p;
@@ -135,9 +153,12 @@ static void run_cell(void **state)
 	cur_way->call(p);
 	snprintf(reason, sizeof(reason), "acquired with %s(): use %s",
 		 cur_kind->call, cur_kind->fix);
-	expect_warn(cur_way->func, reason);
-	devres_get_stats(&tdev, &st);
+	expect_warn_on(dev_name(mine), cur_way->func, reason);
+	devres_get_stats(mine, &st);
 	assert_int_equal(st.allocs, 0);
+	/* Its pcim_iomap_table() slot went with it. */
+	if (cur_kind->pci)
+		assert_null(pcim_iomap_table(pdev)[0]);
 
 	/* The next owner of the range: its own pages, written. */
 	for (size_t off = 0; off < LEN; off += 4096) {
@@ -149,7 +170,7 @@ static void run_cell(void **state)
 		memset(p + off, 0x61, 4096);
 	}
 	start_capture();
-	devres_release_all(&tdev);
+	devres_release_all(mine);
 	expect_no_warn();
 	for (size_t off = 0; off < LEN; off += 4096) {
 		assert_true(mapped(p + off));
@@ -179,12 +200,33 @@ static int group_setup(void **state)
 {
 	(void)state;
 	memfd = dev_memfd(LEN);
-	return memfd < 0 || iomem_window_add(WIN, LEN, memfd, 0, "win");
+	if (memfd < 0 || iomem_window_add(WIN, LEN, memfd, 0, "win"))
+		return -1;
+	ft = pci_fake_create();
+	if (!ft || pci_sysfs_set_root(pci_fake_root(ft)))
+		return -1;
+	if (pci_fake_add(ft,
+			 &(struct pci_fake_dev){
+				 .name = "0000:00:01.0",
+				 .vendor = 0x1af4,
+				 .device = 0x1041,
+				 .bar_size = { LEN },
+				 .bar_flags = { IORESOURCE_MEM } }) ||
+	    pci_bus_scan() != 1)
+		return -1;
+	pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	if (!pdev)
+		return -1;
+	pci_dev_put(pdev);
+	return 0;
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
+	pci_bus_remove_all();
+	pci_sysfs_set_root(NULL);
+	pci_fake_destroy(ft);
 	iomem_window_remove(WIN);
 	close(memfd);
 	return 0;
