@@ -214,6 +214,12 @@ static void iounmap_hand(void)
 	iounmap(c.addr);
 }
 
+/* The mapping itself taken away: the library's munmap() sees it. */
+static void io_munmap_hand(void)
+{
+	assert_int_equal(munmap(c.addr, REG_SIZE), 0);
+}
+
 static bool ioremap_other(void)
 {
 	c.other_addr = devm_ioremap(&other, REG, REG_SIZE);
@@ -500,6 +506,11 @@ static void pci_iounmap_hand(void)
 	pci_iounmap(pdev, c.addr);
 }
 
+static void bar_munmap_hand(void)
+{
+	assert_int_equal(munmap(c.addr, 4096), 0);
+}
+
 static bool pci_iomap_other(void)
 {
 	c.other_addr = pci_iomap(pdev, 0, 0);
@@ -703,6 +714,9 @@ static const struct pair pairs[] = {
 	  "devm_request_mem_region", "devm_release_mem_region()", false, 1,
 	  ioremap_res_acq, res_region_hand, res_region_other, mem_region_check,
 	  mem_region_rel, false },
+	{ "devm_ioremap/munmap", "munmap", "devm_ioremap", "devm_iounmap()",
+	  false, 0, ioremap_acq, io_munmap_hand, ioremap_other, ioremap_check,
+	  ioremap_rel, false },
 	{ "devm_request_irq/free_irq", "free_irq", "devm_request_irq",
 	  "devm_free_irq()", false, 0, irq_acq, irq_hand, irq_other, irq_check,
 	  irq_rel, false },
@@ -743,6 +757,9 @@ static const struct pair pairs[] = {
 	{ "pcim_iomap/pci_iounmap", "pci_iounmap", "pcim_iomap",
 	  "pcim_iounmap()", false, 0, pcim_iomap_acq, pci_iounmap_hand,
 	  pci_iomap_other, pci_iomap_check, pci_iomap_rel, true },
+	{ "pcim_iomap/munmap", "munmap", "pcim_iomap", "pcim_iounmap()", false,
+	  0, pcim_iomap_acq, bar_munmap_hand, pci_iomap_other, pci_iomap_check,
+	  pci_iomap_rel, true },
 	{ "pcim_iomap_regions/pci_iounmap", "pci_iounmap", "pcim_iomap",
 	  "pcim_iounmap()", false, 1, pcim_iomap_regions_acq, pci_iounmap_hand,
 	  pci_iomap_other, pci_iomap_check, pci_iomap_rel, true },
