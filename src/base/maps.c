@@ -158,7 +158,8 @@ static size_t first_after(uintptr_t start)
 
 static void take_out(size_t i)
 {
-	memmove(&maps[i], &maps[i + 1], (nr_maps - i - 1) * sizeof(*maps));
+	memmove(&maps[i], &maps[i + 1],
+		(nr_maps - i - 1) * sizeof(struct devres__map *));
 	__atomic_store_n(&nr_maps, nr_maps - 1, __ATOMIC_RELAXED);
 }
 
@@ -360,7 +361,8 @@ int devres__map_add(struct devres__map *m)
 	pthread_mutex_lock(&maps_lock);
 	if (nr_maps == cap_maps) {
 		size_t cap = cap_maps ? 2 * cap_maps : 16;
-		struct devres__map **p = realloc(maps, cap * sizeof(*p));
+		struct devres__map **p =
+			realloc(maps, cap * sizeof(struct devres__map *));
 
 		if (!p) {
 			pthread_mutex_unlock(&maps_lock);
@@ -371,7 +373,8 @@ int devres__map_add(struct devres__map *m)
 	}
 	/* No other mapping can be made over this one meanwhile. */
 	i = first_after(m->start);
-	memmove(&maps[i + 1], &maps[i], (nr_maps - i) * sizeof(*maps));
+	memmove(&maps[i + 1], &maps[i],
+		(nr_maps - i) * sizeof(struct devres__map *));
 	maps[i] = m;
 	m->in_table = true;
 	__atomic_store_n(&nr_maps, nr_maps + 1, __ATOMIC_RELAXED);
