@@ -105,6 +105,19 @@ static void unmap_unaligned(void)
 	assert_int_equal(errno, EINVAL);
 }
 
+/* Page 0 of the address space: nothing managed there. */
+static void unmap_null(void)
+{
+	assert_int_equal(munmap(NULL, pg), 0);
+}
+
+/* A length that wraps: the kernel refuses it, nothing is unmapped. */
+static __attribute__((unused)) void unmap_wrapping(void)
+{
+	assert_int_equal(munmap(at(1), SIZE_MAX), -1);
+	assert_int_equal(errno, EINVAL);
+}
+
 static void fixed(int page, int n, int flags)
 {
 	void *p = mmap(at(page), (size_t)n * pg, RW, ANON | flags, -1, 0);
@@ -192,6 +205,11 @@ static const struct hand_case cases[] = {
 	{ "munmap over both", unmap_superset, 2, "munmap", 0 },
 	{ "munmap unmanaged", unmap_gap, 0, NULL, 3 },
 	{ "munmap unaligned", unmap_unaligned, 0, NULL, 3 },
+	{ "munmap NULL", unmap_null, 0, NULL, 3 },
+/* TSan's own munmap() interceptor aborts on it before the call. */
+#ifndef __SANITIZE_THREAD__
+	{ "munmap wrapping length", unmap_wrapping, 0, NULL, 3 },
+#endif
 	{ "MAP_FIXED whole", fixed_a, 1, "mmap", 2 },
 	{ "MAP_FIXED across A's end", fixed_part, 1, "mmap", 2 },
 	{ "MAP_FIXED unmanaged", fixed_gap, 0, NULL, 3 },
