@@ -12,12 +12,15 @@ trap 'rm -rf "$tmp"' EXIT
 # Lines are joined first: clang-format may break a declaration after its
 # return type.
 cat "$src"/include/devres/*.h | tr '\n' ' ' | grep -o 'DEVRES_API [^(;#]*(' |
-	sed -E 's/.*[ *]([a-z_0-9]+)\($/\1/' | grep -v '^__' | sort -u >"$tmp/api"
+	sed -E 's/.*[ *]([a-z_0-9]+)\($/\1/' | grep -v '^__' >"$tmp/api.h"
+sort -u "$tmp/api.h" >"$tmp/api"
 nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBVW]$/ { print $3 }' |
 	grep -v '^DEVRES_' >"$tmp/exported.v"
-# libc's entry points the library interposes (src/posix/interpose-fd.c):
-# exported, versioned in the map, declared by libc's headers.
-interposed='close close_range dup2 dup3 fclose'
+# libc's entry points the library interposes, so that it sees a managed
+# descriptor, stream or mapping released by hand (src/posix/interpose-fd.c,
+# src/base/maps.c): exported, versioned in the map, declared by libc's
+# headers.
+interposed='close close_range dup2 dup3 fclose mmap mmap64 mremap munmap'
 sed 's/@.*//' "$tmp/exported.v" | sort -u |
 	grep -vxF "$(printf '%s\n' $interposed)" >"$tmp/exported"
 

@@ -84,8 +84,8 @@ static struct block *map_batch(void)
 	       (BLOCK_SIZE - 1);
 	tail = BLOCK_SIZE - head;
 	if (head)
-		munmap(p, head);
-	munmap(p + head + BATCH * BLOCK_SIZE, tail);
+		devres__munmap(p, head);
+	devres__munmap(p + head + BATCH * BLOCK_SIZE, tail);
 	for (int i = BATCH - 1; i >= 0; i--) {
 		struct block *b = (struct block *)(p + head + i * BLOCK_SIZE);
 
@@ -143,7 +143,7 @@ static void hand_back(struct block *list)
 		for (b = run; b != next; b = run) {
 			run = b->next;
 			if (!lazy_ok || !lazy_put(b))
-				munmap(b, BLOCK_SIZE);
+				devres__munmap(b, BLOCK_SIZE);
 		}
 	}
 }
@@ -276,7 +276,7 @@ static void set_free(struct devres__slab *s, struct block **set, size_t cap)
 		b->next = NULL;
 		blocks_put(b);
 	} else {
-		munmap(set, cap * sizeof(struct block *));
+		devres__munmap(set, cap * sizeof(struct block *));
 	}
 }
 

@@ -20,6 +20,7 @@
 #include <stdbool.h>
 #include <stddef.h>
 #include <stdint.h>
+#include <sys/types.h>
 #include <devres/device.h>
 #include <devres/devres.h>
 
@@ -308,6 +309,39 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
 			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
 
 /*
+ * maps.c: the process's managed mappings, so that the application's
+ * munmap(), mremap() and mmap(MAP_FIXED) of one take its node off its
+ * device at once, with a WARN. A subsystem fills in [start, end) (whole
+ * pages) and either the owner (the node is taken off with
+ * devres__disown(), then @dropped, when set, drops the ledger's counts)
+ * or @take, and adds the record once the node is on its device. @take
+ * runs under the table's lock (so a subsystem's lock nests inside it):
+ * it takes the subsystem's own record of the mapping, if still there and
+ * still managed, disowns its node into @h and frees the record without
+ * unmapping (the plain call does that); true when it did (@h then is for
+ * the WARN). devres__map_remove() takes the record out for the node's own
+ * unmap, never with a subsystem's lock held: true when it was still in
+ * the table, false when a plain call took it. -ENOMEM when the table
+ * cannot grow. The library's own calls go to the next definitions
+ * (devres__munmap() ...), never the application's entry points.
+ */
+struct devres__map {
+	uintptr_t start, end;
+	struct devres__owner owner;
+	void (*dropped)(struct devres__map *m);
+	bool (*take)(struct devres__map *m, struct devres__hand *h);
+	bool in_table;
+};
+
+HIDDEN int devres__map_add(struct devres__map *m);
+HIDDEN bool devres__map_remove(struct devres__map *m);
+HIDDEN void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
+			  off_t off);
+HIDDEN int devres__munmap(void *addr, size_t len);
+HIDDEN void *devres__mremap(void *old, size_t old_len, size_t new_len,
+			    int flags, void *new_addr);
+
+/*
  * env.c: every DEVRES_* variable is read here, as secure_getenv() does:
  * NULL in a process running with AT_SECURE (setuid, setgid, capabilities).
  */
@@ -365,7 +399,9 @@ enum devres__fork_rank {
 	 * lock) with the line's lock held, which irq_line_destroy() takes
 	 * under the line table's write lock.
 	 */
-	DEVRES_FORK_PCI_LIST,	/* pci/probe.c */
+	DEVRES_FORK_PCI_LIST, /* pci/probe.c */
+	/* Before the subsystems' mapping locks: taken under it. */
+	DEVRES_FORK_MAPS,	/* base/maps.c: managed mappings */
 	DEVRES_FORK_PCI_MAPS,	/* pci/bars.c */
 	DEVRES_FORK_DMA_STATES, /* dma/mapping.c */
 	DEVRES_FORK_DMA_POOLS,	/* dma/pool.c: the live pools */

@@ -47,19 +47,19 @@ static void *map_mem(size_t len, size_t align)
 	if (r == MAP_FAILED)
 		return NULL;
 	a = (char *)(((uintptr_t)r + align - 1) & ~(uintptr_t)(align - 1));
-	p = mmap(a, len, PROT_READ | PROT_WRITE,
-		 flags | MAP_FIXED | MAP_POPULATE, -1, 0);
+	p = devres__mmap(a, len, PROT_READ | PROT_WRITE,
+			 flags | MAP_FIXED | MAP_POPULATE, -1, 0);
 	if (p == MAP_FAILED) {
 		int err = errno;
 
-		munmap(r, len + extra);
+		devres__munmap(r, len + extra);
 		errno = err;
 		return NULL;
 	}
 	if (a > r)
-		munmap(r, (size_t)(a - r));
+		devres__munmap(r, (size_t)(a - r));
 	if (a + len < r + len + extra)
-		munmap(a + len, (size_t)(r + len + extra - (a + len)));
+		devres__munmap(a + len, (size_t)(r + len + extra - (a + len)));
 	return p;
 }
 
@@ -109,7 +109,7 @@ void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
 			    dma_default_mask(dev->coherent_dma_mask), kind,
 			    DMA_BIDIRECTIONAL, &err);
 	if (h == DMA_MAPPING_ERROR) {
-		munmap(p, len);
+		devres__munmap(p, len);
 		devres__ledger_add(DL_DMA_BUFFERS, -1);
 		devres__ledger_add(DL_DMA_BYTES, -(long)len);
 		errno = -err;
@@ -186,7 +186,7 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 		pthread_mutex_unlock(&s->lock);
 	devres__dma_read_unlock();
 	if (done) {
-		munmap(cpu_addr, len);
+		devres__munmap(cpu_addr, len);
 		devres__ledger_add(DL_DMA_BUFFERS, -1);
 		devres__ledger_add(DL_DMA_BYTES, -(long)len);
 	}

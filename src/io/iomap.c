@@ -11,6 +11,7 @@
  * tree's (inside remove_resource_unless_busy() and insert_resource()).
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -41,6 +42,8 @@ struct iomap {
 	struct iomap *next;
 	struct devres__owner owner; /* a devm_ mapping's node */
 	int pid;		    /* the process that mapped it */
+	struct devres__map rec;	    /* a devm_ one's, in base/maps.c */
+	bool recorded;		    /* rec was added */
 };
 
 static bool mine(int pid)
@@ -238,6 +241,39 @@ static struct iomem_window *pin(phys_addr_t phys, size_t size, int *ret_err)
 	return w;
 }
 
+/*
+ * A managed mapping unmapped, replaced or moved by the application's own
+ * call (base/maps.c, under its lock): its node goes here, with io_lock
+ * keeping the node's device alive, and the mapping is the caller's to
+ * unmap. Nothing, when it was taken off the list already (its node's
+ * release, or devm_iounmap(), is giving it back).
+ */
+static bool take_by_hand(struct devres__map *rec, struct devres__hand *h)
+{
+	struct iomap *m =
+		(struct iomap *)(((char *)rec) - offsetof(struct iomap, rec));
+	struct iomap **pp, *it;
+
+	pthread_mutex_lock(&io_lock);
+	for (pp = &maps; (it = *pp); pp = &it->next)
+		if (it == m)
+			break;
+	if (it && mine(m->pid) && m->owner.dev) {
+		*pp = m->next;
+		devres__disown(&m->owner, h);
+		m->win->nmaps--;
+	} else {
+		it = NULL;
+	}
+	pthread_mutex_unlock(&io_lock);
+	if (!it)
+		return false;
+	devres__ledger_add(DL_MAPS, -1);
+	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
+	free(m);
+	return true;
+}
+
 void *io__remap(phys_addr_t offset, size_t size,
 		const struct devres__owner *owner)
 {
@@ -285,10 +321,21 @@ void *io__remap(phys_addr_t offset, size_t size,
 	m->win = w;
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
 	m->pid = devres__pid_now();
+	m->rec = (struct devres__map){ .start = (uintptr_t)base,
+				       .end = (uintptr_t)base + len,
+				       .take = take_by_hand };
+	m->recorded = owner != NULL;
 	pthread_mutex_lock(&io_lock);
 	m->next = maps;
 	maps = m;
 	pthread_mutex_unlock(&io_lock);
+	if (owner && devres__map_add(&m->rec)) {
+		/* Not recorded, so not given out: taken back at once. */
+		m->recorded = false;
+		io__unmap_owned(m->addr, owner->node);
+		errno = ENOMEM;
+		return NULL;
+	}
 	return m->addr;
 
 unpin:
@@ -309,7 +356,15 @@ void *ioremap_wc(phys_addr_t offset, size_t size)
 
 static void unmap(struct iomap *m)
 {
-	munmap(m->base, m->len);
+	/* Out of the table first; a plain call that took it unmaps. */
+	if (m->recorded && !devres__map_remove(&m->rec)) {
+		devres__ledger_add(DL_MAPS, -1);
+		devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
+		unpin(m->win);
+		free(m);
+		return;
+	}
+	devres__munmap(m->base, m->len);
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	/* Unpinned only once unmapped: the window outlives its mappings. */

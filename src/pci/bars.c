@@ -17,6 +17,7 @@
  * lock after checking the flag, so no mapping escapes both.
  */
 #include <errno.h>
+#include <stddef.h>
 #include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
@@ -36,6 +37,8 @@ struct pci_map {
 	struct devres__owner owner; /* a pcim_iomap() mapping's node */
 	struct pci_map *next;
 	int pid; /* the process that mapped it: a child of fork() does not */
+	struct devres__map rec; /* a pcim_iomap() one's, in base/maps.c */
+	bool recorded;		/* rec was added */
 };
 
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -146,6 +149,52 @@ static int backend_bar(struct pci_dev *pdev, int bar, size_t len,
 	return size >= len ? fd : -EINVAL;
 }
 
+/*
+ * A pcim_iomap() mapping unmapped, replaced or moved by the application's
+ * own call (base/maps.c, under its lock): its node goes here, under
+ * map_lock, and its pcim_iomap_table() slot once unlocked, with a
+ * reference keeping the device; the mapping is the caller's to unmap.
+ * Nothing, when it was taken off the list already.
+ */
+static bool bar_take(struct devres__map *rec, struct devres__hand *h)
+{
+	struct pci_map *m = (struct pci_map *)(((char *)rec) -
+					       offsetof(struct pci_map, rec));
+	struct pci_map **pp, *it;
+	struct device *dev = NULL;
+
+	pthread_mutex_lock(&map_lock);
+	for (pp = &maps; (it = *pp); pp = &it->next)
+		if (it == m)
+			break;
+	if (it && m->pid == devres__pid_now() && m->owner.dev) {
+		*pp = m->next;
+		dev = get_device(m->owner.dev);
+		devres__disown(&m->owner, h);
+	}
+	pthread_mutex_unlock(&map_lock);
+	if (!dev)
+		return false;
+	(void)pci__iomap_forget(to_pci_dev(dev), m->addr);
+	put_device(dev);
+	devres__ledger_add(DL_MAPS, -1);
+	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
+	free(m);
+	return true;
+}
+
+static int add_record(struct pci_map *m)
+{
+	size_t mask = devres__page_size() - 1;
+
+	m->rec = (struct devres__map){
+		.start = (uintptr_t)m->addr,
+		.end = ((uintptr_t)m->addr + m->len + mask) & ~(uintptr_t)mask,
+		.take = bar_take,
+	};
+	return devres__map_add(&m->rec);
+}
+
 int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 		 const struct devres__owner *owner, void **ret_addr)
 {
@@ -187,6 +236,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
 	m->writable = true;
 	m->pid = devres__pid_now();
+	m->recorded = owner != NULL;
 	/* The mapping's own fault point: mmap() out of address space. */
 	ret = devres__should_fail_as("mmap", -ENOMEM) ? -ENOMEM : 0;
 	pthread_mutex_lock(&map_lock);
@@ -214,6 +264,15 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	}
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)m->len);
+	if (owner && add_record(m)) {
+		struct devres__hand h;
+		bool owned;
+
+		/* Not recorded, so not given out: taken back at once. */
+		m->recorded = false;
+		(void)pci__bar_unmap(addr, owner->node, &h, &owned);
+		return -ENOMEM;
+	}
 	*ret_addr = addr;
 	return 0;
 }
@@ -256,7 +315,9 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	 */
 	if (owner)
 		(void)pci__iomap_forget(to_pci_dev(owner), addr);
-	munmap(m->addr, m->len);
+	/* Out of the table first; a plain call that took it unmaps. */
+	if (!m->recorded || devres__map_remove(&m->rec))
+		devres__munmap(m->addr, m->len);
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	free(m);

@@ -7,14 +7,20 @@
  * agree with it. Only whole mappings are unmapped: after a partial unmap
  * the node would describe memory that is no longer there.
  *
- * munmap(2) is libc's: the library cannot see a managed mapping unmapped
- * by hand. So a node also remembers what /proc/self/maps said of its range
- * (the device and inode mapped, and the file offset at its first byte),
- * and its release unmaps the range only if it is still wholly mapped, from
- * the same object at the same offsets: a range unmapped by hand, or mapped
- * since by another owner from another object, is left alone, with a WARN.
- * An anonymous private mapping has no such identity (device 0, inode 0):
- * one put at the same address since looks the same, and is unmapped.
+ * munmap(2), mremap(2) and mmap(2) with MAP_FIXED are the library's too
+ * (base/maps.c): the node's record is in the process's table of managed
+ * mappings, and a plain call over it takes the node off the device at
+ * once, with a WARN. The record is the token: the release gives the
+ * mapping back only if it takes the record itself.
+ *
+ * A raw system call goes past that. So a node also remembers what
+ * /proc/self/maps said of its range (the device and inode mapped, and the
+ * file offset at its first byte), and its release unmaps the range only if
+ * it is still wholly mapped, from the same object at the same offsets: a
+ * range unmapped since, or mapped since by another owner from another
+ * object, is left alone, with a WARN. An anonymous private mapping has no
+ * such identity (device 0, inode 0): one put at the same address since
+ * looks the same, and is unmapped.
  */
 #include <errno.h>
 #include <stdint.h>
@@ -36,6 +42,7 @@ struct map_dr {
 	size_t len;
 	bool have_id;
 	struct map_id id;
+	struct devres__map rec;
 };
 
 enum {
@@ -114,6 +121,12 @@ static size_t page_align(size_t len)
 	return (len + mask) & ~mask;
 }
 
+static int match_node(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return res == data;
+}
+
 static void devm_mmap_release(struct device *dev, void *res)
 {
 	struct map_dr *dr = res;
@@ -121,6 +134,9 @@ static void devm_mmap_release(struct device *dev, void *res)
 	struct map_id now;
 	char buf[40];
 
+	/* A plain call took it: unmapped there, counts dropped there. */
+	if (!devres__map_remove(&dr->rec))
+		return;
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)dr->len);
 	if (dr->have_id)
@@ -139,12 +155,18 @@ static void devm_mmap_release(struct device *dev, void *res)
 			     "[%p, +%zu) was unmapped behind the library's "
 			     "back and now is another mapping: left mapped",
 			     dr->addr, dr->len);
-	else if (munmap(dr->addr, dr->len))
+	else if (devres__munmap(dr->addr, dr->len))
 		devres__print(DEVRES_LOG_WARNING,
 			      "%s: devm_mmap: munmap(%p): %s",
 			      devres__dev_label(dev, buf, sizeof(buf)),
 			      dr->addr, strerrordesc_np(errno));
 	errno = saved;
+}
+
+static void devm_mmap_dropped(struct devres__map *m)
+{
+	devres__ledger_add(DL_MAPS, -1);
+	devres__ledger_add(DL_MAP_BYTES, -(long)(m->end - m->start));
 }
 
 void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
@@ -170,7 +192,7 @@ void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
 		errno = ENOMEM;
 		p = MAP_FAILED;
 	} else {
-		p = mmap(addr, len, prot, flags, fd, off);
+		p = devres__mmap(addr, len, prot, flags, fd, off);
 	}
 	if (p == MAP_FAILED) {
 		err = errno;
@@ -180,9 +202,25 @@ void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
 	dr->addr = p;
 	dr->len = mapped;
 	dr->have_id = map_identity((uintptr_t)p, mapped, &dr->id) == MAP_SAME;
+	dr->rec = (struct devres__map){
+		.start = (uintptr_t)p,
+		.end = (uintptr_t)p + mapped,
+		.owner = { dev, dr, devm_mmap_release, "devm_mmap",
+			   "devm_munmap()" },
+		.dropped = devm_mmap_dropped,
+	};
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)mapped);
 	devres_add(dev, dr);
+	err = devres__map_add(&dr->rec);
+	if (err) {
+		/* Not recorded: its release gives nothing back. */
+		devres_destroy(dev, devm_mmap_release, match_node, dr);
+		devres__ledger_add(DL_MAPS, -1);
+		devres__ledger_add(DL_MAP_BYTES, -(long)mapped);
+		devres__munmap(p, mapped);
+		return ERR_PTR(err);
+	}
 	return p;
 }
 

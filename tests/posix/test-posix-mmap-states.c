@@ -3,21 +3,25 @@
 /*
  * Every call on a managed mapping in every state of it: an address never
  * mapped, mapped managed (devm_mmap()) or unmanaged (mmap()), unmapped by
- * devm_munmap() once or twice, by the device's release, and behind the
- * library's back: munmap(2) and left empty, munmap(2) and the address
- * mapped again by another owner (from another file, from the same file at
- * the same offset, anonymous memory where the managed one was anonymous
- * too, as malloc() does for a large block), or mremap(2) moving it away.
+ * devm_munmap() once or twice, by the device's release, and by hand:
+ * munmap(2) and left empty, munmap(2) and the address mapped again by
+ * another owner (from another file, from the same file at the same
+ * offset, anonymous memory where the managed one was anonymous too, as
+ * malloc() does for a large block), or mremap(2) moving it away. The
+ * library sees those calls: each WARNs once, there, naming the device and
+ * devm_munmap(), and takes the node off the device. The same done with a
+ * raw system call goes past the library: there the release's check of
+ * /proc/self/maps is all there is.
  * Each cell starts from nothing, brings the mapping to its state, makes
  * the call once and checks the return, the exact WARN count and what the
  * WARN says; then the device holds the nodes the table says, the other
  * owner's mapping at the address is still mapped and still its own (a byte
  * written through it reads back, through the file too), everything is
  * given back and the ledger is at its baseline. The release must act on
- * the mapping it made, not on an address; two rows say where it cannot
- * (the same file at the same offset, anonymous memory: nothing in
- * /proc/self/maps tells them apart), and check that this is exactly what
- * happens. The table is sized by the enums.
+ * the mapping it made, not on an address; two raw system call rows say
+ * where it cannot (the same file at the same offset, anonymous memory:
+ * nothing in /proc/self/maps tells them apart), and check that this is
+ * exactly what happens. The table is sized by the enums.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -31,6 +35,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <cmocka.h>
 #include <devres/devres.h>
 #include <devres/posix.h>
@@ -51,6 +56,10 @@ enum state {
 	REMAP_SAME,
 	REMAP_ANON,
 	MOVED,
+	RAW_BEHIND,
+	RAW_REMAP_OTHER,
+	RAW_REMAP_SAME,
+	RAW_REMAP_ANON,
 	NR_STATES
 };
 static const char *const state_name[NR_STATES] = {
@@ -65,6 +74,10 @@ static const char *const state_name[NR_STATES] = {
 	"munmap(2), mapped again from the same file and offset",
 	"anonymous, munmap(2), mapped again anonymous",
 	"moved away by mremap(2)",
+	"unmapped by the munmap system call",
+	"munmap system call, mapped again from another file",
+	"munmap system call, mapped again from the same file and offset",
+	"anonymous, munmap system call, mapped again anonymous",
 };
 
 enum call {
@@ -107,16 +120,24 @@ static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	[RELEASED] = GONE_ROW,
 	[TWICE] = GONE_ROW,
 	[UNBOUND] = GONE_ROW,
-	[BEHIND] = BEHIND_ROW,
-	[REMAP_OTHER] = REMAP_ROW,
+	/* The node went at the call by hand, which WARNed (reach()). */
+	[BEHIND] = GONE_ROW,
+	[REMAP_OTHER] = GONE_ROW,
+	[REMAP_SAME] = GONE_ROW,
+	[REMAP_ANON] = GONE_ROW,
+	[MOVED] = GONE_ROW,
+	/* Past the library: the release's check of /proc/self/maps. */
+	/* A new mapping there proves the old one gone: its node goes. */
+	[RAW_BEHIND] = { C(0, 1, BEHIND_BACK, 1), C(0, 1, BEHIND_BACK, 0),
+			 C(1, 1, BEHIND_BACK, 0) },
+	[RAW_REMAP_OTHER] = REMAP_ROW,
 	/*
 	 * Known limit (docs/posix.md): the same file at the same offset, and
 	 * anonymous memory, look the same in /proc/self/maps as what the
 	 * device mapped, and the other owner's mapping is unmapped.
 	 */
-	[REMAP_SAME] = LIMIT_ROW,
-	[REMAP_ANON] = LIMIT_ROW,
-	[MOVED] = BEHIND_ROW,
+	[RAW_REMAP_SAME] = LIMIT_ROW,
+	[RAW_REMAP_ANON] = LIMIT_ROW,
 };
 /* clang-format on */
 
@@ -157,8 +178,30 @@ static void remap(int fd)
 	assert_ptr_equal(theirs, addr);
 }
 
+/*
+ * A plain call on the managed mapping: exactly one WARN, at the call,
+ * naming the device, the call, devm_mmap() and devm_munmap(); the node is
+ * off the device there and then.
+ */
+static void warned_once(long before, const char *call)
+{
+	assert_int_equal(devres_warn_count() - before, 1);
+	assert_non_null(strstr(states_warned.text, "test-dev"));
+	assert_non_null(strstr(states_warned.text, call));
+	assert_non_null(strstr(states_warned.text, "devm_mmap()"));
+	assert_non_null(strstr(states_warned.text, "use devm_munmap()"));
+	assert_int_equal(states_nodes(&tdev), 0);
+}
+
+static void raw_munmap(void)
+{
+	assert_int_equal(syscall(SYS_munmap, addr, LEN), 0);
+}
+
 static void reach(unsigned int s)
 {
+	long before;
+
 	theirs = plain = NULL;
 	switch (s) {
 	case NEVER:
@@ -171,7 +214,9 @@ static void reach(unsigned int s)
 	default:
 		break;
 	}
-	addr = devm_map(s == REMAP_ANON);
+	addr = devm_map(s == REMAP_ANON || s == RAW_REMAP_ANON);
+	before = devres_warn_count();
+	states_warned.n = 0;
 	switch (s) {
 	case RELEASED:
 		devm_munmap(&tdev, addr, LEN);
@@ -185,14 +230,27 @@ static void reach(unsigned int s)
 		break;
 	case BEHIND:
 		assert_int_equal(munmap(addr, LEN), 0);
+		warned_once(before, "munmap(");
 		break;
 	case REMAP_OTHER:
 	case REMAP_SAME:
 	case REMAP_ANON:
 		assert_int_equal(munmap(addr, LEN), 0);
+		warned_once(before, "munmap(");
 		remap(s == REMAP_OTHER	? memfd[1]
 		      : s == REMAP_SAME ? memfd[0]
 					: -1);
+		break;
+	case RAW_BEHIND:
+		raw_munmap();
+		break;
+	case RAW_REMAP_OTHER:
+	case RAW_REMAP_SAME:
+	case RAW_REMAP_ANON:
+		raw_munmap();
+		remap(s == RAW_REMAP_OTHER  ? memfd[1]
+		      : s == RAW_REMAP_SAME ? memfd[0]
+					    : -1);
 		break;
 	case MOVED:
 		/* Moved into a place the test holds, so that it surely moves. */
@@ -201,6 +259,7 @@ static void reach(unsigned int s)
 		plain = map_ok(mremap(addr, LEN, LEN,
 				      MREMAP_MAYMOVE | MREMAP_FIXED, plain));
 		assert_ptr_not_equal(plain, addr);
+		warned_once(before, "mremap(");
 		break;
 	default:
 		break;
@@ -243,8 +302,10 @@ static void undo(unsigned int s, const struct states_cell *want)
 	} else if (theirs) {
 		theirs[LEN - 1] = 0x5a;
 		assert_int_equal(theirs[LEN - 1], 0x5a);
-		if (s != REMAP_ANON) {
-			int fd = memfd[s == REMAP_OTHER ? 1 : 0];
+		if (s != REMAP_ANON && s != RAW_REMAP_ANON) {
+			int fd = memfd[s == REMAP_OTHER || s == RAW_REMAP_OTHER
+					       ? 1
+					       : 0];
 
 			assert_int_equal(pread(fd, &b, 1, LEN - 1), 1);
 			assert_int_equal(b, 0x5a);

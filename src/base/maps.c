@@ -1,0 +1,452 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The process's managed mappings, and the libc calls that can take one
+ * away: munmap(), mremap(), and mmap() with MAP_FIXED.
+ *
+ * A managed mapping (devm_mmap(), devm_ioremap(), pcim_iomap(),
+ * dmam_alloc_coherent()) is recorded here with its node's owner. The
+ * library defines those libc calls, so an application's call reaches this
+ * file first: one that would unmap, replace, move or resize a recorded
+ * mapping, wholly or in part, takes the node off its device there and
+ * then, unreleased, with one WARN naming the device, the managed call and
+ * the call to use; then the real call runs. So nothing is released twice,
+ * and the device's release never touches what is at the address later.
+ * The record is the token: whoever takes it out of the table (the release,
+ * the managed unmap, or the plain call) is the one that gives the mapping
+ * back and drops the ledger's counts.
+ *
+ * With nothing recorded, each call costs one relaxed load before it goes
+ * on. The table is a sorted array of disjoint ranges under one mutex.
+ * Each call goes on to the next definition (libc's, or a sanitizer's
+ * interceptor that itself reached this one), found once with
+ * dlsym(RTLD_NEXT); the library's own unmaps call it directly
+ * (devres__munmap() ...), never this file's definitions.
+ */
+#include <dlfcn.h>
+#include <stdarg.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include "subsys.h"
+
+static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct devres__map **maps; /* sorted by start, disjoint */
+static size_t nr_maps, cap_maps;  /* nr_maps: written under the lock */
+
+typedef void *mmap_fn(void *, size_t, int, int, int, off_t);
+typedef int munmap_fn(void *, size_t);
+typedef void *mremap_fn(void *, size_t, size_t, int, ...);
+
+static mmap_fn *next_mmap;
+static munmap_fn *next_munmap;
+static mremap_fn *next_mremap;
+
+/*
+ * dlsym() may allocate, and an allocator may map: a call made while this
+ * thread resolves (or before anything is found: a static executable) goes
+ * to the system call.
+ */
+static TLS_FAST bool resolving;
+
+/*
+ * Set while this thread holds the table's lock: a call made from inside
+ * a subsystem's @take (whatever it calls back) goes straight on instead
+ * of waiting for the lock this thread holds.
+ */
+static TLS_FAST bool held;
+
+static void *next(const char *name)
+{
+	void *f;
+
+	if (resolving)
+		return NULL;
+	resolving = true;
+	f = dlsym(RTLD_NEXT, name);
+	resolving = false;
+	return f;
+}
+
+static mmap_fn *get_mmap(void)
+{
+	mmap_fn *f = __atomic_load_n(&next_mmap, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!f)) {
+		f = (mmap_fn *)next("mmap");
+		if (f)
+			__atomic_store_n(&next_mmap, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+static munmap_fn *get_munmap(void)
+{
+	munmap_fn *f = __atomic_load_n(&next_munmap, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!f)) {
+		f = (munmap_fn *)next("munmap");
+		if (f)
+			__atomic_store_n(&next_munmap, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+static mremap_fn *get_mremap(void)
+{
+	mremap_fn *f = __atomic_load_n(&next_mremap, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!f)) {
+		f = (mremap_fn *)next("mremap");
+		if (f)
+			__atomic_store_n(&next_mremap, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+static void *sys_result(long r)
+{
+	return r == -1 ? MAP_FAILED : (void *)r;
+}
+
+static void *next_mmap_call(void *addr, size_t len, int prot, int flags, int fd,
+			    off_t off)
+{
+	mmap_fn *f = get_mmap();
+
+	if (likely(f))
+		return f(addr, len, prot, flags, fd, off);
+	return sys_result(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+}
+
+static int next_munmap_call(void *addr, size_t len)
+{
+	munmap_fn *f = get_munmap();
+
+	if (likely(f))
+		return f(addr, len);
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static void *next_mremap_call(void *old, size_t old_len, size_t new_len,
+			      int flags, void *new_addr)
+{
+	mremap_fn *f = get_mremap();
+
+	if (likely(f))
+		return f(old, old_len, new_len, flags, new_addr);
+	return sys_result(
+		syscall(SYS_mremap, old, old_len, new_len, flags, new_addr));
+}
+
+/* The first recorded mapping that ends after @start. */
+static size_t first_after(uintptr_t start)
+{
+	size_t lo = 0, hi = nr_maps;
+
+	while (lo < hi) {
+		size_t mid = lo + (hi - lo) / 2;
+
+		if (maps[mid]->end <= start)
+			lo = mid + 1;
+		else
+			hi = mid;
+	}
+	return lo;
+}
+
+static void take_out(size_t i)
+{
+	memmove(&maps[i], &maps[i + 1],
+		(nr_maps - i - 1) * sizeof(struct devres__map *));
+	__atomic_store_n(&nr_maps, nr_maps - 1, __ATOMIC_RELAXED);
+}
+
+/* What a plain call WARNs, once the lock is let go. */
+struct hit {
+	struct devres__hand h;
+	uintptr_t start;
+	size_t len;
+};
+
+#define MAX_HITS 16
+
+/*
+ * Takes every recorded mapping over [start, end) out of the table and its
+ * node off its device (devres__disown(), with the lock held: the device
+ * is alive while its record is in the table). Returns how many; the first
+ * MAX_HITS are described in @hits for the WARNs, the rest counted.
+ */
+static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
+{
+	size_t i, n = 0;
+
+	pthread_mutex_lock(&maps_lock);
+	held = true;
+	i = first_after(start);
+	while (i < nr_maps && maps[i]->start < end) {
+		struct devres__map *m = maps[i];
+		struct devres__hand h;
+
+		struct devres__hand *hp = n < MAX_HITS ? &hits[n].h : &h;
+
+		take_out(i);
+		m->in_table = false;
+		if (n < MAX_HITS) {
+			hits[n].start = m->start;
+			hits[n].len = m->end - m->start;
+		}
+		if (m->take) {
+			/* @m may be freed here; false: nothing of it left. */
+			if (!m->take(m, hp))
+				continue;
+		} else {
+			if (m->dropped)
+				m->dropped(m);
+			/* The node, and @m with it, may be freed here. */
+			devres__disown(&m->owner, hp);
+		}
+		if (n >= MAX_HITS)
+			devres__log_release();
+		n++;
+	}
+	held = false;
+	pthread_mutex_unlock(&maps_lock);
+	return n;
+}
+
+static void warn_hits(const struct hit *hits, size_t n, const char *call,
+		      const void *addr, size_t len)
+{
+	char what[96];
+
+	for (size_t i = 0; i < n && i < MAX_HITS; i++) {
+		snprintf(what, sizeof(what), "%s(%p, %zu) over [%p, +%zu)",
+			 call, addr, len, (void *)hits[i].start, hits[i].len);
+		devres__warn_hand(&hits[i].h, call, what);
+	}
+	if (n > MAX_HITS)
+		devres__warn_label("-", call,
+				   "%zu more managed mappings "
+				   "taken off their devices",
+				   n - MAX_HITS);
+}
+
+/*
+ * The range a call names, in whole pages, or false when the kernel would
+ * refuse it untouched (an unaligned start, an empty or wrapping range):
+ * then nothing is dropped.
+ */
+static bool range_of(const void *addr, size_t len, uintptr_t *ret_end)
+{
+	size_t mask = devres__page_size() - 1;
+	uintptr_t a = (uintptr_t)addr;
+
+	if (!len || (a & mask) || len > UINTPTR_MAX - a - mask)
+		return false;
+	*ret_end = a + ((len + mask) & ~mask);
+	return true;
+}
+
+static void check(const char *call, void *addr, size_t len)
+{
+	struct hit hits[MAX_HITS];
+	uintptr_t end;
+	size_t n;
+
+	if (!range_of(addr, len, &end))
+		return;
+	n = drop_range((uintptr_t)addr, end, hits);
+	if (n)
+		warn_hits(hits, n, call, addr, len);
+}
+
+static inline bool none(void)
+{
+	return likely(!__atomic_load_n(&nr_maps, __ATOMIC_RELAXED)) || held;
+}
+
+/*
+ * The application's calls. Exported (src/libdevres.map), so that a program
+ * linked with the library reaches them before libc's.
+ */
+#define INTERPOSE __attribute__((visibility("default")))
+
+INTERPOSE int munmap(void *addr, size_t len)
+{
+	if (!none()) {
+		int saved = errno;
+
+		check("munmap", addr, len);
+		errno = saved;
+	}
+	return next_munmap_call(addr, len);
+}
+
+/* MAP_FIXED_NOREPLACE fails rather than replace: it goes straight on. */
+static void mmap_check(void *addr, size_t len, int flags)
+{
+	int saved = errno;
+
+	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE))
+		check("mmap", addr, len);
+	errno = saved;
+}
+
+INTERPOSE void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+		     off_t off)
+{
+	if (!none())
+		mmap_check(addr, len, flags);
+	return next_mmap_call(addr, len, prot, flags, fd, off);
+}
+
+INTERPOSE void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+		       off_t off)
+{
+	if (!none())
+		mmap_check(addr, len, flags);
+	return next_mmap_call(addr, len, prot, flags, fd, off);
+}
+
+/*
+ * The old range is resized or moved unless nothing changes (the same
+ * length, not moved to a given place); old_len 0 makes a copy of a shared
+ * mapping and leaves the old one. A given new place is replaced.
+ */
+INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
+		       ...)
+{
+	void *new_addr = NULL;
+
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (!none()) {
+		int saved = errno;
+
+		if (old_len && (old_len != new_len || (flags & MREMAP_FIXED)))
+			check("mremap", old, old_len);
+		if (flags & MREMAP_FIXED)
+			check("mremap", new_addr, new_len);
+		errno = saved;
+	}
+	return next_mremap_call(old, old_len, new_len, flags, new_addr);
+}
+
+/*
+ * The library's own calls go through the PLT (src/libdevres.dynlist keeps
+ * these names out of -Bsymbolic-functions), as any caller's: a
+ * sanitizer's interceptor, first in the process, still sees every mapping
+ * the library makes or gives back (AddressSanitizer's shadow of a page the
+ * library kept poisoned is cleared at its munmap; ThreadSanitizer forgets
+ * what it knew of the range). Whatever the library gives back has left the
+ * table first, so the definitions above find nothing and go on.
+ */
+void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
+		   off_t off)
+{
+	return mmap(addr, len, prot, flags, fd, off);
+}
+
+int devres__munmap(void *addr, size_t len)
+{
+	return munmap(addr, len);
+}
+
+void *devres__mremap(void *old, size_t old_len, size_t new_len, int flags,
+		     void *new_addr)
+{
+	return mremap(old, old_len, new_len, flags, new_addr);
+}
+
+/*
+ * A recorded range that overlaps a new mapping was unmapped without any of
+ * the calls above (a system call made directly): its node goes now, so
+ * that its release cannot touch the new one.
+ */
+int devres__map_add(struct devres__map *m)
+{
+	struct hit hits[MAX_HITS];
+	size_t i, n;
+
+	n = drop_range(m->start, m->end, hits);
+	for (size_t k = 0; k < n && k < MAX_HITS; k++) {
+		devres__log_release();
+		devres__warn_label(hits[k].h.dev, hits[k].h.call,
+				   "[%p, +%zu) was unmapped behind the "
+				   "library's back, and a new managed mapping "
+				   "is there: taken off the device",
+				   (void *)hits[k].start, hits[k].len);
+	}
+	pthread_mutex_lock(&maps_lock);
+	if (nr_maps == cap_maps) {
+		size_t cap = cap_maps ? 2 * cap_maps : 16;
+		struct devres__map **p =
+			realloc(maps, cap * sizeof(struct devres__map *));
+
+		if (!p) {
+			pthread_mutex_unlock(&maps_lock);
+			return -ENOMEM;
+		}
+		maps = p;
+		cap_maps = cap;
+	}
+	/* No other mapping can be made over this one meanwhile. */
+	i = first_after(m->start);
+	memmove(&maps[i + 1], &maps[i],
+		(nr_maps - i) * sizeof(struct devres__map *));
+	maps[i] = m;
+	m->in_table = true;
+	__atomic_store_n(&nr_maps, nr_maps + 1, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&maps_lock);
+	return 0;
+}
+
+bool devres__map_remove(struct devres__map *m)
+{
+	bool owned;
+	size_t i;
+
+	pthread_mutex_lock(&maps_lock);
+	owned = m->in_table;
+	if (owned) {
+		i = first_after(m->start);
+		if (i < nr_maps && maps[i] == m)
+			take_out(i);
+		m->in_table = false;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return owned;
+}
+
+/*
+ * The child's mappings are copies of the parent's, and the records are
+ * the parent's nodes': the child owns none of them. A child that unmaps
+ * one unmaps its copy, silently; the parent's devices are refused to it.
+ */
+static void maps_child(void)
+{
+	__atomic_store_n(&nr_maps, 0, __ATOMIC_RELAXED);
+	pthread_mutex_unlock(&maps_lock);
+}
+
+static void maps_prepare(void)
+{
+	pthread_mutex_lock(&maps_lock);
+}
+
+static void maps_parent(void)
+{
+	pthread_mutex_unlock(&maps_lock);
+}
+
+__attribute__((constructor)) static void maps_init(void)
+{
+	devres__atfork(DEVRES_FORK_MAPS, maps_prepare, maps_parent, maps_child);
+}

@@ -1,0 +1,258 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit tsan */
+/*
+ * Every kind of managed mapping the process's table of managed mappings
+ * holds (devm_mmap(), devm_ioremap(), devm_ioremap_wc(), pcim_iomap() of
+ * a fake PCI function's BAR), times every plain call that can take one away: munmap(2) of all
+ * of it, of its first page only, mmap(2) with MAP_FIXED over it, and
+ * mremap(2) moving it away. Each cell acquires the mapping, makes the
+ * call by hand and checks the one WARN (the device, the call, the managed
+ * call and the one to use) and that the node went there; then a new owner
+ * maps the address and writes it, the device is released (no WARN) and
+ * the new owner's pages must still hold what it wrote. The fixture checks
+ * the ledger is back at its baseline.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <cmocka.h>
+#include <devres/devres.h>
+#include <devres/io.h>
+#include <devres/pci.h>
+#include <devres/pci_fake.h>
+#include <devres/posix.h>
+#include "testlib.h"
+#include "io/iotest.h"
+
+#define WIN 0xa0000000ull
+#define LEN 0x2000u
+#define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
+#define RW (PROT_READ | PROT_WRITE)
+
+struct kind {
+	const char *call; /* the managed call, in the WARN */
+	const char *fix;  /* what to use instead */
+	char *(*acquire)(void);
+	bool pci; /* on the fake PCI function, not test-dev */
+};
+
+/* A fake PCI function with one memory BAR of LEN bytes. */
+static struct pci_fake *ft;
+static struct pci_dev *pdev;
+
+static char *devm_mmap_acq(void)
+{
+	char *p = devm_mmap(&tdev, NULL, LEN, RW, ANON, -1, 0);
+
+	assert_false(IS_ERR(p));
+	return p;
+}
+
+static char *devm_ioremap_acq(void)
+{
+	char *p = devm_ioremap(&tdev, WIN, LEN);
+
+	assert_non_null(p);
+	return p;
+}
+
+static char *devm_ioremap_wc_acq(void)
+{
+	char *p = devm_ioremap_wc(&tdev, WIN, LEN);
+
+	assert_non_null(p);
+	return p;
+}
+
+static char *pcim_iomap_acq(void)
+{
+	char *p = pcim_iomap(pdev, 0, 0);
+
+	assert_non_null(p);
+	return p;
+}
+
+static const struct kind kinds[] = {
+	{ "devm_mmap", "devm_munmap()", devm_mmap_acq, false },
+	{ "devm_ioremap", "devm_iounmap()", devm_ioremap_acq, false },
+	{ "devm_ioremap_wc", "devm_iounmap()", devm_ioremap_wc_acq, false },
+	{ "pcim_iomap", "pcim_iounmap()", pcim_iomap_acq, true },
+};
+#define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
+
+static char *moved;
+
+static void by_munmap(char *p)
+{
+	assert_int_equal(munmap(p, LEN), 0);
+}
+
+static void by_munmap_head(char *p)
+{
+	assert_int_equal(munmap(p, 4096), 0);
+}
+
+static void by_fixed(char *p)
+{
+	assert_ptr_equal(mmap(p, LEN, RW, ANON | MAP_FIXED, -1, 0), p);
+}
+
+static void by_mremap(char *p)
+{
+	moved = mmap(NULL, LEN, PROT_NONE, ANON, -1, 0);
+	assert_ptr_not_equal(moved, MAP_FAILED);
+	assert_ptr_equal(mremap(p, LEN, LEN, MREMAP_MAYMOVE | MREMAP_FIXED,
+				moved),
+			 moved);
+}
+
+struct way {
+	const char *name;
+	const char *func; /* the plain call, in the WARN */
+	void (*call)(char *p);
+};
+
+static const struct way ways[] = {
+	{ "munmap", "munmap", by_munmap },
+	{ "munmap head", "munmap", by_munmap_head },
+	{ "MAP_FIXED", "mmap", by_fixed },
+	{ "mremap away", "mremap", by_mremap },
+};
+#define NR_WAYS (sizeof(ways) / sizeof(ways[0]))
+
+static int memfd;
+static const struct kind *cur_kind;
+static const struct way *cur_way;
+
+static int mapped(const void *p)
+{
+	unsigned char v;
+
+	return mincore((void *)p, 4096, &v) == 0;
+}
+
+static void run_cell(void **state)
+{
+	struct device *mine = cur_kind->pci ? &pdev->dev : &tdev;
+	char reason[128];
+	struct devres_stats st;
+	char *p;
+
+	(void)state;
+	moved = NULL;
+	p = cur_kind->acquire();
+	start_capture();
+	cur_way->call(p);
+	snprintf(reason, sizeof(reason), "acquired with %s(): use %s",
+		 cur_kind->call, cur_kind->fix);
+	expect_warn_on(dev_name(mine), cur_way->func, reason);
+	devres_get_stats(mine, &st);
+	assert_int_equal(st.allocs, 0);
+	/* Its pcim_iomap_table() slot went with it. */
+	if (cur_kind->pci)
+		assert_null(pcim_iomap_table(pdev)[0]);
+
+	/* The next owner of the range: its own pages, written. */
+	for (size_t off = 0; off < LEN; off += 4096) {
+		if (!mapped(p + off))
+			assert_ptr_equal(mmap(p + off, 4096, RW,
+					      ANON | MAP_FIXED_NOREPLACE, -1,
+					      0),
+					 p + off);
+		memset(p + off, 0x61, 4096);
+	}
+	start_capture();
+	devres_release_all(mine);
+	expect_no_warn();
+	for (size_t off = 0; off < LEN; off += 4096) {
+		assert_true(mapped(p + off));
+		assert_int_equal(p[off + 4095], 0x61);
+	}
+	assert_int_equal(munmap(p, LEN), 0);
+	if (moved)
+		assert_int_equal(munmap(moved, LEN), 0);
+}
+
+struct cell {
+	const struct kind *k;
+	const struct way *w;
+	char name[64];
+};
+
+static int cell_setup(void **state)
+{
+	const struct cell *c = *state;
+
+	cur_kind = c->k;
+	cur_way = c->w;
+	return dev_setup(state);
+}
+
+static int group_setup(void **state)
+{
+	(void)state;
+	memfd = dev_memfd(LEN);
+	if (memfd < 0 || iomem_window_add(WIN, LEN, memfd, 0, "win"))
+		return -1;
+	ft = pci_fake_create();
+	if (!ft || pci_sysfs_set_root(pci_fake_root(ft)))
+		return -1;
+	if (pci_fake_add(ft,
+			 &(struct pci_fake_dev){
+				 .name = "0000:00:01.0",
+				 .vendor = 0x1af4,
+				 .device = 0x1041,
+				 .bar_size = { LEN },
+				 .bar_flags = { IORESOURCE_MEM } }) ||
+	    pci_bus_scan() != 1)
+		return -1;
+	pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	if (!pdev)
+		return -1;
+	pci_dev_put(pdev);
+	return 0;
+}
+
+static int group_teardown(void **state)
+{
+	(void)state;
+	pci_bus_remove_all();
+	pci_sysfs_set_root(NULL);
+	pci_fake_destroy(ft);
+	iomem_window_remove(WIN);
+	close(memfd);
+	return 0;
+}
+
+int main(void)
+{
+	static struct cell cells[NR_KINDS * NR_WAYS];
+	struct CMUnitTest tests[NR_KINDS * NR_WAYS];
+	size_t n = 0;
+
+	for (size_t k = 0; k < NR_KINDS; k++)
+		for (size_t w = 0; w < NR_WAYS; w++, n++) {
+			cells[n].k = &kinds[k];
+			cells[n].w = &ways[w];
+			snprintf(cells[n].name, sizeof(cells[n].name),
+				 "%s / %s", kinds[k].call, ways[w].name);
+			tests[n] = (struct CMUnitTest){
+				.name = cells[n].name,
+				.test_func = run_cell,
+				.setup_func = cell_setup,
+				.teardown_func = dev_teardown,
+				.initial_state = &cells[n],
+			};
+		}
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return _cmocka_run_group_tests("managed-maps-hand", tests, n,
+				       group_setup, group_teardown);
+}
