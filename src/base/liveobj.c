@@ -37,6 +37,7 @@ static struct rec recs0[RECS0];
 static struct rec *recs = recs0;
 static size_t cap = RECS0, nr;
 unsigned int devres__liveobj_nr;
+uintptr_t devres__liveobj_lo = UINTPTR_MAX, devres__liveobj_hi;
 
 __attribute__((constructor)) static void liveobj_atfork(void)
 {
@@ -59,9 +60,14 @@ static size_t lower(uintptr_t a)
 	return lo;
 }
 
+/* The count and the bounds the free paths read without the lock. */
 static void set_nr(size_t n)
 {
 	nr = n;
+	__atomic_store_n(&devres__liveobj_lo, n ? recs[0].addr : UINTPTR_MAX,
+			 __ATOMIC_RELAXED);
+	__atomic_store_n(&devres__liveobj_hi, n ? recs[n - 1].addr : 0,
+			 __ATOMIC_RELAXED);
 	__atomic_store_n(&devres__liveobj_nr, (unsigned int)n,
 			 __ATOMIC_RELAXED);
 }
@@ -156,6 +162,8 @@ bool devres__liveobj_in(const void *p, size_t len)
 	bool found;
 	size_t i;
 
+	if (!devres__liveobj_near(p, len))
+		return false;
 	pthread_mutex_lock(&lock);
 	i = lower(a);
 	found = i < nr && recs[i].addr - a < len;

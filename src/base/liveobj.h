@@ -7,15 +7,34 @@
 #define DEVRES_LIVEOBJ_INTERNAL_H
 
 #include <stddef.h>
+#include <stdint.h>
 #include "subsys.h"
 
 /* How many objects are live, in this process and, copied, a parent's. */
 extern HIDDEN unsigned int devres__liveobj_nr;
+/* The lowest and the highest address of a live object. */
+extern HIDDEN uintptr_t devres__liveobj_lo, devres__liveobj_hi;
 
 static inline bool devres__liveobj_any(void)
 {
 	return unlikely(
 		__atomic_load_n(&devres__liveobj_nr, __ATOMIC_RELAXED) != 0);
+}
+
+/*
+ * Whether [@p, @p + @len) may hold a live object, without the lock: not
+ * when it lies wholly below the lowest or above the highest. Sound
+ * without a lock for every object made live before the free (by a thread
+ * the freeing one synchronized with): each bound written while that
+ * object is live is on its side of it.
+ */
+static inline bool devres__liveobj_near(const void *p, size_t len)
+{
+	uintptr_t a = (uintptr_t)p;
+
+	return devres__liveobj_any() &&
+	       a <= __atomic_load_n(&devres__liveobj_hi, __ATOMIC_RELAXED) &&
+	       __atomic_load_n(&devres__liveobj_lo, __ATOMIC_RELAXED) < a + len;
 }
 
 /*
@@ -39,7 +58,7 @@ static inline void devres__liveobj_check(const struct device *dev,
 					 const void *p, size_t len,
 					 const char *func)
 {
-	if (devres__liveobj_any())
+	if (devres__liveobj_near(p, len))
 		devres__liveobj_free(dev, p, len, func);
 }
 
