@@ -11,17 +11,22 @@
  *  - delayed: a delayed work a minute before its timer;
  *  - running: its function runs in the item's thread;
  *  - requeue: its function queued the item again, and runs on;
+ *  - requeue-self: its function queued the item again, then frees the
+ *    memory itself (the free's cancel must not wait for its own thread);
  *  - self: its own function frees the memory, not queued (the kernel
  *    allows it);
  *  - idle: it ran and ended;
  *  - cancelled: a delayed work cancelled before its timer.
  *
- * The first four are each one WARN, and the item is cancelled and waited
+ * The first five are each one WARN, and the item is cancelled and waited
  * for before the memory goes: no run begins later, the function that ran
  * has returned when the free returns, and neither ASan nor TSan sees the
  * thread touch the freed block. The last three are no WARN. The item sits
  * inside the block, not at its start. A running function ends only once
- * the WARN is counted, so the free meets it running, whatever the load.
+ * the WARN is counted, so the free meets it running, whatever the load;
+ * meanwhile it allocates and frees managed memory (kmalloc(), and of the
+ * device unless it unbinds), whose locks the free must not hold while it
+ * waits.
  *
  * Not in the table: a failed probe's release made by the item's own
  * function, which would have to be running before the probe that makes
@@ -45,6 +50,7 @@ enum state {
 	S_DELAYED,
 	S_RUNNING,
 	S_REQUEUE,
+	S_REQUEUE_SELF,
 	S_SELF,
 	S_IDLE,
 	S_CANCELLED,
@@ -61,7 +67,8 @@ enum path {
 };
 
 static const char *const state_name[S_NR] = {
-	"pending", "delayed", "running", "requeue", "self", "idle", "cancelled",
+	"pending",	"delayed", "running", "requeue",
+	"requeue-self", "self",	   "idle",    "cancelled",
 };
 static const char *const path_name[P_NR] = {
 	"devm_kfree", "kfree", "devm_krealloc", "unbind", "group", "probe",
@@ -95,7 +102,7 @@ static int group_ret;  /* what devres_release_group() returned */
 static bool busy(enum state s)
 {
 	return s == S_PENDING || s == S_DELAYED || s == S_RUNNING ||
-	       s == S_REQUEUE;
+	       s == S_REQUEUE || s == S_REQUEUE_SELF;
 }
 
 /* Up to 20 s of yielding until @flag is set; whether it was. */
@@ -155,9 +162,9 @@ static void work_fn(struct work_struct *work)
 		schedule_work(work);
 		return;
 	}
-	if (s == S_REQUEUE)
+	if (s == S_REQUEUE || s == S_REQUEUE_SELF)
 		schedule_work(work);
-	if (s == S_SELF) {
+	if (s == S_SELF || s == S_REQUEUE_SELF) {
 		STORE(inside, 1);
 		/* Once the test is ready: an unbind waits for the bind. */
 		(void)wait_for(&go);
@@ -173,6 +180,14 @@ static void work_fn(struct work_struct *work)
 	/* Until the free met the item (its WARN), 20 s at most. */
 	clock_gettime(CLOCK_MONOTONIC, &t0);
 	do {
+		/*
+		 * Not on a device being unbound: a block it took would go
+		 * with the binding, before this frees it.
+		 */
+		if (LOAD(cur_path) != P_UNBIND && LOAD(cur_path) != P_PROBE)
+			devm_kfree(&pdev->dev,
+				   devm_kmalloc(&pdev->dev, 16, GFP_KERNEL));
+		kfree(kmalloc(16, GFP_KERNEL));
 		usleep(100);
 		clock_gettime(CLOCK_MONOTONIC, &t);
 	} while (devres_warn_count() == LOAD(warn_base) &&
@@ -203,7 +218,7 @@ static void arrange(struct lo *k, enum state s)
 		INIT_WORK(&k->work, work_fn);
 		assert_true(schedule_work(&k->work));
 	}
-	if (s == S_SELF)
+	if (s == S_SELF || s == S_REQUEUE_SELF)
 		return;
 	if (s == S_IDLE) {
 		flush_work(&k->work);
@@ -280,7 +295,7 @@ static void run_cell(enum path p, enum state s)
 		k = alloc_block();
 		arrange(k, s);
 	}
-	if (s == S_SELF) {
+	if (s == S_SELF || s == S_REQUEUE_SELF) {
 		STORE(go, 1);
 		assert_true(wait_for(&done));
 	} else if (p != P_PROBE)
@@ -302,7 +317,7 @@ static void run_cell(enum path p, enum state s)
 	assert_int_equal(LOAD(runs_late), 0);
 	if (s == S_DELAYED || s == S_CANCELLED)
 		assert_int_equal(LOAD(runs), 0);
-	if (s == S_RUNNING)
+	if (s == S_RUNNING || s == S_REQUEUE_SELF)
 		assert_int_equal(LOAD(runs), 1);
 	/*
 	 * The queued run may begin between the WARN, which ends the first,
@@ -345,7 +360,8 @@ static void every_path_every_state(void **state)
 	for (int r = 0; r < ROUNDS; r++)
 		for (int p = 0; p < P_NR; p++)
 			for (int s = 0; s < S_NR; s++)
-				if (!(p == P_PROBE && s == S_SELF))
+				if (!(p == P_PROBE &&
+				      (s == S_SELF || s == S_REQUEUE_SELF)))
 					run_cell((enum path)p, (enum state)s);
 }
 
