@@ -140,23 +140,45 @@ static struct devres__node *find_kmalloc(struct device *dev, const void *p)
 	return n ? n : devres__index_find(dev, DR_KIND_KMALLOC, p);
 }
 
+/* How far @n can grow in place: its heap chunk's, or its slot's, room. */
+static size_t room_of(struct devres__node *n)
+{
+	return dr_slab(n) ? devres__slab_room(n)
+			  : nc_room_of(malloc_usable_size(n));
+}
+
 /*
- * With @dev's lock held and @n found at @p: whether [@p + @off, the end)
- * holds a live object. If so, the lock is dropped, each object's fixup
- * run (liveobj.c), and the lock taken again: the caller finds @n anew.
- * Nothing is held while a fixup waits for the object's thread, which may
- * need this lock. False, and the lock not held, when it cannot be taken
- * again.
+ * Where the part of @n that a resize to @new_size frees begins: all of
+ * it when the block moves, the tail past @new_size when it shrinks in
+ * place, nothing (the end) when it grows in place.
+ */
+static size_t freed_from(struct devres__node *n, size_t new_size)
+{
+	if (new_size > room_of(n))
+		return 0;
+	return new_size < n->size ? new_size : n->size;
+}
+
+/*
+ * With @dev's lock held and @n found at @p: whether the part of it that
+ * goes (all of it for a free, @new_size 0; what freed_from() says for a
+ * resize) holds a live object. If so, the lock is dropped, each object's
+ * fixup run (liveobj.c), and the lock taken again: the caller finds @n
+ * anew. Nothing is held while a fixup waits for the object's thread,
+ * which may need this lock. False, and the lock not held, when it cannot
+ * be taken again.
  */
 static bool fixed_live(struct device *dev, struct devres__node *n,
-		       const void *p, size_t off, const char *func,
+		       const void *p, size_t new_size, const char *func,
 		       bool *ret_locked)
 {
-	size_t len = n->size;
+	size_t len = n->size, off;
 
 	*ret_locked = true;
-	if (likely(!devres__liveobj_any()) || off >= len ||
-	    !devres__liveobj_in((const char *)p + off, len - off))
+	if (likely(!devres__liveobj_any()))
+		return false;
+	off = new_size ? freed_from(n, new_size) : 0;
+	if (off >= len || !devres__liveobj_in((const char *)p + off, len - off))
 		return false;
 	unlock_dev(dev);
 	devres__liveobj_free(dev, (const char *)p + off, len - off, func);
@@ -220,25 +242,6 @@ static uint32_t realloced(uint32_t kind)
 	return (kind & ~DR_MAKER_MASK) | DR_MAKER(DR_MK_KREALLOC);
 }
 
-/* How far @n can grow in place: its heap chunk's, or its slot's, room. */
-static size_t room_of(struct devres__node *n)
-{
-	return dr_slab(n) ? devres__slab_room(n)
-			  : nc_room_of(malloc_usable_size(n));
-}
-
-/*
- * Where the part of @n that a resize to @new_size frees begins: all of
- * it when the block moves, the tail past @new_size when it shrinks in
- * place, nothing (the end) when it grows in place.
- */
-static size_t freed_from(struct devres__node *n, size_t new_size)
-{
-	if (new_size > room_of(n))
-		return 0;
-	return new_size < n->size ? new_size : n->size;
-}
-
 /* Grows or shrinks @n in place when its heap chunk (or slot) has room. */
 static bool resize_locked(struct device *dev, struct devres__node *n,
 			  size_t new_size, bool zero)
@@ -279,8 +282,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	/* What a move or a shrink frees must hold no live object. */
 	do
 		old = find_kmalloc(dev, ptr);
-	while (old && fixed_live(dev, old, ptr, freed_from(old, new_size),
-				 __func__, &locked));
+	while (old && fixed_live(dev, old, ptr, new_size, __func__, &locked));
 	if (!locked)
 		return NULL;
 	if (old && resize_locked(dev, old, new_size, zero)) {
