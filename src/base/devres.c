@@ -14,6 +14,7 @@
 #include <string.h>
 #include "node.h"
 #include "frame.h"
+#include "liveobj.h"
 
 bool devres__dev_bad(const struct device *dev, const char *func)
 {
@@ -225,8 +226,20 @@ static void run_late(struct devres__late *l)
 	}
 }
 
+/*
+ * The live objects in @n's data, before it is freed: in the order of the
+ * chain, so that a release that cancels them (an action added after the
+ * memory, such as devm_work_autocancel()'s) has run before its memory's
+ * turn, as in the kernel. Nothing is held here.
+ */
+static void check_node(struct device *dev, struct devres__node *n,
+		       const char *func)
+{
+	devres__liveobj_check(dev, node_data(n), n->size, func);
+}
+
 int devres__release_nodes(struct device *dev, struct devres__node *list,
-			  struct devres__slab *slab, bool all)
+			  struct devres__slab *slab, bool all, const char *func)
 {
 	struct devres__dm_thread *t = devres__dm_me();
 	bool outer_in_chain = t->in_chain;
@@ -250,6 +263,8 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 		if (dr_slab(n)) {
 			/* Nothing to run; the ledger counts them at the end. */
 			if (!dr_dead(n)) {
+				/* Its slot goes with the slab, at the end. */
+				check_node(dev, n, func);
 				log_node(dev, "REL", n);
 				gone++;
 				gone_bytes += n->size;
@@ -284,11 +299,13 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 			break;
 		case DR_KIND_KMALLOC:
 			/* Nothing to run: skip the kind table. */
+			check_node(dev, n, func);
 			devres__free_node(n);
 			cnt++;
 			break;
 		default:
 			devres__run_release(dev, n);
+			check_node(dev, n, func);
 			devres__free_node(n);
 			cnt++;
 		}
@@ -345,6 +362,7 @@ void devres_free(void *res)
 			     devres__kind_name(n->kind));
 		return;
 	}
+	devres__liveobj_check(NULL, res, n->size, __func__);
 	devres__free_node(n);
 }
 
@@ -542,6 +560,7 @@ int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 		to_node(res)->kind |= DR_ADDED;
 		err = errno;
 		devres__run_release(dev, to_node(res));
+		devres__liveobj_check(dev, res, to_node(res)->size, __func__);
 		devres__free_node(to_node(res));
 		errno = err;
 	}
@@ -628,8 +647,11 @@ int devres_release_all(struct device *dev)
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
 	devres__assert_list_locked(dev, __func__);
-	/* Only slab nodes, nothing kept, nothing to log: no walk at all. */
-	walk = dev->devres_kept || devres__logging() ||
+	/*
+	 * Only slab nodes, nothing kept, nothing to log, no live object
+	 * anywhere: no walk at all.
+	 */
+	walk = dev->devres_kept || devres__logging() || devres__liveobj_any() ||
 	       !devres__slab_only(dev, &live, &bytes);
 	list = list_head(dev);
 	dev->devres_head = NULL;
@@ -643,10 +665,10 @@ int devres_release_all(struct device *dev)
 	unlock_dev(dev);
 	free(index);
 	if (walk)
-		return devres__release_nodes(dev, list, slab, true);
+		return devres__release_nodes(dev, list, slab, true, __func__);
 	devres__ledger_add(DL_NODES, -(long)live);
 	devres__ledger_add(DL_NODE_BYTES, -(long)bytes);
 	if (slab)
-		devres__release_nodes(dev, NULL, slab, true);
+		devres__release_nodes(dev, NULL, slab, true, __func__);
 	return (int)live;
 }

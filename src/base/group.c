@@ -319,12 +319,12 @@ int devres_release_group(struct device *dev, void *id)
 		int cnt;
 
 		dr_log(dev, "REL", lc);
-		cnt = devres__release_nodes(dev, todo, slab, false);
+		cnt = devres__release_nodes(dev, todo, slab, false, __func__);
 		dr_log(dev, "REL", lo);
 		return cnt;
 	}
 	if (g)
-		return devres__release_nodes(dev, todo, slab, false);
+		return devres__release_nodes(dev, todo, slab, false, __func__);
 	if (!empty)
 		devres__warn(dev, __func__, "no group %p", id);
 	return 0;
@@ -379,5 +379,6 @@ int devres__owned_release(struct device *dev, struct devres__group *g)
 		slab = devres__slab_get(dev);
 	}
 	unlock_dev(dev);
-	return devres__release_nodes(dev, todo, slab, false);
+	/* A WARN of the release names the owner: "driver binding". */
+	return devres__release_nodes(dev, todo, slab, false, g->label);
 }

@@ -13,6 +13,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "slab.h"
+#include "liveobj.h"
 
 #define MAX_PAGE_ORDER 20
 
@@ -131,6 +132,60 @@ static int match_ptr(struct device *dev, void *res, void *p)
 	return res == p;
 }
 
+/* The listed managed allocation at @p, from the slab or not. */
+static struct devres__node *find_kmalloc(struct device *dev, const void *p)
+{
+	struct devres__node *n = devres__slab_find(dev, p);
+
+	return n ? n : devres__index_find(dev, DR_KIND_KMALLOC, p);
+}
+
+/* How far @n can grow in place: its heap chunk's, or its slot's, room. */
+static size_t room_of(struct devres__node *n)
+{
+	return dr_slab(n) ? devres__slab_room(n)
+			  : nc_room_of(malloc_usable_size(n));
+}
+
+/*
+ * Where the part of @n that a resize to @new_size frees begins: all of
+ * it when the block moves, the tail past @new_size when it shrinks in
+ * place, nothing (the end) when it grows in place.
+ */
+static size_t freed_from(struct devres__node *n, size_t new_size)
+{
+	if (new_size > room_of(n))
+		return 0;
+	return new_size < n->size ? new_size : n->size;
+}
+
+/*
+ * With @dev's lock held and @n found at @p: whether the part of it that
+ * goes (all of it for a free, @new_size 0; what freed_from() says for a
+ * resize) holds a live object. If so, the lock is dropped, each object's
+ * fixup run (liveobj.c), and the lock taken again: the caller finds @n
+ * anew. Nothing is held while a fixup waits for the object's thread,
+ * which may need this lock. False, and the lock not held, when it cannot
+ * be taken again.
+ */
+static bool fixed_live(struct device *dev, struct devres__node *n,
+		       const void *p, size_t new_size, const char *func,
+		       bool *ret_locked)
+{
+	size_t len = n->size, off;
+
+	*ret_locked = true;
+	if (likely(!devres__liveobj_any()))
+		return false;
+	off = new_size ? freed_from(n, new_size) : 0;
+	if (off >= len || !devres__liveobj_in((const char *)p + off, len - off))
+		return false;
+	unlock_dev(dev);
+	devres__liveobj_free(dev, (const char *)p + off, len - off, func);
+	*ret_locked = lock_dev(dev, func);
+	return *ret_locked;
+}
+
 /*
  * O(1): the index names the node without reading @p's memory (which may
  * be freed, foreign or another device's), and the node dies in place.
@@ -139,12 +194,17 @@ void devm_kfree(struct device *dev, const void *p)
 {
 	struct devres__node *n, *dead = NULL;
 	struct dr_log l;
+	bool locked = true;
 
 	if (ZERO_OR_NULL_PTR(p) || !devres__dev_ok(dev, __func__) ||
 	    !lock_dev(dev, __func__))
 		return;
-	n = devres__slab_find(dev, p);
-	if (n && unlikely(dev_shared(dev))) {
+	do
+		n = find_kmalloc(dev, p);
+	while (n && fixed_live(dev, n, p, 0, __func__, &locked));
+	if (!locked)
+		return;
+	if (n && dr_slab(n) && unlikely(dev_shared(dev))) {
 		/* Its slot back to this thread now (slab-shared.c), if it can. */
 		l = dr_log_of_res(n);
 		if (devres__slab_drop(dev, n)) {
@@ -153,9 +213,9 @@ void devm_kfree(struct device *dev, const void *p)
 			return;
 		}
 	}
-	if (n)
+	if (n && dr_slab(n))
 		devres__slab_forget(dev, n);
-	else if ((n = devres__index_find(dev, DR_KIND_KMALLOC, p)))
+	else if (n)
 		devres__index_del(dev, n);
 	if (n) {
 		l = dr_log_of_res(n);
@@ -173,14 +233,6 @@ void devm_kfree(struct device *dev, const void *p)
 	dr_log(dev, "REM", l);
 }
 
-/* The listed managed allocation at @p, from the slab or not. */
-static struct devres__node *find_kmalloc(struct device *dev, const void *p)
-{
-	struct devres__node *n = devres__slab_find(dev, p);
-
-	return n ? n : devres__index_find(dev, DR_KIND_KMALLOC, p);
-}
-
 /*
  * A node devm_krealloc() resized or replaced is named after it from then
  * on, whether it moved or not: which it does is the allocator's business.
@@ -194,12 +246,10 @@ static uint32_t realloced(uint32_t kind)
 static bool resize_locked(struct device *dev, struct devres__node *n,
 			  size_t new_size, bool zero)
 {
-	size_t room = dr_slab(n) ? devres__slab_room(n)
-				 : nc_room_of(malloc_usable_size(n));
 	size_t old = n->size;
 
 	assert_locked(dev, __func__);
-	if (new_size > room)
+	if (new_size > room_of(n))
 		return false;
 	if (zero && new_size > old)
 		memset((char *)node_data(n) + old, 0, new_size - old);
@@ -217,6 +267,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	bool zero = gfp & __GFP_ZERO, slab_old = false;
 	size_t old_size;
 	struct dr_log l;
+	bool locked = true;
 
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
@@ -228,7 +279,12 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		return kmalloc_as(dev, new_size, gfp, DR_MK_KREALLOC, __func__);
 	if (new_size > DR_MAX_SIZE || !lock_dev(dev, __func__))
 		return NULL;
-	old = find_kmalloc(dev, ptr);
+	/* What a move or a shrink frees must hold no live object. */
+	do
+		old = find_kmalloc(dev, ptr);
+	while (old && fixed_live(dev, old, ptr, new_size, __func__, &locked));
+	if (!locked)
+		return NULL;
 	if (old && resize_locked(dev, old, new_size, zero)) {
 		l = dr_log_of_res(old);
 		unlock_dev(dev);

@@ -375,10 +375,12 @@ HIDDEN struct devres__node *devres__find_locked(struct device *dev,
 /*
  * Releases a detached chain. @slab: the device's slab when the chain holds
  * a reference to it (dropped here); @all: the chain is everything the
- * device had, and the slab goes whole.
+ * device had, and the slab goes whole; @func: the call that releases, for
+ * a WARN.
  */
 HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list,
-				 struct devres__slab *slab, bool all);
+				 struct devres__slab *slab, bool all,
+				 const char *func);
 
 /* debug.c: what devres_get_stats() counts, with the lock held. */
 HIDDEN void devres__stats_locked(struct device *dev, long *ret_allocs,

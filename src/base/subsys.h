@@ -418,6 +418,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_NODES,	/* base/nodecache.c: ASan builds */
 	DEVRES_FORK_HANDLES,	/* base/handle.c: taken alone */
 	DEVRES_FORK_LEDGER,	/* base/ledger.c */
+	DEVRES_FORK_LIVEOBJ,	/* base/liveobj.c: a leaf */
 	DEVRES_FORK_LOG,	/* base/log.c: the WARN path, innermost */
 	DEVRES_FORK_NR,
 };

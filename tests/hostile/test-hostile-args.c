@@ -32,6 +32,7 @@
 #include <devres/io.h>
 #include <devres/ioport.h>
 #include <devres/irq.h>
+#include <devres/liveobj.h>
 #include <devres/pci.h>
 #include <devres/pci_fake.h>
 #include <devres/platform.h>
@@ -63,6 +64,9 @@ static const struct {
 	{ "devm_revocable_create:res", OPAQUE },
 	{ "devres_open_group:id", OPAQUE },
 	{ "devm_mmap:addr", OPAQUE },
+	/* Live objects: addresses compared, never read. */
+	{ "devres_liveobj_deactivate:obj", OPAQUE },
+	{ "devres_liveobj_active:obj", OPAQUE },
 	/* Lookup keys, compared and never called: "not found". */
 	{ "devres_find:release", OPAQUE },
 	{ "devres_remove:release", OPAQUE },
@@ -456,6 +460,29 @@ static void *arg_devres_dma_ops(const char *func, const char *arg)
 	(void)func;
 	(void)arg;
 	return (void *)devres_dma_iova_ops();
+}
+
+static enum devres_liveobj_state hostile_state(void *obj)
+{
+	(void)obj;
+	return DEVRES_LIVEOBJ_IDLE;
+}
+
+static void hostile_fixup(void *obj, enum devres_liveobj_state st)
+{
+	(void)obj;
+	(void)st;
+}
+
+static void *arg_devres_liveobj_descr(const char *func, const char *arg)
+{
+	static const struct devres_liveobj_descr d = { "hostile", "nothing",
+						       hostile_state,
+						       hostile_fixup };
+
+	(void)func;
+	(void)arg;
+	return (void *)&d;
 }
 
 static void *arg_devres_ledger(const char *func, const char *arg)

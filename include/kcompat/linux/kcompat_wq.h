@@ -195,20 +195,18 @@ static inline bool kcompat_wq_wait_idle(struct kcompat_wq *q, uintptr_t gen)
 }
 
 /*
- * The record of items a thread serves, and the count of threads letting
- * go of theirs (<linux/workqueue.h>), under kcompat_fin_lock.
+ * The count of threads letting go of their items (<linux/workqueue.h>),
+ * under kcompat_fin_lock.
  */
-struct work_struct;
 __attribute__((weak))
 pthread_mutex_t kcompat_fin_lock = PTHREAD_MUTEX_INITIALIZER;
 __attribute__((weak))
 pthread_cond_t kcompat_fin_cond = PTHREAD_COND_INITIALIZER;
 __attribute__((weak)) int kcompat_finishing;
-__attribute__((weak)) struct work_struct *kcompat_live;
 
 /*
- * Across fork(): both locks held, so that the child's copies of the table
- * and of the record are whole; in the child the threads that were letting
+ * Across fork(): both locks held, so that the child's copy of the table is
+ * whole; in the child the threads that were letting
  * go of their items are the parent's, and none of them is waited for.
  */
 static inline void kcompat_wq_prepare(void)

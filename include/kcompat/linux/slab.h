@@ -106,54 +106,14 @@ static inline void *kmemdup(const void *src, size_t len, gfp_t gfp)
 }
 
 /*
- * kfree() in a work item's thread is held until the thread has let go of
- * the item (<linux/workqueue.h>): the kernel lets a work free the memory
- * it lives in, and the thread takes the item's lock once more after the
- * function returns. One per program, whichever file includes this first.
+ * A work function may kfree() the memory its item lives in, as the kernel
+ * allows: the free tells the item's thread, which then touches nothing of
+ * it (<linux/workqueue.h>). A free of memory that holds an item still
+ * queued, or running in another thread, WARNs and cancels it first.
  */
-struct kcompat_defer {
-	const void **p;
-	size_t n, cap;
-	int depth; /* > 0: in a work item's thread */
-};
-__attribute__((weak)) __thread struct kcompat_defer kcompat_defer;
-
-/* Whether @p was held; false when there is no room (freed at once). */
-static inline bool kcompat_defer_add(const void *p)
-{
-	struct kcompat_defer *d = &kcompat_defer;
-
-	if (d->n == d->cap) {
-		size_t cap = d->cap ? 2 * d->cap : 8;
-		const void **np =
-			(const void **)realloc((void *)d->p, cap * sizeof(*np));
-
-		if (!np)
-			return false;
-		d->p = np;
-		d->cap = cap;
-	}
-	d->p[d->n++] = p;
-	return true;
-}
-
-/* What the work's thread held, freed now that it let go of the item. */
-static inline void kcompat_defer_flush(void)
-{
-	struct kcompat_defer *d = &kcompat_defer;
-
-	for (size_t i = 0; i < d->n; i++)
-		devm_kfree(kcompat_heap_dev(), d->p[i]);
-	free((void *)d->p);
-	d->p = NULL;
-	d->n = d->cap = 0;
-}
-
 static inline void kfree(const void *p)
 {
 	if (ZERO_OR_NULL_PTR(p))
-		return;
-	if (kcompat_defer.depth && kcompat_defer_add(p))
 		return;
 	devm_kfree(kcompat_heap_dev(), p);
 }

@@ -16,7 +16,10 @@
  *
  * Work must be initialized (INIT_WORK(), INIT_DELAYED_WORK(), or
  * DECLARE_WORK() for static storage) before it is scheduled, and not
- * freed while queued or running: cancel it first, as in the kernel.
+ * freed while queued or running: cancel it first, as in the kernel. An
+ * item is a live object of the library while a thread serves it
+ * (<devres/liveobj.h>): a free of the managed memory (kmalloc(), devm_*)
+ * it lives in WARNs and cancels it, and waits, before the memory goes.
  */
 #ifndef KCOMPAT_LINUX_WORKQUEUE_H
 #define KCOMPAT_LINUX_WORKQUEUE_H
@@ -30,6 +33,7 @@
 #include <stdio.h>
 #include <time.h>
 #include <devres/devres.h>
+#include <devres/liveobj.h>
 #include <devres/posix.h>
 #include <linux/compiler.h>
 #include <linux/jiffies.h>
@@ -51,8 +55,7 @@ struct work_struct {
 	bool cancel;	     /* a cancel is waiting for the thread */
 	struct timespec due; /* CLOCK_REALTIME; zero: now */
 	pthread_t worker;
-	struct workqueue_struct *wq;   /* where the serving thread counts */
-	struct work_struct *live_next; /* on kcompat_live while served */
+	struct workqueue_struct *wq; /* where the serving thread counts */
 	pid_t pid; /* whose: INIT_WORK()'s, or the first queue's; no lock */
 };
 
@@ -83,43 +86,74 @@ _Static_assert(offsetof(struct delayed_work, work) == 0, "the work is the "
 
 /*
  * kcompat_finishing (<linux/kcompat_wq.h>) counts the threads that let go
- * of their item and have not yet freed what its function kfree()d or left
- * the ledger: a cancel or flush waits for them, so that what it returns to
- * sees memory and ledger as the work left them. kcompat_live holds the
- * items a thread serves: INIT_WORK() looks.
+ * of their item and have not yet left the ledger: a cancel or flush waits
+ * for them, so that what it returns to sees the ledger as the work left
+ * it. The items a thread serves are the library's live objects
+ * (<devres/liveobj.h>): INIT_WORK() asks, and every free of managed
+ * memory checks.
+ *
+ * Per thread: how deep it is in work items' threads (a work run in its
+ * caller, when no thread could be had, nests), and the item whose own
+ * function freed the memory it lives in, which the thread then never
+ * touches again. One per program, whichever file includes this first.
  */
+struct kcompat_worker {
+	int depth; /* > 0: in a work item's thread */
+	const struct work_struct *gone;
+};
+__attribute__((weak)) __thread struct kcompat_worker kcompat_worker;
 
-static inline void kcompat_live_add(struct work_struct *w)
+static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
+				     const char *func);
+
+/*
+ * What a work item is doing, asked by a free of the memory it lives in:
+ * queued (delayed or not, or re-queued by its own function), running in
+ * another thread, or running in this one and not queued (its function
+ * frees it, as the kernel allows).
+ */
+static inline enum devres_liveobj_state kcompat_work_state(void *obj)
 {
-	pthread_mutex_lock(&kcompat_fin_lock);
-	w->live_next = kcompat_live;
-	kcompat_live = w;
-	pthread_mutex_unlock(&kcompat_fin_lock);
+	struct work_struct *w = (struct work_struct *)obj;
+	enum devres_liveobj_state st = DEVRES_LIVEOBJ_IDLE;
+
+	pthread_mutex_lock(&w->lock);
+	if (w->pending)
+		st = DEVRES_LIVEOBJ_PENDING;
+	else if (w->running && pthread_equal(w->worker, pthread_self()))
+		st = DEVRES_LIVEOBJ_SELF;
+	else if (w->thread || w->running)
+		st = DEVRES_LIVEOBJ_RUNNING;
+	pthread_mutex_unlock(&w->lock);
+	return st;
 }
 
-static inline void kcompat_live_del(struct work_struct *w)
+/*
+ * Before the memory goes: cancelled and waited for (but not by its own
+ * thread, which would wait for itself); when the freeing thread runs the
+ * item's function, that thread is told to touch the item no more.
+ */
+static inline void kcompat_work_fixup_free(void *obj,
+					   enum devres_liveobj_state st)
 {
-	pthread_mutex_lock(&kcompat_fin_lock);
-	for (struct work_struct **p = &kcompat_live; *p; p = &(*p)->live_next)
-		if (*p == w) {
-			*p = w->live_next;
-			break;
-		}
-	pthread_mutex_unlock(&kcompat_fin_lock);
+	struct work_struct *w = (struct work_struct *)obj;
+	bool self;
+
+	pthread_mutex_lock(&w->lock);
+	self = w->running && pthread_equal(w->worker, pthread_self());
+	pthread_mutex_unlock(&w->lock);
+	if (st != DEVRES_LIVEOBJ_SELF)
+		(void)kcompat_work_wait(w, true, "cancel_work_sync");
+	if (self)
+		kcompat_worker.gone = w;
 }
 
-/* Compares addresses only: @w's memory is not read. */
-static inline bool kcompat_live_has(const struct work_struct *w)
-{
-	bool found = false;
-
-	pthread_mutex_lock(&kcompat_fin_lock);
-	for (struct work_struct *p = kcompat_live; p && !found;
-	     p = p->live_next)
-		found = p == w;
-	pthread_mutex_unlock(&kcompat_fin_lock);
-	return found;
-}
+static const struct devres_liveobj_descr kcompat_work_descr = {
+	.name = "work_struct",
+	.hint = "cancel_work_sync() or devm_work_autocancel()",
+	.state = kcompat_work_state,
+	.fixup_free = kcompat_work_fixup_free,
+};
 
 /*
  * A work or queue argument no object can be at (NULL, the first page, an
@@ -179,7 +213,7 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 		return;
 	}
 	/* A parent's item in the child's copy: new, unless it was live. */
-	if (kcompat_live_has(w)) {
+	if (devres_liveobj_active(w)) {
 		devres_warn(NULL, "INIT_WORK",
 			    "work %p is queued or running: cancel it first; "
 			    "left as it is",
@@ -200,18 +234,21 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 
 /*
  * The thread of one item: waits until due, runs, again while re-queued.
- * What the function kfree()s is held until the thread has let go of @w
- * (the function may free @w itself, as the kernel allows); after that
- * the thread touches nothing of @w.
+ * The function may free the memory of @w, as the kernel allows: the free
+ * says so (kcompat_work_fixup_free()), and the thread then touches
+ * nothing of @w; otherwise it touches nothing of @w once it let go of it.
  */
 static inline void *kcompat_work_thread(void *arg)
 {
-	struct work_struct *w = arg;
+	struct work_struct *w = (struct work_struct *)arg;
 	struct workqueue_struct *wq;
-	bool outer;
+	bool outer, gone = false;
 
-	kcompat_defer.depth++;
+	kcompat_worker.depth++;
 	pthread_mutex_lock(&w->lock);
+	w->worker = pthread_self();
+	/* Set before the thread began, for its life: kept for its end. */
+	wq = w->wq;
 	while (w->pending && !w->cancel) {
 		if (w->due.tv_sec &&
 		    pthread_cond_timedwait(&w->cond, &w->lock, &w->due) !=
@@ -222,23 +259,29 @@ static inline void *kcompat_work_thread(void *arg)
 		w->running = true;
 		pthread_mutex_unlock(&w->lock);
 		w->func(w);
+		if (kcompat_worker.gone == w) {
+			/* Freed by its function: only the pointer is compared. */
+			kcompat_worker.gone = NULL;
+			gone = true;
+			break;
+		}
 		pthread_mutex_lock(&w->lock);
 		w->running = false;
 	}
-	w->pending = false;
-	w->thread = false;
-	wq = w->wq;
-	w->wq = NULL;
-	kcompat_live_del(w);
 	pthread_mutex_lock(&kcompat_fin_lock);
 	kcompat_finishing++;
 	pthread_mutex_unlock(&kcompat_fin_lock);
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-	/* Run in a caller that is a work's thread itself: that one frees. */
-	outer = --kcompat_defer.depth == 0;
-	if (outer)
-		kcompat_defer_flush();
+	if (!gone) {
+		w->pending = false;
+		w->thread = false;
+		w->wq = NULL;
+		/* No later thread with this one's id is taken for it. */
+		memset(&w->worker, 0, sizeof(w->worker));
+		devres_liveobj_deactivate(w);
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+	}
+	outer = --kcompat_worker.depth == 0;
 	/* The queue outlives its busy items: destroy_workqueue() waits. */
 	if (wq)
 		kcompat_wq_put(wq);
@@ -315,7 +358,11 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 		return true;
 	}
 	w->wq = wq;
-	kcompat_live_add(w);
+	/*
+	 * Live while a thread serves it. Not tracked when the record cannot
+	 * grow: the item works, and a free of it is then not caught.
+	 */
+	(void)devres_liveobj_activate(w, &kcompat_work_descr);
 	/* The thread counts in the ledger while it serves the item. */
 	started = devres_thread_spawn(kcompat_work_thread, w) == 0;
 	w->thread = started;
@@ -375,7 +422,7 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 	}
 	pthread_mutex_unlock(&w->lock);
 	/* Not from a work's thread: it may be among those finishing. */
-	if (!kcompat_defer.depth)
+	if (!kcompat_worker.depth)
 		kcompat_work_wait_finishing();
 	return was;
 }
@@ -549,7 +596,7 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
 		pthread_cond_broadcast(&q->idle);
 	}
 	pthread_mutex_unlock(&kcompat_wq_lock);
-	if (!kcompat_defer.depth)
+	if (!kcompat_worker.depth)
 		kcompat_work_wait_finishing();
 	kfree(rec);
 }
