@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "blocks.h"
 #include "node.h"
 #include "frame.h"
 
@@ -641,7 +642,7 @@ int devres_release_all(struct device *dev)
 	if (dev->devres_kept)
 		keep_owned(dev, &list);
 	unlock_dev(dev);
-	free(index);
+	devres__block_free(index);
 	if (walk)
 		return devres__release_nodes(dev, list, slab, true);
 	devres__ledger_add(DL_NODES, -(long)live);

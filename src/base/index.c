@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "blocks.h"
 #include "node.h"
 
 struct devres__index {
@@ -116,13 +117,14 @@ static int rebuild(struct device *dev, size_t need)
 		t->live = true;
 		return 0;
 	}
-	t = calloc(1, sizeof(*t) + cap * sizeof(struct devres__node *));
+	t = devres__block_zalloc(sizeof(*t) +
+				 cap * sizeof(struct devres__node *));
 	if (!t)
 		return -ENOMEM;
 	t->cap = cap;
 	t->live = true;
 	if (!old)
-		free(dev->devres_index); /* dormant, too small */
+		devres__block_free(dev->devres_index); /* dormant, too small */
 	if (old) {
 		while (old->slot[start])
 			start++;
@@ -133,7 +135,7 @@ static int rebuild(struct device *dev, size_t need)
 			if (n && n != TOMB)
 				append(t, n);
 		}
-		free(old);
+		devres__block_free(old);
 	}
 	dev->devres_index = t;
 	return 0;
@@ -264,7 +266,7 @@ void devres__index_del(struct device *dev, struct devres__node *n)
 /*
  * Everything was taken off the list: the index goes with it. A small
  * table stays, emptied and dormant (see the top); a large one is returned,
- * for free() once the lock is dropped (it may be unmapped).
+ * for devres__block_free() once the lock is dropped (it may be unmapped).
  */
 void *devres__index_detach(struct device *dev)
 {
@@ -285,7 +287,8 @@ void *devres__index_detach(struct device *dev)
 /* The device goes: so does a dormant table. Nobody else holds it now. */
 void devres__index_free(struct device *dev)
 {
-	free(__atomic_exchange_n(&dev->devres_index, NULL, __ATOMIC_ACQ_REL));
+	devres__block_free(__atomic_exchange_n(&dev->devres_index, NULL,
+					       __ATOMIC_ACQ_REL));
 }
 
 /*
