@@ -184,6 +184,7 @@ static int insert(struct device *dev, struct devres__node *n)
 {
 	struct devres__index *t = idx_of(dev);
 	size_t mask, i;
+	bool kmalloc;
 
 	if ((t->used + t->tomb + 1) * 4 > t->cap * 3) {
 		int ret = rebuild(dev, (t ? t->used : 0) + 1);
@@ -195,7 +196,10 @@ static int insert(struct device *dev, struct devres__node *n)
 	/*
 	 * The newest entry of a key comes first: it takes the place of the
 	 * first older one, which moves to the next, and so on down the run.
+	 * Managed memory is keyed by its own address, which no other listed
+	 * node has: it has no older entry, and its probe reads no node.
 	 */
+	kmalloc = DR_KIND(n) == DR_KIND_KMALLOC;
 	mask = t->cap - 1;
 	for (i = hash(DR_KIND(n), key_of(n)) & mask;; i = (i + 1) & mask) {
 		struct devres__node *e = t->slot[i];
@@ -207,7 +211,7 @@ static int insert(struct device *dev, struct devres__node *n)
 			t->used++;
 			return 0;
 		}
-		if (same_key(e, n)) {
+		if (!kmalloc && same_key(e, n)) {
 			t->slot[i] = n;
 			n = e;
 		}
@@ -232,7 +236,16 @@ struct devres__node *devres__index_find(struct device *dev, uint32_t kind,
 	for (i = hash(kind, key) & mask; t->slot[i]; i = (i + 1) & mask) {
 		struct devres__node *e = t->slot[i];
 
-		if (e != TOMB && DR_KIND(e) == kind && key_of(e) == key)
+		if (e == TOMB)
+			continue;
+		/*
+		 * Managed memory: the one node whose data is at @key, known
+		 * by its address before its header is read (a miss each).
+		 */
+		if (kind == DR_KIND_KMALLOC &&
+		    (uintptr_t)node_data(e) != (uintptr_t)key)
+			continue;
+		if (DR_KIND(e) == kind && key_of(e) == key)
 			return e;
 	}
 	return NULL;
