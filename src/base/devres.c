@@ -129,7 +129,7 @@ struct devres__node *devres__compact_locked(struct device *dev)
 		if (prev)
 			prev->next = next;
 		else
-			dev->devres_head = next;
+			set_head(dev, next);
 		dev->devres_listed--;
 		dev->devres_dead--;
 		if (dr_slab(n)) {
@@ -389,7 +389,7 @@ static void insert_older(struct device *dev, struct devres__node *n,
 	if (prev)
 		prev->next = n;
 	else
-		dev->devres_head = n;
+		set_head(dev, n);
 	n->kind |= DR_ADDED;
 	dev->devres_listed++;
 }
@@ -612,7 +612,7 @@ static void keep_owned(struct device *dev, struct devres__node **list)
 		tail = &n->next;
 		left--;
 	}
-	dev->devres_head = keep;
+	set_head(dev, keep);
 	dev->devres_listed = dev->devres_kept;
 }
 
@@ -626,6 +626,21 @@ int devres_release_all(struct device *dev)
 
 	if (!devres__dev_ok(dev, __func__))
 		return -ENODEV;
+	/*
+	 * Nothing listed and no slab: nothing to release, nothing to free
+	 * (an index is dropped by the next release that finds something, or
+	 * with the device). Such a device is not locked: a thread that
+	 * releases in a loop, as a reaper does, would otherwise take the lock
+	 * from the threads that fill the device a few dozen times for each
+	 * of their allocations. A call from a callback under the lock still
+	 * takes the lock's path, and its WARN. Both words are written under
+	 * the lock; what was added before this call (happens-before) is seen.
+	 */
+	if (!__atomic_load_n(&dev->devres_head, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&dev->devres_slab, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) !=
+		    devres__me())
+		return 0;
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
 	devres__assert_list_locked(dev, __func__);
@@ -633,7 +648,7 @@ int devres_release_all(struct device *dev)
 	walk = dev->devres_kept || devres__logging() ||
 	       !devres__slab_only(dev, &live, &bytes);
 	list = list_head(dev);
-	dev->devres_head = NULL;
+	set_head(dev, NULL);
 	dev->devres_listed = 0;
 	dev->devres_dead = 0;
 	dev->devres_open = NULL;

@@ -40,6 +40,15 @@ static inline struct devres__node *list_head(struct device *dev)
 }
 
 /*
+ * The head is written under the lock, atomically: devres_release_all()
+ * looks at it without the lock to see a device with nothing listed.
+ */
+static inline void set_head(struct device *dev, struct devres__node *n)
+{
+	__atomic_store_n(&dev->devres_head, (void *)n, __ATOMIC_RELAXED);
+}
+
+/*
  * Any per-thread address identifies the lock's owner. The thread pointer
  * is one, and costs no thread-local access: in a shared library that is
  * a call through a TLS descriptor, and the fast paths would pay several.
@@ -206,7 +215,7 @@ static inline void add_locked(struct device *dev, struct devres__node *n)
 	assert_locked(dev, __func__);
 	n->next = list_head(dev);
 	n->kind |= DR_ADDED;
-	dev->devres_head = n;
+	set_head(dev, n);
 	dev->devres_listed++;
 }
 
@@ -218,7 +227,7 @@ static inline void unlink_after(struct device *dev, struct devres__node *prev,
 	if (prev)
 		prev->next = n->next;
 	else
-		dev->devres_head = n->next;
+		set_head(dev, n->next);
 	n->next = NULL;
 	n->kind &= ~DR_ADDED;
 	dev->devres_listed--;
