@@ -618,11 +618,12 @@ static void keep_owned(struct device *dev, struct devres__node **list)
 
 int devres_release_all(struct device *dev)
 {
+	struct devres__list_view view;
 	struct devres__node *list;
 	struct devres__slab *slab;
 	unsigned long live, bytes;
+	bool walk, checked_late;
 	void *index;
-	bool walk;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -ENODEV;
@@ -643,7 +644,16 @@ int devres_release_all(struct device *dev)
 		return 0;
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
-	devres__assert_list_locked(dev, __func__);
+	/*
+	 * Debug builds check the list: the whole of it, which is taken off
+	 * the device here, once the lock is dropped (check.c); a list that
+	 * keeps layer-owned nodes (rare) with the lock held.
+	 */
+	checked_late = !dev->devres_kept;
+	if (checked_late)
+		devres__list_view_locked(dev, &view);
+	else
+		devres__assert_list_locked(dev, __func__);
 	/* Only slab nodes, nothing kept, nothing to log: no walk at all. */
 	walk = dev->devres_kept || devres__logging() ||
 	       !devres__slab_only(dev, &live, &bytes);
@@ -657,6 +667,8 @@ int devres_release_all(struct device *dev)
 	if (dev->devres_kept)
 		keep_owned(dev, &list);
 	unlock_dev(dev);
+	if (checked_late)
+		devres__assert_view(dev, &view, __func__);
 	devres__block_free(index);
 	if (walk)
 		return devres__release_nodes(dev, list, slab, true);

@@ -392,15 +392,39 @@ HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list,
 /* debug.c: what devres_get_stats() counts, with the lock held. */
 HIDDEN void devres__stats_locked(struct device *dev, long *ret_allocs,
 				 long *ret_bytes);
+/* The same count of a chain the caller holds (or the device's, locked). */
+HIDDEN void devres__stats_of(struct devres__node *head, long *ret_allocs,
+			     long *ret_bytes);
 
 /* check.c: with the lock held; 0, or -EUCLEAN and what is wrong in @why. */
 HIDDEN int devres__check_locked(struct device *dev,
 				struct devres_stats *ret_stats, char *why,
 				size_t len);
+
+/*
+ * What the list checker compares a list with: the device's counts, taken
+ * with the lock held. devres_release_all() takes them with the list it
+ * detaches and checks that list once the lock is dropped (check.c).
+ */
+struct devres__list_view {
+	struct devres__node *head;
+	unsigned long listed, dead, kept;
+	struct devres__group *open;
+	long indexed; /* -1: no index built */
+};
+
 #ifdef DEVRES_CHECKS
 HIDDEN void devres__assert_list_locked(struct device *dev, const char *func);
+HIDDEN void devres__list_view_locked(struct device *dev,
+				     struct devres__list_view *ret_view);
+HIDDEN void devres__assert_view(const struct device *dev,
+				const struct devres__list_view *view,
+				const char *func);
 #else
 #define devres__assert_list_locked(dev, func) ((void)(dev), (void)(func))
+#define devres__list_view_locked(dev, view) ((void)(dev), (void)(view))
+#define devres__assert_view(dev, view, func)                                   \
+	((void)(dev), (void)(view), (void)(func))
 #endif
 
 /*
