@@ -28,14 +28,13 @@ void devres__bug(const struct device *dev, const char *func, const char *fmt,
 	abort();
 }
 
-/* The number of nodes on @dev's list, or -1 when it is a cycle (Brent). */
-static long length_locked(struct device *dev)
+/* The number of nodes on a list, or -1 when it is a cycle (Brent). */
+static long length_of(struct devres__node *head)
 {
-	struct devres__node *tortoise = list_head(dev), *hare;
+	struct devres__node *tortoise = head, *hare;
 	unsigned long power = 1, lam = 1;
 	long n = 1;
 
-	assert_locked(dev, __func__);
 	if (!tortoise)
 		return 0;
 	for (hare = tortoise->next; hare; hare = hare->next, lam++, n++) {
@@ -87,16 +86,16 @@ static bool is_kept(const struct devres__node *n)
  * that devres_release_group() uses as scratch) counts what was met: 1
  * after the close marker, 2 after the open one.
  */
-static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
-			size_t len)
+static int pair_markers(const struct devres__list_view *v,
+			unsigned long *ret_kept, char *why, size_t len)
 {
 	struct devres__node *n;
 	unsigned long kept = 0;
 
-	for (n = list_head(dev); n; n = n->next)
+	for (n = v->head; n; n = n->next)
 		if (dr_is_marker(n))
 			marker_to_group(n)->open.size = 0;
-	for (n = list_head(dev); n; n = n->next) {
+	for (n = v->head; n; n = n->next) {
 		struct devres__group *g;
 		uint32_t want;
 
@@ -141,7 +140,7 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
 			break;
 		}
 	}
-	for (n = list_head(dev); n; n = n->next)
+	for (n = v->head; n; n = n->next)
 		if (DR_KIND(n) == DR_KIND_GROUP_CLOSE && !dr_dead(n) &&
 		    marker_to_group(n)->open.size != 2)
 			return BAD("group %p has a close marker but no open "
@@ -158,12 +157,12 @@ static int pair_markers(struct device *dev, unsigned long *ret_kept, char *why,
  * back link corrupt the stack at the next close. Bounded by the list, which
  * is no cycle.
  */
-static int check_stack(struct device *dev, char *why, size_t len)
+static int check_stack(const struct devres__list_view *v, char *why, size_t len)
 {
-	struct devres__group *want = dev->devres_open, *newer = NULL;
+	struct devres__group *want = v->open, *newer = NULL;
 	struct devres__node *n;
 
-	for (n = list_head(dev); n; n = n->next) {
+	for (n = v->head; n; n = n->next) {
 		if (!(n->kind & DR_STACKED))
 			continue;
 		if (DR_KIND(n) != DR_KIND_GROUP_OPEN || dr_dead(n))
@@ -188,32 +187,30 @@ static int check_stack(struct device *dev, char *why, size_t len)
 	return 0;
 }
 
-int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
-			 char *why, size_t len)
+static int check_view(const struct devres__list_view *v,
+		      struct devres_stats *ret_stats, char *why, size_t len)
 {
 	long allocs = 0, bytes = 0, st_allocs, st_bytes, nodes;
 	unsigned long dead = 0, indexed = 0, kept;
 	struct devres__node *n;
 	int ret;
 
-	assert_locked(dev, __func__);
 	/*
 	 * An empty list is consistent when every count says so: the walks
 	 * below would find nothing. It is what a devres_release_all() that
-	 * runs again and again finds, and all of this runs with the lock
-	 * held, which another thread may be waiting for.
+	 * runs again and again finds, and all of this may run with the
+	 * lock held, which another thread may be waiting for.
 	 */
-	if (!list_head(dev) && !dev->devres_listed && !dev->devres_dead &&
-	    !dev->devres_kept && !dev->devres_open &&
-	    devres__index_count(dev) <= 0) {
+	if (!v->head && !v->listed && !v->dead && !v->kept && !v->open &&
+	    v->indexed <= 0) {
 		if (ret_stats)
 			*ret_stats = (struct devres_stats){ 0, 0 };
 		return 0;
 	}
-	nodes = length_locked(dev);
+	nodes = length_of(v->head);
 	if (nodes < 0)
 		return BAD("the list is a cycle");
-	for (n = list_head(dev); n; n = n->next) {
+	for (n = v->head; n; n = n->next) {
 		if (!(n->kind & DR_ADDED))
 			return BAD("node %p is listed but not marked added",
 				   node_data(n));
@@ -233,25 +230,23 @@ int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 			bytes += n->size;
 		}
 	}
-	ret = pair_markers(dev, &kept, why, len);
+	ret = pair_markers(v, &kept, why, len);
 	if (!ret)
-		ret = check_stack(dev, why, len);
+		ret = check_stack(v, why, len);
 	if (ret)
 		return ret;
-	if (kept != dev->devres_kept)
+	if (kept != v->kept)
 		return BAD("%lu kept layer-owned markers listed, %lu counted",
-			   kept, dev->devres_kept);
-	if ((unsigned long)nodes != dev->devres_listed ||
-	    dead != dev->devres_dead)
+			   kept, v->kept);
+	if ((unsigned long)nodes != v->listed || dead != v->dead)
 		return BAD("%ld nodes listed (%lu dead), %lu counted (%lu "
 			   "dead)",
-			   nodes, dead, dev->devres_listed, dev->devres_dead);
-	if (devres__index_count(dev) >= 0 &&
-	    (long)indexed != devres__index_count(dev))
+			   nodes, dead, v->listed, v->dead);
+	if (v->indexed >= 0 && (long)indexed != v->indexed)
 		return BAD("%lu listed nodes are named by a key, the index "
 			   "holds %ld",
-			   indexed, devres__index_count(dev));
-	devres__stats_locked(dev, &st_allocs, &st_bytes);
+			   indexed, v->indexed);
+	devres__stats_of(v->head, &st_allocs, &st_bytes);
 	if (st_allocs != allocs || st_bytes != bytes)
 		return BAD("stats count %ld nodes of %ld bytes, the list holds "
 			   "%ld of %ld",
@@ -261,12 +256,55 @@ int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
 	return 0;
 }
 
+static void view_of(struct device *dev, struct devres__list_view *v)
+{
+	assert_locked(dev, __func__);
+	*v = (struct devres__list_view){
+		.head = list_head(dev),
+		.listed = dev->devres_listed,
+		.dead = dev->devres_dead,
+		.kept = dev->devres_kept,
+		.open = dev->devres_open,
+		.indexed = devres__index_count(dev),
+	};
+}
+
+int devres__check_locked(struct device *dev, struct devres_stats *ret_stats,
+			 char *why, size_t len)
+{
+	struct devres__list_view v;
+
+	view_of(dev, &v);
+	return check_view(&v, ret_stats, why, len);
+}
+
 #ifdef DEVRES_CHECKS
 void devres__assert_list_locked(struct device *dev, const char *func)
 {
 	char why[160];
 
 	if (unlikely(devres__check_locked(dev, NULL, why, sizeof(why))))
+		devres__bug(dev, func, "broken devres list: %s", why);
+}
+
+void devres__list_view_locked(struct device *dev,
+			      struct devres__list_view *ret_view)
+{
+	view_of(dev, ret_view);
+}
+
+/*
+ * A list taken off its device whole, with the counts it had: no other
+ * thread can reach its nodes now (the device's head, index and stack of
+ * open groups were reset with the lock held), so it is checked without
+ * the lock, which the threads that fill the device are waiting for.
+ */
+void devres__assert_view(const struct device *dev,
+			 const struct devres__list_view *view, const char *func)
+{
+	char why[160];
+
+	if (unlikely(check_view(view, NULL, why, sizeof(why))))
 		devres__bug(dev, func, "broken devres list: %s", why);
 }
 #endif

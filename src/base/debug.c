@@ -119,12 +119,12 @@ void devres_dump(struct device *dev, FILE *f)
 }
 
 /* The stats and the list checker count alike: every non-marker node. */
-void devres__stats_locked(struct device *dev, long *ret_allocs, long *ret_bytes)
+void devres__stats_of(struct devres__node *head, long *ret_allocs,
+		      long *ret_bytes)
 {
 	long allocs = 0, bytes = 0;
 
-	assert_locked(dev, __func__);
-	for (struct devres__node *p = list_head(dev); p; p = p->next) {
+	for (struct devres__node *p = head; p; p = p->next) {
 		if (dr_is_marker(p) || dr_dead(p))
 			continue;
 		allocs++;
@@ -132,6 +132,12 @@ void devres__stats_locked(struct device *dev, long *ret_allocs, long *ret_bytes)
 	}
 	*ret_allocs = allocs;
 	*ret_bytes = bytes;
+}
+
+void devres__stats_locked(struct device *dev, long *ret_allocs, long *ret_bytes)
+{
+	assert_locked(dev, __func__);
+	devres__stats_of(list_head(dev), ret_allocs, ret_bytes);
 }
 
 void devres_get_stats(struct device *dev, struct devres_stats *stats)

@@ -12,6 +12,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "blocks.h"
 #include "node.h"
 #include "frame.h"
 #include "liveobj.h"
@@ -129,7 +130,7 @@ struct devres__node *devres__compact_locked(struct device *dev)
 		if (prev)
 			prev->next = next;
 		else
-			dev->devres_head = next;
+			set_head(dev, next);
 		dev->devres_listed--;
 		dev->devres_dead--;
 		if (dr_slab(n)) {
@@ -406,7 +407,7 @@ static void insert_older(struct device *dev, struct devres__node *n,
 	if (prev)
 		prev->next = n;
 	else
-		dev->devres_head = n;
+		set_head(dev, n);
 	n->kind |= DR_ADDED;
 	dev->devres_listed++;
 }
@@ -630,23 +631,48 @@ static void keep_owned(struct device *dev, struct devres__node **list)
 		tail = &n->next;
 		left--;
 	}
-	dev->devres_head = keep;
+	set_head(dev, keep);
 	dev->devres_listed = dev->devres_kept;
 }
 
 int devres_release_all(struct device *dev)
 {
+	struct devres__list_view view;
 	struct devres__node *list;
 	struct devres__slab *slab;
 	unsigned long live, bytes;
+	bool walk, checked_late;
 	void *index;
-	bool walk;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -ENODEV;
+	/*
+	 * Nothing listed and no slab: nothing to release, nothing to free
+	 * (an index is dropped by the next release that finds something, or
+	 * with the device). Such a device is not locked: a thread that
+	 * releases in a loop, as a reaper does, would otherwise take the lock
+	 * from the threads that fill the device a few dozen times for each
+	 * of their allocations. A call from a callback under the lock still
+	 * takes the lock's path, and its WARN. Both words are written under
+	 * the lock; what was added before this call (happens-before) is seen.
+	 */
+	if (!__atomic_load_n(&dev->devres_head, __ATOMIC_ACQUIRE) &&
+	    !__atomic_load_n(&dev->devres_slab, __ATOMIC_ACQUIRE) &&
+	    __atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) !=
+		    devres__me())
+		return 0;
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
-	devres__assert_list_locked(dev, __func__);
+	/*
+	 * Debug builds check the list: the whole of it, which is taken off
+	 * the device here, once the lock is dropped (check.c); a list that
+	 * keeps layer-owned nodes (rare) with the lock held.
+	 */
+	checked_late = !dev->devres_kept;
+	if (checked_late)
+		devres__list_view_locked(dev, &view);
+	else
+		devres__assert_list_locked(dev, __func__);
 	/*
 	 * Only slab nodes, nothing kept, nothing to log, no live object
 	 * anywhere: no walk at all.
@@ -654,7 +680,7 @@ int devres_release_all(struct device *dev)
 	walk = dev->devres_kept || devres__logging() || devres__liveobj_any() ||
 	       !devres__slab_only(dev, &live, &bytes);
 	list = list_head(dev);
-	dev->devres_head = NULL;
+	set_head(dev, NULL);
 	dev->devres_listed = 0;
 	dev->devres_dead = 0;
 	dev->devres_open = NULL;
@@ -663,7 +689,9 @@ int devres_release_all(struct device *dev)
 	if (dev->devres_kept)
 		keep_owned(dev, &list);
 	unlock_dev(dev);
-	free(index);
+	if (checked_late)
+		devres__assert_view(dev, &view, __func__);
+	devres__block_free(index);
 	if (walk)
 		return devres__release_nodes(dev, list, slab, true, __func__);
 	devres__ledger_add(DL_NODES, -(long)live);

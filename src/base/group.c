@@ -263,7 +263,7 @@ static struct devres__node *take_range(struct device *dev,
 	if (prev)
 		prev->next = keep;
 	else
-		dev->devres_head = keep;
+		set_head(dev, keep);
 	return todo;
 }
 

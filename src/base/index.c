@@ -31,6 +31,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include <string.h>
+#include "blocks.h"
 #include "node.h"
 
 struct devres__index {
@@ -116,13 +117,14 @@ static int rebuild(struct device *dev, size_t need)
 		t->live = true;
 		return 0;
 	}
-	t = calloc(1, sizeof(*t) + cap * sizeof(struct devres__node *));
+	t = devres__block_zalloc(sizeof(*t) +
+				 cap * sizeof(struct devres__node *));
 	if (!t)
 		return -ENOMEM;
 	t->cap = cap;
 	t->live = true;
 	if (!old)
-		free(dev->devres_index); /* dormant, too small */
+		devres__block_free(dev->devres_index); /* dormant, too small */
 	if (old) {
 		while (old->slot[start])
 			start++;
@@ -133,7 +135,7 @@ static int rebuild(struct device *dev, size_t need)
 			if (n && n != TOMB)
 				append(t, n);
 		}
-		free(old);
+		devres__block_free(old);
 	}
 	dev->devres_index = t;
 	return 0;
@@ -182,6 +184,7 @@ static int insert(struct device *dev, struct devres__node *n)
 {
 	struct devres__index *t = idx_of(dev);
 	size_t mask, i;
+	bool kmalloc;
 
 	if ((t->used + t->tomb + 1) * 4 > t->cap * 3) {
 		int ret = rebuild(dev, (t ? t->used : 0) + 1);
@@ -193,7 +196,10 @@ static int insert(struct device *dev, struct devres__node *n)
 	/*
 	 * The newest entry of a key comes first: it takes the place of the
 	 * first older one, which moves to the next, and so on down the run.
+	 * Managed memory is keyed by its own address, which no other listed
+	 * node has: it has no older entry, and its probe reads no node.
 	 */
+	kmalloc = DR_KIND(n) == DR_KIND_KMALLOC;
 	mask = t->cap - 1;
 	for (i = hash(DR_KIND(n), key_of(n)) & mask;; i = (i + 1) & mask) {
 		struct devres__node *e = t->slot[i];
@@ -205,7 +211,7 @@ static int insert(struct device *dev, struct devres__node *n)
 			t->used++;
 			return 0;
 		}
-		if (same_key(e, n)) {
+		if (!kmalloc && same_key(e, n)) {
 			t->slot[i] = n;
 			n = e;
 		}
@@ -230,7 +236,16 @@ struct devres__node *devres__index_find(struct device *dev, uint32_t kind,
 	for (i = hash(kind, key) & mask; t->slot[i]; i = (i + 1) & mask) {
 		struct devres__node *e = t->slot[i];
 
-		if (e != TOMB && DR_KIND(e) == kind && key_of(e) == key)
+		if (e == TOMB)
+			continue;
+		/*
+		 * Managed memory: the one node whose data is at @key, known
+		 * by its address before its header is read (a miss each).
+		 */
+		if (kind == DR_KIND_KMALLOC &&
+		    (uintptr_t)node_data(e) != (uintptr_t)key)
+			continue;
+		if (DR_KIND(e) == kind && key_of(e) == key)
 			return e;
 	}
 	return NULL;
@@ -264,7 +279,7 @@ void devres__index_del(struct device *dev, struct devres__node *n)
 /*
  * Everything was taken off the list: the index goes with it. A small
  * table stays, emptied and dormant (see the top); a large one is returned,
- * for free() once the lock is dropped (it may be unmapped).
+ * for devres__block_free() once the lock is dropped (it may be unmapped).
  */
 void *devres__index_detach(struct device *dev)
 {
@@ -285,7 +300,8 @@ void *devres__index_detach(struct device *dev)
 /* The device goes: so does a dormant table. Nobody else holds it now. */
 void devres__index_free(struct device *dev)
 {
-	free(__atomic_exchange_n(&dev->devres_index, NULL, __ATOMIC_ACQ_REL));
+	devres__block_free(__atomic_exchange_n(&dev->devres_index, NULL,
+					       __ATOMIC_ACQ_REL));
 }
 
 /*

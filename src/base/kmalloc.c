@@ -336,7 +336,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		if (prev)
 			prev->next = new_node;
 		else
-			dev->devres_head = new_node;
+			set_head(dev, new_node);
 		old->kind &= ~DR_ADDED;
 		l = dr_log_of_res(new_node);
 		if (dr_slab(old)) {

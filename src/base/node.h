@@ -40,6 +40,15 @@ static inline struct devres__node *list_head(struct device *dev)
 }
 
 /*
+ * The head is written under the lock, atomically: devres_release_all()
+ * looks at it without the lock to see a device with nothing listed.
+ */
+static inline void set_head(struct device *dev, struct devres__node *n)
+{
+	__atomic_store_n(&dev->devres_head, (void *)n, __ATOMIC_RELAXED);
+}
+
+/*
  * Any per-thread address identifies the lock's owner. The thread pointer
  * is one, and costs no thread-local access: in a shared library that is
  * a call through a TLS descriptor, and the fast paths would pay several.
@@ -206,7 +215,7 @@ static inline void add_locked(struct device *dev, struct devres__node *n)
 	assert_locked(dev, __func__);
 	n->next = list_head(dev);
 	n->kind |= DR_ADDED;
-	dev->devres_head = n;
+	set_head(dev, n);
 	dev->devres_listed++;
 }
 
@@ -218,7 +227,7 @@ static inline void unlink_after(struct device *dev, struct devres__node *prev,
 	if (prev)
 		prev->next = n->next;
 	else
-		dev->devres_head = n->next;
+		set_head(dev, n->next);
 	n->next = NULL;
 	n->kind &= ~DR_ADDED;
 	dev->devres_listed--;
@@ -385,15 +394,39 @@ HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list,
 /* debug.c: what devres_get_stats() counts, with the lock held. */
 HIDDEN void devres__stats_locked(struct device *dev, long *ret_allocs,
 				 long *ret_bytes);
+/* The same count of a chain the caller holds (or the device's, locked). */
+HIDDEN void devres__stats_of(struct devres__node *head, long *ret_allocs,
+			     long *ret_bytes);
 
 /* check.c: with the lock held; 0, or -EUCLEAN and what is wrong in @why. */
 HIDDEN int devres__check_locked(struct device *dev,
 				struct devres_stats *ret_stats, char *why,
 				size_t len);
+
+/*
+ * What the list checker compares a list with: the device's counts, taken
+ * with the lock held. devres_release_all() takes them with the list it
+ * detaches and checks that list once the lock is dropped (check.c).
+ */
+struct devres__list_view {
+	struct devres__node *head;
+	unsigned long listed, dead, kept;
+	struct devres__group *open;
+	long indexed; /* -1: no index built */
+};
+
 #ifdef DEVRES_CHECKS
 HIDDEN void devres__assert_list_locked(struct device *dev, const char *func);
+HIDDEN void devres__list_view_locked(struct device *dev,
+				     struct devres__list_view *ret_view);
+HIDDEN void devres__assert_view(const struct device *dev,
+				const struct devres__list_view *view,
+				const char *func);
 #else
 #define devres__assert_list_locked(dev, func) ((void)(dev), (void)(func))
+#define devres__list_view_locked(dev, view) ((void)(dev), (void)(view))
+#define devres__assert_view(dev, view, func)                                   \
+	((void)(dev), (void)(view), (void)(func))
 #endif
 
 /*

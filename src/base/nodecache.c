@@ -92,7 +92,15 @@ struct devres__node *devres__nc_fresh(size_t size, bool zero)
  */
 #include <sanitizer/asan_interface.h>
 
-#define NQ_KEEP 4096
+/*
+ * Room beyond the quarantine for a thread that allocates while the one
+ * that releases does not run: on a loaded machine the reaper of test-lock
+ * waits for a CPU while the allocator takes thousands of nodes a class,
+ * and gives them back at once. With room for 2 048 (NQ_KEEP 4 096), the
+ * rest of each swing went to free() and came again as fresh chunks: 72 000
+ * in 200 000 rounds at load 6, 17 000 with this room.
+ */
+#define NQ_KEEP 16384
 #define NQ_QUARANTINE 2048
 
 struct nq_ring {

@@ -341,7 +341,8 @@ static struct devres__slab *slab_of(struct device *dev)
 	s->nr_blocks = 1;
 	s->bump = (char *)b + HEAD_SIZE;
 	s->end = (char *)b + BLOCK_SIZE;
-	dev->devres_slab = s;
+	/* Atomic: devres_release_all() looks at it without the lock. */
+	__atomic_store_n(&dev->devres_slab, s, __ATOMIC_RELAXED);
 	return s;
 }
 
@@ -496,7 +497,7 @@ struct devres__slab *devres__slab_detach(struct device *dev)
 	struct devres__slab *s = dev->devres_slab;
 
 	assert_locked(dev, __func__);
-	dev->devres_slab = NULL;
+	__atomic_store_n(&dev->devres_slab, NULL, __ATOMIC_RELAXED);
 	return s;
 }
 

@@ -416,6 +416,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_SLAB,	/* base/slab.c */
 	DEVRES_FORK_PAGES,	/* base/pages.c */
 	DEVRES_FORK_NODES,	/* base/nodecache.c: ASan builds */
+	DEVRES_FORK_BLOCKS,	/* base/blocks.c: ASan builds */
 	DEVRES_FORK_HANDLES,	/* base/handle.c: taken alone */
 	DEVRES_FORK_LEDGER,	/* base/ledger.c */
 	DEVRES_FORK_LIVEOBJ,	/* base/liveobj.c: a leaf */
