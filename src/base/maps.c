@@ -17,12 +17,8 @@
  *
  * With nothing recorded, each call costs one relaxed load before it goes
  * on. The table is a sorted array of disjoint ranges under one mutex.
- * Each call goes on to the next definition (libc's, or a sanitizer's
- * interceptor that itself reached this one), found once with
- * dlsym(RTLD_NEXT); the library's own unmaps call it directly
- * (devres__munmap() ...), never this file's definitions.
+ * The definitions themselves are in maps-entry.c.
  */
-#include <dlfcn.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -33,117 +29,21 @@
 
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct devres__map **maps; /* sorted by start, disjoint */
-static size_t nr_maps, cap_maps;  /* nr_maps: written under the lock */
 
-typedef void *mmap_fn(void *, size_t, int, int, int, off_t);
-typedef int munmap_fn(void *, size_t);
-typedef void *mremap_fn(void *, size_t, size_t, int, ...);
-
-static mmap_fn *next_mmap;
-static munmap_fn *next_munmap;
-static mremap_fn *next_mremap;
-
-/*
- * dlsym() may allocate, and an allocator may map: a call made while this
- * thread resolves (or before anything is found: a static executable) goes
- * to the system call.
- */
-static TLS_FAST bool resolving;
+size_t devres__maps_nr; /* written under the lock; read without it */
+static size_t cap_maps;
 
 /*
  * Set while this thread holds the table's lock: a call made from inside
  * a subsystem's @take (whatever it calls back) goes straight on instead
  * of waiting for the lock this thread holds.
  */
-static TLS_FAST bool held;
-
-static void *next(const char *name)
-{
-	void *f;
-
-	if (resolving)
-		return NULL;
-	resolving = true;
-	f = dlsym(RTLD_NEXT, name);
-	resolving = false;
-	return f;
-}
-
-static mmap_fn *get_mmap(void)
-{
-	mmap_fn *f = __atomic_load_n(&next_mmap, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!f)) {
-		f = (mmap_fn *)next("mmap");
-		if (f)
-			__atomic_store_n(&next_mmap, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
-static munmap_fn *get_munmap(void)
-{
-	munmap_fn *f = __atomic_load_n(&next_munmap, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!f)) {
-		f = (munmap_fn *)next("munmap");
-		if (f)
-			__atomic_store_n(&next_munmap, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
-static mremap_fn *get_mremap(void)
-{
-	mremap_fn *f = __atomic_load_n(&next_mremap, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!f)) {
-		f = (mremap_fn *)next("mremap");
-		if (f)
-			__atomic_store_n(&next_mremap, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
-static void *sys_result(long r)
-{
-	return r == -1 ? MAP_FAILED : (void *)r;
-}
-
-static void *next_mmap_call(void *addr, size_t len, int prot, int flags, int fd,
-			    off_t off)
-{
-	mmap_fn *f = get_mmap();
-
-	if (likely(f))
-		return f(addr, len, prot, flags, fd, off);
-	return sys_result(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
-}
-
-static int next_munmap_call(void *addr, size_t len)
-{
-	munmap_fn *f = get_munmap();
-
-	if (likely(f))
-		return f(addr, len);
-	return (int)syscall(SYS_munmap, addr, len);
-}
-
-static void *next_mremap_call(void *old, size_t old_len, size_t new_len,
-			      int flags, void *new_addr)
-{
-	mremap_fn *f = get_mremap();
-
-	if (likely(f))
-		return f(old, old_len, new_len, flags, new_addr);
-	return sys_result(
-		syscall(SYS_mremap, old, old_len, new_len, flags, new_addr));
-}
+TLS_FAST bool devres__maps_held;
 
 /* The first recorded mapping that ends after @start. */
 static size_t first_after(uintptr_t start)
 {
-	size_t lo = 0, hi = nr_maps;
+	size_t lo = 0, hi = devres__maps_nr;
 
 	while (lo < hi) {
 		size_t mid = lo + (hi - lo) / 2;
@@ -159,8 +59,9 @@ static size_t first_after(uintptr_t start)
 static void take_out(size_t i)
 {
 	memmove(&maps[i], &maps[i + 1],
-		(nr_maps - i - 1) * sizeof(struct devres__map *));
-	__atomic_store_n(&nr_maps, nr_maps - 1, __ATOMIC_RELAXED);
+		(devres__maps_nr - i - 1) * sizeof(struct devres__map *));
+	__atomic_store_n(&devres__maps_nr, devres__maps_nr - 1,
+			 __ATOMIC_RELAXED);
 }
 
 /* What a plain call WARNs, once the lock is let go. */
@@ -183,9 +84,9 @@ static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
 	size_t i, n = 0;
 
 	pthread_mutex_lock(&maps_lock);
-	held = true;
+	devres__maps_held = true;
 	i = first_after(start);
-	while (i < nr_maps && maps[i]->start < end) {
+	while (i < devres__maps_nr && maps[i]->start < end) {
 		struct devres__map *m = maps[i];
 		struct devres__hand h;
 
@@ -211,7 +112,7 @@ static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
 			devres__log_release();
 		n++;
 	}
-	held = false;
+	devres__maps_held = false;
 	pthread_mutex_unlock(&maps_lock);
 	return n;
 }
@@ -249,7 +150,7 @@ static bool range_of(const void *addr, size_t len, uintptr_t *ret_end)
 	return true;
 }
 
-static void check(const char *call, void *addr, size_t len)
+void devres__maps_check(const char *call, void *addr, size_t len)
 {
 	struct hit hits[MAX_HITS];
 	uintptr_t end;
@@ -260,83 +161,6 @@ static void check(const char *call, void *addr, size_t len)
 	n = drop_range((uintptr_t)addr, end, hits);
 	if (n)
 		warn_hits(hits, n, call, addr, len);
-}
-
-static inline bool none(void)
-{
-	return likely(!__atomic_load_n(&nr_maps, __ATOMIC_RELAXED)) || held;
-}
-
-/*
- * The application's calls. Exported (src/libdevres.map), so that a program
- * linked with the library reaches them before libc's.
- */
-#define INTERPOSE __attribute__((visibility("default")))
-
-INTERPOSE int munmap(void *addr, size_t len)
-{
-	if (!none()) {
-		int saved = errno;
-
-		check("munmap", addr, len);
-		errno = saved;
-	}
-	return next_munmap_call(addr, len);
-}
-
-/* MAP_FIXED_NOREPLACE fails rather than replace: it goes straight on. */
-static void mmap_check(void *addr, size_t len, int flags)
-{
-	int saved = errno;
-
-	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE))
-		check("mmap", addr, len);
-	errno = saved;
-}
-
-INTERPOSE void *mmap(void *addr, size_t len, int prot, int flags, int fd,
-		     off_t off)
-{
-	if (!none())
-		mmap_check(addr, len, flags);
-	return next_mmap_call(addr, len, prot, flags, fd, off);
-}
-
-INTERPOSE void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
-		       off_t off)
-{
-	if (!none())
-		mmap_check(addr, len, flags);
-	return next_mmap_call(addr, len, prot, flags, fd, off);
-}
-
-/*
- * The old range is resized or moved unless nothing changes (the same
- * length, not moved to a given place); old_len 0 makes a copy of a shared
- * mapping and leaves the old one. A given new place is replaced.
- */
-INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
-		       ...)
-{
-	void *new_addr = NULL;
-
-	if (flags & MREMAP_FIXED) {
-		va_list ap;
-
-		va_start(ap, flags);
-		new_addr = va_arg(ap, void *);
-		va_end(ap);
-	}
-	if (!none()) {
-		int saved = errno;
-
-		if (old_len && (old_len != new_len || (flags & MREMAP_FIXED)))
-			check("mremap", old, old_len);
-		if (flags & MREMAP_FIXED)
-			check("mremap", new_addr, new_len);
-		errno = saved;
-	}
-	return next_mremap_call(old, old_len, new_len, flags, new_addr);
 }
 
 /*
@@ -385,7 +209,7 @@ int devres__map_add(struct devres__map *m)
 				   (void *)hits[k].start, hits[k].len);
 	}
 	pthread_mutex_lock(&maps_lock);
-	if (nr_maps == cap_maps) {
+	if (devres__maps_nr == cap_maps) {
 		size_t cap = cap_maps ? 2 * cap_maps : 16;
 		struct devres__map **p =
 			realloc(maps, cap * sizeof(struct devres__map *));
@@ -400,10 +224,11 @@ int devres__map_add(struct devres__map *m)
 	/* No other mapping can be made over this one meanwhile. */
 	i = first_after(m->start);
 	memmove(&maps[i + 1], &maps[i],
-		(nr_maps - i) * sizeof(struct devres__map *));
+		(devres__maps_nr - i) * sizeof(struct devres__map *));
 	maps[i] = m;
 	m->in_table = true;
-	__atomic_store_n(&nr_maps, nr_maps + 1, __ATOMIC_RELAXED);
+	__atomic_store_n(&devres__maps_nr, devres__maps_nr + 1,
+			 __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&maps_lock);
 	return 0;
 }
@@ -417,7 +242,7 @@ bool devres__map_remove(struct devres__map *m)
 	owned = m->in_table;
 	if (owned) {
 		i = first_after(m->start);
-		if (i < nr_maps && maps[i] == m)
+		if (i < devres__maps_nr && maps[i] == m)
 			take_out(i);
 		m->in_table = false;
 	}
@@ -432,7 +257,7 @@ bool devres__map_remove(struct devres__map *m)
  */
 static void maps_child(void)
 {
-	__atomic_store_n(&nr_maps, 0, __ATOMIC_RELAXED);
+	__atomic_store_n(&devres__maps_nr, 0, __ATOMIC_RELAXED);
 	pthread_mutex_unlock(&maps_lock);
 }
 

@@ -322,8 +322,12 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
  * the WARN). devres__map_remove() takes the record out for the node's own
  * unmap, never with a subsystem's lock held: true when it was still in
  * the table, false when a plain call took it. -ENOMEM when the table
- * cannot grow. The library's own calls go to the next definitions
- * (devres__munmap() ...), never the application's entry points.
+ * cannot grow. The library's own calls (devres__munmap() ...) go
+ * through the PLT to whatever comes first, then the entry points of
+ * maps-entry.c, which find nothing of theirs in the table. Those entry
+ * points read devres__maps_nr (the count, written under the lock) and
+ * devres__maps_held (this thread holds the lock: go straight on), and
+ * call devres__maps_check() once something is recorded.
  */
 struct devres__map {
 	uintptr_t start, end;
@@ -333,6 +337,9 @@ struct devres__map {
 	bool in_table;
 };
 
+extern HIDDEN size_t devres__maps_nr;
+extern HIDDEN TLS_FAST bool devres__maps_held;
+HIDDEN void devres__maps_check(const char *call, void *addr, size_t len);
 HIDDEN int devres__map_add(struct devres__map *m);
 HIDDEN bool devres__map_remove(struct devres__map *m);
 HIDDEN void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,

@@ -1,0 +1,199 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The libc calls that can take a managed mapping away, as the library
+ * defines them: munmap(), mremap(), and mmap() with MAP_FIXED (maps.c
+ * keeps the table they look at).
+ *
+ * Each goes on to the next definition (libc's, or a sanitizer's
+ * interceptor that itself reached this one), found once with
+ * dlsym(RTLD_NEXT). This file is built without ThreadSanitizer's
+ * instrumentation (CMakeLists.txt): a program linked with the static
+ * library defines these names itself, so its sanitizer's runtime calls
+ * them too, before that runtime is ready for instrumented code. What runs
+ * here before a mapping is managed is one relaxed load and the call on;
+ * the instrumented part (devres__maps_check()) runs only once a mapping is
+ * recorded, long after.
+ */
+#include <dlfcn.h>
+#include <errno.h>
+#include <stdarg.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include "subsys.h"
+
+typedef void *mmap_fn(void *, size_t, int, int, int, off_t);
+typedef int munmap_fn(void *, size_t);
+typedef void *mremap_fn(void *, size_t, size_t, int, ...);
+
+static mmap_fn *next_mmap;
+static munmap_fn *next_munmap;
+static mremap_fn *next_mremap;
+
+/*
+ * dlsym() may allocate, and an allocator may map: a call made while this
+ * thread resolves (or before anything is found: a static executable) goes
+ * to the system call.
+ */
+static TLS_FAST bool resolving;
+
+static void *next(const char *name)
+{
+	void *f;
+
+	if (resolving)
+		return NULL;
+	resolving = true;
+	f = dlsym(RTLD_NEXT, name);
+	resolving = false;
+	return f;
+}
+
+static mmap_fn *get_mmap(void)
+{
+	mmap_fn *f = __atomic_load_n(&next_mmap, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!f)) {
+		f = (mmap_fn *)next("mmap");
+		if (f)
+			__atomic_store_n(&next_mmap, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+static munmap_fn *get_munmap(void)
+{
+	munmap_fn *f = __atomic_load_n(&next_munmap, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!f)) {
+		f = (munmap_fn *)next("munmap");
+		if (f)
+			__atomic_store_n(&next_munmap, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+static mremap_fn *get_mremap(void)
+{
+	mremap_fn *f = __atomic_load_n(&next_mremap, __ATOMIC_ACQUIRE);
+
+	if (unlikely(!f)) {
+		f = (mremap_fn *)next("mremap");
+		if (f)
+			__atomic_store_n(&next_mremap, f, __ATOMIC_RELEASE);
+	}
+	return f;
+}
+
+static void *sys_result(long r)
+{
+	return r == -1 ? MAP_FAILED : (void *)r;
+}
+
+static void *next_mmap_call(void *addr, size_t len, int prot, int flags, int fd,
+			    off_t off)
+{
+	mmap_fn *f = get_mmap();
+
+	if (likely(f))
+		return f(addr, len, prot, flags, fd, off);
+	return sys_result(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+}
+
+static int next_munmap_call(void *addr, size_t len)
+{
+	munmap_fn *f = get_munmap();
+
+	if (likely(f))
+		return f(addr, len);
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+static void *next_mremap_call(void *old, size_t old_len, size_t new_len,
+			      int flags, void *new_addr)
+{
+	mremap_fn *f = get_mremap();
+
+	if (likely(f))
+		return f(old, old_len, new_len, flags, new_addr);
+	return sys_result(
+		syscall(SYS_mremap, old, old_len, new_len, flags, new_addr));
+}
+
+static inline bool none(void)
+{
+	return likely(!__atomic_load_n(&devres__maps_nr, __ATOMIC_RELAXED)) ||
+	       devres__maps_held;
+}
+
+/*
+ * The application's calls. Exported (src/libdevres.map), so that a program
+ * linked with the library reaches them before libc's.
+ */
+#define INTERPOSE __attribute__((visibility("default")))
+
+INTERPOSE int munmap(void *addr, size_t len)
+{
+	if (!none()) {
+		int saved = errno;
+
+		devres__maps_check("munmap", addr, len);
+		errno = saved;
+	}
+	return next_munmap_call(addr, len);
+}
+
+/* MAP_FIXED_NOREPLACE fails rather than replace: it goes straight on. */
+static void mmap_check(void *addr, size_t len, int flags)
+{
+	int saved = errno;
+
+	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE))
+		devres__maps_check("mmap", addr, len);
+	errno = saved;
+}
+
+INTERPOSE void *mmap(void *addr, size_t len, int prot, int flags, int fd,
+		     off_t off)
+{
+	if (!none())
+		mmap_check(addr, len, flags);
+	return next_mmap_call(addr, len, prot, flags, fd, off);
+}
+
+INTERPOSE void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
+		       off_t off)
+{
+	if (!none())
+		mmap_check(addr, len, flags);
+	return next_mmap_call(addr, len, prot, flags, fd, off);
+}
+
+/*
+ * The old range is resized or moved unless nothing changes (the same
+ * length, not moved to a given place); old_len 0 makes a copy of a shared
+ * mapping and leaves the old one. A given new place is replaced.
+ */
+INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
+		       ...)
+{
+	void *new_addr = NULL;
+
+	if (flags & MREMAP_FIXED) {
+		va_list ap;
+
+		va_start(ap, flags);
+		new_addr = va_arg(ap, void *);
+		va_end(ap);
+	}
+	if (!none()) {
+		int saved = errno;
+
+		if (old_len && (old_len != new_len || (flags & MREMAP_FIXED)))
+			devres__maps_check("mremap", old, old_len);
+		if (flags & MREMAP_FIXED)
+			devres__maps_check("mremap", new_addr, new_len);
+		errno = saved;
+	}
+	return next_mremap_call(old, old_len, new_len, flags, new_addr);
+}
