@@ -17,6 +17,7 @@
 #include <dlfcn.h>
 #include <errno.h>
 #include <stdarg.h>
+#include <stdio.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -37,6 +38,37 @@ static mremap_fn *next_mremap;
  */
 static TLS_FAST bool resolving;
 
+/*
+ * The definition of @name that comes after the library's: usually
+ * dlsym(RTLD_NEXT). But a program that links the static library and a
+ * sanitizer's runtime statically (clang's default) holds the library's
+ * definition and the runtime's interceptor (__interceptor_<name>) in one
+ * object, and RTLD_NEXT would skip the interceptor: the sanitizer would
+ * lose track (AddressSanitizer's record of an open_memstream() stream
+ * would outlive its fclose(), and its next stream at that address would
+ * abort the program). There the interceptor is next; it goes on to libc.
+ */
+void *devres__next_sym(const char *name)
+{
+	static const char *const prefix[] = { "__interceptor_", "___"
+								"interceptor"
+								"_" };
+	void *mine = (void *)devres__next_sym;
+	Dl_info a, b;
+	char icpt[64];
+
+	for (size_t i = 0; i < sizeof(prefix) / sizeof(prefix[0]); i++) {
+		void *f;
+
+		snprintf(icpt, sizeof(icpt), "%s%s", prefix[i], name);
+		f = dlsym(RTLD_DEFAULT, icpt);
+		if (f && dladdr(f, &a) && dladdr(mine, &b) &&
+		    a.dli_fbase == b.dli_fbase)
+			return f;
+	}
+	return dlsym(RTLD_NEXT, name);
+}
+
 static void *next(const char *name)
 {
 	void *f;
@@ -44,7 +76,7 @@ static void *next(const char *name)
 	if (resolving)
 		return NULL;
 	resolving = true;
-	f = dlsym(RTLD_NEXT, name);
+	f = devres__next_sym(name);
 	resolving = false;
 	return f;
 }

@@ -337,6 +337,12 @@ struct devres__map {
 	bool in_table;
 };
 
+/*
+ * The next definition of a libc name the library interposes (maps-entry.c):
+ * a sanitizer's interceptor linked into the same object, else
+ * dlsym(RTLD_NEXT). NULL when there is none.
+ */
+HIDDEN void *devres__next_sym(const char *name);
 extern HIDDEN size_t devres__maps_nr;
 extern HIDDEN TLS_FAST bool devres__maps_held;
 HIDDEN void devres__maps_check(const char *call, void *addr, size_t len);

@@ -53,7 +53,7 @@ typedef int fclose_fn(FILE *);
 static void *next_sym(const char *name)
 {
 	int saved = errno;
-	void *p = dlsym(RTLD_NEXT, name);
+	void *p = devres__next_sym(name);
 
 	errno = saved;
 	return p;
