@@ -204,8 +204,10 @@ soak: build-dev
 # test-posix-fd-states, test-posix-mmap-hand and test-posix-fd-hand check
 # what the kernel does with the calls the library interposes, which
 # valgrind emulates otherwise: its close_range() leaves its own
-# descriptors in the range open, it takes MAP_FIXED_NOREPLACE for a hint,
-# and a child of fork() there exits with valgrind's error code.
+# descriptors in the range open and it takes MAP_FIXED_NOREPLACE for a
+# hint; and test-posix-fd-hand forks while a worker makes managed
+# descriptors, so a child may inherit a node made but not yet listed,
+# unreachable, as test-pages' children do.
 memcheck: deps
 	cmake --preset dev -B build/memcheck \
 		-DCMAKE_PROJECT_INCLUDE=$(CURDIR)/tests/memcheck.cmake >/dev/null
