@@ -208,7 +208,17 @@ void devm_kfree(struct device *dev, const void *p)
 		/* Its slot back to this thread now (slab-shared.c), if it can. */
 		l = dr_log_of_res(n);
 		if (devres__slab_drop(dev, n)) {
+			/*
+			 * Unlinked, not killed: the kill that would have
+			 * compacted the dead is not counted. A list of dead
+			 * nodes only is compacted here, as it would be by
+			 * the kills of an unshared device.
+			 */
+			if (dev->devres_dead &&
+			    dev->devres_dead == dev->devres_listed)
+				dead = devres__compact_locked(dev);
 			unlock_dev(dev);
+			devres__free_dead(dead);
 			dr_log(dev, "REM", l);
 			return;
 		}

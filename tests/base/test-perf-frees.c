@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit */
+/* ctest-labels: unit tsan */
 /*
  * Frees by key in any order: devm_kfree, devm_remove_action and
  * devm_release_action of any one resource, groups by id and nested. The
