@@ -20,7 +20,9 @@ nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBVW]$/ { print $3 }' |
 # descriptor, stream or mapping released by hand (src/posix/interpose-fd.c,
 # src/base/maps.c): exported, versioned in the map, declared by libc's
 # headers.
-interposed='close close_range dup2 dup3 fclose mmap mmap64 mremap munmap'
+interposed='close close_range dup2 dup3 fclose mmap mmap64 mremap munmap
+	pthread_clockjoin_np pthread_detach pthread_join pthread_timedjoin_np
+	pthread_tryjoin_np'
 sed 's/@.*//' "$tmp/exported.v" | sort -u |
 	grep -vxF "$(printf '%s\n' $interposed)" >"$tmp/exported"
 

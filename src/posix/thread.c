@@ -27,6 +27,7 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "base/subsys.h"
+#include "thread-table.h"
 #include <devres/posix.h>
 
 struct devres_thread {
@@ -209,6 +210,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	}
 	ret = t->ret;
 	pthread_mutex_unlock(&t->lock);
+	posix__thread_unlist(t->tid);
 	pthread_join(t->tid, NULL);
 	thread_free(t);
 	devres__cancel_restore(cancel);
@@ -234,6 +236,7 @@ static void devm_thread_run_release(struct device *dev, void *res)
 	pthread_mutex_lock(&t->lock);
 	t->detached = true;
 	pthread_mutex_unlock(&t->lock);
+	posix__thread_unlist(t->tid);
 	pthread_detach(pthread_self());
 	errno = saved;
 }
@@ -327,6 +330,13 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 		devres_free(dr);
 		return ERR_PTR(-err);
 	}
+	/*
+	 * Without memory for its record, a join or detach of it by hand is
+	 * not caught: the thread itself is managed as any other.
+	 */
+	if (posix__thread_list(t->tid, dev_name(dev), t->name))
+		devres__print(DEVRES_LOG_DEBUG, "thread %s: not recorded",
+			      t->name);
 	devres_add(dev, dr);
 	/* Now it may run: a release waits for it, or it releases itself. */
 	pthread_mutex_unlock(&t->lock);
