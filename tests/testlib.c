@@ -588,3 +588,17 @@ int count_fds_without_cloexec(void)
 	closedir(d);
 	return n;
 }
+
+int count_open_fds(void)
+{
+	DIR *d = opendir("/proc/self/fd");
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	/* The listing's own descriptor is not the caller's. */
+	return n - 1;
+}

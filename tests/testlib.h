@@ -167,4 +167,11 @@ int run_self(const char *var, char **ret_err, const char *arg, ...);
  */
 int count_fds_without_cloexec(void);
 
+/*
+ * How many fds the process has open, as /proc/self/fd lists them (less
+ * the listing's own): compare with a count taken before, since the
+ * test's parent or a sanitizer's runtime may hold fds of their own.
+ */
+int count_open_fds(void);
+
 #endif /* DEVRES_TESTLIB_H */

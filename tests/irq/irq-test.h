@@ -145,26 +145,4 @@ static inline int irq_teardown(void **state)
 	return dev_teardown(state);
 }
 
-/* Every fd above 2 is close-on-exec; returns how many are not. */
-static inline int fds_without_cloexec(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int bad = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d))) {
-		int fd = atoi(e->d_name), fl;
-
-		if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d) ||
-		    fd >= 1000) /* valgrind's own */
-			continue;
-		fl = fcntl(fd, F_GETFD);
-		if (fl >= 0 && !(fl & FD_CLOEXEC))
-			bad++;
-	}
-	closedir(d);
-	return bad;
-}
-
 #endif /* DEVRES_TESTS_IRQ_TEST_H */

@@ -45,7 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <dirent.h>
 #include <unistd.h>
 #include <linux/filter.h>
 #include <linux/kcmp.h>
@@ -484,22 +483,9 @@ static int max_of(const int *v, int n)
  * process as before (the twins, some inside the range, closed once);
  * the teardown checks the ledger.
  */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static void close_range_several(void **state)
 {
-	int fds[4], lo, hi, before = open_fds();
+	int fds[4], lo, hi, before = count_open_fds();
 	long warns;
 
 	(void)state;
@@ -529,7 +515,7 @@ static void close_range_several(void **state)
 	assert_int_equal(states_nodes(&tdev), 0);
 	for (int i = 0; i < 4; i++)
 		assert_true(fcntl(fds[i], F_GETFD) < 0);
-	assert_int_equal(open_fds(), before);
+	assert_int_equal(count_open_fds(), before);
 }
 
 /* Whether this process may compare two descriptors with kcmp(). */
