@@ -29,7 +29,7 @@
 #include <devres/posix.h>
 #include "testlib.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(T_ASAN) || defined(T_TSAN)
 /* The sanitizers' allocators map memory of their own at any time. */
 #define EXACT_MAPS_COUNT 0
 #else
