@@ -10,6 +10,7 @@
 #ifndef DEVRES_TESTLIB_H
 #define DEVRES_TESTLIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <devres/device.h>
 #include <devres/fault.h>
@@ -173,5 +174,15 @@ int count_fds_without_cloexec(void);
  * test's parent or a sanitizer's runtime may hold fds of their own.
  */
 int count_open_fds(void);
+
+/*
+ * Runs @access(@arg) in a child of fork() and tells whether AddressSanitizer
+ * reported it: the child exited non-zero and its stderr names one of the
+ * kinds that follow @arg ("heap-use-after-free", "use-after-poison"...),
+ * a NULL-ended list. @access should touch memory ASan must catch; if it
+ * returns, the child exits 0 and the answer is false.
+ */
+bool asan_reports(void (*access)(void *arg), void *arg, ...)
+	__attribute__((sentinel));
 
 #endif /* DEVRES_TESTLIB_H */
