@@ -330,17 +330,9 @@ static long arg_int(const char *func, const char *arg)
 
 static void *arg_pci_dev(const char *func, const char *arg)
 {
-	static struct pci_dev *p;
-
 	(void)func;
 	(void)arg;
-	if (!p) {
-		if (pci_sysfs_set_root(pci_fake_root(tree)) ||
-		    pci_bus_scan() != 1)
-			_exit(V_FIXTURE);
-		p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
-	}
-	return p;
+	return hostile_pci_dev(tree);
 }
 
 static void *arg_pci_fake(const char *func, const char *arg)

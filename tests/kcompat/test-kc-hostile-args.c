@@ -274,17 +274,9 @@ static struct pci_fake *tree;
 
 static struct pci_dev *arg_pci_dev(const char *func, const char *arg)
 {
-	static struct pci_dev *p;
-
 	(void)func;
 	(void)arg;
-	if (!p) {
-		if (pci_sysfs_set_root(pci_fake_root(tree)) ||
-		    pci_bus_scan() != 1)
-			_exit(V_FIXTURE);
-		p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
-	}
-	return p;
+	return hostile_pci_dev(tree);
 }
 
 #pragma GCC diagnostic push
