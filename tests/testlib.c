@@ -589,9 +589,9 @@ int count_fds_without_cloexec(void)
 	return n;
 }
 
-int count_open_fds(void)
+int count_entries(const char *dir)
 {
-	DIR *d = opendir("/proc/self/fd");
+	DIR *d = opendir(dir);
 	struct dirent *e;
 	int n = 0;
 
@@ -599,8 +599,13 @@ int count_open_fds(void)
 	while ((e = readdir(d)))
 		n += e->d_name[0] != '.';
 	closedir(d);
+	return n;
+}
+
+int count_open_fds(void)
+{
 	/* The listing's own descriptor is not the caller's. */
-	return n - 1;
+	return count_entries("/proc/self/fd") - 1;
 }
 
 bool asan_reports(void (*access)(void *arg), void *arg, ...)

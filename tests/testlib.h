@@ -168,6 +168,9 @@ int run_self(const char *var, char **ret_err, const char *arg, ...);
  */
 int count_fds_without_cloexec(void);
 
+/* The entries of directory @dir, less "." and "..". */
+int count_entries(const char *dir);
+
 /*
  * How many fds the process has open, as /proc/self/fd lists them (less
  * the listing's own): compare with a count taken before, since the

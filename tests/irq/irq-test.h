@@ -7,7 +7,6 @@
 #ifndef DEVRES_TESTS_IRQ_TEST_H
 #define DEVRES_TESTS_IRQ_TEST_H
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -84,15 +83,7 @@ static inline bool wait_consumed(int fd)
 /* Threads of this process. */
 static inline int nr_threads(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
+	return count_entries("/proc/self/task");
 }
 
 static inline void *no_op(void *arg)
