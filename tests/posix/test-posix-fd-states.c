@@ -57,7 +57,7 @@
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
-#include "states.h"
+#include "posix/posix-states.h"
 
 /* A number far above what the test opens: never a descriptor here. */
 #define NEVER_FD 900
@@ -65,13 +65,7 @@
 #define SRC_FD 500
 
 enum state {
-	NEVER,
-	MANAGED,
-	PLAIN,
-	RELEASED,
-	TWICE,
-	UNBOUND,
-	CLOSED,
+	CLOSED = NR_POSIX_STATES,
 	DUP2ED,
 	CLOSED_REUSED,
 	RAW,
