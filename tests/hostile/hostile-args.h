@@ -92,6 +92,22 @@ static const char *const verdict_names[] = {
 	[V_FIXTURE] = "fixture failed",
 };
 
+/* A fake PCI function named @name: one memory BAR of a page. */
+static inline struct pci_fake_dev hostile_fake_dev(const char *name)
+{
+	struct pci_fake_dev d = {
+		.name = name,
+		.vendor = 0x1af4,
+		.device = 0x1041,
+		.class = 0x020000,
+		.irq = 11,
+	};
+
+	d.bar_size[0] = 4096;
+	d.bar_flags[0] = IORESOURCE_MEM;
+	return d;
+}
+
 /*
  * The PCI device of the fake tree @tree, for the calls that take one: the
  * parent makes the tree, the child that first needs the device scans it

@@ -339,15 +339,7 @@ static void test_every_pointer_argument(void **state)
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	tree = pci_fake_create();
 	assert_non_null(tree);
-	struct pci_fake_dev d = {
-		.name = "0000:00:01.0",
-		.vendor = 0x1af4,
-		.device = 0x1041,
-		.class = 0x020000,
-		.irq = 11,
-	};
-	d.bar_size[0] = 4096;
-	d.bar_flags[0] = IORESOURCE_MEM;
+	struct pci_fake_dev d = hostile_fake_dev("0000:00:01.0");
 	assert_int_equal(pci_fake_add(tree, &d), 0);
 	failed = hostile_run_all(arg_cases,
 				 sizeof(arg_cases) / sizeof(arg_cases[0]),
