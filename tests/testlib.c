@@ -588,3 +588,56 @@ int count_fds_without_cloexec(void)
 	closedir(d);
 	return n;
 }
+
+int count_entries(const char *dir)
+{
+	DIR *d = opendir(dir);
+	struct dirent *e;
+	int n = 0;
+
+	assert_non_null(d);
+	while ((e = readdir(d)))
+		n += e->d_name[0] != '.';
+	closedir(d);
+	return n;
+}
+
+int count_open_fds(void)
+{
+	/* The listing's own descriptor is not the caller's. */
+	return count_entries("/proc/self/fd") - 1;
+}
+
+bool asan_reports(void (*access)(void *arg), void *arg, ...)
+{
+	char buf[8192];
+	size_t len = 0;
+	ssize_t n;
+	int fds[2], status;
+	bool named = false;
+	const char *kind;
+	va_list ap;
+	pid_t pid;
+
+	assert_int_equal(pipe2(fds, O_CLOEXEC), 0);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		dup2(fds[1], STDERR_FILENO);
+		access(arg);
+		_exit(0); /* not reached when ASan reports */
+	}
+	close(fds[1]);
+	while (len < sizeof(buf) - 1 &&
+	       (n = read(fds[0], buf + len, sizeof(buf) - 1 - len)) > 0)
+		len += (size_t)n;
+	buf[len] = '\0';
+	close(fds[0]);
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	va_start(ap, arg);
+	while ((kind = va_arg(ap, const char *)))
+		named = named || strstr(buf, kind);
+	va_end(ap);
+	/* The report alone is not enough: ASan must also have ended it. */
+	return named && WIFEXITED(status) && WEXITSTATUS(status) != 0;
+}

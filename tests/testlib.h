@@ -10,6 +10,7 @@
 #ifndef DEVRES_TESTLIB_H
 #define DEVRES_TESTLIB_H
 
+#include <stdbool.h>
 #include <stddef.h>
 #include <devres/device.h>
 #include <devres/fault.h>
@@ -166,5 +167,25 @@ int run_self(const char *var, char **ret_err, const char *arg, ...);
  * the test's own parent may have left fds open.
  */
 int count_fds_without_cloexec(void);
+
+/* The entries of directory @dir, less "." and "..". */
+int count_entries(const char *dir);
+
+/*
+ * How many fds the process has open, as /proc/self/fd lists them (less
+ * the listing's own): compare with a count taken before, since the
+ * test's parent or a sanitizer's runtime may hold fds of their own.
+ */
+int count_open_fds(void);
+
+/*
+ * Runs @access(@arg) in a child of fork() and tells whether AddressSanitizer
+ * reported it: the child exited non-zero and its stderr names one of the
+ * kinds that follow @arg ("heap-use-after-free", "use-after-poison"...),
+ * a NULL-ended list. @access should touch memory ASan must catch; if it
+ * returns, the child exits 0 and the answer is false.
+ */
+bool asan_reports(void (*access)(void *arg), void *arg, ...)
+	__attribute__((sentinel));
 
 #endif /* DEVRES_TESTLIB_H */

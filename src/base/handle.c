@@ -20,6 +20,13 @@
  * finds its chunk by one count of leading zeros. A free slot keeps its
  * object's memory as the object's free left it: a pool's lock, which a
  * call racing the destroy may still be waiting for, stays a lock.
+ *
+ * The workqueues of the kernel-compatibility headers
+ * (include/kcompat/linux/kcompat_wq.h) keep a generation scheme of their
+ * own: that code is compiled into the driver and can reach only exported
+ * functions, and its lookups run under the queue table's lock, which it
+ * takes anyway to count the items on a queue, so these lock-free lookups
+ * would gain it nothing and cost it an exported call.
  */
 #include <pthread.h>
 #include <stdlib.h>

@@ -6,13 +6,15 @@
  *
  * Each goes on to the next definition (libc's, or a sanitizer's
  * interceptor that itself reached this one), found once with
- * dlsym(RTLD_NEXT). This file is built without ThreadSanitizer's
- * instrumentation (CMakeLists.txt): a program linked with the static
- * library defines these names itself, so its sanitizer's runtime calls
- * them too, before that runtime is ready for instrumented code. What runs
- * here before a mapping is managed is one relaxed load and the call on;
- * the instrumented part (devres__maps_check()) runs only once a mapping is
- * recorded, long after.
+ * dlsym(RTLD_NEXT) and kept (devres__next_resolve(), which every
+ * interposed name uses, the descriptors' too). This file is built
+ * without ThreadSanitizer's instrumentation (CMakeLists.txt): a program
+ * linked with the static library defines these names itself, so its
+ * sanitizer's runtime calls them too, before that runtime is ready for
+ * instrumented code. What runs here before a mapping is managed is one
+ * relaxed load and the call on; the instrumented part
+ * (devres__maps_check()) runs only once a mapping is recorded, long
+ * after.
  */
 #include <dlfcn.h>
 #include <errno.h>
@@ -27,14 +29,9 @@ typedef void *mmap_fn(void *, size_t, int, int, int, off_t);
 typedef int munmap_fn(void *, size_t);
 typedef void *mremap_fn(void *, size_t, size_t, int, ...);
 
-static mmap_fn *next_mmap;
-static munmap_fn *next_munmap;
-static mremap_fn *next_mremap;
-
 /*
  * dlsym() may allocate, and an allocator may map: a call made while this
- * thread resolves (or before anything is found: a static executable) goes
- * to the system call.
+ * thread resolves goes to the system call (devres__next_resolve()).
  */
 static TLS_FAST bool resolving;
 
@@ -69,87 +66,94 @@ void *devres__next_sym(const char *name)
 	return dlsym(RTLD_NEXT, name);
 }
 
-static void *next(const char *name)
+/*
+ * Here, not in an instrumented file, because a statically linked
+ * sanitizer's runtime maps memory through this library's mmap() while it
+ * starts. Racing first callers find the same definition.
+ */
+devres__fn *devres__next_resolve(devres__fn **slot, const char *name,
+				 devres__fn *fallback)
 {
-	void *f;
+	/*
+	 * dlsym() gives a data pointer, which no cast turns into a function
+	 * pointer portably; nor memcpy(), a call a sanitizer intercepts.
+	 */
+	union {
+		void *p;
+		devres__fn *f;
+	} next;
+	int saved = errno;
+	devres__fn *f = fallback;
 
 	if (resolving)
-		return NULL;
+		return fallback;
 	resolving = true;
-	f = devres__next_sym(name);
+	next.p = devres__next_sym(name);
 	resolving = false;
+	if (next.p)
+		f = next.f;
+	__atomic_store_n(slot, f, __ATOMIC_RELEASE);
+	errno = saved;
 	return f;
 }
 
-static mmap_fn *get_mmap(void)
-{
-	mmap_fn *f = __atomic_load_n(&next_mmap, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!f)) {
-		f = (mmap_fn *)next("mmap");
-		if (f)
-			__atomic_store_n(&next_mmap, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
-static munmap_fn *get_munmap(void)
-{
-	munmap_fn *f = __atomic_load_n(&next_munmap, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!f)) {
-		f = (munmap_fn *)next("munmap");
-		if (f)
-			__atomic_store_n(&next_munmap, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
-static mremap_fn *get_mremap(void)
-{
-	mremap_fn *f = __atomic_load_n(&next_mremap, __ATOMIC_ACQUIRE);
-
-	if (unlikely(!f)) {
-		f = (mremap_fn *)next("mremap");
-		if (f)
-			__atomic_store_n(&next_mremap, f, __ATOMIC_RELEASE);
-	}
-	return f;
-}
-
+/* Without a next definition (no dynamic linker): the system calls. */
 static void *sys_result(long r)
 {
 	return r == -1 ? MAP_FAILED : (void *)r;
 }
 
+static void *sys_mmap(void *addr, size_t len, int prot, int flags, int fd,
+		      off_t off)
+{
+	return sys_result(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+}
+
+static int sys_munmap(void *addr, size_t len)
+{
+	return (int)syscall(SYS_munmap, addr, len);
+}
+
+/* Called as the next mremap() is: with the new address always given. */
+static void *sys_mremap(void *old, size_t old_len, size_t new_len, int flags,
+			...)
+{
+	void *new_addr;
+	va_list ap;
+
+	va_start(ap, flags);
+	new_addr = va_arg(ap, void *);
+	va_end(ap);
+	return sys_result(
+		syscall(SYS_mremap, old, old_len, new_len, flags, new_addr));
+}
+
+static devres__fn *next_mmap, *next_munmap, *next_mremap;
+
 static void *next_mmap_call(void *addr, size_t len, int prot, int flags, int fd,
 			    off_t off)
 {
-	mmap_fn *f = get_mmap();
+	mmap_fn *f = (mmap_fn *)devres__next(&next_mmap, "mmap",
+					     (devres__fn *)sys_mmap);
 
-	if (likely(f))
-		return f(addr, len, prot, flags, fd, off);
-	return sys_result(syscall(SYS_mmap, addr, len, prot, flags, fd, off));
+	return f(addr, len, prot, flags, fd, off);
 }
 
 static int next_munmap_call(void *addr, size_t len)
 {
-	munmap_fn *f = get_munmap();
+	munmap_fn *f = (munmap_fn *)devres__next(&next_munmap, "munmap",
+						 (devres__fn *)sys_munmap);
 
-	if (likely(f))
-		return f(addr, len);
-	return (int)syscall(SYS_munmap, addr, len);
+	return f(addr, len);
 }
 
 static void *next_mremap_call(void *old, size_t old_len, size_t new_len,
 			      int flags, void *new_addr)
 {
-	mremap_fn *f = get_mremap();
+	mremap_fn *f = (mremap_fn *)devres__next(&next_mremap, "mremap",
+						 (devres__fn *)sys_mremap);
 
-	if (likely(f))
-		return f(old, old_len, new_len, flags, new_addr);
-	return sys_result(
-		syscall(SYS_mremap, old, old_len, new_len, flags, new_addr));
+	return f(old, old_len, new_len, flags, new_addr);
 }
 
 static inline bool none(void)

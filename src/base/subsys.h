@@ -343,6 +343,35 @@ struct devres__map {
  * dlsym(RTLD_NEXT). NULL when there is none.
  */
 HIDDEN void *devres__next_sym(const char *name);
+
+/*
+ * The kept next definition of an interposed name: a function type that
+ * matches any other in a cast, so that each caller casts it back to its
+ * own. Each name has a slot, NULL until the first call resolves it.
+ */
+typedef void devres__fn(void);
+
+/*
+ * Resolves @name into *@slot (maps-entry.c): the next definition, or, when
+ * there is none, @fallback (a raw system call, or a refusal), kept either
+ * way. A call made while this thread is resolving (dlsym() may allocate,
+ * and an allocator may map) gets @fallback, not kept. errno is the
+ * caller's again afterwards. Callable before a sanitizer's runtime is
+ * initialised: it is not instrumented.
+ */
+HIDDEN devres__fn *devres__next_resolve(devres__fn **slot, const char *name,
+					devres__fn *fallback);
+
+/* The next definition of @name: once resolved, one load. */
+static inline devres__fn *devres__next(devres__fn **slot, const char *name,
+				       devres__fn *fallback)
+{
+	devres__fn *f = __atomic_load_n(slot, __ATOMIC_ACQUIRE);
+
+	if (likely(f))
+		return f;
+	return devres__next_resolve(slot, name, fallback);
+}
 extern HIDDEN size_t devres__maps_nr;
 extern HIDDEN TLS_FAST bool devres__maps_held;
 HIDDEN void devres__maps_check(const char *call, void *addr, size_t len);

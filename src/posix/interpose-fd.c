@@ -21,11 +21,9 @@
  * descriptor, a flag dup3() does not know, close_range() with @first past
  * @last) drops nothing: each such case is let through first.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
-#include <string.h>
 #include <unistd.h>
 #include <sys/syscall.h>
 #include "fd-table.h"
@@ -45,19 +43,6 @@ typedef int dup2_fn(int, int);
 typedef int dup3_fn(int, int, int);
 typedef int close_range_fn(unsigned int, unsigned int, int);
 typedef int fclose_fn(FILE *);
-
-/*
- * The next definition of @name, or NULL. Racing first callers find the
- * same one; errno is the caller's again after the look-up.
- */
-static void *next_sym(const char *name)
-{
-	int saved = errno;
-	void *p = devres__next_sym(name);
-
-	errno = saved;
-	return p;
-}
 
 /* Without a next definition: the system calls themselves. */
 static int sys_close(int fd)
@@ -100,25 +85,17 @@ static int no_fclose(FILE *f)
 }
 
 /*
- * One look-up per name and process, kept: the fast path is one load.
+ * next_<name>(): the next definition of @name, of function type @type,
+ * resolved once for the process (devres__next()), else @fallback.
  * @type is a function type, declared with: it cannot be parenthesized.
  */
 /* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define NEXT(type, name, fallback)                                             \
+	static devres__fn *name##_next;                                        \
 	static type *next_##name(void)                                         \
 	{                                                                      \
-		static type *fn;                                               \
-		type *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);              \
-		void *p;                                                       \
-                                                                               \
-		if (likely(f))                                                 \
-			return f;                                              \
-		p = next_sym(#name);                                           \
-		f = fallback;                                                  \
-		if (p)                                                         \
-			memcpy(&f, &p, sizeof(f));                             \
-		__atomic_store_n(&fn, f, __ATOMIC_RELEASE);                    \
-		return f;                                                      \
+		return (type *)devres__next(&name##_next, #name,               \
+					    (devres__fn *)(fallback));         \
 	}
 
 NEXT(close_fn, close, sys_close)

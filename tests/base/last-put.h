@@ -95,6 +95,15 @@ static inline void lp_drop(int extra)
 	lp.released_at_put = *lp_count_of(v) - before;
 }
 
+/* The end of a matrix's finish(): P and C, unless the callback put it. */
+static inline void lp_put_rest(void)
+{
+	if (lp.target != T_CHILD)
+		put_device(lp.C);
+	if (lp.target != T_PARENT)
+		put_device(lp.P);
+}
+
 static inline void lp_release_p(struct device *dev)
 {
 	lp.rel_p++;
@@ -151,5 +160,13 @@ static inline void lp_run_kind(const struct lp_matrix *m, int k)
 		if (!m->cell_exists || m->cell_exists(k, lp.target))
 			lp_check_cell(m);
 }
+
+/* test_<k>: one cmocka test of kind @k of matrix @m, over every target. */
+#define LP_KIND_TEST(m, k)                                                     \
+	static void test_##k(void **state)                                     \
+	{                                                                      \
+		(void)state;                                                   \
+		lp_run_kind(&(m), k);                                          \
+	}
 
 #endif /* DEVRES_TESTS_LAST_PUT_H */

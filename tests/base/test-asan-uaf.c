@@ -14,7 +14,6 @@
 #include <setjmp.h>
 #include <stdio.h>
 #include <string.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <devres/device.h>
@@ -79,34 +78,28 @@ static __attribute__((unused)) void child(enum uaf how, size_t size)
 }
 
 #ifdef T_ASAN
-/* Runs one case in a child; returns whether ASan reported it. */
+struct uaf_case {
+	enum uaf how;
+	size_t size;
+};
+
+static void run_case(void *arg)
+{
+	const struct uaf_case *c = arg;
+
+	child(c->how, c->size);
+}
+
+/*
+ * Runs one case in a child; returns whether ASan reported it. A node
+ * devm_kfree() left in place is poisoned: use-after-poison.
+ */
 static bool caught(enum uaf how, size_t size)
 {
-	char buf[8192];
-	size_t len = 0;
-	ssize_t n;
-	int fds[2], status;
-	pid_t pid;
+	struct uaf_case c = { how, size };
 
-	assert_int_equal(pipe(fds), 0);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		dup2(fds[1], STDERR_FILENO);
-		close(fds[0]);
-		child(how, size);
-	}
-	close(fds[1]);
-	while (len < sizeof(buf) - 1 &&
-	       (n = read(fds[0], buf + len, sizeof(buf) - 1 - len)) > 0)
-		len += (size_t)n;
-	buf[len] = '\0';
-	close(fds[0]);
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	/* A node devm_kfree() left in place is poisoned: use-after-poison. */
-	return WIFEXITED(status) && WEXITSTATUS(status) != 0 &&
-	       (strstr(buf, "heap-use-after-free") || strstr(buf, "use-after-"
-								  "poison"));
+	return asan_reports(run_case, &c, "heap-use-after-free",
+			    "use-after-poison", NULL);
 }
 #endif
 

@@ -30,7 +30,7 @@
 #include "testlib.h"
 
 /* ThreadSanitizer is some 15 times slower: a fifth of the operations. */
-#if defined(__SANITIZE_THREAD__)
+#ifdef T_TSAN
 #define DEFAULT_OPS 200000
 #else
 #define DEFAULT_OPS 1000000

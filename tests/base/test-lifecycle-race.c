@@ -172,7 +172,7 @@ static bool consistent(struct device *dev)
 	}
 }
 
-#ifdef __SANITIZE_THREAD__
+#ifdef T_TSAN
 #define ROUNDS 6
 #else
 #define ROUNDS 30

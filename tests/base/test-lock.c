@@ -28,14 +28,9 @@
 #include "../src/base/node.h"
 
 /* TSan lets no thread start in a child of a threaded fork(). */
-#if defined(__SANITIZE_THREAD__)
+#ifdef T_TSAN
 #define CHILD_THREADS 0
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define CHILD_THREADS 0
-#endif
-#endif
-#ifndef CHILD_THREADS
+#else
 #define CHILD_THREADS 2
 #endif
 

@@ -43,7 +43,7 @@ static void test_churn_rss_is_flat(void **state)
 	static const size_t sizes[] = { 8, 24, 64, 100, 256, 300, 1000 };
 	const char *env = getenv("PERF_CHURN_PAIRS");
 	long pairs = env ? atol(env) : 10000000L, warm = pairs / 10;
-#ifdef __SANITIZE_ADDRESS__
+#ifdef T_ASAN
 	/*
 	 * ASan holds freed chunks in its quarantine (256 MiB) and the
 	 * library keeps node chunks and pages poisoned for reuse, which

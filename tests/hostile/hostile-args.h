@@ -24,6 +24,8 @@
 #include <sys/wait.h>
 #include <cmocka.h>
 #include <devres/devres.h>
+#include <devres/pci.h>
+#include <devres/pci_fake.h>
 
 /* What a call returned, as the generated calls classify it. */
 enum {
@@ -89,6 +91,40 @@ static const char *const verdict_names[] = {
 	[V_COUNT_MISSED] = "the WARN counter missed a WARN",
 	[V_FIXTURE] = "fixture failed",
 };
+
+/* A fake PCI function named @name: one memory BAR of a page. */
+static inline struct pci_fake_dev hostile_fake_dev(const char *name)
+{
+	struct pci_fake_dev d = {
+		.name = name,
+		.vendor = 0x1af4,
+		.device = 0x1041,
+		.class = 0x020000,
+		.irq = 11,
+	};
+
+	d.bar_size[0] = 4096;
+	d.bar_flags[0] = IORESOURCE_MEM;
+	return d;
+}
+
+/*
+ * The PCI device of the fake tree @tree, for the calls that take one: the
+ * parent makes the tree, the child that first needs the device scans it
+ * (a child that cannot ends with V_FIXTURE).
+ */
+static inline struct pci_dev *hostile_pci_dev(struct pci_fake *tree)
+{
+	static struct pci_dev *p;
+
+	if (!p) {
+		if (pci_sysfs_set_root(pci_fake_root(tree)) ||
+		    pci_bus_scan() != 1)
+			_exit(V_FIXTURE);
+		p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	}
+	return p;
+}
 
 /*
  * Calls @child(@c, b) in a child process for each bad value b of each of

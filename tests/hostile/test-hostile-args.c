@@ -330,17 +330,9 @@ static long arg_int(const char *func, const char *arg)
 
 static void *arg_pci_dev(const char *func, const char *arg)
 {
-	static struct pci_dev *p;
-
 	(void)func;
 	(void)arg;
-	if (!p) {
-		if (pci_sysfs_set_root(pci_fake_root(tree)) ||
-		    pci_bus_scan() != 1)
-			_exit(V_FIXTURE);
-		p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
-	}
-	return p;
+	return hostile_pci_dev(tree);
 }
 
 static void *arg_pci_fake(const char *func, const char *arg)
@@ -350,28 +342,13 @@ static void *arg_pci_fake(const char *func, const char *arg)
 	return tree;
 }
 
-static struct pci_fake_dev fake_desc(const char *name)
-{
-	struct pci_fake_dev d = {
-		.name = name,
-		.vendor = 0x1af4,
-		.device = 0x1041,
-		.class = 0x020000,
-		.irq = 11,
-	};
-
-	d.bar_size[0] = 4096;
-	d.bar_flags[0] = IORESOURCE_MEM;
-	return d;
-}
-
 static void *arg_pci_fake_dev(const char *func, const char *arg)
 {
 	static struct pci_fake_dev d;
 
 	(void)func;
 	(void)arg;
-	d = fake_desc("0000:00:02.0");
+	d = hostile_fake_dev("0000:00:02.0");
 	return &d;
 }
 
@@ -560,7 +537,7 @@ static void test_every_pointer_argument(void **state)
 	(void)state;
 	tree = pci_fake_create();
 	assert_non_null(tree);
-	struct pci_fake_dev d = fake_desc("0000:00:01.0");
+	struct pci_fake_dev d = hostile_fake_dev("0000:00:01.0");
 	assert_int_equal(pci_fake_add(tree, &d), 0);
 
 	failed = hostile_run_all(arg_cases,

@@ -7,7 +7,6 @@
 #ifndef DEVRES_TESTS_IRQ_TEST_H
 #define DEVRES_TESTS_IRQ_TEST_H
 
-#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
@@ -84,15 +83,7 @@ static inline bool wait_consumed(int fd)
 /* Threads of this process. */
 static inline int nr_threads(void)
 {
-	DIR *d = opendir("/proc/self/task");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
+	return count_entries("/proc/self/task");
 }
 
 static inline void *no_op(void *arg)
@@ -143,28 +134,6 @@ static inline int irq_teardown(void **state)
 	if (!wait_threads(irq_threads_base))
 		return -1;
 	return dev_teardown(state);
-}
-
-/* Every fd above 2 is close-on-exec; returns how many are not. */
-static inline int fds_without_cloexec(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int bad = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d))) {
-		int fd = atoi(e->d_name), fl;
-
-		if (e->d_name[0] == '.' || fd <= 2 || fd == dirfd(d) ||
-		    fd >= 1000) /* valgrind's own */
-			continue;
-		fl = fcntl(fd, F_GETFD);
-		if (fl >= 0 && !(fl & FD_CLOEXEC))
-			bad++;
-	}
-	closedir(d);
-	return bad;
 }
 
 #endif /* DEVRES_TESTS_IRQ_TEST_H */

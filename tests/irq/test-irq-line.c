@@ -86,7 +86,7 @@ static void everything_is_cloexec(void **state)
 {
 	struct hctx h = { 0 };
 	/* Inherited fds may lack it; none of ours may. */
-	int base = fds_without_cloexec();
+	int base = count_fds_without_cloexec();
 	int efd, a = irq_line_create("c1"), b = attached_line(&efd, "c2");
 
 	(void)state;
@@ -94,7 +94,7 @@ static void everything_is_cloexec(void **state)
 	assert_int_equal(request_threaded_irq(b, NULL, count_handler,
 					      IRQF_ONESHOT, "c", &h),
 			 0);
-	assert_int_equal(fds_without_cloexec(), base);
+	assert_int_equal(count_fds_without_cloexec(), base);
 	free_irq(a, &h);
 	free_irq(b, &h);
 	assert_int_equal(irq_line_destroy(a), 0);

@@ -274,17 +274,9 @@ static struct pci_fake *tree;
 
 static struct pci_dev *arg_pci_dev(const char *func, const char *arg)
 {
-	static struct pci_dev *p;
-
 	(void)func;
 	(void)arg;
-	if (!p) {
-		if (pci_sysfs_set_root(pci_fake_root(tree)) ||
-		    pci_bus_scan() != 1)
-			_exit(V_FIXTURE);
-		p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
-	}
-	return p;
+	return hostile_pci_dev(tree);
 }
 
 #pragma GCC diagnostic push
@@ -347,15 +339,7 @@ static void test_every_pointer_argument(void **state)
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	tree = pci_fake_create();
 	assert_non_null(tree);
-	struct pci_fake_dev d = {
-		.name = "0000:00:01.0",
-		.vendor = 0x1af4,
-		.device = 0x1041,
-		.class = 0x020000,
-		.irq = 11,
-	};
-	d.bar_size[0] = 4096;
-	d.bar_flags[0] = IORESOURCE_MEM;
+	struct pci_fake_dev d = hostile_fake_dev("0000:00:01.0");
 	assert_int_equal(pci_fake_add(tree, &d), 0);
 	failed = hostile_run_all(arg_cases,
 				 sizeof(arg_cases) / sizeof(arg_cases[0]),

@@ -69,7 +69,7 @@ static bool is_pci(enum kind k)
 }
 
 /* A PCI device of the scan has no parent device to put. */
-static bool cell_exists(enum kind k, enum target t)
+static bool cell_exists(int k, enum target t)
 {
 	return !(is_pci(k) && t == T_PARENT);
 }
@@ -329,20 +329,12 @@ static void finish(void)
 		if (lp.target != T_SELF)
 			put_device(lp.D);
 	}
-	if (lp.target != T_CHILD)
-		put_device(lp.C);
-	if (lp.target != T_PARENT)
-		put_device(lp.P);
-}
-
-static bool exists(int k, enum target t)
-{
-	return cell_exists((enum kind)k, t);
+	lp_put_rest();
 }
 
 static const struct lp_matrix matrix = {
 	.kind_names = kind_names,
-	.cell_exists = exists,
+	.cell_exists = cell_exists,
 	.build = build,
 	.arm = arm,
 	.trigger = trigger,
@@ -354,17 +346,7 @@ static const struct lp_matrix matrix = {
 	.report = kc_print_report,
 };
 
-static void run_kind(enum kind k)
-{
-	lp_run_kind(&matrix, k);
-}
-
-#define KIND_TEST(k)                                                           \
-	static void test_##k(void **state)                                     \
-	{                                                                      \
-		(void)state;                                                   \
-		run_kind(k);                                                   \
-	}
+#define KIND_TEST(k) LP_KIND_TEST(matrix, k)
 KIND_TEST(K_WORK)
 KIND_TEST(K_DELAYED_WORK)
 KIND_TEST(K_ATTR_SHOW)

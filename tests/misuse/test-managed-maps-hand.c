@@ -27,10 +27,10 @@
 #include <devres/devres.h>
 #include <devres/io.h>
 #include <devres/pci.h>
-#include <devres/pci_fake.h>
 #include <devres/posix.h>
 #include "testlib.h"
 #include "io/iotest.h"
+#include "misuse/one-pci-fn.h"
 
 #define WIN 0xa0000000ull
 #define LEN 0x2000u
@@ -43,10 +43,6 @@ struct kind {
 	char *(*acquire)(void);
 	bool pci; /* on the fake PCI function, not test-dev */
 };
-
-/* A fake PCI function with one memory BAR of LEN bytes. */
-static struct pci_fake *ft;
-static struct pci_dev *pdev;
 
 static char *devm_mmap_acq(void)
 {
@@ -202,31 +198,13 @@ static int group_setup(void **state)
 	memfd = dev_memfd(LEN);
 	if (memfd < 0 || iomem_window_add(WIN, LEN, memfd, 0, "win"))
 		return -1;
-	ft = pci_fake_create();
-	if (!ft || pci_sysfs_set_root(pci_fake_root(ft)))
-		return -1;
-	if (pci_fake_add(ft,
-			 &(struct pci_fake_dev){
-				 .name = "0000:00:01.0",
-				 .vendor = 0x1af4,
-				 .device = 0x1041,
-				 .bar_size = { LEN },
-				 .bar_flags = { IORESOURCE_MEM } }) ||
-	    pci_bus_scan() != 1)
-		return -1;
-	pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
-	if (!pdev)
-		return -1;
-	pci_dev_put(pdev);
-	return 0;
+	return one_pci_fn_setup(LEN);
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	pci_bus_remove_all();
-	pci_sysfs_set_root(NULL);
-	pci_fake_destroy(ft);
+	one_pci_fn_teardown();
 	iomem_window_remove(WIN);
 	close(memfd);
 	return 0;

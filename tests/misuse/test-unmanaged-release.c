@@ -45,11 +45,11 @@
 #include <devres/ioport.h>
 #include <devres/irq.h>
 #include <devres/pci.h>
-#include <devres/pci_fake.h>
 #include <devres/posix.h>
 #include "testlib.h"
 #include "irq/irq-test.h"
 #include "io/iotest.h"
+#include "misuse/one-pci-fn.h"
 
 #define WIN 0xa0000000ull
 #define WIN_SIZE 0x4000ull
@@ -62,8 +62,6 @@
 static int memfd;
 static volatile unsigned char *devside;
 static int line;
-static struct pci_fake *ft;
-static struct pci_dev *pdev;
 
 /* What one row holds: test-dev's resource, then the other owner's. */
 struct ctx {
@@ -965,32 +963,13 @@ static int group_setup(void **state)
 	line = irq_line_create("line");
 	if (line <= 0)
 		return -1;
-	/* A fake PCI function with one 4 KiB memory BAR. */
-	ft = pci_fake_create();
-	if (!ft || pci_sysfs_set_root(pci_fake_root(ft)))
-		return -1;
-	if (pci_fake_add(ft,
-			 &(struct pci_fake_dev){
-				 .name = "0000:00:01.0",
-				 .vendor = 0x1af4,
-				 .device = 0x1041,
-				 .bar_size = { 4096 },
-				 .bar_flags = { IORESOURCE_MEM } }) ||
-	    pci_bus_scan() != 1)
-		return -1;
-	pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
-	if (!pdev)
-		return -1;
-	pci_dev_put(pdev);
-	return 0;
+	return one_pci_fn_setup(4096);
 }
 
 static int group_teardown(void **state)
 {
 	(void)state;
-	pci_bus_remove_all();
-	pci_sysfs_set_root(NULL);
-	pci_fake_destroy(ft);
+	one_pci_fn_teardown();
 	irq_line_destroy(line);
 	iomem_window_remove(WIN);
 	munmap((void *)devside, WIN_SIZE);

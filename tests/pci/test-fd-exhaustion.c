@@ -17,7 +17,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
-#include <dirent.h>
 #include <poll.h>
 #include <time.h>
 #include <sys/resource.h>
@@ -41,20 +40,6 @@
 static int fillers[FD_SPAN];
 static int nfill;
 static struct rlimit saved_limit;
-
-/* Open fds, as the kernel counts them (less the directory's own). */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *de;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((de = readdir(d)))
-		n += de->d_name[0] != '.';
-	closedir(d);
-	return n - 1;
-}
 
 /*
  * From now on the process can open exactly @k more fds: every free number
@@ -117,7 +102,7 @@ static unsigned int fd_sweep(const struct seq *s)
 {
 	struct devres_ledger before, after;
 	int warns = devres_warn_count();
-	int base = open_fds(), ret = -1;
+	int base = count_open_fds(), ret = -1;
 	unsigned int k;
 
 	devres_ledger_snapshot(&before);
@@ -135,7 +120,7 @@ static unsigned int fd_sweep(const struct seq *s)
 		devres_ledger_snapshot(&after);
 		assert_int_equal(devres_ledger_diff(&before, &after, stderr),
 				 0);
-		assert_int_equal(open_fds(), base);
+		assert_int_equal(count_open_fds(), base);
 		if (s->check)
 			s->check();
 	}
@@ -143,11 +128,11 @@ static unsigned int fd_sweep(const struct seq *s)
 	s->undo();
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
-	assert_int_equal(open_fds(), base);
+	assert_int_equal(count_open_fds(), base);
 	/* The device is as usable as before. */
 	assert_true(s->op() >= 0);
 	s->undo();
-	assert_int_equal(open_fds(), base);
+	assert_int_equal(count_open_fds(), base);
 	assert_int_equal(devres_warn_count(), warns);
 	return k;
 }
@@ -378,7 +363,7 @@ static void test_release_without_fds(void **state)
 	scan_two();
 	line = irq_line_create("fdx");
 	assert_true(line > 0);
-	base = open_fds();
+	base = count_open_fds();
 	devres_ledger_snapshot(&before);
 
 	assert_int_equal(use_op(), 0);
@@ -398,7 +383,7 @@ static void test_release_without_fds(void **state)
 
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
-	assert_int_equal(open_fds(), base);
+	assert_int_equal(count_open_fds(), base);
 	pci_dev_put(pdev);
 	assert_int_equal(irq_line_destroy(line), 0);
 }

@@ -58,14 +58,6 @@
 #include <devres/posix.h>
 #include "testlib.h"
 
-#if defined(__SANITIZE_THREAD__)
-#define T_TSAN 1
-#elif defined(__has_feature)
-#if __has_feature(thread_sanitizer)
-#define T_TSAN 1
-#endif
-#endif
-
 /* The parent has a worker at each fork; its children start no thread. */
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)

@@ -45,7 +45,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
-#include <dirent.h>
 #include <unistd.h>
 #include <linux/filter.h>
 #include <linux/kcmp.h>
@@ -58,7 +57,7 @@
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
-#include "states.h"
+#include "posix/posix-states.h"
 
 /* A number far above what the test opens: never a descriptor here. */
 #define NEVER_FD 900
@@ -66,13 +65,7 @@
 #define SRC_FD 500
 
 enum state {
-	NEVER,
-	MANAGED,
-	PLAIN,
-	RELEASED,
-	TWICE,
-	UNBOUND,
-	CLOSED,
+	CLOSED = NR_POSIX_STATES,
 	DUP2ED,
 	CLOSED_REUSED,
 	RAW,
@@ -484,22 +477,9 @@ static int max_of(const int *v, int n)
  * process as before (the twins, some inside the range, closed once);
  * the teardown checks the ledger.
  */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 static void close_range_several(void **state)
 {
-	int fds[4], lo, hi, before = open_fds();
+	int fds[4], lo, hi, before = count_open_fds();
 	long warns;
 
 	(void)state;
@@ -529,7 +509,7 @@ static void close_range_several(void **state)
 	assert_int_equal(states_nodes(&tdev), 0);
 	for (int i = 0; i < 4; i++)
 		assert_true(fcntl(fds[i], F_GETFD) < 0);
-	assert_int_equal(open_fds(), before);
+	assert_int_equal(count_open_fds(), before);
 }
 
 /* Whether this process may compare two descriptors with kcmp(). */

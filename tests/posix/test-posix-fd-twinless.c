@@ -25,7 +25,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -53,20 +52,6 @@ static long ledger_fds(void)
 
 	devres_ledger_snapshot(&l);
 	return l.fds;
-}
-
-/* Entries of /proc/self/fd, less the one the listing itself holds. */
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n - 1;
 }
 
 static struct rlimit saved_limit;
@@ -141,7 +126,7 @@ static const struct {
 static int acquire(struct device *dev, enum row r, bool twinless)
 {
 	long l0 = ledger_fds();
-	int n0 = open_fds(), fd;
+	int n0 = count_open_fds(), fd;
 
 	if (twinless)
 		limit_to(1);
@@ -154,7 +139,7 @@ static int acquire(struct device *dev, enum row r, bool twinless)
 		unlimit();
 	assert_true(fd >= 0);
 	assert_int_equal(ledger_fds() - l0, twinless ? 1 : 2);
-	assert_int_equal(open_fds() - n0, twinless ? 1 : 2);
+	assert_int_equal(count_open_fds() - n0, twinless ? 1 : 2);
 	return fd;
 }
 
@@ -315,14 +300,14 @@ static void test_acquisition_emfile(void **state)
 
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
 		long l0 = ledger_fds();
-		int n0 = open_fds(), warns = devres_warn_count(), r;
+		int n0 = count_open_fds(), warns = devres_warn_count(), r;
 
 		limit_to(0);
 		r = calls[i](dev);
 		unlimit();
 		assert_int_equal(r, -EMFILE);
 		assert_int_equal(ledger_fds(), l0);
-		assert_int_equal(open_fds(), n0);
+		assert_int_equal(count_open_fds(), n0);
 		assert_int_equal(devres_warn_count(), warns);
 		assert_int_equal(devres_release_all(dev), 0);
 	}
@@ -337,12 +322,12 @@ static void test_add_fd_at_the_limit(void **state)
 
 	fd = open(path, O_RDONLY | O_CLOEXEC);
 	assert_true(fd >= 0);
-	n0 = open_fds();
+	n0 = count_open_fds();
 	limit_to(0);
 	assert_int_equal(devm_add_fd(dev, fd), 0);
 	unlimit();
 	assert_int_equal(ledger_fds() - l0, 1);
-	assert_int_equal(open_fds(), n0);
+	assert_int_equal(count_open_fds(), n0);
 	/* Without a twin, the same file the same way is not told apart. */
 	raw_close(fd);
 	assert_int_equal(open(path, O_RDONLY | O_CLOEXEC), fd);

@@ -207,7 +207,7 @@ static const struct hand_case cases[] = {
 	{ "munmap unaligned", unmap_unaligned, 0, NULL, 3 },
 	{ "munmap NULL", unmap_null, 0, NULL, 3 },
 /* TSan's own munmap() interceptor aborts on it before the call. */
-#ifndef __SANITIZE_THREAD__
+#ifndef T_TSAN
 	{ "munmap wrapping length", unmap_wrapping, 0, NULL, 3 },
 #endif
 	{ "MAP_FIXED whole", fixed_a, 1, "mmap", 2 },

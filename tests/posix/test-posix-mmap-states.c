@@ -40,18 +40,12 @@
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
-#include "states.h"
+#include "posix/posix-states.h"
 
 #define LEN 0x2000u
 
 enum state {
-	NEVER,
-	MANAGED,
-	PLAIN,
-	RELEASED,
-	TWICE,
-	UNBOUND,
-	BEHIND,
+	BEHIND = NR_POSIX_STATES,
 	REMAP_OTHER,
 	REMAP_SAME,
 	REMAP_ANON,

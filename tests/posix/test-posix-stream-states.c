@@ -28,16 +28,10 @@
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
-#include "states.h"
+#include "posix/posix-states.h"
 
 enum state {
-	NEVER,
-	MANAGED,
-	PLAIN,
-	CLOSED,
-	TWICE,
-	UNBOUND,
-	HAND,
+	HAND = NR_POSIX_STATES,
 	NR_STATES
 };
 static const char *const state_name[NR_STATES] = {
@@ -75,7 +69,7 @@ static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	[NEVER] = GONE_ROW,
 	[MANAGED] = { C(0, 0, NULL, 2), C(0, 0, NULL, 0), C(1, 0, NULL, 0) },
 	[PLAIN] = GONE_ROW,
-	[CLOSED] = GONE_ROW,
+	[RELEASED] = GONE_ROW,
 	[TWICE] = GONE_ROW,
 	[UNBOUND] = GONE_ROW,
 	[HAND] = GONE_ROW,
@@ -105,7 +99,7 @@ static void reach(unsigned int s)
 		break;
 	default:
 		stream = open_ok(devm_fopen(&tdev, "/dev/null", "w"));
-		if (s == CLOSED || s == TWICE)
+		if (s == RELEASED || s == TWICE)
 			assert_int_equal(devm_fclose(&tdev, stream), 0);
 		if (s == TWICE)
 			assert_int_equal(devm_fclose(&tdev, stream), -EINVAL);

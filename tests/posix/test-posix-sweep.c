@@ -11,7 +11,6 @@
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <inttypes.h>
@@ -30,7 +29,7 @@
 #include <devres/posix.h>
 #include "testlib.h"
 
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#if defined(T_ASAN) || defined(T_TSAN)
 /* The sanitizers' allocators map memory of their own at any time. */
 #define EXACT_MAPS_COUNT 0
 #else
@@ -150,19 +149,6 @@ static void test_sweep_everything(void **state)
 	assert_int_equal(count_prefix("WARNING"), 0);
 }
 
-static int count_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	struct dirent *e;
-	int n = 0;
-
-	assert_non_null(d);
-	while ((e = readdir(d)))
-		n += e->d_name[0] != '.';
-	closedir(d);
-	return n;
-}
-
 struct maps {
 	int lines;  /* every line */
 	int marked; /* lines of the memfd named MARK */
@@ -216,7 +202,7 @@ static void test_proc_self_agrees_with_ledger(void **state)
 	undo_all(&c);
 
 	devres_ledger_snapshot(&base);
-	fds0 = count_fds();
+	fds0 = count_open_fds();
 	m0 = read_maps(NULL, 0, NULL);
 	assert_int_equal(m0.marked, 0);
 	for (n = 1; n < 1000; n++) {
@@ -230,7 +216,7 @@ static void test_proc_self_agrees_with_ledger(void **state)
 		if (ret == 0) {
 			/* What is held now: the ledger and the kernel agree. */
 			devres_ledger_snapshot(&now);
-			assert_int_equal(count_fds() - fds0,
+			assert_int_equal(count_open_fds() - fds0,
 					 now.fds - base.fds);
 			m = read_maps(c.anon, c.len, &covered);
 			assert_true(covered);
@@ -245,7 +231,7 @@ static void test_proc_self_agrees_with_ledger(void **state)
 		/* After every run, failed or undone: all back, both views. */
 		devres_ledger_snapshot(&now);
 		assert_int_equal(devres_ledger_diff(&base, &now, stderr), 0);
-		assert_int_equal(count_fds(), fds0);
+		assert_int_equal(count_open_fds(), fds0);
 		m = read_maps(c.anon, c.len, &covered);
 		assert_false(covered);
 		assert_int_equal(m.marked, 0);

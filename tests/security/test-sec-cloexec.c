@@ -12,7 +12,6 @@
  * test-sec-resolve.c).
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdarg.h>
@@ -332,25 +331,13 @@ static const struct call calls[] = {
 	{ "pci scan, enable, iomap, config", pci_calls, pci_release },
 };
 
-static int open_fds(void)
-{
-	DIR *d = opendir("/proc/self/fd");
-	int n = 0;
-
-	assert_non_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 static void every_call_cloexec(void **state)
 {
 	struct device *dev = *state;
 
 	for (size_t i = 0; i < sizeof(calls) / sizeof(calls[0]); i++) {
 		const struct call *c = &calls[i];
-		int bad = count_fds_without_cloexec(), fds = open_fds();
+		int bad = count_fds_without_cloexec(), fds = count_open_fds();
 
 		c->acquire(dev);
 		if (count_fds_without_cloexec() != bad)
@@ -359,7 +346,8 @@ static void every_call_cloexec(void **state)
 			c->release(dev);
 		else
 			devres_release_all(dev);
-		if (count_fds_without_cloexec() != bad || open_fds() != fds)
+		if (count_fds_without_cloexec() != bad ||
+		    count_open_fds() != fds)
 			fail_msg("%s: an fd left after release", c->name);
 	}
 }

@@ -14,7 +14,6 @@
  * it does not clash with the library's (in a static link).
  */
 #define _GNU_SOURCE
-#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <ftw.h>
@@ -188,22 +187,10 @@ static int tree_teardown(void **state)
 	return nftw(base, rm_one, 16, FTW_DEPTH | FTW_PHYS);
 }
 
-static int open_fds(void)
-{
-	int n = 0;
-	DIR *d = opendir("/proc/self/fd");
-
-	assert_non_null(d);
-	while (readdir(d))
-		n++;
-	closedir(d);
-	return n;
-}
-
 /* Both paths; the same answer from each, and no fd left behind. */
 static int both(const char *path, int flags, unsigned int mode)
 {
-	int before = open_fds();
+	int before = count_open_fds();
 	int a = kernel_beneath(rootfd, path, flags, mode);
 	int b = walk_beneath(rootfd, path, flags, mode);
 
@@ -216,7 +203,7 @@ static int both(const char *path, int flags, unsigned int mode)
 		assert_true(fcntl(a, F_GETFD) & FD_CLOEXEC);
 		assert_true(fcntl(b, F_GETFD) & FD_CLOEXEC);
 		close(b);
-		assert_int_equal(open_fds(), before + 1);
+		assert_int_equal(count_open_fds(), before + 1);
 		return a;
 	}
 	if (a != b)
@@ -225,7 +212,7 @@ static int both(const char *path, int flags, unsigned int mode)
 		close(a);
 	if (b >= 0)
 		close(b);
-	assert_int_equal(open_fds(), before);
+	assert_int_equal(count_open_fds(), before);
 	return a;
 }
 

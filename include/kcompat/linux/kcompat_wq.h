@@ -13,6 +13,17 @@
  *
  * Nothing here calls the library while it holds kcompat_wq_lock, so that
  * the fork handlers that take it cannot deadlock with the library's.
+ *
+ * Why not the library's own generation-checked handles (src/base/handle.c,
+ * which threads, DMA pools and revocables use): this header is compiled
+ * into the driver and may call only the exported API, and those handles
+ * are the library's hidden internals; exporting them would add ABI for
+ * one user. Nor would they save anything here: every call that looks a
+ * queue up (queue_work() among them) must take kcompat_wq_lock anyway to
+ * count the item on the queue, so the lookup is a few loads under a lock
+ * already held, where the library's lock-free lookup would add a call
+ * into the shared library on queue_work()'s path. And a queue's slot
+ * keeps the process that made it, which the library's slots do not.
  */
 #ifndef KCOMPAT_LINUX_KCOMPAT_WQ_H
 #define KCOMPAT_LINUX_KCOMPAT_WQ_H
