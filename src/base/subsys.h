@@ -372,6 +372,21 @@ static inline devres__fn *devres__next(devres__fn **slot, const char *name,
 		return f;
 	return devres__next_resolve(slot, name, fallback);
 }
+/*
+ * next_<name>(): the next definition of @name, of function type @type,
+ * resolved once for the process (devres__next()), else @fallback.
+ * @type is a function type, declared with: it cannot be parenthesized.
+ */
+/* NOLINTBEGIN(bugprone-macro-parentheses) */
+#define DEVRES__NEXT(type, name, fallback)                                     \
+	static devres__fn *name##_next;                                        \
+	static type *next_##name(void)                                         \
+	{                                                                      \
+		return (type *)devres__next(&name##_next, #name,               \
+					    (devres__fn *)(fallback));         \
+	}
+/* NOLINTEND(bugprone-macro-parentheses) */
+
 extern HIDDEN size_t devres__maps_nr;
 extern HIDDEN TLS_FAST bool devres__maps_held;
 HIDDEN void devres__maps_check(const char *call, void *addr, size_t len);

@@ -84,26 +84,11 @@ static int no_fclose(FILE *f)
 	return EOF;
 }
 
-/*
- * next_<name>(): the next definition of @name, of function type @type,
- * resolved once for the process (devres__next()), else @fallback.
- * @type is a function type, declared with: it cannot be parenthesized.
- */
-/* NOLINTBEGIN(bugprone-macro-parentheses) */
-#define NEXT(type, name, fallback)                                             \
-	static devres__fn *name##_next;                                        \
-	static type *next_##name(void)                                         \
-	{                                                                      \
-		return (type *)devres__next(&name##_next, #name,               \
-					    (devres__fn *)(fallback));         \
-	}
-
-NEXT(close_fn, close, sys_close)
-NEXT(dup2_fn, dup2, sys_dup2)
-NEXT(dup3_fn, dup3, sys_dup3)
-NEXT(close_range_fn, close_range, sys_close_range)
-NEXT(fclose_fn, fclose, no_fclose)
-/* NOLINTEND(bugprone-macro-parentheses) */
+DEVRES__NEXT(close_fn, close, sys_close)
+DEVRES__NEXT(dup2_fn, dup2, sys_dup2)
+DEVRES__NEXT(dup3_fn, dup3, sys_dup3)
+DEVRES__NEXT(close_range_fn, close_range, sys_close_range)
+DEVRES__NEXT(fclose_fn, fclose, no_fclose)
 
 int posix__close_next(int fd)
 {

@@ -23,7 +23,6 @@
  * through, as any identifier that is not its own. With no managed thread
  * each call costs one relaxed load before it goes on.
  */
-#include <dlfcn.h>
 #include <errno.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -125,92 +124,78 @@ typedef int clockjoin_fn(pthread_t, void **, clockid_t,
 			 const struct timespec *);
 typedef int detach_fn(pthread_t);
 
-/*
- * The next definition of @name: libc's, or a sanitizer's interceptor's.
- * A program with no dynamic linker has none to find: it gets ENOSYS.
- */
-static void *next_sym(const char *name)
+/* A program with no dynamic linker has no next definition to call. */
+static int no_join(pthread_t tid, void **ret)
 {
-	int saved = errno;
-	void *p = devres__next_sym(name);
-
-	errno = saved;
-	return p;
+	(void)tid;
+	(void)ret;
+	return ENOSYS;
 }
 
-/* NOLINTBEGIN(bugprone-macro-parentheses) */
-#define NEXT(type, name)                                                       \
-	static type *next_##name(void)                                         \
-	{                                                                      \
-		static type *fn;                                               \
-		type *f = __atomic_load_n(&fn, __ATOMIC_ACQUIRE);              \
-		void *p;                                                       \
-                                                                               \
-		if (likely(f))                                                 \
-			return f;                                              \
-		p = next_sym(#name);                                           \
-		if (!p)                                                        \
-			return NULL;                                           \
-		memcpy(&f, &p, sizeof(f));                                     \
-		__atomic_store_n(&fn, f, __ATOMIC_RELEASE);                    \
-		return f;                                                      \
-	}
+static int no_timedjoin(pthread_t tid, void **ret,
+			const struct timespec *abstime)
+{
+	(void)tid;
+	(void)ret;
+	(void)abstime;
+	return ENOSYS;
+}
 
-NEXT(join_fn, pthread_join)
-NEXT(tryjoin_fn, pthread_tryjoin_np)
-NEXT(timedjoin_fn, pthread_timedjoin_np)
-NEXT(clockjoin_fn, pthread_clockjoin_np)
-NEXT(detach_fn, pthread_detach)
-/* NOLINTEND(bugprone-macro-parentheses) */
+static int no_clockjoin(pthread_t tid, void **ret, clockid_t clock,
+			const struct timespec *abstime)
+{
+	(void)tid;
+	(void)ret;
+	(void)clock;
+	(void)abstime;
+	return ENOSYS;
+}
+
+static int no_detach(pthread_t tid)
+{
+	(void)tid;
+	return ENOSYS;
+}
+
+DEVRES__NEXT(join_fn, pthread_join, no_join)
+DEVRES__NEXT(tryjoin_fn, pthread_tryjoin_np, no_join)
+DEVRES__NEXT(timedjoin_fn, pthread_timedjoin_np, no_timedjoin)
+DEVRES__NEXT(clockjoin_fn, pthread_clockjoin_np, no_clockjoin)
+DEVRES__NEXT(detach_fn, pthread_detach, no_detach)
 
 INTERPOSE int pthread_join(pthread_t tid, void **ret)
 {
-	join_fn *f;
-
 	if (managed(__func__, tid))
 		return EINVAL;
-	f = next_pthread_join();
-	return f ? f(tid, ret) : ENOSYS;
+	return next_pthread_join()(tid, ret);
 }
 
 INTERPOSE int pthread_tryjoin_np(pthread_t tid, void **ret)
 {
-	tryjoin_fn *f;
-
 	if (managed(__func__, tid))
 		return EINVAL;
-	f = next_pthread_tryjoin_np();
-	return f ? f(tid, ret) : ENOSYS;
+	return next_pthread_tryjoin_np()(tid, ret);
 }
 
 INTERPOSE int pthread_timedjoin_np(pthread_t tid, void **ret,
 				   const struct timespec *abstime)
 {
-	timedjoin_fn *f;
-
 	if (managed(__func__, tid))
 		return EINVAL;
-	f = next_pthread_timedjoin_np();
-	return f ? f(tid, ret, abstime) : ENOSYS;
+	return next_pthread_timedjoin_np()(tid, ret, abstime);
 }
 
 INTERPOSE int pthread_clockjoin_np(pthread_t tid, void **ret, clockid_t clock,
 				   const struct timespec *abstime)
 {
-	clockjoin_fn *f;
-
 	if (managed(__func__, tid))
 		return EINVAL;
-	f = next_pthread_clockjoin_np();
-	return f ? f(tid, ret, clock, abstime) : ENOSYS;
+	return next_pthread_clockjoin_np()(tid, ret, clock, abstime);
 }
 
 INTERPOSE int pthread_detach(pthread_t tid)
 {
-	detach_fn *f;
-
 	if (managed(__func__, tid))
 		return EINVAL;
-	f = next_pthread_detach();
-	return f ? f(tid) : ENOSYS;
+	return next_pthread_detach()(tid);
 }
