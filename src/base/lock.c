@@ -65,7 +65,7 @@ TLS_FAST char devres__self;
 #ifdef DR_LOCK_TRACE
 struct devres__lock_trace {
 	unsigned long slow, spin_fail, waits, woken, starved, handoffs, hand,
-		hand_back, revokes;
+		hand_back, revokes, wakes, wakes_none;
 };
 HIDDEN __thread struct devres__lock_trace devres__lock_trace;
 #define LOCK_TRACE(f) (devres__lock_trace.f++)
@@ -364,9 +364,15 @@ void devres__unlock_slow(struct device *dev)
 	 * that is not held: with nobody woken, PARKED goes, if the word is
 	 * still as this release left it.
 	 */
-	if ((v & DR_PARKED) && futex(l, FUTEX_WAKE, 1) <= 0)
-		__atomic_compare_exchange_n(l, &nv, nv & ~DR_PARKED, false,
-					    __ATOMIC_RELAXED, __ATOMIC_RELAXED);
+	if (v & DR_PARKED) {
+		LOCK_TRACE(wakes);
+		if (futex(l, FUTEX_WAKE, 1) <= 0) {
+			LOCK_TRACE(wakes_none);
+			__atomic_compare_exchange_n(l, &nv, nv & ~DR_PARKED,
+						    false, __ATOMIC_RELAXED,
+						    __ATOMIC_RELAXED);
+		}
+	}
 	errno = err;
 }
 
