@@ -37,9 +37,17 @@
  * (the static one), it prints the lock's own counts of each thread too:
  * spins that failed, sleeps and wakes, hand-overs given, taken and taken
  * back, bias revocations.
+ * Every case also measures, per thread from the moment every thread runs,
+ * its CPU time (CLOCK_THREAD_CPUTIME_ID), its time runnable but waiting
+ * for a CPU (run delay, /proc/<tid>/schedstat) and the rest, the time it
+ * slept (on the lock, or the mutex); "cpu share" is the slowest thread's
+ * CPU time over the average thread's, next to its operations ("fair"): a
+ * thread slow for want of a CPU has both low, one that ran but did not get
+ * the lock has only the operations low.
  * The data file gets one line a case and run: mode (0 one device, 1 one
  * device per thread), pinned, threads, run, libdevres ns per op, by hand
- * ns per op, libdevres fairness, by hand fairness.
+ * ns per op, libdevres fairness, by hand fairness, and the slowest
+ * thread's CPU share, libdevres then by hand.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -51,6 +59,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/resource.h>
+#include <sys/syscall.h>
 #include "bench.h"
 #include <devres/device.h>
 
@@ -84,13 +93,17 @@ struct worker {
 	/* BENCH_TRACE: */
 	int trace;
 	unsigned long live; /* ops so far, for the window and the sampler */
-	double t_go;	    /* saw go */
-	double t_first;	    /* first operation done */
+	pid_t tid;
+	/* From the moment every thread runs to the end, in ns: */
+	double cpu0, cpu1;     /* CPU time */
+	double delay0, delay1; /* runnable, waiting for a CPU */
+	double t_go;	       /* saw go */
+	double t_first;	       /* first operation done */
 	struct rusage ru;
 #ifdef DR_LOCK_TRACE
 	struct devres__lock_trace {
 		unsigned long slow, spin_fail, waits, woken, starved, handoffs,
-			hand, hand_back, revokes;
+			hand, hand_back, revokes, wakes, wakes_none;
 	} lt;
 #endif
 } __attribute__((aligned(64)));
@@ -151,6 +164,32 @@ static void pin(int id)
 
 static double wall_ns(void);
 
+/* The run delay of thread @tid so far, in ns (0 without schedstat). */
+static double run_delay(pid_t tid)
+{
+	char path[64];
+	unsigned long long ran, delay;
+	FILE *f;
+	int n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/schedstat", (int)tid);
+	f = fopen(path, "re");
+	if (!f)
+		return 0;
+	n = fscanf(f, "%llu %llu", &ran, &delay);
+	fclose(f);
+	return n == 2 ? (double)delay : 0;
+}
+
+static double cpu_ns(clockid_t c)
+{
+	struct timespec ts;
+
+	if (clock_gettime(c, &ts))
+		return 0;
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
 static void *run(void *arg)
 {
 	struct worker *w = arg;
@@ -159,6 +198,7 @@ static void *run(void *arg)
 
 	if (w->pinned)
 		pin(w->id);
+	w->tid = (pid_t)syscall(SYS_gettid);
 	__atomic_add_fetch(&ready, 1, __ATOMIC_ACQ_REL);
 	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
 		sched_yield();
@@ -208,6 +248,8 @@ static void *run(void *arg)
 				w->t_first = wall_ns() - t_go0;
 		}
 	}
+	w->cpu1 = cpu_ns(CLOCK_THREAD_CPUTIME_ID);
+	w->delay1 = run_delay(w->tid);
 	if (trace) {
 		getrusage(RUSAGE_THREAD, &w->ru);
 #ifdef DR_LOCK_TRACE
@@ -281,11 +323,19 @@ static void lines_report(struct worker *w, int n)
 
 #define SLICES 10
 
+/* What is left of @window (ns) when @w neither ran nor waited for a CPU. */
+static double slept(const struct worker *w, double window)
+{
+	double s = window - (w->cpu1 - w->cpu0) - (w->delay1 - w->delay0);
+
+	return s > 0 ? s : 0;
+}
+
 /* BENCH_TRACE: what each thread did, and when. */
 static void trace_report(struct worker *w, int n,
 			 unsigned long slice[SLICES][MAX_THREADS],
 			 const unsigned long *base, double start_ms,
-			 int by_hand)
+			 double window, int by_hand)
 {
 	printf("%s, %d threads, every one running %.2f ms after the start:\n",
 	       by_hand ? "by hand" : "libdevres", n, start_ms);
@@ -304,7 +354,12 @@ static void trace_report(struct worker *w, int n,
 		for (int k = 0; k < SLICES; k++)
 			printf(" %lu",
 			       slice[k][i] - (k ? slice[k - 1][i] : base[i]));
-		printf("\n");
+		printf("\n      counted: ran %.1f ms, waited for a CPU %.1f "
+		       "ms, "
+		       "slept %.1f ms\n",
+		       (w[i].cpu1 - w[i].cpu0) / 1e6,
+		       (w[i].delay1 - w[i].delay0) / 1e6,
+		       slept(&w[i], window) / 1e6);
 #ifdef DR_LOCK_TRACE
 		if (!by_hand) {
 			struct devres__lock_trace *t = &w[i].lt;
@@ -312,10 +367,11 @@ static void trace_report(struct worker *w, int n,
 			printf("      locks %lu, spins that failed %lu, sleeps "
 			       "%lu (woken %lu), starved %lu, hand-overs taken "
 			       "%lu, given "
-			       "%lu (taken back %lu), revocations %lu\n",
+			       "%lu (taken back %lu), revocations %lu, wakes "
+			       "sent %lu (found nobody %lu)\n",
 			       t->slow, t->spin_fail, t->waits, t->woken,
 			       t->starved, t->handoffs, t->hand, t->hand_back,
-			       t->revokes);
+			       t->revokes, t->wakes, t->wakes_none);
 		}
 #endif
 	}
@@ -324,6 +380,9 @@ static void trace_report(struct worker *w, int n,
 struct result {
 	double ns; /* per op of an average thread */
 	double fair;
+	/* The slowest thread (by operations): its CPU share, and where its
+	 * time went, in ms. */
+	double cpu_share, ran, waited, slept;
 };
 
 /* One case: @n threads, one device (or list) or one each, for @ms. */
@@ -341,8 +400,9 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	int trace = te && atoi(te);
 	unsigned long slice[SLICES][MAX_THREADS], base[MAX_THREADS];
 	struct timespec poll = { 0, 50000 };
-	double t0, t1;
+	double t0, t1, tstop, cpu_total = 0;
 	struct result r;
+	int slowest = 0;
 
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_init(&lists[i].mutex, NULL);
@@ -381,6 +441,12 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	t0 = wall_ns();
 	for (int i = 0; i < n; i++)
 		base[i] = __atomic_load_n(&w[i].live, __ATOMIC_RELAXED);
+	for (int i = 0; i < n; i++) {
+		clockid_t c;
+
+		w[i].cpu0 = pthread_getcpuclockid(w[i].t, &c) ? 0 : cpu_ns(c);
+		w[i].delay0 = run_delay(w[i].tid);
+	}
 	if (trace) {
 		long step = (long)ms * 1000000L / SLICES;
 
@@ -396,6 +462,7 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	} else {
 		nanosleep(&d, NULL);
 	}
+	tstop = wall_ns();
 	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
 	for (int i = 0; i < n; i++)
 		pthread_join(w[i].t, NULL);
@@ -404,8 +471,11 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 		unsigned long ops = w[i].ops - base[i];
 
 		total += ops;
-		if (ops < least)
+		cpu_total += w[i].cpu1 - w[i].cpu0;
+		if (ops < least) {
 			least = ops;
+			slowest = i;
+		}
 		if (devs[i]) {
 			devres_release_all(devs[i]);
 			put_device(devs[i]);
@@ -415,11 +485,18 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	if (lines)
 		lines_report(w, n);
 	if (trace)
-		trace_report(w, n, slice, base, (t0 - t_go0) / 1e6, by_hand);
+		trace_report(w, n, slice, base, (t0 - t_go0) / 1e6, tstop - t0,
+			     by_hand);
 	for (int i = 0; i < n; i++)
 		free(w[i].addr);
 	r.ns = total ? (t1 - t0) * n / (double)total : 0;
 	r.fair = total ? (double)least * n / (double)total : 0;
+	r.cpu_share = cpu_total > 0 ? (w[slowest].cpu1 - w[slowest].cpu0) * n /
+					      cpu_total
+				    : 0;
+	r.ran = (w[slowest].cpu1 - w[slowest].cpu0) / 1e6;
+	r.waited = (w[slowest].delay1 - w[slowest].delay0) / 1e6;
+	r.slept = slept(&w[slowest], tstop - t0) / 1e6;
 	return r;
 }
 
@@ -462,7 +539,7 @@ int main(int argc, char **argv)
 		const char *te = getenv("BENCH_PER_THREAD");
 		const char *side = getenv("BENCH_SIDE");
 		int p = pe && atoi(pe), t = te && atoi(te);
-		struct result a = { 0, 0 }, b = { 0, 0 };
+		struct result a = { 0 }, b = { 0 };
 
 		if (n < 1 || n > MAX_THREADS)
 			return 2;
@@ -473,6 +550,12 @@ int main(int argc, char **argv)
 		printf("%d threads: libdevres %.0f ns/op (fair %.2f), by hand "
 		       "%.0f ns/op (fair %.2f)\n",
 		       n, a.ns, a.fair, b.ns, b.fair);
+		printf("slowest thread: libdevres cpu share %.2f, ran %.1f ms, "
+		       "waited for a CPU %.1f ms, slept %.1f ms; by hand cpu "
+		       "share %.2f, ran %.1f ms, waited %.1f ms, slept %.1f "
+		       "ms\n",
+		       a.cpu_share, a.ran, a.waited, a.slept, b.cpu_share,
+		       b.ran, b.waited, b.slept);
 		return 0;
 	}
 	if (getloadavg(load, 3) < 0)
@@ -482,15 +565,18 @@ int main(int argc, char **argv)
 	       sysconf(_SC_NPROCESSORS_ONLN), ms, load[0], load[1], load[2]);
 	printf("| devices | pinned | threads | libdevres ns/op (3 runs) "
 	       "| by hand ns/op (3 runs) | ratio, min-max "
-	       "| fair: libdevres | fair: by hand |\n");
-	printf("|---|---|---|---|---|---|---|---|\n");
+	       "| fair: libdevres | fair: by hand "
+	       "| slowest thread's cpu share: libdevres / by hand |\n");
+	printf("|---|---|---|---|---|---|---|---|---|\n");
 	for (int mode = 0; mode < 2; mode++)
 		for (int pinned = 1; pinned >= 0; pinned--)
 			for (int c = 0; c < NCOUNTS; c++) {
 				int n = nthreads[c];
 				struct result a[RUNS], b[RUNS];
 				double ra[RUNS], fa[RUNS], fb[RUNS];
-				double lo, hi, flo, fhi, glo, ghi;
+				double ca[RUNS], cb[RUNS];
+				double lo, hi, flo, fhi, glo, ghi, clo, chi,
+					dlo, dhi;
 
 				if (mode == 1 && n == 1)
 					continue;
@@ -501,24 +587,31 @@ int main(int argc, char **argv)
 							    : 0;
 					fa[r] = a[r].fair;
 					fb[r] = b[r].fair;
+					ca[r] = a[r].cpu_share;
+					cb[r] = b[r].cpu_share;
 					if (data)
 						fprintf(data,
 							"%d %d %d %d %.1f %.1f "
-							"%.3f %.3f\n",
+							"%.3f %.3f %.3f %.3f\n",
 							mode, pinned, n, r,
 							a[r].ns, b[r].ns,
-							a[r].fair, b[r].fair);
+							a[r].fair, b[r].fair,
+							ca[r], cb[r]);
 				}
 				minmax(ra, RUNS, &lo, &hi);
 				minmax(fa, RUNS, &flo, &fhi);
 				minmax(fb, RUNS, &glo, &ghi);
+				minmax(ca, RUNS, &clo, &chi);
+				minmax(cb, RUNS, &dlo, &dhi);
 				printf("| %s | %s | %d | %.0f / %.0f / %.0f "
 				       "| %.0f / %.0f / %.0f | %.2f-%.2f "
-				       "| %.2f-%.2f | %.2f-%.2f |\n",
+				       "| %.2f-%.2f | %.2f-%.2f "
+				       "| %.2f-%.2f / %.2f-%.2f |\n",
 				       mode ? "one each" : "one",
 				       pinned ? "yes" : "no", n, a[0].ns,
 				       a[1].ns, a[2].ns, b[0].ns, b[1].ns,
-				       b[2].ns, lo, hi, flo, fhi, glo, ghi);
+				       b[2].ns, lo, hi, flo, fhi, glo, ghi, clo,
+				       chi, dlo, dhi);
 				fflush(stdout);
 			}
 	if (getloadavg(load, 3) < 0)

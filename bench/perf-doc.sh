@@ -364,7 +364,10 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	echo "operations of an average thread (what one thread sees of an"
 	echo "operation while the others run); three runs of each case, and"
 	echo "\"fair\": the slowest thread's operations over the average, the"
-	echo "range of the three runs. Pinned: thread i on CPU i mod 2."
+	echo "range of the three runs. Pinned: thread i on CPU i mod 2. The"
+	echo "last column is the slowest thread's CPU time over the average"
+	echo "thread's: low with \"fair\" low, the thread did not run; high,"
+	echo "it ran and did not get the lock."
 	echo
 	cat "$TMP/cont.md"
 	echo
