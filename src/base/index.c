@@ -43,6 +43,15 @@ struct devres__index {
 };
 
 #define TOMB ((struct devres__node *)1)
+/*
+ * An entry of managed memory carries this bit in its slot: its key is the
+ * node's own data address, so its hash is known from the slot alone. A
+ * rebuild rehashes thousands of entries after a device grew while nothing
+ * released it; reading each node's kind to learn its key was a cache miss
+ * per entry. Nodes are heap chunks or parts of a group: aligned to 8 at
+ * least, so the bit is free.
+ */
+#define MEM_TAG ((uintptr_t)2)
 #define MIN_CAP 16
 #define KEEP_CAP 256 /* slots: a dormant table holds 2 KiB at most */
 
@@ -76,9 +85,31 @@ static const void *key_of(struct devres__node *n)
 	}
 }
 
-static bool same_key(struct devres__node *a, struct devres__node *b)
+static bool tagged(const struct devres__node *e)
 {
-	return DR_KIND(a) == DR_KIND(b) && key_of(a) == key_of(b);
+	return (uintptr_t)e & MEM_TAG;
+}
+
+/* The node of an entry (not TOMB). */
+static struct devres__node *node_of(struct devres__node *e)
+{
+	return (struct devres__node *)((uintptr_t)e & ~MEM_TAG);
+}
+
+/* The entry that records @n. */
+static struct devres__node *entry_of(struct devres__node *n)
+{
+	if (DR_KIND(n) != DR_KIND_KMALLOC)
+		return n;
+	return (struct devres__node *)((uintptr_t)n | MEM_TAG);
+}
+
+/* Where an entry's run starts: no read of a node of managed memory. */
+static size_t hash_of(struct devres__node *e)
+{
+	if (tagged(e))
+		return hash(DR_KIND_KMALLOC, node_data(node_of(e)));
+	return hash(DR_KIND(e), key_of(e));
 }
 
 /* The built table, or NULL (none, or a dormant one). */
@@ -89,14 +120,14 @@ static struct devres__index *idx_of(struct device *dev)
 	return t && t->live ? t : NULL;
 }
 
-/* Appends @n after the entries of its key (a table with no tombstones). */
-static void append(struct devres__index *t, struct devres__node *n)
+/* Appends entry @e after those of its key (a table with no tombstones). */
+static void append(struct devres__index *t, struct devres__node *e)
 {
-	size_t mask = t->cap - 1, i = hash(DR_KIND(n), key_of(n)) & mask;
+	size_t mask = t->cap - 1, i = hash_of(e) & mask;
 
 	while (t->slot[i])
 		i = (i + 1) & mask;
-	t->slot[i] = n;
+	t->slot[i] = e;
 	t->used++;
 }
 
@@ -129,11 +160,11 @@ static int rebuild(struct device *dev, size_t need)
 		while (old->slot[start])
 			start++;
 		for (size_t j = 1; j <= old->cap; j++) {
-			struct devres__node *n =
+			struct devres__node *e =
 				old->slot[(start + j) & (old->cap - 1)];
 
-			if (n && n != TOMB)
-				append(t, n);
+			if (e && e != TOMB)
+				append(t, e);
 		}
 		devres__block_free(old);
 	}
@@ -165,7 +196,7 @@ static int build(struct device *dev)
 	t = idx_of(dev);
 	for (struct devres__node *n = list_head(dev); n; n = n->next)
 		if (!dr_dead(n) && devres__indexed(n))
-			append(t, n);
+			append(t, entry_of(n));
 	return 0;
 }
 
@@ -183,8 +214,9 @@ static struct devres__node *search(struct device *dev, uint32_t kind,
 static int insert(struct device *dev, struct devres__node *n)
 {
 	struct devres__index *t = idx_of(dev);
+	const void *key;
 	size_t mask, i;
-	bool kmalloc;
+	uint32_t kind;
 
 	if ((t->used + t->tomb + 1) * 4 > t->cap * 3) {
 		int ret = rebuild(dev, (t ? t->used : 0) + 1);
@@ -197,11 +229,14 @@ static int insert(struct device *dev, struct devres__node *n)
 	 * The newest entry of a key comes first: it takes the place of the
 	 * first older one, which moves to the next, and so on down the run.
 	 * Managed memory is keyed by its own address, which no other listed
-	 * node has: it has no older entry, and its probe reads no node.
+	 * node has: it has no older entry, and its probe reads no node; nor
+	 * does another key's probe read one of managed memory.
 	 */
-	kmalloc = DR_KIND(n) == DR_KIND_KMALLOC;
+	kind = DR_KIND(n);
+	key = key_of(n);
+	n = entry_of(n);
 	mask = t->cap - 1;
-	for (i = hash(DR_KIND(n), key_of(n)) & mask;; i = (i + 1) & mask) {
+	for (i = hash(kind, key) & mask;; i = (i + 1) & mask) {
 		struct devres__node *e = t->slot[i];
 
 		if (!e || e == TOMB) {
@@ -211,7 +246,8 @@ static int insert(struct device *dev, struct devres__node *n)
 			t->used++;
 			return 0;
 		}
-		if (!kmalloc && same_key(e, n)) {
+		if (kind != DR_KIND_KMALLOC && !tagged(e) &&
+		    DR_KIND(e) == kind && key_of(e) == key) {
 			t->slot[i] = n;
 			n = e;
 		}
@@ -240,12 +276,14 @@ struct devres__node *devres__index_find(struct device *dev, uint32_t kind,
 			continue;
 		/*
 		 * Managed memory: the one node whose data is at @key, known
-		 * by its address before its header is read (a miss each).
+		 * from its slot, its header not read (a miss each).
 		 */
-		if (kind == DR_KIND_KMALLOC &&
-		    (uintptr_t)node_data(e) != (uintptr_t)key)
+		if (kind == DR_KIND_KMALLOC) {
+			if (tagged(e) && node_data(node_of(e)) == key)
+				return node_of(e);
 			continue;
-		if (DR_KIND(e) == kind && key_of(e) == key)
+		}
+		if (!tagged(e) && DR_KIND(e) == kind && key_of(e) == key)
 			return e;
 	}
 	return NULL;
@@ -259,9 +297,9 @@ void devres__index_del(struct device *dev, struct devres__node *n)
 	assert_locked(dev, __func__);
 	if (!t)
 		return;
+	n = entry_of(n);
 	mask = t->cap - 1;
-	for (i = hash(DR_KIND(n), key_of(n)) & mask; t->slot[i];
-	     i = (i + 1) & mask) {
+	for (i = hash_of(n) & mask; t->slot[i]; i = (i + 1) & mask) {
 		if (t->slot[i] != n)
 			continue;
 		/* The end of a run needs no tombstone. */

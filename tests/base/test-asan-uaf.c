@@ -4,7 +4,9 @@
  * AddressSanitizer still sees a use after free of managed memory, although
  * release builds carve small managed memory from per-device blocks and
  * keep node chunks in a per-thread cache: ASan builds do neither, and
- * poison what devm_kfree() leaves in place. Each case runs in a child,
+ * poison what devm_kfree() leaves in place; nor a read past the end of
+ * managed pages, although ASan builds carve them from batches, next to
+ * each other. Each case runs in a child,
  * which must die with ASan's report. Without ASan there is nothing to
  * see: the test says so and is skipped (exit 77), never passed.
  */
@@ -32,6 +34,7 @@ enum uaf {
 	UAF_NAMED,	 /* a named resource, after release_all */
 	UAF_FREE_PAGES,	 /* devm_free_pages(), then a read */
 	UAF_PAGES_ALL,	 /* managed pages, after release_all */
+	PAGES_PAST,	 /* a read past the end, the next block in use */
 };
 
 static volatile char sink;
@@ -64,6 +67,14 @@ static __attribute__((unused)) void child(enum uaf how, size_t size)
 		devres_add(dev, (void *)p);
 		devres_release_all(dev);
 		break;
+	case PAGES_PAST:
+		p = (volatile char *)devm_get_free_pages(dev, GFP_KERNEL,
+							 size > 1000);
+		/* Carved after p: without a guard page, its first byte. */
+		if (!devm_get_free_pages(dev, GFP_KERNEL, size > 1000))
+			_exit(4);
+		sink = p[(size_t)sysconf(_SC_PAGESIZE) << (size > 1000)];
+		_exit(0); /* not reached under ASan */
 	default:
 		/* Released pages are kept for reuse: poisoned meanwhile. */
 		p = (volatile char *)devm_get_free_pages(dev, GFP_KERNEL,
@@ -98,8 +109,12 @@ static bool caught(enum uaf how, size_t size)
 {
 	struct uaf_case c = { how, size };
 
+	/*
+	 * A node in a block carved with a guard page after it may be
+	 * reported as an overflow into the guard instead.
+	 */
 	return asan_reports(run_case, &c, "heap-use-after-free",
-			    "use-after-poison", NULL);
+			    "use-after-poison", "heap-buffer-overflow", NULL);
 }
 #endif
 
@@ -118,6 +133,23 @@ static void test_use_after_free_is_seen(void **state)
 #endif
 }
 
+/*
+ * A read one byte past a block of managed pages (1 and 2 pages), while
+ * the block allocated after it is in use: a poisoned guard page lies
+ * between them (ASan's redzone reported it when each block was a chunk of
+ * its own).
+ */
+static void test_read_past_pages_is_seen(void **state)
+{
+	(void)state;
+#ifdef T_ASAN
+	if (!caught(PAGES_PAST, 8))
+		fail_msg("one page: no ASan report");
+	if (!caught(PAGES_PAST, 4000))
+		fail_msg("two pages: no ASan report");
+#endif
+}
+
 int main(void)
 {
 #ifndef T_ASAN
@@ -126,6 +158,8 @@ int main(void)
 #endif
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_use_after_free_is_seen,
+						dev_setup, dev_teardown),
+		cmocka_unit_test_setup_teardown(test_read_past_pages_is_seen,
 						dev_setup, dev_teardown),
 	};
 

@@ -10,6 +10,7 @@
  * devres_release_all() while another allocates). No timing is asserted:
  * only counts.
  */
+#define _GNU_SOURCE /* RUSAGE_THREAD */
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -20,6 +21,7 @@
 #include <time.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <sys/resource.h>
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
@@ -366,6 +368,7 @@ static void discard_sink(void *ctx, int level, const char *line)
 }
 
 static double reaper_cpu;
+static struct rusage reaper_ru;
 
 static double thread_cpu(void)
 {
@@ -384,6 +387,7 @@ static void *reaper(void *arg)
 		n++;
 	}
 	reaper_cpu = thread_cpu();
+	getrusage(RUSAGE_THREAD, &reaper_ru);
 	return (void *)n;
 }
 
@@ -391,6 +395,28 @@ static double secs(const struct timespec *a, const struct timespec *b)
 {
 	return (double)(b->tv_sec - a->tv_sec) +
 	       (double)(b->tv_nsec - a->tv_nsec) / 1e9;
+}
+
+static double tv_secs(struct timeval a, struct timeval b)
+{
+	return (double)(b.tv_sec - a.tv_sec) +
+	       (double)(b.tv_usec - a.tv_usec) / 1e6;
+}
+
+/*
+ * A thread's user and system time, its page faults (fresh memory, each
+ * faulted in) and its context switches: voluntary ones are sleeps on the
+ * lock word, involuntary ones the scheduler's preemptions on a loaded
+ * machine. The thread's usage between @a and @b.
+ */
+static void print_ru(const char *who, const struct rusage *a,
+		     const struct rusage *b)
+{
+	printf("  %s: user %.2f s, system %.2f s, %ld minor faults, "
+	       "%ld voluntary and %ld involuntary context switches\n",
+	       who, tv_secs(a->ru_utime, b->ru_utime),
+	       tv_secs(a->ru_stime, b->ru_stime), b->ru_minflt - a->ru_minflt,
+	       b->ru_nvcsw - a->ru_nvcsw, b->ru_nivcsw - a->ru_nivcsw);
 }
 
 static void test_reaper_vs_allocator(void **state)
@@ -404,9 +430,11 @@ static void test_reaper_vs_allocator(void **state)
 		__atomic_load_n(&devres__lock_parks, __ATOMIC_RELAXED);
 	unsigned long handoffs =
 		__atomic_load_n(&devres__lock_handoffs, __ATOMIC_RELAXED);
+	struct rusage ru0, ru1, none = { 0 };
 	void *reaped;
 	pthread_t t;
 
+	getrusage(RUSAGE_THREAD, &ru0);
 	clock_gettime(CLOCK_MONOTONIC, &w0);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c0);
 	reaping_done = 0;
@@ -426,6 +454,7 @@ static void test_reaper_vs_allocator(void **state)
 	devres_set_log_sink(NULL, NULL);
 	clock_gettime(CLOCK_MONOTONIC, &w1);
 	clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &c1);
+	getrusage(RUSAGE_THREAD, &ru1);
 	if (env && getloadavg(load, 3) >= 0)
 		printf("reaper vs allocator: %ld rounds, %ld releases: %.2f s, "
 		       "CPU %.2f s, load average %.2f %.2f %.2f\n",
@@ -440,6 +469,10 @@ static void test_reaper_vs_allocator(void **state)
 		       __atomic_load_n(&devres__lock_handoffs,
 				       __ATOMIC_RELAXED) -
 			       handoffs);
+	if (env) {
+		print_ru("allocator", &ru0, &ru1);
+		print_ru("reaper", &none, &reaper_ru);
+	}
 	assert_true((long)reaped > 0);
 	devres_release_all(dev);
 	assert_int_equal(devres_check(dev), 0);
