@@ -15,6 +15,11 @@
  * the managed unmap, or the plain call) is the one that gives the mapping
  * back and drops the ledger's counts.
  *
+ * Some records are not to be taken by hand (a dmam_pool_create() pool's
+ * chunk, whose blocks the pool still hands out): a plain call over any
+ * part of one is refused whole, nothing taken, with one WARN, and fails
+ * with EPERM, the kernel's answer over a sealed mapping.
+ *
  * With nothing recorded, each call costs one relaxed load before it goes
  * on. The table is a sorted array of disjoint ranges under one mutex.
  * The definitions themselves are in maps-entry.c.
@@ -326,6 +331,27 @@ bool devres__map_remove(struct devres__map *m)
 		if (i < devres__maps_nr && maps[i] == m)
 			take_out(i);
 		m->in_table = false;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return owned;
+}
+
+bool devres__map_remove_unmap(struct devres__map *m, void *addr, size_t len)
+{
+	bool owned;
+	size_t i;
+
+	pthread_mutex_lock(&maps_lock);
+	owned = m->in_table;
+	if (owned) {
+		i = first_after(m->start);
+		if (i < devres__maps_nr && maps[i] == m)
+			take_out(i);
+		m->in_table = false;
+		/* This thread's own call goes straight on (maps-entry.c). */
+		devres__maps_held = true;
+		devres__munmap(addr, len);
+		devres__maps_held = false;
 	}
 	pthread_mutex_unlock(&maps_lock);
 	return owned;

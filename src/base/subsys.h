@@ -359,6 +359,13 @@ HIDDEN int devres__maps_check(const char *call, void *addr, size_t len,
 			      void *addr2, size_t len2);
 HIDDEN int devres__map_add(struct devres__map *m);
 HIDDEN bool devres__map_remove(struct devres__map *m);
+/*
+ * The same, and if it was still in the table, unmaps [addr, addr + len)
+ * before the table's lock is let go: a plain call made meanwhile (a new
+ * mapping put there with MAP_FIXED) waits, and is never unmapped by it.
+ */
+HIDDEN bool devres__map_remove_unmap(struct devres__map *m, void *addr,
+				     size_t len);
 HIDDEN void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
 			  off_t off);
 HIDDEN int devres__munmap(void *addr, size_t len);

@@ -170,7 +170,13 @@ HIDDEN void devres__dma_free(struct device *dev, size_t size, void *cpu,
 HIDDEN void devres__dma_own(struct device *dev, dma_addr_t dma_handle,
 			    const struct devres__owner *owner,
 			    struct dma_rec *rec);
-/* A pool's buffer left to the device: from now on a plain coherent one. */
+/* Links the buffer at @dma_handle with @rec (a pool's chunk). */
+HIDDEN void devres__dma_link(struct device *dev, dma_addr_t dma_handle,
+			     struct dma_rec *rec);
+/*
+ * A pool's buffer left to the device: from now on a plain coherent one,
+ * unlinked from its record.
+ */
 HIDDEN void devres__dma_disown(struct device *dev, dma_addr_t dma_handle);
 
 /*
@@ -188,6 +194,7 @@ struct dma_rec {
 	struct devres__map map;
 	struct device *dev;
 	struct dma_map *m; /* while linked; under the state's lock */
+	bool kept;	   /* a pool chunk's, inside the chunk: not freed */
 };
 
 /* A record for a buffer of @dev, not yet in the table; NULL: -ENOMEM. */
@@ -195,11 +202,12 @@ HIDDEN struct dma_rec *devres__dma_rec_new(struct device *dev);
 /* Puts @rec in the table over [cpu, cpu + len); -ENOMEM. */
 HIDDEN int devres__dma_rec_add(struct dma_rec *rec, void *cpu, size_t len);
 /*
- * After a free unlinked @rec: takes it out of the table and frees it.
- * True when it was still there (the caller unmaps the buffer); false
- * when a plain call took it (that call unmaps).
+ * After a free unlinked @rec: takes it out of the table and, if it was
+ * still there, unmaps [cpu, cpu + len) before the table's lock is let go
+ * (a plain call that took it first unmaps by itself); frees it unless
+ * kept.
  */
-HIDDEN bool devres__dma_rec_put(struct dma_rec *rec);
+HIDDEN void devres__dma_rec_put(struct dma_rec *rec, void *cpu, size_t len);
 
 /* pool.c: a pool's device, NULL (WARN) for a bad pool. */
 HIDDEN struct device *devres__dma_pool_dev(const struct dma_pool *pool);

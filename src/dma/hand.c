@@ -11,10 +11,17 @@
  * when it takes the buffer: it cannot take the record out of the table
  * there. So the record is an object of its own that outlives the buffer's
  * record and its node. Under the state's lock a free unlinks the two;
- * once unlocked it takes the record out of the table. A plain call that
- * took the record out first (under the table's lock) finds it unlinked,
- * and nothing of it left to take: that call unmaps, the free does not.
- * Whoever takes the record out of the table gives the mapping back.
+ * once unlocked it takes the record out of the table and unmaps the
+ * memory before it lets the table's lock go (a MAP_FIXED mapping made by
+ * hand meanwhile waits, and is never unmapped by the free). A plain call
+ * that took the record out first (under the table's lock) finds it
+ * unlinked, and nothing of it left to take: that call unmaps, the free
+ * does not. Whoever takes the record out of the table gives the mapping
+ * back.
+ *
+ * A dmam_ pool's chunk has a record of the same kind, kept inside the
+ * chunk and marked as refusing plain calls (pool.c): only its free takes
+ * it out, the same way.
  */
 #include <stdlib.h>
 #include "dma-internal.h"
@@ -91,10 +98,9 @@ int devres__dma_rec_add(struct dma_rec *rec, void *cpu, size_t len)
 	return devres__map_add(&rec->map);
 }
 
-bool devres__dma_rec_put(struct dma_rec *rec)
+void devres__dma_rec_put(struct dma_rec *rec, void *cpu, size_t len)
 {
-	bool mine = devres__map_remove(&rec->map);
-
-	free(rec);
-	return mine;
+	devres__map_remove_unmap(&rec->map, cpu, len);
+	if (!rec->kept)
+		free(rec);
 }

@@ -42,7 +42,7 @@ struct chunk {
 	 * blocks until the pool is destroyed, so a munmap() of it by hand is
 	 * refused rather than leave the pool giving out unmapped memory.
 	 */
-	struct devres__map rec;
+	struct dma_rec rec;
 	bool recorded;
 	char what[56];
 	uint64_t busy[];
@@ -267,22 +267,28 @@ static size_t words(const struct dma_pool *pool)
  * Records a dmam_ pool's chunk in the table of managed mappings; the pool
  * locked (its lock is outer to the table's: a chunk is unmapped with it
  * held). The device labels the refusal's WARN: it is alive while its
- * pool is.
+ * pool is. The chunk's free (devres__dma_free()) takes the record out and
+ * unmaps under the table's lock, so that no plain call over the chunk
+ * slips in between.
  */
 static int guard(struct dma_pool *pool, struct chunk *c)
 {
 	snprintf(c->what, sizeof(c->what), "a chunk of DMA pool %s",
 		 pool->name);
-	c->rec = (struct devres__map){
-		.start = (uintptr_t)c->cpu,
-		.end = (uintptr_t)c->cpu + pool->allocation,
-		.owner = { .dev = pool->dev,
-			   .call = "dmam_pool_create",
-			   .fix = "dmam_pool_destroy()" },
-		.refuse = c->what,
+	c->rec = (struct dma_rec){
+		.map = { .start = (uintptr_t)c->cpu,
+			 .end = (uintptr_t)c->cpu + pool->allocation,
+			 .owner = { .dev = pool->dev,
+				    .call = "dmam_pool_create",
+				    .fix = "dmam_pool_destroy()" },
+			 .refuse = c->what },
+		.dev = pool->dev,
+		.kept = true,
 	};
-	if (devres__map_add(&c->rec))
+	if (devres__map_add(&c->rec.map))
 		return -ENOMEM;
+	/* Its free takes the record out of the table (coherent.c). */
+	devres__dma_link(pool->dev, c->dma, &c->rec);
 	c->recorded = true;
 	return 0;
 }
@@ -493,14 +499,13 @@ static void destroy(struct dma_pool *pool)
 	for (size_t i = 0; i < pool->nchunks; i++) {
 		struct chunk *c = pool->chunks[i];
 
-		/* Out of the table before the library's own unmap. */
-		if (c->recorded)
-			devres__map_remove(&c->rec);
-		c->recorded = false;
 		if (c->nbusy) {
 			/* The device may still use it: leak it, reachable. */
 			busy += c->nbusy;
 			devres__dma_disown(pool->dev, c->dma);
+			/* Unlinked: out of the table, left mapped. */
+			if (c->recorded)
+				devres__map_remove(&c->rec.map);
 			pthread_mutex_lock(&leaked_lock);
 			c->next_leaked = leaked;
 			leaked = c;

@@ -39,6 +39,12 @@
 
 static size_t pg, len;
 
+#if defined(T_ASAN) || defined(T_TSAN)
+static const bool sanitized = true;
+#else
+static const bool sanitized = false;
+#endif
+
 enum way {
 	MUNMAP,
 	FIXED,
@@ -192,17 +198,27 @@ static void run_round(enum way way, int i, int *won)
 	expect_dma_base();
 	assert_null(dma_iova_to_virt(&tdev, r.handle, 1));
 
-	/* The next owner of the range, which no release may touch. */
-	for (size_t off = 0; off < len; off += pg) {
-		if (way == FIXED)
-			assert_true(mapped(r.p + off));
-		else
-			assert_false(mapped(r.p + off));
+	/*
+	 * The range after both: the hand call's mapping (MAP_FIXED), or
+	 * nothing. When the release won, the hand call was made over memory
+	 * already given back, which a sanitizer's runtime may have taken
+	 * meanwhile for itself from another thread (and unmap later): the
+	 * program's race, lost. There only the builds without one look.
+	 */
+	if (warns || !sanitized) {
+		for (size_t off = 0; off < len; off += pg)
+			assert_int_equal(mapped(r.p + off), way == FIXED);
 	}
-	if (way != FIXED)
-		assert_ptr_equal(mmap(r.p, len, RW, ANON | MAP_FIXED_NOREPLACE,
-				      -1, 0),
-				 r.p);
+	if (way != FIXED &&
+	    mmap(r.p, len, RW, ANON | MAP_FIXED_NOREPLACE, -1, 0) != r.p) {
+		assert_true(sanitized);
+		return;
+	}
+	if (way == FIXED && !(mapped(r.p) && mapped(r.p + len - pg))) {
+		assert_true(sanitized);
+		return;
+	}
+	/* The next owner of the range, which no release may touch. */
 	memset(r.p, 0x61, len);
 	start_capture();
 	devres_release_all(&tdev);
