@@ -6,8 +6,9 @@
  * give it back or take it away: munmap(2) of all of it or of its first
  * page, mmap(2) with MAP_FIXED over all of it or over its last page,
  * mremap(2) shrinking, growing, moving it away, or moving another mapping
- * onto it, dma_free_coherent(), dma_unmap_single(), dma_pool_destroy(),
- * and the managed calls as controls.
+ * onto it (for a chunk, also a dmam buffer: the call is refused whole and
+ * the buffer stays managed), dma_free_coherent(), dma_unmap_single(),
+ * dma_pool_destroy(), and the managed calls as controls.
  *
  * Each cell writes the resource, makes the call and checks what the
  * table says of it:
@@ -65,7 +66,9 @@ struct res {
 	char *moved; /* where a call moved or grew it to, if anywhere */
 	size_t moved_len;
 	char *scratch; /* a mapping a call moved onto it, if not moved */
-	long ret;      /* what the call returned: 0, or -errno */
+	char *buf;     /* a dmam buffer a call moved onto it, if not moved */
+	dma_addr_t buf_handle;
+	long ret; /* what the call returned: 0, or -errno */
 };
 
 static long mret(void *r)
@@ -133,6 +136,18 @@ static void by_move_onto(struct res *r)
 		r->scratch = from;
 }
 
+/* Refused whole: the buffer moved from is not taken off either. */
+static void by_buf_onto(struct res *r)
+{
+	void *q;
+
+	r->buf = dmam_alloc_coherent(&tdev, len, &r->buf_handle, GFP_KERNEL);
+	assert_non_null(r->buf);
+	memset(r->buf, 0x5c, len);
+	q = mremap(r->buf, len, len, MREMAP_MAYMOVE | MREMAP_FIXED, r->p);
+	r->ret = mret(q);
+}
+
 static void by_free_coherent(struct res *r)
 {
 	dma_free_coherent(&tdev, len, r->p, r->handle);
@@ -173,6 +188,7 @@ static const struct way
 	w_grow = { "mremap grow", "mremap", by_grow },
 	w_move = { "mremap away", "mremap", by_move },
 	w_onto = { "mremap onto", "mremap", by_move_onto },
+	w_buf_onto = { "mremap a dmam buffer onto", "mremap", by_buf_onto },
 	w_free = { "dma_free_coherent", "dma_free_coherent", by_free_coherent },
 	w_unmap1 = { "dma_unmap_single", "dma_unmap_single", by_unmap_single },
 	w_dmam_free = { "dmam_free_coherent", "-", by_dmam_free },
@@ -214,6 +230,7 @@ static struct cell cells[] = {
 	{ CHUNK, &w_grow, REFUSE, CHUNK_WHY, "" },
 	{ CHUNK, &w_move, REFUSE, CHUNK_WHY, "" },
 	{ CHUNK, &w_onto, REFUSE, CHUNK_WHY, "" },
+	{ CHUNK, &w_buf_onto, REFUSE, CHUNK_WHY, "" },
 	{ CHUNK, &w_free, REFUSE, "coherent buffer of its own (a pool's)", "" },
 	{ CHUNK, &w_unmap1, REFUSE, "is a coherent buffer", "" },
 	{ POOL, &w_pool_destroy, DROP,
@@ -246,11 +263,14 @@ static int nodes(const char *name)
 	return n;
 }
 
+/* The DMA buffers live, after checking their bytes: @len each. */
 static long dma_buffers(void)
 {
 	struct devres_ledger l;
 
 	devres_ledger_snapshot(&l);
+	assert_int_equal(l.dma_bytes - ledger_base.dma_bytes,
+			 (l.dma_buffers - ledger_base.dma_buffers) * (long)len);
 	return l.dma_buffers - ledger_base.dma_buffers;
 }
 
@@ -319,8 +339,14 @@ static void check_refuse(const struct cell *c, struct res *r)
 		assert_int_equal(r->ret, -EPERM);
 	expect_warn_on("test-dev", c->way->func, c->reason);
 	assert_int_equal(nodes(node_name[c->kind]), 1);
-	assert_int_equal(dma_buffers(), 1);
+	assert_int_equal(dma_buffers(), 1 + (r->buf != NULL));
 	assert_ptr_equal(dma_iova_to_virt(&tdev, r->handle, len), r->p);
+	if (r->buf) {
+		assert_int_equal(nodes("dmam_release"), 1);
+		assert_ptr_equal(dma_iova_to_virt(&tdev, r->buf_handle, len),
+				 r->buf);
+		assert_int_equal(r->buf[len - 1], 0x5c);
+	}
 	for (size_t off = 0; off < len; off += pg) {
 		assert_true(mapped(r->p + off));
 		assert_int_equal(r->p[off], 0x5a);
@@ -341,8 +367,11 @@ static void check_refuse(const struct cell *c, struct res *r)
 	start_capture();
 	devres_release_all(&tdev);
 	expect_no_warn();
-	for (size_t off = 0; off < len; off += pg)
+	for (size_t off = 0; off < len; off += pg) {
 		assert_false(mapped(r->p + off));
+		if (r->buf)
+			assert_false(mapped(r->buf + off));
+	}
 	assert_int_equal(dma_buffers(), 0);
 }
 
