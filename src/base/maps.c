@@ -257,6 +257,11 @@ int devres__maps_check(const char *call, void *addr, size_t len, void *addr2,
  * library kept poisoned is cleared at its munmap; ThreadSanitizer forgets
  * what it knew of the range). Whatever the library gives back has left the
  * table first, so the definitions above find nothing and go on.
+ *
+ * devres__munmap() does not even look: it may run with a subsystem's lock
+ * held (a node freed under a DMA state's lock gives its slab's pages back),
+ * and a plain call over a managed mapping takes those locks under the
+ * table's. Looking would take the table's lock inside them: a deadlock.
  */
 void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
 		   off_t off)
@@ -266,7 +271,13 @@ void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
 
 int devres__munmap(void *addr, size_t len)
 {
-	return munmap(addr, len);
+	bool held = devres__maps_held;
+	int ret;
+
+	devres__maps_held = true;
+	ret = munmap(addr, len);
+	devres__maps_held = held;
+	return ret;
 }
 
 void *devres__mremap(void *old, size_t old_len, size_t new_len, int flags,
@@ -348,10 +359,8 @@ bool devres__map_remove_unmap(struct devres__map *m, void *addr, size_t len)
 		if (i < devres__maps_nr && maps[i] == m)
 			take_out(i);
 		m->in_table = false;
-		/* This thread's own call goes straight on (maps-entry.c). */
-		devres__maps_held = true;
+		/* Goes straight on: this thread holds the lock. */
 		devres__munmap(addr, len);
-		devres__maps_held = false;
 	}
 	pthread_mutex_unlock(&maps_lock);
 	return owned;

@@ -320,16 +320,18 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
  * still managed, disowns its node into @h and frees the record without
  * unmapping (the plain call does that); true when it did (@h then is for
  * the WARN). devres__map_remove() takes the record out for the node's own
- * unmap, never with a subsystem's lock held: true when it was still in
- * the table, false when a plain call took it. -ENOMEM when the table
- * cannot grow. A record with @refuse set is not to be taken by hand (a
- * DMA pool's chunk, which the pool still hands out blocks of): a plain
+ * unmap, never with a lock held that a @take takes: true when it was
+ * still in the table, false when a plain call took it. -ENOMEM when the
+ * table cannot grow. A record with @refuse set is not to be taken by hand
+ * (a DMA pool's chunk, which the pool still hands out blocks of): a plain
  * call over any part of it is refused whole, nothing taken or changed,
  * with one WARN naming @refuse (what it is) and the owner's call and fix
  * (@owner.dev only labels it; no node is disowned), and fails with
- * -EPERM, as over a sealed mapping. The library's own calls (devres__munmap() ...) go
- * through the PLT to whatever comes first, then the entry points of
- * maps-entry.c, which find nothing of theirs in the table. Those entry
+ * -EPERM, as over a sealed mapping. The library's own calls
+ * (devres__munmap() ...) go through the PLT to whatever comes first, then
+ * the entry points of maps-entry.c, which find nothing of theirs in the
+ * table; devres__munmap() does not even look (it may run under a lock a
+ * @take takes). Those entry
  * points read devres__maps_nr (the count, written under the lock) and
  * devres__maps_held (this thread holds the lock: go straight on), and
  * call devres__maps_check() once something is recorded.
