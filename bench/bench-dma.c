@@ -5,7 +5,10 @@
  * 64-byte buffer, with 0, 1000 and 100000 other mappings live on the
  * device (random replacement, so the free ranges fragment), next to
  * malloc() + free() of 64 bytes for scale, and a 4 KiB coherent buffer
- * (mmap, populate, mlock) for contrast.
+ * (mmap, populate, mlock) for contrast: plain, managed
+ * (dmam_alloc_coherent() + dmam_free_coherent(), whose buffer is also
+ * recorded in the process's table of managed mappings), and plain with a
+ * managed buffer live (every munmap() then looks the table up).
  *
  *   cmake --preset release && cmake --build build/release --target bench-dma
  *   ./build/release/bench/bench-dma [rounds]
@@ -40,13 +43,16 @@ enum {
 	C_1000,
 	C_BIG,
 	C_COHERENT,
+	C_DMAM,
+	C_COHERENT_LIVE,
 	C_NR
 };
 
 static const char *const names[C_NR] = {
-	"malloc+free 64 B (scale)",    "map+unmap, 0 others live",
-	"map+unmap, 1000 others live", "map+unmap, 100000 others live",
-	"coherent 4 KiB alloc+free",
+	"malloc+free 64 B (scale)",	   "map+unmap, 0 others live",
+	"map+unmap, 1000 others live",	   "map+unmap, 100000 others live",
+	"coherent 4 KiB alloc+free",	   "dmam coherent 4 KiB alloc+free",
+	"coherent 4 KiB, a dmam one live",
 };
 
 static struct device dev;
@@ -133,6 +139,29 @@ static double run_coherent(void)
 	return (now_ns() - t0) / COHERENT_OPS;
 }
 
+static double run_dmam(void)
+{
+	double t0 = now_ns();
+
+	for (int i = 0; i < COHERENT_OPS; i++) {
+		dma_addr_t h;
+		void *p = dmam_alloc_coherent(&dev, 4096, &h, GFP_KERNEL);
+
+		dmam_free_coherent(&dev, 4096, p, h);
+	}
+	return (now_ns() - t0) / COHERENT_OPS;
+}
+
+static double run_coherent_live(void)
+{
+	dma_addr_t h;
+	void *p = dmam_alloc_coherent(&dev, 4096, &h, GFP_KERNEL);
+	double t = run_coherent();
+
+	dmam_free_coherent(&dev, 4096, p, h);
+	return t;
+}
+
 static double run(int c)
 {
 	switch (c) {
@@ -144,6 +173,10 @@ static double run(int c)
 		return run_maps(1000);
 	case C_BIG:
 		return run_maps(BIG);
+	case C_DMAM:
+		return run_dmam();
+	case C_COHERENT_LIVE:
+		return run_coherent_live();
 	default:
 		return run_coherent();
 	}

@@ -449,7 +449,11 @@ DEVRES_API void dma_pool_free(struct dma_pool *pool, void *vaddr,
  * @dma_handle: where the bus address is returned
  * @gfp: allocation flags
  *
- * Freed when @dev's resources are released (unbind, probe failure).
+ * Freed when @dev's resources are released (unbind, probe failure), or
+ * by dmam_free_coherent(). dma_free_coherent() of it, or munmap(),
+ * mremap() or mmap() with MAP_FIXED over any part of it, is a misuse
+ * caught at that call: WARN, the buffer leaves @dev there (its bus range
+ * first, then its node, unreleased), and the call goes on.
  *
  * Context: any thread.
  * Return: the CPU address, or NULL.
@@ -481,7 +485,10 @@ DEVRES_API void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
  * @align: block alignment, or 0
  * @allocation: a power of two no block crosses, or 0
  *
- * The pool is destroyed when @dev's resources are released.
+ * The pool is destroyed when @dev's resources are released. Until then
+ * munmap(), mremap() or mmap() with MAP_FIXED over any part of the memory
+ * its blocks are carved from is refused: WARN, nothing changed, the call
+ * fails with EPERM.
  *
  * Context: any thread.
  * Return: the pool, or NULL.

@@ -168,40 +168,51 @@ static inline bool none(void)
  */
 #define INTERPOSE __attribute__((visibility("default")))
 
+/*
+ * A refused call (a record that is not to be taken by hand: a DMA pool's
+ * chunk) fails with EPERM and changes nothing, as over a sealed mapping.
+ */
+static int check(const char *call, void *addr, size_t len, void *addr2,
+		 size_t len2)
+{
+	int saved = errno;
+
+	if (devres__maps_check(call, addr, len, addr2, len2)) {
+		errno = EPERM;
+		return -1;
+	}
+	errno = saved;
+	return 0;
+}
+
 INTERPOSE int munmap(void *addr, size_t len)
 {
-	if (!none()) {
-		int saved = errno;
-
-		devres__maps_check("munmap", addr, len);
-		errno = saved;
-	}
+	if (!none() && check("munmap", addr, len, NULL, 0))
+		return -1;
 	return next_munmap_call(addr, len);
 }
 
 /* MAP_FIXED_NOREPLACE fails rather than replace: it goes straight on. */
-static void mmap_check(void *addr, size_t len, int flags)
+static int mmap_check(void *addr, size_t len, int flags)
 {
-	int saved = errno;
-
 	if ((flags & MAP_FIXED) && !(flags & MAP_FIXED_NOREPLACE))
-		devres__maps_check("mmap", addr, len);
-	errno = saved;
+		return check("mmap", addr, len, NULL, 0);
+	return 0;
 }
 
 INTERPOSE void *mmap(void *addr, size_t len, int prot, int flags, int fd,
 		     off_t off)
 {
-	if (!none())
-		mmap_check(addr, len, flags);
+	if (!none() && mmap_check(addr, len, flags))
+		return MAP_FAILED;
 	return next_mmap_call(addr, len, prot, flags, fd, off);
 }
 
 INTERPOSE void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 		       off_t off)
 {
-	if (!none())
-		mmap_check(addr, len, flags);
+	if (!none() && mmap_check(addr, len, flags))
+		return MAP_FAILED;
 	return next_mmap_call(addr, len, prot, flags, fd, off);
 }
 
@@ -223,13 +234,13 @@ INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 		va_end(ap);
 	}
 	if (!none()) {
-		int saved = errno;
+		bool moves = old_len &&
+			     (old_len != new_len || (flags & MREMAP_FIXED));
 
-		if (old_len && (old_len != new_len || (flags & MREMAP_FIXED)))
-			devres__maps_check("mremap", old, old_len);
-		if (flags & MREMAP_FIXED)
-			devres__maps_check("mremap", new_addr, new_len);
-		errno = saved;
+		if (check("mremap", old, moves ? old_len : 0,
+			  flags & MREMAP_FIXED ? new_addr : NULL,
+			  flags & MREMAP_FIXED ? new_len : 0))
+			return MAP_FAILED;
 	}
 	return next_mremap_call(old, old_len, new_len, flags, new_addr);
 }

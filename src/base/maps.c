@@ -15,6 +15,11 @@
  * the managed unmap, or the plain call) is the one that gives the mapping
  * back and drops the ledger's counts.
  *
+ * Some records are not to be taken by hand (a dmam_pool_create() pool's
+ * chunk, whose blocks the pool still hands out): a plain call over any
+ * part of one is refused whole, nothing taken, with one WARN, and fails
+ * with EPERM, the kernel's answer over a sealed mapping.
+ *
  * With nothing recorded, each call costs one relaxed load before it goes
  * on. The table is a sorted array of disjoint ranges under one mutex.
  * The definitions themselves are in maps-entry.c.
@@ -64,6 +69,18 @@ static void take_out(size_t i)
 			 __ATOMIC_RELAXED);
 }
 
+/* Who a refusing record is, for a WARN made once the lock is let go. */
+static void label(const struct devres__map *m, struct devres__hand *h)
+{
+	char buf[40];
+
+	snprintf(h->dev, sizeof(h->dev), "%s",
+		 devres__dev_label(m->owner.dev, buf, sizeof(buf)));
+	h->call = m->owner.call;
+	h->fix = m->owner.fix;
+	h->pid = 0;
+}
+
 /* What a plain call WARNs, once the lock is let go. */
 struct hit {
 	struct devres__hand h;
@@ -77,15 +94,14 @@ struct hit {
  * Takes every recorded mapping over [start, end) out of the table and its
  * node off its device (devres__disown(), with the lock held: the device
  * is alive while its record is in the table). Returns how many; the first
- * MAX_HITS are described in @hits for the WARNs, the rest counted.
+ * MAX_HITS - @n are described in @hits + @n for the WARNs, the rest
+ * counted. The table's lock held.
  */
-static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
+static size_t drop_locked(uintptr_t start, uintptr_t end, struct hit *hits,
+			  size_t n)
 {
-	size_t i, n = 0;
+	size_t i = first_after(start), n0 = n;
 
-	pthread_mutex_lock(&maps_lock);
-	devres__maps_held = true;
-	i = first_after(start);
 	while (i < devres__maps_nr && maps[i]->start < end) {
 		struct devres__map *m = maps[i];
 		struct devres__hand h;
@@ -98,7 +114,15 @@ static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
 			hits[n].start = m->start;
 			hits[n].len = m->end - m->start;
 		}
-		if (m->take) {
+		if (m->refuse) {
+			/*
+			 * Only a new mapping over it comes here (the plain
+			 * calls were refused): it is gone already, and the
+			 * record goes with it, its owner told.
+			 */
+			devres__log_hold();
+			label(m, hp);
+		} else if (m->take) {
 			/* @m may be freed here; false: nothing of it left. */
 			if (!m->take(m, hp))
 				continue;
@@ -112,26 +136,37 @@ static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
 			devres__log_release();
 		n++;
 	}
+	return n - n0;
+}
+
+static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
+{
+	size_t n;
+
+	pthread_mutex_lock(&maps_lock);
+	devres__maps_held = true;
+	n = drop_locked(start, end, hits, 0);
 	devres__maps_held = false;
 	pthread_mutex_unlock(&maps_lock);
 	return n;
 }
 
-static void warn_hits(const struct hit *hits, size_t n, const char *call,
-		      const void *addr, size_t len)
+/* The WARNs of hits [from, to), made over [addr, addr + len). */
+static void warn_hits(const struct hit *hits, size_t from, size_t to,
+		      const char *call, const void *addr, size_t len)
 {
 	char what[96];
 
-	for (size_t i = 0; i < n && i < MAX_HITS; i++) {
+	for (size_t i = from; i < to && i < MAX_HITS; i++) {
 		snprintf(what, sizeof(what), "%s(%p, %zu) over [%p, +%zu)",
 			 call, addr, len, (void *)hits[i].start, hits[i].len);
 		devres__warn_hand(&hits[i].h, call, what);
 	}
-	if (n > MAX_HITS)
+	if (to > MAX_HITS)
 		devres__warn_label("-", call,
 				   "%zu more managed mappings "
 				   "taken off their devices",
-				   n - MAX_HITS);
+				   to - (from > MAX_HITS ? from : MAX_HITS));
 }
 
 /*
@@ -150,17 +185,68 @@ static bool range_of(const void *addr, size_t len, uintptr_t *ret_end)
 	return true;
 }
 
-void devres__maps_check(const char *call, void *addr, size_t len)
+/*
+ * The first record over [start, end) that refuses a plain call, described
+ * in @r, or false. The table's lock held.
+ */
+static bool refused(uintptr_t start, uintptr_t end, struct hit *r,
+		    const char **ret_what)
 {
-	struct hit hits[MAX_HITS];
-	uintptr_t end;
-	size_t n;
+	for (size_t i = first_after(start);
+	     i < devres__maps_nr && maps[i]->start < end; i++) {
+		if (maps[i]->refuse) {
+			label(maps[i], &r->h);
+			r->start = maps[i]->start;
+			r->len = maps[i]->end - maps[i]->start;
+			*ret_what = maps[i]->refuse;
+			return true;
+		}
+	}
+	return false;
+}
 
-	if (!range_of(addr, len, &end))
-		return;
-	n = drop_range((uintptr_t)addr, end, hits);
-	if (n)
-		warn_hits(hits, n, call, addr, len);
+/*
+ * Both ranges are looked at under one hold of the lock (mremap() names
+ * two), so that a call is refused whole or goes on whole: nothing is
+ * taken off a device for a call that is then refused.
+ */
+int devres__maps_check(const char *call, void *addr, size_t len, void *addr2,
+		       size_t len2)
+{
+	struct hit hits[MAX_HITS], no;
+	uintptr_t end = 0, end2 = 0;
+	bool one = range_of(addr, len, &end);
+	bool two = range_of(addr2, len2, &end2);
+	const char *what = NULL;
+	char desc[192];
+	size_t n, n1 = 0;
+
+	if (!one && !two)
+		return 0;
+	pthread_mutex_lock(&maps_lock);
+	if ((one && refused((uintptr_t)addr, end, &no, &what)) ||
+	    (two && refused((uintptr_t)addr2, end2, &no, &what))) {
+		/* Copied under the lock: the record may go once it is let go. */
+		snprintf(desc, sizeof(desc), "%s(%p, %zu) over [%p, +%zu), %s,",
+			 call, addr, len, (void *)no.start, no.len, what);
+		pthread_mutex_unlock(&maps_lock);
+		devres__warn_label(no.h.dev, call,
+				   "%s acquired with %s(): use %s; refused, "
+				   "nothing changed",
+				   desc, no.h.call, no.h.fix);
+		return -EPERM;
+	}
+	devres__maps_held = true;
+	if (one)
+		n1 = drop_locked((uintptr_t)addr, end, hits, 0);
+	n = n1;
+	if (two)
+		n += drop_locked((uintptr_t)addr2, end2, hits, n1);
+	devres__maps_held = false;
+	pthread_mutex_unlock(&maps_lock);
+	warn_hits(hits, 0, n1, call, addr, len);
+	warn_hits(hits, n1, n, call, addr2, len2);
+	return 0;
 }
 
 /*
@@ -171,6 +257,11 @@ void devres__maps_check(const char *call, void *addr, size_t len)
  * library kept poisoned is cleared at its munmap; ThreadSanitizer forgets
  * what it knew of the range). Whatever the library gives back has left the
  * table first, so the definitions above find nothing and go on.
+ *
+ * devres__munmap() does not even look: it may run with a subsystem's lock
+ * held (a node freed under a DMA state's lock gives its slab's pages back),
+ * and a plain call over a managed mapping takes those locks under the
+ * table's. Looking would take the table's lock inside them: a deadlock.
  */
 void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
 		   off_t off)
@@ -180,7 +271,13 @@ void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
 
 int devres__munmap(void *addr, size_t len)
 {
-	return munmap(addr, len);
+	bool held = devres__maps_held;
+	int ret;
+
+	devres__maps_held = true;
+	ret = munmap(addr, len);
+	devres__maps_held = held;
+	return ret;
 }
 
 void *devres__mremap(void *old, size_t old_len, size_t new_len, int flags,
@@ -245,6 +342,25 @@ bool devres__map_remove(struct devres__map *m)
 		if (i < devres__maps_nr && maps[i] == m)
 			take_out(i);
 		m->in_table = false;
+	}
+	pthread_mutex_unlock(&maps_lock);
+	return owned;
+}
+
+bool devres__map_remove_unmap(struct devres__map *m, void *addr, size_t len)
+{
+	bool owned;
+	size_t i;
+
+	pthread_mutex_lock(&maps_lock);
+	owned = m->in_table;
+	if (owned) {
+		i = first_after(m->start);
+		if (i < devres__maps_nr && maps[i] == m)
+			take_out(i);
+		m->in_table = false;
+		/* Goes straight on: this thread holds the lock. */
+		devres__munmap(addr, len);
 	}
 	pthread_mutex_unlock(&maps_lock);
 	return owned;

@@ -320,11 +320,18 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
  * still managed, disowns its node into @h and frees the record without
  * unmapping (the plain call does that); true when it did (@h then is for
  * the WARN). devres__map_remove() takes the record out for the node's own
- * unmap, never with a subsystem's lock held: true when it was still in
- * the table, false when a plain call took it. -ENOMEM when the table
- * cannot grow. The library's own calls (devres__munmap() ...) go
- * through the PLT to whatever comes first, then the entry points of
- * maps-entry.c, which find nothing of theirs in the table. Those entry
+ * unmap, never with a lock held that a @take takes: true when it was
+ * still in the table, false when a plain call took it. -ENOMEM when the
+ * table cannot grow. A record with @refuse set is not to be taken by hand
+ * (a DMA pool's chunk, which the pool still hands out blocks of): a plain
+ * call over any part of it is refused whole, nothing taken or changed,
+ * with one WARN naming @refuse (what it is) and the owner's call and fix
+ * (@owner.dev only labels it; no node is disowned), and fails with
+ * -EPERM, as over a sealed mapping. The library's own calls
+ * (devres__munmap() ...) go through the PLT to whatever comes first, then
+ * the entry points of maps-entry.c, which find nothing of theirs in the
+ * table; devres__munmap() does not even look (it may run under a lock a
+ * @take takes). Those entry
  * points read devres__maps_nr (the count, written under the lock) and
  * devres__maps_held (this thread holds the lock: go straight on), and
  * call devres__maps_check() once something is recorded.
@@ -334,6 +341,7 @@ struct devres__map {
 	struct devres__owner owner;
 	void (*dropped)(struct devres__map *m);
 	bool (*take)(struct devres__map *m, struct devres__hand *h);
+	const char *refuse;
 	bool in_table;
 };
 
@@ -389,9 +397,21 @@ static inline devres__fn *devres__next(devres__fn **slot, const char *name,
 
 extern HIDDEN size_t devres__maps_nr;
 extern HIDDEN TLS_FAST bool devres__maps_held;
-HIDDEN void devres__maps_check(const char *call, void *addr, size_t len);
+/*
+ * Over [addr, addr + len) and [addr2, addr2 + len2) (len2 0: none): 0
+ * when the call may go on, -EPERM when a record refuses it.
+ */
+HIDDEN int devres__maps_check(const char *call, void *addr, size_t len,
+			      void *addr2, size_t len2);
 HIDDEN int devres__map_add(struct devres__map *m);
 HIDDEN bool devres__map_remove(struct devres__map *m);
+/*
+ * The same, and if it was still in the table, unmaps [addr, addr + len)
+ * before the table's lock is let go: a plain call made meanwhile (a new
+ * mapping put there with MAP_FIXED) waits, and is never unmapped by it.
+ */
+HIDDEN bool devres__map_remove_unmap(struct devres__map *m, void *addr,
+				     size_t len);
 HIDDEN void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
 			  off_t off);
 HIDDEN int devres__munmap(void *addr, size_t len);

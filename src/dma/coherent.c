@@ -136,6 +136,7 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 {
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
 	bool done = false, orphan = false, owned = false;
+	struct dma_rec *rec = NULL;
 	struct devres__hand hand;
 	struct dma_dev *s;
 	struct dma_map *m;
@@ -178,6 +179,12 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 		owned = !node && m->owner.dev;
 		if (owned)
 			devres__disown(&m->owner, &hand);
+		/* Unlinked here, taken out of the table once unlocked. */
+		rec = m->rec;
+		if (rec) {
+			rec->m = NULL;
+			m->rec = NULL;
+		}
 		devres__dma_forget(s, m);
 		done = true;
 		orphan = s->orphan && !s->nmaps && !s->pins;
@@ -186,7 +193,11 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 		pthread_mutex_unlock(&s->lock);
 	devres__dma_read_unlock();
 	if (done) {
-		devres__munmap(cpu_addr, len);
+		/* A plain call that took the record out unmaps it itself. */
+		if (rec)
+			devres__dma_rec_put(rec, cpu_addr, len);
+		else
+			devres__munmap(cpu_addr, len);
 		devres__ledger_add(DL_DMA_BUFFERS, -1);
 		devres__ledger_add(DL_DMA_BYTES, -(long)len);
 	}
@@ -208,9 +219,12 @@ void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
 			 __func__);
 }
 
-/* Gives the buffer at @dma_handle an owner, or (NULL) a pool's to the device. */
+/*
+ * Gives the buffer at @dma_handle a record (and an owner, if any), or
+ * (no record) a pool's buffer to the device.
+ */
 static void set_map(struct device *dev, dma_addr_t dma_handle,
-		    const struct devres__owner *owner)
+		    const struct devres__owner *owner, struct dma_rec *rec)
 {
 	struct dma_dev *s;
 	struct dma_map *m;
@@ -220,22 +234,35 @@ static void set_map(struct device *dev, dma_addr_t dma_handle,
 	if (s) {
 		pthread_mutex_lock(&s->lock);
 		m = devres__dma_lookup(s, dma_handle, 1);
-		if (m && owner)
-			m->owner = *owner;
-		else if (m && m->kind == DK_POOL)
+		if (m && rec) {
+			if (owner)
+				m->owner = *owner;
+			m->rec = rec;
+			rec->m = m;
+		} else if (m && m->kind == DK_POOL) {
 			m->kind = DK_COHERENT;
+			if (m->rec)
+				m->rec->m = NULL;
+			m->rec = NULL;
+		}
 		pthread_mutex_unlock(&s->lock);
 	}
 	devres__dma_read_unlock();
 }
 
 void devres__dma_own(struct device *dev, dma_addr_t dma_handle,
-		     const struct devres__owner *owner)
+		     const struct devres__owner *owner, struct dma_rec *rec)
 {
-	set_map(dev, dma_handle, owner);
+	set_map(dev, dma_handle, owner, rec);
+}
+
+void devres__dma_link(struct device *dev, dma_addr_t dma_handle,
+		      struct dma_rec *rec)
+{
+	set_map(dev, dma_handle, NULL, rec);
 }
 
 void devres__dma_disown(struct device *dev, dma_addr_t dma_handle)
 {
-	set_map(dev, dma_handle, NULL);
+	set_map(dev, dma_handle, NULL, NULL);
 }

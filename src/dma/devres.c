@@ -5,6 +5,7 @@
  * it, and touched no more after.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include "dma-internal.h"
 
 struct dma_devres {
@@ -41,6 +42,7 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 {
 	struct devres__owner owner;
 	struct dma_devres *dr;
+	struct dma_rec *rec;
 	void *vaddr;
 
 	if (!devres__dev_ok(dev, __func__) ||
@@ -49,8 +51,23 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 	dr = devres_alloc(dmam_release, sizeof(*dr), gfp);
 	if (!dr)
 		return NULL;
+	rec = devres__dma_rec_new(dev);
+	if (!rec) {
+		devres_free(dr);
+		return NULL;
+	}
 	vaddr = dma_alloc_coherent(dev, size, dma_handle, gfp);
+	/*
+	 * In the table before the buffer has an owner: a plain call over it
+	 * meanwhile (no caller has the address yet) finds it unlinked and
+	 * takes nothing, and the free that follows leaves it to that call.
+	 */
+	if (vaddr && devres__dma_rec_add(rec, vaddr, size)) {
+		dma_free_coherent(dev, size, vaddr, *dma_handle);
+		vaddr = NULL;
+	}
 	if (!vaddr) {
+		free(rec);
 		devres_free(dr);
 		return NULL;
 	}
@@ -62,7 +79,7 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 					.release = dmam_release,
 					.call = __func__,
 					.fix = "dmam_free_coherent()" };
-	devres__dma_own(dev, dr->dma_handle, &owner);
+	devres__dma_own(dev, dr->dma_handle, &owner, rec);
 	devres_add(dev, dr);
 	return vaddr;
 }

@@ -90,6 +90,7 @@ struct dma_map {
 	unsigned char kind, dir, bound, debug;
 	unsigned long epoch;
 	struct devres__owner owner; /* a dmam_ buffer's node */
+	struct dma_rec *rec;	    /* and its record in base/maps.c */
 };
 
 /* A device's DMA state: dev->dma_state. */
@@ -162,11 +163,51 @@ HIDDEN void *devres__dma_alloc(struct device *dev, size_t size,
 HIDDEN void devres__dma_free(struct device *dev, size_t size, void *cpu,
 			     dma_addr_t dma_handle, enum dma_kind kind,
 			     const void *node, const char *func);
-/* Records @owner's node as the owner of the buffer at @dma_handle. */
+/*
+ * Records @owner's node as the owner of the buffer at @dma_handle, and
+ * links it with @rec (hand.c).
+ */
 HIDDEN void devres__dma_own(struct device *dev, dma_addr_t dma_handle,
-			    const struct devres__owner *owner);
-/* A pool's buffer left to the device: from now on a plain coherent one. */
+			    const struct devres__owner *owner,
+			    struct dma_rec *rec);
+/* Links the buffer at @dma_handle with @rec (a pool's chunk). */
+HIDDEN void devres__dma_link(struct device *dev, dma_addr_t dma_handle,
+			     struct dma_rec *rec);
+/*
+ * A pool's buffer left to the device: from now on a plain coherent one,
+ * unlinked from its record.
+ */
 HIDDEN void devres__dma_disown(struct device *dev, dma_addr_t dma_handle);
+
+/*
+ * hand.c: a dmam_ buffer's record in the process's table of managed
+ * mappings (base/maps.c), so that the application's munmap(), mremap()
+ * or mmap(MAP_FIXED) over it takes it off the device at the call. The
+ * record outlives the buffer's own record (struct dma_map) and its node:
+ * those go under the state's lock, which nests inside the table's, so a
+ * free cannot take the record out of the table there. It unlinks the two
+ * (rec->m, m->rec) under the state's lock instead, and once unlocked
+ * hands the record to devres__dma_rec_put(): whoever takes it out of the
+ * table gives the mapping back.
+ */
+struct dma_rec {
+	struct devres__map map;
+	struct device *dev;
+	struct dma_map *m; /* while linked; under the state's lock */
+	bool kept;	   /* a pool chunk's, inside the chunk: not freed */
+};
+
+/* A record for a buffer of @dev, not yet in the table; NULL: -ENOMEM. */
+HIDDEN struct dma_rec *devres__dma_rec_new(struct device *dev);
+/* Puts @rec in the table over [cpu, cpu + len); -ENOMEM. */
+HIDDEN int devres__dma_rec_add(struct dma_rec *rec, void *cpu, size_t len);
+/*
+ * After a free unlinked @rec: takes it out of the table and, if it was
+ * still there, unmaps [cpu, cpu + len) before the table's lock is let go
+ * (a plain call that took it first unmaps by itself); frees it unless
+ * kept.
+ */
+HIDDEN void devres__dma_rec_put(struct dma_rec *rec, void *cpu, size_t len);
 
 /* pool.c: a pool's device, NULL (WARN) for a bad pool. */
 HIDDEN struct device *devres__dma_pool_dev(const struct dma_pool *pool);

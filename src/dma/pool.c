@@ -36,6 +36,15 @@ struct chunk {
 	dma_addr_t dma;
 	unsigned int nbusy;
 	struct chunk *next_leaked;
+	/*
+	 * A dmam_ pool's chunk is in the table of managed mappings
+	 * (base/maps.c) as not to be taken by hand: the pool hands out its
+	 * blocks until the pool is destroyed, so a munmap() of it by hand is
+	 * refused rather than leave the pool giving out unmapped memory.
+	 */
+	struct dma_rec rec;
+	bool recorded;
+	char what[56];
 	uint64_t busy[];
 };
 
@@ -53,6 +62,7 @@ struct dma_pool {
 	size_t nchunks, cap, hint;
 	size_t navail;		    /* chunks with a free block */
 	struct devres__owner owner; /* a dmam_ pool's node; under pools_lock */
+	bool guarded;		    /* chunks recorded (a dmam_ pool); lock */
 	int pid;		    /* the process that made it; atomic */
 };
 
@@ -172,6 +182,7 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	pool->size = size;
 	pool->allocation = (size + page - 1) & ~(page - 1);
 	pool->nchunks = pool->cap = pool->hint = pool->navail = 0;
+	pool->guarded = false;
 	if (!boundary || boundary > pool->allocation)
 		boundary = pool->allocation;
 	if (layout(pool, boundary)) {
@@ -197,6 +208,12 @@ void devres__dma_pool_own(struct dma_pool *h, const struct devres__owner *owner)
 	if (pool)
 		pool->owner = *owner;
 	pthread_mutex_unlock(&pools_lock);
+	/* Before the pool is given out: it has no chunk yet. */
+	if (pool) {
+		pthread_mutex_lock(&pool->lock);
+		pool->guarded = true;
+		pthread_mutex_unlock(&pool->lock);
+	}
 }
 
 /* The pool of @h, a live handle of this process, or NULL with a WARN. */
@@ -246,6 +263,36 @@ static size_t words(const struct dma_pool *pool)
 	return (pool->nblocks + 63) / 64;
 }
 
+/*
+ * Records a dmam_ pool's chunk in the table of managed mappings; the pool
+ * locked (its lock is outer to the table's: a chunk is unmapped with it
+ * held). The device labels the refusal's WARN: it is alive while its
+ * pool is. The chunk's free (devres__dma_free()) takes the record out and
+ * unmaps under the table's lock, so that no plain call over the chunk
+ * slips in between.
+ */
+static int guard(struct dma_pool *pool, struct chunk *c)
+{
+	snprintf(c->what, sizeof(c->what), "a chunk of DMA pool %s",
+		 pool->name);
+	c->rec = (struct dma_rec){
+		.map = { .start = (uintptr_t)c->cpu,
+			 .end = (uintptr_t)c->cpu + pool->allocation,
+			 .owner = { .dev = pool->dev,
+				    .call = "dmam_pool_create",
+				    .fix = "dmam_pool_destroy()" },
+			 .refuse = c->what },
+		.dev = pool->dev,
+		.kept = true,
+	};
+	if (devres__map_add(&c->rec.map))
+		return -ENOMEM;
+	/* Its free takes the record out of the table (coherent.c). */
+	devres__dma_link(pool->dev, c->dma, &c->rec);
+	c->recorded = true;
+	return 0;
+}
+
 /* A new empty chunk, inserted in order; the pool locked. */
 static struct chunk *add_chunk(struct dma_pool *pool)
 {
@@ -269,6 +316,12 @@ static struct chunk *add_chunk(struct dma_pool *pool)
 	c->cpu = devres__dma_alloc(pool->dev, pool->allocation, &c->dma,
 				   DK_POOL);
 	if (!c->cpu) {
+		free(c);
+		return NULL;
+	}
+	if (pool->guarded && guard(pool, c)) {
+		devres__dma_free(pool->dev, pool->allocation, c->cpu, c->dma,
+				 DK_POOL, NULL, "dma_pool_alloc");
 		free(c);
 		return NULL;
 	}
@@ -450,6 +503,9 @@ static void destroy(struct dma_pool *pool)
 			/* The device may still use it: leak it, reachable. */
 			busy += c->nbusy;
 			devres__dma_disown(pool->dev, c->dma);
+			/* Unlinked: out of the table, left mapped. */
+			if (c->recorded)
+				devres__map_remove(&c->rec.map);
 			pthread_mutex_lock(&leaked_lock);
 			c->next_leaked = leaked;
 			leaked = c;
