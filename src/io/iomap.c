@@ -356,15 +356,15 @@ void *ioremap_wc(phys_addr_t offset, size_t size)
 
 static void unmap(struct iomap *m)
 {
-	/* Out of the table first; a plain call that took it unmaps. */
-	if (m->recorded && !devres__map_remove(&m->rec)) {
-		devres__ledger_add(DL_MAPS, -1);
-		devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
-		unpin(m->win);
-		free(m);
-		return;
-	}
-	devres__munmap(m->base, m->len);
+	/*
+	 * Out of the table and unmapped under one hold of its lock (a plain
+	 * mmap(MAP_FIXED) cannot land in between); a plain call that took
+	 * it first unmapped it there.
+	 */
+	if (!m->recorded)
+		devres__munmap(m->base, m->len);
+	else
+		devres__map_remove_unmap(&m->rec, m->base, m->len);
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	/* Unpinned only once unmapped: the window outlives its mappings. */

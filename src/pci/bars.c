@@ -315,9 +315,15 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	 */
 	if (owner)
 		(void)pci__iomap_forget(to_pci_dev(owner), addr);
-	/* Out of the table first; a plain call that took it unmaps. */
-	if (!m->recorded || devres__map_remove(&m->rec))
+	/*
+	 * Out of the table and unmapped under one hold of its lock (a plain
+	 * mmap(MAP_FIXED) cannot land in between); a plain call that took
+	 * it first unmapped it there.
+	 */
+	if (!m->recorded)
 		devres__munmap(m->addr, m->len);
+	else
+		devres__map_remove_unmap(&m->rec, m->addr, m->len);
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	free(m);

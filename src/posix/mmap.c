@@ -132,19 +132,31 @@ static void devm_mmap_release(struct device *dev, void *res)
 	struct map_dr *dr = res;
 	int saved = errno, what = MAP_UNKNOWN;
 	struct map_id now;
-	char buf[40];
 
-	/* A plain call took it: unmapped there, counts dropped there. */
-	if (!devres__map_remove(&dr->rec))
-		return;
-	devres__ledger_add(DL_MAPS, -1);
-	devres__ledger_add(DL_MAP_BYTES, -(long)dr->len);
+	/*
+	 * Its identity first, while the record is in the table: a plain
+	 * call meanwhile still takes it, with its WARN.
+	 */
 	if (dr->have_id)
 		what = map_identity((uintptr_t)dr->addr, dr->len, &now);
 	if (what == MAP_SAME &&
 	    (now.major != dr->id.major || now.minor != dr->id.minor ||
 	     now.ino != dr->id.ino || now.off != dr->id.off))
 		what = MAP_OTHER;
+	/*
+	 * Out of the table and unmapped under one hold of its lock: a plain
+	 * mmap(MAP_FIXED) of another owner's cannot land in between and be
+	 * unmapped here. A plain call that took it first unmapped it there
+	 * and dropped its counts.
+	 */
+	if (what == MAP_GONE || what == MAP_OTHER) {
+		if (!devres__map_remove(&dr->rec))
+			return;
+	} else if (!devres__map_remove_unmap(&dr->rec, dr->addr, dr->len)) {
+		return;
+	}
+	devres__ledger_add(DL_MAPS, -1);
+	devres__ledger_add(DL_MAP_BYTES, -(long)dr->len);
 	if (what == MAP_GONE)
 		devres__warn(dev, "devm_mmap",
 			     "[%p, +%zu) was unmapped behind the library's "
@@ -155,11 +167,6 @@ static void devm_mmap_release(struct device *dev, void *res)
 			     "[%p, +%zu) was unmapped behind the library's "
 			     "back and now is another mapping: left mapped",
 			     dr->addr, dr->len);
-	else if (devres__munmap(dr->addr, dr->len))
-		devres__print(DEVRES_LOG_WARNING,
-			      "%s: devm_mmap: munmap(%p): %s",
-			      devres__dev_label(dev, buf, sizeof(buf)),
-			      dr->addr, strerrordesc_np(errno));
 	errno = saved;
 }
 
