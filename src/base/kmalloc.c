@@ -47,8 +47,9 @@ static void *publish(struct device *dev, struct devres__node *n,
  * what a critical section holds, every other thread of a shared device
  * may wait for (and for a whole time slice when its holder is preempted).
  */
-static void *kmalloc_small(struct device *dev, size_t size, bool zero,
-			   unsigned int mk, const char *func)
+static DEVRES_INLINE void *kmalloc_small(struct device *dev, size_t size,
+					 bool zero, unsigned int mk,
+					 const char *func)
 {
 	struct devres__node *n;
 	struct dr_log l;
@@ -82,8 +83,9 @@ static void *kmalloc_small(struct device *dev, size_t size, bool zero,
  * and its own name for its WARNs. Inlined into each, where both are
  * constants: naming the call costs the fast path nothing.
  */
-static inline void *kmalloc_as(struct device *dev, size_t size, gfp_t gfp,
-			       unsigned int mk, const char *func)
+static DEVRES_INLINE void *kmalloc_as(struct device *dev, size_t size,
+				      gfp_t gfp, unsigned int mk,
+				      const char *func)
 {
 	struct devres__node *n;
 
@@ -199,8 +201,7 @@ void devm_kfree(struct device *dev, const void *p)
 {
 	struct devres__node *n, *dead = NULL;
 	struct dr_log l;
-	bool locked = true;
-
+	bool locked = true, shared;
 	size_t size;
 
 	if (ZERO_OR_NULL_PTR(p) || !devres__dev_ok(dev, __func__) ||
@@ -210,9 +211,12 @@ void devm_kfree(struct device *dev, const void *p)
 	 * What a thread that frees what it just took finds on a device that
 	 * threads share: one of the two newest, named by its address, its
 	 * slot back to this thread (slab.h), and nothing more done under the
-	 * lock. A live object in it needs the lookup's path.
+	 * lock. A live object in it needs the lookup's path. A device that
+	 * becomes shared while fixed_live() lets the lock go is taken for
+	 * one that is not, below: killing the node in place is right on any.
 	 */
-	if (unlikely(dev_shared(dev)) && likely(!devres__liveobj_any()) &&
+	shared = dev_shared(dev);
+	if (unlikely(shared) && likely(!devres__liveobj_any()) &&
 	    (size = slab_drop_newest(dev, p, &l))) {
 		unlock_dev(dev);
 		devres__ledger_add(DL_NODES, -1);
@@ -225,7 +229,7 @@ void devm_kfree(struct device *dev, const void *p)
 	while (n && fixed_live(dev, n, p, 0, __func__, &locked));
 	if (!locked)
 		return;
-	if (n && dr_slab(n) && unlikely(dev_shared(dev))) {
+	if (n && dr_slab(n) && unlikely(shared)) {
 		/* Its slot back to this thread now (slab-shared.c), if it can. */
 		l = dr_log_of_res(n);
 		if (devres__slab_drop(dev, n)) {

@@ -66,17 +66,25 @@ static inline void mark(struct devres__node *n, bool live)
 {
 	struct block *b = block_of(n);
 	size_t g = granule_of(n);
-	uint64_t bit = 1ull << (g % 64);
 
-	/*
-	 * Written only when it changes: a shared device's slot keeps its
-	 * bit while it waits on its thread's list (slab-shared.c), and a
-	 * word of the bitmap covers the slots of several threads.
-	 */
-	if (live && !(b->live[g / 64] & bit))
-		b->live[g / 64] |= bit;
-	else if (!live)
-		b->live[g / 64] &= ~bit;
+	if (live)
+		b->live[g / 64] |= 1ull << (g % 64);
+	else
+		b->live[g / 64] &= ~(1ull << (g % 64));
+}
+
+/*
+ * The same for a shared device's slot, which keeps its bit while it waits
+ * on its thread's list (slab_drop_newest()): written only when it is not
+ * set, since a word of the bitmap covers the slots of several threads.
+ */
+static inline void mark_once(struct devres__node *n)
+{
+	struct block *b = block_of(n);
+	size_t g = granule_of(n);
+
+	if (!(b->live[g / 64] & (1ull << (g % 64))))
+		b->live[g / 64] |= 1ull << (g % 64);
 }
 
 /*
@@ -179,7 +187,7 @@ static inline struct devres__node *slab_alloc_shared(struct devres__slab *s,
 	n->size = (uint32_t)size;
 	if (zero)
 		memset(node_data(n), 0, size);
-	mark(n, true);
+	mark_once(n);
 	me->listed++;
 	me->live++;
 	me->live_bytes += (long)size;
