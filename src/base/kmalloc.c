@@ -42,10 +42,14 @@ static void *publish(struct device *dev, struct devres__node *n,
 /*
  * A small one is carved from the device's blocks under the lock, zeroed
  * there when asked, and listed in the same critical section: nothing is
- * filled after it is published. The lock is the only one taken.
+ * filled after it is published. The lock is the only one taken. The
+ * ledger, the calling thread's own, counts it once the lock is dropped:
+ * what a critical section holds, every other thread of a shared device
+ * may wait for (and for a whole time slice when its holder is preempted).
  */
-static void *kmalloc_small(struct device *dev, size_t size, bool zero,
-			   unsigned int mk, const char *func)
+static DEVRES_INLINE void *kmalloc_small(struct device *dev, size_t size,
+					 bool zero, unsigned int mk,
+					 const char *func)
 {
 	struct devres__node *n;
 	struct dr_log l;
@@ -67,6 +71,8 @@ static void *kmalloc_small(struct device *dev, size_t size, bool zero,
 	data = node_data(n);
 	add_locked(dev, n);
 	unlock_dev(dev);
+	devres__ledger_add(DL_NODES, 1);
+	devres__ledger_add(DL_NODE_BYTES, (long)size);
 	dr_log(dev, "ADD", l);
 	return data;
 }
@@ -77,8 +83,9 @@ static void *kmalloc_small(struct device *dev, size_t size, bool zero,
  * and its own name for its WARNs. Inlined into each, where both are
  * constants: naming the call costs the fast path nothing.
  */
-static inline void *kmalloc_as(struct device *dev, size_t size, gfp_t gfp,
-			       unsigned int mk, const char *func)
+static DEVRES_INLINE void *kmalloc_as(struct device *dev, size_t size,
+				      gfp_t gfp, unsigned int mk,
+				      const char *func)
 {
 	struct devres__node *n;
 
@@ -194,17 +201,35 @@ void devm_kfree(struct device *dev, const void *p)
 {
 	struct devres__node *n, *dead = NULL;
 	struct dr_log l;
-	bool locked = true;
+	bool locked = true, shared;
+	size_t size;
 
 	if (ZERO_OR_NULL_PTR(p) || !devres__dev_ok(dev, __func__) ||
 	    !lock_dev(dev, __func__))
 		return;
+	/*
+	 * What a thread that frees what it just took finds on a device that
+	 * threads share: one of the two newest, named by its address, its
+	 * slot back to this thread (slab.h), and nothing more done under the
+	 * lock. A live object in it needs the lookup's path. A device that
+	 * becomes shared while fixed_live() lets the lock go is taken for
+	 * one that is not, below: killing the node in place is right on any.
+	 */
+	shared = dev_shared(dev);
+	if (unlikely(shared) && likely(!devres__liveobj_any()) &&
+	    (size = slab_drop_newest(dev, p, &l))) {
+		unlock_dev(dev);
+		devres__ledger_add(DL_NODES, -1);
+		devres__ledger_add(DL_NODE_BYTES, -(long)size);
+		dr_log(dev, "REM", l);
+		return;
+	}
 	do
 		n = find_kmalloc(dev, p);
 	while (n && fixed_live(dev, n, p, 0, __func__, &locked));
 	if (!locked)
 		return;
-	if (n && dr_slab(n) && unlikely(dev_shared(dev))) {
+	if (n && dr_slab(n) && unlikely(shared)) {
 		/* Its slot back to this thread now (slab-shared.c), if it can. */
 		l = dr_log_of_res(n);
 		if (devres__slab_drop(dev, n)) {

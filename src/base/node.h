@@ -73,6 +73,19 @@ static inline void *devres__me(void)
 HIDDEN bool devres__lock_slow(struct device *dev, const char *func);
 
 /*
+ * Built with -DDR_HOLD_TRACE (hold.c), how long each thread held the lock
+ * in devm_kmalloc() and devm_kfree(), for bench-hold; with
+ * -DDR_HOLD_CALLGRIND too, callgrind counts the held regions only.
+ */
+#ifdef DR_HOLD_TRACE
+HIDDEN void devres__hold_begin(const char *func);
+HIDDEN void devres__hold_end(void);
+#else
+#define devres__hold_begin(func) ((void)(func))
+#define devres__hold_end() ((void)0)
+#endif
+
+/*
  * Every helper that walks or changes the list asserts that the calling
  * thread holds the device's lock (debug and sanitizer builds only: the
  * owner is recorded anyway, for the re-entry WARN).
@@ -152,12 +165,16 @@ static inline bool lock_dev(struct device *dev, const char *func)
 			__atomic_signal_fence(__ATOMIC_ACQUIRE);
 			__atomic_store_n(&dev->devres_owner, devres__me(),
 					 __ATOMIC_RELAXED);
+			devres__hold_begin(func);
 			return true;
 		}
 		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
 	}
 #endif
-	return devres__lock_slow(dev, func);
+	if (!devres__lock_slow(dev, func))
+		return false;
+	devres__hold_begin(func);
+	return true;
 }
 
 /*
@@ -197,6 +214,7 @@ static inline void word_unlock(struct device *dev)
 
 static inline void unlock_dev(struct device *dev)
 {
+	devres__hold_end();
 	__atomic_store_n(&dev->devres_owner, NULL, __ATOMIC_RELAXED);
 #ifndef DR_NO_BIAS
 	/* Only the owner reads its own address here, and only it sets held. */

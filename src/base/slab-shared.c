@@ -25,41 +25,21 @@
  *    tail, the common list (slots of compactions and krealloc), another
  *    shard's list (so memory stays bounded: no block is mapped while a
  *    slot of the class is free anywhere), a new block.
+ *
+ * Everything here runs with the device's lock held, and each thread that
+ * waits for it waits for all of it: a holder preempted inside makes every
+ * other thread wait a time slice. So the common case (slab.h) is short:
+ * devm_kfree() compares the address with the two newest nodes' instead
+ * of looking it up in the set of blocks and the bitmap, the freed slot
+ * keeps its bit in the bitmap (its header says it is not listed), the
+ * thread's shard keeps the counts that the slab's header would take, and
+ * the ledger is counted once the lock is dropped. With the one line of
+ * the bitmap and the one of the slab's counts no longer written, such a
+ * critical section writes the device's lines and the thread's own only.
  */
 #include <stdlib.h>
 #include <string.h>
 #include "slab.h"
-
-#define NR_SHARDS 8 /* a power of 2 */
-#define LINE 64
-
-struct devres__shards {
-	/*
-	 * The threads the shards belong to, by thread pointer, claimed in
-	 * turn: a line read by all and written NR_SHARDS times at most,
-	 * cheaper than a thread-local variable (a call through a TLS
-	 * descriptor in a shared library: 7 % of the time of a shared
-	 * device's allocate + free). Beyond, threads share by hash.
-	 */
-	void *owner[NR_SHARDS];
-	/* A shard's lists on lines of their own, written by its thread. */
-	void *free[NR_SHARDS][(NR_CLASSES + 7) & ~7];
-};
-
-static unsigned int my_shard(struct devres__shards *sh)
-{
-	void *me = devres__me();
-
-	for (unsigned int i = 0; i < NR_SHARDS; i++) {
-		if (sh->owner[i] == me)
-			return i;
-		if (!sh->owner[i]) {
-			sh->owner[i] = me;
-			return i;
-		}
-	}
-	return (unsigned int)(((uintptr_t)me >> 12) & (NR_SHARDS - 1));
-}
 
 static struct devres__shards *shards_of(struct devres__slab *s)
 {
@@ -101,10 +81,10 @@ void *devres__slab_carve_shared(struct devres__slab *s, size_t cls)
 {
 	struct devres__shards *sh = shards_of(s);
 	size_t len = cls * GRANULE;
-	unsigned int me = sh ? my_shard(sh) : 0;
+	struct shard *me = sh ? my_shard(sh) : NULL;
 	void *p;
 
-	if (sh && (p = pop(&sh->free[me][cls])))
+	if (sh && (p = pop(&me->free[cls])))
 		return p;
 	/*
 	 * The tail before the common list: slots freed before the device
@@ -113,8 +93,8 @@ void *devres__slab_carve_shared(struct devres__slab *s, size_t cls)
 	 */
 	if ((p = carve_line(s, len)) || (p = pop(&s->free[cls])))
 		return p;
-	for (unsigned int i = 1; sh && i < NR_SHARDS; i++)
-		if ((p = pop(&sh->free[(me + i) & (NR_SHARDS - 1)][cls])))
+	for (unsigned int i = 0; sh && i < NR_SHARDS; i++)
+		if ((p = pop(&sh->shard[i].free[cls])))
 			return p;
 	if (!devres__slab_grow(s))
 		return NULL;
@@ -122,18 +102,19 @@ void *devres__slab_carve_shared(struct devres__slab *s, size_t cls)
 }
 
 /*
- * devm_kfree() of slab node @n of a shared device: if it is one of the
- * two newest on the list, unlinks it, uncounts it and keeps its slot for
- * the calling thread. Returns false (nothing done) otherwise: the caller
- * kills it in place as on any device.
+ * devm_kfree() of slab node @n of a shared device, found by a lookup
+ * (slab_drop_newest() in slab.h finds the two newest by address): if it
+ * is one of the two newest on the list, unlinks it, uncounts it and
+ * keeps its slot for the calling thread. Returns false (nothing done)
+ * otherwise: the caller kills it in place as on any device.
  */
 bool devres__slab_drop(struct device *dev, struct devres__node *n)
 {
 	struct devres__slab *s = dev->devres_slab;
 	struct devres__node *head = list_head(dev), *prev = NULL;
 	struct devres__shards *sh;
+	struct shard *me;
 	size_t cls;
-	unsigned int me;
 
 	assert_locked(dev, __func__);
 	if (!dev_shared(dev) || !(sh = shards_of(s)))
@@ -150,7 +131,7 @@ bool devres__slab_drop(struct device *dev, struct devres__node *n)
 	s->listed--;
 	cls = class_of(n->size);
 	me = my_shard(sh);
-	*(void **)n = sh->free[me][cls];
-	sh->free[me][cls] = n;
+	*(void **)n = me->free[cls];
+	me->free[cls] = n;
 	return true;
 }

@@ -425,6 +425,13 @@ struct devres__node *devres__slab_find(struct device *dev, const void *p)
 	g = granule_of(n);
 	if (!(block_of(n)->live[g / 64] & (1ull << (g % 64))))
 		return NULL;
+	/*
+	 * A slot freed on a shared device keeps its bit on its thread's
+	 * list (slab_drop_newest()): the header, ours since the bit is
+	 * set, says whether it is listed.
+	 */
+	if (!(n->kind & DR_ADDED))
+		return NULL;
 	return n;
 }
 
@@ -464,11 +471,24 @@ bool devres__slab_only(struct device *dev, unsigned long *ret_live,
 {
 	struct devres__slab *s = dev->devres_slab;
 
+	unsigned long listed, live, bytes;
+
 	assert_locked(dev, __func__);
-	if (!s || s->listed != dev->devres_listed)
+	if (!s)
 		return false;
-	*ret_live = s->live;
-	*ret_bytes = s->live_bytes;
+	listed = s->listed;
+	live = s->live;
+	bytes = s->live_bytes;
+	/* A shared device's threads count in their shards (slab.h). */
+	for (unsigned int i = 0; s->shards && i < NR_SHARDS; i++) {
+		listed += (unsigned long)s->shards->shard[i].listed;
+		live += (unsigned long)s->shards->shard[i].live;
+		bytes += (unsigned long)s->shards->shard[i].live_bytes;
+	}
+	if (listed != dev->devres_listed)
+		return false;
+	*ret_live = live;
+	*ret_bytes = bytes;
 	return true;
 }
 

@@ -74,9 +74,24 @@ static inline void mark(struct devres__node *n, bool live)
 }
 
 /*
- * Makes slot @n a live node of @size bytes, counted as the node allocator
- * does. @maker: DR_MAKER() of the call, a constant where this is inlined,
- * so that naming the call costs nothing here.
+ * The same for a shared device's slot, which keeps its bit while it waits
+ * on its thread's list (slab_drop_newest()): written only when it is not
+ * set, since a word of the bitmap covers the slots of several threads.
+ */
+static inline void mark_once(struct devres__node *n)
+{
+	struct block *b = block_of(n);
+	size_t g = granule_of(n);
+
+	if (!(b->live[g / 64] & (1ull << (g % 64))))
+		b->live[g / 64] |= 1ull << (g % 64);
+}
+
+/*
+ * Makes slot @n a live node of @size bytes (the caller counts it in the
+ * ledger, once the lock is dropped). @maker: DR_MAKER() of the call, a
+ * constant where this is inlined, so that naming the call costs nothing
+ * here.
  */
 static inline struct devres__node *slot_fill(struct devres__slab *s,
 					     struct devres__node *n,
@@ -92,8 +107,90 @@ static inline struct devres__node *slot_fill(struct devres__slab *s,
 	s->listed++;
 	s->live++;
 	s->live_bytes += size;
-	devres__ledger_add(DL_NODES, 1);
-	devres__ledger_add(DL_NODE_BYTES, (long)size);
+	return n;
+}
+
+/*
+ * A shared device's slots (slab-shared.c): each thread frees to, and
+ * takes from, a shard of its own, which also keeps its own counts of
+ * the slab's nodes: the critical sections of a thread that allocates and
+ * frees write no line the other threads write, but the device's.
+ */
+#define NR_SHARDS 8 /* a power of 2 */
+#define LINE 64
+
+struct shard {
+	void *free[NR_CLASSES];
+	/* Added to the slab's own counts (devres__slab_only()). */
+	long listed, live, live_bytes;
+} __attribute__((aligned(LINE)));
+
+struct devres__shards {
+	/*
+	 * The threads the shards belong to, by thread pointer, claimed in
+	 * turn: a line read by all and written NR_SHARDS times at most,
+	 * cheaper than a thread-local variable (a call through a TLS
+	 * descriptor in a shared library: 7 % of the time of a shared
+	 * device's allocate + free). Beyond, threads share by hash.
+	 */
+	void *owner[NR_SHARDS];
+	struct shard shard[NR_SHARDS];
+};
+
+/*
+ * The calling thread's shard. The search starts where the thread
+ * pointer hashes to, and a thread claims the first free one from there:
+ * the threads of a process have their thread pointers a stack apart,
+ * so each usually finds its own at the first look, where a search from
+ * the first shard took up to eight, twice an operation, under the lock.
+ */
+static inline struct shard *my_shard(struct devres__shards *sh)
+{
+	void *me = devres__me();
+	unsigned int h = (unsigned int)((uintptr_t)me >> 12);
+
+	for (unsigned int i = 0; i < NR_SHARDS; i++) {
+		unsigned int k = (h + i) & (NR_SHARDS - 1);
+
+		if (sh->owner[k] == me)
+			return &sh->shard[k];
+		if (!sh->owner[k]) {
+			sh->owner[k] = me;
+			return &sh->shard[k];
+		}
+	}
+	return &sh->shard[h & (NR_SHARDS - 1)];
+}
+
+/*
+ * A shared device's allocation, with the lock held: the slot its thread
+ * freed last of the class, filled and counted in its shard. NULL when
+ * the shard has none (devres__slab_alloc() carves then).
+ */
+static inline struct devres__node *slab_alloc_shared(struct devres__slab *s,
+						     size_t size, bool zero,
+						     uint32_t maker)
+{
+	struct devres__shards *sh = s->shards;
+	size_t cls = class_of(size);
+	struct devres__node *n;
+	struct shard *me;
+
+	if (unlikely(!sh))
+		return NULL;
+	me = my_shard(sh);
+	n = me->free[cls];
+	if (unlikely(!n))
+		return NULL;
+	me->free[cls] = *(void **)n;
+	n->kind = DR_KIND_KMALLOC | DR_SLAB | maker;
+	n->size = (uint32_t)size;
+	if (zero)
+		memset(node_data(n), 0, size);
+	mark_once(n);
+	me->listed++;
+	me->live++;
+	me->live_bytes += (long)size;
 	return n;
 }
 
@@ -109,9 +206,10 @@ slab_alloc_fast(struct device *dev, size_t size, bool zero, uint32_t maker)
 	size_t cls = class_of(size), len = cls * GRANULE;
 	struct devres__node *n;
 
-	/* A shared device's slots are carved per thread: slab-shared.c. */
-	if (unlikely(!s) || unlikely(dev_shared(dev)))
+	if (unlikely(!s))
 		return NULL;
+	if (unlikely(dev_shared(dev)))
+		return slab_alloc_shared(s, size, zero, maker);
 	n = s->free[cls];
 	if (n) {
 		s->free[cls] = *(void **)n;
@@ -124,6 +222,47 @@ slab_alloc_fast(struct device *dev, size_t size, bool zero, uint32_t maker)
 		return NULL;
 	}
 	return slot_fill(s, n, size, zero, maker);
+}
+
+/*
+ * devm_kfree(@p) on a shared device, with the lock held, when @p is the
+ * data of one of the two newest nodes (what a thread that frees what it
+ * just took finds) and that node a live slot: unlinks it and keeps the
+ * slot for the calling thread, counted in its shard, without a lookup in
+ * the slab's set or bitmap, whose bit for the slot stays set (the slot is
+ * not listed: devres__slab_find() refuses it). Returns the node's size,
+ * and its log line's facts in @ret_log; 0 when it did nothing (the caller
+ * looks @p up as on any device).
+ */
+static inline size_t slab_drop_newest(struct device *dev, const void *p,
+				      struct dr_log *ret_log)
+{
+	struct devres__slab *s = dev->devres_slab;
+	struct devres__node *n = list_head(dev), *prev = NULL;
+	struct shard *me;
+	size_t size;
+
+	if (unlikely(!n) || unlikely(!s) || unlikely(!s->shards))
+		return 0;
+	if (node_data(n) != p) {
+		prev = n;
+		n = n->next;
+		if (!n || node_data(n) != p)
+			return 0;
+	}
+	if ((n->kind & (DR_SLAB | DR_DEAD)) != DR_SLAB ||
+	    DR_KIND(n) != DR_KIND_KMALLOC)
+		return 0;
+	*ret_log = dr_log_of_res(n);
+	size = n->size;
+	unlink_after(dev, prev, n);
+	me = my_shard(s->shards);
+	me->listed--;
+	me->live--;
+	me->live_bytes -= (long)size;
+	*(void **)n = me->free[class_of(size)];
+	me->free[class_of(size)] = n;
+	return size;
 }
 
 HIDDEN bool devres__slab_grow(struct devres__slab *s);
