@@ -510,10 +510,20 @@ static void *thread_loop(void *arg)
 	struct irq_action *a = arg;
 	struct irq_line *line = a->line;
 	char name[16];
+	int old;
 
 	snprintf(name, sizeof(name), "irq/%d-%s", line->irq,
 		 a->name ? a->name : "");
 	pthread_setname_np(pthread_self(), name);
+	/*
+	 * Cancellation acts only inside the thread function, where its end
+	 * is caught (thread_fn_ended()): at the wait below it would end the
+	 * thread with the line's lock held (a condition wait takes its mutex
+	 * back before it acts), and every later call on the line would
+	 * wait for ever. A request made while disabled stays pending until
+	 * the function's next call.
+	 */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	pthread_mutex_lock(&line->lock);
 	for (;;) {
 		while (!a->thread_pending && !a->stop)
@@ -525,7 +535,9 @@ static void *thread_loop(void *arg)
 		irq__cur_line = line;
 		irq__cur_action = a;
 		pthread_setspecific(fn_key, a);
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
 		a->thread_fn(line->irq, a->dev_id);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		pthread_setspecific(fn_key, NULL);
 		irq__cur_line = NULL;
 		irq__cur_action = NULL;

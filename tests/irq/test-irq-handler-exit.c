@@ -116,12 +116,71 @@ static void handler_cancels_itself(void **state)
 	ends_dispatcher(CANCEL);
 }
 
+static int thread_calls;
+
+static irqreturn_t wake_it(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_WAKE_THREAD;
+}
+
+/* Asks for its own cancellation and returns before any cancel point. */
+static irqreturn_t cancels_then_returns(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	if (__atomic_add_fetch(&thread_calls, 1, __ATOMIC_RELAXED) == 1)
+		pthread_cancel(pthread_self());
+	return IRQ_HANDLED;
+}
+
+/*
+ * A thread function that asks for its thread's cancellation and returns:
+ * the request must not act at a cancellation point of the library's own
+ * loop (the wait for the next wake, which holds the line's lock when it
+ * acts: it used to end the thread with the lock held, and every later
+ * call on the line waited for ever). It acts inside the function's next
+ * call at the latest, where an end of the thread is caught (one WARN).
+ */
+static void thread_function_cancels_itself(void **state)
+{
+	int irq = irq_line_create("tcancel");
+
+	(void)state;
+	alarm(30);
+	thread_calls = 0;
+	assert_int_equal(request_threaded_irq(irq, wake_it,
+					      cancels_then_returns,
+					      IRQF_ONESHOT, "tcancel", NULL),
+			 0);
+	start_log_capture();
+	assert_int_equal(irq_line_raise(irq), 0);
+	assert_true(wait_at_least(&thread_calls, 1));
+	synchronize_irq(irq);
+	/* The line still works: its primary runs, its lock is free. */
+	assert_int_equal(irq_line_raise(irq), 0);
+	synchronize_irq(irq);
+	disable_irq(irq);
+	enable_irq(irq);
+	assert_string_equal(free_irq(irq, NULL), "tcancel");
+	devres_set_log_sink(NULL, NULL);
+	/* At most the thread's end, WARNed once; nothing else. */
+	assert_true(cap.n <= 1);
+	if (cap.n)
+		assert_non_null(strstr(cap.line[0], "ended its thread"));
+	assert_int_equal(irq_line_destroy(irq), 0);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(handler_exits, irq_setup,
 						irq_teardown),
 		cmocka_unit_test_setup_teardown(handler_cancels_itself,
+						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(thread_function_cancels_itself,
 						irq_setup, irq_teardown),
 	};
 
