@@ -307,7 +307,8 @@ DEVRES_API void devres_thread_set_stop_timeout(struct devres_thread *thread,
  * (the kernel-compat headers' work items): @fn(@arg) runs in a new
  * detached thread, counted in the ledger's threads from before it starts
  * until it calls devres_thread_spawn_done() or, at the latest, until @fn
- * returns. Not a managed thread: nothing stops or joins it.
+ * ends (it returns, calls pthread_exit(), or is cancelled). Not a managed
+ * thread: nothing stops or joins it.
  *
  * Context: any thread.
  * Return: 0 once started; -EINVAL for a bad @fn (WARN); -ENOMEM; -EAGAIN

@@ -301,19 +301,90 @@ static int set_name(struct platform_device *pdev)
 	}
 }
 
+/*
+ * The devices platform_device_add() is naming and claiming, under
+ * devres__dm_lock: a second add of one of them (another thread's) is
+ * refused before it renames the device, frees its automatic id or clears
+ * its resources' names under the first. Nodes live on the adders' stacks.
+ */
+struct adding {
+	const struct platform_device *pdev;
+	struct adding *next;
+};
+
+static struct adding *adding;
+
+static bool adding_claim(struct adding *a, struct platform_device *pdev)
+{
+	bool busy = false;
+
+	dm_lock();
+	for (struct adding *x = adding; x; x = x->next)
+		busy |= x->pdev == pdev;
+	if (!busy) {
+		a->pdev = pdev;
+		a->next = adding;
+		adding = a;
+	}
+	dm_unlock();
+	return !busy;
+}
+
+static void adding_drop(struct adding *a)
+{
+	struct adding **pp;
+
+	dm_lock();
+	for (pp = &adding; *pp != a; pp = &(*pp)->next)
+		;
+	*pp = a->next;
+	dm_unlock();
+}
+
+static int pdev_add(struct platform_device *pdev);
+
 int platform_device_add(struct platform_device *pdev)
+{
+	struct adding a;
+	int ret;
+
+	if (devres__arg_bad(NULL, pdev, __func__, "device"))
+		return -EINVAL;
+	/*
+	 * Added (also from its own probe, inside its add), deleted...:
+	 * device_add() refuses it with the WARN of its state, and nothing
+	 * is renamed on the way.
+	 */
+	if (dm_dev_state(&pdev->dev) != DEV_INITIALIZED)
+		return pdev_add(pdev);
+	if (!adding_claim(&a, pdev)) {
+		/* Not by name: the other add may be renaming it. */
+		devres__warn(NULL, __func__,
+			     "platform device %p: another add of it is in "
+			     "progress",
+			     (void *)pdev);
+		return -EBUSY;
+	}
+	ret = pdev_add(pdev);
+	adding_drop(&a);
+	return ret;
+}
+
+static int pdev_add(struct platform_device *pdev)
 {
 	int ret;
 
-	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
-	    devres__opt_bad(&pdev->dev, pdev->name, __func__, "name"))
+	if (devres__arg_bad(NULL, pdev, "platform_device_add", "device") ||
+	    devres__opt_bad(&pdev->dev, pdev->name, "platform_device_add",
+			    "name"))
 		return -EINVAL;
 	if (!pdev->name) {
-		devres__warn(&pdev->dev, __func__, "device has no name");
+		devres__warn(&pdev->dev, "platform_device_add",
+			     "device has no name");
 		return -EINVAL;
 	}
 	/* Renaming a registered device first would corrupt it. */
-	if (!devres__dev_ok(&pdev->dev, __func__))
+	if (!devres__dev_ok(&pdev->dev, "platform_device_add"))
 		return -EINVAL;
 	/* Not initialized: device_add() refuses it with the right WARN. */
 	if (dm_dev_state(&pdev->dev) != DEV_INITIALIZED)

@@ -469,6 +469,7 @@ HIDDEN void devres__after_chain(struct devres__late *l);
 enum devres__fork_rank {
 	DEVRES_FORK_PCI_BUS,   /* pci/driver.c: held across bus_register() */
 	DEVRES_FORK_VFIO,      /* vfio/container.c */
+	DEVRES_FORK_UIO,       /* uio/uio.c: before the DMA states */
 	DEVRES_FORK_IRQ_DISP,  /* irq/dispatch.c */
 	DEVRES_FORK_IRQ_LINES, /* irq/line.c */
 	/*

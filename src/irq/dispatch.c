@@ -113,11 +113,17 @@ static void wake_thread(struct irq_line *line, struct irq_action *a, bool *warn)
  * (manage.c); this thread may, from a handler, and then frees nothing
  * before the walk is over.
  */
+static void deliver_end(struct irq_line *line, irqreturn_t ret,
+			unsigned long covers);
+
+/* The primary handler running on this (dispatcher) thread, and its read. */
+static TLS_FAST struct irq_action *running_action;
+static TLS_FAST unsigned long running_covers;
+
 static void deliver(struct irq_line *line)
 {
-	struct irq_action *a, *zombies;
+	struct irq_action *a;
 	irqreturn_t ret = IRQ_NONE;
-	bool stuck, warn_thread = false;
 	int irq = line->irq;
 	unsigned long covers = line->reads;
 
@@ -125,18 +131,36 @@ static void deliver(struct irq_line *line)
 	line->running = true;
 	pthread_mutex_unlock(&line->lock);
 	irq__cur_line = irq__running_line = line;
+	running_covers = covers;
 	for (a = line->actions; a; a = a->next) {
 		irqreturn_t r;
 
 		if (a->dead)
 			continue;
+		running_action = a;
 		r = a->handler(irq, a->dev_id);
 		if (r & IRQ_WAKE_THREAD)
 			a->wake_req = true;
 		ret |= r;
 	}
+	running_action = NULL;
 	irq__cur_line = irq__running_line = NULL;
 	pthread_mutex_lock(&line->lock);
+	deliver_end(line, ret, covers);
+}
+
+/*
+ * The end of a delivery, the line locked on entry and on return: wakes
+ * the threads the handlers asked for, counts the result, lets waiters go
+ * and reaps the handlers freed meanwhile.
+ */
+static void deliver_end(struct irq_line *line, irqreturn_t ret,
+			unsigned long covers)
+{
+	struct irq_action *a, *zombies;
+	bool stuck, warn_thread = false;
+	int irq = line->irq;
+
 	for (a = line->actions; a; a = a->next) {
 		if (a->wake_req) {
 			a->wake_req = false;
@@ -239,12 +263,75 @@ static void free_dispatcher(struct irq_dispatcher *d)
 	free(d);
 }
 
+static void *dispatch_loop(void *arg);
+
+/*
+ * A primary handler that ends the dispatcher thread (pthread_exit()):
+ * this destructor of disp_key runs instead of the rest of the loop. The
+ * interrupt it was handling is done (its waiters let go, its freed
+ * handlers reaped), and the dispatcher goes on in a new thread on the
+ * same epoll set, since it serves every line: unless it is being stopped
+ * (its last handler freed), whoever stops it then joins this thread, or
+ * frees it when a handler stopped it. A cancellation cannot end it: the
+ * thread runs with cancellation disabled, as nothing can kill a hard
+ * interrupt handler, and a cancel point under a line's lock (its fd's
+ * read) would leave that lock held.
+ */
+static pthread_key_t disp_key;
+static int disp_key_err = -1;
+static pthread_once_t disp_once = PTHREAD_ONCE_INIT;
+
+static void disp_ended(void *p)
+{
+	struct irq_dispatcher *d = p;
+	struct irq_line *line = irq__running_line;
+	struct irq_action *a = running_action;
+	/* Set by this thread; read before a new one may stop and free @d. */
+	bool self = d->self_stopped, again = false, current;
+
+	running_action = NULL;
+	irq__cur_line = irq__running_line = NULL;
+	/* Before the line is done, so that synchronize_irq() follows it. */
+	devres__warn(NULL, "irq_dispatch",
+		     "irq %d: the handler '%s' ended the dispatcher thread",
+		     line ? line->irq : 0, a && a->name ? a->name : "");
+	if (line) {
+		pthread_mutex_lock(&line->lock);
+		/* No result: not counted as unhandled. */
+		deliver_end(line, IRQ_HANDLED, running_covers);
+		pthread_mutex_unlock(&line->lock);
+	}
+	pthread_mutex_lock(&irq_lock);
+	current = disp_cur == d;
+	if (current)
+		again = irq__create_thread(&d->thread, dispatch_loop, d) == 0;
+	pthread_mutex_unlock(&irq_lock);
+	if (current && !again)
+		devres__print(DEVRES_LOG_INFO, "irq_dispatch: no new "
+					       "dispatcher thread: "
+					       "interrupts are not delivered "
+					       "until the last "
+					       "handler is freed");
+	if (self)
+		free_dispatcher(d);
+	else if (again)
+		pthread_detach(pthread_self());
+}
+
+static void disp_key_init(void)
+{
+	disp_key_err = pthread_key_create(&disp_key, disp_ended);
+}
+
 static void *dispatch_loop(void *arg)
 {
 	struct irq_dispatcher *d = arg;
 	struct epoll_event ev[16];
+	int old;
 
 	pthread_setname_np(pthread_self(), "irq/dispatch");
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+	(void)pthread_setspecific(disp_key, d);
 	while (!stopped(d)) {
 		int n = irq__poll_wait(d, ev, 16);
 
@@ -255,6 +342,7 @@ static void *dispatch_loop(void *arg)
 				replay(d);
 		}
 	}
+	(void)pthread_setspecific(disp_key, NULL);
 	/* Stopped from one of its own handlers: nobody joins it. */
 	if (d->self_stopped)
 		free_dispatcher(d);
@@ -284,6 +372,11 @@ static int start_dispatcher(struct irq_dispatcher **ret_disp)
 	if (d->wakefd < 0 ||
 	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &ev) < 0)
 		goto fail_errno;
+	pthread_once(&disp_once, disp_key_init);
+	if (disp_key_err) {
+		rc = -disp_key_err;
+		goto fail;
+	}
 	pthread_mutex_init(&d->lock, NULL);
 	rc = devres__should_fail_thread()
 		     ? -EAGAIN
@@ -417,10 +510,20 @@ static void *thread_loop(void *arg)
 	struct irq_action *a = arg;
 	struct irq_line *line = a->line;
 	char name[16];
+	int old;
 
 	snprintf(name, sizeof(name), "irq/%d-%s", line->irq,
 		 a->name ? a->name : "");
 	pthread_setname_np(pthread_self(), name);
+	/*
+	 * Cancellation acts only inside the thread function, where its end
+	 * is caught (thread_fn_ended()): at the wait below it would end the
+	 * thread with the line's lock held (a condition wait takes its mutex
+	 * back before it acts), and every later call on the line would
+	 * wait for ever. A request made while disabled stays pending until
+	 * the function's next call.
+	 */
+	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	pthread_mutex_lock(&line->lock);
 	for (;;) {
 		while (!a->thread_pending && !a->stop)
@@ -432,7 +535,9 @@ static void *thread_loop(void *arg)
 		irq__cur_line = line;
 		irq__cur_action = a;
 		pthread_setspecific(fn_key, a);
+		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
 		a->thread_fn(line->irq, a->dev_id);
+		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		pthread_setspecific(fn_key, NULL);
 		irq__cur_line = NULL;
 		irq__cur_action = NULL;

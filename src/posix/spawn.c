@@ -21,13 +21,38 @@ struct spawn {
 /* Whether this thread is a spawned one still counted. */
 static TLS_FAST bool counted;
 
+/*
+ * However the function ends: a return drops the count below; a
+ * pthread_exit() or a cancellation skips that, and this destructor of
+ * end_key drops it instead (a cleanup handler would need setjmp() or C++
+ * unwinding in every caller). Once in all: the call does nothing when the
+ * count is already dropped.
+ */
+static pthread_key_t end_key;
+static int end_key_err = -1;
+static pthread_once_t end_once = PTHREAD_ONCE_INIT;
+
+static void spawn_ended(void *p)
+{
+	(void)p;
+	devres_thread_spawn_done();
+}
+
+static void end_key_init(void)
+{
+	end_key_err = pthread_key_create(&end_key, spawn_ended);
+}
+
 static void *trampoline(void *p)
 {
 	struct spawn s = *(struct spawn *)p;
 
 	free(p);
 	counted = true;
+	/* Without memory for it, only a return is seen. */
+	(void)pthread_setspecific(end_key, &end_key);
 	s.fn(s.arg);
+	(void)pthread_setspecific(end_key, NULL);
 	devres_thread_spawn_done();
 	return NULL;
 }
@@ -41,6 +66,9 @@ int devres_thread_spawn(void *(*fn)(void *), void *arg)
 
 	if (devres__arg_bad(NULL, (const void *)fn, __func__, "fn"))
 		return -EINVAL;
+	pthread_once(&end_once, end_key_init);
+	if (end_key_err)
+		return -end_key_err;
 	s = malloc(sizeof(*s));
 	if (!s)
 		return -ENOMEM;

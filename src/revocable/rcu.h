@@ -63,6 +63,12 @@ extern HIDDEN bool devres__rcu_urcu;
 /* The backend's name, for the log. */
 HIDDEN const char *devres__rcu_name(bool urcu);
 
+/*
+ * revocable.c, in a child of fork(), in the thread that forked (process
+ * @parent): its accesses and queued revocations are its parent's.
+ */
+HIDDEN void devres__revocable_forked(int parent);
+
 HIDDEN void devres__srcu_wake(struct rcu_readers *r);
 HIDDEN void devres__srcu_sync(struct rcu_readers *r);
 HIDDEN void devres__urcu_sync(struct rcu_readers *r);

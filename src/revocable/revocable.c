@@ -333,6 +333,29 @@ static bool untrack(const struct revocable *h)
 	return true;
 }
 
+/*
+ * The copy of the forking thread's record in the child. Its accesses stay
+ * recorded, so that each one's end gets its WARN (docs/fork.md), but the
+ * read side this thread holds for them with liburcu-bp is its own, and
+ * left held it would make every grace period of the child (a revocation
+ * of its own handles, from any of its threads) wait for this thread. The
+ * revocations it queued are the parent's: their readers and release are
+ * the parent's, which finishes them; run here, the parent's resource was
+ * released in the child at this thread's exit. Accesses of an older
+ * ancestor's handles were let go at that ancestor's fork.
+ */
+void devres__revocable_forked(int parent)
+{
+	pending = NULL;
+	for (unsigned int i = 0; i < depth; i++) {
+		struct revocable *r =
+			devres__handle_obj(&revocables, held[i], NULL);
+
+		if (r && r->urcu && r->pid == parent)
+			rcu_exit(true, &r->readers);
+	}
+}
+
 void revocable_access_end(struct revocable *h)
 {
 	unsigned int top = depth - 1;
@@ -354,11 +377,14 @@ void revocable_access_end(struct revocable *h)
 	 */
 	depth = top;
 	r = devres__handle_obj(&revocables, h, NULL);
-	if (unlikely(!r || r->pid != devres__pid_now())) {
+	if (unlikely(!r || r->pid != devres__pid_now()))
 		handle_bad(h, r, !r, __func__);
-		return;
-	}
-	rcu_exit(r->urcu, &r->readers);
+	else
+		rcu_exit(r->urcu, &r->readers);
+	/*
+	 * Also after a forgotten access: a revocation of the child's own,
+	 * queued behind it, is finished when the outermost access ends.
+	 */
 	if (unlikely(!top && pending))
 		run_pending();
 }

@@ -19,14 +19,41 @@ __attribute__((constructor)) static void rcu_choose(void)
 #endif
 }
 
-#ifdef DEVRES_HAVE_URCU
+/* The process that forks, for the child's handler. */
+static int fork_parent;
+
 /* liburcu-bp's registry lock, held across fork() as its manual asks. */
+static void rcu_prepare(void)
+{
+	fork_parent = devres__pid_now();
+#ifdef DEVRES_HAVE_URCU
+	urcu_bp_before_fork();
+#endif
+}
+
+static void rcu_parent(void)
+{
+#ifdef DEVRES_HAVE_URCU
+	urcu_bp_after_fork_parent();
+#endif
+}
+
+/*
+ * The forking thread's accesses and queued revocations are its parent's:
+ * forgotten (revocable.c), once liburcu-bp knows its registry again.
+ */
+static void rcu_child(void)
+{
+#ifdef DEVRES_HAVE_URCU
+	urcu_bp_after_fork_child();
+#endif
+	devres__revocable_forked(fork_parent);
+}
+
 __attribute__((constructor)) static void rcu_atfork(void)
 {
-	devres__atfork(DEVRES_FORK_RCU, urcu_bp_before_fork,
-		       urcu_bp_after_fork_parent, urcu_bp_after_fork_child);
+	devres__atfork(DEVRES_FORK_RCU, rcu_prepare, rcu_parent, rcu_child);
 }
-#endif
 
 const char *devres__rcu_name(bool urcu)
 {

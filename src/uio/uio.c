@@ -52,6 +52,18 @@ static char *dev_dir;
 static unsigned int conf_flags;
 static unsigned int taken;
 
+/*
+ * Held across fork(), so that a child forked while another thread
+ * configures the backend or attaches a device finds it free. Attach sets
+ * the device's DMA ops under it (the DMA states' lock): ranked before
+ * those. The parent's devices stay counted in the child, which cannot
+ * put them (docs/fork.md).
+ */
+__attribute__((constructor)) static void conf_atfork(void)
+{
+	devres__atfork_mutex(DEVRES_FORK_UIO, &conf_lock);
+}
+
 static int no_dma_supported(struct device *dev, uint64_t mask)
 {
 	(void)dev;

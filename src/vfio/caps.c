@@ -68,7 +68,8 @@ static int range_cmp(const void *a, const void *b)
 
 unsigned int vfio__iommu_ranges(const struct vfio_iommu_type1_info *info,
 				size_t len, struct vfio_range *out,
-				unsigned int max, uint64_t *ret_pgsize)
+				unsigned int max, uint64_t *ret_pgsize,
+				unsigned int *ret_total)
 {
 	const size_t cap_size =
 		sizeof(struct vfio_iommu_type1_info_cap_iova_range);
@@ -77,6 +78,7 @@ unsigned int vfio__iommu_ranges(const struct vfio_iommu_type1_info *info,
 
 	/* The smallest page the IOMMU maps: IOVAs and sizes align to it. */
 	*ret_pgsize = 4096;
+	*ret_total = 0;
 	if ((info->flags & VFIO_IOMMU_INFO_PGSIZES) && info->iova_pgsizes)
 		*ret_pgsize = info->iova_pgsizes & -info->iova_pgsizes;
 	if ((info->flags & VFIO_IOMMU_INFO_CAPS) && len >= sizeof(*info))
@@ -92,19 +94,34 @@ unsigned int vfio__iommu_ranges(const struct vfio_iommu_type1_info *info,
 		       sizeof(nr));
 		p += cap_size;
 		for (uint32_t i = 0;
-		     i < nr && n < max &&
-		     (size_t)(p - (const char *)info) +
-				     sizeof(struct vfio_iova_range) <=
-			     len;
+		     i < nr && (size_t)(p - (const char *)info) +
+					       sizeof(struct vfio_iova_range) <=
+				       len;
 		     i++, p += sizeof(struct vfio_iova_range)) {
 			struct vfio_iova_range r;
+			unsigned int low = 0;
 
 			memcpy(&r, p, sizeof(r));
 			if (r.end < r.start)
 				continue;
-			out[n].start = r.start;
-			out[n].end = r.end;
-			n++;
+			(*ret_total)++;
+			/*
+			 * More ranges than room: the highest are kept, since
+			 * IOVAs are handed out top down (the kernel lists
+			 * them lowest first, so keeping the first ones
+			 * dropped the space above 4 GiB).
+			 */
+			if (n == max) {
+				for (unsigned int k = 1; k < n; k++)
+					if (out[k].start < out[low].start)
+						low = k;
+				if (!n || r.start <= out[low].start)
+					continue;
+			} else {
+				low = n++;
+			}
+			out[low].start = r.start;
+			out[low].end = r.end;
 		}
 	} else {
 		off = 0;
@@ -113,7 +130,7 @@ unsigned int vfio__iommu_ranges(const struct vfio_iommu_type1_info *info,
 	if (!off) {
 		out[0].start = 0;
 		out[0].end = UINT64_MAX;
-		n = 1;
+		n = *ret_total = 1;
 	}
 	qsort(out, n, sizeof(*out), range_cmp);
 	return n;

@@ -128,6 +128,7 @@ static void name_offender(int number, const char *dev_name)
 static int iommu_info(struct vfio_group *g)
 {
 	struct vfio_iommu_type1_info head = { .argsz = sizeof(head) }, *info;
+	unsigned int total = 0;
 	size_t len;
 	int ret = 0;
 
@@ -142,8 +143,15 @@ static int iommu_info(struct vfio_group *g)
 		ret = -errno;
 	else
 		g->nr_ranges = vfio__iommu_ranges(info, len, g->ranges,
-						  VFIO_MAX_RANGES, &g->pgsize);
+						  VFIO_MAX_RANGES, &g->pgsize,
+						  &total);
 	free(info);
+	/* Not the program's doing: said, not WARNed. */
+	if (!ret && total > g->nr_ranges)
+		devres__print(DEVRES_LOG_INFO,
+			      "vfio group %d: the IOMMU reports %u usable IOVA "
+			      "ranges: the %u highest are used",
+			      g->number, total, g->nr_ranges);
 	return ret;
 }
 

@@ -69,9 +69,11 @@ struct vfio_region_info;
 struct vfio_iommu_type1_info;
 HIDDEN bool vfio__region_mappable(const struct vfio_region_info *info,
 				  size_t len);
+/* The @max highest usable ranges; *@ret_total counts all the reply has. */
 HIDDEN unsigned int vfio__iommu_ranges(const struct vfio_iommu_type1_info *info,
 				       size_t len, struct vfio_range *out,
-				       unsigned int max, uint64_t *ret_pgsize);
+				       unsigned int max, uint64_t *ret_pgsize,
+				       unsigned int *ret_total);
 HIDDEN int vfio__iova_find(struct vfio_map **head,
 			   const struct vfio_range *ranges, unsigned int n,
 			   uint64_t size, uint64_t align, uint64_t mask,

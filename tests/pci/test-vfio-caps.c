@@ -109,13 +109,14 @@ static void test_iommu_ranges(void **state)
 		{ 0xfef00000, 0x7fffffffffull },
 	};
 	struct vfio_range out[VFIO_MAX_RANGES];
+	unsigned int total = 0;
 	uint64_t pg = 0;
 	size_t len;
 
 	(void)state;
 	len = iommu_reply(buf, 0x40201000ull, x86, 2);
 	assert_int_equal(vfio__iommu_ranges((void *)buf, len, out,
-					    VFIO_MAX_RANGES, &pg),
+					    VFIO_MAX_RANGES, &pg, &total),
 			 2);
 	assert_int_equal(pg, 4096);
 	/* Highest first. */
@@ -124,9 +125,10 @@ static void test_iommu_ranges(void **state)
 	assert_int_equal(out[1].start, 0);
 	assert_int_equal(out[1].end, 0xfedfffff);
 	/* At most @max kept; a reply too short for its ranges is cut. */
-	assert_int_equal(vfio__iommu_ranges((void *)buf, len, out, 1, &pg), 1);
+	assert_int_equal(
+		vfio__iommu_ranges((void *)buf, len, out, 1, &pg, &total), 1);
 	assert_int_equal(vfio__iommu_ranges((void *)buf, len - 16, out,
-					    VFIO_MAX_RANGES, &pg),
+					    VFIO_MAX_RANGES, &pg, &total),
 			 1);
 	assert_int_equal(out[0].start, 0);
 	/*
@@ -153,7 +155,8 @@ static void test_iommu_ranges(void **state)
 		len = at2 + sizeof(rc) + sizeof(x86);
 		assert_int_equal(at2 % 8, 4);
 		assert_int_equal(vfio__iommu_ranges((void *)buf, len, out,
-						    VFIO_MAX_RANGES, &pg),
+						    VFIO_MAX_RANGES, &pg,
+						    &total),
 				 2);
 		assert_int_equal(out[0].start, 0xfef00000);
 		assert_int_equal(out[1].end, 0xfedfffff);
@@ -161,11 +164,58 @@ static void test_iommu_ranges(void **state)
 	/* No capability: the whole space; a 64 KiB-page IOMMU. */
 	len = iommu_reply(buf, 0x10000, NULL, 0);
 	assert_int_equal(vfio__iommu_ranges((void *)buf, len, out,
-					    VFIO_MAX_RANGES, &pg),
+					    VFIO_MAX_RANGES, &pg, &total),
 			 1);
 	assert_int_equal(out[0].start, 0);
 	assert_true(out[0].end == UINT64_MAX);
 	assert_int_equal(pg, 0x10000);
+}
+
+/*
+ * More usable ranges than the group keeps (a platform with many reserved
+ * regions): the highest are kept, as IOVAs are handed out top down, and
+ * the total is told. The kernel lists ranges lowest first: keeping the
+ * first ones used to drop the space at the top.
+ */
+static void test_iommu_ranges_beyond_limit(void **state)
+{
+	_Alignas(8) unsigned char buf[512];
+	struct vfio_iova_range r[VFIO_MAX_RANGES + 4];
+	struct vfio_range out[VFIO_MAX_RANGES];
+	const unsigned int n = VFIO_MAX_RANGES + 4;
+	unsigned int total = 0;
+	uint64_t pg = 0;
+	size_t len;
+
+	(void)state;
+	/* [i MiB, i MiB + 64 KiB), lowest first; the last one is big. */
+	for (unsigned int i = 0; i < n; i++) {
+		r[i].start = (uint64_t)i << 20;
+		r[i].end = r[i].start + 0xffff;
+	}
+	r[n - 1].end = 0x7fffffffffull;
+	len = iommu_reply(buf, 4096, r, n);
+	assert_true(len <= sizeof(buf));
+	assert_int_equal(vfio__iommu_ranges((void *)buf, len, out,
+					    VFIO_MAX_RANGES, &pg, &total),
+			 VFIO_MAX_RANGES);
+	assert_int_equal(total, n);
+	/* The top one, then each lower one down to the 16th from the top. */
+	assert_int_equal(out[0].start, (uint64_t)(n - 1) << 20);
+	assert_true(out[0].end == 0x7fffffffffull);
+	for (unsigned int k = 0; k < VFIO_MAX_RANGES; k++)
+		assert_int_equal(out[k].start, (uint64_t)(n - 1 - k) << 20);
+	/* Room for one: the highest. */
+	assert_int_equal(
+		vfio__iommu_ranges((void *)buf, len, out, 1, &pg, &total), 1);
+	assert_int_equal(out[0].start, (uint64_t)(n - 1) << 20);
+	assert_int_equal(total, n);
+	/* Within the limit the total is the count kept. */
+	len = iommu_reply(buf, 4096, r, 3);
+	assert_int_equal(vfio__iommu_ranges((void *)buf, len, out,
+					    VFIO_MAX_RANGES, &pg, &total),
+			 3);
+	assert_int_equal(total, 3);
 }
 
 static void test_iova_find(void **state)
@@ -243,6 +293,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_region_mappable),
 		cmocka_unit_test(test_iommu_ranges),
+		cmocka_unit_test(test_iommu_ranges_beyond_limit),
 		cmocka_unit_test(test_iova_find),
 	};
 
