@@ -179,6 +179,9 @@ static void one_warn(long warns, const char *what)
 	assert_non_null(strstr(got.line[0], what));
 }
 
+/* Rounds whose range went to a next owner, tested untouched by a release. */
+static int owner_rounds;
+
 static void run_round(enum way way, int i, int *won)
 {
 	struct round r = { .way = way, .first = i % 2 };
@@ -266,21 +269,28 @@ static void run_round(enum way way, int i, int *won)
 	 * any thread, and may take a range once it is free: after a munmap,
 	 * or before a MAP_FIXED made over memory the release had already
 	 * given back (the program's race, lost; the runtime unmaps it later).
-	 * There only the MAP_FIXED the hand call won is looked at.
+	 * There only the MAP_FIXED the hand call won is looked at. A
+	 * MAP_FIXED that lost is looked at in no build: between the
+	 * release's munmap and it, the library itself (a slab page, a
+	 * thread's stack) may have been given the range, and the MAP_FIXED
+	 * replaced that.
 	 */
-	if (!sanitized || (way == FIXED && warns)) {
+	if ((!sanitized && way != FIXED) || (way == FIXED && warns)) {
 		for (size_t off = 0; off < len; off += pg)
 			assert_int_equal(mapped(r.p + off), way == FIXED);
 	}
+	/*
+	 * The range taken meanwhile by someone else (as above): this round
+	 * cannot test the next owner; race() wants most rounds to.
+	 */
 	if (way != FIXED &&
-	    mmap(r.p, len, RW, ANON | MAP_FIXED_NOREPLACE, -1, 0) != r.p) {
-		assert_true(sanitized);
+	    mmap(r.p, len, RW, ANON | MAP_FIXED_NOREPLACE, -1, 0) != r.p)
 		return;
-	}
 	if (way == FIXED && !(mapped(r.p) && mapped(r.p + len - pg))) {
-		assert_true(sanitized);
+		assert_true(sanitized || !warns);
 		return;
 	}
+	owner_rounds++;
 	/* The next owner of the range, which no release may touch. */
 	memset(r.p, 0x61, len);
 	start_capture();
@@ -295,8 +305,11 @@ static void race(enum way way, const char *name)
 {
 	int won[2] = { 0, 0 };
 
+	owner_rounds = 0;
 	for (int i = 0; i < ROUNDS; i++)
 		run_round(way, i, won);
+	/* Most ranges are free again for the next owner's test. */
+	assert_true(owner_rounds >= ROUNDS / 4);
 	/* Which won is the scheduler's choice: said, not asserted. */
 	printf("%s: the first came first %d times, the second %d times\n", name,
 	       won[0], won[1]);
