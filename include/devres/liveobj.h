@@ -85,7 +85,8 @@ devres_liveobj_activate(void *obj, const struct devres_liveobj_descr *descr);
  *
  * Context: any thread; as devres_liveobj_activate().
  */
-DEVRES_API void devres_liveobj_deactivate(const void *obj);
+DEVRES_API void devres_liveobj_deactivate(const void *obj)
+	DEVRES_ADDRESS_ONLY(1);
 
 /**
  * devres_liveobj_active() - whether an object is registered live
@@ -98,7 +99,7 @@ DEVRES_API void devres_liveobj_deactivate(const void *obj);
  * Return: true while @obj is active, in this process or, in a child of
  * fork(), in the parent at the fork.
  */
-DEVRES_API bool devres_liveobj_active(const void *obj);
+DEVRES_API bool devres_liveobj_active(const void *obj) DEVRES_ADDRESS_ONLY(1);
 
 #ifdef __cplusplus
 }

@@ -29,6 +29,17 @@ extern "C" {
 #define DEVRES_PRINTF(fmt, args)
 #endif
 
+/*
+ * For a pointer argument whose memory the call never reads or writes (only
+ * its address matters): uninitialized memory may be passed without
+ * GCC's -Wmaybe-uninitialized.
+ */
+#if defined(__GNUC__) && !defined(__clang__) && __GNUC__ >= 10
+#define DEVRES_ADDRESS_ONLY(arg) __attribute__((access(none, arg)))
+#else
+#define DEVRES_ADDRESS_ONLY(arg)
+#endif
+
 /* The kernel's __must_check: a result that is an error must be looked at. */
 #if defined(__GNUC__)
 #define DEVRES_MUST_CHECK __attribute__((warn_unused_result))

@@ -216,7 +216,7 @@ int pci_fake_add(struct pci_fake *tree, const struct pci_fake_dev *d)
 	if (!ret)
 		ret = write_file(tree, d->name, "resource", res, (size_t)n, 0);
 	for (int i = 0; !ret && i < PCI_STD_NUM_BARS; i++) {
-		char file[16];
+		char file[24];
 
 		if (!d->bar_size[i])
 			continue;

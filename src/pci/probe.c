@@ -398,7 +398,7 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 	else if (pci__out_of_resources(fd))
 		return fd;
 	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
-		char file[16];
+		char file[24];
 
 		if (resource_type(&pdev->resource[i]) != IORESOURCE_MEM)
 			continue;

@@ -93,7 +93,7 @@ static void find_next_device_walks_bound_ones(void **state)
 	assert_int_equal(bus_register(&fbus), 0);
 	fdrv.bus = &fbus;
 	for (int i = 0; i < 3; i++) {
-		char name[8];
+		char name[16];
 
 		snprintf(name, sizeof(name), "fn%d", i);
 		assert_int_equal(init_dev(&devs[i], name), 0);

@@ -300,7 +300,7 @@ static void fork_from_busy_parent(void **state)
 	assert_true(pci_bus_scan() >= 0);
 	assert_int_equal(museum_make(&museum, bar_dev.name), 0);
 	for (int k = 0; k < NWORKERS; k++) {
-		char n[16];
+		char n[24];
 
 		snprintf(n, sizeof(n), "worker-%d", k);
 		assert_int_equal(init_dev(&w[k].dev, n), 0);
