@@ -218,7 +218,9 @@ void devm_kfree(struct device *dev, const void *p)
 	shared = dev_shared(dev);
 	if (unlikely(shared) && likely(!devres__liveobj_any()) &&
 	    (size = slab_drop_newest(dev, p, &l))) {
+		dead = compact_if_all_dead(dev);
 		unlock_dev(dev);
+		devres__free_dead(dead);
 		devres__ledger_add(DL_NODES, -1);
 		devres__ledger_add(DL_NODE_BYTES, -(long)size);
 		dr_log(dev, "REM", l);
@@ -233,15 +235,7 @@ void devm_kfree(struct device *dev, const void *p)
 		/* Its slot back to this thread now (slab-shared.c), if it can. */
 		l = dr_log_of_res(n);
 		if (devres__slab_drop(dev, n)) {
-			/*
-			 * Unlinked, not killed: the kill that would have
-			 * compacted the dead is not counted. A list of dead
-			 * nodes only is compacted here, as it would be by
-			 * the kills of an unshared device.
-			 */
-			if (dev->devres_dead &&
-			    dev->devres_dead == dev->devres_listed)
-				dead = devres__compact_locked(dev);
+			dead = compact_if_all_dead(dev);
 			unlock_dev(dev);
 			devres__free_dead(dead);
 			dr_log(dev, "REM", l);

@@ -351,6 +351,19 @@ static inline struct devres__node *maybe_compact(struct device *dev)
 }
 
 /*
+ * After a shared device's node was unlinked for its slot's reuse instead
+ * of killed: the kill that would have compacted the dead is not counted,
+ * so a list of dead nodes only is compacted here, as the kills of an
+ * unshared device would. Returns what to hand to devres__free_dead().
+ */
+static inline struct devres__node *compact_if_all_dead(struct device *dev)
+{
+	if (dev->devres_dead && dev->devres_dead == dev->devres_listed)
+		return devres__compact_locked(dev);
+	return NULL;
+}
+
+/*
  * The errno a driver is expected to return when this allocation fails:
  * -ENOMEM for managed memory; for other kinds (a region, whose NULL the
  * kernel's drivers turn into -EBUSY) it is not known.
