@@ -330,24 +330,12 @@ int devres__map_add(struct devres__map *m)
 	return 0;
 }
 
-bool devres__map_remove(struct devres__map *m)
-{
-	bool owned;
-	size_t i;
-
-	pthread_mutex_lock(&maps_lock);
-	owned = m->in_table;
-	if (owned) {
-		i = first_after(m->start);
-		if (i < devres__maps_nr && maps[i] == m)
-			take_out(i);
-		m->in_table = false;
-	}
-	pthread_mutex_unlock(&maps_lock);
-	return owned;
-}
-
-bool devres__map_remove_unmap(struct devres__map *m, void *addr, size_t len)
+/*
+ * Takes @m out of the table if it is still there, and if it was, unmaps
+ * [@addr, @addr + @len) (when @len) before the lock is let go. Returns
+ * whether it was: whoever takes a record out owns its mapping.
+ */
+static bool remove_record(struct devres__map *m, void *addr, size_t len)
 {
 	bool owned;
 	size_t i;
@@ -360,10 +348,21 @@ bool devres__map_remove_unmap(struct devres__map *m, void *addr, size_t len)
 			take_out(i);
 		m->in_table = false;
 		/* Goes straight on: this thread holds the lock. */
-		devres__munmap(addr, len);
+		if (len)
+			devres__munmap(addr, len);
 	}
 	pthread_mutex_unlock(&maps_lock);
 	return owned;
+}
+
+bool devres__map_remove(struct devres__map *m)
+{
+	return remove_record(m, NULL, 0);
+}
+
+bool devres__map_remove_unmap(struct devres__map *m, void *addr, size_t len)
+{
+	return remove_record(m, addr, len);
 }
 
 /*
