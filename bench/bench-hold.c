@@ -46,6 +46,7 @@
 #include <unistd.h>
 #include <sys/resource.h>
 #include "bench.h"
+#include "../src/base/hold.h"
 #include <devres/device.h>
 
 #ifdef DR_HOLD_CALLGRIND
@@ -60,12 +61,6 @@
 #define HOLD_MAX (1u << 20)
 
 #ifdef DR_HOLD_TRACE
-struct devres__hold_trace {
-	int what;
-	unsigned long long t0;
-	unsigned int n[2];
-	unsigned int *ticks[2];
-};
 extern __thread struct devres__hold_trace devres__hold_trace;
 #endif
 
@@ -90,25 +85,6 @@ struct worker {
 } __attribute__((aligned(64)));
 
 static int stop, go;
-
-static inline unsigned long long ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned long long t;
-
-	/* Not before what precedes it, nor after what follows. */
-	__builtin_ia32_lfence();
-	t = __builtin_ia32_rdtsc();
-	__builtin_ia32_lfence();
-	return t;
-#else
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull +
-	       (unsigned long long)ts.tv_nsec;
-#endif
-}
 
 static double wall_ns(void)
 {
@@ -136,7 +112,7 @@ static unsigned long work(unsigned char *p, unsigned long i)
 
 static void note(struct worker *w, int k, unsigned long long t0)
 {
-	unsigned long long t1 = ticks();
+	unsigned long long t1 = devres__hold_ticks();
 
 	HOLD_TOGGLE();
 	if (w->n[k] < HOLD_MAX)
@@ -160,7 +136,7 @@ static void *run(void *arg)
 				abort();
 			pthread_mutex_lock(&list.mutex);
 			HOLD_TOGGLE();
-			t0 = ticks();
+			t0 = devres__hold_ticks();
 			n->next = list.head.next;
 			n->prev = &list.head;
 			list.head.next->prev = n;
@@ -170,7 +146,7 @@ static void *run(void *arg)
 			sum += work((unsigned char *)(n + 1), ops);
 			pthread_mutex_lock(&list.mutex);
 			HOLD_TOGGLE();
-			t0 = ticks();
+			t0 = devres__hold_ticks();
 			n->prev->next = n->next;
 			n->next->prev = n->prev;
 			note(w, 1, t0);
@@ -225,10 +201,10 @@ static void calibrate(void)
 {
 	struct timespec d = { 0, 50000000 };
 	double w0 = wall_ns();
-	unsigned long long t0 = ticks();
+	unsigned long long t0 = devres__hold_ticks();
 
 	nanosleep(&d, NULL);
-	ns_per_tick = (wall_ns() - w0) / (double)(ticks() - t0);
+	ns_per_tick = (wall_ns() - w0) / (double)(devres__hold_ticks() - t0);
 }
 
 static void report(const char *side, const char *what, struct worker *w, int n,

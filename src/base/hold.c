@@ -13,6 +13,7 @@
  */
 #include <stdlib.h>
 #include <string.h>
+#include "hold.h"
 #include "node.h"
 
 #ifdef DR_HOLD_TRACE
@@ -25,34 +26,7 @@
 
 #define HOLD_MAX (1u << 20)
 
-/* 0: devm_kmalloc, 1: devm_kfree (read by bench-hold). */
-struct devres__hold_trace {
-	int what; /* of the section now held; -1: neither */
-	unsigned long long t0;
-	unsigned int n[2];
-	unsigned int *ticks[2];
-};
-
 HIDDEN __thread struct devres__hold_trace devres__hold_trace = { .what = -1 };
-
-static inline unsigned long long ticks(void)
-{
-#if defined(__x86_64__) || defined(__i386__)
-	unsigned long long t;
-
-	/* Not before what precedes it, nor after what follows. */
-	__builtin_ia32_lfence();
-	t = __builtin_ia32_rdtsc();
-	__builtin_ia32_lfence();
-	return t;
-#else
-	struct timespec ts;
-
-	clock_gettime(CLOCK_MONOTONIC, &ts);
-	return (unsigned long long)ts.tv_sec * 1000000000ull +
-	       (unsigned long long)ts.tv_nsec;
-#endif
-}
 
 void devres__hold_begin(const char *func)
 {
@@ -66,12 +40,12 @@ void devres__hold_begin(const char *func)
 	if (!t->ticks[t->what])
 		t->ticks[t->what] = malloc(HOLD_MAX * sizeof(unsigned int));
 	HOLD_TOGGLE();
-	t->t0 = ticks();
+	t->t0 = devres__hold_ticks();
 }
 
 void devres__hold_end(void)
 {
-	unsigned long long t1 = ticks();
+	unsigned long long t1 = devres__hold_ticks();
 	struct devres__hold_trace *t = &devres__hold_trace;
 	int w = t->what;
 
