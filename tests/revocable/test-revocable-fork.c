@@ -128,6 +128,19 @@ enum child_end {
 	CHILD_END_ACCESS
 };
 
+/* Devices a and b, each with one revocable of res[0] and res[1]. */
+static void make_pair(struct device *a, struct device *b, struct revocable **h0,
+		      struct revocable **h1)
+{
+	memset(sh, 0, sizeof(*sh));
+	make_dev(a, "fork-a");
+	make_dev(b, "fork-b");
+	*h0 = devm_revocable_create(a, &res[0], rel);
+	*h1 = devm_revocable_create(b, &res[1], rel);
+	assert_non_null(*h0);
+	assert_non_null(*h1);
+}
+
 /*
  * The parent's revocation of h0 is queued behind its access of h1 when
  * it forks; the child ends in each way a thread can end. Only the parent
@@ -139,13 +152,7 @@ static void queued_in_parent(enum child_end how)
 	struct revocable *h0, *h1;
 	pid_t pid;
 
-	memset(sh, 0, sizeof(*sh));
-	make_dev(&a, "fork-a");
-	make_dev(&b, "fork-b");
-	h0 = devm_revocable_create(&a, &res[0], rel);
-	h1 = devm_revocable_create(&b, &res[1], rel);
-	assert_non_null(h0);
-	assert_non_null(h1);
+	make_pair(&a, &b, &h0, &h1);
 	assert_ptr_equal(revocable_try_access(h1), &res[1]);
 	/* From inside an access: queued until the access ends. */
 	assert_int_equal(devres_release_all(&a), 1);
@@ -278,13 +285,7 @@ static void test_child_own_behind_parent_access(void **state)
 	pid_t pid;
 
 	(void)state;
-	memset(sh, 0, sizeof(*sh));
-	make_dev(&a, "fork-a");
-	make_dev(&b, "fork-b");
-	h0 = devm_revocable_create(&a, &res[0], rel);
-	h1 = devm_revocable_create(&b, &res[1], rel);
-	assert_non_null(h0);
-	assert_non_null(h1);
+	make_pair(&a, &b, &h0, &h1);
 	assert_ptr_equal(revocable_try_access(h0), &res[0]);
 	assert_ptr_equal(revocable_try_access(h1), &res[1]);
 
