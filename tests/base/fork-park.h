@@ -2,7 +2,8 @@
 /*
  * What the tests that fork() from a busy threaded parent share: which
  * sanitizer runs, whether a child may start threads, the workers' park
- * while the parent forks, and the check that ends a failing child.
+ * while the parent forks, the wait for threads still ending, and the check
+ * that ends a failing child.
  *
  * It defines __tsan_default_options(): include it in one file of a
  * program, after _GNU_SOURCE.
@@ -10,7 +11,10 @@
 #ifndef DEVRES_TESTS_FORK_PARK_H
 #define DEVRES_TESTS_FORK_PARK_H
 
+#include <dirent.h>
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 #include <unistd.h>
 #include "testlib.h"
 
@@ -68,6 +72,60 @@ static inline void fork_park_all(int nworkers)
 	__atomic_store_n(&fork_park_asked, 1, __ATOMIC_RELEASE);
 	while (__atomic_load_n(&fork_parked, __ATOMIC_ACQUIRE) < nworkers)
 		usleep(100);
+}
+
+/*
+ * Whether every thread of the process but the caller sleeps (state S in
+ * /proc/self/task/<tid>/stat): none is starting, ending, or inside the
+ * sanitizer's allocator, whose locks are only held while running.
+ */
+static inline bool fork_park_others_asleep(void)
+{
+	char path[300], buf[256];
+	pid_t self = gettid();
+	bool asleep = true;
+	struct dirent *e;
+	DIR *d = opendir("/proc/self/task");
+
+	if (!d)
+		return false;
+	while (asleep && (e = readdir(d)) != NULL) {
+		const char *st;
+		FILE *f;
+
+		if (e->d_name[0] == '.' || atoi(e->d_name) == self)
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/stat",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (!f)
+			continue; /* ended since the listing */
+		st = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')') : NULL;
+		asleep = st && st[1] == ' ' && st[2] == 'S';
+		fclose(f);
+	}
+	closedir(d);
+	return asleep;
+}
+
+/*
+ * The parent, before fork() and after fork_park_all(): waits until the
+ * process has at most @nthreads threads and all of them but the caller
+ * sleep. A thread the library started for a worker (a work item's, one
+ * that served an interrupt) may still be starting or ending when its
+ * worker parks, and a thread's start and end allocate and free in the
+ * sanitizer's runtime: the fork waits until such threads are gone or
+ * waiting. False when that is not so after about ten seconds.
+ */
+static inline bool fork_park_settle(int nthreads)
+{
+	for (int i = 0; FORK_PARK && i < 100000; i++) {
+		if (count_entries("/proc/self/task") <= nthreads &&
+		    fork_park_others_asleep())
+			return true;
+		usleep(100);
+	}
+	return !FORK_PARK;
 }
 
 /*
