@@ -210,16 +210,19 @@ soak: build-dev
 # unreachable, as test-pages' children do. test-revocable-fork's
 # children end by pthread_exit() from the main thread, whose stack held
 # the parent's devices: their names, inherited, are unreachable there.
-memcheck: deps
-	cmake --preset dev -B build/memcheck \
-		-DCMAKE_PROJECT_INCLUDE=$(CURDIR)/tests/memcheck.cmake >/dev/null
-	cmake --build build/memcheck
-	rm -f build/memcheck/Testing/Temporary/MemoryChecker.*
-	cd build/memcheck && ctest -T memcheck -L unit \
+# It runs in the dev build, which the dev stage has built: ctest's memcheck
+# mode reads its valgrind command from DartConfiguration.tcl, written here
+# (tests/memcheck.conf) rather than by include(CTest), which would add
+# dashboard targets to every build.
+memcheck: build-dev
+	sed -e 's|@SRC@|$(CURDIR)|' -e 's|@BUILD@|$(CURDIR)/build/dev|' \
+		tests/memcheck.conf >build/dev/DartConfiguration.tcl
+	rm -f build/dev/Testing/Temporary/MemoryChecker.*
+	cd build/dev && ctest -T memcheck -L unit \
 		-E '^(headers|exports|kerneldoc|manpages|layers|managed-kinds|test-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
-		build/memcheck/Testing/Temporary/MemoryChecker.*.log
+		build/dev/Testing/Temporary/MemoryChecker.*.log
 
 # The benchmarks of a release build; writes docs/PERFORMANCE.md and plots.
 bench: deps
