@@ -376,6 +376,21 @@ static bool ref_if_alive(struct device *dev)
 	return true;
 }
 
+/*
+ * Whether @parent may take a child: not deleted, nor being deleted. The
+ * kernel refuses a child under a parent no longer in sysfs (-ENOENT from
+ * its directory); a child added there would outlive its place in the tree,
+ * and nothing would delete it with its parent. A parent only initialized
+ * may group children here (docs/driver-model.md). device_del() marks a
+ * device dead under the same lock.
+ */
+static bool parent_open_locked(const struct device *parent)
+{
+	const struct device_private *pp = parent->p;
+
+	return !pp || !pp->dead;
+}
+
 /* Whether another live device of @bp is named @name: names are unique. */
 static bool name_taken_locked(struct bus_private *bp, const char *name)
 {
@@ -416,6 +431,8 @@ static const char *add_error(int ret)
 		return "device was deleted";
 	case -ESRCH:
 		return "parent is being released";
+	case -ENOENT:
+		return "parent was deleted";
 	case -ESTALE:
 		return "device is being released";
 	default:
@@ -462,6 +479,9 @@ int device_add(struct device *dev)
 		ret = -EINVAL;
 	else if (bp && name_taken_locked(bp, dev_name(dev)))
 		ret = -ENOTUNIQ;
+	else if (dev->parent && !parent_open_locked(dev->parent) &&
+		 __atomic_load_n(&dev->parent->refcount, __ATOMIC_RELAXED) > 0)
+		ret = -ENOENT; /* "being released" is the better news */
 	else if (dev->parent && !ref_if_alive(dev->parent))
 		ret = -ESRCH;
 	else

@@ -8,7 +8,8 @@
  * its baseline. Then the two races of this class that used to go wrong:
  * driver_unregister() returning while a device_del() in another thread
  * still ran the driver's remove, and two probes registering drivers for
- * each other's device (each waited for the other's device lock).
+ * each other's device (each waited for the other's device lock). Last, a
+ * child added while its parent is deleted.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -294,6 +295,76 @@ static void unregister_waits_for_remove_of_del(void **state)
 }
 
 /*
+ * device_add() of a child against device_del() of its parent: the child
+ * is added before the parent is marked deleted (and holds it), or refused
+ * with -ENOENT and one WARN, the parent taking no reference from it;
+ * every device is released once. The kernel's order: a child refused
+ * under a parent no longer in the tree.
+ */
+static pthread_barrier_t add_del;
+#define CHILD_ROUNDS 200
+
+static void *del_parent(void *arg)
+{
+	pthread_barrier_wait(&add_del);
+	device_del(arg);
+	return NULL;
+}
+
+static void *add_child(void *arg)
+{
+	pthread_barrier_wait(&add_del);
+	return (void *)(intptr_t)device_add(arg);
+}
+
+static void child_add_races_parent_del(void **state)
+{
+	int added = 0, refused = 0, released0 = heap_released;
+	struct devres_ledger base, now;
+
+	(void)state;
+	devres_ledger_snapshot(&base);
+	devres_set_log_sink(quiet_sink, NULL);
+	for (int i = 0; i < CHILD_ROUNDS; i++) {
+		struct device *parent = heap_dev(NULL, "lcp-%d", i);
+		struct device *child = heap_dev(NULL, "lcc-%d", i);
+		pthread_t d, a;
+		void *ret;
+		int w0;
+
+		child->parent = parent;
+		assert_int_equal(device_add(parent), 0);
+		assert_int_equal(pthread_barrier_init(&add_del, NULL, 2), 0);
+		w0 = devres_warn_count();
+		assert_int_equal(pthread_create(&d, NULL, del_parent, parent),
+				 0);
+		assert_int_equal(pthread_create(&a, NULL, add_child, child), 0);
+		pthread_join(d, NULL);
+		pthread_join(a, &ret);
+		pthread_barrier_destroy(&add_del);
+		if ((intptr_t)ret == 0) {
+			added++;
+			assert_int_equal(devres_warn_count(), w0);
+			device_unregister(child);
+		} else {
+			refused++;
+			assert_int_equal((intptr_t)ret, -ENOENT);
+			assert_int_equal(devres_warn_count(), w0 + 1);
+			put_device(child);
+		}
+		/* The child released first; then the parent's last put. */
+		assert_int_equal(heap_released, released0 + 2 * i + 1);
+		put_device(parent);
+		assert_int_equal(heap_released, released0 + 2 * i + 2);
+	}
+	devres_set_log_sink(NULL, NULL);
+	print_message("child added %d, refused %d of %d\n", added, refused,
+		      CHILD_ROUNDS);
+	devres_ledger_snapshot(&now);
+	assert_int_equal(devres_ledger_diff(&base, &now, stderr), 0);
+}
+
+/*
  * Two probes, each registering a driver for the other's device while the
  * other's probe holds that device's lock.
  */
@@ -388,6 +459,7 @@ int main(void)
 		cmocka_unit_test(every_pair_at_once),
 		cmocka_unit_test(unregister_waits_for_remove_of_del),
 		cmocka_unit_test(probes_register_for_each_other),
+		cmocka_unit_test(child_add_races_parent_del),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

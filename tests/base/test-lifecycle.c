@@ -58,6 +58,8 @@ enum fn {
 	F_FOR_EACH,
 	F_SWEEP,
 	F_FAIL_NTH,
+	F_ADD_CHILD,
+	F_REGISTER_CHILD,
 	P_ADD_RES,
 	P_ADD,
 	P_REGISTER,
@@ -84,6 +86,8 @@ static const char *const fn_names[NR_FN] = {
 	"bus_for_each_dev",
 	"driver_probe_sweep",
 	"driver_probe_fail_nth",
+	"device_add",
+	"device_register",
 	"platform_device_add_resources",
 	"platform_device_add",
 	"platform_device_register",
@@ -162,6 +166,8 @@ static const struct want lc_table[NR_FN][NR_ST] = {
 	[F_FOR_EACH]   = { WE(EINVAL), WE(EINVAL), OK,         OK,            OK,            OK,            WE(EINVAL),    WE(EINVAL),    WE(EINVAL) },
 	[F_SWEEP]      = { WE(EINVAL), WE(ENODEV), OK,         WE(EDEADLK),   WE(EBUSY),     WE(EDEADLK),   WE(ENODEV),    WE(ENODEV),    WE(EINVAL) },
 	[F_FAIL_NTH]   = { WE(EINVAL), WE(ENODEV), OK,         WE(EDEADLK),   WE(EBUSY),     WE(EDEADLK),   WE(ENODEV),    WE(ENODEV),    WE(EINVAL) },
+	[F_ADD_CHILD]  = { WE(EINVAL), OK,      OK,            OK,            OK,            OK,            WE(ENOENT),    WE(EINVAL),    WE(EINVAL) },
+	[F_REGISTER_CHILD] = { WE(EINVAL), OK,  OK,            OK,            OK,            OK,            WE(ENOENT),    WE(EINVAL),    WE(EINVAL) },
 	[P_ADD_RES]    = { OK,    OK,           WE(EINVAL),    WE(EINVAL),    WE(EINVAL),    WE(EINVAL),    WE(EINVAL),    WE(EINVAL),    OK },
 	[P_ADD]        = { WE(EINVAL), OK,      WE(EEXIST),    WE(EEXIST),    WE(EEXIST),    WE(EEXIST),    WE(ENODEV),    WE(ENODEV),    WE(EINVAL) },
 	[P_REGISTER]   = { OK,    WE(EINVAL),   WE(EEXIST),    WE(EEXIST),    WE(EEXIST),    WE(EEXIST),    WE(ENODEV),    WE(ENODEV),    OK },
@@ -179,6 +185,25 @@ static void lc_release(struct device *dev)
 {
 	(void)dev;
 	lc_released++;
+}
+
+/* A child of lc, for the calls that add one under it. */
+static struct device lc_child;
+static int lc_child_released;
+
+static void lc_child_release(struct device *dev)
+{
+	(void)dev;
+	lc_child_released++;
+}
+
+static void zero_child(void)
+{
+	memset(&lc_child, 0, sizeof(lc_child));
+	lc_child.parent = &lc.dev;
+	lc_child.init_name = "lc-child";
+	lc_child.release = lc_child_release;
+	lc_child_released = 0;
 }
 
 /* The last WARN line, for LIFECYCLE_WARNS=1. */
@@ -294,6 +319,13 @@ static void call(void)
 	case F_FAIL_NTH:
 		ret = driver_probe_fail_nth(&hand_drv, dev, 1);
 		break;
+	case F_ADD_CHILD:
+		device_initialize(&lc_child);
+		ret = device_add(&lc_child);
+		break;
+	case F_REGISTER_CHILD:
+		ret = device_register(&lc_child);
+		break;
 	case P_ADD_RES:
 		ret = platform_device_add_resources(&lc, res, 1);
 		break;
@@ -321,6 +353,14 @@ static void call(void)
 	/* A get that took a reference is given back, unmeasured. */
 	if (cur_fn == F_GET && alive(cur_st))
 		put_device(dev);
+	/* A child made is given back: unregistered if added, else put. */
+	if (cur_fn == F_ADD_CHILD || cur_fn == F_REGISTER_CHILD) {
+		if (ret)
+			put_device(&lc_child);
+		else
+			device_unregister(&lc_child);
+		assert_int_equal(lc_child_released, 1);
+	}
 }
 
 static int lc_probe(struct platform_device *pdev)
@@ -360,6 +400,7 @@ static void zero(void)
 	lc.dev.release = lc_release;
 	lc.dev.init_name = "lc";
 	lc_released = 0;
+	zero_child();
 }
 
 static void quiet_sink(void *ctx, int level, const char *line)
@@ -891,6 +932,8 @@ static const char *errname(int err)
 		return "-ENODEV";
 	case EDEADLK:
 		return "-EDEADLK";
+	case ENOENT:
+		return "-ENOENT";
 	default:
 		return "?";
 	}
@@ -899,7 +942,11 @@ static const char *errname(int err)
 /* One row of the document's table, as lc_table[] says it. */
 static void render_row(enum fn f, char *buf, size_t len)
 {
-	size_t n = (size_t)snprintf(buf, len, "| `%s()` |", fn_names[f]);
+	bool child = f == F_ADD_CHILD || f == F_REGISTER_CHILD;
+	size_t n = (size_t)snprintf(buf, len, "| `%s()`%s |", fn_names[f],
+				    child ? " of a child (the device its "
+					    "parent)"
+					  : "");
 
 	for (int st = 0; st < NR_ST && n < len; st++) {
 		const struct want *w = &lc_table[f][st];
