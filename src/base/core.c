@@ -151,6 +151,9 @@ int dev_set_name(struct device *dev, const char *fmt, ...)
 	va_end(ap);
 	if (ret < 0)
 		return -ENOMEM;
+	/* A name is one path component, as the kernel makes it: '/' -> '!'. */
+	for (char *c = name; (c = strchr(c, '/')) != NULL;)
+		*c = '!';
 	old = dev->name;
 	dev->name = name;
 	free(old);

@@ -101,6 +101,10 @@ static void register_unregister(void **state)
 	(void)state;
 	assert_int_equal(dev_set_name(dev, "dev-%d.%s", 7, "x"), 0);
 	assert_string_equal(dev_name(dev), "dev-7.x");
+	/* One path component, as the kernel makes it, from any source. */
+	assert_int_equal(dev_set_name(dev, "%s/%d/", "spi", 0), 0);
+	assert_string_equal(dev_name(dev), "spi!0!");
+	assert_int_equal(dev_set_name(dev, "dev-%d.%s", 7, "x"), 0);
 	assert_int_equal(t_device_add(dev), 0);
 	assert_int_equal(devices_now(), before + 1);
 	/* On no bus: registered, but nothing to bind to. */
@@ -126,6 +130,15 @@ static void init_name_is_copied(void **state)
 	assert_string_equal(dev_name(&t->dev), "early");
 	t_device_unregister(&t->dev);
 	assert_int_equal(nreleased, 1);
+	/* An initial name with a '/' is made one path component too. */
+	t = calloc(1, sizeof(*t));
+	assert_non_null(t);
+	t->dev.init_name = "i2c/3";
+	t->dev.release = tdev_release;
+	assert_int_equal(device_register(&t->dev), 0);
+	assert_string_equal(dev_name(&t->dev), "i2c!3");
+	t_device_unregister(&t->dev);
+	assert_int_equal(nreleased, 2);
 }
 
 static void references(void **state)
