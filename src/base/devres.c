@@ -350,19 +350,45 @@ void *devres_alloc_named(dr_release_t release, size_t size, gfp_t gfp,
 	return n ? node_data(n) : NULL;
 }
 
+/*
+ * The node of @res, which the caller holds off any device (made by
+ * devres_alloc(), or taken off by devres_remove()): NULL, with one WARN,
+ * when it was freed already, is not a node (its kind is none the process
+ * registered), or is listed (@listed says so). A node given back once is
+ * marked freed (DR_FREED) until its chunk serves another node; under ASan
+ * its chunk is poisoned instead, and is asked about before it is read.
+ */
+static struct devres__node *floating_node(struct device *dev, void *res,
+					  const char *func, const char *listed)
+{
+	struct devres__node *n = to_node(res);
+
+	if (unlikely(devres__node_freed(n) ||
+		     !devres__kind_registered(DR_KIND(n)) ||
+		     (n->kind & (DR_DEAD | DR_SLAB | DR_STACKED)))) {
+		devres__warn(dev, func,
+			     "%p is not a live node of devres_alloc() "
+			     "(freed already?)",
+			     res);
+		return NULL;
+	}
+	if (unlikely(n->kind & DR_ADDED)) {
+		devres__warn(dev, func, "node %p (%s) %s", res,
+			     devres__kind_name(n->kind), listed);
+		return NULL;
+	}
+	return n;
+}
+
 void devres_free(void *res)
 {
 	struct devres__node *n;
 
 	if (!res || devres__arg_bad(NULL, res, __func__, "resource"))
 		return;
-	n = to_node(res);
-	if (unlikely(n->kind & DR_ADDED)) {
-		devres__warn(NULL, __func__,
-			     "node %p (%s) is still on a device", res,
-			     devres__kind_name(n->kind));
+	n = floating_node(NULL, res, __func__, "is still on a device");
+	if (!n)
 		return;
-	}
 	devres__liveobj_check(NULL, res, n->size, __func__);
 	devres__free_node(n);
 }
@@ -376,12 +402,9 @@ void devres_add(struct device *dev, void *res)
 		return;
 	if (devres__arg_bad(dev, res, __func__, "resource"))
 		return;
-	n = to_node(res);
-	if (unlikely(n->kind & DR_ADDED)) {
-		devres__warn(dev, __func__, "node %p (%s) is already added",
-			     res, devres__kind_name(n->kind));
+	n = floating_node(dev, res, __func__, "is already added");
+	if (!n)
 		return;
-	}
 	l = dr_log_of_res(n);
 	if (!lock_dev(dev, __func__))
 		return;
@@ -474,12 +497,9 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 	if (devres__arg_bad(dev, new_res, __func__, "resource") ||
 	    devres__opt_bad(dev, (const void *)match, __func__, "match"))
 		return NULL;
-	n = to_node(new_res);
-	if (unlikely(n->kind & DR_ADDED)) {
-		devres__warn(dev, __func__, "node %p (%s) is already added",
-			     new_res, devres__kind_name(n->kind));
+	n = floating_node(dev, new_res, __func__, "is already added");
+	if (!n)
 		return NULL;
-	}
 	l = dr_log_of_res(n);
 	devres__frame_enter(&f, dev);
 	if (!lock_dev(dev, __func__)) {

@@ -50,6 +50,12 @@ struct devres__node {
 #define DR_MAKER_MASK (0xfu << DR_MAKER_SHIFT)
 #define DR_MAKER(mk) ((uint32_t)(mk) << DR_MAKER_SHIFT)
 #define DR_FLAGS (DR_ADDED | DR_DEAD | DR_SLAB | DR_STACKED)
+/*
+ * The kind of a node given back to the heap or the node cache: dead, of no
+ * kind, listed nowhere (no live node is of DR_KIND_NONE), so that the
+ * node's second devres_free() or a devres_add() of it is caught.
+ */
+#define DR_FREED DR_DEAD
 #define DR_KIND(n) ((n)->kind & ~(DR_FLAGS | DR_MAKER_MASK))
 #define DR_MAX_SIZE ((size_t)UINT32_MAX)
 
@@ -127,6 +133,8 @@ struct devres__kind {
 
 HIDDEN uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 				 const char *name);
+/* Whether @id is a kind registered for nodes a caller may hold. */
+HIDDEN bool devres__kind_registered(uint32_t id);
 HIDDEN uint32_t devres__kind_lookup(dr_release_t release,
 				    void (*action)(void *));
 #define DR_KIND_SEG_SHIFT 8

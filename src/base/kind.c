@@ -94,6 +94,12 @@ uint32_t devres__kind_lookup(dr_release_t release, void (*action)(void *))
 	return k ? k->id : DR_KIND_NONE;
 }
 
+bool devres__kind_registered(uint32_t id)
+{
+	return id >= DR_KIND_KMALLOC &&
+	       id < __atomic_load_n(&nr_kinds, __ATOMIC_RELAXED);
+}
+
 static struct devres__kind *new_slot(void)
 {
 	uint32_t id = nr_kinds;

@@ -405,7 +405,22 @@ static inline void devres__free_node(struct devres__node *n)
 {
 	devres__ledger_add(DL_NODES, -1);
 	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	n->kind = DR_FREED;
 	devres__node_put(n);
+}
+
+/*
+ * Whether a node the caller names was given back: marked so, or, under
+ * ASan, its header poisoned (the quarantine's, or the heap's after free).
+ * A chunk that serves another node since cannot be told from it.
+ */
+static inline bool devres__node_freed(const struct devres__node *n)
+{
+#ifdef DR_ASAN
+	if (__asan_region_is_poisoned((void *)(uintptr_t)n, sizeof(*n)))
+		return true;
+#endif
+	return n->kind == DR_FREED;
 }
 HIDDEN void devres__run_release(struct device *dev, struct devres__node *n);
 HIDDEN struct devres__node *devres__find_locked(struct device *dev,
