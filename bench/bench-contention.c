@@ -110,6 +110,7 @@ struct worker {
 		unsigned long spin_same, woken_fail, woken_same, starve_fail,
 			starve_same, woken_quick, quick_same;
 		bool quick;
+		unsigned long revoke_ns;
 	} lt;
 #endif
 } __attribute__((aligned(64)));
@@ -387,6 +388,10 @@ static void trace_report(struct worker *w, int n,
 			       t->spin_same, t->spin_fail, t->woken_same,
 			       t->woken_fail, t->starve_same, t->starve_fail,
 			       t->woken_quick, t->quick_same);
+			printf("      revoking the bias, or waiting for it to "
+			       "be "
+			       "revoked: %.2f ms\n",
+			       (double)t->revoke_ns / 1e6);
 		}
 #endif
 	}

@@ -77,6 +77,8 @@ struct devres__lock_trace {
 	unsigned long spin_same, woken_fail, woken_same, starve_fail,
 		starve_same, woken_quick, quick_same;
 	bool quick;
+	/* Time spent revoking the bias or waiting for its revocation. */
+	unsigned long revoke_ns;
 };
 HIDDEN __thread struct devres__lock_trace devres__lock_trace;
 #define LOCK_TRACE(f) (devres__lock_trace.f++)
@@ -445,8 +447,17 @@ bool devres__lock_slow(struct device *dev, const char *func)
 		return false;
 	}
 	for (;;) {
-		if (biased_elsewhere(dev))
+		if (biased_elsewhere(dev)) {
+#ifdef DR_LOCK_TRACE
+			long t0 = mono_ns();
+
 			revoke_bias(dev);
+			devres__lock_trace.revoke_ns +=
+				(unsigned long)(mono_ns() - t0);
+#else
+			revoke_bias(dev);
+#endif
+		}
 		word_lock(dev);
 		LOCK_TRACE_HOLDER();
 		/* Granted to another while we waited: let go, revoke. */
