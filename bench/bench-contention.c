@@ -36,7 +36,10 @@
  * lock. Built with -DDR_LOCK_TRACE and linked with a library built with it
  * (the static one), it prints the lock's own counts of each thread too:
  * spins that failed, sleeps and wakes, hand-overs given, taken and taken
- * back, bias revocations.
+ * back, bias revocations; and of the spins that failed, first, after a
+ * wake and as starving, those that found the lock's last taker on the
+ * waiter's own CPU (preempted there), and how many wakes ran within 50 us
+ * of the last wake sent (woken at once, preempting whatever ran).
  * Every case also measures, per thread from the moment every thread runs,
  * its CPU time (CLOCK_THREAD_CPUTIME_ID), its time runnable but waiting
  * for a CPU (run delay, /proc/<tid>/schedstat) and the rest, the time it
@@ -104,6 +107,10 @@ struct worker {
 	struct devres__lock_trace {
 		unsigned long slow, spin_fail, waits, woken, starved, handoffs,
 			hand, hand_back, revokes, wakes, wakes_none;
+		unsigned long spin_same, woken_fail, woken_same, starve_fail,
+			starve_same, woken_quick, quick_same;
+		bool quick;
+		unsigned long revoke_ns;
 	} lt;
 #endif
 } __attribute__((aligned(64)));
@@ -372,6 +379,19 @@ static void trace_report(struct worker *w, int n,
 			       t->slow, t->spin_fail, t->waits, t->woken,
 			       t->starved, t->handoffs, t->hand, t->hand_back,
 			       t->revokes, t->wakes, t->wakes_none);
+			printf("      spins that failed with the holder on "
+			       "this "
+			       "CPU: first %lu of %lu, after a wake %lu of "
+			       "%lu, "
+			       "as starving %lu of %lu; wakes run within 50 us "
+			       "%lu, their spin failed so %lu\n",
+			       t->spin_same, t->spin_fail, t->woken_same,
+			       t->woken_fail, t->starve_same, t->starve_fail,
+			       t->woken_quick, t->quick_same);
+			printf("      revoking the bias, or waiting for it to "
+			       "be "
+			       "revoked: %.2f ms\n",
+			       (double)t->revoke_ns / 1e6);
 		}
 #endif
 	}
