@@ -350,6 +350,22 @@ void *devres_alloc_named(dr_release_t release, size_t size, gfp_t gfp,
 	return n ? node_data(n) : NULL;
 }
 
+/* Why a node the caller named is refused: one WARN, and NULL. */
+static __attribute__((noinline, cold)) struct devres__node *
+node_refused(struct device *dev, void *res, const char *func,
+	     const char *listed, uint32_t kind)
+{
+	if (kind & DR_ADDED)
+		devres__warn(dev, func, "node %p (%s) %s", res,
+			     devres__kind_name(kind), listed);
+	else
+		devres__warn(dev, func,
+			     "%p is not a live node of devres_alloc() "
+			     "(freed already?)",
+			     res);
+	return NULL;
+}
+
 /*
  * The node of @res, which the caller holds off any device (made by
  * devres_alloc(), or taken off by devres_remove()): NULL, with one WARN,
@@ -358,26 +374,26 @@ void *devres_alloc_named(dr_release_t release, size_t size, gfp_t gfp,
  * marked freed (DR_FREED) until its chunk serves another node; under ASan
  * its chunk is poisoned instead, and is asked about before it is read.
  */
-static struct devres__node *floating_node(struct device *dev, void *res,
-					  const char *func, const char *listed)
+static inline struct devres__node *floating_node(struct device *dev, void *res,
+						 const char *func,
+						 const char *listed)
 {
 	struct devres__node *n = to_node(res);
+	uint32_t kinds = __atomic_load_n(&devres__nr_kinds, __ATOMIC_RELAXED);
+	uint32_t kind, id;
 
-	if (unlikely(devres__node_freed(n) ||
-		     !devres__kind_registered(DR_KIND(n)) ||
-		     (n->kind & (DR_DEAD | DR_SLAB | DR_STACKED)))) {
-		devres__warn(dev, func,
-			     "%p is not a live node of devres_alloc() "
-			     "(freed already?)",
-			     res);
-		return NULL;
-	}
-	if (unlikely(n->kind & DR_ADDED)) {
-		devres__warn(dev, func, "node %p (%s) %s", res,
-			     devres__kind_name(n->kind), listed);
-		return NULL;
-	}
-	return n;
+	/* Under ASan a freed chunk is poisoned: asked, not read. */
+	kind = devres__node_freed(n) ? DR_FREED : n->kind;
+	id = kind & ~(DR_FLAGS | DR_MAKER_MASK);
+	/* A registered kind, and listed nowhere: all is well. */
+	if (likely(!(kind & DR_FLAGS) &&
+		   id - DR_KIND_KMALLOC < kinds - DR_KIND_KMALLOC))
+		return n;
+	/* Listed, and a live node's kind: added. Else not a live node. */
+	if ((kind & (DR_DEAD | DR_SLAB | DR_STACKED)) ||
+	    id - DR_KIND_KMALLOC >= kinds - DR_KIND_KMALLOC)
+		kind &= ~DR_ADDED;
+	return node_refused(dev, res, func, listed, kind);
 }
 
 void devres_free(void *res)

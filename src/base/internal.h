@@ -133,8 +133,6 @@ struct devres__kind {
 
 HIDDEN uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 				 const char *name);
-/* Whether @id is a kind registered for nodes a caller may hold. */
-HIDDEN bool devres__kind_registered(uint32_t id);
 HIDDEN uint32_t devres__kind_lookup(dr_release_t release,
 				    void (*action)(void *));
 #define DR_KIND_SEG_SHIFT 8
@@ -143,6 +141,8 @@ _Static_assert(((uint64_t)DR_KIND_NR_SEGS << DR_KIND_SEG_SHIFT) <=
 		       (1u << DR_MAKER_SHIFT),
 	       "kind ids reach the maker bits");
 extern HIDDEN struct devres__kind *devres__kind_segs[];
+/* How many kinds are registered: ids below it are in use (kind.c). */
+extern HIDDEN uint32_t devres__nr_kinds;
 
 /* Every release and every log line looks its kind up: inline. */
 static inline const struct devres__kind *devres__kind(uint32_t id)

@@ -47,7 +47,8 @@ const char *const devres__maker_names[DR_MK_NR] = {
 
 struct devres__kind *devres__kind_segs[NR_SEGS] = { seg0 };
 static struct devres__kind *buckets[1u << HASH_BITS];
-static uint32_t nr_kinds = DR_KIND_FIRST;
+uint32_t devres__nr_kinds = DR_KIND_FIRST;
+#define nr_kinds devres__nr_kinds
 static pthread_mutex_t kind_lock = PTHREAD_MUTEX_INITIALIZER;
 
 /* Free in a child of fork(), whatever another thread was doing. */
@@ -92,12 +93,6 @@ uint32_t devres__kind_lookup(dr_release_t release, void (*action)(void *))
 	struct devres__kind *k = search(hash(release, action), release, action);
 
 	return k ? k->id : DR_KIND_NONE;
-}
-
-bool devres__kind_registered(uint32_t id)
-{
-	return id >= DR_KIND_KMALLOC &&
-	       id < __atomic_load_n(&nr_kinds, __ATOMIC_RELAXED);
 }
 
 static struct devres__kind *new_slot(void)

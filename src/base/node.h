@@ -410,17 +410,20 @@ static inline void devres__free_node(struct devres__node *n)
 }
 
 /*
- * Whether a node the caller names was given back: marked so, or, under
- * ASan, its header poisoned (the quarantine's, or the heap's after free).
- * A chunk that serves another node since cannot be told from it.
+ * Under ASan, whether a node the caller names was given back: its header
+ * poisoned (the quarantine's, or the heap's after free), or marked. Other
+ * builds read the mark (DR_FREED) with the node's kind. A chunk that
+ * serves another node since cannot be told from it.
  */
 static inline bool devres__node_freed(const struct devres__node *n)
 {
 #ifdef DR_ASAN
-	if (__asan_region_is_poisoned((void *)(uintptr_t)n, sizeof(*n)))
-		return true;
+	return __asan_region_is_poisoned((void *)(uintptr_t)n, sizeof(*n)) ||
+	       n->kind == DR_FREED;
+#else
+	(void)n;
+	return false; /* the caller reads the mark with the kind */
 #endif
-	return n->kind == DR_FREED;
 }
 HIDDEN void devres__run_release(struct device *dev, struct devres__node *n);
 HIDDEN struct devres__node *devres__find_locked(struct device *dev,
