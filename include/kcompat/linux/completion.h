@@ -1,5 +1,8 @@
 /* SPDX-License-Identifier: MIT */
-/* Completions: a counted event, on a mutex and a monotonic condition. */
+/*
+ * Completions: a counted event, on a mutex and a monotonic condition. The
+ * waits are no cancellation points (<linux/kcompat_cancel.h>).
+ */
 #ifndef KCOMPAT_LINUX_COMPLETION_H
 #define KCOMPAT_LINUX_COMPLETION_H
 
@@ -7,6 +10,7 @@
 #include <pthread.h>
 #include <devres/types.h>
 #include <linux/jiffies.h>
+#include <linux/kcompat_cancel.h>
 
 struct completion {
 	pthread_mutex_t lock;
@@ -83,9 +87,11 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 	struct timespec ts = { (time_t)(end / NSEC_PER_SEC),
 			       (long)(end % NSEC_PER_SEC) };
 	unsigned long left = 0;
+	int old;
 
 	if (kcompat_completion_bad(x, "wait_for_completion_timeout"))
 		return 0;
+	old = kcompat_cancel_off();
 	pthread_mutex_lock(&x->lock);
 	while (!x->done && pthread_cond_timedwait(&x->cond, &x->lock, &ts) == 0)
 		;
@@ -97,19 +103,24 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 			left = 1;
 	}
 	pthread_mutex_unlock(&x->lock);
+	kcompat_cancel_restore(old);
 	return left;
 }
 
 static inline void wait_for_completion(struct completion *x)
 {
+	int old;
+
 	if (kcompat_completion_bad(x, "wait_for_completion"))
 		return;
+	old = kcompat_cancel_off();
 	pthread_mutex_lock(&x->lock);
 	while (!x->done)
 		pthread_cond_wait(&x->cond, &x->lock);
 	if (x->done != UINT_MAX)
 		x->done--;
 	pthread_mutex_unlock(&x->lock);
+	kcompat_cancel_restore(old);
 }
 
 static inline bool completion_done(struct completion *x)
