@@ -83,7 +83,9 @@ static inline void complete_all(struct completion *x)
 static inline unsigned long wait_for_completion_timeout(struct completion *x,
 							unsigned long timeout)
 {
-	ktime_t end = ktime_add_ms(ktime_get(), timeout);
+	/* MAX_SCHEDULE_TIMEOUT and the like: no limit, as the kernel's. */
+	ktime_t end =
+		kcompat_ktime_add_sat(ktime_get(), timeout, NSEC_PER_MSEC);
 	struct timespec ts = { (time_t)(end / NSEC_PER_SEC),
 			       (long)(end % NSEC_PER_SEC) };
 	unsigned long left = 0;
