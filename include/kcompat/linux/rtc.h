@@ -124,7 +124,8 @@ static inline void kcompat_rtc_release(struct device *dev, void *res)
 
 /*
  * devm_rtc_register_device() - register @rtc until its parent unbinds
- * Return: 0; -EINVAL without ops; -ENOMEM.
+ * Return: 0; -EINVAL without ops; -EBUSY when it is registered already (a
+ * WARN: its record was replaced, and leaked); -ENOMEM.
  */
 static inline int devm_rtc_register_device(struct rtc_device *rtc)
 {
@@ -134,6 +135,12 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 		return -EINVAL;
 	if (!rtc->ops)
 		return -EINVAL;
+	if (rtc->reg) {
+		devres_warn(rtc->parent, "devm_rtc_register_device",
+			    "rtc %p is registered already: refused",
+			    (void *)rtc);
+		return -EBUSY;
+	}
 	if (devres_should_fail(rtc->parent, "devm_rtc_register_device"))
 		return -ENOMEM;
 	p = devres_alloc(kcompat_rtc_release, sizeof(*p), GFP_KERNEL);

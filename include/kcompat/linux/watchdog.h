@@ -192,7 +192,8 @@ static inline int watchdog_init_timeout(struct watchdog_device *wdd,
 /*
  * watchdog_register_device() - register @wdd
  * Return: 0; -EINVAL without ops, start or info, or with a timeout out of
- * range; -ENOMEM.
+ * range; -EBUSY when it is registered already (a WARN: its record was
+ * replaced, and leaked); -ENOMEM.
  */
 static inline int watchdog_register_device(struct watchdog_device *wdd)
 {
@@ -202,6 +203,12 @@ static inline int watchdog_register_device(struct watchdog_device *wdd)
 		return -EINVAL;
 	if (wdd->timeout && kcompat_wdt_timeout_bad(wdd, wdd->timeout))
 		return -EINVAL;
+	if (wdd->reg) {
+		devres_warn(wdd->parent, "watchdog_register_device",
+			    "watchdog %d is registered already: refused",
+			    wdd->id);
+		return -EBUSY;
+	}
 	if (devres_should_fail(wdd->parent, "watchdog_register_device"))
 		return -ENOMEM;
 	wdd->reg = kzalloc(1, GFP_KERNEL);
