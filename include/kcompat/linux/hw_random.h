@@ -34,6 +34,7 @@ struct hwrng;
  * calls cleanup() and frees it, unless a read of its own calls it (below).
  */
 struct kcompat_hwrng_reg {
+	struct kcompat_reg owner; /* first: the process that registered */
 	struct list_head node;
 	struct hwrng *rng;
 	int refs;    /* the list's, and one per read in progress */
@@ -73,14 +74,50 @@ struct kcompat_hwrng_frame {
 __attribute__((
 	weak)) __thread const struct kcompat_hwrng_frame *kcompat_hwrng_cur;
 
+/*
+ * Across fork(): the lock held, so that the child's copy of the list is
+ * whole. Nothing is called under it that could wait for the forking
+ * thread. In the child, the parent's reads in progress are not there.
+ */
+static inline void kcompat_hwrng_prepare(void)
+{
+	pthread_mutex_lock(&kcompat_hwrng_lock);
+}
+
+static inline void kcompat_hwrng_parent(void)
+{
+	pthread_mutex_unlock(&kcompat_hwrng_lock);
+}
+
+static inline void kcompat_hwrng_child(void)
+{
+	pthread_cond_init(&kcompat_hwrng_cond, NULL);
+	pthread_mutex_unlock(&kcompat_hwrng_lock);
+}
+
+__attribute__((weak)) pthread_once_t kcompat_hwrng_once = PTHREAD_ONCE_INIT;
+
+static inline void kcompat_hwrng_atfork(void)
+{
+	(void)pthread_atfork(kcompat_hwrng_prepare, kcompat_hwrng_parent,
+			     kcompat_hwrng_child);
+}
+
+/* At start, before any thread: each file that includes this asks once. */
+__attribute__((constructor)) static void kcompat_hwrng_ctor(void)
+{
+	pthread_once(&kcompat_hwrng_once, kcompat_hwrng_atfork);
+}
+
 static inline struct kcompat_hwrng_reg *
 kcompat_hwrng_find_locked(const char *name)
 {
 	struct kcompat_hwrng_reg *r;
 
+	/* A parent's registration is not found in its child's lookups. */
 	list_for_each_entry(r, &kcompat_hwrngs, node)
 	{
-		if (strcmp(r->rng->name, name) == 0)
+		if (r->owner.pid == getpid() && strcmp(r->rng->name, name) == 0)
 			return r;
 	}
 	return NULL;
@@ -121,6 +158,7 @@ static inline int hwrng_register(struct hwrng *rng)
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
+	r->owner.pid = getpid();
 	r->rng = rng;
 	r->refs = 1;
 	/* The name is taken now; reads find it once init() said yes. */
@@ -193,6 +231,11 @@ static inline void hwrng_unregister(struct hwrng *rng)
 		return;
 	pthread_mutex_lock(&kcompat_hwrng_lock);
 	r = rng->reg;
+	if (r && r->owner.pid != getpid()) {
+		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		(void)kcompat_reg_foreign(r, "hwrng_unregister", "hwrng");
+		return;
+	}
 	if (r && !r->ready) {
 		/* Its init() calls: the registration decides. */
 		pthread_mutex_unlock(&kcompat_hwrng_lock);
