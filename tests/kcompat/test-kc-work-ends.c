@@ -17,6 +17,8 @@
  *    which would end it holding the item's lock; no WARN;
  *  - the function flushes, drains or destroys the queue it is on: one WARN
  *    each, nothing done (each waited for the function itself, for ever);
+ *  - the function calls INIT_WORK() on its own item (one WARN, left as it
+ *    is), flush_work() and cancel_work_sync() on it (no wait for itself);
  *  - a thread cancelled while it waits in flush_work(), cancel_work_sync(),
  *    flush_workqueue(), destroy_workqueue(), wait_for_completion() or
  *    wait_for_completion_timeout(): the wait is no cancellation point, so
@@ -240,6 +242,42 @@ static void work_calls_on_its_own_queue(void **state)
 	destroy_workqueue(own_wq);
 }
 
+static struct work_struct self_w;
+static int self_runs;
+static bool self_flushed, self_cancelled;
+
+/*
+ * Calls on its own item from its function: INIT_WORK() (one WARN, the
+ * item left as it is), flush_work() and cancel_work_sync() (they do not
+ * wait for the function itself; the re-queued run is taken back).
+ */
+static void self_calls_fn(struct work_struct *work)
+{
+	__atomic_fetch_add(&self_runs, 1, __ATOMIC_SEQ_CST);
+	INIT_WORK(work, self_calls_fn);
+	schedule_work(work);
+	self_flushed = flush_work(work);
+	self_cancelled = cancel_work_sync(work);
+}
+
+static void work_calls_on_its_own_item(void **state)
+{
+	int warns = devres_warn_count();
+
+	(void)state;
+	INIT_WORK(&self_w, self_calls_fn);
+	start_capture();
+	assert_true(schedule_work(&self_w));
+	flush_work(&self_w);
+	assert_int_equal(__atomic_load_n(&self_runs, __ATOMIC_SEQ_CST), 1);
+	assert_int_equal(devres_warn_count(), warns + 1);
+	assert_int_equal(said("INIT_WORK: "), 1);
+	assert_true(self_flushed);
+	assert_true(self_cancelled);
+	assert_false(work_pending(&self_w));
+	devres_set_log_sink(NULL, NULL);
+}
+
 /* A work held running until the test opens the gate. */
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
@@ -359,6 +397,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cancel_requested_at_return,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(work_calls_on_its_own_queue,
+						setup, teardown),
+		cmocka_unit_test_setup_teardown(work_calls_on_its_own_item,
 						setup, teardown),
 		cmocka_unit_test_setup_teardown(cancelled_while_waiting, setup,
 						teardown),
