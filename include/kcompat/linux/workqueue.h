@@ -613,7 +613,7 @@ static inline bool work_pending(struct work_struct *w)
  * A workqueue: a slot of the table of <linux/kcompat_wq.h>, and a
  * kmalloc() block, so that making one is a failure point and a queue never
  * destroyed a leak the sweep reports. NULL when the block or a slot cannot
- * be had.
+ * be had; all KCOMPAT_WQ_SLOTS slots in use is a WARN.
  */
 __attribute__((format(printf, 1, 4))) static inline struct workqueue_struct *
 alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
@@ -636,8 +636,13 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 	if (!rec)
 		return NULL;
 	wq = kcompat_wq_new(name, rec);
-	if (!wq)
+	if (!wq) {
+		/* A limit of this layer, not the kernel's: said, not silent. */
+		devres_warn(NULL, "alloc_workqueue",
+			    "all %d workqueues are in use: no queue '%s'",
+			    KCOMPAT_WQ_SLOTS, name);
 		kfree(rec);
+	}
 	return wq;
 }
 
