@@ -1,14 +1,19 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit kcompat tsan */
 /*
- * The frameworks' registrations in a child of fork() (docs/fork.md): a
- * parent with an rng, a started watchdog and an rtc registered forks. In
+ * The frameworks' registrations and the completions in a child of fork()
+ * (docs/fork.md): a parent with an rng, a started watchdog, an rtc
+ * registered and a completion forks. In
  * each child, every call that would run a driver's method on a parent's
  * registration, or take it back, WARNs once and does nothing (each ran
  * the parent's driver on the parent's device, and a parent's thread
  * holding the hwrng lock at the fork left it held in the child); a
  * lookup by name skips the parent's rng without a word, and the child
  * registers, reads and unregisters an rng of its own under the same name.
+ * Each completion call on the parent's completion WARNs and does nothing
+ * (a wait returns at once, timed out): a parent's thread may have held
+ * its lock at the fork, and what would complete it is in the parent;
+ * init_completion() makes it the child's.
  * In the dev build a thread reads the parent's rng throughout, so that
  * the hwrng lock is taken at the moment of the fork (the sanitizers'
  * allocators are not fork-safe with a running thread: there the parent
@@ -19,6 +24,7 @@
 #include <linux/device.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
+#include <linux/completion.h>
 #include <linux/hw_random.h>
 #include <linux/rtc.h>
 #include <linux/watchdog.h>
@@ -83,6 +89,7 @@ static struct hwrng prng = { .name = "pf", .read = rng_read };
 static struct hwrng crng = { .name = "pf", .read = rng_read };
 static struct watchdog_device wdd = { .ops = &wdt_ops, .info = &wdt_info };
 static struct rtc_device *rtc;
+static struct completion pc;
 static bool stop;
 
 static void *reader(void *arg)
@@ -90,8 +97,11 @@ static void *reader(void *arg)
 	u8 b[4];
 
 	(void)arg;
-	while (!__atomic_load_n(&stop, __ATOMIC_SEQ_CST))
+	while (!__atomic_load_n(&stop, __ATOMIC_SEQ_CST)) {
 		(void)hwrng_read("pf", b, sizeof(b), false);
+		complete(&pc);
+		(void)try_wait_for_completion(&pc);
+	}
 	return NULL;
 }
 
@@ -124,12 +134,26 @@ static void child(void)
 	CHECK(devm_rtc_register_device(rtc) == -EBUSY);
 	CHECK(devres_warn_count() == warns + 9);
 	CHECK(__atomic_load_n(&method_calls, __ATOMIC_SEQ_CST) == calls);
+	/* The parent's completion: each call refused, a wait at once. */
+	complete(&pc);
+	complete_all(&pc);
+	reinit_completion(&pc);
+	wait_for_completion(&pc);
+	CHECK(wait_for_completion_timeout(&pc, MAX_SCHEDULE_TIMEOUT) == 0);
+	CHECK(!completion_done(&pc));
+	CHECK(!try_wait_for_completion(&pc));
+	CHECK(devres_warn_count() == warns + 16);
+	/* Made the child's by init_completion(). */
+	init_completion(&pc);
+	complete(&pc);
+	wait_for_completion(&pc);
+	CHECK(!completion_done(&pc));
 	/* The child's own rng, under the same name. */
 	CHECK(hwrng_register(&crng) == 0);
 	CHECK(hwrng_read("pf", b, sizeof(b), false) == 4);
 	hwrng_unregister(&crng);
 	CHECK(hwrng_read("pf", b, sizeof(b), false) == -ENODEV);
-	CHECK(devres_warn_count() == warns + 9);
+	CHECK(devres_warn_count() == warns + 16);
 	_exit(0);
 }
 
@@ -151,6 +175,7 @@ static void children_refuse_the_parents(void **state)
 	assert_false(IS_ERR(rtc));
 	rtc->ops = &rtc_ops;
 	assert_int_equal(devm_rtc_register_device(rtc), 0);
+	init_completion(&pc);
 	if (hammer)
 		assert_int_equal(pthread_create(&t, NULL, reader, NULL), 0);
 	for (int i = 0; i < CHILDREN; i++) {
@@ -178,6 +203,8 @@ static void children_refuse_the_parents(void **state)
 	assert_int_equal(hwrng_read("pf", b, sizeof(b), false), 4);
 	assert_int_equal(watchdog_dev_ping(&wdd), 0);
 	assert_int_equal(rtc_read_time(rtc, &tm), 0);
+	complete(&pc);
+	assert_int_equal(wait_for_completion_timeout(&pc, 1000) >= 1, 1);
 	hwrng_unregister(&prng);
 	assert_int_equal(watchdog_dev_stop(&wdd), 0);
 	watchdog_unregister_device(&wdd);

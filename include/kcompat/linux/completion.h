@@ -8,6 +8,9 @@
 
 #include <limits.h>
 #include <pthread.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <devres/devres.h>
 #include <devres/types.h>
 #include <linux/jiffies.h>
 #include <linux/kcompat_cancel.h>
@@ -16,19 +19,37 @@ struct completion {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned int done;
+	pid_t pid; /* whose: init_completion()'s */
 };
 
 /*
- * A completion no object can be at (NULL, the first page, an ERR_PTR()):
- * the kernel would oops; here one compare, one WARN, and the call does
- * nothing (a wait returns at once, as timed out).
+ * A completion no object can be at (NULL, the first page, an ERR_PTR()),
+ * or another process's: the kernel would oops; here one WARN, and the
+ * call does nothing (a wait returns at once, as timed out).
  */
 static inline bool kcompat_completion_bad(const struct completion *x,
 					  const char *func)
 {
-	if (!devres_ptr_bad(x))
+	pid_t pid;
+
+	if (devres_ptr_bad(x)) {
+		devres_warn_bad_arg(func, "completion", x);
+		return true;
+	}
+	/*
+	 * In a child of fork(), a completion the parent made: a thread of
+	 * the parent may have held its lock at the fork, and what would
+	 * complete it runs in the parent. Refused before its lock, as the
+	 * parent's work items are (docs/fork.md); init_completion() makes
+	 * it the child's.
+	 */
+	pid = x->pid;
+	if (!pid || pid == getpid())
 		return false;
-	devres_warn_bad_arg(func, "completion", x);
+	devres_warn(NULL, func,
+		    "completion %p belongs to process %d: "
+		    "nothing done",
+		    (const void *)x, (int)pid);
 	return true;
 }
 
@@ -36,8 +57,12 @@ static inline void init_completion(struct completion *x)
 {
 	pthread_condattr_t a;
 
-	if (kcompat_completion_bad(x, "init_completion"))
+	/* Only the pointer: its memory may be anything, the parent's too. */
+	if (devres_ptr_bad(x)) {
+		devres_warn_bad_arg("init_completion", "completion", x);
 		return;
+	}
+	x->pid = getpid();
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
