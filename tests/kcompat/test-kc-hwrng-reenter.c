@@ -18,7 +18,10 @@
  *  - a thread cancelled while its read() sleeps: the read ends, the
  *    request acts after hwrng_read() returns, nothing is left counted;
  *  - hwrng_unregister() while a read is in progress waits for it, and
- *    cleanup() runs after the read returned.
+ *    cleanup() runs after the read returned;
+ *  - a read() that ends its thread (pthread_exit()), after unregistering
+ *    its rng or not: one WARN, the read let go (the unregister waited for
+ *    it for ever), cleanup() once.
  *
  * A test that hangs is ended by its alarm, and fails.
  */
@@ -42,6 +45,8 @@ enum act {
 	A_REG_OTHER,
 	A_SLEEP,
 	A_GATE,
+	A_EXIT,	      /* pthread_exit() */
+	A_UNREG_EXIT, /* unregisters its rng, then pthread_exit() */
 };
 
 /* What self's read, rng_other's read, self's init and cleanup do. */
@@ -97,6 +102,11 @@ static int act(enum act a, struct hwrng *rng)
 	case A_GATE:
 		gate_wait();
 		return 0;
+	case A_EXIT:
+		pthread_exit(NULL);
+	case A_UNREG_EXIT:
+		hwrng_unregister(&self);
+		pthread_exit(NULL);
 	default:
 		(void)rng;
 		return 0;
@@ -366,6 +376,52 @@ static void unregister_waits_for_a_read(void **state)
 	assert_int_equal(ret, 4);
 }
 
+/* Lines captured since start_capture() that hold @s. */
+static int said(const char *str)
+{
+	int n = 0;
+
+	for (int i = 0; i < cap.n && i < CAP_LINES; i++)
+		n += strstr(cap.line[i], str) != NULL;
+	return n;
+}
+
+/*
+ * A read method that ends its thread: one WARN, the read let go (the
+ * unregister waited for it for ever); after unregistering its own rng
+ * first, its cleanup runs once, at the thread's end.
+ */
+static void read_ends_its_thread(void **state)
+{
+	int warns = devres_warn_count(), ret = 0;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(hwrng_register(&self), 0);
+	start_capture();
+	read_act = A_EXIT;
+	assert_int_equal(pthread_create(&t, NULL, reader, &ret), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(devres_warn_count(), warns + 1);
+	assert_int_equal(said("its read method ended the thread"), 1);
+	read_act = A_NONE;
+	assert_int_equal(read_self(), 4);
+	hwrng_unregister(&self);
+	assert_int_equal(cleanups, 1);
+	assert_int_equal(hwrng_register(&self), 0);
+	read_act = A_UNREG_EXIT;
+	assert_int_equal(pthread_create(&t, NULL, reader, &ret), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(devres_warn_count(), warns + 3);
+	assert_int_equal(said("unregistered from its own read"), 1);
+	assert_int_equal(said("its read method ended the thread"), 2);
+	assert_int_equal(cleanups, 2);
+	assert_null(self.reg);
+	read_act = A_NONE;
+	assert_int_equal(read_self(), -ENODEV);
+	devres_set_log_sink(NULL, NULL);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -383,6 +439,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(unregister_waits_for_a_read,
 						setup, teardown),
+		cmocka_unit_test_setup_teardown(read_ends_its_thread, setup,
+						teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -312,6 +312,52 @@ static inline void devm_hwrng_unregister(struct device *dev, struct hwrng *rng)
 }
 
 /*
+ * A read method that ends its thread (pthread_exit(); cancellation is off
+ * in it) skips the rest of hwrng_read(): this cleanup handler, which runs
+ * while the read's frame is still there, lets the read go as a return
+ * would, so that hwrng_unregister() does not wait for it for ever. One
+ * WARN.
+ */
+static inline void kcompat_hwrng_ended(void *arg)
+{
+	const struct kcompat_hwrng_frame *frame =
+		(const struct kcompat_hwrng_frame *)arg;
+	struct kcompat_hwrng_reg *r = (struct kcompat_hwrng_reg *)frame->r;
+
+	devres_warn(NULL, "hwrng_read",
+		    "hwrng '%s': its read method ended the thread it ran in: "
+		    "the read is let go",
+		    r->rng->name);
+	kcompat_hwrng_cur = frame->outer;
+	kcompat_hwrng_put(r);
+}
+
+/* The read methods of the rng of @frame; their end is caught (above). */
+static inline int kcompat_hwrng_call(const struct kcompat_hwrng_frame *frame,
+				     void *buf, size_t max, bool wait)
+{
+	struct hwrng *rng = frame->r->rng;
+	int ret;
+	u32 word;
+
+	pthread_cleanup_push(kcompat_hwrng_ended, (void *)frame);
+	if (rng->read) {
+		ret = rng->read(rng, buf, max, wait);
+	} else {
+		ret = rng->data_present ? rng->data_present(rng, wait) : 1;
+		if (ret > 0) {
+			ret = rng->data_read(rng, &word);
+			if (ret > 0) {
+				ret = min_t(int, ret, (int)max);
+				memcpy(buf, &word, (size_t)ret);
+			}
+		}
+	}
+	pthread_cleanup_pop(0);
+	return ret;
+}
+
+/*
  * hwrng_read() - read from the registered rng called @name (what a reader
  * of /dev/hwrng gets): the bytes read, -ENODEV when there is none (or
  * its init() has not returned), -EDEADLK from a read method of that rng
@@ -321,9 +367,7 @@ static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
 {
 	struct kcompat_hwrng_frame frame;
 	struct kcompat_hwrng_reg *r;
-	struct hwrng *rng;
 	int ret, old;
-	u32 word;
 
 	if (kcompat_bad(name, "hwrng_read", "name") ||
 	    kcompat_bad(buf, "hwrng_read", "buffer"))
@@ -343,23 +387,11 @@ static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
 	}
 	r->refs++;
 	pthread_mutex_unlock(&kcompat_hwrng_lock);
-	rng = r->rng;
 	frame.r = r;
 	frame.outer = kcompat_hwrng_cur;
 	kcompat_hwrng_cur = &frame;
 	old = kcompat_cancel_off();
-	if (rng->read) {
-		ret = rng->read(rng, buf, max, wait);
-	} else {
-		ret = rng->data_present ? rng->data_present(rng, wait) : 1;
-		if (ret > 0) {
-			ret = rng->data_read(rng, &word);
-			if (ret > 0) {
-				ret = min_t(int, ret, (int)max);
-				memcpy(buf, &word, (size_t)ret);
-			}
-		}
-	}
+	ret = kcompat_hwrng_call(&frame, buf, max, wait);
 	kcompat_cancel_restore(old);
 	kcompat_hwrng_cur = frame.outer;
 	kcompat_hwrng_put(r);
