@@ -81,7 +81,8 @@ DEVRES_API int iomem_window_remove(phys_addr_t start);
  * and the mmap, which counts in the ledger as a mapping and its bytes).
  * Return: the address of the first register, or NULL with errno set:
  * EINVAL for an empty or wrapping range, ENXIO when no window holds
- * @offset, ERANGE when the window that holds @offset ends before
+ * @offset, ERANGE when the window that holds @offset, or the regular file
+ * behind it (a memfd shrunk since the window was added), ends before
  * @offset + @size, ECHILD (with a WARN) in a child of fork() when the
  * window is its parent's, ENOMEM, or what mmap() said.
  */

@@ -274,6 +274,25 @@ static bool take_by_hand(struct devres__map *rec, struct devres__hand *h)
 	return true;
 }
 
+/*
+ * The file behind a window is the authority on its size, not the check
+ * iomem_window_add() made: a memfd shrunk since would fault (SIGBUS) on
+ * the first access past its end, so the range is checked again at each
+ * mapping. A mapping made before a shrink is the program's own to keep
+ * from touching. 0, or the errno.
+ */
+static int backing_holds(int fd, off_t pos, size_t size)
+{
+	struct stat st;
+
+	if (fstat(fd, &st))
+		return errno;
+	if (S_ISREG(st.st_mode) &&
+	    (st.st_size < pos || (uint64_t)(st.st_size - pos) < size))
+		return ERANGE;
+	return 0;
+}
+
 void *io__remap(phys_addr_t offset, size_t size,
 		const struct devres__owner *owner)
 {
@@ -300,6 +319,12 @@ void *io__remap(phys_addr_t offset, size_t size,
 	if (!m)
 		goto unpin;
 	pos = w->offset + (off_t)(offset - w->res.start);
+	err = backing_holds(w->fd, pos, size);
+	if (err) {
+		free(m);
+		goto unpin;
+	}
+	err = ENOMEM;
 	delta = (size_t)pos % page;
 	len = (delta + size + page - 1) / page * page;
 	if (devres__should_fail()) {

@@ -272,6 +272,41 @@ static void queue_races_destroy(void **state)
 		      u[0].refused + u[1].refused);
 }
 
+/*
+ * The table's limit: with every slot in use, alloc_workqueue() is NULL
+ * with one WARN naming the limit (it was silent); a slot given back
+ * serves the next queue.
+ */
+static void every_slot_in_use(void **state)
+{
+	static struct workqueue_struct *wq[KCOMPAT_WQ_SLOTS];
+	int warns = devres_warn_count();
+
+	(void)state;
+	for (int i = 0; i < KCOMPAT_WQ_SLOTS; i++) {
+		wq[i] = alloc_workqueue("slot-%d", 0, 0, i);
+		assert_non_null(wq[i]);
+	}
+	start_capture();
+	assert_null(alloc_workqueue("one-too-many", 0, 0));
+	assert_int_equal(devres_warn_count(), warns + 1);
+	assert_int_equal(said_both("alloc_workqueue: all 256 workqueues", "no "
+									  "queu"
+									  "e "
+									  "'one"
+									  "-too"
+									  "-man"
+									  "y'"),
+			 1);
+	devres_set_log_sink(NULL, NULL);
+	destroy_workqueue(wq[7]);
+	wq[7] = alloc_workqueue("again", 0, 0);
+	assert_non_null(wq[7]);
+	for (int i = 0; i < KCOMPAT_WQ_SLOTS; i++)
+		destroy_workqueue(wq[i]);
+	assert_int_equal(devres_warn_count(), warns + 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -283,6 +318,8 @@ int main(void)
 						teardown),
 		cmocka_unit_test_setup_teardown(not_a_queue, setup, teardown),
 		cmocka_unit_test_setup_teardown(queue_races_destroy, setup,
+						teardown),
+		cmocka_unit_test_setup_teardown(every_slot_in_use, setup,
 						teardown),
 	};
 

@@ -1,30 +1,55 @@
 /* SPDX-License-Identifier: MIT */
-/* Completions: a counted event, on a mutex and a monotonic condition. */
+/*
+ * Completions: a counted event, on a mutex and a monotonic condition. The
+ * waits are no cancellation points (<linux/kcompat_cancel.h>).
+ */
 #ifndef KCOMPAT_LINUX_COMPLETION_H
 #define KCOMPAT_LINUX_COMPLETION_H
 
 #include <limits.h>
 #include <pthread.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <devres/devres.h>
 #include <devres/types.h>
 #include <linux/jiffies.h>
+#include <linux/kcompat_cancel.h>
 
 struct completion {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned int done;
+	pid_t pid; /* whose: init_completion()'s */
 };
 
 /*
- * A completion no object can be at (NULL, the first page, an ERR_PTR()):
- * the kernel would oops; here one compare, one WARN, and the call does
- * nothing (a wait returns at once, as timed out).
+ * A completion no object can be at (NULL, the first page, an ERR_PTR()),
+ * or another process's: the kernel would oops; here one WARN, and the
+ * call does nothing (a wait returns at once, as timed out).
  */
 static inline bool kcompat_completion_bad(const struct completion *x,
 					  const char *func)
 {
-	if (!devres_ptr_bad(x))
+	pid_t pid;
+
+	if (devres_ptr_bad(x)) {
+		devres_warn_bad_arg(func, "completion", x);
+		return true;
+	}
+	/*
+	 * In a child of fork(), a completion the parent made: a thread of
+	 * the parent may have held its lock at the fork, and what would
+	 * complete it runs in the parent. Refused before its lock, as the
+	 * parent's work items are (docs/fork.md); init_completion() makes
+	 * it the child's.
+	 */
+	pid = x->pid;
+	if (!pid || pid == getpid())
 		return false;
-	devres_warn_bad_arg(func, "completion", x);
+	devres_warn(NULL, func,
+		    "completion %p belongs to process %d: "
+		    "nothing done",
+		    (const void *)x, (int)pid);
 	return true;
 }
 
@@ -32,8 +57,12 @@ static inline void init_completion(struct completion *x)
 {
 	pthread_condattr_t a;
 
-	if (kcompat_completion_bad(x, "init_completion"))
+	/* Only the pointer: its memory may be anything, the parent's too. */
+	if (devres_ptr_bad(x)) {
+		devres_warn_bad_arg("init_completion", "completion", x);
 		return;
+	}
+	x->pid = getpid();
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -79,13 +108,17 @@ static inline void complete_all(struct completion *x)
 static inline unsigned long wait_for_completion_timeout(struct completion *x,
 							unsigned long timeout)
 {
-	ktime_t end = ktime_add_ms(ktime_get(), timeout);
+	/* MAX_SCHEDULE_TIMEOUT and the like: no limit, as the kernel's. */
+	ktime_t end =
+		kcompat_ktime_add_sat(ktime_get(), timeout, NSEC_PER_MSEC);
 	struct timespec ts = { (time_t)(end / NSEC_PER_SEC),
 			       (long)(end % NSEC_PER_SEC) };
 	unsigned long left = 0;
+	int old;
 
 	if (kcompat_completion_bad(x, "wait_for_completion_timeout"))
 		return 0;
+	old = kcompat_cancel_off();
 	pthread_mutex_lock(&x->lock);
 	while (!x->done && pthread_cond_timedwait(&x->cond, &x->lock, &ts) == 0)
 		;
@@ -97,19 +130,24 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 			left = 1;
 	}
 	pthread_mutex_unlock(&x->lock);
+	kcompat_cancel_restore(old);
 	return left;
 }
 
 static inline void wait_for_completion(struct completion *x)
 {
+	int old;
+
 	if (kcompat_completion_bad(x, "wait_for_completion"))
 		return;
+	old = kcompat_cancel_off();
 	pthread_mutex_lock(&x->lock);
 	while (!x->done)
 		pthread_cond_wait(&x->cond, &x->lock);
 	if (x->done != UINT_MAX)
 		x->done--;
 	pthread_mutex_unlock(&x->lock);
+	kcompat_cancel_restore(old);
 }
 
 static inline bool completion_done(struct completion *x)

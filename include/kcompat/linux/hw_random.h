@@ -10,6 +10,7 @@
 #ifndef KCOMPAT_LINUX_HW_RANDOM_H
 #define KCOMPAT_LINUX_HW_RANDOM_H
 
+#include <linux/kcompat_cancel.h>
 #include <linux/kcompat_site.h>
 #include <linux/kcompat_check.h>
 #include <pthread.h>
@@ -22,10 +23,23 @@
 
 struct hwrng;
 
-/* The framework's record of one registered rng, on kcompat_hwrngs. */
+/*
+ * The framework's record of one registered rng, on kcompat_hwrngs. The
+ * driver's methods run without kcompat_hwrng_lock, as the kernel's run
+ * without rng_mutex: a method may call the framework (read another rng,
+ * register or unregister one) and the lock is never held by a thread that
+ * waits in a method or ends there. Instead a record counts its users:
+ * the list's reference while registered, and each read in progress;
+ * hwrng_unregister() takes it off the list and waits for the reads, then
+ * calls cleanup() and frees it, unless a read of its own calls it (below).
+ */
 struct kcompat_hwrng_reg {
+	struct kcompat_reg owner; /* first: the process that registered */
 	struct list_head node;
 	struct hwrng *rng;
+	int refs;    /* the list's, and one per read in progress */
+	bool ready;  /* init() returned 0: found by reads */
+	bool orphan; /* unregistered from its own read: the last put frees */
 };
 
 struct hwrng {
@@ -46,15 +60,83 @@ __attribute__((weak)) struct list_head kcompat_hwrngs = { &kcompat_hwrngs,
 							  &kcompat_hwrngs };
 __attribute__((weak))
 pthread_mutex_t kcompat_hwrng_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A record's reads went down to none. */
+__attribute__((weak))
+pthread_cond_t kcompat_hwrng_cond = PTHREAD_COND_INITIALIZER;
+/*
+ * The reads this thread runs, innermost first (a read method may read
+ * another rng): frames on the reading threads' stacks.
+ */
+struct kcompat_hwrng_frame {
+	const struct kcompat_hwrng_reg *r;
+	const struct kcompat_hwrng_frame *outer;
+};
+__attribute__((
+	weak)) __thread const struct kcompat_hwrng_frame *kcompat_hwrng_cur;
 
-static inline struct hwrng *kcompat_hwrng_find_locked(const char *name)
+/*
+ * Across fork(): the lock held, so that the child's copy of the list is
+ * whole. Nothing is called under it that could wait for the forking
+ * thread. In the child, the parent's reads in progress are not there.
+ */
+static inline void kcompat_hwrng_prepare(void)
+{
+	pthread_mutex_lock(&kcompat_hwrng_lock);
+}
+
+static inline void kcompat_hwrng_parent(void)
+{
+	pthread_mutex_unlock(&kcompat_hwrng_lock);
+}
+
+static inline void kcompat_hwrng_child(void)
+{
+	pthread_cond_init(&kcompat_hwrng_cond, NULL);
+	pthread_mutex_unlock(&kcompat_hwrng_lock);
+}
+
+__attribute__((weak)) pthread_once_t kcompat_hwrng_once = PTHREAD_ONCE_INIT;
+
+static inline void kcompat_hwrng_atfork(void)
+{
+	(void)pthread_atfork(kcompat_hwrng_prepare, kcompat_hwrng_parent,
+			     kcompat_hwrng_child);
+}
+
+/* At start, before any thread: each file that includes this asks once. */
+__attribute__((constructor)) static void kcompat_hwrng_ctor(void)
+{
+	pthread_once(&kcompat_hwrng_once, kcompat_hwrng_atfork);
+}
+
+static inline struct kcompat_hwrng_reg *
+kcompat_hwrng_find_locked(const char *name)
 {
 	struct kcompat_hwrng_reg *r;
 
-	list_for_each_entry(r, &kcompat_hwrngs,
-			    node) if (strcmp(r->rng->name, name) ==
-				      0) return r->rng;
+	/* A parent's registration is not found in its child's lookups. */
+	list_for_each_entry(r, &kcompat_hwrngs, node)
+	{
+		if (r->owner.pid == getpid() && strcmp(r->rng->name, name) == 0)
+			return r;
+	}
 	return NULL;
+}
+
+/*
+ * A method of @rng, with cancellation off, as every callback the library
+ * runs (<linux/kcompat_cancel.h>): a read cancelled in a sleep would end
+ * with its record counted, and hwrng_unregister() would wait for ever.
+ */
+static inline void kcompat_hwrng_cleanup(struct hwrng *rng)
+{
+	int old;
+
+	if (!rng->cleanup)
+		return;
+	old = kcompat_cancel_off();
+	rng->cleanup(rng);
+	kcompat_cancel_restore(old);
 }
 
 /*
@@ -65,7 +147,7 @@ static inline struct hwrng *kcompat_hwrng_find_locked(const char *name)
 static inline int hwrng_register(struct hwrng *rng)
 {
 	struct kcompat_hwrng_reg *r;
-	int ret = 0;
+	int ret = 0, old;
 
 	if (kcompat_bad(rng, "hwrng_register", "hwrng"))
 		return -EINVAL;
@@ -76,15 +158,33 @@ static inline int hwrng_register(struct hwrng *rng)
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
+	r->owner.pid = getpid();
 	r->rng = rng;
+	r->refs = 1;
+	/* The name is taken now; reads find it once init() said yes. */
 	pthread_mutex_lock(&kcompat_hwrng_lock);
-	if (kcompat_hwrng_find_locked(rng->name))
+	if (kcompat_hwrng_find_locked(rng->name)) {
 		ret = -EEXIST;
-	else if (rng->init)
-		ret = rng->init(rng);
-	if (!ret) {
+	} else {
 		rng->reg = r;
 		list_add_tail(&r->node, &kcompat_hwrngs);
+	}
+	pthread_mutex_unlock(&kcompat_hwrng_lock);
+	if (ret) {
+		kfree(r);
+		return ret;
+	}
+	if (rng->init) {
+		old = kcompat_cancel_off();
+		ret = rng->init(rng);
+		kcompat_cancel_restore(old);
+	}
+	pthread_mutex_lock(&kcompat_hwrng_lock);
+	if (ret) {
+		list_del(&r->node);
+		rng->reg = NULL;
+	} else {
+		r->ready = true;
 	}
 	pthread_mutex_unlock(&kcompat_hwrng_lock);
 	if (ret)
@@ -92,21 +192,81 @@ static inline int hwrng_register(struct hwrng *rng)
 	return ret;
 }
 
+/* A read of @r is over; the last one of an orphan frees it. */
+static inline void kcompat_hwrng_put(struct kcompat_hwrng_reg *r)
+{
+	bool last;
+
+	pthread_mutex_lock(&kcompat_hwrng_lock);
+	last = --r->refs == 0 && r->orphan;
+	pthread_cond_broadcast(&kcompat_hwrng_cond);
+	pthread_mutex_unlock(&kcompat_hwrng_lock);
+	if (last) {
+		kcompat_hwrng_cleanup(r->rng);
+		kfree(r);
+	}
+}
+
+/* Whether this thread runs a read of @r (a method it calls, nested). */
+static inline bool kcompat_hwrng_in_read(const struct kcompat_hwrng_reg *r)
+{
+	for (const struct kcompat_hwrng_frame *f = kcompat_hwrng_cur; f;
+	     f = f->outer)
+		if (f->r == r)
+			return true;
+	return false;
+}
+
+/*
+ * Takes @rng off the list, waits for its reads in progress, calls its
+ * cleanup(). Called from @rng's own read, which it would wait for (the
+ * kernel deadlocks): one WARN, and the read's end finishes it.
+ */
 static inline void hwrng_unregister(struct hwrng *rng)
 {
 	struct kcompat_hwrng_reg *r;
+	int old;
 
 	if (kcompat_bad(rng, "hwrng_unregister", "hwrng"))
 		return;
 	pthread_mutex_lock(&kcompat_hwrng_lock);
 	r = rng->reg;
-	if (r) {
-		list_del(&r->node);
-		rng->reg = NULL;
-		if (rng->cleanup)
-			rng->cleanup(rng);
+	if (r && r->owner.pid != getpid()) {
+		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		(void)kcompat_reg_foreign(r, "hwrng_unregister", "hwrng");
+		return;
 	}
+	if (r && !r->ready) {
+		/* Its init() calls: the registration decides. */
+		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		devres_warn(NULL, "hwrng_unregister",
+			    "hwrng '%s' is being registered (a call of its "
+			    "init()): not unregistered",
+			    rng->name);
+		return;
+	}
+	if (!r) {
+		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		return;
+	}
+	list_del(&r->node);
+	rng->reg = NULL;
+	r->refs--;
+	if (kcompat_hwrng_in_read(r)) {
+		r->orphan = true;
+		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		devres_warn(NULL, "hwrng_unregister",
+			    "hwrng '%s' unregistered from its own read: its "
+			    "cleanup runs when the read returns",
+			    rng->name);
+		return;
+	}
+	old = kcompat_cancel_off();
+	while (r->refs)
+		pthread_cond_wait(&kcompat_hwrng_cond, &kcompat_hwrng_lock);
 	pthread_mutex_unlock(&kcompat_hwrng_lock);
+	kcompat_cancel_restore(old);
+	kcompat_hwrng_cleanup(rng);
 	kfree(r);
 }
 
@@ -152,24 +312,38 @@ static inline void devm_hwrng_unregister(struct device *dev, struct hwrng *rng)
 }
 
 /*
- * hwrng_read() - read from the registered rng called @name (what a reader
- * of /dev/hwrng gets): the bytes read, -ENODEV when there is none, or
- * the driver's error.
+ * A read method that ends its thread (pthread_exit(); cancellation is off
+ * in it) skips the rest of hwrng_read(): this cleanup handler, which runs
+ * while the read's frame is still there, lets the read go as a return
+ * would, so that hwrng_unregister() does not wait for it for ever. One
+ * WARN.
  */
-static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
+static inline void kcompat_hwrng_ended(void *arg)
 {
-	struct hwrng *rng;
-	int ret = -ENODEV;
+	const struct kcompat_hwrng_frame *frame =
+		(const struct kcompat_hwrng_frame *)arg;
+	struct kcompat_hwrng_reg *r = (struct kcompat_hwrng_reg *)frame->r;
+
+	devres_warn(NULL, "hwrng_read",
+		    "hwrng '%s': its read method ended the thread it ran in: "
+		    "the read is let go",
+		    r->rng->name);
+	kcompat_hwrng_cur = frame->outer;
+	kcompat_hwrng_put(r);
+}
+
+/* The read methods of the rng of @frame; their end is caught (above). */
+static inline int kcompat_hwrng_call(const struct kcompat_hwrng_frame *frame,
+				     void *buf, size_t max, bool wait)
+{
+	struct hwrng *rng = frame->r->rng;
+	int ret;
 	u32 word;
 
-	if (kcompat_bad(name, "hwrng_read", "name") ||
-	    kcompat_bad(buf, "hwrng_read", "buffer"))
-		return -EINVAL;
-	pthread_mutex_lock(&kcompat_hwrng_lock);
-	rng = kcompat_hwrng_find_locked(name);
-	if (rng && rng->read) {
+	pthread_cleanup_push(kcompat_hwrng_ended, (void *)frame);
+	if (rng->read) {
 		ret = rng->read(rng, buf, max, wait);
-	} else if (rng) {
+	} else {
 		ret = rng->data_present ? rng->data_present(rng, wait) : 1;
 		if (ret > 0) {
 			ret = rng->data_read(rng, &word);
@@ -179,7 +353,48 @@ static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
 			}
 		}
 	}
+	pthread_cleanup_pop(0);
+	return ret;
+}
+
+/*
+ * hwrng_read() - read from the registered rng called @name (what a reader
+ * of /dev/hwrng gets): the bytes read, -ENODEV when there is none (or
+ * its init() has not returned), -EDEADLK from a read method of that rng
+ * (one WARN), or the driver's error.
+ */
+static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
+{
+	struct kcompat_hwrng_frame frame;
+	struct kcompat_hwrng_reg *r;
+	int ret, old;
+
+	if (kcompat_bad(name, "hwrng_read", "name") ||
+	    kcompat_bad(buf, "hwrng_read", "buffer"))
+		return -EINVAL;
+	pthread_mutex_lock(&kcompat_hwrng_lock);
+	r = kcompat_hwrng_find_locked(name);
+	if (!r || !r->ready) {
+		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		return -ENODEV;
+	}
+	if (kcompat_hwrng_in_read(r)) {
+		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		devres_warn(NULL, "hwrng_read",
+			    "hwrng '%s' read from its own read method: refused",
+			    name);
+		return -EDEADLK;
+	}
+	r->refs++;
 	pthread_mutex_unlock(&kcompat_hwrng_lock);
+	frame.r = r;
+	frame.outer = kcompat_hwrng_cur;
+	kcompat_hwrng_cur = &frame;
+	old = kcompat_cancel_off();
+	ret = kcompat_hwrng_call(&frame, buf, max, wait);
+	kcompat_cancel_restore(old);
+	kcompat_hwrng_cur = frame.outer;
+	kcompat_hwrng_put(r);
 	return ret;
 }
 

@@ -17,7 +17,8 @@
 			  sleep_before_read, ...)                              \
 	({                                                                     \
 		u64 kc_to_ = (u64)(timeout_us);                                \
-		ktime_t kc_end_ = ktime_add_us(ktime_get(), kc_to_);           \
+		ktime_t kc_end_ = kcompat_ktime_add_sat(ktime_get(), kc_to_,   \
+							NSEC_PER_USEC);        \
 		int kc_ret_ = 0;                                               \
 		if ((sleep_before_read) && (sleep_us))                         \
 			udelay(sleep_us);                                      \

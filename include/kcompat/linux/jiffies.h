@@ -16,8 +16,23 @@ static inline unsigned long kcompat_jiffies(void)
 
 #define jiffies kcompat_jiffies()
 #define jiffies_64 ((u64)kcompat_jiffies())
-#define msecs_to_jiffies(ms) ((unsigned long)(ms))
-#define usecs_to_jiffies(us) ((unsigned long)DIV_ROUND_UP_ULL((us), 1000))
+/* As the kernel's: a "negative" or a too large time is the longest offset. */
+static inline unsigned long kcompat_msecs_to_jiffies(unsigned int m)
+{
+	return (int)m < 0 ? (unsigned long)MAX_JIFFY_OFFSET : m;
+}
+
+static inline unsigned long kcompat_usecs_to_jiffies(unsigned long long u)
+{
+	/* Rounding up cannot wrap a huge value round to 0 jiffies. */
+	if (u > (unsigned long long)MAX_JIFFY_OFFSET * 1000ull)
+		return (unsigned long)MAX_JIFFY_OFFSET;
+	return (unsigned long)(u / 1000 + (u % 1000 != 0));
+}
+
+#define msecs_to_jiffies(ms) kcompat_msecs_to_jiffies(ms)
+#define usecs_to_jiffies(us) kcompat_usecs_to_jiffies(us)
+#define MAX_SCHEDULE_TIMEOUT LONG_MAX
 #define secs_to_jiffies(s) ((unsigned long)(s)*HZ)
 #define jiffies_to_msecs(j) ((unsigned int)(j))
 #define jiffies_to_usecs(j) ((unsigned int)(j)*1000u)

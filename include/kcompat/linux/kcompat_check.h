@@ -10,6 +10,9 @@
 #define KCOMPAT_LINUX_KCOMPAT_CHECK_H
 
 #include <stdbool.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <devres/devres.h>
 #include <devres/types.h>
 
 static inline bool kcompat_bad(const void *p, const char *func,
@@ -18,6 +21,30 @@ static inline bool kcompat_bad(const void *p, const char *func,
 	if (!devres_ptr_bad(p))
 		return false;
 	devres_warn_bad_arg(func, what, p);
+	return true;
+}
+
+/*
+ * A framework's registration record (hwrng, watchdog, rtc) begins with
+ * the process that made it. In a child of fork(), a registration of the
+ * parent is the parent's, as its devices are (docs/fork.md): a call that
+ * would run the driver's method on it, or take it back, WARNs once and
+ * does nothing; a lookup skips it without a word.
+ */
+struct kcompat_reg {
+	pid_t pid;
+};
+
+/* Whether @reg is another process's: one WARN naming @what and @func. */
+static inline bool kcompat_reg_foreign(const void *reg, const char *func,
+				       const char *what)
+{
+	pid_t pid = reg ? ((const struct kcompat_reg *)reg)->pid : 0;
+
+	if (!pid || pid == getpid())
+		return false;
+	devres_warn(NULL, func, "%s belongs to process %d: nothing done", what,
+		    (int)pid);
 	return true;
 }
 

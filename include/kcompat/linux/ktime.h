@@ -47,5 +47,24 @@ static inline s64 ktime_get_real_seconds(void)
 #define ktime_to_ms(kt) ((s64)(kt) / NSEC_PER_MSEC)
 #define ktime_us_delta(a, b) ktime_to_us(ktime_sub((a), (b)))
 #define ktime_ms_delta(a, b) ktime_to_ms(ktime_sub((a), (b)))
+#define KTIME_MAX ((ktime_t)(~0ULL >> 1))
+
+/*
+ * @kt plus @n times @unit nanoseconds, or KTIME_MAX where that passes it:
+ * the deadline of a wait whose timeout is "for ever" (the kernel's
+ * MAX_SCHEDULE_TIMEOUT, a usecs_to_jiffies() of a huge value) is no
+ * signed overflow that wraps it into the past, and so no wait that times
+ * out at once. @kt is a time of the clock, not negative.
+ */
+static inline ktime_t kcompat_ktime_add_sat(ktime_t kt, u64 n, s64 unit)
+{
+	ktime_t ns, end;
+
+	if (n > (u64)KTIME_MAX ||
+	    __builtin_mul_overflow((ktime_t)n, unit, &ns) ||
+	    __builtin_add_overflow(kt, ns, &end))
+		return KTIME_MAX;
+	return end;
+}
 
 #endif /* KCOMPAT_LINUX_KTIME_H */

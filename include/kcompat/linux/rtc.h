@@ -124,7 +124,8 @@ static inline void kcompat_rtc_release(struct device *dev, void *res)
 
 /*
  * devm_rtc_register_device() - register @rtc until its parent unbinds
- * Return: 0; -EINVAL without ops; -ENOMEM.
+ * Return: 0; -EINVAL without ops; -EBUSY when it is registered already (a
+ * WARN: its record was replaced, and leaked); -ENOMEM.
  */
 static inline int devm_rtc_register_device(struct rtc_device *rtc)
 {
@@ -134,16 +135,25 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 		return -EINVAL;
 	if (!rtc->ops)
 		return -EINVAL;
+	if (kcompat_reg_foreign(rtc->reg, "devm_rtc_register_device", "rtc"))
+		return -EBUSY;
+	if (rtc->reg) {
+		devres_warn(rtc->parent, "devm_rtc_register_device",
+			    "rtc %p is registered already: refused",
+			    (void *)rtc);
+		return -EBUSY;
+	}
 	if (devres_should_fail(rtc->parent, "devm_rtc_register_device"))
 		return -ENOMEM;
 	p = devres_alloc(kcompat_rtc_release, sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	rtc->reg = kzalloc(1, GFP_KERNEL);
+	rtc->reg = kzalloc(sizeof(struct kcompat_reg), GFP_KERNEL);
 	if (!rtc->reg) {
 		devres_free(p);
 		return -ENOMEM;
 	}
+	((struct kcompat_reg *)rtc->reg)->pid = getpid();
 	*p = rtc;
 	devres_add(rtc->parent, p);
 	return 0;
@@ -186,7 +196,9 @@ static inline int rtc_read_time(struct rtc_device *rtc, struct rtc_time *tm)
 	if (kcompat_bad(rtc, "rtc_read_time", "rtc device") ||
 	    kcompat_bad(tm, "rtc_read_time", "rtc_time"))
 		return -EINVAL;
-	if (!rtc->reg || !rtc->ops->read_time)
+	if (!rtc->reg ||
+	    kcompat_reg_foreign(rtc->reg, "rtc_read_time", "rtc") ||
+	    !rtc->ops->read_time)
 		return -ENODEV;
 	ret = rtc->ops->read_time(rtc->parent, tm);
 	return ret ? ret : rtc_valid_tm(tm);
@@ -201,7 +213,8 @@ static inline int rtc_set_time(struct rtc_device *rtc, struct rtc_time *tm)
 	    kcompat_bad(tm, "rtc_set_time", "rtc_time"))
 		return -EINVAL;
 	t = rtc_tm_to_time64(tm);
-	if (!rtc->reg || !rtc->ops->set_time)
+	if (!rtc->reg || kcompat_reg_foreign(rtc->reg, "rtc_set_time", "rtc") ||
+	    !rtc->ops->set_time)
 		return -ENODEV;
 	if (rtc_valid_tm(tm) || t < rtc->range_min ||
 	    (rtc->range_max && t > rtc->range_max))

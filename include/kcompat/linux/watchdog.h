@@ -8,6 +8,7 @@
 #ifndef KCOMPAT_LINUX_WATCHDOG_H
 #define KCOMPAT_LINUX_WATCHDOG_H
 
+#include <linux/kcompat_check.h>
 #include <linux/kcompat_site.h>
 #include <pthread.h>
 #include <devres/fault.h>
@@ -192,7 +193,8 @@ static inline int watchdog_init_timeout(struct watchdog_device *wdd,
 /*
  * watchdog_register_device() - register @wdd
  * Return: 0; -EINVAL without ops, start or info, or with a timeout out of
- * range; -ENOMEM.
+ * range; -EBUSY when it is registered already (a WARN: its record was
+ * replaced, and leaked); -ENOMEM.
  */
 static inline int watchdog_register_device(struct watchdog_device *wdd)
 {
@@ -202,11 +204,21 @@ static inline int watchdog_register_device(struct watchdog_device *wdd)
 		return -EINVAL;
 	if (wdd->timeout && kcompat_wdt_timeout_bad(wdd, wdd->timeout))
 		return -EINVAL;
+	if (kcompat_reg_foreign(wdd->reg, "watchdog_register_device",
+				"watchdog"))
+		return -EBUSY;
+	if (wdd->reg) {
+		devres_warn(wdd->parent, "watchdog_register_device",
+			    "watchdog %d is registered already: refused",
+			    wdd->id);
+		return -EBUSY;
+	}
 	if (devres_should_fail(wdd->parent, "watchdog_register_device"))
 		return -ENOMEM;
-	wdd->reg = kzalloc(1, GFP_KERNEL);
+	wdd->reg = kzalloc(sizeof(struct kcompat_reg), GFP_KERNEL);
 	if (!wdd->reg)
 		return -ENOMEM;
+	((struct kcompat_reg *)wdd->reg)->pid = getpid();
 	pthread_mutex_lock(&kcompat_wdt_lock);
 	wdd->id = kcompat_wdt_next_id++;
 	pthread_mutex_unlock(&kcompat_wdt_lock);
@@ -217,7 +229,9 @@ static inline void watchdog_unregister_device(struct watchdog_device *wdd)
 {
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
 		return;
-	if (!wdd->reg)
+	if (!wdd->reg ||
+	    kcompat_reg_foreign(wdd->reg, "watchdog_unregister_device",
+				"watchdog"))
 		return;
 	if (watchdog_active(wdd) &&
 	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
@@ -267,7 +281,8 @@ static inline int watchdog_dev_start(struct watchdog_device *wdd)
 
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_start"))
 		return -EINVAL;
-	if (!wdd->reg)
+	if (!wdd->reg ||
+	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_start", "watchdog"))
 		return -ENODEV;
 	if (watchdog_active(wdd))
 		return 0;
@@ -282,7 +297,9 @@ static inline int watchdog_dev_ping(struct watchdog_device *wdd)
 {
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_ping"))
 		return -EINVAL;
-	if (!wdd->reg || !watchdog_active(wdd))
+	if (!wdd->reg ||
+	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_ping", "watchdog") ||
+	    !watchdog_active(wdd))
 		return -ENODEV;
 	return wdd->ops->ping ? wdd->ops->ping(wdd) : wdd->ops->start(wdd);
 }
@@ -294,7 +311,8 @@ static inline int watchdog_dev_stop(struct watchdog_device *wdd)
 
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_stop"))
 		return -EINVAL;
-	if (!wdd->reg)
+	if (!wdd->reg ||
+	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_stop", "watchdog"))
 		return -ENODEV;
 	if (test_bit(WDOG_NO_WAY_OUT, &wdd->status) || !wdd->ops->stop)
 		return -EBUSY;

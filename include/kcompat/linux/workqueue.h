@@ -24,6 +24,7 @@
 #ifndef KCOMPAT_LINUX_WORKQUEUE_H
 #define KCOMPAT_LINUX_WORKQUEUE_H
 
+#include <linux/kcompat_cancel.h>
 #include <linux/kcompat_site.h>
 #include <linux/kcompat_wq.h>
 #include <errno.h>
@@ -56,6 +57,7 @@ struct work_struct {
 	struct timespec due; /* CLOCK_REALTIME; zero: now */
 	pthread_t worker;
 	struct workqueue_struct *wq; /* where the serving thread counts */
+	struct work_struct *outer;   /* what its thread served when it began */
 	pid_t pid; /* whose: INIT_WORK()'s, or the first queue's; no lock */
 };
 
@@ -93,13 +95,18 @@ _Static_assert(offsetof(struct delayed_work, work) == 0, "the work is the "
  * memory checks.
  *
  * Per thread: how deep it is in work items' threads (a work run in its
- * caller, when no thread could be had, nests), and the item whose own
- * function freed the memory it lives in, which the thread then never
- * touches again. One per program, whichever file includes this first.
+ * caller, when no thread could be had, nests), the item it serves now
+ * (and through each item's outer, those it nests in), and the item whose
+ * own function freed the memory it lives in, which the thread then never
+ * touches again: what that item's thread still needs of it is copied
+ * here first. One per program, whichever file includes this first.
  */
 struct kcompat_worker {
 	int depth; /* > 0: in a work item's thread */
+	struct work_struct *cur;
 	const struct work_struct *gone;
+	struct work_struct *gone_outer;
+	struct workqueue_struct *gone_wq;
 };
 __attribute__((weak)) __thread struct kcompat_worker kcompat_worker;
 
@@ -144,8 +151,12 @@ static inline void kcompat_work_fixup_free(void *obj,
 	pthread_mutex_unlock(&w->lock);
 	if (st != DEVRES_LIVEOBJ_SELF)
 		(void)kcompat_work_wait(w, true, "cancel_work_sync");
-	if (self)
+	if (self) {
+		/* Its own thread: nobody else writes these while it serves. */
 		kcompat_worker.gone = w;
+		kcompat_worker.gone_outer = w->outer;
+		kcompat_worker.gone_wq = w->wq;
+	}
 }
 
 static const struct devres_liveobj_descr kcompat_work_descr = {
@@ -233,48 +244,24 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 #define to_delayed_work(w) container_of((w), struct delayed_work, work)
 
 /*
- * The thread of one item: waits until due, runs, again while re-queued.
- * The function may free the memory of @w, as the kernel allows: the free
- * says so (kcompat_work_fixup_free()), and the thread then touches
- * nothing of @w; otherwise it touches nothing of @w once it let go of it.
+ * The thread serving @w lets go of it: the item's lock is held unless the
+ * item is @gone (its function freed it), whose memory is not touched; @wq
+ * is where it counted. Whoever waits for the item or the queue may go on.
  */
-static inline void *kcompat_work_thread(void *arg)
+static inline void kcompat_work_let_go(struct work_struct *w,
+				       struct workqueue_struct *wq, bool gone)
 {
-	struct work_struct *w = (struct work_struct *)arg;
-	struct workqueue_struct *wq;
-	bool outer, gone = false;
+	bool outer;
 
-	kcompat_worker.depth++;
-	pthread_mutex_lock(&w->lock);
-	w->worker = pthread_self();
-	/* Set before the thread began, for its life: kept for its end. */
-	wq = w->wq;
-	while (w->pending && !w->cancel) {
-		if (w->due.tv_sec &&
-		    pthread_cond_timedwait(&w->cond, &w->lock, &w->due) !=
-			    ETIMEDOUT)
-			continue; /* woken: cancelled, or due again */
-		w->due.tv_sec = 0;
-		w->pending = false;
-		w->running = true;
-		pthread_mutex_unlock(&w->lock);
-		w->func(w);
-		if (kcompat_worker.gone == w) {
-			/* Freed by its function: only the pointer is compared. */
-			kcompat_worker.gone = NULL;
-			gone = true;
-			break;
-		}
-		pthread_mutex_lock(&w->lock);
-		w->running = false;
-	}
 	pthread_mutex_lock(&kcompat_fin_lock);
 	kcompat_finishing++;
 	pthread_mutex_unlock(&kcompat_fin_lock);
 	if (!gone) {
 		w->pending = false;
+		w->running = false;
 		w->thread = false;
 		w->wq = NULL;
+		w->outer = NULL;
 		/* No later thread with this one's id is taken for it. */
 		memset(&w->worker, 0, sizeof(w->worker));
 		devres_liveobj_deactivate(w);
@@ -291,6 +278,121 @@ static inline void *kcompat_work_thread(void *arg)
 	if (--kcompat_finishing == 0)
 		pthread_cond_broadcast(&kcompat_fin_cond);
 	pthread_mutex_unlock(&kcompat_fin_lock);
+}
+
+/*
+ * A work function that ends the thread it runs in (pthread_exit(), or a
+ * cancellation acting in it) skips the rest of its item's thread: this
+ * destructor of kcompat_work_key, whose value is set while a function
+ * runs, lets go of the item as a return would, and of each item the
+ * thread was serving it in (a work run in its caller nests), so that
+ * nothing waits for the gone thread for ever. A run queued meanwhile is
+ * dropped with it. One WARN. A cleanup handler would need setjmp() in
+ * every item's thread; the frames are gone by now, so all that is read
+ * here is the items and the thread's own record.
+ */
+__attribute__((weak)) pthread_key_t kcompat_work_key;
+__attribute__((weak)) int kcompat_work_key_err = -1;
+__attribute__((weak)) pthread_once_t kcompat_work_key_once = PTHREAD_ONCE_INIT;
+
+static inline void kcompat_work_ended(void *p)
+{
+	struct work_struct *w = kcompat_worker.cur;
+
+	devres_warn(NULL, "process_one_work",
+		    "work %p: its function ended the thread it ran in "
+		    "(pthread_exit() or cancellation): the item is let go",
+		    p);
+	while (w) {
+		struct workqueue_struct *wq;
+		struct work_struct *outer;
+		bool gone = kcompat_worker.gone == w;
+
+		if (gone) {
+			kcompat_worker.gone = NULL;
+			outer = kcompat_worker.gone_outer;
+			wq = kcompat_worker.gone_wq;
+		} else {
+			pthread_mutex_lock(&w->lock);
+			outer = w->outer;
+			wq = w->wq;
+		}
+		kcompat_worker.cur = outer;
+		kcompat_work_let_go(w, wq, gone);
+		w = outer;
+	}
+}
+
+static inline void kcompat_work_key_init(void)
+{
+	kcompat_work_key_err =
+		pthread_key_create(&kcompat_work_key, kcompat_work_ended);
+}
+
+/*
+ * Calls the function of @w, which may end the thread (above), and may
+ * free @w; @outer is the item this thread served before, @cancel the
+ * cancellation state its function runs with. Whether @w is gone.
+ */
+static inline bool kcompat_work_call(struct work_struct *w,
+				     struct work_struct *outer, int cancel)
+{
+	if (!kcompat_work_key_err)
+		(void)pthread_setspecific(kcompat_work_key, w);
+	kcompat_cancel_restore(cancel);
+	w->func(w);
+	(void)kcompat_cancel_off();
+	if (!kcompat_work_key_err)
+		(void)pthread_setspecific(kcompat_work_key, outer);
+	if (kcompat_worker.gone != w)
+		return false;
+	/* Freed by its function: only the pointer is compared. */
+	kcompat_worker.gone = NULL;
+	return true;
+}
+
+/*
+ * The thread of one item: waits until due, runs, again while re-queued.
+ * The function may free the memory of @w, as the kernel allows: the free
+ * says so (kcompat_work_fixup_free()), and the thread then touches
+ * nothing of @w; otherwise it touches nothing of @w once it let go of it.
+ * Cancellation acts only inside the function, where an end is caught
+ * (kcompat_work_ended()); in the wait for the due time it would end the
+ * thread holding the item's lock.
+ */
+static inline void *kcompat_work_thread(void *arg)
+{
+	struct work_struct *w = (struct work_struct *)arg;
+	struct work_struct *outer = kcompat_worker.cur;
+	struct workqueue_struct *wq;
+	int cancel = kcompat_cancel_off();
+	bool gone = false;
+
+	kcompat_worker.depth++;
+	pthread_mutex_lock(&w->lock);
+	w->worker = pthread_self();
+	w->outer = outer;
+	kcompat_worker.cur = w;
+	/* Set before the thread began, for its life: kept for its end. */
+	wq = w->wq;
+	while (w->pending && !w->cancel) {
+		if (w->due.tv_sec &&
+		    pthread_cond_timedwait(&w->cond, &w->lock, &w->due) !=
+			    ETIMEDOUT)
+			continue; /* woken: cancelled, or due again */
+		w->due.tv_sec = 0;
+		w->pending = false;
+		w->running = true;
+		pthread_mutex_unlock(&w->lock);
+		gone = kcompat_work_call(w, outer, cancel);
+		if (gone)
+			break;
+		pthread_mutex_lock(&w->lock);
+		w->running = false;
+	}
+	kcompat_worker.cur = outer;
+	kcompat_work_let_go(w, wq, gone);
+	kcompat_cancel_restore(cancel);
 	return NULL;
 }
 
@@ -358,6 +460,8 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 		return true;
 	}
 	w->wq = wq;
+	/* The end of a function that ends its thread is caught. */
+	pthread_once(&kcompat_work_key_once, kcompat_work_key_init);
 	/*
 	 * Live while a thread serves it. Not tracked when the record cannot
 	 * grow: the item works, and a free of it is then not caught.
@@ -404,9 +508,11 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 				     const char *func)
 {
 	bool was;
+	int old;
 
 	if (kcompat_work_bad(w, func))
 		return false;
+	old = kcompat_cancel_off();
 	pthread_mutex_lock(&w->lock);
 	was = cancel ? w->pending : w->thread;
 	if (cancel && w->thread) {
@@ -424,6 +530,7 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 	/* Not from a work's thread: it may be among those finishing. */
 	if (!kcompat_worker.depth)
 		kcompat_work_wait_finishing();
+	kcompat_cancel_restore(old);
 	return was;
 }
 
@@ -506,7 +613,7 @@ static inline bool work_pending(struct work_struct *w)
  * A workqueue: a slot of the table of <linux/kcompat_wq.h>, and a
  * kmalloc() block, so that making one is a failure point and a queue never
  * destroyed a leak the sweep reports. NULL when the block or a slot cannot
- * be had.
+ * be had; all KCOMPAT_WQ_SLOTS slots in use is a WARN.
  */
 __attribute__((format(printf, 1, 4))) static inline struct workqueue_struct *
 alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
@@ -529,8 +636,13 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 	if (!rec)
 		return NULL;
 	wq = kcompat_wq_new(name, rec);
-	if (!wq)
+	if (!wq) {
+		/* A limit of this layer, not the kernel's: said, not silent. */
+		devres_warn(NULL, "alloc_workqueue",
+			    "all %d workqueues are in use: no queue '%s'",
+			    KCOMPAT_WQ_SLOTS, name);
 		kfree(rec);
+	}
 	return wq;
 }
 
@@ -565,6 +677,25 @@ static inline const char *kcompat_workqueue_name(struct workqueue_struct *wq)
 }
 
 /*
+ * Whether this thread serves an item counted on @wq (or runs one in its
+ * function, nested): a wait for the queue would wait for itself. Only
+ * this thread writes what it reads, while it serves the items.
+ */
+static inline bool kcompat_work_serves(const struct workqueue_struct *wq)
+{
+	const struct work_struct *w = kcompat_worker.cur;
+
+	while (w) {
+		bool gone = w == kcompat_worker.gone;
+
+		if ((gone ? kcompat_worker.gone_wq : w->wq) == wq)
+			return true;
+		w = gone ? kcompat_worker.gone_outer : w->outer;
+	}
+	return false;
+}
+
+/*
  * Waits until every item queued on @wq has run, those they queue on it
  * meanwhile too; with @destroy, then takes the queue. @func names the
  * call in a WARN.
@@ -575,16 +706,26 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
 	struct kcompat_wq *q;
 	uintptr_t gen;
 	void *rec = NULL;
+	int old;
 
 	if (!wq || kcompat_work_arg_bad(wq, true, func))
 		return;
+	if (kcompat_work_serves(wq)) {
+		devres_warn(NULL, func,
+			    "workqueue %p: called from a work item on it, "
+			    "which it would wait for: nothing done",
+			    (const void *)wq);
+		return;
+	}
 	q = kcompat_wq_get(wq, func);
 	if (!q)
 		return;
 	gen = q->gen;
+	old = kcompat_cancel_off();
 	if (!kcompat_wq_wait_idle(q, gen)) {
 		/* Another thread destroyed it meanwhile. */
 		pthread_mutex_unlock(&kcompat_wq_lock);
+		kcompat_cancel_restore(old);
 		kcompat_wq_warn(wq, func, "was destroyed", 0);
 		return;
 	}
@@ -598,6 +739,7 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
 	pthread_mutex_unlock(&kcompat_wq_lock);
 	if (!kcompat_worker.depth)
 		kcompat_work_wait_finishing();
+	kcompat_cancel_restore(old);
 	kfree(rec);
 }
 
