@@ -117,7 +117,9 @@ DEVRES_API void *devres_find(struct device *dev, dr_release_t release,
  *
  * Looks for a node as devres_find() does. When one exists, @new_res is
  * freed (its release function is not called) and the existing data area
- * returned; otherwise @new_res is added and returned.
+ * returned; otherwise @new_res is added and returned. @new_res is the
+ * call's while @match runs: given from there to devres_free(),
+ * devres_add() or devres_get(), it is refused with a WARN.
  *
  * Context: any thread; takes @dev's devres lock.
  * Return: the data area now recorded, or NULL on a misuse (WARNed).

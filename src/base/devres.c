@@ -501,8 +501,16 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 	if (!n)
 		return NULL;
 	l = dr_log_of_res(n);
+	/*
+	 * The node is the call's from here: marked added before the match
+	 * runs, so that a match which gives it to devres_free(), or adds it
+	 * to a device, gets a WARN instead of freeing or listing a node this
+	 * call is about to list.
+	 */
+	n->kind |= DR_ADDED;
 	devres__frame_enter(&f, dev);
 	if (!lock_dev(dev, __func__)) {
+		n->kind &= ~DR_ADDED;
 		devres__frame_leave(&f);
 		return NULL;
 	}
@@ -512,6 +520,7 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 	unlock_dev(dev);
 	devres__frame_leave(&f);
 	if (found) {
+		n->kind &= ~DR_ADDED;
 		devres__free_node(n);
 		return node_data(found);
 	}
