@@ -36,6 +36,12 @@ typedef void (*dr_release_t)(struct device *dev, void *res);
  * @res: a candidate's data area
  * @match_data: the caller's cookie
  *
+ * Called with @dev's devres lock held. One that ends its thread
+ * (pthread_exit(), or a cancellation point it meets with a cancellation
+ * pending) leaves the call there: the lock is released with a WARN, the
+ * list unchanged. Leaving it with longjmp() is not supported: nothing
+ * can see it, and the lock stays held.
+ *
  * Return: non-zero when @res is the one wanted.
  */
 typedef int (*dr_match_t)(struct device *dev, void *res, void *match_data);
@@ -188,7 +194,8 @@ DEVRES_API int devres_release(struct device *dev, dr_release_t release,
  *
  * Walks @dev's resources from newest to oldest and calls @fn for each node
  * with @release that @match (when not NULL) accepts. Nothing is taken off the
- * device; the lock is held for the whole walk.
+ * device; the lock is held for the whole walk. An @fn that ends its
+ * thread ends the walk as a @match that does (&typedef dr_match_t).
  *
  * Context: any thread; @match and @fn must not call devres on @dev.
  */

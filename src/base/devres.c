@@ -10,6 +10,7 @@
  * (internal.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "blocks.h"
@@ -75,6 +76,52 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 		return n;
 	}
 	return NULL;
+}
+
+/*
+ * What a call that runs the caller's match or for-each callback under the
+ * device's lock holds, for the case where the callback ends its thread
+ * (pthread_exit(), or a cancellation point when cancellation is on):
+ * left held, the lock made every later call on the device wait for ever.
+ */
+struct cb_hold {
+	struct device *dev;
+	struct devres__frame *frame;
+	struct devres__node *node; /* devres_get()'s new node, or NULL */
+	const char *func;
+};
+
+/*
+ * Runs as the thread unwinds out of the callback: the lock and the frame
+ * go, the new node of devres_get() is freed as if one had been found. A
+ * match or for-each callback changes nothing in the list: it is whole.
+ */
+static void cb_thread_ended(void *arg)
+{
+	struct cb_hold *h = arg;
+
+	unlock_dev(h->dev);
+	if (h->node) {
+		h->node->kind &= ~DR_ADDED;
+		devres__free_node(h->node);
+	}
+	devres__frame_leave(h->frame);
+	devres__warn(h->dev, h->func,
+		     "the thread ended inside a match or for-each callback: "
+		     "the device's lock is released");
+}
+
+/* devres__find_locked() with a callback that may end the thread. */
+static struct devres__node *find_held(struct cb_hold *h, uint32_t kind,
+				      dr_match_t match, void *match_data,
+				      struct devres__node **ret_prev)
+{
+	struct devres__node *n;
+
+	pthread_cleanup_push(cb_thread_ended, h);
+	n = devres__find_locked(h->dev, kind, match, match_data, ret_prev);
+	pthread_cleanup_pop(0);
+	return n;
 }
 
 /* A dead node's memory goes back; it was forgotten when it died. */
@@ -478,7 +525,9 @@ void *devres_find(struct device *dev, dr_release_t release, dr_match_t match,
 		return find_unmatched(dev, kind);
 	devres__frame_enter(&f, dev);
 	if (lock_dev(dev, __func__)) {
-		n = devres__find_locked(dev, kind, match, match_data, NULL);
+		struct cb_hold h = { dev, &f, NULL, __func__ };
+
+		n = find_held(&h, kind, match, match_data, NULL);
 		unlock_dev(dev);
 	}
 	devres__frame_leave(&f);
@@ -514,7 +563,11 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 		devres__frame_leave(&f);
 		return NULL;
 	}
-	found = devres__find_locked(dev, DR_KIND(n), match, match_data, NULL);
+	{
+		struct cb_hold h = { dev, &f, n, __func__ };
+
+		found = find_held(&h, DR_KIND(n), match, match_data, NULL);
+	}
 	if (!found)
 		add_locked(dev, n);
 	unlock_dev(dev);
@@ -543,7 +596,10 @@ static void *remove_dr(struct device *dev, dr_release_t release,
 	if (match)
 		devres__frame_enter(&f, dev);
 	if (lock_dev(dev, func)) {
-		n = devres__find_locked(dev, kind, match, match_data, &prev);
+		struct cb_hold h = { dev, &f, NULL, func };
+
+		n = match ? find_held(&h, kind, match, match_data, &prev)
+			  : devres__find_locked(dev, kind, NULL, NULL, &prev);
 		if (n)
 			unlink_after(dev, prev, n);
 		unlock_dev(dev);
@@ -616,6 +672,9 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 		return;
 	devres__frame_enter(&f, dev);
 	if (lock_dev(dev, __func__)) {
+		struct cb_hold h = { dev, &f, NULL, __func__ };
+
+		pthread_cleanup_push(cb_thread_ended, &h);
 		for (n = list_head(dev); n; n = n->next) {
 			if (DR_KIND(n) != kind || dr_dead(n))
 				continue;
@@ -623,6 +682,7 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 				continue;
 			fn(dev, node_data(n), data);
 		}
+		pthread_cleanup_pop(0);
 		unlock_dev(dev);
 	}
 	devres__frame_leave(&f);
