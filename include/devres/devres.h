@@ -27,6 +27,12 @@ struct device;
  * typedef dr_release_t - undoes one recorded acquisition
  * @dev: the device the resource was recorded against
  * @res: the resource's data area, as returned by devres_alloc()
+ *
+ * Called without the device's lock held. One that ends its thread
+ * (pthread_exit(), or a cancellation point it meets with a cancellation
+ * pending) counts as run: its node is freed and the resources released
+ * after it in the same call are released as the thread unwinds, with a
+ * WARN. longjmp() out of one is not supported.
  */
 typedef void (*dr_release_t)(struct device *dev, void *res);
 
