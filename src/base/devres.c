@@ -304,7 +304,7 @@ struct chain {
 	long gone, gone_bytes;
 	int cnt, err;
 	bool all, outer_in_chain;
-	struct devres__frame f;
+	struct devres__frame *f; /* the caller's: not zeroed with the rest */
 };
 
 static void walk_chain(struct chain *c)
@@ -394,7 +394,7 @@ static void end_chain(struct chain *c)
 	}
 	t->in_chain = c->outer_in_chain;
 	t->late = c->outer_late;
-	devres__frame_pop(t, &c->f);
+	devres__frame_pop(t, c->f);
 }
 
 /*
@@ -431,7 +431,9 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 			  struct devres__slab *slab, bool all, const char *func)
 {
 	struct devres__dm_thread *t = devres__dm_me();
+	struct devres__frame f;
 	struct chain c = { .dev = dev,
+			   .f = &f,
 			   .next = list,
 			   .slab = slab,
 			   .t = t,
@@ -444,7 +446,7 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 	t->in_chain = true;
 	t->late = NULL;
 	/* A callback's last put of @dev waits for the end of the chain. */
-	devres__frame_push(t, &c.f, dev);
+	devres__frame_push(t, &f, dev);
 	walk_held(&c);
 	end_chain(&c);
 	errno = c.err;
