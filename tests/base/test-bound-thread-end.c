@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit timeout=30 */
+/* ctest-labels: unit tsan timeout=30 */
 /*
  * A thread that ends while it holds bindings (device_bound_get() without
  * the put), by every end a thread has: it returns, calls pthread_exit(),

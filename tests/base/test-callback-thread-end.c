@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit timeout=30 */
+/* ctest-labels: unit tsan timeout=30 */
 /*
  * A match or for-each callback that ends its thread: pthread_exit(), or a
  * cancellation it asked for and meets at a cancellation point. Every call

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit */
+/* ctest-labels: unit tsan */
 /*
  * A node that a call holds while it runs the caller's code, given back to
  * the library from that code: devres_get()'s match, with the new node in

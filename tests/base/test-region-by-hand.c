@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit */
+/* ctest-labels: unit tsan */
 /*
  * A region (request_region() and the like, managed or not) given to the
  * calls that take any range out of the tree: release_resource() and
