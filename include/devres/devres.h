@@ -27,6 +27,12 @@ struct device;
  * typedef dr_release_t - undoes one recorded acquisition
  * @dev: the device the resource was recorded against
  * @res: the resource's data area, as returned by devres_alloc()
+ *
+ * Called without the device's lock held. One that ends its thread
+ * (pthread_exit(), or a cancellation point it meets with a cancellation
+ * pending) counts as run: its node is freed and the resources released
+ * after it in the same call are released as the thread unwinds, with a
+ * WARN. longjmp() out of one is not supported.
  */
 typedef void (*dr_release_t)(struct device *dev, void *res);
 
@@ -35,6 +41,12 @@ typedef void (*dr_release_t)(struct device *dev, void *res);
  * @dev: the device being searched
  * @res: a candidate's data area
  * @match_data: the caller's cookie
+ *
+ * Called with @dev's devres lock held. One that ends its thread
+ * (pthread_exit(), or a cancellation point it meets with a cancellation
+ * pending) leaves the call there: the lock is released with a WARN, the
+ * list unchanged. Leaving it with longjmp() is not supported: nothing
+ * can see it, and the lock stays held.
  *
  * Return: non-zero when @res is the one wanted.
  */
@@ -117,7 +129,9 @@ DEVRES_API void *devres_find(struct device *dev, dr_release_t release,
  *
  * Looks for a node as devres_find() does. When one exists, @new_res is
  * freed (its release function is not called) and the existing data area
- * returned; otherwise @new_res is added and returned.
+ * returned; otherwise @new_res is added and returned. @new_res is the
+ * call's while @match runs: given from there to devres_free(),
+ * devres_add() or devres_get(), it is refused with a WARN.
  *
  * Context: any thread; takes @dev's devres lock.
  * Return: the data area now recorded, or NULL on a misuse (WARNed).
@@ -186,7 +200,8 @@ DEVRES_API int devres_release(struct device *dev, dr_release_t release,
  *
  * Walks @dev's resources from newest to oldest and calls @fn for each node
  * with @release that @match (when not NULL) accepts. Nothing is taken off the
- * device; the lock is held for the whole walk.
+ * device; the lock is held for the whole walk. An @fn that ends its
+ * thread ends the walk as a @match that does (&typedef dr_match_t).
  *
  * Context: any thread; @match and @fn must not call devres on @dev.
  */

@@ -279,7 +279,9 @@ DEVRES_API bool device_is_bound(struct device *dev);
  * thread until device_bound_put(); a thread may hold up to
  * DEVRES_BOUND_HELD_MAX bindings at once. An unbind of @dev from a thread
  * that holds its binding (a store() that unbinds its own device) WARNs and
- * does not wait for that thread's holds, which would never end.
+ * does not wait for that thread's holds, which would never end. A thread
+ * that ends (returns, pthread_exit(), cancelled) with holds left has them
+ * put at its end, with one WARN a device.
  *
  * Context: any thread; the holder must not wait for @dev to be unbound.
  * Return: 0 with the binding held; -ENODEV when no driver is bound, or one

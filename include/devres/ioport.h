@@ -280,9 +280,15 @@ DEVRES_API int insert_resource(struct resource *parent,
 /**
  * release_resource() - take a range, and everything nested in it, out of
  * the tree
- * @old: a range inserted by request_resource() or insert_resource()
+ * @old: a range inserted by request_resource() or insert_resource(), or
+ *       a region of request_region() and the like
  *
  * The ranges nested inside @old stay its children, out of the tree with it.
+ * A region of request_region() or request_mem_region() is no longer
+ * claimed and is the caller's, to give to free() (as the kernel's
+ * release_and_free_resource() does). One of a managed request
+ * (devm_request_region(), devm_request_mem_region()) is released at the
+ * call and taken off its device, with a WARN: use devm_release_region().
  *
  * Context: any thread; takes the tree's lock.
  * Return: 0, or -EINVAL when @old is not in a tree; -ECHILD (with a WARN)
@@ -292,9 +298,12 @@ DEVRES_API int release_resource(struct resource *old);
 
 /**
  * remove_resource() - take a range out of the tree, keeping its children
- * @old: a range inserted by request_resource() or insert_resource()
+ * @old: a range inserted by request_resource() or insert_resource(), or
+ *       a region of request_region() and the like
  *
- * The ranges nested inside @old take its place in its parent.
+ * The ranges nested inside @old take its place in its parent. A region
+ * leaves as with release_resource(): the caller's to free(), or, of a
+ * managed request, released at the call with a WARN.
  *
  * Context: any thread; takes the tree's lock.
  * Return: 0, or -EINVAL when @old is not in a tree; -ECHILD (with a WARN)

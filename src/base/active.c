@@ -8,10 +8,17 @@
  * its own holds from others' when it unbinds one of them itself.
  */
 #include <errno.h>
+#include <pthread.h>
 #include "base.h"
 
 static TLS_FAST struct device *mine[DEVRES_BOUND_HELD_MAX];
 static TLS_FAST int nmine;
+/* This thread's holds are put at its end (holder_ended()). */
+static TLS_FAST bool enrolled;
+
+static pthread_key_t end_key;
+static pthread_once_t end_once = PTHREAD_ONCE_INIT;
+static bool have_key;
 
 static int held_here(const struct device *dev)
 {
@@ -20,6 +27,39 @@ static int held_here(const struct device *dev)
 	for (int i = 0; i < nmine; i++)
 		n += mine[i] == dev;
 	return n;
+}
+
+/*
+ * A thread that ends (returns, pthread_exit(), cancelled) with holds left
+ * would keep every unbind of those devices waiting for ever: its holds
+ * are put here, at its end, with one WARN a device.
+ */
+static void holder_ended(void *arg)
+{
+	(void)arg;
+	while (nmine) {
+		struct device *dev = mine[nmine - 1];
+		int n = held_here(dev);
+
+		devres__warn(dev, "device_bound_get",
+			     "a thread ended holding %d binding(s) of the "
+			     "device: put at its end",
+			     n);
+		while (n--)
+			device_bound_put(dev);
+	}
+}
+
+static void make_key(void)
+{
+	have_key = !pthread_key_create(&end_key, holder_ended);
+}
+
+/* The first hold of a thread arranges for holder_ended() at its end. */
+static void enrol(void)
+{
+	pthread_once(&end_once, make_key);
+	enrolled = have_key && !pthread_setspecific(end_key, &end_key);
 }
 
 int device_bound_get(struct device *dev)
@@ -42,6 +82,8 @@ int device_bound_get(struct device *dev)
 	dm_unlock();
 	if (!ret)
 		mine[nmine++] = dev;
+	if (!ret && unlikely(!enrolled))
+		enrol();
 	return ret;
 }
 

@@ -10,6 +10,7 @@
  * (internal.h).
  */
 #include <errno.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include "blocks.h"
@@ -75,6 +76,52 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 		return n;
 	}
 	return NULL;
+}
+
+/*
+ * What a call that runs the caller's match or for-each callback under the
+ * device's lock holds, for the case where the callback ends its thread
+ * (pthread_exit(), or a cancellation point when cancellation is on):
+ * left held, the lock made every later call on the device wait for ever.
+ */
+struct cb_hold {
+	struct device *dev;
+	struct devres__frame *frame;
+	struct devres__node *node; /* devres_get()'s new node, or NULL */
+	const char *func;
+};
+
+/*
+ * Runs as the thread unwinds out of the callback: the lock and the frame
+ * go, the new node of devres_get() is freed as if one had been found. A
+ * match or for-each callback changes nothing in the list: it is whole.
+ */
+static void cb_thread_ended(void *arg)
+{
+	struct cb_hold *h = arg;
+
+	unlock_dev(h->dev);
+	if (h->node) {
+		h->node->kind &= ~DR_ADDED;
+		devres__free_node(h->node);
+	}
+	devres__frame_leave(h->frame);
+	devres__warn(h->dev, h->func,
+		     "the thread ended inside a match or for-each callback: "
+		     "the device's lock is released");
+}
+
+/* devres__find_locked() with a callback that may end the thread. */
+static struct devres__node *find_held(struct cb_hold *h, uint32_t kind,
+				      dr_match_t match, void *match_data,
+				      struct devres__node **ret_prev)
+{
+	struct devres__node *n;
+
+	pthread_cleanup_push(cb_thread_ended, h);
+	n = devres__find_locked(h->dev, kind, match, match_data, ret_prev);
+	pthread_cleanup_pop(0);
+	return n;
 }
 
 /* A dead node's memory goes back; it was forgotten when it died. */
@@ -239,41 +286,52 @@ static void check_node(struct device *dev, struct devres__node *n,
 	devres__liveobj_check(dev, node_data(n), n->size, func);
 }
 
-int devres__release_nodes(struct device *dev, struct devres__node *list,
-			  struct devres__slab *slab, bool all, const char *func)
-{
-	struct devres__dm_thread *t = devres__dm_me();
-	bool outer_in_chain = t->in_chain;
-	struct devres__late *outer_late = t->late;
-	struct devres__node *n, *next, *slots = NULL;
-	long gone = 0, gone_bytes = 0;
-	int cnt = 0, err = errno;
-	struct devres__frame f;
+/*
+ * A chain being released, in one place, so that a release callback that
+ * ends its thread (pthread_exit(), a cancellation) does not leave the rest
+ * of the chain unreleased, its slab held and the frame's deferred last
+ * put never carried out: the thread's unwinding finishes the walk.
+ */
+struct chain {
+	struct device *dev;
+	struct devres__node *next;  /* what is left to walk */
+	struct devres__node *cur;   /* whose release is running, or NULL */
+	struct devres__node *slots; /* slab nodes, for their slab */
+	struct devres__slab *slab;
+	struct devres__dm_thread *t;
+	struct devres__late *outer_late;
+	const char *func;
+	long gone, gone_bytes;
+	int cnt, err;
+	bool all, outer_in_chain;
+	struct devres__frame *f; /* the caller's: not zeroed with the rest */
+};
 
-	t->in_chain = true;
-	t->late = NULL;
-	/* A callback's last put of @dev waits for the end of the chain. */
-	devres__frame_push(t, &f, dev);
+static void walk_chain(struct chain *c)
+{
+	struct device *dev = c->dev;
+	struct devres__node *n;
+
 	/*
 	 * A resource keeps its DR_ADDED mark while it is released, as a kernel
 	 * node stays on the todo list: a release callback that devres_free()s
 	 * its own node gets a WARN, not a double free.
 	 */
-	for (n = list; n; n = next) {
-		next = n->next;
+	while ((n = c->next)) {
+		c->next = n->next;
 		if (dr_slab(n)) {
 			/* Nothing to run; the ledger counts them at the end. */
 			if (!dr_dead(n)) {
 				/* Its slot goes with the slab, at the end. */
-				check_node(dev, n, func);
+				check_node(dev, n, c->func);
 				log_node(dev, "REL", n);
-				gone++;
-				gone_bytes += n->size;
-				cnt++;
+				c->gone++;
+				c->gone_bytes += n->size;
+				c->cnt++;
 			}
-			if (!all) {
-				n->next = slots;
-				slots = n;
+			if (!c->all) {
+				n->next = c->slots;
+				c->slots = n;
 			}
 			continue;
 		}
@@ -300,37 +358,99 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 			break;
 		case DR_KIND_KMALLOC:
 			/* Nothing to run: skip the kind table. */
-			check_node(dev, n, func);
+			check_node(dev, n, c->func);
 			devres__free_node(n);
-			cnt++;
+			c->cnt++;
 			break;
 		default:
+			c->cur = n;
 			devres__run_release(dev, n);
-			check_node(dev, n, func);
+			c->cur = NULL;
+			check_node(dev, n, c->func);
 			devres__free_node(n);
-			cnt++;
+			c->cnt++;
 		}
 	}
-	if (gone) {
-		devres__ledger_add(DL_NODES, -gone);
-		devres__ledger_add(DL_NODE_BYTES, -gone_bytes);
+}
+
+static void end_chain(struct chain *c)
+{
+	struct devres__dm_thread *t = c->t;
+
+	if (c->gone) {
+		devres__ledger_add(DL_NODES, -c->gone);
+		devres__ledger_add(DL_NODE_BYTES, -c->gone_bytes);
 	}
-	if (slab && !all)
-		slab_return(dev, slab, slots);
-	else if (slab)
-		slab_return(dev, slab, NULL);
+	if (c->slab && !c->all)
+		slab_return(c->dev, c->slab, c->slots);
+	else if (c->slab)
+		slab_return(c->dev, c->slab, NULL);
 	if (unlikely(t->late)) {
 		struct devres__late *l = t->late;
 
 		t->late = NULL;
-		t->in_chain = outer_in_chain;
+		t->in_chain = c->outer_in_chain;
 		run_late(l);
 	}
-	t->in_chain = outer_in_chain;
-	t->late = outer_late;
-	devres__frame_pop(t, &f);
-	errno = err;
-	return cnt;
+	t->in_chain = c->outer_in_chain;
+	t->late = c->outer_late;
+	devres__frame_pop(t, c->f);
+}
+
+/*
+ * The thread unwinds out of a release callback: the node whose release
+ * ended it counts as released, and the rest are released here, on the
+ * way out, as they would have been.
+ */
+static void chain_thread_ended(void *arg)
+{
+	struct chain *c = arg;
+
+	devres__warn(c->dev, c->func,
+		     "the thread ended inside the release of %s: the "
+		     "resources after it are released now",
+		     c->cur ? devres__kind_name(c->cur->kind) : "a resource");
+	if (c->cur) {
+		devres__free_node(c->cur);
+		c->cur = NULL;
+		c->cnt++;
+	}
+	walk_chain(c);
+	end_chain(c);
+}
+
+/* The walk, with the handler above for a thread that ends in it. */
+static void walk_held(struct chain *c)
+{
+	pthread_cleanup_push(chain_thread_ended, c);
+	walk_chain(c);
+	pthread_cleanup_pop(0);
+}
+
+int devres__release_nodes(struct device *dev, struct devres__node *list,
+			  struct devres__slab *slab, bool all, const char *func)
+{
+	struct devres__dm_thread *t = devres__dm_me();
+	struct devres__frame f;
+	struct chain c = { .dev = dev,
+			   .f = &f,
+			   .next = list,
+			   .slab = slab,
+			   .t = t,
+			   .outer_late = t->late,
+			   .func = func,
+			   .err = errno,
+			   .all = all,
+			   .outer_in_chain = t->in_chain };
+
+	t->in_chain = true;
+	t->late = NULL;
+	/* A callback's last put of @dev waits for the end of the chain. */
+	devres__frame_push(t, &f, dev);
+	walk_held(&c);
+	end_chain(&c);
+	errno = c.err;
+	return c.cnt;
 }
 
 void *devres_alloc_named(dr_release_t release, size_t size, gfp_t gfp,
@@ -494,7 +614,9 @@ void *devres_find(struct device *dev, dr_release_t release, dr_match_t match,
 		return find_unmatched(dev, kind);
 	devres__frame_enter(&f, dev);
 	if (lock_dev(dev, __func__)) {
-		n = devres__find_locked(dev, kind, match, match_data, NULL);
+		struct cb_hold h = { dev, &f, NULL, __func__ };
+
+		n = find_held(&h, kind, match, match_data, NULL);
 		unlock_dev(dev);
 	}
 	devres__frame_leave(&f);
@@ -517,17 +639,30 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 	if (!n)
 		return NULL;
 	l = dr_log_of_res(n);
+	/*
+	 * The node is the call's from here: marked added before the match
+	 * runs, so that a match which gives it to devres_free(), or adds it
+	 * to a device, gets a WARN instead of freeing or listing a node this
+	 * call is about to list.
+	 */
+	n->kind |= DR_ADDED;
 	devres__frame_enter(&f, dev);
 	if (!lock_dev(dev, __func__)) {
+		n->kind &= ~DR_ADDED;
 		devres__frame_leave(&f);
 		return NULL;
 	}
-	found = devres__find_locked(dev, DR_KIND(n), match, match_data, NULL);
+	{
+		struct cb_hold h = { dev, &f, n, __func__ };
+
+		found = find_held(&h, DR_KIND(n), match, match_data, NULL);
+	}
 	if (!found)
 		add_locked(dev, n);
 	unlock_dev(dev);
 	devres__frame_leave(&f);
 	if (found) {
+		n->kind &= ~DR_ADDED;
 		devres__free_node(n);
 		return node_data(found);
 	}
@@ -550,7 +685,10 @@ static void *remove_dr(struct device *dev, dr_release_t release,
 	if (match)
 		devres__frame_enter(&f, dev);
 	if (lock_dev(dev, func)) {
-		n = devres__find_locked(dev, kind, match, match_data, &prev);
+		struct cb_hold h = { dev, &f, NULL, func };
+
+		n = match ? find_held(&h, kind, match, match_data, &prev)
+			  : devres__find_locked(dev, kind, NULL, NULL, &prev);
 		if (n)
 			unlink_after(dev, prev, n);
 		unlock_dev(dev);
@@ -580,6 +718,32 @@ int devres_destroy(struct device *dev, dr_release_t release, dr_match_t match,
 	return 0;
 }
 
+/* devres_release()'s node, whose release ends the thread: as in a chain. */
+struct one_release {
+	struct device *dev;
+	struct devres__node *n;
+	struct devres__frame *f;
+};
+
+static void one_thread_ended(void *arg)
+{
+	struct one_release *o = arg;
+
+	devres__warn(o->dev, "devres_release",
+		     "the thread ended inside the release of %s: its node "
+		     "is freed",
+		     devres__kind_name(o->n->kind));
+	devres__free_node(o->n);
+	devres__frame_leave(o->f);
+}
+
+static void run_one_held(struct one_release *o)
+{
+	pthread_cleanup_push(one_thread_ended, o);
+	devres__run_release(o->dev, o->n);
+	pthread_cleanup_pop(0);
+}
+
 int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 		   void *match_data)
 {
@@ -593,10 +757,12 @@ int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 	devres__frame_enter(&f, dev);
 	res = remove_dr(dev, release, match, match_data, __func__);
 	if (res) {
+		struct one_release o = { dev, to_node(res), &f };
+
 		/* Marked as added while it runs: see release_nodes(). */
 		to_node(res)->kind |= DR_ADDED;
 		err = errno;
-		devres__run_release(dev, to_node(res));
+		run_one_held(&o);
 		devres__liveobj_check(dev, res, to_node(res)->size, __func__);
 		devres__free_node(to_node(res));
 		errno = err;
@@ -623,6 +789,9 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 		return;
 	devres__frame_enter(&f, dev);
 	if (lock_dev(dev, __func__)) {
+		struct cb_hold h = { dev, &f, NULL, __func__ };
+
+		pthread_cleanup_push(cb_thread_ended, &h);
 		for (n = list_head(dev); n; n = n->next) {
 			if (DR_KIND(n) != kind || dr_dead(n))
 				continue;
@@ -630,6 +799,7 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 				continue;
 			fn(dev, node_data(n), data);
 		}
+		pthread_cleanup_pop(0);
 		unlock_dev(dev);
 	}
 	devres__frame_leave(&f);

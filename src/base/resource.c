@@ -241,31 +241,54 @@ int insert_resource(struct resource *parent, struct resource *new_res)
 
 static bool is_region(const struct resource *res);
 
-/* The process that requested @res, a region of another one; or 0. */
-static int foreign_locked(const struct resource *res)
+/* The region whose range @res is (request_region() and the like), or NULL. */
+static struct region *region_of_locked(const struct resource *res)
 {
-	const struct region *r;
-
-	if (!is_region(res))
-		return 0;
-	r = container_of(res, const struct region, res);
-	return r->pid != devres__pid_now() ? r->pid : 0;
+	return is_region(res) ? container_of(res, struct region, res) : NULL;
 }
 
+/*
+ * A region given to release_resource() or remove_resource() leaves the
+ * tree and the list of regions together: left on the list, it was claimed
+ * for good in the ledger, release_region() could not find it, and the
+ * caller's free() of it (the kernel's release_and_free_resource() does
+ * that) left the list pointing into freed memory. A plain region is then
+ * the caller's, not freed here, as in the kernel; a managed one is released
+ * at the call, its node taken off the device with the hand WARN, as
+ * release_region() does with it.
+ */
 static int unlink_res(struct resource *old, bool keep_children,
 		      const char *func)
 {
+	struct devres__hand hand;
+	struct region *r;
+	bool owned = false;
 	int ret, pid;
 
 	pthread_mutex_lock(&tree_lock);
-	pid = foreign_locked(old);
+	r = region_of_locked(old);
+	pid = r && r->pid != devres__pid_now() ? r->pid : 0;
 	ret = pid ? -ECHILD : unlink_locked(old, keep_children);
+	if (!ret && r) {
+		r->prev->next = r->next;
+		r->next->prev = r->prev;
+		r->next = r->prev = NULL;
+		owned = r->owner.dev != NULL;
+		if (owned)
+			devres__disown(&r->owner, &hand);
+	}
 	pthread_mutex_unlock(&tree_lock);
 	if (pid)
 		devres__warn(NULL, func,
 			     "region [%#llx-%#llx] belongs to process %d",
 			     (unsigned long long)old->start,
 			     (unsigned long long)old->end, pid);
+	if (!ret && r)
+		devres__ledger_add(DL_REGIONS, -1);
+	if (owned) {
+		devres__warn_hand(&hand, func, "a region");
+		free(r);
+	}
 	return ret;
 }
 
