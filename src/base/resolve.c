@@ -43,7 +43,7 @@ struct walk {
 static void walk_close(struct walk *w)
 {
 	while (w->depth > 0)
-		close(w->fd[w->depth--]);
+		devres__own_fd_close(w->fd[w->depth--]);
 	free(w->fd);
 }
 
@@ -53,7 +53,7 @@ static int walk_push(struct walk *w, int fd)
 		int *a = realloc(w->fd, 2 * (size_t)w->size * sizeof(*a));
 
 		if (!a) {
-			close(fd);
+			devres__own_fd_close(fd);
 			return -ENOMEM;
 		}
 		w->fd = a;
@@ -133,6 +133,7 @@ static int step(struct walk *w, char **todo, size_t *pos, int flags,
 	while (*p == '/')
 		p++;
 	if (!*p) { /* ended on a directory: ".", ".." or a '/' */
+		/* own-fd: the caller records the fd the walk returns. */
 		fd = openat(dir, ".", flags | O_CLOEXEC, mode);
 		if (fd < 0)
 			return -errno;
@@ -152,17 +153,20 @@ static int step(struct walk *w, char **todo, size_t *pos, int flags,
 	if (strcmp(name, "..") == 0) {
 		if (w->depth == 0)
 			return -EXDEV;
-		close(w->fd[w->depth--]);
+		devres__own_fd_close(w->fd[w->depth--]);
 		return 0;
 	}
-	if (last)
+	/* own-fd: the last, by the caller; the others, here. */
+	if (last) {
 		fd = openat(dir, name,
 			    flags | O_NOFOLLOW | O_CLOEXEC |
 				    (*next ? O_DIRECTORY : 0),
 			    mode);
-	else
+	} else {
 		fd = openat(dir, name,
 			    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+		devres__own_fd_add(fd, DEVRES_OWN_PATH_WALK, "a path lookup");
+	}
 	if (fd >= 0 && last && opened_link(fd, flags)) {
 		close(fd);
 		fd = -1;
@@ -230,6 +234,7 @@ static int openat2_beneath(int rootfd, const char *path, int flags,
 		how.mode = mode;
 	/* EAGAIN: a rename or mount raced the lookup; the kernel asks again. */
 	for (int i = 0; i < 8; i++) {
+		/* own-fd: the caller records the fd returned. */
 		fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
 		if (fd >= 0)
 			return (int)fd;

@@ -15,9 +15,11 @@
 #ifndef DEVRES_SUBSYS_H
 #define DEVRES_SUBSYS_H
 
+#include <dirent.h>
 #include <pthread.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -498,6 +500,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_HANDLES,	/* base/handle.c: taken alone */
 	DEVRES_FORK_LEDGER,	/* base/ledger.c */
 	DEVRES_FORK_LIVEOBJ,	/* base/liveobj.c: a leaf */
+	DEVRES_FORK_OWN_FDS,	/* base/own-fd.c: a leaf */
 	DEVRES_FORK_LOG,	/* base/log.c: the WARN path, innermost */
 	DEVRES_FORK_NR,
 };
@@ -548,6 +551,60 @@ static inline void devres__cancel_restore(int old)
 	if (old != PTHREAD_CANCEL_DISABLE)
 		pthread_setcancelstate(old, &cur);
 }
+
+/*
+ * own-fd.c: the descriptors the library opens for its own use, recorded
+ * by number while it holds them, so that the program's close(), dup2(),
+ * dup3(), close_range() or fclose() of one is refused with a WARN that
+ * says what it is (its kind, then "of" @name). A subsystem records each
+ * right after the call that opened it and gives it back with
+ * devres__own_fd_close() (the real close, errno kept), or takes the
+ * record off with devres__own_fd_forget() when something else closes it.
+ * Each open site of src/ has a kind (tests/misuse/check-own-fds.sh).
+ */
+enum devres__own_kind {
+	DEVRES_OWN_NONE,
+	DEVRES_OWN_IRQ_EPOLL,	   /* irq/dispatch.c */
+	DEVRES_OWN_IRQ_WAKE,	   /* irq/dispatch.c */
+	DEVRES_OWN_IRQ_LINE,	   /* irq/line.c: irq_line_create() */
+	DEVRES_OWN_IRQ_ATTACHED,   /* irq/line.c: irq_line_attach_fd() */
+	DEVRES_OWN_IRQ_UNMASK,	   /* irq/line.c: irq_line_attach_level() */
+	DEVRES_OWN_THREAD_WAKE,	   /* posix/thread.c */
+	DEVRES_OWN_UIO,		   /* uio/uio.c */
+	DEVRES_OWN_UIO_SYSFS,	   /* uio/uio.c: the lookup of its uioN */
+	DEVRES_OWN_VFIO_GROUP,	   /* vfio/container.c */
+	DEVRES_OWN_VFIO_CONTAINER, /* vfio/container.c */
+	DEVRES_OWN_VFIO_DEVICE,	   /* vfio/device.c */
+	DEVRES_OWN_VFIO_EVENTFD,   /* vfio/irq.c */
+	DEVRES_OWN_PCI_FILE,	   /* pci/probe.c: pci__open(); pci/fake.c */
+	DEVRES_OWN_PCI_DIR,	   /* pci/probe.c: pci__open_dir(), the scan */
+	DEVRES_OWN_PCI_ROOT,	   /* pci/probe.c: the sysfs root */
+	DEVRES_OWN_PAGEMAP,	   /* dma/pagemap.c */
+	DEVRES_OWN_IO_WINDOW,	   /* io/iomap.c */
+	DEVRES_OWN_PATH_WALK,	   /* base/resolve.c */
+	DEVRES_OWN_MAPS,	   /* posix/mmap.c */
+	DEVRES_OWN_NR,
+};
+
+extern HIDDEN unsigned long devres__own_fds_nr;
+HIDDEN void devres__own_fd_add(int fd, enum devres__own_kind kind,
+			       const char *name);
+HIDDEN int devres__own_fd_close(int fd);
+/* closedir() and fclose() of a stream over a recorded number. */
+HIDDEN int devres__own_dir_close(DIR *dir);
+HIDDEN int devres__own_file_close(FILE *f);
+HIDDEN void devres__own_fd_forget(int fd);
+HIDDEN const char *devres__own_kind_name(enum devres__own_kind kind);
+/*
+ * The interposers' check: whether @fd may be recorded (no lock, two
+ * loads; false: it is not). Their slow paths: whether @fd is this process's own (one
+ * WARN then, in @func's name); the lowest of [@lo, @hi] that is, WARNed,
+ * or -1. Each waits out a close of the number by the library first.
+ */
+HIDDEN bool devres__own_fd_maybe(int fd);
+HIDDEN bool devres__own_fd_refused(const char *func, int fd);
+HIDDEN int devres__own_fd_next(const char *func, unsigned int lo,
+			       unsigned int hi);
 
 #include "handle.h"
 

@@ -52,9 +52,10 @@ static int pm_map(struct device *dev, void *cpu, size_t size, size_t align,
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	devres__own_fd_add(fd, DEVRES_OWN_PAGEMAP, "the DMA layer");
 	devres__ledger_add(DL_FDS, 1);
 	ret = read_pfns(fd, cpu, size, &pfn);
-	close(fd);
+	devres__own_fd_close(fd);
 	devres__ledger_add(DL_FDS, -1);
 	if (ret)
 		return ret;

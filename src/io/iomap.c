@@ -140,6 +140,7 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 		free(w);
 		return ret;
 	}
+	devres__own_fd_add(w->fd, DEVRES_OWN_IO_WINDOW, w->name);
 	devres__ledger_add(DL_FDS, 1);
 
 	pthread_mutex_lock(&io_lock);
@@ -152,7 +153,7 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 	}
 	pthread_mutex_unlock(&io_lock);
 	if (ret) {
-		close(w->fd);
+		devres__own_fd_close(w->fd);
 		devres__ledger_add(DL_FDS, -1);
 		free(w);
 	}
@@ -197,7 +198,7 @@ int iomem_window_remove(phys_addr_t start)
 		devres__warn(NULL, __func__, "window %s is in use (%s)", name,
 			     nmaps ? "mapped" : "busy regions");
 	} else {
-		close(w->fd);
+		devres__own_fd_close(w->fd);
 		devres__ledger_add(DL_FDS, -1);
 		free(w);
 	}

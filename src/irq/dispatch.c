@@ -257,8 +257,8 @@ static void replay(struct irq_dispatcher *d)
 
 static void free_dispatcher(struct irq_dispatcher *d)
 {
-	close(d->epfd);
-	close(d->wakefd);
+	devres__own_fd_close(d->epfd);
+	devres__own_fd_close(d->wakefd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
@@ -366,9 +366,12 @@ static int start_dispatcher(struct irq_dispatcher **ret_disp)
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
 	if (d->epfd < 0)
 		goto fail_errno;
+	devres__own_fd_add(d->epfd, DEVRES_OWN_IRQ_EPOLL, "the irq dispatcher");
 	if (devres__should_fail_fd())
 		goto fail;
 	d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	devres__own_fd_add(d->wakefd, DEVRES_OWN_IRQ_WAKE,
+			   "the irq dispatcher");
 	if (d->wakefd < 0 ||
 	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &ev) < 0)
 		goto fail_errno;
@@ -391,9 +394,9 @@ fail_errno:
 	rc = -errno;
 fail:
 	if (d->wakefd >= 0)
-		close(d->wakefd);
+		devres__own_fd_close(d->wakefd);
 	if (d->epfd >= 0)
-		close(d->epfd);
+		devres__own_fd_close(d->epfd);
 	free(d);
 	return rc;
 }

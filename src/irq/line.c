@@ -203,13 +203,19 @@ static int add_line(int fd, enum irq_line_kind kind, const char *name)
 	return -ENOSPC;
 }
 
+/* What the library's own descriptors of line @name are called. */
+static void own(int fd, enum devres__own_kind kind, const char *name)
+{
+	char what[40];
+
+	snprintf(what, sizeof(what), "irq line '%s'", name ? name : "irq");
+	devres__own_fd_add(fd, kind, what);
+}
+
 static void close_fd(int fd)
 {
-	int err = errno;
-
-	close(fd);
+	devres__own_fd_close(fd);
 	devres__ledger_add(DL_FDS, -1);
-	errno = err;
 }
 
 int irq_line_create(const char *name)
@@ -224,6 +230,7 @@ int irq_line_create(const char *name)
 	if (fd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
+	own(fd, DEVRES_OWN_IRQ_LINE, name);
 	rc = add_line(fd, LINE_EVENTFD, name);
 	if (rc < 0)
 		close_fd(fd);
@@ -257,6 +264,7 @@ int irq_line_attach_fd(int fd, const char *name)
 	if (nfd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
+	own(nfd, DEVRES_OWN_IRQ_ATTACHED, name);
 	rc = add_line(nfd, is_eventfd(nfd) ? LINE_EVENTFD_ATTACHED : LINE_UIO,
 		      name);
 	if (rc < 0)
@@ -280,6 +288,7 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 		errno = EMFILE;
 		nfd = -1;
 	} else {
+		/* own-fd: recorded once the ledger counts it, below. */
 		nfd = fcntl(unmask_fd, F_DUPFD_CLOEXEC, 3);
 	}
 	if (nfd < 0) {
@@ -289,6 +298,7 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 		return err;
 	}
 	devres__ledger_add(DL_FDS, 1);
+	own(nfd, DEVRES_OWN_IRQ_UNMASK, name);
 	/* Not yet requested, so not yet dispatched: no lock is needed. */
 	line = irq__line_get(rc);
 	if (!line || line->kind != LINE_EVENTFD_ATTACHED) {

@@ -99,12 +99,13 @@ static int write_file(const struct pci_fake *t, const char *name,
 		  0644);
 	if (fd < 0)
 		return -errno;
+	devres__own_fd_add(fd, DEVRES_OWN_PCI_FILE, "the fake PCI tree");
 	n = len ? write(fd, data, len) : 0;
 	if (n < 0 || (size_t)n != len)
 		ret = n < 0 ? -errno : -EIO;
 	if (!ret && size > (off_t)len && ftruncate(fd, size))
 		ret = -errno;
-	close(fd);
+	devres__own_fd_close(fd);
 	return ret;
 }
 

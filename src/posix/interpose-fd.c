@@ -20,6 +20,15 @@
  * A call that fails without closing anything (dup2() from a closed
  * descriptor, a flag dup3() does not know, close_range() with @first past
  * @last) drops nothing: each such case is let through first.
+ *
+ * A number the library holds for its own use (base/own-fd.c) is refused
+ * instead, with its WARN: close(), dup2() and dup3() onto it fail with
+ * EPERM and fclose() of a stream over it with EOF and EPERM, the stream
+ * left open; close_range() closes the rest of its range around it and
+ * returns what those calls return. EPERM, not EBADF: the number is open
+ * and stays open, and a program that takes EBADF for "already closed"
+ * would be misled; close(2) never fails with EPERM otherwise, so the
+ * refusal is told from any error of the kernel's.
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -100,27 +109,56 @@ static bool fds_listed(void)
 	return unlikely(__atomic_load_n(&posix__fds_listed, __ATOMIC_RELAXED));
 }
 
+static bool own_fds(void)
+{
+	return unlikely(__atomic_load_n(&devres__own_fds_nr, __ATOMIC_RELAXED));
+}
+
+/* -1 with EPERM: the library's own number, refused (its WARN said). */
+static int refused(void)
+{
+	errno = EPERM;
+	return -1;
+}
+
 INTERPOSE int close(int fd)
 {
+	if (own_fds() && devres__own_fd_refused(__func__, fd))
+		return refused();
 	if (fds_listed() && fd >= 0)
 		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
 	return next_close()(fd);
 }
 
+/* Whether @fd is open, errno kept. */
+static bool is_open(int fd)
+{
+	int saved = errno;
+	bool open = fcntl(fd, F_GETFD) >= 0;
+
+	errno = saved;
+	return open;
+}
+
 /* dup2() and dup3() close @newfd only when @oldfd is open. */
 static void dup_closing(const char *func, int oldfd, int newfd)
 {
-	int saved = errno;
-	bool open = fcntl(oldfd, F_GETFD) >= 0;
-
-	errno = saved;
-	if (open)
+	if (is_open(oldfd))
 		posix__fd_closing(func, (unsigned int)newfd,
 				  (unsigned int)newfd);
 }
 
+/* Onto the library's own number, from an open one: refused. */
+static bool dup_refused(const char *func, int oldfd, int newfd)
+{
+	return own_fds() && oldfd != newfd && devres__own_fd_maybe(newfd) &&
+	       is_open(oldfd) && devres__own_fd_refused(func, newfd);
+}
+
 INTERPOSE int dup2(int oldfd, int newfd)
 {
+	if (dup_refused(__func__, oldfd, newfd))
+		return refused();
 	if (fds_listed() && oldfd != newfd && newfd >= 0)
 		dup_closing(__func__, oldfd, newfd);
 	return next_dup2()(oldfd, newfd);
@@ -128,23 +166,69 @@ INTERPOSE int dup2(int oldfd, int newfd)
 
 INTERPOSE int dup3(int oldfd, int newfd, int flags)
 {
-	if (fds_listed() && oldfd != newfd && newfd >= 0 &&
-	    !(flags & ~O_CLOEXEC))
+	bool closes = oldfd != newfd && newfd >= 0 && !(flags & ~O_CLOEXEC);
+
+	if (closes && dup_refused(__func__, oldfd, newfd))
+		return refused();
+	if (fds_listed() && closes)
 		dup_closing(__func__, oldfd, newfd);
 	return next_dup3()(oldfd, newfd, flags);
 }
 
-INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
+static int close_range_managed(unsigned int first, unsigned int last, int flags)
 {
 	/* CLOSE_RANGE_CLOEXEC marks the numbers and closes none. */
 	if (fds_listed() && first <= last &&
 	    !((unsigned int)flags & ~CLOSE_RANGE_UNSHARE))
-		posix__fd_closing(__func__, first, last);
+		posix__fd_closing("close_range", first, last);
 	return next_close_range()(first, last, flags);
+}
+
+/*
+ * The range in pieces around each of the library's own numbers; the
+ * first failure is returned, with its errno, once every piece was tried.
+ */
+static int close_range_around(unsigned int first, unsigned int last, int flags)
+{
+	int ret = 0, err = 0;
+
+	for (unsigned int lo = first;;) {
+		int own = devres__own_fd_next("close_range", lo, last);
+
+		if (own < 0 || (unsigned int)own > lo) {
+			unsigned int hi = own < 0 ? last
+						  : (unsigned int)own - 1;
+
+			if (close_range_managed(lo, hi, flags) && !ret) {
+				ret = -1;
+				err = errno;
+			}
+		}
+		if (own < 0 || (unsigned int)own == last)
+			break;
+		lo = (unsigned int)own + 1;
+	}
+	if (ret)
+		errno = err;
+	return ret;
+}
+
+INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
+{
+	if (own_fds() && first <= last &&
+	    !((unsigned int)flags & ~CLOSE_RANGE_UNSHARE))
+		return close_range_around(first, last, flags);
+	return close_range_managed(first, last, flags);
 }
 
 INTERPOSE int fclose(FILE *stream)
 {
+	/* The stream stays open: its number is the library's. */
+	if (own_fds() && stream &&
+	    devres__own_fd_refused(__func__, fileno(stream))) {
+		errno = EPERM;
+		return EOF;
+	}
 	if (unlikely(__atomic_load_n(&posix__streams_listed, __ATOMIC_RELAXED)))
 		posix__stream_closing(stream);
 	return next_fclose()(stream);

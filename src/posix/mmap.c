@@ -59,6 +59,7 @@ enum {
  */
 static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
 {
+	/* own-fd: recorded once opened, below. */
 	FILE *f = fopen("/proc/self/maps", "re");
 	uintptr_t next = a, end = a + len;
 	bool any = false, one = true;
@@ -68,6 +69,7 @@ static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
 
 	if (!f)
 		return MAP_UNKNOWN;
+	devres__own_fd_add(fileno(f), DEVRES_OWN_MAPS, "a managed mapping");
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long s, e, ino;
 		unsigned long long off;
@@ -102,7 +104,7 @@ static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
 		any = true;
 		next = e;
 	}
-	fclose(f);
+	devres__own_file_close(f);
 	if (!any)
 		return MAP_GONE;
 	if (!one || next < end)

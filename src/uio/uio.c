@@ -124,8 +124,9 @@ static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
 		return fd == -ENOENT ? -ENODEV : fd;
 	dir = fdopendir(fd);
 	if (!dir) {
-		close(fd);
-		return -errno;
+		err = -errno;
+		devres__own_fd_close(fd);
+		return err;
 	}
 	while ((de = readdir(dir))) {
 		char *end;
@@ -148,14 +149,16 @@ static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
 			     : openat(dirfd(dir), path,
 				      O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
 		if (fd >= 0) {
+			devres__own_fd_add(fd, DEVRES_OWN_UIO_SYSFS,
+					   pci_name(pdev));
 			n = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
+			devres__own_fd_close(fd);
 		} else if (errno == EMFILE || errno == ENFILE) {
 			/* Out of fds: the device is not malformed. */
 			err = -errno;
 		}
 	}
-	closedir(dir);
+	devres__own_dir_close(dir);
 	if (num < 0)
 		return -ENODEV;
 	if (n <= 0)
@@ -183,8 +186,9 @@ static int open_node(const char *dir, int num, dev_t rdev)
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
 	if (fd < 0)
 		return -errno;
+	devres__own_fd_add(fd, DEVRES_OWN_UIO, path + strlen(dir) + 1);
 	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || st.st_rdev != rdev) {
-		close(fd);
+		devres__own_fd_close(fd);
 		return -ESTALE;
 	}
 	devres__ledger_add(DL_FDS, 1);
@@ -194,7 +198,7 @@ static int open_node(const char *dir, int num, dev_t rdev)
 static void ud_free(struct uio_dev *ud)
 {
 	if (ud->fd >= 0) {
-		close(ud->fd);
+		devres__own_fd_close(ud->fd);
 		devres__ledger_add(DL_FDS, -1);
 	}
 	pthread_mutex_destroy(&ud->intx_lock);

@@ -56,15 +56,14 @@ __attribute__((constructor)) static void groups_atfork(void)
 
 static void close_fd(int fd)
 {
-	int saved = errno;
-
-	close(fd);
+	devres__own_fd_close(fd);
 	devres__ledger_add(DL_FDS, -1);
-	errno = saved;
 }
 
-static int open_fd(const char *path)
+/* The library's own, @kind of IOMMU group @number. */
+static int open_fd(const char *path, enum devres__own_kind kind, int number)
 {
+	char what[32];
 	int fd;
 
 	if (devres__should_fail_fd())
@@ -72,6 +71,8 @@ static int open_fd(const char *path)
 	fd = open(path, O_RDWR | O_CLOEXEC);
 	if (fd < 0)
 		return -errno;
+	snprintf(what, sizeof(what), "IOMMU group %d", number);
+	devres__own_fd_add(fd, kind, what);
 	devres__ledger_add(DL_FDS, 1);
 	return fd;
 }
@@ -94,7 +95,7 @@ static void name_offender(int number, const char *dev_name)
 		return;
 	dir = fdopendir(fd);
 	if (!dir) {
-		close(fd);
+		devres__own_fd_close(fd);
 		return;
 	}
 	while ((de = readdir(dir))) {
@@ -116,7 +117,7 @@ static void name_offender(int number, const char *dev_name)
 				      "%s is bound to %s, not vfio-pci",
 				      dev_name, number, de->d_name, drv);
 	}
-	closedir(dir);
+	devres__own_dir_close(dir);
 }
 
 /*
@@ -163,7 +164,7 @@ static int group_open(struct vfio_group *g, const char *dev_name)
 	int ret;
 
 	snprintf(path, sizeof(path), "/dev/vfio/%d", g->number);
-	g->fd = open_fd(path);
+	g->fd = open_fd(path, DEVRES_OWN_VFIO_GROUP, g->number);
 	if (g->fd < 0)
 		return g->fd;
 	g->container = -1;
@@ -176,7 +177,8 @@ static int group_open(struct vfio_group *g, const char *dev_name)
 		ret = -EBUSY;
 		goto fail;
 	}
-	g->container = open_fd("/dev/vfio/vfio");
+	g->container =
+		open_fd("/dev/vfio/vfio", DEVRES_OWN_VFIO_CONTAINER, g->number);
 	if (g->container < 0) {
 		ret = g->container;
 		goto fail;

@@ -72,6 +72,7 @@ static int device_open(struct vfio_dev *vd, const char *name)
 	vd->fd = ioctl(vd->group->fd, VFIO_GROUP_GET_DEVICE_FD, name);
 	if (vd->fd < 0)
 		return -errno;
+	devres__own_fd_add(vd->fd, DEVRES_OWN_VFIO_DEVICE, name);
 	devres__ledger_add(DL_FDS, 1);
 	if (ioctl(vd->fd, VFIO_DEVICE_GET_INFO, &info))
 		return -errno;
@@ -95,7 +96,7 @@ static int device_open(struct vfio_dev *vd, const char *name)
 static void vd_free(struct vfio_dev *vd)
 {
 	if (vd->fd >= 0) {
-		close(vd->fd);
+		devres__own_fd_close(vd->fd);
 		devres__ledger_add(DL_FDS, -1);
 	}
 	if (vd->group)

@@ -1,0 +1,353 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The descriptors the library opens for its own use (a VFIO device, the
+ * interrupt dispatcher's epoll, a managed thread's wake eventfd, a PCI
+ * device's sysfs files...), recorded by number from the moment each is
+ * opened to the moment the library closes it, so that the program's
+ * close(), dup2(), dup3(), close_range() or fclose() of one is refused at
+ * that call (posix/interpose-fd.c asks here) instead of leaving the
+ * library to act, at its next use, on whatever file the number holds by
+ * then: another owner's. docs/misuse.md, "The library's own descriptors".
+ *
+ * A record lives in a slot indexed by its number: a top array of chunk
+ * pointers, each chunk CHUNK slots, the first chunk static (nearly every
+ * process has all its numbers below CHUNK) and the others allocated once
+ * and never freed, so that a reader holding a chunk never sees it go.
+ * The common case, a number the library does not hold, is decided
+ * without the lock by two atomic loads: the chunk, then the slot's kind.
+ * Numbers from TOP_CHUNKS * CHUNK up (a million) are not recorded, nor is
+ * a number whose chunk cannot be allocated: the library works as before
+ * with it, unprotected.
+ *
+ * The library's own close marks the slot closing, makes the real call
+ * (the next close(), never the interposed one) and only then clears the
+ * slot: a program's call on the number meanwhile waits for the slot to
+ * clear and goes on as a plain call on whatever the number is by then
+ * (the library's close came first: usually EBADF), with no WARN. It is
+ * never refused then: a number the kernel gave to another owner between
+ * the real close and the clearing must stay closable by that owner.
+ *
+ * A record keeps the id of the process that opened the descriptor. In a
+ * child of fork() the numbers are inherited copies, which the child may
+ * close as it may close anything it inherited (docs/fork.md): the
+ * record of another process is let through, and a child's own open of
+ * the same number replaces it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include "internal.h"
+
+#define CHUNK_SHIFT 8
+#define CHUNK (1u << CHUNK_SHIFT)
+#define TOP_CHUNKS 4096u
+
+struct own {
+	unsigned char kind; /* enum devres__own_kind; 0: free */
+	bool closing;	    /* the library is closing it */
+	int pid;
+	char name[40];
+};
+
+struct chunk {
+	struct own own[CHUNK];
+};
+
+/* What a WARN says the descriptor is; the record's name follows "of". */
+static const char *const kinds[DEVRES_OWN_NR] = {
+	[DEVRES_OWN_IRQ_EPOLL] = "the epoll",
+	[DEVRES_OWN_IRQ_WAKE] = "the wake eventfd",
+	[DEVRES_OWN_IRQ_LINE] = "the eventfd",
+	[DEVRES_OWN_IRQ_ATTACHED] = "the library's copy of the fd",
+	[DEVRES_OWN_IRQ_UNMASK] = "the library's copy of the unmask eventfd",
+	[DEVRES_OWN_THREAD_WAKE] = "the wake eventfd",
+	[DEVRES_OWN_UIO] = "the UIO device fd",
+	[DEVRES_OWN_UIO_SYSFS] = "the sysfs file of the UIO device number",
+	[DEVRES_OWN_VFIO_GROUP] = "the VFIO group fd",
+	[DEVRES_OWN_VFIO_CONTAINER] = "the VFIO container fd",
+	[DEVRES_OWN_VFIO_DEVICE] = "the VFIO device fd",
+	[DEVRES_OWN_VFIO_EVENTFD] = "an interrupt eventfd given to VFIO",
+	[DEVRES_OWN_PCI_FILE] = "the sysfs file",
+	[DEVRES_OWN_PCI_DIR] = "the sysfs directory",
+	[DEVRES_OWN_PCI_ROOT] = "the sysfs root directory",
+	[DEVRES_OWN_PAGEMAP] = "/proc/self/pagemap",
+	[DEVRES_OWN_IO_WINDOW] = "the library's copy of the fd",
+	[DEVRES_OWN_PATH_WALK] = "a directory held",
+	[DEVRES_OWN_MAPS] = "/proc/self/maps, read",
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cleared = PTHREAD_COND_INITIALIZER;
+static struct chunk first;
+static struct chunk *top[TOP_CHUNKS] = { &first };
+unsigned long devres__own_fds_nr;
+
+typedef int close_fn(int);
+
+static int sys_close(int fd)
+{
+	return (int)syscall(SYS_close, fd);
+}
+
+DEVRES__NEXT(close_fn, close, sys_close)
+
+const char *devres__own_kind_name(enum devres__own_kind kind)
+{
+	return kind > DEVRES_OWN_NONE && kind < DEVRES_OWN_NR ? kinds[kind]
+							      : NULL;
+}
+
+/* The slot of @fd, or NULL; made when @grow (under the lock). */
+static struct own *slot(unsigned int fd, bool grow)
+{
+	unsigned int i = fd >> CHUNK_SHIFT;
+	struct chunk *c;
+
+	if (i >= TOP_CHUNKS)
+		return NULL;
+	c = __atomic_load_n(&top[i], __ATOMIC_ACQUIRE);
+	if (!c && grow) {
+		c = calloc(1, sizeof(*c));
+		if (c)
+			__atomic_store_n(&top[i], c, __ATOMIC_RELEASE);
+	}
+	return c ? &c->own[fd & (CHUNK - 1)] : NULL;
+}
+
+void devres__own_fd_add(int fd, enum devres__own_kind kind, const char *name)
+{
+	struct own *o;
+
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&lock);
+	o = slot((unsigned int)fd, true);
+	if (o) {
+		/* Another process's record (a child's number): replaced. */
+		if (!__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
+			__atomic_store_n(&devres__own_fds_nr,
+					 devres__own_fds_nr + 1,
+					 __ATOMIC_RELAXED);
+		o->pid = devres__pid_now();
+		o->closing = false;
+		snprintf(o->name, sizeof(o->name), "%s", name ? name : "?");
+		__atomic_store_n(&o->kind, (unsigned char)kind,
+				 __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+/* Takes @o's record off, under the lock, and wakes the calls waiting. */
+static void clear(struct own *o)
+{
+	if (!__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&o->kind, 0, __ATOMIC_RELAXED);
+	o->closing = false;
+	__atomic_store_n(&devres__own_fds_nr, devres__own_fds_nr - 1,
+			 __ATOMIC_RELAXED);
+	pthread_cond_broadcast(&cleared);
+}
+
+void devres__own_fd_forget(int fd)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+
+	if (!o)
+		return;
+	pthread_mutex_lock(&lock);
+	clear(o);
+	pthread_mutex_unlock(&lock);
+}
+
+/* The slot of @fd, marked closing by the library; NULL if none. */
+static struct own *closing(int fd)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+
+	if (o) {
+		pthread_mutex_lock(&lock);
+		if (__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
+			o->closing = true;
+		pthread_mutex_unlock(&lock);
+	}
+	return o;
+}
+
+static void closed(struct own *o)
+{
+	if (o) {
+		pthread_mutex_lock(&lock);
+		clear(o);
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+int devres__own_fd_close(int fd)
+{
+	struct own *o = closing(fd);
+	int saved = errno, ret;
+
+	ret = next_close()(fd);
+	closed(o);
+	errno = saved;
+	return ret;
+}
+
+typedef int fclose_fn(FILE *);
+
+/* No FILE can be freed without libc's own fclose(). */
+static int no_fclose(FILE *f)
+{
+	(void)f;
+	errno = ENOSYS;
+	return EOF;
+}
+
+DEVRES__NEXT(fclose_fn, fclose, no_fclose)
+
+int devres__own_file_close(FILE *f)
+{
+	struct own *o = closing(fileno(f));
+	int saved = errno, ret;
+
+	/* The next fclose(): the interposed one would refuse it. */
+	ret = next_fclose()(f);
+	closed(o);
+	errno = saved;
+	return ret;
+}
+
+int devres__own_dir_close(DIR *dir)
+{
+	struct own *o = closing(dirfd(dir));
+	int saved = errno, ret;
+
+	/* libc closes the number inside closedir(), past the interposer. */
+	ret = closedir(dir);
+	closed(o);
+	errno = saved;
+	return ret;
+}
+
+/*
+ * Under the lock: whether @fd is this process's own, waiting out a close
+ * of it by the library; its kind and name copied for the WARN.
+ */
+static bool held(unsigned int fd, unsigned char *ret_kind, char *name,
+		 size_t len)
+{
+	struct own *o = slot(fd, false);
+	int pid = devres__pid_now();
+
+	if (!o)
+		return false;
+	while (__atomic_load_n(&o->kind, __ATOMIC_RELAXED) && o->closing &&
+	       o->pid == pid)
+		pthread_cond_wait(&cleared, &lock);
+	*ret_kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
+	if (!*ret_kind || o->pid != pid)
+		return false;
+	snprintf(name, len, "%s", o->name);
+	return true;
+}
+
+static void warn(const char *func, unsigned int fd, unsigned char kind,
+		 const char *name)
+{
+	devres__warn(NULL, func,
+		     "fd %u is %s of %s, the library's own: refused, it stays "
+		     "open",
+		     fd, kinds[kind], name);
+}
+
+bool devres__own_fd_maybe(int fd)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+
+	return o && __atomic_load_n(&o->kind, __ATOMIC_ACQUIRE);
+}
+
+bool devres__own_fd_refused(const char *func, int fd)
+{
+	unsigned char kind;
+	char name[sizeof(first.own[0].name)];
+	int saved = errno, cancel;
+	bool mine;
+
+	/* A number the library does not hold, the common case: no lock. */
+	if (!devres__own_fd_maybe(fd))
+		return false;
+	cancel = devres__cancel_off();
+	pthread_mutex_lock(&lock);
+	mine = held((unsigned int)fd, &kind, name, sizeof(name));
+	pthread_mutex_unlock(&lock);
+	devres__cancel_restore(cancel);
+	if (mine)
+		warn(func, (unsigned int)fd, kind, name);
+	errno = saved;
+	return mine;
+}
+
+int devres__own_fd_next(const char *func, unsigned int lo, unsigned int hi)
+{
+	unsigned char kind = 0;
+	char name[sizeof(first.own[0].name)];
+	int saved = errno, cancel, found = -1;
+
+	cancel = devres__cancel_off();
+	pthread_mutex_lock(&lock);
+	for (unsigned int fd = lo; fd <= hi; fd++) {
+		if (fd >> CHUNK_SHIFT >= TOP_CHUNKS)
+			break;
+		if (!__atomic_load_n(&top[fd >> CHUNK_SHIFT],
+				     __ATOMIC_ACQUIRE)) {
+			/* The rest of the chunk: none. */
+			fd |= CHUNK - 1;
+		} else if (held(fd, &kind, name, sizeof(name))) {
+			found = (int)fd;
+			break;
+		}
+		if (fd >= hi) /* @hi may be UINT_MAX */
+			break;
+	}
+	pthread_mutex_unlock(&lock);
+	devres__cancel_restore(cancel);
+	if (found >= 0)
+		warn(func, (unsigned int)found, kind, name);
+	errno = saved;
+	return found;
+}
+
+/*
+ * fork(): the lock is held across it, so the child's slots are whole.
+ * They are kept: each names the parent as its process, and a call of the
+ * child's on one goes through. No thread waits on the condition in the
+ * child: made new.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void fork_child(void)
+{
+	pthread_cond_init(&cleared, NULL);
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void own_fd_init(void)
+{
+	devres__atfork(DEVRES_FORK_OWN_FDS, fork_prepare, fork_parent,
+		       fork_child);
+}
