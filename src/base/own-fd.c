@@ -19,13 +19,17 @@
  * a number whose chunk cannot be allocated: the library works as before
  * with it, unprotected.
  *
- * The library's own close marks the slot closing, makes the real call
- * (the next close(), never the interposed one) and only then clears the
- * slot: a program's call on the number meanwhile waits for the slot to
- * clear and goes on as a plain call on whatever the number is by then
- * (the library's close came first: usually EBADF), with no WARN. It is
- * never refused then: a number the kernel gave to another owner between
- * the real close and the clearing must stay closable by that owner.
+ * The library's own close marks the slot closing, makes the call and only
+ * then clears the slot. The call is the plain close() (or fclose()),
+ * through the PLT, so that a sanitizer's interceptor still sees the
+ * number go (ThreadSanitizer would otherwise take the next file of the
+ * number for this one); the interposer lets it through because this
+ * thread is the one closing that number. A program's call on the number
+ * meanwhile, from another thread, waits for the slot to clear and goes on
+ * as a plain call on whatever the number is by then (the library's close
+ * came first: usually EBADF), with no WARN. It is never refused then: a
+ * number the kernel gave to another owner between the close and the
+ * clearing must stay closable by that owner.
  *
  * A record keeps the id of the process that opened the descriptor. In a
  * child of fork() the numbers are inherited copies, which the child may
@@ -40,7 +44,6 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <sys/syscall.h>
 #include "internal.h"
 
 #define CHUNK_SHIFT 8
@@ -87,14 +90,8 @@ static struct chunk first;
 static struct chunk *top[TOP_CHUNKS] = { &first };
 unsigned long devres__own_fds_nr;
 
-typedef int close_fn(int);
-
-static int sys_close(int fd)
-{
-	return (int)syscall(SYS_close, fd);
-}
-
-DEVRES__NEXT(close_fn, close, sys_close)
+/* The number this thread is closing for the library, or -1. */
+static TLS_FAST int closing_fd = -1;
 
 const char *devres__own_kind_name(enum devres__own_kind kind)
 {
@@ -193,31 +190,22 @@ int devres__own_fd_close(int fd)
 	struct own *o = closing(fd);
 	int saved = errno, ret;
 
-	ret = next_close()(fd);
+	closing_fd = fd;
+	ret = close(fd);
+	closing_fd = -1;
 	closed(o);
 	errno = saved;
 	return ret;
 }
 
-typedef int fclose_fn(FILE *);
-
-/* No FILE can be freed without libc's own fclose(). */
-static int no_fclose(FILE *f)
-{
-	(void)f;
-	errno = ENOSYS;
-	return EOF;
-}
-
-DEVRES__NEXT(fclose_fn, fclose, no_fclose)
-
 int devres__own_file_close(FILE *f)
 {
-	struct own *o = closing(fileno(f));
-	int saved = errno, ret;
+	int fd = fileno(f), saved = errno, ret;
+	struct own *o = closing(fd);
 
-	/* The next fclose(): the interposed one would refuse it. */
-	ret = next_fclose()(f);
+	closing_fd = fd;
+	ret = fclose(f);
+	closing_fd = -1;
 	closed(o);
 	errno = saved;
 	return ret;
@@ -270,7 +258,9 @@ bool devres__own_fd_maybe(int fd)
 {
 	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
 
-	return o && __atomic_load_n(&o->kind, __ATOMIC_ACQUIRE);
+	/* The library's own close of it, on this thread: not a misuse. */
+	return o && __atomic_load_n(&o->kind, __ATOMIC_ACQUIRE) &&
+	       fd != closing_fd;
 }
 
 bool devres__own_fd_refused(const char *func, int fd)
