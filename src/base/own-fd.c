@@ -40,6 +40,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -116,27 +117,106 @@ static struct own *slot(unsigned int fd, bool grow)
 	return c ? &c->own[fd & (CHUNK - 1)] : NULL;
 }
 
+static void count(long delta)
+{
+	__atomic_add_fetch(&devres__own_fds_nr, (unsigned long)delta,
+			   __ATOMIC_SEQ_CST);
+}
+
+/* Records @fd, under the lock. */
+static void record(int fd, enum devres__own_kind kind, const char *name)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, true);
+
+	if (!o)
+		return;
+	/* A record already there: renamed, or another process's replaced. */
+	if (!__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
+		count(1);
+	o->pid = devres__pid_now();
+	o->closing = false;
+	snprintf(o->name, sizeof(o->name), "%s", name ? name : "?");
+	__atomic_store_n(&o->kind, (unsigned char)kind, __ATOMIC_RELEASE);
+}
+
 void devres__own_fd_add(int fd, enum devres__own_kind kind, const char *name)
 {
-	struct own *o;
-
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&lock);
-	o = slot((unsigned int)fd, true);
-	if (o) {
-		/* Another process's record (a child's number): replaced. */
-		if (!__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
-			__atomic_store_n(&devres__own_fds_nr,
-					 devres__own_fds_nr + 1,
-					 __ATOMIC_RELAXED);
-		o->pid = devres__pid_now();
-		o->closing = false;
-		snprintf(o->name, sizeof(o->name), "%s", name ? name : "?");
-		__atomic_store_n(&o->kind, (unsigned char)kind,
-				 __ATOMIC_RELEASE);
-	}
+	record(fd, kind, name);
 	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * Between the kernel's open and the record, the number would be nobody's
+ * to the interposers: a close by hand there (a program closing every
+ * number in a loop) would take it unseen. So the program's closing calls
+ * and the library's opens exclude each other, Dekker's way, with two
+ * counters and no lock on the calls' side: a call counts itself in
+ * @in_call, then looks at @opening; an open counts itself in @opening,
+ * then waits until @in_call holds only its own thread's calls. One of the
+ * two sees the other (both sequentially consistent): the call steps out
+ * and waits for the open to be recorded, or the open waits for the
+ * call's system call to be over. The library's own close of a recorded
+ * number is not counted: no open can be given that number meanwhile.
+ */
+static unsigned long in_call, opening;
+static bool armed;
+static TLS_FAST unsigned long my_calls, my_opens;
+static TLS_FAST int open_cancel;
+
+bool devres__own_fd_enter(void)
+{
+	if (closing_fd >= 0)
+		return false;
+	for (;;) {
+		__atomic_add_fetch(&in_call, 1, __ATOMIC_SEQ_CST);
+		my_calls++;
+		/* An open of this thread's own (a log sink's): not waited. */
+		if (!__atomic_load_n(&opening, __ATOMIC_SEQ_CST) || my_opens)
+			return true;
+		__atomic_sub_fetch(&in_call, 1, __ATOMIC_SEQ_CST);
+		my_calls--;
+		while (__atomic_load_n(&opening, __ATOMIC_SEQ_CST))
+			sched_yield();
+	}
+}
+
+void devres__own_fd_exit(bool entered)
+{
+	if (!entered)
+		return;
+	my_calls--;
+	__atomic_sub_fetch(&in_call, 1, __ATOMIC_SEQ_CST);
+}
+
+void devres__own_fd_opening(void)
+{
+	/* Nothing cancels a thread inside, others waiting for it. */
+	open_cancel = devres__cancel_off();
+	my_opens++;
+	/*
+	 * The interposers' first look, not zero from the first open on: a
+	 * call that saw zero is not counted, and only the first open of the
+	 * process can meet one.
+	 */
+	if (!__atomic_exchange_n(&armed, true, __ATOMIC_SEQ_CST))
+		count(1);
+	__atomic_add_fetch(&opening, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&in_call, __ATOMIC_SEQ_CST) != my_calls)
+		sched_yield();
+}
+
+void devres__own_fd_opened(int fd, enum devres__own_kind kind, const char *name)
+{
+	int saved = errno;
+
+	devres__own_fd_add(fd, kind, name);
+	__atomic_sub_fetch(&opening, 1, __ATOMIC_SEQ_CST);
+	my_opens--;
+	devres__cancel_restore(open_cancel);
+	errno = saved;
 }
 
 /* Takes @o's record off, under the lock, and wakes the calls waiting. */
@@ -146,8 +226,7 @@ static void clear(struct own *o)
 		return;
 	__atomic_store_n(&o->kind, 0, __ATOMIC_RELAXED);
 	o->closing = false;
-	__atomic_store_n(&devres__own_fds_nr, devres__own_fds_nr - 1,
-			 __ATOMIC_RELAXED);
+	count(-1);
 	pthread_cond_broadcast(&cleared);
 }
 
@@ -332,6 +411,9 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	/* The other threads' calls and opens are not the child's. */
+	in_call = my_calls;
+	opening = my_opens;
 	pthread_cond_init(&cleared, NULL);
 	pthread_mutex_unlock(&lock);
 }

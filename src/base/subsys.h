@@ -557,9 +557,8 @@ static inline void devres__cancel_restore(int old)
  * by number while it holds them, so that the program's close(), dup2(),
  * dup3(), close_range() or fclose() of one is refused with a WARN that
  * says what it is (its kind, then "of" @name). A subsystem records each
- * right after the call that opened it and gives it back with
- * devres__own_fd_close() (the real close, errno kept), or takes the
- * record off with devres__own_fd_forget() when something else closes it.
+ * as it opens it (below) and gives it back with devres__own_fd_close()
+ * (errno kept), devres__own_dir_close() or devres__own_file_close().
  * Each open site of src/ has a kind (tests/misuse/check-own-fds.sh).
  */
 enum devres__own_kind {
@@ -589,6 +588,23 @@ enum devres__own_kind {
 extern HIDDEN unsigned long devres__own_fds_nr;
 HIDDEN void devres__own_fd_add(int fd, enum devres__own_kind kind,
 			       const char *name);
+/*
+ * An open site brackets its call with these: devres__own_fd_opening()
+ * just before it (no fault point, log or close in between), then
+ * devres__own_fd_opened() with what it returned (negative: nothing to
+ * record; errno kept), so that no close by hand falls between the open
+ * and its record. devres__own_fd_add() names a number again.
+ */
+HIDDEN void devres__own_fd_opening(void);
+/*
+ * The interposers bracket their look and their call of libc with these
+ * (docs in own-fd.c): the exit with what the enter returned, also when
+ * the thread is cancelled in the call.
+ */
+HIDDEN bool devres__own_fd_enter(void);
+HIDDEN void devres__own_fd_exit(bool entered);
+HIDDEN void devres__own_fd_opened(int fd, enum devres__own_kind kind,
+				  const char *name);
 HIDDEN int devres__own_fd_close(int fd);
 /* closedir() and fclose() of a stream over a recorded number. */
 HIDDEN int devres__own_dir_close(DIR *dir);

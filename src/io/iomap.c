@@ -134,13 +134,14 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 		free(w);
 		return -EMFILE;
 	}
+	devres__own_fd_opening();
 	w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	devres__own_fd_opened(w->fd, DEVRES_OWN_IO_WINDOW, w->name);
 	if (w->fd < 0) {
 		ret = -errno;
 		free(w);
 		return ret;
 	}
-	devres__own_fd_add(w->fd, DEVRES_OWN_IO_WINDOW, w->name);
 	devres__ledger_add(DL_FDS, 1);
 
 	pthread_mutex_lock(&io_lock);

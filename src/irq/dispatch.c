@@ -363,15 +363,18 @@ static int start_dispatcher(struct irq_dispatcher **ret_disp)
 	rc = -EMFILE;
 	if (devres__should_fail_fd())
 		goto fail;
+	devres__own_fd_opening();
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	devres__own_fd_opened(d->epfd, DEVRES_OWN_IRQ_EPOLL,
+			      "the irq dispatcher");
 	if (d->epfd < 0)
 		goto fail_errno;
-	devres__own_fd_add(d->epfd, DEVRES_OWN_IRQ_EPOLL, "the irq dispatcher");
 	if (devres__should_fail_fd())
 		goto fail;
+	devres__own_fd_opening();
 	d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	devres__own_fd_add(d->wakefd, DEVRES_OWN_IRQ_WAKE,
-			   "the irq dispatcher");
+	devres__own_fd_opened(d->wakefd, DEVRES_OWN_IRQ_WAKE,
+			      "the irq dispatcher");
 	if (d->wakefd < 0 ||
 	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &ev) < 0)
 		goto fail_errno;

@@ -204,12 +204,10 @@ static int add_line(int fd, enum irq_line_kind kind, const char *name)
 }
 
 /* What the library's own descriptors of line @name are called. */
-static void own(int fd, enum devres__own_kind kind, const char *name)
+static const char *own_name(char *buf, size_t len, const char *name)
 {
-	char what[40];
-
-	snprintf(what, sizeof(what), "irq line '%s'", name ? name : "irq");
-	devres__own_fd_add(fd, kind, what);
+	snprintf(buf, len, "irq line '%s'", name ? name : "irq");
+	return buf;
 }
 
 static void close_fd(int fd)
@@ -221,16 +219,19 @@ static void close_fd(int fd)
 int irq_line_create(const char *name)
 {
 	int fd, rc;
+	char what[40];
 
 	if (devres__opt_bad(NULL, name, __func__, "name"))
 		return -EINVAL;
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	devres__own_fd_opened(fd, DEVRES_OWN_IRQ_LINE,
+			      own_name(what, sizeof(what), name));
 	if (fd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
-	own(fd, DEVRES_OWN_IRQ_LINE, name);
 	rc = add_line(fd, LINE_EVENTFD, name);
 	if (rc < 0)
 		close_fd(fd);
@@ -253,6 +254,7 @@ static bool is_eventfd(int fd)
 int irq_line_attach_fd(int fd, const char *name)
 {
 	int nfd, rc;
+	char what[40];
 
 	if (devres__opt_bad(NULL, name, __func__, "name"))
 		return -EINVAL;
@@ -260,11 +262,13 @@ int irq_line_attach_fd(int fd, const char *name)
 		return -EBADF;
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	devres__own_fd_opened(nfd, DEVRES_OWN_IRQ_ATTACHED,
+			      own_name(what, sizeof(what), name));
 	if (nfd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
-	own(nfd, DEVRES_OWN_IRQ_ATTACHED, name);
 	rc = add_line(nfd, is_eventfd(nfd) ? LINE_EVENTFD_ATTACHED : LINE_UIO,
 		      name);
 	if (rc < 0)
@@ -276,6 +280,7 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 {
 	struct irq_line *line;
 	int nfd, rc;
+	char what[40];
 
 	if (devres__opt_bad(NULL, name, __func__, "name"))
 		return -EINVAL;
@@ -288,8 +293,10 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 		errno = EMFILE;
 		nfd = -1;
 	} else {
-		/* own-fd: recorded once the ledger counts it, below. */
+		devres__own_fd_opening();
 		nfd = fcntl(unmask_fd, F_DUPFD_CLOEXEC, 3);
+		devres__own_fd_opened(nfd, DEVRES_OWN_IRQ_UNMASK,
+				      own_name(what, sizeof(what), name));
 	}
 	if (nfd < 0) {
 		int err = -errno;
@@ -298,7 +305,6 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 		return err;
 	}
 	devres__ledger_add(DL_FDS, 1);
-	own(nfd, DEVRES_OWN_IRQ_UNMASK, name);
 	/* Not yet requested, so not yet dispatched: no lock is needed. */
 	line = irq__line_get(rc);
 	if (!line || line->kind != LINE_EVENTFD_ATTACHED) {

@@ -129,9 +129,9 @@ bool pci__out_of_resources(int err)
 /*
  * Every open under the root goes through the resolver: never outside the
  * root (no absolute path or symlink, no ".." above it, no magic link).
- * It is the fault point of the open. The fd is the library's own until
- * pci__close(): @dev and @file (NULL: @path) name it in a close by hand's
- * WARN.
+ * It is the fault point of the open. The fd is the library's own from
+ * the resolver's open until pci__close(): @dev and @file (NULL: @path)
+ * name it here for a close by hand's WARN.
  */
 static int open_beneath(int dirfd, const char *path, int flags, const char *dev,
 			const char *file)
@@ -682,10 +682,11 @@ static int open_root_locked(void)
 		return 0;
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	fd = open(effective_root(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	devres__own_fd_opened(fd, DEVRES_OWN_PCI_ROOT, "the PCI bus");
 	if (fd < 0)
 		return -errno;
-	devres__own_fd_add(fd, DEVRES_OWN_PCI_ROOT, "the PCI bus");
 	devres__ledger_add(DL_FDS, 1);
 	pthread_mutex_lock(&list_lock);
 	rootfd = fd;

@@ -32,6 +32,7 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -121,13 +122,35 @@ static int refused(void)
 	return -1;
 }
 
+/* A cancellation inside libc's call still ends the bracket. */
+static void own_exit(void *entered)
+{
+	devres__own_fd_exit(*(bool *)entered);
+}
+
+static int close_managed(int fd)
+{
+	if (fds_listed() && fd >= 0)
+		posix__fd_closing("close", (unsigned int)fd, (unsigned int)fd);
+	return next_close()(fd);
+}
+
 INTERPOSE int close(int fd)
 {
-	if (own_fds() && devres__own_fd_refused(__func__, fd))
+	bool in;
+	int ret;
+
+	if (!own_fds())
+		return close_managed(fd);
+	in = devres__own_fd_enter();
+	if (devres__own_fd_refused(__func__, fd)) {
+		devres__own_fd_exit(in);
 		return refused();
-	if (fds_listed() && fd >= 0)
-		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
-	return next_close()(fd);
+	}
+	pthread_cleanup_push(own_exit, &in);
+	ret = close_managed(fd);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 /* Whether @fd is open, errno kept. */
@@ -151,28 +174,59 @@ static void dup_closing(const char *func, int oldfd, int newfd)
 /* Onto the library's own number, from an open one: refused. */
 static bool dup_refused(const char *func, int oldfd, int newfd)
 {
-	return own_fds() && oldfd != newfd && devres__own_fd_maybe(newfd) &&
+	return oldfd != newfd && devres__own_fd_maybe(newfd) &&
 	       is_open(oldfd) && devres__own_fd_refused(func, newfd);
+}
+
+static int dup2_managed(int oldfd, int newfd)
+{
+	if (fds_listed() && oldfd != newfd && newfd >= 0)
+		dup_closing("dup2", oldfd, newfd);
+	return next_dup2()(oldfd, newfd);
 }
 
 INTERPOSE int dup2(int oldfd, int newfd)
 {
-	if (dup_refused(__func__, oldfd, newfd))
+	bool in;
+	int ret;
+
+	if (!own_fds())
+		return dup2_managed(oldfd, newfd);
+	in = devres__own_fd_enter();
+	if (dup_refused(__func__, oldfd, newfd)) {
+		devres__own_fd_exit(in);
 		return refused();
-	if (fds_listed() && oldfd != newfd && newfd >= 0)
-		dup_closing(__func__, oldfd, newfd);
-	return next_dup2()(oldfd, newfd);
+	}
+	pthread_cleanup_push(own_exit, &in);
+	ret = dup2_managed(oldfd, newfd);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+static int dup3_managed(int oldfd, int newfd, int flags, bool closes)
+{
+	if (fds_listed() && closes)
+		dup_closing("dup3", oldfd, newfd);
+	return next_dup3()(oldfd, newfd, flags);
 }
 
 INTERPOSE int dup3(int oldfd, int newfd, int flags)
 {
 	bool closes = oldfd != newfd && newfd >= 0 && !(flags & ~O_CLOEXEC);
+	bool in;
+	int ret;
 
-	if (closes && dup_refused(__func__, oldfd, newfd))
+	if (!own_fds())
+		return dup3_managed(oldfd, newfd, flags, closes);
+	in = devres__own_fd_enter();
+	if (closes && dup_refused(__func__, oldfd, newfd)) {
+		devres__own_fd_exit(in);
 		return refused();
-	if (fds_listed() && closes)
-		dup_closing(__func__, oldfd, newfd);
-	return next_dup3()(oldfd, newfd, flags);
+	}
+	pthread_cleanup_push(own_exit, &in);
+	ret = dup3_managed(oldfd, newfd, flags, closes);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 static int close_range_managed(unsigned int first, unsigned int last, int flags)
@@ -215,10 +269,17 @@ static int close_range_around(unsigned int first, unsigned int last, int flags)
 
 INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
 {
-	if (own_fds() && first <= last &&
-	    !((unsigned int)flags & ~CLOSE_RANGE_UNSHARE))
-		return close_range_around(first, last, flags);
-	return close_range_managed(first, last, flags);
+	bool in;
+	int ret;
+
+	if (!own_fds() || first > last ||
+	    ((unsigned int)flags & ~CLOSE_RANGE_UNSHARE))
+		return close_range_managed(first, last, flags);
+	in = devres__own_fd_enter();
+	pthread_cleanup_push(own_exit, &in);
+	ret = close_range_around(first, last, flags);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 INTERPOSE int fclose(FILE *stream)

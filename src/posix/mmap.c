@@ -23,6 +23,7 @@
  * looks the same, and is unmapped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,17 +60,22 @@ enum {
  */
 static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
 {
-	/* own-fd: recorded once opened, below. */
-	FILE *f = fopen("/proc/self/maps", "re");
+	FILE *f = NULL;
 	uintptr_t next = a, end = a + len;
 	bool any = false, one = true;
 	struct map_id id = { 0 };
 	char line[512];
 	bool tail = false;
+	int fd;
 
+	/* open(), not fopen(): nothing that allocates inside the bracket. */
+	devres__own_fd_opening();
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	devres__own_fd_opened(fd, DEVRES_OWN_MAPS, "a managed mapping");
+	if (fd >= 0 && !(f = fdopen(fd, "r")))
+		devres__own_fd_close(fd);
 	if (!f)
 		return MAP_UNKNOWN;
-	devres__own_fd_add(fileno(f), DEVRES_OWN_MAPS, "a managed mapping");
 	while (fgets(line, sizeof(line), f)) {
 		unsigned long s, e, ino;
 		unsigned long long off;

@@ -74,12 +74,16 @@ static void handle_free(struct devres_thread *t)
 }
 
 /* The wake eventfd is the library's own: a close by hand is refused. */
-static void own_wake_fd(struct devres_thread *t)
+static int open_wake_fd(struct devres_thread *t)
 {
 	char what[40];
+	int fd;
 
 	snprintf(what, sizeof(what), "managed thread '%s'", t->name);
-	devres__own_fd_add(t->wake_fd, DEVRES_OWN_THREAD_WAKE, what);
+	devres__own_fd_opening();
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	devres__own_fd_opened(fd, DEVRES_OWN_THREAD_WAKE, what);
+	return fd;
 }
 
 /* Everything a started thread held, once it is joined or has returned. */
@@ -318,8 +322,7 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 		errno = EMFILE;
 		t->wake_fd = -1;
 	} else {
-		/* own-fd: own_wake_fd(), once it is counted. */
-		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		t->wake_fd = open_wake_fd(t);
 	}
 	if (t->wake_fd < 0) {
 		err = errno;
@@ -329,7 +332,6 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	}
 	/* From here thread_free() undoes the handle and these. */
 	devres__ledger_add(DL_FDS, 1);
-	own_wake_fd(t);
 	devres__ledger_add(DL_THREADS, 1);
 	dr->t = t;
 	pthread_mutex_lock(&t->lock);

@@ -144,13 +144,17 @@ static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
 	}
 	if (num >= 0) {
 		snprintf(path, sizeof(path), "uio%d/dev", num);
-		fd = devres__should_fail_fd()
-			     ? (errno = EMFILE, -1)
-			     : openat(dirfd(dir), path,
-				      O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (devres__should_fail_fd()) {
+			errno = EMFILE;
+			fd = -1;
+		} else {
+			devres__own_fd_opening();
+			fd = openat(dirfd(dir), path,
+				    O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			devres__own_fd_opened(fd, DEVRES_OWN_UIO_SYSFS,
+					      pci_name(pdev));
+		}
 		if (fd >= 0) {
-			devres__own_fd_add(fd, DEVRES_OWN_UIO_SYSFS,
-					   pci_name(pdev));
 			n = read(fd, buf, sizeof(buf) - 1);
 			devres__own_fd_close(fd);
 		} else if (errno == EMFILE || errno == ENFILE) {
@@ -183,10 +187,11 @@ static int open_node(const char *dir, int num, dev_t rdev)
 		return -ENAMETOOLONG;
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	devres__own_fd_opened(fd, DEVRES_OWN_UIO, path + strlen(dir) + 1);
 	if (fd < 0)
 		return -errno;
-	devres__own_fd_add(fd, DEVRES_OWN_UIO, path + strlen(dir) + 1);
 	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || st.st_rdev != rdev) {
 		devres__own_fd_close(fd);
 		return -ESTALE;

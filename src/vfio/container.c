@@ -68,11 +68,12 @@ static int open_fd(const char *path, enum devres__own_kind kind, int number)
 
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	snprintf(what, sizeof(what), "IOMMU group %d", number);
+	devres__own_fd_opening();
 	fd = open(path, O_RDWR | O_CLOEXEC);
+	devres__own_fd_opened(fd, kind, what);
 	if (fd < 0)
 		return -errno;
-	snprintf(what, sizeof(what), "IOMMU group %d", number);
-	devres__own_fd_add(fd, kind, what);
 	devres__ledger_add(DL_FDS, 1);
 	return fd;
 }

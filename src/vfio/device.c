@@ -69,10 +69,11 @@ static int device_open(struct vfio_dev *vd, const char *name)
 
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	vd->fd = ioctl(vd->group->fd, VFIO_GROUP_GET_DEVICE_FD, name);
+	devres__own_fd_opened(vd->fd, DEVRES_OWN_VFIO_DEVICE, name);
 	if (vd->fd < 0)
 		return -errno;
-	devres__own_fd_add(vd->fd, DEVRES_OWN_VFIO_DEVICE, name);
 	devres__ledger_add(DL_FDS, 1);
 	if (ioctl(vd->fd, VFIO_DEVICE_GET_INFO, &info))
 		return -errno;

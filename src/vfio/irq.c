@@ -67,13 +67,16 @@ static int set_irqs(struct vfio_dev *vd, int index, const int *fds,
 
 static int new_eventfd(const struct vfio_vectors *v)
 {
-	int fd = devres__should_fail_fd()
-			 ? (errno = EMFILE, -1)
-			 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int fd;
 
+	if (devres__should_fail_fd())
+		return -EMFILE;
+	devres__own_fd_opening();
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	devres__own_fd_opened(fd, DEVRES_OWN_VFIO_EVENTFD,
+			      pci_name(v->vd->pdev));
 	if (fd < 0)
 		return -errno;
-	devres__own_fd_add(fd, DEVRES_OWN_VFIO_EVENTFD, pci_name(v->vd->pdev));
 	devres__ledger_add(DL_FDS, 1);
 	return fd;
 }

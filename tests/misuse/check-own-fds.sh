@@ -1,10 +1,10 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Every call in src/ that opens a descriptor for the library's own use is
-# followed (within 8 lines) by its record, devres__own_fd_add() or irq
-# line.c's own(), or says where the record is made with an "own-fd:"
-# comment (the caller records what a helper opens); a new open site that
-# does neither fails. fdopen() and fdopendir() open nothing: the number
+# bracketed by devres__own_fd_opening() (at most 3 lines above) and
+# devres__own_fd_opened() (at most 3 lines below), which record it with
+# no gap a close by hand could fall into; a new open site without them
+# fails. fdopen() and fdopendir() open nothing: the number
 # under them was recorded where it was opened. Files whose descriptors are managed (the program's,
 # in their own table) or that define the closing calls are left out.
 # Each kind the records use needs a row of tests/posix/test-posix-own-fds.c
@@ -24,9 +24,11 @@ for f in $(cd "$src" && find src -name '*.c' | sort); do
 		cut -d: -f1); do
 		n=$((n + 1))
 		from=$((line > 3 ? line - 3 : 1))
-		if ! sed -n "${from},$((line + 8))p" "$src/$f" |
-			grep -qE 'devres__own_fd_add\(|\bown\(n?fd,|own-fd:'; then
-			echo "$f:$line: opens a descriptor with no record of the library's own" >&2
+		if ! sed -n "${from},$((line - 1))p" "$src/$f" |
+			grep -q 'devres__own_fd_opening();' ||
+			! sed -n "$((line + 1)),$((line + 3))p" "$src/$f" |
+			grep -q 'devres__own_fd_opened('; then
+			echo "$f:$line: opens a descriptor outside devres__own_fd_opening()/opened()" >&2
 			status=1
 		fi
 	done
