@@ -282,6 +282,11 @@ INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
 	return ret;
 }
 
+/*
+ * Not bracketed against the library's opens: the stream holds its number
+ * open until libc closes it, so no open can be given it meanwhile, and
+ * its flush may block for long (a pipe whose reader is slow).
+ */
 INTERPOSE int fclose(FILE *stream)
 {
 	/* The stream stays open: its number is the library's. */
