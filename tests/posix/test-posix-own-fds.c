@@ -29,7 +29,8 @@
  * A row made "at its site" has the library open the descriptor through
  * the public API and checks the library's own use of it afterwards (the
  * irq still delivers, the thread still stops, the enable file still
- * written, the window still maps). The others cannot be made here: VFIO
+ * written, the window still maps, a UIO device's interrupt still reaches
+ * the driver bound after). The others cannot be made here: VFIO
  * needs /dev/vfio (only inside the VM of tests/vm/run.sh), and the rest
  * are opened and closed inside one call of the library; their rows
  * record an eventfd under their kind by hand, which tests the refusal
@@ -65,6 +66,8 @@
 #include <devres/posix.h>
 #include "testlib.h"
 #include "irq/irq-test.h"
+#include "pci/pcitest.h"
+#include "pci/uiotest.h"
 #include "../../src/base/subsys.h"
 
 #ifndef CLOSE_RANGE_CLOEXEC
@@ -343,25 +346,16 @@ static void unmake_thread(int fd)
 
 #define PDEV "0000:00:05.0"
 
-static struct pci_fake *ft;
 static struct pci_dev *row_pdev;
 
 static int make_pci_root(void)
 {
-	struct pci_fake_dev d = {
-		.name = PDEV,
-		.vendor = 0x1234,
-		.device = 0x11e8,
-		.class = 0x020000,
-		.irq = 11,
-	};
+	struct pci_fake_dev d = fake_dev(PDEV, 0x1234, 0x11e8, 0);
 	bool before[MAXFD];
 	int fd;
 
-	ft = pci_fake_create();
-	assert_non_null(ft);
+	assert_int_equal(pci_setup(NULL), 0);
 	assert_int_equal(pci_fake_add(ft, &d), 0);
-	assert_int_equal(pci_sysfs_set_root(pci_fake_root(ft)), 0);
 	snapshot(before);
 	assert_int_equal(pci_bus_scan(), 1);
 	row_pdev = pci_get_device(0x1234, 0x11e8, NULL);
@@ -383,13 +377,92 @@ static void use_pci_root(int fd)
 	assert_int_equal(vendor, 0x1234);
 }
 
+/* Every device removed, the ledger back where pci_setup() found it. */
 static void unmake_pci_root(int fd)
 {
 	(void)fd;
+	assert_int_equal(pci_teardown(NULL), 0);
+}
+
+#define UDEV "0000:00:06.0"
+
+static struct fake_uio row_uio = { -1, -1 };
+static int uio_count;
+
+static irqreturn_t uio_irq(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	add_int(&uio_count, 1);
+	return IRQ_HANDLED;
+}
+
+/* Its interrupt line is a copy the library makes of its UIO device fd. */
+static int uio_probe(struct pci_dev *pdev, const struct pci_device_id *id)
+{
+	int ret;
+
+	(void)id;
+	ret = pcim_enable_device(pdev);
+	if (ret)
+		return ret;
+	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_INTX);
+	if (ret < 0)
+		return ret;
+	return devm_request_irq(&pdev->dev,
+				(unsigned int)pci_irq_vector(pdev, 0), uio_irq,
+				0, "own-uio", pdev);
+}
+
+static const struct pci_device_id uio_ids[] = {
+	{ PCI_DEVICE(0x1234, 0x11e8) },
+	{ 0 },
+};
+
+static struct pci_driver uio_driver = {
+	.name = "own-uio",
+	.id_table = uio_ids,
+	.probe = uio_probe,
+};
+
+static int make_uio(void)
+{
+	struct pci_fake_dev d = fake_dev(UDEV, 0x1234, 0x11e8, 1);
+	bool before[MAXFD];
+	int fd;
+
+	assert_int_equal(pci_setup(NULL), 0);
+	assert_int_equal(uio_dir_make(), 0);
+	assert_int_equal(pci_uio_enable(uio_dir, 0), 0);
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(fake_uio_add(UDEV, 3, &row_uio), 0);
+	snapshot(before);
+	assert_int_equal(pci_bus_scan_device(UDEV), 0);
+	/* The device fd: the terminal the fake's /dev/uio3 names. */
+	for (fd = new_fd(before, 2); fd >= 0 && !link_is(fd, "/dev/pts/");)
+		fd = new_fd(before, fd);
+	return fd;
+}
+
+/* A driver bound now gets its interrupts through the library's fd. */
+static void use_uio(int fd)
+{
+	int n = load_int(&uio_count);
+
+	(void)fd;
+	assert_int_equal(pci_register_driver(&uio_driver), 0);
+	assert_int_equal(uio_fire(UDEV, &row_uio, 1), 0);
+	assert_true(wait_at_least(&uio_count, n + 1));
+	pci_unregister_driver(&uio_driver);
+}
+
+static void unmake_uio(int fd)
+{
+	(void)fd;
 	pci_bus_remove_all();
-	assert_int_equal(pci_sysfs_set_root(NULL), 0);
-	pci_fake_destroy(ft);
-	ft = NULL;
+	fake_uio_close(&row_uio);
+	assert_int_equal(pci_teardown(NULL), 0);
+	uio_dir_remove();
 }
 
 static int make_pci_file(void)
@@ -517,7 +590,7 @@ static const struct row rows[] = {
 	     make_pci_file, use_pci_file, unmake_pci_root),
 	SITE(DEVRES_OWN_IO_WINDOW, "row-window", make_window, use_window,
 	     unmake_window),
-	HAND(DEVRES_OWN_UIO),
+	SITE(DEVRES_OWN_UIO, "uio3", make_uio, use_uio, unmake_uio),
 	HAND(DEVRES_OWN_UIO_SYSFS),
 	HAND(DEVRES_OWN_VFIO_GROUP),
 	HAND(DEVRES_OWN_VFIO_CONTAINER),
