@@ -342,7 +342,7 @@ bool devres__own_fd_maybe(int fd)
 	       fd != closing_fd;
 }
 
-bool devres__own_fd_refused(const char *func, int fd)
+bool devres__own_fd_refused(const char *func, int fd, bool *entered)
 {
 	unsigned char kind;
 	char name[sizeof(first.own[0].name)];
@@ -357,16 +357,23 @@ bool devres__own_fd_refused(const char *func, int fd)
 	mine = held((unsigned int)fd, &kind, name, sizeof(name));
 	pthread_mutex_unlock(&lock);
 	devres__cancel_restore(cancel);
-	if (mine)
+	if (mine) {
+		/*
+		 * Out of the bracket first: a log sink that calls back into
+		 * the library may wait for a lock an open of its holds.
+		 */
+		devres__own_fd_exit(*entered);
+		*entered = false;
 		warn(func, (unsigned int)fd, kind, name);
+	}
 	errno = saved;
 	return mine;
 }
 
-int devres__own_fd_next(const char *func, unsigned int lo, unsigned int hi)
+int devres__own_fd_next(unsigned int lo, unsigned int hi,
+			struct devres__own_seen *ret_seen)
 {
 	unsigned char kind = 0;
-	char name[sizeof(first.own[0].name)];
 	int saved = errno, cancel, found = -1;
 
 	cancel = devres__cancel_off();
@@ -378,7 +385,8 @@ int devres__own_fd_next(const char *func, unsigned int lo, unsigned int hi)
 				     __ATOMIC_ACQUIRE)) {
 			/* The rest of the chunk: none. */
 			fd |= CHUNK - 1;
-		} else if (held(fd, &kind, name, sizeof(name))) {
+		} else if (held(fd, &kind, ret_seen->name,
+				sizeof(ret_seen->name))) {
 			found = (int)fd;
 			break;
 		}
@@ -387,10 +395,18 @@ int devres__own_fd_next(const char *func, unsigned int lo, unsigned int hi)
 	}
 	pthread_mutex_unlock(&lock);
 	devres__cancel_restore(cancel);
-	if (found >= 0)
-		warn(func, (unsigned int)found, kind, name);
+	ret_seen->fd = found;
+	ret_seen->kind = kind;
 	errno = saved;
 	return found;
+}
+
+void devres__own_fd_warn(const char *func, const struct devres__own_seen *s)
+{
+	int saved = errno;
+
+	warn(func, (unsigned int)s->fd, s->kind, s->name);
+	errno = saved;
 }
 
 /*

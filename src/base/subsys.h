@@ -613,14 +613,26 @@ HIDDEN void devres__own_fd_forget(int fd);
 HIDDEN const char *devres__own_kind_name(enum devres__own_kind kind);
 /*
  * The interposers' check: whether @fd may be recorded (no lock, two
- * loads; false: it is not). Their slow paths: whether @fd is this process's own (one
- * WARN then, in @func's name); the lowest of [@lo, @hi] that is, WARNed,
- * or -1. Each waits out a close of the number by the library first.
+ * loads; false: it is not). Their slow paths: whether @fd is this
+ * process's own (one WARN then, in @func's name, made out of the bracket:
+ * *@entered is then false); the lowest of [@lo, @hi] that is, or -1,
+ * what to WARN of it in *@ret_seen, for devres__own_fd_warn() once out
+ * of the bracket. Each waits out a close of the number by the library
+ * first.
  */
 HIDDEN bool devres__own_fd_maybe(int fd);
-HIDDEN bool devres__own_fd_refused(const char *func, int fd);
-HIDDEN int devres__own_fd_next(const char *func, unsigned int lo,
-			       unsigned int hi);
+HIDDEN bool devres__own_fd_refused(const char *func, int fd, bool *entered);
+/* What a WARN says of a number found by devres__own_fd_next(). */
+struct devres__own_seen {
+	int fd;
+	unsigned char kind;
+	char name[40];
+};
+
+HIDDEN int devres__own_fd_next(unsigned int lo, unsigned int hi,
+			       struct devres__own_seen *ret_seen);
+HIDDEN void devres__own_fd_warn(const char *func,
+				const struct devres__own_seen *s);
 
 #include "handle.h"
 

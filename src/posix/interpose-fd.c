@@ -128,27 +128,26 @@ static void own_exit(void *entered)
 	devres__own_fd_exit(*(bool *)entered);
 }
 
-static int close_managed(int fd)
-{
-	if (fds_listed() && fd >= 0)
-		posix__fd_closing("close", (unsigned int)fd, (unsigned int)fd);
-	return next_close()(fd);
-}
-
+/*
+ * Each call does what the managed table asks first (a managed number's
+ * WARN and its node dropped), out of the bracket against the library's
+ * opens, whose WARN a log sink may call back from; then, bracketed, the
+ * look among the library's own and libc's call.
+ */
 INTERPOSE int close(int fd)
 {
 	bool in;
 	int ret;
 
+	if (fds_listed() && fd >= 0)
+		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
 	if (!own_fds())
-		return close_managed(fd);
+		return next_close()(fd);
 	in = devres__own_fd_enter();
-	if (devres__own_fd_refused(__func__, fd)) {
-		devres__own_fd_exit(in);
+	if (devres__own_fd_refused(__func__, fd, &in))
 		return refused();
-	}
 	pthread_cleanup_push(own_exit, &in);
-	ret = close_managed(fd);
+	ret = next_close()(fd);
 	pthread_cleanup_pop(1);
 	return ret;
 }
@@ -166,48 +165,34 @@ static bool is_open(int fd)
 /* dup2() and dup3() close @newfd only when @oldfd is open. */
 static void dup_closing(const char *func, int oldfd, int newfd)
 {
-	if (is_open(oldfd))
+	if (fds_listed() && is_open(oldfd))
 		posix__fd_closing(func, (unsigned int)newfd,
 				  (unsigned int)newfd);
 }
 
 /* Onto the library's own number, from an open one: refused. */
-static bool dup_refused(const char *func, int oldfd, int newfd)
+static bool dup_refused(const char *func, int oldfd, int newfd, bool *in)
 {
-	return oldfd != newfd && devres__own_fd_maybe(newfd) &&
-	       is_open(oldfd) && devres__own_fd_refused(func, newfd);
-}
-
-static int dup2_managed(int oldfd, int newfd)
-{
-	if (fds_listed() && oldfd != newfd && newfd >= 0)
-		dup_closing("dup2", oldfd, newfd);
-	return next_dup2()(oldfd, newfd);
+	return devres__own_fd_maybe(newfd) && is_open(oldfd) &&
+	       devres__own_fd_refused(func, newfd, in);
 }
 
 INTERPOSE int dup2(int oldfd, int newfd)
 {
-	bool in;
+	bool closes = oldfd != newfd && newfd >= 0, in;
 	int ret;
 
+	if (closes)
+		dup_closing(__func__, oldfd, newfd);
 	if (!own_fds())
-		return dup2_managed(oldfd, newfd);
+		return next_dup2()(oldfd, newfd);
 	in = devres__own_fd_enter();
-	if (dup_refused(__func__, oldfd, newfd)) {
-		devres__own_fd_exit(in);
+	if (closes && dup_refused(__func__, oldfd, newfd, &in))
 		return refused();
-	}
 	pthread_cleanup_push(own_exit, &in);
-	ret = dup2_managed(oldfd, newfd);
+	ret = next_dup2()(oldfd, newfd);
 	pthread_cleanup_pop(1);
 	return ret;
-}
-
-static int dup3_managed(int oldfd, int newfd, int flags, bool closes)
-{
-	if (fds_listed() && closes)
-		dup_closing("dup3", oldfd, newfd);
-	return next_dup3()(oldfd, newfd, flags);
 }
 
 INTERPOSE int dup3(int oldfd, int newfd, int flags)
@@ -216,52 +201,67 @@ INTERPOSE int dup3(int oldfd, int newfd, int flags)
 	bool in;
 	int ret;
 
+	if (closes)
+		dup_closing(__func__, oldfd, newfd);
 	if (!own_fds())
-		return dup3_managed(oldfd, newfd, flags, closes);
+		return next_dup3()(oldfd, newfd, flags);
 	in = devres__own_fd_enter();
-	if (closes && dup_refused(__func__, oldfd, newfd)) {
-		devres__own_fd_exit(in);
+	if (closes && dup_refused(__func__, oldfd, newfd, &in))
 		return refused();
-	}
 	pthread_cleanup_push(own_exit, &in);
-	ret = dup3_managed(oldfd, newfd, flags, closes);
+	ret = next_dup3()(oldfd, newfd, flags);
 	pthread_cleanup_pop(1);
 	return ret;
 }
 
-static int close_range_managed(unsigned int first, unsigned int last, int flags)
+#define SEEN_MAX 16
+
+/* The WARNs of what close_range() left, made out of the bracket. */
+static void warn_seen(struct devres__own_seen *seen, int n, bool *in)
 {
-	/* CLOSE_RANGE_CLOEXEC marks the numbers and closes none. */
-	if (fds_listed() && first <= last &&
-	    !((unsigned int)flags & ~CLOSE_RANGE_UNSHARE))
-		posix__fd_closing("close_range", first, last);
-	return next_close_range()(first, last, flags);
+	devres__own_fd_exit(*in);
+	for (int i = 0; i < n; i++)
+		devres__own_fd_warn("close_range", &seen[i]);
+	*in = devres__own_fd_enter();
 }
 
 /*
- * The range in pieces around each of the library's own numbers; the
- * first failure is returned, with its errno, once every piece was tried.
+ * The range in pieces around each of the library's own numbers, the
+ * first failure returned, with its errno, once every piece was tried.
+ * The WARNs wait until the bracket is left (or SEEN_MAX are due: then the
+ * numbers below the next piece are all done with, and the look goes on
+ * from there once back in).
  */
-static int close_range_around(unsigned int first, unsigned int last, int flags)
+static int close_range_around(unsigned int first, unsigned int last, int flags,
+			      bool *in)
 {
-	int ret = 0, err = 0;
+	struct devres__own_seen seen[SEEN_MAX];
+	int ret = 0, err = 0, n = 0;
 
 	for (unsigned int lo = first;;) {
-		int own = devres__own_fd_next("close_range", lo, last);
+		int own = devres__own_fd_next(lo, last, &seen[n]);
 
 		if (own < 0 || (unsigned int)own > lo) {
 			unsigned int hi = own < 0 ? last
 						  : (unsigned int)own - 1;
 
-			if (close_range_managed(lo, hi, flags) && !ret) {
+			if (next_close_range()(lo, hi, flags) && !ret) {
 				ret = -1;
 				err = errno;
 			}
 		}
-		if (own < 0 || (unsigned int)own == last)
+		if (own < 0)
+			break;
+		if (++n == SEEN_MAX) {
+			warn_seen(seen, n, in);
+			n = 0;
+		}
+		if ((unsigned int)own == last)
 			break;
 		lo = (unsigned int)own + 1;
 	}
+	if (n)
+		warn_seen(seen, n, in);
 	if (ret)
 		errno = err;
 	return ret;
@@ -269,15 +269,19 @@ static int close_range_around(unsigned int first, unsigned int last, int flags)
 
 INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
 {
-	bool in;
+	/* CLOSE_RANGE_CLOEXEC marks the numbers and closes none. */
+	bool closes = first <= last &&
+		      !((unsigned int)flags & ~CLOSE_RANGE_UNSHARE),
+	     in;
 	int ret;
 
-	if (!own_fds() || first > last ||
-	    ((unsigned int)flags & ~CLOSE_RANGE_UNSHARE))
-		return close_range_managed(first, last, flags);
+	if (fds_listed() && closes)
+		posix__fd_closing(__func__, first, last);
+	if (!own_fds() || !closes)
+		return next_close_range()(first, last, flags);
 	in = devres__own_fd_enter();
 	pthread_cleanup_push(own_exit, &in);
-	ret = close_range_around(first, last, flags);
+	ret = close_range_around(first, last, flags, &in);
 	pthread_cleanup_pop(1);
 	return ret;
 }
@@ -289,9 +293,11 @@ INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
  */
 INTERPOSE int fclose(FILE *stream)
 {
+	bool in = false;
+
 	/* The stream stays open: its number is the library's. */
 	if (own_fds() && stream &&
-	    devres__own_fd_refused(__func__, fileno(stream))) {
+	    devres__own_fd_refused(__func__, fileno(stream), &in)) {
 		errno = EPERM;
 		return EOF;
 	}
