@@ -11,6 +11,13 @@
  *             another device): close() looks the number up;
  *   managed   devm_open() then devm_close().
  *
+ * With "own" as third argument, the process first makes an interrupt
+ * line, whose eventfd is one of the library's own descriptors: from then
+ * on every close() (and dup2(), dup3(), close_range(), fclose()) also
+ * brackets its call against the library's opens and looks the number up
+ * among the library's own (src/base/own-fd.c). Compare a run with it and
+ * one without, and each with a build of the previous version.
+ *
  * Prints the median nanoseconds of CPU time per pair of each, their
  * quartiles, and each median's ratio to raw's. To compare two versions
  * of the library, build this program against each and run the two
@@ -18,7 +25,7 @@
  * is the library's own in a version that interposes it, so a binary of
  * one version cannot be pointed at the other's library).
  *
- *   bench-fd [rounds [pairs per round]]
+ *   bench-fd [rounds [pairs per round [own]]]
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -29,7 +36,9 @@
 #include <sys/syscall.h>
 #include <devres/device.h>
 #include <devres/devres.h>
+#include <devres/irq.h>
 #include <devres/posix.h>
+#include <string.h>
 #include "bench.h"
 
 static void dev_release(struct device *dev)
@@ -115,11 +124,17 @@ int main(int argc, char **argv)
 				     .release = dev_release };
 	static struct device holder = { .init_name = "bench-fd-live",
 					.release = dev_release };
+	bool own = argc > 3 && strcmp(argv[3], "own") == 0;
 	double *v[4], yard;
+	int irq = 0;
 
 	if (rounds < 1 || pairs < 1) {
-		fprintf(stderr, "usage: bench-fd [rounds [pairs]]\n");
+		fprintf(stderr, "usage: bench-fd [rounds [pairs [own]]]\n");
 		return 2;
+	}
+	if (own && (irq = irq_line_create("bench-fd")) <= 0) {
+		fprintf(stderr, "irq_line_create: %d\n", irq);
+		return 1;
 	}
 	for (int i = 0; i < 4; i++) {
 		v[i] = calloc((size_t)rounds, sizeof(*v[i]));
@@ -141,14 +156,18 @@ int main(int argc, char **argv)
 		v[3][r] = managed(&dev, pairs);
 	}
 	yard = spread_of(v[0], rounds).med;
-	printf("%s: per pair, median of %d rounds of %d, ratio to raw\n",
-	       devres_version(), rounds, pairs);
+	printf("%s%s: per pair, median of %d rounds of %d, ratio to raw\n",
+	       devres_version(),
+	       own ? " (a descriptor of the library's own)" : "", rounds,
+	       pairs);
 	print("open+SYS_close (raw)", v[0], rounds, yard);
 	print("open+close, 0 live", v[1], rounds, yard);
 	print("open+close, 64 live", v[2], rounds, yard);
 	print("devm_open+devm_close", v[3], rounds, yard);
 	put_device(&holder);
 	put_device(&dev);
+	if (own)
+		irq_line_destroy(irq);
 	for (int i = 0; i < 4; i++)
 		free(v[i]);
 	return 0;

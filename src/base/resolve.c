@@ -29,6 +29,12 @@
 #define WALK_MAX_LINKS 40
 
 /*
+ * Every fd the walk opens is the library's own from its open (base/own-fd.c);
+ * the one returned is named again by the caller.
+ */
+#define WALK "a path lookup"
+
+/*
  * The directories walked through, root first. '..' goes back to the fd we
  * came from rather than opening "..": a directory renamed out of the tree
  * while we hold it cannot take the walk above the root.
@@ -43,7 +49,7 @@ struct walk {
 static void walk_close(struct walk *w)
 {
 	while (w->depth > 0)
-		close(w->fd[w->depth--]);
+		devres__own_fd_close(w->fd[w->depth--]);
 	free(w->fd);
 }
 
@@ -53,7 +59,7 @@ static int walk_push(struct walk *w, int fd)
 		int *a = realloc(w->fd, 2 * (size_t)w->size * sizeof(*a));
 
 		if (!a) {
-			close(fd);
+			devres__own_fd_close(fd);
 			return -ENOMEM;
 		}
 		w->fd = a;
@@ -126,14 +132,16 @@ static int step(struct walk *w, char **todo, size_t *pos, int flags,
 {
 	const char *p = *todo + *pos, *next;
 	char name[NAME_MAX + 1], *s;
-	int dir = w->fd[w->depth], fd, err;
+	int dir = w->fd[w->depth], fd, err, oflags;
 	size_t len;
 	bool last;
 
 	while (*p == '/')
 		p++;
 	if (!*p) { /* ended on a directory: ".", ".." or a '/' */
+		devres__own_fd_opening();
 		fd = openat(dir, ".", flags | O_CLOEXEC, mode);
+		devres__own_fd_opened(fd, DEVRES_OWN_PATH_WALK, WALK);
 		if (fd < 0)
 			return -errno;
 		*ret_fd = fd;
@@ -152,19 +160,18 @@ static int step(struct walk *w, char **todo, size_t *pos, int flags,
 	if (strcmp(name, "..") == 0) {
 		if (w->depth == 0)
 			return -EXDEV;
-		close(w->fd[w->depth--]);
+		devres__own_fd_close(w->fd[w->depth--]);
 		return 0;
 	}
-	if (last)
-		fd = openat(dir, name,
-			    flags | O_NOFOLLOW | O_CLOEXEC |
-				    (*next ? O_DIRECTORY : 0),
-			    mode);
-	else
-		fd = openat(dir, name,
-			    O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC);
+	/* A directory on the way is held by path only (@mode unused). */
+	oflags = last ? flags | O_NOFOLLOW | O_CLOEXEC |
+				 (*next ? O_DIRECTORY : 0)
+		      : O_PATH | O_DIRECTORY | O_NOFOLLOW | O_CLOEXEC;
+	devres__own_fd_opening();
+	fd = openat(dir, name, oflags, mode);
+	devres__own_fd_opened(fd, DEVRES_OWN_PATH_WALK, WALK);
 	if (fd >= 0 && last && opened_link(fd, flags)) {
-		close(fd);
+		devres__own_fd_close(fd);
 		fd = -1;
 		errno = ELOOP;
 	}
@@ -230,7 +237,9 @@ static int openat2_beneath(int rootfd, const char *path, int flags,
 		how.mode = mode;
 	/* EAGAIN: a rename or mount raced the lookup; the kernel asks again. */
 	for (int i = 0; i < 8; i++) {
+		devres__own_fd_opening();
 		fd = syscall(SYS_openat2, rootfd, path, &how, sizeof(how));
+		devres__own_fd_opened((int)fd, DEVRES_OWN_PATH_WALK, WALK);
 		if (fd >= 0)
 			return (int)fd;
 		if (errno != EAGAIN)

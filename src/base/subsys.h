@@ -15,9 +15,11 @@
 #ifndef DEVRES_SUBSYS_H
 #define DEVRES_SUBSYS_H
 
+#include <dirent.h>
 #include <pthread.h>
 #include <errno.h>
 #include <stdbool.h>
+#include <stdio.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <sys/types.h>
@@ -498,6 +500,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_HANDLES,	/* base/handle.c: taken alone */
 	DEVRES_FORK_LEDGER,	/* base/ledger.c */
 	DEVRES_FORK_LIVEOBJ,	/* base/liveobj.c: a leaf */
+	DEVRES_FORK_OWN_FDS,	/* base/own-fd.c: a leaf */
 	DEVRES_FORK_LOG,	/* base/log.c: the WARN path, innermost */
 	DEVRES_FORK_NR,
 };
@@ -548,6 +551,88 @@ static inline void devres__cancel_restore(int old)
 	if (old != PTHREAD_CANCEL_DISABLE)
 		pthread_setcancelstate(old, &cur);
 }
+
+/*
+ * own-fd.c: the descriptors the library opens for its own use, recorded
+ * by number while it holds them, so that the program's close(), dup2(),
+ * dup3(), close_range() or fclose() of one is refused with a WARN that
+ * says what it is (its kind, then "of" @name). A subsystem records each
+ * as it opens it (below) and gives it back with devres__own_fd_close()
+ * (errno kept), devres__own_dir_close() or devres__own_file_close().
+ * Each open site of src/ has a kind (tests/misuse/check-own-fds.sh).
+ */
+enum devres__own_kind {
+	DEVRES_OWN_NONE,
+	DEVRES_OWN_IRQ_EPOLL,	   /* irq/dispatch.c */
+	DEVRES_OWN_IRQ_WAKE,	   /* irq/dispatch.c */
+	DEVRES_OWN_IRQ_LINE,	   /* irq/line.c: irq_line_create() */
+	DEVRES_OWN_IRQ_ATTACHED,   /* irq/line.c: irq_line_attach_fd() */
+	DEVRES_OWN_IRQ_UNMASK,	   /* irq/line.c: irq_line_attach_level() */
+	DEVRES_OWN_THREAD_WAKE,	   /* posix/thread.c */
+	DEVRES_OWN_UIO,		   /* uio/uio.c */
+	DEVRES_OWN_UIO_SYSFS,	   /* uio/uio.c: the lookup of its uioN */
+	DEVRES_OWN_VFIO_GROUP,	   /* vfio/container.c */
+	DEVRES_OWN_VFIO_CONTAINER, /* vfio/container.c */
+	DEVRES_OWN_VFIO_DEVICE,	   /* vfio/device.c */
+	DEVRES_OWN_VFIO_EVENTFD,   /* vfio/irq.c */
+	DEVRES_OWN_PCI_FILE,	   /* pci/probe.c: pci__open(); pci/fake.c */
+	DEVRES_OWN_PCI_DIR,	   /* pci/probe.c: pci__open_dir(), the scan */
+	DEVRES_OWN_PCI_ROOT,	   /* pci/probe.c: the sysfs root */
+	DEVRES_OWN_PAGEMAP,	   /* dma/pagemap.c */
+	DEVRES_OWN_IO_WINDOW,	   /* io/iomap.c */
+	DEVRES_OWN_PATH_WALK,	   /* base/resolve.c */
+	DEVRES_OWN_MAPS,	   /* posix/mmap.c */
+	DEVRES_OWN_NR,
+};
+
+extern HIDDEN unsigned long devres__own_fds_nr;
+HIDDEN void devres__own_fd_add(int fd, enum devres__own_kind kind,
+			       const char *name);
+/*
+ * An open site brackets its call with these: devres__own_fd_opening()
+ * just before it (no fault point, log or close in between), then
+ * devres__own_fd_opened() with what it returned (negative: nothing to
+ * record; errno kept), so that no close by hand falls between the open
+ * and its record. devres__own_fd_add() names a number again.
+ */
+HIDDEN void devres__own_fd_opening(void);
+/*
+ * The interposers bracket their look and their call of libc with these
+ * (docs in own-fd.c): the exit with what the enter returned, also when
+ * the thread is cancelled in the call.
+ */
+HIDDEN bool devres__own_fd_enter(void);
+HIDDEN void devres__own_fd_exit(bool entered);
+HIDDEN void devres__own_fd_opened(int fd, enum devres__own_kind kind,
+				  const char *name);
+HIDDEN int devres__own_fd_close(int fd);
+/* closedir() and fclose() of a stream over a recorded number. */
+HIDDEN int devres__own_dir_close(DIR *dir);
+HIDDEN int devres__own_file_close(FILE *f);
+HIDDEN void devres__own_fd_forget(int fd);
+HIDDEN const char *devres__own_kind_name(enum devres__own_kind kind);
+/*
+ * The interposers' check: whether @fd may be recorded (no lock, two
+ * loads; false: it is not). Their slow paths: whether @fd is this
+ * process's own (one WARN then, in @func's name, made out of the bracket:
+ * *@entered is then false); the lowest of [@lo, @hi] that is, or -1,
+ * what to WARN of it in *@ret_seen, for devres__own_fd_warn() once out
+ * of the bracket. Each waits out a close of the number by the library
+ * first.
+ */
+HIDDEN bool devres__own_fd_maybe(int fd);
+HIDDEN bool devres__own_fd_refused(const char *func, int fd, bool *entered);
+/* What a WARN says of a number found by devres__own_fd_next(). */
+struct devres__own_seen {
+	int fd;
+	unsigned char kind;
+	char name[40];
+};
+
+HIDDEN int devres__own_fd_next(unsigned int lo, unsigned int hi,
+			       struct devres__own_seen *ret_seen);
+HIDDEN void devres__own_fd_warn(const char *func,
+				const struct devres__own_seen *s);
 
 #include "handle.h"
 

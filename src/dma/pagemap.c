@@ -49,12 +49,14 @@ static int pm_map(struct device *dev, void *cpu, size_t size, size_t align,
 	(void)madvise(cpu, size, MADV_POPULATE_WRITE);
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	devres__own_fd_opened(fd, DEVRES_OWN_PAGEMAP, "the DMA layer");
 	if (fd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
 	ret = read_pfns(fd, cpu, size, &pfn);
-	close(fd);
+	devres__own_fd_close(fd);
 	devres__ledger_add(DL_FDS, -1);
 	if (ret)
 		return ret;

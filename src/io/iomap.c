@@ -134,7 +134,9 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 		free(w);
 		return -EMFILE;
 	}
+	devres__own_fd_opening();
 	w->fd = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	devres__own_fd_opened(w->fd, DEVRES_OWN_IO_WINDOW, w->name);
 	if (w->fd < 0) {
 		ret = -errno;
 		free(w);
@@ -152,7 +154,7 @@ int iomem_window_add(phys_addr_t start, resource_size_t size, int fd,
 	}
 	pthread_mutex_unlock(&io_lock);
 	if (ret) {
-		close(w->fd);
+		devres__own_fd_close(w->fd);
 		devres__ledger_add(DL_FDS, -1);
 		free(w);
 	}
@@ -197,7 +199,7 @@ int iomem_window_remove(phys_addr_t start)
 		devres__warn(NULL, __func__, "window %s is in use (%s)", name,
 			     nmaps ? "mapped" : "busy regions");
 	} else {
-		close(w->fd);
+		devres__own_fd_close(w->fd);
 		devres__ledger_add(DL_FDS, -1);
 		free(w);
 	}

@@ -257,8 +257,8 @@ static void replay(struct irq_dispatcher *d)
 
 static void free_dispatcher(struct irq_dispatcher *d)
 {
-	close(d->epfd);
-	close(d->wakefd);
+	devres__own_fd_close(d->epfd);
+	devres__own_fd_close(d->wakefd);
 	pthread_mutex_destroy(&d->lock);
 	free(d);
 }
@@ -363,12 +363,18 @@ static int start_dispatcher(struct irq_dispatcher **ret_disp)
 	rc = -EMFILE;
 	if (devres__should_fail_fd())
 		goto fail;
+	devres__own_fd_opening();
 	d->epfd = epoll_create1(EPOLL_CLOEXEC);
+	devres__own_fd_opened(d->epfd, DEVRES_OWN_IRQ_EPOLL,
+			      "the irq dispatcher");
 	if (d->epfd < 0)
 		goto fail_errno;
 	if (devres__should_fail_fd())
 		goto fail;
+	devres__own_fd_opening();
 	d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	devres__own_fd_opened(d->wakefd, DEVRES_OWN_IRQ_WAKE,
+			      "the irq dispatcher");
 	if (d->wakefd < 0 ||
 	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &ev) < 0)
 		goto fail_errno;
@@ -391,9 +397,9 @@ fail_errno:
 	rc = -errno;
 fail:
 	if (d->wakefd >= 0)
-		close(d->wakefd);
+		devres__own_fd_close(d->wakefd);
 	if (d->epfd >= 0)
-		close(d->epfd);
+		devres__own_fd_close(d->epfd);
 	free(d);
 	return rc;
 }

@@ -203,24 +203,32 @@ static int add_line(int fd, enum irq_line_kind kind, const char *name)
 	return -ENOSPC;
 }
 
+/* What the library's own descriptors of line @name are called. */
+static const char *own_name(char *buf, size_t len, const char *name)
+{
+	snprintf(buf, len, "irq line '%s'", name ? name : "irq");
+	return buf;
+}
+
 static void close_fd(int fd)
 {
-	int err = errno;
-
-	close(fd);
+	devres__own_fd_close(fd);
 	devres__ledger_add(DL_FDS, -1);
-	errno = err;
 }
 
 int irq_line_create(const char *name)
 {
 	int fd, rc;
+	char what[40];
 
 	if (devres__opt_bad(NULL, name, __func__, "name"))
 		return -EINVAL;
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	devres__own_fd_opened(fd, DEVRES_OWN_IRQ_LINE,
+			      own_name(what, sizeof(what), name));
 	if (fd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
@@ -246,6 +254,7 @@ static bool is_eventfd(int fd)
 int irq_line_attach_fd(int fd, const char *name)
 {
 	int nfd, rc;
+	char what[40];
 
 	if (devres__opt_bad(NULL, name, __func__, "name"))
 		return -EINVAL;
@@ -253,7 +262,10 @@ int irq_line_attach_fd(int fd, const char *name)
 		return -EBADF;
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	nfd = fcntl(fd, F_DUPFD_CLOEXEC, 3);
+	devres__own_fd_opened(nfd, DEVRES_OWN_IRQ_ATTACHED,
+			      own_name(what, sizeof(what), name));
 	if (nfd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
@@ -268,6 +280,7 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 {
 	struct irq_line *line;
 	int nfd, rc;
+	char what[40];
 
 	if (devres__opt_bad(NULL, name, __func__, "name"))
 		return -EINVAL;
@@ -280,7 +293,10 @@ int irq_line_attach_level(int fd, int unmask_fd, const char *name)
 		errno = EMFILE;
 		nfd = -1;
 	} else {
+		devres__own_fd_opening();
 		nfd = fcntl(unmask_fd, F_DUPFD_CLOEXEC, 3);
+		devres__own_fd_opened(nfd, DEVRES_OWN_IRQ_UNMASK,
+				      own_name(what, sizeof(what), name));
 	}
 	if (nfd < 0) {
 		int err = -errno;

@@ -95,8 +95,10 @@ static int write_file(const struct pci_fake *t, const char *name,
 	ret = pci_fake_path(t, name, file, path, sizeof(path));
 	if (ret)
 		return ret;
+	devres__own_fd_opening();
 	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC | O_NOFOLLOW,
 		  0644);
+	devres__own_fd_opened(fd, DEVRES_OWN_PCI_FILE, "the fake PCI tree");
 	if (fd < 0)
 		return -errno;
 	n = len ? write(fd, data, len) : 0;
@@ -104,7 +106,7 @@ static int write_file(const struct pci_fake *t, const char *name,
 		ret = n < 0 ? -errno : -EIO;
 	if (!ret && size > (off_t)len && ftruncate(fd, size))
 		ret = -errno;
-	close(fd);
+	devres__own_fd_close(fd);
 	return ret;
 }
 

@@ -129,11 +129,25 @@ bool pci__out_of_resources(int err)
 /*
  * Every open under the root goes through the resolver: never outside the
  * root (no absolute path or symlink, no ".." above it, no magic link).
- * It is the fault point of the open.
+ * It is the fault point of the open. The fd is the library's own from
+ * the resolver's open until pci__close(): @dev and @file (NULL: @path)
+ * name it here for a close by hand's WARN.
  */
-static int open_beneath(int dirfd, const char *path, int flags)
+static int open_beneath(int dirfd, const char *path, int flags, const char *dev,
+			const char *file)
 {
-	return devres__open_beneath(dirfd, path, flags, 0);
+	int fd = devres__open_beneath(dirfd, path, flags, 0);
+	char what[40];
+
+	if (fd >= 0) {
+		if (dev)
+			snprintf(what, sizeof(what), "PCI device %s (%s)", dev,
+				 file ? file : "its directory");
+		devres__own_fd_add(
+			fd, dev ? DEVRES_OWN_PCI_FILE : DEVRES_OWN_PCI_DIR,
+			dev ? what : path);
+	}
+	return fd;
 }
 
 /*
@@ -179,7 +193,7 @@ static int open_dev_dir(const char *name, struct pci_file_id *id)
 	if (snprintf(path, sizeof(path), PCI_DEVICES_DIR "/%s", name) >=
 	    (int)sizeof(path))
 		return -ENAMETOOLONG;
-	fd = open_beneath(rootfd, path, O_PATH | O_DIRECTORY);
+	fd = open_beneath(rootfd, path, O_PATH | O_DIRECTORY, name, NULL);
 	if (fd < 0)
 		return fd;
 	devres__ledger_add(DL_FDS, 1);
@@ -194,7 +208,7 @@ static int open_dev_dir(const char *name, struct pci_file_id *id)
  * File @file of the directory @dirfd: never through a symlink, and a
  * regular file. O_NONBLOCK: a FIFO planted in a fake tree must not block.
  */
-static int open_in_dir(int dirfd, const char *file, int flags,
+static int open_in_dir(int dirfd, const char *dev, const char *file, int flags,
 		       struct pci_file_id *id)
 {
 	int fd;
@@ -202,7 +216,7 @@ static int open_in_dir(int dirfd, const char *file, int flags,
 	/* openat2() takes no other flag with O_PATH. */
 	if (!(flags & O_PATH))
 		flags |= O_NONBLOCK;
-	fd = open_beneath(dirfd, file, flags | O_NOFOLLOW);
+	fd = open_beneath(dirfd, file, flags | O_NOFOLLOW, dev, file);
 	if (fd < 0)
 		return fd;
 	devres__ledger_add(DL_FDS, 1);
@@ -253,7 +267,7 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 		pci__close(dirfd);
 		fd = -ENODEV;
 	} else {
-		fd = open_in_dir(dirfd, file, flags, &now);
+		fd = open_in_dir(dirfd, p->name, file, flags, &now);
 		pci__close(dirfd);
 		if (fd >= 0 && i >= 0 && !same_file(&p->files[i], &now)) {
 			pci__close(fd);
@@ -286,11 +300,8 @@ int pci__open(const struct pci_dev *pdev, const char *file, int flags)
 
 void pci__close(int fd)
 {
-	int saved = errno;
-
-	close(fd);
+	devres__own_fd_close(fd);
 	devres__ledger_add(DL_FDS, -1);
-	errno = saved;
 }
 
 /* At most @cap bytes of the small file @fd; -EFBIG when it holds more. */
@@ -356,7 +367,8 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 	ssize_t n;
 	int fd, ret;
 
-	fd = open_in_dir(dirfd, "config", O_RDONLY, &p->files[PCI_F_CONFIG]);
+	fd = open_in_dir(dirfd, p->name, "config", O_RDONLY,
+			 &p->files[PCI_F_CONFIG]);
 	if (fd < 0)
 		return fd;
 	n = pread(fd, cfg, sizeof(cfg), 0);
@@ -373,7 +385,7 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 			 : n >= PCI_CFG_SPACE_SIZE   ? PCI_CFG_SPACE_SIZE
 						     : (int)n;
 
-	fd = open_in_dir(dirfd, "resource", O_RDONLY,
+	fd = open_in_dir(dirfd, p->name, "resource", O_RDONLY,
 			 &p->files[PCI_F_RESOURCE]);
 	if (fd < 0)
 		return fd;
@@ -392,7 +404,8 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 	 * that is missing: recorded as absent, it would leave the device
 	 * crippled for good by a shortage that passes.
 	 */
-	fd = open_in_dir(dirfd, "enable", O_PATH, &p->files[PCI_F_ENABLE]);
+	fd = open_in_dir(dirfd, p->name, "enable", O_PATH,
+			 &p->files[PCI_F_ENABLE]);
 	if (fd >= 0)
 		pci__close(fd);
 	else if (pci__out_of_resources(fd))
@@ -403,7 +416,7 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 		if (resource_type(&pdev->resource[i]) != IORESOURCE_MEM)
 			continue;
 		snprintf(file, sizeof(file), "resource%d", i);
-		fd = open_in_dir(dirfd, file, O_PATH,
+		fd = open_in_dir(dirfd, p->name, file, O_PATH,
 				 &p->files[PCI_F_BAR0 + i]);
 		if (fd >= 0)
 			pci__close(fd);
@@ -514,7 +527,8 @@ int pci__open_dir(const char *path)
 
 	pthread_mutex_lock(&list_lock);
 	if (rootfd >= 0)
-		fd = open_beneath(rootfd, path, O_RDONLY | O_DIRECTORY);
+		fd = open_beneath(rootfd, path, O_RDONLY | O_DIRECTORY, NULL,
+				  NULL);
 	pthread_mutex_unlock(&list_lock);
 	return fd;
 }
@@ -668,7 +682,9 @@ static int open_root_locked(void)
 		return 0;
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	fd = open(effective_root(), O_PATH | O_DIRECTORY | O_CLOEXEC);
+	devres__own_fd_opened(fd, DEVRES_OWN_PCI_ROOT, "the PCI bus");
 	if (fd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
@@ -708,13 +724,16 @@ static int list_dir(char ***ret_names, size_t *ret_n)
 	DIR *dir;
 	int fd;
 
-	fd = open_beneath(rootfd, PCI_DEVICES_DIR, O_RDONLY | O_DIRECTORY);
+	fd = open_beneath(rootfd, PCI_DEVICES_DIR, O_RDONLY | O_DIRECTORY, NULL,
+			  NULL);
 	if (fd < 0)
 		return fd;
 	dir = fdopendir(fd);
 	if (!dir) {
-		close(fd);
-		return -errno;
+		int err = -errno;
+
+		devres__own_fd_close(fd);
+		return err;
 	}
 	devres__ledger_add(DL_FDS, 1);
 	while ((de = readdir(dir))) {
@@ -734,7 +753,7 @@ static int list_dir(char ***ret_names, size_t *ret_n)
 			goto nomem;
 		n++;
 	}
-	closedir(dir);
+	devres__own_dir_close(dir);
 	devres__ledger_add(DL_FDS, -1);
 	if (n)
 		qsort(names, n, sizeof(*names), cmp_names);
@@ -743,7 +762,7 @@ static int list_dir(char ***ret_names, size_t *ret_n)
 	return 0;
 
 nomem:
-	closedir(dir);
+	devres__own_dir_close(dir);
 	devres__ledger_add(DL_FDS, -1);
 	while (n)
 		free(names[--n]);

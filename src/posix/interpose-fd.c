@@ -20,9 +20,19 @@
  * A call that fails without closing anything (dup2() from a closed
  * descriptor, a flag dup3() does not know, close_range() with @first past
  * @last) drops nothing: each such case is let through first.
+ *
+ * A number the library holds for its own use (base/own-fd.c) is refused
+ * instead, with its WARN: close(), dup2() and dup3() onto it fail with
+ * EPERM and fclose() of a stream over it with EOF and EPERM, the stream
+ * left open; close_range() closes the rest of its range around it and
+ * returns what those calls return. EPERM, not EBADF: the number is open
+ * and stays open, and a program that takes EBADF for "already closed"
+ * would be misled; close(2) never fails with EPERM otherwise, so the
+ * refusal is told from any error of the kernel's.
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/syscall.h>
@@ -100,51 +110,197 @@ static bool fds_listed(void)
 	return unlikely(__atomic_load_n(&posix__fds_listed, __ATOMIC_RELAXED));
 }
 
+static bool own_fds(void)
+{
+	return unlikely(__atomic_load_n(&devres__own_fds_nr, __ATOMIC_RELAXED));
+}
+
+/* -1 with EPERM: the library's own number, refused (its WARN said). */
+static int refused(void)
+{
+	errno = EPERM;
+	return -1;
+}
+
+/* A cancellation inside libc's call still ends the bracket. */
+static void own_exit(void *entered)
+{
+	devres__own_fd_exit(*(bool *)entered);
+}
+
+/*
+ * Each call does what the managed table asks first (a managed number's
+ * WARN and its node dropped), out of the bracket against the library's
+ * opens, whose WARN a log sink may call back from; then, bracketed, the
+ * look among the library's own and libc's call.
+ */
 INTERPOSE int close(int fd)
 {
+	bool in;
+	int ret;
+
 	if (fds_listed() && fd >= 0)
 		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
-	return next_close()(fd);
+	if (!own_fds())
+		return next_close()(fd);
+	in = devres__own_fd_enter();
+	if (devres__own_fd_refused(__func__, fd, &in))
+		return refused();
+	pthread_cleanup_push(own_exit, &in);
+	ret = next_close()(fd);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+/* Whether @fd is open, errno kept. */
+static bool is_open(int fd)
+{
+	int saved = errno;
+	bool open = fcntl(fd, F_GETFD) >= 0;
+
+	errno = saved;
+	return open;
 }
 
 /* dup2() and dup3() close @newfd only when @oldfd is open. */
 static void dup_closing(const char *func, int oldfd, int newfd)
 {
-	int saved = errno;
-	bool open = fcntl(oldfd, F_GETFD) >= 0;
-
-	errno = saved;
-	if (open)
+	if (fds_listed() && is_open(oldfd))
 		posix__fd_closing(func, (unsigned int)newfd,
 				  (unsigned int)newfd);
 }
 
+/* Onto the library's own number, from an open one: refused. */
+static bool dup_refused(const char *func, int oldfd, int newfd, bool *in)
+{
+	return devres__own_fd_maybe(newfd) && is_open(oldfd) &&
+	       devres__own_fd_refused(func, newfd, in);
+}
+
 INTERPOSE int dup2(int oldfd, int newfd)
 {
-	if (fds_listed() && oldfd != newfd && newfd >= 0)
+	bool closes = oldfd != newfd && newfd >= 0, in;
+	int ret;
+
+	if (closes)
 		dup_closing(__func__, oldfd, newfd);
-	return next_dup2()(oldfd, newfd);
+	if (!own_fds())
+		return next_dup2()(oldfd, newfd);
+	in = devres__own_fd_enter();
+	if (closes && dup_refused(__func__, oldfd, newfd, &in))
+		return refused();
+	pthread_cleanup_push(own_exit, &in);
+	ret = next_dup2()(oldfd, newfd);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
 INTERPOSE int dup3(int oldfd, int newfd, int flags)
 {
-	if (fds_listed() && oldfd != newfd && newfd >= 0 &&
-	    !(flags & ~O_CLOEXEC))
+	bool closes = oldfd != newfd && newfd >= 0 && !(flags & ~O_CLOEXEC);
+	bool in;
+	int ret;
+
+	if (closes)
 		dup_closing(__func__, oldfd, newfd);
-	return next_dup3()(oldfd, newfd, flags);
+	if (!own_fds())
+		return next_dup3()(oldfd, newfd, flags);
+	in = devres__own_fd_enter();
+	if (closes && dup_refused(__func__, oldfd, newfd, &in))
+		return refused();
+	pthread_cleanup_push(own_exit, &in);
+	ret = next_dup3()(oldfd, newfd, flags);
+	pthread_cleanup_pop(1);
+	return ret;
+}
+
+#define SEEN_MAX 16
+
+/* The WARNs of what close_range() left, made out of the bracket. */
+static void warn_seen(struct devres__own_seen *seen, int n, bool *in)
+{
+	devres__own_fd_exit(*in);
+	for (int i = 0; i < n; i++)
+		devres__own_fd_warn("close_range", &seen[i]);
+	*in = devres__own_fd_enter();
+}
+
+/*
+ * The range in pieces around each of the library's own numbers, the
+ * first failure returned, with its errno, once every piece was tried.
+ * The WARNs wait until the bracket is left (or SEEN_MAX are due: then the
+ * numbers below the next piece are all done with, and the look goes on
+ * from there once back in).
+ */
+static int close_range_around(unsigned int first, unsigned int last, int flags,
+			      bool *in)
+{
+	struct devres__own_seen seen[SEEN_MAX];
+	int ret = 0, err = 0, n = 0;
+
+	for (unsigned int lo = first;;) {
+		int own = devres__own_fd_next(lo, last, &seen[n]);
+
+		if (own < 0 || (unsigned int)own > lo) {
+			unsigned int hi = own < 0 ? last
+						  : (unsigned int)own - 1;
+
+			if (next_close_range()(lo, hi, flags) && !ret) {
+				ret = -1;
+				err = errno;
+			}
+		}
+		if (own < 0)
+			break;
+		if (++n == SEEN_MAX) {
+			warn_seen(seen, n, in);
+			n = 0;
+		}
+		if ((unsigned int)own == last)
+			break;
+		lo = (unsigned int)own + 1;
+	}
+	if (n)
+		warn_seen(seen, n, in);
+	if (ret)
+		errno = err;
+	return ret;
 }
 
 INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
 {
 	/* CLOSE_RANGE_CLOEXEC marks the numbers and closes none. */
-	if (fds_listed() && first <= last &&
-	    !((unsigned int)flags & ~CLOSE_RANGE_UNSHARE))
+	bool closes = first <= last &&
+		      !((unsigned int)flags & ~CLOSE_RANGE_UNSHARE),
+	     in;
+	int ret;
+
+	if (fds_listed() && closes)
 		posix__fd_closing(__func__, first, last);
-	return next_close_range()(first, last, flags);
+	if (!own_fds() || !closes)
+		return next_close_range()(first, last, flags);
+	in = devres__own_fd_enter();
+	pthread_cleanup_push(own_exit, &in);
+	ret = close_range_around(first, last, flags, &in);
+	pthread_cleanup_pop(1);
+	return ret;
 }
 
+/*
+ * Not bracketed against the library's opens: the stream holds its number
+ * open until libc closes it, so no open can be given it meanwhile, and
+ * its flush may block for long (a pipe whose reader is slow).
+ */
 INTERPOSE int fclose(FILE *stream)
 {
+	bool in = false;
+
+	/* The stream stays open: its number is the library's. */
+	if (own_fds() && stream &&
+	    devres__own_fd_refused(__func__, fileno(stream), &in)) {
+		errno = EPERM;
+		return EOF;
+	}
 	if (unlikely(__atomic_load_n(&posix__streams_listed, __ATOMIC_RELAXED)))
 		posix__stream_closing(stream);
 	return next_fclose()(stream);

@@ -23,6 +23,7 @@
  * looks the same, and is unmapped.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
@@ -59,13 +60,20 @@ enum {
  */
 static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
 {
-	FILE *f = fopen("/proc/self/maps", "re");
+	FILE *f = NULL;
 	uintptr_t next = a, end = a + len;
 	bool any = false, one = true;
 	struct map_id id = { 0 };
 	char line[512];
 	bool tail = false;
+	int fd;
 
+	/* open(), not fopen(): nothing that allocates inside the bracket. */
+	devres__own_fd_opening();
+	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	devres__own_fd_opened(fd, DEVRES_OWN_MAPS, "a managed mapping");
+	if (fd >= 0 && !(f = fdopen(fd, "r")))
+		devres__own_fd_close(fd);
 	if (!f)
 		return MAP_UNKNOWN;
 	while (fgets(line, sizeof(line), f)) {
@@ -102,7 +110,7 @@ static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
 		any = true;
 		next = e;
 	}
-	fclose(f);
+	devres__own_file_close(f);
 	if (!any)
 		return MAP_GONE;
 	if (!one || next < end)

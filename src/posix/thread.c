@@ -21,6 +21,7 @@
 #include <poll.h>
 #include <pthread.h>
 #include <stdint.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <time.h>
@@ -72,10 +73,23 @@ static void handle_free(struct devres_thread *t)
 	devres__handle_del(&threads, t);
 }
 
+/* The wake eventfd is the library's own: a close by hand is refused. */
+static int open_wake_fd(struct devres_thread *t)
+{
+	char what[40];
+	int fd;
+
+	snprintf(what, sizeof(what), "managed thread '%s'", t->name);
+	devres__own_fd_opening();
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	devres__own_fd_opened(fd, DEVRES_OWN_THREAD_WAKE, what);
+	return fd;
+}
+
 /* Everything a started thread held, once it is joined or has returned. */
 static void thread_free(struct devres_thread *t)
 {
-	close(t->wake_fd);
+	devres__own_fd_close(t->wake_fd);
 	devres__ledger_add(DL_FDS, -1);
 	devres__ledger_add(DL_THREADS, -1);
 	handle_free(t);
@@ -185,7 +199,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 			     "thread '%s' belongs to process %d, not this "
 			     "child of it: not stopped",
 			     t->name, t->pid);
-		close(t->wake_fd);
+		devres__own_fd_close(t->wake_fd);
 		devres__ledger_add(DL_FDS, -1);
 		devres__ledger_add(DL_THREADS, -1);
 		devres__handle_del(&threads, t);
@@ -308,7 +322,7 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 		errno = EMFILE;
 		t->wake_fd = -1;
 	} else {
-		t->wake_fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+		t->wake_fd = open_wake_fd(t);
 	}
 	if (t->wake_fd < 0) {
 		err = errno;

@@ -124,8 +124,9 @@ static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
 		return fd == -ENOENT ? -ENODEV : fd;
 	dir = fdopendir(fd);
 	if (!dir) {
-		close(fd);
-		return -errno;
+		err = -errno;
+		devres__own_fd_close(fd);
+		return err;
 	}
 	while ((de = readdir(dir))) {
 		char *end;
@@ -143,19 +144,25 @@ static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
 	}
 	if (num >= 0) {
 		snprintf(path, sizeof(path), "uio%d/dev", num);
-		fd = devres__should_fail_fd()
-			     ? (errno = EMFILE, -1)
-			     : openat(dirfd(dir), path,
-				      O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+		if (devres__should_fail_fd()) {
+			errno = EMFILE;
+			fd = -1;
+		} else {
+			devres__own_fd_opening();
+			fd = openat(dirfd(dir), path,
+				    O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
+			devres__own_fd_opened(fd, DEVRES_OWN_UIO_SYSFS,
+					      pci_name(pdev));
+		}
 		if (fd >= 0) {
 			n = read(fd, buf, sizeof(buf) - 1);
-			close(fd);
+			devres__own_fd_close(fd);
 		} else if (errno == EMFILE || errno == ENFILE) {
 			/* Out of fds: the device is not malformed. */
 			err = -errno;
 		}
 	}
-	closedir(dir);
+	devres__own_dir_close(dir);
 	if (num < 0)
 		return -ENODEV;
 	if (n <= 0)
@@ -180,11 +187,13 @@ static int open_node(const char *dir, int num, dev_t rdev)
 		return -ENAMETOOLONG;
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	fd = open(path, O_RDWR | O_CLOEXEC | O_NOCTTY);
+	devres__own_fd_opened(fd, DEVRES_OWN_UIO, path + strlen(dir) + 1);
 	if (fd < 0)
 		return -errno;
 	if (fstat(fd, &st) || !S_ISCHR(st.st_mode) || st.st_rdev != rdev) {
-		close(fd);
+		devres__own_fd_close(fd);
 		return -ESTALE;
 	}
 	devres__ledger_add(DL_FDS, 1);
@@ -194,7 +203,7 @@ static int open_node(const char *dir, int num, dev_t rdev)
 static void ud_free(struct uio_dev *ud)
 {
 	if (ud->fd >= 0) {
-		close(ud->fd);
+		devres__own_fd_close(ud->fd);
 		devres__ledger_add(DL_FDS, -1);
 	}
 	pthread_mutex_destroy(&ud->intx_lock);

@@ -56,20 +56,22 @@ __attribute__((constructor)) static void groups_atfork(void)
 
 static void close_fd(int fd)
 {
-	int saved = errno;
-
-	close(fd);
+	devres__own_fd_close(fd);
 	devres__ledger_add(DL_FDS, -1);
-	errno = saved;
 }
 
-static int open_fd(const char *path)
+/* The library's own, @kind of IOMMU group @number. */
+static int open_fd(const char *path, enum devres__own_kind kind, int number)
 {
+	char what[32];
 	int fd;
 
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	snprintf(what, sizeof(what), "IOMMU group %d", number);
+	devres__own_fd_opening();
 	fd = open(path, O_RDWR | O_CLOEXEC);
+	devres__own_fd_opened(fd, kind, what);
 	if (fd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
@@ -94,7 +96,7 @@ static void name_offender(int number, const char *dev_name)
 		return;
 	dir = fdopendir(fd);
 	if (!dir) {
-		close(fd);
+		devres__own_fd_close(fd);
 		return;
 	}
 	while ((de = readdir(dir))) {
@@ -116,7 +118,7 @@ static void name_offender(int number, const char *dev_name)
 				      "%s is bound to %s, not vfio-pci",
 				      dev_name, number, de->d_name, drv);
 	}
-	closedir(dir);
+	devres__own_dir_close(dir);
 }
 
 /*
@@ -163,7 +165,7 @@ static int group_open(struct vfio_group *g, const char *dev_name)
 	int ret;
 
 	snprintf(path, sizeof(path), "/dev/vfio/%d", g->number);
-	g->fd = open_fd(path);
+	g->fd = open_fd(path, DEVRES_OWN_VFIO_GROUP, g->number);
 	if (g->fd < 0)
 		return g->fd;
 	g->container = -1;
@@ -176,7 +178,8 @@ static int group_open(struct vfio_group *g, const char *dev_name)
 		ret = -EBUSY;
 		goto fail;
 	}
-	g->container = open_fd("/dev/vfio/vfio");
+	g->container =
+		open_fd("/dev/vfio/vfio", DEVRES_OWN_VFIO_CONTAINER, g->number);
 	if (g->container < 0) {
 		ret = g->container;
 		goto fail;

@@ -69,7 +69,9 @@ static int device_open(struct vfio_dev *vd, const char *name)
 
 	if (devres__should_fail_fd())
 		return -EMFILE;
+	devres__own_fd_opening();
 	vd->fd = ioctl(vd->group->fd, VFIO_GROUP_GET_DEVICE_FD, name);
+	devres__own_fd_opened(vd->fd, DEVRES_OWN_VFIO_DEVICE, name);
 	if (vd->fd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
@@ -95,7 +97,7 @@ static int device_open(struct vfio_dev *vd, const char *name)
 static void vd_free(struct vfio_dev *vd)
 {
 	if (vd->fd >= 0) {
-		close(vd->fd);
+		devres__own_fd_close(vd->fd);
 		devres__ledger_add(DL_FDS, -1);
 	}
 	if (vd->group)

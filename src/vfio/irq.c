@@ -65,12 +65,16 @@ static int set_irqs(struct vfio_dev *vd, int index, const int *fds,
 	return set_irqs_action(vd, index, VFIO_IRQ_SET_ACTION_TRIGGER, fds, n);
 }
 
-static int new_eventfd(void)
+static int new_eventfd(const struct vfio_vectors *v)
 {
-	int fd = devres__should_fail_fd()
-			 ? (errno = EMFILE, -1)
-			 : eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	int fd;
 
+	if (devres__should_fail_fd())
+		return -EMFILE;
+	devres__own_fd_opening();
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	devres__own_fd_opened(fd, DEVRES_OWN_VFIO_EVENTFD,
+			      pci_name(v->vd->pdev));
 	if (fd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
@@ -81,7 +85,7 @@ static void close_eventfd(int fd)
 {
 	if (fd < 0)
 		return;
-	close(fd);
+	devres__own_fd_close(fd);
 	devres__ledger_add(DL_FDS, -1);
 }
 
@@ -166,12 +170,12 @@ static int make_lines(struct vfio_vectors *v, int index, int *fds,
 	int ret;
 
 	if (index == VFIO_PCI_INTX_IRQ_INDEX) {
-		*ret_unmask = new_eventfd();
+		*ret_unmask = new_eventfd(v);
 		if (*ret_unmask < 0)
 			return *ret_unmask;
 	}
 	for (unsigned int i = 0; i < v->n; i++) {
-		fds[i] = new_eventfd();
+		fds[i] = new_eventfd(v);
 		if (fds[i] < 0)
 			return fds[i];
 		snprintf(name, sizeof(name), "%s-%s%u", pci_name(v->vd->pdev),

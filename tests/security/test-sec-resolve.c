@@ -43,6 +43,9 @@
 #define devres__fail_armed test_fail_armed
 #define devres__fail_now test_fail_now
 #define devres__open_beneath test_open_beneath
+#define devres__own_fd_opening test_own_fd_opening
+#define devres__own_fd_opened test_own_fd_opened
+#define devres__own_fd_close test_own_fd_close
 #include "../../src/base/resolve.c"
 
 TLS_FAST unsigned int test_fail_nth;
@@ -54,6 +57,23 @@ bool test_fail_now(const char *what, int err)
 	(void)what;
 	(void)err;
 	return --test_fail_nth == 0;
+}
+
+/* The walk's record of the fds it opens: the library's, not here. */
+void test_own_fd_opening(void)
+{
+}
+
+void test_own_fd_opened(int fd, enum devres__own_kind kind, const char *name)
+{
+	(void)fd;
+	(void)kind;
+	(void)name;
+}
+
+int test_own_fd_close(int fd)
+{
+	return close(fd);
 }
 
 /*

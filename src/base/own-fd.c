@@ -1,0 +1,441 @@
+// SPDX-License-Identifier: MIT
+/*
+ * The descriptors the library opens for its own use (a VFIO device, the
+ * interrupt dispatcher's epoll, a managed thread's wake eventfd, a PCI
+ * device's sysfs files...), recorded by number from the moment each is
+ * opened to the moment the library closes it, so that the program's
+ * close(), dup2(), dup3(), close_range() or fclose() of one is refused at
+ * that call (posix/interpose-fd.c asks here) instead of leaving the
+ * library to act, at its next use, on whatever file the number holds by
+ * then: another owner's. docs/misuse.md, "The library's own descriptors".
+ *
+ * A record lives in a slot indexed by its number: a top array of chunk
+ * pointers, each chunk CHUNK slots, the first chunk static (nearly every
+ * process has all its numbers below CHUNK) and the others allocated once
+ * and never freed, so that a reader holding a chunk never sees it go.
+ * The common case, a number the library does not hold, is decided
+ * without the lock by two atomic loads: the chunk, then the slot's kind.
+ * Numbers from TOP_CHUNKS * CHUNK up (a million) are not recorded, nor is
+ * a number whose chunk cannot be allocated: the library works as before
+ * with it, unprotected.
+ *
+ * The library's own close marks the slot closing, makes the call and only
+ * then clears the slot. The call is the plain close() (or fclose()),
+ * through the PLT, so that a sanitizer's interceptor still sees the
+ * number go (ThreadSanitizer would otherwise take the next file of the
+ * number for this one); the interposer lets it through because this
+ * thread is the one closing that number. A program's call on the number
+ * meanwhile, from another thread, waits for the slot to clear and goes on
+ * as a plain call on whatever the number is by then (the library's close
+ * came first: usually EBADF), with no WARN. It is never refused then: a
+ * number the kernel gave to another owner between the close and the
+ * clearing must stay closable by that owner.
+ *
+ * A record keeps the id of the process that opened the descriptor. In a
+ * child of fork() the numbers are inherited copies, which the child may
+ * close as it may close anything it inherited (docs/fork.md): the
+ * record of another process is let through, and a child's own open of
+ * the same number replaces it.
+ */
+#include <dirent.h>
+#include <errno.h>
+#include <pthread.h>
+#include <sched.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include "internal.h"
+
+#define CHUNK_SHIFT 8
+#define CHUNK (1u << CHUNK_SHIFT)
+#define TOP_CHUNKS 4096u
+
+struct own {
+	unsigned char kind; /* enum devres__own_kind; 0: free */
+	bool closing;	    /* the library is closing it */
+	int pid;
+	char name[40];
+};
+
+struct chunk {
+	struct own own[CHUNK];
+};
+
+/* What a WARN says the descriptor is; the record's name follows "of". */
+static const char *const kinds[DEVRES_OWN_NR] = {
+	[DEVRES_OWN_IRQ_EPOLL] = "the epoll",
+	[DEVRES_OWN_IRQ_WAKE] = "the wake eventfd",
+	[DEVRES_OWN_IRQ_LINE] = "the eventfd",
+	[DEVRES_OWN_IRQ_ATTACHED] = "the library's copy of the fd",
+	[DEVRES_OWN_IRQ_UNMASK] = "the library's copy of the unmask eventfd",
+	[DEVRES_OWN_THREAD_WAKE] = "the wake eventfd",
+	[DEVRES_OWN_UIO] = "the UIO device fd",
+	[DEVRES_OWN_UIO_SYSFS] = "the sysfs file of the UIO device number",
+	[DEVRES_OWN_VFIO_GROUP] = "the VFIO group fd",
+	[DEVRES_OWN_VFIO_CONTAINER] = "the VFIO container fd",
+	[DEVRES_OWN_VFIO_DEVICE] = "the VFIO device fd",
+	[DEVRES_OWN_VFIO_EVENTFD] = "an interrupt eventfd given to VFIO",
+	[DEVRES_OWN_PCI_FILE] = "the sysfs file",
+	[DEVRES_OWN_PCI_DIR] = "the sysfs directory",
+	[DEVRES_OWN_PCI_ROOT] = "the sysfs root directory",
+	[DEVRES_OWN_PAGEMAP] = "/proc/self/pagemap",
+	[DEVRES_OWN_IO_WINDOW] = "the library's copy of the fd",
+	[DEVRES_OWN_PATH_WALK] = "a directory held",
+	[DEVRES_OWN_MAPS] = "/proc/self/maps, read",
+};
+
+static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t cleared = PTHREAD_COND_INITIALIZER;
+static struct chunk first;
+static struct chunk *top[TOP_CHUNKS] = { &first };
+unsigned long devres__own_fds_nr;
+
+/* The number this thread is closing for the library, or -1. */
+static TLS_FAST int closing_fd = -1;
+
+const char *devres__own_kind_name(enum devres__own_kind kind)
+{
+	return kind > DEVRES_OWN_NONE && kind < DEVRES_OWN_NR ? kinds[kind]
+							      : NULL;
+}
+
+/* The slot of @fd, or NULL; made when @grow (under the lock). */
+static struct own *slot(unsigned int fd, bool grow)
+{
+	unsigned int i = fd >> CHUNK_SHIFT;
+	struct chunk *c;
+
+	if (i >= TOP_CHUNKS)
+		return NULL;
+	c = __atomic_load_n(&top[i], __ATOMIC_ACQUIRE);
+	if (!c && grow) {
+		c = calloc(1, sizeof(*c));
+		if (c)
+			__atomic_store_n(&top[i], c, __ATOMIC_RELEASE);
+	}
+	return c ? &c->own[fd & (CHUNK - 1)] : NULL;
+}
+
+static void count(long delta)
+{
+	__atomic_add_fetch(&devres__own_fds_nr, (unsigned long)delta,
+			   __ATOMIC_SEQ_CST);
+}
+
+/* Records @fd, under the lock. */
+static void record(int fd, enum devres__own_kind kind, const char *name)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, true);
+
+	if (!o)
+		return;
+	/* A record already there: renamed, or another process's replaced. */
+	if (!__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
+		count(1);
+	o->pid = devres__pid_now();
+	o->closing = false;
+	snprintf(o->name, sizeof(o->name), "%s", name ? name : "?");
+	__atomic_store_n(&o->kind, (unsigned char)kind, __ATOMIC_RELEASE);
+}
+
+void devres__own_fd_add(int fd, enum devres__own_kind kind, const char *name)
+{
+	if (fd < 0)
+		return;
+	pthread_mutex_lock(&lock);
+	record(fd, kind, name);
+	pthread_mutex_unlock(&lock);
+}
+
+/*
+ * Between the kernel's open and the record, the number would be nobody's
+ * to the interposers: a close by hand there (a program closing every
+ * number in a loop) would take it unseen. So the program's closing calls
+ * and the library's opens exclude each other, Dekker's way, with two
+ * counters and no lock on the calls' side: a call counts itself in
+ * @in_call, then looks at @opening; an open counts itself in @opening,
+ * then waits until @in_call holds only its own thread's calls. One of the
+ * two sees the other (both sequentially consistent): the call steps out
+ * and waits for the open to be recorded, or the open waits for the
+ * call's system call to be over. The library's own close of a recorded
+ * number is not counted: no open can be given that number meanwhile.
+ */
+static unsigned long in_call, opening;
+static bool armed;
+static TLS_FAST unsigned long my_calls, my_opens;
+static TLS_FAST int open_cancel;
+
+bool devres__own_fd_enter(void)
+{
+	if (closing_fd >= 0)
+		return false;
+	for (;;) {
+		__atomic_add_fetch(&in_call, 1, __ATOMIC_SEQ_CST);
+		my_calls++;
+		/* An open of this thread's own (a log sink's): not waited. */
+		if (!__atomic_load_n(&opening, __ATOMIC_SEQ_CST) || my_opens)
+			return true;
+		__atomic_sub_fetch(&in_call, 1, __ATOMIC_SEQ_CST);
+		my_calls--;
+		while (__atomic_load_n(&opening, __ATOMIC_SEQ_CST))
+			sched_yield();
+	}
+}
+
+void devres__own_fd_exit(bool entered)
+{
+	if (!entered)
+		return;
+	my_calls--;
+	__atomic_sub_fetch(&in_call, 1, __ATOMIC_SEQ_CST);
+}
+
+void devres__own_fd_opening(void)
+{
+	/* Nothing cancels a thread inside, others waiting for it. */
+	open_cancel = devres__cancel_off();
+	my_opens++;
+	/*
+	 * The interposers' first look, not zero from the first open on: a
+	 * call that saw zero is not counted, and only the first open of the
+	 * process can meet one.
+	 */
+	if (!__atomic_exchange_n(&armed, true, __ATOMIC_SEQ_CST))
+		count(1);
+	__atomic_add_fetch(&opening, 1, __ATOMIC_SEQ_CST);
+	while (__atomic_load_n(&in_call, __ATOMIC_SEQ_CST) != my_calls)
+		sched_yield();
+}
+
+void devres__own_fd_opened(int fd, enum devres__own_kind kind, const char *name)
+{
+	int saved = errno;
+
+	devres__own_fd_add(fd, kind, name);
+	__atomic_sub_fetch(&opening, 1, __ATOMIC_SEQ_CST);
+	my_opens--;
+	devres__cancel_restore(open_cancel);
+	errno = saved;
+}
+
+/* Takes @o's record off, under the lock, and wakes the calls waiting. */
+static void clear(struct own *o)
+{
+	if (!__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
+		return;
+	__atomic_store_n(&o->kind, 0, __ATOMIC_RELAXED);
+	o->closing = false;
+	count(-1);
+	pthread_cond_broadcast(&cleared);
+}
+
+void devres__own_fd_forget(int fd)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+
+	if (!o)
+		return;
+	pthread_mutex_lock(&lock);
+	clear(o);
+	pthread_mutex_unlock(&lock);
+}
+
+/* The slot of @fd, marked closing by the library; NULL if none. */
+static struct own *closing(int fd)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+
+	if (o) {
+		pthread_mutex_lock(&lock);
+		if (__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
+			o->closing = true;
+		pthread_mutex_unlock(&lock);
+	}
+	return o;
+}
+
+static void closed(struct own *o)
+{
+	if (o) {
+		pthread_mutex_lock(&lock);
+		clear(o);
+		pthread_mutex_unlock(&lock);
+	}
+}
+
+int devres__own_fd_close(int fd)
+{
+	struct own *o = closing(fd);
+	int saved = errno, ret;
+
+	closing_fd = fd;
+	ret = close(fd);
+	closing_fd = -1;
+	closed(o);
+	errno = saved;
+	return ret;
+}
+
+int devres__own_file_close(FILE *f)
+{
+	int fd = fileno(f), saved = errno, ret;
+	struct own *o = closing(fd);
+
+	closing_fd = fd;
+	ret = fclose(f);
+	closing_fd = -1;
+	closed(o);
+	errno = saved;
+	return ret;
+}
+
+int devres__own_dir_close(DIR *dir)
+{
+	struct own *o = closing(dirfd(dir));
+	int saved = errno, ret;
+
+	/* libc closes the number inside closedir(), past the interposer. */
+	ret = closedir(dir);
+	closed(o);
+	errno = saved;
+	return ret;
+}
+
+/*
+ * Under the lock: whether @fd is this process's own, waiting out a close
+ * of it by the library; its kind and name copied for the WARN.
+ */
+static bool held(unsigned int fd, unsigned char *ret_kind, char *name,
+		 size_t len)
+{
+	struct own *o = slot(fd, false);
+	int pid = devres__pid_now();
+
+	if (!o)
+		return false;
+	while (__atomic_load_n(&o->kind, __ATOMIC_RELAXED) && o->closing &&
+	       o->pid == pid)
+		pthread_cond_wait(&cleared, &lock);
+	*ret_kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
+	if (!*ret_kind || o->pid != pid)
+		return false;
+	snprintf(name, len, "%s", o->name);
+	return true;
+}
+
+static void warn(const char *func, unsigned int fd, unsigned char kind,
+		 const char *name)
+{
+	devres__warn(NULL, func,
+		     "fd %u is %s of %s, the library's own: refused, it stays "
+		     "open",
+		     fd, kinds[kind], name);
+}
+
+bool devres__own_fd_maybe(int fd)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+
+	/* The library's own close of it, on this thread: not a misuse. */
+	return o && __atomic_load_n(&o->kind, __ATOMIC_ACQUIRE) &&
+	       fd != closing_fd;
+}
+
+bool devres__own_fd_refused(const char *func, int fd, bool *entered)
+{
+	unsigned char kind;
+	char name[sizeof(first.own[0].name)];
+	int saved = errno, cancel;
+	bool mine;
+
+	/* A number the library does not hold, the common case: no lock. */
+	if (!devres__own_fd_maybe(fd))
+		return false;
+	cancel = devres__cancel_off();
+	pthread_mutex_lock(&lock);
+	mine = held((unsigned int)fd, &kind, name, sizeof(name));
+	pthread_mutex_unlock(&lock);
+	devres__cancel_restore(cancel);
+	if (mine) {
+		/*
+		 * Out of the bracket first: a log sink that calls back into
+		 * the library may wait for a lock an open of its holds.
+		 */
+		devres__own_fd_exit(*entered);
+		*entered = false;
+		warn(func, (unsigned int)fd, kind, name);
+	}
+	errno = saved;
+	return mine;
+}
+
+int devres__own_fd_next(unsigned int lo, unsigned int hi,
+			struct devres__own_seen *ret_seen)
+{
+	unsigned char kind = 0;
+	int saved = errno, cancel, found = -1;
+
+	cancel = devres__cancel_off();
+	pthread_mutex_lock(&lock);
+	for (unsigned int fd = lo; fd <= hi; fd++) {
+		if (fd >> CHUNK_SHIFT >= TOP_CHUNKS)
+			break;
+		if (!__atomic_load_n(&top[fd >> CHUNK_SHIFT],
+				     __ATOMIC_ACQUIRE)) {
+			/* The rest of the chunk: none. */
+			fd |= CHUNK - 1;
+		} else if (held(fd, &kind, ret_seen->name,
+				sizeof(ret_seen->name))) {
+			found = (int)fd;
+			break;
+		}
+		if (fd >= hi) /* @hi may be UINT_MAX */
+			break;
+	}
+	pthread_mutex_unlock(&lock);
+	devres__cancel_restore(cancel);
+	ret_seen->fd = found;
+	ret_seen->kind = kind;
+	errno = saved;
+	return found;
+}
+
+void devres__own_fd_warn(const char *func, const struct devres__own_seen *s)
+{
+	int saved = errno;
+
+	warn(func, (unsigned int)s->fd, s->kind, s->name);
+	errno = saved;
+}
+
+/*
+ * fork(): the lock is held across it, so the child's slots are whole.
+ * They are kept: each names the parent as its process, and a call of the
+ * child's on one goes through. No thread waits on the condition in the
+ * child: made new.
+ */
+static void fork_prepare(void)
+{
+	pthread_mutex_lock(&lock);
+}
+
+static void fork_parent(void)
+{
+	pthread_mutex_unlock(&lock);
+}
+
+static void fork_child(void)
+{
+	/* The other threads' calls and opens are not the child's. */
+	in_call = my_calls;
+	opening = my_opens;
+	pthread_cond_init(&cleared, NULL);
+	pthread_mutex_unlock(&lock);
+}
+
+__attribute__((constructor)) static void own_fd_init(void)
+{
+	devres__atfork(DEVRES_FORK_OWN_FDS, fork_prepare, fork_parent,
+		       fork_child);
+}
