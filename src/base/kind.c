@@ -109,7 +109,8 @@ static struct devres__kind *new_slot(void)
 			return NULL;
 		__atomic_store_n(seg, fresh, __ATOMIC_RELEASE);
 	}
-	nr_kinds++;
+	/* Read without the lock by the check of a caller's node (devres.c). */
+	__atomic_store_n(&nr_kinds, id + 1, __ATOMIC_RELEASE);
 	(*seg)[id & (SEG_LEN - 1)].id = id;
 	return &(*seg)[id & (SEG_LEN - 1)];
 }
