@@ -194,11 +194,11 @@ soak: build-dev
 	$(MAKE) --no-print-directory fuzz SECONDS=600
 
 # valgrind over the unit tests, in a dev build without sanitizers; the
-# shell-script tests among them (headers ... managed-kinds) would check
-# the shell, not the library.
-# test-hostile-args and test-pages are left to ASan and TSan: their
-# children of fork() exit holding objects by design (each of the 999
-# calls runs in a child holding its fixture; a child forked while another
+# shell-script tests among them (headers ... managed-kinds, own-fds) would
+# check the shell, not the library.
+# test-hostile-args, test-kc-hostile-args and test-pages are left to ASan
+# and TSan: their children of fork() exit holding objects by design (each
+# of the calls runs in a child holding its fixture; a child forked while another
 # thread is between making a node and recording it inherits that node
 # unreachable), which valgrind's leak check counts against the child.
 # test-posix-fd-states, test-posix-mmap-hand and test-posix-fd-hand check
@@ -210,6 +210,10 @@ soak: build-dev
 # unreachable, as test-pages' children do. test-revocable-fork's
 # children end by pthread_exit() from the main thread, whose stack held
 # the parent's devices: their names, inherited, are unreachable there.
+# test-posix-own-fds-race and test-pci-uio-fork are races against fork()
+# and against a closing thread, hundreds of rounds, which valgrind runs
+# one thread at a time (20 to 35 s each): ASan, LeakSanitizer and TSan
+# run them.
 # It runs in the dev build, which the dev stage has built: ctest's memcheck
 # mode reads its valgrind command from DartConfiguration.tcl, written here
 # (tests/memcheck.conf) rather than by include(CTest), which would add
@@ -219,7 +223,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit \
-		-E '^(headers|exports|kerneldoc|manpages|layers|managed-kinds|test-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork)$$' \
+		-E '^(headers|exports|kerneldoc|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log
