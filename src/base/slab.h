@@ -265,6 +265,8 @@ static inline size_t slab_drop_newest(struct device *dev, const void *p,
 	return size;
 }
 
+/* How long a block beyond the cache waits before it goes lazy (slab.c). */
+extern HIDDEN long devres__slab_decay_ms;
 HIDDEN bool devres__slab_grow(struct devres__slab *s);
 HIDDEN void *devres__slab_carve_shared(struct devres__slab *s, size_t cls);
 

@@ -4,9 +4,10 @@
  * The blocks beyond the slab's 64 MiB cache (src/base/slab.c) stay
  * resident while they are reused soon: released and made again at once,
  * none of them is lazily freed, and the second round faults in no page.
- * Once they stayed unused for the decay time (2 s), the next device that
- * takes or gives back blocks hands them to the kernel (MADV_FREE): the
- * process's lazily freed memory grows by about what lay beyond the cache.
+ * Once they stayed unused for the decay time (10 s; 1 s here), the next
+ * device that takes or gives back blocks hands them to the kernel
+ * (MADV_FREE): the process's lazily freed memory grows by about what lay
+ * beyond the cache.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -18,6 +19,9 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include "base/slab-test.h"
+
+/* The decay time, in ms (src/base/slab.c). */
+extern long devres__slab_decay_ms;
 
 #define OBJS 600000 /* 144-byte slots: about 86 MB of blocks */
 #define SIZE 128
@@ -54,9 +58,10 @@ static void fill(struct device *dev)
 static void test_reused_blocks_stay_then_decay(void **state)
 {
 	struct device *dev = *state, later;
-	struct timespec pause = { 2, 500000000L };
+	struct timespec pause = { 1, 500000000L };
 	long rss0, lazy0, rss1, lazy1, faults;
 
+	devres__slab_decay_ms = 1000;
 	fill(dev);
 	assert_int_equal(devres_release_all(dev), OBJS);
 	memory_kib(&rss0, &lazy0);
@@ -79,7 +84,7 @@ static void test_reused_blocks_stay_then_decay(void **state)
 	assert_int_equal(devres_release_all(&later), 1);
 	put_device(&later);
 	memory_kib(&rss1, &lazy1);
-	print_message("2.5 s later: resident %ld KiB, lazily freed %ld KiB\n",
+	print_message("1.5 s later: resident %ld KiB, lazily freed %ld KiB\n",
 		      rss1, lazy1);
 	/*
 	 * Lazily freed now, or already taken by the kernel if memory is
