@@ -559,6 +559,100 @@ static void every_callback_every_end(void **state)
 }
 
 /*
+ * A probe inside a probe: the parent's probe adds a child, managed, whose
+ * own probe ends the thread. Both probes fail, innermost first, each with
+ * its WARN: the child's unbinds it, the parent's releases the parent's
+ * binding, which deletes the child; both devices' locks are let go.
+ */
+static struct device *nest_parent;
+
+static void unregister_child(void *child)
+{
+	device_unregister(child);
+}
+
+static int nest_probe(struct device *dev)
+{
+	struct device *child;
+
+	if (dev != nest_parent) {
+		maybe_end(CB_PROBE, dev);
+		return 0;
+	}
+	child = new_dev(dev->bus, 9);
+	child->parent = dev;
+	/* Recorded first: the add below does not return when it ends. */
+	if (devm_add_action(dev, unregister_child, child)) {
+		put_device(child);
+		return -ENOMEM;
+	}
+	if (device_add(child)) {
+		devm_remove_action(dev, unregister_child, child);
+		put_device(child);
+		return -ENODEV;
+	}
+	return 0;
+}
+
+static struct device_driver nest_drv = {
+	.name = "dte-nest",
+	.bus = &plain_bus,
+	.probe = nest_probe,
+};
+
+static void *adder(void *arg)
+{
+	device_add(arg);
+	return (void *)1;
+}
+
+static void probe_inside_a_probe(void **state)
+{
+	struct devres_ledger before, after;
+
+	(void)state;
+	devres_ledger_snapshot(&before);
+	for (int e = 0; e < NR_ENDING; e++) {
+		pthread_t t;
+
+		print_message("%s\n", ending_name[e]);
+		released = 0;
+		ending = (enum ending)e;
+		assert_int_equal(bus_register(&plain_bus), 0);
+		assert_int_equal(driver_register(&nest_drv), 0);
+		nest_parent = new_dev(&plain_bus, 0);
+		start_capture();
+		__atomic_store_n(&end_in, CB_PROBE, __ATOMIC_RELEASE);
+		assert_int_equal(pthread_create(&t, NULL, adder, nest_parent),
+				 0);
+		assert_ptr_equal(join_within(t),
+				 e == BY_EXIT ? (void *)7 : PTHREAD_CANCELED);
+		devres_set_log_sink(NULL, NULL);
+		assert_int_equal(cap.n, 2);
+		assert_non_null(strstr(cap.line[0], "dte9"));
+		assert_non_null(strstr(cap.line[0], "the probe failed"));
+		assert_non_null(strstr(cap.line[1], "dte0"));
+		assert_non_null(strstr(cap.line[1], "the probe failed"));
+		/* The child went with the parent's binding. */
+		assert_int_equal(released, 1);
+		assert_false(device_is_bound(nest_parent));
+
+		start_capture();
+		assert_int_equal(device_attach(nest_parent), 1);
+		device_release_driver(nest_parent);
+		assert_int_equal(released, 2);
+		assert_int_equal(device_attach(nest_parent), 1);
+		device_unregister(nest_parent);
+		driver_unregister(&nest_drv);
+		bus_unregister(&plain_bus);
+		assert_int_equal(released, 4);
+		expect_no_warn();
+	}
+	devres_ledger_snapshot(&after);
+	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
+}
+
+/*
  * A match of devres_release() that puts the last reference of its device
  * then ends the thread: the put waited in devres_release()'s frame, which
  * must be left as the thread unwinds, or the device is never released.
@@ -628,6 +722,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_callback_every_end),
+		cmocka_unit_test(probe_inside_a_probe),
 		cmocka_unit_test(last_put_in_match_of_devres_release),
 	};
 
