@@ -653,6 +653,64 @@ static void probe_inside_a_probe(void **state)
 }
 
 /*
+ * driver_probe_sweep() whose probe ends the thread in its first run: the
+ * sweep is over (another may start: it was refused for good), and the
+ * bus it lent the unregistered driver is taken back.
+ */
+static int ending_probe(struct device *dev)
+{
+	maybe_end(CB_PROBE, dev);
+	return 0;
+}
+
+static struct device_driver sweep_drv = {
+	.name = "dte-sweep",
+	.probe = ending_probe,
+};
+
+static void *sweeper(void *arg)
+{
+	struct devres_sweep_result r;
+
+	driver_probe_sweep(&sweep_drv, arg, &r);
+	return (void *)1;
+}
+
+static void probe_sweep_whose_probe_ends(void **state)
+{
+	struct devres_sweep_result r;
+	struct device *dev;
+
+	(void)state;
+	assert_int_equal(bus_register(&plain_bus), 0);
+	dev = new_dev(&plain_bus, 0);
+	assert_int_equal(device_add(dev), 0);
+	for (int e = 0; e < NR_ENDING; e++) {
+		pthread_t t;
+
+		print_message("%s\n", ending_name[e]);
+		ending = (enum ending)e;
+		start_capture();
+		__atomic_store_n(&end_in, CB_PROBE, __ATOMIC_RELEASE);
+		assert_int_equal(pthread_create(&t, NULL, sweeper, dev), 0);
+		assert_ptr_equal(join_within(t),
+				 e == BY_EXIT ? (void *)7 : PTHREAD_CANCELED);
+		devres_set_log_sink(NULL, NULL);
+		assert_int_equal(count_prefix("WARNING: "), 1);
+		assert_non_null(strstr(cap.line[0], "dte-sweep's probe: the "
+						    "probe failed"));
+		assert_null(sweep_drv.bus);
+		assert_false(device_is_bound(dev));
+		/* A sweep runs again, to its end, and finds nothing. */
+		assert_int_equal(driver_probe_sweep(&sweep_drv, dev, &r), 0);
+		assert_null(sweep_drv.bus);
+		assert_false(device_is_bound(dev));
+	}
+	device_unregister(dev);
+	bus_unregister(&plain_bus);
+}
+
+/*
  * A match of devres_release() that puts the last reference of its device
  * then ends the thread: the put waited in devres_release()'s frame, which
  * must be left as the thread unwinds, or the device is never released.
@@ -723,6 +781,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_callback_every_end),
 		cmocka_unit_test(probe_inside_a_probe),
+		cmocka_unit_test(probe_sweep_whose_probe_ends),
 		cmocka_unit_test(last_put_in_match_of_devres_release),
 	};
 
