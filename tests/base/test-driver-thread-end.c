@@ -711,6 +711,83 @@ static void probe_sweep_whose_probe_ends(void **state)
 }
 
 /*
+ * A release callback of the device's own resources (acquired unbound) that
+ * ends the thread inside device_unregister(), and one of a late resource
+ * (acquired after the deletion) inside the last put_device(): the devres
+ * core finishes the chain with its WARN, and the deletion and the release
+ * of the device complete as the thread unwinds: the device is released,
+ * the bus can go.
+ */
+static void ending_release(struct device *dev, void *res)
+{
+	(void)res;
+	maybe_end(CB_RELEASE, dev);
+}
+
+static void *unregisterer(void *arg)
+{
+	device_unregister(arg);
+	return (void *)1;
+}
+
+static void *putter(void *arg)
+{
+	put_device(arg);
+	return (void *)1;
+}
+
+static void device_resources_whose_release_ends(void **state)
+{
+	struct devres_ledger before, after;
+
+	(void)state;
+	devres_ledger_snapshot(&before);
+	for (int late = 0; late < 2; late++)
+		for (int e = 0; e < NR_ENDING; e++) {
+			struct device *dev;
+			pthread_t t;
+
+			print_message("%s resource, %s\n",
+				      late ? "late" : "unbound",
+				      ending_name[e]);
+			released = 0;
+			ending = (enum ending)e;
+			assert_int_equal(bus_register(&plain_bus), 0);
+			dev = new_dev(&plain_bus, 0);
+			assert_int_equal(device_add(dev), 0);
+			if (late)
+				device_del(dev);
+			assert_non_null(devm_kzalloc(dev, 16, GFP_KERNEL));
+			devres_add(dev,
+				   devres_alloc(ending_release, 8, GFP_KERNEL));
+			assert_non_null(devm_kzalloc(dev, 16, GFP_KERNEL));
+			start_capture();
+			__atomic_store_n(&end_in, CB_RELEASE, __ATOMIC_RELEASE);
+			assert_int_equal(pthread_create(&t, NULL,
+							late ? putter
+							     : unregisterer,
+							dev),
+					 0);
+			assert_ptr_equal(join_within(t),
+					 e == BY_EXIT ? (void *)7
+						      : PTHREAD_CANCELED);
+			devres_set_log_sink(NULL, NULL);
+			assert_int_equal(cap.n, 1);
+			assert_non_null(strstr(cap.line[0], "the thread ended "
+							    "inside the "
+							    "release of "
+							    "ending_release"));
+			/* Deleted and released: its release function ran. */
+			assert_int_equal(released, 1);
+			start_capture();
+			bus_unregister(&plain_bus);
+			expect_no_warn();
+		}
+	devres_ledger_snapshot(&after);
+	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
+}
+
+/*
  * A match of devres_release() that puts the last reference of its device
  * then ends the thread: the put waited in devres_release()'s frame, which
  * must be left as the thread unwinds, or the device is never released.
@@ -782,6 +859,7 @@ int main(void)
 		cmocka_unit_test(every_callback_every_end),
 		cmocka_unit_test(probe_inside_a_probe),
 		cmocka_unit_test(probe_sweep_whose_probe_ends),
+		cmocka_unit_test(device_resources_whose_release_ends),
 		cmocka_unit_test(last_put_in_match_of_devres_release),
 	};
 
