@@ -11,8 +11,12 @@
  * unbound), a remove as returned (the unbind done), then uses everything
  * again from the main thread: bind, unbind, unregister and register the
  * driver, delete the devices, unregister the bus, with every device
- * released and the ledger back at its start. A hang fails the test
- * (pthread_timedjoin_np(), and alarm() for the rest).
+ * released and the ledger back at its start. Then the same by probes that
+ * nest, a probe sweep, the release callbacks of a device's own and late
+ * resources, and a match of devres_release() that puts the last
+ * reference; and a cancellation a probe did not enable, which acts only
+ * after the call. A hang fails the test (pthread_timedjoin_np(), and
+ * alarm() for the rest).
  */
 /* pthread_timedjoin_np() */
 #define _GNU_SOURCE
@@ -788,6 +792,59 @@ static void device_resources_whose_release_ends(void **state)
 }
 
 /*
+ * A cancellation requested inside a probe that does not enable it: the
+ * probe runs to its end (cancellation is off under the device's lock), the
+ * device binds, the add returns 0, and the request acts at the thread's
+ * next cancellation point, after the call: no WARN.
+ */
+static int add_ret;
+
+static int cancelled_probe(struct device *dev)
+{
+	(void)dev;
+	pthread_cancel(pthread_self());
+	pthread_testcancel(); /* not acted on here */
+	probes++;
+	return 0;
+}
+
+static struct device_driver cancel_drv = {
+	.name = "dte-cancel",
+	.bus = &plain_bus,
+	.probe = cancelled_probe,
+};
+
+static void *cancelled_adder(void *arg)
+{
+	add_ret = device_add(arg);
+	pthread_testcancel();
+	return (void *)1;
+}
+
+static void cancellation_not_enabled_acts_after_the_call(void **state)
+{
+	struct device *dev;
+	pthread_t t;
+
+	(void)state;
+	assert_int_equal(bus_register(&plain_bus), 0);
+	assert_int_equal(driver_register(&cancel_drv), 0);
+	dev = new_dev(&plain_bus, 0);
+	probes = 0;
+	add_ret = -1;
+	start_capture();
+	assert_int_equal(pthread_create(&t, NULL, cancelled_adder, dev), 0);
+	assert_ptr_equal(join_within(t), PTHREAD_CANCELED);
+	expect_no_warn();
+	assert_int_equal(add_ret, 0);
+	assert_int_equal(probes, 1);
+	assert_true(device_is_bound(dev));
+	device_unregister(dev);
+	driver_unregister(&cancel_drv);
+	bus_unregister(&plain_bus);
+}
+
+/*
  * A match of devres_release() that puts the last reference of its device
  * then ends the thread: the put waited in devres_release()'s frame, which
  * must be left as the thread unwinds, or the device is never released.
@@ -860,6 +917,7 @@ int main(void)
 		cmocka_unit_test(probe_inside_a_probe),
 		cmocka_unit_test(probe_sweep_whose_probe_ends),
 		cmocka_unit_test(device_resources_whose_release_ends),
+		cmocka_unit_test(cancellation_not_enabled_acts_after_the_call),
 		cmocka_unit_test(last_put_in_match_of_devres_release),
 	};
 
