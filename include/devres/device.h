@@ -23,7 +23,8 @@ struct devres_dma_ops;
  * @parent: the parent device, or NULL; a registered child holds a reference
  * @bus: the bus the device sits on, or NULL
  * @driver: the bound driver, or NULL; set by the driver core
- * @release: called by the last put_device(); frees the containing object
+ * @release: called by the last put_device(); frees the containing object.
+ *           One that ends its thread is taken as returned, with a WARN
  * @driver_data: the driver's private data (dev_set_drvdata())
  * @init_name: name used by device_add() when dev_set_name() was not called
  * @dma_mask: the streaming DMA mask (dma_set_mask()); NULL for the default

@@ -48,6 +48,13 @@ struct attribute_group;
  *
  * Bus types are usually static and const. Register one with bus_register()
  * before adding its devices and drivers.
+ *
+ * A callback here or in struct device_driver that ends its thread
+ * (pthread_exit(), or a cancellation it enabled: they run with
+ * cancellation disabled) is taken, with a WARN, as a failed probe, a
+ * match that binds nothing, a remove that returned; what the driver core
+ * held across it is given back as the thread unwinds. longjmp() out of
+ * one is not supported.
  */
 struct bus_type {
 	const char *name;
@@ -148,7 +155,8 @@ driver_find_next_device(const struct device_driver *drv, struct device *start);
  *
  * @fn runs with no lock of the driver core held and a reference on the
  * device, so it may bind, unbind or delete it, or add devices (those may or
- * may not be visited).
+ * may not be visited). One that ends its thread ends the walk, which lets
+ * go of the device and the bus, with a WARN.
  *
  * Context: any thread.
  * Return: what the last @fn call returned, 0 when none stopped the walk,

@@ -224,7 +224,7 @@ HIDDEN void devres__probe_new_device(struct device *dev);
 HIDDEN void devres__driver_attach(struct device_driver *drv);
 HIDDEN void devres__driver_detach(struct device_driver *drv,
 				  struct bus_private *bp);
-HIDDEN bool devres__device_kill(struct device *dev);
+HIDDEN bool devres__device_kill(struct device *dev, bool *ret_killed);
 HIDDEN bool devres__dev_locked_by_me(const struct device *dev);
 HIDDEN bool devres__in_callback_of(const struct device_driver *drv);
 HIDDEN unsigned long devres__bind_gen(void);

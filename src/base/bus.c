@@ -269,6 +269,27 @@ void devres__drv_unpin_locked(struct driver_private *drvp)
 		pthread_cond_broadcast(&devres__dm_cond);
 }
 
+struct for_each {
+	struct bus_private *bp;
+	struct device_private *cur; /* pinned while @fn runs on it */
+};
+
+/*
+ * @fn ended the thread: the walk's device and bus are let go, or the
+ * device could never leave the bus's list once deleted, nor the bus be
+ * freed.
+ */
+static void for_each_ended(void *arg)
+{
+	struct for_each *w = arg;
+
+	devres__warn(w->cur->dev, "bus_for_each_dev",
+		     "the thread ended inside the walk's function: the walk "
+		     "lets go of the device and the bus");
+	devres__bus_walk_stop(w->cur);
+	devres__bus_put(w->bp);
+}
+
 int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 		     void *data, int (*fn)(struct device *dev, void *data))
 {
@@ -314,7 +335,11 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 		return -EINVAL;
 	}
 	while ((cur = devres__bus_walk(bp, cur, NULL, false))) {
+		struct for_each w = { bp, cur };
+
+		pthread_cleanup_push(for_each_ended, &w);
 		ret = fn(cur->dev, data);
+		pthread_cleanup_pop(0);
 		if (ret) {
 			devres__bus_walk_stop(cur);
 			break;

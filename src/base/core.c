@@ -243,15 +243,79 @@ static void release_late(struct device *dev)
 	}
 }
 
+/*
+ * A device's release in progress, in one place, so that a callback that
+ * ends the thread (a release callback of a late resource, or ->release)
+ * does not leave the release half done and the frame on a dead stack:
+ * the thread's unwinding finishes it. @name is NULL until ->release runs.
+ */
+struct releasing {
+	struct device *dev;
+	struct device *parent;
+	char *name;
+	bool in_release; /* ->release is running */
+	struct devres__frame f;
+	char label[64];
+};
+
+/* Everything after the late releases. */
+static void release_rest(struct releasing *r)
+{
+	struct device *dev = r->dev;
+
+	devres__index_free(dev);
+	free(dev->p);
+	dev->p = NULL;
+	pthread_mutex_destroy(&dev->mutex);
+	dm_set_state(dev, DEV_RELEASED);
+	__atomic_store_n(&dev->magic, DEVRES_DEV_DEAD, __ATOMIC_RELEASE);
+	devres__ledger_add(DL_DEVICES, -1);
+	/* Read now: a release callback above may have renamed the device. */
+	r->name = dev->name;
+	r->in_release = true;
+	if (dev->release)
+		dev->release(dev);
+	else
+		devres__warn(NULL, "put_device",
+			     "device %s has no release function", r->label);
+}
+
+static void release_end(struct releasing *r)
+{
+	free(r->name);
+	/* The parent goes only after its child is gone. */
+	put_device(r->parent);
+	devres__frame_leave(&r->f);
+}
+
+/*
+ * Ended inside a release callback of a late resource (whose chain was
+ * finished on the way out, with its own WARN), or inside ->release: the
+ * release completes as if the callback had returned. The containing
+ * object that ->release would have freed is the owner's: left as it is.
+ */
+static void release_ended(void *arg)
+{
+	struct releasing *r = arg;
+
+	if (r->in_release)
+		devres__warn(NULL, "release",
+			     "device %s: the thread ended inside the device's "
+			     "release function: the release completes as if "
+			     "it returned",
+			     r->label);
+	else
+		release_rest(r);
+	release_end(r);
+}
+
 static void device_release(struct device *dev)
 {
 	struct device_private *dp = dev->p;
-	struct device *parent = dp ? dp->parent : NULL;
-	char label[64], buf[40];
-	struct devres__frame f;
-	char *name;
+	struct releasing r = { .dev = dev, .parent = dp ? dp->parent : NULL };
+	char buf[40];
 
-	snprintf(label, sizeof(label), "%s",
+	snprintf(r.label, sizeof(r.label), "%s",
 		 devres__dev_label(dev, buf, sizeof(buf)));
 	/*
 	 * The release callbacks and ->release may put the last reference of
@@ -259,29 +323,15 @@ static void device_release(struct device *dev)
 	 * waits for the end of this one. So does the put below, which makes
 	 * a chain of parents a loop rather than a recursion.
 	 */
-	devres__frame_enter(&f, dev);
+	devres__frame_enter(&r.f, dev);
 	dm_set_state(dev, DEV_RELEASING);
 
+	pthread_cleanup_push(release_ended, &r);
 	/* Anything recorded after the device was deleted goes now. */
 	release_late(dev);
-	devres__index_free(dev);
-	free(dp);
-	dev->p = NULL;
-	pthread_mutex_destroy(&dev->mutex);
-	dm_set_state(dev, DEV_RELEASED);
-	__atomic_store_n(&dev->magic, DEVRES_DEV_DEAD, __ATOMIC_RELEASE);
-	devres__ledger_add(DL_DEVICES, -1);
-	/* Read now: a release callback above may have renamed the device. */
-	name = dev->name;
-	if (dev->release)
-		dev->release(dev);
-	else
-		devres__warn(NULL, "put_device",
-			     "device %s has no release function", label);
-	free(name);
-	/* The parent goes only after its child is gone. */
-	put_device(parent);
-	devres__frame_leave(&f);
+	release_rest(&r);
+	pthread_cleanup_pop(0);
+	release_end(&r);
 }
 
 static void del(struct device *dev, struct device_private *dp);
@@ -572,11 +622,59 @@ void device_del(struct device *dev)
 	errno = err;
 }
 
+/*
+ * A deletion in progress, for its cleanup handler: a callback it runs (the
+ * device's remove, a release callback of its unbound resources, one of
+ * the device's release) may end the thread, and the deletion then
+ * completes on the way out from where the callback stopped.
+ */
+struct deleting {
+	struct device *dev;
+	struct device_private *dp;
+	struct bus_private *bp;
+	bool killed; /* by this call: set before the remove runs */
+	enum {
+		DEL_KILL,
+		DEL_UNBOUND,
+		DEL_PUT
+	} step;
+};
+
+static void del_unbound(struct deleting *d);
+static void del_put(struct deleting *d);
+
+/*
+ * Each step's own callbacks were finished by their handlers (the unbind
+ * of a remove, the chain of a release callback, the device's release):
+ * what follows them is done here.
+ */
+static void del_ended(void *arg)
+{
+	struct deleting *d = arg;
+
+	switch (d->step) {
+	case DEL_KILL:
+		if (!d->killed) {
+			/* Another deletion's: ours only lets go. */
+			if (d->bp)
+				devres__bus_put(d->bp);
+			put_device(d->dev);
+			return;
+		}
+		del_unbound(d);
+		/* fall through */
+	case DEL_UNBOUND:
+		del_put(d);
+		break;
+	case DEL_PUT:
+		break;
+	}
+}
+
 /* Unbinds and deletes @dev, added, then puts the registration's reference. */
 static void del(struct device *dev, struct device_private *dp)
 {
-	struct bus_private *bp;
-	int old;
+	struct deleting d = { .dev = dev, .dp = dp, .step = DEL_KILL };
 
 	/*
 	 * Held across the callbacks below (remove, release callbacks), so
@@ -589,29 +687,49 @@ static void del(struct device *dev, struct device_private *dp)
 	 * bus until the device is off its list.
 	 */
 	dm_lock();
-	bp = dp->dead ? NULL : dp->bus;
-	if (bp)
-		bp->refs++;
+	d.bp = dp->dead ? NULL : dp->bus;
+	if (d.bp)
+		d.bp->refs++;
 	dm_unlock();
-	if (!devres__device_kill(dev)) {
-		if (bp)
-			devres__bus_put(bp);
+	pthread_cleanup_push(del_ended, &d);
+	if (devres__device_kill(dev, &d.killed)) {
+		del_unbound(&d);
+		del_put(&d);
+	}
+	pthread_cleanup_pop(0);
+	if (!d.killed) {
+		if (d.bp)
+			devres__bus_put(d.bp);
 		devres__state_warn(dev, "device_del",
 				   "device is already deleted");
 		put_device(dev);
-		return;
 	}
+}
+
+/* Off the bus; what the device acquired while unbound is released. */
+static void del_unbound(struct deleting *d)
+{
+	struct device_private *dp = d->dp;
+
+	d->step = DEL_UNBOUND;
 	/* A bus walk holding the device unlinks it when it lets go. */
 	dm_lock();
 	if (!dp->pins)
 		dm_list_del(&dp->bus_node);
 	dm_unlock();
-	if (bp)
-		devres__bus_put(bp);
+	if (d->bp)
+		devres__bus_put(d->bp);
+	/* The 2023 kernel rule. */
+	devres_release_all(d->dev);
+}
 
-	/* What the device acquired while unbound (the 2023 kernel rule). */
-	devres_release_all(dev);
-	/* Ours and the registration's, at once. */
+/* Ours and the registration's references, at once. */
+static void del_put(struct deleting *d)
+{
+	struct device *dev = d->dev;
+	int old;
+
+	d->step = DEL_PUT;
 	old = __atomic_fetch_sub(&dev->refcount, 2, __ATOMIC_ACQ_REL);
 	if (old > 2)
 		return;
@@ -648,6 +766,15 @@ bool devres__may_unregister(struct device *dev, const char *func)
 	return false;
 }
 
+/*
+ * The caller's reference, put also when the thread ends inside a callback
+ * of the deletion: that completed as the thread unwound.
+ */
+static void put_unregistered(void *arg)
+{
+	put_device(arg);
+}
+
 void device_unregister(struct device *dev)
 {
 	/*
@@ -656,8 +783,9 @@ void device_unregister(struct device *dev)
 	 */
 	if (!devres__may_unregister(dev, __func__))
 		return;
+	pthread_cleanup_push(put_unregistered, dev);
 	device_del(dev);
-	put_device(dev);
+	pthread_cleanup_pop(1);
 }
 
 void devres_set_dev_dbg(bool on)

@@ -6,6 +6,13 @@
  * marker the core puts on the device's list first; releasing the marker's
  * range undoes exactly the binding. The device's mutex is held across probe
  * and remove and nothing else, so callbacks may add devices and drivers.
+ *
+ * A callback may end its thread (pthread_exit(), or a cancellation it
+ * enabled met at a cancellation point): each function here that holds
+ * something across one (the device's lock, a pinned driver, a walk's
+ * pinned device, the binding) gives it back in a cleanup handler as the
+ * thread unwinds, so that what the dead thread held waits for nobody. A
+ * probe that ended counts as failed; a remove that ended as returned.
  */
 #include <errno.h>
 #include <stdlib.h>
@@ -71,6 +78,38 @@ static void dev_unlock(struct devres__held *h)
 	devres__cancel_restore(h->cancel);
 }
 
+/*
+ * The cleanup handler of a section under the device's lock, popped with
+ * execution: the section's own unlock, and its unlock as the thread ends.
+ */
+static void unlock_held(void *arg)
+{
+	dev_unlock(arg);
+}
+
+/* A reference taken for a section, put as it ends or its thread does. */
+static void put_held(void *arg)
+{
+	put_device(arg);
+}
+
+/* Names the driver or bus whose callback ended its thread, in the WARN. */
+static void warn_ended(struct device *dev, const struct device_driver *drv,
+		       bool by_bus, const char *cb, const char *outcome)
+{
+	if (by_bus)
+		devres__warn(dev, cb,
+			     "the thread ended inside bus %s's %s for driver "
+			     "%s: %s",
+			     dev->bus && dev->bus->name ? dev->bus->name
+							: "(null)",
+			     cb, drv->name ? drv->name : "(null)", outcome);
+	else
+		devres__warn(dev, cb,
+			     "the thread ended inside driver %s's %s: %s",
+			     drv->name ? drv->name : "(null)", cb, outcome);
+}
+
 static bool locked_by(const struct devres__dm_thread *t,
 		      const struct device *dev)
 {
@@ -130,20 +169,69 @@ static void park(struct device_private *dp)
 	dm_unlock();
 }
 
+/* A driver with no bus (bound by hand) has no bus wrapper. */
+static bool bus_probes(const struct device_driver *drv)
+{
+	return drv->bus && drv->bus->probe;
+}
+
+static bool bus_removes(const struct device_driver *drv)
+{
+	return drv->bus && drv->bus->remove;
+}
+
 static int call_probe(struct device *dev, const struct device_driver *drv)
 {
-	/* A driver with no bus (bound by hand) has no bus wrapper. */
-	if (drv->bus && drv->bus->probe)
+	if (bus_probes(drv))
 		return drv->bus->probe(dev);
 	return drv->probe ? drv->probe(dev) : 0;
 }
 
 static void call_remove(struct device *dev, const struct device_driver *drv)
 {
-	if (drv->bus && drv->bus->remove)
+	if (bus_removes(drv))
 		drv->bus->remove(dev);
 	else if (drv->remove)
 		drv->remove(dev);
+}
+
+/* After a failed probe: the binding's resources go, the device is unbound. */
+static void probe_failed(struct device *dev)
+{
+	devres__owned_release(dev, &dev->p->binding);
+	__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
+	dev->driver_data = NULL;
+	dm_lock();
+	dm_set_state(dev, DEV_ADDED);
+	dm_unlock();
+}
+
+/*
+ * The probe ended its thread: a failed probe, not parked (nothing will
+ * come back to say it may be tried again), as the thread unwinds.
+ */
+static void probe_ended(void *arg)
+{
+	struct devres__held *h = arg;
+	const struct device_driver *drv = h->drv;
+
+	h->drv = NULL;
+	warn_ended(h->dev, drv, bus_probes(drv), "probe",
+		   "the probe failed, the device is left unbound");
+	probe_failed(h->dev);
+}
+
+static int probe_held(struct device *dev, const struct device_driver *drv,
+		      struct devres__held *h)
+{
+	int ret;
+
+	h->drv = drv;
+	pthread_cleanup_push(probe_ended, h);
+	ret = call_probe(dev, drv);
+	pthread_cleanup_pop(0);
+	h->drv = NULL;
+	return ret;
 }
 
 /*
@@ -180,9 +268,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	}
 	__atomic_store_n(&dev->driver, (struct device_driver *)drv,
 			 __ATOMIC_RELEASE);
-	h->drv = drv;
-	ret = call_probe(dev, drv);
-	h->drv = NULL;
+	ret = probe_held(dev, drv, h);
 	if (ret > 0) {
 		devres__warn(dev, drv->name,
 			     "probe returned %d, not 0 or "
@@ -191,12 +277,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 		ret = -EINVAL;
 	}
 	if (ret) {
-		devres__owned_release(dev, &dp->binding);
-		__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
-		dev->driver_data = NULL;
-		dm_lock();
-		dm_set_state(dev, DEV_ADDED);
-		dm_unlock();
+		probe_failed(dev);
 		if (ret == -EPROBE_DEFER)
 			park(dp);
 		return ret;
@@ -214,6 +295,16 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	return 0;
 }
 
+/* A match that ended its thread holds nothing: the callers' handlers do. */
+static void match_ended(void *arg)
+{
+	struct devres__held *h = arg;
+	const struct device_driver *drv = h->drv;
+
+	h->drv = NULL;
+	warn_ended(h->dev, drv, true, "match", "no driver is bound");
+}
+
 /* The bus's opinion: > 0 match, 0 no match, < 0 an error. */
 static int match(struct device *dev, const struct device_driver *drv,
 		 struct devres__held *h)
@@ -223,7 +314,9 @@ static int match(struct device *dev, const struct device_driver *drv,
 	if (!dev->bus->match)
 		return 1;
 	h->drv = drv;
+	pthread_cleanup_push(match_ended, h);
 	ret = dev->bus->match(dev, drv);
+	pthread_cleanup_pop(0);
 	h->drv = NULL;
 	return ret;
 }
@@ -269,36 +362,55 @@ static int try_driver(struct device *dev, struct driver_private *drvp,
  * which would have tried them on @dev: the search goes on with those only,
  * so the outcome does not depend on when they came.
  */
+struct search {
+	struct device_private *dp;
+	struct driver_private *cur; /* pinned while it is tried */
+};
+
+/* The thread ended while @s->cur was tried: the search ends unbound. */
+static void search_ended(void *arg)
+{
+	struct search *s = arg;
+
+	dm_lock();
+	if (s->cur)
+		devres__drv_unpin_locked(s->cur);
+	s->dp->searching = false;
+	dm_unlock();
+}
+
 static int try_drivers(struct device *dev, struct devres__held *h)
 {
-	struct device_private *dp = dev->p;
-	struct driver_private *cur = NULL, *prev;
+	struct search s = { dev->p, NULL };
+	struct driver_private *prev;
 	unsigned long min_seq = 0, since = 0;
 	int ret = 0;
 
+	pthread_cleanup_push(search_ended, &s);
 	for (;;) {
 		dm_lock();
-		if (!cur && !min_seq) {
-			dp->searching = true;
-			since = dp->bus->drv_seq;
+		if (!s.cur && !min_seq) {
+			s.dp->searching = true;
+			since = s.dp->bus->drv_seq;
 		}
-		prev = cur;
-		cur = devres__bus_next_drv_locked(dp->bus, prev, min_seq);
+		prev = s.cur;
+		s.cur = devres__bus_next_drv_locked(s.dp->bus, prev, min_seq);
 		if (prev)
 			devres__drv_unpin_locked(prev);
-		if (!cur)
-			dp->searching = false;
+		if (!s.cur)
+			s.dp->searching = false;
 		dm_unlock();
-		if (!cur)
+		if (!s.cur)
 			break;
-		ret = try_driver(dev, cur, h);
+		ret = try_driver(dev, s.cur, h);
 		/* Bound: the bind ended the search, and unpinned @cur. */
 		if (ret > 0)
-			return 1;
+			break;
 		if (ret < 0)
 			min_seq = since + 1;
 	}
-	return 0;
+	pthread_cleanup_pop(0);
+	return ret > 0;
 }
 
 static bool alive_unbound(struct device *dev)
@@ -311,9 +423,10 @@ void devres__probe_new_device(struct device *dev)
 	struct devres__held h;
 
 	dev_lock(devres__dm_me(), dev, &h);
+	pthread_cleanup_push(unlock_held, &h);
 	if (alive_unbound(dev))
 		try_drivers(dev, &h);
-	dev_unlock(&h);
+	pthread_cleanup_pop(1);
 }
 
 /* One retry of the devices parked before this round began. */
@@ -352,15 +465,17 @@ static void retry_round(struct devres__dm_thread *t)
 		 * whose resources this thread is walking waits, parked, for
 		 * the next round.
 		 */
+		pthread_cleanup_push(put_held, dp->dev);
 		if (devres__devres_held_by_me(dp->dev)) {
 			park(dp);
 		} else if (!locked_by(t, dp->dev)) {
 			dev_lock(t, dp->dev, &h);
+			pthread_cleanup_push(unlock_held, &h);
 			if (alive_unbound(dp->dev))
 				try_drivers(dp->dev, &h);
-			dev_unlock(&h);
+			pthread_cleanup_pop(1);
 		}
-		put_device(dp->dev);
+		pthread_cleanup_pop(1);
 	}
 }
 
@@ -486,6 +601,15 @@ static bool lock_for_attach(struct devres__dm_thread *t,
 	return true;
 }
 
+/* A walk's pinned device, let go as the thread ends inside a callback. */
+static void walk_ended(void *arg)
+{
+	struct device_private **cur = arg;
+
+	if (*cur)
+		devres__bus_walk_stop(*cur);
+}
+
 void devres__driver_attach(struct device_driver *drv)
 {
 	struct driver_private *drvp = drv->p;
@@ -495,6 +619,7 @@ void devres__driver_attach(struct device_driver *drv)
 	struct devres__held h;
 	int ret;
 
+	pthread_cleanup_push(walk_ended, &cur);
 	while ((cur = devres__bus_walk(bp, cur, NULL, true))) {
 		/* Being unregistered meanwhile: its devices are not tried. */
 		if (drv_dying(drvp)) {
@@ -509,6 +634,7 @@ void devres__driver_attach(struct device_driver *drv)
 			continue;
 		if (!lock_for_attach(t, cur, drvp, &h))
 			continue;
+		pthread_cleanup_push(unlock_held, &h);
 		if (alive_unbound(cur->dev)) {
 			ret = match(cur->dev, drv, &h);
 			if (ret > 0)
@@ -516,8 +642,39 @@ void devres__driver_attach(struct device_driver *drv)
 			else if (ret == -EPROBE_DEFER)
 				park(cur);
 		}
-		dev_unlock(&h);
+		pthread_cleanup_pop(1);
 	}
+	pthread_cleanup_pop(0);
+}
+
+/* What follows the remove, also when it ended its thread. */
+static void unbind_finish(struct device *dev, struct devres__held *h)
+{
+	struct device_private *dp = dev->p;
+
+	h->drv = NULL;
+	devres__owned_release(dev, &dp->binding);
+	__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
+	dev->driver_data = NULL;
+	/*
+	 * Bound until now, as in the kernel: a driver_unregister() running
+	 * meanwhile finds the device among its driver's and waits for its
+	 * lock, so it cannot return while this remove still uses the driver.
+	 */
+	dm_lock();
+	dp->bound = NULL;
+	dm_set_state(dev, dp->dead ? DEV_DELETED : DEV_ADDED);
+	dm_unlock();
+}
+
+/* The remove ended its thread: the unbind completes as if it returned. */
+static void remove_ended(void *arg)
+{
+	struct devres__held *h = arg;
+
+	warn_ended(h->dev, h->drv, bus_removes(h->drv), "remove",
+		   "the unbind completes as if it returned");
+	unbind_finish(h->dev, h);
 }
 
 static void release_driver_locked(struct device *dev, struct devres__held *h)
@@ -540,20 +697,10 @@ static void release_driver_locked(struct device *dev, struct devres__held *h)
 	if (unlikely(holders))
 		devres__bound_drain(dev);
 	h->drv = drv;
+	pthread_cleanup_push(remove_ended, h);
 	call_remove(dev, drv);
-	h->drv = NULL;
-	devres__owned_release(dev, &dp->binding);
-	__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
-	dev->driver_data = NULL;
-	/*
-	 * Bound until now, as in the kernel: a driver_unregister() running
-	 * meanwhile finds the device among its driver's and waits for its
-	 * lock, so it cannot return while this remove still uses the driver.
-	 */
-	dm_lock();
-	dp->bound = NULL;
-	dm_set_state(dev, dp->dead ? DEV_DELETED : DEV_ADDED);
-	dm_unlock();
+	pthread_cleanup_pop(0);
+	unbind_finish(dev, h);
 }
 
 void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
@@ -562,19 +709,22 @@ void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
 	struct device_private *cur = NULL;
 	struct devres__held h;
 
+	pthread_cleanup_push(walk_ended, &cur);
 	while ((cur = devres__bus_walk(bp, cur, drv, false))) {
 		/* Being unbound by this thread: a release callback of it. */
 		if (locked_by(t, cur->dev))
 			continue;
 		dev_lock(t, cur->dev, &h);
+		pthread_cleanup_push(unlock_held, &h);
 		if (cur->dev->driver == drv)
 			release_driver_locked(cur->dev, &h);
-		dev_unlock(&h);
+		pthread_cleanup_pop(1);
 	}
+	pthread_cleanup_pop(0);
 	retry_if_wanted(t);
 }
 
-bool devres__device_kill(struct device *dev)
+bool devres__device_kill(struct device *dev, bool *ret_killed)
 {
 	struct devres__dm_thread *t = devres__dm_me();
 	struct device_private *dp = dev->p;
@@ -582,8 +732,11 @@ bool devres__device_kill(struct device *dev)
 	struct devres__held h;
 
 	dev_lock(t, dev, &h);
+	pthread_cleanup_push(unlock_held, &h);
 	dm_lock();
 	was_dead = dp->dead;
+	/* Written before the remove runs: it may end the thread. */
+	*ret_killed = !was_dead;
 	dp->dead = true;
 	if (!was_dead)
 		dm_set_state(dev, dev->driver ? DEV_UNBINDING : DEV_DELETED);
@@ -591,7 +744,7 @@ bool devres__device_kill(struct device *dev)
 	dm_unlock();
 	if (!was_dead)
 		release_driver_locked(dev, &h);
-	dev_unlock(&h);
+	pthread_cleanup_pop(1);
 	retry_if_wanted(t);
 	return !was_dead;
 }
@@ -631,6 +784,18 @@ static int pin_driver(const struct device_driver *drv,
 	return ret;
 }
 
+/* The driver pin_driver() pinned, if any, let go after the device's lock. */
+static void unpin_held(void *arg)
+{
+	struct driver_private **drvp = arg;
+
+	if (!*drvp)
+		return;
+	dm_lock();
+	devres__drv_unpin_locked(*drvp);
+	dm_unlock();
+}
+
 /*
  * Binds @dev to @drv, or, when @drv is NULL, to the first driver of its bus
  * that takes it; then retries parked devices if anything bound meanwhile.
@@ -664,7 +829,9 @@ int devres__attach(struct device *dev, const struct device_driver *drv,
 			return -ENODEV;
 	}
 	gen = devres__bind_gen();
+	pthread_cleanup_push(unpin_held, &drvp);
 	dev_lock(t, dev, &h);
+	pthread_cleanup_push(unlock_held, &h);
 	/*
 	 * The driver is pinned under the device's lock, not before: a probe
 	 * of this device unregistering @drv must not wait for us while we
@@ -679,12 +846,8 @@ int devres__attach(struct device *dev, const struct device_driver *drv,
 	else
 		ret = pin_driver(drv, &drvp)
 			      ?: really_probe(dev, drv, &h, NULL);
-	dev_unlock(&h);
-	if (drvp) {
-		dm_lock();
-		devres__drv_unpin_locked(drvp);
-		dm_unlock();
-	}
+	pthread_cleanup_pop(1);
+	pthread_cleanup_pop(1);
 	retry_if_bound(t, gen);
 	return ret;
 }
@@ -726,8 +889,9 @@ void device_release_driver(struct device *dev)
 	    devres__refuse_in_devres_cb(dev, __func__))
 		return;
 	dev_lock(t, dev, &h);
+	pthread_cleanup_push(unlock_held, &h);
 	release_driver_locked(dev, &h);
-	dev_unlock(&h);
+	pthread_cleanup_pop(1);
 	retry_if_wanted(t);
 	errno = err; /* remove and the retried probes may change it */
 }

@@ -744,6 +744,16 @@ static void run_one_held(struct one_release *o)
 	pthread_cleanup_pop(0);
 }
 
+/*
+ * The match ended the thread: remove_dr()'s frame, nested in ours on the
+ * same device, was not pushed, so a last put deferred from the match
+ * waits in ours, which is left here or never.
+ */
+static void match_thread_ended(void *arg)
+{
+	devres__frame_leave(arg);
+}
+
 int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 		   void *match_data)
 {
@@ -755,7 +765,9 @@ int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 		return -ENOENT;
 	/* One frame for the match and the release: both use @dev. */
 	devres__frame_enter(&f, dev);
+	pthread_cleanup_push(match_thread_ended, &f);
 	res = remove_dr(dev, release, match, match_data, __func__);
+	pthread_cleanup_pop(0);
 	if (res) {
 		struct one_release o = { dev, to_node(res), &f };
 

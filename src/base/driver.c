@@ -58,6 +58,18 @@ static const char *register_error(int ret, enum dm_drv_state st)
 	}
 }
 
+/*
+ * The registration's own pin, let go also when a probe or match of its
+ * attach ended the thread: the driver stays registered, and the devices
+ * its walk had not reached yet are tried by the next attach or retry.
+ */
+static void unpin_registering(void *arg)
+{
+	dm_lock();
+	devres__drv_unpin_locked(arg);
+	dm_unlock();
+}
+
 int driver_register(struct device_driver *drv)
 {
 	struct driver_private *drvp;
@@ -105,10 +117,9 @@ int driver_register(struct device_driver *drv)
 	}
 
 	gen = devres__bind_gen();
+	pthread_cleanup_push(unpin_registering, drvp);
 	devres__driver_attach(drv);
-	dm_lock();
-	devres__drv_unpin_locked(drvp);
-	dm_unlock();
+	pthread_cleanup_pop(1);
 	devres__retry_if_bound(gen);
 	return 0;
 }
@@ -133,13 +144,44 @@ static struct device *held_bound_dev_locked(struct driver_private *drvp)
 	return NULL;
 }
 
+/* What follows the detach of a driver being unregistered. */
+struct unregistering {
+	struct device_driver *drv;
+	struct driver_private *drvp;
+};
+
+static void unregister_finish(struct unregistering *u)
+{
+	struct bus_private *bp = u->drvp->bus;
+
+	/* Until here device_driver_attach() sees it dying and refuses. */
+	dm_lock();
+	u->drv->p = NULL; /* unregistered */
+	dm_unlock();
+	free(u->drvp);
+	devres__bus_put(bp);
+}
+
+/*
+ * A remove ended the thread: its unbind was completed on the way out, and
+ * the unregister completes as if it had returned, unbinding the devices
+ * left (their removes run here, as the thread unwinds). Left half done,
+ * the driver could never be registered again.
+ */
+static void unregister_ended(void *arg)
+{
+	struct unregistering *u = arg;
+
+	devres__driver_detach(u->drv, u->drvp->bus);
+	unregister_finish(u);
+}
+
 static void unregister_driver(struct device_driver *drv)
 {
 	enum dm_drv_state st = DRV_REGISTERED;
 	struct driver_private *drvp;
 	struct device *held = NULL;
 	int pid = 0;
-	struct bus_private *bp;
 
 	if (devres__arg_bad(NULL, drv, "driver_unregister", "driver"))
 		return;
@@ -204,14 +246,14 @@ static void unregister_driver(struct device_driver *drv)
 			     devres__drv_state_name(st));
 		return;
 	}
-	bp = drvp->bus;
-	devres__driver_detach(drv, bp);
-	/* Until here device_driver_attach() sees it dying and refuses. */
-	dm_lock();
-	drv->p = NULL; /* unregistered */
-	dm_unlock();
-	free(drvp);
-	devres__bus_put(bp);
+	{
+		struct unregistering u = { drv, drvp };
+
+		pthread_cleanup_push(unregister_ended, &u);
+		devres__driver_detach(drv, drvp->bus);
+		pthread_cleanup_pop(0);
+		unregister_finish(&u);
+	}
 }
 
 /* Callbacks run from here may change errno; the caller's is given back. */

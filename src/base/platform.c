@@ -305,7 +305,9 @@ static int set_name(struct platform_device *pdev)
  * The devices platform_device_add() is naming and claiming, under
  * devres__dm_lock: a second add of one of them (another thread's) is
  * refused before it renames the device, frees its automatic id or clears
- * its resources' names under the first. Nodes live on the adders' stacks.
+ * its resources' names under the first. Nodes live on the adders' stacks,
+ * and are unlinked by a cleanup handler when a probe run by the add ends
+ * the thread.
  */
 struct adding {
 	const struct platform_device *pdev;
@@ -330,8 +332,9 @@ static bool adding_claim(struct adding *a, struct platform_device *pdev)
 	return !busy;
 }
 
-static void adding_drop(struct adding *a)
+static void adding_drop(void *arg)
 {
+	struct adding *a = arg;
 	struct adding **pp;
 
 	dm_lock();
@@ -365,8 +368,10 @@ int platform_device_add(struct platform_device *pdev)
 			     (void *)pdev);
 		return -EBUSY;
 	}
+	/* Dropped also when a probe ends the thread: the add is done. */
+	pthread_cleanup_push(adding_drop, &a);
 	ret = pdev_add(pdev);
-	adding_drop(&a);
+	pthread_cleanup_pop(1);
 	return ret;
 }
 
@@ -418,16 +423,25 @@ fail:
 	return ret;
 }
 
-static void pdev_del(struct platform_device *pdev)
+/* What follows the device's deletion, also when its remove ended the thread. */
+static void pdev_del_rest(void *arg)
 {
-	if (devres__arg_bad(NULL, pdev, "platform_device_del", "device"))
-		return;
-	device_del(&pdev->dev);
+	struct platform_device *pdev = arg;
+
 	/* Refused (never added, or from its own callbacks): nothing more. */
 	if (dm_dev_state(&pdev->dev) < DEV_DELETED)
 		return;
 	devres__remove_resources(pdev->resource, pdev->num_resources);
 	free_auto_id(pdev);
+}
+
+static void pdev_del(struct platform_device *pdev)
+{
+	if (devres__arg_bad(NULL, pdev, "platform_device_del", "device"))
+		return;
+	pthread_cleanup_push(pdev_del_rest, pdev);
+	device_del(&pdev->dev);
+	pthread_cleanup_pop(1);
 }
 
 /* Callbacks run from here may change errno; the caller's is given back. */
@@ -459,6 +473,12 @@ int platform_device_register(struct platform_device *pdev)
 	return platform_device_add(pdev);
 }
 
+/* The caller's reference, put also when the thread ends in the deletion. */
+static void pdev_put(void *arg)
+{
+	platform_device_put(arg);
+}
+
 static void pdev_unregister(struct platform_device *pdev)
 {
 	if (!pdev ||
@@ -468,8 +488,9 @@ static void pdev_unregister(struct platform_device *pdev)
 	if (!devres__may_unregister(&pdev->dev, "platform_device_"
 						"unregister"))
 		return;
+	pthread_cleanup_push(pdev_put, pdev);
 	platform_device_del(pdev);
-	platform_device_put(pdev);
+	pthread_cleanup_pop(1);
 }
 
 /* Callbacks run from here may change errno; the caller's is given back. */

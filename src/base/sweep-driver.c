@@ -237,6 +237,15 @@ static int check_args(struct device_driver *drv, struct device *dev,
 	return 0;
 }
 
+/*
+ * The bus lent to an unregistered driver, given back also when a probe
+ * ends the thread.
+ */
+static void unset_bus(void *drv)
+{
+	((struct device_driver *)drv)->bus = NULL;
+}
+
 int driver_probe_sweep(struct device_driver *drv, struct device *dev,
 		       struct devres_sweep_result *ret_result)
 {
@@ -267,8 +276,9 @@ int driver_probe_sweep(struct device_driver *drv, struct device *dev,
 	 */
 	if (!drv->bus && dev->bus) {
 		drv->bus = dev->bus;
+		pthread_cleanup_push(unset_bus, drv);
 		ret = devres__sweep_run(&s, ret_result);
-		drv->bus = NULL;
+		pthread_cleanup_pop(1);
 		return ret;
 	}
 	return devres__sweep_run(&s, ret_result);

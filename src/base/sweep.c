@@ -280,6 +280,17 @@ static void report_summary(const struct devres__sweep *s,
 		      r->points, r->leaks, more, end);
 }
 
+/*
+ * The operation ended the thread (a probe that called pthread_exit(), say):
+ * the sweep is over, and another may start; the driver core took back
+ * what the operation held, with its WARN.
+ */
+static void sweep_ended(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
+}
+
 int devres__sweep_run(const struct devres__sweep *s,
 		      struct devres_sweep_result *ret_result)
 {
@@ -295,6 +306,7 @@ int devres__sweep_run(const struct devres__sweep *s,
 	is_strict = __atomic_load_n(&strict, __ATOMIC_RELAXED);
 	devres_fail_nth(0);
 	devres_ledger_snapshot(&base);
+	pthread_cleanup_push(sweep_ended, NULL);
 	for (run.n = 1; run.injected; run.n++) {
 		if (run.n > DEVRES_SWEEP_MAX_POINTS)
 			break;
@@ -325,6 +337,7 @@ int devres__sweep_run(const struct devres__sweep *s,
 				  devres__errname(run.ret, err, sizeof(err)));
 	else if (!run.injected && s->after && run.lookups)
 		s->after(s, &r, run.lookups, &run.done);
+	pthread_cleanup_pop(0);
 	bad = r.leaks + r.warns + r.defer_failures +
 	      (is_strict ? r.findings : 0);
 	report_summary(s, &r, is_strict, bad != 0,
