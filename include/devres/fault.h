@@ -64,6 +64,22 @@ DEVRES_API unsigned int devres_fail_nth_get(void);
 DEVRES_API bool devres_should_fail(struct device *dev, const char *what);
 
 /**
+ * devres_fault_absorbed() - the fault just injected has a fallback
+ *
+ * Called by a layer above the library that met a failure of one of its
+ * fault points (devres_thread_spawn() failed) and gets over it by design:
+ * the work that wanted a thread waits for one instead, and the operation
+ * goes on and succeeds. A sweep then judges the run by its leaks and
+ * WARNs only: its success is what the fallback is for, not a finding
+ * ("an optional acquisition, or an error swallowed"). Call it only for a
+ * fault that was injected (devres_fail_nth_get() went to 0 in the call
+ * that failed): it marks the last injected fault of this thread.
+ *
+ * Context: the calling thread's injection.
+ */
+DEVRES_API void devres_fault_absorbed(void);
+
+/**
  * devres_should_defer() - a lookup that can return -EPROBE_DEFER
  * @dev: the device looking up (may be NULL)
  * @what: the lookup's name ("platform_get_irq")

@@ -311,8 +311,13 @@ DEVRES_API void devres_thread_set_stop_timeout(struct devres_thread *thread,
  * thread: nothing stops or joins it.
  *
  * Context: any thread.
- * Return: 0 once started; -EINVAL for a bad @fn (WARN); -ENOMEM; -EAGAIN
- * or another error of pthread_create().
+ * Both the record it allocates and the thread it creates are fault
+ * points (<devres/fault.h>), so that a fault sweep reaches its caller's
+ * fallback.
+ *
+ * Return: 0 once started; -EINVAL for a bad @fn (WARN); -ENOMEM (also
+ * injected); -EAGAIN (also injected) or another error of
+ * pthread_create().
  */
 DEVRES_API int devres_thread_spawn(void *(*fn)(void *), void *arg);
 

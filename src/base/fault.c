@@ -48,6 +48,9 @@ static TLS_FAST const char *fail_what;
 static TLS_FAST int fail_err;
 static TLS_FAST unsigned int hidden;
 
+/* Whether the caller got over the last injected fault by design. */
+static TLS_FAST bool absorbed;
+
 /* fail-nth's twin for lookups that can defer (devres_should_defer()). */
 static TLS_FAST unsigned int defer_nth;
 static TLS_FAST const char *defer_what;
@@ -63,6 +66,7 @@ bool devres__fail_now(const char *what, int err)
 	set_nth(0);
 	fail_what = what ? what : "devres_alloc";
 	fail_err = err;
+	absorbed = false;
 	devres__site_fault();
 	return true;
 }
@@ -77,10 +81,18 @@ void devres__fault_show(void)
 	hidden--;
 }
 
-const char *devres__fault_last(int *ret_err)
+const char *devres__fault_last(int *ret_err, bool *ret_absorbed)
 {
 	*ret_err = fail_err;
+	*ret_absorbed = absorbed;
 	return fail_what;
+}
+
+void devres_fault_absorbed(void)
+{
+	/* Only an injected fault is marked: none yet, nothing to mark. */
+	if (fail_what)
+		absorbed = true;
 }
 
 bool devres_should_fail(struct device *dev, const char *what)

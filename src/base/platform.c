@@ -250,7 +250,9 @@ static int alloc_auto_id(void)
 	for (w = 0; w < auto_words && auto_ids[w] == ~0ul; w++)
 		;
 	if (w == auto_words && w < (size_t)INT_MAX / ID_BITS) {
-		grown = realloc(auto_ids, (w + 1) * sizeof(*grown));
+		grown = devres__should_fail()
+				? NULL
+				: realloc(auto_ids, (w + 1) * sizeof(*grown));
 		if (grown) {
 			auto_ids = grown;
 			auto_ids[w] = 0;

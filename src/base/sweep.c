@@ -75,10 +75,11 @@ struct run {
 	unsigned int n;
 	bool injected;
 	int ret;
-	int warns;	      /* WARNs printed by the operation and its undo */
-	const char *what;     /* the failure point's acquisition */
-	int err;	      /* the errno its failure looks like, 0 unknown */
-	unsigned int lookups; /* deferrable lookups it made */
+	int warns;	  /* WARNs printed by the operation and its undo */
+	const char *what; /* the failure point's acquisition */
+	int err;	  /* the errno its failure looks like, 0 unknown */
+	bool absorbed;	  /* its caller got over it (devres_fault_absorbed()) */
+	unsigned int lookups;	   /* deferrable lookups it made */
 	struct devres_ledger done; /* after a successful operation */
 	/* Where the caller named its lines (devres_call_site_enter()). */
 	struct devres__site failed, after, returned;
@@ -156,7 +157,10 @@ static void report_run(const struct devres__sweep *s, const struct run *run,
 	bool finding = false, changed = false;
 	char ret[24], want[24], where[200], at[80];
 
-	if (run->injected && run->ret >= 0)
+	/* A success is what a fallback is for: no finding. */
+	if (run->injected && run->ret >= 0 && run->absorbed)
+		finding = false;
+	else if (run->injected && run->ret >= 0)
 		finding = true;
 	else if (run->injected && run->err && run->ret != run->err)
 		finding = changed = true;
@@ -246,8 +250,9 @@ static void run_once(const struct devres__sweep *s, struct run *run)
 	run->warns = devres_warn_count() - warns;
 	run->what = NULL;
 	run->err = 0;
+	run->absorbed = false;
 	if (run->injected)
-		run->what = devres__fault_last(&run->err);
+		run->what = devres__fault_last(&run->err, &run->absorbed);
 }
 
 /*

@@ -55,7 +55,7 @@ HIDDEN void devres__site_get(struct devres__site *ret_failed,
 			     struct devres__site *ret_returned, int *ret_err);
 
 /* fault.c: what the last injected fault or deferral was. */
-HIDDEN const char *devres__fault_last(int *ret_err);
+HIDDEN const char *devres__fault_last(int *ret_err, bool *ret_absorbed);
 HIDDEN const char *devres__defer_last(void);
 
 /* sweep.c: a problem line ("<label>: <text>") at warning level. */

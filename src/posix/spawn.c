@@ -69,7 +69,8 @@ int devres_thread_spawn(void *(*fn)(void *), void *arg)
 	pthread_once(&end_once, end_key_init);
 	if (end_key_err)
 		return -end_key_err;
-	s = malloc(sizeof(*s));
+	/* Both acquisitions are fault points: a caller's fallback is tested. */
+	s = devres__should_fail() ? NULL : malloc(sizeof(*s));
 	if (!s)
 		return -ENOMEM;
 	s->fn = fn;
@@ -79,7 +80,9 @@ int devres_thread_spawn(void *(*fn)(void *), void *arg)
 	err = pthread_attr_init(&attr);
 	if (!err) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
-		err = pthread_create(&t, &attr, trampoline, s);
+		err = devres__should_fail_thread()
+			      ? EAGAIN
+			      : pthread_create(&t, &attr, trampoline, s);
 		pthread_attr_destroy(&attr);
 	}
 	if (err) {

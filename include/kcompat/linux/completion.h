@@ -14,6 +14,7 @@
 #include <devres/types.h>
 #include <linux/jiffies.h>
 #include <linux/kcompat_cancel.h>
+#include <linux/kcompat_wq.h>
 
 struct completion {
 	pthread_mutex_t lock;
@@ -102,6 +103,49 @@ static inline void complete_all(struct completion *x)
 }
 
 /*
+ * Waits on @x (its lock held) until it is done or @end (CLOCK_MONOTONIC,
+ * NULL: none) passes. While work items wait for a thread, what completes
+ * @x may be one of them: their threads are tried again every
+ * KCOMPAT_STRAND_RETRY_MS (<linux/kcompat_wq.h>).
+ */
+static inline void kcompat_completion_wait(struct completion *x,
+					   const struct timespec *end)
+{
+	while (!x->done) {
+		struct timespec ts;
+		bool retry;
+
+		pthread_mutex_unlock(&x->lock);
+		retry = kcompat_strand_poke();
+		pthread_mutex_lock(&x->lock);
+		if (x->done)
+			break;
+		if (!retry) {
+			if (!end)
+				pthread_cond_wait(&x->cond, &x->lock);
+			else if (pthread_cond_timedwait(&x->cond, &x->lock,
+							end) != 0)
+				break;
+			continue;
+		}
+		clock_gettime(CLOCK_MONOTONIC, &ts);
+		ts.tv_nsec += KCOMPAT_STRAND_RETRY_MS * 1000000L;
+		if (ts.tv_nsec >= 1000000000L) {
+			ts.tv_sec++;
+			ts.tv_nsec -= 1000000000L;
+		}
+		if (end &&
+		    (ts.tv_sec > end->tv_sec ||
+		     (ts.tv_sec == end->tv_sec && ts.tv_nsec > end->tv_nsec)))
+			ts = *end;
+		if (pthread_cond_timedwait(&x->cond, &x->lock, &ts) != 0 &&
+		    end && ts.tv_sec == end->tv_sec &&
+		    ts.tv_nsec == end->tv_nsec)
+			break;
+	}
+}
+
+/*
  * Waits at most @timeout jiffies (milliseconds): the jiffies left (at
  * least 1) when it completed, 0 when it timed out.
  */
@@ -120,8 +164,7 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 		return 0;
 	old = kcompat_cancel_off();
 	pthread_mutex_lock(&x->lock);
-	while (!x->done && pthread_cond_timedwait(&x->cond, &x->lock, &ts) == 0)
-		;
+	kcompat_completion_wait(x, &ts);
 	if (x->done) {
 		if (x->done != UINT_MAX)
 			x->done--;
@@ -142,8 +185,7 @@ static inline void wait_for_completion(struct completion *x)
 		return;
 	old = kcompat_cancel_off();
 	pthread_mutex_lock(&x->lock);
-	while (!x->done)
-		pthread_cond_wait(&x->cond, &x->lock);
+	kcompat_completion_wait(x, NULL);
 	if (x->done != UINT_MAX)
 		x->done--;
 	pthread_mutex_unlock(&x->lock);

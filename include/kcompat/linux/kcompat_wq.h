@@ -53,8 +53,9 @@ struct kcompat_wq {
 	uintptr_t gen;	     /* of the handle that names it while live */
 	pid_t pid;	     /* the process that made it */
 	bool cond_made;
-	int busy;  /* items queued on it that a thread serves */
-	void *rec; /* a kmalloc() block: a queue never destroyed leaks it */
+	int busy;     /* items queued on it that a thread serves */
+	int stranded; /* of those, how many wait for a thread (below) */
+	void *rec;    /* a kmalloc() block: a queue never destroyed leaks it */
 	char name[32];
 };
 
@@ -171,6 +172,7 @@ static inline struct workqueue_struct *kcompat_wq_new(const char *name,
 			q->gen = 1;
 		q->pid = getpid();
 		q->busy = 0;
+		q->stranded = 0;
 		q->rec = rec;
 		snprintf(q->name, sizeof(q->name), "%s", name);
 		wq = kcompat_wq_handle(i, q->gen);
@@ -194,15 +196,106 @@ static inline void kcompat_wq_put(struct workqueue_struct *wq)
 
 /*
  * Waits until no item is queued on @q, those they queue on it meanwhile
- * too; false when the queue went meanwhile (another destroy). @gen is
- * the live queue's (odd): while the slot still has it, the queue lives.
- * Under kcompat_wq_lock.
+ * too, or until one of them waits for a thread (q->stranded: the caller
+ * runs it); false when the queue went meanwhile (another destroy). @gen
+ * is the live queue's (odd): while the slot still has it, the queue
+ * lives. Under kcompat_wq_lock.
  */
 static inline bool kcompat_wq_wait_idle(struct kcompat_wq *q, uintptr_t gen)
 {
-	while (q->gen == gen && q->busy)
+	while (q->gen == gen && q->busy && !q->stranded)
 		pthread_cond_wait(&q->idle, &kcompat_wq_lock);
 	return q->gen == gen;
+}
+
+/*
+ * Items queued when no thread could be had for them (the thread's record
+ * or the thread itself failed): they stay pending on this list, never run
+ * in the caller of queue_work(), which may hold a lock their function
+ * takes. A work thread that finishes its item takes one over, the next
+ * queue that gets a thread starts one for each it can, and a flush of the
+ * item, or a flush, drain or destroy of its queue, runs it in its own
+ * caller, which waits for it anyway. The kernel's rescuer thread does
+ * this for WQ_MEM_RECLAIM queues; a hidden thread of the layer's own
+ * would need the very resource that ran out.
+ *
+ * A link, in the item; kcompat_stranded counts the links, so that the
+ * callers that look cost one load while the list is empty. The item's
+ * lock, then kcompat_strand_lock, then kcompat_wq_lock: a taker that
+ * holds kcompat_strand_lock only tries an item's lock.
+ */
+struct kcompat_strand {
+	struct kcompat_strand *next, *prev;
+};
+
+__attribute__((weak))
+pthread_mutex_t kcompat_strand_lock = PTHREAD_MUTEX_INITIALIZER;
+__attribute__((weak)) struct kcompat_strand *kcompat_strand_first;
+__attribute__((weak)) int kcompat_stranded;
+
+/*
+ * What starts threads for the waiting items (<linux/workqueue.h>), set
+ * when the first one waits: a wait of a completion tries it before it
+ * sleeps, and every few milliseconds while items wait, since what the
+ * waiter waits for may be one of them (a probe that queues work and waits
+ * for its first run).
+ */
+__attribute__((weak)) void (*kcompat_strand_kick_hook)(void);
+
+#define KCOMPAT_STRAND_RETRY_MS 10
+
+/* Whether items wait for a thread; if so, tries to start theirs. */
+static inline bool kcompat_strand_poke(void)
+{
+	void (*kick)(void);
+
+	if (!__atomic_load_n(&kcompat_stranded, __ATOMIC_ACQUIRE))
+		return false;
+	kick = __atomic_load_n(&kcompat_strand_kick_hook, __ATOMIC_ACQUIRE);
+	if (kick)
+		kick();
+	return __atomic_load_n(&kcompat_stranded, __ATOMIC_ACQUIRE) != 0;
+}
+
+/* Puts @l on the list. Under kcompat_strand_lock. */
+static inline void kcompat_strand_link(struct kcompat_strand *l)
+{
+	l->prev = NULL;
+	l->next = kcompat_strand_first;
+	if (l->next)
+		l->next->prev = l;
+	kcompat_strand_first = l;
+	__atomic_add_fetch(&kcompat_stranded, 1, __ATOMIC_RELEASE);
+}
+
+/* Takes @l off the list. Under kcompat_strand_lock. */
+static inline void kcompat_strand_unlink(struct kcompat_strand *l)
+{
+	if (l->prev)
+		l->prev->next = l->next;
+	else
+		kcompat_strand_first = l->next;
+	if (l->next)
+		l->next->prev = l->prev;
+	l->next = l->prev = NULL;
+	__atomic_sub_fetch(&kcompat_stranded, 1, __ATOMIC_RELEASE);
+}
+
+/*
+ * One more (@delta 1) or one fewer (-1) item waiting for a thread on
+ * @wq, which counts it among its busy ones and so still lives: a wait
+ * for the queue is woken to run it.
+ */
+static inline void kcompat_wq_strand(struct workqueue_struct *wq, int delta)
+{
+	uintptr_t h = (uintptr_t)wq;
+	struct kcompat_wq *q = &kcompat_wqs[(h >> 1) & 2047];
+
+	pthread_mutex_lock(&kcompat_wq_lock);
+	q->stranded += delta;
+	if (delta > 0)
+		pthread_cond_broadcast(&q->idle);
+	pthread_mutex_unlock(&kcompat_wq_lock);
 }
 
 /*
@@ -222,6 +315,7 @@ __attribute__((weak)) int kcompat_finishing;
  */
 static inline void kcompat_wq_prepare(void)
 {
+	pthread_mutex_lock(&kcompat_strand_lock);
 	pthread_mutex_lock(&kcompat_wq_lock);
 	pthread_mutex_lock(&kcompat_fin_lock);
 }
@@ -230,6 +324,7 @@ static inline void kcompat_wq_parent(void)
 {
 	pthread_mutex_unlock(&kcompat_fin_lock);
 	pthread_mutex_unlock(&kcompat_wq_lock);
+	pthread_mutex_unlock(&kcompat_strand_lock);
 }
 
 static inline void kcompat_wq_child(void)
@@ -241,8 +336,12 @@ static inline void kcompat_wq_child(void)
 			pthread_cond_init(&kcompat_wqs[i].idle, NULL);
 	kcompat_finishing = 0;
 	pthread_cond_init(&kcompat_fin_cond, NULL);
+	/* The items waiting for a thread are the parent's, as its queues. */
+	kcompat_strand_first = NULL;
+	kcompat_stranded = 0;
 	pthread_mutex_unlock(&kcompat_fin_lock);
 	pthread_mutex_unlock(&kcompat_wq_lock);
+	pthread_mutex_unlock(&kcompat_strand_lock);
 }
 
 __attribute__((weak)) pthread_once_t kcompat_wq_once = PTHREAD_ONCE_INIT;

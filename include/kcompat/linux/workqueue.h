@@ -6,7 +6,9 @@
  * back and waits for a running one. Delayed work waits in that thread
  * until it is due. A workqueue counts the items queued on it while a
  * thread serves them, so that destroy_workqueue() and drain_workqueue()
- * wait for them; system_wq is no queue (NULL). A queue is a handle
+ * wait for them; system_wq is no queue (NULL). An item that gets no
+ * thread (none to be had) stays pending and runs later, never in the
+ * caller of queue_work() (<linux/kcompat_wq.h> says when). A queue is a handle
  * (<linux/kcompat_wq.h>): a call on a destroyed one WARNs and does
  * nothing. In a child of fork(), the parent's items and queues are
  * refused at once, with a WARN. devm_work_autocancel()
@@ -29,6 +31,7 @@
 #include <linux/kcompat_wq.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
@@ -49,12 +52,14 @@ struct work_struct {
 
 	/* private: */
 	pthread_mutex_t lock;
-	pthread_cond_t cond; /* a change of state, or of the due time */
-	bool pending;	     /* queued, not yet started */
-	bool running;	     /* func is being called */
-	bool thread;	     /* a thread serves the item */
-	bool cancel;	     /* a cancel is waiting for the thread */
-	struct timespec due; /* CLOCK_REALTIME; zero: now */
+	pthread_cond_t cond;	    /* a change of state, or of the due time */
+	bool pending;		    /* queued, not yet started */
+	bool running;		    /* func is being called */
+	bool thread;		    /* a thread serves the item */
+	bool cancel;		    /* a cancel is waiting for the thread */
+	struct timespec due;	    /* CLOCK_REALTIME; zero: now */
+	bool stranded;		    /* pending, waiting for a thread */
+	struct kcompat_strand link; /* on the strand list while stranded */
 	pthread_t worker;
 	struct workqueue_struct *wq; /* where the serving thread counts */
 	struct work_struct *outer;   /* what its thread served when it began */
@@ -94,8 +99,8 @@ _Static_assert(offsetof(struct delayed_work, work) == 0, "the work is the "
  * (<devres/liveobj.h>): INIT_WORK() asks, and every free of managed
  * memory checks.
  *
- * Per thread: how deep it is in work items' threads (a work run in its
- * caller, when no thread could be had, nests), the item it serves now
+ * Per thread: how deep it is in work items' threads (a waiting item a
+ * flush runs in its caller nests), the item it serves now
  * (and through each item's outer, those it nests in), and the item whose
  * own function freed the memory it lives in, which the thread then never
  * touches again: what that item's thread still needs of it is copied
@@ -243,14 +248,23 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 #define INIT_DEFERRABLE_WORK INIT_DELAYED_WORK
 #define to_delayed_work(w) container_of((w), struct delayed_work, work)
 
+static inline struct work_struct *
+kcompat_strand_take(struct workqueue_struct *wq, bool any);
+
 /*
  * The thread serving @w lets go of it: the item's lock is held unless the
  * item is @gone (its function freed it), whose memory is not touched; @wq
  * is where it counted. Whoever waits for the item or the queue may go on.
+ * With @adopt, a work thread done with its last item takes over one that
+ * waits for a thread, if any: returned with its lock held, already
+ * marked as served, so that a flush of it waits for this thread; the
+ * thread then still counts in the ledger. NULL otherwise.
  */
-static inline void kcompat_work_let_go(struct work_struct *w,
-				       struct workqueue_struct *wq, bool gone)
+static inline struct work_struct *
+kcompat_work_let_go(struct work_struct *w, struct workqueue_struct *wq,
+		    bool gone, bool adopt)
 {
+	struct work_struct *next = NULL;
 	bool outer;
 
 	pthread_mutex_lock(&kcompat_fin_lock);
@@ -272,12 +286,18 @@ static inline void kcompat_work_let_go(struct work_struct *w,
 	/* The queue outlives its busy items: destroy_workqueue() waits. */
 	if (wq)
 		kcompat_wq_put(wq);
-	if (outer)
+	/* Still finishing: a flush of @w never sees the adopter counted. */
+	if (outer && adopt)
+		next = kcompat_strand_take(NULL, true);
+	if (next)
+		next->thread = true;
+	else if (outer)
 		devres_thread_spawn_done();
 	pthread_mutex_lock(&kcompat_fin_lock);
 	if (--kcompat_finishing == 0)
 		pthread_cond_broadcast(&kcompat_fin_cond);
 	pthread_mutex_unlock(&kcompat_fin_lock);
+	return next;
 }
 
 /*
@@ -318,7 +338,7 @@ static inline void kcompat_work_ended(void *p)
 			wq = w->wq;
 		}
 		kcompat_worker.cur = outer;
-		kcompat_work_let_go(w, wq, gone);
+		(void)kcompat_work_let_go(w, wq, gone, false);
 		w = outer;
 	}
 }
@@ -352,24 +372,26 @@ static inline bool kcompat_work_call(struct work_struct *w,
 }
 
 /*
- * The thread of one item: waits until due, runs, again while re-queued.
- * The function may free the memory of @w, as the kernel allows: the free
- * says so (kcompat_work_fixup_free()), and the thread then touches
- * nothing of @w; otherwise it touches nothing of @w once it let go of it.
- * Cancellation acts only inside the function, where an end is caught
+ * Serves @w, whose lock the caller holds and which is marked as served
+ * (w->thread): waits until due, runs, again while re-queued. The function
+ * may free the memory of @w, as the kernel allows: the free says so
+ * (kcompat_work_fixup_free()), and the thread then touches nothing of @w;
+ * otherwise it touches nothing of @w once it let go of it. Cancellation
+ * acts only inside the function, where an end is caught
  * (kcompat_work_ended()); in the wait for the due time it would end the
- * thread holding the item's lock.
+ * thread holding the item's lock. @adopt: kcompat_work_let_go()'s, and
+ * what it returns.
  */
-static inline void *kcompat_work_thread(void *arg)
+static inline struct work_struct *kcompat_work_serve(struct work_struct *w,
+						     bool adopt)
 {
-	struct work_struct *w = (struct work_struct *)arg;
 	struct work_struct *outer = kcompat_worker.cur;
 	struct workqueue_struct *wq;
+	struct work_struct *next;
 	int cancel = kcompat_cancel_off();
 	bool gone = false;
 
 	kcompat_worker.depth++;
-	pthread_mutex_lock(&w->lock);
 	w->worker = pthread_self();
 	w->outer = outer;
 	kcompat_worker.cur = w;
@@ -391,9 +413,134 @@ static inline void *kcompat_work_thread(void *arg)
 		w->running = false;
 	}
 	kcompat_worker.cur = outer;
-	kcompat_work_let_go(w, wq, gone);
+	next = kcompat_work_let_go(w, wq, gone, adopt);
 	kcompat_cancel_restore(cancel);
+	return next;
+}
+
+/* The thread of an item, and of each waiting one it takes over after. */
+static inline void *kcompat_work_thread(void *arg)
+{
+	struct work_struct *w = (struct work_struct *)arg;
+
+	pthread_mutex_lock(&w->lock);
+	while (w)
+		w = kcompat_work_serve(w, true);
 	return NULL;
+}
+
+/*
+ * Serves @w (its lock held, marked as served) in this thread, which is
+ * not one of its own: neither the ledger's count of a thread this is nor
+ * a waiting item is taken on here.
+ */
+static inline void kcompat_work_run_here(struct work_struct *w)
+{
+	kcompat_worker.depth++;
+	(void)kcompat_work_serve(w, false);
+	kcompat_worker.depth--;
+}
+
+/*
+ * @w (its lock held) waits for a thread: on the strand list, and counted
+ * as such on its queue (<linux/kcompat_wq.h>).
+ */
+static inline void kcompat_strand_kick(void);
+
+static inline void kcompat_strand_add(struct work_struct *w)
+{
+	__atomic_store_n(&kcompat_strand_kick_hook, kcompat_strand_kick,
+			 __ATOMIC_RELEASE);
+	pthread_mutex_lock(&kcompat_strand_lock);
+	kcompat_strand_link(&w->link);
+	pthread_mutex_unlock(&kcompat_strand_lock);
+	w->stranded = true;
+	if (w->wq)
+		kcompat_wq_strand(w->wq, 1);
+}
+
+/* @w (its lock held) waits for a thread no more. */
+static inline void kcompat_strand_del(struct work_struct *w)
+{
+	pthread_mutex_lock(&kcompat_strand_lock);
+	kcompat_strand_unlink(&w->link);
+	pthread_mutex_unlock(&kcompat_strand_lock);
+	w->stranded = false;
+	if (w->wq)
+		kcompat_wq_strand(w->wq, -1);
+}
+
+/*
+ * An item waiting for a thread, of @wq or (@any) of any queue, taken off
+ * the list with its lock held; NULL when there is none, or when the lock
+ * of each is held by another thread, which may be about to take it: only
+ * tried, since the item's lock comes before the list's.
+ */
+static inline struct work_struct *
+kcompat_strand_take(struct workqueue_struct *wq, bool any)
+{
+	struct work_struct *w = NULL;
+
+	if (!__atomic_load_n(&kcompat_stranded, __ATOMIC_ACQUIRE))
+		return NULL;
+	pthread_mutex_lock(&kcompat_strand_lock);
+	for (struct kcompat_strand *l = kcompat_strand_first; l; l = l->next) {
+		struct work_struct *c =
+			(struct work_struct
+				 *)(void *)((char *)l -
+					    offsetof(struct work_struct, link));
+
+		if (pthread_mutex_trylock(&c->lock))
+			continue;
+		if (any || c->wq == wq) {
+			kcompat_strand_unlink(l);
+			w = c;
+			break;
+		}
+		pthread_mutex_unlock(&c->lock);
+	}
+	pthread_mutex_unlock(&kcompat_strand_lock);
+	if (!w)
+		return NULL;
+	w->stranded = false;
+	if (w->wq)
+		kcompat_wq_strand(w->wq, -1);
+	return w;
+}
+
+/*
+ * A thread for @w, its lock held: whether one started. When none could
+ * be had the item waits for one: a fault injected there is got over by
+ * design (devres_fault_absorbed()), and a sweep judges the operation by
+ * what it leaves, not by its success.
+ */
+static inline bool kcompat_work_spawn(struct work_struct *w)
+{
+	unsigned int armed = devres_fail_nth_get();
+
+	w->thread = devres_thread_spawn(kcompat_work_thread, w) == 0;
+	if (w->thread)
+		return true;
+	kcompat_strand_add(w);
+	if (armed && !devres_fail_nth_get())
+		devres_fault_absorbed();
+	return false;
+}
+
+/*
+ * A thread could be had: one for each item still waiting, until one
+ * cannot. An item whose thread fails again goes back on the list.
+ */
+static inline void kcompat_strand_kick(void)
+{
+	struct work_struct *w;
+
+	while ((w = kcompat_strand_take(NULL, true)) != NULL) {
+		(void)kcompat_work_spawn(w);
+		pthread_mutex_unlock(&w->lock);
+		if (!w->thread)
+			break;
+	}
 }
 
 /* Waits until no thread is between letting go of its item and its end. */
@@ -467,13 +614,16 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 	 * grow: the item works, and a free of it is then not caught.
 	 */
 	(void)devres_liveobj_activate(w, &kcompat_work_descr);
-	/* The thread counts in the ledger while it serves the item. */
-	started = devres_thread_spawn(kcompat_work_thread, w) == 0;
-	w->thread = started;
+	/*
+	 * The thread counts in the ledger while it serves the item. None to
+	 * be had: the item waits for one, and never runs here, where the
+	 * caller may hold a lock its function takes.
+	 */
+	started = kcompat_work_spawn(w);
 	pthread_mutex_unlock(&w->lock);
-	/* No thread to be had: the work runs now, in the caller. */
-	if (!started)
-		(void)kcompat_work_thread(w);
+	/* One could be had: so may one for those still waiting. */
+	if (started)
+		kcompat_strand_kick();
 	return true;
 }
 
@@ -500,9 +650,10 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
 
 /*
  * Waits until no thread serves @w; with @cancel, a queued run is taken
- * back first. Returns, as the kernel's calls do, whether a run was
- * pending (cancel) or whether there was anything to wait for (flush).
- * @func names the call in a WARN.
+ * back first. An item waiting for a thread is taken back (@cancel) or run
+ * here (a flush), by the caller that would wait for it anyway. Returns,
+ * as the kernel's calls do, whether a run was pending (cancel) or whether
+ * there was anything to wait for (flush). @func names the call in a WARN.
  */
 static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 				     const char *func)
@@ -515,6 +666,28 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 	old = kcompat_cancel_off();
 	pthread_mutex_lock(&w->lock);
 	was = cancel ? w->pending : w->thread;
+	if (w->stranded) {
+		struct workqueue_struct *wq = w->wq;
+
+		kcompat_strand_del(w);
+		if (!cancel) {
+			/* Its function may free it: not touched after. */
+			w->thread = true;
+			kcompat_work_run_here(w);
+			kcompat_cancel_restore(old);
+			return true;
+		}
+		/* Taken back before any thread served it: it leaves its queue. */
+		w->pending = false;
+		w->wq = NULL;
+		devres_liveobj_deactivate(w);
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		if (wq)
+			kcompat_wq_put(wq);
+		kcompat_cancel_restore(old);
+		return was;
+	}
 	if (cancel && w->thread) {
 		w->cancel = true;
 		pthread_cond_broadcast(&w->cond);
@@ -561,7 +734,8 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 	if (kcompat_work_bad(w, "flush_delayed_work"))
 		return false;
 	pthread_mutex_lock(&w->lock);
-	busy = w->thread;
+	/* One waiting for a thread is run, by the flush. */
+	busy = w->thread || w->stranded;
 	/* Due now: flushing a delayed work runs it without its delay. */
 	w->due.tv_sec = 0;
 	pthread_cond_broadcast(&w->cond);
@@ -722,7 +896,25 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
 		return;
 	gen = q->gen;
 	old = kcompat_cancel_off();
-	if (!kcompat_wq_wait_idle(q, gen)) {
+	/*
+	 * Its items waiting for a thread run here, as each turns up: this
+	 * caller waits for them anyway. One whose lock another thread holds
+	 * is tried again.
+	 */
+	while (kcompat_wq_wait_idle(q, gen) && q->busy) {
+		struct work_struct *w;
+
+		pthread_mutex_unlock(&kcompat_wq_lock);
+		w = kcompat_strand_take(wq, false);
+		if (w) {
+			w->thread = true;
+			kcompat_work_run_here(w);
+		} else {
+			sched_yield();
+		}
+		pthread_mutex_lock(&kcompat_wq_lock);
+	}
+	if (q->gen != gen) {
 		/* Another thread destroyed it meanwhile. */
 		pthread_mutex_unlock(&kcompat_wq_lock);
 		kcompat_cancel_restore(old);
