@@ -100,7 +100,9 @@ DEVRES_API const struct devres_dma_ops *devres_dma_pagemap_ops(void);
  * @ops: the ops, or NULL for the default (devres_dma_iova_ops())
  *
  * Changing the ops while the device has live mappings or coherent buffers
- * is a misuse: WARN, no effect.
+ * is a misuse: WARN, no effect. The ops run with the device's DMA lock
+ * held: a DMA call made from them (on any device) is refused with a WARN
+ * and its error; they may call other ops directly.
  *
  * Context: any thread.
  */

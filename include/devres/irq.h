@@ -126,8 +126,14 @@ typedef void (*irq_unmask_t)(void *ctx);
  * interrupt has been handled (and the line is neither disabled nor masked
  * by a oneshot thread), and when the first handler is requested, the line
  * calls @unmask, as the kernel's level-triggered flow unmasks after the
- * handlers. @unmask runs on the dispatcher's thread with the line's lock
- * held: it must not request, free, enable or disable an interrupt.
+ * handlers. @unmask runs on the dispatcher's thread, or on the thread that
+ * requests the first handler, without the line's lock: it may call the
+ * interrupt calls, also on its own line, except irq_line_raise_wait()
+ * (refused with a WARN, -EDEADLK: it may be on the thread that call would
+ * wait for). Waiting for the line (synchronize_irq(), disable_irq(),
+ * free_irq(), irq_line_raise_wait()) waits for a running @unmask too. An
+ * @unmask that ends its thread gets one WARN; the line goes on (the
+ * dispatcher in a new thread).
  *
  * Context: any thread. The duplication of @fd is a fault-injection point.
  * Return: the line's number (> 0); -EINVAL when @unmask is NULL; -EBADF

@@ -125,7 +125,8 @@ void *dma_alloc_coherent(struct device *dev, size_t size,
 	(void)gfp;
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
-	if (devres__arg_bad(dev, dma_handle, __func__, "dma_handle"))
+	if (devres__arg_bad(dev, dma_handle, __func__, "dma_handle") ||
+	    devres__dma_from_ops(dev, __func__))
 		return NULL;
 	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT);
 }
@@ -213,7 +214,8 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
 		       dma_addr_t dma_handle)
 {
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__dma_from_ops(dev, __func__))
 		return;
 	devres__dma_free(dev, size, cpu_addr, dma_handle, DK_COHERENT, NULL,
 			 __func__);

@@ -46,7 +46,8 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 	void *vaddr;
 
 	if (!devres__dev_ok(dev, __func__) ||
-	    devres__arg_bad(dev, dma_handle, __func__, "dma_handle"))
+	    devres__arg_bad(dev, dma_handle, __func__, "dma_handle") ||
+	    devres__dma_from_ops(dev, __func__))
 		return NULL;
 	dr = devres_alloc(dmam_release, sizeof(*dr), gfp);
 	if (!dr)
@@ -89,7 +90,8 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 {
 	struct dma_devres match = { size, vaddr, dma_handle }, *dr;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__dma_from_ops(dev, __func__))
 		return;
 	/*
 	 * Unrecord first, then free: freed first, the buffer could be
@@ -138,7 +140,8 @@ struct dma_pool *dmam_pool_create(const char *name, struct device *dev,
 	struct dma_pool *pool;
 
 	if (!devres__dev_ok(dev, __func__) ||
-	    devres__arg_bad(dev, name, __func__, "name"))
+	    devres__arg_bad(dev, name, __func__, "name") ||
+	    devres__dma_from_ops(dev, __func__))
 		return NULL;
 	ptr = devres_alloc(dmam_pool_release, sizeof(*ptr), GFP_KERNEL);
 	if (!ptr)
@@ -163,7 +166,8 @@ void dmam_pool_destroy(struct dma_pool *pool)
 {
 	struct device *dev = devres__dma_pool_dev(pool);
 
-	if (!dev || !devres__dev_ok(dev, __func__))
+	if (!dev || !devres__dev_ok(dev, __func__) ||
+	    devres__dma_from_ops(dev, __func__))
 		return;
 	if (devres_release(dev, dmam_pool_release, dmam_pool_match, pool))
 		devres__warn(dev, __func__, "pool %p is not a managed pool",

@@ -211,6 +211,12 @@ HIDDEN void devres__dma_rec_put(struct dma_rec *rec, void *cpu, size_t len);
 
 /* pool.c: a pool's device, NULL (WARN) for a bad pool. */
 HIDDEN struct device *devres__dma_pool_dev(const struct dma_pool *pool);
+/*
+ * True, with a WARN, when this thread is inside a device's DMA ops: they
+ * run under that device's DMA lock and the states' read lock, which a DMA
+ * call would wait for (the same device) or upgrade past (any device).
+ */
+HIDDEN bool devres__dma_from_ops(struct device *dev, const char *func);
 /* Records @owner's node as the owner of @pool. */
 HIDDEN void devres__dma_pool_own(struct dma_pool *pool,
 				 const struct devres__owner *owner);

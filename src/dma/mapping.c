@@ -153,6 +153,50 @@ struct dma_dev *devres__dma_state(struct device *dev, int *ret_err,
 	return s;
 }
 
+/* The device whose DMA ops this thread is running, NULL outside them. */
+static TLS_FAST struct device *in_ops;
+
+bool devres__dma_from_ops(struct device *dev, const char *func)
+{
+	char buf[40];
+
+	if (likely(!in_ops))
+		return false;
+	devres__warn(dev, func,
+		     "called from the DMA ops of %s, which run under its DMA "
+		     "lock: refused",
+		     devres__dev_label(in_ops, buf, sizeof(buf)));
+	return true;
+}
+
+/*
+ * The program's ops, run with the device's DMA lock held: a DMA call they
+ * made waited for that lock (or for the states' write lock) for ever. The
+ * calls refuse instead (devres__dma_from_ops()).
+ */
+static int ops_map(const struct devres_dma_ops *ops, struct device *dev,
+		   void *cpu, size_t size, size_t align, uint64_t mask,
+		   dma_addr_t *ret_handle)
+{
+	struct device *outer = in_ops;
+	int ret;
+
+	in_ops = dev;
+	ret = ops->map(dev, cpu, size, align, mask, ret_handle);
+	in_ops = outer;
+	return ret;
+}
+
+static void ops_unmap(const struct devres_dma_ops *ops, struct device *dev,
+		      dma_addr_t handle, void *cpu, size_t size)
+{
+	struct device *outer = in_ops;
+
+	in_ops = dev;
+	ops->unmap(dev, handle, cpu, size);
+	in_ops = outer;
+}
+
 static const struct devres_dma_ops *ops_of(struct device *dev)
 {
 	const struct devres_dma_ops *ops =
@@ -188,7 +232,7 @@ void devres__dma_keep(struct dma_dev *s, struct dma_map *m)
 
 void devres__dma_forget(struct dma_dev *s, struct dma_map *m)
 {
-	m->ops->unmap(s->dev, m->base, span_start(m), m->span);
+	ops_unmap(m->ops, s->dev, m->base, span_start(m), m->span);
 	s->nmaps--;
 	free(m);
 }
@@ -236,7 +280,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	}
 	ops = ops_of(dev);
 	pthread_mutex_lock(&s->lock);
-	ret = ops->map(dev, (void *)first, m->span, align, mask, &base);
+	ret = ops_map(ops, dev, (void *)first, m->span, align, mask, &base);
 	if (ret)
 		goto fail_locked;
 	h = base + ((uintptr_t)cpu - first);
@@ -271,7 +315,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	return h;
 
 fail_unmap:
-	ops->unmap(dev, base, (void *)first, m->span);
+	ops_unmap(ops, dev, base, (void *)first, m->span);
 fail_locked:
 	pthread_mutex_unlock(&s->lock);
 fail:
@@ -307,7 +351,7 @@ static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 {
 	int err;
 
-	if (!devres__dev_ok(dev, func))
+	if (!devres__dev_ok(dev, func) || devres__dma_from_ops(dev, func))
 		return DMA_MAPPING_ERROR;
 	if (!dir_ok(dir)) {
 		devres__warn(dev, func, "invalid direction %d", (int)dir);
@@ -350,7 +394,7 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 	char why[160] = "";
 	bool done = false, orphan = false;
 
-	if (!devres__dev_ok(dev, func))
+	if (!devres__dev_ok(dev, func) || devres__dma_from_ops(dev, func))
 		return;
 	pthread_rwlock_rdlock(&states);
 	s = dma_dev_peek(dev);
@@ -436,7 +480,8 @@ static void sync_check(struct device *dev, dma_addr_t addr, size_t size,
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
 	if (!devres__dev_ok(dev, func) ||
-	    !__atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED))
+	    !__atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED) ||
+	    devres__dma_from_ops(dev, func))
 		return;
 	pthread_rwlock_rdlock(&states);
 	s = dma_dev_peek(dev);
@@ -477,7 +522,8 @@ void *dma_iova_to_virt(struct device *dev, dma_addr_t handle, size_t len)
 	struct dma_map *m;
 	void *p = NULL;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, __func__) ||
+	    devres__dma_from_ops(dev, __func__))
 		return NULL;
 	pthread_rwlock_rdlock(&states);
 	s = dma_dev_peek(dev);
@@ -498,7 +544,8 @@ void set_dma_ops(struct device *dev, const struct devres_dma_ops *ops)
 	unsigned long live = 0;
 
 	if (!devres__dev_ok(dev, __func__) ||
-	    devres__opt_bad(dev, ops, __func__, "ops"))
+	    devres__opt_bad(dev, ops, __func__, "ops") ||
+	    devres__dma_from_ops(dev, __func__))
 		return;
 	pthread_rwlock_wrlock(&states);
 	s = dma_dev_peek(dev);

@@ -128,7 +128,8 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	bool used;
 
 	if (!devres__dev_ok(dev, __func__) ||
-	    devres__arg_bad(dev, name, __func__, "name"))
+	    devres__arg_bad(dev, name, __func__, "name") ||
+	    devres__dma_from_ops(dev, __func__))
 		return NULL;
 	if (!align)
 		align = 1;
@@ -356,7 +357,8 @@ void *dma_pool_alloc(struct dma_pool *h, gfp_t gfp, dma_addr_t *handle)
 
 	if (!pool)
 		return NULL;
-	if (devres__arg_bad(pool->dev, handle, __func__, "handle"))
+	if (devres__arg_bad(pool->dev, handle, __func__, "handle") ||
+	    devres__dma_from_ops(pool->dev, __func__))
 		return NULL;
 	pthread_mutex_lock(&pool->lock);
 	if (unlikely(!still_live(pool, h, __func__)))
@@ -429,7 +431,7 @@ void dma_pool_free(struct dma_pool *h, void *vaddr, dma_addr_t dma)
 	size_t off;
 	long idx;
 
-	if (!pool)
+	if (!pool || devres__dma_from_ops(pool->dev, __func__))
 		return;
 	pthread_mutex_lock(&pool->lock);
 	if (unlikely(!still_live(pool, h, __func__)))
@@ -536,7 +538,7 @@ void dma_pool_destroy(struct dma_pool *h)
 	bool owned = false, stale;
 	int pid;
 
-	if (!h)
+	if (!h || devres__dma_from_ops(NULL, __func__))
 		return;
 	pool = devres__handle_obj(&pool_handles, h, &stale);
 	pid = pool ? __atomic_load_n(&pool->pid, __ATOMIC_RELAXED) : 0;

@@ -292,9 +292,11 @@ static void disp_ended(void *p)
 	running_action = NULL;
 	irq__cur_line = irq__running_line = NULL;
 	/* Before the line is done, so that synchronize_irq() follows it. */
-	devres__warn(NULL, "irq_dispatch",
-		     "irq %d: the handler '%s' ended the dispatcher thread",
-		     line ? line->irq : 0, a && a->name ? a->name : "");
+	if (!irq__unmask_ended)
+		devres__warn(NULL, "irq_dispatch",
+			     "irq %d: the handler '%s' ended the dispatcher "
+			     "thread",
+			     line ? line->irq : 0, a && a->name ? a->name : "");
 	if (line) {
 		pthread_mutex_lock(&line->lock);
 		/* No result: not counted as unhandled. */

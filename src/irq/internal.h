@@ -90,6 +90,7 @@ struct irq_line {
 	int threads_active; /* thread functions woken and not finished */
 	int oneshot_masked; /* of those, oneshot ones: the line is masked */
 	bool running;	    /* the dispatcher is in the primary handlers */
+	int unmasking;	    /* unmask callbacks running (unlocked) */
 	bool pending;	    /* an interrupt came while it could not run */
 	bool hw_masked;	    /* UIO, level: read and not yet re-enabled */
 	int unmask_fd;	    /* a level line's unmask eventfd, else -1 */
@@ -137,6 +138,20 @@ extern HIDDEN TLS_FAST struct irq_line *irq__cur_line;
 extern HIDDEN TLS_FAST struct irq_line *irq__running_line;
 /* The action whose thread function this thread is running. */
 extern HIDDEN TLS_FAST struct irq_action *irq__cur_action;
+/* The masked line whose unmask callback this thread is running. */
+extern HIDDEN TLS_FAST struct irq_line *irq__unmasking;
+/* This thread is ending inside an unmask callback, which WARNed for it. */
+extern HIDDEN TLS_FAST bool irq__unmask_ended;
+
+/*
+ * An unmask callback of @line runs on another thread (or a second one on
+ * this thread): waiting for the line to be idle waits for it too, but
+ * not for the callback this thread is in.
+ */
+static inline bool irq__unmask_busy(const struct irq_line *line)
+{
+	return line->unmasking > (irq__unmasking == line ? 1 : 0);
+}
 
 /* line.c */
 HIDDEN struct irq_line *irq__line_lock(int irq);

@@ -81,6 +81,8 @@ void irq__line_put(struct irq_line *line)
 {
 	pthread_mutex_lock(&line->lock);
 	line->refs--;
+	line->unmasking--;
+	pthread_cond_broadcast(&line->idle);
 	pthread_mutex_unlock(&line->lock);
 }
 
@@ -133,6 +135,56 @@ void irq__line_drain(struct irq_line *line)
 		;
 }
 
+TLS_FAST struct irq_line *irq__unmasking;
+TLS_FAST bool irq__unmask_ended;
+
+/* The unmask callback ended its thread: the line is left as it was. */
+static void unmask_ended(void *arg)
+{
+	struct irq_line *line = arg;
+
+	irq__unmasking = NULL;
+	irq__unmask_ended = true;
+	devres__warn(NULL, "irq_line_attach_masked",
+		     "irq %d: its unmask callback ended the thread", line->irq);
+	pthread_mutex_lock(&line->lock);
+	line->refs--;
+	line->unmasking--;
+	pthread_cond_broadcast(&line->idle);
+	pthread_mutex_unlock(&line->lock);
+}
+
+/*
+ * A masked line's callback is the program's code: run with the line's
+ * lock held, a call it made on the line (enable_irq(), free_irq(), a
+ * release of its device's handlers...) waited for that lock for ever, and
+ * so did a callback that ended its thread. It runs unlocked instead, the
+ * line kept by a reference: each caller of irq__line_done() reads nothing
+ * it read before the call. hw_masked is cleared first, so that a second
+ * unmask meanwhile does not call it again for the same interrupt. Counted
+ * in unmasking, so that what waits for the line to be idle
+ * (synchronize_irq(), free_irq(), irq_line_raise_wait()) waits for it as
+ * it did for the lock.
+ */
+static void unmask_unlocked(struct irq_line *line)
+{
+	struct irq_line *outer = irq__unmasking;
+
+	line->hw_masked = false;
+	line->refs++;
+	line->unmasking++;
+	pthread_mutex_unlock(&line->lock);
+	irq__unmasking = line;
+	pthread_cleanup_push(unmask_ended, line);
+	line->unmask_fn(line->unmask_ctx);
+	pthread_cleanup_pop(0);
+	irq__unmasking = outer;
+	pthread_mutex_lock(&line->lock);
+	line->refs--;
+	line->unmasking--;
+	pthread_cond_broadcast(&line->idle);
+}
+
 /*
  * A UIO device masks itself at each interrupt; writing 1 lets it fire. A
  * level line (VFIO INTx) is unmasked through its own eventfd.
@@ -145,8 +197,7 @@ void irq__line_unmask(struct irq_line *line)
 	if (!line->hw_masked)
 		return;
 	if (line->unmask_fn) {
-		line->unmask_fn(line->unmask_ctx);
-		line->hw_masked = false;
+		unmask_unlocked(line);
 		return;
 	}
 	if (line->unmask_fd >= 0) {
@@ -383,6 +434,16 @@ int irq_line_raise_wait(int irq)
 			     "irq %d: from a handler it would wait for", irq);
 		return -EDEADLK;
 	}
+	/* An unmask callback may run on either. */
+	if (irq__unmasking) {
+		irq__line_put(line);
+		devres__warn(NULL, __func__,
+			     "irq %d: from the unmask callback of irq %d, "
+			     "which "
+			     "may run on the thread it would wait for",
+			     irq, irq__unmasking->irq);
+		return -EDEADLK;
+	}
 	pthread_mutex_lock(&line->lock);
 	/*
 	 * Written under the lock the dispatcher reads under: the first read
@@ -395,7 +456,7 @@ int irq_line_raise_wait(int irq)
 		rc = -errno;
 	cancel = devres__cancel_off();
 	while (!rc && (line->delivered < target || line->running ||
-		       line->threads_active)) {
+		       irq__unmask_busy(line) || line->threads_active)) {
 		struct timespec ts;
 
 		/* Undeliverable now: it stays pending, delivered later. */

@@ -51,7 +51,7 @@ static void begin_change(struct irq_line *line)
 	if (irq__running_line == line)
 		return;
 	cancel = devres__cancel_off();
-	while (line->running)
+	while (line->running || irq__unmask_busy(line))
 		pthread_cond_wait(&line->idle, &line->lock);
 	devres__cancel_restore(cancel);
 }
@@ -160,14 +160,17 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 			;
 		*pp = a;
 		line->nr_actions++;
-		line->refs++;
+		/*
+		 * The handler's reference replaces the call's, and it is
+		 * counted, before end_change(): a masked line's unmask
+		 * callback runs there, and may end this thread.
+		 */
+		devres__ledger_add(DL_IRQ_HANDLERS, 1);
 	}
 	end_change(line);
 	pthread_mutex_unlock(&line->lock);
 	if (rc)
 		goto stop_thread;
-	devres__ledger_add(DL_IRQ_HANDLERS, 1);
-	irq__line_put(line);
 	return 0;
 
 stop_thread:
@@ -404,7 +407,7 @@ static void wait_idle(struct irq_line *line)
 {
 	int cancel = devres__cancel_off();
 
-	while (line->running || line->threads_active)
+	while (line->running || line->threads_active || irq__unmask_busy(line))
 		pthread_cond_wait(&line->idle, &line->lock);
 	devres__cancel_restore(cancel);
 }

@@ -106,17 +106,54 @@ static inline struct revocable *handle_ok(const struct revocable *h,
 
 static void put(struct revocable *h, const char *func);
 
-/* Waits out the readers, releases the resource, drops the binding's ref. */
-static void finish(struct revocable *h)
+/* The revocation is done: the resource released, the binding's ref gone. */
+static void finished(struct revocable *h)
 {
-	int saved = errno;
-
-	rcu_sync(h->urcu, &h->readers);
-	if (h->release)
-		h->release(h->revoked);
 	devres__ledger_add(DL_REVOCABLES, -1);
 	__atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
 	put(h, "revocable_put");
+}
+
+/* How a release that ends its thread is answered; see finish(). */
+struct finishing {
+	struct revocable *h;
+	bool queued; /* run at the end of an access, not by the binding's release */
+};
+
+static void release_ended(void *arg)
+{
+	const struct finishing *f = arg;
+
+	/* The binding's release chain WARNs for a node whose release ends. */
+	if (f->queued)
+		devres__warn(NULL, "revocable_access_end",
+			     "%p: the release of a revocation ended its "
+			     "thread: "
+			     "the revocation is finished for it",
+			     devres__handle_of(&revocables, f->h));
+	finished(f->h);
+}
+
+/*
+ * Waits out the readers, releases the resource, drops the binding's ref.
+ * A release that ends its thread (pthread_exit(), a cancellation point
+ * reached with a cancellation pending) still has the revocation finished
+ * on the way out: left undone, the handle kept the binding's reference for
+ * ever (each revocable_put() of the caller's last one WARNed that it was
+ * not theirs, and the handle was never freed) and the ledger counted it.
+ */
+static void finish(struct revocable *h, bool queued)
+{
+	struct finishing f = { h, queued };
+	int saved = errno;
+
+	rcu_sync(h->urcu, &h->readers);
+	if (h->release) {
+		pthread_cleanup_push(release_ended, &f);
+		h->release(h->revoked);
+		pthread_cleanup_pop(0);
+	}
+	finished(h);
 	errno = saved;
 }
 
@@ -127,7 +164,7 @@ static void run_pending(void)
 	/* A release may revoke more (its own accesses end first): loop. */
 	while ((h = pending)) {
 		pending = h->next;
-		finish(h);
+		finish(h, true);
 	}
 }
 
@@ -189,7 +226,7 @@ static void revocable_revoke(struct device *dev, void *data)
 		pending = h;
 		return;
 	}
-	finish(h);
+	finish(h, false);
 }
 
 struct revocable *devm_revocable_create(struct device *dev, void *res,

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit tsan */
+/*
+ * The unmask callback of a masked line (irq_line_attach_masked(), the UIO
+ * backend's INTx) is the program's code, and it called the library's
+ * interrupt calls on its own line: enable_irq(), disable_irq(),
+ * synchronize_irq(), free_irq(), request_irq(), irq_line_raise_wait(),
+ * irq_line_destroy(), and it ended its thread. Each ran under the line's
+ * lock, which each call then waited for: the dispatcher (or the thread
+ * requesting the first handler) hung for ever, and every later call on
+ * the line with it. Now each row, made from the unmask the dispatcher runs
+ * after an interrupt and from the one request_irq() runs for the first
+ * handler, returns what it would return elsewhere (a WARN only where the
+ * call is a misuse anywhere, or would wait for the thread it runs on),
+ * and the line then still delivers, frees and is destroyed; the device
+ * fixture's teardown checks the ledger (handlers, fds). An alarm fails a
+ * row that hangs.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <pthread.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <cmocka.h>
+#include <devres/devres.h>
+#include <devres/fault.h>
+#include "irq/irq-test.h"
+
+enum call {
+	NOTHING,
+	DISABLE_NOSYNC,
+	DISABLE,
+	SYNCHRONIZE,
+	ENABLE_UNBALANCED,
+	FREE_OWN,
+	REQUEST_ANOTHER,
+	RAISE,
+	RAISE_WAIT,
+	DESTROY,
+	EXIT,
+};
+
+enum place {
+	DISPATCHER,
+	REQUEST
+};
+
+struct row {
+	const char *name;
+	enum call call;
+	const char *func, *reason; /* the WARN, or NULL for none */
+};
+
+static const struct row rows[] = {
+	{ "nothing", NOTHING, NULL, NULL },
+	{ "disable_irq_nosync", DISABLE_NOSYNC, NULL, NULL },
+	{ "disable_irq", DISABLE, NULL, NULL },
+	{ "synchronize_irq", SYNCHRONIZE, NULL, NULL },
+	{ "enable_irq unbalanced", ENABLE_UNBALANCED, "enable_irq",
+	  "unbalanced enable" },
+	{ "free_irq of the line's handler", FREE_OWN, NULL, NULL },
+	{ "request_irq of another", REQUEST_ANOTHER, NULL, NULL },
+	{ "irq_line_raise", RAISE, NULL, NULL },
+	{ "irq_line_raise_wait", RAISE_WAIT, "irq_line_raise_wait",
+	  "from the unmask callback of irq" },
+	{ "irq_line_destroy", DESTROY, "irq_line_destroy",
+	  "handlers attached" },
+	{ "pthread_exit", EXIT, "irq_line_attach_masked",
+	  "its unmask callback ended the thread" },
+};
+
+static const struct row *cur;
+static int line, efd;
+static int target; /* the unmask call that makes the row's call */
+static int ucalls, done, calls, others;
+static int dev_a, dev_b;
+static long ret;    /* what the row's call returned */
+static int req_ret; /* what the first request_irq() returned */
+
+static irqreturn_t handler(int irq, void *dev_id)
+{
+	(void)irq;
+	add_int(dev_id == &dev_a ? &calls : &others, 1);
+	return IRQ_HANDLED;
+}
+
+static void do_call(void)
+{
+	switch (cur->call) {
+	case NOTHING:
+		break;
+	case DISABLE_NOSYNC:
+		disable_irq_nosync(line);
+		break;
+	case DISABLE:
+		disable_irq(line);
+		break;
+	case SYNCHRONIZE:
+		synchronize_irq(line);
+		break;
+	case ENABLE_UNBALANCED:
+		enable_irq(line);
+		break;
+	case FREE_OWN:
+		ret = free_irq(line, &dev_a) != NULL;
+		break;
+	case REQUEST_ANOTHER:
+		ret = request_irq(line, handler, IRQF_SHARED, "b", &dev_b);
+		break;
+	case RAISE:
+		ret = irq_line_raise(line);
+		break;
+	case RAISE_WAIT:
+		ret = irq_line_raise_wait(line);
+		break;
+	case DESTROY:
+		ret = irq_line_destroy(line);
+		break;
+	case EXIT:
+		__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+		pthread_exit(NULL);
+	}
+	__atomic_store_n(&done, 1, __ATOMIC_RELEASE);
+}
+
+static void unmask(void *ctx)
+{
+	(void)ctx;
+	if (__atomic_add_fetch(&ucalls, 1, __ATOMIC_ACQ_REL) == target)
+		do_call();
+}
+
+static void *requester(void *arg)
+{
+	(void)arg;
+	req_ret = request_irq(line, handler, IRQF_SHARED, "a", &dev_a);
+	return NULL;
+}
+
+static void run_row(const struct row *r, enum place place)
+{
+	pthread_t t;
+	int before;
+
+	cur = r;
+	ucalls = done = calls = others = 0;
+	ret = req_ret = -1;
+	/* The first unmask comes with the first handler, the next after an
+	 * interrupt. */
+	target = place == REQUEST ? 1 : 2;
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	line = irq_line_attach_masked(efd, unmask, NULL, "masked");
+	assert_true(line > 0);
+	alarm(20); /* a row that hangs fails */
+	start_capture();
+	assert_int_equal(pthread_create(&t, NULL, requester, NULL), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	/* Ended inside the unmask it runs, it returned nothing. */
+	if (place == DISPATCHER || r->call != EXIT)
+		assert_int_equal(req_ret, 0);
+	if (place == DISPATCHER)
+		assert_int_equal(irq_line_raise(line), 0);
+	/* The row's call done (or its thread ended inside it). */
+	assert_true(wait_at_least(&done, 1));
+	/* A thread that ends WARNs as it unwinds, after done. */
+	if (r->reason)
+		assert_true(wait_at_least(&cap.n, 1));
+	if (r->reason)
+		expect_warn_on("(no device)", r->func, r->reason);
+	else
+		expect_no_warn();
+	switch (r->call) {
+	case FREE_OWN:
+		assert_int_equal(ret, 1);
+		assert_int_equal(request_irq(line, handler, IRQF_SHARED, "a",
+					     &dev_a),
+				 0);
+		break;
+	case REQUEST_ANOTHER:
+	case RAISE:
+		assert_int_equal(ret, 0);
+		break;
+	case RAISE_WAIT:
+		assert_int_equal(ret, -EDEADLK);
+		break;
+	case DESTROY:
+		assert_int_equal(ret, -EBUSY);
+		break;
+	case DISABLE:
+	case DISABLE_NOSYNC:
+		enable_irq(line);
+		break;
+	default:
+		break;
+	}
+	/* The line still delivers, to each handler it has. */
+	assert_true(wait_at_least(&ucalls, target));
+	before = load_int(&calls);
+	assert_int_equal(irq_line_raise_wait(line), 0);
+	assert_true(load_int(&calls) > before);
+	if (r->call == REQUEST_ANOTHER)
+		assert_true(load_int(&others) > 0);
+	/* And is freed and destroyed, nothing of it kept. */
+	assert_non_null(free_irq(line, &dev_a));
+	if (r->call == REQUEST_ANOTHER)
+		assert_non_null(free_irq(line, &dev_b));
+	assert_int_equal(irq_line_destroy(line), 0);
+	alarm(0);
+	close(efd);
+}
+
+static void from_dispatcher(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("%s\n", rows[i].name);
+		run_row(&rows[i], DISPATCHER);
+	}
+}
+
+static void from_request(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("%s\n", rows[i].name);
+		run_row(&rows[i], REQUEST);
+	}
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(from_dispatcher, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(from_request, dev_setup,
+						dev_teardown),
+	};
+
+	/* One line a WARN: the backtraces would be captured with them. */
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	start_runtime_threads();
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
