@@ -264,42 +264,53 @@ static void closed(struct own *o)
 	}
 }
 
-int devres__own_fd_close(int fd)
+/*
+ * The bracket of each of the library's own closes: @call(@arg) closes
+ * @fd while its slot is marked closing, and this thread's calls on the
+ * number pass the interposer (closedir() closes it inside libc, past the
+ * interposer, where the mark changes nothing). errno as it was before.
+ */
+static int own_close(int fd, int (*call)(void *), void *arg)
 {
-	struct own *o = closing(fd);
 	int saved = errno, ret;
+	struct own *o = closing(fd);
 
 	closing_fd = fd;
-	ret = close(fd);
+	ret = call(arg);
 	closing_fd = -1;
 	closed(o);
 	errno = saved;
 	return ret;
+}
+
+static int fd_call(void *arg)
+{
+	return close(*(int *)arg);
+}
+
+static int file_call(void *arg)
+{
+	return fclose(arg);
+}
+
+static int dir_call(void *arg)
+{
+	return closedir(arg);
+}
+
+int devres__own_fd_close(int fd)
+{
+	return own_close(fd, fd_call, &fd);
 }
 
 int devres__own_file_close(FILE *f)
 {
-	int fd = fileno(f), saved = errno, ret;
-	struct own *o = closing(fd);
-
-	closing_fd = fd;
-	ret = fclose(f);
-	closing_fd = -1;
-	closed(o);
-	errno = saved;
-	return ret;
+	return own_close(fileno(f), file_call, f);
 }
 
 int devres__own_dir_close(DIR *dir)
 {
-	struct own *o = closing(dirfd(dir));
-	int saved = errno, ret;
-
-	/* libc closes the number inside closedir(), past the interposer. */
-	ret = closedir(dir);
-	closed(o);
-	errno = saved;
-	return ret;
+	return own_close(dirfd(dir), dir_call, dir);
 }
 
 /*

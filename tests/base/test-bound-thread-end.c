@@ -26,6 +26,7 @@
 #include <devres/fault.h>
 #include <devres/platform.h>
 #include "testlib.h"
+#include "base/thread-end.h"
 
 static int removes;
 
@@ -49,16 +50,6 @@ static struct platform_driver bte_drv = {
 
 static struct platform_device *pdev[2];
 
-enum ending {
-	BY_RETURN,
-	BY_EXIT,
-	BY_CANCEL,
-	NR_ENDING
-};
-
-static const char *const ending_name[] = { "return", "pthread_exit",
-					   "cancelled" };
-
 struct holds {
 	const char *name;
 	int of[2]; /* holds of pdev[0], pdev[1] */
@@ -80,12 +71,7 @@ static void *holder(void *arg)
 		for (int i = 0; i < held->of[d]; i++)
 			if (device_bound_get(&pdev[d]->dev))
 				return (void *)2;
-	if (ending == BY_EXIT)
-		pthread_exit(NULL);
-	if (ending == BY_CANCEL) {
-		pthread_cancel(pthread_self());
-		pthread_testcancel();
-	}
+	end_thread_by(ending);
 	return NULL;
 }
 
@@ -96,16 +82,10 @@ static void *unbinder(void *arg)
 }
 
 /* Joins @t, failing (not hanging) when it has not ended within 2 s. */
-static void *join_within(pthread_t t)
+static void *joined(pthread_t t)
 {
-	struct timespec when;
-	void *ret = NULL;
-
-	clock_gettime(CLOCK_REALTIME, &when);
-	when.tv_sec += 2;
-	if (pthread_timedjoin_np(t, &ret, &when))
-		fail_msg("the unbind still waits for the ended thread's holds");
-	return ret;
+	return join_within(t, "the unbind still waits for the ended thread's "
+			      "holds");
 }
 
 static void one_cell(const struct holds *h, enum ending e)
@@ -119,7 +99,7 @@ static void one_cell(const struct holds *h, enum ending e)
 	removes = 0;
 	start_capture();
 	assert_int_equal(pthread_create(&t, NULL, holder, NULL), 0);
-	ret = join_within(t);
+	ret = joined(t);
 	assert_true(ret == NULL || ret == PTHREAD_CANCELED);
 	devres_set_log_sink(NULL, NULL);
 	assert_int_equal(cap.n, devices);
@@ -131,7 +111,7 @@ static void one_cell(const struct holds *h, enum ending e)
 	for (int d = 0; d < 2; d++) {
 		assert_int_equal(
 			pthread_create(&t, NULL, unbinder, &pdev[d]->dev), 0);
-		assert_ptr_equal(join_within(t), (void *)1);
+		assert_ptr_equal(joined(t), (void *)1);
 		assert_false(device_is_bound(&pdev[d]->dev));
 	}
 	assert_int_equal(removes, 2);
@@ -181,7 +161,7 @@ static void balanced_holder_is_quiet(void **state)
 	assert_int_equal(device_bound_get(&p->dev), 0);
 	device_bound_put(&p->dev);
 	assert_int_equal(pthread_create(&t, NULL, unbinder, &p->dev), 0);
-	assert_ptr_equal(join_within(t), (void *)1);
+	assert_ptr_equal(joined(t), (void *)1);
 	expect_no_warn();
 	platform_device_unregister(p);
 	platform_driver_unregister(&bte_drv);

@@ -31,14 +31,7 @@
 #include <devres/devres.h>
 #include <devres/fault.h>
 #include "testlib.h"
-
-enum ending {
-	BY_EXIT,
-	BY_CANCEL,
-	NR_ENDING
-};
-
-static const char *const ending_name[] = { "pthread_exit", "cancelled" };
+#include "base/thread-end.h"
 
 enum caller {
 	FIND,
@@ -70,10 +63,7 @@ static void rel(struct device *dev, void *res)
 
 static void end_thread(void)
 {
-	if (ending == BY_EXIT)
-		pthread_exit(NULL);
-	pthread_cancel(pthread_self());
-	pthread_testcancel();
+	end_thread_by(ending);
 	fail_msg("the cancellation was not acted on");
 }
 
@@ -143,16 +133,9 @@ static void *alloc_thread(void *arg)
 }
 
 /* Joins @t, failing (not hanging) when it has not ended within 2 s. */
-static void *join_within(pthread_t t)
+static void *joined(pthread_t t)
 {
-	struct timespec when;
-	void *ret = NULL;
-
-	clock_gettime(CLOCK_REALTIME, &when);
-	when.tv_sec += 2;
-	if (pthread_timedjoin_np(t, &ret, &when))
-		fail_msg("the device's lock is still held");
-	return ret;
+	return join_within(t, "the device's lock is still held");
 }
 
 static void one_cell(struct device *dev, enum caller c, enum ending e)
@@ -171,14 +154,14 @@ static void one_cell(struct device *dev, enum caller c, enum ending e)
 
 	start_capture();
 	assert_int_equal(pthread_create(&t, NULL, call_thread, dev), 0);
-	ret = join_within(t);
+	ret = joined(t);
 	assert_true(ret == NULL || ret == PTHREAD_CANCELED);
 	expect_warn(caller_func[c], "the thread ended inside a match or "
 				    "for-each callback");
 
 	/* The lock is free: another thread allocates on the device. */
 	assert_int_equal(pthread_create(&t, NULL, alloc_thread, dev), 0);
-	assert_non_null(join_within(t));
+	assert_non_null(joined(t));
 
 	assert_int_equal(devres_check(dev), 0);
 	devres_get_stats(dev, &st);
@@ -195,7 +178,7 @@ static void every_call_every_end(void **state)
 	struct device *dev = *state;
 
 	for (int c = 0; c < NR_CALLER; c++)
-		for (int e = 0; e < NR_ENDING; e++) {
+		for (int e = BY_EXIT; e < NR_ENDING; e++) {
 			print_message("%s, %s\n", caller_func[c],
 				      ending_name[e]);
 			one_cell(dev, (enum caller)c, (enum ending)e);
@@ -284,7 +267,7 @@ static void one_release_cell(struct device *dev, enum releaser r, enum ending e)
 
 	start_capture();
 	assert_int_equal(pthread_create(&t, NULL, release_thread, dev), 0);
-	ret = join_within(t);
+	ret = joined(t);
 	assert_true(ret == NULL || ret == PTHREAD_CANCELED);
 	expect_warn(releaser_func[r], "the thread ended inside the release "
 				      "of ending_rel");
@@ -292,7 +275,7 @@ static void one_release_cell(struct device *dev, enum releaser r, enum ending e)
 	assert_int_equal(released, r == REL_ONE ? 0 : 2);
 
 	assert_int_equal(pthread_create(&t, NULL, alloc_thread, dev), 0);
-	assert_non_null(join_within(t));
+	assert_non_null(joined(t));
 	assert_int_equal(devres_check(dev), 0);
 	devres_get_stats(dev, &st);
 	assert_int_equal(st.allocs, 1);
@@ -306,7 +289,7 @@ static void every_release_every_end(void **state)
 	struct device *dev = *state;
 
 	for (int r = 0; r < NR_REL; r++)
-		for (int e = 0; e < NR_ENDING; e++) {
+		for (int e = BY_EXIT; e < NR_ENDING; e++) {
 			print_message("%s (%d), %s\n", releaser_func[r], r,
 				      ending_name[e]);
 			one_release_cell(dev, (enum releaser)r, (enum ending)e);

@@ -2,8 +2,11 @@
 /* ctest-labels: tsan stress timeout=600 */
 /*
  * free_irq(): once it returns the handler is not running and never runs
- * again (10,000 cycles against a raiser at full rate, with the handler's
- * memory freed at once, so ASan sees any late call); two threads freeing
+ * again (2,000 cycles against a raiser at full rate, IRQ_FREE_CYCLES to
+ * change it, with the handler's memory freed at once, so ASan sees any
+ * late call: plain and threaded handlers, the dispatcher stopping between
+ * cycles in the first half and kept up in the second, every 16th freed
+ * while surely running); two threads freeing
  * the same handler; and handlers that call into the API on their own line:
  * what would wait for itself WARNs and fails, the rest works.
  */
@@ -20,6 +23,7 @@
 #include <devres/irq.h>
 #include "testlib.h"
 #include "irq/irq-test.h"
+#include "rounds.h"
 
 /* One cycle's handler: its memory is freed right after free_irq(). */
 struct cycle {
@@ -70,17 +74,18 @@ static void no_handler_after_free(void **state)
 {
 	int irq = irq_line_create("cycles"), keep = irq_line_create("keep");
 	int keep_id, delivered = 0;
+	int cycles = (int)test_rounds("IRQ_FREE_CYCLES", 2000);
 	pthread_t thr;
 
 	(void)state;
 	__atomic_store_n(&raising, 1, __ATOMIC_RELEASE);
 	assert_int_equal(pthread_create(&thr, NULL, raiser, &irq), 0);
-	for (int i = 1; i <= 10000; i++) {
+	for (int i = 1; i <= cycles; i++) {
 		struct cycle *c = calloc(1, sizeof(*c));
 
 		assert_non_null(c);
 		/* The second half keeps the dispatcher up between cycles. */
-		if (i == 5001)
+		if (i == cycles / 2 + 1)
 			assert_int_equal(request_irq(keep, keep_handler, 0,
 						     "keep", &keep_id),
 					 0);
@@ -108,7 +113,7 @@ static void no_handler_after_free(void **state)
 	pthread_join(thr, NULL);
 	free_irq(keep, &keep_id);
 	assert_int_equal(load_int(&late_calls), 0);
-	assert_true(delivered >= 10000 / 16);
+	assert_true(delivered >= cycles / 16);
 	assert_int_equal(irq_line_destroy(irq), 0);
 	assert_int_equal(irq_line_destroy(keep), 0);
 }

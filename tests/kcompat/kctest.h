@@ -153,6 +153,29 @@ static inline int kc_bare_teardown(struct platform_device *pdev,
 	return devres_ledger_diff(&kc_base, &now, stderr) ? -1 : 0;
 }
 
+/*
+ * The fixture of a test whose calls may wait for ever when they are
+ * wrong: one line a WARN, the ledger noted (kc_base) and an alarm of
+ * @alarm_s seconds set before, so that a hang ends the test and fails it;
+ * after, the alarm cleared, the sink dropped and the ledger compared.
+ */
+static inline void kc_alarm_setup(unsigned int alarm_s)
+{
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	devres_ledger_snapshot(&kc_base);
+	alarm(alarm_s);
+}
+
+static inline int kc_alarm_teardown(void)
+{
+	struct devres_ledger now;
+
+	alarm(0);
+	devres_set_log_sink(NULL, NULL);
+	devres_ledger_snapshot(&now);
+	return devres_ledger_diff(&kc_base, &now, stderr) ? -1 : 0;
+}
+
 /* Binds @pdev again when an unbind left it unbound (its driver is there). */
 static inline void kc_rebind(struct platform_device *pdev)
 {

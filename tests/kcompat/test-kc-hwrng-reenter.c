@@ -146,31 +146,22 @@ static void self_cleanup(struct hwrng *rng)
 		assert_true(__atomic_load_n(&read_returned, __ATOMIC_SEQ_CST));
 }
 
-static struct devres_ledger base;
-
 static int setup(void **state)
 {
 	(void)state;
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	devres_ledger_snapshot(&base);
+	kc_alarm_setup(ALARM_S);
 	read_act = other_act = init_act = cleanup_act = A_NONE;
 	inner_ret = other_ret = init_ret = cleanup_ret = cleanups = 0;
 	read_returned = false;
 	assert_int_equal(hwrng_register(&rng_other), 0);
-	alarm(ALARM_S);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct devres_ledger now;
-
 	(void)state;
-	alarm(0);
 	hwrng_unregister(&rng_other);
-	devres_set_log_sink(NULL, NULL);
-	devres_ledger_snapshot(&now);
-	return devres_ledger_diff(&base, &now, stderr) ? -1 : 0;
+	return kc_alarm_teardown();
 }
 
 static int read_self(void)

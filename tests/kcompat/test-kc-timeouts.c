@@ -33,25 +33,17 @@
 
 #define ALARM_S 30
 
-static struct devres_ledger base;
-
 static int setup(void **state)
 {
 	(void)state;
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	devres_ledger_snapshot(&base);
-	alarm(ALARM_S);
+	kc_alarm_setup(ALARM_S);
 	return 0;
 }
 
 static int teardown(void **state)
 {
-	struct devres_ledger now;
-
 	(void)state;
-	alarm(0);
-	devres_ledger_snapshot(&now);
-	return devres_ledger_diff(&base, &now, stderr) ? -1 : 0;
+	return kc_alarm_teardown();
 }
 
 static const unsigned long forever[] = {

@@ -57,6 +57,7 @@
 #include <devres/fault.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "posix/hand-close.h"
 
 /* The parent has a worker at each fork; its children start no thread. */
 const char *__tsan_default_options(void);
@@ -210,25 +211,6 @@ static void fork_closes_parents_copy(void **state)
 }
 
 static int go, ready, race_fd;
-
-/*
- * ThreadSanitizer's close() interceptor marks the number closed (a write
- * to it) before the library's close() takes its table's lock and decides:
- * against the release's close of the same number, which the library
- * orders with it, that is a race ThreadSanitizer cannot see ordered. Only
- * the hand close's reports are left out; the release and the library's
- * table stay watched.
- */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-	return "race:hand_close\n";
-}
-
-static __attribute__((noinline)) void hand_close(int fd)
-{
-	close(fd);
-}
 
 static void race_side(bool hand)
 {

@@ -43,6 +43,7 @@
 #include <devres/irq.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "posix/hand-close.h"
 #include "irq/irq-test.h"
 
 /* The parent has threads at its forks; the child starts none of its own. */
@@ -50,19 +51,6 @@ const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)
 {
 	return "die_after_fork=0";
-}
-
-/*
- * ThreadSanitizer's close() interceptor runs before the library's and
- * marks the number closed (a write to it) even when the library then
- * refuses the call: against the library's use of the number that is a
- * race of a close that never happened. Only the closer thread's calls are
- * left out; the library's table, lock and counters stay watched.
- */
-const char *__tsan_default_suppressions(void);
-const char *__tsan_default_suppressions(void)
-{
-	return "race:closer\n";
 }
 
 #define ROUNDS 200
@@ -83,8 +71,9 @@ static void close_runs(void)
 			continue;
 		while (b + 1 < lo + RANGE && !busy[b + 1 - lo])
 			b++;
-		assert_int_equal(
-			close_range((unsigned int)a, (unsigned int)b, 0), 0);
+		assert_int_equal(hand_close_range((unsigned int)a,
+						  (unsigned int)b, 0),
+				 0);
 		a = b;
 	}
 }
@@ -102,7 +91,7 @@ static void *closer(void *arg)
 
 			if (busy[fd - lo])
 				continue;
-			ret = close(fd);
+			ret = hand_close(fd);
 			if (ret == 0)
 				add_int(&closed, 1);
 			else if (errno == EPERM)

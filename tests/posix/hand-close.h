@@ -1,0 +1,38 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * A test's close of a descriptor by hand, racing the library's use or
+ * close of the same number. ThreadSanitizer's close() interceptor runs
+ * before the library's and marks the number closed (a write to it) even
+ * when the library then refuses the call, and before the library takes
+ * its table's lock to order the call against its own close: a race
+ * ThreadSanitizer cannot see ordered, or of a close that never happened.
+ * The reports of the hand closes alone (hand_close(), hand_close_range())
+ * are left out; the library's table, lock and counters stay watched.
+ *
+ * It defines __tsan_default_suppressions(): include it in one file of a
+ * program, after _GNU_SOURCE.
+ */
+#ifndef DEVRES_TESTS_HAND_CLOSE_H
+#define DEVRES_TESTS_HAND_CLOSE_H
+
+#include <unistd.h>
+
+const char *__tsan_default_suppressions(void);
+const char *__tsan_default_suppressions(void)
+{
+	return "race:hand_close\n";
+}
+
+/* Not inlined: the suppression finds the call by its frame. */
+static __attribute__((noinline, unused)) int hand_close(int fd)
+{
+	return close(fd);
+}
+
+static __attribute__((noinline, unused)) int
+hand_close_range(unsigned int first, unsigned int last, int flags)
+{
+	return close_range(first, last, flags);
+}
+
+#endif
