@@ -126,11 +126,12 @@ typedef void (*irq_unmask_t)(void *ctx);
  * interrupt has been handled (and the line is neither disabled nor masked
  * by a oneshot thread), and when the first handler is requested, the line
  * calls @unmask, as the kernel's level-triggered flow unmasks after the
- * handlers. @unmask runs on the dispatcher's thread, or on the thread that
- * requests the first handler, without the line's lock: it may call the
- * interrupt calls, also on its own line, except irq_line_raise_wait()
- * (refused with a WARN, -EDEADLK: it may be on the thread that call would
- * wait for). Waiting for the line (synchronize_irq(), disable_irq(),
+ * handlers. @unmask runs on the dispatcher's thread, on the thread that
+ * requests the first handler, or on a oneshot handler's thread after its
+ * thread function (its calls are then that function's), without the
+ * line's lock: it may call the interrupt calls, also on its own line,
+ * except irq_line_raise_wait() (refused with a WARN, -EDEADLK: it may be
+ * on the thread that call would wait for). Waiting for the line (synchronize_irq(), disable_irq(),
  * free_irq(), irq_line_raise_wait()) waits for a running @unmask too. An
  * @unmask that ends its thread gets one WARN; the line goes on (the
  * dispatcher in a new thread).

@@ -170,31 +170,71 @@ bool devres__dma_from_ops(struct device *dev, const char *func)
 }
 
 /*
+ * One call of the program's ops, run with the device's DMA lock and the
+ * states' read lock held; @m is the mapping being made or unmade, which
+ * the caller frees after.
+ */
+struct ops_call {
+	const struct devres_dma_ops *ops;
+	struct device *dev, *outer;
+	struct dma_dev *s;
+	struct dma_map *m;
+	bool pinned;  /* the caller pinned @s for @m (a map) */
+	bool counted; /* @m is counted in s->nmaps (an unmap of a live one) */
+};
+
+/*
+ * The ops ended the thread (pthread_exit(), a cancellation point): left
+ * held, the two locks hung every later DMA call on the device, and every
+ * set_dma_ops() and device release in the process. They are released
+ * here, and the mapping in hand is freed, as the caller would have.
+ */
+static void ops_ended(void *arg)
+{
+	struct ops_call *c = arg;
+
+	in_ops = c->outer;
+	devres__warn(c->dev, "dma_ops",
+		     "the DMA ops '%s' ended the thread: the device's DMA "
+		     "lock is released",
+		     c->ops->name ? c->ops->name : "");
+	if (c->pinned)
+		c->s->pins--;
+	if (c->counted)
+		c->s->nmaps--;
+	free(c->m);
+	pthread_mutex_unlock(&c->s->lock);
+	devres__dma_read_unlock();
+}
+
+/*
  * The program's ops, run with the device's DMA lock held: a DMA call they
  * made waited for that lock (or for the states' write lock) for ever. The
  * calls refuse instead (devres__dma_from_ops()).
  */
-static int ops_map(const struct devres_dma_ops *ops, struct device *dev,
-		   void *cpu, size_t size, size_t align, uint64_t mask,
-		   dma_addr_t *ret_handle)
+static int ops_map(struct ops_call *c, void *cpu, size_t size, size_t align,
+		   uint64_t mask, dma_addr_t *ret_handle)
 {
-	struct device *outer = in_ops;
 	int ret;
 
-	in_ops = dev;
-	ret = ops->map(dev, cpu, size, align, mask, ret_handle);
-	in_ops = outer;
+	c->outer = in_ops;
+	in_ops = c->dev;
+	pthread_cleanup_push(ops_ended, c);
+	ret = c->ops->map(c->dev, cpu, size, align, mask, ret_handle);
+	pthread_cleanup_pop(0);
+	in_ops = c->outer;
 	return ret;
 }
 
-static void ops_unmap(const struct devres_dma_ops *ops, struct device *dev,
-		      dma_addr_t handle, void *cpu, size_t size)
+static void ops_unmap(struct ops_call *c, dma_addr_t handle, void *cpu,
+		      size_t size)
 {
-	struct device *outer = in_ops;
-
-	in_ops = dev;
-	ops->unmap(dev, handle, cpu, size);
-	in_ops = outer;
+	c->outer = in_ops;
+	in_ops = c->dev;
+	pthread_cleanup_push(ops_ended, c);
+	c->ops->unmap(c->dev, handle, cpu, size);
+	pthread_cleanup_pop(0);
+	in_ops = c->outer;
 }
 
 static const struct devres_dma_ops *ops_of(struct device *dev)
@@ -232,7 +272,11 @@ void devres__dma_keep(struct dma_dev *s, struct dma_map *m)
 
 void devres__dma_forget(struct dma_dev *s, struct dma_map *m)
 {
-	ops_unmap(m->ops, s->dev, m->base, span_start(m), m->span);
+	struct ops_call c = {
+		.ops = m->ops, .dev = s->dev, .s = s, .m = m, .counted = true
+	};
+
+	ops_unmap(&c, m->base, span_start(m), m->span);
 	s->nmaps--;
 	free(m);
 }
@@ -250,6 +294,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	struct dma_map *m;
 	struct rnode *hit;
 	bool pinned = false, orphan = false;
+	struct ops_call c;
 	struct dma_dev *s;
 	dma_addr_t base, h;
 	int ret = 0;
@@ -280,7 +325,10 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	}
 	ops = ops_of(dev);
 	pthread_mutex_lock(&s->lock);
-	ret = ops_map(ops, dev, (void *)first, m->span, align, mask, &base);
+	c = (struct ops_call){
+		.ops = ops, .dev = dev, .s = s, .m = m, .pinned = pinned
+	};
+	ret = ops_map(&c, (void *)first, m->span, align, mask, &base);
 	if (ret)
 		goto fail_locked;
 	h = base + ((uintptr_t)cpu - first);
@@ -315,7 +363,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	return h;
 
 fail_unmap:
-	ops_unmap(ops, dev, base, (void *)first, m->span);
+	ops_unmap(&c, base, (void *)first, m->span);
 fail_locked:
 	pthread_mutex_unlock(&s->lock);
 fail:

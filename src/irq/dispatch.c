@@ -508,6 +508,23 @@ static void thread_fn_ended(void *p)
 	thread_exit_locked(a);
 }
 
+/*
+ * A masked line's unmask callback, run after the thread function
+ * (thread_done()), ended the thread: it WARNed and left the line unlocked.
+ * The thread is gone as after a thread function that ends it: later wakes
+ * are not handed to it, or each would leave the line masked for good.
+ */
+static void unmask_ended_thread(void *p)
+{
+	struct irq_action *a = p;
+
+	irq__cur_line = NULL;
+	irq__cur_action = NULL;
+	pthread_mutex_lock(&a->line->lock);
+	a->thread_gone = true;
+	thread_exit_locked(a);
+}
+
 static void fn_key_init(void)
 {
 	fn_key_err = pthread_key_create(&fn_key, thread_fn_ended);
@@ -547,10 +564,18 @@ static void *thread_loop(void *arg)
 		a->thread_fn(line->irq, a->dev_id);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		pthread_setspecific(fn_key, NULL);
+		pthread_mutex_lock(&line->lock);
+		/*
+		 * A masked line's unmask callback may run in thread_done(),
+		 * on this thread: a call it makes on the line is one from
+		 * this thread function, which a free of this handler reaps
+		 * after (not a join of this thread by itself).
+		 */
+		pthread_cleanup_push(unmask_ended_thread, a);
+		thread_done(line, a);
+		pthread_cleanup_pop(0);
 		irq__cur_line = NULL;
 		irq__cur_action = NULL;
-		pthread_mutex_lock(&line->lock);
-		thread_done(line, a);
 		if (a->self_reap)
 			break;
 	}

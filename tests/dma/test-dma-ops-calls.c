@@ -10,13 +10,16 @@
  * refused with exactly one WARN naming the call and the device whose ops
  * run, returns its error, and changes nothing; the mapping that ran the
  * ops is made (or given back) as usual, and the same call made outside
- * the ops then works. An alarm fails a row that hangs; the fixture's
+ * the ops then works. And ops that end their thread inside a map
+ * (pthread_exit(), a cancellation) leave the locks released and the
+ * device's DMA working. An alarm fails a row that hangs; the fixture's
  * teardown checks the ledger.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -154,11 +157,21 @@ static void do_call(void)
 	}
 }
 
+/* The ops end their thread at the next map: 1 pthread_exit(), 2 cancel. */
+static int ending;
+
 static int my_map(struct device *dev, void *cpu, size_t size, size_t align,
 		  uint64_t mask, dma_addr_t *ret_handle)
 {
 	int ret = devres_dma_iova_ops()->map(dev, cpu, size, align, mask,
 					     ret_handle);
+
+	if (ending == 1)
+		pthread_exit(NULL);
+	if (ending == 2) {
+		pthread_cancel(pthread_self());
+		pthread_testcancel();
+	}
 
 	if (armed && in_map) {
 		armed = 0;
@@ -261,12 +274,53 @@ static void from_unmap(void **state)
 	devres_set_dma_debug(false);
 }
 
+static void *mapper(void *arg)
+{
+	(void)arg;
+	(void)dma_map_single(&tdev, buf, 64, DMA_TO_DEVICE);
+	return NULL;
+}
+
+/*
+ * The ops end the thread inside a map: the locks they ran under are
+ * released (they were left held: every later DMA call on the device, and
+ * the device's release, waited for ever), the mapping in hand freed.
+ */
+static void ops_end_thread(void **state)
+{
+	dma_addr_t h;
+	pthread_t t;
+
+	(void)state;
+	for (ending = 1; ending <= 2; ending++) {
+		print_message("%s\n", ending == 1 ? "pthread_exit" : "cancel");
+		alarm(20);
+		set_dma_ops(&tdev, &my_ops);
+		start_capture();
+		assert_int_equal(pthread_create(&t, NULL, mapper, NULL), 0);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		expect_warn_on("test-dev", "dma_ops",
+			       "the DMA ops 'test-ops' ended the thread");
+		ending += 10; /* the ops no longer end the thread */
+		h = dma_map_single(&tdev, buf, 64, DMA_TO_DEVICE);
+		ending -= 10;
+		assert_int_not_equal(h, DMA_MAPPING_ERROR);
+		dma_unmap_single(&tdev, h, 64, DMA_TO_DEVICE);
+		set_dma_ops(&tdev, NULL);
+		assert_null(tdev.dma_ops);
+		alarm(0);
+	}
+	ending = 0;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(from_map, two_dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(from_unmap, two_dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(ops_end_thread, dev_setup,
 						dev_teardown),
 	};
 

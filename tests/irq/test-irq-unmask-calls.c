@@ -47,8 +47,11 @@ enum call {
 
 enum place {
 	DISPATCHER,
-	REQUEST
+	REQUEST,
+	THREAD
 };
+
+static enum place where;
 
 struct row {
 	const char *name;
@@ -63,11 +66,11 @@ static const struct row rows[] = {
 	{ "synchronize_irq", SYNCHRONIZE, NULL, NULL },
 	{ "enable_irq unbalanced", ENABLE_UNBALANCED, "enable_irq",
 	  "unbalanced enable" },
-	{ "free_irq of the line's handler", FREE_OWN, NULL, NULL },
+	{ "free_irq", FREE_OWN, NULL, NULL },
 	{ "request_irq of another", REQUEST_ANOTHER, NULL, NULL },
 	{ "irq_line_raise", RAISE, NULL, NULL },
 	{ "irq_line_raise_wait", RAISE_WAIT, "irq_line_raise_wait",
-	  "from the unmask callback of irq" },
+	  "it would wait for" },
 	{ "irq_line_destroy", DESTROY, "irq_line_destroy",
 	  "handlers attached" },
 	{ "pthread_exit", EXIT, "irq_line_attach_masked",
@@ -87,6 +90,19 @@ static irqreturn_t handler(int irq, void *dev_id)
 	(void)irq;
 	add_int(dev_id == &dev_a ? &calls : &others, 1);
 	return IRQ_HANDLED;
+}
+
+/*
+ * A handler: in THREAD, a oneshot thread function alone, whose end
+ * unmasks the line on its thread.
+ */
+static int req(const char *name, void *dev_id)
+{
+	if (where == THREAD)
+		return request_threaded_irq(line, NULL, handler,
+					    IRQF_SHARED | IRQF_ONESHOT, name,
+					    dev_id);
+	return request_irq(line, handler, IRQF_SHARED, name, dev_id);
 }
 
 static void do_call(void)
@@ -110,7 +126,7 @@ static void do_call(void)
 		ret = free_irq(line, &dev_a) != NULL;
 		break;
 	case REQUEST_ANOTHER:
-		ret = request_irq(line, handler, IRQF_SHARED, "b", &dev_b);
+		ret = req("b", &dev_b);
 		break;
 	case RAISE:
 		ret = irq_line_raise(line);
@@ -138,16 +154,30 @@ static void unmask(void *ctx)
 static void *requester(void *arg)
 {
 	(void)arg;
-	req_ret = request_irq(line, handler, IRQF_SHARED, "a", &dev_a);
+	req_ret = req("a", &dev_a);
 	return NULL;
+}
+
+/*
+ * On the handler's own thread (THREAD) the callback's calls are ones from
+ * its thread function: those that would wait for that thread are refused,
+ * as there (docs/misuse.md).
+ */
+static bool own_thread_refuses(const struct row *r, enum place place)
+{
+	return place == THREAD &&
+	       (r->call == DISABLE || r->call == SYNCHRONIZE ||
+		r->call == FREE_OWN);
 }
 
 static void run_row(const struct row *r, enum place place)
 {
+	bool refused = own_thread_refuses(r, place);
 	pthread_t t;
 	int before;
 
 	cur = r;
+	where = place;
 	ucalls = done = calls = others = 0;
 	ret = req_ret = -1;
 	/* The first unmask comes with the first handler, the next after an
@@ -162,48 +192,61 @@ static void run_row(const struct row *r, enum place place)
 	assert_int_equal(pthread_create(&t, NULL, requester, NULL), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	/* Ended inside the unmask it runs, it returned nothing. */
-	if (place == DISPATCHER || r->call != EXIT)
+	if (place != REQUEST || r->call != EXIT)
 		assert_int_equal(req_ret, 0);
-	if (place == DISPATCHER)
+	if (place != REQUEST)
 		assert_int_equal(irq_line_raise(line), 0);
 	/* The row's call done (or its thread ended inside it). */
 	assert_true(wait_at_least(&done, 1));
 	/* A thread that ends WARNs as it unwinds, after done. */
 	if (r->reason)
 		assert_true(wait_at_least(&cap.n, 1));
-	if (r->reason)
+	if (refused)
+		expect_warn_on("(no device)", r->name,
+			       "called from its own handler, would wait for "
+			       "itself");
+	else if (r->reason)
 		expect_warn_on("(no device)", r->func, r->reason);
 	else
 		expect_no_warn();
-	switch (r->call) {
-	case FREE_OWN:
-		assert_int_equal(ret, 1);
-		assert_int_equal(request_irq(line, handler, IRQF_SHARED, "a",
-					     &dev_a),
-				 0);
-		break;
-	case REQUEST_ANOTHER:
-	case RAISE:
-		assert_int_equal(ret, 0);
-		break;
-	case RAISE_WAIT:
-		assert_int_equal(ret, -EDEADLK);
-		break;
-	case DESTROY:
-		assert_int_equal(ret, -EBUSY);
-		break;
-	case DISABLE:
-	case DISABLE_NOSYNC:
-		enable_irq(line);
-		break;
-	default:
-		break;
-	}
+	if (refused) {
+		/* Nothing done: the handler stays, the line enabled. */
+		assert_true(r->call != FREE_OWN || ret == 0);
+	} else
+		switch (r->call) {
+		case FREE_OWN:
+			assert_int_equal(ret, 1);
+			assert_int_equal(req("a", &dev_a), 0);
+			break;
+		case REQUEST_ANOTHER:
+		case RAISE:
+			assert_int_equal(ret, 0);
+			break;
+		case RAISE_WAIT:
+			assert_int_equal(ret, -EDEADLK);
+			break;
+		case DESTROY:
+			assert_int_equal(ret, -EBUSY);
+			break;
+		case DISABLE:
+		case DISABLE_NOSYNC:
+			enable_irq(line);
+			break;
+		default:
+			break;
+		}
 	/* The line still delivers, to each handler it has. */
 	assert_true(wait_at_least(&ucalls, target));
 	before = load_int(&calls);
 	assert_int_equal(irq_line_raise_wait(line), 0);
-	assert_true(load_int(&calls) > before);
+	/*
+	 * Not to a thread function whose thread ended (as after one that
+	 * ends it itself), but the wait above did not wait for it.
+	 */
+	if (place == THREAD && r->call == EXIT)
+		assert_int_equal(load_int(&calls), before);
+	else
+		assert_true(load_int(&calls) > before);
 	if (r->call == REQUEST_ANOTHER)
 		assert_true(load_int(&others) > 0);
 	/* And is freed and destroyed, nothing of it kept. */
@@ -224,6 +267,15 @@ static void from_dispatcher(void **state)
 	}
 }
 
+static void from_thread(void **state)
+{
+	(void)state;
+	for (size_t i = 0; i < sizeof(rows) / sizeof(rows[0]); i++) {
+		print_message("%s\n", rows[i].name);
+		run_row(&rows[i], THREAD);
+	}
+}
+
 static void from_request(void **state)
 {
 	(void)state;
@@ -239,6 +291,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(from_dispatcher, dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(from_request, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(from_thread, dev_setup,
 						dev_teardown),
 	};
 
