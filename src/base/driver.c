@@ -166,13 +166,18 @@ static void unregister_finish(struct unregistering *u)
  * A remove ended the thread: its unbind was completed on the way out, and
  * the unregister completes as if it had returned, unbinding the devices
  * left (their removes run here, as the thread unwinds). Left half done,
- * the driver could never be registered again.
+ * the driver could never be registered again. One of those removes may
+ * end the thread again: that unwind starts here and skips the rest of
+ * this handler, so the handler is registered again for it, and each end
+ * unbinds one more device until none is left.
  */
 static void unregister_ended(void *arg)
 {
 	struct unregistering *u = arg;
 
+	pthread_cleanup_push(unregister_ended, u);
 	devres__driver_detach(u->drv, u->drvp->bus);
+	pthread_cleanup_pop(0);
 	unregister_finish(u);
 }
 

@@ -71,11 +71,24 @@ static int probes, removes, actions_added, actions_run, released;
 static struct device *ended_dev;
 static char ended_name[32];
 
+/*
+ * Ends after the first, each by pthread_exit() from a callback the library
+ * runs while the thread unwinds from the one before.
+ */
+static int ends_left;
+static __thread bool unwinding;
+
 static void maybe_end(enum cb cb, struct device *dev)
 {
 	if (__atomic_load_n(&end_in, __ATOMIC_ACQUIRE) != cb)
 		return;
-	__atomic_store_n(&end_in, CB_NONE, __ATOMIC_RELEASE);
+	if (ends_left > 0)
+		ends_left--;
+	else
+		__atomic_store_n(&end_in, CB_NONE, __ATOMIC_RELEASE);
+	if (unwinding)
+		pthread_exit((void *)8);
+	unwinding = true;
 	ended_dev = dev;
 	/* A released device has no name to ask for: its release named it. */
 	if (cb != CB_RELEASE)
@@ -845,6 +858,74 @@ static void cancellation_not_enabled_acts_after_the_call(void **state)
 }
 
 /*
+ * driver_unregister() of a driver bound to three devices whose removes all
+ * end the thread: the first by either end, the next two by pthread_exit()
+ * from inside the unwinding of the one before (the handler that finishes
+ * the unregister runs them). Each unbind completes with its WARN, and the
+ * unregister with the last: the driver registers again and binds all three.
+ */
+static void *unregister_drv(void *arg)
+{
+	driver_unregister(arg);
+	return (void *)1;
+}
+
+static void removes_that_end_again_and_again(void **state)
+{
+	struct devres_ledger before, after;
+	struct device *d[3];
+
+	(void)state;
+	devres_ledger_snapshot(&before);
+	drv.bus = &plain_bus;
+	for (int e = 0; e < NR_ENDING; e++) {
+		pthread_t t;
+
+		print_message("%s, then pthread_exit twice\n", ending_name[e]);
+		ending = (enum ending)e;
+		released = 0;
+		assert_int_equal(bus_register(&plain_bus), 0);
+		assert_int_equal(driver_register(&drv), 0);
+		for (int i = 0; i < 3; i++) {
+			d[i] = new_dev(&plain_bus, i);
+			assert_int_equal(device_add(d[i]), 0);
+			assert_true(device_is_bound(d[i]));
+		}
+		removes = actions_run = 0;
+		ends_left = 2;
+		start_capture();
+		__atomic_store_n(&end_in, CB_REMOVE, __ATOMIC_RELEASE);
+		assert_int_equal(pthread_create(&t, NULL, unregister_drv, &drv),
+				 0);
+		assert_ptr_equal(join_within(t), (void *)8);
+		devres_set_log_sink(NULL, NULL);
+		assert_int_equal(end_in, CB_NONE);
+		assert_int_equal(cap.n, 3);
+		for (int i = 0; i < 3; i++) {
+			assert_non_null(strstr(cap.line[i], "remove: the "
+							    "unbind "
+							    "completes"));
+			assert_false(device_is_bound(d[i]));
+		}
+		assert_int_equal(removes, 3);
+		assert_int_equal(actions_run, 3);
+
+		start_capture();
+		assert_int_equal(driver_register(&drv), 0);
+		for (int i = 0; i < 3; i++) {
+			assert_true(device_is_bound(d[i]));
+			device_unregister(d[i]);
+		}
+		driver_unregister(&drv);
+		bus_unregister(&plain_bus);
+		assert_int_equal(released, 3);
+		expect_no_warn();
+	}
+	devres_ledger_snapshot(&after);
+	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
+}
+
+/*
  * A match of devres_release() that puts the last reference of its device
  * then ends the thread: the put waited in devres_release()'s frame, which
  * must be left as the thread unwinds, or the device is never released.
@@ -915,6 +996,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_callback_every_end),
 		cmocka_unit_test(probe_inside_a_probe),
+		cmocka_unit_test(removes_that_end_again_and_again),
 		cmocka_unit_test(probe_sweep_whose_probe_ends),
 		cmocka_unit_test(device_resources_whose_release_ends),
 		cmocka_unit_test(cancellation_not_enabled_acts_after_the_call),
