@@ -29,6 +29,12 @@
  * held about then (within LINES_WINDOW operations of the same point of
  * progress), and the share that another thread had held just before:
  * false sharing and slot migration between the threads.
+ * BENCH_SUBLISTS=1 measures what per-thread sub-lists of one device
+ * would cost and give: the libdevres side gives each thread a device of
+ * its own (its list, its biased lock: a sub-list nobody else takes) and
+ * takes a number from one counter that every thread shares at each
+ * allocation (the sequence that would keep release order across the
+ * sub-lists), against the hand-written side on one shared list as usual.
  * BENCH_TRACE=1 prints, per thread and case, when it saw the start and
  * when its first operation ended, its operations in each tenth of the
  * case, its CPU time and context switches (getrusage(RUSAGE_THREAD)):
@@ -88,6 +94,7 @@ struct worker {
 	int id;
 	int pinned;
 	int by_hand;
+	int seq; /* BENCH_SUBLISTS: a number from seqno per allocation */
 	struct device *dev;
 	struct hlist *list;
 	unsigned long ops;
@@ -110,7 +117,7 @@ struct worker {
 		unsigned long spin_same, woken_fail, woken_same, starve_fail,
 			starve_same, woken_quick, quick_same;
 		bool quick;
-		unsigned long revoke_ns;
+		unsigned long revoke_ns, barrier_ns, owner_ns;
 	} lt;
 #endif
 } __attribute__((aligned(64)));
@@ -123,6 +130,7 @@ static double t_go0;
 #define LINES_MAX (1ul << 20)
 #define LINES_WINDOW 8
 
+static unsigned long seqno;
 static int stop;
 static int go;
 static int ready;
@@ -245,6 +253,9 @@ static void *run(void *arg)
 
 			if (!p)
 				abort();
+			if (w->seq)
+				*(unsigned long *)p = __atomic_fetch_add(
+					&seqno, 1, __ATOMIC_RELAXED);
 			if (w->addr && ops < LINES_MAX)
 				w->addr[ops] = (uintptr_t)p;
 			sum += work(p, ops);
@@ -388,10 +399,11 @@ static void trace_report(struct worker *w, int n,
 			       t->spin_same, t->spin_fail, t->woken_same,
 			       t->woken_fail, t->starve_same, t->starve_fail,
 			       t->woken_quick, t->quick_same);
-			printf("      revoking the bias, or waiting for it to "
-			       "be "
-			       "revoked: %.2f ms\n",
-			       (double)t->revoke_ns / 1e6);
+			printf("      revoking the bias: %.2f ms (membarrier "
+			       "%.2f, waiting for its owner %.2f)\n",
+			       (double)t->revoke_ns / 1e6,
+			       (double)t->barrier_ns / 1e6,
+			       (double)t->owner_ns / 1e6);
 		}
 #endif
 	}
@@ -418,6 +430,8 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	int lines = !by_hand && le && atoi(le);
 	const char *te = getenv("BENCH_TRACE");
 	int trace = te && atoi(te);
+	const char *se = getenv("BENCH_SUBLISTS");
+	int sub = !by_hand && se && atoi(se);
 	unsigned long slice[SLICES][MAX_THREADS], base[MAX_THREADS];
 	struct timespec poll = { 0, 50000 };
 	double t0, t1, tstop, cpu_total = 0;
@@ -427,15 +441,16 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	for (int i = 0; i < n; i++) {
 		pthread_mutex_init(&lists[i].mutex, NULL);
 		lists[i].head.next = lists[i].head.prev = &lists[i].head;
-		devs[i] = (i == 0 || per_thread) ? new_dev() : NULL;
+		devs[i] = (i == 0 || per_thread || sub) ? new_dev() : NULL;
 	}
 	stop = go = ready = running = 0;
 	for (int i = 0; i < n; i++) {
 		w[i] = (struct worker){ .id = i,
 					.pinned = pinned,
 					.by_hand = by_hand,
+					.seq = sub,
 					.trace = trace };
-		w[i].dev = devs[per_thread ? i : 0];
+		w[i].dev = devs[per_thread || sub ? i : 0];
 		w[i].list = &lists[per_thread ? i : 0];
 		if (lines &&
 		    !(w[i].addr = malloc(LINES_MAX * sizeof(uintptr_t)))) {

@@ -71,6 +71,8 @@ static inline void *devres__me(void)
 }
 
 HIDDEN bool devres__lock_slow(struct device *dev, const char *func);
+/* The owner of the bias left its critical section during a revocation. */
+HIDDEN void devres__bias_left(struct device *dev);
 
 /*
  * Built with -DDR_HOLD_TRACE (hold.c), how long each thread held the lock
@@ -168,7 +170,9 @@ static inline bool lock_dev(struct device *dev, const char *func)
 			devres__hold_begin(func);
 			return true;
 		}
+		/* The revoker may sleep until held is 0 (lock.c). */
 		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
+		devres__bias_left(dev);
 	}
 #endif
 	if (!devres__lock_slow(dev, func))
@@ -222,6 +226,14 @@ static inline void unlock_dev(struct device *dev)
 		    devres__me() &&
 	    dev->devres_bias_held) {
 		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
+		/*
+		 * A revoker that saw held = 1 after its barrier sleeps until
+		 * it is 0: this load, after the barrier, sees its revoking.
+		 */
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (unlikely(__atomic_load_n(&dev->devres_bias_revoking,
+					     __ATOMIC_RELAXED)))
+			devres__bias_left(dev);
 		return;
 	}
 #endif
