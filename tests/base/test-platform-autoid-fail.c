@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit fault */
+/* ctest-labels: unit fault tsan */
 /*
  * The growth of the table of automatic platform ids is a fault point:
  * platform_device_add() of the process's first PLATFORM_DEVID_AUTO
