@@ -222,24 +222,35 @@ static inline bool kcompat_hwrng_in_read(const struct kcompat_hwrng_reg *r)
  * cleanup(). Called from @rng's own read, which it would wait for (the
  * kernel deadlocks): one WARN, and the read's end finishes it.
  */
-static inline void hwrng_unregister(struct hwrng *rng)
+static inline void kcompat_hwrng_release(struct device *dev, void *res);
+static inline int kcompat_hwrng_match(struct device *dev, void *res,
+				      void *data);
+
+/*
+ * hwrng_unregister(), and (@by_hand false) the release of a registration
+ * devm_hwrng_register() made; @func names the call in a WARN. By hand,
+ * such a registration WARNs and its node goes (kcompat_reg_by_hand()).
+ */
+static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
+					    const char *func)
 {
 	struct kcompat_hwrng_reg *r;
+	struct device *dev;
 	int old;
 
-	if (kcompat_bad(rng, "hwrng_unregister", "hwrng"))
+	if (kcompat_bad(rng, func, "hwrng"))
 		return;
 	pthread_mutex_lock(&kcompat_hwrng_lock);
 	r = rng->reg;
 	if (r && r->owner.pid != getpid()) {
 		pthread_mutex_unlock(&kcompat_hwrng_lock);
-		(void)kcompat_reg_foreign(r, "hwrng_unregister", "hwrng");
+		(void)kcompat_reg_foreign(r, func, "hwrng");
 		return;
 	}
 	if (r && !r->ready) {
 		/* Its init() calls: the registration decides. */
 		pthread_mutex_unlock(&kcompat_hwrng_lock);
-		devres_warn(NULL, "hwrng_unregister",
+		devres_warn(NULL, func,
 			    "hwrng '%s' is being registered (a call of its "
 			    "init()): not unregistered",
 			    rng->name);
@@ -252,10 +263,17 @@ static inline void hwrng_unregister(struct hwrng *rng)
 	list_del(&r->node);
 	rng->reg = NULL;
 	r->refs--;
+	dev = by_hand ? r->owner.managed : NULL;
+	r->owner.managed = NULL;
 	if (kcompat_hwrng_in_read(r)) {
 		r->orphan = true;
 		pthread_mutex_unlock(&kcompat_hwrng_lock);
-		devres_warn(NULL, "hwrng_unregister",
+		if (dev)
+			kcompat_reg_by_hand(dev, func, "hwrng",
+					    "devm_hwrng_register",
+					    kcompat_hwrng_release,
+					    kcompat_hwrng_match, rng);
+		devres_warn(NULL, func,
 			    "hwrng '%s' unregistered from its own read: its "
 			    "cleanup runs when the read returns",
 			    rng->name);
@@ -266,14 +284,24 @@ static inline void hwrng_unregister(struct hwrng *rng)
 		pthread_cond_wait(&kcompat_hwrng_cond, &kcompat_hwrng_lock);
 	pthread_mutex_unlock(&kcompat_hwrng_lock);
 	kcompat_cancel_restore(old);
+	if (dev)
+		kcompat_reg_by_hand(dev, func, "hwrng", "devm_hwrng_register",
+				    kcompat_hwrng_release, kcompat_hwrng_match,
+				    rng);
 	kcompat_hwrng_cleanup(rng);
 	kfree(r);
+}
+
+static inline void hwrng_unregister(struct hwrng *rng)
+{
+	kcompat_hwrng_unregister(rng, true, "hwrng_unregister");
 }
 
 static inline void kcompat_hwrng_release(struct device *dev, void *res)
 {
 	(void)dev;
-	hwrng_unregister(*(struct hwrng **)res);
+	kcompat_hwrng_unregister(*(struct hwrng **)res, false,
+				 "hwrng_unregister");
 }
 
 static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
@@ -294,6 +322,11 @@ static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 		return ret;
 	}
 	*p = rng;
+	/* Read by an unregister under the lock, before the node is there. */
+	pthread_mutex_lock(&kcompat_hwrng_lock);
+	if (rng->reg)
+		rng->reg->owner.managed = dev;
+	pthread_mutex_unlock(&kcompat_hwrng_lock);
 	devres_add(dev, p);
 	return 0;
 }

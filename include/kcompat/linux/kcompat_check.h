@@ -33,6 +33,11 @@ static inline bool kcompat_bad(const void *p, const char *func,
  */
 struct kcompat_reg {
 	pid_t pid;
+	/*
+	 * The device whose devres node takes the registration back, when a
+	 * devm_ call made it; NULL once taken back, or when made by hand.
+	 */
+	struct device *managed;
 };
 
 /* Whether @reg is another process's: one WARN naming @what and @func. */
@@ -46,6 +51,25 @@ static inline bool kcompat_reg_foreign(const void *reg, const char *func,
 	devres_warn(NULL, func, "%s belongs to process %d: nothing done", what,
 		    (int)pid);
 	return true;
+}
+
+/*
+ * A registration a devm_ call (@managed) made for @dev, taken back by
+ * hand with @func: the device's node would take it back a second time at
+ * unbind. One WARN naming the device and the managed call, and the node
+ * (@release, @match, @data) dropped here, unreleased; the caller takes
+ * the registration back as asked. Called without the framework's lock.
+ */
+static inline void kcompat_reg_by_hand(struct device *dev, const char *func,
+				       const char *what, const char *managed,
+				       dr_release_t release, dr_match_t match,
+				       void *data)
+{
+	devres_warn(dev, func,
+		    "%s registered by %s(): taken back here, its release at "
+		    "unbind dropped",
+		    what, managed);
+	(void)devres_destroy(dev, release, match, data);
 }
 
 #endif /* KCOMPAT_LINUX_KCOMPAT_CHECK_H */

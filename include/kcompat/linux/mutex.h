@@ -1,8 +1,23 @@
 /* SPDX-License-Identifier: MIT */
-/* Mutexes, with devm_mutex_init() managed. */
+/*
+ * Mutexes, with devm_mutex_init() managed. In a child of fork(), a mutex
+ * of the parent is refused (<linux/kcompat_lock.h>): mutex_lock() and
+ * mutex_lock_nested() take nothing, mutex_trylock() returns 0,
+ * mutex_lock_interruptible() and mutex_lock_killable() return -EINTR, as
+ * for a signal, which their callers already handle; each with one WARN.
+ * mutex_unlock() of it does nothing, silently; mutex_destroy() WARNs and
+ * does nothing; mutex_init() makes it the child's.
+ *
+ * A mutex devm_mutex_init() made is destroyed when its device unbinds:
+ * a mutex_destroy() of it by hand before that WARNs, naming the device,
+ * destroys it, and drops the managed destroy, which would destroy it a
+ * second time.
+ */
 #ifndef KCOMPAT_LINUX_MUTEX_H
 #define KCOMPAT_LINUX_MUTEX_H
 
+#include <linux/kcompat_check.h>
+#include <linux/kcompat_lock.h>
 #include <linux/kcompat_site.h>
 #include <errno.h>
 #include <pthread.h>
@@ -10,25 +25,108 @@
 
 struct mutex {
 	pthread_mutex_t m;
+
+	/* private: */
+	pid_t pid;	    /* whose: mutex_init()'s, or the first user's */
+	struct device *dev; /* devm_mutex_init()'s, until it is destroyed */
 };
 
-#define __MUTEX_INITIALIZER(x)                                                 \
-	{                                                                      \
-		PTHREAD_MUTEX_INITIALIZER                                      \
-	}
+/* clang-format off */
+#define __MUTEX_INITIALIZER(x) { .m = PTHREAD_MUTEX_INITIALIZER }
+/* clang-format on */
 #define DEFINE_MUTEX(x) struct mutex x = __MUTEX_INITIALIZER(x)
-#define mutex_init(l) pthread_mutex_init(&(l)->m, NULL)
-#define mutex_destroy(l) pthread_mutex_destroy(&(l)->m)
-#define mutex_lock(l) pthread_mutex_lock(&(l)->m)
-#define mutex_unlock(l) pthread_mutex_unlock(&(l)->m)
-#define mutex_trylock(l) (pthread_mutex_trylock(&(l)->m) == 0)
-#define mutex_lock_interruptible(l) (mutex_lock(l), 0)
-#define mutex_lock_killable mutex_lock_interruptible
-#define mutex_lock_nested(l, c) ((void)(c), mutex_lock(l))
 
+/* A bad pointer, or (the WARN saying @refused) another process's mutex. */
+static inline bool kcompat_mutex_bad(struct mutex *l, const char *func,
+				     const char *refused)
+{
+	return kcompat_bad(l, func, "mutex") ||
+	       kcompat_lock_foreign(&l->pid, l, func, "mutex", refused);
+}
+
+static inline void mutex_init(struct mutex *l)
+{
+	if (kcompat_bad(l, "mutex_init", "mutex"))
+		return;
+	pthread_mutex_init(&l->m, NULL);
+	l->dev = NULL;
+	__atomic_store_n(&l->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
+}
+
+static inline void kcompat_mutex_lock(struct mutex *l, const char *func)
+{
+	if (kcompat_mutex_bad(l, func, "not taken"))
+		return;
+	pthread_mutex_lock(&l->m);
+}
+
+static inline void mutex_lock(struct mutex *l)
+{
+	kcompat_mutex_lock(l, "mutex_lock");
+}
+
+static inline void mutex_lock_nested(struct mutex *l, unsigned int subclass)
+{
+	(void)subclass;
+	kcompat_mutex_lock(l, "mutex_lock_nested");
+}
+
+static inline int mutex_lock_interruptible(struct mutex *l)
+{
+	if (kcompat_mutex_bad(l, "mutex_lock_interruptible", "not taken"))
+		return -EINTR;
+	pthread_mutex_lock(&l->m);
+	return 0;
+}
+
+static inline int mutex_lock_killable(struct mutex *l)
+{
+	if (kcompat_mutex_bad(l, "mutex_lock_killable", "not taken"))
+		return -EINTR;
+	pthread_mutex_lock(&l->m);
+	return 0;
+}
+
+static inline int mutex_trylock(struct mutex *l)
+{
+	if (kcompat_mutex_bad(l, "mutex_trylock", "not taken"))
+		return 0;
+	return pthread_mutex_trylock(&l->m) == 0;
+}
+
+static inline void mutex_unlock(struct mutex *l)
+{
+	/* The lock before it was refused, and said so. */
+	if (kcompat_mutex_bad(l, "mutex_unlock", NULL))
+		return;
+	pthread_mutex_unlock(&l->m);
+}
+
+/* The managed destroy: nothing when a destroy by hand came first. */
 static inline void kcompat_mutex_destroy(void *lock)
 {
-	mutex_destroy((struct mutex *)lock);
+	struct mutex *l = (struct mutex *)lock;
+
+	if (__atomic_exchange_n(&l->dev, NULL, __ATOMIC_ACQ_REL))
+		pthread_mutex_destroy(&l->m);
+}
+
+static inline void mutex_destroy(struct mutex *l)
+{
+	struct device *dev;
+
+	if (kcompat_mutex_bad(l, "mutex_destroy", "not destroyed"))
+		return;
+	/* Whichever of this and the managed destroy comes first destroys. */
+	dev = __atomic_exchange_n(&l->dev, NULL, __ATOMIC_ACQ_REL);
+	if (dev) {
+		devres_warn(dev, "mutex_destroy",
+			    "mutex %p was made by devm_mutex_init(): destroyed "
+			    "here, its managed destroy dropped",
+			    (void *)l);
+		devm_remove_action(dev, kcompat_mutex_destroy, l);
+	}
+	pthread_mutex_destroy(&l->m);
 }
 
 static inline int devm_mutex_init(struct device *dev, struct mutex *lock)
@@ -38,6 +136,7 @@ static inline int devm_mutex_init(struct device *dev, struct mutex *lock)
 		return -EINVAL;
 	}
 	mutex_init(lock);
+	lock->dev = dev;
 	return devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
 }
 

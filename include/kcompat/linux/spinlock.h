@@ -1,39 +1,97 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Spinlocks are mutexes: an interrupt handler runs in the dispatcher's
- * thread, so "irqsave" needs no more than mutual exclusion.
+ * thread, so "irqsave" needs no more than mutual exclusion. In a child of
+ * fork(), a spinlock of the parent is refused as its mutexes are
+ * (<linux/kcompat_lock.h>): every lock call takes nothing, with one
+ * WARN, spin_trylock() returns 0, the unlocks do nothing, silently;
+ * spin_lock_init() makes it the child's.
  */
 #ifndef KCOMPAT_LINUX_SPINLOCK_H
 #define KCOMPAT_LINUX_SPINLOCK_H
 
+#include <linux/kcompat_check.h>
+#include <linux/kcompat_lock.h>
 #include <pthread.h>
 
 typedef struct {
 	pthread_mutex_t m;
+
+	/* private: */
+	pid_t pid; /* whose: spin_lock_init()'s, or the first user's */
 } spinlock_t;
 typedef spinlock_t raw_spinlock_t;
 
-#define __SPIN_LOCK_UNLOCKED(x)                                                \
-	{                                                                      \
-		PTHREAD_MUTEX_INITIALIZER                                      \
-	}
+/* clang-format off */
+#define __SPIN_LOCK_UNLOCKED(x) { .m = PTHREAD_MUTEX_INITIALIZER }
+/* clang-format on */
 #define DEFINE_SPINLOCK(x) spinlock_t x = __SPIN_LOCK_UNLOCKED(x)
 #define DEFINE_RAW_SPINLOCK DEFINE_SPINLOCK
-#define spin_lock_init(l) pthread_mutex_init(&(l)->m, NULL)
-#define spin_lock(l) pthread_mutex_lock(&(l)->m)
-#define spin_unlock(l) pthread_mutex_unlock(&(l)->m)
-#define spin_trylock(l) (pthread_mutex_trylock(&(l)->m) == 0)
-#define spin_lock_irq spin_lock
-#define spin_unlock_irq spin_unlock
-#define spin_lock_bh spin_lock
-#define spin_unlock_bh spin_unlock
-#define spin_lock_irqsave(l, flags) ((flags) = 0, spin_lock(l))
-#define spin_unlock_irqrestore(l, flags) ((void)(flags), spin_unlock(l))
+
+static inline bool kcompat_spin_bad(spinlock_t *l, const char *func,
+				    const char *refused)
+{
+	return kcompat_bad(l, func, "spinlock") ||
+	       kcompat_lock_foreign(&l->pid, l, func, "spinlock", refused);
+}
+
+static inline void spin_lock_init(spinlock_t *l)
+{
+	if (kcompat_bad(l, "spin_lock_init", "spinlock"))
+		return;
+	pthread_mutex_init(&l->m, NULL);
+	__atomic_store_n(&l->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
+}
+
+static inline void kcompat_spin_lock(spinlock_t *l, const char *func)
+{
+	if (kcompat_spin_bad(l, func, "not taken"))
+		return;
+	pthread_mutex_lock(&l->m);
+}
+
+static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
+{
+	/* The lock before it was refused, and said so. */
+	if (kcompat_spin_bad(l, func, NULL))
+		return;
+	pthread_mutex_unlock(&l->m);
+}
+
+static inline void spin_lock(spinlock_t *l)
+{
+	kcompat_spin_lock(l, "spin_lock");
+}
+
+static inline void spin_unlock(spinlock_t *l)
+{
+	kcompat_spin_unlock(l, "spin_unlock");
+}
+
+static inline int spin_trylock(spinlock_t *l)
+{
+	if (kcompat_spin_bad(l, "spin_trylock", "not taken"))
+		return 0;
+	return pthread_mutex_trylock(&l->m) == 0;
+}
+
+/* The variants, each named in its WARN. */
+#define spin_lock_irq(l) kcompat_spin_lock((l), "spin_lock_irq")
+#define spin_unlock_irq(l) kcompat_spin_unlock((l), "spin_unlock_irq")
+#define spin_lock_bh(l) kcompat_spin_lock((l), "spin_lock_bh")
+#define spin_unlock_bh(l) kcompat_spin_unlock((l), "spin_unlock_bh")
+#define spin_lock_irqsave(l, flags)                                            \
+	((flags) = 0, kcompat_spin_lock((l), "spin_lock_irqsave"))
+#define spin_unlock_irqrestore(l, flags)                                       \
+	((void)(flags), kcompat_spin_unlock((l), "spin_unlock_irqrestore"))
 #define raw_spin_lock_init spin_lock_init
-#define raw_spin_lock spin_lock
-#define raw_spin_unlock spin_unlock
-#define raw_spin_lock_irqsave spin_lock_irqsave
-#define raw_spin_unlock_irqrestore spin_unlock_irqrestore
+#define raw_spin_lock(l) kcompat_spin_lock((l), "raw_spin_lock")
+#define raw_spin_unlock(l) kcompat_spin_unlock((l), "raw_spin_unlock")
+#define raw_spin_lock_irqsave(l, flags)                                        \
+	((flags) = 0, kcompat_spin_lock((l), "raw_spin_lock_irqsave"))
+#define raw_spin_unlock_irqrestore(l, flags)                                   \
+	((void)(flags), kcompat_spin_unlock((l), "raw_spin_unlock_"            \
+						 "irqrestore"))
 #define local_irq_save(flags) ((flags) = 0)
 #define local_irq_restore(flags) ((void)(flags))
 

@@ -225,14 +225,36 @@ static inline int watchdog_register_device(struct watchdog_device *wdd)
 	return 0;
 }
 
-static inline void watchdog_unregister_device(struct watchdog_device *wdd)
+static inline void kcompat_wdt_release(struct device *dev, void *res);
+
+static inline int kcompat_wdt_match(struct device *dev, void *res, void *data)
 {
+	(void)dev;
+	return *(struct watchdog_device **)res == data;
+}
+
+/*
+ * watchdog_unregister_device(), and (@by_hand false) the release of a
+ * registration devm_watchdog_register_device() made. By hand, such a
+ * registration WARNs and its node goes (kcompat_reg_by_hand()).
+ */
+static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
+					  bool by_hand)
+{
+	struct device *dev;
+
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
 		return;
 	if (!wdd->reg ||
 	    kcompat_reg_foreign(wdd->reg, "watchdog_unregister_device",
 				"watchdog"))
 		return;
+	dev = ((struct kcompat_reg *)wdd->reg)->managed;
+	if (by_hand && dev)
+		kcompat_reg_by_hand(dev, "watchdog_unregister_device",
+				    "watchdog", "devm_watchdog_register_device",
+				    kcompat_wdt_release, kcompat_wdt_match,
+				    wdd);
 	if (watchdog_active(wdd) &&
 	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
 	    wdd->ops->stop(wdd) == 0)
@@ -241,10 +263,15 @@ static inline void watchdog_unregister_device(struct watchdog_device *wdd)
 	wdd->reg = NULL;
 }
 
+static inline void watchdog_unregister_device(struct watchdog_device *wdd)
+{
+	kcompat_wdt_unregister(wdd, true);
+}
+
 static inline void kcompat_wdt_release(struct device *dev, void *res)
 {
 	(void)dev;
-	watchdog_unregister_device(*(struct watchdog_device **)res);
+	kcompat_wdt_unregister(*(struct watchdog_device **)res, false);
 }
 
 static inline int devm_watchdog_register_device(struct device *dev,
@@ -270,6 +297,7 @@ static inline int devm_watchdog_register_device(struct device *dev,
 		return ret;
 	}
 	*p = wdd;
+	((struct kcompat_reg *)wdd->reg)->managed = dev;
 	devres_add(dev, p);
 	return 0;
 }

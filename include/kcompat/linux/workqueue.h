@@ -536,9 +536,11 @@ static inline void kcompat_strand_kick(void)
 	struct work_struct *w;
 
 	while ((w = kcompat_strand_take(NULL, true)) != NULL) {
-		(void)kcompat_work_spawn(w);
+		/* Read under the lock: the item's thread writes it after. */
+		bool started = kcompat_work_spawn(w);
+
 		pthread_mutex_unlock(&w->lock);
-		if (!w->thread)
+		if (!started)
 			break;
 	}
 }
