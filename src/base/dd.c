@@ -680,11 +680,13 @@ static void remove_ended(void *arg)
 static void release_driver_locked(struct device *dev, struct devres__held *h)
 {
 	const struct device_driver *drv = dev->driver;
-	struct device_private *dp = dev->p;
+	struct device_private *dp;
 	bool holders;
 
 	if (!drv)
 		return;
+	/* Bound, so added: device_add() published it before the bind. */
+	dp = dev_private(dev);
 	dm_lock();
 	dm_set_state(dev, DEV_UNBINDING);
 	holders = dp->active != 0;
