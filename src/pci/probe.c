@@ -175,13 +175,6 @@ static int identify(int fd, mode_t type, struct pci_file_id *id)
 	return 0;
 }
 
-static bool same_file(const struct pci_file_id *a, const struct pci_file_id *b)
-{
-	return a->present && b->present && a->dev == b->dev &&
-	       a->ino == b->ino && a->btime_sec == b->btime_sec &&
-	       a->btime_nsec == b->btime_nsec;
-}
-
 /* The fd of the directory of device @name, and which directory it is. */
 static int open_dev_dir(const char *name, struct pci_file_id *id)
 {
@@ -263,22 +256,24 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 	dirfd = open_dev_dir(p->name, &now);
 	if (dirfd < 0) {
 		fd = dirfd == -ENOENT ? -ENODEV : dirfd;
-	} else if (!same_file(&p->files[PCI_F_DIR], &now)) {
+	} else if (!pci__same_file(&p->files[PCI_F_DIR], &now)) {
 		pci__close(dirfd);
 		fd = -ENODEV;
 	} else {
 		fd = open_in_dir(dirfd, p->name, file, flags, &now);
 		pci__close(dirfd);
-		if (fd >= 0 && i >= 0 && !same_file(&p->files[i], &now)) {
+		if (fd >= 0 && i >= 0 && !pci__same_file(&p->files[i], &now)) {
 			pci__close(fd);
 			fd = -ESTALE;
 		}
 		/*
 		 * Where the scan saw a regular file, a directory (EISDIR), a
-		 * FIFO without a reader (ENXIO) or any other type (EINVAL)
-		 * is a file replaced: the same answer whatever took its place.
+		 * FIFO without a reader (ENXIO), any other type (EINVAL) or
+		 * nothing (ENOENT) is a file replaced: the same answer, and
+		 * the same line in the log, whatever took its place.
 		 */
-		if (i >= 0 && (fd == -EISDIR || fd == -ENXIO || fd == -EINVAL))
+		if (i >= 0 && (fd == -EISDIR || fd == -ENXIO || fd == -EINVAL ||
+			       fd == -ENOENT))
 			fd = -ESTALE;
 	}
 	/* A symlink where the file was is ELOOP (O_NOFOLLOW). */
@@ -577,6 +572,27 @@ const struct pci__backend *pci__backend_of(const struct pci_dev *pdev)
 	return pdev->p ? pdev->p->backend : NULL;
 }
 
+/*
+ * A device none of whose files is another's (alias.c); with scan_lock
+ * held, so that no device is registered between the check and its own.
+ */
+static int check_alias(const struct pci_dev_private *p)
+{
+	char other[PCI_NAME_MAX + 1];
+	int ret;
+
+	pthread_mutex_lock(&list_lock);
+	ret = pci__check_alias(p, devs_head, other);
+	pthread_mutex_unlock(&list_lock);
+	if (ret == -EINVAL)
+		dev_warn(NULL, "pci %s: two of its files are one file",
+			 p->name);
+	else if (ret)
+		dev_warn(NULL, "pci %s: its files are those of %s", p->name,
+			 other);
+	return ret;
+}
+
 /* Registers @name; called with scan_lock held and the root open. */
 static int add_device(const char *name)
 {
@@ -601,6 +617,8 @@ static int add_device(const char *name)
 	pthread_mutex_init(&o->priv.lock, NULL);
 	snprintf(o->priv.name, sizeof(o->priv.name), "%s", name);
 	ret = read_device(pdev, name);
+	if (!ret)
+		ret = check_alias(&o->priv);
 	if (ret) {
 		pci_release(&pdev->dev);
 		return ret;
@@ -788,7 +806,7 @@ static bool dir_unchanged_locked(const struct pci_dev_private *p)
 		return true;
 	if (fd < 0)
 		return false;
-	same = same_file(&p->files[PCI_F_DIR], &now);
+	same = pci__same_file(&p->files[PCI_F_DIR], &now);
 	pci__close(fd);
 	return same;
 }
