@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit pci */
+/* ctest-labels: unit pci tsan */
 /*
  * Every value a scan reads, changed between the scan and each use, as a
  * table: each way a hostile tree can change (a column of `changes`) times
