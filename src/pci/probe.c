@@ -654,16 +654,34 @@ put:
 	return ret;
 }
 
-static void remove_device(struct pci_dev_private *p)
+/*
+ * A reference of its own is held across: a driver that put the device
+ * once too often left the scan's reference as the last but device_del()'s,
+ * and the device would be freed inside device_del(), this function going
+ * on in freed memory. The scan's reference is put only when it is there
+ * (ours and it: at least two); otherwise that put is the driver's misuse.
+ */
+static void remove_device(struct pci_dev_private *p, const char *func)
 {
 	struct pci_dev *pdev = p->pdev;
+	bool listed;
 
+	get_device(&pdev->dev);
 	/* Unbinding may still write `enable` and config: keep the fd valid. */
 	device_del(&pdev->dev);
 	pthread_mutex_lock(&list_lock);
-	unlink_locked(p);
+	listed = p->registered;
+	if (listed)
+		unlink_locked(p);
 	pthread_mutex_unlock(&list_lock);
-	pci__bars_release(pdev);
+	if (listed)
+		pci__bars_release(pdev);
+	if (__atomic_load_n(&pdev->dev.refcount, __ATOMIC_RELAXED) < 2)
+		devres__warn(&pdev->dev, func,
+			     "the scan's reference was put already: one "
+			     "pci_dev_put() too many");
+	else
+		put_device(&pdev->dev);
 	put_device(&pdev->dev);
 }
 
@@ -847,7 +865,7 @@ static int add_devices(char **names, size_t n)
 		p = find_locked(names[--added]);
 		pthread_mutex_unlock(&list_lock);
 		if (p)
-			remove_device(p);
+			remove_device(p, "pci_bus_scan");
 	}
 	return err;
 }
@@ -885,7 +903,7 @@ int pci_bus_scan(void)
 		pthread_mutex_unlock(&list_lock);
 		if (!gone)
 			break;
-		remove_device(gone);
+		remove_device(gone, __func__);
 	}
 	ret = add_devices(names, n);
 	if (!ret) {
@@ -937,7 +955,7 @@ void pci_bus_remove_all(void)
 		pthread_mutex_unlock(&list_lock);
 		if (!p)
 			break;
-		remove_device(p);
+		remove_device(p, __func__);
 	}
 	close_root_locked();
 	scan_lock_drop();

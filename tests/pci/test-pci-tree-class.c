@@ -628,16 +628,53 @@ static void test_aliases_at_a_scan(void **state)
 	}
 }
 
+/*
+ * A device put once too often by its user, then removed by the library
+ * (by pci_bus_remove_all(), or by a rescan that finds its directory
+ * gone): one WARN, the device released once, nothing used after it.
+ */
+static void test_overput_then_removed(void **state)
+{
+	static const char *const by[] = { "pci_bus_remove_all", "pci_bus_"
+								"scan" };
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(by) / sizeof(by[0]); i++) {
+		struct pci_fake_dev d = fake_dev(DEV, 0x1af4, 0x10, 1);
+		struct pci_dev *p;
+
+		assert_int_equal(pci_setup(NULL), 0);
+		assert_int_equal(pci_fake_add(ft, &d), 0);
+		assert_int_equal(pci_bus_scan(), 1);
+		p = pci_get_device(0x1af4, 0x10, NULL);
+		assert_non_null(p);
+		pci_dev_put(p);
+		pci_dev_put(p); /* one too many */
+		start_capture();
+		if (i == 0) {
+			pci_bus_remove_all();
+		} else {
+			assert_int_equal(pci_fake_remove(ft, DEV), 0);
+			assert_int_equal(pci_bus_scan(), 0);
+		}
+		expect_warn_on(DEV, by[i], "one pci_dev_put() too many");
+		assert_null(pci_get_device(0x1af4, 0x10, NULL));
+		assert_int_equal(pci_teardown(NULL), 0);
+	}
+}
+
 int main(void)
 {
 	static const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_every_change_every_use),
 		cmocka_unit_test(test_every_change_every_use_readonly),
 		cmocka_unit_test(test_aliases_at_a_scan),
+		cmocka_unit_test(test_overput_then_removed),
 	};
 	int ret;
 
 	verbose = getenv("PCI_CLASS_VERBOSE") != NULL;
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	memfd = memfd_create("bar", MFD_CLOEXEC);
 	if (memfd < 0 || ftruncate(memfd, 1 << 20))
 		return 1;
