@@ -372,9 +372,12 @@ DEVRES_API int pci_bus_scan(void);
  * the reason when it cannot.
  *
  * Context: as pci_bus_scan().
- * Return: 0; -EEXIST when it is already registered; -EINVAL when @name is
- * not an address or a file is malformed (a garbage or truncated `resource`
- * line, a BAR that ends before it starts or spans every address); -ENODATA
+ * Return: 0; -EEXIST when it is already registered, or when its directory
+ * or one of its files is one of a registered device's (a hostile tree's
+ * alias, said in one log line); -EINVAL when @name is not an address, a
+ * file is malformed (a garbage or truncated `resource` line, a BAR that
+ * ends before it starts or spans every address) or two of its files are
+ * one file (resource1 a hard link of resource0); -ENODATA
  * when `config` is shorter than 64 bytes; -ENOENT when a file is missing;
  * -EXDEV or -ELOOP when a path leads outside the root or loops; -ENOMEM.
  */
@@ -638,8 +641,8 @@ DEVRES_API void pci_clear_master(struct pci_dev *dev);
  * Context: any thread. A fault-injection point (the write).
  * Return: 0; -EROFS when sysfs is read-only (pci_sysfs_set_readonly());
  * -ENODEV when config no longer shows the scanned ids or the device's
- * directory is not the one scanned; -ESTALE when `enable` was replaced,
- * -ELOOP when it is a symlink; -EMFILE, -ENFILE or -ENOMEM when the
+ * directory is not the one scanned; -ESTALE when `enable` was replaced or
+ * removed, -ELOOP when it is a symlink; -EMFILE, -ENFILE or -ENOMEM when the
  * process could not open the files (the device is not gone); -errno when
  * it cannot be written.
  */
@@ -767,7 +770,7 @@ DEVRES_API void __iomem *const *pcim_iomap_table(struct pci_dev *pdev);
  * EINVAL for a BAR that is out of range, empty or an I/O BAR; EBUSY when
  * it is mapped already; ENODEV when the scan found no resourceN file for it
  * or the device is no longer the one scanned; ESTALE when its file or line
- * changed or the file is shorter than the BAR; ELOOP when the file is now
+ * changed, the file was removed or is shorter than the BAR; ELOOP when the file is now
  * a symlink; EROFS when sysfs is read-only; EMFILE or ENFILE when the
  * process could not open the files; ENOMEM; or as mmap(2).
  */

@@ -21,6 +21,23 @@ static int check(const struct pci_dev *dev, int where, int size,
 }
 
 /*
+ * A config file that holds less than the scan saw is the device's own
+ * file cut short (a replaced one is refused when opened): said once per
+ * call. Less than a read asked for, in a file as long as the scan saw,
+ * is sysfs keeping a reader without privilege to the first 64 bytes.
+ */
+static void warn_shrunk(const struct pci_dev *dev, int fd)
+{
+	struct stat st;
+
+	if (!fstat(fd, &st) && st.st_size < dev->p->files[PCI_F_CONFIG].size)
+		dev_warn(&dev->dev,
+			 "config holds %lld bytes, the scan saw %lld",
+			 (long long)st.st_size,
+			 (long long)dev->p->files[PCI_F_CONFIG].size);
+}
+
+/*
  * The sysfs read, with why it failed: -EMFILE, -ENFILE or -ENOMEM when
  * the process could not open the file, -ENODEV when the file is not the
  * scan's or holds too little, -EIO when reading it failed.
@@ -36,8 +53,10 @@ static int sysfs_read(const struct pci_dev *dev, int where, int size,
 	if (fd < 0)
 		return pci__out_of_resources(fd) ? fd : -ENODEV;
 	n = pread(fd, b, (size_t)size, where);
-	pci__close(fd);
 	/* Past the 64 bytes an unprivileged reader gets, sysfs reads 0. */
+	if (n >= 0 && n != size)
+		warn_shrunk(dev, fd);
+	pci__close(fd);
 	if (n != size)
 		return n < 0 ? -EIO : -ENODEV;
 	*val = 0;
@@ -85,6 +104,7 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 		return PCIBIOS_SET_FAILED;
 	/* Never past the end of the file: a write there would grow it. */
 	if (fstat(fd, &st) || st.st_size < where + size) {
+		warn_shrunk(dev, fd);
 		pci__close(fd);
 		return PCIBIOS_SET_FAILED;
 	}

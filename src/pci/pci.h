@@ -129,6 +129,15 @@ HIDDEN int pci__bus_ready(void);
  * could not open it (the device is not gone: the caller says so).
  */
 HIDDEN int pci__check_ids(const struct pci_dev *pdev);
+HIDDEN bool pci__same_file(const struct pci_file_id *a,
+			   const struct pci_file_id *b);
+/*
+ * -EINVAL when two files of @p are one file, -EEXIST (and the device's
+ * name in @ret_other) when one is a file of a device in @registered.
+ */
+HIDDEN int pci__check_alias(const struct pci_dev_private *p,
+			    const struct pci_dev_private *registered,
+			    char ret_other[PCI_NAME_MAX + 1]);
 
 /* bars.c: BARs into the resource tree; BAR mappings from their own file. */
 HIDDEN int pci__bars_claim(struct pci_dev *pdev);

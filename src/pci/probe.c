@@ -175,13 +175,6 @@ static int identify(int fd, mode_t type, struct pci_file_id *id)
 	return 0;
 }
 
-static bool same_file(const struct pci_file_id *a, const struct pci_file_id *b)
-{
-	return a->present && b->present && a->dev == b->dev &&
-	       a->ino == b->ino && a->btime_sec == b->btime_sec &&
-	       a->btime_nsec == b->btime_nsec;
-}
-
 /* The fd of the directory of device @name, and which directory it is. */
 static int open_dev_dir(const char *name, struct pci_file_id *id)
 {
@@ -263,22 +256,24 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 	dirfd = open_dev_dir(p->name, &now);
 	if (dirfd < 0) {
 		fd = dirfd == -ENOENT ? -ENODEV : dirfd;
-	} else if (!same_file(&p->files[PCI_F_DIR], &now)) {
+	} else if (!pci__same_file(&p->files[PCI_F_DIR], &now)) {
 		pci__close(dirfd);
 		fd = -ENODEV;
 	} else {
 		fd = open_in_dir(dirfd, p->name, file, flags, &now);
 		pci__close(dirfd);
-		if (fd >= 0 && i >= 0 && !same_file(&p->files[i], &now)) {
+		if (fd >= 0 && i >= 0 && !pci__same_file(&p->files[i], &now)) {
 			pci__close(fd);
 			fd = -ESTALE;
 		}
 		/*
 		 * Where the scan saw a regular file, a directory (EISDIR), a
-		 * FIFO without a reader (ENXIO) or any other type (EINVAL)
-		 * is a file replaced: the same answer whatever took its place.
+		 * FIFO without a reader (ENXIO), any other type (EINVAL) or
+		 * nothing (ENOENT) is a file replaced: the same answer, and
+		 * the same line in the log, whatever took its place.
 		 */
-		if (i >= 0 && (fd == -EISDIR || fd == -ENXIO || fd == -EINVAL))
+		if (i >= 0 && (fd == -EISDIR || fd == -ENXIO || fd == -EINVAL ||
+			       fd == -ENOENT))
 			fd = -ESTALE;
 	}
 	/* A symlink where the file was is ELOOP (O_NOFOLLOW). */
@@ -577,6 +572,27 @@ const struct pci__backend *pci__backend_of(const struct pci_dev *pdev)
 	return pdev->p ? pdev->p->backend : NULL;
 }
 
+/*
+ * A device none of whose files is another's (alias.c); with scan_lock
+ * held, so that no device is registered between the check and its own.
+ */
+static int check_alias(const struct pci_dev_private *p)
+{
+	char other[PCI_NAME_MAX + 1];
+	int ret;
+
+	pthread_mutex_lock(&list_lock);
+	ret = pci__check_alias(p, devs_head, other);
+	pthread_mutex_unlock(&list_lock);
+	if (ret == -EINVAL)
+		dev_warn(NULL, "pci %s: two of its files are one file",
+			 p->name);
+	else if (ret)
+		dev_warn(NULL, "pci %s: its files are those of %s", p->name,
+			 other);
+	return ret;
+}
+
 /* Registers @name; called with scan_lock held and the root open. */
 static int add_device(const char *name)
 {
@@ -601,6 +617,8 @@ static int add_device(const char *name)
 	pthread_mutex_init(&o->priv.lock, NULL);
 	snprintf(o->priv.name, sizeof(o->priv.name), "%s", name);
 	ret = read_device(pdev, name);
+	if (!ret)
+		ret = check_alias(&o->priv);
 	if (ret) {
 		pci_release(&pdev->dev);
 		return ret;
@@ -636,16 +654,34 @@ put:
 	return ret;
 }
 
-static void remove_device(struct pci_dev_private *p)
+/*
+ * A reference of its own is held across: a driver that put the device
+ * once too often left the scan's reference as the last but device_del()'s,
+ * and the device would be freed inside device_del(), this function going
+ * on in freed memory. The scan's reference is put only when it is there
+ * (ours and it: at least two); otherwise that put is the driver's misuse.
+ */
+static void remove_device(struct pci_dev_private *p, const char *func)
 {
 	struct pci_dev *pdev = p->pdev;
+	bool listed;
 
+	get_device(&pdev->dev);
 	/* Unbinding may still write `enable` and config: keep the fd valid. */
 	device_del(&pdev->dev);
 	pthread_mutex_lock(&list_lock);
-	unlink_locked(p);
+	listed = p->registered;
+	if (listed)
+		unlink_locked(p);
 	pthread_mutex_unlock(&list_lock);
-	pci__bars_release(pdev);
+	if (listed)
+		pci__bars_release(pdev);
+	if (__atomic_load_n(&pdev->dev.refcount, __ATOMIC_RELAXED) < 2)
+		devres__warn(&pdev->dev, func,
+			     "the scan's reference was put already: one "
+			     "pci_dev_put() too many");
+	else
+		put_device(&pdev->dev);
 	put_device(&pdev->dev);
 }
 
@@ -788,7 +824,7 @@ static bool dir_unchanged_locked(const struct pci_dev_private *p)
 		return true;
 	if (fd < 0)
 		return false;
-	same = same_file(&p->files[PCI_F_DIR], &now);
+	same = pci__same_file(&p->files[PCI_F_DIR], &now);
 	pci__close(fd);
 	return same;
 }
@@ -829,7 +865,7 @@ static int add_devices(char **names, size_t n)
 		p = find_locked(names[--added]);
 		pthread_mutex_unlock(&list_lock);
 		if (p)
-			remove_device(p);
+			remove_device(p, "pci_bus_scan");
 	}
 	return err;
 }
@@ -867,7 +903,7 @@ int pci_bus_scan(void)
 		pthread_mutex_unlock(&list_lock);
 		if (!gone)
 			break;
-		remove_device(gone);
+		remove_device(gone, __func__);
 	}
 	ret = add_devices(names, n);
 	if (!ret) {
@@ -919,7 +955,7 @@ void pci_bus_remove_all(void)
 		pthread_mutex_unlock(&list_lock);
 		if (!p)
 			break;
-		remove_device(p);
+		remove_device(p, __func__);
 	}
 	close_root_locked();
 	scan_lock_drop();
