@@ -188,12 +188,14 @@ fuzz-check:
 	else echo "fuzz: no libFuzzer runtime (libclang-rt-14-dev), skipped"; fi
 
 # Longer runs: 10^8 model operations from a fresh seed, 8 x 10^7 chaos,
-# 10^5 free_irq() cycles against a raiser, ten minutes of fuzzing.
+# 10^5 free_irq() cycles against a raiser, 2000 rounds of each unmanaged
+# release racing the device's, ten minutes of fuzzing.
 SOAK_OPS ?= 100000000
 soak: build-dev
 	MODEL_OPS=$(SOAK_OPS) MODEL_SEED=$$(date +%s) ./build/dev/tests/test-model
 	CHAOS_OPS=10000000 ./build/dev/tests/test-chaos
 	IRQ_FREE_CYCLES=100000 ./build/dev/tests/test-irq-free
+	UNMANAGED_RACE_ROUNDS=2000 ./build/dev/tests/test-unmanaged-release
 	$(MAKE) --no-print-directory fuzz SECONDS=600
 
 # valgrind over the unit tests, in a dev build without sanitizers; the
