@@ -130,18 +130,22 @@ format-check: deps
 
 # The library's sources under .clang-tidy, with the dev build's flags.
 # clang does not know gcc's -mtls-dialect=gnu2: its compile commands drop it.
+# Two files at a time per process, as many processes as cores: each file
+# is its own analysis, and the stage's time was one core's.
 tidy: build-dev
 	@mkdir -p build/tidy
 	sed 's/ -mtls-dialect=gnu2//g' build/dev/compile_commands.json \
 		>build/tidy/compile_commands.json
-	clang-tidy -p build/tidy --quiet --warnings-as-errors='*' src/*/*.c
+	printf '%s\n' src/*/*.c | xargs -n2 -P$(CMAKE_BUILD_PARALLEL_LEVEL) \
+		clang-tidy -p build/tidy --quiet --warnings-as-errors='*'
 
 # One line per stage; each stage's output is in build/logs/<stage>.log.
 STAGE = sh tools/stage.sh
 SUB = $(MAKE) --no-print-directory
-# clang-tidy and the fuzzers each keep one core busy: they run side by
-# side; every other stage uses both cores by itself. The total is printed
-# at the end.
+# clang-tidy and the fuzzers run side by side: the fuzzers keep one core
+# busy for their fixed time, clang-tidy's processes take what is left;
+# every other stage uses both cores by itself. The total is printed at
+# the end.
 check: deps
 	@mkdir -p build && date +%s >build/.check-start
 	@$(STAGE) format $(SUB) format-check
@@ -188,12 +192,14 @@ fuzz-check:
 	else echo "fuzz: no libFuzzer runtime (libclang-rt-14-dev), skipped"; fi
 
 # Longer runs: 10^8 model operations from a fresh seed, 8 x 10^7 chaos,
-# 10^5 free_irq() cycles against a raiser, ten minutes of fuzzing.
+# 10^5 free_irq() cycles against a raiser, 2000 rounds of each unmanaged
+# release racing the device's, ten minutes of fuzzing.
 SOAK_OPS ?= 100000000
 soak: build-dev
 	MODEL_OPS=$(SOAK_OPS) MODEL_SEED=$$(date +%s) ./build/dev/tests/test-model
 	CHAOS_OPS=10000000 ./build/dev/tests/test-chaos
 	IRQ_FREE_CYCLES=100000 ./build/dev/tests/test-irq-free
+	UNMANAGED_RACE_ROUNDS=2000 ./build/dev/tests/test-unmanaged-release
 	$(MAKE) --no-print-directory fuzz SECONDS=600
 
 # valgrind over the unit tests, in a dev build without sanitizers; the

@@ -176,6 +176,41 @@ static inline int kc_alarm_teardown(void)
 	return devres_ledger_diff(&kc_base, &now, stderr) ? -1 : 0;
 }
 
+/* The cmocka setup and teardown of such a test, with nothing more. */
+#define KC_ALARM_FIXTURE(alarm_s)                                              \
+	static int setup(void **state)                                         \
+	{                                                                      \
+		(void)state;                                                   \
+		kc_alarm_setup(alarm_s);                                       \
+		return 0;                                                      \
+	}                                                                      \
+	static int teardown(void **state)                                      \
+	{                                                                      \
+		(void)state;                                                   \
+		return kc_alarm_teardown();                                    \
+	}
+
+/*
+ * The next order of the @n steps in @perm, in lexicographic order, for
+ * the tests that run every order of a few steps; false after the last
+ * (@perm starts sorted: 0, 1, ... n - 1).
+ */
+static inline bool kc_next_order(int *perm, int n)
+{
+	int i = n - 2, j = n - 1, t;
+
+	while (i >= 0 && perm[i] >= perm[i + 1])
+		i--;
+	if (i < 0)
+		return false;
+	while (perm[j] <= perm[i])
+		j--;
+	t = perm[i], perm[i] = perm[j], perm[j] = t;
+	for (int a = i + 1, b = n - 1; a < b; a++, b--)
+		t = perm[a], perm[a] = perm[b], perm[b] = t;
+	return true;
+}
+
 /* Binds @pdev again when an unbind left it unbound (its driver is there). */
 static inline void kc_rebind(struct platform_device *pdev)
 {

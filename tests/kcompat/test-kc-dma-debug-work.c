@@ -127,22 +127,6 @@ static struct device_driver kdw_drv = {
 	.probe = kdw_probe,
 };
 
-static bool next_perm(void)
-{
-	int i = NSTEPS - 2, j = NSTEPS - 1, t;
-
-	while (i >= 0 && perm[i] >= perm[i + 1])
-		i--;
-	if (i < 0)
-		return false;
-	while (perm[j] <= perm[i])
-		j--;
-	t = perm[i], perm[i] = perm[j], perm[j] = t;
-	for (int a = i + 1, b = NSTEPS - 1; a < b; a++, b--)
-		t = perm[a], perm[a] = perm[b], perm[b] = t;
-	return true;
-}
-
 static void every_order_no_report(void **state)
 {
 	struct devres_ledger before, after;
@@ -172,7 +156,7 @@ static void every_order_no_report(void **state)
 		 * state goes at device_del()): the ledger below, not here.
 		 */
 		orders++;
-	} while (next_perm());
+	} while (kc_next_order(perm, NSTEPS));
 	assert_int_equal(orders, 24);
 	driver_unregister(&kdw_drv);
 	device_del(dev);
@@ -205,7 +189,7 @@ static void left_by_the_work_reported_once(void **state)
 		dma_unmap_single(dev,
 				 __atomic_load_n(&left_h, __ATOMIC_SEQ_CST),
 				 sizeof(((struct kdw *)0)->buf), DMA_TO_DEVICE);
-	} while (next_perm());
+	} while (kc_next_order(perm, NSTEPS));
 	leave_one = false;
 	driver_unregister(&kdw_drv);
 	device_del(dev);

@@ -113,22 +113,6 @@ static struct platform_driver ksw_driver = {
 
 KC_FIXTURE("ksw", NULL)
 
-static bool next_order(void)
-{
-	int i = NSTEPS - 2, j = NSTEPS - 1, t;
-
-	while (i >= 0 && perm[i] >= perm[i + 1])
-		i--;
-	if (i < 0)
-		return false;
-	while (perm[j] <= perm[i])
-		j--;
-	t = perm[i], perm[i] = perm[j], perm[j] = t;
-	for (int a = i + 1, b = NSTEPS - 1; a < b; a++, b--)
-		t = perm[a], perm[a] = perm[b], perm[b] = t;
-	return true;
-}
-
 static void every_order_sweeps_clean(void **state)
 {
 	int orders = 0;
@@ -157,7 +141,7 @@ static void every_order_sweeps_clean(void **state)
 		if (!orders)
 			print_message("%u points\n", r.points);
 		orders++;
-	} while (next_order());
+	} while (kc_next_order(perm, NSTEPS));
 	assert_int_equal(orders, 24);
 }
 

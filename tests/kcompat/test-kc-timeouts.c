@@ -33,18 +33,7 @@
 
 #define ALARM_S 30
 
-static int setup(void **state)
-{
-	(void)state;
-	kc_alarm_setup(ALARM_S);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return kc_alarm_teardown();
-}
+KC_ALARM_FIXTURE(ALARM_S)
 
 static const unsigned long forever[] = {
 	MAX_SCHEDULE_TIMEOUT, ULONG_MAX, MAX_JIFFY_OFFSET,

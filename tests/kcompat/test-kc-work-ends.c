@@ -55,18 +55,7 @@ struct item {
 	int runs;
 };
 
-static int setup(void **state)
-{
-	(void)state;
-	kc_alarm_setup(ALARM_S);
-	return 0;
-}
-
-static int teardown(void **state)
-{
-	(void)state;
-	return kc_alarm_teardown();
-}
+KC_ALARM_FIXTURE(ALARM_S)
 
 /* Lines captured since start_capture() that hold @s. */
 static int said(const char *s)

@@ -19,7 +19,8 @@
  * caught at the call, as its own plain releases.
  *
  * Then each pair again, the plain release on one thread racing the
- * device's release on another, many rounds: exactly one WARN a round
+ * device's release on another, 64 rounds (UNMANAGED_RACE_ROUNDS to
+ * change it), the threads trading sides each round: exactly one WARN a round
  * (whichever comes second finds nothing of its own), the resource given
  * back once (ASan, TSan, and the ledger at teardown).
  */
@@ -50,6 +51,7 @@
 #include "irq/irq-test.h"
 #include "io/iotest.h"
 #include "misuse/one-pci-fn.h"
+#include "rounds.h"
 
 #define WIN 0xa0000000ull
 #define WIN_SIZE 0x4000ull
@@ -891,8 +893,6 @@ static void *other_side(void *arg)
 	return NULL;
 }
 
-#define RACE_ROUNDS 200
-
 /* Whether the second of a raced pair may find nothing without a WARN. */
 static bool second_may_be_quiet(const char *func)
 {
@@ -903,12 +903,13 @@ static bool second_may_be_quiet(const char *func)
 static void race_pair(void **state)
 {
 	const struct pair *p = cur;
+	int rounds = (int)test_rounds("UNMANAGED_RACE_ROUNDS", 64);
 	pthread_t t;
 
 	(void)state;
 	__atomic_store_n(&race_caught, 0, __ATOMIC_RELEASE);
 	devres_set_log_sink(count_sink, NULL);
-	for (int i = 0; i < RACE_ROUNDS; i++) {
+	for (int i = 0; i < rounds; i++) {
 		int before;
 
 		memset(&c, 0, sizeof(c));
@@ -941,7 +942,7 @@ static void race_pair(void **state)
 	}
 	devres_set_log_sink(NULL, NULL);
 	print_message("%s: the plain release came first in %d of %d rounds\n",
-		      p->name, load_int(&race_caught), RACE_ROUNDS);
+		      p->name, load_int(&race_caught), rounds);
 }
 
 static int pair_setup(void **state)
