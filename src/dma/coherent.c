@@ -131,18 +131,47 @@ void *dma_alloc_coherent(struct device *dev, size_t size,
 	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT);
 }
 
+/* What a free does once unlocked, whether the ops return or not. */
+struct free_owed {
+	struct device *dev;
+	const char *func;
+	void *cpu;
+	size_t len;
+	struct dma_rec *rec;
+	bool done, owned;
+	struct devres__hand hand;
+	char why[160];
+};
+
+static void free_tail(void *arg)
+{
+	struct free_owed *o = arg;
+
+	if (o->done) {
+		/* A plain call that took the record out unmaps it itself. */
+		if (o->rec)
+			devres__dma_rec_put(o->rec, o->cpu, o->len);
+		else
+			devres__munmap(o->cpu, o->len);
+		devres__ledger_add(DL_DMA_BUFFERS, -1);
+		devres__ledger_add(DL_DMA_BYTES, -(long)o->len);
+	}
+	if (o->why[0])
+		devres__warn(o->dev, o->func, "%s", o->why);
+	if (o->owned)
+		devres__warn_hand(&o->hand, o->func, "a coherent buffer");
+}
+
 void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 		      dma_addr_t dma_handle, enum dma_kind kind,
 		      const void *node, const char *func)
 {
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
-	bool done = false, orphan = false, owned = false;
-	struct dma_rec *rec = NULL;
-	struct devres__hand hand;
+	struct free_owed o = { .dev = dev, .func = func, .cpu = cpu_addr };
+	bool orphan = false;
+	char *why = o.why;
 	struct dma_dev *s;
 	struct dma_map *m;
-	char why[160] = "";
-	size_t len = 0;
 	int err = errno;
 
 	devres__dma_read_lock();
@@ -156,7 +185,7 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 			devres__dma_keep(s, m);
 		m = NULL;
 	} else if (!m || m->kind != kind) {
-		snprintf(why, sizeof(why), "handle %#llx is not a %s",
+		snprintf(why, sizeof(o.why), "handle %#llx is not a %s",
 			 (unsigned long long)dma_handle,
 			 m && m->kind == DK_POOL ? "coherent buffer of its own "
 						   "(a pool's)"
@@ -164,48 +193,37 @@ void devres__dma_free(struct device *dev, size_t size, void *cpu_addr,
 		if (m)
 			devres__dma_keep(s, m);
 	} else if (m->cpu != cpu_addr) {
-		snprintf(why, sizeof(why),
+		snprintf(why, sizeof(o.why),
 			 "CPU address %p is not %p, the buffer's at %#llx",
 			 cpu_addr, m->cpu, (unsigned long long)dma_handle);
 		devres__dma_keep(s, m);
 	} else {
 		if (debug && m->size != size)
-			snprintf(why, sizeof(why),
+			snprintf(why, sizeof(o.why),
 				 "handle %#llx freed with size %zu, allocated "
 				 "with %zu",
 				 (unsigned long long)dma_handle, size, m->size);
-		len = (m->size + devres__page_size() - 1) &
-		      ~(devres__page_size() - 1);
+		o.len = (m->size + devres__page_size() - 1) &
+			~(devres__page_size() - 1);
 		/* A managed buffer freed by hand: its node goes now. */
-		owned = !node && m->owner.dev;
-		if (owned)
-			devres__disown(&m->owner, &hand);
+		o.owned = !node && m->owner.dev;
+		if (o.owned)
+			devres__disown(&m->owner, &o.hand);
 		/* Unlinked here, taken out of the table once unlocked. */
-		rec = m->rec;
-		if (rec) {
-			rec->m = NULL;
+		o.rec = m->rec;
+		if (o.rec) {
+			o.rec->m = NULL;
 			m->rec = NULL;
 		}
-		devres__dma_forget(s, m);
-		done = true;
+		o.done = true;
+		/* Ops that end the thread: free_tail() runs as it unwinds. */
+		devres__dma_forget_owed(s, m, free_tail, &o);
 		orphan = s->orphan && !s->nmaps && !s->pins;
 	}
 	if (s)
 		pthread_mutex_unlock(&s->lock);
 	devres__dma_read_unlock();
-	if (done) {
-		/* A plain call that took the record out unmaps it itself. */
-		if (rec)
-			devres__dma_rec_put(rec, cpu_addr, len);
-		else
-			devres__munmap(cpu_addr, len);
-		devres__ledger_add(DL_DMA_BUFFERS, -1);
-		devres__ledger_add(DL_DMA_BYTES, -(long)len);
-	}
-	if (why[0])
-		devres__warn(dev, func, "%s", why);
-	if (owned)
-		devres__warn_hand(&hand, func, "a coherent buffer");
+	free_tail(&o);
 	if (orphan)
 		devres__dma_put_orphan(dev, s);
 	errno = err;

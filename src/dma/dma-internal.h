@@ -146,6 +146,18 @@ HIDDEN struct dma_map *devres__dma_take(struct dma_dev *s, dma_addr_t h);
 HIDDEN void devres__dma_keep(struct dma_dev *s, struct dma_map *m);
 /* Unmaps a taken record and frees it, state locked. */
 HIDDEN void devres__dma_forget(struct dma_dev *s, struct dma_map *m);
+/*
+ * What an unmapping call still owes once the state's lock is dropped
+ * (ledger counts, a buffer's memory, its WARNs).
+ */
+typedef void (*dma_owed_t)(void *arg);
+/*
+ * As devres__dma_forget(); if the ops end the thread, @owed(@arg) runs as
+ * it unwinds, once the locks are released, so that what the caller would
+ * have done after is done all the same.
+ */
+HIDDEN void devres__dma_forget_owed(struct dma_dev *s, struct dma_map *m,
+				    dma_owed_t owed, void *arg);
 /* After the state's lock is dropped: frees an orphan left empty. */
 HIDDEN void devres__dma_put_orphan(struct device *dev, struct dma_dev *s);
 

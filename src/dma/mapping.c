@@ -181,30 +181,42 @@ struct ops_call {
 	struct dma_map *m;
 	bool pinned;  /* the caller pinned @s for @m (a map) */
 	bool counted; /* @m is counted in s->nmaps (an unmap of a live one) */
+	dma_owed_t owed; /* what the unmapping call does after, or NULL */
+	void *owed_arg;
 };
 
 /*
  * The ops ended the thread (pthread_exit(), a cancellation point): left
  * held, the two locks hung every later DMA call on the device, and every
  * set_dma_ops() and device release in the process. They are released
- * here, and the mapping in hand is freed, as the caller would have.
+ * here, the mapping in hand is freed, and what the calling map or unmap
+ * had left to do (its counts, a buffer's memory, an emptied orphan state)
+ * is done, as the caller would have. The WARN comes once the locks are
+ * released, as a log sink may call back into the library.
  */
 static void ops_ended(void *arg)
 {
 	struct ops_call *c = arg;
+	bool orphan = false;
 
 	in_ops = c->outer;
-	devres__warn(c->dev, "dma_ops",
-		     "the DMA ops '%s' ended the thread: the device's DMA "
-		     "lock is released",
-		     c->ops->name ? c->ops->name : "");
 	if (c->pinned)
 		c->s->pins--;
 	if (c->counted)
 		c->s->nmaps--;
+	if (c->pinned || c->counted)
+		orphan = c->s->orphan && !c->s->nmaps && !c->s->pins;
 	free(c->m);
 	pthread_mutex_unlock(&c->s->lock);
 	devres__dma_read_unlock();
+	devres__warn(c->dev, "dma_ops",
+		     "the DMA ops '%s' ended the thread: the device's DMA "
+		     "lock is released",
+		     c->ops->name ? c->ops->name : "");
+	if (c->owed)
+		c->owed(c->owed_arg);
+	if (orphan)
+		devres__dma_put_orphan(c->dev, c->s);
 }
 
 /*
@@ -270,15 +282,25 @@ void devres__dma_keep(struct dma_dev *s, struct dma_map *m)
 	devres__rt_insert(&s->maps, &m->node);
 }
 
-void devres__dma_forget(struct dma_dev *s, struct dma_map *m)
+void devres__dma_forget_owed(struct dma_dev *s, struct dma_map *m,
+			     dma_owed_t owed, void *arg)
 {
-	struct ops_call c = {
-		.ops = m->ops, .dev = s->dev, .s = s, .m = m, .counted = true
-	};
+	struct ops_call c = { .ops = m->ops,
+			      .dev = s->dev,
+			      .s = s,
+			      .m = m,
+			      .counted = true,
+			      .owed = owed,
+			      .owed_arg = arg };
 
 	ops_unmap(&c, m->base, span_start(m), m->span);
 	s->nmaps--;
 	free(m);
+}
+
+void devres__dma_forget(struct dma_dev *s, struct dma_map *m)
+{
+	devres__dma_forget_owed(s, m, NULL, NULL);
 }
 
 dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
@@ -432,15 +454,34 @@ dma_addr_t dma_map_page(struct device *dev, struct page *page, size_t offset,
 	return map_streaming(dev, p + offset, size, dir, DK_PAGE, __func__);
 }
 
+/* What an unmap does once unlocked, whether its ops return or not. */
+struct unmap_owed {
+	struct device *dev;
+	const char *func;
+	bool done;
+	char why[160];
+};
+
+static void unmap_tail(void *arg)
+{
+	struct unmap_owed *o = arg;
+
+	if (o->done)
+		devres__ledger_add(DL_DMA_MAPS, -1);
+	if (o->why[0])
+		devres__warn(o->dev, o->func, "%s", o->why);
+}
+
 static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 			    enum dma_data_direction dir, enum dma_kind kind,
 			    const char *func)
 {
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
+	struct unmap_owed o = { .dev = dev, .func = func };
+	char *why = o.why;
 	struct dma_dev *s;
 	struct dma_map *m;
-	char why[160] = "";
-	bool done = false, orphan = false;
+	bool orphan = false;
 
 	if (!devres__dev_ok(dev, func) || devres__dma_from_ops(dev, func))
 		return;
@@ -450,46 +491,43 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 		pthread_mutex_lock(&s->lock);
 		m = devres__dma_take(s, addr);
 		if (!m) {
-			snprintf(why, sizeof(why),
+			snprintf(why, sizeof(o.why),
 				 "handle %#llx was never mapped",
 				 (unsigned long long)addr);
 		} else if (!dma_streaming(m->kind)) {
 			devres__dma_keep(s, m);
-			snprintf(why, sizeof(why),
+			snprintf(why, sizeof(o.why),
 				 "handle %#llx is a coherent buffer",
 				 (unsigned long long)addr);
 		} else {
 			if (debug && m->size != size)
-				snprintf(why, sizeof(why),
+				snprintf(why, sizeof(o.why),
 					 "handle %#llx unmapped with size %zu, "
 					 "mapped with %zu",
 					 (unsigned long long)addr, size,
 					 m->size);
 			else if (debug && m->dir != dir)
-				snprintf(why, sizeof(why),
+				snprintf(why, sizeof(o.why),
 					 "handle %#llx unmapped with direction "
 					 "%d, mapped with %d",
 					 (unsigned long long)addr, (int)dir,
 					 m->dir);
 			else if (debug && m->kind != kind)
-				snprintf(why, sizeof(why),
+				snprintf(why, sizeof(o.why),
 					 "handle %#llx was mapped with %s",
 					 (unsigned long long)addr,
 					 devres__dma_kind_name[m->kind]);
-			devres__dma_forget(s, m);
-			done = true;
+			o.done = true;
+			devres__dma_forget_owed(s, m, unmap_tail, &o);
 			orphan = s->orphan && !s->nmaps && !s->pins;
 		}
 		pthread_mutex_unlock(&s->lock);
 	} else {
-		snprintf(why, sizeof(why), "handle %#llx was never mapped",
+		snprintf(why, sizeof(o.why), "handle %#llx was never mapped",
 			 (unsigned long long)addr);
 	}
 	pthread_rwlock_unlock(&states);
-	if (done)
-		devres__ledger_add(DL_DMA_MAPS, -1);
-	if (why[0])
-		devres__warn(dev, func, "%s", why);
+	unmap_tail(&o);
 	if (orphan)
 		devres__dma_put_orphan(dev, s);
 }

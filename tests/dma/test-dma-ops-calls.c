@@ -12,8 +12,9 @@
  * ops is made (or given back) as usual, and the same call made outside
  * the ops then works. And ops that end their thread inside a map
  * (pthread_exit(), a cancellation) leave the locks released and the
- * device's DMA working. An alarm fails a row that hangs; the fixture's
- * teardown checks the ledger.
+ * device's DMA working; inside an unmap, the unmapping call's counts
+ * and memory are given back too. An alarm fails a row that hangs; the
+ * fixture's teardown checks the ledger.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -180,9 +181,20 @@ static int my_map(struct device *dev, void *cpu, size_t size, size_t align,
 	return ret;
 }
 
+/* The ops end their thread at the next unmap: 1 pthread_exit(), 2 cancel. */
+static int ending_unmap;
+
 static void my_unmap(struct device *dev, dma_addr_t handle, void *cpu,
 		     size_t size)
 {
+	if (ending_unmap) {
+		/* Given back first, as ops that end after their work would. */
+		devres_dma_iova_ops()->unmap(dev, handle, cpu, size);
+		if (ending_unmap == 1)
+			pthread_exit(NULL);
+		pthread_cancel(pthread_self());
+		pthread_testcancel();
+	}
 	if (armed && !in_map) {
 		armed = 0;
 		do_call();
@@ -313,6 +325,104 @@ static void ops_end_thread(void **state)
 	ending = 0;
 }
 
+enum unmapper {
+	UNMAP_STREAMING,
+	FREE_PLAIN,
+	FREE_MANAGED_BY_HAND
+};
+
+static const char *const unmapper_name[] = {
+	"dma_unmap_single",
+	"dma_free_coherent",
+	"dma_free_coherent of a dmam_ buffer",
+};
+
+static enum unmapper which;
+static void *ubuf;
+static dma_addr_t uh;
+
+static void *unmapper(void *arg)
+{
+	(void)arg;
+	if (which == UNMAP_STREAMING)
+		dma_unmap_single(&tdev, uh, 64, DMA_TO_DEVICE);
+	else
+		dma_free_coherent(&tdev, 4096, ubuf, uh);
+	return NULL;
+}
+
+/*
+ * The ops end the thread inside an unmap: a streaming unmap, a coherent
+ * buffer's free, a managed one's free by hand. What the unmapping call
+ * had left to do after the ops is done as the thread unwinds: the
+ * ledger's mappings, buffers and bytes are back where they were before
+ * the mapping (the buffer's memory unmapped, ASan's leak check clean),
+ * the managed buffer's node gone with its WARN, the device has no live
+ * mapping (set_dma_ops() changes the ops without a WARN) and its DMA
+ * goes on. Before, each of those counts stayed up for good.
+ */
+static void ops_end_thread_in_unmap(void **state)
+{
+	struct devres_ledger before, now;
+	dma_addr_t h;
+	pthread_t t;
+	int end;
+
+	(void)state;
+	for (end = 1; end <= 2; end++) {
+		for (which = UNMAP_STREAMING; which <= FREE_MANAGED_BY_HAND;
+		     which++) {
+			print_message("%s, %s\n", unmapper_name[which],
+				      end == 1 ? "pthread_exit" : "cancel");
+			alarm(20);
+			set_dma_ops(&tdev, &my_ops);
+			/* The device's DMA state is made first, to stay. */
+			h = dma_map_single(&tdev, buf2, 64, DMA_TO_DEVICE);
+			dma_unmap_single(&tdev, h, 64, DMA_TO_DEVICE);
+			devres_ledger_snapshot(&before);
+			if (which == UNMAP_STREAMING) {
+				uh = dma_map_single(&tdev, buf, 64,
+						    DMA_TO_DEVICE);
+				assert_int_not_equal(uh, DMA_MAPPING_ERROR);
+			} else if (which == FREE_PLAIN) {
+				ubuf = dma_alloc_coherent(&tdev, 4096, &uh, 0);
+			} else {
+				ubuf = dmam_alloc_coherent(&tdev, 4096, &uh, 0);
+			}
+			if (which != UNMAP_STREAMING)
+				assert_non_null(ubuf);
+			start_capture();
+			ending_unmap = end;
+			assert_int_equal(
+				pthread_create(&t, NULL, unmapper, NULL), 0);
+			assert_int_equal(pthread_join(t, NULL), 0);
+			ending_unmap = 0;
+			assert_int_equal(count_prefix("WARNING: test-dev: "
+						      "dma_ops: the DMA ops "
+						      "'test-ops' ended the "
+						      "thread"),
+					 1);
+			/* By hand: the node's WARN, no other. */
+			assert_int_equal(count_prefix("WARNING: "),
+					 which == FREE_MANAGED_BY_HAND ? 2 : 1);
+			devres_ledger_snapshot(&now);
+			assert_int_equal(
+				devres_ledger_diff(&before, &now, stderr), 0);
+			/* No live mapping left: the ops change quietly. */
+			start_capture();
+			set_dma_ops(&tdev, NULL);
+			expect_no_warn();
+			assert_null(tdev.dma_ops);
+			set_dma_ops(&tdev, &my_ops);
+			h = dma_map_single(&tdev, buf, 64, DMA_TO_DEVICE);
+			assert_int_not_equal(h, DMA_MAPPING_ERROR);
+			dma_unmap_single(&tdev, h, 64, DMA_TO_DEVICE);
+			set_dma_ops(&tdev, NULL);
+			alarm(0);
+		}
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -322,6 +432,8 @@ int main(void)
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(ops_end_thread, dev_setup,
 						dev_teardown),
+		cmocka_unit_test_setup_teardown(ops_end_thread_in_unmap,
+						dev_setup, dev_teardown),
 	};
 
 	/* One line a WARN: the backtraces would be captured with them. */
