@@ -192,19 +192,24 @@ static void deliver_end(struct irq_line *line, irqreturn_t ret,
 	pthread_cond_broadcast(&line->idle);
 	zombies = line->zombies;
 	line->zombies = NULL;
-	irq__line_done(line);
-	if (likely(!zombies))
-		return;
-	/* Reap unlocked; the reference keeps the line meanwhile. */
-	line->refs++;
-	pthread_mutex_unlock(&line->lock);
-	while (zombies) {
-		a = zombies;
-		zombies = a->zombie_next;
-		irq__finish(a);
+	/*
+	 * Reaped before the line is done: a masked line's unmask callback
+	 * runs there, and one that ended this thread lost the handlers
+	 * freed during the delivery. Unlocked; the reference keeps the line
+	 * meanwhile.
+	 */
+	if (unlikely(zombies)) {
+		line->refs++;
+		pthread_mutex_unlock(&line->lock);
+		while (zombies) {
+			a = zombies;
+			zombies = a->zombie_next;
+			irq__finish(a);
+		}
+		pthread_mutex_lock(&line->lock);
+		line->refs--;
 	}
-	pthread_mutex_lock(&line->lock);
-	line->refs--;
+	irq__line_done(line);
 }
 
 /* An event of line @irq: from its fd, or a replay of what is pending. */

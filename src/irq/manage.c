@@ -31,10 +31,16 @@ static bool deliverable(const struct irq_line *line)
 	       !line->mutators;
 }
 
-/* With the line locked, whenever it may have become deliverable again. */
+/*
+ * With the line locked, whenever it may have become deliverable again.
+ * Not inside the line's own delivery (a handler's enable_irq(), or a
+ * managed free): the line was unmasked, or its interrupt replayed, while
+ * its handlers still ran, and an unmask callback ending the thread
+ * there lost the rest of the delivery. The delivery's end does it.
+ */
 void irq__line_done(struct irq_line *line)
 {
-	if (!deliverable(line))
+	if (!deliverable(line) || irq__running_line == line)
 		return;
 	if (line->pending)
 		irq__replay(line);
@@ -261,15 +267,60 @@ static bool is_it(const struct irq_action *a, const void *dev_id,
 	return node ? devres__owned_by(&a->owner, node) : a->dev_id == dev_id;
 }
 
+/* What a free does once the line is unlocked. */
+struct detach_owed {
+	struct irq_line *line;
+	struct irq_action *a;
+	unsigned int irq;
+	void *dev_id;
+	const void *node;
+	const char *func;
+	const char *name; /* the freed handler's, returned */
+	bool defer, self, owned;
+	struct devres__hand hand;
+};
+
+static void detach_tail(struct detach_owed *o)
+{
+	irq__line_put(o->line);
+	if (!o->a) {
+		/* A node whose handler was freed by hand: nothing to do. */
+		if (!o->node)
+			devres__warn(NULL, o->func,
+				     "irq %u: no handler with dev_id %p",
+				     o->irq, o->dev_id);
+		return;
+	}
+	if (o->owned)
+		devres__warn_hand(&o->hand, o->func, "a handler");
+	devres__ledger_add(DL_IRQ_HANDLERS, -1);
+	if (!o->defer && !o->self)
+		irq__finish(o->a);
+}
+
+/*
+ * A masked line's unmask callback runs in end_change() (other handlers
+ * left, an interrupt read), on this thread and unlocked: one that ends
+ * the thread (pthread_exit(), a cancellation) WARNs and gives its own
+ * reference back (line.c). What the free still owed is done here as the
+ * thread unwinds: before, the call's line reference and the freed
+ * handler were lost, and irq_line_destroy() returned -EBUSY for good.
+ */
+static void detach_ended(void *arg)
+{
+	detach_tail(arg);
+}
+
 static const void *detach(unsigned int irq, void *dev_id, const void *node,
 			  bool managed, const char *func)
 {
-	struct irq_line *line = get_line(irq, func);
-	struct devres__hand hand;
-	struct irq_action *a, **pp;
-	bool defer = false, self = false, owned = false;
-	const char *name;
+	struct detach_owed o = {
+		.irq = irq, .dev_id = dev_id, .node = node, .func = func
+	};
+	struct irq_action **pp;
+	struct irq_line *line;
 
+	line = o.line = get_line(irq, func);
 	if (!line)
 		return NULL;
 	if (!managed && own_handler(line, irq, func)) {
@@ -281,48 +332,38 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 	for (pp = &line->actions; *pp && !is_it(*pp, dev_id, node);
 	     pp = &(*pp)->next)
 		;
-	a = *pp;
+	o.a = *pp;
 	/*
 	 * A managed handler freed by hand: its node goes now, while the line
 	 * lock keeps the node's device alive (its release would wait here).
 	 */
-	if (a && !node && a->owner.dev) {
-		devres__disown(&a->owner, &hand);
-		owned = true;
+	if (o.a && !node && o.a->owner.dev) {
+		devres__disown(&o.a->owner, &o.hand);
+		o.owned = true;
 	}
-	if (a) {
+	if (o.a) {
 		/* a->next stays: a dispatch in this thread may still read it. */
-		*pp = a->next;
+		*pp = o.a->next;
 		if (!--line->nr_actions)
 			last_action(line);
-		defer = irq__running_line == line;
-		self = irq__cur_action == a;
-		if (defer) {
-			a->dead = true;
-			a->zombie_next = line->zombies;
-			line->zombies = a;
-		} else if (self) {
-			a->self_reap = true;
+		o.defer = irq__running_line == line;
+		o.self = irq__cur_action == o.a;
+		if (o.defer) {
+			o.a->dead = true;
+			o.a->zombie_next = line->zombies;
+			line->zombies = o.a;
+		} else if (o.self) {
+			o.a->self_reap = true;
 		}
+		/* Read now: a deferred handler may be reaped once unlocked. */
+		o.name = o.a->name;
 	}
+	pthread_cleanup_push(detach_ended, &o);
 	end_change(line);
+	pthread_cleanup_pop(0);
 	pthread_mutex_unlock(&line->lock);
-	irq__line_put(line);
-	if (!a) {
-		/* A node whose handler was freed by hand: nothing to do. */
-		if (!node)
-			devres__warn(NULL, func,
-				     "irq %u: no handler with dev_id %p", irq,
-				     dev_id);
-		return NULL;
-	}
-	if (owned)
-		devres__warn_hand(&hand, func, "a handler");
-	devres__ledger_add(DL_IRQ_HANDLERS, -1);
-	name = a->name;
-	if (!defer && !self)
-		irq__finish(a);
-	return name;
+	detach_tail(&o);
+	return o.name;
 }
 
 /* A release path: errno is kept. */

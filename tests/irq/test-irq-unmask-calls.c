@@ -14,7 +14,9 @@
  * call is a misuse anywhere, or would wait for the thread it runs on),
  * and the line then still delivers, frees and is destroyed; the device
  * fixture's teardown checks the ledger (handlers, fds). An alarm fails a
- * row that hangs.
+ * row that hangs. And a callback that ends its thread inside a free_irq()
+ * or after a delivery that freed a handler leaves nothing of either:
+ * irq_line_destroy() returns 0, the ledger is back.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -23,6 +25,7 @@
 #include <setjmp.h>
 #include <errno.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -285,6 +288,202 @@ static void from_request(void **state)
 	}
 }
 
+/*
+ * The unmask callback ends its thread where a call still owed something
+ * after it: a free_irq() on the caller's own thread (the call's line
+ * reference and the freed handler were lost: irq_line_destroy() returned
+ * -EBUSY for good), and the dispatcher after a delivery in which a
+ * handler was freed (the handler was never reaped). end_how: 1
+ * pthread_exit(), 2 a cancellation.
+ */
+static int end_how;		 /* how the callback ends its thread */
+static int gate, in_handler;	 /* the blocking handler's gate */
+static int ender_tid, ender_set; /* the freeing thread, once it runs */
+static pthread_t ender;
+static int ended, released, freer_returned;
+
+static void end_thread(void)
+{
+	__atomic_store_n(&ended, 1, __ATOMIC_RELEASE);
+	if (end_how == 1)
+		pthread_exit(NULL);
+	pthread_cancel(pthread_self());
+	pthread_testcancel();
+}
+
+static void unmask_on_freer(void *ctx)
+{
+	(void)ctx;
+	if (load_int(&ender_set) && pthread_equal(pthread_self(), ender) &&
+	    !load_int(&ended))
+		end_thread();
+}
+
+static irqreturn_t blocking(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	if (load_int(&gate)) {
+		add_int(&in_handler, 1);
+		while (load_int(&gate))
+			poll(NULL, 0, 1);
+	}
+	return IRQ_HANDLED;
+}
+
+static void *freer(void *arg)
+{
+	(void)arg;
+	ender = pthread_self();
+	__atomic_store_n(&ender_tid, (int)gettid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&ender_set, 1, __ATOMIC_RELEASE);
+	(void)free_irq(line, &dev_b);
+	__atomic_store_n(&freer_returned, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+/* The thread @tid sleeps (in the free's wait for the delivery). */
+static bool task_sleeps(int tid)
+{
+	char path[64], buf[256], *p;
+	long end = now_ms() + WAIT_MS;
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	while (now_ms() < end) {
+		f = fopen(path, "re");
+		if (f) {
+			p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')')
+						       : NULL;
+			fclose(f);
+			if (p && p[1] == ' ' && p[2] == 'S')
+				return true;
+		}
+		poll(NULL, 0, 1);
+	}
+	return false;
+}
+
+/*
+ * One try: a delivery blocked in handler a, free_irq() of b on a thread
+ * of its own, which waits for the delivery to end; the interrupt it read
+ * left the line masked, so the free's end unmasks it, on its thread,
+ * and the callback ends that thread. False when the free got in before
+ * the delivery (the unmask then ran elsewhere): try again.
+ */
+static bool free_ends_once(void)
+{
+	pthread_t t;
+
+	ended = ender_set = ender_tid = freer_returned = in_handler = 0;
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	line = irq_line_attach_masked(efd, unmask_on_freer, NULL, "masked");
+	assert_true(line > 0);
+	assert_int_equal(request_irq(line, blocking, IRQF_SHARED, "a", &dev_a),
+			 0);
+	assert_int_equal(request_irq(line, handler, IRQF_SHARED, "b", &dev_b),
+			 0);
+	__atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
+	assert_int_equal(irq_line_raise(line), 0);
+	assert_true(wait_at_least(&in_handler, 1));
+	start_capture();
+	assert_int_equal(pthread_create(&t, NULL, freer, NULL), 0);
+	assert_true(wait_at_least(&ender_set, 1));
+	assert_true(task_sleeps(load_int(&ender_tid)));
+	__atomic_store_n(&gate, 0, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	if (!load_int(&ended)) {
+		/* b freed before the delivery: clean up, try again. */
+		assert_int_equal(load_int(&freer_returned), 1);
+		expect_no_warn();
+		assert_non_null(free_irq(line, &dev_a));
+		assert_int_equal(irq_line_destroy(line), 0);
+		close(efd);
+		return false;
+	}
+	assert_int_equal(load_int(&freer_returned), 0);
+	expect_warn_on("(no device)", "irq_line_attach_masked",
+		       "its unmask callback ended the thread");
+	/* b is gone, and nothing of it or of the call kept. */
+	start_capture();
+	assert_null(free_irq(line, &dev_b));
+	expect_warn_on("(no device)", "free_irq", "no handler with dev_id");
+	assert_int_equal(irq_line_raise_wait(line), 0);
+	assert_non_null(free_irq(line, &dev_a));
+	assert_int_equal(irq_line_destroy(line), 0);
+	close(efd);
+	return true;
+}
+
+static void ends_inside_free(void **state)
+{
+	int tries;
+
+	(void)state;
+	for (end_how = 1; end_how <= 2; end_how++) {
+		print_message("%s\n", end_how == 1 ? "pthread_exit" : "cancel");
+		alarm(60);
+		for (tries = 0; tries < 50 && !free_ends_once(); tries++)
+			;
+		assert_true(tries < 50);
+		alarm(0);
+	}
+}
+
+/* Handler b frees the device's handlers (an unbind from a handler). */
+static irqreturn_t releasing(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	if (!load_int(&released)) {
+		devres_release_all(&tdev);
+		__atomic_store_n(&released, 1, __ATOMIC_RELEASE);
+	}
+	return IRQ_HANDLED;
+}
+
+static void unmask_after_release(void *ctx)
+{
+	(void)ctx;
+	if (load_int(&released) && !load_int(&ended))
+		end_thread();
+}
+
+/*
+ * On the dispatcher: pthread_exit() only, as a cancellation is never
+ * acted on there (it runs with cancellation disabled).
+ */
+static void ends_after_reap(void **state)
+{
+	(void)state;
+	end_how = 1;
+	alarm(20);
+	ended = released = 0;
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	line = irq_line_attach_masked(efd, unmask_after_release, NULL,
+				      "masked");
+	assert_true(line > 0);
+	assert_int_equal(devm_request_irq(&tdev, line, handler, IRQF_SHARED,
+					  "a", &dev_a),
+			 0);
+	assert_int_equal(request_irq(line, releasing, IRQF_SHARED, "b", &dev_b),
+			 0);
+	start_capture();
+	assert_int_equal(irq_line_raise(line), 0);
+	assert_true(wait_at_least(&ended, 1));
+	assert_true(wait_at_least(&cap.n, 1));
+	/* The dispatcher goes on; a was reaped, b still delivers. */
+	assert_int_equal(irq_line_raise_wait(line), 0);
+	expect_warn_on("(no device)", "irq_line_attach_masked",
+		       "its unmask callback ended the thread");
+	assert_non_null(free_irq(line, &dev_b));
+	assert_int_equal(irq_line_destroy(line), 0);
+	close(efd);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -293,6 +492,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(from_request, dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(from_thread, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(ends_inside_free, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(ends_after_reap, dev_setup,
 						dev_teardown),
 	};
 
