@@ -77,11 +77,15 @@ struct irq_line *irq__line_get(int irq)
 	return line;
 }
 
+/*
+ * Only the reference: a put once counted an unmask callback as ended
+ * too, so that after a free, waits for the line no longer waited for a
+ * callback running on another thread.
+ */
 void irq__line_put(struct irq_line *line)
 {
 	pthread_mutex_lock(&line->lock);
 	line->refs--;
-	line->unmasking--;
 	pthread_cond_broadcast(&line->idle);
 	pthread_mutex_unlock(&line->lock);
 }

@@ -300,7 +300,7 @@ static int end_how;		 /* how the callback ends its thread */
 static int gate, in_handler;	 /* the blocking handler's gate */
 static int ender_tid, ender_set; /* the freeing thread, once it runs */
 static pthread_t ender;
-static int ended, released, freer_returned;
+static int ended, released, freer_returned, sync_returned;
 
 static void end_thread(void)
 {
@@ -351,6 +351,8 @@ static bool task_sleeps(int tid)
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
 	while (now_ms() < end) {
+		if (load_int(&sync_returned))
+			return false;
 		f = fopen(path, "re");
 		if (f) {
 			p = fgets(buf, sizeof(buf), f) ? strrchr(buf, ')')
@@ -484,6 +486,68 @@ static void ends_after_reap(void **state)
 	alarm(0);
 }
 
+/*
+ * synchronize_irq() waits for an unmask callback running on another
+ * thread, also on a line whose handlers were requested and freed before
+ * (each reference put miscounted the callbacks running, so that none
+ * was waited for).
+ */
+static int unmask_gate, in_unmask;
+
+static void unmask_blocking(void *ctx)
+{
+	(void)ctx;
+	if (load_int(&unmask_gate)) {
+		add_int(&in_unmask, 1);
+		while (load_int(&unmask_gate))
+			poll(NULL, 0, 1);
+	}
+}
+
+static void *syncer(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&ender_tid, (int)gettid(), __ATOMIC_RELEASE);
+	__atomic_store_n(&ender_set, 1, __ATOMIC_RELEASE);
+	synchronize_irq(line);
+	__atomic_store_n(&sync_returned, 1, __ATOMIC_RELEASE);
+	return NULL;
+}
+
+static void sync_waits_after_frees(void **state)
+{
+	pthread_t t;
+
+	(void)state;
+	alarm(30);
+	ender_set = in_unmask = sync_returned = 0;
+	efd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	assert_true(efd >= 0);
+	line = irq_line_attach_masked(efd, unmask_blocking, NULL, "masked");
+	assert_true(line > 0);
+	for (int i = 0; i < 3; i++) {
+		assert_int_equal(request_irq(line, handler, 0, "a", &dev_a), 0);
+		assert_non_null(free_irq(line, &dev_a));
+	}
+	assert_int_equal(request_irq(line, handler, 0, "a", &dev_a), 0);
+	__atomic_store_n(&unmask_gate, 1, __ATOMIC_RELEASE);
+	assert_int_equal(irq_line_raise(line), 0);
+	assert_true(wait_at_least(&in_unmask, 1));
+	assert_int_equal(pthread_create(&t, NULL, syncer, NULL), 0);
+	assert_true(wait_at_least(&ender_set, 1));
+	assert_true(task_sleeps(load_int(&ender_tid)) ||
+		    load_int(&sync_returned));
+	/* Asleep in its wait for the callback, not returned. */
+	assert_int_equal(load_int(&sync_returned), 0);
+	__atomic_store_n(&unmask_gate, 0, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	assert_int_equal(load_int(&sync_returned), 1);
+	assert_non_null(free_irq(line, &dev_a));
+	assert_int_equal(irq_line_destroy(line), 0);
+	close(efd);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -497,6 +561,8 @@ int main(void)
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(ends_after_reap, dev_setup,
 						dev_teardown),
+		cmocka_unit_test_setup_teardown(sync_waits_after_frees,
+						dev_setup, dev_teardown),
 	};
 
 	/* One line a WARN: the backtraces would be captured with them. */
