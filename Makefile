@@ -219,10 +219,10 @@ soak: build-dev
 # unreachable, as test-pages' children do. test-revocable-fork's
 # children end by pthread_exit() from the main thread, whose stack held
 # the parent's devices: their names, inherited, are unreachable there.
-# test-posix-own-fds-race and test-pci-uio-fork are races against fork()
-# and against a closing thread, hundreds of rounds, which valgrind runs
-# one thread at a time (20 to 35 s each): ASan, LeakSanitizer and TSan
-# run them.
+# test-posix-own-fds-race, test-pci-uio-fork and test-pci-scan-fork are
+# races against fork() and against a closing or rescanning thread,
+# hundreds of rounds, which valgrind runs one thread at a time (20 to 35 s
+# each): ASan, LeakSanitizer and TSan run them.
 # It runs in the dev build, which the dev stage has built: ctest's memcheck
 # mode reads its valgrind command from DartConfiguration.tcl, written here
 # (tests/memcheck.conf) rather than by include(CTest), which would add
@@ -232,7 +232,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit \
-		-E '^(headers|exports|kerneldoc|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork)$$' \
+		-E '^(headers|exports|kerneldoc|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log
