@@ -19,7 +19,9 @@
  *   passed   the call returned what the system call itself returns over
  *            the same range (made first, raw, as the reference), no WARN.
  * Then the device is released without a WARN, and the fixture checks the
- * ledger is back at its baseline. MADV_HWPOISON and MADV_SOFT_OFFLINE are
+ * ledger is back at its baseline. One more test: mremap(2) with
+ * MREMAP_DONTUNMAP, which empties the range it leaves mapped, is caught
+ * as a move (the node taken off, one WARN). MADV_HWPOISON and MADV_SOFT_OFFLINE are
  * refused too, but not made here: a privileged run that got past the
  * refusal would poison or offline a page of the machine.
  */
@@ -341,6 +343,41 @@ static void run_cell(void **state)
 		run_range(c, rg);
 }
 
+/*
+ * mremap(2) with MREMAP_DONTUNMAP and the same length moves the pages and
+ * leaves the old range mapped, empty: a move, caught as one (the node
+ * taken off, one WARN); the release then leaves both ranges alone.
+ */
+static void dontunmap(void **state)
+{
+	struct devres_stats st;
+	struct res r = { 0 };
+	unsigned char vec[2];
+	char *q;
+
+	(void)state;
+	devm_mmap_acq(&r);
+	for (size_t i = 0; i < len; i++)
+		r.p[i] = (char)pattern(i);
+	start_capture();
+	q = mremap(r.p, len, len, MREMAP_MAYMOVE | MREMAP_DONTUNMAP);
+	assert_ptr_not_equal(q, MAP_FAILED);
+	expect_warn_on("test-dev", "mremap",
+		       "acquired with devm_mmap(): use devm_munmap()");
+	devres_get_stats(&tdev, &st);
+	assert_int_equal(st.allocs, 0);
+	for (size_t i = 0; i < len; i++)
+		assert_int_equal((unsigned char)q[i], pattern(i));
+	start_capture();
+	devres_release_all(&tdev);
+	expect_no_warn();
+	/* Still mapped, now empty: the caller's, not the device's. */
+	assert_int_equal(mincore(r.p, len, vec), 0);
+	assert_int_equal(r.p[0], 0);
+	assert_int_equal(munmap(r.p, len), 0);
+	assert_int_equal(munmap(q, len), 0);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -371,7 +408,7 @@ static int cell_setup(void **state)
 int main(void)
 {
 	static struct cell cells[NR_KINDS * NR_OPS];
-	struct CMUnitTest tests[NR_KINDS * NR_OPS];
+	struct CMUnitTest tests[NR_KINDS * NR_OPS + 1];
 	size_t n = 0;
 
 	pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -390,6 +427,12 @@ int main(void)
 				.initial_state = &cells[n],
 			};
 		}
+	tests[n++] = (struct CMUnitTest){
+		.name = "devm_mmap / mremap MREMAP_DONTUNMAP",
+		.test_func = dontunmap,
+		.setup_func = dev_setup,
+		.teardown_func = dev_teardown,
+	};
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("managed-maps-advise", tests, n,
 				       group_setup, group_teardown);
