@@ -262,6 +262,22 @@ static bool pidfd_is_self(int pidfd)
 }
 
 /*
+ * The vector, read through the kernel (process_vm_readv(2) on this
+ * process), so that a bad pointer fails here as the call itself would,
+ * with EFAULT, instead of faulting: false then, and the call goes on to
+ * fail on its own.
+ */
+static bool read_iov(const struct iovec *iov, size_t from, size_t n,
+		     struct iovec *ret_iov)
+{
+	struct iovec local = { ret_iov, n * sizeof(*iov) };
+	struct iovec remote = { (void *)(iov + from), n * sizeof(*iov) };
+
+	return syscall(SYS_process_vm_readv, getpid(), &local, 1UL, &remote,
+		       1UL, 0UL) == (long)(n * sizeof(*iov));
+}
+
+/*
  * Since Linux 6.13 a process may give itself any advice this way; each
  * range is looked at, and one refused refuses the call, nothing applied.
  */
@@ -269,15 +285,25 @@ INTERPOSE ssize_t process_madvise(int pidfd, const struct iovec *iov, size_t n,
 				  int advice, unsigned int flags)
 {
 	struct devres__guard g = { .call = "process_madvise" };
+	int saved = errno;
 
-	if (!none() && (g.arg = destroys(advice, &g.why)) && iov &&
-	    n <= IOV_MAX && pidfd_is_self(pidfd)) {
-		for (size_t i = 0; i < n; i++) {
-			if (refuse(&g, iov[i].iov_base, iov[i].iov_len)) {
-				errno = EPERM;
-				return -1;
+	if (!none() && (g.arg = destroys(advice, &g.why)) && n <= IOV_MAX &&
+	    pidfd_is_self(pidfd)) {
+		struct iovec v[32];
+
+		for (size_t i = 0; i < n; i += 32) {
+			size_t k = n - i < 32 ? n - i : 32;
+
+			if (!read_iov(iov, i, k, v))
+				break;
+			for (size_t j = 0; j < k; j++) {
+				if (refuse(&g, v[j].iov_base, v[j].iov_len)) {
+					errno = EPERM;
+					return -1;
+				}
 			}
 		}
 	}
+	errno = saved;
 	return next_process_madvise()(pidfd, iov, n, advice, flags);
 }

@@ -21,7 +21,9 @@
  * Then the device is released without a WARN, and the fixture checks the
  * ledger is back at its baseline. One more test: mremap(2) with
  * MREMAP_DONTUNMAP, which empties the range it leaves mapped, is caught
- * as a move (the node taken off, one WARN). MADV_HWPOISON and MADV_SOFT_OFFLINE are
+ * as a move (the node taken off, one WARN); and process_madvise(2) with
+ * another process's pidfd, or a vector at a bad address: no WARN, what
+ * the system call answers. MADV_HWPOISON and MADV_SOFT_OFFLINE are
  * refused too, but not made here: a privileged run that got past the
  * refusal would poison or offline a page of the machine.
  */
@@ -38,6 +40,7 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
+#include <sys/wait.h>
 #include <cmocka.h>
 #include <devres/devres.h>
 #include <devres/dma.h>
@@ -420,6 +423,69 @@ static void dontunmap(void **state)
 	assert_int_equal(munmap(q, len), 0);
 }
 
+/*
+ * process_madvise(2) looks only at this process's ranges: with another
+ * process's pidfd (a child, whose copy of the mapping is its own) it
+ * goes on without a WARN and returns what the system call does; and a
+ * vector at a bad address fails with EFAULT, as the call would, instead
+ * of faulting in the library.
+ */
+static void pmadvise_other(void **state)
+{
+	struct res r = { 0 };
+	struct iovec iov;
+	int pipefd[2], pidfd, err, want_err;
+	long ret, want;
+	pid_t child;
+	char c;
+
+	(void)state;
+	if (!have_pidfd()) {
+		print_message("pidfd_open(2) not available here\n");
+		skip();
+	}
+	devm_mmap_acq(&r);
+	iov = (struct iovec){ r.p, len };
+	assert_int_equal(pipe(pipefd), 0);
+	child = fork();
+	assert_true(child >= 0);
+	if (!child) {
+		/* Waits for the parent to close its end. */
+		close(pipefd[1]);
+		(void)!read(pipefd[0], &c, 1);
+		_exit(0);
+	}
+	close(pipefd[0]);
+	pidfd = (int)syscall(SYS_pidfd_open, child, 0);
+	assert_true(pidfd >= 0);
+	errno = 0;
+	want = syscall(SYS_process_madvise, pidfd, &iov, 1, MADV_DONTNEED, 0);
+	want_err = want < 0 ? errno : 0;
+	start_capture();
+	errno = 0;
+	ret = process_madvise(pidfd, &iov, 1, MADV_DONTNEED, 0);
+	err = ret < 0 ? errno : 0;
+	expect_no_warn();
+	assert_int_equal(ret, want);
+	assert_int_equal(err, want_err);
+	close(pidfd);
+	close(pipefd[1]);
+	assert_int_equal(waitpid(child, NULL, 0), child);
+
+	pidfd = (int)syscall(SYS_pidfd_open, getpid(), 0);
+	assert_true(pidfd >= 0);
+	start_capture();
+	errno = 0;
+	ret = process_madvise(pidfd, (const struct iovec *)16, 1, MADV_DONTNEED,
+			      0);
+	err = errno;
+	expect_no_warn();
+	assert_int_equal(ret, -1);
+	assert_int_equal(err, EFAULT);
+	close(pidfd);
+	devres_release_all(&tdev);
+}
+
 static int group_setup(void **state)
 {
 	(void)state;
@@ -450,7 +516,7 @@ static int cell_setup(void **state)
 int main(void)
 {
 	static struct cell cells[NR_KINDS * NR_OPS];
-	struct CMUnitTest tests[NR_KINDS * NR_OPS + 1];
+	struct CMUnitTest tests[NR_KINDS * NR_OPS + 2];
 	size_t n = 0;
 
 	pg = (size_t)sysconf(_SC_PAGESIZE);
@@ -472,6 +538,12 @@ int main(void)
 	tests[n++] = (struct CMUnitTest){
 		.name = "devm_mmap / mremap MREMAP_DONTUNMAP",
 		.test_func = dontunmap,
+		.setup_func = dev_setup,
+		.teardown_func = dev_teardown,
+	};
+	tests[n++] = (struct CMUnitTest){
+		.name = "devm_mmap / process_madvise elsewhere",
+		.test_func = pmadvise_other,
 		.setup_func = dev_setup,
 		.teardown_func = dev_teardown,
 	};
