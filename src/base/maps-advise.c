@@ -21,12 +21,13 @@
  * in maps-entry.c: a sanitizer's runtime may call these while it starts.
  */
 #include <errno.h>
-#include <fcntl.h>
+#include <stdint.h>
 #include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/uio.h>
@@ -237,28 +238,31 @@ INTERPOSE int remap_file_pages(void *addr, size_t len, int prot, size_t pgoff,
 }
 
 /*
+ * PIDFD_GET_INFO (Linux 6.13, the kernel that first takes any advice from
+ * a process for itself): what a libc's headers may not have yet, in its
+ * first size, which later kernels still take.
+ */
+struct pidfd_info0 {
+	uint64_t mask;
+	uint64_t cgroupid;
+	uint32_t pid, tgid, ppid, ruid, rgid, euid, egid, suid, sgid, fsuid,
+		fsgid, spare;
+};
+#define PIDFD_INFO_PID0 1ULL
+#define PIDFD_GET_INFO0 _IOWR(0xFF, 11, struct pidfd_info0)
+
+/*
  * Whether @pidfd is this process's own: only then are the ranges ours.
- * Read from its fdinfo, only once a destroying advice meets a non-empty
- * table: a rare path.
+ * Asked of the pidfd itself, so no descriptor is opened. A kernel without
+ * the ioctl refuses destroying advice given this way to any process.
  */
 static bool pidfd_is_self(int pidfd)
 {
-	char path[64], buf[512];
-	const char *p;
-	ssize_t n;
-	int fd;
+	struct pidfd_info0 info = { .mask = PIDFD_INFO_PID0 };
 
-	snprintf(path, sizeof(path), "/proc/self/fdinfo/%d", pidfd);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
+	if (ioctl(pidfd, PIDFD_GET_INFO0, &info))
 		return false;
-	n = read(fd, buf, sizeof(buf) - 1);
-	close(fd);
-	if (n <= 0)
-		return false;
-	buf[n] = '\0';
-	p = strstr(buf, "\nPid:");
-	return p && strtol(p + 5, NULL, 10) == (long)getpid();
+	return (info.mask & PIDFD_INFO_PID0) && (pid_t)info.tgid == getpid();
 }
 
 /*
