@@ -40,6 +40,17 @@ void devres__disown(struct devres__owner *owner, struct devres__hand *h)
 	devres_destroy(o->dev, o->release, same_node, o->node);
 }
 
+void devres__owner_hand(const struct devres__owner *o, struct devres__hand *h)
+{
+	char buf[40];
+
+	h->call = o->call;
+	h->fix = o->fix;
+	h->pid = 0;
+	snprintf(h->dev, sizeof(h->dev), "%s",
+		 devres__dev_label(o->dev, buf, sizeof(buf)));
+}
+
 void devres__warn_hand(const struct devres__hand *h, const char *func,
 		       const char *what)
 {

@@ -218,8 +218,10 @@ INTERPOSE void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 
 /*
  * The old range is resized or moved unless nothing changes (the same
- * length, not moved to a given place); old_len 0 makes a copy of a shared
- * mapping and leaves the old one. A given new place is replaced.
+ * length, not moved to a given place, its pages left there); old_len 0
+ * makes a copy of a shared mapping and leaves the old one. A given new
+ * place is replaced. MREMAP_DONTUNMAP moves the pages and leaves the old
+ * range mapped but empty: what was managed there is gone as surely.
  */
 INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 		       ...)
@@ -235,7 +237,8 @@ INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 	}
 	if (!none()) {
 		bool moves = old_len &&
-			     (old_len != new_len || (flags & MREMAP_FIXED));
+			     (old_len != new_len ||
+			      (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)));
 
 		if (check("mremap", old, moves ? old_len : 0,
 			  flags & MREMAP_FIXED ? new_addr : NULL,

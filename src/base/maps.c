@@ -250,6 +250,65 @@ int devres__maps_check(const char *call, void *addr, size_t len, void *addr2,
 }
 
 /*
+ * A record the library itself reads or writes through its mapping: an
+ * I/O window (readl()/writel()), a BAR, a DMA buffer or a pool's chunk
+ * (the DMA debug checks, the pool's blocks). Those are the records with a
+ * subsystem's @take or a @refuse; a devm_mmap() mapping has neither, and
+ * the library never touches what it holds (its release only unmaps it).
+ */
+static bool touched(const struct devres__map *m)
+{
+	return m->take || m->refuse;
+}
+
+/*
+ * A call that keeps a managed mapping mapped but drops or moves what it
+ * holds, or takes away access the library relies on: refused whole when
+ * any page of [addr, addr + len) is a record's (@g->touched_only: a
+ * record the library touches), so that nothing is applied in part. No
+ * node is taken off: the mapping stays managed, as it was.
+ */
+int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
+{
+	uintptr_t a = (uintptr_t)addr, end;
+	struct hit no;
+	char desc[160];
+	bool hit = false;
+
+	if (!range_of(addr, len, &end))
+		return 0;
+	pthread_mutex_lock(&maps_lock);
+	/* Goes straight on: a @who's lookup never asks for this lock. */
+	devres__maps_held = true;
+	for (size_t i = first_after(a);
+	     i < devres__maps_nr && maps[i]->start < end; i++) {
+		if (g->touched_only && !touched(maps[i]))
+			continue;
+		if (maps[i]->who) {
+			if (!maps[i]->who(maps[i], &no.h))
+				continue;
+		} else {
+			label(maps[i], &no.h);
+		}
+		no.start = maps[i]->start;
+		no.len = maps[i]->end - maps[i]->start;
+		hit = true;
+		break;
+	}
+	devres__maps_held = false;
+	pthread_mutex_unlock(&maps_lock);
+	if (!hit)
+		return 0;
+	snprintf(desc, sizeof(desc), "%s(%p, %zu, %s) over [%p, +%zu)", g->call,
+		 addr, len, g->arg, (void *)no.start, no.len);
+	devres__warn_label(no.h.dev, g->call,
+			   "%s acquired with %s(): %s (%s gives it back); "
+			   "refused, nothing changed",
+			   desc, no.h.call, g->why, no.h.fix);
+	return -EPERM;
+}
+
+/*
  * The library's own calls go through the PLT (src/libdevres.dynlist keeps
  * these names out of -Bsymbolic-functions), as any caller's: a
  * sanitizer's interceptor, first in the process, still sees every mapping
@@ -276,6 +335,33 @@ int devres__munmap(void *addr, size_t len)
 
 	devres__maps_held = true;
 	ret = munmap(addr, len);
+	devres__maps_held = held;
+	return ret;
+}
+
+/*
+ * The library's own advice and protection (a slab's pages given back
+ * lazily, a BAR made read-only under the PCI maps' lock) never look: they
+ * are over its own memory, and may run under a lock a @take takes.
+ */
+int devres__madvise(void *addr, size_t len, int advice)
+{
+	bool held = devres__maps_held;
+	int ret;
+
+	devres__maps_held = true;
+	ret = madvise(addr, len, advice);
+	devres__maps_held = held;
+	return ret;
+}
+
+int devres__mprotect(void *addr, size_t len, int prot)
+{
+	bool held = devres__maps_held;
+	int ret;
+
+	devres__maps_held = true;
+	ret = mprotect(addr, len, prot);
 	devres__maps_held = held;
 	return ret;
 }

@@ -143,7 +143,8 @@ static void hand_back(struct block *list)
 				lo -= BLOCK_SIZE;
 			else
 				break;
-		bool lazy_ok = !madvise(lo, (size_t)(hi - lo), MADV_FREE);
+		bool lazy_ok =
+			!devres__madvise(lo, (size_t)(hi - lo), MADV_FREE);
 
 		/* Each block's header is written after: that page stays. */
 		for (b = run; b != next; b = run) {

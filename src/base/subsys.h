@@ -291,6 +291,9 @@ static inline bool devres__owned_by(const struct devres__owner *o,
 }
 
 HIDDEN void devres__disown(struct devres__owner *o, struct devres__hand *h);
+/* Who owns it, into @h, without taking anything: under the same lock. */
+HIDDEN void devres__owner_hand(const struct devres__owner *o,
+			       struct devres__hand *h);
 /* The WARN's words, after "<dev>: <func>: ": what, call, fix. */
 #define DEVRES__HAND_FMT                                                       \
 	"%s acquired with %s(): use %s; released now, and taken off the "      \
@@ -329,7 +332,9 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
  * call over any part of it is refused whole, nothing taken or changed,
  * with one WARN naming @refuse (what it is) and the owner's call and fix
  * (@owner.dev only labels it; no node is disowned), and fails with
- * -EPERM, as over a sealed mapping. The library's own calls
+ * -EPERM, as over a sealed mapping. A record with @take has @who too:
+ * under the table's lock, as @take, it describes the owner into @h
+ * without taking anything; false when the mapping is no longer managed. The library's own calls
  * (devres__munmap() ...) go through the PLT to whatever comes first, then
  * the entry points of maps-entry.c, which find nothing of theirs in the
  * table; devres__munmap() does not even look (it may run under a lock a
@@ -343,6 +348,7 @@ struct devres__map {
 	struct devres__owner owner;
 	void (*dropped)(struct devres__map *m);
 	bool (*take)(struct devres__map *m, struct devres__hand *h);
+	bool (*who)(const struct devres__map *m, struct devres__hand *h);
 	const char *refuse;
 	bool in_table;
 };
@@ -405,6 +411,24 @@ extern HIDDEN TLS_FAST bool devres__maps_held;
  */
 HIDDEN int devres__maps_check(const char *call, void *addr, size_t len,
 			      void *addr2, size_t len2);
+/*
+ * maps-advise.c's calls (madvise(), mprotect() ...) that keep a managed
+ * mapping mapped but drop what it holds or take access away: @call and
+ * @arg (the advice or protection, by name) for the WARN, @why what it
+ * would do; @touched_only: only over records the library reads or writes
+ * through. devres__maps_guard() returns -EPERM, with one WARN, when any
+ * page of [addr, addr + len) is such a record's, else 0.
+ */
+struct devres__guard {
+	const char *call;
+	const char *arg;
+	const char *why;
+	bool touched_only;
+};
+HIDDEN int devres__maps_guard(const struct devres__guard *g, void *addr,
+			      size_t len);
+HIDDEN int devres__madvise(void *addr, size_t len, int advice);
+HIDDEN int devres__mprotect(void *addr, size_t len, int prot);
 HIDDEN int devres__map_add(struct devres__map *m);
 HIDDEN bool devres__map_remove(struct devres__map *m);
 /*

@@ -78,6 +78,30 @@ static bool take_by_hand(struct devres__map *map, struct devres__hand *h)
 	return true;
 }
 
+/* Who owns the buffer, for a refused madvise() or mprotect(). */
+static bool who_by_hand(const struct devres__map *map, struct devres__hand *h)
+{
+	const struct dma_rec *rec =
+		(const struct dma_rec *)(((const char *)map) -
+					 offsetof(struct dma_rec, map));
+	bool owned = false;
+	struct dma_dev *s;
+
+	devres__dma_read_lock();
+	s = dma_dev_peek(rec->dev);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		/* Linked means owned: a free unlinks as it disowns. */
+		if (rec->m && rec->m->owner.dev) {
+			devres__owner_hand(&rec->m->owner, h);
+			owned = true;
+		}
+		pthread_mutex_unlock(&s->lock);
+	}
+	devres__dma_read_unlock();
+	return owned;
+}
+
 struct dma_rec *devres__dma_rec_new(struct device *dev)
 {
 	struct dma_rec *rec;
@@ -95,6 +119,7 @@ int devres__dma_rec_add(struct dma_rec *rec, void *cpu, size_t len)
 	rec->map.start = (uintptr_t)cpu;
 	rec->map.end = (uintptr_t)cpu + ((len + page - 1) & ~(page - 1));
 	rec->map.take = take_by_hand;
+	rec->map.who = who_by_hand;
 	return devres__map_add(&rec->map);
 }
 

@@ -276,6 +276,26 @@ static bool take_by_hand(struct devres__map *rec, struct devres__hand *h)
 	return true;
 }
 
+/* Who owns @rec's mapping, for a refused madvise() or mprotect(). */
+static bool who_by_hand(const struct devres__map *rec, struct devres__hand *h)
+{
+	const struct iomap *m =
+		(const struct iomap *)(((const char *)rec) -
+				       offsetof(struct iomap, rec));
+	const struct iomap *it;
+
+	pthread_mutex_lock(&io_lock);
+	for (it = maps; it; it = it->next)
+		if (it == m)
+			break;
+	if (it && !(mine(m->pid) && m->owner.dev))
+		it = NULL;
+	if (it)
+		devres__owner_hand(&m->owner, h);
+	pthread_mutex_unlock(&io_lock);
+	return it != NULL;
+}
+
 /*
  * The file behind a window is the authority on its size, not the check
  * iomem_window_add() made: a memfd shrunk since would fault (SIGBUS) on
@@ -350,7 +370,8 @@ void *io__remap(phys_addr_t offset, size_t size,
 	m->pid = devres__pid_now();
 	m->rec = (struct devres__map){ .start = (uintptr_t)base,
 				       .end = (uintptr_t)base + len,
-				       .take = take_by_hand };
+				       .take = take_by_hand,
+				       .who = who_by_hand };
 	m->recorded = owner != NULL;
 	pthread_mutex_lock(&io_lock);
 	m->next = maps;

@@ -183,6 +183,26 @@ static bool bar_take(struct devres__map *rec, struct devres__hand *h)
 	return true;
 }
 
+/* Who owns @rec's mapping, for a refused madvise() or mprotect(). */
+static bool bar_who(const struct devres__map *rec, struct devres__hand *h)
+{
+	const struct pci_map *m =
+		(const struct pci_map *)(((const char *)rec) -
+					 offsetof(struct pci_map, rec));
+	const struct pci_map *it;
+
+	pthread_mutex_lock(&map_lock);
+	for (it = maps; it; it = it->next)
+		if (it == m)
+			break;
+	if (it && !(m->pid == devres__pid_now() && m->owner.dev))
+		it = NULL;
+	if (it)
+		devres__owner_hand(&m->owner, h);
+	pthread_mutex_unlock(&map_lock);
+	return it != NULL;
+}
+
 static int add_record(struct pci_map *m)
 {
 	size_t mask = devres__page_size() - 1;
@@ -191,6 +211,7 @@ static int add_record(struct pci_map *m)
 		.start = (uintptr_t)m->addr,
 		.end = ((uintptr_t)m->addr + m->len + mask) & ~(uintptr_t)mask,
 		.take = bar_take,
+		.who = bar_who,
 	};
 	return devres__map_add(&m->rec);
 }
@@ -334,7 +355,8 @@ void pci__bars_protect(void)
 {
 	pthread_mutex_lock(&map_lock);
 	for (struct pci_map *m = maps; m; m = m->next) {
-		if (m->writable && !mprotect(m->addr, m->len, PROT_READ))
+		if (m->writable &&
+		    !devres__mprotect(m->addr, m->len, PROT_READ))
 			m->writable = false;
 	}
 	pthread_mutex_unlock(&map_lock);
