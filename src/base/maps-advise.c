@@ -68,12 +68,6 @@ static const char *destroys(int advice, const char **ret_why)
 	case MADV_REMOVE:
 		*ret_why = "its pages and their backing would be freed";
 		return "MADV_REMOVE";
-	case MADV_DONTFORK:
-		*ret_why = "a child of fork() would not have it";
-		return "MADV_DONTFORK";
-	case MADV_WIPEONFORK:
-		*ret_why = "a child of fork() would have it zeroed";
-		return "MADV_WIPEONFORK";
 	case MADV_HWPOISON:
 		*ret_why = "its pages would be poisoned";
 		return "MADV_HWPOISON";
