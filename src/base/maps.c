@@ -344,26 +344,26 @@ int devres__munmap(void *addr, size_t len)
  * lazily, a BAR made read-only under the PCI maps' lock) never look: they
  * are over its own memory, and may run under a lock a @take takes.
  */
-int devres__madvise(void *addr, size_t len, int advice)
+static int unseen(int (*call)(void *, size_t, int), void *addr, size_t len,
+		  int arg)
 {
 	bool held = devres__maps_held;
 	int ret;
 
 	devres__maps_held = true;
-	ret = madvise(addr, len, advice);
+	ret = call(addr, len, arg);
 	devres__maps_held = held;
 	return ret;
 }
 
+int devres__madvise(void *addr, size_t len, int advice)
+{
+	return unseen(madvise, addr, len, advice);
+}
+
 int devres__mprotect(void *addr, size_t len, int prot)
 {
-	bool held = devres__maps_held;
-	int ret;
-
-	devres__maps_held = true;
-	ret = mprotect(addr, len, prot);
-	devres__maps_held = held;
-	return ret;
+	return unseen(mprotect, addr, len, prot);
 }
 
 void *devres__mremap(void *old, size_t old_len, size_t new_len, int flags,
