@@ -381,6 +381,32 @@ bool devres__own_fd_refused(const char *func, int fd, bool *entered)
 	return mine;
 }
 
+unsigned char devres__own_fd_kind(int fd, char *name, size_t len,
+				  bool *ret_inherited)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+	int saved = errno, cancel, pid = devres__pid_now();
+	unsigned char kind;
+
+	if (!o || !__atomic_load_n(&o->kind, __ATOMIC_ACQUIRE))
+		return 0;
+	cancel = devres__cancel_off();
+	pthread_mutex_lock(&lock);
+	/* A close of it by the library, in this process: its outcome. */
+	while (__atomic_load_n(&o->kind, __ATOMIC_RELAXED) && o->closing &&
+	       o->pid == pid && fd != closing_fd)
+		pthread_cond_wait(&cleared, &lock);
+	kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
+	if (kind) {
+		snprintf(name, len, "%s", o->name);
+		*ret_inherited = o->pid != pid;
+	}
+	pthread_mutex_unlock(&lock);
+	devres__cancel_restore(cancel);
+	errno = saved;
+	return kind;
+}
+
 int devres__own_fd_next(unsigned int lo, unsigned int hi,
 			struct devres__own_seen *ret_seen)
 {

@@ -646,6 +646,14 @@ HIDDEN const char *devres__own_kind_name(enum devres__own_kind kind);
  */
 HIDDEN bool devres__own_fd_maybe(int fd);
 HIDDEN bool devres__own_fd_refused(const char *func, int fd, bool *entered);
+/*
+ * The kind of @fd's record (0: none), whichever process opened it, its
+ * name copied into @name and *@ret_inherited set when that process is not
+ * this one (a child's copy); waits out a close of it by the library. For
+ * the checks of calls that do not close (ioctl()).
+ */
+HIDDEN unsigned char devres__own_fd_kind(int fd, char *name, size_t len,
+					 bool *ret_inherited);
 /* What a WARN says of a number found by devres__own_fd_next(). */
 struct devres__own_seen {
 	int fd;

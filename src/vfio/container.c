@@ -134,14 +134,14 @@ static int iommu_info(struct vfio_group *g)
 	size_t len;
 	int ret = 0;
 
-	if (ioctl(g->container, VFIO_IOMMU_GET_INFO, &head))
+	if (vfio__ioctl(g->container, VFIO_IOMMU_GET_INFO, &head))
 		return -errno;
 	len = head.argsz > sizeof(head) ? head.argsz : sizeof(head);
 	info = devres__should_fail() ? NULL : calloc(1, len);
 	if (!info)
 		return -ENOMEM;
 	info->argsz = (uint32_t)len;
-	if (ioctl(g->container, VFIO_IOMMU_GET_INFO, info))
+	if (vfio__ioctl(g->container, VFIO_IOMMU_GET_INFO, info))
 		ret = -errno;
 	else
 		g->nr_ranges = vfio__iommu_ranges(info, len, g->ranges,
@@ -169,7 +169,7 @@ static int group_open(struct vfio_group *g, const char *dev_name)
 	if (g->fd < 0)
 		return g->fd;
 	g->container = -1;
-	if (ioctl(g->fd, VFIO_GROUP_GET_STATUS, &status)) {
+	if (vfio__ioctl(g->fd, VFIO_GROUP_GET_STATUS, &status)) {
 		ret = -errno;
 		goto fail;
 	}
@@ -184,21 +184,23 @@ static int group_open(struct vfio_group *g, const char *dev_name)
 		ret = g->container;
 		goto fail;
 	}
-	if (ioctl(g->container, VFIO_GET_API_VERSION) != VFIO_API_VERSION ||
-	    ioctl(g->container, VFIO_CHECK_EXTENSION, VFIO_TYPE1_IOMMU) <= 0) {
+	if (vfio__ioctl(g->container, VFIO_GET_API_VERSION, NULL) !=
+		    VFIO_API_VERSION ||
+	    vfio__ioctl(g->container, VFIO_CHECK_EXTENSION,
+			VFIO_ARG(VFIO_TYPE1_IOMMU)) <= 0) {
 		ret = -EOPNOTSUPP;
 		goto fail;
 	}
-	if (ioctl(g->fd, VFIO_GROUP_SET_CONTAINER, &g->container)) {
+	if (vfio__ioctl(g->fd, VFIO_GROUP_SET_CONTAINER, &g->container)) {
 		ret = -errno;
 		goto fail;
 	}
 	/* Without interrupt remapping type1 refuses here with EPERM. */
-	if (ioctl(g->container, VFIO_SET_IOMMU,
-		  ioctl(g->container, VFIO_CHECK_EXTENSION,
-			VFIO_TYPE1v2_IOMMU) > 0
-			  ? VFIO_TYPE1v2_IOMMU
-			  : VFIO_TYPE1_IOMMU)) {
+	if (vfio__ioctl(g->container, VFIO_SET_IOMMU,
+			VFIO_ARG(vfio__ioctl(g->container, VFIO_CHECK_EXTENSION,
+					     VFIO_ARG(VFIO_TYPE1v2_IOMMU)) > 0
+					 ? VFIO_TYPE1v2_IOMMU
+					 : VFIO_TYPE1_IOMMU))) {
 		ret = -errno;
 		if (ret == -EPERM)
 			devres__print(DEVRES_LOG_INFO,
@@ -327,7 +329,7 @@ static int vfio_map(struct device *dev, void *cpu, size_t size, size_t align,
 	ret = vfio__iova_find(&g->maps, g->ranges, g->nr_ranges, size, align,
 			      mask, &iova, &pos);
 	map.iova = iova;
-	if (!ret && ioctl(g->container, VFIO_IOMMU_MAP_DMA, &map)) {
+	if (!ret && vfio__ioctl(g->container, VFIO_IOMMU_MAP_DMA, &map)) {
 		ret = errno == ENOMEM ? -ENOMEM : -EIO;
 		if (ret == -ENOMEM)
 			memlock_hint(vd, size);
@@ -359,6 +361,7 @@ static void vfio_unmap(struct device *dev, dma_addr_t handle, void *cpu,
 	};
 	struct vfio_map **pp, *m = NULL;
 	int saved = errno, err = 0;
+	bool gone = false;
 
 	(void)cpu;
 	pthread_mutex_lock(&g->lock);
@@ -372,13 +375,27 @@ static void vfio_unmap(struct device *dev, dma_addr_t handle, void *cpu,
 		}
 	}
 	/* The device may still reach the range until this returns. */
-	if (m && ioctl(g->container, VFIO_IOMMU_UNMAP_DMA, &unmap))
+	if (m && vfio__ioctl(g->container, VFIO_IOMMU_UNMAP_DMA, &unmap))
 		err = errno;
+	/*
+	 * The kernel says how much it unmapped: less than the mapping when
+	 * a system call made past the library's ioctl() (vfio/interpose.c)
+	 * unmapped it, and the device's DMA to it has reached nothing since.
+	 */
+	else if (m && unmap.size != size)
+		gone = true;
 	pthread_mutex_unlock(&g->lock);
 	/* WARNed unlocked: a log sink may call back into the group. */
 	if (err)
 		devres__warn(dev, "vfio_unmap", "VFIO_IOMMU_UNMAP_DMA: %s",
 			     strerror(err));
+	if (gone)
+		devres__warn(dev, "vfio_unmap",
+			     "IOVA %#llx (%zu bytes) was unmapped behind the "
+			     "library's back: the kernel unmapped %llu bytes "
+			     "of it now",
+			     (unsigned long long)handle, size,
+			     (unsigned long long)unmap.size);
 	if (!m)
 		devres__warn(dev, "vfio_unmap", "IOVA %#llx is not mapped",
 			     (unsigned long long)handle);

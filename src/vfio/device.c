@@ -34,7 +34,7 @@ static int region_info(struct vfio_dev *vd, unsigned int index,
 	struct vfio_region_info *full = &info;
 	size_t len = sizeof(info);
 
-	if (ioctl(vd->fd, VFIO_DEVICE_GET_REGION_INFO, &info))
+	if (vfio__ioctl(vd->fd, VFIO_DEVICE_GET_REGION_INFO, &info))
 		return -errno;
 	if ((info.flags & VFIO_REGION_INFO_FLAG_CAPS) &&
 	    info.argsz > sizeof(info)) {
@@ -44,7 +44,7 @@ static int region_info(struct vfio_dev *vd, unsigned int index,
 			return -ENOMEM;
 		full->argsz = (uint32_t)len;
 		full->index = index;
-		if (ioctl(vd->fd, VFIO_DEVICE_GET_REGION_INFO, full)) {
+		if (vfio__ioctl(vd->fd, VFIO_DEVICE_GET_REGION_INFO, full)) {
 			int ret = -errno;
 
 			free(full);
@@ -70,12 +70,13 @@ static int device_open(struct vfio_dev *vd, const char *name)
 	if (devres__should_fail_fd())
 		return -EMFILE;
 	devres__own_fd_opening();
-	vd->fd = ioctl(vd->group->fd, VFIO_GROUP_GET_DEVICE_FD, name);
+	vd->fd = vfio__ioctl(vd->group->fd, VFIO_GROUP_GET_DEVICE_FD,
+			     (void *)name);
 	devres__own_fd_opened(vd->fd, DEVRES_OWN_VFIO_DEVICE, name);
 	if (vd->fd < 0)
 		return -errno;
 	devres__ledger_add(DL_FDS, 1);
-	if (ioctl(vd->fd, VFIO_DEVICE_GET_INFO, &info))
+	if (vfio__ioctl(vd->fd, VFIO_DEVICE_GET_INFO, &info))
 		return -errno;
 	if (!(info.flags & VFIO_DEVICE_FLAGS_PCI) ||
 	    info.num_regions <= VFIO_PCI_CONFIG_REGION_INDEX)
@@ -211,7 +212,7 @@ static int vfio_enable(struct pci_dev *pdev, void *data, bool on)
 
 	(void)pdev;
 	if (!on && (vd->flags & VFIO_DEVICE_FLAGS_RESET))
-		(void)ioctl(vd->fd, VFIO_DEVICE_RESET);
+		(void)vfio__ioctl(vd->fd, VFIO_DEVICE_RESET, NULL);
 	return 0;
 }
 

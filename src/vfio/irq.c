@@ -52,7 +52,7 @@ static int set_irqs_action(struct vfio_dev *vd, int index, uint32_t action,
 	set->count = n;
 	if (n)
 		memcpy(set->data, fds, n * sizeof(int32_t));
-	if (ioctl(vd->fd, VFIO_DEVICE_SET_IRQS, set))
+	if (vfio__ioctl(vd->fd, VFIO_DEVICE_SET_IRQS, set))
 		ret = -errno;
 	if (set != &none)
 		free(set);
@@ -122,7 +122,7 @@ static unsigned int irq_count(struct vfio_dev *vd, int index)
 				      .index = (uint32_t)index };
 
 	if ((unsigned int)index >= vd->num_irqs ||
-	    ioctl(vd->fd, VFIO_DEVICE_GET_IRQ_INFO, &info) ||
+	    vfio__ioctl(vd->fd, VFIO_DEVICE_GET_IRQ_INFO, &info) ||
 	    !(info.flags & VFIO_IRQ_INFO_EVENTFD))
 		return 0;
 	return info.count;

@@ -58,6 +58,14 @@ struct vfio_dev {
 	int irq_index;
 };
 
+/*
+ * interpose.c: the library's own VFIO ioctls, past the interposed
+ * ioctl() that refuses a program's on the library's fds. An integer
+ * argument is passed as VFIO_ARG(n).
+ */
+HIDDEN int vfio__ioctl(int fd, unsigned long request, void *arg);
+#define VFIO_ARG(n) ((void *)(uintptr_t)(n))
+
 /* container.c */
 HIDDEN int vfio__group_get(int number, const char *dev_name,
 			   struct vfio_group **ret_group);
