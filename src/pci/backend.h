@@ -33,6 +33,9 @@
  *                     pci_dev_set_irq_lines() and return how many, or
  *                     -errno; *@ret_type says which kind they are
  *                     (PCI_IRQ_INTX, PCI_IRQ_MSI or PCI_IRQ_MSIX)
+ * @free_irq_vectors: pci_free_irq_vectors() was called (the vectors are
+ *                    already counted as freed): turn them off in the
+ *                    device, as the kernel's does; may be NULL
  * @quiesce: the binding is going (after the driver's remove, or a failed
  *           probe) and managed resources are about to be released: stop
  *           the device from mastering and interrupting before its DMA
@@ -52,6 +55,7 @@ struct pci__backend {
 	int (*alloc_irq_vectors)(struct pci_dev *pdev, void *data,
 				 unsigned int min_vecs, unsigned int max_vecs,
 				 unsigned int flags, unsigned int *ret_type);
+	void (*free_irq_vectors)(struct pci_dev *pdev, void *data);
 	void (*quiesce)(struct pci_dev *pdev, void *data);
 };
 

@@ -102,8 +102,11 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 
 void pci_free_irq_vectors(struct pci_dev *dev)
 {
-	if (pci__dev_ok(dev, __func__))
-		pci__irq_reset(dev);
+	if (!pci__dev_ok(dev, __func__))
+		return;
+	pci__irq_reset(dev);
+	if (pci__bk(dev, free_irq_vectors))
+		dev->p->backend->free_irq_vectors(dev, dev->p->backend_data);
 }
 
 int pci_irq_vector(struct pci_dev *dev, unsigned int nr)

@@ -232,6 +232,7 @@ static const struct pci__backend vfio_backend = {
 	.cfg_write = vfio_cfg_write,
 	.enable = vfio_enable,
 	.alloc_irq_vectors = vfio__alloc_irq_vectors,
+	.free_irq_vectors = vfio__free_irq_vectors,
 	.quiesce = vfio_quiesce,
 };
 

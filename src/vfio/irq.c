@@ -99,6 +99,20 @@ void vfio__irq_disable(struct vfio_dev *vd)
 	errno = saved;
 }
 
+/*
+ * pci_free_irq_vectors(): the kernel's turns MSI or MSI-X off there and
+ * then, and pci_irq_vector() no longer names the vectors; VFIO's kept
+ * signalling their lines until the binding went. They are turned off in
+ * the kernel now and the lines are no longer the device's; the lines
+ * themselves, which a handler may still hold, go with the vectors' node
+ * (at the next allocation or with the binding).
+ */
+void vfio__free_irq_vectors(struct pci_dev *pdev, void *data)
+{
+	vfio__irq_disable(data);
+	(void)pci_dev_set_irq_lines(pdev, NULL, 0);
+}
+
 static void destroy_lines(struct vfio_vectors *v, unsigned int n)
 {
 	for (unsigned int i = 0; i < n; i++)

@@ -92,5 +92,6 @@ HIDDEN int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 				   unsigned int min_vecs, unsigned int max_vecs,
 				   unsigned int flags, unsigned int *ret_type);
 HIDDEN void vfio__irq_disable(struct vfio_dev *vd);
+HIDDEN void vfio__free_irq_vectors(struct pci_dev *pdev, void *data);
 
 #endif /* DEVRES_VFIO_INTERNAL_H */
