@@ -83,7 +83,9 @@ struct irq_line {
 	struct irq_action *zombies;
 	/* The dispatcher the fd is registered with, NULL when none. */
 	struct irq_dispatcher *disp;
-	int refs;	    /* attached handlers and calls in progress */
+	int refs; /* attached handlers and calls in progress */
+	/* Destroyed by its owner while referenced: freed at the last put. */
+	bool doomed;
 	int nr_actions;	    /* handlers on the list */
 	int depth;	    /* disable depth */
 	int mutators;	    /* threads waiting to change the list */

@@ -82,12 +82,19 @@ struct irq_line *irq__line_get(int irq)
  * too, so that after a free, waits for the line no longer waited for a
  * callback running on another thread.
  */
+static void line_free(struct irq_line *line);
+
 void irq__line_put(struct irq_line *line)
 {
+	bool last;
+
 	pthread_mutex_lock(&line->lock);
 	line->refs--;
+	last = line->doomed && !line->refs;
 	pthread_cond_broadcast(&line->idle);
 	pthread_mutex_unlock(&line->lock);
+	if (last)
+		line_free(line);
 }
 
 /*
@@ -504,6 +511,7 @@ static int destroy(int irq, const void *owner, const char *func)
 {
 	struct irq_line *line = NULL;
 	const char *claimed = NULL;
+	bool doomed = false;
 	int refs = 0;
 
 	if (valid_number(irq)) {
@@ -512,15 +520,28 @@ static int destroy(int irq, const void *owner, const char *func)
 		if (line) {
 			pthread_mutex_lock(&line->lock);
 			refs = line->refs;
+			/*
+			 * A backend's release with no handler left but a
+			 * reference still held: a handler freed from its own
+			 * thread function (its device unbound there), which
+			 * gives the reference back when that function
+			 * returns. The line leaves the table now, and that
+			 * last put frees it.
+			 */
+			doomed = owner && line->owner == owner && refs &&
+				 !line->nr_actions;
 			if (line->owner != owner)
 				claimed = line->owner_name ? line->owner_name
 							   : "another owner";
-			else if (!refs)
+			else if (!refs || doomed)
 				lines[irq] = NULL;
+			line->doomed = doomed;
 			pthread_mutex_unlock(&line->lock);
 		}
 		pthread_rwlock_unlock(&lines_lock);
 	}
+	if (doomed)
+		return 0;
 	if (owner && (!line || claimed))
 		return -ENOENT; /* not this owner's (any more): untouched */
 	if (!line) {
@@ -539,6 +560,13 @@ static int destroy(int irq, const void *owner, const char *func)
 		devres__warn(NULL, func, "irq %d: handlers attached", irq);
 		return -EBUSY;
 	}
+	line_free(line);
+	return 0;
+}
+
+/* A line out of the table, with no reference left. */
+static void line_free(struct irq_line *line)
+{
 	close_fd(line->fd);
 	if (line->unmask_fd >= 0)
 		close_fd(line->unmask_fd);
@@ -546,7 +574,6 @@ static int destroy(int irq, const void *owner, const char *func)
 	pthread_mutex_destroy(&line->lock);
 	free(line->name);
 	free(line);
-	return 0;
 }
 
 int irq__line_destroy_claimed(int irq, const void *owner)
