@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: MIT
+/* vfio-states, class 1: each call in each state, and pairs of threads. */
+#include <dirent.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <linux/vfio.h>
+#include <malloc.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <unistd.h>
+#include <devres/device.h>
+#include <devres/driver.h>
+#include <devres/io.h>
+#include <devres/irq.h>
+#include <devres/vfio.h>
+#include "vfio-states.h"
+
+/* ---- class 1: each call in each state ---- */
+
+enum state {
+	S_SCANNED,
+	S_BOUND,
+	S_UNBOUND,
+	S_REMOVED,
+	NR_STATES
+};
+enum call {
+	C_IS_VFIO,
+	C_MAPPINGS,
+	C_CFG_READ,
+	C_CFG_WRITE,
+	C_IOMAP,
+	C_DMA,
+	C_VECTORS,
+	C_IRQ_VECTOR,
+	C_SECOND_OPEN,
+	NR_CALLS
+};
+
+static const char *const state_name[NR_STATES] = { "scanned", "bound",
+						   "unbound", "removed-held" };
+static const char *const call_name[NR_CALLS] = { "pci_dev_is_vfio",
+						 "pci_vfio_dma_mappings",
+						 "pci_read_config",
+						 "pci_write_config",
+						 "pci_iomap",
+						 "dma_alloc_coherent",
+						 "pci_alloc_irq_vectors",
+						 "pci_irq_vector",
+						 "second-open" };
+
+static long call(enum call c, struct pci_dev *pdev)
+{
+	uint32_t v = 0;
+	uint16_t cmd = 0;
+	dma_addr_t h = 0;
+	void __iomem *p;
+	void *buf;
+	long ret;
+
+	switch (c) {
+	case C_IS_VFIO:
+		return pci_dev_is_vfio(pdev);
+	case C_MAPPINGS:
+		return mappings(pdev);
+	case C_CFG_READ:
+		ret = pci_read_config_dword(pdev, 0, &v);
+		return ret ? -1000 - ret : (long)v;
+	case C_CFG_WRITE:
+		/* The command register written back as it is. */
+		ret = pci_read_config_word(pdev, PCI_COMMAND, &cmd);
+		return ret ? -1000 - ret
+			   : pci_write_config_word(pdev, PCI_COMMAND, cmd);
+	case C_IOMAP:
+		p = pci_iomap(pdev, 0, 0);
+		if (!p)
+			return 0;
+		ret = readl((char *)p + EDU_REG_IDENT) == EDU_IDENT ? 1 : 2;
+		pci_iounmap(pdev, p);
+		return ret;
+	case C_DMA:
+		buf = dma_alloc_coherent(&pdev->dev, 4096, &h, GFP_KERNEL);
+		if (!buf)
+			return 0;
+		ret = mappings(pdev);
+		dma_free_coherent(&pdev->dev, 4096, buf, h);
+		return ret > 0 ? 1 : 2;
+	case C_VECTORS:
+		/*
+		 * 1: MSI on in the kernel while allocated, and off again once
+		 * freed, as the kernel's pci_free_irq_vectors() leaves it.
+		 */
+		ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_MSI);
+		if (ret <= 0)
+			return ret;
+		ret = msi_on(pdev) == 1 ? 1 : 10;
+		pci_free_irq_vectors(pdev);
+		return msi_on(pdev) == 0 ? ret : ret + 20;
+	case C_IRQ_VECTOR:
+		ret = pci_irq_vector(pdev, 0);
+		return ret > 0 ? 1 : ret;
+	case C_SECOND_OPEN:
+		return second_open(pci_name(pdev));
+	default:
+		return -9999;
+	}
+}
+
+struct want {
+	long ret;
+	int warns;
+};
+
+/*
+ * What the kernel's PCI core and VFIO answer, as the library's contract
+ * says (docs/vfio.md, docs/pci.md): the device fd, the group and the
+ * container stay with the pci_dev until its last reference, so config
+ * space and DMA keep working through them after unbind and removal.
+ */
+static const struct want want[NR_STATES][NR_CALLS] = {
+	[S_SCANNED] = {
+		[C_IS_VFIO] = { 1, 0 },
+		[C_MAPPINGS] = { 0, 0 },
+		[C_CFG_READ] = { 0x11e81234, 0 },
+		[C_CFG_WRITE] = { 0, 0 },
+		[C_IOMAP] = { 1, 0 },
+		[C_DMA] = { 1, 0 },
+		[C_VECTORS] = { 1, 0 },
+		[C_IRQ_VECTOR] = { -EINVAL, 0 },
+		[C_SECOND_OPEN] = { -EBUSY, 0 },
+	},
+	[S_BOUND] = {
+		[C_IS_VFIO] = { 1, 0 },
+		[C_MAPPINGS] = { 1, 0 },
+		[C_CFG_READ] = { 0x11e81234, 0 },
+		[C_CFG_WRITE] = { 0, 0 },
+		[C_IOMAP] = { 1, 0 },
+		[C_DMA] = { 1, 0 },
+		[C_VECTORS] = { -EINVAL, 0 },
+		[C_IRQ_VECTOR] = { 1, 0 },
+		[C_SECOND_OPEN] = { -EBUSY, 0 },
+	},
+	[S_UNBOUND] = {
+		[C_IS_VFIO] = { 1, 0 },
+		[C_MAPPINGS] = { 0, 0 },
+		[C_CFG_READ] = { 0x11e81234, 0 },
+		[C_CFG_WRITE] = { 0, 0 },
+		[C_IOMAP] = { 1, 0 },
+		[C_DMA] = { 1, 0 },
+		[C_VECTORS] = { 1, 0 },
+		[C_IRQ_VECTOR] = { -EINVAL, 0 },
+		[C_SECOND_OPEN] = { -EBUSY, 0 },
+	},
+	[S_REMOVED] = {
+		[C_IS_VFIO] = { 1, 0 },
+		[C_MAPPINGS] = { 0, 0 },
+		[C_CFG_READ] = { 0x11e81234, 0 },
+		[C_CFG_WRITE] = { 0, 0 },
+		[C_IOMAP] = { 1, 0 },
+		[C_DMA] = { 1, 0 },
+		[C_VECTORS] = { 1, 0 },
+		[C_IRQ_VECTOR] = { -EINVAL, 0 },
+		[C_SECOND_OPEN] = { -EBUSY, 0 },
+	},
+};
+
+static void run_row(enum state s, struct pci_dev *pdev)
+{
+	for (int c = 0; c < NR_CALLS; c++) {
+		char name[96];
+		int w0 = devres_warn_count();
+		long got = call((enum call)c, pdev);
+		int warns = devres_warn_count() - w0;
+		const struct want *w = &want[s][c];
+
+		snprintf(name, sizeof(name), "1.%s/%s", state_name[s],
+			 call_name[c]);
+		cell(name, got == w->ret && warns == w->warns,
+		     "returned %ld, %d WARNs; want %ld, %d", got, warns, w->ret,
+		     w->warns);
+	}
+}
+
+void class1_states(void)
+{
+	struct pci_dev *pdev = scan(name_a);
+	int fds, w0;
+
+	if (!pdev) {
+		cell("1.scan", false, "no device");
+		return;
+	}
+	run_row(S_SCANNED, pdev);
+	/* From here on the driver binds each device a scan takes. */
+	cell("1.bind",
+	     !pci_register_driver(&edu_driver) && bind(pdev) && works(pdev),
+	     "registered, bound and working");
+	run_row(S_BOUND, pdev);
+	device_release_driver(&pdev->dev);
+	cell("1.unbind", !pci_get_drvdata(pdev) && mappings(pdev) == 0,
+	     "no driver, no IOMMU mapping");
+	run_row(S_UNBOUND, pdev);
+	pci_bus_remove_all();
+	run_row(S_REMOVED, pdev);
+	/* The last reference: the device fd, the group, the container go. */
+	w0 = devres_warn_count();
+	pci_dev_put(pdev);
+	fds = count_fds(VFIO_DEV_FD) + count_fds(CONTAINER) +
+	      count_fds(group_path(name_a));
+	cell("1.freed/fds", fds == 0 && devres_warn_count() == w0,
+	     "%d VFIO fds left, %d WARNs; want 0, 0", fds,
+	     devres_warn_count() - w0);
+	cell("1.freed/second-open", second_open(name_a) == 0,
+	     "the group opens in another open: %d", second_open(name_a));
+}
+
+/* ---- class 1: pairs of calls from two threads ---- */
+
+struct pair {
+	struct pci_dev *pdev;
+	int rounds, bad;
+	pthread_barrier_t *go;
+};
+
+static void *dma_loop(void *arg)
+{
+	struct pair *p = arg;
+
+	pthread_barrier_wait(p->go);
+	for (int i = 0; i < p->rounds; i++) {
+		dma_addr_t h;
+		void *buf =
+			dma_alloc_coherent(&p->pdev->dev, 4096, &h, GFP_KERNEL);
+
+		if (!buf) {
+			p->bad++;
+			continue;
+		}
+		dma_free_coherent(&p->pdev->dev, 4096, buf, h);
+	}
+	return NULL;
+}
+
+static void *unbind_once(void *arg)
+{
+	struct pair *p = arg;
+
+	pthread_barrier_wait(p->go);
+	device_release_driver(&p->pdev->dev);
+	return NULL;
+}
+
+static void *config_loop(void *arg)
+{
+	struct pair *p = arg;
+
+	pthread_barrier_wait(p->go);
+	for (int i = 0; i < p->rounds; i++) {
+		uint32_t v = 0;
+
+		if (pci_read_config_dword(p->pdev, 0, &v) || v != 0x11e81234 ||
+		    mappings(p->pdev) < 0)
+			p->bad++;
+	}
+	return NULL;
+}
+
+/* 1 or -EINVAL (the other thread's vectors are allocated): else bad. */
+static void *vectors_loop(void *arg)
+{
+	struct pair *p = arg;
+
+	pthread_barrier_wait(p->go);
+	for (int i = 0; i < p->rounds; i++) {
+		int ret = pci_alloc_irq_vectors(p->pdev, 1, 1, PCI_IRQ_MSI);
+
+		if (ret == 1)
+			pci_free_irq_vectors(p->pdev);
+		else if (ret != -EINVAL)
+			p->bad++;
+	}
+	return NULL;
+}
+
+static void two_threads(const char *name, struct pci_dev *pdev,
+			void *(*a)(void *), void *(*b)(void *), int rounds,
+			struct pair *pa, struct pair *pb)
+{
+	pthread_barrier_t go;
+	pthread_t ta, tb;
+
+	pthread_barrier_init(&go, NULL, 2);
+	*pa = (struct pair){ .pdev = pdev, .rounds = rounds, .go = &go };
+	*pb = *pa;
+	pthread_create(&ta, NULL, a, pa);
+	pthread_create(&tb, NULL, b, pb);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	pthread_barrier_destroy(&go);
+	(void)name;
+}
+
+void class1_pairs(void)
+{
+	struct pci_dev *pdev = scan(name_a);
+	struct pair pa, pb;
+	int w0, base;
+
+	if (!pdev || !bind(pdev)) {
+		cell("1.pairs", false, "no bound device");
+		pci_dev_put(pdev);
+		pci_bus_remove_all();
+		return;
+	}
+	base = mappings(pdev);
+	w0 = devres_warn_count();
+	two_threads("dma", pdev, dma_loop, dma_loop, 200, &pa, &pb);
+	cell("1.pair/dma_alloc+dma_alloc",
+	     !pa.bad && !pb.bad && mappings(pdev) == base &&
+		     devres_warn_count() == w0,
+	     "2 x 200 buffers mapped and unmapped in one group: %d and %d "
+	     "failed, %d mappings (want %d), %d WARNs",
+	     pa.bad, pb.bad, mappings(pdev), base, devres_warn_count() - w0);
+
+	two_threads("unbind", pdev, unbind_once, unbind_once, 1, &pa, &pb);
+	cell("1.pair/unbind+unbind",
+	     !pci_get_drvdata(pdev) && mappings(pdev) == 0 &&
+		     devres_warn_count() == w0,
+	     "unbound once: %d mappings, %d WARNs", mappings(pdev),
+	     devres_warn_count() - w0);
+
+	for (int i = 0; i < 5; i++) {
+		bind(pdev);
+		two_threads("config", pdev, config_loop, unbind_once, 300, &pa,
+			    &pb);
+	}
+	cell("1.pair/config+unbind",
+	     !pa.bad && mappings(pdev) == 0 && devres_warn_count() == w0,
+	     "5 unbinds under config reads: %d bad reads, %d mappings, "
+	     "%d WARNs",
+	     pa.bad, mappings(pdev), devres_warn_count() - w0);
+	cell("1.pair/rebind", bind(pdev) && works(pdev), "bound and working");
+	device_release_driver(&pdev->dev);
+
+	/* Unbound: vectors allocated and freed from two threads at once. */
+	two_threads("vectors", pdev, vectors_loop, vectors_loop, 50, &pa, &pb);
+	pci_free_irq_vectors(pdev);
+	cell("1.pair/vectors+vectors",
+	     pa.bad + pb.bad == 0 && msi_on(pdev) == 0 &&
+		     pci_irq_vector(pdev, 0) == -EINVAL &&
+		     devres_warn_count() == w0,
+	     "2 x 50 allocations and frees: %d got %s, MSI %s after, %d WARNs",
+	     pa.bad + pb.bad, "neither vectors nor -EINVAL",
+	     msi_on(pdev) ? "ON" : "off", devres_warn_count() - w0);
+	cell("1.pair/vectors-then-bind", bind(pdev) && works(pdev),
+	     "bound and working after");
+	pci_dev_put(pdev);
+	pci_bus_remove_all();
+}
+
+/* The two pci-testdev behind the bridge: one IOMMU group. */
+static int find_testdevs(char names[2][32])
+{
+	struct pci_dev *p = NULL;
+	int n = 0;
+
+	pci_bus_scan();
+	while ((p = pci_get_device(0x1b36, 0x0005, p)))
+		if (n < 2)
+			snprintf(names[n++], 32, "%s", pci_name(p));
+	pci_bus_remove_all();
+	return n;
+}
+
+/* Only in the VM: the test binds the pci-testdevs, then lets them go. */
+static void sysfs_write(const char *dev, const char *file, const char *val)
+{
+	char path[128];
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/%s%s%s",
+		 dev ? "devices/" : "", dev ? dev : "", file);
+	f = fopen(path, "w");
+	if (f) {
+		fputs(val, f);
+		fclose(f);
+	}
+}
+
+static void to_vfio(const char *name, bool on)
+{
+	char path[96];
+
+	if (on) {
+		sysfs_write(name, "/driver_override", "vfio-pci");
+		sysfs_write(NULL, "drivers_probe", name);
+		return;
+	}
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver/unbind",
+		 name);
+	sysfs_write(NULL, path + strlen("/sys/bus/pci/"), name);
+	sysfs_write(name, "/driver_override", "\n");
+}
+
+/*
+ * Two devices of one group share its fd and container: DMA mapped for
+ * one is counted for both, and the group stays open until the last of
+ * them is freed.
+ */
+void class1_group(void)
+{
+	char t[2][32];
+	struct pci_dev *p0, *p1;
+	dma_addr_t h = 0;
+	uint32_t v = 0;
+	void *buf = NULL;
+	int w0 = devres_warn_count(), fds0 = count_fds(NULL);
+
+	if (find_testdevs(t) != 2) {
+		cell("1.group", false, "want 2 pci-testdev");
+		return;
+	}
+	to_vfio(t[0], true);
+	to_vfio(t[1], true);
+	p0 = scan(t[0]);
+	p1 = scan(t[1]);
+	cell("1.group/one-group",
+	     p0 && p1 && group_of(t[0]) == group_of(t[1]) &&
+		     count_fds(group_path(t[0])) == 1 &&
+		     count_fds(CONTAINER) == 1 && count_fds(VFIO_DEV_FD) == 2,
+	     "%s and %s in group %d: %d group fds, %d containers, %d device "
+	     "fds (want 1, 1, 2)",
+	     t[0], t[1], group_of(t[0]), count_fds(group_path(t[0])),
+	     count_fds(CONTAINER), count_fds(VFIO_DEV_FD));
+	if (p1)
+		buf = dma_alloc_coherent(&p1->dev, 4096, &h, GFP_KERNEL);
+	cell("1.group/one-iova-space",
+	     buf && p0 && mappings(p0) == 1 && mappings(p1) == 1,
+	     "a buffer mapped for the second is counted for both: %d, %d",
+	     p0 ? mappings(p0) : -1, p1 ? mappings(p1) : -1);
+	pci_bus_remove_all();
+	pci_dev_put(p0);
+	if (p1 && pci_read_config_dword(p1, 0, &v))
+		v = 0;
+	cell("1.group/first-freed",
+	     p1 && count_fds(VFIO_DEV_FD) == 1 &&
+		     count_fds(group_path(t[0])) == 1 && mappings(p1) == 1 &&
+		     v == 0x00051b36 && second_open(t[0]) == -EBUSY,
+	     "the other's device fd, the group and its mapping stay: %d "
+	     "device fds, %d group fds, config %#x",
+	     count_fds(VFIO_DEV_FD), count_fds(group_path(t[0])), v);
+	if (buf)
+		dma_free_coherent(&p1->dev, 4096, buf, h);
+	pci_dev_put(p1);
+	cell("1.group/last-freed",
+	     count_fds(NULL) == fds0 && second_open(t[0]) == 0 &&
+		     devres_warn_count() == w0,
+	     "%d fds (had %d), the group opens again: %d, %d WARNs",
+	     count_fds(NULL), fds0, second_open(t[0]),
+	     devres_warn_count() - w0);
+	to_vfio(t[0], false);
+	to_vfio(t[1], false);
+}

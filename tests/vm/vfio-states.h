@@ -1,0 +1,58 @@
+/* SPDX-License-Identifier: MIT */
+/* What the files of the vfio-states VM test share (vfio-states.c). */
+#ifndef VFIO_STATES_H
+#define VFIO_STATES_H
+
+#include <stdbool.h>
+#include <devres/pci.h>
+#include "edu.h"
+
+#define EDU_REG_IRQ_RAISE 0x60
+#define VFIO_DEV_FD "anon_inode:[vfio-device]"
+#define CONTAINER "/dev/vfio/vfio"
+
+/* The first two edu devices bound to vfio-pci, by name. */
+extern char name_a[32], name_b[32];
+
+/* One line per cell: "cell <name>: ok (...)" or "... FAILED: ...". */
+void cell(const char *name, bool ok, const char *fmt, ...)
+	__attribute__((format(printf, 3, 4)));
+/* The lowest fd whose /proc/self/fd target is @target, or -1. */
+int fd_of(const char *target);
+/* The fds whose target is @target (NULL: all). */
+int count_fds(const char *target);
+/* Lines of /proc/self/maps that contain @what. */
+int count_maps(const char *what);
+int group_of(const char *name);
+const char *group_path(const char *name);
+/* The MSI enable bit as the host kernel set it (sysfs), or -1. */
+int msi_on(struct pci_dev *pdev);
+/* 0 when the group of @name opens, else -errno (-EBUSY: held). */
+int second_open(const char *name);
+/* Scans @name through VFIO; the device with a reference, or NULL. */
+struct pci_dev *scan(const char *name);
+/* A factorial completed by an interrupt and a DMA round trip. */
+bool works(struct pci_dev *pdev);
+int mappings(struct pci_dev *pdev);
+bool bind(struct pci_dev *pdev);
+
+/* A fresh scan and bind of A, and what the process held before it. */
+struct hand {
+	struct pci_dev *pdev;
+	struct edu *edu;
+	int w0, fds0;
+};
+
+bool hand_begin(struct hand *h, const char *name);
+bool hand_end(struct hand *h, int *ret_warns);
+
+/* The classes: vfio-states-calls.c, -hand.c, -fork.c. */
+void class1_states(void);
+void class1_pairs(void);
+void class1_group(void);
+void class2_hand(void);
+void class3_fork(void);
+void class4_threads(void);
+void on_alarm(int sig);
+
+#endif /* VFIO_STATES_H */
