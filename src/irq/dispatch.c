@@ -216,6 +216,7 @@ static void deliver_end(struct irq_line *line, irqreturn_t ret,
 static void handle(struct irq_dispatcher *d, int irq, bool from_fd)
 {
 	struct irq_line *line = irq__line_lock(irq);
+	bool gone;
 	int got;
 
 	if (!line)
@@ -230,7 +231,15 @@ static void handle(struct irq_dispatcher *d, int irq, bool from_fd)
 	if (line->pending && line->nr_actions && !line->depth &&
 	    !line->oneshot_masked && !line->mutators)
 		deliver(line);
+	/*
+	 * Its backend destroyed it during the delivery (a handler unbound
+	 * its device): the handlers freed then were reaped at the
+	 * delivery's end, which dropped its last reference.
+	 */
+	gone = line->doomed && !line->refs;
 	pthread_mutex_unlock(&line->lock);
+	if (unlikely(gone))
+		irq__line_free(line);
 }
 
 static bool stopped(struct irq_dispatcher *d)

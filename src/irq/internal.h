@@ -158,6 +158,8 @@ static inline bool irq__unmask_busy(const struct irq_line *line)
 /* line.c */
 HIDDEN struct irq_line *irq__line_lock(int irq);
 HIDDEN struct irq_line *irq__line_get(int irq);
+/* A doomed line out of the table, its last reference gone: freed. */
+HIDDEN void irq__line_free(struct irq_line *line);
 HIDDEN void irq__line_put(struct irq_line *line);
 HIDDEN int irq__line_read(struct irq_line *line);
 HIDDEN void irq__line_drain(struct irq_line *line);

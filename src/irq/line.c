@@ -82,8 +82,6 @@ struct irq_line *irq__line_get(int irq)
  * too, so that after a free, waits for the line no longer waited for a
  * callback running on another thread.
  */
-static void line_free(struct irq_line *line);
-
 void irq__line_put(struct irq_line *line)
 {
 	bool last;
@@ -94,7 +92,7 @@ void irq__line_put(struct irq_line *line)
 	pthread_cond_broadcast(&line->idle);
 	pthread_mutex_unlock(&line->lock);
 	if (last)
-		line_free(line);
+		irq__line_free(line);
 }
 
 /*
@@ -560,12 +558,11 @@ static int destroy(int irq, const void *owner, const char *func)
 		devres__warn(NULL, func, "irq %d: handlers attached", irq);
 		return -EBUSY;
 	}
-	line_free(line);
+	irq__line_free(line);
 	return 0;
 }
 
-/* A line out of the table, with no reference left. */
-static void line_free(struct irq_line *line)
+void irq__line_free(struct irq_line *line)
 {
 	close_fd(line->fd);
 	if (line->unmask_fd >= 0)

@@ -135,7 +135,13 @@ static irqreturn_t t4_primary(int irq, void *arg)
 		return IRQ_NONE;
 	writel(status, (char *)t->edu->regs + EDU_REG_IRQ_ACK);
 	__atomic_add_fetch(&t->prims, 1, __ATOMIC_SEQ_CST);
-	return IRQ_WAKE_THREAD;
+	if (t->mode == 4 && t->prims == 1)
+		pthread_exit(NULL);
+	if (t->mode == 5) {
+		device_release_driver(&t->pdev->dev);
+		return IRQ_HANDLED;
+	}
+	return t->mode >= 4 ? IRQ_HANDLED : IRQ_WAKE_THREAD;
 }
 
 static irqreturn_t t4_thread(int irq, void *arg)
@@ -161,6 +167,16 @@ static bool raise_and_wait(struct t4 *t, int want_runs)
 	     i++)
 		usleep(10 * 1000);
 	return __atomic_load_n(&t->runs, __ATOMIC_SEQ_CST) >= want_runs;
+}
+
+static bool raise_and_wait_prim(struct t4 *t, int want)
+{
+	writel(1, (char *)t->edu->regs + EDU_REG_IRQ_RAISE);
+	for (int i = 0;
+	     i < 200 && __atomic_load_n(&t->prims, __ATOMIC_SEQ_CST) < want;
+	     i++)
+		usleep(10 * 1000);
+	return __atomic_load_n(&t->prims, __ATOMIC_SEQ_CST) >= want;
 }
 
 void on_alarm(int sig)
@@ -197,9 +213,13 @@ static void thread_ends(int mode, const char *cellname, int want_warns,
 					t4_primary, t4_thread, IRQF_ONESHOT,
 					"t4", &t);
 	alarm(20);
-	ok = !ret && raise_and_wait(&t, 1);
+	ok = !ret &&
+	     (mode >= 4 ? raise_and_wait_prim(&t, 1) : raise_and_wait(&t, 1));
 	usleep(50 * 1000);
-	if (mode != 3) {
+	if (mode == 4) {
+		raise_and_wait_prim(&t, 2);
+		ok = ok && __atomic_load_n(&t.prims, __ATOMIC_SEQ_CST) >= 2;
+	} else if (mode != 3 && mode != 5) {
 		/* The second one: handled (its primary ran) either way. */
 		raise_and_wait(&t, 2);
 		ok = ok && __atomic_load_n(&t.prims, __ATOMIC_SEQ_CST) >= 2;
@@ -258,5 +278,8 @@ void class4_threads(void)
 	thread_ends(2, "4.thread-fn-cancels-itself", 0, 2);
 	/* free_irq() from its own thread function is allowed (irq.md). */
 	thread_ends(3, "4.thread-fn-unbinds-its-device", 0, 1);
+	/* K5 of misuse.md: the dispatcher goes on in a new thread. */
+	thread_ends(4, "4.primary-pthread_exit", 1, 0);
+	thread_ends(5, "4.primary-unbinds-its-device", 0, 0);
 	unbind_under_interrupts();
 }
