@@ -171,6 +171,9 @@ HIDDEN void devres__log(const struct device *dev, const char *op,
 HIDDEN void devres__warn(const struct device *dev, const char *func,
 			 const char *fmt, ...) DEVRES_PRINTF(3, 4);
 HIDDEN void devres__print(int level, const char *fmt, ...) DEVRES_PRINTF(2, 3);
+/* devres__warn() without a backtrace, for a call from a signal handler. */
+HIDDEN void devres__warn_async(const struct device *dev, const char *func,
+			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
 HIDDEN const char *devres__dev_label(const struct device *dev, char *buf,
 				     size_t len);
 
