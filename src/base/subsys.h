@@ -496,6 +496,11 @@ HIDDEN void devres__after_chain(struct devres__late *l);
  * parent and child handlers in the reverse order. docs/fork.md.
  */
 enum devres__fork_rank {
+	/*
+	 * No lock: checks that the forking thread holds none of the locks
+	 * below, where a subsystem can tell (dma/mapping.c: its ops).
+	 */
+	DEVRES_FORK_CHECK,
 	DEVRES_FORK_PCI_BUS,   /* pci/driver.c: held across bus_register() */
 	DEVRES_FORK_VFIO,      /* vfio/container.c */
 	DEVRES_FORK_UIO,       /* uio/uio.c: before the DMA states */
