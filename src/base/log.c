@@ -193,6 +193,24 @@ void devres__log_release(void)
 	errno = err;
 }
 
+/*
+ * The sink ended its thread (pthread_exit(), a cancellation point): its
+ * call is over all the same. Left counted, it made every later
+ * devres_set_log_sink() wait for it for ever. The WARN is counted, not
+ * sent: the sink that ended its thread would be given it.
+ */
+static void sink_ended(void *arg)
+{
+	int slot = *(int *)arg;
+
+	in_sink = false;
+	log_lock();
+	if (--sink_calls[slot] == 0)
+		pthread_cond_broadcast(&sink_done);
+	log_unlock();
+	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
+}
+
 /* A sink, or stderr, may change errno: logging never does. */
 static void emit(int level, const char *line)
 {
@@ -213,10 +231,13 @@ static void emit(int level, const char *line)
 	log_unlock();
 	in_sink = true;
 	my_slot = slot;
-	if (s)
+	if (s) {
+		pthread_cleanup_push(sink_ended, &slot);
 		s(ctx, level, line);
-	else
+		pthread_cleanup_pop(0);
+	} else {
 		fprintf(stderr, "%s\n", line);
+	}
 	in_sink = false;
 	if (s) {
 		log_lock();
