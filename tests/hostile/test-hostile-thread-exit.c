@@ -19,9 +19,10 @@
  * thread is cancelled while free_irq() waits for a handler running on
  * the dispatcher, while a release waits for a revocable access of
  * another thread to end, and while device_unregister() waits for a
- * remove running in another thread. Each call must complete once what it
- * waits for is over (the cancellation is not acted on inside it: the
- * library's calls are no cancellation points), the thread then ends at
+ * remove running in another thread; and with a cancellation pending
+ * while a release closes managed descriptors. Each call must complete
+ * once what it waits for is over (the cancellation is not acted on inside
+ * it: the library's calls are no cancellation points), the thread ends at
  * its next cancellation point, and what the call held is free: the next
  * calls on the same objects do not hang (the alarm fails the test).
  */
@@ -31,6 +32,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <signal.h>
@@ -44,6 +46,7 @@
 #include <devres/devres.h>
 #include <devres/driver.h>
 #include <devres/irq.h>
+#include <devres/posix.h>
 #include <devres/revocable.h>
 #include "testlib.h"
 
@@ -426,6 +429,61 @@ static void cancel_in_unregister(void **state)
 	alarm(0);
 }
 
+/*
+ * A release that closes a managed descriptor or stream, with a
+ * cancellation already requested: close() and fclose() are cancellation
+ * points, the release is not. Before, the thread ended inside
+ * devres_release_all() with the descriptor open though counted closed,
+ * and the release was blamed for it (one WARN).
+ */
+static int go;
+
+static void *release_pending_cancel(void *arg)
+{
+	struct victim *v = arg;
+
+	pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, NULL);
+	while (!__atomic_load_n(&go, __ATOMIC_ACQUIRE))
+		sched_yield();
+	v->call(v->arg);
+	__atomic_store_n(&v->returned, true, __ATOMIC_RELEASE);
+	pthread_testcancel();
+	v->after = true;
+	return NULL;
+}
+
+static void call_release_all_2(void *arg)
+{
+	assert_int_equal(devres_release_all(arg), 2);
+}
+
+static void cancel_in_fd_release(void **state)
+{
+	struct victim v = { call_release_all_2, &tdev, false, false, false };
+	int w0 = devres_warn_count(), fd;
+	FILE *f;
+	void *ret;
+	pthread_t t;
+
+	(void)state;
+	fd = devm_open(&tdev, "/dev/null", O_RDONLY);
+	assert_true(fd >= 0);
+	f = devm_fopen(&tdev, "/dev/null", "r");
+	assert_non_null(f);
+	go = 0;
+	assert_int_equal(pthread_create(&t, NULL, release_pending_cancel, &v),
+			 0);
+	assert_int_equal(pthread_cancel(t), 0);
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, &ret), 0);
+	assert_ptr_equal(ret, PTHREAD_CANCELED);
+	assert_true(v.returned);
+	assert_false(v.after);
+	/* Both closed, nothing blamed. */
+	assert_true(fcntl(fd, F_GETFD) < 0);
+	assert_int_equal(devres_warn_count(), w0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -440,6 +498,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(cancel_in_revocation, dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(cancel_in_unregister, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(cancel_in_fd_release, dev_setup,
 						dev_teardown),
 	};
 
