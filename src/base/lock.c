@@ -504,8 +504,29 @@ static bool biased_elsewhere(struct device *dev)
 	return b && b != REVOKED && b != devres__me();
 }
 
+TLS_FAST struct device *devres__lock_busy;
+
+/*
+ * Whether this thread is half way into or out of the device's lock: only
+ * a signal handler can run here then. The owner of the bias sets held
+ * before it records itself and clears it after its record (node.h); a
+ * thread of the atomic lock has the device in devres__lock_busy from
+ * before it takes the word until it has recorded itself, and from before
+ * it clears its record until the word is free.
+ */
+static bool half_way(struct device *dev)
+{
+	if (__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
+		    devres__me() &&
+	    __atomic_load_n(&dev->devres_bias_held, __ATOMIC_RELAXED))
+		return true;
+	return devres__lock_busy == dev;
+}
+
 bool devres__lock_slow(struct device *dev, const char *func)
 {
+	struct device *was;
+
 	if (__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
 	    devres__me()) {
 		devres__warn(dev, func,
@@ -513,6 +534,20 @@ bool devres__lock_slow(struct device *dev, const char *func)
 			     "for-each callback");
 		return false;
 	}
+	if (unlikely(half_way(dev))) {
+		devres__warn_async(dev, func,
+				   "called from a signal handler while its "
+				   "thread takes or lets go of the device's "
+				   "devres lock: refused");
+		return false;
+	}
+	/*
+	 * The slow path may sleep, revoke a bias and call membarrier()
+	 * before it records the owner.
+	 */
+	was = devres__lock_busy;
+	devres__lock_busy = dev;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	word_lock(dev);
 	LOCK_TRACE_HOLDER();
 	/*
@@ -541,5 +576,7 @@ bool devres__lock_slow(struct device *dev, const char *func)
 				 __ATOMIC_RELEASE);
 #endif
 	__atomic_store_n(&dev->devres_owner, devres__me(), __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	devres__lock_busy = was;
 	return true;
 }

@@ -40,6 +40,27 @@ static int sink_calls[2];
 static pthread_cond_t sink_done = PTHREAD_COND_INITIALIZER;
 static TLS_FAST int my_slot; /* of this thread's call, while in_sink */
 
+/*
+ * Set while this thread takes or holds sink_lock. A signal handler run
+ * then on this thread that logs, or WARNs, would wait for the lock its
+ * own thread holds: its line is dropped (a WARN still counts).
+ */
+static TLS_FAST unsigned int in_log_lock;
+
+static void log_lock(void)
+{
+	in_log_lock++;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&sink_lock);
+}
+
+static void log_unlock(void)
+{
+	pthread_mutex_unlock(&sink_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_log_lock--;
+}
+
 __attribute__((constructor)) static void log_init(void)
 {
 	const char *s = devres__getenv("DEVRES_LOG");
@@ -51,12 +72,12 @@ __attribute__((constructor)) static void log_init(void)
 /* Free in a child of fork(), whatever another thread was doing. */
 static void sink_lock_take(void)
 {
-	pthread_mutex_lock(&sink_lock);
+	log_lock();
 }
 
 static void sink_lock_drop(void)
 {
-	pthread_mutex_unlock(&sink_lock);
+	log_unlock();
 }
 
 /* In the child only this thread is left: no other call can be running. */
@@ -66,7 +87,7 @@ static void sink_lock_drop_child(void)
 	if (in_sink)
 		sink_calls[my_slot] = 1;
 	pthread_cond_init(&sink_done, NULL);
-	pthread_mutex_unlock(&sink_lock);
+	log_unlock();
 }
 
 __attribute__((constructor)) static void log_atfork(void)
@@ -86,7 +107,7 @@ void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 
 	if (devres__opt_bad(NULL, (const void *)new_sink, __func__, "sink"))
 		return;
-	pthread_mutex_lock(&sink_lock);
+	log_lock();
 	old = (int)(sink_gen++ & 1);
 	sink = new_sink;
 	sink_ctx = ctx;
@@ -95,7 +116,7 @@ void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 	cancel = devres__cancel_off();
 	while (sink_calls[old] > own)
 		pthread_cond_wait(&sink_done, &sink_lock);
-	pthread_mutex_unlock(&sink_lock);
+	log_unlock();
 	devres__cancel_restore(cancel);
 }
 
@@ -172,6 +193,24 @@ void devres__log_release(void)
 	errno = err;
 }
 
+/*
+ * The sink ended its thread (pthread_exit(), a cancellation point): its
+ * call is over all the same. Left counted, it made every later
+ * devres_set_log_sink() wait for it for ever. The WARN is counted, not
+ * sent: the sink that ended its thread would be given it.
+ */
+static void sink_ended(void *arg)
+{
+	int slot = *(int *)arg;
+
+	in_sink = false;
+	log_lock();
+	if (--sink_calls[slot] == 0)
+		pthread_cond_broadcast(&sink_done);
+	log_unlock();
+	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
+}
+
 /* A sink, or stderr, may change errno: logging never does. */
 static void emit(int level, const char *line)
 {
@@ -179,29 +218,32 @@ static void emit(int level, const char *line)
 	int err = errno, slot;
 	void *ctx;
 
-	if (in_sink)
+	if (in_sink || in_log_lock)
 		return;
 	if (hold_depth && hold_line(level, line))
 		return;
-	pthread_mutex_lock(&sink_lock);
+	log_lock();
 	s = sink;
 	ctx = sink_ctx;
 	slot = (int)(sink_gen & 1);
 	if (s)
 		sink_calls[slot]++;
-	pthread_mutex_unlock(&sink_lock);
+	log_unlock();
 	in_sink = true;
 	my_slot = slot;
-	if (s)
+	if (s) {
+		pthread_cleanup_push(sink_ended, &slot);
 		s(ctx, level, line);
-	else
+		pthread_cleanup_pop(0);
+	} else {
 		fprintf(stderr, "%s\n", line);
+	}
 	in_sink = false;
 	if (s) {
-		pthread_mutex_lock(&sink_lock);
+		log_lock();
 		if (--sink_calls[slot] == 0)
 			pthread_cond_broadcast(&sink_done);
-		pthread_mutex_unlock(&sink_lock);
+		log_unlock();
 	}
 	errno = err;
 }
@@ -308,9 +350,9 @@ static bool secure_quiet(void)
 	if (!devres__secure() ||
 	    __atomic_load_n(&devres__log_on, __ATOMIC_RELAXED))
 		return false;
-	pthread_mutex_lock(&sink_lock);
+	log_lock();
 	quiet = !sink;
-	pthread_mutex_unlock(&sink_lock);
+	log_unlock();
 	return quiet;
 }
 
@@ -322,7 +364,7 @@ static __attribute__((noinline)) void vwarn(const char *label, const char *func,
 
 	/* Every WARN counts, even one the sink's own calls make. */
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
-	if (in_sink)
+	if (in_sink || in_log_lock)
 		return;
 	if (secure_quiet())
 		return;
@@ -342,6 +384,37 @@ void devres__warn(const struct device *dev, const char *func, const char *fmt,
 	va_start(ap, fmt);
 	vwarn(devres__dev_label(dev, buf, sizeof(buf)), func, fmt, ap);
 	va_end(ap);
+}
+
+/*
+ * A WARN made where the caller knows it may run in a signal handler that
+ * interrupted its own thread inside the library: no backtrace (it
+ * allocates, and the thread may be inside malloc()), and no line kept
+ * for later while the thread holds a subsystem's lock (that allocates
+ * too): the line is dropped then, and counted among the dropped ones.
+ */
+void devres__warn_async(const struct device *dev, const char *func,
+			const char *fmt, ...)
+{
+	char buf[40], reason[256];
+	int err = errno;
+	va_list ap;
+
+	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
+	if (in_sink || in_log_lock)
+		return;
+	if (hold_depth) {
+		held_dropped++;
+		return;
+	}
+	if (secure_quiet())
+		return;
+	va_start(ap, fmt);
+	vsnprintf(reason, sizeof(reason), fmt, ap);
+	va_end(ap);
+	devres__print(DEVRES_LOG_WARNING, "WARNING: %s: %s: %s",
+		      devres__dev_label(dev, buf, sizeof(buf)), func, reason);
+	errno = err;
 }
 
 /* A WARN about a device that may be gone by now: its label was copied. */

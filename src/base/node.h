@@ -216,15 +216,26 @@ static inline void word_unlock(struct device *dev)
 	devres__unlock_slow(dev);
 }
 
+/*
+ * The device whose atomic lock this thread is taking or letting go (lock.c
+ * sets it from before it takes the word until its owner is recorded;
+ * unlock_dev() from before the record is cleared until the word is free).
+ * A signal handler run on this thread then must not wait for the word
+ * its own thread holds: devres__lock_slow() refuses it.
+ */
+extern HIDDEN TLS_FAST struct device *devres__lock_busy;
+
 static inline void unlock_dev(struct device *dev)
 {
+	struct device *was;
+
 	devres__hold_end();
-	__atomic_store_n(&dev->devres_owner, NULL, __ATOMIC_RELAXED);
 #ifndef DR_NO_BIAS
 	/* Only the owner reads its own address here, and only it sets held. */
 	if (__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
 		    devres__me() &&
 	    dev->devres_bias_held) {
+		__atomic_store_n(&dev->devres_owner, NULL, __ATOMIC_RELAXED);
 		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
 		/*
 		 * A revoker that saw held = 1 after its barrier sleeps until
@@ -237,7 +248,13 @@ static inline void unlock_dev(struct device *dev)
 		return;
 	}
 #endif
+	was = devres__lock_busy;
+	devres__lock_busy = dev;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&dev->devres_owner, NULL, __ATOMIC_RELAXED);
 	word_unlock(dev);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	devres__lock_busy = was;
 }
 
 static inline void add_locked(struct device *dev, struct devres__node *n)

@@ -269,16 +269,21 @@ static void closed(struct own *o)
  * @fd while its slot is marked closing, and this thread's calls on the
  * number pass the interposer (closedir() closes it inside libc, past the
  * interposer, where the mark changes nothing). errno as it was before.
+ * close() is a cancellation point: a thread cancelled there left the
+ * slot closing for good (every later call on the number waited for it)
+ * and its caller's lock held (free_irq() closes the dispatcher's
+ * descriptors): cancellation is off for the bracket.
  */
 static int own_close(int fd, int (*call)(void *), void *arg)
 {
-	int saved = errno, ret;
+	int saved = errno, ret, cancel = devres__cancel_off();
 	struct own *o = closing(fd);
 
 	closing_fd = fd;
 	ret = call(arg);
 	closing_fd = -1;
 	closed(o);
+	devres__cancel_restore(cancel);
 	errno = saved;
 	return ret;
 }

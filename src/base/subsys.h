@@ -171,6 +171,9 @@ HIDDEN void devres__log(const struct device *dev, const char *op,
 HIDDEN void devres__warn(const struct device *dev, const char *func,
 			 const char *fmt, ...) DEVRES_PRINTF(3, 4);
 HIDDEN void devres__print(int level, const char *fmt, ...) DEVRES_PRINTF(2, 3);
+/* devres__warn() without a backtrace, for a call from a signal handler. */
+HIDDEN void devres__warn_async(const struct device *dev, const char *func,
+			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
 HIDDEN const char *devres__dev_label(const struct device *dev, char *buf,
 				     size_t len);
 
@@ -493,6 +496,11 @@ HIDDEN void devres__after_chain(struct devres__late *l);
  * parent and child handlers in the reverse order. docs/fork.md.
  */
 enum devres__fork_rank {
+	/*
+	 * No lock: checks that the forking thread holds none of the locks
+	 * below, where a subsystem can tell (dma/mapping.c: its ops).
+	 */
+	DEVRES_FORK_CHECK,
 	DEVRES_FORK_PCI_BUS,   /* pci/driver.c: held across bus_register() */
 	DEVRES_FORK_VFIO,      /* vfio/container.c */
 	DEVRES_FORK_UIO,       /* uio/uio.c: before the DMA states */

@@ -156,6 +156,30 @@ struct dma_dev *devres__dma_state(struct device *dev, int *ret_err,
 /* The device whose DMA ops this thread is running, NULL outside them. */
 static TLS_FAST struct device *in_ops;
 
+/*
+ * fork() from the ops: this thread holds the DMA states' read lock, and
+ * the fork handlers take eight locks ranked before it (docs/fork.md), one
+ * of which another thread may hold while it waits for the states' write
+ * lock, or for this device's DMA lock: the fork would wait for ever. It
+ * goes on (nothing here can refuse a fork) and says so, once a fork.
+ */
+static void fork_in_ops(void)
+{
+	char buf[40];
+
+	if (unlikely(in_ops))
+		devres__warn(in_ops, "fork",
+			     "called from the DMA ops of %s, which hold the "
+			     "DMA states' lock that the fork handlers take "
+			     "after others: it may wait for ever",
+			     devres__dev_label(in_ops, buf, sizeof(buf)));
+}
+
+__attribute__((constructor)) static void ops_atfork(void)
+{
+	devres__atfork(DEVRES_FORK_CHECK, fork_in_ops, NULL, NULL);
+}
+
 bool devres__dma_from_ops(struct device *dev, const char *func)
 {
 	char buf[40];

@@ -72,7 +72,7 @@ static void kick(struct irq_dispatcher *d)
 {
 	uint64_t one = 1;
 
-	if (write(d->wakefd, &one, sizeof(one)) < 0) {
+	if (irq__write_nocancel(d->wakefd, &one, sizeof(one)) < 0) {
 		/* Only EAGAIN is possible: the counter is full, so it is set. */
 	}
 }

@@ -162,6 +162,8 @@ HIDDEN struct irq_line *irq__line_get(int irq);
 HIDDEN void irq__line_free(struct irq_line *line);
 HIDDEN void irq__line_put(struct irq_line *line);
 HIDDEN int irq__line_read(struct irq_line *line);
+/* write() that is no cancellation point: callers hold a line's lock. */
+HIDDEN ssize_t irq__write_nocancel(int fd, const void *buf, size_t len);
 HIDDEN void irq__line_drain(struct irq_line *line);
 HIDDEN void irq__line_unmask(struct irq_line *line);
 

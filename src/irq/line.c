@@ -96,6 +96,41 @@ void irq__line_put(struct irq_line *line)
 }
 
 /*
+ * read(), write() and poll() are cancellation points, and the line's
+ * calls make them with the line's lock (or the line table's) held: a
+ * thread cancelled there (free_irq() of a line's last handler drains it)
+ * ended holding that lock, and every later call on the line waited for
+ * ever. No call of the library is a cancellation point: cancellation is
+ * off around each, and a request acts after the call.
+ */
+ssize_t irq__write_nocancel(int fd, const void *buf, size_t len)
+{
+	int cancel = devres__cancel_off();
+	ssize_t n = write(fd, buf, len);
+
+	devres__cancel_restore(cancel);
+	return n;
+}
+
+static ssize_t read_nocancel(int fd, void *buf, size_t len)
+{
+	int cancel = devres__cancel_off();
+	ssize_t n = read(fd, buf, len);
+
+	devres__cancel_restore(cancel);
+	return n;
+}
+
+static int poll_nocancel(struct pollfd *p)
+{
+	int cancel = devres__cancel_off();
+	int n = poll(p, 1, 0);
+
+	devres__cancel_restore(cancel);
+	return n;
+}
+
+/*
  * Consumes one assertion. Returns 1 when there was one, 0 when there was
  * none, -1 when the fd is gone (end of file or an error): it is then taken
  * out of the dispatcher, or it would be reported readable for ever.
@@ -109,21 +144,21 @@ int irq__line_read(struct irq_line *line)
 
 	/* Only our own eventfd is non-blocking: ask the others first. */
 	if (line->kind != LINE_EVENTFD) {
-		if (poll(&p, 1, 0) <= 0)
+		if (poll_nocancel(&p) <= 0)
 			return 0;
 		if (!(p.revents & POLLIN))
 			return p.revents & (POLLHUP | POLLERR | POLLNVAL) ? -1
 									  : 0;
 	}
 	if (line->kind == LINE_UIO) {
-		n = read(line->fd, &v32, sizeof(v32));
+		n = read_nocancel(line->fd, &v32, sizeof(v32));
 		if (n == (ssize_t)sizeof(v32)) {
 			line->hw_masked = true;
 			line->reads++;
 			return 1;
 		}
 	} else {
-		n = read(line->fd, &v64, sizeof(v64));
+		n = read_nocancel(line->fd, &v64, sizeof(v64));
 		if (n == (ssize_t)sizeof(v64)) {
 			/* A level line's source masked itself (VFIO INTx). */
 			if (line->unmask_fd >= 0 || line->unmask_fn)
@@ -210,14 +245,16 @@ void irq__line_unmask(struct irq_line *line)
 		return;
 	}
 	if (line->unmask_fd >= 0) {
-		if (write(line->unmask_fd, &one64, sizeof(one64)) ==
+		if (irq__write_nocancel(line->unmask_fd, &one64,
+					sizeof(one64)) ==
 		    (ssize_t)sizeof(one64))
 			line->hw_masked = false;
 		return;
 	}
 	if (line->kind != LINE_UIO)
 		return;
-	if (write(line->fd, &one, sizeof(one)) == (ssize_t)sizeof(one))
+	if (irq__write_nocancel(line->fd, &one, sizeof(one)) ==
+	    (ssize_t)sizeof(one))
 		line->hw_masked = false;
 }
 
@@ -421,7 +458,7 @@ int irq_line_raise(int irq)
 		rc = -EINVAL;
 	else if (line->kind == LINE_UIO)
 		rc = -EOPNOTSUPP;
-	else if (write(line->fd, &one, sizeof(one)) < 0)
+	else if (irq__write_nocancel(line->fd, &one, sizeof(one)) < 0)
 		rc = -errno;
 	pthread_rwlock_unlock(&lines_lock);
 	return rc;
@@ -461,7 +498,7 @@ int irq_line_raise_wait(int irq)
 	target = line->reads + 1;
 	if (line->kind == LINE_UIO)
 		rc = -EOPNOTSUPP;
-	else if (write(line->fd, &one, sizeof(one)) < 0)
+	else if (irq__write_nocancel(line->fd, &one, sizeof(one)) < 0)
 		rc = -errno;
 	cancel = devres__cancel_off();
 	while (!rc && (line->delivered < target || line->running ||

@@ -40,11 +40,19 @@
  */
 static void fd_put(struct device *dev, struct fd_dr *dr)
 {
-	int saved = errno;
+	/*
+	 * close() is a cancellation point, and a release is no place for
+	 * one: a thread cancelled there ended inside devres_release_all()
+	 * with the descriptor still open though counted closed, and the
+	 * release blamed for it. The request acts after the call.
+	 */
+	int saved = errno, cancel = devres__cancel_off();
 
 	/* Closed by hand since: the close did all of this. */
-	if (dr->listed && !posix__fd_unlist(dr))
+	if (dr->listed && !posix__fd_unlist(dr)) {
+		devres__cancel_restore(cancel);
 		return;
+	}
 	devres__ledger_add(DL_FDS, dr->twin >= 0 ? -2 : -1);
 	if (fcntl(dr->fd, F_GETFD) < 0) {
 		devres__warn(dev, dr->what,
@@ -67,6 +75,7 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 	/* Ours alone: its close cannot fail in a way that loses data. */
 	if (dr->twin >= 0)
 		posix__close_next(dr->twin);
+	devres__cancel_restore(cancel);
 	errno = saved;
 }
 

@@ -19,10 +19,15 @@
 /* Room for the mode, the "e" added and the NUL. */
 #define MODE_MAX 16
 
+/* fclose() is a cancellation point; no call of the library is one. */
 static int stream_put(FILE *f)
 {
+	int cancel = devres__cancel_off(), ret;
+
 	devres__ledger_add(DL_FDS, -1);
-	return fclose(f) ? -errno : 0;
+	ret = fclose(f) ? -errno : 0;
+	devres__cancel_restore(cancel);
+	return ret;
 }
 
 /* Nobody to return an error to: it goes to the log. */
