@@ -264,10 +264,13 @@ DEVRES_API void dma_unmap_single(struct device *dev, dma_addr_t addr,
  * @size: its bytes, more than 0
  * @dir: the direction of the transfer
  *
- * dma_map_single() of @page + @offset, recorded as a page mapping.
+ * dma_map_single() of @page + @offset, recorded as a page mapping. An
+ * @offset that takes the buffer's start past the end of the address space
+ * is a misuse: WARN.
  *
  * Context: any thread.
- * Return: as dma_map_single().
+ * Return: as dma_map_single(); DMA_MAPPING_ERROR also for an @offset that
+ * wraps the address space.
  */
 DEVRES_API dma_addr_t dma_map_page(struct device *dev, struct page *page,
 				   size_t offset, size_t size,

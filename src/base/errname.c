@@ -32,10 +32,11 @@ static const struct errname names[] = {
 
 const char *devres__errname(int err, char *buf, size_t len)
 {
-	int e = err < 0 ? -err : err;
+	/* In unsigned: -INT_MIN, a driver's to pass, is not an int. */
+	unsigned int e = err < 0 ? 0u - (unsigned int)err : (unsigned int)err;
 
 	for (size_t i = 0; i < sizeof(names) / sizeof(names[0]); i++) {
-		if (names[i].err == e) {
+		if ((unsigned int)names[i].err == e) {
 			snprintf(buf, len, "%s%s", err < 0 ? "-" : "",
 				 names[i].name);
 			return buf;

@@ -28,6 +28,7 @@
  * takes anyway to count the items on a queue, so these lock-free lookups
  * would gain it nothing and cost it an exported call.
  */
+#include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
 #include "subsys.h"
@@ -124,7 +125,11 @@ void *devres__handle_new(struct devres__handles *t, void **ret_obj,
 		}
 	}
 	if (!s) {
+		/* The caller tells the bound from a short memory, and WARNs. */
+		int err = t->nslots < H_MAX_SLOTS ? ENOMEM : ENOSPC;
+
 		pthread_mutex_unlock(&handles_lock);
+		errno = err;
 		return NULL;
 	}
 	gen = s->gen + 1;

@@ -50,8 +50,9 @@ struct devres__handles {
  * A new object of @t's kind, zeroed unless it was made before (*@ret_used
  * true: the slot held an object of the kind, left as its free left it, so
  * that a lock kept in it stays valid). Returns its handle, the object in
- * *@ret_obj; NULL when out of memory or slots (no fault point: the
- * caller's). The object is not found by its handle until this returns.
+ * *@ret_obj; NULL when out of memory (errno ENOMEM) or when 2^20 objects
+ * of the kind are live (errno ENOSPC: the caller WARNs; no fault point:
+ * the caller's). The object is not found by its handle until this returns.
  */
 HIDDEN void *devres__handle_new(struct devres__handles *t, void **ret_obj,
 				bool *ret_used);

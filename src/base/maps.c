@@ -151,6 +151,31 @@ static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
 	return n;
 }
 
+/*
+ * Each of the first MAX_HITS hits holds the log (drop_locked()); the
+ * others let go at once. Let go of all of them before any WARN is made:
+ * a WARN made while held would be kept with the others' lines, of which
+ * the log keeps only a few (a debug build's WARN is a dozen lines with its
+ * backtrace), and the rest would be dropped.
+ */
+static void unhold_hits(size_t n)
+{
+	for (size_t i = 0; i < n && i < MAX_HITS; i++)
+		devres__log_release();
+}
+
+/* The WARN of the hits past MAX_HITS among [from, to), if any. */
+static void warn_more(const char *call, size_t from, size_t to)
+{
+	size_t first = from > MAX_HITS ? from : MAX_HITS;
+
+	if (to > first)
+		devres__warn_label("-", call,
+				   "%zu more managed mappings "
+				   "taken off their devices",
+				   to - first);
+}
+
 /* The WARNs of hits [from, to), made over [addr, addr + len). */
 static void warn_hits(const struct hit *hits, size_t from, size_t to,
 		      const char *call, const void *addr, size_t len)
@@ -160,13 +185,10 @@ static void warn_hits(const struct hit *hits, size_t from, size_t to,
 	for (size_t i = from; i < to && i < MAX_HITS; i++) {
 		snprintf(what, sizeof(what), "%s(%p, %zu) over [%p, +%zu)",
 			 call, addr, len, (void *)hits[i].start, hits[i].len);
-		devres__warn_hand(&hits[i].h, call, what);
+		devres__warn_label(hits[i].h.dev, call, DEVRES__HAND_FMT, what,
+				   hits[i].h.call, hits[i].h.fix);
 	}
-	if (to > MAX_HITS)
-		devres__warn_label("-", call,
-				   "%zu more managed mappings "
-				   "taken off their devices",
-				   to - (from > MAX_HITS ? from : MAX_HITS));
+	warn_more(call, from, to);
 }
 
 /*
@@ -244,6 +266,7 @@ int devres__maps_check(const char *call, void *addr, size_t len, void *addr2,
 		n += drop_locked((uintptr_t)addr2, end2, hits, n1);
 	devres__maps_held = false;
 	pthread_mutex_unlock(&maps_lock);
+	unhold_hits(n);
 	warn_hits(hits, 0, n1, call, addr, len);
 	warn_hits(hits, n1, n, call, addr2, len2);
 	return 0;
@@ -383,14 +406,16 @@ int devres__map_add(struct devres__map *m)
 	size_t i, n;
 
 	n = drop_range(m->start, m->end, hits);
+	unhold_hits(n);
 	for (size_t k = 0; k < n && k < MAX_HITS; k++) {
-		devres__log_release();
 		devres__warn_label(hits[k].h.dev, hits[k].h.call,
 				   "[%p, +%zu) was unmapped behind the "
 				   "library's back, and a new managed mapping "
 				   "is there: taken off the device",
 				   (void *)hits[k].start, hits[k].len);
 	}
+	if (n > MAX_HITS)
+		warn_more(hits[0].h.call, 0, n);
 	pthread_mutex_lock(&maps_lock);
 	if (devres__maps_nr == cap_maps) {
 		size_t cap = cap_maps ? 2 * cap_maps : 16;

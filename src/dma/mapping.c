@@ -470,12 +470,23 @@ dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
 dma_addr_t dma_map_page(struct device *dev, struct page *page, size_t offset,
 			size_t size, enum dma_data_direction dir)
 {
-	char *p = (char *)page;
+	uintptr_t p = (uintptr_t)page;
 
 	if (!devres__dev_ok(dev, __func__) ||
 	    devres__arg_bad(dev, page, __func__, "page"))
 		return DMA_MAPPING_ERROR;
-	return map_streaming(dev, p + offset, size, dir, DK_PAGE, __func__);
+	/*
+	 * The sum in integers: a pointer moved past its object is undefined,
+	 * and one that wraps names no buffer at all.
+	 */
+	if (offset > UINTPTR_MAX - p) {
+		devres__warn(dev, __func__,
+			     "offset %zu from page %p wraps the address space",
+			     offset, (void *)page);
+		return DMA_MAPPING_ERROR;
+	}
+	return map_streaming(dev, (void *)(p + offset), size, dir, DK_PAGE,
+			     __func__);
 }
 
 /* What an unmap does once unlocked, whether its ops return or not. */

@@ -235,7 +235,7 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 	struct revocable_node *node;
 	struct revocable *h;
 	void *handle = NULL;
-	bool used;
+	bool used, full = false;
 
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
@@ -250,10 +250,16 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 	if (!node)
 		return NULL;
 	/* The handle outlives the node: its own allocation, its own fault. */
-	if (!devres__should_fail())
+	if (!devres__should_fail()) {
 		handle = devres__handle_new(&revocables, (void **)&h, &used);
+		full = !handle && errno == ENOSPC;
+	}
 	if (!handle) {
 		devres_free(node);
+		if (full)
+			devres__warn(dev, __func__,
+				     "1048576 revocables live at once: "
+				     "refused");
 		return NULL;
 	}
 	if (used)

@@ -160,4 +160,5 @@ def main():
         f.write("\n};\n")
 
 
-main()
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,500 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit hostile tsan timeout=900 */
+/*
+ * Every exported function, each of its scalar arguments in turn (a size, a
+ * count, an offset, flags, a line or fd number, an address given by value)
+ * replaced by a hostile value: 0, a value that is not a power of two,
+ * INT_MAX, 2^31, UINT_MAX, unknown flag bits, SIZE_MAX / 2 + 1 and
+ * SIZE_MAX, every other argument valid. The calls come from the public
+ * headers (gen-scalars.py), so a new function is attacked the day it is
+ * declared; each runs in a child of its own under an alarm.
+ *
+ * What every cell must show: no crash, no sanitizer report, no hang; at
+ * most one WARN, each one counted; the device's list whole afterwards (its
+ * release gives back everything the call recorded, a second release finds
+ * nothing). Besides, a size or count of 2^63 or more is never granted (no
+ * memory, mapping or region of that size exists), nor an alignment that is
+ * not a power of two.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/devres.h>
+#include <devres/dma.h>
+#include <devres/driver.h>
+#include <devres/fault.h>
+#include <devres/io.h>
+#include <devres/ioport.h>
+#include <devres/irq.h>
+#include <devres/liveobj.h>
+#include <devres/pci.h>
+#include <devres/pci_fake.h>
+#include <devres/platform.h>
+#include <devres/posix.h>
+#include <devres/revocable.h>
+#include <devres/uio.h>
+#include <devres/vfio.h>
+#include "testlib.h"
+#include "hostile/hostile-args.h"
+
+struct scalar_case {
+	const char *func;
+	const char *arg;
+	const char *type;
+	int (*call)(uint64_t v);
+};
+
+static const struct {
+	uint64_t v;
+	const char *name;
+} bad[] = {
+	{ 0, "0" },
+	{ 3, "3" },
+	{ INT_MAX, "INT_MAX" },
+	{ 0x80000000u, "2^31" },
+	{ 0xffff0000u, "unknown bits 0xffff0000" },
+	{ UINT_MAX, "UINT_MAX" },
+	{ SIZE_MAX / 2 + 1, "SIZE_MAX / 2 + 1" },
+	{ SIZE_MAX, "SIZE_MAX" },
+};
+#define NBAD (sizeof(bad) / sizeof(bad[0]))
+
+/*
+ * Cells left out, and why: a wait as long as asked is the contract, and
+ * fds 0-2 closed or taken over change nothing the test can judge.
+ */
+static bool left_out(const char *func, const char *arg, uint64_t v)
+{
+	if (!strcmp(arg, "ms") || !strcmp(arg, "timeout_ms"))
+		return v > 1000;
+	/* The caller's buffer's size: any size it has is valid. */
+	if (!strcmp(func, "pci_fake_path"))
+		return true;
+	/*
+	 * Reading past the caller's source (one resource, 64 bytes) is the
+	 * caller's to keep from.
+	 */
+	if (!strcmp(func, "devm_kmemdup") && !strcmp(arg, "len"))
+		return v > 64 && v <= SIZE_MAX / 2;
+	if (!strcmp(arg, "num") && strstr(func, "platform_device_"))
+		return v > 1;
+	return false;
+}
+
+/* Arguments whose value is an amount of memory, mapping or range. */
+static const char *const sizes[] = { "size", "len", "n", "new_size", "maxlen" };
+/* Functions whose count is not an amount (a fault position, a line count). */
+static const char *const counts_not_sizes[] = {
+	"devres_fail_nth",
+	"devres_defer_nth",
+	"driver_probe_fail_nth",
+	"pci_dev_set_irq_lines",
+	"platform_device_add_resources",
+	"platform_device_register_simple",
+};
+/*
+ * Calls that release or look up what they are given: a size that matches
+ * nothing is refused by the lookup, and void calls say nothing.
+ */
+static const char *const not_granting[] = {
+	"dma_free_coherent",
+	"dmam_free_coherent",
+	"dma_unmap_single",
+	"dma_unmap_page",
+	"dma_sync_single_for_cpu",
+	"dma_sync_single_for_device",
+	"release_region",
+	"release_mem_region",
+	"devm_release_region",
+	"devm_release_mem_region",
+	"devm_munmap",
+	"iomem_window_remove",
+};
+
+/* The fixture: valid arguments, made in the child that first needs them. */
+static struct device hdev;
+static bool hdev_ready;
+static struct pci_fake *tree;
+static max_align_t scratch[64];
+
+static long nop(void)
+{
+	return 0;
+}
+
+static void *arg_fn(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return (void *)nop;
+}
+
+static void *arg_device(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	if (!hdev_ready && init_dev(&hdev, "hostile-dev") == 0)
+		hdev_ready = true;
+	return &hdev;
+}
+
+static void *arg_pci_dev(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return hostile_pci_dev(tree);
+}
+
+static void *arg_buf(const char *func, const char *arg)
+{
+	if (!strcmp(arg, "f") || !strcmp(arg, "stream"))
+		return stderr;
+	if (!strcmp(arg, "res") || !strcmp(arg, "new_res"))
+		return devres_alloc_named(NULL, 16, GFP_KERNEL, "hostile");
+	if (!strcmp(func, "pci_iounmap"))
+		return pci_iomap(arg_pci_dev(func, "dev"), 0, 0);
+	if (!strcmp(func, "pcim_iounmap"))
+		return pcim_iomap(arg_pci_dev(func, "pdev"), 0, 0);
+	/* A managed allocation of the device, for the calls that free one. */
+	if (!strcmp(func, "devm_krealloc"))
+		return devm_kmalloc(arg_device(func, arg), 64, GFP_KERNEL);
+	return &scratch[8];
+}
+
+static void *arg_str(const char *func, const char *arg)
+{
+	if (!strcmp(arg, "mode"))
+		return "r";
+	if (!strcmp(arg, "path"))
+		return strcmp(func, "pci_sysfs_set_root")
+			       ? "/dev/null"
+			       : (void *)pci_fake_root(tree);
+	if (!strcmp(func, "pci_bus_scan_device") || !strcmp(func, "pci_fake_"
+								  "remove"))
+		return "0000:00:01.0";
+	return "hostile";
+}
+
+static long arg_int(const char *func, const char *arg)
+{
+	static const struct {
+		const char *arg;
+		long v;
+	} v[] = {
+		{ "size", 64 },
+		{ "len", 64 },
+		{ "n", 16 },
+		{ "new_size", 64 },
+		{ "maxlen", 0 },
+		{ "allocation", 0 },
+		{ "align", 8 },
+		{ "boundary", 0 },
+		{ "gfp", GFP_KERNEL },
+		{ "flags", 0 },
+		{ "irqflags", 0 },
+		{ "bar", 0 },
+		{ "where", 0x40 },
+		{ "order", 0 },
+		{ "id", -1 },
+		{ "index", 0 },
+		{ "level", 3 },
+		{ "err", -EINVAL },
+		{ "start", 0x10000 },
+		{ "timeout_ms", 0 },
+		{ "events", 1 },
+		{ "prot", 1 },
+		{ "off", 0 },
+		{ "offset", 0 },
+		{ "mask", 1 },
+		{ "type", IORESOURCE_MEM },
+		{ "dir", DMA_TO_DEVICE },
+	};
+
+	if (!strcmp(arg, "irq")) {
+		static int irq;
+
+		if (!irq)
+			irq = irq_line_create("hostile");
+		return irq;
+	}
+	if (!strcmp(arg, "fd") || !strcmp(arg, "dirfd") ||
+	    !strcmp(arg, "unmask_fd"))
+		return open("/dev/null", O_RDONLY | O_CLOEXEC);
+	if (!strcmp(arg, "mask") && strncmp(func, "dma_", 4) == 0)
+		return -1;
+	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
+		if (!strcmp(v[i].arg, arg))
+			return v[i].v;
+	return 1;
+}
+
+static void *arg_pci_fake(const char *func, const char *arg)
+{
+	(void)func;
+	(void)arg;
+	return tree;
+}
+
+static void *arg_dma_pool(const char *func, const char *arg)
+{
+	static struct dma_pool *pool;
+
+	if (!pool)
+		pool = dma_pool_create("hostile", arg_device(func, arg), 64, 8,
+				       0);
+	return pool;
+}
+
+static void *arg_resource(const char *func, const char *arg)
+{
+	static struct resource r;
+
+	(void)func;
+	if (!strcmp(arg, "root") || !strcmp(arg, "parent"))
+		return devres_iomem_resource();
+	r = (struct resource){
+		.start = 0x10000,
+		.end = 0x10fff,
+		.name = "hostile",
+		.flags = IORESOURCE_MEM,
+	};
+	return &r;
+}
+
+static void *arg_platform_device(const char *func, const char *arg)
+{
+	static struct platform_device *p;
+
+	(void)func;
+	(void)arg;
+	if (!p)
+		p = platform_device_alloc("hostile", -1);
+	return p;
+}
+
+static int thread_fn(void *a)
+{
+	(void)a;
+	while (!devres_thread_should_stop())
+		devres_thread_sleep(10);
+	return 0;
+}
+
+static void *arg_devres_thread(const char *func, const char *arg)
+{
+	return devm_thread_run(arg_device(func, arg), thread_fn, NULL,
+			       "hostile");
+}
+
+static const struct bus_type hbus = { .name = "hostile" };
+static struct device_driver hdrv = { .name = "hostile", .bus = &hbus };
+
+static void *arg_bus_type(const char *func, const char *arg)
+{
+	static bool done;
+
+	(void)func;
+	(void)arg;
+	if (!done && bus_register(&hbus))
+		_exit(V_FIXTURE);
+	done = true;
+	return (void *)&hbus;
+}
+
+static void *arg_device_driver(const char *func, const char *arg)
+{
+	static bool done;
+
+	if (!done) {
+		arg_bus_type(func, arg);
+		if (driver_register(&hdrv))
+			_exit(V_FIXTURE);
+		done = true;
+	}
+	return &hdrv;
+}
+
+#define SCRATCH_ARG(kind)                                                      \
+	static void *arg_##kind(const char *func, const char *arg)             \
+	{                                                                      \
+		(void)func;                                                    \
+		(void)arg;                                                     \
+		return &scratch[8];                                            \
+	}
+SCRATCH_ARG(page)
+
+#pragma GCC diagnostic push
+#pragma GCC diagnostic ignored "-Wformat-security"
+#pragma GCC diagnostic ignored "-Wformat-nonliteral"
+#include "hostile-scalars-cases.h"
+#pragma GCC diagnostic pop
+
+enum {
+	S_GRANTED = 30, /* a size of 2^63 or a bad alignment granted */
+	S_LIST,		/* the device's list not whole afterwards */
+};
+
+/* Whether a call that succeeded for @v was wrong to. */
+static bool must_refuse(const struct scalar_case *c, uint64_t v)
+{
+	if (IN(not_granting, c->func))
+		return false;
+	if (!strcmp(c->arg, "align"))
+		return (v & (v - 1)) != 0;
+	if (IN(counts_not_sizes, c->func) || !IN(sizes, c->arg))
+		return false;
+	/*
+	 * Only the types that can carry the value, an amount of memory: a
+	 * region of the resource tree is bookkeeping of numbers, and one of
+	 * 2^63 that does not wrap is as valid as in the kernel's tree.
+	 */
+	if (strcmp(c->type, "size_t") &&
+	    !(strstr(c->func, "ioremap") && !strcmp(c->type, "resource_size_"
+							     "t")))
+		return false;
+	return v > SIZE_MAX / 2;
+}
+
+static int child(const struct scalar_case *c, uint64_t v)
+{
+	int w0, c0, r, n;
+
+	devres_set_log_sink(count_sink, NULL);
+	w0 = warns;
+	c0 = devres_warn_count();
+	r = c->call(v);
+	n = warns - w0;
+	if (devres_warn_count() - c0 != n)
+		return V_COUNT_MISSED;
+	if (n > 1)
+		return V_MANY_WARNS;
+	if (must_refuse(c, v) && (r == RES_OK || r == RES_POS ||
+				  (r == RES_ZERO && strcmp(c->func, "devm_"
+								    "mmap"))))
+		return S_GRANTED;
+	if (hdev_ready) {
+		devres_release_all(&hdev);
+		if (devres_release_all(&hdev) != 0)
+			return S_LIST;
+	}
+	return V_PASS;
+}
+
+static void test_every_scalar_argument(void **state)
+{
+	size_t ncases = sizeof(scalar_cases) / sizeof(scalar_cases[0]);
+	struct pci_fake_dev d = hostile_fake_dev("0000:00:01.0");
+	int failed = 0, ran = 0;
+
+	(void)state;
+	for (size_t i = 0; i < ncases; i++) {
+		const struct scalar_case *c = &scalar_cases[i];
+
+		for (size_t b = 0; b < NBAD; b++) {
+			int status, v;
+			pid_t pid;
+
+			if (left_out(c->func, c->arg, bad[b].v))
+				continue;
+			/* A new tree each time: a call may write its files. */
+			tree = pci_fake_create();
+			assert_non_null(tree);
+			assert_int_equal(pci_fake_add(tree, &d), 0);
+			fflush(NULL);
+			pid = fork();
+			assert_true(pid >= 0);
+			if (pid == 0) {
+				signal(SIGSEGV, SIG_DFL);
+				signal(SIGBUS, SIG_DFL);
+				signal(SIGABRT, SIG_DFL);
+				alarm(20);
+				_exit(child(c, bad[b].v));
+			}
+			assert_int_equal(waitpid(pid, &status, 0), pid);
+			pci_fake_destroy(tree);
+			ran++;
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				continue;
+			failed++;
+			v = WIFEXITED(status) ? WEXITSTATUS(status) : -1;
+			fprintf(stderr, "FAIL %s(%s %s = %s): %s %d\n", c->func,
+				c->type, c->arg, bad[b].name,
+				v < 0 ? "signal" : "exit",
+				v < 0 ? WTERMSIG(status) : v);
+		}
+	}
+	fprintf(stderr, "%zu arguments, %d calls, %d failed\n", ncases, ran,
+		failed);
+	assert_true(ncases > 150);
+	assert_int_equal(failed, 0);
+}
+
+static char last_line[512];
+
+static void keep_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	/* A WARN's backtrace, in a debug build, follows it indented. */
+	if (line[0] != ' ' && line[0] != '\t')
+		snprintf(last_line, sizeof(last_line), "%s", line);
+}
+
+/*
+ * The cells the sweep found, each with what it now does: an error code no
+ * int can negate is named by its number (it was undefined behaviour), and
+ * a page offset that wraps the address space is refused with one WARN (the
+ * pointer sum was undefined behaviour; 2^63 now maps as dma_map_single()
+ * of that address does).
+ */
+static void test_found_cells(void **state)
+{
+	static max_align_t page[512];
+	struct device *dev = *state;
+	int w0;
+
+	devres_set_log_sink(keep_sink, NULL);
+	w0 = devres_warn_count();
+	assert_int_equal(dev_err_probe(dev, INT_MIN, "hostile\n"), INT_MIN);
+	assert_non_null(strstr(last_line, "-2147483648"));
+	assert_int_equal(dev_err_probe(dev, INT_MAX, "hostile\n"), INT_MAX);
+	assert_int_equal(devres_warn_count(), w0);
+
+	assert_true(dma_map_page(dev, (struct page *)page, SIZE_MAX, 64,
+				 DMA_TO_DEVICE) == DMA_MAPPING_ERROR);
+	assert_int_equal(devres_warn_count(), w0 + 1);
+	assert_non_null(strstr(last_line, "wraps the address space"));
+	assert_true(dma_map_page(dev, (struct page *)page,
+				 SIZE_MAX - (uintptr_t)page + 1, 64,
+				 DMA_TO_DEVICE) == DMA_MAPPING_ERROR);
+	assert_int_equal(devres_warn_count(), w0 + 2);
+	/* The last byte of the address space is still an offset. */
+	dma_addr_t a =
+		dma_map_page(dev, (struct page *)page, 64, 64, DMA_TO_DEVICE);
+	assert_true(a != DMA_MAPPING_ERROR);
+	dma_unmap_page(dev, a, 64, DMA_TO_DEVICE);
+	assert_int_equal(devres_warn_count(), w0 + 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(test_found_cells, dev_setup,
+						dev_teardown),
+		cmocka_unit_test(test_every_scalar_argument),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
