@@ -261,16 +261,51 @@ static bool touched(const struct devres__map *m)
 	return m->take || m->refuse;
 }
 
+bool devres__maps_readonly;
+
+void devres__map_set_readonly(struct devres__map *m)
+{
+	__atomic_store_n(&devres__maps_readonly, true, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&m->readonly, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * Whether a protection leaves @m the read and write access the library
+ * made it with: a read-only BAR PROT_READ, anything else it touches
+ * PROT_READ|PROT_WRITE. PROT_EXEC is neither taken away from the library
+ * nor a way to reach the device or its memory that it did not have, so
+ * it is not looked at. Otherwise @ret_why says which way it goes.
+ */
+static bool keeps_access(const struct devres__map *m, int prot,
+			 const char **ret_why)
+{
+	bool ro = __atomic_load_n(&m->readonly, __ATOMIC_ACQUIRE);
+	int rw = PROT_READ | PROT_WRITE;
+	int want = ro ? PROT_READ : rw;
+
+	if (prot >= 0 && (prot & rw) == want)
+		return true;
+	if (!ro)
+		*ret_why = "the library reads and writes through it";
+	else if (prot >= 0 && (prot & PROT_WRITE))
+		*ret_why = "the library made it read-only";
+	else
+		*ret_why = "the library reads through it";
+	return false;
+}
+
 /*
  * A call that keeps a managed mapping mapped but drops or moves what it
- * holds, or takes away access the library relies on: refused whole when
+ * holds, or changes the access the library relies on: refused whole when
  * any page of [addr, addr + len) is a record's (@g->touched_only: a
- * record the library touches), so that nothing is applied in part. No
- * node is taken off: the mapping stays managed, as it was.
+ * record the library touches; @g->protect: one whose access the
+ * protection changes), so that nothing is applied in part. No node is
+ * taken off: the mapping stays managed, as it was.
  */
 int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, end;
+	const char *why = g->why;
 	struct hit no;
 	char desc[160];
 	bool hit = false;
@@ -283,6 +318,8 @@ int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 	for (size_t i = first_after(a);
 	     i < devres__maps_nr && maps[i]->start < end; i++) {
 		if (g->touched_only && !touched(maps[i]))
+			continue;
+		if (g->protect && keeps_access(maps[i], g->prot, &why))
 			continue;
 		if (maps[i]->who) {
 			if (!maps[i]->who(maps[i], &no.h))
@@ -304,7 +341,7 @@ int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 	devres__warn_label(no.h.dev, g->call,
 			   "%s acquired with %s(): %s (%s gives it back); "
 			   "refused, nothing changed",
-			   desc, no.h.call, g->why, no.h.fix);
+			   desc, no.h.call, why, no.h.fix);
 	return -EPERM;
 }
 
