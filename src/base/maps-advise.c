@@ -158,9 +158,13 @@ INTERPOSE int madvise(void *addr, size_t len, int advice)
 /*
  * The library reads or writes an I/O window, a BAR or DMA memory through
  * its mapping, and needs both: a protection without either would fault
- * the library's own access (or the device's, for what it maps).
+ * the library's own access (or the device's, for what it maps). A BAR it
+ * made read-only (the PCI layer's read-only mode) it only reads, and
+ * keeps so: PROT_READ there passes, PROT_WRITE is refused. The table
+ * says which record is which (devres__maps_guard()); until a record was
+ * ever made read-only, a protection with both goes on without a look.
  */
-static const char *takes_access(int prot, int pkey)
+static const char *prot_name(int prot)
 {
 	static const char *const names[] = {
 		"PROT_NONE",
@@ -172,11 +176,7 @@ static const char *takes_access(int prot, int pkey)
 		"PROT_WRITE|PROT_EXEC",
 		"PROT_READ|PROT_WRITE|PROT_EXEC",
 	};
-	int rw = PROT_READ | PROT_WRITE;
 
-	/* A protection key's rights are each thread's, not the library's. */
-	if ((prot & rw) == rw && pkey <= 0)
-		return NULL;
 	return names[prot & 7];
 }
 
@@ -185,11 +185,18 @@ static bool protect_refused(const char *call, void *addr, size_t len, int prot,
 {
 	struct devres__guard g = {
 		.call = call,
-		.why = "the library reads and writes through it",
+		.arg = prot_name(prot),
 		.touched_only = true,
+		.protect = true,
+		/* A key's rights are each thread's, not the library's. */
+		.prot = pkey <= 0 ? prot & 7 : -1,
 	};
+	int rw = PROT_READ | PROT_WRITE;
 
-	if (none() || !(g.arg = takes_access(prot, pkey)))
+	if (none())
+		return false;
+	if (g.prot >= 0 && (prot & rw) == rw &&
+	    !__atomic_load_n(&devres__maps_readonly, __ATOMIC_RELAXED))
 		return false;
 	if (!refuse(&g, addr, len))
 		return false;

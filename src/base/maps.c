@@ -91,29 +91,45 @@ struct hit {
 #define MAX_HITS 16
 
 /*
+ * A drop in progress under the table's lock: what it took so far, for
+ * its WARNs once unlocked. @n counts the record whose @take runs: a
+ * @take whose DMA ops end the thread has taken its node off by then.
+ */
+struct dropping {
+	struct hit hits[MAX_HITS];
+	size_t n;
+	size_t n1;   /* where the second range's hits begin; SIZE_MAX: none */
+	bool behind; /* devres__map_add()'s: unmapped behind the library */
+	const char *call;
+	void *addr, *addr2;
+	size_t len, len2;
+};
+
+/*
  * Takes every recorded mapping over [start, end) out of the table and its
  * node off its device (devres__disown(), with the lock held: the device
- * is alive while its record is in the table). Returns how many; the first
- * MAX_HITS - @n are described in @hits + @n for the WARNs, the rest
- * counted. The table's lock held.
+ * is alive while its record is in the table), counted in @d->n; the first
+ * MAX_HITS are described in @d->hits for the WARNs, the rest counted. The
+ * table's lock held.
  */
-static size_t drop_locked(uintptr_t start, uintptr_t end, struct hit *hits,
-			  size_t n)
+static void drop_locked(struct dropping *d, uintptr_t start, uintptr_t end)
 {
-	size_t i = first_after(start), n0 = n;
+	size_t i = first_after(start);
 
 	while (i < devres__maps_nr && maps[i]->start < end) {
 		struct devres__map *m = maps[i];
 		struct devres__hand h;
+		size_t n = d->n;
 
-		struct devres__hand *hp = n < MAX_HITS ? &hits[n].h : &h;
+		struct devres__hand *hp = n < MAX_HITS ? &d->hits[n].h : &h;
 
 		take_out(i);
 		m->in_table = false;
 		if (n < MAX_HITS) {
-			hits[n].start = m->start;
-			hits[n].len = m->end - m->start;
+			d->hits[n].start = m->start;
+			d->hits[n].len = m->end - m->start;
 		}
+		d->n = n + 1;
 		if (m->refuse) {
 			/*
 			 * Only a new mapping over it comes here (the plain
@@ -124,8 +140,10 @@ static size_t drop_locked(uintptr_t start, uintptr_t end, struct hit *hits,
 			label(m, hp);
 		} else if (m->take) {
 			/* @m may be freed here; false: nothing of it left. */
-			if (!m->take(m, hp))
+			if (!m->take(m, hp)) {
+				d->n = n;
 				continue;
+			}
 		} else {
 			if (m->dropped)
 				m->dropped(m);
@@ -134,21 +152,7 @@ static size_t drop_locked(uintptr_t start, uintptr_t end, struct hit *hits,
 		}
 		if (n >= MAX_HITS)
 			devres__log_release();
-		n++;
 	}
-	return n - n0;
-}
-
-static size_t drop_range(uintptr_t start, uintptr_t end, struct hit *hits)
-{
-	size_t n;
-
-	pthread_mutex_lock(&maps_lock);
-	devres__maps_held = true;
-	n = drop_locked(start, end, hits, 0);
-	devres__maps_held = false;
-	pthread_mutex_unlock(&maps_lock);
-	return n;
 }
 
 /*
@@ -189,6 +193,53 @@ static void warn_hits(const struct hit *hits, size_t from, size_t to,
 				   hits[i].h.call, hits[i].h.fix);
 	}
 	warn_more(call, from, to);
+}
+
+/*
+ * Lets the table's lock go, then WARNs what the drop took: the plain
+ * call's WARNs, or devres__map_add()'s for mappings unmapped behind the
+ * library's back.
+ */
+static void finish_drop(struct dropping *d)
+{
+	size_t n1 = d->n1 < d->n ? d->n1 : d->n;
+
+	devres__maps_held = false;
+	pthread_mutex_unlock(&maps_lock);
+	unhold_hits(d->n);
+	if (!d->behind) {
+		warn_hits(d->hits, 0, n1, d->call, d->addr, d->len);
+		warn_hits(d->hits, n1, d->n, d->call, d->addr2, d->len2);
+		return;
+	}
+	for (size_t k = 0; k < d->n && k < MAX_HITS; k++) {
+		devres__warn_label(d->hits[k].h.dev, d->hits[k].h.call,
+				   "[%p, +%zu) was unmapped behind the "
+				   "library's back, and a new managed mapping "
+				   "is there: taken off the device",
+				   (void *)d->hits[k].start, d->hits[k].len);
+	}
+	if (d->n > MAX_HITS)
+		warn_more(d->hits[0].h.call, 0, d->n);
+}
+
+/*
+ * A @take's DMA ops ended the thread (pthread_exit(), a cancellation):
+ * the record in hand is taken, its node off its device and its counts
+ * dropped (dma/hand.c, as the thread unwinds). Here the table's lock is
+ * let go and the WARNs made; the records after it in the range stay, as
+ * the call that would have unmapped them never runs. Before, the lock
+ * stayed held by the dead thread, and every later munmap(), mmap() or
+ * mremap() in the process waited for ever.
+ */
+static void drop_ended(void *arg)
+{
+	struct dropping *d = arg;
+
+	/* The hold of the one in hand, past those kept for a WARN. */
+	if (d->n > MAX_HITS)
+		devres__log_release();
+	finish_drop(d);
 }
 
 /*
@@ -235,13 +286,18 @@ static bool refused(uintptr_t start, uintptr_t end, struct hit *r,
 int devres__maps_check(const char *call, void *addr, size_t len, void *addr2,
 		       size_t len2)
 {
-	struct hit hits[MAX_HITS], no;
+	struct dropping d = { .n1 = SIZE_MAX,
+			      .call = call,
+			      .addr = addr,
+			      .addr2 = addr2,
+			      .len = len,
+			      .len2 = len2 };
 	uintptr_t end = 0, end2 = 0;
 	bool one = range_of(addr, len, &end);
 	bool two = range_of(addr2, len2, &end2);
 	const char *what = NULL;
 	char desc[192];
-	size_t n, n1 = 0;
+	struct hit no;
 
 	if (!one && !two)
 		return 0;
@@ -259,16 +315,14 @@ int devres__maps_check(const char *call, void *addr, size_t len, void *addr2,
 		return -EPERM;
 	}
 	devres__maps_held = true;
+	pthread_cleanup_push(drop_ended, &d);
 	if (one)
-		n1 = drop_locked((uintptr_t)addr, end, hits, 0);
-	n = n1;
+		drop_locked(&d, (uintptr_t)addr, end);
+	d.n1 = d.n;
 	if (two)
-		n += drop_locked((uintptr_t)addr2, end2, hits, n1);
-	devres__maps_held = false;
-	pthread_mutex_unlock(&maps_lock);
-	unhold_hits(n);
-	warn_hits(hits, 0, n1, call, addr, len);
-	warn_hits(hits, n1, n, call, addr2, len2);
+		drop_locked(&d, (uintptr_t)addr2, end2);
+	pthread_cleanup_pop(0);
+	finish_drop(&d);
 	return 0;
 }
 
@@ -284,16 +338,51 @@ static bool touched(const struct devres__map *m)
 	return m->take || m->refuse;
 }
 
+bool devres__maps_readonly;
+
+void devres__map_set_readonly(struct devres__map *m)
+{
+	__atomic_store_n(&devres__maps_readonly, true, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&m->readonly, true, __ATOMIC_RELEASE);
+}
+
+/*
+ * Whether a protection leaves @m the read and write access the library
+ * made it with: a read-only BAR PROT_READ, anything else it touches
+ * PROT_READ|PROT_WRITE. PROT_EXEC is neither taken away from the library
+ * nor a way to reach the device or its memory that it did not have, so
+ * it is not looked at. Otherwise @ret_why says which way it goes.
+ */
+static bool keeps_access(const struct devres__map *m, int prot,
+			 const char **ret_why)
+{
+	bool ro = __atomic_load_n(&m->readonly, __ATOMIC_ACQUIRE);
+	int rw = PROT_READ | PROT_WRITE;
+	int want = ro ? PROT_READ : rw;
+
+	if (prot >= 0 && (prot & rw) == want)
+		return true;
+	if (!ro)
+		*ret_why = "the library reads and writes through it";
+	else if (prot >= 0 && (prot & PROT_WRITE))
+		*ret_why = "the library made it read-only";
+	else
+		*ret_why = "the library reads through it";
+	return false;
+}
+
 /*
  * A call that keeps a managed mapping mapped but drops or moves what it
- * holds, or takes away access the library relies on: refused whole when
+ * holds, or changes the access the library relies on: refused whole when
  * any page of [addr, addr + len) is a record's (@g->touched_only: a
- * record the library touches), so that nothing is applied in part. No
- * node is taken off: the mapping stays managed, as it was.
+ * record the library touches; @g->protect: one whose access the
+ * protection changes), so that nothing is applied in part. No node is
+ * taken off: the mapping stays managed, as it was.
  */
 int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, end;
+	const char *why = g->why;
 	struct hit no;
 	char desc[160];
 	bool hit = false;
@@ -306,6 +395,8 @@ int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 	for (size_t i = first_after(a);
 	     i < devres__maps_nr && maps[i]->start < end; i++) {
 		if (g->touched_only && !touched(maps[i]))
+			continue;
+		if (g->protect && keeps_access(maps[i], g->prot, &why))
 			continue;
 		if (maps[i]->who) {
 			if (!maps[i]->who(maps[i], &no.h))
@@ -327,7 +418,7 @@ int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 	devres__warn_label(no.h.dev, g->call,
 			   "%s acquired with %s(): %s (%s gives it back); "
 			   "refused, nothing changed",
-			   desc, no.h.call, g->why, no.h.fix);
+			   desc, no.h.call, why, no.h.fix);
 	return -EPERM;
 }
 
@@ -402,20 +493,15 @@ void *devres__mremap(void *old, size_t old_len, size_t new_len, int flags,
  */
 int devres__map_add(struct devres__map *m)
 {
-	struct hit hits[MAX_HITS];
-	size_t i, n;
+	struct dropping d = { .n1 = SIZE_MAX, .behind = true };
+	size_t i;
 
-	n = drop_range(m->start, m->end, hits);
-	unhold_hits(n);
-	for (size_t k = 0; k < n && k < MAX_HITS; k++) {
-		devres__warn_label(hits[k].h.dev, hits[k].h.call,
-				   "[%p, +%zu) was unmapped behind the "
-				   "library's back, and a new managed mapping "
-				   "is there: taken off the device",
-				   (void *)hits[k].start, hits[k].len);
-	}
-	if (n > MAX_HITS)
-		warn_more(hits[0].h.call, 0, n);
+	pthread_mutex_lock(&maps_lock);
+	devres__maps_held = true;
+	pthread_cleanup_push(drop_ended, &d);
+	drop_locked(&d, m->start, m->end);
+	pthread_cleanup_pop(0);
+	finish_drop(&d);
 	pthread_mutex_lock(&maps_lock);
 	if (devres__maps_nr == cap_maps) {
 		size_t cap = cap_maps ? 2 * cap_maps : 16;

@@ -354,7 +354,17 @@ struct devres__map {
 	bool (*who)(const struct devres__map *m, struct devres__hand *h);
 	const char *refuse;
 	bool in_table;
+	/*
+	 * The library made the mapping read-only (a BAR in the PCI layer's
+	 * read-only mode): mprotect() keeps it so. Set once, atomically,
+	 * under the subsystem's lock; devres__maps_readonly set first.
+	 */
+	bool readonly;
 };
+
+/* Whether any record was ever made read-only: mprotect() then looks. */
+extern HIDDEN bool devres__maps_readonly;
+HIDDEN void devres__map_set_readonly(struct devres__map *m);
 
 /*
  * The next definition of a libc name the library interposes (maps-entry.c):
@@ -420,13 +430,22 @@ HIDDEN int devres__maps_check(const char *call, void *addr, size_t len,
  * @arg (the advice or protection, by name) for the WARN, @why what it
  * would do; @touched_only: only over records the library reads or writes
  * through. devres__maps_guard() returns -EPERM, with one WARN, when any
- * page of [addr, addr + len) is such a record's, else 0.
+ * page of [addr, addr + len) is such a record's, else 0; @why is then
+ * chosen per record for a protection.
  */
 struct devres__guard {
 	const char *call;
 	const char *arg;
 	const char *why;
 	bool touched_only;
+	/*
+	 * mprotect(), pkey_mprotect(): @prot the protection asked for (-1
+	 * for a pkey's, whose rights are each thread's). A record passes
+	 * when the read and write access it leaves is what the library
+	 * made the mapping with: neither taken away nor widened.
+	 */
+	bool protect;
+	int prot;
 };
 HIDDEN int devres__maps_guard(const struct devres__guard *g, void *addr,
 			      size_t len);

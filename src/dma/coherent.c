@@ -85,9 +85,30 @@ static void lock_mem(struct device *dev, void *p, size_t len)
 	}
 }
 
+/* A buffer whose mapping is being made, for alloc_ended(). */
+struct alloc_owed {
+	void *p;
+	size_t len;
+};
+
+/*
+ * DMA ops that end the thread inside the buffer's map: the map is undone
+ * (mapping.c), and the buffer goes with it, as a failed map's would.
+ * Left, its memory and counts were lost with the thread.
+ */
+static void alloc_ended(void *arg)
+{
+	struct alloc_owed *a = arg;
+
+	devres__munmap(a->p, a->len);
+	devres__ledger_add(DL_DMA_BUFFERS, -1);
+	devres__ledger_add(DL_DMA_BYTES, -(long)a->len);
+}
+
 void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
 			enum dma_kind kind)
 {
+	struct alloc_owed a;
 	size_t len, align;
 	dma_addr_t h;
 	void *p;
@@ -105,9 +126,12 @@ void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
 	devres__ledger_add(DL_DMA_BUFFERS, 1);
 	devres__ledger_add(DL_DMA_BYTES, (long)len);
 	lock_mem(dev, p, len);
+	a = (struct alloc_owed){ p, len };
+	pthread_cleanup_push(alloc_ended, &a);
 	h = devres__dma_map(dev, p, size, align,
 			    dma_default_mask(dev->coherent_dma_mask), kind,
 			    DMA_BIDIRECTIONAL, &err);
+	pthread_cleanup_pop(0);
 	if (h == DMA_MAPPING_ERROR) {
 		devres__munmap(p, len);
 		devres__ledger_add(DL_DMA_BUFFERS, -1);

@@ -37,9 +37,24 @@ static int dmam_match_vaddr(struct device *dev, void *res, void *match_data)
 	return ((struct dma_devres *)res)->vaddr == match_data;
 }
 
+/* What dmam_alloc_coherent() made before the buffer, for alloc_ended(). */
+struct alloc_owed {
+	struct dma_devres *dr;
+	struct dma_rec *rec;
+};
+
+static void alloc_ended(void *arg)
+{
+	struct alloc_owed *a = arg;
+
+	free(a->rec);
+	devres_free(a->dr);
+}
+
 void *dmam_alloc_coherent(struct device *dev, size_t size,
 			  dma_addr_t *dma_handle, gfp_t gfp)
 {
+	struct alloc_owed a;
 	struct devres__owner owner;
 	struct dma_devres *dr;
 	struct dma_rec *rec;
@@ -57,6 +72,9 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 		devres_free(dr);
 		return NULL;
 	}
+	a = (struct alloc_owed){ dr, rec };
+	/* DMA ops that end the thread: the buffer is undone, then these. */
+	pthread_cleanup_push(alloc_ended, &a);
 	vaddr = dma_alloc_coherent(dev, size, dma_handle, gfp);
 	/*
 	 * In the table before the buffer has an owner: a plain call over it
@@ -67,11 +85,9 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 		dma_free_coherent(dev, size, vaddr, *dma_handle);
 		vaddr = NULL;
 	}
-	if (!vaddr) {
-		free(rec);
-		devres_free(dr);
+	pthread_cleanup_pop(!vaddr);
+	if (!vaddr)
 		return NULL;
-	}
 	dr->vaddr = vaddr;
 	dr->dma_handle = *dma_handle;
 	dr->size = size;
@@ -111,9 +127,11 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 				     vaddr);
 		return;
 	}
+	/* DMA ops that end the thread: the node goes once the buffer has. */
+	pthread_cleanup_push(devres_free, dr);
 	devres__dma_free(dev, size, vaddr, dma_handle, DK_COHERENT, dr,
 			 __func__);
-	devres_free(dr);
+	pthread_cleanup_pop(1);
 }
 
 struct dmam_pool {

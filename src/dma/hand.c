@@ -26,6 +26,21 @@
 #include <stdlib.h>
 #include "dma-internal.h"
 
+/* What a take owes once the buffer is off the device. */
+struct hand_owed {
+	struct dma_rec *rec;
+	size_t len;
+};
+
+static void hand_tail(void *arg)
+{
+	struct hand_owed *o = arg;
+
+	devres__ledger_add(DL_DMA_BUFFERS, -1);
+	devres__ledger_add(DL_DMA_BYTES, -(long)o->len);
+	free(o->rec);
+}
+
 /*
  * Under the table's lock: the buffer, if still linked, is taken from the
  * device's state, unmapped from the device (its bus range given back:
@@ -33,18 +48,24 @@
  * device into @h, and its counts dropped; the plain call then unmaps the
  * memory. The device is alive while the record is in the table: a free
  * takes it out before it returns, and the device's release frees.
+ *
+ * DMA ops that end the thread inside the unmap: the counts and the
+ * record go as the thread unwinds (hand_tail(), run by the ops' cleanup
+ * once the DMA locks are let go); the table's lock is let go by its
+ * caller's (base/maps.c). Before, both were lost with the thread.
  */
 static bool take_by_hand(struct devres__map *map, struct devres__hand *h)
 {
 	struct dma_rec *rec = (struct dma_rec *)(((char *)map) -
 						 offsetof(struct dma_rec, map));
+	struct hand_owed o = { .rec = rec };
+	struct device *dev = rec->dev;
 	struct dma_map *m = NULL;
 	bool orphan = false;
 	struct dma_dev *s;
-	size_t len = 0;
 
 	devres__dma_read_lock();
-	s = dma_dev_peek(rec->dev);
+	s = dma_dev_peek(dev);
 	if (s) {
 		struct dma_map *t;
 
@@ -57,10 +78,10 @@ static bool take_by_hand(struct devres__map *map, struct devres__hand *h)
 		if (m && t == m) {
 			rec->m = NULL;
 			m->rec = NULL;
-			len = (m->size + devres__page_size() - 1) &
-			      ~(devres__page_size() - 1);
+			o.len = (m->size + devres__page_size() - 1) &
+				~(devres__page_size() - 1);
 			devres__disown(&m->owner, h);
-			devres__dma_forget(s, m);
+			devres__dma_forget_owed(s, m, hand_tail, &o);
 			orphan = s->orphan && !s->nmaps && !s->pins;
 		} else {
 			m = NULL;
@@ -70,11 +91,9 @@ static bool take_by_hand(struct devres__map *map, struct devres__hand *h)
 	devres__dma_read_unlock();
 	if (!m)
 		return false;
-	devres__ledger_add(DL_DMA_BUFFERS, -1);
-	devres__ledger_add(DL_DMA_BYTES, -(long)len);
+	hand_tail(&o);
 	if (orphan)
-		devres__dma_put_orphan(rec->dev, s);
-	free(rec);
+		devres__dma_put_orphan(dev, s);
 	return true;
 }
 

@@ -294,10 +294,32 @@ static int guard(struct dma_pool *pool, struct chunk *c)
 	return 0;
 }
 
+/* A chunk being added, for chunk_ended(). */
+struct adding {
+	struct dma_pool *pool;
+	struct chunk *c;
+};
+
+/*
+ * DMA ops that end the thread inside the chunk's map (or its unmap, when
+ * its record could not be added): its buffer was undone as the thread
+ * unwound (coherent.c); the chunk goes, and the pool's lock, which the
+ * dma_pool_alloc() that added it holds, is let go. Left held, every later
+ * call on the pool waited for ever.
+ */
+static void chunk_ended(void *arg)
+{
+	struct adding *a = arg;
+
+	free(a->c);
+	pthread_mutex_unlock(&a->pool->lock);
+}
+
 /* A new empty chunk, inserted in order; the pool locked. */
 static struct chunk *add_chunk(struct dma_pool *pool)
 {
 	struct chunk *c, **v;
+	struct adding a;
 	size_t i;
 
 	if (pool->nchunks == pool->cap) {
@@ -314,15 +336,17 @@ static struct chunk *add_chunk(struct dma_pool *pool)
 	if (devres__should_fail() ||
 	    !(c = calloc(1, sizeof(*c) + words(pool) * sizeof(uint64_t))))
 		return NULL;
+	a = (struct adding){ pool, c };
+	pthread_cleanup_push(chunk_ended, &a);
 	c->cpu = devres__dma_alloc(pool->dev, pool->allocation, &c->dma,
 				   DK_POOL);
-	if (!c->cpu) {
-		free(c);
-		return NULL;
-	}
-	if (pool->guarded && guard(pool, c)) {
+	if (c->cpu && pool->guarded && guard(pool, c)) {
 		devres__dma_free(pool->dev, pool->allocation, c->cpu, c->dma,
 				 DK_POOL, NULL, "dma_pool_alloc");
+		c->cpu = NULL;
+	}
+	pthread_cleanup_pop(0);
+	if (!c->cpu) {
 		free(c);
 		return NULL;
 	}
@@ -491,19 +515,27 @@ static struct dma_pool *pool_take(const struct dma_pool *h, const void *node,
 	return pool;
 }
 
-static void destroy(struct dma_pool *pool)
-{
-	unsigned long busy = 0;
+/* A destroy in progress, for destroy_ended(). */
+struct destroying {
+	struct dma_pool *pool;
+	size_t i; /* the chunk in hand */
+	unsigned long busy;
+};
 
-	/* Calls that got past pool_get() find it dead once they lock. */
-	pthread_mutex_lock(&pool->lock);
-	pool->dead = true;
-	for (size_t i = 0; i < pool->nchunks; i++) {
-		struct chunk *c = pool->chunks[i];
+static void destroy_ended(void *arg);
+
+/* Gives back the chunks from the one in hand on; the pool locked. */
+static void destroy_chunks(struct destroying *d)
+{
+	struct dma_pool *pool = d->pool;
+
+	pthread_cleanup_push(destroy_ended, d);
+	for (; d->i < pool->nchunks; d->i++) {
+		struct chunk *c = pool->chunks[d->i];
 
 		if (c->nbusy) {
 			/* The device may still use it: leak it, reachable. */
-			busy += c->nbusy;
+			d->busy += c->nbusy;
 			devres__dma_disown(pool->dev, c->dma);
 			/* Unlinked: out of the table, left mapped. */
 			if (c->recorded)
@@ -518,17 +550,54 @@ static void destroy(struct dma_pool *pool)
 				 DK_POOL, NULL, "dma_pool_destroy");
 		free(c);
 	}
+	pthread_cleanup_pop(0);
+}
+
+static void destroy_finish(struct destroying *d)
+{
+	struct dma_pool *pool = d->pool;
+
 	free(pool->chunks);
 	free(pool->offs);
 	pool->chunks = NULL;
 	pool->offs = NULL;
 	pthread_mutex_unlock(&pool->lock);
 	/* Unlocked: a sink may call the pool (it is dead by now). */
-	if (busy)
+	if (d->busy)
 		devres__warn(pool->dev, "dma_pool_destroy",
 			     "pool %s destroyed with %lu busy block(s), leaked",
-			     pool->name, busy);
+			     pool->name, d->busy);
 	devres__handle_del(&pool_handles, pool);
+}
+
+/*
+ * DMA ops that ended the thread inside a chunk's unmap: that chunk was
+ * given back as the thread unwound (coherent.c), and the destroy is
+ * finished here, as if they had returned: the other chunks given back,
+ * the pool's lock let go, the pool freed. Before, they stayed mapped and
+ * counted, and the lock held. Another chunk's ops may end the thread
+ * again: that unwind starts here and skips the rest of this handler, so
+ * destroy_chunks() registers it again, and each end gives back one more
+ * chunk until none is left.
+ */
+static void destroy_ended(void *arg)
+{
+	struct destroying *d = arg;
+
+	free(d->pool->chunks[d->i++]);
+	destroy_chunks(d);
+	destroy_finish(d);
+}
+
+static void destroy(struct dma_pool *pool)
+{
+	struct destroying d = { .pool = pool };
+
+	/* Calls that got past pool_get() find it dead once they lock. */
+	pthread_mutex_lock(&pool->lock);
+	pool->dead = true;
+	destroy_chunks(&d);
+	destroy_finish(&d);
 }
 
 void dma_pool_destroy(struct dma_pool *h)

@@ -203,7 +203,11 @@ static bool bar_who(const struct devres__map *rec, struct devres__hand *h)
 	return it != NULL;
 }
 
-static int add_record(struct pci_map *m)
+/*
+ * Filled in before the mapping is listed: pci__bars_protect() may mark it
+ * read-only as soon as it is.
+ */
+static void init_record(struct pci_map *m)
 {
 	size_t mask = devres__page_size() - 1;
 
@@ -213,7 +217,6 @@ static int add_record(struct pci_map *m)
 		.take = bar_take,
 		.who = bar_who,
 	};
-	return devres__map_add(&m->rec);
 }
 
 int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
@@ -273,6 +276,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	}
 	if (!ret) {
 		m->addr = addr;
+		init_record(m);
 		m->next = maps;
 		maps = m;
 	}
@@ -285,7 +289,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	}
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)m->len);
-	if (owner && add_record(m)) {
+	if (owner && devres__map_add(&m->rec)) {
 		struct devres__hand h;
 		bool owned;
 
@@ -356,8 +360,10 @@ void pci__bars_protect(void)
 	pthread_mutex_lock(&map_lock);
 	for (struct pci_map *m = maps; m; m = m->next) {
 		if (m->writable &&
-		    !devres__mprotect(m->addr, m->len, PROT_READ))
+		    !devres__mprotect(m->addr, m->len, PROT_READ)) {
 			m->writable = false;
+			devres__map_set_readonly(&m->rec);
+		}
 	}
 	pthread_mutex_unlock(&map_lock);
 }
