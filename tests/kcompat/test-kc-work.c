@@ -211,9 +211,14 @@ static void work_frees_itself(void **state)
 		if (i % 2)
 			continue; /* left to end on its own */
 		/*
-		 * Its thread leaves the ledger last: by then what the
+		 * Every item scheduled so far has run (the one left to end
+		 * on its own before this one too: until its thread starts,
+		 * the ledger counts neither the thread nor its frees), then
+		 * its thread leaves the ledger last: by then what the
 		 * function freed is freed.
 		 */
+		while (__atomic_load_n(&done, __ATOMIC_ACQUIRE) < i + 1)
+			sched_yield();
 		do {
 			sched_yield();
 			devres_ledger_snapshot(&now);
