@@ -273,4 +273,17 @@ void class4_threads(void)
 	thread_ends(4, "4.primary-pthread_exit", 1, 0);
 	thread_ends(5, "4.primary-unbinds-its-device", 0, 0);
 	unbind_under_interrupts();
+	/*
+	 * The same on INTx, a level line: VFIO masks it at each interrupt
+	 * and the line unmasks it through its second eventfd once the
+	 * handlers (and a oneshot thread) are done, which a doomed line must
+	 * still do before it is freed.
+	 */
+	edu_irq_types = PCI_IRQ_INTX;
+	thread_ends(1, "4.intx/thread-fn-pthread_exit", 1, 1);
+	thread_ends(3, "4.intx/thread-fn-unbinds-its-device", 0, 1);
+	thread_ends(4, "4.intx/primary-pthread_exit", 1, 0);
+	thread_ends(5, "4.intx/primary-unbinds-its-device", 0, 0);
+	unbind_under_interrupts();
+	edu_irq_types = PCI_IRQ_MSI;
 }
