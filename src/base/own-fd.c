@@ -355,6 +355,7 @@ bool devres__own_fd_maybe(int fd)
 
 bool devres__own_fd_refused(const char *func, int fd, bool *entered)
 {
+	struct own *o;
 	unsigned char kind;
 	char name[sizeof(first.own[0].name)];
 	int saved = errno, cancel;
@@ -366,6 +367,14 @@ bool devres__own_fd_refused(const char *func, int fd, bool *entered)
 	cancel = devres__cancel_off();
 	pthread_mutex_lock(&lock);
 	mine = held((unsigned int)fd, &kind, name, sizeof(name));
+	/*
+	 * A child closing its copy of its parent's: the number is the
+	 * child's from now on, and a file it opens there must not be taken
+	 * for the parent's (ioctl() refuses VFIO requests on the parent's).
+	 */
+	o = slot((unsigned int)fd, false);
+	if (!mine && o->pid != devres__pid_now())
+		clear(o);
 	pthread_mutex_unlock(&lock);
 	devres__cancel_restore(cancel);
 	if (mine) {
