@@ -188,13 +188,12 @@ static void test_child_of_fork(void **state)
  * number again for a file of its own: its requests on that file are its
  * own business, not refused.
  */
-static void test_child_reuses_number(void **state)
+static void child_reuses_number(bool by_range)
 {
 	int fd = recorded(DEVRES_OWN_VFIO_CONTAINER, "IOMMU group 7");
 	int status = -1;
 	pid_t pid;
 
-	(void)state;
 	/*
 	 * The library's close(), as any program linked with it has: named
 	 * here so that the static library's interposer is linked in where
@@ -207,7 +206,9 @@ static void test_child_reuses_number(void **state)
 		char arg[64] = { 0 };
 		int again, ret, err;
 
-		if (close(fd))
+		if (by_range
+			    ? close_range((unsigned int)fd, (unsigned int)fd, 0)
+			    : close(fd))
 			_exit(2);
 		again = eventfd(0, EFD_CLOEXEC);
 		if (again != fd)
@@ -225,6 +226,18 @@ static void test_child_reuses_number(void **state)
 	unrecord(fd);
 }
 
+static void test_child_reuses_number(void **state)
+{
+	(void)state;
+	child_reuses_number(false);
+}
+
+static void test_child_reuses_number_after_close_range(void **state)
+{
+	(void)state;
+	child_reuses_number(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -235,6 +248,7 @@ int main(void)
 		cmocka_unit_test(test_others_go_through),
 		cmocka_unit_test(test_child_of_fork),
 		cmocka_unit_test(test_child_reuses_number),
+		cmocka_unit_test(test_child_reuses_number_after_close_range),
 	};
 
 	/* One line per WARN: its text is what is checked. */
