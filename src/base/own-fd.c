@@ -340,6 +340,21 @@ static bool held(unsigned int fd, unsigned char *ret_kind, char *name,
 	return true;
 }
 
+/*
+ * Under the lock, as a child's call closes @fd: a record of another
+ * process (the child's copy of its parent's descriptor) is dropped, so
+ * that a file the child opens at that number later is not taken for the
+ * parent's (ioctl() refuses VFIO requests on the parent's).
+ */
+static void drop_inherited(unsigned int fd)
+{
+	struct own *o = slot(fd, false);
+
+	if (o && __atomic_load_n(&o->kind, __ATOMIC_RELAXED) &&
+	    o->pid != devres__pid_now())
+		clear(o);
+}
+
 static void warn(const char *func, unsigned int fd, unsigned char kind,
 		 const char *name)
 {
@@ -371,6 +386,8 @@ bool devres__own_fd_refused(const char *func, int fd, bool *entered)
 	cancel = devres__cancel_off();
 	pthread_mutex_lock(&lock);
 	mine = held((unsigned int)fd, &kind, name, sizeof(name));
+	if (!mine)
+		drop_inherited((unsigned int)fd);
 	pthread_mutex_unlock(&lock);
 	devres__cancel_restore(cancel);
 	if (mine) {
@@ -431,6 +448,9 @@ int devres__own_fd_next(unsigned int lo, unsigned int hi,
 				sizeof(ret_seen->name))) {
 			found = (int)fd;
 			break;
+		} else {
+			/* A child's copy of its parent's, about to be closed. */
+			drop_inherited(fd);
 		}
 		if (fd >= hi) /* @hi may be UINT_MAX */
 			break;

@@ -32,6 +32,7 @@
 #include "testlib.h"
 #include "../../src/base/subsys.h"
 #include "../../src/vfio/vfio.h"
+#include "../../src/posix/fd-table.h"
 
 static int recorded(enum devres__own_kind kind, const char *name)
 {
@@ -182,6 +183,61 @@ static void test_child_of_fork(void **state)
 	unrecord(fd);
 }
 
+/*
+ * A child that closes its copy of the parent's container and gets the
+ * number again for a file of its own: its requests on that file are its
+ * own business, not refused.
+ */
+static void child_reuses_number(bool by_range)
+{
+	int fd = recorded(DEVRES_OWN_VFIO_CONTAINER, "IOMMU group 7");
+	int status = -1;
+	pid_t pid;
+
+	/*
+	 * The library's close(), as any program linked with it has: named
+	 * here so that the static library's interposer is linked in where
+	 * a sanitizer's shared runtime defines close() first.
+	 */
+	assert_non_null(posix__close_next);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		char arg[64] = { 0 };
+		int again, ret, err;
+
+		if (by_range
+			    ? close_range((unsigned int)fd, (unsigned int)fd, 0)
+			    : close(fd))
+			_exit(2);
+		again = eventfd(0, EFD_CLOEXEC);
+		if (again != fd)
+			_exit(3);
+		start_capture();
+		errno = 0;
+		ret = ioctl(again, VFIO_IOMMU_UNMAP_DMA, arg);
+		err = errno;
+		devres_set_log_sink(NULL, NULL);
+		_exit(ret == -1 && err == ENOTTY && cap.n == 0 ? 0 : 1);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+	unrecord(fd);
+}
+
+static void test_child_reuses_number(void **state)
+{
+	(void)state;
+	child_reuses_number(false);
+}
+
+static void test_child_reuses_number_after_close_range(void **state)
+{
+	(void)state;
+	child_reuses_number(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -191,6 +247,8 @@ int main(void)
 		cmocka_unit_test(test_library_own),
 		cmocka_unit_test(test_others_go_through),
 		cmocka_unit_test(test_child_of_fork),
+		cmocka_unit_test(test_child_reuses_number),
+		cmocka_unit_test(test_child_reuses_number_after_close_range),
 	};
 
 	/* One line per WARN: its text is what is checked. */

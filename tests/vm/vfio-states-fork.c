@@ -1,22 +1,13 @@
 // SPDX-License-Identifier: MIT
 /* vfio-states, classes 3 and 4: fork(), and interrupt threads that end. */
-#include <dirent.h>
 #include <errno.h>
-#include <fcntl.h>
 #include <linux/vfio.h>
-#include <malloc.h>
 #include <pthread.h>
-#include <signal.h>
-#include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
-#include <string.h>
 #include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
-#include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/io.h>
 #include <devres/irq.h>
@@ -282,4 +273,17 @@ void class4_threads(void)
 	thread_ends(4, "4.primary-pthread_exit", 1, 0);
 	thread_ends(5, "4.primary-unbinds-its-device", 0, 0);
 	unbind_under_interrupts();
+	/*
+	 * The same on INTx, a level line: VFIO masks it at each interrupt
+	 * and the line unmasks it through its second eventfd once the
+	 * handlers (and a oneshot thread) are done, which a doomed line must
+	 * still do before it is freed.
+	 */
+	edu_irq_types = PCI_IRQ_INTX;
+	thread_ends(1, "4.intx/thread-fn-pthread_exit", 1, 1);
+	thread_ends(3, "4.intx/thread-fn-unbinds-its-device", 0, 1);
+	thread_ends(4, "4.intx/primary-pthread_exit", 1, 0);
+	thread_ends(5, "4.intx/primary-unbinds-its-device", 0, 0);
+	unbind_under_interrupts();
+	edu_irq_types = PCI_IRQ_MSI;
 }

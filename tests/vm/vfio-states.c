@@ -29,23 +29,15 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/vfio.h>
 #include <malloc.h>
-#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/ioctl.h>
-#include <sys/mman.h>
-#include <sys/syscall.h>
-#include <sys/wait.h>
 #include <unistd.h>
 #include <devres/device.h>
 #include <devres/driver.h>
-#include <devres/io.h>
-#include <devres/irq.h>
 #include <devres/vfio.h>
 #include "vfio-states.h"
 
