@@ -484,6 +484,75 @@ static void cancel_in_fd_release(void **state)
 	assert_int_equal(devres_warn_count(), w0);
 }
 
+/*
+ * The interrupt calls that write, read or close descriptors with a line's
+ * lock (or the line table's, or the dispatcher's) held, each with a
+ * cancellation already requested: a raise, the first request (it starts
+ * the dispatcher), the last free (it drains the line and closes the
+ * dispatcher's descriptors). Each must complete, and the line must then
+ * be freed and destroyed (a lock left held would hang that).
+ */
+static int pending_irq;
+
+static irqreturn_t quiet_handler(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_HANDLED;
+}
+
+static void call_raise(void *arg)
+{
+	(void)arg;
+	assert_int_equal(irq_line_raise(pending_irq), 0);
+}
+
+static void call_request(void *arg)
+{
+	(void)arg;
+	assert_int_equal(request_irq((unsigned int)pending_irq, quiet_handler,
+				     0, "pending", &tdev),
+			 0);
+}
+
+static void call_free(void *arg)
+{
+	(void)arg;
+	free_irq((unsigned int)pending_irq, &tdev);
+}
+
+static void with_cancel_pending(void (*call)(void *arg))
+{
+	struct victim v = { call, NULL, false, false, false };
+	void *ret;
+	pthread_t t;
+
+	go = 0;
+	assert_int_equal(pthread_create(&t, NULL, release_pending_cancel, &v),
+			 0);
+	assert_int_equal(pthread_cancel(t), 0);
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, &ret), 0);
+	assert_ptr_equal(ret, PTHREAD_CANCELED);
+	assert_true(v.returned);
+	assert_false(v.after);
+}
+
+static void cancel_pending_irq_calls(void **state)
+{
+	(void)state;
+	alarm(30);
+	pending_irq = irq_line_create("pending-line");
+	assert_true(pending_irq > 0);
+	with_cancel_pending(call_raise);
+	with_cancel_pending(call_request);
+	with_cancel_pending(call_raise);
+	assert_int_equal(irq_line_raise_wait(pending_irq), 0);
+	with_cancel_pending(call_free);
+	assert_int_equal(irq_line_destroy(pending_irq), 0);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +570,8 @@ int main(void)
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(cancel_in_fd_release, dev_setup,
 						dev_teardown),
+		cmocka_unit_test_setup_teardown(cancel_pending_irq_calls,
+						dev_setup, dev_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
