@@ -52,7 +52,7 @@ static int sysfs_read(const struct pci_dev *dev, int where, int size,
 	fd = pci__open(dev, "config", O_RDONLY);
 	if (fd < 0)
 		return pci__out_of_resources(fd) ? fd : -ENODEV;
-	n = pread(fd, b, (size_t)size, where);
+	n = pci__pread(fd, b, (size_t)size, where);
 	/* Past the 64 bytes an unprivileged reader gets, sysfs reads 0. */
 	if (n >= 0 && n != size)
 		warn_shrunk(dev, fd);
@@ -108,7 +108,7 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 		pci__close(fd);
 		return PCIBIOS_SET_FAILED;
 	}
-	n = pwrite(fd, b, (size_t)size, where);
+	n = pci__pwrite(fd, b, (size_t)size, where);
 	pci__close(fd);
 	return n == size ? PCIBIOS_SUCCESSFUL : PCIBIOS_SET_FAILED;
 }

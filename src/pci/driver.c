@@ -162,7 +162,7 @@ static int enable_on(struct pci_dev *dev)
 		pci__close(fd);
 		return cfd;
 	}
-	n = pwrite(fd, "1", 1, 0);
+	n = pci__pwrite(fd, "1", 1, 0);
 	ret = n == 1 ? 0 : (n < 0 ? -errno : -EIO);
 	if (ret) {
 		pci__close(fd);
@@ -180,11 +180,11 @@ static void master_off_kept(struct pci_dev *dev)
 {
 	uint8_t cmd[2];
 
-	if (pread(dev->p->config_fd, cmd, 2, PCI_COMMAND) != 2)
+	if (pci__pread(dev->p->config_fd, cmd, 2, PCI_COMMAND) != 2)
 		return;
 	if (cmd[0] & PCI_COMMAND_MASTER) {
 		cmd[0] &= (uint8_t)~PCI_COMMAND_MASTER;
-		if (pwrite(dev->p->config_fd, cmd, 2, PCI_COMMAND) != 2)
+		if (pci__pwrite(dev->p->config_fd, cmd, 2, PCI_COMMAND) != 2)
 			return;
 	}
 	dev->is_busmaster = false;
@@ -204,7 +204,7 @@ static bool enable_off(struct pci_dev *dev)
 	if (!pci__readonly() && dev->p->enable_fd >= 0) {
 		if (dev->is_busmaster && dev->p->config_fd >= 0)
 			master_off_kept(dev);
-		(void)!pwrite(dev->p->enable_fd, "0", 1, 0);
+		(void)!pci__pwrite(dev->p->enable_fd, "0", 1, 0);
 	}
 	pci__enable_files_close(dev);
 	return dev->is_busmaster && !pci__readonly();

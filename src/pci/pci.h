@@ -10,6 +10,7 @@
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
+#include <unistd.h>
 #include <devres/pci.h>
 #include "base/subsys.h"
 #include "backend.h"
@@ -118,6 +119,30 @@ HIDDEN int pci__open(const struct pci_dev *pdev, const char *file, int flags);
 HIDDEN ssize_t pci__read_file(const struct pci_dev *pdev, const char *file,
 			      char *buf, size_t cap);
 HIDDEN void pci__close(int fd);
+
+/*
+ * pread() and pwrite() of a device's sysfs file, which are no
+ * cancellation points here: no call of the library is one, and the
+ * callers hold the device's lock (an enable) or a file of theirs.
+ */
+static inline ssize_t pci__pread(int fd, void *buf, size_t len, off_t off)
+{
+	int cancel = devres__cancel_off();
+	ssize_t n = pread(fd, buf, len, off);
+
+	devres__cancel_restore(cancel);
+	return n;
+}
+
+static inline ssize_t pci__pwrite(int fd, const void *buf, size_t len,
+				  off_t off)
+{
+	int cancel = devres__cancel_off();
+	ssize_t n = pwrite(fd, buf, len, off);
+
+	devres__cancel_restore(cancel);
+	return n;
+}
 /* Whether @err (-errno) says the process is short of fds or memory. */
 HIDDEN bool pci__out_of_resources(int err);
 HIDDEN bool pci__readonly(void);

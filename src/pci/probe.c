@@ -283,13 +283,20 @@ static int open_checked(const struct pci_dev_private *p, const char *file,
 	return fd;
 }
 
+/*
+ * openat() is a cancellation point, made here under the list's lock: a
+ * thread cancelled there (any config access, with a cancellation
+ * pending) ended holding it, and every later PCI call, and fork(),
+ * waited for ever.
+ */
 int pci__open(const struct pci_dev *pdev, const char *file, int flags)
 {
-	int fd;
+	int fd, cancel = devres__cancel_off();
 
 	pthread_mutex_lock(&list_lock);
 	fd = pdev->p->registered ? open_checked(pdev->p, file, flags) : -ENODEV;
 	pthread_mutex_unlock(&list_lock);
+	devres__cancel_restore(cancel);
 	return fd;
 }
 
@@ -302,7 +309,7 @@ void pci__close(int fd)
 /* At most @cap bytes of the small file @fd; -EFBIG when it holds more. */
 static ssize_t read_small(int fd, char *buf, size_t cap)
 {
-	ssize_t n = pread(fd, buf, cap, 0);
+	ssize_t n = pci__pread(fd, buf, cap, 0);
 
 	if (n < 0)
 		return -errno;
@@ -366,7 +373,7 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 			 &p->files[PCI_F_CONFIG]);
 	if (fd < 0)
 		return fd;
-	n = pread(fd, cfg, sizeof(cfg), 0);
+	n = pci__pread(fd, cfg, sizeof(cfg), 0);
 	ret = n < 0 ? -errno : 0;
 	pci__close(fd);
 	if (ret)

@@ -155,7 +155,11 @@ static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
 					      pci_name(pdev));
 		}
 		if (fd >= 0) {
+			/* A cancellation point: none in a call of the library. */
+			int cancel = devres__cancel_off();
+
 			n = read(fd, buf, sizeof(buf) - 1);
+			devres__cancel_restore(cancel);
 			devres__own_fd_close(fd);
 		} else if (errno == EMFILE || errno == ENFILE) {
 			/* Out of fds: the device is not malformed. */

@@ -127,8 +127,8 @@ static void side_start(struct side *s)
 /*
  * The holder runs @hold until its callback reaches the gate; then
  * @go_on(@go_arg), if any, must return while it is blocked; the waiter
- * runs @wait, which must still wait after WAIT_MS, having used less than
- * a tenth of that in CPU; the gate opens and both complete.
+ * runs @wait, if any, which must still wait after WAIT_MS, having used
+ * less than a tenth of that in CPU; the gate opens and both complete.
  */
 static void stopped_holder(void (*hold)(void *), void *hold_arg,
 			   void (*go_on)(void *), void *go_arg,
@@ -144,11 +144,17 @@ static void stopped_holder(void (*hold)(void *), void *hold_arg,
 	gate_until_reached();
 	if (go_on)
 		go_on(go_arg);
-	side_start(&w);
+	if (wait)
+		side_start(&w);
 	sleep_ms(WAIT_MS);
-	assert_false(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE));
+	if (wait)
+		assert_false(__atomic_load_n(&w.done, __ATOMIC_ACQUIRE));
 	gate_release();
 	assert_int_equal(pthread_join(h.t, NULL), 0);
+	if (!wait) {
+		alarm(0);
+		return;
+	}
 	assert_int_equal(pthread_join(w.t, NULL), 0);
 	alarm(0);
 	print_message("%-44s waited %ld ms, %ld us of CPU\n", what, w.wall_ms,
@@ -402,6 +408,51 @@ static void revocation(void **state)
 	revocable_put(handle);
 }
 
+/* ---- A bus's walk: bus_for_each_dev()'s function ---- */
+
+static const struct bus_type walk_bus = { .name = "walk-bus" };
+
+static int blocking_each(struct device *dev, void *data)
+{
+	(void)dev;
+	(void)data;
+	gate_wait();
+	return 1;
+}
+
+static void walk(void *arg)
+{
+	(void)arg;
+	assert_int_equal(bus_for_each_dev(&walk_bus, NULL, NULL, blocking_each),
+			 1);
+}
+
+static struct device *walk_second, *walked;
+
+/* A device joins the bus, and the one the walk is on leaves it. */
+static void add_and_del(void *arg)
+{
+	(void)arg;
+	walk_second = heap_dev(&walk_bus, "walk-dev-2");
+	assert_int_equal(device_add(walk_second), 0);
+	device_del(walked);
+}
+
+static void bus_walk(void **state)
+{
+	(void)state;
+	assert_int_equal(t_bus_register(&walk_bus), 0);
+	walked = heap_dev(&walk_bus, "walk-dev");
+	assert_int_equal(device_add(walked), 0);
+	/* Nothing waits: the walk pins its device and the bus only. */
+	stopped_holder(walk, NULL, add_and_del, NULL, NULL, NULL,
+		       "bus walk (bus_for_each_dev()'s function)");
+	put_device(walked);
+	device_del(walk_second);
+	put_device(walk_second);
+	t_bus_unregister(&walk_bus);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -414,6 +465,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(dma_lock, two_dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(revocation, two_dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(bus_walk, two_dev_setup,
 						dev_teardown),
 	};
 

@@ -46,6 +46,8 @@
 #include <devres/devres.h>
 #include <devres/driver.h>
 #include <devres/irq.h>
+#include <devres/pci.h>
+#include <devres/pci_fake.h>
 #include <devres/posix.h>
 #include <devres/revocable.h>
 #include "testlib.h"
@@ -484,6 +486,142 @@ static void cancel_in_fd_release(void **state)
 	assert_int_equal(devres_warn_count(), w0);
 }
 
+/*
+ * The interrupt calls that write, read or close descriptors with a line's
+ * lock (or the line table's, or the dispatcher's) held, each with a
+ * cancellation already requested: a raise, the first request (it starts
+ * the dispatcher), the last free (it drains the line and closes the
+ * dispatcher's descriptors). Each must complete, and the line must then
+ * be freed and destroyed (a lock left held would hang that).
+ */
+static int pending_irq;
+
+static irqreturn_t quiet_handler(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_HANDLED;
+}
+
+static void call_raise(void *arg)
+{
+	(void)arg;
+	assert_int_equal(irq_line_raise(pending_irq), 0);
+}
+
+static void call_request(void *arg)
+{
+	(void)arg;
+	assert_int_equal(request_irq((unsigned int)pending_irq, quiet_handler,
+				     0, "pending", &tdev),
+			 0);
+}
+
+static void call_free(void *arg)
+{
+	(void)arg;
+	free_irq((unsigned int)pending_irq, &tdev);
+}
+
+static void with_cancel_pending(void (*call)(void *arg))
+{
+	struct victim v = { call, NULL, false, false, false };
+	void *ret;
+	pthread_t t;
+
+	go = 0;
+	assert_int_equal(pthread_create(&t, NULL, release_pending_cancel, &v),
+			 0);
+	assert_int_equal(pthread_cancel(t), 0);
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, &ret), 0);
+	assert_ptr_equal(ret, PTHREAD_CANCELED);
+	assert_true(v.returned);
+	assert_false(v.after);
+}
+
+static void cancel_pending_irq_calls(void **state)
+{
+	(void)state;
+	alarm(30);
+	pending_irq = irq_line_create("pending-line");
+	assert_true(pending_irq > 0);
+	with_cancel_pending(call_raise);
+	with_cancel_pending(call_request);
+	with_cancel_pending(call_raise);
+	assert_int_equal(irq_line_raise_wait(pending_irq), 0);
+	with_cancel_pending(call_free);
+	assert_int_equal(irq_line_destroy(pending_irq), 0);
+	alarm(0);
+}
+
+/*
+ * PCI calls with a cancellation pending, on a fake tree: a config read
+ * opens the device's file under the PCI device list's lock (openat() is
+ * a cancellation point), an enable writes "1" with the device's lock
+ * held. Each must complete; the list and the device are free after (a
+ * scan and a removal take the list's lock).
+ */
+static struct pci_dev *pending_pdev;
+static uint32_t pending_id;
+
+static void call_config_read(void *arg)
+{
+	(void)arg;
+	assert_int_equal(pci_read_config_dword(pending_pdev, PCI_VENDOR_ID,
+					       &pending_id),
+			 PCIBIOS_SUCCESSFUL);
+}
+
+static void call_enable(void *arg)
+{
+	(void)arg;
+	assert_int_equal(pci_enable_device(pending_pdev), 0);
+}
+
+static void call_disable(void *arg)
+{
+	(void)arg;
+	pci_disable_device(pending_pdev);
+}
+
+static void cancel_pending_pci_calls(void **state)
+{
+	struct pci_fake_dev d = {
+		.name = "0000:00:02.0",
+		.vendor = 0x1af4,
+		.device = 0x1000,
+		.class = 0x020000,
+		.irq = 11,
+	};
+	struct pci_fake *ft = pci_fake_create();
+
+	(void)state;
+	alarm(30);
+	assert_non_null(ft);
+	d.bar_size[0] = 4096;
+	d.bar_flags[0] = IORESOURCE_MEM;
+	assert_int_equal(pci_sysfs_set_root(pci_fake_root(ft)), 0);
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(pci_bus_scan(), 1);
+	pending_pdev = pci_get_device(0x1af4, 0x1000, NULL);
+	assert_non_null(pending_pdev);
+	pending_id = 0;
+	with_cancel_pending(call_config_read);
+	assert_int_equal(pending_id, 0x10001af4);
+	with_cancel_pending(call_enable);
+	assert_true(pci_is_enabled(pending_pdev));
+	with_cancel_pending(call_disable);
+	assert_false(pci_is_enabled(pending_pdev));
+	pci_dev_put(pending_pdev);
+	/* The list is free: a rescan and the removal take its lock. */
+	assert_true(pci_bus_scan() >= 0);
+	pci_bus_remove_all();
+	assert_int_equal(pci_sysfs_set_root(NULL), 0);
+	pci_fake_destroy(ft);
+	alarm(0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -501,6 +639,10 @@ int main(void)
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(cancel_in_fd_release, dev_setup,
 						dev_teardown),
+		cmocka_unit_test_setup_teardown(cancel_pending_irq_calls,
+						dev_setup, dev_teardown),
+		cmocka_unit_test_setup_teardown(cancel_pending_pci_calls,
+						dev_setup, dev_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
