@@ -644,7 +644,8 @@ DEVRES_API void pci_clear_master(struct pci_dev *dev);
  * directory is not the one scanned; -ESTALE when `enable` was replaced or
  * removed, -ELOOP when it is a symlink; -EMFILE, -ENFILE or -ENOMEM when the
  * process could not open the files (the device is not gone); -errno when
- * it cannot be written.
+ * it cannot be written; -EBUSY with a WARN when 2^20 enables are
+ * outstanding (a leak of enables: the count would overflow).
  */
 DEVRES_API int pci_enable_device(struct pci_dev *dev);
 

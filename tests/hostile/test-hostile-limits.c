@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -25,11 +26,14 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/devres.h>
+#include <devres/pci.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "pci/pcitest.h"
 
 static int lines, more_lines, zero_more;
 static size_t more_n;
+static char last_warn[256];
 
 /* Counts WARN lines by themselves, and the summary line of the rest. */
 static void sink(void *ctx, int level, const char *line)
@@ -41,6 +45,7 @@ static void sink(void *ctx, int level, const char *line)
 	if (strncmp(line, "WARNING: ", 9) != 0)
 		return;
 	lines++;
+	snprintf(last_warn, sizeof(last_warn), "%s", line);
 	m = strstr(line, " more managed mappings taken off their devices");
 	if (m) {
 		more_lines++;
@@ -260,6 +265,44 @@ static void test_fopen_modes(void **state)
 	assert_int_equal(WEXITSTATUS(status), 0);
 }
 
+/*
+ * pci_enable_device() 2^20 times without a disable: the next is refused
+ * with one WARN (the count is an int: a leak of enables in a loop would
+ * have taken it past INT_MAX), the device stays enabled, and as many
+ * disables bring it back to disabled with no WARN.
+ */
+static void test_pci_enables(void **state)
+{
+	struct pci_fake_dev d = fake_dev("0000:00:07.0", 0x1af4, 0x70, 1);
+	struct pci_dev *p;
+	int w0;
+
+	(void)state;
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(pci_bus_scan(), 1);
+	p = pci_get_device(0x1af4, 0x70, NULL);
+	assert_non_null(p);
+	w0 = devres_warn_count();
+	for (int i = 0; i < 1 << 20; i++)
+		if (pci_enable_device(p))
+			fail_msg("enable %d refused", i);
+	assert_int_equal(devres_warn_count(), w0);
+	reset_sink();
+	assert_int_equal(pci_enable_device(p), -EBUSY);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(lines, 1);
+	assert_string_equal(last_warn, "WARNING: 0000:00:07.0: "
+				       "pci_enable_device: enabled "
+				       "1048576 times without a disable: "
+				       "refused");
+	assert_true(pci_is_enabled(p));
+	for (int i = 0; i < 1 << 20; i++)
+		pci_disable_device(p);
+	assert_false(pci_is_enabled(p));
+	assert_int_equal(devres_warn_count(), w0 + 1);
+	pci_dev_put(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -271,6 +314,8 @@ int main(void)
 			dev_teardown),
 		cmocka_unit_test_setup_teardown(test_fopen_modes, dev_setup,
 						dev_teardown),
+		cmocka_unit_test_setup_teardown(test_pci_enables, pci_setup,
+						pci_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
