@@ -500,6 +500,48 @@ static void test_found_cells(void **state)
 }
 
 /*
+ * A direction that is none (DMA_NONE, 77, -1) given to a sync or an unmap
+ * of a live mapping, DMA debug off: each is one WARN, as the map's is (the
+ * kernel BUG()s on each); the unmap still removes the mapping whole.
+ * Before, both took it in silence outside debug mode, and a sync of a
+ * bidirectional mapping also in it.
+ */
+static void test_no_direction(void **state)
+{
+	static const int dirs[] = { DMA_NONE, 77, -1 };
+	static char buf[64] __attribute__((aligned(64)));
+	struct device *dev = *state;
+	dma_addr_t h;
+	int w0;
+
+	h = dma_map_single(dev, buf, sizeof(buf), DMA_BIDIRECTIONAL);
+	assert_false(dma_mapping_error(dev, h));
+	for (int debug = 0; debug < 2; debug++) {
+		devres_set_dma_debug(debug);
+		for (size_t i = 0; i < sizeof(dirs) / sizeof(dirs[0]); i++) {
+			enum dma_data_direction d =
+				(enum dma_data_direction)dirs[i];
+
+			devres_set_log_sink(keep_sink, NULL);
+			w0 = devres_warn_count();
+			dma_sync_single_for_cpu(dev, h, sizeof(buf), d);
+			dma_sync_single_for_device(dev, h, sizeof(buf), d);
+			assert_int_equal(devres_warn_count(), w0 + 2);
+			assert_non_null(strstr(last_line, "invalid direction"));
+		}
+	}
+	devres_set_dma_debug(false);
+	w0 = devres_warn_count();
+	dma_unmap_single(dev, h, sizeof(buf), (enum dma_data_direction)77);
+	assert_int_equal(devres_warn_count(), w0 + 1);
+	assert_non_null(strstr(last_line, "invalid direction 77"));
+	/* Removed whole: a second unmap finds nothing. */
+	dma_unmap_single(dev, h, sizeof(buf), DMA_BIDIRECTIONAL);
+	assert_int_equal(devres_warn_count(), w0 + 2);
+	assert_non_null(strstr(last_line, "was never mapped"));
+}
+
+/*
  * The line numbers pci_dev_set_irq_lines() is given, each a scalar of an
  * array: one that is no line (0, negative, INT_MIN) is refused with one
  * WARN naming it, and the device keeps the lines it had. Before, the
@@ -545,6 +587,8 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(test_found_cells, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(test_no_direction, dev_setup,
 						dev_teardown),
 		cmocka_unit_test(test_irq_lines_not_lines),
 		cmocka_unit_test(test_every_scalar_argument),
