@@ -247,9 +247,11 @@ DEVRES_API dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
  * @dir: the direction it was mapped with
  *
  * A handle that is not the start of a live streaming mapping of @dev is a
- * misuse: WARN, no effect. In debug mode a @size or @dir that differs from
- * the mapping's, or a mapping made with dma_map_page(), is reported (WARN)
- * and the mapping is still removed whole.
+ * misuse: WARN, no effect. A @dir that is no direction (not
+ * DMA_BIDIRECTIONAL, DMA_TO_DEVICE or DMA_FROM_DEVICE) is reported (WARN)
+ * and the mapping still removed whole; so, in debug mode, is a @size or
+ * @dir that differs from the mapping's, or a mapping made with
+ * dma_map_page().
  *
  * Context: any thread.
  */
@@ -312,9 +314,10 @@ DEVRES_API int dma_mapping_error(struct device *dev, dma_addr_t dma_addr);
  * @dir: the mapping's direction
  *
  * Orders the device's writes before the CPU's following reads (a full
- * memory barrier: memory is cache-coherent here). In debug mode a range
- * outside a live streaming mapping, or a direction other than the
- * mapping's, is reported (WARN).
+ * memory barrier: memory is cache-coherent here). A @dir that is no
+ * direction is a misuse: WARN, in any mode. In debug mode a range outside
+ * a live streaming mapping, or a direction other than the mapping's, is
+ * reported (WARN).
  *
  * Context: any thread.
  */

@@ -644,7 +644,8 @@ DEVRES_API void pci_clear_master(struct pci_dev *dev);
  * directory is not the one scanned; -ESTALE when `enable` was replaced or
  * removed, -ELOOP when it is a symlink; -EMFILE, -ENFILE or -ENOMEM when the
  * process could not open the files (the device is not gone); -errno when
- * it cannot be written.
+ * it cannot be written; -EBUSY with a WARN when 2^20 enables are
+ * outstanding (a leak of enables: the count would overflow).
  */
 DEVRES_API int pci_enable_device(struct pci_dev *dev);
 
@@ -850,9 +851,8 @@ DEVRES_API void pci_iounmap(struct pci_dev *dev, void __iomem *addr);
  * interrupt); with @n 0, @pdev->irq is 0 again. pci_alloc_irq_vectors() and pci_irq_vector() hand them out.
  *
  * Context: any thread; not while vectors are allocated.
- * Return: 0; -EBUSY while vectors are allocated; -EINVAL for a line <= 0
- * (and a WARN for a NULL device or @irqs, or more than 2048 lines);
- * -ENOMEM.
+ * Return: 0; -EBUSY while vectors are allocated; -EINVAL with a WARN for
+ * a line <= 0, a NULL device or @irqs, or more than 2048 lines; -ENOMEM.
  */
 DEVRES_API int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs,
 				     unsigned int n);

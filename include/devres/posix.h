@@ -150,7 +150,8 @@ DEVRES_API int devm_timerfd_create(struct device *dev, int clockid, int flags);
  * devm_fopen() - open a stream for a device
  * @dev: the owning device
  * @path: the path, as for fopen(3)
- * @mode: the fopen(3) mode; "e" (close-on-exec) is always added
+ * @mode: the fopen(3) mode, of any length (a ",ccs=" character set
+ *	included); "e" (close-on-exec) is always added, after its first letter
  *
  * The stream is closed with fclose(3) when @dev's resources are released;
  * an error it returns then (a write that could not be flushed) is reported
@@ -160,8 +161,7 @@ DEVRES_API int devm_timerfd_create(struct device *dev, int clockid, int flags);
  * Context: any thread. Two fault-injection points (the node: ENOMEM; the
  * open: EMFILE).
  * Return: the stream, or NULL with errno set: EINVAL for a bad device or
- * a NULL argument (both WARNed) or a mode longer than 14 characters;
- * ENOMEM; any error of fopen(3).
+ * a NULL argument (both WARNed); ENOMEM; any error of fopen(3).
  */
 DEVRES_API FILE *devm_fopen(struct device *dev, const char *path,
 			    const char *mode);

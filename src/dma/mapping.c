@@ -535,7 +535,13 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 				 "handle %#llx is a coherent buffer",
 				 (unsigned long long)addr);
 		} else {
-			if (debug && m->size != size)
+			/* Never valid, as the kernel's BUG_ON() says: always. */
+			if (!dir_ok(dir))
+				snprintf(why, sizeof(o.why),
+					 "handle %#llx unmapped with invalid "
+					 "direction %d",
+					 (unsigned long long)addr, (int)dir);
+			else if (debug && m->size != size)
 				snprintf(why, sizeof(o.why),
 					 "handle %#llx unmapped with size %zu, "
 					 "mapped with %zu",
@@ -600,8 +606,14 @@ static void sync_check(struct device *dev, dma_addr_t addr, size_t size,
 #ifndef __SANITIZE_THREAD__
 	__atomic_thread_fence(__ATOMIC_SEQ_CST);
 #endif
-	if (!devres__dev_ok(dev, func) ||
-	    !__atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED) ||
+	if (!devres__dev_ok(dev, func))
+		return;
+	/* Never valid, debug mode or not (the kernel's BUG_ON()). */
+	if (!dir_ok(dir)) {
+		devres__warn(dev, func, "invalid direction %d", (int)dir);
+		return;
+	}
+	if (!__atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED) ||
 	    devres__dma_from_ops(dev, func))
 		return;
 	pthread_rwlock_rdlock(&states);

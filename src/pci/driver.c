@@ -224,6 +224,13 @@ static bool pdev_ok(const struct pci_dev *dev, const char *func)
 	return pci__dev_ok(dev, func);
 }
 
+/*
+ * Enables outstanding at once: far past any driver's nesting, and far
+ * below the int it is counted in, which a leak of enables in a loop would
+ * otherwise take past INT_MAX.
+ */
+#define PCI_ENABLE_MAX (1 << 20)
+
 int pci_enable_device(struct pci_dev *dev)
 {
 	int ret = 0;
@@ -233,6 +240,13 @@ int pci_enable_device(struct pci_dev *dev)
 	if (pci__readonly())
 		return -EROFS;
 	pthread_mutex_lock(&dev->p->lock);
+	if (dev->p->enable_cnt >= PCI_ENABLE_MAX) {
+		pthread_mutex_unlock(&dev->p->lock);
+		devres__warn(&dev->dev, __func__,
+			     "enabled %d times without a disable: refused",
+			     PCI_ENABLE_MAX);
+		return -EBUSY;
+	}
 	if (dev->p->enable_cnt == 0) {
 		ret = pci__check_ids(dev);
 		if (!ret)

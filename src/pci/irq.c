@@ -26,9 +26,14 @@ int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
 			     PCI_MAX_VECTORS);
 		return -EINVAL;
 	}
-	for (unsigned int i = 0; i < n; i++)
-		if (irqs[i] <= 0)
+	for (unsigned int i = 0; i < n; i++) {
+		if (irqs[i] <= 0) {
+			devres__warn(&pdev->dev, __func__,
+				     "line %u of %u is %d, not a line number",
+				     i, n, irqs[i]);
 			return -EINVAL;
+		}
+	}
 	if (n) {
 		if (devres__should_fail())
 			return -ENOMEM;

@@ -12,11 +12,12 @@
  * freed, so that neither devm_fclose() nor the release reads it again.
  */
 #include <errno.h>
+#include <stdlib.h>
 #include <string.h>
 #include "fd-table.h"
 #include <devres/posix.h>
 
-/* Room for the mode, the "e" added and the NUL. */
+/* Room for a usual mode, the "e" added and the NUL; longer ones on the heap. */
 #define MODE_MAX 16
 
 /* fclose() is a cancellation point; no call of the library is one. */
@@ -56,7 +57,7 @@ static int match_stream(struct device *dev, void *res, void *data)
 FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 {
 	struct stream_dr *dr;
-	char m[MODE_MAX];
+	char small[MODE_MAX], *m = small;
 	size_t len;
 	FILE *f;
 	int err;
@@ -71,17 +72,28 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 		return NULL;
 	}
 	len = strlen(mode);
-	if (len > MODE_MAX - 2) {
-		errno = EINVAL;
+	if (len + 2 > sizeof(small) && !(m = malloc(len + 2))) {
+		errno = ENOMEM;
 		return NULL;
 	}
-	memcpy(m, mode, len);
-	m[len] = 'e';
-	m[len + 1] = '\0';
+	/*
+	 * The "e" goes right after the first letter: glibc reads the flags
+	 * from the first seven characters only, and whatever follows a
+	 * ",ccs=" is the name of a character set ("r,ccs=UTF-8e" is none).
+	 */
+	if (len) {
+		m[0] = mode[0];
+		m[1] = 'e';
+		memcpy(m + 2, mode + 1, len);
+	} else {
+		m[0] = '\0';
+	}
 
 	dr = devres_alloc_named(devm_fopen_release, sizeof(*dr), GFP_KERNEL,
 				__func__);
 	if (!dr) {
+		if (m != small)
+			free(m);
 		errno = ENOMEM;
 		return NULL;
 	}
@@ -91,8 +103,10 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 	} else {
 		f = fopen(path, m);
 	}
+	err = errno;
+	if (m != small)
+		free(m);
 	if (!f) {
-		err = errno;
 		devres_free(dr);
 		errno = err;
 		return NULL;

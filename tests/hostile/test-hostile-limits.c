@@ -10,22 +10,30 @@
 #define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
+#include <stdbool.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <errno.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <fcntl.h>
+#include <wchar.h>
+#include <sys/wait.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/devres.h>
+#include <devres/pci.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "pci/pcitest.h"
 
 static int lines, more_lines, zero_more;
 static size_t more_n;
+static char last_warn[256];
 
 /* Counts WARN lines by themselves, and the summary line of the rest. */
 static void sink(void *ctx, int level, const char *line)
@@ -37,6 +45,7 @@ static void sink(void *ctx, int level, const char *line)
 	if (strncmp(line, "WARNING: ", 9) != 0)
 		return;
 	lines++;
+	snprintf(last_warn, sizeof(last_warn), "%s", line);
 	m = strstr(line, " more managed mappings taken off their devices");
 	if (m) {
 		more_lines++;
@@ -154,6 +163,146 @@ static void test_many_mappings_behind_the_back(void **state)
 	}
 }
 
+/*
+ * devm_fopen() modes of every length: each opens when fopen(3) opens with
+ * it, close-on-exec, with the character set a ",ccs=" asks for. Before,
+ * the "e" went at the end, into the name of the character set ("UTF-8e":
+ * EINVAL), and a mode past 14 characters was refused with EINVAL.
+ */
+/* The file there for a mode that reads it, gone for one that makes it. */
+static bool fresh_file(const char *path, const char *mode)
+{
+	int fd;
+
+	unlink(path);
+	if (strchr(mode, 'x'))
+		return true;
+	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
+	if (fd < 0)
+		return false;
+	close(fd);
+	return true;
+}
+
+/* One mode: NULL when devm_fopen() does as fopen(3), or what differs. */
+static const char *one_mode(struct device *dev, const char *path,
+			    const char *mode)
+{
+	FILE *want, *f;
+	int w0;
+
+	if (!fresh_file(path, mode))
+		return "no file";
+	want = fopen(path, mode);
+	if (!want)
+		return "fopen(3) fails";
+	fclose(want);
+	if (!fresh_file(path, mode))
+		return "no file";
+	w0 = devres_warn_count();
+	f = devm_fopen(dev, path, mode);
+	if (!f)
+		return "devm_fopen() fails";
+	if (devres_warn_count() != w0)
+		return "a WARN";
+	if (!(fcntl(fileno(f), F_GETFD) & FD_CLOEXEC))
+		return "not close-on-exec";
+	/* A character set makes the stream wide. */
+	if (strstr(mode, ",ccs=") && fwide(f, 0) <= 0)
+		return "not wide";
+	if (devm_fclose(dev, f))
+		return "devm_fclose() fails";
+	return NULL;
+}
+
+/*
+ * devm_fopen() modes of every length: each opens as fopen(3) opens with
+ * it, close-on-exec, with the character set a ",ccs=" asks for. Before,
+ * the "e" went at the end, into the name of the character set ("UTF-8e":
+ * EINVAL), and a mode past 14 characters was refused with EINVAL. In a
+ * child, on a device of its own, that leaves with _exit(): glibc keeps the conversion steps of a
+ * ",ccs=" stream after its fclose(), which LeakSanitizer would count.
+ */
+static void test_fopen_modes(void **state)
+{
+	static char longest[4097];
+	const char *const modes[] = {
+		"r",	"rb",	 "r+", "r,ccs=UTF-8", "r,ccs=ISO-8859-15",
+		"w+bx", longest,
+	};
+	struct device *dev = *state;
+	char path[] = "/tmp/devres-modes-XXXXXX";
+	int fd = mkstemp(path), status;
+	pid_t pid;
+
+	assert_true(fd >= 0);
+	close(fd);
+	memset(longest, 'r', sizeof(longest) - 1);
+	fflush(NULL);
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* The parent's devices are not the child's: one of its own. */
+		static struct device child_dev;
+		int bad = init_dev(&child_dev, "modes") != 0;
+
+		dev = &child_dev;
+
+		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
+			const char *why = one_mode(dev, path, modes[i]);
+
+			if (why) {
+				fprintf(stderr, "mode %.20s: %s\n", modes[i],
+					why);
+				bad = 1;
+			}
+		}
+		_exit(bad);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	unlink(path);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+/*
+ * pci_enable_device() 2^20 times without a disable: the next is refused
+ * with one WARN (the count is an int: a leak of enables in a loop would
+ * have taken it past INT_MAX), the device stays enabled, and as many
+ * disables bring it back to disabled with no WARN.
+ */
+static void test_pci_enables(void **state)
+{
+	struct pci_fake_dev d = fake_dev("0000:00:07.0", 0x1af4, 0x70, 1);
+	struct pci_dev *p;
+	int w0;
+
+	(void)state;
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(pci_bus_scan(), 1);
+	p = pci_get_device(0x1af4, 0x70, NULL);
+	assert_non_null(p);
+	w0 = devres_warn_count();
+	for (int i = 0; i < 1 << 20; i++)
+		if (pci_enable_device(p))
+			fail_msg("enable %d refused", i);
+	assert_int_equal(devres_warn_count(), w0);
+	reset_sink();
+	assert_int_equal(pci_enable_device(p), -EBUSY);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(lines, 1);
+	assert_string_equal(last_warn, "WARNING: 0000:00:07.0: "
+				       "pci_enable_device: enabled "
+				       "1048576 times without a disable: "
+				       "refused");
+	assert_true(pci_is_enabled(p));
+	for (int i = 0; i < 1 << 20; i++)
+		pci_disable_device(p);
+	assert_false(pci_is_enabled(p));
+	assert_int_equal(devres_warn_count(), w0 + 1);
+	pci_dev_put(p);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -163,6 +312,10 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_many_mappings_behind_the_back, dev_setup,
 			dev_teardown),
+		cmocka_unit_test_setup_teardown(test_fopen_modes, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(test_pci_enables, pci_setup,
+						pci_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

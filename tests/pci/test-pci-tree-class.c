@@ -364,6 +364,23 @@ static int u_pcim_iomap(struct pci_dev *p)
 	return 0;
 }
 
+static int u_iomap_regions(struct pci_dev *p)
+{
+	int ret = pcim_iomap_regions(p, 1, "class");
+
+	if (ret)
+		return ret;
+	check_own_bar(pcim_iomap_table(p)[0]);
+	return 0;
+}
+
+/* Void: whether it took is what the device says of itself after. */
+static int u_set_master(struct pci_dev *p)
+{
+	pci_set_master(p);
+	return p->is_busmaster ? 0 : -EIO;
+}
+
 static int pcibios_errno(int ret)
 {
 	return ret == PCIBIOS_SUCCESSFUL ? 0 : -EIO;
@@ -418,6 +435,9 @@ static const struct use uses[] = {
 	{ "pcim_request_all_regions", u_regions, 0, false },
 	{ "pci_iomap", u_iomap, F_RES | F_BAR | F_IDS | F_DIR, true },
 	{ "pcim_iomap", u_pcim_iomap, F_RES | F_BAR | F_IDS | F_DIR, true },
+	{ "pcim_iomap_regions", u_iomap_regions, F_RES | F_BAR | F_IDS | F_DIR,
+	  true },
+	{ "pci_set_master", u_set_master, F_CFG | F_DIR, true },
 	{ "pci_read_config_dword", u_cfg_read, F_CFG | F_CFG_HIGH | F_DIR,
 	  false },
 	{ "pci_write_config_dword", u_cfg_write, F_CFG | F_CFG_HIGH | F_DIR,
