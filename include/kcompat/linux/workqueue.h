@@ -198,7 +198,7 @@ static inline bool kcompat_work_foreign(const struct work_struct *w,
 {
 	pid_t pid = __atomic_load_n(&w->pid, __ATOMIC_RELAXED);
 
-	if (!pid || pid == getpid())
+	if (!pid || pid == kcompat_lock_pid())
 		return false;
 	devres_warn(NULL, func, "work %p belongs to process %d: nothing done",
 		    (const void *)w, (int)pid);
@@ -238,7 +238,7 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 	}
 	memset(w, 0, sizeof(*w));
 	w->func = f;
-	__atomic_store_n(&w->pid, getpid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 }
@@ -569,7 +569,7 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 		return false;
 	/* A static item's first queue: the process's from now on. */
 	if (!__atomic_load_n(&w->pid, __ATOMIC_RELAXED))
-		__atomic_store_n(&w->pid, getpid(), __ATOMIC_RELAXED);
+		__atomic_store_n(&w->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 	pthread_mutex_lock(&w->lock);
 	/*
 	 * A queue that is not a live one of this process: found by its
