@@ -35,6 +35,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <devres/devres.h>
 #include <devres/liveobj.h>
@@ -446,11 +447,17 @@ static inline void kcompat_work_run_here(struct work_struct *w)
  * as such on its queue (<linux/kcompat_wq.h>).
  */
 static inline void kcompat_strand_kick(void);
+static inline void kcompat_strand_exit_register(void);
+
+/* One exit handler for the program, whichever file strands first. */
+__attribute__((weak))
+pthread_once_t kcompat_strand_exit_once = PTHREAD_ONCE_INIT;
 
 static inline void kcompat_strand_add(struct work_struct *w)
 {
 	__atomic_store_n(&kcompat_strand_kick_hook, kcompat_strand_kick,
 			 __ATOMIC_RELEASE);
+	pthread_once(&kcompat_strand_exit_once, kcompat_strand_exit_register);
 	pthread_mutex_lock(&kcompat_strand_lock);
 	kcompat_strand_link(&w->link);
 	pthread_mutex_unlock(&kcompat_strand_lock);
@@ -543,6 +550,44 @@ static inline void kcompat_strand_kick(void)
 		if (!started)
 			break;
 	}
+}
+
+/*
+ * At exit, the items still waiting for a thread: every spawn for them
+ * failed, and nothing flushed, drained, destroyed or cancelled them (a
+ * work item of the system's queue, which nobody destroys). Each is taken
+ * back, as cancel_work_sync() would: its queue's reference put, its live
+ * object record dropped, with one WARN naming it and its function, so
+ * that a work queued and never run is seen, not lost without a word. It
+ * is not run here: at exit, another thread may hold what it takes, and a
+ * self-rearming item would keep the exit from ending.
+ */
+static inline void kcompat_strand_at_exit(void)
+{
+	struct work_struct *w;
+
+	while ((w = kcompat_strand_take(NULL, true)) != NULL) {
+		struct workqueue_struct *wq = w->wq;
+		work_func_t fn = w->func;
+
+		w->pending = false;
+		w->wq = NULL;
+		devres_liveobj_deactivate(w);
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		if (wq)
+			kcompat_wq_put(wq);
+		devres_warn(NULL, "exit",
+			    "work %p (function %p) was queued, but no thread "
+			    "could be had for it and nothing flushed it: "
+			    "taken back unrun",
+			    (void *)w, (void *)(uintptr_t)fn);
+	}
+}
+
+static inline void kcompat_strand_exit_register(void)
+{
+	(void)atexit(kcompat_strand_at_exit);
 }
 
 /* Waits until no thread is between letting go of its item and its end. */
