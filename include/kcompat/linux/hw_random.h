@@ -117,7 +117,8 @@ kcompat_hwrng_find_locked(const char *name)
 	/* A parent's registration is not found in its child's lookups. */
 	list_for_each_entry(r, &kcompat_hwrngs, node)
 	{
-		if (r->owner.pid == kcompat_lock_pid() && strcmp(r->rng->name, name) == 0)
+		if (r->owner.pid == kcompat_lock_pid() &&
+		    strcmp(r->rng->name, name) == 0)
 			return r;
 	}
 	return NULL;
