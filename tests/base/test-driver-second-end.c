@@ -55,11 +55,14 @@ static enum ending first_end;
 static int armed; /* the remove ends the thread, then the action */
 static int removes, actions_run, released;
 
+/* The device's release function ends it again, instead of the action. */
+static bool end_in_release;
+
 static void action(void *data)
 {
 	(void)data;
 	__atomic_add_fetch(&actions_run, 1, __ATOMIC_RELAXED);
-	if (__atomic_load_n(&armed, __ATOMIC_ACQUIRE) == 2) {
+	if (!end_in_release && __atomic_load_n(&armed, __ATOMIC_ACQUIRE) == 2) {
 		__atomic_store_n(&armed, 0, __ATOMIC_RELEASE);
 		pthread_exit((void *)2);
 	}
@@ -118,10 +121,16 @@ static struct platform_driver pdrv = {
 	.remove = premove,
 };
 
-static void dev_release(struct device *dev)
+/* The release function ends the thread again, instead of the action. */
+static void dev_release(struct device *d)
 {
 	released++;
-	free(dev);
+	if (end_in_release && __atomic_load_n(&armed, __ATOMIC_ACQUIRE) == 2) {
+		__atomic_store_n(&armed, 0, __ATOMIC_RELEASE);
+		/* Its container is the owner's once the release ended. */
+		pthread_exit((void *)2);
+	}
+	free(d);
 }
 
 static struct device *dev;
@@ -261,10 +270,73 @@ static void second_end(void **state)
 		}
 }
 
+/*
+ * device_unregister() whose remove ends the thread, and whose device's
+ * release function, run by the owner's put as the thread unwinds, ends it
+ * again: the device is deleted and released (the name freed, the count
+ * of releases one), the driver and the bus unregister.
+ */
+static void release_ends_again(void **state)
+{
+	struct devres_ledger before, after;
+	void *ret;
+	pthread_t t;
+
+	(void)state;
+	end_in_release = true;
+	for (int e = BY_EXIT; e <= BY_CANCEL; e++) {
+		struct device *leftover;
+
+		print_message("remove by %s, release by pthread_exit\n",
+			      ending_name[e]);
+		devres_ledger_snapshot(&before);
+		cur = DEVICE_UNREGISTER;
+		first_end = (enum ending)e;
+		removes = actions_run = released = 0;
+		assert_int_equal(bus_register(&bus), 0);
+		drv.bus = &bus;
+		assert_int_equal(driver_register(&drv), 0);
+		dev = calloc(1, sizeof(*dev));
+		assert_non_null(dev);
+		device_initialize(dev);
+		dev->bus = &bus;
+		dev->release = dev_release;
+		assert_int_equal(dev_set_name(dev, "dse0"), 0);
+		assert_int_equal(device_add(dev), 0);
+		leftover = dev;
+		start_capture();
+		__atomic_store_n(&armed, 1, __ATOMIC_RELEASE);
+		assert_int_equal(pthread_create(&t, NULL, run_call, NULL), 0);
+		ret = join_within(t, "the call's thread did not end");
+		devres_set_log_sink(NULL, NULL);
+		assert_ptr_equal(ret, (void *)2);
+		assert_int_equal(armed, 0);
+		assert_int_equal(removes, 1);
+		assert_int_equal(actions_run, 1);
+		assert_int_equal(released, 1);
+		assert_int_equal(count_prefix("WARNING: "), 2);
+		assert_non_null(strstr(cap.line[0], ": remove: the thread "
+						    "ended inside "));
+		assert_non_null(strstr(cap.line[1], "the thread ended inside "
+						    "the "
+						    "device's release "
+						    "function"));
+		/* The release ended before its free: the owner's to free. */
+		free(leftover);
+		driver_unregister(&drv);
+		bus_unregister(&bus);
+		devres_ledger_snapshot(&after);
+		assert_int_equal(devres_ledger_diff(&before, &after, stderr),
+				 0);
+	}
+	end_in_release = false;
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(second_end),
+		cmocka_unit_test(release_ends_again),
 	};
 
 	/* A hang anywhere fails the test instead of blocking its run. */
