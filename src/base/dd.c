@@ -648,12 +648,37 @@ void devres__driver_attach(struct device_driver *drv)
 }
 
 /* What follows the remove, also when it ended its thread. */
+static void unbound(struct device *dev);
+
+/*
+ * A release callback of the binding ended the thread: the devres core
+ * released the rest of the binding as it unwound, and the unbind is
+ * finished here. Run from remove_ended() too, this is the second end
+ * while the first unwinds: left to the unwind, it skipped the rest of
+ * unbind_finish(), and the device stayed bound to a driver whose binding
+ * was gone.
+ */
+static void binding_ended(void *arg)
+{
+	unbound(arg);
+}
+
 static void unbind_finish(struct device *dev, struct devres__held *h)
 {
 	struct device_private *dp = dev->p;
 
 	h->drv = NULL;
+	pthread_cleanup_push(binding_ended, dev);
 	devres__owned_release(dev, &dp->binding);
+	pthread_cleanup_pop(0);
+	unbound(dev);
+}
+
+/* The device is unbound: its driver and binding no longer its. */
+static void unbound(struct device *dev)
+{
+	struct device_private *dp = dev->p;
+
 	__atomic_store_n(&dev->driver, NULL, __ATOMIC_RELEASE);
 	dev->driver_data = NULL;
 	/*

@@ -24,6 +24,7 @@
  * on. The table is a sorted array of disjoint ranges under one mutex.
  * The definitions themselves are in maps-entry.c.
  */
+#include <sched.h>
 #include <stdarg.h>
 #include <stdlib.h>
 #include <string.h>
@@ -76,8 +77,9 @@ static void label(const struct devres__map *m, struct devres__hand *h)
 
 	snprintf(h->dev, sizeof(h->dev), "%s",
 		 devres__dev_label(m->owner.dev, buf, sizeof(buf)));
-	h->call = m->owner.call;
-	h->fix = m->owner.fix;
+	/* A subsystem's record being let go may name no one any more. */
+	h->call = m->owner.call ? m->owner.call : "a managed call";
+	h->fix = m->owner.fix ? m->owner.fix : "its managed release";
 	h->pid = 0;
 }
 
@@ -89,6 +91,13 @@ struct hit {
 };
 
 #define MAX_HITS 16
+
+/*
+ * How often devres__maps_guard() lets another thread run while a record
+ * is being let go, before it refuses the call anyway: far more than an
+ * unmap takes, and no wait for ever on a record that stays so.
+ */
+#define GUARD_WAITS 100000u
 
 /*
  * A drop in progress under the table's lock: what it took so far, for
@@ -383,34 +392,54 @@ int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 {
 	uintptr_t a = (uintptr_t)addr, end;
 	const char *why = g->why;
+	bool hit = false, busy;
 	struct hit no;
 	char desc[160];
-	bool hit = false;
 
 	if (!range_of(addr, len, &end))
 		return 0;
-	pthread_mutex_lock(&maps_lock);
-	/* Goes straight on: a @who's lookup never asks for this lock. */
-	devres__maps_held = true;
-	for (size_t i = first_after(a);
-	     i < devres__maps_nr && maps[i]->start < end; i++) {
-		if (g->touched_only && !touched(maps[i]))
-			continue;
-		if (g->protect && keeps_access(maps[i], g->prot, &why))
-			continue;
-		if (maps[i]->who) {
-			if (!maps[i]->who(maps[i], &no.h))
+	for (unsigned int tries = 0;; tries++) {
+		busy = false;
+		pthread_mutex_lock(&maps_lock);
+		/* Goes straight on: a @who's lookup never asks for this lock. */
+		devres__maps_held = true;
+		for (size_t i = first_after(a);
+		     i < devres__maps_nr && maps[i]->start < end; i++) {
+			if (g->touched_only && !touched(maps[i]))
 				continue;
-		} else {
-			label(maps[i], &no.h);
+			if (g->protect && keeps_access(maps[i], g->prot, &why))
+				continue;
+			if (!maps[i]->who) {
+				label(maps[i], &no.h);
+			} else if (!maps[i]->who(maps[i], &no.h)) {
+				/*
+				 * Let go by its device, or freed, on another
+				 * thread, and still mapped: whoever takes the
+				 * record out unmaps it, at once. The call
+				 * waits for that, then finds the range gone
+				 * (it came after the release); passed over,
+				 * it was applied to the mapping the release
+				 * was about to unmap (MADV_REMOVE punched a
+				 * hole in the device's file). A record that
+				 * stays so is refused, unnamed.
+				 */
+				if (tries < GUARD_WAITS) {
+					busy = true;
+					break;
+				}
+				label(maps[i], &no.h);
+			}
+			no.start = maps[i]->start;
+			no.len = maps[i]->end - maps[i]->start;
+			hit = true;
+			break;
 		}
-		no.start = maps[i]->start;
-		no.len = maps[i]->end - maps[i]->start;
-		hit = true;
-		break;
+		devres__maps_held = false;
+		pthread_mutex_unlock(&maps_lock);
+		if (!busy)
+			break;
+		sched_yield();
 	}
-	devres__maps_held = false;
-	pthread_mutex_unlock(&maps_lock);
 	if (!hit)
 		return 0;
 	snprintf(desc, sizeof(desc), "%s(%p, %zu, %s) over [%p, +%zu)", g->call,
@@ -540,13 +569,21 @@ static bool remove_record(struct devres__map *m, void *addr, size_t len)
 	pthread_mutex_lock(&maps_lock);
 	owned = m->in_table;
 	if (owned) {
+		/*
+		 * Unmapped before it leaves the table: a madvise() or
+		 * mprotect() that reads the count without the lock
+		 * (maps-advise.c) and finds no record goes straight to the
+		 * kernel, which must then find the range gone. Taken out
+		 * first, a MADV_REMOVE in between punched a hole in the
+		 * file of the window it was about to unmap.
+		 * Goes straight on: this thread holds the lock.
+		 */
+		if (len)
+			devres__munmap(addr, len);
 		i = first_after(m->start);
 		if (i < devres__maps_nr && maps[i] == m)
 			take_out(i);
 		m->in_table = false;
-		/* Goes straight on: this thread holds the lock. */
-		if (len)
-			devres__munmap(addr, len);
 	}
 	pthread_mutex_unlock(&maps_lock);
 	return owned;

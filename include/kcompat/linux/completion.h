@@ -15,6 +15,7 @@
 #include <linux/jiffies.h>
 #include <linux/kcompat_cancel.h>
 #include <linux/kcompat_wq.h>
+#include <linux/kcompat_lock.h>
 
 struct completion {
 	pthread_mutex_t lock;
@@ -45,7 +46,7 @@ static inline bool kcompat_completion_bad(const struct completion *x,
 	 * it the child's.
 	 */
 	pid = x->pid;
-	if (!pid || pid == getpid())
+	if (!pid || pid == kcompat_lock_pid())
 		return false;
 	devres_warn(NULL, func,
 		    "completion %p belongs to process %d: "
@@ -63,7 +64,7 @@ static inline void init_completion(struct completion *x)
 		devres_warn_bad_arg("init_completion", "completion", x);
 		return;
 	}
-	x->pid = getpid();
+	x->pid = kcompat_lock_pid();
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);

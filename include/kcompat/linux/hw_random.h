@@ -117,7 +117,8 @@ kcompat_hwrng_find_locked(const char *name)
 	/* A parent's registration is not found in its child's lookups. */
 	list_for_each_entry(r, &kcompat_hwrngs, node)
 	{
-		if (r->owner.pid == getpid() && strcmp(r->rng->name, name) == 0)
+		if (r->owner.pid == kcompat_lock_pid() &&
+		    strcmp(r->rng->name, name) == 0)
 			return r;
 	}
 	return NULL;
@@ -158,7 +159,7 @@ static inline int hwrng_register(struct hwrng *rng)
 	r = kzalloc(sizeof(*r), GFP_KERNEL);
 	if (!r)
 		return -ENOMEM;
-	r->owner.pid = getpid();
+	r->owner.pid = kcompat_lock_pid();
 	r->rng = rng;
 	r->refs = 1;
 	/* The name is taken now; reads find it once init() said yes. */
@@ -242,7 +243,7 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 		return;
 	pthread_mutex_lock(&kcompat_hwrng_lock);
 	r = rng->reg;
-	if (r && r->owner.pid != getpid()) {
+	if (r && r->owner.pid != kcompat_lock_pid()) {
 		pthread_mutex_unlock(&kcompat_hwrng_lock);
 		(void)kcompat_reg_foreign(r, func, "hwrng");
 		return;

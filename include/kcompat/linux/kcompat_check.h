@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <devres/devres.h>
 #include <devres/types.h>
+#include <linux/kcompat_lock.h>
 
 static inline bool kcompat_bad(const void *p, const char *func,
 			       const char *what)
@@ -46,7 +47,7 @@ static inline bool kcompat_reg_foreign(const void *reg, const char *func,
 {
 	pid_t pid = reg ? ((const struct kcompat_reg *)reg)->pid : 0;
 
-	if (!pid || pid == getpid())
+	if (!pid || pid == kcompat_lock_pid())
 		return false;
 	devres_warn(NULL, func, "%s belongs to process %d: nothing done", what,
 		    (int)pid);

@@ -36,6 +36,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include <devres/devres.h>
+#include <linux/kcompat_lock.h>
 
 /* Never defined: a queue is a handle (above), never dereferenced. */
 struct workqueue_struct;
@@ -111,7 +112,7 @@ static inline const char *kcompat_wq_find(const struct workqueue_struct *wq,
 	/* A free slot's generation is even: no handle, forged or not, is it. */
 	if (!kcompat_wq_live(q) || q->gen != h >> 12)
 		return "was destroyed";
-	if (q->pid != getpid()) {
+	if (q->pid != kcompat_lock_pid()) {
 		*ret_pid = q->pid;
 		return "belongs to another process";
 	}
@@ -170,7 +171,7 @@ static inline struct workqueue_struct *kcompat_wq_new(const char *name,
 		/* Even to odd: live. GEN_MAX is odd, so the wrap to 1 is too. */
 		if (++q->gen > KCOMPAT_WQ_GEN_MAX)
 			q->gen = 1;
-		q->pid = getpid();
+		q->pid = kcompat_lock_pid();
 		q->busy = 0;
 		q->stranded = 0;
 		q->rec = rec;

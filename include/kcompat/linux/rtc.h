@@ -153,7 +153,7 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 		devres_free(p);
 		return -ENOMEM;
 	}
-	((struct kcompat_reg *)rtc->reg)->pid = getpid();
+	((struct kcompat_reg *)rtc->reg)->pid = kcompat_lock_pid();
 	*p = rtc;
 	devres_add(rtc->parent, p);
 	return 0;

@@ -13,6 +13,7 @@
 #include <stdbool.h>
 #include <stdlib.h>
 #include <string.h>
+#include <devres/device.h>
 #include <devres/devres.h>
 #include <linux/compiler.h>
 #include <linux/types.h>

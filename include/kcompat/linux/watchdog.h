@@ -218,7 +218,7 @@ static inline int watchdog_register_device(struct watchdog_device *wdd)
 	wdd->reg = kzalloc(sizeof(struct kcompat_reg), GFP_KERNEL);
 	if (!wdd->reg)
 		return -ENOMEM;
-	((struct kcompat_reg *)wdd->reg)->pid = getpid();
+	((struct kcompat_reg *)wdd->reg)->pid = kcompat_lock_pid();
 	pthread_mutex_lock(&kcompat_wdt_lock);
 	wdd->id = kcompat_wdt_next_id++;
 	pthread_mutex_unlock(&kcompat_wdt_lock);

@@ -35,6 +35,7 @@
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <time.h>
 #include <devres/devres.h>
 #include <devres/liveobj.h>
@@ -198,7 +199,7 @@ static inline bool kcompat_work_foreign(const struct work_struct *w,
 {
 	pid_t pid = __atomic_load_n(&w->pid, __ATOMIC_RELAXED);
 
-	if (!pid || pid == getpid())
+	if (!pid || pid == kcompat_lock_pid())
 		return false;
 	devres_warn(NULL, func, "work %p belongs to process %d: nothing done",
 		    (const void *)w, (int)pid);
@@ -238,7 +239,7 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 	}
 	memset(w, 0, sizeof(*w));
 	w->func = f;
-	__atomic_store_n(&w->pid, getpid(), __ATOMIC_RELAXED);
+	__atomic_store_n(&w->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 	pthread_mutex_init(&w->lock, NULL);
 	pthread_cond_init(&w->cond, NULL);
 }
@@ -446,11 +447,17 @@ static inline void kcompat_work_run_here(struct work_struct *w)
  * as such on its queue (<linux/kcompat_wq.h>).
  */
 static inline void kcompat_strand_kick(void);
+static inline void kcompat_strand_exit_register(void);
+
+/* One exit handler for the program, whichever file strands first. */
+__attribute__((weak))
+pthread_once_t kcompat_strand_exit_once = PTHREAD_ONCE_INIT;
 
 static inline void kcompat_strand_add(struct work_struct *w)
 {
 	__atomic_store_n(&kcompat_strand_kick_hook, kcompat_strand_kick,
 			 __ATOMIC_RELEASE);
+	pthread_once(&kcompat_strand_exit_once, kcompat_strand_exit_register);
 	pthread_mutex_lock(&kcompat_strand_lock);
 	kcompat_strand_link(&w->link);
 	pthread_mutex_unlock(&kcompat_strand_lock);
@@ -545,6 +552,44 @@ static inline void kcompat_strand_kick(void)
 	}
 }
 
+/*
+ * At exit, the items still waiting for a thread: every spawn for them
+ * failed, and nothing flushed, drained, destroyed or cancelled them (a
+ * work item of the system's queue, which nobody destroys). Each is taken
+ * back, as cancel_work_sync() would: its queue's reference put, its live
+ * object record dropped, with one WARN naming it and its function, so
+ * that a work queued and never run is seen, not lost without a word. It
+ * is not run here: at exit, another thread may hold what it takes, and a
+ * self-rearming item would keep the exit from ending.
+ */
+static inline void kcompat_strand_at_exit(void)
+{
+	struct work_struct *w;
+
+	while ((w = kcompat_strand_take(NULL, true)) != NULL) {
+		struct workqueue_struct *wq = w->wq;
+		work_func_t fn = w->func;
+
+		w->pending = false;
+		w->wq = NULL;
+		devres_liveobj_deactivate(w);
+		pthread_cond_broadcast(&w->cond);
+		pthread_mutex_unlock(&w->lock);
+		if (wq)
+			kcompat_wq_put(wq);
+		devres_warn(NULL, "exit",
+			    "work %p (function %p) was queued, but no thread "
+			    "could be had for it and nothing flushed it: "
+			    "taken back unrun",
+			    (void *)w, (void *)(uintptr_t)fn);
+	}
+}
+
+static inline void kcompat_strand_exit_register(void)
+{
+	(void)atexit(kcompat_strand_at_exit);
+}
+
 /* Waits until no thread is between letting go of its item and its end. */
 static inline void kcompat_work_wait_finishing(void)
 {
@@ -569,7 +614,7 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 		return false;
 	/* A static item's first queue: the process's from now on. */
 	if (!__atomic_load_n(&w->pid, __ATOMIC_RELAXED))
-		__atomic_store_n(&w->pid, getpid(), __ATOMIC_RELAXED);
+		__atomic_store_n(&w->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 	pthread_mutex_lock(&w->lock);
 	/*
 	 * A queue that is not a live one of this process: found by its
