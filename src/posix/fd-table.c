@@ -372,14 +372,69 @@ static void move_twins(unsigned int lo, unsigned int hi)
 	}
 }
 
+/*
+ * The first listed stream whose descriptor is in [@lo, @hi] and still its
+ * open file, taken off the list; NULL if none. Under the lock, where no
+ * listed stream is freed.
+ */
+static struct stream_dr *take_stream_fd(unsigned int lo, unsigned int hi)
+{
+	for (struct stream_dr **pp = &streams; *pp; pp = &(*pp)->next) {
+		struct stream_dr *dr = *pp;
+		struct stat st;
+
+		if ((unsigned int)dr->fd < lo || (unsigned int)dr->fd > hi ||
+		    fstat(dr->fd, &st) || st.st_dev != dr->st_dev ||
+		    st.st_ino != dr->st_ino)
+			continue;
+		*pp = dr->next;
+		count(&posix__streams_listed, -1);
+		return dr;
+	}
+	return NULL;
+}
+
+/*
+ * A managed stream's descriptor closed (or replaced) by hand: its node is
+ * dropped with a WARN, so that the release does not fclose() the stream,
+ * which would close the number again once another open file has it. The
+ * FILE is left to the program, whose fclose() of it is a plain one.
+ */
+static void streams_closing(const char *func, unsigned int lo, unsigned int hi)
+{
+	for (;;) {
+		struct devres__hand hand = { .pid = 0 };
+		struct stream_dr *dr;
+		char what[40];
+		int fd = -1;
+
+		pthread_mutex_lock(&lock);
+		dr = take_stream_fd(lo, hi);
+		if (dr) {
+			fd = dr->fd;
+			devres__disown(&dr->owner, &hand);
+		}
+		pthread_mutex_unlock(&lock);
+		if (!dr)
+			return;
+		snprintf(what, sizeof(what), "fd %d, a stream's,", fd);
+		devres__warn_hand(&hand, func, what);
+		devres__ledger_add(DL_FDS, -1);
+	}
+}
+
 void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 {
 	unsigned int first = lo;
 	int saved = errno;
 
+	if (__atomic_load_n(&posix__streams_listed, __ATOMIC_RELAXED))
+		streams_closing(func, lo, hi);
 	/* One number nobody manages, the common case: no lock. */
-	if (lo == hi && !maybe_listed(lo))
+	if (lo == hi && !maybe_listed(lo)) {
+		errno = saved;
 		return;
+	}
 	for (;;) {
 		struct devres__hand hand = { .pid = 0 };
 		struct fd_dr *dr;
@@ -419,6 +474,15 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 
 void posix__stream_list(struct stream_dr *dr)
 {
+	struct stat st;
+
+	dr->fd = fileno(dr->f);
+	if (dr->fd >= 0 && fstat(dr->fd, &st) == 0) {
+		dr->st_dev = st.st_dev;
+		dr->st_ino = st.st_ino;
+	} else {
+		dr->fd = -1;
+	}
 	pthread_mutex_lock(&lock);
 	dr->next = streams;
 	streams = dr;

@@ -38,11 +38,18 @@ struct fd_dr {
 	struct fd_dr *next_twin;
 };
 
-/* A managed stream: the data of its devres node. */
+/*
+ * A managed stream: the data of its devres node. @fd, @st_dev and @st_ino
+ * are its descriptor's number and open file when it was listed, so that a
+ * close of that number by hand is caught as long as it is still that file.
+ */
 struct stream_dr {
 	FILE *f;
 	struct devres__owner owner;
 	struct stream_dr *next;
+	int fd;
+	dev_t st_dev;
+	ino_t st_ino;
 };
 
 /* fd-table.c: which open file a managed number refers to. */
@@ -71,9 +78,9 @@ extern HIDDEN unsigned long posix__fds_listed, posix__streams_listed;
 
 /*
  * The interposers' slow paths: the numbers [@lo, @hi] are about to be
- * closed by @func, the stream @f by fclose(). Each live managed one found
- * gets its WARN and its node is dropped; the caller then makes the real
- * call.
+ * closed by @func (a managed stream's descriptor among them too), the
+ * stream @f by fclose(). Each live managed one found gets its WARN and its
+ * node is dropped; the caller then makes the real call.
  */
 HIDDEN void posix__fd_closing(const char *func, unsigned int lo,
 			      unsigned int hi);

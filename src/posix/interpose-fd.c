@@ -107,7 +107,10 @@ int posix__close_next(int fd)
 
 static bool fds_listed(void)
 {
-	return unlikely(__atomic_load_n(&posix__fds_listed, __ATOMIC_RELAXED));
+	/* A managed stream's descriptor is caught too. */
+	return unlikely(
+		__atomic_load_n(&posix__fds_listed, __ATOMIC_RELAXED) ||
+		__atomic_load_n(&posix__streams_listed, __ATOMIC_RELAXED));
 }
 
 static bool own_fds(void)

@@ -19,8 +19,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <fcntl.h>
-#include <wchar.h>
-#include <sys/wait.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include <cmocka.h>
@@ -169,102 +167,6 @@ static void test_many_mappings_behind_the_back(void **state)
  * the "e" went at the end, into the name of the character set ("UTF-8e":
  * EINVAL), and a mode past 14 characters was refused with EINVAL.
  */
-/* The file there for a mode that reads it, gone for one that makes it. */
-static bool fresh_file(const char *path, const char *mode)
-{
-	int fd;
-
-	unlink(path);
-	if (strchr(mode, 'x'))
-		return true;
-	fd = open(path, O_CREAT | O_WRONLY | O_CLOEXEC, 0600);
-	if (fd < 0)
-		return false;
-	close(fd);
-	return true;
-}
-
-/* One mode: NULL when devm_fopen() does as fopen(3), or what differs. */
-static const char *one_mode(struct device *dev, const char *path,
-			    const char *mode)
-{
-	FILE *want, *f;
-	int w0;
-
-	if (!fresh_file(path, mode))
-		return "no file";
-	want = fopen(path, mode);
-	if (!want)
-		return "fopen(3) fails";
-	fclose(want);
-	if (!fresh_file(path, mode))
-		return "no file";
-	w0 = devres_warn_count();
-	f = devm_fopen(dev, path, mode);
-	if (!f)
-		return "devm_fopen() fails";
-	if (devres_warn_count() != w0)
-		return "a WARN";
-	if (!(fcntl(fileno(f), F_GETFD) & FD_CLOEXEC))
-		return "not close-on-exec";
-	/* A character set makes the stream wide. */
-	if (strstr(mode, ",ccs=") && fwide(f, 0) <= 0)
-		return "not wide";
-	if (devm_fclose(dev, f))
-		return "devm_fclose() fails";
-	return NULL;
-}
-
-/*
- * devm_fopen() modes of every length: each opens as fopen(3) opens with
- * it, close-on-exec, with the character set a ",ccs=" asks for. Before,
- * the "e" went at the end, into the name of the character set ("UTF-8e":
- * EINVAL), and a mode past 14 characters was refused with EINVAL. In a
- * child, on a device of its own, that leaves with _exit(): glibc keeps the conversion steps of a
- * ",ccs=" stream after its fclose(), which LeakSanitizer would count.
- */
-static void test_fopen_modes(void **state)
-{
-	static char longest[4097];
-	const char *const modes[] = {
-		"r",	"rb",	 "r+", "r,ccs=UTF-8", "r,ccs=ISO-8859-15",
-		"w+bx", longest,
-	};
-	struct device *dev = *state;
-	char path[] = "/tmp/devres-modes-XXXXXX";
-	int fd = mkstemp(path), status;
-	pid_t pid;
-
-	assert_true(fd >= 0);
-	close(fd);
-	memset(longest, 'r', sizeof(longest) - 1);
-	fflush(NULL);
-	pid = fork();
-	assert_true(pid >= 0);
-	if (pid == 0) {
-		/* The parent's devices are not the child's: one of its own. */
-		static struct device child_dev;
-		int bad = init_dev(&child_dev, "modes") != 0;
-
-		dev = &child_dev;
-
-		for (size_t i = 0; i < sizeof(modes) / sizeof(modes[0]); i++) {
-			const char *why = one_mode(dev, path, modes[i]);
-
-			if (why) {
-				fprintf(stderr, "mode %.20s: %s\n", modes[i],
-					why);
-				bad = 1;
-			}
-		}
-		_exit(bad);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	unlink(path);
-	assert_true(WIFEXITED(status));
-	assert_int_equal(WEXITSTATUS(status), 0);
-}
-
 /*
  * pci_enable_device() 2^20 times without a disable: the next is refused
  * with one WARN (the count is an int: a leak of enables in a loop would
@@ -312,8 +214,6 @@ int main(void)
 		cmocka_unit_test_setup_teardown(
 			test_many_mappings_behind_the_back, dev_setup,
 			dev_teardown),
-		cmocka_unit_test_setup_teardown(test_fopen_modes, dev_setup,
-						dev_teardown),
 		cmocka_unit_test_setup_teardown(test_pci_enables, pci_setup,
 						pci_teardown),
 	};
