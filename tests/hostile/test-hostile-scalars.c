@@ -90,10 +90,11 @@ static bool left_out(const char *func, const char *arg, uint64_t v)
 		return v > 64 && v <= SIZE_MAX / 2;
 	if (!strcmp(arg, "num") && strstr(func, "platform_device_"))
 		return v > 1;
-#ifdef __SANITIZE_THREAD__
+#if defined(__SANITIZE_THREAD__) || defined(__SANITIZE_ADDRESS__)
 	/*
-	 * Granted gigabytes: TSan clears the shadow of every byte, a minute
-	 * and more under load (the dev and ASan builds run these cells).
+	 * Granted gigabytes: a sanitizer clears or maps the shadow of every
+	 * byte, tens of seconds a cell and a minute and more under load (the
+	 * dev build runs these cells).
 	 */
 	if (v >= INT_MAX && v <= SIZE_MAX / 2 &&
 	    (!strcmp(arg, "size") || !strcmp(arg, "new_size")) &&
