@@ -332,11 +332,80 @@ static void release_ends_again(void **state)
 	end_in_release = false;
 }
 
+/* A driver the sweep lends the bus to: registered nowhere. */
+static struct device_driver sweep_drv = {
+	.name = "dse-sweep",
+	.probe = probe,
+	.remove = remove_cb,
+};
+
+static void *sweeper(void *arg)
+{
+	struct devres_sweep_result r;
+
+	(void)driver_probe_sweep(&sweep_drv, arg, &r);
+	return (void *)1;
+}
+
+/*
+ * driver_probe_sweep(), whose unbind after a run has the remove end the
+ * thread and the binding's action end it again: the device is left
+ * unbound, the bus lent to the driver taken back, and a sweep runs again
+ * to its end.
+ */
+static void sweep_ends_again(void **state)
+{
+	struct devres_ledger before, after;
+	struct devres_sweep_result r;
+	pthread_t t;
+
+	(void)state;
+	for (int e = BY_EXIT; e <= BY_CANCEL; e++) {
+		print_message("remove by %s, action by pthread_exit\n",
+			      ending_name[e]);
+		devres_ledger_snapshot(&before);
+		first_end = (enum ending)e;
+		removes = actions_run = released = 0;
+		assert_int_equal(bus_register(&bus), 0);
+		dev = calloc(1, sizeof(*dev));
+		assert_non_null(dev);
+		device_initialize(dev);
+		dev->bus = &bus;
+		dev->release = dev_release;
+		assert_int_equal(dev_set_name(dev, "dse0"), 0);
+		assert_int_equal(device_add(dev), 0);
+		start_capture();
+		__atomic_store_n(&armed, 1, __ATOMIC_RELEASE);
+		assert_int_equal(pthread_create(&t, NULL, sweeper, dev), 0);
+		assert_ptr_equal(join_within(t, "the sweep did not end"),
+				 (void *)2);
+		devres_set_log_sink(NULL, NULL);
+		assert_int_equal(armed, 0);
+		assert_int_equal(removes, 1);
+		assert_int_equal(actions_run, 1);
+		assert_int_equal(count_prefix("WARNING: "), 2);
+		assert_null(sweep_drv.bus);
+		assert_false(device_is_bound(dev));
+		assert_null(dev->driver);
+		/* A sweep runs again, to its end, and finds nothing. */
+		assert_int_equal(driver_probe_sweep(&sweep_drv, dev, &r), 0);
+		assert_null(sweep_drv.bus);
+		assert_false(device_is_bound(dev));
+		device_unregister(dev);
+		bus_unregister(&bus);
+		assert_int_equal(released, 1);
+		devres_ledger_snapshot(&after);
+		assert_int_equal(devres_ledger_diff(&before, &after, stderr),
+				 0);
+	}
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(second_end),
 		cmocka_unit_test(release_ends_again),
+		cmocka_unit_test(sweep_ends_again),
 	};
 
 	/* A hang anywhere fails the test instead of blocking its run. */
