@@ -12,11 +12,15 @@
  * a mutex_destroy() of it by hand before that WARNs, naming the device,
  * destroys it, and drops the managed destroy, which would destroy it a
  * second time.
+ *
+ * A thread that ends holding a mutex lets it go, with one WARN
+ * (<linux/kcompat_held.h>).
  */
 #ifndef KCOMPAT_LINUX_MUTEX_H
 #define KCOMPAT_LINUX_MUTEX_H
 
 #include <linux/kcompat_check.h>
+#include <linux/kcompat_held.h>
 #include <linux/kcompat_lock.h>
 #include <linux/kcompat_site.h>
 #include <errno.h>
@@ -24,15 +28,14 @@
 #include <devres/devres.h>
 
 struct mutex {
-	pthread_mutex_t m;
-
 	/* private: */
-	pid_t pid;	    /* whose: mutex_init()'s, or the first user's */
-	struct device *dev; /* devm_mutex_init()'s, until it is destroyed */
+	struct kcompat_lock k; /* the lock, its process, holder and name */
+	struct device *dev;    /* devm_mutex_init()'s, until it is destroyed */
 };
 
 /* clang-format off */
-#define __MUTEX_INITIALIZER(x) { .m = PTHREAD_MUTEX_INITIALIZER }
+#define __MUTEX_INITIALIZER(x)						\
+	{ .k = { .m = PTHREAD_MUTEX_INITIALIZER, .name = #x } }
 /* clang-format on */
 #define DEFINE_MUTEX(x) struct mutex x = __MUTEX_INITIALIZER(x)
 
@@ -41,23 +44,30 @@ static inline bool kcompat_mutex_bad(struct mutex *l, const char *func,
 				     const char *refused)
 {
 	return kcompat_bad(l, func, "mutex") ||
-	       kcompat_lock_foreign(&l->pid, l, func, "mutex", refused);
+	       kcompat_lock_foreign(&l->k.pid, l, func, "mutex", refused);
+}
+
+/* @name: the argument as written, which a WARN of the lock names. */
+static inline void kcompat_mutex_init(struct mutex *l, const char *name)
+{
+	if (kcompat_bad(l, "mutex_init", "mutex"))
+		return;
+	l->dev = NULL;
+	kcompat_lock_make(&l->k, name);
 }
 
 static inline void mutex_init(struct mutex *l)
 {
-	if (kcompat_bad(l, "mutex_init", "mutex"))
-		return;
-	pthread_mutex_init(&l->m, NULL);
-	l->dev = NULL;
-	__atomic_store_n(&l->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
+	kcompat_mutex_init(l, NULL);
 }
+
+#define mutex_init(l) kcompat_mutex_init((l), #l)
 
 static inline void kcompat_mutex_lock(struct mutex *l, const char *func)
 {
 	if (kcompat_mutex_bad(l, func, "not taken"))
 		return;
-	pthread_mutex_lock(&l->m);
+	kcompat_lock_take(&l->k, func, "mutex");
 }
 
 static inline void mutex_lock(struct mutex *l)
@@ -75,7 +85,7 @@ static inline int mutex_lock_interruptible(struct mutex *l)
 {
 	if (kcompat_mutex_bad(l, "mutex_lock_interruptible", "not taken"))
 		return -EINTR;
-	pthread_mutex_lock(&l->m);
+	kcompat_lock_take(&l->k, "mutex_lock_interruptible", "mutex");
 	return 0;
 }
 
@@ -83,7 +93,7 @@ static inline int mutex_lock_killable(struct mutex *l)
 {
 	if (kcompat_mutex_bad(l, "mutex_lock_killable", "not taken"))
 		return -EINTR;
-	pthread_mutex_lock(&l->m);
+	kcompat_lock_take(&l->k, "mutex_lock_killable", "mutex");
 	return 0;
 }
 
@@ -91,7 +101,7 @@ static inline int mutex_trylock(struct mutex *l)
 {
 	if (kcompat_mutex_bad(l, "mutex_trylock", "not taken"))
 		return 0;
-	return pthread_mutex_trylock(&l->m) == 0;
+	return kcompat_lock_try(&l->k, "mutex_trylock", "mutex");
 }
 
 static inline void mutex_unlock(struct mutex *l)
@@ -99,7 +109,7 @@ static inline void mutex_unlock(struct mutex *l)
 	/* The lock before it was refused, and said so. */
 	if (kcompat_mutex_bad(l, "mutex_unlock", NULL))
 		return;
-	pthread_mutex_unlock(&l->m);
+	kcompat_lock_drop(&l->k);
 }
 
 /* The managed destroy: nothing when a destroy by hand came first. */
@@ -108,7 +118,7 @@ static inline void kcompat_mutex_destroy(void *lock)
 	struct mutex *l = (struct mutex *)lock;
 
 	if (__atomic_exchange_n(&l->dev, NULL, __ATOMIC_ACQ_REL))
-		pthread_mutex_destroy(&l->m);
+		kcompat_lock_unmake(&l->k);
 }
 
 static inline void mutex_destroy(struct mutex *l)
@@ -126,22 +136,28 @@ static inline void mutex_destroy(struct mutex *l)
 			    (void *)l);
 		devm_remove_action(dev, kcompat_mutex_destroy, l);
 	}
-	pthread_mutex_destroy(&l->m);
+	kcompat_lock_unmake(&l->k);
 }
 
-static inline int devm_mutex_init(struct device *dev, struct mutex *lock)
+static inline int kcompat_devm_mutex_init(struct device *dev,
+					  struct mutex *lock, const char *name)
 {
 	if (devres_ptr_bad(lock)) {
 		devres_warn_bad_arg("devm_mutex_init", "mutex", lock);
 		return -EINVAL;
 	}
-	mutex_init(lock);
+	kcompat_mutex_init(lock, name);
 	lock->dev = dev;
 	return devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
 }
 
+static inline int devm_mutex_init(struct device *dev, struct mutex *lock)
+{
+	return kcompat_devm_mutex_init(dev, lock, NULL);
+}
+
 /* Each call names its line for the sweep (<linux/kcompat_site.h>). */
 #define devm_mutex_init(dev, lock)                                             \
-	KCOMPAT_AT(devm_mutex_init, devm_mutex_init(dev, lock))
+	KCOMPAT_AT(devm_mutex_init, kcompat_devm_mutex_init(dev, lock, #lock))
 
 #endif /* KCOMPAT_LINUX_MUTEX_H */

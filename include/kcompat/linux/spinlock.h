@@ -5,25 +5,26 @@
  * fork(), a spinlock of the parent is refused as its mutexes are
  * (<linux/kcompat_lock.h>): every lock call takes nothing, with one
  * WARN, spin_trylock() returns 0, the unlocks do nothing, silently;
- * spin_lock_init() makes it the child's.
+ * spin_lock_init() makes it the child's. A thread that ends holding a
+ * spinlock lets it go, with one WARN (<linux/kcompat_held.h>).
  */
 #ifndef KCOMPAT_LINUX_SPINLOCK_H
 #define KCOMPAT_LINUX_SPINLOCK_H
 
 #include <linux/kcompat_check.h>
+#include <linux/kcompat_held.h>
 #include <linux/kcompat_lock.h>
 #include <pthread.h>
 
 typedef struct {
-	pthread_mutex_t m;
-
 	/* private: */
-	pid_t pid; /* whose: spin_lock_init()'s, or the first user's */
+	struct kcompat_lock k; /* the lock, its process, holder and name */
 } spinlock_t;
 typedef spinlock_t raw_spinlock_t;
 
 /* clang-format off */
-#define __SPIN_LOCK_UNLOCKED(x) { .m = PTHREAD_MUTEX_INITIALIZER }
+#define __SPIN_LOCK_UNLOCKED(x)						\
+	{ .k = { .m = PTHREAD_MUTEX_INITIALIZER, .name = #x } }
 /* clang-format on */
 #define DEFINE_SPINLOCK(x) spinlock_t x = __SPIN_LOCK_UNLOCKED(x)
 #define DEFINE_RAW_SPINLOCK DEFINE_SPINLOCK
@@ -32,22 +33,29 @@ static inline bool kcompat_spin_bad(spinlock_t *l, const char *func,
 				    const char *refused)
 {
 	return kcompat_bad(l, func, "spinlock") ||
-	       kcompat_lock_foreign(&l->pid, l, func, "spinlock", refused);
+	       kcompat_lock_foreign(&l->k.pid, l, func, "spinlock", refused);
+}
+
+/* @name: the argument as written, which a WARN of the lock names. */
+static inline void kcompat_spin_lock_init(spinlock_t *l, const char *name)
+{
+	if (kcompat_bad(l, "spin_lock_init", "spinlock"))
+		return;
+	kcompat_lock_make(&l->k, name);
 }
 
 static inline void spin_lock_init(spinlock_t *l)
 {
-	if (kcompat_bad(l, "spin_lock_init", "spinlock"))
-		return;
-	pthread_mutex_init(&l->m, NULL);
-	__atomic_store_n(&l->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
+	kcompat_spin_lock_init(l, NULL);
 }
+
+#define spin_lock_init(l) kcompat_spin_lock_init((l), #l)
 
 static inline void kcompat_spin_lock(spinlock_t *l, const char *func)
 {
 	if (kcompat_spin_bad(l, func, "not taken"))
 		return;
-	pthread_mutex_lock(&l->m);
+	kcompat_lock_take(&l->k, func, "spinlock");
 }
 
 static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
@@ -55,7 +63,7 @@ static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
 	/* The lock before it was refused, and said so. */
 	if (kcompat_spin_bad(l, func, NULL))
 		return;
-	pthread_mutex_unlock(&l->m);
+	kcompat_lock_drop(&l->k);
 }
 
 static inline void spin_lock(spinlock_t *l)
@@ -72,7 +80,7 @@ static inline int spin_trylock(spinlock_t *l)
 {
 	if (kcompat_spin_bad(l, "spin_trylock", "not taken"))
 		return 0;
-	return pthread_mutex_trylock(&l->m) == 0;
+	return kcompat_lock_try(&l->k, "spin_trylock", "spinlock");
 }
 
 /* The variants, each named in its WARN. */

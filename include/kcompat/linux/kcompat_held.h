@@ -1,0 +1,289 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The compat locks (<linux/mutex.h>, <linux/spinlock.h>) a thread holds,
+ * and what becomes of them when the thread ends holding some. The kernel's
+ * lockdep reports a task that returns to user space with a lock held; a
+ * pthread mutex whose holder ends stays locked, and its next lock waits
+ * for ever, silently.
+ *
+ * So each thread keeps a record of the compat locks it holds (the newest
+ * KCOMPAT_HELD_MAX of them, the count of the others), and arms, at its
+ * first lock, a thread-specific destructor: when the thread ends (returns
+ * from its start function, pthread_exit(), is cancelled) with a lock
+ * still held, the destructor WARNs once for it, naming the lock and the
+ * call that took it, and lets it go, so that its next locker proceeds.
+ * A lock taken while the record is full WARNs there (the record's limit
+ * is never silent); its holder's end is then seen by its next locker.
+ *
+ * A thread that ends without its destructors (a raw SYS_exit) leaves its
+ * locks held. Each lock keeps its holder's thread id for that: a locker
+ * that has waited KCOMPAT_HELD_WAIT_MS asks whether the holder is still
+ * alive (tgkill() with no signal), and takes the lock over, with one
+ * WARN, when it is gone. The uncontended lock never asks.
+ */
+#ifndef KCOMPAT_LINUX_KCOMPAT_HELD_H
+#define KCOMPAT_LINUX_KCOMPAT_HELD_H
+
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
+#include <time.h>
+#include <unistd.h>
+#include <devres/devres.h>
+#include <linux/kcompat_lock.h>
+
+/* The part a mutex and a spinlock share. */
+struct kcompat_lock {
+	pthread_mutex_t m;
+	pid_t pid;	  /* whose: the init's, or the first user's */
+	pid_t owner;	  /* the holder's thread id; 0 while free */
+	const char *name; /* the init's argument as written, or NULL */
+};
+
+/* The record's size: a thread rarely holds more than a few at once. */
+#define KCOMPAT_HELD_MAX 16
+/* How long a locker waits before it asks whether the holder is alive. */
+#define KCOMPAT_HELD_WAIT_MS 100
+
+struct kcompat_held_entry {
+	struct kcompat_lock *l;
+	const char *func; /* the call that took it */
+	const char *what; /* "mutex", "spinlock" */
+};
+
+/* Per thread; one per program, whichever file includes this first. */
+struct kcompat_held {
+	pid_t tid; /* this thread's id, once asked; 0 before */
+	int n;	   /* entries in e[], oldest first */
+	int over;  /* held beyond the record */
+	struct kcompat_held_entry e[KCOMPAT_HELD_MAX];
+};
+__attribute__((weak)) __thread struct kcompat_held kcompat_held;
+
+__attribute__((weak)) pthread_key_t kcompat_held_key;
+__attribute__((weak)) int kcompat_held_key_err = -1;
+__attribute__((weak)) pthread_once_t kcompat_held_once = PTHREAD_ONCE_INIT;
+
+/* "mutex 'name' (0x...)", or "mutex 0x..." for a lock with no name. */
+#define KCOMPAT_HELD_FMT "%s %s%s%s%p%s"
+#define KCOMPAT_HELD_ARGS(what, l)                                             \
+	(what), (l)->name ? "'" : "", (l)->name ? (l)->name : "",              \
+		(l)->name ? "' (" : "", (void *)(l), (l)->name ? ")" : ""
+
+/*
+ * The destructor: the thread is ending. Its frames are gone; what is read
+ * is its record and the locks, each checked to be still this thread's
+ * (another thread may have let it go, and taken it since).
+ */
+static inline void kcompat_held_ended(void *p)
+{
+	struct kcompat_held *h = (struct kcompat_held *)p;
+
+	while (h->n > 0) {
+		struct kcompat_held_entry e = h->e[--h->n];
+
+		if (__atomic_load_n(&e.l->owner, __ATOMIC_RELAXED) != h->tid)
+			continue;
+		devres_warn(NULL, e.func,
+			    KCOMPAT_HELD_FMT " still held when its thread "
+					     "ended: let go",
+			    KCOMPAT_HELD_ARGS(e.what, e.l));
+		__atomic_store_n(&e.l->owner, 0, __ATOMIC_RELAXED);
+		pthread_mutex_unlock(&e.l->m);
+	}
+	if (h->over)
+		devres_warn(NULL, "pthread_exit",
+			    "%d more compat locks, beyond the thread's record, "
+			    "still held when it ended: their next lockers "
+			    "take them over",
+			    h->over);
+	h->over = 0;
+	/* A lock taken by a later destructor arms this one again. */
+	h->tid = 0;
+}
+
+/* In a child of fork(): the thread is new, the parent's locks not its. */
+static inline void kcompat_held_child(void)
+{
+	memset(&kcompat_held, 0, sizeof(kcompat_held));
+}
+
+static inline void kcompat_held_init(void)
+{
+	kcompat_held_key_err =
+		pthread_key_create(&kcompat_held_key, kcompat_held_ended);
+	(void)pthread_atfork(NULL, NULL, kcompat_held_child);
+}
+
+/* A thread's first lock: its id, and its destructor armed. */
+__attribute__((__noinline__, __cold__, __unused__)) static void
+kcompat_held_arm(struct kcompat_held *h)
+{
+	int saved = errno;
+
+	(void)pthread_once(&kcompat_held_once, kcompat_held_init);
+	h->tid = (pid_t)syscall(SYS_gettid);
+	if (!kcompat_held_key_err)
+		(void)pthread_setspecific(kcompat_held_key, h);
+	errno = saved;
+}
+
+static inline pid_t kcompat_held_tid(void)
+{
+	struct kcompat_held *h = &kcompat_held;
+
+	if (__builtin_expect(!h->tid, 0))
+		kcompat_held_arm(h);
+	return h->tid;
+}
+
+/* @l is this thread's now, taken by @func. */
+static inline void kcompat_held_add(struct kcompat_lock *l, const char *func,
+				    const char *what)
+{
+	struct kcompat_held *h = &kcompat_held;
+
+	__atomic_store_n(&l->owner, kcompat_held_tid(), __ATOMIC_RELAXED);
+	if (__builtin_expect(h->n < KCOMPAT_HELD_MAX, 1)) {
+		h->e[h->n].l = l;
+		h->e[h->n].func = func;
+		h->e[h->n].what = what;
+		h->n++;
+		return;
+	}
+	h->over++;
+	devres_warn(NULL, func,
+		    KCOMPAT_HELD_FMT ": this thread holds %d compat locks, "
+				     "all its record keeps: if the thread "
+				     "ends with it held, its next locker "
+				     "takes it over",
+		    KCOMPAT_HELD_ARGS(what, l), KCOMPAT_HELD_MAX + h->over - 1);
+}
+
+/*
+ * @l is let go: off this thread's record if it is this thread's (another
+ * thread's unlock leaves its holder's record as it is: the destructor
+ * checks the holder first). The newest entry is the usual one.
+ */
+static inline void kcompat_held_del(struct kcompat_lock *l)
+{
+	struct kcompat_held *h = &kcompat_held;
+	int i = h->n;
+
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == h->tid) {
+		while (i-- > 0 && h->e[i].l != l)
+			;
+		if (i >= 0) {
+			for (; i + 1 < h->n; i++)
+				h->e[i] = h->e[i + 1];
+			h->n--;
+		} else if (h->over) {
+			h->over--;
+		}
+	}
+	__atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
+}
+
+/*
+ * The lock is taken: wait for it, KCOMPAT_HELD_WAIT_MS at a time, and
+ * after each wait ask whether its holder is still alive; take it over
+ * from one that is gone (its pthread mutex stays locked, now for this
+ * thread, whose unlock lets it go). No cancellation point on the way.
+ */
+__attribute__((__noinline__, __unused__)) static void
+kcompat_lock_wait(struct kcompat_lock *l, const char *func, const char *what)
+{
+	int saved = errno;
+
+	for (;;) {
+		struct timespec t;
+		pid_t owner;
+		int rc;
+
+		clock_gettime(CLOCK_REALTIME, &t);
+		t.tv_nsec += KCOMPAT_HELD_WAIT_MS * 1000000L;
+		if (t.tv_nsec >= 1000000000L) {
+			t.tv_sec++;
+			t.tv_nsec -= 1000000000L;
+		}
+		rc = pthread_mutex_timedlock(&l->m, &t);
+		if (!rc)
+			break;
+		if (rc != ETIMEDOUT) {
+			pthread_mutex_lock(&l->m);
+			break;
+		}
+		owner = __atomic_load_n(&l->owner, __ATOMIC_RELAXED);
+		if (!owner ||
+		    syscall(SYS_tgkill, kcompat_lock_pid(), owner, 0) == 0 ||
+		    errno != ESRCH)
+			continue;
+		/* One of the lockers takes it; the others wait for it. */
+		if (!__atomic_compare_exchange_n(
+			    &l->owner, &owner, kcompat_held_tid(), false,
+			    __ATOMIC_RELAXED, __ATOMIC_RELAXED))
+			continue;
+		devres_warn(NULL, func,
+			    KCOMPAT_HELD_FMT ": its holder, thread %d, ended "
+					     "without letting go of it: taken "
+					     "over",
+			    KCOMPAT_HELD_ARGS(what, l), (int)owner);
+		break;
+	}
+	errno = saved;
+}
+
+/*
+ * Lock @l for @func. A lock with no holder recorded is taken as pthread
+ * takes it (glibc's trylock costs about 5 ns more than its lock, which
+ * would more than double an uncontended pair); one with a holder, by the
+ * wait that asks after it. A locker that comes in the instant between
+ * another's take and its record of the holder waits as pthread does.
+ */
+static inline void kcompat_lock_take(struct kcompat_lock *l, const char *func,
+				     const char *what)
+{
+	if (__builtin_expect(!__atomic_load_n(&l->owner, __ATOMIC_RELAXED), 1))
+		pthread_mutex_lock(&l->m);
+	else
+		kcompat_lock_wait(l, func, what);
+	kcompat_held_add(l, func, what);
+}
+
+static inline int kcompat_lock_try(struct kcompat_lock *l, const char *func,
+				   const char *what)
+{
+	if (pthread_mutex_trylock(&l->m))
+		return 0;
+	kcompat_held_add(l, func, what);
+	return 1;
+}
+
+static inline void kcompat_lock_drop(struct kcompat_lock *l)
+{
+	kcompat_held_del(l);
+	pthread_mutex_unlock(&l->m);
+}
+
+/* A lock made anew (its init): free, named @name. */
+static inline void kcompat_lock_make(struct kcompat_lock *l, const char *name)
+{
+	pthread_mutex_init(&l->m, NULL);
+	l->owner = 0;
+	l->name = name;
+	__atomic_store_n(&l->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
+}
+
+/* A lock destroyed: off this thread's record if it holds it. */
+static inline void kcompat_lock_unmake(struct kcompat_lock *l)
+{
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == kcompat_held.tid &&
+	    kcompat_held.tid)
+		kcompat_held_del(l);
+	pthread_mutex_destroy(&l->m);
+}
+
+#endif /* KCOMPAT_LINUX_KCOMPAT_HELD_H */
