@@ -225,7 +225,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	resource_size_t len;
 	struct pci_map *m;
 	off_t off = 0;
-	void *addr;
+	void *addr = NULL; /* set wherever ret ends 0 */
 	int fd, ret;
 
 	if (!pdev || !pdev->p || bar < 0 || bar >= PCI_STD_NUM_BARS ||
