@@ -251,12 +251,43 @@ uint16_t pci_find_ext_capability(struct pci_dev *dev, int cap)
 	return 0;
 }
 
+/*
+ * While the device is enabled through sysfs, mastering is set and cleared
+ * through the config file kept at the enable, which the disable clears it
+ * through: a tree whose config file was replaced in between would
+ * otherwise have it set in one file and cleared in another, and the
+ * device's own file left mastering after the release. True when done so
+ * (@ret_ok: whether the access went through).
+ */
+static bool master_kept(struct pci_dev *dev, bool on, bool *ret_ok)
+{
+	uint8_t cmd, want;
+	bool kept;
+
+	pthread_mutex_lock(&dev->p->lock);
+	kept = dev->p->config_fd >= 0;
+	*ret_ok = false;
+	if (kept && pci__pread(dev->p->config_fd, &cmd, 1, PCI_COMMAND) == 1) {
+		want = on ? (uint8_t)(cmd | PCI_COMMAND_MASTER)
+			  : (uint8_t)(cmd & ~PCI_COMMAND_MASTER);
+		*ret_ok = want == cmd || pci__pwrite(dev->p->config_fd, &want,
+						     1, PCI_COMMAND) == 1;
+		if (*ret_ok)
+			dev->is_busmaster = on;
+	}
+	pthread_mutex_unlock(&dev->p->lock);
+	return kept;
+}
+
 static void set_master(struct pci_dev *dev, bool on)
 {
 	const char *func = on ? "pci_set_master" : "pci_clear_master";
 	uint16_t cmd, want;
+	bool ok;
 
 	if (!pci__dev_ok(dev, func))
+		return;
+	if (!pci__readonly() && master_kept(dev, on, &ok))
 		return;
 	if (pci_read_config_word(dev, PCI_COMMAND, &cmd))
 		return;
