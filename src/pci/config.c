@@ -253,10 +253,12 @@ uint16_t pci_find_ext_capability(struct pci_dev *dev, int cap)
 
 /*
  * While the device is enabled through sysfs, mastering is set and cleared
- * through the config file kept at the enable, which the disable clears it
- * through: a tree whose config file was replaced in between would
- * otherwise have it set in one file and cleared in another, and the
- * device's own file left mastering after the release. True when done so
+ * through one config file kept open from then until the disable, which
+ * clears it through that file too: a tree whose config file was replaced,
+ * or could not be opened for a moment, would otherwise have it set in one
+ * file and cleared in another (or in none), and the device's own file left
+ * mastering after the release. Opened here if the enable could not; a set
+ * that cannot open it sets nothing. True when the device is so enabled
  * (@ret_ok: whether the access went through).
  */
 static bool master_kept(struct pci_dev *dev, bool on, bool *ret_ok)
@@ -265,9 +267,16 @@ static bool master_kept(struct pci_dev *dev, bool on, bool *ret_ok)
 	bool kept;
 
 	pthread_mutex_lock(&dev->p->lock);
-	kept = dev->p->config_fd >= 0;
+	kept = dev->p->enable_fd >= 0;
 	*ret_ok = false;
-	if (kept && pci__pread(dev->p->config_fd, &cmd, 1, PCI_COMMAND) == 1) {
+	if (kept && dev->p->config_fd < 0) {
+		int fd = pci__open(dev, "config", O_RDWR);
+
+		if (fd >= 0)
+			dev->p->config_fd = fd;
+	}
+	if (kept && dev->p->config_fd >= 0 &&
+	    pci__pread(dev->p->config_fd, &cmd, 1, PCI_COMMAND) == 1) {
 		want = on ? (uint8_t)(cmd | PCI_COMMAND_MASTER)
 			  : (uint8_t)(cmd & ~PCI_COMMAND_MASTER);
 		*ret_ok = want == cmd || pci__pwrite(dev->p->config_fd, &want,
