@@ -75,6 +75,11 @@ struct pci_dev_private {
 	 */
 	int enable_fd;
 	int config_fd;
+	/*
+	 * The kept `enable` was closed behind the library's back and let go
+	 * (pci__kept_check()): the disable writes through a new open.
+	 */
+	bool enable_lost;
 	int *irqs;
 	unsigned int nirqs;
 	unsigned int nvec;
@@ -119,6 +124,14 @@ HIDDEN int pci__open(const struct pci_dev *pdev, const char *file, int flags);
 HIDDEN ssize_t pci__read_file(const struct pci_dev *pdev, const char *file,
 			      char *buf, size_t cap);
 HIDDEN void pci__close(int fd);
+/*
+ * driver.c: lets go of a kept `enable` or `config` file that a raw system
+ * call closed behind the library's back (its number may be another
+ * owner's file by now: base/own-fd.c WARNs), so that it is never read,
+ * written or closed again; the next access opens the file anew. Under
+ * p->lock, before each use of them.
+ */
+HIDDEN void pci__kept_check(struct pci_dev *dev);
 
 /*
  * pread() and pwrite() of a device's sysfs file, which are no
