@@ -19,9 +19,10 @@
  *     devm_ioremap_wc, pcim_iomap of a fake PCI function's BAR and
  *     dmam_alloc_coherent, the other owner mapping a file of its own;
  *   the library's own descriptors: an irq line's eventfd, the enable file
- *     and the config file a PCI device keeps while enabled; after the other
- *     owner takes the number the library uses it (an interrupt raised,
- *     mastering set and cleared, the device disabled, the line destroyed):
+ *     and the config file a PCI device keeps while enabled, a managed
+ *     thread's wake eventfd; after the other owner takes the number the
+ *     library uses it (an interrupt raised, mastering set and cleared, the
+ *     device disabled, the line destroyed, the thread stopped):
  *     it may fail, but must neither hang nor write into the other owner's
  *     file, nor close it.
  * VFIO's descriptors are left to the VM's tests (tests/vm).
@@ -530,6 +531,33 @@ static void use_pci(void)
 	pci_disable_device(pdev);
 }
 
+static struct devres_thread *row_thread;
+
+/* Waits on its wake eventfd, for at most 100 ms at a time. */
+static int sleeper(void *arg)
+{
+	(void)arg;
+	while (!devres_thread_should_stop())
+		devres_thread_sleep(100);
+	return 0;
+}
+
+static int make_thread(void)
+{
+	bool before[MAXFD];
+
+	snapshot(before);
+	row_thread = devm_thread_run(&tdev, sleeper, NULL, "raw-thread");
+	assert_false(IS_ERR(row_thread));
+	return new_fd(before, "[eventfd]");
+}
+
+/* The stop writes the wake eventfd: the thread still stops. */
+static void use_thread(void)
+{
+	assert_int_equal(devm_thread_stop(&tdev, row_thread), 0);
+}
+
 struct own_kind {
 	const char *name;
 	int (*make)(void);
@@ -540,6 +568,7 @@ static const struct own_kind own_kinds[] = {
 	{ "irq line eventfd", make_line, use_line },
 	{ "PCI enable file", make_enable, use_pci },
 	{ "PCI config file", make_config, use_pci },
+	{ "managed thread wake eventfd", make_thread, use_thread },
 };
 
 static const struct own_kind *cur_own_kind;
