@@ -15,6 +15,7 @@
  */
 #include <fcntl.h>
 #include <stdio.h>
+#include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
 #include "subsys.h"
@@ -44,6 +45,7 @@ int devres__map_identity(uintptr_t a, size_t len, struct devres__map_id *ret_id)
 		unsigned long long off;
 		unsigned int major, minor;
 		bool was_tail = tail;
+		char *p;
 
 		/*
 		 * A line longer than the buffer (a file under a long path)
@@ -54,9 +56,19 @@ int devres__map_identity(uintptr_t a, size_t len, struct devres__map_id *ret_id)
 		tail = !strchr(line, '\n');
 		if (was_tail)
 			continue;
+		/*
+		 * The lines come sorted by address: the range's first, read
+		 * cheaply, decides whether to parse the rest of a line, and
+		 * one past the range ends the read (the kernel makes no more
+		 * of the file than is read).
+		 */
+		s = strtoul(line, &p, 16);
+		if (*p != '-' || strtoul(p + 1, NULL, 16) <= a)
+			continue;
+		if (s >= end)
+			break;
 		if (sscanf(line, "%lx-%lx %*s %llx %x:%x %lu", &s, &e, &off,
-			   &major, &minor, &ino) != 6 ||
-		    e <= a || s >= end)
+			   &major, &minor, &ino) != 6)
 			continue;
 		if (s > next)
 			one = false; /* a hole */
