@@ -60,6 +60,8 @@
 #define RW (PROT_READ | PROT_WRITE)
 #define MAXFD 1024
 
+#include "misuse/map-kinds.h"
+
 static const char pattern[] = "the other owner's bytes";
 
 /* ---- the other owner ---- */
@@ -297,39 +299,6 @@ static char *acq_mmap_file(void)
 	return p;
 }
 
-static char *acq_mmap_anon(void)
-{
-	char *p = devm_mmap(&tdev, NULL, LEN, RW, MAP_PRIVATE | MAP_ANONYMOUS,
-			    -1, 0);
-
-	assert_false(IS_ERR(p));
-	return p;
-}
-
-static char *acq_ioremap(void)
-{
-	char *p = devm_ioremap(&tdev, WIN, LEN);
-
-	assert_non_null(p);
-	return p;
-}
-
-static char *acq_ioremap_wc(void)
-{
-	char *p = devm_ioremap_wc(&tdev, WIN, LEN);
-
-	assert_non_null(p);
-	return p;
-}
-
-static char *acq_pcim_iomap(void)
-{
-	char *p = pcim_iomap(pdev, 0, 0);
-
-	assert_non_null(p);
-	return p;
-}
-
 static char *acq_dmam(void)
 {
 	dma_addr_t handle;
@@ -347,10 +316,10 @@ struct map_kind {
 
 static const struct map_kind map_kinds[] = {
 	{ "devm_mmap", acq_mmap_file, false },
-	{ "devm_mmap", acq_mmap_anon, false },
-	{ "devm_ioremap", acq_ioremap, false },
-	{ "devm_ioremap_wc", acq_ioremap_wc, false },
-	{ "pcim_iomap", acq_pcim_iomap, true },
+	{ "devm_mmap", devm_mmap_acq, false },
+	{ "devm_ioremap", devm_ioremap_acq, false },
+	{ "devm_ioremap_wc", devm_ioremap_wc_acq, false },
+	{ "pcim_iomap", pcim_iomap_acq, true },
 	{ "dmam_alloc_coherent", acq_dmam, false },
 };
 
