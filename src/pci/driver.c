@@ -195,8 +195,7 @@ void pci__kept_check(struct pci_dev *dev)
 	if (dev->p->enable_fd >= 0 &&
 	    !devres__own_fd_check(dev->p->enable_fd)) {
 		pci__close(dev->p->enable_fd);
-		dev->p->enable_fd = -1;
-		dev->p->enable_lost = true;
+		dev->p->enable_fd = PCI_ENABLE_LOST;
 	}
 	if (dev->p->config_fd >= 0 &&
 	    !devres__own_fd_check(dev->p->config_fd)) {
@@ -231,7 +230,7 @@ static bool enable_off(struct pci_dev *dev)
 	pci__kept_check(dev);
 	/* Read-only mode writes nothing, not even a disable. */
 	if (!pci__readonly() &&
-	    (dev->p->enable_fd >= 0 || dev->p->enable_lost)) {
+	    (dev->p->enable_fd >= 0 || dev->p->enable_fd == PCI_ENABLE_LOST)) {
 		if (dev->is_busmaster && dev->p->config_fd >= 0)
 			master_off_kept(dev);
 		enable_write_off(dev);
@@ -247,7 +246,6 @@ void pci__enable_files_close(struct pci_dev *dev)
 	if (dev->p->config_fd >= 0)
 		pci__close(dev->p->config_fd);
 	dev->p->enable_fd = dev->p->config_fd = -1;
-	dev->p->enable_lost = false;
 }
 
 static bool pdev_ok(const struct pci_dev *dev, const char *func)

@@ -71,15 +71,11 @@ struct pci_dev_private {
 	/*
 	 * From the first enable to the last disable: `enable` and `config`,
 	 * as checked at the enable, so that disabling (a release) needs no
-	 * new fd; -1 otherwise, or when a backend enables the device.
+	 * new fd; -1 otherwise, or when a backend enables the device;
+	 * PCI_ENABLE_LOST (below) for `enable` let go by pci__kept_check().
 	 */
 	int enable_fd;
 	int config_fd;
-	/*
-	 * The kept `enable` was closed behind the library's back and let go
-	 * (pci__kept_check()): the disable writes through a new open.
-	 */
-	bool enable_lost;
 	int *irqs;
 	unsigned int nirqs;
 	unsigned int nvec;
@@ -132,6 +128,11 @@ HIDDEN void pci__close(int fd);
  * p->lock, before each use of them.
  */
 HIDDEN void pci__kept_check(struct pci_dev *dev);
+/*
+ * p->enable_fd once the kept `enable` was let go so: the device is still
+ * enabled through sysfs, and its disable writes through a new open.
+ */
+#define PCI_ENABLE_LOST (-2)
 
 /*
  * pread() and pwrite() of a device's sysfs file, which are no
