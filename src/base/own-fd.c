@@ -45,6 +45,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/stat.h>
 #include "internal.h"
 
 #define CHUNK_SHIFT 8
@@ -54,7 +55,14 @@
 struct own {
 	unsigned char kind; /* enum devres__own_kind; 0: free */
 	bool closing;	    /* the library is closing it */
+	/*
+	 * Closed behind the library's back (devres__own_fd_check()): no
+	 * longer the library's, though its subsystem still holds the number.
+	 */
+	bool lost;
 	int pid;
+	dev_t st_dev; /* the open file recorded, by fstat(); 0, 0: none */
+	ino_t st_ino;
 	char name[40];
 };
 
@@ -127,14 +135,22 @@ static void count(long delta)
 static void record(int fd, enum devres__own_kind kind, const char *name)
 {
 	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, true);
+	struct stat st;
 
 	if (!o)
 		return;
 	/* A record already there: renamed, or another process's replaced. */
 	if (!__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
 		count(1);
+	if (fstat(fd, &st)) {
+		st.st_dev = 0;
+		st.st_ino = 0;
+	}
+	o->st_dev = st.st_dev;
+	o->st_ino = st.st_ino;
 	o->pid = devres__pid_now();
 	o->closing = false;
+	__atomic_store_n(&o->lost, false, __ATOMIC_RELAXED);
 	snprintf(o->name, sizeof(o->name), "%s", name ? name : "?");
 	__atomic_store_n(&o->kind, (unsigned char)kind, __ATOMIC_RELEASE);
 }
@@ -226,6 +242,7 @@ static void clear(struct own *o)
 		return;
 	__atomic_store_n(&o->kind, 0, __ATOMIC_RELAXED);
 	o->closing = false;
+	__atomic_store_n(&o->lost, false, __ATOMIC_RELAXED);
 	count(-1);
 	pthread_cond_broadcast(&cleared);
 }
@@ -303,8 +320,56 @@ static int dir_call(void *arg)
 	return closedir(arg);
 }
 
+bool devres__own_fd_check(int fd)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+	char name[sizeof(o->name)];
+	int saved = errno, cancel;
+	unsigned char kind = 0;
+	struct stat st;
+	bool open;
+
+	/* Not recorded, or a parent's: nothing to compare with. */
+	if (!o || !__atomic_load_n(&o->kind, __ATOMIC_ACQUIRE) ||
+	    o->pid != devres__pid_now() || (!o->st_dev && !o->st_ino))
+		return true;
+	if (__atomic_load_n(&o->lost, __ATOMIC_ACQUIRE))
+		return false;
+	open = fstat(fd, &st) == 0;
+	if (open && st.st_dev == o->st_dev && st.st_ino == o->st_ino) {
+		errno = saved;
+		return true;
+	}
+	cancel = devres__cancel_off();
+	pthread_mutex_lock(&lock);
+	if (__atomic_load_n(&o->kind, __ATOMIC_RELAXED) &&
+	    !__atomic_load_n(&o->lost, __ATOMIC_RELAXED)) {
+		kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
+		snprintf(name, sizeof(name), "%s", o->name);
+		__atomic_store_n(&o->lost, true, __ATOMIC_RELEASE);
+	}
+	pthread_mutex_unlock(&lock);
+	devres__cancel_restore(cancel);
+	if (kind)
+		devres__warn(NULL, name,
+			     "fd %d, %s, was closed behind the library's "
+			     "back%s: no longer used",
+			     fd, kinds[kind],
+			     open ? " and now is another file" : "");
+	errno = saved;
+	return false;
+}
+
 int devres__own_fd_close(int fd)
 {
+	int saved = errno;
+
+	/* Closed behind the library's back: the number is not its own. */
+	if (!devres__own_fd_check(fd)) {
+		devres__own_fd_forget(fd);
+		errno = saved;
+		return -1;
+	}
 	return own_close(fd, fd_call, &fd);
 }
 
@@ -334,7 +399,8 @@ static bool held(unsigned int fd, unsigned char *ret_kind, char *name,
 	       o->pid == pid)
 		pthread_cond_wait(&cleared, &lock);
 	*ret_kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
-	if (!*ret_kind || o->pid != pid)
+	if (!*ret_kind || o->pid != pid ||
+	    __atomic_load_n(&o->lost, __ATOMIC_RELAXED))
 		return false;
 	snprintf(name, len, "%s", o->name);
 	return true;
@@ -419,6 +485,8 @@ unsigned char devres__own_fd_kind(int fd, char *name, size_t len,
 	       o->pid == pid && fd != closing_fd)
 		pthread_cond_wait(&cleared, &lock);
 	kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
+	if (__atomic_load_n(&o->lost, __ATOMIC_RELAXED))
+		kind = 0;
 	if (kind) {
 		snprintf(name, len, "%s", o->name);
 		*ret_inherited = o->pid != pid;

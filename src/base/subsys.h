@@ -346,6 +346,13 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
  * devres__maps_held (this thread holds the lock: go straight on), and
  * call devres__maps_check() once something is recorded.
  */
+/* What /proc/self/maps shows over a range (maps-id.c). */
+struct devres__map_id {
+	unsigned int major, minor;
+	unsigned long ino;
+	unsigned long long off; /* at the range's first byte */
+};
+
 struct devres__map {
 	uintptr_t start, end;
 	struct devres__owner owner;
@@ -360,6 +367,9 @@ struct devres__map {
 	 * under the subsystem's lock; devres__maps_readonly set first.
 	 */
 	bool readonly;
+	/* What was mapped there when recorded (devres__map_identify()). */
+	bool have_id;
+	struct devres__map_id id;
 };
 
 /* Whether any record was ever made read-only: mprotect() then looks. */
@@ -460,6 +470,34 @@ HIDDEN bool devres__map_remove(struct devres__map *m);
  */
 HIDDEN bool devres__map_remove_unmap(struct devres__map *m, void *addr,
 				     size_t len);
+/*
+ * maps-id.c: the identity of a recorded range, so that a release does not
+ * unmap what a raw system call put there. devres__map_identity() says
+ * what is mapped over [a, a + len): DEVRES_MAP_GONE (nothing), _SAME (all
+ * of it, from one object at consistent offsets, in *@ret_id), _OTHER
+ * (holes, or more than one object), _UNKNOWN (no /proc); errno kept.
+ * devres__map_identify() records @m's, before devres__map_add() (one read
+ * of /proc/self/maps); devres__map_now() compares it with what is there
+ * now (_OTHER when it differs; _UNKNOWN without one recorded).
+ * devres__map_put() is a release's devres__map_remove_unmap() that
+ * leaves the range mapped, with one WARN on @dev in @call's name, when it
+ * was unmapped or replaced behind the library's back; the same return.
+ */
+enum {
+	DEVRES_MAP_GONE,
+	DEVRES_MAP_SAME,
+	DEVRES_MAP_OTHER,
+	DEVRES_MAP_UNKNOWN
+};
+
+HIDDEN int devres__map_identity(uintptr_t a, size_t len,
+				struct devres__map_id *ret_id);
+HIDDEN void devres__map_identify(struct devres__map *m);
+HIDDEN int devres__map_now(const struct devres__map *m);
+HIDDEN void devres__map_warn_behind(struct device *dev, const char *call,
+				    const struct devres__map *m, int what);
+HIDDEN bool devres__map_put(struct devres__map *m, void *addr, size_t len,
+			    struct device *dev, const char *call);
 HIDDEN void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
 			  off_t off);
 HIDDEN int devres__munmap(void *addr, size_t len);
@@ -632,7 +670,7 @@ enum devres__own_kind {
 	DEVRES_OWN_PAGEMAP,	   /* dma/pagemap.c */
 	DEVRES_OWN_IO_WINDOW,	   /* io/iomap.c */
 	DEVRES_OWN_PATH_WALK,	   /* base/resolve.c */
-	DEVRES_OWN_MAPS,	   /* posix/mmap.c */
+	DEVRES_OWN_MAPS,	   /* base/maps-id.c */
 	DEVRES_OWN_NR,
 };
 
@@ -657,6 +695,18 @@ HIDDEN void devres__own_fd_exit(bool entered);
 HIDDEN void devres__own_fd_opened(int fd, enum devres__own_kind kind,
 				  const char *name);
 HIDDEN int devres__own_fd_close(int fd);
+/*
+ * Whether @fd still is the file the library recorded at its open (its
+ * device and inode, by fstat()), asked before the library writes through
+ * a number it keeps: false when a raw system call closed it behind the
+ * library's back (the number may be another owner's by now). The record
+ * is then marked lost, with one WARN naming it: the program's calls on
+ * the number are no longer refused, every later check says false, and
+ * devres__own_fd_close() forgets it without closing the number. An
+ * eventfd or epoll put at the number looks the same (they share an
+ * inode). true for a number not recorded. errno kept.
+ */
+HIDDEN bool devres__own_fd_check(int fd);
 /* closedir() and fclose() of a stream over a recorded number. */
 HIDDEN int devres__own_dir_close(DIR *dir);
 HIDDEN int devres__own_file_close(FILE *f);

@@ -139,12 +139,18 @@ int devres__dma_rec_add(struct dma_rec *rec, void *cpu, size_t len)
 	rec->map.end = (uintptr_t)cpu + ((len + page - 1) & ~(page - 1));
 	rec->map.take = take_by_hand;
 	rec->map.who = who_by_hand;
+	/*
+	 * What its free checks is still there (base/maps-id.c): anonymous
+	 * private memory, device 0, inode 0, known without a read.
+	 */
+	rec->map.have_id = true;
+	rec->map.id = (struct devres__map_id){ 0 };
 	return devres__map_add(&rec->map);
 }
 
 void devres__dma_rec_put(struct dma_rec *rec, void *cpu, size_t len)
 {
-	devres__map_remove_unmap(&rec->map, cpu, len);
+	devres__map_put(&rec->map, cpu, len, rec->dev, "dmam_alloc_coherent");
 	if (!rec->kept)
 		free(rec);
 }

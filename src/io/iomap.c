@@ -373,6 +373,9 @@ void *io__remap(phys_addr_t offset, size_t size,
 				       .take = take_by_hand,
 				       .who = who_by_hand };
 	m->recorded = owner != NULL;
+	/* What its release checks is still there (base/maps-id.c). */
+	if (owner)
+		devres__map_identify(&m->rec);
 	pthread_mutex_lock(&io_lock);
 	m->next = maps;
 	maps = m;
@@ -407,12 +410,14 @@ static void unmap(struct iomap *m)
 	/*
 	 * Out of the table and unmapped under one hold of its lock (a plain
 	 * mmap(MAP_FIXED) cannot land in between); a plain call that took
-	 * it first unmapped it there.
+	 * it first unmapped it there. One unmapped or replaced by a raw
+	 * system call is left mapped, with a WARN.
 	 */
 	if (!m->recorded)
 		devres__munmap(m->base, m->len);
 	else
-		devres__map_remove_unmap(&m->rec, m->base, m->len);
+		devres__map_put(&m->rec, m->base, m->len, m->owner.dev,
+				m->owner.call ? m->owner.call : "ioremap");
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	/* Unpinned only once unmapped: the window outlives its mappings. */

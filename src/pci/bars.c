@@ -289,6 +289,9 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	}
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)m->len);
+	/* What its release checks is still there (base/maps-id.c). */
+	if (owner)
+		devres__map_identify(&m->rec);
 	if (owner && devres__map_add(&m->rec)) {
 		struct devres__hand h;
 		bool owned;
@@ -343,12 +346,14 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	/*
 	 * Out of the table and unmapped under one hold of its lock (a plain
 	 * mmap(MAP_FIXED) cannot land in between); a plain call that took
-	 * it first unmapped it there.
+	 * it first unmapped it there. One unmapped or replaced by a raw
+	 * system call is left mapped, with a WARN.
 	 */
 	if (!m->recorded)
 		devres__munmap(m->addr, m->len);
 	else
-		devres__map_remove_unmap(&m->rec, m->addr, m->len);
+		devres__map_put(&m->rec, m->addr, m->len, owner,
+				m->owner.call ? m->owner.call : "pci_iomap");
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	free(m);

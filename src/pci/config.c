@@ -267,7 +267,8 @@ static bool master_kept(struct pci_dev *dev, bool on, bool *ret_ok)
 	bool kept;
 
 	pthread_mutex_lock(&dev->p->lock);
-	kept = dev->p->enable_fd >= 0;
+	pci__kept_check(dev);
+	kept = dev->p->enable_fd >= 0 || dev->p->enable_fd == PCI_ENABLE_LOST;
 	*ret_ok = false;
 	if (kept && dev->p->config_fd < 0) {
 		int fd = pci__open(dev, "config", O_RDWR);

@@ -190,6 +190,33 @@ static void master_off_kept(struct pci_dev *dev)
 	dev->is_busmaster = false;
 }
 
+void pci__kept_check(struct pci_dev *dev)
+{
+	if (dev->p->enable_fd >= 0 &&
+	    !devres__own_fd_check(dev->p->enable_fd)) {
+		pci__close(dev->p->enable_fd);
+		dev->p->enable_fd = PCI_ENABLE_LOST;
+	}
+	if (dev->p->config_fd >= 0 &&
+	    !devres__own_fd_check(dev->p->config_fd)) {
+		pci__close(dev->p->config_fd);
+		dev->p->config_fd = -1;
+	}
+}
+
+/* "0" into `enable`: through the kept file, or one opened for it. */
+static void enable_write_off(struct pci_dev *dev)
+{
+	int fd = dev->p->enable_fd;
+
+	if (fd < 0)
+		fd = pci__open(dev, "enable", O_WRONLY);
+	if (fd >= 0)
+		(void)!pci__pwrite(fd, "0", 1, 0);
+	if (fd >= 0 && fd != dev->p->enable_fd)
+		pci__close(fd);
+}
+
 /*
  * The last disable; best effort, the device counts as disabled whatever
  * the writes say. Whether mastering is left to clear the usual way.
@@ -200,11 +227,13 @@ static bool enable_off(struct pci_dev *dev)
 		(void)dev->p->backend->enable(dev, dev->p->backend_data, false);
 		return dev->is_busmaster;
 	}
+	pci__kept_check(dev);
 	/* Read-only mode writes nothing, not even a disable. */
-	if (!pci__readonly() && dev->p->enable_fd >= 0) {
+	if (!pci__readonly() &&
+	    (dev->p->enable_fd >= 0 || dev->p->enable_fd == PCI_ENABLE_LOST)) {
 		if (dev->is_busmaster && dev->p->config_fd >= 0)
 			master_off_kept(dev);
-		(void)!pci__pwrite(dev->p->enable_fd, "0", 1, 0);
+		enable_write_off(dev);
 	}
 	pci__enable_files_close(dev);
 	return dev->is_busmaster && !pci__readonly();

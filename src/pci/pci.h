@@ -71,7 +71,8 @@ struct pci_dev_private {
 	/*
 	 * From the first enable to the last disable: `enable` and `config`,
 	 * as checked at the enable, so that disabling (a release) needs no
-	 * new fd; -1 otherwise, or when a backend enables the device.
+	 * new fd; -1 otherwise, or when a backend enables the device;
+	 * PCI_ENABLE_LOST (below) for `enable` let go by pci__kept_check().
 	 */
 	int enable_fd;
 	int config_fd;
@@ -119,6 +120,19 @@ HIDDEN int pci__open(const struct pci_dev *pdev, const char *file, int flags);
 HIDDEN ssize_t pci__read_file(const struct pci_dev *pdev, const char *file,
 			      char *buf, size_t cap);
 HIDDEN void pci__close(int fd);
+/*
+ * driver.c: lets go of a kept `enable` or `config` file that a raw system
+ * call closed behind the library's back (its number may be another
+ * owner's file by now: base/own-fd.c WARNs), so that it is never read,
+ * written or closed again; the next access opens the file anew. Under
+ * p->lock, before each use of them.
+ */
+HIDDEN void pci__kept_check(struct pci_dev *dev);
+/*
+ * p->enable_fd once the kept `enable` was let go so: the device is still
+ * enabled through sysfs, and its disable writes through a new open.
+ */
+#define PCI_ENABLE_LOST (-2)
 
 /*
  * pread() and pwrite() of a device's sysfs file, which are no

@@ -374,24 +374,37 @@ static void move_twins(unsigned int lo, unsigned int hi)
 
 /*
  * The first listed stream whose descriptor is in [@lo, @hi] and still its
- * open file, taken off the list; NULL if none. Under the lock, where no
- * listed stream is freed.
+ * open file, taken off the list (its twin too, in *@ret_twin); NULL if
+ * none. Under the lock, where no listed stream is freed.
  */
-static struct stream_dr *take_stream_fd(unsigned int lo, unsigned int hi)
+static struct stream_dr *take_stream_fd(unsigned int lo, unsigned int hi,
+					int *ret_twin)
 {
 	for (struct stream_dr **pp = &streams; *pp; pp = &(*pp)->next) {
 		struct stream_dr *dr = *pp;
-		struct stat st;
 
-		if ((unsigned int)dr->fd < lo || (unsigned int)dr->fd > hi ||
-		    fstat(dr->fd, &st) || st.st_dev != dr->st_dev ||
-		    st.st_ino != dr->st_ino)
+		if (dr->id.fd < 0 || (unsigned int)dr->id.fd < lo ||
+		    (unsigned int)dr->id.fd > hi || !posix__fd_same(&dr->id))
 			continue;
 		*pp = dr->next;
 		count(&posix__streams_listed, -1);
+		unlink_twin(&dr->id);
+		*ret_twin = dr->id.twin;
 		return dr;
 	}
 	return NULL;
+}
+
+/*
+ * What a stream's node dropped by hand leaves: its twin closed (one
+ * inside [@lo, @hi] is left to the call that closes the range) and the
+ * ledger counted.
+ */
+static void stream_dropped(int twin, unsigned int lo, unsigned int hi)
+{
+	if (twin >= 0 && ((unsigned int)twin < lo || (unsigned int)twin > hi))
+		posix__close_next(twin);
+	devres__ledger_add(DL_FDS, twin >= 0 ? -2 : -1);
 }
 
 /*
@@ -406,12 +419,12 @@ static void streams_closing(const char *func, unsigned int lo, unsigned int hi)
 		struct devres__hand hand = { .pid = 0 };
 		struct stream_dr *dr;
 		char what[40];
-		int fd = -1;
+		int fd = -1, twin = -1;
 
 		pthread_mutex_lock(&lock);
-		dr = take_stream_fd(lo, hi);
+		dr = take_stream_fd(lo, hi, &twin);
 		if (dr) {
-			fd = dr->fd;
+			fd = dr->id.fd;
 			devres__disown(&dr->owner, &hand);
 		}
 		pthread_mutex_unlock(&lock);
@@ -419,7 +432,7 @@ static void streams_closing(const char *func, unsigned int lo, unsigned int hi)
 			return;
 		snprintf(what, sizeof(what), "fd %d, a stream's,", fd);
 		devres__warn_hand(&hand, func, what);
-		devres__ledger_add(DL_FDS, -1);
+		stream_dropped(twin, lo, hi);
 	}
 }
 
@@ -474,19 +487,25 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 
 void posix__stream_list(struct stream_dr *dr)
 {
+	struct fd_dr *id = &dr->id;
 	struct stat st;
 
-	dr->fd = fileno(dr->f);
-	if (dr->fd >= 0 && fstat(dr->fd, &st) == 0) {
-		dr->st_dev = st.st_dev;
-		dr->st_ino = st.st_ino;
-	} else {
-		dr->fd = -1;
+	*id = (struct fd_dr){ .fd = fileno(dr->f), .twin = -1 };
+	if (id->fd >= 0)
+		id->twin = posix__fd_twin(id->fd);
+	/* The fallback's identity, needed only without a twin. */
+	if (id->fd >= 0 && id->twin < 0 && fstat(id->fd, &st) == 0) {
+		id->have_id = true;
+		id->st_dev = st.st_dev;
+		id->st_ino = st.st_ino;
+		id->mode = posix__fd_mode(id->fd);
 	}
+	devres__ledger_add(DL_FDS, id->twin >= 0 ? 2 : 1);
 	pthread_mutex_lock(&lock);
 	dr->next = streams;
 	streams = dr;
 	count(&posix__streams_listed, 1);
+	link_twin(id);
 	pthread_mutex_unlock(&lock);
 }
 
@@ -512,6 +531,7 @@ bool posix__stream_unlist(struct stream_dr *dr)
 		*pp = dr->next;
 		dr->owner.dev = NULL;
 		count(&posix__streams_listed, -1);
+		unlink_twin(&dr->id);
 	}
 	pthread_mutex_unlock(&lock);
 	return mine;
@@ -521,7 +541,7 @@ void posix__stream_closing(FILE *f)
 {
 	struct devres__hand hand = { .pid = 0 };
 	struct stream_dr **pp, *dr = NULL;
-	int saved = errno;
+	int saved = errno, twin = -1;
 
 	pthread_mutex_lock(&lock);
 	pp = stream_link(f);
@@ -529,12 +549,14 @@ void posix__stream_closing(FILE *f)
 		dr = *pp;
 		*pp = dr->next;
 		count(&posix__streams_listed, -1);
+		unlink_twin(&dr->id);
+		twin = dr->id.twin;
 		devres__disown(&dr->owner, &hand);
 	}
 	pthread_mutex_unlock(&lock);
 	if (dr) {
 		devres__warn_hand(&hand, "fclose", "a stream");
-		devres__ledger_add(DL_FDS, -1);
+		stream_dropped(twin, 1, 0);
 	}
 	errno = saved;
 }

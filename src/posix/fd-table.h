@@ -39,17 +39,17 @@ struct fd_dr {
 };
 
 /*
- * A managed stream: the data of its devres node. @fd, @st_dev and @st_ino
- * are its descriptor's number and open file when it was listed, so that a
- * close of that number by hand is caught as long as it is still that file.
+ * A managed stream: the data of its devres node. @id is its descriptor
+ * as a managed descriptor's would be (@id.fd its number, @id.twin its
+ * twin, or the fallback's identity; @id's other fields unused), so that
+ * a close of that number by hand is caught while it still is that open
+ * file, and the release closes the number only then.
  */
 struct stream_dr {
 	FILE *f;
 	struct devres__owner owner;
 	struct stream_dr *next;
-	int fd;
-	dev_t st_dev;
-	ino_t st_ino;
+	struct fd_dr id;
 };
 
 /* fd-table.c: which open file a managed number refers to. */
@@ -63,7 +63,9 @@ HIDDEN bool posix__fd_same(const struct fd_dr *dr);
  * where the twin alone catches a close by hand, at release); takes it off
  * in its release or devm_close(): true if it was still there, false if a
  * close by hand took it (which closed its twin and counted the ledger).
- * A stream is always listed (the list takes no memory).
+ * A stream is always listed (the list takes no memory); its listing
+ * makes its twin and counts the ledger, and its unlisting leaves the
+ * twin in @dr->id.twin for its release to close.
  */
 HIDDEN void posix__fd_list(struct fd_dr *dr);
 HIDDEN bool posix__fd_unlist(struct fd_dr *dr);

@@ -32,92 +32,11 @@
 #include "base/subsys.h"
 #include <devres/posix.h>
 
-struct map_id {
-	unsigned int major, minor;
-	unsigned long ino;
-	unsigned long long off; /* at the range's first byte */
-};
-
 struct map_dr {
 	void *addr;
 	size_t len;
-	bool have_id;
-	struct map_id id;
 	struct devres__map rec;
 };
-
-enum {
-	MAP_GONE,
-	MAP_SAME,
-	MAP_OTHER,
-	MAP_UNKNOWN
-};
-
-/*
- * What is mapped over [a, a + len): MAP_GONE (nothing), MAP_SAME (all of
- * it, from one object at consistent offsets, filled in *@ret_id),
- * MAP_OTHER (holes, or more than one object), MAP_UNKNOWN (no /proc).
- */
-static int map_identity(uintptr_t a, size_t len, struct map_id *ret_id)
-{
-	FILE *f = NULL;
-	uintptr_t next = a, end = a + len;
-	bool any = false, one = true;
-	struct map_id id = { 0 };
-	char line[512];
-	bool tail = false;
-	int fd;
-
-	/* open(), not fopen(): nothing that allocates inside the bracket. */
-	devres__own_fd_opening();
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
-	devres__own_fd_opened(fd, DEVRES_OWN_MAPS, "a managed mapping");
-	if (fd >= 0 && !(f = fdopen(fd, "r")))
-		devres__own_fd_close(fd);
-	if (!f)
-		return MAP_UNKNOWN;
-	while (fgets(line, sizeof(line), f)) {
-		unsigned long s, e, ino;
-		unsigned long long off;
-		unsigned int major, minor;
-		bool was_tail = tail;
-
-		/*
-		 * A line longer than the buffer (a file under a long path)
-		 * comes in pieces: only its first holds the fields, the rest
-		 * is the path, which anybody who can name a file can make
-		 * look like a line of its own.
-		 */
-		tail = !strchr(line, '\n');
-		if (was_tail)
-			continue;
-		if (sscanf(line, "%lx-%lx %*s %llx %x:%x %lu", &s, &e, &off,
-			   &major, &minor, &ino) != 6 ||
-		    e <= a || s >= end)
-			continue;
-		if (s > next)
-			one = false; /* a hole */
-		if (!any) {
-			/* Anonymous private memory shows no offset. */
-			id = (struct map_id){ major, minor, ino,
-					      ino ? off + (s < a ? a - s : 0)
-						  : 0 };
-			one = one && s <= a;
-		} else if (major != id.major || minor != id.minor ||
-			   ino != id.ino || (ino && off != id.off + (s - a))) {
-			one = false;
-		}
-		any = true;
-		next = e;
-	}
-	devres__own_file_close(f);
-	if (!any)
-		return MAP_GONE;
-	if (!one || next < end)
-		return MAP_OTHER;
-	*ret_id = id;
-	return MAP_SAME;
-}
 
 /* @len in whole pages, or 0 when that does not fit in a size_t. */
 static size_t page_align(size_t len)
@@ -138,43 +57,19 @@ static int match_node(struct device *dev, void *res, void *data)
 static void devm_mmap_release(struct device *dev, void *res)
 {
 	struct map_dr *dr = res;
-	int saved = errno, what = MAP_UNKNOWN;
-	struct map_id now;
+	int saved = errno;
 
 	/*
-	 * Its identity first, while the record is in the table: a plain
-	 * call meanwhile still takes it, with its WARN.
-	 */
-	if (dr->have_id)
-		what = map_identity((uintptr_t)dr->addr, dr->len, &now);
-	if (what == MAP_SAME &&
-	    (now.major != dr->id.major || now.minor != dr->id.minor ||
-	     now.ino != dr->id.ino || now.off != dr->id.off))
-		what = MAP_OTHER;
-	/*
-	 * Out of the table and unmapped under one hold of its lock: a plain
+	 * Out of the table and unmapped under one hold of its lock, unless
+	 * it is no longer what was mapped (base/maps-id.c): a plain
 	 * mmap(MAP_FIXED) of another owner's cannot land in between and be
 	 * unmapped here. A plain call that took it first unmapped it there
 	 * and dropped its counts.
 	 */
-	if (what == MAP_GONE || what == MAP_OTHER) {
-		if (!devres__map_remove(&dr->rec))
-			return;
-	} else if (!devres__map_remove_unmap(&dr->rec, dr->addr, dr->len)) {
+	if (!devres__map_put(&dr->rec, dr->addr, dr->len, dev, "devm_mmap"))
 		return;
-	}
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)dr->len);
-	if (what == MAP_GONE)
-		devres__warn(dev, "devm_mmap",
-			     "[%p, +%zu) was unmapped behind the library's "
-			     "back",
-			     dr->addr, dr->len);
-	else if (what == MAP_OTHER)
-		devres__warn(dev, "devm_mmap",
-			     "[%p, +%zu) was unmapped behind the library's "
-			     "back and now is another mapping: left mapped",
-			     dr->addr, dr->len);
 	errno = saved;
 }
 
@@ -216,7 +111,6 @@ void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
 	}
 	dr->addr = p;
 	dr->len = mapped;
-	dr->have_id = map_identity((uintptr_t)p, mapped, &dr->id) == MAP_SAME;
 	dr->rec = (struct devres__map){
 		.start = (uintptr_t)p,
 		.end = (uintptr_t)p + mapped,
@@ -224,6 +118,7 @@ void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
 			   "devm_munmap()" },
 		.dropped = devm_mmap_dropped,
 	};
+	devres__map_identify(&dr->rec);
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)mapped);
 	devres_add(dev, dr);

@@ -12,6 +12,7 @@
  * freed, so that neither devm_fclose() nor the release reads it again.
  */
 #include <errno.h>
+#include <fcntl.h>
 #include <stdlib.h>
 #include <string.h>
 #include "fd-table.h"
@@ -20,13 +21,45 @@
 /* Room for a usual mode, the "e" added and the NUL; longer ones on the heap. */
 #define MODE_MAX 16
 
-/* fclose() is a cancellation point; no call of the library is one. */
-static int stream_put(FILE *f)
+/*
+ * Whether @dr's descriptor still is the open file the stream acquired:
+ * closed behind the library's back (a raw system call, a close inside
+ * libc), its number may be another owner's by now. Then the stream is
+ * pointed at its twin (or at no number), so that fclose() flushes into
+ * the stream's own open file and closes that, never the number. The
+ * FILE's number is glibc's _fileno, which fclose() reads.
+ */
+static bool stream_same(struct device *dev, struct stream_dr *dr)
 {
-	int cancel = devres__cancel_off(), ret;
+	int fd = dr->id.fd;
 
-	devres__ledger_add(DL_FDS, -1);
-	ret = fclose(f) ? -errno : 0;
+	if (fd < 0 || posix__fd_same(&dr->id))
+		return true;
+	devres__warn(dev, "devm_fopen",
+		     "fd %d, a stream's, was closed behind the library's "
+		     "back%s",
+		     fd,
+		     fcntl(fd, F_GETFD) < 0 ? ""
+					    : " and now is another file: left "
+					      "open");
+	dr->f->_fileno = dr->id.twin;
+	return false;
+}
+
+/*
+ * fclose() is a cancellation point; no call of the library is one. The
+ * twin is closed after it, unless the stream was pointed at it.
+ */
+static int stream_put(struct device *dev, struct stream_dr *dr)
+{
+	int cancel = devres__cancel_off(), ret, twin = dr->id.twin;
+
+	devres__ledger_add(DL_FDS, twin >= 0 ? -2 : -1);
+	if (!stream_same(dev, dr))
+		twin = -1;
+	ret = fclose(dr->f) ? -errno : 0;
+	if (twin >= 0)
+		posix__close_next(twin);
 	devres__cancel_restore(cancel);
 	return ret;
 }
@@ -40,7 +73,7 @@ static void devm_fopen_release(struct device *dev, void *res)
 	/* Closed by hand since: the FILE is freed, and was counted. */
 	if (!posix__stream_unlist(res))
 		return;
-	ret = stream_put(((struct stream_dr *)res)->f);
+	ret = stream_put(dev, res);
 	if (ret)
 		devres__print(DEVRES_LOG_WARNING, "%s: devm_fopen: fclose: %s",
 			      devres__dev_label(dev, buf, sizeof(buf)),
@@ -115,7 +148,6 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 	dr->owner = (struct devres__owner){ dev, dr, devm_fopen_release,
 					    __func__, "devm_fclose()" };
 	posix__stream_list(dr);
-	devres__ledger_add(DL_FDS, 1);
 	devres_add(dev, dr);
 	return f;
 }
@@ -143,7 +175,7 @@ int devm_fclose(struct device *dev, FILE *stream)
 		devres_free(dr);
 		return 0;
 	}
-	ret = stream_put(dr->f);
+	ret = stream_put(dev, dr);
 	devres_free(dr);
 	return ret;
 }

@@ -158,6 +158,9 @@ static void ask_stop(struct devres_thread *t)
 	uint64_t one = 1;
 
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
+	/* Closed behind the library's back: not written (own-fd.c WARNs). */
+	if (!devres__own_fd_check(t->wake_fd))
+		return;
 	/* Non-blocking, and far below the counter's limit: cannot fail. */
 	if (write(t->wake_fd, &one, sizeof(one)) != sizeof(one))
 		devres__print(DEVRES_LOG_DEBUG, "thread %s: wake: %s", t->name,

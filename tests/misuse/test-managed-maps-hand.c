@@ -37,44 +37,14 @@
 #define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
 #define RW (PROT_READ | PROT_WRITE)
 
+#include "misuse/map-kinds.h"
+
 struct kind {
 	const char *call; /* the managed call, in the WARN */
 	const char *fix;  /* what to use instead */
 	char *(*acquire)(void);
 	bool pci; /* on the fake PCI function, not test-dev */
 };
-
-static char *devm_mmap_acq(void)
-{
-	char *p = devm_mmap(&tdev, NULL, LEN, RW, ANON, -1, 0);
-
-	assert_false(IS_ERR(p));
-	return p;
-}
-
-static char *devm_ioremap_acq(void)
-{
-	char *p = devm_ioremap(&tdev, WIN, LEN);
-
-	assert_non_null(p);
-	return p;
-}
-
-static char *devm_ioremap_wc_acq(void)
-{
-	char *p = devm_ioremap_wc(&tdev, WIN, LEN);
-
-	assert_non_null(p);
-	return p;
-}
-
-static char *pcim_iomap_acq(void)
-{
-	char *p = pcim_iomap(pdev, 0, 0);
-
-	assert_non_null(p);
-	return p;
-}
 
 static const struct kind kinds[] = {
 	{ "devm_mmap", "devm_munmap()", devm_mmap_acq, false },
