@@ -54,24 +54,28 @@ struct size_call {
 	bool (*call)(struct device *dev, size_t v);
 };
 
-static bool coherent(struct device *dev, size_t v)
+/* A coherent buffer of @v bytes, plain or @managed, made and freed. */
+static bool coherent_of(struct device *dev, size_t v, bool managed)
 {
 	dma_addr_t h;
-	void *p = dma_alloc_coherent(dev, v, &h, GFP_KERNEL);
+	void *p = managed ? dmam_alloc_coherent(dev, v, &h, GFP_KERNEL)
+			  : dma_alloc_coherent(dev, v, &h, GFP_KERNEL);
 
-	if (p)
+	if (p && managed)
+		dmam_free_coherent(dev, v, p, h);
+	else if (p)
 		dma_free_coherent(dev, v, p, h);
 	return p;
 }
 
+static bool coherent(struct device *dev, size_t v)
+{
+	return coherent_of(dev, v, false);
+}
+
 static bool managed_coherent(struct device *dev, size_t v)
 {
-	dma_addr_t h;
-	void *p = dmam_alloc_coherent(dev, v, &h, GFP_KERNEL);
-
-	if (p)
-		dmam_free_coherent(dev, v, p, h);
-	return p;
+	return coherent_of(dev, v, true);
 }
 
 static bool map_single(struct device *dev, size_t v)
