@@ -36,6 +36,14 @@ enum dma_data_direction {
 /* What a failed streaming mapping returns; test with dma_mapping_error(). */
 #define DMA_MAPPING_ERROR (~(dma_addr_t)0)
 
+/*
+ * The one limit of every size the DMA API grants memory or bus space for
+ * (a coherent buffer's, a mapping's, a pool's block, alignment and
+ * boundary): 1 GiB. A larger one, or a size of 0, is a misuse: WARN, and
+ * the call fails.
+ */
+#define DEVRES_DMA_SIZE_MAX ((size_t)1 << 30)
+
 /**
  * struct devres_dma_ops - how a device's DMA addresses are made
  * @name: for messages
@@ -183,7 +191,7 @@ DEVRES_API uint64_t dma_get_mask(struct device *dev);
 /**
  * dma_alloc_coherent() - allocate memory that a device and the CPU share
  * @dev: the device
- * @size: bytes, more than 0
+ * @size: bytes, more than 0 and at most DEVRES_DMA_SIZE_MAX
  * @dma_handle: where the bus address is returned
  * @gfp: allocation flags (the memory is always zeroed)
  *
@@ -197,7 +205,8 @@ DEVRES_API uint64_t dma_get_mask(struct device *dev);
  *
  * Context: any thread.
  * Return: the CPU address, or NULL (no memory, no bus address below the
- * mask, a bad @dev or a NULL @dma_handle: the last two WARN).
+ * mask, a bad @dev, a NULL @dma_handle or a @size of 0 or over
+ * DEVRES_DMA_SIZE_MAX: the last three WARN).
  */
 DEVRES_API void *dma_alloc_coherent(struct device *dev, size_t size,
 				    dma_addr_t *dma_handle, gfp_t gfp);
@@ -222,8 +231,8 @@ DEVRES_API void dma_free_coherent(struct device *dev, size_t size,
 /**
  * dma_map_single() - map a CPU buffer for streaming DMA
  * @dev: the device
- * @ptr: the buffer, any byte alignment
- * @size: its bytes, more than 0
+ * @ptr: the buffer, any byte alignment, in user space
+ * @size: its bytes, more than 0 and at most DEVRES_DMA_SIZE_MAX
  * @dir: the direction of the transfer (not DMA_NONE)
  *
  * Gives the device a bus address for [@ptr, @ptr + @size) below its
@@ -234,7 +243,9 @@ DEVRES_API void dma_free_coherent(struct device *dev, size_t size,
  * Context: any thread.
  * Return: the bus address, or DMA_MAPPING_ERROR (test it with
  * dma_mapping_error()): no address below the mask, no memory, a bad @dev,
- * a NULL @ptr, size 0 or an invalid @dir (these four WARN).
+ * a NULL @ptr, a buffer that is not all in user space (on x86-64: a
+ * non-canonical or a kernel address), a @size of 0 or over
+ * DEVRES_DMA_SIZE_MAX, or an invalid @dir (these five WARN).
  */
 DEVRES_API dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
 				     enum dma_data_direction dir);
@@ -263,7 +274,7 @@ DEVRES_API void dma_unmap_single(struct device *dev, dma_addr_t addr,
  * @dev: the device
  * @page: the page's CPU address, cast (see struct page)
  * @offset: where the buffer starts from @page
- * @size: its bytes, more than 0
+ * @size: its bytes, more than 0 and at most DEVRES_DMA_SIZE_MAX
  * @dir: the direction of the transfer
  *
  * dma_map_single() of @page + @offset, recorded as a page mapping. An
@@ -379,16 +390,17 @@ DEVRES_API void devres_set_dma_debug(bool on);
  * dma_pool_create() - a pool of small coherent blocks
  * @name: for messages; copied
  * @dev: the device the blocks are for
- * @size: bytes per block, more than 0
- * @align: alignment of each block (CPU and bus address), a power of two,
- *         or 0 for none
- * @boundary: a power of two no block crosses (in bus addresses), or 0
+ * @size: bytes per block, more than 0 and at most DEVRES_DMA_SIZE_MAX
+ * @align: alignment of each block (CPU and bus address), a power of two
+ *         up to DEVRES_DMA_SIZE_MAX, or 0 for none
+ * @boundary: a power of two no block crosses (in bus addresses), up to
+ *            DEVRES_DMA_SIZE_MAX, or 0
  *
  * Blocks are carved from coherent buffers of at least a page.
  *
  * Context: any thread.
- * Return: the pool, or NULL (no memory; bad @size, @align or @boundary;
- * a bad @dev, which WARNs).
+ * Return: the pool, or NULL (no memory; a bad @size, @align or @boundary,
+ * or a bad @dev: these WARN).
  */
 DEVRES_API struct dma_pool *dma_pool_create(const char *name,
 					    struct device *dev, size_t size,
@@ -453,7 +465,7 @@ DEVRES_API void dma_pool_free(struct dma_pool *pool, void *vaddr,
 /**
  * dmam_alloc_coherent() - managed dma_alloc_coherent()
  * @dev: the device
- * @size: bytes
+ * @size: bytes, more than 0 and at most DEVRES_DMA_SIZE_MAX
  * @dma_handle: where the bus address is returned
  * @gfp: allocation flags
  *
@@ -464,7 +476,8 @@ DEVRES_API void dma_pool_free(struct dma_pool *pool, void *vaddr,
  * first, then its node, unreleased), and the call goes on.
  *
  * Context: any thread.
- * Return: the CPU address, or NULL.
+ * Return: the CPU address, or NULL (as dma_alloc_coherent(); its WARNs
+ * name dmam_alloc_coherent()).
  */
 DEVRES_API void *dmam_alloc_coherent(struct device *dev, size_t size,
 				     dma_addr_t *dma_handle, gfp_t gfp);
@@ -489,9 +502,9 @@ DEVRES_API void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
  * dmam_pool_create() - managed dma_pool_create()
  * @name: for messages
  * @dev: the device
- * @size: bytes per block
- * @align: block alignment, or 0
- * @allocation: a power of two no block crosses, or 0
+ * @size: bytes per block, as dma_pool_create()
+ * @align: block alignment, or 0, as dma_pool_create()
+ * @allocation: a power of two no block crosses, or 0, as dma_pool_create()
  *
  * The pool is destroyed when @dev's resources are released. Until then
  * munmap(), mremap() or mmap() with MAP_FIXED over any part of the memory

@@ -150,6 +150,7 @@ void *dma_alloc_coherent(struct device *dev, size_t size,
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
 	if (devres__arg_bad(dev, dma_handle, __func__, "dma_handle") ||
+	    devres__dma_size_bad(dev, size, __func__) ||
 	    devres__dma_from_ops(dev, __func__))
 		return NULL;
 	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT);

@@ -62,6 +62,7 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 
 	if (!devres__dev_ok(dev, __func__) ||
 	    devres__arg_bad(dev, dma_handle, __func__, "dma_handle") ||
+	    devres__dma_size_bad(dev, size, __func__) ||
 	    devres__dma_from_ops(dev, __func__))
 		return NULL;
 	dr = devres_alloc(dmam_release, sizeof(*dr), gfp);

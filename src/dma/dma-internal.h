@@ -229,6 +229,12 @@ HIDDEN struct device *devres__dma_pool_dev(const struct dma_pool *pool);
  * call would wait for (the same device) or upgrade past (any device).
  */
 HIDDEN bool devres__dma_from_ops(struct device *dev, const char *func);
+/*
+ * True, with a WARN naming @func, when @size is 0 or over
+ * DEVRES_DMA_SIZE_MAX, the one limit of the sizes the DMA API grants.
+ */
+HIDDEN bool devres__dma_size_bad(struct device *dev, size_t size,
+				 const char *func);
 /* Records @owner's node as the owner of @pool. */
 HIDDEN void devres__dma_pool_own(struct dma_pool *pool,
 				 const struct devres__owner *owner);

@@ -23,6 +23,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <unistd.h>
+#if defined(__x86_64__)
+#include <cpuid.h>
+#endif
 #include "dma-internal.h"
 
 static pthread_rwlock_t states = PTHREAD_RWLOCK_INITIALIZER;
@@ -439,6 +442,60 @@ const char *const devres__dma_kind_name[] = {
 	"dma_pool_alloc",
 };
 
+bool devres__dma_size_bad(struct device *dev, size_t size, const char *func)
+{
+	if (likely(size && size <= DEVRES_DMA_SIZE_MAX))
+		return false;
+	devres__warn(dev, func, "size %zu not in [1, %zu]", size,
+		     (size_t)DEVRES_DMA_SIZE_MAX);
+	return true;
+}
+
+/*
+ * The end of user space: 2^47 on x86-64 with four-level paging, 2^56
+ * where the processor has five (LA57, which Linux then uses); above it an
+ * address is non-canonical or the kernel's. 0 where it is not known.
+ */
+static uintptr_t user_top(void)
+{
+#if defined(__x86_64__)
+	static uintptr_t top;
+	uintptr_t t = __atomic_load_n(&top, __ATOMIC_RELAXED);
+	unsigned int a, b, c, d;
+	bool la57;
+
+	if (!t) {
+		la57 = __get_cpuid_count(7, 0, &a, &b, &c, &d) &&
+		       (c & (1u << 16));
+		t = (uintptr_t)1 << (la57 ? 56 : 47);
+		__atomic_store_n(&top, t, __ATOMIC_RELAXED);
+	}
+	return t;
+#else
+	return 0;
+#endif
+}
+
+/*
+ * True, with a WARN, when [@ptr, @ptr + @size) wraps the address space or
+ * leaves user space: a device given a non-canonical or a kernel address
+ * would be given memory the process does not have, and a device model
+ * that reaches it through dma_iova_to_virt() would fault.
+ */
+static bool user_range_bad(struct device *dev, const void *ptr, size_t size,
+			   const char *func)
+{
+	uintptr_t last = (uintptr_t)ptr + size - 1, top = user_top();
+
+	if (likely(last >= (uintptr_t)ptr && (!top || last < top)))
+		return false;
+	devres__warn(dev, func,
+		     "buffer %p (%zu bytes) is outside user space "
+		     "(it wraps, or a non-canonical or kernel address)",
+		     ptr, size);
+	return true;
+}
+
 static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 				enum dma_data_direction dir, enum dma_kind kind,
 				const char *func)
@@ -451,11 +508,9 @@ static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 		devres__warn(dev, func, "invalid direction %d", (int)dir);
 		return DMA_MAPPING_ERROR;
 	}
-	if (!size) {
-		devres__warn(dev, func, "size 0");
-		return DMA_MAPPING_ERROR;
-	}
-	if (devres__arg_bad(dev, ptr, func, "buffer"))
+	if (devres__dma_size_bad(dev, size, func) ||
+	    devres__arg_bad(dev, ptr, func, "buffer") ||
+	    user_range_bad(dev, ptr, size, func))
 		return DMA_MAPPING_ERROR;
 	return devres__dma_map(dev, ptr, size, devres__page_size(),
 			       dma_get_mask(dev), kind, dir, &err);

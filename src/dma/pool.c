@@ -28,8 +28,8 @@
 #include <string.h>
 #include "dma-internal.h"
 
-/* The largest block, alignment and chunk a pool makes. */
-#define POOL_MAX_BLOCK (1ul << 30)
+/* The largest block, alignment, boundary and chunk a pool makes. */
+#define POOL_MAX_BLOCK DEVRES_DMA_SIZE_MAX
 
 struct chunk {
 	void *cpu;
@@ -156,11 +156,13 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 			     name, size, (size_t)POOL_MAX_BLOCK);
 		return NULL;
 	}
-	if (boundary && (!pow2(boundary) || boundary < size)) {
+	if (boundary &&
+	    (!pow2(boundary) || boundary < size || boundary > POOL_MAX_BLOCK)) {
 		devres__warn(dev, __func__,
 			     "pool %s: boundary %zu is not a "
-			     "power of two of at least the block size %zu",
-			     name, boundary, size);
+			     "power of two of at least the block size %zu "
+			     "up to %zu",
+			     name, boundary, size, (size_t)POOL_MAX_BLOCK);
 		return NULL;
 	}
 	if (!devres__should_fail())

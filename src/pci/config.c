@@ -257,34 +257,18 @@ uint16_t pci_find_ext_capability(struct pci_dev *dev, int cap)
  * clears it through that file too: a tree whose config file was replaced,
  * or could not be opened for a moment, would otherwise have it set in one
  * file and cleared in another (or in none), and the device's own file left
- * mastering after the release. Opened here if the enable could not; a set
- * that cannot open it sets nothing. True when the device is so enabled
- * (@ret_ok: whether the access went through).
+ * mastering after the release. A set that cannot open it sets nothing.
+ * True when the device is so enabled.
  */
-static bool master_kept(struct pci_dev *dev, bool on, bool *ret_ok)
+static bool master_kept(struct pci_dev *dev, bool on)
 {
-	uint8_t cmd, want;
 	bool kept;
 
 	pthread_mutex_lock(&dev->p->lock);
 	pci__kept_check(dev);
 	kept = dev->p->enable_fd >= 0 || dev->p->enable_fd == PCI_ENABLE_LOST;
-	*ret_ok = false;
-	if (kept && dev->p->config_fd < 0) {
-		int fd = pci__open(dev, "config", O_RDWR);
-
-		if (fd >= 0)
-			dev->p->config_fd = fd;
-	}
-	if (kept && dev->p->config_fd >= 0 &&
-	    pci__pread(dev->p->config_fd, &cmd, 1, PCI_COMMAND) == 1) {
-		want = on ? (uint8_t)(cmd | PCI_COMMAND_MASTER)
-			  : (uint8_t)(cmd & ~PCI_COMMAND_MASTER);
-		*ret_ok = want == cmd || pci__pwrite(dev->p->config_fd, &want,
-						     1, PCI_COMMAND) == 1;
-		if (*ret_ok)
-			dev->is_busmaster = on;
-	}
+	if (kept)
+		(void)pci__master_kept(dev, on);
 	pthread_mutex_unlock(&dev->p->lock);
 	return kept;
 }
@@ -293,11 +277,10 @@ static void set_master(struct pci_dev *dev, bool on)
 {
 	const char *func = on ? "pci_set_master" : "pci_clear_master";
 	uint16_t cmd, want;
-	bool ok;
 
 	if (!pci__dev_ok(dev, func))
 		return;
-	if (!pci__readonly() && master_kept(dev, on, &ok))
+	if (!pci__readonly() && master_kept(dev, on))
 		return;
 	if (pci_read_config_word(dev, PCI_COMMAND, &cmd))
 		return;

@@ -175,19 +175,31 @@ static int enable_on(struct pci_dev *dev)
 	return 0;
 }
 
-/* Clears PCI_COMMAND_MASTER through the kept config fd; p->lock held. */
-static void master_off_kept(struct pci_dev *dev)
+/*
+ * Sets or clears PCI_COMMAND_MASTER through the config file kept from the
+ * enable to the disable (opened here if the enable could not): what was
+ * set through it is cleared through it. p->lock held.
+ */
+bool pci__master_kept(struct pci_dev *dev, bool on)
 {
-	uint8_t cmd[2];
+	uint8_t cmd, want;
 
-	if (pci__pread(dev->p->config_fd, cmd, 2, PCI_COMMAND) != 2)
-		return;
-	if (cmd[0] & PCI_COMMAND_MASTER) {
-		cmd[0] &= (uint8_t)~PCI_COMMAND_MASTER;
-		if (pci__pwrite(dev->p->config_fd, cmd, 2, PCI_COMMAND) != 2)
-			return;
+	if (dev->p->config_fd < 0) {
+		int fd = pci__open(dev, "config", O_RDWR);
+
+		if (fd < 0)
+			return false;
+		dev->p->config_fd = fd;
 	}
-	dev->is_busmaster = false;
+	if (pci__pread(dev->p->config_fd, &cmd, 1, PCI_COMMAND) != 1)
+		return false;
+	want = on ? (uint8_t)(cmd | PCI_COMMAND_MASTER)
+		  : (uint8_t)(cmd & ~PCI_COMMAND_MASTER);
+	if (want != cmd &&
+	    pci__pwrite(dev->p->config_fd, &want, 1, PCI_COMMAND) != 1)
+		return false;
+	dev->is_busmaster = on;
+	return true;
 }
 
 void pci__kept_check(struct pci_dev *dev)
@@ -232,7 +244,7 @@ static bool enable_off(struct pci_dev *dev)
 	if (!pci__readonly() &&
 	    (dev->p->enable_fd >= 0 || dev->p->enable_fd == PCI_ENABLE_LOST)) {
 		if (dev->is_busmaster && dev->p->config_fd >= 0)
-			master_off_kept(dev);
+			(void)pci__master_kept(dev, false);
 		enable_write_off(dev);
 	}
 	pci__enable_files_close(dev);

@@ -206,6 +206,12 @@ HIDDEN void pci__irq_reset(struct pci_dev *pdev);
 
 /* driver.c: pci_disable_device(), or a pcim enable's release (@managed). */
 HIDDEN void pci__disable(struct pci_dev *dev, bool managed);
+/*
+ * driver.c: sets or clears mastering through the config file kept from the
+ * enable to the disable, opening it if the enable could not; whether the
+ * access went through. p->lock held.
+ */
+HIDDEN bool pci__master_kept(struct pci_dev *dev, bool on);
 /* driver.c: closes what an enable the device's owner never dropped kept. */
 HIDDEN void pci__enable_files_close(struct pci_dev *dev);
 

@@ -246,10 +246,13 @@ static void test_misuse(void **state)
 	start_capture();
 	assert_null(dma_alloc_coherent(dev, 100, NULL, GFP_KERNEL));
 	expect_warn("dma_alloc_coherent", "NULL dma_handle");
+	/* Past the DMA API's one size limit (test-dma-limits: the class). */
 	start_capture();
 	assert_null(dma_alloc_coherent(dev, 0, &h, GFP_KERNEL));
+	expect_warn("dma_alloc_coherent", "size 0 not in [1, 1073741824]");
+	start_capture();
 	assert_null(dma_alloc_coherent(dev, SIZE_MAX - 10, &h, GFP_KERNEL));
-	expect_no_warn();
+	expect_warn("dma_alloc_coherent", "not in [1, 1073741824]");
 	p = dma_alloc_coherent(dev, 100, &h, GFP_KERNEL);
 	q = dma_alloc_coherent(dev, 100, &h2, GFP_KERNEL);
 	assert_non_null(p);

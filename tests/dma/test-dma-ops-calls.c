@@ -16,6 +16,8 @@
  * and memory are given back too. An alarm fails a row that hangs; the
  * fixture's teardown checks the ledger.
  */
+/* pthread_timedjoin_np(), in thread-end.h */
+#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -28,6 +30,7 @@
 #include <devres/devres.h>
 #include <devres/dma.h>
 #include "testlib.h"
+#include "base/thread-end.h"
 
 enum call {
 	MAP_SINGLE,
@@ -158,7 +161,7 @@ static void do_call(void)
 	}
 }
 
-/* The ops end their thread at the next map: 1 pthread_exit(), 2 cancel. */
+/* The ops end their thread at the next map: BY_EXIT or BY_CANCEL. */
 static int ending;
 
 static int my_map(struct device *dev, void *cpu, size_t size, size_t align,
@@ -167,12 +170,7 @@ static int my_map(struct device *dev, void *cpu, size_t size, size_t align,
 	int ret = devres_dma_iova_ops()->map(dev, cpu, size, align, mask,
 					     ret_handle);
 
-	if (ending == 1)
-		pthread_exit(NULL);
-	if (ending == 2) {
-		pthread_cancel(pthread_self());
-		pthread_testcancel();
-	}
+	end_thread_by((enum ending)ending);
 
 	if (armed && in_map) {
 		armed = 0;
@@ -181,7 +179,7 @@ static int my_map(struct device *dev, void *cpu, size_t size, size_t align,
 	return ret;
 }
 
-/* The ops end their thread at the next unmap: 1 pthread_exit(), 2 cancel. */
+/* The ops end their thread at the next unmap: BY_EXIT or BY_CANCEL. */
 static int ending_unmap;
 
 static void my_unmap(struct device *dev, dma_addr_t handle, void *cpu,
@@ -190,10 +188,7 @@ static void my_unmap(struct device *dev, dma_addr_t handle, void *cpu,
 	if (ending_unmap) {
 		/* Given back first, as ops that end after their work would. */
 		devres_dma_iova_ops()->unmap(dev, handle, cpu, size);
-		if (ending_unmap == 1)
-			pthread_exit(NULL);
-		pthread_cancel(pthread_self());
-		pthread_testcancel();
+		end_thread_by((enum ending)ending_unmap);
 	}
 	if (armed && !in_map) {
 		armed = 0;

@@ -38,11 +38,12 @@
 #include <devres/dma.h>
 #include <devres/fault.h>
 #include "testlib.h"
+#include "base/thread-end.h"
 
 #define PG 4096
 #define OPS_WARN "WARNING: test-dev: dma_ops: the DMA ops 'end-ops' ended"
 
-/* How the ops end the thread: 1 pthread_exit(), 2 a cancellation. */
+/* How the ops end the thread: BY_EXIT or BY_CANCEL (thread-end.h). */
 static int end_how;
 /* The next maps or unmaps that end the thread, each but the first by exit. */
 static int end_maps, end_unmaps;
@@ -52,11 +53,8 @@ static void end_thread(void)
 	int how = end_how;
 
 	/* Later ends come from inside the unwinding: pthread_exit(). */
-	end_how = 1;
-	if (how == 2) {
-		pthread_cancel(pthread_self());
-		pthread_testcancel();
-	}
+	end_how = BY_EXIT;
+	end_thread_by((enum ending)how);
 	pthread_exit(NULL);
 }
 

@@ -9,6 +9,8 @@
  * each; it used to be dropped only at a return, so that a thread that
  * ended any other way counted for ever and a sweep saw it as a leak.
  */
+/* pthread_timedjoin_np(), in thread-end.h */
+#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +25,7 @@
 #include <devres/fault.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "base/thread-end.h"
 
 enum how {
 	RETURN,
@@ -55,8 +58,7 @@ static void *fn(void *arg)
 	case DONE_THEN_EXIT:
 		pthread_exit(NULL);
 	case CANCEL_SELF:
-		pthread_cancel(pthread_self());
-		pthread_testcancel();
+		end_thread_by(BY_CANCEL);
 		break;
 	case CANCELLED:
 		for (;;)
