@@ -36,6 +36,9 @@
  * @free_irq_vectors: pci_free_irq_vectors() was called (the vectors are
  *                    already counted as freed): turn them off in the
  *                    device, as the kernel's does; may be NULL
+ * @reset: pci_reset_function(): reset the function with its config space
+ *         saved and restored; -ENOTTY when it has no reset; may be NULL
+ *         (the sysfs `reset` file is written)
  * @quiesce: the binding is going (after the driver's remove, or a failed
  *           probe) and managed resources are about to be released: stop
  *           the device from mastering and interrupting before its DMA
@@ -56,6 +59,7 @@ struct pci__backend {
 				 unsigned int min_vecs, unsigned int max_vecs,
 				 unsigned int flags, unsigned int *ret_type);
 	void (*free_irq_vectors)(struct pci_dev *pdev, void *data);
+	int (*reset)(struct pci_dev *pdev, void *data);
 	void (*quiesce)(struct pci_dev *pdev, void *data);
 };
 
