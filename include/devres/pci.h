@@ -904,7 +904,9 @@ DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
  * pci_free_irq_vectors() - free the vectors of pci_alloc_irq_vectors()
  * @dev: the device
  *
- * Free the handlers first (free_irq()), as in the kernel.
+ * Free the handlers first (free_irq()), as in the kernel: while a handler
+ * is still requested on one of the vectors, the call WARNs and frees
+ * nothing (the vectors and their handlers go on working).
  *
  * Context: any thread.
  */
