@@ -74,6 +74,12 @@ HIDDEN const struct pci__backend *pci__backend_of(const struct pci_dev *pdev);
 /* A link of the device's sysfs directory (driver, iommu_group), read only. */
 HIDDEN int pci__readlink(const struct pci_dev *pdev, const char *link,
 			 char *buf, size_t len);
+/*
+ * irq.c: pci_free_irq_vectors() for the vectors' release, which is never
+ * refused: a handler left on a vector then stays on its line, and the
+ * line's destruction says so.
+ */
+HIDDEN void pci__free_irq_vectors(struct pci_dev *pdev);
 /* A directory beneath the sysfs root, during a scan; closed with close(). */
 HIDDEN int pci__open_dir(const char *path);
 

@@ -129,6 +129,13 @@ static int vector_in_use(struct pci_dev *dev, int *ret_irq)
 	}
 }
 
+void pci__free_irq_vectors(struct pci_dev *dev)
+{
+	pci__irq_reset(dev);
+	if (pci__bk(dev, free_irq_vectors))
+		dev->p->backend->free_irq_vectors(dev, dev->p->backend_data);
+}
+
 void pci_free_irq_vectors(struct pci_dev *dev)
 {
 	int vec, irq = 0;
@@ -143,9 +150,7 @@ void pci_free_irq_vectors(struct pci_dev *dev)
 			     vec, irq);
 		return;
 	}
-	pci__irq_reset(dev);
-	if (pci__bk(dev, free_irq_vectors))
-		dev->p->backend->free_irq_vectors(dev, dev->p->backend_data);
+	pci__free_irq_vectors(dev);
 }
 
 int pci_irq_vector(struct pci_dev *dev, unsigned int nr)
