@@ -102,7 +102,7 @@ static int exec(struct nvme_mini *m, unsigned int q, struct sqe *e)
 	e->cid = s->tail;
 	memcpy(&sq_of(m, q)[s->tail], e, sizeof(*e));
 	s->tail = (uint16_t)((s->tail + 1) % DEPTH);
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	wmb(); /* the entry before the doorbell */
 	writel(s->tail, doorbell(m, q, false));
 	c = &cq_of(m, q)[s->head];
 	for (int i = 0; (c->status & 1) != s->phase; i++) {
@@ -110,7 +110,7 @@ static int exec(struct nvme_mini *m, unsigned int q, struct sqe *e)
 			return -ETIMEDOUT;
 		usleep(1000);
 	}
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	rmb(); /* the phase tag before the rest of the entry */
 	int status = c->status >> 1;
 
 	s->head = (uint16_t)((s->head + 1) % DEPTH);
@@ -171,7 +171,7 @@ void mini_burst(struct nvme_mini *m)
 		memcpy(&sq_of(m, 0)[s->tail], &e, sizeof(e));
 		s->tail = (uint16_t)((s->tail + 1) % DEPTH);
 	}
-	__atomic_thread_fence(__ATOMIC_SEQ_CST);
+	wmb();
 	writel(s->tail, doorbell(m, 0, false));
 }
 
