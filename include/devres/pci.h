@@ -904,7 +904,9 @@ DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
  * pci_free_irq_vectors() - free the vectors of pci_alloc_irq_vectors()
  * @dev: the device
  *
- * Free the handlers first (free_irq()), as in the kernel.
+ * Free the handlers first (free_irq()), as in the kernel: while a handler
+ * is still requested on one of the vectors, the call WARNs and frees
+ * nothing (the vectors and their handlers go on working).
  *
  * Context: any thread.
  */
@@ -925,6 +927,33 @@ DEVRES_API void pci_free_irq_vectors(struct pci_dev *dev);
  * -EINVAL when @nr is out of range.
  */
 DEVRES_API int pci_irq_vector(struct pci_dev *dev, unsigned int nr);
+
+/**
+ * pci_reset_function() - reset one function of a device
+ * @dev: the device
+ *
+ * Resets the function and gives it back its config space, as the kernel's
+ * pci_reset_function() does: the command register (bus mastering), the
+ * BARs and the MSI or MSI-X state are saved before the reset and restored
+ * after it, so that the vectors pci_alloc_irq_vectors() handed out, their
+ * handlers and pci_set_master() hold across it. What the device itself
+ * held (its registers, its queues, a transfer it was making) is gone.
+ * Through VFIO it is VFIO_DEVICE_RESET, which the kernel makes with the
+ * device's saved state; over sysfs, a write to the device's `reset` file.
+ * Two resets of one device at once, or one racing the device's own reset
+ * at unbind, wait for each other in the kernel.
+ *
+ * Context: any thread, an interrupt handler's included: it sleeps while
+ * the device resets (a function level reset takes 100 ms or more), and
+ * from a primary handler every line of the dispatcher waits as long.
+ * Return: 0; -ENOTTY when the device has no reset the kernel can use
+ * (VFIO does not offer VFIO_DEVICE_FLAGS_RESET, or sysfs has no `reset`
+ * file); -EINVAL for a bad @dev; -ENODEV when the device is gone; -EROFS
+ * after pci_sysfs_set_readonly(); -EAGAIN when the host holds the
+ * device's lock (a bind or unbind there); another -errno from the
+ * kernel's reset.
+ */
+DEVRES_API int pci_reset_function(struct pci_dev *dev);
 
 #ifdef __cplusplus
 }

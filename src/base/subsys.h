@@ -615,6 +615,8 @@ HIDDEN int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
  */
 HIDDEN int irq__line_claim(int irq, const void *owner, const char *name);
 HIDDEN int irq__line_destroy_claimed(int irq, const void *owner);
+/* irq/line.c: how many handlers line @irq has; 0 for no line. */
+HIDDEN int irq__line_handlers(int irq);
 
 /*
  * No call of the library is a cancellation point (docs/posix.md): a

@@ -541,6 +541,18 @@ int irq__line_claim(int irq, const void *owner, const char *name)
 	return 0;
 }
 
+int irq__line_handlers(int irq)
+{
+	struct irq_line *line = irq__line_lock(irq);
+	int n;
+
+	if (!line)
+		return 0;
+	n = line->nr_actions;
+	pthread_mutex_unlock(&line->lock);
+	return n;
+}
+
 /*
  * Removes line @irq if it is @owner's (NULL: a line nobody claimed). Its
  * number alone is no identity: a line destroyed and its number handed to

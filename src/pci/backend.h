@@ -36,6 +36,9 @@
  * @free_irq_vectors: pci_free_irq_vectors() was called (the vectors are
  *                    already counted as freed): turn them off in the
  *                    device, as the kernel's does; may be NULL
+ * @reset: pci_reset_function(): reset the function with its config space
+ *         saved and restored; -ENOTTY when it has no reset; may be NULL
+ *         (the sysfs `reset` file is written)
  * @quiesce: the binding is going (after the driver's remove, or a failed
  *           probe) and managed resources are about to be released: stop
  *           the device from mastering and interrupting before its DMA
@@ -56,6 +59,7 @@ struct pci__backend {
 				 unsigned int min_vecs, unsigned int max_vecs,
 				 unsigned int flags, unsigned int *ret_type);
 	void (*free_irq_vectors)(struct pci_dev *pdev, void *data);
+	int (*reset)(struct pci_dev *pdev, void *data);
 	void (*quiesce)(struct pci_dev *pdev, void *data);
 };
 
@@ -70,6 +74,12 @@ HIDDEN const struct pci__backend *pci__backend_of(const struct pci_dev *pdev);
 /* A link of the device's sysfs directory (driver, iommu_group), read only. */
 HIDDEN int pci__readlink(const struct pci_dev *pdev, const char *link,
 			 char *buf, size_t len);
+/*
+ * irq.c: pci_free_irq_vectors() for the vectors' release, which is never
+ * refused: a handler left on a vector then stays on its line, and the
+ * line's destruction says so.
+ */
+HIDDEN void pci__free_irq_vectors(struct pci_dev *pdev);
 /* A directory beneath the sysfs root, during a scan; closed with close(). */
 HIDDEN int pci__open_dir(const char *path);
 

@@ -105,13 +105,52 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	return ret;
 }
 
-void pci_free_irq_vectors(struct pci_dev *dev)
+/*
+ * The first vector whose line still has a handler, or -1. The kernel's
+ * rule is free_irq() first: vectors freed under a handler would leave it
+ * on a line no longer the device's, and the line could not go.
+ */
+static int vector_in_use(struct pci_dev *dev, int *ret_irq)
 {
-	if (!pci__dev_ok(dev, __func__))
-		return;
+	for (unsigned int i = 0;; i++) {
+		int irq = 0;
+
+		/* The line's lock is not taken under the device's. */
+		pthread_mutex_lock(&dev->p->lock);
+		if (i < dev->p->nvec)
+			irq = dev->p->irqs[i];
+		pthread_mutex_unlock(&dev->p->lock);
+		if (!irq)
+			return -1;
+		if (irq__line_handlers(irq)) {
+			*ret_irq = irq;
+			return (int)i;
+		}
+	}
+}
+
+void pci__free_irq_vectors(struct pci_dev *dev)
+{
 	pci__irq_reset(dev);
 	if (pci__bk(dev, free_irq_vectors))
 		dev->p->backend->free_irq_vectors(dev, dev->p->backend_data);
+}
+
+void pci_free_irq_vectors(struct pci_dev *dev)
+{
+	int vec, irq = 0;
+
+	if (!pci__dev_ok(dev, __func__))
+		return;
+	vec = vector_in_use(dev, &irq);
+	if (vec >= 0) {
+		devres__warn(&dev->dev, __func__,
+			     "vector %d (irq %d) still has a handler: "
+			     "free_irq() it first; vectors not freed",
+			     vec, irq);
+		return;
+	}
+	pci__free_irq_vectors(dev);
 }
 
 int pci_irq_vector(struct pci_dev *dev, unsigned int nr)

@@ -303,7 +303,7 @@ static void vector_release(struct device *dev, void *res)
 	int saved = errno;
 
 	/* INTx was masked by the quiesce, before the binding's resources. */
-	pci_free_irq_vectors(pdev);
+	pci__free_irq_vectors(pdev);
 	(void)pci_dev_set_irq_lines(pdev, NULL, 0);
 	(void)irq__line_destroy_claimed(v->line, v);
 	errno = saved;

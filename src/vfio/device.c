@@ -203,16 +203,32 @@ static int vfio_cfg_write(const struct pci_dev *pdev, void *data, int where,
 }
 
 /*
+ * The kernel saves the device's config space, resets it and restores
+ * the space (its pci_try_reset_function()), vectors included. Two resets
+ * of one device at once wait for each other in the kernel (VFIO's memory
+ * lock, taken for writing).
+ */
+static int vfio_reset(struct pci_dev *pdev, void *data)
+{
+	struct vfio_dev *vd = data;
+
+	(void)pdev;
+	if (!(vd->flags & VFIO_DEVICE_FLAGS_RESET))
+		return -ENOTTY;
+	return vfio__ioctl(vd->fd, VFIO_DEVICE_RESET, NULL) ? -errno : 0;
+}
+
+/*
  * vfio-pci enabled the device when its fd was opened. Disabling resets it
  * where it can be reset, so that the next driver finds it as new.
  */
 static int vfio_enable(struct pci_dev *pdev, void *data, bool on)
 {
-	struct vfio_dev *vd = data;
+	int saved = errno;
 
-	(void)pdev;
-	if (!on && (vd->flags & VFIO_DEVICE_FLAGS_RESET))
-		(void)vfio__ioctl(vd->fd, VFIO_DEVICE_RESET, NULL);
+	if (!on)
+		(void)vfio_reset(pdev, data);
+	errno = saved;
 	return 0;
 }
 
@@ -233,6 +249,7 @@ static const struct pci__backend vfio_backend = {
 	.enable = vfio_enable,
 	.alloc_irq_vectors = vfio__alloc_irq_vectors,
 	.free_irq_vectors = vfio__free_irq_vectors,
+	.reset = vfio_reset,
 	.quiesce = vfio_quiesce,
 };
 

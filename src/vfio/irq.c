@@ -125,7 +125,7 @@ static void vectors_release(struct device *dev, void *res)
 	struct pci_dev *pdev = to_pci_dev(dev);
 
 	vfio__irq_disable(v->vd);
-	pci_free_irq_vectors(pdev);
+	pci__free_irq_vectors(pdev);
 	(void)pci_dev_set_irq_lines(pdev, NULL, 0);
 	destroy_lines(v, v->n);
 }

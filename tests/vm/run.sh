@@ -37,6 +37,7 @@ edu-intx examples/edu/edu --intx --factorials 200 --dma 5
 edu-memlock examples/edu/edu --memlock
 edu-crash examples/edu/edu --crash
 vfio-states tests/vfio-states
+vfio-reset tests/vfio-states --reset
 lspci-lite /bin/sh /tests/lspci-compare.sh BUILD/examples/lspci-lite
 viable /bin/sh /tests/viable.sh BUILD/examples/edu/edu
 uio /bin/sh /tests/uio.sh BUILD/examples/edu/edu

@@ -226,6 +226,22 @@ bool bind(struct pci_dev *pdev)
 	return device_attach(&pdev->dev) == 1 && pci_get_drvdata(pdev);
 }
 
+/* A device's sysfs file as a number, or 0. */
+static unsigned long sysfs_num(const char *name, const char *file)
+{
+	char path[300], buf[16] = "";
+	FILE *f;
+
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/%s", name, file);
+	f = fopen(path, "r");
+	if (!f)
+		return 0;
+	if (!fgets(buf, sizeof(buf), f))
+		buf[0] = '\0';
+	fclose(f);
+	return strtoul(buf, NULL, 16);
+}
+
 /* The edu devices bound to vfio-pci, by name: A and B. */
 static int find_names(void)
 {
@@ -235,19 +251,10 @@ static int find_names(void)
 
 	while (dir && (de = readdir(dir))) {
 		char path[300], buf[16] = "";
-		FILE *f;
 
 		if (de->d_name[0] == '.')
 			continue;
-		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/device",
-			 de->d_name);
-		f = fopen(path, "r");
-		if (!f)
-			continue;
-		if (!fgets(buf, sizeof(buf), f))
-			buf[0] = '\0';
-		fclose(f);
-		if (strtoul(buf, NULL, 16) != EDU_DEVICE)
+		if (sysfs_num(de->d_name, "device") != EDU_DEVICE)
 			continue;
 		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver",
 			 de->d_name);
@@ -267,7 +274,50 @@ static int find_names(void)
 	return n;
 }
 
-int main(void)
+/* The NVMe controller bound to vfio-pci, by name; false when none. */
+static bool find_nvme(char *name, size_t len)
+{
+	struct dirent *de;
+	DIR *dir = opendir("/sys/bus/pci/devices");
+	char path[300], link[64];
+	bool found = false;
+	ssize_t n;
+
+	while (!found && dir && (de = readdir(dir))) {
+		if (de->d_name[0] == '.' ||
+		    sysfs_num(de->d_name, "vendor") != NVME_VENDOR ||
+		    sysfs_num(de->d_name, "device") != NVME_DEVICE)
+			continue;
+		snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver",
+			 de->d_name);
+		n = readlink(path, link, sizeof(link) - 1);
+		link[n > 0 ? n : 0] = '\0';
+		found = strstr(link, "vfio-pci") != NULL;
+		snprintf(name, len, "%.31s", de->d_name);
+	}
+	if (dir)
+		closedir(dir);
+	return found;
+}
+
+/* --reset: classes 5 and 6, on the NVMe controller. */
+static int reset_main(void)
+{
+	char nvme[32];
+
+	if (!find_nvme(nvme, sizeof(nvme))) {
+		printf("vfio-states: no NVMe controller bound to vfio-pci\n");
+		return 1;
+	}
+	printf("vfio-states: NVMe %s (group %d)\n", nvme, group_of(nvme));
+	class5_reset(nvme);
+	class6_msix(nvme);
+	pci_bus_remove_all();
+	printf("vfio-states: %d cells, %d failed\n", cells, failures);
+	return failures ? 1 : 0;
+}
+
+int main(int argc, char **argv)
 {
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	mallopt(M_ARENA_MAX, 1);
@@ -284,6 +334,8 @@ int main(void)
 	       name_b[0] ? name_b : "none");
 	edu_irq_types = PCI_IRQ_MSI;
 	pci_vfio_enable();
+	if (argc > 1 && !strcmp(argv[1], "--reset"))
+		return reset_main();
 	/* It registers the driver, after its first row: unbound. */
 	class1_states();
 	class1_pairs();

@@ -4,6 +4,7 @@
 #define VFIO_STATES_H
 
 #include <stdbool.h>
+#include <devres/dma.h>
 #include <devres/pci.h>
 #include "edu.h"
 
@@ -46,7 +47,35 @@ struct hand {
 bool hand_begin(struct hand *h, const char *name);
 bool hand_end(struct hand *h, int *ret_warns);
 
-/* The classes: vfio-states-calls.c, -hand.c, -fork.c. */
+/* vfio-states-nvme.c: QEMU's NVMe controller raising its vectors. */
+#define NVME_VENDOR 0x1b36
+#define NVME_DEVICE 0x0010
+#define MINI_QUEUES 8 /* the admin queue and 7 I/O queues: vectors 0-7 */
+
+struct nvme_mini_queue {
+	uint16_t tail, head;
+	uint8_t phase;
+	bool created;
+};
+
+struct nvme_mini {
+	struct pci_dev *pdev;
+	void __iomem *bar;
+	unsigned int dstrd;
+	void *mem; /* each queue's submission page, then its completion page */
+	dma_addr_t mem_dma;
+	struct nvme_mini_queue q[MINI_QUEUES];
+};
+
+extern struct pci_driver nvme_mini_driver;
+/* CC.EN 0 then 1, the admin queue afresh, no I/O queue; 0 or -errno. */
+int mini_enable(struct nvme_mini *m);
+/* A command whose completion interrupts on @vector; 0 or -errno. */
+int mini_complete(struct nvme_mini *m, unsigned int vector);
+/* Identify commands filling the admin queue, not waited for. */
+void mini_burst(struct nvme_mini *m);
+
+/* The classes: vfio-states-calls.c, -hand.c, -fork.c, -reset.c. */
 void class1_states(void);
 void class1_pairs(void);
 void class1_group(void);
@@ -54,5 +83,8 @@ void class2_hand(void);
 void class3_fork(void);
 void class4_threads(void);
 void on_alarm(int sig);
+/* Reset and MSI-X on the NVMe controller @name; how many cells failed. */
+void class5_reset(const char *name);
+void class6_msix(const char *name);
 
 #endif /* VFIO_STATES_H */

@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit */
+/*
+ * pci_free_irq_vectors() while a handler is still requested on one of the
+ * vectors, for each kind and each vector: refused with one WARN, the
+ * vectors and their handler as they were; freed once the handler is.
+ */
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdlib.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/irq.h>
+#include "testlib.h"
+#include "pcitest.h"
+
+#define NAME "0000:00:07.0"
+#define NLINES 3
+
+static irqreturn_t handler(int irq, void *data)
+{
+	(void)irq;
+	(void)data;
+	return IRQ_HANDLED;
+}
+
+static void each_kind_each_vector(void **state)
+{
+	static const struct {
+		unsigned int flags, n;
+	} kinds[] = {
+		{ PCI_IRQ_MSIX, NLINES },
+		{ PCI_IRQ_MSI, NLINES },
+		{ PCI_IRQ_INTX, 1 },
+	};
+	struct pci_fake_dev d = fake_dev(NAME, 0x1af4, 0x1041, 1);
+	int lines[NLINES], dummy;
+	struct pci_dev *p;
+
+	(void)state;
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(pci_bus_scan(), 1);
+	p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	for (int i = 0; i < NLINES; i++)
+		lines[i] = irq_line_create("v");
+	assert_int_equal(pci_dev_set_irq_lines(p, lines, NLINES), 0);
+	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
+		for (unsigned int v = 0; v < kinds[k].n; v++) {
+			unsigned int irq;
+			int w0;
+
+			assert_int_equal(pci_alloc_irq_vectors(p, 1, NLINES,
+							       kinds[k].flags),
+					 (int)kinds[k].n);
+			irq = (unsigned int)pci_irq_vector(p, v);
+			assert_int_equal(
+				request_irq(irq, handler, 0, "h", &dummy), 0);
+			w0 = devres_warn_count();
+			pci_free_irq_vectors(p);
+			assert_int_equal(devres_warn_count(), w0 + 1);
+			assert_true(pci_dev_msi_enabled(p) ==
+				    (kinds[k].flags != PCI_IRQ_INTX));
+			assert_int_equal(pci_irq_vector(p, v), (int)irq);
+			free_irq(irq, &dummy);
+			pci_free_irq_vectors(p);
+			assert_int_equal(devres_warn_count(), w0 + 1);
+			assert_false(pci_dev_msi_enabled(p));
+		}
+	}
+	pci_dev_put(p);
+	pci_bus_remove_all();
+	for (int i = 0; i < NLINES; i++)
+		assert_int_equal(irq_line_destroy(lines[i]), 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test_setup_teardown(each_kind_each_vector,
+						pci_setup, pci_teardown),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
