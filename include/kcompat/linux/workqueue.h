@@ -155,8 +155,9 @@ static inline void kcompat_work_fixup_free(void *obj,
 	pthread_mutex_lock(&w->lock);
 	self = w->running && pthread_equal(w->worker, pthread_self());
 	pthread_mutex_unlock(&w->lock);
+	/* The layer's own cancel (NULL): its own thread is told below. */
 	if (st != DEVRES_LIVEOBJ_SELF)
-		(void)kcompat_work_wait(w, true, "cancel_work_sync");
+		(void)kcompat_work_wait(w, true, NULL);
 	if (self) {
 		/* Its own thread: nobody else writes these while it serves. */
 		kcompat_worker.gone = w;
@@ -612,6 +613,18 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 
 	if (kcompat_work_bad(w, func) || kcompat_work_arg_bad(wq, true, func))
 		return false;
+	/*
+	 * Never initialized (zeroed memory; INIT_WORK() and DECLARE_WORK()
+	 * give a function): its thread would call NULL. The kernel's object
+	 * debugging reports the activation of an unknown object.
+	 */
+	if (__builtin_expect(!w->func, 0)) {
+		devres_warn(NULL, func,
+			    "work %p has no function: used before INIT_WORK(); "
+			    "not queued",
+			    (void *)w);
+		return false;
+	}
 	/* A static item's first queue: the process's from now on. */
 	if (!__atomic_load_n(&w->pid, __ATOMIC_RELAXED))
 		__atomic_store_n(&w->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
@@ -700,7 +713,9 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
  * back first. An item waiting for a thread is taken back (@cancel) or run
  * here (a flush), by the caller that would wait for it anyway. Returns,
  * as the kernel's calls do, whether a run was pending (cancel) or whether
- * there was anything to wait for (flush). @func names the call in a WARN.
+ * there was anything to wait for (flush). @func names the call in a WARN;
+ * NULL for the layer's own cancels (before a free, in mod_delayed_work()),
+ * which may come from the item's own function and are then no misuse.
  */
 static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 				     const char *func)
@@ -708,7 +723,7 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 	bool was;
 	int old;
 
-	if (kcompat_work_bad(w, func))
+	if (kcompat_work_bad(w, func ? func : "cancel_work_sync"))
 		return false;
 	old = kcompat_cancel_off();
 	pthread_mutex_lock(&w->lock);
@@ -739,7 +754,15 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 		w->cancel = true;
 		pthread_cond_broadcast(&w->cond);
 	}
-	/* A work that waits for itself would never end. */
+	/*
+	 * A work that waits for itself would never end (the kernel's does
+	 * not; lockdep reports it): said, and not waited for.
+	 */
+	if (func && w->thread && pthread_equal(w->worker, pthread_self()))
+		devres_warn(NULL, func,
+			    "work %p: called from its own function, which it "
+			    "would wait for: not waited for",
+			    (void *)w);
 	while (w->thread && !pthread_equal(w->worker, pthread_self()))
 		pthread_cond_wait(&w->cond, &w->lock);
 	if (cancel) {
@@ -811,7 +834,8 @@ static inline bool mod_delayed_work(struct workqueue_struct *wq,
 			return false;
 		pthread_mutex_unlock(&kcompat_wq_lock);
 	}
-	was = kcompat_work_wait(w, true, "mod_delayed_work");
+	/* Its own function may re-arm it so: the layer's cancel (NULL). */
+	was = kcompat_work_wait(w, true, NULL);
 	(void)kcompat_work_queue(w, delay, wq, "mod_delayed_work");
 	return was;
 }
