@@ -420,10 +420,12 @@ enum wcall {
 	W_CANCEL,
 	W_FLUSH_SELF,
 	W_CANCEL_SELF,
+	W_CANCEL_ASYNC_SELF, /* cancel_work(): the kernel's does not wait */
 	W_NCALLS
 };
-static const char *const wcall_name[] = { "schedule", "flush", "cancel",
-					  "flush-self", "cancel-self" };
+static const char *const wcall_name[] = { "schedule",	 "flush",
+					  "cancel",	 "flush-self",
+					  "cancel-self", "cancel-async-self" };
 
 static struct completion ran;
 static enum wcall self_call;
@@ -434,8 +436,12 @@ static void self_fn(struct work_struct *w)
 {
 	int w0 = devres_warn_count();
 
-	self_ret = self_call == W_FLUSH_SELF ? flush_work(w)
-					     : cancel_work_sync(w);
+	if (self_call == W_FLUSH_SELF)
+		self_ret = flush_work(w);
+	else if (self_call == W_CANCEL_SELF)
+		self_ret = cancel_work_sync(w);
+	else
+		self_ret = cancel_work(w);
 	self_warns = devres_warn_count() - w0;
 	complete(&ran);
 }
@@ -446,17 +452,21 @@ static void work_cell(enum wcall c)
 			  "wait for: not waited for";
 	long ret = 0;
 
-	if (c == W_FLUSH_SELF || c == W_CANCEL_SELF) {
+	if (c >= W_FLUSH_SELF) {
 		init_completion(&ran);
 		INIT_WORK(&wk, self_fn);
 		self_call = c;
 		listen();
 		CHECK(schedule_work(&wk));
 		CHECK(wait_for_completion_timeout(&ran, 5000));
-		CHECK(!flush_work(&wk) || true);
-		heard(c == W_FLUSH_SELF ? "flush_work" : "cancel_work_sync",
-		      own);
-		CHECK(self_warns == 1);
+		(void)flush_work(&wk); /* its thread gone */
+		if (c == W_CANCEL_ASYNC_SELF)
+			heard(NULL, NULL);
+		else
+			heard(c == W_FLUSH_SELF ? "flush_work"
+						: "cancel_work_sync",
+			      own);
+		CHECK(self_warns == (c != W_CANCEL_ASYNC_SELF));
 		CHECK(self_ret == (c == W_FLUSH_SELF));
 		CHECK(!work_pending(&wk));
 		return;

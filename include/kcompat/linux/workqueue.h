@@ -117,7 +117,7 @@ struct kcompat_worker {
 __attribute__((weak)) __thread struct kcompat_worker kcompat_worker;
 
 static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
-				     const char *func);
+				     bool own, const char *func);
 
 /*
  * What a work item is doing, asked by a free of the memory it lives in:
@@ -155,9 +155,9 @@ static inline void kcompat_work_fixup_free(void *obj,
 	pthread_mutex_lock(&w->lock);
 	self = w->running && pthread_equal(w->worker, pthread_self());
 	pthread_mutex_unlock(&w->lock);
-	/* The layer's own cancel (NULL): its own thread is told below. */
+	/* Its own thread may free it: that thread is told below. */
 	if (st != DEVRES_LIVEOBJ_SELF)
-		(void)kcompat_work_wait(w, true, NULL);
+		(void)kcompat_work_wait(w, true, true, "cancel_work_sync");
 	if (self) {
 		/* Its own thread: nobody else writes these while it serves. */
 		kcompat_worker.gone = w;
@@ -713,17 +713,17 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
  * back first. An item waiting for a thread is taken back (@cancel) or run
  * here (a flush), by the caller that would wait for it anyway. Returns,
  * as the kernel's calls do, whether a run was pending (cancel) or whether
- * there was anything to wait for (flush). @func names the call in a WARN;
- * NULL for the layer's own cancels (before a free, in mod_delayed_work()),
- * which may come from the item's own function and are then no misuse.
+ * there was anything to wait for (flush). @func names the call in a WARN.
+ * @own: a call the item's own function may make (cancel_work(), a cancel
+ * before a free, mod_delayed_work()); of the others, that is a WARN.
  */
 static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
-				     const char *func)
+				     bool own, const char *func)
 {
 	bool was;
 	int old;
 
-	if (kcompat_work_bad(w, func ? func : "cancel_work_sync"))
+	if (kcompat_work_bad(w, func))
 		return false;
 	old = kcompat_cancel_off();
 	pthread_mutex_lock(&w->lock);
@@ -758,7 +758,7 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 	 * A work that waits for itself would never end (the kernel's does
 	 * not; lockdep reports it): said, and not waited for.
 	 */
-	if (func && w->thread && pthread_equal(w->worker, pthread_self()))
+	if (!own && w->thread && pthread_equal(w->worker, pthread_self()))
 		devres_warn(NULL, func,
 			    "work %p: called from its own function, which it "
 			    "would wait for: not waited for",
@@ -779,21 +779,33 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 
 static inline bool cancel_work_sync(struct work_struct *w)
 {
-	return kcompat_work_wait(w, true, "cancel_work_sync");
+	return kcompat_work_wait(w, true, false, "cancel_work_sync");
 }
 
 static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 {
-	return kcompat_work_wait(kcompat_dwork(dw), true,
+	return kcompat_work_wait(kcompat_dwork(dw), true, false,
 				 "cancel_delayed_work_sync");
 }
 
-#define cancel_delayed_work cancel_delayed_work_sync
-#define cancel_work cancel_work_sync
+/*
+ * The kernel's does not wait; this one waits but for its own thread, so
+ * that an item's function may cancel its own re-queued run (no WARN).
+ */
+static inline bool cancel_work(struct work_struct *w)
+{
+	return kcompat_work_wait(w, true, true, "cancel_work");
+}
+
+static inline bool cancel_delayed_work(struct delayed_work *dw)
+{
+	return kcompat_work_wait(kcompat_dwork(dw), true, true,
+				 "cancel_delayed_work");
+}
 
 static inline bool flush_work(struct work_struct *w)
 {
-	return kcompat_work_wait(w, false, "flush_work");
+	return kcompat_work_wait(w, false, false, "flush_work");
 }
 
 static inline bool flush_delayed_work(struct delayed_work *dw)
@@ -810,7 +822,7 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 	w->due.tv_sec = 0;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
-	(void)kcompat_work_wait(w, false, "flush_delayed_work");
+	(void)kcompat_work_wait(w, false, false, "flush_delayed_work");
 	return busy;
 }
 
@@ -834,8 +846,8 @@ static inline bool mod_delayed_work(struct workqueue_struct *wq,
 			return false;
 		pthread_mutex_unlock(&kcompat_wq_lock);
 	}
-	/* Its own function may re-arm it so: the layer's cancel (NULL). */
-	was = kcompat_work_wait(w, true, NULL);
+	/* Its own function may re-arm it so. */
+	was = kcompat_work_wait(w, true, true, "mod_delayed_work");
 	(void)kcompat_work_queue(w, delay, wq, "mod_delayed_work");
 	return was;
 }
