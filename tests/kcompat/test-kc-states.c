@@ -17,6 +17,7 @@
  */
 #define _GNU_SOURCE
 #include <linux/completion.h>
+#include <linux/delay.h>
 #include <linux/io.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
@@ -494,6 +495,109 @@ static void work_cell(enum wcall c)
 	CHECK(!work_pending(&wk));
 }
 
+/*
+ * Calls that may sleep, made holding a spinlock (DEBUG_ATOMIC_SLEEP), and
+ * those that may not; then the same with only a mutex held: no WARN.
+ */
+enum scall {
+	SL_MUTEX,
+	SL_MUTEX_INTR,
+	SL_MSLEEP,
+	SL_USLEEP,
+	SL_WAIT,
+	SL_FLUSH,
+	SL_MDELAY,  /* spins in the kernel: allowed */
+	SL_UDELAY,  /* the same */
+	SL_SPIN,    /* another spinlock: allowed */
+	SL_TRYLOCK, /* does not sleep */
+	SL_NCALLS
+};
+static const char *const scall_func[] = {
+	"mutex_lock",
+	"mutex_lock_interruptible",
+	"msleep",
+	"usleep_range",
+	"wait_for_completion_timeout",
+	"flush_work",
+	NULL,
+	NULL,
+	NULL,
+	NULL,
+};
+
+static spinlock_t sp2;
+static struct mutex mx2;
+
+static void idle_fn(struct work_struct *w)
+{
+	(void)w;
+}
+
+static void sleep_cell(int c, int in_spin, int unused)
+{
+	(void)unused;
+	spin_lock_init(&sp);
+	spin_lock_init(&sp2);
+	mutex_init(&mx);
+	mutex_init(&mx2);
+	init_completion(&cp);
+	INIT_WORK(&wk, idle_fn);
+	if (in_spin)
+		spin_lock(&sp);
+	else
+		mutex_lock(&mx2);
+	listen();
+	switch (c) {
+	case SL_MUTEX:
+		mutex_lock(&mx);
+		mutex_unlock(&mx);
+		break;
+	case SL_MUTEX_INTR:
+		CHECK(mutex_lock_interruptible(&mx) == 0);
+		mutex_unlock(&mx);
+		break;
+	case SL_MSLEEP:
+		msleep(1);
+		break;
+	case SL_USLEEP:
+		usleep_range(10, 20);
+		break;
+	case SL_WAIT:
+		CHECK(!wait_for_completion_timeout(&cp, 1));
+		break;
+	case SL_FLUSH:
+		CHECK(!flush_work(&wk));
+		break;
+	case SL_MDELAY:
+		mdelay(1);
+		break;
+	case SL_UDELAY:
+		udelay(10);
+		break;
+	case SL_SPIN:
+		spin_lock(&sp2);
+		spin_unlock(&sp2);
+		break;
+	case SL_TRYLOCK:
+		CHECK(mutex_trylock(&mx));
+		mutex_unlock(&mx);
+		break;
+	default:
+		break;
+	}
+	heard(in_spin ? scall_func[c] : NULL, "called holding spinlock '&sp' "
+					      "(");
+	if (in_spin) {
+		spin_unlock(&sp);
+		/* Let go: the same call says nothing now. */
+		listen();
+		msleep(1);
+		heard(NULL, NULL);
+	} else {
+		mutex_unlock(&mx2);
+	}
+}
+
 /* Runs @cell in a child under an alarm: a hang or a crash fails it. */
 static int in_child(void (*cell)(int, int, int), int a, int b, int c,
 		    const char *name)
@@ -570,6 +674,13 @@ static void every_cell(void **state)
 		failed += in_child(run_work_cell, c, 0, 0, name);
 		cells++;
 	}
+	for (int in_spin = 0; in_spin < 2; in_spin++)
+		for (int c = 0; c < SL_NCALLS; c++) {
+			snprintf(name, sizeof(name), "sleep/%s/%d",
+				 in_spin ? "spinlock" : "mutex", c);
+			failed += in_child(sleep_cell, c, in_spin, 0, name);
+			cells++;
+		}
 	fprintf(stderr, "%d cells, %d failed\n", cells, failed);
 	assert_int_equal(failed, 0);
 }

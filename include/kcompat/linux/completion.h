@@ -15,6 +15,7 @@
 #include <linux/jiffies.h>
 #include <linux/kcompat_cancel.h>
 #include <linux/kcompat_wq.h>
+#include <linux/kcompat_held.h>
 #include <linux/kcompat_lock.h>
 
 struct completion {
@@ -193,6 +194,7 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 	unsigned long left = 0;
 	int old;
 
+	kcompat_might_sleep("wait_for_completion_timeout");
 	if (kcompat_completion_bad(x, "wait_for_completion_timeout"))
 		return 0;
 	old = kcompat_cancel_off();
@@ -214,6 +216,7 @@ static inline void wait_for_completion(struct completion *x)
 {
 	int old;
 
+	kcompat_might_sleep("wait_for_completion");
 	if (kcompat_completion_bad(x, "wait_for_completion"))
 		return;
 	old = kcompat_cancel_off();

@@ -60,6 +60,7 @@ struct kcompat_held {
 	pid_t tid; /* this thread's id, once asked; 0 before */
 	int n;	   /* entries in e[], oldest first */
 	int over;  /* held beyond the record */
+	int spins; /* spinlocks held: a sleeping call among them WARNs */
 	struct kcompat_held_entry e[KCOMPAT_HELD_MAX];
 };
 __attribute__((weak)) __thread struct kcompat_held kcompat_held;
@@ -103,6 +104,7 @@ static inline void kcompat_held_ended(void *p)
 			    "take them over",
 			    h->over);
 	h->over = 0;
+	h->spins = 0;
 	/* A lock taken by a later destructor arms this one again. */
 	h->tid = 0;
 }
@@ -330,16 +332,52 @@ kcompat_lock_drop_bad(struct kcompat_lock *l, pid_t owner, const char *func,
 			    KCOMPAT_HELD_ARGS(what, l), (int)owner);
 }
 
-/* Unlock @l for @func: only by its holder. */
-static inline void kcompat_lock_drop(struct kcompat_lock *l, const char *func,
+/* Unlock @l for @func: only by its holder. True: let go. */
+static inline bool kcompat_lock_drop(struct kcompat_lock *l, const char *func,
 				     const char *what)
 {
 	pid_t owner = __atomic_load_n(&l->owner, __ATOMIC_RELAXED);
 
-	if (__builtin_expect(!owner || owner != kcompat_held.tid, 0))
+	if (__builtin_expect(!owner || owner != kcompat_held.tid, 0)) {
 		kcompat_lock_drop_bad(l, owner, func, what);
-	else if (kcompat_held_del(l))
-		pthread_mutex_unlock(&l->m);
+		return false;
+	}
+	if (!kcompat_held_del(l))
+		return false;
+	pthread_mutex_unlock(&l->m);
+	return true;
+}
+
+/*
+ * A call that may sleep (@func), made holding a spinlock: the kernel's
+ * DEBUG_ATOMIC_SLEEP reports "sleeping function called from invalid
+ * context". Here a spinlock is a mutex, so the call goes on, with one
+ * WARN naming the newest spinlock the thread holds.
+ */
+__attribute__((__noinline__, __cold__, __unused__)) static void
+kcompat_slept_in_spin(const char *func)
+{
+	struct kcompat_held *h = &kcompat_held;
+	int i = h->n;
+
+	while (i-- > 0 && (h->e[i].refused || strcmp(h->e[i].what, "spinlock")))
+		;
+	if (i < 0) {
+		devres_warn(NULL, func,
+			    "called holding a spinlock: it may sleep");
+		return;
+	}
+	devres_warn(NULL, func,
+		    "called holding " KCOMPAT_HELD_FMT " (taken by %s): it "
+		    "may sleep",
+		    KCOMPAT_HELD_ARGS("spinlock", h->e[i].l), h->e[i].func);
+}
+
+/* The check of a call that may sleep: one load and a compare. */
+static inline void kcompat_might_sleep(const char *func)
+{
+	if (__builtin_expect(kcompat_held.spins > 0, 0))
+		kcompat_slept_in_spin(func);
 }
 
 /*

@@ -23,7 +23,8 @@
  * refused mutex_lock() does nothing), an unlock of a mutex not locked or
  * held by another thread (nothing let go), mutex_init() or
  * mutex_destroy() of a held mutex (left as it is), and any call on a
- * mutex never initialized (zeroed memory; initialized then).
+ * mutex never initialized (zeroed memory; initialized then), a lock
+ * taken holding a spinlock (it may sleep: taken all the same).
  */
 #ifndef KCOMPAT_LINUX_MUTEX_H
 #define KCOMPAT_LINUX_MUTEX_H
@@ -75,6 +76,7 @@ static inline void mutex_init(struct mutex *l)
 
 static inline void kcompat_mutex_lock(struct mutex *l, const char *func)
 {
+	kcompat_might_sleep(func);
 	if (kcompat_mutex_bad(l, func, "not taken"))
 		return;
 	kcompat_lock_take_void(&l->k, func, "mutex");
@@ -93,6 +95,7 @@ static inline void mutex_lock_nested(struct mutex *l, unsigned int subclass)
 
 static inline int mutex_lock_interruptible(struct mutex *l)
 {
+	kcompat_might_sleep("mutex_lock_interruptible");
 	if (kcompat_mutex_bad(l, "mutex_lock_interruptible", "not taken"))
 		return -EINTR;
 	/* Held by this thread already: refused, as for a signal. */
@@ -103,6 +106,7 @@ static inline int mutex_lock_interruptible(struct mutex *l)
 
 static inline int mutex_lock_killable(struct mutex *l)
 {
+	kcompat_might_sleep("mutex_lock_killable");
 	if (kcompat_mutex_bad(l, "mutex_lock_killable", "not taken"))
 		return -EINTR;
 	/* Held by this thread already: refused, as for a signal. */

@@ -12,7 +12,9 @@
  * reports is one WARN and the lock left whole: a recursive lock (not
  * taken, its unlock void), an unlock of a spinlock not locked or held by
  * another thread, spin_lock_init() of a held one, a call on one never
- * initialized.
+ * initialized. A call that may sleep made holding a spinlock (a mutex
+ * lock, msleep(), a wait for a completion or a work item) WARNs, as the
+ * kernel's DEBUG_ATOMIC_SLEEP does, and goes on.
  */
 #ifndef KCOMPAT_LINUX_SPINLOCK_H
 #define KCOMPAT_LINUX_SPINLOCK_H
@@ -63,7 +65,10 @@ static inline void kcompat_spin_lock(spinlock_t *l, const char *func)
 {
 	if (kcompat_spin_bad(l, func, "not taken"))
 		return;
-	kcompat_lock_take_void(&l->k, func, "spinlock");
+	if (kcompat_lock_take(&l->k, func, "spinlock"))
+		kcompat_held.spins++;
+	else
+		kcompat_held_refuse(&l->k, func, "spinlock");
 }
 
 static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
@@ -71,7 +76,8 @@ static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
 	/* The lock before it was refused, and said so. */
 	if (kcompat_spin_bad(l, func, NULL))
 		return;
-	kcompat_lock_drop(&l->k, func, "spinlock");
+	if (kcompat_lock_drop(&l->k, func, "spinlock"))
+		kcompat_held.spins--;
 }
 
 static inline void spin_lock(spinlock_t *l)
@@ -86,9 +92,11 @@ static inline void spin_unlock(spinlock_t *l)
 
 static inline int spin_trylock(spinlock_t *l)
 {
-	if (kcompat_spin_bad(l, "spin_trylock", "not taken"))
+	if (kcompat_spin_bad(l, "spin_trylock", "not taken") ||
+	    !kcompat_lock_try(&l->k, "spin_trylock", "spinlock"))
 		return 0;
-	return kcompat_lock_try(&l->k, "spin_trylock", "spinlock");
+	kcompat_held.spins++;
+	return 1;
 }
 
 /* The variants, each named in its WARN. */

@@ -42,6 +42,7 @@
 #include <devres/posix.h>
 #include <linux/compiler.h>
 #include <linux/jiffies.h>
+#include <linux/kcompat_held.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
 
@@ -723,6 +724,8 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 	bool was;
 	int old;
 
+	if (!own)
+		kcompat_might_sleep(func);
 	if (kcompat_work_bad(w, func))
 		return false;
 	old = kcompat_cancel_off();
