@@ -215,6 +215,7 @@ kcompat_lock_wait(struct kcompat_lock *l, const char *func, const char *what)
 					     "which would wait for itself: "
 					     "not taken",
 			    KCOMPAT_HELD_ARGS(what, l));
+		errno = saved;
 		return false;
 	}
 	for (;;) {
