@@ -18,7 +18,8 @@
  *  - the function flushes, drains or destroys the queue it is on: one WARN
  *    each, nothing done (each waited for the function itself, for ever);
  *  - the function calls INIT_WORK() on its own item (one WARN, left as it
- *    is), flush_work() and cancel_work_sync() on it (no wait for itself);
+ *    is), flush_work() and cancel_work_sync() on it (one WARN each, no
+ *    wait for itself);
  *  - a thread cancelled while it waits in flush_work(), cancel_work_sync(),
  *    flush_workqueue(), destroy_workqueue(), wait_for_completion() or
  *    wait_for_completion_timeout(): the wait is no cancellation point, so
@@ -228,8 +229,9 @@ static bool self_flushed, self_cancelled;
 
 /*
  * Calls on its own item from its function: INIT_WORK() (one WARN, the
- * item left as it is), flush_work() and cancel_work_sync() (they do not
- * wait for the function itself; the re-queued run is taken back).
+ * item left as it is), flush_work() and cancel_work_sync() (one WARN
+ * each: they do not wait for the function itself; the re-queued run is
+ * taken back).
  */
 static void self_calls_fn(struct work_struct *work)
 {
@@ -250,8 +252,10 @@ static void work_calls_on_its_own_item(void **state)
 	assert_true(schedule_work(&self_w));
 	flush_work(&self_w);
 	assert_int_equal(__atomic_load_n(&self_runs, __ATOMIC_SEQ_CST), 1);
-	assert_int_equal(devres_warn_count(), warns + 1);
+	assert_int_equal(devres_warn_count(), warns + 3);
 	assert_int_equal(said("INIT_WORK: "), 1);
+	assert_int_equal(said("flush_work: work "), 1);
+	assert_int_equal(said("cancel_work_sync: work "), 1);
 	assert_true(self_flushed);
 	assert_true(self_cancelled);
 	assert_false(work_pending(&self_w));

@@ -15,13 +15,15 @@
 #include <linux/jiffies.h>
 #include <linux/kcompat_cancel.h>
 #include <linux/kcompat_wq.h>
+#include <linux/kcompat_held.h>
 #include <linux/kcompat_lock.h>
 
 struct completion {
 	pthread_mutex_t lock;
 	pthread_cond_t cond;
 	unsigned int done;
-	pid_t pid; /* whose: init_completion()'s */
+	pid_t pid;	      /* whose: init_completion()'s; 0: never made */
+	unsigned int waiters; /* threads in a wait on it */
 };
 
 /*
@@ -46,8 +48,20 @@ static inline bool kcompat_completion_bad(const struct completion *x,
 	 * it the child's.
 	 */
 	pid = x->pid;
-	if (!pid || pid == kcompat_lock_pid())
+	if (__builtin_expect(pid == kcompat_lock_pid(), 1))
 		return false;
+	/*
+	 * Never made (zeroed memory): its condition would time a wait on
+	 * the wrong clock, and the kernel's lockdep reports the unknown
+	 * lock. Refused as the parent's are.
+	 */
+	if (!pid) {
+		devres_warn(NULL, func,
+			    "completion %p used before init_completion(): "
+			    "nothing done",
+			    (const void *)x);
+		return true;
+	}
 	devres_warn(NULL, func,
 		    "completion %p belongs to process %d: "
 		    "nothing done",
@@ -64,7 +78,17 @@ static inline void init_completion(struct completion *x)
 		devres_warn_bad_arg("init_completion", "completion", x);
 		return;
 	}
+	/* Threads wait on it: a new lock and condition would strand them. */
+	if (x->pid == kcompat_lock_pid() &&
+	    __atomic_load_n(&x->waiters, __ATOMIC_RELAXED)) {
+		devres_warn(NULL, "init_completion",
+			    "completion %p has %u waiters: left as it is",
+			    (void *)x,
+			    __atomic_load_n(&x->waiters, __ATOMIC_RELAXED));
+		return;
+	}
 	x->pid = kcompat_lock_pid();
+	x->waiters = 0;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -109,8 +133,8 @@ static inline void complete_all(struct completion *x)
  * @x may be one of them: their threads are tried again every
  * KCOMPAT_STRAND_RETRY_MS (<linux/kcompat_wq.h>).
  */
-static inline void kcompat_completion_wait(struct completion *x,
-					   const struct timespec *end)
+static inline void kcompat_completion_sleep(struct completion *x,
+					    const struct timespec *end)
 {
 	while (!x->done) {
 		struct timespec ts;
@@ -146,6 +170,15 @@ static inline void kcompat_completion_wait(struct completion *x,
 	}
 }
 
+/* The same, counted, for an init_completion() while it waits. */
+static inline void kcompat_completion_wait(struct completion *x,
+					   const struct timespec *end)
+{
+	__atomic_add_fetch(&x->waiters, 1, __ATOMIC_RELAXED);
+	kcompat_completion_sleep(x, end);
+	__atomic_sub_fetch(&x->waiters, 1, __ATOMIC_RELAXED);
+}
+
 /*
  * Waits at most @timeout jiffies (milliseconds): the jiffies left (at
  * least 1) when it completed, 0 when it timed out.
@@ -161,6 +194,7 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 	unsigned long left = 0;
 	int old;
 
+	kcompat_might_sleep("wait_for_completion_timeout");
 	if (kcompat_completion_bad(x, "wait_for_completion_timeout"))
 		return 0;
 	old = kcompat_cancel_off();
@@ -182,6 +216,7 @@ static inline void wait_for_completion(struct completion *x)
 {
 	int old;
 
+	kcompat_might_sleep("wait_for_completion");
 	if (kcompat_completion_bad(x, "wait_for_completion"))
 		return;
 	old = kcompat_cancel_off();

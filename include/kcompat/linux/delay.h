@@ -5,6 +5,7 @@
 
 #include <errno.h>
 #include <time.h>
+#include <linux/kcompat_held.h>
 
 static inline void kcompat_sleep_ns(unsigned long long ns)
 {
@@ -18,10 +19,22 @@ static inline void kcompat_sleep_ns(unsigned long long ns)
 #define ndelay(ns) kcompat_sleep_ns((unsigned long long)(ns))
 #define udelay(us) kcompat_sleep_ns((unsigned long long)(us)*1000ull)
 #define mdelay(ms) kcompat_sleep_ns((unsigned long long)(ms)*1000000ull)
-#define msleep(ms) mdelay(ms)
-#define ssleep(s) mdelay((unsigned long long)(s)*1000ull)
-#define usleep_range(lo, hi) ((void)(hi), udelay(lo))
-#define fsleep(us) udelay(us)
+/*
+ * The kernel's delays spin and may be called holding a spinlock; its
+ * sleeps may not: they WARN then (kcompat_might_sleep()), and sleep.
+ */
+static inline void kcompat_sleep(unsigned long long ns, const char *func)
+{
+	kcompat_might_sleep(func);
+	kcompat_sleep_ns(ns);
+}
+
+#define msleep(ms) kcompat_sleep((unsigned long long)(ms)*1000000ull, "msleep")
+#define ssleep(s) kcompat_sleep((unsigned long long)(s)*1000000000ull, "ssleep")
+#define usleep_range(lo, hi)                                                   \
+	((void)(hi), kcompat_sleep((unsigned long long)(lo)*1000ull, "usleep_" \
+								     "range"))
+#define fsleep(us) kcompat_sleep((unsigned long long)(us)*1000ull, "fsleep")
 #define msleep_interruptible(ms) (msleep(ms), 0UL)
 
 #endif /* KCOMPAT_LINUX_DELAY_H */

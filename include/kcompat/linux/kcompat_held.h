@@ -52,6 +52,7 @@ struct kcompat_held_entry {
 	struct kcompat_lock *l;
 	const char *func; /* the call that took it */
 	const char *what; /* "mutex", "spinlock" */
+	bool refused;	  /* a recursive lock refused: its unlock is void */
 };
 
 /* Per thread; one per program, whichever file includes this first. */
@@ -59,6 +60,7 @@ struct kcompat_held {
 	pid_t tid; /* this thread's id, once asked; 0 before */
 	int n;	   /* entries in e[], oldest first */
 	int over;  /* held beyond the record */
+	int spins; /* spinlocks held: a sleeping call among them WARNs */
 	struct kcompat_held_entry e[KCOMPAT_HELD_MAX];
 };
 __attribute__((weak)) __thread struct kcompat_held kcompat_held;
@@ -85,7 +87,8 @@ static inline void kcompat_held_ended(void *p)
 	while (h->n > 0) {
 		struct kcompat_held_entry e = h->e[--h->n];
 
-		if (__atomic_load_n(&e.l->owner, __ATOMIC_RELAXED) != h->tid)
+		if (e.refused ||
+		    __atomic_load_n(&e.l->owner, __ATOMIC_RELAXED) != h->tid)
 			continue;
 		devres_warn(NULL, e.func,
 			    KCOMPAT_HELD_FMT " still held when its thread "
@@ -101,6 +104,7 @@ static inline void kcompat_held_ended(void *p)
 			    "take them over",
 			    h->over);
 	h->over = 0;
+	h->spins = 0;
 	/* A lock taken by a later destructor arms this one again. */
 	h->tid = 0;
 }
@@ -151,6 +155,7 @@ static inline void kcompat_held_add(struct kcompat_lock *l, const char *func,
 		h->e[h->n].l = l;
 		h->e[h->n].func = func;
 		h->e[h->n].what = what;
+		h->e[h->n].refused = false;
 		h->n++;
 		return;
 	}
@@ -164,27 +169,30 @@ static inline void kcompat_held_add(struct kcompat_lock *l, const char *func,
 }
 
 /*
- * @l is let go: off this thread's record if it is this thread's (another
- * thread's unlock leaves its holder's record as it is: the destructor
- * checks the holder first). The newest entry is the usual one.
+ * @l, this thread's, is let go: off its record. The newest entry is the
+ * usual one. False when that entry was a recursive lock refused
+ * (kcompat_held_refuse()): its unlock is taken off and the lock kept.
  */
-static inline void kcompat_held_del(struct kcompat_lock *l)
+static inline bool kcompat_held_del(struct kcompat_lock *l)
 {
 	struct kcompat_held *h = &kcompat_held;
 	int i = h->n;
 
-	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == h->tid) {
-		while (i-- > 0 && h->e[i].l != l)
-			;
-		if (i >= 0) {
-			for (; i + 1 < h->n; i++)
-				h->e[i] = h->e[i + 1];
-			h->n--;
-		} else if (h->over) {
-			h->over--;
-		}
+	while (i-- > 0 && h->e[i].l != l)
+		;
+	if (i >= 0) {
+		bool refused = h->e[i].refused;
+
+		for (; i + 1 < h->n; i++)
+			h->e[i] = h->e[i + 1];
+		h->n--;
+		if (refused)
+			return false;
+	} else if (h->over) {
+		h->over--;
 	}
 	__atomic_store_n(&l->owner, 0, __ATOMIC_RELAXED);
+	return true;
 }
 
 /*
@@ -192,12 +200,24 @@ static inline void kcompat_held_del(struct kcompat_lock *l)
  * after each wait ask whether its holder is still alive; take it over
  * from one that is gone (its pthread mutex stays locked, now for this
  * thread, whose unlock lets it go). No cancellation point on the way.
+ * Held by this thread already, it would wait for itself for ever (the
+ * kernel's lockdep reports the recursion): one WARN, false, not taken.
  */
-__attribute__((__noinline__, __unused__)) static void
+__attribute__((__noinline__, __unused__)) static bool
 kcompat_lock_wait(struct kcompat_lock *l, const char *func, const char *what)
 {
 	int saved = errno;
 
+	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) ==
+	    kcompat_held_tid()) {
+		devres_warn(NULL, func,
+			    KCOMPAT_HELD_FMT ": held by this thread already, "
+					     "which would wait for itself: "
+					     "not taken",
+			    KCOMPAT_HELD_ARGS(what, l));
+		errno = saved;
+		return false;
+	}
 	for (;;) {
 		struct timespec t;
 		pid_t owner;
@@ -234,6 +254,7 @@ kcompat_lock_wait(struct kcompat_lock *l, const char *func, const char *what)
 		break;
 	}
 	errno = saved;
+	return true;
 }
 
 /*
@@ -242,15 +263,45 @@ kcompat_lock_wait(struct kcompat_lock *l, const char *func, const char *what)
  * would more than double an uncontended pair); one with a holder, by the
  * wait that asks after it. A locker that comes in the instant between
  * another's take and its record of the holder waits as pthread does.
+ * False: held by this thread already, not taken (and said so).
  */
-static inline void kcompat_lock_take(struct kcompat_lock *l, const char *func,
+static inline bool kcompat_lock_take(struct kcompat_lock *l, const char *func,
 				     const char *what)
 {
 	if (__builtin_expect(!__atomic_load_n(&l->owner, __ATOMIC_RELAXED), 1))
 		pthread_mutex_lock(&l->m);
-	else
-		kcompat_lock_wait(l, func, what);
+	else if (!kcompat_lock_wait(l, func, what))
+		return false;
 	kcompat_held_add(l, func, what);
+	return true;
+}
+
+/*
+ * A recursive lock refused by a call that returns nothing (mutex_lock(),
+ * spin_lock()): its caller will unlock it, and that unlock must not let
+ * go of the hold before it. Recorded as a refused entry, which that
+ * unlock takes off; with the record full, the unlock lets the lock go.
+ */
+static inline void kcompat_held_refuse(struct kcompat_lock *l, const char *func,
+				       const char *what)
+{
+	struct kcompat_held *h = &kcompat_held;
+
+	if (h->n >= KCOMPAT_HELD_MAX)
+		return;
+	h->e[h->n].l = l;
+	h->e[h->n].func = func;
+	h->e[h->n].what = what;
+	h->e[h->n].refused = true;
+	h->n++;
+}
+
+/* As kcompat_lock_take(), for a call that returns nothing. */
+static inline void kcompat_lock_take_void(struct kcompat_lock *l,
+					  const char *func, const char *what)
+{
+	if (!kcompat_lock_take(l, func, what))
+		kcompat_held_refuse(l, func, what);
 }
 
 static inline int kcompat_lock_try(struct kcompat_lock *l, const char *func,
@@ -262,13 +313,134 @@ static inline int kcompat_lock_try(struct kcompat_lock *l, const char *func,
 	return 1;
 }
 
-static inline void kcompat_lock_drop(struct kcompat_lock *l)
+/*
+ * The unlock of a lock this thread does not hold, by @func: not locked,
+ * or another thread's (the kernel's mutex and spinlock debugging report
+ * both). One WARN; nothing let go.
+ */
+__attribute__((__noinline__, __cold__, __unused__)) static void
+kcompat_lock_drop_bad(struct kcompat_lock *l, pid_t owner, const char *func,
+		      const char *what)
 {
-	kcompat_held_del(l);
-	pthread_mutex_unlock(&l->m);
+	if (!owner)
+		devres_warn(NULL, func,
+			    KCOMPAT_HELD_FMT ": not locked: nothing done",
+			    KCOMPAT_HELD_ARGS(what, l));
+	else
+		devres_warn(NULL, func,
+			    KCOMPAT_HELD_FMT ": held by thread %d, not this "
+					     "one: not unlocked",
+			    KCOMPAT_HELD_ARGS(what, l), (int)owner);
 }
 
-/* A lock made anew (its init): free, named @name. */
+/* Unlock @l for @func: only by its holder. True: let go. */
+static inline bool kcompat_lock_drop(struct kcompat_lock *l, const char *func,
+				     const char *what)
+{
+	pid_t owner = __atomic_load_n(&l->owner, __ATOMIC_RELAXED);
+
+	if (__builtin_expect(!owner || owner != kcompat_held.tid, 0)) {
+		kcompat_lock_drop_bad(l, owner, func, what);
+		return false;
+	}
+	if (!kcompat_held_del(l))
+		return false;
+	pthread_mutex_unlock(&l->m);
+	return true;
+}
+
+/*
+ * A call that may sleep (@func), made holding a spinlock: the kernel's
+ * DEBUG_ATOMIC_SLEEP reports "sleeping function called from invalid
+ * context". Here a spinlock is a mutex, so the call goes on, with one
+ * WARN naming the newest spinlock the thread holds.
+ */
+__attribute__((__noinline__, __cold__, __unused__)) static void
+kcompat_slept_in_spin(const char *func)
+{
+	struct kcompat_held *h = &kcompat_held;
+	int i = h->n;
+
+	while (i-- > 0 && (h->e[i].refused || strcmp(h->e[i].what, "spinlock")))
+		;
+	if (i < 0) {
+		devres_warn(NULL, func,
+			    "called holding a spinlock: it may sleep");
+		return;
+	}
+	devres_warn(NULL, func,
+		    "called holding " KCOMPAT_HELD_FMT " (taken by %s): it "
+		    "may sleep",
+		    KCOMPAT_HELD_ARGS("spinlock", h->e[i].l), h->e[i].func);
+}
+
+/* The check of a call that may sleep: one load and a compare. */
+static inline void kcompat_might_sleep(const char *func)
+{
+	if (__builtin_expect(kcompat_held.spins > 0, 0))
+		kcompat_slept_in_spin(func);
+}
+
+/*
+ * A call (@func) on a lock never initialized: zeroed memory (no process,
+ * no name; an init or DEFINE_MUTEX()/DEFINE_SPINLOCK() gives both). The
+ * kernel's mutex and spinlock debugging WARN on its bad magic; here one
+ * WARN, by the thread that makes it this process's, when @said (an
+ * unlock says its own), and the lock works as an initialized one.
+ */
+__attribute__((__noinline__, __cold__, __unused__)) static void
+kcompat_lock_uninit(struct kcompat_lock *l, const char *func, const char *what,
+		    bool said)
+{
+	pid_t none = 0;
+
+	if (__atomic_compare_exchange_n(&l->pid, &none, kcompat_lock_pid(),
+					false, __ATOMIC_RELAXED,
+					__ATOMIC_RELAXED) &&
+	    said)
+		devres_warn(NULL, func,
+			    "%s %p used before its init: initialized now", what,
+			    (void *)l);
+}
+
+/*
+ * Whether a call (@func) must leave @l alone: a lock of another process
+ * (kcompat_lock_foreign()), its WARN saying @refused. A lock never
+ * initialized is made this process's first, with its WARN.
+ */
+static inline bool kcompat_lock_refused(struct kcompat_lock *l, const void *obj,
+					const char *func, const char *what,
+					const char *refused)
+{
+	if (__builtin_expect(__atomic_load_n(&l->pid, __ATOMIC_RELAXED) ==
+				     kcompat_lock_pid(),
+			     1))
+		return false;
+	if (!__atomic_load_n(&l->pid, __ATOMIC_RELAXED) && !l->name)
+		kcompat_lock_uninit(l, func, what, refused != NULL);
+	return kcompat_lock_foreign(&l->pid, obj, func, what, refused);
+}
+
+/*
+ * Whether @l, of this process, is held (@func: an init or destroy, which
+ * would wipe the lock its holder is to unlock): one WARN, the lock left
+ * as it is. The kernel's lock debugging reports a held lock freed or
+ * destroyed.
+ */
+static inline bool kcompat_lock_busy(struct kcompat_lock *l, const char *func,
+				     const char *what, const char *done)
+{
+	pid_t owner = __atomic_load_n(&l->owner, __ATOMIC_RELAXED);
+
+	if (!owner ||
+	    __atomic_load_n(&l->pid, __ATOMIC_RELAXED) != kcompat_lock_pid())
+		return false;
+	devres_warn(NULL, func, KCOMPAT_HELD_FMT ": held by thread %d: %s",
+		    KCOMPAT_HELD_ARGS(what, l), (int)owner, done);
+	return true;
+}
+
+/* A lock made anew (its init): free, named @name; not held (as above). */
 static inline void kcompat_lock_make(struct kcompat_lock *l, const char *name)
 {
 	pthread_mutex_init(&l->m, NULL);
@@ -277,12 +449,9 @@ static inline void kcompat_lock_make(struct kcompat_lock *l, const char *name)
 	__atomic_store_n(&l->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 }
 
-/* A lock destroyed: off this thread's record if it holds it. */
+/* A lock destroyed: not held (kcompat_lock_busy() said no). */
 static inline void kcompat_lock_unmake(struct kcompat_lock *l)
 {
-	if (__atomic_load_n(&l->owner, __ATOMIC_RELAXED) == kcompat_held.tid &&
-	    kcompat_held.tid)
-		kcompat_held_del(l);
 	pthread_mutex_destroy(&l->m);
 }
 

@@ -15,6 +15,16 @@
  *
  * A thread that ends holding a mutex lets it go, with one WARN
  * (<linux/kcompat_held.h>).
+ *
+ * What the kernel's mutex debugging and lockdep report is one WARN here,
+ * and the mutex left whole: a lock by the thread that holds it already
+ * (it would wait for itself: not taken; mutex_lock_interruptible() and
+ * mutex_lock_killable() return -EINTR, and the unlock that follows a
+ * refused mutex_lock() does nothing), an unlock of a mutex not locked or
+ * held by another thread (nothing let go), mutex_init() or
+ * mutex_destroy() of a held mutex (left as it is), and any call on a
+ * mutex never initialized (zeroed memory; initialized then), a lock
+ * taken holding a spinlock (it may sleep: taken all the same).
  */
 #ifndef KCOMPAT_LINUX_MUTEX_H
 #define KCOMPAT_LINUX_MUTEX_H
@@ -44,13 +54,14 @@ static inline bool kcompat_mutex_bad(struct mutex *l, const char *func,
 				     const char *refused)
 {
 	return kcompat_bad(l, func, "mutex") ||
-	       kcompat_lock_foreign(&l->k.pid, l, func, "mutex", refused);
+	       kcompat_lock_refused(&l->k, l, func, "mutex", refused);
 }
 
 /* @name: the argument as written, which a WARN of the lock names. */
 static inline void kcompat_mutex_init(struct mutex *l, const char *name)
 {
-	if (kcompat_bad(l, "mutex_init", "mutex"))
+	if (kcompat_bad(l, "mutex_init", "mutex") ||
+	    kcompat_lock_busy(&l->k, "mutex_init", "mutex", "left as it is"))
 		return;
 	l->dev = NULL;
 	kcompat_lock_make(&l->k, name);
@@ -65,9 +76,10 @@ static inline void mutex_init(struct mutex *l)
 
 static inline void kcompat_mutex_lock(struct mutex *l, const char *func)
 {
+	kcompat_might_sleep(func);
 	if (kcompat_mutex_bad(l, func, "not taken"))
 		return;
-	kcompat_lock_take(&l->k, func, "mutex");
+	kcompat_lock_take_void(&l->k, func, "mutex");
 }
 
 static inline void mutex_lock(struct mutex *l)
@@ -83,18 +95,24 @@ static inline void mutex_lock_nested(struct mutex *l, unsigned int subclass)
 
 static inline int mutex_lock_interruptible(struct mutex *l)
 {
+	kcompat_might_sleep("mutex_lock_interruptible");
 	if (kcompat_mutex_bad(l, "mutex_lock_interruptible", "not taken"))
 		return -EINTR;
-	kcompat_lock_take(&l->k, "mutex_lock_interruptible", "mutex");
-	return 0;
+	/* Held by this thread already: refused, as for a signal. */
+	return kcompat_lock_take(&l->k, "mutex_lock_interruptible", "mutex")
+		       ? 0
+		       : -EINTR;
 }
 
 static inline int mutex_lock_killable(struct mutex *l)
 {
+	kcompat_might_sleep("mutex_lock_killable");
 	if (kcompat_mutex_bad(l, "mutex_lock_killable", "not taken"))
 		return -EINTR;
-	kcompat_lock_take(&l->k, "mutex_lock_killable", "mutex");
-	return 0;
+	/* Held by this thread already: refused, as for a signal. */
+	return kcompat_lock_take(&l->k, "mutex_lock_killable", "mutex")
+		       ? 0
+		       : -EINTR;
 }
 
 static inline int mutex_trylock(struct mutex *l)
@@ -109,7 +127,7 @@ static inline void mutex_unlock(struct mutex *l)
 	/* The lock before it was refused, and said so. */
 	if (kcompat_mutex_bad(l, "mutex_unlock", NULL))
 		return;
-	kcompat_lock_drop(&l->k);
+	kcompat_lock_drop(&l->k, "mutex_unlock", "mutex");
 }
 
 /* The managed destroy: nothing when a destroy by hand came first. */
@@ -117,7 +135,9 @@ static inline void kcompat_mutex_destroy(void *lock)
 {
 	struct mutex *l = (struct mutex *)lock;
 
-	if (__atomic_exchange_n(&l->dev, NULL, __ATOMIC_ACQ_REL))
+	if (__atomic_exchange_n(&l->dev, NULL, __ATOMIC_ACQ_REL) &&
+	    !kcompat_lock_busy(&l->k, "devm_mutex_init", "mutex",
+			       "not destroyed"))
 		kcompat_lock_unmake(&l->k);
 }
 
@@ -125,7 +145,8 @@ static inline void mutex_destroy(struct mutex *l)
 {
 	struct device *dev;
 
-	if (kcompat_mutex_bad(l, "mutex_destroy", "not destroyed"))
+	if (kcompat_mutex_bad(l, "mutex_destroy", "not destroyed") ||
+	    kcompat_lock_busy(&l->k, "mutex_destroy", "mutex", "not destroyed"))
 		return;
 	/* Whichever of this and the managed destroy comes first destroys. */
 	dev = __atomic_exchange_n(&l->dev, NULL, __ATOMIC_ACQ_REL);

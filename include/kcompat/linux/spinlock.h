@@ -7,6 +7,14 @@
  * WARN, spin_trylock() returns 0, the unlocks do nothing, silently;
  * spin_lock_init() makes it the child's. A thread that ends holding a
  * spinlock lets it go, with one WARN (<linux/kcompat_held.h>).
+ *
+ * As for a mutex (<linux/mutex.h>), what the kernel's spinlock debugging
+ * reports is one WARN and the lock left whole: a recursive lock (not
+ * taken, its unlock void), an unlock of a spinlock not locked or held by
+ * another thread, spin_lock_init() of a held one, a call on one never
+ * initialized. A call that may sleep made holding a spinlock (a mutex
+ * lock, msleep(), a wait for a completion or a work item) WARNs, as the
+ * kernel's DEBUG_ATOMIC_SLEEP does, and goes on.
  */
 #ifndef KCOMPAT_LINUX_SPINLOCK_H
 #define KCOMPAT_LINUX_SPINLOCK_H
@@ -33,13 +41,15 @@ static inline bool kcompat_spin_bad(spinlock_t *l, const char *func,
 				    const char *refused)
 {
 	return kcompat_bad(l, func, "spinlock") ||
-	       kcompat_lock_foreign(&l->k.pid, l, func, "spinlock", refused);
+	       kcompat_lock_refused(&l->k, l, func, "spinlock", refused);
 }
 
 /* @name: the argument as written, which a WARN of the lock names. */
 static inline void kcompat_spin_lock_init(spinlock_t *l, const char *name)
 {
-	if (kcompat_bad(l, "spin_lock_init", "spinlock"))
+	if (kcompat_bad(l, "spin_lock_init", "spinlock") ||
+	    kcompat_lock_busy(&l->k, "spin_lock_init", "spinlock",
+			      "left as it is"))
 		return;
 	kcompat_lock_make(&l->k, name);
 }
@@ -55,7 +65,10 @@ static inline void kcompat_spin_lock(spinlock_t *l, const char *func)
 {
 	if (kcompat_spin_bad(l, func, "not taken"))
 		return;
-	kcompat_lock_take(&l->k, func, "spinlock");
+	if (kcompat_lock_take(&l->k, func, "spinlock"))
+		kcompat_held.spins++;
+	else
+		kcompat_held_refuse(&l->k, func, "spinlock");
 }
 
 static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
@@ -63,7 +76,8 @@ static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
 	/* The lock before it was refused, and said so. */
 	if (kcompat_spin_bad(l, func, NULL))
 		return;
-	kcompat_lock_drop(&l->k);
+	if (kcompat_lock_drop(&l->k, func, "spinlock"))
+		kcompat_held.spins--;
 }
 
 static inline void spin_lock(spinlock_t *l)
@@ -78,9 +92,11 @@ static inline void spin_unlock(spinlock_t *l)
 
 static inline int spin_trylock(spinlock_t *l)
 {
-	if (kcompat_spin_bad(l, "spin_trylock", "not taken"))
+	if (kcompat_spin_bad(l, "spin_trylock", "not taken") ||
+	    !kcompat_lock_try(&l->k, "spin_trylock", "spinlock"))
 		return 0;
-	return kcompat_lock_try(&l->k, "spin_trylock", "spinlock");
+	kcompat_held.spins++;
+	return 1;
 }
 
 /* The variants, each named in its WARN. */

@@ -42,6 +42,7 @@
 #include <devres/posix.h>
 #include <linux/compiler.h>
 #include <linux/jiffies.h>
+#include <linux/kcompat_held.h>
 #include <linux/kernel.h>
 #include <linux/slab.h>
 
@@ -117,7 +118,7 @@ struct kcompat_worker {
 __attribute__((weak)) __thread struct kcompat_worker kcompat_worker;
 
 static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
-				     const char *func);
+				     bool own, const char *func);
 
 /*
  * What a work item is doing, asked by a free of the memory it lives in:
@@ -155,8 +156,9 @@ static inline void kcompat_work_fixup_free(void *obj,
 	pthread_mutex_lock(&w->lock);
 	self = w->running && pthread_equal(w->worker, pthread_self());
 	pthread_mutex_unlock(&w->lock);
+	/* Its own thread may free it: that thread is told below. */
 	if (st != DEVRES_LIVEOBJ_SELF)
-		(void)kcompat_work_wait(w, true, "cancel_work_sync");
+		(void)kcompat_work_wait(w, true, true, "cancel_work_sync");
 	if (self) {
 		/* Its own thread: nobody else writes these while it serves. */
 		kcompat_worker.gone = w;
@@ -612,6 +614,18 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 
 	if (kcompat_work_bad(w, func) || kcompat_work_arg_bad(wq, true, func))
 		return false;
+	/*
+	 * Never initialized (zeroed memory; INIT_WORK() and DECLARE_WORK()
+	 * give a function): its thread would call NULL. The kernel's object
+	 * debugging reports the activation of an unknown object.
+	 */
+	if (__builtin_expect(!w->func, 0)) {
+		devres_warn(NULL, func,
+			    "work %p has no function: used before INIT_WORK(); "
+			    "not queued",
+			    (void *)w);
+		return false;
+	}
 	/* A static item's first queue: the process's from now on. */
 	if (!__atomic_load_n(&w->pid, __ATOMIC_RELAXED))
 		__atomic_store_n(&w->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
@@ -701,13 +715,17 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
  * here (a flush), by the caller that would wait for it anyway. Returns,
  * as the kernel's calls do, whether a run was pending (cancel) or whether
  * there was anything to wait for (flush). @func names the call in a WARN.
+ * @own: a call the item's own function may make (cancel_work(), a cancel
+ * before a free, mod_delayed_work()); of the others, that is a WARN.
  */
 static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
-				     const char *func)
+				     bool own, const char *func)
 {
 	bool was;
 	int old;
 
+	if (!own)
+		kcompat_might_sleep(func);
 	if (kcompat_work_bad(w, func))
 		return false;
 	old = kcompat_cancel_off();
@@ -739,7 +757,15 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 		w->cancel = true;
 		pthread_cond_broadcast(&w->cond);
 	}
-	/* A work that waits for itself would never end. */
+	/*
+	 * A work that waits for itself would never end (the kernel's does
+	 * not; lockdep reports it): said, and not waited for.
+	 */
+	if (!own && w->thread && pthread_equal(w->worker, pthread_self()))
+		devres_warn(NULL, func,
+			    "work %p: called from its own function, which it "
+			    "would wait for: not waited for",
+			    (void *)w);
 	while (w->thread && !pthread_equal(w->worker, pthread_self()))
 		pthread_cond_wait(&w->cond, &w->lock);
 	if (cancel) {
@@ -756,21 +782,33 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 
 static inline bool cancel_work_sync(struct work_struct *w)
 {
-	return kcompat_work_wait(w, true, "cancel_work_sync");
+	return kcompat_work_wait(w, true, false, "cancel_work_sync");
 }
 
 static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 {
-	return kcompat_work_wait(kcompat_dwork(dw), true,
+	return kcompat_work_wait(kcompat_dwork(dw), true, false,
 				 "cancel_delayed_work_sync");
 }
 
-#define cancel_delayed_work cancel_delayed_work_sync
-#define cancel_work cancel_work_sync
+/*
+ * The kernel's does not wait; this one waits but for its own thread, so
+ * that an item's function may cancel its own re-queued run (no WARN).
+ */
+static inline bool cancel_work(struct work_struct *w)
+{
+	return kcompat_work_wait(w, true, true, "cancel_work");
+}
+
+static inline bool cancel_delayed_work(struct delayed_work *dw)
+{
+	return kcompat_work_wait(kcompat_dwork(dw), true, true,
+				 "cancel_delayed_work");
+}
 
 static inline bool flush_work(struct work_struct *w)
 {
-	return kcompat_work_wait(w, false, "flush_work");
+	return kcompat_work_wait(w, false, false, "flush_work");
 }
 
 static inline bool flush_delayed_work(struct delayed_work *dw)
@@ -787,7 +825,7 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 	w->due.tv_sec = 0;
 	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
-	(void)kcompat_work_wait(w, false, "flush_delayed_work");
+	(void)kcompat_work_wait(w, false, false, "flush_delayed_work");
 	return busy;
 }
 
@@ -811,7 +849,8 @@ static inline bool mod_delayed_work(struct workqueue_struct *wq,
 			return false;
 		pthread_mutex_unlock(&kcompat_wq_lock);
 	}
-	was = kcompat_work_wait(w, true, "mod_delayed_work");
+	/* Its own function may re-arm it so. */
+	was = kcompat_work_wait(w, true, true, "mod_delayed_work");
 	(void)kcompat_work_queue(w, delay, wq, "mod_delayed_work");
 	return was;
 }
