@@ -156,9 +156,11 @@ DEVRES_API int irq_line_attach_masked(int fd, irq_unmask_t unmask, void *ctx,
  *
  * Context: any thread, also from a handler.
  * Return: 0; -EINVAL when @irq is not a line; -EOPNOTSUPP for a UIO line
- * (only its device raises it); -EBADF (with one WARN, the first time) when
- * the line's eventfd was closed behind the library's back by a raw system
- * call: nothing is written to what the number holds by then.
+ * (only its device raises it). The line's eventfd is not checked here (a
+ * check would cost a system call, the raise's own cost again): after a raw
+ * system call closed it behind the library's back and the number went to
+ * another file, the raise writes its eight bytes there.
+ * irq_line_raise_wait() checks.
  */
 DEVRES_API int irq_line_raise(int irq);
 
@@ -182,7 +184,9 @@ DEVRES_API int irq_line_raise(int irq);
  * Return: 0 once handled; -EAGAIN when the line is disabled or has no
  * handler, so that nothing will handle it now; -EINVAL when @irq is not
  * a line; -EOPNOTSUPP for a UIO line; -EDEADLK from a handler that the
- * wait would wait for (WARNed); -EBADF as for irq_line_raise().
+ * wait would wait for (WARNed); -EBADF (with one WARN, the first time)
+ * when the line's eventfd was closed behind the library's back by a raw
+ * system call: nothing is written to what the number holds by then.
  */
 DEVRES_API int irq_line_raise_wait(int irq);
 

@@ -458,8 +458,6 @@ int irq_line_raise(int irq)
 		rc = -EINVAL;
 	else if (line->kind == LINE_UIO)
 		rc = -EOPNOTSUPP;
-	else if (!devres__own_fd_check(line->fd))
-		rc = -EBADF;
 	else if (irq__write_nocancel(line->fd, &one, sizeof(one)) < 0)
 		rc = -errno;
 	pthread_rwlock_unlock(&lines_lock);
