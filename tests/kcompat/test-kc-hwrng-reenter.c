@@ -310,6 +310,22 @@ static void *reader(void *arg)
 	return NULL;
 }
 
+/*
+ * The reader of cancelled_in_read(): it waits for the cancellation after
+ * its read, as one that got to its end before pthread_cancel() (its
+ * creator preempted for the whole read) would return as if never
+ * cancelled.
+ */
+static void *cancelled_reader(void *arg)
+{
+	int *ret = arg;
+
+	*ret = read_self();
+	for (;;)
+		pause();
+	return NULL;
+}
+
 static void cancelled_in_read(void **state)
 {
 	pthread_t t;
@@ -319,7 +335,7 @@ static void cancelled_in_read(void **state)
 	(void)state;
 	assert_int_equal(hwrng_register(&self), 0);
 	read_act = A_SLEEP;
-	assert_int_equal(pthread_create(&t, NULL, reader, &ret), 0);
+	assert_int_equal(pthread_create(&t, NULL, cancelled_reader, &ret), 0);
 	assert_int_equal(pthread_cancel(t), 0);
 	assert_int_equal(pthread_join(t, &res), 0);
 	/* Cancelled before the read, or after it: never inside. */
