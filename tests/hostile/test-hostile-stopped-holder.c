@@ -36,6 +36,7 @@
 #include <devres/driver.h>
 #include <devres/irq.h>
 #include <devres/revocable.h>
+#include "gate.h"
 #include "testlib.h"
 
 #define WAIT_MS 300
@@ -63,38 +64,6 @@ static long thread_cpu_us(void)
 	getrusage(RUSAGE_THREAD, &ru);
 	return (ru.ru_utime.tv_sec + ru.ru_stime.tv_sec) * 1000000L +
 	       ru.ru_utime.tv_usec + ru.ru_stime.tv_usec;
-}
-
-/* ---- The gate the holder's callback blocks at ---- */
-
-static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
-static bool gate_open, gate_reached;
-
-static void gate_wait(void)
-{
-	pthread_mutex_lock(&gate_lock);
-	gate_reached = true;
-	pthread_cond_broadcast(&gate_cond);
-	while (!gate_open)
-		pthread_cond_wait(&gate_cond, &gate_lock);
-	pthread_mutex_unlock(&gate_lock);
-}
-
-static void gate_until_reached(void)
-{
-	pthread_mutex_lock(&gate_lock);
-	while (!gate_reached)
-		pthread_cond_wait(&gate_cond, &gate_lock);
-	pthread_mutex_unlock(&gate_lock);
-}
-
-static void gate_release(void)
-{
-	pthread_mutex_lock(&gate_lock);
-	gate_open = true;
-	pthread_cond_broadcast(&gate_cond);
-	pthread_mutex_unlock(&gate_lock);
 }
 
 /* ---- The holder and the waiter ---- */
@@ -138,7 +107,7 @@ static void stopped_holder(void (*hold)(void *), void *hold_arg,
 	struct side h = { hold, hold_arg, 0, false, 0, 0 };
 	struct side w = { wait, wait_arg, 0, false, 0, 0 };
 
-	gate_open = gate_reached = false;
+	gate_reset();
 	alarm(30);
 	side_start(&h);
 	gate_until_reached();

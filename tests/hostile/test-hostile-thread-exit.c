@@ -50,6 +50,7 @@
 #include <devres/pci_fake.h>
 #include <devres/posix.h>
 #include <devres/revocable.h>
+#include "gate.h"
 #include "testlib.h"
 
 static void sleep_ms(int ms)
@@ -58,42 +59,6 @@ static void sleep_ms(int ms)
 
 	while (nanosleep(&ts, &ts) < 0 && errno == EINTR)
 		;
-}
-
-/* A gate a callback waits at until the test opens it. */
-static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
-static bool gate_open, gate_reached;
-
-static void gate_wait(void)
-{
-	pthread_mutex_lock(&gate_lock);
-	gate_reached = true;
-	pthread_cond_broadcast(&gate_cond);
-	while (!gate_open)
-		pthread_cond_wait(&gate_cond, &gate_lock);
-	pthread_mutex_unlock(&gate_lock);
-}
-
-static void gate_reset(void)
-{
-	gate_open = gate_reached = false;
-}
-
-static void gate_until_reached(void)
-{
-	pthread_mutex_lock(&gate_lock);
-	while (!gate_reached)
-		pthread_cond_wait(&gate_cond, &gate_lock);
-	pthread_mutex_unlock(&gate_lock);
-}
-
-static void gate_release(void)
-{
-	pthread_mutex_lock(&gate_lock);
-	gate_open = true;
-	pthread_cond_broadcast(&gate_cond);
-	pthread_mutex_unlock(&gate_lock);
 }
 
 /* ---- A log sink that ends its thread ---- */

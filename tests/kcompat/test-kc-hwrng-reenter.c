@@ -33,6 +33,7 @@
 #include <linux/hw_random.h>
 #include <pthread.h>
 #include <unistd.h>
+#include "gate.h"
 #include "kcompat/kctest.h"
 
 #define ALARM_S 30
@@ -65,20 +66,6 @@ static struct hwrng self = { .name = "self",
 			     .cleanup = self_cleanup };
 static struct hwrng rng_other = { .name = "other", .read = other_read };
 static struct hwrng third = { .name = "third", .read = other_read };
-
-static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
-static bool gate_open, gate_reached;
-
-static void gate_wait(void)
-{
-	pthread_mutex_lock(&gate_lock);
-	gate_reached = true;
-	pthread_cond_broadcast(&gate_cond);
-	while (!gate_open)
-		pthread_cond_wait(&gate_cond, &gate_lock);
-	pthread_mutex_unlock(&gate_lock);
-}
 
 static int act(enum act a, struct hwrng *rng)
 {
@@ -353,10 +340,7 @@ static void *opener(void *arg)
 {
 	(void)arg;
 	msleep(20);
-	pthread_mutex_lock(&gate_lock);
-	gate_open = true;
-	pthread_cond_broadcast(&gate_cond);
-	pthread_mutex_unlock(&gate_lock);
+	gate_release();
 	return NULL;
 }
 
@@ -366,14 +350,11 @@ static void unregister_waits_for_a_read(void **state)
 	int ret = 0;
 
 	(void)state;
-	gate_open = gate_reached = false;
+	gate_reset();
 	assert_int_equal(hwrng_register(&self), 0);
 	read_act = A_GATE;
 	assert_int_equal(pthread_create(&t, NULL, reader, &ret), 0);
-	pthread_mutex_lock(&gate_lock);
-	while (!gate_reached)
-		pthread_cond_wait(&gate_cond, &gate_lock);
-	pthread_mutex_unlock(&gate_lock);
+	gate_until_reached();
 	assert_int_equal(pthread_create(&o, NULL, opener, NULL), 0);
 	/* Waits for the read; cleanup() asserts that it returned. */
 	hwrng_unregister(&self);
