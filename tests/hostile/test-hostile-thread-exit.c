@@ -419,6 +419,23 @@ static void *release_pending_cancel(void *arg)
 	return NULL;
 }
 
+/* Runs @v's call in a thread cancelled before it starts: it returns. */
+static void run_cancelled(struct victim *v)
+{
+	void *ret;
+	pthread_t t;
+
+	go = 0;
+	assert_int_equal(pthread_create(&t, NULL, release_pending_cancel, v),
+			 0);
+	assert_int_equal(pthread_cancel(t), 0);
+	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(t, &ret), 0);
+	assert_ptr_equal(ret, PTHREAD_CANCELED);
+	assert_true(v->returned);
+	assert_false(v->after);
+}
+
 static void call_release_all_2(void *arg)
 {
 	assert_int_equal(devres_release_all(arg), 2);
@@ -429,23 +446,13 @@ static void cancel_in_fd_release(void **state)
 	struct victim v = { call_release_all_2, &tdev, false, false, false };
 	int w0 = devres_warn_count(), fd;
 	FILE *f;
-	void *ret;
-	pthread_t t;
 
 	(void)state;
 	fd = devm_open(&tdev, "/dev/null", O_RDONLY);
 	assert_true(fd >= 0);
 	f = devm_fopen(&tdev, "/dev/null", "r");
 	assert_non_null(f);
-	go = 0;
-	assert_int_equal(pthread_create(&t, NULL, release_pending_cancel, &v),
-			 0);
-	assert_int_equal(pthread_cancel(t), 0);
-	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-	assert_int_equal(pthread_join(t, &ret), 0);
-	assert_ptr_equal(ret, PTHREAD_CANCELED);
-	assert_true(v.returned);
-	assert_false(v.after);
+	run_cancelled(&v);
 	/* Both closed, nothing blamed. */
 	assert_true(fcntl(fd, F_GETFD) < 0);
 	assert_int_equal(devres_warn_count(), w0);
@@ -491,18 +498,8 @@ static void call_free(void *arg)
 static void with_cancel_pending(void (*call)(void *arg))
 {
 	struct victim v = { call, NULL, false, false, false };
-	void *ret;
-	pthread_t t;
 
-	go = 0;
-	assert_int_equal(pthread_create(&t, NULL, release_pending_cancel, &v),
-			 0);
-	assert_int_equal(pthread_cancel(t), 0);
-	__atomic_store_n(&go, 1, __ATOMIC_RELEASE);
-	assert_int_equal(pthread_join(t, &ret), 0);
-	assert_ptr_equal(ret, PTHREAD_CANCELED);
-	assert_true(v.returned);
-	assert_false(v.after);
+	run_cancelled(&v);
 }
 
 static void cancel_pending_irq_calls(void **state)
