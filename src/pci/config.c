@@ -265,8 +265,7 @@ static bool master_kept(struct pci_dev *dev, bool on)
 	bool kept;
 
 	pthread_mutex_lock(&dev->p->lock);
-	pci__kept_check(dev);
-	kept = dev->p->enable_fd >= 0 || dev->p->enable_fd == PCI_ENABLE_LOST;
+	kept = pci__kept_check(dev);
 	if (kept)
 		(void)pci__master_kept(dev, on);
 	pthread_mutex_unlock(&dev->p->lock);

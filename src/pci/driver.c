@@ -202,7 +202,7 @@ bool pci__master_kept(struct pci_dev *dev, bool on)
 	return true;
 }
 
-void pci__kept_check(struct pci_dev *dev)
+bool pci__kept_check(struct pci_dev *dev)
 {
 	if (dev->p->enable_fd >= 0 &&
 	    !devres__own_fd_check(dev->p->enable_fd)) {
@@ -214,6 +214,7 @@ void pci__kept_check(struct pci_dev *dev)
 		pci__close(dev->p->config_fd);
 		dev->p->config_fd = -1;
 	}
+	return dev->p->enable_fd >= 0 || dev->p->enable_fd == PCI_ENABLE_LOST;
 }
 
 /* "0" into `enable`: through the kept file, or one opened for it. */
@@ -235,14 +236,15 @@ static void enable_write_off(struct pci_dev *dev)
  */
 static bool enable_off(struct pci_dev *dev)
 {
+	bool kept;
+
 	if (pci__bk(dev, enable)) {
 		(void)dev->p->backend->enable(dev, dev->p->backend_data, false);
 		return dev->is_busmaster;
 	}
-	pci__kept_check(dev);
+	kept = pci__kept_check(dev);
 	/* Read-only mode writes nothing, not even a disable. */
-	if (!pci__readonly() &&
-	    (dev->p->enable_fd >= 0 || dev->p->enable_fd == PCI_ENABLE_LOST)) {
+	if (!pci__readonly() && kept) {
 		if (dev->is_busmaster && dev->p->config_fd >= 0)
 			(void)pci__master_kept(dev, false);
 		enable_write_off(dev);

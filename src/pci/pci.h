@@ -125,9 +125,10 @@ HIDDEN void pci__close(int fd);
  * call closed behind the library's back (its number may be another
  * owner's file by now: base/own-fd.c WARNs), so that it is never read,
  * written or closed again; the next access opens the file anew. Under
- * p->lock, before each use of them.
+ * p->lock, before each use of them. True while the device is enabled
+ * through sysfs (its `enable` kept, or let go so).
  */
-HIDDEN void pci__kept_check(struct pci_dev *dev);
+HIDDEN bool pci__kept_check(struct pci_dev *dev);
 /*
  * p->enable_fd once the kept `enable` was let go so: the device is still
  * enabled through sysfs, and its disable writes through a new open.
