@@ -38,9 +38,10 @@
 /* The part a mutex and a spinlock share. */
 struct kcompat_lock {
 	pthread_mutex_t m;
-	pid_t pid;	  /* whose: the init's, or the first user's */
-	pid_t owner;	  /* the holder's thread id; 0 while free */
-	const char *name; /* the init's argument as written, or NULL */
+	pid_t pid;	      /* whose: the init's, or the first user's */
+	pid_t owner;	      /* the holder's thread id; 0 while free */
+	unsigned int refused; /* its holder's recursive locks refused */
+	const char *name;     /* the init's argument as written, or NULL */
 };
 
 /* The record's size: a thread rarely holds more than a few at once. */
@@ -52,7 +53,6 @@ struct kcompat_held_entry {
 	struct kcompat_lock *l;
 	const char *func; /* the call that took it */
 	const char *what; /* "mutex", "spinlock" */
-	bool refused;	  /* a recursive lock refused: its unlock is void */
 };
 
 /* Per thread; one per program, whichever file includes this first. */
@@ -87,13 +87,13 @@ static inline void kcompat_held_ended(void *p)
 	while (h->n > 0) {
 		struct kcompat_held_entry e = h->e[--h->n];
 
-		if (e.refused ||
-		    __atomic_load_n(&e.l->owner, __ATOMIC_RELAXED) != h->tid)
+		if (__atomic_load_n(&e.l->owner, __ATOMIC_RELAXED) != h->tid)
 			continue;
 		devres_warn(NULL, e.func,
 			    KCOMPAT_HELD_FMT " still held when its thread "
 					     "ended: let go",
 			    KCOMPAT_HELD_ARGS(e.what, e.l));
+		__atomic_store_n(&e.l->refused, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&e.l->owner, 0, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&e.l->m);
 	}
@@ -155,7 +155,6 @@ static inline void kcompat_held_add(struct kcompat_lock *l, const char *func,
 		h->e[h->n].l = l;
 		h->e[h->n].func = func;
 		h->e[h->n].what = what;
-		h->e[h->n].refused = false;
 		h->n++;
 		return;
 	}
@@ -170,24 +169,26 @@ static inline void kcompat_held_add(struct kcompat_lock *l, const char *func,
 
 /*
  * @l, this thread's, is let go: off its record. The newest entry is the
- * usual one. False when that entry was a recursive lock refused
- * (kcompat_held_refuse()): its unlock is taken off and the lock kept.
+ * usual one. False when a recursive lock of it was refused
+ * (kcompat_held_refuse()): this unlock is that lock's, taken off, and the
+ * lock kept.
  */
 static inline bool kcompat_held_del(struct kcompat_lock *l)
 {
 	struct kcompat_held *h = &kcompat_held;
 	int i = h->n;
 
+	if (__builtin_expect(__atomic_load_n(&l->refused, __ATOMIC_RELAXED),
+			     0)) {
+		__atomic_sub_fetch(&l->refused, 1, __ATOMIC_RELAXED);
+		return false;
+	}
 	while (i-- > 0 && h->e[i].l != l)
 		;
 	if (i >= 0) {
-		bool refused = h->e[i].refused;
-
 		for (; i + 1 < h->n; i++)
 			h->e[i] = h->e[i + 1];
 		h->n--;
-		if (refused)
-			return false;
 	} else if (h->over) {
 		h->over--;
 	}
@@ -251,6 +252,8 @@ kcompat_lock_wait(struct kcompat_lock *l, const char *func, const char *what)
 					     "without letting go of it: taken "
 					     "over",
 			    KCOMPAT_HELD_ARGS(what, l), (int)owner);
+		/* The refused locks of the holder that ended are not ours. */
+		__atomic_store_n(&l->refused, 0, __ATOMIC_RELAXED);
 		break;
 	}
 	errno = saved;
@@ -279,21 +282,17 @@ static inline bool kcompat_lock_take(struct kcompat_lock *l, const char *func,
 /*
  * A recursive lock refused by a call that returns nothing (mutex_lock(),
  * spin_lock()): its caller will unlock it, and that unlock must not let
- * go of the hold before it. Recorded as a refused entry, which that
- * unlock takes off; with the record full, the unlock lets the lock go.
+ * go of the hold before it. Counted in the lock, which only its holder
+ * writes while it holds it, not in the thread's record: the count has no
+ * limit the record has, and the next unlock of the lock by its holder is
+ * always the refused lock's (the locks of one lock nest).
  */
 static inline void kcompat_held_refuse(struct kcompat_lock *l, const char *func,
 				       const char *what)
 {
-	struct kcompat_held *h = &kcompat_held;
-
-	if (h->n >= KCOMPAT_HELD_MAX)
-		return;
-	h->e[h->n].l = l;
-	h->e[h->n].func = func;
-	h->e[h->n].what = what;
-	h->e[h->n].refused = true;
-	h->n++;
+	(void)func;
+	(void)what;
+	__atomic_add_fetch(&l->refused, 1, __ATOMIC_RELAXED);
 }
 
 /* As kcompat_lock_take(), for a call that returns nothing. */
@@ -361,7 +360,7 @@ kcompat_slept_in_spin(const char *func)
 	struct kcompat_held *h = &kcompat_held;
 	int i = h->n;
 
-	while (i-- > 0 && (h->e[i].refused || strcmp(h->e[i].what, "spinlock")))
+	while (i-- > 0 && strcmp(h->e[i].what, "spinlock"))
 		;
 	if (i < 0) {
 		devres_warn(NULL, func,
@@ -445,6 +444,7 @@ static inline void kcompat_lock_make(struct kcompat_lock *l, const char *name)
 {
 	pthread_mutex_init(&l->m, NULL);
 	l->owner = 0;
+	l->refused = 0;
 	l->name = name;
 	__atomic_store_n(&l->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 }

@@ -882,6 +882,7 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 	char name[32];
 	va_list ap;
 	void *rec;
+	int len;
 
 	(void)flags;
 	(void)max_active;
@@ -890,8 +891,13 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 		return NULL;
 	}
 	va_start(ap, max_active);
-	vsnprintf(name, sizeof(name), fmt, ap);
+	len = vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
+	/* The kernel's WQ_NAME_LEN, and its warning when a name is cut. */
+	if (len >= (int)sizeof(name))
+		devres_warn(NULL, "alloc_workqueue",
+			    "name of %d characters cut to %zu: '%s'", len,
+			    sizeof(name) - 1, name);
 	rec = kzalloc(1, GFP_KERNEL);
 	if (!rec)
 		return NULL;
