@@ -55,12 +55,68 @@ struct kcompat_held_entry {
 	const char *what; /* "mutex", "spinlock" */
 };
 
+/*
+ * The calls that may sleep, each checked by kcompat_might_sleep(): a bit
+ * each in a thread's record of those it WARNed for in its present atomic
+ * section, so that a call made again and again there says so once.
+ */
+#define KCOMPAT_SLEEPERS(X)                                                    \
+	X(might_sleep)                                                         \
+	X(mutex_lock)                                                          \
+	X(mutex_lock_nested)                                                   \
+	X(mutex_lock_interruptible)                                            \
+	X(mutex_lock_killable)                                                 \
+	X(msleep)                                                              \
+	X(ssleep)                                                              \
+	X(usleep_range)                                                        \
+	X(fsleep)                                                              \
+	X(wait_for_completion)                                                 \
+	X(wait_for_completion_timeout)                                         \
+	X(cancel_work_sync)                                                    \
+	X(cancel_delayed_work_sync)                                            \
+	X(flush_work)                                                          \
+	X(flush_delayed_work)                                                  \
+	X(flush_workqueue)                                                     \
+	X(drain_workqueue)                                                     \
+	X(destroy_workqueue)                                                   \
+	X(kmalloc)                                                             \
+	X(kzalloc)                                                             \
+	X(kmalloc_array)                                                       \
+	X(kcalloc)                                                             \
+	X(krealloc)                                                            \
+	X(kstrdup)                                                             \
+	X(kmemdup)                                                             \
+	X(devm_kmalloc)                                                        \
+	X(devm_kzalloc)                                                        \
+	X(devm_kmalloc_array)                                                  \
+	X(devm_kcalloc)                                                        \
+	X(devm_krealloc)                                                       \
+	X(devm_kstrdup)                                                        \
+	X(devm_kmemdup)                                                        \
+	X(request_irq)                                                         \
+	X(request_threaded_irq)                                                \
+	X(devm_request_irq)                                                    \
+	X(devm_request_threaded_irq)                                           \
+	X(free_irq)                                                            \
+	X(devm_free_irq)                                                       \
+	X(synchronize_irq)                                                     \
+	X(disable_irq)
+
+#define KCOMPAT_SLEEPER_ID(name) KCOMPAT_SLEEP_##name,
+enum kcompat_sleeper {
+	KCOMPAT_SLEEPERS(KCOMPAT_SLEEPER_ID) KCOMPAT_SLEEPERS_NR
+};
+_Static_assert(KCOMPAT_SLEEPERS_NR <= 64, "a bit each in a 64-bit record");
+
 /* Per thread; one per program, whichever file includes this first. */
 struct kcompat_held {
-	pid_t tid; /* this thread's id, once asked; 0 before */
-	int n;	   /* entries in e[], oldest first */
-	int over;  /* held beyond the record */
-	int spins; /* spinlocks held: a sleeping call among them WARNs */
+	pid_t tid;     /* this thread's id, once asked; 0 before */
+	int n;	       /* entries in e[], oldest first */
+	int over;      /* held beyond the record */
+	int spins;     /* spinlocks held: a sleeping call among them WARNs */
+	int preempt;   /* preempt_disable() depth: the same */
+	bool irqs_off; /* local_irq_disable(), local_irq_save(): the same */
+	unsigned long long slept; /* a bit a sleeper WARNed in this section */
 	struct kcompat_held_entry e[KCOMPAT_HELD_MAX];
 };
 __attribute__((weak)) __thread struct kcompat_held kcompat_held;
@@ -105,6 +161,9 @@ static inline void kcompat_held_ended(void *p)
 			    h->over);
 	h->over = 0;
 	h->spins = 0;
+	h->preempt = 0;
+	h->irqs_off = false;
+	h->slept = 0;
 	/* A lock taken by a later destructor arms this one again. */
 	h->tid = 0;
 }
@@ -349,17 +408,32 @@ static inline bool kcompat_lock_drop(struct kcompat_lock *l, const char *func,
 }
 
 /*
- * A call that may sleep (@func), made holding a spinlock: the kernel's
+ * A call that may sleep (@id), made in atomic context: holding a
+ * spinlock, with preemption or interrupts disabled. The kernel's
  * DEBUG_ATOMIC_SLEEP reports "sleeping function called from invalid
- * context". Here a spinlock is a mutex, so the call goes on, with one
- * WARN naming the newest spinlock the thread holds.
+ * context", ratelimited; here a spinlock is a mutex, nothing is disabled,
+ * so the call goes on, with one WARN naming it and the context: one a
+ * call in each atomic section, however often it is made there.
  */
 __attribute__((__noinline__, __cold__, __unused__)) static void
-kcompat_slept_in_spin(const char *func)
+kcompat_slept_in_atomic(enum kcompat_sleeper id)
 {
+#define KCOMPAT_SLEEPER_NAME(name) #name,
+	static const char *const names[] = { KCOMPAT_SLEEPERS(
+		KCOMPAT_SLEEPER_NAME) };
+#undef KCOMPAT_SLEEPER_NAME
 	struct kcompat_held *h = &kcompat_held;
+	const char *func = names[id];
 	int i = h->n;
 
+	if (h->slept & (1ULL << id))
+		return;
+	h->slept |= 1ULL << id;
+	if (!h->spins) {
+		devres_warn(NULL, func, "called with %s disabled: it may sleep",
+			    h->preempt ? "preemption" : "interrupts");
+		return;
+	}
 	while (i-- > 0 && strcmp(h->e[i].what, "spinlock"))
 		;
 	if (i < 0) {
@@ -373,11 +447,20 @@ kcompat_slept_in_spin(const char *func)
 		    KCOMPAT_HELD_ARGS("spinlock", h->e[i].l), h->e[i].func);
 }
 
-/* The check of a call that may sleep: one load and a compare. */
-static inline void kcompat_might_sleep(const char *func)
+/* The check of a call that may sleep: two loads and a compare. */
+static inline void kcompat_might_sleep(enum kcompat_sleeper id)
 {
-	if (__builtin_expect(kcompat_held.spins > 0, 0))
-		kcompat_slept_in_spin(func);
+	struct kcompat_held *h = &kcompat_held;
+
+	if (__builtin_expect(h->spins | h->preempt | h->irqs_off, 0))
+		kcompat_slept_in_atomic(id);
+}
+
+/* Out of atomic context: the next section says its sleepers again. */
+static inline void kcompat_atomic_left(struct kcompat_held *h)
+{
+	if (!(h->spins | h->preempt | h->irqs_off))
+		h->slept = 0;
 }
 
 /*

@@ -76,8 +76,9 @@ static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
 	/* The lock before it was refused, and said so. */
 	if (kcompat_spin_bad(l, func, NULL))
 		return;
-	if (kcompat_lock_drop(&l->k, func, "spinlock"))
-		kcompat_held.spins--;
+	if (kcompat_lock_drop(&l->k, func, "spinlock") &&
+	    !--kcompat_held.spins && kcompat_held.slept)
+		kcompat_atomic_left(&kcompat_held);
 }
 
 static inline void spin_lock(spinlock_t *l)
@@ -116,7 +117,48 @@ static inline int spin_trylock(spinlock_t *l)
 #define raw_spin_unlock_irqrestore(l, flags)                                   \
 	((void)(flags), kcompat_spin_unlock((l), "raw_spin_unlock_"            \
 						 "irqrestore"))
-#define local_irq_save(flags) ((flags) = 0)
-#define local_irq_restore(flags) ((void)(flags))
+
+/*
+ * Nothing is disabled in a process: these only mark the thread's atomic
+ * sections, in which a call that may sleep WARNs (<linux/kcompat_held.h>),
+ * as the kernel's DEBUG_ATOMIC_SLEEP reports. Interrupts are off or on,
+ * as the kernel's flag is (a second disable adds nothing, an enable ends
+ * both); preemption and bottom halves are disabled by a count, whose
+ * enable without a disable WARNs (the kernel's DEBUG_PREEMPT reports the
+ * underflow) and does nothing.
+ */
+static inline void kcompat_irqs_set(bool off)
+{
+	kcompat_held.irqs_off = off;
+	if (!off && kcompat_held.slept)
+		kcompat_atomic_left(&kcompat_held);
+}
+
+static inline void kcompat_preempt_enable(const char *func)
+{
+	struct kcompat_held *h = &kcompat_held;
+
+	if (__builtin_expect(h->preempt <= 0, 0)) {
+		devres_warn(NULL, func,
+			    "preemption is not disabled: nothing "
+			    "done");
+		return;
+	}
+	if (!--h->preempt && h->slept)
+		kcompat_atomic_left(h);
+}
+
+#define local_irq_disable() kcompat_irqs_set(true)
+#define local_irq_enable() kcompat_irqs_set(false)
+#define local_irq_save(flags)                                                  \
+	((flags) = kcompat_held.irqs_off, kcompat_irqs_set(true))
+#define local_irq_restore(flags) kcompat_irqs_set(!!(flags))
+#define irqs_disabled() (kcompat_held.irqs_off)
+#define preempt_disable() ((void)kcompat_held.preempt++)
+#define preempt_enable() kcompat_preempt_enable("preempt_enable")
+#define preempt_enable_no_resched()                                            \
+	kcompat_preempt_enable("preempt_enable_no_resched")
+#define local_bh_disable() ((void)kcompat_held.preempt++)
+#define local_bh_enable() kcompat_preempt_enable("local_bh_enable")
 
 #endif /* KCOMPAT_LINUX_SPINLOCK_H */

@@ -724,8 +724,6 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 	bool was;
 	int old;
 
-	if (!own)
-		kcompat_might_sleep(func);
 	if (kcompat_work_bad(w, func))
 		return false;
 	old = kcompat_cancel_off();
@@ -782,11 +780,13 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 
 static inline bool cancel_work_sync(struct work_struct *w)
 {
+	kcompat_might_sleep(KCOMPAT_SLEEP_cancel_work_sync);
 	return kcompat_work_wait(w, true, false, "cancel_work_sync");
 }
 
 static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 {
+	kcompat_might_sleep(KCOMPAT_SLEEP_cancel_delayed_work_sync);
 	return kcompat_work_wait(kcompat_dwork(dw), true, false,
 				 "cancel_delayed_work_sync");
 }
@@ -808,6 +808,7 @@ static inline bool cancel_delayed_work(struct delayed_work *dw)
 
 static inline bool flush_work(struct work_struct *w)
 {
+	kcompat_might_sleep(KCOMPAT_SLEEP_flush_work);
 	return kcompat_work_wait(w, false, false, "flush_work");
 }
 
@@ -816,6 +817,7 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 	struct work_struct *w = kcompat_dwork(dw);
 	bool busy;
 
+	kcompat_might_sleep(KCOMPAT_SLEEP_flush_delayed_work);
 	if (kcompat_work_bad(w, "flush_delayed_work"))
 		return false;
 	pthread_mutex_lock(&w->lock);
@@ -967,13 +969,14 @@ static inline bool kcompat_work_serves(const struct workqueue_struct *wq)
  * call in a WARN.
  */
 static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
-				   const char *func)
+				   const char *func, enum kcompat_sleeper id)
 {
 	struct kcompat_wq *q;
 	uintptr_t gen;
 	void *rec = NULL;
 	int old;
 
+	kcompat_might_sleep(id);
 	if (!wq || kcompat_work_arg_bad(wq, true, func))
 		return;
 	if (kcompat_work_serves(wq)) {
@@ -1035,13 +1038,15 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
  */
 static inline void destroy_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, true, "destroy_workqueue");
+	kcompat_wq_wait(wq, true, "destroy_workqueue",
+			KCOMPAT_SLEEP_destroy_workqueue);
 }
 
 /* Waits as destroy_workqueue() does, and keeps the queue. */
 static inline void drain_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, false, "drain_workqueue");
+	kcompat_wq_wait(wq, false, "drain_workqueue",
+			KCOMPAT_SLEEP_drain_workqueue);
 }
 
 /*
@@ -1052,7 +1057,8 @@ static inline void drain_workqueue(struct workqueue_struct *wq)
  */
 static inline void flush_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, false, "flush_workqueue");
+	kcompat_wq_wait(wq, false, "flush_workqueue",
+			KCOMPAT_SLEEP_flush_workqueue);
 }
 
 static inline void kcompat_work_cancel_action(void *w)
