@@ -710,6 +710,26 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
 #define system_power_efficient_wq system_wq
 
 /*
+ * @w (its lock held) waits for a thread: taken back before any thread
+ * served it, it leaves its queue. Its lock is let go. Whether it was
+ * pending (it was).
+ */
+static inline bool kcompat_work_unstrand(struct work_struct *w)
+{
+	struct workqueue_struct *wq = w->wq;
+
+	kcompat_strand_del(w);
+	w->pending = false;
+	w->wq = NULL;
+	devres_liveobj_deactivate(w);
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	if (wq)
+		kcompat_wq_put(wq);
+	return true;
+}
+
+/*
  * Waits until no thread serves @w; with @cancel, a queued run is taken
  * back first. An item waiting for a thread is taken back (@cancel) or run
  * here (a flush), by the caller that would wait for it anyway. Returns,
@@ -730,26 +750,16 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 	pthread_mutex_lock(&w->lock);
 	was = cancel ? w->pending : w->thread;
 	if (w->stranded) {
-		struct workqueue_struct *wq = w->wq;
-
-		kcompat_strand_del(w);
-		if (!cancel) {
+		if (cancel) {
+			(void)kcompat_work_unstrand(w);
+		} else {
+			kcompat_strand_del(w);
 			/* Its function may free it: not touched after. */
 			w->thread = true;
 			kcompat_work_run_here(w);
-			kcompat_cancel_restore(old);
-			return true;
 		}
-		/* Taken back before any thread served it: it leaves its queue. */
-		w->pending = false;
-		w->wq = NULL;
-		devres_liveobj_deactivate(w);
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		if (wq)
-			kcompat_wq_put(wq);
 		kcompat_cancel_restore(old);
-		return was;
+		return true;
 	}
 	if (cancel && w->thread) {
 		w->cancel = true;
@@ -792,18 +802,37 @@ static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 }
 
 /*
- * The kernel's does not wait; this one waits but for its own thread, so
- * that an item's function may cancel its own re-queued run (no WARN).
+ * As the kernel's: takes a queued run of @w back (a delayed one before it
+ * is due, a run queued while its function runs, one waiting for a
+ * thread) and returns whether there was one; does not wait for a run in
+ * progress, which goes on in its thread. Its own function may call it.
  */
+static inline bool kcompat_work_cancel(struct work_struct *w, const char *func)
+{
+	bool was;
+
+	if (kcompat_work_bad(w, func))
+		return false;
+	pthread_mutex_lock(&w->lock);
+	if (w->stranded)
+		return kcompat_work_unstrand(w);
+	was = w->pending;
+	/* Its thread, waiting until due or running, finds nothing queued. */
+	w->pending = false;
+	if (was)
+		pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return was;
+}
+
 static inline bool cancel_work(struct work_struct *w)
 {
-	return kcompat_work_wait(w, true, true, "cancel_work");
+	return kcompat_work_cancel(w, "cancel_work");
 }
 
 static inline bool cancel_delayed_work(struct delayed_work *dw)
 {
-	return kcompat_work_wait(kcompat_dwork(dw), true, true,
-				 "cancel_delayed_work");
+	return kcompat_work_cancel(kcompat_dwork(dw), "cancel_delayed_work");
 }
 
 static inline bool flush_work(struct work_struct *w)
