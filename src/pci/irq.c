@@ -58,16 +58,36 @@ int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
 	return ret;
 }
 
+/* A second allocation with no free between (@n vectors held). */
+static int twice(struct pci_dev *dev, unsigned int n)
+{
+	devres__warn(&dev->dev, "pci_alloc_irq_vectors",
+		     "%u vectors allocated already: pci_free_irq_vectors() "
+		     "them first; -EINVAL",
+		     n);
+	return -EINVAL;
+}
+
 int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 			  unsigned int max_vecs, unsigned int flags)
 {
-	unsigned int n, type = 0;
+	unsigned int n, busy, type = 0;
 	int ret;
 
 	if (!pci__dev_ok(dev, __func__))
 		return -EINVAL;
 	if (!min_vecs || min_vecs > max_vecs || !(flags & PCI_IRQ_ALL_TYPES))
 		return -EINVAL;
+	/*
+	 * Allocated already, not freed: the kernel's WARNs
+	 * (WARN_ON_ONCE(dev->msix_enabled), and for MSI); the backend is
+	 * not asked again.
+	 */
+	pthread_mutex_lock(&dev->p->lock);
+	busy = dev->p->nvec;
+	pthread_mutex_unlock(&dev->p->lock);
+	if (busy)
+		return twice(dev, busy);
 	/* The kernel's allocates MSI descriptors and vectors. */
 	if (devres__should_fail_as("pci_alloc_irq_vectors", -ENOMEM))
 		return -ENOMEM;
@@ -86,7 +106,8 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 		n = 1;
 	if (n > max_vecs)
 		n = max_vecs;
-	if (dev->p->nvec)
+	busy = dev->p->nvec;
+	if (busy)
 		ret = -EINVAL;
 	else if (n < min_vecs)
 		ret = -ENOSPC;
@@ -102,6 +123,9 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	else if (ret > 0 && !dev->msix_enabled && (flags & PCI_IRQ_MSI))
 		dev->msi_enabled = true;
 	pthread_mutex_unlock(&dev->p->lock);
+	/* Another thread's allocation came first, while the backend's ran. */
+	if (busy)
+		return twice(dev, busy);
 	return ret;
 }
 

@@ -4,11 +4,16 @@
  * pci_free_irq_vectors() while a handler is still requested on one of the
  * vectors, for each kind and each vector: refused with one WARN, the
  * vectors and their handler as they were; freed once the handler is.
+ * pci_alloc_irq_vectors() of vectors allocated already, each kind after
+ * each: -EINVAL with one WARN, the first vectors as they were.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <errno.h>
+#include <stdbool.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <cmocka.h>
 #include <devres/device.h>
@@ -75,10 +80,60 @@ static void each_kind_each_vector(void **state)
 		assert_int_equal(irq_line_destroy(lines[i]), 0);
 }
 
+static void alloc_twice_each_kind(void **state)
+{
+	static const unsigned int kinds[] = { PCI_IRQ_MSIX, PCI_IRQ_MSI,
+					      PCI_IRQ_INTX, PCI_IRQ_ALL_TYPES };
+	struct pci_fake_dev d = fake_dev(NAME, 0x1af4, 0x1041, 1);
+	int lines[NLINES], bad = 0;
+	struct pci_dev *p;
+
+	(void)state;
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(pci_bus_scan(), 1);
+	p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	for (int i = 0; i < NLINES; i++)
+		lines[i] = irq_line_create("v");
+	assert_int_equal(pci_dev_set_irq_lines(p, lines, NLINES), 0);
+	for (size_t a = 0; a < sizeof(kinds) / sizeof(kinds[0]); a++) {
+		for (size_t b = 0; b < sizeof(kinds) / sizeof(kinds[0]); b++) {
+			int n, again, w0 = devres_warn_count(), warns;
+			bool kept = true;
+
+			n = pci_alloc_irq_vectors(p, 1, NLINES, kinds[a]);
+			assert_true(n >= 1);
+			assert_int_equal(devres_warn_count(), w0);
+			again = pci_alloc_irq_vectors(p, 1, NLINES, kinds[b]);
+			warns = devres_warn_count() - w0;
+			for (int v = 0; v < n; v++)
+				kept = kept && pci_irq_vector(p, (unsigned)v) ==
+						       lines[v];
+			kept = kept &&
+			       pci_irq_vector(p, (unsigned)n) == -EINVAL;
+			pci_free_irq_vectors(p);
+			if (again != -EINVAL || warns != 1 || !kept ||
+			    devres_warn_count() != w0 + warns) {
+				print_error("0x%x after 0x%x: %d, %d WARN, "
+					    "first vectors %s\n",
+					    kinds[b], kinds[a], again, warns,
+					    kept ? "kept" : "changed");
+				bad++;
+			}
+		}
+	}
+	assert_int_equal(bad, 0);
+	pci_dev_put(p);
+	pci_bus_remove_all();
+	for (int i = 0; i < NLINES; i++)
+		assert_int_equal(irq_line_destroy(lines[i]), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(each_kind_each_vector,
+						pci_setup, pci_teardown),
+		cmocka_unit_test_setup_teardown(alloc_twice_each_kind,
 						pci_setup, pci_teardown),
 	};
 
