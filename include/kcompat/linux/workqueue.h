@@ -248,6 +248,7 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 
 #define INIT_DELAYED_WORK(dw, f) INIT_WORK(kcompat_dwork(dw), (f))
 #define INIT_WORK_ONSTACK INIT_WORK
+#define INIT_DELAYED_WORK_ONSTACK INIT_DELAYED_WORK
 #define INIT_DEFERRABLE_WORK INIT_DELAYED_WORK
 #define to_delayed_work(w) container_of((w), struct delayed_work, work)
 
@@ -1088,6 +1089,35 @@ static inline void flush_workqueue(struct workqueue_struct *wq)
 {
 	kcompat_wq_wait(wq, false, "flush_workqueue",
 			KCOMPAT_SLEEP_flush_workqueue);
+}
+
+/*
+ * The end of an item's frame, as the kernel's: an item on the stack must
+ * be idle when its function returns, and destroy_work_on_stack() says it
+ * is. One queued or running (the kernel's DEBUG_OBJECTS_WORK: "free
+ * active object") WARNs and is cancelled, and waited for, before the
+ * frame goes (not by its own function, which cannot wait for itself).
+ * The end of a frame without it is not seen: nothing marks it.
+ */
+static inline void kcompat_destroy_work(struct work_struct *w, const char *func)
+{
+	if (kcompat_work_bad(w, func) || !devres_liveobj_active(w))
+		return;
+	devres_warn(NULL, func,
+		    "work %p is queued or running: cancelled and waited for",
+		    (void *)w);
+	(void)kcompat_work_wait(w, true, true, func);
+}
+
+static inline void destroy_work_on_stack(struct work_struct *w)
+{
+	kcompat_destroy_work(w, "destroy_work_on_stack");
+}
+
+static inline void destroy_delayed_work_on_stack(struct delayed_work *dw)
+{
+	kcompat_destroy_work(kcompat_dwork(dw), "destroy_delayed_work_on_"
+						"stack");
 }
 
 static inline void kcompat_work_cancel_action(void *w)
