@@ -31,6 +31,29 @@ static irqreturn_t handler(int irq, void *data)
 	return IRQ_HANDLED;
 }
 
+/* A device of the fake tree, with NLINES lines of its own in @lines. */
+static struct pci_dev *dev_with_lines(int *lines)
+{
+	struct pci_fake_dev d = fake_dev(NAME, 0x1af4, 0x1041, 1);
+	struct pci_dev *p;
+
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(pci_bus_scan(), 1);
+	p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	for (int i = 0; i < NLINES; i++)
+		lines[i] = irq_line_create("v");
+	assert_int_equal(pci_dev_set_irq_lines(p, lines, NLINES), 0);
+	return p;
+}
+
+static void dev_down(struct pci_dev *p, const int *lines)
+{
+	pci_dev_put(p);
+	pci_bus_remove_all();
+	for (int i = 0; i < NLINES; i++)
+		assert_int_equal(irq_line_destroy(lines[i]), 0);
+}
+
 static void each_kind_each_vector(void **state)
 {
 	static const struct {
@@ -40,17 +63,11 @@ static void each_kind_each_vector(void **state)
 		{ PCI_IRQ_MSI, NLINES },
 		{ PCI_IRQ_INTX, 1 },
 	};
-	struct pci_fake_dev d = fake_dev(NAME, 0x1af4, 0x1041, 1);
 	int lines[NLINES], dummy;
 	struct pci_dev *p;
 
 	(void)state;
-	assert_int_equal(pci_fake_add(ft, &d), 0);
-	assert_int_equal(pci_bus_scan(), 1);
-	p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
-	for (int i = 0; i < NLINES; i++)
-		lines[i] = irq_line_create("v");
-	assert_int_equal(pci_dev_set_irq_lines(p, lines, NLINES), 0);
+	p = dev_with_lines(lines);
 	for (size_t k = 0; k < sizeof(kinds) / sizeof(kinds[0]); k++) {
 		for (unsigned int v = 0; v < kinds[k].n; v++) {
 			unsigned int irq;
@@ -74,27 +91,18 @@ static void each_kind_each_vector(void **state)
 			assert_false(pci_dev_msi_enabled(p));
 		}
 	}
-	pci_dev_put(p);
-	pci_bus_remove_all();
-	for (int i = 0; i < NLINES; i++)
-		assert_int_equal(irq_line_destroy(lines[i]), 0);
+	dev_down(p, lines);
 }
 
 static void alloc_twice_each_kind(void **state)
 {
 	static const unsigned int kinds[] = { PCI_IRQ_MSIX, PCI_IRQ_MSI,
 					      PCI_IRQ_INTX, PCI_IRQ_ALL_TYPES };
-	struct pci_fake_dev d = fake_dev(NAME, 0x1af4, 0x1041, 1);
 	int lines[NLINES], bad = 0;
 	struct pci_dev *p;
 
 	(void)state;
-	assert_int_equal(pci_fake_add(ft, &d), 0);
-	assert_int_equal(pci_bus_scan(), 1);
-	p = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
-	for (int i = 0; i < NLINES; i++)
-		lines[i] = irq_line_create("v");
-	assert_int_equal(pci_dev_set_irq_lines(p, lines, NLINES), 0);
+	p = dev_with_lines(lines);
 	for (size_t a = 0; a < sizeof(kinds) / sizeof(kinds[0]); a++) {
 		for (size_t b = 0; b < sizeof(kinds) / sizeof(kinds[0]); b++) {
 			int n, again, w0 = devres_warn_count(), warns;
@@ -122,10 +130,7 @@ static void alloc_twice_each_kind(void **state)
 		}
 	}
 	assert_int_equal(bad, 0);
-	pci_dev_put(p);
-	pci_bus_remove_all();
-	for (int i = 0; i < NLINES; i++)
-		assert_int_equal(irq_line_destroy(lines[i]), 0);
+	dev_down(p, lines);
 }
 
 int main(void)

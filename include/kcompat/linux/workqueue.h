@@ -556,6 +556,23 @@ static inline void kcompat_strand_kick(void)
 }
 
 /*
+ * @w (its lock held), off the strand list, is taken back before any
+ * thread served it: it leaves its queue, and its lock is let go.
+ */
+static inline void kcompat_work_unqueue(struct work_struct *w)
+{
+	struct workqueue_struct *wq = w->wq;
+
+	w->pending = false;
+	w->wq = NULL;
+	devres_liveobj_deactivate(w);
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	if (wq)
+		kcompat_wq_put(wq);
+}
+
+/*
  * At exit, the items still waiting for a thread: every spawn for them
  * failed, and nothing flushed, drained, destroyed or cancelled them (a
  * work item of the system's queue, which nobody destroys). Each is taken
@@ -570,16 +587,9 @@ static inline void kcompat_strand_at_exit(void)
 	struct work_struct *w;
 
 	while ((w = kcompat_strand_take(NULL, true)) != NULL) {
-		struct workqueue_struct *wq = w->wq;
 		work_func_t fn = w->func;
 
-		w->pending = false;
-		w->wq = NULL;
-		devres_liveobj_deactivate(w);
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		if (wq)
-			kcompat_wq_put(wq);
+		kcompat_work_unqueue(w);
 		devres_warn(NULL, "exit",
 			    "work %p (function %p) was queued, but no thread "
 			    "could be had for it and nothing flushed it: "
@@ -711,22 +721,13 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
 #define system_power_efficient_wq system_wq
 
 /*
- * @w (its lock held) waits for a thread: taken back before any thread
- * served it, it leaves its queue. Its lock is let go. Whether it was
- * pending (it was).
+ * @w (its lock held) waits for a thread: taken back, as above. Whether
+ * it was pending (it was).
  */
 static inline bool kcompat_work_unstrand(struct work_struct *w)
 {
-	struct workqueue_struct *wq = w->wq;
-
 	kcompat_strand_del(w);
-	w->pending = false;
-	w->wq = NULL;
-	devres_liveobj_deactivate(w);
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-	if (wq)
-		kcompat_wq_put(wq);
+	kcompat_work_unqueue(w);
 	return true;
 }
 
