@@ -578,7 +578,7 @@ static void every_call_every_context(void **state)
 					    named, expect, warns ? last : "");
 				bad++;
 			}
-			assert_int_equal(kcompat_held.spins, 0);
+			assert_int_equal(kcompat_spins_held(), 0);
 			assert_int_equal(kcompat_held.preempt, 0);
 			assert_false(kcompat_held.irqs_off);
 		}

@@ -113,9 +113,10 @@ struct kcompat_held {
 	pid_t tid;     /* this thread's id, once asked; 0 before */
 	int n;	       /* entries in e[], oldest first */
 	int over;      /* held beyond the record */
-	int spins;     /* spinlocks held: a sleeping call among them WARNs */
-	int preempt;   /* preempt_disable() depth: the same */
-	bool irqs_off; /* local_irq_disable(), local_irq_save(): the same */
+	int atomic;    /* spinlocks held + preempt + irqs_off: a sleeping
+			  call made while it is not 0 WARNs */
+	int preempt;   /* preempt_disable() depth */
+	bool irqs_off; /* local_irq_disable(), local_irq_save() */
 	unsigned long long slept; /* a bit a sleeper WARNed in this section */
 	struct kcompat_held_entry e[KCOMPAT_HELD_MAX];
 };
@@ -160,7 +161,7 @@ static inline void kcompat_held_ended(void *p)
 			    "take them over",
 			    h->over);
 	h->over = 0;
-	h->spins = 0;
+	h->atomic = 0;
 	h->preempt = 0;
 	h->irqs_off = false;
 	h->slept = 0;
@@ -407,6 +408,14 @@ static inline bool kcompat_lock_drop(struct kcompat_lock *l, const char *func,
 	return true;
 }
 
+/* The spinlocks this thread holds. */
+static inline int kcompat_spins_held(void)
+{
+	struct kcompat_held *h = &kcompat_held;
+
+	return h->atomic - h->preempt - (int)h->irqs_off;
+}
+
 /*
  * A call that may sleep (@id), made in atomic context: holding a
  * spinlock, with preemption or interrupts disabled. The kernel's
@@ -429,7 +438,7 @@ kcompat_slept_in_atomic(enum kcompat_sleeper id)
 	if (h->slept & (1ULL << id))
 		return;
 	h->slept |= 1ULL << id;
-	if (!h->spins) {
+	if (!kcompat_spins_held()) {
 		devres_warn(NULL, func, "called with %s disabled: it may sleep",
 			    h->preempt ? "preemption" : "interrupts");
 		return;
@@ -447,19 +456,25 @@ kcompat_slept_in_atomic(enum kcompat_sleeper id)
 		    KCOMPAT_HELD_ARGS("spinlock", h->e[i].l), h->e[i].func);
 }
 
-/* The check of a call that may sleep: two loads and a compare. */
+/* The check of a call that may sleep: one load and a compare. */
 static inline void kcompat_might_sleep(enum kcompat_sleeper id)
 {
-	struct kcompat_held *h = &kcompat_held;
-
-	if (__builtin_expect(h->spins | h->preempt | h->irqs_off, 0))
+	if (__builtin_expect(kcompat_held.atomic, 0))
 		kcompat_slept_in_atomic(id);
 }
 
-/* Out of atomic context: the next section says its sleepers again. */
-static inline void kcompat_atomic_left(struct kcompat_held *h)
+/* Into one of the atomic contexts. */
+static inline void kcompat_atomic_enter(void)
 {
-	if (!(h->spins | h->preempt | h->irqs_off))
+	kcompat_held.atomic++;
+}
+
+/* Out of one; out of the last, the next section says its sleepers again. */
+static inline void kcompat_atomic_leave(void)
+{
+	struct kcompat_held *h = &kcompat_held;
+
+	if (!--h->atomic && __builtin_expect(h->slept != 0, 0))
 		h->slept = 0;
 }
 

@@ -66,7 +66,7 @@ static inline void kcompat_spin_lock(spinlock_t *l, const char *func)
 	if (kcompat_spin_bad(l, func, "not taken"))
 		return;
 	if (kcompat_lock_take(&l->k, func, "spinlock"))
-		kcompat_held.spins++;
+		kcompat_atomic_enter();
 	else
 		kcompat_held_refuse(&l->k, func, "spinlock");
 }
@@ -76,9 +76,8 @@ static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
 	/* The lock before it was refused, and said so. */
 	if (kcompat_spin_bad(l, func, NULL))
 		return;
-	if (kcompat_lock_drop(&l->k, func, "spinlock") &&
-	    !--kcompat_held.spins && kcompat_held.slept)
-		kcompat_atomic_left(&kcompat_held);
+	if (kcompat_lock_drop(&l->k, func, "spinlock"))
+		kcompat_atomic_leave();
 }
 
 static inline void spin_lock(spinlock_t *l)
@@ -96,7 +95,7 @@ static inline int spin_trylock(spinlock_t *l)
 	if (kcompat_spin_bad(l, "spin_trylock", "not taken") ||
 	    !kcompat_lock_try(&l->k, "spin_trylock", "spinlock"))
 		return 0;
-	kcompat_held.spins++;
+	kcompat_atomic_enter();
 	return 1;
 }
 
@@ -129,9 +128,13 @@ static inline int spin_trylock(spinlock_t *l)
  */
 static inline void kcompat_irqs_set(bool off)
 {
+	if (kcompat_held.irqs_off == off)
+		return;
 	kcompat_held.irqs_off = off;
-	if (!off && kcompat_held.slept)
-		kcompat_atomic_left(&kcompat_held);
+	if (off)
+		kcompat_atomic_enter();
+	else
+		kcompat_atomic_leave();
 }
 
 static inline void kcompat_preempt_enable(const char *func)
@@ -144,8 +147,8 @@ static inline void kcompat_preempt_enable(const char *func)
 			    "done");
 		return;
 	}
-	if (!--h->preempt && h->slept)
-		kcompat_atomic_left(h);
+	h->preempt--;
+	kcompat_atomic_leave();
 }
 
 #define local_irq_disable() kcompat_irqs_set(true)
@@ -154,11 +157,17 @@ static inline void kcompat_preempt_enable(const char *func)
 	((flags) = kcompat_held.irqs_off, kcompat_irqs_set(true))
 #define local_irq_restore(flags) kcompat_irqs_set(!!(flags))
 #define irqs_disabled() (kcompat_held.irqs_off)
-#define preempt_disable() ((void)kcompat_held.preempt++)
+static inline void kcompat_preempt_disable(void)
+{
+	kcompat_held.preempt++;
+	kcompat_atomic_enter();
+}
+
+#define preempt_disable() kcompat_preempt_disable()
 #define preempt_enable() kcompat_preempt_enable("preempt_enable")
 #define preempt_enable_no_resched()                                            \
 	kcompat_preempt_enable("preempt_enable_no_resched")
-#define local_bh_disable() ((void)kcompat_held.preempt++)
+#define local_bh_disable() kcompat_preempt_disable()
 #define local_bh_enable() kcompat_preempt_enable("local_bh_enable")
 
 #endif /* KCOMPAT_LINUX_SPINLOCK_H */
