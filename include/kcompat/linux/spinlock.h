@@ -12,9 +12,9 @@
  * reports is one WARN and the lock left whole: a recursive lock (not
  * taken, its unlock void), an unlock of a spinlock not locked or held by
  * another thread, spin_lock_init() of a held one, a call on one never
- * initialized. A call that may sleep made holding a spinlock (a mutex
- * lock, msleep(), a wait for a completion or a work item) WARNs, as the
- * kernel's DEBUG_ATOMIC_SLEEP does, and goes on.
+ * initialized. A call that may sleep made holding a spinlock, or with
+ * interrupts or preemption disabled (below), WARNs, as the kernel's
+ * DEBUG_ATOMIC_SLEEP does, and goes on (<linux/kcompat_held.h>).
  */
 #ifndef KCOMPAT_LINUX_SPINLOCK_H
 #define KCOMPAT_LINUX_SPINLOCK_H
