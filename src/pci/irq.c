@@ -58,36 +58,12 @@ int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
 	return ret;
 }
 
-/* A second allocation with no free between (@n vectors held). */
-static int twice(struct pci_dev *dev, unsigned int n)
+static int alloc_vectors(struct pci_dev *dev, unsigned int min_vecs,
+			 unsigned int max_vecs, unsigned int flags)
 {
-	devres__warn(&dev->dev, "pci_alloc_irq_vectors",
-		     "%u vectors allocated already: pci_free_irq_vectors() "
-		     "them first; -EINVAL",
-		     n);
-	return -EINVAL;
-}
-
-int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
-			  unsigned int max_vecs, unsigned int flags)
-{
-	unsigned int n, busy, type = 0;
+	unsigned int n, type = 0;
 	int ret;
 
-	if (!pci__dev_ok(dev, __func__))
-		return -EINVAL;
-	if (!min_vecs || min_vecs > max_vecs || !(flags & PCI_IRQ_ALL_TYPES))
-		return -EINVAL;
-	/*
-	 * Allocated already, not freed: the kernel's WARNs
-	 * (WARN_ON_ONCE(dev->msix_enabled), and for MSI); the backend is
-	 * not asked again.
-	 */
-	pthread_mutex_lock(&dev->p->lock);
-	busy = dev->p->nvec;
-	pthread_mutex_unlock(&dev->p->lock);
-	if (busy)
-		return twice(dev, busy);
 	/* The kernel's allocates MSI descriptors and vectors. */
 	if (devres__should_fail_as("pci_alloc_irq_vectors", -ENOMEM))
 		return -ENOMEM;
@@ -106,8 +82,7 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 		n = 1;
 	if (n > max_vecs)
 		n = max_vecs;
-	busy = dev->p->nvec;
-	if (busy)
+	if (dev->p->nvec)
 		ret = -EINVAL;
 	else if (n < min_vecs)
 		ret = -ENOSPC;
@@ -123,9 +98,49 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	else if (ret > 0 && !dev->msix_enabled && (flags & PCI_IRQ_MSI))
 		dev->msi_enabled = true;
 	pthread_mutex_unlock(&dev->p->lock);
-	/* Another thread's allocation came first, while the backend's ran. */
-	if (busy)
-		return twice(dev, busy);
+	return ret;
+}
+
+int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
+			  unsigned int max_vecs, unsigned int flags)
+{
+	unsigned int busy;
+	bool racing;
+	int ret;
+
+	if (!pci__dev_ok(dev, __func__))
+		return -EINVAL;
+	if (!min_vecs || min_vecs > max_vecs || !(flags & PCI_IRQ_ALL_TYPES))
+		return -EINVAL;
+	/*
+	 * Allocated already, not freed, or being allocated by another
+	 * thread: the kernel's WARNs (WARN_ON_ONCE(dev->msix_enabled), and
+	 * for MSI). The backend is not asked: two allocations in it at once
+	 * would each set the device's interrupts in the kernel.
+	 */
+	pthread_mutex_lock(&dev->p->lock);
+	busy = dev->p->nvec;
+	racing = dev->p->allocating;
+	if (!busy && !racing)
+		dev->p->allocating = true;
+	pthread_mutex_unlock(&dev->p->lock);
+	if (busy || racing) {
+		if (busy)
+			devres__warn(&dev->dev, __func__,
+				     "%u vectors allocated already: "
+				     "pci_free_irq_vectors() them first; "
+				     "-EINVAL",
+				     busy);
+		else
+			devres__warn(&dev->dev, __func__,
+				     "vectors being allocated by another "
+				     "call: -EINVAL");
+		return -EINVAL;
+	}
+	ret = alloc_vectors(dev, min_vecs, max_vecs, flags);
+	pthread_mutex_lock(&dev->p->lock);
+	dev->p->allocating = false;
+	pthread_mutex_unlock(&dev->p->lock);
 	return ret;
 }
 

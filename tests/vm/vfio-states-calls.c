@@ -131,7 +131,8 @@ static const struct want want[NR_STATES][NR_CALLS] = {
 		[C_CFG_WRITE] = { 0, 0 },
 		[C_IOMAP] = { 1, 0 },
 		[C_DMA] = { 1, 0 },
-		[C_VECTORS] = { -EINVAL, 0 },
+		/* The bound driver's vectors: a second allocation WARNs. */
+		[C_VECTORS] = { -EINVAL, 1 },
 		[C_IRQ_VECTOR] = { 1, 0 },
 		[C_SECOND_OPEN] = { -EBUSY, 0 },
 	},
@@ -263,9 +264,9 @@ static void *config_loop(void *arg)
 
 /*
  * 1, or for the loser of a race -EINVAL (the other thread's vectors are
- * allocated) or -ENOSPC (the other's allocation took the lines between
- * this one's two steps): two threads allocating a device's vectors at
- * once race in the kernel too, whose second allocation WARNs
+ * allocated, or being allocated: the backend is never in two allocations
+ * at once) or -ENOSPC: two threads allocating a device's vectors at once
+ * race in the kernel too, whose second allocation WARNs
  * (WARN_ON_ONCE(dev->msi_enabled)): here each -EINVAL is one WARN.
  * Anything else is bad; what is left after is checked by the caller.
  */
@@ -280,7 +281,7 @@ static void *vectors_loop(void *arg)
 		if (ret == 1) {
 			pci_free_irq_vectors(p->pdev);
 		} else if (ret == -EINVAL) {
-			/* The other thread's vectors: one WARN each. */
+			/* The other thread's vectors, held or being made. */
 			p->twice++;
 		} else if (ret != -ENOSPC) {
 			printf("vfio-states: pci_alloc_irq_vectors: %d\n", ret);
