@@ -1,17 +1,19 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit */
+/* ctest-labels: unit tsan */
 /*
  * pci_free_irq_vectors() while a handler is still requested on one of the
  * vectors, for each kind and each vector: refused with one WARN, the
  * vectors and their handler as they were; freed once the handler is.
  * pci_alloc_irq_vectors() of vectors allocated already, each kind after
- * each: -EINVAL with one WARN, the first vectors as they were.
+ * each: -EINVAL with one WARN, the first vectors as they were; from two
+ * threads at once, the loser's the same.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <errno.h>
+#include <pthread.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -133,6 +135,62 @@ static void alloc_twice_each_kind(void **state)
 	dev_down(p, lines);
 }
 
+#define ROUNDS 5000
+
+static struct pci_dev *shared;
+static int einval, others;
+static pthread_barrier_t go;
+
+static void *alloc_free(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&go);
+	for (int i = 0; i < ROUNDS; i++) {
+		int n = pci_alloc_irq_vectors(shared, 1, 1, PCI_IRQ_MSIX);
+
+		if (n == 1)
+			pci_free_irq_vectors(shared);
+		else if (n == -EINVAL)
+			__atomic_add_fetch(&einval, 1, __ATOMIC_SEQ_CST);
+		else
+			__atomic_add_fetch(&others, 1, __ATOMIC_SEQ_CST);
+	}
+	return NULL;
+}
+
+static void quiet(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	(void)line;
+}
+
+/* Each -EINVAL (the other thread's vectors, held or being made) WARNs. */
+static void two_threads_allocate(void **state)
+{
+	int lines[NLINES], w0;
+	pthread_t t[2];
+
+	(void)state;
+	shared = dev_with_lines(lines);
+	w0 = devres_warn_count();
+	devres_set_log_sink(quiet, NULL);
+	pthread_barrier_init(&go, NULL, 2);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_create(&t[i], NULL, alloc_free, NULL),
+				 0);
+	for (int i = 0; i < 2; i++)
+		assert_int_equal(pthread_join(t[i], NULL), 0);
+	pthread_barrier_destroy(&go);
+	devres_set_log_sink(NULL, NULL);
+	print_message("%d -EINVAL\n", einval);
+	assert_int_equal(others, 0);
+	assert_int_equal(devres_warn_count() - w0, einval);
+	assert_int_equal(pci_alloc_irq_vectors(shared, 1, 1, PCI_IRQ_MSIX), 1);
+	pci_free_irq_vectors(shared);
+	dev_down(shared, lines);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -140,6 +198,8 @@ int main(void)
 						pci_setup, pci_teardown),
 		cmocka_unit_test_setup_teardown(alloc_twice_each_kind,
 						pci_setup, pci_teardown),
+		cmocka_unit_test_setup_teardown(two_threads_allocate, pci_setup,
+						pci_teardown),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
