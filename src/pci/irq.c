@@ -58,16 +58,12 @@ int pci_dev_set_irq_lines(struct pci_dev *pdev, const int *irqs, unsigned int n)
 	return ret;
 }
 
-int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
-			  unsigned int max_vecs, unsigned int flags)
+static int alloc_vectors(struct pci_dev *dev, unsigned int min_vecs,
+			 unsigned int max_vecs, unsigned int flags)
 {
 	unsigned int n, type = 0;
 	int ret;
 
-	if (!pci__dev_ok(dev, __func__))
-		return -EINVAL;
-	if (!min_vecs || min_vecs > max_vecs || !(flags & PCI_IRQ_ALL_TYPES))
-		return -EINVAL;
 	/* The kernel's allocates MSI descriptors and vectors. */
 	if (devres__should_fail_as("pci_alloc_irq_vectors", -ENOMEM))
 		return -ENOMEM;
@@ -101,6 +97,49 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 		dev->msi_enabled = type == PCI_IRQ_MSI;
 	else if (ret > 0 && !dev->msix_enabled && (flags & PCI_IRQ_MSI))
 		dev->msi_enabled = true;
+	pthread_mutex_unlock(&dev->p->lock);
+	return ret;
+}
+
+int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
+			  unsigned int max_vecs, unsigned int flags)
+{
+	unsigned int busy;
+	bool racing;
+	int ret;
+
+	if (!pci__dev_ok(dev, __func__))
+		return -EINVAL;
+	if (!min_vecs || min_vecs > max_vecs || !(flags & PCI_IRQ_ALL_TYPES))
+		return -EINVAL;
+	/*
+	 * Allocated already, not freed, or being allocated by another
+	 * thread: the kernel's WARNs (WARN_ON_ONCE(dev->msix_enabled), and
+	 * for MSI). The backend is not asked: two allocations in it at once
+	 * would each set the device's interrupts in the kernel.
+	 */
+	pthread_mutex_lock(&dev->p->lock);
+	busy = dev->p->nvec;
+	racing = dev->p->allocating;
+	if (!busy && !racing)
+		dev->p->allocating = true;
+	pthread_mutex_unlock(&dev->p->lock);
+	if (busy || racing) {
+		if (busy)
+			devres__warn(&dev->dev, __func__,
+				     "%u vectors allocated already: "
+				     "pci_free_irq_vectors() them first; "
+				     "-EINVAL",
+				     busy);
+		else
+			devres__warn(&dev->dev, __func__,
+				     "vectors being allocated by another "
+				     "call: -EINVAL");
+		return -EINVAL;
+	}
+	ret = alloc_vectors(dev, min_vecs, max_vecs, flags);
+	pthread_mutex_lock(&dev->p->lock);
+	dev->p->allocating = false;
 	pthread_mutex_unlock(&dev->p->lock);
 	return ret;
 }

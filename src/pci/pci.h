@@ -79,6 +79,7 @@ struct pci_dev_private {
 	int *irqs;
 	unsigned int nirqs;
 	unsigned int nvec;
+	bool allocating; /* a pci_alloc_irq_vectors() is in its backend */
 	/* Under the list lock of probe.c. */
 	struct pci_dev_private *next;
 	bool registered;

@@ -194,7 +194,7 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 	unsigned long left = 0;
 	int old;
 
-	kcompat_might_sleep("wait_for_completion_timeout");
+	kcompat_might_sleep(KCOMPAT_SLEEP_wait_for_completion_timeout);
 	if (kcompat_completion_bad(x, "wait_for_completion_timeout"))
 		return 0;
 	old = kcompat_cancel_off();
@@ -216,7 +216,7 @@ static inline void wait_for_completion(struct completion *x)
 {
 	int old;
 
-	kcompat_might_sleep("wait_for_completion");
+	kcompat_might_sleep(KCOMPAT_SLEEP_wait_for_completion);
 	if (kcompat_completion_bad(x, "wait_for_completion"))
 		return;
 	old = kcompat_cancel_off();

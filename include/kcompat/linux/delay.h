@@ -23,18 +23,22 @@ static inline void kcompat_sleep_ns(unsigned long long ns)
  * The kernel's delays spin and may be called holding a spinlock; its
  * sleeps may not: they WARN then (kcompat_might_sleep()), and sleep.
  */
-static inline void kcompat_sleep(unsigned long long ns, const char *func)
+static inline void kcompat_sleep(unsigned long long ns, enum kcompat_sleeper id)
 {
-	kcompat_might_sleep(func);
+	kcompat_might_sleep(id);
 	kcompat_sleep_ns(ns);
 }
 
-#define msleep(ms) kcompat_sleep((unsigned long long)(ms)*1000000ull, "msleep")
-#define ssleep(s) kcompat_sleep((unsigned long long)(s)*1000000000ull, "ssleep")
+#define msleep(ms)                                                             \
+	kcompat_sleep((unsigned long long)(ms)*1000000ull, KCOMPAT_SLEEP_msleep)
+#define ssleep(s)                                                              \
+	kcompat_sleep((unsigned long long)(s)*1000000000ull,                   \
+		      KCOMPAT_SLEEP_ssleep)
 #define usleep_range(lo, hi)                                                   \
-	((void)(hi), kcompat_sleep((unsigned long long)(lo)*1000ull, "usleep_" \
-								     "range"))
-#define fsleep(us) kcompat_sleep((unsigned long long)(us)*1000ull, "fsleep")
+	((void)(hi), kcompat_sleep((unsigned long long)(lo)*1000ull,           \
+				   KCOMPAT_SLEEP_usleep_range))
+#define fsleep(us)                                                             \
+	kcompat_sleep((unsigned long long)(us)*1000ull, KCOMPAT_SLEEP_fsleep)
 #define msleep_interruptible(ms) (msleep(ms), 0UL)
 
 #endif /* KCOMPAT_LINUX_DELAY_H */

@@ -6,6 +6,7 @@
 #include <linux/kcompat_site.h>
 #include <devres/irq.h>
 #include <linux/device.h>
+#include <linux/kcompat_held.h>
 
 /* Triggers are the line's business (the board's), not the handler's. */
 #define IRQF_TRIGGER_NONE 0
@@ -21,17 +22,38 @@
 #define enable_irq_wake(irq) ((void)(irq), 0)
 #define disable_irq_wake(irq) ((void)(irq), 0)
 
-/* Each call names its line for the sweep (<linux/kcompat_site.h>). */
-#define request_irq(...) KCOMPAT_AT(request_irq, request_irq(__VA_ARGS__))
+/*
+ * Each call names its line for the sweep (<linux/kcompat_site.h>). Those
+ * that may sleep in the kernel (a request allocates, a free and a
+ * disable wait for the handlers) are checked first: made in atomic
+ * context, they WARN (<linux/kcompat_held.h>).
+ */
+#define KCOMPAT_IRQ_SLEEPS(name, call)                                         \
+	(kcompat_might_sleep(KCOMPAT_SLEEP_##name), call)
+#define request_irq(...)                                                       \
+	KCOMPAT_AT(request_irq,                                                \
+		   KCOMPAT_IRQ_SLEEPS(request_irq, request_irq(__VA_ARGS__)))
 #define request_threaded_irq(...)                                              \
-	KCOMPAT_AT(request_threaded_irq, request_threaded_irq(__VA_ARGS__))
+	KCOMPAT_AT(request_threaded_irq,                                       \
+		   KCOMPAT_IRQ_SLEEPS(request_threaded_irq,                    \
+				      request_threaded_irq(__VA_ARGS__)))
 #define devm_request_irq(...)                                                  \
-	KCOMPAT_AT(devm_request_irq, devm_request_irq(__VA_ARGS__))
+	KCOMPAT_AT(devm_request_irq,                                           \
+		   KCOMPAT_IRQ_SLEEPS(devm_request_irq,                        \
+				      devm_request_irq(__VA_ARGS__)))
 #define devm_request_threaded_irq(...)                                         \
 	KCOMPAT_AT(devm_request_threaded_irq,                                  \
-		   devm_request_threaded_irq(__VA_ARGS__))
+		   KCOMPAT_IRQ_SLEEPS(devm_request_threaded_irq,               \
+				      devm_request_threaded_irq(__VA_ARGS__)))
 #define devm_request_any_context_irq(...)                                      \
 	KCOMPAT_AT(devm_request_any_context_irq,                               \
 		   devm_request_any_context_irq(__VA_ARGS__))
+#define free_irq(...) KCOMPAT_IRQ_SLEEPS(free_irq, free_irq(__VA_ARGS__))
+#define devm_free_irq(...)                                                     \
+	KCOMPAT_IRQ_SLEEPS(devm_free_irq, devm_free_irq(__VA_ARGS__))
+#define synchronize_irq(...)                                                   \
+	KCOMPAT_IRQ_SLEEPS(synchronize_irq, synchronize_irq(__VA_ARGS__))
+#define disable_irq(...)                                                       \
+	KCOMPAT_IRQ_SLEEPS(disable_irq, disable_irq(__VA_ARGS__))
 
 #endif /* KCOMPAT_LINUX_INTERRUPT_H */

@@ -38,9 +38,10 @@
 /* The part a mutex and a spinlock share. */
 struct kcompat_lock {
 	pthread_mutex_t m;
-	pid_t pid;	  /* whose: the init's, or the first user's */
-	pid_t owner;	  /* the holder's thread id; 0 while free */
-	const char *name; /* the init's argument as written, or NULL */
+	pid_t pid;	      /* whose: the init's, or the first user's */
+	pid_t owner;	      /* the holder's thread id; 0 while free */
+	unsigned int refused; /* its holder's recursive locks refused */
+	const char *name;     /* the init's argument as written, or NULL */
 };
 
 /* The record's size: a thread rarely holds more than a few at once. */
@@ -52,15 +53,71 @@ struct kcompat_held_entry {
 	struct kcompat_lock *l;
 	const char *func; /* the call that took it */
 	const char *what; /* "mutex", "spinlock" */
-	bool refused;	  /* a recursive lock refused: its unlock is void */
 };
+
+/*
+ * The calls that may sleep, each checked by kcompat_might_sleep(): a bit
+ * each in a thread's record of those it WARNed for in its present atomic
+ * section, so that a call made again and again there says so once.
+ */
+#define KCOMPAT_SLEEPERS(X)                                                    \
+	X(might_sleep)                                                         \
+	X(mutex_lock)                                                          \
+	X(mutex_lock_nested)                                                   \
+	X(mutex_lock_interruptible)                                            \
+	X(mutex_lock_killable)                                                 \
+	X(msleep)                                                              \
+	X(ssleep)                                                              \
+	X(usleep_range)                                                        \
+	X(fsleep)                                                              \
+	X(wait_for_completion)                                                 \
+	X(wait_for_completion_timeout)                                         \
+	X(cancel_work_sync)                                                    \
+	X(cancel_delayed_work_sync)                                            \
+	X(flush_work)                                                          \
+	X(flush_delayed_work)                                                  \
+	X(flush_workqueue)                                                     \
+	X(drain_workqueue)                                                     \
+	X(destroy_workqueue)                                                   \
+	X(kmalloc)                                                             \
+	X(kzalloc)                                                             \
+	X(kmalloc_array)                                                       \
+	X(kcalloc)                                                             \
+	X(krealloc)                                                            \
+	X(kstrdup)                                                             \
+	X(kmemdup)                                                             \
+	X(devm_kmalloc)                                                        \
+	X(devm_kzalloc)                                                        \
+	X(devm_kmalloc_array)                                                  \
+	X(devm_kcalloc)                                                        \
+	X(devm_krealloc)                                                       \
+	X(devm_kstrdup)                                                        \
+	X(devm_kmemdup)                                                        \
+	X(request_irq)                                                         \
+	X(request_threaded_irq)                                                \
+	X(devm_request_irq)                                                    \
+	X(devm_request_threaded_irq)                                           \
+	X(free_irq)                                                            \
+	X(devm_free_irq)                                                       \
+	X(synchronize_irq)                                                     \
+	X(disable_irq)
+
+#define KCOMPAT_SLEEPER_ID(name) KCOMPAT_SLEEP_##name,
+enum kcompat_sleeper {
+	KCOMPAT_SLEEPERS(KCOMPAT_SLEEPER_ID) KCOMPAT_SLEEPERS_NR
+};
+_Static_assert(KCOMPAT_SLEEPERS_NR <= 64, "a bit each in a 64-bit record");
 
 /* Per thread; one per program, whichever file includes this first. */
 struct kcompat_held {
-	pid_t tid; /* this thread's id, once asked; 0 before */
-	int n;	   /* entries in e[], oldest first */
-	int over;  /* held beyond the record */
-	int spins; /* spinlocks held: a sleeping call among them WARNs */
+	pid_t tid;     /* this thread's id, once asked; 0 before */
+	int n;	       /* entries in e[], oldest first */
+	int over;      /* held beyond the record */
+	int atomic;    /* spinlocks held + preempt + irqs_off: a sleeping
+			  call made while it is not 0 WARNs */
+	int preempt;   /* preempt_disable() depth */
+	bool irqs_off; /* local_irq_disable(), local_irq_save() */
+	unsigned long long slept; /* a bit a sleeper WARNed in this section */
 	struct kcompat_held_entry e[KCOMPAT_HELD_MAX];
 };
 __attribute__((weak)) __thread struct kcompat_held kcompat_held;
@@ -87,13 +144,13 @@ static inline void kcompat_held_ended(void *p)
 	while (h->n > 0) {
 		struct kcompat_held_entry e = h->e[--h->n];
 
-		if (e.refused ||
-		    __atomic_load_n(&e.l->owner, __ATOMIC_RELAXED) != h->tid)
+		if (__atomic_load_n(&e.l->owner, __ATOMIC_RELAXED) != h->tid)
 			continue;
 		devres_warn(NULL, e.func,
 			    KCOMPAT_HELD_FMT " still held when its thread "
 					     "ended: let go",
 			    KCOMPAT_HELD_ARGS(e.what, e.l));
+		__atomic_store_n(&e.l->refused, 0, __ATOMIC_RELAXED);
 		__atomic_store_n(&e.l->owner, 0, __ATOMIC_RELAXED);
 		pthread_mutex_unlock(&e.l->m);
 	}
@@ -104,7 +161,10 @@ static inline void kcompat_held_ended(void *p)
 			    "take them over",
 			    h->over);
 	h->over = 0;
-	h->spins = 0;
+	h->atomic = 0;
+	h->preempt = 0;
+	h->irqs_off = false;
+	h->slept = 0;
 	/* A lock taken by a later destructor arms this one again. */
 	h->tid = 0;
 }
@@ -155,7 +215,6 @@ static inline void kcompat_held_add(struct kcompat_lock *l, const char *func,
 		h->e[h->n].l = l;
 		h->e[h->n].func = func;
 		h->e[h->n].what = what;
-		h->e[h->n].refused = false;
 		h->n++;
 		return;
 	}
@@ -170,24 +229,26 @@ static inline void kcompat_held_add(struct kcompat_lock *l, const char *func,
 
 /*
  * @l, this thread's, is let go: off its record. The newest entry is the
- * usual one. False when that entry was a recursive lock refused
- * (kcompat_held_refuse()): its unlock is taken off and the lock kept.
+ * usual one. False when a recursive lock of it was refused
+ * (kcompat_held_refuse()): this unlock is that lock's, taken off, and the
+ * lock kept.
  */
 static inline bool kcompat_held_del(struct kcompat_lock *l)
 {
 	struct kcompat_held *h = &kcompat_held;
 	int i = h->n;
 
+	if (__builtin_expect(__atomic_load_n(&l->refused, __ATOMIC_RELAXED),
+			     0)) {
+		__atomic_sub_fetch(&l->refused, 1, __ATOMIC_RELAXED);
+		return false;
+	}
 	while (i-- > 0 && h->e[i].l != l)
 		;
 	if (i >= 0) {
-		bool refused = h->e[i].refused;
-
 		for (; i + 1 < h->n; i++)
 			h->e[i] = h->e[i + 1];
 		h->n--;
-		if (refused)
-			return false;
 	} else if (h->over) {
 		h->over--;
 	}
@@ -251,6 +312,8 @@ kcompat_lock_wait(struct kcompat_lock *l, const char *func, const char *what)
 					     "without letting go of it: taken "
 					     "over",
 			    KCOMPAT_HELD_ARGS(what, l), (int)owner);
+		/* The refused locks of the holder that ended are not ours. */
+		__atomic_store_n(&l->refused, 0, __ATOMIC_RELAXED);
 		break;
 	}
 	errno = saved;
@@ -279,21 +342,17 @@ static inline bool kcompat_lock_take(struct kcompat_lock *l, const char *func,
 /*
  * A recursive lock refused by a call that returns nothing (mutex_lock(),
  * spin_lock()): its caller will unlock it, and that unlock must not let
- * go of the hold before it. Recorded as a refused entry, which that
- * unlock takes off; with the record full, the unlock lets the lock go.
+ * go of the hold before it. Counted in the lock, which only its holder
+ * writes while it holds it, not in the thread's record: the count has no
+ * limit the record has, and the next unlock of the lock by its holder is
+ * always the refused lock's (the locks of one lock nest).
  */
 static inline void kcompat_held_refuse(struct kcompat_lock *l, const char *func,
 				       const char *what)
 {
-	struct kcompat_held *h = &kcompat_held;
-
-	if (h->n >= KCOMPAT_HELD_MAX)
-		return;
-	h->e[h->n].l = l;
-	h->e[h->n].func = func;
-	h->e[h->n].what = what;
-	h->e[h->n].refused = true;
-	h->n++;
+	(void)func;
+	(void)what;
+	__atomic_add_fetch(&l->refused, 1, __ATOMIC_RELAXED);
 }
 
 /* As kcompat_lock_take(), for a call that returns nothing. */
@@ -349,19 +408,42 @@ static inline bool kcompat_lock_drop(struct kcompat_lock *l, const char *func,
 	return true;
 }
 
-/*
- * A call that may sleep (@func), made holding a spinlock: the kernel's
- * DEBUG_ATOMIC_SLEEP reports "sleeping function called from invalid
- * context". Here a spinlock is a mutex, so the call goes on, with one
- * WARN naming the newest spinlock the thread holds.
- */
-__attribute__((__noinline__, __cold__, __unused__)) static void
-kcompat_slept_in_spin(const char *func)
+/* The spinlocks this thread holds. */
+static inline int kcompat_spins_held(void)
 {
 	struct kcompat_held *h = &kcompat_held;
+
+	return h->atomic - h->preempt - (int)h->irqs_off;
+}
+
+/*
+ * A call that may sleep (@id), made in atomic context: holding a
+ * spinlock, with preemption or interrupts disabled. The kernel's
+ * DEBUG_ATOMIC_SLEEP reports "sleeping function called from invalid
+ * context", ratelimited; here a spinlock is a mutex, nothing is disabled,
+ * so the call goes on, with one WARN naming it and the context: one a
+ * call in each atomic section, however often it is made there.
+ */
+__attribute__((__noinline__, __cold__, __unused__)) static void
+kcompat_slept_in_atomic(enum kcompat_sleeper id)
+{
+#define KCOMPAT_SLEEPER_NAME(name) #name,
+	static const char *const names[] = { KCOMPAT_SLEEPERS(
+		KCOMPAT_SLEEPER_NAME) };
+#undef KCOMPAT_SLEEPER_NAME
+	struct kcompat_held *h = &kcompat_held;
+	const char *func = names[id];
 	int i = h->n;
 
-	while (i-- > 0 && (h->e[i].refused || strcmp(h->e[i].what, "spinlock")))
+	if (h->slept & (1ULL << id))
+		return;
+	h->slept |= 1ULL << id;
+	if (!kcompat_spins_held()) {
+		devres_warn(NULL, func, "called with %s disabled: it may sleep",
+			    h->preempt ? "preemption" : "interrupts");
+		return;
+	}
+	while (i-- > 0 && strcmp(h->e[i].what, "spinlock"))
 		;
 	if (i < 0) {
 		devres_warn(NULL, func,
@@ -375,10 +457,25 @@ kcompat_slept_in_spin(const char *func)
 }
 
 /* The check of a call that may sleep: one load and a compare. */
-static inline void kcompat_might_sleep(const char *func)
+static inline void kcompat_might_sleep(enum kcompat_sleeper id)
 {
-	if (__builtin_expect(kcompat_held.spins > 0, 0))
-		kcompat_slept_in_spin(func);
+	if (__builtin_expect(kcompat_held.atomic, 0))
+		kcompat_slept_in_atomic(id);
+}
+
+/* Into one of the atomic contexts. */
+static inline void kcompat_atomic_enter(void)
+{
+	kcompat_held.atomic++;
+}
+
+/* Out of one; out of the last, the next section says its sleepers again. */
+static inline void kcompat_atomic_leave(void)
+{
+	struct kcompat_held *h = &kcompat_held;
+
+	if (!--h->atomic && __builtin_expect(h->slept != 0, 0))
+		h->slept = 0;
 }
 
 /*
@@ -445,6 +542,7 @@ static inline void kcompat_lock_make(struct kcompat_lock *l, const char *name)
 {
 	pthread_mutex_init(&l->m, NULL);
 	l->owner = 0;
+	l->refused = 0;
 	l->name = name;
 	__atomic_store_n(&l->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 }

@@ -8,6 +8,7 @@
 #include <linux/bitops.h>
 #include <linux/compiler.h>
 #include <linux/err.h>
+#include <linux/kcompat_held.h>
 #include <linux/minmax.h>
 #include <linux/printk.h>
 #include <linux/types.h>
@@ -29,9 +30,8 @@
 #define U32_MAX ((u32)~0U)
 #define U64_MAX ((u64)~0ULL)
 #define S32_MAX ((s32)(U32_MAX >> 1))
-#define might_sleep()                                                          \
-	do {                                                                   \
-	} while (0)
+/* As the kernel's with DEBUG_ATOMIC_SLEEP: <linux/kcompat_held.h>. */
+#define might_sleep() kcompat_might_sleep(KCOMPAT_SLEEP_might_sleep)
 #define cpu_relax() barrier()
 #define do_div(n, base)                                                        \
 	({                                                                     \

@@ -74,9 +74,10 @@ static inline void mutex_init(struct mutex *l)
 
 #define mutex_init(l) kcompat_mutex_init((l), #l)
 
-static inline void kcompat_mutex_lock(struct mutex *l, const char *func)
+static inline void kcompat_mutex_lock(struct mutex *l, const char *func,
+				      enum kcompat_sleeper id)
 {
-	kcompat_might_sleep(func);
+	kcompat_might_sleep(id);
 	if (kcompat_mutex_bad(l, func, "not taken"))
 		return;
 	kcompat_lock_take_void(&l->k, func, "mutex");
@@ -84,18 +85,19 @@ static inline void kcompat_mutex_lock(struct mutex *l, const char *func)
 
 static inline void mutex_lock(struct mutex *l)
 {
-	kcompat_mutex_lock(l, "mutex_lock");
+	kcompat_mutex_lock(l, "mutex_lock", KCOMPAT_SLEEP_mutex_lock);
 }
 
 static inline void mutex_lock_nested(struct mutex *l, unsigned int subclass)
 {
 	(void)subclass;
-	kcompat_mutex_lock(l, "mutex_lock_nested");
+	kcompat_mutex_lock(l, "mutex_lock_nested",
+			   KCOMPAT_SLEEP_mutex_lock_nested);
 }
 
 static inline int mutex_lock_interruptible(struct mutex *l)
 {
-	kcompat_might_sleep("mutex_lock_interruptible");
+	kcompat_might_sleep(KCOMPAT_SLEEP_mutex_lock_interruptible);
 	if (kcompat_mutex_bad(l, "mutex_lock_interruptible", "not taken"))
 		return -EINTR;
 	/* Held by this thread already: refused, as for a signal. */
@@ -106,7 +108,7 @@ static inline int mutex_lock_interruptible(struct mutex *l)
 
 static inline int mutex_lock_killable(struct mutex *l)
 {
-	kcompat_might_sleep("mutex_lock_killable");
+	kcompat_might_sleep(KCOMPAT_SLEEP_mutex_lock_killable);
 	if (kcompat_mutex_bad(l, "mutex_lock_killable", "not taken"))
 		return -EINTR;
 	/* Held by this thread already: refused, as for a signal. */

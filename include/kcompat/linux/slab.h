@@ -16,7 +16,33 @@
 #include <devres/device.h>
 #include <devres/devres.h>
 #include <linux/compiler.h>
+#include <linux/kcompat_held.h>
 #include <linux/types.h>
+
+/*
+ * The kernel's flags that say whether an allocation may sleep to reclaim
+ * memory: GFP_KERNEL may, GFP_ATOMIC and GFP_NOWAIT may not. Here none
+ * sleeps, but one that may, made in atomic context, WARNs as the
+ * kernel's DEBUG_ATOMIC_SLEEP reports it (<linux/kcompat_held.h>).
+ */
+#define __GFP_DIRECT_RECLAIM 0x400u
+#define __GFP_KSWAPD_RECLAIM 0x800u
+#define GFP_NOWAIT __GFP_KSWAPD_RECLAIM
+#define GFP_NOIO (__GFP_DIRECT_RECLAIM | __GFP_KSWAPD_RECLAIM)
+#define GFP_NOFS (GFP_NOIO | 0x40u)
+
+static inline bool gfpflags_allow_blocking(gfp_t gfp)
+{
+	return (gfp & __GFP_DIRECT_RECLAIM) != 0;
+}
+
+/* @gfp, checked first for the allocation @id makes with it. */
+static inline gfp_t kcompat_gfp(gfp_t gfp, enum kcompat_sleeper id)
+{
+	if (gfpflags_allow_blocking(gfp))
+		kcompat_might_sleep(id);
+	return gfp;
+}
 
 /* One heap device in the program, whichever file includes this first. */
 __attribute__((weak)) struct device kcompat_heap;
@@ -73,37 +99,45 @@ __attribute__((constructor)) static void kcompat_heap_ctor(void)
 
 static inline void *kmalloc(size_t size, gfp_t gfp)
 {
-	return devm_kmalloc(kcompat_heap_dev(), size, gfp);
+	return devm_kmalloc(kcompat_heap_dev(), size,
+			    kcompat_gfp(gfp, KCOMPAT_SLEEP_kmalloc));
 }
 
 static inline void *kzalloc(size_t size, gfp_t gfp)
 {
-	return devm_kzalloc(kcompat_heap_dev(), size, gfp);
+	return devm_kzalloc(kcompat_heap_dev(), size,
+			    kcompat_gfp(gfp, KCOMPAT_SLEEP_kzalloc));
 }
 
 static inline void *kmalloc_array(size_t n, size_t size, gfp_t gfp)
 {
-	return devm_kmalloc_array(kcompat_heap_dev(), n, size, gfp);
+	return devm_kmalloc_array(kcompat_heap_dev(), n, size,
+				  kcompat_gfp(gfp,
+					      KCOMPAT_SLEEP_kmalloc_array));
 }
 
 static inline void *kcalloc(size_t n, size_t size, gfp_t gfp)
 {
-	return devm_kcalloc(kcompat_heap_dev(), n, size, gfp);
+	return devm_kcalloc(kcompat_heap_dev(), n, size,
+			    kcompat_gfp(gfp, KCOMPAT_SLEEP_kcalloc));
 }
 
 static inline void *krealloc(const void *p, size_t size, gfp_t gfp)
 {
-	return devm_krealloc(kcompat_heap_dev(), (void *)p, size, gfp);
+	return devm_krealloc(kcompat_heap_dev(), (void *)p, size,
+			     kcompat_gfp(gfp, KCOMPAT_SLEEP_krealloc));
 }
 
 static inline char *kstrdup(const char *s, gfp_t gfp)
 {
-	return devm_kstrdup(kcompat_heap_dev(), s, gfp);
+	return devm_kstrdup(kcompat_heap_dev(), s,
+			    kcompat_gfp(gfp, KCOMPAT_SLEEP_kstrdup));
 }
 
 static inline void *kmemdup(const void *src, size_t len, gfp_t gfp)
 {
-	return devm_kmemdup(kcompat_heap_dev(), src, len, gfp);
+	return devm_kmemdup(kcompat_heap_dev(), src, len,
+			    kcompat_gfp(gfp, KCOMPAT_SLEEP_kmemdup));
 }
 
 /*
@@ -136,21 +170,38 @@ static inline void kfree(const void *p)
 	KCOMPAT_AT(devm_add_action_or_reset,                                   \
 		   devm_add_action_or_reset_named(dev, action, data, #action))
 #define devm_kmalloc(dev, size, gfp)                                           \
-	KCOMPAT_AT(devm_kmalloc, devm_kmalloc(dev, size, gfp))
+	KCOMPAT_AT(devm_kmalloc,                                               \
+		   devm_kmalloc(dev, size,                                     \
+				kcompat_gfp(gfp, KCOMPAT_SLEEP_devm_kmalloc)))
 #define devm_kzalloc(dev, size, gfp)                                           \
-	KCOMPAT_AT(devm_kzalloc, devm_kzalloc(dev, size, gfp))
+	KCOMPAT_AT(devm_kzalloc,                                               \
+		   devm_kzalloc(dev, size,                                     \
+				kcompat_gfp(gfp, KCOMPAT_SLEEP_devm_kzalloc)))
 #define devm_kmalloc_array(dev, n, size, gfp)                                  \
-	KCOMPAT_AT(devm_kmalloc_array, devm_kmalloc_array(dev, n, size, gfp))
+	KCOMPAT_AT(                                                            \
+		devm_kmalloc_array,                                            \
+		devm_kmalloc_array(                                            \
+			dev, n, size,                                          \
+			kcompat_gfp(gfp, KCOMPAT_SLEEP_devm_kmalloc_array)))
 #define devm_kcalloc(dev, n, size, gfp)                                        \
-	KCOMPAT_AT(devm_kcalloc, devm_kcalloc(dev, n, size, gfp))
+	KCOMPAT_AT(devm_kcalloc,                                               \
+		   devm_kcalloc(dev, n, size,                                  \
+				kcompat_gfp(gfp, KCOMPAT_SLEEP_devm_kcalloc)))
 #define devm_krealloc(dev, p, size, gfp)                                       \
-	KCOMPAT_AT(devm_krealloc, devm_krealloc(dev, p, size, gfp))
+	KCOMPAT_AT(                                                            \
+		devm_krealloc,                                                 \
+		devm_krealloc(dev, p, size,                                    \
+			      kcompat_gfp(gfp, KCOMPAT_SLEEP_devm_krealloc)))
 #define devm_kstrdup(dev, s, gfp)                                              \
-	KCOMPAT_AT(devm_kstrdup, devm_kstrdup(dev, s, gfp))
+	KCOMPAT_AT(devm_kstrdup,                                               \
+		   devm_kstrdup(dev, s,                                        \
+				kcompat_gfp(gfp, KCOMPAT_SLEEP_devm_kstrdup)))
 #define devm_kstrdup_const(dev, s, gfp)                                        \
 	KCOMPAT_AT(devm_kstrdup_const, devm_kstrdup_const(dev, s, gfp))
 #define devm_kmemdup(dev, src, len, gfp)                                       \
-	KCOMPAT_AT(devm_kmemdup, devm_kmemdup(dev, src, len, gfp))
+	KCOMPAT_AT(devm_kmemdup,                                               \
+		   devm_kmemdup(dev, src, len,                                 \
+				kcompat_gfp(gfp, KCOMPAT_SLEEP_devm_kmemdup)))
 #define devm_kasprintf(...)                                                    \
 	KCOMPAT_AT(devm_kasprintf, devm_kasprintf(__VA_ARGS__))
 #define devm_kvasprintf(dev, gfp, fmt, ap)                                     \

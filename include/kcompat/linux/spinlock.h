@@ -12,9 +12,9 @@
  * reports is one WARN and the lock left whole: a recursive lock (not
  * taken, its unlock void), an unlock of a spinlock not locked or held by
  * another thread, spin_lock_init() of a held one, a call on one never
- * initialized. A call that may sleep made holding a spinlock (a mutex
- * lock, msleep(), a wait for a completion or a work item) WARNs, as the
- * kernel's DEBUG_ATOMIC_SLEEP does, and goes on.
+ * initialized. A call that may sleep made holding a spinlock, or with
+ * interrupts or preemption disabled (below), WARNs, as the kernel's
+ * DEBUG_ATOMIC_SLEEP does, and goes on (<linux/kcompat_held.h>).
  */
 #ifndef KCOMPAT_LINUX_SPINLOCK_H
 #define KCOMPAT_LINUX_SPINLOCK_H
@@ -66,7 +66,7 @@ static inline void kcompat_spin_lock(spinlock_t *l, const char *func)
 	if (kcompat_spin_bad(l, func, "not taken"))
 		return;
 	if (kcompat_lock_take(&l->k, func, "spinlock"))
-		kcompat_held.spins++;
+		kcompat_atomic_enter();
 	else
 		kcompat_held_refuse(&l->k, func, "spinlock");
 }
@@ -77,7 +77,7 @@ static inline void kcompat_spin_unlock(spinlock_t *l, const char *func)
 	if (kcompat_spin_bad(l, func, NULL))
 		return;
 	if (kcompat_lock_drop(&l->k, func, "spinlock"))
-		kcompat_held.spins--;
+		kcompat_atomic_leave();
 }
 
 static inline void spin_lock(spinlock_t *l)
@@ -95,7 +95,7 @@ static inline int spin_trylock(spinlock_t *l)
 	if (kcompat_spin_bad(l, "spin_trylock", "not taken") ||
 	    !kcompat_lock_try(&l->k, "spin_trylock", "spinlock"))
 		return 0;
-	kcompat_held.spins++;
+	kcompat_atomic_enter();
 	return 1;
 }
 
@@ -116,7 +116,58 @@ static inline int spin_trylock(spinlock_t *l)
 #define raw_spin_unlock_irqrestore(l, flags)                                   \
 	((void)(flags), kcompat_spin_unlock((l), "raw_spin_unlock_"            \
 						 "irqrestore"))
-#define local_irq_save(flags) ((flags) = 0)
-#define local_irq_restore(flags) ((void)(flags))
+
+/*
+ * Nothing is disabled in a process: these only mark the thread's atomic
+ * sections, in which a call that may sleep WARNs (<linux/kcompat_held.h>),
+ * as the kernel's DEBUG_ATOMIC_SLEEP reports. Interrupts are off or on,
+ * as the kernel's flag is (a second disable adds nothing, an enable ends
+ * both); preemption and bottom halves are disabled by a count, whose
+ * enable without a disable WARNs (the kernel's DEBUG_PREEMPT reports the
+ * underflow) and does nothing.
+ */
+static inline void kcompat_irqs_set(bool off)
+{
+	if (kcompat_held.irqs_off == off)
+		return;
+	kcompat_held.irqs_off = off;
+	if (off)
+		kcompat_atomic_enter();
+	else
+		kcompat_atomic_leave();
+}
+
+static inline void kcompat_preempt_enable(const char *func)
+{
+	struct kcompat_held *h = &kcompat_held;
+
+	if (__builtin_expect(h->preempt <= 0, 0)) {
+		devres_warn(NULL, func,
+			    "preemption is not disabled: nothing "
+			    "done");
+		return;
+	}
+	h->preempt--;
+	kcompat_atomic_leave();
+}
+
+#define local_irq_disable() kcompat_irqs_set(true)
+#define local_irq_enable() kcompat_irqs_set(false)
+#define local_irq_save(flags)                                                  \
+	((flags) = kcompat_held.irqs_off, kcompat_irqs_set(true))
+#define local_irq_restore(flags) kcompat_irqs_set(!!(flags))
+#define irqs_disabled() (kcompat_held.irqs_off)
+static inline void kcompat_preempt_disable(void)
+{
+	kcompat_held.preempt++;
+	kcompat_atomic_enter();
+}
+
+#define preempt_disable() kcompat_preempt_disable()
+#define preempt_enable() kcompat_preempt_enable("preempt_enable")
+#define preempt_enable_no_resched()                                            \
+	kcompat_preempt_enable("preempt_enable_no_resched")
+#define local_bh_disable() kcompat_preempt_disable()
+#define local_bh_enable() kcompat_preempt_enable("local_bh_enable")
 
 #endif /* KCOMPAT_LINUX_SPINLOCK_H */

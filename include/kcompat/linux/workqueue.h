@@ -248,6 +248,7 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 
 #define INIT_DELAYED_WORK(dw, f) INIT_WORK(kcompat_dwork(dw), (f))
 #define INIT_WORK_ONSTACK INIT_WORK
+#define INIT_DELAYED_WORK_ONSTACK INIT_DELAYED_WORK
 #define INIT_DEFERRABLE_WORK INIT_DELAYED_WORK
 #define to_delayed_work(w) container_of((w), struct delayed_work, work)
 
@@ -555,6 +556,23 @@ static inline void kcompat_strand_kick(void)
 }
 
 /*
+ * @w (its lock held), off the strand list, is taken back before any
+ * thread served it: it leaves its queue, and its lock is let go.
+ */
+static inline void kcompat_work_unqueue(struct work_struct *w)
+{
+	struct workqueue_struct *wq = w->wq;
+
+	w->pending = false;
+	w->wq = NULL;
+	devres_liveobj_deactivate(w);
+	pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	if (wq)
+		kcompat_wq_put(wq);
+}
+
+/*
  * At exit, the items still waiting for a thread: every spawn for them
  * failed, and nothing flushed, drained, destroyed or cancelled them (a
  * work item of the system's queue, which nobody destroys). Each is taken
@@ -569,16 +587,9 @@ static inline void kcompat_strand_at_exit(void)
 	struct work_struct *w;
 
 	while ((w = kcompat_strand_take(NULL, true)) != NULL) {
-		struct workqueue_struct *wq = w->wq;
 		work_func_t fn = w->func;
 
-		w->pending = false;
-		w->wq = NULL;
-		devres_liveobj_deactivate(w);
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		if (wq)
-			kcompat_wq_put(wq);
+		kcompat_work_unqueue(w);
 		devres_warn(NULL, "exit",
 			    "work %p (function %p) was queued, but no thread "
 			    "could be had for it and nothing flushed it: "
@@ -710,6 +721,17 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
 #define system_power_efficient_wq system_wq
 
 /*
+ * @w (its lock held) waits for a thread: taken back, as above. Whether
+ * it was pending (it was).
+ */
+static inline bool kcompat_work_unstrand(struct work_struct *w)
+{
+	kcompat_strand_del(w);
+	kcompat_work_unqueue(w);
+	return true;
+}
+
+/*
  * Waits until no thread serves @w; with @cancel, a queued run is taken
  * back first. An item waiting for a thread is taken back (@cancel) or run
  * here (a flush), by the caller that would wait for it anyway. Returns,
@@ -724,34 +746,22 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 	bool was;
 	int old;
 
-	if (!own)
-		kcompat_might_sleep(func);
 	if (kcompat_work_bad(w, func))
 		return false;
 	old = kcompat_cancel_off();
 	pthread_mutex_lock(&w->lock);
 	was = cancel ? w->pending : w->thread;
 	if (w->stranded) {
-		struct workqueue_struct *wq = w->wq;
-
-		kcompat_strand_del(w);
-		if (!cancel) {
+		if (cancel) {
+			(void)kcompat_work_unstrand(w);
+		} else {
+			kcompat_strand_del(w);
 			/* Its function may free it: not touched after. */
 			w->thread = true;
 			kcompat_work_run_here(w);
-			kcompat_cancel_restore(old);
-			return true;
 		}
-		/* Taken back before any thread served it: it leaves its queue. */
-		w->pending = false;
-		w->wq = NULL;
-		devres_liveobj_deactivate(w);
-		pthread_cond_broadcast(&w->cond);
-		pthread_mutex_unlock(&w->lock);
-		if (wq)
-			kcompat_wq_put(wq);
 		kcompat_cancel_restore(old);
-		return was;
+		return true;
 	}
 	if (cancel && w->thread) {
 		w->cancel = true;
@@ -782,32 +792,54 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 
 static inline bool cancel_work_sync(struct work_struct *w)
 {
+	kcompat_might_sleep(KCOMPAT_SLEEP_cancel_work_sync);
 	return kcompat_work_wait(w, true, false, "cancel_work_sync");
 }
 
 static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 {
+	kcompat_might_sleep(KCOMPAT_SLEEP_cancel_delayed_work_sync);
 	return kcompat_work_wait(kcompat_dwork(dw), true, false,
 				 "cancel_delayed_work_sync");
 }
 
 /*
- * The kernel's does not wait; this one waits but for its own thread, so
- * that an item's function may cancel its own re-queued run (no WARN).
+ * As the kernel's: takes a queued run of @w back (a delayed one before it
+ * is due, a run queued while its function runs, one waiting for a
+ * thread) and returns whether there was one; does not wait for a run in
+ * progress, which goes on in its thread. Its own function may call it.
  */
+static inline bool kcompat_work_cancel(struct work_struct *w, const char *func)
+{
+	bool was;
+
+	if (kcompat_work_bad(w, func))
+		return false;
+	pthread_mutex_lock(&w->lock);
+	if (w->stranded)
+		return kcompat_work_unstrand(w);
+	was = w->pending;
+	/* Its thread, waiting until due or running, finds nothing queued. */
+	w->pending = false;
+	if (was)
+		pthread_cond_broadcast(&w->cond);
+	pthread_mutex_unlock(&w->lock);
+	return was;
+}
+
 static inline bool cancel_work(struct work_struct *w)
 {
-	return kcompat_work_wait(w, true, true, "cancel_work");
+	return kcompat_work_cancel(w, "cancel_work");
 }
 
 static inline bool cancel_delayed_work(struct delayed_work *dw)
 {
-	return kcompat_work_wait(kcompat_dwork(dw), true, true,
-				 "cancel_delayed_work");
+	return kcompat_work_cancel(kcompat_dwork(dw), "cancel_delayed_work");
 }
 
 static inline bool flush_work(struct work_struct *w)
 {
+	kcompat_might_sleep(KCOMPAT_SLEEP_flush_work);
 	return kcompat_work_wait(w, false, false, "flush_work");
 }
 
@@ -816,6 +848,7 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 	struct work_struct *w = kcompat_dwork(dw);
 	bool busy;
 
+	kcompat_might_sleep(KCOMPAT_SLEEP_flush_delayed_work);
 	if (kcompat_work_bad(w, "flush_delayed_work"))
 		return false;
 	pthread_mutex_lock(&w->lock);
@@ -882,6 +915,7 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 	char name[32];
 	va_list ap;
 	void *rec;
+	int len;
 
 	(void)flags;
 	(void)max_active;
@@ -890,8 +924,13 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 		return NULL;
 	}
 	va_start(ap, max_active);
-	vsnprintf(name, sizeof(name), fmt, ap);
+	len = vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
+	/* The kernel's WQ_NAME_LEN, and its warning when a name is cut. */
+	if (len >= (int)sizeof(name))
+		devres_warn(NULL, "alloc_workqueue",
+			    "name of %d characters cut to %zu: '%s'", len,
+			    sizeof(name) - 1, name);
 	rec = kzalloc(1, GFP_KERNEL);
 	if (!rec)
 		return NULL;
@@ -961,13 +1000,14 @@ static inline bool kcompat_work_serves(const struct workqueue_struct *wq)
  * call in a WARN.
  */
 static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
-				   const char *func)
+				   const char *func, enum kcompat_sleeper id)
 {
 	struct kcompat_wq *q;
 	uintptr_t gen;
 	void *rec = NULL;
 	int old;
 
+	kcompat_might_sleep(id);
 	if (!wq || kcompat_work_arg_bad(wq, true, func))
 		return;
 	if (kcompat_work_serves(wq)) {
@@ -1029,13 +1069,15 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
  */
 static inline void destroy_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, true, "destroy_workqueue");
+	kcompat_wq_wait(wq, true, "destroy_workqueue",
+			KCOMPAT_SLEEP_destroy_workqueue);
 }
 
 /* Waits as destroy_workqueue() does, and keeps the queue. */
 static inline void drain_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, false, "drain_workqueue");
+	kcompat_wq_wait(wq, false, "drain_workqueue",
+			KCOMPAT_SLEEP_drain_workqueue);
 }
 
 /*
@@ -1046,7 +1088,37 @@ static inline void drain_workqueue(struct workqueue_struct *wq)
  */
 static inline void flush_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, false, "flush_workqueue");
+	kcompat_wq_wait(wq, false, "flush_workqueue",
+			KCOMPAT_SLEEP_flush_workqueue);
+}
+
+/*
+ * The end of an item's frame, as the kernel's: an item on the stack must
+ * be idle when its function returns, and destroy_work_on_stack() says it
+ * is. One queued or running (the kernel's DEBUG_OBJECTS_WORK: "free
+ * active object") WARNs and is cancelled, and waited for, before the
+ * frame goes (not by its own function, which cannot wait for itself).
+ * The end of a frame without it is not seen: nothing marks it.
+ */
+static inline void kcompat_destroy_work(struct work_struct *w, const char *func)
+{
+	if (kcompat_work_bad(w, func) || !devres_liveobj_active(w))
+		return;
+	devres_warn(NULL, func,
+		    "work %p is queued or running: cancelled and waited for",
+		    (void *)w);
+	(void)kcompat_work_wait(w, true, true, func);
+}
+
+static inline void destroy_work_on_stack(struct work_struct *w)
+{
+	kcompat_destroy_work(w, "destroy_work_on_stack");
+}
+
+static inline void destroy_delayed_work_on_stack(struct delayed_work *dw)
+{
+	kcompat_destroy_work(kcompat_dwork(dw), "destroy_delayed_work_on_"
+						"stack");
 }
 
 static inline void kcompat_work_cancel_action(void *w)

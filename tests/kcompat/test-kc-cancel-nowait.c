@@ -1,0 +1,188 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit kcompat tsan */
+/*
+ * cancel_work() and cancel_delayed_work() as the kernel's: each takes a
+ * queued run back and returns whether there was one, and never waits for
+ * a run in progress. Every state of the item (idle, queued with a delay,
+ * running, running and queued again, queued again by its own function)
+ * x both calls: the return, no wait (the call returns while the function
+ * is held at a gate; it waited there for ever before), and how many runs
+ * follow.
+ */
+#define _GNU_SOURCE
+#include <linux/workqueue.h>
+#include <pthread.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <cmocka.h>
+#include "gate.h"
+#include "testlib.h"
+
+enum state {
+	IDLE,
+	DELAYED,
+	RUNNING,
+	RUNNING_QUEUED,
+	OWN_QUEUED,
+	NSTATES
+};
+static const char *const state_name[] = { "idle", "delayed", "running",
+					  "running-queued", "own-queued" };
+
+struct cell {
+	enum state st;
+	bool delayed_call; /* cancel_delayed_work(), else cancel_work() */
+	bool ret;	   /* what the call returns */
+	int runs;	   /* runs of the function in all */
+};
+
+static const struct cell cells[] = {
+	{ IDLE, false, false, 0 },	    { IDLE, true, false, 0 },
+	{ DELAYED, false, true, 0 },	    { DELAYED, true, true, 0 },
+	{ RUNNING, false, false, 1 },	    { RUNNING, true, false, 1 },
+	{ RUNNING_QUEUED, false, true, 1 }, { RUNNING_QUEUED, true, true, 1 },
+	{ OWN_QUEUED, false, true, 1 },	    { OWN_QUEUED, true, true, 1 },
+};
+
+static struct delayed_work dw;
+static int runs;
+static bool gated;	/* the first run waits at the gate */
+static bool own_cancel; /* the first run queues itself, then cancels */
+static bool own_ret;	/* what its cancel returned */
+static const struct cell *cur;
+
+static bool call(void)
+{
+	return cur->delayed_call ? cancel_delayed_work(&dw)
+				 : cancel_work(&dw.work);
+}
+
+static void fn(struct work_struct *w)
+{
+	int n = __atomic_add_fetch(&runs, 1, __ATOMIC_SEQ_CST);
+
+	(void)w;
+	if (n != 1)
+		return;
+	if (own_cancel) {
+		schedule_delayed_work(&dw, 0);
+		own_ret = call();
+	}
+	if (gated)
+		gate_wait();
+}
+
+/* The call, from a thread of its own: whether it returned by @ms. */
+static pthread_mutex_t done_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t done_cond = PTHREAD_COND_INITIALIZER;
+static bool done, ret;
+
+static void *caller(void *arg)
+{
+	bool r = call();
+
+	(void)arg;
+	pthread_mutex_lock(&done_lock);
+	ret = r;
+	done = true;
+	pthread_cond_broadcast(&done_cond);
+	pthread_mutex_unlock(&done_lock);
+	return NULL;
+}
+
+static bool returned_within(int ms)
+{
+	struct timespec end;
+	bool d;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	pthread_mutex_lock(&done_lock);
+	while (!done &&
+	       pthread_cond_timedwait(&done_cond, &done_lock, &end) == 0)
+		;
+	d = done;
+	pthread_mutex_unlock(&done_lock);
+	return d;
+}
+
+static void every_state_both_calls(void **state)
+{
+	int bad = 0;
+
+	(void)state;
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++) {
+		int w0 = devres_warn_count();
+		pthread_t t;
+		bool in_time;
+
+		cur = &cells[i];
+		__atomic_store_n(&runs, 0, __ATOMIC_SEQ_CST);
+		gated = cur->st == RUNNING || cur->st == RUNNING_QUEUED;
+		own_cancel = cur->st == OWN_QUEUED;
+		own_ret = false;
+		done = false;
+		gate_reset();
+		INIT_DELAYED_WORK(&dw, fn);
+		if (cur->st == DELAYED)
+			assert_true(schedule_delayed_work(&dw, 60000));
+		if (gated || own_cancel) {
+			assert_true(schedule_delayed_work(&dw, 0));
+			if (gated)
+				gate_until_reached();
+			else
+				flush_delayed_work(&dw);
+		}
+		if (cur->st == RUNNING_QUEUED)
+			assert_true(schedule_delayed_work(&dw, 0));
+		if (own_cancel) {
+			ret = own_ret;
+			in_time = true;
+		} else {
+			assert_int_equal(pthread_create(&t, NULL, caller, NULL),
+					 0);
+			/* The function is held: a call that waits never ends. */
+			in_time = returned_within(5000);
+		}
+		gate_release();
+		if (!own_cancel)
+			assert_int_equal(pthread_join(t, NULL), 0);
+		assert_false(cancel_delayed_work_sync(&dw));
+		if (!in_time || ret != cur->ret ||
+		    __atomic_load_n(&runs, __ATOMIC_SEQ_CST) != cur->runs ||
+		    devres_warn_count() != w0 || work_pending(&dw.work)) {
+			print_error("%s/%s: %s, returned %d (want %d), %d runs "
+				    "(want %d), %d WARN\n",
+				    state_name[cur->st],
+				    cur->delayed_call ? "cancel_delayed_work"
+						      : "cancel_work",
+				    in_time ? "returned" : "waited", ret,
+				    cur->ret,
+				    __atomic_load_n(&runs, __ATOMIC_SEQ_CST),
+				    cur->runs, devres_warn_count() - w0);
+			bad++;
+		}
+	}
+	assert_int_equal(bad, 0);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_state_both_calls),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
