@@ -705,8 +705,9 @@ HIDDEN int devres__own_fd_close(int fd);
  * is then marked lost, with one WARN naming it: the program's calls on
  * the number are no longer refused, every later check says false, and
  * devres__own_fd_close() forgets it without closing the number. An
- * eventfd or epoll put at the number looks the same (they share an
- * inode). true for a number not recorded. errno kept.
+ * anonymous-inode descriptor (eventfd, epoll...) is compared with its
+ * twin by kcmp() instead, where kcmp() may be used (own-fd.c). true for
+ * a number not recorded. errno kept.
  */
 HIDDEN bool devres__own_fd_check(int fd);
 /* closedir() and fclose() of a stream over a recorded number. */
