@@ -490,6 +490,11 @@ enum {
 	DEVRES_MAP_UNKNOWN
 };
 
+/*
+ * Whether PROCMAP_QUERY answers (maps-id.c): 0 not known yet, 1 yes, -1 no
+ * (the file is read).
+ */
+extern HIDDEN int devres__maps_query;
 HIDDEN int devres__map_identity(uintptr_t a, size_t len,
 				struct devres__map_id *ret_id);
 HIDDEN void devres__map_identify(struct devres__map *m);
