@@ -11,6 +11,11 @@
  * fail, with at most one WARN, but must neither write into the other
  * owner's file (an eventfd's count, an epoll's set) nor close it, nor
  * hang.
+ *
+ * The irq dispatcher's epoll and wake eventfd are the process's: each of
+ * their cells runs in a child of its own. There the dispatcher must go
+ * on after it (an interrupt delivered, a line requested and its
+ * interrupt delivered, every handler freed: the dispatcher stopped).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -24,6 +29,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/kcmp.h>
+#include <sys/wait.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
 #include <sys/syscall.h>
@@ -250,15 +256,73 @@ static void use_thread(void)
 	assert_int_equal(devm_thread_stop(&tdev, row_thread), 0);
 }
 
+/* ---- the irq dispatcher's, in a child ---- */
+
+static int disp_line, disp_count;
+
+/* The dispatcher started by a handler of a line; its descriptor @what. */
+static int make_disp(const char *what)
+{
+	bool before[MAXFD];
+
+	disp_line = irq_line_create("anon-disp");
+	assert_true(disp_line > 0);
+	snapshot(before);
+	assert_int_equal(request_irq((unsigned int)disp_line, count_irq, 0,
+				     "anon-disp", &disp_count),
+			 0);
+	/* Delivered once: the dispatcher waits on its set now. */
+	assert_int_equal(irq_line_raise_wait(disp_line), 0);
+	assert_int_equal(disp_count, 1);
+	return new_fd(before, what);
+}
+
+static int make_disp_epoll(void)
+{
+	return make_disp("[eventpoll]");
+}
+
+static int make_disp_wake(void)
+{
+	return make_disp("[eventfd]");
+}
+
+/*
+ * Interrupts still delivered, a line requested since too; every handler
+ * freed, which stops the dispatcher (its wake).
+ */
+static void use_disp(void)
+{
+	int b = irq_line_create("anon-disp-b"), b_count = 0;
+
+	assert_true(b > 0);
+	assert_int_equal(irq_line_raise_wait(disp_line), 0);
+	assert_int_equal(disp_count, 2);
+	assert_int_equal(request_irq((unsigned int)b, count_irq, 0,
+				     "anon-disp-b", &b_count),
+			 0);
+	assert_int_equal(irq_line_raise_wait(b), 0);
+	assert_int_equal(b_count, 1);
+	assert_int_equal(irq_line_raise_wait(disp_line), 0);
+	assert_int_equal(disp_count, 3);
+	free_irq((unsigned int)b, &b_count);
+	free_irq((unsigned int)disp_line, &disp_count);
+	assert_int_equal(irq_line_destroy(b), 0);
+	assert_int_equal(irq_line_destroy(disp_line), 0);
+}
+
 struct own_kind {
 	const char *name;
 	int (*make)(void);
 	void (*use)(void);
+	bool child; /* process-wide: in a child */
 };
 
 static const struct own_kind kinds[] = {
-	{ "irq line eventfd", make_line, use_line },
-	{ "managed thread wake eventfd", make_thread, use_thread },
+	{ "irq line eventfd", make_line, use_line, false },
+	{ "managed thread wake eventfd", make_thread, use_thread, false },
+	{ "irq dispatcher epoll", make_disp_epoll, use_disp, true },
+	{ "irq dispatcher wake eventfd", make_disp_wake, use_disp, true },
 };
 
 /* ---- the cells ---- */
@@ -272,12 +336,35 @@ struct cell {
 
 static const struct cell *cur;
 
+static void one_cell(const struct cell *c);
+
 static void run_cell(void **state)
 {
-	const struct cell *c = cur;
-	int fd;
+	int status;
+	pid_t pid;
 
 	(void)state;
+	if (!cur->kind->child) {
+		one_cell(cur);
+		return;
+	}
+	pid = fork();
+	assert_true(pid >= 0);
+	if (pid == 0) {
+		/* A failed assertion here fails the child's run: exit 1. */
+		alarm(30);
+		one_cell(cur);
+		_exit(0);
+	}
+	assert_int_equal(waitpid(pid, &status, 0), pid);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 0);
+}
+
+static void one_cell(const struct cell *c)
+{
+	int fd;
+
 	cur_other = c->other;
 	fd = c->kind->make();
 	assert_true(fd >= 0);
