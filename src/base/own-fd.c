@@ -182,20 +182,35 @@ static int same_file(int a, int b)
 }
 
 /*
- * Whether @fd is on the kernel's anonymous inode (an eventfd, an epoll,
- * a timerfd...), which /proc names "anon_inode:"; without /proc, by its
- * mode, which has no file type there.
+ * Whether @fd, recorded as @kind, is on the kernel's anonymous inode (an
+ * eventfd, an epoll, a timerfd...): its mode has no file type there, on
+ * kernels that give it none; else /proc names it "anon_inode:".
  */
-static bool anonymous(int fd, const struct stat *st)
+static bool anonymous(int fd, enum devres__own_kind kind, const struct stat *st)
 {
 	char link[40], target[16];
 	ssize_t n;
 
+	if (!(st->st_mode & S_IFMT))
+		return true;
+	/* Files of a file system, /proc's and sysfs's: no link to read. */
+	switch (kind) {
+	case DEVRES_OWN_MAPS:
+	case DEVRES_OWN_PAGEMAP:
+	case DEVRES_OWN_PATH_WALK:
+	case DEVRES_OWN_PCI_FILE:
+	case DEVRES_OWN_PCI_DIR:
+	case DEVRES_OWN_PCI_ROOT:
+	case DEVRES_OWN_UIO_SYSFS:
+		return false;
+	default:
+		break;
+	}
 	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
 	n = readlink(link, target, sizeof(target));
 	if (n >= 0)
 		return n >= 11 && !memcmp(target, "anon_inode:", 11);
-	return !(st->st_mode & S_IFMT);
+	return false;
 }
 
 /* Fills @o's fields for @fd, under the lock; @o->kind last. */
@@ -300,7 +315,7 @@ static void record(int fd, enum devres__own_kind kind, const char *name)
 				 name ? name : "?");
 	} else {
 		o->has_twin = false;
-		if ((st.st_dev || st.st_ino) && anonymous(fd, &st)) {
+		if ((st.st_dev || st.st_ino) && anonymous(fd, kind, &st)) {
 			o->twin = make_twin(fd, kind, name, &st);
 			o->has_twin = o->twin >= 0;
 		}
