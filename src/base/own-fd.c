@@ -161,11 +161,9 @@ static void count(long delta)
 			   __ATOMIC_SEQ_CST);
 }
 
-/* Whether this process may use kcmp(): 0 not known yet, 1 yes, -1 no. */
-static int kcmp_state;
+int devres__kcmp_state;
 
-/* 0: @a and @b are one open file; 1: they are not; -1: cannot tell. */
-static int same_file(int a, int b)
+int devres__same_file(int a, int b)
 {
 	pid_t pid = getpid();
 	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
@@ -175,7 +173,8 @@ static int same_file(int a, int b)
 	if (r < 0) {
 		/* Refused whatever the descriptors: the inode from now on. */
 		if (errno == ENOSYS || errno == EPERM || errno == EACCES)
-			__atomic_store_n(&kcmp_state, -1, __ATOMIC_RELAXED);
+			__atomic_store_n(&devres__kcmp_state, -1,
+					 __ATOMIC_RELAXED);
 		return -1;
 	}
 	return r != 0;
@@ -259,7 +258,8 @@ static bool marked(int fd)
 static int make_twin(int fd, enum devres__own_kind kind, const char *name,
 		     const struct stat *st)
 {
-	int twin, state = __atomic_load_n(&kcmp_state, __ATOMIC_RELAXED);
+	int twin,
+		state = __atomic_load_n(&devres__kcmp_state, __ATOMIC_RELAXED);
 	struct own *t;
 
 	if (state < 0)
@@ -269,9 +269,9 @@ static int make_twin(int fd, enum devres__own_kind kind, const char *name,
 		return -1;
 	t = slot((unsigned int)twin, true);
 	/* Whether kcmp() may be used is asked once, of the first twin. */
-	if (t && state == 0 && same_file(fd, twin) == 0)
-		__atomic_store_n(&kcmp_state, 1, __ATOMIC_RELAXED);
-	if (!t || __atomic_load_n(&kcmp_state, __ATOMIC_RELAXED) < 0) {
+	if (t && state == 0 && devres__same_file(fd, twin) == 0)
+		__atomic_store_n(&devres__kcmp_state, 1, __ATOMIC_RELAXED);
+	if (!t || __atomic_load_n(&devres__kcmp_state, __ATOMIC_RELAXED) < 0) {
 		close(twin);
 		return -1;
 	}
@@ -549,7 +549,7 @@ static int dir_call(void *arg)
 static bool same(int fd, const struct own *o, bool *ret_open)
 {
 	struct stat st;
-	int r = o->has_twin ? same_file(fd, o->twin) : -1;
+	int r = o->has_twin ? devres__same_file(fd, o->twin) : -1;
 
 	*ret_open = fcntl(fd, F_GETFD) >= 0;
 	if (r >= 0)

@@ -715,6 +715,15 @@ HIDDEN int devres__own_fd_close(int fd);
  * a number not recorded. errno kept.
  */
 HIDDEN bool devres__own_fd_check(int fd);
+/*
+ * Whether this process may use kcmp(): 0 not known yet, 1 yes, -1 no
+ * (refused whatever the descriptors: a seccomp policy, a kernel without
+ * it). devres__same_file(): 0 when @a and @b are one open file, 1 when
+ * they are not (or one is closed), -1 when kcmp() cannot tell (then
+ * setting the state to -1 if it is refused). errno changed.
+ */
+extern HIDDEN int devres__kcmp_state;
+HIDDEN int devres__same_file(int a, int b);
 /* closedir() and fclose() of a stream over a recorded number. */
 HIDDEN int devres__own_dir_close(DIR *dir);
 HIDDEN int devres__own_file_close(FILE *f);

@@ -32,8 +32,8 @@
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "raw-own.h"
 
-#define MAXFD 1024
 #define KEEP_FD 900
 #define WAIT_MS 400
 #define CPU_MAX_MS 5.0
@@ -132,32 +132,6 @@ static int waiter_fn(void *arg)
 	return 0;
 }
 
-static bool is_open(int fd)
-{
-	return fcntl(fd, F_GETFD) >= 0;
-}
-
-/* The lowest number open now and not in @before whose link names @what. */
-static int new_fd(const bool before[MAXFD], const char *what)
-{
-	char link[64], target[256];
-
-	for (int fd = 3; fd < MAXFD; fd++) {
-		ssize_t n;
-
-		if (before[fd] || !is_open(fd))
-			continue;
-		snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
-		n = readlink(link, target, sizeof(target) - 1);
-		if (n < 0)
-			continue;
-		target[n] = '\0';
-		if (strstr(target, what))
-			return fd;
-	}
-	return -1;
-}
-
 static bool wait_done(struct waiter *w, int ms)
 {
 	for (int i = 0; i < ms / 10; i++) {
@@ -188,8 +162,7 @@ static void run_cell(void **state)
 	(void)state;
 	assert_int_equal(pipe2(w.go, O_CLOEXEC), 0);
 	assert_int_equal(pipe2(w.quiet, O_CLOEXEC), 0);
-	for (int i = 0; i < MAXFD; i++)
-		before[i] = is_open(i);
+	snapshot(before);
 	t = devm_thread_run(&tdev, waiter_fn, &w, "wake-lost");
 	assert_false(IS_ERR(t));
 	fd = new_fd(before, "[eventfd]");
