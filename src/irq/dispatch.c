@@ -208,7 +208,7 @@ void irq__disp_del(struct irq_dispatcher *d, int irq, int fd)
  */
 static void recover(struct irq_dispatcher *d)
 {
-	struct timespec pause = { 0, 10 * 1000 * 1000 };
+	struct timespec pause = { 0, 10000000L }; /* 10 ms */
 	int rc;
 
 	pthread_mutex_lock(&d->lock);
