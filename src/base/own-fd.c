@@ -285,19 +285,22 @@ static int make_twin(int fd, enum devres__own_kind kind, const char *name,
 	 * number is found lost (twin_close()).
 	 */
 	mark(twin);
-	devres__ledger_add(DL_FDS, 1);
 	return twin;
 }
 
-/* Records @fd, under the lock. */
-static void record(int fd, enum devres__own_kind kind, const char *name)
+/*
+ * Records @fd, under the lock. Whether it made a twin, for the ledger,
+ * which its caller counts once the lock is let go (the ledger's lock
+ * comes first at fork()).
+ */
+static bool record(int fd, enum devres__own_kind kind, const char *name)
 {
 	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, true);
-	bool renamed;
+	bool renamed, twin = false;
 	struct stat st;
 
 	if (!o)
-		return;
+		return false;
 	/* A record being closed is an older file's: replaced, not renamed. */
 	renamed = __atomic_load_n(&o->kind, __ATOMIC_RELAXED) &&
 		  o->pid == devres__pid_now() && !o->is_twin && !o->closing;
@@ -317,19 +320,24 @@ static void record(int fd, enum devres__own_kind kind, const char *name)
 		o->has_twin = false;
 		if ((st.st_dev || st.st_ino) && anonymous(fd, kind, &st)) {
 			o->twin = make_twin(fd, kind, name, &st);
-			o->has_twin = o->twin >= 0;
+			o->has_twin = twin = o->twin >= 0;
 		}
 	}
 	fill(o, kind, name, &st);
+	return twin;
 }
 
 void devres__own_fd_add(int fd, enum devres__own_kind kind, const char *name)
 {
+	bool twin;
+
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&lock);
-	record(fd, kind, name);
+	twin = record(fd, kind, name);
 	pthread_mutex_unlock(&lock);
+	if (twin)
+		devres__ledger_add(DL_FDS, 1);
 }
 
 /*
