@@ -36,16 +36,34 @@
  * close as it may close anything it inherited (docs/fork.md): the
  * record of another process is let through, and a child's own open of
  * the same number replaces it.
+ *
+ * Which file a record's number refers to: its device and inode, by
+ * fstat(), tell a sysfs file or a VFIO device from another owner's file
+ * put at the number, but every eventfd, epoll, timerfd and signalfd of
+ * the system shares one inode (the kernel's anonymous inode). Such a
+ * record keeps a twin, a duplicate of the descriptor made as it is
+ * recorded and recorded itself (the program's close of it is refused as
+ * the number's), and kcmp(KCMP_FILE) says whether the number still is
+ * the twin's open file: exact, one system call per check, nothing on
+ * the file's own path (an eventfd's write is what it was). Where kcmp()
+ * is refused (a seccomp policy, a kernel built without it) or no number
+ * is left for the twin, the record falls back to the inode, which another
+ * owner's eventfd or epoll at the number passes (docs/misuse.md). The
+ * fdinfo's eventfd-id is no identity: the kernel gives a closed
+ * eventfd's id to the next one made.
  */
 #include <dirent.h>
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <linux/kcmp.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include "internal.h"
 
 #define CHUNK_SHIFT 8
@@ -60,7 +78,19 @@ struct own {
 	 * longer the library's, though its subsystem still holds the number.
 	 */
 	bool lost;
+	/*
+	 * Counts the records made in the slot: the library's close of a
+	 * number clears its record only if no open was given the number
+	 * and recorded it between that close and the clearing.
+	 */
+	unsigned int gen;
 	int pid;
+	/*
+	 * The record of an anonymous-inode descriptor: its twin's number
+	 * (@twin). The twin's own record: @of, the number it duplicates.
+	 */
+	bool has_twin, is_twin;
+	int twin, of;
 	dev_t st_dev; /* the open file recorded, by fstat(); 0, 0: none */
 	ino_t st_ino;
 	char name[40];
@@ -131,37 +161,183 @@ static void count(long delta)
 			   __ATOMIC_SEQ_CST);
 }
 
-/* Records @fd, under the lock. */
-static void record(int fd, enum devres__own_kind kind, const char *name)
-{
-	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, true);
-	struct stat st;
+int devres__kcmp_state;
 
-	if (!o)
-		return;
-	/* A record already there: renamed, or another process's replaced. */
+int devres__same_file(int a, int b)
+{
+	pid_t pid = getpid();
+	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
+
+	if (r < 0 && errno == EBADF)
+		return 1; /* one of them is closed: not one open file */
+	if (r < 0) {
+		/* Refused whatever the descriptors: the inode from now on. */
+		if (errno == ENOSYS || errno == EPERM || errno == EACCES)
+			__atomic_store_n(&devres__kcmp_state, -1,
+					 __ATOMIC_RELAXED);
+		return -1;
+	}
+	return r != 0;
+}
+
+/*
+ * Whether @fd, recorded as @kind, is on the kernel's anonymous inode (an
+ * eventfd, an epoll, a timerfd...): its mode has no file type there, on
+ * kernels that give it none; else /proc names it "anon_inode:".
+ */
+static bool anonymous(int fd, enum devres__own_kind kind, const struct stat *st)
+{
+	char link[40], target[16];
+	ssize_t n;
+
+	if (!(st->st_mode & S_IFMT))
+		return true;
+	/* Files of a file system, /proc's and sysfs's: no link to read. */
+	switch (kind) {
+	case DEVRES_OWN_MAPS:
+	case DEVRES_OWN_PAGEMAP:
+	case DEVRES_OWN_PATH_WALK:
+	case DEVRES_OWN_PCI_FILE:
+	case DEVRES_OWN_PCI_DIR:
+	case DEVRES_OWN_PCI_ROOT:
+	case DEVRES_OWN_UIO_SYSFS:
+		return false;
+	default:
+		break;
+	}
+	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	n = readlink(link, target, sizeof(target));
+	if (n >= 0)
+		return n >= 11 && !memcmp(target, "anon_inode:", 11);
+	return false;
+}
+
+/* Fills @o's fields for @fd, under the lock; @o->kind last. */
+static void fill(struct own *o, enum devres__own_kind kind, const char *name,
+		 const struct stat *st)
+{
+	/*
+	 * A record already there: renamed, another process's replaced, or
+	 * one the library is closing (its waiters look again).
+	 */
 	if (!__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
 		count(1);
-	if (fstat(fd, &st)) {
-		st.st_dev = 0;
-		st.st_ino = 0;
-	}
-	o->st_dev = st.st_dev;
-	o->st_ino = st.st_ino;
+	else if (o->closing)
+		pthread_cond_broadcast(&cleared);
+	o->gen++;
+	o->st_dev = st->st_dev;
+	o->st_ino = st->st_ino;
 	o->pid = devres__pid_now();
 	o->closing = false;
+	o->is_twin = false;
 	__atomic_store_n(&o->lost, false, __ATOMIC_RELAXED);
 	snprintf(o->name, sizeof(o->name), "%s", name ? name : "?");
 	__atomic_store_n(&o->kind, (unsigned char)kind, __ATOMIC_RELEASE);
 }
 
+static void mark(int fd)
+{
+	struct f_owner_ex ow = { F_OWNER_PID, devres__pid_now() };
+
+	(void)fcntl(fd, F_SETOWN_EX, &ow);
+}
+
+static bool marked(int fd)
+{
+	struct f_owner_ex ow;
+
+	return !fcntl(fd, F_GETOWN_EX, &ow) && ow.type == F_OWNER_PID &&
+	       ow.pid == devres__pid_now();
+}
+
+/*
+ * The twin of @fd, recorded under @fd's kind and name, or -1: none once
+ * kcmp() proved unusable, nor without a number or a slot for it. Under
+ * the lock, inside the caller's open bracket.
+ */
+static int make_twin(int fd, enum devres__own_kind kind, const char *name,
+		     const struct stat *st)
+{
+	int twin,
+		state = __atomic_load_n(&devres__kcmp_state, __ATOMIC_RELAXED);
+	struct own *t;
+
+	if (state < 0)
+		return -1;
+	twin = fcntl(fd, F_DUPFD_CLOEXEC, 0);
+	if (twin < 0)
+		return -1;
+	t = slot((unsigned int)twin, true);
+	/* Whether kcmp() may be used is asked once, of the first twin. */
+	if (t && state == 0 && devres__same_file(fd, twin) == 0)
+		__atomic_store_n(&devres__kcmp_state, 1, __ATOMIC_RELAXED);
+	if (!t || __atomic_load_n(&devres__kcmp_state, __ATOMIC_RELAXED) < 0) {
+		close(twin);
+		return -1;
+	}
+	fill(t, kind, name, st);
+	t->has_twin = false;
+	t->is_twin = true;
+	t->of = fd;
+	/*
+	 * Its mark: the file's owner (no signal follows: these files have
+	 * no asynchronous notification), for the twin's close once the
+	 * number is found lost (twin_close()).
+	 */
+	mark(twin);
+	return twin;
+}
+
+/*
+ * Records @fd, under the lock. Whether it made a twin, for the ledger,
+ * which its caller counts once the lock is let go (the ledger's lock
+ * comes first at fork()).
+ */
+static bool record(int fd, enum devres__own_kind kind, const char *name)
+{
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, true);
+	bool renamed, twin = false;
+	struct stat st;
+
+	if (!o)
+		return false;
+	/* A record being closed is an older file's: replaced, not renamed. */
+	renamed = __atomic_load_n(&o->kind, __ATOMIC_RELAXED) &&
+		  o->pid == devres__pid_now() && !o->is_twin && !o->closing;
+	if (fstat(fd, &st)) {
+		st.st_dev = 0;
+		st.st_ino = 0;
+		st.st_mode = S_IFREG;
+	}
+	if (renamed && o->has_twin) {
+		/* Its twin is the number's still: named again too. */
+		struct own *t = slot((unsigned int)o->twin, false);
+
+		if (t)
+			snprintf(t->name, sizeof(t->name), "%s",
+				 name ? name : "?");
+	} else {
+		o->has_twin = false;
+		if ((st.st_dev || st.st_ino) && anonymous(fd, kind, &st)) {
+			o->twin = make_twin(fd, kind, name, &st);
+			o->has_twin = twin = o->twin >= 0;
+		}
+	}
+	fill(o, kind, name, &st);
+	return twin;
+}
+
 void devres__own_fd_add(int fd, enum devres__own_kind kind, const char *name)
 {
+	bool twin;
+
 	if (fd < 0)
 		return;
 	pthread_mutex_lock(&lock);
-	record(fd, kind, name);
+	twin = record(fd, kind, name);
 	pthread_mutex_unlock(&lock);
+	if (twin)
+		devres__ledger_add(DL_FDS, 1);
 }
 
 /*
@@ -247,19 +423,69 @@ static void clear(struct own *o)
 	pthread_cond_broadcast(&cleared);
 }
 
+/*
+ * The twin's record of @o, under the lock, or NULL: a record of this
+ * process's that duplicates @o's number.
+ */
+static struct own *twin_of(int fd, struct own *o)
+{
+	struct own *t;
+
+	if (!__atomic_load_n(&o->kind, __ATOMIC_RELAXED) || !o->has_twin)
+		return NULL;
+	t = slot((unsigned int)o->twin, false);
+	if (!t || !__atomic_load_n(&t->kind, __ATOMIC_RELAXED) || !t->is_twin ||
+	    t->of != fd || t->pid != o->pid)
+		return NULL;
+	return t;
+}
+
+static int own_close(int fd, int (*call)(void *), void *arg);
+static int fd_call(void *arg);
+
+/*
+ * The twin of a number found lost: the number says no more which of the
+ * two was closed behind the library's back, so the twin is closed only
+ * if it still bears the library's mark (make_twin()), else forgotten.
+ * A program that closes the twin's number by a raw call (it never had
+ * it) and gives it to a file of its own marked the same way is not
+ * told apart.
+ */
+static void twin_close(int twin)
+{
+	struct own *t = slot((unsigned int)twin, false);
+
+	devres__ledger_add(DL_FDS, -1);
+	if (marked(twin)) {
+		own_close(twin, fd_call, &twin);
+		return;
+	}
+	pthread_mutex_lock(&lock);
+	clear(t);
+	pthread_mutex_unlock(&lock);
+}
+
 void devres__own_fd_forget(int fd)
 {
 	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+	int twin = -1;
 
 	if (!o)
 		return;
 	pthread_mutex_lock(&lock);
+	if (twin_of(fd, o))
+		twin = o->twin;
 	clear(o);
 	pthread_mutex_unlock(&lock);
+	if (twin >= 0)
+		twin_close(twin);
 }
 
-/* The slot of @fd, marked closing by the library; NULL if none. */
-static struct own *closing(int fd)
+/*
+ * The slot of @fd, marked closing by the library, and its record's
+ * generation in *@ret_gen; NULL if none.
+ */
+static struct own *closing(int fd, unsigned int *ret_gen)
 {
 	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
 
@@ -267,16 +493,19 @@ static struct own *closing(int fd)
 		pthread_mutex_lock(&lock);
 		if (__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
 			o->closing = true;
+		*ret_gen = o->gen;
 		pthread_mutex_unlock(&lock);
 	}
 	return o;
 }
 
-static void closed(struct own *o)
+/* Unless an open took the number meanwhile: its record stays. */
+static void closed(struct own *o, unsigned int gen)
 {
 	if (o) {
 		pthread_mutex_lock(&lock);
-		clear(o);
+		if (o->gen == gen)
+			clear(o);
 		pthread_mutex_unlock(&lock);
 	}
 }
@@ -294,12 +523,13 @@ static void closed(struct own *o)
 static int own_close(int fd, int (*call)(void *), void *arg)
 {
 	int saved = errno, ret, cancel = devres__cancel_off();
-	struct own *o = closing(fd);
+	unsigned int gen = 0;
+	struct own *o = closing(fd, &gen);
 
 	closing_fd = fd;
 	ret = call(arg);
 	closing_fd = -1;
-	closed(o);
+	closed(o, gen);
 	devres__cancel_restore(cancel);
 	errno = saved;
 	return ret;
@@ -320,13 +550,29 @@ static int dir_call(void *arg)
 	return closedir(arg);
 }
 
+/*
+ * Whether @fd is @o's open file still: by its twin where it has one,
+ * else by the inode. *@ret_open: whether the number is open at all.
+ */
+static bool same(int fd, const struct own *o, bool *ret_open)
+{
+	struct stat st;
+	int r = o->has_twin ? devres__same_file(fd, o->twin) : -1;
+
+	*ret_open = fcntl(fd, F_GETFD) >= 0;
+	if (r >= 0)
+		return r == 0;
+	return fstat(fd, &st) == 0 && st.st_dev == o->st_dev &&
+	       st.st_ino == o->st_ino;
+}
+
 bool devres__own_fd_check(int fd)
 {
 	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
 	char name[sizeof(o->name)];
 	int saved = errno, cancel;
 	unsigned char kind = 0;
-	struct stat st;
+	struct own *t;
 	bool open;
 
 	/* Not recorded, or a parent's: nothing to compare with. */
@@ -335,8 +581,7 @@ bool devres__own_fd_check(int fd)
 		return true;
 	if (__atomic_load_n(&o->lost, __ATOMIC_ACQUIRE))
 		return false;
-	open = fstat(fd, &st) == 0;
-	if (open && st.st_dev == o->st_dev && st.st_ino == o->st_ino) {
+	if (same(fd, o, &open)) {
 		errno = saved;
 		return true;
 	}
@@ -347,6 +592,10 @@ bool devres__own_fd_check(int fd)
 		kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
 		snprintf(name, sizeof(name), "%s", o->name);
 		__atomic_store_n(&o->lost, true, __ATOMIC_RELEASE);
+		/* Its twin's number: not refused to the program either. */
+		t = twin_of(fd, o);
+		if (t)
+			__atomic_store_n(&t->lost, true, __ATOMIC_RELEASE);
 	}
 	pthread_mutex_unlock(&lock);
 	devres__cancel_restore(cancel);
@@ -362,7 +611,9 @@ bool devres__own_fd_check(int fd)
 
 int devres__own_fd_close(int fd)
 {
-	int saved = errno;
+	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
+	int saved = errno, twin = -1, ret;
+	struct own *t;
 
 	/* Closed behind the library's back: the number is not its own. */
 	if (!devres__own_fd_check(fd)) {
@@ -370,7 +621,20 @@ int devres__own_fd_close(int fd)
 		errno = saved;
 		return -1;
 	}
-	return own_close(fd, fd_call, &fd);
+	if (o) {
+		pthread_mutex_lock(&lock);
+		t = o->pid == devres__pid_now() ? twin_of(fd, o) : NULL;
+		if (t)
+			twin = o->twin;
+		pthread_mutex_unlock(&lock);
+	}
+	ret = own_close(fd, fd_call, &fd);
+	/* Checked with the number above: the same open file still. */
+	if (twin >= 0) {
+		devres__ledger_add(DL_FDS, -1);
+		own_close(twin, fd_call, &twin);
+	}
+	return ret;
 }
 
 int devres__own_file_close(FILE *f)

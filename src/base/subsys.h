@@ -490,6 +490,11 @@ enum {
 	DEVRES_MAP_UNKNOWN
 };
 
+/*
+ * Whether PROCMAP_QUERY answers (maps-id.c): 0 not known yet, 1 yes, -1 no
+ * (the file is read).
+ */
+extern HIDDEN int devres__maps_query;
 HIDDEN int devres__map_identity(uintptr_t a, size_t len,
 				struct devres__map_id *ret_id);
 HIDDEN void devres__map_identify(struct devres__map *m);
@@ -705,10 +710,20 @@ HIDDEN int devres__own_fd_close(int fd);
  * is then marked lost, with one WARN naming it: the program's calls on
  * the number are no longer refused, every later check says false, and
  * devres__own_fd_close() forgets it without closing the number. An
- * eventfd or epoll put at the number looks the same (they share an
- * inode). true for a number not recorded. errno kept.
+ * anonymous-inode descriptor (eventfd, epoll...) is compared with its
+ * twin by kcmp() instead, where kcmp() may be used (own-fd.c). true for
+ * a number not recorded. errno kept.
  */
 HIDDEN bool devres__own_fd_check(int fd);
+/*
+ * Whether this process may use kcmp(): 0 not known yet, 1 yes, -1 no
+ * (refused whatever the descriptors: a seccomp policy, a kernel without
+ * it). devres__same_file(): 0 when @a and @b are one open file, 1 when
+ * they are not (or one is closed), -1 when kcmp() cannot tell (then
+ * setting the state to -1 if it is refused). errno changed.
+ */
+extern HIDDEN int devres__kcmp_state;
+HIDDEN int devres__same_file(int a, int b);
 /* closedir() and fclose() of a stream over a recorded number. */
 HIDDEN int devres__own_dir_close(DIR *dir);
 HIDDEN int devres__own_file_close(FILE *f);

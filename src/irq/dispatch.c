@@ -18,6 +18,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/epoll.h>
 #include <sys/eventfd.h>
@@ -70,14 +71,151 @@ int irq__create_thread(pthread_t *thr, void *(*fn)(void *), void *arg)
 
 static void kick(struct irq_dispatcher *d)
 {
+	int fd = __atomic_load_n(&d->wakefd, __ATOMIC_ACQUIRE);
 	uint64_t one = 1;
 
-	/* Closed behind the library's back: not written (own-fd.c WARNs). */
-	if (!devres__own_fd_check(d->wakefd))
+	/*
+	 * Closed behind the library's back: not written (own-fd.c WARNs);
+	 * the dispatcher makes its set again within IRQ_IDLE_MS.
+	 */
+	if (!devres__own_fd_check(fd))
 		return;
-	if (irq__write_nocancel(d->wakefd, &one, sizeof(one)) < 0) {
+	if (irq__write_nocancel(fd, &one, sizeof(one)) < 0) {
 		/* Only EAGAIN is possible: the counter is full, so it is set. */
 	}
+}
+
+static int open_epoll(void)
+{
+	int fd;
+
+	devres__own_fd_opening();
+	fd = epoll_create1(EPOLL_CLOEXEC);
+	devres__own_fd_opened(fd, DEVRES_OWN_IRQ_EPOLL, "the irq dispatcher");
+	return fd;
+}
+
+static int open_wake(void)
+{
+	int fd;
+
+	devres__own_fd_opening();
+	fd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
+	devres__own_fd_opened(fd, DEVRES_OWN_IRQ_WAKE, "the irq dispatcher");
+	return fd;
+}
+
+/*
+ * Under @d->lock: a new epoll set with a new wake eventfd and every line
+ * of the old one, in place of a set whose epoll or wake eventfd was
+ * closed behind the library's back (the number may be another owner's:
+ * never written, never closed). A dispatcher asleep on the old set is
+ * woken through its wake eventfd if that is still the library's, else
+ * at the end of its IRQ_IDLE_MS. 0, or -errno with the old set kept.
+ */
+static int rebuild(struct irq_dispatcher *d)
+{
+	struct epoll_event ev = { .events = EPOLLIN, .data.u64 = 0 }, ev0 = ev;
+	int ep, wake, old_ep = d->epfd, old_wake = d->wakefd, rc, kick_fd = -1;
+	uint64_t one = 1;
+
+	ep = devres__should_fail_fd() ? -1 : open_epoll();
+	if (ep < 0)
+		return -EMFILE;
+	wake = devres__should_fail_fd() ? -1 : open_wake();
+	if (wake < 0 || epoll_ctl(ep, EPOLL_CTL_ADD, wake, &ev) < 0)
+		goto fail;
+	for (int irq = 1; irq < IRQ_LINES_MAX; irq++) {
+		if (!(d->in_set[irq / IRQ_WORD_BITS] &
+		      1ul << (irq % IRQ_WORD_BITS)))
+			continue;
+		ev.data.u64 = (uint64_t)irq;
+		if (epoll_ctl(ep, EPOLL_CTL_ADD, d->set_fd[irq], &ev) < 0)
+			goto fail;
+	}
+	__atomic_store_n(&d->epfd, ep, __ATOMIC_RELEASE);
+	__atomic_store_n(&d->wakefd, wake, __ATOMIC_RELEASE);
+	/*
+	 * The wake of a dispatcher asleep on the old set: through the old
+	 * wake eventfd, or the new one put in the old set.
+	 */
+	if (devres__own_fd_check(old_wake))
+		kick_fd = old_wake;
+	else if (devres__own_fd_check(old_ep) &&
+		 !epoll_ctl(old_ep, EPOLL_CTL_ADD, wake, &ev0))
+		kick_fd = wake;
+	if (kick_fd >= 0 &&
+	    irq__write_nocancel(kick_fd, &one, sizeof(one)) < 0) {
+		/* Full: set already, the dispatcher wakes. */
+	}
+	/* Lost ones are forgotten, not closed. */
+	devres__own_fd_close(old_ep);
+	devres__own_fd_close(old_wake);
+	devres__print(DEVRES_LOG_INFO, "irq_dispatch: epoll set made again");
+	return 0;
+fail:
+	rc = wake < 0 ? -EMFILE : -errno;
+	if (wake >= 0)
+		devres__own_fd_close(wake);
+	devres__own_fd_close(ep);
+	return rc;
+}
+
+/* Under @d->lock: the set is the library's, or made again. 0 or -errno. */
+static int set_ok(struct irq_dispatcher *d)
+{
+	bool ep = devres__own_fd_check(d->epfd);
+	bool wake = devres__own_fd_check(d->wakefd);
+
+	return ep && wake ? 0 : rebuild(d);
+}
+
+int irq__disp_add(struct irq_dispatcher *d, int irq, int fd)
+{
+	struct epoll_event ev = { .events = EPOLLIN,
+				  .data.u64 = (uint64_t)irq };
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = set_ok(d);
+	if (!rc && epoll_ctl(d->epfd, EPOLL_CTL_ADD, fd, &ev) < 0)
+		rc = -errno;
+	if (!rc) {
+		d->in_set[irq / IRQ_WORD_BITS] |= 1ul << (irq % IRQ_WORD_BITS);
+		d->set_fd[irq] = fd;
+	}
+	pthread_mutex_unlock(&d->lock);
+	return rc;
+}
+
+void irq__disp_del(struct irq_dispatcher *d, int irq, int fd)
+{
+	pthread_mutex_lock(&d->lock);
+	d->in_set[irq / IRQ_WORD_BITS] &= ~(1ul << (irq % IRQ_WORD_BITS));
+	/* A set made again here has the line out already. */
+	if (devres__own_fd_check(d->epfd))
+		epoll_ctl(d->epfd, EPOLL_CTL_DEL, fd, NULL);
+	else
+		(void)rebuild(d);
+	pthread_mutex_unlock(&d->lock);
+}
+
+/*
+ * The dispatcher's wait failed (its epoll's number closed, or another
+ * file's) or slept IRQ_IDLE_MS: the set is checked, and made again if it
+ * was lost. Without a new one (no descriptor left) the next try is a
+ * while later: never a spin.
+ */
+static void recover(struct irq_dispatcher *d)
+{
+	struct timespec pause = { 0, 10000000L }; /* 10 ms */
+	int rc;
+
+	pthread_mutex_lock(&d->lock);
+	rc = set_ok(d);
+	pthread_mutex_unlock(&d->lock);
+	if (rc)
+		nanosleep(&pause, NULL);
 }
 
 /* Asks the dispatcher to look at a line again: it has something pending. */
@@ -227,7 +365,7 @@ static void handle(struct irq_dispatcher *d, int irq, bool from_fd)
 	if (from_fd) {
 		got = irq__line_read(line);
 		if (got < 0)
-			epoll_ctl(d->epfd, EPOLL_CTL_DEL, line->fd, NULL);
+			irq__disp_del(d, irq, line->fd);
 		if (got > 0 && line->nr_actions)
 			line->pending = true;
 	}
@@ -255,7 +393,8 @@ static void replay(struct irq_dispatcher *d)
 	unsigned long bits[IRQ_LINES_MAX / IRQ_WORD_BITS];
 	uint64_t v;
 
-	if (read(d->wakefd, &v, sizeof(v)) < 0) {
+	if (read(__atomic_load_n(&d->wakefd, __ATOMIC_ACQUIRE), &v, sizeof(v)) <
+	    0) {
 		/* EAGAIN: a previous pass took the kick with its bits. */
 	}
 	pthread_mutex_lock(&d->lock);
@@ -354,6 +493,8 @@ static void *dispatch_loop(void *arg)
 	while (!stopped(d)) {
 		int n = irq__poll_wait(d, ev, 16);
 
+		if (n <= 0 && !stopped(d))
+			recover(d);
 		for (int i = 0; i < n && !stopped(d); i++) {
 			if (ev[i].data.u64)
 				handle(d, (int)ev[i].data.u64, true);
@@ -382,18 +523,12 @@ static int start_dispatcher(struct irq_dispatcher **ret_disp)
 	rc = -EMFILE;
 	if (devres__should_fail_fd())
 		goto fail;
-	devres__own_fd_opening();
-	d->epfd = epoll_create1(EPOLL_CLOEXEC);
-	devres__own_fd_opened(d->epfd, DEVRES_OWN_IRQ_EPOLL,
-			      "the irq dispatcher");
+	d->epfd = open_epoll();
 	if (d->epfd < 0)
 		goto fail_errno;
 	if (devres__should_fail_fd())
 		goto fail;
-	devres__own_fd_opening();
-	d->wakefd = eventfd(0, EFD_CLOEXEC | EFD_NONBLOCK);
-	devres__own_fd_opened(d->wakefd, DEVRES_OWN_IRQ_WAKE,
-			      "the irq dispatcher");
+	d->wakefd = open_wake();
 	if (d->wakefd < 0 ||
 	    epoll_ctl(d->epfd, EPOLL_CTL_ADD, d->wakefd, &ev) < 0)
 		goto fail_errno;

@@ -132,6 +132,13 @@ struct irq_dispatcher {
 	bool self_stopped; /* stopped from its own thread: it frees itself */
 	struct irq_poll poll;
 	unsigned long replay[IRQ_LINES_MAX / IRQ_WORD_BITS];
+	/*
+	 * Under @lock: the lines in the epoll set and their fds, so that a
+	 * set lost (its epoll or wake eventfd closed behind the library's
+	 * back) is made again with them (irq__disp_add(), _del()).
+	 */
+	unsigned long in_set[IRQ_LINES_MAX / IRQ_WORD_BITS];
+	int set_fd[IRQ_LINES_MAX];
 };
 
 /* The line whose handlers this thread is running, primary or threaded. */
@@ -188,6 +195,13 @@ HIDDEN int irq__create_thread(pthread_t *thr, void *(*fn)(void *), void *arg);
 HIDDEN int irq__get_dispatcher(struct irq_dispatcher **ret_disp);
 HIDDEN void irq__put_dispatcher(void);
 HIDDEN void irq__replay(struct irq_line *line);
+/*
+ * Line @irq's @fd into @d's epoll set, or out of it: 0 or -errno. Each
+ * first checks the set is the library's still, and makes it again if
+ * not (dispatch.c).
+ */
+HIDDEN int irq__disp_add(struct irq_dispatcher *d, int irq, int fd);
+HIDDEN void irq__disp_del(struct irq_dispatcher *d, int irq, int fd);
 HIDDEN int irq__thread_start(struct irq_action *a);
 HIDDEN void irq__thread_stop(struct irq_action *a);
 
@@ -198,6 +212,11 @@ extern HIDDEN struct irq_poll_stats irq__poll_stats;
 /* Reads DEVRES_IRQ_POLL_US; called when a dispatcher starts. */
 HIDDEN void irq__poll_setup(void);
 /* epoll_wait() of the dispatcher's set, polling first where it pays. */
+/*
+ * The longest the dispatcher sleeps: an idle one wakes once a second to
+ * check that its epoll set and wake eventfd are the library's still.
+ */
+#define IRQ_IDLE_MS 1000
 HIDDEN int irq__poll_wait(struct irq_dispatcher *d, struct epoll_event *ev,
 			  int max);
 

@@ -93,12 +93,12 @@ static int check_share(const struct irq_line *line, unsigned long flags)
 static int first_action(struct irq_line *line, struct irq_dispatcher *disp,
 			unsigned long flags)
 {
-	struct epoll_event ev = { .events = EPOLLIN,
-				  .data.u64 = (uint64_t)line->irq };
+	int rc;
 
 	irq__line_drain(line);
-	if (epoll_ctl(disp->epfd, EPOLL_CTL_ADD, line->fd, &ev) < 0)
-		return -errno;
+	rc = irq__disp_add(disp, line->irq, line->fd);
+	if (rc)
+		return rc;
 	line->disp = disp;
 	line->depth = flags & IRQF_NO_AUTOEN ? 1 : 0;
 	line->pending = false;
@@ -111,7 +111,7 @@ static int first_action(struct irq_line *line, struct irq_dispatcher *disp,
 /* The line's last handler went: whatever is pending is dropped. */
 static void last_action(struct irq_line *line)
 {
-	epoll_ctl(line->disp->epfd, EPOLL_CTL_DEL, line->fd, NULL);
+	irq__disp_del(line->disp, line->irq, line->fd);
 	line->disp = NULL;
 	irq__line_drain(line);
 	line->pending = false;

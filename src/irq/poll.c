@@ -122,7 +122,8 @@ static int spin(struct irq_dispatcher *d, struct epoll_event *ev, int max,
 	for (;;) {
 		long now_ivcsw;
 
-		n = epoll_wait(d->epfd, ev, max, 0);
+		n = epoll_wait(__atomic_load_n(&d->epfd, __ATOMIC_ACQUIRE), ev,
+			       max, 0);
 		now_ivcsw = preempted_count();
 		if (ivcsw < 0 || now_ivcsw != ivcsw) {
 			*how = POLL_PREEMPTED;
@@ -154,7 +155,8 @@ int irq__poll_wait(struct irq_dispatcher *d, struct epoll_event *ev, int max)
 		 * line, a raiser that ran while this thread was preempted):
 		 * that is no poll, and costs no more than the wait would.
 		 */
-		n = epoll_wait(d->epfd, ev, max, 0);
+		n = epoll_wait(__atomic_load_n(&d->epfd, __ATOMIC_ACQUIRE), ev,
+			       max, 0);
 		if (n) {
 			; /* taken as a wait that returned at once */
 		} else if (p->skip) {
@@ -184,7 +186,8 @@ int irq__poll_wait(struct irq_dispatcher *d, struct epoll_event *ev, int max)
 	}
 	if (!n) {
 		stat_inc(&irq__poll_stats.sleeps);
-		n = epoll_wait(d->epfd, ev, max, -1);
+		n = epoll_wait(__atomic_load_n(&d->epfd, __ATOMIC_ACQUIRE), ev,
+			       max, IRQ_IDLE_MS);
 	}
 	if (n > 0) {
 		now = now_ns();

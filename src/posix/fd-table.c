@@ -38,36 +38,14 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
-#include <linux/kcmp.h>
 #include <sys/stat.h>
-#include <sys/syscall.h>
 #include "fd-table.h"
-
-/* Whether this process may use kcmp(): 0 not known yet, 1 yes, -1 no. */
-static int kcmp_state;
 
 int posix__fd_mode(int fd)
 {
 	int fl = fcntl(fd, F_GETFL);
 
 	return fl < 0 ? -1 : fl & (O_ACCMODE | O_PATH);
-}
-
-/* 0: @a and @b refer to one open file; 1: they do not; -1: cannot tell. */
-static int same_file(int a, int b)
-{
-	pid_t pid = getpid();
-	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
-
-	if (r < 0 && errno == EBADF)
-		return 1; /* one of them is closed: not one open file */
-	if (r < 0) {
-		/* Refused whatever the descriptors: fall back for good. */
-		if (errno == ENOSYS || errno == EPERM || errno == EACCES)
-			__atomic_store_n(&kcmp_state, -1, __ATOMIC_RELAXED);
-		return -1;
-	}
-	return r != 0;
 }
 
 /*
@@ -77,7 +55,7 @@ static int same_file(int a, int b)
 int posix__fd_twin(int fd)
 {
 	int saved = errno,
-	    state = __atomic_load_n(&kcmp_state, __ATOMIC_RELAXED);
+	    state = __atomic_load_n(&devres__kcmp_state, __ATOMIC_RELAXED);
 	int twin;
 
 	if (state < 0)
@@ -85,8 +63,9 @@ int posix__fd_twin(int fd)
 	twin = fcntl(fd, F_DUPFD_CLOEXEC, 0);
 	/* Whether kcmp() may be used is asked once, of the first twin. */
 	if (twin >= 0 && state == 0) {
-		if (same_file(fd, twin) == 0) {
-			__atomic_store_n(&kcmp_state, 1, __ATOMIC_RELAXED);
+		if (devres__same_file(fd, twin) == 0) {
+			__atomic_store_n(&devres__kcmp_state, 1,
+					 __ATOMIC_RELAXED);
 		} else {
 			posix__close_next(twin);
 			twin = -1;
@@ -105,7 +84,7 @@ bool posix__fd_same(const struct fd_dr *dr)
 {
 	struct stat st;
 	int twin = __atomic_load_n(&dr->twin, __ATOMIC_ACQUIRE);
-	int same = twin >= 0 ? same_file(dr->fd, twin) : -1;
+	int same = twin >= 0 ? devres__same_file(dr->fd, twin) : -1;
 
 	if (same >= 0)
 		return same == 0;

@@ -36,6 +36,11 @@ struct devres_thread {
 	int (*fn)(void *arg);
 	void *arg;
 	int wake_fd;
+	/*
+	 * atomic: its wake eventfd was found closed behind the library's
+	 * back: its waits are sliced (wait_until()).
+	 */
+	bool wake_lost;
 	int stop;		 /* atomic: asked to stop */
 	unsigned int timeout_ms; /* atomic */
 	pthread_mutex_t lock;
@@ -158,9 +163,14 @@ static void ask_stop(struct devres_thread *t)
 	uint64_t one = 1;
 
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
-	/* Closed behind the library's back: not written (own-fd.c WARNs). */
-	if (!devres__own_fd_check(t->wake_fd))
+	/*
+	 * Closed behind the library's back: not written (own-fd.c WARNs);
+	 * the thread sees the stop at the end of its wait's slice.
+	 */
+	if (!devres__own_fd_check(t->wake_fd)) {
+		__atomic_store_n(&t->wake_lost, true, __ATOMIC_RELEASE);
 		return;
+	}
 	/* Non-blocking, and far below the counter's limit: cannot fail. */
 	if (write(t->wake_fd, &one, sizeof(one)) != sizeof(one))
 		devres__print(DEVRES_LOG_DEBUG, "thread %s: wake: %s", t->name,
@@ -445,6 +455,44 @@ static void time_left(const struct timespec *deadline,
 }
 
 /*
+ * A wait without its wake eventfd is cut into slices this long, at whose
+ * ends the thread looks for a stop; one with it, into slices of
+ * SLICE_MS, at whose ends it finds a wake eventfd replaced by a file that
+ * never becomes readable (the stop's write went nowhere).
+ */
+#define LOST_SLICE_MS 20
+#define SLICE_MS 1000
+
+/* The shorter of @left and @ms milliseconds, into *@ret. */
+static void slice_of(const struct timespec *left, bool have_left,
+		     unsigned int ms, struct timespec *ret)
+{
+	struct timespec s = { ms / 1000, (long)(ms % 1000) * 1000000 };
+
+	if (have_left &&
+	    (left->tv_sec < s.tv_sec ||
+	     (left->tv_sec == s.tv_sec && left->tv_nsec < s.tv_nsec)))
+		s = *left;
+	*ret = s;
+}
+
+/*
+ * Whether the thread's wake eventfd still is its own, once a wait saw
+ * it ready (or closed) with no stop asked: a readable or closed number
+ * would otherwise end every ppoll() at once, a spin. Lost: one WARN
+ * (own-fd.c), and the waits are sliced from then on.
+ */
+static bool wake_ok(struct devres_thread *t)
+{
+	if (__atomic_load_n(&t->wake_lost, __ATOMIC_ACQUIRE))
+		return false;
+	if (devres__own_fd_check(t->wake_fd))
+		return true;
+	__atomic_store_n(&t->wake_lost, true, __ATOMIC_RELEASE);
+	return false;
+}
+
+/*
  * ppoll() on @fd (may be -1: ignored) and this thread's wake descriptor
  * until @deadline (NULL: none), at least once; signals do not cut the
  * wait short.
@@ -452,11 +500,12 @@ static void time_left(const struct timespec *deadline,
 static int wait_until(int fd, short events, const struct timespec *deadline)
 {
 	struct devres_thread *t = current;
+	bool wake = t && !__atomic_load_n(&t->wake_lost, __ATOMIC_ACQUIRE);
 	struct pollfd p[2] = {
 		{ .fd = fd, .events = events },
-		{ .fd = t ? t->wake_fd : -1, .events = POLLIN },
+		{ .fd = wake ? t->wake_fd : -1, .events = POLLIN },
 	};
-	struct timespec left = { 0, 0 };
+	struct timespec left = { 0, 0 }, slice;
 	int n;
 
 	for (;;) {
@@ -464,7 +513,13 @@ static int wait_until(int fd, short events, const struct timespec *deadline)
 			return -EINTR;
 		if (deadline)
 			time_left(deadline, &left);
-		n = ppoll(p, 2, deadline ? &left : NULL, NULL);
+		if (t) {
+			slice_of(&left, deadline != NULL,
+				 wake ? SLICE_MS : LOST_SLICE_MS, &slice);
+			n = ppoll(p, 2, &slice, NULL);
+		} else {
+			n = ppoll(p, 2, deadline ? &left : NULL, NULL);
+		}
 		if (n < 0 && errno != EINTR)
 			return -errno;
 		if (devres_thread_should_stop())
@@ -473,8 +528,19 @@ static int wait_until(int fd, short events, const struct timespec *deadline)
 			return -EBADF;
 		if (n > 0 && p[0].revents)
 			return p[0].revents;
-		if (n == 0 && !left.tv_sec && !left.tv_nsec)
-			return 0;
+		if (n == 0 && deadline) {
+			time_left(deadline, &left);
+			if (!left.tv_sec && !left.tv_nsec)
+				return 0;
+		}
+		/*
+		 * Ready with no stop asked (the stop is stored before its
+		 * write), or a slice over: still its own?
+		 */
+		if (wake && (n == 0 || p[1].revents) && !wake_ok(t)) {
+			wake = false;
+			p[1].fd = -1;
+		}
 	}
 }
 
