@@ -199,17 +199,16 @@ void devres__nc_put_slow(struct devres__node *n)
 		nc_busy_set(nc, was);
 		if (kept)
 			return;
-#else
-		if (unlikely(!nc->enrolled) && nc->bytes < NC_CAP) {
+#endif
+		if (NC_ON && unlikely(!nc->enrolled) && nc->bytes < NC_CAP) {
 			nc_busy_set(nc, was | NC_HEAP);
 			enrol(nc);
 			nc_busy_set(nc, was);
 		}
-		if (nc->bytes < NC_CAP) {
+		if (NC_ON && nc->bytes < NC_CAP) {
 			lists_put(nc, was, n, nc_class(n->size));
 			return;
 		}
-#endif
 	}
 	nc_busy_set(nc, was | NC_HEAP);
 	free(n);
