@@ -254,11 +254,10 @@ static int h_float(bool take)
 static int h_added(struct device *dev, bool take)
 {
 	int w = devres_warn_count();
+	unsigned char pat = next_hpat();
 	void *p = NULL;
 
 	if (take) {
-		unsigned char pat = next_hpat();
-
 		p = devres_alloc(h_release, SIZE, 0);
 		if (!p)
 			return 1;
@@ -269,22 +268,15 @@ static int h_added(struct device *dev, bool take)
 			devres_free(p);
 			return 1;
 		}
-		/* Listed first: the lookup below finds the old one. */
-		if (hkeep) {
-			intact(hkeep, SIZE, hkeep_pat);
-			if (devres_release(dev, h_release, match_ptr, hkeep))
-				return -1;
-		}
-		hkeep = p;
-		hkeep_pat = pat;
-		return 0;
 	}
+	/* Listed before the new one: the lookup finds the old one. */
 	if (hkeep) {
 		intact(hkeep, SIZE, hkeep_pat);
 		if (devres_release(dev, h_release, match_ptr, hkeep))
 			return -1;
-		hkeep = NULL;
 	}
+	hkeep = p;
+	hkeep_pat = pat;
 	return 0;
 }
 
