@@ -252,15 +252,18 @@ HIDDEN void devres__ledger_add_first(enum devres__ledger_kind kind, long delta);
  * counts on the same thread comes before or after it, never between a
  * load and its store (which lost the handler's count: its node's take
  * lost, its give-back counted, the ledger off by one). ThreadSanitizer
- * does not see an asm statement: its builds load and store.
+ * does not see an asm statement: its builds add atomically (a locked
+ * add); other architectures load and store, and may lose such a count.
  */
-#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__)
-#define DL_ADD_ASM 1
-#endif
-#if defined(DL_ADD_ASM) && defined(__has_feature)
+#if defined(__SANITIZE_THREAD__)
+#define DL_ADD_LOCKED 1
+#elif defined(__has_feature)
 #if __has_feature(thread_sanitizer)
-#undef DL_ADD_ASM
+#define DL_ADD_LOCKED 1
 #endif
+#endif
+#if defined(__x86_64__) && !defined(DL_ADD_LOCKED)
+#define DL_ADD_ASM 1
 #endif
 static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
 {
@@ -270,8 +273,10 @@ static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
 		devres__ledger_add_first(kind, delta);
 		return;
 	}
-#ifdef DL_ADD_ASM
+#if defined(DL_ADD_ASM)
 	__asm__("addq %1, %0" : "+m"(v[kind]) : "er"(delta));
+#elif defined(DL_ADD_LOCKED)
+	__atomic_add_fetch(&v[kind], delta, __ATOMIC_RELAXED);
 #else
 	__atomic_store_n(&v[kind],
 			 __atomic_load_n(&v[kind], __ATOMIC_RELAXED) + delta,
