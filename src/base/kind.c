@@ -50,6 +50,8 @@ static struct devres__kind *buckets[1u << HASH_BITS];
 uint32_t devres__nr_kinds = DR_KIND_FIRST;
 #define nr_kinds devres__nr_kinds
 static pthread_mutex_t kind_lock = PTHREAD_MUTEX_INITIALIZER;
+/* This thread is registering a kind (devres__kind_get()). */
+static TLS_FAST bool registering;
 
 /* Free in a child of fork(), whatever another thread was doing. */
 static void kind_lock_take(void)
@@ -130,6 +132,20 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 	if (likely(k))
 		return k->id;
 
+	/*
+	 * A signal handler that interrupted its thread here, from before it
+	 * takes the lock until after it let it go, would wait for ever for
+	 * it (or allocate inside the thread's strdup()): refused.
+	 */
+	if (unlikely(registering)) {
+		devres__warn_async(NULL, name ? name : "devres_alloc",
+				   "called from a signal handler while its "
+				   "thread registers a release function or "
+				   "action: refused");
+		return DR_KIND_NONE;
+	}
+	registering = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&kind_lock);
 	k = search(h, release, action);
 	full = !k && nr_kinds >> SEG_SHIFT >= NR_SEGS;
@@ -148,6 +164,8 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 		}
 	}
 	pthread_mutex_unlock(&kind_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	registering = false;
 	/* Outside the lock: the sink may allocate, so look kinds up. */
 	if (unlikely(full))
 		devres__warn(NULL, name ? name : "devres_alloc",

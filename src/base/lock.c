@@ -566,14 +566,29 @@ bool devres__lock_slow(struct device *dev, const char *func)
 	}
 #ifndef DR_NO_BIAS
 	/*
-	 * The first taker gets the bias; it holds the atomic lock this time
-	 * (unlock_dev() sees held == 0 and releases it).
+	 * The first taker gets the bias, and holds the lock through it from
+	 * here, as its fast path would: held first, then the bias, then the
+	 * atomic lock goes. Holding the atomic lock with the bias granted
+	 * and held clear, a signal handler on this thread took the fast path
+	 * (the bias is its thread's, held is clear) into the critical
+	 * section its thread was in. No revoker can be at work: revoking is
+	 * set only with the atomic lock held; one that comes later finds
+	 * held set after its barrier and waits for unlock_dev().
 	 */
 	if (!__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&dev->devres_bias_revoking, __ATOMIC_RELAXED) &&
-	    bias_ok())
+	    bias_ok()) {
+		__atomic_store_n(&dev->devres_bias_held, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		__atomic_store_n(&dev->devres_bias, devres__me(),
 				 __ATOMIC_RELEASE);
+		__atomic_store_n(&dev->devres_owner, devres__me(),
+				 __ATOMIC_RELAXED);
+		word_unlock(dev);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		devres__lock_busy = was;
+		return true;
+	}
 #endif
 	__atomic_store_n(&dev->devres_owner, devres__me(), __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);

@@ -419,7 +419,7 @@ static inline struct devres__node *devres__alloc_node(uint32_t kind,
 		return NULL;
 	if (unlikely(size > DR_MAX_SIZE))
 		return NULL;
-	n = devres__node_get(size, zero);
+	n = devres__node_get(size, zero, kind);
 	if (unlikely(!n))
 		return NULL;
 	n->next = NULL;

@@ -19,8 +19,46 @@ static pthread_key_t drain_key;
 static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool have_key;
 
+#ifdef NC_OFF
+static struct devres__node *nq_take(size_t size, bool zero);
+static bool nq_keep(struct devres__node *n);
+#endif
+
+/*
+ * The chunks a signal handler freed while this thread was in the heap
+ * for the cache, given back now that it is out (and not in a handler of
+ * its own: @was, its flags, are clear). A handler may add more meanwhile:
+ * they are taken with one exchange.
+ */
+static void finish_deferred(struct devres__nodecache *nc)
+{
+	struct devres__node *n, *next;
+
+	if (likely(!__atomic_load_n(&nc->deferred, __ATOMIC_RELAXED)))
+		return;
+	n = __atomic_exchange_n(&nc->deferred, NULL, __ATOMIC_RELAXED);
+	for (; n; n = next) {
+		next = n->next;
+		devres__nc_put_slow(n);
+	}
+}
+
+/* Pushed with a compare-and-swap: a nested handler may push too. */
+static void defer(struct devres__nodecache *nc, struct devres__node *n)
+{
+	struct devres__node *head =
+		__atomic_load_n(&nc->deferred, __ATOMIC_RELAXED);
+
+	do
+		n->next = head;
+	while (!__atomic_compare_exchange_n(&nc->deferred, &head, n, true,
+					    __ATOMIC_RELAXED,
+					    __ATOMIC_RELAXED));
+}
+
 static void drain(struct devres__nodecache *nc)
 {
+	nc_busy_set(nc, NC_LISTS | NC_HEAP);
 	for (size_t c = 0; c < NC_CLASSES; c++) {
 		struct devres__node *n, *next;
 
@@ -30,15 +68,16 @@ static void drain(struct devres__nodecache *nc)
 		}
 		nc->free[c] = NULL;
 	}
-	nc->bytes = 0;
+	/* A release at a later key destructor frees instead of caching. */
+	nc->bytes = NC_CAP;
+	nc_busy_set(nc, 0);
+	finish_deferred(nc);
 }
 
 static void thread_exit(void *arg)
 {
 	(void)arg;
 	drain(&devres__nc);
-	/* A release at a later key destructor frees instead of caching. */
-	devres__nc.bytes = NC_CAP;
 }
 
 static void make_key(void)
@@ -50,29 +89,132 @@ static void make_key(void)
  * The first put of a thread arranges for the drain at its exit. Without a
  * key, the thread caches nothing (its chunks go to free()).
  */
-void devres__nc_enrol(void)
+static void enrol(struct devres__nodecache *nc)
 {
 	pthread_once(&key_once, make_key);
-	if (!have_key || pthread_setspecific(drain_key, &devres__nc)) {
-		devres__nc.bytes = NC_CAP;
+	if (!have_key || pthread_setspecific(drain_key, nc)) {
+		nc->bytes = NC_CAP;
 		return;
 	}
-	devres__nc.enrolled = true;
+	nc->enrolled = true;
 }
 
 /* Key destructors do not run for the thread that calls exit(). */
 __attribute__((destructor)) static void main_exit(void)
 {
 	drain(&devres__nc);
-	devres__nc.bytes = NC_CAP;
 }
 
-struct devres__node *devres__nc_fresh(size_t size, bool zero)
+static struct devres__node *fresh(size_t size, bool zero)
 {
 	size_t len = sizeof(struct devres__node) +
 		     (size > NC_MAX ? size : nc_room(nc_class(size)));
 
 	return zero ? calloc(1, len) : malloc(len);
+}
+
+static struct devres__node *lists_get(struct devres__nodecache *nc,
+				      unsigned int was, size_t cls)
+{
+	struct devres__node *n;
+
+	nc_busy_set(nc, was | NC_LISTS);
+	n = nc->free[cls];
+	if (n) {
+		nc->free[cls] = n->next;
+		nc->bytes -= (cls + 1) * 16;
+	}
+	nc_busy_set(nc, was);
+	return n;
+}
+
+static void lists_put(struct devres__nodecache *nc, unsigned int was,
+		      struct devres__node *n, size_t cls)
+{
+	nc_busy_set(nc, was | NC_LISTS);
+	n->next = nc->free[cls];
+	nc->free[cls] = n;
+	nc->bytes += (cls + 1) * 16;
+	nc_busy_set(nc, was);
+}
+
+/*
+ * The slow half of devres__node_get(): a large node, an empty list, an
+ * ASan build, or a signal handler that interrupted its thread in the
+ * cache (nodecache.h: @was, the flags it found).
+ */
+struct devres__node *devres__nc_get_slow(size_t size, bool zero, uint32_t kind)
+{
+	struct devres__nodecache *nc = &devres__nc;
+	unsigned int was = nc->busy;
+	struct devres__node *n = NULL;
+
+	if (size <= NC_MAX && !(was & NC_LISTS)) {
+#ifdef NC_OFF
+		nc_busy_set(nc, was | NC_LISTS);
+		n = nq_take(size, zero);
+		nc_busy_set(nc, was);
+		if (n)
+			return n;
+#endif
+		n = lists_get(nc, was, nc_class(size));
+		if (n) {
+			if (zero)
+				memset(n + 1, 0, size);
+			return n;
+		}
+	}
+	if (unlikely(was & NC_HEAP)) {
+		devres__warn_async(NULL, devres__kind_name(kind),
+				   "called from a signal handler while its "
+				   "thread is in malloc() or free() for the "
+				   "node cache, which has no chunk to give: "
+				   "refused");
+		return NULL;
+	}
+	nc_busy_set(nc, was | NC_HEAP);
+	n = fresh(size, zero);
+	nc_busy_set(nc, was);
+	if (!was)
+		finish_deferred(nc);
+	return n;
+}
+
+/* The slow half of devres__node_put(), likewise. */
+void devres__nc_put_slow(struct devres__node *n)
+{
+	struct devres__nodecache *nc = &devres__nc;
+	unsigned int was = nc->busy;
+
+	if (unlikely(was & NC_HEAP)) {
+		defer(nc, n);
+		return;
+	}
+	if (n->size <= NC_MAX && !(was & NC_LISTS)) {
+#ifdef NC_OFF
+		bool kept;
+
+		nc_busy_set(nc, was | NC_LISTS);
+		kept = nq_keep(n);
+		nc_busy_set(nc, was);
+		if (kept)
+			return;
+#endif
+		if (NC_ON && unlikely(!nc->enrolled) && nc->bytes < NC_CAP) {
+			nc_busy_set(nc, was | NC_HEAP);
+			enrol(nc);
+			nc_busy_set(nc, was);
+		}
+		if (NC_ON && nc->bytes < NC_CAP) {
+			lists_put(nc, was, n, nc_class(n->size));
+			return;
+		}
+	}
+	nc_busy_set(nc, was | NC_HEAP);
+	free(n);
+	nc_busy_set(nc, was);
+	if (!was)
+		finish_deferred(nc);
 }
 
 #ifdef NC_OFF
@@ -122,7 +264,7 @@ static size_t nq_len(size_t cls)
 	return sizeof(struct devres__node) + nc_room(cls);
 }
 
-struct devres__node *devres__nq_take(size_t size, bool zero)
+static struct devres__node *nq_take(size_t size, bool zero)
 {
 	size_t cls = nc_class(size);
 	struct nq_ring *r = &nq[cls];
@@ -143,7 +285,7 @@ struct devres__node *devres__nq_take(size_t size, bool zero)
 	return n;
 }
 
-bool devres__nq_keep(struct devres__node *n)
+static bool nq_keep(struct devres__node *n)
 {
 	size_t cls = nc_class(n->size);
 	struct nq_ring *r = &nq[cls];

@@ -36,20 +36,34 @@
 /* Bytes of chunks one thread may keep, past which they go to free(). */
 #define NC_CAP ((size_t)16 << 20)
 
+/*
+ * What a thread is doing with its cache (busy), for a signal handler that
+ * runs on it and allocates or frees a node too. NC_LISTS: it is changing
+ * its lists, or holds the ASan quarantine's lock: the handler's chunk
+ * comes from, and goes back to, the heap. NC_HEAP: it is inside malloc()
+ * or free() for the cache (or in pthread_setspecific()): the handler's
+ * chunk comes from the lists (the quarantine) or the allocation is
+ * refused with one WARN, and its free is deferred, for the thread to
+ * finish when it leaves the heap (nc_deferred). The flags are set with
+ * compiler fences only: the handler runs on the same thread.
+ */
+#define NC_LISTS 1u
+#define NC_HEAP 2u
+
 struct devres__nodecache {
 	struct devres__node *free[NC_CLASSES];
 	size_t bytes;  /* cached, in heap chunk bytes (glibc: 16 + request) */
 	bool enrolled; /* its thread drains it at exit */
+	unsigned char busy; /* NC_LISTS, NC_HEAP */
+	/* Chunks a handler freed while its thread was in the heap. */
+	struct devres__node *deferred;
 };
 
 extern HIDDEN TLS_FAST struct devres__nodecache devres__nc;
 
-HIDDEN struct devres__node *devres__nc_fresh(size_t size, bool zero);
-HIDDEN void devres__nc_enrol(void);
-#ifdef NC_OFF
-HIDDEN struct devres__node *devres__nq_take(size_t size, bool zero);
-HIDDEN bool devres__nq_keep(struct devres__node *n);
-#endif
+HIDDEN struct devres__node *devres__nc_get_slow(size_t size, bool zero,
+						uint32_t kind);
+HIDDEN void devres__nc_put_slow(struct devres__node *n);
 
 static inline size_t nc_class(size_t size)
 {
@@ -62,21 +76,37 @@ static inline size_t nc_room(size_t cls)
 	return cls * 16 - 8;
 }
 
-/* A chunk for a node of @size data bytes; not counted, not filled. */
-static inline struct devres__node *devres__node_get(size_t size, bool zero)
+static inline void nc_busy_set(struct devres__nodecache *nc, unsigned int b)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	nc->busy = (unsigned char)b;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+/*
+ * A chunk for a node of @size data bytes (of @kind, for a refusal's
+ * WARN); not counted, not filled. NULL when the heap has none, or when a
+ * signal handler asks while its thread is inside the heap for the cache
+ * and the cache has none to give (one WARN).
+ */
+static inline struct devres__node *devres__node_get(size_t size, bool zero,
+						    uint32_t kind)
 {
 	struct devres__nodecache *nc = &devres__nc;
 	struct devres__node *n;
 	size_t cls = nc_class(size);
 
-#ifdef NC_OFF
-	if (size <= NC_MAX && (n = devres__nq_take(size, zero)))
-		return n;
-#endif
-	if (!NC_ON || size > NC_MAX || !(n = nc->free[cls]))
-		return devres__nc_fresh(size, zero);
+	if (!NC_ON || size > NC_MAX || unlikely(nc->busy))
+		return devres__nc_get_slow(size, zero, kind);
+	nc_busy_set(nc, NC_LISTS);
+	n = nc->free[cls];
+	if (unlikely(!n)) {
+		nc_busy_set(nc, 0);
+		return devres__nc_get_slow(size, zero, kind);
+	}
 	nc->free[cls] = n->next;
 	nc->bytes -= (cls + 1) * 16;
+	nc_busy_set(nc, 0);
 	if (zero)
 		memset(n + 1, 0, size);
 	return n;
@@ -92,19 +122,16 @@ static inline void devres__node_put(struct devres__node *n)
 	struct devres__nodecache *nc = &devres__nc;
 	size_t cls = nc_class(n->size);
 
-#ifdef NC_OFF
-	if (n->size <= NC_MAX && devres__nq_keep(n))
-		return;
-#endif
-	if (!NC_ON || n->size > NC_MAX || nc->bytes >= NC_CAP) {
-		free(n);
+	if (!NC_ON || n->size > NC_MAX || nc->bytes >= NC_CAP ||
+	    unlikely(nc->busy) || unlikely(!nc->enrolled)) {
+		devres__nc_put_slow(n);
 		return;
 	}
-	if (unlikely(!nc->enrolled))
-		devres__nc_enrol();
+	nc_busy_set(nc, NC_LISTS);
 	n->next = nc->free[cls];
 	nc->free[cls] = n;
 	nc->bytes += (cls + 1) * 16;
+	nc_busy_set(nc, 0);
 }
 
 /*

@@ -247,8 +247,24 @@ HIDDEN void devres__ledger_add_first(enum devres__ledger_kind kind, long delta);
 
 /*
  * Every node is counted four times (nodes and bytes, up and down), so the
- * common case is inline: a plain add to this thread's own tally.
+ * common case is inline: a plain add to this thread's own tally. On
+ * x86-64 one instruction, with no lock prefix: a signal handler that
+ * counts on the same thread comes before or after it, never between a
+ * load and its store (which lost the handler's count: its node's take
+ * lost, its give-back counted, the ledger off by one). ThreadSanitizer
+ * does not see an asm statement: its builds add atomically (a locked
+ * add); other architectures load and store, and may lose such a count.
  */
+#if defined(__SANITIZE_THREAD__)
+#define DL_ADD_LOCKED 1
+#elif defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define DL_ADD_LOCKED 1
+#endif
+#endif
+#if defined(__x86_64__) && !defined(DL_ADD_LOCKED)
+#define DL_ADD_ASM 1
+#endif
 static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
 {
 	long *v = devres__tally;
@@ -257,9 +273,15 @@ static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
 		devres__ledger_add_first(kind, delta);
 		return;
 	}
+#if defined(DL_ADD_ASM)
+	__asm__("addq %1, %0" : "+m"(v[kind]) : "er"(delta));
+#elif defined(DL_ADD_LOCKED)
+	__atomic_add_fetch(&v[kind], delta, __ATOMIC_RELAXED);
+#else
 	__atomic_store_n(&v[kind],
 			 __atomic_load_n(&v[kind], __ATOMIC_RELAXED) + delta,
 			 __ATOMIC_RELAXED);
+#endif
 }
 
 /*

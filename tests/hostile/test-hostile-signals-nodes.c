@@ -1,0 +1,532 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit hostile tsan timeout=240 */
+/*
+ * Signal handlers that take and give back nodes, by class: every family
+ * of the thread's own calls against every family of the handler's. A
+ * thread loops on one family of calls whose nodes come from its node
+ * cache (floating devres_alloc() and devres_free(), named resources added
+ * and released, actions, managed memory of the cache's sizes and beyond,
+ * and the calls that allocate elsewhere: small managed memory, groups)
+ * while another thread sends it SIGUSR1 as fast as it can. Each handler
+ * gives back what the previous one took and takes one of its own: so a
+ * handler that lands in the middle of the thread's cache changes what the
+ * thread is changing. Each chunk is filled with a pattern of its taker's
+ * and checked before it goes back: a chunk handed out twice is seen.
+ *
+ * Each cell runs in a child of its own, under an alarm: a hang (a handler
+ * waiting for a lock its thread holds, a loop in a broken list) is the
+ * alarm's SIGALRM. The child checks the patterns, that every WARN is a
+ * refusal of the handler's (one WARN, its failure value), the lists and
+ * the ledger at its baseline once the last handler's node is given back.
+ */
+#define _GNU_SOURCE
+#include <stdarg.h>
+#include <stddef.h>
+#include <stdint.h>
+#include <setjmp.h>
+#include <errno.h>
+#include <pthread.h>
+#include <signal.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/wait.h>
+#include <cmocka.h>
+#include <devres/device.h>
+#include <devres/devres.h>
+#include "testlib.h"
+
+/* How long a cell's thread loops, and how long before its alarm. */
+#define CELL_NS 300000000L
+#define CELL_ALARM 10
+/* Data bytes of a node: both sides take this size class. */
+#define SIZE 40
+#define BIG 300
+
+static long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+/* Chunks seen with another taker's pattern. */
+static int corrupt;
+
+static void fill(void *p, size_t len, unsigned char pat)
+{
+	memset(p, pat, len);
+}
+
+static bool intact(const void *p, size_t len, unsigned char pat)
+{
+	const unsigned char *c = p;
+
+	for (size_t i = 0; i < len; i++)
+		if (c[i] != pat) {
+			__atomic_add_fetch(&corrupt, 1, __ATOMIC_RELAXED);
+			return false;
+		}
+	return true;
+}
+
+/* ---- The thread's families, on tdev: each 0, or -1 when a call failed ---- */
+
+static unsigned char wpat = 1;
+
+static unsigned char next_wpat(void)
+{
+	wpat = (unsigned char)(wpat % 0x7f + 1); /* 0x01 .. 0x7f */
+	return wpat;
+}
+
+static void w_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+static void w_action(void *p)
+{
+	(void)p;
+}
+
+/* Three floating nodes, given back out of order. */
+static int w_float(void)
+{
+	static const int back[3] = { 1, 0, 2 };
+	unsigned char pat[3];
+	void *p[3];
+
+	for (int i = 0; i < 3; i++) {
+		p[i] = devres_alloc(w_release, SIZE, 0);
+		if (!p[i])
+			return -1;
+		pat[i] = next_wpat();
+		fill(p[i], SIZE, pat[i]);
+	}
+	for (int i = 0; i < 3; i++) {
+		intact(p[back[i]], SIZE, pat[back[i]]);
+		devres_free(p[back[i]]);
+	}
+	return 0;
+}
+
+static int w_add(void)
+{
+	unsigned char pat = next_wpat();
+	void *p = devres_alloc(w_release, SIZE, 0);
+
+	if (!p)
+		return -1;
+	fill(p, SIZE, pat);
+	devres_add(&tdev, p);
+	if (devres_find(&tdev, w_release, NULL, NULL) != p)
+		return -1;
+	intact(p, SIZE, pat);
+	return devres_release(&tdev, w_release, NULL, NULL) ? -1 : 0;
+}
+
+static int w_actions(void)
+{
+	static int tok;
+
+	if (devm_add_action(&tdev, w_action, &tok))
+		return -1;
+	devm_remove_action(&tdev, w_action, &tok);
+	return 0;
+}
+
+static int w_kmalloc(size_t len)
+{
+	unsigned char pat = next_wpat();
+	void *p = devm_kmalloc(&tdev, len, 0);
+
+	if (!p)
+		return -1;
+	fill(p, len, pat);
+	intact(p, len, pat);
+	devm_kfree(&tdev, p);
+	return 0;
+}
+
+static int w_big(void)
+{
+	return w_kmalloc(BIG);
+}
+
+static int w_small(void)
+{
+	return w_kmalloc(32);
+}
+
+/*
+ * Removed, not released: a handler's node added to tdev while the group
+ * is open joins it, and stays the handler's to give back.
+ */
+static int w_group(void)
+{
+	void *g = devres_open_group(&tdev, NULL, 0);
+
+	if (!g)
+		return -1;
+	devres_remove_group(&tdev, g);
+	return 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} works[] = {
+	{ "devres_alloc/devres_free", w_float },
+	{ "devres_alloc/add/release", w_add },
+	{ "devm_add/remove_action", w_actions },
+	{ "devm_kmalloc(300)/kfree", w_big },
+	{ "devm_kmalloc(32)/kfree", w_small },
+	{ "devres_open/remove_group", w_group },
+};
+#define NWORKS (sizeof(works) / sizeof(works[0]))
+
+/*
+ * ---- The handler's families ----
+ *
+ * Each gives back what the previous handler took (checked first) and
+ * takes one: 0 when both worked, 1 when the taking was refused (its
+ * failure value and, counted by the caller, one WARN), -1 otherwise.
+ * finish() gives back the last one, from the thread, once the storm is
+ * over.
+ */
+static void *hkeep;
+static unsigned char hpat = 0x80;
+
+static unsigned char next_hpat(void)
+{
+	hpat = (unsigned char)(hpat == 0xfe ? 0x80 : hpat + 1);
+	return hpat;
+}
+
+static void h_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+static int match_ptr(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return res == data;
+}
+
+/* The pattern of the kept chunk, in its first byte's place of record. */
+static unsigned char hkeep_pat;
+
+/*
+ * Each takes its new node before it gives back the old one: the cache's
+ * list then has another head than before the handler, and a thread that
+ * was taking a chunk from it when the handler came takes the one the
+ * handler took, unless the cache tells them apart.
+ */
+static int h_float(bool take)
+{
+	void *p = NULL;
+
+	if (take) {
+		p = devres_alloc(h_release, SIZE, 0);
+		if (!p)
+			return 1;
+	}
+	if (hkeep) {
+		intact(hkeep, SIZE, hkeep_pat);
+		devres_free(hkeep);
+	}
+	hkeep = p;
+	if (p) {
+		hkeep_pat = next_hpat();
+		fill(p, SIZE, hkeep_pat);
+	}
+	return 0;
+}
+
+static int h_added(struct device *dev, bool take)
+{
+	int w = devres_warn_count();
+	unsigned char pat = next_hpat();
+	void *p = NULL;
+
+	if (take) {
+		p = devres_alloc(h_release, SIZE, 0);
+		if (!p)
+			return 1;
+		fill(p, SIZE, pat);
+		devres_add(dev, p);
+		if (devres_warn_count() != w) {
+			/* Refused (its thread holds the lock): ours to free. */
+			devres_free(p);
+			return 1;
+		}
+	}
+	/* Listed before the new one: the lookup finds the old one. */
+	if (hkeep) {
+		intact(hkeep, SIZE, hkeep_pat);
+		if (devres_release(dev, h_release, match_ptr, hkeep))
+			return -1;
+	}
+	hkeep = p;
+	hkeep_pat = pat;
+	return 0;
+}
+
+static int h_other(bool take)
+{
+	return h_added(&other, take);
+}
+
+static int h_same(bool take)
+{
+	return h_added(&tdev, take);
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(bool take);
+} hands[] = {
+	{ "devres_alloc/devres_free", h_float },
+	{ "devres_alloc/add/release, other", h_other },
+	{ "devres_alloc/add/release, same", h_same },
+};
+#define NHANDS (sizeof(hands) / sizeof(hands[0]))
+
+/* ---- One cell, in a child ---- */
+
+#ifndef sigev_notify_thread_id
+#define sigev_notify_thread_id _sigev_un._tid
+#endif
+
+/*
+ * The storm: a timer of the thread's own, armed again by each handler as
+ * it ends, so that the thread runs STORM_NS between two handlers whatever
+ * the handlers cost (a timer of a fixed period left it none in a dev
+ * build: a handler as long as the period, the next one pending). No
+ * sending thread: on a loaded machine it seldom had a CPU.
+ */
+#define STORM_NS 10000L
+
+static timer_t storm;
+static bool storming;
+static unsigned int storm_seed = 1;
+
+/* STORM_NS to 4 * STORM_NS: where a handler lands in a loop varies. */
+static void storm_arm(void)
+{
+	struct itimerspec its = { { 0, 0 }, { 0, STORM_NS } };
+
+	storm_seed = storm_seed * 1103515245u + 12345u;
+	its.it_value.tv_nsec += (long)((storm_seed >> 8) % (3 * STORM_NS));
+	if (__atomic_load_n(&storming, __ATOMIC_RELAXED))
+		timer_settime(storm, 0, &its, NULL);
+}
+
+static int storm_start(void)
+{
+	struct sigevent sev;
+
+	memset(&sev, 0, sizeof(sev));
+	sev.sigev_notify = SIGEV_THREAD_ID;
+	sev.sigev_signo = SIGUSR1;
+	sev.sigev_notify_thread_id = (pid_t)syscall(SYS_gettid);
+	if (timer_create(CLOCK_MONOTONIC, &sev, &storm))
+		return -1;
+	storming = true;
+	storm_arm();
+	return 0;
+}
+
+static void storm_end(void)
+{
+	__atomic_store_n(&storming, false, __ATOMIC_RELAXED);
+	timer_delete(storm);
+}
+
+static int hfam;
+/* Handler outcomes: worked, refused with one WARN, anything else. */
+static int h_ok, h_refused, h_wrong;
+
+static void on_signal(int sig)
+{
+	int saved = errno, w0 = devres_warn_count(), r, d;
+
+	(void)sig;
+	r = hands[hfam].fn(true);
+	d = devres_warn_count() - w0;
+	if (r == 0 && d == 0)
+		h_ok++;
+	else if (r == 1 && d == 1)
+		h_refused++;
+	else
+		h_wrong++;
+	storm_arm();
+	errno = saved;
+}
+
+/*
+ * Chunks of both sizes in the cache first, so that a handler finds one
+ * wherever its thread is: a handler that must go to malloc() while its
+ * thread is in malloc() elsewhere (not for the cache) is outside what
+ * the library can make safe.
+ */
+static void warm(void)
+{
+	enum {
+		N = 256
+	};
+	static void *p[N], *q[N];
+
+	for (int i = 0; i < N; i++) {
+		p[i] = devres_alloc(w_release, SIZE, 0);
+		q[i] = devres_alloc(w_release, sizeof(void *), 0);
+	}
+	for (int i = 0; i < N; i++) {
+		devres_free(p[i]);
+		devres_free(q[i]);
+	}
+}
+
+/* What went wrong in a child, as its exit status's bits. */
+#define BAD_CALL 1	/* a call of the thread's failed */
+#define BAD_CHUNK 2	/* a chunk handed out twice */
+#define BAD_HANDLER 4	/* a handler's call neither worked nor refused */
+#define BAD_WARNS 8	/* a WARN that is no refusal of the handler's */
+#define BAD_LISTS 16	/* devres_check() */
+#define BAD_LEDGER 32	/* not at its baseline */
+#define BAD_NONE_RAN 64 /* no handler's call worked */
+
+static int run_cell(size_t wi)
+{
+	struct devres_ledger base, now;
+	struct sigaction sa;
+	int w0, bad = 0;
+	long t0;
+
+	alarm(CELL_ALARM);
+	/* A device belongs to the process that made it: this child's own. */
+	if (init_dev(&tdev, "test-dev") || init_dev(&other, "other-dev"))
+		return BAD_CALL;
+	warm();
+	devres_ledger_snapshot(&base);
+	w0 = devres_warn_count();
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal;
+	sigaction(SIGUSR1, &sa, NULL);
+	if (storm_start())
+		return BAD_CALL;
+	t0 = now_ns();
+	while (now_ns() - t0 < CELL_NS)
+		if (works[wi].fn())
+			bad |= BAD_CALL;
+	storm_end();
+	signal(SIGUSR1, SIG_IGN);
+	if (hands[hfam].fn(false))
+		bad |= BAD_HANDLER;
+	devres_ledger_snapshot(&now);
+	if (corrupt)
+		bad |= BAD_CHUNK;
+	if (h_wrong)
+		bad |= BAD_HANDLER;
+	if (devres_warn_count() - w0 != h_refused)
+		bad |= BAD_WARNS;
+	if (devres_check(&tdev) || devres_check(&other))
+		bad |= BAD_LISTS;
+	if (devres_ledger_diff(&base, &now, stderr))
+		bad |= BAD_LEDGER;
+#ifndef T_TSAN
+	/*
+	 * ThreadSanitizer holds a signal back until its thread enters one
+	 * of its interceptors: handlers run, but seldom, and may all be
+	 * refused.
+	 */
+	if (!h_ok)
+		bad |= BAD_NONE_RAN;
+#endif
+	fprintf(stderr,
+		"  %-28s <- %-32s handler %6d worked, %5d refused, "
+		"%d wrong, %d chunks twice\n",
+		works[wi].name, hands[hfam].name, h_ok, h_refused, h_wrong,
+		corrupt);
+	return bad;
+}
+
+static void every_family_against_every_family(void **state)
+{
+	int failed = 0, hung = 0;
+
+	/* SIGNODES_WORK=k: the k-th family of the thread's only. */
+	const char *only = getenv("SIGNODES_WORK");
+
+	(void)state;
+	for (size_t wi = 0; wi < NWORKS; wi++)
+		for (size_t hi = 0; hi < NHANDS; hi++) {
+			int status;
+			pid_t pid;
+
+			if (only && strtoul(only, NULL, 10) != wi)
+				continue;
+			fflush(stderr);
+			pid = fork();
+			assert_true(pid >= 0);
+			if (pid == 0) {
+				hfam = (int)hi;
+				_exit(run_cell(wi));
+			}
+			assert_int_equal(waitpid(pid, &status, 0), pid);
+			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+				continue;
+			failed++;
+			if (WIFSIGNALED(status) &&
+			    WTERMSIG(status) == SIGALRM) {
+				hung++;
+				print_message("%s <- %s: hung\n",
+					      works[wi].name, hands[hi].name);
+			} else if (WIFSIGNALED(status)) {
+				print_message("%s <- %s: signal %d\n",
+					      works[wi].name, hands[hi].name,
+					      WTERMSIG(status));
+			} else {
+				print_message("%s <- %s: failed, 0x%x\n",
+					      works[wi].name, hands[hi].name,
+					      WEXITSTATUS(status));
+			}
+		}
+	print_message("%d of %zu cells failed, %d of them hung\n", failed,
+		      NWORKS * NHANDS, hung);
+	assert_int_equal(failed, 0);
+}
+
+#ifdef T_TSAN
+/*
+ * ThreadSanitizer reports every malloc() and free() in a signal handler:
+ * the handler's node comes from the heap when its thread is changing the
+ * cache's lists (its thread is not in the heap then, which the report
+ * cannot know). Symbolizing that report in a child that interposes
+ * mmap() looped in ThreadSanitizer's own allocator.
+ */
+const char *__tsan_default_options(void);
+const char *__tsan_default_options(void)
+{
+	return "report_signal_unsafe=0";
+}
+#endif
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(every_family_against_every_family),
+	};
+
+	/* A backtrace allocates: a handler's WARN must not. */
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
