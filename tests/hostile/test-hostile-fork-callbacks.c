@@ -39,6 +39,7 @@
 #include <devres/revocable.h>
 #include "testlib.h"
 #include "base/fork-park.h"
+#include "pci/fake-fn.h"
 
 #define CHILD_ALARM_S 10
 
@@ -466,27 +467,14 @@ static struct pci_driver fk_pci_drv = {
 
 static void pci(void **state)
 {
-	struct pci_fake_dev d = {
-		.name = "0000:00:01.0",
-		.vendor = 0x1af4,
-		.device = 0x1000,
-		.class = 0x020000,
-		.irq = 11,
-	};
-	struct pci_fake *ft = pci_fake_create();
+	struct pci_fake_dev d = fake_fn_nic("0000:00:01.0");
+	struct pci_fake *ft = fake_fn_tree(&d);
 
 	(void)state;
 	assert_non_null(ft);
-	d.bar_size[0] = 4096;
-	d.bar_flags[0] = IORESOURCE_MEM;
-	assert_int_equal(pci_sysfs_set_root(pci_fake_root(ft)), 0);
-	assert_int_equal(pci_fake_add(ft, &d), 0);
-	assert_int_equal(pci_bus_scan(), 1);
 	assert_int_equal(pci_register_driver(&fk_pci_drv), 0);
 	pci_unregister_driver(&fk_pci_drv);
-	pci_bus_remove_all();
-	assert_int_equal(pci_sysfs_set_root(NULL), 0);
-	pci_fake_destroy(ft);
+	assert_int_equal(fake_fn_tree_remove(ft), 0);
 	expect_cells(2);
 }
 

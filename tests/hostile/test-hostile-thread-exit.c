@@ -52,6 +52,7 @@
 #include <devres/revocable.h>
 #include "gate.h"
 #include "testlib.h"
+#include "pci/fake-fn.h"
 
 static void sleep_ms(int ms)
 {
@@ -549,23 +550,13 @@ static void call_disable(void *arg)
 
 static void cancel_pending_pci_calls(void **state)
 {
-	struct pci_fake_dev d = {
-		.name = "0000:00:02.0",
-		.vendor = 0x1af4,
-		.device = 0x1000,
-		.class = 0x020000,
-		.irq = 11,
-	};
-	struct pci_fake *ft = pci_fake_create();
+	struct pci_fake_dev d = fake_fn_nic("0000:00:02.0");
+	struct pci_fake *ft;
 
 	(void)state;
 	alarm(30);
+	ft = fake_fn_tree(&d);
 	assert_non_null(ft);
-	d.bar_size[0] = 4096;
-	d.bar_flags[0] = IORESOURCE_MEM;
-	assert_int_equal(pci_sysfs_set_root(pci_fake_root(ft)), 0);
-	assert_int_equal(pci_fake_add(ft, &d), 0);
-	assert_int_equal(pci_bus_scan(), 1);
 	pending_pdev = pci_get_device(0x1af4, 0x1000, NULL);
 	assert_non_null(pending_pdev);
 	pending_id = 0;
@@ -578,9 +569,7 @@ static void cancel_pending_pci_calls(void **state)
 	pci_dev_put(pending_pdev);
 	/* The list is free: a rescan and the removal take its lock. */
 	assert_true(pci_bus_scan() >= 0);
-	pci_bus_remove_all();
-	assert_int_equal(pci_sysfs_set_root(NULL), 0);
-	pci_fake_destroy(ft);
+	assert_int_equal(fake_fn_tree_remove(ft), 0);
 	alarm(0);
 }
 

@@ -33,6 +33,7 @@
 #include <devres/devres.h>
 #include <devres/fault.h>
 #include "irq/irq-test.h"
+#include "base/thread-end.h"
 
 enum call {
 	NOTHING,
@@ -305,10 +306,7 @@ static int ended, released, freer_returned, sync_returned;
 static void end_thread(void)
 {
 	__atomic_store_n(&ended, 1, __ATOMIC_RELEASE);
-	if (end_how == 1)
-		pthread_exit(NULL);
-	pthread_cancel(pthread_self());
-	pthread_testcancel();
+	end_thread_by(end_how == 1 ? BY_EXIT : BY_CANCEL);
 }
 
 static void unmask_on_freer(void *ctx)

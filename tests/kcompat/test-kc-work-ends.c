@@ -39,19 +39,14 @@
 #include <pthread.h>
 #include <unistd.h>
 #include "kcompat/kctest.h"
+#include "base/thread-end.h"
 
 #define ALARM_S 30
-
-enum end {
-	END_RETURN,
-	END_EXIT,
-	END_CANCEL
-};
 
 struct item {
 	int pad[3]; /* the item is not at the block's start */
 	struct delayed_work dw;
-	enum end how;
+	enum ending how;
 	bool free_first; /* the function kfree()s its block first */
 	int runs;
 };
@@ -71,24 +66,19 @@ static int said(const char *s)
 static void ending_fn(struct work_struct *work)
 {
 	struct item *k = container_of(to_delayed_work(work), struct item, dw);
-	enum end how = k->how;
+	enum ending how = k->how;
 
 	__atomic_fetch_add(&k->runs, 1, __ATOMIC_SEQ_CST);
 	if (k->free_first)
 		kfree(k);
-	if (how == END_EXIT)
-		pthread_exit(NULL);
-	if (how == END_CANCEL) {
-		pthread_cancel(pthread_self());
-		pthread_testcancel();
-	}
+	end_thread_by(how);
 }
 
 /*
  * @how ends the function's thread; the item on @wq (NULL: the system's),
  * delayed or not. Afterwards it works as any idle item.
  */
-static void end_one(enum end how, struct workqueue_struct *wq, bool delayed)
+static void end_one(enum ending how, struct workqueue_struct *wq, bool delayed)
 {
 	struct item *k = kzalloc(sizeof(*k), GFP_KERNEL);
 	int warns;
@@ -110,7 +100,7 @@ static void end_one(enum end how, struct workqueue_struct *wq, bool delayed)
 	assert_false(delayed_work_pending(&k->dw));
 	assert_false(cancel_delayed_work_sync(&k->dw));
 	/* Idle: it runs again, and its memory goes without a WARN. */
-	k->how = END_RETURN;
+	k->how = BY_RETURN;
 	assert_true(queue_work(wq, &k->dw.work));
 	flush_work(&k->dw.work);
 	assert_int_equal(__atomic_load_n(&k->runs, __ATOMIC_SEQ_CST), 2);
@@ -122,7 +112,7 @@ static void end_one(enum end how, struct workqueue_struct *wq, bool delayed)
 static void function_ends_its_thread(void **state)
 {
 	(void)state;
-	for (enum end how = END_EXIT; how <= END_CANCEL; how++) {
+	for (enum ending how = BY_EXIT; how <= BY_CANCEL; how++) {
 		struct workqueue_struct *wq = alloc_workqueue("ends", 0, 0);
 
 		assert_non_null(wq);
@@ -142,7 +132,7 @@ static void function_frees_then_ends(void **state)
 
 	(void)state;
 	assert_non_null(wq);
-	for (enum end how = END_EXIT; how <= END_CANCEL; how++) {
+	for (enum ending how = BY_EXIT; how <= BY_CANCEL; how++) {
 		struct item *k = kzalloc(sizeof(*k), GFP_KERNEL);
 		int warns = devres_warn_count();
 

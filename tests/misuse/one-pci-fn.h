@@ -9,6 +9,7 @@
 
 #include <devres/pci.h>
 #include <devres/pci_fake.h>
+#include "pci/fake-fn.h"
 
 static struct pci_fake *ft;
 static struct pci_dev *pdev;
@@ -16,17 +17,13 @@ static struct pci_dev *pdev;
 /* Makes the tree and the function (its BAR @bar_size bytes): pdev. */
 static inline int one_pci_fn_setup(resource_size_t bar_size)
 {
-	ft = pci_fake_create();
-	if (!ft || pci_sysfs_set_root(pci_fake_root(ft)))
-		return -1;
-	if (pci_fake_add(ft,
-			 &(struct pci_fake_dev){
-				 .name = "0000:00:01.0",
-				 .vendor = 0x1af4,
-				 .device = 0x1041,
-				 .bar_size = { bar_size },
-				 .bar_flags = { IORESOURCE_MEM } }) ||
-	    pci_bus_scan() != 1)
+	ft = fake_fn_tree(
+		&(struct pci_fake_dev){ .name = "0000:00:01.0",
+					.vendor = 0x1af4,
+					.device = 0x1041,
+					.bar_size = { bar_size },
+					.bar_flags = { IORESOURCE_MEM } });
+	if (!ft)
 		return -1;
 	pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
 	if (!pdev)
@@ -39,9 +36,7 @@ static inline int one_pci_fn_setup(resource_size_t bar_size)
 /* Removes the function and the tree. */
 static inline void one_pci_fn_teardown(void)
 {
-	pci_bus_remove_all();
-	pci_sysfs_set_root(NULL);
-	pci_fake_destroy(ft);
+	fake_fn_tree_remove(ft);
 	ft = NULL;
 }
 

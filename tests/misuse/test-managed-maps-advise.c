@@ -49,7 +49,7 @@
 #include <devres/posix.h>
 #include "testlib.h"
 #include "io/iotest.h"
-#include "misuse/one-pci-fn.h"
+#include "misuse/maps-fixture.h"
 
 #ifndef MADV_DONTNEED_LOCKED
 #define MADV_DONTNEED_LOCKED 24
@@ -61,11 +61,8 @@
 #define MADV_GUARD_INSTALL 102
 #endif
 
-#define WIN 0xa0000000ull
 #define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
 #define RW (PROT_READ | PROT_WRITE)
-
-static size_t pg, len; /* a page; every mapping's length (two pages) */
 
 /* What a cell acquired. */
 struct res {
@@ -195,8 +192,6 @@ enum range {
 	STRADDLE,
 	NR_RANGES
 };
-
-static int memfd;
 
 /* The call, by hand (raw: the system call itself, for the reference). */
 static long make(const struct op *o, char *a, size_t n, bool raw)
@@ -486,41 +481,12 @@ static void pmadvise_other(void **state)
 	devres_release_all(&tdev);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	memfd = dev_memfd(len);
-	if (memfd < 0 || iomem_window_add(WIN, len, memfd, 0, "win"))
-		return -1;
-	return one_pci_fn_setup(len);
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	one_pci_fn_teardown();
-	iomem_window_remove(WIN);
-	close(memfd);
-	return 0;
-}
-
-static int cell_setup(void **state)
-{
-	void *c = *state;
-	int ret = dev_setup(state);
-
-	*state = c;
-	return ret;
-}
-
 int main(void)
 {
 	static struct cell cells[NR_KINDS * NR_OPS];
 	struct CMUnitTest tests[NR_KINDS * NR_OPS + 2];
 	size_t n = 0;
 
-	pg = (size_t)sysconf(_SC_PAGESIZE);
-	len = 2 * pg;
 	for (size_t k = 0; k < NR_KINDS; k++)
 		for (size_t o = 0; o < NR_OPS; o++, n++) {
 			cells[n].k = &kinds[k];
@@ -530,7 +496,7 @@ int main(void)
 			tests[n] = (struct CMUnitTest){
 				.name = cells[n].name,
 				.test_func = run_cell,
-				.setup_func = cell_setup,
+				.setup_func = maps_cell_setup,
 				.teardown_func = dev_teardown,
 				.initial_state = &cells[n],
 			};
@@ -549,5 +515,5 @@ int main(void)
 	};
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("managed-maps-advise", tests, n,
-				       group_setup, group_teardown);
+				       maps_group_setup, maps_group_teardown);
 }

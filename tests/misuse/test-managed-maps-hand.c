@@ -30,10 +30,9 @@
 #include <devres/posix.h>
 #include "testlib.h"
 #include "io/iotest.h"
-#include "misuse/one-pci-fn.h"
+#include "misuse/maps-fixture.h"
 
-#define WIN 0xa0000000ull
-#define LEN 0x2000u
+#define LEN len /* the fixture's two pages */
 #define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
 #define RW (PROT_READ | PROT_WRITE)
 
@@ -94,7 +93,6 @@ static const struct way ways[] = {
 };
 #define NR_WAYS (sizeof(ways) / sizeof(ways[0]))
 
-static int memfd;
 static const struct kind *cur_kind;
 static const struct way *cur_way;
 
@@ -162,24 +160,6 @@ static int cell_setup(void **state)
 	return dev_setup(state);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	memfd = dev_memfd(LEN);
-	if (memfd < 0 || iomem_window_add(WIN, LEN, memfd, 0, "win"))
-		return -1;
-	return one_pci_fn_setup(LEN);
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	one_pci_fn_teardown();
-	iomem_window_remove(WIN);
-	close(memfd);
-	return 0;
-}
-
 int main(void)
 {
 	static struct cell cells[NR_KINDS * NR_WAYS];
@@ -202,5 +182,5 @@ int main(void)
 		}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("managed-maps-hand", tests, n,
-				       group_setup, group_teardown);
+				       maps_group_setup, maps_group_teardown);
 }

@@ -51,17 +51,15 @@
 #include <devres/posix.h>
 #include "testlib.h"
 #include "io/iotest.h"
-#include "misuse/one-pci-fn.h"
+#include "misuse/maps-fixture.h"
 
 #ifndef MADV_REMOVE
 #define MADV_REMOVE 9
 #endif
 
-#define WIN 0xa0000000ull
 #define CALLS 64 /* calls by hand a round */
 
-static size_t pg, len;
-static int winfd, shmfd, pidfd;
+static int shmfd, pidfd;
 static volatile unsigned char *winview, *shmview;
 
 struct kind {
@@ -276,42 +274,25 @@ static void race(void **state)
 	assert_int_equal(devres_ledger_diff(&before, &now, stderr), 0);
 }
 
+/* The fixture's, and a shared memfd with a view of each file. */
 static int group_setup(void **state)
 {
-	(void)state;
-	pg = (size_t)sysconf(_SC_PAGESIZE);
-	len = 2 * pg;
-	winfd = dev_memfd(len);
+	if (maps_group_setup(state))
+		return -1;
 	shmfd = dev_memfd(len);
-	if (winfd < 0 || shmfd < 0 ||
-	    iomem_window_add(WIN, len, winfd, 0, "win"))
+	if (shmfd < 0)
 		return -1;
-	winview = dev_view(winfd, len);
+	winview = dev_view(maps_winfd, len);
 	shmview = dev_view(shmfd, len);
-	if (!winview || !shmview)
-		return -1;
-	return one_pci_fn_setup(len);
+	return winview && shmview ? 0 : -1;
 }
 
 static int group_teardown(void **state)
 {
-	(void)state;
-	one_pci_fn_teardown();
-	iomem_window_remove(WIN);
 	munmap((void *)winview, len);
 	munmap((void *)shmview, len);
-	close(winfd);
 	close(shmfd);
-	return 0;
-}
-
-static int kind_setup(void **state)
-{
-	void *k = *state;
-	int ret = dev_setup(state);
-
-	*state = k;
-	return ret;
+	return maps_group_teardown(state);
 }
 
 int main(void)
@@ -323,7 +304,7 @@ int main(void)
 		tests[n] = (struct CMUnitTest){
 			.name = kinds[n].name,
 			.test_func = race,
-			.setup_func = kind_setup,
+			.setup_func = maps_cell_setup,
 			.teardown_func = dev_teardown,
 			.initial_state = (void *)&kinds[n],
 		};

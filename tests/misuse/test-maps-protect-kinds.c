@@ -41,14 +41,10 @@
 #include <devres/posix.h>
 #include "testlib.h"
 #include "io/iotest.h"
-#include "misuse/one-pci-fn.h"
+#include "misuse/maps-fixture.h"
 
-#define WIN 0xa0000000ull
 #define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
 #define RW (PROT_READ | PROT_WRITE)
-
-static size_t pg, len; /* a page; every mapping's length (two pages) */
-static int memfd;
 
 struct res {
 	char *p;
@@ -250,33 +246,6 @@ static void run_cell(void **state)
 	run_range(c, pg);
 }
 
-static int group_setup(void **state)
-{
-	(void)state;
-	memfd = dev_memfd(len);
-	if (memfd < 0 || iomem_window_add(WIN, len, memfd, 0, "win"))
-		return -1;
-	return one_pci_fn_setup(len);
-}
-
-static int group_teardown(void **state)
-{
-	(void)state;
-	one_pci_fn_teardown();
-	iomem_window_remove(WIN);
-	close(memfd);
-	return 0;
-}
-
-static int cell_setup(void **state)
-{
-	void *c = *state;
-	int ret = dev_setup(state);
-
-	*state = c;
-	return ret;
-}
-
 static int cell_teardown(void **state)
 {
 	pci_sysfs_set_readonly(false);
@@ -289,8 +258,6 @@ int main(void)
 	struct CMUnitTest tests[NR_KINDS * 8 * 2];
 	size_t n = 0;
 
-	pg = (size_t)sysconf(_SC_PAGESIZE);
-	len = 2 * pg;
 	for (size_t k = 0; k < NR_KINDS; k++)
 		for (int pkey = 0; pkey < 2; pkey++)
 			for (int prot = 0; prot < 8; prot++, n++) {
@@ -303,12 +270,12 @@ int main(void)
 				tests[n] = (struct CMUnitTest){
 					.name = cells[n].name,
 					.test_func = run_cell,
-					.setup_func = cell_setup,
+					.setup_func = maps_cell_setup,
 					.teardown_func = cell_teardown,
 					.initial_state = &cells[n],
 				};
 			}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("maps-protect-kinds", tests, n,
-				       group_setup, group_teardown);
+				       maps_group_setup, maps_group_teardown);
 }

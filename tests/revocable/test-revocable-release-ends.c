@@ -12,6 +12,7 @@
  * device is released once, and there is exactly one WARN (the device's
  * release chain's, or the revocation's own when it was queued).
  */
+#define _GNU_SOURCE /* pthread_timedjoin_np(), in thread-end.h */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -24,12 +25,8 @@
 #include <devres/fault.h>
 #include <devres/revocable.h>
 #include "testlib.h"
+#include "base/thread-end.h"
 
-enum end {
-	RETURNS,
-	EXITS,
-	CANCELLED
-};
 enum where {
 	BINDING,
 	QUEUED
@@ -37,24 +34,24 @@ enum where {
 
 struct row {
 	const char *name;
-	enum end end;
+	enum ending end;
 	enum where where;
 	const char *dev, *func, *reason; /* the WARN, or NULL for none */
 };
 
 static const struct row rows[] = {
-	{ "returns, binding", RETURNS, BINDING, NULL, NULL, NULL },
-	{ "returns, queued", RETURNS, QUEUED, NULL, NULL, NULL },
-	{ "pthread_exit, binding", EXITS, BINDING, "test-dev",
+	{ "returns, binding", BY_RETURN, BINDING, NULL, NULL, NULL },
+	{ "returns, queued", BY_RETURN, QUEUED, NULL, NULL, NULL },
+	{ "pthread_exit, binding", BY_EXIT, BINDING, "test-dev",
 	  "devres_release_all",
 	  "the thread ended inside the release of devm_revocable_create" },
-	{ "pthread_exit, queued", EXITS, QUEUED, "(no device)",
+	{ "pthread_exit, queued", BY_EXIT, QUEUED, "(no device)",
 	  "revocable_access_end",
 	  "the release of a revocation ended its thread" },
-	{ "cancelled, binding", CANCELLED, BINDING, "test-dev",
+	{ "cancelled, binding", BY_CANCEL, BINDING, "test-dev",
 	  "devres_release_all",
 	  "the thread ended inside the release of devm_revocable_create" },
-	{ "cancelled, queued", CANCELLED, QUEUED, "(no device)",
+	{ "cancelled, queued", BY_CANCEL, QUEUED, "(no device)",
 	  "revocable_access_end",
 	  "the release of a revocation ended its thread" },
 };
@@ -71,12 +68,7 @@ static void rel(void *res)
 		return;
 	}
 	released_bad++;
-	if (cur->end == EXITS)
-		pthread_exit(NULL);
-	if (cur->end == CANCELLED) {
-		pthread_cancel(pthread_self());
-		pthread_testcancel();
-	}
+	end_thread_by(cur->end);
 }
 
 static void *releaser(void *arg)

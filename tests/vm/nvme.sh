@@ -6,9 +6,12 @@
 # that crc-t10dif and crc64-rocksoft look up) kept aside in
 # /modules/nvme/: /init binds the controller to vfio-pci, and only
 # nvme-kernel.sh loads the kernel's driver, for the side-by-side run.
-# Environment: VM_NVME_IOS (I/Os per load test, default 5000).
+# Environment: VM_NVME_IOS (I/Os per load test, default 5000);
+# VM_NVME_KERNEL_S (seconds of load per depth that nvme-kernel fits its
+# I/Os in, at most VM_NVME_IOS of them; default 20).
 nvme_img=$out/nvme.img
 nvme_ios=${VM_NVME_IOS:-5000}
+nvme_kernel_s=${VM_NVME_KERNEL_S:-20}
 rm -f "$nvme_img"
 truncate -s 64M "$nvme_img"
 nvme_args="-drive file=$nvme_img,if=none,id=d0,format=raw,cache=writeback \
@@ -47,6 +50,6 @@ nvme-sweep examples/nvme/nvme --sweep
 nvme-unbind examples/nvme/nvme --unbind --qd 16 --queues 2 --threads 2
 nvme-timeout examples/nvme/nvme --timeout
 nvme-final examples/nvme/nvme --final 8192
-nvme-kernel /bin/sh /tests/nvme-kernel.sh BUILD/examples/nvme/nvme $n
+nvme-kernel /bin/sh /tests/nvme-kernel.sh BUILD/examples/nvme/nvme $n $nvme_kernel_s
 LIST
 }
