@@ -289,7 +289,11 @@ DEVRES_API bool device_is_bound(struct device *dev);
  * that holds its binding (a store() that unbinds its own device) WARNs and
  * does not wait for that thread's holds, which would never end. A thread
  * that ends (returns, pthread_exit(), cancelled) with holds left has them
- * put at its end, with one WARN a device.
+ * put at its end, with one WARN a device. A hold is a reference to @dev
+ * too: a holder that unregisters @dev (or deletes it and puts the
+ * owner's reference) still has it until device_bound_put(), which then
+ * releases it. In a child of fork(), the holds of the thread that forked
+ * are the parent's and are forgotten.
  *
  * Context: any thread; the holder must not wait for @dev to be unbound.
  * Return: 0 with the binding held; -ENODEV when no driver is bound, or one

@@ -175,6 +175,8 @@ static inline void dm_get_device_locked(struct device *dev)
  * no device_bound_get() holds its binding but this thread's own.
  */
 HIDDEN void devres__bound_drain(struct device *dev);
+/* active.c: in a child of fork(), forgets the forking thread's holds. */
+HIDDEN void devres__bound_forked(void);
 
 /* bus.c; the *_locked ones with devres__dm_lock held. */
 HIDDEN struct bus_private *devres__bus_find_locked(const struct bus_type *bus);

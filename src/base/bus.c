@@ -29,9 +29,15 @@ static void fork_done(void)
 	dm_unlock();
 }
 
+static void fork_child(void)
+{
+	devres__bound_forked();
+	dm_unlock();
+}
+
 __attribute__((constructor)) static void bus_init(void)
 {
-	devres__atfork(DEVRES_FORK_DM, fork_prepare, fork_done, fork_done);
+	devres__atfork(DEVRES_FORK_DM, fork_prepare, fork_done, fork_child);
 }
 
 struct bus_private *devres__bus_find_locked(const struct bus_type *bus)
