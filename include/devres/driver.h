@@ -137,10 +137,13 @@ DEVRES_API void bus_unregister(const struct bus_type *bus);
  *
  * Walks @drv's bus in bus_for_each_dev() order from after @start and
  * returns the first device bound to @drv, with a reference taken (give it
- * back with put_device()), as the kernel's does.
+ * back with put_device()), as the kernel's does. @start may have left the
+ * bus since it was found (deleted by the caller or by another thread,
+ * unbound): the walk goes on after its place.
  *
  * Context: any thread; not with a device's lock held by a callback.
- * Return: the device, or NULL when there is none (or @drv has no bus).
+ * Return: the device, or NULL when there is none, or (with a WARN) when
+ * @drv has no bus, its bus is not registered, or @start was never on it.
  */
 DEVRES_API struct device *
 driver_find_next_device(const struct device_driver *drv, struct device *start);

@@ -90,6 +90,12 @@ struct device_private {
 	struct device *parent; /* the reference taken at device_add() */
 	const struct device_driver *bound; /* set once probe succeeded */
 	unsigned long defer_round;
+	/*
+	 * Its place in the order of device_add(), under devres__dm_lock:
+	 * a bus's list is in this order, so a walk that resumes from a
+	 * device deleted (unlinked) since finds the devices after it.
+	 */
+	unsigned long seq;
 	int pins;
 	int active;	/* device_bound_get() holds, under devres__dm_lock */
 	bool dead;	/* device_del() was called */

@@ -540,7 +540,10 @@ int device_add(struct device *dev)
 	else
 		ret = 0;
 	if (!ret) {
+		static unsigned long added;
+
 		dp->bus = bp;
+		dp->seq = ++added;
 		if (bp)
 			dm_list_add_tail(&bp->devices, &dp->bus_node);
 		/* The registration's reference; the child's on its parent
