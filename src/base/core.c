@@ -733,6 +733,8 @@ static void del_put(struct deleting *d)
 	int old;
 
 	d->step = DEL_PUT;
+	/* Also after a release callback of the device ended the thread. */
+	devres__platform_deleted(dev);
 	old = __atomic_fetch_sub(&dev->refcount, 2, __ATOMIC_ACQ_REL);
 	if (old > 2)
 		return;

@@ -348,6 +348,19 @@ static void adding_drop(void *arg)
 
 static int pdev_add(struct platform_device *pdev);
 
+/*
+ * The resources the add named after the device lose that name when the
+ * add fails or the device is deleted: the name is the device's, freed
+ * with it, and the array may be its owner's, used again for another
+ * device (which would enter the tree under a freed name).
+ */
+static void unname_resources(struct platform_device *pdev)
+{
+	for (unsigned int i = 0; i < pdev->num_resources; i++)
+		if (pdev->resource[i].name == dev_name(&pdev->dev))
+			pdev->resource[i].name = NULL;
+}
+
 int platform_device_add(struct platform_device *pdev)
 {
 	struct adding a;
@@ -417,23 +430,25 @@ static int pdev_add(struct platform_device *pdev)
 	return 0;
 
 fail:
-	/* A later add may rename it: nothing may keep the name. */
-	for (unsigned int i = 0; i < pdev->num_resources; i++)
-		if (pdev->resource[i].name == dev_name(&pdev->dev))
-			pdev->resource[i].name = NULL;
+	unname_resources(pdev);
 	free_auto_id(pdev);
 	return ret;
 }
 
-/* What follows the device's deletion, also when its remove ended the thread. */
-static void pdev_del_rest(void *arg)
+/*
+ * What follows a platform device's deletion, however it is deleted (see
+ * base.h): its resources leave the tree, lose the name the add gave
+ * them, and its automatic id is free again.
+ */
+void devres__platform_deleted(struct device *dev)
 {
-	struct platform_device *pdev = arg;
+	struct platform_device *pdev;
 
-	/* Refused (never added, or from its own callbacks): nothing more. */
-	if (dm_dev_state(&pdev->dev) < DEV_DELETED)
+	if (dev->bus != &platform_bus_type)
 		return;
+	pdev = to_platform_device(dev);
 	devres__remove_resources(pdev->resource, pdev->num_resources);
+	unname_resources(pdev);
 	free_auto_id(pdev);
 }
 
@@ -441,9 +456,7 @@ static void pdev_del(struct platform_device *pdev)
 {
 	if (devres__arg_bad(NULL, pdev, "platform_device_del", "device"))
 		return;
-	pthread_cleanup_push(pdev_del_rest, pdev);
 	device_del(&pdev->dev);
-	pthread_cleanup_pop(1);
 }
 
 /* Callbacks run from here may change errno; the caller's is given back. */
