@@ -37,6 +37,7 @@
 #include <devres/platform.h>
 #include "testlib.h"
 #include "base/thread-end.h"
+#include "hostile/cell-child.h"
 
 static int hbh_probe(struct platform_device *pdev)
 {
@@ -140,9 +141,9 @@ static void *holder(void *arg)
  * for ever) or crashes fails alone, and the next cells still run. The
  * child's exit status is the first check that failed, 0 when none did.
  */
-static int cell_in_child(enum loss loss, int end)
+static int cell_in_child(int loss, int end)
 {
-	struct cell c = { .loss = loss, .end = end };
+	struct cell c = { .loss = (enum loss)loss, .end = end };
 	struct timespec when;
 	pthread_t t;
 	void *ret = NULL;
@@ -192,16 +193,8 @@ static void every_loss_every_end(void **state)
 	devres_ledger_snapshot(&before);
 	for (int l = 0; l < NR_LOSS; l++)
 		for (int e = 0; e <= BY_BOUND_PUT; e++) {
-			int status = 0;
-			pid_t pid;
+			int status = run_cell_in_child(cell_in_child, l, e);
 
-			fflush(NULL);
-			pid = fork();
-
-			assert_true(pid >= 0);
-			if (pid == 0)
-				_exit(cell_in_child((enum loss)l, e));
-			assert_int_equal(waitpid(pid, &status, 0), pid);
 			print_message("%s, then %s: %s (status %#x)\n",
 				      loss_name[l], hold_end_name(e),
 				      status ? "FAILED" : "ok", status);

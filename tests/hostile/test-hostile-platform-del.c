@@ -29,8 +29,6 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
-#include <sys/wait.h>
-#include <unistd.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/devres.h>
@@ -38,6 +36,7 @@
 #include <devres/ioport.h>
 #include <devres/platform.h>
 #include "testlib.h"
+#include "hostile/cell-child.h"
 
 #define MEM_START 0x72000000
 #define IO_START 0x7200
@@ -233,7 +232,7 @@ static int one_cell(enum how how, enum array a)
  * cells start from a clean tree. The status is the number of failed
  * checks, or the signal that ended the child.
  */
-static int cell_in_child(enum how how, enum array a)
+static int cell_in_child(int how, int a)
 {
 	struct devres_ledger before, after;
 	int bad;
@@ -241,7 +240,7 @@ static int cell_in_child(enum how how, enum array a)
 	devres_ledger_snapshot(&before);
 	if (platform_driver_register(&hpd_drv))
 		return 100;
-	bad = one_cell(how, a);
+	bad = one_cell((enum how)how, (enum array)a);
 	platform_driver_unregister(&hpd_drv);
 	devres_ledger_snapshot(&after);
 	bad += devres_ledger_diff(&before, &after, stderr) != 0;
@@ -255,16 +254,8 @@ static void every_deletion_every_array(void **state)
 	(void)state;
 	for (int how = 0; how < NR_HOW; how++)
 		for (int a = 0; a < NR_ARRAY; a++) {
-			int status = 0;
-			pid_t pid;
+			int status = run_cell_in_child(cell_in_child, how, a);
 
-			fflush(NULL);
-			pid = fork();
-			assert_true(pid >= 0);
-			if (pid == 0)
-				_exit(cell_in_child((enum how)how,
-						    (enum array)a));
-			assert_int_equal(waitpid(pid, &status, 0), pid);
 			print_message("%s, %s: %s (status %#x)\n",
 				      how_name[how], array_name[a],
 				      status ? "FAILED" : "ok", status);
