@@ -69,6 +69,8 @@ struct bus_private {
 	int refs;
 	unsigned long drv_seq; /* drivers registered so far */
 	bool is_static;	       /* not freed by bus_unregister() */
+	/* The bus's own deletion steps (subsys.h); NULL when it has none. */
+	void (*deleted)(struct device *dev);
 };
 
 struct driver_private {
@@ -181,14 +183,6 @@ static inline void dm_get_device_locked(struct device *dev)
  * no device_bound_get() holds its binding but this thread's own.
  */
 HIDDEN void devres__bound_drain(struct device *dev);
-/*
- * platform.c, from every deletion of a device (platform_device_del(),
- * device_del() or device_unregister() of its struct device, its last put
- * while registered, a thread that ends inside the deletion): a platform
- * device's resources leave the tree before the device, which may free
- * them, is released. Nothing for a device of another bus.
- */
-HIDDEN void devres__platform_deleted(struct device *dev);
 /* active.c: in a child of fork(), forgets the forking thread's holds. */
 HIDDEN void devres__bound_forked(void);
 

@@ -63,10 +63,13 @@ static const struct bus_type platform_bus_type = {
 	.remove = platform_remove,
 };
 
+static void platform_deleted(struct device *dev);
+
 /* Registered on first use; its state is static, so it cannot fail. */
 static struct bus_private platform_bus = {
 	.bus = &platform_bus_type,
 	.is_static = true,
+	.deleted = platform_deleted,
 };
 static pthread_once_t platform_bus_once = PTHREAD_ONCE_INIT;
 
@@ -436,17 +439,14 @@ fail:
 }
 
 /*
- * What follows a platform device's deletion, however it is deleted (see
- * base.h): its resources leave the tree, lose the name the add gave
- * them, and its automatic id is free again.
+ * What follows a platform device's deletion, however it is deleted (the
+ * bus's deletion steps, subsys.h): its resources leave the tree, lose
+ * the name the add gave them, and its automatic id is free again.
  */
-void devres__platform_deleted(struct device *dev)
+static void platform_deleted(struct device *dev)
 {
-	struct platform_device *pdev;
+	struct platform_device *pdev = to_platform_device(dev);
 
-	if (dev->bus != &platform_bus_type)
-		return;
-	pdev = to_platform_device(dev);
 	devres__remove_resources(pdev->resource, pdev->num_resources);
 	unname_resources(pdev);
 	free_auto_id(pdev);
