@@ -105,7 +105,8 @@ int pci__bus_ready(void)
 
 	pthread_mutex_lock(&bus_lock);
 	if (!bus_registered) {
-		ret = bus_register(&pci__bus_type);
+		ret = devres__bus_register_deleted(&pci__bus_type,
+						   pci__deleted);
 		bus_registered = !ret;
 	}
 	pthread_mutex_unlock(&bus_lock);
