@@ -12,14 +12,18 @@
  * be requested again, the UIO backend holds no device, the same name is
  * added again and bound, the ledger is back where it started, and the
  * only WARNs are those of the misuse itself (the put one too many, the
- * thread that ends inside remove).
+ * thread that ends inside remove). A UIO function is quiesced (no
+ * mastering, INTx masked) before its binding's memory goes, also when
+ * its driver's remove ends the thread.
  *
  * Before, only the bus's own delete did it for a PCI function: deleted
  * through its struct device, it stayed on the PCI list, deleted from the
  * driver core's bus, with its BARs claimed, until pci_bus_remove_all()
  * deleted it a second time (a WARN in the library's name); a lookup found
  * it, and a rescan of its name was refused (-EEXIST) and never added it
- * again.
+ * again. And a PCI driver's remove that ended the thread skipped what
+ * the bus does after it: the UIO function was left mastering, INTx
+ * unmasked, while the binding's DMA memory was freed.
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -86,9 +90,11 @@ static int hbd_pci_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	ret = pcim_enable_device(pdev);
 	if (!ret)
 		ret = pcim_iomap_regions(pdev, 1 << 0, "hbd");
-	if (!ret)
-		probes++;
-	return ret;
+	if (ret)
+		return ret;
+	pci_set_master(pdev);
+	probes++;
+	return 0;
 }
 
 static void hbd_pci_remove(struct pci_dev *pdev)
@@ -138,7 +144,25 @@ static const char *const kind_name[] = {
 };
 
 static struct fake_uio uio = { -1, -1 };
+/* The owner's own array: in the tree, it outlives the device. */
 static struct resource pdev_res[1];
+
+static struct platform_device *add_platform(void)
+{
+	struct platform_device *p = platform_device_alloc("hbd", 0);
+
+	pdev_res[0] = (struct resource)DEFINE_RES_MEM(MEM_START, MEM_LEN);
+	pdev_res[0].name = "hbd-mem";
+	if (!p)
+		return NULL;
+	p->resource = pdev_res;
+	p->num_resources = 1;
+	if (platform_device_add(p)) {
+		platform_device_put(p);
+		return NULL;
+	}
+	return p;
+}
 
 /* The device, added and bound; its struct device, with a reference. */
 static struct device *add(enum kind k)
@@ -147,11 +171,8 @@ static struct device *add(enum kind k)
 	struct pci_dev *pdev;
 
 	if (k == PLATFORM) {
-		pdev_res[0] =
-			(struct resource)DEFINE_RES_MEM(MEM_START, MEM_LEN);
-		p = platform_device_alloc("hbd", 0);
-		if (!p || platform_device_add_resources(p, pdev_res, 1) ||
-		    platform_device_add(p))
+		p = add_platform();
+		if (!p)
 			_exit(110);
 		return &p->dev;
 	}
@@ -239,23 +260,33 @@ static int one_cell(enum kind k, enum how how)
 		bad += again != NULL;
 		pci_dev_put(again);
 	}
-	/* Its regions are free again. */
+	/* Its regions are out of the tree, free again. */
+	if (k == PLATFORM)
+		bad += pdev_res[0].parent != NULL;
 	r = request_mem_region(start, len, "hbd-check");
 	bad += r == NULL;
 	if (r)
 		release_mem_region(start, len);
-	/* The backend holds no device: its configuration may change. */
-	if (k == PCI_UIO)
+	/*
+	 * The backend quiesced it before the binding's memory went (also
+	 * when the remove ended the thread), and holds no device: its
+	 * configuration may change.
+	 */
+	if (k == PCI_UIO) {
+		uint16_t cmd = 0;
+
+		bad += fake_cmd(NAME, &cmd, false) != 0;
+		bad += (cmd & PCI_COMMAND_MASTER) != 0;
+		bad += uio_masked(NAME) != 1;
 		bad += pci_uio_enable(uio_dir, 0) != 0;
+	}
 
 	/* The same name again, bound again, deleted by the bus. */
 	warns = devres_warn_count();
 	if (k == PLATFORM) {
-		struct platform_device *p = platform_device_alloc("hbd", 0);
+		struct platform_device *p = add_platform();
 
-		bad += !p || platform_device_add_resources(p, pdev_res, 1) ||
-		       platform_device_add(p) != 0;
-		bad += probes != 2;
+		bad += p == NULL || probes != 2;
 		platform_device_unregister(p);
 	} else {
 		bad += pci_bus_scan_device(NAME) != 0;
