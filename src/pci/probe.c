@@ -707,20 +707,35 @@ static struct pci_dev_private *claim_locked(struct pci_dev_private *p)
  * The deletion takes the device off the list (pci__deleted()), which
  * leaves the scan's reference to a device claimed here (claim_locked()).
  */
-static void remove_device(struct pci_dev_private *p, const char *func)
-{
-	struct pci_dev *pdev = p->pdev;
+struct removing {
+	struct pci_dev *pdev;
+	const char *func;
+};
 
-	get_device(&pdev->dev);
-	/* Unbinding may still write `enable` and config: keep the fd valid. */
-	device_del(&pdev->dev);
-	if (__atomic_load_n(&pdev->dev.refcount, __ATOMIC_RELAXED) < 2)
-		devres__warn(&pdev->dev, func,
+/* After the deletion, also when its remove ended the thread. */
+static void remove_end(void *arg)
+{
+	struct removing *rm = arg;
+	struct device *dev = &rm->pdev->dev;
+
+	if (__atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) < 2)
+		devres__warn(dev, rm->func,
 			     "the scan's reference was put already: one "
 			     "pci_dev_put() too many");
 	else
-		put_device(&pdev->dev);
-	put_device(&pdev->dev);
+		put_device(dev);
+	put_device(dev);
+}
+
+static void remove_device(struct pci_dev_private *p, const char *func)
+{
+	struct removing rm = { .pdev = p->pdev, .func = func };
+
+	get_device(&rm.pdev->dev);
+	pthread_cleanup_push(remove_end, &rm);
+	/* Unbinding may still write `enable` and config: keep the fd valid. */
+	device_del(&rm.pdev->dev);
+	pthread_cleanup_pop(1);
 }
 
 static bool scan_lock_take(const char *func)
@@ -746,6 +761,30 @@ static void scan_lock_drop(void)
 	scan_owned = false;
 	pthread_mutex_unlock(&list_lock);
 	pthread_mutex_unlock(&scan_lock);
+}
+
+static void close_root_locked(void);
+
+/*
+ * A scan or removal in progress, ended also by a probe or remove that
+ * ends the thread (the driver core finishes its bind or deletion as the
+ * thread unwinds): the root closed when no device needs it, scan_lock
+ * given back (or every later scan waited for ever), the names freed.
+ */
+struct scanning {
+	char **names;
+	size_t n;
+};
+
+static void scan_end(void *arg)
+{
+	struct scanning *sc = arg;
+
+	close_root_locked();
+	scan_lock_drop();
+	while (sc->n)
+		free(sc->names[--sc->n]);
+	free(sc->names);
 }
 
 static int open_root_locked(void)
@@ -910,9 +949,8 @@ static int add_devices(char **names, size_t n)
 
 int pci_bus_scan(void)
 {
+	struct scanning sc = { NULL, 0 };
 	struct pci_dev_private *gone;
-	char **names = NULL;
-	size_t n = 0;
 	int ret;
 
 	ret = pci__bus_ready();
@@ -920,9 +958,10 @@ int pci_bus_scan(void)
 		return ret;
 	if (!scan_lock_take(__func__))
 		return -EDEADLK;
+	pthread_cleanup_push(scan_end, &sc);
 	ret = open_root_locked();
 	if (!ret)
-		ret = list_dir(&names, &n);
+		ret = list_dir(&sc.names, &sc.n);
 	if (ret)
 		goto out;
 
@@ -936,7 +975,7 @@ int pci_bus_scan(void)
 		for (gone = devs_head; gone; gone = gone->next)
 			if (devres__dev_mine(&gone->pdev->dev) &&
 			    !gone->removing &&
-			    (!in_names(names, n, gone->name) ||
+			    (!in_names(sc.names, sc.n, gone->name) ||
 			     !dir_unchanged_locked(gone)))
 				break;
 		gone = claim_locked(gone);
@@ -945,23 +984,20 @@ int pci_bus_scan(void)
 			break;
 		remove_device(gone, __func__);
 	}
-	ret = add_devices(names, n);
+	ret = add_devices(sc.names, sc.n);
 	if (!ret) {
 		pthread_mutex_lock(&list_lock);
 		ret = nr_devs;
 		pthread_mutex_unlock(&list_lock);
 	}
 out:
-	close_root_locked();
-	scan_lock_drop();
-	while (n)
-		free(names[--n]);
-	free(names);
+	pthread_cleanup_pop(1);
 	return ret;
 }
 
 int pci_bus_scan_device(const char *name)
 {
+	struct scanning sc = { NULL, 0 };
 	unsigned int d, b, f;
 	int ret;
 
@@ -973,20 +1009,22 @@ int pci_bus_scan_device(const char *name)
 		return ret;
 	if (!scan_lock_take(__func__))
 		return -EDEADLK;
+	pthread_cleanup_push(scan_end, &sc);
 	ret = open_root_locked();
 	if (!ret)
 		ret = add_device(name);
-	close_root_locked();
-	scan_lock_drop();
+	pthread_cleanup_pop(1);
 	return ret;
 }
 
 void pci_bus_remove_all(void)
 {
+	struct scanning sc = { NULL, 0 };
 	struct pci_dev_private *p;
 
 	if (!scan_lock_take(__func__))
 		return;
+	pthread_cleanup_push(scan_end, &sc);
 	for (;;) {
 		pthread_mutex_lock(&list_lock);
 		for (p = devs_head;
@@ -999,8 +1037,7 @@ void pci_bus_remove_all(void)
 			break;
 		remove_device(p, __func__);
 	}
-	close_root_locked();
-	scan_lock_drop();
+	pthread_cleanup_pop(1);
 }
 
 struct pci_dev *pci_get_device(unsigned int vendor, unsigned int device,

@@ -23,7 +23,9 @@
  * it, and a rescan of its name was refused (-EEXIST) and never added it
  * again. And a PCI driver's remove that ended the thread skipped what
  * the bus does after it: the UIO function was left mastering, INTx
- * unmasked, while the binding's DMA memory was freed.
+ * unmasked, while the binding's DMA memory was freed; inside
+ * pci_bus_remove_all(), the scan's lock stayed held, and the next scan
+ * waited for ever (the cell's alarm ends it).
  */
 #define _GNU_SOURCE
 #include <errno.h>
@@ -121,13 +123,17 @@ enum how {
 	DEVICE_DEL_PUT,
 	LAST_PUT_REGISTERED, /* every reference put, the registration's too */
 	REMOVE_ENDS_THREAD,  /* device_unregister(), remove exits */
+	BUS_DELETE_ENDS,     /* the bus's own delete, remove exits */
 	NR_HOW
 };
 
 static const char *const how_name[] = {
-	"the bus's own delete",		 "device_unregister()",
-	"device_del() and put_device()", "the last put while registered",
+	"the bus's own delete",
+	"device_unregister()",
+	"device_del() and put_device()",
+	"the last put while registered",
 	"a remove that ends the thread",
+	"the bus's own delete, a remove that ends the thread",
 };
 
 enum kind {
@@ -191,6 +197,15 @@ static void *unregisterer(void *arg)
 	return NULL;
 }
 
+static void *bus_deleter(void *arg)
+{
+	if (arg)
+		platform_device_unregister(arg);
+	else
+		pci_bus_remove_all();
+	return NULL;
+}
+
 /* Deletes @dev, whose caller's reference goes with it; the WARNs it made. */
 static int delete_by(struct device *dev, enum kind k, enum how how)
 {
@@ -220,12 +235,23 @@ static int delete_by(struct device *dev, enum kind k, enum how how)
 		put_device(dev);
 		put_device(dev);
 		break;
-	default:
+	case REMOVE_ENDS_THREAD:
 		remove_ends = true;
 		if (pthread_create(&t, NULL, unregisterer, dev) ||
 		    pthread_join(t, NULL))
 			_exit(113);
 		remove_ends = false;
+		break;
+	default:
+		remove_ends = true;
+		if (pthread_create(&t, NULL, bus_deleter,
+				   k == PLATFORM ? to_platform_device(dev)
+						 : NULL) ||
+		    pthread_join(t, NULL))
+			_exit(114);
+		remove_ends = false;
+		if (k != PLATFORM)
+			put_device(dev);
 		break;
 	}
 	return devres_warn_count() - warns;
@@ -249,8 +275,8 @@ static int one_cell(enum kind k, enum how how)
 	}
 	warns = delete_by(dev, k, how);
 	/* The put one too many WARNs, a remove's end too; nothing else. */
-	bad += warns !=
-	       (how == LAST_PUT_REGISTERED || how == REMOVE_ENDS_THREAD);
+	bad += warns != (how == LAST_PUT_REGISTERED ||
+			 how == REMOVE_ENDS_THREAD || how == BUS_DELETE_ENDS);
 	if (warns)
 		fprintf(stderr, "%d WARNs\n", warns);
 
@@ -323,6 +349,8 @@ static int cell_in_child(int k, int how)
 	struct devres_ledger before, after;
 	int bad;
 
+	/* A scan that waits for ever fails its cell alone. */
+	alarm(30);
 	devres_ledger_snapshot(&before);
 	if (k == PLATFORM ? platform_driver_register(&hbd_pdrv)
 			  : setup_pci((enum kind)k))
