@@ -137,10 +137,13 @@ DEVRES_API void bus_unregister(const struct bus_type *bus);
  *
  * Walks @drv's bus in bus_for_each_dev() order from after @start and
  * returns the first device bound to @drv, with a reference taken (give it
- * back with put_device()), as the kernel's does.
+ * back with put_device()), as the kernel's does. @start may have left the
+ * bus since it was found (deleted by the caller or by another thread,
+ * unbound): the walk goes on after its place.
  *
  * Context: any thread; not with a device's lock held by a callback.
- * Return: the device, or NULL when there is none (or @drv has no bus).
+ * Return: the device, or NULL when there is none, or (with a WARN) when
+ * @drv has no bus, its bus is not registered, or @start was never on it.
  */
 DEVRES_API struct device *
 driver_find_next_device(const struct device_driver *drv, struct device *start);
@@ -289,7 +292,11 @@ DEVRES_API bool device_is_bound(struct device *dev);
  * that holds its binding (a store() that unbinds its own device) WARNs and
  * does not wait for that thread's holds, which would never end. A thread
  * that ends (returns, pthread_exit(), cancelled) with holds left has them
- * put at its end, with one WARN a device.
+ * put at its end, with one WARN a device. A hold is a reference to @dev
+ * too: a holder that unregisters @dev (or deletes it and puts the
+ * owner's reference) still has it until device_bound_put(), which then
+ * releases it. In a child of fork(), the holds of the thread that forked
+ * are the parent's and are forgotten.
  *
  * Context: any thread; the holder must not wait for @dev to be unbound.
  * Return: 0 with the binding held; -ENODEV when no driver is bound, or one

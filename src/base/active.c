@@ -6,6 +6,12 @@
  * never meets its data freed. The count is in the device's private state
  * under devres__dm_lock; each thread keeps the devices it holds, to tell
  * its own holds from others' when it unbinds one of them itself.
+ *
+ * A hold is also a reference to the device, as an open sysfs file holds
+ * its kobject: a holder that deletes its device (a store() that
+ * unregisters it), or puts its last reference, still has the device until
+ * its device_bound_put(), which then releases it. Without the reference,
+ * that put, and the one at the thread's end, read the freed device.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -75,10 +81,12 @@ int device_bound_get(struct device *dev)
 		return -EBUSY;
 	}
 	dm_lock();
-	if (dm_dev_state(dev) == DEV_BOUND)
+	if (dm_dev_state(dev) == DEV_BOUND) {
 		dev->p->active++;
-	else
+		dm_get_device_locked(dev);
+	} else {
 		ret = -ENODEV;
+	}
 	dm_unlock();
 	if (!ret)
 		mine[nmine++] = dev;
@@ -105,6 +113,19 @@ void device_bound_put(struct device *dev)
 	if (--dev->p->active == 0)
 		pthread_cond_broadcast(&devres__dm_cond);
 	dm_unlock();
+	/* The hold's reference: the last one when the holder deleted it. */
+	put_device(dev);
+}
+
+/*
+ * In a child of fork(), in the thread that forked: its holds are the
+ * parent's, on devices the child cannot use (docs/fork.md). Forgotten, as
+ * an access to a revocable is; kept, its end put them, each put refused
+ * for a device of the parent and the hold left to put again, for ever.
+ */
+void devres__bound_forked(void)
+{
+	nmine = 0;
 }
 
 void devres__bound_drain(struct device *dev)

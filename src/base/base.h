@@ -69,6 +69,8 @@ struct bus_private {
 	int refs;
 	unsigned long drv_seq; /* drivers registered so far */
 	bool is_static;	       /* not freed by bus_unregister() */
+	/* The bus's own deletion steps (subsys.h); NULL when it has none. */
+	void (*deleted)(struct device *dev);
 };
 
 struct driver_private {
@@ -90,6 +92,12 @@ struct device_private {
 	struct device *parent; /* the reference taken at device_add() */
 	const struct device_driver *bound; /* set once probe succeeded */
 	unsigned long defer_round;
+	/*
+	 * Its place in the order of device_add(), under devres__dm_lock:
+	 * a bus's list is in this order, so a walk that resumes from a
+	 * device deleted (unlinked) since finds the devices after it.
+	 */
+	unsigned long seq;
 	int pins;
 	int active;	/* device_bound_get() holds, under devres__dm_lock */
 	bool dead;	/* device_del() was called */
@@ -175,6 +183,8 @@ static inline void dm_get_device_locked(struct device *dev)
  * no device_bound_get() holds its binding but this thread's own.
  */
 HIDDEN void devres__bound_drain(struct device *dev);
+/* active.c: in a child of fork(), forgets the forking thread's holds. */
+HIDDEN void devres__bound_forked(void);
 
 /* bus.c; the *_locked ones with devres__dm_lock held. */
 HIDDEN struct bus_private *devres__bus_find_locked(const struct bus_type *bus);

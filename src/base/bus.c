@@ -29,9 +29,15 @@ static void fork_done(void)
 	dm_unlock();
 }
 
+static void fork_child(void)
+{
+	devres__bound_forked();
+	dm_unlock();
+}
+
 __attribute__((constructor)) static void bus_init(void)
 {
-	devres__atfork(DEVRES_FORK_DM, fork_prepare, fork_done, fork_done);
+	devres__atfork(DEVRES_FORK_DM, fork_prepare, fork_done, fork_child);
 }
 
 struct bus_private *devres__bus_find_locked(const struct bus_type *bus)
@@ -70,20 +76,28 @@ void devres__bus_add_static(struct bus_private *bp)
 
 int bus_register(const struct bus_type *bus)
 {
+	return devres__bus_register_deleted(bus, NULL);
+}
+
+int devres__bus_register_deleted(const struct bus_type *bus,
+				 void (*deleted)(struct device *dev))
+{
 	struct bus_private *bp;
 	bool same, taken;
 
-	if (devres__arg_bad(NULL, bus, __func__, "bus") ||
-	    devres__opt_bad(NULL, bus->name, __func__, "name"))
+	if (devres__arg_bad(NULL, bus, "bus_register", "bus") ||
+	    devres__opt_bad(NULL, bus->name, "bus_register", "name"))
 		return -EINVAL;
 	if (!bus->name || !*bus->name) {
-		devres__warn(NULL, __func__, "bus %p has no name", (void *)bus);
+		devres__warn(NULL, "bus_register", "bus %p has no name",
+			     (void *)bus);
 		return -EINVAL;
 	}
 	bp = calloc(1, sizeof(*bp));
 	if (!bp)
 		return -ENOMEM;
 	bp->bus = bus;
+	bp->deleted = deleted;
 	dm_lock();
 	same = devres__bus_find_locked(bus) != NULL;
 	taken = same || name_taken_locked(bus->name);
@@ -92,7 +106,7 @@ int bus_register(const struct bus_type *bus)
 	dm_unlock();
 	if (taken) {
 		free(bp);
-		devres__warn(NULL, __func__,
+		devres__warn(NULL, "bus_register",
 			     "bus %s is already registered "
 			     "(state: %s)",
 			     bus->name,

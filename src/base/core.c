@@ -540,7 +540,10 @@ int device_add(struct device *dev)
 	else
 		ret = 0;
 	if (!ret) {
+		static unsigned long added;
+
 		dp->bus = bp;
+		dp->seq = ++added;
 		if (bp)
 			dm_list_add_tail(&bp->devices, &dp->bus_node);
 		/* The registration's reference; the child's on its parent
@@ -632,6 +635,8 @@ struct deleting {
 	struct device *dev;
 	struct device_private *dp;
 	struct bus_private *bp;
+	/* Its bus's deletion steps, read while the bus was held. */
+	void (*deleted)(struct device *dev);
 	bool killed; /* by this call: set before the remove runs */
 	enum {
 		DEL_KILL,
@@ -688,8 +693,10 @@ static void del(struct device *dev, struct device_private *dp)
 	 */
 	dm_lock();
 	d.bp = dp->dead ? NULL : dp->bus;
-	if (d.bp)
+	if (d.bp) {
 		d.bp->refs++;
+		d.deleted = d.bp->deleted;
+	}
 	dm_unlock();
 	pthread_cleanup_push(del_ended, &d);
 	if (devres__device_kill(dev, &d.killed)) {
@@ -730,6 +737,12 @@ static void del_put(struct deleting *d)
 	int old;
 
 	d->step = DEL_PUT;
+	/*
+	 * The bus's own steps, whichever call deleted the device; also after
+	 * a release callback of the device ended the thread.
+	 */
+	if (d->deleted)
+		d->deleted(dev);
 	old = __atomic_fetch_sub(&dev->refcount, 2, __ATOMIC_ACQ_REL);
 	if (old > 2)
 		return;

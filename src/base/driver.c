@@ -270,25 +270,41 @@ void driver_unregister(struct device_driver *drv)
 	errno = err;
 }
 
-struct find_next {
-	const struct device_driver *drv;
-	struct device *found;
-};
-
-static int bound_to(struct device *dev, void *data)
+/*
+ * The first live device of this process after @sp's place on @bp (from
+ * the head for none) whose driver is @drv, with a reference taken. @sp
+ * may have been deleted since the caller had it: unlinked, its place is
+ * found by its order of addition, and the walk goes on after it.
+ */
+static struct device *next_bound_locked(struct bus_private *bp,
+					struct device_private *sp,
+					const struct device_driver *drv)
 {
-	struct find_next *f = data;
+	struct dm_link *l = sp && !sp->dead ? sp->bus_node.next
+					    : bp->devices.next;
 
-	if (__atomic_load_n(&dev->driver, __ATOMIC_ACQUIRE) != f->drv)
-		return 0;
-	f->found = get_device(dev);
-	return 1;
+	for (; l != &bp->devices; l = l->next) {
+		struct device_private *dp =
+			container_of(l, struct device_private, bus_node);
+
+		if ((sp && dp->seq <= sp->seq) || dp->dead ||
+		    !devres__dev_mine(dp->dev) ||
+		    __atomic_load_n(&dp->dev->driver, __ATOMIC_ACQUIRE) != drv)
+			continue;
+		dm_get_device_locked(dp->dev);
+		return dp->dev;
+	}
+	return NULL;
 }
 
 struct device *driver_find_next_device(const struct device_driver *drv,
 				       struct device *start)
 {
-	struct find_next f = { .drv = drv, .found = NULL };
+	struct device_private *sp = NULL;
+	struct device *found = NULL;
+	struct bus_private *bp;
+	const char *why = NULL;
+	const char *name;
 
 	if (devres__arg_bad(NULL, drv, __func__, "driver"))
 		return NULL;
@@ -297,6 +313,21 @@ struct device *driver_find_next_device(const struct device_driver *drv,
 			     drv->name ? drv->name : "(null)");
 		return NULL;
 	}
-	bus_for_each_dev(drv->bus, start, &f, bound_to);
-	return f.found;
+	if (start && !devres__dev_ok(start, __func__))
+		return NULL;
+	dm_lock();
+	bp = devres__bus_find_locked(drv->bus);
+	if (start)
+		sp = start->p;
+	if (!bp)
+		why = "is not registered";
+	else if (start && (!sp || sp->bus != bp))
+		why = "does not have the device";
+	else
+		found = next_bound_locked(bp, sp, drv);
+	dm_unlock();
+	name = drv->bus->name ? drv->bus->name : "(null)";
+	if (why)
+		devres__warn(start, __func__, "bus %s %s", name, why);
+	return found;
 }

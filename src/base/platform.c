@@ -63,10 +63,13 @@ static const struct bus_type platform_bus_type = {
 	.remove = platform_remove,
 };
 
+static void platform_deleted(struct device *dev);
+
 /* Registered on first use; its state is static, so it cannot fail. */
 static struct bus_private platform_bus = {
 	.bus = &platform_bus_type,
 	.is_static = true,
+	.deleted = platform_deleted,
 };
 static pthread_once_t platform_bus_once = PTHREAD_ONCE_INIT;
 
@@ -348,6 +351,19 @@ static void adding_drop(void *arg)
 
 static int pdev_add(struct platform_device *pdev);
 
+/*
+ * The resources the add named after the device lose that name when the
+ * add fails or the device is deleted: the name is the device's, freed
+ * with it, and the array may be its owner's, used again for another
+ * device (which would enter the tree under a freed name).
+ */
+static void unname_resources(struct platform_device *pdev)
+{
+	for (unsigned int i = 0; i < pdev->num_resources; i++)
+		if (pdev->resource[i].name == dev_name(&pdev->dev))
+			pdev->resource[i].name = NULL;
+}
+
 int platform_device_add(struct platform_device *pdev)
 {
 	struct adding a;
@@ -417,23 +433,22 @@ static int pdev_add(struct platform_device *pdev)
 	return 0;
 
 fail:
-	/* A later add may rename it: nothing may keep the name. */
-	for (unsigned int i = 0; i < pdev->num_resources; i++)
-		if (pdev->resource[i].name == dev_name(&pdev->dev))
-			pdev->resource[i].name = NULL;
+	unname_resources(pdev);
 	free_auto_id(pdev);
 	return ret;
 }
 
-/* What follows the device's deletion, also when its remove ended the thread. */
-static void pdev_del_rest(void *arg)
+/*
+ * What follows a platform device's deletion, however it is deleted (the
+ * bus's deletion steps, subsys.h): its resources leave the tree, lose
+ * the name the add gave them, and its automatic id is free again.
+ */
+static void platform_deleted(struct device *dev)
 {
-	struct platform_device *pdev = arg;
+	struct platform_device *pdev = to_platform_device(dev);
 
-	/* Refused (never added, or from its own callbacks): nothing more. */
-	if (dm_dev_state(&pdev->dev) < DEV_DELETED)
-		return;
 	devres__remove_resources(pdev->resource, pdev->num_resources);
+	unname_resources(pdev);
 	free_auto_id(pdev);
 }
 
@@ -441,9 +456,7 @@ static void pdev_del(struct platform_device *pdev)
 {
 	if (devres__arg_bad(NULL, pdev, "platform_device_del", "device"))
 		return;
-	pthread_cleanup_push(pdev_del_rest, pdev);
 	device_del(&pdev->dev);
-	pthread_cleanup_pop(1);
 }
 
 /* Callbacks run from here may change errno; the caller's is given back. */

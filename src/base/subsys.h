@@ -574,6 +574,21 @@ struct devres__late {
 HIDDEN void devres__after_chain(struct devres__late *l);
 
 /*
+ * bus.c: bus_register() for a bus of the library's own whose devices
+ * carry state of the bus's layer (a list of its devices, their regions):
+ * @deleted takes that state back. The driver core calls it once from the
+ * one deletion every way of deleting a device of @bus ends in
+ * (device_del() or device_unregister() of its struct device, the bus's
+ * own delete, its last put while registered, a thread that ends inside
+ * the deletion): after the device left its bus and its resources were
+ * released, before the registration's reference is put (the device may
+ * be freed then). With no lock of the driver core held; it must not end
+ * the thread. Return: as bus_register().
+ */
+HIDDEN int devres__bus_register_deleted(const struct bus_type *bus,
+					void (*deleted)(struct device *dev));
+
+/*
  * fork.c: the library's one set of pthread_atfork() handlers. Each file
  * with a process-wide lock registers its handlers under its rank (in a
  * constructor); prepare handlers run in rank order, outer locks first,

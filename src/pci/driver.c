@@ -48,6 +48,19 @@ static void quiesce(struct pci_dev *pdev)
 		pdev->p->backend->quiesce(pdev, pdev->p->backend_data);
 }
 
+/*
+ * After a failed probe or a remove, before the binding's resources go:
+ * the device stops mastering; vectors are per binding, as MSI is
+ * disabled at unbind.
+ */
+static void unbound(void *arg)
+{
+	struct pci_dev *pdev = arg;
+
+	quiesce(pdev);
+	pci__irq_reset(pdev);
+}
+
 static int pci_bus_probe(struct device *dev)
 {
 	struct pci_driver *drv = to_pci_driver(dev->driver);
@@ -63,11 +76,14 @@ static int pci_bus_probe(struct device *dev)
 	ret = pci__check_ids(pdev);
 	if (ret)
 		return ret;
-	ret = drv->probe ? drv->probe(pdev, id) : 0;
-	if (ret) {
-		quiesce(pdev);
-		pci__irq_reset(pdev);
-	}
+	ret = 0;
+	/* A probe that ends the thread failed (the driver core says so). */
+	pthread_cleanup_push(unbound, pdev);
+	if (drv->probe)
+		ret = drv->probe(pdev, id);
+	pthread_cleanup_pop(0);
+	if (ret)
+		unbound(pdev);
 	return ret;
 }
 
@@ -75,11 +91,11 @@ static void pci_bus_remove(struct device *dev)
 {
 	struct pci_driver *drv = to_pci_driver(dev->driver);
 
+	/* Also when the remove ends the thread: taken as returned. */
+	pthread_cleanup_push(unbound, to_pci_dev(dev));
 	if (drv->remove)
 		drv->remove(to_pci_dev(dev));
-	quiesce(to_pci_dev(dev));
-	/* Vectors are per binding, as MSI is disabled at unbind. */
-	pci__irq_reset(to_pci_dev(dev));
+	pthread_cleanup_pop(1);
 }
 
 const struct bus_type pci__bus_type = {
@@ -105,7 +121,8 @@ int pci__bus_ready(void)
 
 	pthread_mutex_lock(&bus_lock);
 	if (!bus_registered) {
-		ret = bus_register(&pci__bus_type);
+		ret = devres__bus_register_deleted(&pci__bus_type,
+						   pci__deleted);
 		bus_registered = !ret;
 	}
 	pthread_mutex_unlock(&bus_lock);

@@ -83,6 +83,9 @@ struct pci_dev_private {
 	/* Under the list lock of probe.c. */
 	struct pci_dev_private *next;
 	bool registered;
+	/* A scan's removal (remove_device()) is taking it: that puts the
+	 * scan's reference. */
+	bool removing;
 	bool seen;
 	/* Owned by the scan that registers or removes the device. */
 	bool inserted[PCI_NUM_RESOURCES];
@@ -163,6 +166,12 @@ static inline ssize_t pci__pwrite(int fd, const void *buf, size_t len,
 HIDDEN bool pci__out_of_resources(int err);
 HIDDEN bool pci__readonly(void);
 HIDDEN int pci__bus_ready(void);
+/*
+ * probe.c: the PCI bus's deletion steps (devres__bus_register_deleted()),
+ * however a device is deleted: it leaves the bus's list and gives its
+ * BARs back, so that a lookup no longer finds it and a scan adds it anew.
+ */
+HIDDEN void pci__deleted(struct device *dev);
 
 /*
  * config.c: 0; -ENODEV when config no longer shows the scanned ids, or is

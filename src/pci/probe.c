@@ -335,21 +335,12 @@ static void unlink_locked(struct pci_dev_private *p);
 static void pci_release(struct device *dev)
 {
 	struct pci_object *o = container_of(dev, struct pci_object, pdev.dev);
-	bool listed;
 
 	/*
-	 * Released while still registered: a driver put the scan's reference
-	 * and the registration's (the core WARNed). The device leaves the
-	 * bus's list and gives its BARs back here, or the next scan or
-	 * lookup would walk freed memory.
+	 * Off the list already: a registered device's last put deletes it
+	 * first (pci__deleted()), and add_device() unlinks one it failed to
+	 * add.
 	 */
-	pthread_mutex_lock(&list_lock);
-	listed = o->priv.registered;
-	if (listed)
-		unlink_locked(&o->priv);
-	pthread_mutex_unlock(&list_lock);
-	if (listed)
-		pci__bars_release(&o->pdev);
 	detach_backend(&o->pdev);
 	pci__enable_files_close(&o->pdev);
 	pthread_mutex_destroy(&o->priv.lock);
@@ -662,34 +653,89 @@ put:
 }
 
 /*
+ * However the device is deleted (the scan's removal below, device_del()
+ * or device_unregister() of its struct device, its last put while
+ * registered, a remove that ends the thread): off the list, its BARs
+ * given back. A device of the bus the scan did not make (not on the
+ * list) has nothing to give back.
+ */
+void pci__deleted(struct device *dev)
+{
+	struct pci_dev_private *p;
+	bool by_scan = false;
+
+	pthread_mutex_lock(&list_lock);
+	for (p = devs_head; p && &p->pdev->dev != dev; p = p->next)
+		;
+	if (p) {
+		by_scan = p->removing;
+		unlink_locked(p);
+	}
+	pthread_mutex_unlock(&list_lock);
+	if (!p)
+		return;
+	pci__bars_release(p->pdev);
+	/*
+	 * Deleted through its struct device: the scan's reference goes with
+	 * the list. The deletion's and the registration's are still counted:
+	 * with no more, the scan's was put already (its last put while
+	 * registered, which the core WARNed), and is not put again.
+	 */
+	if (!by_scan && __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) > 2)
+		put_device(dev);
+}
+
+/*
+ * The device a scan's removal takes, under list_lock: NULL for one
+ * another removal, or a deletion through its struct device, is taking
+ * already (it leaves the list when that ends).
+ */
+static struct pci_dev_private *claim_locked(struct pci_dev_private *p)
+{
+	if (!p || p->removing)
+		return NULL;
+	p->removing = true;
+	return p;
+}
+
+/*
  * A reference of its own is held across: a driver that put the device
  * once too often left the scan's reference as the last but device_del()'s,
  * and the device would be freed inside device_del(), this function going
  * on in freed memory. The scan's reference is put only when it is there
  * (ours and it: at least two); otherwise that put is the driver's misuse.
+ * The deletion takes the device off the list (pci__deleted()), which
+ * leaves the scan's reference to a device claimed here (claim_locked()).
  */
-static void remove_device(struct pci_dev_private *p, const char *func)
-{
-	struct pci_dev *pdev = p->pdev;
-	bool listed;
+struct removing {
+	struct pci_dev *pdev;
+	const char *func;
+};
 
-	get_device(&pdev->dev);
-	/* Unbinding may still write `enable` and config: keep the fd valid. */
-	device_del(&pdev->dev);
-	pthread_mutex_lock(&list_lock);
-	listed = p->registered;
-	if (listed)
-		unlink_locked(p);
-	pthread_mutex_unlock(&list_lock);
-	if (listed)
-		pci__bars_release(pdev);
-	if (__atomic_load_n(&pdev->dev.refcount, __ATOMIC_RELAXED) < 2)
-		devres__warn(&pdev->dev, func,
+/* After the deletion, also when its remove ended the thread. */
+static void remove_end(void *arg)
+{
+	struct removing *rm = arg;
+	struct device *dev = &rm->pdev->dev;
+
+	if (__atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) < 2)
+		devres__warn(dev, rm->func,
 			     "the scan's reference was put already: one "
 			     "pci_dev_put() too many");
 	else
-		put_device(&pdev->dev);
-	put_device(&pdev->dev);
+		put_device(dev);
+	put_device(dev);
+}
+
+static void remove_device(struct pci_dev_private *p, const char *func)
+{
+	struct removing rm = { .pdev = p->pdev, .func = func };
+
+	get_device(&rm.pdev->dev);
+	pthread_cleanup_push(remove_end, &rm);
+	/* Unbinding may still write `enable` and config: keep the fd valid. */
+	device_del(&rm.pdev->dev);
+	pthread_cleanup_pop(1);
 }
 
 static bool scan_lock_take(const char *func)
@@ -715,6 +761,30 @@ static void scan_lock_drop(void)
 	scan_owned = false;
 	pthread_mutex_unlock(&list_lock);
 	pthread_mutex_unlock(&scan_lock);
+}
+
+static void close_root_locked(void);
+
+/*
+ * A scan or removal in progress, ended also by a probe or remove that
+ * ends the thread (the driver core finishes its bind or deletion as the
+ * thread unwinds): the root closed when no device needs it, scan_lock
+ * given back (or every later scan waited for ever), the names freed.
+ */
+struct scanning {
+	char **names;
+	size_t n;
+};
+
+static void scan_end(void *arg)
+{
+	struct scanning *sc = arg;
+
+	close_root_locked();
+	scan_lock_drop();
+	while (sc->n)
+		free(sc->names[--sc->n]);
+	free(sc->names);
 }
 
 static int open_root_locked(void)
@@ -869,7 +939,7 @@ static int add_devices(char **names, size_t n)
 		struct pci_dev_private *p;
 
 		pthread_mutex_lock(&list_lock);
-		p = find_locked(names[--added]);
+		p = claim_locked(find_locked(names[--added]));
 		pthread_mutex_unlock(&list_lock);
 		if (p)
 			remove_device(p, "pci_bus_scan");
@@ -879,9 +949,8 @@ static int add_devices(char **names, size_t n)
 
 int pci_bus_scan(void)
 {
+	struct scanning sc = { NULL, 0 };
 	struct pci_dev_private *gone;
-	char **names = NULL;
-	size_t n = 0;
 	int ret;
 
 	ret = pci__bus_ready();
@@ -889,9 +958,10 @@ int pci_bus_scan(void)
 		return ret;
 	if (!scan_lock_take(__func__))
 		return -EDEADLK;
+	pthread_cleanup_push(scan_end, &sc);
 	ret = open_root_locked();
 	if (!ret)
-		ret = list_dir(&names, &n);
+		ret = list_dir(&sc.names, &sc.n);
 	if (ret)
 		goto out;
 
@@ -904,31 +974,30 @@ int pci_bus_scan(void)
 		/* In a child of fork(), the parent's stay (docs/fork.md). */
 		for (gone = devs_head; gone; gone = gone->next)
 			if (devres__dev_mine(&gone->pdev->dev) &&
-			    (!in_names(names, n, gone->name) ||
+			    !gone->removing &&
+			    (!in_names(sc.names, sc.n, gone->name) ||
 			     !dir_unchanged_locked(gone)))
 				break;
+		gone = claim_locked(gone);
 		pthread_mutex_unlock(&list_lock);
 		if (!gone)
 			break;
 		remove_device(gone, __func__);
 	}
-	ret = add_devices(names, n);
+	ret = add_devices(sc.names, sc.n);
 	if (!ret) {
 		pthread_mutex_lock(&list_lock);
 		ret = nr_devs;
 		pthread_mutex_unlock(&list_lock);
 	}
 out:
-	close_root_locked();
-	scan_lock_drop();
-	while (n)
-		free(names[--n]);
-	free(names);
+	pthread_cleanup_pop(1);
 	return ret;
 }
 
 int pci_bus_scan_device(const char *name)
 {
+	struct scanning sc = { NULL, 0 };
 	unsigned int d, b, f;
 	int ret;
 
@@ -940,32 +1009,35 @@ int pci_bus_scan_device(const char *name)
 		return ret;
 	if (!scan_lock_take(__func__))
 		return -EDEADLK;
+	pthread_cleanup_push(scan_end, &sc);
 	ret = open_root_locked();
 	if (!ret)
 		ret = add_device(name);
-	close_root_locked();
-	scan_lock_drop();
+	pthread_cleanup_pop(1);
 	return ret;
 }
 
 void pci_bus_remove_all(void)
 {
+	struct scanning sc = { NULL, 0 };
 	struct pci_dev_private *p;
 
 	if (!scan_lock_take(__func__))
 		return;
+	pthread_cleanup_push(scan_end, &sc);
 	for (;;) {
 		pthread_mutex_lock(&list_lock);
-		for (p = devs_head; p && !devres__dev_mine(&p->pdev->dev);
+		for (p = devs_head;
+		     p && (!devres__dev_mine(&p->pdev->dev) || p->removing);
 		     p = p->next)
 			;
+		p = claim_locked(p);
 		pthread_mutex_unlock(&list_lock);
 		if (!p)
 			break;
 		remove_device(p, __func__);
 	}
-	close_root_locked();
-	scan_lock_drop();
+	pthread_cleanup_pop(1);
 }
 
 struct pci_dev *pci_get_device(unsigned int vendor, unsigned int device,
