@@ -75,23 +75,74 @@ int posix__fd_twin(int fd)
 	return twin;
 }
 
+/* Whether @fd is the file @dr recorded: its device, inode and access mode. */
+static bool fd_matches(const struct fd_dr *dr, int fd)
+{
+	struct stat st;
+
+	return dr->have_id && fstat(fd, &st) == 0 && st.st_dev == dr->st_dev &&
+	       st.st_ino == dr->st_ino && posix__fd_mode(fd) == dr->mode;
+}
+
+void posix__fd_identify(struct fd_dr *dr)
+{
+	struct stat st;
+
+	dr->have_id = fstat(dr->fd, &st) == 0;
+	if (dr->have_id) {
+		dr->st_dev = st.st_dev;
+		dr->st_ino = st.st_ino;
+		dr->mode = posix__fd_mode(dr->fd);
+	}
+}
+
 /*
  * Whether @dr's number still refers to what it acquired: by its twin
  * where it has one, else by what fstat() and F_GETFL say (a closed
- * number fails both).
+ * number fails both). A number and a twin that are no longer one open
+ * file mean that one of them was closed behind the library's back and
+ * given to another owner: the number is still ours if it is the file
+ * recorded and the twin is not.
  */
 bool posix__fd_same(const struct fd_dr *dr)
 {
-	struct stat st;
 	int twin = __atomic_load_n(&dr->twin, __ATOMIC_ACQUIRE);
 	int same = twin >= 0 ? devres__same_file(dr->fd, twin) : -1;
 
-	if (same >= 0)
-		return same == 0;
+	if (same == 0)
+		return true;
+	if (same > 0)
+		return fd_matches(dr, dr->fd) && !fd_matches(dr, twin);
 	if (!dr->have_id)
 		return fcntl(dr->fd, F_GETFD) >= 0;
-	return fstat(dr->fd, &st) == 0 && st.st_dev == dr->st_dev &&
-	       st.st_ino == dr->st_ino && posix__fd_mode(dr->fd) == dr->mode;
+	return fd_matches(dr, dr->fd);
+}
+
+/*
+ * Whether @dr's twin is still the library's to close: one open file with
+ * the number, or else the file recorded. Where the number and the twin
+ * are both the file recorded (another owner's descriptor of the same
+ * file, or of the kernel's one anonymous inode), the twin is taken for
+ * ours: a number a program knows is the likelier to be closed by hand.
+ */
+bool posix__twin_ours(const struct fd_dr *dr)
+{
+	int twin = __atomic_load_n(&dr->twin, __ATOMIC_ACQUIRE);
+
+	if (twin < 0)
+		return false;
+	if (devres__same_file(dr->fd, twin) == 0)
+		return true;
+	return !dr->have_id || fd_matches(dr, twin);
+}
+
+void posix__twin_lost(struct device *dev, const char *what,
+		      const struct fd_dr *dr)
+{
+	devres__warn(dev, what,
+		     "fd %d's private duplicate %d was closed behind the "
+		     "library's back and now is another file: left open",
+		     dr->fd, dr->twin);
 }
 
 #define CHUNK_SHIFT 8
@@ -467,17 +518,11 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 void posix__stream_list(struct stream_dr *dr)
 {
 	struct fd_dr *id = &dr->id;
-	struct stat st;
 
 	*id = (struct fd_dr){ .fd = fileno(dr->f), .twin = -1 };
-	if (id->fd >= 0)
+	if (id->fd >= 0) {
 		id->twin = posix__fd_twin(id->fd);
-	/* The fallback's identity, needed only without a twin. */
-	if (id->fd >= 0 && id->twin < 0 && fstat(id->fd, &st) == 0) {
-		id->have_id = true;
-		id->st_dev = st.st_dev;
-		id->st_ino = st.st_ino;
-		id->mode = posix__fd_mode(id->fd);
+		posix__fd_identify(id);
 	}
 	devres__ledger_add(DL_FDS, id->twin >= 0 ? 2 : 1);
 	pthread_mutex_lock(&lock);

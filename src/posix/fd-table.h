@@ -56,6 +56,13 @@ struct stream_dr {
 HIDDEN int posix__fd_mode(int fd);
 HIDDEN int posix__fd_twin(int fd);
 HIDDEN bool posix__fd_same(const struct fd_dr *dr);
+/* Records @dr->fd's device, inode and access mode (@dr->have_id). */
+HIDDEN void posix__fd_identify(struct fd_dr *dr);
+/* Whether @dr's twin is still the library's to close. */
+HIDDEN bool posix__twin_ours(const struct fd_dr *dr);
+/* The WARN of a twin found to be another owner's: it is left open. */
+HIDDEN void posix__twin_lost(struct device *dev, const char *what,
+			     const struct fd_dr *dr);
 
 /*
  * fd-table.c: puts a filled node in the table before devres_add()

@@ -47,12 +47,15 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 	 * release blamed for it. The request acts after the call.
 	 */
 	int saved = errno, cancel = devres__cancel_off();
+	bool twin_ours;
 
 	/* Closed by hand since: the close did all of this. */
 	if (dr->listed && !posix__fd_unlist(dr)) {
 		devres__cancel_restore(cancel);
 		return;
 	}
+	/* Asked while the number is open: the twin is compared with it. */
+	twin_ours = posix__twin_ours(dr);
 	devres__ledger_add(DL_FDS, dr->twin >= 0 ? -2 : -1);
 	if (fcntl(dr->fd, F_GETFD) < 0) {
 		devres__warn(dev, dr->what,
@@ -73,8 +76,10 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 			      dr->what, dr->fd, strerrordesc_np(err));
 	}
 	/* Ours alone: its close cannot fail in a way that loses data. */
-	if (dr->twin >= 0)
+	if (twin_ours)
 		posix__close_next(dr->twin);
+	else if (dr->twin >= 0)
+		posix__twin_lost(dev, dr->what, dr);
 	devres__cancel_restore(cancel);
 	errno = saved;
 }
@@ -171,18 +176,10 @@ static struct fd_dr *fd_node(dr_release_t release, const char *what)
  */
 static int fd_publish(struct device *dev, struct fd_dr *dr, int fd)
 {
-	struct stat st;
-
 	dr->fd = fd;
 	dr->twin = posix__fd_twin(fd);
-	dr->have_id = false;
-	/* The fallback's identity, needed only without a twin. */
-	if (dr->twin < 0 && fstat(fd, &st) == 0) {
-		dr->have_id = true;
-		dr->st_dev = st.st_dev;
-		dr->st_ino = st.st_ino;
-		dr->mode = posix__fd_mode(fd);
-	}
+	/* The identity without a twin; with one, the tiebreak of the two. */
+	posix__fd_identify(dr);
 	dr->owner.dev = dev;
 	posix__fd_list(dr);
 	devres__ledger_add(DL_FDS, dr->twin >= 0 ? 2 : 1);

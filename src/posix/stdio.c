@@ -42,7 +42,8 @@ static bool stream_same(struct device *dev, struct stream_dr *dr)
 		     fcntl(fd, F_GETFD) < 0 ? ""
 					    : " and now is another file: left "
 					      "open");
-	dr->f->_fileno = dr->id.twin;
+	/* A twin that is another owner's too: no number at all. */
+	dr->f->_fileno = posix__twin_ours(&dr->id) ? dr->id.twin : -1;
 	return false;
 }
 
@@ -53,12 +54,16 @@ static bool stream_same(struct device *dev, struct stream_dr *dr)
 static int stream_put(struct device *dev, struct stream_dr *dr)
 {
 	int cancel = devres__cancel_off(), ret, twin = dr->id.twin;
+	bool twin_ours = posix__twin_ours(&dr->id);
 
 	devres__ledger_add(DL_FDS, twin >= 0 ? -2 : -1);
+	/* Pointed at its twin, the stream closes it. */
 	if (!stream_same(dev, dr))
 		twin = -1;
+	else if (twin >= 0 && !twin_ours)
+		posix__twin_lost(dev, "devm_fopen", &dr->id);
 	ret = fclose(dr->f) ? -errno : 0;
-	if (twin >= 0)
+	if (twin >= 0 && twin_ours)
 		posix__close_next(twin);
 	devres__cancel_restore(cancel);
 	return ret;

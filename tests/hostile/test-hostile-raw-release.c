@@ -12,10 +12,13 @@
  * mapped and writable), with at most one WARN, naming the device and the
  * managed call; the fixture checks the ledger is back at its baseline.
  *
- * Three tables, each every kind x every way:
+ * Four tables, each every kind x every way:
  *   descriptors: devm_open, devm_openat, devm_memfd_create, devm_eventfd,
  *     devm_timerfd_create, devm_add_fd of a pipe, a socket and a dup(),
  *     and the descriptor of a devm_fopen() stream holding unflushed data;
+ *   the same descriptors' private duplicates (the library's way to tell
+ *     a number from a reused one) taken the same ways: the number, still
+ *     the program's, is closed, the duplicate's new owner is untouched;
  *   mappings: devm_mmap (of a memfd, and anonymous), devm_ioremap,
  *     devm_ioremap_wc, pcim_iomap of a fake PCI function's BAR and
  *     dmam_alloc_coherent, the other owner mapping a file of its own;
@@ -45,6 +48,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/timerfd.h>
+#include <linux/kcmp.h>
 #include <cmocka.h>
 #include <devres/devres.h>
 #include <devres/dma.h>
@@ -294,6 +298,45 @@ static void run_fd_cell(void **state)
 	at_most_one_warn("test-dev", cur_fd_kind->call);
 	owner_intact(fd, &was);
 	assert_int_equal(close(fd), 0);
+}
+
+/*
+ * The same ways taken to the descriptor's private duplicate, which the
+ * library keeps to tell its number from a reused one: the number stays
+ * the program's own and is closed at release; the duplicate's number,
+ * another owner's by then, is left to that owner.
+ */
+static int twin_of(int fd)
+{
+	pid_t pid = getpid();
+
+	for (int t = 3; t < 1024; t++)
+		if (t != fd && fcntl(t, F_GETFD) >= 0 &&
+		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, t) == 0)
+			return t;
+	return -1;
+}
+
+static void run_twin_cell(void **state)
+{
+	struct stat was;
+	int fd, twin;
+
+	(void)state;
+	stream = NULL;
+	fd = cur_fd_kind->acquire();
+	assert_true(fd >= 0);
+	twin = twin_of(fd);
+	assert_true(twin >= 0);
+	cur_fd_way->call(twin);
+	assert_int_equal(fstat(twin, &was), 0);
+
+	start_capture();
+	devres_release_all(&tdev);
+	at_most_one_warn("test-dev", cur_fd_kind->call);
+	owner_intact(twin, &was);
+	assert_false(fcntl(fd, F_GETFD) >= 0);
+	assert_int_equal(close(twin), 0);
 }
 
 /* ---- mappings: the kinds ---- */
@@ -548,7 +591,7 @@ static int group_teardown(void **state)
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define NR_CELLS                                                               \
-	(N(fd_kinds) * N(fd_ways) + N(map_kinds) * N(map_ways) +               \
+	(2 * N(fd_kinds) * N(fd_ways) + N(map_kinds) * N(map_ways) +           \
 	 N(own_kinds) * N(fd_ways))
 
 static struct cell cells[NR_CELLS];
@@ -578,6 +621,10 @@ int main(void)
 		for (size_t w = 0; w < N(fd_ways); w++)
 			add(&fd_kinds[k], fd_kinds[k].call, &fd_ways[w],
 			    fd_ways[w].name, set_fd, run_fd_cell);
+	for (size_t k = 0; k < N(fd_kinds); k++)
+		for (size_t w = 0; w < N(fd_ways); w++)
+			add(&fd_kinds[k], fd_kinds[k].call, &fd_ways[w],
+			    fd_ways[w].name, set_fd, run_twin_cell);
 	for (size_t k = 0; k < N(map_kinds); k++)
 		for (size_t w = 0; w < N(map_ways); w++)
 			add(&map_kinds[k], map_kinds[k].call, &map_ways[w],
