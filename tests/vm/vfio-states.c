@@ -36,6 +36,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/syscall.h>
+#include <linux/kcmp.h>
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/vfio.h>
@@ -85,12 +87,28 @@ int fd_of(const char *target)
 	return found;
 }
 
+/*
+ * Of a @target, open files, not numbers: the library keeps a private
+ * duplicate of each of its anonymous-inode descriptors (a VFIO device's
+ * among them) to tell the number from a reused one, and a duplicate is
+ * the same open file. With no @target, every number.
+ */
+static bool counted_already(const int *seen, int n, int fd)
+{
+	pid_t pid = getpid();
+
+	for (int i = 0; i < n; i++)
+		if (syscall(SYS_kcmp, pid, pid, KCMP_FILE, seen[i], fd) == 0)
+			return true;
+	return false;
+}
+
 int count_fds(const char *target)
 {
 	char path[64], link[128];
 	struct dirent *de;
 	DIR *dir = opendir("/proc/self/fd");
-	int n = 0;
+	int n = 0, seen[256];
 
 	while (dir && (de = readdir(dir))) {
 		ssize_t len;
@@ -102,8 +120,14 @@ int count_fds(const char *target)
 		if (len < 0)
 			continue;
 		link[len] = '\0';
-		if (!target || !strcmp(link, target))
-			n++;
+		if (target && strcmp(link, target))
+			continue;
+		if (target && n < 256 &&
+		    counted_already(seen, n, atoi(de->d_name)))
+			continue;
+		if (n < 256)
+			seen[n] = atoi(de->d_name);
+		n++;
 	}
 	if (dir)
 		closedir(dir);

@@ -20,7 +20,7 @@ void cell(const char *name, bool ok, const char *fmt, ...)
 	__attribute__((format(printf, 3, 4)));
 /* The lowest fd whose /proc/self/fd target is @target, or -1. */
 int fd_of(const char *target);
-/* The fds whose target is @target (NULL: all). */
+/* The open files whose target is @target (NULL: every fd number). */
 int count_fds(const char *target);
 /* Lines of /proc/self/maps that contain @what. */
 int count_maps(const char *what);
