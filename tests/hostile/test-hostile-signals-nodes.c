@@ -37,6 +37,7 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/devres.h>
+#include <devres/fault.h>
 #include "testlib.h"
 
 /* How long a cell's thread loops, and how long before its alarm. */
@@ -403,6 +404,7 @@ static void warm(void)
 #define BAD_LISTS 16	/* devres_check() */
 #define BAD_LEDGER 32	/* not at its baseline */
 #define BAD_NONE_RAN 64 /* no handler's call worked */
+#define BAD_COUNT 128	/* a count of fault injection lost a call */
 
 static int run_cell(size_t wi)
 {
@@ -459,16 +461,145 @@ static int run_cell(size_t wi)
 	return bad;
 }
 
-static void every_family_against_every_family(void **state)
+/*
+ * ---- Fault injection's counts, by class ----
+ *
+ * fail-nth and defer-nth count this thread's calls down, and a handler's
+ * calls are its thread's: a thread loops on one family of calls with
+ * both counts armed far from 0 while its handlers make calls of another;
+ * every call of either side takes its share, none is lost. The share of
+ * each family (its fault points, its deferral points) is measured before
+ * the storm, one call at a time.
+ */
+#define NTH_FAR (1u << 30)
+
+static int t_alloc(void)
+{
+	void *p = devres_alloc(w_release, SIZE, 0);
+
+	if (!p)
+		return -1;
+	devres_free(p);
+	return 0;
+}
+
+static int t_defer(void)
+{
+	return devres_should_defer(&tdev, "t_defer") ? -1 : 0;
+}
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} counters[] = {
+	{ "devres_alloc/devres_free", t_alloc },
+	{ "devm_kmalloc(32)/kfree", w_small },
+	{ "devres_should_defer", t_defer },
+};
+#define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+static const struct {
+	const char *name;
+	int (*fn)(void);
+} counter_hands[] = {
+	{ "devres_alloc/devres_free", t_alloc },
+	{ "devres_should_defer", t_defer },
+};
+#define NCOUNTER_HANDS (sizeof(counter_hands) / sizeof(counter_hands[0]))
+
+static unsigned long h_calls;
+
+static void on_signal_count(int sig)
+{
+	int saved = errno;
+
+	(void)sig;
+	if (counter_hands[hfam].fn())
+		h_wrong++;
+	else
+		h_calls++;
+	storm_arm();
+	errno = saved;
+}
+
+/* What one call of @fn takes from fail-nth (*@fail) and defer-nth. */
+static void share(int (*fn)(void), unsigned int *fail, unsigned int *defer)
+{
+	devres_fail_nth(NTH_FAR);
+	devres_defer_nth(NTH_FAR);
+	fn();
+	*fail = NTH_FAR - devres_fail_nth_get();
+	*defer = NTH_FAR - devres_defer_nth_get();
+}
+
+static int run_counter_cell(size_t ci)
+{
+	unsigned int tf, td, hf, hd, fail, defer;
+	unsigned long t_calls = 0, want_f, want_d;
+	struct sigaction sa;
+	int bad = 0;
+	long t0;
+
+	alarm(CELL_ALARM);
+	if (init_dev(&tdev, "test-dev"))
+		return BAD_CALL;
+	warm();
+	share(counters[ci].fn, &tf, &td);
+	share(counter_hands[hfam].fn, &hf, &hd);
+	if (!(tf + td) || !(hf + hd))
+		return BAD_CALL; /* a family that counts nothing proves nothing */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal_count;
+	devres_fail_nth(NTH_FAR);
+	devres_defer_nth(NTH_FAR);
+	sigaction(SIGUSR1, &sa, NULL);
+	if (storm_start())
+		return BAD_CALL;
+	t0 = now_ns();
+	while (now_ns() - t0 < CELL_NS) {
+		if (counters[ci].fn())
+			bad |= BAD_CALL;
+		t_calls++;
+	}
+	storm_end();
+	signal(SIGUSR1, SIG_IGN);
+	fail = devres_fail_nth_get();
+	defer = devres_defer_nth_get();
+	devres_fail_nth(0);
+	devres_defer_nth(0);
+	want_f = NTH_FAR - t_calls * tf - h_calls * hf;
+	want_d = NTH_FAR - t_calls * td - h_calls * hd;
+	if (h_wrong)
+		bad |= BAD_HANDLER;
+	if (fail != want_f || defer != want_d)
+		bad |= BAD_COUNT;
+#ifndef T_TSAN
+	if (!h_calls)
+		bad |= BAD_NONE_RAN;
+#endif
+	fprintf(stderr,
+		"  %-28s <- %-26s %8lu calls, handler %6lu; fail-nth %ld "
+		"off, defer-nth %ld off\n",
+		counters[ci].name, counter_hands[hfam].name, t_calls, h_calls,
+		(long)fail - (long)want_f, (long)defer - (long)want_d);
+	return bad;
+}
+
+/*
+ * Every family of the thread's (@nw) against every family of the
+ * handler's (@nh), each cell in a child running @cell: its names come
+ * from @wname and @hname.
+ */
+static void grid(size_t nw, size_t nh, int (*cell)(size_t wi),
+		 const char *(*wname)(size_t), const char *(*hname)(size_t))
 {
 	int failed = 0, hung = 0;
 
 	/* SIGNODES_WORK=k: the k-th family of the thread's only. */
 	const char *only = getenv("SIGNODES_WORK");
 
-	(void)state;
-	for (size_t wi = 0; wi < NWORKS; wi++)
-		for (size_t hi = 0; hi < NHANDS; hi++) {
+	for (size_t wi = 0; wi < nw; wi++)
+		for (size_t hi = 0; hi < nh; hi++) {
 			int status;
 			pid_t pid;
 
@@ -479,7 +610,7 @@ static void every_family_against_every_family(void **state)
 			assert_true(pid >= 0);
 			if (pid == 0) {
 				hfam = (int)hi;
-				_exit(run_cell(wi));
+				_exit(cell(wi));
 			}
 			assert_int_equal(waitpid(pid, &status, 0), pid);
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -488,21 +619,54 @@ static void every_family_against_every_family(void **state)
 			if (WIFSIGNALED(status) &&
 			    WTERMSIG(status) == SIGALRM) {
 				hung++;
-				print_message("%s <- %s: hung\n",
-					      works[wi].name, hands[hi].name);
+				print_message("%s <- %s: hung\n", wname(wi),
+					      hname(hi));
 			} else if (WIFSIGNALED(status)) {
 				print_message("%s <- %s: signal %d\n",
-					      works[wi].name, hands[hi].name,
+					      wname(wi), hname(hi),
 					      WTERMSIG(status));
 			} else {
 				print_message("%s <- %s: failed, 0x%x\n",
-					      works[wi].name, hands[hi].name,
+					      wname(wi), hname(hi),
 					      WEXITSTATUS(status));
 			}
 		}
 	print_message("%d of %zu cells failed, %d of them hung\n", failed,
-		      NWORKS * NHANDS, hung);
+		      nw * nh, hung);
 	assert_int_equal(failed, 0);
+}
+
+static const char *work_name(size_t i)
+{
+	return works[i].name;
+}
+
+static const char *hand_name(size_t i)
+{
+	return hands[i].name;
+}
+
+static void every_family_against_every_family(void **state)
+{
+	(void)state;
+	grid(NWORKS, NHANDS, run_cell, work_name, hand_name);
+}
+
+static const char *counter_name(size_t i)
+{
+	return counters[i].name;
+}
+
+static const char *counter_hand_name(size_t i)
+{
+	return counter_hands[i].name;
+}
+
+static void fault_counts_against_handlers(void **state)
+{
+	(void)state;
+	grid(NCOUNTERS, NCOUNTER_HANDS, run_counter_cell, counter_name,
+	     counter_hand_name);
 }
 
 #ifdef T_TSAN
@@ -524,6 +688,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_family_against_every_family),
+		cmocka_unit_test(fault_counts_against_handlers),
 	};
 
 	/* A backtrace allocates: a handler's WARN must not. */
