@@ -404,7 +404,7 @@ static void warm(void)
 #define BAD_LISTS 16	/* devres_check() */
 #define BAD_LEDGER 32	/* not at its baseline */
 #define BAD_NONE_RAN 64 /* no handler's call worked */
-#define BAD_COUNT 128	/* a count of fault injection lost a call */
+#define BAD_COUNT 128	/* a count of fault injection or call sites */
 
 static int run_cell(size_t wi)
 {
@@ -469,7 +469,8 @@ static int run_cell(size_t wi)
  * both counts armed far from 0 while its handlers make calls of another;
  * every call of either side takes its share, none is lost. The share of
  * each family (its fault points, its deferral points) is measured before
- * the storm, one call at a time.
+ * the storm, one call at a time. Call sites nest the same way: none is
+ * left entered once the storm is over.
  */
 #define NTH_FAR (1u << 30)
 
@@ -488,6 +489,17 @@ static int t_defer(void)
 	return devres_should_defer(&tdev, "t_defer") ? -1 : 0;
 }
 
+/* An allocation inside a call site of its own, as the compat headers make. */
+static int t_site(void)
+{
+	int r;
+
+	devres_call_site_enter(__FILE__, __LINE__, "t_site");
+	r = t_alloc();
+	devres_call_site_leave();
+	return r;
+}
+
 static const struct {
 	const char *name;
 	int (*fn)(void);
@@ -495,6 +507,7 @@ static const struct {
 	{ "devres_alloc/devres_free", t_alloc },
 	{ "devm_kmalloc(32)/kfree", w_small },
 	{ "devres_should_defer", t_defer },
+	{ "call site: devres_alloc", t_site },
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 
@@ -504,6 +517,7 @@ static const struct {
 } counter_hands[] = {
 	{ "devres_alloc/devres_free", t_alloc },
 	{ "devres_should_defer", t_defer },
+	{ "call site: devres_alloc", t_site },
 };
 #define NCOUNTER_HANDS (sizeof(counter_hands) / sizeof(counter_hands[0]))
 
@@ -537,7 +551,7 @@ static int run_counter_cell(size_t ci)
 	unsigned int tf, td, hf, hd, fail, defer;
 	unsigned long t_calls = 0, want_f, want_d;
 	struct sigaction sa;
-	int bad = 0;
+	int w0, bad = 0;
 	long t0;
 
 	alarm(CELL_ALARM);
@@ -567,6 +581,11 @@ static int run_counter_cell(size_t ci)
 	defer = devres_defer_nth_get();
 	devres_fail_nth(0);
 	devres_defer_nth(0);
+	/* No call site left entered: one more leave is refused. */
+	w0 = devres_warn_count();
+	devres_call_site_leave();
+	if (devres_warn_count() - w0 != 1)
+		bad |= BAD_COUNT;
 	want_f = NTH_FAR - t_calls * tf - h_calls * hf;
 	want_d = NTH_FAR - t_calls * td - h_calls * hd;
 	if (h_wrong)
