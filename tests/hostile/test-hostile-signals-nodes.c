@@ -18,6 +18,9 @@
  * alarm's SIGALRM. The child checks the patterns, that every WARN is a
  * refusal of the handler's (one WARN, its failure value), the lists and
  * the ledger at its baseline once the last handler's node is given back.
+ *
+ * The second test takes fault injection's per-thread counts and call
+ * sites the same way (fault_counts_against_handlers()).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
