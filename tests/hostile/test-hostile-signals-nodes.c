@@ -182,10 +182,13 @@ static int w_group(void)
 	return 0;
 }
 
-static const struct {
+/* A family of calls: its name, and one round of it (0, or -1). */
+struct family {
 	const char *name;
 	int (*fn)(void);
-} works[] = {
+};
+
+static const struct family works[] = {
 	{ "devres_alloc/devres_free", w_float },
 	{ "devres_alloc/add/release", w_add },
 	{ "devm_add/remove_action", w_actions },
@@ -503,10 +506,7 @@ static int t_site(void)
 	return r;
 }
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} counters[] = {
+static const struct family counters[] = {
 	{ "devres_alloc/devres_free", t_alloc },
 	{ "devm_kmalloc(32)/kfree", w_small },
 	{ "devres_should_defer", t_defer },
@@ -514,10 +514,7 @@ static const struct {
 };
 #define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
 
-static const struct {
-	const char *name;
-	int (*fn)(void);
-} counter_hands[] = {
+static const struct family counter_hands[] = {
 	{ "devres_alloc/devres_free", t_alloc },
 	{ "devres_should_defer", t_defer },
 	{ "call site: devres_alloc", t_site },
