@@ -13,13 +13,36 @@
 TLS_FAST unsigned int devres__fail_nth;
 unsigned int devres__fail_armed;
 
+/*
+ * A signal handler runs on its thread, inside any of these: each change
+ * of a count is one instruction (an exchange, a compare-and-swap), so
+ * that a handler's own change between the thread's read and its write is
+ * neither lost nor undone. Nothing here is on a path of a process that
+ * injects nothing (devres__fail_maybe()).
+ */
+
 /* Every change of this thread's count goes through here (subsys.h). */
 static void set_nth(unsigned int n)
 {
-	if (!devres__fail_nth != !n)
+	unsigned int old =
+		__atomic_exchange_n(&devres__fail_nth, n, __ATOMIC_RELAXED);
+
+	if (!old != !n)
 		__atomic_add_fetch(&devres__fail_armed, n ? 1u : -1u,
 				   __ATOMIC_RELAXED);
-	devres__fail_nth = n;
+}
+
+/* Counts @n down by one: true for the call that takes it to 0. */
+static bool count_down(unsigned int *n)
+{
+	unsigned int v = __atomic_load_n(n, __ATOMIC_RELAXED);
+
+	do {
+		if (!v)
+			return false; /* a handler's call took the last */
+	} while (!__atomic_compare_exchange_n(
+		n, &v, v - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return v == 1;
 }
 
 __attribute__((constructor)) static void fault_init(void)
@@ -57,13 +80,9 @@ static TLS_FAST const char *defer_what;
 
 bool devres__fail_now(const char *what, int err)
 {
-	if (hidden)
+	if (hidden || !count_down(&devres__fail_nth))
 		return false;
-	if (devres__fail_nth > 1) {
-		devres__fail_nth--;
-		return false;
-	}
-	set_nth(0);
+	__atomic_sub_fetch(&devres__fail_armed, 1u, __ATOMIC_RELAXED);
 	fail_what = what ? what : "devres_alloc";
 	fail_err = err;
 	absorbed = false;
@@ -106,12 +125,12 @@ bool devres_should_fail(struct device *dev, const char *what)
 
 void devres_defer_nth(unsigned int n)
 {
-	defer_nth = n;
+	__atomic_store_n(&defer_nth, n, __ATOMIC_RELAXED);
 }
 
 unsigned int devres_defer_nth_get(void)
 {
-	return defer_nth;
+	return __atomic_load_n(&defer_nth, __ATOMIC_RELAXED);
 }
 
 const char *devres__defer_last(void)
@@ -124,7 +143,8 @@ bool devres_should_defer(struct device *dev, const char *what)
 	if (devres__opt_bad(NULL, dev, __func__, "device") ||
 	    devres__opt_bad(NULL, what, __func__, "name"))
 		return false;
-	if (likely(!defer_nth) || hidden || --defer_nth)
+	if (likely(!__atomic_load_n(&defer_nth, __ATOMIC_RELAXED)) || hidden ||
+	    !count_down(&defer_nth))
 		return false;
 	defer_what = what ? what : "devres_should_defer";
 	devres__site_fault();
@@ -138,5 +158,5 @@ void devres_fail_nth(unsigned int n)
 
 unsigned int devres_fail_nth_get(void)
 {
-	return devres__fail_nth;
+	return __atomic_load_n(&devres__fail_nth, __ATOMIC_RELAXED);
 }

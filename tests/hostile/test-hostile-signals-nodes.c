@@ -18,6 +18,9 @@
  * alarm's SIGALRM. The child checks the patterns, that every WARN is a
  * refusal of the handler's (one WARN, its failure value), the lists and
  * the ledger at its baseline once the last handler's node is given back.
+ *
+ * The second test takes fault injection's per-thread counts and call
+ * sites the same way (fault_counts_against_handlers()).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -37,6 +40,7 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/devres.h>
+#include <devres/fault.h>
 #include "testlib.h"
 
 /* How long a cell's thread loops, and how long before its alarm. */
@@ -178,10 +182,13 @@ static int w_group(void)
 	return 0;
 }
 
-static const struct {
+/* A family of calls: its name, and one round of it (0, or -1). */
+struct family {
 	const char *name;
 	int (*fn)(void);
-} works[] = {
+};
+
+static const struct family works[] = {
 	{ "devres_alloc/devres_free", w_float },
 	{ "devres_alloc/add/release", w_add },
 	{ "devm_add/remove_action", w_actions },
@@ -403,6 +410,7 @@ static void warm(void)
 #define BAD_LISTS 16	/* devres_check() */
 #define BAD_LEDGER 32	/* not at its baseline */
 #define BAD_NONE_RAN 64 /* no handler's call worked */
+#define BAD_COUNT 128	/* a count of fault injection or call sites */
 
 static int run_cell(size_t wi)
 {
@@ -459,16 +467,185 @@ static int run_cell(size_t wi)
 	return bad;
 }
 
-static void every_family_against_every_family(void **state)
+/*
+ * ---- Fault injection's counts, by class ----
+ *
+ * fail-nth and defer-nth count this thread's calls down, and a handler's
+ * calls are its thread's: a thread loops on one family of calls with
+ * both counts armed far from 0 while its handlers make calls of another;
+ * every call of either side takes its share, none is lost. The share of
+ * each family (its fault points, its deferral points) is measured before
+ * the storm, one call at a time. Call sites nest the same way: none is
+ * left entered once the storm is over.
+ */
+#define NTH_FAR (1u << 30)
+
+static int t_alloc(void)
+{
+	void *p = devres_alloc(w_release, SIZE, 0);
+
+	if (!p)
+		return -1;
+	devres_free(p);
+	return 0;
+}
+
+static int t_defer(void)
+{
+	return devres_should_defer(&tdev, "t_defer") ? -1 : 0;
+}
+
+/* An allocation inside a call site of its own, as the compat headers make. */
+static int t_site(void)
+{
+	int r;
+
+	devres_call_site_enter(__FILE__, __LINE__, "t_site");
+	r = t_alloc();
+	devres_call_site_leave();
+	return r;
+}
+
+static const struct family counters[] = {
+	{ "devres_alloc/devres_free", t_alloc },
+	{ "devm_kmalloc(32)/kfree", w_small },
+	{ "devres_should_defer", t_defer },
+	{ "call site: devres_alloc", t_site },
+};
+#define NCOUNTERS (sizeof(counters) / sizeof(counters[0]))
+
+static const struct family counter_hands[] = {
+	{ "devres_alloc/devres_free", t_alloc },
+	{ "devres_should_defer", t_defer },
+	{ "call site: devres_alloc", t_site },
+};
+#define NCOUNTER_HANDS (sizeof(counter_hands) / sizeof(counter_hands[0]))
+
+static unsigned long h_calls;
+
+/*
+ * A handler's allocation refused with one WARN (U14: its thread in the
+ * heap for the node cache, every size in an AddressSanitizer build) took
+ * its share all the same: the fault point comes first. Its release was
+ * registered before the storm (warm()), so no refusal comes before it.
+ */
+static void on_signal_count(int sig)
+{
+	int saved = errno, w0 = devres_warn_count(), r, d;
+
+	(void)sig;
+	r = counter_hands[hfam].fn();
+	d = devres_warn_count() - w0;
+	if (r == 0 && d == 0) {
+		h_calls++;
+	} else if (r && d == 1) {
+		h_calls++;
+		h_refused++;
+	} else {
+		h_wrong++;
+	}
+	storm_arm();
+	errno = saved;
+}
+
+/* What one call of @fn takes from fail-nth (*@fail) and defer-nth. */
+static void share(int (*fn)(void), unsigned int *fail, unsigned int *defer)
+{
+	devres_fail_nth(NTH_FAR);
+	devres_defer_nth(NTH_FAR);
+	fn();
+	*fail = NTH_FAR - devres_fail_nth_get();
+	*defer = NTH_FAR - devres_defer_nth_get();
+}
+
+static int run_counter_cell(size_t ci)
+{
+	unsigned int tf, td, hf, hd, fail, defer;
+	unsigned long t_calls = 0, want_f, want_d;
+	struct sigaction sa;
+	int w0, bad = 0;
+	long t0;
+
+	alarm(CELL_ALARM);
+	if (init_dev(&tdev, "test-dev"))
+		return BAD_CALL;
+	warm();
+	share(counters[ci].fn, &tf, &td);
+	share(counter_hands[hfam].fn, &hf, &hd);
+	if (!(tf + td) || !(hf + hd))
+		return BAD_CALL; /* a family that counts nothing proves nothing */
+	memset(&sa, 0, sizeof(sa));
+	sa.sa_handler = on_signal_count;
+	devres_fail_nth(NTH_FAR);
+	devres_defer_nth(NTH_FAR);
+	sigaction(SIGUSR1, &sa, NULL);
+	if (storm_start())
+		return BAD_CALL;
+	t0 = now_ns();
+	while (now_ns() - t0 < CELL_NS) {
+		if (counters[ci].fn())
+			bad |= BAD_CALL;
+		t_calls++;
+	}
+	storm_end();
+	signal(SIGUSR1, SIG_IGN);
+	fail = devres_fail_nth_get();
+	defer = devres_defer_nth_get();
+	devres_fail_nth(0);
+	devres_defer_nth(0);
+	/* No call site left entered: one more leave is refused. */
+	w0 = devres_warn_count();
+	devres_call_site_leave();
+	if (devres_warn_count() - w0 != 1)
+		bad |= BAD_COUNT;
+	want_f = NTH_FAR - t_calls * tf - h_calls * hf;
+	want_d = NTH_FAR - t_calls * td - h_calls * hd;
+	if (h_wrong)
+		bad |= BAD_HANDLER;
+	if (fail != want_f || defer != want_d)
+		bad |= BAD_COUNT;
+#ifndef T_TSAN
+	if (!h_calls)
+		bad |= BAD_NONE_RAN;
+#endif
+	fprintf(stderr,
+		"  %-28s <- %-26s %8lu calls, handler %6lu (%d refused); "
+		"fail-nth %ld off, defer-nth %ld off\n",
+		counters[ci].name, counter_hands[hfam].name, t_calls, h_calls,
+		h_refused, (long)fail - (long)want_f,
+		(long)defer - (long)want_d);
+	return bad;
+}
+
+/*
+ * A table of families, each a struct whose first member is its name: so
+ * the thread's and the handler's, whatever their calls' types.
+ */
+struct table {
+	const void *at;
+	size_t n, size;
+};
+#define TABLE(t)                                                               \
+	((struct table){ (t), sizeof(t) / sizeof((t)[0]), sizeof((t)[0]) })
+
+static const char *name_of(struct table t, size_t i)
+{
+	return *(const char *const *)((const char *)t.at + i * t.size);
+}
+
+/*
+ * Every family of the thread's (@w) against every family of the
+ * handler's (@h), each cell in a child running @cell.
+ */
+static void grid(struct table w, struct table h, int (*cell)(size_t wi))
 {
 	int failed = 0, hung = 0;
 
 	/* SIGNODES_WORK=k: the k-th family of the thread's only. */
 	const char *only = getenv("SIGNODES_WORK");
 
-	(void)state;
-	for (size_t wi = 0; wi < NWORKS; wi++)
-		for (size_t hi = 0; hi < NHANDS; hi++) {
+	for (size_t wi = 0; wi < w.n; wi++)
+		for (size_t hi = 0; hi < h.n; hi++) {
 			int status;
 			pid_t pid;
 
@@ -479,7 +656,7 @@ static void every_family_against_every_family(void **state)
 			assert_true(pid >= 0);
 			if (pid == 0) {
 				hfam = (int)hi;
-				_exit(run_cell(wi));
+				_exit(cell(wi));
 			}
 			assert_int_equal(waitpid(pid, &status, 0), pid);
 			if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
@@ -489,20 +666,32 @@ static void every_family_against_every_family(void **state)
 			    WTERMSIG(status) == SIGALRM) {
 				hung++;
 				print_message("%s <- %s: hung\n",
-					      works[wi].name, hands[hi].name);
+					      name_of(w, wi), name_of(h, hi));
 			} else if (WIFSIGNALED(status)) {
 				print_message("%s <- %s: signal %d\n",
-					      works[wi].name, hands[hi].name,
+					      name_of(w, wi), name_of(h, hi),
 					      WTERMSIG(status));
 			} else {
 				print_message("%s <- %s: failed, 0x%x\n",
-					      works[wi].name, hands[hi].name,
+					      name_of(w, wi), name_of(h, hi),
 					      WEXITSTATUS(status));
 			}
 		}
 	print_message("%d of %zu cells failed, %d of them hung\n", failed,
-		      NWORKS * NHANDS, hung);
+		      w.n * h.n, hung);
 	assert_int_equal(failed, 0);
+}
+
+static void every_family_against_every_family(void **state)
+{
+	(void)state;
+	grid(TABLE(works), TABLE(hands), run_cell);
+}
+
+static void fault_counts_against_handlers(void **state)
+{
+	(void)state;
+	grid(TABLE(counters), TABLE(counter_hands), run_counter_cell);
 }
 
 #ifdef T_TSAN
@@ -524,6 +713,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_family_against_every_family),
+		cmocka_unit_test(fault_counts_against_handlers),
 	};
 
 	/* A backtrace allocates: a handler's WARN must not. */
