@@ -334,7 +334,7 @@ static void device_release(struct device *dev)
 	release_end(&r);
 }
 
-static void del(struct device *dev, struct device_private *dp);
+static bool del(struct device *dev, struct device_private *dp, bool quiet);
 
 /*
  * The registration's reference keeps a registered device alive, so a device
@@ -359,7 +359,7 @@ void devres__last_put(struct device *dev)
 	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
 	devres__state_warn(dev, "put_device",
 			   "released while still registered");
-	del(dev, dp);
+	(void)del(dev, dp, false);
 }
 
 void put_device(struct device *dev)
@@ -607,22 +607,35 @@ bool devres__may_delete(struct device *dev, const char *func)
 	return !devres__refuse_in_devres_cb(dev, func);
 }
 
-void device_del(struct device *dev)
+/* device_del(); @quiet: no WARN when another deletion took @dev first. */
+static bool del_checked(struct device *dev, const char *func, bool quiet)
 {
 	struct device_private *dp;
 	int err = errno; /* remove and release callbacks may change it */
+	bool killed;
 
-	if (!devres__may_delete(dev, __func__))
-		return;
+	if (!devres__may_delete(dev, func))
+		return false;
 	dm_lock();
 	dp = dev->p;
 	dm_unlock();
 	if (!dp) {
-		devres__state_warn(dev, __func__, "device was never added");
-		return;
+		devres__state_warn(dev, func, "device was never added");
+		return false;
 	}
-	del(dev, dp);
+	killed = del(dev, dp, quiet);
 	errno = err;
+	return killed;
+}
+
+void device_del(struct device *dev)
+{
+	(void)del_checked(dev, __func__, false);
+}
+
+bool devres__device_del_once(struct device *dev, const char *func)
+{
+	return del_checked(dev, func, true);
 }
 
 /*
@@ -676,8 +689,11 @@ static void del_ended(void *arg)
 	}
 }
 
-/* Unbinds and deletes @dev, added, then puts the registration's reference. */
-static void del(struct device *dev, struct device_private *dp)
+/*
+ * Unbinds and deletes @dev, added, then puts the registration's reference.
+ * Whether this call deleted it; another deletion's: a WARN unless @quiet.
+ */
+static bool del(struct device *dev, struct device_private *dp, bool quiet)
 {
 	struct deleting d = { .dev = dev, .dp = dp, .step = DEL_KILL };
 
@@ -707,10 +723,12 @@ static void del(struct device *dev, struct device_private *dp)
 	if (!d.killed) {
 		if (d.bp)
 			devres__bus_put(d.bp);
-		devres__state_warn(dev, "device_del",
-				   "device is already deleted");
+		if (!quiet)
+			devres__state_warn(dev, "device_del",
+					   "device is already deleted");
 		put_device(dev);
 	}
+	return d.killed;
 }
 
 /* Off the bus; what the device acquired while unbound is released. */

@@ -13,11 +13,12 @@
  * pointers, each chunk CHUNK slots, the first chunk static (nearly every
  * process has all its numbers below CHUNK) and the others allocated once
  * and never freed, so that a reader holding a chunk never sees it go.
- * The common case, a number the library does not hold, is decided
- * without the lock by two atomic loads: the chunk, then the slot's kind.
- * Numbers from TOP_CHUNKS * CHUNK up (a million) are not recorded, nor is
- * a number whose chunk cannot be allocated: the library works as before
- * with it, unprotected.
+ * The top grows (doubled) to any number the process can have, past the
+ * default fs.nr_open too; a top outgrown is kept for the readers that
+ * may hold it. The common case, a number the library does not hold, is
+ * decided without the lock by three atomic loads: the top, the chunk,
+ * then the slot's kind. A number whose chunk or top cannot be allocated
+ * is not recorded: the library works as before with it, unprotected.
  *
  * The library's own close marks the slot closing, makes the call and only
  * then clears the slot. The call is the plain close() (or fclose()),
@@ -68,7 +69,7 @@
 
 #define CHUNK_SHIFT 8
 #define CHUNK (1u << CHUNK_SHIFT)
-#define TOP_CHUNKS 4096u
+#define TOP_FIRST 16u
 
 struct own {
 	unsigned char kind; /* enum devres__own_kind; 0: free */
@@ -100,6 +101,12 @@ struct chunk {
 	struct own own[CHUNK];
 };
 
+struct top {
+	unsigned int n;	   /* chunks it has room for */
+	struct top *older; /* outgrown, kept for readers that hold it */
+	struct chunk **chunk;
+};
+
 /* What a WARN says the descriptor is; the record's name follows "of". */
 static const char *const kinds[DEVRES_OWN_NR] = {
 	[DEVRES_OWN_IRQ_EPOLL] = "the epoll",
@@ -126,7 +133,9 @@ static const char *const kinds[DEVRES_OWN_NR] = {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cleared = PTHREAD_COND_INITIALIZER;
 static struct chunk first;
-static struct chunk *top[TOP_CHUNKS] = { &first };
+static struct chunk *first_chunks[TOP_FIRST] = { &first };
+static struct top first_top = { TOP_FIRST, NULL, first_chunks };
+static struct top *top = &first_top;
 unsigned long devres__own_fds_nr;
 
 /* The number this thread is closing for the library, or -1. */
@@ -138,19 +147,39 @@ const char *devres__own_kind_name(enum devres__own_kind kind)
 							      : NULL;
 }
 
+/* A top with room for chunk @i and all of @t's, or NULL; under the lock. */
+static struct top *grown(struct top *t, unsigned int i)
+{
+	unsigned int n = t->n;
+	struct top *bigger;
+
+	while (n <= i)
+		n *= 2;
+	bigger = calloc(1, sizeof(*bigger) + n * sizeof(struct chunk *));
+	if (!bigger)
+		return NULL;
+	bigger->n = n;
+	bigger->older = t;
+	bigger->chunk = (struct chunk **)(bigger + 1);
+	memcpy(bigger->chunk, t->chunk, t->n * sizeof(struct chunk *));
+	__atomic_store_n(&top, bigger, __ATOMIC_RELEASE);
+	return bigger;
+}
+
 /* The slot of @fd, or NULL; made when @grow (under the lock). */
 static struct own *slot(unsigned int fd, bool grow)
 {
 	unsigned int i = fd >> CHUNK_SHIFT;
+	struct top *t = __atomic_load_n(&top, __ATOMIC_ACQUIRE);
 	struct chunk *c;
 
-	if (i >= TOP_CHUNKS)
+	if (i >= t->n && (!grow || !(t = grown(t, i))))
 		return NULL;
-	c = __atomic_load_n(&top[i], __ATOMIC_ACQUIRE);
+	c = __atomic_load_n(&t->chunk[i], __ATOMIC_ACQUIRE);
 	if (!c && grow) {
 		c = calloc(1, sizeof(*c));
 		if (c)
-			__atomic_store_n(&top[i], c, __ATOMIC_RELEASE);
+			__atomic_store_n(&t->chunk[i], c, __ATOMIC_RELEASE);
 	}
 	return c ? &c->own[fd & (CHUNK - 1)] : NULL;
 }
@@ -770,9 +799,10 @@ int devres__own_fd_next(unsigned int lo, unsigned int hi,
 	cancel = devres__cancel_off();
 	pthread_mutex_lock(&lock);
 	for (unsigned int fd = lo; fd <= hi; fd++) {
-		if (fd >> CHUNK_SHIFT >= TOP_CHUNKS)
+		/* Grown only under the lock: the same top all along. */
+		if (fd >> CHUNK_SHIFT >= top->n)
 			break;
-		if (!__atomic_load_n(&top[fd >> CHUNK_SHIFT],
+		if (!__atomic_load_n(&top->chunk[fd >> CHUNK_SHIFT],
 				     __ATOMIC_ACQUIRE)) {
 			/* The rest of the chunk: none. */
 			fd |= CHUNK - 1;

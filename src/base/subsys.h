@@ -105,6 +105,14 @@ static inline int devres__pid_now(void)
 #define DEVRES_DEV_STATE_BITS 4
 #define DEVRES_DEV_STATE_MASK ((1u << DEVRES_DEV_STATE_BITS) - 1)
 
+/*
+ * device_del() for a bus's own removal of @dev, which a deletion through
+ * its struct device may have begun first: then nothing is done, with no
+ * WARN (that deletion completes the bus's part). Whether this call
+ * deleted it. @func names the caller in a WARN of a misuse.
+ */
+HIDDEN bool devres__device_del_once(struct device *dev, const char *func);
+
 static inline int devres__dev_pid(const struct device *dev)
 {
 	return (int)((unsigned int)__atomic_load_n(&dev->state,

@@ -733,8 +733,12 @@ static void remove_device(struct pci_dev_private *p, const char *func)
 
 	get_device(&rm.pdev->dev);
 	pthread_cleanup_push(remove_end, &rm);
-	/* Unbinding may still write `enable` and config: keep the fd valid. */
-	device_del(&rm.pdev->dev);
+	/*
+	 * Unbinding may still write `enable` and config: keep the fd valid.
+	 * A deletion through its struct device begun before the claim (not
+	 * yet off the list) completes without this one, and with no WARN.
+	 */
+	(void)devres__device_del_once(&rm.pdev->dev, func);
 	pthread_cleanup_pop(1);
 }
 

@@ -49,6 +49,7 @@
 #include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -811,9 +812,56 @@ static void calls_that_close_nothing(void **state)
 	use_dispatcher(fd);
 }
 
+/*
+ * Numbers up to the largest fs.nr_open allows are recorded: no fixed
+ * limit under it (1 048 576, fs.nr_open's default, was one). A number
+ * that high needs fs.nr_open raised, which a test may not do to its
+ * machine: recorded by hand, unopened, each from a chunk and a top not
+ * made yet, on either side of the first chunk and of the old limit.
+ */
+static void numbers_of_any_height(void **state)
+{
+	static const unsigned int nums[] = {
+		255,
+		256,
+		(1u << 20) - 1,
+		1u << 20,
+		(1u << 20) + 1,
+		3000000,
+		(1u << 26) + 7,
+	};
+	struct devres__own_seen seen;
+	char name[40];
+	bool inherited;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(nums) / sizeof(nums[0]); i++) {
+		int fd = (int)nums[i];
+
+		print_message("fd %d\n", fd);
+		assert_false(is_open(fd));
+		assert_false(devres__own_fd_maybe(fd));
+		devres__own_fd_add(fd, DEVRES_OWN_IRQ_LINE, "high");
+		assert_true(devres__own_fd_maybe(fd));
+		assert_int_equal(devres__own_fd_kind(fd, name, sizeof(name),
+						     &inherited),
+				 DEVRES_OWN_IRQ_LINE);
+		assert_string_equal(name, "high");
+		assert_false(inherited);
+		assert_int_equal(devres__own_fd_next((unsigned int)fd - 1,
+						     UINT_MAX, &seen),
+				 fd);
+		devres__own_fd_forget(fd);
+		assert_false(devres__own_fd_maybe(fd));
+	}
+	/* The lower numbers still found after the top grew. */
+	assert_true(devres__own_fd_maybe(anchor_epoll));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(numbers_of_any_height),
 		cmocka_unit_test(every_kind_has_a_row),
 		cmocka_unit_test(each_row),
 		cmocka_unit_test(close_range_closes_the_rest),

@@ -863,8 +863,11 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 }
 
 /*
- * Pending again on @wq with a new delay, whether it was pending or not.
- * A queue that is not a live one of this process: its WARN, and the item
+ * As the kernel's: pending again on @wq with a new delay, whether it was
+ * pending or not, and whether it was (true: only its delay changed).
+ * Does not wait for a run in progress, which goes on in its thread and
+ * is followed by the one queued here; its own function may call it. A
+ * queue that is not a live one of this process: its WARN, and the item
  * left as it was.
  */
 static inline bool mod_delayed_work(struct workqueue_struct *wq,
@@ -882,8 +885,7 @@ static inline bool mod_delayed_work(struct workqueue_struct *wq,
 			return false;
 		pthread_mutex_unlock(&kcompat_wq_lock);
 	}
-	/* Its own function may re-arm it so. */
-	was = kcompat_work_wait(w, true, true, "mod_delayed_work");
+	was = kcompat_work_cancel(w, "mod_delayed_work");
 	(void)kcompat_work_queue(w, delay, wq, "mod_delayed_work");
 	return was;
 }
