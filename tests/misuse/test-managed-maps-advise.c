@@ -76,12 +76,18 @@ struct kind {
 	bool touched;	  /* the library reads or writes through it */
 	bool pci;	  /* on the fake PCI function, not test-dev */
 	void (*acquire)(struct res *r);
+	void (*release)(struct res *r); /* the managed release */
 };
 
 static void devm_mmap_acq(struct res *r)
 {
 	r->p = devm_mmap(&tdev, NULL, len, RW, ANON, -1, 0);
 	assert_false(IS_ERR(r->p));
+}
+
+static void devm_mmap_rel(struct res *r)
+{
+	devm_munmap(&tdev, r->p, len);
 }
 
 static void devm_ioremap_acq(struct res *r)
@@ -94,14 +100,29 @@ static void devm_ioremap_wc_acq(struct res *r)
 	r->p = devm_ioremap_wc(&tdev, WIN, len);
 }
 
+static void devm_iounmap_rel(struct res *r)
+{
+	devm_iounmap(&tdev, r->p);
+}
+
 static void pcim_iomap_acq(struct res *r)
 {
 	r->p = pcim_iomap(pdev, 0, 0);
 }
 
+static void pcim_iomap_rel(struct res *r)
+{
+	pcim_iounmap(pdev, r->p);
+}
+
 static void dmam_alloc_coherent_acq(struct res *r)
 {
 	r->p = dmam_alloc_coherent(&tdev, len, &r->handle, GFP_KERNEL);
+}
+
+static void dmam_free_coherent_rel(struct res *r)
+{
+	dmam_free_coherent(&tdev, len, r->p, r->handle);
 }
 
 /* One block a chunk: the chunk is the block's two pages. */
@@ -112,13 +133,22 @@ static void dmam_pool_acq(struct res *r)
 	r->p = dma_pool_alloc(r->pool, GFP_KERNEL, &r->handle);
 }
 
+static void dmam_pool_rel(struct res *r)
+{
+	dma_pool_free(r->pool, r->p, r->handle);
+	dmam_pool_destroy(r->pool);
+	r->pool = NULL;
+}
+
 static const struct kind kinds[] = {
-	{ "devm_mmap", false, false, devm_mmap_acq },
-	{ "devm_ioremap", true, false, devm_ioremap_acq },
-	{ "devm_ioremap_wc", true, false, devm_ioremap_wc_acq },
-	{ "pcim_iomap", true, true, pcim_iomap_acq },
-	{ "dmam_alloc_coherent", true, false, dmam_alloc_coherent_acq },
-	{ "dmam_pool_create", true, false, dmam_pool_acq },
+	{ "devm_mmap", false, false, devm_mmap_acq, devm_mmap_rel },
+	{ "devm_ioremap", true, false, devm_ioremap_acq, devm_iounmap_rel },
+	{ "devm_ioremap_wc", true, false, devm_ioremap_wc_acq,
+	  devm_iounmap_rel },
+	{ "pcim_iomap", true, true, pcim_iomap_acq, pcim_iomap_rel },
+	{ "dmam_alloc_coherent", true, false, dmam_alloc_coherent_acq,
+	  dmam_free_coherent_rel },
+	{ "dmam_pool_create", true, false, dmam_pool_acq, dmam_pool_rel },
 };
 #define NR_KINDS (sizeof(kinds) / sizeof(kinds[0]))
 
@@ -240,7 +270,8 @@ static unsigned char pattern(size_t i)
 /*
  * A page of the test's own next to @p's mapping, for the straddling
  * range: before its first page (mappings grow down, so that one is
- * usually free), else after its last. *@ret_a is where the range starts.
+ * usually free), else after its last; NULL when both are taken. *@ret_a
+ * is where the range starts.
  */
 static char *page_beside(char *p, char **ret_a)
 {
@@ -258,8 +289,38 @@ static char *page_beside(char *p, char **ret_a)
 			return q;
 		}
 	}
-	fail_msg("no free page beside %p", (void *)p);
 	return NULL;
+}
+
+#define MAX_PLUGS 64
+
+/*
+ * Acquires @k's mapping where a page beside it is free. The system puts
+ * a new mapping in the first gap it fits, and that gap may be exactly as
+ * long (others' mappings on both sides, as under a sanitizer's layout):
+ * then the mapping is given back by its managed call, the gap plugged
+ * with an inaccessible mapping of the test's own, and the acquisition
+ * made again. The plugs go when the cell is done.
+ */
+static char *acquire_beside(const struct kind *k, struct res *r, char **ret_a,
+			    char **plugs, int *nr_plugs)
+{
+	for (;;) {
+		char *after;
+
+		k->acquire(r);
+		assert_non_null(r->p);
+		after = page_beside(r->p, ret_a);
+		if (after)
+			return after;
+		if (*nr_plugs == MAX_PLUGS)
+			fail_msg("no free page beside %d mappings", MAX_PLUGS);
+		k->release(r);
+		plugs[*nr_plugs] = mmap(r->p, len, PROT_NONE,
+					ANON | MAP_FIXED_NOREPLACE, -1, 0);
+		assert_ptr_equal(plugs[*nr_plugs], r->p);
+		(*nr_plugs)++;
+	}
 }
 
 struct cell {
@@ -277,22 +338,25 @@ static void run_range(const struct cell *c, enum range rg)
 	char reason[96];
 	char *a, *after = NULL; /* the page beside it */
 	struct res r = { 0 };
+	char *plugs[MAX_PLUGS];
 	size_t n = len;
 	long ret, want = 0;
 	int err, want_err = 0;
-	int nodes;
+	int nodes, nr_plugs = 0;
 
-	c->k->acquire(&r);
-	assert_non_null(r.p);
+	a = NULL;
+	if (rg == STRADDLE) {
+		after = acquire_beside(c->k, &r, &a, plugs, &nr_plugs);
+		n = 2 * pg;
+	} else {
+		c->k->acquire(&r);
+		assert_non_null(r.p);
+		a = r.p;
+		if (rg == PART)
+			n = pg;
+	}
 	for (size_t i = 0; i < len; i++)
 		r.p[i] = (char)pattern(i);
-	a = r.p;
-	if (rg == PART) {
-		n = pg;
-	} else if (rg == STRADDLE) {
-		after = page_beside(r.p, &a);
-		n = 2 * pg;
-	}
 	if (!refused) {
 		errno = 0;
 		want = make(c->o, a, n, true);
@@ -337,6 +401,8 @@ static void run_range(const struct cell *c, enum range rg)
 	assert_int_equal(st.allocs, 0);
 	if (after)
 		assert_int_equal(munmap(after, pg), 0);
+	while (nr_plugs)
+		assert_int_equal(munmap(plugs[--nr_plugs], len), 0);
 }
 
 /*
