@@ -666,3 +666,52 @@ void class7_sysfs_remove(void)
 	pci_dev_put(pdev);
 	pci_bus_remove_all();
 }
+
+/*
+ * A group made non-viable while the library holds it: the other device
+ * of the group offered to uio_pci_generic, a kernel driver that owns its
+ * DMA. The kernel refuses that bind while the group is the process's, so
+ * the device held goes on answering; once the library lets go, the same
+ * bind succeeds (the cell shows the refusal was the group's).
+ */
+void class7_group_non_viable(void)
+{
+	int w0 = devres_warn_count(), fds0 = count_fds(NULL), ret;
+	char t[2][32], path[128], link[64];
+	struct pci_dev *p0;
+	bool refused, bound_after;
+	uint32_t v = 0;
+	ssize_t n;
+
+	if (find_testdevs(t) != 2) {
+		cell("7.non-viable", false, "want 2 pci-testdev");
+		return;
+	}
+	to_vfio(t[0], true);
+	p0 = scan(t[0]);
+	to_vfio(t[1], false);
+	sysfs_write(t[1], "/driver_override", "uio_pci_generic");
+	sysfs_write(NULL, "drivers_probe", t[1]);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", t[1]);
+	n = readlink(path, link, sizeof(link) - 1);
+	refused = n < 0;
+	ret = p0 ? pci_read_config_dword(p0, 0, &v) : -1;
+	cell("7.non-viable/bind-refused",
+	     p0 && refused && !ret && v == 0x00051b36 &&
+		     devres_warn_count() == w0,
+	     "%s offered to uio_pci_generic while the group is held: %s; "
+	     "%s answers %#x, %d WARNs",
+	     t[1], refused ? "refused" : "BOUND", t[0], v,
+	     devres_warn_count() - w0);
+	pci_bus_remove_all();
+	pci_dev_put(p0);
+	sysfs_write(NULL, "drivers_probe", t[1]);
+	bound_after = readlink(path, link, sizeof(link) - 1) > 0;
+	cell("7.non-viable/let-go",
+	     bound_after && count_fds(NULL) == fds0 && second_open(t[0]) == 0,
+	     "once the library let go the same bind %s; %d fds (had %d)",
+	     bound_after ? "succeeds" : "FAILS", count_fds(NULL), fds0);
+	/* As they were: unbound, no override. */
+	to_vfio(t[1], false);
+	to_vfio(t[0], false);
+}

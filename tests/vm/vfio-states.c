@@ -14,7 +14,8 @@
  *      device, an unbind racing interrupts;
  *   7  the device goes while it is used: deleted through its struct
  *      device during each call of class 1, and removed by the kernel
- *      (sysfs `remove`) while the library holds its fd.
+ *      (sysfs `remove`) while the library holds its fd; its group made
+ *      non-viable while held.
  *
  * vfio-states.c has the helpers and main(); vfio-states-calls.c class 1,
  * vfio-states-hand.c class 2, vfio-states-fork.c classes 3 and 4.
@@ -377,6 +378,7 @@ int main(int argc, char **argv)
 	/* Unbound from here: what a scan takes stays scanned. */
 	class7_deleted_during();
 	class7_sysfs_remove();
+	class7_group_non_viable();
 	printf("vfio-states: %d cells, %d failed\n", cells, failures);
 	return failures ? 1 : 0;
 }
