@@ -169,30 +169,32 @@ static void c_dev_4k(void)
 	put_file("uio/uio0/dev", buf, sizeof(buf));
 }
 
-static void c_dev_fifo(void)
+/* A's @file removed, then made a FIFO or a directory (@mode) or nothing. */
+static void replace(const char *file, mode_t mode)
 {
 	char path[4096];
 
-	path_of(A, "uio/uio0/dev", path);
+	path_of(A, file, path);
 	assert_int_equal(unlink(path), 0);
-	assert_int_equal(mkfifo(path, 0600), 0);
+	if (S_ISFIFO(mode))
+		assert_int_equal(mkfifo(path, 0600), 0);
+	else if (S_ISDIR(mode))
+		assert_int_equal(mkdir(path, 0755), 0);
+}
+
+static void c_dev_fifo(void)
+{
+	replace("uio/uio0/dev", S_IFIFO);
 }
 
 static void c_dev_dir(void)
 {
-	char path[4096];
-
-	path_of(A, "uio/uio0/dev", path);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(mkdir(path, 0755), 0);
+	replace("uio/uio0/dev", S_IFDIR);
 }
 
 static void c_dev_removed(void)
 {
-	char path[4096];
-
-	path_of(A, "uio/uio0/dev", path);
-	assert_int_equal(unlink(path), 0);
+	replace("uio/uio0/dev", 0);
 }
 
 /* A's dev a symlink to the sibling's: the sibling's node. */
@@ -238,18 +240,6 @@ static void c_uio_link_sibling(void)
 	put_link("uio", "../" B "/uio");
 }
 
-static void c_uio_file(void)
-{
-	char path[4096];
-
-	c_dev_removed();
-	path_of(A, "uio/uio0", path);
-	assert_int_equal(rmdir(path), 0);
-	path_of(A, "uio", path);
-	assert_int_equal(rmdir(path), 0);
-	put_text("uio", "uio0\n");
-}
-
 static void c_uio_removed(void)
 {
 	char path[4096];
@@ -259,6 +249,12 @@ static void c_uio_removed(void)
 	assert_int_equal(rmdir(path), 0);
 	path_of(A, "uio", path);
 	assert_int_equal(rmdir(path), 0);
+}
+
+static void c_uio_file(void)
+{
+	c_uio_removed();
+	put_text("uio", "uio0\n");
 }
 
 static void c_uio_plus(void)
@@ -289,20 +285,13 @@ static void c_uio_two(void)
 /* The driver link a regular file that names uio_pci_generic. */
 static void c_driver_file(void)
 {
-	char path[4096];
-
-	path_of(A, "driver", path);
-	assert_int_equal(unlink(path), 0);
+	replace("driver", 0);
 	put_text("driver", "../../../bus/pci/drivers/uio_pci_generic\n");
 }
 
 static void c_driver_fifo(void)
 {
-	char path[4096];
-
-	path_of(A, "driver", path);
-	assert_int_equal(unlink(path), 0);
-	assert_int_equal(mkfifo(path, 0600), 0);
+	replace("driver", S_IFIFO);
 }
 
 /*
