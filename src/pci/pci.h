@@ -47,7 +47,8 @@ enum pci_file {
 	PCI_F_CONFIG,
 	PCI_F_RESOURCE,
 	PCI_F_ENABLE,
-	PCI_F_BAR0, /* resource0 .. resource5 */
+	PCI_F_RESET, /* written by pci_reset_function(): known like the rest */
+	PCI_F_BAR0,  /* resource0 .. resource5 */
 	PCI_F_NR = PCI_F_BAR0 + PCI_STD_NUM_BARS,
 };
 

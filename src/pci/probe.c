@@ -227,6 +227,7 @@ static int file_index(const char *file)
 		[PCI_F_CONFIG] = "config",
 		[PCI_F_RESOURCE] = "resource",
 		[PCI_F_ENABLE] = "enable",
+		[PCI_F_RESET] = "reset",
 	};
 
 	for (int i = PCI_F_CONFIG; i < PCI_F_BAR0; i++)
@@ -392,17 +393,23 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 		return ret;
 
 	/*
-	 * Optional: a device without them cannot be enabled, or mapped. But
-	 * a file the process had no fd or memory to look at is not a file
+	 * Optional: a device without them cannot be enabled, reset through
+	 * sysfs, or mapped. `reset` is known as `enable` is: a file of
+	 * another device linked in its place (a hard link passes O_NOFOLLOW)
+	 * is then refused at the scan (alias.c) or at the reset, not written.
+	 * But a file the process had no fd or memory to look at is not a file
 	 * that is missing: recorded as absent, it would leave the device
 	 * crippled for good by a shortage that passes.
 	 */
-	fd = open_in_dir(dirfd, p->name, "enable", O_PATH,
-			 &p->files[PCI_F_ENABLE]);
-	if (fd >= 0)
-		pci__close(fd);
-	else if (pci__out_of_resources(fd))
-		return fd;
+	for (int i = PCI_F_ENABLE; i <= PCI_F_RESET; i++) {
+		fd = open_in_dir(dirfd, p->name,
+				 i == PCI_F_ENABLE ? "enable" : "reset", O_PATH,
+				 &p->files[i]);
+		if (fd >= 0)
+			pci__close(fd);
+		else if (pci__out_of_resources(fd))
+			return fd;
+	}
 	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
 		char file[24];
 
