@@ -338,7 +338,8 @@ static bool form_cell(const struct form *f, bool after)
 		}
 		pci_dev_put(p);
 	}
-	if (sum_files(OTHER, true) != theirs || sum_files(NAME, false) != mine) {
+	if (sum_files(OTHER, true) != theirs ||
+	    sum_files(NAME, false) != mine) {
 		print_error("%s, %s: a file other than NAME's reset changed\n",
 			    f->name, after ? "after the scan" : "before it");
 		ok = false;
