@@ -71,9 +71,27 @@ struct pci__backend {
 HIDDEN int pci__backend_add(const struct pci__backend *b);
 /* The backend that took @pdev at its scan, or NULL. */
 HIDDEN const struct pci__backend *pci__backend_of(const struct pci_dev *pdev);
-/* A link of the device's sysfs directory (driver, iommu_group), read only. */
+/*
+ * The target of link @link (driver, iommu_group) of the device's sysfs
+ * directory, read in the directory the scan read (-ENODEV when it is
+ * another now), with no symlink followed; -ENAMETOOLONG when it does not
+ * fit @len with its NUL.
+ */
 HIDDEN int pci__readlink(const struct pci_dev *pdev, const char *link,
 			 char *buf, size_t len);
+/*
+ * @path ("uio", "uio/uio0/dev") below the device's sysfs directory, which
+ * must be the one the scan read (-ENODEV): opened name by name, never
+ * through a symlink (-ELOOP), nor by "." or "..", and without blocking;
+ * a directory when @flags has O_DIRECTORY, else a regular file (-EINVAL).
+ * Closed with pci__close(), or, made a DIR, with devres__own_dir_close()
+ * and one fd less in the ledger.
+ */
+HIDDEN int pci__open_sub(const struct pci_dev *pdev, const char *path,
+			 int flags);
+HIDDEN void pci__close(int fd);
+/* Whether @err (-errno) says the process is short of fds or memory. */
+HIDDEN bool pci__out_of_resources(int err);
 /*
  * irq.c: pci_free_irq_vectors() for the vectors' release, which is never
  * refused: a handler left on a vector then stays on its line, and the

@@ -47,7 +47,8 @@ enum pci_file {
 	PCI_F_CONFIG,
 	PCI_F_RESOURCE,
 	PCI_F_ENABLE,
-	PCI_F_BAR0, /* resource0 .. resource5 */
+	PCI_F_RESET, /* written by pci_reset_function(): known like the rest */
+	PCI_F_BAR0,  /* resource0 .. resource5 */
 	PCI_F_NR = PCI_F_BAR0 + PCI_STD_NUM_BARS,
 };
 
@@ -123,7 +124,6 @@ HIDDEN int pci__parse_header(struct pci_dev *pdev, const uint8_t *cfg,
 HIDDEN int pci__open(const struct pci_dev *pdev, const char *file, int flags);
 HIDDEN ssize_t pci__read_file(const struct pci_dev *pdev, const char *file,
 			      char *buf, size_t cap);
-HIDDEN void pci__close(int fd);
 /*
  * driver.c: lets go of a kept `enable` or `config` file that a raw system
  * call closed behind the library's back (its number may be another
@@ -162,8 +162,6 @@ static inline ssize_t pci__pwrite(int fd, const void *buf, size_t len,
 	devres__cancel_restore(cancel);
 	return n;
 }
-/* Whether @err (-errno) says the process is short of fds or memory. */
-HIDDEN bool pci__out_of_resources(int err);
 HIDDEN bool pci__readonly(void);
 HIDDEN int pci__bus_ready(void);
 /*

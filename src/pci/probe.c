@@ -227,6 +227,7 @@ static int file_index(const char *file)
 		[PCI_F_CONFIG] = "config",
 		[PCI_F_RESOURCE] = "resource",
 		[PCI_F_ENABLE] = "enable",
+		[PCI_F_RESET] = "reset",
 	};
 
 	for (int i = PCI_F_CONFIG; i < PCI_F_BAR0; i++)
@@ -392,17 +393,23 @@ static int read_files(struct pci_dev *pdev, int dirfd)
 		return ret;
 
 	/*
-	 * Optional: a device without them cannot be enabled, or mapped. But
-	 * a file the process had no fd or memory to look at is not a file
+	 * Optional: a device without them cannot be enabled, reset through
+	 * sysfs, or mapped. `reset` is known as `enable` is: a file of
+	 * another device linked in its place (a hard link passes O_NOFOLLOW)
+	 * is then refused at the scan (alias.c) or at the reset, not written.
+	 * But a file the process had no fd or memory to look at is not a file
 	 * that is missing: recorded as absent, it would leave the device
 	 * crippled for good by a shortage that passes.
 	 */
-	fd = open_in_dir(dirfd, p->name, "enable", O_PATH,
-			 &p->files[PCI_F_ENABLE]);
-	if (fd >= 0)
-		pci__close(fd);
-	else if (pci__out_of_resources(fd))
-		return fd;
+	for (int i = PCI_F_ENABLE; i <= PCI_F_RESET; i++) {
+		fd = open_in_dir(dirfd, p->name,
+				 i == PCI_F_ENABLE ? "enable" : "reset", O_PATH,
+				 &p->files[i]);
+		if (fd >= 0)
+			pci__close(fd);
+		else if (pci__out_of_resources(fd))
+			return fd;
+	}
 	for (int i = 0; i < PCI_STD_NUM_BARS; i++) {
 		char file[24];
 
@@ -493,25 +500,109 @@ int pci__backend_add(const struct pci__backend *b)
 	return ret;
 }
 
+/*
+ * The directory of @p, opened beneath the root and checked to be the one
+ * its scan read (-ENODEV otherwise); under list_lock. The scan reads it
+ * before a backend attaches (read_device()), so it is known then too.
+ */
+static int dev_dir_checked_locked(const struct pci_dev_private *p)
+{
+	struct pci_file_id now;
+	int fd = open_dev_dir(p->name, &now);
+
+	if (fd == -ENOENT)
+		return -ENODEV;
+	if (fd >= 0 && !pci__same_file(&p->files[PCI_F_DIR], &now)) {
+		pci__close(fd);
+		return -ENODEV;
+	}
+	return fd;
+}
+
 int pci__readlink(const struct pci_dev *pdev, const char *link, char *buf,
 		  size_t len)
 {
-	char path[sizeof(PCI_DEVICES_DIR) + 2 * (size_t)PCI_NAME_MAX + 16];
 	ssize_t n = -1;
+	int dirfd, err = 0;
 
-	if (!len || snprintf(path, sizeof(path), PCI_DEVICES_DIR "/%s/%s",
-			     pdev->p->name, link) >= (int)sizeof(path))
-		return -ENAMETOOLONG;
+	if (!len || strchr(link, '/'))
+		return -EINVAL;
 	pthread_mutex_lock(&list_lock);
-	if (rootfd >= 0)
-		n = readlinkat(rootfd, path, buf, len - 1);
-	else
-		errno = ENODEV;
+	dirfd = dev_dir_checked_locked(pdev->p);
+	if (dirfd >= 0) {
+		/* The link itself, in the scanned directory: none followed. */
+		n = readlinkat(dirfd, link, buf, len - 1);
+		err = n < 0 ? -errno : 0;
+		pci__close(dirfd);
+	} else {
+		err = dirfd;
+	}
 	pthread_mutex_unlock(&list_lock);
-	if (n < 0)
-		return -errno;
+	if (err)
+		return err;
+	/* A target as long as the buffer may have been cut short. */
+	if ((size_t)n == len - 1)
+		return -ENAMETOOLONG;
 	buf[n] = '\0';
 	return 0;
+}
+
+/*
+ * One name of a path in @dirfd: never a symlink (-ELOOP), and a directory
+ * unless it is the last; O_NONBLOCK, so that a FIFO does not block.
+ */
+static int open_step(int dirfd, const char *dev, const char *name, bool last,
+		     int flags)
+{
+	struct stat st;
+	int fd;
+
+	if (strcmp(name, ".") == 0 || strcmp(name, "..") == 0)
+		return -EINVAL;
+	if (!last)
+		flags = O_PATH | O_DIRECTORY;
+	else if (!(flags & O_PATH))
+		flags |= O_NONBLOCK;
+	fd = open_beneath(dirfd, name, flags | O_NOFOLLOW, dev, name);
+	/* O_DIRECTORY on a symlink says ENOTDIR: it is the symlink. */
+	if (fd == -ENOTDIR && !fstatat(dirfd, name, &st, AT_SYMLINK_NOFOLLOW) &&
+	    S_ISLNK(st.st_mode))
+		fd = -ELOOP;
+	return fd;
+}
+
+int pci__open_sub(const struct pci_dev *pdev, const char *path, int flags)
+{
+	char copy[64], *name, *next, *save = NULL;
+	struct stat st;
+	int fd, steps = 0;
+
+	if (snprintf(copy, sizeof(copy), "%s", path) >= (int)sizeof(copy))
+		return -ENAMETOOLONG;
+	pthread_mutex_lock(&list_lock);
+	fd = dev_dir_checked_locked(pdev->p);
+	pthread_mutex_unlock(&list_lock);
+	if (fd < 0)
+		return fd;
+	for (name = strtok_r(copy, "/", &save); name; name = next, steps++) {
+		int sub;
+
+		next = strtok_r(NULL, "/", &save);
+		sub = open_step(fd, pdev->p->name, name, !next, flags);
+		pci__close(fd);
+		if (sub < 0)
+			return sub;
+		devres__ledger_add(DL_FDS, 1);
+		fd = sub;
+	}
+	/* Of the type asked for: a directory, or a regular file. */
+	if (!steps || fstat(fd, &st) ||
+	    (flags & O_DIRECTORY ? !S_ISDIR(st.st_mode)
+				 : !S_ISREG(st.st_mode))) {
+		pci__close(fd);
+		return -EINVAL;
+	}
+	return fd;
 }
 
 int pci__open_dir(const char *path)

@@ -107,75 +107,113 @@ static const char *base_name(const char *path)
 	return s ? s + 1 : path;
 }
 
-/* The N of the device's uio/uioN, and the device number sysfs gives it. */
+/* "uioN", N in decimal as the kernel writes it: no sign, no leading 0. */
+static int uio_num(const char *name)
+{
+	long v = 0;
+
+	if (strncmp(name, "uio", 3) != 0 || !name[3] ||
+	    (name[3] == '0' && name[4]))
+		return -1;
+	for (const char *s = name + 3; *s; s++) {
+		if (*s < '0' || *s > '9' || v >= 1 << 20)
+			return -1;
+		v = v * 10 + (*s - '0');
+	}
+	return v < 1 << 20 ? (int)v : -1;
+}
+
+/*
+ * "MAJ:MIN" and one newline, as the kernel's dev attribute prints a device
+ * number: decimal, a major of at most 12 bits, a minor of at most 20. Any
+ * other byte (a sign, a space, a NUL, a second line) is -EINVAL.
+ */
+static int parse_devnum(const char *buf, size_t len, dev_t *ret)
+{
+	unsigned long part[2] = { 0, 0 };
+	const unsigned long max[2] = { 0xfff, 0xfffff };
+	size_t i = 0;
+
+	if (len && buf[len - 1] == '\n')
+		len--;
+	for (int k = 0; k < 2; k++) {
+		size_t digits = 0;
+
+		if (k && (i == len || buf[i++] != ':'))
+			return -EINVAL;
+		for (; i < len && buf[i] >= '0' && buf[i] <= '9'; i++) {
+			part[k] = part[k] * 10 + (unsigned long)(buf[i] - '0');
+			if (part[k] > max[k])
+				return -EINVAL;
+			digits++;
+		}
+		if (!digits)
+			return -EINVAL;
+	}
+	if (i != len)
+		return -EINVAL;
+	*ret = makedev(part[0], part[1]);
+	return 0;
+}
+
+/*
+ * The N of the device's uio/uioN, and the device number sysfs gives it:
+ * read in the device's own directory (the one its scan read), with no
+ * symlink followed on the way and `dev` a regular file, bounded. -ENODEV
+ * when there is no uioN; -EINVAL when there are two or `dev` is not a
+ * device number; -ELOOP for a symlink on the way.
+ */
 static int find_uio(struct pci_dev *pdev, int *ret_num, dev_t *ret_rdev)
 {
-	char path[64], buf[32];
-	unsigned int maj, min;
+	char path[32], buf[32];
 	struct dirent *de;
-	int fd, num = -1;
-	ssize_t n = -1;
-	int err = -EIO;
+	int fd, cancel, num = -1;
+	int err = 0;
+	ssize_t n;
 	DIR *dir;
 
-	snprintf(path, sizeof(path), "bus/pci/devices/%s/uio", pci_name(pdev));
-	fd = pci__open_dir(path);
+	fd = pci__open_sub(pdev, "uio", O_RDONLY | O_DIRECTORY);
 	if (fd < 0)
 		return fd == -ENOENT ? -ENODEV : fd;
 	dir = fdopendir(fd);
 	if (!dir) {
 		err = -errno;
-		devres__own_fd_close(fd);
+		pci__close(fd);
 		return err;
 	}
 	while ((de = readdir(dir))) {
-		char *end;
-		long v;
+		int v = uio_num(de->d_name);
 
-		if (strncmp(de->d_name, "uio", 3) != 0)
+		if (v < 0)
 			continue;
-		errno = 0;
-		v = strtol(de->d_name + 3, &end, 10);
-		if (!errno && end != de->d_name + 3 && !*end && v >= 0 &&
-		    v < 1 << 20) {
-			num = (int)v;
+		if (num >= 0) {
+			err = -EINVAL; /* a device has one uio node */
 			break;
 		}
-	}
-	if (num >= 0) {
-		snprintf(path, sizeof(path), "uio%d/dev", num);
-		if (devres__should_fail_fd()) {
-			errno = EMFILE;
-			fd = -1;
-		} else {
-			devres__own_fd_opening();
-			fd = openat(dirfd(dir), path,
-				    O_RDONLY | O_CLOEXEC | O_NOFOLLOW);
-			devres__own_fd_opened(fd, DEVRES_OWN_UIO_SYSFS,
-					      pci_name(pdev));
-		}
-		if (fd >= 0) {
-			/* A cancellation point: none in a call of the library. */
-			int cancel = devres__cancel_off();
-
-			n = read(fd, buf, sizeof(buf) - 1);
-			devres__cancel_restore(cancel);
-			devres__own_fd_close(fd);
-		} else if (errno == EMFILE || errno == ENFILE) {
-			/* Out of fds: the device is not malformed. */
-			err = -errno;
-		}
+		num = v;
 	}
 	devres__own_dir_close(dir);
+	devres__ledger_add(DL_FDS, -1);
+	if (err)
+		return err;
 	if (num < 0)
 		return -ENODEV;
-	if (n <= 0)
+	snprintf(path, sizeof(path), "uio/uio%d/dev", num);
+	fd = pci__open_sub(pdev, path, O_RDONLY);
+	if (fd < 0)
+		return fd == -ENOENT ? -ENODEV : fd;
+	/* A cancellation point: none in a call of the library. */
+	cancel = devres__cancel_off();
+	n = pread(fd, buf, sizeof(buf), 0);
+	err = n < 0 ? -errno : 0;
+	devres__cancel_restore(cancel);
+	pci__close(fd);
+	if (err)
 		return err;
-	buf[n] = '\0';
-	if (sscanf(buf, "%u:%u", &maj, &min) != 2)
-		return -EIO;
+	/* A full buffer: more than a device number. */
+	if ((size_t)n == sizeof(buf) || parse_devnum(buf, (size_t)n, ret_rdev))
+		return -EINVAL;
 	*ret_num = num;
-	*ret_rdev = makedev(maj, min);
 	return 0;
 }
 
@@ -221,8 +259,11 @@ static int uio_attach(struct pci_dev *pdev, void **ret_data)
 	dev_t rdev = 0;
 	int ret, num = -1;
 
-	if (pci__readlink(pdev, "driver", link, sizeof(link)) ||
-	    strcmp(base_name(link), "uio_pci_generic") != 0)
+	ret = pci__readlink(pdev, "driver", link, sizeof(link));
+	/* Out of fds is not "another driver's": the scan says so. */
+	if (pci__out_of_resources(ret))
+		return ret;
+	if (ret || strcmp(base_name(link), "uio_pci_generic") != 0)
 		return -ENODEV;
 	ret = find_uio(pdev, &num, &rdev);
 	if (ret)

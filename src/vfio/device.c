@@ -22,6 +22,28 @@ static const char *base_name(const char *path)
 }
 
 /*
+ * The number an iommu_group link ends in, as the kernel names groups:
+ * decimal digits only (no sign, no space, no leading 0), at most
+ * 0xffffff; -1 for anything else, which would otherwise open another
+ * group's node (an empty name read as group 0).
+ */
+static long group_number(const char *name)
+{
+	long v = 0;
+
+	if (!*name || (name[0] == '0' && name[1]))
+		return -1;
+	for (const char *s = name; *s; s++) {
+		if (*s < '0' || *s > '9')
+			return -1;
+		v = v * 10 + (*s - '0');
+		if (v > 0xffffff)
+			return -1;
+	}
+	return v;
+}
+
+/*
  * Whether the BAR maps whole: asked once for the size of the reply, then
  * again with room for the capability chain when there is one.
  */
@@ -110,19 +132,20 @@ static int vfio_attach(struct pci_dev *pdev, void **ret_data)
 {
 	char link[256];
 	struct vfio_dev *vd;
-	char *end;
 	long group;
 	int ret;
 
-	if (pci__readlink(pdev, "driver", link, sizeof(link)) ||
-	    strcmp(base_name(link), "vfio-pci") != 0)
+	ret = pci__readlink(pdev, "driver", link, sizeof(link));
+	/* Out of fds is not "another driver's": the scan says so. */
+	if (pci__out_of_resources(ret))
+		return ret;
+	if (ret || strcmp(base_name(link), "vfio-pci") != 0)
 		return -ENODEV;
 	ret = pci__readlink(pdev, "iommu_group", link, sizeof(link));
 	if (ret)
 		return ret;
-	errno = 0;
-	group = strtol(base_name(link), &end, 10);
-	if (errno || *end || group < 0 || group > 0xffffff)
+	group = group_number(base_name(link));
+	if (group < 0)
 		return -EINVAL;
 	if (devres__should_fail() || !(vd = calloc(1, sizeof(*vd))))
 		return -ENOMEM;

@@ -4,13 +4,16 @@
  * pci_reset_function() over the fake tree's `reset` file, in each state of
  * a device: without the file, with it, enabled and mastering, with
  * vectors, read-only, removed with a reference held; bad arguments and a
- * child of fork(). The library's state must be what it was before.
+ * child of fork(). The library's state must be what it was before. And
+ * the `reset` file itself in each hostile form, before the scan and
+ * between the scan and the reset: never a write to another file.
  */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdlib.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <cmocka.h>
 #include <devres/device.h>
@@ -155,6 +158,212 @@ static void child_of_fork(void **state)
 	pci_dev_put(p);
 }
 
+/* ---- the reset file in each hostile form ---- */
+
+#define OTHER "0000:00:07.0"
+
+static void path_of(const char *name, const char *file, char *buf)
+{
+	assert_int_equal(pci_fake_path(ft, name, file, buf, 4096), 0);
+}
+
+/* NAME's reset made a hard link to @name's @file. */
+static void hard_link(const char *name, const char *file)
+{
+	char from[4096], to[4096];
+
+	path_of(name, file, from);
+	path_of(NAME, "reset", to);
+	assert_int_equal(unlink(to), 0);
+	assert_int_equal(link(from, to), 0);
+}
+
+static void f_link_other_enable(void)
+{
+	hard_link(OTHER, "enable");
+}
+
+static void f_link_other_config(void)
+{
+	hard_link(OTHER, "config");
+}
+
+static void f_link_other_reset(void)
+{
+	hard_link(OTHER, "reset");
+}
+
+static void f_link_own_config(void)
+{
+	hard_link(NAME, "config");
+}
+
+/* NAME's reset removed, then made @mode (a FIFO, a directory, a symlink
+ * to the sibling's reset, a new file) or nothing. */
+static void remake(mode_t mode)
+{
+	char path[4096], dest[4096];
+
+	path_of(NAME, "reset", path);
+	assert_int_equal(unlink(path), 0);
+	if (S_ISFIFO(mode))
+		assert_int_equal(mkfifo(path, 0600), 0);
+	else if (S_ISDIR(mode))
+		assert_int_equal(mkdir(path, 0755), 0);
+	else if (S_ISREG(mode))
+		assert_int_equal(fake_write(NAME, "reset", "0", 1), 0);
+	if (S_ISLNK(mode)) {
+		path_of(OTHER, "reset", dest);
+		assert_int_equal(symlink(dest, path), 0);
+	}
+}
+
+static void f_symlink_other(void)
+{
+	remake(S_IFLNK);
+}
+
+static void f_fifo(void)
+{
+	remake(S_IFIFO);
+}
+
+static void f_dir(void)
+{
+	remake(S_IFDIR);
+}
+
+static void f_removed(void)
+{
+	remake(0);
+}
+
+static void f_new_file(void)
+{
+	remake(S_IFREG);
+}
+
+static void f_in_place(void)
+{
+	assert_int_equal(fake_overwrite(NAME, "reset", "0", 1), 0);
+}
+
+static const struct form {
+	const char *name;
+	void (*apply)(void);
+	int scan;   /* before the scan: pci_bus_scan_device(NAME) */
+	int before; /* then pci_reset_function(), when scanned */
+	int after;  /* changed between the scan and the reset */
+} forms[] = {
+	{ "a hard link to the sibling's enable", f_link_other_enable, -EEXIST,
+	  0, -ESTALE },
+	{ "a hard link to the sibling's config", f_link_other_config, -EEXIST,
+	  0, -ESTALE },
+	{ "a hard link to the sibling's reset", f_link_other_reset, -EEXIST, 0,
+	  -ESTALE },
+	{ "a hard link to its own config", f_link_own_config, -EINVAL, 0,
+	  -ESTALE },
+	{ "a symlink to the sibling's reset", f_symlink_other, 0, -ENOTTY,
+	  -ELOOP },
+	{ "a FIFO", f_fifo, 0, -ENOTTY, -ESTALE },
+	{ "a directory", f_dir, 0, -ENOTTY, -ESTALE },
+	{ "removed", f_removed, 0, -ENOTTY, -ESTALE },
+	{ "a new file", f_new_file, 0, 0, -ESTALE },
+	{ "rewritten in place", f_in_place, 0, 0, 0 },
+};
+
+/* A checksum of @name's files: what a reset of NAME must leave alone. */
+static unsigned long sum_files(const char *name, bool with_reset)
+{
+	static const char *const files[] = { "config", "enable", "resource",
+					     "resource0", "reset" };
+	unsigned long sum = 5381;
+
+	for (size_t f = 0; f < sizeof(files) / sizeof(files[0]); f++) {
+		char buf[8192];
+		ssize_t n;
+
+		if (!with_reset && !strcmp(files[f], "reset"))
+			continue;
+		n = fake_read(name, files[f], buf, sizeof(buf));
+		for (ssize_t i = 0; i < n; i++)
+			sum = sum * 33 + (unsigned char)buf[i];
+	}
+	return sum;
+}
+
+/* One cell on a tree of its own; whether it held. */
+static bool form_cell(const struct form *f, bool after)
+{
+	struct pci_fake_dev d = fake_dev(NAME, 0x1af4, 0x1041, 1);
+	struct pci_fake_dev o = fake_dev(OTHER, 0x1af4, 0x1042, 1);
+	unsigned long theirs, mine;
+	struct pci_dev *p = NULL;
+	int w0, scan = 0, ret = 0, want;
+	bool ok = true;
+
+	assert_int_equal(pci_setup(NULL), 0);
+	assert_int_equal(pci_fake_add(ft, &d), 0);
+	assert_int_equal(pci_fake_add(ft, &o), 0);
+	assert_int_equal(fake_write(NAME, "reset", "0", 1), 0);
+	assert_int_equal(fake_write(OTHER, "reset", "0", 1), 0);
+	assert_int_equal(pci_bus_scan_device(OTHER), 0);
+	w0 = devres_warn_count();
+	if (!after)
+		f->apply();
+	theirs = sum_files(OTHER, true);
+	/* Its own files but reset: a reset writes only that one. */
+	mine = sum_files(NAME, false);
+	scan = pci_bus_scan_device(NAME);
+	if (!after && scan != f->scan) {
+		print_error("%s, before the scan: scan %d, not %d\n", f->name,
+			    scan, f->scan);
+		ok = false;
+	}
+	if (!scan) {
+		p = pci_get_device(0x1af4, 0x1041, NULL);
+		assert_non_null(p);
+		if (after) {
+			f->apply();
+			theirs = sum_files(OTHER, true);
+			mine = sum_files(NAME, false);
+		}
+		ret = pci_reset_function(p);
+		want = after ? f->after : f->before;
+		if (ret != want) {
+			print_error("%s, %s: reset %d, not %d\n", f->name,
+				    after ? "after the scan" : "before it", ret,
+				    want);
+			ok = false;
+		}
+		pci_dev_put(p);
+	}
+	if (sum_files(OTHER, true) != theirs ||
+	    sum_files(NAME, false) != mine) {
+		print_error("%s, %s: a file other than NAME's reset changed\n",
+			    f->name, after ? "after the scan" : "before it");
+		ok = false;
+	}
+	if (devres_warn_count() != w0)
+		ok = false;
+	/* Every device removed, the ledger at its baseline. */
+	if (pci_teardown(NULL))
+		ok = false;
+	return ok;
+}
+
+static void reset_file_forms(void **state)
+{
+	int failed = 0, cells = 0;
+
+	(void)state;
+	for (size_t i = 0; i < sizeof(forms) / sizeof(forms[0]); i++)
+		for (int after = 0; after < 2; after++, cells++)
+			failed += !form_cell(&forms[i], after);
+	if (failed)
+		fail_msg("%d of %d cells failed", failed, cells);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -164,6 +373,7 @@ int main(void)
 						pci_teardown),
 		cmocka_unit_test_setup_teardown(child_of_fork, pci_setup,
 						pci_teardown),
+		cmocka_unit_test(reset_file_forms),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

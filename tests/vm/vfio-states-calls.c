@@ -1,9 +1,17 @@
 // SPDX-License-Identifier: MIT
-/* vfio-states, class 1: each call in each state, and pairs of threads. */
+/*
+ * vfio-states, class 1: each call in each state, and pairs of threads;
+ * class 7: the device deleted during each call, and removed by the kernel
+ * while open.
+ */
+#define _GNU_SOURCE /* close_range() */
 #include <errno.h>
+#include <fcntl.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
+#include <unistd.h>
+#include <sys/wait.h>
 #include <devres/device.h>
 #include <devres/driver.h>
 #include <devres/io.h>
@@ -474,4 +482,247 @@ void class1_group(void)
 	     devres_warn_count() - w0);
 	to_vfio(t[0], false);
 	to_vfio(t[1], false);
+}
+
+/* ---- class 7: the device goes while a call is in it ---- */
+
+/*
+ * One call of class 1 in a loop, while the main thread deletes the
+ * device through its struct device (device_unregister(), which puts the
+ * caller's reference: the loop holds one of its own): each answer must be
+ * the scanned device's (the same as a removed one's, whose fds stay until
+ * the last reference), never a crash, a WARN or anything left behind.
+ */
+struct deleting {
+	struct pci_dev *pdev;
+	enum call c;
+	int calls;    /* atomic: how many returned */
+	int stop;     /* atomic */
+	int deleting; /* atomic: the deletion began */
+	int bad, released;
+	long got;
+};
+
+static void *call_loop(void *arg)
+{
+	struct deleting *d = arg;
+
+	/* Bounded: a stop that never comes ends the loop too. */
+	for (int i = 0;
+	     i < 100000 && !__atomic_load_n(&d->stop, __ATOMIC_ACQUIRE); i++) {
+		long got = call(d->c, d->pdev);
+
+		/*
+		 * Vectors allocated while the device was unbound are released
+		 * by its deletion, as the kernel releases an unbound device's
+		 * resources at device_del(): MSI is then off when checked.
+		 */
+		if (d->c == C_VECTORS && got == 10 &&
+		    __atomic_load_n(&d->deleting, __ATOMIC_ACQUIRE)) {
+			d->released++;
+		} else if (got != want[S_SCANNED][d->c].ret) {
+			d->bad++;
+			d->got = got;
+		}
+		__atomic_add_fetch(&d->calls, 1, __ATOMIC_RELEASE);
+	}
+	return NULL;
+}
+
+static bool wait_calls(struct deleting *d, int n)
+{
+	for (int i = 0; i < 5000; i++) {
+		if (__atomic_load_n(&d->calls, __ATOMIC_ACQUIRE) >= n)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+void class7_deleted_during(void)
+{
+	int fds0 = count_fds(NULL);
+
+	for (int c = 0; c < NR_CALLS; c++) {
+		struct deleting d = { .c = (enum call)c };
+		struct pci_dev *again;
+		int w0 = devres_warn_count(), at;
+		char name[96];
+		pthread_t t;
+		bool gone;
+
+		d.pdev = scan(name_a);
+		if (!d.pdev) {
+			cell("7.scan", false, "no device");
+			return;
+		}
+		/* The loop's reference; scan()'s goes with the deletion. */
+		pci_dev_get(d.pdev);
+		pthread_create(&t, NULL, call_loop, &d);
+		(void)wait_calls(&d, 2);
+		at = __atomic_load_n(&d.calls, __ATOMIC_ACQUIRE);
+		__atomic_store_n(&d.deleting, 1, __ATOMIC_RELEASE);
+		device_unregister(&d.pdev->dev);
+		/* A few more calls on the deleted device, then stop. */
+		(void)wait_calls(&d, at + 3);
+		__atomic_store_n(&d.stop, 1, __ATOMIC_RELEASE);
+		pthread_join(t, NULL);
+		again = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+		gone = !again;
+		pci_dev_put(again);
+		pci_dev_put(d.pdev);
+		/* The bus's root fd, kept until a scan or this. */
+		pci_bus_remove_all();
+		snprintf(name, sizeof(name), "7.deleted-during/%s",
+			 call_name[c]);
+		cell(name,
+		     !d.bad && d.calls > at && gone &&
+			     devres_warn_count() == w0 &&
+			     count_fds(NULL) == fds0 &&
+			     second_open(name_a) == 0,
+		     "%d calls (%d after the deletion began, %d of whose "
+		     "vectors it released), %d answered otherwise (last %ld, "
+		     "want %ld), %s on the bus, %d WARNs, %d fds (had %d), the "
+		     "group opens again: %d",
+		     d.calls, d.calls - at, d.released, d.bad, d.got,
+		     want[S_SCANNED][c].ret, gone ? "none" : "one left",
+		     devres_warn_count() - w0, count_fds(NULL), fds0,
+		     second_open(name_a));
+	}
+}
+
+/* ---- class 7: the kernel removes the device while it is open ---- */
+
+static bool wait_path(const char *path, bool present, int ms)
+{
+	for (int i = 0; i < ms; i++) {
+		if ((access(path, F_OK) == 0) == present)
+			return true;
+		usleep(1000);
+	}
+	return false;
+}
+
+/*
+ * `remove` written in sysfs while the library holds the device's fd:
+ * vfio-pci keeps the device, and the writer waits, until the fd goes;
+ * the device still answers meanwhile. Once the library lets go, the
+ * removal completes, a scan of the address finds nothing, and a PCI
+ * rescan brings the device back, bound to vfio-pci again and taken.
+ */
+void class7_sysfs_remove(void)
+{
+	char dir[96], path[128];
+	int w0 = devres_warn_count(), fds0 = count_fds(NULL), status = -1;
+	struct pci_dev *pdev = scan(name_a);
+	uint32_t v = 0;
+	bool waiting;
+	pid_t pid;
+	int ret;
+
+	if (!pdev) {
+		cell("7.sysfs-remove", false, "no device");
+		return;
+	}
+	snprintf(dir, sizeof(dir), "/sys/bus/pci/devices/%s", name_a);
+	pid = fork();
+	if (pid == 0) {
+		int fd;
+
+		/* Not the parent's device fd: the removal waits for it. */
+		close_range(3, ~0u, 0);
+		snprintf(path, sizeof(path), "%s/remove", dir);
+		fd = open(path, O_WRONLY | O_CLOEXEC);
+		_exit(fd >= 0 && write(fd, "1", 1) == 1 ? 0 : 1);
+	}
+	usleep(500 * 1000);
+	waiting = pid > 0 && waitpid(pid, &status, WNOHANG) == 0;
+	cell("7.sysfs-remove/held", waiting,
+	     "the removal waits while the device fd is open");
+	ret = pci_read_config_dword(pdev, 0, &v);
+	cell("7.sysfs-remove/answers",
+	     !ret && v == 0x11e81234 && devres_warn_count() == w0,
+	     "config %#x while the removal waits, %d WARNs", v,
+	     devres_warn_count() - w0);
+	pci_bus_remove_all();
+	pci_dev_put(pdev);
+	alarm(30);
+	if (pid > 0 && waitpid(pid, &status, 0) != pid)
+		status = -1;
+	alarm(0);
+	cell("7.sysfs-remove/released",
+	     status == 0 && wait_path(dir, false, 5000) &&
+		     count_fds(NULL) == fds0 && devres_warn_count() == w0,
+	     "the removal completed once the last reference went: status "
+	     "%d, %s, %d fds (had %d)",
+	     status, access(dir, F_OK) ? "gone from sysfs" : "STILL in sysfs",
+	     count_fds(NULL), fds0);
+	ret = pci_bus_scan_device(name_a);
+	pdev = pci_get_device(PCI_ANY_ID, PCI_ANY_ID, NULL);
+	cell("7.sysfs-remove/scan-finds-none", ret == -ENOENT && !pdev,
+	     "scanning the address: %d, %s registered", ret,
+	     pdev ? "one" : "none");
+	pci_dev_put(pdev);
+	pci_bus_remove_all();
+	/* Back as it was: the tests after this one use the device. */
+	sysfs_write(NULL, "rescan", "1");
+	(void)wait_path(dir, true, 5000);
+	to_vfio(name_a, true);
+	pdev = scan(name_a);
+	v = 0;
+	ret = pdev ? pci_read_config_dword(pdev, 0, &v) : -1;
+	cell("7.sysfs-remove/rescanned", !ret && v == 0x11e81234,
+	     "back after a PCI rescan, bound to vfio-pci and taken: %s",
+	     pdev ? "yes" : "no");
+	pci_dev_put(pdev);
+	pci_bus_remove_all();
+}
+
+/*
+ * A group made non-viable while the library holds it: the other device
+ * of the group offered to uio_pci_generic, a kernel driver that owns its
+ * DMA. The kernel refuses that bind while the group is the process's, so
+ * the device held goes on answering; once the library lets go, the same
+ * bind succeeds (the cell shows the refusal was the group's).
+ */
+void class7_group_non_viable(void)
+{
+	int w0 = devres_warn_count(), fds0 = count_fds(NULL), ret;
+	char t[2][32], path[128], link[64];
+	struct pci_dev *p0;
+	bool refused, bound_after;
+	uint32_t v = 0;
+	ssize_t n;
+
+	if (find_testdevs(t) != 2) {
+		cell("7.non-viable", false, "want 2 pci-testdev");
+		return;
+	}
+	to_vfio(t[0], true);
+	p0 = scan(t[0]);
+	to_vfio(t[1], false);
+	sysfs_write(t[1], "/driver_override", "uio_pci_generic");
+	sysfs_write(NULL, "drivers_probe", t[1]);
+	snprintf(path, sizeof(path), "/sys/bus/pci/devices/%s/driver", t[1]);
+	n = readlink(path, link, sizeof(link) - 1);
+	refused = n < 0;
+	ret = p0 ? pci_read_config_dword(p0, 0, &v) : -1;
+	cell("7.non-viable/bind-refused",
+	     p0 && refused && !ret && v == 0x00051b36 &&
+		     devres_warn_count() == w0,
+	     "%s offered to uio_pci_generic while the group is held: %s; "
+	     "%s answers %#x, %d WARNs",
+	     t[1], refused ? "refused" : "BOUND", t[0], v,
+	     devres_warn_count() - w0);
+	pci_bus_remove_all();
+	pci_dev_put(p0);
+	sysfs_write(NULL, "drivers_probe", t[1]);
+	bound_after = readlink(path, link, sizeof(link) - 1) > 0;
+	cell("7.non-viable/let-go",
+	     bound_after && count_fds(NULL) == fds0 && second_open(t[0]) == 0,
+	     "once the library let go the same bind %s; %d fds (had %d)",
+	     bound_after ? "succeeds" : "FAILS", count_fds(NULL), fds0);
+	/* As they were: unbound, no override. */
+	to_vfio(t[1], false);
+	to_vfio(t[0], false);
 }

@@ -11,7 +11,11 @@
  *      and the interrupt vectors changed by ioctl() on its fds;
  *   3  fork(): a child of a parent that holds a bound device;
  *   4  threads: an interrupt thread that ends itself or unbinds its own
- *      device, an unbind racing interrupts.
+ *      device, an unbind racing interrupts;
+ *   7  the device goes while it is used: deleted through its struct
+ *      device during each call of class 1, and removed by the kernel
+ *      (sysfs `remove`) while the library holds its fd; its group made
+ *      non-viable while held.
  *
  * vfio-states.c has the helpers and main(); vfio-states-calls.c class 1,
  * vfio-states-hand.c class 2, vfio-states-fork.c classes 3 and 4.
@@ -371,6 +375,10 @@ int main(int argc, char **argv)
 
 	pci_unregister_driver(&edu_driver);
 	pci_bus_remove_all();
+	/* Unbound from here: what a scan takes stays scanned. */
+	class7_deleted_during();
+	class7_sysfs_remove();
+	class7_group_non_viable();
 	printf("vfio-states: %d cells, %d failed\n", cells, failures);
 	return failures ? 1 : 0;
 }

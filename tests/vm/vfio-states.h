@@ -82,6 +82,13 @@ void class1_group(void);
 void class2_hand(void);
 void class3_fork(void);
 void class4_threads(void);
+/*
+ * vfio-states-calls.c: a deletion during each call, a sysfs removal, a
+ * group made non-viable.
+ */
+void class7_deleted_during(void);
+void class7_sysfs_remove(void);
+void class7_group_non_viable(void);
 void on_alarm(int sig);
 /* Reset and MSI-X on the NVMe controller @name; how many cells failed. */
 void class5_reset(const char *name);
