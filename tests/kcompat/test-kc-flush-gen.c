@@ -26,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "kcompat/kctest.h"
+#include "gate.h"
 
 #define HANG_MS 5000
 #define LATER_MS 10000 /* a delay no cell waits for */
@@ -61,9 +62,6 @@ static struct delayed_work item;
 static int started, finished, keep; /* __atomic */
 static enum requeue first_requeue;
 static bool first_gated;
-static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
-static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
-static bool gate_open, gate_reached;
 
 static int load(int *p)
 {
@@ -82,34 +80,12 @@ static void self_requeue_fn(struct work_struct *work)
 			(void)schedule_delayed_work(&item, 0);
 		else if (first_requeue == RQ_LATER)
 			(void)schedule_delayed_work(&item, LATER_MS);
-		if (first_gated) {
-			pthread_mutex_lock(&gate_lock);
-			gate_reached = true;
-			pthread_cond_broadcast(&gate_cond);
-			while (!gate_open)
-				pthread_cond_wait(&gate_cond, &gate_lock);
-			pthread_mutex_unlock(&gate_lock);
-		}
+		if (first_gated)
+			gate_wait();
 	} else if (load(&keep)) {
 		(void)schedule_delayed_work(&item, 1);
 	}
 	__atomic_add_fetch(&finished, 1, __ATOMIC_SEQ_CST);
-}
-
-static void gate_wait_reached(void)
-{
-	pthread_mutex_lock(&gate_lock);
-	while (!gate_reached)
-		pthread_cond_wait(&gate_cond, &gate_lock);
-	pthread_mutex_unlock(&gate_lock);
-}
-
-static void gate_release(void)
-{
-	pthread_mutex_lock(&gate_lock);
-	gate_open = true;
-	pthread_cond_broadcast(&gate_cond);
-	pthread_mutex_unlock(&gate_lock);
 }
 
 struct flusher {
@@ -205,7 +181,7 @@ static void enter_state(enum state s)
 	__atomic_store_n(&started, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&finished, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&keep, 1, __ATOMIC_SEQ_CST);
-	gate_open = gate_reached = false;
+	gate_reset();
 	first_gated = s == S_RUNNING || s == S_RUN_SELF || s == S_RUN_OTHER ||
 		      s == S_RUN_DELAYED;
 	first_requeue = s == S_RUN_SELF	     ? RQ_NOW
@@ -228,7 +204,7 @@ static void enter_state(enum state s)
 		break;
 	default:
 		assert_true(schedule_delayed_work(&item, 0));
-		gate_wait_reached();
+		gate_until_reached();
 		if (s == S_RUN_OTHER)
 			assert_true(schedule_delayed_work(&item, 0));
 		break;
