@@ -400,6 +400,8 @@ static inline void kcompat_work_hand_on(struct work_struct *w,
 	w->outer = NULL;
 	memset(&w->worker, 0, sizeof(w->worker));
 	(void)kcompat_work_spawn(w);
+	/* Another flush waiting for a later run sees who serves it now. */
+	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 }
 
