@@ -13,7 +13,10 @@
  * when it returned (those it waited for, and for a delay not over, none
  * more), and that it returned at all: a flush still waiting after
  * HANG_MS counts as a failed cell, and the item then stops re-queueing
- * itself so that the flush ends and the next cell runs.
+ * itself so that the flush ends and the next cell runs. Then two flushes
+ * of one item: the first runs it in its caller (no thread could be had),
+ * the second waits for a run queued meanwhile, which the first hands on
+ * and which again gets no thread: the second runs it.
  */
 #define _GNU_SOURCE
 #include <linux/device.h>
@@ -62,6 +65,7 @@ static struct delayed_work item;
 static int started, finished, keep; /* __atomic */
 static enum requeue first_requeue;
 static bool first_gated;
+static bool fail_after_gate; /* the next spawn in this thread fails */
 
 static int load(int *p)
 {
@@ -82,6 +86,8 @@ static void self_requeue_fn(struct work_struct *work)
 			(void)schedule_delayed_work(&item, LATER_MS);
 		if (first_gated)
 			gate_wait();
+		if (fail_after_gate)
+			devres_fail_nth(1);
 	} else if (load(&keep)) {
 		(void)schedule_delayed_work(&item, 1);
 	}
@@ -269,6 +275,49 @@ static bool cell(bool delayed, enum state s)
 	return ok;
 }
 
+/* Starts a flush_work() of the item in a thread of its own. */
+static void flusher_start(struct flusher *f, pthread_t *t)
+{
+	pthread_mutex_init(&f->lock, NULL);
+	pthread_cond_init(&f->cond, NULL);
+	assert_int_equal(pthread_create(t, NULL, flusher_main, f), 0);
+	while (!__atomic_load_n(&f->entered, __ATOMIC_SEQ_CST))
+		sched_yield();
+}
+
+static void second_flush_of_a_handed_on_run(void **state)
+{
+	struct flusher a = { .delayed = false }, b = { .delayed = false };
+	bool a_back, b_back;
+	pthread_t ta, tb;
+
+	(void)state;
+	enter_state(S_STRANDED);
+	/* Its first run waits at the gate, queued again by itself. */
+	first_gated = true;
+	fail_after_gate = true;
+	__atomic_store_n(&keep, 0, __ATOMIC_SEQ_CST);
+	flusher_start(&a, &ta);
+	gate_until_reached();
+	flusher_start(&b, &tb);
+	sleep_ms(30);
+	gate_release();
+	a_back = flusher_wait(&a, HANG_MS);
+	b_back = flusher_wait(&b, HANG_MS);
+	fail_after_gate = false;
+	(void)cancel_delayed_work_sync(&item);
+	pthread_join(ta, NULL);
+	pthread_join(tb, NULL);
+	assert_true(a_back);
+	assert_true(a.ret);
+	assert_true(a.finished_then >= 1);
+	/* Woken when its run was handed back to the waiting list. */
+	assert_true(b_back);
+	assert_true(b.ret);
+	assert_int_equal(b.finished_then, 2);
+	assert_int_equal(devres_fail_nth_get(), 0);
+}
+
 static void every_flush_every_state(void **state)
 {
 	int failed = 0, cells = 0;
@@ -286,6 +335,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_flush_every_state),
+		cmocka_unit_test(second_flush_of_a_handed_on_run),
 	};
 
 	alarm(4 * 14 * HANG_MS / 1000);

@@ -389,7 +389,9 @@ static inline bool kcompat_work_spawn(struct work_struct *w);
  * A flush served @w (its lock held) in its caller as far as it waits;
  * the run queued since goes on in a thread of its own, or waits for one
  * as a queue_work() that got none does: still queued, still on its
- * queue, still live. The item's lock is let go.
+ * queue, still live. The item's lock is let go. Another flush waiting
+ * for that run was woken by the end of the last one, under this same
+ * hold of the lock: it finds the item as left here.
  */
 static inline void kcompat_work_hand_on(struct work_struct *w,
 					struct work_struct *outer)
@@ -400,8 +402,6 @@ static inline void kcompat_work_hand_on(struct work_struct *w,
 	w->outer = NULL;
 	memset(&w->worker, 0, sizeof(w->worker));
 	(void)kcompat_work_spawn(w);
-	/* Another flush waiting for a later run sees who serves it now. */
-	pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
 }
 
