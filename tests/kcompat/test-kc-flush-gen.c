@@ -122,16 +122,9 @@ static void *flusher_main(void *arg)
 /* Whether the flush returned within @ms. */
 static bool flusher_wait(struct flusher *f, int ms)
 {
-	struct timespec end;
+	struct timespec end = kc_deadline_ms(ms);
 	int err = 0;
 
-	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += ms / 1000;
-	end.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&f->lock);
 	while (!f->returned && err != ETIMEDOUT)
 		err = pthread_cond_timedwait(&f->cond, &f->lock, &end);
