@@ -688,6 +688,35 @@ DEVRES_API void devres_warn(const struct device *dev, const char *func,
 			    const char *fmt, ...) DEVRES_PRINTF(3, 4);
 
 /**
+ * typedef devres_atomic_hook_t - told of each call into atomic context
+ * @delta: 1 before the library calls the code, -1 after it returned
+ */
+typedef void (*devres_atomic_hook_t)(int delta);
+
+/**
+ * devres_atomic_hook_set() - be told when the library calls code that must not sleep
+ * @hook: the function told, or NULL for none
+ *
+ * The library calls @hook with 1 in a thread just before it calls code
+ * there that runs in what the kernel calls atomic context (a primary
+ * interrupt handler, request_irq()'s @handler: the kernel's hard-irq
+ * context), and with -1 in the same thread once that code returned. A
+ * threaded handler's @thread_fn is not in atomic context. For a layer
+ * above the library that checks the calls made there (the kernel-compat
+ * headers' might_sleep()): it counts the context per thread, and no check
+ * costs the library anything. The hook in place when the code is called
+ * is the one told of its return, so that a handler that sets another
+ * leaves no count unbalanced. A thread that code ends (pthread_exit())
+ * is not told of a return.
+ *
+ * Context: any thread; the last call wins. A bad pointer for @hook
+ * (the first page, an ERR_PTR()) is WARNed and changes nothing.
+ * Return: the hook set before, or NULL (none, or a bad @hook).
+ */
+DEVRES_API devres_atomic_hook_t
+devres_atomic_hook_set(devres_atomic_hook_t hook);
+
+/**
  * devres_warn_managed() - report a managed resource given back by hand
  * @dev: the device whose node held the resource, or NULL
  * @func: the plain call that gave it back (``"device_remove_groups"``)

@@ -186,6 +186,17 @@ HIDDEN const char *devres__dev_label(const struct device *dev, char *buf,
 				     size_t len);
 
 /*
+ * atomic-hook.c: what devres_atomic_hook_set() set, read once before a
+ * call into atomic context and used again after it (NULL: none).
+ */
+extern HIDDEN devres_atomic_hook_t devres__atomic_hook_fn;
+
+static inline devres_atomic_hook_t devres__atomic_hook(void)
+{
+	return __atomic_load_n(&devres__atomic_hook_fn, __ATOMIC_ACQUIRE);
+}
+
+/*
  * fault.c: the one fault-injection point. When it fires it records what
  * failed (@what, the function that holds the point unless it says
  * better) and the errno the failure looks like, for the sweep's report.

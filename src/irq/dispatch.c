@@ -263,6 +263,7 @@ static TLS_FAST unsigned long running_covers;
 
 static void deliver(struct irq_line *line)
 {
+	devres_atomic_hook_t hook;
 	struct irq_action *a;
 	irqreturn_t ret = IRQ_NONE;
 	int irq = line->irq;
@@ -273,6 +274,10 @@ static void deliver(struct irq_line *line)
 	pthread_mutex_unlock(&line->lock);
 	irq__cur_line = irq__running_line = line;
 	running_covers = covers;
+	/* Hard-irq context for those who check it: told once a delivery. */
+	hook = devres__atomic_hook();
+	if (hook)
+		hook(1);
 	for (a = line->actions; a; a = a->next) {
 		irqreturn_t r;
 
@@ -284,6 +289,8 @@ static void deliver(struct irq_line *line)
 			a->wake_req = true;
 		ret |= r;
 	}
+	if (hook)
+		hook(-1);
 	running_action = NULL;
 	irq__cur_line = irq__running_line = NULL;
 	pthread_mutex_lock(&line->lock);

@@ -15,7 +15,7 @@ INLINE_HEADERS = {"device.h", "ioport.h", "pci.h", "platform.h"}
 BYTES_LEFT = {"copy_to_user", "copy_from_user"}
 
 FUNC_PTR = {"dr_release_t", "dr_match_t", "irq_handler_t", "devres_log_sink_t",
-            "work_func_t"}
+            "work_func_t", "devres_atomic_hook_t"}
 
 
 def declarations(incdir):

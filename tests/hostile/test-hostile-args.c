@@ -84,6 +84,7 @@ static const struct {
 	/* NULL: "none", "the default", "the latest" or "nothing to do". */
 	{ ":match", NULL_OK },
 	{ "devres_set_log_sink:sink", NULL_OK },
+	{ "devres_atomic_hook_set:hook", NULL_OK },
 	{ "put_device:dev", NULL_OK },
 	{ "get_device:dev", NULL_OK },
 	{ "pci_dev_put:pdev", NULL_OK },

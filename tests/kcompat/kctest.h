@@ -15,12 +15,14 @@
 #include <setjmp.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <sys/mman.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <devres/fault.h>
 #include <devres/irq.h>
 #include <devres/platform.h>
+#include <linux/io.h>
 #include <linux/of.h>
 #include "testlib.h"
 
@@ -268,6 +270,21 @@ static inline void kc_print_report(void)
 {
 	for (int i = 0; i < cap.n && i < CAP_LINES; i++)
 		fprintf(stderr, "  | %s\n", cap.line[i]);
+}
+
+/* CLOCK_REALTIME @ms from now: the deadline of a timed wait. */
+static inline struct timespec kc_deadline_ms(int ms)
+{
+	struct timespec end;
+
+	clock_gettime(CLOCK_REALTIME, &end);
+	end.tv_sec += ms / 1000;
+	end.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (end.tv_nsec >= 1000000000L) {
+		end.tv_sec++;
+		end.tv_nsec -= 1000000000L;
+	}
+	return end;
 }
 
 #endif /* DEVRES_TESTS_KCTEST_H */

@@ -3,10 +3,12 @@
 /*
  * Every compat call that may sleep, made in every atomic context the
  * compat headers have (a spinlock held by each of its lock calls,
- * interrupts disabled, preemption or bottom halves disabled): exactly one
- * WARN naming the call, as the kernel's DEBUG_ATOMIC_SLEEP reports
- * "sleeping function called from invalid context"; the same call outside
- * them (or holding a mutex) says nothing, and so does every call that
+ * interrupts disabled, preemption or bottom halves disabled, a primary
+ * interrupt handler: the kernel's hard-irq context): exactly one WARN
+ * naming the call, as the kernel's DEBUG_ATOMIC_SLEEP reports "sleeping
+ * function called from invalid context"; the same call outside them (or
+ * holding a mutex, or in a threaded handler's thread function) says
+ * nothing, and so does every call that
  * does not sleep (GFP_ATOMIC allocations, the delays that spin, trylocks,
  * complete(), cancel_work()) in any context. A call made again in one
  * section says so once; the next section says it again.
@@ -402,10 +404,12 @@ static void step(enum call c, enum phase ph)
 	}
 }
 
-/* The contexts: the first two are none. */
+/* The contexts: the first three are none. */
 #define CONTEXTS(X)                                                            \
 	X(none)                                                                \
 	X(mutex_held)                                                          \
+	X(thread_fn)                                                           \
+	X(hardirq)                                                             \
 	X(spin_lock)                                                           \
 	X(spin_lock_irqsave)                                                   \
 	X(spin_lock_irq)                                                       \
@@ -438,6 +442,9 @@ static void enter(enum ctx x)
 	case X_mutex_held:
 		mutex_lock(&outer_m);
 		break;
+	case X_thread_fn:
+	case X_hardirq:
+		break; /* the handler's line is raised instead */
 	case X_spin_lock:
 		spin_lock(&outer_s);
 		break;
@@ -478,6 +485,9 @@ static void leave(enum ctx x)
 	case X_mutex_held:
 		mutex_unlock(&outer_m);
 		break;
+	case X_thread_fn:
+	case X_hardirq:
+		break;
 	case X_spin_lock:
 		spin_unlock(&outer_s);
 		break;
@@ -514,6 +524,50 @@ static int warns, named;
 static char last[256];
 static const char *want;
 
+/*
+ * The handler contexts: a line whose primary handler makes the call, or
+ * wakes its thread function to make it. A lock the call takes is let go
+ * in the same thread. What each saw of the context: the count of
+ * hard-irq sections it was in.
+ */
+static int hirq;
+static enum call in_call;
+static bool in_thread;
+static int seen_hardirq = -1;
+
+static bool undo_in_context(enum call c)
+{
+	return c == C_mutex_lock || c == C_mutex_lock_nested ||
+	       c == C_mutex_lock_interruptible || c == C_mutex_lock_killable ||
+	       c == C_mutex_trylock || c == C_spin_trylock;
+}
+
+static void call_here(void)
+{
+	seen_hardirq = kcompat_held.hardirq;
+	step(in_call, CALL);
+	if (undo_in_context(in_call))
+		step(in_call, UNDO);
+}
+
+static irqreturn_t calling_handler(int n, void *dev_id)
+{
+	(void)n;
+	(void)dev_id;
+	if (in_thread)
+		return IRQ_WAKE_THREAD;
+	call_here();
+	return IRQ_HANDLED;
+}
+
+static irqreturn_t calling_thread_fn(int n, void *dev_id)
+{
+	(void)n;
+	(void)dev_id;
+	call_here();
+	return IRQ_HANDLED;
+}
+
 static void sink(void *ctx, int level, const char *line)
 {
 	char head[96];
@@ -542,11 +596,20 @@ static void setup_all(void)
 	spin_lock_init(&other_s);
 	spin_lock_init(&outer_s);
 	raw_spin_lock_init(&outer_r);
+	hirq = irq_line_create("atomic-sleep-handler");
+	assert_true(hirq > 0);
+	assert_int_equal(request_threaded_irq((unsigned int)hirq,
+					      calling_handler,
+					      calling_thread_fn, IRQF_ONESHOT,
+					      "caller", &hirq),
+			 0);
 }
 
 static void teardown_all(void)
 {
 	devres_set_log_sink(NULL, NULL);
+	assert_string_equal(free_irq((unsigned int)hirq, &hirq), "caller");
+	assert_int_equal(irq_line_destroy(hirq), 0);
 	assert_int_equal(irq_line_destroy(irq), 0);
 	put_device(dev);
 }
@@ -560,17 +623,34 @@ static void every_call_every_context(void **state)
 	setup_all();
 	for (int x = 0; x < NCTX; x++) {
 		for (int c = 0; c < NCALLS; c++) {
-			int expect = call_sleeps[c] && x >= X_spin_lock;
+			int expect = call_sleeps[c] && x >= X_hardirq;
+			bool handler = x == X_hardirq || x == X_thread_fn;
 
 			step((enum call)c, PREP);
 			want = call_name[c];
 			warns = named = 0;
 			devres_set_log_sink(sink, NULL);
-			enter((enum ctx)x);
-			step((enum call)c, CALL);
-			leave((enum ctx)x);
+			if (handler) {
+				in_call = (enum call)c;
+				in_thread = x == X_thread_fn;
+				seen_hardirq = -1;
+				assert_int_equal(irq_line_raise_wait(hirq), 0);
+				/* The primary handler's section only. */
+				if (seen_hardirq != !in_thread) {
+					print_error("%s in %s: hard-irq count "
+						    "%d\n",
+						    call_name[c], ctx_name[x],
+						    seen_hardirq);
+					bad++;
+				}
+			} else {
+				enter((enum ctx)x);
+				step((enum call)c, CALL);
+				leave((enum ctx)x);
+			}
 			devres_set_log_sink(NULL, NULL);
-			step((enum call)c, UNDO);
+			if (!handler || !undo_in_context((enum call)c))
+				step((enum call)c, UNDO);
 			if (warns != expect || named != expect) {
 				print_error("%s in %s: %d WARN (%d naming "
 					    "it), want %d: %s\n",

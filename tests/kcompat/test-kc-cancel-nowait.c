@@ -24,6 +24,7 @@
 #include <string.h>
 #include <time.h>
 #include <cmocka.h>
+#include "kcompat/kctest.h"
 #include "gate.h"
 #include "testlib.h"
 
@@ -143,16 +144,9 @@ static void *caller(void *arg)
 
 static bool returned_within(int ms)
 {
-	struct timespec end;
+	struct timespec end = kc_deadline_ms(ms);
 	bool d;
 
-	clock_gettime(CLOCK_REALTIME, &end);
-	end.tv_sec += ms / 1000;
-	end.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (end.tv_nsec >= 1000000000L) {
-		end.tv_sec++;
-		end.tv_nsec -= 1000000000L;
-	}
 	pthread_mutex_lock(&done_lock);
 	while (!done &&
 	       pthread_cond_timedwait(&done_cond, &done_lock, &end) == 0)

@@ -170,7 +170,14 @@ static void cancel_requested_at_return(void **state)
 	start_capture();
 	INIT_DELAYED_WORK(&cancel_dw, cancels_and_returns_fn);
 	assert_true(schedule_work(&cancel_dw.work));
-	/* Waits for both runs: the thread waited for the delay and lived. */
+	/*
+	 * The first run, then the second once its delay is over: a flush
+	 * waits for no queueing whose delay is not over, as the kernel's.
+	 * The thread waited for the delay and lived.
+	 */
+	flush_work(&cancel_dw.work);
+	while (delayed_work_pending(&cancel_dw))
+		usleep(1000);
 	flush_work(&cancel_dw.work);
 	assert_int_equal(__atomic_load_n(&cancel_runs, __ATOMIC_SEQ_CST), 2);
 	assert_false(delayed_work_pending(&cancel_dw));

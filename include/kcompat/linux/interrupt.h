@@ -26,28 +26,36 @@
  * Each call names its line for the sweep (<linux/kcompat_site.h>). Those
  * that may sleep in the kernel (a request allocates, a free and a
  * disable wait for the handlers) are checked first: made in atomic
- * context, they WARN (<linux/kcompat_held.h>).
+ * context, they WARN (<linux/kcompat_held.h>). A request also has the
+ * library tell of each primary handler's call (kcompat_hardirq()), so
+ * that a sleeping call made there WARNs as in the kernel's hard-irq
+ * context.
  */
 #define KCOMPAT_IRQ_SLEEPS(name, call)                                         \
 	(kcompat_might_sleep(KCOMPAT_SLEEP_##name), call)
+#define KCOMPAT_IRQ_REQUEST(name, call)                                        \
+	((void)devres_atomic_hook_set(kcompat_hardirq),                        \
+	 KCOMPAT_IRQ_SLEEPS(name, call))
 #define request_irq(...)                                                       \
 	KCOMPAT_AT(request_irq,                                                \
-		   KCOMPAT_IRQ_SLEEPS(request_irq, request_irq(__VA_ARGS__)))
+		   KCOMPAT_IRQ_REQUEST(request_irq, request_irq(__VA_ARGS__)))
 #define request_threaded_irq(...)                                              \
 	KCOMPAT_AT(request_threaded_irq,                                       \
-		   KCOMPAT_IRQ_SLEEPS(request_threaded_irq,                    \
-				      request_threaded_irq(__VA_ARGS__)))
+		   KCOMPAT_IRQ_REQUEST(request_threaded_irq,                   \
+				       request_threaded_irq(__VA_ARGS__)))
 #define devm_request_irq(...)                                                  \
 	KCOMPAT_AT(devm_request_irq,                                           \
-		   KCOMPAT_IRQ_SLEEPS(devm_request_irq,                        \
-				      devm_request_irq(__VA_ARGS__)))
+		   KCOMPAT_IRQ_REQUEST(devm_request_irq,                       \
+				       devm_request_irq(__VA_ARGS__)))
 #define devm_request_threaded_irq(...)                                         \
-	KCOMPAT_AT(devm_request_threaded_irq,                                  \
-		   KCOMPAT_IRQ_SLEEPS(devm_request_threaded_irq,               \
-				      devm_request_threaded_irq(__VA_ARGS__)))
+	KCOMPAT_AT(                                                            \
+		devm_request_threaded_irq,                                     \
+		KCOMPAT_IRQ_REQUEST(devm_request_threaded_irq,                 \
+				    devm_request_threaded_irq(__VA_ARGS__)))
 #define devm_request_any_context_irq(...)                                      \
 	KCOMPAT_AT(devm_request_any_context_irq,                               \
-		   devm_request_any_context_irq(__VA_ARGS__))
+		   ((void)devres_atomic_hook_set(kcompat_hardirq),             \
+		    devm_request_any_context_irq(__VA_ARGS__)))
 #define free_irq(...) KCOMPAT_IRQ_SLEEPS(free_irq, free_irq(__VA_ARGS__))
 #define devm_free_irq(...)                                                     \
 	KCOMPAT_IRQ_SLEEPS(devm_free_irq, devm_free_irq(__VA_ARGS__))

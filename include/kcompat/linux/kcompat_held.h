@@ -113,9 +113,10 @@ struct kcompat_held {
 	pid_t tid;     /* this thread's id, once asked; 0 before */
 	int n;	       /* entries in e[], oldest first */
 	int over;      /* held beyond the record */
-	int atomic;    /* spinlocks held + preempt + irqs_off: a sleeping
-			  call made while it is not 0 WARNs */
+	int atomic;    /* spinlocks held + preempt + irqs_off + hardirq: a
+			  sleeping call made while it is not 0 WARNs */
 	int preempt;   /* preempt_disable() depth */
+	int hardirq;   /* in a primary interrupt handler (kcompat_hardirq()) */
 	bool irqs_off; /* local_irq_disable(), local_irq_save() */
 	unsigned long long slept; /* a bit a sleeper WARNed in this section */
 	struct kcompat_held_entry e[KCOMPAT_HELD_MAX];
@@ -163,6 +164,7 @@ static inline void kcompat_held_ended(void *p)
 	h->over = 0;
 	h->atomic = 0;
 	h->preempt = 0;
+	h->hardirq = 0;
 	h->irqs_off = false;
 	h->slept = 0;
 	/* A lock taken by a later destructor arms this one again. */
@@ -413,7 +415,7 @@ static inline int kcompat_spins_held(void)
 {
 	struct kcompat_held *h = &kcompat_held;
 
-	return h->atomic - h->preempt - (int)h->irqs_off;
+	return h->atomic - h->preempt - (int)h->irqs_off - h->hardirq;
 }
 
 /*
@@ -438,6 +440,12 @@ kcompat_slept_in_atomic(enum kcompat_sleeper id)
 	if (h->slept & (1ULL << id))
 		return;
 	h->slept |= 1ULL << id;
+	if (!kcompat_spins_held() && h->hardirq) {
+		devres_warn(NULL, func,
+			    "called from a primary interrupt handler "
+			    "(hard-irq context): it may sleep");
+		return;
+	}
 	if (!kcompat_spins_held()) {
 		devres_warn(NULL, func, "called with %s disabled: it may sleep",
 			    h->preempt ? "preemption" : "interrupts");
@@ -476,6 +484,22 @@ static inline void kcompat_atomic_leave(void)
 
 	if (!--h->atomic && __builtin_expect(h->slept != 0, 0))
 		h->slept = 0;
+}
+
+/*
+ * The library's hook (devres_atomic_hook_set()): a primary interrupt
+ * handler runs in hard-irq context, where the kernel's might_sleep()
+ * reports a sleeping call; the dispatcher's thread counts it here around
+ * its handlers, so that the check stays one load. A thread function is
+ * not told of: it may sleep, as the kernel's.
+ */
+static inline void kcompat_hardirq(int delta)
+{
+	kcompat_held.hardirq += delta;
+	if (delta > 0)
+		kcompat_atomic_enter();
+	else
+		kcompat_atomic_leave();
 }
 
 /*

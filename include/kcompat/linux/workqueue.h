@@ -54,11 +54,18 @@ struct work_struct {
 
 	/* private: */
 	pthread_mutex_t lock;
-	pthread_cond_t cond;	    /* a change of state, or of the due time */
-	bool pending;		    /* queued, not yet started */
-	bool running;		    /* func is being called */
-	bool thread;		    /* a thread serves the item */
-	bool cancel;		    /* a cancel is waiting for the thread */
+	pthread_cond_t cond; /* a change of state, or of the due time */
+	bool pending;	     /* queued, not yet started */
+	bool running;	     /* func is being called */
+	bool thread;	     /* a thread serves the item */
+	bool cancel;	     /* a cancel is waiting for the thread */
+	/*
+	 * Runs counted, so that a flush waits for the run queued when it
+	 * was called, not for those queued after: queueings so far (the
+	 * n-th is run n), the one the running call serves, and those over
+	 * (run, or taken back).
+	 */
+	unsigned long queued, run, done;
 	struct timespec due;	    /* CLOCK_REALTIME; zero: now */
 	bool stranded;		    /* pending, waiting for a thread */
 	struct kcompat_strand link; /* on the strand list while stranded */
@@ -117,8 +124,8 @@ struct kcompat_worker {
 };
 __attribute__((weak)) __thread struct kcompat_worker kcompat_worker;
 
-static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
-				     bool own, const char *func);
+static inline bool kcompat_work_wait(struct work_struct *w, bool own,
+				     const char *func);
 
 /*
  * What a work item is doing, asked by a free of the memory it lives in:
@@ -158,7 +165,7 @@ static inline void kcompat_work_fixup_free(void *obj,
 	pthread_mutex_unlock(&w->lock);
 	/* Its own thread may free it: that thread is told below. */
 	if (st != DEVRES_LIVEOBJ_SELF)
-		(void)kcompat_work_wait(w, true, true, "cancel_work_sync");
+		(void)kcompat_work_wait(w, true, "cancel_work_sync");
 	if (self) {
 		/* Its own thread: nobody else writes these while it serves. */
 		kcompat_worker.gone = w;
@@ -277,6 +284,7 @@ kcompat_work_let_go(struct work_struct *w, struct workqueue_struct *wq,
 	if (!gone) {
 		w->pending = false;
 		w->running = false;
+		w->done = w->queued;
 		w->thread = false;
 		w->wq = NULL;
 		w->outer = NULL;
@@ -375,6 +383,28 @@ static inline bool kcompat_work_call(struct work_struct *w,
 	return true;
 }
 
+static inline bool kcompat_work_spawn(struct work_struct *w);
+
+/*
+ * A flush served @w (its lock held) in its caller as far as it waits;
+ * the run queued since goes on in a thread of its own, or waits for one
+ * as a queue_work() that got none does: still queued, still on its
+ * queue, still live. The item's lock is let go. Another flush waiting
+ * for that run was woken by the end of the last one, under this same
+ * hold of the lock: it finds the item as left here.
+ */
+static inline void kcompat_work_hand_on(struct work_struct *w,
+					struct work_struct *outer)
+{
+	kcompat_worker.cur = outer;
+	kcompat_worker.depth--;
+	w->thread = false;
+	w->outer = NULL;
+	memset(&w->worker, 0, sizeof(w->worker));
+	(void)kcompat_work_spawn(w);
+	pthread_mutex_unlock(&w->lock);
+}
+
 /*
  * Serves @w, whose lock the caller holds and which is marked as served
  * (w->thread): waits until due, runs, again while re-queued. The function
@@ -384,10 +414,12 @@ static inline bool kcompat_work_call(struct work_struct *w,
  * acts only inside the function, where an end is caught
  * (kcompat_work_ended()); in the wait for the due time it would end the
  * thread holding the item's lock. @adopt: kcompat_work_let_go()'s, and
- * what it returns.
+ * what it returns. @stop: the run a flush that serves @w in its caller
+ * waits for (0: none); once it is over, a run queued after it is handed
+ * on to a thread of its own (kcompat_work_hand_on()).
  */
-static inline struct work_struct *kcompat_work_serve(struct work_struct *w,
-						     bool adopt)
+static inline struct work_struct *
+kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 {
 	struct work_struct *outer = kcompat_worker.cur;
 	struct workqueue_struct *wq;
@@ -409,12 +441,21 @@ static inline struct work_struct *kcompat_work_serve(struct work_struct *w,
 		w->due.tv_sec = 0;
 		w->pending = false;
 		w->running = true;
+		w->run = w->queued;
 		pthread_mutex_unlock(&w->lock);
 		gone = kcompat_work_call(w, outer, cancel);
 		if (gone)
 			break;
 		pthread_mutex_lock(&w->lock);
 		w->running = false;
+		/* Over: this run, and every queueing when none is left. */
+		w->done = w->pending ? w->run : w->queued;
+		pthread_cond_broadcast(&w->cond);
+		if (stop && w->done >= stop && w->pending && !w->cancel) {
+			kcompat_work_hand_on(w, outer);
+			kcompat_cancel_restore(cancel);
+			return NULL;
+		}
 	}
 	kcompat_worker.cur = outer;
 	next = kcompat_work_let_go(w, wq, gone, adopt);
@@ -429,19 +470,20 @@ static inline void *kcompat_work_thread(void *arg)
 
 	pthread_mutex_lock(&w->lock);
 	while (w)
-		w = kcompat_work_serve(w, true);
+		w = kcompat_work_serve(w, true, 0);
 	return NULL;
 }
 
 /*
  * Serves @w (its lock held, marked as served) in this thread, which is
  * not one of its own: neither the ledger's count of a thread this is nor
- * a waiting item is taken on here.
+ * a waiting item is taken on here. @stop: kcompat_work_serve()'s.
  */
-static inline void kcompat_work_run_here(struct work_struct *w)
+static inline void kcompat_work_run_here(struct work_struct *w,
+					 unsigned long stop)
 {
 	kcompat_worker.depth++;
-	(void)kcompat_work_serve(w, false);
+	(void)kcompat_work_serve(w, false, stop);
 	kcompat_worker.depth--;
 }
 
@@ -564,6 +606,7 @@ static inline void kcompat_work_unqueue(struct work_struct *w)
 	struct workqueue_struct *wq = w->wq;
 
 	w->pending = false;
+	w->done = w->queued;
 	w->wq = NULL;
 	devres_liveobj_deactivate(w);
 	pthread_cond_broadcast(&w->cond);
@@ -663,6 +706,7 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 		return false;
 	}
 	w->pending = true;
+	w->queued++;
 	w->due.tv_sec = 0;
 	if (delay) {
 		clock_gettime(CLOCK_REALTIME, &w->due);
@@ -732,16 +776,14 @@ static inline bool kcompat_work_unstrand(struct work_struct *w)
 }
 
 /*
- * Waits until no thread serves @w; with @cancel, a queued run is taken
- * back first. An item waiting for a thread is taken back (@cancel) or run
- * here (a flush), by the caller that would wait for it anyway. Returns,
- * as the kernel's calls do, whether a run was pending (cancel) or whether
- * there was anything to wait for (flush). @func names the call in a WARN.
+ * Takes a queued run of @w back and waits until no thread serves it; an
+ * item waiting for a thread is taken back. Returns, as the kernel's
+ * calls do, whether a run was pending. @func names the call in a WARN.
  * @own: a call the item's own function may make (cancel_work(), a cancel
  * before a free, mod_delayed_work()); of the others, that is a WARN.
  */
-static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
-				     bool own, const char *func)
+static inline bool kcompat_work_wait(struct work_struct *w, bool own,
+				     const char *func)
 {
 	bool was;
 	int old;
@@ -750,20 +792,13 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 		return false;
 	old = kcompat_cancel_off();
 	pthread_mutex_lock(&w->lock);
-	was = cancel ? w->pending : w->thread;
+	was = w->pending;
 	if (w->stranded) {
-		if (cancel) {
-			(void)kcompat_work_unstrand(w);
-		} else {
-			kcompat_strand_del(w);
-			/* Its function may free it: not touched after. */
-			w->thread = true;
-			kcompat_work_run_here(w);
-		}
+		(void)kcompat_work_unstrand(w);
 		kcompat_cancel_restore(old);
 		return true;
 	}
-	if (cancel && w->thread) {
+	if (w->thread) {
 		w->cancel = true;
 		pthread_cond_broadcast(&w->cond);
 	}
@@ -778,10 +813,8 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 			    (void *)w);
 	while (w->thread && !pthread_equal(w->worker, pthread_self()))
 		pthread_cond_wait(&w->cond, &w->lock);
-	if (cancel) {
-		w->cancel = false;
-		w->pending = false;
-	}
+	w->cancel = false;
+	w->pending = false;
 	pthread_mutex_unlock(&w->lock);
 	/* Not from a work's thread: it may be among those finishing. */
 	if (!kcompat_worker.depth)
@@ -793,13 +826,13 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool cancel,
 static inline bool cancel_work_sync(struct work_struct *w)
 {
 	kcompat_might_sleep(KCOMPAT_SLEEP_cancel_work_sync);
-	return kcompat_work_wait(w, true, false, "cancel_work_sync");
+	return kcompat_work_wait(w, false, "cancel_work_sync");
 }
 
 static inline bool cancel_delayed_work_sync(struct delayed_work *dw)
 {
 	kcompat_might_sleep(KCOMPAT_SLEEP_cancel_delayed_work_sync);
-	return kcompat_work_wait(kcompat_dwork(dw), true, false,
+	return kcompat_work_wait(kcompat_dwork(dw), false,
 				 "cancel_delayed_work_sync");
 }
 
@@ -821,6 +854,9 @@ static inline bool kcompat_work_cancel(struct work_struct *w, const char *func)
 	was = w->pending;
 	/* Its thread, waiting until due or running, finds nothing queued. */
 	w->pending = false;
+	/* A running call's end says when it is over. */
+	if (!w->running)
+		w->done = w->queued;
 	if (was)
 		pthread_cond_broadcast(&w->cond);
 	pthread_mutex_unlock(&w->lock);
@@ -837,29 +873,92 @@ static inline bool cancel_delayed_work(struct delayed_work *dw)
 	return kcompat_work_cancel(kcompat_dwork(dw), "cancel_delayed_work");
 }
 
+/* Whether @w (its lock held) is queued with a delay not yet over. */
+static inline bool kcompat_work_later(const struct work_struct *w)
+{
+	struct timespec now;
+
+	if (!w->pending || !w->due.tv_sec)
+		return false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec < w->due.tv_sec ||
+	       (now.tv_sec == w->due.tv_sec && now.tv_nsec < w->due.tv_nsec);
+}
+
+/*
+ * As the kernel's flush_work(): waits for the last queueing of @w when
+ * it is called to be over, the run in progress before it too, and not
+ * for a run queued meanwhile (by its own function or another thread),
+ * so that a work that queues itself again does not keep it waiting.
+ * A queueing whose delay is not over is not waited for; with @now
+ * (flush_delayed_work()), it is due at once first. One waiting for a
+ * thread is run here, as far as the flush waits. Whether there was
+ * anything to wait for. @func names the call in a WARN.
+ */
+static inline bool kcompat_work_flush(struct work_struct *w, bool now,
+				      const char *func)
+{
+	unsigned long target;
+	int old;
+
+	if (kcompat_work_bad(w, func))
+		return false;
+	old = kcompat_cancel_off();
+	pthread_mutex_lock(&w->lock);
+	if (now && w->pending && w->due.tv_sec) {
+		w->due.tv_sec = 0;
+		pthread_cond_broadcast(&w->cond);
+	}
+	target = w->queued - (unsigned long)kcompat_work_later(w);
+	if (w->done >= target) {
+		pthread_mutex_unlock(&w->lock);
+		if (!kcompat_worker.depth)
+			kcompat_work_wait_finishing();
+		kcompat_cancel_restore(old);
+		return false;
+	}
+	/* A work that waits for itself would never end: said, not waited. */
+	if (w->thread && pthread_equal(w->worker, pthread_self()))
+		devres_warn(NULL, func,
+			    "work %p: called from its own function, which it "
+			    "would wait for: not waited for",
+			    (void *)w);
+	while (w->done < target) {
+		if (w->stranded) {
+			kcompat_strand_del(w);
+			w->thread = true;
+			/* Its function may free it: not touched after. */
+			kcompat_work_run_here(w, target);
+			kcompat_cancel_restore(old);
+			return true;
+		}
+		if (!w->thread || pthread_equal(w->worker, pthread_self()))
+			break;
+		pthread_cond_wait(&w->cond, &w->lock);
+	}
+	pthread_mutex_unlock(&w->lock);
+	/* Not from a work's thread: it may be among those finishing. */
+	if (!kcompat_worker.depth)
+		kcompat_work_wait_finishing();
+	kcompat_cancel_restore(old);
+	return true;
+}
+
 static inline bool flush_work(struct work_struct *w)
 {
 	kcompat_might_sleep(KCOMPAT_SLEEP_flush_work);
-	return kcompat_work_wait(w, false, false, "flush_work");
+	return kcompat_work_flush(w, false, "flush_work");
 }
 
+/*
+ * As the kernel's: a queueing whose delay is not over is due at once,
+ * then flushed as flush_work() does.
+ */
 static inline bool flush_delayed_work(struct delayed_work *dw)
 {
-	struct work_struct *w = kcompat_dwork(dw);
-	bool busy;
-
 	kcompat_might_sleep(KCOMPAT_SLEEP_flush_delayed_work);
-	if (kcompat_work_bad(w, "flush_delayed_work"))
-		return false;
-	pthread_mutex_lock(&w->lock);
-	/* One waiting for a thread is run, by the flush. */
-	busy = w->thread || w->stranded;
-	/* Due now: flushing a delayed work runs it without its delay. */
-	w->due.tv_sec = 0;
-	pthread_cond_broadcast(&w->cond);
-	pthread_mutex_unlock(&w->lock);
-	(void)kcompat_work_wait(w, false, false, "flush_delayed_work");
-	return busy;
+	return kcompat_work_flush(kcompat_dwork(dw), true,
+				  "flush_delayed_work");
 }
 
 /*
@@ -1036,7 +1135,7 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
 		w = kcompat_strand_take(wq, false);
 		if (w) {
 			w->thread = true;
-			kcompat_work_run_here(w);
+			kcompat_work_run_here(w, 0);
 		} else {
 			sched_yield();
 		}
@@ -1109,7 +1208,7 @@ static inline void kcompat_destroy_work(struct work_struct *w, const char *func)
 	devres_warn(NULL, func,
 		    "work %p is queued or running: cancelled and waited for",
 		    (void *)w);
-	(void)kcompat_work_wait(w, true, true, func);
+	(void)kcompat_work_wait(w, true, func);
 }
 
 static inline void destroy_work_on_stack(struct work_struct *w)
