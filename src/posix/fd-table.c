@@ -346,13 +346,13 @@ static struct fd_dr *find_live(unsigned int *lo, unsigned int hi)
  * from 3 up, before an exec) would otherwise take the node's way to tell
  * its number from a reused one, and the number would be left open at
  * release. The old number is left to the call. With no room outside the
- * range, the node falls back to the file's identity, as a node that
- * never had a twin. Under the lock.
+ * range, the node falls back to the file's identity, recorded when it was
+ * acquired (posix__fd_identify()), as a node that never had a twin. Under
+ * the lock.
  */
 static void move_twin(struct fd_dr *dr, unsigned int lo, unsigned int hi)
 {
 	int old = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED), moved = -1;
-	struct stat st;
 
 	unlink_twin(dr);
 	if (hi < INT_MAX)
@@ -369,12 +369,6 @@ static void move_twin(struct fd_dr *dr, unsigned int lo, unsigned int hi)
 		__atomic_store_n(&dr->twin, moved, __ATOMIC_RELEASE);
 		link_twin(dr);
 		return;
-	}
-	if (fstat(old, &st) == 0) {
-		dr->st_dev = st.st_dev;
-		dr->st_ino = st.st_ino;
-		dr->mode = posix__fd_mode(old);
-		dr->have_id = true;
 	}
 	__atomic_store_n(&dr->twin, -1, __ATOMIC_RELEASE);
 	/* The call closes it: the ledger counts one descriptor less. */
