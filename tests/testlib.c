@@ -524,6 +524,13 @@ static char **env_with(const char *var)
 	return env;
 }
 
+bool under_valgrind(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	return preload && strstr(preload, "vgpreload");
+}
+
 int run_self(const char *var, char **ret_err, const char *arg, ...)
 {
 	char *argv[8] = { "self", (char *)arg };

@@ -162,6 +162,12 @@ int *add_rec(struct device *dev, int v);
 int run_self(const char *var, char **ret_err, const char *arg, ...);
 
 /*
+ * Whether the test runs under valgrind: its preload (vgpreload_*.so) is
+ * in LD_PRELOAD, as valgrind sets it for the program it runs.
+ */
+bool under_valgrind(void);
+
+/*
  * How many open fds above 2 (stdio) lack FD_CLOEXEC: every fd the library
  * creates must have it. Compare with a count taken before the call, since
  * the test's own parent may have left fds open.

@@ -44,9 +44,7 @@
  */
 static double cpu_max_ms(void)
 {
-	const char *preload = getenv("LD_PRELOAD");
-
-	return preload && strstr(preload, "vgpreload") ? 50.0 : 5.0;
+	return under_valgrind() ? 50.0 : 5.0;
 }
 
 /* ---- what is at the number then ---- */
