@@ -524,6 +524,31 @@ static char **env_with(const char *var)
 	return env;
 }
 
+void cell_fill(struct CMUnitTest *test, void *cell, char *name, size_t len,
+	       void (*run)(void **), int (*setup)(void **),
+	       int (*teardown)(void **), const char *fmt, ...)
+{
+	va_list ap;
+
+	va_start(ap, fmt);
+	vsnprintf(name, len, fmt, ap);
+	va_end(ap);
+	*test = (struct CMUnitTest){
+		.name = name,
+		.test_func = run,
+		.setup_func = setup,
+		.teardown_func = teardown,
+		.initial_state = cell,
+	};
+}
+
+bool under_valgrind(void)
+{
+	const char *preload = getenv("LD_PRELOAD");
+
+	return preload && strstr(preload, "vgpreload");
+}
+
 int run_self(const char *var, char **ret_err, const char *arg, ...)
 {
 	char *argv[8] = { "self", (char *)arg };

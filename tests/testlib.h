@@ -162,6 +162,32 @@ int *add_rec(struct device *dev, int v);
 int run_self(const char *var, char **ret_err, const char *arg, ...);
 
 /*
+ * add_cell() - one cell of a table-driven test
+ * @test: the cmocka test to fill
+ * @cell: the cell, the test's initial state; its "name" member, a char
+ *        array, is written like printf (@... the format and its arguments)
+ * @run: the test function
+ * @setup: the setup function, or NULL
+ * @teardown: the teardown function, or NULL
+ *
+ * @test runs @run under @cell's name, between @setup and @teardown.
+ */
+#define add_cell(test, cell, run, setup, teardown, ...)                        \
+	cell_fill((test), (cell), (cell)->name, sizeof((cell)->name), (run),   \
+		  (setup), (teardown), __VA_ARGS__)
+
+void cell_fill(struct CMUnitTest *test, void *cell, char *name, size_t len,
+	       void (*run)(void **), int (*setup)(void **),
+	       int (*teardown)(void **), const char *fmt, ...)
+	__attribute__((format(printf, 8, 9)));
+
+/*
+ * Whether the test runs under valgrind: its preload (vgpreload_*.so) is
+ * in LD_PRELOAD, as valgrind sets it for the program it runs.
+ */
+bool under_valgrind(void);
+
+/*
  * How many open fds above 2 (stdio) lack FD_CLOEXEC: every fd the library
  * creates must have it. Compare with a count taken before the call, since
  * the test's own parent may have left fds open.

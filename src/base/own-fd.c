@@ -17,8 +17,9 @@
  * default fs.nr_open too; a top outgrown is kept for the readers that
  * may hold it. The common case, a number the library does not hold, is
  * decided without the lock by three atomic loads: the top, the chunk,
- * then the slot's kind. A number whose chunk or top cannot be allocated
- * is not recorded: the library works as before with it, unprotected.
+ * then the slot's kind (growtab.c). A number whose chunk or top cannot be
+ * allocated is not recorded: the library works as before with it,
+ * unprotected, and the table WARNs once.
  *
  * The library's own close marks the slot closing, makes the call and only
  * then clears the slot. The call is the plain close() (or fclose()),
@@ -101,12 +102,6 @@ struct chunk {
 	struct own own[CHUNK];
 };
 
-struct top {
-	unsigned int n;	   /* chunks it has room for */
-	struct top *older; /* outgrown, kept for readers that hold it */
-	struct chunk **chunk;
-};
-
 /* What a WARN says the descriptor is; the record's name follows "of". */
 static const char *const kinds[DEVRES_OWN_NR] = {
 	[DEVRES_OWN_IRQ_EPOLL] = "the epoll",
@@ -133,9 +128,14 @@ static const char *const kinds[DEVRES_OWN_NR] = {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t cleared = PTHREAD_COND_INITIALIZER;
 static struct chunk first;
-static struct chunk *first_chunks[TOP_FIRST] = { &first };
-static struct top first_top = { TOP_FIRST, NULL, first_chunks };
-static struct top *top = &first_top;
+static void *first_chunks[TOP_FIRST] = { &first };
+static struct devres__growtop first_top = { TOP_FIRST, NULL, first_chunks };
+static struct devres__growtab tab = {
+	.top = &first_top,
+	.shift = CHUNK_SHIFT,
+	.slot_size = sizeof(struct own),
+	.name = "the library's own descriptors",
+};
 unsigned long devres__own_fds_nr;
 
 /* The number this thread is closing for the library, or -1. */
@@ -147,41 +147,11 @@ const char *devres__own_kind_name(enum devres__own_kind kind)
 							      : NULL;
 }
 
-/* A top with room for chunk @i and all of @t's, or NULL; under the lock. */
-static struct top *grown(struct top *t, unsigned int i)
-{
-	unsigned int n = t->n;
-	struct top *bigger;
-
-	while (n <= i)
-		n *= 2;
-	bigger = calloc(1, sizeof(*bigger) + n * sizeof(struct chunk *));
-	if (!bigger)
-		return NULL;
-	bigger->n = n;
-	bigger->older = t;
-	bigger->chunk = (struct chunk **)(bigger + 1);
-	memcpy(bigger->chunk, t->chunk, t->n * sizeof(struct chunk *));
-	__atomic_store_n(&top, bigger, __ATOMIC_RELEASE);
-	return bigger;
-}
-
 /* The slot of @fd, or NULL; made when @grow (under the lock). */
 static struct own *slot(unsigned int fd, bool grow)
 {
-	unsigned int i = fd >> CHUNK_SHIFT;
-	struct top *t = __atomic_load_n(&top, __ATOMIC_ACQUIRE);
-	struct chunk *c;
-
-	if (i >= t->n && (!grow || !(t = grown(t, i))))
-		return NULL;
-	c = __atomic_load_n(&t->chunk[i], __ATOMIC_ACQUIRE);
-	if (!c && grow) {
-		c = calloc(1, sizeof(*c));
-		if (c)
-			__atomic_store_n(&t->chunk[i], c, __ATOMIC_RELEASE);
-	}
-	return c ? &c->own[fd & (CHUNK - 1)] : NULL;
+	return grow ? devres__growtab_make(&tab, fd)
+		    : devres__growtab_get(&tab, fd);
 }
 
 static void count(long delta)
@@ -365,6 +335,7 @@ void devres__own_fd_add(int fd, enum devres__own_kind kind, const char *name)
 	pthread_mutex_lock(&lock);
 	twin = record(fd, kind, name);
 	pthread_mutex_unlock(&lock);
+	devres__growtab_warn(&tab);
 	if (twin)
 		devres__ledger_add(DL_FDS, 1);
 }
@@ -798,22 +769,13 @@ int devres__own_fd_next(unsigned int lo, unsigned int hi,
 
 	cancel = devres__cancel_off();
 	pthread_mutex_lock(&lock);
-	for (unsigned int fd = lo; fd <= hi; fd++) {
-		/* Grown only under the lock: the same top all along. */
-		if (fd >> CHUNK_SHIFT >= top->n)
-			break;
-		if (!__atomic_load_n(&top->chunk[fd >> CHUNK_SHIFT],
-				     __ATOMIC_ACQUIRE)) {
-			/* The rest of the chunk: none. */
-			fd |= CHUNK - 1;
-		} else if (held(fd, &kind, ret_seen->name,
-				sizeof(ret_seen->name))) {
+	for (unsigned int fd = lo; devres__growtab_next(&tab, &fd, hi); fd++) {
+		if (held(fd, &kind, ret_seen->name, sizeof(ret_seen->name))) {
 			found = (int)fd;
 			break;
-		} else {
-			/* A child's copy of its parent's, about to be closed. */
-			drop_inherited(fd);
 		}
+		/* A child's copy of its parent's, about to be closed. */
+		drop_inherited(fd);
 		if (fd >= hi) /* @hi may be UINT_MAX */
 			break;
 	}

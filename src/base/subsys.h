@@ -817,5 +817,6 @@ HIDDEN void devres__own_fd_warn(const char *func,
 				const struct devres__own_seen *s);
 
 #include "handle.h"
+#include "growtab.h"
 
 #endif /* DEVRES_SUBSYS_H */

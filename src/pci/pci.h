@@ -87,7 +87,6 @@ struct pci_dev_private {
 	/* A scan's removal (remove_device()) is taking it: that puts the
 	 * scan's reference. */
 	bool removing;
-	bool seen;
 	/* Owned by the scan that registers or removes the device. */
 	bool inserted[PCI_NUM_RESOURCES];
 	/* Written by the scan before the device is listed; read-only after. */

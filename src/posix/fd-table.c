@@ -14,15 +14,18 @@
  *
  * The table: close(), dup2(), dup3() and close_range() (interpose-fd.c)
  * look a number up here before libc closes it, and fclose() a stream. A
- * number is found by index in a two-level array: a top array of chunks,
- * each of CHUNK slots, each slot the newest node of that number with the
- * older ones chained behind it (another device's, or a stale node whose
- * number was closed by a raw syscall and acquired again); and, in a
- * second array, the nodes whose twin has that number, so that a close of
- * a twin's number moves the twin first. The common case, a number nobody
- * manages, is decided without the lock: the count of listed nodes, then
- * the top, its chunk and the two slots, each one atomic load. A top outgrown is kept (a reader may hold it), so no reader ever
- * sees freed memory; they add up to less than the newest one.
+ * number is found by index in a two-level array (base/growtab.c): a top
+ * array of chunks, each of 1 << CHUNK_SHIFT slots, each slot two heads:
+ * the newest node of that number with the older ones chained behind it
+ * (another device's, or a stale node whose number was closed by a raw
+ * syscall and acquired again), and the nodes whose twin has that number,
+ * so that a close of a twin's number moves the twin first. The common
+ * case, a number nobody manages, is decided without the lock: the count
+ * of listed nodes, then the top, its chunk and the two heads, each one
+ * atomic load. A top outgrown is kept (a reader may hold it), so no
+ * reader ever sees freed memory; they add up to less than the newest one.
+ * A number whose room cannot be allocated is not listed (its close by
+ * hand is not caught), and the table WARNs once.
  *
  * Lock order: the table's lock, then a device's devres lock (a node taken
  * by hand is destroyed under the table's lock, which keeps its device
@@ -146,21 +149,21 @@ void posix__twin_lost(struct device *dev, const char *what,
 }
 
 #define CHUNK_SHIFT 8
-#define CHUNK (1u << CHUNK_SHIFT)
 
-struct chunk {
-	struct fd_dr *slot[CHUNK]; /* the nodes of each number */
-	struct fd_dr *twin[CHUNK]; /* the nodes whose twin has the number */
+/* The heads of a number's chains. */
+struct heads {
+	struct fd_dr *node; /* the nodes of the number */
+	struct fd_dr *twin; /* the nodes whose twin has the number */
 };
 
-struct top {
-	unsigned int n;	   /* chunks it has room for */
-	struct top *older; /* outgrown, kept for readers that hold it */
-	struct chunk *chunk[];
+static struct devres__growtab tab = {
+	.shift = CHUNK_SHIFT,
+	.slot_size = sizeof(struct heads),
+	.first_n = 4,
+	.name = "managed descriptors",
 };
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
-static struct top *top;
 static struct stream_dr *streams;
 unsigned long posix__fds_listed, posix__streams_listed;
 
@@ -170,66 +173,27 @@ static void count(unsigned long *n, long delta)
 			 __ATOMIC_RELAXED);
 }
 
-/* The chunk of @fd, under the lock; made when @grow (NULL without memory). */
-static struct chunk *chunk_of(unsigned int fd, bool grow)
-{
-	unsigned int i = fd >> CHUNK_SHIFT;
-	struct top *t = top, *bigger;
-	struct chunk *c;
-
-	if (!t || i >= t->n) {
-		unsigned int n = t ? t->n : 4;
-
-		if (!grow)
-			return NULL;
-		while (n <= i)
-			n *= 2;
-		bigger =
-			calloc(1, sizeof(*bigger) + n * sizeof(struct chunk *));
-		if (!bigger)
-			return NULL;
-		bigger->n = n;
-		bigger->older = t;
-		if (t)
-			memcpy(bigger->chunk, t->chunk,
-			       t->n * sizeof(struct chunk *));
-		__atomic_store_n(&top, bigger, __ATOMIC_RELEASE);
-		t = bigger;
-	}
-	c = t->chunk[i];
-	if (!c) {
-		if (!grow)
-			return NULL;
-		c = calloc(1, sizeof(*c));
-		if (!c)
-			return NULL;
-		__atomic_store_n(&t->chunk[i], c, __ATOMIC_RELEASE);
-	}
-	return c;
-}
-
-/* The head of @fd's chain of nodes (@twin: of twins), or NULL. */
+/*
+ * The head of @fd's chain of nodes (@twin: of twins), under the lock, or
+ * NULL; made when @grow (NULL without memory).
+ */
 static struct fd_dr **slot(unsigned int fd, bool twin, bool grow)
 {
-	struct chunk *c = chunk_of(fd, grow);
+	struct heads *h = grow ? devres__growtab_make(&tab, fd)
+			       : devres__growtab_get(&tab, fd);
 
-	if (!c)
+	if (!h)
 		return NULL;
-	return twin ? &c->twin[fd & (CHUNK - 1)] : &c->slot[fd & (CHUNK - 1)];
+	return twin ? &h->twin : &h->node;
 }
 
 /* Without the lock: whether @fd may have a node (false: it has none). */
 static bool maybe_listed(unsigned int fd)
 {
-	struct top *t = __atomic_load_n(&top, __ATOMIC_ACQUIRE);
-	struct chunk *c;
+	struct heads *h = devres__growtab_get(&tab, fd);
 
-	if (!t || fd >> CHUNK_SHIFT >= t->n)
-		return false;
-	c = __atomic_load_n(&t->chunk[fd >> CHUNK_SHIFT], __ATOMIC_ACQUIRE);
-	return c &&
-	       (__atomic_load_n(&c->slot[fd & (CHUNK - 1)], __ATOMIC_RELAXED) ||
-		__atomic_load_n(&c->twin[fd & (CHUNK - 1)], __ATOMIC_RELAXED));
+	return h && (__atomic_load_n(&h->node, __ATOMIC_RELAXED) ||
+		     __atomic_load_n(&h->twin, __ATOMIC_RELAXED));
 }
 
 /* Puts @dr on the chain of its twin's number, under the lock. */
@@ -275,6 +239,7 @@ void posix__fd_list(struct fd_dr *dr)
 	}
 	dr->listed = s != NULL;
 	pthread_mutex_unlock(&lock);
+	devres__growtab_warn(&tab);
 }
 
 /* Takes @dr off its number's chain and its twin's, under the lock. */
@@ -312,26 +277,14 @@ bool posix__fd_unlist(struct fd_dr *dr)
  */
 static struct fd_dr *find_live(unsigned int *lo, unsigned int hi)
 {
-	struct top *t = top;
+	struct heads *h;
 
-	if (!t)
-		return NULL;
-	for (unsigned int fd = *lo; fd <= hi; fd++) {
-		struct chunk *c;
-
-		if (fd >> CHUNK_SHIFT >= t->n)
-			return NULL;
-		c = t->chunk[fd >> CHUNK_SHIFT];
-		if (!c) {
-			/* The rest of the chunk: none. */
-			fd |= CHUNK - 1;
-		} else {
-			for (struct fd_dr *dr = c->slot[fd & (CHUNK - 1)]; dr;
-			     dr = dr->next) {
-				if (posix__fd_same(dr)) {
-					*lo = fd;
-					return dr;
-				}
+	for (unsigned int fd = *lo; (h = devres__growtab_next(&tab, &fd, hi));
+	     fd++) {
+		for (struct fd_dr *dr = h->node; dr; dr = dr->next) {
+			if (posix__fd_same(dr)) {
+				*lo = fd;
+				return dr;
 			}
 		}
 		if (fd == hi) /* @hi may be UINT_MAX */
@@ -346,13 +299,13 @@ static struct fd_dr *find_live(unsigned int *lo, unsigned int hi)
  * from 3 up, before an exec) would otherwise take the node's way to tell
  * its number from a reused one, and the number would be left open at
  * release. The old number is left to the call. With no room outside the
- * range, the node falls back to the file's identity, as a node that
- * never had a twin. Under the lock.
+ * range, the node falls back to the file's identity, recorded when it was
+ * acquired (posix__fd_identify()), as a node that never had a twin. Under
+ * the lock.
  */
 static void move_twin(struct fd_dr *dr, unsigned int lo, unsigned int hi)
 {
 	int old = __atomic_load_n(&dr->twin, __ATOMIC_RELAXED), moved = -1;
-	struct stat st;
 
 	unlink_twin(dr);
 	if (hi < INT_MAX)
@@ -370,12 +323,6 @@ static void move_twin(struct fd_dr *dr, unsigned int lo, unsigned int hi)
 		link_twin(dr);
 		return;
 	}
-	if (fstat(old, &st) == 0) {
-		dr->st_dev = st.st_dev;
-		dr->st_ino = st.st_ino;
-		dr->mode = posix__fd_mode(old);
-		dr->have_id = true;
-	}
 	__atomic_store_n(&dr->twin, -1, __ATOMIC_RELEASE);
 	/* The call closes it: the ledger counts one descriptor less. */
 	devres__ledger_add(DL_FDS, -1);
@@ -384,19 +331,12 @@ static void move_twin(struct fd_dr *dr, unsigned int lo, unsigned int hi)
 /* Every twin with a number in [@lo, @hi], moved out of it; under the lock. */
 static void move_twins(unsigned int lo, unsigned int hi)
 {
-	struct top *t = top;
+	struct heads *h;
 
-	for (unsigned int fd = lo; t && fd <= hi; fd++) {
-		struct chunk *c;
-
-		if (fd >> CHUNK_SHIFT >= t->n)
-			return;
-		c = t->chunk[fd >> CHUNK_SHIFT];
-		if (!c)
-			fd |= CHUNK - 1;
-		else
-			while (c->twin[fd & (CHUNK - 1)])
-				move_twin(c->twin[fd & (CHUNK - 1)], lo, hi);
+	for (unsigned int fd = lo; (h = devres__growtab_next(&tab, &fd, hi));
+	     fd++) {
+		while (h->twin)
+			move_twin(h->twin, lo, hi);
 		if (fd == hi)
 			break;
 	}
@@ -512,6 +452,7 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 	pthread_mutex_lock(&lock);
 	move_twins(first, hi);
 	pthread_mutex_unlock(&lock);
+	devres__growtab_warn(&tab);
 	errno = saved;
 }
 
@@ -531,6 +472,7 @@ void posix__stream_list(struct stream_dr *dr)
 	count(&posix__streams_listed, 1);
 	link_twin(id);
 	pthread_mutex_unlock(&lock);
+	devres__growtab_warn(&tab);
 }
 
 /* The link to the listed node of @f, under the lock; NULL if none. */
@@ -601,10 +543,7 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
-	/* Older tops share these chunks. */
-	for (unsigned int i = 0; top && i < top->n; i++)
-		if (top->chunk[i])
-			memset(top->chunk[i], 0, sizeof(*top->chunk[i]));
+	devres__growtab_zero(&tab);
 	streams = NULL;
 	posix__fds_listed = 0;
 	posix__streams_listed = 0;

@@ -729,9 +729,7 @@ static bool child_finished(int fd)
 /* A fork costs about a second under valgrind: fewer rounds there. */
 static int fork_rounds(void)
 {
-	const char *preload = getenv("LD_PRELOAD");
-
-	return preload && strstr(preload, "vgpreload") ? 10 : 100;
+	return under_valgrind() ? 10 : 100;
 }
 
 static void test_fork_while_threads_hold_locks(void **state)

@@ -412,15 +412,9 @@ int main(void)
 	pg = (size_t)sysconf(_SC_PAGESIZE);
 	len = 2 * pg;
 	for (size_t n = 0; n < NR_CELLS; n++) {
-		snprintf(cells[n].name, sizeof(cells[n].name), "%s / %s",
-			 kind_name[cells[n].kind], cells[n].way->name);
-		tests[n] = (struct CMUnitTest){
-			.name = cells[n].name,
-			.test_func = run_cell,
-			.setup_func = cell_setup,
-			.teardown_func = dev_teardown,
-			.initial_state = &cells[n],
-		};
+		add_cell(&tests[n], &cells[n], run_cell, cell_setup,
+			 dev_teardown, "%s / %s", kind_name[cells[n].kind],
+			 cells[n].way->name);
 	}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("dma-hand", tests, NR_CELLS, NULL, NULL);

@@ -322,16 +322,10 @@ int main(void)
 			for (size_t w = 0; w < N(ways); w++, n++) {
 				cells[n] = (struct cell){ &kinds[k], &others[o],
 							  &ways[w], "" };
-				snprintf(cells[n].name, sizeof(cells[n].name),
+				add_cell(&tests[n], &cells[n], run_cell,
+					 cell_setup, dev_teardown,
 					 "%s #%zu / %s, then %s", kinds[k].name,
 					 n, ways[w].name, others[o].name);
-				tests[n] = (struct CMUnitTest){
-					.name = cells[n].name,
-					.test_func = run_cell,
-					.setup_func = cell_setup,
-					.teardown_func = dev_teardown,
-					.initial_state = &cells[n],
-				};
 			}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return cmocka_run_group_tests_name(GROUP, tests, NULL, NULL);

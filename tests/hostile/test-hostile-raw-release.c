@@ -603,15 +603,8 @@ static void add(const void *kind, const char *kname, const void *way,
 		void (*run)(void **))
 {
 	cells[n] = (struct cell){ kind, way, set, "" };
-	snprintf(cells[n].name, sizeof(cells[n].name), "%s #%zu / %s", kname, n,
-		 wname);
-	tests[n] = (struct CMUnitTest){
-		.name = cells[n].name,
-		.test_func = run,
-		.setup_func = cell_setup,
-		.teardown_func = dev_teardown,
-		.initial_state = &cells[n],
-	};
+	add_cell(&tests[n], &cells[n], run, cell_setup, dev_teardown,
+		 "%s #%zu / %s", kname, n, wname);
 	n++;
 }
 

@@ -44,9 +44,7 @@
  */
 static double cpu_max_ms(void)
 {
-	const char *preload = getenv("LD_PRELOAD");
-
-	return preload && strstr(preload, "vgpreload") ? 50.0 : 5.0;
+	return under_valgrind() ? 50.0 : 5.0;
 }
 
 /* ---- what is at the number then ---- */
@@ -244,16 +242,9 @@ int main(void)
 	for (size_t w = 0; w < N(ways); w++)
 		for (size_t k = 0; k < N(wait_names); k++, n++) {
 			cells[n] = (struct cell){ &ways[w], (enum wait)k, "" };
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s #%zu / wake eventfd %s", wait_names[k], n,
-				 ways[w].name);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = cell_setup,
-				.teardown_func = dev_teardown,
-				.initial_state = &cells[n],
-			};
+			add_cell(&tests[n], &cells[n], run_cell, cell_setup,
+				 dev_teardown, "%s #%zu / wake eventfd %s",
+				 wait_names[k], n, ways[w].name);
 		}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return cmocka_run_group_tests_name("hostile-thread-wake", tests, NULL,

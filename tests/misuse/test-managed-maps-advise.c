@@ -557,15 +557,9 @@ int main(void)
 		for (size_t o = 0; o < NR_OPS; o++, n++) {
 			cells[n].k = &kinds[k];
 			cells[n].o = &ops[o];
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s / %s", kinds[k].call, ops[o].name);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = maps_cell_setup,
-				.teardown_func = dev_teardown,
-				.initial_state = &cells[n],
-			};
+			add_cell(&tests[n], &cells[n], run_cell,
+				 maps_cell_setup, dev_teardown, "%s / %s",
+				 kinds[k].call, ops[o].name);
 		}
 	tests[n++] = (struct CMUnitTest){
 		.name = "devm_mmap / mremap MREMAP_DONTUNMAP",

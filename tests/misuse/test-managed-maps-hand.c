@@ -170,15 +170,9 @@ int main(void)
 		for (size_t w = 0; w < NR_WAYS; w++, n++) {
 			cells[n].k = &kinds[k];
 			cells[n].w = &ways[w];
-			snprintf(cells[n].name, sizeof(cells[n].name),
-				 "%s / %s", kinds[k].call, ways[w].name);
-			tests[n] = (struct CMUnitTest){
-				.name = cells[n].name,
-				.test_func = run_cell,
-				.setup_func = cell_setup,
-				.teardown_func = dev_teardown,
-				.initial_state = &cells[n],
-			};
+			add_cell(&tests[n], &cells[n], run_cell, cell_setup,
+				 dev_teardown, "%s / %s", kinds[k].call,
+				 ways[w].name);
 		}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("managed-maps-hand", tests, n,

@@ -264,16 +264,10 @@ int main(void)
 				cells[n].k = &kinds[k];
 				cells[n].prot = prot;
 				cells[n].pkey = pkey != 0;
-				snprintf(cells[n].name, sizeof(cells[n].name),
+				add_cell(&tests[n], &cells[n], run_cell,
+					 maps_cell_setup, cell_teardown,
 					 "%s / %s%s", kinds[k].name,
 					 pkey ? "pkey " : "", prot_names[prot]);
-				tests[n] = (struct CMUnitTest){
-					.name = cells[n].name,
-					.test_func = run_cell,
-					.setup_func = maps_cell_setup,
-					.teardown_func = cell_teardown,
-					.initial_state = &cells[n],
-				};
 			}
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	return _cmocka_run_group_tests("maps-protect-kinds", tests, n,

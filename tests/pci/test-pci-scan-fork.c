@@ -28,6 +28,7 @@
 #include <devres/io.h>
 #include "base/fork-park.h"
 #include "pci/pcitest.h"
+#include "testlib.h"
 
 #define FORKS 60
 #define DEV "0000:00:05.0"
@@ -124,12 +125,11 @@ static int child(int n)
 static void fork_while_scanning(void **state)
 {
 	struct pci_fake_dev d = fake_dev(DEV, 0x1af4, 0x10, 1);
-	const char *preload = getenv("LD_PRELOAD");
 	int steady;
 	pthread_t t;
 
 	(void)state;
-	valgrind = preload && strstr(preload, "vgpreload");
+	valgrind = under_valgrind();
 	/* The runtime's own threads, if any, before the count. */
 	assert_int_equal(pthread_create(&t, NULL, nothing, NULL), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
