@@ -197,7 +197,7 @@ static void undo(struct pairs_outcome *o)
 }
 
 #ifdef T_TSAN
-#define ROUNDS 3
+#define ROUNDS 10
 #else
 #define ROUNDS 12
 #endif

@@ -151,7 +151,7 @@ static void undo(struct pairs_outcome *o)
 }
 
 #ifdef T_TSAN
-#define ROUNDS 20
+#define ROUNDS 60
 #else
 #define ROUNDS 100
 #endif
