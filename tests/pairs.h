@@ -69,6 +69,11 @@ struct pairs_table {
 	void (*undo)(struct pairs_outcome *o);
 	long rounds;
 	/*
+	 * Optional: how many spins one thread may start late, by turns
+	 * (0: 1024, about a microsecond); about as long as a call takes.
+	 */
+	unsigned int spread;
+	/*
 	 * Optional: whether @got, neither serial outcome (@ser[0]: call @a
 	 * first, @ser[1]: @b first), is one the object's documentation
 	 * allows for the pair in state @s (a third outcome only threads
@@ -147,8 +152,10 @@ static inline void pairs_together(const struct pairs_table *t, unsigned int s,
 				  unsigned int a, unsigned int b, long round,
 				  struct pairs_outcome *o)
 {
-	/* One thread starts a little later, by turns: 0 to ~2 us. */
-	unsigned int late = (unsigned int)(round * 37 % 1024);
+	/* One thread starts a little later, by turns. */
+	unsigned int spread = t->spread ? t->spread : 1024;
+	unsigned int late =
+		(unsigned int)((unsigned long)round * 2654435761UL % spread);
 	int w0;
 
 	memset(o, 0, sizeof(*o));
