@@ -30,94 +30,9 @@
 #include <devres/devres.h>
 #include <devres/revocable.h>
 #include "testlib.h"
+#include "revocable/revocable-lifecycle.h"
 #include "pairs.h"
 #include "rounds.h"
-
-enum state {
-	LIVE,
-	REVOKED,
-	FREED,
-	NR_STATES
-};
-static const char *const state_name[NR_STATES] = { "live", "revoked", "freed" };
-
-enum call {
-	ACCESS,
-	END,
-	GET_PUT,
-	PUT,
-	RELEASE,
-	NR_CALLS
-};
-static const char *const call_name[NR_CALLS] = {
-	"revocable_try_access+end", "revocable_access_end",
-	"revocable_get+put",	    "revocable_put",
-	"devres_release_all",
-};
-
-struct thing {
-	int value;
-	int released;
-};
-
-static struct thing thing;
-static struct revocable *h;
-
-static void thing_release(void *res)
-{
-	struct thing *t = res;
-
-	__atomic_add_fetch(&t->released, 1, __ATOMIC_ACQ_REL);
-}
-
-static void reach(unsigned int s)
-{
-	thing.value = 42;
-	thing.released = 0;
-	h = devm_revocable_create(&tdev, &thing, thing_release);
-	assert_non_null(h);
-	assert_ptr_equal(revocable_get(h), h);
-	if (s == LIVE)
-		return;
-	assert_int_equal(devres_release_all(&tdev), 1);
-	assert_int_equal(thing.released, 1);
-	if (s == FREED)
-		revocable_put(h);
-}
-
-static int make(unsigned int c)
-{
-	struct thing *t;
-
-	switch (c) {
-	case ACCESS:
-		t = revocable_try_access(h);
-		if (!t)
-			return 0;
-		/* Released under an access: the value is gone. */
-		if (__atomic_load_n(&t->released, __ATOMIC_ACQUIRE) ||
-		    t->value != 42) {
-			revocable_access_end(h);
-			return -1;
-		}
-		revocable_access_end(h);
-		return 1;
-	case END:
-		revocable_access_end(h);
-		return 0;
-	case GET_PUT:
-		revocable_put(revocable_get(h));
-		return 0;
-	case PUT:
-		revocable_put(h);
-		return 0;
-	case RELEASE:
-		return devres_release_all(&tdev);
-	default:
-		fail();
-	}
-	return 0;
-}
 
 /*
  * What the pair left: the releases of the resource, whether an access
@@ -135,18 +50,7 @@ static void undo(struct pairs_outcome *o)
 	o->after[1] = t ? 1 : devres_warn_count() != w ? -1 : 0;
 	if (t)
 		revocable_access_end(h);
-	o->after[2] = devres_release_all(&tdev);
-	for (int puts = 0; puts < 4; puts++) {
-		w = devres_warn_count();
-		t = revocable_try_access(h);
-		if (t)
-			revocable_access_end(h);
-		if (devres_warn_count() != w) {
-			o->after[3] = puts;
-			break;
-		}
-		revocable_put(h);
-	}
+	o->after[3] = give_back(&o->after[2]);
 	o->after[4] = devres_warn_count() - w0;
 }
 
