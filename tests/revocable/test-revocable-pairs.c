@@ -74,6 +74,43 @@ static void every_pair_in_every_state(void **state)
 	assert_int_equal(pairs_run(&t), 0);
 }
 
+/*
+ * The pairs on the last reference, alone, many rounds: a put or a get
+ * that found the handle live acted on it once the other thread's put had
+ * dropped its last reference (the count went below zero, or back up on a
+ * freed handle), without the WARN either order prints.
+ */
+static const char *const revoked_only[] = { "revoked" };
+static const char *const last_calls[] = { "revocable_get+put", "revocable_"
+							       "put" };
+
+static void reach_revoked(unsigned int s)
+{
+	(void)s;
+	reach(REVOKED);
+}
+
+static int make_last(unsigned int c)
+{
+	return make(c ? PUT : GET_PUT);
+}
+
+static void last_reference_pairs(void **state)
+{
+	struct pairs_table t = {
+		PAIRS_NAMES(revoked_only, last_calls),
+		.reach = reach_revoked,
+		.call = make_last,
+		.undo = undo,
+		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS) * 50,
+		/* A get or a put takes tens of nanoseconds. */
+		.spread = 64,
+	};
+
+	(void)state;
+	assert_int_equal(pairs_run(&t), 0);
+}
+
 /* Every pair again, on the fallback read side. */
 static void fallback_read_side(void **state)
 {
@@ -93,6 +130,8 @@ int main(int argc, char **argv)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(every_pair_in_every_state,
 						dev_setup, dev_teardown),
+		cmocka_unit_test_setup_teardown(last_reference_pairs, dev_setup,
+						dev_teardown),
 		cmocka_unit_test(fallback_read_side),
 	};
 	/* The child runs all but the last test. */
