@@ -183,6 +183,44 @@ static inline void pairs_print(const char *what, const struct pairs_outcome *o)
 }
 
 /*
+ * The third outcome src/base/disown.c documents, for @also: call @hand
+ * gives back a resource whose node the pair's other call, the device's
+ * release (@release) or a managed give-back (@devm), has taken off the
+ * device but not yet run; the node's release then finds it no longer its
+ * own and does nothing. So the pair ends as @hand first, but for the
+ * taker: the release counts the node it took (its return one more), the
+ * managed call says nothing of it (one WARN fewer). The resource is
+ * still given back once, with @hand's WARN if it has one. A call number
+ * no call has (~0U) stands for a taker the table does not have.
+ */
+static inline bool pairs_taken(unsigned int a, unsigned int b,
+			       const struct pairs_outcome *got,
+			       const struct pairs_outcome *ser,
+			       unsigned int hand, unsigned int devm,
+			       unsigned int release)
+{
+	struct pairs_outcome want;
+	unsigned int taker;
+	int first;
+
+	if (a == hand && b != hand)
+		first = 0;
+	else if (b == hand && a != hand)
+		first = 1;
+	else
+		return false;
+	taker = first ? a : b;
+	want = ser[first];
+	if (taker == devm)
+		want.warns--;
+	else if (taker == release)
+		want.ret[!first]++;
+	else
+		return false;
+	return !memcmp(got, &want, sizeof(want));
+}
+
+/*
  * Runs the table; prints each pair whose outcome was neither serial one
  * (once, with what was seen and what either order gives) and returns how
  * many pairs failed.

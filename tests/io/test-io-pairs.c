@@ -54,38 +54,6 @@ enum state {
 static const char *const state_name[NR_STATES] = { "managed", "plain",
 						   "given back" };
 
-/*
- * A plain call by hand (@hand) racing the managed give-back (@devm) or
- * the release (@release): as the hand call first, except that the taker
- * says nothing (no "not managed" WARN) and the release counts the node
- * it took.
- */
-static bool hand_won_taken(unsigned int a, unsigned int b,
-			   const struct pairs_outcome *got,
-			   const struct pairs_outcome *ser, unsigned int hand,
-			   unsigned int devm, unsigned int release)
-{
-	struct pairs_outcome want;
-	unsigned int taker;
-	int h;
-
-	if (a == hand && b != hand)
-		h = 0;
-	else if (b == hand && a != hand)
-		h = 1;
-	else
-		return false;
-	taker = h ? a : b;
-	want = ser[h];
-	if (taker == devm)
-		want.warns--;
-	else if (taker == release)
-		want.ret[!h] = 1;
-	else
-		return false;
-	return !memcmp(got, &want, sizeof(want));
-}
-
 /* Mappings. */
 
 enum map_call {
@@ -145,8 +113,8 @@ static bool map_also(unsigned int s, unsigned int a, unsigned int b,
 		     const struct pairs_outcome *got,
 		     const struct pairs_outcome *ser)
 {
-	return s == MANAGED && hand_won_taken(a, b, got, ser, IOUNMAP,
-					      DEVM_IOUNMAP, MAP_RELEASE);
+	return s == MANAGED &&
+	       pairs_taken(a, b, got, ser, IOUNMAP, DEVM_IOUNMAP, MAP_RELEASE);
 }
 
 /* Regions. */
@@ -225,9 +193,8 @@ static bool region_also(unsigned int s, unsigned int a, unsigned int b,
 			const struct pairs_outcome *got,
 			const struct pairs_outcome *ser)
 {
-	return s == MANAGED &&
-	       hand_won_taken(a, b, got, ser, RELEASE_REGION,
-			      DEVM_RELEASE_REGION, REGION_RELEASE);
+	return s == MANAGED && pairs_taken(a, b, got, ser, RELEASE_REGION,
+					   DEVM_RELEASE_REGION, REGION_RELEASE);
 }
 
 static struct io_window win;

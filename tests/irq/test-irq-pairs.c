@@ -29,42 +29,7 @@
 #include "pairs.h"
 #include "rounds.h"
 #include "irq/irq-test.h"
-
-enum state {
-	NOLINE,
-	LINE,
-	REQ,
-	DEVM,
-	DIS1,
-	DIS2,
-	NR_STATES
-};
-static const char *const state_name[NR_STATES] = {
-	"no line",	  "line",	"requested",
-	"devm requested", "disabled 1", "disabled 2",
-};
-
-enum call {
-	REQUEST_OTHER,
-	REQUEST_SAME,
-	FREE,
-	FREE_OTHER,
-	ENABLE,
-	DISABLE,
-	DISABLE_NOSYNC,
-	SYNCHRONIZE,
-	RAISE,
-	DESTROY,
-	DEVM_REQUEST_OTHER,
-	DEVM_FREE,
-	NR_CALLS
-};
-static const char *const call_name[NR_CALLS] = {
-	"request_irq(other)", "request_irq(same)", "free_irq",
-	"free_irq(other)",    "enable_irq",	   "disable_irq",
-	"disable_irq_nosync", "synchronize_irq",   "irq_line_raise",
-	"irq_line_destroy",   "devm_request_irq",  "devm_free_irq",
-};
+#include "irq/irq-states.h"
 
 static int mine, theirs;
 

@@ -62,19 +62,8 @@ static bool taken_from_release(unsigned int s, unsigned int a, unsigned int b,
 			       const struct pairs_outcome *got,
 			       const struct pairs_outcome *ser)
 {
-	struct pairs_outcome want;
-	int r;
-
 	(void)s;
-	if (a == RELEASE && b != RELEASE)
-		r = 0;
-	else if (b == RELEASE && a != RELEASE)
-		r = 1;
-	else
-		return false;
-	want = ser[!r];
-	want.ret[r]++;
-	return !memcmp(got, &want, sizeof(want));
+	return pairs_taken(a, b, got, ser, a == RELEASE ? b : a, ~0U, RELEASE);
 }
 
 #ifdef T_TSAN

@@ -69,44 +69,6 @@ static void run_table(const char *const *states, unsigned int nr_states,
 	run_table(states, sizeof(states) / sizeof(states[0]), calls,           \
 		  sizeof(calls) / sizeof(calls[0]), reach, call, undo, also)
 
-/*
- * The third outcome of a plain call by hand (close(2), munmap(2)) racing
- * the managed give-back or the device's release of the same resource,
- * which src/base/disown.c documents: the other call has taken the node
- * off the device but not yet run it when the hand call finds the
- * resource still listed. The hand call disowns the node, WARNs once and
- * gives the resource back; the node's release then finds it no longer
- * its own and does nothing. So it ends as the hand call first, except
- * that the taker says nothing of it: devm_close() or devm_munmap() has no
- * "not managed" WARN, and the release counts the node it took. The
- * resource is still given back once, with one WARN, naming the misuse.
- */
-static bool hand_won_taken(unsigned int a, unsigned int b,
-			   const struct pairs_outcome *got,
-			   const struct pairs_outcome *ser, unsigned int hand,
-			   unsigned int devm, unsigned int release)
-{
-	struct pairs_outcome want;
-	unsigned int taker;
-	int h;
-
-	if (a == hand && b != hand)
-		h = 0;
-	else if (b == hand && a != hand)
-		h = 1;
-	else
-		return false;
-	taker = h ? a : b;
-	want = ser[h];
-	if (taker == devm)
-		want.warns--;
-	else if (taker == release)
-		want.ret[!h] = 1;
-	else
-		return false;
-	return !memcmp(got, &want, sizeof(want));
-}
-
 /* A plain call that frees what it is given is made once a round. */
 static int hand_done;
 
@@ -179,8 +141,8 @@ static bool fd_also(unsigned int s, unsigned int a, unsigned int b,
 		    const struct pairs_outcome *got,
 		    const struct pairs_outcome *ser)
 {
-	return s == FD_OPEN && hand_won_taken(a, b, got, ser, FD_CLOSE,
-					      FD_DEVM_CLOSE, FD_RELEASE);
+	return s == FD_OPEN &&
+	       pairs_taken(a, b, got, ser, FD_CLOSE, FD_DEVM_CLOSE, FD_RELEASE);
 }
 
 static void fd_pairs(void **state)
@@ -262,8 +224,8 @@ static bool map_also(unsigned int s, unsigned int a, unsigned int b,
 		     const struct pairs_outcome *got,
 		     const struct pairs_outcome *ser)
 {
-	return s == MAP_MAPPED && hand_won_taken(a, b, got, ser, MAP_MUNMAP,
-						 MAP_DEVM_MUNMAP, MAP_RELEASE);
+	return s == MAP_MAPPED && pairs_taken(a, b, got, ser, MAP_MUNMAP,
+					      MAP_DEVM_MUNMAP, MAP_RELEASE);
 }
 
 static void map_pairs(void **state)

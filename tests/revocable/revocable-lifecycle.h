@@ -9,6 +9,8 @@
 #ifndef DEVRES_TESTS_REVOCABLE_LIFECYCLE_H
 #define DEVRES_TESTS_REVOCABLE_LIFECYCLE_H
 
+#include <stdio.h>
+#include <stdlib.h>
 #include <devres/revocable.h>
 
 enum state {
@@ -118,6 +120,24 @@ static inline int give_back(int *ret_released)
 		revocable_put(h);
 	}
 	return -1;
+}
+
+/*
+ * The test's binary again, in a child with DEVRES_REVOCABLE=fallback and
+ * "--child" (which runs all but this test), so that both read sides are
+ * tested.
+ */
+static inline void fallback_read_side(void **state)
+{
+	char *err = NULL;
+	int status;
+
+	(void)state;
+	status = run_self("DEVRES_REVOCABLE=fallback", &err, "--child", NULL);
+	if (status)
+		fprintf(stderr, "%s", err);
+	free(err);
+	assert_int_equal(status, 0);
 }
 
 #endif /* DEVRES_TESTS_REVOCABLE_LIFECYCLE_H */

@@ -111,20 +111,6 @@ static void last_reference_pairs(void **state)
 	assert_int_equal(pairs_run(&t), 0);
 }
 
-/* Every pair again, on the fallback read side. */
-static void fallback_read_side(void **state)
-{
-	char *err = NULL;
-	int status;
-
-	(void)state;
-	status = run_self("DEVRES_REVOCABLE=fallback", &err, "--child", NULL);
-	if (status)
-		fprintf(stderr, "%s", err);
-	free(err);
-	assert_int_equal(status, 0);
-}
-
 int main(int argc, char **argv)
 {
 	const struct CMUnitTest tests[] = {

@@ -60,20 +60,6 @@ static const struct states_table revocable_states =
 	STATES_TABLE(table, state_name, call_name, reach, make, after,
 		     dev_setup, dev_teardown);
 
-/* Every cell again, on the fallback read side. */
-static void fallback_read_side(void **state)
-{
-	char *err = NULL;
-	int status;
-
-	(void)state;
-	status = run_self("DEVRES_REVOCABLE=fallback", &err, "--child", NULL);
-	if (status)
-		fprintf(stderr, "%s", err);
-	free(err);
-	assert_int_equal(status, 0);
-}
-
 int main(int argc, char **argv)
 {
 	static struct states_id ids[NR_STATES * NR_CALLS];
