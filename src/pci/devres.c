@@ -12,12 +12,21 @@ struct pcim_enable {
 	bool pinned;
 };
 
+/*
+ * @pinned is read and written under p->lock: pcim_pin_device() finds the
+ * node and pins it in one hold of it, so a release that has taken the
+ * node off the device either sees it pinned or is never found by the pin.
+ */
 static void pcim_enable_release(struct device *dev, void *res)
 {
 	struct pcim_enable *e = res;
+	bool pinned;
 
 	(void)dev;
-	if (!e->pinned)
+	pthread_mutex_lock(&e->pdev->p->lock);
+	pinned = e->pinned;
+	pthread_mutex_unlock(&e->pdev->p->lock);
+	if (!pinned)
 		pci__disable(e->pdev, true);
 }
 
@@ -48,16 +57,10 @@ int pcim_enable_device(struct pci_dev *pdev)
 	if (!e)
 		return -ENOMEM;
 	e->pdev = pdev;
-	ret = pci_enable_device(pdev);
-	if (ret) {
+	ret = pci__enable(pdev, e);
+	if (ret)
 		devres_free(e);
-		return ret;
-	}
-	pthread_mutex_lock(&pdev->p->lock);
-	pdev->p->managed_enables++;
-	pthread_mutex_unlock(&pdev->p->lock);
-	devres_add(&pdev->dev, e);
-	return 0;
+	return ret;
 }
 
 void pcim_pin_device(struct pci_dev *pdev)
@@ -66,18 +69,22 @@ void pcim_pin_device(struct pci_dev *pdev)
 
 	if (!pci__dev_ok(pdev, __func__))
 		return;
+	/*
+	 * Found and pinned in one hold of p->lock: a pci_disable_device()
+	 * drops the node under it, and the release reads @pinned under it,
+	 * so the node found is not freed before it is pinned.
+	 */
+	pthread_mutex_lock(&pdev->p->lock);
 	e = devres_find(&pdev->dev, pcim_enable_release, NULL, NULL);
-	if (!e) {
+	/* Pinned, the enable is the driver's to keep: no longer managed. */
+	if (e && !e->pinned && pdev->p->managed_enables)
+		pdev->p->managed_enables--;
+	if (e)
+		e->pinned = true;
+	pthread_mutex_unlock(&pdev->p->lock);
+	if (!e)
 		devres__warn(&pdev->dev, __func__,
 			     "device not enabled by pcim_enable_device()");
-		return;
-	}
-	/* Pinned, the enable is the driver's to keep: no longer managed. */
-	pthread_mutex_lock(&pdev->p->lock);
-	if (!e->pinned && pdev->p->managed_enables)
-		pdev->p->managed_enables--;
-	e->pinned = true;
-	pthread_mutex_unlock(&pdev->p->lock);
 }
 
 /* BARs claimed busy: through the io subsystem's managed regions. */

@@ -291,18 +291,16 @@ static bool pdev_ok(const struct pci_dev *dev, const char *func)
  */
 #define PCI_ENABLE_MAX (1 << 20)
 
-int pci_enable_device(struct pci_dev *dev)
+int pci__enable(struct pci_dev *dev, void *managed)
 {
 	int ret = 0;
 
-	if (!pdev_ok(dev, __func__))
-		return -EINVAL;
 	if (pci__readonly())
 		return -EROFS;
 	pthread_mutex_lock(&dev->p->lock);
 	if (dev->p->enable_cnt >= PCI_ENABLE_MAX) {
 		pthread_mutex_unlock(&dev->p->lock);
-		devres__warn(&dev->dev, __func__,
+		devres__warn(&dev->dev, "pci_enable_device",
 			     "enabled %d times without a disable: refused",
 			     PCI_ENABLE_MAX);
 		return -EBUSY;
@@ -312,10 +310,27 @@ int pci_enable_device(struct pci_dev *dev)
 		if (!ret)
 			ret = enable_on(dev);
 	}
-	if (!ret)
+	if (!ret) {
 		dev->p->enable_cnt++;
+		/*
+		 * Managed from the moment it counts: a pci_disable_device()
+		 * on another thread finds the enable and its node together
+		 * (and takes both, with its WARN), or neither.
+		 */
+		if (managed) {
+			dev->p->managed_enables++;
+			devres_add(&dev->dev, managed);
+		}
+	}
 	pthread_mutex_unlock(&dev->p->lock);
 	return ret;
+}
+
+int pci_enable_device(struct pci_dev *dev)
+{
+	if (!pdev_ok(dev, __func__))
+		return -EINVAL;
+	return pci__enable(dev, NULL);
 }
 
 void pci__disable(struct pci_dev *dev, bool managed)

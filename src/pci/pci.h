@@ -212,6 +212,12 @@ HIDDEN void pci__bars_protect(void);
 /* irq.c */
 HIDDEN void pci__irq_reset(struct pci_dev *pdev);
 
+/*
+ * driver.c: pci_enable_device(), or with @managed (a pcim enable's node)
+ * pcim_enable_device(): the enable counted managed and its node added in
+ * the same hold of p->lock, so no disable can take it as a plain one.
+ */
+HIDDEN int pci__enable(struct pci_dev *dev, void *managed);
 /* driver.c: pci_disable_device(), or a pcim enable's release (@managed). */
 HIDDEN void pci__disable(struct pci_dev *dev, bool managed);
 /*

@@ -70,10 +70,22 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 		int err = errno;
 		char buf[40];
 
-		/* Not a misuse but data perhaps lost: logged, not counted. */
-		devres__print(DEVRES_LOG_WARNING, "%s: %s: close(%d): %s",
-			      devres__dev_label(dev, buf, sizeof(buf)),
-			      dr->what, dr->fd, strerrordesc_np(err));
+		/*
+		 * Closed by hand on another thread since it was checked: the
+		 * close found the node already taken off the table, so this
+		 * is the only place the misuse is seen.
+		 */
+		if (err == EBADF)
+			devres__warn(dev, dr->what,
+				     "fd %d was closed behind the library's "
+				     "back",
+				     dr->fd);
+		else
+			/* Not a misuse but data perhaps lost: not counted. */
+			devres__print(DEVRES_LOG_WARNING,
+				      "%s: %s: close(%d): %s",
+				      devres__dev_label(dev, buf, sizeof(buf)),
+				      dr->what, dr->fd, strerrordesc_np(err));
 	}
 	/* Ours alone: its close cannot fail in a way that loses data. */
 	if (twin_ours)

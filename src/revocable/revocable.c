@@ -284,53 +284,138 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 	return handle;
 }
 
+/*
+ * What a reference change found, told after the handles' lock: the count
+ * changed (REF_LAST: it dropped the last one), or it was refused because
+ * the count is at zero (the last put made, the handle going: REF_GONE),
+ * at the limit (REF_FULL), or is the binding's alone (REF_BINDING).
+ */
+enum ref_change {
+	REF_DONE,
+	REF_LAST,
+	REF_GONE,
+	REF_FULL,
+	REF_BINDING
+};
+
+/*
+ * One more reference of @r, unless none is left: a count at zero is a
+ * handle its last put is freeing, which no get brings back.
+ */
+static enum ref_change ref_get(struct revocable *r)
+{
+	int old = __atomic_load_n(&r->refs, __ATOMIC_RELAXED);
+
+	do {
+		if (old <= 0)
+			return REF_GONE;
+		/* At the limit: a leak of references, refused, not wrapped. */
+		if (unlikely(old >= REVOCABLE_REFS_MAX))
+			return REF_FULL;
+	} while (!__atomic_compare_exchange_n(&r->refs, &old, old + 1, false,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
+	return REF_DONE;
+}
+
+/* One reference of @r less, unless none is left or it is the binding's. */
+static enum ref_change ref_put(struct revocable *r)
+{
+	int old = __atomic_load_n(&r->refs, __ATOMIC_ACQUIRE);
+
+	do {
+		if (old <= 0)
+			return REF_GONE;
+		/* The last reference is the binding's until it is released. */
+		if (old == 1 && !__atomic_load_n(&r->done, __ATOMIC_ACQUIRE))
+			return REF_BINDING;
+	} while (!__atomic_compare_exchange_n(&r->refs, &old, old - 1, false,
+					      __ATOMIC_ACQ_REL,
+					      __ATOMIC_ACQUIRE));
+	return old == 1 ? REF_LAST : REF_DONE;
+}
+
+/* The WARN of a refused change, the free of the last put; no lock held. */
+static void ref_changed(struct revocable *r, enum ref_change c,
+			const char *func)
+{
+	const void *h = devres__handle_of(&revocables, r);
+
+	switch (c) {
+	case REF_LAST:
+		devres__handle_del(&revocables, r);
+		break;
+	case REF_GONE:
+		devres__warn(NULL, func,
+			     "%p is not a live revocable (put for the last "
+			     "time)",
+			     h);
+		break;
+	case REF_FULL:
+		devres__warn(NULL, func, "%p: %d references: refused", h,
+			     REVOCABLE_REFS_MAX);
+		break;
+	case REF_BINDING:
+		devres__warn(NULL, func,
+			     "%p: the binding's reference is not yours", h);
+		break;
+	case REF_DONE:
+		break;
+	}
+}
+
+/*
+ * The handle's revocable looked up and its count changed by @change in
+ * one hold of the handles' lock, under which slots are freed and taken:
+ * a get or put that finds the handle live cannot act on it once its last
+ * put has made its count zero, nor on a newer revocable in its slot.
+ * Returns what the change found; -1 for a handle that is not a live
+ * revocable of this process (WARNed).
+ */
+static int ref_change(struct revocable *h,
+		      enum ref_change (*change)(struct revocable *),
+		      const char *func)
+{
+	enum ref_change c = REF_DONE;
+	struct revocable *r;
+	bool stale, ours;
+
+	devres__handles_lock();
+	r = devres__handle_obj(&revocables, h, &stale);
+	ours = r && r->pid == devres__pid_now();
+	if (ours)
+		c = change(r);
+	devres__handles_unlock();
+	if (!ours) {
+		handle_bad(h, r, stale, func);
+		return -1;
+	}
+	ref_changed(r, c, func);
+	return (int)c;
+}
+
 struct revocable *revocable_get(struct revocable *h)
 {
-	struct revocable *r;
-
 	/* A pointer no handle has is not given back: the caller would use it. */
 	if (!h || devres__arg_bad(NULL, h, __func__, "handle"))
 		return NULL;
-	r = handle_ok(h, __func__);
-	if (!r)
-		return h;
-	/* A count at the limit is a leak of references: refused, not wrapped. */
-	if (unlikely(__atomic_add_fetch(&r->refs, 1, __ATOMIC_RELAXED) >
-		     REVOCABLE_REFS_MAX)) {
-		__atomic_sub_fetch(&r->refs, 1, __ATOMIC_RELAXED);
-		devres__warn(NULL, __func__, "%p: %d references: refused",
-			     (void *)h, REVOCABLE_REFS_MAX);
-		return NULL;
-	}
-	return h;
+	/*
+	 * A stale handle, or one its last put is freeing: the caller's value
+	 * back, no reference taken (WARNed).
+	 */
+	return ref_change(h, ref_get, __func__) == REF_FULL ? NULL : h;
 }
 
 /* Drops a reference of @h, a live revocable of this process. */
 static void put(struct revocable *h, const char *func)
 {
-	int old = __atomic_load_n(&h->refs, __ATOMIC_ACQUIRE);
-
-	do {
-		/* The last reference is the binding's until it is released. */
-		if (old == 1 && !__atomic_load_n(&h->done, __ATOMIC_ACQUIRE)) {
-			devres__warn(NULL, func,
-				     "%p: the binding's reference is not yours",
-				     devres__handle_of(&revocables, h));
-			return;
-		}
-	} while (!__atomic_compare_exchange_n(&h->refs, &old, old - 1, false,
-					      __ATOMIC_ACQ_REL,
-					      __ATOMIC_ACQUIRE));
-	if (old == 1)
-		devres__handle_del(&revocables, h);
+	ref_changed(h, ref_put(h), func);
 }
 
 void revocable_put(struct revocable *h)
 {
-	struct revocable *r = h ? handle_ok(h, __func__) : NULL;
-
-	if (r)
-		put(r, __func__);
+	if (h)
+		(void)ref_change(h, ref_put, __func__);
 }
 
 void *revocable_try_access(struct revocable *h)
