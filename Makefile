@@ -44,8 +44,12 @@ endif
 # Builds use every core unless told otherwise (with Ninja or with make).
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
+# The sanitizer builds leave out the benchmarks, which no test runs: the
+# dev build compiles them (make bench's release build measures them).
+BUILD_FLAGS_asan = -DDEVRES_BUILD_BENCH=OFF
+BUILD_FLAGS_tsan = -DDEVRES_BUILD_BENCH=OFF
 build-%: deps
-	cmake --preset $* -DDEVRES_TESTS_REQUIRED=ON >/dev/null
+	cmake --preset $* -DDEVRES_TESTS_REQUIRED=ON $(BUILD_FLAGS_$*) >/dev/null
 	cmake --build --preset $*
 
 test-%: build-%
