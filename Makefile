@@ -197,13 +197,15 @@ fuzz-check:
 
 # Longer runs: 10^8 model operations from a fresh seed, 8 x 10^7 chaos,
 # 10^5 free_irq() cycles against a raiser, 2000 rounds of each unmanaged
-# release racing the device's, ten minutes of fuzzing.
+# release racing the device's, 3 s of signals in each cell of
+# test-hostile-signals-nodes, ten minutes of fuzzing.
 SOAK_OPS ?= 100000000
 soak: build-dev
 	MODEL_OPS=$(SOAK_OPS) MODEL_SEED=$$(date +%s) ./build/dev/tests/test-model
 	CHAOS_OPS=10000000 ./build/dev/tests/test-chaos
 	IRQ_FREE_CYCLES=100000 ./build/dev/tests/test-irq-free
 	UNMANAGED_RACE_ROUNDS=2000 ./build/dev/tests/test-unmanaged-release
+	SIGNODES_CELL_MS=3000 ./build/dev/tests/test-hostile-signals-nodes
 	$(MAKE) --no-print-directory fuzz SECONDS=600
 
 # valgrind over the unit tests, in a dev build without sanitizers; the
@@ -234,6 +236,14 @@ soak: build-dev
 # races against fork() and against a closing or rescanning thread,
 # hundreds of rounds, which valgrind runs one thread at a time (20 to 35 s
 # each): ASan, LeakSanitizer and TSan run them.
+# test-hostile-limits-all and test-hostile-counters drive an interrupt
+# line's disable depth and a revocable's references to their limits, 2^20
+# and 2^24 calls, 15 s of CPU each under valgrind: the calls at and past
+# their limits (the cheaper ones too: held locks, work slots, revocable
+# depth) are ASan's and TSan's, the same calls below the limits valgrind's
+# in test-irq-* and test-revocable*. test-hostile-signals-nodes's handlers
+# run where valgrind lets a signal in, between its blocks: 0 to 4 in a
+# cell's 300 ms, and a cell without one fails; ASan runs hundreds in each.
 # It runs in the dev build, which the dev stage has built: ctest's memcheck
 # mode reads its valgrind command from DartConfiguration.tcl, written here
 # (tests/memcheck.conf) rather than by include(CTest), which would add
@@ -243,7 +253,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit \
-		-E '^(headers|exports|kerneldoc|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork)$$' \
+		-E '^(headers|exports|kerneldoc|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log
