@@ -149,9 +149,10 @@ SUB = $(MAKE) --no-print-directory
 # clang-tidy and the fuzzers run side by side: the fuzzers keep one core
 # busy for their fixed time, clang-tidy's processes take what is left;
 # every other stage uses both cores by itself. The total is printed at
-# the end.
+# the end, with the CPU time of all stages (stage.sh's .times files).
 check: deps
-	@mkdir -p build && date +%s >build/.check-start
+	@mkdir -p build/logs && date +%s >build/.check-start
+	@rm -f build/logs/*.log.times
 	@$(STAGE) format $(SUB) format-check
 	@$(STAGE) dev $(SUB) test-dev
 	@$(STAGE) vm $(SUB) test-vm
@@ -162,7 +163,9 @@ check: deps
 	@$(STAGE) tsan $(SUB) test-tsan
 	@$(STAGE) memcheck $(SUB) memcheck
 	@t=$$(( $$(date +%s) - $$(cat build/.check-start) )); \
-		echo "make check: all passed in $$t s ($$((t / 60)) min $$((t % 60)) s)"
+		c=$$(awk 'FNR == 2 { gsub(/[ms]/, " "); s += $$1 * 60 + $$2 + $$3 * 60 + $$4 } \
+			END { printf "%d", s + 0.5 }' build/logs/*.log.times); \
+		echo "make check: all passed in $$t s ($$((t / 60)) min $$((t % 60)) s), $$c s of CPU"
 
 # libFuzzer over the model interpreter (fuzz/), built with clang on its own.
 SECONDS ?= 60
