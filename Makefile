@@ -44,8 +44,12 @@ endif
 # Builds use every core unless told otherwise (with Ninja or with make).
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
+# The sanitizer builds leave out the benchmarks, which no test runs: the
+# dev build compiles them (make bench's release build measures them).
+BUILD_FLAGS_asan = -DDEVRES_BUILD_BENCH=OFF
+BUILD_FLAGS_tsan = -DDEVRES_BUILD_BENCH=OFF
 build-%: deps
-	cmake --preset $* -DDEVRES_TESTS_REQUIRED=ON >/dev/null
+	cmake --preset $* -DDEVRES_TESTS_REQUIRED=ON $(BUILD_FLAGS_$*) >/dev/null
 	cmake --build --preset $*
 
 test-%: build-%
@@ -145,9 +149,10 @@ SUB = $(MAKE) --no-print-directory
 # clang-tidy and the fuzzers run side by side: the fuzzers keep one core
 # busy for their fixed time, clang-tidy's processes take what is left;
 # every other stage uses both cores by itself. The total is printed at
-# the end.
+# the end, with the CPU time of all stages (stage.sh's .times files).
 check: deps
-	@mkdir -p build && date +%s >build/.check-start
+	@mkdir -p build/logs && date +%s >build/.check-start
+	@rm -f build/logs/*.log.times
 	@$(STAGE) format $(SUB) format-check
 	@$(STAGE) dev $(SUB) test-dev
 	@$(STAGE) vm $(SUB) test-vm
@@ -158,7 +163,9 @@ check: deps
 	@$(STAGE) tsan $(SUB) test-tsan
 	@$(STAGE) memcheck $(SUB) memcheck
 	@t=$$(( $$(date +%s) - $$(cat build/.check-start) )); \
-		echo "make check: all passed in $$t s ($$((t / 60)) min $$((t % 60)) s)"
+		c=$$(awk 'FNR == 2 { gsub(/[ms]/, " "); s += $$1 * 60 + $$2 + $$3 * 60 + $$4 } \
+			END { printf "%d", s + 0.5 }' build/logs/*.log.times); \
+		echo "make check: all passed in $$t s ($$((t / 60)) min $$((t % 60)) s), $$c s of CPU"
 
 # libFuzzer over the model interpreter (fuzz/), built with clang on its own.
 SECONDS ?= 60
@@ -193,13 +200,15 @@ fuzz-check:
 
 # Longer runs: 10^8 model operations from a fresh seed, 8 x 10^7 chaos,
 # 10^5 free_irq() cycles against a raiser, 2000 rounds of each unmanaged
-# release racing the device's, ten minutes of fuzzing.
+# release racing the device's, 3 s of signals in each cell of
+# test-hostile-signals-nodes, ten minutes of fuzzing.
 SOAK_OPS ?= 100000000
 soak: build-dev
 	MODEL_OPS=$(SOAK_OPS) MODEL_SEED=$$(date +%s) ./build/dev/tests/test-model
 	CHAOS_OPS=10000000 ./build/dev/tests/test-chaos
 	IRQ_FREE_CYCLES=100000 ./build/dev/tests/test-irq-free
 	UNMANAGED_RACE_ROUNDS=2000 ./build/dev/tests/test-unmanaged-release
+	SIGNODES_CELL_MS=3000 ./build/dev/tests/test-hostile-signals-nodes
 	$(MAKE) --no-print-directory fuzz SECONDS=600
 
 # valgrind over the unit tests, in a dev build without sanitizers; the
@@ -230,6 +239,14 @@ soak: build-dev
 # races against fork() and against a closing or rescanning thread,
 # hundreds of rounds, which valgrind runs one thread at a time (20 to 35 s
 # each): ASan, LeakSanitizer and TSan run them.
+# test-hostile-limits-all and test-hostile-counters drive an interrupt
+# line's disable depth and a revocable's references to their limits, 2^20
+# and 2^24 calls, 15 s of CPU each under valgrind: the calls at and past
+# their limits (the cheaper ones too: held locks, work slots, revocable
+# depth) are ASan's and TSan's, the same calls below the limits valgrind's
+# in test-irq-* and test-revocable*. test-hostile-signals-nodes's handlers
+# run where valgrind lets a signal in, between its blocks: 0 to 4 in a
+# cell's 300 ms, and a cell without one fails; ASan runs hundreds in each.
 # It runs in the dev build, which the dev stage has built: ctest's memcheck
 # mode reads its valgrind command from DartConfiguration.tcl, written here
 # (tests/memcheck.conf) rather than by include(CTest), which would add
@@ -239,7 +256,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit \
-		-E '^(headers|exports|kerneldoc|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork)$$' \
+		-E '^(headers|exports|kerneldoc|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log

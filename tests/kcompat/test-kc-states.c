@@ -27,9 +27,14 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include "kcompat/kctest.h"
+#include "rounds.h"
 
 #define CELL_ALARM_S 10
-#define ROUNDS 2000
+/*
+ * The rounds of the pairs from two threads: 2000, for TSan; 200 under
+ * valgrind, which runs one thread at a time. KC_STATES_ROUNDS sets it.
+ */
+static int rounds;
 
 #define CHECK(x)                                                               \
 	do {                                                                   \
@@ -709,7 +714,7 @@ static void section_end(void)
 static void *pair_holder(void *arg)
 {
 	(void)arg;
-	for (int i = 0; i < ROUNDS; i++) {
+	for (int i = 0; i < rounds; i++) {
 		mutex_lock(&pair_mx);
 		/* A recursive lock in the section: refused, its unlock void. */
 		mutex_lock(&pair_mx);
@@ -759,7 +764,7 @@ static void pairs_from_two_threads(void **state)
 	devres_set_log_sink(NULL, NULL);
 	assert_int_equal(overlaps, 0);
 	/* One WARN for each recursive lock and each foreign unlock. */
-	assert_int_equal(devres_warn_count() - w0, ROUNDS + intrusions);
+	assert_int_equal(devres_warn_count() - w0, rounds + intrusions);
 	assert_true(mutex_trylock(&pair_mx));
 	mutex_unlock(&pair_mx);
 	mutex_destroy(&pair_mx);
@@ -772,5 +777,7 @@ int main(void)
 		cmocka_unit_test(pairs_from_two_threads),
 	};
 
+	rounds = (int)test_rounds("KC_STATES_ROUNDS",
+				  test_under_valgrind() ? 200 : 2000);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }

@@ -18,23 +18,45 @@ calls='\b(open|openat|creat|eventfd|epoll_create1?|memfd_create|timerfd_create|s
 # VFIO_GROUP_GET_DEVICE_FD to refuse it, and opens nothing; base/own-fd.c
 # makes the records' twins, inside the bracket of the open they duplicate.
 skip='src/posix/(fd|stdio|fd-table|interpose-fd)\.c|src/vfio/interpose\.c|src/base/own-fd\.c'
-status=0
-n=0
-for f in $(cd "$src" && find src -name '*.c' | sort); do
-	echo "$f" | grep -qE "^($skip)\$" && continue
-	for line in $(grep -nE "$calls" "$src/$f" | grep -vE '^[0-9]+:\s*(/?\*|//)' |
-		cut -d: -f1); do
-		n=$((n + 1))
-		from=$((line > 3 ? line - 3 : 1))
-		if ! sed -n "${from},$((line - 1))p" "$src/$f" |
-			grep -q 'devres__own_fd_opening();' ||
-			! sed -n "$((line + 1)),$((line + 3))p" "$src/$f" |
-			grep -q 'devres__own_fd_opened('; then
-			echo "$f:$line: opens a descriptor outside devres__own_fd_opening()/opened()" >&2
-			status=1
-		fi
-	done
-done
-[ "$n" -gt 0 ] || { echo "no open site found under $src/src" >&2; exit 1; }
-[ "$status" = 0 ] && echo "own fds: $n open sites, each recorded"
-exit $status
+# One grep over every file and one awk over the sites: a process per site
+# or per file costs more than the check itself.
+files=$(cd "$src" && find src -name '*.c' | sort | grep -vE "^($skip)\$" || true)
+[ -n "$files" ] || { echo "no source file under $src/src" >&2; exit 1; }
+# file:line of each call, less the lines that are comments.
+# shellcheck disable=SC2086
+sites=$(cd "$src" && grep -nE "$calls" $files /dev/null |
+	grep -vE '^[^:]*:[0-9]+:\s*(/?\*|//)' | cut -d: -f1,2 || true)
+# shellcheck disable=SC2086
+cd "$src" && awk -v sites="$sites" '
+	{ text[FILENAME, FNR] = $0 }
+	# Whether lines a to b of f hold s (b < a: line a alone, as sed -n a,bp).
+	function holds(f, a, b, s,  i) {
+		if (b < a)
+			b = a
+		for (i = a; i <= b; i++)
+			if (index(text[f, i], s))
+				return 1
+		return 0
+	}
+	END {
+		n = sites == "" ? 0 : split(sites, site, "\n")
+		status = 0
+		for (k = 1; k <= n; k++) {
+			split(site[k], p, ":")
+			f = p[1]
+			line = p[2] + 0
+			from = line > 3 ? line - 3 : 1
+			if (!holds(f, from, line - 1, "devres__own_fd_opening();") ||
+			    !holds(f, line + 1, line + 3, "devres__own_fd_opened(")) {
+				printf "%s:%d: opens a descriptor outside devres__own_fd_opening()/opened()\n", f, line | "cat >&2"
+				status = 1
+			}
+		}
+		if (n == 0) {
+			print "no open site found under src" | "cat >&2"
+			exit 1
+		}
+		if (status == 0)
+			printf "own fds: %d open sites, each recorded\n", n
+		exit status
+	}' $files

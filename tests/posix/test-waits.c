@@ -34,6 +34,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <sys/eventfd.h>
+#include <sys/syscall.h>
 #include <cmocka.h>
 #include <devres/device.h>
 #include <devres/devres.h>
@@ -513,12 +514,17 @@ static void driver_unregister_waits_whole(void **state)
 /* ---- Cancellation of a managed thread inside a library wait ---- */
 
 static pthread_t victim;
+static pid_t victim_tid;
+/* Set by the victim just before its wait: no cancellation point between. */
+static int entering;
 static int after_wait;
 
 static int cancelled_fn(void *arg)
 {
 	void (*fn)(void) = (void (*)(void))arg;
 
+	__atomic_store_n(&victim_tid, (pid_t)syscall(SYS_gettid),
+			 __ATOMIC_RELEASE);
 	__atomic_store_n(&victim, pthread_self(), __ATOMIC_RELEASE);
 	fn();
 	__atomic_store_n(&after_wait, 1, __ATOMIC_RELEASE);
@@ -527,16 +533,51 @@ static int cancelled_fn(void *arg)
 	return 0;
 }
 
+/*
+ * Until thread @tid blocks in futex() (a condition variable, a lock, a
+ * join: the library's waits) or a sleep (a probe's). The victim says
+ * when it enters its library call, and nothing between may block: so a
+ * block seen after is inside the call. A fixed 10 ms was too short at
+ * load 17: the thread, not yet in the call, was cancelled in a sleep
+ * before it.
+ */
+static void wait_blocked(pid_t tid)
+{
+	const long blocking[] = { SYS_futex, SYS_nanosleep,
+				  SYS_clock_nanosleep };
+	char path[64];
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/syscall", (int)tid);
+	for (;;) {
+		FILE *f = fopen(path, "r");
+		long nr = -1;
+
+		assert_non_null(f);
+		if (fscanf(f, "%ld", &nr) != 1)
+			nr = -1;
+		fclose(f);
+		for (size_t i = 0; i < sizeof(blocking) / sizeof(blocking[0]);
+		     i++)
+			if (nr == blocking[i])
+				return;
+		sleep_ms(1);
+	}
+}
+
 /* Cancels the managed thread running @fn once it is in its wait. */
 static void cancel_in_wait(void (*fn)(void))
 {
 	struct devres_thread *t;
 
 	after_wait = 0;
+	victim_tid = 0;
+	entering = 0;
 	t = devm_thread_run(&tdev, cancelled_fn, (void *)fn, "victim");
 	assert_false(IS_ERR(t));
 	wait_holder_started();
-	sleep_ms(10); /* let it block */
+	while (!__atomic_load_n(&entering, __ATOMIC_ACQUIRE))
+		sleep_ms(1);
+	wait_blocked(__atomic_load_n(&victim_tid, __ATOMIC_ACQUIRE));
 	assert_int_equal(
 		pthread_cancel(__atomic_load_n(&victim, __ATOMIC_ACQUIRE)), 0);
 	assert_int_equal(devm_thread_stop(&tdev, t), -ECANCELED);
@@ -548,6 +589,7 @@ static void sync_for_cancel(void)
 {
 	assert_int_equal(irq_line_raise(irq_no), 0);
 	wait_holder_started();
+	__atomic_store_n(&entering, 1, __ATOMIC_RELEASE);
 	synchronize_irq((unsigned int)irq_no);
 }
 
@@ -571,6 +613,7 @@ static void stop_for_cancel(void)
 		devm_thread_run(other_dev, slow_to_stop, NULL, "slow");
 
 	assert_false(IS_ERR(t));
+	__atomic_store_n(&entering, 1, __ATOMIC_RELEASE);
 	assert_int_equal(devm_thread_stop(other_dev, t), 7);
 }
 
@@ -605,6 +648,7 @@ static struct device *probed;
 static void register_for_cancel(void)
 {
 	/* Binds probed: its probe sleeps under the device's lock. */
+	__atomic_store_n(&entering, 1, __ATOMIC_RELEASE);
 	assert_int_equal(driver_register(&sleepy_drv), 0);
 }
 
