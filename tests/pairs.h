@@ -297,4 +297,36 @@ static inline int pairs_run(const struct pairs_table *t)
 	return failed;
 }
 
+/*
+ * A cmocka test @name that runs the table made of the designated
+ * initializers after @nr_rounds (PAIRS_NAMES(), .reach, .call, .undo,
+ * and any other field), DEVRES_PAIRS_ROUNDS rounds if set, else
+ * @nr_rounds.
+ */
+#define PAIRS_TEST(name, nr_rounds, ...)                                       \
+	static void name(void **state)                                         \
+	{                                                                      \
+		struct pairs_table t = {                                       \
+			__VA_ARGS__,                                           \
+			.rounds =                                              \
+				test_rounds("DEVRES_PAIRS_ROUNDS", nr_rounds), \
+		};                                                             \
+                                                                               \
+		(void)state;                                                   \
+		assert_int_equal(pairs_run(&t), 0);                            \
+	}
+
+/*
+ * Runs a group of pairs tests: WARNs without backtraces (their count is
+ * what is compared), and a pair that hangs fails the group by its alarm
+ * instead of the test's timeout.
+ */
+static inline int pairs_group(const char *name, const struct CMUnitTest *tests,
+			      size_t n)
+{
+	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	alarm(100);
+	return _cmocka_run_group_tests(name, tests, n, NULL, NULL);
+}
+
 #endif /* DEVRES_TESTS_PAIRS_H */

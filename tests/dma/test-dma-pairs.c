@@ -273,33 +273,12 @@ static void pool_undo(struct pairs_outcome *o)
 	o->after[3] = devres_warn_count() - w0;
 }
 
-static void pool_pairs(void **state)
-{
-	struct pairs_table t = {
-		PAIRS_NAMES(pool_states, pool_calls),
-		.reach = pool_reach,
-		.call = pool_call,
-		.undo = pool_undo,
-		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS),
-	};
+PAIRS_TEST(pool_pairs, ROUNDS, PAIRS_NAMES(pool_states, pool_calls),
+	   .reach = pool_reach, .call = pool_call, .undo = pool_undo)
 
-	(void)state;
-	assert_int_equal(pairs_run(&t), 0);
-}
-
-static void every_pair_in_every_state(void **state)
-{
-	struct pairs_table t = {
-		PAIRS_NAMES(state_name, call_name),
-		.reach = reach,
-		.call = make,
-		.undo = undo,
-		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS),
-	};
-
-	(void)state;
-	assert_int_equal(pairs_run(&t), 0);
-}
+PAIRS_TEST(every_pair_in_every_state, ROUNDS,
+	   PAIRS_NAMES(state_name, call_name), .reach = reach, .call = make,
+	   .undo = undo)
 
 int main(void)
 {
@@ -310,8 +289,6 @@ int main(void)
 						dev_teardown),
 	};
 
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	/* A pair that hangs fails the test instead of its timeout. */
-	alarm(100);
-	return cmocka_run_group_tests_name("dma-pairs", tests, NULL, NULL);
+	return pairs_group("dma-pairs", tests,
+			   sizeof(tests) / sizeof(tests[0]));
 }

@@ -213,35 +213,13 @@ static int window_teardown(void **state)
 	return dev_teardown(state);
 }
 
-static void map_pairs(void **state)
-{
-	struct pairs_table t = {
-		PAIRS_NAMES(state_name, map_calls),
-		.reach = map_reach,
-		.call = map_call,
-		.undo = map_undo,
-		.also = map_also,
-		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS),
-	};
+PAIRS_TEST(map_pairs, ROUNDS, PAIRS_NAMES(state_name, map_calls),
+	   .reach = map_reach, .call = map_call, .undo = map_undo,
+	   .also = map_also)
 
-	(void)state;
-	assert_int_equal(pairs_run(&t), 0);
-}
-
-static void region_pairs(void **state)
-{
-	struct pairs_table t = {
-		PAIRS_NAMES(state_name, region_calls),
-		.reach = region_reach,
-		.call = region_call,
-		.undo = region_undo,
-		.also = region_also,
-		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS),
-	};
-
-	(void)state;
-	assert_int_equal(pairs_run(&t), 0);
-}
+PAIRS_TEST(region_pairs, ROUNDS, PAIRS_NAMES(state_name, region_calls),
+	   .reach = region_reach, .call = region_call, .undo = region_undo,
+	   .also = region_also)
 
 int main(void)
 {
@@ -252,8 +230,5 @@ int main(void)
 						window_teardown),
 	};
 
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	/* A pair that hangs fails the test instead of its timeout. */
-	alarm(100);
-	return cmocka_run_group_tests_name("io-pairs", tests, NULL, NULL);
+	return pairs_group("io-pairs", tests, sizeof(tests) / sizeof(tests[0]));
 }

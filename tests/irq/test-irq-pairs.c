@@ -167,19 +167,9 @@ static void undo(struct pairs_outcome *o)
 #define ROUNDS 12
 #endif
 
-static void every_pair_in_every_state(void **state)
-{
-	struct pairs_table t = {
-		PAIRS_NAMES(state_name, call_name),
-		.reach = reach,
-		.call = make,
-		.undo = undo,
-		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS),
-	};
-
-	(void)state;
-	assert_int_equal(pairs_run(&t), 0);
-}
+PAIRS_TEST(every_pair_in_every_state, ROUNDS,
+	   PAIRS_NAMES(state_name, call_name), .reach = reach, .call = make,
+	   .undo = undo)
 
 int main(void)
 {

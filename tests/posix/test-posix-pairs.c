@@ -429,8 +429,6 @@ int main(void)
 						dev_teardown),
 	};
 
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	/* A pair that hangs fails the test instead of its timeout. */
-	alarm(100);
-	return cmocka_run_group_tests_name("posix-pairs", tests, NULL, NULL);
+	return pairs_group("posix-pairs", tests,
+			   sizeof(tests) / sizeof(tests[0]));
 }
