@@ -55,16 +55,14 @@ static int request_dr(struct device *dev, unsigned int irq,
 					.release = devm_irq_release,
 					.call = call,
 					.fix = "devm_free_irq()" };
-	rc = irq__request(irq, handler, thread_fn, irqflags, devname, dev_id,
-			  &owner);
-	if (rc) {
-		devres_free(dr);
-		return rc;
-	}
 	dr->irq = irq;
 	dr->dev_id = dev_id;
-	devres_add(dev, dr);
-	return 0;
+	/* On success the node is on the device (added under the line lock). */
+	rc = irq__request(irq, handler, thread_fn, irqflags, devname, dev_id,
+			  &owner);
+	if (rc)
+		devres_free(dr);
+	return rc;
 }
 
 int devm_request_threaded_irq(struct device *dev, unsigned int irq,

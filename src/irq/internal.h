@@ -179,6 +179,10 @@ HIDDEN void irq__line_done(struct irq_line *line);
 HIDDEN bool irq__args_bad(struct device *dev, irq_handler_t handler,
 			  irq_handler_t thread_fn, const char *name,
 			  const char *func);
+/*
+ * Attaches a handler; with @owner (a managed request), @owner->node goes
+ * on @owner->dev in the same hold of the line's lock.
+ */
 HIDDEN int irq__request(unsigned int irq, irq_handler_t handler,
 			irq_handler_t thread_fn, unsigned long flags,
 			const char *name, void *dev_id,

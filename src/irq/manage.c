@@ -172,9 +172,22 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 		 * callback runs there, and may end this thread.
 		 */
 		devres__ledger_add(DL_IRQ_HANDLERS, 1);
+		/*
+		 * A managed handler's node goes on its device before the
+		 * line lock is let go: a free_irq() by hand, which takes the
+		 * node off under this lock, always finds it there. Added
+		 * after, the node of a handler freed in between stayed on
+		 * the device. Its ADD line waits for the unlock.
+		 */
+		if (owner) {
+			devres__log_hold();
+			devres_add(owner->dev, owner->node);
+		}
 	}
 	end_change(line);
 	pthread_mutex_unlock(&line->lock);
+	if (!rc && owner)
+		devres__log_release();
 	if (rc)
 		goto stop_thread;
 	return 0;
