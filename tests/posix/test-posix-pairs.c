@@ -10,7 +10,7 @@
  * devm_thread_stop()), the plain one the library interposes (close(2),
  * munmap(2), made once a round; not fclose(3), see below), the
  * device's release (devres_release_all()), and a look that changes
- * nothing (fcntl(F_GETFD), msync(), devres_thread_set_stop_timeout()).
+ * nothing (fcntl(F_GETFD), mincore(), devres_thread_set_stop_timeout()).
  * Each pair must end as one of its two serial orders does
  * (tests/pairs.h): the same returns and WARNs, the object given back
  * once (a descriptor closed once, a thread joined once), and the same
