@@ -194,10 +194,13 @@ DEVRES_API int irq_line_raise_wait(int irq);
  * irq_line_destroy() - remove an interrupt line
  * @irq: a line's number
  *
- * Closes the line's fd. A line with handlers attached (or with a request,
- * free or wait on it in progress) is not removed, nor is a line the library
- * made for a PCI device's interrupt vectors (pci_alloc_irq_vectors() on
- * UIO or VFIO): that one is the device's binding's, and goes with it.
+ * Closes the line's fd. A line with handlers attached is not removed, nor
+ * is a line the library made for a PCI device's interrupt vectors
+ * (pci_alloc_irq_vectors() on UIO or VFIO): that one is the device's
+ * binding's, and goes with it. A call in progress on a line with no
+ * handler does not keep it: its number is forgotten now and its fd closed
+ * when that call returns; a request_irq() in progress then fails with
+ * -EINVAL, as it would had the line been destroyed first.
  *
  * Context: any thread.
  * Return: 0; -EINVAL (with a WARN) when @irq is not a line; -EBUSY (with a

@@ -84,7 +84,7 @@ struct irq_line {
 	/* The dispatcher the fd is registered with, NULL when none. */
 	struct irq_dispatcher *disp;
 	int refs; /* attached handlers and calls in progress */
-	/* Destroyed by its owner while referenced: freed at the last put. */
+	/* Destroyed while referenced (no handler): freed at the last put. */
 	bool doomed;
 	int nr_actions;	    /* handlers on the list */
 	int depth;	    /* disable depth */

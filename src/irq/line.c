@@ -555,36 +555,36 @@ int irq__line_handlers(int irq)
  * Removes line @irq if it is @owner's (NULL: a line nobody claimed). Its
  * number alone is no identity: a line destroyed and its number handed to
  * another owner must not be destroyed by the first one's release.
+ *
+ * Only an attached handler keeps a line. A reference without one is a
+ * call in progress (a free, a disable, a synchronize, a wait, a request
+ * not yet attached) or a handler freed from its own thread function, not
+ * yet returned: the line leaves the table now, marked doomed, and the last
+ * put frees it. A request that then locks it finds it doomed and fails as
+ * it would had the destroy come first; the others end as they would on a
+ * line with no handler. Refusing instead (-EBUSY, "handlers attached")
+ * made a destroy beside a free_irq() of nothing fail with a WARN that is
+ * not true, an outcome neither order of the two calls gives.
  */
 static int destroy(int irq, const void *owner, const char *func)
 {
 	struct irq_line *line = NULL;
 	const char *claimed = NULL;
-	bool doomed = false;
-	int refs = 0;
+	bool doomed = false, busy = false;
 
 	if (valid_number(irq)) {
 		pthread_rwlock_wrlock(&lines_lock);
 		line = lookup(irq);
 		if (line) {
 			pthread_mutex_lock(&line->lock);
-			refs = line->refs;
-			/*
-			 * A backend's release with no handler left but a
-			 * reference still held: a handler freed from its own
-			 * thread function (its device unbound there), which
-			 * gives the reference back when that function
-			 * returns. The line leaves the table now, and that
-			 * last put frees it.
-			 */
-			doomed = owner && line->owner == owner && refs &&
-				 !line->nr_actions;
-			if (line->owner != owner)
+			busy = line->nr_actions > 0;
+			if (line->owner != owner) {
 				claimed = line->owner_name ? line->owner_name
 							   : "another owner";
-			else if (!refs || doomed)
+			} else if (!busy) {
 				lines[irq] = NULL;
-			line->doomed = doomed;
+				doomed = line->doomed = line->refs > 0;
+			}
 			pthread_mutex_unlock(&line->lock);
 		}
 		pthread_rwlock_unlock(&lines_lock);
@@ -605,7 +605,7 @@ static int destroy(int irq, const void *owner, const char *func)
 			     irq, claimed);
 		return -EPERM;
 	}
-	if (refs) {
+	if (busy) {
 		devres__warn(NULL, func, "irq %d: handlers attached", irq);
 		return -EBUSY;
 	}

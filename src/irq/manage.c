@@ -158,7 +158,8 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 	}
 	pthread_mutex_lock(&line->lock);
 	begin_change(line);
-	rc = check_share(line, flags);
+	/* Destroyed since it was looked up: as if destroyed before. */
+	rc = line->doomed ? -EINVAL : check_share(line, flags);
 	if (!rc && !line->actions)
 		rc = first_action(line, disp, flags);
 	if (!rc) {
