@@ -45,10 +45,13 @@
 #include <string.h>
 #include <setjmp.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <unistd.h>
 #include <cmocka.h>
 #include <devres/devres.h>
+#include "rounds.h"
 
 #define PAIRS_AFTER 5
 
@@ -103,6 +106,7 @@ static inline void pairs_sink(void *ctx, int level, const char *text)
 
 static struct {
 	pthread_barrier_t go, done;
+	int arrived; /* workers past @go this round */
 	const struct pairs_table *t;
 	unsigned int call[2];
 	int ret[2];
@@ -110,14 +114,33 @@ static struct {
 	bool stop;
 } pairs_run_state;
 
+/*
+ * Both workers leave a barrier microseconds apart, longer than most calls
+ * take: they meet again here, spinning, and start within a cache line's
+ * transfer of each other (then the round's delay). A worker that waits
+ * long (its partner not running: a loaded machine) yields while it spins.
+ */
+static inline void pairs_meet(int round)
+{
+	int target = 2 * round;
+
+	__atomic_add_fetch(&pairs_run_state.arrived, 1, __ATOMIC_ACQ_REL);
+	for (unsigned int spins = 0; __atomic_load_n(&pairs_run_state.arrived,
+						     __ATOMIC_ACQUIRE) < target;
+	     spins++)
+		if (spins > 4096)
+			sched_yield();
+}
+
 static inline void *pairs_worker(void *arg)
 {
 	int me = (int)(intptr_t)arg;
 
-	for (;;) {
+	for (int round = 1;; round++) {
 		pthread_barrier_wait(&pairs_run_state.go);
 		if (__atomic_load_n(&pairs_run_state.stop, __ATOMIC_ACQUIRE))
 			return NULL;
+		pairs_meet(round);
 		for (unsigned int i = 0; i < pairs_run_state.delay[me]; i++)
 			__atomic_signal_fence(__ATOMIC_SEQ_CST);
 		pairs_run_state.ret[me] =
@@ -234,6 +257,7 @@ static inline int pairs_run(const struct pairs_table *t)
 
 	pairs_run_state.t = t;
 	pairs_run_state.stop = false;
+	pairs_run_state.arrived = 0;
 	assert_int_equal(pthread_barrier_init(&pairs_run_state.go, NULL, 3), 0);
 	assert_int_equal(pthread_barrier_init(&pairs_run_state.done, NULL, 3),
 			 0);
