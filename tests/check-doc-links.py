@@ -8,8 +8,9 @@ directory that exists; a link with an anchor (#...) must name a heading of
 its target document, by the slug rules of GitHub's renderer: lower case,
 punctuation other than '-' and '_' dropped, spaces made '-', a repeated
 heading numbered -1, -2, ... Links with a scheme (https:, mailto:) are not
-checked. bench/PERFORMANCE.others.md is read where it ends up: appended to
-docs/PERFORMANCE.md (bench/perf-doc.sh), its links relative to docs/. Prints each broken link as file:line and exits 1 if there is any.
+checked. bench/PERFORMANCE.head.md and bench/PERFORMANCE.others.md are
+read where they end up: in docs/PERFORMANCE.md (bench/perf-doc.sh), their
+links relative to docs/. Prints each broken link as file:line and exits 1 if there is any.
 
 Usage: check-doc-links.py <source dir>
 """
@@ -52,7 +53,10 @@ def main(root):
     docs = (glob.glob("docs/*.md") + ["README.md"] + glob.glob("bench/*.md")
             + glob.glob("examples/**/*.md", recursive=True))
     cache, bad, links = {}, 0, 0
-    placed = {"bench/PERFORMANCE.others.md": "docs/PERFORMANCE.md"}
+    placed = {
+        "bench/PERFORMANCE.head.md": "docs/PERFORMANCE.md",
+        "bench/PERFORMANCE.others.md": "docs/PERFORMANCE.md",
+    }
     for doc in docs:
         here = os.path.dirname(placed.get(doc, doc))
         fence = False
