@@ -102,7 +102,7 @@ static void cb_thread_ended(void *arg)
 
 	unlock_dev(h->dev);
 	if (h->node) {
-		h->node->kind &= ~DR_ADDED;
+		kind_clear(h->node, DR_ADDED);
 		devres__free_node(h->node);
 	}
 	devres__frame_leave(h->frame);
@@ -353,7 +353,7 @@ static void walk_chain(struct chain *c)
 			/* Its storage is its owner's, maybe reused at once;
 			 * only counted here. */
 			n->next = NULL;
-			n->kind &= ~DR_ADDED;
+			kind_clear(n, DR_ADDED);
 			devres__ledger_add(DL_GROUPS, -1);
 			break;
 		case DR_KIND_KMALLOC:
@@ -486,13 +486,30 @@ node_refused(struct device *dev, void *res, const char *func,
 	return NULL;
 }
 
+static DR_NO_ASAN uint32_t loose_kind(const struct devres__node *n)
+{
+	return __atomic_load_n(&n->kind, __ATOMIC_ACQUIRE);
+}
+
+/* Takes loose node @n, of @kind, for one call: false if it changed. */
+static DR_NO_ASAN bool node_claim(struct devres__node *n, uint32_t kind)
+{
+	return __atomic_compare_exchange_n(&n->kind, &kind, kind | DR_ADDED,
+					   false, __ATOMIC_ACQUIRE,
+					   __ATOMIC_RELAXED);
+}
+
 /*
  * The node of @res, which the caller holds off any device (made by
- * devres_alloc(), or taken off by devres_remove()): NULL, with one WARN,
- * when it was freed already, is not a node (its kind is none the process
- * registered), or is listed (@listed says so). A node given back once is
- * marked freed (DR_FREED) until its chunk serves another node; under ASan
- * its chunk is poisoned instead, and is asked about before it is read.
+ * devres_alloc(), or taken off by devres_remove()), taken for this call:
+ * marked added in the step that finds it loose, so that two calls given
+ * the same node at once (two adds, to one device or two, an add and a
+ * free) cannot both take it; the second finds it added. NULL, with one
+ * WARN, when it was freed already, is not a node (its kind is none the
+ * process registered), or is listed (@listed says so). A node given back
+ * once is marked freed (DR_FREED) until its chunk serves another node;
+ * under ASan its chunk is poisoned instead, and is asked about before it
+ * is read.
  */
 static inline struct devres__node *floating_node(struct device *dev, void *res,
 						 const char *func,
@@ -502,18 +519,30 @@ static inline struct devres__node *floating_node(struct device *dev, void *res,
 	uint32_t kinds = __atomic_load_n(&devres__nr_kinds, __ATOMIC_RELAXED);
 	uint32_t kind, id;
 
-	/* Under ASan a freed chunk is poisoned: asked, not read. */
-	kind = devres__node_freed(n) ? DR_FREED : n->kind;
-	id = kind & ~(DR_FLAGS | DR_MAKER_MASK);
-	/* A registered kind, and listed nowhere: all is well. */
-	if (likely(!(kind & DR_FLAGS) &&
-		   id - DR_KIND_KMALLOC < kinds - DR_KIND_KMALLOC))
-		return n;
+	for (;;) {
+		/* Under ASan a freed chunk is poisoned: asked, not read. */
+		kind = devres__node_poisoned(n) ? DR_FREED : loose_kind(n);
+		id = kind & ~(DR_FLAGS | DR_MAKER_MASK);
+		/* A registered kind, and listed nowhere: all is well. */
+		if (unlikely((kind & DR_FLAGS) ||
+			     id - DR_KIND_KMALLOC >= kinds - DR_KIND_KMALLOC))
+			break;
+		if (likely(node_claim(n, kind)))
+			return n;
+		/* Changed since it was read: by another call. Again. */
+	}
 	/* Listed, and a live node's kind: added. Else not a live node. */
 	if ((kind & (DR_DEAD | DR_SLAB | DR_STACKED)) ||
 	    id - DR_KIND_KMALLOC >= kinds - DR_KIND_KMALLOC)
 		kind &= ~DR_ADDED;
 	return node_refused(dev, res, func, listed, kind);
+}
+
+/* What devres_free() does with a node that is its caller's alone. */
+static void free_taken(void *res, struct devres__node *n, const char *func)
+{
+	devres__liveobj_check(NULL, res, n->size, func);
+	devres__free_node(n);
 }
 
 void devres_free(void *res)
@@ -523,10 +552,8 @@ void devres_free(void *res)
 	if (!res || devres__arg_bad(NULL, res, __func__, "resource"))
 		return;
 	n = floating_node(NULL, res, __func__, "is still on a device");
-	if (!n)
-		return;
-	devres__liveobj_check(NULL, res, n->size, __func__);
-	devres__free_node(n);
+	if (n)
+		free_taken(res, n, __func__);
 }
 
 void devres_add(struct device *dev, void *res)
@@ -542,8 +569,10 @@ void devres_add(struct device *dev, void *res)
 	if (!n)
 		return;
 	l = dr_log_of_res(n);
-	if (!lock_dev(dev, __func__))
+	if (!lock_dev(dev, __func__)) {
+		kind_clear(n, DR_ADDED); /* still the caller's */
 		return;
+	}
 	add_locked(dev, n);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
@@ -567,7 +596,7 @@ static void insert_older(struct device *dev, struct devres__node *n,
 		prev->next = n;
 	else
 		set_head(dev, n);
-	n->kind |= DR_ADDED;
+	kind_or(n, DR_ADDED);
 	dev->devres_listed++;
 }
 
@@ -640,15 +669,14 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 		return NULL;
 	l = dr_log_of_res(n);
 	/*
-	 * The node is the call's from here: marked added before the match
-	 * runs, so that a match which gives it to devres_free(), or adds it
-	 * to a device, gets a WARN instead of freeing or listing a node this
-	 * call is about to list.
+	 * The node is the call's from here: marked added (floating_node())
+	 * before the match runs, so that a match which gives it to
+	 * devres_free(), or adds it to a device, gets a WARN instead of
+	 * freeing or listing a node this call is about to list.
 	 */
-	n->kind |= DR_ADDED;
 	devres__frame_enter(&f, dev);
 	if (!lock_dev(dev, __func__)) {
-		n->kind &= ~DR_ADDED;
+		kind_clear(n, DR_ADDED);
 		devres__frame_leave(&f);
 		return NULL;
 	}
@@ -662,7 +690,7 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 	unlock_dev(dev);
 	devres__frame_leave(&f);
 	if (found) {
-		n->kind &= ~DR_ADDED;
+		kind_clear(n, DR_ADDED);
 		devres__free_node(n);
 		return node_data(found);
 	}
@@ -672,7 +700,8 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 
 /* devres_remove() for its callers too, so that a WARN names the API called. */
 static void *remove_dr(struct device *dev, dr_release_t release,
-		       dr_match_t match, void *match_data, const char *func)
+		       dr_match_t match, void *match_data, const char *func,
+		       bool keep)
 {
 	uint32_t kind = devres__kind_lookup(release, NULL);
 	struct devres__node *n = NULL, *prev = NULL;
@@ -689,7 +718,10 @@ static void *remove_dr(struct device *dev, dr_release_t release,
 
 		n = match ? find_held(&h, kind, match, match_data, &prev)
 			  : devres__find_locked(dev, kind, NULL, NULL, &prev);
-		if (n)
+		/* @keep: the call frees it; nobody else may take it. */
+		if (n && keep)
+			detach_after(dev, prev, n);
+		else if (n)
 			unlink_after(dev, prev, n);
 		unlock_dev(dev);
 	}
@@ -704,17 +736,17 @@ static void *remove_dr(struct device *dev, dr_release_t release,
 void *devres_remove(struct device *dev, dr_release_t release, dr_match_t match,
 		    void *match_data)
 {
-	return remove_dr(dev, release, match, match_data, __func__);
+	return remove_dr(dev, release, match, match_data, __func__, false);
 }
 
 int devres_destroy(struct device *dev, dr_release_t release, dr_match_t match,
 		   void *match_data)
 {
-	void *res = remove_dr(dev, release, match, match_data, __func__);
+	void *res = remove_dr(dev, release, match, match_data, __func__, true);
 
 	if (!res)
 		return -ENOENT;
-	devres_free(res);
+	free_taken(res, to_node(res), __func__);
 	return 0;
 }
 
@@ -766,13 +798,12 @@ int devres_release(struct device *dev, dr_release_t release, dr_match_t match,
 	/* One frame for the match and the release: both use @dev. */
 	devres__frame_enter(&f, dev);
 	pthread_cleanup_push(match_thread_ended, &f);
-	res = remove_dr(dev, release, match, match_data, __func__);
+	res = remove_dr(dev, release, match, match_data, __func__, true);
 	pthread_cleanup_pop(0);
 	if (res) {
 		struct one_release o = { dev, to_node(res), &f };
 
-		/* Marked as added while it runs: see release_nodes(). */
-		to_node(res)->kind |= DR_ADDED;
+		/* Still marked added while it runs: see release_nodes(). */
 		err = errno;
 		run_one_held(&o);
 		devres__liveobj_check(dev, res, to_node(res)->size, __func__);

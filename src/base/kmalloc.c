@@ -285,7 +285,7 @@ static bool resize_locked(struct device *dev, struct devres__node *n,
 	if (dr_slab(n))
 		devres__slab_resized(dev, old, new_size);
 	n->size = (uint32_t)new_size;
-	n->kind = realloced(n->kind);
+	kind_set(n, realloced(n->kind));
 	devres__ledger_add(DL_NODE_BYTES, (long)new_size - (long)old);
 	return true;
 }
@@ -361,12 +361,12 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		old_size = old->size < new_size ? old->size : new_size;
 		memcpy(node_data(new_node), ptr, old_size);
 		new_node->next = old->next;
-		new_node->kind = realloced(old->kind & ~DR_SLAB);
+		kind_set(new_node, realloced(old->kind & ~DR_SLAB));
 		if (prev)
 			prev->next = new_node;
 		else
 			set_head(dev, new_node);
-		old->kind &= ~DR_ADDED;
+		kind_clear(old, DR_ADDED);
 		l = dr_log_of_res(new_node);
 		if (dr_slab(old)) {
 			/* Its slot goes back now, under the lock. */

@@ -257,17 +257,55 @@ static inline void unlock_dev(struct device *dev)
 	devres__lock_busy = was;
 }
 
+/*
+ * A node's kind word is read without the device's lock by the calls that
+ * take a node the caller holds loose (devres_add(), devres_free(),
+ * devres_get()): another thread may be listing, unlisting or freeing the
+ * same node at that moment, a misuse that must end in a WARN, not in a
+ * node listed twice or freed while listed. So every change of a node's
+ * kind is one store, and a loose node is taken by one compare-and-exchange
+ * (devres.c, node_claim()). The store releases: what its holder wrote in
+ * the node before it let go of it (unlinked it) is seen by the next one
+ * to take it. On x86 both are the plain store's instructions. Reads of a
+ * node's kind by its holder where another call may be looking at it at
+ * once are kind_load(), the same instructions again.
+ */
+static inline void kind_set(struct devres__node *n, uint32_t kind)
+{
+	__atomic_store_n(&n->kind, kind, __ATOMIC_RELEASE);
+}
+
+static inline uint32_t kind_load(const struct devres__node *n)
+{
+	return __atomic_load_n(&n->kind, __ATOMIC_RELAXED);
+}
+
+static inline void kind_or(struct devres__node *n, uint32_t flags)
+{
+	kind_set(n, kind_load(n) | flags);
+}
+
+static inline void kind_clear(struct devres__node *n, uint32_t flags)
+{
+	kind_set(n, kind_load(n) & ~flags);
+}
+
 static inline void add_locked(struct device *dev, struct devres__node *n)
 {
 	assert_locked(dev, __func__);
 	n->next = list_head(dev);
-	n->kind |= DR_ADDED;
+	kind_or(n, DR_ADDED);
 	set_head(dev, n);
 	dev->devres_listed++;
 }
 
-/* Unlinks @n, whose newer neighbour is @prev (NULL when @n is the head). */
-static inline void unlink_after(struct device *dev, struct devres__node *prev,
+/*
+ * Takes @n, whose newer neighbour is @prev (NULL when @n is the head), off
+ * the list; it stays marked added, so that no call given it as a loose
+ * node takes it while this one still has work to do with it (a release,
+ * a free).
+ */
+static inline void detach_after(struct device *dev, struct devres__node *prev,
 				struct devres__node *n)
 {
 	assert_locked(dev, __func__);
@@ -276,8 +314,15 @@ static inline void unlink_after(struct device *dev, struct devres__node *prev,
 	else
 		set_head(dev, n->next);
 	n->next = NULL;
-	n->kind &= ~DR_ADDED;
 	dev->devres_listed--;
+}
+
+/* Unlinks @n, which is then loose: its holder's. */
+static inline void unlink_after(struct device *dev, struct devres__node *prev,
+				struct devres__node *n)
+{
+	detach_after(dev, prev, n);
+	kind_clear(n, DR_ADDED);
 }
 
 static inline bool dr_dead(const struct devres__node *n)
@@ -323,7 +368,7 @@ HIDDEN bool devres__indexed(const struct devres__node *n);
 static inline void kill_locked(struct device *dev, struct devres__node *n)
 {
 	assert_locked(dev, __func__);
-	n->kind |= DR_DEAD;
+	kind_or(n, DR_DEAD);
 	dev->devres_dead++;
 	devres__ledger_add(DL_NODES, -1);
 	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
@@ -423,7 +468,7 @@ static inline struct devres__node *devres__alloc_node(uint32_t kind,
 	if (unlikely(!n))
 		return NULL;
 	n->next = NULL;
-	n->kind = kind;
+	kind_set(n, kind);
 	n->size = (uint32_t)size;
 	devres__ledger_add(DL_NODES, 1);
 	devres__ledger_add(DL_NODE_BYTES, (long)size);
@@ -434,26 +479,34 @@ static inline void devres__free_node(struct devres__node *n)
 {
 	devres__ledger_add(DL_NODES, -1);
 	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
-	n->kind = DR_FREED;
+	kind_set(n, DR_FREED);
 	devres__node_put(n);
 }
 
 /*
  * Under ASan, whether a node the caller names was given back: its header
- * poisoned (the quarantine's, or the heap's after free), or marked. Other
- * builds read the mark (DR_FREED) with the node's kind. A chunk that
- * serves another node since cannot be told from it.
+ * poisoned (the quarantine's, or the heap's after free). Every build reads
+ * the mark (DR_FREED) with the node's kind. A chunk that serves another
+ * node since cannot be told from it.
  */
-static inline bool devres__node_freed(const struct devres__node *n)
+static inline bool devres__node_poisoned(const struct devres__node *n)
 {
 #ifdef DR_ASAN
-	return __asan_region_is_poisoned((void *)(uintptr_t)n, sizeof(*n)) ||
-	       n->kind == DR_FREED;
+	return __asan_region_is_poisoned((void *)(uintptr_t)n, sizeof(*n));
 #else
 	(void)n;
-	return false; /* the caller reads the mark with the kind */
+	return false;
 #endif
 }
+
+/*
+ * The kind word of a node the caller names, and the claim of it, are not
+ * checked by ASan: another thread may give the chunk back between the
+ * question above and the read (a misuse of both callers); what is read
+ * then is a freed node's mark, or not a kind, and is refused.
+ */
+#define DR_NO_ASAN __attribute__((no_sanitize_address))
+
 HIDDEN void devres__run_release(struct device *dev, struct devres__node *n);
 HIDDEN struct devres__node *devres__find_locked(struct device *dev,
 						uint32_t kind, dr_match_t match,
@@ -522,7 +575,7 @@ struct dr_log {
 /* Of a node that is not a marker: no test, for the allocation paths. */
 static inline struct dr_log dr_log_of_res(struct devres__node *n)
 {
-	return (struct dr_log){ node_data(n), NULL, n->kind & ~DR_FLAGS,
+	return (struct dr_log){ node_data(n), NULL, kind_load(n) & ~DR_FLAGS,
 				n->size };
 }
 

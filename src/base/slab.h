@@ -99,7 +99,7 @@ static inline struct devres__node *slot_fill(struct devres__slab *s,
 					     uint32_t maker)
 {
 	n->next = NULL;
-	n->kind = DR_KIND_KMALLOC | DR_SLAB | maker;
+	kind_set(n, DR_KIND_KMALLOC | DR_SLAB | maker);
 	n->size = (uint32_t)size;
 	if (zero)
 		memset(node_data(n), 0, size);
@@ -183,7 +183,7 @@ static inline struct devres__node *slab_alloc_shared(struct devres__slab *s,
 	if (unlikely(!n))
 		return NULL;
 	me->free[cls] = *(void **)n;
-	n->kind = DR_KIND_KMALLOC | DR_SLAB | maker;
+	kind_set(n, DR_KIND_KMALLOC | DR_SLAB | maker);
 	n->size = (uint32_t)size;
 	if (zero)
 		memset(node_data(n), 0, size);
