@@ -7,7 +7,7 @@
  * not added), added, added in an open group, in a closed group, or added
  * before a group was opened; a managed allocation A is made last in each
  * state. The calls: devres_add() of N to the device and to another,
- * devres_free(), devres_remove(), devres_destroy(), devres_release(),
+ * devres_get() of N (which adds it when nothing matches), devres_free(), devres_remove(), devres_destroy(), devres_release(),
  * devres_find() of N, a new group opened, the group closed, removed,
  * released, devres_release_all(), devm_kfree() of A. Each pair must end
  * as one of its two serial orders does (tests/pairs.h): the same returns
@@ -47,6 +47,7 @@ static const char *const state_name[NR_STATES] = {
 enum call {
 	ADD,
 	ADD_OTHER,
+	GET,
 	FREE,
 	REMOVE,
 	DESTROY,
@@ -125,6 +126,8 @@ static int make(unsigned int c)
 	case ADD_OTHER:
 		devres_add(&other, node);
 		return 0;
+	case GET:
+		return devres_get(&tdev, node, same, node) == node;
 	case FREE:
 		devres_free(node);
 		return 0;
