@@ -503,16 +503,12 @@ static struct io_window win;
 
 static int window_setup(void **state)
 {
-	if (dev_setup(state) || io_window_add(&win, BASE, SIZE, "pairs"))
-		return -1;
-	return 0;
+	return io_window_setup(state, &win, BASE, SIZE, "pairs");
 }
 
 static int window_teardown(void **state)
 {
-	if (io_window_remove(&win, BASE, SIZE))
-		return -1;
-	return dev_teardown(state);
+	return io_window_teardown(state, &win, BASE, SIZE);
 }
 
 int main(void)
