@@ -85,6 +85,12 @@ struct pairs_table {
 	bool (*also)(unsigned int s, unsigned int a, unsigned int b,
 		     const struct pairs_outcome *got,
 		     const struct pairs_outcome *ser);
+	/*
+	 * Optional: made once before the first round and once after the
+	 * last (what the object lives in: made, then given back).
+	 */
+	void (*setup)(void);
+	void (*teardown)(void);
 };
 
 /* The names and their counts, from two arrays of names. */
@@ -255,6 +261,8 @@ static inline int pairs_run(const struct pairs_table *t)
 	int failed = 0, ordered = 0, pairs = 0;
 	long third = 0;
 
+	if (t->setup)
+		t->setup();
 	pairs_run_state.t = t;
 	pairs_run_state.stop = false;
 	pairs_run_state.arrived = 0;
@@ -318,6 +326,8 @@ static inline int pairs_run(const struct pairs_table *t)
 		pthread_join(th[i], NULL);
 	pthread_barrier_destroy(&pairs_run_state.go);
 	pthread_barrier_destroy(&pairs_run_state.done);
+	if (t->teardown)
+		t->teardown();
 	return failed;
 }
 

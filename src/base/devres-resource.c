@@ -62,19 +62,17 @@ static struct resource *request_dr(struct device *dev, dr_release_t release,
 	dr = devres_alloc_named(release, sizeof(*dr), GFP_KERNEL, call);
 	if (!dr)
 		return NULL;
+	dr->start = start;
+	dr->n = n;
 	owner = (struct devres__owner){ .dev = dev,
 					.node = dr,
 					.release = release,
 					.call = call,
 					.fix = fix };
+	/* On success the node is on @dev (added under the tree's lock). */
 	res = devres__request_region(root, start, n, name, 0, &owner);
-	if (!res) {
+	if (!res)
 		devres_free(dr);
-		return NULL;
-	}
-	dr->start = start;
-	dr->n = n;
-	devres_add(dev, dr);
 	return res;
 }
 

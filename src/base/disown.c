@@ -40,6 +40,12 @@ void devres__disown(struct devres__owner *owner, struct devres__hand *h)
 	devres_destroy(o->dev, o->release, same_node, o->node);
 }
 
+void devres__owner_add(const struct devres__owner *o)
+{
+	devres__log_hold();
+	devres_add(o->dev, o->node);
+}
+
 void devres__owner_hand(const struct devres__owner *o, struct devres__hand *h)
 {
 	char buf[40];

@@ -372,7 +372,12 @@ struct resource *devres__request_region(struct resource *parent,
 	r->prev = regions.prev;
 	regions.prev->next = r;
 	regions.prev = r;
+	/* A release_region() by hand takes the node off under this lock. */
+	if (owner)
+		devres__owner_add(owner);
 	pthread_mutex_unlock(&tree_lock);
+	if (owner)
+		devres__log_release();
 	devres__ledger_add(DL_REGIONS, 1);
 	return res;
 }

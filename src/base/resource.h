@@ -21,7 +21,10 @@ HIDDEN int devres__insert_resources(struct resource *res, unsigned int n);
 /* Takes out those of @res[0..@n) that are in a tree; their children stay. */
 HIDDEN void devres__remove_resources(struct resource *res, unsigned int n);
 
-/* @owner: the node of a managed request, or NULL. */
+/*
+ * @owner: the node of a managed request, or NULL; the node, filled, goes
+ * on its device in the hold of the tree's lock that claims the region.
+ */
 HIDDEN struct resource *
 devres__request_region(struct resource *parent, resource_size_t start,
 		       resource_size_t n, const char *name, unsigned long flags,

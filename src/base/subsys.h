@@ -335,6 +335,15 @@ static inline bool devres__owned_by(const struct devres__owner *o,
 }
 
 HIDDEN void devres__disown(struct devres__owner *o, struct devres__hand *h);
+/*
+ * Puts @o's node on @o->dev in the hold of the subsystem's lock that gives
+ * the record its owner: a plain release, which takes the node off under
+ * that lock, then always finds it there. Published first and added after,
+ * a release by hand in between left the node on the device for a resource
+ * already given back. Holds the log (devres_add()'s ADD line): the caller
+ * calls devres__log_release() once unlocked.
+ */
+HIDDEN void devres__owner_add(const struct devres__owner *o);
 /* Who owns it, into @h, without taking anything: under the same lock. */
 HIDDEN void devres__owner_hand(const struct devres__owner *o,
 			       struct devres__hand *h);

@@ -271,6 +271,7 @@ void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
 static void set_map(struct device *dev, dma_addr_t dma_handle,
 		    const struct devres__owner *owner, struct dma_rec *rec)
 {
+	bool added = false;
 	struct dma_dev *s;
 	struct dma_map *m;
 
@@ -280,8 +281,11 @@ static void set_map(struct device *dev, dma_addr_t dma_handle,
 		pthread_mutex_lock(&s->lock);
 		m = devres__dma_lookup(s, dma_handle, 1);
 		if (m && rec) {
-			if (owner)
+			if (owner) {
 				m->owner = *owner;
+				devres__owner_add(owner);
+				added = true;
+			}
 			m->rec = rec;
 			rec->m = m;
 		} else if (m && m->kind == DK_POOL) {
@@ -293,6 +297,10 @@ static void set_map(struct device *dev, dma_addr_t dma_handle,
 		pthread_mutex_unlock(&s->lock);
 	}
 	devres__dma_read_unlock();
+	if (added)
+		devres__log_release();
+	else if (owner)
+		devres_add(owner->dev, owner->node);
 }
 
 void devres__dma_own(struct device *dev, dma_addr_t dma_handle,

@@ -97,8 +97,8 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 					.release = dmam_release,
 					.call = __func__,
 					.fix = "dmam_free_coherent()" };
+	/* Owned and on @dev in one hold of the device's DMA lock. */
 	devres__dma_own(dev, dr->dma_handle, &owner, rec);
-	devres_add(dev, dr);
 	return vaddr;
 }
 

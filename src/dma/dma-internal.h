@@ -177,7 +177,10 @@ HIDDEN void devres__dma_free(struct device *dev, size_t size, void *cpu,
 			     const void *node, const char *func);
 /*
  * Records @owner's node as the owner of the buffer at @dma_handle, and
- * links it with @rec (hand.c).
+ * links it with @rec (hand.c); the node, filled, goes on its device in
+ * the same hold of the device's DMA lock (a dma_free_coherent() by hand
+ * takes it off under that lock), or after, when the buffer is no longer
+ * in the table.
  */
 HIDDEN void devres__dma_own(struct device *dev, dma_addr_t dma_handle,
 			    const struct devres__owner *owner,

@@ -34,8 +34,7 @@ static void *map_dr(struct device *dev, dr_release_t release, const char *call,
 		    resource_size_t offset, resource_size_t size)
 {
 	struct devres__owner owner;
-	void **ptr, *addr;
-	int err;
+	void **ptr;
 
 	if (!devres__dev_ok(dev, call)) {
 		errno = EINVAL;
@@ -55,16 +54,8 @@ static void *map_dr(struct device *dev, dr_release_t release, const char *call,
 					.release = release,
 					.call = call,
 					.fix = "devm_iounmap()" };
-	addr = io__remap(offset, (size_t)size, &owner);
-	if (!addr) {
-		err = errno;
-		devres_free(ptr);
-		errno = err;
-		return NULL;
-	}
-	*ptr = addr;
-	devres_add(dev, ptr);
-	return addr;
+	/* The node is io__remap()'s: on @dev with the address, or freed. */
+	return io__remap(offset, (size_t)size, &owner);
 }
 
 void *devm_ioremap(struct device *dev, resource_size_t offset,

@@ -10,7 +10,13 @@
 #include <devres/io.h>
 #include "base/subsys.h"
 
-/* ioremap() whose mapping @owner's node releases. */
+/*
+ * ioremap() whose mapping @owner's node releases. The node is a void *
+ * the address is written to; it goes on @owner->dev in the hold of the
+ * mappings' lock that lists the mapping (an iounmap() by hand takes it
+ * off under that lock). With @owner, the node is this call's: on its
+ * device on success, freed on failure.
+ */
 HIDDEN void *io__remap(phys_addr_t offset, size_t size,
 		       const struct devres__owner *owner);
 /*

@@ -322,18 +322,16 @@ void *io__remap(phys_addr_t offset, size_t size,
 	struct iomem_window *w;
 	struct iomap *m;
 	off_t pos;
-	void *base;
+	void *base, *addr;
 	int err = ENXIO; /* pin() sets it whenever it fails */
 
 	if (!size || offset + size - 1 < offset || size > SIZE_MAX / 2) {
-		errno = EINVAL;
-		return NULL;
+		err = EINVAL;
+		goto fail;
 	}
 	w = pin(offset, size, &err);
-	if (!w) {
-		errno = err;
-		return NULL;
-	}
+	if (!w)
+		goto fail;
 	err = ENOMEM;
 	if (devres__should_fail())
 		goto unpin;
@@ -363,7 +361,7 @@ void *io__remap(phys_addr_t offset, size_t size,
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)len);
 	m->base = base;
-	m->addr = (char *)base + delta;
+	m->addr = addr = (char *)base + delta;
 	m->len = len;
 	m->win = w;
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
@@ -376,21 +374,38 @@ void *io__remap(phys_addr_t offset, size_t size,
 	/* What its release checks is still there (base/maps-id.c). */
 	if (owner)
 		devres__map_identify(&m->rec);
+	/*
+	 * Recorded before it is listed: once listed, an iounmap() by hand
+	 * may free @m, which is not read after. A munmap() by hand over
+	 * it meanwhile finds it unlisted and takes it out of the table: it
+	 * is then no longer recorded, and its release leaves the range.
+	 */
+	if (owner && devres__map_add(&m->rec)) {
+		/* Not recorded, so not given out: taken back at once. */
+		devres__munmap(base, len);
+		devres__ledger_add(DL_MAPS, -1);
+		devres__ledger_add(DL_MAP_BYTES, -(long)len);
+		free(m);
+		err = ENOMEM;
+		goto unpin;
+	}
 	pthread_mutex_lock(&io_lock);
 	m->next = maps;
 	maps = m;
-	pthread_mutex_unlock(&io_lock);
-	if (owner && devres__map_add(&m->rec)) {
-		/* Not recorded, so not given out: taken back at once. */
-		m->recorded = false;
-		io__unmap_owned(m->addr, owner->node);
-		errno = ENOMEM;
-		return NULL;
+	if (owner) {
+		*(void **)owner->node = addr;
+		devres__owner_add(owner);
 	}
-	return m->addr;
+	pthread_mutex_unlock(&io_lock);
+	if (owner)
+		devres__log_release();
+	return addr;
 
 unpin:
 	unpin(w);
+fail:
+	if (owner)
+		devres_free(owner->node);
 	errno = err;
 	return NULL;
 }

@@ -180,10 +180,8 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 		 * after, the node of a handler freed in between stayed on
 		 * the device. Its ADD line waits for the unlock.
 		 */
-		if (owner) {
-			devres__log_hold();
-			devres_add(owner->dev, owner->node);
-		}
+		if (owner)
+			devres__owner_add(owner);
 	}
 	end_change(line);
 	pthread_mutex_unlock(&line->lock);

@@ -238,7 +238,10 @@ void posix__fd_list(struct fd_dr *dr)
 		link_twin(dr);
 	}
 	dr->listed = s != NULL;
+	/* A close(2) by hand takes the node off under this lock. */
+	devres__owner_add(&dr->owner);
 	pthread_mutex_unlock(&lock);
+	devres__log_release();
 	devres__growtab_warn(&tab);
 }
 
@@ -471,7 +474,10 @@ void posix__stream_list(struct stream_dr *dr)
 	streams = dr;
 	count(&posix__streams_listed, 1);
 	link_twin(id);
+	/* A close by hand of its number, or its fclose(), takes it here. */
+	devres__owner_add(&dr->owner);
 	pthread_mutex_unlock(&lock);
+	devres__log_release();
 	devres__growtab_warn(&tab);
 }
 

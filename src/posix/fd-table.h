@@ -65,12 +65,15 @@ HIDDEN void posix__twin_lost(struct device *dev, const char *what,
 			     const struct fd_dr *dr);
 
 /*
- * fd-table.c: puts a filled node in the table before devres_add()
- * publishes it (sets @dr->listed; false without memory for the table,
- * where the twin alone catches a close by hand, at release); takes it off
+ * fd-table.c: puts a filled node in the table and on its device
+ * (@dr->owner.dev) in one hold of the table's lock, so that a close by
+ * hand finds both or neither (sets @dr->listed; false without memory for
+ * the table, where the twin alone catches a close by hand, at release);
+ * takes it off
  * in its release or devm_close(): true if it was still there, false if a
  * close by hand took it (which closed its twin and counted the ledger).
- * A stream is always listed (the list takes no memory); its listing
+ * A stream is always listed (the list takes no memory), and put on its
+ * device in the same hold; its listing
  * makes its twin and counts the ledger, and its unlisting leaves the
  * twin in @dr->id.twin for its release to close.
  */

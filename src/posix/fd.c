@@ -193,9 +193,9 @@ static int fd_publish(struct device *dev, struct fd_dr *dr, int fd)
 	/* The identity without a twin; with one, the tiebreak of the two. */
 	posix__fd_identify(dr);
 	dr->owner.dev = dev;
-	posix__fd_list(dr);
 	devres__ledger_add(DL_FDS, dr->twin >= 0 ? 2 : 1);
-	devres_add(dev, dr);
+	/* Listed and on @dev in one hold of the table's lock. */
+	posix__fd_list(dr);
 	return fd;
 }
 

@@ -152,8 +152,8 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 	dr->f = f;
 	dr->owner = (struct devres__owner){ dev, dr, devm_fopen_release,
 					    __func__, "devm_fclose()" };
+	/* Listed and on @dev in one hold of the table's lock. */
 	posix__stream_list(dr);
-	devres_add(dev, dr);
 	return f;
 }
 

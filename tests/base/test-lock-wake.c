@@ -25,6 +25,7 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include "testlib.h"
+#include "gate.h"
 #include "../src/base/node.h"
 
 enum {
@@ -73,29 +74,6 @@ static void *sleeper(void *arg)
 	return NULL;
 }
 
-/* The state letter of thread @tid (/proc), or '?'. */
-static char state_of(pid_t tid)
-{
-	char path[64], buf[256], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	f = fopen(path, "re");
-	if (!f)
-		return '?';
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
-static bool asleep(pid_t tid)
-{
-	return tid && state_of(tid) == 'S';
-}
-
 /* With the lock held: start the sleepers, wait until all three sleep. */
 static void start_sleepers(struct device *dev, void *res, void *data)
 {
@@ -110,7 +88,8 @@ static void start_sleepers(struct device *dev, void *res, void *data)
 	for (int i = 0; i < SLEEPERS; i++)
 		while (!(__atomic_load_n(lock_word(dev), __ATOMIC_ACQUIRE) &
 			 DR_PARKED) ||
-		       !asleep(__atomic_load_n(&s[i].tid, __ATOMIC_ACQUIRE)))
+		       !thread_asleep(
+			       __atomic_load_n(&s[i].tid, __ATOMIC_ACQUIRE)))
 			usleep(1000);
 	/* Asleep in FUTEX_WAIT, not just on the way: settle. */
 	usleep(20000);
@@ -159,7 +138,7 @@ static void test_releases_wake_one_sleeper_each(void **state)
 					    NULL);
 		woken = 0;
 		for (int i = 0; i < SLEEPERS; i++)
-			woken += !asleep(s[i].tid);
+			woken += !thread_asleep(s[i].tid);
 		print_message("try %d: %d of %d sleepers woken by %d "
 			      "releases\n",
 			      k + 1, woken, SLEEPERS, SLEEPERS);

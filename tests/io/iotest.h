@@ -15,6 +15,7 @@
 #include <unistd.h>
 #include <sys/mman.h>
 #include <devres/io.h>
+#include "testlib.h"
 
 /* A close-on-exec memfd of @size bytes, zeroed. */
 static inline int dev_memfd(size_t size)
@@ -68,6 +69,27 @@ static inline int io_window_remove(struct io_window *w, phys_addr_t base,
 	munmap((void *)w->devside, size);
 	close(w->memfd);
 	return ret;
+}
+
+/*
+ * A cmocka setup and teardown: the test device (dev_setup()) with @w,
+ * @size bytes of device memory at @base called @name; 0 or -1.
+ */
+static inline int io_window_setup(void **state, struct io_window *w,
+				  phys_addr_t base, size_t size,
+				  const char *name)
+{
+	if (dev_setup(state) || io_window_add(w, base, size, name))
+		return -1;
+	return 0;
+}
+
+static inline int io_window_teardown(void **state, struct io_window *w,
+				     phys_addr_t base, size_t size)
+{
+	if (io_window_remove(w, base, size))
+		return -1;
+	return dev_teardown(state);
 }
 
 /* A bitmap of the open fds below 1024 (bit i set when fd i is open). */

@@ -201,16 +201,12 @@ static struct io_window win;
 
 static int window_setup(void **state)
 {
-	if (dev_setup(state) || io_window_add(&win, BASE, SIZE, "pairs"))
-		return -1;
-	return 0;
+	return io_window_setup(state, &win, BASE, SIZE, "pairs");
 }
 
 static int window_teardown(void **state)
 {
-	if (io_window_remove(&win, BASE, SIZE))
-		return -1;
-	return dev_teardown(state);
+	return io_window_teardown(state, &win, BASE, SIZE);
 }
 
 PAIRS_TEST(map_pairs, ROUNDS, PAIRS_NAMES(state_name, map_calls),

@@ -44,37 +44,7 @@ static int line;
 
 static void reach(unsigned int s)
 {
-	int depth = 0;
-
-	line = irq_line_create("pairs");
-	assert_true(line > 0);
-	switch (s) {
-	case NOLINE:
-		assert_int_equal(irq_line_destroy(line), 0);
-		break;
-	case LINE:
-		break;
-	case DIS2:
-		depth++;
-		/* fall through */
-	case DIS1:
-		depth++;
-		/* fall through */
-	case REQ:
-		assert_int_equal(request_irq((unsigned int)line, handler, 0,
-					     "mine", &mine),
-				 0);
-		for (int i = 0; i < depth; i++)
-			disable_irq((unsigned int)line);
-		break;
-	case DEVM:
-		assert_int_equal(devm_request_irq(&tdev, (unsigned int)line,
-						  handler, 0, "mine", &mine),
-				 0);
-		break;
-	default:
-		fail();
-	}
+	line = irq_state_reach(s, "pairs", handler, &mine, NULL);
 }
 
 /* Either thread: what it returns is all it records. */

@@ -70,42 +70,11 @@ static bool plain_mine, plain_theirs, managed;
 
 static void reach(unsigned int s)
 {
-	line = irq_line_create("states");
-	assert_true(line > 0);
-	line_gone = false;
-	depth = 0;
-	plain_mine = plain_theirs = managed = false;
-	switch (s) {
-	case NOLINE:
-		/* A number that was a line: stale. */
-		assert_int_equal(irq_line_destroy(line), 0);
-		line_gone = true;
-		break;
-	case LINE:
-		break;
-	case DIS2:
-		depth++;
-		/* fall through */
-	case DIS1:
-		depth++;
-		/* fall through */
-	case REQ:
-		assert_int_equal(request_irq((unsigned int)line, handler, 0,
-					     "mine", &mine),
-				 0);
-		plain_mine = true;
-		for (int i = 0; i < depth; i++)
-			disable_irq((unsigned int)line);
-		break;
-	case DEVM:
-		assert_int_equal(devm_request_irq(&tdev, (unsigned int)line,
-						  handler, 0, "mine", &mine),
-				 0);
-		managed = true;
-		break;
-	default:
-		fail();
-	}
+	line = irq_state_reach(s, "states", handler, &mine, &depth);
+	line_gone = s == NOLINE;
+	plain_mine = s == REQ || s == DIS1 || s == DIS2;
+	managed = s == DEVM;
+	plain_theirs = false;
 }
 
 static int make(unsigned int c)

@@ -77,25 +77,10 @@ static bool taken_from_release(unsigned int s, unsigned int a, unsigned int b,
 /* A call of the PCI API writes sysfs files: tens of microseconds. */
 #define SPREAD 50000
 
-static void every_pair_in_every_state(void **state)
-{
-	struct pairs_table t = {
-		PAIRS_NAMES(state_name, call_name),
-		.reach = reach,
-		.call = make,
-		.undo = undo,
-		.also = taken_from_release,
-		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS),
-		.spread = SPREAD,
-	};
-	int failed;
-
-	(void)state;
-	function_up();
-	failed = pairs_run(&t);
-	function_down();
-	assert_int_equal(failed, 0);
-}
+PAIRS_TEST(every_pair_in_every_state, ROUNDS,
+	   PAIRS_NAMES(state_name, call_name), .reach = reach, .call = make,
+	   .undo = undo, .also = taken_from_release, .spread = SPREAD,
+	   .setup = function_up, .teardown = function_down)
 
 /*
  * The calls on a managed enable, alone, many rounds: their windows are
@@ -130,50 +115,42 @@ static bool focus_taken(unsigned int s, unsigned int a, unsigned int b,
 				  got, ser);
 }
 
-/* The pairs of @calls (named @names) in state @s, MANAGED_ROUNDS each. */
-static int focus(unsigned int s, const unsigned int *calls,
-		 const char *const *names, unsigned int n)
+/* The names whole: clang-format splits their strings. */
+/* clang-format off */
+static const unsigned int enable[] = { PCIM_ENABLE, DISABLE };
+static const char *const enable_names[] = { "pcim_enable_device",
+					    "pci_disable_device" };
+static const unsigned int pin[] = { PIN, DISABLE, RELEASE };
+static const char *const pin_names[] = { "pcim_pin_device",
+					 "pci_disable_device",
+					 "devres_release_all" };
+/* clang-format on */
+
+static void enable_up(void)
 {
-	struct pairs_table t = {
-		.nr_states = 1,
-		.nr_calls = n,
-		.state_name = &state_name[s],
-		.call_name = names,
-		.reach = reach_focus,
-		.call = make_focus,
-		.undo = undo,
-		.also = focus_taken,
-		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", MANAGED_ROUNDS),
-		.spread = SPREAD,
-	};
-
-	focus_state = s;
-	focus_call = calls;
-	return pairs_run(&t);
-}
-
-static void managed_enable_pairs(void **state)
-{
-	static const unsigned int enable[] = { PCIM_ENABLE, DISABLE };
-	static const char *const enable_names[] = { "pcim_enable_device", "pci_"
-									  "disa"
-									  "ble_"
-									  "devi"
-									  "c"
-									  "e" };
-	static const unsigned int pin[] = { PIN, DISABLE, RELEASE };
-	static const char *const pin_names[] = { "pcim_pin_device",
-						 "pci_disable_device",
-						 "devres_release_all" };
-	int failed;
-
-	(void)state;
+	focus_state = IDLE;
+	focus_call = enable;
 	function_up();
-	failed = focus(IDLE, enable, enable_names, 2);
-	failed += focus(MANAGED, pin, pin_names, 3);
-	function_down();
-	assert_int_equal(failed, 0);
 }
+
+static void pin_up(void)
+{
+	focus_state = MANAGED;
+	focus_call = pin;
+	function_up();
+}
+
+/* The pairs of @names' calls in state @s, made with function @up. */
+#define FOCUS(s, names, up)                                                    \
+	.nr_states = 1, .state_name = &state_name[s],                          \
+	.nr_calls = sizeof(names) / sizeof((names)[0]), .call_name = (names),  \
+	.reach = reach_focus, .call = make_focus, .undo = undo,                \
+	.also = focus_taken, .spread = SPREAD, .setup = (up),                  \
+	.teardown = function_down
+
+PAIRS_TEST(managed_enable_pairs, MANAGED_ROUNDS,
+	   FOCUS(IDLE, enable_names, enable_up))
+PAIRS_TEST(pin_pairs, MANAGED_ROUNDS, FOCUS(MANAGED, pin_names, pin_up))
 
 int main(void)
 {
@@ -181,6 +158,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(every_pair_in_every_state,
 						pci_setup, pci_teardown),
 		cmocka_unit_test_setup_teardown(managed_enable_pairs, pci_setup,
+						pci_teardown),
+		cmocka_unit_test_setup_teardown(pin_pairs, pci_setup,
 						pci_teardown),
 	};
 

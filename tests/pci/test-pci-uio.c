@@ -27,6 +27,7 @@
 #include "testlib.h"
 #include "pcitest.h"
 #include "uiotest.h"
+#include "count-irq.h"
 
 #define A "0000:00:05.0"
 #define B "0000:00:06.0"
@@ -52,17 +53,8 @@ static int uio_teardown(void **state)
 	return ret;
 }
 
-static unsigned long handled; /* atomic: the dispatcher writes it */
 static int msi_ret, probe_dma_mask_ret;
 static void *probe_coherent;
-
-static irqreturn_t count_irq(int irq, void *dev_id)
-{
-	(void)irq;
-	(void)dev_id;
-	__atomic_add_fetch(&handled, 1, __ATOMIC_RELAXED);
-	return IRQ_HANDLED;
-}
 
 static int intx_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
