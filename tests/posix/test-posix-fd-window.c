@@ -28,8 +28,9 @@
  * onto the number, close_range() of the number alone and of the number
  * and its twin, close() of the twin's number (a program closing numbers
  * it did not open), and the release of another device's node of the
- * same number (devm_add_fd() of it there; that release WARNs that the
- * number was closed behind its back, as in either order).
+ * same number (devm_add_fd() of it there): one WARN, as in the order
+ * where that release comes second (the number closed behind its back,
+ * or the first release's own close() taking its node).
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
