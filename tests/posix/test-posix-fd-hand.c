@@ -316,18 +316,6 @@ static void calls_that_close_nothing(void **state)
 	assert_true(fcntl(fd, F_GETFD) < 0);
 }
 
-/* The other number on @fd's open file: its twin; -1 if none. */
-static int twin_of(int fd)
-{
-	pid_t pid = getpid();
-
-	for (int n = 0; n < 1024; n++)
-		if (n != fd &&
-		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, n) == 0)
-			return n;
-	return -1;
-}
-
 static void closing_a_twin(void **state)
 {
 	int fd, twin, moved;

@@ -177,18 +177,6 @@ struct res {
 	int src;   /* what dup2() and dup3() put over it */
 };
 
-/* The other number on @fd's open file: its twin; -1 if none. */
-static int twin_of(int fd)
-{
-	pid_t pid = getpid();
-
-	for (int n = 0; n < 1024; n++)
-		if (n != fd &&
-		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, n) == 0)
-			return n;
-	return -1;
-}
-
 static void acquire(enum kind k, struct res *r)
 {
 	int p[2];
