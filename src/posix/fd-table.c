@@ -27,6 +27,22 @@
  * A number whose room cannot be allocated is not listed (its close by
  * hand is not caught), and the table WARNs once.
  *
+ * A release checks its number, then closes it: two calls. Its node stays
+ * listed, marked releasing, from its claim until it has closed the number
+ * and the twin, and a close by hand (or a claim by another device's
+ * release) of a range that holds either waits for it on a condition
+ * variable, cancellation off. Otherwise the close by hand would find
+ * nothing listed, close the number for real, and a third thread's open()
+ * could be given the number before the release closed it: the release
+ * would close that thread's file. After the wait the call goes on as in
+ * the order release first, close by hand second (EBADF, or a new file of
+ * its own), and as there, with no WARN: the release claimed the node
+ * before the call came, and the number was no longer managed. A thread that
+ * holds a mark of its own never waits (its release's own close() comes
+ * through here; so may a signal handler's close on it), so no two
+ * threads wait for each other. In a child of fork() the table is empty,
+ * and nothing is waited for.
+ *
  * Lock order: the table's lock, then a device's devres lock (a node taken
  * by hand is destroyed under the table's lock, which keeps its device
  * alive: the node's release waits for that lock before it goes). Releases
@@ -166,6 +182,12 @@ static struct devres__growtab tab = {
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct stream_dr *streams;
 unsigned long posix__fds_listed, posix__streams_listed;
+/* The releases under way, the closes waiting for one: under the lock. */
+static pthread_cond_t released = PTHREAD_COND_INITIALIZER;
+static unsigned long releasing_nr;
+static unsigned int waiters;
+/* How many marks this thread holds (a signal handler's nest in its own). */
+static TLS_FAST unsigned int marks;
 
 static void count(unsigned long *n, long delta)
 {
@@ -194,6 +216,81 @@ static bool maybe_listed(unsigned int fd)
 
 	return h && (__atomic_load_n(&h->node, __ATOMIC_RELAXED) ||
 		     __atomic_load_n(&h->twin, __ATOMIC_RELAXED));
+}
+
+static bool in_range(int fd, unsigned int lo, unsigned int hi)
+{
+	return fd >= 0 && (unsigned int)fd >= lo && (unsigned int)fd <= hi;
+}
+
+/*
+ * Under the lock: whether a node or stream whose release is under way has
+ * its number or its twin's in [@lo, @hi].
+ */
+static bool busy_in(unsigned int lo, unsigned int hi)
+{
+	struct heads *h;
+
+	for (struct stream_dr *s = streams; s; s = s->next) {
+		if (s->id.releasing && in_range(s->id.fd, lo, hi))
+			return true;
+	}
+	for (unsigned int fd = lo; (h = devres__growtab_next(&tab, &fd, hi));
+	     fd++) {
+		for (struct fd_dr *dr = h->node; dr; dr = dr->next)
+			if (dr->releasing)
+				return true;
+		/* A stream's twin is on these chains too. */
+		for (struct fd_dr *dr = h->twin; dr; dr = dr->next_twin)
+			if (dr->releasing)
+				return true;
+		if (fd == hi) /* @hi may be UINT_MAX */
+			break;
+	}
+	return false;
+}
+
+/*
+ * Takes the lock, then waits while another thread's release has a number
+ * or a twin in [@lo, @hi]. The wait is no cancellation point: a thread
+ * cancelled there would end inside close() with the table's lock held. A
+ * thread that holds a mark of its own does not wait (the file's head
+ * comment).
+ */
+static void lock_settled(unsigned int lo, unsigned int hi)
+{
+	int cancel;
+
+	pthread_mutex_lock(&lock);
+	if (likely(!releasing_nr) || marks || !busy_in(lo, hi))
+		return;
+	cancel = devres__cancel_off();
+	do {
+		waiters++;
+		pthread_cond_wait(&released, &lock);
+		waiters--;
+	} while (busy_in(lo, hi));
+	devres__cancel_restore(cancel);
+}
+
+/* Under the lock: @id is its release's, until unmark(). */
+static void mark(struct fd_dr *id)
+{
+	id->releasing = true;
+	releasing_nr++;
+	marks++;
+}
+
+static void unmark(struct fd_dr *id)
+{
+	id->releasing = false;
+	/* Not in a child forked inside the release: none counted there. */
+	if (releasing_nr)
+		releasing_nr--;
+	if (marks)
+		marks--;
+	if (waiters)
+		pthread_cond_broadcast(&released);
 }
 
 /* Puts @dr on the chain of its twin's number, under the lock. */
@@ -258,18 +355,25 @@ static void unlink_fd(struct fd_dr *dr)
 	count(&posix__fds_listed, -1);
 }
 
-bool posix__fd_unlist(struct fd_dr *dr)
+bool posix__fd_claim(struct fd_dr *dr)
 {
 	bool mine;
 
-	pthread_mutex_lock(&lock);
+	lock_settled((unsigned int)dr->fd, (unsigned int)dr->fd);
 	mine = dr->owner.dev != NULL;
-	if (mine) {
-		unlink_fd(dr);
-		dr->owner.dev = NULL;
-	}
+	if (mine)
+		mark(dr);
 	pthread_mutex_unlock(&lock);
 	return mine;
+}
+
+void posix__fd_done(struct fd_dr *dr)
+{
+	pthread_mutex_lock(&lock);
+	unlink_fd(dr);
+	dr->owner.dev = NULL;
+	unmark(dr);
+	pthread_mutex_unlock(&lock);
 }
 
 /*
@@ -285,7 +389,8 @@ static struct fd_dr *find_live(unsigned int *lo, unsigned int hi)
 	for (unsigned int fd = *lo; (h = devres__growtab_next(&tab, &fd, hi));
 	     fd++) {
 		for (struct fd_dr *dr = h->node; dr; dr = dr->next) {
-			if (posix__fd_same(dr)) {
+			/* Its release closes it: waited for, not taken. */
+			if (!dr->releasing && posix__fd_same(dr)) {
 				*lo = fd;
 				return dr;
 			}
@@ -356,7 +461,8 @@ static struct stream_dr *take_stream_fd(unsigned int lo, unsigned int hi,
 	for (struct stream_dr **pp = &streams; *pp; pp = &(*pp)->next) {
 		struct stream_dr *dr = *pp;
 
-		if (dr->id.fd < 0 || (unsigned int)dr->id.fd < lo ||
+		if (dr->id.releasing || dr->id.fd < 0 ||
+		    (unsigned int)dr->id.fd < lo ||
 		    (unsigned int)dr->id.fd > hi || !posix__fd_same(&dr->id))
 			continue;
 		*pp = dr->next;
@@ -394,7 +500,7 @@ static void streams_closing(const char *func, unsigned int lo, unsigned int hi)
 		char what[40];
 		int fd = -1, twin = -1;
 
-		pthread_mutex_lock(&lock);
+		lock_settled(lo, hi);
 		dr = take_stream_fd(lo, hi, &twin);
 		if (dr) {
 			fd = dr->id.fd;
@@ -427,7 +533,7 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 		int fd = -1, twin = -1;
 		char what[24];
 
-		pthread_mutex_lock(&lock);
+		lock_settled(lo, hi);
 		dr = find_live(&lo, hi);
 		if (dr) {
 			fd = dr->fd;
@@ -452,7 +558,7 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 			posix__close_next(twin);
 		devres__ledger_add(DL_FDS, twin >= 0 ? -2 : -1);
 	}
-	pthread_mutex_lock(&lock);
+	lock_settled(first, hi);
 	move_twins(first, hi);
 	pthread_mutex_unlock(&lock);
 	devres__growtab_warn(&tab);
@@ -481,32 +587,48 @@ void posix__stream_list(struct stream_dr *dr)
 	devres__growtab_warn(&tab);
 }
 
-/* The link to the listed node of @f, under the lock; NULL if none. */
+/*
+ * The link to the listed node of @f, under the lock; NULL if none. One
+ * its release has claimed is not: that release frees the FILE, and an
+ * fclose() by hand meanwhile is a use after free either way (docs/posix.md).
+ */
 static struct stream_dr **stream_link(const FILE *f)
 {
 	for (struct stream_dr **pp = &streams; *pp; pp = &(*pp)->next)
-		if ((*pp)->f == f)
+		if ((*pp)->f == f && !(*pp)->id.releasing)
 			return pp;
 	return NULL;
 }
 
-bool posix__stream_unlist(struct stream_dr *dr)
+bool posix__stream_claim(struct stream_dr *dr)
 {
-	struct stream_dr **pp;
+	unsigned int fd = (unsigned int)dr->id.fd;
 	bool mine;
 
-	pthread_mutex_lock(&lock);
+	lock_settled(fd, fd);
 	mine = dr->owner.dev != NULL;
-	if (mine) {
-		for (pp = &streams; *pp != dr; pp = &(*pp)->next)
-			;
-		*pp = dr->next;
-		dr->owner.dev = NULL;
-		count(&posix__streams_listed, -1);
-		unlink_twin(&dr->id);
-	}
+	if (mine)
+		mark(&dr->id);
 	pthread_mutex_unlock(&lock);
 	return mine;
+}
+
+void posix__stream_done(struct stream_dr *dr)
+{
+	struct stream_dr **pp;
+
+	pthread_mutex_lock(&lock);
+	for (pp = &streams; *pp && *pp != dr; pp = &(*pp)->next)
+		;
+	/* Not there in a child forked inside the release. */
+	if (*pp) {
+		*pp = dr->next;
+		count(&posix__streams_listed, -1);
+	}
+	dr->owner.dev = NULL;
+	unlink_twin(&dr->id);
+	unmark(&dr->id);
+	pthread_mutex_unlock(&lock);
 }
 
 void posix__stream_closing(FILE *f)
@@ -549,8 +671,14 @@ static void fork_parent(void)
 
 static void fork_child(void)
 {
+	pthread_cond_t fresh = PTHREAD_COND_INITIALIZER;
+
 	devres__growtab_zero(&tab);
 	streams = NULL;
+	/* The parent's releases and waiters are not the child's. */
+	released = fresh;
+	releasing_nr = 0;
+	waiters = 0;
 	posix__fds_listed = 0;
 	posix__streams_listed = 0;
 	pthread_mutex_unlock(&lock);

@@ -29,6 +29,12 @@ struct fd_dr {
 	struct devres__owner owner;
 	struct fd_dr *next;
 	/*
+	 * Its release has claimed it and has not yet closed its number and
+	 * its twin: still in the table, so that a close by hand of either
+	 * number waits for that release (fd-table.c). Under the lock.
+	 */
+	bool releasing;
+	/*
 	 * On the chain of its twin's number too, so that a close by hand of
 	 * that number moves the twin first (@twin changes then, under the
 	 * table's lock; read it with an atomic load where that lock is not
@@ -68,19 +74,29 @@ HIDDEN void posix__twin_lost(struct device *dev, const char *what,
  * fd-table.c: puts a filled node in the table and on its device
  * (@dr->owner.dev) in one hold of the table's lock, so that a close by
  * hand finds both or neither (sets @dr->listed; false without memory for
- * the table, where the twin alone catches a close by hand, at release);
- * takes it off
- * in its release or devm_close(): true if it was still there, false if a
- * close by hand took it (which closed its twin and counted the ledger).
+ * the table, where the twin alone catches a close by hand, at release).
  * A stream is always listed (the list takes no memory), and put on its
- * device in the same hold; its listing
- * makes its twin and counts the ledger, and its unlisting leaves the
- * twin in @dr->id.twin for its release to close.
+ * device in the same hold; its listing makes its twin and counts the
+ * ledger.
+ *
+ * Its release or devm_close() claims it: true if it was still the
+ * device's, false if a close by hand took it (which closed its twin and
+ * counted the ledger). A claimed node stays in the table, marked, while
+ * the release checks its number and closes it and its twin: a close by
+ * hand of either number on another thread waits meanwhile, so that it
+ * cannot close the number between the check and the close and let
+ * another owner be given it. The release then says it is done, which
+ * takes the node off and wakes those waiting, before it WARNs or logs
+ * anything (a log sink may close a number too). A claim first waits for
+ * another thread's release of the same number (another device's node of
+ * it).
  */
 HIDDEN void posix__fd_list(struct fd_dr *dr);
-HIDDEN bool posix__fd_unlist(struct fd_dr *dr);
+HIDDEN bool posix__fd_claim(struct fd_dr *dr);
+HIDDEN void posix__fd_done(struct fd_dr *dr);
 HIDDEN void posix__stream_list(struct stream_dr *dr);
-HIDDEN bool posix__stream_unlist(struct stream_dr *dr);
+HIDDEN bool posix__stream_claim(struct stream_dr *dr);
+HIDDEN void posix__stream_done(struct stream_dr *dr);
 
 /*
  * How many nodes the table holds: the interposers' first (and, at zero,
@@ -92,7 +108,9 @@ extern HIDDEN unsigned long posix__fds_listed, posix__streams_listed;
  * The interposers' slow paths: the numbers [@lo, @hi] are about to be
  * closed by @func (a managed stream's descriptor among them too), the
  * stream @f by fclose(). Each live managed one found gets its WARN and its
- * node is dropped; the caller then makes the real call.
+ * node is dropped; the caller then makes the real call. A number (or a
+ * twin's) whose release is running on another thread is waited for
+ * first; it was no longer managed, and is not WARNed about.
  */
 HIDDEN void posix__fd_closing(const char *func, unsigned int lo,
 			      unsigned int hi);

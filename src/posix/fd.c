@@ -12,7 +12,8 @@
  * WARN, and its node dropped there. What those cannot see (a raw
  * syscall, a close inside libc) its release still catches: it closes the
  * number only if it still is the open file acquired (its twin, kcmp()),
- * for the number may have been handed out again, to another owner.
+ * for the number may have been handed out again, to another owner. A
+ * close by hand during the release waits for it (fd-table.c).
  */
 #include <errno.h>
 #include <fcntl.h>
@@ -33,10 +34,22 @@
 	 O_DIRECTORY | O_NOFOLLOW | O_NOATIME | O_CLOEXEC | O_PATH |           \
 	 O_TMPFILE)
 
+/* What a release found of its number. */
+enum fd_found {
+	FD_CLOSED,   /* the file acquired, closed now */
+	FD_GONE,     /* closed behind the library's back */
+	FD_OTHER,    /* closed so, and now another file: left open */
+	FD_CLOSE_ERR /* the file acquired, whose close() failed */
+};
+
 /*
  * Gives @dr's descriptor back, unless it is no longer the one acquired.
  * close() is called once: on Linux the descriptor is gone even when close
  * fails with EINTR, and retrying could close another thread's new one.
+ * The number is checked, then closed, while the node is claimed
+ * (fd-table.c): a close by hand on another thread waits for the end of
+ * this, so none closes the number between the check and the close. The
+ * WARNs come once the claim is let go: a log sink may close a number.
  */
 static void fd_put(struct device *dev, struct fd_dr *dr)
 {
@@ -46,11 +59,13 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 	 * with the descriptor still open though counted closed, and the
 	 * release blamed for it. The request acts after the call.
 	 */
-	int saved = errno, cancel = devres__cancel_off();
+	int saved = errno, cancel = devres__cancel_off(), err = 0;
+	enum fd_found found = FD_CLOSED;
 	bool twin_ours;
+	char buf[40];
 
 	/* Closed by hand since: the close did all of this. */
-	if (dr->listed && !posix__fd_unlist(dr)) {
+	if (dr->listed && !posix__fd_claim(dr)) {
 		devres__cancel_restore(cancel);
 		return;
 	}
@@ -58,39 +73,34 @@ static void fd_put(struct device *dev, struct fd_dr *dr)
 	twin_ours = posix__twin_ours(dr);
 	devres__ledger_add(DL_FDS, dr->twin >= 0 ? -2 : -1);
 	if (fcntl(dr->fd, F_GETFD) < 0) {
+		found = FD_GONE;
+	} else if (!posix__fd_same(dr)) {
+		found = FD_OTHER;
+	} else if (close(dr->fd)) {
+		err = errno;
+		/* Closed by a raw syscall since it was checked. */
+		found = err == EBADF ? FD_GONE : FD_CLOSE_ERR;
+	}
+	/* Ours alone: its close cannot fail in a way that loses data. */
+	if (twin_ours)
+		posix__close_next(__atomic_load_n(&dr->twin, __ATOMIC_ACQUIRE));
+	if (dr->listed)
+		posix__fd_done(dr);
+	if (found == FD_GONE)
 		devres__warn(dev, dr->what,
 			     "fd %d was closed behind the library's back",
 			     dr->fd);
-	} else if (!posix__fd_same(dr)) {
+	else if (found == FD_OTHER)
 		devres__warn(dev, dr->what,
 			     "fd %d was closed behind the library's back and "
 			     "now is another file: left open",
 			     dr->fd);
-	} else if (close(dr->fd)) {
-		int err = errno;
-		char buf[40];
-
-		/*
-		 * Closed by hand on another thread since it was checked: the
-		 * close found the node already taken off the table, so this
-		 * is the only place the misuse is seen.
-		 */
-		if (err == EBADF)
-			devres__warn(dev, dr->what,
-				     "fd %d was closed behind the library's "
-				     "back",
-				     dr->fd);
-		else
-			/* Not a misuse but data perhaps lost: not counted. */
-			devres__print(DEVRES_LOG_WARNING,
-				      "%s: %s: close(%d): %s",
-				      devres__dev_label(dev, buf, sizeof(buf)),
-				      dr->what, dr->fd, strerrordesc_np(err));
-	}
-	/* Ours alone: its close cannot fail in a way that loses data. */
-	if (twin_ours)
-		posix__close_next(dr->twin);
-	else if (dr->twin >= 0)
+	else if (found == FD_CLOSE_ERR)
+		/* Not a misuse but data perhaps lost: not counted. */
+		devres__print(DEVRES_LOG_WARNING, "%s: %s: close(%d): %s",
+			      devres__dev_label(dev, buf, sizeof(buf)),
+			      dr->what, dr->fd, strerrordesc_np(err));
+	if (!twin_ours && dr->twin >= 0)
 		posix__twin_lost(dev, dr->what, dr);
 	devres__cancel_restore(cancel);
 	errno = saved;

@@ -22,49 +22,49 @@
 #define MODE_MAX 16
 
 /*
- * Whether @dr's descriptor still is the open file the stream acquired:
- * closed behind the library's back (a raw system call, a close inside
- * libc), its number may be another owner's by now. Then the stream is
- * pointed at its twin (or at no number), so that fclose() flushes into
- * the stream's own open file and closes that, never the number. The
- * FILE's number is glibc's _fileno, which fclose() reads.
- */
-static bool stream_same(struct device *dev, struct stream_dr *dr)
-{
-	int fd = dr->id.fd;
-
-	if (fd < 0 || posix__fd_same(&dr->id))
-		return true;
-	devres__warn(dev, "devm_fopen",
-		     "fd %d, a stream's, was closed behind the library's "
-		     "back%s",
-		     fd,
-		     fcntl(fd, F_GETFD) < 0 ? ""
-					    : " and now is another file: left "
-					      "open");
-	/* A twin that is another owner's too: no number at all. */
-	dr->f->_fileno = posix__twin_ours(&dr->id) ? dr->id.twin : -1;
-	return false;
-}
-
-/*
  * fclose() is a cancellation point; no call of the library is one. The
- * twin is closed after it, unless the stream was pointed at it.
+ * twin is closed after it, unless the stream was pointed at it. The
+ * stream is claimed (fd-table.c) from before its check until its number
+ * and its twin are closed: a close by hand of either waits meanwhile.
+ * Its WARNs are made once the claim is let go (a log sink may close a
+ * number).
  */
 static int stream_put(struct device *dev, struct stream_dr *dr)
 {
-	int cancel = devres__cancel_off(), ret, twin = dr->id.twin;
-	bool twin_ours = posix__twin_ours(&dr->id);
+	int cancel = devres__cancel_off(), ret, twin = dr->id.twin, fd;
+	bool twin_ours = posix__twin_ours(&dr->id), same, gone = false;
+	bool lost = false;
 
 	devres__ledger_add(DL_FDS, twin >= 0 ? -2 : -1);
-	/* Pointed at its twin, the stream closes it. */
-	if (!stream_same(dev, dr))
+	fd = dr->id.fd;
+	same = fd < 0 || posix__fd_same(&dr->id);
+	/*
+	 * Closed behind the library's back (a raw system call, a close
+	 * inside libc), its number may be another owner's by now. Then the
+	 * stream is pointed at its twin (or at no number), so that fclose()
+	 * flushes into the stream's own open file and closes that, never
+	 * the number. The FILE's number is glibc's _fileno, which fclose()
+	 * reads. A twin that is another owner's too: no number at all.
+	 */
+	if (!same) {
+		gone = fcntl(fd, F_GETFD) < 0;
+		dr->f->_fileno = twin_ours ? twin : -1;
 		twin = -1;
-	else if (twin >= 0 && !twin_ours)
-		posix__twin_lost(dev, "devm_fopen", &dr->id);
+	} else if (twin >= 0 && !twin_ours) {
+		lost = true;
+	}
 	ret = fclose(dr->f) ? -errno : 0;
 	if (twin >= 0 && twin_ours)
 		posix__close_next(twin);
+	posix__stream_done(dr);
+	if (!same)
+		devres__warn(dev, "devm_fopen",
+			     "fd %d, a stream's, was closed behind the "
+			     "library's back%s",
+			     fd,
+			     gone ? "" : " and now is another file: left open");
+	if (lost)
+		posix__twin_lost(dev, "devm_fopen", &dr->id);
 	devres__cancel_restore(cancel);
 	return ret;
 }
@@ -76,7 +76,7 @@ static void devm_fopen_release(struct device *dev, void *res)
 	char buf[40];
 
 	/* Closed by hand since: the FILE is freed, and was counted. */
-	if (!posix__stream_unlist(res))
+	if (!posix__stream_claim(res))
 		return;
 	ret = stream_put(dev, res);
 	if (ret)
@@ -176,7 +176,7 @@ int devm_fclose(struct device *dev, FILE *stream)
 	 * An fclose() by hand on another thread took it since it was taken
 	 * off the device: that fclose() frees the FILE, and WARNs.
 	 */
-	if (!posix__stream_unlist(dr)) {
+	if (!posix__stream_claim(dr)) {
 		devres_free(dr);
 		return 0;
 	}

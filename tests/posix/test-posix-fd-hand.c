@@ -19,9 +19,9 @@
  * release on another, many rounds, either started first: the node is
  * dropped once (by the close, with its WARN, or by the release), the
  * ledger is back at its baseline after every round (the twin closed once,
- * the count dropped once), and at most one WARN a round (the release's,
- * when the close came between its check and its own close). TSan watches
- * the table.
+ * the count dropped once), and at most one WARN a round (the close's,
+ * when it came first; one that comes during the release waits for it).
+ * TSan watches the table.
  *
  * calls that close nothing: dup2() from a closed descriptor, dup2() and
  * dup3() of the number onto itself, dup3() with a flag it refuses,
@@ -314,18 +314,6 @@ static void calls_that_close_nothing(void **state)
 	devm_close(&tdev, fd);
 	assert_int_equal(devres_warn_count(), warns);
 	assert_true(fcntl(fd, F_GETFD) < 0);
-}
-
-/* The other number on @fd's open file: its twin; -1 if none. */
-static int twin_of(int fd)
-{
-	pid_t pid = getpid();
-
-	for (int n = 0; n < 1024; n++)
-		if (n != fd &&
-		    syscall(SYS_kcmp, pid, pid, KCMP_FILE, fd, n) == 0)
-			return n;
-	return -1;
 }
 
 static void closing_a_twin(void **state)
