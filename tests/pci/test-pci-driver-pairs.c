@@ -29,6 +29,7 @@
 #include <devres/driver.h>
 #include "testlib.h"
 #include "pcitest.h"
+#include "pci-driver-fn.h"
 #include "pairs.h"
 #include "rounds.h"
 
@@ -60,48 +61,8 @@ static const char *const call_name[NR_CALLS] = {
 	"pci_bus_remove_all",  "device_attach",		"device_release_driver",
 };
 
-#define NAME "0000:00:01.0"
-#define VENDOR 0x1af4
-#define DEVICE 0x1000
-
-static int probes, removes;
-
-static int probe(struct pci_dev *pdev, const struct pci_device_id *id)
-{
-	(void)id;
-	__atomic_add_fetch(&probes, 1, __ATOMIC_RELAXED);
-	return pcim_enable_device(pdev);
-}
-
-static void remove_fn(struct pci_dev *pdev)
-{
-	(void)pdev;
-	__atomic_add_fetch(&removes, 1, __ATOMIC_RELAXED);
-}
-
-static const struct pci_device_id ids[] = {
-	{ PCI_DEVICE(VENDOR, DEVICE) },
-	{ 0 },
-};
-
-static struct pci_driver drv = {
-	.name = "pairs",
-	.id_table = ids,
-	.probe = probe,
-	.remove = remove_fn,
-};
-
 static struct pci_dev *held;
 static bool in_tree;
-
-/* The function the bus has now, if any: the bus's reference keeps it. */
-static struct pci_dev *on_bus(void)
-{
-	struct pci_dev *p = pci_get_device(VENDOR, DEVICE, NULL);
-
-	pci_dev_put(p);
-	return p;
-}
 
 static void reach(unsigned int s)
 {

@@ -31,6 +31,7 @@
 #include <devres/driver.h>
 #include "testlib.h"
 #include "pcitest.h"
+#include "pci-driver-fn.h"
 #include "states.h"
 
 enum state {
@@ -114,49 +115,9 @@ static const struct states_cell table[NR_STATES][NR_CALLS] = {
 		       E(-ENODEV, 0, 0, 0), E(0, 0, 0, 0) },
 };
 
-#define NAME "0000:00:01.0"
-#define VENDOR 0x1af4
-#define DEVICE 0x1000
-
-static int probes, removes;
-
-static int probe(struct pci_dev *pdev, const struct pci_device_id *id)
-{
-	(void)id;
-	probes++;
-	return pcim_enable_device(pdev);
-}
-
-static void remove_fn(struct pci_dev *pdev)
-{
-	(void)pdev;
-	removes++;
-}
-
-static const struct pci_device_id ids[] = {
-	{ PCI_DEVICE(VENDOR, DEVICE) },
-	{ 0 },
-};
-
-static struct pci_driver drv = {
-	.name = "states",
-	.id_table = ids,
-	.probe = probe,
-	.remove = remove_fn,
-};
-
-/* The function since its first scan, a reference held; the driver's. */
+/* The function since its first scan, a reference held. */
 static struct pci_dev *held;
 static bool registered;
-
-static struct pci_dev *on_bus(void)
-{
-	struct pci_dev *p = pci_get_device(VENDOR, DEVICE, NULL);
-
-	/* The bus's reference keeps it while the cell looks at it. */
-	pci_dev_put(p);
-	return p;
-}
 
 static void scan_and_hold(void)
 {
