@@ -293,7 +293,9 @@ DEVRES_API int devm_thread_stop(struct device *dev,
  * Context: any thread, while @thread is managed. In a child of fork(), a
  * thread of its parent is left as it is, with a WARN. A handle whose
  * thread was stopped (devm_thread_stop(), the device's release) is found
- * stale without its memory being read, and WARNs.
+ * stale without its memory being read, and WARNs. So does a thread asked
+ * to stop that still runs (a stop waits for it, or its function released
+ * its own device): no stop waits by the timeout any more, nothing is set.
  */
 DEVRES_API void devres_thread_set_stop_timeout(struct devres_thread *thread,
 					       unsigned int ms);

@@ -58,6 +58,17 @@ static const char *register_error(int ret, enum dm_drv_state st)
 	}
 }
 
+void devres__driver_fill(struct device_driver *drv, const struct bus_type *bus,
+			 const char *name)
+{
+	dm_lock();
+	if (drv->bus != bus)
+		drv->bus = bus;
+	if (!drv->name && name)
+		drv->name = name;
+	dm_unlock();
+}
+
 /*
  * The registration's own pin, let go also when a probe or match of its
  * attach ended the thread: the driver stays registered, and the devices

@@ -545,7 +545,7 @@ int platform_driver_register(struct platform_driver *drv)
 	if (devres__arg_bad(NULL, drv, __func__, "driver"))
 		return -EINVAL;
 	platform_bus_ready();
-	drv->driver.bus = &platform_bus_type;
+	devres__driver_fill(&drv->driver, &platform_bus_type, NULL);
 	return driver_register(&drv->driver);
 }
 

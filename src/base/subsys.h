@@ -617,6 +617,18 @@ HIDDEN int devres__bus_register_deleted(const struct bus_type *bus,
 					void (*deleted)(struct device *dev));
 
 /*
+ * driver.c: what a bus's registration of its drivers fills in of the
+ * caller's struct device_driver before driver_register(): @bus, and
+ * @name when the driver has none (NULL: none given). Written under the
+ * driver core's lock and only when it differs, so that the same driver
+ * registered again, or twice at once (the second refused), writes
+ * nothing a thread using the registered driver reads.
+ */
+struct device_driver;
+HIDDEN void devres__driver_fill(struct device_driver *drv,
+				const struct bus_type *bus, const char *name);
+
+/*
  * fork.c: the library's one set of pthread_atfork() handlers. Each file
  * with a process-wide lock registers its handlers under its rank (in a
  * constructor); prepare handlers run in rank order, outer locks first,

@@ -139,9 +139,7 @@ int pci_register_driver(struct pci_driver *drv)
 	ret = pci__bus_ready();
 	if (ret)
 		return ret;
-	if (!drv->driver.name)
-		drv->driver.name = drv->name;
-	drv->driver.bus = &pci__bus_type;
+	devres__driver_fill(&drv->driver, &pci__bus_type, drv->name);
 	return driver_register(&drv->driver);
 }
 

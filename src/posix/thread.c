@@ -158,23 +158,34 @@ static void *trampoline(void *p)
 	return NULL;
 }
 
-static void ask_stop(struct devres_thread *t)
+/*
+ * Returns the stop timeout in force: the flag is set and the timeout read
+ * in one hold of the lock devres_thread_set_stop_timeout() finds the
+ * handle under, so that a timeout set meanwhile is either the one the stop
+ * waits by or refused as set on a thread its device has let go.
+ */
+static unsigned int ask_stop(struct devres_thread *t)
 {
 	uint64_t one = 1;
+	unsigned int ms;
 
+	devres__handles_lock();
 	__atomic_store_n(&t->stop, 1, __ATOMIC_RELEASE);
+	ms = __atomic_load_n(&t->timeout_ms, __ATOMIC_RELAXED);
+	devres__handles_unlock();
 	/*
 	 * Closed behind the library's back: not written (own-fd.c WARNs);
 	 * the thread sees the stop at the end of its wait's slice.
 	 */
 	if (!devres__own_fd_check(t->wake_fd)) {
 		__atomic_store_n(&t->wake_lost, true, __ATOMIC_RELEASE);
-		return;
+		return ms;
 	}
 	/* Non-blocking, and far below the counter's limit: cannot fail. */
 	if (write(t->wake_fd, &one, sizeof(one)) != sizeof(one))
 		devres__print(DEVRES_LOG_DEBUG, "thread %s: wake: %s", t->name,
 			      strerrordesc_np(errno));
+	return ms;
 }
 
 static struct timespec deadline_in(unsigned int ms)
@@ -199,8 +210,8 @@ static struct timespec deadline_in(unsigned int ms)
 static int thread_stop(struct device *dev, struct devres_thread *t,
 		       const char *func)
 {
-	unsigned int ms = __atomic_load_n(&t->timeout_ms, __ATOMIC_RELAXED);
-	struct timespec deadline = deadline_in(ms);
+	struct timespec deadline;
+	unsigned int ms;
 	int ret, cancel;
 
 	/*
@@ -220,7 +231,8 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	}
 	/* The waits and the join below are no cancellation points. */
 	cancel = devres__cancel_off();
-	ask_stop(t);
+	ms = ask_stop(t);
+	deadline = deadline_in(ms);
 	pthread_mutex_lock(&t->lock);
 	while (!t->done && pthread_cond_timedwait(&t->cond, &t->lock,
 						  &deadline) != ETIMEDOUT)
@@ -259,7 +271,7 @@ static void devm_thread_run_release(struct device *dev, void *res)
 		     "thread '%s' releases its own device's resources: asked "
 		     "to stop, not joined",
 		     t->name);
-	ask_stop(t);
+	(void)ask_stop(t);
 	pthread_mutex_lock(&t->lock);
 	t->detached = true;
 	pthread_mutex_unlock(&t->lock);
@@ -404,6 +416,7 @@ void devres_thread_set_stop_timeout(struct devres_thread *thread,
 				    unsigned int ms)
 {
 	struct devres_thread *t;
+	bool asked = false;
 	char name[16];
 	int pid = 0;
 
@@ -416,7 +429,16 @@ void devres_thread_set_stop_timeout(struct devres_thread *thread,
 		pid = t->pid;
 		memcpy(name, t->name, sizeof(name));
 	} else if (t) {
-		__atomic_store_n(&t->timeout_ms, ms, __ATOMIC_RELAXED);
+		/*
+		 * Asked to stop (devm_thread_stop(), the device's release, or
+		 * a release from its own function, which lets it go): its
+		 * device no longer manages it, and no stop waits by this.
+		 */
+		asked = __atomic_load_n(&t->stop, __ATOMIC_ACQUIRE);
+		if (asked)
+			memcpy(name, t->name, sizeof(name));
+		else
+			__atomic_store_n(&t->timeout_ms, ms, __ATOMIC_RELAXED);
 	}
 	devres__handles_unlock();
 	if (!t)
@@ -427,6 +449,10 @@ void devres_thread_set_stop_timeout(struct devres_thread *thread,
 	else if (pid)
 		devres__warn(NULL, __func__,
 			     "thread '%s' belongs to process %d", name, pid);
+	else if (asked)
+		devres__warn(NULL, __func__,
+			     "thread '%s' was asked to stop: no longer managed",
+			     name);
 }
 
 bool devres_thread_should_stop(void)
