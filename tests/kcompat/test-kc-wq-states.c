@@ -307,23 +307,54 @@ static int call(unsigned int c)
 	return ret + release_end();
 }
 
-/* Everything let go: the item idle, the queue gone, no thread left. */
-static void after(void)
-{
-	int w0;
+/*
+ * Everything let go: the gates open, the other waiter joined, the item
+ * cancelled, the queue destroyed. Once a cell: its check, or its
+ * teardown when the cell failed before it.
+ */
+static bool let_go_done;
 
+static void let_go(void)
+{
+	if (let_go_done)
+		return;
+	let_go_done = true;
 	gate_set(0);
 	gate_set(1);
 	if (busy_on)
 		pthread_join(waiter, NULL);
-	w0 = devres_warn_count();
+	busy_on = false;
 	(void)cancel_delayed_work_sync(&dw);
-	assert_false(delayed_work_pending(&dw));
 	if (!q_gone)
 		destroy_workqueue(q);
+	q_gone = true;
+}
+
+/* The item idle, the queue gone, every run over, nothing said. */
+static void after(void)
+{
+	int w0 = devres_warn_count();
+
+	let_go();
 	assert_int_equal(devres_warn_count(), w0);
+	assert_false(delayed_work_pending(&dw));
 	assert_int_equal(__atomic_load_n(&started, __ATOMIC_SEQ_CST),
 			 __atomic_load_n(&done_runs, __ATOMIC_SEQ_CST));
+}
+
+static int cell_setup(void **state)
+{
+	(void)state;
+	let_go_done = false;
+	return 0;
+}
+
+static int cell_teardown(void **state)
+{
+	(void)state;
+	devres_set_log_sink(NULL, NULL);
+	let_go();
+	return 0;
 }
 
 /*
@@ -350,8 +381,8 @@ static const struct states_cell table[NR_STATES][NR_CALLS] = {
 /* clang-format on */
 
 static const struct states_table tables[] = {
-	STATES_TABLE(table, state_name, call_name, reach, call, after, NULL,
-		     NULL),
+	STATES_TABLE(table, state_name, call_name, reach, call, after,
+		     cell_setup, cell_teardown),
 };
 
 int main(void)
