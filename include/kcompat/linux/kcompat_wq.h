@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <devres/devres.h>
@@ -323,6 +324,19 @@ __attribute__((weak)) int kcompat_stranded;
 __attribute__((weak)) void (*kcompat_strand_kick_hook)(void);
 
 #define KCOMPAT_STRAND_RETRY_MS 10
+
+/* @ts, read from @clock now, moved on by @ms milliseconds. */
+static inline void kcompat_ts_in_ms(struct timespec *ts, clockid_t clock,
+				    unsigned long ms)
+{
+	clock_gettime(clock, ts);
+	ts->tv_sec += (time_t)(ms / 1000);
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
 
 /* Whether items wait for a thread; if so, tries to start theirs. */
 static inline bool kcompat_strand_poke(void)

@@ -834,15 +834,8 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 	w->pending = true;
 	w->queued++;
 	w->due.tv_sec = 0;
-	if (delay) {
-		clock_gettime(CLOCK_REALTIME, &w->due);
-		w->due.tv_sec += (time_t)(delay / 1000);
-		w->due.tv_nsec += (long)(delay % 1000) * 1000000L;
-		if (w->due.tv_nsec >= 1000000000L) {
-			w->due.tv_sec++;
-			w->due.tv_nsec -= 1000000000L;
-		}
-	}
+	if (delay)
+		kcompat_ts_in_ms(&w->due, CLOCK_REALTIME, delay);
 	if (w->thread) {
 		pthread_cond_broadcast(&w->cond);
 		pthread_mutex_unlock(&w->lock);
@@ -1232,12 +1225,7 @@ static inline void kcompat_wq_sleep(struct kcompat_wq *q)
 		pthread_cond_wait(&q->idle, &kcompat_wq_lock);
 		return;
 	}
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_nsec += KCOMPAT_STRAND_RETRY_MS * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
+	kcompat_ts_in_ms(&ts, CLOCK_REALTIME, KCOMPAT_STRAND_RETRY_MS);
 	(void)pthread_cond_timedwait(&q->idle, &kcompat_wq_lock, &ts);
 }
 
