@@ -770,13 +770,16 @@ static inline void kcompat_wq_warn_draining(const struct workqueue_struct *wq,
  * Queues @w on @wq (NULL: the system's) to run @delay jiffies from now;
  * @func names the call in a WARN.
  */
+static inline bool kcompat_work_queue_held(struct work_struct *w,
+					   unsigned long delay,
+					   struct workqueue_struct *wq,
+					   const char *func);
+
 static inline bool kcompat_work_queue(struct work_struct *w,
 				      unsigned long delay,
 				      struct workqueue_struct *wq,
 				      const char *func)
 {
-	bool started;
-
 	if (kcompat_work_bad(w, func) || kcompat_work_arg_bad(wq, true, func))
 		return false;
 	/*
@@ -795,6 +798,20 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 	if (!__atomic_load_n(&w->pid, __ATOMIC_RELAXED))
 		__atomic_store_n(&w->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 	pthread_mutex_lock(&w->lock);
+	return kcompat_work_queue_held(w, delay, wq, func);
+}
+
+/*
+ * kcompat_work_queue() past its checks of @w, whose lock the caller
+ * holds; it is let go.
+ */
+static inline bool kcompat_work_queue_held(struct work_struct *w,
+					   unsigned long delay,
+					   struct workqueue_struct *wq,
+					   const char *func)
+{
+	bool started;
+
 	/*
 	 * A queue that is not a live one of this process: found by its
 	 * handle, never read (its slot may serve another queue by now).
@@ -1069,6 +1086,32 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 }
 
 /*
+ * The pending run of @w (its lock held, still pending) taken back and
+ * queued again on @wq with @delay, in the same hold of its lock, as the
+ * kernel's mod_delayed_work() grabs the pending bit and queues: no other
+ * call sees it between the two. A thread that waits until it is due
+ * waits for the new time; one that waits for a thread keeps waiting,
+ * counted on the same queue.
+ */
+static inline void kcompat_work_requeue(struct work_struct *w,
+					unsigned long delay,
+					struct workqueue_struct *wq)
+{
+	kcompat_wq_over(w->pwq, w->ptag);
+	/* The run it was is over, as a cancel makes it; one more queued. */
+	if (!w->running)
+		w->done = w->queued;
+	w->queued++;
+	w->pwq = wq;
+	w->ptag = delay ? 0 : kcompat_wq_tag_live(wq);
+	w->due.tv_sec = 0;
+	w->due.tv_nsec = 0;
+	if (delay)
+		kcompat_ts_in_ms(&w->due, CLOCK_REALTIME, delay);
+	pthread_cond_broadcast(&w->cond);
+}
+
+/*
  * As the kernel's: pending again on @wq with a new delay, whether it was
  * pending or not, and whether it was (true: only its delay changed).
  * Does not wait for a run in progress, which goes on in its thread and
@@ -1086,21 +1129,41 @@ static inline bool mod_delayed_work(struct workqueue_struct *wq,
 	if (kcompat_work_bad(w, "mod_delayed_work") ||
 	    kcompat_work_arg_bad(wq, true, "mod_delayed_work"))
 		return false;
+	if (__builtin_expect(!w->func, 0))
+		return kcompat_work_queue(w, delay, wq, "mod_delayed_work");
+	pthread_mutex_lock(&w->lock);
 	if (wq) {
 		struct kcompat_wq *q = kcompat_wq_get(wq, "mod_delayed_work");
 		bool refused;
 
-		if (!q)
+		if (!q) {
+			pthread_mutex_unlock(&w->lock);
 			return false;
+		}
 		/* Refused before the item is touched: it is left as it was. */
 		refused = q->draining && !kcompat_work_serves(wq);
 		pthread_mutex_unlock(&kcompat_wq_lock);
 		if (refused) {
+			pthread_mutex_unlock(&w->lock);
 			kcompat_wq_warn_draining(wq, w, w->func,
 						 "mod_delayed_work");
 			return false;
 		}
 	}
+	if (!w->pending) {
+		(void)kcompat_work_queue_held(w, delay, wq, "mod_delayed_work");
+		return false;
+	}
+	if (!w->stranded || w->wq == wq) {
+		kcompat_work_requeue(w, delay, wq);
+		pthread_mutex_unlock(&w->lock);
+		return true;
+	}
+	/*
+	 * Waiting for a thread, counted on another queue: taken back, then
+	 * queued anew, not in one hold of its lock.
+	 */
+	pthread_mutex_unlock(&w->lock);
 	was = kcompat_work_cancel(w, "mod_delayed_work");
 	(void)kcompat_work_queue(w, delay, wq, "mod_delayed_work");
 	return was;
