@@ -198,6 +198,13 @@ int count_fds_without_cloexec(void);
 int count_entries(const char *dir);
 
 /*
+ * Whether thread @tid of this process sleeps (its state in
+ * /proc/self/task/<tid>/stat is S): a thread that waits for a lock, a
+ * condition or a futex. False for 0 or a thread that is gone.
+ */
+bool tid_asleep(int tid);
+
+/*
  * How many fds the process has open, as /proc/self/fd lists them (less
  * the listing's own): compare with a count taken before, since the
  * test's parent or a sanitizer's runtime may hold fds of their own.

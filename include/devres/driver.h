@@ -133,13 +133,17 @@ DEVRES_API void bus_unregister(const struct bus_type *bus);
 /**
  * driver_find_next_device() - the next device bound to a driver
  * @drv: the driver
- * @start: the device to start after, or NULL to start at the bus's first
+ * @start: the device to start after, or NULL to start at the driver's first
  *
- * Walks @drv's bus in bus_for_each_dev() order from after @start and
- * returns the first device bound to @drv, with a reference taken (give it
- * back with put_device()), as the kernel's does. @start may have left the
- * bus since it was found (deleted by the caller or by another thread,
- * unbound): the walk goes on after its place.
+ * Walks the devices bound to @drv in the order they were bound (the
+ * kernel's list of a driver's devices) and returns the one after @start,
+ * with a reference taken (give it back with put_device()), as the
+ * kernel's does. A @start no longer bound to @drv (unbound, or deleted,
+ * by the caller or by another thread, since it was found) has left that
+ * list: as the kernel's, the walk starts again from the driver's first
+ * device, so a loop that unbinds each device it is given meets the
+ * devices before it again. A device unbound and bound again is at the
+ * end of the list.
  *
  * Context: any thread; not with a device's lock held by a callback.
  * Return: the device, or NULL when there is none, or (with a WARN) when

@@ -98,6 +98,12 @@ struct device_private {
 	 * device deleted (unlinked) since finds the devices after it.
 	 */
 	unsigned long seq;
+	/*
+	 * Its place in its driver's list of devices, the order in which
+	 * they were bound (under devres__dm_lock); 0 while not bound. A
+	 * driver's walk goes in this order, as the kernel's klist does.
+	 */
+	unsigned long bind_seq;
 	int pins;
 	int active;	/* device_bound_get() holds, under devres__dm_lock */
 	bool dead;	/* device_del() was called */

@@ -41,6 +41,8 @@ struct devres__held {
 
 /* Counts successful binds, to know whether parked devices need a retry. */
 static unsigned long bind_gen;
+/* The last bound device's place in its driver's list, under dm_lock. */
+static unsigned long bind_order;
 
 /* Parked devices, oldest first; each remembers the round it was parked in. */
 static struct dm_link deferred = { &deferred, &deferred };
@@ -284,6 +286,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	}
 	dm_lock();
 	dp->bound = drv;
+	dp->bind_seq = ++bind_order;
 	dm_set_state(dev, DEV_BOUND);
 	unpark_locked(dp);
 	if (search) {
@@ -688,6 +691,7 @@ static void unbound(struct device *dev)
 	 */
 	dm_lock();
 	dp->bound = NULL;
+	dp->bind_seq = 0;
 	dm_set_state(dev, dp->dead ? DEV_DELETED : DEV_ADDED);
 	dm_unlock();
 }

@@ -282,30 +282,35 @@ void driver_unregister(struct device_driver *drv)
 }
 
 /*
- * The first live device of this process after @sp's place on @bp (from
- * the head for none) whose driver is @drv, with a reference taken. @sp
- * may have been deleted since the caller had it: unlinked, its place is
- * found by its order of addition, and the walk goes on after it.
+ * The device bound to @drv next after @sp in the order they were bound
+ * (the kernel's list of the driver's devices), or the first one when
+ * @sp is NULL or no longer bound to @drv (unbound, deleted): as the
+ * kernel's, whose walk starts again from the head when its start's node
+ * has left the driver's list. Live devices of this process only, with a
+ * reference taken.
  */
 static struct device *next_bound_locked(struct bus_private *bp,
 					struct device_private *sp,
 					const struct device_driver *drv)
 {
-	struct dm_link *l = sp && !sp->dead ? sp->bus_node.next
-					    : bp->devices.next;
+	unsigned long after = sp && sp->bound == drv ? sp->bind_seq : 0;
+	struct device_private *best = NULL;
 
-	for (; l != &bp->devices; l = l->next) {
+	for (struct dm_link *l = bp->devices.next; l != &bp->devices;
+	     l = l->next) {
 		struct device_private *dp =
 			container_of(l, struct device_private, bus_node);
 
-		if ((sp && dp->seq <= sp->seq) || dp->dead ||
-		    !devres__dev_mine(dp->dev) ||
-		    __atomic_load_n(&dp->dev->driver, __ATOMIC_ACQUIRE) != drv)
+		if (dp->bound != drv || dp->bind_seq <= after || dp->dead ||
+		    !devres__dev_mine(dp->dev))
 			continue;
-		dm_get_device_locked(dp->dev);
-		return dp->dev;
+		if (!best || dp->bind_seq < best->bind_seq)
+			best = dp;
 	}
-	return NULL;
+	if (!best)
+		return NULL;
+	dm_get_device_locked(best->dev);
+	return best->dev;
 }
 
 struct device *driver_find_next_device(const struct device_driver *drv,

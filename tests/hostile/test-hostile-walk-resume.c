@@ -1,14 +1,16 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit hostile tsan timeout=30 */
 /*
- * driver_find_next_device() resumed from a device that left the bus
- * while its caller held it: unregistered, deleted, unbound, by the caller
- * or by another thread, alone or with the device after it. The walk goes
- * on after the device's place, finds every device still bound after it
- * once, and WARNs for nothing: the caller held what the library gave it.
- * (A deleted start used to end the walk there, with a WARN of
- * bus_for_each_dev() that the caller never called: the devices after it
- * were never found.) For each position of the device in a bus of four.
+ * driver_find_next_device() given a start device that left its driver's
+ * list while its caller held it: unregistered, deleted, unbound, by the
+ * caller or by another thread, alone or with the device after it. As
+ * the kernel's (whose walk starts again from the head when its start's
+ * node has left the driver's klist), the walk starts again from the
+ * driver's first device: it finds the devices before the start again,
+ * then every device still bound after it, once each, and WARNs for
+ * nothing: the caller held what the library gave it. For each position
+ * of the device in a bus of four. Then the order: a device unbound and
+ * bound again is found last, after those bound before it.
  */
 #include <errno.h>
 #include <stdarg.h>
@@ -101,7 +103,7 @@ static void leave(int k, enum leave how, bool gone[NDEV])
 static int one_cell(int k, enum leave how)
 {
 	bool gone[NDEV] = { false };
-	int found[NDEV + 1], nfound = 0, want = 0, bad = 0;
+	int found[2 * NDEV], nfound = 0, want = 0, bad = 0;
 	struct device *dev, *prev = NULL;
 
 	for (int i = 0; i < NDEV; i++) {
@@ -113,7 +115,7 @@ static int one_cell(int k, enum leave how)
 	while ((dev = driver_find_next_device(&hwr_drv.driver, prev))) {
 		if (prev)
 			put_device(prev);
-		assert_true(nfound < NDEV);
+		assert_true(nfound < 2 * NDEV);
 		for (int i = 0; i < NDEV; i++)
 			if (dev == &pdev[i]->dev)
 				found[nfound++] = i;
@@ -125,12 +127,14 @@ static int one_cell(int k, enum leave how)
 		put_device(prev);
 	devres_set_log_sink(NULL, NULL);
 	bad += cap.n != 0;
-	/* 0..k, then those after k still registered, each once. */
+	/* 0..k; k has left: 0..k-1 again, then those after k still there. */
 	for (int i = 0; i < NDEV; i++) {
 		if (i > k && gone[i])
 			continue;
 		bad += want >= nfound || found[want] != i;
 		want++;
+		for (int j = 0; i == k && j < k; j++, want++)
+			bad += want >= nfound || found[want] != j;
 	}
 	bad += nfound != want;
 	for (int i = 0; i < NDEV; i++) {
@@ -144,7 +148,7 @@ static int one_cell(int k, enum leave how)
 	return bad;
 }
 
-static void resume_after_every_leave(void **state)
+static void restart_after_every_leave(void **state)
 {
 	struct devres_ledger before, after;
 	int failed = 0;
@@ -166,6 +170,41 @@ static void resume_after_every_leave(void **state)
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 }
 
+/*
+ * The walk is in the order the devices were bound: device 0, unbound and
+ * bound again, is found after the others, as the kernel's driver list
+ * has it at its tail.
+ */
+static void bind_order(void **state)
+{
+	struct device *dev, *prev = NULL;
+	int found[NDEV], nfound = 0;
+
+	(void)state;
+	assert_int_equal(platform_driver_register(&hwr_drv), 0);
+	for (int i = 0; i < NDEV; i++)
+		pdev[i] = platform_device_register_simple("hwr", i, NULL, 0);
+	device_release_driver(&pdev[0]->dev);
+	assert_int_equal(device_attach(&pdev[0]->dev), 1);
+	while ((dev = driver_find_next_device(&hwr_drv.driver, prev))) {
+		if (prev)
+			put_device(prev);
+		assert_true(nfound < NDEV);
+		for (int i = 0; i < NDEV; i++)
+			if (dev == &pdev[i]->dev)
+				found[nfound++] = i;
+		prev = dev;
+	}
+	if (prev)
+		put_device(prev);
+	assert_int_equal(nfound, NDEV);
+	for (int i = 0; i < NDEV; i++)
+		assert_int_equal(found[i], (i + 1) % NDEV);
+	for (int i = 0; i < NDEV; i++)
+		platform_device_unregister(pdev[i]);
+	platform_driver_unregister(&hwr_drv);
+}
+
 /* A start that was never on the driver's bus is still a misuse. */
 static void foreign_start_warns(void **state)
 {
@@ -184,7 +223,8 @@ static void foreign_start_warns(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(resume_after_every_leave),
+		cmocka_unit_test(restart_after_every_leave),
+		cmocka_unit_test(bind_order),
 		cmocka_unit_test(foreign_start_warns),
 	};
 

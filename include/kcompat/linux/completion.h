@@ -153,12 +153,7 @@ static inline void kcompat_completion_sleep(struct completion *x,
 				break;
 			continue;
 		}
-		clock_gettime(CLOCK_MONOTONIC, &ts);
-		ts.tv_nsec += KCOMPAT_STRAND_RETRY_MS * 1000000L;
-		if (ts.tv_nsec >= 1000000000L) {
-			ts.tv_sec++;
-			ts.tv_nsec -= 1000000000L;
-		}
+		kcompat_ts_in_ms(&ts, CLOCK_MONOTONIC, KCOMPAT_STRAND_RETRY_MS);
 		if (end &&
 		    (ts.tv_sec > end->tv_sec ||
 		     (ts.tv_sec == end->tv_sec && ts.tv_nsec > end->tv_nsec)))

@@ -33,6 +33,7 @@
 #include <stdint.h>
 #include <stdio.h>
 #include <string.h>
+#include <time.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <devres/devres.h>
@@ -56,7 +57,20 @@ struct kcompat_wq {
 	bool cond_made;
 	int busy;     /* items queued on it that a thread serves */
 	int stranded; /* of those, how many wait for a thread (below) */
-	void *rec;    /* a kmalloc() block: a queue never destroyed leaks it */
+	int draining; /* drain_workqueue() and destroy_workqueue() calls */
+	/*
+	 * The flush colors, as the kernel's: each queueing on the queue
+	 * takes the current color, and counts in nr[] by its parity until
+	 * its run is over or it is taken back; a flush closes the color it
+	 * found (new queueings take the next one) and waits until every
+	 * color up to it is over (flushed). At most the current color and
+	 * the one before it have queueings not over: a flush that finds two
+	 * waits for the older one before it closes its own.
+	 */
+	unsigned long color;
+	unsigned long flushed;
+	int nr[2];
+	void *rec; /* a kmalloc() block: a queue never destroyed leaks it */
 	char name[32];
 };
 
@@ -174,6 +188,10 @@ static inline struct workqueue_struct *kcompat_wq_new(const char *name,
 		q->pid = kcompat_lock_pid();
 		q->busy = 0;
 		q->stranded = 0;
+		q->draining = 0;
+		q->color = 1;
+		q->flushed = 0;
+		q->nr[0] = q->nr[1] = 0;
 		q->rec = rec;
 		snprintf(q->name, sizeof(q->name), "%s", name);
 		wq = kcompat_wq_handle(i, q->gen);
@@ -196,17 +214,79 @@ static inline void kcompat_wq_put(struct workqueue_struct *wq)
 }
 
 /*
- * Waits until no item is queued on @q, those they queue on it meanwhile
- * too, or until one of them waits for a thread (q->stranded: the caller
- * runs it); false when the queue went meanwhile (another destroy). @gen
- * is the live queue's (odd): while the slot still has it, the queue
- * lives. Under kcompat_wq_lock.
+ * A queueing on @q: the color it takes, counted until it is over. Under
+ * kcompat_wq_lock.
  */
-static inline bool kcompat_wq_wait_idle(struct kcompat_wq *q, uintptr_t gen)
+static inline unsigned long kcompat_wq_tag(struct kcompat_wq *q)
 {
-	while (q->gen == gen && q->busy && !q->stranded)
-		pthread_cond_wait(&q->idle, &kcompat_wq_lock);
-	return q->gen == gen;
+	q->nr[q->color & 1]++;
+	return q->color;
+}
+
+/*
+ * A queueing on @wq (NULL: the system's) whose delay is over: the color
+ * it takes on the queue, or 0 when there is none (the system's, or a
+ * queue that went meanwhile).
+ */
+static inline unsigned long kcompat_wq_tag_live(struct workqueue_struct *wq)
+{
+	uintptr_t h = (uintptr_t)wq;
+	unsigned long tag = 0;
+	struct kcompat_wq *q;
+
+	if (!wq)
+		return 0;
+	q = &kcompat_wqs[(h >> 1) & 2047];
+	pthread_mutex_lock(&kcompat_wq_lock);
+	if (q->gen == h >> 12)
+		tag = kcompat_wq_tag(q);
+	pthread_mutex_unlock(&kcompat_wq_lock);
+	return tag;
+}
+
+/*
+ * The queueing of color @tag on @wq (NULL: the system's, or none) is
+ * over: run, or taken back. A queue that went meanwhile is not touched:
+ * its handle's generation is not its slot's any more.
+ */
+static inline void kcompat_wq_over(struct workqueue_struct *wq,
+				   unsigned long tag)
+{
+	uintptr_t h = (uintptr_t)wq;
+	struct kcompat_wq *q;
+
+	if (!wq || !tag)
+		return;
+	q = &kcompat_wqs[(h >> 1) & 2047];
+	pthread_mutex_lock(&kcompat_wq_lock);
+	if (q->gen == h >> 12 && --q->nr[tag & 1] == 0) {
+		/* A closed color over: every one up to it is. */
+		if (tag < q->color && tag == q->flushed + 1)
+			q->flushed = tag;
+		pthread_cond_broadcast(&q->idle);
+	}
+	pthread_mutex_unlock(&kcompat_wq_lock);
+}
+
+/*
+ * Whether every queueing on @q of color @t or before is over; if the
+ * color before @t is, closes @t when it is still the current one, so
+ * that what is queued from now on is not waited for. Under
+ * kcompat_wq_lock.
+ */
+static inline bool kcompat_wq_flushed(struct kcompat_wq *q, unsigned long t)
+{
+	if (q->flushed >= t)
+		return true;
+	if (q->color == t && q->flushed + 1 == t) {
+		q->color = t + 1;
+		if (!q->nr[t & 1]) {
+			q->flushed = t;
+			pthread_cond_broadcast(&q->idle);
+			return true;
+		}
+	}
+	return false;
 }
 
 /*
@@ -244,6 +324,19 @@ __attribute__((weak)) int kcompat_stranded;
 __attribute__((weak)) void (*kcompat_strand_kick_hook)(void);
 
 #define KCOMPAT_STRAND_RETRY_MS 10
+
+/* @ts, read from @clock now, moved on by @ms milliseconds. */
+static inline void kcompat_ts_in_ms(struct timespec *ts, clockid_t clock,
+				    unsigned long ms)
+{
+	clock_gettime(clock, ts);
+	ts->tv_sec += (time_t)(ms / 1000);
+	ts->tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts->tv_nsec >= 1000000000L) {
+		ts->tv_sec++;
+		ts->tv_nsec -= 1000000000L;
+	}
+}
 
 /* Whether items wait for a thread; if so, tries to start theirs. */
 static inline bool kcompat_strand_poke(void)

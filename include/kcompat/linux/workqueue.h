@@ -71,7 +71,14 @@ struct work_struct {
 	struct kcompat_strand link; /* on the strand list while stranded */
 	pthread_t worker;
 	struct workqueue_struct *wq; /* where the serving thread counts */
-	struct work_struct *outer;   /* what its thread served when it began */
+	/*
+	 * The queue and flush color (<linux/kcompat_wq.h>) of the pending
+	 * queueing (a color of 0: a delay not over, not yet on its queue)
+	 * and of the running one, each counted on its queue until over.
+	 */
+	struct workqueue_struct *pwq, *rwq;
+	unsigned long ptag, rtag;
+	struct work_struct *outer; /* what its thread served when it began */
 	pid_t pid; /* whose: INIT_WORK()'s, or the first queue's; no lock */
 };
 
@@ -121,6 +128,8 @@ struct kcompat_worker {
 	const struct work_struct *gone;
 	struct work_struct *gone_outer;
 	struct workqueue_struct *gone_wq;
+	struct workqueue_struct *gone_rwq;
+	unsigned long gone_rtag;
 };
 __attribute__((weak)) __thread struct kcompat_worker kcompat_worker;
 
@@ -171,6 +180,8 @@ static inline void kcompat_work_fixup_free(void *obj,
 		kcompat_worker.gone = w;
 		kcompat_worker.gone_outer = w->outer;
 		kcompat_worker.gone_wq = w->wq;
+		kcompat_worker.gone_rwq = w->rwq;
+		kcompat_worker.gone_rtag = w->rtag;
 	}
 }
 
@@ -260,7 +271,20 @@ static inline void INIT_WORK(struct work_struct *w, work_func_t f)
 #define to_delayed_work(w) container_of((w), struct delayed_work, work)
 
 static inline struct work_struct *
-kcompat_strand_take(struct workqueue_struct *wq, bool any);
+kcompat_strand_take(struct workqueue_struct *wq, bool any, unsigned long upto);
+
+/*
+ * The pending queueing of @w (its lock held), if any, is taken back
+ * unrun: over on its queue.
+ */
+static inline void kcompat_work_drop(struct work_struct *w)
+{
+	if (w->pending)
+		kcompat_wq_over(w->pwq, w->ptag);
+	w->pending = false;
+	w->pwq = NULL;
+	w->ptag = 0;
+}
 
 /*
  * The thread serving @w lets go of it: the item's lock is held unless the
@@ -282,7 +306,12 @@ kcompat_work_let_go(struct work_struct *w, struct workqueue_struct *wq,
 	kcompat_finishing++;
 	pthread_mutex_unlock(&kcompat_fin_lock);
 	if (!gone) {
-		w->pending = false;
+		kcompat_work_drop(w);
+		/* A function that ended its thread: its run is over too. */
+		if (w->running)
+			kcompat_wq_over(w->rwq, w->rtag);
+		w->rwq = NULL;
+		w->rtag = 0;
 		w->running = false;
 		w->done = w->queued;
 		w->thread = false;
@@ -300,7 +329,7 @@ kcompat_work_let_go(struct work_struct *w, struct workqueue_struct *wq,
 		kcompat_wq_put(wq);
 	/* Still finishing: a flush of @w never sees the adopter counted. */
 	if (outer && adopt)
-		next = kcompat_strand_take(NULL, true);
+		next = kcompat_strand_take(NULL, true, 0);
 	if (next)
 		next->thread = true;
 	else if (outer)
@@ -344,6 +373,8 @@ static inline void kcompat_work_ended(void *p)
 			kcompat_worker.gone = NULL;
 			outer = kcompat_worker.gone_outer;
 			wq = kcompat_worker.gone_wq;
+			kcompat_wq_over(kcompat_worker.gone_rwq,
+					kcompat_worker.gone_rtag);
 		} else {
 			pthread_mutex_lock(&w->lock);
 			outer = w->outer;
@@ -422,10 +453,11 @@ static inline struct work_struct *
 kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 {
 	struct work_struct *outer = kcompat_worker.cur;
-	struct workqueue_struct *wq;
+	struct workqueue_struct *wq, *rq;
 	struct work_struct *next;
 	int cancel = kcompat_cancel_off();
 	bool gone = false;
+	unsigned long rt;
 
 	kcompat_worker.depth++;
 	w->worker = pthread_self();
@@ -442,15 +474,27 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 		w->pending = false;
 		w->running = true;
 		w->run = w->queued;
+		/* A delayed queueing is on its queue from when it is due. */
+		rq = w->pwq;
+		rt = w->ptag ? w->ptag : kcompat_wq_tag_live(rq);
+		w->rwq = rq;
+		w->rtag = rt;
+		w->pwq = NULL;
+		w->ptag = 0;
 		pthread_mutex_unlock(&w->lock);
 		gone = kcompat_work_call(w, outer, cancel);
-		if (gone)
+		if (gone) {
+			kcompat_wq_over(rq, rt);
 			break;
+		}
 		pthread_mutex_lock(&w->lock);
 		w->running = false;
+		w->rwq = NULL;
+		w->rtag = 0;
 		/* Over: this run, and every queueing when none is left. */
 		w->done = w->pending ? w->run : w->queued;
 		pthread_cond_broadcast(&w->cond);
+		kcompat_wq_over(rq, rt);
 		if (stop && w->done >= stop && w->pending && !w->cancel) {
 			kcompat_work_hand_on(w, outer);
 			kcompat_cancel_restore(cancel);
@@ -522,14 +566,45 @@ static inline void kcompat_strand_del(struct work_struct *w)
 		kcompat_wq_strand(w->wq, -1);
 }
 
+/* Whether @w (its lock held) is queued with a delay not yet over. */
+static inline bool kcompat_work_later(const struct work_struct *w)
+{
+	struct timespec now;
+
+	if (!w->pending || !w->due.tv_sec)
+		return false;
+	clock_gettime(CLOCK_REALTIME, &now);
+	return now.tv_sec < w->due.tv_sec ||
+	       (now.tv_sec == w->due.tv_sec && now.tv_nsec < w->due.tv_nsec);
+}
+
 /*
- * An item waiting for a thread, of @wq or (@any) of any queue, taken off
- * the list with its lock held; NULL when there is none, or when the lock
- * of each is held by another thread, which may be about to take it: only
- * tried, since the item's lock comes before the list's.
+ * Whether @c (its lock held), waiting for a thread, is one a wait for
+ * @wq runs: counted on it, or queued on it; with @upto (a flush), only
+ * one whose queueing on it took a flush color up to @upto, or is delayed
+ * and due already, so on the queue by now (its color is taken as it
+ * runs).
+ */
+static inline bool kcompat_strand_match(const struct work_struct *c,
+					const struct workqueue_struct *wq,
+					unsigned long upto)
+{
+	if (!upto)
+		return c->wq == wq || c->pwq == wq;
+	if (c->pwq != wq)
+		return false;
+	return c->ptag ? c->ptag <= upto : !kcompat_work_later(c);
+}
+
+/*
+ * An item waiting for a thread, of @wq (kcompat_strand_match(), @upto)
+ * or (@any) of any queue, taken off the list with its lock held; NULL
+ * when there is none, or when the lock of each is held by another
+ * thread, which may be about to take it: only tried, since the item's
+ * lock comes before the list's.
  */
 static inline struct work_struct *
-kcompat_strand_take(struct workqueue_struct *wq, bool any)
+kcompat_strand_take(struct workqueue_struct *wq, bool any, unsigned long upto)
 {
 	struct work_struct *w = NULL;
 
@@ -544,7 +619,7 @@ kcompat_strand_take(struct workqueue_struct *wq, bool any)
 
 		if (pthread_mutex_trylock(&c->lock))
 			continue;
-		if (any || c->wq == wq) {
+		if (any || kcompat_strand_match(c, wq, upto)) {
 			kcompat_strand_unlink(l);
 			w = c;
 			break;
@@ -587,7 +662,7 @@ static inline void kcompat_strand_kick(void)
 {
 	struct work_struct *w;
 
-	while ((w = kcompat_strand_take(NULL, true)) != NULL) {
+	while ((w = kcompat_strand_take(NULL, true, 0)) != NULL) {
 		/* Read under the lock: the item's thread writes it after. */
 		bool started = kcompat_work_spawn(w);
 
@@ -605,7 +680,7 @@ static inline void kcompat_work_unqueue(struct work_struct *w)
 {
 	struct workqueue_struct *wq = w->wq;
 
-	w->pending = false;
+	kcompat_work_drop(w);
 	w->done = w->queued;
 	w->wq = NULL;
 	devres_liveobj_deactivate(w);
@@ -629,7 +704,7 @@ static inline void kcompat_strand_at_exit(void)
 {
 	struct work_struct *w;
 
-	while ((w = kcompat_strand_take(NULL, true)) != NULL) {
+	while ((w = kcompat_strand_take(NULL, true, 0)) != NULL) {
 		work_func_t fn = w->func;
 
 		kcompat_work_unqueue(w);
@@ -656,16 +731,55 @@ static inline void kcompat_work_wait_finishing(void)
 }
 
 /*
+ * Whether this thread serves an item counted on @wq, or runs one queued
+ * on it (or runs one in its function, nested): a wait for the queue
+ * would wait for itself, and a queueing on it is chained (the kernel's
+ * is_chained_work()). Only this thread writes what it reads, while it
+ * serves the items.
+ */
+static inline bool kcompat_work_serves(const struct workqueue_struct *wq)
+{
+	const struct work_struct *w = kcompat_worker.cur;
+
+	while (w) {
+		bool gone = w == kcompat_worker.gone;
+
+		if ((gone ? kcompat_worker.gone_wq : w->wq) == wq ||
+		    (gone ? kcompat_worker.gone_rwq : w->rwq) == wq)
+			return true;
+		w = gone ? kcompat_worker.gone_outer : w->outer;
+	}
+	return false;
+}
+
+/*
+ * The kernel's WARN of a queueing from outside a queue that drains
+ * (drain_workqueue(), destroy_workqueue()): @w is not queued.
+ */
+static inline void kcompat_wq_warn_draining(const struct workqueue_struct *wq,
+					    const struct work_struct *w,
+					    work_func_t fn, const char *func)
+{
+	devres_warn(NULL, func,
+		    "workqueue %p is draining: work %p (function %p) is not "
+		    "one of its items: not queued",
+		    (const void *)wq, (const void *)w, (void *)(uintptr_t)fn);
+}
+
+/*
  * Queues @w on @wq (NULL: the system's) to run @delay jiffies from now;
  * @func names the call in a WARN.
  */
+static inline bool kcompat_work_queue_held(struct work_struct *w,
+					   unsigned long delay,
+					   struct workqueue_struct *wq,
+					   const char *func);
+
 static inline bool kcompat_work_queue(struct work_struct *w,
 				      unsigned long delay,
 				      struct workqueue_struct *wq,
 				      const char *func)
 {
-	bool started;
-
 	if (kcompat_work_bad(w, func) || kcompat_work_arg_bad(wq, true, func))
 		return false;
 	/*
@@ -684,6 +798,20 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 	if (!__atomic_load_n(&w->pid, __ATOMIC_RELAXED))
 		__atomic_store_n(&w->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 	pthread_mutex_lock(&w->lock);
+	return kcompat_work_queue_held(w, delay, wq, func);
+}
+
+/*
+ * kcompat_work_queue() past its checks of @w, whose lock the caller
+ * holds; it is let go.
+ */
+static inline bool kcompat_work_queue_held(struct work_struct *w,
+					   unsigned long delay,
+					   struct workqueue_struct *wq,
+					   const char *func)
+{
+	bool started;
+
 	/*
 	 * A queue that is not a live one of this process: found by its
 	 * handle, never read (its slot may serve another queue by now).
@@ -696,10 +824,25 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 			pthread_mutex_unlock(&w->lock);
 			return false;
 		}
+		/* As the kernel's: only chained queueing while it drains. */
+		if (!w->pending && q->draining && !kcompat_work_serves(wq)) {
+			pthread_mutex_unlock(&kcompat_wq_lock);
+			pthread_mutex_unlock(&w->lock);
+			kcompat_wq_warn_draining(wq, w, w->func, func);
+			return false;
+		}
 		/* Served already: it counts where its thread began. */
 		if (!w->pending && !w->thread)
 			q->busy++;
+		/* On the queue now, or (delayed) when it is due. */
+		if (!w->pending) {
+			w->pwq = wq;
+			w->ptag = delay ? 0 : kcompat_wq_tag(q);
+		}
 		pthread_mutex_unlock(&kcompat_wq_lock);
+	} else if (!w->pending) {
+		w->pwq = NULL;
+		w->ptag = 0;
 	}
 	if (w->pending) {
 		pthread_mutex_unlock(&w->lock);
@@ -708,15 +851,8 @@ static inline bool kcompat_work_queue(struct work_struct *w,
 	w->pending = true;
 	w->queued++;
 	w->due.tv_sec = 0;
-	if (delay) {
-		clock_gettime(CLOCK_REALTIME, &w->due);
-		w->due.tv_sec += (time_t)(delay / 1000);
-		w->due.tv_nsec += (long)(delay % 1000) * 1000000L;
-		if (w->due.tv_nsec >= 1000000000L) {
-			w->due.tv_sec++;
-			w->due.tv_nsec -= 1000000000L;
-		}
-	}
+	if (delay)
+		kcompat_ts_in_ms(&w->due, CLOCK_REALTIME, delay);
 	if (w->thread) {
 		pthread_cond_broadcast(&w->cond);
 		pthread_mutex_unlock(&w->lock);
@@ -814,7 +950,7 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool own,
 	while (w->thread && !pthread_equal(w->worker, pthread_self()))
 		pthread_cond_wait(&w->cond, &w->lock);
 	w->cancel = false;
-	w->pending = false;
+	kcompat_work_drop(w);
 	pthread_mutex_unlock(&w->lock);
 	/* Not from a work's thread: it may be among those finishing. */
 	if (!kcompat_worker.depth)
@@ -853,7 +989,7 @@ static inline bool kcompat_work_cancel(struct work_struct *w, const char *func)
 		return kcompat_work_unstrand(w);
 	was = w->pending;
 	/* Its thread, waiting until due or running, finds nothing queued. */
-	w->pending = false;
+	kcompat_work_drop(w);
 	/* A running call's end says when it is over. */
 	if (!w->running)
 		w->done = w->queued;
@@ -871,18 +1007,6 @@ static inline bool cancel_work(struct work_struct *w)
 static inline bool cancel_delayed_work(struct delayed_work *dw)
 {
 	return kcompat_work_cancel(kcompat_dwork(dw), "cancel_delayed_work");
-}
-
-/* Whether @w (its lock held) is queued with a delay not yet over. */
-static inline bool kcompat_work_later(const struct work_struct *w)
-{
-	struct timespec now;
-
-	if (!w->pending || !w->due.tv_sec)
-		return false;
-	clock_gettime(CLOCK_REALTIME, &now);
-	return now.tv_sec < w->due.tv_sec ||
-	       (now.tv_sec == w->due.tv_sec && now.tv_nsec < w->due.tv_nsec);
 }
 
 /*
@@ -962,6 +1086,32 @@ static inline bool flush_delayed_work(struct delayed_work *dw)
 }
 
 /*
+ * The pending run of @w (its lock held, still pending) taken back and
+ * queued again on @wq with @delay, in the same hold of its lock, as the
+ * kernel's mod_delayed_work() grabs the pending bit and queues: no other
+ * call sees it between the two. A thread that waits until it is due
+ * waits for the new time; one that waits for a thread keeps waiting,
+ * counted on the same queue.
+ */
+static inline void kcompat_work_requeue(struct work_struct *w,
+					unsigned long delay,
+					struct workqueue_struct *wq)
+{
+	kcompat_wq_over(w->pwq, w->ptag);
+	/* The run it was is over, as a cancel makes it; one more queued. */
+	if (!w->running)
+		w->done = w->queued;
+	w->queued++;
+	w->pwq = wq;
+	w->ptag = delay ? 0 : kcompat_wq_tag_live(wq);
+	w->due.tv_sec = 0;
+	w->due.tv_nsec = 0;
+	if (delay)
+		kcompat_ts_in_ms(&w->due, CLOCK_REALTIME, delay);
+	pthread_cond_broadcast(&w->cond);
+}
+
+/*
  * As the kernel's: pending again on @wq with a new delay, whether it was
  * pending or not, and whether it was (true: only its delay changed).
  * Does not wait for a run in progress, which goes on in its thread and
@@ -979,11 +1129,41 @@ static inline bool mod_delayed_work(struct workqueue_struct *wq,
 	if (kcompat_work_bad(w, "mod_delayed_work") ||
 	    kcompat_work_arg_bad(wq, true, "mod_delayed_work"))
 		return false;
+	if (__builtin_expect(!w->func, 0))
+		return kcompat_work_queue(w, delay, wq, "mod_delayed_work");
+	pthread_mutex_lock(&w->lock);
 	if (wq) {
-		if (!kcompat_wq_get(wq, "mod_delayed_work"))
+		struct kcompat_wq *q = kcompat_wq_get(wq, "mod_delayed_work");
+		bool refused;
+
+		if (!q) {
+			pthread_mutex_unlock(&w->lock);
 			return false;
+		}
+		/* Refused before the item is touched: it is left as it was. */
+		refused = q->draining && !kcompat_work_serves(wq);
 		pthread_mutex_unlock(&kcompat_wq_lock);
+		if (refused) {
+			pthread_mutex_unlock(&w->lock);
+			kcompat_wq_warn_draining(wq, w, w->func,
+						 "mod_delayed_work");
+			return false;
+		}
 	}
+	if (!w->pending) {
+		(void)kcompat_work_queue_held(w, delay, wq, "mod_delayed_work");
+		return false;
+	}
+	if (!w->stranded || w->wq == wq) {
+		kcompat_work_requeue(w, delay, wq);
+		pthread_mutex_unlock(&w->lock);
+		return true;
+	}
+	/*
+	 * Waiting for a thread, counted on another queue: taken back, then
+	 * queued anew, not in one hold of its lock.
+	 */
+	pthread_mutex_unlock(&w->lock);
 	was = kcompat_work_cancel(w, "mod_delayed_work");
 	(void)kcompat_work_queue(w, delay, wq, "mod_delayed_work");
 	return was;
@@ -1076,34 +1256,55 @@ static inline const char *kcompat_workqueue_name(struct workqueue_struct *wq)
 	return name;
 }
 
+/* What a wait for a queue waits for. */
+enum kcompat_wq_until {
+	KCOMPAT_WQ_FLUSH,   /* what was queued on it before the call */
+	KCOMPAT_WQ_DRAIN,   /* nothing on it, chained queueings too */
+	KCOMPAT_WQ_DESTROY, /* as drain, then the queue goes */
+};
+
 /*
- * Whether this thread serves an item counted on @wq (or runs one in its
- * function, nested): a wait for the queue would wait for itself. Only
- * this thread writes what it reads, while it serves the items.
+ * Whether the wait of @until (@t: the color a flush found) is over. Under
+ * kcompat_wq_lock.
  */
-static inline bool kcompat_work_serves(const struct workqueue_struct *wq)
+static inline bool kcompat_wq_done(struct kcompat_wq *q,
+				   enum kcompat_wq_until until, unsigned long t)
 {
-	const struct work_struct *w = kcompat_worker.cur;
-
-	while (w) {
-		bool gone = w == kcompat_worker.gone;
-
-		if ((gone ? kcompat_worker.gone_wq : w->wq) == wq)
-			return true;
-		w = gone ? kcompat_worker.gone_outer : w->outer;
-	}
-	return false;
+	if (until == KCOMPAT_WQ_FLUSH)
+		return kcompat_wq_flushed(q, t);
+	return !q->busy && !q->nr[0] && !q->nr[1];
 }
 
 /*
- * Waits until every item queued on @wq has run, those they queue on it
- * meanwhile too; with @destroy, then takes the queue. @func names the
- * call in a WARN.
+ * Sleeps on @q's condition, under kcompat_wq_lock; only a while when an
+ * item waits for a thread, which the caller may then run: one counted on
+ * another queue but queued on this one is not told to this one.
  */
-static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
+static inline void kcompat_wq_sleep(struct kcompat_wq *q)
+{
+	struct timespec ts;
+
+	if (!__atomic_load_n(&kcompat_stranded, __ATOMIC_ACQUIRE)) {
+		pthread_cond_wait(&q->idle, &kcompat_wq_lock);
+		return;
+	}
+	kcompat_ts_in_ms(&ts, CLOCK_REALTIME, KCOMPAT_STRAND_RETRY_MS);
+	(void)pthread_cond_timedwait(&q->idle, &kcompat_wq_lock, &ts);
+}
+
+/*
+ * Waits for @wq as @until says; @func names the call in a WARN. A drain
+ * or destroy marks the queue as draining while it waits: a queueing on
+ * it from outside its items is refused (kcompat_work_queue()).
+ */
+static inline void kcompat_wq_wait(struct workqueue_struct *wq,
+				   enum kcompat_wq_until until,
 				   const char *func, enum kcompat_sleeper id)
 {
+	bool drain = until != KCOMPAT_WQ_FLUSH;
+	bool first = !drain;
 	struct kcompat_wq *q;
+	unsigned long t;
 	uintptr_t gen;
 	void *rec = NULL;
 	int old;
@@ -1122,33 +1323,56 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
 	if (!q)
 		return;
 	gen = q->gen;
+	t = q->color;
+	q->draining += drain;
 	old = kcompat_cancel_off();
 	/*
 	 * Its items waiting for a thread run here, as each turns up: this
-	 * caller waits for them anyway. One whose lock another thread holds
-	 * is tried again.
+	 * caller waits for them anyway (a flush only for those queued
+	 * before it, and only as far as it waits). One whose lock another
+	 * thread holds is tried again.
 	 */
-	while (kcompat_wq_wait_idle(q, gen) && q->busy) {
+	while (q->gen == gen && (!kcompat_wq_done(q, until, t) || first)) {
 		struct work_struct *w;
 
+		/*
+		 * A flush first runs those due already: a delayed item with
+		 * no thread has taken no color yet.
+		 */
+		if (!__atomic_load_n(&kcompat_stranded, __ATOMIC_ACQUIRE)) {
+			if (first) {
+				first = false;
+				continue;
+			}
+			kcompat_wq_sleep(q);
+			continue;
+		}
 		pthread_mutex_unlock(&kcompat_wq_lock);
-		w = kcompat_strand_take(wq, false);
+		w = kcompat_strand_take(wq, false, drain ? 0 : t);
 		if (w) {
 			w->thread = true;
-			kcompat_work_run_here(w, 0);
-		} else {
-			sched_yield();
+			kcompat_work_run_here(w, drain ? 0 : w->queued);
 		}
 		pthread_mutex_lock(&kcompat_wq_lock);
+		if (!w && first)
+			first = false;
+		else if (!w && q->gen == gen && !kcompat_wq_done(q, until, t))
+			kcompat_wq_sleep(q);
 	}
 	if (q->gen != gen) {
-		/* Another thread destroyed it meanwhile. */
+		/*
+		 * Another thread destroyed it meanwhile, once drained: what
+		 * a flush or drain waited for is over, but a second destroy
+		 * did nothing.
+		 */
 		pthread_mutex_unlock(&kcompat_wq_lock);
 		kcompat_cancel_restore(old);
-		kcompat_wq_warn(wq, func, "was destroyed", 0);
+		if (until == KCOMPAT_WQ_DESTROY)
+			kcompat_wq_warn(wq, func, "was destroyed", 0);
 		return;
 	}
-	if (destroy) {
+	q->draining -= drain;
+	if (until == KCOMPAT_WQ_DESTROY) {
 		kcompat_wq_retire(q);
 		rec = q->rec;
 		q->rec = NULL;
@@ -1165,31 +1389,45 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq, bool destroy,
 /*
  * As the kernel's, waits until every item queued on @wq has run (those
  * they queue on it meanwhile too) before the queue goes: a driver's remove
- * that destroys its queue and then frees what the work uses is right. A
- * queue destroyed already, or of another process: one WARN, nothing done.
+ * that destroys its queue and then frees what the work uses is right.
+ * While it waits, a queueing on @wq from outside its items is refused with
+ * a WARN (drain_workqueue()). A queue destroyed already, or of another
+ * process: one WARN, nothing done.
  */
 static inline void destroy_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, true, "destroy_workqueue",
+	kcompat_wq_wait(wq, KCOMPAT_WQ_DESTROY, "destroy_workqueue",
 			KCOMPAT_SLEEP_destroy_workqueue);
 }
 
-/* Waits as destroy_workqueue() does, and keeps the queue. */
+/*
+ * As the kernel's: waits until nothing is queued on @wq, what its items
+ * queue on it meanwhile too (chained), and keeps the queue. While it
+ * waits, only the items on @wq may queue on it: queue_work(),
+ * queue_delayed_work() or mod_delayed_work() of an item on @wq from any
+ * other thread or work item WARNs, as the kernel's does, and the item is
+ * left as it was (false). A delayed item on @wq is waited for until it
+ * has run.
+ */
 static inline void drain_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, false, "drain_workqueue",
+	kcompat_wq_wait(wq, KCOMPAT_WQ_DRAIN, "drain_workqueue",
 			KCOMPAT_SLEEP_drain_workqueue);
 }
 
 /*
- * Waits as drain_workqueue() does: where the kernel's waits only for what
- * was queued before the call, this one waits for what those queue on the
- * queue meanwhile too (an item that re-queues itself forever on it is
- * waited for forever; cancel it first).
+ * As the kernel's: waits until every queueing on @wq made before the call
+ * has run (or was taken back), and not for one made after it, by its
+ * items or any other thread: an item that re-queues itself keeps no
+ * flush waiting. A delayed queueing whose delay is not over is not yet
+ * on the queue and is not waited for. While another flush of @wq waits
+ * for what was queued before it, what is queued meanwhile is waited for
+ * by the later flush as if queued before it (the kernel's flush colors,
+ * when none is free, do the same).
  */
 static inline void flush_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, false, "flush_workqueue",
+	kcompat_wq_wait(wq, KCOMPAT_WQ_FLUSH, "flush_workqueue",
 			KCOMPAT_SLEEP_flush_workqueue);
 }
 
