@@ -63,7 +63,7 @@ static bool kind_known(uint32_t id)
 /* Only managed memory names its maker, and only a known one. */
 static bool maker_ok(const struct devres__node *n)
 {
-	uint32_t mk = (n->kind & DR_MAKER_MASK) >> DR_MAKER_SHIFT;
+	uint32_t mk = (kind_load(n) & DR_MAKER_MASK) >> DR_MAKER_SHIFT;
 
 	if (DR_KIND(n) == DR_KIND_KMALLOC)
 		return mk < DR_MK_NR;
@@ -117,7 +117,7 @@ static int pair_markers(const struct devres__list_view *v,
 			 * Else its close marker is one, and listed (a link
 			 * there, aligned, is never the kind's 2).
 			 */
-			want = (n->kind & DR_STACKED) ? 0 : 1;
+			want = (kind_load(n) & DR_STACKED) ? 0 : 1;
 			if (want &&
 			    (DR_KIND(&g->close) != DR_KIND_GROUP_CLOSE ||
 			     !(g->close.kind & DR_ADDED)))
@@ -133,7 +133,7 @@ static int pair_markers(const struct devres__list_view *v,
 			break;
 		default: /* DR_KIND_OWNED */
 			if ((g->close.kind & DR_ADDED) ||
-			    (n->kind & DR_STACKED))
+			    (kind_load(n) & DR_STACKED))
 				return BAD("layer-owned group %s is closed",
 					   g->label);
 			kept += is_kept(n);
@@ -163,7 +163,7 @@ static int check_stack(const struct devres__list_view *v, char *why, size_t len)
 	struct devres__node *n;
 
 	for (n = v->head; n; n = n->next) {
-		if (!(n->kind & DR_STACKED))
+		if (!(kind_load(n) & DR_STACKED))
 			continue;
 		if (DR_KIND(n) != DR_KIND_GROUP_OPEN || dr_dead(n))
 			return BAD("node %p is marked open but is no live "
@@ -211,7 +211,7 @@ static int check_view(const struct devres__list_view *v,
 	if (nodes < 0)
 		return BAD("the list is a cycle");
 	for (n = v->head; n; n = n->next) {
-		if (!(n->kind & DR_ADDED))
+		if (!(kind_load(n) & DR_ADDED))
 			return BAD("node %p is listed but not marked added",
 				   node_data(n));
 		if (!kind_known(DR_KIND(n)))
@@ -219,7 +219,7 @@ static int check_view(const struct devres__list_view *v,
 				   node_data(n), (unsigned int)DR_KIND(n));
 		if (!maker_ok(n))
 			return BAD("node %p has a bad maker (%#x)",
-				   node_data(n), (unsigned int)n->kind);
+				   node_data(n), (unsigned int)kind_load(n));
 		if (dr_dead(n)) {
 			dead++;
 			continue;

@@ -146,7 +146,7 @@ static bool group_unlinked(struct devres__node *n)
 	 * its stack: its only listed marker, and its close marker's count
 	 * is a stack link.
 	 */
-	if (n->kind & DR_STACKED)
+	if (kind_load(n) & DR_STACKED)
 		return true;
 	return --g->close.size == 0;
 }
@@ -409,7 +409,8 @@ static void chain_thread_ended(void *arg)
 	devres__warn(c->dev, c->func,
 		     "the thread ended inside the release of %s: the "
 		     "resources after it are released now",
-		     c->cur ? devres__kind_name(c->cur->kind) : "a resource");
+		     c->cur ? devres__kind_name(kind_load(c->cur))
+			    : "a resource");
 	if (c->cur) {
 		devres__free_node(c->cur);
 		c->cur = NULL;
@@ -764,7 +765,7 @@ static void one_thread_ended(void *arg)
 	devres__warn(o->dev, "devres_release",
 		     "the thread ended inside the release of %s: its node "
 		     "is freed",
-		     devres__kind_name(o->n->kind));
+		     devres__kind_name(kind_load(o->n)));
 	devres__free_node(o->n);
 	devres__frame_leave(o->f);
 }

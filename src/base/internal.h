@@ -56,7 +56,13 @@ struct devres__node {
  * node's second devres_free() or a devres_add() of it is caught.
  */
 #define DR_FREED DR_DEAD
-#define DR_KIND(n) ((n)->kind & ~(DR_FLAGS | DR_MAKER_MASK))
+/*
+ * One load, as every read of a node's kind word that another thread may
+ * be claiming at once (node.h, kind_set()): the plain load's instruction.
+ */
+#define DR_KIND(n)                                                             \
+	(__atomic_load_n(&(n)->kind, __ATOMIC_RELAXED) &                       \
+	 ~(DR_FLAGS | DR_MAKER_MASK))
 #define DR_MAX_SIZE ((size_t)UINT32_MAX)
 
 /* Reserved kinds. Kinds from DR_KIND_FIRST on are registered on use. */

@@ -327,7 +327,7 @@ static inline void unlink_after(struct device *dev, struct devres__node *prev,
 
 static inline bool dr_dead(const struct devres__node *n)
 {
-	return n->kind & DR_DEAD;
+	return kind_load(n) & DR_DEAD;
 }
 
 /* index.c: the nodes named by a key (managed memory, actions, groups). */
@@ -406,7 +406,7 @@ HIDDEN bool devres__slab_drop(struct device *dev, struct devres__node *n);
 
 static inline bool dr_slab(const struct devres__node *n)
 {
-	return n->kind & DR_SLAB;
+	return kind_load(n) & DR_SLAB;
 }
 
 HIDDEN struct devres__node *devres__compact_locked(struct device *dev);

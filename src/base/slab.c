@@ -437,7 +437,7 @@ struct devres__node *devres__slab_find(struct device *dev, const void *p)
 	 * list (slab_drop_newest()): the header, ours since the bit is
 	 * set, says whether it is listed.
 	 */
-	if (!(n->kind & DR_ADDED))
+	if (!(kind_load(n) & DR_ADDED))
 		return NULL;
 	return n;
 }

@@ -250,7 +250,7 @@ static inline size_t slab_drop_newest(struct device *dev, const void *p,
 		if (!n || node_data(n) != p)
 			return 0;
 	}
-	if ((n->kind & (DR_SLAB | DR_DEAD)) != DR_SLAB ||
+	if ((kind_load(n) & (DR_SLAB | DR_DEAD)) != DR_SLAB ||
 	    DR_KIND(n) != DR_KIND_KMALLOC)
 		return 0;
 	*ret_log = dr_log_of_res(n);
