@@ -85,28 +85,34 @@ static void lock_mem(struct device *dev, void *p, size_t len)
 	}
 }
 
-/* A buffer whose mapping is being made, for alloc_ended(). */
+/* A buffer whose mapping is being made, for give_back(). */
 struct alloc_owed {
 	void *p;
 	size_t len;
+	struct dma_rec *rec; /* a managed buffer's, in the table */
 };
 
 /*
- * DMA ops that end the thread inside the buffer's map: the map is undone
- * (mapping.c), and the buffer goes with it, as a failed map's would.
- * Left, its memory and counts were lost with the thread.
+ * A buffer not mapped after all goes back: a failed map, or DMA ops that
+ * end the thread inside it (mapping.c undoes the map; left, its memory
+ * and counts were lost with the thread). A managed buffer's record is
+ * taken out of the table first: if a plain call over the range took it
+ * meanwhile, that call unmapped the memory, and it is not unmapped again.
  */
-static void alloc_ended(void *arg)
+static void give_back(void *arg)
 {
 	struct alloc_owed *a = arg;
 
-	devres__munmap(a->p, a->len);
+	if (a->rec)
+		devres__map_remove_unmap(&a->rec->map, a->p, a->len);
+	else
+		devres__munmap(a->p, a->len);
 	devres__ledger_add(DL_DMA_BUFFERS, -1);
 	devres__ledger_add(DL_DMA_BYTES, -(long)a->len);
 }
 
 void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
-			enum dma_kind kind)
+			enum dma_kind kind, const struct dma_claim *claim)
 {
 	struct alloc_owed a;
 	size_t len, align;
@@ -126,16 +132,20 @@ void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
 	devres__ledger_add(DL_DMA_BUFFERS, 1);
 	devres__ledger_add(DL_DMA_BYTES, (long)len);
 	lock_mem(dev, p, len);
-	a = (struct alloc_owed){ p, len };
-	pthread_cleanup_push(alloc_ended, &a);
+	a = (struct alloc_owed){ p, len, NULL };
+	if (claim && devres__dma_rec_add(claim->rec, p, size)) {
+		give_back(&a);
+		errno = ENOMEM;
+		return NULL;
+	}
+	if (claim)
+		a.rec = claim->rec;
+	pthread_cleanup_push(give_back, &a);
 	h = devres__dma_map(dev, p, size, align,
 			    dma_default_mask(dev->coherent_dma_mask), kind,
-			    DMA_BIDIRECTIONAL, &err);
-	pthread_cleanup_pop(0);
+			    DMA_BIDIRECTIONAL, claim, &err);
+	pthread_cleanup_pop(h == DMA_MAPPING_ERROR);
 	if (h == DMA_MAPPING_ERROR) {
-		devres__munmap(p, len);
-		devres__ledger_add(DL_DMA_BUFFERS, -1);
-		devres__ledger_add(DL_DMA_BYTES, -(long)len);
 		errno = -err;
 		return NULL;
 	}
@@ -153,7 +163,7 @@ void *dma_alloc_coherent(struct device *dev, size_t size,
 	    devres__dma_size_bad(dev, size, __func__) ||
 	    devres__dma_from_ops(dev, __func__))
 		return NULL;
-	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT);
+	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT, NULL);
 }
 
 /* What a free does once unlocked, whether the ops return or not. */
@@ -265,13 +275,12 @@ void dma_free_coherent(struct device *dev, size_t size, void *cpu_addr,
 }
 
 /*
- * Gives the buffer at @dma_handle a record (and an owner, if any), or
- * (no record) a pool's buffer to the device.
+ * Links the buffer at @dma_handle with @rec, or (no record) leaves a
+ * pool's buffer to the device.
  */
 static void set_map(struct device *dev, dma_addr_t dma_handle,
-		    const struct devres__owner *owner, struct dma_rec *rec)
+		    struct dma_rec *rec)
 {
-	bool added = false;
 	struct dma_dev *s;
 	struct dma_map *m;
 
@@ -281,11 +290,6 @@ static void set_map(struct device *dev, dma_addr_t dma_handle,
 		pthread_mutex_lock(&s->lock);
 		m = devres__dma_lookup(s, dma_handle, 1);
 		if (m && rec) {
-			if (owner) {
-				m->owner = *owner;
-				devres__owner_add(owner);
-				added = true;
-			}
 			m->rec = rec;
 			rec->m = m;
 		} else if (m && m->kind == DK_POOL) {
@@ -297,25 +301,15 @@ static void set_map(struct device *dev, dma_addr_t dma_handle,
 		pthread_mutex_unlock(&s->lock);
 	}
 	devres__dma_read_unlock();
-	if (added)
-		devres__log_release();
-	else if (owner)
-		devres_add(owner->dev, owner->node);
-}
-
-void devres__dma_own(struct device *dev, dma_addr_t dma_handle,
-		     const struct devres__owner *owner, struct dma_rec *rec)
-{
-	set_map(dev, dma_handle, owner, rec);
 }
 
 void devres__dma_link(struct device *dev, dma_addr_t dma_handle,
 		      struct dma_rec *rec)
 {
-	set_map(dev, dma_handle, NULL, rec);
+	set_map(dev, dma_handle, rec);
 }
 
 void devres__dma_disown(struct device *dev, dma_addr_t dma_handle)
 {
-	set_map(dev, dma_handle, NULL, NULL);
+	set_map(dev, dma_handle, NULL);
 }

@@ -8,12 +8,6 @@
 #include <stdlib.h>
 #include "dma-internal.h"
 
-struct dma_devres {
-	size_t size;
-	void *vaddr;
-	dma_addr_t dma_handle;
-};
-
 static void dmam_release(struct device *dev, void *res)
 {
 	struct dma_devres *this = res;
@@ -54,8 +48,8 @@ static void alloc_ended(void *arg)
 void *dmam_alloc_coherent(struct device *dev, size_t size,
 			  dma_addr_t *dma_handle, gfp_t gfp)
 {
+	struct dma_claim claim;
 	struct alloc_owed a;
-	struct devres__owner owner;
 	struct dma_devres *dr;
 	struct dma_rec *rec;
 	void *vaddr;
@@ -73,32 +67,23 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 		devres_free(dr);
 		return NULL;
 	}
+	/*
+	 * The buffer enters the device's table with its owner, its node
+	 * then on @dev: a plain call on another thread finds it owned or
+	 * not at all (coherent.c, mapping.c).
+	 */
+	claim = (struct dma_claim){ .owner = { .dev = dev,
+					       .node = dr,
+					       .release = dmam_release,
+					       .call = __func__,
+					       .fix = "dmam_free_coherent()" },
+				    .dr = dr,
+				    .rec = rec };
 	a = (struct alloc_owed){ dr, rec };
 	/* DMA ops that end the thread: the buffer is undone, then these. */
 	pthread_cleanup_push(alloc_ended, &a);
-	vaddr = dma_alloc_coherent(dev, size, dma_handle, gfp);
-	/*
-	 * In the table before the buffer has an owner: a plain call over it
-	 * meanwhile (no caller has the address yet) finds it unlinked and
-	 * takes nothing, and the free that follows leaves it to that call.
-	 */
-	if (vaddr && devres__dma_rec_add(rec, vaddr, size)) {
-		dma_free_coherent(dev, size, vaddr, *dma_handle);
-		vaddr = NULL;
-	}
+	vaddr = devres__dma_alloc(dev, size, dma_handle, DK_COHERENT, &claim);
 	pthread_cleanup_pop(!vaddr);
-	if (!vaddr)
-		return NULL;
-	dr->vaddr = vaddr;
-	dr->dma_handle = *dma_handle;
-	dr->size = size;
-	owner = (struct devres__owner){ .dev = dev,
-					.node = dr,
-					.release = dmam_release,
-					.call = __func__,
-					.fix = "dmam_free_coherent()" };
-	/* Owned and on @dev in one hold of the device's DMA lock. */
-	devres__dma_own(dev, dr->dma_handle, &owner, rec);
 	return vaddr;
 }
 

@@ -128,13 +128,16 @@ static inline struct dma_dev *dma_dev_peek(struct device *dev)
 }
 
 /*
- * Maps [cpu, cpu + size) with the device's ops and records it; returns the
- * handle or DMA_MAPPING_ERROR and sets *ret_err.
+ * Maps [cpu, cpu + size) with the device's ops and records it, with
+ * @claim if any (a coherent buffer's); returns the handle or
+ * DMA_MAPPING_ERROR and sets *ret_err.
  */
+struct dma_claim;
 HIDDEN dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 				  size_t align, uint64_t mask,
 				  enum dma_kind kind,
-				  enum dma_data_direction dir, int *ret_err);
+				  enum dma_data_direction dir,
+				  const struct dma_claim *claim, int *ret_err);
 /* The record whose bus range contains [h, h + len), state locked. */
 HIDDEN struct dma_map *devres__dma_lookup(struct dma_dev *s, dma_addr_t h,
 					  size_t len);
@@ -165,9 +168,34 @@ HIDDEN void devres__dma_put_orphan(struct device *dev, struct dma_dev *s);
 HIDDEN int devres__dma_debug_arm(struct device *dev, struct dma_dev *s,
 				 bool bound);
 
-/* coherent.c: coherent buffers of a kind (DK_COHERENT or DK_POOL). */
+/* A dmam_alloc_coherent() buffer's node (devres.c). */
+struct dma_devres {
+	size_t size;
+	void *vaddr;
+	dma_addr_t dma_handle;
+};
+
+/*
+ * What a dmam_ buffer is given as it enters the device's table, in the
+ * same hold of the device's DMA lock: its node, filled and added to its
+ * device (a dma_free_coherent() by hand takes it off under that lock),
+ * and its record in the table of managed mappings (hand.c), put there
+ * before the buffer is mapped. So no call on another thread ever finds
+ * the buffer without its owner, and nothing of it is left behind.
+ */
+struct dma_claim {
+	struct devres__owner owner; /* .node is @dr */
+	struct dma_devres *dr;
+	struct dma_rec *rec;
+};
+
+/*
+ * coherent.c: coherent buffers of a kind (DK_COHERENT or DK_POOL), a
+ * managed one with its @claim (else NULL).
+ */
 HIDDEN void *devres__dma_alloc(struct device *dev, size_t size,
-			       dma_addr_t *dma_handle, enum dma_kind kind);
+			       dma_addr_t *dma_handle, enum dma_kind kind,
+			       const struct dma_claim *claim);
 /*
  * Frees a buffer: any (@node NULL; a managed one loses its node, @func
  * WARNs), or only the one @node owns (silently nothing otherwise).
@@ -175,16 +203,6 @@ HIDDEN void *devres__dma_alloc(struct device *dev, size_t size,
 HIDDEN void devres__dma_free(struct device *dev, size_t size, void *cpu,
 			     dma_addr_t dma_handle, enum dma_kind kind,
 			     const void *node, const char *func);
-/*
- * Records @owner's node as the owner of the buffer at @dma_handle, and
- * links it with @rec (hand.c); the node, filled, goes on its device in
- * the same hold of the device's DMA lock (a dma_free_coherent() by hand
- * takes it off under that lock), or after, when the buffer is no longer
- * in the table.
- */
-HIDDEN void devres__dma_own(struct device *dev, dma_addr_t dma_handle,
-			    const struct devres__owner *owner,
-			    struct dma_rec *rec);
 /* Links the buffer at @dma_handle with @rec (a pool's chunk). */
 HIDDEN void devres__dma_link(struct device *dev, dma_addr_t dma_handle,
 			     struct dma_rec *rec);

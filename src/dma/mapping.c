@@ -330,9 +330,22 @@ void devres__dma_forget(struct dma_dev *s, struct dma_map *m)
 	devres__dma_forget_owed(s, m, NULL, NULL);
 }
 
+/* A managed buffer takes its owner as it enters the table; locked. */
+static void claim_locked(struct dma_map *m, const struct dma_claim *c)
+{
+	c->dr->vaddr = m->cpu;
+	c->dr->dma_handle = m->node.start;
+	c->dr->size = m->size;
+	m->owner = c->owner;
+	m->rec = c->rec;
+	c->rec->m = m;
+	devres__owner_add(&c->owner);
+}
+
 dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 			   size_t align, uint64_t mask, enum dma_kind kind,
-			   enum dma_data_direction dir, int *ret_err)
+			   enum dma_data_direction dir,
+			   const struct dma_claim *claim, int *ret_err)
 {
 	const struct devres_dma_ops *ops;
 	uintptr_t first = (uintptr_t)cpu &
@@ -402,10 +415,14 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	m->epoch = s->epoch[bound];
 	devres__rt_insert(&s->maps, &m->node);
 	s->nmaps++;
+	if (claim)
+		claim_locked(m, claim);
 	if (pinned)
 		s->pins--;
 	pthread_mutex_unlock(&s->lock);
 	pthread_rwlock_unlock(&states);
+	if (claim)
+		devres__log_release();
 	if (dma_streaming(kind))
 		devres__ledger_add(DL_DMA_MAPS, 1);
 	*ret_err = 0;
@@ -513,7 +530,7 @@ static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 	    user_range_bad(dev, ptr, size, func))
 		return DMA_MAPPING_ERROR;
 	return devres__dma_map(dev, ptr, size, devres__page_size(),
-			       dma_get_mask(dev), kind, dir, &err);
+			       dma_get_mask(dev), kind, dir, NULL, &err);
 }
 
 dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
