@@ -342,8 +342,8 @@ static inline int pairs_run(const struct pairs_table *t)
 	{                                                                      \
 		struct pairs_table t = {                                       \
 			__VA_ARGS__,                                           \
-			.rounds =                                              \
-				test_rounds("DEVRES_PAIRS_ROUNDS", nr_rounds), \
+			.rounds = test_race_rounds("DEVRES_PAIRS_ROUNDS",      \
+						   nr_rounds),                 \
 		};                                                             \
                                                                                \
 		(void)state;                                                   \

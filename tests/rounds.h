@@ -31,4 +31,18 @@ static inline bool test_under_valgrind(void)
 	return preload && strstr(preload, "vgpreload");
 }
 
+/*
+ * The rounds of a race between threads: the positive number in @env, else
+ * @def, a quarter of it under valgrind. Valgrind runs one thread at a time
+ * and switches between them at its own points: its rounds find its kind
+ * of error (a leak, a read of freed memory) in each order a quarter as
+ * many rounds still take, and make check's time is not spent repeating.
+ */
+static inline long test_race_rounds(const char *env, long def)
+{
+	if (!getenv(env) && test_under_valgrind())
+		def = def / 4 > 0 ? def / 4 : 1;
+	return test_rounds(env, def);
+}
+
 #endif

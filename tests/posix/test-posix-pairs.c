@@ -60,7 +60,8 @@ static void run_table(const char *const *states, unsigned int nr_states,
 		.call = call,
 		.undo = undo,
 		.also = also,
-		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS) * times,
+		.rounds =
+			test_race_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS) * times,
 	};
 
 	assert_int_equal(pairs_run(&t), 0);

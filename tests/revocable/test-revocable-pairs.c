@@ -92,7 +92,7 @@ static void last_reference_pairs(void **state)
 		.reach = reach_revoked,
 		.call = make_last,
 		.undo = undo,
-		.rounds = test_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS) * 50,
+		.rounds = test_race_rounds("DEVRES_PAIRS_ROUNDS", ROUNDS) * 50,
 		/* A get or a put takes tens of nanoseconds. */
 		.spread = 64,
 	};
