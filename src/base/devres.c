@@ -464,7 +464,7 @@ void *devres_alloc_named(dr_release_t release, size_t size, gfp_t gfp,
 	if (devres__opt_bad(NULL, (const void *)release, __func__, "release") ||
 	    devres__opt_bad(NULL, name, __func__, "name"))
 		return NULL;
-	kind = devres__kind_get(release, NULL, name);
+	kind = devres__kind_of(release, NULL, name);
 	if (unlikely(kind == DR_KIND_NONE))
 		return NULL;
 	n = devres__alloc_node(kind, size, true);
