@@ -377,10 +377,8 @@ static void end_chain(struct chain *c)
 {
 	struct devres__dm_thread *t = c->t;
 
-	if (c->gone) {
-		devres__ledger_add(DL_NODES, -c->gone);
-		devres__ledger_add(DL_NODE_BYTES, -c->gone_bytes);
-	}
+	if (c->gone)
+		devres__ledger_add_node(-c->gone, -c->gone_bytes);
 	if (c->slab && !c->all)
 		slab_return(c->dev, c->slab, c->slots);
 	else if (c->slab)
@@ -944,8 +942,7 @@ int devres_release_all(struct device *dev)
 	devres__block_free(index);
 	if (walk)
 		return devres__release_nodes(dev, list, slab, true, __func__);
-	devres__ledger_add(DL_NODES, -(long)live);
-	devres__ledger_add(DL_NODE_BYTES, -(long)bytes);
+	devres__ledger_add_node(-(long)live, -(long)bytes);
 	if (slab)
 		devres__release_nodes(dev, NULL, slab, true, __func__);
 	return (int)live;

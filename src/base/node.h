@@ -370,8 +370,7 @@ static inline void kill_locked(struct device *dev, struct devres__node *n)
 	assert_locked(dev, __func__);
 	kind_or(n, DR_DEAD);
 	dev->devres_dead++;
-	devres__ledger_add(DL_NODES, -1);
-	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	devres__ledger_add_node(-1, -(long)n->size);
 	dr_poison(node_data(n), n->size);
 }
 
@@ -470,15 +469,13 @@ static inline struct devres__node *devres__alloc_node(uint32_t kind,
 	n->next = NULL;
 	kind_set(n, kind);
 	n->size = (uint32_t)size;
-	devres__ledger_add(DL_NODES, 1);
-	devres__ledger_add(DL_NODE_BYTES, (long)size);
+	devres__ledger_add_node(1, (long)size);
 	return n;
 }
 
 static inline void devres__free_node(struct devres__node *n)
 {
-	devres__ledger_add(DL_NODES, -1);
-	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	devres__ledger_add_node(-1, -(long)n->size);
 	kind_set(n, DR_FREED);
 	devres__node_put(n);
 }
