@@ -572,7 +572,7 @@ void devres_add(struct device *dev, void *res)
 		kind_clear(n, DR_ADDED); /* still the caller's */
 		return;
 	}
-	add_locked(dev, n);
+	add_claimed(dev, n);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
 }
@@ -685,7 +685,7 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 		found = find_held(&h, DR_KIND(n), match, match_data, NULL);
 	}
 	if (!found)
-		add_locked(dev, n);
+		add_claimed(dev, n);
 	unlock_dev(dev);
 	devres__frame_leave(&f);
 	if (found) {

@@ -290,13 +290,19 @@ static inline void kind_clear(struct devres__node *n, uint32_t flags)
 	kind_set(n, kind_load(n) & ~flags);
 }
 
-static inline void add_locked(struct device *dev, struct devres__node *n)
+/* Lists @n, which its caller's claim (devres.c) marked added already. */
+static inline void add_claimed(struct device *dev, struct devres__node *n)
 {
 	assert_locked(dev, __func__);
 	n->next = list_head(dev);
-	kind_or(n, DR_ADDED);
 	set_head(dev, n);
 	dev->devres_listed++;
+}
+
+static inline void add_locked(struct device *dev, struct devres__node *n)
+{
+	kind_or(n, DR_ADDED);
+	add_claimed(dev, n);
 }
 
 /*
