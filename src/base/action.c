@@ -20,7 +20,7 @@ int devm_add_action_named(struct device *dev, void (*action)(void *),
 	if (devres__arg_bad(dev, (const void *)action, __func__, "action") ||
 	    devres__opt_bad(dev, name, __func__, "name"))
 		return -EINVAL;
-	kind = devres__kind_get(NULL, action, name);
+	kind = devres__kind_of(NULL, action, name);
 	if (unlikely(kind == DR_KIND_NONE))
 		return -ENOMEM;
 	n = devres__alloc_node(kind, sizeof(void *), false);

@@ -377,10 +377,8 @@ static void end_chain(struct chain *c)
 {
 	struct devres__dm_thread *t = c->t;
 
-	if (c->gone) {
-		devres__ledger_add(DL_NODES, -c->gone);
-		devres__ledger_add(DL_NODE_BYTES, -c->gone_bytes);
-	}
+	if (c->gone)
+		devres__ledger_add_node(-c->gone, -c->gone_bytes);
 	if (c->slab && !c->all)
 		slab_return(c->dev, c->slab, c->slots);
 	else if (c->slab)
@@ -464,7 +462,7 @@ void *devres_alloc_named(dr_release_t release, size_t size, gfp_t gfp,
 	if (devres__opt_bad(NULL, (const void *)release, __func__, "release") ||
 	    devres__opt_bad(NULL, name, __func__, "name"))
 		return NULL;
-	kind = devres__kind_get(release, NULL, name);
+	kind = devres__kind_of(release, NULL, name);
 	if (unlikely(kind == DR_KIND_NONE))
 		return NULL;
 	n = devres__alloc_node(kind, size, true);
@@ -574,7 +572,7 @@ void devres_add(struct device *dev, void *res)
 		kind_clear(n, DR_ADDED); /* still the caller's */
 		return;
 	}
-	add_locked(dev, n);
+	add_claimed(dev, n);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
 }
@@ -687,7 +685,7 @@ void *devres_get(struct device *dev, void *new_res, dr_match_t match,
 		found = find_held(&h, DR_KIND(n), match, match_data, NULL);
 	}
 	if (!found)
-		add_locked(dev, n);
+		add_claimed(dev, n);
 	unlock_dev(dev);
 	devres__frame_leave(&f);
 	if (found) {
@@ -944,8 +942,7 @@ int devres_release_all(struct device *dev)
 	devres__block_free(index);
 	if (walk)
 		return devres__release_nodes(dev, list, slab, true, __func__);
-	devres__ledger_add(DL_NODES, -(long)live);
-	devres__ledger_add(DL_NODE_BYTES, -(long)bytes);
+	devres__ledger_add_node(-(long)live, -(long)bytes);
 	if (slab)
 		devres__release_nodes(dev, NULL, slab, true, __func__);
 	return (int)live;

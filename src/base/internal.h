@@ -139,6 +139,41 @@ struct devres__kind {
 
 HIDDEN uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 				 const char *name);
+
+/*
+ * The kind table's hash (kind.c): chains of entries, newest first, read
+ * without a lock. Entries are never freed nor changed once published.
+ */
+#define DR_KIND_HASH_BITS 8
+extern HIDDEN struct devres__kind *devres__kind_buckets[];
+
+static inline unsigned int devres__kind_hash(dr_release_t release,
+					     void (*action)(void *))
+{
+	uint64_t key = (uint64_t)(uintptr_t)release ^
+		       ((uint64_t)(uintptr_t)action * 31u);
+
+	return (unsigned int)((key * 0x9e3779b97f4a7c15ull) >>
+			      (64 - DR_KIND_HASH_BITS));
+}
+
+/*
+ * devres__kind_get() for the allocation paths (every devres_alloc() and
+ * devm_add_action() looks its kind up): the first entry of the bucket is
+ * tried inline, which is the kind itself unless another one registered
+ * later shares its bucket; anything else takes the call.
+ */
+static inline uint32_t devres__kind_of(dr_release_t release,
+				       void (*action)(void *), const char *name)
+{
+	const struct devres__kind *k = __atomic_load_n(
+		&devres__kind_buckets[devres__kind_hash(release, action)],
+		__ATOMIC_ACQUIRE);
+
+	if (likely(k && k->release == release && k->action == action))
+		return k->id;
+	return devres__kind_get(release, action, name);
+}
 HIDDEN uint32_t devres__kind_lookup(dr_release_t release,
 				    void (*action)(void *));
 #define DR_KIND_SEG_SHIFT 8

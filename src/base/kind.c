@@ -17,7 +17,7 @@
 #define SEG_SHIFT DR_KIND_SEG_SHIFT
 #define SEG_LEN (1u << SEG_SHIFT)
 #define NR_SEGS DR_KIND_NR_SEGS
-#define HASH_BITS 8
+#define HASH_BITS DR_KIND_HASH_BITS
 
 static struct devres__kind seg0[SEG_LEN] = {
 	[DR_KIND_GROUP_OPEN] = { .name = "group <", .id = DR_KIND_GROUP_OPEN },
@@ -46,7 +46,7 @@ const char *const devres__maker_names[DR_MK_NR] = {
 };
 
 struct devres__kind *devres__kind_segs[NR_SEGS] = { seg0 };
-static struct devres__kind *buckets[1u << HASH_BITS];
+struct devres__kind *devres__kind_buckets[1u << HASH_BITS];
 uint32_t devres__nr_kinds = DR_KIND_FIRST;
 #define nr_kinds devres__nr_kinds
 static pthread_mutex_t kind_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -70,19 +70,11 @@ __attribute__((constructor)) static void kind_atfork(void)
 		       kind_lock_drop);
 }
 
-static unsigned int hash(dr_release_t release, void (*action)(void *))
-{
-	uint64_t key = (uint64_t)(uintptr_t)release ^
-		       ((uint64_t)(uintptr_t)action * 31u);
-
-	return (unsigned int)((key * 0x9e3779b97f4a7c15ull) >>
-			      (64 - HASH_BITS));
-}
-
 static struct devres__kind *search(unsigned int h, dr_release_t release,
 				   void (*action)(void *))
 {
-	struct devres__kind *k = __atomic_load_n(&buckets[h], __ATOMIC_ACQUIRE);
+	struct devres__kind *k =
+		__atomic_load_n(&devres__kind_buckets[h], __ATOMIC_ACQUIRE);
 
 	for (; k; k = __atomic_load_n(&k->hash_next, __ATOMIC_ACQUIRE))
 		if (k->release == release && k->action == action)
@@ -92,7 +84,8 @@ static struct devres__kind *search(unsigned int h, dr_release_t release,
 
 uint32_t devres__kind_lookup(dr_release_t release, void (*action)(void *))
 {
-	struct devres__kind *k = search(hash(release, action), release, action);
+	struct devres__kind *k =
+		search(devres__kind_hash(release, action), release, action);
 
 	return k ? k->id : DR_KIND_NONE;
 }
@@ -125,7 +118,7 @@ static struct devres__kind *new_slot(void)
 uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 			  const char *name)
 {
-	unsigned int h = hash(release, action);
+	unsigned int h = devres__kind_hash(release, action);
 	struct devres__kind *k = search(h, release, action);
 	bool full;
 
@@ -157,8 +150,9 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 			k->release = release;
 			k->action = action;
 			k->name = copy;
-			k->hash_next = buckets[h];
-			__atomic_store_n(&buckets[h], k, __ATOMIC_RELEASE);
+			k->hash_next = devres__kind_buckets[h];
+			__atomic_store_n(&devres__kind_buckets[h], k,
+					 __ATOMIC_RELEASE);
 		} else {
 			free(copy);
 		}

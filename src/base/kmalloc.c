@@ -71,8 +71,7 @@ static DEVRES_INLINE void *kmalloc_small(struct device *dev, size_t size,
 	data = node_data(n);
 	add_locked(dev, n);
 	unlock_dev(dev);
-	devres__ledger_add(DL_NODES, 1);
-	devres__ledger_add(DL_NODE_BYTES, (long)size);
+	devres__ledger_add_node(1, (long)size);
 	dr_log(dev, "ADD", l);
 	return data;
 }
@@ -221,8 +220,7 @@ void devm_kfree(struct device *dev, const void *p)
 		dead = compact_if_all_dead(dev);
 		unlock_dev(dev);
 		devres__free_dead(dead);
-		devres__ledger_add(DL_NODES, -1);
-		devres__ledger_add(DL_NODE_BYTES, -(long)size);
+		devres__ledger_add_node(-1, -(long)size);
 		dr_log(dev, "REM", l);
 		return;
 	}
@@ -370,8 +368,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 		l = dr_log_of_res(new_node);
 		if (dr_slab(old)) {
 			/* Its slot goes back now, under the lock. */
-			devres__ledger_add(DL_NODES, -1);
-			devres__ledger_add(DL_NODE_BYTES, -(long)old->size);
+			devres__ledger_add_node(-1, -(long)old->size);
 			devres__slab_unlisted(dev);
 			devres__slab_free(dev, dev->devres_slab, old);
 			old = NULL;

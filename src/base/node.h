@@ -290,13 +290,19 @@ static inline void kind_clear(struct devres__node *n, uint32_t flags)
 	kind_set(n, kind_load(n) & ~flags);
 }
 
-static inline void add_locked(struct device *dev, struct devres__node *n)
+/* Lists @n, which its caller's claim (devres.c) marked added already. */
+static inline void add_claimed(struct device *dev, struct devres__node *n)
 {
 	assert_locked(dev, __func__);
 	n->next = list_head(dev);
-	kind_or(n, DR_ADDED);
 	set_head(dev, n);
 	dev->devres_listed++;
+}
+
+static inline void add_locked(struct device *dev, struct devres__node *n)
+{
+	kind_or(n, DR_ADDED);
+	add_claimed(dev, n);
 }
 
 /*
@@ -370,8 +376,7 @@ static inline void kill_locked(struct device *dev, struct devres__node *n)
 	assert_locked(dev, __func__);
 	kind_or(n, DR_DEAD);
 	dev->devres_dead++;
-	devres__ledger_add(DL_NODES, -1);
-	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	devres__ledger_add_node(-1, -(long)n->size);
 	dr_poison(node_data(n), n->size);
 }
 
@@ -470,15 +475,13 @@ static inline struct devres__node *devres__alloc_node(uint32_t kind,
 	n->next = NULL;
 	kind_set(n, kind);
 	n->size = (uint32_t)size;
-	devres__ledger_add(DL_NODES, 1);
-	devres__ledger_add(DL_NODE_BYTES, (long)size);
+	devres__ledger_add_node(1, (long)size);
 	return n;
 }
 
 static inline void devres__free_node(struct devres__node *n)
 {
-	devres__ledger_add(DL_NODES, -1);
-	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	devres__ledger_add_node(-1, -(long)n->size);
 	kind_set(n, DR_FREED);
 	devres__node_put(n);
 }

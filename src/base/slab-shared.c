@@ -125,8 +125,7 @@ bool devres__slab_drop(struct device *dev, struct devres__node *n)
 		prev = head;
 	}
 	devres__slab_forget(dev, n);
-	devres__ledger_add(DL_NODES, -1);
-	devres__ledger_add(DL_NODE_BYTES, -(long)n->size);
+	devres__ledger_add_node(-1, -(long)n->size);
 	unlink_after(dev, prev, n);
 	s->listed--;
 	cls = class_of(n->size);

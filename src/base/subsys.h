@@ -284,14 +284,9 @@ HIDDEN void devres__ledger_add_first(enum devres__ledger_kind kind, long delta);
 #if defined(__x86_64__) && !defined(DL_ADD_LOCKED)
 #define DL_ADD_ASM 1
 #endif
-static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
+static inline void devres__ledger_bump(long *v, enum devres__ledger_kind kind,
+				       long delta)
 {
-	long *v = devres__tally;
-
-	if (unlikely(!v)) {
-		devres__ledger_add_first(kind, delta);
-		return;
-	}
 #if defined(DL_ADD_ASM)
 	__asm__("addq %1, %0" : "+m"(v[kind]) : "er"(delta));
 #elif defined(DL_ADD_LOCKED)
@@ -301,6 +296,36 @@ static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
 			 __atomic_load_n(&v[kind], __ATOMIC_RELAXED) + delta,
 			 __ATOMIC_RELAXED);
 #endif
+}
+
+static inline void devres__ledger_add(enum devres__ledger_kind kind, long delta)
+{
+	long *v = devres__tally;
+
+	if (unlikely(!v)) {
+		devres__ledger_add_first(kind, delta);
+		return;
+	}
+	devres__ledger_bump(v, kind, delta);
+}
+
+/*
+ * A node's two counts, nodes and bytes, with one read of the tally's
+ * address: in a shared library each read of a thread-local variable is a
+ * call through its TLS descriptor, which the compiler does not share
+ * between two adds (the first one's asm may have written anywhere).
+ */
+static inline void devres__ledger_add_node(long nodes, long bytes)
+{
+	long *v = devres__tally;
+
+	if (unlikely(!v)) {
+		devres__ledger_add_first(DL_NODES, nodes);
+		devres__ledger_add_first(DL_NODE_BYTES, bytes);
+		return;
+	}
+	devres__ledger_bump(v, DL_NODES, nodes);
+	devres__ledger_bump(v, DL_NODE_BYTES, bytes);
 }
 
 /*
