@@ -2,13 +2,14 @@
 /* ctest-labels: unit tsan timeout=120 */
 /*
  * A managed acquisition on one thread, and on another the plain call that
- * gives back what it acquires (docs/misuse.md, SP7 to SP13), made at once
+ * gives back what it acquires (docs/misuse.md, SP7 to SP14), made at once
  * many rounds (DEVRES_PAIRS_ROUNDS): a descriptor (devm_eventfd() and
  * close(2) of the number it gets), a stream (devm_fopen() and close(2) of
  * its number), a busy region (devm_request_mem_region() and
  * release_mem_region() of the range), a coherent DMA buffer
  * (dmam_alloc_coherent() and dma_free_coherent() of the address and
- * handle it gets), a mapping of device memory (devm_ioremap() and
+ * handle it gets), a DMA pool (dmam_pool_create() and dma_pool_destroy()
+ * of the handle it gets), a mapping of device memory (devm_ioremap() and
  * iounmap() of its address), a BAR of a fake PCI function (pcim_iomap()
  * and pci_iounmap() or munmap(2) of its address) and a range of the
  * caller's in the resource tree (devm_request_resource() and
@@ -333,6 +334,67 @@ static const struct kind coherent = {
 	.unrecorded = true,
 };
 
+/*
+ * DMA pools: a pool's handle is its slot's index and generation, and a
+ * pool made after one destroyed takes the same slot, its generation moved
+ * on by the same step each time: the next handle is the last one plus
+ * the step between the last two. Live while a block can be taken from it.
+ */
+static struct dma_pool *next_pool;
+
+static struct dma_pool *pool_make(void)
+{
+	return dmam_pool_create("pairs", &tdev, 64, 0, 0);
+}
+
+static void pool_learn(void)
+{
+	struct dma_pool *a, *b;
+
+	a = pool_make();
+	assert_non_null(a);
+	dmam_pool_destroy(a);
+	b = pool_make();
+	assert_non_null(b);
+	dmam_pool_destroy(b);
+	next_pool = (struct dma_pool *)((uintptr_t)b +
+					((uintptr_t)b - (uintptr_t)a));
+}
+
+static int pool_acquire(void)
+{
+	return pool_make() ? 0 : -ENOMEM;
+}
+
+static int pool_hand(void)
+{
+	dma_pool_destroy(next_pool);
+	return 0;
+}
+
+/* A block taken and given back: the pool's WARN when it is not live. */
+static long pool_live(const struct devres_ledger *l)
+{
+	dma_addr_t dma;
+	void *p;
+
+	(void)l;
+	p = dma_pool_alloc(next_pool, GFP_KERNEL, &dma);
+	if (!p)
+		return 0;
+	dma_pool_free(next_pool, p, dma);
+	return 1;
+}
+
+static const struct kind pools = {
+	.name = "DMA pool",
+	.acquire = pool_acquire,
+	.hand = pool_hand,
+	.learn = pool_learn,
+	.live = pool_live,
+	.rest = rest_none,
+};
+
 /* Mappings of device memory: the address unmapped is mapped again. */
 
 static void *next_addr;
@@ -520,6 +582,11 @@ static void use_maps(void)
 	kind = &maps;
 }
 
+static void use_pools(void)
+{
+	kind = &pools;
+}
+
 static void use_bars(void)
 {
 	kind = &bars;
@@ -555,6 +622,7 @@ PAIRS_TEST(stream_against_close, ROUNDS, KIND(use_streams))
 PAIRS_TEST(region_against_release, ROUNDS, KIND(use_regions))
 PAIRS_TEST(coherent_against_free, ROUNDS, KIND(use_coherent))
 PAIRS_TEST(mapping_against_iounmap, ROUNDS, KIND(use_maps))
+PAIRS_TEST(pool_against_destroy, ROUNDS, KIND(use_pools))
 PAIRS_TEST(bar_against_pci_iounmap, ROUNDS, KIND(use_bars))
 PAIRS_TEST(bar_against_munmap, ROUNDS, KIND(use_bars_munmap))
 PAIRS_TEST(range_against_release, ROUNDS, KIND(use_ranges))
@@ -682,8 +750,8 @@ static void hold_each(void **state)
 	(void)state;
 	for (const struct kind *const *k =
 		     (const struct kind *const[]){
-			     &fds, &streams, &regions, &coherent, &maps, &bars,
-			     &bars_munmap, &ranges, &ranges_remove,
+			     &fds, &streams, &regions, &coherent, &pools, &maps,
+			     &bars, &bars_munmap, &ranges, &ranges_remove,
 			     &ranges_unless_busy, NULL };
 	     *k; k++) {
 		kind = *k;
@@ -732,6 +800,8 @@ int main(void)
 						dev_setup, dev_teardown),
 		cmocka_unit_test_setup_teardown(mapping_against_iounmap,
 						window_setup, window_teardown),
+		cmocka_unit_test_setup_teardown(pool_against_destroy, dev_setup,
+						dev_teardown),
 		cmocka_unit_test_setup_teardown(bar_against_pci_iounmap,
 						pci_setup, pci_teardown),
 		cmocka_unit_test_setup_teardown(bar_against_munmap, pci_setup,
