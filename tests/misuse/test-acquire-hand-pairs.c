@@ -557,60 +557,24 @@ static const struct kind ranges_remove =
 static const struct kind ranges_unless_busy =
 	RANGE_KIND("remove_resource_unless_busy()", range_remove_unless_busy);
 
-static void use_fds(void)
-{
-	kind = &fds;
-}
+/* use_<k>(): the setup of a table of kind <k>. */
+#define USE(k)                                                                 \
+	static void use_##k(void)                                              \
+	{                                                                      \
+		kind = &(k);                                                   \
+	}
 
-static void use_streams(void)
-{
-	kind = &streams;
-}
-
-static void use_regions(void)
-{
-	kind = &regions;
-}
-
-static void use_coherent(void)
-{
-	kind = &coherent;
-}
-
-static void use_maps(void)
-{
-	kind = &maps;
-}
-
-static void use_pools(void)
-{
-	kind = &pools;
-}
-
-static void use_bars(void)
-{
-	kind = &bars;
-}
-
-static void use_bars_munmap(void)
-{
-	kind = &bars_munmap;
-}
-
-static void use_ranges(void)
-{
-	kind = &ranges;
-}
-
-static void use_ranges_remove(void)
-{
-	kind = &ranges_remove;
-}
-
-static void use_ranges_unless_busy(void)
-{
-	kind = &ranges_unless_busy;
-}
+USE(fds)
+USE(streams)
+USE(regions)
+USE(coherent)
+USE(maps)
+USE(pools)
+USE(bars)
+USE(bars_munmap)
+USE(ranges)
+USE(ranges_remove)
+USE(ranges_unless_busy)
 
 #define KIND(use)                                                              \
 	PAIRS_NAMES(state_name, call_name),                                    \
