@@ -261,7 +261,7 @@ static void drop(struct pci_map *m, struct device *owner)
 static int list_map(struct pci_dev *pdev, int bar, struct pci_map *m,
 		    const struct devres__owner *owner)
 {
-	void **slot = owner ? &pci__iomap_slots(pdev)[bar] : NULL;
+	void **slots = owner ? pci__iomap_slots(pdev) : NULL;
 	int ret = 0;
 
 	if (owner)
@@ -269,14 +269,14 @@ static int list_map(struct pci_dev *pdev, int bar, struct pci_map *m,
 	pthread_mutex_lock(&map_lock);
 	if (pci__readonly())
 		ret = -EROFS;
-	else if (slot && *slot)
+	else if (slots && slots[bar])
 		ret = -EBUSY;
 	if (!ret) {
 		m->next = maps;
 		maps = m;
 	}
-	if (!ret && owner) {
-		*slot = m->addr;
+	if (!ret && slots && owner) {
+		slots[bar] = m->addr;
 		*(void **)owner->node = m->addr;
 		devres__owner_add(owner);
 	}
