@@ -318,10 +318,12 @@ DEVRES_API int remove_resource(struct resource *old);
  *
  * Exists only in userspace: what iomem_window_remove() uses to take a
  * window out of the tree in one step with the check that no driver holds a
- * range inside it, so that no request can slip in between.
+ * range inside it, so that no request can slip in between. A range of
+ * devm_request_resource() leaves as with remove_resource(): its node is
+ * taken off its device at the call, with a WARN.
  *
  * Context: any thread; takes the tree's lock.
- * Return: 0; -EBUSY when a range nested in @old is IORESOURCE_BUSY;
+ * Return: 0; -EBUSY when @old or a range nested in it is IORESOURCE_BUSY;
  * -EINVAL when @old is not in a tree.
  */
 DEVRES_API int remove_resource_unless_busy(struct resource *old);

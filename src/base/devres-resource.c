@@ -6,7 +6,6 @@
  * name the call that made the node.
  */
 #include <errno.h>
-#include <pthread.h>
 #include <devres/devres.h>
 #include "resource.h"
 
@@ -120,79 +119,29 @@ void devm_release_mem_region(struct device *dev, resource_size_t start,
 
 /*
  * A range the caller owns, described in the tree while the device lives.
- * The struct resource is the caller's, with no room for an owner: the
- * nodes that own one are on a list instead, so that release_resource() of
- * a managed range finds its node, and a node whose range was released by
- * hand (and perhaps requested again by another owner) leaves it alone.
+ * The struct resource is the caller's, with no room for an owner: its node
+ * is listed under the tree's lock (resource.h), so that release_resource()
+ * of a managed range finds its node, and a node whose range was released
+ * by hand (and perhaps requested again by another owner) leaves it alone.
  */
-struct resource_dr {
-	struct resource *res;
-	struct resource_dr *next, *prev;
-	struct devres__owner owner;
-};
-
-static pthread_mutex_t owned_lock = PTHREAD_MUTEX_INITIALIZER;
-static struct resource_dr owned = { .next = &owned, .prev = &owned };
-
-/* Held across fork(): the child finds it free (docs/fork.md). */
-__attribute__((constructor)) static void owned_atfork(void)
-{
-	devres__atfork_mutex(DEVRES_FORK_OWNED, &owned_lock);
-}
-
-static void unlink_dr(struct resource_dr *dr)
-{
-	dr->prev->next = dr->next;
-	dr->next->prev = dr->prev;
-	dr->next = dr->prev = NULL;
-}
-
 static void devm_resource_release(struct device *dev, void *res)
 {
-	struct resource_dr *dr = res;
-	bool mine;
-
 	(void)dev;
-	pthread_mutex_lock(&owned_lock);
-	mine = dr->next != NULL;
-	if (mine)
-		unlink_dr(dr);
-	pthread_mutex_unlock(&owned_lock);
-	if (mine)
-		release_resource(dr->res);
-}
-
-void devres__resource_hand(struct resource *old, const char *func)
-{
-	struct devres__hand hand;
-	struct resource_dr *dr;
-
-	pthread_mutex_lock(&owned_lock);
-	for (dr = owned.next; dr != &owned; dr = dr->next)
-		if (dr->res == old)
-			break;
-	if (dr != &owned) {
-		unlink_dr(dr);
-		/* Frees dr (the node's data): nothing of it is read after. */
-		devres__disown(&dr->owner, &hand);
-	}
-	pthread_mutex_unlock(&owned_lock);
-	if (dr != &owned)
-		devres__warn_hand(&hand, func, "a resource");
+	devres__release_owned(res);
 }
 
 static int resource_match(struct device *dev, void *res, void *data)
 {
-	const struct resource_dr *dr = res;
+	const struct devres__owned_res *o = res;
 
 	(void)dev;
-	return dr->res == data;
+	return o->res == data;
 }
 
 int devm_request_resource(struct device *dev, struct resource *root,
 			  struct resource *new_res)
 {
-	struct resource_dr *dr;
+	struct devres__owned_res *o;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
@@ -200,27 +149,21 @@ int devm_request_resource(struct device *dev, struct resource *root,
 	    devres__arg_bad(dev, new_res, __func__, "resource") ||
 	    devres__opt_bad(dev, new_res->name, __func__, "resource name"))
 		return -EINVAL;
-	dr = devres_alloc_named(devm_resource_release, sizeof(*dr), GFP_KERNEL,
-				"devm_request_resource");
-	if (!dr)
+	o = devres_alloc_named(devm_resource_release, sizeof(*o), GFP_KERNEL,
+			       "devm_request_resource");
+	if (!o)
 		return -ENOMEM;
-	if (request_resource_conflict(root, new_res)) {
-		devres_free(dr);
+	o->res = new_res;
+	o->owner = (struct devres__owner){ .dev = dev,
+					   .node = o,
+					   .release = devm_resource_release,
+					   .call = "devm_request_resource",
+					   .fix = "devm_release_resource()" };
+	/* In the tree, listed and on @dev in one hold of the tree's lock. */
+	if (devres__request_owned(root, o)) {
+		devres_free(o);
 		return -EBUSY;
 	}
-	dr->res = new_res;
-	dr->owner = (struct devres__owner){ .dev = dev,
-					    .node = dr,
-					    .release = devm_resource_release,
-					    .call = "devm_request_resource",
-					    .fix = "devm_release_resource()" };
-	pthread_mutex_lock(&owned_lock);
-	dr->next = &owned;
-	dr->prev = owned.prev;
-	owned.prev->next = dr;
-	owned.prev = dr;
-	pthread_mutex_unlock(&owned_lock);
-	devres_add(dev, dr);
 	return 0;
 }
 

@@ -55,6 +55,10 @@ struct region {
 
 static struct region regions = { .next = &regions, .prev = &regions };
 
+/* The devm_request_resource() ranges (resource.h), under the tree's lock. */
+static struct devres__owned_res owned_ranges = { .next = &owned_ranges,
+						 .prev = &owned_ranges };
+
 struct resource *devres_iomem_resource(void)
 {
 	return &iomem_root;
@@ -247,6 +251,24 @@ static struct region *region_of_locked(const struct resource *res)
 	return is_region(res) ? container_of(res, struct region, res) : NULL;
 }
 
+/* @old's devm_request_resource() record, or NULL. */
+static struct devres__owned_res *owned_of_locked(const struct resource *old)
+{
+	struct devres__owned_res *o;
+
+	for (o = owned_ranges.next; o != &owned_ranges; o = o->next)
+		if (o->res == old)
+			return o;
+	return NULL;
+}
+
+static void unlist_owned(struct devres__owned_res *o)
+{
+	o->prev->next = o->next;
+	o->next->prev = o->prev;
+	o->next = o->prev = NULL;
+}
+
 /*
  * A region given to release_resource() or remove_resource() leaves the
  * tree and the list of regions together: left on the list, it was claimed
@@ -255,26 +277,51 @@ static struct region *region_of_locked(const struct resource *res)
  * that) left the list pointing into freed memory. A plain region is then
  * the caller's, not freed here, as in the kernel; a managed one is released
  * at the call, its node taken off the device with the hand WARN, as
- * release_region() does with it.
+ * release_region() does with it. So is a devm_request_resource() range,
+ * found and unlinked in the same hold: its node is either on its device
+ * now or was taken off by its release, which unlinks it in one hold too.
+ * @unless_busy: remove_resource_unless_busy(), which leaves a busy range
+ * (or one with a busy range under it) in the tree, and its node on its
+ * device.
  */
 static int unlink_res(struct resource *old, bool keep_children,
-		      const char *func)
+		      bool unless_busy, const char *func)
 {
-	struct devres__hand hand;
+	struct devres__hand hand, ohand;
+	struct devres__owned_res *o = NULL;
+	const struct resource *p;
 	struct region *r;
-	bool owned = false;
+	bool owned_reg = false;
 	int ret, pid;
 
 	pthread_mutex_lock(&tree_lock);
-	r = region_of_locked(old);
+	ret = !unless_busy || in_tree(old) ? 0 : -EINVAL;
+	if (!ret && unless_busy && (old->flags & IORESOURCE_BUSY))
+		ret = -EBUSY;
+	for (p = old->child; !ret && unless_busy && p; p = next_res(old, p))
+		if (p->flags & IORESOURCE_BUSY)
+			ret = -EBUSY;
+	r = ret ? NULL : region_of_locked(old);
 	pid = r && r->pid != devres__pid_now() ? r->pid : 0;
-	ret = pid ? -ECHILD : unlink_locked(old, keep_children);
+	if (pid)
+		ret = -ECHILD;
+	/* Managed, by hand: its node goes, even if the range is not in. */
+	if (ret != -EBUSY && !pid) {
+		o = owned_of_locked(old);
+		if (o) {
+			unlist_owned(o);
+			/* Frees o (the node's data): not read after. */
+			devres__disown(&o->owner, &ohand);
+		}
+	}
+	if (!ret)
+		ret = unlink_locked(old, keep_children);
 	if (!ret && r) {
 		r->prev->next = r->next;
 		r->next->prev = r->prev;
 		r->next = r->prev = NULL;
-		owned = r->owner.dev != NULL;
-		if (owned)
+		owned_reg = r->owner.dev != NULL;
+		if (owned_reg)
 			devres__disown(&r->owner, &hand);
 	}
 	pthread_mutex_unlock(&tree_lock);
@@ -283,9 +330,11 @@ static int unlink_res(struct resource *old, bool keep_children,
 			     "region [%#llx-%#llx] belongs to process %d",
 			     (unsigned long long)old->start,
 			     (unsigned long long)old->end, pid);
+	if (o)
+		devres__warn_hand(&ohand, func, "a resource");
 	if (!ret && r)
 		devres__ledger_add(DL_REGIONS, -1);
-	if (owned) {
+	if (owned_reg) {
 		devres__warn_hand(&hand, func, "a region");
 		free(r);
 	}
@@ -296,36 +345,56 @@ int release_resource(struct resource *old)
 {
 	if (devres__arg_bad(NULL, old, __func__, "resource"))
 		return -EINVAL;
-	devres__resource_hand(old, __func__);
-	return unlink_res(old, false, __func__);
+	return unlink_res(old, false, false, __func__);
 }
 
 int remove_resource(struct resource *old)
 {
 	if (devres__arg_bad(NULL, old, __func__, "resource"))
 		return -EINVAL;
-	devres__resource_hand(old, __func__);
-	return unlink_res(old, true, __func__);
+	return unlink_res(old, true, false, __func__);
 }
 
 int remove_resource_unless_busy(struct resource *old)
 {
-	const struct resource *p;
-	int ret;
-
 	if (devres__arg_bad(NULL, old, __func__, "resource"))
 		return -EINVAL;
+	return unlink_res(old, true, true, __func__);
+}
+
+struct resource *devres__request_owned(struct resource *root,
+				       struct devres__owned_res *o)
+{
+	struct resource *conflict;
+
 	pthread_mutex_lock(&tree_lock);
-	ret = in_tree(old) ? 0 : -EINVAL;
-	if (!ret && (old->flags & IORESOURCE_BUSY))
-		ret = -EBUSY;
-	for (p = old->child; !ret && p; p = next_res(old, p))
-		if (p->flags & IORESOURCE_BUSY)
-			ret = -EBUSY;
-	if (!ret)
-		ret = unlink_locked(old, true);
+	conflict = in_tree(o->res) ? o->res : add_leaf(root, o->res);
+	if (!conflict) {
+		o->next = &owned_ranges;
+		o->prev = owned_ranges.prev;
+		owned_ranges.prev->next = o;
+		owned_ranges.prev = o;
+		/* A release_resource() by hand takes the node off here. */
+		devres__owner_add(&o->owner);
+	}
 	pthread_mutex_unlock(&tree_lock);
-	return ret;
+	if (!conflict)
+		devres__log_release();
+	else if (conflict == o->res)
+		devres__warn(NULL, "request_resource_conflict",
+			     "%s is already in the tree",
+			     o->res->name ? o->res->name : "resource");
+	return conflict;
+}
+
+void devres__release_owned(struct devres__owned_res *o)
+{
+	pthread_mutex_lock(&tree_lock);
+	if (o->next) {
+		unlist_owned(o);
+		(void)unlink_locked(o->res, false);
+	}
+	pthread_mutex_unlock(&tree_lock);
 }
 
 struct resource *devres__request_region(struct resource *parent,

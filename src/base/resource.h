@@ -39,9 +39,31 @@ HIDDEN bool devres__release_region(struct resource *parent,
 				   const void *node, const char *func);
 
 /*
- * devres-resource.c: release_resource() or remove_resource() of @old, a
- * devm_request_resource() range: WARN, and its node leaves the device.
+ * A devm_request_resource() range: the caller's struct resource, which has
+ * no room for an owner, and the node that owns it. Listed under the tree's
+ * lock from the hold that puts the range in the tree and the node on its
+ * device to the hold that takes the range out: release_resource() or
+ * remove_resource() of it by hand then finds the node in the hold that
+ * unlinks the range (its WARN, the node taken off), and the node's release
+ * finds it no longer listed.
  */
-HIDDEN void devres__resource_hand(struct resource *old, const char *func);
+struct devres__owned_res {
+	struct resource *res;
+	struct devres__owned_res *next, *prev;
+	struct devres__owner owner;
+};
+
+/*
+ * request_resource_conflict() of @o->res in @root, for @o's node: on no
+ * conflict (NULL), @o is listed and its node put on its device in the
+ * same hold of the tree's lock.
+ */
+HIDDEN struct resource *devres__request_owned(struct resource *root,
+					      struct devres__owned_res *o);
+/*
+ * The release of @o's node: takes @o->res out of the tree (its children
+ * with it) if @o is still listed, in one hold of the tree's lock.
+ */
+HIDDEN void devres__release_owned(struct devres__owned_res *o);
 
 #endif /* DEVRES_RESOURCE_H */

@@ -685,7 +685,6 @@ enum devres__fork_rank {
 	DEVRES_FORK_IO,		/* io/iomap.c */
 	DEVRES_FORK_FDS,	/* posix/fd-table.c */
 	DEVRES_FORK_RCU,	/* revocable/urcu.c */
-	DEVRES_FORK_OWNED,	/* base/devres-resource.c */
 	DEVRES_FORK_TREE,	/* base/resource.c */
 	DEVRES_FORK_DM,		/* base/bus.c */
 	DEVRES_FORK_KIND,	/* base/kind.c */

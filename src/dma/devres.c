@@ -120,6 +120,7 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 	pthread_cleanup_pop(1);
 }
 
+/* The handle is written to its first word (devres__dma_pool_create_owned()). */
 struct dmam_pool {
 	struct dma_pool *pool;
 };
@@ -150,19 +151,16 @@ struct dma_pool *dmam_pool_create(const char *name, struct device *dev,
 	ptr = devres_alloc(dmam_pool_release, sizeof(*ptr), GFP_KERNEL);
 	if (!ptr)
 		return NULL;
-	pool = dma_pool_create(name, dev, size, align, allocation);
-	if (!pool) {
-		devres_free(ptr);
-		return NULL;
-	}
-	ptr->pool = pool;
 	owner = (struct devres__owner){ .dev = dev,
 					.node = ptr,
 					.release = dmam_pool_release,
 					.call = __func__,
 					.fix = "dmam_pool_destroy()" };
-	devres__dma_pool_own(pool, &owner);
-	devres_add(dev, ptr);
+	/* Live, owned and on @dev in one hold of the pools' lock. */
+	pool = devres__dma_pool_create_owned(name, dev, size, align, allocation,
+					     &owner);
+	if (!pool)
+		devres_free(ptr);
 	return pool;
 }
 

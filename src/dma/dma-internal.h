@@ -256,9 +256,17 @@ HIDDEN bool devres__dma_from_ops(struct device *dev, const char *func);
  */
 HIDDEN bool devres__dma_size_bad(struct device *dev, size_t size,
 				 const char *func);
-/* Records @owner's node as the owner of @pool. */
-HIDDEN void devres__dma_pool_own(struct dma_pool *pool,
-				 const struct devres__owner *owner);
+/*
+ * dma_pool_create() of a pool @owner's node releases: the node, a struct
+ * dma_pool * the handle is written to, goes on @owner->dev in the hold
+ * of the pools' lock that makes the pool live (a dma_pool_destroy() by
+ * hand takes it off under that lock). On failure the node is still the
+ * caller's.
+ */
+HIDDEN struct dma_pool *
+devres__dma_pool_create_owned(const char *name, struct device *dev, size_t size,
+			      size_t align, size_t boundary,
+			      const struct devres__owner *owner);
 /* Destroys @pool if @node still owns it; a release path. */
 HIDDEN void devres__dma_pool_destroy_owned(struct dma_pool *pool,
 					   const void *node);

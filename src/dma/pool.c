@@ -119,30 +119,40 @@ static int layout(struct dma_pool *pool, size_t boundary)
 	return 0;
 }
 
-struct dma_pool *dma_pool_create(const char *name, struct device *dev,
-				 size_t size, size_t align, size_t boundary)
+/*
+ * The pool, live from the hold of pools_lock that gives it its owner and
+ * puts @owner's node (when there is one) on its device: a
+ * dma_pool_destroy() by hand, which takes a pool under that lock, then
+ * finds it unmade, or made, owned and its node on the device. Before, the
+ * pool went live without an owner and had one, then its node, each in a
+ * hold of its own: a destroy in between took the pool and left the node.
+ */
+static struct dma_pool *pool_create(const char *name, struct device *dev,
+				    size_t size, size_t align, size_t boundary,
+				    const struct devres__owner *owner,
+				    const char *func)
 {
 	const size_t page = devres__page_size();
 	struct dma_pool *pool;
 	void *h = NULL;
 	bool used;
 
-	if (!devres__dev_ok(dev, __func__) ||
-	    devres__arg_bad(dev, name, __func__, "name") ||
-	    devres__dma_from_ops(dev, __func__))
+	if (!devres__dev_ok(dev, func) ||
+	    devres__arg_bad(dev, name, func, "name") ||
+	    devres__dma_from_ops(dev, func))
 		return NULL;
 	if (!align)
 		align = 1;
 	/* Each refusal says why: a NULL alone tells the caller nothing. */
 	if (!size || size > POOL_MAX_BLOCK) {
-		devres__warn(dev, __func__,
+		devres__warn(dev, func,
 			     "pool %s: block size %zu not in "
 			     "[1, %zu]",
 			     name, size, (size_t)POOL_MAX_BLOCK);
 		return NULL;
 	}
 	if (!pow2(align) || align > POOL_MAX_BLOCK) {
-		devres__warn(dev, __func__,
+		devres__warn(dev, func,
 			     "pool %s: alignment %zu is not a "
 			     "power of two up to %zu",
 			     name, align, (size_t)POOL_MAX_BLOCK);
@@ -150,7 +160,7 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	}
 	size = (size + align - 1) & ~(align - 1);
 	if (size > POOL_MAX_BLOCK) {
-		devres__warn(dev, __func__,
+		devres__warn(dev, func,
 			     "pool %s: aligned block size %zu "
 			     "is over %zu",
 			     name, size, (size_t)POOL_MAX_BLOCK);
@@ -158,7 +168,7 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	}
 	if (boundary &&
 	    (!pow2(boundary) || boundary < size || boundary > POOL_MAX_BLOCK)) {
-		devres__warn(dev, __func__,
+		devres__warn(dev, func,
 			     "pool %s: boundary %zu is not a "
 			     "power of two of at least the block size %zu "
 			     "up to %zu",
@@ -185,7 +195,8 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	pool->size = size;
 	pool->allocation = (size + page - 1) & ~(page - 1);
 	pool->nchunks = pool->cap = pool->hint = pool->navail = 0;
-	pool->guarded = false;
+	/* A managed pool's chunks are recorded from the first. */
+	pool->guarded = owner != NULL;
 	if (!boundary || boundary > pool->allocation)
 		boundary = pool->allocation;
 	if (layout(pool, boundary)) {
@@ -196,27 +207,31 @@ struct dma_pool *dma_pool_create(const char *name, struct device *dev,
 	}
 	pthread_mutex_unlock(&pool->lock);
 	pthread_mutex_lock(&pools_lock);
-	pool->owner = (struct devres__owner){ 0 };
+	pool->owner = owner ? *owner : (struct devres__owner){ 0 };
 	pool->live = true;
+	if (owner) {
+		*(struct dma_pool **)owner->node = h;
+		devres__owner_add(owner);
+	}
 	pthread_mutex_unlock(&pools_lock);
+	if (owner)
+		devres__log_release();
 	return h;
 }
 
-void devres__dma_pool_own(struct dma_pool *h, const struct devres__owner *owner)
+struct dma_pool *dma_pool_create(const char *name, struct device *dev,
+				 size_t size, size_t align, size_t boundary)
 {
-	struct dma_pool *pool;
+	return pool_create(name, dev, size, align, boundary, NULL, __func__);
+}
 
-	pthread_mutex_lock(&pools_lock);
-	pool = devres__handle_obj(&pool_handles, h, NULL);
-	if (pool)
-		pool->owner = *owner;
-	pthread_mutex_unlock(&pools_lock);
-	/* Before the pool is given out: it has no chunk yet. */
-	if (pool) {
-		pthread_mutex_lock(&pool->lock);
-		pool->guarded = true;
-		pthread_mutex_unlock(&pool->lock);
-	}
+struct dma_pool *
+devres__dma_pool_create_owned(const char *name, struct device *dev, size_t size,
+			      size_t align, size_t boundary,
+			      const struct devres__owner *owner)
+{
+	return pool_create(name, dev, size, align, boundary, owner,
+			   "dma_pool_create");
 }
 
 /* The pool of @h, a live handle of this process, or NULL with a WARN. */

@@ -13,8 +13,10 @@
  *
  * Mappings are listed under map_lock, so that read-only mode can take
  * write access away from every one of them: pci_sysfs_set_readonly() sets
- * the flag, then walks the list; a mapping is made and listed under the
- * lock after checking the flag, so no mapping escapes both.
+ * the flag, then walks the list; a mapping is listed under the lock after
+ * checking the flag, and given out only once listed, so no mapping escapes
+ * both. Lock order: a device's own lock, then map_lock, then a device's
+ * devres lock; base/maps.c's lock before any of them.
  */
 #include <errno.h>
 #include <stddef.h>
@@ -219,13 +221,80 @@ static void init_record(struct pci_map *m)
 	};
 }
 
+/*
+ * Gives back @m, unlinked (no other caller finds it) and still mapped (the
+ * address cannot be mapped again yet). Its pcim_iomap_table() slot goes
+ * before the address can be reused (another BAR's slot may then hold it),
+ * whoever unmaps it and whichever device the caller named; with no lock
+ * of this file held, as the device's own lock is taken before map_lock.
+ * @owner: the device of the node that owned it, if any.
+ */
+static void drop(struct pci_map *m, struct device *owner)
+{
+	if (owner)
+		(void)pci__iomap_forget(to_pci_dev(owner), m->addr);
+	/*
+	 * Out of the table and unmapped under one hold of its lock (a plain
+	 * mmap(MAP_FIXED) cannot land in between); a plain call that took
+	 * it first unmapped it there. One unmapped or replaced by a raw
+	 * system call is left mapped, with a WARN.
+	 */
+	if (!m->recorded)
+		devres__munmap(m->addr, m->len);
+	else
+		devres__map_put(&m->rec, m->addr, m->len, owner,
+				m->owner.call ? m->owner.call : "pci_iomap");
+	devres__ledger_add(DL_MAPS, -1);
+	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
+	free(m);
+}
+
+/*
+ * Lists @m, under map_lock, with the BAR's pcim_iomap_table() slot and
+ * the node of @owner (pcim_iomap()) in the same hold of the device's lock
+ * and map_lock: a pci_iounmap() or munmap() by hand, which takes the
+ * mapping off the list under map_lock, then finds its node on the device
+ * and its slot set. Checked under it: read-only mode (pci__bars_protect()
+ * walks the list under map_lock after setting the flag, so no mapping
+ * escapes both) and the slot. 0, -EROFS or -EBUSY (nothing listed).
+ */
+static int list_map(struct pci_dev *pdev, int bar, struct pci_map *m,
+		    const struct devres__owner *owner)
+{
+	void **slots = owner ? pci__iomap_slots(pdev) : NULL;
+	int ret = 0;
+
+	if (owner)
+		pthread_mutex_lock(&pdev->p->lock);
+	pthread_mutex_lock(&map_lock);
+	if (pci__readonly())
+		ret = -EROFS;
+	else if (slots && slots[bar])
+		ret = -EBUSY;
+	if (!ret) {
+		m->next = maps;
+		maps = m;
+	}
+	if (!ret && slots && owner) {
+		slots[bar] = m->addr;
+		*(void **)owner->node = m->addr;
+		devres__owner_add(owner);
+	}
+	pthread_mutex_unlock(&map_lock);
+	if (owner)
+		pthread_mutex_unlock(&pdev->p->lock);
+	if (!ret && owner)
+		devres__log_release();
+	return ret;
+}
+
 int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 		 const struct devres__owner *owner, void **ret_addr)
 {
 	resource_size_t len;
 	struct pci_map *m;
 	off_t off = 0;
-	void *addr = NULL; /* set wherever ret ends 0 */
+	void *addr;
 	int fd, ret;
 
 	if (!pdev || !pdev->p || bar < 0 || bar >= PCI_STD_NUM_BARS ||
@@ -260,46 +329,48 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
 	m->writable = true;
 	m->pid = devres__pid_now();
-	m->recorded = owner != NULL;
+	/*
+	 * Made before it is listed, and not given out before: read-only
+	 * mode set meanwhile is checked again when it is listed.
+	 */
+	addr = MAP_FAILED;
 	/* The mapping's own fault point: mmap() out of address space. */
 	ret = devres__should_fail_as("mmap", -ENOMEM) ? -ENOMEM : 0;
-	pthread_mutex_lock(&map_lock);
-	/* Under the lock: pci__bars_protect() then sees this mapping. */
-	if (ret) {
-		addr = MAP_FAILED;
-	} else if (pci__readonly()) {
-		ret = -EROFS;
-	} else {
+	if (!ret) {
 		addr = mmap(NULL, m->len, PROT_READ | PROT_WRITE, MAP_SHARED,
 			    fd, off);
 		ret = addr == MAP_FAILED ? -errno : 0;
 	}
-	if (!ret) {
-		m->addr = addr;
-		init_record(m);
-		m->next = maps;
-		maps = m;
-	}
-	pthread_mutex_unlock(&map_lock);
 	if (!pci__bk(pdev, bar_window))
 		pci__close(fd);
 	if (ret) {
 		free(m);
 		return ret;
 	}
+	m->addr = addr;
+	init_record(m);
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)m->len);
-	/* What its release checks is still there (base/maps-id.c). */
-	if (owner)
+	/*
+	 * Recorded before it is listed (once listed, a pci_iounmap() by
+	 * hand may free @m, which is not read after): a munmap() by hand
+	 * over it meanwhile finds it unlisted and takes it out of the
+	 * table; it is then no longer recorded, and its release leaves the
+	 * range. What its release checks is still there (base/maps-id.c).
+	 */
+	if (owner) {
 		devres__map_identify(&m->rec);
-	if (owner && devres__map_add(&m->rec)) {
-		struct devres__hand h;
-		bool owned;
-
-		/* Not recorded, so not given out: taken back at once. */
-		m->recorded = false;
-		(void)pci__bar_unmap(addr, owner->node, &h, &owned);
-		return -ENOMEM;
+		if (devres__map_add(&m->rec)) {
+			/* Not recorded, so not given out: taken back now. */
+			drop(m, NULL);
+			return -ENOMEM;
+		}
+		m->recorded = true;
+	}
+	ret = list_map(pdev, bar, m, owner);
+	if (ret) {
+		drop(m, NULL);
+		return ret;
 	}
 	*ret_addr = addr;
 	return 0;
@@ -334,29 +405,7 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	pthread_mutex_unlock(&map_lock);
 	if (!m)
 		return -ENOENT;
-	/*
-	 * Unlinked, still mapped: no other caller finds it, and the address
-	 * cannot be mapped again yet. Its pcim_iomap_table() slot goes
-	 * before it can (another BAR's slot may then hold it), whoever
-	 * unmaps it and whichever device the caller named; outside the map
-	 * lock, as the device's own lock is taken before the tree's.
-	 */
-	if (owner)
-		(void)pci__iomap_forget(to_pci_dev(owner), addr);
-	/*
-	 * Out of the table and unmapped under one hold of its lock (a plain
-	 * mmap(MAP_FIXED) cannot land in between); a plain call that took
-	 * it first unmapped it there. One unmapped or replaced by a raw
-	 * system call is left mapped, with a WARN.
-	 */
-	if (!m->recorded)
-		devres__munmap(m->addr, m->len);
-	else
-		devres__map_put(&m->rec, m->addr, m->len, owner,
-				m->owner.call ? m->owner.call : "pci_iomap");
-	devres__ledger_add(DL_MAPS, -1);
-	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
-	free(m);
+	drop(m, owner);
 	return 0;
 }
 

@@ -226,6 +226,11 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 		errno = ENOMEM;
 		return NULL;
 	}
+	/*
+	 * On success the node is on the device and the mapping in the
+	 * BAR's slot, both in the hold that lists it; -EBUSY when another
+	 * call took the slot since.
+	 */
 	ret = pci__bar_map(
 		pdev, bar, maxlen,
 		&(struct devres__owner){ &pdev->dev, node, pcim_bar_release,
@@ -236,23 +241,6 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 		errno = -ret;
 		return NULL;
 	}
-	*node = addr;
-	/* Two calls for one BAR at once: the second one's mapping goes. */
-	pthread_mutex_lock(&pdev->p->lock);
-	busy = pci__iomap_slots(pdev)[bar] != NULL;
-	if (!busy)
-		pci__iomap_slots(pdev)[bar] = addr;
-	pthread_mutex_unlock(&pdev->p->lock);
-	if (busy) {
-		struct devres__hand h;
-		bool owned;
-
-		(void)pci__bar_unmap(addr, node, &h, &owned);
-		devres_free(node);
-		errno = EBUSY;
-		return NULL;
-	}
-	devres_add(&pdev->dev, node);
 	return addr;
 }
 

@@ -190,7 +190,11 @@ HIDDEN int pci__check_alias(const struct pci_dev_private *p,
 HIDDEN int pci__bars_claim(struct pci_dev *pdev);
 HIDDEN void pci__bars_release(struct pci_dev *pdev);
 /*
- * A managed mapping records its node (@owner); pci__bar_unmap() by a node
+ * A managed mapping (pcim_iomap()) records its node (@owner), a void * the
+ * address is written to: the mapping is listed, put in BAR @bar's slot of
+ * pcim_iomap_table() and the node on @owner->dev in one hold of the
+ * device's lock and the mappings' lock (-EBUSY when the slot is taken);
+ * on failure the node is still the caller's. pci__bar_unmap() by a node
  * (@node) takes only the mapping it still owns, and by hand (@node NULL)
  * any, dropping a managed one's node there (*@ret_owned, @h for the WARN).
  */

@@ -2,14 +2,19 @@
 /* ctest-labels: unit tsan timeout=120 */
 /*
  * A managed acquisition on one thread, and on another the plain call that
- * gives back what it acquires (docs/misuse.md, SP7 to SP10), made at once
+ * gives back what it acquires (docs/misuse.md, SP7 to SP14), made at once
  * many rounds (DEVRES_PAIRS_ROUNDS): a descriptor (devm_eventfd() and
  * close(2) of the number it gets), a stream (devm_fopen() and close(2) of
  * its number), a busy region (devm_request_mem_region() and
  * release_mem_region() of the range), a coherent DMA buffer
  * (dmam_alloc_coherent() and dma_free_coherent() of the address and
- * handle it gets) and a mapping of device memory (devm_ioremap() and
- * iounmap() of its address). The number, address or handle is the one a
+ * handle it gets), a DMA pool (dmam_pool_create() and dma_pool_destroy()
+ * of the handle it gets), a mapping of device memory (devm_ioremap() and
+ * iounmap() of its address), a BAR of a fake PCI function (pcim_iomap()
+ * and pci_iounmap() of its address) and a range of the
+ * caller's in the resource tree (devm_request_resource() and
+ * release_resource(), remove_resource() or remove_resource_unless_busy()
+ * of it). The number, address or handle is the one a
  * managed acquisition given back just before got: the next gets the
  * same. Each pair must end as one of its two serial orders does
  * (tests/pairs.h): the plain call first finds nothing (its WARN, or
@@ -19,8 +24,11 @@
  * device: a plain call in between gave the resource back, found no node
  * to take off, and the node, added after, stayed on the device for a
  * resource already given back: a node and no resource, which neither
- * order leaves. What is compared after: the device's nodes, the ledger's
- * count of the kind, what the release then finds, and the WARNs. The
+ * order leaves (for a BAR, its pcim_iomap_table() slot set apart from
+ * its node, too; for remove_resource_unless_busy(), no owner looked for
+ * at all). What is compared after: the device's nodes, the ledger's count
+ * of the kind (a range: whether it is in the tree), what the release then
+ * finds, the WARNs, and whether a BAR's slot is set with its node. The
  * window is a few instructions wide: hold_each holds it open for each
  * kind, 20 rounds (see there).
  */
@@ -42,6 +50,7 @@
 #include <devres/dma.h>
 #include <devres/io.h>
 #include <devres/ioport.h>
+#include <devres/pci.h>
 #include <devres/posix.h>
 #include "testlib.h"
 #include "pairs.h"
@@ -49,9 +58,12 @@
 #include "gate.h"
 #include "posix/hand-close.h"
 #include "io/iotest.h"
+#include "misuse/one-pci-fn.h"
 
 #define BASE 0x7b000000ULL
 #define SIZE 4096
+/* The caller's range of devm_request_resource(), clear of the window. */
+#define RES_BASE 0x7c000000ULL
 
 #ifdef T_TSAN
 #define ROUNDS 300
@@ -71,6 +83,14 @@ struct kind {
 	void (*rest)(int nodes);
 	/* Made before the library records it (given_back_unrecorded()). */
 	bool unrecorded;
+	/* The device it is acquired on (NULL: tdev). */
+	struct device *(*dev)(void);
+	/*
+	 * Optional: whether what else the acquisition records agrees with
+	 * @nodes, the nodes it left on the device (a pcim_iomap_table()
+	 * slot set with its node only).
+	 */
+	bool (*agrees)(int nodes);
 };
 
 static const struct kind *kind;
@@ -95,17 +115,23 @@ static int call(unsigned int c)
 	return c ? kind->hand() : kind->acquire();
 }
 
+static struct device *kdev(void)
+{
+	return kind->dev ? kind->dev() : &tdev;
+}
+
 static int nodes(void)
 {
 	struct devres_stats st;
 
-	devres_get_stats(&tdev, &st);
+	devres_get_stats(kdev(), &st);
 	return (int)st.allocs;
 }
 
 /*
  * The device's nodes and the kind's live count before the release, what
- * the release finds, and the WARNs of it and of what it leaves.
+ * the release finds, the WARNs of it and of what it leaves, and whether
+ * the kind's other records agreed with its nodes.
  */
 static void undo(struct pairs_outcome *o)
 {
@@ -115,7 +141,8 @@ static void undo(struct pairs_outcome *o)
 	o->after[0] = nodes();
 	devres_ledger_snapshot(&l);
 	o->after[1] = (int)(kind->live(&l) - live0);
-	o->after[2] = devres_release_all(&tdev);
+	o->after[4] = !kind->agrees || kind->agrees(o->after[0]);
+	o->after[2] = devres_release_all(kdev());
 	kind->rest(o->after[0]);
 	o->after[3] = devres_warn_count() - w0;
 }
@@ -306,6 +333,67 @@ static const struct kind coherent = {
 	.unrecorded = true,
 };
 
+/*
+ * DMA pools: a pool's handle is its slot's index and generation, and a
+ * pool made after one destroyed takes the same slot, its generation moved
+ * on by the same step each time: the next handle is the last one plus
+ * the step between the last two. Live while a block can be taken from it.
+ */
+static struct dma_pool *next_pool;
+
+static struct dma_pool *pool_make(void)
+{
+	return dmam_pool_create("pairs", &tdev, 64, 0, 0);
+}
+
+static void pool_learn(void)
+{
+	struct dma_pool *a, *b;
+
+	a = pool_make();
+	assert_non_null(a);
+	dmam_pool_destroy(a);
+	b = pool_make();
+	assert_non_null(b);
+	dmam_pool_destroy(b);
+	next_pool = (struct dma_pool *)((uintptr_t)b +
+					((uintptr_t)b - (uintptr_t)a));
+}
+
+static int pool_acquire(void)
+{
+	return pool_make() ? 0 : -ENOMEM;
+}
+
+static int pool_hand(void)
+{
+	dma_pool_destroy(next_pool);
+	return 0;
+}
+
+/* A block taken and given back: the pool's WARN when it is not live. */
+static long pool_live(const struct devres_ledger *l)
+{
+	dma_addr_t dma;
+	void *p;
+
+	(void)l;
+	p = dma_pool_alloc(next_pool, GFP_KERNEL, &dma);
+	if (!p)
+		return 0;
+	dma_pool_free(next_pool, p, dma);
+	return 1;
+}
+
+static const struct kind pools = {
+	.name = "DMA pool",
+	.acquire = pool_acquire,
+	.hand = pool_hand,
+	.learn = pool_learn,
+	.live = pool_live,
+	.rest = rest_none,
+};
+
 /* Mappings of device memory: the address unmapped is mapped again. */
 
 static void *next_addr;
@@ -342,30 +430,135 @@ static const struct kind maps = {
 	.rest = rest_none,
 };
 
-static void use_fds(void)
+/*
+ * BAR 0 of the fake function, mapped with pcim_iomap(): the address
+ * unmapped is mapped again. Given back by hand with pci_iounmap(), which
+ * clears its pcim_iomap_table() slot. Not with munmap(2), which takes the
+ * node in the same hold (base/maps.c, then the BAR mappings' lock): of an
+ * address foreseen, not yet mapped again, it would unmap whatever took
+ * the address meanwhile (a sanitizer's allocator does).
+ */
+static struct device *pci_fn(void)
 {
-	kind = &fds;
+	return &pdev->dev;
 }
 
-static void use_streams(void)
+static void bar_learn(void)
 {
-	kind = &streams;
+	next_addr = pcim_iomap(pdev, 0, 0);
+	assert_non_null(next_addr);
+	pcim_iounmap(pdev, next_addr);
+	assert_null(pcim_iomap_table(pdev)[0]);
 }
 
-static void use_regions(void)
+static int bar_acquire(void)
 {
-	kind = &regions;
+	return pcim_iomap(pdev, 0, 0) ? 0 : -errno;
 }
 
-static void use_coherent(void)
+static int bar_iounmap(void)
 {
-	kind = &coherent;
+	pci_iounmap(pdev, next_addr);
+	return 0;
 }
 
-static void use_maps(void)
+/* The BAR's slot holds a mapping while its node is on the device. */
+static bool bar_slot_agrees(int n)
 {
-	kind = &maps;
+	return (pcim_iomap_table(pdev)[0] != NULL) == (n > 0);
 }
+
+static const struct kind bars = {
+	.name = "BAR mapping, pci_iounmap()",
+	.acquire = bar_acquire,
+	.hand = bar_iounmap,
+	.learn = bar_learn,
+	.live = map_live,
+	.rest = rest_none,
+	.dev = pci_fn,
+	.agrees = bar_slot_agrees,
+};
+
+/*
+ * A range of the caller's, put in the tree with devm_request_resource():
+ * live while it is in the tree. Given back by hand with
+ * release_resource(), remove_resource() or remove_resource_unless_busy().
+ */
+static struct resource range;
+
+static void range_learn(void)
+{
+	range = (struct resource){ .start = RES_BASE,
+				   .end = RES_BASE + SIZE - 1,
+				   .name = "pairs range",
+				   .flags = IORESOURCE_MEM };
+}
+
+static int range_acquire(void)
+{
+	return devm_request_resource(&tdev, &iomem_resource, &range);
+}
+
+static int range_release(void)
+{
+	return release_resource(&range);
+}
+
+static int range_remove(void)
+{
+	return remove_resource(&range);
+}
+
+static int range_remove_unless_busy(void)
+{
+	return remove_resource_unless_busy(&range);
+}
+
+static long range_live(const struct devres_ledger *l)
+{
+	(void)l;
+	return range.parent != NULL;
+}
+
+/* A range the release left in the tree (no node): out, for the next. */
+static void range_rest(int n)
+{
+	(void)n;
+	if (range.parent)
+		(void)release_resource(&range);
+}
+
+#define RANGE_KIND(what, fn)                                                   \
+	{                                                                      \
+		.name = "range, " what, .acquire = range_acquire,              \
+		.hand = (fn), .learn = range_learn, .live = range_live,        \
+		.rest = range_rest,                                            \
+	}
+
+static const struct kind ranges =
+	RANGE_KIND("release_resource()", range_release);
+static const struct kind ranges_remove =
+	RANGE_KIND("remove_resource()", range_remove);
+static const struct kind ranges_unless_busy =
+	RANGE_KIND("remove_resource_unless_busy()", range_remove_unless_busy);
+
+/* use_<k>(): the setup of a table of kind <k>. */
+#define USE(k)                                                                 \
+	static void use_##k(void)                                              \
+	{                                                                      \
+		kind = &(k);                                                   \
+	}
+
+USE(fds)
+USE(streams)
+USE(regions)
+USE(coherent)
+USE(maps)
+USE(pools)
+USE(bars)
+USE(ranges)
+USE(ranges_remove)
+USE(ranges_unless_busy)
 
 #define KIND(use)                                                              \
 	PAIRS_NAMES(state_name, call_name),                                    \
@@ -377,6 +570,12 @@ PAIRS_TEST(stream_against_close, ROUNDS, KIND(use_streams))
 PAIRS_TEST(region_against_release, ROUNDS, KIND(use_regions))
 PAIRS_TEST(coherent_against_free, ROUNDS, KIND(use_coherent))
 PAIRS_TEST(mapping_against_iounmap, ROUNDS, KIND(use_maps))
+PAIRS_TEST(pool_against_destroy, ROUNDS, KIND(use_pools))
+PAIRS_TEST(bar_against_pci_iounmap, ROUNDS, KIND(use_bars))
+PAIRS_TEST(range_against_release, ROUNDS, KIND(use_ranges))
+PAIRS_TEST(range_against_remove, ROUNDS, KIND(use_ranges_remove))
+PAIRS_TEST(range_against_remove_unless_busy, ROUNDS,
+	   KIND(use_ranges_unless_busy))
 
 /*
  * The same window held open: a thread holds the device's devres lock
@@ -410,7 +609,7 @@ static void wait_at_gate(struct device *dev, void *res, void *data)
 
 static void *hold_then_hand(void *arg)
 {
-	devres_for_each_res(&tdev, held, NULL, NULL, wait_at_gate, NULL);
+	devres_for_each_res(kdev(), held, NULL, NULL, wait_at_gate, NULL);
 	*(int *)arg = kind->hand();
 	return NULL;
 }
@@ -454,6 +653,7 @@ static bool hold_round(void)
 	pthread_t holder;
 	void *sentinel;
 	int n0, n, hand_ret;
+	bool agrees;
 	long live;
 
 	kind->learn();
@@ -461,7 +661,7 @@ static bool hold_round(void)
 	devres_set_log_sink(pairs_sink, NULL);
 	sentinel = devres_alloc(held, 1, GFP_KERNEL);
 	assert_non_null(sentinel);
-	devres_add(&tdev, sentinel);
+	devres_add(kdev(), sentinel);
 	/* The sentinel, and what learning left (a DMA state). */
 	n0 = nodes();
 	devres_ledger_snapshot(&l);
@@ -478,13 +678,15 @@ static bool hold_round(void)
 	n = nodes() - n0;
 	devres_ledger_snapshot(&l);
 	live = kind->live(&l) - live0;
-	(void)devres_release_all(&tdev);
+	agrees = !kind->agrees || kind->agrees(n);
+	(void)devres_release_all(kdev());
 	kind->rest(n);
 	devres_set_log_sink(NULL, NULL);
-	if ((n == 0) == (live == 0))
+	if ((n == 0) == (live == 0) && agrees)
 		return true;
-	print_message("%s: a round left %d node(s) and %ld live\n", kind->name,
-		      n, live);
+	print_message("%s: a round left %d node(s) and %ld live%s\n",
+		      kind->name, n, live,
+		      agrees ? "" : ", its table slot not with its node");
 	return false;
 }
 
@@ -494,8 +696,10 @@ static void hold_each(void **state)
 
 	(void)state;
 	for (const struct kind *const *k =
-		     (const struct kind *const[]){ &fds, &streams, &regions,
-						   &coherent, &maps, NULL };
+		     (const struct kind *const[]){
+			     &fds, &streams, &regions, &coherent, &pools, &maps,
+			     &bars, &ranges, &ranges_remove,
+			     &ranges_unless_busy, NULL };
 	     *k; k++) {
 		kind = *k;
 		for (int r = 0; r < HOLD_ROUNDS; r++)
@@ -516,6 +720,20 @@ static int window_teardown(void **state)
 	return io_window_teardown(state, &win, BASE, SIZE);
 }
 
+/* The window and the fake PCI function, for the tables that use both. */
+static int pci_setup(void **state)
+{
+	if (window_setup(state))
+		return -1;
+	return one_pci_fn_setup(SIZE);
+}
+
+static int pci_teardown(void **state)
+{
+	one_pci_fn_teardown();
+	return window_teardown(state);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -529,8 +747,18 @@ int main(void)
 						dev_setup, dev_teardown),
 		cmocka_unit_test_setup_teardown(mapping_against_iounmap,
 						window_setup, window_teardown),
-		cmocka_unit_test_setup_teardown(hold_each, window_setup,
-						window_teardown),
+		cmocka_unit_test_setup_teardown(pool_against_destroy, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(bar_against_pci_iounmap,
+						pci_setup, pci_teardown),
+		cmocka_unit_test_setup_teardown(range_against_release,
+						dev_setup, dev_teardown),
+		cmocka_unit_test_setup_teardown(range_against_remove, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(range_against_remove_unless_busy,
+						dev_setup, dev_teardown),
+		cmocka_unit_test_setup_teardown(hold_each, pci_setup,
+						pci_teardown),
 	};
 
 	return pairs_group("acquire-hand-pairs", tests,
