@@ -274,7 +274,7 @@ static void raise_wait_race(void **state)
 	assert_true(other_line > 0);
 	assert_int_equal(request_irq(other_line, blocking, 0, "b", &dev_a), 0);
 	base = count_open_fds();
-	out_block = 0;
+	__atomic_store_n(&out_block, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < RACE_TRIES; i++) {
 		pthread_t t;
 
@@ -282,7 +282,7 @@ static void raise_wait_race(void **state)
 		assert_true(line > 0);
 		assert_int_equal(request_irq(line, plain, 0, "a", &dev_a), 0);
 		/* The dispatcher held up in the other line's handler. */
-		in_block = 0;
+		__atomic_store_n(&in_block, 0, __ATOMIC_RELEASE);
 		__atomic_store_n(&gate, 1, __ATOMIC_RELEASE);
 		assert_int_equal(irq_line_raise(other_line), 0);
 		assert_true(wait_at_least(&in_block, 1));
