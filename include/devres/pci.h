@@ -893,9 +893,13 @@ static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
  * and more than one line is handed out: @msix_enabled or @msi_enabled is
  * set until the vectors are freed.
  *
- * Context: any thread.
+ * Context: any thread; waits while another thread's pci_free_irq_vectors()
+ * of the device is in its backend, as the kernel's take the device's MSI
+ * lock.
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
- * exist; -EINVAL for bad arguments or vectors already allocated; -ENOMEM.
+ * exist; -EINVAL for bad arguments, vectors already allocated or being
+ * allocated by another call, or a call from inside the device's own free
+ * of its vectors (a WARN); -ENOMEM.
  */
 DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 				     unsigned int max_vecs, unsigned int flags);
@@ -908,7 +912,10 @@ DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
  * is still requested on one of the vectors, the call WARNs and frees
  * nothing (the vectors and their handlers go on working).
  *
- * Context: any thread.
+ * Context: any thread; waits while another thread's
+ * pci_alloc_irq_vectors() or pci_free_irq_vectors() of the device is in
+ * its backend, as the kernel's take the device's MSI lock (a call from
+ * inside that one, which would wait for itself, WARNs and frees nothing).
  */
 DEVRES_API void pci_free_irq_vectors(struct pci_dev *dev);
 

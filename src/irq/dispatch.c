@@ -254,14 +254,19 @@ static void wake_thread(struct irq_line *line, struct irq_action *a, bool *warn)
  * (manage.c); this thread may, from a handler, and then frees nothing
  * before the walk is over.
  */
-static void deliver_end(struct irq_line *line, irqreturn_t ret,
+static bool deliver_end(struct irq_line *line, irqreturn_t ret,
 			unsigned long covers);
 
 /* The primary handler running on this (dispatcher) thread, and its read. */
 static TLS_FAST struct irq_action *running_action;
 static TLS_FAST unsigned long running_covers;
 
-static void deliver(struct irq_line *line)
+/*
+ * With the line locked and no reference of the caller's: true when the
+ * line was destroyed during the delivery and its last reference went
+ * there, the caller then frees it once unlocked.
+ */
+static bool deliver(struct irq_line *line)
 {
 	devres_atomic_hook_t hook;
 	struct irq_action *a;
@@ -294,19 +299,19 @@ static void deliver(struct irq_line *line)
 	running_action = NULL;
 	irq__cur_line = irq__running_line = NULL;
 	pthread_mutex_lock(&line->lock);
-	deliver_end(line, ret, covers);
+	return deliver_end(line, ret, covers);
 }
 
 /*
  * The end of a delivery, the line locked on entry and on return: wakes
  * the threads the handlers asked for, counts the result, lets waiters go
- * and reaps the handlers freed meanwhile.
+ * and reaps the handlers freed meanwhile. True as deliver().
  */
-static void deliver_end(struct irq_line *line, irqreturn_t ret,
+static bool deliver_end(struct irq_line *line, irqreturn_t ret,
 			unsigned long covers)
 {
 	struct irq_action *a, *zombies;
-	bool stuck, warn_thread = false;
+	bool stuck, warn_thread = false, gone = false;
 	int irq = line->irq;
 
 	for (a = line->actions; a; a = a->next) {
@@ -355,16 +360,16 @@ static void deliver_end(struct irq_line *line, irqreturn_t ret,
 			irq__finish(a);
 		}
 		pthread_mutex_lock(&line->lock);
-		line->refs--;
+		gone = irq__line_unref(line);
 	}
-	irq__line_done(line);
+	return irq__line_done(line) || gone;
 }
 
 /* An event of line @irq: from its fd, or a replay of what is pending. */
 static void handle(struct irq_dispatcher *d, int irq, bool from_fd)
 {
 	struct irq_line *line = irq__line_lock(irq);
-	bool gone;
+	bool gone = false;
 	int got;
 
 	if (!line)
@@ -378,13 +383,12 @@ static void handle(struct irq_dispatcher *d, int irq, bool from_fd)
 	}
 	if (line->pending && line->nr_actions && !line->depth &&
 	    !line->oneshot_masked && !line->mutators)
-		deliver(line);
-	/*
-	 * Its backend destroyed it during the delivery (a handler unbound
-	 * its device): the handlers freed then were reaped at the
-	 * delivery's end, which dropped its last reference.
-	 */
-	gone = line->doomed && !line->refs;
+		/*
+		 * Its backend destroyed it during the delivery (a handler
+		 * unbound its device): the handlers freed then were reaped
+		 * at the delivery's end, which dropped its last reference.
+		 */
+		gone = deliver(line);
 	pthread_mutex_unlock(&line->lock);
 	if (unlikely(gone))
 		irq__line_free(line);
@@ -449,8 +453,7 @@ static void disp_ended(void *p)
 	struct irq_dispatcher *d = p;
 	struct irq_line *line = irq__running_line;
 	struct irq_action *a = running_action;
-	/* Set by this thread; read before a new one may stop and free @d. */
-	bool self = d->self_stopped, again = false, current;
+	bool self, again = false, current, gone;
 
 	running_action = NULL;
 	irq__cur_line = irq__running_line = NULL;
@@ -463,9 +466,17 @@ static void disp_ended(void *p)
 	if (line) {
 		pthread_mutex_lock(&line->lock);
 		/* No result: not counted as unhandled. */
-		deliver_end(line, IRQ_HANDLED, running_covers);
+		gone = deliver_end(line, IRQ_HANDLED, running_covers);
 		pthread_mutex_unlock(&line->lock);
+		if (gone)
+			irq__line_free(line);
 	}
+	/*
+	 * Set by this thread, also by the reaping just above (the handler
+	 * freed the last handler: the dispatcher stopped itself); read
+	 * before a new one may stop and free @d.
+	 */
+	self = d->self_stopped;
 	pthread_mutex_lock(&irq_lock);
 	current = disp_cur == d;
 	if (current)
@@ -615,7 +626,8 @@ static void thread_done(struct irq_line *line, struct irq_action *a)
 	if (a->flags & IRQF_ONESHOT)
 		line->oneshot_masked--;
 	pthread_cond_broadcast(&line->idle);
-	irq__line_done(line);
+	/* The action's reference outlives the unmask's: never the last. */
+	(void)irq__line_done(line);
 }
 
 /* Called with the line locked; unlocks it. */

@@ -167,15 +167,22 @@ HIDDEN struct irq_line *irq__line_lock(int irq);
 HIDDEN struct irq_line *irq__line_get(int irq);
 /* A doomed line out of the table, its last reference gone: freed. */
 HIDDEN void irq__line_free(struct irq_line *line);
+/*
+ * Drops a reference, the line locked: true when it was the last one of a
+ * doomed line, which the caller frees once it has unlocked it. Every drop
+ * goes through here (irq__line_put() is the unlocked one).
+ */
+HIDDEN bool irq__line_unref(struct irq_line *line);
 HIDDEN void irq__line_put(struct irq_line *line);
 HIDDEN int irq__line_read(struct irq_line *line);
 /* write() that is no cancellation point: callers hold a line's lock. */
 HIDDEN ssize_t irq__write_nocancel(int fd, const void *buf, size_t len);
 HIDDEN void irq__line_drain(struct irq_line *line);
-HIDDEN void irq__line_unmask(struct irq_line *line);
+/* true: as irq__line_unref(), for the unmask callback's reference. */
+HIDDEN bool irq__line_unmask(struct irq_line *line);
 
 /* manage.c */
-HIDDEN void irq__line_done(struct irq_line *line);
+HIDDEN bool irq__line_done(struct irq_line *line);
 HIDDEN bool irq__args_bad(struct device *dev, irq_handler_t handler,
 			  irq_handler_t thread_fn, const char *name,
 			  const char *func);

@@ -78,6 +78,20 @@ struct irq_line *irq__line_get(int irq)
 }
 
 /*
+ * Every reference to a line is dropped here. A drop that left a doomed
+ * line (destroyed while referenced, out of the table) with none was the
+ * only one that could free it: each drop that did not ask (an unmask
+ * callback's, irq_line_raise_wait()'s, a delivery's) left such a line
+ * and its fd behind for good.
+ */
+bool irq__line_unref(struct irq_line *line)
+{
+	line->refs--;
+	pthread_cond_broadcast(&line->idle);
+	return line->doomed && !line->refs;
+}
+
+/*
  * Only the reference: a put once counted an unmask callback as ended
  * too, so that after a free, waits for the line no longer waited for a
  * callback running on another thread.
@@ -87,9 +101,7 @@ void irq__line_put(struct irq_line *line)
 	bool last;
 
 	pthread_mutex_lock(&line->lock);
-	line->refs--;
-	last = line->doomed && !line->refs;
-	pthread_cond_broadcast(&line->idle);
+	last = irq__line_unref(line);
 	pthread_mutex_unlock(&line->lock);
 	if (last)
 		irq__line_free(line);
@@ -186,16 +198,18 @@ TLS_FAST bool irq__unmask_ended;
 static void unmask_ended(void *arg)
 {
 	struct irq_line *line = arg;
+	bool last;
 
 	irq__unmasking = NULL;
 	irq__unmask_ended = true;
 	devres__warn(NULL, "irq_line_attach_masked",
 		     "irq %d: its unmask callback ended the thread", line->irq);
 	pthread_mutex_lock(&line->lock);
-	line->refs--;
 	line->unmasking--;
-	pthread_cond_broadcast(&line->idle);
+	last = irq__line_unref(line);
 	pthread_mutex_unlock(&line->lock);
+	if (last)
+		irq__line_free(line);
 }
 
 /*
@@ -208,9 +222,11 @@ static void unmask_ended(void *arg)
  * unmask meanwhile does not call it again for the same interrupt. Counted
  * in unmasking, so that what waits for the line to be idle
  * (synchronize_irq(), free_irq(), irq_line_raise_wait()) waits for it as
- * it did for the lock.
+ * it did for the lock. The callback may have freed the line's handlers
+ * and destroyed it: true, as irq__line_unref(), when the callback's
+ * reference was the last.
  */
-static void unmask_unlocked(struct irq_line *line)
+static bool unmask_unlocked(struct irq_line *line)
 {
 	struct irq_line *outer = irq__unmasking;
 
@@ -224,38 +240,36 @@ static void unmask_unlocked(struct irq_line *line)
 	pthread_cleanup_pop(0);
 	irq__unmasking = outer;
 	pthread_mutex_lock(&line->lock);
-	line->refs--;
 	line->unmasking--;
-	pthread_cond_broadcast(&line->idle);
+	return irq__line_unref(line);
 }
 
 /*
  * A UIO device masks itself at each interrupt; writing 1 lets it fire. A
  * level line (VFIO INTx) is unmasked through its own eventfd.
  */
-void irq__line_unmask(struct irq_line *line)
+bool irq__line_unmask(struct irq_line *line)
 {
 	uint64_t one64 = 1;
 	uint32_t one = 1;
 
 	if (!line->hw_masked)
-		return;
-	if (line->unmask_fn) {
-		unmask_unlocked(line);
-		return;
-	}
+		return false;
+	if (line->unmask_fn)
+		return unmask_unlocked(line);
 	if (line->unmask_fd >= 0) {
 		if (irq__write_nocancel(line->unmask_fd, &one64,
 					sizeof(one64)) ==
 		    (ssize_t)sizeof(one64))
 			line->hw_masked = false;
-		return;
+		return false;
 	}
 	if (line->kind != LINE_UIO)
-		return;
+		return false;
 	if (irq__write_nocancel(line->fd, &one, sizeof(one)) ==
 	    (ssize_t)sizeof(one))
 		line->hw_masked = false;
+	return false;
 }
 
 static int add_line(int fd, enum irq_line_kind kind, const char *name)
@@ -470,6 +484,7 @@ int irq_line_raise_wait(int irq)
 	struct irq_line *line = irq__line_get(irq);
 	unsigned long target;
 	int rc = 0, cancel;
+	bool last;
 
 	if (!line)
 		return -EINVAL;
@@ -522,8 +537,10 @@ int irq_line_raise_wait(int irq)
 		pthread_cond_timedwait(&line->idle, &line->lock, &ts);
 	}
 	devres__cancel_restore(cancel);
-	line->refs--;
+	last = irq__line_unref(line);
 	pthread_mutex_unlock(&line->lock);
+	if (last)
+		irq__line_free(line);
 	return rc;
 }
 

@@ -38,14 +38,14 @@ static bool deliverable(const struct irq_line *line)
  * its handlers still ran, and an unmask callback ending the thread
  * there lost the rest of the delivery. The delivery's end does it.
  */
-void irq__line_done(struct irq_line *line)
+bool irq__line_done(struct irq_line *line)
 {
 	if (!deliverable(line) || irq__running_line == line)
-		return;
-	if (line->pending)
-		irq__replay(line);
-	else
-		irq__line_unmask(line);
+		return false;
+	if (!line->pending)
+		return irq__line_unmask(line);
+	irq__replay(line);
+	return false;
 }
 
 /* Makes the list ours: no dispatch of the line runs, and none starts. */
@@ -62,10 +62,11 @@ static void begin_change(struct irq_line *line)
 	devres__cancel_restore(cancel);
 }
 
-static void end_change(struct irq_line *line)
+/* True as irq__line_done(). */
+static bool end_change(struct irq_line *line)
 {
 	line->mutators--;
-	irq__line_done(line);
+	return irq__line_done(line);
 }
 
 /* Runs a line's thread functions only, for handler == NULL. */
@@ -124,6 +125,7 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 	struct irq_dispatcher *disp;
 	struct irq_action *a, **pp;
 	struct irq_line *line;
+	bool last;
 	int rc;
 
 	if ((!handler && !thread_fn) || (!handler && !(flags & IRQF_ONESHOT)) ||
@@ -183,8 +185,15 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 		if (owner)
 			devres__owner_add(owner);
 	}
-	end_change(line);
+	/*
+	 * Attached, the handler's reference is the only one the call has:
+	 * an unmask callback there that freed the handler and destroyed the
+	 * line left its last reference to us.
+	 */
+	last = end_change(line);
 	pthread_mutex_unlock(&line->lock);
+	if (last)
+		irq__line_free(line);
 	if (!rc && owner)
 		devres__log_release();
 	if (rc)
@@ -371,7 +380,8 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 		o.name = o.a->name;
 	}
 	pthread_cleanup_push(detach_ended, &o);
-	end_change(line);
+	/* The call's reference, put below, outlives the unmask's. */
+	(void)end_change(line);
 	pthread_cleanup_pop(0);
 	pthread_mutex_unlock(&line->lock);
 	detach_tail(&o);
@@ -426,6 +436,7 @@ void enable_irq(unsigned int irq)
 {
 	struct irq_line *line = irq < IRQ_LINES_MAX ? irq__line_lock((int)irq)
 						    : NULL;
+	bool last = false;
 
 	if (!line) {
 		devres__warn(NULL, __func__, "irq %u is not a line", irq);
@@ -436,9 +447,15 @@ void enable_irq(unsigned int irq)
 		devres__warn(NULL, __func__, "irq %u: unbalanced enable", irq);
 		return;
 	}
+	/*
+	 * No reference of ours: an unmask callback that freed the line's
+	 * handlers and destroyed it left it to us.
+	 */
 	if (!--line->depth)
-		irq__line_done(line);
+		last = irq__line_done(line);
 	pthread_mutex_unlock(&line->lock);
+	if (last)
+		irq__line_free(line);
 }
 
 void disable_irq_nosync(unsigned int irq)

@@ -101,6 +101,54 @@ static int alloc_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	return ret;
 }
 
+/*
+ * An allocation and a free of a device's vectors each run in the backend
+ * alone, as the kernel's each hold the device's MSI descriptor lock: a
+ * free made while another thread allocates waits for it (a backend that
+ * turned the vectors off in the middle of making them left the device's
+ * interrupts half set up), and an allocation waits for a free. Called
+ * with the device locked; false, with one WARN, when the thread is the one
+ * in the backend (a log sink called from there): it would wait for itself.
+ */
+static bool vec_wait(struct pci_dev *dev, bool for_alloc, const char *func)
+{
+	int cancel = devres__cancel_off();
+	const char *what;
+	bool self = false;
+
+	while (dev->p->vec_busy == VEC_FREEING ||
+	       (!for_alloc && dev->p->vec_busy == VEC_ALLOCATING)) {
+		self = pthread_equal(dev->p->vec_thread, pthread_self());
+		if (self)
+			break;
+		pthread_cond_wait(&dev->p->vec_idle, &dev->p->lock);
+	}
+	devres__cancel_restore(cancel);
+	if (!self)
+		return true;
+	what = dev->p->vec_busy == VEC_ALLOCATING ? "allocation" : "free";
+	pthread_mutex_unlock(&dev->p->lock);
+	devres__warn(&dev->dev, func,
+		     "called inside the device's %s of its vectors, which "
+		     "it would wait for: refused",
+		     what);
+	return false;
+}
+
+static void vec_begin(struct pci_dev *dev, int busy)
+{
+	dev->p->vec_busy = busy;
+	dev->p->vec_thread = pthread_self();
+}
+
+static void vec_end(struct pci_dev *dev)
+{
+	pthread_mutex_lock(&dev->p->lock);
+	dev->p->vec_busy = VEC_IDLE;
+	pthread_cond_broadcast(&dev->p->vec_idle);
+	pthread_mutex_unlock(&dev->p->lock);
+}
+
 int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 			  unsigned int max_vecs, unsigned int flags)
 {
@@ -119,10 +167,12 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	 * would each set the device's interrupts in the kernel.
 	 */
 	pthread_mutex_lock(&dev->p->lock);
+	if (!vec_wait(dev, true, __func__))
+		return -EINVAL;
 	busy = dev->p->nvec;
-	racing = dev->p->allocating;
+	racing = dev->p->vec_busy == VEC_ALLOCATING;
 	if (!busy && !racing)
-		dev->p->allocating = true;
+		vec_begin(dev, VEC_ALLOCATING);
 	pthread_mutex_unlock(&dev->p->lock);
 	if (busy || racing) {
 		if (busy)
@@ -138,9 +188,7 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 		return -EINVAL;
 	}
 	ret = alloc_vectors(dev, min_vecs, max_vecs, flags);
-	pthread_mutex_lock(&dev->p->lock);
-	dev->p->allocating = false;
-	pthread_mutex_unlock(&dev->p->lock);
+	vec_end(dev);
 	return ret;
 }
 
@@ -181,8 +229,14 @@ void pci_free_irq_vectors(struct pci_dev *dev)
 
 	if (!pci__dev_ok(dev, __func__))
 		return;
+	pthread_mutex_lock(&dev->p->lock);
+	if (!vec_wait(dev, false, __func__))
+		return;
+	vec_begin(dev, VEC_FREEING);
+	pthread_mutex_unlock(&dev->p->lock);
 	vec = vector_in_use(dev, &irq);
 	if (vec >= 0) {
+		vec_end(dev);
 		devres__warn(&dev->dev, __func__,
 			     "vector %d (irq %d) still has a handler: "
 			     "free_irq() it first; vectors not freed",
@@ -190,6 +244,7 @@ void pci_free_irq_vectors(struct pci_dev *dev)
 		return;
 	}
 	pci__free_irq_vectors(dev);
+	vec_end(dev);
 }
 
 int pci_irq_vector(struct pci_dev *dev, unsigned int nr)

@@ -80,7 +80,18 @@ struct pci_dev_private {
 	int *irqs;
 	unsigned int nirqs;
 	unsigned int nvec;
-	bool allocating; /* a pci_alloc_irq_vectors() is in its backend */
+	/*
+	 * A pci_alloc_irq_vectors() or pci_free_irq_vectors() in progress
+	 * (in its backend), on thread @vec_thread: the other waits on
+	 * @vec_idle, as the kernel's take the device's MSI lock.
+	 */
+	enum {
+		VEC_IDLE,
+		VEC_ALLOCATING,
+		VEC_FREEING
+	} vec_busy;
+	pthread_t vec_thread;
+	pthread_cond_t vec_idle;
 	/* Under the list lock of probe.c. */
 	struct pci_dev_private *next;
 	bool registered;

@@ -344,6 +344,7 @@ static void pci_release(struct device *dev)
 	 */
 	detach_backend(&o->pdev);
 	pci__enable_files_close(&o->pdev);
+	pthread_cond_destroy(&o->priv.vec_idle);
 	pthread_mutex_destroy(&o->priv.lock);
 	free(o->priv.irqs);
 	free(o);
@@ -704,6 +705,7 @@ static int add_device(const char *name)
 	o->priv.pdev = pdev;
 	o->priv.enable_fd = o->priv.config_fd = -1;
 	pthread_mutex_init(&o->priv.lock, NULL);
+	pthread_cond_init(&o->priv.vec_idle, NULL);
 	snprintf(o->priv.name, sizeof(o->priv.name), "%s", name);
 	ret = read_device(pdev, name);
 	if (!ret)

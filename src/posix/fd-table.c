@@ -39,8 +39,8 @@
  * its own), and as there, with no WARN: the release claimed the node
  * before the call came, and the number was no longer managed. A thread that
  * holds a mark of its own never waits (its release's own close() comes
- * through here; so may a signal handler's close on it), so no two
- * threads wait for each other. In a child of fork() the table is empty,
+ * through here), so no two threads wait for each other; it takes no
+ * signal meanwhile (signals_off()). In a child of fork() the table is empty,
  * and nothing is waited for.
  *
  * Lock order: the table's lock, then a device's devres lock (a node taken
@@ -54,6 +54,7 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -355,15 +356,54 @@ static void unlink_fd(struct fd_dr *dr)
 	count(&posix__fds_listed, -1);
 }
 
+/*
+ * From a release's claim to its end its thread takes no signal. A handler
+ * run there that closed the number (close(), dup2(), close_range()) was
+ * let through without a wait, the thread holding the number's mark (a
+ * wait would be for itself): between the release's check and its own
+ * close(), another thread's open() could then be given the number, and
+ * the release closed that file. Held back, the handler runs once the
+ * release is over: its close comes second, as after any release. Nor
+ * can a handler then find the table's lock held by its own thread.
+ * Nested claims (none today) keep the mask of the outermost.
+ */
+static TLS_FAST unsigned int signals_held;
+static __thread sigset_t signals_saved;
+
+static void signals_off(void)
+{
+	sigset_t all;
+	int saved = errno;
+
+	if (signals_held++)
+		return;
+	sigfillset(&all);
+	pthread_sigmask(SIG_SETMASK, &all, &signals_saved);
+	errno = saved;
+}
+
+static void signals_on(void)
+{
+	int saved = errno;
+
+	if (!signals_held || --signals_held)
+		return;
+	pthread_sigmask(SIG_SETMASK, &signals_saved, NULL);
+	errno = saved;
+}
+
 bool posix__fd_claim(struct fd_dr *dr)
 {
 	bool mine;
 
+	signals_off();
 	lock_settled((unsigned int)dr->fd, (unsigned int)dr->fd);
 	mine = dr->owner.dev != NULL;
 	if (mine)
 		mark(dr);
 	pthread_mutex_unlock(&lock);
+	if (!mine)
+		signals_on();
 	return mine;
 }
 
@@ -374,6 +414,7 @@ void posix__fd_done(struct fd_dr *dr)
 	dr->owner.dev = NULL;
 	unmark(dr);
 	pthread_mutex_unlock(&lock);
+	signals_on();
 }
 
 /*
@@ -605,11 +646,14 @@ bool posix__stream_claim(struct stream_dr *dr)
 	unsigned int fd = (unsigned int)dr->id.fd;
 	bool mine;
 
+	signals_off();
 	lock_settled(fd, fd);
 	mine = dr->owner.dev != NULL;
 	if (mine)
 		mark(&dr->id);
 	pthread_mutex_unlock(&lock);
+	if (!mine)
+		signals_on();
 	return mine;
 }
 
@@ -629,6 +673,7 @@ void posix__stream_done(struct stream_dr *dr)
 	unlink_twin(&dr->id);
 	unmark(&dr->id);
 	pthread_mutex_unlock(&lock);
+	signals_on();
 }
 
 void posix__stream_closing(FILE *f)

@@ -25,6 +25,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -39,6 +40,8 @@ struct listed {
 	int pid;
 	char dev[64];
 	char name[16];
+	/* Being stopped and joined by this call (its name), else NULL. */
+	const char *stopping;
 };
 
 static struct listed *table;
@@ -73,39 +76,78 @@ int posix__thread_list(pthread_t tid, const char *dev, const char *name)
 	return 0;
 }
 
-void posix__thread_unlist(pthread_t tid)
+/* @tid's entry, the lock held; NULL when it has none in this process. */
+static struct listed *find(pthread_t tid)
 {
-	devres__handles_lock();
-	for (size_t i = 0; i < nr; i++) {
-		if (!pthread_equal(table[i].tid, tid) ||
-		    table[i].pid != devres__pid_now())
-			continue;
-		table[i] = table[--nr];
-		break;
-	}
+	for (size_t i = 0; i < nr; i++)
+		if (pthread_equal(table[i].tid, tid) &&
+		    table[i].pid == devres__pid_now())
+			return &table[i];
+	return NULL;
+}
+
+/* Forgets @e, the lock held. */
+static void unlist(struct listed *e)
+{
+	*e = table[--nr];
 	__atomic_store_n(&listed_nr, nr, __ATOMIC_RELAXED);
+}
+
+void posix__thread_stopping(pthread_t tid, const char *func)
+{
+	struct listed *e;
+
+	devres__handles_lock();
+	e = find(tid);
+	if (e)
+		e->stopping = func;
 	devres__handles_unlock();
 }
 
-/* True, with one WARN, when @tid is a managed thread of this process. */
+/* The library's own join or detach: let through its interposed name. */
+static __thread bool reaping;
+
+void posix__thread_detach_self(void)
+{
+	struct listed *e;
+
+	devres__handles_lock();
+	reaping = true;
+	pthread_detach(pthread_self());
+	reaping = false;
+	e = find(pthread_self());
+	if (e)
+		unlist(e);
+	devres__handles_unlock();
+}
+
+/*
+ * True, with one WARN, when @tid is a managed thread of this process,
+ * running or being stopped and joined: its entry goes only once the
+ * library's own join has reaped it (posix__thread_reap()).
+ */
 static bool managed(const char *func, pthread_t tid)
 {
-	struct listed e = { .pid = 0 };
-	bool found = false;
+	struct listed e = { .pid = 0 }, *found;
 	int saved = errno;
 
-	if (likely(!__atomic_load_n(&listed_nr, __ATOMIC_RELAXED)))
+	if (likely(!__atomic_load_n(&listed_nr, __ATOMIC_RELAXED)) || reaping)
 		return false;
 	devres__handles_lock();
-	for (size_t i = 0; i < nr && !found; i++) {
-		if (pthread_equal(table[i].tid, tid) &&
-		    table[i].pid == devres__pid_now()) {
-			e = table[i];
-			found = true;
-		}
-	}
-	devres__handles_unlock();
+	found = find(tid);
 	if (found)
+		e = *found;
+	devres__handles_unlock();
+	if (found && e.stopping)
+		devres__warn_label(e.dev, func,
+				   "thread '%s' is being stopped and joined "
+				   "by %s: refused",
+				   e.name,
+				   strcmp(e.stopping, "devm_thread_stop")
+					   ? "its device's release "
+					     "(devm_thread_run())"
+					   : "devm_thread_stop()");
+	else if (found)
 		devres__warn_label(e.dev, func,
 				   "thread '%s' started with "
 				   "devm_thread_run(): "
@@ -162,6 +204,47 @@ DEVRES__NEXT(tryjoin_fn, pthread_tryjoin_np, no_join)
 DEVRES__NEXT(timedjoin_fn, pthread_timedjoin_np, no_timedjoin)
 DEVRES__NEXT(clockjoin_fn, pthread_clockjoin_np, no_clockjoin)
 DEVRES__NEXT(detach_fn, pthread_detach, no_detach)
+
+/*
+ * The thread's function has returned: the join is a try, repeated while
+ * the thread finishes exiting (the program's thread-specific data
+ * destructors run after the function). Each try and the entry's removal
+ * are one hold of the lock a hand call looks the thread up under, so that
+ * the entry names this thread until it is reaped, never a new one glibc
+ * gave the same identifier: a hand call meanwhile is refused, one after
+ * it names whatever thread then has the identifier. Through the
+ * interposed name, which a sanitizer's runtime may intercept first.
+ */
+int posix__thread_reap(pthread_t tid)
+{
+	struct timespec pause = { 0, 0 };
+	struct listed *e;
+	int err;
+
+	for (unsigned int n = 0;; n++) {
+		devres__handles_lock();
+		reaping = true;
+		err = pthread_tryjoin_np(tid, NULL);
+		reaping = false;
+		if (err != EBUSY) {
+			e = find(tid);
+			if (e)
+				unlist(e);
+		}
+		devres__handles_unlock();
+		if (err != EBUSY)
+			return err;
+		if (n < 16) {
+			sched_yield();
+			continue;
+		}
+		/* 10 us, doubling to 1 ms. */
+		pause.tv_nsec = pause.tv_nsec ? pause.tv_nsec * 2 : 10000;
+		if (pause.tv_nsec > 1000000)
+			pause.tv_nsec = 1000000;
+		nanosleep(&pause, NULL);
+	}
+}
 
 INTERPOSE int pthread_join(pthread_t tid, void **ret)
 {

@@ -15,7 +15,17 @@
  * WARN. Returns 0, or -ENOMEM (nothing recorded).
  */
 HIDDEN int posix__thread_list(pthread_t tid, const char *dev, const char *name);
-/* Forgets @tid, before the library joins or detaches it itself. */
-HIDDEN void posix__thread_unlist(pthread_t tid);
+/*
+ * @tid is being stopped and joined by @func (a static string): a hand
+ * call on it is refused with a WARN naming @func, until it is reaped.
+ */
+HIDDEN void posix__thread_stopping(pthread_t tid, const char *func);
+/*
+ * Joins @tid, whose function has returned, and forgets it in one hold of
+ * the table's lock; returns what the join returned.
+ */
+HIDDEN int posix__thread_reap(pthread_t tid);
+/* Detaches the calling thread and forgets it in one hold of the lock. */
+HIDDEN void posix__thread_detach_self(void);
 
 #endif

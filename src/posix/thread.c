@@ -231,6 +231,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	}
 	/* The waits and the join below are no cancellation points. */
 	cancel = devres__cancel_off();
+	posix__thread_stopping(t->tid, func);
 	ms = ask_stop(t);
 	deadline = deadline_in(ms);
 	pthread_mutex_lock(&t->lock);
@@ -249,8 +250,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	}
 	ret = t->ret;
 	pthread_mutex_unlock(&t->lock);
-	posix__thread_unlist(t->tid);
-	pthread_join(t->tid, NULL);
+	(void)posix__thread_reap(t->tid);
 	thread_free(t);
 	devres__cancel_restore(cancel);
 	return ret;
@@ -275,8 +275,7 @@ static void devm_thread_run_release(struct device *dev, void *res)
 	pthread_mutex_lock(&t->lock);
 	t->detached = true;
 	pthread_mutex_unlock(&t->lock);
-	posix__thread_unlist(t->tid);
-	pthread_detach(pthread_self());
+	posix__thread_detach_self();
 	errno = saved;
 }
 
