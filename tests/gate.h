@@ -55,7 +55,10 @@ static inline void gate_release(void)
 /*
  * The state letter of thread @tid of this process (/proc), or '?'. Read
  * with the raw close: the library's close(2) and fclose(3) may wait for
- * the descriptor table's lock, which the thread looked at may hold.
+ * the descriptor table's lock, which the thread looked at may hold. The
+ * open and the read are raw too: ThreadSanitizer, which would see the
+ * open and not the close, would take the library's next descriptor of
+ * the same number for this one, used by two threads.
  */
 static inline char thread_state(pid_t tid)
 {
@@ -64,10 +67,10 @@ static inline char thread_state(pid_t tid)
 	int fd;
 
 	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = open(path, O_RDONLY | O_CLOEXEC);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
 	if (fd < 0)
 		return '?';
-	n = read(fd, buf, sizeof(buf) - 1);
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
 	(void)syscall(SYS_close, fd);
 	if (n < 0)
 		return '?';
