@@ -10,11 +10,12 @@
  * A "held" cell's thread stops inside the call (its operation or probe
  * waits on a pipe) and stays there across the fork: the state is held
  * at the fork every time. A "race" cell's thread loops over calls that
- * hold a lock for a moment, and the parent forks RACE_FORKS times while
- * it runs: a lock left held in a child makes it wait until its alarm. A
- * lock held for one add in a loop of a register and an unregister was
- * caught at the 1st to 70th fork (6 runs), so most runs, not all,
- * catch such a lock.
+ * hold a lock for a moment, and the parent forks while it runs (the
+ * cell's count of forks): a lock left held in a child makes it wait
+ * until its alarm. A lock held for one add in a loop of a register and
+ * an unregister was caught at the 1st to 70th fork (6 runs), so most
+ * runs, not all, catch such a lock; the loops that take theirs more
+ * often fork fewer times.
  * Under the sanitizers, whose allocators are not held across fork(), the
  * race cells' threads park between two calls while the parent forks
  * (base/fork-park.h): there they check the child's calls, not the race.
@@ -44,11 +45,8 @@
 
 #define CHILD_ALARM_S 10
 #define RACERS 1
-#if FORK_PARK
-#define RACE_FORKS 10
-#else
-#define RACE_FORKS 100
-#endif
+/* Under the sanitizers a race cell forks this many times at most. */
+#define PARKED_FORKS 10
 
 /* ---- Devices, a bus and drivers, the parent's and the child's ---- */
 
@@ -293,6 +291,7 @@ struct cell {
 	/* A race cell: RACERS threads, each given its own object. */
 	void *(*racer)(void *arg);
 	void *(*racer_arg)(int i);
+	int forks;
 	int (*child)(void);
 };
 
@@ -324,14 +323,17 @@ static const struct cell cells[] = {
 	{ .what = "watchdog_register_device() and unregister in other threads",
 	  .racer = wdt_racer,
 	  .racer_arg = wdt_arg,
+	  .forks = 100,
 	  .child = child_wdt },
 	{ .what = "hwrng_register(), read and unregister in other threads",
 	  .racer = rng_racer,
 	  .racer_arg = rng_arg,
+	  .forks = 40,
 	  .child = child_rng },
 	{ .what = "alloc_workqueue() and destroy_workqueue() in other threads",
 	  .racer = wq_racer,
 	  .racer_arg = no_arg,
+	  .forks = 40,
 	  .child = child_wq },
 };
 
@@ -394,7 +396,7 @@ static int run_held(const struct cell *c)
 static int run_race(const struct cell *c)
 {
 	pthread_t t[RACERS];
-	int bad = 0, steady;
+	int bad = 0, steady, forks = FORK_PARK ? PARKED_FORKS : c->forks;
 
 	__atomic_store_n(&race_stop, 0, __ATOMIC_RELEASE);
 	for (int i = 0; i < RACERS; i++)
@@ -403,12 +405,12 @@ static int run_race(const struct cell *c)
 				 0);
 	/* A sanitizer's own thread among them. */
 	steady = count_entries("/proc/self/task");
-	for (int n = 0; n < RACE_FORKS && !bad; n++) {
+	for (int n = 0; n < forks && !bad; n++) {
 		fork_park_all(RACERS);
 		assert_true(fork_park_settle(steady));
 		if (!fork_one(c)) {
 			print_message("%s: fork %d of %d\n", c->what, n + 1,
-				      RACE_FORKS);
+				      forks);
 			bad++;
 		}
 		fork_park_release();
