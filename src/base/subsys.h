@@ -602,6 +602,22 @@ struct devres__late {
 HIDDEN void devres__after_chain(struct devres__late *l);
 
 /*
+ * devres.c: a release of the chain that finishes after the chain ends (a
+ * revocation queued behind an access of this thread, revocable.c) holds
+ * the chain's late checks until devres__late_unhold(): they must see its
+ * release done too. @dev is the chain's device, referenced meanwhile.
+ * NULL outside a chain, for a device with no reference left (its own
+ * last release), or without memory: the checks then run at the chain's
+ * end. devres__late_unhold() of NULL does nothing.
+ */
+struct devres__late_hold;
+HIDDEN struct devres__late_hold *devres__late_hold(struct device *dev);
+HIDDEN void devres__late_unhold(struct devres__late_hold *h);
+
+/* core.c: a reference on @dev unless its count already reached zero. */
+HIDDEN bool devres__ref_if_alive(struct device *dev);
+
+/*
  * bus.c: bus_register() for a bus of the library's own whose devices
  * carry state of the bus's layer (a list of its devices, their regions):
  * @deleted takes that state back. The driver core calls it once from the

@@ -47,6 +47,8 @@ struct revocable {
 	void (*release)(void *res);
 	void *revoked;		/* the resource, from revocation to release */
 	struct revocable *next; /* on its revoker's pending list */
+	/* Queued: its chain's late checks (DMA debug) wait for its release. */
+	struct devres__late_hold *late;
 };
 
 /* The node's data: the revocable, which outlives it. */
@@ -109,9 +111,13 @@ static void put(struct revocable *h, const char *func);
 /* The revocation is done: the resource released, the binding's ref gone. */
 static void finished(struct revocable *h)
 {
+	struct devres__late_hold *late = h->late;
+
+	h->late = NULL;
 	devres__ledger_add(DL_REVOCABLES, -1);
 	__atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
 	put(h, "revocable_put");
+	devres__late_unhold(late);
 }
 
 /* How a release that ends its thread is answered; see finish(). */
@@ -219,9 +225,9 @@ static void revocable_revoke(struct device *dev, void *data)
 {
 	struct revocable *h = ((struct revocable_node *)data)->h;
 
-	(void)dev;
 	h->revoked = __atomic_exchange_n(&h->res, NULL, __ATOMIC_SEQ_CST);
 	if (depth) {
+		h->late = devres__late_hold(dev);
 		h->next = pending;
 		pending = h;
 		return;
