@@ -280,12 +280,11 @@ static void run_late(struct devres__late *l)
  * hold. The last to let go runs them.
  */
 struct devres__late_hold {
-	struct device *dev;
 	struct devres__late *late;
 	unsigned int refs;
 };
 
-struct devres__late_hold *devres__late_hold(struct device *dev)
+struct devres__late_hold *devres__late_hold(void)
 {
 	struct devres__dm_thread *t = devres__dm_me();
 	struct devres__late_hold *h = t->hold;
@@ -296,12 +295,7 @@ struct devres__late_hold *devres__late_hold(struct device *dev)
 		h = malloc(sizeof(*h));
 		if (!h)
 			return NULL;
-		/* A device in its own last release is not kept past it. */
-		if (!devres__ref_if_alive(dev)) {
-			free(h);
-			return NULL;
-		}
-		*h = (struct devres__late_hold){ .dev = dev, .refs = 1 };
+		*h = (struct devres__late_hold){ .refs = 1 };
 		t->hold = h;
 	}
 	h->refs++;
@@ -313,7 +307,6 @@ void devres__late_unhold(struct devres__late_hold *h)
 	if (!h || --h->refs)
 		return;
 	run_late(h->late);
-	put_device(h->dev);
 	free(h);
 }
 

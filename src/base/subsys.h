@@ -604,14 +604,14 @@ HIDDEN void devres__after_chain(struct devres__late *l);
 /*
  * devres.c: a release of the chain that finishes after the chain ends (a
  * revocation queued behind an access of this thread, revocable.c) holds
- * the chain's late checks until devres__late_unhold(): they must see its
- * release done too. @dev is the chain's device, referenced meanwhile.
- * NULL outside a chain, for a device with no reference left (its own
- * last release), or without memory: the checks then run at the chain's
- * end. devres__late_unhold() of NULL does nothing.
+ * the chain's late checks until devres__late_unhold(), on this thread:
+ * they must see its release done too. The checks use the chain's device:
+ * the holder keeps a reference on it meanwhile. NULL outside a chain or
+ * without memory: the checks then run at the chain's end.
+ * devres__late_unhold() of NULL does nothing.
  */
 struct devres__late_hold;
-HIDDEN struct devres__late_hold *devres__late_hold(struct device *dev);
+HIDDEN struct devres__late_hold *devres__late_hold(void);
 HIDDEN void devres__late_unhold(struct devres__late_hold *h);
 
 /* core.c: a reference on @dev unless its count already reached zero. */
