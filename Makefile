@@ -237,10 +237,11 @@ soak: build-dev
 # unreachable, as test-pages' children do. test-revocable-fork's
 # children end by pthread_exit() from the main thread, whose stack held
 # the parent's devices: their names, inherited, are unreachable there.
-# test-posix-own-fds-race, test-pci-uio-fork and test-pci-scan-fork are
-# races against fork() and against a closing or rescanning thread,
-# hundreds of rounds, which valgrind runs one thread at a time (20 to 35 s
-# each): ASan, LeakSanitizer and TSan run them.
+# test-posix-own-fds-race, test-pci-uio-fork, test-pci-scan-fork and
+# test-hostile-fork-held are races against fork() and against a closing,
+# rescanning or registering thread, hundreds of rounds, which valgrind
+# runs one thread at a time (20 to 35 s each): ASan, LeakSanitizer and
+# TSan run them.
 # test-hostile-limits-all and test-hostile-counters drive an interrupt
 # line's disable depth and a revocable's references to their limits, 2^20
 # and 2^24 calls, 15 s of CPU each under valgrind: the calls at and past
@@ -258,7 +259,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit \
-		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes)$$' \
+		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-fork-held|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log

@@ -416,7 +416,7 @@ static struct device_private *alloc_private(struct device *dev)
  * A reference on a device whose count has not reached zero: a parent being
  * released (a child added from its release callbacks) cannot be revived.
  */
-static bool ref_if_alive(struct device *dev)
+bool devres__ref_if_alive(struct device *dev)
 {
 	int old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
 
@@ -535,7 +535,7 @@ int device_add(struct device *dev)
 	else if (dev->parent && !parent_open_locked(dev->parent) &&
 		 __atomic_load_n(&dev->parent->refcount, __ATOMIC_RELAXED) > 0)
 		ret = -ENOENT; /* "being released" is the better news */
-	else if (dev->parent && !ref_if_alive(dev->parent))
+	else if (dev->parent && !devres__ref_if_alive(dev->parent))
 		ret = -ESRCH;
 	else
 		ret = 0;

@@ -275,6 +275,42 @@ static void run_late(struct devres__late *l)
 }
 
 /*
+ * The late checks of a chain, held past its end by releases that finish
+ * later, on this thread: the chain's own count until it ends, and one per
+ * hold. The last to let go runs them.
+ */
+struct devres__late_hold {
+	struct devres__late *late;
+	unsigned int refs;
+};
+
+struct devres__late_hold *devres__late_hold(void)
+{
+	struct devres__dm_thread *t = devres__dm_me();
+	struct devres__late_hold *h = t->hold;
+
+	if (!t->in_chain)
+		return NULL;
+	if (!h) {
+		h = malloc(sizeof(*h));
+		if (!h)
+			return NULL;
+		*h = (struct devres__late_hold){ .refs = 1 };
+		t->hold = h;
+	}
+	h->refs++;
+	return h;
+}
+
+void devres__late_unhold(struct devres__late_hold *h)
+{
+	if (!h || --h->refs)
+		return;
+	run_late(h->late);
+	free(h);
+}
+
+/*
  * The live objects in @n's data, before it is freed: in the order of the
  * chain, so that a release that cancels them (an action added after the
  * memory, such as devm_work_autocancel()'s) has run before its memory's
@@ -300,6 +336,7 @@ struct chain {
 	struct devres__slab *slab;
 	struct devres__dm_thread *t;
 	struct devres__late *outer_late;
+	struct devres__late_hold *outer_hold;
 	const char *func;
 	long gone, gone_bytes;
 	int cnt, err;
@@ -376,6 +413,7 @@ static void walk_chain(struct chain *c)
 static void end_chain(struct chain *c)
 {
 	struct devres__dm_thread *t = c->t;
+	struct devres__late_hold *hold = t->hold;
 
 	if (c->gone)
 		devres__ledger_add_node(-c->gone, -c->gone_bytes);
@@ -383,16 +421,23 @@ static void end_chain(struct chain *c)
 		slab_return(c->dev, c->slab, c->slots);
 	else if (c->slab)
 		slab_return(c->dev, c->slab, NULL);
+	t->hold = c->outer_hold;
 	if (unlikely(t->late)) {
 		struct devres__late *l = t->late;
 
 		t->late = NULL;
 		t->in_chain = c->outer_in_chain;
-		run_late(l);
+		if (hold)
+			hold->late = l;
+		else
+			run_late(l);
 	}
 	t->in_chain = c->outer_in_chain;
 	t->late = c->outer_late;
 	devres__frame_pop(t, c->f);
+	/* The chain's count: its checks run now unless a hold remains. */
+	if (unlikely(hold))
+		devres__late_unhold(hold);
 }
 
 /*
@@ -437,6 +482,7 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 			   .slab = slab,
 			   .t = t,
 			   .outer_late = t->late,
+			   .outer_hold = t->hold,
 			   .func = func,
 			   .err = errno,
 			   .all = all,
@@ -444,6 +490,7 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 
 	t->in_chain = true;
 	t->late = NULL;
+	t->hold = NULL;
 	/* A callback's last put of @dev waits for the end of the chain. */
 	devres__frame_push(t, &f, dev);
 	walk_held(&c);

@@ -50,6 +50,7 @@ struct devres__dm_thread {
 	bool in_chain;			   /* devres.c: releasing a chain */
 	struct devres__held *held;	   /* dd.c: device locks held */
 	struct devres__late *late;	   /* devres.c: the chain's checks */
+	struct devres__late_hold *hold;	   /* devres.c: and who holds them */
 };
 
 extern HIDDEN TLS_FAST struct devres__dm_thread devres__dmt;

@@ -627,6 +627,22 @@ struct devres__late {
 HIDDEN void devres__after_chain(struct devres__late *l);
 
 /*
+ * devres.c: a release of the chain that finishes after the chain ends (a
+ * revocation queued behind an access of this thread, revocable.c) holds
+ * the chain's late checks until devres__late_unhold(), on this thread:
+ * they must see its release done too. The checks use the chain's device:
+ * the holder keeps a reference on it meanwhile. NULL outside a chain or
+ * without memory: the checks then run at the chain's end.
+ * devres__late_unhold() of NULL does nothing.
+ */
+struct devres__late_hold;
+HIDDEN struct devres__late_hold *devres__late_hold(void);
+HIDDEN void devres__late_unhold(struct devres__late_hold *h);
+
+/* core.c: a reference on @dev unless its count already reached zero. */
+HIDDEN bool devres__ref_if_alive(struct device *dev);
+
+/*
  * bus.c: bus_register() for a bus of the library's own whose devices
  * carry state of the bus's layer (a list of its devices, their regions):
  * @deleted takes that state back. The driver core calls it once from the
@@ -694,6 +710,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_BLOCKS,	/* base/blocks.c: ASan builds */
 	DEVRES_FORK_HANDLES,	/* base/handle.c: taken alone */
 	DEVRES_FORK_LEDGER,	/* base/ledger.c */
+	DEVRES_FORK_SWEEP,	/* base/sweep.c: no lock, a flag */
 	DEVRES_FORK_LIVEOBJ,	/* base/liveobj.c: a leaf */
 	DEVRES_FORK_OWN_FDS,	/* base/own-fd.c: a leaf */
 	DEVRES_FORK_LOG,	/* base/log.c: the WARN path, innermost */

@@ -16,17 +16,31 @@
 
 /*
  * The ledger counts the whole process, so two sweeps at once (nested, or in
- * two threads) would see each other's resources as leaks.
+ * two threads) would see each other's resources as leaks. my_sweep: this
+ * thread's is the one under way.
  */
 static int sweeping;
+static TLS_FAST bool my_sweep;
 
 static bool strict;
+
+/*
+ * A child of fork() has only the forking thread: a sweep another thread
+ * of the parent had under way is not the child's, and left marked it
+ * refused every sweep of the child with -EBUSY. One the forking thread
+ * runs (a fork from its operation) goes on in the child.
+ */
+static void sweep_forked(void)
+{
+	__atomic_store_n(&sweeping, my_sweep, __ATOMIC_RELAXED);
+}
 
 __attribute__((constructor)) static void sweep_init(void)
 {
 	const char *v = devres__getenv("DEVRES_SWEEP_STRICT");
 
 	strict = v && *v && *v != '0';
+	devres__atfork(DEVRES_FORK_SWEEP, NULL, NULL, sweep_forked);
 }
 
 void devres_sweep_set_strict(bool on)
@@ -293,6 +307,7 @@ static void report_summary(const struct devres__sweep *s,
 static void sweep_ended(void *arg)
 {
 	(void)arg;
+	my_sweep = false;
 	__atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
 }
 
@@ -308,6 +323,7 @@ int devres__sweep_run(const struct devres__sweep *s,
 
 	if (__atomic_exchange_n(&sweeping, 1, __ATOMIC_ACQUIRE))
 		return -EBUSY;
+	my_sweep = true;
 	is_strict = __atomic_load_n(&strict, __ATOMIC_RELAXED);
 	devres_fail_nth(0);
 	devres_ledger_snapshot(&base);
@@ -349,6 +365,7 @@ int devres__sweep_run(const struct devres__sweep *s,
 		       run.injected ? " (gave up: it never ran to its end)"
 		       : failed	    ? ", and the run with no fault failed"
 				    : "");
+	my_sweep = false;
 	__atomic_store_n(&sweeping, 0, __ATOMIC_RELEASE);
 	*ret_result = r;
 	if (run.injected)

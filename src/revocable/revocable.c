@@ -47,6 +47,12 @@ struct revocable {
 	void (*release)(void *res);
 	void *revoked;		/* the resource, from revocation to release */
 	struct revocable *next; /* on its revoker's pending list */
+	/*
+	 * Queued: its chain's late checks (DMA debug) wait for its release,
+	 * and a reference on the chain's device for them.
+	 */
+	struct devres__late_hold *late;
+	struct device *late_dev;
 };
 
 /* The node's data: the revocable, which outlives it. */
@@ -109,9 +115,35 @@ static void put(struct revocable *h, const char *func);
 /* The revocation is done: the resource released, the binding's ref gone. */
 static void finished(struct revocable *h)
 {
+	struct devres__late_hold *late = h->late;
+	struct device *dev = h->late_dev;
+
+	h->late = NULL;
+	h->late_dev = NULL;
 	devres__ledger_add(DL_REVOCABLES, -1);
 	__atomic_store_n(&h->done, true, __ATOMIC_RELEASE);
 	put(h, "revocable_put");
+	if (late) {
+		devres__late_unhold(late);
+		put_device(dev);
+	}
+}
+
+/*
+ * A revocation queued behind this thread's access: the chain releasing
+ * @dev keeps its late checks for the end of the release. A device in its
+ * own last release is not kept past it: its checks run at the chain's
+ * end.
+ */
+static void hold_late(struct revocable *h, struct device *dev)
+{
+	if (!devres__ref_if_alive(dev))
+		return;
+	h->late = devres__late_hold();
+	if (h->late)
+		h->late_dev = dev;
+	else
+		put_device(dev);
 }
 
 /* How a release that ends its thread is answered; see finish(). */
@@ -219,9 +251,9 @@ static void revocable_revoke(struct device *dev, void *data)
 {
 	struct revocable *h = ((struct revocable_node *)data)->h;
 
-	(void)dev;
 	h->revoked = __atomic_exchange_n(&h->res, NULL, __ATOMIC_SEQ_CST);
 	if (depth) {
+		hold_late(h, dev);
 		h->next = pending;
 		pending = h;
 		return;

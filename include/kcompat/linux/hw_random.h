@@ -366,6 +366,24 @@ static inline void kcompat_hwrng_ended(void *arg)
 	kcompat_hwrng_put(r);
 }
 
+/*
+ * A read method that says it gave more bytes than it had room for: the
+ * kernel's WARN_ON_ONCE() and the room's size. Left as it was, the count
+ * made the caller read past the end of its buffer, and a data_read()
+ * count past the end of the word it was given made the copy read past
+ * the word.
+ */
+static inline int kcompat_hwrng_too_many(const struct hwrng *rng,
+					 const char *method, int ret,
+					 size_t room)
+{
+	devres_warn(NULL, "hwrng_read",
+		    "hwrng '%s': its %s method returned %d bytes for %zu: "
+		    "cut to %zu",
+		    rng->name, method, ret, room, room);
+	return (int)room;
+}
+
 /* The read methods of the rng of @frame; their end is caught (above). */
 static inline int kcompat_hwrng_call(const struct kcompat_hwrng_frame *frame,
 				     void *buf, size_t max, bool wait)
@@ -377,10 +395,15 @@ static inline int kcompat_hwrng_call(const struct kcompat_hwrng_frame *frame,
 	pthread_cleanup_push(kcompat_hwrng_ended, (void *)frame);
 	if (rng->read) {
 		ret = rng->read(rng, buf, max, wait);
+		if (ret > 0 && (size_t)ret > max)
+			ret = kcompat_hwrng_too_many(rng, "read", ret, max);
 	} else {
 		ret = rng->data_present ? rng->data_present(rng, wait) : 1;
 		if (ret > 0) {
 			ret = rng->data_read(rng, &word);
+			if (ret > (int)sizeof(word))
+				ret = kcompat_hwrng_too_many(rng, "data_read",
+							     ret, sizeof(word));
 			if (ret > 0) {
 				ret = min_t(int, ret, (int)max);
 				memcpy(buf, &word, (size_t)ret);

@@ -104,8 +104,14 @@ sysfs_emit_at(char *buf, int at, const char *fmt, ...)
 	if (kcompat_bad(buf, "sysfs_emit_at", "buffer") ||
 	    kcompat_bad(fmt, "sysfs_emit_at", "format"))
 		return 0;
-	if (at < 0 || at >= (int)PAGE_SIZE)
+	/* As the kernel's: a WARN, and nothing written. */
+	if (at < 0 || at >= (int)PAGE_SIZE) {
+		devres_warn(NULL, "sysfs_emit_at",
+			    "offset %d is outside the page of %lu bytes: "
+			    "nothing written",
+			    at, (unsigned long)PAGE_SIZE);
 		return 0;
+	}
 	va_start(ap, fmt);
 	n = vsnprintf(buf + at, PAGE_SIZE - (size_t)at, fmt, ap);
 	va_end(ap);
@@ -385,8 +391,21 @@ static inline ssize_t kcompat_attr_show(struct device *dev, const char *name,
 	else {
 		memset(buf, 0, PAGE_SIZE);
 		n = a->show(dev, a, buf);
-		if (n >= (ssize_t)PAGE_SIZE)
+		/*
+		 * As sysfs: a count of the whole page or more is the kernel's
+		 * "returned bad count", and cut. The text ends at its count,
+		 * whatever show() wrote past it (sysfs copies the count).
+		 */
+		if (n >= (ssize_t)PAGE_SIZE) {
+			devres_warn(dev, "kcompat_attr_show",
+				    "attribute %s: show() returned %zd bytes "
+				    "for a page of %lu: cut to %lu",
+				    name, n, (unsigned long)PAGE_SIZE,
+				    (unsigned long)PAGE_SIZE - 1);
 			n = (ssize_t)PAGE_SIZE - 1;
+		}
+		if (n >= 0)
+			buf[n] = '\0';
 	}
 	device_bound_put(dev);
 	put_device(dev);

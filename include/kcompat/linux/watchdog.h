@@ -81,8 +81,10 @@ struct watchdog_device {
 	unsigned long pretimeout_events; /* watchdog_notify_pretimeout() */
 };
 
-__attribute__((weak))
-pthread_mutex_t kcompat_wdt_lock = PTHREAD_MUTEX_INITIALIZER;
+/*
+ * The next id, taken by one atomic add: no lock, so none that a thread of
+ * the parent could leave held in a child of fork().
+ */
 __attribute__((weak)) int kcompat_wdt_next_id;
 
 /*
@@ -219,9 +221,7 @@ static inline int watchdog_register_device(struct watchdog_device *wdd)
 	if (!wdd->reg)
 		return -ENOMEM;
 	((struct kcompat_reg *)wdd->reg)->pid = kcompat_lock_pid();
-	pthread_mutex_lock(&kcompat_wdt_lock);
-	wdd->id = kcompat_wdt_next_id++;
-	pthread_mutex_unlock(&kcompat_wdt_lock);
+	wdd->id = __atomic_fetch_add(&kcompat_wdt_next_id, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
