@@ -96,15 +96,20 @@ bool irq__line_unref(struct irq_line *line)
  * too, so that after a free, waits for the line no longer waited for a
  * callback running on another thread.
  */
-void irq__line_put(struct irq_line *line)
+/* The reference of a caller that holds the line's lock; unlocks it. */
+static void put_unlock(struct irq_line *line)
 {
-	bool last;
+	bool last = irq__line_unref(line);
 
-	pthread_mutex_lock(&line->lock);
-	last = irq__line_unref(line);
 	pthread_mutex_unlock(&line->lock);
 	if (last)
 		irq__line_free(line);
+}
+
+void irq__line_put(struct irq_line *line)
+{
+	pthread_mutex_lock(&line->lock);
+	put_unlock(line);
 }
 
 /*
@@ -198,7 +203,6 @@ TLS_FAST bool irq__unmask_ended;
 static void unmask_ended(void *arg)
 {
 	struct irq_line *line = arg;
-	bool last;
 
 	irq__unmasking = NULL;
 	irq__unmask_ended = true;
@@ -206,10 +210,7 @@ static void unmask_ended(void *arg)
 		     "irq %d: its unmask callback ended the thread", line->irq);
 	pthread_mutex_lock(&line->lock);
 	line->unmasking--;
-	last = irq__line_unref(line);
-	pthread_mutex_unlock(&line->lock);
-	if (last)
-		irq__line_free(line);
+	put_unlock(line);
 }
 
 /*
@@ -484,7 +485,6 @@ int irq_line_raise_wait(int irq)
 	struct irq_line *line = irq__line_get(irq);
 	unsigned long target;
 	int rc = 0, cancel;
-	bool last;
 
 	if (!line)
 		return -EINVAL;
@@ -537,10 +537,7 @@ int irq_line_raise_wait(int irq)
 		pthread_cond_timedwait(&line->idle, &line->lock, &ts);
 	}
 	devres__cancel_restore(cancel);
-	last = irq__line_unref(line);
-	pthread_mutex_unlock(&line->lock);
-	if (last)
-		irq__line_free(line);
+	put_unlock(line);
 	return rc;
 }
 
