@@ -344,6 +344,14 @@ static void measure_heap(struct heap_result *r, struct device *dev,
 	int sizes = 0;
 
 	memset(r, 0, sizeof(*r));
+	/*
+	 * Groups first: the per-size rounds below leave free chunks of every
+	 * size in malloc's bins, and a group served from one of them is
+	 * charged the whole chunk (a remainder too small to split stays with
+	 * it), which is malloc's fragmentation, not the group's cost.
+	 */
+	r->group[C_DEVRES] = heap_per_group(C_DEVRES, dev, kd);
+	r->group[C_KERNEL] = heap_per_group(C_KERNEL, dev, kd);
 	for (size_t s = HEAP_MIN; s <= HEAP_MAX; s++, sizes++)
 		for (int c = 0; c < C_HEAP_NR; c++)
 			r->per_node[c] += heap_per_alloc(c, s);
@@ -351,8 +359,6 @@ static void measure_heap(struct heap_result *r, struct device *dev,
 		r->per_node[c] /= sizes;
 		r->overhead[c] = r->per_node[c] - r->per_node[C_MALLOC];
 	}
-	r->group[C_DEVRES] = heap_per_group(C_DEVRES, dev, kd);
-	r->group[C_KERNEL] = heap_per_group(C_KERNEL, dev, kd);
 }
 
 /*
