@@ -52,7 +52,14 @@ build-%: deps
 	cmake --preset $* -DDEVRES_TESTS_REQUIRED=ON $(BUILD_FLAGS_$*) >/dev/null
 	cmake --build --preset $*
 
+# ctest starts the tests that took longest first, from the times it keeps
+# in Testing/Temporary; a build with none yet borrows the dev build's, so a
+# long test does not start last and run alone on one CPU.
 test-%: build-%
+	@c=build/dev/Testing/Temporary/CTestCostData.txt; \
+	t=build/$*/Testing/Temporary; \
+	if [ -f $$c ] && [ ! -f $$t/CTestCostData.txt ]; then \
+		mkdir -p $$t && cp $$c $$t/; fi
 	ctest --preset $* -j2
 
 # The quick loop: the dev build's tests, less those labelled "install"
