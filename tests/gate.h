@@ -10,12 +10,6 @@
 
 #include <pthread.h>
 #include <stdbool.h>
-#include <stdio.h>
-#include <string.h>
-#include <fcntl.h>
-#include <unistd.h>
-#include <sys/syscall.h>
-#include <sys/types.h>
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
@@ -50,39 +44,6 @@ static inline void gate_release(void)
 	gate_open = true;
 	pthread_cond_broadcast(&gate_cond);
 	pthread_mutex_unlock(&gate_lock);
-}
-
-/*
- * The state letter of thread @tid of this process (/proc), or '?'. Read
- * with the raw close: the library's close(2) and fclose(3) may wait for
- * the descriptor table's lock, which the thread looked at may hold. The
- * open and the read are raw too: ThreadSanitizer, which would see the
- * open and not the close, would take the library's next descriptor of
- * the same number for this one, used by two threads.
- */
-static inline char thread_state(pid_t tid)
-{
-	char path[64], buf[256], *p;
-	ssize_t n;
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", (int)tid);
-	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
-	if (fd < 0)
-		return '?';
-	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
-	(void)syscall(SYS_close, fd);
-	if (n < 0)
-		return '?';
-	buf[n] = '\0';
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' ? p[2] : '?';
-}
-
-/* Whether thread @tid sleeps (blocked: on a lock, a wait). */
-static inline bool thread_asleep(pid_t tid)
-{
-	return tid && thread_state(tid) == 'S';
 }
 
 #endif /* DEVRES_TESTS_GATE_H */

@@ -88,7 +88,7 @@ static void start_sleepers(struct device *dev, void *res, void *data)
 	for (int i = 0; i < SLEEPERS; i++)
 		while (!(__atomic_load_n(lock_word(dev), __ATOMIC_ACQUIRE) &
 			 DR_PARKED) ||
-		       !thread_asleep(
+		       !tid_asleep(
 			       __atomic_load_n(&s[i].tid, __ATOMIC_ACQUIRE)))
 			usleep(1000);
 	/* Asleep in FUTEX_WAIT, not just on the way: settle. */
@@ -138,7 +138,7 @@ static void test_releases_wake_one_sleeper_each(void **state)
 					    NULL);
 		woken = 0;
 		for (int i = 0; i < SLEEPERS; i++)
-			woken += !thread_asleep(s[i].tid);
+			woken += !tid_asleep(s[i].tid);
 		print_message("try %d: %d of %d sleepers woken by %d "
 			      "releases\n",
 			      k + 1, woken, SLEEPERS, SLEEPERS);
