@@ -768,6 +768,15 @@ static inline void devres__cancel_restore(int old)
 }
 
 /*
+ * sigblock.c: every signal held back on this thread from
+ * devres__signals_off() to its devres__signals_on(), for the span of a
+ * lock that a call a signal handler may make takes too (the interposed
+ * close(), dup2(), dup3(), close_range()). They nest; errno is kept.
+ */
+HIDDEN void devres__signals_off(void);
+HIDDEN void devres__signals_on(void);
+
+/*
  * own-fd.c: the descriptors the library opens for its own use, recorded
  * by number while it holds them, so that the program's close(), dup2(),
  * dup3(), close_range() or fclose() of one is refused with a WARN that
