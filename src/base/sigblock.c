@@ -24,8 +24,18 @@ void devres__signals_off(void)
 		depth++;
 		return;
 	}
-	/* Counted once masked: a handler before that has a span of its own. */
+	/*
+	 * Counted once masked: a handler before that has a span of its own.
+	 * The signals of a fault (a bad access under the lock) stay open: a
+	 * blocked one kills the process before its handler (a sanitizer's,
+	 * a crash reporter's) can say where.
+	 */
 	sigfillset(&all);
+	sigdelset(&all, SIGSEGV);
+	sigdelset(&all, SIGBUS);
+	sigdelset(&all, SIGILL);
+	sigdelset(&all, SIGFPE);
+	sigdelset(&all, SIGTRAP);
 	pthread_sigmask(SIG_SETMASK, &all, &old);
 	saved_mask = old;
 	depth = 1;

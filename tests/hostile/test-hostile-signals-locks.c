@@ -371,18 +371,19 @@ static int cell(int row, int col)
 	return bad ? 1 : 0;
 }
 
-static void test_handler_inside_table_locks(void **state)
+/* Runs every cell of a table, each in a child; fails unless all held. */
+static void run_table(int (*one)(int, int), const char *const *rows, int nrows,
+		      const char *const *cols, int ncols)
 {
 	int failed = 0;
 
-	(void)state;
-	for (int row = 0; row < NR_SPANS; row++) {
-		for (int col = 0; col < NR_HCALLS; col++) {
-			int st = run_cell_in_child(cell, row, col);
+	for (int row = 0; row < nrows; row++) {
+		for (int col = 0; col < ncols; col++) {
+			int st = run_cell_in_child(one, row, col);
 
 			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
 				fprintf(stderr, "cell %s / %s: %s %d\n",
-					span_name[row], hcall_name[col],
+					rows[row], cols[col],
 					WIFSIGNALED(st) ? "killed by signal"
 							: "exit",
 					WIFSIGNALED(st) ? WTERMSIG(st)
@@ -393,8 +394,14 @@ static void test_handler_inside_table_locks(void **state)
 	}
 	if (failed)
 		fprintf(stderr, "%d of %d cells failed\n", failed,
-			NR_SPANS * NR_HCALLS);
+			nrows * ncols);
 	assert_int_equal(failed, 0);
+}
+
+static void test_handler_inside_table_locks(void **state)
+{
+	(void)state;
+	run_table(cell, span_name, NR_SPANS, hcall_name, NR_HCALLS);
 }
 
 /*
@@ -524,28 +531,8 @@ static int map_cell(int row, int col)
 
 static void test_handler_inside_maps_lock(void **state)
 {
-	int failed = 0;
-
 	(void)state;
-	for (int row = 0; row < NR_MSPANS; row++) {
-		for (int col = 0; col < NR_MCALLS; col++) {
-			int st = run_cell_in_child(map_cell, row, col);
-
-			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-				fprintf(stderr, "cell %s / %s: %s %d\n",
-					mspan_name[row], mcall_name[col],
-					WIFSIGNALED(st) ? "killed by signal"
-							: "exit",
-					WIFSIGNALED(st) ? WTERMSIG(st)
-							: WEXITSTATUS(st));
-				failed++;
-			}
-		}
-	}
-	if (failed)
-		fprintf(stderr, "%d of %d cells failed\n", failed,
-			NR_MSPANS * NR_MCALLS);
-	assert_int_equal(failed, 0);
+	run_table(map_cell, mspan_name, NR_MSPANS, mcall_name, NR_MCALLS);
 }
 
 int main(void)
