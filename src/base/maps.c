@@ -34,28 +34,6 @@
 #include "subsys.h"
 
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
-
-/*
- * Every span of the lock holds signals back on its thread (sigblock.c):
- * a signal handler's munmap(), mremap() or mmap(MAP_FIXED) over the table
- * takes the lock too. Run while its own thread holds it, it would wait for
- * ever where the thread had not said so (devres__maps_held: a lookup, the
- * table's growth, a record taken out), and where it had, its call went
- * straight on unlooked at, a managed mapping taken by hand with its node
- * left to unmap the range again. Held back, it runs once the lock is let
- * go, and is looked at as any other call.
- */
-static void table_lock(void)
-{
-	devres__signals_off();
-	pthread_mutex_lock(&maps_lock);
-}
-
-static void table_unlock(void)
-{
-	pthread_mutex_unlock(&maps_lock);
-	devres__signals_on();
-}
 static struct devres__map **maps; /* sorted by start, disjoint */
 
 size_t devres__maps_nr; /* written under the lock; read without it */
@@ -236,7 +214,7 @@ static void finish_drop(struct dropping *d)
 	size_t n1 = d->n1 < d->n ? d->n1 : d->n;
 
 	devres__maps_held = false;
-	table_unlock();
+	pthread_mutex_unlock(&maps_lock);
 	unhold_hits(d->n);
 	if (!d->behind) {
 		warn_hits(d->hits, 0, n1, d->call, d->addr, d->len);
@@ -332,13 +310,13 @@ int devres__maps_check(const char *call, void *addr, size_t len, void *addr2,
 
 	if (!one && !two)
 		return 0;
-	table_lock();
+	pthread_mutex_lock(&maps_lock);
 	if ((one && refused((uintptr_t)addr, end, &no, &what)) ||
 	    (two && refused((uintptr_t)addr2, end2, &no, &what))) {
 		/* Copied under the lock: the record may go once it is let go. */
 		snprintf(desc, sizeof(desc), "%s(%p, %zu) over [%p, +%zu), %s,",
 			 call, addr, len, (void *)no.start, no.len, what);
-		table_unlock();
+		pthread_mutex_unlock(&maps_lock);
 		devres__warn_label(no.h.dev, call,
 				   "%s acquired with %s(): use %s; refused, "
 				   "nothing changed",
@@ -422,7 +400,7 @@ int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 		return 0;
 	for (unsigned int tries = 0;; tries++) {
 		busy = false;
-		table_lock();
+		pthread_mutex_lock(&maps_lock);
 		/* Goes straight on: a @who's lookup never asks for this lock. */
 		devres__maps_held = true;
 		for (size_t i = first_after(a);
@@ -457,7 +435,7 @@ int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 			break;
 		}
 		devres__maps_held = false;
-		table_unlock();
+		pthread_mutex_unlock(&maps_lock);
 		if (!busy)
 			break;
 		sched_yield();
@@ -547,20 +525,20 @@ int devres__map_add(struct devres__map *m)
 	struct dropping d = { .n1 = SIZE_MAX, .behind = true };
 	size_t i;
 
-	table_lock();
+	pthread_mutex_lock(&maps_lock);
 	devres__maps_held = true;
 	pthread_cleanup_push(drop_ended, &d);
 	drop_locked(&d, m->start, m->end);
 	pthread_cleanup_pop(0);
 	finish_drop(&d);
-	table_lock();
+	pthread_mutex_lock(&maps_lock);
 	if (devres__maps_nr == cap_maps) {
 		size_t cap = cap_maps ? 2 * cap_maps : 16;
 		struct devres__map **p =
 			realloc(maps, cap * sizeof(struct devres__map *));
 
 		if (!p) {
-			table_unlock();
+			pthread_mutex_unlock(&maps_lock);
 			return -ENOMEM;
 		}
 		maps = p;
@@ -574,7 +552,7 @@ int devres__map_add(struct devres__map *m)
 	m->in_table = true;
 	__atomic_store_n(&devres__maps_nr, devres__maps_nr + 1,
 			 __ATOMIC_RELAXED);
-	table_unlock();
+	pthread_mutex_unlock(&maps_lock);
 	return 0;
 }
 
@@ -588,7 +566,7 @@ static bool remove_record(struct devres__map *m, void *addr, size_t len)
 	bool owned;
 	size_t i;
 
-	table_lock();
+	pthread_mutex_lock(&maps_lock);
 	owned = m->in_table;
 	if (owned) {
 		/*
@@ -607,7 +585,7 @@ static bool remove_record(struct devres__map *m, void *addr, size_t len)
 			take_out(i);
 		m->in_table = false;
 	}
-	table_unlock();
+	pthread_mutex_unlock(&maps_lock);
 	return owned;
 }
 

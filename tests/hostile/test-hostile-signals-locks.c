@@ -11,14 +11,8 @@
  * Each such span holds signals back; the handler runs once the lock is let
  * go, and both calls complete.
  *
- * The same for the table of managed mappings (src/base/maps.c), whose
- * lock munmap() and mmap(MAP_FIXED) take: a handler's call while its
- * thread holds it as it takes a record out and unmaps it (devm_munmap(),
- * the release) went straight on, unlooked at, and another device's
- * managed mapping was unmapped by hand with no WARN and its node left.
- *
- * Deterministic: this binary puts its own syscall(), fcntl() and munmap()
- * in front of libc's (the library's, for munmap()). For the managed table, another thread holds the device's
+ * Deterministic: this binary puts its own syscall() and fcntl() in front
+ * of libc's. For the managed table, another thread holds the device's
  * devres lock (inside a match callback) so that the thread, inside the
  * table's lock, waits for it: at that wait (the futex system call) the
  * thread sends itself the signal. For the library's own table, the
@@ -26,8 +20,7 @@
  * lock. Each cell runs in a child process under an alarm: a cell that
  * hangs fails alone.
  *
- * Descriptors: 6 spans of the thread x 4 calls of the handler, 24 cells;
- * mappings: 2 spans x 2 calls, 4 cells.
+ * 6 spans of the thread x 4 calls of the handler: 24 cells.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -44,7 +37,6 @@
 #include <string.h>
 #include <unistd.h>
 #include <linux/futex.h>
-#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <cmocka.h>
@@ -96,7 +88,6 @@ static int handler_ret, handler_errno;
 static int target = -1;	  /* the number the handler's call closes */
 static int plain_lo = -1; /* two plain numbers, for close_range() */
 static int gate_in, gate_open;
-static bool maps_cells; /* the mappings' table: munmap() sends it */
 
 /*
  * The handler's calls on a managed or the library's own number are
@@ -145,7 +136,7 @@ long syscall(long n, ...)
 		*(void **)&next = next_sym("syscall");
 	/* The thread waits for the device's lock, inside the table's. */
 	if (n == SYS_futex && ((a[1] & ~FUTEX_PRIVATE_FLAG) == FUTEX_WAIT) &&
-	    span != S_OWN_RECORD && !maps_cells)
+	    span != S_OWN_RECORD)
 		(void)trigger();
 	return next(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
@@ -162,7 +153,7 @@ int fcntl(int fd, int cmd, ...)
 	if (!next)
 		*(void **)&next = next_sym("fcntl");
 	/* The twin of a new eventfd, made under the own table's lock. */
-	if (cmd == F_DUPFD_CLOEXEC && span == S_OWN_RECORD && !maps_cells)
+	if (cmd == F_DUPFD_CLOEXEC && span == S_OWN_RECORD)
 		(void)trigger();
 	return next(fd, cmd, arg);
 }
@@ -418,143 +409,10 @@ static void test_handler_inside_table_locks(void **state)
 	run_table(cell, span_name, NR_SPANS, hcall_name, NR_HCALLS);
 }
 
-/*
- * The table of managed mappings. The thread takes its own mapping out
- * (devm_munmap(), or its device's release) and unmaps it, under the lock:
- * at that munmap() it sends itself the signal. The handler unmaps, or maps
- * over, another device's managed mapping by hand: one WARN, its node
- * dropped, as from anywhere else.
- */
-enum mspan {
-	M_DEVM_MUNMAP,
-	M_RELEASE,
-	NR_MSPANS
-};
-
-static const char *const mspan_name[NR_MSPANS] = { "devm_munmap", "devres_"
-								  "release_"
-								  "all" };
-
-enum mcall {
-	MC_MUNMAP,
-	MC_MMAP_FIXED,
-	NR_MCALLS
-};
-
-static const char *const mcall_name[NR_MCALLS] = { "munmap", "mmap(MAP_"
-							     "FIXED)" };
-
-static void *victim_map, *other_map;
-static size_t map_len;
-static enum mcall mcall;
-
-typedef int munmap_fn(void *, size_t);
-
-int munmap(void *addr, size_t len)
-{
-	static munmap_fn *next;
-
-	if (!next)
-		*(void **)&next = next_sym("munmap");
-	if (addr && addr == victim_map)
-		(void)trigger();
-	return next(addr, len);
-}
-
-static void map_handler(int sig)
-{
-	int saved = errno;
-	void *p;
-
-	(void)sig;
-	if (mcall == MC_MUNMAP) {
-		handler_ret = munmap(other_map, map_len);
-	} else {
-		p = mmap(other_map, map_len, PROT_READ | PROT_WRITE,
-			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
-		handler_ret = p == other_map ? 0 : -1;
-	}
-	handler_errno = handler_ret ? errno : 0;
-	__atomic_add_fetch(&handled, 1, __ATOMIC_ACQ_REL);
-	errno = saved;
-}
-
-static void *map_victim(void *arg)
-{
-	struct device *dev = arg;
-
-	victim_tid = (pid_t)syscall(SYS_gettid);
-	__atomic_store_n(&armed, 1, __ATOMIC_RELEASE);
-	if (span == (enum span)M_DEVM_MUNMAP)
-		devm_munmap(dev, victim_map, map_len);
-	else
-		devres_release_all(dev);
-	__atomic_store_n(&armed, 0, __ATOMIC_RELEASE);
-	return NULL;
-}
-
-static void *anon_map(struct device *dev)
-{
-	void *p = devm_mmap(dev, NULL, map_len, PROT_READ | PROT_WRITE,
-			    MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-
-	return IS_ERR(p) ? NULL : p;
-}
-
-static int map_cell(int row, int col)
-{
-	struct sigaction sa = { .sa_handler = map_handler,
-				.sa_flags = SA_RESTART };
-	struct device *dev, *odev;
-	int warns, bad = 0;
-	pthread_t t;
-
-	alarm(10);
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	maps_cells = true;
-	span = (enum span)row;
-	mcall = (enum mcall)col;
-	map_len = (size_t)sysconf(_SC_PAGESIZE) * 2;
-	sigemptyset(&sa.sa_mask);
-	if (sigaction(SIGUSR1, &sa, NULL))
-		return 2;
-	dev = heap_dev(NULL, "victim");
-	odev = heap_dev(NULL, "other");
-	if (!dev || !odev)
-		return 2;
-	victim_map = anon_map(dev);
-	other_map = anon_map(odev);
-	if (!victim_map || !other_map)
-		return 2;
-	warns = devres_warn_count();
-	if (pthread_create(&t, NULL, map_victim, dev))
-		return 2;
-	pthread_join(t, NULL);
-	/* The handler's call, looked at: its one WARN. */
-	warns = devres_warn_count() - warns;
-	if (!fired || handled != 1 || handler_ret || warns != 1) {
-		fprintf(stderr,
-			"cell %s / %s: signal %s, handler ran %d times, its "
-			"call %s, %d WARNs (1 expected)\n",
-			mspan_name[row], mcall_name[col],
-			fired ? "sent" : "never sent", handled,
-			handler_ret ? strerror(handler_errno) : "done", warns);
-		bad++;
-	}
-	return bad ? 1 : 0;
-}
-
-static void test_handler_inside_maps_lock(void **state)
-{
-	(void)state;
-	run_table(map_cell, mspan_name, NR_MSPANS, mcall_name, NR_MCALLS);
-}
-
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handler_inside_table_locks),
-		cmocka_unit_test(test_handler_inside_maps_lock),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
