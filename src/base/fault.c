@@ -5,6 +5,7 @@
  */
 #include <errno.h>
 #include <limits.h>
+#include <pthread.h>
 #include <stdlib.h>
 #include <devres/fault.h>
 #include "internal.h"
@@ -21,6 +22,17 @@ unsigned int devres__fail_armed;
  * injects nothing (devres__fail_maybe()).
  */
 
+/*
+ * devres__fail_armed counts the threads whose count is not 0, so that a
+ * process that injects nothing never reads its thread's count. A thread
+ * that ends armed (its function returned, pthread_exit(), a cancellation)
+ * takes itself off by the destructor of @armed_key, set as it arms: else
+ * every fault point of the process took the slow path for good. A child
+ * of fork() has one thread: the count is that thread's own (fault_child()).
+ */
+static pthread_key_t armed_key;
+static bool have_key;
+
 /* Every change of this thread's count goes through here (subsys.h). */
 static void set_nth(unsigned int n)
 {
@@ -30,6 +42,24 @@ static void set_nth(unsigned int n)
 	if (!old != !n)
 		__atomic_add_fetch(&devres__fail_armed, n ? 1u : -1u,
 				   __ATOMIC_RELAXED);
+	/* Not again for each arming: the key's value stays until the end. */
+	if (!old && n && have_key && !pthread_getspecific(armed_key))
+		(void)pthread_setspecific(armed_key, &armed_key);
+}
+
+/* The thread ends: its count, if still armed, no longer counts. */
+static void armed_thread_ended(void *key)
+{
+	(void)key;
+	set_nth(0);
+}
+
+static void fault_child(void)
+{
+	__atomic_store_n(
+		&devres__fail_armed,
+		__atomic_load_n(&devres__fail_nth, __ATOMIC_RELAXED) ? 1u : 0u,
+		__ATOMIC_RELAXED);
 }
 
 /* Counts @n down by one: true for the call that takes it to 0. */
@@ -51,6 +81,8 @@ __attribute__((constructor)) static void fault_init(void)
 	unsigned long n;
 	char *end;
 
+	have_key = !pthread_key_create(&armed_key, armed_thread_ended);
+	devres__atfork(DEVRES_FORK_FAULT, NULL, NULL, fault_child);
 	if (!s || !*s)
 		return;
 	errno = 0;

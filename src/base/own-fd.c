@@ -138,6 +138,25 @@ static struct devres__growtab tab = {
 };
 unsigned long devres__own_fds_nr;
 
+/*
+ * Every span of the lock holds signals back on its thread (sigblock.c):
+ * a signal handler's close(), dup2(), dup3() or close_range() takes the
+ * lock too (the look among the library's own numbers), and run while its
+ * own thread holds it (recording an open, a close of the library's own)
+ * it would wait for ever.
+ */
+static void own_lock(void)
+{
+	devres__signals_off();
+	pthread_mutex_lock(&lock);
+}
+
+static void own_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+	devres__signals_on();
+}
+
 /* The number this thread is closing for the library, or -1. */
 static TLS_FAST int closing_fd = -1;
 
@@ -332,9 +351,9 @@ void devres__own_fd_add(int fd, enum devres__own_kind kind, const char *name)
 
 	if (fd < 0)
 		return;
-	pthread_mutex_lock(&lock);
+	own_lock();
 	twin = record(fd, kind, name);
-	pthread_mutex_unlock(&lock);
+	own_unlock();
 	devres__growtab_warn(&tab);
 	if (twin)
 		devres__ledger_add(DL_FDS, 1);
@@ -460,9 +479,9 @@ static void twin_close(int twin)
 		own_close(twin, fd_call, &twin);
 		return;
 	}
-	pthread_mutex_lock(&lock);
+	own_lock();
 	clear(t);
-	pthread_mutex_unlock(&lock);
+	own_unlock();
 }
 
 void devres__own_fd_forget(int fd)
@@ -472,11 +491,11 @@ void devres__own_fd_forget(int fd)
 
 	if (!o)
 		return;
-	pthread_mutex_lock(&lock);
+	own_lock();
 	if (twin_of(fd, o))
 		twin = o->twin;
 	clear(o);
-	pthread_mutex_unlock(&lock);
+	own_unlock();
 	if (twin >= 0)
 		twin_close(twin);
 }
@@ -490,11 +509,11 @@ static struct own *closing(int fd, unsigned int *ret_gen)
 	struct own *o = fd < 0 ? NULL : slot((unsigned int)fd, false);
 
 	if (o) {
-		pthread_mutex_lock(&lock);
+		own_lock();
 		if (__atomic_load_n(&o->kind, __ATOMIC_RELAXED))
 			o->closing = true;
 		*ret_gen = o->gen;
-		pthread_mutex_unlock(&lock);
+		own_unlock();
 	}
 	return o;
 }
@@ -503,10 +522,10 @@ static struct own *closing(int fd, unsigned int *ret_gen)
 static void closed(struct own *o, unsigned int gen)
 {
 	if (o) {
-		pthread_mutex_lock(&lock);
+		own_lock();
 		if (o->gen == gen)
 			clear(o);
-		pthread_mutex_unlock(&lock);
+		own_unlock();
 	}
 }
 
@@ -586,7 +605,7 @@ bool devres__own_fd_check(int fd)
 		return true;
 	}
 	cancel = devres__cancel_off();
-	pthread_mutex_lock(&lock);
+	own_lock();
 	if (__atomic_load_n(&o->kind, __ATOMIC_RELAXED) &&
 	    !__atomic_load_n(&o->lost, __ATOMIC_RELAXED)) {
 		kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
@@ -597,7 +616,7 @@ bool devres__own_fd_check(int fd)
 		if (t)
 			__atomic_store_n(&t->lost, true, __ATOMIC_RELEASE);
 	}
-	pthread_mutex_unlock(&lock);
+	own_unlock();
 	devres__cancel_restore(cancel);
 	if (kind)
 		devres__warn(NULL, name,
@@ -622,11 +641,11 @@ int devres__own_fd_close(int fd)
 		return -1;
 	}
 	if (o) {
-		pthread_mutex_lock(&lock);
+		own_lock();
 		t = o->pid == devres__pid_now() ? twin_of(fd, o) : NULL;
 		if (t)
 			twin = o->twin;
-		pthread_mutex_unlock(&lock);
+		own_unlock();
 	}
 	ret = own_close(fd, fd_call, &fd);
 	/* Checked with the number above: the same open file still. */
@@ -714,11 +733,11 @@ bool devres__own_fd_refused(const char *func, int fd, bool *entered)
 	if (!devres__own_fd_maybe(fd))
 		return false;
 	cancel = devres__cancel_off();
-	pthread_mutex_lock(&lock);
+	own_lock();
 	mine = held((unsigned int)fd, &kind, name, sizeof(name));
 	if (!mine)
 		drop_inherited((unsigned int)fd);
-	pthread_mutex_unlock(&lock);
+	own_unlock();
 	devres__cancel_restore(cancel);
 	if (mine) {
 		/*
@@ -743,7 +762,7 @@ unsigned char devres__own_fd_kind(int fd, char *name, size_t len,
 	if (!o || !__atomic_load_n(&o->kind, __ATOMIC_ACQUIRE))
 		return 0;
 	cancel = devres__cancel_off();
-	pthread_mutex_lock(&lock);
+	own_lock();
 	/* A close of it by the library, in this process: its outcome. */
 	while (__atomic_load_n(&o->kind, __ATOMIC_RELAXED) && o->closing &&
 	       o->pid == pid && fd != closing_fd)
@@ -755,7 +774,7 @@ unsigned char devres__own_fd_kind(int fd, char *name, size_t len,
 		snprintf(name, len, "%s", o->name);
 		*ret_inherited = o->pid != pid;
 	}
-	pthread_mutex_unlock(&lock);
+	own_unlock();
 	devres__cancel_restore(cancel);
 	errno = saved;
 	return kind;
@@ -768,7 +787,7 @@ int devres__own_fd_next(unsigned int lo, unsigned int hi,
 	int saved = errno, cancel, found = -1;
 
 	cancel = devres__cancel_off();
-	pthread_mutex_lock(&lock);
+	own_lock();
 	for (unsigned int fd = lo; devres__growtab_next(&tab, &fd, hi); fd++) {
 		if (held(fd, &kind, ret_seen->name, sizeof(ret_seen->name))) {
 			found = (int)fd;
@@ -779,7 +798,7 @@ int devres__own_fd_next(unsigned int lo, unsigned int hi,
 		if (fd >= hi) /* @hi may be UINT_MAX */
 			break;
 	}
-	pthread_mutex_unlock(&lock);
+	own_unlock();
 	devres__cancel_restore(cancel);
 	ret_seen->fd = found;
 	ret_seen->kind = kind;

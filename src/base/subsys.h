@@ -714,6 +714,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_LIVEOBJ,	/* base/liveobj.c: a leaf */
 	DEVRES_FORK_OWN_FDS,	/* base/own-fd.c: a leaf */
 	DEVRES_FORK_LOG,	/* base/log.c: the WARN path, innermost */
+	DEVRES_FORK_FAULT,	/* base/fault.c: no lock, a count */
 	DEVRES_FORK_NR,
 };
 
@@ -765,6 +766,15 @@ static inline void devres__cancel_restore(int old)
 	if (old != PTHREAD_CANCEL_DISABLE)
 		pthread_setcancelstate(old, &cur);
 }
+
+/*
+ * sigblock.c: every signal held back on this thread from
+ * devres__signals_off() to its devres__signals_on(), for the span of a
+ * lock that a call a signal handler may make takes too (the interposed
+ * close(), dup2(), dup3(), close_range()). They nest; errno is kept.
+ */
+HIDDEN void devres__signals_off(void);
+HIDDEN void devres__signals_on(void);
 
 /*
  * own-fd.c: the descriptors the library opens for its own use, recorded

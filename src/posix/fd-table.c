@@ -40,7 +40,7 @@
  * before the call came, and the number was no longer managed. A thread that
  * holds a mark of its own never waits (its release's own close() comes
  * through here), so no two threads wait for each other; it takes no
- * signal meanwhile (signals_off()). In a child of fork() the table is empty,
+ * signal meanwhile (devres__signals_off()). In a child of fork() the table is empty,
  * and nothing is waited for.
  *
  * Lock order: the table's lock, then a device's devres lock (a node taken
@@ -54,7 +54,6 @@
 #include <limits.h>
 #include <fcntl.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -190,6 +189,24 @@ static unsigned int waiters;
 /* How many marks this thread holds (a signal handler's nest in its own). */
 static TLS_FAST unsigned int marks;
 
+/*
+ * Every span of the lock holds signals back on its thread (base/
+ * sigblock.c): a handler's close(), dup2(), dup3() or close_range() takes
+ * the lock too, and run while its own thread holds it (listing a number,
+ * a close by hand, the table's growth) it would wait for ever.
+ */
+static void table_lock(void)
+{
+	devres__signals_off();
+	pthread_mutex_lock(&lock);
+}
+
+static void table_unlock(void)
+{
+	pthread_mutex_unlock(&lock);
+	devres__signals_on();
+}
+
 static void count(unsigned long *n, long delta)
 {
 	__atomic_store_n(n, __atomic_load_n(n, __ATOMIC_RELAXED) + delta,
@@ -262,7 +279,7 @@ static void lock_settled(unsigned int lo, unsigned int hi)
 {
 	int cancel;
 
-	pthread_mutex_lock(&lock);
+	table_lock();
 	if (likely(!releasing_nr) || marks || !busy_in(lo, hi))
 		return;
 	cancel = devres__cancel_off();
@@ -327,7 +344,7 @@ void posix__fd_list(struct fd_dr *dr)
 {
 	struct fd_dr **s;
 
-	pthread_mutex_lock(&lock);
+	table_lock();
 	s = slot((unsigned int)dr->fd, false, true);
 	if (s) {
 		dr->next = *s;
@@ -338,7 +355,7 @@ void posix__fd_list(struct fd_dr *dr)
 	dr->listed = s != NULL;
 	/* A close(2) by hand takes the node off under this lock. */
 	devres__owner_add(&dr->owner);
-	pthread_mutex_unlock(&lock);
+	table_unlock();
 	devres__log_release();
 	devres__growtab_warn(&tab);
 }
@@ -363,58 +380,32 @@ static void unlink_fd(struct fd_dr *dr)
  * wait would be for itself): between the release's check and its own
  * close(), another thread's open() could then be given the number, and
  * the release closed that file. Held back, the handler runs once the
- * release is over: its close comes second, as after any release. Nor
- * can a handler then find the table's lock held by its own thread.
- * Nested claims (none today) keep the mask of the outermost.
+ * release is over: its close comes second, as after any release. Nested
+ * claims (none today) keep the mask of the outermost.
  */
-static TLS_FAST unsigned int signals_held;
-static __thread sigset_t signals_saved;
-
-static void signals_off(void)
-{
-	sigset_t all;
-	int saved = errno;
-
-	if (signals_held++)
-		return;
-	sigfillset(&all);
-	pthread_sigmask(SIG_SETMASK, &all, &signals_saved);
-	errno = saved;
-}
-
-static void signals_on(void)
-{
-	int saved = errno;
-
-	if (!signals_held || --signals_held)
-		return;
-	pthread_sigmask(SIG_SETMASK, &signals_saved, NULL);
-	errno = saved;
-}
-
 bool posix__fd_claim(struct fd_dr *dr)
 {
 	bool mine;
 
-	signals_off();
+	devres__signals_off();
 	lock_settled((unsigned int)dr->fd, (unsigned int)dr->fd);
 	mine = dr->owner.dev != NULL;
 	if (mine)
 		mark(dr);
-	pthread_mutex_unlock(&lock);
+	table_unlock();
 	if (!mine)
-		signals_on();
+		devres__signals_on();
 	return mine;
 }
 
 void posix__fd_done(struct fd_dr *dr)
 {
-	pthread_mutex_lock(&lock);
+	table_lock();
 	unlink_fd(dr);
 	dr->owner.dev = NULL;
 	unmark(dr);
-	pthread_mutex_unlock(&lock);
-	signals_on();
+	table_unlock();
+	devres__signals_on();
 }
 
 /*
@@ -547,7 +538,7 @@ static void streams_closing(const char *func, unsigned int lo, unsigned int hi)
 			fd = dr->id.fd;
 			devres__disown(&dr->owner, &hand);
 		}
-		pthread_mutex_unlock(&lock);
+		table_unlock();
 		if (!dr)
 			return;
 		snprintf(what, sizeof(what), "fd %d, a stream's,", fd);
@@ -583,7 +574,7 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 			/* Destroys the node: @dr is not read after this. */
 			devres__disown(&dr->owner, &hand);
 		}
-		pthread_mutex_unlock(&lock);
+		table_unlock();
 		if (!dr)
 			break;
 		snprintf(what, sizeof(what), "fd %d", fd);
@@ -601,7 +592,7 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 	}
 	lock_settled(first, hi);
 	move_twins(first, hi);
-	pthread_mutex_unlock(&lock);
+	table_unlock();
 	devres__growtab_warn(&tab);
 	errno = saved;
 }
@@ -616,14 +607,14 @@ void posix__stream_list(struct stream_dr *dr)
 		posix__fd_identify(id);
 	}
 	devres__ledger_add(DL_FDS, id->twin >= 0 ? 2 : 1);
-	pthread_mutex_lock(&lock);
+	table_lock();
 	dr->next = streams;
 	streams = dr;
 	count(&posix__streams_listed, 1);
 	link_twin(id);
 	/* A close by hand of its number, or its fclose(), takes it here. */
 	devres__owner_add(&dr->owner);
-	pthread_mutex_unlock(&lock);
+	table_unlock();
 	devres__log_release();
 	devres__growtab_warn(&tab);
 }
@@ -646,14 +637,14 @@ bool posix__stream_claim(struct stream_dr *dr)
 	unsigned int fd = (unsigned int)dr->id.fd;
 	bool mine;
 
-	signals_off();
+	devres__signals_off();
 	lock_settled(fd, fd);
 	mine = dr->owner.dev != NULL;
 	if (mine)
 		mark(&dr->id);
-	pthread_mutex_unlock(&lock);
+	table_unlock();
 	if (!mine)
-		signals_on();
+		devres__signals_on();
 	return mine;
 }
 
@@ -661,7 +652,7 @@ void posix__stream_done(struct stream_dr *dr)
 {
 	struct stream_dr **pp;
 
-	pthread_mutex_lock(&lock);
+	table_lock();
 	for (pp = &streams; *pp && *pp != dr; pp = &(*pp)->next)
 		;
 	/* Not there in a child forked inside the release. */
@@ -672,8 +663,8 @@ void posix__stream_done(struct stream_dr *dr)
 	dr->owner.dev = NULL;
 	unlink_twin(&dr->id);
 	unmark(&dr->id);
-	pthread_mutex_unlock(&lock);
-	signals_on();
+	table_unlock();
+	devres__signals_on();
 }
 
 void posix__stream_closing(FILE *f)
@@ -682,7 +673,7 @@ void posix__stream_closing(FILE *f)
 	struct stream_dr **pp, *dr = NULL;
 	int saved = errno, twin = -1;
 
-	pthread_mutex_lock(&lock);
+	table_lock();
 	pp = stream_link(f);
 	if (pp) {
 		dr = *pp;
@@ -692,7 +683,7 @@ void posix__stream_closing(FILE *f)
 		twin = dr->id.twin;
 		devres__disown(&dr->owner, &hand);
 	}
-	pthread_mutex_unlock(&lock);
+	table_unlock();
 	if (dr) {
 		devres__warn_hand(&hand, "fclose", "a stream");
 		stream_dropped(twin, 1, 0);
