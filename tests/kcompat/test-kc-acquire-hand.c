@@ -17,11 +17,21 @@
  * release would take back a later registration of the same object). Now
  * the plain call finds the node, or nothing to take back: each round
  * leaves a node only with the object registered.
+ *
+ * released_when_added: the device's resources released in the log sink
+ * of each ADD line (docs/misuse.md, SP17), on the registering thread,
+ * right after the node is on the device: the release takes the
+ * registration back, and the devm_ call, which waits for nothing of its
+ * own, touches neither its node nor the record after. The compat calls
+ * whose node has no record beside it are the neighbours.
  */
 #define _GNU_SOURCE
 #include <sys/syscall.h>
 #include <linux/device.h>
+#include <linux/clk.h>
 #include <linux/hw_random.h>
+#include <linux/mutex.h>
+#include <linux/sysfs.h>
 #include <linux/watchdog.h>
 #include "kcompat/kctest.h"
 #include "gate.h"
@@ -31,6 +41,8 @@
 
 static struct hwrng rng;
 static struct watchdog_device wdd;
+static struct mutex mx;
+static const struct attribute_group grp = { .name = "hold" };
 
 static int rng_read(struct hwrng *r, void *data, size_t max, bool wait)
 {
@@ -224,10 +236,97 @@ static void hold_each(void **state)
 	assert_int_equal(bad, 0);
 }
 
+static int clk_acquire(void)
+{
+	return IS_ERR(devm_clk_get(&tdev, NULL)) ? -ENOMEM : 0;
+}
+
+static int group_acquire(void)
+{
+	return devm_device_add_group(&tdev, &grp);
+}
+
+static int mutex_acquire(void)
+{
+	return devm_mutex_init(&tdev, &mx);
+}
+
+static bool none_live(void)
+{
+	return false;
+}
+
+static void none_fresh(void)
+{
+	memset(&mx, 0, sizeof(mx));
+}
+
+static const struct kind added_kinds[] = {
+	{ "devm_hwrng_register", rng_fresh, rng_acquire, NULL, rng_live },
+	{ "devm_watchdog_register_device", wdt_fresh, wdt_acquire, NULL,
+	  wdt_live },
+	{ "devm_clk_get", none_fresh, clk_acquire, NULL, none_live },
+	{ "devm_device_add_group", none_fresh, group_acquire, NULL, none_live },
+	{ "devm_mutex_init", none_fresh, mutex_acquire, NULL, none_live },
+};
+
+static int releases;
+
+/* Each ADD line releases the device's resources, there. */
+static void release_on_add(void *ctx, int level, const char *text)
+{
+	(void)ctx;
+	(void)level;
+	if (strstr(text, " ADD ")) {
+		releases++;
+		(void)devres_release_all(&tdev);
+	}
+}
+
+static void released_when_added(void **state)
+{
+	int bad = 0;
+
+	(void)state;
+	for (size_t k = 0; k < sizeof(added_kinds) / sizeof(added_kinds[0]);
+	     k++) {
+		struct devres_ledger before, after;
+		bool live;
+		int ret, w0;
+
+		kind = &added_kinds[k];
+		kind->fresh();
+		devres_ledger_snapshot(&before);
+		w0 = devres_warn_count();
+		releases = 0;
+		devres_set_log_sink(release_on_add, NULL);
+		devres_set_log(true);
+		ret = kind->acquire();
+		devres_set_log(false);
+		devres_set_log_sink(NULL, NULL);
+		live = kind->live();
+		(void)devres_release_all(&tdev);
+		devres_ledger_snapshot(&after);
+		if (!ret && releases && !live && nodes() == 0 &&
+		    after.nodes == before.nodes && devres_warn_count() == w0)
+			continue;
+		bad++;
+		print_message("%s: returned %d, %d releases, %s, %d node(s), "
+			      "%ld nodes more in the ledger, %d WARNs\n",
+			      kind->name, ret, releases,
+			      live ? "registered" : "not registered", nodes(),
+			      after.nodes - before.nodes,
+			      devres_warn_count() - w0);
+	}
+	assert_int_equal(bad, 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(hold_each, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(released_when_added, dev_setup,
 						dev_teardown),
 	};
 

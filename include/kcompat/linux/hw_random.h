@@ -270,11 +270,12 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 		(void)kcompat_reg_foreign(r, func, "hwrng");
 		return;
 	}
-	if (r && (!r->ready || r->owner.adding)) {
+	if (r && (!r->ready || (r->owner.adding && by_hand))) {
 		/*
 		 * Its init() calls, or a log sink of this thread's
 		 * devm_hwrng_register() while it adds the node: the
-		 * registration decides.
+		 * registration decides. The node's release, from such a
+		 * sink, takes it back.
 		 */
 		bool init = !r->ready;
 
@@ -356,7 +357,12 @@ static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 		return ret;
 	}
 	devres_add(dev, p);
-	kcompat_reg_added(&r->owner, &kcompat_hwrng_lock, &kcompat_hwrng_cond);
+	pthread_mutex_lock(&kcompat_hwrng_lock);
+	/* Unless the node's release took it back on this thread (a sink). */
+	if (rng->reg == r)
+		r->owner.adding = false;
+	pthread_cond_broadcast(&kcompat_hwrng_cond);
+	pthread_mutex_unlock(&kcompat_hwrng_lock);
 	return 0;
 }
 

@@ -57,11 +57,13 @@ struct kcompat_reg {
  * names @dev the owner in the hold of the framework's lock that makes the
  * registration findable, and marks it being added; it then puts the node
  * on @dev unlocked (devres_add() may log, and a log sink may call the
- * framework) and clears the mark under the lock. A take-back, by hand or
- * the release's, that finds the mark waits for it under that lock, so it
- * finds the node on the device: the effect of one hold. The thread adding
- * it does not wait for itself (a log sink of its devres_add() that takes
- * it back: the node is on the device when the ADD line is made).
+ * framework) and clears the mark under the lock, if the registration is
+ * still there. A take-back, by hand or the release's, that finds the mark
+ * waits for it under that lock, so it finds the node on the device: the
+ * effect of one hold. The thread adding it does not wait for itself (a
+ * log sink of its devres_add()): by hand it is refused with a WARN, and
+ * the release (the node is on the device when the ADD line is made) takes
+ * the registration back, which the devm_ call then finds gone.
  */
 static inline void kcompat_reg_adding(struct kcompat_reg *reg,
 				      struct device *dev)
@@ -69,17 +71,6 @@ static inline void kcompat_reg_adding(struct kcompat_reg *reg,
 	reg->managed = dev;
 	reg->adder = pthread_self();
 	reg->adding = true;
-}
-
-/* The node is on the device: the take-backs that wait go on. */
-static inline void kcompat_reg_added(struct kcompat_reg *reg,
-				     pthread_mutex_t *lock,
-				     pthread_cond_t *cond)
-{
-	pthread_mutex_lock(lock);
-	reg->adding = false;
-	pthread_cond_broadcast(cond);
-	pthread_mutex_unlock(lock);
 }
 
 /*

@@ -339,7 +339,9 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 	       reg->pid == kcompat_lock_pid() && kcompat_reg_being_added(reg))
 		pthread_cond_wait(&kcompat_wdt_cond, &kcompat_wdt_lock);
 	kcompat_cancel_restore(old);
-	if (!reg || reg->pid != kcompat_lock_pid() || reg->adding) {
+	/* The node's release, from a log sink of the adding thread, goes on. */
+	if (!reg || reg->pid != kcompat_lock_pid() ||
+	    (reg->adding && by_hand)) {
 		pthread_mutex_unlock(&kcompat_wdt_lock);
 		if (reg && reg->adding && reg->pid == kcompat_lock_pid())
 			devres_warn(wdd->parent, "watchdog_unregister_device",
@@ -405,7 +407,12 @@ static inline int devm_watchdog_register_device(struct device *dev,
 		return ret;
 	}
 	devres_add(dev, p);
-	kcompat_reg_added(reg, &kcompat_wdt_lock, &kcompat_wdt_cond);
+	pthread_mutex_lock(&kcompat_wdt_lock);
+	/* Unless the node's release took it back on this thread (a sink). */
+	if (wdd->reg == reg)
+		reg->adding = false;
+	pthread_cond_broadcast(&kcompat_wdt_cond);
+	pthread_mutex_unlock(&kcompat_wdt_lock);
 	return 0;
 }
 
