@@ -36,6 +36,7 @@
 #include "kcompat/kctest.h"
 #include "gate.h"
 #include "pairs.h"
+#include "release-on-add.h"
 
 #define HOLD_ROUNDS 20
 
@@ -270,19 +271,6 @@ static const struct kind added_kinds[] = {
 	{ "devm_mutex_init", none_fresh, mutex_acquire, NULL, none_live },
 };
 
-static int releases;
-
-/* Each ADD line releases the device's resources, there. */
-static void release_on_add(void *ctx, int level, const char *text)
-{
-	(void)ctx;
-	(void)level;
-	if (strstr(text, " ADD ")) {
-		releases++;
-		(void)devres_release_all(&tdev);
-	}
-}
-
 static void released_when_added(void **state)
 {
 	int bad = 0;
@@ -298,8 +286,8 @@ static void released_when_added(void **state)
 		kind->fresh();
 		devres_ledger_snapshot(&before);
 		w0 = devres_warn_count();
-		releases = 0;
-		devres_set_log_sink(release_on_add, NULL);
+		release_on_add_count = 0;
+		devres_set_log_sink(release_on_add, &tdev);
 		devres_set_log(true);
 		ret = kind->acquire();
 		devres_set_log(false);
@@ -307,13 +295,13 @@ static void released_when_added(void **state)
 		live = kind->live();
 		(void)devres_release_all(&tdev);
 		devres_ledger_snapshot(&after);
-		if (!ret && releases && !live && nodes() == 0 &&
+		if (!ret && release_on_add_count && !live && nodes() == 0 &&
 		    after.nodes == before.nodes && devres_warn_count() == w0)
 			continue;
 		bad++;
 		print_message("%s: returned %d, %d releases, %s, %d node(s), "
 			      "%ld nodes more in the ledger, %d WARNs\n",
-			      kind->name, ret, releases,
+			      kind->name, ret, release_on_add_count,
 			      live ? "registered" : "not registered", nodes(),
 			      after.nodes - before.nodes,
 			      devres_warn_count() - w0);

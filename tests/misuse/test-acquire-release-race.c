@@ -50,6 +50,7 @@
 #include <devres/revocable.h>
 #include "testlib.h"
 #include "io/iotest.h"
+#include "release-on-add.h"
 
 #define BASE 0x7d000000ULL
 #define SIZE 4096
@@ -220,19 +221,6 @@ static void print_ledger(const char *what, const struct devres_ledger *l)
 		      l->revocables);
 }
 
-/* The sink: each ADD line releases the device's resources, there. */
-static int releases;
-
-static void release_on_add(void *ctx, int level, const char *text)
-{
-	(void)ctx;
-	(void)level;
-	if (strstr(text, " ADD ")) {
-		releases++;
-		(void)devres_release_all(&tdev);
-	}
-}
-
 static const struct row *cur;
 
 static void *run_row(void *arg)
@@ -267,8 +255,8 @@ static void released_when_added(void **state)
 
 		cur = &rows[i];
 		devres_ledger_snapshot(&before);
-		releases = 0;
-		devres_set_log_sink(release_on_add, NULL);
+		release_on_add_count = 0;
+		devres_set_log_sink(release_on_add, &tdev);
 		devres_set_log(true);
 		if (!call_ends(&ret)) {
 			/* Stuck in the sink: nothing can be undone. */
@@ -282,12 +270,13 @@ static void released_when_added(void **state)
 		devres_set_log_sink(NULL, NULL);
 		(void)devres_release_all(&tdev);
 		devres_ledger_snapshot(&after);
-		if (ret == 0 && releases > 0 && ledger_back(&before, &after))
+		if (ret == 0 && release_on_add_count > 0 &&
+		    ledger_back(&before, &after))
 			continue;
 		bad++;
 		print_message("%s: returned %d, %d releases in its ADD "
 			      "lines, the ledger %s\n",
-			      cur->call, ret, releases,
+			      cur->call, ret, release_on_add_count,
 			      ledger_back(&before, &after) ? "back"
 							   : "not back");
 		print_ledger("before", &before);
