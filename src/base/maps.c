@@ -518,9 +518,10 @@ void *devres__mremap(void *old, size_t old_len, size_t new_len, int flags,
 /*
  * A recorded range that overlaps a new mapping was unmapped without any of
  * the calls above (a system call made directly): its node goes now, so
- * that its release cannot touch the new one.
+ * that its release cannot touch the new one. With @owned, @m's owner's
+ * node goes on its device in the hold that enters @m (devres__owner_add()).
  */
-int devres__map_add(struct devres__map *m)
+static int map_insert(struct devres__map *m, bool owned)
 {
 	struct dropping d = { .n1 = SIZE_MAX, .behind = true };
 	size_t i;
@@ -552,8 +553,26 @@ int devres__map_add(struct devres__map *m)
 	m->in_table = true;
 	__atomic_store_n(&devres__maps_nr, devres__maps_nr + 1,
 			 __ATOMIC_RELAXED);
+	if (owned) {
+		/* Its own allocations' mmap() calls do not look: held. */
+		devres__maps_held = true;
+		devres__owner_add(&m->owner);
+		devres__maps_held = false;
+	}
 	pthread_mutex_unlock(&maps_lock);
+	if (owned)
+		devres__log_release();
 	return 0;
+}
+
+int devres__map_add(struct devres__map *m)
+{
+	return map_insert(m, false);
+}
+
+int devres__map_add_owned(struct devres__map *m)
+{
+	return map_insert(m, true);
 }
 
 /*

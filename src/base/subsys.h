@@ -537,6 +537,14 @@ HIDDEN int devres__maps_guard(const struct devres__guard *g, void *addr,
 HIDDEN int devres__madvise(void *addr, size_t len, int advice);
 HIDDEN int devres__mprotect(void *addr, size_t len, int prot);
 HIDDEN int devres__map_add(struct devres__map *m);
+/*
+ * The same, and @m->owner's node put on its device in that hold of the
+ * table's lock: a munmap(2) by hand finds the record and its node
+ * together. From then the node may be released on another thread at
+ * once, @m with it: the caller does not touch either after. -ENOMEM: not
+ * recorded, the node not added.
+ */
+HIDDEN int devres__map_add_owned(struct devres__map *m);
 HIDDEN bool devres__map_remove(struct devres__map *m);
 /*
  * The same, and if it was still in the table, unmaps [addr, addr + len)

@@ -48,12 +48,6 @@ static size_t page_align(size_t len)
 	return (len + mask) & ~mask;
 }
 
-static int match_node(struct device *dev, void *res, void *data)
-{
-	(void)dev;
-	return res == data;
-}
-
 static void devm_mmap_release(struct device *dev, void *res)
 {
 	struct map_dr *dr = res;
@@ -121,14 +115,19 @@ void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
 	devres__map_identify(&dr->rec);
 	devres__ledger_add(DL_MAPS, 1);
 	devres__ledger_add(DL_MAP_BYTES, (long)mapped);
-	devres_add(dev, dr);
-	err = devres__map_add(&dr->rec);
+	/*
+	 * Recorded and on @dev in one hold of the table's lock: from then
+	 * another thread's release of the device may unmap it and free
+	 * @dr, which is not touched after. Added first and recorded after,
+	 * a release in between freed @dr under the recording.
+	 */
+	err = devres__map_add_owned(&dr->rec);
 	if (err) {
-		/* Not recorded: its release gives nothing back. */
-		devres_destroy(dev, devm_mmap_release, match_node, dr);
+		/* Not recorded, the node not added: its release never runs. */
 		devres__ledger_add(DL_MAPS, -1);
 		devres__ledger_add(DL_MAP_BYTES, -(long)mapped);
 		devres__munmap(p, mapped);
+		devres_free(dr);
 		return ERR_PTR(err);
 	}
 	return p;

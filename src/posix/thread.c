@@ -325,6 +325,7 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 {
 	struct devres_thread *t;
 	struct thread_dr *dr;
+	void *handle;
 	int err;
 
 	if (!devres__dev_ok(dev, __func__))
@@ -375,10 +376,22 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	if (posix__thread_list(t->tid, dev_name(dev), t->name))
 		devres__print(DEVRES_LOG_DEBUG, "thread %s: not recorded",
 			      t->name);
+	/*
+	 * Read before the node is published: from then another thread's
+	 * release of the device may stop the thread and free its record as
+	 * soon as the lock is let go, and a new thread's take its slot.
+	 */
+	handle = t->handle;
+	/*
+	 * The ADD line waits for the unlock: a log sink that releases the
+	 * device there would wait for the lock this thread holds.
+	 */
+	devres__log_hold();
 	devres_add(dev, dr);
 	/* Now it may run: a release waits for it, or it releases itself. */
 	pthread_mutex_unlock(&t->lock);
-	return t->handle;
+	devres__log_release();
+	return handle;
 }
 
 static int match_thread(struct device *dev, void *res, void *data)

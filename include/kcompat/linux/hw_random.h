@@ -141,11 +141,12 @@ static inline void kcompat_hwrng_cleanup(struct hwrng *rng)
 }
 
 /*
- * hwrng_register() - make @rng a source of randomness
- * Return: 0; -EINVAL without a name or read method; -EEXIST for a name
- * taken; -ENOMEM; what @rng's init returned.
+ * hwrng_register(), and (@dev set) devm_hwrng_register()'s: the
+ * registration is made ready and its owner @dev named, being added
+ * (kcompat_reg_adding()), in one hold of the lock; *@ret_r is the record.
  */
-static inline int hwrng_register(struct hwrng *rng)
+static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
+					 struct kcompat_hwrng_reg **ret_r)
 {
 	struct kcompat_hwrng_reg *r;
 	int ret = 0, old;
@@ -186,11 +187,27 @@ static inline int hwrng_register(struct hwrng *rng)
 		rng->reg = NULL;
 	} else {
 		r->ready = true;
+		if (dev)
+			kcompat_reg_adding(&r->owner, dev);
 	}
 	pthread_mutex_unlock(&kcompat_hwrng_lock);
 	if (ret)
 		kfree(r);
+	else
+		*ret_r = r;
 	return ret;
+}
+
+/*
+ * hwrng_register() - make @rng a source of randomness
+ * Return: 0; -EINVAL without a name or read method; -EEXIST for a name
+ * taken; -ENOMEM; what @rng's init returned.
+ */
+static inline int hwrng_register(struct hwrng *rng)
+{
+	struct kcompat_hwrng_reg *r;
+
+	return kcompat_hwrng_register(rng, NULL, &r);
 }
 
 /* A read of @r is over; the last one of an orphan frees it. */
@@ -242,19 +259,33 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 	if (kcompat_bad(rng, func, "hwrng"))
 		return;
 	pthread_mutex_lock(&kcompat_hwrng_lock);
-	r = rng->reg;
+	/* A devm_hwrng_register() putting its node on: found on, after. */
+	old = kcompat_cancel_off();
+	while ((r = rng->reg) && r->owner.pid == kcompat_lock_pid() &&
+	       kcompat_reg_being_added(&r->owner))
+		pthread_cond_wait(&kcompat_hwrng_cond, &kcompat_hwrng_lock);
+	kcompat_cancel_restore(old);
 	if (r && r->owner.pid != kcompat_lock_pid()) {
 		pthread_mutex_unlock(&kcompat_hwrng_lock);
 		(void)kcompat_reg_foreign(r, func, "hwrng");
 		return;
 	}
-	if (r && !r->ready) {
-		/* Its init() calls: the registration decides. */
+	if (r && (!r->ready || (r->owner.adding && by_hand))) {
+		/*
+		 * Its init() calls, or a log sink of this thread's
+		 * devm_hwrng_register() while it adds the node: the
+		 * registration decides. The node's release, from such a
+		 * sink, takes it back.
+		 */
+		bool init = !r->ready;
+
 		pthread_mutex_unlock(&kcompat_hwrng_lock);
 		devres_warn(NULL, func,
-			    "hwrng '%s' is being registered (a call of its "
-			    "init()): not unregistered",
-			    rng->name);
+			    "hwrng '%s' is being registered (%s): not "
+			    "unregistered",
+			    rng->name,
+			    init ? "a call of its init()"
+				 : "its node being added on this thread");
 		return;
 	}
 	if (!r) {
@@ -307,6 +338,7 @@ static inline void kcompat_hwrng_release(struct device *dev, void *res)
 
 static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 {
+	struct kcompat_hwrng_reg *r;
 	struct hwrng **p;
 	int ret;
 
@@ -317,18 +349,20 @@ static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 	p = devres_alloc(kcompat_hwrng_release, sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	ret = hwrng_register(rng);
+	*p = rng;
+	/* Ready and owned by @dev in one hold; an unregister waits for this. */
+	ret = kcompat_hwrng_register(rng, dev, &r);
 	if (ret) {
 		devres_free(p);
 		return ret;
 	}
-	*p = rng;
-	/* Read by an unregister under the lock, before the node is there. */
-	pthread_mutex_lock(&kcompat_hwrng_lock);
-	if (rng->reg)
-		rng->reg->owner.managed = dev;
-	pthread_mutex_unlock(&kcompat_hwrng_lock);
 	devres_add(dev, p);
+	pthread_mutex_lock(&kcompat_hwrng_lock);
+	/* Unless the node's release took it back on this thread (a sink). */
+	if (rng->reg == r)
+		r->owner.adding = false;
+	pthread_cond_broadcast(&kcompat_hwrng_cond);
+	pthread_mutex_unlock(&kcompat_hwrng_lock);
 	return 0;
 }
 

@@ -9,11 +9,13 @@
 #ifndef KCOMPAT_LINUX_KCOMPAT_CHECK_H
 #define KCOMPAT_LINUX_KCOMPAT_CHECK_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <devres/devres.h>
 #include <devres/types.h>
+#include <linux/kcompat_cancel.h>
 #include <linux/kcompat_lock.h>
 
 static inline bool kcompat_bad(const void *p, const char *func,
@@ -39,7 +41,47 @@ struct kcompat_reg {
 	 * devm_ call made it; NULL once taken back, or when made by hand.
 	 */
 	struct device *managed;
+	/*
+	 * A devm_ call is putting its node on @managed (kcompat_reg_adding()):
+	 * a take-back waits for it (kcompat_reg_wait_added()).
+	 */
+	bool adding;
+	pthread_t adder;
 };
+
+/*
+ * A registration made by a devm_ call is findable by a take-back by hand
+ * only with its node on the device, or the take-back leaves the node for
+ * a registration no longer there, which the device's release then takes
+ * back again (or takes a later one of the same object). The devm_ call
+ * names @dev the owner in the hold of the framework's lock that makes the
+ * registration findable, and marks it being added; it then puts the node
+ * on @dev unlocked (devres_add() may log, and a log sink may call the
+ * framework) and clears the mark under the lock, if the registration is
+ * still there. A take-back, by hand or the release's, that finds the mark
+ * waits for it under that lock, so it finds the node on the device: the
+ * effect of one hold. The thread adding it does not wait for itself (a
+ * log sink of its devres_add()): by hand it is refused with a WARN, and
+ * the release (the node is on the device when the ADD line is made) takes
+ * the registration back, which the devm_ call then finds gone.
+ */
+static inline void kcompat_reg_adding(struct kcompat_reg *reg,
+				      struct device *dev)
+{
+	reg->managed = dev;
+	reg->adder = pthread_self();
+	reg->adding = true;
+}
+
+/*
+ * Whether a take-back must wait (under the framework's lock, cancellation
+ * off, re-reading the registration after each wait) before it looks at
+ * @reg: another thread is putting its node on the device.
+ */
+static inline bool kcompat_reg_being_added(const struct kcompat_reg *reg)
+{
+	return reg && reg->adding && !pthread_equal(reg->adder, pthread_self());
+}
 
 /* Whether @reg is another process's: one WARN naming @what and @func. */
 static inline bool kcompat_reg_foreign(const void *reg, const char *func,

@@ -88,6 +88,48 @@ struct watchdog_device {
 __attribute__((weak)) int kcompat_wdt_next_id;
 
 /*
+ * The registrations: @reg of every watchdog is set and cleared under it,
+ * so that a devm_ registration names its owner in the hold that makes it
+ * (kcompat_reg_adding()). Across fork() it is held (the child's copy of
+ * a record whole), and the child's is free.
+ */
+__attribute__((weak))
+pthread_mutex_t kcompat_wdt_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A registration's node went on its device. */
+__attribute__((weak))
+pthread_cond_t kcompat_wdt_cond = PTHREAD_COND_INITIALIZER;
+
+static inline void kcompat_wdt_prepare(void)
+{
+	pthread_mutex_lock(&kcompat_wdt_lock);
+}
+
+static inline void kcompat_wdt_parent(void)
+{
+	pthread_mutex_unlock(&kcompat_wdt_lock);
+}
+
+static inline void kcompat_wdt_child(void)
+{
+	pthread_cond_init(&kcompat_wdt_cond, NULL);
+	pthread_mutex_unlock(&kcompat_wdt_lock);
+}
+
+__attribute__((weak)) pthread_once_t kcompat_wdt_once = PTHREAD_ONCE_INIT;
+
+static inline void kcompat_wdt_atfork(void)
+{
+	(void)pthread_atfork(kcompat_wdt_prepare, kcompat_wdt_parent,
+			     kcompat_wdt_child);
+}
+
+/* At start, before any thread: each file that includes this asks once. */
+__attribute__((constructor)) static void kcompat_wdt_ctor(void)
+{
+	pthread_once(&kcompat_wdt_once, kcompat_wdt_atfork);
+}
+
+/*
  * A watchdog no object can be at (NULL, the first page, an ERR_PTR()):
  * the kernel would oops; here one compare, one WARN, the call's error.
  */
@@ -192,37 +234,80 @@ static inline int watchdog_init_timeout(struct watchdog_device *wdd,
 	return 0;
 }
 
-/*
- * watchdog_register_device() - register @wdd
- * Return: 0; -EINVAL without ops, start or info, or with a timeout out of
- * range; -EBUSY when it is registered already (a WARN: its record was
- * replaced, and leaked); -ENOMEM.
- */
-static inline int watchdog_register_device(struct watchdog_device *wdd)
+/* Whether @wdd may be registered; one WARN when not. Unlocked. */
+static inline int kcompat_wdt_busy(struct watchdog_device *wdd, void *reg)
 {
+	if (kcompat_reg_foreign(reg, "watchdog_register_device", "watchdog"))
+		return -EBUSY;
+	if (reg) {
+		devres_warn(wdd->parent, "watchdog_register_device",
+			    "watchdog %d is registered already: refused",
+			    wdd->id);
+		return -EBUSY;
+	}
+	return 0;
+}
+
+/*
+ * watchdog_register_device(), and (@dev set) that of
+ * devm_watchdog_register_device(): the record is set and its owner @dev
+ * named, being added (kcompat_reg_adding()), in one hold of the lock.
+ */
+static inline int kcompat_wdt_register(struct watchdog_device *wdd,
+				       struct device *dev,
+				       struct kcompat_reg **ret_reg)
+{
+	struct kcompat_reg *reg;
+	void *cur;
+	int ret;
+
 	if (kcompat_wdt_bad(wdd, "watchdog_register_device"))
 		return -EINVAL;
 	if (!wdd->ops || !wdd->ops->start || !wdd->info)
 		return -EINVAL;
 	if (wdd->timeout && kcompat_wdt_timeout_bad(wdd, wdd->timeout))
 		return -EINVAL;
-	if (kcompat_reg_foreign(wdd->reg, "watchdog_register_device",
-				"watchdog"))
-		return -EBUSY;
-	if (wdd->reg) {
-		devres_warn(wdd->parent, "watchdog_register_device",
-			    "watchdog %d is registered already: refused",
-			    wdd->id);
-		return -EBUSY;
-	}
+	pthread_mutex_lock(&kcompat_wdt_lock);
+	cur = wdd->reg;
+	pthread_mutex_unlock(&kcompat_wdt_lock);
+	ret = kcompat_wdt_busy(wdd, cur);
+	if (ret)
+		return ret;
 	if (devres_should_fail(wdd->parent, "watchdog_register_device"))
 		return -ENOMEM;
-	wdd->reg = kzalloc(sizeof(struct kcompat_reg), GFP_KERNEL);
-	if (!wdd->reg)
+	reg = (struct kcompat_reg *)kzalloc(sizeof(*reg), GFP_KERNEL);
+	if (!reg)
 		return -ENOMEM;
-	((struct kcompat_reg *)wdd->reg)->pid = kcompat_lock_pid();
-	wdd->id = __atomic_fetch_add(&kcompat_wdt_next_id, 1, __ATOMIC_RELAXED);
+	reg->pid = kcompat_lock_pid();
+	pthread_mutex_lock(&kcompat_wdt_lock);
+	/* Registered by another thread meanwhile: as if it came first. */
+	cur = wdd->reg;
+	if (!cur) {
+		wdd->reg = reg;
+		wdd->id = __atomic_fetch_add(&kcompat_wdt_next_id, 1,
+					     __ATOMIC_RELAXED);
+		if (dev)
+			kcompat_reg_adding(reg, dev);
+	}
+	pthread_mutex_unlock(&kcompat_wdt_lock);
+	if (cur) {
+		kfree(reg);
+		return kcompat_wdt_busy(wdd, cur);
+	}
+	*ret_reg = reg;
 	return 0;
+}
+
+/*
+ * watchdog_register_device() - register @wdd
+ * Return: 0; -EINVAL without ops, start or info, or with a timeout out of
+ * range; -EBUSY when it is registered already (a WARN); -ENOMEM.
+ */
+static inline int watchdog_register_device(struct watchdog_device *wdd)
+{
+	struct kcompat_reg *reg;
+
+	return kcompat_wdt_register(wdd, NULL, &reg);
 }
 
 static inline void kcompat_wdt_release(struct device *dev, void *res);
@@ -241,15 +326,38 @@ static inline int kcompat_wdt_match(struct device *dev, void *res, void *data)
 static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 					  bool by_hand)
 {
+	struct kcompat_reg *reg;
 	struct device *dev;
+	int old;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
 		return;
-	if (!wdd->reg ||
-	    kcompat_reg_foreign(wdd->reg, "watchdog_unregister_device",
-				"watchdog"))
+	pthread_mutex_lock(&kcompat_wdt_lock);
+	/* A devm_ registration putting its node on: found on, after. */
+	old = kcompat_cancel_off();
+	while ((reg = (struct kcompat_reg *)wdd->reg) &&
+	       reg->pid == kcompat_lock_pid() && kcompat_reg_being_added(reg))
+		pthread_cond_wait(&kcompat_wdt_cond, &kcompat_wdt_lock);
+	kcompat_cancel_restore(old);
+	/* The node's release, from a log sink of the adding thread, goes on. */
+	if (!reg || reg->pid != kcompat_lock_pid() ||
+	    (reg->adding && by_hand)) {
+		pthread_mutex_unlock(&kcompat_wdt_lock);
+		if (reg && reg->adding && reg->pid == kcompat_lock_pid())
+			devres_warn(wdd->parent, "watchdog_unregister_device",
+				    "watchdog %d is being registered by "
+				    "devm_watchdog_register_device() on this "
+				    "thread: not unregistered",
+				    wdd->id);
+		else
+			(void)kcompat_reg_foreign(
+				reg, "watchdog_unregister_device", "watchdog");
 		return;
-	dev = ((struct kcompat_reg *)wdd->reg)->managed;
+	}
+	dev = reg->managed;
+	reg->managed = NULL;
+	wdd->reg = NULL;
+	pthread_mutex_unlock(&kcompat_wdt_lock);
 	if (by_hand && dev)
 		kcompat_reg_by_hand(dev, "watchdog_unregister_device",
 				    "watchdog", "devm_watchdog_register_device",
@@ -259,8 +367,7 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
 	    wdd->ops->stop(wdd) == 0)
 		clear_bit(WDOG_ACTIVE, &wdd->status);
-	kfree(wdd->reg);
-	wdd->reg = NULL;
+	kfree(reg);
 }
 
 static inline void watchdog_unregister_device(struct watchdog_device *wdd)
@@ -278,6 +385,7 @@ static inline int devm_watchdog_register_device(struct device *dev,
 						struct watchdog_device *wdd)
 {
 	struct watchdog_device **p;
+	struct kcompat_reg *reg;
 	int ret;
 
 	/* Before the node: one WARN, nothing to take back. */
@@ -291,14 +399,20 @@ static inline int devm_watchdog_register_device(struct device *dev,
 	p = devres_alloc(kcompat_wdt_release, sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	ret = watchdog_register_device(wdd);
+	*p = wdd;
+	/* Set and owned by @dev in one hold; an unregister waits for this. */
+	ret = kcompat_wdt_register(wdd, dev, &reg);
 	if (ret) {
 		devres_free(p);
 		return ret;
 	}
-	*p = wdd;
-	((struct kcompat_reg *)wdd->reg)->managed = dev;
 	devres_add(dev, p);
+	pthread_mutex_lock(&kcompat_wdt_lock);
+	/* Unless the node's release took it back on this thread (a sink). */
+	if (wdd->reg == reg)
+		reg->adding = false;
+	pthread_cond_broadcast(&kcompat_wdt_cond);
+	pthread_mutex_unlock(&kcompat_wdt_lock);
 	return 0;
 }
 
