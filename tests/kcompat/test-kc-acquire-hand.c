@@ -179,7 +179,7 @@ static void start_until_asleep(struct caller *c)
 
 	c->tid = 0;
 	assert_int_equal(pthread_create(&c->t, NULL, run_caller, c), 0);
-	while (!thread_asleep(__atomic_load_n(&c->tid, __ATOMIC_ACQUIRE))) {
+	while (!tid_asleep(__atomic_load_n(&c->tid, __ATOMIC_ACQUIRE))) {
 		assert_true(waited++ < 10000);
 		usleep(1000);
 	}
