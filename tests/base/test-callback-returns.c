@@ -53,7 +53,8 @@ struct cell {
 };
 
 static const struct cell *cur;
-static bool armed; /* the callbacks return the cell's value */
+static bool armed;		/* the callbacks return the cell's value */
+static struct device *cell_dev; /* its reference put at teardown */
 
 static bool valid(const struct cell *c)
 {
@@ -97,12 +98,12 @@ static struct bus_type bus_probing = {
 static struct device_driver drv = { .name = "cr-drv", .probe = cr_drv_probe };
 
 /* The call's return, 1 more when the device ended bound. */
-static int attach(const struct cell *c, struct device *dev)
+static int attach(const struct cell *c)
 {
-	int ret = c->who == BUS_MATCH ? device_attach(dev)
-				      : device_driver_attach(&drv, dev);
+	int ret = c->who == BUS_MATCH ? device_attach(cell_dev)
+				      : device_driver_attach(&drv, cell_dev);
 
-	return ret * 10 + (dev->driver != NULL);
+	return ret * 10 + (cell_dev->driver != NULL);
 }
 
 /* What the call gives for the cell's value, as attach() says it. */
@@ -120,21 +121,20 @@ static void run_cell(void **state)
 {
 	const struct cell *c = cur;
 	struct bus_type *b = c->who == BUS_PROBE ? &bus_probing : &bus;
-	struct device *dev;
 	char reason[128];
 
 	(void)state;
 	armed = false;
 	assert_int_equal(t_bus_register(b), 0);
 	drv.bus = b;
-	dev = heap_dev(b, "cr-dev");
-	assert_non_null(dev);
-	assert_int_equal(t_device_add(dev), 0);
+	cell_dev = heap_dev(b, "cr-dev");
+	assert_non_null(cell_dev);
+	assert_int_equal(t_device_add(cell_dev), 0);
 	assert_int_equal(t_driver_register(&drv), 0);
-	assert_null(dev->driver);
+	assert_null(cell_dev->driver);
 	armed = true;
 	start_capture();
-	assert_int_equal(attach(c, dev), expected(c));
+	assert_int_equal(attach(c), expected(c));
 	if (valid(c)) {
 		expect_no_warn();
 		return;
@@ -157,6 +157,17 @@ static int cell_setup(void **state)
 	return 0;
 }
 
+/* The registrations undone (the device deleted), then its last put. */
+static int cell_teardown(void **state)
+{
+	int ret = reg_teardown(state);
+
+	if (cell_dev)
+		put_device(cell_dev);
+	cell_dev = NULL;
+	return ret;
+}
+
 #define NR_CELLS (2 * N(probe_values) + N(match_values))
 
 static struct cell cells[NR_CELLS];
@@ -165,7 +176,7 @@ static struct CMUnitTest tests[NR_CELLS];
 static size_t add(size_t n, enum who who, int v)
 {
 	cells[n] = (struct cell){ who, v, "" };
-	add_cell(&tests[n], &cells[n], run_cell, cell_setup, reg_teardown,
+	add_cell(&tests[n], &cells[n], run_cell, cell_setup, cell_teardown,
 		 "%s returns %d", who_name[who], v);
 	return n + 1;
 }
