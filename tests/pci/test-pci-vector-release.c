@@ -36,6 +36,7 @@
 #include "testlib.h"
 #include "pcitest.h"
 #include "pci/backend.h"
+#include "pci/park-hold.h"
 
 #define N(a) (sizeof(a) / sizeof((a)[0]))
 #define NAME "0000:00:0a.0"
@@ -48,36 +49,19 @@ static struct {
 	int lines[NLINES];
 	int hold_alloc, hold_free; /* the next such call parks */
 	bool held_out;		   /* the held call went on */
-	sem_t parked, go;
+	struct park_hold park;
 } bk;
 
-static void park_if(int *hold)
+static void park_if_held(int *hold)
 {
-	if (__atomic_exchange_n(hold, 0, __ATOMIC_ACQ_REL)) {
-		sem_post(&bk.parked);
-		while (sem_wait(&bk.go) < 0)
-			;
+	if (park_if(&bk.park, hold))
 		__atomic_store_n(&bk.held_out, true, __ATOMIC_RELEASE);
-	}
 }
 
 /* Set before the held call leaves the backend, hence before it ends. */
 static bool held_out(void)
 {
 	return __atomic_load_n(&bk.held_out, __ATOMIC_ACQUIRE);
-}
-
-static int bk_attach(struct pci_dev *pdev, void **ret_data)
-{
-	(void)pdev;
-	*ret_data = &bk;
-	return 0;
-}
-
-static void bk_detach(struct pci_dev *pdev, void *data)
-{
-	(void)pdev;
-	(void)data;
 }
 
 static int bk_alloc(struct pci_dev *pdev, void *data, unsigned int min_vecs,
@@ -90,7 +74,7 @@ static int bk_alloc(struct pci_dev *pdev, void *data, unsigned int min_vecs,
 	(void)min_vecs;
 	(void)max_vecs;
 	(void)flags;
-	park_if(&bk.hold_alloc);
+	park_if_held(&bk.hold_alloc);
 	ret = pci_dev_set_irq_lines(pdev, bk.lines, NLINES);
 	*ret_type = PCI_IRQ_MSIX;
 	return ret ? ret : NLINES;
@@ -99,14 +83,14 @@ static int bk_alloc(struct pci_dev *pdev, void *data, unsigned int min_vecs,
 static void bk_free(struct pci_dev *pdev, void *data)
 {
 	(void)data;
-	park_if(&bk.hold_free);
+	park_if_held(&bk.hold_free);
 	(void)pci_dev_set_irq_lines(pdev, NULL, 0);
 }
 
 static const struct pci__backend fake_backend = {
 	.name = "test",
-	.attach = bk_attach,
-	.detach = bk_detach,
+	.attach = park_bk_attach,
+	.detach = park_bk_detach,
 	.alloc_irq_vectors = bk_alloc,
 	.free_irq_vectors = bk_free,
 };
@@ -145,8 +129,8 @@ struct cell {
 
 static const struct cell *cur;
 static struct pci_dev *pdev;
-static pthread_t worker, releaser;
-static int call_done, main_tid, released, probe_ret;
+static pthread_t worker;
+static int probe_ret;
 static bool working, registered;
 static enum {
 	PROBE_OK,
@@ -164,23 +148,6 @@ static void *work(void *arg)
 	return NULL;
 }
 
-static void release_hold(void)
-{
-	if (!__atomic_exchange_n(&released, 1, __ATOMIC_ACQ_REL))
-		sem_post(&bk.go);
-}
-
-/* Lets the held call go once the releasing thread sleeps or returned. */
-static void *release_when_asleep(void *arg)
-{
-	(void)arg;
-	while (!__atomic_load_n(&call_done, __ATOMIC_ACQUIRE) &&
-	       !tid_asleep(main_tid))
-		poll(NULL, 0, 1);
-	release_hold();
-	return NULL;
-}
-
 /* The cell's call, held in the backend on another thread. */
 static void start_held_call(void)
 {
@@ -188,17 +155,14 @@ static void start_held_call(void)
 		assert_int_equal(pci_alloc_irq_vectors(pdev, 1, NLINES,
 						       PCI_IRQ_MSIX),
 				 NLINES);
-	released = call_done = 0;
+	park_arm(&bk.park);
 	__atomic_store_n(&bk.held_out, false, __ATOMIC_RELEASE);
-	main_tid = (int)gettid();
 	__atomic_store_n(cur->held == ALLOC ? &bk.hold_alloc : &bk.hold_free, 1,
 			 __ATOMIC_RELEASE);
 	assert_int_equal(pthread_create(&worker, NULL, work, NULL), 0);
 	working = true;
-	while (sem_wait(&bk.parked) < 0)
-		;
-	assert_int_equal(
-		pthread_create(&releaser, NULL, release_when_asleep, NULL), 0);
+	park_wait(&bk.park);
+	assert_int_equal(park_releaser_start(&bk.park), 0);
 }
 
 /* Both threads joined, the hold let go whatever happened. */
@@ -207,9 +171,7 @@ static void finish_held_call(void)
 	if (!working)
 		return;
 	working = false;
-	__atomic_store_n(&call_done, 1, __ATOMIC_RELEASE);
-	assert_int_equal(pthread_join(releaser, NULL), 0);
-	release_hold();
+	assert_int_equal(park_releaser_join(&bk.park), 0);
 	assert_int_equal(pthread_join(worker, NULL), 0);
 }
 
@@ -334,8 +296,7 @@ int main(void)
 	size_t n = 0;
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	if (sem_init(&bk.parked, 0, 0) || sem_init(&bk.go, 0, 0) ||
-	    pci__backend_add(&fake_backend))
+	if (park_init(&bk.park) || pci__backend_add(&fake_backend))
 		return 1;
 	for (int r = 0; r < NR_RELEASES; r++)
 		for (int h = 0; h < NR_HELD; h++, n++) {
