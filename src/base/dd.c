@@ -271,7 +271,8 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	__atomic_store_n(&dev->driver, (struct device_driver *)drv,
 			 __ATOMIC_RELEASE);
 	ret = probe_held(dev, drv, h);
-	if (ret > 0) {
+	/* A negative past -MAX_ERRNO is no errno: no caller's check knows it. */
+	if (ret > 0 || ret < -MAX_ERRNO) {
 		devres__warn(dev, drv->name,
 			     "probe returned %d, not 0 or "
 			     "a negative errno",
@@ -321,6 +322,13 @@ static int match(struct device *dev, const struct device_driver *drv,
 	ret = dev->bus->match(dev, drv);
 	pthread_cleanup_pop(0);
 	h->drv = NULL;
+	if (unlikely(ret < -MAX_ERRNO)) {
+		devres__warn(dev, drv->name,
+			     "bus %s: match returned %d, not 1, 0 or a "
+			     "negative errno: taken as -EINVAL",
+			     dev->bus->name ? dev->bus->name : "", ret);
+		ret = -EINVAL;
+	}
 	return ret;
 }
 

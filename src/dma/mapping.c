@@ -347,7 +347,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 			   enum dma_data_direction dir,
 			   const struct dma_claim *claim, int *ret_err)
 {
-	const struct devres_dma_ops *ops;
+	const struct devres_dma_ops *ops = NULL;
 	uintptr_t first = (uintptr_t)cpu &
 			  ~(uintptr_t)(devres__page_size() - 1);
 	uintptr_t last = (uintptr_t)cpu + size - 1;
@@ -359,7 +359,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	struct ops_call c;
 	struct dma_dev *s;
 	dma_addr_t base, h;
-	int ret = 0;
+	int ret = 0, bad = 0;
 
 	if (last < (uintptr_t)cpu) {
 		*ret_err = -EINVAL;
@@ -391,6 +391,11 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 		.ops = ops, .dev = dev, .s = s, .m = m, .pinned = pinned
 	};
 	ret = ops_map(&c, (void *)first, m->span, align, mask, &base);
+	if (unlikely(ret > 0 || ret < -MAX_ERRNO)) {
+		/* Handed on, it made errno -1, or overflowed negating it. */
+		bad = ret;
+		ret = -EIO;
+	}
 	if (ret)
 		goto fail_locked;
 	h = base + ((uintptr_t)cpu - first);
@@ -442,6 +447,11 @@ fail:
 	if (orphan)
 		devres__dma_put_orphan(dev, s);
 	free(m);
+	if (bad && ops)
+		devres__warn(dev, devres__dma_kind_name[kind],
+			     "the DMA ops '%s': map returned %d, not 0 or a "
+			     "negative errno: taken as -EIO",
+			     ops->name ? ops->name : "", bad);
 	*ret_err = ret;
 	return DMA_MAPPING_ERROR;
 }

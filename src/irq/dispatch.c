@@ -262,6 +262,23 @@ static TLS_FAST struct irq_action *running_action;
 static TLS_FAST unsigned long running_covers;
 
 /*
+ * A handler's or thread function's return outside its enum (@valid the
+ * values it may combine): the compiler keeps any int in an enum's place.
+ */
+static bool bad_return(irqreturn_t r, unsigned int valid)
+{
+	return ((unsigned int)r & ~valid) != 0;
+}
+
+static void warn_bad_return(const char *func, int irq,
+			    const struct irq_action *a, const char *what,
+			    irqreturn_t r, const char *rest)
+{
+	devres__warn(NULL, func, "irq %d: the %s of '%s' returned %d, not %s",
+		     irq, what, a->name ? a->name : "", (int)r, rest);
+}
+
+/*
  * With the line locked and no reference of the caller's: true when the
  * line was destroyed during the delivery and its last reference went
  * there, the caller then frees it once unlocked.
@@ -273,6 +290,7 @@ static bool deliver(struct irq_line *line)
 	irqreturn_t ret = IRQ_NONE;
 	int irq = line->irq;
 	unsigned long covers = line->reads;
+	bool bogus = false;
 
 	line->pending = false;
 	line->running = true;
@@ -290,10 +308,26 @@ static bool deliver(struct irq_line *line)
 			continue;
 		running_action = a;
 		r = a->handler(irq, a->dev_id);
+		if (unlikely(bad_return(r, IRQ_HANDLED | IRQ_WAKE_THREAD))) {
+			/* The kernel's "bogus return value": no wake, no count. */
+			if (hook)
+				hook(-1);
+			warn_bad_return("irq_dispatch", irq, a, "handler", r,
+					"IRQ_NONE, IRQ_HANDLED or "
+					"IRQ_WAKE_THREAD: no thread woken, "
+					"not counted as unhandled");
+			if (hook)
+				hook(1);
+			bogus = true;
+			continue;
+		}
 		if (r & IRQ_WAKE_THREAD)
 			a->wake_req = true;
 		ret |= r;
 	}
+	/* Not counted as unhandled, as the kernel's note_interrupt(). */
+	if (bogus && ret == IRQ_NONE)
+		ret = IRQ_HANDLED;
 	if (hook)
 		hook(-1);
 	running_action = NULL;
@@ -706,6 +740,7 @@ static void *thread_loop(void *arg)
 	struct irq_action *a = arg;
 	struct irq_line *line = a->line;
 	char name[16];
+	irqreturn_t r;
 	int old;
 
 	snprintf(name, sizeof(name), "irq/%d-%s", line->irq,
@@ -732,8 +767,12 @@ static void *thread_loop(void *arg)
 		irq__cur_action = a;
 		pthread_setspecific(fn_key, a);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
-		a->thread_fn(line->irq, a->dev_id);
+		r = a->thread_fn(line->irq, a->dev_id);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+		if (unlikely(bad_return(r, IRQ_HANDLED)))
+			warn_bad_return("irq_thread", line->irq, a,
+					"thread function", r,
+					"IRQ_NONE or IRQ_HANDLED: ignored");
 		pthread_setspecific(fn_key, NULL);
 		pthread_mutex_lock(&line->lock);
 		/*

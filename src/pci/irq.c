@@ -216,11 +216,49 @@ static int vector_in_use(struct pci_dev *dev, int *ret_irq)
 	}
 }
 
+/*
+ * The library's own releases of a device's vectors (the unbind's reset,
+ * a backend's vector node): as pci_free_irq_vectors(), they wait for an
+ * allocation or a free another thread has in the backend, which else
+ * recorded its vectors on the device after the reset (an unbound device
+ * with vectors, and its next binding refused its allocation), and hold
+ * the others off while they run. With the device locked; true when the
+ * caller is to vec_end(); false inside this thread's own allocation or
+ * free (a backend's vector node it releases), which is not waited for.
+ */
+static bool vec_quiesce(struct pci_dev *dev)
+{
+	int cancel = devres__cancel_off();
+
+	while (dev->p->vec_busy != VEC_IDLE &&
+	       !pthread_equal(dev->p->vec_thread, pthread_self()))
+		pthread_cond_wait(&dev->p->vec_idle, &dev->p->lock);
+	devres__cancel_restore(cancel);
+	if (dev->p->vec_busy != VEC_IDLE)
+		return false;
+	vec_begin(dev, VEC_FREEING);
+	return true;
+}
+
+static void irq_reset_locked(struct pci_dev *pdev)
+{
+	pdev->p->nvec = 0;
+	pdev->msi_enabled = false;
+	pdev->msix_enabled = false;
+}
+
 void pci__free_irq_vectors(struct pci_dev *dev)
 {
-	pci__irq_reset(dev);
+	bool own;
+
+	pthread_mutex_lock(&dev->p->lock);
+	own = vec_quiesce(dev);
+	irq_reset_locked(dev);
+	pthread_mutex_unlock(&dev->p->lock);
 	if (pci__bk(dev, free_irq_vectors))
 		dev->p->backend->free_irq_vectors(dev, dev->p->backend_data);
+	if (own)
+		vec_end(dev);
 }
 
 void pci_free_irq_vectors(struct pci_dev *dev)
@@ -262,9 +300,12 @@ int pci_irq_vector(struct pci_dev *dev, unsigned int nr)
 
 void pci__irq_reset(struct pci_dev *pdev)
 {
+	bool own;
+
 	pthread_mutex_lock(&pdev->p->lock);
-	pdev->p->nvec = 0;
-	pdev->msi_enabled = false;
-	pdev->msix_enabled = false;
+	own = vec_quiesce(pdev);
+	irq_reset_locked(pdev);
 	pthread_mutex_unlock(&pdev->p->lock);
+	if (own)
+		vec_end(pdev);
 }

@@ -42,6 +42,7 @@
 #include "states.h"
 #include "pairs.h"
 #include "pci/backend.h"
+#include "pci/park-hold.h"
 
 #define NAME "0000:00:09.0"
 #define VENDOR 0x1af4
@@ -55,21 +56,8 @@ static struct {
 	int overlap;  /* frees made while an allocation was inside */
 	int hold;     /* the next allocation parks until released */
 	int linger;   /* sched_yield() calls inside each allocation */
-	sem_t parked, go;
+	struct park_hold park;
 } bk;
-
-static int bk_attach(struct pci_dev *pdev, void **ret_data)
-{
-	(void)pdev;
-	*ret_data = &bk;
-	return 0;
-}
-
-static void bk_detach(struct pci_dev *pdev, void *data)
-{
-	(void)pdev;
-	(void)data;
-}
 
 static int bk_alloc(struct pci_dev *pdev, void *data, unsigned int min_vecs,
 		    unsigned int max_vecs, unsigned int flags,
@@ -82,11 +70,7 @@ static int bk_alloc(struct pci_dev *pdev, void *data, unsigned int min_vecs,
 	(void)min_vecs;
 	(void)flags;
 	__atomic_add_fetch(&bk.in_alloc, 1, __ATOMIC_ACQ_REL);
-	if (__atomic_exchange_n(&bk.hold, 0, __ATOMIC_ACQ_REL)) {
-		sem_post(&bk.parked);
-		while (sem_wait(&bk.go) < 0)
-			;
-	}
+	park_if(&bk.park, &bk.hold);
 	/* A real backend's ioctls take this long: a window a pair can hit. */
 	for (int i = 0; i < bk.linger; i++)
 		sched_yield();
@@ -106,8 +90,8 @@ static void bk_free(struct pci_dev *pdev, void *data)
 
 static const struct pci__backend fake_backend = {
 	.name = "test",
-	.attach = bk_attach,
-	.detach = bk_detach,
+	.attach = park_bk_attach,
+	.detach = park_bk_detach,
 	.alloc_irq_vectors = bk_alloc,
 	.free_irq_vectors = bk_free,
 };
@@ -172,8 +156,8 @@ static const struct states_cell table[NR_STATES][NR_CALLS] = {
 
 static struct pci_dev *pdev;
 static int dev_id, requested;
-static pthread_t allocator, releaser;
-static int alloc_ret, main_tid, call_done, released;
+static pthread_t allocator;
+static int alloc_ret;
 static bool holding;
 
 static irqreturn_t handler(int irq, void *data)
@@ -189,27 +173,6 @@ static void *allocate(void *arg)
 	__atomic_store_n(&alloc_ret,
 			 pci_alloc_irq_vectors(pdev, 1, NLINES, PCI_IRQ_MSIX),
 			 __ATOMIC_RELEASE);
-	return NULL;
-}
-
-/* Lets the parked allocation go, once. */
-static void release_hold(void)
-{
-	if (!__atomic_exchange_n(&released, 1, __ATOMIC_ACQ_REL))
-		sem_post(&bk.go);
-}
-
-/*
- * Lets the parked allocation go once the cell's call sleeps (it waits for
- * the allocation) or has returned.
- */
-static void *release_when_asleep(void *arg)
-{
-	(void)arg;
-	while (!__atomic_load_n(&call_done, __ATOMIC_ACQUIRE) &&
-	       !tid_asleep(main_tid))
-		poll(NULL, 0, 1);
-	release_hold();
 	return NULL;
 }
 
@@ -238,16 +201,13 @@ static void reach(unsigned int s)
 		break;
 	case ALLOCATING:
 		holding = true;
-		released = call_done = 0;
-		main_tid = (int)gettid();
+		park_arm(&bk.park);
 		__atomic_store_n(&bk.hold, 1, __ATOMIC_RELEASE);
 		assert_int_equal(
 			pthread_create(&allocator, NULL, allocate, NULL), 0);
-		while (sem_wait(&bk.parked) < 0)
-			;
-		assert_int_equal(pthread_create(&releaser, NULL,
-						release_when_asleep, NULL),
-				 0);
+		park_wait(&bk.park);
+		/* It goes once the cell's call sleeps (waits for it). */
+		assert_int_equal(park_releaser_start(&bk.park), 0);
 		break;
 	default:
 		break;
@@ -268,9 +228,7 @@ static void unhold(void)
 	if (!holding)
 		return;
 	holding = false;
-	__atomic_store_n(&call_done, 1, __ATOMIC_RELEASE);
-	assert_int_equal(pthread_join(releaser, NULL), 0);
-	release_hold();
+	assert_int_equal(park_releaser_join(&bk.park), 0);
 	assert_int_equal(pthread_join(allocator, NULL), 0);
 	assert_int_equal(__atomic_load_n(&alloc_ret, __ATOMIC_ACQUIRE), NLINES);
 }
@@ -397,8 +355,7 @@ int main(void)
 	size_t n;
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	if (sem_init(&bk.parked, 0, 0) || sem_init(&bk.go, 0, 0) ||
-	    pci__backend_add(&fake_backend))
+	if (park_init(&bk.park) || pci__backend_add(&fake_backend))
 		return 1;
 	n = states_tests(&vector_states, ids, tests);
 	tests[n++] = (struct CMUnitTest)cmocka_unit_test(every_pair);

@@ -14,6 +14,7 @@
 #include <linux/kcompat_site.h>
 #include <linux/kcompat_check.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <string.h>
 #include <devres/fault.h>
 #include <linux/completion.h>
@@ -141,6 +142,19 @@ static inline void kcompat_hwrng_cleanup(struct hwrng *rng)
 }
 
 /*
+ * A method of @rng that returned @ret outside its contract: a positive
+ * init(), or a read method's negative value past -MAX_ERRNO.
+ */
+static inline int kcompat_hwrng_ret(const struct hwrng *rng, const char *func,
+				    const char *method, int ret)
+{
+	char what[80];
+
+	snprintf(what, sizeof(what), "hwrng '%s'", rng->name);
+	return kcompat_method_ret(NULL, func, what, method, ret);
+}
+
+/*
  * hwrng_register(), and (@dev set) devm_hwrng_register()'s: the
  * registration is made ready and its owner @dev named, being added
  * (kcompat_reg_adding()), in one hold of the lock; *@ret_r is the record.
@@ -180,6 +194,9 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 		old = kcompat_cancel_off();
 		ret = rng->init(rng);
 		kcompat_cancel_restore(old);
+		if (ret > 0 || ret < -MAX_ERRNO)
+			ret = kcompat_hwrng_ret(rng, "hwrng_register", "init",
+						ret);
 	}
 	pthread_mutex_lock(&kcompat_hwrng_lock);
 	if (ret) {
@@ -201,7 +218,8 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 /*
  * hwrng_register() - make @rng a source of randomness
  * Return: 0; -EINVAL without a name or read method; -EEXIST for a name
- * taken; -ENOMEM; what @rng's init returned.
+ * taken; -ENOMEM; what @rng's init returned (-EINVAL, with a WARN, for
+ * a positive value or one past -MAX_ERRNO).
  */
 static inline int hwrng_register(struct hwrng *rng)
 {
@@ -431,6 +449,8 @@ static inline int kcompat_hwrng_call(const struct kcompat_hwrng_frame *frame,
 		ret = rng->read(rng, buf, max, wait);
 		if (ret > 0 && (size_t)ret > max)
 			ret = kcompat_hwrng_too_many(rng, "read", ret, max);
+		else if (ret < -MAX_ERRNO)
+			ret = kcompat_hwrng_ret(rng, "hwrng_read", "read", ret);
 	} else {
 		ret = rng->data_present ? rng->data_present(rng, wait) : 1;
 		if (ret > 0) {
@@ -438,6 +458,9 @@ static inline int kcompat_hwrng_call(const struct kcompat_hwrng_frame *frame,
 			if (ret > (int)sizeof(word))
 				ret = kcompat_hwrng_too_many(rng, "data_read",
 							     ret, sizeof(word));
+			else if (ret < -MAX_ERRNO)
+				ret = kcompat_hwrng_ret(rng, "hwrng_read",
+							"data_read", ret);
 			if (ret > 0) {
 				ret = min_t(int, ret, (int)max);
 				memcpy(buf, &word, (size_t)ret);

@@ -115,4 +115,27 @@ static inline void kcompat_reg_by_hand(struct device *dev, const char *func,
 	(void)devres_destroy(dev, release, match, data);
 }
 
+/*
+ * What a driver's method returned where its contract is 0 or a negative
+ * errno (a watchdog's start(), stop() and ping(), an rtc's read_time()
+ * and set_time(), an hwrng's init()). A positive value or a negative one
+ * past -MAX_ERRNO was handed on as it was: the caller's "if (ret)" saw a
+ * failure where its "if (ret < 0)" saw a success, and an ERR_PTR() or
+ * errname of it named no error. One WARN naming @what (as "watchdog 0")
+ * and its @method, called from @func, and -EINVAL, as the driver core
+ * takes a positive probe().
+ */
+static inline int kcompat_method_ret(struct device *dev, const char *func,
+				     const char *what, const char *method,
+				     int ret)
+{
+	if (ret <= 0 && ret >= -MAX_ERRNO)
+		return ret;
+	devres_warn(dev, func,
+		    "%s: its %s method returned %d, not 0 or a negative "
+		    "errno: taken as -EINVAL",
+		    what, method, ret);
+	return -EINVAL;
+}
+
 #endif /* KCOMPAT_LINUX_KCOMPAT_CHECK_H */

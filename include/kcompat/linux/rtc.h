@@ -188,7 +188,11 @@ devm_rtc_device_register(struct device *dev, const char *name,
 	return ret ? (struct rtc_device *)ERR_PTR(ret) : rtc;
 }
 
-/* What an ioctl(RTC_RD_TIME) does. */
+/*
+ * What an ioctl(RTC_RD_TIME) does. read_time() and set_time() return 0 or
+ * a negative errno; any other value is taken as -EINVAL with a WARN
+ * (kcompat_method_ret()).
+ */
 static inline int rtc_read_time(struct rtc_device *rtc, struct rtc_time *tm)
 {
 	int ret;
@@ -200,7 +204,9 @@ static inline int rtc_read_time(struct rtc_device *rtc, struct rtc_time *tm)
 	    kcompat_reg_foreign(rtc->reg, "rtc_read_time", "rtc") ||
 	    !rtc->ops->read_time)
 		return -ENODEV;
-	ret = rtc->ops->read_time(rtc->parent, tm);
+	ret = kcompat_method_ret(rtc->parent, "rtc_read_time", "rtc",
+				 "read_time",
+				 rtc->ops->read_time(rtc->parent, tm));
 	return ret ? ret : rtc_valid_tm(tm);
 }
 
@@ -219,7 +225,9 @@ static inline int rtc_set_time(struct rtc_device *rtc, struct rtc_time *tm)
 	if (rtc_valid_tm(tm) || t < rtc->range_min ||
 	    (rtc->range_max && t > rtc->range_max))
 		return -EINVAL;
-	return rtc->ops->set_time(rtc->parent, tm);
+	return kcompat_method_ret(rtc->parent, "rtc_set_time", "rtc",
+				  "set_time",
+				  rtc->ops->set_time(rtc->parent, tm));
 }
 
 static inline void rtc_update_irq(struct rtc_device *rtc, unsigned long num,

@@ -11,6 +11,7 @@
 #include <linux/kcompat_check.h>
 #include <linux/kcompat_site.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <devres/fault.h>
 #include <linux/bitops.h>
 #include <linux/device.h>
@@ -310,6 +311,18 @@ static inline int watchdog_register_device(struct watchdog_device *wdd)
 	return kcompat_wdt_register(wdd, NULL, &reg);
 }
 
+/* A start(), stop() or ping() of @wdd that returned @ret. */
+static inline int kcompat_wdt_ret(struct watchdog_device *wdd, const char *func,
+				  const char *method, int ret)
+{
+	char what[32];
+
+	if (ret <= 0 && ret >= -MAX_ERRNO)
+		return ret;
+	snprintf(what, sizeof(what), "watchdog %d", wdd->id);
+	return kcompat_method_ret(wdd->parent, func, what, method, ret);
+}
+
 static inline void kcompat_wdt_release(struct device *dev, void *res);
 
 static inline int kcompat_wdt_match(struct device *dev, void *res, void *data)
@@ -365,7 +378,8 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 				    wdd);
 	if (watchdog_active(wdd) &&
 	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
-	    wdd->ops->stop(wdd) == 0)
+	    kcompat_wdt_ret(wdd, "watchdog_unregister_device", "stop",
+			    wdd->ops->stop(wdd)) == 0)
 		clear_bit(WDOG_ACTIVE, &wdd->status);
 	kfree(reg);
 }
@@ -416,7 +430,11 @@ static inline int devm_watchdog_register_device(struct device *dev,
 	return 0;
 }
 
-/* What opening /dev/watchdogN does: start it. */
+/*
+ * What opening /dev/watchdogN does: start it. The start(), ping() and
+ * stop() below return 0 or a negative errno; any other value is taken as
+ * -EINVAL with a WARN (kcompat_method_ret()).
+ */
 static inline int watchdog_dev_start(struct watchdog_device *wdd)
 {
 	int ret;
@@ -428,7 +446,8 @@ static inline int watchdog_dev_start(struct watchdog_device *wdd)
 		return -ENODEV;
 	if (watchdog_active(wdd))
 		return 0;
-	ret = wdd->ops->start(wdd);
+	ret = kcompat_wdt_ret(wdd, "watchdog_dev_start", "start",
+			      wdd->ops->start(wdd));
 	if (!ret)
 		set_bit(WDOG_ACTIVE, &wdd->status);
 	return ret;
@@ -443,7 +462,11 @@ static inline int watchdog_dev_ping(struct watchdog_device *wdd)
 	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_ping", "watchdog") ||
 	    !watchdog_active(wdd))
 		return -ENODEV;
-	return wdd->ops->ping ? wdd->ops->ping(wdd) : wdd->ops->start(wdd);
+	if (wdd->ops->ping)
+		return kcompat_wdt_ret(wdd, "watchdog_dev_ping", "ping",
+				       wdd->ops->ping(wdd));
+	return kcompat_wdt_ret(wdd, "watchdog_dev_ping", "start",
+			       wdd->ops->start(wdd));
 }
 
 /* What the magic close does: stop it, unless it may never stop. */
@@ -458,7 +481,8 @@ static inline int watchdog_dev_stop(struct watchdog_device *wdd)
 		return -ENODEV;
 	if (test_bit(WDOG_NO_WAY_OUT, &wdd->status) || !wdd->ops->stop)
 		return -EBUSY;
-	ret = wdd->ops->stop(wdd);
+	ret = kcompat_wdt_ret(wdd, "watchdog_dev_stop", "stop",
+			      wdd->ops->stop(wdd));
 	if (!ret)
 		clear_bit(WDOG_ACTIVE, &wdd->status);
 	return ret;
