@@ -118,6 +118,7 @@ struct worker {
 			starve_same, woken_quick, quick_same;
 		bool quick;
 		unsigned long revoke_ns, barrier_ns, owner_ns;
+		unsigned long due, due_hand, due_taken;
 	} lt;
 #endif
 } __attribute__((aligned(64)));
