@@ -9,6 +9,7 @@
 #define DEVRES_TESTS_GATE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -83,6 +84,24 @@ static inline char thread_state(pid_t tid)
 static inline bool thread_asleep(pid_t tid)
 {
 	return tid && thread_state(tid) == 'S';
+}
+
+/*
+ * Pins the calling thread to @cpu, at SCHED_IDLE if @idle: it then runs
+ * there only while nothing else does (the tests of the devres lock's
+ * sleepers and due waiters). Its thread id, or -1 if either fails.
+ */
+static inline pid_t pin_to_cpu(int cpu, bool idle)
+{
+	struct sched_param sp = { 0 };
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) ||
+	    (idle && pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp)))
+		return -1;
+	return (pid_t)syscall(SYS_gettid);
 }
 
 #endif /* DEVRES_TESTS_GATE_H */
