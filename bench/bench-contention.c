@@ -42,7 +42,8 @@
  * lock. Built with -DDR_LOCK_TRACE and linked with a library built with it
  * (the static one), it prints the lock's own counts of each thread too:
  * spins that failed, sleeps and wakes, hand-overs given, taken and taken
- * back, bias revocations; and of the spins that failed, first, after a
+ * back, bias revocations, waits past the bound of eventual fairness and
+ * hand-overs to a due waiter; and of the spins that failed, first, after a
  * wake and as starving, those that found the lock's last taker on the
  * waiter's own CPU (preempted there), and how many wakes ran within 50 us
  * of the last wake sent (woken at once, preempting whatever ran).
@@ -410,6 +411,9 @@ static void trace_report(struct worker *w, int n,
 			       (double)t->revoke_ns / 1e6,
 			       (double)t->barrier_ns / 1e6,
 			       (double)t->owner_ns / 1e6);
+			printf("      came due %lu times, took the lock as due "
+			       "%lu, handed it to a due waiter %lu\n",
+			       t->due, t->due_taken, t->due_hand);
 		}
 #endif
 	}
