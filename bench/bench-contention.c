@@ -42,7 +42,8 @@
  * lock. Built with -DDR_LOCK_TRACE and linked with a library built with it
  * (the static one), it prints the lock's own counts of each thread too:
  * spins that failed, sleeps and wakes, hand-overs given, taken and taken
- * back, bias revocations; and of the spins that failed, first, after a
+ * back, bias revocations, waits past the bound of eventual fairness and
+ * hand-overs to a due waiter; and of the spins that failed, first, after a
  * wake and as starving, those that found the lock's last taker on the
  * waiter's own CPU (preempted there), and how many wakes ran within 50 us
  * of the last wake sent (woken at once, preempting whatever ran).
@@ -52,11 +53,16 @@
  * slept (on the lock, or the mutex); "cpu share" is the slowest thread's
  * CPU time over the average thread's, next to its operations ("fair"): a
  * thread slow for want of a CPU has both low, one that ran but did not get
- * the lock has only the operations low.
+ * the lock has only the operations low. A slowest thread below half its
+ * share is said short of the lock if it had at least half its share of
+ * the CPU, or slept (on the lock) longer than it waited for a CPU; short
+ * of CPU if it waited for a CPU longer than it slept ("short of").
  * The data file gets one line a case and run: mode (0 one device, 1 one
  * device per thread), pinned, threads, run, libdevres ns per op, by hand
- * ns per op, libdevres fairness, by hand fairness, and the slowest
- * thread's CPU share, libdevres then by hand.
+ * ns per op, libdevres fairness, by hand fairness, the slowest
+ * thread's CPU share, libdevres then by hand, and what the slowest thread
+ * was short of, libdevres then by hand (0 nothing: at least half its
+ * share; 1 the lock; 2 a CPU).
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -118,6 +124,7 @@ struct worker {
 			starve_same, woken_quick, quick_same;
 		bool quick;
 		unsigned long revoke_ns, barrier_ns, owner_ns;
+		unsigned long due, due_hand, due_taken;
 	} lt;
 #endif
 } __attribute__((aligned(64)));
@@ -404,6 +411,9 @@ static void trace_report(struct worker *w, int n,
 			       (double)t->revoke_ns / 1e6,
 			       (double)t->barrier_ns / 1e6,
 			       (double)t->owner_ns / 1e6);
+			printf("      came due %lu times, took the lock as due "
+			       "%lu, handed it to a due waiter %lu\n",
+			       t->due, t->due_taken, t->due_hand);
 		}
 #endif
 	}
@@ -415,7 +425,31 @@ struct result {
 	/* The slowest thread (by operations): its CPU share, and where its
 	 * time went, in ms. */
 	double cpu_share, ran, waited, slept;
+	int short_of; /* SHORT_* */
 };
+
+enum {
+	SHORT_NONE, /* at least half its share of the operations */
+	SHORT_LOCK, /* ran, or slept on the lock, without getting it */
+	SHORT_CPU   /* runnable, waiting for a CPU */
+};
+
+static const char *const short_name[] = { "-", "lock", "CPU" };
+
+/*
+ * What the slowest thread was short of, if it got less than half its
+ * share: the lock if it had half its share of the CPU or more (it ran and
+ * did not get the lock), or if it slept longer than it waited for a CPU
+ * (asleep on the lock or the mutex); else a CPU.
+ */
+static int short_of(const struct result *r)
+{
+	if (r->fair >= 0.5)
+		return SHORT_NONE;
+	if (r->cpu_share >= 0.5 || r->slept > r->waited)
+		return SHORT_LOCK;
+	return SHORT_CPU;
+}
 
 /* One case: @n threads, one device (or list) or one each, for @ms. */
 static struct result run_case(int n, int per_thread, int pinned, int by_hand,
@@ -532,6 +566,7 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	r.ran = (w[slowest].cpu1 - w[slowest].cpu0) / 1e6;
 	r.waited = (w[slowest].delay1 - w[slowest].delay0) / 1e6;
 	r.slept = slept(&w[slowest], tstop - t0) / 1e6;
+	r.short_of = short_of(&r);
 	return r;
 }
 
@@ -591,6 +626,8 @@ int main(int argc, char **argv)
 		       "ms\n",
 		       a.cpu_share, a.ran, a.waited, a.slept, b.cpu_share,
 		       b.ran, b.waited, b.slept);
+		printf("below half, short of: libdevres %s, by hand %s\n",
+		       short_name[a.short_of], short_name[b.short_of]);
 		return 0;
 	}
 	if (getloadavg(load, 3) < 0)
@@ -601,8 +638,9 @@ int main(int argc, char **argv)
 	printf("| devices | pinned | threads | libdevres ns/op (3 runs) "
 	       "| by hand ns/op (3 runs) | ratio, min-max "
 	       "| fair: libdevres | fair: by hand "
-	       "| slowest thread's cpu share: libdevres / by hand |\n");
-	printf("|---|---|---|---|---|---|---|---|---|\n");
+	       "| slowest thread's cpu share: libdevres / by hand "
+	       "| below half, short of (3 runs): libdevres / by hand |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int mode = 0; mode < 2; mode++)
 		for (int pinned = 1; pinned >= 0; pinned--)
 			for (int c = 0; c < NCOUNTS; c++) {
@@ -627,11 +665,14 @@ int main(int argc, char **argv)
 					if (data)
 						fprintf(data,
 							"%d %d %d %d %.1f %.1f "
-							"%.3f %.3f %.3f %.3f\n",
+							"%.3f %.3f %.3f %.3f "
+							"%d %d\n",
 							mode, pinned, n, r,
 							a[r].ns, b[r].ns,
 							a[r].fair, b[r].fair,
-							ca[r], cb[r]);
+							ca[r], cb[r],
+							a[r].short_of,
+							b[r].short_of);
 				}
 				minmax(ra, RUNS, &lo, &hi);
 				minmax(fa, RUNS, &flo, &fhi);
@@ -641,12 +682,18 @@ int main(int argc, char **argv)
 				printf("| %s | %s | %d | %.0f / %.0f / %.0f "
 				       "| %.0f / %.0f / %.0f | %.2f-%.2f "
 				       "| %.2f-%.2f | %.2f-%.2f "
-				       "| %.2f-%.2f / %.2f-%.2f |\n",
+				       "| %.2f-%.2f / %.2f-%.2f "
+				       "| %s %s %s / %s %s %s |\n",
 				       mode ? "one each" : "one",
 				       pinned ? "yes" : "no", n, a[0].ns,
 				       a[1].ns, a[2].ns, b[0].ns, b[1].ns,
 				       b[2].ns, lo, hi, flo, fhi, glo, ghi, clo,
-				       chi, dlo, dhi);
+				       chi, dlo, dhi, short_name[a[0].short_of],
+				       short_name[a[1].short_of],
+				       short_name[a[2].short_of],
+				       short_name[b[0].short_of],
+				       short_name[b[1].short_of],
+				       short_name[b[2].short_of]);
 				fflush(stdout);
 			}
 	if (getloadavg(load, 3) < 0)

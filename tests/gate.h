@@ -9,7 +9,11 @@
 #define DEVRES_TESTS_GATE_H
 
 #include <pthread.h>
+#include <sched.h>
 #include <stdbool.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <sys/types.h>
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
@@ -44,6 +48,24 @@ static inline void gate_release(void)
 	gate_open = true;
 	pthread_cond_broadcast(&gate_cond);
 	pthread_mutex_unlock(&gate_lock);
+}
+
+/*
+ * Pins the calling thread to @cpu, at SCHED_IDLE if @idle: it then runs
+ * there only while nothing else does (the tests of the devres lock's
+ * sleepers and due waiters). Its thread id, or -1 if either fails.
+ */
+static inline pid_t pin_to_cpu(int cpu, bool idle)
+{
+	struct sched_param sp = { 0 };
+	cpu_set_t set;
+
+	CPU_ZERO(&set);
+	CPU_SET(cpu, &set);
+	if (pthread_setaffinity_np(pthread_self(), sizeof(set), &set) ||
+	    (idle && pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp)))
+		return -1;
+	return (pid_t)syscall(SYS_gettid);
 }
 
 #endif /* DEVRES_TESTS_GATE_H */

@@ -23,6 +23,20 @@
  * lock at the first release while it runs, as in parking_lot's "eventual
  * fairness", while the common case keeps the throughput of barging.
  *
+ * That alone left a waiter off its CPU without the lock for as long as
+ * the scheduler kept it off: a preempted starving thread is handed
+ * nothing. So the fairness is bounded against the lock itself as well: a
+ * waiter that has waited DUE_NS, or been woken DUE_WAKES times, without
+ * the lock is due. It takes a ticket in the word (the next due ticket)
+ * while the word is held, and from then on every release hands the lock
+ * over, still held, to the due waiter whose ticket is served, in the order
+ * they came due, and wakes it if it sleeps (on a bitset of its ticket),
+ * with no taking back: it gets the lock when it next runs, even if it was
+ * preempted, and the others wait meanwhile. A waiter asleep sleeps
+ * no longer than until it would be due, so one that nobody wakes counts
+ * itself all the same. The cost is one wait for the scheduler a due
+ * waiter, at most one every DUE_NS a thread.
+ *
  * Why a starving thread whose spin ends sleeps, rather than yield: on a
  * loaded machine, a woken thread's spin fails because the holder is off
  * its CPU on the woken thread's own CPU, preempted at the end of its time
@@ -63,6 +77,7 @@
  * ThreadSanitizer builds never grant one (node.h).
  */
 #include <errno.h>
+#include <limits.h>
 #include <pthread.h>
 #include <sched.h>
 #include <unistd.h>
@@ -104,6 +119,11 @@ struct devres__lock_trace {
 	 * for the owner to leave its critical section.
 	 */
 	unsigned long revoke_ns, barrier_ns, owner_ns;
+	/*
+	 * Waits past the bound of eventual fairness, hand-overs given to a
+	 * due waiter, and taken by this thread as due.
+	 */
+	unsigned long due, due_hand, due_taken;
 };
 HIDDEN __thread struct devres__lock_trace devres__lock_trace;
 #define LOCK_TRACE(f) (devres__lock_trace.f++)
@@ -156,6 +176,23 @@ static long futex(unsigned int *word, int op, unsigned int val)
 {
 	return syscall(SYS_futex, word, op | FUTEX_PRIVATE_FLAG, val, NULL,
 		       NULL, 0);
+}
+
+/*
+ * The lock word's sleepers wait on bitsets: a due waiter on that of its
+ * ticket, which only an unlock handing the lock to that ticket wakes, the
+ * others on WAIT_ANY, until @deadline (CLOCK_MONOTONIC, ns) if not 0.
+ */
+#define WAIT_ANY 1u
+#define WAIT_DUE(ticket) (2u << ((ticket) % 31))
+
+static long futex_wait(unsigned int *word, unsigned int val,
+		       unsigned int bitset, long deadline)
+{
+	struct timespec ts = { deadline / 1000000000L, deadline % 1000000000L };
+
+	return syscall(SYS_futex, word, FUTEX_WAIT_BITSET | FUTEX_PRIVATE_FLAG,
+		       val, deadline ? &ts : NULL, NULL, bitset);
 }
 
 static int membarrier(int cmd)
@@ -284,9 +321,16 @@ static void revoke_bias(struct device *dev)
 #define STARVE_LOOKS 64
 #define STARVE_PAUSES 2
 #define HAND_LOOKS 64
+/*
+ * The bound of eventual fairness: a waiter that has waited this long, or
+ * been woken this many times, without the lock is due (the top).
+ */
+#define DUE_WAKES 16
+#define DUE_NS 4000000L
 
 HIDDEN unsigned long devres__lock_parks;
 HIDDEN unsigned long devres__lock_handoffs;
+HIDDEN unsigned long devres__lock_due_handoffs;
 
 static bool cas(unsigned int *l, unsigned int *v, unsigned int nv)
 {
@@ -299,26 +343,60 @@ static bool starving(unsigned int wakes, long since)
 	return wakes >= STARVE_WAKES || mono_ns() - since >= STARVE_NS;
 }
 
+static bool overdue(unsigned int wakes, long since)
+{
+	return wakes >= DUE_WAKES || mono_ns() - since >= DUE_NS;
+}
+
+/* No due waiter: a ticket for none. */
+#define NOT_DUE 0x1000u
+
 /*
- * Takes the word if it is free, or handed over to the starving thread
- * (@starver), which clears STARVING when it gets the lock; one that slept
+ * The word with the next due ticket served; both tickets 0 once none is
+ * due, so that the inline unlock (a word of LOCKED alone) works again.
+ */
+static unsigned int served(unsigned int v)
+{
+	unsigned int head = (DR_DUE_HEAD(v) + 1) & 0xfffu;
+
+	if (head == DR_DUE_TAIL(v))
+		return v & 0xffu;
+	return (v & 0xfffffu) | head << 20;
+}
+
+/*
+ * Takes the word if it is free, or handed over: to the due thread whose
+ * ticket is served (@ticket) while one is due, which takes its ticket out
+ * of the word as it takes the lock, else to the starving thread
+ * (@starver), which clears STARVING when it gets the lock. One that slept
  * (@slept) takes it with PARKED, as others may sleep still: its unlock
  * wakes one. A starver that finds the word held sets STARVING again: a
  * release that waited in vain for it to take a hand-over clears it.
  */
-static bool try_take(unsigned int *l, bool slept, bool starver)
+static bool try_take(unsigned int *l, bool slept, bool starver,
+		     unsigned int ticket)
 {
 	unsigned int v = __atomic_load_n(l, __ATOMIC_RELAXED);
 	unsigned int end = starver ? DR_STARVING : 0;
+	bool due = ticket != NOT_DUE;
 
 	for (;;) {
 		if (v & DR_HANDOFF) {
-			if (!starver)
+			if (!(DR_DUE_COUNT(v) ? due && DR_DUE_HEAD(v) == ticket
+					      : starver))
 				return false;
-			if (cas(l, &v, v & ~(DR_HANDOFF | DR_STARVING))) {
+			if (cas(l, &v,
+				(due ? served(v) : v) &
+					~(DR_HANDOFF | DR_STARVING))) {
 				__atomic_add_fetch(&devres__lock_handoffs, 1,
 						   __ATOMIC_RELAXED);
 				LOCK_TRACE(handoffs);
+				if (due) {
+					__atomic_add_fetch(
+						&devres__lock_due_handoffs, 1,
+						__ATOMIC_RELAXED);
+					LOCK_TRACE(due_taken);
+				}
 				return true;
 			}
 			continue;
@@ -329,6 +407,7 @@ static bool try_take(unsigned int *l, bool slept, bool starver)
 				continue;
 			return false;
 		}
+		/* A word with a due waiter is never free: nobody is due. */
 		if (cas(l, &v,
 			(v & ~end) | DR_LOCKED | (slept ? DR_PARKED : 0)))
 			return true;
@@ -336,15 +415,36 @@ static bool try_take(unsigned int *l, bool slept, bool starver)
 }
 
 /* The spin: false if the word is still held after it. */
-static bool spin_take(unsigned int *l, bool slept)
+static bool spin_take(unsigned int *l, bool slept, unsigned int ticket)
 {
 	for (int k = 0; k < SPIN_LOOKS; k++) {
-		if (try_take(l, slept, false))
+		if (try_take(l, slept, false, ticket))
 			return true;
 		for (int i = 0; i < 1 << k; i++)
 			cpu_relax();
 	}
-	return try_take(l, slept, false);
+	return try_take(l, slept, false, ticket);
+}
+
+/*
+ * Takes the next due ticket: only while the word is held (a word with a
+ * due waiter is never let go, only handed over). NOT_DUE if the word is
+ * free, to be taken, or if 4095 waiters are due already (this one waits
+ * as before, and comes due again later).
+ */
+static unsigned int make_due(unsigned int *l)
+{
+	unsigned int v = __atomic_load_n(l, __ATOMIC_RELAXED), t;
+
+	do {
+		if (!(v & DR_LOCKED) || DR_DUE_COUNT(v) == 0xfffu)
+			return NOT_DUE;
+		t = DR_DUE_TAIL(v);
+	} while (!__atomic_compare_exchange_n(
+		l, &v, (v & ~0xfff00u) | (((t + 1) & 0xfffu) << 8), true,
+		__ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	LOCK_TRACE(due);
+	return t;
 }
 
 /*
@@ -356,12 +456,12 @@ static bool spin_take(unsigned int *l, bool slept)
 static bool starve(unsigned int *l)
 {
 	for (int k = 0; k < STARVE_LOOKS; k++) {
-		if (try_take(l, true, true))
+		if (try_take(l, true, true, NOT_DUE))
 			return true;
 		for (int i = 0; i < STARVE_PAUSES; i++)
 			cpu_relax();
 	}
-	return try_take(l, true, true);
+	return try_take(l, true, true, NOT_DUE);
 }
 
 /*
@@ -375,16 +475,18 @@ static void word_lock(struct device *dev)
 	unsigned int *l = lock_word(dev), v, nv;
 	unsigned int wakes = 0;
 	bool slept = false; /* called FUTEX_WAIT: takes the lock with PARKED */
+	unsigned int ticket = NOT_DUE; /* due: its place in the word */
 	long since;
 	int err = errno;
 
 	LOCK_TRACE(slow);
-	if (spin_take(l, false))
+	if (spin_take(l, false, NOT_DUE))
 		return;
 	LOCK_TRACE_FAIL(spin_fail, spin_same);
 	since = mono_ns();
 	for (;;) {
-		if (slept ? spin_take(l, true) : try_take(l, false, false))
+		if (slept ? spin_take(l, true, ticket)
+			  : try_take(l, false, false, ticket))
 			break;
 #ifdef DR_LOCK_TRACE
 		if (slept) {
@@ -394,7 +496,13 @@ static void word_lock(struct device *dev)
 			devres__lock_trace.quick = false;
 		}
 #endif
-		if (slept && starving(wakes, since)) {
+		if (ticket == NOT_DUE && overdue(wakes, since)) {
+			ticket = make_due(l);
+			if (ticket != NOT_DUE ||
+			    !(__atomic_load_n(l, __ATOMIC_RELAXED) & DR_LOCKED))
+				continue;
+		}
+		if (ticket == NOT_DUE && slept && starving(wakes, since)) {
 			LOCK_TRACE(starved);
 			if (starve(l))
 				break;
@@ -403,13 +511,27 @@ static void word_lock(struct device *dev)
 		v = __atomic_load_n(l, __ATOMIC_RELAXED);
 		if (!(v & DR_LOCKED))
 			continue;
-		nv = (v | DR_PARKED) & ~DR_STARVING;
-		if (nv != v && !__atomic_compare_exchange_n(l, &v, nv, true,
-							    __ATOMIC_RELAXED,
-							    __ATOMIC_RELAXED))
-			continue;
+		if (ticket != NOT_DUE) {
+			/* Handed over to this ticket: taken above. */
+			if ((v & DR_HANDOFF) && DR_DUE_HEAD(v) == ticket)
+				continue;
+			nv = v;
+		} else {
+			nv = (v | DR_PARKED) & ~DR_STARVING;
+			if (nv != v &&
+			    !__atomic_compare_exchange_n(l, &v, nv, true,
+							 __ATOMIC_RELAXED,
+							 __ATOMIC_RELAXED))
+				continue;
+		}
 		LOCK_TRACE(waits);
-		if (futex(l, FUTEX_WAIT, nv) == 0) {
+		/*
+		 * Not yet due, it sleeps no longer than until it is: a
+		 * waiter nobody wakes becomes due all the same.
+		 */
+		if (futex_wait(l, nv,
+			       ticket != NOT_DUE ? WAIT_DUE(ticket) : WAIT_ANY,
+			       ticket != NOT_DUE ? 0 : since + DUE_NS) == 0) {
 			wakes++;
 			LOCK_TRACE(woken);
 #ifdef DR_LOCK_TRACE
@@ -428,6 +550,26 @@ static void word_lock(struct device *dev)
 }
 
 /*
+ * With a due waiter counted in the word (@v as last seen), a release hands
+ * the lock over, still held, and wakes one due sleeper: the due waiter
+ * takes it when it runs, however long that is (it may be preempted, or
+ * asleep), and nobody else does meanwhile. The word is never let go while
+ * a due waiter is counted, so one always comes for it: running, it takes
+ * the hand-over; asleep, it is woken here; on its way to sleep, its
+ * FUTEX_WAIT finds the word changed.
+ */
+static void hand_due(unsigned int *l, unsigned int v)
+{
+	while (!(v & DR_HANDOFF) &&
+	       !__atomic_compare_exchange_n(l, &v, v | DR_HANDOFF, true,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+	LOCK_TRACE(due_hand);
+	(void)syscall(SYS_futex, l, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG,
+		      INT_MAX, NULL, NULL, WAIT_DUE(DR_DUE_HEAD(v)));
+}
+
+/*
  * With STARVING set, a release hands the lock, still held, to the
  * starving thread, and waits HAND_LOOKS pauses for it to take it. A
  * starving thread preempted or yielding meanwhile does not get it: the
@@ -441,6 +583,11 @@ void devres__unlock_slow(struct device *dev)
 	bool handing = false;
 	int err = errno;
 
+	if (DR_DUE_COUNT(v)) {
+		hand_due(l, v);
+		errno = err;
+		return;
+	}
 	if (v & DR_STARVING) {
 		/* Only the holder clears LOCKED; others add PARKED, STARVING. */
 		while (!__atomic_compare_exchange_n(l, &v, v | DR_HANDOFF, true,
@@ -463,6 +610,12 @@ void devres__unlock_slow(struct device *dev)
 	for (;;) {
 		/* Taken at the last moment. */
 		if (handing && !(v & DR_HANDOFF)) {
+			errno = err;
+			return;
+		}
+		/* A waiter became due meanwhile: the lock is its. */
+		if (DR_DUE_COUNT(v)) {
+			hand_due(l, v);
 			errno = err;
 			return;
 		}

@@ -186,12 +186,20 @@ static inline bool lock_dev(struct device *dev, const char *func)
  * may sleep on the word, and the unlock wakes one. STARVING: a waiter that
  * has waited too long spins; unlocks hand the lock over to it instead of
  * letting it go. HANDOFF (with LOCKED): handed over to a starving thread,
- * which takes it; newcomers see it held.
+ * or to a due one, which takes it; newcomers see it held. The due
+ * waiters (bits 8 to 31), those that have waited past the bound of
+ * eventual fairness, in the order they came due: the next ticket (bits 8
+ * to 19) and the ticket served next (bits 20 to 31), both modulo 4096;
+ * while they differ the word stays LOCKED and every unlock hands the lock
+ * over to the waiter whose ticket is served, running or not.
  */
 #define DR_LOCKED 1u
 #define DR_PARKED 2u
 #define DR_STARVING 4u
 #define DR_HANDOFF 8u
+#define DR_DUE_TAIL(v) (((v) >> 8) & 0xfffu)
+#define DR_DUE_HEAD(v) ((v) >> 20)
+#define DR_DUE_COUNT(v) ((DR_DUE_TAIL(v) - DR_DUE_HEAD(v)) & 0xfffu)
 
 static inline unsigned int *lock_word(struct device *dev)
 {
@@ -200,9 +208,13 @@ static inline unsigned int *lock_word(struct device *dev)
 
 HIDDEN void devres__unlock_slow(struct device *dev);
 
-/* How often a thread slept on a lock word, and took one handed over. */
+/*
+ * How often a thread slept on a lock word, took one handed over, and of
+ * those, took one handed over to it as due.
+ */
 extern HIDDEN unsigned long devres__lock_parks;
 extern HIDDEN unsigned long devres__lock_handoffs;
+extern HIDDEN unsigned long devres__lock_due_handoffs;
 
 /* Nobody waits: one compare-and-swap; else lock.c wakes or hands over. */
 static inline void word_unlock(struct device *dev)

@@ -59,17 +59,10 @@ static void take(struct device *dev, void *res, void *data)
 static void *sleeper(void *arg)
 {
 	struct sleeper *me = arg;
-	struct sched_param sp = { 0 };
-	cpu_set_t set;
+	pid_t tid = pin_to_cpu(me->cpu, true);
 
-	CPU_ZERO(&set);
-	CPU_SET(me->cpu, &set);
-	assert_int_equal(
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
-	assert_int_equal(pthread_setschedparam(pthread_self(), SCHED_IDLE, &sp),
-			 0);
-	__atomic_store_n(&me->tid, (pid_t)syscall(SYS_gettid),
-			 __ATOMIC_RELEASE);
+	assert_true(tid > 0);
+	__atomic_store_n(&me->tid, tid, __ATOMIC_RELEASE);
 	devres_for_each_res(me->dev, rec, NULL, NULL, take, &me->got);
 	return NULL;
 }
@@ -113,16 +106,13 @@ static void test_releases_wake_one_sleeper_each(void **state)
 	struct device *dev = *state;
 	int cpu = sched_getcpu();
 	int woken = 0;
-	cpu_set_t set, old;
+	cpu_set_t old;
 	pthread_t t;
 
 	assert_true(cpu >= 0);
 	assert_int_equal(
 		pthread_getaffinity_np(pthread_self(), sizeof(old), &old), 0);
-	CPU_ZERO(&set);
-	CPU_SET(cpu, &set);
-	assert_int_equal(
-		pthread_setaffinity_np(pthread_self(), sizeof(set), &set), 0);
+	assert_true(pin_to_cpu(cpu, false) > 0);
 	/* The bias goes to another thread and is revoked: the word is used. */
 	assert_int_equal(pthread_create(&t, NULL, first_taker, dev), 0);
 	pthread_join(t, NULL);
