@@ -257,10 +257,10 @@ soak: build-dev
 # in test-irq-* and test-revocable*. test-hostile-signals-nodes's handlers
 # run where valgrind lets a signal in, between its blocks: 0 to 4 in a
 # cell's 300 ms, and a cell without one fails; ASan runs hundreds in each.
-# test-hostile-signals-locks sends its signal to a thread waiting inside a
-# table's span, which valgrind, emulating the thread's signal mask and
-# letting signals in only between its blocks, never delivers there: every
-# cell waits for its alarm. Dev, ASan and TSan run its 24 cells.
+# test-hostile-signals-locks has the thread signal itself inside a table's
+# span from the test's own syscall() and fcntl(), which the library's calls
+# do not reach under valgrind: no signal is sent, and every cell waits for
+# its alarm. Dev, ASan and TSan run its 24 cells.
 # It runs in the dev build, which the dev stage has built: ctest's memcheck
 # mode reads its valgrind command from DartConfiguration.tcl, written here
 # (tests/memcheck.conf) rather than by include(CTest), which would add
