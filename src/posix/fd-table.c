@@ -190,21 +190,48 @@ static unsigned int waiters;
 static TLS_FAST unsigned int marks;
 
 /*
- * Every span of the lock holds signals back on its thread (base/
- * sigblock.c): a handler's close(), dup2(), dup3() or close_range() takes
- * the lock too, and run while its own thread holds it (listing a number,
- * a close by hand, the table's growth) it would wait for ever.
+ * How many spans of the lock this thread is inside. A signal handler's
+ * close(), dup2(), dup3() or close_range() takes the lock too, and run
+ * while its own thread holds it (listing a number, a close by hand, the
+ * table's growth) it would wait for ever. So a span costs two plain
+ * stores, no system call: a handler's call that finds its thread inside
+ * one does not take the lock and is the plain call. A managed number it
+ * closes or replaces stays listed, its bookkeeping left to the identity
+ * check of its release (posix__fd_same()), which finds it closed behind
+ * the library's back and WARNs there; a twin it closes leaves its node
+ * to the file's identity. A handler's fclose() of a managed stream is
+ * refused instead (the stream stays open), its WARN made at the span's
+ * end: the FILE its release would fclose() must not be freed.
  */
+static TLS_FAST unsigned int spans;
+static TLS_FAST bool fclose_refused;
+
 static void table_lock(void)
 {
-	devres__signals_off();
+	__atomic_store_n(&spans, spans + 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&lock);
 }
 
 static void table_unlock(void)
 {
 	pthread_mutex_unlock(&lock);
-	devres__signals_on();
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&spans, spans - 1, __ATOMIC_RELAXED);
+	if (unlikely(__atomic_load_n(&fclose_refused, __ATOMIC_RELAXED)) &&
+	    !spans) {
+		__atomic_store_n(&fclose_refused, false, __ATOMIC_RELAXED);
+		devres__warn(NULL, "fclose",
+			     "a signal handler's, inside the library's span of "
+			     "the table of managed descriptors on its thread: "
+			     "refused, the stream stays open");
+	}
+}
+
+/* Whether this thread is inside a span (a signal handler's call is). */
+static bool in_span(void)
+{
+	return __atomic_load_n(&spans, __ATOMIC_RELAXED) != 0;
 }
 
 static void count(unsigned long *n, long delta)
@@ -552,6 +579,9 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 	unsigned int first = lo;
 	int saved = errno;
 
+	/* A signal handler's, its thread inside a span: the plain call. */
+	if (in_span())
+		return;
 	if (__atomic_load_n(&posix__streams_listed, __ATOMIC_RELAXED))
 		streams_closing(func, lo, hi);
 	/* One number nobody manages, the common case: no lock. */
@@ -667,12 +697,18 @@ void posix__stream_done(struct stream_dr *dr)
 	devres__signals_on();
 }
 
-void posix__stream_closing(FILE *f)
+bool posix__stream_closing(FILE *f)
 {
 	struct devres__hand hand = { .pid = 0 };
 	struct stream_dr **pp, *dr = NULL;
 	int saved = errno, twin = -1;
 
+	/* A signal handler's, its thread inside a span: refused. */
+	if (in_span()) {
+		__atomic_store_n(&fclose_refused, true, __ATOMIC_RELAXED);
+		errno = EDEADLK;
+		return false;
+	}
 	table_lock();
 	pp = stream_link(f);
 	if (pp) {
@@ -689,6 +725,7 @@ void posix__stream_closing(FILE *f)
 		stream_dropped(twin, 1, 0);
 	}
 	errno = saved;
+	return true;
 }
 
 /*

@@ -110,11 +110,14 @@ extern HIDDEN unsigned long posix__fds_listed, posix__streams_listed;
  * stream @f by fclose(). Each live managed one found gets its WARN and its
  * node is dropped; the caller then makes the real call. A number (or a
  * twin's) whose release is running on another thread is waited for
- * first; it was no longer managed, and is not WARNed about.
+ * first; it was no longer managed, and is not WARNed about. From a
+ * signal handler whose thread is inside a span of the table's lock,
+ * nothing is looked up (fd-table.c): posix__stream_closing() then returns
+ * false, errno EDEADLK, and fclose() is refused.
  */
 HIDDEN void posix__fd_closing(const char *func, unsigned int lo,
 			      unsigned int hi);
-HIDDEN void posix__stream_closing(FILE *f);
+HIDDEN bool posix__stream_closing(FILE *f);
 
 /* interpose-fd.c: libc's close(), past every interposer. */
 HIDDEN int posix__close_next(int fd);

@@ -304,7 +304,9 @@ INTERPOSE int fclose(FILE *stream)
 		errno = EPERM;
 		return EOF;
 	}
-	if (unlikely(__atomic_load_n(&posix__streams_listed, __ATOMIC_RELAXED)))
-		posix__stream_closing(stream);
+	if (unlikely(__atomic_load_n(&posix__streams_listed,
+				     __ATOMIC_RELAXED)) &&
+	    !posix__stream_closing(stream))
+		return EOF;
 	return next_fclose()(stream);
 }

@@ -8,8 +8,13 @@
  * closes one by hand or fcloses a managed stream; the table of the
  * library's own descriptors' (src/base/own-fd.c) while it records an
  * open. Run there, the handler's call waits for its own thread: for ever.
- * Each such span holds signals back; the handler runs once the lock is let
- * go, and both calls complete.
+ * A span of the managed table counts itself on its thread: the handler's
+ * call runs inside it, before the span ends, as the plain call (the
+ * managed number it closes is left to its release's identity check), and
+ * its fclose() of a managed stream is refused (EDEADLK, the stream stays
+ * open) with one WARN at the span's end. A span of the library's own
+ * table holds signals back: the handler runs once the lock is let go,
+ * and refuses the library's own number.
  *
  * Deterministic: this binary puts its own syscall() and fcntl() in front
  * of libc's. For the managed table, another thread holds the device's
@@ -20,7 +25,7 @@
  * lock. Each cell runs in a child process under an alarm: a cell that
  * hangs fails alone.
  *
- * 6 spans of the thread x 4 calls of the handler: 24 cells.
+ * 6 spans of the thread x 5 calls of the handler: 30 cells.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -72,11 +77,12 @@ enum hcall {
 	H_DUP2,
 	H_DUP3,
 	H_CLOSE_RANGE,
+	H_FCLOSE,
 	NR_HCALLS
 };
 
 static const char *const hcall_name[NR_HCALLS] = { "close", "dup2", "dup3",
-						   "close_range" };
+						   "close_range", "fclose" };
 
 static enum span span;
 static enum hcall hcall;
@@ -86,6 +92,7 @@ static int fired;	 /* the signal was sent */
 static int handled;	 /* times the handler ran */
 static int handler_ret, handler_errno;
 static int target = -1;	  /* the number the handler's call closes */
+static FILE *target_f;	  /* the stream the handler's fclose() closes */
 static int plain_lo = -1; /* two plain numbers, for close_range() */
 static int gate_in, gate_open;
 
@@ -135,7 +142,9 @@ long syscall(long n, ...)
 	if (!next)
 		*(void **)&next = next_sym("syscall");
 	/* The thread waits for the device's lock, inside the table's. */
-	if (n == SYS_futex && ((a[1] & ~FUTEX_PRIVATE_FLAG) == FUTEX_WAIT) &&
+	if (n == SYS_futex &&
+	    ((a[1] & ~FUTEX_PRIVATE_FLAG) == FUTEX_WAIT ||
+	     (a[1] & ~FUTEX_PRIVATE_FLAG) == FUTEX_WAIT_BITSET) &&
 	    span != S_OWN_RECORD)
 		(void)trigger();
 	return next(n, a[0], a[1], a[2], a[3], a[4], a[5]);
@@ -176,6 +185,9 @@ static void handler(int sig)
 	case H_CLOSE_RANGE:
 		r = close_range((unsigned int)plain_lo,
 				(unsigned int)plain_lo + 1, 0);
+		break;
+	case H_FCLOSE:
+		r = fclose(target_f) ? -1 : 0;
 		break;
 	default:
 		break;
@@ -286,7 +298,9 @@ static int cell(int row, int col)
 	struct device *odev;
 	pthread_t vt, gt;
 	bool gated = row != S_OWN_RECORD, own = !gated;
-	int bad = 0, p;
+	int bad = 0, p, early = 0, warns,
+	    by_hand = row == S_HAND_CLOSE || row == S_HAND_RANGE ||
+		      row == S_HAND_FCLOSE;
 
 	alarm(10);
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
@@ -329,6 +343,10 @@ static int cell(int row, int col)
 	}
 	if (target < 0)
 		return 2;
+	/* Another device's managed stream, for the handler's fclose(). */
+	target_f = devm_fopen(odev, "/dev/null", "r");
+	if (!target_f)
+		return 2;
 	if (gated) {
 		void *res = devres_alloc(gate_release, 8, GFP_KERNEL);
 
@@ -347,10 +365,56 @@ static int cell(int row, int col)
 		while (!__atomic_load_n(&fired, __ATOMIC_ACQUIRE))
 			usleep(1000);
 		usleep(20000);
+		/* Still inside the span: the handler ran there, or not. */
+		early = __atomic_load_n(&handled, __ATOMIC_ACQUIRE);
+		warns = devres_warn_count();
 		__atomic_store_n(&gate_open, 1, __ATOMIC_RELEASE);
 		pthread_join(gt, NULL);
 	}
+	warns = gated ? warns : devres_warn_count();
 	pthread_join(vt, NULL);
+	/* The managed table's spans take the handler's call inside. */
+	if (gated && early != 1) {
+		fprintf(stderr,
+			"cell %s / %s: the handler waited for the span\n",
+			span_name[row], hcall_name[col]);
+		bad++;
+	}
+	/*
+	 * Refused from inside a span, WARNed once at its end; a close by
+	 * hand WARNs of its own.
+	 */
+	if (gated && col == H_FCLOSE &&
+	    (handler_ret != -1 || handler_errno != EDEADLK ||
+	     !is_open(fileno(target_f)) ||
+	     devres_warn_count() != warns + 1 + by_hand)) {
+		fprintf(stderr,
+			"cell %s / %s: %d (%s), %d WARNs, not refused once\n",
+			span_name[row], hcall_name[col], handler_ret,
+			strerror(handler_errno), devres_warn_count() - warns);
+		bad++;
+	}
+	if (gated && col == H_CLOSE && is_open(target)) {
+		fprintf(stderr, "cell %s / %s: fd %d left open\n",
+			span_name[row], hcall_name[col], target);
+		bad++;
+	}
+	/*
+	 * The handler's close or replacement of the other device's number:
+	 * found by that number's release, closed behind the library's
+	 * back, one WARN there.
+	 */
+	if (gated && col <= H_DUP3) {
+		warns = devres_warn_count();
+		devres_release_all(odev);
+		if (devres_warn_count() != warns + 1) {
+			fprintf(stderr,
+				"cell %s / %s: %d WARNs at the release\n",
+				span_name[row], hcall_name[col],
+				devres_warn_count() - warns);
+			bad++;
+		}
+	}
 	if (!fired || handled != 1 || v.ret) {
 		fprintf(stderr,
 			"cell %s / %s: signal %s, handler ran %d times, the "
@@ -361,14 +425,16 @@ static int cell(int row, int col)
 		bad++;
 	}
 	/* The library's own number: refused; another's: closed. */
-	if (col != H_CLOSE_RANGE && own &&
+	if (col != H_CLOSE_RANGE && col != H_FCLOSE && own &&
 	    (handler_ret != -1 || handler_errno != EPERM)) {
 		fprintf(stderr, "cell %s / %s: %d (%s), not refused\n",
 			span_name[row], hcall_name[col], handler_ret,
 			strerror(handler_errno));
 		bad++;
 	}
-	if ((col == H_CLOSE_RANGE || !own) && handler_ret < 0) {
+	if ((col == H_CLOSE_RANGE || (!own && col != H_FCLOSE) ||
+	     (own && col == H_FCLOSE)) &&
+	    handler_ret < 0) {
 		fprintf(stderr, "cell %s / %s: failed: %s\n", span_name[row],
 			hcall_name[col], strerror(handler_errno));
 		bad++;
