@@ -257,10 +257,6 @@ soak: build-dev
 # in test-irq-* and test-revocable*. test-hostile-signals-nodes's handlers
 # run where valgrind lets a signal in, between its blocks: 0 to 4 in a
 # cell's 300 ms, and a cell without one fails; ASan runs hundreds in each.
-# test-hostile-signals-locks has the thread signal itself inside a table's
-# span from the test's own syscall() and fcntl(), which the library's calls
-# do not reach under valgrind: no signal is sent, and every cell waits for
-# its alarm. Dev, ASan and TSan run its 24 cells.
 # It runs in the dev build, which the dev stage has built: ctest's memcheck
 # mode reads its valgrind command from DartConfiguration.tcl, written here
 # (tests/memcheck.conf) rather than by include(CTest), which would add
@@ -270,7 +266,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit \
-		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-fork-held|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes|test-hostile-signals-locks)$$' \
+		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-fork-held|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log

@@ -95,6 +95,7 @@ static int target = -1;	  /* the number the handler's call closes */
 static FILE *target_f;	  /* the stream the handler's fclose() closes */
 static int plain_lo = -1; /* two plain numbers, for close_range() */
 static int gate_in, gate_open;
+static struct device *cell_devs[2]; /* a cell's two devices */
 
 /*
  * The handler's calls on a managed or the library's own number are
@@ -311,6 +312,9 @@ static int cell(int row, int col)
 		return 2;
 	v.dev = heap_dev(NULL, "victim");
 	odev = heap_dev(NULL, "other");
+	/* The child ends with them alive: reachable, not lost (valgrind). */
+	cell_devs[0] = v.dev;
+	cell_devs[1] = odev;
 	if (!v.dev || !odev)
 		return 2;
 	/* Two plain numbers side by side, nobody's. */
