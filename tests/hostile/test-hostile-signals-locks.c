@@ -130,6 +130,13 @@ static bool trigger(void)
 	return true;
 }
 
+/* A futex operation that puts its caller to sleep. */
+static bool is_futex_wait(long op)
+{
+	op &= ~(long)(FUTEX_PRIVATE_FLAG | FUTEX_CLOCK_REALTIME);
+	return op == FUTEX_WAIT || op == FUTEX_WAIT_BITSET;
+}
+
 long syscall(long n, ...)
 {
 	static syscall_fn *next;
@@ -142,11 +149,12 @@ long syscall(long n, ...)
 	va_end(ap);
 	if (!next)
 		*(void **)&next = next_sym("syscall");
-	/* The thread waits for the device's lock, inside the table's. */
-	if (n == SYS_futex &&
-	    ((a[1] & ~FUTEX_PRIVATE_FLAG) == FUTEX_WAIT ||
-	     (a[1] & ~FUTEX_PRIVATE_FLAG) == FUTEX_WAIT_BITSET) &&
-	    span != S_OWN_RECORD)
+	/*
+	 * The thread waits for the device's lock, inside the table's: asleep
+	 * on the lock word, with FUTEX_WAIT_BITSET (a due waiter sleeps on a
+	 * bitset of its ticket) or FUTEX_WAIT.
+	 */
+	if (n == SYS_futex && is_futex_wait(a[1]) && span != S_OWN_RECORD)
 		(void)trigger();
 	return next(n, a[0], a[1], a[2], a[3], a[4], a[5]);
 }
