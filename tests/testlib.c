@@ -663,6 +663,29 @@ bool tid_asleep(int tid)
 	return p && p[1] == ' ' && p[2] == 'S';
 }
 
+static void *run_asleep_call(void *arg)
+{
+	struct asleep_call *c = arg;
+
+	__atomic_store_n(&c->tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	c->ret = c->fn();
+	return NULL;
+}
+
+void start_until_asleep(struct asleep_call *c)
+{
+	long waited = 0;
+
+	c->tid = 0;
+	assert_int_equal(pthread_create(&c->t, NULL, run_asleep_call, c), 0);
+	while (!tid_asleep(__atomic_load_n(&c->tid, __ATOMIC_ACQUIRE))) {
+		assert_true(waited++ < 10000);
+		usleep(1000);
+	}
+	/* Asleep on the lock, not just on the way: settle. */
+	usleep(2000);
+}
+
 int count_open_fds(void)
 {
 	/* The listing's own descriptor is not the caller's. */

@@ -10,6 +10,7 @@
 #ifndef DEVRES_TESTLIB_H
 #define DEVRES_TESTLIB_H
 
+#include <pthread.h>
 #include <stdbool.h>
 #include <stddef.h>
 #include <devres/device.h>
@@ -203,6 +204,24 @@ int count_entries(const char *dir);
  * condition or a futex. False for 0 or a thread that is gone.
  */
 bool tid_asleep(int tid);
+
+/*
+ * A call made on a thread of its own, parked where it sleeps: @fn's return
+ * in @ret once @t is joined.
+ */
+struct asleep_call {
+	pthread_t t;
+	int (*fn)(void);
+	int tid;
+	int ret;
+};
+
+/*
+ * Starts @c->fn on a new thread and returns once that thread sleeps (on
+ * a lock the test holds, say) and has settled there; fails the test if it
+ * does not within 10 s.
+ */
+void start_until_asleep(struct asleep_call *c);
 
 /*
  * How many fds the process has open, as /proc/self/fd lists them (less

@@ -614,41 +614,10 @@ static void *hold_then_hand(void *arg)
 	return NULL;
 }
 
-struct caller {
-	pthread_t t;
-	int (*fn)(void);
-	pid_t tid;
-	int ret;
-};
-
-static void *run_caller(void *arg)
-{
-	struct caller *c = arg;
-
-	__atomic_store_n(&c->tid, (pid_t)syscall(SYS_gettid), __ATOMIC_RELEASE);
-	c->ret = c->fn();
-	return NULL;
-}
-
-/* Starts @c; returns once it sleeps (on a lock), settled. */
-static void start_until_asleep(struct caller *c)
-{
-	long waited = 0;
-
-	c->tid = 0;
-	assert_int_equal(pthread_create(&c->t, NULL, run_caller, c), 0);
-	while (!tid_asleep(__atomic_load_n(&c->tid, __ATOMIC_ACQUIRE))) {
-		assert_true(waited++ < 10000);
-		usleep(1000);
-	}
-	/* Asleep on the lock, not just on the way: settle. */
-	usleep(2000);
-}
-
 /* Whether the round left nodes only with the resource live. */
 static bool hold_round(void)
 {
-	struct caller a = { .fn = kind->acquire };
+	struct asleep_call a = { .fn = kind->acquire };
 	struct devres_ledger l;
 	pthread_t holder;
 	void *sentinel;
