@@ -57,12 +57,21 @@
  * share is said short of the lock if it had at least half its share of
  * the CPU, or slept (on the lock) longer than it waited for a CPU; short
  * of CPU if it waited for a CPU longer than it slept ("short of").
+ * The lock's fairness apart from the scheduler's: each thread's operations
+ * a second of the CPU it received (CLOCK_THREAD_CPUTIME_ID over the same
+ * window), over the whole process's (all the threads' operations over all
+ * their CPU time); "fair per CPU" is the lowest of them. A thread the
+ * scheduler kept off its CPU has its raw share low and this one near 1; a
+ * thread that ran and did not get the lock has both low. The goal stays
+ * the raw share: this figure says whose the shortfall was. A thread that
+ * received no CPU in the window has no rate and is left out of it. The
+ * one-case run prints every thread's rate.
  * The data file gets one line a case and run: mode (0 one device, 1 one
  * device per thread), pinned, threads, run, libdevres ns per op, by hand
  * ns per op, libdevres fairness, by hand fairness, the slowest
  * thread's CPU share, libdevres then by hand, and what the slowest thread
  * was short of, libdevres then by hand (0 nothing: at least half its
- * share; 1 the lock; 2 a CPU).
+ * share; 1 the lock; 2 a CPU), and fair per CPU, libdevres then by hand.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -426,6 +435,11 @@ struct result {
 	 * time went, in ms. */
 	double cpu_share, ran, waited, slept;
 	int short_of; /* SHORT_* */
+	/*
+	 * The lowest operations a CPU second of a thread over the process's
+	 * (0 if no thread received CPU in the window).
+	 */
+	double cpu_fair;
 };
 
 enum {
@@ -451,9 +465,42 @@ static int short_of(const struct result *r)
 	return SHORT_CPU;
 }
 
+/*
+ * Each thread's operations a second of the CPU it received, over the
+ * process's; the lowest into @r, every one printed with @verbose. A
+ * thread that received no CPU in the window has no rate.
+ */
+static void cpu_rates(const struct worker *w, const unsigned long *base, int n,
+		      unsigned long total, double cpu_total, struct result *r,
+		      int verbose, int by_hand)
+{
+	double all = cpu_total > 0 ? (double)total / (cpu_total / 1e9) : 0;
+
+	r->cpu_fair = 0;
+	if (verbose)
+		printf("%s, operations a CPU second (the process: %.0f):\n",
+		       by_hand ? "by hand" : "libdevres", all);
+	for (int i = 0; i < n; i++) {
+		double cpu = w[i].cpu1 - w[i].cpu0;
+		unsigned long ops = w[i].ops - base[i];
+		double rate = cpu > 0 ? (double)ops / (cpu / 1e9) : 0;
+		double rel = all > 0 ? rate / all : 0;
+
+		if (verbose)
+			printf("  t%d: %lu ops, cpu %.1f ms, waited for a CPU "
+			       "%.1f ms: %.0f ops a CPU second, %.2f of the "
+			       "process's\n",
+			       i, ops, cpu / 1e6,
+			       (w[i].delay1 - w[i].delay0) / 1e6, rate, rel);
+		if (cpu > 0 && all > 0 &&
+		    (r->cpu_fair == 0 || rel < r->cpu_fair))
+			r->cpu_fair = rel;
+	}
+}
+
 /* One case: @n threads, one device (or list) or one each, for @ms. */
 static struct result run_case(int n, int per_thread, int pinned, int by_hand,
-			      int ms)
+			      int ms, int verbose)
 {
 	static struct worker w[MAX_THREADS];
 	struct hlist lists[MAX_THREADS];
@@ -567,6 +614,7 @@ static struct result run_case(int n, int per_thread, int pinned, int by_hand,
 	r.waited = (w[slowest].delay1 - w[slowest].delay0) / 1e6;
 	r.slept = slept(&w[slowest], tstop - t0) / 1e6;
 	r.short_of = short_of(&r);
+	cpu_rates(w, base, n, total, cpu_total, &r, verbose, by_hand);
 	return r;
 }
 
@@ -614,9 +662,9 @@ int main(int argc, char **argv)
 		if (n < 1 || n > MAX_THREADS)
 			return 2;
 		if (!side || strcmp(side, "hand"))
-			a = run_case(n, t, p, 0, ms);
+			a = run_case(n, t, p, 0, ms, 1);
 		if (!side || strcmp(side, "devres"))
-			b = run_case(n, t, p, 1, ms);
+			b = run_case(n, t, p, 1, ms, 1);
 		printf("%d threads: libdevres %.0f ns/op (fair %.2f), by hand "
 		       "%.0f ns/op (fair %.2f)\n",
 		       n, a.ns, a.fair, b.ns, b.fair);
@@ -628,6 +676,9 @@ int main(int argc, char **argv)
 		       b.ran, b.waited, b.slept);
 		printf("below half, short of: libdevres %s, by hand %s\n",
 		       short_name[a.short_of], short_name[b.short_of]);
+		printf("fair per CPU (lowest operations a CPU second over the "
+		       "process's): libdevres %.2f, by hand %.2f\n",
+		       a.cpu_fair, b.cpu_fair);
 		return 0;
 	}
 	if (getloadavg(load, 3) < 0)
@@ -639,51 +690,60 @@ int main(int argc, char **argv)
 	       "| by hand ns/op (3 runs) | ratio, min-max "
 	       "| fair: libdevres | fair: by hand "
 	       "| slowest thread's cpu share: libdevres / by hand "
-	       "| below half, short of (3 runs): libdevres / by hand |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|\n");
+	       "| below half, short of (3 runs): libdevres / by hand "
+	       "| fair per CPU: libdevres / by hand |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int mode = 0; mode < 2; mode++)
 		for (int pinned = 1; pinned >= 0; pinned--)
 			for (int c = 0; c < NCOUNTS; c++) {
 				int n = nthreads[c];
 				struct result a[RUNS], b[RUNS];
 				double ra[RUNS], fa[RUNS], fb[RUNS];
-				double ca[RUNS], cb[RUNS];
+				double ca[RUNS], cb[RUNS], pa[RUNS], pb[RUNS];
 				double lo, hi, flo, fhi, glo, ghi, clo, chi,
-					dlo, dhi;
+					dlo, dhi, plo, phi, qlo, qhi;
 
 				if (mode == 1 && n == 1)
 					continue;
 				for (int r = 0; r < RUNS; r++) {
-					a[r] = run_case(n, mode, pinned, 0, ms);
-					b[r] = run_case(n, mode, pinned, 1, ms);
+					a[r] = run_case(n, mode, pinned, 0, ms,
+							0);
+					b[r] = run_case(n, mode, pinned, 1, ms,
+							0);
 					ra[r] = b[r].ns > 0 ? a[r].ns / b[r].ns
 							    : 0;
 					fa[r] = a[r].fair;
 					fb[r] = b[r].fair;
 					ca[r] = a[r].cpu_share;
 					cb[r] = b[r].cpu_share;
+					pa[r] = a[r].cpu_fair;
+					pb[r] = b[r].cpu_fair;
 					if (data)
 						fprintf(data,
 							"%d %d %d %d %.1f %.1f "
 							"%.3f %.3f %.3f %.3f "
-							"%d %d\n",
+							"%d %d %.3f %.3f\n",
 							mode, pinned, n, r,
 							a[r].ns, b[r].ns,
 							a[r].fair, b[r].fair,
 							ca[r], cb[r],
 							a[r].short_of,
-							b[r].short_of);
+							b[r].short_of, pa[r],
+							pb[r]);
 				}
 				minmax(ra, RUNS, &lo, &hi);
 				minmax(fa, RUNS, &flo, &fhi);
 				minmax(fb, RUNS, &glo, &ghi);
 				minmax(ca, RUNS, &clo, &chi);
 				minmax(cb, RUNS, &dlo, &dhi);
+				minmax(pa, RUNS, &plo, &phi);
+				minmax(pb, RUNS, &qlo, &qhi);
 				printf("| %s | %s | %d | %.0f / %.0f / %.0f "
 				       "| %.0f / %.0f / %.0f | %.2f-%.2f "
 				       "| %.2f-%.2f | %.2f-%.2f "
 				       "| %.2f-%.2f / %.2f-%.2f "
-				       "| %s %s %s / %s %s %s |\n",
+				       "| %s %s %s / %s %s %s "
+				       "| %.2f-%.2f / %.2f-%.2f |\n",
 				       mode ? "one each" : "one",
 				       pinned ? "yes" : "no", n, a[0].ns,
 				       a[1].ns, a[2].ns, b[0].ns, b[1].ns,
@@ -693,7 +753,8 @@ int main(int argc, char **argv)
 				       short_name[a[2].short_of],
 				       short_name[b[0].short_of],
 				       short_name[b[1].short_of],
-				       short_name[b[2].short_of]);
+				       short_name[b[2].short_of], plo, phi, qlo,
+				       qhi);
 				fflush(stdout);
 			}
 	if (getloadavg(load, 3) < 0)

@@ -365,9 +365,13 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	echo "operation while the others run); three runs of each case, and"
 	echo "\"fair\": the slowest thread's operations over the average, the"
 	echo "range of the three runs. Pinned: thread i on CPU i mod 2. The"
-	echo "last column is the slowest thread's CPU time over the average"
+	echo "\"cpu share\" is the slowest thread's CPU time over the average"
 	echo "thread's: low with \"fair\" low, the thread did not run; high,"
-	echo "it ran and did not get the lock."
+	echo "it ran and did not get the lock. Then what the slowest thread"
+	echo "was short of, if below half; the last column, \"fair per CPU\","
+	echo "is the lowest operations a second of CPU a thread got over the"
+	echo "whole process's: the lock's fairness apart from the scheduler's"
+	echo "(the goal stays \"fair\")."
 	echo
 	cat "$TMP/cont.md"
 	echo
