@@ -134,6 +134,7 @@ struct worker {
 		bool quick;
 		unsigned long revoke_ns, barrier_ns, owner_ns;
 		unsigned long due, due_hand, due_taken;
+		unsigned long grace, grace_taken;
 	} lt;
 #endif
 } __attribute__((aligned(64)));
@@ -421,8 +422,10 @@ static void trace_report(struct worker *w, int n,
 			       (double)t->barrier_ns / 1e6,
 			       (double)t->owner_ns / 1e6);
 			printf("      came due %lu times, took the lock as due "
-			       "%lu, handed it to a due waiter %lu\n",
-			       t->due, t->due_taken, t->due_hand);
+			       "%lu, handed it to a due waiter %lu; takes in a "
+			       "grace %lu, of them handed over %lu\n",
+			       t->due, t->due_taken, t->due_hand, t->grace,
+			       t->grace_taken);
 		}
 #endif
 	}

@@ -37,6 +37,20 @@
  * itself all the same. The cost is one wait for the scheduler a due
  * waiter, at most one every DUE_NS a thread.
  *
+ * A due hand-over alone bounds a wait, not a share: the due waiter took
+ * the lock once, and its next take found the lock with a thread that had
+ * taken it back to back meanwhile, lost its spin again, slept again, and
+ * waited until it was due again, one operation every DUE_NS: pinned, 8
+ * threads on 2 CPUs, a thread that ran 0.80 of its CPU share got 0.16 of
+ * the operations. So a thread that took the lock as due by its wait keeps
+ * its priority on that lock for its next GRACE_TAKES takes that find it
+ * held (its grace), as parking_lot gives the thread it woke the lock and
+ * its next turn: such a take whose first spin fails spins as starving at
+ * once (a release hands it the lock while it runs), and if that spin
+ * fails too (the holder was preempted) it is due at once, and the next
+ * release hands it the lock. A take due by a grace begins no grace, so
+ * the priority is bounded: GRACE_TAKES takes a wait of DUE_NS.
+ *
  * Why a starving thread whose spin ends sleeps, rather than yield: on a
  * loaded machine, a woken thread's spin fails because the holder is off
  * its CPU on the woken thread's own CPU, preempted at the end of its time
@@ -124,6 +138,8 @@ struct devres__lock_trace {
 	 * due waiter, and taken by this thread as due.
 	 */
 	unsigned long due, due_hand, due_taken;
+	/* Takes in a grace after a due take; of them, handed over. */
+	unsigned long grace, grace_taken;
 };
 HIDDEN __thread struct devres__lock_trace devres__lock_trace;
 #define LOCK_TRACE(f) (devres__lock_trace.f++)
@@ -142,6 +158,13 @@ static bool holder_here(void)
 	__atomic_store_n(&holder_cpu, sched_getcpu(), __ATOMIC_RELAXED)
 #define LOCK_TRACE_NS(f, t0)                                                   \
 	(devres__lock_trace.f += (unsigned long)(mono_ns() - (t0)))
+/* A take in a grace that was handed over (@h0: handoffs before it). */
+#define LOCK_TRACE_GRACE(graced, h0)                                           \
+	do {                                                                   \
+		if ((graced) && devres__lock_trace.handoffs != (h0))           \
+			LOCK_TRACE(grace_taken);                               \
+	} while (0)
+#define LOCK_TRACE_H0() (devres__lock_trace.handoffs)
 #define LOCK_TRACE_FAIL(f, same)                                               \
 	do {                                                                   \
 		LOCK_TRACE(f);                                                 \
@@ -153,6 +176,8 @@ static bool holder_here(void)
 #define LOCK_TRACE_HOLDER() ((void)0)
 #define LOCK_TRACE_FAIL(f, same) ((void)0)
 #define LOCK_TRACE_NS(f, t0) ((void)(t0))
+#define LOCK_TRACE_GRACE(graced, h0) ((void)(h0))
+#define LOCK_TRACE_H0() 0UL
 #endif
 
 #define REVOKED DR_BIAS_REVOKED
@@ -327,6 +352,22 @@ static void revoke_bias(struct device *dev)
  */
 #define DUE_WAKES 16
 #define DUE_NS 4000000L
+/*
+ * After a due take, the thread's next takes of that lock that find it held
+ * and are first (the top).
+ */
+#define GRACE_TAKES 16u
+
+/*
+ * The grace of this thread (the top): the lock word it is on and how many
+ * of its takes are left. A thread waits for one lock at a time; a signal
+ * handler that takes a lock while its thread waits for another may spend
+ * the grace or end it, no more.
+ */
+static TLS_FAST struct {
+	const unsigned int *word;
+	unsigned int left;
+} grace;
 
 HIDDEN unsigned long devres__lock_parks;
 HIDDEN unsigned long devres__lock_handoffs;
@@ -346,6 +387,16 @@ static bool starving(unsigned int wakes, long since)
 static bool overdue(unsigned int wakes, long since)
 {
 	return wakes >= DUE_WAKES || mono_ns() - since >= DUE_NS;
+}
+
+/* Whether this take of @l is in a grace (the top): it spends one if so. */
+static bool in_grace(const unsigned int *l)
+{
+	if (grace.word != l || !grace.left)
+		return false;
+	grace.left--;
+	LOCK_TRACE(grace);
+	return true;
 }
 
 /* No due waiter: a ticket for none. */
@@ -451,17 +502,18 @@ static unsigned int make_due(unsigned int *l)
  * A starving thread looks at the word every STARVE_PAUSES pauses, more
  * often than a release waits for it to take a hand-over (HAND_LOOKS), with
  * STARVING set; false if it is still held after STARVE_LOOKS looks (the
- * holder was preempted): it sleeps then, and clears STARVING.
+ * holder was preempted): it sleeps then, and clears STARVING. One that
+ * slept (@slept) takes the lock with PARKED (try_take()).
  */
-static bool starve(unsigned int *l)
+static bool starve(unsigned int *l, bool slept)
 {
 	for (int k = 0; k < STARVE_LOOKS; k++) {
-		if (try_take(l, true, true, NOT_DUE))
+		if (try_take(l, slept, true, NOT_DUE))
 			return true;
 		for (int i = 0; i < STARVE_PAUSES; i++)
 			cpu_relax();
 	}
-	return try_take(l, true, true, NOT_DUE);
+	return try_take(l, slept, true, NOT_DUE);
 }
 
 /*
@@ -476,6 +528,9 @@ static void word_lock(struct device *dev)
 	unsigned int wakes = 0;
 	bool slept = false; /* called FUTEX_WAIT: takes the lock with PARKED */
 	unsigned int ticket = NOT_DUE; /* due: its place in the word */
+	bool graced;		       /* in a grace: due at once */
+	bool waited = false;	       /* due by its wait, not by a grace */
+	unsigned long h0 = LOCK_TRACE_H0();
 	long since;
 	int err = errno;
 
@@ -484,6 +539,12 @@ static void word_lock(struct device *dev)
 		return;
 	LOCK_TRACE_FAIL(spin_fail, spin_same);
 	since = mono_ns();
+	graced = in_grace(l);
+	if (graced && starve(l, false)) {
+		LOCK_TRACE_GRACE(graced, h0);
+		errno = err;
+		return;
+	}
 	for (;;) {
 		if (slept ? spin_take(l, true, ticket)
 			  : try_take(l, false, false, ticket))
@@ -496,15 +557,18 @@ static void word_lock(struct device *dev)
 			devres__lock_trace.quick = false;
 		}
 #endif
-		if (ticket == NOT_DUE && overdue(wakes, since)) {
+		if (ticket == NOT_DUE && (graced || overdue(wakes, since))) {
+			/* A grace's due take begins no grace. */
+			waited = !graced;
 			ticket = make_due(l);
 			if (ticket != NOT_DUE ||
 			    !(__atomic_load_n(l, __ATOMIC_RELAXED) & DR_LOCKED))
 				continue;
 		}
-		if (ticket == NOT_DUE && slept && starving(wakes, since)) {
+		if (ticket == NOT_DUE && slept &&
+		    (graced || starving(wakes, since))) {
 			LOCK_TRACE(starved);
-			if (starve(l))
+			if (starve(l, true))
 				break;
 			LOCK_TRACE_FAIL(starve_fail, starve_same);
 		}
@@ -546,6 +610,12 @@ static void word_lock(struct device *dev)
 		slept = true;
 		__atomic_add_fetch(&devres__lock_parks, 1, __ATOMIC_RELAXED);
 	}
+	if (ticket != NOT_DUE && waited) {
+		/* Taken as due by its wait: a grace begins (the top). */
+		grace.word = l;
+		grace.left = GRACE_TAKES;
+	}
+	LOCK_TRACE_GRACE(graced, h0);
 	errno = err;
 }
 

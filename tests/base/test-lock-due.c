@@ -12,6 +12,16 @@
  * this thread take it HOG_MAX times while the waiters, woken, waited to
  * be scheduled; now each waiter gets it before this thread's next take
  * completes. Only counts are asserted, no timing.
+ *
+ * And a due waiter gets more than one take (its grace): a waiter on the
+ * other CPU (at SCHED_IDLE it would wait for a CPU as long as the machine
+ * is loaded), once it took the lock as due, takes it again, GRACE_TAKES
+ * times, each time while this thread holds it and, once the waiter
+ * sleeps, lets it go and takes it again at once. Each of those takes
+ * comes before this thread's next one; the take after them waits as any
+ * newcomer does (the grace is bounded: the waiter is seen asleep without
+ * a ticket). A lock that gave a due waiter one take let this thread take
+ * it again first, thousands of times.
  */
 #define _GNU_SOURCE
 #include <pthread.h>
@@ -32,6 +42,8 @@
 #include "../src/base/node.h"
 
 enum {
+	/* lock.c: the takes of a grace. */
+	GRACE_TAKES = 16,
 	MAX_WAITERS = 2,
 	HOG_MAX = 200000,
 	/* How long this thread holds the lock for the waiters, at most. */
@@ -237,12 +249,246 @@ static void test_due_waiter_gets_lock_off_its_cpu(void **state)
 	assert_int_equal(devres_check(dev), 0);
 }
 
+/* The grace cells: this thread's call, and how many graced takes. */
+static const struct grace_cell {
+	const char *name;
+	enum hog_call call;
+	int takes;   /* the waiter's takes in its grace, checked */
+	bool beyond; /* and one more, past the grace */
+} grace_cells[] = {
+	{ "for_each_res, first take", CALL_FOR_EACH, 1, false },
+	{ "for_each_res, whole grace", CALL_FOR_EACH, GRACE_TAKES, true },
+	{ "kmalloc + kfree, first take", CALL_KMALLOC, 1, false },
+	{ "kmalloc + kfree, whole grace", CALL_KMALLOC, GRACE_TAKES, true },
+	{ "add + release, first take", CALL_ADD, 1, false },
+	{ "add + release, whole grace", CALL_ADD, GRACE_TAKES, true },
+};
+
+/* The waiter of a grace cell: its takes, round by round. */
+static struct {
+	pthread_t t;
+	struct device *dev;
+	int cpu;
+	pid_t tid;
+	int rounds; /* the takes after the due one */
+	int turn;   /* set by this thread: take round @turn */
+	int asking; /* the round the waiter is taking */
+	long asked; /* when it began to (CLOCK_MONOTONIC, ns) */
+	long stamp[GRACE_TAKES + 2]; /* this thread's takes at each take */
+	int got[GRACE_TAKES + 2];
+} gw;
+
+static long now_ns(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
+static void grace_stamp(struct device *dev, void *res, void *data)
+{
+	int k = (int)(intptr_t)data;
+
+	(void)dev;
+	(void)res;
+	gw.stamp[k] = __atomic_load_n(&hogged, __ATOMIC_RELAXED);
+	__atomic_store_n(&gw.got[k], 1, __ATOMIC_RELEASE);
+}
+
+static void *grace_waiter(void *arg)
+{
+	pid_t tid = pin_to_cpu(gw.cpu, false);
+
+	(void)arg;
+	assert_true(tid > 0);
+	__atomic_store_n(&gw.tid, tid, __ATOMIC_RELEASE);
+	for (int k = 0; k <= gw.rounds; k++) {
+		while (__atomic_load_n(&gw.turn, __ATOMIC_ACQUIRE) < k)
+			usleep(50);
+		__atomic_store_n(&gw.asked, now_ns(), __ATOMIC_RELAXED);
+		__atomic_store_n(&gw.asking, k, __ATOMIC_RELEASE);
+		devres_for_each_res(gw.dev, rec, NULL, NULL, grace_stamp,
+				    (void *)(intptr_t)k);
+	}
+	return NULL;
+}
+
+/*
+ * With the lock held: lets the waiter take round @data, and waits until it
+ * sleeps on the lock (round 0: until it is due, as hold_for_waiters()).
+ * Records in *data whether it was seen asleep with a ticket taken since
+ * @tail, and how long after it began.
+ */
+struct grace_hold {
+	int round;
+	unsigned int tail; /* the next due ticket before the round */
+	bool ticket;	   /* it took one */
+	long after;	   /* ns from its asking to being seen asleep */
+};
+
+/*
+ * Whether the waiter sleeps on the word @v, taking @round: due, or parked.
+ * Asleep alone is not enough: a sanitizer's runtime may put it to sleep on
+ * a lock of its own on its way; so it is seen so twice, a poll apart.
+ */
+static bool waiting_on(unsigned int v, int round)
+{
+	return __atomic_load_n(&gw.asking, __ATOMIC_ACQUIRE) == round &&
+	       tid_asleep(__atomic_load_n(&gw.tid, __ATOMIC_ACQUIRE)) &&
+	       (round ? DR_DUE_COUNT(v) || (v & DR_PARKED)
+		      : DR_DUE_COUNT(v) == 1);
+}
+
+static void hold_for_grace(struct device *dev, void *res, void *data)
+{
+	struct grace_hold *h = data;
+	long end = now_ns() + HOLD_MS * 1000000L;
+	int settled = 0;
+
+	(void)res;
+	/*
+	 * Nobody sleeps on the word now (the waiter waits for its turn
+	 * apart from it), but a wake that found this thread asleep in the
+	 * round before may have left it parked: cleared, so that parked
+	 * below is the waiter's. A wake lost so would cost a sleeper no
+	 * more than DUE_NS.
+	 */
+	__atomic_and_fetch(lock_word(dev), ~DR_PARKED, __ATOMIC_RELAXED);
+	__atomic_store_n(&gw.turn, h->round, __ATOMIC_RELEASE);
+	while (now_ns() < end) {
+		unsigned int v =
+			__atomic_load_n(lock_word(dev), __ATOMIC_ACQUIRE);
+
+		if (!waiting_on(v, h->round)) {
+			settled = 0;
+		} else if (settled++) {
+			h->ticket = DR_DUE_TAIL(v) != h->tail;
+			h->after = now_ns() -
+				   __atomic_load_n(&gw.asked, __ATOMIC_RELAXED);
+			return;
+		}
+		usleep(200);
+	}
+}
+
+/*
+ * This thread's takes after a release until the waiter got round @k: 0
+ * if the waiter got it first.
+ */
+static long hog_until(struct device *dev, enum hog_call call, int k)
+{
+	long before = __atomic_load_n(&hogged, __ATOMIC_RELAXED);
+
+	while (!__atomic_load_n(&gw.got[k], __ATOMIC_ACQUIRE) &&
+	       __atomic_load_n(&hogged, __ATOMIC_RELAXED) - before < HOG_MAX) {
+		hog_call(dev, call);
+		__atomic_add_fetch(&hogged, 1, __ATOMIC_RELAXED);
+	}
+	/* Lets the waiter run, if it has not yet. */
+	while (!__atomic_load_n(&gw.got[k], __ATOMIC_ACQUIRE))
+		usleep(100);
+	return gw.stamp[k] - before;
+}
+
+/*
+ * One grace cell: 1 if it holds, 0 if it fails, -1 if it cannot tell: the
+ * waiter was not seen due in the first round within HOLD_MS (the machine
+ * kept it off a CPU), or the round past the grace was seen too late (the
+ * waiter may have come due by its wait meanwhile).
+ */
+static int grace_cell(struct device *dev, int cpu, const struct grace_cell *cl)
+{
+	struct grace_hold h = { 0 };
+	long ahead[GRACE_TAKES + 2] = { 0 };
+	int ok = 1, rounds = cl->takes + cl->beyond;
+	bool due0 = true;
+
+	memset(&gw, 0, sizeof(gw));
+	gw.dev = dev;
+	gw.cpu = cpu;
+	gw.rounds = rounds;
+	__atomic_store_n(&hogged, 0, __ATOMIC_RELAXED);
+	assert_int_equal(pthread_create(&gw.t, NULL, grace_waiter, NULL), 0);
+	for (int k = 0; k <= rounds; k++) {
+		h = (struct grace_hold){
+			.round = k,
+			.tail = DR_DUE_TAIL(__atomic_load_n(lock_word(dev),
+							    __ATOMIC_ACQUIRE))
+		};
+		devres_for_each_res(dev, rec, NULL, NULL, hold_for_grace, &h);
+		/* Not seen due within HOLD_MS: no grace to look at. */
+		if (k == 0 && !h.ticket)
+			due0 = false;
+		ahead[k] = hog_until(dev, cl->call, k);
+		/* Round 0 came due by its wait: its take is the due one. */
+		if (k >= 1 && k <= cl->takes)
+			ok &= ahead[k] == 0;
+	}
+	pthread_join(gw.t, NULL);
+	if (!due0) {
+		ok = -1;
+	} else if (cl->beyond && ok) {
+		/* Past the grace: waits as a newcomer, no ticket. */
+		if (h.ticket && h.after >= 2000000L)
+			ok = -1;
+		else
+			ok = !h.ticket;
+	}
+	print_message("%-30s this thread's takes before each of the waiter's "
+		      "in its grace: first %ld, last %ld; past it: %s: %s\n",
+		      cl->name, ahead[1], ahead[cl->takes],
+		      !cl->beyond ? "-"
+		      : h.ticket  ? "due"
+				  : "not due",
+		      ok > 0   ? "ok"
+		      : ok < 0 ? "cannot tell, again"
+			       : "FAIL");
+	return ok;
+}
+
+static void test_due_waiter_keeps_its_turn(void **state)
+{
+	struct device *dev = *state;
+	int cpu = sched_getcpu();
+	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
+	int failed = 0;
+	unsigned int v;
+	cpu_set_t old;
+	pthread_t t;
+
+	assert_true(cpu >= 0);
+	assert_int_equal(
+		pthread_getaffinity_np(pthread_self(), sizeof(old), &old), 0);
+	assert_true(pin_to_cpu(cpu, false) > 0);
+	assert_int_equal(pthread_create(&t, NULL, first_taker, dev), 0);
+	pthread_join(t, NULL);
+	for (size_t c = 0; c < sizeof(grace_cells) / sizeof(grace_cells[0]);
+	     c++) {
+		int far = ncpu > 1 ? (cpu + 1) % (int)ncpu : cpu;
+		int ok = grace_cell(dev, far, &grace_cells[c]);
+
+		for (int again = 0; ok < 0 && again < 3; again++)
+			ok = grace_cell(dev, far, &grace_cells[c]);
+		failed += ok <= 0;
+	}
+	assert_int_equal(
+		pthread_setaffinity_np(pthread_self(), sizeof(old), &old), 0);
+	assert_int_equal(failed, 0);
+	v = __atomic_load_n(lock_word(dev), __ATOMIC_RELAXED);
+	assert_int_equal(v & (DR_LOCKED | DR_HANDOFF | DR_STARVING), 0);
+	assert_int_equal(DR_DUE_COUNT(v), 0);
+	assert_int_equal(devres_check(dev), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(
 			test_due_waiter_gets_lock_off_its_cpu, dev_setup,
 			dev_teardown),
+		cmocka_unit_test_setup_teardown(test_due_waiter_keeps_its_turn,
+						dev_setup, dev_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
