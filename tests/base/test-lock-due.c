@@ -198,22 +198,45 @@ static void *first_taker(void *arg)
 	return NULL;
 }
 
-static void test_due_waiter_gets_lock_off_its_cpu(void **state)
+/*
+ * Pins this thread to the CPU it is on (its CPU), keeping its affinity in
+ * @old; the bias goes to another thread and is revoked: the word is used.
+ */
+static int pin_here(struct device *dev, cpu_set_t *old)
 {
-	struct device *dev = *state;
 	int cpu = sched_getcpu();
-	int failed = 0;
-	unsigned int v;
-	cpu_set_t old;
 	pthread_t t;
 
 	assert_true(cpu >= 0);
 	assert_int_equal(
-		pthread_getaffinity_np(pthread_self(), sizeof(old), &old), 0);
+		pthread_getaffinity_np(pthread_self(), sizeof(*old), old), 0);
 	assert_true(pin_to_cpu(cpu, false) > 0);
-	/* The bias goes to another thread and is revoked: the word is used. */
 	assert_int_equal(pthread_create(&t, NULL, first_taker, dev), 0);
 	pthread_join(t, NULL);
+	return cpu;
+}
+
+/* Back to @old; no cell failed, nothing left held, handed over or due. */
+static void unpin_check(struct device *dev, const cpu_set_t *old, int failed)
+{
+	unsigned int v;
+
+	assert_int_equal(
+		pthread_setaffinity_np(pthread_self(), sizeof(*old), old), 0);
+	assert_int_equal(failed, 0);
+	v = __atomic_load_n(lock_word(dev), __ATOMIC_RELAXED);
+	assert_int_equal(v & (DR_LOCKED | DR_HANDOFF | DR_STARVING), 0);
+	assert_int_equal(DR_DUE_COUNT(v), 0);
+	assert_int_equal(devres_check(dev), 0);
+}
+
+static void test_due_waiter_gets_lock_off_its_cpu(void **state)
+{
+	struct device *dev = *state;
+	cpu_set_t old;
+	int cpu = pin_here(dev, &old);
+	int failed = 0;
+
 	for (size_t c = 0; c < sizeof(cells) / sizeof(cells[0]); c++) {
 		const struct cell *cl = &cells[c];
 		struct hold h = { .cpu = cpu, .waiters = cl->waiters };
@@ -239,14 +262,7 @@ static void test_due_waiter_gets_lock_off_its_cpu(void **state)
 			      ok ? "ok" : "FAIL");
 		failed += !ok;
 	}
-	assert_int_equal(
-		pthread_setaffinity_np(pthread_self(), sizeof(old), &old), 0);
-	assert_int_equal(failed, 0);
-	/* Nothing left held, handed over or due. */
-	v = __atomic_load_n(lock_word(dev), __ATOMIC_RELAXED);
-	assert_int_equal(v & (DR_LOCKED | DR_HANDOFF | DR_STARVING), 0);
-	assert_int_equal(DR_DUE_COUNT(v), 0);
-	assert_int_equal(devres_check(dev), 0);
+	unpin_check(dev, &old, failed);
 }
 
 /* The grace cells: this thread's call, and how many graced takes. */
@@ -450,19 +466,11 @@ static int grace_cell(struct device *dev, int cpu, const struct grace_cell *cl)
 static void test_due_waiter_keeps_its_turn(void **state)
 {
 	struct device *dev = *state;
-	int cpu = sched_getcpu();
 	long ncpu = sysconf(_SC_NPROCESSORS_ONLN);
-	int failed = 0;
-	unsigned int v;
 	cpu_set_t old;
-	pthread_t t;
+	int cpu = pin_here(dev, &old);
+	int failed = 0;
 
-	assert_true(cpu >= 0);
-	assert_int_equal(
-		pthread_getaffinity_np(pthread_self(), sizeof(old), &old), 0);
-	assert_true(pin_to_cpu(cpu, false) > 0);
-	assert_int_equal(pthread_create(&t, NULL, first_taker, dev), 0);
-	pthread_join(t, NULL);
 	for (size_t c = 0; c < sizeof(grace_cells) / sizeof(grace_cells[0]);
 	     c++) {
 		int far = ncpu > 1 ? (cpu + 1) % (int)ncpu : cpu;
@@ -472,13 +480,7 @@ static void test_due_waiter_keeps_its_turn(void **state)
 			ok = grace_cell(dev, far, &grace_cells[c]);
 		failed += ok <= 0;
 	}
-	assert_int_equal(
-		pthread_setaffinity_np(pthread_self(), sizeof(old), &old), 0);
-	assert_int_equal(failed, 0);
-	v = __atomic_load_n(lock_word(dev), __ATOMIC_RELAXED);
-	assert_int_equal(v & (DR_LOCKED | DR_HANDOFF | DR_STARVING), 0);
-	assert_int_equal(DR_DUE_COUNT(v), 0);
-	assert_int_equal(devres_check(dev), 0);
+	unpin_check(dev, &old, failed);
 }
 
 int main(void)
