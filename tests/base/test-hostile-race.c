@@ -213,18 +213,27 @@ static void *unregister_pair_drv(void *arg)
 	return NULL;
 }
 
-/* Unregisters the bus, retrying while the driver is still on it. */
+/*
+ * Unregisters the bus, retrying while the driver is still on it, for up
+ * to 10 s: a count of retries would end before a driver thread that a
+ * loaded machine did not run got the lock the retries keep taking.
+ */
 static void *unregister_pair_bus(void *arg)
 {
+	struct timespec t0, t;
+
 	(void)arg;
-	for (int i = 0; i < 100000; i++) {
+	clock_gettime(CLOCK_MONOTONIC, &t0);
+	do {
 		bus_unregister(&pair_bus);
 		if (bus_register(&pair_bus) == 0) {
 			bus_unregister(&pair_bus);
 			st(&bus_gone, 1);
 			return NULL;
 		}
-	}
+		sched_yield();
+		clock_gettime(CLOCK_MONOTONIC, &t);
+	} while (t.tv_sec - t0.tv_sec < 10);
 	return NULL;
 }
 
