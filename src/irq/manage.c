@@ -67,9 +67,6 @@ static void begin_change(struct irq_line *line)
 static bool end_change(struct irq_line *line)
 {
 	line->mutators--;
-	/* irq__free_left() waits for the changes in progress. */
-	if (!line->mutators)
-		pthread_cond_broadcast(&line->idle);
 	return irq__line_done(line);
 }
 
@@ -417,28 +414,15 @@ void irq__free_left(unsigned int irq, const void *owner)
 	int err = errno;
 
 	for (;;) {
-		struct irq_line *line = irq__line_get((int)irq);
+		struct irq_line *line = irq__line_lock((int)irq);
 		char label[64], name[64];
 		void *dev_id;
-		int cancel;
 
 		if (!line)
 			break;
-		pthread_mutex_lock(&line->lock);
-		/*
-		 * A request or a free in progress (waiting for a handler that
-		 * runs) ends first: what it frees is not left, and what it
-		 * attaches is. Not inside the line's own delivery.
-		 */
-		cancel = devres__cancel_off();
-		while (line->owner == owner && line->mutators &&
-		       irq__cur_line != line && irq__running_line != line)
-			pthread_cond_wait(&line->idle, &line->lock);
-		devres__cancel_restore(cancel);
 		if (line->owner != owner || !line->actions ||
-		    irq__cur_line == line || irq__running_line == line) {
+		    irq__cur_line == line) {
 			pthread_mutex_unlock(&line->lock);
-			irq__line_put(line);
 			break;
 		}
 		dev_id = line->actions->dev_id;
@@ -447,7 +431,6 @@ void irq__free_left(unsigned int irq, const void *owner)
 		snprintf(label, sizeof(label), "%s",
 			 line->owner_name ? line->owner_name : "(no device)");
 		pthread_mutex_unlock(&line->lock);
-		irq__line_put(line);
 		if (!detach(irq, dev_id, NULL, true, "pci_free_irq_vectors"))
 			break;
 		devres__warn_label(label, "pci_free_irq_vectors",

@@ -6,10 +6,9 @@
  * vector, whose line reads /dev/uioN and unmasks INTx through the
  * device) against what a driver has in progress on that vector, one cell
  * each: its handler running (parked in it until the releasing thread
- * sleeps), a synchronize_irq(), a disable_irq() or a free_irq() of a
- * second handler on another thread waiting for that handler, and a
- * handler the driver requested with request_irq() and left on the vector
- * at its remove.
+ * sleeps), a synchronize_irq() or a disable_irq() of another thread
+ * waiting for that handler, and a handler the driver requested with
+ * request_irq() and left on the vector at its remove.
  *
  * Each release waits for the handler in progress, as free_irq() does: the
  * handler has returned when the release returns, and the vector's line is
@@ -17,9 +16,7 @@
  * handler left on the vector used to keep its line, claimed by the
  * released binding and unmasking through the freed device (its next
  * interrupt read freed memory) with the fd open for good: the release
- * frees it, with one WARN naming it, as the line goes with the binding;
- * a free_irq() in progress (waiting for the handler) ends first, and what
- * it frees is not reported as left.
+ * frees it, with one WARN naming it, as the line goes with the binding.
  */
 #define _GNU_SOURCE /* posix_openpt(), ptsname() */
 #include <stdarg.h>
@@ -59,7 +56,6 @@ enum held {
 	HANDLER,
 	SYNCHRONIZE,
 	DISABLE,
-	FREE_OTHER,
 	LEFT,
 	NR_HELD
 };
@@ -68,7 +64,6 @@ static const char *const held_name[NR_HELD] = {
 	"its handler runs",
 	"synchronize_irq() waits for its handler",
 	"disable_irq() waits for its handler",
-	"free_irq() of another handler waits for it",
 	"a handler request_irq() left on it",
 };
 
@@ -81,7 +76,7 @@ struct cell {
 static const struct cell *cur;
 static struct fake_uio ua = { -1, -1 };
 static struct park_hold park;
-static int hold, vector, cookie, other_cookie;
+static int hold, vector, cookie;
 static bool registered, parked, held_out;
 static struct asleep_call waiter;
 static bool waiting;
@@ -95,13 +90,6 @@ static irqreturn_t handler(int irq, void *dev_id)
 	return IRQ_HANDLED;
 }
 
-static irqreturn_t other_handler(int irq, void *dev_id)
-{
-	(void)irq;
-	(void)dev_id;
-	return IRQ_NONE;
-}
-
 static int probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
 	int ret = uio_probe_vector(pdev);
@@ -113,8 +101,8 @@ static int probe(struct pci_dev *pdev, const struct pci_device_id *id)
 	if (cur->held == LEFT)
 		return request_irq((unsigned int)vector, handler, 0, "left",
 				   &cookie);
-	return devm_request_irq(&pdev->dev, (unsigned int)vector, handler,
-				IRQF_SHARED, "rel", &cookie);
+	return devm_request_irq(&pdev->dev, (unsigned int)vector, handler, 0,
+				"rel", &cookie);
 }
 
 static const struct pci_device_id ids[] = {
@@ -132,29 +120,21 @@ static int wait_call(void)
 {
 	if (cur->held == SYNCHRONIZE)
 		synchronize_irq((unsigned int)vector);
-	else if (cur->held == DISABLE)
-		disable_irq((unsigned int)vector);
 	else
-		return free_irq((unsigned int)vector, &other_cookie) ? 0 : -1;
+		disable_irq((unsigned int)vector);
 	return 0;
 }
 
 /* The handler parked in the dispatch, and the cell's waiter on it. */
 static void start_held(void)
 {
-	if (cur->held == FREE_OTHER)
-		assert_int_equal(request_irq((unsigned int)vector,
-					     other_handler, IRQF_SHARED,
-					     "other", &other_cookie),
-				 0);
 	park_arm(&park);
 	__atomic_store_n(&held_out, false, __ATOMIC_RELEASE);
 	__atomic_store_n(&hold, 1, __ATOMIC_RELEASE);
 	assert_int_equal(uio_fire(A, &ua, 1), 0);
 	park_wait(&park);
 	parked = true;
-	if (cur->held == SYNCHRONIZE || cur->held == DISABLE ||
-	    cur->held == FREE_OTHER) {
+	if (cur->held == SYNCHRONIZE || cur->held == DISABLE) {
 		waiter.fn = wait_call;
 		start_until_asleep(&waiter);
 		waiting = true;
@@ -171,8 +151,6 @@ static void finish_held(void)
 	if (waiting) {
 		waiting = false;
 		assert_int_equal(pthread_join(waiter.t, NULL), 0);
-		/* A free_irq() in progress found its handler. */
-		assert_int_equal(waiter.ret, 0);
 	}
 }
 
