@@ -743,7 +743,8 @@ HIDDEN int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
  * claimed by the backend's record (@owner, @name for the WARN): the
  * public irq_line_destroy() refuses it, and the backend destroys it only
  * through irq__line_destroy_claimed() with the same @owner, which does
- * nothing to a line that is not (or no longer) that owner's.
+ * nothing to a line that is not (or no longer) that owner's, and first
+ * frees the handlers a driver left on it (one WARN each).
  */
 HIDDEN int irq__line_claim(int irq, const void *owner, const char *name);
 HIDDEN int irq__line_destroy_claimed(int irq, const void *owner);

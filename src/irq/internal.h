@@ -198,6 +198,8 @@ HIDDEN const void *irq__free(unsigned int irq, void *dev_id, bool managed,
 			     const char *func);
 /* Frees the handler @node owns, if it still does; a release path. */
 HIDDEN void irq__free_owned(unsigned int irq, const void *node);
+/* The handlers left on a claimed line its owner releases: freed, WARNed. */
+HIDDEN void irq__free_left(unsigned int irq, const void *owner);
 HIDDEN bool irq__note_interrupt(struct irq_line *line, irqreturn_t ret);
 HIDDEN void irq__finish(struct irq_action *a);
 

@@ -640,6 +640,9 @@ void irq__line_free(struct irq_line *line)
 
 int irq__line_destroy_claimed(int irq, const void *owner)
 {
+	/* Its handlers go first: the line goes with its owner. */
+	if (owner && valid_number(irq))
+		irq__free_left((unsigned int)irq, owner);
 	return destroy(irq, owner, "irq_line_destroy");
 }
 

@@ -17,6 +17,7 @@
  * leaves it to the dispatcher to finish once the dispatch has returned.
  */
 #include <errno.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <sys/epoll.h>
 #include "internal.h"
@@ -397,6 +398,47 @@ const void *irq__free(unsigned int irq, void *dev_id, bool managed,
 
 	errno = err;
 	return name;
+}
+
+/*
+ * The handlers still requested on line @irq when @owner, which claimed it
+ * (a backend's vector of a binding), releases it: the driver did not free
+ * them at its remove. Left there, they kept the line, its fd and its
+ * unmask (through the released device) for good. Each is freed as
+ * free_irq() frees it, waiting for its handler, with one WARN on the
+ * owner's name. Not from a handler of the line (a handler that unbinds
+ * its device): it cannot wait for itself, and the line stays.
+ */
+void irq__free_left(unsigned int irq, const void *owner)
+{
+	int err = errno;
+
+	for (;;) {
+		struct irq_line *line = irq__line_lock((int)irq);
+		char label[64], name[64];
+		void *dev_id;
+
+		if (!line)
+			break;
+		if (line->owner != owner || !line->actions ||
+		    irq__cur_line == line) {
+			pthread_mutex_unlock(&line->lock);
+			break;
+		}
+		dev_id = line->actions->dev_id;
+		snprintf(name, sizeof(name), "%s",
+			 line->actions->name ? line->actions->name : "");
+		snprintf(label, sizeof(label), "%s",
+			 line->owner_name ? line->owner_name : "(no device)");
+		pthread_mutex_unlock(&line->lock);
+		if (!detach(irq, dev_id, NULL, true, "pci_free_irq_vectors"))
+			break;
+		devres__warn_label(label, "pci_free_irq_vectors",
+				   "irq %u: handler '%s' (dev_id %p) still "
+				   "requested on it: freed",
+				   irq, name, dev_id);
+	}
+	errno = err;
 }
 
 void irq__free_owned(unsigned int irq, const void *node)

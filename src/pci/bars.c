@@ -164,6 +164,7 @@ static bool bar_take(struct devres__map *rec, struct devres__hand *h)
 					       offsetof(struct pci_map, rec));
 	struct pci_map **pp, *it;
 	struct device *dev = NULL;
+	bool taken = false;
 
 	pthread_mutex_lock(&map_lock);
 	for (pp = &maps; (it = *pp); pp = &it->next)
@@ -171,14 +172,23 @@ static bool bar_take(struct devres__map *rec, struct devres__hand *h)
 			break;
 	if (it && m->pid == devres__pid_now() && m->owner.dev) {
 		*pp = m->next;
-		dev = get_device(m->owner.dev);
+		taken = true;
+		/*
+		 * A device past its last reference is releasing its
+		 * resources on another thread (this node's release waits for
+		 * map_lock, then finds nothing): its table goes with it.
+		 */
+		if (devres__ref_if_alive(m->owner.dev))
+			dev = m->owner.dev;
 		devres__disown(&m->owner, h);
 	}
 	pthread_mutex_unlock(&map_lock);
-	if (!dev)
+	if (!taken)
 		return false;
-	(void)pci__iomap_forget(to_pci_dev(dev), m->addr);
-	put_device(dev);
+	if (dev) {
+		(void)pci__iomap_forget(to_pci_dev(dev), m->addr);
+		put_device(dev);
+	}
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	free(m);
@@ -397,15 +407,27 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	if (m) {
 		*pp = m->next;
 		owner = m->owner.dev;
-		/* By hand: the node goes now, under the lock. */
+		/*
+		 * By hand: the node goes now, under the lock, and the call
+		 * holds the device until drop() is done with it, as its
+		 * caller may hold none (or not name it). A device past its
+		 * last reference is releasing its resources on another
+		 * thread (this node's release waits for map_lock, then finds
+		 * nothing): its table goes with it, and is not touched.
+		 */
 		*ret_owned = !node && owner;
-		if (*ret_owned)
+		if (*ret_owned) {
+			if (!devres__ref_if_alive(owner))
+				owner = NULL;
 			devres__disown(&m->owner, h);
+		}
 	}
 	pthread_mutex_unlock(&map_lock);
 	if (!m)
 		return -ENOENT;
 	drop(m, owner);
+	if (*ret_owned && owner)
+		put_device(owner);
 	return 0;
 }
 

@@ -207,7 +207,9 @@ HIDDEN void pci__bars_release(struct pci_dev *pdev);
  * device's lock and the mappings' lock (-EBUSY when the slot is taken);
  * on failure the node is still the caller's. pci__bar_unmap() by a node
  * (@node) takes only the mapping it still owns, and by hand (@node NULL)
- * any, dropping a managed one's node there (*@ret_owned, @h for the WARN).
+ * any, dropping a managed one's node there (*@ret_owned, @h for the WARN)
+ * and holding its device until done with it; -ECHILD for another
+ * process's mapping, -ENOENT for no mapping.
  */
 HIDDEN int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 			const struct devres__owner *owner, void **ret_addr);

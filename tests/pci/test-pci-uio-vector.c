@@ -50,16 +50,12 @@ static int uio_teardown(void **state)
 
 static int vec_probe(struct pci_dev *pdev, const struct pci_device_id *id)
 {
-	int ret;
+	int ret = uio_probe_vector(pdev);
 
 	(void)id;
-	ret = pcim_enable_device(pdev);
-	if (ret)
-		return ret;
-	ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_INTX);
 	if (ret < 0)
 		return ret;
-	vector = pci_irq_vector(pdev, 0);
+	vector = ret;
 	return 0;
 }
 

@@ -165,4 +165,17 @@ static inline long uio_next_write(struct fake_uio *u, int ms)
 	return (long)v;
 }
 
+/*
+ * A probe's INTx vector through the UIO backend: the device enabled
+ * (managed), its one vector allocated; the vector's irq, or an error.
+ */
+static inline int uio_probe_vector(struct pci_dev *pdev)
+{
+	int ret = pcim_enable_device(pdev);
+
+	if (!ret)
+		ret = pci_alloc_irq_vectors(pdev, 1, 1, PCI_IRQ_INTX);
+	return ret < 0 ? ret : pci_irq_vector(pdev, 0);
+}
+
 #endif /* DEVRES_TESTS_UIOTEST_H */
