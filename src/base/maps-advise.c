@@ -84,8 +84,7 @@ static const char *destroys(int advice, const char **ret_why)
 
 static inline bool none(void)
 {
-	return likely(!__atomic_load_n(&devres__maps_nr, __ATOMIC_RELAXED)) ||
-	       devres__maps_held;
+	return devres__maps_none();
 }
 
 /* Whether a refused call may go on; errno kept when it may. */

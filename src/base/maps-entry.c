@@ -158,8 +158,7 @@ static void *next_mremap_call(void *old, size_t old_len, size_t new_len,
 
 static inline bool none(void)
 {
-	return likely(!__atomic_load_n(&devres__maps_nr, __ATOMIC_RELAXED)) ||
-	       devres__maps_held;
+	return devres__maps_none();
 }
 
 /*
