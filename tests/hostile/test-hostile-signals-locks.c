@@ -97,19 +97,6 @@ static int plain_lo = -1; /* two plain numbers, for close_range() */
 static int gate_in, gate_open;
 static struct device *cell_devs[2]; /* a cell's two devices */
 
-/*
- * The handler's calls on a managed or the library's own number are
- * misuses, and WARN from the handler: the WARN's line is formatted and,
- * while its thread holds lines back, kept on the heap. That is what a
- * WARN from a handler does (docs/reliability.md); ThreadSanitizer would
- * report each allocation in it.
- */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-	return "report_signal_unsafe=0";
-}
-
 /* The next definitions, as libc's own. */
 typedef long syscall_fn(long, ...);
 typedef int fcntl_fn(int, int, ...);

@@ -23,6 +23,14 @@
  * fails alone.
  *
  * 5 spans of the thread x 5 calls of the handler: 25 cells.
+ *
+ * Then a handler that WARNs while its thread holds the log's lines (a
+ * plain munmap()'s WARNs held as it lets the table's lock go, where the
+ * thread is sent the signal): its line is kept with its thread's, in the
+ * thread's reserve, with no malloc() in the handler (counted by this
+ * binary's malloc(), or the sanitizer's allocator hooks), and sent once
+ * the thread lets go; past the reserve's lines, dropped and counted.
+ * 3 cells: one WARN, one with its backtrace, HELD_MAX + 1 WARNs.
  */
 #define _GNU_SOURCE
 #include <stdarg.h>
@@ -42,6 +50,9 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <cmocka.h>
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+#include <sanitizer/allocator_interface.h>
+#endif
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
@@ -92,6 +103,127 @@ static enum hcall hcall;
 static char *target;	/* the other device's managed mapping */
 static char *elsewhere; /* where the handler's mremap() moves it */
 static int handler_ret, handler_errno;
+
+/* The log's WARNs from the handler, while its thread holds lines. */
+enum wcall {
+	W_ONE,
+	W_BACKTRACE,
+	W_PAST_RESERVE,
+	NR_WCALLS
+};
+
+static const char *const wcall_name[NR_WCALLS] = { "one WARN",
+						   "one WARN with its "
+						   "backtrace",
+						   "17 WARNs" };
+
+static const char *const hold_name[] = { "munmap's WARNs held" };
+
+#define HELD_MAX 16
+
+static int warn_armed, in_handler, handler_allocs;
+static enum wcall wcall;
+
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+static void on_malloc(const volatile void *p, size_t n)
+{
+	(void)p;
+	(void)n;
+	if (__atomic_load_n(&in_handler, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&handler_allocs, 1, __ATOMIC_RELAXED);
+}
+
+static void on_free(const volatile void *p)
+{
+	(void)p;
+}
+
+static void count_allocs(void)
+{
+	__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
+}
+#else
+void *__libc_malloc(size_t n);
+void *__libc_calloc(size_t k, size_t n);
+void *__libc_realloc(void *p, size_t n);
+
+static void counted(void)
+{
+	if (__atomic_load_n(&in_handler, __ATOMIC_RELAXED))
+		__atomic_add_fetch(&handler_allocs, 1, __ATOMIC_RELAXED);
+}
+
+void *malloc(size_t n)
+{
+	counted();
+	return __libc_malloc(n);
+}
+
+void *calloc(size_t k, size_t n)
+{
+	counted();
+	return __libc_calloc(k, n);
+}
+
+void *realloc(void *p, size_t n)
+{
+	counted();
+	return __libc_realloc(p, n);
+}
+
+static void count_allocs(void)
+{
+}
+#endif
+
+int pthread_mutex_unlock(pthread_mutex_t *m)
+{
+	static lock_fn *next;
+	int r;
+
+	if (!next)
+		*(void **)&next = dlsym(RTLD_NEXT, "pthread_mutex_unlock");
+	r = next(m);
+	if (m == table_lock && __atomic_load_n(&warn_armed, __ATOMIC_ACQUIRE) &&
+	    (pid_t)syscall(SYS_gettid) == victim_tid) {
+		__atomic_store_n(&warn_armed, 0, __ATOMIC_RELEASE);
+		__atomic_store_n(&fired, 1, __ATOMIC_RELEASE);
+		raise(SIGUSR2);
+		inside = __atomic_load_n(&handled, __ATOMIC_ACQUIRE);
+	}
+	return r;
+}
+
+static void warn_handler(int sig)
+{
+	int saved = errno;
+	int n = wcall == W_PAST_RESERVE ? HELD_MAX + 1 : 1;
+
+	(void)sig;
+	__atomic_store_n(&in_handler, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < n; i++)
+		devres_warn(NULL, "handler", "from the handler, %d", i);
+	__atomic_store_n(&in_handler, 0, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&handled, 1, __ATOMIC_ACQ_REL);
+	errno = saved;
+}
+
+/* What the thread sends to the sink. */
+static int sunk_handler, sunk_dropped, sunk_frames, sunk_plain;
+
+static void sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	if (strstr(line, "from the handler"))
+		sunk_handler++;
+	else if (strstr(line, "log lines dropped"))
+		sunk_dropped++;
+	else if (strstr(line, "  ["))
+		sunk_frames++;
+	else if (strstr(line, "acquired with devm_mmap()"))
+		sunk_plain++;
+}
 
 int pthread_mutex_lock(pthread_mutex_t *m)
 {
@@ -228,12 +360,25 @@ static int span_call(enum span s, struct device *dev, char *mine)
 		bad++;                                                         \
 	} while (0)
 
+/* The table's lock, found by a plain munmap() of @dev's record. */
+static int find_table_lock(struct device *dev)
+{
+	char *probe = devm_mmap(dev, NULL, LEN, PROT_READ | PROT_WRITE,
+				MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	if (IS_ERR(probe))
+		return -1;
+	__atomic_store_n(&finding, 1, __ATOMIC_RELEASE);
+	munmap(probe, LEN);
+	return !table_lock || finding ? -1 : 0;
+}
+
 static int cell(int row, int col)
 {
 	struct sigaction sa = { .sa_handler = handler, .sa_flags = SA_RESTART };
 	struct device *dev, *odev, *cdev;
 	bool replaced = col == H_MUNMAP || col == H_MMAP || col == H_MREMAP;
-	char *mine, *probe;
+	char *mine;
 	int bad = 0, ret, warns;
 
 	alarm(10);
@@ -249,13 +394,7 @@ static int cell(int row, int col)
 	if (!dev || !odev || !cdev)
 		return 2;
 	/* The table's lock: the first a plain munmap() of a record takes. */
-	probe = devm_mmap(cdev, NULL, LEN, PROT_READ | PROT_WRITE,
-			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (IS_ERR(probe))
-		return 2;
-	__atomic_store_n(&finding, 1, __ATOMIC_RELEASE);
-	munmap(probe, LEN);
-	if (!table_lock || finding)
+	if (find_table_lock(cdev))
 		return 2;
 	mine = devm_mmap(dev, NULL, LEN, PROT_READ | PROT_WRITE,
 			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
@@ -339,10 +478,80 @@ static void test_handler_inside_maps_lock(void **state)
 	run_table(cell, span_name, NR_SPANS, hcall_name, NR_HCALLS);
 }
 
+static int warn_cell(int row, int col)
+{
+	struct sigaction sa = { .sa_handler = warn_handler,
+				.sa_flags = SA_RESTART };
+	int bad = 0, warns, kept = col == W_PAST_RESERVE ? HELD_MAX : 1;
+	struct device *dev, *cdev;
+	char *mine;
+
+	alarm(10);
+	setenv("DEVRES_WARN_BACKTRACE", col == W_BACKTRACE ? "1" : "0", 1);
+	wcall = (enum wcall)col;
+	victim_tid = (pid_t)syscall(SYS_gettid);
+	count_allocs();
+	sigemptyset(&sa.sa_mask);
+	if (sigaction(SIGUSR2, &sa, NULL))
+		return 2;
+	dev = heap_dev(NULL, "victim");
+	cdev = heap_dev(NULL, "finder");
+	if (!dev || !cdev || find_table_lock(cdev))
+		return 2;
+	mine = devm_mmap(dev, NULL, LEN, PROT_READ | PROT_WRITE,
+			 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (IS_ERR(mine))
+		return 2;
+	devres_set_log_sink(sink, NULL);
+	warns = devres_warn_count();
+	__atomic_store_n(&warn_armed, 1, __ATOMIC_RELEASE);
+	/* Its WARN held as it lets the table's lock go: the signal. */
+	if (munmap(mine, LEN))
+		bad++;
+	__atomic_store_n(&warn_armed, 0, __ATOMIC_RELEASE);
+	devres_set_log_sink(NULL, NULL);
+	if (!fired || handled != 1 || inside != 1) {
+		fprintf(stderr,
+			"cell %s / %s: signal %s, handler ran %d times\n",
+			hold_name[row], wcall_name[col],
+			fired ? "sent" : "never sent", handled);
+		bad++;
+	}
+	if (handler_allocs) {
+		fprintf(stderr, "cell %s / %s: %d allocations in the handler\n",
+			hold_name[row], wcall_name[col], handler_allocs);
+		bad++;
+	}
+	/* Every WARN counted; the handler's sent once, after its thread's. */
+	if (devres_warn_count() !=
+		    warns + 1 + (col == W_PAST_RESERVE ? HELD_MAX + 1 : 1) ||
+	    sunk_plain != 1 || sunk_handler != kept ||
+	    sunk_dropped != (col == W_PAST_RESERVE) ||
+	    (col == W_BACKTRACE) != (sunk_frames > 0)) {
+		fprintf(stderr,
+			"cell %s / %s: %d WARNs; sent: %d of the thread, %d of "
+			"the handler, %d notices of dropped lines, %d frames\n",
+			hold_name[row], wcall_name[col],
+			devres_warn_count() - warns, sunk_plain, sunk_handler,
+			sunk_dropped, sunk_frames);
+		bad++;
+	}
+	devres_release_all(dev);
+	devres_release_all(cdev);
+	return bad ? 1 : 0;
+}
+
+static void test_handler_warns_inside_hold(void **state)
+{
+	(void)state;
+	run_table(warn_cell, hold_name, 1, wcall_name, NR_WCALLS);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(test_handler_inside_maps_lock),
+		cmocka_unit_test(test_handler_warns_inside_hold),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
