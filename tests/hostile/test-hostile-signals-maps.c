@@ -50,9 +50,7 @@
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <cmocka.h>
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-#include <sanitizer/allocator_interface.h>
-#endif
+
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
@@ -125,6 +123,11 @@ static int warn_armed, in_handler, handler_allocs;
 static enum wcall wcall;
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+/* The sanitizers' runtimes' (sanitizer/allocator_interface.h). */
+int __sanitizer_install_malloc_and_free_hooks(
+	void (*on_malloc)(const volatile void *, size_t),
+	void (*on_free)(const volatile void *));
+
 static void on_malloc(const volatile void *p, size_t n)
 {
 	(void)p;
