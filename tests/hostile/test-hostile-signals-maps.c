@@ -101,6 +101,8 @@ static enum hcall hcall;
 static char *target;	/* the other device's managed mapping */
 static char *elsewhere; /* where the handler's mremap() moves it */
 static int handler_ret, handler_errno;
+/* A cell's devices: the child ends with them reachable (valgrind). */
+static struct device *cell_devs[3];
 
 /* The log's WARNs from the handler, while its thread holds lines. */
 enum wcall {
@@ -391,9 +393,9 @@ static int cell(int row, int col)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR1, &sa, NULL))
 		return 2;
-	dev = heap_dev(NULL, "victim");
-	odev = heap_dev(NULL, "other");
-	cdev = heap_dev(NULL, "finder");
+	dev = cell_devs[0] = heap_dev(NULL, "victim");
+	odev = cell_devs[1] = heap_dev(NULL, "other");
+	cdev = cell_devs[2] = heap_dev(NULL, "finder");
 	if (!dev || !odev || !cdev)
 		return 2;
 	/* The table's lock: the first a plain munmap() of a record takes. */
@@ -497,8 +499,8 @@ static int warn_cell(int row, int col)
 	sigemptyset(&sa.sa_mask);
 	if (sigaction(SIGUSR2, &sa, NULL))
 		return 2;
-	dev = heap_dev(NULL, "victim");
-	cdev = heap_dev(NULL, "finder");
+	dev = cell_devs[0] = heap_dev(NULL, "victim");
+	cdev = cell_devs[2] = heap_dev(NULL, "finder");
 	if (!dev || !cdev || find_table_lock(cdev))
 		return 2;
 	mine = devm_mmap(dev, NULL, LEN, PROT_READ | PROT_WRITE,
