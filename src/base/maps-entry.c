@@ -156,6 +156,14 @@ static void *next_mremap_call(void *old, size_t old_len, size_t new_len,
 	return f(old, old_len, new_len, flags, new_addr);
 }
 
+void devres__maps_resolve(void)
+{
+	(void)devres__next(&next_mmap, "mmap", (devres__fn *)sys_mmap);
+	(void)devres__next(&next_munmap, "munmap", (devres__fn *)sys_munmap);
+	(void)devres__next(&next_mremap, "mremap", (devres__fn *)sys_mremap);
+	devres__maps_advise_resolve();
+}
+
 static inline bool none(void)
 {
 	return devres__maps_none();

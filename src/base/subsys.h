@@ -506,6 +506,13 @@ extern HIDDEN size_t devres__maps_nr;
 extern HIDDEN TLS_FAST unsigned int devres__maps_held;
 extern HIDDEN TLS_FAST unsigned int devres__maps_own;
 extern HIDDEN bool devres__maps_unlooked;
+/*
+ * Every next definition of the mapping calls found now (dlsym() may
+ * allocate): done as the first record enters the table, so that a
+ * signal handler's first call of a kind resolves nothing.
+ */
+HIDDEN void devres__maps_resolve(void);
+HIDDEN void devres__maps_advise_resolve(void);
 
 /*
  * Whether an interposed mapping call goes straight on, unlooked at:
