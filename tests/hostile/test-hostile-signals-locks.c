@@ -454,37 +454,10 @@ static int cell(int row, int col)
 	return bad ? 1 : 0;
 }
 
-/* Runs every cell of a table, each in a child; fails unless all held. */
-static void run_table(int (*one)(int, int), const char *const *rows, int nrows,
-		      const char *const *cols, int ncols)
-{
-	int failed = 0;
-
-	for (int row = 0; row < nrows; row++) {
-		for (int col = 0; col < ncols; col++) {
-			int st = run_cell_in_child(one, row, col);
-
-			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
-				fprintf(stderr, "cell %s / %s: %s %d\n",
-					rows[row], cols[col],
-					WIFSIGNALED(st) ? "killed by signal"
-							: "exit",
-					WIFSIGNALED(st) ? WTERMSIG(st)
-							: WEXITSTATUS(st));
-				failed++;
-			}
-		}
-	}
-	if (failed)
-		fprintf(stderr, "%d of %d cells failed\n", failed,
-			nrows * ncols);
-	assert_int_equal(failed, 0);
-}
-
 static void test_handler_inside_table_locks(void **state)
 {
 	(void)state;
-	run_table(cell, span_name, NR_SPANS, hcall_name, NR_HCALLS);
+	run_cells_in_children(cell, span_name, NR_SPANS, hcall_name, NR_HCALLS);
 }
 
 int main(void)
