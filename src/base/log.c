@@ -64,7 +64,12 @@ static void log_unlock(void)
 __attribute__((constructor)) static void log_init(void)
 {
 	const char *s = devres__getenv("DEVRES_LOG");
+#ifndef NDEBUG
+	void *frame;
 
+	/* Its first call loads the unwinder, which allocates: done here. */
+	(void)backtrace(&frame, 1);
+#endif
 	if (s && *s && strcmp(s, "0") != 0)
 		devres__log_on = true;
 }
@@ -129,37 +134,58 @@ int devres_warn_count(void)
  * Lines made while this thread holds a subsystem's lock, kept until it
  * lets go (devres__log_hold()): a sink may call back into that subsystem,
  * which would wait for the lock this thread holds. At most HELD_MAX are
- * kept; the others are counted and said to be dropped at the flush.
+ * kept, in HELD_BYTES of the thread's own (each its level's byte and its
+ * text): the others are counted and said to be dropped at the flush.
+ *
+ * No malloc() on the way: a signal handler that WARNs while its thread
+ * holds lines (inside any span that holds the log) keeps its line here
+ * too, and the heap may be its thread's to use at that moment. A handler
+ * run while its thread adds a line or takes them out (held_busy) drops
+ * its own, counted with the others; its thread's lines are left whole.
  */
 #define HELD_MAX 16
-
-struct held_line {
-	struct held_line *next;
-	int level;
-	char line[];
-};
+#define HELD_BYTES 4096
 
 static TLS_FAST unsigned int hold_depth;
-static TLS_FAST unsigned int held_n, held_dropped;
-static TLS_FAST struct held_line *held_head, **held_tail;
+static TLS_FAST unsigned int held_n, held_used, held_dropped;
+static TLS_FAST bool held_busy;
+static TLS_FAST char held[HELD_BYTES];
+
+static void held_drop_one(void)
+{
+	__atomic_add_fetch(&held_dropped, 1, __ATOMIC_RELAXED);
+}
+
+static void held_enter(void)
+{
+	__atomic_store_n(&held_busy, true, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+}
+
+static void held_leave(void)
+{
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&held_busy, false, __ATOMIC_RELAXED);
+}
 
 static bool hold_line(int level, const char *line)
 {
 	size_t len = strlen(line) + 1;
-	struct held_line *h;
 
-	if (held_n >= HELD_MAX || !(h = malloc(sizeof(*h) + len))) {
-		held_dropped++;
+	if (__atomic_load_n(&held_busy, __ATOMIC_RELAXED)) {
+		held_drop_one();
 		return true;
 	}
-	h->next = NULL;
-	h->level = level;
-	memcpy(h->line, line, len);
-	if (!held_head)
-		held_tail = &held_head;
-	*held_tail = h;
-	held_tail = &h->next;
-	held_n++;
+	held_enter();
+	if (held_n >= HELD_MAX || len + 1 > HELD_BYTES - held_used) {
+		held_drop_one();
+	} else {
+		held[held_used] = (char)level;
+		memcpy(&held[held_used + 1], line, len);
+		held_used += (unsigned int)len + 1;
+		held_n++;
+	}
+	held_leave();
 	return true;
 }
 
@@ -172,20 +198,32 @@ void devres__log_hold(void)
 
 void devres__log_release(void)
 {
-	struct held_line *h;
-	unsigned int dropped;
+	char lines[HELD_BYTES];
+	unsigned int dropped, used;
 	int err = errno;
 
 	if (--hold_depth)
 		return;
-	while ((h = held_head)) {
-		held_head = h->next;
-		held_n--;
-		emit(h->level, h->line);
-		free(h);
+	/* A handler's, while its thread takes the lines out: none of its. */
+	if (__atomic_load_n(&held_busy, __ATOMIC_RELAXED))
+		return;
+	used = held_used;
+	if (used) {
+		/* Taken out whole, then sent: a sink may hold lines again. */
+		held_enter();
+		used = held_used;
+		memcpy(lines, held, used);
+		held_used = 0;
+		held_n = 0;
+		held_leave();
 	}
-	dropped = held_dropped;
-	held_dropped = 0;
+	for (unsigned int off = 0; off < used;) {
+		size_t len = strlen(&lines[off + 1]) + 1;
+
+		emit(lines[off], &lines[off + 1]);
+		off += (unsigned int)len + 1;
+	}
+	dropped = __atomic_exchange_n(&held_dropped, 0, __ATOMIC_RELAXED);
 	if (dropped)
 		devres__print(DEVRES_LOG_WARNING,
 			      "(%u log lines dropped while a lock was held)",
@@ -329,6 +367,16 @@ static void backtrace_lines(void)
 	if (env && strcmp(env, "0") == 0)
 		return;
 	n = backtrace(frames, 16);
+	/*
+	 * Lines held (devres__log_hold()) may be a signal handler's, whose
+	 * thread may be inside malloc(): the frames' addresses only, as
+	 * backtrace_symbols_fd() gives them, and no allocation.
+	 */
+	if (hold_depth) {
+		for (int i = 3; i < n; i++)
+			devres__print(DEVRES_LOG_WARNING, "  [%p]", frames[i]);
+		return;
+	}
 	syms = backtrace_symbols(frames, n);
 
 	for (int i = 3; syms && i < n; i++)
@@ -404,7 +452,7 @@ void devres__warn_async(const struct device *dev, const char *func,
 	if (in_sink || in_log_lock)
 		return;
 	if (hold_depth) {
-		held_dropped++;
+		held_drop_one();
 		return;
 	}
 	if (secure_quiet())

@@ -84,8 +84,7 @@ static const char *destroys(int advice, const char **ret_why)
 
 static inline bool none(void)
 {
-	return likely(!__atomic_load_n(&devres__maps_nr, __ATOMIC_RELAXED)) ||
-	       devres__maps_held;
+	return devres__maps_none();
 }
 
 /* Whether a refused call may go on; errno kept when it may. */
@@ -140,6 +139,15 @@ DEVRES__NEXT(mprotect_fn, mprotect, sys_mprotect)
 DEVRES__NEXT(pkey_mprotect_fn, pkey_mprotect, sys_pkey_mprotect)
 DEVRES__NEXT(remap_file_pages_fn, remap_file_pages, sys_remap_file_pages)
 DEVRES__NEXT(process_madvise_fn, process_madvise, sys_process_madvise)
+
+void devres__maps_advise_resolve(void)
+{
+	(void)next_madvise();
+	(void)next_mprotect();
+	(void)next_pkey_mprotect();
+	(void)next_remap_file_pages();
+	(void)next_process_madvise();
+}
 
 #define INTERPOSE __attribute__((visibility("default")))
 

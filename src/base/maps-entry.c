@@ -156,10 +156,17 @@ static void *next_mremap_call(void *old, size_t old_len, size_t new_len,
 	return f(old, old_len, new_len, flags, new_addr);
 }
 
+void devres__maps_resolve(void)
+{
+	(void)devres__next(&next_mmap, "mmap", (devres__fn *)sys_mmap);
+	(void)devres__next(&next_munmap, "munmap", (devres__fn *)sys_munmap);
+	(void)devres__next(&next_mremap, "mremap", (devres__fn *)sys_mremap);
+	devres__maps_advise_resolve();
+}
+
 static inline bool none(void)
 {
-	return likely(!__atomic_load_n(&devres__maps_nr, __ATOMIC_RELAXED)) ||
-	       devres__maps_held;
+	return devres__maps_none();
 }
 
 /*

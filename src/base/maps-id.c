@@ -245,7 +245,7 @@ bool devres__map_put(struct devres__map *m, void *addr, size_t len,
 	int saved = errno, what = devres__map_now(m);
 	bool gone = what == DEVRES_MAP_GONE || what == DEVRES_MAP_OTHER;
 
-	if (!devres__map_remove_unmap(m, addr, gone ? 0 : len))
+	if (!devres__map_remove_unmap(m, addr, gone ? 0 : len, &what))
 		return false;
 	devres__map_warn_behind(dev, call, m, what);
 	errno = saved;

@@ -40,11 +40,57 @@ size_t devres__maps_nr; /* written under the lock; read without it */
 static size_t cap_maps;
 
 /*
- * Set while this thread holds the table's lock: a call made from inside
- * a subsystem's @take (whatever it calls back) goes straight on instead
- * of waiting for the lock this thread holds.
+ * How many spans of the table's lock this thread is inside: counted
+ * before the lock is asked for and until after it is let go, two plain
+ * stores and no system call. An interposed call that finds its thread
+ * inside one goes straight on, unlooked at (devres__maps_none()): one
+ * made from inside a subsystem's @take (whatever it calls back), or a
+ * signal handler's run while its thread is inside a span, which would
+ * otherwise wait for ever for the lock its own thread holds, or read the
+ * table half changed. What such a call unmaps or replaces keeps its
+ * record: from then on (devres__maps_unlooked) a look-up that meets a
+ * record asks what is mapped there (maps-id.c), and one that is no
+ * longer the library's is let go as unmapped behind its back (a plain
+ * call takes it off with that WARN, madvise() and mprotect() pass over
+ * it), and a release leaves it mapped (devres__map_put()).
  */
-TLS_FAST bool devres__maps_held;
+TLS_FAST unsigned int devres__maps_held;
+/* The library's own calls (devres__munmap() ...): straight on, too. */
+TLS_FAST unsigned int devres__maps_own;
+bool devres__maps_unlooked;
+
+static void maps_enter(void)
+{
+	__atomic_store_n(&devres__maps_held, devres__maps_held + 1,
+			 __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&maps_lock);
+}
+
+static void maps_leave(void)
+{
+	pthread_mutex_unlock(&maps_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&devres__maps_held, devres__maps_held - 1,
+			 __ATOMIC_RELAXED);
+}
+
+/*
+ * Whether @m, met by a look-up, is no longer the library's mapping: only
+ * asked once a call went on unlooked at inside a span. The table's lock
+ * held.
+ */
+static int now_stale(const struct devres__map *m)
+{
+	int what;
+
+	if (likely(!__atomic_load_n(&devres__maps_unlooked, __ATOMIC_RELAXED)))
+		return DEVRES_MAP_SAME;
+	what = devres__map_now(m);
+	return what == DEVRES_MAP_GONE || what == DEVRES_MAP_OTHER
+		       ? what
+		       : DEVRES_MAP_SAME;
+}
 
 /* The first recorded mapping that ends after @start. */
 static size_t first_after(uintptr_t start)
@@ -88,6 +134,7 @@ struct hit {
 	struct devres__hand h;
 	uintptr_t start;
 	size_t len;
+	bool behind; /* no longer the library's mapping (now_stale()) */
 };
 
 #define MAX_HITS 16
@@ -137,6 +184,8 @@ static void drop_locked(struct dropping *d, uintptr_t start, uintptr_t end)
 		if (n < MAX_HITS) {
 			d->hits[n].start = m->start;
 			d->hits[n].len = m->end - m->start;
+			d->hits[n].behind = !d->behind && !m->refuse &&
+					    now_stale(m) != DEVRES_MAP_SAME;
 		}
 		d->n = n + 1;
 		if (m->refuse) {
@@ -196,6 +245,13 @@ static void warn_hits(const struct hit *hits, size_t from, size_t to,
 	char what[96];
 
 	for (size_t i = from; i < to && i < MAX_HITS; i++) {
+		if (hits[i].behind) {
+			devres__warn_label(hits[i].h.dev, hits[i].h.call,
+					   "[%p, +%zu) was unmapped behind the "
+					   "library's back",
+					   (void *)hits[i].start, hits[i].len);
+			continue;
+		}
 		snprintf(what, sizeof(what), "%s(%p, %zu) over [%p, +%zu)",
 			 call, addr, len, (void *)hits[i].start, hits[i].len);
 		devres__warn_label(hits[i].h.dev, call, DEVRES__HAND_FMT, what,
@@ -213,8 +269,7 @@ static void finish_drop(struct dropping *d)
 {
 	size_t n1 = d->n1 < d->n ? d->n1 : d->n;
 
-	devres__maps_held = false;
-	pthread_mutex_unlock(&maps_lock);
+	maps_leave();
 	unhold_hits(d->n);
 	if (!d->behind) {
 		warn_hits(d->hits, 0, n1, d->call, d->addr, d->len);
@@ -310,20 +365,19 @@ int devres__maps_check(const char *call, void *addr, size_t len, void *addr2,
 
 	if (!one && !two)
 		return 0;
-	pthread_mutex_lock(&maps_lock);
+	maps_enter();
 	if ((one && refused((uintptr_t)addr, end, &no, &what)) ||
 	    (two && refused((uintptr_t)addr2, end2, &no, &what))) {
 		/* Copied under the lock: the record may go once it is let go. */
 		snprintf(desc, sizeof(desc), "%s(%p, %zu) over [%p, +%zu), %s,",
 			 call, addr, len, (void *)no.start, no.len, what);
-		pthread_mutex_unlock(&maps_lock);
+		maps_leave();
 		devres__warn_label(no.h.dev, call,
 				   "%s acquired with %s(): use %s; refused, "
 				   "nothing changed",
 				   desc, no.h.call, no.h.fix);
 		return -EPERM;
 	}
-	devres__maps_held = true;
 	pthread_cleanup_push(drop_ended, &d);
 	if (one)
 		drop_locked(&d, (uintptr_t)addr, end);
@@ -400,14 +454,15 @@ int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 		return 0;
 	for (unsigned int tries = 0;; tries++) {
 		busy = false;
-		pthread_mutex_lock(&maps_lock);
 		/* Goes straight on: a @who's lookup never asks for this lock. */
-		devres__maps_held = true;
+		maps_enter();
 		for (size_t i = first_after(a);
 		     i < devres__maps_nr && maps[i]->start < end; i++) {
 			if (g->touched_only && !touched(maps[i]))
 				continue;
 			if (g->protect && keeps_access(maps[i], g->prot, &why))
+				continue;
+			if (now_stale(maps[i]) != DEVRES_MAP_SAME)
 				continue;
 			if (!maps[i]->who) {
 				label(maps[i], &no.h);
@@ -434,8 +489,7 @@ int devres__maps_guard(const struct devres__guard *g, void *addr, size_t len)
 			hit = true;
 			break;
 		}
-		devres__maps_held = false;
-		pthread_mutex_unlock(&maps_lock);
+		maps_leave();
 		if (!busy)
 			break;
 		sched_yield();
@@ -473,12 +527,11 @@ void *devres__mmap(void *addr, size_t len, int prot, int flags, int fd,
 
 int devres__munmap(void *addr, size_t len)
 {
-	bool held = devres__maps_held;
 	int ret;
 
-	devres__maps_held = true;
+	devres__maps_own++;
 	ret = munmap(addr, len);
-	devres__maps_held = held;
+	devres__maps_own--;
 	return ret;
 }
 
@@ -490,12 +543,11 @@ int devres__munmap(void *addr, size_t len)
 static int unseen(int (*call)(void *, size_t, int), void *addr, size_t len,
 		  int arg)
 {
-	bool held = devres__maps_held;
 	int ret;
 
-	devres__maps_held = true;
+	devres__maps_own++;
 	ret = call(addr, len, arg);
-	devres__maps_held = held;
+	devres__maps_own--;
 	return ret;
 }
 
@@ -524,22 +576,26 @@ void *devres__mremap(void *old, size_t old_len, size_t new_len, int flags,
 static int map_insert(struct devres__map *m, bool owned)
 {
 	struct dropping d = { .n1 = SIZE_MAX, .behind = true };
+	static bool resolved;
 	size_t i;
 
-	pthread_mutex_lock(&maps_lock);
-	devres__maps_held = true;
+	if (unlikely(!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))) {
+		devres__maps_resolve();
+		__atomic_store_n(&resolved, true, __ATOMIC_RELEASE);
+	}
+	maps_enter();
 	pthread_cleanup_push(drop_ended, &d);
 	drop_locked(&d, m->start, m->end);
 	pthread_cleanup_pop(0);
 	finish_drop(&d);
-	pthread_mutex_lock(&maps_lock);
+	maps_enter();
 	if (devres__maps_nr == cap_maps) {
 		size_t cap = cap_maps ? 2 * cap_maps : 16;
 		struct devres__map **p =
 			realloc(maps, cap * sizeof(struct devres__map *));
 
 		if (!p) {
-			pthread_mutex_unlock(&maps_lock);
+			maps_leave();
 			return -ENOMEM;
 		}
 		maps = p;
@@ -553,13 +609,10 @@ static int map_insert(struct devres__map *m, bool owned)
 	m->in_table = true;
 	__atomic_store_n(&devres__maps_nr, devres__maps_nr + 1,
 			 __ATOMIC_RELAXED);
-	if (owned) {
-		/* Its own allocations' mmap() calls do not look: held. */
-		devres__maps_held = true;
+	/* Its own allocations' mmap() calls do not look: inside the span. */
+	if (owned)
 		devres__owner_add(&m->owner);
-		devres__maps_held = false;
-	}
-	pthread_mutex_unlock(&maps_lock);
+	maps_leave();
 	if (owned)
 		devres__log_release();
 	return 0;
@@ -578,16 +631,26 @@ int devres__map_add_owned(struct devres__map *m)
 /*
  * Takes @m out of the table if it is still there, and if it was, unmaps
  * [@addr, @addr + @len) (when @len) before the lock is let go. Returns
- * whether it was: whoever takes a record out owns its mapping.
+ * whether it was: whoever takes a record out owns its mapping. With
+ * @ret_what, a range no longer the library's (a call that went on
+ * unlooked at inside a span unmapped or replaced it since the caller
+ * looked) is left mapped, and *@ret_what says what is there.
  */
-static bool remove_record(struct devres__map *m, void *addr, size_t len)
+static bool remove_record(struct devres__map *m, void *addr, size_t len,
+			  int *ret_what)
 {
 	bool owned;
 	size_t i;
 
-	pthread_mutex_lock(&maps_lock);
+	maps_enter();
 	owned = m->in_table;
 	if (owned) {
+		int now = len && ret_what ? now_stale(m) : DEVRES_MAP_SAME;
+
+		if (now != DEVRES_MAP_SAME) {
+			*ret_what = now;
+			len = 0;
+		}
 		/*
 		 * Unmapped before it leaves the table: a madvise() or
 		 * mprotect() that reads the count without the lock
@@ -604,18 +667,19 @@ static bool remove_record(struct devres__map *m, void *addr, size_t len)
 			take_out(i);
 		m->in_table = false;
 	}
-	pthread_mutex_unlock(&maps_lock);
+	maps_leave();
 	return owned;
 }
 
 bool devres__map_remove(struct devres__map *m)
 {
-	return remove_record(m, NULL, 0);
+	return remove_record(m, NULL, 0, NULL);
 }
 
-bool devres__map_remove_unmap(struct devres__map *m, void *addr, size_t len)
+bool devres__map_remove_unmap(struct devres__map *m, void *addr, size_t len,
+			      int *ret_what)
 {
-	return remove_record(m, addr, len);
+	return remove_record(m, addr, len, ret_what);
 }
 
 /*
@@ -626,17 +690,18 @@ bool devres__map_remove_unmap(struct devres__map *m, void *addr, size_t len)
 static void maps_child(void)
 {
 	__atomic_store_n(&devres__maps_nr, 0, __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&maps_lock);
+	maps_leave();
 }
 
+/* fork() holds the lock through: a span, as any other. */
 static void maps_prepare(void)
 {
-	pthread_mutex_lock(&maps_lock);
+	maps_enter();
 }
 
 static void maps_parent(void)
 {
-	pthread_mutex_unlock(&maps_lock);
+	maps_leave();
 }
 
 __attribute__((constructor)) static void maps_init(void)

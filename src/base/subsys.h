@@ -418,8 +418,9 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
  * table; devres__munmap() does not even look (it may run under a lock a
  * @take takes). Those entry
  * points read devres__maps_nr (the count, written under the lock) and
- * devres__maps_held (this thread holds the lock: go straight on), and
- * call devres__maps_check() once something is recorded.
+ * devres__maps_held (this thread is inside a span of the lock: go
+ * straight on), and call devres__maps_check() once something is
+ * recorded.
  */
 /* What /proc/self/maps shows over a range (maps-id.c). */
 struct devres__map_id {
@@ -502,7 +503,36 @@ static inline devres__fn *devres__next(devres__fn **slot, const char *name,
 /* NOLINTEND(bugprone-macro-parentheses) */
 
 extern HIDDEN size_t devres__maps_nr;
-extern HIDDEN TLS_FAST bool devres__maps_held;
+extern HIDDEN TLS_FAST unsigned int devres__maps_held;
+extern HIDDEN TLS_FAST unsigned int devres__maps_own;
+extern HIDDEN bool devres__maps_unlooked;
+/*
+ * Every next definition of the mapping calls found now (dlsym() may
+ * allocate): done as the first record enters the table, so that a
+ * signal handler's first call of a kind resolves nothing.
+ */
+HIDDEN void devres__maps_resolve(void);
+HIDDEN void devres__maps_advise_resolve(void);
+
+/*
+ * Whether an interposed mapping call goes straight on, unlooked at:
+ * nothing recorded, the library's own call (devres__munmap() ...), or
+ * this thread inside a span of the table's lock (maps.c): a call from a
+ * subsystem's @take, or a signal handler's. The table may then keep
+ * records of ranges the call unmapped or replaced; the lookups and the
+ * releases tell them by their identity once that was so
+ * (devres__maps_unlooked).
+ */
+static inline bool devres__maps_none(void)
+{
+	if (likely(!__atomic_load_n(&devres__maps_nr, __ATOMIC_RELAXED)) ||
+	    devres__maps_own)
+		return true;
+	if (likely(!__atomic_load_n(&devres__maps_held, __ATOMIC_RELAXED)))
+		return false;
+	__atomic_store_n(&devres__maps_unlooked, true, __ATOMIC_RELAXED);
+	return true;
+}
 /*
  * Over [addr, addr + len) and [addr2, addr2 + len2) (len2 0: none): 0
  * when the call may go on, -EPERM when a record refuses it.
@@ -550,9 +580,12 @@ HIDDEN bool devres__map_remove(struct devres__map *m);
  * The same, and if it was still in the table, unmaps [addr, addr + len)
  * before the table's lock is let go: a plain call made meanwhile (a new
  * mapping put there with MAP_FIXED) waits, and is never unmapped by it.
+ * With @ret_what (devres__map_put()), a range that a call made unlooked
+ * at inside a span of the lock (a signal handler's) unmapped or replaced
+ * is left mapped, and *@ret_what set to DEVRES_MAP_GONE or _OTHER.
  */
 HIDDEN bool devres__map_remove_unmap(struct devres__map *m, void *addr,
-				     size_t len);
+				     size_t len, int *ret_what);
 /*
  * maps-id.c: the identity of a recorded range, so that a release does not
  * unmap what a raw system call put there. devres__map_identity() says

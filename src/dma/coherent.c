@@ -104,7 +104,7 @@ static void give_back(void *arg)
 	struct alloc_owed *a = arg;
 
 	if (a->rec)
-		devres__map_remove_unmap(&a->rec->map, a->p, a->len);
+		devres__map_remove_unmap(&a->rec->map, a->p, a->len, NULL);
 	else
 		devres__munmap(a->p, a->len);
 	devres__ledger_add(DL_DMA_BUFFERS, -1);

@@ -32,4 +32,35 @@ static inline int run_cell_in_child(int (*cell)(int row, int col), int row,
 	return status;
 }
 
+/*
+ * Runs every cell of a table, each in a child, naming those that failed;
+ * fails unless all held.
+ */
+static inline void run_cells_in_children(int (*one)(int, int),
+					 const char *const *rows, int nrows,
+					 const char *const *cols, int ncols)
+{
+	int failed = 0;
+
+	for (int row = 0; row < nrows; row++) {
+		for (int col = 0; col < ncols; col++) {
+			int st = run_cell_in_child(one, row, col);
+
+			if (!WIFEXITED(st) || WEXITSTATUS(st)) {
+				fprintf(stderr, "cell %s / %s: %s %d\n",
+					rows[row], cols[col],
+					WIFSIGNALED(st) ? "killed by signal"
+							: "exit",
+					WIFSIGNALED(st) ? WTERMSIG(st)
+							: WEXITSTATUS(st));
+				failed++;
+			}
+		}
+	}
+	if (failed)
+		fprintf(stderr, "%d of %d cells failed\n", failed,
+			nrows * ncols);
+	assert_int_equal(failed, 0);
+}
+
 #endif /* DEVRES_TESTS_CELL_CHILD_H */
