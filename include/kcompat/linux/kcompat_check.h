@@ -43,7 +43,7 @@ struct kcompat_reg {
 	struct device *managed;
 	/*
 	 * A devm_ call is putting its node on @managed (kcompat_reg_adding()):
-	 * a take-back waits for it (kcompat_reg_wait_added()).
+	 * a take-back waits for it (kcompat_reg_being_added()).
 	 */
 	bool adding;
 	pthread_t adder;
