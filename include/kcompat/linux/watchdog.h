@@ -83,6 +83,37 @@ struct watchdog_device {
 };
 
 /*
+ * A registration's record: wdd->reg points at @owner. @calls counts the
+ * start(), stop() and ping() calls running on it: they run one at a time
+ * (the kernel's lock of its watchdog's /dev file), a nested call of the
+ * thread running one excepted, and an unregister waits for them to end.
+ * @orphan: unregistered from a method of its own, which it would wait
+ * for: the end of that call frees it.
+ */
+struct kcompat_wdt_reg {
+	struct kcompat_reg owner;
+	unsigned int calls;
+	bool orphan;
+};
+
+/* The registrations whose method this thread runs, innermost first. */
+struct kcompat_wdt_frame {
+	const struct kcompat_wdt_reg *r;
+	const struct kcompat_wdt_frame *outer;
+	const char *func; /* the call that runs the method */
+};
+__attribute__((weak)) __thread const struct kcompat_wdt_frame *kcompat_wdt_cur;
+
+static inline bool kcompat_wdt_in_call(const struct kcompat_wdt_reg *r)
+{
+	for (const struct kcompat_wdt_frame *f = kcompat_wdt_cur; f;
+	     f = f->outer)
+		if (f->r == r)
+			return true;
+	return false;
+}
+
+/*
  * The next id, taken by one atomic add: no lock, so none that a thread of
  * the parent could leave held in a child of fork().
  */
@@ -96,7 +127,7 @@ __attribute__((weak)) int kcompat_wdt_next_id;
  */
 __attribute__((weak))
 pthread_mutex_t kcompat_wdt_lock = PTHREAD_MUTEX_INITIALIZER;
-/* A registration's node went on its device. */
+/* A registration's node went on its device, or a call on it ended. */
 __attribute__((weak))
 pthread_cond_t kcompat_wdt_cond = PTHREAD_COND_INITIALIZER;
 
@@ -258,6 +289,7 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 				       struct device *dev,
 				       struct kcompat_reg **ret_reg)
 {
+	struct kcompat_wdt_reg *rec;
 	struct kcompat_reg *reg;
 	void *cur;
 	int ret;
@@ -276,9 +308,10 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 		return ret;
 	if (devres_should_fail(wdd->parent, "watchdog_register_device"))
 		return -ENOMEM;
-	reg = (struct kcompat_reg *)kzalloc(sizeof(*reg), GFP_KERNEL);
-	if (!reg)
+	rec = (struct kcompat_wdt_reg *)kzalloc(sizeof(*rec), GFP_KERNEL);
+	if (!rec)
 		return -ENOMEM;
+	reg = &rec->owner;
 	reg->pid = kcompat_lock_pid();
 	pthread_mutex_lock(&kcompat_wdt_lock);
 	/* Registered by another thread meanwhile: as if it came first. */
@@ -292,7 +325,7 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 	}
 	pthread_mutex_unlock(&kcompat_wdt_lock);
 	if (cur) {
-		kfree(reg);
+		kfree(rec);
 		return kcompat_wdt_busy(wdd, cur);
 	}
 	*ret_reg = reg;
@@ -323,6 +356,90 @@ static inline int kcompat_wdt_ret(struct watchdog_device *wdd, const char *func,
 	return kcompat_method_ret(wdd->parent, func, what, method, ret);
 }
 
+/* Unregistered, with WDOG_STOP_ON_UNREGISTER: stopped, if it runs. */
+static inline void kcompat_wdt_stop_gone(struct watchdog_device *wdd)
+{
+	if (watchdog_active(wdd) &&
+	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
+	    kcompat_wdt_ret(wdd, "watchdog_unregister_device", "stop",
+			    wdd->ops->stop(wdd)) == 0)
+		clear_bit(WDOG_ACTIVE, &wdd->status);
+}
+
+/* A call on @r is over; that of an orphan's last frees it. */
+static inline void kcompat_wdt_put(struct kcompat_wdt_reg *r)
+{
+	bool last;
+
+	pthread_mutex_lock(&kcompat_wdt_lock);
+	last = --r->calls == 0 && r->orphan;
+	pthread_cond_broadcast(&kcompat_wdt_cond);
+	pthread_mutex_unlock(&kcompat_wdt_lock);
+	if (last)
+		kfree(r);
+}
+
+/*
+ * The registration of @wdd, for a start(), stop() or ping() (@func) that
+ * runs once the call running on it ended (one at a time), counted so that
+ * an unregister waits for it; kcompat_wdt_put() after. NULL when it is
+ * not registered, or (one WARN) is another process's.
+ */
+static inline struct kcompat_wdt_reg *
+kcompat_wdt_get(struct watchdog_device *wdd, const char *func)
+{
+	struct kcompat_wdt_reg *r;
+	struct kcompat_reg foreign;
+	int old;
+
+	pthread_mutex_lock(&kcompat_wdt_lock);
+	old = kcompat_cancel_off();
+	while ((r = (struct kcompat_wdt_reg *)wdd->reg) &&
+	       r->owner.pid == kcompat_lock_pid() && r->calls &&
+	       !kcompat_wdt_in_call(r))
+		pthread_cond_wait(&kcompat_wdt_cond, &kcompat_wdt_lock);
+	kcompat_cancel_restore(old);
+	if (r && r->owner.pid != kcompat_lock_pid()) {
+		foreign = r->owner;
+		pthread_mutex_unlock(&kcompat_wdt_lock);
+		(void)kcompat_reg_foreign(&foreign, func, "watchdog");
+		return NULL;
+	}
+	if (r)
+		r->calls++;
+	pthread_mutex_unlock(&kcompat_wdt_lock);
+	return r;
+}
+
+/* A method that ended its thread (pthread_exit(), a cancel): let go. */
+static inline void kcompat_wdt_ended(void *arg)
+{
+	const struct kcompat_wdt_frame *f =
+		(const struct kcompat_wdt_frame *)arg;
+
+	devres_warn(NULL, f->func,
+		    "a watchdog's method ended the thread it ran in: the "
+		    "call is let go");
+	kcompat_wdt_cur = f->outer;
+	kcompat_wdt_put((struct kcompat_wdt_reg *)f->r);
+}
+
+/* @method of @wdd, a call on @r, on this thread's list of calls. */
+static inline int kcompat_wdt_call(struct watchdog_device *wdd,
+				   struct kcompat_wdt_reg *r, const char *func,
+				   int (*method)(struct watchdog_device *))
+{
+	struct kcompat_wdt_frame f = { r, kcompat_wdt_cur, func };
+	int ret;
+
+	kcompat_wdt_cur = &f;
+	pthread_cleanup_push(kcompat_wdt_ended, (void *)&f);
+	ret = method(wdd);
+	pthread_cleanup_pop(0);
+	kcompat_wdt_cur = f.outer;
+	return ret;
+}
+
 static inline void kcompat_wdt_release(struct device *dev, void *res);
 
 static inline int kcompat_wdt_match(struct device *dev, void *res, void *data)
@@ -339,8 +456,10 @@ static inline int kcompat_wdt_match(struct device *dev, void *res, void *data)
 static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 					  bool by_hand)
 {
+	struct kcompat_wdt_reg *rec;
 	struct kcompat_reg *reg;
 	struct device *dev;
+	bool own;
 	int old;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
@@ -370,18 +489,32 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 	dev = reg->managed;
 	reg->managed = NULL;
 	wdd->reg = NULL;
+	rec = (struct kcompat_wdt_reg *)reg;
+	/* Its start(), stop() or ping() running: ended first, unless ours. */
+	own = kcompat_wdt_in_call(rec);
+	old = kcompat_cancel_off();
+	while (!own && rec->calls)
+		pthread_cond_wait(&kcompat_wdt_cond, &kcompat_wdt_lock);
+	kcompat_cancel_restore(old);
+	rec->orphan = own;
+	/* No call starts now: the stop below is the last method called. */
+	rec->calls += own;
 	pthread_mutex_unlock(&kcompat_wdt_lock);
 	if (by_hand && dev)
 		kcompat_reg_by_hand(dev, "watchdog_unregister_device",
 				    "watchdog", "devm_watchdog_register_device",
 				    kcompat_wdt_release, kcompat_wdt_match,
 				    wdd);
-	if (watchdog_active(wdd) &&
-	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
-	    kcompat_wdt_ret(wdd, "watchdog_unregister_device", "stop",
-			    wdd->ops->stop(wdd)) == 0)
-		clear_bit(WDOG_ACTIVE, &wdd->status);
-	kfree(reg);
+	if (own)
+		devres_warn(wdd->parent, "watchdog_unregister_device",
+			    "watchdog %d unregistered from its own method: "
+			    "its record goes when the method returns",
+			    wdd->id);
+	kcompat_wdt_stop_gone(wdd);
+	if (own)
+		kcompat_wdt_put(rec);
+	else
+		kfree(rec);
 }
 
 static inline void watchdog_unregister_device(struct watchdog_device *wdd)
@@ -433,58 +566,81 @@ static inline int devm_watchdog_register_device(struct device *dev,
 /*
  * What opening /dev/watchdogN does: start it. The start(), ping() and
  * stop() below return 0 or a negative errno; any other value is taken as
- * -EINVAL with a WARN (kcompat_method_ret()).
+ * -EINVAL with a WARN (kcompat_method_ret()). They find the registration
+ * under the lock and run one at a time on it (a method's own nested call
+ * excepted); an unregister on another thread waits for the one running,
+ * and those after it find nothing: -ENODEV. Context: may sleep.
  */
 static inline int watchdog_dev_start(struct watchdog_device *wdd)
 {
-	int ret;
+	struct kcompat_wdt_reg *r;
+	int ret = 0;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_start"))
 		return -EINVAL;
-	if (!wdd->reg ||
-	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_start", "watchdog"))
+	r = kcompat_wdt_get(wdd, "watchdog_dev_start");
+	if (!r)
 		return -ENODEV;
-	if (watchdog_active(wdd))
-		return 0;
-	ret = kcompat_wdt_ret(wdd, "watchdog_dev_start", "start",
-			      wdd->ops->start(wdd));
-	if (!ret)
-		set_bit(WDOG_ACTIVE, &wdd->status);
+	if (!watchdog_active(wdd)) {
+		ret = kcompat_wdt_ret(wdd, "watchdog_dev_start", "start",
+				      kcompat_wdt_call(wdd, r,
+						       "watchdog_dev_start",
+						       wdd->ops->start));
+		if (!ret)
+			set_bit(WDOG_ACTIVE, &wdd->status);
+		/* Its start() unregistered it (one WARN): as if after. */
+		if (!ret && r->orphan)
+			kcompat_wdt_stop_gone(wdd);
+	}
+	kcompat_wdt_put(r);
 	return ret;
 }
 
 /* What a write to /dev/watchdogN does: ping (or restart) it. */
 static inline int watchdog_dev_ping(struct watchdog_device *wdd)
 {
+	struct kcompat_wdt_reg *r;
+	int ret = -ENODEV;
+
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_ping"))
 		return -EINVAL;
-	if (!wdd->reg ||
-	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_ping", "watchdog") ||
-	    !watchdog_active(wdd))
+	r = kcompat_wdt_get(wdd, "watchdog_dev_ping");
+	if (!r)
 		return -ENODEV;
-	if (wdd->ops->ping)
-		return kcompat_wdt_ret(wdd, "watchdog_dev_ping", "ping",
-				       wdd->ops->ping(wdd));
-	return kcompat_wdt_ret(wdd, "watchdog_dev_ping", "start",
-			       wdd->ops->start(wdd));
+	if (watchdog_active(wdd) && wdd->ops->ping)
+		ret = kcompat_wdt_ret(wdd, "watchdog_dev_ping", "ping",
+				      kcompat_wdt_call(wdd, r,
+						       "watchdog_dev_ping",
+						       wdd->ops->ping));
+	else if (watchdog_active(wdd))
+		ret = kcompat_wdt_ret(wdd, "watchdog_dev_ping", "start",
+				      kcompat_wdt_call(wdd, r,
+						       "watchdog_dev_ping",
+						       wdd->ops->start));
+	kcompat_wdt_put(r);
+	return ret;
 }
 
 /* What the magic close does: stop it, unless it may never stop. */
 static inline int watchdog_dev_stop(struct watchdog_device *wdd)
 {
-	int ret;
+	struct kcompat_wdt_reg *r;
+	int ret = -EBUSY;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_stop"))
 		return -EINVAL;
-	if (!wdd->reg ||
-	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_stop", "watchdog"))
+	r = kcompat_wdt_get(wdd, "watchdog_dev_stop");
+	if (!r)
 		return -ENODEV;
-	if (test_bit(WDOG_NO_WAY_OUT, &wdd->status) || !wdd->ops->stop)
-		return -EBUSY;
-	ret = kcompat_wdt_ret(wdd, "watchdog_dev_stop", "stop",
-			      wdd->ops->stop(wdd));
-	if (!ret)
-		clear_bit(WDOG_ACTIVE, &wdd->status);
+	if (!test_bit(WDOG_NO_WAY_OUT, &wdd->status) && wdd->ops->stop) {
+		ret = kcompat_wdt_ret(wdd, "watchdog_dev_stop", "stop",
+				      kcompat_wdt_call(wdd, r,
+						       "watchdog_dev_stop",
+						       wdd->ops->stop));
+		if (!ret)
+			clear_bit(WDOG_ACTIVE, &wdd->status);
+	}
+	kcompat_wdt_put(r);
 	return ret;
 }
 
