@@ -83,83 +83,10 @@ struct watchdog_device {
 };
 
 /*
- * A registration's record: wdd->reg points at @owner. @calls counts the
- * start(), stop() and ping() calls running on it: they run one at a time
- * (the kernel's lock of its watchdog's /dev file), a nested call of the
- * thread running one excepted, and an unregister waits for them to end.
- * @orphan: unregistered from a method of its own, which it would wait
- * for: the end of that call frees it.
- */
-struct kcompat_wdt_reg {
-	struct kcompat_reg owner;
-	unsigned int calls;
-	bool orphan;
-};
-
-/* The registrations whose method this thread runs, innermost first. */
-struct kcompat_wdt_frame {
-	const struct kcompat_wdt_reg *r;
-	const struct kcompat_wdt_frame *outer;
-	const char *func; /* the call that runs the method */
-};
-__attribute__((weak)) __thread const struct kcompat_wdt_frame *kcompat_wdt_cur;
-
-static inline bool kcompat_wdt_in_call(const struct kcompat_wdt_reg *r)
-{
-	for (const struct kcompat_wdt_frame *f = kcompat_wdt_cur; f;
-	     f = f->outer)
-		if (f->r == r)
-			return true;
-	return false;
-}
-
-/*
  * The next id, taken by one atomic add: no lock, so none that a thread of
  * the parent could leave held in a child of fork().
  */
 __attribute__((weak)) int kcompat_wdt_next_id;
-
-/*
- * The registrations: @reg of every watchdog is set and cleared under it,
- * so that a devm_ registration names its owner in the hold that makes it
- * (kcompat_reg_adding()). Across fork() it is held (the child's copy of
- * a record whole), and the child's is free.
- */
-__attribute__((weak))
-pthread_mutex_t kcompat_wdt_lock = PTHREAD_MUTEX_INITIALIZER;
-/* A registration's node went on its device, or a call on it ended. */
-__attribute__((weak))
-pthread_cond_t kcompat_wdt_cond = PTHREAD_COND_INITIALIZER;
-
-static inline void kcompat_wdt_prepare(void)
-{
-	pthread_mutex_lock(&kcompat_wdt_lock);
-}
-
-static inline void kcompat_wdt_parent(void)
-{
-	pthread_mutex_unlock(&kcompat_wdt_lock);
-}
-
-static inline void kcompat_wdt_child(void)
-{
-	pthread_cond_init(&kcompat_wdt_cond, NULL);
-	pthread_mutex_unlock(&kcompat_wdt_lock);
-}
-
-__attribute__((weak)) pthread_once_t kcompat_wdt_once = PTHREAD_ONCE_INIT;
-
-static inline void kcompat_wdt_atfork(void)
-{
-	(void)pthread_atfork(kcompat_wdt_prepare, kcompat_wdt_parent,
-			     kcompat_wdt_child);
-}
-
-/* At start, before any thread: each file that includes this asks once. */
-__attribute__((constructor)) static void kcompat_wdt_ctor(void)
-{
-	pthread_once(&kcompat_wdt_once, kcompat_wdt_atfork);
-}
 
 /*
  * A watchdog no object can be at (NULL, the first page, an ERR_PTR()):
@@ -289,7 +216,6 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 				       struct device *dev,
 				       struct kcompat_reg **ret_reg)
 {
-	struct kcompat_wdt_reg *rec;
 	struct kcompat_reg *reg;
 	void *cur;
 	int ret;
@@ -300,20 +226,19 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 		return -EINVAL;
 	if (wdd->timeout && kcompat_wdt_timeout_bad(wdd, wdd->timeout))
 		return -EINVAL;
-	pthread_mutex_lock(&kcompat_wdt_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	cur = wdd->reg;
-	pthread_mutex_unlock(&kcompat_wdt_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	ret = kcompat_wdt_busy(wdd, cur);
 	if (ret)
 		return ret;
 	if (devres_should_fail(wdd->parent, "watchdog_register_device"))
 		return -ENOMEM;
-	rec = (struct kcompat_wdt_reg *)kzalloc(sizeof(*rec), GFP_KERNEL);
-	if (!rec)
+	reg = (struct kcompat_reg *)kzalloc(sizeof(*reg), GFP_KERNEL);
+	if (!reg)
 		return -ENOMEM;
-	reg = &rec->owner;
 	reg->pid = kcompat_lock_pid();
-	pthread_mutex_lock(&kcompat_wdt_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	/* Registered by another thread meanwhile: as if it came first. */
 	cur = wdd->reg;
 	if (!cur) {
@@ -323,9 +248,9 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 		if (dev)
 			kcompat_reg_adding(reg, dev);
 	}
-	pthread_mutex_unlock(&kcompat_wdt_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (cur) {
-		kfree(rec);
+		kfree(reg);
 		return kcompat_wdt_busy(wdd, cur);
 	}
 	*ret_reg = reg;
@@ -366,78 +291,38 @@ static inline void kcompat_wdt_stop_gone(struct watchdog_device *wdd)
 		clear_bit(WDOG_ACTIVE, &wdd->status);
 }
 
-/* A call on @r is over; that of an orphan's last frees it. */
-static inline void kcompat_wdt_put(struct kcompat_wdt_reg *r)
+/* The calls of a watchdog's methods (<linux/kcompat_check.h>). */
+static inline struct kcompat_reg *kcompat_wdt_get(struct watchdog_device *wdd,
+						  const char *func)
 {
-	bool last;
+	return kcompat_reg_get(&wdd->reg, func, "watchdog");
+}
 
-	pthread_mutex_lock(&kcompat_wdt_lock);
-	last = --r->calls == 0 && r->orphan;
-	pthread_cond_broadcast(&kcompat_wdt_cond);
-	pthread_mutex_unlock(&kcompat_wdt_lock);
-	if (last)
+static inline void kcompat_wdt_put(struct kcompat_reg *r)
+{
+	if (kcompat_reg_put(r))
 		kfree(r);
 }
 
-/*
- * The registration of @wdd, for a start(), stop() or ping() (@func) that
- * runs once the call running on it ended (one at a time), counted so that
- * an unregister waits for it; kcompat_wdt_put() after. NULL when it is
- * not registered, or (one WARN) is another process's.
- */
-static inline struct kcompat_wdt_reg *
-kcompat_wdt_get(struct watchdog_device *wdd, const char *func)
-{
-	struct kcompat_wdt_reg *r;
-	struct kcompat_reg foreign;
-	int old;
+struct kcompat_wdt_method {
+	struct watchdog_device *wdd;
+	int (*method)(struct watchdog_device *wdd);
+};
 
-	pthread_mutex_lock(&kcompat_wdt_lock);
-	old = kcompat_cancel_off();
-	while ((r = (struct kcompat_wdt_reg *)wdd->reg) &&
-	       r->owner.pid == kcompat_lock_pid() && r->calls &&
-	       !kcompat_wdt_in_call(r))
-		pthread_cond_wait(&kcompat_wdt_cond, &kcompat_wdt_lock);
-	kcompat_cancel_restore(old);
-	if (r && r->owner.pid != kcompat_lock_pid()) {
-		foreign = r->owner;
-		pthread_mutex_unlock(&kcompat_wdt_lock);
-		(void)kcompat_reg_foreign(&foreign, func, "watchdog");
-		return NULL;
-	}
-	if (r)
-		r->calls++;
-	pthread_mutex_unlock(&kcompat_wdt_lock);
-	return r;
+static inline int kcompat_wdt_thunk(void *arg)
+{
+	struct kcompat_wdt_method *m = (struct kcompat_wdt_method *)arg;
+
+	return m->method(m->wdd);
 }
 
-/* A method that ended its thread (pthread_exit(), a cancel): let go. */
-static inline void kcompat_wdt_ended(void *arg)
-{
-	const struct kcompat_wdt_frame *f =
-		(const struct kcompat_wdt_frame *)arg;
-
-	devres_warn(NULL, f->func,
-		    "a watchdog's method ended the thread it ran in: the "
-		    "call is let go");
-	kcompat_wdt_cur = f->outer;
-	kcompat_wdt_put((struct kcompat_wdt_reg *)f->r);
-}
-
-/* @method of @wdd, a call on @r, on this thread's list of calls. */
 static inline int kcompat_wdt_call(struct watchdog_device *wdd,
-				   struct kcompat_wdt_reg *r, const char *func,
+				   struct kcompat_reg *r, const char *func,
 				   int (*method)(struct watchdog_device *))
 {
-	struct kcompat_wdt_frame f = { r, kcompat_wdt_cur, func };
-	int ret;
+	struct kcompat_wdt_method m = { wdd, method };
 
-	kcompat_wdt_cur = &f;
-	pthread_cleanup_push(kcompat_wdt_ended, (void *)&f);
-	ret = method(wdd);
-	pthread_cleanup_pop(0);
-	kcompat_wdt_cur = f.outer;
-	return ret;
+	return kcompat_reg_call(r, func, kcompat_wdt_thunk, &m);
 }
 
 static inline void kcompat_wdt_release(struct device *dev, void *res);
@@ -456,7 +341,6 @@ static inline int kcompat_wdt_match(struct device *dev, void *res, void *data)
 static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 					  bool by_hand)
 {
-	struct kcompat_wdt_reg *rec;
 	struct kcompat_reg *reg;
 	struct device *dev;
 	bool own;
@@ -464,17 +348,17 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
 		return;
-	pthread_mutex_lock(&kcompat_wdt_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	/* A devm_ registration putting its node on: found on, after. */
 	old = kcompat_cancel_off();
 	while ((reg = (struct kcompat_reg *)wdd->reg) &&
 	       reg->pid == kcompat_lock_pid() && kcompat_reg_being_added(reg))
-		pthread_cond_wait(&kcompat_wdt_cond, &kcompat_wdt_lock);
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
 	kcompat_cancel_restore(old);
 	/* The node's release, from a log sink of the adding thread, goes on. */
 	if (!reg || reg->pid != kcompat_lock_pid() ||
 	    (reg->adding && by_hand)) {
-		pthread_mutex_unlock(&kcompat_wdt_lock);
+		pthread_mutex_unlock(&kcompat_reg_lock);
 		if (reg && reg->adding && reg->pid == kcompat_lock_pid())
 			devres_warn(wdd->parent, "watchdog_unregister_device",
 				    "watchdog %d is being registered by "
@@ -489,17 +373,9 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 	dev = reg->managed;
 	reg->managed = NULL;
 	wdd->reg = NULL;
-	rec = (struct kcompat_wdt_reg *)reg;
 	/* Its start(), stop() or ping() running: ended first, unless ours. */
-	own = kcompat_wdt_in_call(rec);
-	old = kcompat_cancel_off();
-	while (!own && rec->calls)
-		pthread_cond_wait(&kcompat_wdt_cond, &kcompat_wdt_lock);
-	kcompat_cancel_restore(old);
-	rec->orphan = own;
-	/* No call starts now: the stop below is the last method called. */
-	rec->calls += own;
-	pthread_mutex_unlock(&kcompat_wdt_lock);
+	own = kcompat_reg_wait_calls(reg);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (by_hand && dev)
 		kcompat_reg_by_hand(dev, "watchdog_unregister_device",
 				    "watchdog", "devm_watchdog_register_device",
@@ -512,9 +388,9 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 			    wdd->id);
 	kcompat_wdt_stop_gone(wdd);
 	if (own)
-		kcompat_wdt_put(rec);
+		kcompat_wdt_put(reg);
 	else
-		kfree(rec);
+		kfree(reg);
 }
 
 static inline void watchdog_unregister_device(struct watchdog_device *wdd)
@@ -554,12 +430,12 @@ static inline int devm_watchdog_register_device(struct device *dev,
 		return ret;
 	}
 	devres_add(dev, p);
-	pthread_mutex_lock(&kcompat_wdt_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	/* Unless the node's release took it back on this thread (a sink). */
 	if (wdd->reg == reg)
 		reg->adding = false;
-	pthread_cond_broadcast(&kcompat_wdt_cond);
-	pthread_mutex_unlock(&kcompat_wdt_lock);
+	pthread_cond_broadcast(&kcompat_reg_cond);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	return 0;
 }
 
@@ -573,7 +449,7 @@ static inline int devm_watchdog_register_device(struct device *dev,
  */
 static inline int watchdog_dev_start(struct watchdog_device *wdd)
 {
-	struct kcompat_wdt_reg *r;
+	struct kcompat_reg *r;
 	int ret = 0;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_start"))
@@ -599,7 +475,7 @@ static inline int watchdog_dev_start(struct watchdog_device *wdd)
 /* What a write to /dev/watchdogN does: ping (or restart) it. */
 static inline int watchdog_dev_ping(struct watchdog_device *wdd)
 {
-	struct kcompat_wdt_reg *r;
+	struct kcompat_reg *r;
 	int ret = -ENODEV;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_ping"))
@@ -624,7 +500,7 @@ static inline int watchdog_dev_ping(struct watchdog_device *wdd)
 /* What the magic close does: stop it, unless it may never stop. */
 static inline int watchdog_dev_stop(struct watchdog_device *wdd)
 {
-	struct kcompat_wdt_reg *r;
+	struct kcompat_reg *r;
 	int ret = -EBUSY;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_stop"))
