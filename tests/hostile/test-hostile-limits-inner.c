@@ -15,19 +15,8 @@
 #include <stdlib.h>
 #include <cmocka.h>
 #include "testlib.h"
+#include "hostile/limit-cells.h"
 #include "base/subsys.h"
-
-struct cell {
-	const char *what; /* the limit, and where it is */
-	void (*run)(void);
-};
-
-static int warns0;
-
-static int warns(void)
-{
-	return devres_warn_count() - warns0;
-}
 
 /* A kind of its own: tags 1 to 3 are the library's. */
 static struct devres__handles table = { .tag = 120, .size = 16 };
@@ -83,25 +72,4 @@ static const struct cell cells[] = {
 	  handle_generations },
 };
 
-static void run_cell(void **state)
-{
-	const struct cell *c = *state;
-
-	print_message("%s\n", c->what);
-	warns0 = devres_warn_count();
-	c->run();
-}
-
-int main(void)
-{
-	struct CMUnitTest tests[sizeof(cells) / sizeof(cells[0])];
-
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++) {
-		tests[i] = (struct CMUnitTest){ .name = cells[i].what,
-						.test_func = run_cell,
-						.initial_state =
-							(void *)&cells[i] };
-	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LIMIT_CELLS_MAIN(cells)

@@ -13,7 +13,7 @@
  * destroys it, and drops the managed destroy, which would destroy it a
  * second time. devm_mutex_init() names the device and marks the mutex
  * being added (as a framework's registration, <linux/kcompat_check.h>)
- * in one hold of a lock of the compat mutexes, puts the node on the
+ * in one hold of that header's kcompat_reg_lock, puts the node on the
  * device, then clears the mark: a mutex_destroy() on another thread that
  * finds the mark waits for it, so it finds the node on the device and
  * drops it, where it would leave a node that destroys nothing.
@@ -50,49 +50,6 @@ struct mutex {
 	pthread_t adder; /* the thread that is */
 };
 
-/*
- * The marks of devm_mutex_init() (@dev, @adding) are set and read under
- * it; a mutex_destroy() waits on the condition for a node being added.
- * Across fork() it is held (the child's copy of a mark whole), and the
- * child's is free.
- */
-__attribute__((weak))
-pthread_mutex_t kcompat_mutex_mark_lock = PTHREAD_MUTEX_INITIALIZER;
-__attribute__((weak))
-pthread_cond_t kcompat_mutex_mark_cond = PTHREAD_COND_INITIALIZER;
-
-static inline void kcompat_mutex_mark_prepare(void)
-{
-	pthread_mutex_lock(&kcompat_mutex_mark_lock);
-}
-
-static inline void kcompat_mutex_mark_parent(void)
-{
-	pthread_mutex_unlock(&kcompat_mutex_mark_lock);
-}
-
-static inline void kcompat_mutex_mark_child(void)
-{
-	pthread_cond_init(&kcompat_mutex_mark_cond, NULL);
-	pthread_mutex_unlock(&kcompat_mutex_mark_lock);
-}
-
-__attribute__((weak))
-pthread_once_t kcompat_mutex_mark_once = PTHREAD_ONCE_INIT;
-
-static inline void kcompat_mutex_mark_atfork(void)
-{
-	(void)pthread_atfork(kcompat_mutex_mark_prepare,
-			     kcompat_mutex_mark_parent,
-			     kcompat_mutex_mark_child);
-}
-
-/* At start, before any thread: each file that includes this asks once. */
-__attribute__((constructor)) static void kcompat_mutex_mark_ctor(void)
-{
-	pthread_once(&kcompat_mutex_mark_once, kcompat_mutex_mark_atfork);
-}
-
 /* clang-format off */
 #define __MUTEX_INITIALIZER(x)						\
 	{ .k = { .m = PTHREAD_MUTEX_INITIALIZER, .name = #x } }
@@ -113,10 +70,10 @@ static inline void kcompat_mutex_init(struct mutex *l, const char *name)
 	if (kcompat_bad(l, "mutex_init", "mutex") ||
 	    kcompat_lock_busy(&l->k, "mutex_init", "mutex", "left as it is"))
 		return;
-	pthread_mutex_lock(&kcompat_mutex_mark_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	l->dev = NULL;
 	l->adding = false;
-	pthread_mutex_unlock(&kcompat_mutex_mark_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	kcompat_lock_make(&l->k, name);
 }
 
@@ -191,10 +148,10 @@ static inline void kcompat_mutex_destroy(void *lock)
 	struct mutex *l = (struct mutex *)lock;
 	struct device *dev;
 
-	pthread_mutex_lock(&kcompat_mutex_mark_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	dev = l->dev;
 	l->dev = NULL;
-	pthread_mutex_unlock(&kcompat_mutex_mark_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (dev && !kcompat_lock_busy(&l->k, "devm_mutex_init", "mutex",
 				      "not destroyed"))
 		kcompat_lock_unmake(&l->k);
@@ -208,17 +165,16 @@ static inline void mutex_destroy(struct mutex *l)
 	if (kcompat_mutex_bad(l, "mutex_destroy", "not destroyed") ||
 	    kcompat_lock_busy(&l->k, "mutex_destroy", "mutex", "not destroyed"))
 		return;
-	pthread_mutex_lock(&kcompat_mutex_mark_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	/* A devm_mutex_init() putting its node on: found on, after. */
 	old = kcompat_cancel_off();
 	while (l->dev && l->adding && !pthread_equal(l->adder, pthread_self()))
-		pthread_cond_wait(&kcompat_mutex_mark_cond,
-				  &kcompat_mutex_mark_lock);
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
 	kcompat_cancel_restore(old);
 	/* Whichever of this and the managed destroy comes first destroys. */
 	dev = l->dev;
 	l->dev = NULL;
-	pthread_mutex_unlock(&kcompat_mutex_mark_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (dev) {
 		devres_warn(dev, "mutex_destroy",
 			    "mutex %p was made by devm_mutex_init(): destroyed "
@@ -240,16 +196,16 @@ static inline int kcompat_devm_mutex_init(struct device *dev,
 	}
 	kcompat_mutex_init(lock, name);
 	/* Owned by @dev and being added in one hold; a destroy waits. */
-	pthread_mutex_lock(&kcompat_mutex_mark_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	lock->dev = dev;
 	lock->adder = pthread_self();
 	lock->adding = true;
-	pthread_mutex_unlock(&kcompat_mutex_mark_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	ret = devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
-	pthread_mutex_lock(&kcompat_mutex_mark_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	lock->adding = false;
-	pthread_cond_broadcast(&kcompat_mutex_mark_cond);
-	pthread_mutex_unlock(&kcompat_mutex_mark_lock);
+	pthread_cond_broadcast(&kcompat_reg_cond);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	return ret;
 }
 
