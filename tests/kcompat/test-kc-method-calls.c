@@ -131,7 +131,7 @@ static int call_ret;
 
 static int call(void)
 {
-	struct rtc_time tm;
+	struct rtc_time tm = { 0 };
 
 	switch (cur) {
 	case M_START:

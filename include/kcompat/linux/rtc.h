@@ -221,6 +221,16 @@ devm_rtc_device_register(struct device *dev, const char *name,
 	return ret ? (struct rtc_device *)ERR_PTR(ret) : rtc;
 }
 
+/* A time rtc_set_time() refuses: not valid, or out of @rtc's range. */
+static inline bool kcompat_rtc_time_bad(const struct rtc_device *rtc,
+					const struct rtc_time *tm)
+{
+	time64_t t = rtc_tm_to_time64(tm);
+
+	return rtc_valid_tm(tm) || t < rtc->range_min ||
+	       (rtc->range_max && t > rtc->range_max);
+}
+
 /* A method of the rtc of a call, run on the call's registration. */
 struct kcompat_rtc_method {
 	struct rtc_device *rtc;
@@ -248,7 +258,6 @@ static inline int kcompat_rtc_call(struct rtc_device *rtc, struct rtc_time *tm,
 	struct kcompat_rtc_method m = { rtc, tm, NULL };
 	struct device *parent = rtc->parent;
 	struct kcompat_reg *r;
-	time64_t t = set ? rtc_tm_to_time64(tm) : 0;
 	int ret;
 
 	r = kcompat_reg_get(&rtc->reg, func, "rtc");
@@ -257,13 +266,11 @@ static inline int kcompat_rtc_call(struct rtc_device *rtc, struct rtc_time *tm,
 	m.method = set ? rtc->ops->set_time : rtc->ops->read_time;
 	if (!m.method)
 		ret = -ENODEV;
-	else if (set && (rtc_valid_tm(tm) || t < rtc->range_min ||
-			 (rtc->range_max && t > rtc->range_max)))
+	else if (set && kcompat_rtc_time_bad(rtc, tm))
 		ret = -EINVAL;
 	else
 		ret = kcompat_method_ret(
-			parent, func, "rtc",
-			set ? "set_time" : "read_time",
+			parent, func, "rtc", set ? "set_time" : "read_time",
 			kcompat_reg_call(r, func, kcompat_rtc_thunk, &m));
 	if (kcompat_reg_put(r))
 		kfree(r);
