@@ -64,17 +64,31 @@ static inline bool kcompat_mutex_bad(struct mutex *l, const char *func,
 	       kcompat_lock_refused(&l->k, l, func, "mutex", refused);
 }
 
+/*
+ * The mutex made anew (unless @busy: held, left as it is), owned by @dev
+ * (devm_mutex_init()'s, marked being added) or by none, in one hold of
+ * kcompat_reg_lock: a mutex_destroy() that waited for the mark sees it
+ * whole.
+ */
+static inline void kcompat_mutex_make(struct mutex *l, const char *name,
+				      struct device *dev, bool busy)
+{
+	pthread_mutex_lock(&kcompat_reg_lock);
+	l->dev = dev;
+	l->adding = dev != NULL;
+	l->adder = pthread_self();
+	if (!busy)
+		kcompat_lock_make(&l->k, name);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+}
+
 /* @name: the argument as written, which a WARN of the lock names. */
 static inline void kcompat_mutex_init(struct mutex *l, const char *name)
 {
 	if (kcompat_bad(l, "mutex_init", "mutex") ||
 	    kcompat_lock_busy(&l->k, "mutex_init", "mutex", "left as it is"))
 		return;
-	pthread_mutex_lock(&kcompat_reg_lock);
-	l->dev = NULL;
-	l->adding = false;
-	pthread_mutex_unlock(&kcompat_reg_lock);
-	kcompat_lock_make(&l->k, name);
+	kcompat_mutex_make(l, name, NULL, false);
 }
 
 static inline void mutex_init(struct mutex *l)
@@ -162,15 +176,26 @@ static inline void mutex_destroy(struct mutex *l)
 	struct device *dev;
 	int old;
 
-	if (kcompat_mutex_bad(l, "mutex_destroy", "not destroyed") ||
+	if (kcompat_bad(l, "mutex_destroy", "mutex"))
+		return;
+	pthread_mutex_lock(&kcompat_reg_lock);
+	/*
+	 * A devm_mutex_init() putting its node on: found on, after (not in
+	 * a child of fork(), whose copy of a parent's mark nobody clears).
+	 */
+	old = kcompat_cancel_off();
+	while (l->dev && l->adding &&
+	       !pthread_equal(l->adder, pthread_self()) &&
+	       __atomic_load_n(&l->k.pid, __ATOMIC_RELAXED) ==
+		       kcompat_lock_pid())
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	kcompat_cancel_restore(old);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	if (kcompat_lock_refused(&l->k, l, "mutex_destroy", "mutex",
+				 "not destroyed") ||
 	    kcompat_lock_busy(&l->k, "mutex_destroy", "mutex", "not destroyed"))
 		return;
 	pthread_mutex_lock(&kcompat_reg_lock);
-	/* A devm_mutex_init() putting its node on: found on, after. */
-	old = kcompat_cancel_off();
-	while (l->dev && l->adding && !pthread_equal(l->adder, pthread_self()))
-		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
-	kcompat_cancel_restore(old);
 	/* Whichever of this and the managed destroy comes first destroys. */
 	dev = l->dev;
 	l->dev = NULL;
@@ -194,13 +219,10 @@ static inline int kcompat_devm_mutex_init(struct device *dev,
 		devres_warn_bad_arg("devm_mutex_init", "mutex", lock);
 		return -EINVAL;
 	}
-	kcompat_mutex_init(lock, name);
-	/* Owned by @dev and being added in one hold; a destroy waits. */
-	pthread_mutex_lock(&kcompat_reg_lock);
-	lock->dev = dev;
-	lock->adder = pthread_self();
-	lock->adding = true;
-	pthread_mutex_unlock(&kcompat_reg_lock);
+	/* Made, owned by @dev and being added in one hold; a destroy waits. */
+	kcompat_mutex_make(lock, name, dev,
+			   kcompat_lock_busy(&lock->k, "mutex_init", "mutex",
+					     "left as it is"));
 	ret = devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
 	pthread_mutex_lock(&kcompat_reg_lock);
 	lock->adding = false;
