@@ -14,6 +14,7 @@
 #include <unistd.h>
 #include <sys/syscall.h>
 #include <sys/types.h>
+#include <devres/devres.h>
 
 static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
@@ -48,6 +49,32 @@ static inline void gate_release(void)
 	gate_open = true;
 	pthread_cond_broadcast(&gate_cond);
 	pthread_mutex_unlock(&gate_lock);
+}
+
+/* A release that does nothing: a node there only to be walked, or held. */
+static inline void gate_held(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+static inline void gate_wait_each(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	(void)res;
+	(void)data;
+	gate_wait();
+}
+
+/*
+ * Holds @dev's devres lock until the gate opens: devres_for_each_res()
+ * with a callback that waits at the gate, over the nodes whose release
+ * is gate_held() (put one on @dev first: a walk with none to visit takes
+ * the lock and lets it go at once). Returns once the lock is let go.
+ */
+static inline void gate_hold_devres(struct device *dev)
+{
+	devres_for_each_res(dev, gate_held, NULL, NULL, gate_wait_each, NULL);
 }
 
 /*

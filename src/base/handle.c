@@ -8,7 +8,7 @@
  * A slot's generation is bumped when the object is freed and when the
  * slot is taken again, and the handle carries the generation it was
  * given: it matches its object's life and no other, for 2^31 lives of a
- * slot. The slots are never given back to malloc, so checking a stale
+ * slot; then the slot is retired (devres__handle_del()). The slots are never given back to malloc, so checking a stale
  * handle reads only the table.
  *
  * A handle is 1 | tag (7 bits) | generation (32) | index (20) | 0000,
@@ -172,10 +172,26 @@ void *devres__handle_of(const struct devres__handles *t, const void *obj)
 void devres__handle_del(struct devres__handles *t, void *obj)
 {
 	struct slot *s = (struct slot *)obj - 1;
+	uint32_t gen;
 
 	pthread_mutex_lock(&handles_lock);
-	__atomic_store_n(&s->gen, s->gen + 1, __ATOMIC_RELEASE);
-	s->next = t->free;
-	t->free = s->idx + 1;
+	gen = s->gen + 1;
+	__atomic_store_n(&s->gen, gen, __ATOMIC_RELEASE);
+	/*
+	 * The slot's 2^31st life ended: a new one would take the first's
+	 * generation again, and a handle kept from then would find it.
+	 * Retired instead: off the free list for good (its memory is the
+	 * table's, kept anyway), and every handle of it stale.
+	 */
+	if (likely(gen)) {
+		s->next = t->free;
+		t->free = s->idx + 1;
+	}
 	pthread_mutex_unlock(&handles_lock);
+	if (unlikely(!gen))
+		devres__warn(NULL, "handles",
+			     "slot %u of the table of handles of kind %u "
+			     "retired after 2^31 objects: its generation "
+			     "would wrap",
+			     s->idx, t->tag);
 }

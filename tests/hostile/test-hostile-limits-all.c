@@ -23,18 +23,7 @@
 #include <devres/irq.h>
 #include <devres/revocable.h>
 #include "testlib.h"
-
-struct cell {
-	const char *what; /* the limit, and where it is */
-	void (*run)(void);
-};
-
-static int warns0;
-
-static int warns(void)
-{
-	return devres_warn_count() - warns0;
-}
+#include "hostile/limit-cells.h"
 
 /* Whether another thread finds @l free (takes it, and lets it go). */
 static void *other_try_mutex(void *arg)
@@ -303,25 +292,4 @@ static const struct cell cells[] = {
 	{ "workqueue.h: a workqueue's name", workqueue_name },
 };
 
-static void run_cell(void **state)
-{
-	const struct cell *c = *state;
-
-	print_message("%s\n", c->what);
-	warns0 = devres_warn_count();
-	c->run();
-}
-
-int main(void)
-{
-	struct CMUnitTest tests[sizeof(cells) / sizeof(cells[0])];
-
-	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	for (size_t i = 0; i < sizeof(cells) / sizeof(cells[0]); i++) {
-		tests[i] = (struct CMUnitTest){ .name = cells[i].what,
-						.test_func = run_cell,
-						.initial_state =
-							(void *)&cells[i] };
-	}
-	return cmocka_run_group_tests(tests, NULL, NULL);
-}
+LIMIT_CELLS_MAIN(cells)

@@ -4,7 +4,8 @@
  * A compat framework's managed registration on one thread, and on another
  * the plain call that takes it back (docs/misuse.md, SP16), held at the
  * window between the two: devm_hwrng_register() with hwrng_unregister(),
- * and devm_watchdog_register_device() with watchdog_unregister_device().
+ * devm_watchdog_register_device() with watchdog_unregister_device(), and
+ * devm_mutex_init() with mutex_destroy().
  * A thread holds the device's
  * devres lock (devres_for_each_res() with a callback that waits at a
  * gate), the managed call runs until it sleeps on that lock, putting its
@@ -14,9 +15,10 @@
  * was findable, and owned by the device, before its node was on it: the
  * plain call took it back, found no node to drop, and the node, added
  * after, stayed on the device for a registration no longer there (whose
- * release would take back a later registration of the same object). Now
- * the plain call finds the node, or nothing to take back: each round
- * leaves a node only with the object registered.
+ * release would take back a later registration of the same object; a
+ * mutex destroyed by hand left a node that destroys nothing). Now the
+ * plain call finds the node, or nothing to take back: each round leaves
+ * a node only with the object registered (a mutex: still its device's).
  *
  * released_when_added: the device's resources released in the log sink
  * of each ADD line (docs/misuse.md, SP17), on the registering thread,
@@ -118,11 +120,34 @@ static bool wdt_live(void)
 	return watchdog_dev_start(&wdd) == 0;
 }
 
+static void mutex_fresh(void)
+{
+	memset(&mx, 0, sizeof(mx));
+}
+
+static int mutex_acquire(void)
+{
+	return devm_mutex_init(&tdev, &mx);
+}
+
+static void mutex_hand(void)
+{
+	mutex_destroy(&mx);
+}
+
+/* Its device's still: its node destroys it at unbind. */
+static bool mutex_live(void)
+{
+	return mx.dev != NULL;
+}
+
 static const struct kind kinds[] = {
 	{ "devm_hwrng_register, hwrng_unregister()", rng_fresh, rng_acquire,
 	  rng_hand, rng_live },
 	{ "devm_watchdog_register_device, watchdog_unregister_device()",
 	  wdt_fresh, wdt_acquire, wdt_hand, wdt_live },
+	{ "devm_mutex_init, mutex_destroy()", mutex_fresh, mutex_acquire,
+	  mutex_hand, mutex_live },
 };
 
 static const struct kind *kind;
@@ -135,24 +160,10 @@ static int nodes(void)
 	return (int)st.allocs;
 }
 
-static void held(struct device *dev, void *res)
-{
-	(void)dev;
-	(void)res;
-}
-
-static void wait_at_gate(struct device *dev, void *res, void *data)
-{
-	(void)dev;
-	(void)res;
-	(void)data;
-	gate_wait();
-}
-
 static void *hold_then_hand(void *arg)
 {
 	(void)arg;
-	devres_for_each_res(&tdev, held, NULL, NULL, wait_at_gate, NULL);
+	gate_hold_devres(&tdev);
 	kind->hand();
 	return NULL;
 }
@@ -168,7 +179,7 @@ static bool hold_round(void)
 
 	kind->fresh();
 	devres_set_log_sink(pairs_sink, NULL);
-	sentinel = devres_alloc(held, 1, GFP_KERNEL);
+	sentinel = devres_alloc(gate_held, 1, GFP_KERNEL);
 	assert_non_null(sentinel);
 	devres_add(&tdev, sentinel);
 	n0 = nodes();
@@ -218,11 +229,6 @@ static int group_acquire(void)
 	return devm_device_add_group(&tdev, &grp);
 }
 
-static int mutex_acquire(void)
-{
-	return devm_mutex_init(&tdev, &mx);
-}
-
 static bool none_live(void)
 {
 	return false;
@@ -230,7 +236,6 @@ static bool none_live(void)
 
 static void none_fresh(void)
 {
-	memset(&mx, 0, sizeof(mx));
 }
 
 static const struct kind added_kinds[] = {
@@ -239,7 +244,7 @@ static const struct kind added_kinds[] = {
 	  wdt_live },
 	{ "devm_clk_get", none_fresh, clk_acquire, NULL, none_live },
 	{ "devm_device_add_group", none_fresh, group_acquire, NULL, none_live },
-	{ "devm_mutex_init", none_fresh, mutex_acquire, NULL, none_live },
+	{ "devm_mutex_init", mutex_fresh, mutex_acquire, NULL, none_live },
 };
 
 static void released_when_added(void **state)

@@ -7,6 +7,12 @@
  * one, and the first leaked (the fixture's ledger fails). Now -EBUSY and
  * one WARN each; the registration made first stays, and goes once.
  * (hwrng_register() of a registered rng is -EEXIST by its name already.)
+ *
+ * rtc_twice_at_once: two devm_rtc_register_device() of one rtc at once,
+ * the first parked at a gate (a log sink of its record's allocation)
+ * while the second registers. The check and the set of the record were
+ * apart, with no lock: both registered, the first record leaked. Now the
+ * record is set under the frameworks' lock: the first is refused.
  */
 #define _GNU_SOURCE
 #include <linux/device.h>
@@ -15,6 +21,7 @@
 #include <linux/rtc.h>
 #include <linux/watchdog.h>
 #include "kcompat/kctest.h"
+#include "gate.h"
 
 static int wdt_start(struct watchdog_device *wdd)
 {
@@ -86,6 +93,51 @@ static void rtc_twice(void **state)
 	assert_int_equal(devres_release_all(dev), 2);
 }
 
+static pthread_t parked;
+static bool park_once;
+
+/* Parks the first registering thread at its first ADD line. */
+static void park_sink(void *ctx, int level, const char *text)
+{
+	(void)ctx;
+	(void)level;
+	if (pthread_equal(pthread_self(), parked) && strstr(text, " ADD ") &&
+	    __atomic_exchange_n(&park_once, false, __ATOMIC_ACQ_REL))
+		gate_wait();
+}
+
+static void *register_rtc(void *arg)
+{
+	return (void *)(intptr_t)devm_rtc_register_device(
+		(struct rtc_device *)arg);
+}
+
+static void rtc_twice_at_once(void **state)
+{
+	struct device *dev = *state;
+	struct rtc_device *rtc = devm_rtc_allocate_device(dev);
+	void *first;
+	int second;
+
+	assert_false(IS_ERR(rtc));
+	rtc->ops = &rtc_ops;
+	gate_reset();
+	park_once = true;
+	devres_set_log_sink(park_sink, NULL);
+	devres_set_log(true);
+	assert_int_equal(pthread_create(&parked, NULL, register_rtc, rtc), 0);
+	gate_until_reached();
+	second = devm_rtc_register_device(rtc);
+	gate_release();
+	pthread_join(parked, &first);
+	devres_set_log(false);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(second, 0);
+	assert_int_equal((int)(intptr_t)first, -EBUSY);
+	/* The memory and the one registration. */
+	assert_int_equal(devres_release_all(dev), 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -94,6 +146,8 @@ int main(void)
 		cmocka_unit_test_setup_teardown(devm_watchdog_twice, dev_setup,
 						dev_teardown),
 		cmocka_unit_test_setup_teardown(rtc_twice, dev_setup,
+						dev_teardown),
+		cmocka_unit_test_setup_teardown(rtc_twice_at_once, dev_setup,
 						dev_teardown),
 	};
 

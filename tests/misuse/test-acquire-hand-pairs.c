@@ -593,23 +593,9 @@ PAIRS_TEST(range_against_remove_unless_busy, ROUNDS,
  */
 #define HOLD_ROUNDS 20
 
-static void held(struct device *dev, void *res)
-{
-	(void)dev;
-	(void)res;
-}
-
-static void wait_at_gate(struct device *dev, void *res, void *data)
-{
-	(void)dev;
-	(void)res;
-	(void)data;
-	gate_wait();
-}
-
 static void *hold_then_hand(void *arg)
 {
-	devres_for_each_res(kdev(), held, NULL, NULL, wait_at_gate, NULL);
+	gate_hold_devres(kdev());
 	*(int *)arg = kind->hand();
 	return NULL;
 }
@@ -628,7 +614,7 @@ static bool hold_round(void)
 	kind->learn();
 	/* The plain call's WARN, either way: counted, not printed. */
 	devres_set_log_sink(pairs_sink, NULL);
-	sentinel = devres_alloc(held, 1, GFP_KERNEL);
+	sentinel = devres_alloc(gate_held, 1, GFP_KERNEL);
 	assert_non_null(sentinel);
 	devres_add(kdev(), sentinel);
 	/* The sentinel, and what learning left (a DMA state). */

@@ -17,6 +17,7 @@
 #include <devres/types.h>
 #include <linux/kcompat_cancel.h>
 #include <linux/kcompat_lock.h>
+#include <linux/slab.h>
 
 static inline bool kcompat_bad(const void *p, const char *func,
 			       const char *what)
@@ -43,11 +44,192 @@ struct kcompat_reg {
 	struct device *managed;
 	/*
 	 * A devm_ call is putting its node on @managed (kcompat_reg_adding()):
-	 * a take-back waits for it (kcompat_reg_wait_added()).
+	 * a take-back waits for it (kcompat_reg_being_added()).
 	 */
 	bool adding;
 	pthread_t adder;
+	/*
+	 * The calls of the driver's methods running on it (a watchdog's
+	 * start(), an rtc's read_time()): one at a time, a nested call of
+	 * the thread running one excepted; a take-back waits for them
+	 * (kcompat_reg_get()). @orphan: taken back from one of its own
+	 * methods, which it would wait for: the end of that call frees it.
+	 */
+	unsigned int calls;
+	bool orphan;
 };
+
+/* Whether @reg is another process's: one WARN naming @what and @func. */
+static inline bool kcompat_reg_foreign(const void *reg, const char *func,
+				       const char *what)
+{
+	pid_t pid = reg ? ((const struct kcompat_reg *)reg)->pid : 0;
+
+	if (!pid || pid == kcompat_lock_pid())
+		return false;
+	devres_warn(NULL, func, "%s belongs to process %d: nothing done", what,
+		    (int)pid);
+	return true;
+}
+
+/*
+ * The registrations of the watchdog and rtc frameworks, and the marks of
+ * devm_mutex_init() (<linux/mutex.h>): a framework's pointer to its
+ * record is set and cleared under it, so that a devm_ registration names
+ * its owner in the hold that makes it (kcompat_reg_adding()), and the
+ * calls of the driver's methods are counted under it. Across fork() it is held (the child's copy of a
+ * record whole), and the child's is free.
+ */
+__attribute__((weak))
+pthread_mutex_t kcompat_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A registration's node went on its device, or a call on it ended. */
+__attribute__((weak))
+pthread_cond_t kcompat_reg_cond = PTHREAD_COND_INITIALIZER;
+
+static inline void kcompat_reg_prepare(void)
+{
+	pthread_mutex_lock(&kcompat_reg_lock);
+}
+
+static inline void kcompat_reg_parent(void)
+{
+	pthread_mutex_unlock(&kcompat_reg_lock);
+}
+
+static inline void kcompat_reg_child(void)
+{
+	pthread_cond_init(&kcompat_reg_cond, NULL);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+}
+
+__attribute__((weak)) pthread_once_t kcompat_reg_once = PTHREAD_ONCE_INIT;
+
+static inline void kcompat_reg_atfork(void)
+{
+	(void)pthread_atfork(kcompat_reg_prepare, kcompat_reg_parent,
+			     kcompat_reg_child);
+}
+
+/* At start, before any thread: each file that includes this asks once. */
+__attribute__((constructor)) static void kcompat_reg_ctor(void)
+{
+	pthread_once(&kcompat_reg_once, kcompat_reg_atfork);
+}
+
+/* The registrations whose method this thread runs, innermost first. */
+struct kcompat_call_frame {
+	const struct kcompat_reg *r;
+	const struct kcompat_call_frame *outer;
+	const char *func; /* the call that runs the method */
+};
+__attribute__((
+	weak)) __thread const struct kcompat_call_frame *kcompat_call_cur;
+
+static inline bool kcompat_reg_in_call(const struct kcompat_reg *r)
+{
+	for (const struct kcompat_call_frame *f = kcompat_call_cur; f;
+	     f = f->outer)
+		if (f->r == r)
+			return true;
+	return false;
+}
+
+/*
+ * The registration *@regp (a framework's record) for a call of @func
+ * that runs a method of the driver, found under kcompat_reg_lock once the
+ * call running on it ended, and counted: a take-back waits for it. NULL
+ * when there is none, or (one WARN naming @what) it is another
+ * process's. kcompat_reg_put() after.
+ */
+static inline struct kcompat_reg *
+kcompat_reg_get(void *const *regp, const char *func, const char *what)
+{
+	struct kcompat_reg *r, foreign;
+	int old;
+
+	pthread_mutex_lock(&kcompat_reg_lock);
+	old = kcompat_cancel_off();
+	while ((r = (struct kcompat_reg *)*regp) &&
+	       r->pid == kcompat_lock_pid() && r->calls &&
+	       !kcompat_reg_in_call(r))
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	kcompat_cancel_restore(old);
+	if (r && r->pid != kcompat_lock_pid()) {
+		foreign = *r;
+		pthread_mutex_unlock(&kcompat_reg_lock);
+		(void)kcompat_reg_foreign(&foreign, func, what);
+		return NULL;
+	}
+	if (r)
+		r->calls++;
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	return r;
+}
+
+/* A call on @r is over. True: it was an orphan's last, to be freed. */
+static inline bool kcompat_reg_put(struct kcompat_reg *r)
+{
+	bool last;
+
+	pthread_mutex_lock(&kcompat_reg_lock);
+	last = --r->calls == 0 && r->orphan;
+	pthread_cond_broadcast(&kcompat_reg_cond);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	return last;
+}
+
+/*
+ * A take-back, under kcompat_reg_lock, of @r it took off already (no
+ * call starts now): waits for the call running on it, unless this thread
+ * runs one (a method taking its own registration back): then @r is an
+ * orphan, counted once more for the take-back's own use, and true is
+ * returned: kcompat_reg_put() once done with it, and the end of the
+ * method's call frees it.
+ */
+static inline bool kcompat_reg_wait_calls(struct kcompat_reg *r)
+{
+	bool own = kcompat_reg_in_call(r);
+	int old = kcompat_cancel_off();
+
+	while (!own && r->calls)
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	kcompat_cancel_restore(old);
+	r->orphan = own;
+	r->calls += own;
+	return own;
+}
+
+/* A method that ended its thread (pthread_exit(), a cancel): let go. */
+static inline void kcompat_call_ended(void *arg)
+{
+	const struct kcompat_call_frame *f =
+		(const struct kcompat_call_frame *)arg;
+
+	devres_warn(NULL, f->func,
+		    "a driver's method ended the thread it ran in: the call "
+		    "is let go");
+	kcompat_call_cur = f->outer;
+	if (kcompat_reg_put((struct kcompat_reg *)f->r))
+		kfree(f->r);
+}
+
+/*
+ * @method(@arg), a method of the registration @r (kcompat_reg_get()) run
+ * by @func, on this thread's list of calls, its end caught.
+ */
+static inline int kcompat_reg_call(struct kcompat_reg *r, const char *func,
+				   int (*method)(void *), void *arg)
+{
+	struct kcompat_call_frame f = { r, kcompat_call_cur, func };
+	int ret;
+
+	kcompat_call_cur = &f;
+	pthread_cleanup_push(kcompat_call_ended, (void *)&f);
+	ret = method(arg);
+	pthread_cleanup_pop(0);
+	kcompat_call_cur = f.outer;
+	return ret;
+}
 
 /*
  * A registration made by a devm_ call is findable by a take-back by hand
@@ -81,19 +263,6 @@ static inline void kcompat_reg_adding(struct kcompat_reg *reg,
 static inline bool kcompat_reg_being_added(const struct kcompat_reg *reg)
 {
 	return reg && reg->adding && !pthread_equal(reg->adder, pthread_self());
-}
-
-/* Whether @reg is another process's: one WARN naming @what and @func. */
-static inline bool kcompat_reg_foreign(const void *reg, const char *func,
-				       const char *what)
-{
-	pid_t pid = reg ? ((const struct kcompat_reg *)reg)->pid : 0;
-
-	if (!pid || pid == kcompat_lock_pid())
-		return false;
-	devres_warn(NULL, func, "%s belongs to process %d: nothing done", what,
-		    (int)pid);
-	return true;
 }
 
 /*

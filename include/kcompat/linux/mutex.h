@@ -11,7 +11,12 @@
  * A mutex devm_mutex_init() made is destroyed when its device unbinds:
  * a mutex_destroy() of it by hand before that WARNs, naming the device,
  * destroys it, and drops the managed destroy, which would destroy it a
- * second time.
+ * second time. devm_mutex_init() names the device and marks the mutex
+ * being added (as a framework's registration, <linux/kcompat_check.h>)
+ * in one hold of that header's kcompat_reg_lock, puts the node on the
+ * device, then clears the mark: a mutex_destroy() on another thread that
+ * finds the mark waits for it, so it finds the node on the device and
+ * drops it, where it would leave a node that destroys nothing.
  *
  * A thread that ends holding a mutex lets it go, with one WARN
  * (<linux/kcompat_held.h>).
@@ -41,6 +46,8 @@ struct mutex {
 	/* private: */
 	struct kcompat_lock k; /* the lock, its process, holder and name */
 	struct device *dev;    /* devm_mutex_init()'s, until it is destroyed */
+	bool adding;	 /* devm_mutex_init() is putting its node on dev */
+	pthread_t adder; /* the thread that is */
 };
 
 /* clang-format off */
@@ -57,14 +64,31 @@ static inline bool kcompat_mutex_bad(struct mutex *l, const char *func,
 	       kcompat_lock_refused(&l->k, l, func, "mutex", refused);
 }
 
+/*
+ * The mutex made anew (unless @busy: held, left as it is), owned by @dev
+ * (devm_mutex_init()'s, marked being added) or by none, in one hold of
+ * kcompat_reg_lock: a mutex_destroy() that waited for the mark sees it
+ * whole.
+ */
+static inline void kcompat_mutex_make(struct mutex *l, const char *name,
+				      struct device *dev, bool busy)
+{
+	pthread_mutex_lock(&kcompat_reg_lock);
+	l->dev = dev;
+	l->adding = dev != NULL;
+	l->adder = pthread_self();
+	if (!busy)
+		kcompat_lock_make(&l->k, name);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+}
+
 /* @name: the argument as written, which a WARN of the lock names. */
 static inline void kcompat_mutex_init(struct mutex *l, const char *name)
 {
 	if (kcompat_bad(l, "mutex_init", "mutex") ||
 	    kcompat_lock_busy(&l->k, "mutex_init", "mutex", "left as it is"))
 		return;
-	l->dev = NULL;
-	kcompat_lock_make(&l->k, name);
+	kcompat_mutex_make(l, name, NULL, false);
 }
 
 static inline void mutex_init(struct mutex *l)
@@ -136,22 +160,46 @@ static inline void mutex_unlock(struct mutex *l)
 static inline void kcompat_mutex_destroy(void *lock)
 {
 	struct mutex *l = (struct mutex *)lock;
+	struct device *dev;
 
-	if (__atomic_exchange_n(&l->dev, NULL, __ATOMIC_ACQ_REL) &&
-	    !kcompat_lock_busy(&l->k, "devm_mutex_init", "mutex",
-			       "not destroyed"))
+	pthread_mutex_lock(&kcompat_reg_lock);
+	dev = l->dev;
+	l->dev = NULL;
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	if (dev && !kcompat_lock_busy(&l->k, "devm_mutex_init", "mutex",
+				      "not destroyed"))
 		kcompat_lock_unmake(&l->k);
 }
 
 static inline void mutex_destroy(struct mutex *l)
 {
 	struct device *dev;
+	int old;
 
-	if (kcompat_mutex_bad(l, "mutex_destroy", "not destroyed") ||
+	if (kcompat_bad(l, "mutex_destroy", "mutex"))
+		return;
+	pthread_mutex_lock(&kcompat_reg_lock);
+	/*
+	 * A devm_mutex_init() putting its node on: found on, after (not in
+	 * a child of fork(), whose copy of a parent's mark nobody clears).
+	 */
+	old = kcompat_cancel_off();
+	while (l->dev && l->adding &&
+	       !pthread_equal(l->adder, pthread_self()) &&
+	       __atomic_load_n(&l->k.pid, __ATOMIC_RELAXED) ==
+		       kcompat_lock_pid())
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	kcompat_cancel_restore(old);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	if (kcompat_lock_refused(&l->k, l, "mutex_destroy", "mutex",
+				 "not destroyed") ||
 	    kcompat_lock_busy(&l->k, "mutex_destroy", "mutex", "not destroyed"))
 		return;
+	pthread_mutex_lock(&kcompat_reg_lock);
 	/* Whichever of this and the managed destroy comes first destroys. */
-	dev = __atomic_exchange_n(&l->dev, NULL, __ATOMIC_ACQ_REL);
+	dev = l->dev;
+	l->dev = NULL;
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (dev) {
 		devres_warn(dev, "mutex_destroy",
 			    "mutex %p was made by devm_mutex_init(): destroyed "
@@ -165,13 +213,22 @@ static inline void mutex_destroy(struct mutex *l)
 static inline int kcompat_devm_mutex_init(struct device *dev,
 					  struct mutex *lock, const char *name)
 {
+	int ret;
+
 	if (devres_ptr_bad(lock)) {
 		devres_warn_bad_arg("devm_mutex_init", "mutex", lock);
 		return -EINVAL;
 	}
-	kcompat_mutex_init(lock, name);
-	lock->dev = dev;
-	return devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
+	/* Made, owned by @dev and being added in one hold; a destroy waits. */
+	kcompat_mutex_make(lock, name, dev,
+			   kcompat_lock_busy(&lock->k, "mutex_init", "mutex",
+					     "left as it is"));
+	ret = devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
+	lock->adding = false;
+	pthread_cond_broadcast(&kcompat_reg_cond);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	return ret;
 }
 
 static inline int devm_mutex_init(struct device *dev, struct mutex *lock)

@@ -113,48 +113,81 @@ static inline struct rtc_device *devm_rtc_allocate_device(struct device *dev)
 	return rtc;
 }
 
+/*
+ * The release of devm_rtc_register_device()'s node: the registration
+ * taken off, once the read_time() or set_time() running on it returned
+ * (<linux/kcompat_check.h>); from one of them (a method that releases
+ * its own parent), one WARN, and that call's end frees the record.
+ */
 static inline void kcompat_rtc_release(struct device *dev, void *res)
 {
 	struct rtc_device *rtc = *(struct rtc_device **)res;
+	struct kcompat_reg *r;
+	bool own = false;
 
-	(void)dev;
-	kfree(rtc->reg);
+	pthread_mutex_lock(&kcompat_reg_lock);
+	r = (struct kcompat_reg *)rtc->reg;
 	rtc->reg = NULL;
+	if (r)
+		own = kcompat_reg_wait_calls(r);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	if (!own) {
+		kfree(r);
+		return;
+	}
+	devres_warn(dev, "devm_rtc_register_device",
+		    "rtc %p taken back from its own method: its record goes "
+		    "when the method returns",
+		    (void *)rtc);
+	if (kcompat_reg_put(r))
+		kfree(r);
 }
 
 /*
  * devm_rtc_register_device() - register @rtc until its parent unbinds
- * Return: 0; -EINVAL without ops; -EBUSY when it is registered already (a
- * WARN: its record was replaced, and leaked); -ENOMEM.
+ * Context: may sleep. Return: 0; -EINVAL without ops; -EBUSY when it is
+ * registered already (a WARN); -ENOMEM.
  */
 static inline int devm_rtc_register_device(struct rtc_device *rtc)
 {
+	struct kcompat_reg *r, cur = { 0 };
 	struct rtc_device **p;
+	bool busy;
 
 	if (kcompat_bad(rtc, "devm_rtc_register_device", "rtc device"))
 		return -EINVAL;
 	if (!rtc->ops)
 		return -EINVAL;
-	if (kcompat_reg_foreign(rtc->reg, "devm_rtc_register_device", "rtc"))
-		return -EBUSY;
-	if (rtc->reg) {
-		devres_warn(rtc->parent, "devm_rtc_register_device",
-			    "rtc %p is registered already: refused",
-			    (void *)rtc);
-		return -EBUSY;
-	}
 	if (devres_should_fail(rtc->parent, "devm_rtc_register_device"))
 		return -ENOMEM;
 	p = devres_alloc(kcompat_rtc_release, sizeof(*p), GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	rtc->reg = kzalloc(sizeof(struct kcompat_reg), GFP_KERNEL);
-	if (!rtc->reg) {
+	r = (struct kcompat_reg *)kzalloc(sizeof(*r), GFP_KERNEL);
+	if (!r) {
 		devres_free(p);
 		return -ENOMEM;
 	}
-	((struct kcompat_reg *)rtc->reg)->pid = kcompat_lock_pid();
+	r->pid = kcompat_lock_pid();
 	*p = rtc;
+	/* Registered by another thread meanwhile: as if it came first. */
+	pthread_mutex_lock(&kcompat_reg_lock);
+	busy = rtc->reg;
+	if (busy)
+		cur = *(struct kcompat_reg *)rtc->reg;
+	else
+		rtc->reg = r;
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	if (busy) {
+		kfree(r);
+		devres_free(p);
+		if (!kcompat_reg_foreign(&cur, "devm_rtc_register_device",
+					 "rtc"))
+			devres_warn(rtc->parent, "devm_rtc_register_device",
+				    "rtc %p is registered already: refused",
+				    (void *)rtc);
+		return -EBUSY;
+	}
 	devres_add(rtc->parent, p);
 	return 0;
 }
@@ -188,46 +221,84 @@ devm_rtc_device_register(struct device *dev, const char *name,
 	return ret ? (struct rtc_device *)ERR_PTR(ret) : rtc;
 }
 
+/* A time rtc_set_time() refuses: not valid, or out of @rtc's range. */
+static inline bool kcompat_rtc_time_bad(const struct rtc_device *rtc,
+					const struct rtc_time *tm)
+{
+	time64_t t = rtc_tm_to_time64(tm);
+
+	return rtc_valid_tm(tm) || t < rtc->range_min ||
+	       (rtc->range_max && t > rtc->range_max);
+}
+
+/* A method of the rtc of a call, run on the call's registration. */
+struct kcompat_rtc_method {
+	struct rtc_device *rtc;
+	struct rtc_time *tm;
+	int (*method)(struct device *dev, struct rtc_time *tm);
+};
+
+static inline int kcompat_rtc_thunk(void *arg)
+{
+	struct kcompat_rtc_method *m = (struct kcompat_rtc_method *)arg;
+
+	return m->method(m->rtc->parent, m->tm);
+}
+
+/*
+ * @func's call of @rtc's read_time() or set_time() (@set), on the
+ * registration found under the lock (kcompat_reg_get()): its release on
+ * another thread waits for it, and the calls run one at a time. @rtc is
+ * not read once the method returned: a method that released its parent
+ * freed it.
+ */
+static inline int kcompat_rtc_call(struct rtc_device *rtc, struct rtc_time *tm,
+				   bool set, const char *func)
+{
+	struct kcompat_rtc_method m = { rtc, tm, NULL };
+	struct device *parent = rtc->parent;
+	struct kcompat_reg *r;
+	int ret;
+
+	r = kcompat_reg_get(&rtc->reg, func, "rtc");
+	if (!r)
+		return -ENODEV;
+	m.method = set ? rtc->ops->set_time : rtc->ops->read_time;
+	if (!m.method)
+		ret = -ENODEV;
+	else if (set && kcompat_rtc_time_bad(rtc, tm))
+		ret = -EINVAL;
+	else
+		ret = kcompat_method_ret(
+			parent, func, "rtc", set ? "set_time" : "read_time",
+			kcompat_reg_call(r, func, kcompat_rtc_thunk, &m));
+	if (kcompat_reg_put(r))
+		kfree(r);
+	if (!ret && !set)
+		ret = rtc_valid_tm(tm);
+	return ret;
+}
+
 /*
  * What an ioctl(RTC_RD_TIME) does. read_time() and set_time() return 0 or
  * a negative errno; any other value is taken as -EINVAL with a WARN
- * (kcompat_method_ret()).
+ * (kcompat_method_ret()). Context: may sleep.
  */
 static inline int rtc_read_time(struct rtc_device *rtc, struct rtc_time *tm)
 {
-	int ret;
-
 	if (kcompat_bad(rtc, "rtc_read_time", "rtc device") ||
 	    kcompat_bad(tm, "rtc_read_time", "rtc_time"))
 		return -EINVAL;
-	if (!rtc->reg ||
-	    kcompat_reg_foreign(rtc->reg, "rtc_read_time", "rtc") ||
-	    !rtc->ops->read_time)
-		return -ENODEV;
-	ret = kcompat_method_ret(rtc->parent, "rtc_read_time", "rtc",
-				 "read_time",
-				 rtc->ops->read_time(rtc->parent, tm));
-	return ret ? ret : rtc_valid_tm(tm);
+	return kcompat_rtc_call(rtc, tm, false, "rtc_read_time");
 }
 
 /* What an ioctl(RTC_SET_TIME) does. */
 static inline int rtc_set_time(struct rtc_device *rtc, struct rtc_time *tm)
 {
-	time64_t t;
-
 	if (kcompat_bad(rtc, "rtc_set_time", "rtc device") ||
 	    kcompat_bad(tm, "rtc_set_time", "rtc_time"))
 		return -EINVAL;
-	t = rtc_tm_to_time64(tm);
-	if (!rtc->reg || kcompat_reg_foreign(rtc->reg, "rtc_set_time", "rtc") ||
-	    !rtc->ops->set_time)
-		return -ENODEV;
-	if (rtc_valid_tm(tm) || t < rtc->range_min ||
-	    (rtc->range_max && t > rtc->range_max))
-		return -EINVAL;
-	return kcompat_method_ret(rtc->parent, "rtc_set_time", "rtc",
-				  "set_time",
-				  rtc->ops->set_time(rtc->parent, tm));
+	return kcompat_rtc_call(rtc, tm, true, "rtc_set_time");
 }
 
 static inline void rtc_update_irq(struct rtc_device *rtc, unsigned long num,

@@ -89,48 +89,6 @@ struct watchdog_device {
 __attribute__((weak)) int kcompat_wdt_next_id;
 
 /*
- * The registrations: @reg of every watchdog is set and cleared under it,
- * so that a devm_ registration names its owner in the hold that makes it
- * (kcompat_reg_adding()). Across fork() it is held (the child's copy of
- * a record whole), and the child's is free.
- */
-__attribute__((weak))
-pthread_mutex_t kcompat_wdt_lock = PTHREAD_MUTEX_INITIALIZER;
-/* A registration's node went on its device. */
-__attribute__((weak))
-pthread_cond_t kcompat_wdt_cond = PTHREAD_COND_INITIALIZER;
-
-static inline void kcompat_wdt_prepare(void)
-{
-	pthread_mutex_lock(&kcompat_wdt_lock);
-}
-
-static inline void kcompat_wdt_parent(void)
-{
-	pthread_mutex_unlock(&kcompat_wdt_lock);
-}
-
-static inline void kcompat_wdt_child(void)
-{
-	pthread_cond_init(&kcompat_wdt_cond, NULL);
-	pthread_mutex_unlock(&kcompat_wdt_lock);
-}
-
-__attribute__((weak)) pthread_once_t kcompat_wdt_once = PTHREAD_ONCE_INIT;
-
-static inline void kcompat_wdt_atfork(void)
-{
-	(void)pthread_atfork(kcompat_wdt_prepare, kcompat_wdt_parent,
-			     kcompat_wdt_child);
-}
-
-/* At start, before any thread: each file that includes this asks once. */
-__attribute__((constructor)) static void kcompat_wdt_ctor(void)
-{
-	pthread_once(&kcompat_wdt_once, kcompat_wdt_atfork);
-}
-
-/*
  * A watchdog no object can be at (NULL, the first page, an ERR_PTR()):
  * the kernel would oops; here one compare, one WARN, the call's error.
  */
@@ -268,9 +226,9 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 		return -EINVAL;
 	if (wdd->timeout && kcompat_wdt_timeout_bad(wdd, wdd->timeout))
 		return -EINVAL;
-	pthread_mutex_lock(&kcompat_wdt_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	cur = wdd->reg;
-	pthread_mutex_unlock(&kcompat_wdt_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	ret = kcompat_wdt_busy(wdd, cur);
 	if (ret)
 		return ret;
@@ -280,7 +238,7 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 	if (!reg)
 		return -ENOMEM;
 	reg->pid = kcompat_lock_pid();
-	pthread_mutex_lock(&kcompat_wdt_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	/* Registered by another thread meanwhile: as if it came first. */
 	cur = wdd->reg;
 	if (!cur) {
@@ -290,7 +248,7 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 		if (dev)
 			kcompat_reg_adding(reg, dev);
 	}
-	pthread_mutex_unlock(&kcompat_wdt_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (cur) {
 		kfree(reg);
 		return kcompat_wdt_busy(wdd, cur);
@@ -323,6 +281,50 @@ static inline int kcompat_wdt_ret(struct watchdog_device *wdd, const char *func,
 	return kcompat_method_ret(wdd->parent, func, what, method, ret);
 }
 
+/* Unregistered, with WDOG_STOP_ON_UNREGISTER: stopped, if it runs. */
+static inline void kcompat_wdt_stop_gone(struct watchdog_device *wdd)
+{
+	if (watchdog_active(wdd) &&
+	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
+	    kcompat_wdt_ret(wdd, "watchdog_unregister_device", "stop",
+			    wdd->ops->stop(wdd)) == 0)
+		clear_bit(WDOG_ACTIVE, &wdd->status);
+}
+
+/* The calls of a watchdog's methods (<linux/kcompat_check.h>). */
+static inline struct kcompat_reg *kcompat_wdt_get(struct watchdog_device *wdd,
+						  const char *func)
+{
+	return kcompat_reg_get(&wdd->reg, func, "watchdog");
+}
+
+static inline void kcompat_wdt_put(struct kcompat_reg *r)
+{
+	if (kcompat_reg_put(r))
+		kfree(r);
+}
+
+struct kcompat_wdt_method {
+	struct watchdog_device *wdd;
+	int (*method)(struct watchdog_device *wdd);
+};
+
+static inline int kcompat_wdt_thunk(void *arg)
+{
+	struct kcompat_wdt_method *m = (struct kcompat_wdt_method *)arg;
+
+	return m->method(m->wdd);
+}
+
+static inline int kcompat_wdt_call(struct watchdog_device *wdd,
+				   struct kcompat_reg *r, const char *func,
+				   int (*method)(struct watchdog_device *))
+{
+	struct kcompat_wdt_method m = { wdd, method };
+
+	return kcompat_reg_call(r, func, kcompat_wdt_thunk, &m);
+}
+
 static inline void kcompat_wdt_release(struct device *dev, void *res);
 
 static inline int kcompat_wdt_match(struct device *dev, void *res, void *data)
@@ -341,21 +343,22 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 {
 	struct kcompat_reg *reg;
 	struct device *dev;
+	bool own;
 	int old;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
 		return;
-	pthread_mutex_lock(&kcompat_wdt_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	/* A devm_ registration putting its node on: found on, after. */
 	old = kcompat_cancel_off();
 	while ((reg = (struct kcompat_reg *)wdd->reg) &&
 	       reg->pid == kcompat_lock_pid() && kcompat_reg_being_added(reg))
-		pthread_cond_wait(&kcompat_wdt_cond, &kcompat_wdt_lock);
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
 	kcompat_cancel_restore(old);
 	/* The node's release, from a log sink of the adding thread, goes on. */
 	if (!reg || reg->pid != kcompat_lock_pid() ||
 	    (reg->adding && by_hand)) {
-		pthread_mutex_unlock(&kcompat_wdt_lock);
+		pthread_mutex_unlock(&kcompat_reg_lock);
 		if (reg && reg->adding && reg->pid == kcompat_lock_pid())
 			devres_warn(wdd->parent, "watchdog_unregister_device",
 				    "watchdog %d is being registered by "
@@ -370,18 +373,24 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 	dev = reg->managed;
 	reg->managed = NULL;
 	wdd->reg = NULL;
-	pthread_mutex_unlock(&kcompat_wdt_lock);
+	/* Its start(), stop() or ping() running: ended first, unless ours. */
+	own = kcompat_reg_wait_calls(reg);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (by_hand && dev)
 		kcompat_reg_by_hand(dev, "watchdog_unregister_device",
 				    "watchdog", "devm_watchdog_register_device",
 				    kcompat_wdt_release, kcompat_wdt_match,
 				    wdd);
-	if (watchdog_active(wdd) &&
-	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
-	    kcompat_wdt_ret(wdd, "watchdog_unregister_device", "stop",
-			    wdd->ops->stop(wdd)) == 0)
-		clear_bit(WDOG_ACTIVE, &wdd->status);
-	kfree(reg);
+	if (own)
+		devres_warn(wdd->parent, "watchdog_unregister_device",
+			    "watchdog %d unregistered from its own method: "
+			    "its record goes when the method returns",
+			    wdd->id);
+	kcompat_wdt_stop_gone(wdd);
+	if (own)
+		kcompat_wdt_put(reg);
+	else
+		kfree(reg);
 }
 
 static inline void watchdog_unregister_device(struct watchdog_device *wdd)
@@ -421,70 +430,93 @@ static inline int devm_watchdog_register_device(struct device *dev,
 		return ret;
 	}
 	devres_add(dev, p);
-	pthread_mutex_lock(&kcompat_wdt_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	/* Unless the node's release took it back on this thread (a sink). */
 	if (wdd->reg == reg)
 		reg->adding = false;
-	pthread_cond_broadcast(&kcompat_wdt_cond);
-	pthread_mutex_unlock(&kcompat_wdt_lock);
+	pthread_cond_broadcast(&kcompat_reg_cond);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	return 0;
 }
 
 /*
  * What opening /dev/watchdogN does: start it. The start(), ping() and
  * stop() below return 0 or a negative errno; any other value is taken as
- * -EINVAL with a WARN (kcompat_method_ret()).
+ * -EINVAL with a WARN (kcompat_method_ret()). They find the registration
+ * under the lock and run one at a time on it (a method's own nested call
+ * excepted); an unregister on another thread waits for the one running,
+ * and those after it find nothing: -ENODEV. Context: may sleep.
  */
 static inline int watchdog_dev_start(struct watchdog_device *wdd)
 {
-	int ret;
+	struct kcompat_reg *r;
+	int ret = 0;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_start"))
 		return -EINVAL;
-	if (!wdd->reg ||
-	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_start", "watchdog"))
+	r = kcompat_wdt_get(wdd, "watchdog_dev_start");
+	if (!r)
 		return -ENODEV;
-	if (watchdog_active(wdd))
-		return 0;
-	ret = kcompat_wdt_ret(wdd, "watchdog_dev_start", "start",
-			      wdd->ops->start(wdd));
-	if (!ret)
-		set_bit(WDOG_ACTIVE, &wdd->status);
+	if (!watchdog_active(wdd)) {
+		ret = kcompat_wdt_ret(wdd, "watchdog_dev_start", "start",
+				      kcompat_wdt_call(wdd, r,
+						       "watchdog_dev_start",
+						       wdd->ops->start));
+		if (!ret)
+			set_bit(WDOG_ACTIVE, &wdd->status);
+		/* Its start() unregistered it (one WARN): as if after. */
+		if (!ret && r->orphan)
+			kcompat_wdt_stop_gone(wdd);
+	}
+	kcompat_wdt_put(r);
 	return ret;
 }
 
 /* What a write to /dev/watchdogN does: ping (or restart) it. */
 static inline int watchdog_dev_ping(struct watchdog_device *wdd)
 {
+	struct kcompat_reg *r;
+	int ret = -ENODEV;
+
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_ping"))
 		return -EINVAL;
-	if (!wdd->reg ||
-	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_ping", "watchdog") ||
-	    !watchdog_active(wdd))
+	r = kcompat_wdt_get(wdd, "watchdog_dev_ping");
+	if (!r)
 		return -ENODEV;
-	if (wdd->ops->ping)
-		return kcompat_wdt_ret(wdd, "watchdog_dev_ping", "ping",
-				       wdd->ops->ping(wdd));
-	return kcompat_wdt_ret(wdd, "watchdog_dev_ping", "start",
-			       wdd->ops->start(wdd));
+	if (watchdog_active(wdd) && wdd->ops->ping)
+		ret = kcompat_wdt_ret(wdd, "watchdog_dev_ping", "ping",
+				      kcompat_wdt_call(wdd, r,
+						       "watchdog_dev_ping",
+						       wdd->ops->ping));
+	else if (watchdog_active(wdd))
+		ret = kcompat_wdt_ret(wdd, "watchdog_dev_ping", "start",
+				      kcompat_wdt_call(wdd, r,
+						       "watchdog_dev_ping",
+						       wdd->ops->start));
+	kcompat_wdt_put(r);
+	return ret;
 }
 
 /* What the magic close does: stop it, unless it may never stop. */
 static inline int watchdog_dev_stop(struct watchdog_device *wdd)
 {
-	int ret;
+	struct kcompat_reg *r;
+	int ret = -EBUSY;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_stop"))
 		return -EINVAL;
-	if (!wdd->reg ||
-	    kcompat_reg_foreign(wdd->reg, "watchdog_dev_stop", "watchdog"))
+	r = kcompat_wdt_get(wdd, "watchdog_dev_stop");
+	if (!r)
 		return -ENODEV;
-	if (test_bit(WDOG_NO_WAY_OUT, &wdd->status) || !wdd->ops->stop)
-		return -EBUSY;
-	ret = kcompat_wdt_ret(wdd, "watchdog_dev_stop", "stop",
-			      wdd->ops->stop(wdd));
-	if (!ret)
-		clear_bit(WDOG_ACTIVE, &wdd->status);
+	if (!test_bit(WDOG_NO_WAY_OUT, &wdd->status) && wdd->ops->stop) {
+		ret = kcompat_wdt_ret(wdd, "watchdog_dev_stop", "stop",
+				      kcompat_wdt_call(wdd, r,
+						       "watchdog_dev_stop",
+						       wdd->ops->stop));
+		if (!ret)
+			clear_bit(WDOG_ACTIVE, &wdd->status);
+	}
+	kcompat_wdt_put(r);
 	return ret;
 }
 
