@@ -45,9 +45,11 @@ endif
 export CMAKE_BUILD_PARALLEL_LEVEL ?= $(shell nproc 2>/dev/null || echo 2)
 
 # The sanitizer builds leave out the benchmarks, which no test runs: the
-# dev build compiles them (make bench's release build measures them).
-BUILD_FLAGS_asan = -DDEVRES_BUILD_BENCH=OFF
-BUILD_FLAGS_tsan = -DDEVRES_BUILD_BENCH=OFF
+# dev build compiles them (make bench's release build measures them); and
+# the man pages, which no test reads (the manpages test makes its own)
+# and no one installs from a sanitizer build.
+BUILD_FLAGS_asan = -DDEVRES_BUILD_BENCH=OFF -DDEVRES_BUILD_MAN=OFF
+BUILD_FLAGS_tsan = -DDEVRES_BUILD_BENCH=OFF -DDEVRES_BUILD_MAN=OFF
 build-%: deps
 	cmake --preset $* -DDEVRES_TESTS_REQUIRED=ON $(BUILD_FLAGS_$*) >/dev/null
 	cmake --build --preset $*
