@@ -140,15 +140,6 @@ DEVRES__NEXT(pkey_mprotect_fn, pkey_mprotect, sys_pkey_mprotect)
 DEVRES__NEXT(remap_file_pages_fn, remap_file_pages, sys_remap_file_pages)
 DEVRES__NEXT(process_madvise_fn, process_madvise, sys_process_madvise)
 
-void devres__maps_advise_resolve(void)
-{
-	(void)next_madvise();
-	(void)next_mprotect();
-	(void)next_pkey_mprotect();
-	(void)next_remap_file_pages();
-	(void)next_process_madvise();
-}
-
 #define INTERPOSE __attribute__((visibility("default")))
 
 INTERPOSE int madvise(void *addr, size_t len, int advice)

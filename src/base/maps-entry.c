@@ -156,12 +156,15 @@ static void *next_mremap_call(void *old, size_t old_len, size_t new_len,
 	return f(old, old_len, new_len, flags, new_addr);
 }
 
-void devres__maps_resolve(void)
+/*
+ * Found as the library loads, as DEVRES__NEXT()'s are: a signal handler's
+ * call may be the process's first, and dlsym() allocates.
+ */
+__attribute__((constructor)) static void maps_resolve(void)
 {
 	(void)devres__next(&next_mmap, "mmap", (devres__fn *)sys_mmap);
 	(void)devres__next(&next_munmap, "munmap", (devres__fn *)sys_munmap);
 	(void)devres__next(&next_mremap, "mremap", (devres__fn *)sys_mremap);
-	devres__maps_advise_resolve();
 }
 
 static inline bool none(void)

@@ -576,13 +576,8 @@ void *devres__mremap(void *old, size_t old_len, size_t new_len, int flags,
 static int map_insert(struct devres__map *m, bool owned)
 {
 	struct dropping d = { .n1 = SIZE_MAX, .behind = true };
-	static bool resolved;
 	size_t i;
 
-	if (unlikely(!__atomic_load_n(&resolved, __ATOMIC_ACQUIRE))) {
-		devres__maps_resolve();
-		__atomic_store_n(&resolved, true, __ATOMIC_RELEASE);
-	}
 	maps_enter();
 	pthread_cleanup_push(drop_ended, &d);
 	drop_locked(&d, m->start, m->end);

@@ -491,6 +491,10 @@ static inline devres__fn *devres__next(devres__fn **slot, const char *name,
  * next_<name>(): the next definition of @name, of function type @type,
  * resolved once for the process (devres__next()), else @fallback.
  * @type is a function type, declared with: it cannot be parenthesized.
+ * Resolved as the library loads (resolve_<name>()): dlsym() allocates on
+ * a thread's first call, and a signal handler's call of an
+ * async-signal-safe name (close(), munmap() ...) may be the process's
+ * first of it.
  */
 /* NOLINTBEGIN(bugprone-macro-parentheses) */
 #define DEVRES__NEXT(type, name, fallback)                                     \
@@ -499,6 +503,10 @@ static inline devres__fn *devres__next(devres__fn **slot, const char *name,
 	{                                                                      \
 		return (type *)devres__next(&name##_next, #name,               \
 					    (devres__fn *)(fallback));         \
+	}                                                                      \
+	__attribute__((constructor)) static void resolve_##name(void)          \
+	{                                                                      \
+		(void)next_##name();                                           \
 	}
 /* NOLINTEND(bugprone-macro-parentheses) */
 
@@ -506,13 +514,6 @@ extern HIDDEN size_t devres__maps_nr;
 extern HIDDEN TLS_FAST unsigned int devres__maps_held;
 extern HIDDEN TLS_FAST unsigned int devres__maps_own;
 extern HIDDEN bool devres__maps_unlooked;
-/*
- * Every next definition of the mapping calls found now (dlsym() may
- * allocate): done as the first record enters the table, so that a
- * signal handler's first call of a kind resolves nothing.
- */
-HIDDEN void devres__maps_resolve(void);
-HIDDEN void devres__maps_advise_resolve(void);
 
 /*
  * Whether an interposed mapping call goes straight on, unlooked at:

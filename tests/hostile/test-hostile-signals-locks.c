@@ -109,9 +109,9 @@ static void *next_sym(const char *name)
 /*
  * The handler's WARNs allocate nothing (docs/misuse.md, U22), but other
  * calls of its are not async-signal-safe: fclose() itself (the FILE is
- * freed), the first call of a descriptor call the library resolves then
- * (dlsym()), a thread's first count in the ledger. ThreadSanitizer would
- * report each.
+ * freed), a thread's first count in the ledger. ThreadSanitizer would
+ * report each. (The next definitions of the descriptor calls are found as
+ * the library loads: test-hostile-signals-first.)
  */
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)

@@ -54,6 +54,7 @@
 #include <devres/devres.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "handler-allocs.h"
 #include "hostile/cell-child.h"
 
 /* Where the thread is when the signal comes. */
@@ -121,65 +122,8 @@ static const char *const hold_name[] = { "munmap's WARNs held" };
 
 #define HELD_MAX 16
 
-static int warn_armed, in_handler, handler_allocs;
+static int warn_armed;
 static enum wcall wcall;
-
-#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-/* The sanitizers' runtimes' (sanitizer/allocator_interface.h). */
-int __sanitizer_install_malloc_and_free_hooks(
-	void (*on_malloc)(const volatile void *, size_t),
-	void (*on_free)(const volatile void *));
-
-static void on_malloc(const volatile void *p, size_t n)
-{
-	(void)p;
-	(void)n;
-	if (__atomic_load_n(&in_handler, __ATOMIC_RELAXED))
-		__atomic_add_fetch(&handler_allocs, 1, __ATOMIC_RELAXED);
-}
-
-static void on_free(const volatile void *p)
-{
-	(void)p;
-}
-
-static void count_allocs(void)
-{
-	__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
-}
-#else
-void *__libc_malloc(size_t n);
-void *__libc_calloc(size_t k, size_t n);
-void *__libc_realloc(void *p, size_t n);
-
-static void counted(void)
-{
-	if (__atomic_load_n(&in_handler, __ATOMIC_RELAXED))
-		__atomic_add_fetch(&handler_allocs, 1, __ATOMIC_RELAXED);
-}
-
-void *malloc(size_t n)
-{
-	counted();
-	return __libc_malloc(n);
-}
-
-void *calloc(size_t k, size_t n)
-{
-	counted();
-	return __libc_calloc(k, n);
-}
-
-void *realloc(void *p, size_t n)
-{
-	counted();
-	return __libc_realloc(p, n);
-}
-
-static void count_allocs(void)
-{
-}
-#endif
 
 int pthread_mutex_unlock(pthread_mutex_t *m)
 {
