@@ -8,8 +8,9 @@
  * A slot's generation is bumped when the object is freed and when the
  * slot is taken again, and the handle carries the generation it was
  * given: it matches its object's life and no other, for 2^31 lives of a
- * slot; then the slot is retired (devres__handle_del()). The slots are never given back to malloc, so checking a stale
- * handle reads only the table.
+ * slot; then the slot is retired (devres__handle_del()). The slots are
+ * never given back to malloc, so checking a stale handle reads only the
+ * table.
  *
  * A handle is 1 | tag (7 bits) | generation (32) | index (20) | 0000,
  * from bit 63 down: above any user-space address, below the ERR_PTR()

@@ -412,12 +412,12 @@ HIDDEN void devres__warn_label(const char *label, const char *func,
  * (@owner.dev only labels it; no node is disowned), and fails with
  * -EPERM, as over a sealed mapping. A record with @take has @who too:
  * under the table's lock, as @take, it describes the owner into @h
- * without taking anything; false when the mapping is no longer managed. The library's own calls
- * (devres__munmap() ...) go through the PLT to whatever comes first, then
- * the entry points of maps-entry.c, which find nothing of theirs in the
- * table; devres__munmap() does not even look (it may run under a lock a
- * @take takes). Those entry
- * points read devres__maps_nr (the count, written under the lock) and
+ * without taking anything; false when the mapping is no longer managed.
+ * The library's own calls (devres__munmap() ...) go through the PLT to
+ * whatever comes first, then the entry points of maps-entry.c, which find
+ * nothing of theirs in the table; devres__munmap() does not even look (it
+ * may run under a lock a @take takes). Those entry points read
+ * devres__maps_nr (the count, written under the lock) and
  * devres__maps_held (this thread is inside a span of the lock: go
  * straight on), and call devres__maps_check() once something is
  * recorded.

@@ -77,8 +77,8 @@ static inline bool kcompat_reg_foreign(const void *reg, const char *func,
  * devm_mutex_init() (<linux/mutex.h>): a framework's pointer to its
  * record is set and cleared under it, so that a devm_ registration names
  * its owner in the hold that makes it (kcompat_reg_adding()), and the
- * calls of the driver's methods are counted under it. Across fork() it is held (the child's copy of a
- * record whole), and the child's is free.
+ * calls of the driver's methods are counted under it. Across fork() it
+ * is held (the child's copy of a record whole), and the child's is free.
  */
 __attribute__((weak))
 pthread_mutex_t kcompat_reg_lock = PTHREAD_MUTEX_INITIALIZER;
