@@ -220,6 +220,7 @@ soak: build-dev
 	IRQ_FREE_CYCLES=100000 ./build/dev/tests/test-irq-free
 	UNMANAGED_RACE_ROUNDS=2000 ./build/dev/tests/test-unmanaged-release
 	SIGNODES_CELL_MS=3000 ./build/dev/tests/test-hostile-signals-nodes
+	STEPS_ALL=1 ./build/dev/tests/test-hostile-signals-steps
 	$(MAKE) --no-print-directory fuzz SECONDS=600
 
 # valgrind over the unit tests, in a dev build without sanitizers; the

@@ -749,6 +749,9 @@ static bool half_way(struct device *dev)
 bool devres__lock_slow(struct device *dev, const char *func)
 {
 	struct device *was;
+#ifndef DR_NO_BIAS
+	void *bias;
+#endif
 
 	if (__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
 	    devres__me()) {
@@ -794,17 +797,24 @@ bool devres__lock_slow(struct device *dev, const char *func)
 	 * atomic lock goes. Holding the atomic lock with the bias granted
 	 * and held clear, a signal handler on this thread took the fast path
 	 * (the bias is its thread's, held is clear) into the critical
-	 * section its thread was in. No revoker can be at work: revoking is
-	 * set only with the atomic lock held; one that comes later finds
-	 * held set after its barrier and waits for unlock_dev().
+	 * section its thread was in. The same holds for a bias this thread
+	 * has already: a signal handler that came after this thread found
+	 * the device without a bias (lock_dev()) and before it got here took
+	 * the device's first lock, and the bias with it, for this thread. No
+	 * revoker can be at work: revoking is set only with the atomic lock
+	 * held; one that comes later finds held set after its barrier and
+	 * waits for unlock_dev().
 	 */
-	if (!__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) &&
-	    !__atomic_load_n(&dev->devres_bias_revoking, __ATOMIC_RELAXED) &&
-	    bias_ok()) {
+	bias = __atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED);
+	if (bias == devres__me() ||
+	    (!bias &&
+	     !__atomic_load_n(&dev->devres_bias_revoking, __ATOMIC_RELAXED) &&
+	     bias_ok())) {
 		__atomic_store_n(&dev->devres_bias_held, 1, __ATOMIC_RELAXED);
 		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		__atomic_store_n(&dev->devres_bias, devres__me(),
-				 __ATOMIC_RELEASE);
+		if (!bias)
+			__atomic_store_n(&dev->devres_bias, devres__me(),
+					 __ATOMIC_RELEASE);
 		__atomic_store_n(&dev->devres_owner, devres__me(),
 				 __ATOMIC_RELAXED);
 		word_unlock(dev);
