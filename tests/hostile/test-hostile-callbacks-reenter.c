@@ -24,6 +24,8 @@
 #include <devres/devres.h>
 #include <devres/fault.h>
 #include <devres/irq.h>
+#include <devres/platform.h>
+#include <devres/posix.h>
 #include <devres/revocable.h>
 #include <linux/workqueue.h>
 #include "testlib.h"
@@ -331,6 +333,87 @@ static int work_frees_own_memory(void)
 	return 0;
 }
 
+/* ---- a driver unregistered from its own device's callbacks ---- */
+
+static struct platform_driver cb_drv;
+static int drv_line;
+static int drv_mode; /* 0: a managed thread; 1: an interrupt thread */
+
+static int thread_unregisters(void *arg)
+{
+	(void)arg;
+	platform_driver_unregister(&cb_drv);
+	set_ran();
+	while (!devres_thread_should_stop())
+		devres_thread_sleep(10);
+	return 0;
+}
+
+static irqreturn_t th_unregister(int irq, void *id)
+{
+	(void)irq;
+	(void)id;
+	platform_driver_unregister(&cb_drv);
+	set_ran();
+	return IRQ_HANDLED;
+}
+
+static int cb_probe(struct platform_device *pdev)
+{
+	if (drv_mode == 0) {
+		struct devres_thread *t = devm_thread_run(
+			&pdev->dev, thread_unregisters, NULL, "cb");
+
+		return IS_ERR(t) ? (int)PTR_ERR(t) : 0;
+	}
+	return devm_request_threaded_irq(&pdev->dev, (unsigned int)drv_line,
+					 NULL, th_unregister, IRQF_ONESHOT,
+					 "cb", pdev);
+}
+
+static struct platform_driver cb_drv = {
+	.probe = cb_probe,
+	.driver = { .name = "cb-drv" },
+};
+
+static int driver_cell(int mode)
+{
+	struct platform_device *pdev;
+
+	drv_mode = mode;
+	drv_line = irq_line_create("cb-line");
+	if (drv_line < 0 || platform_driver_register(&cb_drv))
+		return 50;
+	pdev = platform_device_register_simple("cb-drv", PLATFORM_DEVID_NONE,
+					       NULL, 0);
+	if (IS_ERR(pdev) || !pdev->dev.driver)
+		return 51;
+	if (mode == 1 && irq_line_raise(drv_line))
+		return 52;
+	if (!wait_ran())
+		return 53;
+	/* Unbound by its own callback, as its thread ends. */
+	for (int n = 0; n < 3000 && pdev->dev.driver; n++)
+		usleep(1000);
+	if (pdev->dev.driver)
+		return 54;
+	platform_device_unregister(pdev);
+	for (int n = 0; n < 3000 && irq_line_destroy(drv_line) == -EBUSY; n++)
+		usleep(1000);
+	put_device(&dev);
+	return 0;
+}
+
+static int thread_unregisters_own_driver(void)
+{
+	return driver_cell(0);
+}
+
+static int irq_thread_unregisters_own_driver(void)
+{
+	return driver_cell(1);
+}
+
 struct row {
 	const char *name;
 	int (*run)(void);
@@ -355,6 +438,9 @@ static const struct row rows[] = {
 	{ "work_flushes_own_queue", work_flushes_own_queue, 1 },
 	{ "work_drains_own_queue", work_drains_own_queue, 1 },
 	{ "work_frees_own_memory", work_frees_own_memory, 0 },
+	{ "thread_unregisters_own_driver", thread_unregisters_own_driver, 1 },
+	{ "irq_thread_unregisters_own_driver",
+	  irq_thread_unregisters_own_driver, 0 },
 };
 
 #define NR_ROWS ((int)(sizeof(rows) / sizeof(rows[0])))
