@@ -2,8 +2,8 @@
 /* ctest-labels: unit hostile tsan timeout=120 */
 /*
  * What a managed thread's function does on its own resources, by every
- * way the function ends (it returns, calls pthread_exit(), or cancels
- * itself). Each cell runs in a child under an alarm, so that a hang
+ * way the function ends (it returns, calls pthread_exit(), cancels itself,
+ * or is cancelled by another thread). Each cell runs in a child under an alarm, so that a hang
  * fails the cell: the exact WARN count, what devm_thread_stop() returns,
  * and the ledger back at its start once every thread is gone.
  *
@@ -19,6 +19,7 @@
 #include <setjmp.h>
 #include <errno.h>
 #include <pthread.h>
+#include <sched.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -42,10 +43,12 @@ enum end {
 	END_RETURN,
 	END_EXIT,
 	END_CANCEL,
+	END_CANCELLED,
 	NR_ENDS
 };
 
-static const char *const ends[NR_ENDS] = { "return", "pthread_exit", "cancel" };
+static const char *const ends[NR_ENDS] = { "return", "pthread_exit", "cancel",
+					   "cancelled" };
 
 static struct device devs[NTHREADS];
 static struct devres_thread *handles[NTHREADS];
@@ -66,9 +69,23 @@ static void wait_go(void)
 		usleep(1000);
 }
 
-/* Ends the calling thread as the column says; returns RET otherwise. */
+static void *canceller(void *arg)
+{
+	pthread_t *victim = arg;
+
+	pthread_cancel(*victim);
+	free(victim);
+	return NULL;
+}
+
+/*
+ * Ends the calling thread as the column says (cancelled by itself, or by
+ * another thread); returns RET otherwise.
+ */
 static int end_now(void)
 {
+	pthread_t *victim, helper;
+
 	switch (end_how) {
 	case END_EXIT:
 		pthread_exit(NULL);
@@ -76,6 +93,25 @@ static int end_now(void)
 		pthread_cancel(pthread_self());
 		pthread_testcancel();
 		return -1; /* not reached */
+	case END_CANCELLED:
+		victim = malloc(sizeof(*victim));
+		if (!victim)
+			return -2;
+		*victim = pthread_self();
+		if (pthread_create(&helper, NULL, canceller, victim)) {
+			free(victim);
+			return -3;
+		}
+		pthread_detach(helper);
+		/*
+		 * Acted on at pthread_testcancel(): ThreadSanitizer loses
+		 * track of a thread cancelled inside one of its interceptors
+		 * (pause(), ppoll()) and reports races that are not there.
+		 */
+		for (;;) {
+			pthread_testcancel();
+			sched_yield();
+		}
 	default:
 		return RET;
 	}
