@@ -241,7 +241,8 @@ DEVRES_API void devm_munmap(struct device *dev, void *addr, size_t len);
  * reported hang. A thread whose @fn releases its own device's resources
  * (so that the release would join the thread from itself) is not joined:
  * WARN, it is asked to stop and detached, and what it holds is given back
- * when @fn returns.
+ * when @fn returns. So is a thread that is itself stopping the releasing
+ * thread (directly or through a ring of stops) and waits for it.
  *
  * The node is on @dev's list before @fn begins, so @fn may release its
  * own device at once. @fn may end by returning, by pthread_exit() or by
@@ -270,8 +271,9 @@ DEVRES_API struct devres_thread *devm_thread_run(struct device *dev,
  * What a release does (ask, wake, wait, join, with the stop timeout's
  * WARN), now, as kthread_stop() does.
  *
- * Context: any thread but @thread itself (a misuse: WARN, -EDEADLK, the
- * thread keeps running and stays managed).
+ * Context: any thread but @thread itself, or a thread @thread is stopping
+ * and waits for (directly or through a ring of stops): a misuse, WARN,
+ * -EDEADLK, the thread keeps running and stays managed.
  * Return: what the thread's function returned, -ECANCELED when it ended
  * by pthread_exit() or cancellation; -EINVAL when @dev does not manage
  * @thread (a misuse, WARNed); -EDEADLK; -ECHILD in a child of fork() for

@@ -107,15 +107,15 @@ void posix__thread_stopping(pthread_t tid, const char *func)
 /* The library's own join or detach: let through its interposed name. */
 static __thread bool reaping;
 
-void posix__thread_detach_self(void)
+void posix__thread_detach(pthread_t tid)
 {
 	struct listed *e;
 
 	devres__handles_lock();
 	reaping = true;
-	pthread_detach(pthread_self());
+	pthread_detach(tid);
 	reaping = false;
-	e = find(pthread_self());
+	e = find(tid);
 	if (e)
 		unlist(e);
 	devres__handles_unlock();

@@ -25,7 +25,10 @@ HIDDEN void posix__thread_stopping(pthread_t tid, const char *func);
  * the table's lock; returns what the join returned.
  */
 HIDDEN int posix__thread_reap(pthread_t tid);
-/* Detaches the calling thread and forgets it in one hold of the lock. */
-HIDDEN void posix__thread_detach_self(void);
+/*
+ * Detaches @tid (the calling thread, or one that cannot end before this
+ * call returns) and forgets it in one hold of the lock.
+ */
+HIDDEN void posix__thread_detach(pthread_t tid);
 
 #endif

@@ -51,6 +51,11 @@ struct devres_thread {
 	int pid; /* the process that started it */
 	char name[16];
 	void *handle; /* the caller's */
+	/*
+	 * The managed thread this one is stopping and waits for, or NULL;
+	 * under the handles' lock (wait_begin()).
+	 */
+	struct devres_thread *waits_for;
 };
 
 /*
@@ -203,6 +208,42 @@ static struct timespec deadline_in(unsigned int ms)
 }
 
 /*
+ * Whether the calling thread may wait for @t to stop: not when @t is the
+ * calling thread, nor when @t waits, through the stops it makes (each
+ * waiting for the next), for the calling thread, which would then wait for
+ * itself. When it may, it is recorded as waiting for @t, in the same hold
+ * of the lock, so that of two threads stopping each other exactly one
+ * finds the other waiting. A thread stops waiting (wait_end()) before the
+ * record it waited for is freed, so the chain is of live records.
+ */
+static bool wait_begin(struct devres_thread *t)
+{
+	struct devres_thread *me = current;
+	bool cycle = false;
+
+	if (!me)
+		return true;
+	devres__handles_lock();
+	for (struct devres_thread *x = t; x && !cycle; x = x->waits_for)
+		cycle = x == me;
+	if (!cycle)
+		me->waits_for = t;
+	devres__handles_unlock();
+	return !cycle;
+}
+
+static void wait_end(void)
+{
+	struct devres_thread *me = current;
+
+	if (!me)
+		return;
+	devres__handles_lock();
+	me->waits_for = NULL;
+	devres__handles_unlock();
+}
+
+/*
  * Ask, wake, wait (WARN after the timeout, then wait on), join, free.
  * Waiting on beyond the timeout rather than detaching: a detached thread
  * would run on with the resources released after it.
@@ -226,6 +267,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 		devres__own_fd_close(t->wake_fd);
 		devres__ledger_add(DL_FDS, -1);
 		devres__ledger_add(DL_THREADS, -1);
+		wait_end();
 		devres__handle_del(&threads, t);
 		return -ECHILD;
 	}
@@ -250,6 +292,8 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	}
 	ret = t->ret;
 	pthread_mutex_unlock(&t->lock);
+	/* Before its record may serve a new thread. */
+	wait_end();
 	(void)posix__thread_reap(t->tid);
 	thread_free(t);
 	devres__cancel_restore(cancel);
@@ -261,21 +305,30 @@ static void devm_thread_run_release(struct device *dev, void *res)
 	struct devres_thread *t = ((struct thread_dr *)res)->t;
 	int saved = errno;
 
-	if (t != current || t->pid != devres__pid_now()) {
+	if (t->pid != devres__pid_now() || wait_begin(t)) {
 		thread_stop(dev, t, "devm_thread_run");
 		errno = saved;
 		return;
 	}
-	/* Joining itself would deadlock: let it go, it frees itself. */
-	devres__warn(dev, "devm_thread_run",
-		     "thread '%s' releases its own device's resources: asked "
-		     "to stop, not joined",
-		     t->name);
+	/*
+	 * Joining itself, or a thread that waits for this one to stop,
+	 * would never end: let it go, it frees itself.
+	 */
+	if (t == current)
+		devres__warn(dev, "devm_thread_run",
+			     "thread '%s' releases its own device's resources: "
+			     "asked to stop, not joined",
+			     t->name);
+	else
+		devres__warn(dev, "devm_thread_run",
+			     "thread '%s' is stopping this thread and waits "
+			     "for it: asked to stop, not joined",
+			     t->name);
 	(void)ask_stop(t);
 	pthread_mutex_lock(&t->lock);
 	t->detached = true;
 	pthread_mutex_unlock(&t->lock);
-	posix__thread_detach_self();
+	posix__thread_detach(t->tid);
 	errno = saved;
 }
 
@@ -394,14 +447,34 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	return handle;
 }
 
-static int match_thread(struct device *dev, void *res, void *data)
+struct stop_match {
+	void *handle;
+	const char *refused; /* the thread's name, when it waits for us */
+};
+
+/*
+ * devm_thread_stop()'s match, under the device's lock: a thread that
+ * waits for this one to stop is not taken off, and stays managed in its
+ * place; one that may be waited for is recorded as such before it is.
+ */
+static int match_stop(struct device *dev, void *res, void *data)
 {
+	struct devres_thread *t = ((struct thread_dr *)res)->t;
+	struct stop_match *m = data;
+
 	(void)dev;
-	return ((struct thread_dr *)res)->t->handle == data;
+	if (t->handle != m->handle)
+		return 0;
+	if (t->pid == devres__pid_now() && !wait_begin(t)) {
+		m->refused = t->name;
+		return 0;
+	}
+	return 1;
 }
 
 int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 {
+	struct stop_match m = { .handle = thread };
 	struct thread_dr *dr;
 	int ret;
 
@@ -412,8 +485,17 @@ int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 			     current->name);
 		return -EDEADLK;
 	}
-	dr = devres_remove(dev, devm_thread_run_release, match_thread, thread);
+	dr = devres_remove(dev, devm_thread_run_release, match_stop, &m);
+	if (!dr && m.refused) {
+		/* Its name is read while it waits for this thread: alive. */
+		devres__warn(dev, __func__,
+			     "thread '%s' is stopping this thread and waits "
+			     "for it: not stopped",
+			     m.refused);
+		return -EDEADLK;
+	}
 	if (!dr) {
+		wait_end();
 		devres__warn(dev, __func__,
 			     "thread %p is not managed by this device",
 			     (void *)thread);
