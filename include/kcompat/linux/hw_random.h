@@ -123,7 +123,9 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 					 struct kcompat_hwrng_reg **ret_r)
 {
 	struct kcompat_hwrng_reg *r;
+	struct kcompat_reg *cur;
 	int ret = 0, old;
+	bool twice;
 
 	if (kcompat_bad(rng, "hwrng_register", "hwrng"))
 		return -EINVAL;
@@ -136,9 +138,15 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 	if (!r)
 		return -ENOMEM;
 	r->rng = rng;
-	/* The name is taken now; reads find it once init() said yes. */
+	/*
+	 * The name is taken now; reads find it once init() said yes. The
+	 * rng itself registered already (a parent's is not: the child may
+	 * register its own) is a misuse; another rng of its name is not.
+	 */
 	pthread_mutex_lock(&kcompat_reg_lock);
-	if (kcompat_hwrng_find_locked(rng->name)) {
+	cur = (struct kcompat_reg *)rng->reg;
+	twice = cur && cur->pid == kcompat_lock_pid();
+	if (twice || kcompat_hwrng_find_locked(rng->name)) {
 		ret = -EEXIST;
 	} else {
 		rng->reg = r;
@@ -147,6 +155,12 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (ret) {
 		kfree(r);
+		if (twice)
+			devres_warn(dev,
+				    dev ? "devm_hwrng_register"
+					: "hwrng_register",
+				    "hwrng '%s' is registered already: refused",
+				    rng->name);
 		return ret;
 	}
 	if (rng->init) {
@@ -177,7 +191,7 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 /*
  * hwrng_register() - make @rng a source of randomness
  * Return: 0; -EINVAL without a name or read method; -EEXIST for a name
- * taken; -ENOMEM; what @rng's init returned (-EINVAL, with a WARN, for
+ * taken, or (a WARN) for @rng registered already; -ENOMEM; what @rng's init returned (-EINVAL, with a WARN, for
  * a positive value or one past -MAX_ERRNO).
  */
 static inline int hwrng_register(struct hwrng *rng)
@@ -206,6 +220,7 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 {
 	struct kcompat_hwrng_reg *r;
 	struct device *dev;
+	char what[80];
 	bool own;
 
 	if (kcompat_bad(rng, func, "hwrng"))
@@ -238,6 +253,10 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 	}
 	if (!r) {
 		pthread_mutex_unlock(&kcompat_reg_lock);
+		snprintf(what, sizeof(what), "hwrng '%s'",
+			 rng->name ? rng->name : "(null)");
+		if (by_hand)
+			kcompat_reg_none(NULL, func, what);
 		return;
 	}
 	list_del(&r->node);
@@ -302,11 +321,24 @@ static inline int kcompat_hwrng_match(struct device *dev, void *res, void *data)
 	return *(struct hwrng **)res == data;
 }
 
+/*
+ * devm_hwrng_unregister() - unregister @rng, which devm_hwrng_register()
+ * registered for @dev, now, and drop its node
+ * Context: may sleep (waits for the reads in progress). An rng @dev has
+ * no such node for (never registered, unregistered already, or
+ * registered by hwrng_register()) is a misuse: one WARN, nothing done.
+ */
 static inline void devm_hwrng_unregister(struct device *dev, struct hwrng *rng)
 {
-	if (kcompat_bad(rng, "devm_hwrng_unregister", "hwrng"))
+	if (kcompat_bad(dev, "devm_hwrng_unregister", "device") ||
+	    kcompat_bad(rng, "devm_hwrng_unregister", "hwrng"))
 		return;
-	devres_release(dev, kcompat_hwrng_release, kcompat_hwrng_match, rng);
+	if (devres_release(dev, kcompat_hwrng_release, kcompat_hwrng_match,
+			   rng))
+		devres_warn(dev, "devm_hwrng_unregister",
+			    "hwrng '%s' has no devm_hwrng_register() node on "
+			    "the device: nothing done",
+			    rng->name ? rng->name : "(null)");
 }
 
 /*

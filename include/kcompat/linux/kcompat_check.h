@@ -329,6 +329,17 @@ static inline void kcompat_reg_added(void *const *regp, struct kcompat_reg *r)
 }
 
 /*
+ * A take-back by hand (@func) of @what, which is not registered: never,
+ * or taken back already. The kernel oopses (a list_del() of an entry on
+ * no list, a NULL private pointer); here one WARN and nothing done.
+ */
+static inline void kcompat_reg_none(struct device *dev, const char *func,
+				    const char *what)
+{
+	devres_warn(dev, func, "%s is not registered: nothing done", what);
+}
+
+/*
  * A registration a devm_ call (@managed) made for @dev, taken back by
  * hand with @func: the device's node would take it back a second time at
  * unbind. One WARN naming the device and the managed call, and the node

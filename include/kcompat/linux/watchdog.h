@@ -336,6 +336,7 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 {
 	struct kcompat_reg *reg;
 	struct device *dev;
+	char what[32];
 	bool own;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
@@ -347,7 +348,11 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 	if (!reg || reg->pid != kcompat_lock_pid() ||
 	    (reg->adding && by_hand)) {
 		pthread_mutex_unlock(&kcompat_reg_lock);
-		if (reg && reg->adding && reg->pid == kcompat_lock_pid())
+		snprintf(what, sizeof(what), "watchdog %d", wdd->id);
+		if (!reg && by_hand)
+			kcompat_reg_none(wdd->parent,
+					 "watchdog_unregister_device", what);
+		else if (reg && reg->adding && reg->pid == kcompat_lock_pid())
 			devres_warn(wdd->parent, "watchdog_unregister_device",
 				    "watchdog %d is being registered by "
 				    "devm_watchdog_register_device() on this "
