@@ -244,14 +244,14 @@ static int rtc_reg(void)
 
 static int rtc_call(void)
 {
-	struct rtc_time tm;
+	struct rtc_time tm = { 0 };
 
 	return rtc_read_time(&rtcd, &tm);
 }
 
 static int rtc_child(void)
 {
-	struct rtc_time tm;
+	struct rtc_time tm = { 0 };
 	int ret;
 
 	if (init_dev(&cdev, "child-dev"))
@@ -283,7 +283,7 @@ static void rng_unreg(void)
 
 static int rng_call(void)
 {
-	char b[4];
+	char b[4] = { 0 };
 	int ret = hwrng_read(RNG_NAME, b, sizeof(b), true);
 
 	return ret == (int)sizeof(b) ? 0 : ret;
