@@ -34,7 +34,7 @@
  * twice was refused with no WARN, and an unregister by hand of what was
  * not registered (never, or a second time) said nothing: 7 cells failed.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <signal.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>

@@ -300,7 +300,8 @@ static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 	if (kcompat_bad(dev, "devm_hwrng_register", "device") ||
 	    kcompat_bad(rng, "devm_hwrng_register", "hwrng"))
 		return -EINVAL;
-	p = devres_alloc(kcompat_hwrng_release, sizeof(*p), GFP_KERNEL);
+	p = devres_alloc(kcompat_hwrng_release, sizeof(struct hwrng *),
+			 GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
 	*p = rng;

@@ -158,7 +158,8 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 		return -EINVAL;
 	if (devres_should_fail(rtc->parent, "devm_rtc_register_device"))
 		return -ENOMEM;
-	p = devres_alloc(kcompat_rtc_release, sizeof(*p), GFP_KERNEL);
+	p = devres_alloc(kcompat_rtc_release, sizeof(struct rtc_device *),
+			 GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
 	r = kcompat_reg_alloc(sizeof(*r), NULL);

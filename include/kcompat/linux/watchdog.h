@@ -409,7 +409,8 @@ static inline int devm_watchdog_register_device(struct device *dev,
 				    dev);
 		return -EINVAL;
 	}
-	p = devres_alloc(kcompat_wdt_release, sizeof(*p), GFP_KERNEL);
+	p = devres_alloc(kcompat_wdt_release, sizeof(struct watchdog_device *),
+			 GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
 	*p = wdd;
