@@ -395,7 +395,7 @@ static void read_ends_its_thread(void **state)
 	assert_int_equal(pthread_create(&t, NULL, reader, &ret), 0);
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(devres_warn_count(), warns + 1);
-	assert_int_equal(said("its read method ended the thread"), 1);
+	assert_int_equal(said("method ended the thread it ran in"), 1);
 	read_act = A_NONE;
 	assert_int_equal(read_self(), 4);
 	hwrng_unregister(&self);
@@ -406,7 +406,7 @@ static void read_ends_its_thread(void **state)
 	assert_int_equal(pthread_join(t, NULL), 0);
 	assert_int_equal(devres_warn_count(), warns + 3);
 	assert_int_equal(said("unregistered from its own read"), 1);
-	assert_int_equal(said("its read method ended the thread"), 2);
+	assert_int_equal(said("method ended the thread it ran in"), 2);
 	assert_int_equal(cleanups, 2);
 	assert_null(self.reg);
 	read_act = A_NONE;

@@ -6,7 +6,8 @@
  * and devm_rtc_register_device() replaced the object's record with a new
  * one, and the first leaked (the fixture's ledger fails). Now -EBUSY and
  * one WARN each; the registration made first stays, and goes once.
- * (hwrng_register() of a registered rng is -EEXIST by its name already.)
+ * (hwrng_register() of a registered rng is -EEXIST by its name, with a
+ * WARN: test-kc-registries runs the three registries through one table.)
  *
  * rtc_twice_at_once: two devm_rtc_register_device() of one rtc at once,
  * the first parked at a gate (a log sink of its record's allocation)

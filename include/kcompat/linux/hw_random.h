@@ -25,22 +25,22 @@
 struct hwrng;
 
 /*
- * The framework's record of one registered rng, on kcompat_hwrngs. The
- * driver's methods run without kcompat_hwrng_lock, as the kernel's run
- * without rng_mutex: a method may call the framework (read another rng,
- * register or unregister one) and the lock is never held by a thread that
- * waits in a method or ends there. Instead a record counts its users:
- * the list's reference while registered, and each read in progress;
- * hwrng_unregister() takes it off the list and waits for the reads, then
- * calls cleanup() and frees it, unless a read of its own calls it (below).
+ * The framework's record of one registered rng, on kcompat_hwrngs, both
+ * under the frameworks' kcompat_reg_lock (<linux/kcompat_check.h>). The
+ * driver's methods run without it, as the kernel's run without
+ * rng_mutex: a method may call the framework (read another rng, register
+ * or unregister one) and the lock is never held by a thread that waits
+ * in a method or ends there. Instead the record counts the reads in
+ * progress (owner.calls); hwrng_unregister() takes it off the list and
+ * waits for them, and the last put calls cleanup() and frees it
+ * (kcompat_hwrng_free()): the unregister's own, or that of a read that
+ * unregistered its own rng.
  */
 struct kcompat_hwrng_reg {
-	struct kcompat_reg owner; /* first: the process that registered */
+	struct kcompat_reg owner; /* first: the process, the calls */
 	struct list_head node;
 	struct hwrng *rng;
-	int refs;    /* the list's, and one per read in progress */
-	bool ready;  /* init() returned 0: found by reads */
-	bool orphan; /* unregistered from its own read: the last put frees */
+	bool ready; /* init() returned 0: found by reads */
 };
 
 struct hwrng {
@@ -54,62 +54,13 @@ struct hwrng {
 	unsigned short quality;
 
 	/* private: */
-	struct kcompat_hwrng_reg *reg;
+	void *reg; /* its struct kcompat_hwrng_reg while registered */
 };
 
 __attribute__((weak)) struct list_head kcompat_hwrngs = { &kcompat_hwrngs,
 							  &kcompat_hwrngs };
-__attribute__((weak))
-pthread_mutex_t kcompat_hwrng_lock = PTHREAD_MUTEX_INITIALIZER;
-/* A record's reads went down to none. */
-__attribute__((weak))
-pthread_cond_t kcompat_hwrng_cond = PTHREAD_COND_INITIALIZER;
-/*
- * The reads this thread runs, innermost first (a read method may read
- * another rng): frames on the reading threads' stacks.
- */
-struct kcompat_hwrng_frame {
-	const struct kcompat_hwrng_reg *r;
-	const struct kcompat_hwrng_frame *outer;
-};
-__attribute__((
-	weak)) __thread const struct kcompat_hwrng_frame *kcompat_hwrng_cur;
 
-/*
- * Across fork(): the lock held, so that the child's copy of the list is
- * whole. Nothing is called under it that could wait for the forking
- * thread. In the child, the parent's reads in progress are not there.
- */
-static inline void kcompat_hwrng_prepare(void)
-{
-	pthread_mutex_lock(&kcompat_hwrng_lock);
-}
-
-static inline void kcompat_hwrng_parent(void)
-{
-	pthread_mutex_unlock(&kcompat_hwrng_lock);
-}
-
-static inline void kcompat_hwrng_child(void)
-{
-	pthread_cond_init(&kcompat_hwrng_cond, NULL);
-	pthread_mutex_unlock(&kcompat_hwrng_lock);
-}
-
-__attribute__((weak)) pthread_once_t kcompat_hwrng_once = PTHREAD_ONCE_INIT;
-
-static inline void kcompat_hwrng_atfork(void)
-{
-	(void)pthread_atfork(kcompat_hwrng_prepare, kcompat_hwrng_parent,
-			     kcompat_hwrng_child);
-}
-
-/* At start, before any thread: each file that includes this asks once. */
-__attribute__((constructor)) static void kcompat_hwrng_ctor(void)
-{
-	pthread_once(&kcompat_hwrng_once, kcompat_hwrng_atfork);
-}
-
+/* The registration named @name, under kcompat_reg_lock. */
 static inline struct kcompat_hwrng_reg *
 kcompat_hwrng_find_locked(const char *name)
 {
@@ -141,6 +92,15 @@ static inline void kcompat_hwrng_cleanup(struct hwrng *rng)
 	kcompat_cancel_restore(old);
 }
 
+/* The last put of a registration taken back: cleanup(), then the record. */
+static inline void kcompat_hwrng_free(struct kcompat_reg *owner)
+{
+	struct kcompat_hwrng_reg *r = (struct kcompat_hwrng_reg *)owner;
+
+	kcompat_hwrng_cleanup(r->rng);
+	kfree(r);
+}
+
 /*
  * A method of @rng that returned @ret outside its contract: a positive
  * init(), or a read method's negative value past -MAX_ERRNO.
@@ -163,7 +123,9 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 					 struct kcompat_hwrng_reg **ret_r)
 {
 	struct kcompat_hwrng_reg *r;
+	struct kcompat_reg *cur;
 	int ret = 0, old;
+	bool twice;
 
 	if (kcompat_bad(rng, "hwrng_register", "hwrng"))
 		return -EINVAL;
@@ -171,23 +133,34 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 		return -EINVAL;
 	if (devres_should_fail(NULL, "hwrng_register"))
 		return -ENOMEM;
-	r = kzalloc(sizeof(*r), GFP_KERNEL);
+	r = (struct kcompat_hwrng_reg *)kcompat_reg_alloc(sizeof(*r),
+							  kcompat_hwrng_free);
 	if (!r)
 		return -ENOMEM;
-	r->owner.pid = kcompat_lock_pid();
 	r->rng = rng;
-	r->refs = 1;
-	/* The name is taken now; reads find it once init() said yes. */
-	pthread_mutex_lock(&kcompat_hwrng_lock);
-	if (kcompat_hwrng_find_locked(rng->name)) {
+	/*
+	 * The name is taken now; reads find it once init() said yes. The
+	 * rng itself registered already (a parent's is not: the child may
+	 * register its own) is a misuse; another rng of its name is not.
+	 */
+	pthread_mutex_lock(&kcompat_reg_lock);
+	cur = (struct kcompat_reg *)rng->reg;
+	twice = cur && cur->pid == kcompat_lock_pid();
+	if (twice || kcompat_hwrng_find_locked(rng->name)) {
 		ret = -EEXIST;
 	} else {
 		rng->reg = r;
 		list_add_tail(&r->node, &kcompat_hwrngs);
 	}
-	pthread_mutex_unlock(&kcompat_hwrng_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (ret) {
 		kfree(r);
+		if (twice)
+			devres_warn(dev,
+				    dev ? "devm_hwrng_register"
+					: "hwrng_register",
+				    "hwrng '%s' is registered already: refused",
+				    rng->name);
 		return ret;
 	}
 	if (rng->init) {
@@ -198,7 +171,7 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 			ret = kcompat_hwrng_ret(rng, "hwrng_register", "init",
 						ret);
 	}
-	pthread_mutex_lock(&kcompat_hwrng_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	if (ret) {
 		list_del(&r->node);
 		rng->reg = NULL;
@@ -207,7 +180,7 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 		if (dev)
 			kcompat_reg_adding(&r->owner, dev);
 	}
-	pthread_mutex_unlock(&kcompat_hwrng_lock);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (ret)
 		kfree(r);
 	else
@@ -218,7 +191,7 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 /*
  * hwrng_register() - make @rng a source of randomness
  * Return: 0; -EINVAL without a name or read method; -EEXIST for a name
- * taken; -ENOMEM; what @rng's init returned (-EINVAL, with a WARN, for
+ * taken, or (a WARN) for @rng registered already; -ENOMEM; what @rng's init returned (-EINVAL, with a WARN, for
  * a positive value or one past -MAX_ERRNO).
  */
 static inline int hwrng_register(struct hwrng *rng)
@@ -226,31 +199,6 @@ static inline int hwrng_register(struct hwrng *rng)
 	struct kcompat_hwrng_reg *r;
 
 	return kcompat_hwrng_register(rng, NULL, &r);
-}
-
-/* A read of @r is over; the last one of an orphan frees it. */
-static inline void kcompat_hwrng_put(struct kcompat_hwrng_reg *r)
-{
-	bool last;
-
-	pthread_mutex_lock(&kcompat_hwrng_lock);
-	last = --r->refs == 0 && r->orphan;
-	pthread_cond_broadcast(&kcompat_hwrng_cond);
-	pthread_mutex_unlock(&kcompat_hwrng_lock);
-	if (last) {
-		kcompat_hwrng_cleanup(r->rng);
-		kfree(r);
-	}
-}
-
-/* Whether this thread runs a read of @r (a method it calls, nested). */
-static inline bool kcompat_hwrng_in_read(const struct kcompat_hwrng_reg *r)
-{
-	for (const struct kcompat_hwrng_frame *f = kcompat_hwrng_cur; f;
-	     f = f->outer)
-		if (f->r == r)
-			return true;
-	return false;
 }
 
 /*
@@ -272,19 +220,16 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 {
 	struct kcompat_hwrng_reg *r;
 	struct device *dev;
-	int old;
+	char what[80];
+	bool own;
 
 	if (kcompat_bad(rng, func, "hwrng"))
 		return;
-	pthread_mutex_lock(&kcompat_hwrng_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	/* A devm_hwrng_register() putting its node on: found on, after. */
-	old = kcompat_cancel_off();
-	while ((r = rng->reg) && r->owner.pid == kcompat_lock_pid() &&
-	       kcompat_reg_being_added(&r->owner))
-		pthread_cond_wait(&kcompat_hwrng_cond, &kcompat_hwrng_lock);
-	kcompat_cancel_restore(old);
+	r = (struct kcompat_hwrng_reg *)kcompat_reg_find_added(&rng->reg);
 	if (r && r->owner.pid != kcompat_lock_pid()) {
-		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		pthread_mutex_unlock(&kcompat_reg_lock);
 		(void)kcompat_reg_foreign(r, func, "hwrng");
 		return;
 	}
@@ -297,7 +242,7 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 		 */
 		bool init = !r->ready;
 
-		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		pthread_mutex_unlock(&kcompat_reg_lock);
 		devres_warn(NULL, func,
 			    "hwrng '%s' is being registered (%s): not "
 			    "unregistered",
@@ -307,39 +252,30 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 		return;
 	}
 	if (!r) {
-		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		pthread_mutex_unlock(&kcompat_reg_lock);
+		snprintf(what, sizeof(what), "hwrng '%s'",
+			 rng->name ? rng->name : "(null)");
+		if (by_hand)
+			kcompat_reg_none(NULL, func, what);
 		return;
 	}
 	list_del(&r->node);
 	rng->reg = NULL;
-	r->refs--;
 	dev = by_hand ? r->owner.managed : NULL;
 	r->owner.managed = NULL;
-	if (kcompat_hwrng_in_read(r)) {
-		r->orphan = true;
-		pthread_mutex_unlock(&kcompat_hwrng_lock);
-		if (dev)
-			kcompat_reg_by_hand(dev, func, "hwrng",
-					    "devm_hwrng_register",
-					    kcompat_hwrng_release,
-					    kcompat_hwrng_match, rng);
-		devres_warn(NULL, func,
-			    "hwrng '%s' unregistered from its own read: its "
-			    "cleanup runs when the read returns",
-			    rng->name);
-		return;
-	}
-	old = kcompat_cancel_off();
-	while (r->refs)
-		pthread_cond_wait(&kcompat_hwrng_cond, &kcompat_hwrng_lock);
-	pthread_mutex_unlock(&kcompat_hwrng_lock);
-	kcompat_cancel_restore(old);
+	/* Its reads in progress end first, unless this is one of them. */
+	own = kcompat_reg_wait_calls(&r->owner);
+	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (dev)
 		kcompat_reg_by_hand(dev, func, "hwrng", "devm_hwrng_register",
 				    kcompat_hwrng_release, kcompat_hwrng_match,
 				    rng);
-	kcompat_hwrng_cleanup(rng);
-	kfree(r);
+	if (own)
+		devres_warn(NULL, func,
+			    "hwrng '%s' unregistered from its own read: its "
+			    "cleanup runs when the read returns",
+			    rng->name);
+	kcompat_reg_put(&r->owner);
 }
 
 static inline void hwrng_unregister(struct hwrng *rng)
@@ -364,7 +300,8 @@ static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 	if (kcompat_bad(dev, "devm_hwrng_register", "device") ||
 	    kcompat_bad(rng, "devm_hwrng_register", "hwrng"))
 		return -EINVAL;
-	p = devres_alloc(kcompat_hwrng_release, sizeof(*p), GFP_KERNEL);
+	p = devres_alloc(kcompat_hwrng_release, sizeof(struct hwrng *),
+			 GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
 	*p = rng;
@@ -375,12 +312,7 @@ static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 		return ret;
 	}
 	devres_add(dev, p);
-	pthread_mutex_lock(&kcompat_hwrng_lock);
-	/* Unless the node's release took it back on this thread (a sink). */
-	if (rng->reg == r)
-		r->owner.adding = false;
-	pthread_cond_broadcast(&kcompat_hwrng_cond);
-	pthread_mutex_unlock(&kcompat_hwrng_lock);
+	kcompat_reg_added(&rng->reg, &r->owner);
 	return 0;
 }
 
@@ -390,32 +322,24 @@ static inline int kcompat_hwrng_match(struct device *dev, void *res, void *data)
 	return *(struct hwrng **)res == data;
 }
 
+/*
+ * devm_hwrng_unregister() - unregister @rng, which devm_hwrng_register()
+ * registered for @dev, now, and drop its node
+ * Context: may sleep (waits for the reads in progress). An rng @dev has
+ * no such node for (never registered, unregistered already, or
+ * registered by hwrng_register()) is a misuse: one WARN, nothing done.
+ */
 static inline void devm_hwrng_unregister(struct device *dev, struct hwrng *rng)
 {
-	if (kcompat_bad(rng, "devm_hwrng_unregister", "hwrng"))
+	if (kcompat_bad(dev, "devm_hwrng_unregister", "device") ||
+	    kcompat_bad(rng, "devm_hwrng_unregister", "hwrng"))
 		return;
-	devres_release(dev, kcompat_hwrng_release, kcompat_hwrng_match, rng);
-}
-
-/*
- * A read method that ends its thread (pthread_exit(); cancellation is off
- * in it) skips the rest of hwrng_read(): this cleanup handler, which runs
- * while the read's frame is still there, lets the read go as a return
- * would, so that hwrng_unregister() does not wait for it for ever. One
- * WARN.
- */
-static inline void kcompat_hwrng_ended(void *arg)
-{
-	const struct kcompat_hwrng_frame *frame =
-		(const struct kcompat_hwrng_frame *)arg;
-	struct kcompat_hwrng_reg *r = (struct kcompat_hwrng_reg *)frame->r;
-
-	devres_warn(NULL, "hwrng_read",
-		    "hwrng '%s': its read method ended the thread it ran in: "
-		    "the read is let go",
-		    r->rng->name);
-	kcompat_hwrng_cur = frame->outer;
-	kcompat_hwrng_put(r);
+	if (devres_release(dev, kcompat_hwrng_release, kcompat_hwrng_match,
+			   rng))
+		devres_warn(dev, "devm_hwrng_unregister",
+			    "hwrng '%s' has no devm_hwrng_register() node on "
+			    "the device: nothing done",
+			    rng->name ? rng->name : "(null)");
 }
 
 /*
@@ -436,15 +360,26 @@ static inline int kcompat_hwrng_too_many(const struct hwrng *rng,
 	return (int)room;
 }
 
-/* The read methods of the rng of @frame; their end is caught (above). */
-static inline int kcompat_hwrng_call(const struct kcompat_hwrng_frame *frame,
-				     void *buf, size_t max, bool wait)
+/* A read of @rng, into @buf of @max bytes. */
+struct kcompat_hwrng_read {
+	struct hwrng *rng;
+	void *buf;
+	size_t max;
+	bool wait;
+};
+
+/* The read methods of the rng of a read (kcompat_reg_call()'s method). */
+static inline int kcompat_hwrng_call(void *arg)
 {
-	struct hwrng *rng = frame->r->rng;
+	const struct kcompat_hwrng_read *rd =
+		(const struct kcompat_hwrng_read *)arg;
+	struct hwrng *rng = rd->rng;
+	void *buf = rd->buf;
+	size_t max = rd->max;
+	bool wait = rd->wait;
 	int ret;
 	u32 word;
 
-	pthread_cleanup_push(kcompat_hwrng_ended, (void *)frame);
 	if (rng->read) {
 		ret = rng->read(rng, buf, max, wait);
 		if (ret > 0 && (size_t)ret > max)
@@ -467,7 +402,6 @@ static inline int kcompat_hwrng_call(const struct kcompat_hwrng_frame *frame,
 			}
 		}
 	}
-	pthread_cleanup_pop(0);
 	return ret;
 }
 
@@ -475,40 +409,42 @@ static inline int kcompat_hwrng_call(const struct kcompat_hwrng_frame *frame,
  * hwrng_read() - read from the registered rng called @name (what a reader
  * of /dev/hwrng gets): the bytes read, -ENODEV when there is none (or
  * its init() has not returned), -EDEADLK from a read method of that rng
- * (one WARN), or the driver's error.
+ * (one WARN), or the driver's error. The read is counted on the
+ * registration: hwrng_unregister() on another thread waits for it, and
+ * a read method that ends its thread is let go with one WARN
+ * (kcompat_reg_call()).
  */
 static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
 {
-	struct kcompat_hwrng_frame frame;
+	struct kcompat_hwrng_read rd = { NULL, buf, max, wait };
 	struct kcompat_hwrng_reg *r;
 	int ret, old;
 
 	if (kcompat_bad(name, "hwrng_read", "name") ||
 	    kcompat_bad(buf, "hwrng_read", "buffer"))
 		return -EINVAL;
-	pthread_mutex_lock(&kcompat_hwrng_lock);
+	pthread_mutex_lock(&kcompat_reg_lock);
 	r = kcompat_hwrng_find_locked(name);
 	if (!r || !r->ready) {
-		pthread_mutex_unlock(&kcompat_hwrng_lock);
+		pthread_mutex_unlock(&kcompat_reg_lock);
 		return -ENODEV;
 	}
-	if (kcompat_hwrng_in_read(r)) {
-		pthread_mutex_unlock(&kcompat_hwrng_lock);
+	if (kcompat_reg_in_call(&r->owner)) {
+		pthread_mutex_unlock(&kcompat_reg_lock);
 		devres_warn(NULL, "hwrng_read",
 			    "hwrng '%s' read from its own read method: refused",
 			    name);
 		return -EDEADLK;
 	}
-	r->refs++;
-	pthread_mutex_unlock(&kcompat_hwrng_lock);
-	frame.r = r;
-	frame.outer = kcompat_hwrng_cur;
-	kcompat_hwrng_cur = &frame;
+	/* Reads of one rng may run at once: counted, not waited for. */
+	r->owner.calls++;
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	rd.rng = r->rng;
 	old = kcompat_cancel_off();
-	ret = kcompat_hwrng_call(&frame, buf, max, wait);
+	ret = kcompat_reg_call(&r->owner, "hwrng_read", kcompat_hwrng_call,
+			       &rd);
 	kcompat_cancel_restore(old);
-	kcompat_hwrng_cur = frame.outer;
-	kcompat_hwrng_put(r);
+	kcompat_reg_put(&r->owner);
 	return ret;
 }
 

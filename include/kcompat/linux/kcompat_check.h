@@ -49,15 +49,40 @@ struct kcompat_reg {
 	bool adding;
 	pthread_t adder;
 	/*
-	 * The calls of the driver's methods running on it (a watchdog's
-	 * start(), an rtc's read_time()): one at a time, a nested call of
-	 * the thread running one excepted; a take-back waits for them
-	 * (kcompat_reg_get()). @orphan: taken back from one of its own
-	 * methods, which it would wait for: the end of that call frees it.
+	 * The users of the record: the calls of the driver's methods running
+	 * on it (a watchdog's start(), an rtc's read_time(), an hwrng's
+	 * read()), and its take-back while it finishes. A take-back waits
+	 * for the calls (kcompat_reg_wait_calls()). @gone: taken back, the
+	 * last kcompat_reg_put() releases it. @orphan: taken back from one
+	 * of its own methods, which it would wait for: the end of that call
+	 * releases it.
 	 */
 	unsigned int calls;
+	bool gone;
 	bool orphan;
+	/*
+	 * What the last put calls to free the record (NULL: kfree()): a
+	 * framework whose record holds more (an hwrng's cleanup()).
+	 */
+	void (*release)(struct kcompat_reg *r);
 };
+
+/*
+ * A new registration record of @size bytes (at least a struct
+ * kcompat_reg, which begins it), zeroed, this process's, freed at its
+ * last put by @release (NULL: kfree()). NULL when out of memory.
+ */
+static inline struct kcompat_reg *
+kcompat_reg_alloc(size_t size, void (*release)(struct kcompat_reg *r))
+{
+	struct kcompat_reg *r = (struct kcompat_reg *)kzalloc(size, GFP_KERNEL);
+
+	if (!r)
+		return NULL;
+	r->pid = kcompat_lock_pid();
+	r->release = release;
+	return r;
+}
 
 /* Whether @reg is another process's: one WARN naming @what and @func. */
 static inline bool kcompat_reg_foreign(const void *reg, const char *func,
@@ -73,12 +98,13 @@ static inline bool kcompat_reg_foreign(const void *reg, const char *func,
 }
 
 /*
- * The registrations of the watchdog and rtc frameworks, and the marks of
- * devm_mutex_init() (<linux/mutex.h>): a framework's pointer to its
- * record is set and cleared under it, so that a devm_ registration names
- * its owner in the hold that makes it (kcompat_reg_adding()), and the
- * calls of the driver's methods are counted under it. Across fork() it
- * is held (the child's copy of a record whole), and the child's is free.
+ * The registrations of the hwrng, watchdog and rtc frameworks (and the
+ * hwrng list), and the marks of devm_mutex_init() (<linux/mutex.h>): a
+ * framework's pointer to its record is set and cleared under it, so that
+ * a devm_ registration names its owner in the hold that makes it
+ * (kcompat_reg_adding()), and the calls of the driver's methods are
+ * counted under it. One lock, one fork policy: across fork() it is held
+ * (the child's copy of a record whole), and the child's is free.
  */
 __attribute__((weak))
 pthread_mutex_t kcompat_reg_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -166,25 +192,30 @@ kcompat_reg_get(void *const *regp, const char *func, const char *what)
 	return r;
 }
 
-/* A call on @r is over. True: it was an orphan's last, to be freed. */
-static inline bool kcompat_reg_put(struct kcompat_reg *r)
+/* A user of @r let go; the last one of a record taken back releases it. */
+static inline void kcompat_reg_put(struct kcompat_reg *r)
 {
 	bool last;
 
 	pthread_mutex_lock(&kcompat_reg_lock);
-	last = --r->calls == 0 && r->orphan;
+	last = --r->calls == 0 && r->gone;
 	pthread_cond_broadcast(&kcompat_reg_cond);
 	pthread_mutex_unlock(&kcompat_reg_lock);
-	return last;
+	if (!last)
+		return;
+	if (r->release)
+		r->release(r);
+	else
+		kfree(r);
 }
 
 /*
  * A take-back, under kcompat_reg_lock, of @r it took off already (no
- * call starts now): waits for the call running on it, unless this thread
- * runs one (a method taking its own registration back): then @r is an
- * orphan, counted once more for the take-back's own use, and true is
- * returned: kcompat_reg_put() once done with it, and the end of the
- * method's call frees it.
+ * call starts now): waits for the calls running on it, unless this
+ * thread runs one (a method taking its own registration back): then @r
+ * is an orphan, and true is returned. Either way @r is counted for the
+ * take-back's own use: kcompat_reg_put() once done with it, and the last
+ * put (this one, or the end of the method's call) releases it.
  */
 static inline bool kcompat_reg_wait_calls(struct kcompat_reg *r)
 {
@@ -194,8 +225,9 @@ static inline bool kcompat_reg_wait_calls(struct kcompat_reg *r)
 	while (!own && r->calls)
 		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
 	kcompat_cancel_restore(old);
+	r->gone = true;
 	r->orphan = own;
-	r->calls += own;
+	r->calls++;
 	return own;
 }
 
@@ -209,8 +241,7 @@ static inline void kcompat_call_ended(void *arg)
 		    "a driver's method ended the thread it ran in: the call "
 		    "is let go");
 	kcompat_call_cur = f->outer;
-	if (kcompat_reg_put((struct kcompat_reg *)f->r))
-		kfree(f->r);
+	kcompat_reg_put((struct kcompat_reg *)f->r);
 }
 
 /*
@@ -263,6 +294,49 @@ static inline void kcompat_reg_adding(struct kcompat_reg *reg,
 static inline bool kcompat_reg_being_added(const struct kcompat_reg *reg)
 {
 	return reg && reg->adding && !pthread_equal(reg->adder, pthread_self());
+}
+
+/*
+ * The registration *@regp of this process, under kcompat_reg_lock, once
+ * no other thread is putting its devm_ node on (kcompat_reg_adding()):
+ * a take-back then finds the node on the device. Another process's is
+ * returned at once (not waited for: nobody clears its mark in a child).
+ */
+static inline struct kcompat_reg *kcompat_reg_find_added(void *const *regp)
+{
+	struct kcompat_reg *r;
+	int old = kcompat_cancel_off();
+
+	while ((r = (struct kcompat_reg *)*regp) &&
+	       r->pid == kcompat_lock_pid() && kcompat_reg_being_added(r))
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	kcompat_cancel_restore(old);
+	return r;
+}
+
+/*
+ * A devm_ registration's node is on its device: the mark cleared, unless
+ * the node's release took @r back on this thread meanwhile (a log sink
+ * of devres_add()), and the take-backs waiting for it woken.
+ */
+static inline void kcompat_reg_added(void *const *regp, struct kcompat_reg *r)
+{
+	pthread_mutex_lock(&kcompat_reg_lock);
+	if (*regp == r)
+		r->adding = false;
+	pthread_cond_broadcast(&kcompat_reg_cond);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+}
+
+/*
+ * A take-back by hand (@func) of @what, which is not registered: never,
+ * or taken back already. The kernel oopses (a list_del() of an entry on
+ * no list, a NULL private pointer); here one WARN and nothing done.
+ */
+static inline void kcompat_reg_none(struct device *dev, const char *func,
+				    const char *what)
+{
+	devres_warn(dev, func, "%s is not registered: nothing done", what);
 }
 
 /*

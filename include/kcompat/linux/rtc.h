@@ -131,16 +131,14 @@ static inline void kcompat_rtc_release(struct device *dev, void *res)
 	if (r)
 		own = kcompat_reg_wait_calls(r);
 	pthread_mutex_unlock(&kcompat_reg_lock);
-	if (!own) {
-		kfree(r);
+	if (!r)
 		return;
-	}
-	devres_warn(dev, "devm_rtc_register_device",
-		    "rtc %p taken back from its own method: its record goes "
-		    "when the method returns",
-		    (void *)rtc);
-	if (kcompat_reg_put(r))
-		kfree(r);
+	if (own)
+		devres_warn(dev, "devm_rtc_register_device",
+			    "rtc %p taken back from its own method: its record "
+			    "goes when the method returns",
+			    (void *)rtc);
+	kcompat_reg_put(r);
 }
 
 /*
@@ -160,15 +158,15 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 		return -EINVAL;
 	if (devres_should_fail(rtc->parent, "devm_rtc_register_device"))
 		return -ENOMEM;
-	p = devres_alloc(kcompat_rtc_release, sizeof(*p), GFP_KERNEL);
+	p = devres_alloc(kcompat_rtc_release, sizeof(struct rtc_device *),
+			 GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	r = (struct kcompat_reg *)kzalloc(sizeof(*r), GFP_KERNEL);
+	r = kcompat_reg_alloc(sizeof(*r), NULL);
 	if (!r) {
 		devres_free(p);
 		return -ENOMEM;
 	}
-	r->pid = kcompat_lock_pid();
 	*p = rtc;
 	/* Registered by another thread meanwhile: as if it came first. */
 	pthread_mutex_lock(&kcompat_reg_lock);
@@ -272,8 +270,7 @@ static inline int kcompat_rtc_call(struct rtc_device *rtc, struct rtc_time *tm,
 		ret = kcompat_method_ret(
 			parent, func, "rtc", set ? "set_time" : "read_time",
 			kcompat_reg_call(r, func, kcompat_rtc_thunk, &m));
-	if (kcompat_reg_put(r))
-		kfree(r);
+	kcompat_reg_put(r);
 	if (!ret && !set)
 		ret = rtc_valid_tm(tm);
 	return ret;

@@ -234,10 +234,9 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 		return ret;
 	if (devres_should_fail(wdd->parent, "watchdog_register_device"))
 		return -ENOMEM;
-	reg = (struct kcompat_reg *)kzalloc(sizeof(*reg), GFP_KERNEL);
+	reg = kcompat_reg_alloc(sizeof(*reg), NULL);
 	if (!reg)
 		return -ENOMEM;
-	reg->pid = kcompat_lock_pid();
 	pthread_mutex_lock(&kcompat_reg_lock);
 	/* Registered by another thread meanwhile: as if it came first. */
 	cur = wdd->reg;
@@ -298,12 +297,6 @@ static inline struct kcompat_reg *kcompat_wdt_get(struct watchdog_device *wdd,
 	return kcompat_reg_get(&wdd->reg, func, "watchdog");
 }
 
-static inline void kcompat_wdt_put(struct kcompat_reg *r)
-{
-	if (kcompat_reg_put(r))
-		kfree(r);
-}
-
 struct kcompat_wdt_method {
 	struct watchdog_device *wdd;
 	int (*method)(struct watchdog_device *wdd);
@@ -343,23 +336,23 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 {
 	struct kcompat_reg *reg;
 	struct device *dev;
+	char what[32];
 	bool own;
-	int old;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
 		return;
 	pthread_mutex_lock(&kcompat_reg_lock);
 	/* A devm_ registration putting its node on: found on, after. */
-	old = kcompat_cancel_off();
-	while ((reg = (struct kcompat_reg *)wdd->reg) &&
-	       reg->pid == kcompat_lock_pid() && kcompat_reg_being_added(reg))
-		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
-	kcompat_cancel_restore(old);
+	reg = kcompat_reg_find_added(&wdd->reg);
 	/* The node's release, from a log sink of the adding thread, goes on. */
 	if (!reg || reg->pid != kcompat_lock_pid() ||
 	    (reg->adding && by_hand)) {
 		pthread_mutex_unlock(&kcompat_reg_lock);
-		if (reg && reg->adding && reg->pid == kcompat_lock_pid())
+		snprintf(what, sizeof(what), "watchdog %d", wdd->id);
+		if (!reg && by_hand)
+			kcompat_reg_none(wdd->parent,
+					 "watchdog_unregister_device", what);
+		else if (reg && reg->adding && reg->pid == kcompat_lock_pid())
 			devres_warn(wdd->parent, "watchdog_unregister_device",
 				    "watchdog %d is being registered by "
 				    "devm_watchdog_register_device() on this "
@@ -387,10 +380,7 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 			    "its record goes when the method returns",
 			    wdd->id);
 	kcompat_wdt_stop_gone(wdd);
-	if (own)
-		kcompat_wdt_put(reg);
-	else
-		kfree(reg);
+	kcompat_reg_put(reg);
 }
 
 static inline void watchdog_unregister_device(struct watchdog_device *wdd)
@@ -419,7 +409,8 @@ static inline int devm_watchdog_register_device(struct device *dev,
 				    dev);
 		return -EINVAL;
 	}
-	p = devres_alloc(kcompat_wdt_release, sizeof(*p), GFP_KERNEL);
+	p = devres_alloc(kcompat_wdt_release, sizeof(struct watchdog_device *),
+			 GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
 	*p = wdd;
@@ -430,12 +421,7 @@ static inline int devm_watchdog_register_device(struct device *dev,
 		return ret;
 	}
 	devres_add(dev, p);
-	pthread_mutex_lock(&kcompat_reg_lock);
-	/* Unless the node's release took it back on this thread (a sink). */
-	if (wdd->reg == reg)
-		reg->adding = false;
-	pthread_cond_broadcast(&kcompat_reg_cond);
-	pthread_mutex_unlock(&kcompat_reg_lock);
+	kcompat_reg_added(&wdd->reg, reg);
 	return 0;
 }
 
@@ -468,7 +454,7 @@ static inline int watchdog_dev_start(struct watchdog_device *wdd)
 		if (!ret && r->orphan)
 			kcompat_wdt_stop_gone(wdd);
 	}
-	kcompat_wdt_put(r);
+	kcompat_reg_put(r);
 	return ret;
 }
 
@@ -493,7 +479,7 @@ static inline int watchdog_dev_ping(struct watchdog_device *wdd)
 				      kcompat_wdt_call(wdd, r,
 						       "watchdog_dev_ping",
 						       wdd->ops->start));
-	kcompat_wdt_put(r);
+	kcompat_reg_put(r);
 	return ret;
 }
 
@@ -516,7 +502,7 @@ static inline int watchdog_dev_stop(struct watchdog_device *wdd)
 		if (!ret)
 			clear_bit(WDOG_ACTIVE, &wdd->status);
 	}
-	kcompat_wdt_put(r);
+	kcompat_reg_put(r);
 	return ret;
 }
 
