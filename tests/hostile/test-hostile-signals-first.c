@@ -253,7 +253,7 @@ static void on_ledger_signal(int sig)
 }
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
-void __libc_free(void *p);
+void __libc_free(void *p); /* NOLINT(bugprone-reserved-identifier) */
 
 /*
  * An ending thread's first free() (a key destructor's, as the ledger's
