@@ -208,7 +208,6 @@ static int lmark;     /* lhandled as the thread of the moment started */
 static pid_t lvictim; /* the thread to signal, 0 when none */
 static int lstop;
 static __thread bool leaving; /* this thread has returned */
-static __thread bool hooked;  /* and free() raised its signal */
 
 static void ldev_release(struct device *dev)
 {
@@ -253,6 +252,8 @@ static void on_ledger_signal(int sig)
 }
 
 #if !defined(__SANITIZE_ADDRESS__) && !defined(__SANITIZE_THREAD__)
+static __thread bool hooked; /* free() raised the signal */
+
 void __libc_free(void *p); /* NOLINT(bugprone-reserved-identifier) */
 
 /*
