@@ -94,9 +94,29 @@ static void exited(void *arg)
 		give(v);
 }
 
+/*
+ * fork() in a threaded program: the child has only the forking thread,
+ * and the others' tallies would stay taken for good. Given back, with
+ * their counts, as their threads' ends would have.
+ */
+static void ledger_child(void)
+{
+	long *v = devres__tally;
+
+	for (unsigned int w = 0; w < POOL / WORD_BITS; w++)
+		__atomic_store_n(&claimed[w], 0, __ATOMIC_RELAXED);
+	if (v) {
+		size_t i = (size_t)((struct tally *)(void *)v - pool);
+
+		__atomic_store_n(&claimed[i / WORD_BITS],
+				 1ull << (i % WORD_BITS), __ATOMIC_RELAXED);
+	}
+}
+
 __attribute__((constructor)) static void ledger_init(void)
 {
 	have_key = !pthread_key_create(&exit_key, exited);
+	devres__atfork(DEVRES_FORK_LEDGER, NULL, NULL, ledger_child);
 }
 
 /*
