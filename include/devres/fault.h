@@ -192,7 +192,8 @@ struct devres_ledger {
  *
  * Each count is exact when no other thread is acquiring or releasing.
  *
- * Context: any thread.
+ * Context: any thread, a signal handler too: it reads the counts without
+ * a lock and allocates nothing.
  */
 DEVRES_API void devres_ledger_snapshot(struct devres_ledger *ret_ledger);
 

@@ -2,114 +2,178 @@
 /*
  * The ledger of live resources. Each thread counts in its own tally, written
  * only by that thread with relaxed atomics (plain moves on x86), so counting
- * costs no locked instruction on the allocation path. A snapshot sums the
- * tallies of live threads and what exited threads left behind.
+ * costs no locked instruction on the allocation path. A snapshot sums every
+ * tally and the shared fallback.
+ *
+ * A thread's first count may come from a signal handler (one that closes a
+ * managed descriptor, frees a managed allocation or releases a node), which
+ * may have interrupted its thread inside malloc() or inside this file: so
+ * nothing here allocates or takes a lock. Tallies are slots of a static
+ * pool, claimed and given back with a compare-and-swap on a bitmap; a
+ * thread that finds none free counts in the shared fallback, atomically,
+ * and tries again at its next count. A tally given back keeps its counts,
+ * and its next thread adds to them: a count, once made, stays where it is,
+ * so a snapshot that runs while a thread exits sees it once, neither
+ * twice (folded and still in its tally) nor not at all. The pool's key,
+ * whose destructor gives a tally back as its thread exits, is made as the
+ * library loads: among the process's first keys, whose
+ * pthread_setspecific() writes the thread's own block and allocates
+ * nothing (glibc).
  */
 #include <errno.h>
 #include <pthread.h>
-#include <stdlib.h>
+#include <stdbool.h>
 #include <devres/fault.h>
 #include "internal.h"
 
+/* Tallies in the pool; past them, threads count in the fallback. */
+#define POOL 256
+#define WORD_BITS 64
+
+/* A cache line of its own (two): threads never write each other's lines. */
 struct tally {
 	long v[DL_NR];
-	struct tally *next;
-};
+} __attribute__((aligned(64)));
 
-static TLS_FAST struct tally *self;
 TLS_FAST long *devres__tally;
-static struct tally *threads;
-static long retired[DL_NR];
+static struct tally pool[POOL];
+static unsigned long long claimed[POOL / WORD_BITS];
+/* One more than the highest slot ever claimed: what sum() reads. */
+static unsigned int used;
 static long fallback[DL_NR];
-static pthread_mutex_t ledger_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_key_t exit_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static bool have_key;
+
+/* A free tally, claimed (the lowest); NULL when every one is taken. */
+static struct tally *take(void)
+{
+	for (unsigned int w = 0; w < POOL / WORD_BITS; w++) {
+		unsigned long long m =
+			__atomic_load_n(&claimed[w], __ATOMIC_RELAXED);
+
+		while (~m) {
+			unsigned int b = (unsigned int)__builtin_ctzll(~m);
+			unsigned int i = w * WORD_BITS + b;
+			unsigned int u;
+
+			if (!__atomic_compare_exchange_n(
+				    &claimed[w], &m, m | 1ull << b, true,
+				    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				continue;
+			u = __atomic_load_n(&used, __ATOMIC_RELAXED);
+			while (u <= i &&
+			       !__atomic_compare_exchange_n(
+				       &used, &u, i + 1, true, __ATOMIC_RELEASE,
+				       __ATOMIC_RELAXED))
+				;
+			return &pool[i];
+		}
+	}
+	return NULL;
+}
+
+/* Gives @v's tally back with its counts, which stay in the sum. */
+static void give(long *v)
+{
+	size_t i = (size_t)((struct tally *)(void *)v - pool);
+
+	__atomic_fetch_and(&claimed[i / WORD_BITS], ~(1ull << (i % WORD_BITS)),
+			   __ATOMIC_RELEASE);
+}
 
 /*
- * fork() in a threaded program: the child has only the forking thread, so
- * a lock another thread held at fork would never be released there. Held
- * across fork, it is free on both sides.
+ * The thread exits. A handler that counts after the exchange claims a
+ * tally again, and sets the key again: its destructor runs once more.
  */
-static void ledger_lock_take(void)
+static void exited(void *arg)
 {
-	pthread_mutex_lock(&ledger_lock);
+	long *v = __atomic_exchange_n(&devres__tally, NULL, __ATOMIC_RELAXED);
+
+	(void)arg;
+	if (v)
+		give(v);
 }
 
-static void ledger_lock_drop(void)
+/*
+ * fork() in a threaded program: the child has only the forking thread,
+ * and the others' tallies would stay taken for good. Given back, with
+ * their counts, as their threads' ends would have.
+ */
+static void ledger_child(void)
 {
-	pthread_mutex_unlock(&ledger_lock);
+	long *v = devres__tally;
+
+	for (unsigned int w = 0; w < POOL / WORD_BITS; w++)
+		__atomic_store_n(&claimed[w], 0, __ATOMIC_RELAXED);
+	if (v) {
+		size_t i = (size_t)((struct tally *)(void *)v - pool);
+
+		__atomic_store_n(&claimed[i / WORD_BITS],
+				 1ull << (i % WORD_BITS), __ATOMIC_RELAXED);
+	}
 }
 
-__attribute__((constructor)) static void ledger_atfork(void)
+__attribute__((constructor)) static void ledger_init(void)
 {
-	devres__atfork(DEVRES_FORK_LEDGER, ledger_lock_take, ledger_lock_drop,
-		       ledger_lock_drop);
+	have_key = !pthread_key_create(&exit_key, exited);
+	devres__atfork(DEVRES_FORK_LEDGER, NULL, NULL, ledger_child);
 }
 
-static void retire(void *arg)
-{
-	struct tally *t = arg, **pp;
-
-	pthread_mutex_lock(&ledger_lock);
-	for (pp = &threads; *pp != t; pp = &(*pp)->next)
-		;
-	*pp = t->next;
-	for (int i = 0; i < DL_NR; i++)
-		retired[i] += __atomic_load_n(&t->v[i], __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ledger_lock);
-	self = NULL;
-	devres__tally = NULL;
-	free(t);
-}
-
-static void make_key(void)
-{
-	if (pthread_key_create(&exit_key, retire))
-		exit_key = (pthread_key_t)-1;
-}
-
-static struct tally *enrol(void)
+/*
+ * Claims a tally for this thread; NULL when the pool is empty (or there
+ * is no key to give it back at the thread's end). A signal handler may
+ * run anywhere in here and enrol its thread first: its tally wins, and
+ * ours goes back untouched. The key's value is the same for every
+ * thread, so a handler's pthread_setspecific() inside ours leaves it
+ * right whichever ends last.
+ */
+static long *enrol(void)
 {
 	struct tally *t;
+	long *v = NULL;
 
-	pthread_once(&key_once, make_key);
-	if (exit_key == (pthread_key_t)-1)
+	if (!have_key)
 		return NULL;
-	t = calloc(1, sizeof(*t));
+	t = take();
 	if (!t)
 		return NULL;
-	if (pthread_setspecific(exit_key, t)) {
-		free(t);
+	if (pthread_setspecific(exit_key, &exit_key)) {
+		give(t->v);
 		return NULL;
 	}
-	pthread_mutex_lock(&ledger_lock);
-	t->next = threads;
-	threads = t;
-	pthread_mutex_unlock(&ledger_lock);
-	self = t;
-	devres__tally = t->v;
-	return t;
+	if (!__atomic_compare_exchange_n(&devres__tally, &v, t->v, false,
+					 __ATOMIC_RELAXED, __ATOMIC_RELAXED)) {
+		give(t->v);
+		return v;
+	}
+	return t->v;
 }
 
-/* A thread's first count enrols it; the next ones are inline. */
+/*
+ * A thread's first count enrols it; the next ones are inline. A thread
+ * without a tally counts in the fallback, and tries again next time.
+ */
 void devres__ledger_add_first(enum devres__ledger_kind kind, long delta)
 {
-	struct tally *t = enrol();
-	long *v = t ? t->v : fallback;
+	long *v = __atomic_load_n(&devres__tally, __ATOMIC_RELAXED);
 
-	__atomic_add_fetch(&v[kind], delta, __ATOMIC_RELAXED);
+	if (!v)
+		v = enrol();
+	__atomic_add_fetch(v ? &v[kind] : &fallback[kind], delta,
+			   __ATOMIC_RELAXED);
 }
 
+/* Loads only: a handler may read the ledger wherever its thread is. */
 static void sum(long out[DL_NR])
 {
-	pthread_mutex_lock(&ledger_lock);
-	for (int i = 0; i < DL_NR; i++)
-		out[i] = retired[i] +
-			 __atomic_load_n(&fallback[i], __ATOMIC_RELAXED);
-	for (struct tally *t = threads; t; t = t->next)
-		for (int i = 0; i < DL_NR; i++)
-			out[i] += __atomic_load_n(&t->v[i], __ATOMIC_RELAXED);
-	pthread_mutex_unlock(&ledger_lock);
+	unsigned int n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
+
+	for (int k = 0; k < DL_NR; k++)
+		out[k] = __atomic_load_n(&fallback[k], __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < n; i++)
+		for (int k = 0; k < DL_NR; k++)
+			out[k] += __atomic_load_n(&pool[i].v[k],
+						  __ATOMIC_RELAXED);
 }
 
 void devres_ledger_snapshot(struct devres_ledger *ret_ledger)

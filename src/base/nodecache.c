@@ -16,7 +16,6 @@
 TLS_FAST struct devres__nodecache devres__nc;
 
 static pthread_key_t drain_key;
-static pthread_once_t key_once = PTHREAD_ONCE_INIT;
 static bool have_key;
 
 #ifdef NC_OFF
@@ -80,7 +79,13 @@ static void thread_exit(void *arg)
 	drain(&devres__nc);
 }
 
-static void make_key(void)
+/*
+ * Made as the library loads, not at a thread's first put, which may be a
+ * signal handler's (pthread_once() waits for its own thread there), and
+ * so among the process's first keys, whose pthread_setspecific() writes
+ * the thread's own block and allocates nothing (glibc).
+ */
+__attribute__((constructor)) static void make_key(void)
 {
 	have_key = !pthread_key_create(&drain_key, thread_exit);
 }
@@ -91,7 +96,6 @@ static void make_key(void)
  */
 static void enrol(struct devres__nodecache *nc)
 {
-	pthread_once(&key_once, make_key);
 	if (!have_key || pthread_setspecific(drain_key, nc)) {
 		nc->bytes = NC_CAP;
 		return;

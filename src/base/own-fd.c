@@ -308,8 +308,7 @@ static int make_twin(int fd, enum devres__own_kind kind, const char *name,
 
 /*
  * Records @fd, under the lock. Whether it made a twin, for the ledger,
- * which its caller counts once the lock is let go (the ledger's lock
- * comes first at fork()).
+ * which its caller counts once the lock is let go.
  */
 static bool record(int fd, enum devres__own_kind kind, const char *name)
 {

@@ -751,7 +751,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_NODES,	/* base/nodecache.c: ASan builds */
 	DEVRES_FORK_BLOCKS,	/* base/blocks.c: ASan builds */
 	DEVRES_FORK_HANDLES,	/* base/handle.c: taken alone */
-	DEVRES_FORK_LEDGER,	/* base/ledger.c */
+	DEVRES_FORK_LEDGER,	/* base/ledger.c: no lock */
 	DEVRES_FORK_SWEEP,	/* base/sweep.c: no lock, a flag */
 	DEVRES_FORK_LIVEOBJ,	/* base/liveobj.c: a leaf */
 	DEVRES_FORK_OWN_FDS,	/* base/own-fd.c: a leaf */

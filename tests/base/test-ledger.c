@@ -2,8 +2,9 @@
 /* ctest-labels: unit tsan */
 /*
  * The ledger: what each kind counts, what the diff prints, and that the
- * per-thread tallies add up across threads, live and exited, and for nodes
- * allocated in one thread and freed in another.
+ * per-thread tallies add up across threads, live and exited (more at once
+ * than there are tallies), and for nodes allocated in one thread and freed
+ * in another.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -229,6 +230,96 @@ static void snapshot_during_churn(void **state)
 	assert_int_equal(devres_ledger_diff(&base, &l, NULL), 0);
 }
 
+/*
+ * More threads at once than the ledger keeps tallies for (256): the rest
+ * count in its shared fallback. Each takes three nodes and gives one back,
+ * and they all end while another thread takes snapshots: a count is seen
+ * once whether its thread is alive, ending or gone, and once in the
+ * fallback. Nothing counts meanwhile, so every snapshot is exact.
+ */
+#define MANY 320
+
+struct many {
+	pthread_barrier_t barrier;
+	void *nodes[MANY][3];
+	int stop, wrong;
+	long nodes_then, bytes_then;
+};
+
+static struct many *many;
+
+static void *many_worker(void *p)
+{
+	void **n = p;
+
+	for (int i = 0; i < 3; i++)
+		n[i] = devres_alloc(node_release, 8, GFP_KERNEL);
+	devres_free(n[2]);
+	n[2] = NULL;
+	pthread_barrier_wait(&many->barrier);
+	pthread_barrier_wait(&many->barrier);
+	return NULL;
+}
+
+static void *many_snapshots(void *p)
+{
+	struct devres_ledger l;
+
+	(void)p;
+	while (!__atomic_load_n(&many->stop, __ATOMIC_ACQUIRE)) {
+		devres_ledger_snapshot(&l);
+		if (l.nodes != many->nodes_then ||
+		    l.node_bytes != many->bytes_then)
+			__atomic_add_fetch(&many->wrong, 1, __ATOMIC_RELAXED);
+	}
+	return NULL;
+}
+
+static void more_threads_than_tallies(void **state)
+{
+	static pthread_t t[MANY];
+	struct devres_ledger base, l;
+	pthread_t snap;
+
+	(void)state;
+	many = calloc(1, sizeof(*many));
+	assert_non_null(many);
+	assert_int_equal(pthread_barrier_init(&many->barrier, NULL, MANY + 1),
+			 0);
+	for (int round = 0; round < 2; round++) {
+		devres_ledger_snapshot(&base);
+		for (int i = 0; i < MANY; i++)
+			assert_int_equal(pthread_create(&t[i], NULL,
+							many_worker,
+							many->nodes[i]),
+					 0);
+		pthread_barrier_wait(&many->barrier);
+		devres_ledger_snapshot(&l);
+		assert_int_equal(l.nodes - base.nodes, 2 * MANY);
+		assert_int_equal(l.node_bytes - base.node_bytes, 16 * MANY);
+		many->nodes_then = l.nodes;
+		many->bytes_then = l.node_bytes;
+		many->stop = 0;
+		assert_int_equal(
+			pthread_create(&snap, NULL, many_snapshots, NULL), 0);
+		pthread_barrier_wait(&many->barrier);
+		for (int i = 0; i < MANY; i++)
+			assert_int_equal(pthread_join(t[i], NULL), 0);
+		__atomic_store_n(&many->stop, 1, __ATOMIC_RELEASE);
+		assert_int_equal(pthread_join(snap, NULL), 0);
+		assert_int_equal(many->wrong, 0);
+		devres_ledger_snapshot(&l);
+		assert_int_equal(l.nodes - base.nodes, 2 * MANY);
+		for (int i = 0; i < MANY; i++)
+			for (int j = 0; j < 2; j++)
+				devres_free(many->nodes[i][j]);
+		devres_ledger_snapshot(&l);
+		assert_int_equal(devres_ledger_diff(&base, &l, NULL), 0);
+	}
+	pthread_barrier_destroy(&many->barrier);
+	free(many);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -237,6 +328,7 @@ int main(void)
 		cmocka_unit_test(misuse),
 		cmocka_unit_test(sums_across_threads),
 		cmocka_unit_test(snapshot_during_churn),
+		cmocka_unit_test(more_threads_than_tallies),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

@@ -107,11 +107,12 @@ static void *next_sym(const char *name)
 }
 
 /*
- * The handler's WARNs allocate nothing (docs/misuse.md, U22), but other
- * calls of its are not async-signal-safe: fclose() itself (the FILE is
- * freed), a thread's first count in the ledger. ThreadSanitizer would
- * report each. (The next definitions of the descriptor calls are found as
- * the library loads: test-hostile-signals-first.)
+ * The handler's WARNs allocate nothing (docs/misuse.md, U22), and neither
+ * does a thread's first count in the ledger (test-hostile-signals-first),
+ * but fclose() itself is not async-signal-safe (the FILE is freed):
+ * ThreadSanitizer would report it. (The next definitions of the
+ * descriptor calls are found as the library loads:
+ * test-hostile-signals-first.)
  */
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)
