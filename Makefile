@@ -229,7 +229,9 @@ soak: build-dev
 # test-hostile-stream-fd runs, with glibc's conversion steps of a ",ccs="
 # stream, which glibc keeps past fclose(), suppressed (tests/memcheck.supp).
 # test-hostile-args, test-hostile-scalars, test-kc-hostile-args and
-# test-pages are left to ASan and TSan: their children of fork() exit
+# test-pages are left to ASan (and TSan: test-kc-hostile-args and
+# test-pages; the two others check their leaked threads themselves in the
+# dev and ASan builds): their children of fork() exit
 # holding objects by design (each of the calls runs in a child holding its
 # fixture, and a generated call drops what it was granted: a
 # devres_alloc_named() or platform_device_alloc() of a hostile scalar; a
@@ -256,10 +258,12 @@ soak: build-dev
 # line's disable depth and a revocable's references to their limits, 2^20
 # and 2^24 calls, 15 s of CPU each under valgrind: the calls at and past
 # their limits (the cheaper ones too: held locks, work slots, revocable
-# depth) are ASan's and TSan's, the same calls below the limits valgrind's
-# in test-irq-* and test-revocable*. test-hostile-signals-nodes's handlers
-# run where valgrind lets a signal in, between its blocks: 0 to 4 in a
-# cell's 300 ms, and a cell without one fails; ASan runs hundreds in each.
+# depth) are ASan's (and, in test-hostile-limits-all, TSan's, but for the
+# 2^24 references: one thread's loop), the same calls below the limits
+# valgrind's in test-irq-* and test-revocable*.
+# test-hostile-signals-nodes's handlers run where valgrind lets a signal
+# in, between its blocks: 0 to 4 in a cell's 300 ms, and a cell without
+# one fails; ASan runs hundreds in each.
 # It runs in the dev build, which the dev stage has built: ctest's memcheck
 # mode reads its valgrind command from DartConfiguration.tcl, written here
 # (tests/memcheck.conf) rather than by include(CTest), which would add

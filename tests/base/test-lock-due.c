@@ -287,7 +287,7 @@ static struct {
 	int cpu;
 	pid_t tid;
 	int rounds; /* the takes after the due one */
-	int turn;   /* set by this thread: take round @turn */
+	int turn;   /* set by this thread, holding the lock: take round @turn */
 	int asking; /* the round the waiter is taking */
 	long asked; /* when it began to (CLOCK_MONOTONIC, ns) */
 	long stamp[GRACE_TAKES + 2]; /* this thread's takes at each take */
@@ -424,6 +424,13 @@ static int grace_cell(struct device *dev, int cpu, const struct grace_cell *cl)
 	gw.dev = dev;
 	gw.cpu = cpu;
 	gw.rounds = rounds;
+	/*
+	 * No round yet: the waiter begins round 0 once this thread holds
+	 * the lock (hold_for_grace()). Before, it could run first on a
+	 * loaded machine and take the lock free, not due, and this thread
+	 * then held it HOLD_MS in vain and could not tell.
+	 */
+	gw.turn = -1;
 	__atomic_store_n(&hogged, 0, __ATOMIC_RELAXED);
 	assert_int_equal(pthread_create(&gw.t, NULL, grace_waiter, NULL), 0);
 	for (int k = 0; k <= rounds; k++) {

@@ -26,6 +26,7 @@
 #include <devres/devres.h>
 #include <devres/pci.h>
 #include <devres/pci_fake.h>
+#include "hostile/thread-watch.h"
 
 /* What a call returned, as the generated calls classify it. */
 enum {
@@ -46,6 +47,7 @@ enum verdict {
 	V_WARNED_ON_NULL,
 	V_COUNT_MISSED,
 	V_FIXTURE = 20,
+	V_THREAD_LEAK, /* a thread left neither joined nor detached */
 };
 
 struct arg_case {
@@ -62,6 +64,17 @@ static void *const hostile_bad[HOSTILE_NBAD] = { NULL,
 static const char *const hostile_bad_names[HOSTILE_NBAD] = { "NULL",
 							     "ERR_PTR(-EINVAL)",
 							     "(void *)16" };
+
+/*
+ * The thread watch catches a thread left neither joined nor detached
+ * (a self-test in a child: a check that saw nothing would pass every
+ * cell).
+ */
+static inline void test_thread_watch(void **state)
+{
+	(void)state;
+	assert_int_equal(thread_watch_self_test(), 0);
+}
 
 static inline bool in_list(const char *const *list, size_t n, const char *f)
 {
@@ -90,6 +103,7 @@ static const char *const verdict_names[] = {
 	[V_WARNED_ON_NULL] = "WARNed on a NULL the contract allows",
 	[V_COUNT_MISSED] = "the WARN counter missed a WARN",
 	[V_FIXTURE] = "fixture failed",
+	[V_THREAD_LEAK] = "left a thread neither joined nor detached",
 };
 
 /* A fake PCI function named @name: one memory BAR of a page. */
@@ -131,8 +145,9 @@ static inline struct pci_dev *hostile_pci_dev(struct pci_fake *tree)
  * the @n cases that @left_out (if given) does not leave out; the child's
  * exit status is its verdict. A crash is the child's death, not cmocka's:
  * the signals cmocka catches are the default ones there; @alarm_s, if not
- * 0, ends a child that hangs. Prints each failure; *ret_ran is the number
- * of calls made. Return: the number that failed.
+ * 0, ends a child that hangs; a child that leaves a thread neither joined
+ * nor detached fails (thread-watch.h). Prints each failure; *ret_ran is
+ * the number of calls made. Return: the number that failed.
  */
 static inline int hostile_run_all(const struct arg_case *cases, size_t n,
 				  bool (*left_out)(const struct arg_case *c),
@@ -161,7 +176,10 @@ static inline int hostile_run_all(const struct arg_case *cases, size_t n,
 				signal(SIGABRT, SIG_DFL);
 				if (alarm_s)
 					alarm(alarm_s);
-				_exit(child(c, b));
+				v = child(c, b);
+				if (!v && thread_watch_leaks(c->func))
+					v = V_THREAD_LEAK;
+				_exit(v);
 			}
 			assert_int_equal(waitpid(pid, &status, 0), pid);
 			ran++;
@@ -173,7 +191,7 @@ static inline int hostile_run_all(const struct arg_case *cases, size_t n,
 				fprintf(stderr, "FAIL %s(%s = %s): signal %d\n",
 					c->func, c->arg, hostile_bad_names[b],
 					WTERMSIG(status));
-			else if (v >= V_NO_WARN && v <= V_FIXTURE &&
+			else if (v >= V_NO_WARN && v <= V_THREAD_LEAK &&
 				 verdict_names[v])
 				fprintf(stderr, "FAIL %s(%s = %s): %s\n",
 					c->func, c->arg, hostile_bad_names[b],

@@ -2,7 +2,9 @@
 /*
  * The table of the fixed-limit tests (test-hostile-limits-all.c,
  * test-hostile-limits-inner.c): one cmocka test a cell, named by the
- * limit and where it is, each counting the WARNs from its start.
+ * limit and where it is, each counting the WARNs from its start, and each
+ * ending with no thread left neither joined nor detached (thread-watch.h,
+ * where the test has the watch).
  * LIMIT_CELLS_MAIN(cells) after the table.
  */
 #ifndef DEVRES_TESTS_LIMIT_CELLS_H
@@ -15,6 +17,7 @@
 #include <stdlib.h>
 #include <cmocka.h>
 #include <devres/devres.h>
+#include "hostile/thread-watch.h"
 
 struct cell {
 	const char *what; /* the limit, and where it is */
@@ -36,6 +39,13 @@ static inline void run_cell(void **state)
 	print_message("%s\n", c->what);
 	warns0 = devres_warn_count();
 	c->run();
+	assert_int_equal(thread_watch_leaks(c->what), 0);
+}
+
+/* The watch catches a leaked thread (a self-test, in a child). */
+static inline void thread_watch_cell(void)
+{
+	assert_int_equal(thread_watch_self_test(), 0);
 }
 
 /* Each cell of @cells (a static array) one test; no backtraces. */
