@@ -12,7 +12,7 @@
 
 #include <linux/kcompat_cancel.h>
 #include <linux/kcompat_site.h>
-#include <linux/kcompat_check.h>
+#include <linux/kcompat_reg.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
@@ -26,7 +26,7 @@ struct hwrng;
 
 /*
  * The framework's record of one registered rng, on kcompat_hwrngs, both
- * under the frameworks' kcompat_reg_lock (<linux/kcompat_check.h>). The
+ * under the frameworks' kcompat_reg_lock (<linux/kcompat_reg.h>). The
  * driver's methods run without it, as the kernel's run without
  * rng_mutex: a method may call the framework (read another rng, register
  * or unregister one) and the lock is never held by a thread that waits

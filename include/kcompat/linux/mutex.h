@@ -12,7 +12,7 @@
  * a mutex_destroy() of it by hand before that WARNs, naming the device,
  * destroys it, and drops the managed destroy, which would destroy it a
  * second time. devm_mutex_init() names the device and marks the mutex
- * being added (as a framework's registration, <linux/kcompat_check.h>)
+ * being added (as a framework's registration, <linux/kcompat_reg.h>)
  * in one hold of that header's kcompat_reg_lock, puts the node on the
  * device, then clears the mark: a mutex_destroy() on another thread that
  * finds the mark waits for it, so it finds the node on the device and
@@ -34,7 +34,7 @@
 #ifndef KCOMPAT_LINUX_MUTEX_H
 #define KCOMPAT_LINUX_MUTEX_H
 
-#include <linux/kcompat_check.h>
+#include <linux/kcompat_reg.h>
 #include <linux/kcompat_held.h>
 #include <linux/kcompat_lock.h>
 #include <linux/kcompat_site.h>

@@ -10,7 +10,7 @@
 #define KCOMPAT_LINUX_RTC_H
 
 #include <linux/kcompat_site.h>
-#include <linux/kcompat_check.h>
+#include <linux/kcompat_reg.h>
 #include <time.h>
 #include <devres/fault.h>
 #include <linux/device.h>
@@ -116,7 +116,7 @@ static inline struct rtc_device *devm_rtc_allocate_device(struct device *dev)
 /*
  * The release of devm_rtc_register_device()'s node: the registration
  * taken off, once the read_time() or set_time() running on it returned
- * (<linux/kcompat_check.h>); from one of them (a method that releases
+ * (<linux/kcompat_reg.h>); from one of them (a method that releases
  * its own parent), one WARN, and that call's end frees the record.
  */
 static inline void kcompat_rtc_release(struct device *dev, void *res)

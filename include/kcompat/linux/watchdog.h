@@ -8,7 +8,7 @@
 #ifndef KCOMPAT_LINUX_WATCHDOG_H
 #define KCOMPAT_LINUX_WATCHDOG_H
 
-#include <linux/kcompat_check.h>
+#include <linux/kcompat_reg.h>
 #include <linux/kcompat_site.h>
 #include <pthread.h>
 #include <stdio.h>
@@ -290,7 +290,7 @@ static inline void kcompat_wdt_stop_gone(struct watchdog_device *wdd)
 		clear_bit(WDOG_ACTIVE, &wdd->status);
 }
 
-/* The calls of a watchdog's methods (<linux/kcompat_check.h>). */
+/* The calls of a watchdog's methods (<linux/kcompat_reg.h>). */
 static inline struct kcompat_reg *kcompat_wdt_get(struct watchdog_device *wdd,
 						  const char *func)
 {

@@ -1,0 +1,375 @@
+/* SPDX-License-Identifier: MIT */
+/*
+ * The frameworks' registries (hwrng, watchdog, rtc): one lock for their
+ * lists and records, one fork policy, records released by their last
+ * user, and the driver's method calls counted, so that a take-back waits
+ * for the calls in progress.
+ */
+#ifndef KCOMPAT_LINUX_KCOMPAT_REG_H
+#define KCOMPAT_LINUX_KCOMPAT_REG_H
+
+#include <pthread.h>
+#include <stdbool.h>
+#include <sys/types.h>
+#include <unistd.h>
+#include <devres/devres.h>
+#include <devres/types.h>
+#include <linux/kcompat_cancel.h>
+#include <linux/kcompat_check.h>
+#include <linux/kcompat_lock.h>
+#include <linux/slab.h>
+
+/*
+ * A framework's registration record (hwrng, watchdog, rtc) begins with
+ * the process that made it. In a child of fork(), a registration of the
+ * parent is the parent's, as its devices are (docs/fork.md): a call that
+ * would run the driver's method on it, or take it back, WARNs once and
+ * does nothing; a lookup skips it without a word.
+ */
+struct kcompat_reg {
+	pid_t pid;
+	/*
+	 * The device whose devres node takes the registration back, when a
+	 * devm_ call made it; NULL once taken back, or when made by hand.
+	 */
+	struct device *managed;
+	/*
+	 * A devm_ call is putting its node on @managed (kcompat_reg_adding()):
+	 * a take-back waits for it (kcompat_reg_being_added()).
+	 */
+	bool adding;
+	pthread_t adder;
+	/*
+	 * The users of the record: the calls of the driver's methods running
+	 * on it (a watchdog's start(), an rtc's read_time(), an hwrng's
+	 * read()), and its take-back while it finishes. A take-back waits
+	 * for the calls (kcompat_reg_wait_calls()). @gone: taken back, the
+	 * last kcompat_reg_put() releases it. @orphan: taken back from one
+	 * of its own methods, which it would wait for: the end of that call
+	 * releases it.
+	 */
+	unsigned int calls;
+	bool gone;
+	bool orphan;
+	/*
+	 * What the last put calls to free the record (NULL: kfree()): a
+	 * framework whose record holds more (an hwrng's cleanup()).
+	 */
+	void (*release)(struct kcompat_reg *r);
+};
+
+/*
+ * A new registration record of @size bytes (at least a struct
+ * kcompat_reg, which begins it), zeroed, this process's, freed at its
+ * last put by @release (NULL: kfree()). NULL when out of memory.
+ */
+static inline struct kcompat_reg *
+kcompat_reg_alloc(size_t size, void (*release)(struct kcompat_reg *r))
+{
+	struct kcompat_reg *r = (struct kcompat_reg *)kzalloc(size, GFP_KERNEL);
+
+	if (!r)
+		return NULL;
+	r->pid = kcompat_lock_pid();
+	r->release = release;
+	return r;
+}
+
+/* Whether @reg is another process's: one WARN naming @what and @func. */
+static inline bool kcompat_reg_foreign(const void *reg, const char *func,
+				       const char *what)
+{
+	pid_t pid = reg ? ((const struct kcompat_reg *)reg)->pid : 0;
+
+	if (!pid || pid == kcompat_lock_pid())
+		return false;
+	devres_warn(NULL, func, "%s belongs to process %d: nothing done", what,
+		    (int)pid);
+	return true;
+}
+
+/*
+ * The registrations of the hwrng, watchdog and rtc frameworks (and the
+ * hwrng list), and the marks of devm_mutex_init() (<linux/mutex.h>): a
+ * framework's pointer to its record is set and cleared under it, so that
+ * a devm_ registration names its owner in the hold that makes it
+ * (kcompat_reg_adding()), and the calls of the driver's methods are
+ * counted under it. One lock, one fork policy: across fork() it is held
+ * (the child's copy of a record whole), and the child's is free.
+ */
+__attribute__((weak))
+pthread_mutex_t kcompat_reg_lock = PTHREAD_MUTEX_INITIALIZER;
+/* A registration's node went on its device, or a call on it ended. */
+__attribute__((weak))
+pthread_cond_t kcompat_reg_cond = PTHREAD_COND_INITIALIZER;
+
+static inline void kcompat_reg_prepare(void)
+{
+	pthread_mutex_lock(&kcompat_reg_lock);
+}
+
+static inline void kcompat_reg_parent(void)
+{
+	pthread_mutex_unlock(&kcompat_reg_lock);
+}
+
+static inline void kcompat_reg_child(void)
+{
+	pthread_cond_init(&kcompat_reg_cond, NULL);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+}
+
+__attribute__((weak)) pthread_once_t kcompat_reg_once = PTHREAD_ONCE_INIT;
+
+static inline void kcompat_reg_atfork(void)
+{
+	(void)pthread_atfork(kcompat_reg_prepare, kcompat_reg_parent,
+			     kcompat_reg_child);
+}
+
+/* At start, before any thread: each file that includes this asks once. */
+__attribute__((constructor)) static void kcompat_reg_ctor(void)
+{
+	pthread_once(&kcompat_reg_once, kcompat_reg_atfork);
+}
+
+/* The registrations whose method this thread runs, innermost first. */
+struct kcompat_call_frame {
+	const struct kcompat_reg *r;
+	const struct kcompat_call_frame *outer;
+	const char *func; /* the call that runs the method */
+};
+__attribute__((
+	weak)) __thread const struct kcompat_call_frame *kcompat_call_cur;
+
+static inline bool kcompat_reg_in_call(const struct kcompat_reg *r)
+{
+	for (const struct kcompat_call_frame *f = kcompat_call_cur; f;
+	     f = f->outer)
+		if (f->r == r)
+			return true;
+	return false;
+}
+
+/*
+ * The registration *@regp (a framework's record) for a call of @func
+ * that runs a method of the driver, found under kcompat_reg_lock once the
+ * call running on it ended, and counted: a take-back waits for it. NULL
+ * when there is none, or (one WARN naming @what) it is another
+ * process's. kcompat_reg_put() after.
+ */
+static inline struct kcompat_reg *
+kcompat_reg_get(void *const *regp, const char *func, const char *what)
+{
+	struct kcompat_reg *r, foreign;
+	int old;
+
+	pthread_mutex_lock(&kcompat_reg_lock);
+	old = kcompat_cancel_off();
+	while ((r = (struct kcompat_reg *)*regp) &&
+	       r->pid == kcompat_lock_pid() && r->calls &&
+	       !kcompat_reg_in_call(r))
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	kcompat_cancel_restore(old);
+	if (r && r->pid != kcompat_lock_pid()) {
+		foreign = *r;
+		pthread_mutex_unlock(&kcompat_reg_lock);
+		(void)kcompat_reg_foreign(&foreign, func, what);
+		return NULL;
+	}
+	if (r)
+		r->calls++;
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	return r;
+}
+
+/* A user of @r let go; the last one of a record taken back releases it. */
+static inline void kcompat_reg_put(struct kcompat_reg *r)
+{
+	bool last;
+
+	pthread_mutex_lock(&kcompat_reg_lock);
+	last = --r->calls == 0 && r->gone;
+	pthread_cond_broadcast(&kcompat_reg_cond);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	if (!last)
+		return;
+	if (r->release)
+		r->release(r);
+	else
+		kfree(r);
+}
+
+/*
+ * A take-back, under kcompat_reg_lock, of @r it took off already (no
+ * call starts now): waits for the calls running on it, unless this
+ * thread runs one (a method taking its own registration back): then @r
+ * is an orphan, and true is returned. Either way @r is counted for the
+ * take-back's own use: kcompat_reg_put() once done with it, and the last
+ * put (this one, or the end of the method's call) releases it.
+ */
+static inline bool kcompat_reg_wait_calls(struct kcompat_reg *r)
+{
+	bool own = kcompat_reg_in_call(r);
+	int old = kcompat_cancel_off();
+
+	while (!own && r->calls)
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	kcompat_cancel_restore(old);
+	r->gone = true;
+	r->orphan = own;
+	r->calls++;
+	return own;
+}
+
+/* A method that ended its thread (pthread_exit(), a cancel): let go. */
+static inline void kcompat_call_ended(void *arg)
+{
+	const struct kcompat_call_frame *f =
+		(const struct kcompat_call_frame *)arg;
+
+	devres_warn(NULL, f->func,
+		    "a driver's method ended the thread it ran in: the call "
+		    "is let go");
+	kcompat_call_cur = f->outer;
+	kcompat_reg_put((struct kcompat_reg *)f->r);
+}
+
+/*
+ * @method(@arg), a method of the registration @r (kcompat_reg_get()) run
+ * by @func, on this thread's list of calls, its end caught.
+ */
+static inline int kcompat_reg_call(struct kcompat_reg *r, const char *func,
+				   int (*method)(void *), void *arg)
+{
+	struct kcompat_call_frame f = { r, kcompat_call_cur, func };
+	int ret;
+
+	kcompat_call_cur = &f;
+	pthread_cleanup_push(kcompat_call_ended, (void *)&f);
+	ret = method(arg);
+	pthread_cleanup_pop(0);
+	kcompat_call_cur = f.outer;
+	return ret;
+}
+
+/*
+ * A registration made by a devm_ call is findable by a take-back by hand
+ * only with its node on the device, or the take-back leaves the node for
+ * a registration no longer there, which the device's release then takes
+ * back again (or takes a later one of the same object). The devm_ call
+ * names @dev the owner in the hold of the framework's lock that makes the
+ * registration findable, and marks it being added; it then puts the node
+ * on @dev unlocked (devres_add() may log, and a log sink may call the
+ * framework) and clears the mark under the lock, if the registration is
+ * still there. A take-back, by hand or the release's, that finds the mark
+ * waits for it under that lock, so it finds the node on the device: the
+ * effect of one hold. The thread adding it does not wait for itself (a
+ * log sink of its devres_add()): by hand it is refused with a WARN, and
+ * the release (the node is on the device when the ADD line is made) takes
+ * the registration back, which the devm_ call then finds gone.
+ */
+static inline void kcompat_reg_adding(struct kcompat_reg *reg,
+				      struct device *dev)
+{
+	reg->managed = dev;
+	reg->adder = pthread_self();
+	reg->adding = true;
+}
+
+/*
+ * Whether a take-back must wait (under the framework's lock, cancellation
+ * off, re-reading the registration after each wait) before it looks at
+ * @reg: another thread is putting its node on the device.
+ */
+static inline bool kcompat_reg_being_added(const struct kcompat_reg *reg)
+{
+	return reg && reg->adding && !pthread_equal(reg->adder, pthread_self());
+}
+
+/*
+ * The registration *@regp of this process, under kcompat_reg_lock, once
+ * no other thread is putting its devm_ node on (kcompat_reg_adding()):
+ * a take-back then finds the node on the device. Another process's is
+ * returned at once (not waited for: nobody clears its mark in a child).
+ */
+static inline struct kcompat_reg *kcompat_reg_find_added(void *const *regp)
+{
+	struct kcompat_reg *r;
+	int old = kcompat_cancel_off();
+
+	while ((r = (struct kcompat_reg *)*regp) &&
+	       r->pid == kcompat_lock_pid() && kcompat_reg_being_added(r))
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	kcompat_cancel_restore(old);
+	return r;
+}
+
+/*
+ * A devm_ registration's node is on its device: the mark cleared, unless
+ * the node's release took @r back on this thread meanwhile (a log sink
+ * of devres_add()), and the take-backs waiting for it woken.
+ */
+static inline void kcompat_reg_added(void *const *regp, struct kcompat_reg *r)
+{
+	pthread_mutex_lock(&kcompat_reg_lock);
+	if (*regp == r)
+		r->adding = false;
+	pthread_cond_broadcast(&kcompat_reg_cond);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+}
+
+/*
+ * A take-back by hand (@func) of @what, which is not registered: never,
+ * or taken back already. The kernel oopses (a list_del() of an entry on
+ * no list, a NULL private pointer); here one WARN and nothing done.
+ */
+static inline void kcompat_reg_none(struct device *dev, const char *func,
+				    const char *what)
+{
+	devres_warn(dev, func, "%s is not registered: nothing done", what);
+}
+
+/*
+ * A registration a devm_ call (@managed) made for @dev, taken back by
+ * hand with @func: the device's node would take it back a second time at
+ * unbind. One WARN naming the device and the managed call, and the node
+ * (@release, @match, @data) dropped here, unreleased; the caller takes
+ * the registration back as asked. Called without the framework's lock.
+ */
+static inline void kcompat_reg_by_hand(struct device *dev, const char *func,
+				       const char *what, const char *managed,
+				       dr_release_t release, dr_match_t match,
+				       void *data)
+{
+	devres_warn(dev, func,
+		    "%s registered by %s(): taken back here, its release at "
+		    "unbind dropped",
+		    what, managed);
+	(void)devres_destroy(dev, release, match, data);
+}
+
+/*
+ * What a driver's method returned where its contract is 0 or a negative
+ * errno (a watchdog's start(), stop() and ping(), an rtc's read_time()
+ * and set_time(), an hwrng's init()). A positive value or a negative one
+ * past -MAX_ERRNO was handed on as it was: the caller's "if (ret)" saw a
+ * failure where its "if (ret < 0)" saw a success, and an ERR_PTR() or
+ * errname of it named no error. One WARN naming @what (as "watchdog 0")
+ * and its @method, called from @func, and -EINVAL, as the driver core
+ * takes a positive probe().
+ */
+static inline int kcompat_method_ret(struct device *dev, const char *func,
+				     const char *what, const char *method,
+				     int ret)
+{
+	if (ret <= 0 && ret >= -MAX_ERRNO)
+		return ret;
+	devres_warn(dev, func,
+		    "%s: its %s method returned %d, not 0 or a negative "
+		    "errno: taken as -EINVAL",
+		    what, method, ret);
+	return -EINVAL;
+}
+
+#endif /* KCOMPAT_LINUX_KCOMPAT_REG_H */
