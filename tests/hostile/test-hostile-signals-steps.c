@@ -508,7 +508,8 @@ static struct {
 	pid_t pid;
 	bool done;
 	bool armed;
-	bool b_out; /* HANDS_DUE: out for B (let_t_on()) */
+	bool b_out;   /* HANDS_DUE: out for B (let_t_on()) */
+	int stop_sig; /* HELD_DUE: stops T asleep; SIGUSR1: the handler */
 	unsigned long at;
 	long orig;
 } run;
@@ -521,6 +522,7 @@ static pid_t start(enum lock_state st, enum op op, bool inject)
 	memset(shm, 0, sizeof(*shm));
 	memset(&run, 0, sizeof(run));
 	run.st = st;
+	run.stop_sig = SIGWINCH;
 	/* A pipe a child: nothing left in it by the last. */
 	if (go_pipe[1] >= 0)
 		close(go_pipe[1]);
@@ -615,7 +617,7 @@ static bool t_asleep(pid_t pid)
  */
 static bool release_holder(pid_t pid, int *status)
 {
-	assert_int_equal(syscall(SYS_tgkill, pid, pid, SIGWINCH), 0);
+	assert_int_equal(syscall(SYS_tgkill, pid, pid, run.stop_sig), 0);
 	assert_int_equal(waitpid(pid, status, 0), pid);
 	assert_true(WIFSTOPPED(*status));
 	if (run.armed)
@@ -625,7 +627,7 @@ static bool release_holder(pid_t pid, int *status)
 		usleep(50);
 	if (run.armed)
 		poke(pid, run.at, (run.orig & ~0xffL) | 0xcc);
-	return WSTOPSIG(*status) != SIGWINCH;
+	return WSTOPSIG(*status) != run.stop_sig;
 }
 
 /*
@@ -679,7 +681,12 @@ static void wait_stop(pid_t pid, int *status, enum __ptrace_request req)
 			run.done = true;
 			if (release_holder(pid, status))
 				return;
-			assert_int_equal(ptrace(req, pid, NULL, NULL), 0);
+			assert_int_equal(
+				ptrace(req, pid, NULL,
+				       (void *)(long)(run.stop_sig == SIGUSR1
+							      ? SIGUSR1
+							      : 0)),
+				0);
 		} else if (run.st == HANDS_DUE && waiter_due(pid)) {
 			run.done = true;
 			let_t_on(pid);
@@ -884,6 +891,23 @@ static void every_instruction(enum lock_state st, enum op op)
 							: "killed by signal",
 				      WIFEXITED(status) ? WEXITSTATUS(status)
 							: WTERMSIG(status));
+	}
+	if (st == HELD_DUE && !only) {
+		/*
+		 * And the handler delivered to the thread asleep on its
+		 * ticket: its FUTEX_WAIT ends with EINTR.
+		 */
+		pid_t pid = start(st, op, true);
+		int status;
+
+		run.stop_sig = SIGUSR1;
+		status = finish(pid, 0);
+		points++;
+		if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+			failed++;
+			print_message("%s, %s: handler in the sleep: 0x%x\n",
+				      op_names[op], state_names[st], status);
+		}
 	}
 	print_message("%s, %s: %zu instructions stepped, a handler at each "
 		      "of the library's %zu: %zu failed\n",
