@@ -691,7 +691,8 @@ static void wait_stop(pid_t pid, int *status, enum __ptrace_request req)
 			run.done = true;
 			let_t_on(pid);
 		} else {
-			usleep(250);
+			/* The waiter sleeps DUE_NS before it is due. */
+			usleep(req == PTRACE_SINGLESTEP ? 250 : 1000);
 		}
 	}
 }
@@ -858,6 +859,14 @@ static void every_instruction(enum lock_state st, enum op op)
 	size_t stride = STRIDE, seen = 0;
 
 	assert_non_null(ip);
+	/*
+	 * A small allocation on a held lock: its way through the lock is
+	 * the lookup's (the same slow paths), and the rest is that of the
+	 * shared state's cell (a shared device's slab); every fourth
+	 * point, as they cost a sleep of DUE_NS each.
+	 */
+	if (st == HELD_DUE && op == OP_KMALLOC)
+		stride *= 4;
 	n = record(st, op, ip);
 	for (size_t k = 0; k < n; k++) {
 		size_t nth = 0, later = 0;
