@@ -65,6 +65,7 @@
 #include <devres/device.h>
 #include <devres/devres.h>
 #include "testlib.h"
+#include "ptrace-steps.h"
 
 enum lock_state {
 	FIRST,
@@ -479,24 +480,6 @@ static int child(enum lock_state st, enum op op, bool inject)
 /* ---- The parent ---- */
 
 #if !defined(__x86_64__)
-static void find_held_due(void **state)
-{
-	(void)state;
-	every_instruction(HELD_DUE, OP_FIND);
-}
-
-static void kmalloc_held_due(void **state)
-{
-	(void)state;
-	every_instruction(HELD_DUE, OP_KMALLOC);
-}
-
-static void find_hands_due(void **state)
-{
-	(void)state;
-	every_instruction(HANDS_DUE, OP_FIND);
-}
-
 int main(void)
 {
 	return 77;
@@ -507,9 +490,6 @@ int main(void)
  * The run of a child in a contended state: whether the waiter was seen
  * due and let go on, and the breakpoint while it is in.
  */
-/* The library's code: the executable mapping that holds devres_find(). */
-static unsigned long lib_lo, lib_hi;
-
 static struct {
 	enum lock_state st;
 	pid_t pid;
@@ -554,25 +534,6 @@ static pid_t start(enum lock_state st, enum op op, bool inject)
 			 state_names[st], status);
 	run.pid = pid;
 	return pid;
-}
-
-static void poke(pid_t pid, unsigned long at, long w)
-{
-	assert_int_equal(ptrace(PTRACE_POKETEXT, pid, (void *)at, (void *)w),
-			 0);
-}
-
-/* The breakpoint's byte, written while the child runs (T is not stopped). */
-static void poke_running(pid_t pid, unsigned long at, unsigned char b)
-{
-	char path[64];
-	int fd;
-
-	snprintf(path, sizeof(path), "/proc/%d/mem", pid);
-	fd = open(path, O_RDWR | O_CLOEXEC);
-	assert_true(fd >= 0);
-	assert_int_equal(pwrite(fd, &b, 1, (off_t)at), 1);
-	close(fd);
 }
 
 /*
@@ -716,50 +677,6 @@ static int finish(pid_t pid, int sig)
 			return status;
 		sig = WSTOPSIG(status) == SIGSTOP ? 0 : WSTOPSIG(status);
 	}
-}
-
-static unsigned long rip_of(pid_t pid)
-{
-	struct user_regs_struct r;
-
-	assert_int_equal(ptrace(PTRACE_GETREGS, pid, NULL, &r), 0);
-	return r.rip;
-}
-
-static void set_rip(pid_t pid, unsigned long rip)
-{
-	struct user_regs_struct r;
-
-	assert_int_equal(ptrace(PTRACE_GETREGS, pid, NULL, &r), 0);
-	r.rip = rip;
-	assert_int_equal(ptrace(PTRACE_SETREGS, pid, NULL, &r), 0);
-}
-
-static void find_library(void)
-{
-	unsigned long at = (unsigned long)(uintptr_t)&devres_find, lo, hi;
-	char line[512], perm[8];
-	FILE *f = fopen("/proc/self/maps", "r");
-
-	assert_non_null(f);
-	while (fgets(line, sizeof(line), f))
-		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perm) == 3 &&
-		    perm[2] == 'x' && lo <= at && at < hi) {
-			lib_lo = lo;
-			lib_hi = hi;
-		}
-	fclose(f);
-	assert_true(lib_lo && lib_hi);
-}
-
-static long peek(pid_t pid, unsigned long at)
-{
-	long w;
-
-	errno = 0;
-	w = ptrace(PTRACE_PEEKTEXT, pid, (void *)at, NULL);
-	assert_int_equal(errno, 0);
-	return w;
 }
 
 #define MAX_STEPS 400000
