@@ -27,7 +27,6 @@
  * Each cell runs in a child of its own under an alarm: 10 calls x 6
  * states = 60 cells.
  */
-#define _GNU_SOURCE
 #include <stdarg.h>
 #include <stdbool.h>
 #include <stddef.h>
