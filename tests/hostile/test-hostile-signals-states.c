@@ -14,7 +14,7 @@
  * it needs one, made on a thread that has ended), a new thread's first
  * call, the thread inside the program's malloc(), inside malloc() for
  * the node cache, inside a device's devres lock (a devres_find() match on
- * another device), and the thread's end after every key destructor of
+ * another device), inside the log's sink (its lock held), and the thread's end after every key destructor of
  * the library ran (a key destructor made last raises the signal).
  *
  * A call that takes a node takes its chunk from the thread's node cache
@@ -24,8 +24,8 @@
  * reliability.md says (its thread is not in the heap then), and only that
  * allocation, of exactly the node's chunk, is let pass.
  *
- * Each cell runs in a child of its own under an alarm: 10 calls x 6
- * states = 60 cells.
+ * Each cell runs in a child of its own under an alarm: 12 calls x 7
+ * states = 84 cells.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -39,6 +39,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 #include <devres/devres.h>
 #include <devres/device.h>
@@ -56,7 +57,9 @@ enum call {
 	C_KIND_FIRST,
 	C_ACTION_FIRST,
 	C_CLOSE,
+	C_MUNMAP,
 	C_FAULT,
+	C_WARN,
 	NR_CALLS
 };
 
@@ -70,7 +73,9 @@ static const char *const call_name[NR_CALLS] = {
 	"devres_alloc + devres_free of a new release function",
 	"devm_add_action + devm_release_action of a new action",
 	"close(-1)",
+	"munmap() of nothing",
 	"devres_should_fail in a call site",
+	"a WARN (a call site left, not entered)",
 };
 
 enum state {
@@ -79,6 +84,7 @@ enum state {
 	S_MALLOC,
 	S_NC_HEAP,
 	S_LOCK,
+	S_SINK,
 	S_EXIT,
 	NR_STATES
 };
@@ -89,6 +95,7 @@ static const char *const state_name[NR_STATES] = {
 	"inside malloc()",
 	"inside malloc() for the node cache",
 	"inside another device's lock",
+	"inside the log's sink",
 	"at its end, after the key destructors",
 };
 
@@ -286,6 +293,12 @@ static void make_call(void)
 	case C_CLOSE:
 		(void)close(-1);
 		break;
+	case C_MUNMAP:
+		(void)munmap((void *)1, 0);
+		break;
+	case C_WARN:
+		devres_call_site_leave();
+		break;
 	default:
 		devres_call_site_enter(__FILE__, __LINE__, "handler");
 		(void)devres_should_fail(&dev, "handler");
@@ -343,6 +356,16 @@ static int raise_inside(struct device *d, void *res, void *data)
 	return 0;
 }
 
+/* The thread's WARN's line: the signal comes while it is sent. */
+static void raising_sink(void *ctx, int level, const char *line)
+{
+	(void)ctx;
+	(void)level;
+	(void)line;
+	if (!__atomic_load_n(&in_handler, __ATOMIC_RELAXED))
+		(void)raise(SIGUSR1);
+}
+
 /* The key made last: its destructor runs after the library's. */
 static void at_end(void *arg)
 {
@@ -385,6 +408,12 @@ static void *victim(void *arg)
 	case S_LOCK:
 		prime();
 		(void)devres_find(&lockdev, nop_release, raise_inside, NULL);
+		break;
+	case S_SINK:
+		prime();
+		devres_set_log_sink(raising_sink, NULL);
+		devres_call_site_leave();
+		devres_set_log_sink(NULL, NULL);
 		break;
 	default:
 		/* A library call of its own: the library's key is set. */
