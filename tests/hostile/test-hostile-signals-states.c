@@ -25,7 +25,7 @@
  * allocation, of exactly the node's chunk, is let pass.
  *
  * Each cell runs in a child of its own under an alarm: 12 calls x 7
- * states = 84 cells.
+ * states = 84 cells, and again with every ADD, REM and REL logged.
  */
 #include <stdarg.h>
 #include <stdbool.h>
@@ -116,6 +116,7 @@ static int heap_calls;	  /* heap calls the handler made, chunk aside */
 static size_t bad_size;	  /* the size of the first */
 static __thread bool arm; /* the next malloc() raises the signal */
 static pthread_key_t last_key;
+static bool logged; /* every ADD, REM and REL logged too */
 
 static void count(size_t n, bool is_free)
 {
@@ -433,6 +434,7 @@ static int cell(int row, int col)
 	the_state = (enum state)col;
 	(void)alarm(10);
 	count_heap();
+	devres_set_log(logged);
 	if (pthread_key_create(&last_key, at_end) ||
 	    sigaction(SIGUSR1, &sa, NULL))
 		return 3;
@@ -466,6 +468,14 @@ static void every_call_in_every_state(void **state)
 	run_cells_in_children(cell, call_name, NR_CALLS, state_name, NR_STATES);
 }
 
+static void every_call_in_every_state_logged(void **state)
+{
+	(void)state;
+	logged = true;
+	run_cells_in_children(cell, call_name, NR_CALLS, state_name, NR_STATES);
+	logged = false;
+}
+
 #ifdef T_TSAN
 /*
  * ThreadSanitizer reports every malloc() and free() in a signal handler;
@@ -482,6 +492,7 @@ int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_call_in_every_state),
+		cmocka_unit_test(every_call_in_every_state_logged),
 	};
 
 	const char *one = getenv("SIGSTATES_CELL");
