@@ -27,7 +27,7 @@
  * step's point alone, STEPS_VERBOSE=1 keeps the children's WARNs and
  * prints their counts. x86-64 only (the breakpoint and the registers).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <dlfcn.h>
 #include <errno.h>
 #include <fcntl.h>
