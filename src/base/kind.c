@@ -8,10 +8,14 @@
  * Entries are never freed: there is one per function of the program, and
  * the table is a cache that any test may leave as it is. Lookups take no
  * lock; registration takes a mutex and publishes with release stores.
+ *
+ * A release function's first use may be a signal handler's, on a thread
+ * that is inside malloc(): the table's segments and the copies of the
+ * names come from pages of their own (mmap()), never from the heap.
  */
 #include <pthread.h>
-#include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #include "internal.h"
 
 #define SEG_SHIFT DR_KIND_SEG_SHIFT
@@ -90,6 +94,43 @@ uint32_t devres__kind_lookup(dr_release_t release, void (*action)(void *))
 	return k ? k->id : DR_KIND_NONE;
 }
 
+/* Names are copied into pages of NAME_PAGES bytes, one after the other. */
+#define NAME_PAGES 65536u
+static char *names_at; /* under kind_lock */
+static size_t names_left;
+
+static void *pages(size_t len)
+{
+	void *p = mmap(NULL, len, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+	return p == MAP_FAILED ? NULL : p;
+}
+
+/* A copy of @name that is never freed, or NULL. Under kind_lock. */
+static char *copy_name(const char *name)
+{
+	size_t len = strlen(name) + 1;
+	char *d;
+
+	if (len > names_left) {
+		/* A long name has pages of its own; the rest are shared. */
+		bool alone = len > NAME_PAGES / 4;
+		char *p = pages(alone ? len : NAME_PAGES);
+
+		if (!p)
+			return NULL;
+		if (alone)
+			return memcpy(p, name, len);
+		names_at = p;
+		names_left = NAME_PAGES;
+	}
+	d = memcpy(names_at, name, len);
+	names_at += len;
+	names_left -= len;
+	return d;
+}
+
 static struct devres__kind *new_slot(void)
 {
 	uint32_t id = nr_kinds;
@@ -98,7 +139,7 @@ static struct devres__kind *new_slot(void)
 	if (id >> SEG_SHIFT >= NR_SEGS)
 		return NULL;
 	if (!*seg) {
-		struct devres__kind *fresh = calloc(SEG_LEN, sizeof(*fresh));
+		struct devres__kind *fresh = pages(SEG_LEN * sizeof(*fresh));
 
 		if (!fresh)
 			return NULL;
@@ -128,7 +169,7 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 	/*
 	 * A signal handler that interrupted its thread here, from before it
 	 * takes the lock until after it let it go, would wait for ever for
-	 * it (or allocate inside the thread's strdup()): refused.
+	 * it: refused.
 	 */
 	if (unlikely(registering)) {
 		devres__warn_async(NULL, name ? name : "devres_alloc",
@@ -143,7 +184,8 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 	k = search(h, release, action);
 	full = !k && nr_kinds >> SEG_SHIFT >= NR_SEGS;
 	if (!k && !full) {
-		char *copy = strdup(name ? name : "?");
+		/* A name copied for a slot the table then has not is lost. */
+		char *copy = copy_name(name ? name : "?");
 
 		k = copy ? new_slot() : NULL;
 		if (k) {
@@ -153,8 +195,6 @@ uint32_t devres__kind_get(dr_release_t release, void (*action)(void *),
 			k->hash_next = devres__kind_buckets[h];
 			__atomic_store_n(&devres__kind_buckets[h], k,
 					 __ATOMIC_RELEASE);
-		} else {
-			free(copy);
 		}
 	}
 	pthread_mutex_unlock(&kind_lock);

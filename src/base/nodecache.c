@@ -18,6 +18,47 @@ TLS_FAST struct devres__nodecache devres__nc;
 static pthread_key_t drain_key;
 static bool have_key;
 
+/*
+ * Chunks given back on a thread whose cache has been drained (its end,
+ * after its key destructor: a later destructor's release, or a signal
+ * handler's, which may have interrupted the thread inside free()). They
+ * are pushed here with a compare-and-swap, never freed there, and taken
+ * all at once (one exchange, so no pop meets a chunk taken twice) by the
+ * next thread that goes to the heap for its cache outside its cache's
+ * lists (finish_deferred()), or at the process's exit.
+ */
+static struct devres__node *orphans;
+
+static void orphan(struct devres__node *n)
+{
+	struct devres__node *head = __atomic_load_n(&orphans, __ATOMIC_RELAXED);
+
+	do
+		n->next = head;
+	while (!__atomic_compare_exchange_n(
+		&orphans, &head, n, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+}
+
+/* Frees the orphans, on a thread that is in neither its lists nor heap. */
+static void adopt_orphans(struct devres__nodecache *nc)
+{
+	struct devres__node *n, *next;
+
+	if (likely(!__atomic_load_n(&orphans, __ATOMIC_RELAXED)))
+		return;
+	n = __atomic_exchange_n(&orphans, NULL, __ATOMIC_ACQUIRE);
+	for (; n; n = next) {
+		next = n->next;
+		if (nc->drained) {
+			nc_busy_set(nc, NC_HEAP);
+			free(n);
+			nc_busy_set(nc, 0);
+		} else {
+			devres__nc_put_slow(n);
+		}
+	}
+}
+
 #ifdef NC_OFF
 static struct devres__node *nq_take(size_t size, bool zero);
 static bool nq_keep(struct devres__node *n);
@@ -27,19 +68,20 @@ static bool nq_keep(struct devres__node *n);
  * The chunks a signal handler freed while this thread was in the heap
  * for the cache, given back now that it is out (and not in a handler of
  * its own: @was, its flags, are clear). A handler may add more meanwhile:
- * they are taken with one exchange.
+ * they are taken with one exchange. Then the orphans of ended threads.
  */
 static void finish_deferred(struct devres__nodecache *nc)
 {
 	struct devres__node *n, *next;
 
-	if (likely(!__atomic_load_n(&nc->deferred, __ATOMIC_RELAXED)))
-		return;
-	n = __atomic_exchange_n(&nc->deferred, NULL, __ATOMIC_RELAXED);
-	for (; n; n = next) {
-		next = n->next;
-		devres__nc_put_slow(n);
+	if (unlikely(__atomic_load_n(&nc->deferred, __ATOMIC_RELAXED))) {
+		n = __atomic_exchange_n(&nc->deferred, NULL, __ATOMIC_RELAXED);
+		for (; n; n = next) {
+			next = n->next;
+			devres__nc_put_slow(n);
+		}
 	}
+	adopt_orphans(nc);
 }
 
 /* Pushed with a compare-and-swap: a nested handler may push too. */
@@ -67,8 +109,9 @@ static void drain(struct devres__nodecache *nc)
 		}
 		nc->free[c] = NULL;
 	}
-	/* A release at a later key destructor frees instead of caching. */
+	/* A release at a later key destructor gives its chunk to orphan(). */
 	nc->bytes = NC_CAP;
+	nc->drained = true;
 	nc_busy_set(nc, 0);
 	finish_deferred(nc);
 }
@@ -190,6 +233,10 @@ void devres__nc_put_slow(struct devres__node *n)
 	struct devres__nodecache *nc = &devres__nc;
 	unsigned int was = nc->busy;
 
+	if (unlikely(nc->drained)) {
+		orphan(n);
+		return;
+	}
 	if (unlikely(was & NC_HEAP)) {
 		defer(nc, n);
 		return;

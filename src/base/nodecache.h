@@ -54,6 +54,7 @@ struct devres__nodecache {
 	struct devres__node *free[NC_CLASSES];
 	size_t bytes;  /* cached, in heap chunk bytes (glibc: 16 + request) */
 	bool enrolled; /* its thread drains it at exit */
+	bool drained;  /* its thread has ended: puts go to the orphans */
 	unsigned char busy; /* NC_LISTS, NC_HEAP */
 	/* Chunks a handler freed while its thread was in the heap. */
 	struct devres__node *deferred;

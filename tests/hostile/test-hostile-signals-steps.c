@@ -124,7 +124,12 @@ static void rel_probe(struct device *dev, void *res)
 	(void)res;
 }
 
-/* Adds a node of @release to sdev: 0 listed, 1 refused (one WARN), -1. */
+/*
+ * Adds a node of @release to sdev: 0 listed, 1 refused (one WARN), -1.
+ * The node itself may be refused: in an AddressSanitizer build, whose
+ * node cache is a quarantine, the thread's devm_kmalloc() goes to
+ * malloc() for the cache, and a handler there has no chunk (U14).
+ */
 static int try_add(dr_release_t release)
 {
 	int w = devres_warn_count();
