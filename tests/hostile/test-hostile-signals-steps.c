@@ -793,12 +793,16 @@ static void every_instruction(enum lock_state st, enum op op)
 
 	assert_non_null(ip);
 	/*
-	 * A small allocation on a held lock: its way through the lock is
-	 * the lookup's (the same slow paths), and the rest is that of the
-	 * shared state's cell (a shared device's slab); every fourth
-	 * point, as they cost a sleep of DUE_NS each.
+	 * What make check takes (make soak, with STEPS_ALL=1, takes every
+	 * point): every point of the lookups in the uncontended states;
+	 * every second one of the small allocations, whose way through the
+	 * lock is the lookup's (the rest is the slab's); every fourth one
+	 * of the contended states, which cost a sleep of DUE_NS each, and
+	 * every eighth of the allocation on a held lock.
 	 */
-	if (st == HELD_DUE && op == OP_KMALLOC)
+	if (op == OP_KMALLOC)
+		stride *= 2;
+	if (st == HELD_DUE || st == HANDS_DUE)
 		stride *= 4;
 	n = record(st, op, ip);
 	for (size_t k = 0; k < n; k++) {
@@ -851,8 +855,8 @@ static void every_instruction(enum lock_state st, enum op op)
 				      op_names[op], state_names[st], status);
 		}
 	}
-	print_message("%s, %s: %zu instructions stepped, a handler at each "
-		      "of the library's %zu: %zu failed\n",
+	print_message("%s, %s: %zu instructions stepped, a handler at %zu "
+		      "of the library's: %zu failed\n",
 		      op_names[op], state_names[st], n, points, failed);
 	free(ip);
 	assert_true(points > 0);
