@@ -690,13 +690,13 @@ static int finish(pid_t pid, int sig)
 #define MAX_STEPS 400000
 
 /*
- * Every point in a dev build; every eighth under AddressSanitizer, whose
- * instrumented code has three times the points (the paths are the dev
- * build's, checked for memory errors: every size from the node cache) and
- * whose children cost four times as much to fork.
+ * Every point in a dev build; every sixteenth under AddressSanitizer,
+ * whose instrumented code has three times the points (the paths are the
+ * dev build's, checked for memory errors: every size from the node cache)
+ * and whose children cost ten times as much to fork and run.
  */
 #ifdef T_ASAN
-#define STRIDE 8
+#define STRIDE 16
 #else
 #define STRIDE 1
 #endif
