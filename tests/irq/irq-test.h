@@ -7,9 +7,11 @@
 #ifndef DEVRES_TESTS_IRQ_TEST_H
 #define DEVRES_TESTS_IRQ_TEST_H
 
+#include <dirent.h>
 #include <fcntl.h>
 #include <poll.h>
 #include <pthread.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -129,10 +131,41 @@ static inline int irq_setup(void **state)
 	return dev_setup(state);
 }
 
+/* Names the threads left, for a teardown that waited in vain. */
+static inline void print_threads(void)
+{
+	DIR *d = opendir("/proc/self/task");
+	struct dirent *e;
+
+	if (!d)
+		return;
+	while ((e = readdir(d))) {
+		char path[300], name[64] = "?";
+		FILE *f;
+
+		if (e->d_name[0] == '.')
+			continue;
+		snprintf(path, sizeof(path), "/proc/self/task/%s/comm",
+			 e->d_name);
+		f = fopen(path, "r");
+		if (f) {
+			if (!fgets(name, sizeof(name), f))
+				name[0] = 0;
+			fclose(f);
+		}
+		fprintf(stderr, "  thread %s: %s", e->d_name, name);
+	}
+	closedir(d);
+}
+
 static inline int irq_teardown(void **state)
 {
-	if (!wait_threads(irq_threads_base))
+	if (!wait_threads(irq_threads_base)) {
+		fprintf(stderr, "%d threads, not %d, after %d ms:\n",
+			nr_threads(), irq_threads_base, WAIT_MS);
+		print_threads();
 		return -1;
+	}
 	return dev_teardown(state);
 }
 
