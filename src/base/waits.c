@@ -16,7 +16,7 @@
 #include <pthread.h>
 #include <stdio.h>
 #include <string.h>
-#include "base/waits.h"
+#include "waits.h"
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct devres__wait *head;

@@ -20,7 +20,7 @@
 #define DEVRES_BASE_WAITS_H
 
 #include <stdint.h>
-#include "base/subsys.h"
+#include "subsys.h"
 
 /* The most threads one wait may wait for: more go unrecorded. */
 #define DEVRES_WAIT_TARGETS 8

@@ -28,7 +28,6 @@
 #include <unistd.h>
 #include <sys/eventfd.h>
 #include "base/subsys.h"
-#include "base/waits.h"
 #include "thread-table.h"
 #include <devres/posix.h>
 
