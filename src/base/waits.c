@@ -53,9 +53,24 @@ void devres__wait_target(struct devres__wait *w, uint64_t id)
 	if (!id || w->nr == DEVRES_WAIT_TARGETS)
 		return;
 	for (int i = 0; i < w->nr; i++)
-		if (w->target[i] == id)
+		if (!w->target[i].by_pt && w->target[i].id == id)
 			return;
-	w->target[w->nr++] = id;
+	w->target[w->nr++].id = id;
+}
+
+void devres__wait_target_pt(struct devres__wait *w, pthread_t pt)
+{
+	if (w->nr == DEVRES_WAIT_TARGETS)
+		return;
+	w->target[w->nr].pt = pt;
+	w->target[w->nr++].by_pt = true;
+}
+
+/* Whether @t names the thread that made record @r, or @me (pt @mpt). */
+static bool names(const struct devres__wait_target *t, uint64_t me,
+		  pthread_t mpt)
+{
+	return t->by_pt ? pthread_equal(t->pt, mpt) : t->id == me;
 }
 
 /*
@@ -63,10 +78,11 @@ void devres__wait_target(struct devres__wait *w, uint64_t id)
  * work list @todo; each keeps the record it was reached from (@from) in
  * walk_next's stead once popped, for the loop's description.
  */
-static void push_waits(uint64_t id, struct devres__wait **todo)
+static void push_waits(const struct devres__wait_target *t,
+		       struct devres__wait **todo)
 {
 	for (struct devres__wait *r = head; r; r = r->next) {
-		if (r->waiter != id || r->gen == gen)
+		if (!names(t, r->waiter, r->waiter_pt) || r->gen == gen)
 			continue;
 		r->gen = gen;
 		r->walk_next = *todo;
@@ -76,21 +92,21 @@ static void push_waits(uint64_t id, struct devres__wait **todo)
 
 /* Whether a record reached from @w's targets waits for @me. */
 static const struct devres__wait *walk(const struct devres__wait *w,
-				       uint64_t me)
+				       uint64_t me, pthread_t mpt)
 {
 	struct devres__wait *todo = NULL;
 
 	gen++;
 	for (int i = 0; i < w->nr; i++)
-		push_waits(w->target[i], &todo);
+		push_waits(&w->target[i], &todo);
 	while (todo) {
 		struct devres__wait *r = todo;
 
 		todo = r->walk_next;
 		for (int i = 0; i < r->nr; i++) {
-			if (r->target[i] == me)
+			if (names(&r->target[i], me, mpt))
 				return r;
-			push_waits(r->target[i], &todo);
+			push_waits(&r->target[i], &todo);
 		}
 	}
 	return NULL;
@@ -123,20 +139,22 @@ int devres__wait_begin(struct devres__wait *w)
 {
 	const struct devres__wait *r = NULL;
 	uint64_t me = devres__wait_self();
+	pthread_t mpt = pthread_self();
 	bool self = false;
 
 	w->on = false;
 	if (!w->nr)
 		return 0;
 	for (int i = 0; i < w->nr; i++)
-		self |= w->target[i] == me;
+		self |= names(&w->target[i], me, mpt);
 	pthread_once(&atfork_once, atfork_init);
 	pthread_mutex_lock(&lock);
 	fork_check();
 	if (!self)
-		r = walk(w, me);
+		r = walk(w, me, mpt);
 	if (!self && !r) {
 		w->waiter = me;
+		w->waiter_pt = mpt;
 		w->pid = head_pid;
 		w->prev = NULL;
 		w->next = head;
@@ -148,7 +166,7 @@ int devres__wait_begin(struct devres__wait *w)
 		bool next = false;
 
 		for (int i = 0; i < w->nr; i++)
-			next |= w->target[i] == r->waiter;
+			next |= names(&w->target[i], r->waiter, r->waiter_pt);
 		snprintf(w->loop, sizeof(w->loop), "%s -> %s%s -> this thread",
 			 w->what, next ? "" : "... -> ", r->what);
 	} else {
@@ -182,4 +200,48 @@ int devres__wait_for(struct devres__wait *w, const char *what, uint64_t id)
 	devres__wait_init(w, what);
 	devres__wait_target(w, id);
 	return devres__wait_begin(w);
+}
+
+/*
+ * The exported form, for the compat headers (which cannot hold a record
+ * of their own: its layout is the library's): a few records a thread, in
+ * its thread-local storage, the newest ended first. A thread in more
+ * nested waits than that records no more (its waits go on unrecorded).
+ */
+#define NESTED 4
+
+static TLS_FAST struct devres__wait nested[NESTED];
+static TLS_FAST int depth;
+static TLS_FAST char loop_said[sizeof(nested[0].loop)];
+
+int devres_wait_begin(pthread_t thread, const char *what)
+{
+	struct devres__wait *w;
+
+	if (depth >= NESTED) {
+		depth++;
+		return 0;
+	}
+	w = &nested[depth];
+	devres__wait_init(w, what ? what : "a wait");
+	devres__wait_target_pt(w, thread);
+	if (devres__wait_begin(w)) {
+		memcpy(loop_said, w->loop, sizeof(loop_said));
+		return -EDEADLK;
+	}
+	depth++;
+	return 0;
+}
+
+void devres_wait_end(void)
+{
+	if (!depth)
+		return;
+	if (--depth < NESTED)
+		devres__wait_end(&nested[depth]);
+}
+
+const char *devres_wait_loop(void)
+{
+	return loop_said;
 }

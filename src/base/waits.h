@@ -25,10 +25,18 @@
 /* The most threads one wait may wait for: more go unrecorded. */
 #define DEVRES_WAIT_TARGETS 8
 
+/* A thread waited for: by its wait id, or by its pthread_t (@by_pt). */
+struct devres__wait_target {
+	uint64_t id;
+	pthread_t pt;
+	bool by_pt;
+};
+
 struct devres__wait {
 	struct devres__wait *next, *prev;
 	uint64_t waiter;
-	uint64_t target[DEVRES_WAIT_TARGETS];
+	pthread_t waiter_pt;
+	struct devres__wait_target target[DEVRES_WAIT_TARGETS];
 	int nr;
 	const char *what; /* the call that waits, for a loop's WARN */
 	unsigned int gen; /* walks; under the records' lock */
@@ -50,6 +58,11 @@ HIDDEN void devres__wait_adopt(uint64_t id);
 HIDDEN void devres__wait_init(struct devres__wait *w, const char *what);
 /* @id (0: none, ignored) as one of the threads @w waits for. */
 HIDDEN void devres__wait_target(struct devres__wait *w, uint64_t id);
+/*
+ * Thread @pt as one of them: a thread the library did not start (a
+ * compat work item's thread, named by the header that made it).
+ */
+HIDDEN void devres__wait_target_pt(struct devres__wait *w, pthread_t pt);
 /*
  * Records @w, unless a target is the caller or waits, through the waits
  * recorded, for the caller: then -EDEADLK, nothing recorded, and
