@@ -579,7 +579,8 @@ static void sync_line(unsigned int irq, bool disable, const char *func)
 			if (devres__wait_begin(&w)) {
 				pthread_mutex_unlock(&line->lock);
 				devres__warn(NULL, func,
-					     "irq %u: a handler of it waits for "
+					     "irq %u: a handler of it waits "
+					     "for "
 					     "this thread (%s): not waited for",
 					     irq, w.loop);
 			} else {
