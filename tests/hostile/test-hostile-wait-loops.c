@@ -78,7 +78,7 @@ struct part {
 	struct device dev;
 	struct devres_thread *h;
 	int irq;
-	char name[8];
+	char name[16];
 	struct work_struct work;
 	int tid, in, calling, done, freed;
 	long ret;
