@@ -86,6 +86,7 @@ struct part {
 
 static struct part P[MAXP];
 static int np;
+static int go; /* every participant set up: their handles are stored */
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
 #define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
@@ -154,6 +155,8 @@ static void body(int i)
 {
 	STORE(P[i].tid, (int)syscall(SYS_gettid));
 	STORE(P[i].in, 1);
+	while (!LOAD(go))
+		usleep(1000);
 	for (int j = 0; j < np; j++)
 		while (!LOAD(P[j].in))
 			usleep(1000);
@@ -263,6 +266,7 @@ static int chain(const int *kinds, int n, bool loop)
 	alarm(CELL_ALARM_S);
 	memset(P, 0, sizeof(P));
 	np = n;
+	go = 0;
 	devres_ledger_snapshot(&start);
 	w0 = devres_warn_count();
 	/* Participant i is what kind[i - 1] waits for (the last: kind 0). */
@@ -276,6 +280,7 @@ static int chain(const int *kinds, int n, bool loop)
 		if (rc)
 			return rc;
 	}
+	STORE(go, 1);
 	if (!loop) {
 		for (int j = 0; j < n; j++)
 			while (!LOAD(P[j].in))
