@@ -34,17 +34,17 @@ struct devres__wait_target {
 
 struct devres__wait {
 	struct devres__wait *next, *prev;
+	struct devres__wait *walk_next;
+	const char *what; /* the call that waits, for a loop's WARN */
 	uint64_t waiter;
 	pthread_t waiter_pt;
 	struct devres__wait_target target[DEVRES_WAIT_TARGETS];
 	int nr;
-	const char *what; /* the call that waits, for a loop's WARN */
 	unsigned int gen; /* walks; under the records' lock */
-	struct devres__wait *walk_next;
+	int pid;	  /* the process whose list it is on */
 	bool on;
-	int pid; /* the process whose list it is on */
 	/* A refused wait: the loop it would close, for the caller's WARN. */
-	char loop[120];
+	char loop[123];
 };
 
 /* A fresh wait id, for a thread about to be started. */

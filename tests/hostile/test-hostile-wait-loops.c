@@ -20,7 +20,7 @@
  * cell runs in a child under an alarm (a hang fails the cell), with the
  * exact results and WARN count, and the ledger back at its start.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/interrupt.h>
 #include <linux/workqueue.h>
