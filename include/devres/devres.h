@@ -737,12 +737,17 @@ devres_atomic_hook_set(devres_atomic_hook_t hook);
  * Context: any thread, with no lock of the library held; up to 4 nested
  * waits of a thread are recorded, the others go on unrecorded (0).
  * Return: 0 (recorded), or -EDEADLK: nothing recorded, the loop described
- * by devres_wait_loop().
+ * by devres_wait_loop(); -EINVAL, with a WARN and nothing recorded, for a
+ * bad @what (NULL, the first page, an ERR_PTR()).
  */
 DEVRES_API int devres_wait_begin(pthread_t thread, const char *what);
 
 /**
  * devres_wait_end() - the wait devres_wait_begin() recorded last is over
+ *
+ * Takes the calling thread's newest wait recorded by devres_wait_begin()
+ * off the library's record of waits (or counts down one begun beyond the
+ * nesting recorded), once the thread waited for has finished.
  *
  * Context: the thread that began it; nothing when it has none.
  */
@@ -750,6 +755,10 @@ DEVRES_API void devres_wait_end(void);
 
 /**
  * devres_wait_loop() - the loop this thread's last refused wait would close
+ *
+ * Describes, for a WARN, the loop that made devres_wait_begin() return
+ * -EDEADLK in this thread: the call this thread was about to wait in,
+ * then the calls the other threads of the loop wait in, back to this one.
  *
  * Context: the thread that was refused.
  * Return: a string in the thread's storage, such as

@@ -218,12 +218,14 @@ int devres_wait_begin(pthread_t thread, const char *what)
 {
 	struct devres__wait *w;
 
+	if (devres__arg_bad(NULL, what, __func__, "what"))
+		return -EINVAL;
 	if (depth >= NESTED) {
 		depth++;
 		return 0;
 	}
 	w = &nested[depth];
-	devres__wait_init(w, what ? what : "a wait");
+	devres__wait_init(w, what);
 	devres__wait_target_pt(w, thread);
 	if (devres__wait_begin(w)) {
 		memcpy(loop_said, w->loop, sizeof(loop_said));
