@@ -13,6 +13,7 @@
 #ifndef DEVRES_DEVRES_H
 #define DEVRES_DEVRES_H
 
+#include <pthread.h>
 #include <stdarg.h>
 #include <stdio.h>
 #include <devres/types.h>
@@ -715,6 +716,56 @@ typedef void (*devres_atomic_hook_t)(int delta);
  */
 DEVRES_API devres_atomic_hook_t
 devres_atomic_hook_set(devres_atomic_hook_t hook);
+
+/**
+ * devres_wait_begin() - record that this thread is about to wait for another
+ * @thread: the thread it waits for: the one running the callback waited for
+ * @what: the call that waits (``"flush_work"``), for the loop's description
+ *
+ * For a layer above the library whose calls wait for another thread to
+ * finish something (the kernel-compat headers' flush_work() and
+ * cancel_work_sync() wait for the thread running a work item's function).
+ * The library keeps one record of which thread waits for which, its own
+ * waits among them (devm_thread_stop(), free_irq(), synchronize_irq(), ...):
+ * the wait is recorded unless @thread is the caller or waits, through the
+ * waits recorded, for the caller, in which case the wait would never end
+ * and is to be refused. The check and the record are one hold of one lock,
+ * so of two threads about to wait for each other exactly one is refused.
+ * Each 0 is ended by one devres_wait_end() before the caller's frame
+ * ends; the wait between is no cancellation point.
+ *
+ * Context: any thread, with no lock of the library held; up to 4 nested
+ * waits of a thread are recorded, the others go on unrecorded (0).
+ * Return: 0 (recorded), or -EDEADLK: nothing recorded, the loop described
+ * by devres_wait_loop(); -EINVAL, with a WARN and nothing recorded, for a
+ * bad @what (NULL, the first page, an ERR_PTR()).
+ */
+DEVRES_API int devres_wait_begin(pthread_t thread, const char *what);
+
+/**
+ * devres_wait_end() - the wait devres_wait_begin() recorded last is over
+ *
+ * Takes the calling thread's newest wait recorded by devres_wait_begin()
+ * off the library's record of waits (or counts down one begun beyond the
+ * nesting recorded), once the thread waited for has finished.
+ *
+ * Context: the thread that began it; nothing when it has none.
+ */
+DEVRES_API void devres_wait_end(void);
+
+/**
+ * devres_wait_loop() - the loop this thread's last refused wait would close
+ *
+ * Describes, for a WARN, the loop that made devres_wait_begin() return
+ * -EDEADLK in this thread: the call this thread was about to wait in,
+ * then the calls the other threads of the loop wait in, back to this one.
+ *
+ * Context: the thread that was refused.
+ * Return: a string in the thread's storage, such as
+ * ``"flush_work -> free_irq -> this thread"``, the calls each thread in
+ * the loop waits in; empty before any refusal.
+ */
+DEVRES_API const char *devres_wait_loop(void);
 
 /**
  * devres_warn_managed() - report a managed resource given back by hand

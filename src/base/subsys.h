@@ -933,5 +933,6 @@ HIDDEN void devres__own_fd_warn(const char *func,
 
 #include "handle.h"
 #include "growtab.h"
+#include "waits.h"
 
 #endif /* DEVRES_SUBSYS_H */

@@ -540,6 +540,7 @@ static void *dispatch_loop(void *arg)
 	int old;
 
 	pthread_setname_np(pthread_self(), "irq/dispatch");
+	devres__wait_adopt(d->wid);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	(void)pthread_setspecific(disp_key, d);
 	while (!stopped(d)) {
@@ -590,6 +591,7 @@ static int start_dispatcher(struct irq_dispatcher **ret_disp)
 		goto fail;
 	}
 	pthread_mutex_init(&d->lock, NULL);
+	d->wid = devres__wait_id_new();
 	rc = devres__should_fail_thread()
 		     ? -EAGAIN
 		     : irq__create_thread(&d->thread, dispatch_loop, d);
@@ -746,6 +748,7 @@ static void *thread_loop(void *arg)
 	snprintf(name, sizeof(name), "irq/%d-%s", line->irq,
 		 a->name ? a->name : "");
 	pthread_setname_np(pthread_self(), name);
+	devres__wait_adopt(a->wid);
 	/*
 	 * Cancellation acts only inside the thread function, where its end
 	 * is caught (thread_fn_ended()): at the wait below it would end the
@@ -803,6 +806,7 @@ int irq__thread_start(struct irq_action *a)
 	if (fn_key_err)
 		return -fn_key_err;
 	pthread_cond_init(&a->wake, NULL);
+	a->wid = devres__wait_id_new();
 	rc = irq__create_thread(&a->thread, thread_loop, a);
 	if (rc) {
 		pthread_cond_destroy(&a->wake);
@@ -812,10 +816,39 @@ int irq__thread_start(struct irq_action *a)
 	return 0;
 }
 
-void irq__thread_stop(struct irq_action *a)
+/*
+ * Handed to its thread: the loop breaks once the function returns (or at
+ * once, from its wait) and thread_exit_locked() finishes the handler, as
+ * one freed from its own thread function. Read before the unlock: the
+ * thread may free the handler at once.
+ */
+static void leave_to_thread(struct irq_action *a, const char *loop)
 {
+	const char *name = a->name ? a->name : "";
+	int irq = a->line->irq;
+
+	pthread_mutex_lock(&a->line->lock);
+	a->self_reap = true;
+	a->stop = true;
+	pthread_cond_signal(&a->wake);
+	devres__warn(NULL, "free_irq",
+		     "irq %d: the thread of handler '%s' waits for this "
+		     "thread (%s): not joined; it ends itself once its "
+		     "thread function returns",
+		     irq, name, loop);
+	pthread_mutex_unlock(&a->line->lock);
+}
+
+bool irq__thread_stop(struct irq_action *a, bool may_leave)
+{
+	struct devres__wait w;
 	int cancel;
 
+	devres__wait_init(&w, "free_irq");
+	if (may_leave && devres__wait_for(&w, "free_irq", a->wid)) {
+		leave_to_thread(a, w.loop);
+		return false;
+	}
 	pthread_mutex_lock(&a->line->lock);
 	a->stop = true;
 	pthread_cond_signal(&a->wake);
@@ -823,5 +856,7 @@ void irq__thread_stop(struct irq_action *a)
 	cancel = devres__cancel_off();
 	pthread_join(a->thread, NULL);
 	devres__cancel_restore(cancel);
+	devres__wait_end(&w);
 	pthread_cond_destroy(&a->wake);
+	return true;
 }

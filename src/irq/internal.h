@@ -61,6 +61,7 @@ struct irq_action {
 	bool dead;	     /* unlinked while its line was being dispatched */
 	bool wake_req;	     /* dispatcher only: the handler said WAKE_THREAD */
 	bool warned_thread;  /* WAKE_THREAD without a thread function, WARNed */
+	uint64_t wid;	     /* its thread's id in the record of waits */
 	struct irq_action *zombie_next;
 	/* A devm_ handler's node, under line->lock; see devres__owner. */
 	struct devres__owner owner;
@@ -130,6 +131,7 @@ struct irq_dispatcher {
 	pthread_mutex_t lock;
 	bool stop;
 	bool self_stopped; /* stopped from its own thread: it frees itself */
+	uint64_t wid;	   /* its thread's id in the record of waits */
 	struct irq_poll poll;
 	unsigned long replay[IRQ_LINES_MAX / IRQ_WORD_BITS];
 	/*
@@ -216,7 +218,14 @@ HIDDEN void irq__replay(struct irq_line *line);
 HIDDEN int irq__disp_add(struct irq_dispatcher *d, int irq, int fd);
 HIDDEN void irq__disp_del(struct irq_dispatcher *d, int irq, int fd);
 HIDDEN int irq__thread_start(struct irq_action *a);
-HIDDEN void irq__thread_stop(struct irq_action *a);
+/*
+ * Stops and joins a freed handler's thread: true. With @may_leave, when
+ * that thread waits, through the record of waits, for this one (its
+ * thread function in a call that waits for the caller), it is not joined
+ * (one WARN): asked to stop and left to finish the handler itself once
+ * its function returns, false.
+ */
+HIDDEN bool irq__thread_stop(struct irq_action *a, bool may_leave);
 
 /* poll.c */
 /* The polling window in ns, 0 for none; tests change it. */

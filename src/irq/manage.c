@@ -202,8 +202,9 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 	return 0;
 
 stop_thread:
+	/* It never ran its function: it waits for nobody. */
 	if (a->has_thread)
-		irq__thread_stop(a);
+		(void)irq__thread_stop(a, false);
 put_disp:
 	irq__put_dispatcher();
 free_action:
@@ -251,8 +252,9 @@ int request_irq(unsigned int irq, irq_handler_t handler, unsigned long flags,
 /* Stops a freed handler's thread and lets go of what it held. */
 void irq__finish(struct irq_action *a)
 {
-	if (a->has_thread && !a->self_reap)
-		irq__thread_stop(a);
+	/* Left to its thread, which finishes it (thread_exit_locked()). */
+	if (a->has_thread && !a->self_reap && !irq__thread_stop(a, true))
+		return;
 	irq__line_put(a->line);
 	free(a);
 	irq__put_dispatcher();
@@ -341,6 +343,7 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 	};
 	struct irq_action **pp;
 	struct irq_line *line;
+	struct devres__wait w;
 
 	line = o.line = get_line(irq, func);
 	if (!line)
@@ -349,8 +352,26 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 		irq__line_put(line);
 		return NULL;
 	}
+	devres__wait_init(&w, func);
 	pthread_mutex_lock(&line->lock);
+	/*
+	 * The dispatcher, in this line's primary handlers, waits for this
+	 * thread: the free is refused (a managed release, which cannot
+	 * refuse, waits as before).
+	 */
+	if (line->running && irq__running_line != line && line->disp)
+		devres__wait_target(&w, line->disp->wid);
+	if (devres__wait_begin(&w) && !managed) {
+		pthread_mutex_unlock(&line->lock);
+		irq__line_put(line);
+		devres__warn(NULL, func,
+			     "irq %u: its dispatch waits for this thread (%s): "
+			     "nothing freed",
+			     irq, w.loop);
+		return NULL;
+	}
 	begin_change(line);
+	devres__wait_end(&w);
 	for (pp = &line->actions; *pp && !is_it(*pp, dev_id, node);
 	     pp = &(*pp)->next)
 		;
@@ -514,6 +535,24 @@ void disable_irq_nosync(unsigned int irq)
 	pthread_mutex_unlock(&line->lock);
 }
 
+/*
+ * The threads a wait for @line to be idle waits for: the dispatcher in
+ * its primary handlers, and the threads of its threaded handlers while
+ * any thread function is due or running (one that is idle waits for
+ * nobody: it closes no loop). An unmask callback's thread is not known
+ * in advance (whichever ends the delivery): left out.
+ */
+static void line_targets(const struct irq_line *line, struct devres__wait *w)
+{
+	if (line->running && line->disp)
+		devres__wait_target(w, line->disp->wid);
+	if (!line->threads_active)
+		return;
+	for (const struct irq_action *a = line->actions; a; a = a->next)
+		if (a->has_thread)
+			devres__wait_target(w, a->wid);
+}
+
 /* Waits, with the line locked, until no handler of it runs or is due. */
 static void wait_idle(struct irq_line *line)
 {
@@ -531,10 +570,24 @@ static void sync_line(unsigned int irq, bool disable, const char *func)
 	if (!line)
 		return;
 	if (!own_handler(line, irq, func)) {
+		struct devres__wait w;
+
+		devres__wait_init(&w, func);
 		pthread_mutex_lock(&line->lock);
 		if (!disable || depth_inc(line, irq, func)) {
-			wait_idle(line);
-			pthread_mutex_unlock(&line->lock);
+			line_targets(line, &w);
+			if (devres__wait_begin(&w)) {
+				pthread_mutex_unlock(&line->lock);
+				devres__warn(NULL, func,
+					     "irq %u: a handler of it waits "
+					     "for "
+					     "this thread (%s): not waited for",
+					     irq, w.loop);
+			} else {
+				wait_idle(line);
+				pthread_mutex_unlock(&line->lock);
+				devres__wait_end(&w);
+			}
 		}
 	}
 	irq__line_put(line);

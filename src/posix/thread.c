@@ -51,11 +51,8 @@ struct devres_thread {
 	int pid; /* the process that started it */
 	char name[16];
 	void *handle; /* the caller's */
-	/*
-	 * The managed thread this one is stopping and waits for, or NULL;
-	 * under the handles' lock (wait_begin()).
-	 */
-	struct devres_thread *waits_for;
+	/* Its id in the record of waits (base/waits.h), given at start. */
+	uint64_t wid;
 };
 
 /*
@@ -149,6 +146,7 @@ static void *trampoline(void *p)
 	pthread_mutex_lock(&t->lock);
 	pthread_mutex_unlock(&t->lock);
 	current = t;
+	devres__wait_adopt(t->wid);
 	if (t->name[0])
 		pthread_setname_np(pthread_self(), t->name);
 	/* Any ending other than a return reports this. */
@@ -208,48 +206,12 @@ static struct timespec deadline_in(unsigned int ms)
 }
 
 /*
- * Whether the calling thread may wait for @t to stop: not when @t is the
- * calling thread, nor when @t waits, through the stops it makes (each
- * waiting for the next), for the calling thread, which would then wait for
- * itself. When it may, it is recorded as waiting for @t, in the same hold
- * of the lock, so that of two threads stopping each other exactly one
- * finds the other waiting. A thread stops waiting (wait_end()) before the
- * record it waited for is freed, so the chain is of live records.
- */
-static bool wait_begin(struct devres_thread *t)
-{
-	struct devres_thread *me = current;
-	bool cycle = false;
-
-	if (!me)
-		return true;
-	devres__handles_lock();
-	for (struct devres_thread *x = t; x && !cycle; x = x->waits_for)
-		cycle = x == me;
-	if (!cycle)
-		me->waits_for = t;
-	devres__handles_unlock();
-	return !cycle;
-}
-
-static void wait_end(void)
-{
-	struct devres_thread *me = current;
-
-	if (!me)
-		return;
-	devres__handles_lock();
-	me->waits_for = NULL;
-	devres__handles_unlock();
-}
-
-/*
  * Ask, wake, wait (WARN after the timeout, then wait on), join, free.
  * Waiting on beyond the timeout rather than detaching: a detached thread
  * would run on with the resources released after it.
  */
 static int thread_stop(struct device *dev, struct devres_thread *t,
-		       const char *func)
+		       const char *func, struct devres__wait *w)
 {
 	struct timespec deadline;
 	unsigned int ms;
@@ -267,7 +229,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 		devres__own_fd_close(t->wake_fd);
 		devres__ledger_add(DL_FDS, -1);
 		devres__ledger_add(DL_THREADS, -1);
-		wait_end();
+		devres__wait_end(w);
 		devres__handle_del(&threads, t);
 		return -ECHILD;
 	}
@@ -292,8 +254,7 @@ static int thread_stop(struct device *dev, struct devres_thread *t,
 	}
 	ret = t->ret;
 	pthread_mutex_unlock(&t->lock);
-	/* Before its record may serve a new thread. */
-	wait_end();
+	devres__wait_end(w);
 	(void)posix__thread_reap(t->tid);
 	thread_free(t);
 	devres__cancel_restore(cancel);
@@ -304,9 +265,12 @@ static void devm_thread_run_release(struct device *dev, void *res)
 {
 	struct devres_thread *t = ((struct thread_dr *)res)->t;
 	int saved = errno;
+	struct devres__wait w;
 
-	if (t->pid != devres__pid_now() || wait_begin(t)) {
-		thread_stop(dev, t, "devm_thread_run");
+	devres__wait_init(&w, "devm_thread_stop");
+	if (t->pid != devres__pid_now() ||
+	    !devres__wait_for(&w, "devm_thread_stop", t->wid)) {
+		thread_stop(dev, t, "devm_thread_run", &w);
 		errno = saved;
 		return;
 	}
@@ -321,9 +285,9 @@ static void devm_thread_run_release(struct device *dev, void *res)
 			     t->name);
 	else
 		devres__warn(dev, "devm_thread_run",
-			     "thread '%s' is stopping this thread and waits "
-			     "for it: asked to stop, not joined",
-			     t->name);
+			     "thread '%s' waits for this thread (%s): asked "
+			     "to stop, not joined",
+			     t->name, w.loop);
 	(void)ask_stop(t);
 	pthread_mutex_lock(&t->lock);
 	t->detached = true;
@@ -356,6 +320,7 @@ static struct devres_thread *thread_alloc(int (*fn)(void *), void *arg,
 	t->arg = arg;
 	t->timeout_ms = DEVRES_THREAD_STOP_TIMEOUT_MS;
 	t->pid = devres__pid_now();
+	t->wid = devres__wait_id_new();
 	if (name)
 		memcpy(t->name, name, strnlen(name, sizeof(t->name) - 1));
 	err = pthread_condattr_init(&ca);
@@ -449,15 +414,17 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 
 struct stop_match {
 	void *handle;
-	const char *refused; /* the thread's name, when it waits for us */
+	bool found, ours;
+	uint64_t wid;
+	char name[16];
 };
 
 /*
- * devm_thread_stop()'s match, under the device's lock: a thread that
- * waits for this one to stop is not taken off, and stays managed in its
- * place; one that may be waited for is recorded as such before it is.
+ * devm_thread_stop()'s look-up, under the device's lock: what the wait's
+ * record needs, copied, as the thread may be stopped by another once the
+ * lock is let go. The record is made outside the lock (waits.h).
  */
-static int match_stop(struct device *dev, void *res, void *data)
+static int match_find(struct device *dev, void *res, void *data)
 {
 	struct devres_thread *t = ((struct thread_dr *)res)->t;
 	struct stop_match *m = data;
@@ -465,16 +432,23 @@ static int match_stop(struct device *dev, void *res, void *data)
 	(void)dev;
 	if (t->handle != m->handle)
 		return 0;
-	if (t->pid == devres__pid_now() && !wait_begin(t)) {
-		m->refused = t->name;
-		return 0;
-	}
+	m->found = true;
+	m->ours = t->pid == devres__pid_now();
+	m->wid = t->wid;
+	memcpy(m->name, t->name, sizeof(m->name));
 	return 1;
+}
+
+static int match_stop(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return ((struct thread_dr *)res)->t->handle == data;
 }
 
 int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 {
 	struct stop_match m = { .handle = thread };
+	struct devres__wait w;
 	struct thread_dr *dr;
 	int ret;
 
@@ -485,23 +459,29 @@ int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 			     current->name);
 		return -EDEADLK;
 	}
-	dr = devres_remove(dev, devm_thread_run_release, match_stop, &m);
-	if (!dr && m.refused) {
-		/* Its name is read while it waits for this thread: alive. */
+	/*
+	 * Recorded as waiting for it before it is taken off: of two threads
+	 * stopping each other, one is refused and the other's stop goes on.
+	 */
+	devres__wait_init(&w, __func__);
+	(void)devres_find(dev, devm_thread_run_release, match_find, &m);
+	if (m.found && m.ours &&
+	    devres__wait_for(&w, __func__, m.wid) == -EDEADLK) {
 		devres__warn(dev, __func__,
-			     "thread '%s' is stopping this thread and waits "
-			     "for it: not stopped",
-			     m.refused);
+			     "thread '%s' waits for this thread (%s): not "
+			     "stopped",
+			     m.name, w.loop);
 		return -EDEADLK;
 	}
+	dr = devres_remove(dev, devm_thread_run_release, match_stop, thread);
 	if (!dr) {
-		wait_end();
+		devres__wait_end(&w);
 		devres__warn(dev, __func__,
 			     "thread %p is not managed by this device",
 			     (void *)thread);
 		return -EINVAL;
 	}
-	ret = thread_stop(dev, dr->t, __func__);
+	ret = thread_stop(dev, dr->t, __func__, &w);
 	devres_free(dr);
 	return ret;
 }

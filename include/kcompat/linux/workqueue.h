@@ -912,6 +912,29 @@ static inline bool kcompat_work_unstrand(struct work_struct *w)
 }
 
 /*
+ * Before a wait for the thread running @w's function (@w locked): 1, that
+ * wait recorded in the library's record of waits (devres_wait_begin()),
+ * which the caller ends with devres_wait_end(); or, when that thread
+ * waits, through the waits recorded, for this one, -1 and one WARN naming
+ * the loop: the wait would never end, and is not made. A thread that
+ * serves @w but is not in its function (waiting for its due time) waits
+ * for nobody: 0, nothing recorded, and the caller waits as ever.
+ */
+static inline int kcompat_work_loop(struct work_struct *w, const char *func)
+{
+	/* Its own function: the callers' concern (KS10), or no wait. */
+	if (!w->running || pthread_equal(w->worker, pthread_self()))
+		return 0;
+	if (!devres_wait_begin(w->worker, func))
+		return 1;
+	devres_warn(NULL, func,
+		    "work %p: its function waits for this thread (%s): not "
+		    "waited for",
+		    (void *)w, devres_wait_loop());
+	return -1;
+}
+
+/*
  * Takes a queued run of @w back and waits until no thread serves it; an
  * item waiting for a thread is taken back. Returns, as the kernel's
  * calls do, whether a run was pending. @func names the call in a WARN.
@@ -922,7 +945,7 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool own,
 				     const char *func)
 {
 	bool was;
-	int old;
+	int old, rec = 0;
 
 	if (kcompat_work_bad(w, func))
 		return false;
@@ -947,8 +970,13 @@ static inline bool kcompat_work_wait(struct work_struct *w, bool own,
 			    "work %p: called from its own function, which it "
 			    "would wait for: not waited for",
 			    (void *)w);
-	while (w->thread && !pthread_equal(w->worker, pthread_self()))
+	else if (w->thread)
+		rec = kcompat_work_loop(w, func);
+	while (rec >= 0 && w->thread &&
+	       !pthread_equal(w->worker, pthread_self()))
 		pthread_cond_wait(&w->cond, &w->lock);
+	if (rec > 0)
+		devres_wait_end();
 	w->cancel = false;
 	kcompat_work_drop(w);
 	pthread_mutex_unlock(&w->lock);
@@ -1023,7 +1051,7 @@ static inline bool kcompat_work_flush(struct work_struct *w, bool now,
 				      const char *func)
 {
 	unsigned long target;
-	int old;
+	int old, rec = 0;
 
 	if (kcompat_work_bad(w, func))
 		return false;
@@ -1047,8 +1075,12 @@ static inline bool kcompat_work_flush(struct work_struct *w, bool now,
 			    "work %p: called from its own function, which it "
 			    "would wait for: not waited for",
 			    (void *)w);
-	while (w->done < target) {
+	else if (w->thread)
+		rec = kcompat_work_loop(w, func);
+	while (rec >= 0 && w->done < target) {
 		if (w->stranded) {
+			if (rec > 0)
+				devres_wait_end();
 			kcompat_strand_del(w);
 			w->thread = true;
 			/* Its function may free it: not touched after. */
@@ -1060,6 +1092,8 @@ static inline bool kcompat_work_flush(struct work_struct *w, bool now,
 			break;
 		pthread_cond_wait(&w->cond, &w->lock);
 	}
+	if (rec > 0)
+		devres_wait_end();
 	pthread_mutex_unlock(&w->lock);
 	/* Not from a work's thread: it may be among those finishing. */
 	if (!kcompat_worker.depth)

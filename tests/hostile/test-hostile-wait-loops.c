@@ -1,0 +1,392 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit hostile tsan timeout=240 */
+/*
+ * Loops of waits across subsystems: each participant runs in a callback
+ * of the library (a managed thread's function, an interrupt thread
+ * function, a compat work item's function) and waits there, with one of
+ * the library's waiting calls, for the next one's callback to return;
+ * the last waits for the first. Every such wait records "this thread
+ * waits for that one" in the library's one record of waits, and the wait
+ * that would close the loop is refused: devm_thread_stop() -EDEADLK, the
+ * void and bool calls with one WARN and no wait (free_irq() leaves the
+ * freed handler to its own thread). Before, every loop cell hung.
+ *
+ * A cell is a chain of kinds: participant i waits with kind[i] for
+ * participant i + 1, and, in a loop, the last for the first. Each waits
+ * only once the one before it sleeps in its wait, so that the last is the
+ * one refused. In the control column the last participant waits for
+ * nobody and the test's main thread makes the last kind's wait for the
+ * first instead, a chain with no loop: every wait is made, no WARN. Each
+ * cell runs in a child under an alarm (a hang fails the cell), with the
+ * exact results and WARN count, and the ledger back at its start.
+ */
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
+#include <linux/device.h>
+#include <linux/interrupt.h>
+#include <linux/workqueue.h>
+#include <errno.h>
+#include <setjmp.h>
+#include <stdarg.h>
+#include <stddef.h>
+#include <pthread.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/syscall.h>
+#include <devres/fault.h>
+#include <devres/irq.h>
+#include <devres/posix.h>
+#include <cmocka.h>
+#include "testlib.h"
+#include "cell-child.h"
+
+#define CELL_ALARM_S 10
+#define RET 7
+#define MAXP 3
+
+enum kind {
+	K_STOP,
+	K_FREE,
+	K_SYNC,
+	K_DISABLE,
+	K_FLUSH,
+	K_CANCEL,
+	NK
+};
+enum role {
+	R_THREAD,
+	R_IRQ,
+	R_WORK
+};
+
+static const char *const kind_name[NK] = {
+	"devm_thread_stop", "free_irq",	  "synchronize_irq",
+	"disable_irq",	    "flush_work", "cancel_work_sync",
+};
+
+static enum role role_of(int k)
+{
+	return k == K_STOP ? R_THREAD : k <= K_DISABLE ? R_IRQ : R_WORK;
+}
+
+struct part {
+	enum role role;
+	int kind;   /* the wait it makes, -1 for none */
+	int target; /* the participant it waits for */
+	struct device dev;
+	struct devres_thread *h;
+	int irq;
+	char name[16];
+	struct work_struct work;
+	int tid, in, calling, done, freed;
+	long ret;
+};
+
+static struct part P[MAXP];
+static int np;
+static int go; /* every participant set up: their handles are stored */
+
+#define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
+#define STORE(x, v) __atomic_store_n(&(x), (v), __ATOMIC_RELEASE)
+
+static void dev_release(struct device *dev)
+{
+	(void)dev;
+}
+
+/* Thread @tid sleeps (in its wait: the one before it went in first). */
+static bool asleep(int tid)
+{
+	char path[64], buf[256], *p;
+	FILE *f;
+	size_t n;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
+	f = fopen(path, "re");
+	if (!f)
+		return false;
+	n = fread(buf, 1, sizeof(buf) - 1, f);
+	fclose(f);
+	buf[n] = 0;
+	p = strrchr(buf, ')');
+	return p && p[1] == ' ' && p[2] == 'S';
+}
+
+/* Participant @i has called its wait, and sleeps in it. */
+static void wait_asleep(int i)
+{
+	while (!LOAD(P[i].calling))
+		usleep(1000);
+	for (int n = 0; n < 5000 && !asleep(LOAD(P[i].tid)); n++)
+		usleep(1000);
+	usleep(20000);
+	while (!asleep(LOAD(P[i].tid)))
+		usleep(1000);
+}
+
+/* @kind's wait for participant @j; what it returned, as a number. */
+static long do_wait(int kind, int j)
+{
+	const void *name;
+
+	switch (kind) {
+	case K_STOP:
+		return devm_thread_stop(&P[j].dev, P[j].h);
+	case K_FREE:
+		name = free_irq((unsigned int)P[j].irq, &P[j]);
+		STORE(P[j].freed, 1);
+		return name && !strcmp(name, P[j].name) ? 1 : 2;
+	case K_SYNC:
+		synchronize_irq((unsigned int)P[j].irq);
+		return 0;
+	case K_DISABLE:
+		disable_irq((unsigned int)P[j].irq);
+		return 0;
+	case K_FLUSH:
+		return flush_work(&P[j].work);
+	default:
+		return cancel_work_sync(&P[j].work);
+	}
+}
+
+static void body(int i)
+{
+	STORE(P[i].tid, (int)syscall(SYS_gettid));
+	STORE(P[i].in, 1);
+	while (!LOAD(go))
+		usleep(1000);
+	for (int j = 0; j < np; j++)
+		while (!LOAD(P[j].in))
+			usleep(1000);
+	if (i > 0)
+		wait_asleep(i - 1);
+	if (P[i].kind >= 0) {
+		STORE(P[i].calling, 1);
+		P[i].ret = do_wait(P[i].kind, P[i].target);
+	} else {
+		usleep(50000);
+	}
+	STORE(P[i].done, 1);
+}
+
+static int thread_fn(void *arg)
+{
+	body((int)(intptr_t)arg);
+	return RET;
+}
+
+static irqreturn_t irq_fn(int irq, void *dev_id)
+{
+	(void)irq;
+	body((int)((struct part *)dev_id - P));
+	return IRQ_HANDLED;
+}
+
+static void work_fn(struct work_struct *w)
+{
+	body((int)((struct part *)((char *)w - offsetof(struct part, work)) -
+		   P));
+}
+
+/* What the wait of @kind returns, whether refused or not. */
+static long expected(int kind, bool refused)
+{
+	switch (kind) {
+	case K_STOP:
+		return refused ? -EDEADLK : RET;
+	case K_FREE:
+	case K_FLUSH:
+		return 1;
+	default:
+		return 0;
+	}
+}
+
+static int setup(int i)
+{
+	struct part *p = &P[i];
+
+	snprintf(p->name, sizeof(p->name), "wl%d", i);
+	switch (p->role) {
+	case R_THREAD:
+		device_initialize(&p->dev);
+		p->dev.release = dev_release;
+		if (dev_set_name(&p->dev, "%s", p->name))
+			return 2;
+		p->h = devm_thread_run(&p->dev, thread_fn, (void *)(intptr_t)i,
+				       p->name);
+		return IS_ERR(p->h) ? 3 : 0;
+	case R_IRQ:
+		p->irq = irq_line_create(p->name);
+		if (p->irq <= 0)
+			return 4;
+		if (request_threaded_irq((unsigned int)p->irq, NULL, irq_fn,
+					 IRQF_ONESHOT, p->name, p))
+			return 5;
+		return irq_line_raise(p->irq) ? 6 : 0;
+	default:
+		INIT_WORK(&p->work, work_fn);
+		return schedule_work(&p->work) ? 0 : 7;
+	}
+}
+
+static void teardown(int i)
+{
+	struct part *p = &P[i];
+
+	switch (p->role) {
+	case R_THREAD:
+		(void)devres_release_all(&p->dev);
+		put_device(&p->dev);
+		break;
+	case R_IRQ:
+		if (!LOAD(p->freed))
+			(void)free_irq((unsigned int)p->irq, p);
+		for (int n = 0; n < 2000 && irq_line_destroy(p->irq); n++)
+			usleep(1000);
+		break;
+	default:
+		(void)cancel_work_sync(&p->work);
+		break;
+	}
+}
+
+/*
+ * A chain of @n kinds; @loop: the last participant waits for the first,
+ * else the main thread does. 0 when the cell holds.
+ */
+static int chain(const int *kinds, int n, bool loop)
+{
+	struct devres_ledger start, now;
+	long main_ret = 0;
+	int w0, rc;
+
+	alarm(CELL_ALARM_S);
+	memset(P, 0, sizeof(P));
+	np = n;
+	go = 0;
+	devres_ledger_snapshot(&start);
+	w0 = devres_warn_count();
+	/* Participant i is what kind[i - 1] waits for (the last: kind 0). */
+	for (int i = 0; i < n; i++) {
+		P[i].role = role_of(kinds[(i + n - 1) % n]);
+		P[i].kind = i < n - 1 || loop ? kinds[i] : -1;
+		P[i].target = (i + 1) % n;
+	}
+	for (int i = 0; i < n; i++) {
+		rc = setup(i);
+		if (rc)
+			return rc;
+	}
+	STORE(go, 1);
+	if (!loop) {
+		for (int j = 0; j < n; j++)
+			while (!LOAD(P[j].in))
+				usleep(1000);
+		wait_asleep(n - 2);
+		main_ret = do_wait(kinds[n - 1], 0);
+	}
+	for (int i = 0; i < n; i++)
+		while (!LOAD(P[i].done))
+			usleep(1000);
+	for (int i = 0; i < n; i++) {
+		bool refused = loop && i == n - 1;
+
+		if (P[i].kind >= 0 &&
+		    P[i].ret != expected(P[i].kind, refused)) {
+			fprintf(stderr, "participant %d (%s): %ld, not %ld\n",
+				i, kind_name[P[i].kind], P[i].ret,
+				expected(P[i].kind, refused));
+			return 10;
+		}
+	}
+	if (!loop && main_ret != expected(kinds[n - 1], false)) {
+		fprintf(stderr, "main (%s): %ld\n", kind_name[kinds[n - 1]],
+			main_ret);
+		return 11;
+	}
+	if (devres_warn_count() - w0 != (loop ? 1 : 0)) {
+		fprintf(stderr, "%d WARNs\n", devres_warn_count() - w0);
+		return 12;
+	}
+	for (int i = 0; i < n; i++)
+		teardown(i);
+	/* A handler left to its thread is freed as that thread ends. */
+	for (int t = 0; t < 2000; t++) {
+		devres_ledger_snapshot(&now);
+		if (!devres_ledger_diff(&start, &now, NULL))
+			return 0;
+		usleep(1000);
+	}
+	devres_ledger_diff(&start, &now, stderr);
+	return 13;
+}
+
+static const char *const pair_rows[NK * NK] = {
+#define ROW(a, b) "(" #a ", " #b ")"
+	ROW(stop, stop),       ROW(stop, free),	    ROW(stop, sync),
+	ROW(stop, disable),    ROW(stop, flush),    ROW(stop, cancel),
+	ROW(free, stop),       ROW(free, free),	    ROW(free, sync),
+	ROW(free, disable),    ROW(free, flush),    ROW(free, cancel),
+	ROW(sync, stop),       ROW(sync, free),	    ROW(sync, sync),
+	ROW(sync, disable),    ROW(sync, flush),    ROW(sync, cancel),
+	ROW(disable, stop),    ROW(disable, free),  ROW(disable, sync),
+	ROW(disable, disable), ROW(disable, flush), ROW(disable, cancel),
+	ROW(flush, stop),      ROW(flush, free),    ROW(flush, sync),
+	ROW(flush, disable),   ROW(flush, flush),   ROW(flush, cancel),
+	ROW(cancel, stop),     ROW(cancel, free),   ROW(cancel, sync),
+	ROW(cancel, disable),  ROW(cancel, flush),  ROW(cancel, cancel),
+#undef ROW
+};
+
+static const char *const cols[2] = { "loop", "control" };
+
+static int pair_cell(int row, int col)
+{
+	int kinds[2] = { row / NK, row % NK };
+
+	return chain(kinds, 2, col == 0);
+}
+
+static void pairs(void **state)
+{
+	(void)state;
+	run_cells_in_children(pair_cell, pair_rows, NK * NK, cols, 2);
+}
+
+/* Rings of three, each across three subsystems or kinds. */
+static const int rings[][3] = {
+	{ K_STOP, K_FREE, K_FLUSH },  { K_FREE, K_FLUSH, K_STOP },
+	{ K_FLUSH, K_STOP, K_SYNC },  { K_CANCEL, K_DISABLE, K_STOP },
+	{ K_SYNC, K_CANCEL, K_FREE }, { K_STOP, K_STOP, K_STOP },
+};
+
+static const char *const ring_rows[] = {
+	"stop -> free -> flush",  "free -> flush -> stop",
+	"flush -> stop -> sync",  "cancel -> disable -> stop",
+	"sync -> cancel -> free", "stop -> stop -> stop",
+};
+
+static int ring_cell(int row, int col)
+{
+	return chain(rings[row], 3, col == 0);
+}
+
+static void rings_of_three(void **state)
+{
+	(void)state;
+	run_cells_in_children(ring_cell, ring_rows,
+			      (int)(sizeof(rings) / sizeof(rings[0])), cols, 2);
+}
+
+int main(void)
+{
+	const struct CMUnitTest tests[] = {
+		cmocka_unit_test(pairs),
+		cmocka_unit_test(rings_of_three),
+	};
+
+	return cmocka_run_group_tests(tests, NULL, NULL);
+}
