@@ -105,7 +105,11 @@ static inline void start_runtime_threads(void)
 		pthread_join(t, NULL);
 }
 
-/* Waits until the process has @n threads (a detached one may be exiting). */
+/*
+ * Waits until the process has @n threads: a detached one may be exiting,
+ * and one joined may still be listed, as the kernel wakes its joiner
+ * before it takes the thread off /proc/self/task.
+ */
 static inline bool wait_threads(int n)
 {
 	long end = now_ms() + WAIT_MS;

@@ -160,7 +160,7 @@ static void probe_sweep(void **state)
 	 */
 	assert_int_equal(r.points, 10);
 	assert_int_equal(r.leaks, 0);
-	assert_int_equal(nr_threads(), threads_base);
+	assert_true(wait_threads(threads_base));
 	assert_int_equal(load_int(&violations), 0);
 }
 
@@ -408,7 +408,7 @@ static void devm_free_irq_frees_managed_only(void **state)
 	devm_free_irq(&tdev, lines[1], &y);
 	devres_get_stats(&tdev, &st);
 	assert_int_equal(st.allocs, 0);
-	assert_int_equal(nr_threads(), threads_base);
+	assert_true(wait_threads(threads_base));
 	/* From its own handler: WARN, and it stays. */
 	assert_int_equal(devm_request_irq(&tdev, lines[1], devm_free_self, 0,
 					  NULL, &y),

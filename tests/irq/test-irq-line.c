@@ -68,7 +68,7 @@ static void handler_runs_in_dispatcher(void **state)
 	int irq = irq_line_create("run");
 
 	(void)state;
-	assert_int_equal(nr_threads(), irq_threads_base);
+	assert_true(wait_threads(irq_threads_base));
 	assert_int_equal(request_irq(irq, count_handler, 0, "run-dev", &h), 0);
 	/* The dispatcher started with the first request. */
 	assert_int_equal(nr_threads(), irq_threads_base + 1);
@@ -78,7 +78,7 @@ static void handler_runs_in_dispatcher(void **state)
 	assert_int_equal(__atomic_load_n(&h.irq, __ATOMIC_RELAXED), irq);
 	assert_string_equal(free_irq(irq, &h), "run-dev");
 	/* ... and is joined with the last free. */
-	assert_int_equal(nr_threads(), irq_threads_base);
+	assert_true(wait_threads(irq_threads_base));
 	assert_int_equal(irq_line_destroy(irq), 0);
 }
 
@@ -250,7 +250,7 @@ static void bad_requests(void **state)
 		assert_int_equal(devres_fail_nth_get(), 0);
 	}
 	devres_fail_nth(0);
-	assert_int_equal(nr_threads(), irq_threads_base);
+	assert_true(wait_threads(irq_threads_base));
 	devres_ledger_snapshot(&after);
 	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
 	devres_fail_nth(1);
