@@ -129,9 +129,26 @@ static inline bool wait_threads(int n)
  */
 static int irq_threads_base;
 
+/*
+ * The process's threads before any test's: a count taken at a later
+ * setup may still list a thread the test before joined (wait_threads()).
+ */
+static int irq_threads_start = -1;
+
+static inline int irq_threads_settle(void)
+{
+	if (irq_threads_start < 0)
+		irq_threads_start = nr_threads();
+	else if (!wait_threads(irq_threads_start))
+		return -1;
+	irq_threads_base = irq_threads_start;
+	return 0;
+}
+
 static inline int irq_setup(void **state)
 {
-	irq_threads_base = nr_threads();
+	if (irq_threads_settle())
+		return -1;
 	return dev_setup(state);
 }
 

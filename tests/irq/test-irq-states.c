@@ -153,7 +153,8 @@ static void undo(void)
 
 static int cell_setup(void **state)
 {
-	irq_threads_base = nr_threads();
+	if (irq_threads_settle())
+		return -1;
 	return dev_setup(state);
 }
 

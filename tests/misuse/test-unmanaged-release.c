@@ -948,7 +948,8 @@ static void race_pair(void **state)
 static int pair_setup(void **state)
 {
 	cur = *state;
-	irq_threads_base = nr_threads();
+	if (irq_threads_settle())
+		return -1;
 	return two_dev_setup(state);
 }
 
