@@ -132,7 +132,7 @@ static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
 
 static void atfork_init(void)
 {
-	(void)pthread_atfork(NULL, NULL, child_reset);
+	(void)devres__pthread_atfork(NULL, NULL, child_reset);
 }
 
 int devres__wait_begin(struct devres__wait *w)
