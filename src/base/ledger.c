@@ -160,20 +160,23 @@ void devres__ledger_add_first(enum devres__ledger_kind kind, long delta)
 	if (!v)
 		v = enrol();
 	__atomic_add_fetch(v ? &v[kind] : &fallback[kind], delta,
-			   __ATOMIC_RELAXED);
+			   __ATOMIC_RELEASE);
 }
 
-/* Loads only: a handler may read the ledger wherever its thread is. */
+/*
+ * Loads only: a handler may read the ledger wherever its thread is. Each
+ * acquires: a count seen brings what its thread did before it.
+ */
 static void sum(long out[DL_NR])
 {
 	unsigned int n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
 
 	for (int k = 0; k < DL_NR; k++)
-		out[k] = __atomic_load_n(&fallback[k], __ATOMIC_RELAXED);
+		out[k] = __atomic_load_n(&fallback[k], __ATOMIC_ACQUIRE);
 	for (unsigned int i = 0; i < n; i++)
 		for (int k = 0; k < DL_NR; k++)
 			out[k] += __atomic_load_n(&pool[i].v[k],
-						  __ATOMIC_RELAXED);
+						  __ATOMIC_ACQUIRE);
 }
 
 void devres_ledger_snapshot(struct devres_ledger *ret_ledger)

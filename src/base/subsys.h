@@ -273,6 +273,9 @@ HIDDEN void devres__ledger_add_first(enum devres__ledger_kind kind, long delta);
  * lost, its give-back counted, the ledger off by one). ThreadSanitizer
  * does not see an asm statement: its builds add atomically (a locked
  * add); other architectures load and store, and may lose such a count.
+ * Each count releases (on x86-64 every store does) and a snapshot
+ * acquires: a program that sees a count in a snapshot (a thread's end,
+ * a handler gone) sees what the counting thread did before it.
  */
 #if defined(__SANITIZE_THREAD__)
 #define DL_ADD_LOCKED 1
@@ -288,13 +291,15 @@ static inline void devres__ledger_bump(long *v, enum devres__ledger_kind kind,
 				       long delta)
 {
 #if defined(DL_ADD_ASM)
+	/* What came before stays before (a release, as the others). */
+	__atomic_signal_fence(__ATOMIC_RELEASE);
 	__asm__("addq %1, %0" : "+m"(v[kind]) : "er"(delta));
 #elif defined(DL_ADD_LOCKED)
-	__atomic_add_fetch(&v[kind], delta, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&v[kind], delta, __ATOMIC_RELEASE);
 #else
 	__atomic_store_n(&v[kind],
 			 __atomic_load_n(&v[kind], __ATOMIC_RELAXED) + delta,
-			 __ATOMIC_RELAXED);
+			 __ATOMIC_RELEASE);
 #endif
 }
 
@@ -745,18 +750,23 @@ enum devres__fork_rank {
 	DEVRES_FORK_RCU,	/* revocable/urcu.c */
 	DEVRES_FORK_TREE,	/* base/resource.c */
 	DEVRES_FORK_DM,		/* base/bus.c */
-	DEVRES_FORK_KIND,	/* base/kind.c */
 	DEVRES_FORK_SLAB,	/* base/slab.c */
 	DEVRES_FORK_PAGES,	/* base/pages.c */
 	DEVRES_FORK_NODES,	/* base/nodecache.c: ASan builds */
 	DEVRES_FORK_BLOCKS,	/* base/blocks.c: ASan builds */
-	DEVRES_FORK_HANDLES,	/* base/handle.c: taken alone */
-	DEVRES_FORK_LEDGER,	/* base/ledger.c: no lock */
-	DEVRES_FORK_SWEEP,	/* base/sweep.c: no lock, a flag */
-	DEVRES_FORK_LIVEOBJ,	/* base/liveobj.c: a leaf */
-	DEVRES_FORK_OWN_FDS,	/* base/own-fd.c: a leaf */
-	DEVRES_FORK_LOG,	/* base/log.c: the WARN path, innermost */
-	DEVRES_FORK_FAULT,	/* base/fault.c: no lock, a count */
+	/*
+	 * After the slab's and the blocks': a signal handler registers a
+	 * release function (its first devres_alloc(), which may run in a
+	 * handler) while its thread holds the block cache's lock.
+	 */
+	DEVRES_FORK_KIND,    /* base/kind.c */
+	DEVRES_FORK_HANDLES, /* base/handle.c: taken alone */
+	DEVRES_FORK_LEDGER,  /* base/ledger.c: no lock */
+	DEVRES_FORK_SWEEP,   /* base/sweep.c: no lock, a flag */
+	DEVRES_FORK_LIVEOBJ, /* base/liveobj.c: a leaf */
+	DEVRES_FORK_OWN_FDS, /* base/own-fd.c: a leaf */
+	DEVRES_FORK_LOG,     /* base/log.c: the WARN path, innermost */
+	DEVRES_FORK_FAULT,   /* base/fault.c: no lock, a count */
 	DEVRES_FORK_NR,
 };
 

@@ -44,14 +44,19 @@ struct ctx {
 static void *fn(void *arg)
 {
 	struct ctx *c = arg;
+	/*
+	 * Its own copy: once done (or started) the ledger may show the
+	 * thread gone, and the caller's ctx, on its stack, may be gone too.
+	 */
+	enum how how = c->how;
 
 	c->self = pthread_self();
-	if (c->how == DONE_THEN_EXIT) {
+	if (how == DONE_THEN_EXIT) {
 		devres_thread_spawn_done();
 		devres_thread_spawn_done(); /* a second call does nothing */
 	}
 	sem_post(&c->started);
-	switch (c->how) {
+	switch (how) {
 	case RETURN:
 		return NULL;
 	case EXIT:
