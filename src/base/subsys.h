@@ -765,6 +765,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_SWEEP,   /* base/sweep.c: no lock, a flag */
 	DEVRES_FORK_LIVEOBJ, /* base/liveobj.c: a leaf */
 	DEVRES_FORK_OWN_FDS, /* base/own-fd.c: a leaf */
+	DEVRES_FORK_WAITS,   /* base/waits.c: a leaf */
 	DEVRES_FORK_LOG,     /* base/log.c: the WARN path, innermost */
 	DEVRES_FORK_FAULT,   /* base/fault.c: no lock, a count */
 	DEVRES_FORK_NR,

@@ -9,8 +9,8 @@
  * A child of fork() has only the forking thread: the records of the
  * parent's other threads are in stacks nobody runs. The list is stamped
  * with the process that made it, and one of another process is dropped
- * whole at the next begin (its lock, held by a parent's thread at the
- * fork, made again first).
+ * whole at the next begin; its lock is held across fork() like the
+ * library's others.
  */
 #include <errno.h>
 #include <pthread.h>
@@ -123,16 +123,10 @@ static void fork_check(void)
 	head_pid = pid;
 }
 
-static void child_reset(void)
+/* A leaf: held across fork(), free on both sides (docs/fork.md). */
+__attribute__((constructor)) static void waits_atfork(void)
 {
-	pthread_mutex_init(&lock, NULL);
-}
-
-static pthread_once_t atfork_once = PTHREAD_ONCE_INIT;
-
-static void atfork_init(void)
-{
-	(void)devres__pthread_atfork(NULL, NULL, child_reset);
+	devres__atfork_mutex(DEVRES_FORK_WAITS, &lock);
 }
 
 int devres__wait_begin(struct devres__wait *w)
@@ -147,7 +141,6 @@ int devres__wait_begin(struct devres__wait *w)
 		return 0;
 	for (int i = 0; i < w->nr; i++)
 		self |= names(&w->target[i], me, mpt);
-	pthread_once(&atfork_once, atfork_init);
 	pthread_mutex_lock(&lock);
 	fork_check();
 	if (!self)
