@@ -29,14 +29,18 @@ static bool have_key;
  */
 static struct devres__node *orphans;
 
-static void orphan(struct devres__node *n)
+/*
+ * Pushes @n on @list with a compare-and-swap: the orphans' list, pushed
+ * by any thread; a cache's deferred chunks, by nested signal handlers.
+ */
+static void push(struct devres__node **list, struct devres__node *n)
 {
-	struct devres__node *head = __atomic_load_n(&orphans, __ATOMIC_RELAXED);
+	struct devres__node *head = __atomic_load_n(list, __ATOMIC_RELAXED);
 
 	do
 		n->next = head;
 	while (!__atomic_compare_exchange_n(
-		&orphans, &head, n, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
+		list, &head, n, true, __ATOMIC_RELEASE, __ATOMIC_RELAXED));
 }
 
 /* Frees the orphans, on a thread that is in neither its lists nor heap. */
@@ -84,19 +88,6 @@ static void finish_deferred(struct devres__nodecache *nc)
 	adopt_orphans(nc);
 }
 
-/* Pushed with a compare-and-swap: a nested handler may push too. */
-static void defer(struct devres__nodecache *nc, struct devres__node *n)
-{
-	struct devres__node *head =
-		__atomic_load_n(&nc->deferred, __ATOMIC_RELAXED);
-
-	do
-		n->next = head;
-	while (!__atomic_compare_exchange_n(&nc->deferred, &head, n, true,
-					    __ATOMIC_RELAXED,
-					    __ATOMIC_RELAXED));
-}
-
 static void drain(struct devres__nodecache *nc)
 {
 	nc_busy_set(nc, NC_LISTS | NC_HEAP);
@@ -109,7 +100,7 @@ static void drain(struct devres__nodecache *nc)
 		}
 		nc->free[c] = NULL;
 	}
-	/* A release at a later key destructor gives its chunk to orphan(). */
+	/* A release at a later key destructor gives its chunk to the orphans. */
 	nc->bytes = NC_CAP;
 	nc->drained = true;
 	nc_busy_set(nc, 0);
@@ -234,11 +225,11 @@ void devres__nc_put_slow(struct devres__node *n)
 	unsigned int was = nc->busy;
 
 	if (unlikely(nc->drained)) {
-		orphan(n);
+		push(&orphans, n);
 		return;
 	}
 	if (unlikely(was & NC_HEAP)) {
-		defer(nc, n);
+		push(&nc->deferred, n);
 		return;
 	}
 	if (n->size <= NC_MAX && !(was & NC_LISTS)) {
