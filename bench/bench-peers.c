@@ -356,9 +356,22 @@ static void run_bytes(void)
 
 		/* Each in a child of its own: a fresh heap, nothing reused. */
 		if (pid > 0) {
-			waitpid(pid, NULL, 0);
+			int st = 0;
+
+			waitpid(pid, &st, 0);
+			if (!WIFEXITED(st) || WEXITSTATUS(st))
+				printf("| %s | failed | failed |\n", cname[c]);
+			fflush(stdout);
 			continue;
 		}
+		/*
+		 * The child's device is its own: one inherited from the
+		 * parent is not the child's to use (fork policy).
+		 */
+		struct device cdev = { .release = dev_release,
+				       .init_name = "peers-child" };
+
+		device_initialize(&cdev);
 		before = heap();
 		rss0 = rss();
 		void *ctx = NULL;
@@ -378,7 +391,7 @@ static void run_bytes(void)
 				p = ptrs[i] = malloc(64);
 				break;
 			case C_DEVRES:
-				p = devm_kmalloc(&dev, 64, GFP_KERNEL);
+				p = devm_kmalloc(&cdev, 64, GFP_KERNEL);
 				break;
 			case C_KERNEL:
 				p = kdevm_kmalloc(64);
@@ -397,6 +410,11 @@ static void run_bytes(void)
 					talloc_set_destructor(p,
 							      nop_destructor);
 			}
+			if (!p) {
+				fprintf(stderr, "%s: allocation %d failed\n",
+					cname[c], i);
+				_exit(1);
+			}
 			/* Written, as a program would: resident. */
 			memset(p, 1, 64);
 		}
@@ -409,13 +427,14 @@ static void run_bytes(void)
 			for (int i = N - 1; i >= 0; i--)
 				free(ptrs[i]);
 		if (c == C_DEVRES)
-			devres_release_all(&dev);
+			devres_release_all(&cdev);
 		if (c == C_KERNEL)
 			krelease_all();
 		if (ctx)
 			talloc_free(ctx);
 		if (pool)
 			apr_pool_destroy(pool);
+		put_device(&cdev);
 		fflush(stdout);
 		_exit(0);
 	}
