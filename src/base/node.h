@@ -149,38 +149,6 @@ static inline bool dev_shared(const struct device *dev)
 #endif
 }
 
-static inline bool lock_dev(struct device *dev, const char *func)
-{
-#ifndef DR_NO_BIAS
-	/*
-	 * The owner's half of an asymmetric Dekker: announce, then look
-	 * for a revocation. The revoker's half puts a membarrier() between
-	 * its announcement and its look (lock.c).
-	 */
-	if (likely(__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
-		   devres__me()) &&
-	    likely(!dev->devres_bias_held)) {
-		__atomic_store_n(&dev->devres_bias_held, 1, __ATOMIC_RELAXED);
-		__atomic_signal_fence(__ATOMIC_SEQ_CST);
-		if (likely(!__atomic_load_n(&dev->devres_bias_revoking,
-					    __ATOMIC_RELAXED))) {
-			__atomic_signal_fence(__ATOMIC_ACQUIRE);
-			__atomic_store_n(&dev->devres_owner, devres__me(),
-					 __ATOMIC_RELAXED);
-			devres__hold_begin(func);
-			return true;
-		}
-		/* The revoker may sleep until held is 0 (lock.c). */
-		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
-		devres__bias_left(dev);
-	}
-#endif
-	if (!devres__lock_slow(dev, func))
-		return false;
-	devres__hold_begin(func);
-	return true;
-}
-
 /*
  * The atomic lock's word (devres_lock). LOCKED: held. PARKED: a thread
  * may sleep on the word, and the unlock wakes one. STARVING: a waiter that
@@ -236,6 +204,82 @@ static inline void word_unlock(struct device *dev)
  * its own thread holds: devres__lock_slow() refuses it.
  */
 extern HIDDEN TLS_FAST struct device *devres__lock_busy;
+
+/* Whether every thread takes @dev's atomic lock (a TSan build: always). */
+static inline bool bias_revoked(const struct device *dev)
+{
+#ifdef DR_NO_BIAS
+	(void)dev;
+	return true;
+#else
+	return __atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
+	       DR_BIAS_REVOKED;
+#endif
+}
+
+/*
+ * The atomic lock of a device shared by threads (its bias revoked), taken
+ * inline when the word is free: nobody holds it, nobody waits, nobody is
+ * due. The device is in devres__lock_busy from before the take until the
+ * owner is recorded, as in devres__lock_slow(): a signal handler run in
+ * between finds the word held and is refused there. Anything else (held,
+ * a sleeper's mark, a due waiter's ticket) goes to devres__lock_slow(),
+ * which looks again from the start.
+ */
+static inline bool word_take_free(struct device *dev)
+{
+	struct device *was = devres__lock_busy;
+	unsigned int v = 0;
+	bool taken;
+
+	devres__lock_busy = dev;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	taken = __atomic_compare_exchange_n(lock_word(dev), &v, DR_LOCKED,
+					    false, __ATOMIC_ACQUIRE,
+					    __ATOMIC_RELAXED);
+	if (likely(taken))
+		__atomic_store_n(&dev->devres_owner, devres__me(),
+				 __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	devres__lock_busy = was;
+	return taken;
+}
+
+static inline bool lock_dev(struct device *dev, const char *func)
+{
+#ifndef DR_NO_BIAS
+	/*
+	 * The owner's half of an asymmetric Dekker: announce, then look
+	 * for a revocation. The revoker's half puts a membarrier() between
+	 * its announcement and its look (lock.c).
+	 */
+	if (likely(__atomic_load_n(&dev->devres_bias, __ATOMIC_RELAXED) ==
+		   devres__me()) &&
+	    likely(!dev->devres_bias_held)) {
+		__atomic_store_n(&dev->devres_bias_held, 1, __ATOMIC_RELAXED);
+		__atomic_signal_fence(__ATOMIC_SEQ_CST);
+		if (likely(!__atomic_load_n(&dev->devres_bias_revoking,
+					    __ATOMIC_RELAXED))) {
+			__atomic_signal_fence(__ATOMIC_ACQUIRE);
+			__atomic_store_n(&dev->devres_owner, devres__me(),
+					 __ATOMIC_RELAXED);
+			devres__hold_begin(func);
+			return true;
+		}
+		/* The revoker may sleep until held is 0 (lock.c). */
+		__atomic_store_n(&dev->devres_bias_held, 0, __ATOMIC_RELEASE);
+		devres__bias_left(dev);
+	}
+#endif
+	if (likely(bias_revoked(dev)) && likely(word_take_free(dev))) {
+		devres__hold_begin(func);
+		return true;
+	}
+	if (!devres__lock_slow(dev, func))
+		return false;
+	devres__hold_begin(func);
+	return true;
+}
 
 static inline void unlock_dev(struct device *dev)
 {
