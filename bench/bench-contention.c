@@ -443,6 +443,11 @@ struct result {
 	 * (0 if no thread received CPU in the window).
 	 */
 	double cpu_fair;
+	/*
+	 * CPU time per operation, all threads': what the lock and the
+	 * bookkeeping cost, whatever share of the CPUs the process got.
+	 */
+	double cpu_ns;
 };
 
 enum {
@@ -480,6 +485,7 @@ static void cpu_rates(const struct worker *w, const unsigned long *base, int n,
 	double all = cpu_total > 0 ? (double)total / (cpu_total / 1e9) : 0;
 
 	r->cpu_fair = 0;
+	r->cpu_ns = total ? cpu_total / (double)total : 0;
 	if (verbose)
 		printf("%s, operations a CPU second (the process: %.0f):\n",
 		       by_hand ? "by hand" : "libdevres", all);
@@ -682,6 +688,10 @@ int main(int argc, char **argv)
 		printf("fair per CPU (lowest operations a CPU second over the "
 		       "process's): libdevres %.2f, by hand %.2f\n",
 		       a.cpu_fair, b.cpu_fair);
+		printf("CPU an operation: libdevres %.1f ns, by hand %.1f ns "
+		       "(%.2f x)\n",
+		       a.cpu_ns, b.cpu_ns,
+		       b.cpu_ns > 0 ? a.cpu_ns / b.cpu_ns : 0);
 		return 0;
 	}
 	if (getloadavg(load, 3) < 0)
@@ -694,8 +704,9 @@ int main(int argc, char **argv)
 	       "| fair: libdevres | fair: by hand "
 	       "| slowest thread's cpu share: libdevres / by hand "
 	       "| below half, short of (3 runs): libdevres / by hand "
-	       "| fair per CPU: libdevres / by hand |\n");
-	printf("|---|---|---|---|---|---|---|---|---|---|---|\n");
+	       "| fair per CPU: libdevres / by hand "
+	       "| CPU an operation, ratio min-max |\n");
+	printf("|---|---|---|---|---|---|---|---|---|---|---|---|\n");
 	for (int mode = 0; mode < 2; mode++)
 		for (int pinned = 1; pinned >= 0; pinned--)
 			for (int c = 0; c < NCOUNTS; c++) {
@@ -703,8 +714,9 @@ int main(int argc, char **argv)
 				struct result a[RUNS], b[RUNS];
 				double ra[RUNS], fa[RUNS], fb[RUNS];
 				double ca[RUNS], cb[RUNS], pa[RUNS], pb[RUNS];
+				double rc[RUNS];
 				double lo, hi, flo, fhi, glo, ghi, clo, chi,
-					dlo, dhi, plo, phi, qlo, qhi;
+					dlo, dhi, plo, phi, qlo, qhi, rlo, rhi;
 
 				if (mode == 1 && n == 1)
 					continue;
@@ -721,6 +733,10 @@ int main(int argc, char **argv)
 					cb[r] = b[r].cpu_share;
 					pa[r] = a[r].cpu_fair;
 					pb[r] = b[r].cpu_fair;
+					rc[r] = b[r].cpu_ns > 0
+							? a[r].cpu_ns /
+								  b[r].cpu_ns
+							: 0;
 					if (data)
 						fprintf(data,
 							"%d %d %d %d %.1f %.1f "
@@ -741,12 +757,14 @@ int main(int argc, char **argv)
 				minmax(cb, RUNS, &dlo, &dhi);
 				minmax(pa, RUNS, &plo, &phi);
 				minmax(pb, RUNS, &qlo, &qhi);
+				minmax(rc, RUNS, &rlo, &rhi);
 				printf("| %s | %s | %d | %.0f / %.0f / %.0f "
 				       "| %.0f / %.0f / %.0f | %.2f-%.2f "
 				       "| %.2f-%.2f | %.2f-%.2f "
 				       "| %.2f-%.2f / %.2f-%.2f "
 				       "| %s %s %s / %s %s %s "
-				       "| %.2f-%.2f / %.2f-%.2f |\n",
+				       "| %.2f-%.2f / %.2f-%.2f "
+				       "| %.2f-%.2f |\n",
 				       mode ? "one each" : "one",
 				       pinned ? "yes" : "no", n, a[0].ns,
 				       a[1].ns, a[2].ns, b[0].ns, b[1].ns,
@@ -757,7 +775,7 @@ int main(int argc, char **argv)
 				       short_name[b[0].short_of],
 				       short_name[b[1].short_of],
 				       short_name[b[2].short_of], plo, phi, qlo,
-				       qhi);
+				       qhi, rlo, rhi);
 				fflush(stdout);
 			}
 	if (getloadavg(load, 3) < 0)

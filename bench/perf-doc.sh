@@ -86,6 +86,14 @@ cont_ratio() {
 			"$d/cont.md"
 	done
 }
+# The same, of the CPU an operation took, all threads' (last column).
+cont_cpu() {
+	for d in $RUNDIRS; do
+		awk -F'|' -v n="$1" -v p="$2" '$2 ~ /^ one $/ && $3 ~ p &&
+			$4 + 0 == n { v = $(NF - 1); gsub(/ /, "", v)
+			printf " | %sx", v }' "$d/cont.md"
+	done
+}
 cont_fair() {
 	for d in $RUNDIRS; do
 		awk -F'|' -v n="$1" '$2 ~ /^ one $/ && $3 ~ /no/ &&
@@ -124,6 +132,7 @@ each() {
 	echo "| the same, 4 threads$(cont_ratio 4 no) |"
 	echo "| the same, 8 threads$(cont_ratio 8 no) |"
 	echo "| the same, 16 threads (no target)$(cont_ratio 16 no) |"
+	echo "| the CPU an operation took, 2 / 4 / 8 threads unpinned (no target)$(for d in $RUNDIRS; do printf ' | '; for n in 2 4 8; do RUNDIRS=$d cont_cpu $n no | sed 's/^ | //'; [ $n = 8 ] || printf ' / '; done; done) |"
 	echo "| one device, 2 / 4 / 8 threads pinned$(for d in $RUNDIRS; do printf ' | '; for n in 2 4 8; do RUNDIRS=$d cont_ratio $n yes | sed 's/^ | //'; [ $n = 8 ] || printf ' / '; done; done) |"
 	echo "| 8 threads: slowest thread's share ≥ 0.5 (min-max of 3)$(cont_fair 8) |"
 	echo "| interrupt latency, pinned, median ≤ 1.2 × bare$(irq_ratio irq.txt) |"
