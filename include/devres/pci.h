@@ -325,13 +325,17 @@ DEVRES_API int pci_sysfs_set_root(const char *path);
  * sets it, so that nothing it calls can write to a real device. While it
  * is set, no resourceN file is opened for writing or mapped (pci_iomap()
  * and pcim_iomap() fail with EROFS), config writes return
- * PCIBIOS_SET_FAILED, pci_enable_device() fails with -EROFS and
- * pci_disable_device() does not write `enable`. Setting it also makes
+ * PCIBIOS_SET_FAILED, pci_enable_device() fails with -EROFS,
+ * pci_reset_function() with -EROFS and pci_disable_device() does not
+ * write `enable`; a device a backend (UIO, VFIO) took is not written
+ * either. Setting it also makes
  * every BAR mapping already made read-only (a write through one then
  * faults as a write to a read-only page does); they stay read-only when
- * it is cleared again.
+ * it is cleared again. Setting it returns only once every write that
+ * another thread had begun before it has ended (a reset in progress
+ * included), so that nothing is written after it returns.
  *
- * Context: any thread.
+ * Context: any thread; it sleeps while writes of other threads end.
  */
 DEVRES_API void pci_sysfs_set_readonly(bool readonly);
 
