@@ -709,11 +709,16 @@ DEVRES_API void pcim_pin_device(struct pci_dev *pdev);
  * @name: who claims it (copied)
  *
  * Claims the BAR's range as busy in iomem_resource (ioport_resource for an
- * I/O BAR).
+ * I/O BAR), inside the BAR the scan placed there. A BAR the scan could not
+ * place, because its range overlapped a resource already in the tree
+ * (another device's BAR, one of its own, a region of the program), is not
+ * claimed, with a line in the log: its claim would be made inside that
+ * resource, whose owner could then not claim its own.
  *
  * Context: any thread, usually probe. A fault-injection point.
  * Return: 0; -EINVAL for a BAR out of range or empty; -EBUSY when the range
- * is claimed already; -ENOMEM.
+ * is claimed already, or the BAR is not in the resource tree (it overlapped
+ * another resource at the scan, or the device was removed); -ENOMEM.
  */
 DEVRES_API int pcim_request_region(struct pci_dev *pdev, int bar,
 				   const char *name);

@@ -225,6 +225,12 @@ HIDDEN int pci__check_alias(const struct pci_dev_private *p,
 HIDDEN int pci__bars_claim(struct pci_dev *pdev);
 HIDDEN void pci__bars_release(struct pci_dev *pdev);
 /*
+ * Whether BAR @bar is in the resource tree, where its scan put it: false
+ * when it overlapped a resource placed before it (another device's BAR,
+ * one of its own, a window of the program) or its device was removed.
+ */
+HIDDEN bool pci__bar_placed(const struct pci_dev *pdev, int bar);
+/*
  * A managed mapping (pcim_iomap()) records its node (@owner), a void * the
  * address is written to: the mapping is listed, put in BAR @bar's slot of
  * pcim_iomap_table() and the node on @owner->dev in one hold of the
