@@ -14,6 +14,9 @@
  * - "set before": the mode is set first; the call must refuse (the
  *   error its row names) and write nothing: no pwrite() reaches a file of
  *   the tree, and a backend's config write or reset is not called.
+ * - "forked in flight": a child of fork() made while the call is parked
+ *   in its write sets the mode: the write is a thread's of the parent,
+ *   so the child's switch returns at once (its alarm ends it otherwise).
  *
  * Rows: the calls that write through sysfs (a config write, the first
  * enable, the managed enable, mastering set and cleared through the
@@ -256,9 +259,11 @@ static const struct row {
 enum {
 	IN_FLIGHT,
 	SET_BEFORE,
+	FORKED,
 	NCOLS
 };
-static const char *const col_names[NCOLS] = { "in flight", "set before" };
+static const char *const col_names[NCOLS] = { "in flight", "set before",
+					      "forked in flight" };
 
 static struct pci_dev *cell_dev;
 static const struct row *cell_row;
@@ -343,6 +348,46 @@ static int in_flight(struct pci_dev *p, const struct row *r)
 	return bad;
 }
 
+/*
+ * A child forked while the row's write is parked: the write is the
+ * parent's thread's, which the child does not have, so the child's switch
+ * waits for nothing (its alarm would end it), and writes nothing either.
+ */
+static int forked(struct pci_dev *p, const struct row *r)
+{
+	int bad = 0, status = 0, writes;
+	pthread_t use;
+	pid_t pid;
+
+	cell_dev = p;
+	cell_row = r;
+	__atomic_store_n(&pw.armed, 1, __ATOMIC_SEQ_CST);
+	if (pthread_create(&use, NULL, use_thread, NULL))
+		return 1;
+	if (sem_wait_ms(&pw.parked, WAIT_MS)) {
+		fprintf(stderr, "%s: the call never wrote\n", r->name);
+		return 1;
+	}
+	writes = __atomic_load_n(&pw.tree_writes, __ATOMIC_SEQ_CST);
+	fflush(NULL);
+	pid = fork();
+	if (pid == 0) {
+		alarm(5);
+		pci_sysfs_set_readonly(true);
+		_exit(pw.tree_writes == writes ? 0 : 1);
+	}
+	CHECK(pid > 0);
+	CHECK(waitpid(pid, &status, 0) == pid);
+	if (!WIFEXITED(status) || WEXITSTATUS(status))
+		fprintf(stderr, "%s: the child's switch: status %#x\n", r->name,
+			status);
+	CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
+	sem_post(&pw.go);
+	pthread_join(use, NULL);
+	CHECK(cell_ret == 0);
+	return bad;
+}
+
 /* The mode set first: refused, and nothing reaches the device. */
 static int set_before(struct pci_dev *p, const struct row *r)
 {
@@ -388,7 +433,12 @@ static int one_cell(int row, int col)
 	CHECK(pci__backend_of(p) == (r->backend ? &fake_backend : NULL));
 	if (r->prep)
 		r->prep(p);
-	bad += col == IN_FLIGHT ? in_flight(p, r) : set_before(p, r);
+	if (col == IN_FLIGHT)
+		bad += in_flight(p, r);
+	else if (col == SET_BEFORE)
+		bad += set_before(p, r);
+	else
+		bad += forked(p, r);
 	devres_release_all(&p->dev);
 	pci_dev_put(p);
 	pw.root_len = 0;
