@@ -325,13 +325,17 @@ DEVRES_API int pci_sysfs_set_root(const char *path);
  * sets it, so that nothing it calls can write to a real device. While it
  * is set, no resourceN file is opened for writing or mapped (pci_iomap()
  * and pcim_iomap() fail with EROFS), config writes return
- * PCIBIOS_SET_FAILED, pci_enable_device() fails with -EROFS and
- * pci_disable_device() does not write `enable`. Setting it also makes
+ * PCIBIOS_SET_FAILED, pci_enable_device() fails with -EROFS,
+ * pci_reset_function() with -EROFS and pci_disable_device() does not
+ * write `enable`; a device a backend (UIO, VFIO) took is not written
+ * either. Setting it also makes
  * every BAR mapping already made read-only (a write through one then
  * faults as a write to a read-only page does); they stay read-only when
- * it is cleared again.
+ * it is cleared again. Setting it returns only once every write that
+ * another thread had begun before it has ended (a reset in progress
+ * included), so that nothing is written after it returns.
  *
- * Context: any thread.
+ * Context: any thread; it sleeps while writes of other threads end.
  */
 DEVRES_API void pci_sysfs_set_readonly(bool readonly);
 
@@ -705,11 +709,16 @@ DEVRES_API void pcim_pin_device(struct pci_dev *pdev);
  * @name: who claims it (copied)
  *
  * Claims the BAR's range as busy in iomem_resource (ioport_resource for an
- * I/O BAR).
+ * I/O BAR), inside the BAR the scan placed there. A BAR the scan could not
+ * place, because its range overlapped a resource already in the tree
+ * (another device's BAR, one of its own, a region of the program), is not
+ * claimed, with a line in the log: its claim would be made inside that
+ * resource, whose owner could then not claim its own.
  *
  * Context: any thread, usually probe. A fault-injection point.
  * Return: 0; -EINVAL for a BAR out of range or empty; -EBUSY when the range
- * is claimed already; -ENOMEM.
+ * is claimed already, or the BAR is not in the resource tree (it overlapped
+ * another resource at the scan, or the device was removed); -ENOMEM.
  */
 DEVRES_API int pcim_request_region(struct pci_dev *pdev, int bar,
 				   const char *name);

@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: MIT
 /*
  * A device's BARs in the process: each enters the resource tree (memory
- * BARs iomem_resource, I/O BARs ioport_resource), so that regions can be
- * claimed, and a memory BAR is mapped only from its own resourceN file.
+ * BARs iomem_resource, I/O BARs ioport_resource) where nothing else is,
+ * so that its regions can be claimed (one that overlaps is not, and its
+ * claims are refused), and a memory BAR is mapped only from its own
+ * resourceN file.
  *
  * No register window is made for a BAR: a BAR's address is the host's,
  * and an ioremap() by address would reach whatever window of the process
@@ -71,7 +73,15 @@ int pci__bars_claim(struct pci_dev *pdev)
 			root = &ioport_resource;
 		else
 			continue;
-		pdev->p->inserted[i] = insert_resource(root, r) == 0;
+		/*
+		 * Only where nothing is, as the kernel claims a BAR: an
+		 * insert would nest a BAR given another's range (by a hostile
+		 * `resource`) inside that one, or that one inside it, and a
+		 * region claim of either would then be made in the other.
+		 */
+		__atomic_store_n(&pdev->p->inserted[i],
+				 request_resource(root, r) == 0,
+				 __ATOMIC_RELEASE);
 	}
 	return 0;
 }
@@ -81,8 +91,19 @@ void pci__bars_release(struct pci_dev *pdev)
 	for (int i = 0; i < PCI_NUM_RESOURCES; i++) {
 		if (pdev->p->inserted[i])
 			(void)remove_resource(&pdev->resource[i]);
-		pdev->p->inserted[i] = false;
+		__atomic_store_n(&pdev->p->inserted[i], false,
+				 __ATOMIC_RELEASE);
 	}
+}
+
+bool pci__bar_placed(const struct pci_dev *pdev, int bar)
+{
+	const struct resource *r = &pdev->resource[bar];
+
+	/* Nothing to place: claimed at its numbers, as it always was. */
+	if (!r->end || (r->flags & (IORESOURCE_UNSET | IORESOURCE_DISABLED)))
+		return true;
+	return __atomic_load_n(&pdev->p->inserted[bar], __ATOMIC_ACQUIRE);
 }
 
 /* The BAR's line of `resource` now is the line the scan read. */

@@ -92,9 +92,15 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 	ret = check(dev, where, size, func);
 	if (ret)
 		return ret;
-	if (pci__bk(dev, cfg_write))
-		return dev->p->backend->cfg_write(dev, dev->p->backend_data,
-						  where, size, val);
+	/* Read-only mode holds for a backend's device too. */
+	if (pci__bk(dev, cfg_write)) {
+		if (!pci__write_begin())
+			return PCIBIOS_SET_FAILED;
+		ret = dev->p->backend->cfg_write(dev, dev->p->backend_data,
+						 where, size, val);
+		pci__write_end();
+		return ret;
+	}
 	if (pci__readonly())
 		return PCIBIOS_SET_FAILED;
 	for (int i = 0; i < size; i++)
@@ -105,10 +111,10 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 	/* Never past the end of the file: a write there would grow it. */
 	if (fstat(fd, &st) || st.st_size < where + size) {
 		warn_shrunk(dev, fd);
-		pci__close(fd);
-		return PCIBIOS_SET_FAILED;
+		n = -1;
+	} else {
+		n = pci__pwrite(fd, b, (size_t)size, where);
 	}
-	n = pci__pwrite(fd, b, (size_t)size, where);
 	pci__close(fd);
 	return n == size ? PCIBIOS_SUCCESSFUL : PCIBIOS_SET_FAILED;
 }

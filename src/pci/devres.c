@@ -105,6 +105,20 @@ int pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
 	    devres__opt_bad(&pdev->dev, name, __func__, "name") ||
 	    !bar_ok(pdev, bar))
 		return -EINVAL;
+	/*
+	 * A claim is made inside whatever the tree holds at its numbers:
+	 * for a BAR the scan could not place there (a hostile `resource`
+	 * giving it another device's range), inside that device's BAR,
+	 * which its own driver could then not claim.
+	 */
+	if (!pci__bar_placed(pdev, bar)) {
+		dev_warn(&pdev->dev,
+			 "BAR %d is not in the resource tree (it overlapped "
+			 "another resource at the scan, or the device is "
+			 "removed): not claimed",
+			 bar);
+		return -EBUSY;
+	}
 	start = pci_resource_start(pdev, bar);
 	len = pci_resource_len(pdev, bar);
 	if (resource_type(&pdev->resource[bar]) == IORESOURCE_MEM)

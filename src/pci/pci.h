@@ -7,6 +7,7 @@
 #ifndef DEVRES_PCI_INTERNAL_H
 #define DEVRES_PCI_INTERNAL_H
 
+#include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
 #include <sys/types.h>
@@ -150,9 +151,24 @@ HIDDEN bool pci__kept_check(struct pci_dev *dev);
 #define PCI_ENABLE_LOST (-2)
 
 /*
+ * readonly.c: read-only mode, and the writes it waits for. Each write to
+ * a device (a sysfs file, or a backend's config write or reset) is made
+ * between pci__write_begin(), false in read-only mode (nothing to end
+ * then), and pci__write_end(): pci_sysfs_set_readonly(true) returns only
+ * once every write begun before it has ended. No lock is held between
+ * them. pci__write_fork_child(): the child of fork() (probe.c's handler).
+ */
+HIDDEN bool pci__readonly(void);
+HIDDEN bool pci__write_begin(void);
+HIDDEN void pci__write_end(void);
+HIDDEN void pci__write_fork_child(void);
+
+/*
  * pread() and pwrite() of a device's sysfs file, which are no
  * cancellation points here: no call of the library is one, and the
- * callers hold the device's lock (an enable) or a file of theirs.
+ * callers hold the device's lock (an enable) or a file of theirs. Every
+ * pwrite() is a write to the device: none in read-only mode (-1, errno
+ * EROFS), however late the mode was set after the caller's own check.
  */
 static inline ssize_t pci__pread(int fd, void *buf, size_t len, off_t off)
 {
@@ -166,13 +182,21 @@ static inline ssize_t pci__pread(int fd, void *buf, size_t len, off_t off)
 static inline ssize_t pci__pwrite(int fd, const void *buf, size_t len,
 				  off_t off)
 {
-	int cancel = devres__cancel_off();
-	ssize_t n = pwrite(fd, buf, len, off);
+	int cancel, saved;
+	ssize_t n;
 
+	if (!pci__write_begin()) {
+		errno = EROFS;
+		return -1;
+	}
+	cancel = devres__cancel_off();
+	n = pwrite(fd, buf, len, off);
+	saved = errno;
 	devres__cancel_restore(cancel);
+	pci__write_end();
+	errno = saved;
 	return n;
 }
-HIDDEN bool pci__readonly(void);
 HIDDEN int pci__bus_ready(void);
 /*
  * probe.c: the PCI bus's deletion steps (devres__bus_register_deleted()),
@@ -200,6 +224,12 @@ HIDDEN int pci__check_alias(const struct pci_dev_private *p,
 /* bars.c: BARs into the resource tree; BAR mappings from their own file. */
 HIDDEN int pci__bars_claim(struct pci_dev *pdev);
 HIDDEN void pci__bars_release(struct pci_dev *pdev);
+/*
+ * Whether BAR @bar is in the resource tree, where its scan put it: false
+ * when it overlapped a resource placed before it (another device's BAR,
+ * one of its own, a window of the program) or its device was removed.
+ */
+HIDDEN bool pci__bar_placed(const struct pci_dev *pdev, int bar);
 /*
  * A managed mapping (pcim_iomap()) records its node (@owner), a void * the
  * address is written to: the mapping is listed, put in BAR @bar's slot of

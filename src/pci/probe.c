@@ -42,8 +42,6 @@ static int nr_devs;
 static char *root_path;
 static int rootfd = -1;
 
-static bool readonly;
-
 /*
  * fork(): list_lock is held across it. scan_lock is held across probes
  * (driver code), so it is not taken: the child makes it new, since the
@@ -63,25 +61,13 @@ static void list_child(void)
 {
 	pthread_mutex_init(&scan_lock, NULL);
 	scan_owned = false;
+	pci__write_fork_child();
 	pthread_mutex_unlock(&list_lock);
 }
 
 __attribute__((constructor)) static void list_atfork(void)
 {
 	devres__atfork(DEVRES_FORK_PCI_LIST, list_take, list_give, list_child);
-}
-
-bool pci__readonly(void)
-{
-	return __atomic_load_n(&readonly, __ATOMIC_SEQ_CST);
-}
-
-void pci_sysfs_set_readonly(bool ro)
-{
-	__atomic_store_n(&readonly, ro, __ATOMIC_SEQ_CST);
-	/* No writable mapping outlives the switch. */
-	if (ro)
-		pci__bars_protect();
 }
 
 int pci_sysfs_set_root(const char *path)

@@ -1,0 +1,77 @@
+// SPDX-License-Identifier: MIT
+/*
+ * Read-only mode (pci_sysfs_set_readonly()) against the writes already
+ * under way when it is switched on. A write checks the mode, then opens
+ * its file and writes it: checked alone, a write that saw the mode off
+ * landed after the switch had returned, so a program that set the mode
+ * could still find its device written. Each write to a device is made
+ * between pci__write_begin() and pci__write_end(), counted in flight; the
+ * switch sets the mode, then waits until no write counted before it is
+ * left. A write is counted before it reads the mode, and the switch sets
+ * the mode before it reads the count (both sequentially consistent): a
+ * write either sees the mode, or is counted when the switch looks.
+ *
+ * Mappings are the other half: pci__bars_protect() (bars.c) takes write
+ * access away from every mapping made, under the mappings' lock.
+ */
+#include <pthread.h>
+#include "pci.h"
+
+static bool readonly;
+static unsigned int writes;
+static pthread_mutex_t writes_lock = PTHREAD_MUTEX_INITIALIZER;
+static pthread_cond_t writes_done = PTHREAD_COND_INITIALIZER;
+
+bool pci__readonly(void)
+{
+	return __atomic_load_n(&readonly, __ATOMIC_SEQ_CST);
+}
+
+bool pci__write_begin(void)
+{
+	__atomic_add_fetch(&writes, 1, __ATOMIC_SEQ_CST);
+	if (!pci__readonly())
+		return true;
+	pci__write_end();
+	return false;
+}
+
+void pci__write_end(void)
+{
+	if (__atomic_sub_fetch(&writes, 1, __ATOMIC_SEQ_CST))
+		return;
+	/*
+	 * Whatever the mode says now (a switch waiting may have been
+	 * followed by one that clears it). Under the lock: a switch is
+	 * either before its look at the count, or asleep.
+	 */
+	pthread_mutex_lock(&writes_lock);
+	pthread_cond_broadcast(&writes_done);
+	pthread_mutex_unlock(&writes_lock);
+}
+
+void pci__write_fork_child(void)
+{
+	/* The writes of other threads are not the child's. */
+	__atomic_store_n(&writes, 0, __ATOMIC_RELAXED);
+	pthread_mutex_init(&writes_lock, NULL);
+	pthread_cond_init(&writes_done, NULL);
+}
+
+void pci_sysfs_set_readonly(bool ro)
+{
+	int cancel;
+
+	__atomic_store_n(&readonly, ro, __ATOMIC_SEQ_CST);
+	if (!ro)
+		return;
+	/* No cancellation point: pthread_cond_wait() would be one. */
+	cancel = devres__cancel_off();
+	pthread_mutex_lock(&writes_lock);
+	while (__atomic_load_n(&writes, __ATOMIC_SEQ_CST))
+		pthread_cond_wait(&writes_done, &writes_lock);
+	pthread_mutex_unlock(&writes_lock);
+	devres__cancel_restore(cancel);
+	/* No writable mapping outlives the switch. */
+	pci__bars_protect();
+}
