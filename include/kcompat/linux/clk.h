@@ -4,9 +4,9 @@
  * KCOMPAT_CLK_RATE and enables. Each keeps the kernel's enable count: a
  * disable of a clock not enabled is the kernel's "already disabled" WARN,
  * and does nothing; an _enabled getter's clock is enabled, and disabled
- * at its release. The managed getters are managed (a node
- * each, so fault points) and deferrable lookups (devres_should_defer()),
- * as the kernel's are while the clock's provider is missing.
+ * at its release. The getters are managed (a node each, so fault points)
+ * and deferrable lookups (devres_should_defer()), as the kernel's are
+ * while the clock's provider is missing.
  */
 #ifndef KCOMPAT_LINUX_CLK_H
 #define KCOMPAT_LINUX_CLK_H
@@ -25,17 +25,27 @@ struct clk {
 };
 
 /*
- * The disable of a clock that is not enabled (@func): its count would go
- * below zero. The kernel WARNs "<name> already disabled" and does nothing;
- * so does this, naming the device and the call.
+ * The disable of a clock (@func): one less, unless it is not enabled,
+ * where the count would go below zero. The kernel WARNs "<name> already
+ * disabled" and does nothing; so does this, naming the device and the
+ * call. The count is the clock's own, taken down with a compare and
+ * exchange: the kernel's enable and disable may run on any thread.
  */
-static inline bool kcompat_clk_off(struct clk *c, const char *func)
+static inline void kcompat_clk_off(struct clk *c, const char *func)
 {
-	if (__builtin_expect(c->enabled > 0, 1))
-		return false;
-	devres_warn(c->dev, func, "clock %p is already disabled: nothing done",
-		    (void *)c);
-	return true;
+	int n = __atomic_load_n(&c->enabled, __ATOMIC_RELAXED);
+
+	do {
+		if (__builtin_expect(n <= 0, 0)) {
+			devres_warn(c->dev, func,
+				    "clock %p is already disabled: nothing "
+				    "done",
+				    (void *)c);
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&c->enabled, &n, n - 1, true,
+					      __ATOMIC_RELAXED,
+					      __ATOMIC_RELAXED));
 }
 
 /* The release of a clock: an enabled getter's clock is disabled. */
@@ -44,8 +54,8 @@ static inline void kcompat_clk_release(struct device *dev, void *res)
 	struct clk *c = (struct clk *)res;
 
 	(void)dev;
-	if (c->managed_on && !kcompat_clk_off(c, "devm_clk_get_enabled"))
-		c->enabled--;
+	if (c->managed_on)
+		kcompat_clk_off(c, "devm_clk_get_enabled");
 }
 
 static inline struct clk *kcompat_devm_clk(struct device *dev, const char *what,
@@ -61,7 +71,7 @@ static inline struct clk *kcompat_devm_clk(struct device *dev, const char *what,
 		return (struct clk *)ERR_PTR(-ENOMEM);
 	c->rate = KCOMPAT_CLK_RATE;
 	c->dev = dev;
-	/* The kernel's _enabled getters prepare and enable it, undone at release. */
+	/* The _enabled getters enable it; the release disables it. */
 	c->enabled = on;
 	c->managed_on = on;
 	devres_add(dev, c);
@@ -102,15 +112,14 @@ static inline int kcompat_clk_on(struct clk *c, const char *func)
 	if (kcompat_clk_bad(c, func))
 		return -EINVAL;
 	if (c)
-		c->enabled++;
+		__atomic_add_fetch(&c->enabled, 1, __ATOMIC_RELAXED);
 	return 0;
 }
 
 static inline void kcompat_clk_down(struct clk *c, const char *func)
 {
-	if (kcompat_clk_bad(c, func) || !c || kcompat_clk_off(c, func))
-		return;
-	c->enabled--;
+	if (!kcompat_clk_bad(c, func) && c)
+		kcompat_clk_off(c, func);
 }
 
 static inline int clk_prepare_enable(struct clk *c)
