@@ -11,12 +11,18 @@
  * kernel's option would give (one line naming the call and the object)
  * or none, and the object's state after: who holds the lock, a waiter
  * woken, a clock's enable count.
+ *
+ * Then the new states' checks from two threads at once, for TSan: a
+ * destroyed mutex locked by two threads (one WARN, the sections apart),
+ * a clock enabled and disabled by two (never below zero: exactly one WARN
+ * for each disable too many).
  */
 #include <linux/clk.h>
 #include <linux/completion.h>
 #include <linux/mutex.h>
 #include <linux/spinlock.h>
 #include <pthread.h>
+#include <sched.h>
 #include <setjmp.h>
 #include <signal.h>
 #include <stdarg.h>
@@ -28,6 +34,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "rounds.h"
 #include "testlib.h"
 
 #define CELL_ALARM_S 10
@@ -802,6 +809,94 @@ static void clk_cells(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/* Pairs from two threads; KC_OBJECT_STATES_ROUNDS sets the rounds. */
+static long rounds;
+static struct mutex pair_mx;
+static struct clk *pair_clk;
+static int in_section, overlaps;
+static pthread_barrier_t start;
+
+static void *revive(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	mutex_lock(&pair_mx);
+	if (__atomic_add_fetch(&in_section, 1, __ATOMIC_SEQ_CST) != 1)
+		__atomic_add_fetch(&overlaps, 1, __ATOMIC_SEQ_CST);
+	sched_yield();
+	__atomic_sub_fetch(&in_section, 1, __ATOMIC_SEQ_CST);
+	mutex_unlock(&pair_mx);
+	return NULL;
+}
+
+/* Each round: destroyed, then locked by two threads at once. */
+static void destroyed_mutex_two_lockers(void **state)
+{
+	pthread_t a, b;
+	int w0;
+
+	(void)state;
+	mutex_init(&pair_mx);
+	start_capture();
+	w0 = devres_warn_count();
+	for (long i = 0; i < rounds; i++) {
+		mutex_destroy(&pair_mx);
+		assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+		assert_int_equal(pthread_create(&a, NULL, revive, NULL), 0);
+		assert_int_equal(pthread_create(&b, NULL, revive, NULL), 0);
+		assert_int_equal(pthread_join(a, NULL), 0);
+		assert_int_equal(pthread_join(b, NULL), 0);
+		pthread_barrier_destroy(&start);
+	}
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(overlaps, 0);
+	/* One WARN a round: the thread that made it this process's again. */
+	assert_int_equal(devres_warn_count() - w0, rounds);
+	mutex_destroy(&pair_mx);
+}
+
+static void *flicker(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&start);
+	for (long i = 0; i < rounds; i++) {
+		/* No assert off the test's thread: a failed enable counts. */
+		if (clk_enable(pair_clk))
+			__atomic_add_fetch(&overlaps, 1, __ATOMIC_SEQ_CST);
+		clk_disable(pair_clk);
+	}
+	/* One disable too many: its own WARN, or the other's. */
+	clk_disable(pair_clk);
+	return NULL;
+}
+
+static void clock_two_threads(void **state)
+{
+	pthread_t a, b;
+	int w0;
+
+	(void)state;
+	overlaps = 0;
+	assert_int_equal(init_dev(&dv, "kcobj"), 0);
+	pair_clk = devm_clk_get(&dv, NULL);
+	assert_false(IS_ERR_OR_NULL(pair_clk));
+	start_capture();
+	w0 = devres_warn_count();
+	assert_int_equal(pthread_barrier_init(&start, NULL, 2), 0);
+	assert_int_equal(pthread_create(&a, NULL, flicker, NULL), 0);
+	assert_int_equal(pthread_create(&b, NULL, flicker, NULL), 0);
+	assert_int_equal(pthread_join(a, NULL), 0);
+	assert_int_equal(pthread_join(b, NULL), 0);
+	pthread_barrier_destroy(&start);
+	devres_set_log_sink(NULL, NULL);
+	/* Two disables too many in all: two WARNs, the count at 0. */
+	assert_int_equal(devres_warn_count() - w0, 2);
+	assert_int_equal(pair_clk->enabled, 0);
+	assert_int_equal(overlaps, 0);
+	assert_int_equal(devres_release_all(&dv), 1);
+	put_device(&dv);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -809,8 +904,12 @@ int main(void)
 		cmocka_unit_test(completion_cells),
 		cmocka_unit_test(freed_cells),
 		cmocka_unit_test(clk_cells),
+		cmocka_unit_test(destroyed_mutex_two_lockers),
+		cmocka_unit_test(clock_two_threads),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
+	rounds = test_rounds("KC_OBJECT_STATES_ROUNDS",
+			     test_under_valgrind() ? 50 : 200);
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
