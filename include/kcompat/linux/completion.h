@@ -11,6 +11,7 @@
 #include <sys/types.h>
 #include <unistd.h>
 #include <devres/devres.h>
+#include <devres/liveobj.h>
 #include <devres/types.h>
 #include <linux/jiffies.h>
 #include <linux/kcompat_cancel.h>
@@ -165,13 +166,68 @@ static inline void kcompat_completion_sleep(struct completion *x,
 	}
 }
 
-/* The same, counted, for an init_completion() while it waits. */
+/* What a completion is doing, asked by a free of the memory it is in. */
+static inline enum devres_liveobj_state kcompat_completion_state(void *obj)
+{
+	struct completion *x = (struct completion *)obj;
+	unsigned int n;
+
+	pthread_mutex_lock(&x->lock);
+	n = x->waiters;
+	pthread_mutex_unlock(&x->lock);
+	return n ? DEVRES_LIVEOBJ_RUNNING : DEVRES_LIVEOBJ_IDLE;
+}
+
+/*
+ * Before the memory goes: its waiters woken, as by complete_all(), and
+ * waited for until the last has let go of its lock; none of them reads
+ * the completion after.
+ */
+static inline void kcompat_completion_fixup_free(void *obj,
+						 enum devres_liveobj_state st)
+{
+	struct completion *x = (struct completion *)obj;
+	int old = kcompat_cancel_off();
+
+	(void)st;
+	pthread_mutex_lock(&x->lock);
+	x->done = UINT_MAX;
+	pthread_cond_broadcast(&x->cond);
+	while (x->waiters)
+		pthread_cond_wait(&x->cond, &x->lock);
+	pthread_mutex_unlock(&x->lock);
+	kcompat_cancel_restore(old);
+}
+
+static const struct devres_liveobj_descr kcompat_completion_descr = {
+	.name = "completion",
+	.hint = "complete_all() and the waiters' return",
+	.state = kcompat_completion_state,
+	.fixup_free = kcompat_completion_fixup_free,
+};
+
+/*
+ * The same, counted, for an init_completion() while it waits. A wait
+ * that sleeps makes the completion live (<devres/liveobj.h>) while it has
+ * waiters: a free of the managed memory it is in then WARNs, wakes them
+ * and waits for them, where they would wait in freed memory (the
+ * kernel's object debugging reports a free of an active object).
+ */
 static inline void kcompat_completion_wait(struct completion *x,
 					   const struct timespec *end)
 {
-	__atomic_add_fetch(&x->waiters, 1, __ATOMIC_RELAXED);
+	if (x->done) {
+		kcompat_completion_sleep(x, end);
+		return;
+	}
+	if (__atomic_add_fetch(&x->waiters, 1, __ATOMIC_RELAXED) == 1)
+		(void)devres_liveobj_activate(x, &kcompat_completion_descr);
 	kcompat_completion_sleep(x, end);
-	__atomic_sub_fetch(&x->waiters, 1, __ATOMIC_RELAXED);
+	if (!__atomic_sub_fetch(&x->waiters, 1, __ATOMIC_RELAXED)) {
+		devres_liveobj_deactivate(x);
+		/* A free's fixup may wait for the last waiter. */
+		pthread_cond_broadcast(&x->cond);
+	}
 }
 
 /*

@@ -503,22 +503,35 @@ static inline void kcompat_hardirq(int delta)
 }
 
 /*
- * A call (@func) on a lock never initialized: zeroed memory (no process,
- * no name; an init or DEFINE_MUTEX()/DEFINE_SPINLOCK() gives both). The
- * kernel's mutex and spinlock debugging WARN on its bad magic; here one
- * WARN, by the thread that makes it this process's, when @said (an
- * unlock says its own), and the lock works as an initialized one.
+ * The record of a lock that mutex_destroy() destroyed: no process is -1.
+ * The kernel's mutex debugging clears the lock's magic there, and WARNs
+ * at its next use.
+ */
+#define KCOMPAT_LOCK_DESTROYED ((pid_t)-1)
+
+/*
+ * A call (@func) on a lock that is not live: never initialized, zeroed
+ * memory (no process, no name; an init or DEFINE_MUTEX()/DEFINE_SPINLOCK()
+ * gives both), or destroyed (KCOMPAT_LOCK_DESTROYED). The kernel's mutex
+ * and spinlock debugging WARN on its bad magic; here one WARN, by the
+ * thread that makes it this process's, when @said (an unlock says its
+ * own), and the lock works as an initialized one, as the kernel's does.
  */
 __attribute__((__noinline__, __cold__, __unused__)) static void
-kcompat_lock_uninit(struct kcompat_lock *l, const char *func, const char *what,
-		    bool said)
+kcompat_lock_uninit(struct kcompat_lock *l, pid_t was, const char *func,
+		    const char *what, bool said)
 {
-	pid_t none = 0;
-
-	if (__atomic_compare_exchange_n(&l->pid, &none, kcompat_lock_pid(),
-					false, __ATOMIC_RELAXED,
-					__ATOMIC_RELAXED) &&
-	    said)
+	if (!__atomic_compare_exchange_n(&l->pid, &was, kcompat_lock_pid(),
+					 false, __ATOMIC_RELAXED,
+					 __ATOMIC_RELAXED) ||
+	    !said)
+		return;
+	if (was == KCOMPAT_LOCK_DESTROYED)
+		devres_warn(NULL, func,
+			    KCOMPAT_HELD_FMT " used after its destroy: "
+					     "initialized again",
+			    KCOMPAT_HELD_ARGS(what, l));
+	else
 		devres_warn(NULL, func,
 			    "%s %p used before its init: initialized now", what,
 			    (void *)l);
@@ -537,8 +550,10 @@ static inline bool kcompat_lock_refused(struct kcompat_lock *l, const void *obj,
 				     kcompat_lock_pid(),
 			     1))
 		return false;
-	if (!__atomic_load_n(&l->pid, __ATOMIC_RELAXED) && !l->name)
-		kcompat_lock_uninit(l, func, what, refused != NULL);
+	pid_t was = __atomic_load_n(&l->pid, __ATOMIC_RELAXED);
+
+	if ((!was && !l->name) || was == KCOMPAT_LOCK_DESTROYED)
+		kcompat_lock_uninit(l, was, func, what, refused != NULL);
 	return kcompat_lock_foreign(&l->pid, obj, func, what, refused);
 }
 
@@ -571,10 +586,24 @@ static inline void kcompat_lock_make(struct kcompat_lock *l, const char *name)
 	__atomic_store_n(&l->pid, kcompat_lock_pid(), __ATOMIC_RELAXED);
 }
 
-/* A lock destroyed: not held (kcompat_lock_busy() said no). */
+/*
+ * A lock destroyed: not held (kcompat_lock_busy() said no). Marked, not
+ * given to pthread_mutex_destroy(): a pthread mutex on Linux holds nothing
+ * to give back, and one destroyed makes every later use undefined (glibc
+ * fails its lock with EINVAL, and the caller would run unlocked). So a
+ * use after the destroy is seen (kcompat_lock_refused()), and the lock
+ * still excludes.
+ */
 static inline void kcompat_lock_unmake(struct kcompat_lock *l)
 {
-	pthread_mutex_destroy(&l->m);
+	__atomic_store_n(&l->pid, KCOMPAT_LOCK_DESTROYED, __ATOMIC_RELAXED);
+}
+
+/* Whether @l is destroyed (KCOMPAT_LOCK_DESTROYED): a destroy again. */
+static inline bool kcompat_lock_dead(const struct kcompat_lock *l)
+{
+	return __atomic_load_n(&l->pid, __ATOMIC_RELAXED) ==
+	       KCOMPAT_LOCK_DESTROYED;
 }
 
 #endif /* KCOMPAT_LINUX_KCOMPAT_HELD_H */

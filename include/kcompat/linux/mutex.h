@@ -27,8 +27,10 @@
  * mutex_lock_killable() return -EINTR, and the unlock that follows a
  * refused mutex_lock() does nothing), an unlock of a mutex not locked or
  * held by another thread (nothing let go), mutex_init() or
- * mutex_destroy() of a held mutex (left as it is), and any call on a
- * mutex never initialized (zeroed memory; initialized then), a lock
+ * mutex_destroy() of a held mutex (left as it is), any call on a mutex
+ * never initialized (zeroed memory; initialized then) or destroyed
+ * (initialized again: the kernel's destroy only marks it, and it still
+ * works; a second mutex_destroy() says nothing, as the kernel's), a lock
  * taken holding a spinlock (it may sleep: taken all the same).
  */
 #ifndef KCOMPAT_LINUX_MUTEX_H
@@ -176,7 +178,9 @@ static inline void mutex_destroy(struct mutex *l)
 	struct device *dev;
 	int old;
 
-	if (kcompat_bad(l, "mutex_destroy", "mutex"))
+	/* Destroyed already: nothing more, as the kernel's. */
+	if (kcompat_bad(l, "mutex_destroy", "mutex") ||
+	    kcompat_lock_dead(&l->k))
 		return;
 	pthread_mutex_lock(&kcompat_reg_lock);
 	/*
