@@ -327,6 +327,13 @@ static void fdopen_fclose_hand(void)
 	assert_int_equal(fclose(f), 0);
 }
 
+/* Another stream over a stream's number: the managed FILE is ours after. */
+static void stream_fdopen_fclose_hand(void)
+{
+	fdopen_fclose_hand();
+	drop_file();
+}
+
 static long fds_live(const struct devres_ledger *l)
 {
 	return l->fds;
@@ -375,6 +382,7 @@ static const struct rel stream_rels[] = {
 	{ "close(fileno())", "close", close_hand },
 	{ "dup2(fileno())", "dup2", dup2_hand },
 	{ "close_range(fileno())", "close_range", close_range_hand },
+	{ "fclose(fdopen(fileno()))", "fclose", stream_fdopen_fclose_hand },
 };
 
 /* Busy regions */
