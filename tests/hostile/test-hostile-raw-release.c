@@ -32,7 +32,7 @@
  *     file, nor close it.
  * VFIO's descriptors are left to the VM's tests (tests/vm).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
