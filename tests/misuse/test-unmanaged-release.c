@@ -796,6 +796,13 @@ static const struct pair pairs[] = {
 	{ "pcim_iomap_regions/pci_iounmap", "pci_iounmap", "pcim_iomap",
 	  "pcim_iounmap()", false, 1, pcim_iomap_regions_acq, pci_iounmap_hand,
 	  pci_iomap_other, pci_iomap_check, pci_iomap_rel, true },
+	/* Another family's plain unmap, as the kernel's accepts. */
+	{ "pcim_iomap/iounmap", "iounmap", "pcim_iomap", "pcim_iounmap()",
+	  false, 0, pcim_iomap_acq, iounmap_hand, pci_iomap_other,
+	  pci_iomap_check, pci_iomap_rel, true },
+	{ "devm_ioremap/pci_iounmap", "pci_iounmap", "devm_ioremap",
+	  "devm_iounmap()", false, 0, ioremap_acq, pci_iounmap_hand,
+	  ioremap_other, ioremap_check, ioremap_rel, false },
 };
 
 static const size_t npairs = sizeof(pairs) / sizeof(pairs[0]);
