@@ -296,7 +296,8 @@ INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
  */
 INTERPOSE int fclose(FILE *stream)
 {
-	int fd = stream ? fileno(stream) : -1;
+	/* Read only where a number may be managed: fileno() may set errno. */
+	int fd = stream && (own_fds() || fds_listed()) ? fileno(stream) : -1;
 	bool in = false;
 
 	/* The stream stays open: its number is the library's. */
