@@ -106,11 +106,18 @@ DEVRES_API void *ioremap_wc(phys_addr_t offset, size_t size);
  * @addr: what ioremap() returned, or NULL (ignored)
  *
  * Unmaps a register window that ioremap() or ioremap_wc() made, as the
- * kernel's iounmap() does; accessing it afterwards is a bug.
+ * kernel's iounmap() does; accessing it afterwards is a bug. A BAR
+ * mapping of pci_iomap() is unmapped too, as the kernel's iounmap() of a
+ * memory BAR does. A managed one (devm_ioremap(), pcim_iomap() and the
+ * calls built on them) is a managed mapping released by hand: it WARNs,
+ * naming its device and managed call, is unmapped now, and its node (and
+ * a pcim_iomap() one's pcim_iomap_table() slot) goes with it, so that
+ * the device's release does not unmap it again.
  *
  * Context: any thread. Preserves errno. A WARN when @addr is not a live
- * mapping from ioremap() (an address inside one, one already unmapped),
- * or, in a child of fork(), is its parent's (then it stays mapped).
+ * mapping from ioremap() or pci_iomap() (an address inside one, one
+ * already unmapped), or, in a child of fork(), is its parent's (then it
+ * stays mapped).
  */
 DEVRES_API void iounmap(volatile void *addr);
 

@@ -839,12 +839,13 @@ DEVRES_API void __iomem *pci_iomap(struct pci_dev *dev, int bar,
  * @addr: what pci_iomap() returned, or NULL
  *
  * Unmaps a BAR mapping that pci_iomap() made for @dev; an @addr from
- * ioremap() is given to iounmap(). One from pcim_iomap() is a managed
- * mapping released by hand: it WARNs, is unmapped now, and its node and
- * pcim_iomap_table() slot go with it, so the binding does not unmap it
+ * ioremap() is unmapped as iounmap() would. One from pcim_iomap() (or
+ * devm_ioremap()) is a managed mapping released by hand: it WARNs,
+ * naming its device and managed call, is unmapped now, and its node (and
+ * pcim_iomap_table() slot) go with it, so the binding does not unmap it
  * again.
  *
- * Context: any thread.
+ * Context: any thread. A WARN when @addr is a mapping of neither.
  */
 DEVRES_API void pci_iounmap(struct pci_dev *dev, void __iomem *addr);
 

@@ -383,6 +383,19 @@ HIDDEN void devres__owner_hand(const struct devres__owner *o,
 	"device"
 HIDDEN void devres__warn_hand(const struct devres__hand *h, const char *func,
 			      const char *what);
+
+/*
+ * plain-unmap.c: the subsystems that hand out mappings of device memory
+ * (io's ioremap(), PCI's BARs), each with the function that gives one of
+ * its own back by hand for the plain call @call ("iounmap",
+ * "pci_iounmap"), WARNing as that call: 0 when @addr was its mapping
+ * (unmapped, or refused with its WARN), -ENOENT when not. Registered by a
+ * constructor; devres__unmap_plain() asks each in turn, and says -ENOENT
+ * when none had @addr.
+ */
+typedef int (*devres__unmapper_t)(void *addr, const char *call);
+HIDDEN void devres__unmapper_register(devres__unmapper_t fn);
+HIDDEN int devres__unmap_plain(void *addr, const char *call);
 /*
  * Between these, this thread's log lines and WARNs are kept and sent to
  * the sink at the outermost devres__log_release(): a caller that holds a

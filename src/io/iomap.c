@@ -472,33 +472,49 @@ static struct iomap *take(void *a, const void *node, struct devres__hand *h,
 	return m;
 }
 
-void iounmap(volatile void *addr)
+/*
+ * A mapping of ioremap() given back by hand with @call, iounmap() or
+ * pci_iounmap() (base/plain-unmap.c): unmapped now, a managed one's node
+ * taken off with its WARN. 0, or -ENOENT when @a is none of them.
+ */
+static int unmap_plain(void *a, const char *call)
 {
-	void *a = (void *)(uintptr_t)addr;
 	struct devres__hand hand;
 	bool owned = false;
 	struct iomap *m;
+
+	hand.pid = 0;
+	m = take(a, NULL, &hand, &owned);
+	if (!m && hand.pid) {
+		devres__warn(NULL, call,
+			     "mapping %p belongs to process %d: not unmapped",
+			     a, hand.pid);
+		return 0;
+	}
+	if (!m)
+		return -ENOENT;
+	if (owned)
+		devres__warn_hand(&hand, call, "a mapping");
+	unmap(m);
+	return 0;
+}
+
+__attribute__((constructor)) static void io_unmapper(void)
+{
+	devres__unmapper_register(unmap_plain);
+}
+
+void iounmap(volatile void *addr)
+{
+	void *a = (void *)(uintptr_t)addr;
 	int saved = errno;
 
 	if (!a)
 		return;
-	hand.pid = 0;
-	m = take(a, NULL, &hand, &owned);
-	if (!m && hand.pid) {
-		devres__warn(NULL, __func__,
-			     "mapping %p belongs to process %d: not unmapped",
-			     a, hand.pid);
-		errno = saved;
-		return;
-	}
-	if (!m) {
+	/* Ours, or a mapping of another family the kernel's accepts. */
+	if (devres__unmap_plain(a, __func__) == -ENOENT)
 		devres__warn(NULL, __func__, "%p is not a mapping from ioremap",
 			     a);
-		return;
-	}
-	if (owned)
-		devres__warn_hand(&hand, __func__, "a mapping");
-	unmap(m);
 	errno = saved;
 }
 

@@ -452,6 +452,38 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	return 0;
 }
 
+/*
+ * A BAR mapping given back by hand with @call, pci_iounmap() or iounmap()
+ * (base/plain-unmap.c): unmapped now, a pcim_iomap() one's node and
+ * pcim_iomap_table() slot taken with it and its WARN. 0, or -ENOENT when
+ * @addr is no BAR mapping.
+ */
+static int bar_unmap_plain(void *addr, const char *call)
+{
+	struct devres__hand hand;
+	bool owned = false;
+	int ret = pci__bar_unmap(addr, NULL, &hand, &owned);
+
+	if (ret == -ECHILD) {
+		devres__warn(NULL, call,
+			     "mapping %p belongs to process %d: not unmapped",
+			     addr, hand.pid);
+		return 0;
+	}
+	if (ret)
+		return ret;
+	/* Caught here: unmapped once, now, and off the device. */
+	if (owned)
+		devres__warn_hand(&hand, call, "a mapping");
+	return 0;
+}
+
+/* Before main(): a BAR mapping exists only once this object is linked. */
+__attribute__((constructor)) static void bar_unmapper(void)
+{
+	devres__unmapper_register(bar_unmap_plain);
+}
+
 void pci__bars_protect(void)
 {
 	pthread_mutex_lock(&map_lock);

@@ -296,11 +296,12 @@ INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
  */
 INTERPOSE int fclose(FILE *stream)
 {
+	/* Read only where a number may be managed: fileno() may set errno. */
+	int fd = stream && (own_fds() || fds_listed()) ? fileno(stream) : -1;
 	bool in = false;
 
 	/* The stream stays open: its number is the library's. */
-	if (own_fds() && stream &&
-	    devres__own_fd_refused(__func__, fileno(stream), &in)) {
+	if (own_fds() && stream && devres__own_fd_refused(__func__, fd, &in)) {
 		errno = EPERM;
 		return EOF;
 	}
@@ -308,5 +309,13 @@ INTERPOSE int fclose(FILE *stream)
 				     __ATOMIC_RELAXED)) &&
 	    !posix__stream_closing(stream))
 		return EOF;
+	/*
+	 * libc closes the stream's number inside: a managed descriptor
+	 * under a stream of the program's (fdopen() of a devm_open() one) is
+	 * caught here, as close() of it would be. A managed stream's own
+	 * number was let go with the stream just above.
+	 */
+	if (fds_listed() && fd >= 0)
+		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
 	return next_fclose()(stream);
 }

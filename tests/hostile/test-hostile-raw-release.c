@@ -5,7 +5,8 @@
  * raw system call (SYS_close, SYS_close_range, SYS_dup3 onto the number,
  * SYS_munmap, SYS_mremap, SYS_mmap with MAP_FIXED), glibc's __close(), or
  * a close libc makes inside itself (fclose() of a stream fdopen()ed over
- * the number). Then
+ * the number: the library's fclose() takes the number as close() would,
+ * at the call, and the release then finds nothing of it). Then
  * another owner takes the same number or address, and the device is
  * released. Whatever the kind, the other owner's descriptor or mapping
  * must come through untouched (the same open file, the same bytes, still
@@ -31,7 +32,7 @@
  *     file, nor close it.
  * VFIO's descriptors are left to the VM's tests (tests/vm).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
