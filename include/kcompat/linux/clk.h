@@ -4,6 +4,13 @@
  * KCOMPAT_CLK_RATE and enables. The managed getters are managed (a node
  * each, so fault points) and deferrable lookups (devres_should_defer()),
  * as the kernel's are while the clock's provider is missing.
+ *
+ * A clock keeps the kernel's two counts, prepares and enables, and their
+ * checks: an unprepare or a disable with none left ("already
+ * unprepared", "already disabled"), an enable of a clock not prepared and
+ * an unprepare of the last prepare while enabled WARN once and do
+ * nothing. A leak of them stops at KCOMPAT_CLK_COUNT_MAX with one WARN,
+ * the count unchanged, rather than running an int past INT_MAX.
  */
 #ifndef KCOMPAT_LINUX_CLK_H
 #define KCOMPAT_LINUX_CLK_H
@@ -13,10 +20,12 @@
 #include <linux/device.h>
 
 #define KCOMPAT_CLK_RATE 100000000ul
+#define KCOMPAT_CLK_COUNT_MAX (1 << 20)
 
 struct clk {
 	unsigned long rate;
-	int enabled;
+	int prepared; /* clk_prepare() less clk_unprepare() */
+	int enabled;  /* clk_enable() less clk_disable() */
 };
 
 static inline void kcompat_clk_release(struct device *dev, void *res)
@@ -25,8 +34,9 @@ static inline void kcompat_clk_release(struct device *dev, void *res)
 	(void)res;
 }
 
+/* @on: 0, prepared (1), or prepared and enabled (2), as the getter's name. */
 static inline struct clk *kcompat_devm_clk(struct device *dev, const char *what,
-					   bool optional)
+					   bool optional, int on)
 {
 	struct clk *c;
 
@@ -37,23 +47,28 @@ static inline struct clk *kcompat_devm_clk(struct device *dev, const char *what,
 	if (!c)
 		return (struct clk *)ERR_PTR(-ENOMEM);
 	c->rate = KCOMPAT_CLK_RATE;
+	c->prepared = on > 0;
+	c->enabled = on > 1;
 	devres_add(dev, c);
 	return c;
 }
 
 #define devm_clk_get(dev, id)                                                  \
-	KCOMPAT_AT(devm_clk_get, kcompat_devm_clk((dev), "devm_clk_get", false))
+	KCOMPAT_AT(devm_clk_get,                                               \
+		   kcompat_devm_clk((dev), "devm_clk_get", false, 0))
 #define devm_clk_get_optional(dev, id)                                         \
 	KCOMPAT_AT(devm_clk_get_optional,                                      \
-		   kcompat_devm_clk((dev), "devm_clk_get_optional", true))
+		   kcompat_devm_clk((dev), "devm_clk_get_optional", true, 0))
+#define devm_clk_get_prepared(dev, id)                                         \
+	KCOMPAT_AT(devm_clk_get_prepared,                                      \
+		   kcompat_devm_clk((dev), "devm_clk_get_prepared", false, 1))
 #define devm_clk_get_enabled(dev, id)                                          \
 	KCOMPAT_AT(devm_clk_get_enabled,                                       \
-		   kcompat_devm_clk((dev), "devm_clk_get_enabled", false))
+		   kcompat_devm_clk((dev), "devm_clk_get_enabled", false, 2))
 #define devm_clk_get_optional_enabled(dev, id)                                 \
 	KCOMPAT_AT(devm_clk_get_optional_enabled,                              \
 		   kcompat_devm_clk((dev), "devm_clk_get_optional_enabled",    \
-				    true))
-#define devm_clk_get_prepared devm_clk_get
+				    true, 2))
 
 /*
  * NULL is the kernel's optional clock that is absent: nothing, no WARN. An
@@ -67,21 +82,120 @@ static inline bool kcompat_clk_bad(const struct clk *c, const char *func)
 	return true;
 }
 
-static inline int clk_prepare_enable(struct clk *c)
+/* One more of @count (@what, @undo: for the WARN), unless at the limit. */
+static inline int kcompat_clk_up(struct clk *c, int *count, const char *func,
+				 const char *what, const char *undo)
 {
-	if (kcompat_clk_bad(c, "clk_prepare_enable"))
-		return -EINVAL;
-	if (c)
-		c->enabled++;
+	if (*count >= KCOMPAT_CLK_COUNT_MAX) {
+		devres_warn(NULL, func,
+			    "clock %p %s %d times without %s: refused",
+			    (void *)c, what, KCOMPAT_CLK_COUNT_MAX, undo);
+		return -EBUSY;
+	}
+	(*count)++;
 	return 0;
 }
 
+static inline int kcompat_clk_prepare(struct clk *c, const char *func)
+{
+	if (kcompat_clk_bad(c, func))
+		return -EINVAL;
+	return c ? kcompat_clk_up(c, &c->prepared, func, "prepared",
+				  "an unprepare")
+		 : 0;
+}
+
+/* The kernel's "Enabling unprepared": -ESHUTDOWN, its return. */
+static inline int kcompat_clk_enable(struct clk *c, const char *func)
+{
+	if (kcompat_clk_bad(c, func))
+		return -EINVAL;
+	if (!c)
+		return 0;
+	if (!c->prepared) {
+		devres_warn(NULL, func, "clock %p is not prepared: refused",
+			    (void *)c);
+		return -ESHUTDOWN;
+	}
+	return kcompat_clk_up(c, &c->enabled, func, "enabled", "a disable");
+}
+
+static inline void kcompat_clk_disable(struct clk *c, const char *func)
+{
+	if (kcompat_clk_bad(c, func) || !c)
+		return;
+	if (!c->enabled) {
+		devres_warn(NULL, func,
+			    "clock %p already disabled: nothing done",
+			    (void *)c);
+		return;
+	}
+	c->enabled--;
+}
+
+static inline void kcompat_clk_unprepare(struct clk *c, const char *func)
+{
+	if (kcompat_clk_bad(c, func) || !c)
+		return;
+	if (!c->prepared) {
+		devres_warn(NULL, func,
+			    "clock %p already unprepared: nothing done",
+			    (void *)c);
+		return;
+	}
+	if (c->prepared == 1 && c->enabled) {
+		devres_warn(NULL, func,
+			    "clock %p is enabled: its last prepare kept",
+			    (void *)c);
+		return;
+	}
+	c->prepared--;
+}
+
+static inline int clk_prepare(struct clk *c)
+{
+	return kcompat_clk_prepare(c, "clk_prepare");
+}
+
+static inline void clk_unprepare(struct clk *c)
+{
+	kcompat_clk_unprepare(c, "clk_unprepare");
+}
+
+static inline int clk_enable(struct clk *c)
+{
+	return kcompat_clk_enable(c, "clk_enable");
+}
+
+static inline void clk_disable(struct clk *c)
+{
+	kcompat_clk_disable(c, "clk_disable");
+}
+
+/* The kernel's pair: an enable refused gives its prepare back. */
+static inline int clk_prepare_enable(struct clk *c)
+{
+	int ret = kcompat_clk_prepare(c, "clk_prepare_enable");
+
+	if (ret || !c)
+		return ret;
+	ret = kcompat_clk_enable(c, "clk_prepare_enable");
+	if (ret)
+		c->prepared--;
+	return ret;
+}
+
+/* A clock not enabled: the one WARN, and its prepare is not given back. */
 static inline void clk_disable_unprepare(struct clk *c)
 {
-	if (kcompat_clk_bad(c, "clk_disable_unprepare"))
+	if (kcompat_clk_bad(c, "clk_disable_unprepare") || !c)
 		return;
-	if (c)
-		c->enabled--;
+	if (!c->enabled) {
+		kcompat_clk_disable(c, "clk_disable_unprepare");
+		return;
+	}
+	c->enabled--;
+	kcompat_clk_unprepare(c, "clk_disable_unprepare");
 }
 
 static inline unsigned long clk_get_rate(struct clk *c)
@@ -90,10 +204,5 @@ static inline unsigned long clk_get_rate(struct clk *c)
 		return 0;
 	return c ? c->rate : 0;
 }
-
-#define clk_prepare(c) ((void)(c), 0)
-#define clk_unprepare(c) ((void)(c))
-#define clk_enable clk_prepare_enable
-#define clk_disable clk_disable_unprepare
 
 #endif /* KCOMPAT_LINUX_CLK_H */
