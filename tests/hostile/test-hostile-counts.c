@@ -12,7 +12,7 @@
  * refused count, nested revocable accesses and a revocable's references
  * (test-hostile-limits-all.c, test-hostile-counters.c), a PCI device's
  * enables (test-hostile-limits.c, with their underflow in
- * test-pci-misuse.c).
+ * tests/pci/test-pci-driver.c).
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/clk.h>
