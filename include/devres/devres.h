@@ -735,7 +735,9 @@ devres_atomic_hook_set(devres_atomic_hook_t hook);
  * ends; the wait between is no cancellation point.
  *
  * Context: any thread, with no lock of the library held; up to 4 nested
- * waits of a thread are recorded, the others go on unrecorded (0).
+ * waits of a thread are recorded, the others go on unrecorded (0); past
+ * 65536 begun without an end (a leak of begins), one WARN each, and the
+ * wait goes on uncounted (0): its end is one too many.
  * Return: 0 (recorded), or -EDEADLK: nothing recorded, the loop described
  * by devres_wait_loop(); -EINVAL, with a WARN and nothing recorded, for a
  * bad @what (NULL, the first page, an ERR_PTR()).
@@ -749,7 +751,9 @@ DEVRES_API int devres_wait_begin(pthread_t thread, const char *what);
  * off the library's record of waits (or counts down one begun beyond the
  * nesting recorded), once the thread waited for has finished.
  *
- * Context: the thread that began it; nothing when it has none.
+ * An end with no wait begun WARNs and does nothing.
+ *
+ * Context: the thread that began it.
  */
 DEVRES_API void devres_wait_end(void);
 

@@ -110,7 +110,9 @@ DEVRES_API bool devres_should_defer(struct device *dev, const char *what);
  * the probe went on after it, and from which line dev_err_probe()
  * returned. Calls nest: only the outermost names its line. A bad @file or
  * @what (NULL, an ERR_PTR) WARNs; the call is counted all the same, so
- * that its leave stays paired, and names no line.
+ * that its leave stays paired, and names no line. An enter with 65536
+ * entered and not left (a leak of enters) WARNs and is not counted: its
+ * leave is then one too many, as the outermost leave says.
  *
  * Context: the calling thread; cheap, not free (two thread-local writes).
  */

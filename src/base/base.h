@@ -14,6 +14,7 @@
 #ifndef DEVRES_BASE_H
 #define DEVRES_BASE_H
 
+#include <limits.h>
 #include <pthread.h>
 #include <devres/driver.h>
 #include "internal.h"
@@ -175,13 +176,36 @@ static inline void dm_unlock(void)
 }
 
 /*
+ * Where a device's count stops, as the kernel's refcount_t saturates: a
+ * count there is a leak of references, and wrapping would free the device
+ * under its users. It stays there; puts leave it; the device is never
+ * released (a leak, never a use after free). Far below INT_MAX, so that
+ * racing gets past it cannot wrap either.
+ */
+#define DEV_REF_MAX (INT_MAX / 2)
+
+/*
+ * A reference the driver core takes and gives back itself, no WARN. On a
+ * saturated count (get_device()) it stays there, pinned: the put paired
+ * with it leaves the count, so counted on, each walk over the device or
+ * delete of it would take it one further for good, and a loop of them
+ * past INT_MAX.
+ */
+static inline void devres__dev_ref_take(struct device *dev)
+{
+	if (__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED) >
+	    DEV_REF_MAX)
+		__atomic_store_n(&dev->refcount, DEV_REF_MAX, __ATOMIC_RELAXED);
+}
+
+/*
  * A reference the driver core takes for itself, with devres__dm_lock held:
  * never a WARN there (a log sink may call back), and a device on a list
  * always has the registration's reference.
  */
 static inline void dm_get_device_locked(struct device *dev)
 {
-	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	devres__dev_ref_take(dev);
 }
 
 /*

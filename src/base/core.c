@@ -175,15 +175,6 @@ const char *dev_name(const struct device *dev)
  * put that goes with it (put_device(get_device(dev)) in a release callback)
  * only balances it, and the release runs once.
  */
-/*
- * Where a device's count stops, as the kernel's refcount_t saturates: a
- * count there is a leak of references, and wrapping would free the device
- * under its users. It stays there; puts leave it; the device is never
- * released (a leak, never a use after free). Far below INT_MAX, so that
- * racing gets past it cannot wrap either.
- */
-#define DEV_REF_MAX (INT_MAX / 2)
-
 struct device *get_device(struct device *dev)
 {
 	int n;
@@ -702,7 +693,7 @@ static bool del(struct device *dev, struct device_private *dp, bool quiet)
 	 * that one putting a reference too many cannot free the device under
 	 * us; the WARN comes at the end, where the count is known.
 	 */
-	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	devres__dev_ref_take(dev);
 	/*
 	 * Once dead, the device no longer keeps its bus registered: hold the
 	 * bus until the device is off its list.
@@ -761,7 +752,18 @@ static void del_put(struct deleting *d)
 	 */
 	if (d->deleted)
 		d->deleted(dev);
-	old = __atomic_fetch_sub(&dev->refcount, 2, __ATOMIC_ACQ_REL);
+	/*
+	 * Saturated (get_device()): pinned for good, as put_device() leaves
+	 * it. Taken down by two, it would count again from a number that is
+	 * no longer the references held, and reach zero under their users.
+	 */
+	old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
+	do {
+		if (old >= DEV_REF_MAX)
+			return;
+	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, old - 2,
+					      false, __ATOMIC_ACQ_REL,
+					      __ATOMIC_RELAXED));
 	if (old > 2)
 		return;
 	if (old < 2) {

@@ -30,8 +30,21 @@ static const char *base(const char *file)
 	return s ? s + 1 : file;
 }
 
+/*
+ * Calls named nest as deep as the driver's calls do: a depth past this
+ * is a leak of enters (a leave skipped in a loop), which would otherwise
+ * wrap the count to zero and make the next enter an outermost one.
+ */
+#define SITE_DEPTH_MAX (1u << 16)
+
 void devres_call_site_enter(const char *file, int line, const char *what)
 {
+	if (depth >= SITE_DEPTH_MAX) {
+		devres__warn(NULL, __func__,
+			     "%u calls entered without a leave: refused",
+			     SITE_DEPTH_MAX);
+		return;
+	}
 	/* Counted all the same, so that its leave stays paired and quiet. */
 	if (devres__arg_bad(NULL, file, __func__, "file") ||
 	    devres__arg_bad(NULL, what, __func__, "what")) {

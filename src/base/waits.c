@@ -21,7 +21,13 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct devres__wait *head;
 static int head_pid;
-static unsigned int gen;
+/*
+ * 64 bits: a record keeps the walk that last reached it, and a 32-bit
+ * count would come round to it again after 2^32 waits, which a
+ * long-running process makes; the walk would then skip the record and
+ * miss a loop through it. One per wait, 2^64 is out of reach.
+ */
+static uint64_t gen;
 static uint64_t next_id = 1; /* atomic */
 static TLS_FAST uint64_t self_id;
 
@@ -202,6 +208,7 @@ int devres__wait_for(struct devres__wait *w, const char *what, uint64_t id)
  * nested waits than that records no more (its waits go on unrecorded).
  */
 #define NESTED 4
+#define WAIT_DEPTH_MAX (1 << 16)
 
 static TLS_FAST struct devres__wait nested[NESTED];
 static TLS_FAST int depth;
@@ -214,6 +221,18 @@ int devres_wait_begin(pthread_t thread, const char *what)
 	if (devres__arg_bad(NULL, what, __func__, "what"))
 		return -EINVAL;
 	if (depth >= NESTED) {
+		/*
+		 * Unrecorded, as documented; a leak of begins (ends skipped
+		 * in a loop) stops here rather than running the int past
+		 * INT_MAX: the wait goes on, uncounted.
+		 */
+		if (depth >= WAIT_DEPTH_MAX) {
+			devres__warn(NULL, __func__,
+				     "%d waits begun without an end: not "
+				     "counted",
+				     WAIT_DEPTH_MAX);
+			return 0;
+		}
 		depth++;
 		return 0;
 	}
@@ -230,8 +249,10 @@ int devres_wait_begin(pthread_t thread, const char *what)
 
 void devres_wait_end(void)
 {
-	if (!depth)
+	if (!depth) {
+		devres__warn(NULL, __func__, "no wait begun: nothing done");
 		return;
+	}
 	if (--depth < NESTED)
 		devres__wait_end(&nested[depth]);
 }

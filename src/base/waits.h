@@ -40,8 +40,8 @@ struct devres__wait {
 	pthread_t waiter_pt;
 	struct devres__wait_target target[DEVRES_WAIT_TARGETS];
 	int nr;
-	unsigned int gen; /* walks; under the records' lock */
-	int pid;	  /* the process whose list it is on */
+	uint64_t gen; /* walks; under the records' lock */
+	int pid;      /* the process whose list it is on */
 	bool on;
 	/* A refused wait: the loop it would close, for the caller's WARN. */
 	char loop[123];

@@ -51,6 +51,8 @@ static const char *const null_ok[] = {
 	"flush_workqueue:wq",
 	"clk_prepare_enable:c",
 	"clk_disable_unprepare:c",
+	"clk_prepare:c",
+	"clk_unprepare:c",
 	"clk_enable:c",
 	"clk_disable:c",
 	"clk_get_rate:c",

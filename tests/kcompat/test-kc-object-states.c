@@ -634,13 +634,15 @@ struct krow {
 };
 
 #define OFF "is already disabled: nothing done"
+#define UNPREP "is not prepared: refused"
 
 /* clang-format off */
 static const struct krow krows[KS_NSTATES][KC_NCALLS] = {
 	[KS_GOT] = {
 		[KC_PREPARE_ENABLE] = { NULL, 1 },
 		[KC_DISABLE_UNPREPARE] = { OFF, 0 },
-		[KC_ENABLE] = { NULL, 1 },
+		/* The kernel's "Enabling unprepared": -ESHUTDOWN. */
+		[KC_ENABLE] = { UNPREP, 0 },
 		[KC_DISABLE] = { OFF, 0 },
 		[KC_RATE] = { NULL, 0 },
 		[KC_RELEASE] = { NULL, -1 },
@@ -665,7 +667,7 @@ static const struct krow krows[KS_NSTATES][KC_NCALLS] = {
 	[KS_GOT_OFF] = {
 		[KC_PREPARE_ENABLE] = { NULL, 1 },
 		[KC_DISABLE_UNPREPARE] = { OFF, 0 },
-		[KC_ENABLE] = { NULL, 1 },
+		[KC_ENABLE] = { UNPREP, 0 },
 		[KC_DISABLE] = { OFF, 0 },
 		[KC_RATE] = { NULL, 0 },
 		/* The release's disable finds it disabled: the kernel's WARN. */
@@ -700,7 +702,7 @@ static void clk_cell(int st, int c, int unused)
 		clk_disable_unprepare(k);
 		break;
 	case KC_ENABLE:
-		CHECK(clk_enable(k) == 0);
+		CHECK(clk_enable(k) == (r->reason ? -ESHUTDOWN : 0));
 		break;
 	case KC_DISABLE:
 		clk_disable(k);
@@ -878,7 +880,8 @@ static void clock_two_threads(void **state)
 	(void)state;
 	overlaps = 0;
 	assert_int_equal(init_dev(&dv, "kcobj"), 0);
-	pair_clk = devm_clk_get(&dv, NULL);
+	/* Prepared: its enables need it, as the kernel's. */
+	pair_clk = devm_clk_get_prepared(&dv, NULL);
 	assert_false(IS_ERR_OR_NULL(pair_clk));
 	start_capture();
 	w0 = devres_warn_count();

@@ -1,12 +1,21 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Clocks a board does not model: every clock exists, runs at
- * KCOMPAT_CLK_RATE and enables. Each keeps the kernel's enable count: a
- * disable of a clock not enabled is the kernel's "already disabled" WARN,
- * and does nothing; an _enabled getter's clock is enabled, and disabled
- * at its release. The getters are managed (a node each, so fault points)
- * and deferrable lookups (devres_should_defer()), as the kernel's are
- * while the clock's provider is missing.
+ * KCOMPAT_CLK_RATE and enables. The managed getters are managed (a node
+ * each, so fault points) and deferrable lookups (devres_should_defer()),
+ * as the kernel's are while the clock's provider is missing.
+ *
+ * A clock keeps the kernel's two counts, prepares and enables, and their
+ * checks: an unprepare or a disable with none left ("already
+ * unprepared", "already disabled"), an enable of a clock not prepared and
+ * an unprepare of the last prepare while enabled WARN once, naming the
+ * getter's device, and do nothing. A leak of them stops at
+ * KCOMPAT_CLK_COUNT_MAX with one WARN, the count unchanged, rather than
+ * running an int past INT_MAX. A _prepared or _enabled getter's clock
+ * starts so, and its release unprepares or disables it as the kernel's
+ * does (a clock the driver gave back by hand meanwhile: the kernel's
+ * WARN). The counts move with compare-and-exchange: the kernel's calls
+ * may run on any thread.
  */
 #ifndef KCOMPAT_LINUX_CLK_H
 #define KCOMPAT_LINUX_CLK_H
@@ -16,50 +25,82 @@
 #include <linux/device.h>
 
 #define KCOMPAT_CLK_RATE 100000000ul
+#define KCOMPAT_CLK_COUNT_MAX (1 << 20)
 
 struct clk {
 	unsigned long rate;
-	int enabled;	    /* the kernel's enable_count */
+	int prepared;	    /* clk_prepare() less clk_unprepare() */
+	int enabled;	    /* clk_enable() less clk_disable() */
 	struct device *dev; /* the getter's, which a WARN names */
-	bool managed_on;    /* devm_clk_get_enabled(): disabled at release */
+	int on;		    /* the getter's: 0, prepared (1), enabled (2) */
 };
 
-/*
- * The disable of a clock (@func): one less, unless it is not enabled,
- * where the count would go below zero. The kernel WARNs "<name> already
- * disabled" and does nothing; so does this, naming the device and the
- * call. The count is the clock's own, taken down with a compare and
- * exchange: the kernel's enable and disable may run on any thread.
- */
-static inline void kcompat_clk_off(struct clk *c, const char *func)
+/* One less of @count unless none is left: then false, nothing done. */
+static inline bool kcompat_clk_dec(int *count)
 {
-	int n = __atomic_load_n(&c->enabled, __ATOMIC_RELAXED);
+	int n = __atomic_load_n(count, __ATOMIC_RELAXED);
 
 	do {
-		if (__builtin_expect(n <= 0, 0)) {
+		if (__builtin_expect(n <= 0, 0))
+			return false;
+	} while (!__atomic_compare_exchange_n(
+		count, &n, n - 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
+	return true;
+}
+
+static inline void kcompat_clk_disable(struct clk *c, const char *func)
+{
+	if (!kcompat_clk_dec(&c->enabled))
+		devres_warn(c->dev, func,
+			    "clock %p is already disabled: nothing done",
+			    (void *)c);
+}
+
+static inline void kcompat_clk_unprepare(struct clk *c, const char *func)
+{
+	int n = __atomic_load_n(&c->prepared, __ATOMIC_RELAXED);
+
+	do {
+		if (n <= 0) {
 			devres_warn(c->dev, func,
-				    "clock %p is already disabled: nothing "
+				    "clock %p is already unprepared: nothing "
 				    "done",
 				    (void *)c);
 			return;
 		}
-	} while (!__atomic_compare_exchange_n(&c->enabled, &n, n - 1, true,
+		if (n == 1 && __atomic_load_n(&c->enabled, __ATOMIC_RELAXED)) {
+			devres_warn(c->dev, func,
+				    "clock %p is enabled: its last prepare "
+				    "kept",
+				    (void *)c);
+			return;
+		}
+	} while (!__atomic_compare_exchange_n(&c->prepared, &n, n - 1, true,
 					      __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
 }
 
-/* The release of a clock: an enabled getter's clock is disabled. */
+/* The release of a _prepared or _enabled getter's clock: given back. */
 static inline void kcompat_clk_release(struct device *dev, void *res)
 {
 	struct clk *c = (struct clk *)res;
 
 	(void)dev;
-	if (c->managed_on)
-		kcompat_clk_off(c, "devm_clk_get_enabled");
+	if (c->on > 1 && !kcompat_clk_dec(&c->enabled)) {
+		/* One WARN, as clk_disable_unprepare() of it says. */
+		devres_warn(c->dev, "devm_clk_get_enabled",
+			    "clock %p is already disabled: nothing done",
+			    (void *)c);
+		return;
+	}
+	if (c->on > 0)
+		kcompat_clk_unprepare(c, c->on > 1 ? "devm_clk_get_enabled"
+						   : "devm_clk_get_prepared");
 }
 
+/* @on: 0, prepared (1), or prepared and enabled (2), as the getter's name. */
 static inline struct clk *kcompat_devm_clk(struct device *dev, const char *what,
-					   bool optional, bool on)
+					   bool optional, int on)
 {
 	struct clk *c;
 
@@ -70,30 +111,30 @@ static inline struct clk *kcompat_devm_clk(struct device *dev, const char *what,
 	if (!c)
 		return (struct clk *)ERR_PTR(-ENOMEM);
 	c->rate = KCOMPAT_CLK_RATE;
+	c->prepared = on > 0;
+	c->enabled = on > 1;
 	c->dev = dev;
-	/* The _enabled getters enable it; the release disables it. */
-	c->enabled = on;
-	c->managed_on = on;
+	c->on = on;
 	devres_add(dev, c);
 	return c;
 }
 
 #define devm_clk_get(dev, id)                                                  \
 	KCOMPAT_AT(devm_clk_get,                                               \
-		   kcompat_devm_clk((dev), "devm_clk_get", false, false))
+		   kcompat_devm_clk((dev), "devm_clk_get", false, 0))
 #define devm_clk_get_optional(dev, id)                                         \
 	KCOMPAT_AT(devm_clk_get_optional,                                      \
-		   kcompat_devm_clk((dev), "devm_clk_get_optional", true,      \
-				    false))
+		   kcompat_devm_clk((dev), "devm_clk_get_optional", true, 0))
+#define devm_clk_get_prepared(dev, id)                                         \
+	KCOMPAT_AT(devm_clk_get_prepared,                                      \
+		   kcompat_devm_clk((dev), "devm_clk_get_prepared", false, 1))
 #define devm_clk_get_enabled(dev, id)                                          \
 	KCOMPAT_AT(devm_clk_get_enabled,                                       \
-		   kcompat_devm_clk((dev), "devm_clk_get_enabled", false,      \
-				    true))
+		   kcompat_devm_clk((dev), "devm_clk_get_enabled", false, 2))
 #define devm_clk_get_optional_enabled(dev, id)                                 \
 	KCOMPAT_AT(devm_clk_get_optional_enabled,                              \
 		   kcompat_devm_clk((dev), "devm_clk_get_optional_enabled",    \
-				    true, true))
-#define devm_clk_get_prepared devm_clk_get
+				    true, 2))
 
 /*
  * NULL is the kernel's optional clock that is absent: nothing, no WARN. An
@@ -107,39 +148,96 @@ static inline bool kcompat_clk_bad(const struct clk *c, const char *func)
 	return true;
 }
 
-static inline int kcompat_clk_on(struct clk *c, const char *func)
+/* One more of @count (@what, @undo: for the WARN), unless at the limit. */
+static inline int kcompat_clk_up(struct clk *c, int *count, const char *func,
+				 const char *what, const char *undo)
 {
-	if (kcompat_clk_bad(c, func))
-		return -EINVAL;
-	if (c)
-		__atomic_add_fetch(&c->enabled, 1, __ATOMIC_RELAXED);
+	int n = __atomic_load_n(count, __ATOMIC_RELAXED);
+
+	do {
+		if (n >= KCOMPAT_CLK_COUNT_MAX) {
+			devres_warn(c->dev, func,
+				    "clock %p %s %d times without %s: refused",
+				    (void *)c, what, KCOMPAT_CLK_COUNT_MAX,
+				    undo);
+			return -EBUSY;
+		}
+	} while (!__atomic_compare_exchange_n(
+		count, &n, n + 1, true, __ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	return 0;
 }
 
-static inline void kcompat_clk_down(struct clk *c, const char *func)
+static inline int kcompat_clk_prepare(struct clk *c, const char *func)
 {
-	if (!kcompat_clk_bad(c, func) && c)
-		kcompat_clk_off(c, func);
+	if (kcompat_clk_bad(c, func))
+		return -EINVAL;
+	return c ? kcompat_clk_up(c, &c->prepared, func, "prepared",
+				  "an unprepare")
+		 : 0;
 }
 
-static inline int clk_prepare_enable(struct clk *c)
+/* The kernel's "Enabling unprepared": -ESHUTDOWN, its return. */
+static inline int kcompat_clk_enable(struct clk *c, const char *func)
 {
-	return kcompat_clk_on(c, "clk_prepare_enable");
+	if (kcompat_clk_bad(c, func))
+		return -EINVAL;
+	if (!c)
+		return 0;
+	if (!__atomic_load_n(&c->prepared, __ATOMIC_RELAXED)) {
+		devres_warn(c->dev, func, "clock %p is not prepared: refused",
+			    (void *)c);
+		return -ESHUTDOWN;
+	}
+	return kcompat_clk_up(c, &c->enabled, func, "enabled", "a disable");
 }
 
-static inline void clk_disable_unprepare(struct clk *c)
+static inline int clk_prepare(struct clk *c)
 {
-	kcompat_clk_down(c, "clk_disable_unprepare");
+	return kcompat_clk_prepare(c, "clk_prepare");
+}
+
+static inline void clk_unprepare(struct clk *c)
+{
+	if (!kcompat_clk_bad(c, "clk_unprepare") && c)
+		kcompat_clk_unprepare(c, "clk_unprepare");
 }
 
 static inline int clk_enable(struct clk *c)
 {
-	return kcompat_clk_on(c, "clk_enable");
+	return kcompat_clk_enable(c, "clk_enable");
 }
 
 static inline void clk_disable(struct clk *c)
 {
-	kcompat_clk_down(c, "clk_disable");
+	if (!kcompat_clk_bad(c, "clk_disable") && c)
+		kcompat_clk_disable(c, "clk_disable");
+}
+
+/* The kernel's pair: an enable refused gives its prepare back. */
+static inline int clk_prepare_enable(struct clk *c)
+{
+	int ret = kcompat_clk_prepare(c, "clk_prepare_enable");
+
+	if (ret || !c)
+		return ret;
+	ret = kcompat_clk_enable(c, "clk_prepare_enable");
+	if (ret)
+		kcompat_clk_dec(&c->prepared);
+	return ret;
+}
+
+/* A clock not enabled: the one WARN, and its prepare is not given back. */
+static inline void clk_disable_unprepare(struct clk *c)
+{
+	if (kcompat_clk_bad(c, "clk_disable_unprepare") || !c)
+		return;
+	if (!kcompat_clk_dec(&c->enabled)) {
+		devres_warn(c->dev, "clk_disable_unprepare",
+			    "clock %p is already disabled: nothing done",
+			    (void *)c);
+		return;
+	}
+	kcompat_clk_unprepare(c, "clk_disable_unprepare");
 }
 
 static inline unsigned long clk_get_rate(struct clk *c)
@@ -148,8 +246,5 @@ static inline unsigned long clk_get_rate(struct clk *c)
 		return 0;
 	return c ? c->rate : 0;
 }
-
-#define clk_prepare(c) ((void)(c), 0)
-#define clk_unprepare(c) ((void)(c))
 
 #endif /* KCOMPAT_LINUX_CLK_H */

@@ -82,7 +82,11 @@ __attribute__((weak)) struct kcompat_wq kcompat_wqs[KCOMPAT_WQ_SLOTS];
 /*
  * A handle is odd (no object is at an odd address), at or above the first
  * page (the generation starts at 1), and below the ERR_PTR() range (the
- * generation wraps well before): (gen << 12) | (slot << 1) | 1.
+ * generation wraps well before): (gen << 12) | (slot << 1) | 1. A slot
+ * takes 2^49 queues before its generation comes round (64-bit only:
+ * src/base/handle.c), one alloc_workqueue() and one destroy_workqueue()
+ * each: out of reach, so a handle kept from a destroyed queue never
+ * names a later one.
  */
 #define KCOMPAT_WQ_GEN_MAX (UINTPTR_MAX >> 14)
 

@@ -157,17 +157,36 @@ static inline void kcompat_preempt_enable(const char *func)
 	((flags) = kcompat_held.irqs_off, kcompat_irqs_set(true))
 #define local_irq_restore(flags) kcompat_irqs_set(!!(flags))
 #define irqs_disabled() (kcompat_held.irqs_off)
-static inline void kcompat_preempt_disable(void)
+/*
+ * The kernel's preemption count has 8 bits (PREEMPT_MASK): a 256th nested
+ * disable runs into the bits of the next count, which DEBUG_PREEMPT
+ * reports. Here the 256th is refused with one WARN and counted nowhere,
+ * so that a leak of disables in a loop cannot run the int past INT_MAX;
+ * the enable paired with it is then one too many (KS12's WARN, at the
+ * outermost).
+ */
+#define KCOMPAT_PREEMPT_MAX 255
+
+static inline void kcompat_preempt_disable(const char *func)
 {
-	kcompat_held.preempt++;
+	struct kcompat_held *h = &kcompat_held;
+
+	if (__builtin_expect(h->preempt >= KCOMPAT_PREEMPT_MAX, 0)) {
+		devres_warn(NULL, func,
+			    "preemption disabled %d times without an enable: "
+			    "refused",
+			    KCOMPAT_PREEMPT_MAX);
+		return;
+	}
+	h->preempt++;
 	kcompat_atomic_enter();
 }
 
-#define preempt_disable() kcompat_preempt_disable()
+#define preempt_disable() kcompat_preempt_disable("preempt_disable")
 #define preempt_enable() kcompat_preempt_enable("preempt_enable")
 #define preempt_enable_no_resched()                                            \
 	kcompat_preempt_enable("preempt_enable_no_resched")
-#define local_bh_disable() kcompat_preempt_disable()
+#define local_bh_disable() kcompat_preempt_disable("local_bh_disable")
 #define local_bh_enable() kcompat_preempt_enable("local_bh_enable")
 
 #endif /* KCOMPAT_LINUX_SPINLOCK_H */

@@ -63,7 +63,9 @@ struct work_struct {
 	 * Runs counted, so that a flush waits for the run queued when it
 	 * was called, not for those queued after: queueings so far (the
 	 * n-th is run n), the one the running call serves, and those over
-	 * (run, or taken back).
+	 * (run, or taken back). 64 bits (the library builds for 64-bit
+	 * only: src/base/handle.c), one a queueing: 2^64 are out of reach,
+	 * so a flush's compare never sees them wrap.
 	 */
 	unsigned long queued, run, done;
 	struct timespec due;	    /* CLOCK_REALTIME; zero: now */
