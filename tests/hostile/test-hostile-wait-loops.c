@@ -31,6 +31,7 @@
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
+#include <linux/hw_random.h>
 #include <linux/interrupt.h>
 #include <linux/workqueue.h>
 #include <errno.h>
@@ -67,6 +68,7 @@ enum kind {
 	K_DRAINWQ,
 	K_DESTROYWQ,
 	K_FLUSHD,
+	K_UNREG,
 	NK
 };
 enum role {
@@ -74,18 +76,21 @@ enum role {
 	R_IRQ,
 	R_WORK,
 	R_WQ,
-	R_DWORK
+	R_DWORK,
+	R_REG
 };
 
 static const char *const kind_name[NK] = {
-	"devm_thread_stop",   "free_irq",	 "synchronize_irq",
-	"disable_irq",	      "flush_work",	 "cancel_work_sync",
-	"flush_workqueue",    "drain_workqueue", "destroy_workqueue",
-	"flush_delayed_work",
+	"devm_thread_stop",   "free_irq",	  "synchronize_irq",
+	"disable_irq",	      "flush_work",	  "cancel_work_sync",
+	"flush_workqueue",    "drain_workqueue",  "destroy_workqueue",
+	"flush_delayed_work", "hwrng_unregister",
 };
 
 static enum role role_of(int k)
 {
+	if (k == K_UNREG)
+		return R_REG;
 	if (k >= K_FLUSHWQ)
 		return k == K_FLUSHD ? R_DWORK : R_WQ;
 	return k == K_STOP ? R_THREAD : k <= K_DISABLE ? R_IRQ : R_WORK;
@@ -102,6 +107,7 @@ struct part {
 	struct work_struct work;
 	struct delayed_work dwork;
 	struct workqueue_struct *wq;
+	struct hwrng rng;
 	int tid, in, calling, done, freed, destroyed;
 	long ret;
 };
@@ -184,8 +190,11 @@ static long do_wait(int kind, int j)
 		if (devres_warn_count() == w0)
 			STORE(P[j].destroyed, 1);
 		return 0;
-	default:
+	case K_FLUSHD:
 		return flush_delayed_work(&P[j].dwork);
+	default:
+		hwrng_unregister(&P[j].rng);
+		return 0;
 	}
 }
 
@@ -213,6 +222,26 @@ static int thread_fn(void *arg)
 {
 	body((int)(intptr_t)arg);
 	return RET;
+}
+
+static int rng_read(struct hwrng *rng, void *data, size_t max, bool wait)
+{
+	(void)data;
+	(void)max;
+	(void)wait;
+	body((int)((struct part *)((char *)rng - offsetof(struct part, rng)) -
+		   P));
+	return 0;
+}
+
+/* A managed thread in a read of its rng: the read method is the body. */
+static int reader_fn(void *arg)
+{
+	char buf[4];
+
+	return hwrng_read(P[(intptr_t)arg].name, buf, sizeof(buf), true) == 0
+		       ? RET
+		       : 1;
 }
 
 static irqreturn_t irq_fn(int irq, void *dev_id)
@@ -258,12 +287,20 @@ static int setup(int i)
 	snprintf(p->name, sizeof(p->name), "wl%d", i);
 	switch (p->role) {
 	case R_THREAD:
+	case R_REG:
 		device_initialize(&p->dev);
 		p->dev.release = dev_release;
 		if (dev_set_name(&p->dev, "%s", p->name))
 			return 2;
-		p->h = devm_thread_run(&p->dev, thread_fn, (void *)(intptr_t)i,
-				       p->name);
+		if (p->role == R_REG) {
+			p->rng.name = p->name;
+			p->rng.read = rng_read;
+			if (hwrng_register(&p->rng))
+				return 15;
+		}
+		p->h = devm_thread_run(&p->dev,
+				       p->role == R_REG ? reader_fn : thread_fn,
+				       (void *)(intptr_t)i, p->name);
 		return IS_ERR(p->h) ? 3 : 0;
 	case R_IRQ:
 		p->irq = irq_line_create(p->name);
@@ -302,6 +339,7 @@ static void teardown(int i)
 
 	switch (p->role) {
 	case R_THREAD:
+	case R_REG:
 		(void)devres_release_all(&p->dev);
 		put_device(&p->dev);
 		break;
@@ -477,6 +515,8 @@ static const int rings[][3] = {
 	{ K_STOP, K_FLUSHD, K_DRAINWQ },
 	{ K_FLUSHWQ, K_FLUSHWQ, K_FLUSHWQ },
 	{ K_FLUSHD, K_FLUSHD, K_FLUSHD },
+	{ K_UNREG, K_FLUSHWQ, K_STOP },
+	{ K_UNREG, K_UNREG, K_UNREG },
 };
 
 static const char *const ring_rows[] = {
@@ -493,6 +533,8 @@ static const char *const ring_rows[] = {
 	"stop -> flush_delayed_work -> drain_workqueue",
 	"flush_workqueue x 3",
 	"flush_delayed_work x 3",
+	"hwrng_unregister -> flush_workqueue -> stop",
+	"hwrng_unregister x 3",
 };
 
 static int ring_cell(int row, int col)
