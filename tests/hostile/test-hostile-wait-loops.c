@@ -69,6 +69,7 @@ enum kind {
 	K_DESTROYWQ,
 	K_FLUSHD,
 	K_UNREG,
+	K_RAISE,
 	NK
 };
 enum role {
@@ -84,13 +85,15 @@ static const char *const kind_name[NK] = {
 	"devm_thread_stop",   "free_irq",	  "synchronize_irq",
 	"disable_irq",	      "flush_work",	  "cancel_work_sync",
 	"flush_workqueue",    "drain_workqueue",  "destroy_workqueue",
-	"flush_delayed_work", "hwrng_unregister",
+	"flush_delayed_work", "hwrng_unregister", "irq_line_raise_wait",
 };
 
 static enum role role_of(int k)
 {
 	if (k == K_UNREG)
 		return R_REG;
+	if (k == K_RAISE)
+		return R_IRQ;
 	if (k >= K_FLUSHWQ)
 		return k == K_FLUSHD ? R_DWORK : R_WQ;
 	return k == K_STOP ? R_THREAD : k <= K_DISABLE ? R_IRQ : R_WORK;
@@ -192,14 +195,19 @@ static long do_wait(int kind, int j)
 		return 0;
 	case K_FLUSHD:
 		return flush_delayed_work(&P[j].dwork);
-	default:
+	case K_UNREG:
 		hwrng_unregister(&P[j].rng);
 		return 0;
+	default:
+		return irq_line_raise_wait(P[j].irq);
 	}
 }
 
 static void body(int i)
 {
+	/* A raise waited for runs the handler again: nothing to do then. */
+	if (LOAD(P[i].done))
+		return;
 	STORE(P[i].tid, (int)syscall(SYS_gettid));
 	STORE(P[i].in, 1);
 	while (!LOAD(go))
@@ -271,6 +279,8 @@ static long expected(int kind, bool refused)
 	switch (kind) {
 	case K_STOP:
 		return refused ? -EDEADLK : RET;
+	case K_RAISE:
+		return refused ? -EDEADLK : 0;
 	case K_FREE:
 	case K_FLUSH:
 	case K_FLUSHD:
@@ -517,6 +527,8 @@ static const int rings[][3] = {
 	{ K_FLUSHD, K_FLUSHD, K_FLUSHD },
 	{ K_UNREG, K_FLUSHWQ, K_STOP },
 	{ K_UNREG, K_UNREG, K_UNREG },
+	{ K_RAISE, K_FLUSHWQ, K_UNREG },
+	{ K_RAISE, K_RAISE, K_RAISE },
 };
 
 static const char *const ring_rows[] = {
@@ -535,6 +547,8 @@ static const char *const ring_rows[] = {
 	"flush_delayed_work x 3",
 	"hwrng_unregister -> flush_workqueue -> stop",
 	"hwrng_unregister x 3",
+	"irq_line_raise_wait -> flush_workqueue -> hwrng_unregister",
+	"irq_line_raise_wait x 3",
 };
 
 static int ring_cell(int row, int col)
