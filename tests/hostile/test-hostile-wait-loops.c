@@ -27,7 +27,12 @@
  * cell's end). flush_delayed_work() waits for an item whose thread still
  * waits for its delay (but the first participant's, due at once): its
  * function runs only once made due by that flush, and then closes the
- * loop. Every pair with one of those, and rings of three through them.
+ * loop. hwrng_unregister() waits for a read in progress (the participant
+ * is a managed thread in hwrng_read(), its rng's read method the body):
+ * refused, it takes the rng back as from its own read, with one WARN.
+ * irq_line_raise_wait() of a line whose thread function is the body:
+ * refused, -EDEADLK and one WARN, nothing raised. Every pair with one of
+ * those, and rings of three through them.
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
