@@ -250,7 +250,7 @@ static int rng_read(struct hwrng *rng, void *data, size_t max, bool wait)
 /* A managed thread in a read of its rng: the read method is the body. */
 static int reader_fn(void *arg)
 {
-	char buf[4];
+	char buf[4] = { 0 };
 
 	return hwrng_read(P[(intptr_t)arg].name, buf, sizeof(buf), true) == 0
 		       ? RET
