@@ -735,6 +735,10 @@ DEVRES_API uint64_t devres_wait_id(void);
 /**
  * devres_wait_self() - the calling thread's wait id
  *
+ * The id the library's record of waits names the calling thread by
+ * (devres_wait_id()), for a layer above that stores it where a waiter
+ * finds it (the thread serving a work item it runs inline).
+ *
  * Context: any thread.
  * Return: its wait id (devres_wait_id()): the one it adopted, or one
  * given now when it has none; never 0.
@@ -744,6 +748,9 @@ DEVRES_API uint64_t devres_wait_self(void);
 /**
  * devres_wait_adopt() - the calling thread takes a wait id
  * @id: from devres_wait_id(), for this thread alone (0: nothing done)
+ *
+ * From now on the record of waits names the calling thread by @id: the
+ * waits others recorded for @id before this thread ran are waits for it.
  *
  * Context: the thread just started, before it waits for anything or runs
  * anything another thread may wait for.
@@ -810,6 +817,9 @@ DEVRES_API void devres_wait_join(uintptr_t set);
 
 /**
  * devres_wait_leave() - the newest membership of this thread ends
+ *
+ * Takes the calling thread's newest membership (devres_wait_join()) off
+ * the record: waits for that set no longer wait for this thread.
  *
  * Context: the thread that joined; nothing when it holds none.
  */
