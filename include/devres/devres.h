@@ -718,13 +718,54 @@ DEVRES_API devres_atomic_hook_t
 devres_atomic_hook_set(devres_atomic_hook_t hook);
 
 /**
+ * devres_wait_id() - a wait id for a thread about to be started
+ *
+ * The library's record of waits names threads by wait ids, never reused
+ * in a process (a pthread_t is: glibc gives an ended thread's to a new
+ * one). A layer above that starts a thread takes a fresh id here, stores
+ * it where its waiters find it, and the thread takes it first thing
+ * (devres_wait_adopt()): a waiter knows the thread's id before it runs.
+ * A thread that adopts none is given one at its first recorded wait.
+ *
+ * Context: any thread.
+ * Return: a wait id, never 0, never returned before in this process.
+ */
+DEVRES_API uint64_t devres_wait_id(void);
+
+/**
+ * devres_wait_self() - the calling thread's wait id
+ *
+ * The id the library's record of waits names the calling thread by
+ * (devres_wait_id()), for a layer above that stores it where a waiter
+ * finds it (the thread serving a work item it runs inline).
+ *
+ * Context: any thread.
+ * Return: its wait id (devres_wait_id()): the one it adopted, or one
+ * given now when it has none; never 0.
+ */
+DEVRES_API uint64_t devres_wait_self(void);
+
+/**
+ * devres_wait_adopt() - the calling thread takes a wait id
+ * @id: from devres_wait_id(), for this thread alone (0: nothing done)
+ *
+ * From now on the record of waits names the calling thread by @id: the
+ * waits others recorded for @id before this thread ran are waits for it.
+ *
+ * Context: the thread just started, before it waits for anything or runs
+ * anything another thread may wait for.
+ */
+DEVRES_API void devres_wait_adopt(uint64_t id);
+
+/**
  * devres_wait_begin() - record that this thread is about to wait for another
- * @thread: the thread it waits for: the one running the callback waited for
+ * @thread: the wait id of the thread it waits for (devres_wait_id()): the
+ *	one running the callback waited for; 0 records nothing
  * @what: the call that waits (``"flush_work"``), for the loop's description
  *
  * For a layer above the library whose calls wait for another thread to
  * finish something (the kernel-compat headers' flush_work() and
- * cancel_work_sync() wait for the thread running a work item's function).
+ * cancel_work_sync() wait for the thread serving a work item).
  * The library keeps one record of which thread waits for which, its own
  * waits among them (devm_thread_stop(), free_irq(), synchronize_irq(), ...):
  * the wait is recorded unless @thread is the caller or waits, through the
@@ -735,14 +776,56 @@ devres_atomic_hook_set(devres_atomic_hook_t hook);
  * ends; the wait between is no cancellation point.
  *
  * Context: any thread, with no lock of the library held; up to 4 nested
- * waits of a thread are recorded, the others go on unrecorded (0); past
- * 65536 begun without an end (a leak of begins), one WARN each, and the
- * wait goes on uncounted (0): its end is one too many.
+ * waits of a thread are recorded, the others go on unrecorded (0), with
+ * one WARN at the limit; past 65536 begun without an end (a leak of
+ * begins), one WARN each, and the wait goes on uncounted (0): its end is
+ * one too many.
  * Return: 0 (recorded), or -EDEADLK: nothing recorded, the loop described
  * by devres_wait_loop(); -EINVAL, with a WARN and nothing recorded, for a
  * bad @what (NULL, the first page, an ERR_PTR()).
  */
-DEVRES_API int devres_wait_begin(pthread_t thread, const char *what);
+DEVRES_API int devres_wait_begin(uint64_t thread, const char *what);
+
+/**
+ * devres_wait_begin_set() - record a wait for every member of a set
+ * @set: the set's key (an object's address or handle; 0 records nothing)
+ * @what: the call that waits (``"flush_workqueue"``)
+ *
+ * As devres_wait_begin(), for a wait until every thread of a set is done
+ * (every item of a queue has run): the wait closes a loop if any member
+ * waits, through the waits recorded, for the caller, or if the caller is
+ * a member. Threads are members while they hold a membership
+ * (devres_wait_join()); one that joins after the wait began is seen by
+ * its own waits: its wait for this caller is refused. Ended by
+ * devres_wait_end(), as a devres_wait_begin().
+ *
+ * Context: as devres_wait_begin().
+ * Return: as devres_wait_begin().
+ */
+DEVRES_API int devres_wait_begin_set(uintptr_t set, const char *what);
+
+/**
+ * devres_wait_join() - the calling thread is a member of a set
+ * @set: the set's key (devres_wait_begin_set()); 0 records nothing
+ *
+ * Until the matching devres_wait_leave(), a wait for @set waits for this
+ * thread too. A thread that ends without leaving is taken out of its
+ * sets as it ends.
+ *
+ * Context: any thread; up to 4 nested memberships of a thread are
+ * recorded, the others not, with one WARN at the limit.
+ */
+DEVRES_API void devres_wait_join(uintptr_t set);
+
+/**
+ * devres_wait_leave() - the newest membership of this thread ends
+ *
+ * Takes the calling thread's newest membership (devres_wait_join()) off
+ * the record: waits for that set no longer wait for this thread.
+ *
+ * Context: the thread that joined; nothing when it holds none.
+ */
+DEVRES_API void devres_wait_leave(void);
 
 /**
  * devres_wait_end() - the wait devres_wait_begin() recorded last is over

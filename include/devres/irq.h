@@ -184,7 +184,9 @@ DEVRES_API int irq_line_raise(int irq);
  * Return: 0 once handled; -EAGAIN when the line is disabled or has no
  * handler, so that nothing will handle it now; -EINVAL when @irq is not
  * a line; -EOPNOTSUPP for a UIO line; -EDEADLK from a handler that the
- * wait would wait for (WARNed); -EBADF (with one WARN, the first time)
+ * wait would wait for, or when a handler of the line (or the dispatcher)
+ * waits, through the library's record of waits, for the caller (WARNed;
+ * nothing raised); -EBADF (with one WARN, the first time)
  * when the line's eventfd was closed behind the library's back by a raw
  * system call: nothing is written to what the number holds by then.
  */

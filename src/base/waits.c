@@ -20,6 +20,7 @@
 
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct devres__wait *head;
+static struct devres__wait_member *members;
 static int head_pid;
 /*
  * 64 bits: a record keeps the walk that last reached it, and a 32-bit
@@ -54,41 +55,56 @@ void devres__wait_init(struct devres__wait *w, const char *what)
 	w->what = what;
 }
 
+/* A target more than a record holds: said, not silently dropped. */
+static void add_target(struct devres__wait *w, uint64_t id, bool set)
+{
+	for (int i = 0; i < w->nr; i++)
+		if (w->target[i].set == set && w->target[i].id == id)
+			return;
+	if (w->nr == DEVRES_WAIT_TARGETS) {
+		devres__warn(NULL, w->what,
+			     "waits for more than %d threads or sets: the "
+			     "others "
+			     "are not in the record of waits",
+			     DEVRES_WAIT_TARGETS);
+		return;
+	}
+	w->target[w->nr].id = id;
+	w->target[w->nr++].set = set;
+}
+
 void devres__wait_target(struct devres__wait *w, uint64_t id)
 {
-	if (!id || w->nr == DEVRES_WAIT_TARGETS)
-		return;
-	for (int i = 0; i < w->nr; i++)
-		if (!w->target[i].by_pt && w->target[i].id == id)
-			return;
-	w->target[w->nr++].id = id;
+	if (id)
+		add_target(w, id, false);
 }
 
-void devres__wait_target_pt(struct devres__wait *w, pthread_t pt)
+void devres__wait_target_set(struct devres__wait *w, uint64_t key)
 {
-	if (w->nr == DEVRES_WAIT_TARGETS)
-		return;
-	w->target[w->nr].pt = pt;
-	w->target[w->nr++].by_pt = true;
+	if (key)
+		add_target(w, key, true);
 }
 
-/* Whether @t names the thread that made record @r, or @me (pt @mpt). */
-static bool names(const struct devres__wait_target *t, uint64_t me,
-		  pthread_t mpt)
+/* Whether thread @id is a member of set @key. Under the lock. */
+static bool member(uint64_t key, uint64_t id)
 {
-	return t->by_pt ? pthread_equal(t->pt, mpt) : t->id == me;
+	for (struct devres__wait_member *m = members; m; m = m->next)
+		if (m->set == key && m->thread == id)
+			return true;
+	return false;
 }
 
-/*
- * Pushes the records of thread @id not yet seen in this walk onto the
- * work list @todo; each keeps the record it was reached from (@from) in
- * walk_next's stead once popped, for the loop's description.
- */
-static void push_waits(const struct devres__wait_target *t,
-		       struct devres__wait **todo)
+/* Whether @t names thread @id (or a set it is a member of). */
+static bool names(const struct devres__wait_target *t, uint64_t id)
+{
+	return t->set ? member(t->id, id) : t->id == id;
+}
+
+/* Pushes the records of thread @id not yet seen in this walk on @todo. */
+static void push_thread(uint64_t id, struct devres__wait **todo)
 {
 	for (struct devres__wait *r = head; r; r = r->next) {
-		if (!names(t, r->waiter, r->waiter_pt) || r->gen == gen)
+		if (r->waiter != id || r->gen == gen)
 			continue;
 		r->gen = gen;
 		r->walk_next = *todo;
@@ -96,9 +112,25 @@ static void push_waits(const struct devres__wait_target *t,
 	}
 }
 
+/*
+ * Pushes the records of the threads @t names not yet seen in this walk
+ * onto the work list @todo: of a set, those of every member now.
+ */
+static void push_waits(const struct devres__wait_target *t,
+		       struct devres__wait **todo)
+{
+	if (!t->set) {
+		push_thread(t->id, todo);
+		return;
+	}
+	for (struct devres__wait_member *m = members; m; m = m->next)
+		if (m->set == t->id)
+			push_thread(m->thread, todo);
+}
+
 /* Whether a record reached from @w's targets waits for @me. */
 static const struct devres__wait *walk(const struct devres__wait *w,
-				       uint64_t me, pthread_t mpt)
+				       uint64_t me)
 {
 	struct devres__wait *todo = NULL;
 
@@ -110,7 +142,7 @@ static const struct devres__wait *walk(const struct devres__wait *w,
 
 		todo = r->walk_next;
 		for (int i = 0; i < r->nr; i++) {
-			if (names(&r->target[i], me, mpt))
+			if (names(&r->target[i], me))
 				return r;
 			push_waits(&r->target[i], &todo);
 		}
@@ -126,6 +158,7 @@ static void fork_check(void)
 	if (head_pid == pid)
 		return;
 	head = NULL;
+	members = NULL;
 	head_pid = pid;
 }
 
@@ -139,21 +172,19 @@ int devres__wait_begin(struct devres__wait *w)
 {
 	const struct devres__wait *r = NULL;
 	uint64_t me = devres__wait_self();
-	pthread_t mpt = pthread_self();
 	bool self = false;
 
 	w->on = false;
 	if (!w->nr)
 		return 0;
-	for (int i = 0; i < w->nr; i++)
-		self |= names(&w->target[i], me, mpt);
 	pthread_mutex_lock(&lock);
 	fork_check();
+	for (int i = 0; i < w->nr; i++)
+		self |= names(&w->target[i], me);
 	if (!self)
-		r = walk(w, me, mpt);
+		r = walk(w, me);
 	if (!self && !r) {
 		w->waiter = me;
-		w->waiter_pt = mpt;
 		w->pid = head_pid;
 		w->prev = NULL;
 		w->next = head;
@@ -165,7 +196,7 @@ int devres__wait_begin(struct devres__wait *w)
 		bool next = false;
 
 		for (int i = 0; i < w->nr; i++)
-			next |= names(&w->target[i], r->waiter, r->waiter_pt);
+			next |= names(&w->target[i], r->waiter);
 		snprintf(w->loop, sizeof(w->loop), "%s -> %s%s -> this thread",
 			 w->what, next ? "" : "... -> ", r->what);
 	} else {
@@ -201,11 +232,52 @@ int devres__wait_for(struct devres__wait *w, const char *what, uint64_t id)
 	return devres__wait_begin(w);
 }
 
+void devres__wait_join(struct devres__wait_member *m, uint64_t key)
+{
+	m->on = false;
+	if (!key)
+		return;
+	m->set = key;
+	m->thread = devres__wait_self();
+	pthread_mutex_lock(&lock);
+	fork_check();
+	m->pid = head_pid;
+	m->prev = NULL;
+	m->next = members;
+	if (members)
+		members->prev = m;
+	members = m;
+	m->on = true;
+	pthread_mutex_unlock(&lock);
+}
+
+void devres__wait_leave(struct devres__wait_member *m)
+{
+	if (!m->on)
+		return;
+	pthread_mutex_lock(&lock);
+	if (m->pid == head_pid) {
+		if (m->prev)
+			m->prev->next = m->next;
+		else if (members == m)
+			members = m->next;
+		if (m->next)
+			m->next->prev = m->prev;
+	}
+	pthread_mutex_unlock(&lock);
+	m->on = false;
+}
+
 /*
  * The exported form, for the compat headers (which cannot hold a record
- * of their own: its layout is the library's): a few records a thread, in
- * its thread-local storage, the newest ended first. A thread in more
- * nested waits than that records no more (its waits go on unrecorded).
+ * of their own: its layout is the library's): a few records and
+ * memberships a thread, in its thread-local storage, the newest ended
+ * first. A thread in more nested waits or memberships than that records
+ * no more, with one WARN at the limit (its waits go on unrecorded). A
+ * thread that ends with memberships left (its function called
+ * pthread_exit()) is taken out of its sets by a destructor of its own, so
+ * that the list never points into a gone thread's storage; its records
+ * cannot be left, their waits being no cancellation points.
  */
 #define NESTED 4
 #define WAIT_DEPTH_MAX (1 << 16)
@@ -213,12 +285,55 @@ int devres__wait_for(struct devres__wait *w, const char *what, uint64_t id)
 static TLS_FAST struct devres__wait nested[NESTED];
 static TLS_FAST int depth;
 static TLS_FAST char loop_said[sizeof(nested[0].loop)];
+static TLS_FAST struct devres__wait_member joined[NESTED];
+static TLS_FAST int joins;
+static pthread_once_t key_once = PTHREAD_ONCE_INIT;
+static pthread_key_t key;
+static bool have_key;
 
-int devres_wait_begin(pthread_t thread, const char *what)
+static void left_joined(void *arg)
+{
+	(void)arg;
+	while (joins > 0)
+		devres_wait_leave();
+}
+
+static void make_key(void)
+{
+	have_key = !pthread_key_create(&key, left_joined);
+}
+
+/* One WARN at a nesting limit: the wait or membership is not recorded. */
+static void too_deep(const char *func, const char *what)
+{
+	devres__warn(NULL, func,
+		     "%s: more than %d nested in one thread: not in the "
+		     "record of waits",
+		     what, NESTED);
+}
+
+uint64_t devres_wait_id(void)
+{
+	return devres__wait_id_new();
+}
+
+uint64_t devres_wait_self(void)
+{
+	return devres__wait_self();
+}
+
+void devres_wait_adopt(uint64_t id)
+{
+	if (id)
+		devres__wait_adopt(id);
+}
+
+/* devres_wait_begin() and _begin_set(): one target, by id or by key. */
+static int begin_one(uint64_t id, bool set, const char *what, const char *func)
 {
 	struct devres__wait *w;
 
-	if (devres__arg_bad(NULL, what, __func__, "what"))
+	if (devres__arg_bad(NULL, what, func, "what"))
 		return -EINVAL;
 	if (depth >= NESTED) {
 		/*
@@ -227,24 +342,38 @@ int devres_wait_begin(pthread_t thread, const char *what)
 		 * INT_MAX: the wait goes on, uncounted.
 		 */
 		if (depth >= WAIT_DEPTH_MAX) {
-			devres__warn(NULL, __func__,
+			devres__warn(NULL, func,
 				     "%d waits begun without an end: not "
 				     "counted",
 				     WAIT_DEPTH_MAX);
 			return 0;
 		}
-		depth++;
+		if (depth++ == NESTED)
+			too_deep(func, what);
 		return 0;
 	}
 	w = &nested[depth];
 	devres__wait_init(w, what);
-	devres__wait_target_pt(w, thread);
+	if (set)
+		devres__wait_target_set(w, id);
+	else
+		devres__wait_target(w, id);
 	if (devres__wait_begin(w)) {
 		memcpy(loop_said, w->loop, sizeof(loop_said));
 		return -EDEADLK;
 	}
 	depth++;
 	return 0;
+}
+
+int devres_wait_begin(uint64_t thread, const char *what)
+{
+	return begin_one(thread, false, what, __func__);
+}
+
+int devres_wait_begin_set(uintptr_t set, const char *what)
+{
+	return begin_one(set, true, what, __func__);
 }
 
 void devres_wait_end(void)
@@ -260,4 +389,29 @@ void devres_wait_end(void)
 const char *devres_wait_loop(void)
 {
 	return loop_said;
+}
+
+void devres_wait_join(uintptr_t set)
+{
+	if (joins >= NESTED) {
+		if (joins++ == NESTED)
+			too_deep(__func__, "a membership");
+		return;
+	}
+	pthread_once(&key_once, make_key);
+	/* Without the destructor, a thread's end would leave it listed. */
+	if (set && have_key && !pthread_getspecific(key) &&
+	    pthread_setspecific(key, joined))
+		set = 0;
+	if (!have_key)
+		set = 0;
+	devres__wait_join(&joined[joins++], set);
+}
+
+void devres_wait_leave(void)
+{
+	if (!joins)
+		return;
+	if (--joins < NESTED)
+		devres__wait_leave(&joined[joins]);
 }

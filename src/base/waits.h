@@ -15,6 +15,14 @@
  * from devres__wait_begin() to devres__wait_end(), which the waiter calls
  * before that frame ends: the waits that record are no cancellation
  * points, so a record dies with its wait, never with its thread.
+ *
+ * A wait for all of a set of threads (every item of a queue, every call
+ * in progress) names the set by a key (an object's address or handle)
+ * instead of its members: a thread is a member while it holds a
+ * membership (devres__wait_join() to devres__wait_leave()), and a walk
+ * through the set reaches every member of the moment, those that joined
+ * after the wait began too. So a member that then waits for the waiter
+ * is refused, however large the set.
  */
 #ifndef DEVRES_BASE_WAITS_H
 #define DEVRES_BASE_WAITS_H
@@ -22,14 +30,25 @@
 #include <stdint.h>
 #include "subsys.h"
 
-/* The most threads one wait may wait for: more go unrecorded. */
+/*
+ * The most threads or sets one wait may name: a target more is not
+ * recorded, with a WARN (a wait for more names a set).
+ */
 #define DEVRES_WAIT_TARGETS 8
 
-/* A thread waited for: by its wait id, or by its pthread_t (@by_pt). */
+/* A thread waited for, by its wait id, or all of a set (@set), by key. */
 struct devres__wait_target {
 	uint64_t id;
-	pthread_t pt;
-	bool by_pt;
+	bool set;
+};
+
+/* A thread's membership of a set, in its thread-local storage. */
+struct devres__wait_member {
+	struct devres__wait_member *next, *prev;
+	uint64_t set;
+	uint64_t thread;
+	int pid; /* the process whose list it is on */
+	bool on;
 };
 
 struct devres__wait {
@@ -37,7 +56,6 @@ struct devres__wait {
 	struct devres__wait *walk_next;
 	const char *what; /* the call that waits, for a loop's WARN */
 	uint64_t waiter;
-	pthread_t waiter_pt;
 	struct devres__wait_target target[DEVRES_WAIT_TARGETS];
 	int nr;
 	uint64_t gen; /* walks; under the records' lock */
@@ -58,11 +76,15 @@ HIDDEN void devres__wait_adopt(uint64_t id);
 HIDDEN void devres__wait_init(struct devres__wait *w, const char *what);
 /* @id (0: none, ignored) as one of the threads @w waits for. */
 HIDDEN void devres__wait_target(struct devres__wait *w, uint64_t id);
+/* Every member of set @key (0: none, ignored) as those it waits for. */
+HIDDEN void devres__wait_target_set(struct devres__wait *w, uint64_t key);
 /*
- * Thread @pt as one of them: a thread the library did not start (a
- * compat work item's thread, named by the header that made it).
+ * The calling thread is a member of set @key from now until
+ * devres__wait_leave(@m) (which it calls before @m's storage ends).
+ * @key 0: nothing recorded.
  */
-HIDDEN void devres__wait_target_pt(struct devres__wait *w, pthread_t pt);
+HIDDEN void devres__wait_join(struct devres__wait_member *m, uint64_t key);
+HIDDEN void devres__wait_leave(struct devres__wait_member *m);
 /*
  * Records @w, unless a target is the caller or waits, through the waits
  * recorded, for the caller: then -EDEADLK, nothing recorded, and

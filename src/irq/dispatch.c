@@ -705,6 +705,7 @@ static void thread_fn_ended(void *p)
 
 	irq__cur_line = NULL;
 	irq__cur_action = NULL;
+	devres__wait_leave(&a->member);
 	devres__warn(NULL, "irq_thread",
 		     "irq %d: the thread function of '%s' ended its thread: "
 		     "no more threaded handling",
@@ -769,9 +770,12 @@ static void *thread_loop(void *arg)
 		irq__cur_line = line;
 		irq__cur_action = a;
 		pthread_setspecific(fn_key, a);
+		/* A wait for the line waits for it (line_targets()). */
+		devres__wait_join(&a->member, (uintptr_t)line);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
 		r = a->thread_fn(line->irq, a->dev_id);
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
+		devres__wait_leave(&a->member);
 		if (unlikely(bad_return(r, IRQ_HANDLED)))
 			warn_bad_return("irq_thread", line->irq, a,
 					"thread function", r,

@@ -62,6 +62,8 @@ struct irq_action {
 	bool wake_req;	     /* dispatcher only: the handler said WAKE_THREAD */
 	bool warned_thread;  /* WAKE_THREAD without a thread function, WARNed */
 	uint64_t wid;	     /* its thread's id in the record of waits */
+	/* Its thread in its line's set of waits while its function runs. */
+	struct devres__wait_member member;
 	struct irq_action *zombie_next;
 	/* A devm_ handler's node, under line->lock; see devres__owner. */
 	struct devres__owner owner;

@@ -483,11 +483,13 @@ int irq_line_raise_wait(int irq)
 {
 	uint64_t one = 1;
 	struct irq_line *line = irq__line_get(irq);
+	struct devres__wait w;
 	unsigned long target;
 	int rc = 0, cancel;
 
 	if (!line)
 		return -EINVAL;
+	devres__wait_init(&w, __func__);
 	/* The dispatcher cannot wait for itself, nor a thread for itself. */
 	if (irq__running_line || irq__cur_line == line) {
 		irq__line_put(line);
@@ -506,6 +508,22 @@ int irq_line_raise_wait(int irq)
 		return -EDEADLK;
 	}
 	pthread_mutex_lock(&line->lock);
+	/*
+	 * Recorded before the raise, a wait for the dispatcher and for the
+	 * line's set (its threads in a thread function, those woken later
+	 * too): one that would close a loop raises nothing.
+	 */
+	if (line->disp)
+		devres__wait_target(&w, line->disp->wid);
+	devres__wait_target_set(&w, (uintptr_t)line);
+	if (devres__wait_begin(&w)) {
+		put_unlock(line);
+		devres__warn(NULL, __func__,
+			     "irq %d: a handler of it waits for this thread "
+			     "(%s): not raised",
+			     irq, w.loop);
+		return -EDEADLK;
+	}
 	/*
 	 * Written under the lock the dispatcher reads under: the first read
 	 * after this one is the one that takes this assertion.
@@ -538,6 +556,7 @@ int irq_line_raise_wait(int irq)
 	}
 	devres__cancel_restore(cancel);
 	put_unlock(line);
+	devres__wait_end(&w);
 	return rc;
 }
 

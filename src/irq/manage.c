@@ -546,11 +546,12 @@ static void line_targets(const struct irq_line *line, struct devres__wait *w)
 {
 	if (line->running && line->disp)
 		devres__wait_target(w, line->disp->wid);
-	if (!line->threads_active)
-		return;
-	for (const struct irq_action *a = line->actions; a; a = a->next)
-		if (a->has_thread)
-			devres__wait_target(w, a->wid);
+	/*
+	 * However many they are: the threads whose functions run are
+	 * members of the line's set, a due one joins it as it starts.
+	 */
+	if (line->threads_active)
+		devres__wait_target_set(w, (uintptr_t)line);
 }
 
 /* Waits, with the line locked, until no handler of it runs or is due. */

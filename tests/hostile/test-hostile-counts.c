@@ -477,66 +477,36 @@ static void site_limit(void)
 }
 
 /*
- * A thread to wait for: it waits for nothing, only reads its pipe until
- * let go (a cell that fails leaves it there, and the next one its own).
+ * Nested waits (src/base/waits.c): four recorded, one WARN past them, and
+ * counted to 2^16. The thread waited for is a wait id nobody took: no
+ * loop, so every begin records or goes on.
  */
-struct parked {
-	pthread_t t;
-	int fd[2];
-};
-
-static void *parked(void *arg)
-{
-	char c;
-
-	return (void *)(intptr_t)read(*(int *)arg, &c, 1);
-}
-
-static struct parked park(void)
-{
-	struct parked p;
-
-	assert_int_equal(pipe2(p.fd, O_CLOEXEC), 0);
-	assert_int_equal(pthread_create(&p.t, NULL, parked, &p.fd[0]), 0);
-	return p;
-}
-
-static void unpark(struct parked *p)
-{
-	assert_int_equal(write(p->fd[1], "", 1), 1);
-	assert_int_equal(pthread_join(p->t, NULL), 0);
-	close(p->fd[0]);
-	close(p->fd[1]);
-}
-
-/* Nested waits counted (src/base/waits.c): 2^16. */
+#define WAIT_RECORDED 4
 #define WAIT_DEPTH (1 << 16)
 
 static void wait_balanced(void)
 {
-	struct parked p = park();
+	uint64_t id = devres_wait_id();
 
-	for (int i = 0; i < 6; i++)
-		assert_int_equal(devres_wait_begin(p.t, "counts"), 0);
-	for (int i = 0; i < 6; i++)
+	for (int i = 0; i < WAIT_RECORDED; i++)
+		assert_int_equal(devres_wait_begin(id, "counts"), 0);
+	for (int i = 0; i < WAIT_RECORDED; i++)
 		devres_wait_end();
 	assert_int_equal(warns(), 0);
-	unpark(&p);
 }
 
 /* Before, silent: nothing to say the pairs were wrong. */
 static void wait_one_extra(void)
 {
-	struct parked p = park();
+	uint64_t id = devres_wait_id();
 
-	assert_int_equal(devres_wait_begin(p.t, "counts"), 0);
+	assert_int_equal(devres_wait_begin(id, "counts"), 0);
 	devres_wait_end();
 	devres_wait_end();
 	assert_int_equal(warns(), 1);
-	assert_int_equal(devres_wait_begin(p.t, "counts"), 0);
+	assert_int_equal(devres_wait_begin(id, "counts"), 0);
 	devres_wait_end();
 	assert_int_equal(warns(), 1);
-	unpark(&p);
 }
 
 static void wait_none(void)
@@ -547,23 +517,23 @@ static void wait_none(void)
 
 /*
  * Before, an int counted past the four recorded with no limit: 2^31
- * begins ran it past INT_MAX.
+ * begins ran it past INT_MAX. One WARN past the four recorded, one at
+ * the count's limit, one for the end too many.
  */
 static void wait_limit(void)
 {
-	struct parked p = park();
+	uint64_t id = devres_wait_id();
 
 	for (int i = 0; i < WAIT_DEPTH; i++)
-		assert_int_equal(devres_wait_begin(p.t, "counts"), 0);
-	assert_int_equal(warns(), 0);
-	assert_int_equal(devres_wait_begin(p.t, "counts"), 0);
+		assert_int_equal(devres_wait_begin(id, "counts"), 0);
 	assert_int_equal(warns(), 1);
+	assert_int_equal(devres_wait_begin(id, "counts"), 0);
+	assert_int_equal(warns(), 2);
 	for (int i = 0; i < WAIT_DEPTH; i++)
 		devres_wait_end();
-	assert_int_equal(warns(), 1);
-	devres_wait_end();
 	assert_int_equal(warns(), 2);
-	unpark(&p);
+	devres_wait_end();
+	assert_int_equal(warns(), 3);
 }
 
 /*

@@ -19,9 +19,24 @@
  * first instead, a chain with no loop: every wait is made, no WARN. Each
  * cell runs in a child under an alarm (a hang fails the cell), with the
  * exact results and WARN count, and the ledger back at its start.
+ *
+ * The waits for all of a set: flush_workqueue(), drain_workqueue() and
+ * destroy_workqueue() wait for every item of a queue (the participant is
+ * an item on a queue of its own); they are refused with one WARN and no
+ * wait (destroy_workqueue() leaves the queue live, destroyed at the
+ * cell's end). flush_delayed_work() waits for an item whose thread still
+ * waits for its delay (but the first participant's, due at once): its
+ * function runs only once made due by that flush, and then closes the
+ * loop. hwrng_unregister() waits for a read in progress (the participant
+ * is a managed thread in hwrng_read(), its rng's read method the body):
+ * refused, it takes the rng back as from its own read, with one WARN.
+ * irq_line_raise_wait() of a line whose thread function is the body:
+ * refused, -EDEADLK and one WARN, nothing raised. Every pair with one of
+ * those, and rings of three through them.
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
+#include <linux/hw_random.h>
 #include <linux/interrupt.h>
 #include <linux/workqueue.h>
 #include <errno.h>
@@ -53,21 +68,39 @@ enum kind {
 	K_DISABLE,
 	K_FLUSH,
 	K_CANCEL,
+	NK_OLD,
+	K_FLUSHWQ = NK_OLD,
+	K_DRAINWQ,
+	K_DESTROYWQ,
+	K_FLUSHD,
+	K_UNREG,
+	K_RAISE,
 	NK
 };
 enum role {
 	R_THREAD,
 	R_IRQ,
-	R_WORK
+	R_WORK,
+	R_WQ,
+	R_DWORK,
+	R_REG
 };
 
 static const char *const kind_name[NK] = {
-	"devm_thread_stop", "free_irq",	  "synchronize_irq",
-	"disable_irq",	    "flush_work", "cancel_work_sync",
+	"devm_thread_stop",   "free_irq",	  "synchronize_irq",
+	"disable_irq",	      "flush_work",	  "cancel_work_sync",
+	"flush_workqueue",    "drain_workqueue",  "destroy_workqueue",
+	"flush_delayed_work", "hwrng_unregister", "irq_line_raise_wait",
 };
 
 static enum role role_of(int k)
 {
+	if (k == K_UNREG)
+		return R_REG;
+	if (k == K_RAISE)
+		return R_IRQ;
+	if (k >= K_FLUSHWQ)
+		return k == K_FLUSHD ? R_DWORK : R_WQ;
 	return k == K_STOP ? R_THREAD : k <= K_DISABLE ? R_IRQ : R_WORK;
 }
 
@@ -80,7 +113,10 @@ struct part {
 	int irq;
 	char name[16];
 	struct work_struct work;
-	int tid, in, calling, done, freed;
+	struct delayed_work dwork;
+	struct workqueue_struct *wq;
+	struct hwrng rng;
+	int tid, in, calling, done, freed, destroyed;
 	long ret;
 };
 
@@ -130,6 +166,7 @@ static void wait_asleep(int i)
 static long do_wait(int kind, int j)
 {
 	const void *name;
+	int w0;
 
 	switch (kind) {
 	case K_STOP:
@@ -146,13 +183,36 @@ static long do_wait(int kind, int j)
 		return 0;
 	case K_FLUSH:
 		return flush_work(&P[j].work);
-	default:
+	case K_CANCEL:
 		return cancel_work_sync(&P[j].work);
+	case K_FLUSHWQ:
+		flush_workqueue(P[j].wq);
+		return 0;
+	case K_DRAINWQ:
+		drain_workqueue(P[j].wq);
+		return 0;
+	case K_DESTROYWQ:
+		/* Refused: one WARN, and the queue is still there. */
+		w0 = devres_warn_count();
+		destroy_workqueue(P[j].wq);
+		if (devres_warn_count() == w0)
+			STORE(P[j].destroyed, 1);
+		return 0;
+	case K_FLUSHD:
+		return flush_delayed_work(&P[j].dwork);
+	case K_UNREG:
+		hwrng_unregister(&P[j].rng);
+		return 0;
+	default:
+		return irq_line_raise_wait(P[j].irq);
 	}
 }
 
 static void body(int i)
 {
+	/* A raise waited for runs the handler again: nothing to do then. */
+	if (LOAD(P[i].done))
+		return;
 	STORE(P[i].tid, (int)syscall(SYS_gettid));
 	STORE(P[i].in, 1);
 	while (!LOAD(go))
@@ -177,6 +237,26 @@ static int thread_fn(void *arg)
 	return RET;
 }
 
+static int rng_read(struct hwrng *rng, void *data, size_t max, bool wait)
+{
+	(void)data;
+	(void)max;
+	(void)wait;
+	body((int)((struct part *)((char *)rng - offsetof(struct part, rng)) -
+		   P));
+	return 0;
+}
+
+/* A managed thread in a read of its rng: the read method is the body. */
+static int reader_fn(void *arg)
+{
+	char buf[4] = { 0 };
+
+	return hwrng_read(P[(intptr_t)arg].name, buf, sizeof(buf), true) == 0
+		       ? RET
+		       : 1;
+}
+
 static irqreturn_t irq_fn(int irq, void *dev_id)
 {
 	(void)irq;
@@ -190,14 +270,25 @@ static void work_fn(struct work_struct *w)
 		   P));
 }
 
+static void dwork_fn(struct work_struct *w)
+{
+	struct delayed_work *dw = to_delayed_work(w);
+
+	body((int)((struct part *)((char *)dw - offsetof(struct part, dwork)) -
+		   P));
+}
+
 /* What the wait of @kind returns, whether refused or not. */
 static long expected(int kind, bool refused)
 {
 	switch (kind) {
 	case K_STOP:
 		return refused ? -EDEADLK : RET;
+	case K_RAISE:
+		return refused ? -EDEADLK : 0;
 	case K_FREE:
 	case K_FLUSH:
+	case K_FLUSHD:
 		return 1;
 	default:
 		return 0;
@@ -211,12 +302,20 @@ static int setup(int i)
 	snprintf(p->name, sizeof(p->name), "wl%d", i);
 	switch (p->role) {
 	case R_THREAD:
+	case R_REG:
 		device_initialize(&p->dev);
 		p->dev.release = dev_release;
 		if (dev_set_name(&p->dev, "%s", p->name))
 			return 2;
-		p->h = devm_thread_run(&p->dev, thread_fn, (void *)(intptr_t)i,
-				       p->name);
+		if (p->role == R_REG) {
+			p->rng.name = p->name;
+			p->rng.read = rng_read;
+			if (hwrng_register(&p->rng))
+				return 15;
+		}
+		p->h = devm_thread_run(&p->dev,
+				       p->role == R_REG ? reader_fn : thread_fn,
+				       (void *)(intptr_t)i, p->name);
 		return IS_ERR(p->h) ? 3 : 0;
 	case R_IRQ:
 		p->irq = irq_line_create(p->name);
@@ -226,9 +325,26 @@ static int setup(int i)
 					 IRQF_ONESHOT, p->name, p))
 			return 5;
 		return irq_line_raise(p->irq) ? 6 : 0;
-	default:
+	case R_WORK:
 		INIT_WORK(&p->work, work_fn);
 		return schedule_work(&p->work) ? 0 : 7;
+	case R_WQ:
+		p->wq = alloc_workqueue("%s", 0, 0, p->name);
+		if (!p->wq)
+			return 8;
+		INIT_WORK(&p->work, work_fn);
+		return queue_work(p->wq, &p->work) ? 0 : 9;
+	default:
+		/*
+		 * Its thread waits for the delay until a flush makes it due;
+		 * the first participant's is due at once: it starts the chain.
+		 */
+		STORE(p->in, 1);
+		/* The macro's type check: an unevaluated sizeof of a pointer. */
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+		INIT_DELAYED_WORK(&p->dwork, dwork_fn);
+		return schedule_delayed_work(&p->dwork, i ? 3600 * HZ : 0) ? 0
+									   : 14;
 	}
 }
 
@@ -238,6 +354,7 @@ static void teardown(int i)
 
 	switch (p->role) {
 	case R_THREAD:
+	case R_REG:
 		(void)devres_release_all(&p->dev);
 		put_device(&p->dev);
 		break;
@@ -247,8 +364,16 @@ static void teardown(int i)
 		for (int n = 0; n < 2000 && irq_line_destroy(p->irq); n++)
 			usleep(1000);
 		break;
-	default:
+	case R_WORK:
 		(void)cancel_work_sync(&p->work);
+		break;
+	case R_WQ:
+		(void)cancel_work_sync(&p->work);
+		if (!LOAD(p->destroyed))
+			destroy_workqueue(p->wq);
+		break;
+	default:
+		(void)cancel_delayed_work_sync(&p->dwork);
 		break;
 	}
 }
@@ -267,6 +392,8 @@ static int chain(const int *kinds, int n, bool loop)
 	memset(P, 0, sizeof(P));
 	np = n;
 	go = 0;
+	/* A child's compat heap device is made at its first kmalloc(). */
+	kfree(kmalloc(1, GFP_KERNEL));
 	devres_ledger_snapshot(&start);
 	w0 = devres_warn_count();
 	/* Participant i is what kind[i - 1] waits for (the last: kind 0). */
@@ -324,7 +451,7 @@ static int chain(const int *kinds, int n, bool loop)
 	return 13;
 }
 
-static const char *const pair_rows[NK * NK] = {
+static const char *const pair_rows[NK_OLD * NK_OLD] = {
 #define ROW(a, b) "(" #a ", " #b ")"
 	ROW(stop, stop),       ROW(stop, free),	    ROW(stop, sync),
 	ROW(stop, disable),    ROW(stop, flush),    ROW(stop, cancel),
@@ -345,7 +472,7 @@ static const char *const cols[2] = { "loop", "control" };
 
 static int pair_cell(int row, int col)
 {
-	int kinds[2] = { row / NK, row % NK };
+	int kinds[2] = { row / NK_OLD, row % NK_OLD };
 
 	return chain(kinds, 2, col == 0);
 }
@@ -353,20 +480,80 @@ static int pair_cell(int row, int col)
 static void pairs(void **state)
 {
 	(void)state;
-	run_cells_in_children(pair_cell, pair_rows, NK * NK, cols, 2);
+	run_cells_in_children(pair_cell, pair_rows, NK_OLD * NK_OLD, cols, 2);
+}
+
+/* The ordered pairs with a wait for a set or a delay in them. */
+#define NSET (NK * NK - NK_OLD * NK_OLD)
+static int set_pairs[NSET][2];
+static char set_names[NSET][48];
+static const char *set_rows[NSET];
+
+static int set_pair_cell(int row, int col)
+{
+	return chain(set_pairs[row], 2, col == 0);
+}
+
+static void set_pairs_all(void **state)
+{
+	int n = 0;
+
+	(void)state;
+	for (int a = 0; a < NK; a++) {
+		for (int b = 0; b < NK; b++) {
+			if (a < NK_OLD && b < NK_OLD)
+				continue;
+			set_pairs[n][0] = a;
+			set_pairs[n][1] = b;
+			snprintf(set_names[n], sizeof(set_names[n]), "(%s, %s)",
+				 kind_name[a], kind_name[b]);
+			set_rows[n] = set_names[n];
+			n++;
+		}
+	}
+	run_cells_in_children(set_pair_cell, set_rows, n, cols, 2);
 }
 
 /* Rings of three, each across three subsystems or kinds. */
 static const int rings[][3] = {
-	{ K_STOP, K_FREE, K_FLUSH },  { K_FREE, K_FLUSH, K_STOP },
-	{ K_FLUSH, K_STOP, K_SYNC },  { K_CANCEL, K_DISABLE, K_STOP },
-	{ K_SYNC, K_CANCEL, K_FREE }, { K_STOP, K_STOP, K_STOP },
+	{ K_STOP, K_FREE, K_FLUSH },
+	{ K_FREE, K_FLUSH, K_STOP },
+	{ K_FLUSH, K_STOP, K_SYNC },
+	{ K_CANCEL, K_DISABLE, K_STOP },
+	{ K_SYNC, K_CANCEL, K_FREE },
+	{ K_STOP, K_STOP, K_STOP },
+	/* Through the waits for a set or a delay. */
+	{ K_FLUSHWQ, K_STOP, K_FREE },
+	{ K_DRAINWQ, K_FLUSH, K_SYNC },
+	{ K_DESTROYWQ, K_CANCEL, K_STOP },
+	{ K_FLUSHD, K_DISABLE, K_FLUSHWQ },
+	{ K_STOP, K_FLUSHD, K_DRAINWQ },
+	{ K_FLUSHWQ, K_FLUSHWQ, K_FLUSHWQ },
+	{ K_FLUSHD, K_FLUSHD, K_FLUSHD },
+	{ K_UNREG, K_FLUSHWQ, K_STOP },
+	{ K_UNREG, K_UNREG, K_UNREG },
+	{ K_RAISE, K_FLUSHWQ, K_UNREG },
+	{ K_RAISE, K_RAISE, K_RAISE },
 };
 
 static const char *const ring_rows[] = {
-	"stop -> free -> flush",  "free -> flush -> stop",
-	"flush -> stop -> sync",  "cancel -> disable -> stop",
-	"sync -> cancel -> free", "stop -> stop -> stop",
+	"stop -> free -> flush",
+	"free -> flush -> stop",
+	"flush -> stop -> sync",
+	"cancel -> disable -> stop",
+	"sync -> cancel -> free",
+	"stop -> stop -> stop",
+	"flush_workqueue -> stop -> free",
+	"drain_workqueue -> flush -> sync",
+	"destroy_workqueue -> cancel -> stop",
+	"flush_delayed_work -> disable -> flush_workqueue",
+	"stop -> flush_delayed_work -> drain_workqueue",
+	"flush_workqueue x 3",
+	"flush_delayed_work x 3",
+	"hwrng_unregister -> flush_workqueue -> stop",
+	"hwrng_unregister x 3",
+	"irq_line_raise_wait -> flush_workqueue -> hwrng_unregister",
+	"irq_line_raise_wait x 3",
 };
 
 static int ring_cell(int row, int col)
@@ -381,11 +568,54 @@ static void rings_of_three(void **state)
 			      (int)(sizeof(rings) / sizeof(rings[0])), cols, 2);
 }
 
+/*
+ * The record's fixed limits, for the compat headers' waits: four nested
+ * waits and four nested memberships a thread; one more of each is not
+ * recorded, with exactly one WARN, and ends as a recorded one does.
+ */
+static int limits_cell(int row, int col)
+{
+	int w0 = devres_warn_count();
+
+	(void)col;
+	alarm(CELL_ALARM_S);
+	for (int i = 0; i < 6; i++) {
+		if (row == 0 && devres_wait_begin(devres_wait_id(), "limit"))
+			return 2;
+		if (row == 1)
+			devres_wait_join((uintptr_t)&P[0] + (uintptr_t)i);
+		if (devres_warn_count() - w0 != (i < 4 ? 0 : 1))
+			return 3 + i;
+	}
+	for (int i = 0; i < 6; i++) {
+		if (row == 0)
+			devres_wait_end();
+		else
+			devres_wait_leave();
+	}
+	/* All ended: a wait for this thread's own sets is no loop now. */
+	if (devres_wait_begin_set((uintptr_t)&P[0], "limit"))
+		return 10;
+	devres_wait_end();
+	return devres_warn_count() - w0 == 1 ? 0 : 11;
+}
+
+static void limits(void **state)
+{
+	static const char *const rows[] = { "nested waits", "memberships" };
+	static const char *const col[] = { "five and six" };
+
+	(void)state;
+	run_cells_in_children(limits_cell, rows, 2, col, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(pairs),
+		cmocka_unit_test(set_pairs_all),
 		cmocka_unit_test(rings_of_three),
+		cmocka_unit_test(limits),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -264,13 +264,19 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 	dev = by_hand ? r->owner.managed : NULL;
 	r->owner.managed = NULL;
 	/* Its reads in progress end first, unless this is one of them. */
-	own = kcompat_reg_wait_calls(&r->owner);
+	own = kcompat_reg_wait_calls(&r->owner, func);
 	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (dev)
 		kcompat_reg_by_hand(dev, func, "hwrng", "devm_hwrng_register",
 				    kcompat_hwrng_release, kcompat_hwrng_match,
 				    rng);
-	if (own)
+	if (own && r->owner.looped)
+		devres_warn(NULL, func,
+			    "hwrng '%s': a read in progress waits for this "
+			    "thread (%s): not waited for; its cleanup runs "
+			    "when the read returns",
+			    rng->name, devres_wait_loop());
+	else if (own)
 		devres_warn(NULL, func,
 			    "hwrng '%s' unregistered from its own read: its "
 			    "cleanup runs when the read returns",

@@ -52,6 +52,12 @@ struct kcompat_reg {
 	bool gone;
 	bool orphan;
 	/*
+	 * Taken back as an orphan because a call in progress waits, through
+	 * the library's record of waits, for the take-back's thread: the
+	 * wait would never end (devres_wait_loop() says why).
+	 */
+	bool looped;
+	/*
 	 * What the last put calls to free the record (NULL: kfree()): a
 	 * framework whose record holds more (an hwrng's cleanup()).
 	 */
@@ -203,18 +209,34 @@ static inline void kcompat_reg_put(struct kcompat_reg *r)
 /*
  * A take-back, under kcompat_reg_lock, of @r it took off already (no
  * call starts now): waits for the calls running on it, unless this
- * thread runs one (a method taking its own registration back): then @r
- * is an orphan, and true is returned. Either way @r is counted for the
+ * thread runs one (a method taking its own registration back), or one of
+ * them waits, through the library's record of waits, for this thread
+ * (@r->looped; @func names the take-back in that record): then @r is an
+ * orphan, and true is returned. Either way @r is counted for the
  * take-back's own use: kcompat_reg_put() once done with it, and the last
  * put (this one, or the end of the method's call) releases it.
  */
-static inline bool kcompat_reg_wait_calls(struct kcompat_reg *r)
+static inline bool kcompat_reg_wait_calls(struct kcompat_reg *r,
+					  const char *func)
 {
 	bool own = kcompat_reg_in_call(r);
 	int old = kcompat_cancel_off();
+	int rec = -1;
 
+	/*
+	 * The threads in its calls are members of its set of waits
+	 * (kcompat_reg_call()): one that waits for this thread would keep
+	 * it waiting for ever. Then an orphan too: the caller says why.
+	 */
+	if (!own && r->calls) {
+		rec = devres_wait_begin_set((uintptr_t)r, func);
+		r->looped = rec != 0;
+		own = r->looped;
+	}
 	while (!own && r->calls)
 		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	if (!rec)
+		devres_wait_end();
 	kcompat_cancel_restore(old);
 	r->gone = true;
 	r->orphan = own;
@@ -231,6 +253,7 @@ static inline void kcompat_call_ended(void *arg)
 	devres_warn(NULL, f->func,
 		    "a driver's method ended the thread it ran in: the call "
 		    "is let go");
+	devres_wait_leave();
 	kcompat_call_cur = f->outer;
 	kcompat_reg_put((struct kcompat_reg *)f->r);
 }
@@ -246,9 +269,12 @@ static inline int kcompat_reg_call(struct kcompat_reg *r, const char *func,
 	int ret;
 
 	kcompat_call_cur = &f;
+	/* A take-back waits for this thread while the method runs. */
+	devres_wait_join((uintptr_t)r);
 	pthread_cleanup_push(kcompat_call_ended, (void *)&f);
 	ret = method(arg);
 	pthread_cleanup_pop(0);
+	devres_wait_leave();
 	kcompat_call_cur = f.outer;
 	return ret;
 }

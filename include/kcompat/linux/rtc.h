@@ -129,11 +129,17 @@ static inline void kcompat_rtc_release(struct device *dev, void *res)
 	r = (struct kcompat_reg *)rtc->reg;
 	rtc->reg = NULL;
 	if (r)
-		own = kcompat_reg_wait_calls(r);
+		own = kcompat_reg_wait_calls(r, "devm_rtc_register_device");
 	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (!r)
 		return;
-	if (own)
+	if (own && r->looped)
+		devres_warn(dev, "devm_rtc_register_device",
+			    "rtc %p: a method call in progress waits for this "
+			    "thread (%s): not waited for; its record goes when "
+			    "the method returns",
+			    (void *)rtc, devres_wait_loop());
+	else if (own)
 		devres_warn(dev, "devm_rtc_register_device",
 			    "rtc %p taken back from its own method: its record "
 			    "goes when the method returns",

@@ -367,14 +367,20 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 	reg->managed = NULL;
 	wdd->reg = NULL;
 	/* Its start(), stop() or ping() running: ended first, unless ours. */
-	own = kcompat_reg_wait_calls(reg);
+	own = kcompat_reg_wait_calls(reg, "watchdog_unregister_device");
 	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (by_hand && dev)
 		kcompat_reg_by_hand(dev, "watchdog_unregister_device",
 				    "watchdog", "devm_watchdog_register_device",
 				    kcompat_wdt_release, kcompat_wdt_match,
 				    wdd);
-	if (own)
+	if (own && reg->looped)
+		devres_warn(wdd->parent, "watchdog_unregister_device",
+			    "watchdog %d: a method call in progress waits for "
+			    "this thread (%s): not waited for; its record goes "
+			    "when the method returns",
+			    wdd->id, devres_wait_loop());
+	else if (own)
 		devres_warn(wdd->parent, "watchdog_unregister_device",
 			    "watchdog %d unregistered from its own method: "
 			    "its record goes when the method returns",

@@ -72,6 +72,12 @@ struct work_struct {
 	bool stranded;		    /* pending, waiting for a thread */
 	struct kcompat_strand link; /* on the strand list while stranded */
 	pthread_t worker;
+	/*
+	 * The wait id (devres_wait_id()) of the thread serving the item, set
+	 * before it runs, so that a wait for it is recorded from the start;
+	 * 0 when none serves it.
+	 */
+	uint64_t wid;
 	struct workqueue_struct *wq; /* where the serving thread counts */
 	/*
 	 * The queue and flush color (<linux/kcompat_wq.h>) of the pending
@@ -321,6 +327,7 @@ kcompat_work_let_go(struct work_struct *w, struct workqueue_struct *wq,
 		w->outer = NULL;
 		/* No later thread with this one's id is taken for it. */
 		memset(&w->worker, 0, sizeof(w->worker));
+		w->wid = 0;
 		devres_liveobj_deactivate(w);
 		pthread_cond_broadcast(&w->cond);
 		pthread_mutex_unlock(&w->lock);
@@ -434,6 +441,7 @@ static inline void kcompat_work_hand_on(struct work_struct *w,
 	w->thread = false;
 	w->outer = NULL;
 	memset(&w->worker, 0, sizeof(w->worker));
+	w->wid = 0;
 	(void)kcompat_work_spawn(w);
 	pthread_mutex_unlock(&w->lock);
 }
@@ -463,6 +471,7 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 
 	kcompat_worker.depth++;
 	w->worker = pthread_self();
+	w->wid = devres_wait_self();
 	w->outer = outer;
 	kcompat_worker.cur = w;
 	/* Set before the thread began, for its life: kept for its end. */
@@ -484,7 +493,10 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 		w->pwq = NULL;
 		w->ptag = 0;
 		pthread_mutex_unlock(&w->lock);
+		/* A wait for its queue waits for this thread while it runs. */
+		devres_wait_join((uintptr_t)rq);
 		gone = kcompat_work_call(w, outer, cancel);
+		devres_wait_leave();
 		if (gone) {
 			kcompat_wq_over(rq, rt);
 			break;
@@ -515,6 +527,8 @@ static inline void *kcompat_work_thread(void *arg)
 	struct work_struct *w = (struct work_struct *)arg;
 
 	pthread_mutex_lock(&w->lock);
+	/* Its waiters may have recorded it already: the id it was given. */
+	devres_wait_adopt(w->wid);
 	while (w)
 		w = kcompat_work_serve(w, true, 0);
 	return NULL;
@@ -647,9 +661,11 @@ static inline bool kcompat_work_spawn(struct work_struct *w)
 {
 	unsigned int armed = devres_fail_nth_get();
 
+	w->wid = devres_wait_id();
 	w->thread = devres_thread_spawn(kcompat_work_thread, w) == 0;
 	if (w->thread)
 		return true;
+	w->wid = 0;
 	kcompat_strand_add(w);
 	if (armed && !devres_fail_nth_get())
 		devres_fault_absorbed();
@@ -914,20 +930,21 @@ static inline bool kcompat_work_unstrand(struct work_struct *w)
 }
 
 /*
- * Before a wait for the thread running @w's function (@w locked): 1, that
- * wait recorded in the library's record of waits (devres_wait_begin()),
- * which the caller ends with devres_wait_end(); or, when that thread
- * waits, through the waits recorded, for this one, -1 and one WARN naming
- * the loop: the wait would never end, and is not made. A thread that
- * serves @w but is not in its function (waiting for its due time) waits
- * for nobody: 0, nothing recorded, and the caller waits as ever.
+ * Before a wait for the thread serving @w (@w locked): 1, that wait
+ * recorded in the library's record of waits (devres_wait_begin()), which
+ * the caller ends with devres_wait_end(); or, when that thread waits,
+ * through the waits recorded, for this one, -1 and one WARN naming the
+ * loop: the wait would never end, and is not made. A thread that serves
+ * @w while its delay runs, or before it started, waits for nobody yet,
+ * but is waited for all the same, by its wait id: so that the function
+ * it then runs is refused a wait for this caller.
  */
 static inline int kcompat_work_loop(struct work_struct *w, const char *func)
 {
 	/* Its own function: the callers' concern (KS10), or no wait. */
-	if (!w->running || pthread_equal(w->worker, pthread_self()))
+	if (!w->wid || w->wid == devres_wait_self())
 		return 0;
-	if (!devres_wait_begin(w->worker, func))
+	if (!devres_wait_begin(w->wid, func))
 		return 1;
 	devres_warn(NULL, func,
 		    "work %p: its function waits for this thread (%s): not "
@@ -1329,6 +1346,29 @@ static inline void kcompat_wq_sleep(struct kcompat_wq *q)
 }
 
 /*
+ * Before a wait for @wq: 0, that wait recorded in the library's record of
+ * waits as one for every thread running an item of @wq (each is a member
+ * of the queue's set while its function runs, those that start later
+ * too); or, when one of them waits, through the waits recorded, for this
+ * thread, -1 and one WARN naming the loop: the wait would never end, and
+ * is not made. A destroy refused so leaves the queue as it is: live, its
+ * items not waited for, never freed under them.
+ */
+static inline int kcompat_wq_loop(struct workqueue_struct *wq,
+				  enum kcompat_wq_until until, const char *func)
+{
+	if (!devres_wait_begin_set((uintptr_t)wq, func))
+		return 0;
+	devres_warn(NULL, func,
+		    "workqueue %p: a work item on it waits for this thread "
+		    "(%s): %s",
+		    (const void *)wq, devres_wait_loop(),
+		    until == KCOMPAT_WQ_DESTROY ? "not destroyed"
+						: "not waited for");
+	return -1;
+}
+
+/*
  * Waits for @wq as @until says; @func names the call in a WARN. A drain
  * or destroy marks the queue as draining while it waits: a queueing on
  * it from outside its items is refused (kcompat_work_queue()).
@@ -1355,9 +1395,13 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
 			    (const void *)wq);
 		return;
 	}
-	q = kcompat_wq_get(wq, func);
-	if (!q)
+	if (kcompat_wq_loop(wq, until, func))
 		return;
+	q = kcompat_wq_get(wq, func);
+	if (!q) {
+		devres_wait_end();
+		return;
+	}
 	gen = q->gen;
 	t = q->color;
 	q->draining += drain;
@@ -1402,11 +1446,13 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
 		 * did nothing.
 		 */
 		pthread_mutex_unlock(&kcompat_wq_lock);
+		devres_wait_end();
 		kcompat_cancel_restore(old);
 		if (until == KCOMPAT_WQ_DESTROY)
 			kcompat_wq_warn(wq, func, "was destroyed", 0);
 		return;
 	}
+	devres_wait_end();
 	q->draining -= drain;
 	if (until == KCOMPAT_WQ_DESTROY) {
 		kcompat_wq_retire(q);
