@@ -377,10 +377,12 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	echo "\"cpu share\" is the slowest thread's CPU time over the average"
 	echo "thread's: low with \"fair\" low, the thread did not run; high,"
 	echo "it ran and did not get the lock. Then what the slowest thread"
-	echo "was short of, if below half; the last column, \"fair per CPU\","
-	echo "is the lowest operations a second of CPU a thread got over the"
-	echo "whole process's: the lock's fairness apart from the scheduler's"
-	echo "(the goal stays \"fair\")."
+	echo "was short of, if below half; \"fair per CPU\" is the lowest"
+	echo "operations a second of CPU a thread got over the whole"
+	echo "process's: the lock's fairness apart from the scheduler's (the"
+	echo "goal stays \"fair\"); the last column is the CPU an operation"
+	echo "took, all threads' together, over the baseline's: the cost of"
+	echo "the bookkeeping whatever share of the CPUs the process got."
 	echo
 	cat "$TMP/cont.md"
 	echo
