@@ -580,7 +580,8 @@ static void freed_cell(int st, int path, int unused)
 		complete(fcp);
 	if (st == FS_WAITED) {
 		CHECK(!pthread_create(&t, NULL, fwaiter, NULL));
-		while (!__atomic_load_n(&fcp->waiters, __ATOMIC_RELAXED))
+		/* A waiter counted is one the completion is live for. */
+		while (!__atomic_load_n(&fcp->waiters, __ATOMIC_ACQUIRE))
 			usleep(1000);
 	}
 	snprintf(reason, sizeof(reason),

@@ -220,8 +220,13 @@ static inline void kcompat_completion_wait(struct completion *x,
 		kcompat_completion_sleep(x, end);
 		return;
 	}
-	if (__atomic_add_fetch(&x->waiters, 1, __ATOMIC_RELAXED) == 1)
+	/*
+	 * Live before it is seen waited on: whoever reads a waiter (a free's
+	 * check reads under the lock; a program may peek) finds it live.
+	 */
+	if (!__atomic_load_n(&x->waiters, __ATOMIC_RELAXED))
 		(void)devres_liveobj_activate(x, &kcompat_completion_descr);
+	__atomic_add_fetch(&x->waiters, 1, __ATOMIC_RELEASE);
 	kcompat_completion_sleep(x, end);
 	if (!__atomic_sub_fetch(&x->waiters, 1, __ATOMIC_RELAXED)) {
 		devres_liveobj_deactivate(x);
