@@ -164,8 +164,14 @@ static int enable_on(struct pci_dev *dev)
 	int fd, cfd, ret;
 	ssize_t n;
 
-	if (pci__bk(dev, enable))
-		return dev->p->backend->enable(dev, dev->p->backend_data, true);
+	if (pci__bk(dev, enable)) {
+		/* A backend's enable is a write to the device too. */
+		if (!pci__write_begin())
+			return -EROFS;
+		ret = dev->p->backend->enable(dev, dev->p->backend_data, true);
+		pci__write_end();
+		return ret;
+	}
 	if (pci__readonly())
 		return -EROFS;
 	fd = pci__open(dev, "enable", O_WRONLY);
@@ -254,7 +260,14 @@ static bool enable_off(struct pci_dev *dev)
 	bool kept;
 
 	if (pci__bk(dev, enable)) {
+		/*
+		 * Read-only mode writes nothing, not even a disable: VFIO's
+		 * is a reset of the function.
+		 */
+		if (!pci__write_begin())
+			return false;
 		(void)dev->p->backend->enable(dev, dev->p->backend_data, false);
+		pci__write_end();
 		return dev->is_busmaster;
 	}
 	kept = pci__kept_check(dev);

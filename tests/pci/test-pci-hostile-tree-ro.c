@@ -13,7 +13,8 @@
  *   the call in it, on a file of the fake tree.
  * - "set before": the mode is set first; the call must refuse (the
  *   error its row names) and write nothing: no pwrite() reaches a file of
- *   the tree, and a backend's config write or reset is not called.
+ *   the tree, and a backend's config write, reset or enable is not
+ *   called.
  * - "forked in flight": a child of fork() made while the call is parked
  *   in its write sets the mode: the write is a thread's of the parent,
  *   so the child's switch returns at once (its alarm ends it otherwise).
@@ -22,7 +23,8 @@
  * enable, the managed enable, mastering set and cleared through the
  * config file kept from the enable, the last disable, a reset through
  * `reset`), and those that write through a backend (its config write, its
- * reset, mastering set through its config write): a backend's device is
+ * reset, mastering set through its config write, its first enable and
+ * its last disable, which VFIO's makes a reset): a backend's device is
  * a device as well. Each cell runs in a child of its own under an alarm
  * (a switch that waits for ever fails its cell alone), on a tree of its
  * own; the ledger is back at its baseline at the end of each.
@@ -119,12 +121,12 @@ ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
 }
 
 /*
- * A backend that takes the device when told to: its config write and
- * reset write the device's own files of the tree (as VFIO's write its
- * device), and count their calls. Reads, BARs and the enable stay with
- * sysfs (NULL operations).
+ * A backend that takes the device when told to: its config write, reset
+ * and enable write the device's own files of the tree (as VFIO's write
+ * its device: its last disable is a reset), and count their calls. Reads
+ * and BARs stay with sysfs (NULL operations).
  */
-static int bk_take, bk_cfg_writes, bk_resets;
+static int bk_take, bk_cfg_writes, bk_resets, bk_enables;
 
 static int bk_attach(struct pci_dev *pdev, void **ret_data)
 {
@@ -175,12 +177,21 @@ static int bk_reset(struct pci_dev *pdev, void *data)
 	return bk_write_file("reset", "1", 1, 0) ? -EIO : 0;
 }
 
+static int bk_enable(struct pci_dev *pdev, void *data, bool on)
+{
+	(void)pdev;
+	(void)data;
+	__atomic_add_fetch(&bk_enables, 1, __ATOMIC_SEQ_CST);
+	return bk_write_file("enable", on ? "1" : "0", 1, 0) ? -EIO : 0;
+}
+
 static const struct pci__backend fake_backend = {
 	.name = "ro-fake",
 	.attach = bk_attach,
 	.detach = bk_detach,
 	.cfg_write = bk_cfg_write,
 	.reset = bk_reset,
+	.enable = bk_enable,
 };
 
 /* The rows: each returns 0 or a negative errno (-EIO for a PCIBIOS code). */
@@ -252,6 +263,8 @@ static const struct row {
 	{ "backend config write", NULL, u_cfg_write, -EIO, true },
 	{ "backend reset", NULL, u_reset, -EROFS, true },
 	{ "backend pci_set_master", NULL, u_set_master, -EIO, true },
+	{ "backend pci_enable_device", NULL, u_enable, -EROFS, true },
+	{ "backend pci_disable_device", p_enabled, u_disable, 0, true },
 };
 
 #define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))
@@ -397,15 +410,18 @@ static int set_before(struct pci_dev *p, const struct row *r)
 	__atomic_store_n(&pw.tree_writes, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&bk_cfg_writes, 0, __ATOMIC_SEQ_CST);
 	__atomic_store_n(&bk_resets, 0, __ATOMIC_SEQ_CST);
+	__atomic_store_n(&bk_enables, 0, __ATOMIC_SEQ_CST);
 	ret = r->run(p);
-	if (ret != r->ro_err || pw.tree_writes || bk_cfg_writes || bk_resets)
+	if (ret != r->ro_err || pw.tree_writes || bk_cfg_writes || bk_resets ||
+	    bk_enables)
 		fprintf(stderr,
-			"%s: %d (not %d), %d writes, backend %d + %d calls\n",
+			"%s: %d (not %d), %d writes, backend %d + %d + %d "
+			"calls\n",
 			r->name, ret, r->ro_err, pw.tree_writes, bk_cfg_writes,
-			bk_resets);
+			bk_resets, bk_enables);
 	CHECK(ret == r->ro_err);
 	CHECK(pw.tree_writes == 0);
-	CHECK(bk_cfg_writes == 0 && bk_resets == 0);
+	CHECK(bk_cfg_writes == 0 && bk_resets == 0 && bk_enables == 0);
 	return bad;
 }
 
