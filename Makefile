@@ -268,6 +268,13 @@ soak: build-dev
 # definition, going on to libc's) and counts a handler's allocations
 # there: valgrind replaces malloc() with its own, so neither happens;
 # ASan and TSan count through their allocator hooks.
+# test-pci-hostile-tree-ro forks a child while another thread is parked
+# inside a managed enable's write: the child inherits what that thread
+# holds, unreachable from the child's own thread, and valgrind's leak
+# check fails the child (exit 99). test-hostile-wait-loops times each of
+# its 240 cells by threads seen asleep in /proc, which valgrind's threads
+# waiting for its one lock look like too, under a 10 s alarm: a control
+# cell ran out of it once in two runs. ASan and TSan run both.
 # It runs in the dev build, which the dev stage has built: ctest's memcheck
 # mode reads its valgrind command from DartConfiguration.tcl, written here
 # (tests/memcheck.conf) rather than by include(CTest), which would add
@@ -277,7 +284,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit \
-		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-fork-held|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes|test-hostile-signals-states)$$' \
+		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-fork-held|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes|test-hostile-signals-states|test-pci-hostile-tree-ro|test-hostile-wait-loops)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log
