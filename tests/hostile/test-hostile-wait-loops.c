@@ -150,11 +150,18 @@ static bool asleep(int tid)
 	return p && p[1] == ' ' && p[2] == 'S';
 }
 
-/* Participant @i has called its wait, and sleeps in it. */
+/*
+ * Participant @i has called its wait, and sleeps in it. Not when @i is
+ * this thread: a work item whose thread could not be spawned is run by
+ * the thread that waits for its queue, inline, and its body is then on
+ * the thread of the participant before it, which never sleeps for it.
+ */
 static void wait_asleep(int i)
 {
 	while (!LOAD(P[i].calling))
 		usleep(1000);
+	if (LOAD(P[i].tid) == (int)syscall(SYS_gettid))
+		return;
 	for (int n = 0; n < 5000 && !asleep(LOAD(P[i].tid)); n++)
 		usleep(1000);
 	usleep(20000);
