@@ -151,6 +151,22 @@ void pci_unregister_driver(struct pci_driver *drv)
 }
 
 /*
+ * A backend's enable or last disable: a write to the device, as a config
+ * write is (VFIO's disable resets the function), so read-only mode
+ * refuses it (-EROFS) and a switch to it waits for one in flight.
+ */
+static int bk_enable(struct pci_dev *dev, bool on)
+{
+	int ret;
+
+	if (!pci__write_begin())
+		return -EROFS;
+	ret = dev->p->backend->enable(dev, dev->p->backend_data, on);
+	pci__write_end();
+	return ret;
+}
+
+/*
  * The first enable: through a backend, or by writing "1" to `enable`. The
  * sysfs files stay open until the last disable, which writes "0" and
  * clears bus mastering through them: a release must not fail for want of
@@ -164,14 +180,8 @@ static int enable_on(struct pci_dev *dev)
 	int fd, cfd, ret;
 	ssize_t n;
 
-	if (pci__bk(dev, enable)) {
-		/* A backend's enable is a write to the device too. */
-		if (!pci__write_begin())
-			return -EROFS;
-		ret = dev->p->backend->enable(dev, dev->p->backend_data, true);
-		pci__write_end();
-		return ret;
-	}
+	if (pci__bk(dev, enable))
+		return bk_enable(dev, true);
 	if (pci__readonly())
 		return -EROFS;
 	fd = pci__open(dev, "enable", O_WRONLY);
@@ -259,17 +269,8 @@ static bool enable_off(struct pci_dev *dev)
 {
 	bool kept;
 
-	if (pci__bk(dev, enable)) {
-		/*
-		 * Read-only mode writes nothing, not even a disable: VFIO's
-		 * is a reset of the function.
-		 */
-		if (!pci__write_begin())
-			return false;
-		(void)dev->p->backend->enable(dev, dev->p->backend_data, false);
-		pci__write_end();
-		return dev->is_busmaster;
-	}
+	if (pci__bk(dev, enable))
+		return bk_enable(dev, false) != -EROFS && dev->is_busmaster;
 	kept = pci__kept_check(dev);
 	/* Read-only mode writes nothing, not even a disable. */
 	if (!pci__readonly() && kept) {
