@@ -761,55 +761,48 @@ static void lock_cells(void **state)
 	assert_int_equal(failed, 0);
 }
 
-static void completion_cells(void **state)
+/*
+ * A table of @rows x @cols cells, each @cell(row, col) in a child of its
+ * own, named "<prefix><row name>/<col name>"; @what names them in the
+ * count.
+ */
+static void table(void (*cell)(int, int, int), const char *prefix,
+		  const char *const *row_names, int rows,
+		  const char *const *col_names, int cols, const char *what)
 {
 	int failed = 0, cells = 0;
 	char name[96];
 
-	(void)state;
-	for (int st = 0; st < CS_NSTATES; st++)
-		for (int c = 0; c < CC_NCALLS; c++) {
-			snprintf(name, sizeof(name), "completion/%s/%s",
-				 cstate_name[st], ccall_func[c]);
-			failed += in_child(completion_cell, st, c, 0, name);
+	for (int r = 0; r < rows; r++)
+		for (int c = 0; c < cols; c++) {
+			snprintf(name, sizeof(name), "%s%s/%s", prefix,
+				 row_names[r], col_names[c]);
+			failed += in_child(cell, r, c, 0, name);
 			cells++;
 		}
-	fprintf(stderr, "%d completion cells, %d failed\n", cells, failed);
+	fprintf(stderr, "%d %s cells, %d failed\n", cells, what, failed);
 	assert_int_equal(failed, 0);
+}
+
+static void completion_cells(void **state)
+{
+	(void)state;
+	table(completion_cell, "completion/", cstate_name, CS_NSTATES,
+	      ccall_func, CC_NCALLS, "completion");
 }
 
 static void freed_cells(void **state)
 {
-	int failed = 0, cells = 0;
-	char name[96];
-
 	(void)state;
-	for (int st = 0; st < FS_NSTATES; st++)
-		for (int p = 0; p < FP_NPATHS; p++) {
-			snprintf(name, sizeof(name), "completion/freed-%s/%s",
-				 fstate_name[st], fpath_name[p]);
-			failed += in_child(freed_cell, st, p, 0, name);
-			cells++;
-		}
-	fprintf(stderr, "%d freed cells, %d failed\n", cells, failed);
-	assert_int_equal(failed, 0);
+	table(freed_cell, "completion/freed-", fstate_name, FS_NSTATES,
+	      fpath_name, FP_NPATHS, "freed");
 }
 
 static void clk_cells(void **state)
 {
-	int failed = 0, cells = 0;
-	char name[96];
-
 	(void)state;
-	for (int st = 0; st < KS_NSTATES; st++)
-		for (int c = 0; c < KC_NCALLS; c++) {
-			snprintf(name, sizeof(name), "clk/%s/%s",
-				 kstate_name[st], kcall_func[c]);
-			failed += in_child(clk_cell, st, c, 0, name);
-			cells++;
-		}
-	fprintf(stderr, "%d clock cells, %d failed\n", cells, failed);
-	assert_int_equal(failed, 0);
+	table(clk_cell, "clk/", kstate_name, KS_NSTATES, kcall_func, KC_NCALLS,
+	      "clock");
 }
 
 /* Pairs from two threads; KC_OBJECT_STATES_ROUNDS sets the rounds. */

@@ -319,21 +319,32 @@ static int sem_wait_ms(sem_t *s, int ms)
 	return 0;
 }
 
+/*
+ * The row's call on thread *@use, parked inside its write: 0, or 1 when
+ * it never wrote (the cell's alarm ends the child).
+ */
+static int park(struct pci_dev *p, const struct row *r, pthread_t *use)
+{
+	cell_dev = p;
+	cell_row = r;
+	__atomic_store_n(&pw.armed, 1, __ATOMIC_SEQ_CST);
+	if (pthread_create(use, NULL, use_thread, NULL))
+		return 1;
+	if (sem_wait_ms(&pw.parked, WAIT_MS)) {
+		fprintf(stderr, "%s: the call never wrote\n", r->name);
+		return 1;
+	}
+	return 0;
+}
+
 /* The switch on another thread while the row's write is parked. */
 static int in_flight(struct pci_dev *p, const struct row *r)
 {
 	pthread_t use, sw;
 	int bad = 0, waited = 0;
 
-	cell_dev = p;
-	cell_row = r;
-	__atomic_store_n(&pw.armed, 1, __ATOMIC_SEQ_CST);
-	if (pthread_create(&use, NULL, use_thread, NULL))
+	if (park(p, r, &use))
 		return 1;
-	if (sem_wait_ms(&pw.parked, WAIT_MS)) {
-		fprintf(stderr, "%s: the call never wrote\n", r->name);
-		return 1; /* the alarm ends the child */
-	}
 	if (pthread_create(&sw, NULL, switch_thread, NULL))
 		return 1;
 	while (!__atomic_load_n(&pw.switch_entering, __ATOMIC_SEQ_CST))
@@ -372,15 +383,8 @@ static int forked(struct pci_dev *p, const struct row *r)
 	pthread_t use;
 	pid_t pid;
 
-	cell_dev = p;
-	cell_row = r;
-	__atomic_store_n(&pw.armed, 1, __ATOMIC_SEQ_CST);
-	if (pthread_create(&use, NULL, use_thread, NULL))
+	if (park(p, r, &use))
 		return 1;
-	if (sem_wait_ms(&pw.parked, WAIT_MS)) {
-		fprintf(stderr, "%s: the call never wrote\n", r->name);
-		return 1;
-	}
 	writes = __atomic_load_n(&pw.tree_writes, __ATOMIC_SEQ_CST);
 	fflush(NULL);
 	pid = fork();
