@@ -34,10 +34,9 @@
 #include <sys/wait.h>
 #include <unistd.h>
 #include <cmocka.h>
+#include "kcompat/kc-cell.h"
 #include "rounds.h"
 #include "testlib.h"
-
-#define CELL_ALARM_S 10
 
 #define CHECK(x)                                                               \
 	do {                                                                   \
@@ -100,30 +99,6 @@ static void heard_on(const char *who, const char *func, const char *reason)
 static void heard(const char *func, const char *reason)
 {
 	heard_on("(no device)", func, reason);
-}
-
-/* Runs @cell in a child under an alarm: a hang or a crash fails it. */
-static int in_child(void (*cell)(int, int, int), int a, int b, int c,
-		    const char *name)
-{
-	int status;
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (!pid) {
-		alarm(CELL_ALARM_S);
-		cell(a, b, c);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "cell %s: %s %d\n", name,
-			WIFSIGNALED(status) ? "signal" : "exit",
-			WIFSIGNALED(status) ? WTERMSIG(status)
-					    : WEXITSTATUS(status));
-		return 1;
-	}
-	return 0;
 }
 
 /* Locks: a mutex, a managed mutex and a spinlock through one shape. */

@@ -27,9 +27,9 @@
 #include <signal.h>
 #include <sys/wait.h>
 #include "kcompat/kctest.h"
+#include "kcompat/kc-cell.h"
 #include "rounds.h"
 
-#define CELL_ALARM_S 10
 /*
  * The rounds of the pairs from two threads: 2000, for TSan; 200 under
  * valgrind, which runs one thread at a time. KC_STATES_ROUNDS sets it.
@@ -601,30 +601,6 @@ static void sleep_cell(int c, int in_spin, int unused)
 	} else {
 		mutex_unlock(&mx2);
 	}
-}
-
-/* Runs @cell in a child under an alarm: a hang or a crash fails it. */
-static int in_child(void (*cell)(int, int, int), int a, int b, int c,
-		    const char *name)
-{
-	int status;
-	pid_t pid = fork();
-
-	assert_true(pid >= 0);
-	if (!pid) {
-		alarm(CELL_ALARM_S);
-		cell(a, b, c);
-		_exit(0);
-	}
-	assert_int_equal(waitpid(pid, &status, 0), pid);
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "cell %s: %s %d\n", name,
-			WIFSIGNALED(status) ? "signal" : "exit",
-			WIFSIGNALED(status) ? WTERMSIG(status)
-					    : WEXITSTATUS(status));
-		return 1;
-	}
-	return 0;
 }
 
 static void run_lock_cell(int k, int st, int c)
