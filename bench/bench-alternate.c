@@ -1,0 +1,313 @@
+// SPDX-License-Identifier: MIT
+/*
+ * One device shared by N threads against the hand-written baseline, the
+ * two sides alternated in short slices by the same threads.
+ *
+ * bench-contention runs each side for one window and the other after it:
+ * on a loaded machine the other jobs' load changes from one window to the
+ * next, and a window in which the scheduler gave the process less CPU
+ * decides the ratio as much as either side's code. Here the same N threads
+ * run both sides in turn: every SLICE ms the main thread switches them from
+ * one side to the other (libdevres first in even pairs, the baseline first
+ * in odd ones), so a change of load lands on both sides within a slice of
+ * each other, and a thread the scheduler starves is starved on both sides.
+ *
+ * The libdevres side: devm_kmalloc(64), a little work, devm_kfree(), on
+ * one device. The baseline: malloc() a node with a 16-byte header, link it
+ * on one list under one pthread mutex, the same work, unlink it under the
+ * mutex, free(). An operation begun in one side's slice counts for that
+ * side. For each side: the wall-clock time of its slices times N over its
+ * operations (what one thread sees of an allocate + free, the others
+ * running: bench-contention's "ns per op"), the process's CPU time in its
+ * slices over its operations, and fairness, the slowest thread's
+ * operations over the average's.
+ *
+ *   bench-alternate [ms per side] [slice ms] [threads...]
+ *
+ * Defaults: 500 ms a side in slices of 10 ms, 2, 4 and 8 threads, three
+ * runs of each, unpinned (BENCH_PINNED=1 pins thread i on CPU i modulo
+ * the CPUs).
+ */
+#define _GNU_SOURCE
+#include <pthread.h>
+#include <sched.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <time.h>
+#include <unistd.h>
+#include "bench.h"
+#include <devres/device.h>
+
+#define MAX_THREADS 16
+#define RUNS 3
+#define OBJ 64
+
+enum { LIB, HAND, SIDES };
+
+struct hnode {
+	struct hnode *next, *prev;
+};
+
+static struct {
+	pthread_mutex_t mutex;
+	struct hnode head;
+} __attribute__((aligned(64))) list;
+
+struct worker {
+	pthread_t t;
+	int id;
+	int pinned;
+	unsigned long ops[SIDES]; /* published after every operation */
+	unsigned long sum;
+} __attribute__((aligned(64)));
+
+static struct device *dev;
+static int side;
+static int stop;
+static int running;
+
+static void dev_release(struct device *d)
+{
+	free(d);
+}
+
+/* A little work on the object: what a caller would do with it. */
+static unsigned long work(unsigned char *p, unsigned long i)
+{
+	unsigned long s = 0;
+
+	memset(p, (int)i, OBJ);
+	for (int k = 0; k < OBJ; k += 8)
+		s += p[k] * (i + (unsigned long)k);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return s;
+}
+
+static unsigned long op_lib(unsigned long i)
+{
+	void *p = devm_kmalloc(dev, OBJ, GFP_KERNEL);
+	unsigned long s;
+
+	if (!p)
+		abort();
+	s = work(p, i);
+	devm_kfree(dev, p);
+	return s;
+}
+
+static unsigned long op_hand(unsigned long i)
+{
+	struct hnode *n = malloc(sizeof(*n) + OBJ);
+	unsigned long s;
+
+	if (!n)
+		abort();
+	pthread_mutex_lock(&list.mutex);
+	n->next = list.head.next;
+	n->prev = &list.head;
+	list.head.next->prev = n;
+	list.head.next = n;
+	pthread_mutex_unlock(&list.mutex);
+	s = work((unsigned char *)(n + 1), i);
+	pthread_mutex_lock(&list.mutex);
+	n->prev->next = n->next;
+	n->next->prev = n->prev;
+	pthread_mutex_unlock(&list.mutex);
+	free(n);
+	return s;
+}
+
+static void *run(void *arg)
+{
+	struct worker *w = arg;
+	unsigned long i = 0, sum = 0;
+
+	if (w->pinned) {
+		int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
+		cpu_set_t set;
+
+		CPU_ZERO(&set);
+		CPU_SET(w->id % (ncpu > 0 ? ncpu : 1), &set);
+		pthread_setaffinity_np(pthread_self(), sizeof(set), &set);
+	}
+	__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED);
+	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		int s = __atomic_load_n(&side, __ATOMIC_RELAXED);
+
+		sum += s == LIB ? op_lib(i) : op_hand(i);
+		i++;
+		__atomic_store_n(&w->ops[s], w->ops[s] + 1, __ATOMIC_RELAXED);
+	}
+	w->sum = sum;
+	return NULL;
+}
+
+static double clock_of(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+struct result {
+	double ns[SIDES];  /* wall-clock per op, as one thread sees it */
+	double cpu[SIDES]; /* the process's CPU per op */
+	double fair[SIDES];
+};
+
+static struct result run_case(int n, int pinned, int ms, int slice_ms)
+{
+	static struct worker w[MAX_THREADS];
+	unsigned long base[MAX_THREADS][SIDES];
+	double wall[SIDES] = { 0 }, cpu[SIDES] = { 0 };
+	struct timespec poll = { 0, 50000 };
+	struct timespec d = { slice_ms / 1000,
+			      (long)(slice_ms % 1000) * 1000000L };
+	int pairs = ms / slice_ms > 0 ? ms / slice_ms : 1;
+	struct result r;
+
+	dev = calloc(1, sizeof(*dev));
+	if (!dev) {
+		perror("calloc");
+		exit(1);
+	}
+	dev->release = dev_release;
+	dev->init_name = "bench";
+	device_initialize(dev);
+	pthread_mutex_init(&list.mutex, NULL);
+	list.head.next = list.head.prev = &list.head;
+	stop = running = 0;
+	side = LIB;
+	for (int i = 0; i < n; i++) {
+		w[i] = (struct worker){ .id = i, .pinned = pinned };
+		if (pthread_create(&w[i].t, NULL, run, &w[i])) {
+			perror("pthread_create");
+			exit(1);
+		}
+	}
+	/* Counted from the moment every thread has run (bench-contention). */
+	while (__atomic_load_n(&running, __ATOMIC_RELAXED) < n)
+		nanosleep(&poll, NULL);
+	for (int i = 0; i < n; i++)
+		for (int s = 0; s < SIDES; s++)
+			base[i][s] = __atomic_load_n(&w[i].ops[s],
+						     __ATOMIC_RELAXED);
+	for (int k = 0; k < 2 * pairs; k++) {
+		int s = (k + k / 2) % 2 ? HAND : LIB; /* LIB HAND HAND LIB ... */
+		double t0, c0;
+
+		__atomic_store_n(&side, s, __ATOMIC_RELAXED);
+		t0 = clock_of(CLOCK_MONOTONIC);
+		c0 = clock_of(CLOCK_PROCESS_CPUTIME_ID);
+		nanosleep(&d, NULL);
+		wall[s] += clock_of(CLOCK_MONOTONIC) - t0;
+		cpu[s] += clock_of(CLOCK_PROCESS_CPUTIME_ID) - c0;
+	}
+	__atomic_store_n(&stop, 1, __ATOMIC_RELAXED);
+	for (int i = 0; i < n; i++)
+		pthread_join(w[i].t, NULL);
+	for (int s = 0; s < SIDES; s++) {
+		unsigned long total = 0, least = ~0UL;
+
+		for (int i = 0; i < n; i++) {
+			unsigned long ops = w[i].ops[s] - base[i][s];
+
+			total += ops;
+			if (ops < least)
+				least = ops;
+		}
+		r.ns[s] = total ? wall[s] * n / (double)total : 0;
+		r.cpu[s] = total ? cpu[s] / (double)total : 0;
+		r.fair[s] = total ? (double)least * n / (double)total : 0;
+	}
+	devres_release_all(dev);
+	put_device(dev);
+	pthread_mutex_destroy(&list.mutex);
+	return r;
+}
+
+static void minmax(const double *v, double *lo, double *hi)
+{
+	*lo = *hi = v[0];
+	for (int i = 1; i < RUNS; i++) {
+		if (v[i] < *lo)
+			*lo = v[i];
+		if (v[i] > *hi)
+			*hi = v[i];
+	}
+}
+
+int main(int argc, char **argv)
+{
+	static const int deflt[] = { 2, 4, 8 };
+	int ms = argc > 1 ? atoi(argv[1]) : 500;
+	int slice = argc > 2 ? atoi(argv[2]) : 10;
+	const char *pe = getenv("BENCH_PINNED");
+	int pinned = pe && atoi(pe);
+	int counts[MAX_THREADS], ncounts = 0;
+	double load[3] = { 0, 0, 0 };
+
+	for (int a = 3; a < argc && ncounts < MAX_THREADS; a++)
+		counts[ncounts++] = atoi(argv[a]);
+	if (!ncounts)
+		for (int i = 0; i < 3; i++)
+			counts[ncounts++] = deflt[i];
+	if (ms < 1 || slice < 1 || slice > ms) {
+		fprintf(stderr, "usage: %s [ms per side] [slice ms] "
+				"[threads...]\n",
+			argv[0]);
+		return 2;
+	}
+	for (int c = 0; c < ncounts; c++)
+		if (counts[c] < 1 || counts[c] > MAX_THREADS) {
+			fprintf(stderr, "threads: 1 to %d\n", MAX_THREADS);
+			return 2;
+		}
+#ifndef NDEBUG
+	printf("note: not a release build; figures are not representative\n");
+#endif
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	printf("%ld CPUs, %d ms a side in slices of %d ms, %s, load average "
+	       "%.2f %.2f %.2f at the start\n\n",
+	       sysconf(_SC_NPROCESSORS_ONLN), ms, slice,
+	       pinned ? "pinned" : "unpinned", load[0], load[1], load[2]);
+	printf("| threads | libdevres ns/op (3 runs) | by hand ns/op (3 runs) "
+	       "| ratio, min-max | CPU an op, ratio min-max "
+	       "| fair: libdevres / by hand, min-max |\n");
+	printf("|---|---|---|---|---|---|\n");
+	for (int c = 0; c < ncounts; c++) {
+		struct result r[RUNS];
+		double ra[RUNS], rc[RUNS], fa[RUNS], fb[RUNS];
+		double lo, hi, clo, chi, flo, fhi, glo, ghi;
+
+		for (int k = 0; k < RUNS; k++) {
+			r[k] = run_case(counts[c], pinned, ms, slice);
+			ra[k] = r[k].ns[HAND] > 0 ? r[k].ns[LIB] / r[k].ns[HAND]
+						  : 0;
+			rc[k] = r[k].cpu[HAND] > 0
+					? r[k].cpu[LIB] / r[k].cpu[HAND]
+					: 0;
+			fa[k] = r[k].fair[LIB];
+			fb[k] = r[k].fair[HAND];
+		}
+		minmax(ra, &lo, &hi);
+		minmax(rc, &clo, &chi);
+		minmax(fa, &flo, &fhi);
+		minmax(fb, &glo, &ghi);
+		printf("| %d | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f "
+		       "| %.2f-%.2f | %.2f-%.2f | %.2f-%.2f / %.2f-%.2f |\n",
+		       counts[c], r[0].ns[LIB], r[1].ns[LIB], r[2].ns[LIB],
+		       r[0].ns[HAND], r[1].ns[HAND], r[2].ns[HAND], lo, hi,
+		       clo, chi, flo, fhi, glo, ghi);
+		fflush(stdout);
+	}
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	printf("\nload average %.2f %.2f %.2f at the end\n", load[0], load[1],
+	       load[2]);
+	return 0;
+}
