@@ -44,7 +44,11 @@
 #define RUNS 3
 #define OBJ 64
 
-enum { LIB, HAND, SIDES };
+enum {
+	LIB,
+	HAND,
+	SIDES
+};
 
 struct hnode {
 	struct hnode *next, *prev;
@@ -193,10 +197,11 @@ static struct result run_case(int n, int pinned, int ms, int slice_ms)
 		nanosleep(&poll, NULL);
 	for (int i = 0; i < n; i++)
 		for (int s = 0; s < SIDES; s++)
-			base[i][s] = __atomic_load_n(&w[i].ops[s],
-						     __ATOMIC_RELAXED);
+			base[i][s] =
+				__atomic_load_n(&w[i].ops[s], __ATOMIC_RELAXED);
 	for (int k = 0; k < 2 * pairs; k++) {
-		int s = (k + k / 2) % 2 ? HAND : LIB; /* LIB HAND HAND LIB ... */
+		/* LIB HAND HAND LIB LIB HAND ...: each side first as often. */
+		int s = (k + k / 2) % 2 ? HAND : LIB;
 		double t0, c0;
 
 		__atomic_store_n(&side, s, __ATOMIC_RELAXED);
@@ -256,8 +261,9 @@ int main(int argc, char **argv)
 		for (int i = 0; i < 3; i++)
 			counts[ncounts++] = deflt[i];
 	if (ms < 1 || slice < 1 || slice > ms) {
-		fprintf(stderr, "usage: %s [ms per side] [slice ms] "
-				"[threads...]\n",
+		fprintf(stderr,
+			"usage: %s [ms per side] [slice ms] "
+			"[threads...]\n",
 			argv[0]);
 		return 2;
 	}
@@ -301,8 +307,8 @@ int main(int argc, char **argv)
 		printf("| %d | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f "
 		       "| %.2f-%.2f | %.2f-%.2f | %.2f-%.2f / %.2f-%.2f |\n",
 		       counts[c], r[0].ns[LIB], r[1].ns[LIB], r[2].ns[LIB],
-		       r[0].ns[HAND], r[1].ns[HAND], r[2].ns[HAND], lo, hi,
-		       clo, chi, flo, fhi, glo, ghi);
+		       r[0].ns[HAND], r[1].ns[HAND], r[2].ns[HAND], lo, hi, clo,
+		       chi, flo, fhi, glo, ghi);
 		fflush(stdout);
 	}
 	if (getloadavg(load, 3) < 0)
