@@ -45,6 +45,9 @@ run_all() {
 	"$B/bench/bench-irq" 10 --apart >"$d/irq-apart.txt"
 	echo "bench-contention (3 runs of 19 cases, 500 ms each)..." >&2
 	"$B/bench/bench-contention" 500 "$d/cont.dat" >"$d/cont.md"
+	echo "bench-alternate (3 runs of 2, 4, 8 threads, pinned and not)..." >&2
+	"$B/bench/bench-alternate" 500 10 >"$d/alt.md"
+	BENCH_PINNED=1 "$B/bench/bench-alternate" 500 10 >"$d/alt-pinned.md"
 	cut -d' ' -f1-3 /proc/loadavg >"$d/load-end"
 	git rev-parse --short HEAD >"$d/commit" 2>/dev/null || echo '?' \
 		>"$d/commit"
@@ -94,6 +97,15 @@ cont_cpu() {
 			printf " | %sx", v }' "$d/cont.md"
 	done
 }
+# bench-alternate file $1: the ratio's range at 2 / 4 / 8 threads, and
+# (with $2 = cpu) the CPU's.
+alt_ratio() {
+	for d in $RUNDIRS; do
+		awk -F'|' -v c="${2:-}" '$2 + 0 > 0 { v = c == "cpu" ? $6 : $5
+			gsub(/ /, "", v); printf "%s%sx", s, v; s = " / " }
+			END { printf "\n" }' "$d/$1" | sed 's/^/ | /' | tr -d '\n'
+	done
+}
 cont_fair() {
 	for d in $RUNDIRS; do
 		awk -F'|' -v n="$1" '$2 ~ /^ one $/ && $3 ~ /no/ &&
@@ -135,12 +147,15 @@ each() {
 	echo "| the CPU an operation took, 2 / 4 / 8 threads unpinned (no target)$(for d in $RUNDIRS; do printf ' | '; for n in 2 4 8; do RUNDIRS=$d cont_cpu $n no | sed 's/^ | //'; [ $n = 8 ] || printf ' / '; done; done) |"
 	echo "| one device, 2 / 4 / 8 threads pinned$(for d in $RUNDIRS; do printf ' | '; for n in 2 4 8; do RUNDIRS=$d cont_ratio $n yes | sed 's/^ | //'; [ $n = 8 ] || printf ' / '; done; done) |"
 	echo "| 8 threads: slowest thread's share ≥ 0.5 (min-max of 3)$(cont_fair 8) |"
+	echo "| one device, 2 / 4 / 8 threads, sides alternated every 10 ms, unpinned$(alt_ratio alt.md) |"
+	echo "| the same, pinned$(alt_ratio alt-pinned.md) |"
+	echo "| the CPU an operation took, alternated, unpinned (no target)$(alt_ratio alt.md cpu) |"
 	echo "| interrupt latency, pinned, median ≤ 1.2 × bare$(irq_ratio irq.txt) |"
 	echo "| the same, unpinned, ≤ 1.5 ×$(irq_ratio irq-unpinned.txt) |"
 	echo "| the same, raiser and dispatcher on different CPUs (no target)$(irq_ratio irq-apart.txt) |"
 } >"$TMP/targets.md"
 for f in core.txt bulk.md frees.md bytes.md gsize.md gdepth.md bind.md \
-	irq.txt irq-unpinned.txt irq-apart.txt cont.md; do
+	irq.txt irq-unpinned.txt irq-apart.txt cont.md alt.md alt-pinned.md; do
 	cp "$R/$f" "$TMP/$f"
 done
 
@@ -387,6 +402,24 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	cat "$TMP/cont.md"
 	echo
 	echo "![ns per op against threads](perf-contention.png)"
+	echo
+	echo "### The same, the two sides alternated (bench-alternate)"
+	echo
+	echo "One device shared by the same N threads, which switch between"
+	echo "the library and the hand-written baseline every 10 ms (in the"
+	echo "order ABBA, so that each side comes first as often): a change in"
+	echo "the machine's load falls on both sides within a slice of each"
+	echo "other, where bench-contention's windows, one after the other,"
+	echo "each get whatever load their half-second had. The same ns per"
+	echo "op, the process's CPU an operation, and \"fair\" of each side."
+	echo
+	echo "Unpinned:"
+	echo
+	cat "$TMP/alt.md"
+	echo
+	echo "Pinned, thread i on CPU i mod 2:"
+	echo
+	cat "$TMP/alt-pinned.md"
 	echo
 	echo "### Interrupt latency and rate (bench-irq)"
 	echo
