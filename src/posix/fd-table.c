@@ -697,7 +697,7 @@ void posix__stream_done(struct stream_dr *dr)
 	devres__signals_on();
 }
 
-bool posix__stream_closing(FILE *f)
+bool posix__stream_closing(const char *func, FILE *f)
 {
 	struct devres__hand hand = { .pid = 0 };
 	struct stream_dr **pp, *dr = NULL;
@@ -721,7 +721,7 @@ bool posix__stream_closing(FILE *f)
 	}
 	table_unlock();
 	if (dr) {
-		devres__warn_hand(&hand, "fclose", "a stream");
+		devres__warn_hand(&hand, func, "a stream");
 		stream_dropped(twin, 1, 0);
 	}
 	errno = saved;

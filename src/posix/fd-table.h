@@ -107,17 +107,18 @@ extern HIDDEN unsigned long posix__fds_listed, posix__streams_listed;
 /*
  * The interposers' slow paths: the numbers [@lo, @hi] are about to be
  * closed by @func (a managed stream's descriptor among them too), the
- * stream @f by fclose(). Each live managed one found gets its WARN and its
- * node is dropped; the caller then makes the real call. A number (or a
- * twin's) whose release is running on another thread is waited for
- * first; it was no longer managed, and is not WARNed about. From a
- * signal handler whose thread is inside a span of the table's lock,
- * nothing is looked up (fd-table.c): posix__stream_closing() then returns
- * false, errno EDEADLK, and fclose() is refused.
+ * stream @f by @func (fclose() or freopen()). Each live managed one found
+ * gets its WARN and its node is dropped; the caller then makes the real
+ * call. A number (or a twin's) whose release is running on another
+ * thread is waited for first; it was no longer managed, and is not WARNed
+ * about. From a signal handler whose thread is inside a span of the
+ * table's lock, nothing is looked up (fd-table.c):
+ * posix__stream_closing() then returns false, errno EDEADLK, and the
+ * call is refused.
  */
 HIDDEN void posix__fd_closing(const char *func, unsigned int lo,
 			      unsigned int hi);
-HIDDEN bool posix__stream_closing(FILE *f);
+HIDDEN bool posix__stream_closing(const char *func, FILE *f);
 
 /* interpose-fd.c: libc's close(), past every interposer. */
 HIDDEN int posix__close_next(int fd);

@@ -3,7 +3,10 @@
  * The libc entry points that release or replace a descriptor or a stream,
  * defined here so that a managed one given to them by hand is caught at
  * that call: close(), dup2() and dup3() over a number (their implicit
- * close), close_range() (CLOSE_RANGE_CLOEXEC closes nothing) and fclose().
+ * close), close_range() (CLOSE_RANGE_CLOEXEC closes nothing), closefrom(),
+ * fclose(), and freopen() (libc puts the new file on the stream's number
+ * inside: the release of a managed number left listed would meet that
+ * file).
  *
  * Each first loads the count of managed descriptors (or streams) in the
  * process: at zero it goes straight on to the next definition, libc's or
@@ -32,9 +35,11 @@
  */
 #include <errno.h>
 #include <fcntl.h>
+#include <limits.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
 #include "fd-table.h"
 
@@ -53,6 +58,8 @@ typedef int dup2_fn(int, int);
 typedef int dup3_fn(int, int, int);
 typedef int close_range_fn(unsigned int, unsigned int, int);
 typedef int fclose_fn(FILE *);
+typedef void closefrom_fn(int);
+typedef FILE *freopen_fn(const char *, const char *, FILE *);
 
 /* Without a next definition: the system calls themselves. */
 static int sys_close(int fd)
@@ -86,6 +93,21 @@ static int sys_close_range(unsigned int first, unsigned int last, int flags)
 #endif
 }
 
+static void sys_closefrom(int lowfd)
+{
+	(void)sys_close_range(lowfd < 0 ? 0u : (unsigned int)lowfd, ~0u, 0);
+}
+
+/* No FILE can be reopened without libc's own freopen(). */
+static FILE *no_freopen(const char *path, const char *mode, FILE *f)
+{
+	(void)path;
+	(void)mode;
+	(void)f;
+	errno = ENOSYS;
+	return NULL;
+}
+
 /* No FILE can be freed without libc's own fclose(). */
 static int no_fclose(FILE *f)
 {
@@ -99,6 +121,9 @@ DEVRES__NEXT(dup2_fn, dup2, sys_dup2)
 DEVRES__NEXT(dup3_fn, dup3, sys_dup3)
 DEVRES__NEXT(close_range_fn, close_range, sys_close_range)
 DEVRES__NEXT(fclose_fn, fclose, no_fclose)
+DEVRES__NEXT(closefrom_fn, closefrom, sys_closefrom)
+DEVRES__NEXT(freopen_fn, freopen, no_freopen)
+DEVRES__NEXT(freopen_fn, freopen64, no_freopen)
 
 int posix__close_next(int fd)
 {
@@ -220,11 +245,12 @@ INTERPOSE int dup3(int oldfd, int newfd, int flags)
 #define SEEN_MAX 16
 
 /* The WARNs of what close_range() left, made out of the bracket. */
-static void warn_seen(struct devres__own_seen *seen, int n, bool *in)
+static void warn_seen(const char *func, struct devres__own_seen *seen, int n,
+		      bool *in)
 {
 	devres__own_fd_exit(*in);
 	for (int i = 0; i < n; i++)
-		devres__own_fd_warn("close_range", &seen[i]);
+		devres__own_fd_warn(func, &seen[i]);
 	*in = devres__own_fd_enter();
 }
 
@@ -235,8 +261,8 @@ static void warn_seen(struct devres__own_seen *seen, int n, bool *in)
  * numbers below the next piece are all done with, and the look goes on
  * from there once back in).
  */
-static int close_range_around(unsigned int first, unsigned int last, int flags,
-			      bool *in)
+static int close_range_around(const char *func, unsigned int first,
+			      unsigned int last, int flags, bool *in)
 {
 	struct devres__own_seen seen[SEEN_MAX];
 	int ret = 0, err = 0, n = 0;
@@ -256,7 +282,7 @@ static int close_range_around(unsigned int first, unsigned int last, int flags,
 		if (own < 0)
 			break;
 		if (++n == SEEN_MAX) {
-			warn_seen(seen, n, in);
+			warn_seen(func, seen, n, in);
 			n = 0;
 		}
 		if ((unsigned int)own == last)
@@ -264,13 +290,15 @@ static int close_range_around(unsigned int first, unsigned int last, int flags,
 		lo = (unsigned int)own + 1;
 	}
 	if (n)
-		warn_seen(seen, n, in);
+		warn_seen(func, seen, n, in);
 	if (ret)
 		errno = err;
 	return ret;
 }
 
-INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
+/* close_range() as @func makes it (closefrom()'s is one, inside libc). */
+static int close_range_as(const char *func, unsigned int first,
+			  unsigned int last, int flags)
 {
 	/* CLOSE_RANGE_CLOEXEC marks the numbers and closes none. */
 	bool closes = first <= last &&
@@ -279,14 +307,19 @@ INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
 	int ret;
 
 	if (fds_listed() && closes)
-		posix__fd_closing(__func__, first, last);
+		posix__fd_closing(func, first, last);
 	if (!own_fds() || !closes)
 		return next_close_range()(first, last, flags);
 	in = devres__own_fd_enter();
 	pthread_cleanup_push(own_exit, &in);
-	ret = close_range_around(first, last, flags, &in);
+	ret = close_range_around(func, first, last, flags, &in);
 	pthread_cleanup_pop(1);
 	return ret;
+}
+
+INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
+{
+	return close_range_as(__func__, first, last, flags);
 }
 
 /*
@@ -307,7 +340,7 @@ INTERPOSE int fclose(FILE *stream)
 	}
 	if (unlikely(__atomic_load_n(&posix__streams_listed,
 				     __ATOMIC_RELAXED)) &&
-	    !posix__stream_closing(stream))
+	    !posix__stream_closing(__func__, stream))
 		return EOF;
 	/*
 	 * libc closes the stream's number inside: a managed descriptor
@@ -318,4 +351,72 @@ INTERPOSE int fclose(FILE *stream)
 	if (fds_listed() && fd >= 0)
 		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
 	return next_fclose()(stream);
+}
+
+/*
+ * closefrom() closes every number from @lowfd up with one close_range()
+ * inside libc, past the interposer above: it is made here as that one
+ * makes it, so that a managed number in the range is WARNed about and
+ * dropped and the library's own numbers are kept (with their WARN).
+ * Without close_range() in the kernel, each number is closed by the
+ * close() above, up to the limit of open files. errno is kept, as
+ * closefrom() sets none.
+ */
+INTERPOSE void closefrom(int lowfd)
+{
+	unsigned int first = lowfd < 0 ? 0u : (unsigned int)lowfd;
+	int saved = errno;
+	struct rlimit rl;
+
+	if (!own_fds() && !fds_listed()) {
+		next_closefrom()(lowfd);
+		return;
+	}
+	if (close_range_as(__func__, first, ~0u, 0) && errno == ENOSYS &&
+	    !getrlimit(RLIMIT_NOFILE, &rl))
+		for (rlim_t fd = first; fd < rl.rlim_cur && fd <= INT_MAX; fd++)
+			(void)close((int)fd);
+	errno = saved;
+}
+
+/*
+ * freopen() of a managed stream, or of a stream over a managed number
+ * (fdopen() of a devm_open() one): libc puts the new file on the number
+ * (glibc: a dup3() of it onto the number, inside). Caught as fclose()
+ * catches them, before: the node dropped, the stream the program's from
+ * then on (its fclose() a plain one). A stream over one of the library's
+ * own numbers is refused (NULL, EPERM) and left as it was.
+ */
+static FILE *reopen(const char *func, freopen_fn *next, const char *path,
+		    const char *mode, FILE *stream)
+{
+	int fd = stream && (own_fds() || fds_listed()) ? fileno(stream) : -1;
+	bool in = false;
+
+	if (own_fds() && stream && devres__own_fd_refused(func, fd, &in)) {
+		errno = EPERM;
+		return NULL;
+	}
+	if (stream &&
+	    unlikely(__atomic_load_n(&posix__streams_listed,
+				     __ATOMIC_RELAXED)) &&
+	    !posix__stream_closing(func, stream))
+		return NULL;
+	if (fds_listed() && fd >= 0)
+		posix__fd_closing(func, (unsigned int)fd, (unsigned int)fd);
+	return next(path, mode, stream);
+}
+
+INTERPOSE FILE *freopen(const char *path, const char *mode, FILE *stream)
+{
+	if (!own_fds() && !fds_listed())
+		return next_freopen()(path, mode, stream);
+	return reopen(__func__, next_freopen(), path, mode, stream);
+}
+
+INTERPOSE FILE *freopen64(const char *path, const char *mode, FILE *stream)
+{
+	if (!own_fds() && !fds_listed())
+		return next_freopen64()(path, mode, stream);
+	return reopen(__func__, next_freopen64(), path, mode, stream);
 }

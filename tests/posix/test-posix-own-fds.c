@@ -38,7 +38,8 @@
  *
  * The calls: close(), dup2() and dup3() onto the number, close_range()
  * over it (CLOSE_RANGE_CLOEXEC: not a close, let through with no WARN),
- * fclose() of a stream fdopen()ed over it. `close_range_closes_the_rest`:
+ * fclose() and freopen() of a stream fdopen()ed over it (closefrom():
+ * test-posix-libc-closes). `close_range_closes_the_rest`:
  * the numbers around one of the library's in a range are closed.
  */
 #define _GNU_SOURCE
@@ -631,11 +632,13 @@ enum call {
 	C_RANGE,
 	C_RANGE_CLOEXEC,
 	C_FCLOSE,
+	C_FREOPEN,
 	NCALLS
 };
 
 static const char *const call_name[NCALLS] = {
-	"close", "dup2", "dup3", "close_range", "close_range", "fclose",
+	"close",       "dup2",	 "dup3",    "close_range",
+	"close_range", "fclose", "freopen",
 };
 
 /*
@@ -654,7 +657,7 @@ static void refuse(const struct row *r, enum call call, int fd)
 		src = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		assert_true(src >= 0);
 	}
-	if (call == C_FCLOSE) {
+	if (call == C_FCLOSE || call == C_FREOPEN) {
 		/* The enable file is open for writing only. */
 		f = fdopen(fd, (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY
 				       ? "w"
@@ -682,6 +685,9 @@ static void refuse(const struct row *r, enum call call, int fd)
 		break;
 	case C_FCLOSE:
 		ret = fclose(f) == EOF ? -1 : 0;
+		break;
+	case C_FREOPEN:
+		ret = freopen("/dev/null", "r", f) ? 0 : -1;
 		break;
 	case NCALLS:
 		break;
@@ -725,7 +731,7 @@ static void row_calls(const struct row *r)
 		fd = r->make();
 		assert_true(fd > 2);
 		refuse(r, (enum call)call, fd);
-		if (call == C_FCLOSE)
+		if (call == C_FCLOSE || call == C_FREOPEN)
 			continue; /* used and undone above */
 		r->use(fd);
 		r->unmake(fd);
