@@ -4,9 +4,9 @@
  * defined here so that a managed one given to them by hand is caught at
  * that call: close(), dup2() and dup3() over a number (their implicit
  * close), close_range() (CLOSE_RANGE_CLOEXEC closes nothing), closefrom(),
- * fclose(), and freopen() (libc puts the new file on the stream's number
+ * fclose(), freopen() (libc puts the new file on the stream's number
  * inside: the release of a managed number left listed would meet that
- * file).
+ * file) and closedir() of a stream of entries fdopendir() made of one.
  *
  * Each first loads the count of managed descriptors (or streams) in the
  * process: at zero it goes straight on to the next definition, libc's or
@@ -33,6 +33,7 @@
  * would be misled; close(2) never fails with EPERM otherwise, so the
  * refusal is told from any error of the kernel's.
  */
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
@@ -59,6 +60,7 @@ typedef int dup3_fn(int, int, int);
 typedef int close_range_fn(unsigned int, unsigned int, int);
 typedef int fclose_fn(FILE *);
 typedef void closefrom_fn(int);
+typedef int closedir_fn(DIR *);
 typedef FILE *freopen_fn(const char *, const char *, FILE *);
 
 /* Without a next definition: the system calls themselves. */
@@ -108,6 +110,14 @@ static FILE *no_freopen(const char *path, const char *mode, FILE *f)
 	return NULL;
 }
 
+/* No DIR can be freed without libc's own closedir(). */
+static int no_closedir(DIR *d)
+{
+	(void)d;
+	errno = ENOSYS;
+	return -1;
+}
+
 /* No FILE can be freed without libc's own fclose(). */
 static int no_fclose(FILE *f)
 {
@@ -122,6 +132,7 @@ DEVRES__NEXT(dup3_fn, dup3, sys_dup3)
 DEVRES__NEXT(close_range_fn, close_range, sys_close_range)
 DEVRES__NEXT(fclose_fn, fclose, no_fclose)
 DEVRES__NEXT(closefrom_fn, closefrom, sys_closefrom)
+DEVRES__NEXT(closedir_fn, closedir, no_closedir)
 DEVRES__NEXT(freopen_fn, freopen, no_freopen)
 DEVRES__NEXT(freopen_fn, freopen64, no_freopen)
 
@@ -419,4 +430,27 @@ INTERPOSE FILE *freopen64(const char *path, const char *mode, FILE *stream)
 	if (!own_fds() && !fds_listed())
 		return next_freopen64()(path, mode, stream);
 	return reopen(__func__, next_freopen64(), path, mode, stream);
+}
+
+/*
+ * closedir() of a stream of entries that fdopendir() made of a managed
+ * number (libc closes it inside): caught as fclose() of a stream over it
+ * is. Over one of the library's own numbers: refused (-1, EPERM), the
+ * DIR left open.
+ */
+INTERPOSE int closedir(DIR *dir)
+{
+	int fd;
+	bool in = false;
+
+	if (!own_fds() && !fds_listed())
+		return next_closedir()(dir);
+	fd = dirfd(dir);
+	if (own_fds() && devres__own_fd_refused(__func__, fd, &in)) {
+		errno = EPERM;
+		return -1;
+	}
+	if (fds_listed() && fd >= 0)
+		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
+	return next_closedir()(dir);
 }

@@ -5,7 +5,8 @@
  * closefrom() (one close_range() inside libc) over a managed number, and
  * freopen() and freopen64() (glibc puts the new file on the stream's
  * number with a dup3() inside) of a stream fdopen() made over a managed
- * descriptor or a managed stream's.
+ * descriptor or a managed stream's; and closedir() of a stream of entries
+ * fdopendir() made of a managed directory's descriptor.
  *
  * Each acquisition x each call, a cell in a child of its own (closefrom()
  * closes everything above the number): exactly one WARN, naming the
@@ -30,6 +31,7 @@
 #include <stdint.h>
 #include <setjmp.h>
 #include <stdbool.h>
+#include <dirent.h>
 #include <errno.h>
 #include <fcntl.h>
 #include <stdio.h>
@@ -62,6 +64,7 @@ enum acq {
 	A_OPEN,
 	A_EVENTFD,
 	A_FOPEN,
+	A_DIR,
 	NACQ
 };
 enum call {
@@ -69,13 +72,16 @@ enum call {
 	C_FREOPEN,
 	C_FREOPEN_NULL,
 	C_FREOPEN64,
+	C_CLOSEDIR,
 	NCALLS
 };
 
 static const char *const acq_name[NACQ] = { "devm_open", "devm_eventfd",
-					    "devm_fopen" };
+					    "devm_fopen",
+					    "devm_open(O_DIRECTORY)" };
 static const char *const call_name[NCALLS] = { "closefrom", "freopen",
-					       "freopen", "freopen64" };
+					       "freopen", "freopen64",
+					       "closedir" };
 
 static struct device cdev;
 
@@ -109,8 +115,10 @@ static void cell(enum acq a, enum call c)
 {
 	struct devres_ledger l0, l;
 	FILE *f = NULL;
+	DIR *d;
 	int fd = -1, theirs;
 
+	CHECK(a < NACQ && c < NCALLS);
 	devres_ledger_snapshot(&l0);
 	cdev.init_name = "cell-dev";
 	cdev.release = cdev_release;
@@ -127,12 +135,15 @@ static void cell(enum acq a, enum call c)
 		CHECK(f);
 		fd = fileno(f);
 		break;
+	case A_DIR:
+		fd = devm_open(&cdev, "/", O_RDONLY | O_DIRECTORY);
+		break;
 	case NACQ:
 		break;
 	}
 	CHECK(fd > 2);
 	CHECK(nodes() == 1);
-	if (c != C_CLOSEFROM && !own_stream) {
+	if (c != C_CLOSEFROM && c != C_CLOSEDIR && !own_stream) {
 		/* The program's stream over the managed number. */
 		f = fdopen(fd, "r");
 		CHECK(f);
@@ -152,6 +163,13 @@ static void cell(enum acq a, enum call c)
 	case C_FREOPEN64:
 		f = freopen64("/dev/null", "r", f);
 		break;
+	case C_CLOSEDIR:
+		/* A stream of entries of the managed directory. */
+		d = fdopendir(fd);
+		CHECK(d);
+		CHECK(!closedir(d));
+		CHECK(fcntl(fd, F_GETFD) < 0);
+		break;
 	case NCALLS:
 		break;
 	}
@@ -162,7 +180,7 @@ static void cell(enum acq a, enum call c)
 	CHECK(l.fds == l0.fds);
 
 	/* Another owner's file where the number was. */
-	if (c == C_CLOSEFROM) {
+	if (c == C_CLOSEFROM || c == C_CLOSEDIR) {
 		theirs = memfd_create("other-owner", MFD_CLOEXEC);
 		CHECK(theirs >= 0);
 	} else {
@@ -175,7 +193,7 @@ static void cell(enum acq a, enum call c)
 	CHECK(devres_release_all(&cdev) == 0);
 	CHECK(count_prefix("WARNING:") == 0);
 	CHECK(fcntl(theirs, F_GETFD) >= 0);
-	if (c == C_CLOSEFROM) {
+	if (c == C_CLOSEFROM || c == C_CLOSEDIR) {
 		CHECK(write(theirs, "x", 1) == 1);
 		CHECK(!close(theirs));
 	} else {
@@ -219,10 +237,14 @@ static void every_cell(void **state)
 			/* An eventfd has no path to reopen. */
 			if (a == A_EVENTFD && c == C_FREOPEN_NULL)
 				continue;
+			/* fdopendir() takes a directory; fdopen() none. */
+			if ((a == A_DIR) != (c == C_CLOSEDIR) &&
+			    c != C_CLOSEFROM)
+				continue;
 			failed += in_child(cell, (enum acq)a, (enum call)c);
 		}
 	own_stream = true;
-	for (int c = C_FREOPEN; c < NCALLS; c++)
+	for (int c = C_FREOPEN; c <= C_FREOPEN64; c++)
 		failed += in_child(cell, A_FOPEN, (enum call)c);
 	own_stream = false;
 	assert_int_equal(failed, 0);
