@@ -23,7 +23,7 @@
  * Each cell runs in a child of its own under an alarm (cell-child.h).
  * STATES_CALLS_TABLE=1 prints what each cell got.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
