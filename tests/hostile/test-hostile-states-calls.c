@@ -44,6 +44,8 @@ enum st {
 	S_PROBING,
 	S_BOUND,
 	S_UNBIND_CB,
+	S_PROBE_FAIL_CB,
+	S_DEL_CB,
 	S_REMOVE,
 	S_DELETED_HELD,
 	S_LAST_PUT,
@@ -61,6 +63,8 @@ static const char *const st_names[NR_ST] = {
 	"probing",
 	"bound",
 	"in a binding's release callback at unbind",
+	"in a binding's release callback at a failed probe",
+	"in the device's release callback at its deletion",
 	"in remove()",
 	"deleted, a reference held",
 	"in a release callback of the last put",
@@ -165,13 +169,30 @@ static void last_put_cb(void *data)
 	hook(S_LAST_PUT);
 }
 
+static void probe_fail_cb(void *data)
+{
+	(void)data;
+	hook(S_PROBE_FAIL_CB);
+}
+
+static void del_cb(void *data)
+{
+	(void)data;
+	hook(S_DEL_CB);
+}
+
 static int st_probe(struct platform_device *pdev)
 {
 	/* First on the binding's list: the unbind releases it last. */
 	if (devm_add_action(&pdev->dev, unbind_cb, NULL))
 		return -ENOMEM;
 	hook(S_PROBING);
-	return 0;
+	if (cur_st != S_PROBE_FAIL_CB)
+		return 0;
+	/* Last: the failed probe's release runs it first. */
+	if (devm_add_action(&pdev->dev, probe_fail_cb, NULL))
+		return -ENOMEM;
+	return -EIO;
 }
 
 static void st_remove(struct platform_device *pdev)
@@ -229,6 +250,9 @@ static int reach(enum st st)
 		return -1;
 	if (st == S_INITIALIZED)
 		return 0;
+	/* The device's own: released by device_del(). */
+	if (st == S_DEL_CB && devm_add_action(&pd.dev, del_cb, NULL))
+		return -1;
 	if (st == S_LAST_PUT || st == S_RELEASED) {
 		if (devm_add_action(&pd.dev, last_put_cb, NULL))
 			return -1;
@@ -249,6 +273,8 @@ static int reach(enum st st)
 		get_device(&pd.dev);
 		platform_device_del(&pd);
 	}
+	if (st == S_DEL_CB)
+		platform_device_del(&pd);
 	if (st == S_RACE_UNBIND) {
 		if (pthread_barrier_init(&b, NULL, 2) ||
 		    pthread_create(&t, NULL, race_fn, &b))
