@@ -106,9 +106,8 @@ static void release_managed(struct device *dev, dr_release_t release,
 	/* Another device's region (or another call's): named, left alone. */
 	if (devres__region_owner(root, start, n, &h))
 		devres__warn_foreign(dev, func, &h,
-				     "no managed region [%#llx-%#llx] of this "
-				     "device",
-				     first, last);
+				     "no managed region [%#llx-%#llx]", first,
+				     last);
 	else
 		devres__warn(dev, func, "no managed region [%#llx-%#llx]",
 			     first, last);
@@ -189,8 +188,7 @@ void devm_release_resource(struct device *dev, struct resource *new_res)
 		return;
 	if (devres__owned_res_owner(new_res, &h))
 		devres__warn_foreign(dev, __func__, &h,
-				     "resource %p is not managed by this "
-				     "device",
+				     "resource %p is not managed",
 				     (void *)new_res);
 	else
 		devres__warn(dev, __func__, "resource %p is not managed",

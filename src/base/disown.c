@@ -31,6 +31,7 @@ void devres__disown(struct devres__owner *owner, struct devres__hand *h)
 	*owner = (struct devres__owner){ 0 };
 	h->call = o->call;
 	h->fix = o->fix;
+	h->owner = o->dev;
 	snprintf(h->dev, sizeof(h->dev), "%s",
 		 devres__dev_label(o->dev, buf, sizeof(buf)));
 	/*
@@ -53,6 +54,7 @@ void devres__owner_hand(const struct devres__owner *o, struct devres__hand *h)
 
 	h->call = o->call;
 	h->fix = o->fix;
+	h->owner = o->dev;
 	h->pid = 0;
 	snprintf(h->dev, sizeof(h->dev), "%s",
 		 devres__dev_label(o->dev, buf, sizeof(buf)));
@@ -75,8 +77,14 @@ void devres__warn_foreign(const struct device *dev, const char *func,
 	va_start(ap, fmt);
 	(void)vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	devres__warn(dev, func,
-		     "%s: it is %s's, acquired with %s() (use %s): nothing "
-		     "released",
-		     what, h->dev, h->call, h->fix);
+	if (h->owner == dev)
+		devres__warn(dev, func,
+			     "%s: it is this device's, acquired with %s() (use "
+			     "%s): nothing released",
+			     what, h->call, h->fix);
+	else
+		devres__warn(dev, func,
+			     "%s: it is %s's, acquired with %s() (use %s): "
+			     "nothing released",
+			     what, h->dev, h->call, h->fix);
 }

@@ -123,6 +123,7 @@ static void label(const struct devres__map *m, struct devres__hand *h)
 
 	snprintf(h->dev, sizeof(h->dev), "%s",
 		 devres__dev_label(m->owner.dev, buf, sizeof(buf)));
+	h->owner = m->owner.dev;
 	/* A subsystem's record being let go may name no one any more. */
 	h->call = m->owner.call ? m->owner.call : "a managed call";
 	h->fix = m->owner.fix ? m->owner.fix : "its managed release";

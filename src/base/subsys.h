@@ -353,6 +353,7 @@ struct devres__owner {
 
 struct devres__hand {
 	char dev[64];
+	const struct device *owner; /* compared, never read */
 	const char *call;
 	const char *fix;
 	int pid; /* of the process the record belongs to, when not this one */
@@ -385,12 +386,12 @@ HIDDEN void devres__warn_hand(const struct devres__hand *h, const char *func,
 			      const char *what);
 /*
  * A managed release (devm_iounmap(), devm_free_irq() ...) that found
- * nothing of @dev's, given a resource whose record names another owner
- * (another device's, or this device's from another managed call): the
- * WARN names it, with @h from devres__owner_hand() (or a lookup that
- * fills it so): "<what>: it is <owner>'s, acquired with <call>() (use
- * <fix>): nothing released". Nothing is given back: the owner's release
- * does that.
+ * nothing of @dev's, given a resource whose record names its owner
+ * (another device, or @dev itself by another managed call): the WARN
+ * names it, with @h from devres__owner_hand() (or a lookup that fills it
+ * so): "<what>: it is <owner>'s, acquired with <call>() (use <fix>):
+ * nothing released" ("it is this device's" for @dev's own). Nothing is
+ * given back: the owner's release does that.
  */
 HIDDEN void devres__warn_foreign(const struct device *dev, const char *func,
 				 const struct devres__hand *h, const char *fmt,

@@ -111,7 +111,7 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 		else if (devres__maps_owner(vaddr, &h))
 			devres__warn_foreign(dev, __func__, &h,
 					     "%p is not a managed coherent "
-					     "buffer of this device",
+					     "buffer",
 					     vaddr);
 		else
 			devres__warn(dev, __func__,

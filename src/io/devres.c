@@ -82,9 +82,7 @@ void devm_iounmap(struct device *dev, void *addr)
 	/* Another device's mapping (or another call's): named, left alone. */
 	if (devres__maps_owner(addr, &h))
 		devres__warn_foreign(dev, __func__, &h,
-				     "%p is not a managed mapping of this "
-				     "device",
-				     addr);
+				     "%p is not a managed mapping", addr);
 	else
 		devres__warn(dev, __func__, "%p is not a managed mapping",
 			     addr);

@@ -111,8 +111,8 @@ void devm_free_irq(struct device *dev, unsigned int irq, void *dev_id)
 	/* Another device's handler: named, left alone. */
 	if (irq__owner(irq, dev_id, &h))
 		devres__warn_foreign(dev, __func__, &h,
-				     "irq %u: no managed handler of this "
-				     "device with dev_id %p",
+				     "irq %u: no managed handler with dev_id "
+				     "%p",
 				     irq, dev_id);
 	else
 		devres__warn(dev, __func__,

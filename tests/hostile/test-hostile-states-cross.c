@@ -223,10 +223,69 @@ static void every_release_given_another_devices(void **state)
 	run_cells_in_children(cell, bst_names, NR_BST, cols, n);
 }
 
+/*
+ * One release given a resource of its own device that another managed
+ * call acquired: devm_iounmap() of a devm_mmap() mapping, devm_munmap()
+ * of a devm_ioremap() one. The WARN says whose it is, this device's, and
+ * what gives it back; nothing is released.
+ */
+static int own_other_call(int row, int col)
+{
+	struct devres_ledger before, after;
+	void *mm, *io;
+	int w0, ret = 0;
+
+	(void)row;
+	(void)col;
+	alarm(10);
+	devres_set_log_sink(sink, NULL);
+	cur = &st_calls[0];
+	cur_b = B_ADDED;
+	if (st_fixture_up() || devices_up(B_ADDED))
+		return cell_fail("fixture");
+	mm = devm_mmap(&pa.dev, NULL, 4096, PROT_READ,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	io = devm_ioremap(&pa.dev, ST_MEM, 0x1000);
+	if (IS_ERR(mm) || !io)
+		return cell_fail("acquisitions");
+	devres_ledger_snapshot(&before);
+	w0 = devres_warn_count();
+	devm_iounmap(&pa.dev, mm);
+	if (!strstr(last_warn, "it is this device's, acquired with "
+			       "devm_mmap() (use devm_munmap())"))
+		ret |= cell_fail(last_warn);
+	devm_munmap(&pa.dev, (void *)io, 0x1000);
+	if (!strstr(last_warn, "it is this device's, acquired with "
+			       "devm_ioremap() (use devm_iounmap())"))
+		ret |= cell_fail(last_warn);
+	devres_ledger_snapshot(&after);
+	if (devres_warn_count() - w0 != 2 ||
+	    devres_ledger_diff(&before, &after, stderr))
+		ret |= cell_fail("not two WARNs, or something released");
+	devm_munmap(&pa.dev, mm, 4096);
+	devm_iounmap(&pa.dev, (void *)io);
+	if (devres_warn_count() - w0 != 2)
+		ret |= cell_fail("the right releases WARNed");
+	devices_down(B_ADDED);
+	if (st_fixture_down())
+		ret |= cell_fail("the window is still in use");
+	return ret;
+}
+
+static void own_device_other_call(void **state)
+{
+	static const char *const row[] = { "A" };
+	static const char *const col[] = { "a release of another call's" };
+
+	(void)state;
+	run_cells_in_children(own_other_call, row, 1, col, 1);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_release_given_another_devices),
+		cmocka_unit_test(own_device_other_call),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);
