@@ -92,29 +92,39 @@ struct resource *devm_request_mem_region(struct device *dev,
 }
 
 static void release_managed(struct device *dev, dr_release_t release,
-			    resource_size_t start, resource_size_t n,
-			    const char *func)
+			    struct resource *root, resource_size_t start,
+			    resource_size_t n, const char *func)
 {
 	struct region_dr match = { .start = start, .n = n };
+	unsigned long long first = start, last = start + n - 1;
+	struct devres__hand h;
 
 	if (!devres__dev_ok(dev, func))
 		return;
-	if (devres_release(dev, release, region_match, &match))
+	if (!devres_release(dev, release, region_match, &match))
+		return;
+	/* Another device's region (or another call's): named, left alone. */
+	if (devres__region_owner(root, start, n, &h))
+		devres__warn_foreign(dev, func, &h,
+				     "no managed region [%#llx-%#llx]", first,
+				     last);
+	else
 		devres__warn(dev, func, "no managed region [%#llx-%#llx]",
-			     (unsigned long long)start,
-			     (unsigned long long)(start + n - 1));
+			     first, last);
 }
 
 void devm_release_region(struct device *dev, resource_size_t start,
 			 resource_size_t n)
 {
-	release_managed(dev, devm_region_release, start, n, __func__);
+	release_managed(dev, devm_region_release, &ioport_resource, start, n,
+			__func__);
 }
 
 void devm_release_mem_region(struct device *dev, resource_size_t start,
 			     resource_size_t n)
 {
-	release_managed(dev, devm_mem_region_release, start, n, __func__);
+	release_managed(dev, devm_mem_region_release, &iomem_resource, start, n,
+			__func__);
 }
 
 /*
@@ -169,9 +179,18 @@ int devm_request_resource(struct device *dev, struct resource *root,
 
 void devm_release_resource(struct device *dev, struct resource *new_res)
 {
+	struct devres__hand h;
+
 	if (!devres__dev_ok(dev, __func__))
 		return;
-	if (devres_release(dev, devm_resource_release, resource_match, new_res))
+	if (!devres_release(dev, devm_resource_release, resource_match,
+			    new_res))
+		return;
+	if (devres__owned_res_owner(new_res, &h))
+		devres__warn_foreign(dev, __func__, &h,
+				     "resource %p is not managed",
+				     (void *)new_res);
+	else
 		devres__warn(dev, __func__, "resource %p is not managed",
 			     (void *)new_res);
 }

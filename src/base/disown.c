@@ -9,6 +9,7 @@
  * the device lets go of its resources. What the node's removal logs is
  * held until devres__warn_hand(), which the caller calls once unlocked.
  */
+#include <stdarg.h>
 #include <stdio.h>
 #include <devres/devres.h>
 #include "subsys.h"
@@ -30,6 +31,7 @@ void devres__disown(struct devres__owner *owner, struct devres__hand *h)
 	*owner = (struct devres__owner){ 0 };
 	h->call = o->call;
 	h->fix = o->fix;
+	h->owner = o->dev;
 	snprintf(h->dev, sizeof(h->dev), "%s",
 		 devres__dev_label(o->dev, buf, sizeof(buf)));
 	/*
@@ -52,6 +54,7 @@ void devres__owner_hand(const struct devres__owner *o, struct devres__hand *h)
 
 	h->call = o->call;
 	h->fix = o->fix;
+	h->owner = o->dev;
 	h->pid = 0;
 	snprintf(h->dev, sizeof(h->dev), "%s",
 		 devres__dev_label(o->dev, buf, sizeof(buf)));
@@ -63,4 +66,25 @@ void devres__warn_hand(const struct devres__hand *h, const char *func,
 	devres__log_release();
 	devres__warn_label(h->dev, func, DEVRES__HAND_FMT, what, h->call,
 			   h->fix);
+}
+
+void devres__warn_foreign(const struct device *dev, const char *func,
+			  const struct devres__hand *h, const char *fmt, ...)
+{
+	char what[160];
+	va_list ap;
+
+	va_start(ap, fmt);
+	(void)vsnprintf(what, sizeof(what), fmt, ap);
+	va_end(ap);
+	if (h->owner == dev)
+		devres__warn(dev, func,
+			     "%s: it is this device's, acquired with %s() (use "
+			     "%s): nothing released",
+			     what, h->call, h->fix);
+	else
+		devres__warn(dev, func,
+			     "%s: it is %s's, acquired with %s() (use %s): "
+			     "nothing released",
+			     what, h->dev, h->call, h->fix);
 }

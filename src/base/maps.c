@@ -123,10 +123,36 @@ static void label(const struct devres__map *m, struct devres__hand *h)
 
 	snprintf(h->dev, sizeof(h->dev), "%s",
 		 devres__dev_label(m->owner.dev, buf, sizeof(buf)));
+	h->owner = m->owner.dev;
 	/* A subsystem's record being let go may name no one any more. */
 	h->call = m->owner.call ? m->owner.call : "a managed call";
 	h->fix = m->owner.fix ? m->owner.fix : "its managed release";
 	h->pid = 0;
+}
+
+bool devres__maps_owner(const void *addr, struct devres__hand *h)
+{
+	uintptr_t a = (uintptr_t)addr;
+	bool found = false;
+	size_t i;
+
+	if (!__atomic_load_n(&devres__maps_nr, __ATOMIC_RELAXED) ||
+	    __atomic_load_n(&devres__maps_held, __ATOMIC_RELAXED))
+		return false;
+	/* A @who's lookup never asks for this lock (maps_guard()'s). */
+	maps_enter();
+	i = first_after(a);
+	if (i < devres__maps_nr && maps[i]->start <= a &&
+	    now_stale(maps[i]) == DEVRES_MAP_SAME) {
+		if (maps[i]->who) {
+			found = maps[i]->who(maps[i], h);
+		} else if (maps[i]->owner.dev) {
+			label(maps[i], h);
+			found = true;
+		}
+	}
+	maps_leave();
+	return found;
 }
 
 /* What a plain call WARNs, once the lock is let go. */

@@ -461,65 +461,104 @@ static bool is_region(const struct resource *res)
 	return false;
 }
 
+/*
+ * The busy region of request_region() and the like that is exactly
+ * [start, end] in @parent, or NULL. The tree's lock held.
+ */
+static struct region *busy_region_locked(const struct resource *parent,
+					 resource_size_t start,
+					 resource_size_t end)
+{
+	struct resource *p = parent->child;
+
+	while (p && p->start <= end) {
+		if (p->start > start || p->end < end) {
+			p = p->sibling;
+			continue;
+		}
+		if (!(p->flags & IORESOURCE_BUSY)) {
+			p = p->child;
+			continue;
+		}
+		if (p->start != start || p->end != end || !is_region(p))
+			return NULL;
+		return container_of(p, struct region, res);
+	}
+	return NULL;
+}
+
 bool devres__release_region(struct resource *parent, resource_size_t start,
 			    resource_size_t n, const void *node,
 			    const char *func)
 {
 	resource_size_t end = start + n - 1;
 	struct devres__hand hand;
-	struct resource **pp, *p;
 	bool owned = false;
 	struct region *r;
 	int saved = errno;
 
 	pthread_mutex_lock(&tree_lock);
-	for (pp = &parent->child; (p = *pp);) {
-		if (p->start > end)
-			break;
-		if (p->start > start || p->end < end) {
-			pp = &p->sibling;
-			continue;
-		}
-		if (!(p->flags & IORESOURCE_BUSY)) {
-			pp = &p->child;
-			continue;
-		}
-		if (p->start != start || p->end != end || !is_region(p))
-			break;
-		r = container_of(p, struct region, res);
-		/* A node gives back only the region it owns: identity. */
-		if (node && !devres__owned_by(&r->owner, node))
-			break;
-		/* In a child of fork(), the parent's stays claimed. */
-		if (r->pid != devres__pid_now()) {
-			int pid = r->pid;
-
-			pthread_mutex_unlock(&tree_lock);
-			devres__warn(NULL, func,
-				     "region [%#llx-%#llx] belongs to "
-				     "process %d",
-				     (unsigned long long)start,
-				     (unsigned long long)end, pid);
-			errno = saved;
-			return true;
-		}
-		/* Whatever was nested in it stays in the tree. */
-		unlink_locked(p, true);
-		r->prev->next = r->next;
-		r->next->prev = r->prev;
-		owned = !node && r->owner.dev;
-		if (owned)
-			devres__disown(&r->owner, &hand);
+	r = busy_region_locked(parent, start, end);
+	/* A node gives back only the region it owns: identity. */
+	if (!r || (node && !devres__owned_by(&r->owner, node))) {
 		pthread_mutex_unlock(&tree_lock);
-		if (owned)
-			devres__warn_hand(&hand, func, "a region");
-		free(r);
-		devres__ledger_add(DL_REGIONS, -1);
+		return false;
+	}
+	/* In a child of fork(), the parent's stays claimed. */
+	if (r->pid != devres__pid_now()) {
+		int pid = r->pid;
+
+		pthread_mutex_unlock(&tree_lock);
+		devres__warn(NULL, func,
+			     "region [%#llx-%#llx] belongs to process %d",
+			     (unsigned long long)start, (unsigned long long)end,
+			     pid);
 		errno = saved;
 		return true;
 	}
+	/* Whatever was nested in it stays in the tree. */
+	unlink_locked(&r->res, true);
+	r->prev->next = r->next;
+	r->next->prev = r->prev;
+	owned = !node && r->owner.dev;
+	if (owned)
+		devres__disown(&r->owner, &hand);
 	pthread_mutex_unlock(&tree_lock);
-	return false;
+	if (owned)
+		devres__warn_hand(&hand, func, "a region");
+	free(r);
+	devres__ledger_add(DL_REGIONS, -1);
+	errno = saved;
+	return true;
+}
+
+bool devres__region_owner(const struct resource *parent, resource_size_t start,
+			  resource_size_t n, struct devres__hand *h)
+{
+	struct region *r;
+	bool found;
+
+	pthread_mutex_lock(&tree_lock);
+	r = busy_region_locked(parent, start, start + n - 1);
+	found = r && r->owner.dev && r->pid == devres__pid_now();
+	if (found)
+		devres__owner_hand(&r->owner, h);
+	pthread_mutex_unlock(&tree_lock);
+	return found;
+}
+
+bool devres__owned_res_owner(const struct resource *res, struct devres__hand *h)
+{
+	struct devres__owned_res *o;
+	bool found;
+
+	pthread_mutex_lock(&tree_lock);
+	o = owned_of_locked(res);
+	found = o && o->owner.dev;
+	if (found)
+		devres__owner_hand(&o->owner, h);
+	pthread_mutex_unlock(&tree_lock);
+	return found;
 }
 
 struct resource *request_region(resource_size_t start, resource_size_t n,

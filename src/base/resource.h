@@ -37,6 +37,16 @@ devres__request_region(struct resource *parent, resource_size_t start,
 HIDDEN bool devres__release_region(struct resource *parent,
 				   resource_size_t start, resource_size_t n,
 				   const void *node, const char *func);
+/*
+ * Who owns the managed region exactly [start, start + n) in @parent, or
+ * the devm_request_resource() range @res, into @h: false when no managed
+ * call does.
+ */
+HIDDEN bool devres__region_owner(const struct resource *parent,
+				 resource_size_t start, resource_size_t n,
+				 struct devres__hand *h);
+HIDDEN bool devres__owned_res_owner(const struct resource *res,
+				    struct devres__hand *h);
 
 /*
  * A devm_request_resource() range: the caller's struct resource, which has

@@ -353,6 +353,7 @@ struct devres__owner {
 
 struct devres__hand {
 	char dev[64];
+	const struct device *owner; /* compared, never read */
 	const char *call;
 	const char *fix;
 	int pid; /* of the process the record belongs to, when not this one */
@@ -383,6 +384,24 @@ HIDDEN void devres__owner_hand(const struct devres__owner *o,
 	"device"
 HIDDEN void devres__warn_hand(const struct devres__hand *h, const char *func,
 			      const char *what);
+/*
+ * A managed release (devm_iounmap(), devm_free_irq() ...) that found
+ * nothing of @dev's, given a resource whose record names its owner
+ * (another device, or @dev itself by another managed call): the WARN
+ * names it, with @h from devres__owner_hand() (or a lookup that fills it
+ * so): "<what>: it is <owner>'s, acquired with <call>() (use <fix>):
+ * nothing released" ("it is this device's" for @dev's own). Nothing is
+ * given back: the owner's release does that.
+ */
+HIDDEN void devres__warn_foreign(const struct device *dev, const char *func,
+				 const struct devres__hand *h, const char *fmt,
+				 ...) DEVRES_PRINTF(4, 5);
+/*
+ * maps.c: who owns the managed mapping that holds @addr, into @h; false
+ * when none does (or this thread is inside a span of the table's lock,
+ * where it does not look).
+ */
+HIDDEN bool devres__maps_owner(const void *addr, struct devres__hand *h);
 
 /*
  * plain-unmap.c: the subsystems that hand out mappings of device memory

@@ -91,6 +91,7 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 			dma_addr_t dma_handle)
 {
 	struct dma_devres match = { size, vaddr, dma_handle }, *dr;
+	struct devres__hand h;
 
 	if (!devres__dev_ok(dev, __func__) ||
 	    devres__dma_from_ops(dev, __func__))
@@ -107,6 +108,11 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 			devres__warn(dev, __func__,
 				     "%p freed with another size or handle",
 				     vaddr);
+		else if (devres__maps_owner(vaddr, &h))
+			devres__warn_foreign(dev, __func__, &h,
+					     "%p is not a managed coherent "
+					     "buffer",
+					     vaddr);
 		else
 			devres__warn(dev, __func__,
 				     "%p is not a managed coherent buffer",

@@ -72,10 +72,18 @@ void *devm_ioremap_wc(struct device *dev, resource_size_t offset,
 
 void devm_iounmap(struct device *dev, void *addr)
 {
+	struct devres__hand h;
+
 	if (!devres__dev_ok(dev, __func__))
 		return;
-	if (devres_release(dev, devm_ioremap_release, map_match, addr) &&
-	    devres_release(dev, devm_ioremap_wc_release, map_match, addr))
+	if (!devres_release(dev, devm_ioremap_release, map_match, addr) ||
+	    !devres_release(dev, devm_ioremap_wc_release, map_match, addr))
+		return;
+	/* Another device's mapping (or another call's): named, left alone. */
+	if (devres__maps_owner(addr, &h))
+		devres__warn_foreign(dev, __func__, &h,
+				     "%p is not a managed mapping", addr);
+	else
 		devres__warn(dev, __func__, "%p is not a managed mapping",
 			     addr);
 }

@@ -95,6 +95,7 @@ int devm_request_any_context_irq(struct device *dev, unsigned int irq,
 void devm_free_irq(struct device *dev, unsigned int irq, void *dev_id)
 {
 	struct irq_devres match = { .irq = irq, .dev_id = dev_id };
+	struct devres__hand h;
 
 	if (!devres__dev_ok(dev, __func__))
 		return;
@@ -105,7 +106,15 @@ void devm_free_irq(struct device *dev, unsigned int irq, void *dev_id)
 			     irq);
 		return;
 	}
-	if (devres_release(dev, devm_irq_release, devm_irq_match, &match))
+	if (!devres_release(dev, devm_irq_release, devm_irq_match, &match))
+		return;
+	/* Another device's handler: named, left alone. */
+	if (irq__owner(irq, dev_id, &h))
+		devres__warn_foreign(dev, __func__, &h,
+				     "irq %u: no managed handler with dev_id "
+				     "%p",
+				     irq, dev_id);
+	else
 		devres__warn(dev, __func__,
 			     "irq %u: no managed handler with dev_id %p", irq,
 			     dev_id);

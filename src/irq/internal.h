@@ -200,6 +200,12 @@ HIDDEN int irq__request(unsigned int irq, irq_handler_t handler,
 			const struct devres__owner *owner);
 HIDDEN const void *irq__free(unsigned int irq, void *dev_id, bool managed,
 			     const char *func);
+/*
+ * Who owns the managed handler of @dev_id on line @irq, into @h: false
+ * when none is managed.
+ */
+HIDDEN bool irq__owner(unsigned int irq, const void *dev_id,
+		       struct devres__hand *h);
 /* Frees the handler @node owns, if it still does; a release path. */
 HIDDEN void irq__free_owned(unsigned int irq, const void *node);
 /* The handlers left on a claimed line its owner releases: freed, WARNed. */

@@ -291,6 +291,28 @@ static bool is_it(const struct irq_action *a, const void *dev_id,
 	return node ? devres__owned_by(&a->owner, node) : a->dev_id == dev_id;
 }
 
+bool irq__owner(unsigned int irq, const void *dev_id, struct devres__hand *h)
+{
+	struct irq_line *line = NULL;
+	struct irq_action *a;
+	bool found = false;
+
+	if (irq < IRQ_LINES_MAX)
+		line = irq__line_get((int)irq);
+	if (!line)
+		return false;
+	pthread_mutex_lock(&line->lock);
+	for (a = line->actions; a && !found; a = a->next) {
+		if (a->dev_id != dev_id || !a->owner.dev)
+			continue;
+		devres__owner_hand(&a->owner, h);
+		found = true;
+	}
+	pthread_mutex_unlock(&line->lock);
+	irq__line_put(line);
+	return found;
+}
+
 /* What a free does once the line is unlocked. */
 struct detach_owed {
 	struct irq_line *line;

@@ -460,6 +460,26 @@ static struct fd_dr *find_live(unsigned int *lo, unsigned int hi)
 	return NULL;
 }
 
+bool posix__fd_owner(int fd, struct devres__hand *h)
+{
+	struct fd_dr **pp, *dr;
+	bool found = false;
+
+	/* A signal handler's, its thread inside a span: not looked up. */
+	if (fd < 0 || in_span() || !maybe_listed((unsigned int)fd))
+		return false;
+	table_lock();
+	pp = slot((unsigned int)fd, false, false);
+	for (dr = pp ? *pp : NULL; dr && !found; dr = dr->next) {
+		if (!dr->owner.dev || dr->releasing || !posix__fd_same(dr))
+			continue;
+		devres__owner_hand(&dr->owner, h);
+		found = true;
+	}
+	table_unlock();
+	return found;
+}
+
 /*
  * The twin of @dr, whose number [@lo, @hi] is about to close, moved out of
  * the range: a program that closes numbers it did not open (every number
@@ -660,6 +680,22 @@ static struct stream_dr **stream_link(const FILE *f)
 		if ((*pp)->f == f && !(*pp)->id.releasing)
 			return pp;
 	return NULL;
+}
+
+bool posix__stream_owner(const FILE *f, struct devres__hand *h)
+{
+	struct stream_dr **pp;
+	bool found;
+
+	if (in_span())
+		return false;
+	table_lock();
+	pp = stream_link(f);
+	found = pp && (*pp)->owner.dev;
+	if (found)
+		devres__owner_hand(&(*pp)->owner, h);
+	table_unlock();
+	return found;
 }
 
 bool posix__stream_claim(struct stream_dr *dr)

@@ -99,6 +99,14 @@ HIDDEN bool posix__stream_claim(struct stream_dr *dr);
 HIDDEN void posix__stream_done(struct stream_dr *dr);
 
 /*
+ * Who owns the managed number @fd (the live one: still its open file) or
+ * the managed stream @f, into @h: false when none does, or when this
+ * thread is inside a span of the table's lock (a signal handler's call).
+ */
+HIDDEN bool posix__fd_owner(int fd, struct devres__hand *h);
+HIDDEN bool posix__stream_owner(const FILE *f, struct devres__hand *h);
+
+/*
  * How many nodes the table holds: the interposers' first (and, at zero,
  * only) look, one relaxed load.
  */

@@ -320,6 +320,7 @@ static int fd_kinds(struct device *dev, int fd)
 void devm_close(struct device *dev, int fd)
 {
 	struct fd_match m = { fd, false };
+	struct devres__hand h;
 
 	if (!devres__dev_ok(dev, __func__))
 		return;
@@ -338,7 +339,13 @@ void devm_close(struct device *dev, int fd)
 			if (devres_release(dev, fd_releases[i], match_fd, &m) ==
 			    0)
 				return;
-	devres__warn(dev, __func__, "fd %d is not managed by this device", fd);
+	/* Another device's number (or another call's): named, left open. */
+	if (posix__fd_owner(fd, &h))
+		devres__warn_foreign(dev, __func__, &h,
+				     "fd %d is not managed by this device", fd);
+	else
+		devres__warn(dev, __func__,
+			     "fd %d is not managed by this device", fd);
 }
 
 int devm_memfd_create(struct device *dev, const char *name, unsigned int flags)

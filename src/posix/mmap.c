@@ -160,6 +160,7 @@ static int match_overlap(struct device *dev, void *res, void *data)
 void devm_munmap(struct device *dev, void *addr, size_t len)
 {
 	struct range r = { (uintptr_t)addr, page_align(len) };
+	struct devres__hand h;
 
 	if (!devres__dev_ok(dev, __func__))
 		return;
@@ -174,6 +175,10 @@ void devm_munmap(struct device *dev, void *addr, size_t len)
 			     "[%p, +%zu) overlaps a managed mapping but is not "
 			     "one: not unmapped",
 			     addr, len);
+	else if (devres__maps_owner(addr, &h))
+		devres__warn_foreign(dev, __func__, &h,
+				     "[%p, +%zu) is not mapped by this device",
+				     addr, len);
 	else
 		devres__warn(dev, __func__,
 			     "[%p, +%zu) is not mapped by this device", addr,

@@ -167,9 +167,17 @@ int devm_fclose(struct device *dev, FILE *stream)
 	/* Taken off first, so that the error of fclose() can be returned. */
 	dr = devres_remove(dev, devm_fopen_release, match_stream, stream);
 	if (!dr) {
-		devres__warn(dev, __func__,
-			     "stream %p is not managed by this device",
-			     (void *)stream);
+		struct devres__hand h;
+
+		if (posix__stream_owner(stream, &h))
+			devres__warn_foreign(dev, __func__, &h,
+					     "stream %p is not managed by this "
+					     "device",
+					     (void *)stream);
+		else
+			devres__warn(dev, __func__,
+				     "stream %p is not managed by this device",
+				     (void *)stream);
 		return -EINVAL;
 	}
 	/*
