@@ -699,6 +699,7 @@ static const struct managed managed[] = {
 	NONE("devm_remove_action", "the managed release"),
 	NONE("devm_release_action", "the managed release"),
 	NONE("devm_is_action_added", "a query: acquires nothing"),
+	NONE("devm_is_kmalloc", "a query: acquires nothing"),
 	NONE("pcim_iounmap", "the managed release"),
 	NONE("pcim_release_region", "the managed release"),
 	/* Node kinds the library makes inside other calls. */
