@@ -122,10 +122,24 @@ static inline void *kcalloc(size_t n, size_t size, gfp_t gfp)
 			    kcompat_gfp(gfp, KCOMPAT_SLEEP_kcalloc));
 }
 
+/*
+ * A block kmalloc() did not make is left as it is: one WARN in
+ * krealloc()'s name, with the call a devm_kmalloc() block wants.
+ */
 static inline void *krealloc(const void *p, size_t size, gfp_t gfp)
 {
-	return devm_krealloc(kcompat_heap_dev(), (void *)p, size,
-			     kcompat_gfp(gfp, KCOMPAT_SLEEP_krealloc));
+	struct device *heap = kcompat_heap_dev();
+
+	gfp = kcompat_gfp(gfp, KCOMPAT_SLEEP_krealloc);
+	if (!ZERO_OR_NULL_PTR(p) && !IS_ERR(p) && !devm_is_kmalloc(heap, p)) {
+		devres_warn(NULL, "krealloc",
+			    "%p is not a block of kmalloc(): if "
+			    "devm_kmalloc() made it, use devm_krealloc(); "
+			    "nothing changed",
+			    p);
+		return NULL;
+	}
+	return devm_krealloc(heap, (void *)p, size, gfp);
 }
 
 static inline char *kstrdup(const char *s, gfp_t gfp)
