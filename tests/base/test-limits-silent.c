@@ -38,6 +38,18 @@
  * - vfio.h, VFIO_MAX_RANGES (16): the highest kept, an info line (K8,
  *   test-vfio-caps); pci/pci.h, PCI_NAME_MAX: names longer are refused at
  *   the scan (docs/misuse.md, Fixed limits).
+ * - Counts narrower than 64 bits in per-thread and per-object state, each
+ *   bounded before it could wrap: a device's references, a line's
+ *   disables, a PCI device's enables, a revocable's references, nested
+ *   call sites and waits, a thread's preemption disables (checked at a
+ *   limit with a WARN, above); a line's handlers and references, a bus's
+ *   and a VFIO group's references, a pool chunk's busy blocks, a
+ *   handle's readers (each one a live allocation, a thread or a nested
+ *   access: memory or the thread limit comes first); own-fd.c's record
+ *   generation of a descriptor slot (it tells a close from an open made
+ *   in the instant between the close and its clearing: 2^32 opens of one
+ *   number there are out of reach); handle.c's slot generation (retired
+ *   at 2^31 lives, test-hostile-limits-inner).
  * - Caches, not limits (past them memory is freed, nothing refused):
  *   slab.h CACHE_MAX and LAZY_MAX, nodecache.h NC_MAX and NC_CAP, index.c
  *   KEEP_CAP, pages.c KEEP, blocks.c BK_PER; batches (irq/dispatch.c's 16
