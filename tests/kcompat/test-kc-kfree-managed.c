@@ -91,7 +91,7 @@ static void kfree_sensitive_hand(void *p)
 
 static void krealloc_hand(void *p)
 {
-	assert_null(krealloc(p, 2 * SIZE, GFP_KERNEL));
+	assert_null(krealloc(p, (size_t)2 * SIZE, GFP_KERNEL));
 }
 
 static const struct {
