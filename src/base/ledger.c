@@ -20,15 +20,14 @@
  * pthread_setspecific() writes the thread's own block and allocates
  * nothing (glibc).
  *
- * A thread that ends with no destructor run (a raw SYS_exit, a thread of
- * clone(2) made by a pthread) never gives its tally back. Each tally
- * names its thread (process and thread id); when the pool is full, a
- * tally whose thread is gone is taken back, its counts kept, before the
- * claimer falls back: the pool is never lost to such ends.
+ * A thread that ends with no destructor run (a raw SYS_exit, or a count
+ * made after its destructors' last round) never gives its tally back.
+ * Each tally names its thread (process and thread id); when the pool is
+ * full, a tally whose thread is gone is taken back, its counts kept,
+ * before the claimer falls back: the pool is never lost to such ends.
  */
 #include <errno.h>
 #include <pthread.h>
-#include <signal.h>
 #include <stdbool.h>
 #include <unistd.h>
 #include <sys/syscall.h>
