@@ -459,6 +459,24 @@ DEVRES_API void *devm_krealloc(struct device *dev, void *ptr, size_t new_size,
 DEVRES_API void devm_kfree(struct device *dev, const void *p);
 
 /**
+ * devm_is_kmalloc() - whether memory is a managed allocation of a device
+ * @dev: the device
+ * @p: the memory asked about
+ *
+ * Whether @p is a live allocation of the devm_kmalloc() family on @dev,
+ * which devm_kfree() would free. Nothing is read at @p: a foreign or freed
+ * pointer is simply not found. For a plain allocator built on a hidden
+ * device (the compat layer's kmalloc()), whose free can then say which
+ * free a block it did not make wants, rather than devm_kfree()'s WARN.
+ *
+ * Context: any thread; takes @dev's devres lock.
+ * Return: true when @dev holds @p; false for NULL and ZERO_SIZE_PTR, for
+ * memory @dev does not hold, and, with a WARN, for a bad @dev or an
+ * ERR_PTR() @p.
+ */
+DEVRES_API bool devm_is_kmalloc(struct device *dev, const void *p);
+
+/**
  * devm_kstrdup() - managed copy of a string
  * @dev: the device
  * @s: the string, or NULL

@@ -62,8 +62,9 @@ enum {
  * platform_get_irq() finds it. Numbers are not reused until the number
  * space wraps, so a stale number reads as a destroyed line.
  *
- * Context: any thread. The eventfd is a fault-injection point and counts
- * as an fd in the ledger until irq_line_destroy().
+ * Context: any thread. The eventfd and the line's record are
+ * fault-injection points; the eventfd counts as an fd in the ledger until
+ * irq_line_destroy().
  * Return: the line's number (> 0); -ENOMEM, -EMFILE or another error of
  * eventfd(2); -ENOSPC when every number is in use.
  */

@@ -218,8 +218,15 @@ static int insert(struct device *dev, struct devres__node *n)
 	size_t mask, i;
 	uint32_t kind;
 
+	/*
+	 * A growth is a fault point, so that a sweep fails the add that
+	 * needs it as any other allocation of that call. The first lookup's
+	 * table is not: its failure costs a search, and the lookup goes on.
+	 */
 	if ((t->used + t->tomb + 1) * 4 > t->cap * 3) {
-		int ret = rebuild(dev, (t ? t->used : 0) + 1);
+		int ret = devres__should_fail_as("devres index", -ENOMEM)
+				  ? -ENOMEM
+				  : rebuild(dev, (t ? t->used : 0) + 1);
 
 		if (ret)
 			return ret;

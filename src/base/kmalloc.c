@@ -260,6 +260,18 @@ void devm_kfree(struct device *dev, const void *p)
 	dr_log(dev, "REM", l);
 }
 
+bool devm_is_kmalloc(struct device *dev, const void *p)
+{
+	bool found;
+
+	if (ZERO_OR_NULL_PTR(p) || !devres__dev_ok(dev, __func__) ||
+	    devres__arg_bad(dev, p, __func__, "p") || !lock_dev(dev, __func__))
+		return false;
+	found = find_kmalloc(dev, p) != NULL;
+	unlock_dev(dev);
+	return found;
+}
+
 /*
  * A node devm_krealloc() resized or replaced is named after it from then
  * on, whether it moved or not: which it does is the allocator's business.

@@ -19,10 +19,18 @@
  * library loads: among the process's first keys, whose
  * pthread_setspecific() writes the thread's own block and allocates
  * nothing (glibc).
+ *
+ * A thread that ends with no destructor run (a raw SYS_exit, or a count
+ * made after its destructors' last round) never gives its tally back.
+ * Each tally names its thread (process and thread id); when the pool is
+ * full, a tally whose thread is gone is taken back, its counts kept,
+ * before the claimer falls back: the pool is never lost to such ends.
  */
 #include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include <devres/fault.h>
 #include "internal.h"
 
@@ -38,11 +46,60 @@ struct tally {
 TLS_FAST long *devres__tally;
 static struct tally pool[POOL];
 static unsigned long long claimed[POOL / WORD_BITS];
+/* Whose each claimed tally is: pid << 32 | tid; 0 while being claimed. */
+static unsigned long long owner[POOL];
 /* One more than the highest slot ever claimed: what sum() reads. */
 static unsigned int used;
 static long fallback[DL_NR];
 static pthread_key_t exit_key;
 static bool have_key;
+
+/* This thread, as owner[] names it: both ids by system call. */
+static unsigned long long self_id(void)
+{
+	return (unsigned long long)(unsigned int)syscall(SYS_getpid) << 32 |
+	       (unsigned int)syscall(SYS_gettid);
+}
+
+/*
+ * Whether the thread @id names is gone: only the kernel's "no such
+ * thread" says so. A thread alive, or one of another process that this
+ * one may not signal, keeps its tally.
+ */
+static bool gone(unsigned long long id)
+{
+	pid_t pid = (pid_t)(id >> 32), tid = (pid_t)(id & 0xffffffffu);
+
+	return syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
+}
+
+/*
+ * The pool is full: a tally whose thread ended unseen is taken back, for
+ * the caller. Its owner is cleared first, by one compare-and-swap, so
+ * that two claimers cannot both take it; a tally being claimed (owner 0)
+ * is left alone. Its counts stay, as a tally given back keeps them.
+ */
+static struct tally *reclaim(void)
+{
+	unsigned int n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
+	int saved = errno;
+
+	for (unsigned int i = 0; i < n; i++) {
+		unsigned long long id =
+			__atomic_load_n(&owner[i], __ATOMIC_RELAXED);
+
+		if (!id || !gone(id))
+			continue;
+		if (!__atomic_compare_exchange_n(&owner[i], &id, self_id(),
+						 false, __ATOMIC_ACQUIRE,
+						 __ATOMIC_RELAXED))
+			continue;
+		errno = saved;
+		return &pool[i];
+	}
+	errno = saved;
+	return NULL;
+}
 
 /* A free tally, claimed (the lowest); NULL when every one is taken. */
 static struct tally *take(void)
@@ -66,10 +123,32 @@ static struct tally *take(void)
 				       &used, &u, i + 1, true, __ATOMIC_RELEASE,
 				       __ATOMIC_RELAXED))
 				;
+			__atomic_store_n(&owner[i], self_id(),
+					 __ATOMIC_RELAXED);
 			return &pool[i];
 		}
 	}
 	return NULL;
+}
+
+/*
+ * A thread without a tally tries again at each count: the search for a
+ * gone thread's, a system call a tally, is made at its first try, then
+ * after 1, 3, 7 ... counts more (at most 4096 apart), so that threads
+ * past the pool (all alive) do not pay it on every count.
+ */
+static TLS_FAST unsigned int reclaim_skip, reclaim_gap;
+
+static struct tally *reclaim_due(void)
+{
+	if (reclaim_skip) {
+		reclaim_skip--;
+		return NULL;
+	}
+	if (reclaim_gap < 4096)
+		reclaim_gap = reclaim_gap * 2 + 1;
+	reclaim_skip = reclaim_gap;
+	return reclaim();
 }
 
 /* Gives @v's tally back with its counts, which stay in the sum. */
@@ -77,6 +156,7 @@ static void give(long *v)
 {
 	size_t i = (size_t)((struct tally *)(void *)v - pool);
 
+	__atomic_store_n(&owner[i], 0, __ATOMIC_RELAXED);
 	__atomic_fetch_and(&claimed[i / WORD_BITS], ~(1ull << (i % WORD_BITS)),
 			   __ATOMIC_RELEASE);
 }
@@ -105,11 +185,15 @@ static void ledger_child(void)
 
 	for (unsigned int w = 0; w < POOL / WORD_BITS; w++)
 		__atomic_store_n(&claimed[w], 0, __ATOMIC_RELAXED);
+	for (unsigned int i = 0; i < POOL; i++)
+		__atomic_store_n(&owner[i], 0, __ATOMIC_RELAXED);
 	if (v) {
 		size_t i = (size_t)((struct tally *)(void *)v - pool);
 
 		__atomic_store_n(&claimed[i / WORD_BITS],
 				 1ull << (i % WORD_BITS), __ATOMIC_RELAXED);
+		/* The child's thread has ids of its own. */
+		__atomic_store_n(&owner[i], self_id(), __ATOMIC_RELAXED);
 	}
 }
 
@@ -135,6 +219,8 @@ static long *enrol(void)
 	if (!have_key)
 		return NULL;
 	t = take();
+	if (!t)
+		t = reclaim_due();
 	if (!t)
 		return NULL;
 	if (pthread_setspecific(exit_key, &exit_key)) {

@@ -16,20 +16,31 @@
 #include <errno.h>
 #include "subsys.h"
 
+/*
+ * One a subsystem: two today (io, PCI). A fifth is refused with a WARN,
+ * not dropped unsaid: its managed mappings given to a plain unmap would
+ * go unfound, and be unmapped a second time by their device's release.
+ */
 #define MAX_UNMAPPERS 4
 
 static devres__unmapper_t unmappers[MAX_UNMAPPERS];
 static unsigned int nr_unmappers;
 
-void devres__unmapper_register(devres__unmapper_t fn)
+int devres__unmapper_register(devres__unmapper_t fn)
 {
 	unsigned int n = __atomic_load_n(&nr_unmappers, __ATOMIC_RELAXED);
 
-	/* Constructors only, one subsystem each: never past the array. */
-	if (n >= MAX_UNMAPPERS)
-		return;
+	if (n >= MAX_UNMAPPERS) {
+		devres__warn(NULL, "iounmap",
+			     "%u unmappers of plain unmaps registered: no room "
+			     "for another, whose managed mappings iounmap() "
+			     "and pci_iounmap() will not find",
+			     MAX_UNMAPPERS);
+		return -ENOSPC;
+	}
 	unmappers[n] = fn;
 	__atomic_store_n(&nr_unmappers, n + 1, __ATOMIC_RELEASE);
+	return 0;
 }
 
 int devres__unmap_plain(void *addr, const char *call)

@@ -410,10 +410,11 @@ HIDDEN bool devres__maps_owner(const void *addr, struct devres__hand *h);
  * "pci_iounmap"), WARNing as that call: 0 when @addr was its mapping
  * (unmapped, or refused with its WARN), -ENOENT when not. Registered by a
  * constructor; devres__unmap_plain() asks each in turn, and says -ENOENT
- * when none had @addr.
+ * when none had @addr. A registration past the table's four is refused:
+ * -ENOSPC, with one WARN.
  */
 typedef int (*devres__unmapper_t)(void *addr, const char *call);
-HIDDEN void devres__unmapper_register(devres__unmapper_t fn);
+HIDDEN int devres__unmapper_register(devres__unmapper_t fn);
 HIDDEN int devres__unmap_plain(void *addr, const char *call);
 /*
  * Between these, this thread's log lines and WARNs are kept and sent to

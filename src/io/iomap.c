@@ -501,7 +501,7 @@ static int unmap_plain(void *a, const char *call)
 
 __attribute__((constructor)) static void io_unmapper(void)
 {
-	devres__unmapper_register(unmap_plain);
+	(void)devres__unmapper_register(unmap_plain);
 }
 
 void iounmap(volatile void *addr)

@@ -273,11 +273,16 @@ bool irq__line_unmask(struct irq_line *line)
 	return false;
 }
 
+/* Behind the fault point, so that a sweep fails it as any acquisition. */
 static int add_line(int fd, enum irq_line_kind kind, const char *name)
 {
-	struct irq_line *line = calloc(1, sizeof(*line));
-	char *copy = strdup(name ? name : "irq");
+	struct irq_line *line = NULL;
+	char *copy = NULL;
 
+	if (!devres__should_fail()) {
+		line = calloc(1, sizeof(*line));
+		copy = strdup(name ? name : "irq");
+	}
 	if (!line || !copy) {
 		free(line);
 		free(copy);

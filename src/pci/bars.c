@@ -481,7 +481,7 @@ static int bar_unmap_plain(void *addr, const char *call)
 /* Before main(): a BAR mapping exists only once this object is linked. */
 __attribute__((constructor)) static void bar_unmapper(void)
 {
-	devres__unmapper_register(bar_unmap_plain);
+	(void)devres__unmapper_register(bar_unmap_plain);
 }
 
 void pci__bars_protect(void)

@@ -85,6 +85,7 @@ static const struct {
 	/* The kmalloc family's NULL and ZERO_SIZE_PTR. */
 	{ "devm_kfree:p", ZERO_OK },
 	{ "devm_krealloc:ptr", ZERO_OK },
+	{ "devm_is_kmalloc:p", ZERO_OK },
 	/* NULL: "none", "the default", "the latest" or "nothing to do". */
 	{ ":match", NULL_OK },
 	{ "devres_set_log_sink:sink", NULL_OK },

@@ -67,7 +67,8 @@ static const char *const null_ok[] = {
 };
 
 /* And ZERO_SIZE_PTR, what a zero-byte allocation returned, as well. */
-static const char *const zero_ok[] = { "kfree:p", "krealloc:p" };
+static const char *const zero_ok[] = { "kfree:p", "kvfree:p",
+				       "kfree_sensitive:p", "krealloc:p" };
 
 /*
  * A bad pointer refused as a parse error, without a WARN: kstrto*()

@@ -1,17 +1,18 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit kcompat tsan */
 /*
- * A compat driver's managed memory given to the plain frees of
+ * A compat driver's managed memory given to the plain calls of
  * <linux/slab.h>: each of devm_kmalloc(), devm_kzalloc(),
  * devm_kmalloc_array(), devm_kcalloc(), devm_krealloc(), devm_kstrdup(),
- * devm_kmemdup() and devm_kasprintf() crossed with kfree(), kvfree() and
- * kfree_sensitive(). The kernel would not accept it (the pointer is inside
- * a devres node, no slab object of its own), and the library tells it: a
- * free of the compat heap's own blocks, so one WARN naming that heap
- * device ("kmalloc") and devm_kfree(), nothing freed, the node kept; the
- * memory still the driver's to write, and the device's release frees it
- * once (AddressSanitizer sees a second free); no WARN more, and the ledger
- * back at its baseline (the fixture's teardown).
+ * devm_kmemdup() and devm_kasprintf() crossed with kfree(), kvfree(),
+ * kfree_sensitive() and krealloc(). The kernel would not accept it (the
+ * pointer is inside a devres node, no slab object of its own), and the
+ * library tells it: one WARN naming the plain call the driver made and
+ * the managed one it wants (devm_kfree(), devm_krealloc()), nothing freed
+ * or moved, the node kept; the memory still the driver's to write, and
+ * the device's release frees it once (AddressSanitizer sees a second
+ * free); no WARN more, and the ledger back at its baseline (the
+ * fixture's teardown).
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
@@ -88,6 +89,11 @@ static void kfree_sensitive_hand(void *p)
 	kfree_sensitive(p);
 }
 
+static void krealloc_hand(void *p)
+{
+	assert_null(krealloc(p, (size_t)2 * SIZE, GFP_KERNEL));
+}
+
 static const struct {
 	const char *name;
 	void *(*fn)(void);
@@ -102,13 +108,17 @@ static const struct {
 	{ "devm_kasprintf", kasprintf_acq },
 };
 
+#define FREED "use devm_kfree(); nothing freed"
+
 static const struct {
 	const char *name;
 	void (*fn)(void *p);
+	const char *fix; /* the end of its WARN */
 } frees[] = {
-	{ "kfree", kfree_hand },
-	{ "kvfree", kvfree_hand },
-	{ "kfree_sensitive", kfree_sensitive_hand },
+	{ "kfree", kfree_hand, FREED },
+	{ "kvfree", kvfree_hand, FREED },
+	{ "kfree_sensitive", kfree_sensitive_hand, FREED },
+	{ "krealloc", krealloc_hand, "use devm_krealloc(); nothing changed" },
 };
 
 #define NACQS (sizeof(acqs) / sizeof(acqs[0]))
@@ -124,6 +134,7 @@ static const struct cell *cur;
 static void run_cell(void **state)
 {
 	struct devres_stats st;
+	char reason[128];
 	void *p;
 
 	(void)state;
@@ -134,8 +145,10 @@ static void run_cell(void **state)
 
 	start_capture();
 	frees[cur->f].fn(p);
-	expect_warn_on("kmalloc", "devm_kfree",
-		       "is not a managed allocation of this device");
+	snprintf(reason, sizeof(reason),
+		 "is not a block of kmalloc(): if devm_kmalloc() made it, %s",
+		 frees[cur->f].fix);
+	expect_warn_on("(no device)", frees[cur->f].name, reason);
 	/* Not freed: still the device's, and still writable. */
 	devres_get_stats(&tdev, &st);
 	assert_int_equal(st.allocs, 1);

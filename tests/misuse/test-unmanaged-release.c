@@ -663,7 +663,10 @@ static const struct managed managed[] = {
 				   "release_mem_region"),
 	ROW("pcim_request_all_regions", "devm_request_mem_region/"
 					"release_mem_region"),
-	NONE("devm_kmalloc", "memory: free(3) of it is a libc error (ASan)"),
+	NONE("devm_kmalloc", "memory: free(3) of it is a libc error (ASan); "
+			     "the compat kfree() and krealloc() WARN with "
+			     "devm_kfree()/devm_krealloc() "
+			     "(test-kc-kfree-managed)"),
 	NONE("devm_kzalloc", "memory, as devm_kmalloc"),
 	NONE("devm_kcalloc", "memory, as devm_kmalloc"),
 	NONE("devm_kmalloc_array", "memory, as devm_kmalloc"),
@@ -699,6 +702,7 @@ static const struct managed managed[] = {
 	NONE("devm_remove_action", "the managed release"),
 	NONE("devm_release_action", "the managed release"),
 	NONE("devm_is_action_added", "a query: acquires nothing"),
+	NONE("devm_is_kmalloc", "a query: acquires nothing"),
 	NONE("pcim_iounmap", "the managed release"),
 	NONE("pcim_release_region", "the managed release"),
 	/* Node kinds the library makes inside other calls. */

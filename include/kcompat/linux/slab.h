@@ -122,10 +122,24 @@ static inline void *kcalloc(size_t n, size_t size, gfp_t gfp)
 			    kcompat_gfp(gfp, KCOMPAT_SLEEP_kcalloc));
 }
 
+/*
+ * A block kmalloc() did not make is left as it is: one WARN in
+ * krealloc()'s name, with the call a devm_kmalloc() block wants.
+ */
 static inline void *krealloc(const void *p, size_t size, gfp_t gfp)
 {
-	return devm_krealloc(kcompat_heap_dev(), (void *)p, size,
-			     kcompat_gfp(gfp, KCOMPAT_SLEEP_krealloc));
+	struct device *heap = kcompat_heap_dev();
+
+	gfp = kcompat_gfp(gfp, KCOMPAT_SLEEP_krealloc);
+	if (!ZERO_OR_NULL_PTR(p) && !IS_ERR(p) && !devm_is_kmalloc(heap, p)) {
+		devres_warn(NULL, "krealloc",
+			    "%p is not a block of kmalloc(): if "
+			    "devm_kmalloc() made it, use devm_krealloc(); "
+			    "nothing changed",
+			    p);
+		return NULL;
+	}
+	return devm_krealloc(heap, (void *)p, size, gfp);
 }
 
 static inline char *kstrdup(const char *s, gfp_t gfp)
@@ -145,20 +159,52 @@ static inline void *kmemdup(const void *src, size_t len, gfp_t gfp)
  * allows: the free tells the item's thread, which then touches nothing of
  * it (<linux/workqueue.h>). A free of memory that holds an item still
  * queued, or running in another thread, WARNs and cancels it first.
+ *
+ * A block kmalloc() did not make is not freed: one WARN in kfree()'s
+ * name, with the free a devm_kmalloc() block wants (the kernel's kfree()
+ * of one frees it under its device, which then frees it again).
  */
-static inline void kfree(const void *p)
+static inline void kcompat_kfree(const void *p, const char *func)
 {
+	struct device *heap;
+
 	if (ZERO_OR_NULL_PTR(p))
 		return;
-	devm_kfree(kcompat_heap_dev(), p);
+	if (IS_ERR(p)) {
+		devres_warn_bad_arg(func, "p", p);
+		return;
+	}
+	heap = kcompat_heap_dev();
+	if (!devm_is_kmalloc(heap, p)) {
+		devres_warn(NULL, func,
+			    "%p is not a block of kmalloc(): if "
+			    "devm_kmalloc() made it, use devm_kfree(); "
+			    "nothing freed",
+			    p);
+		return;
+	}
+	devm_kfree(heap, p);
+}
+
+static inline void kfree(const void *p)
+{
+	kcompat_kfree(p, "kfree");
+}
+
+static inline void kvfree(const void *p)
+{
+	kcompat_kfree(p, "kvfree");
+}
+
+static inline void kfree_sensitive(const void *p)
+{
+	kcompat_kfree(p, "kfree_sensitive");
 }
 
 #define kvmalloc kmalloc
 #define kvzalloc kzalloc
 #define kvcalloc kcalloc
 #define kvmalloc_array kmalloc_array
-#define kvfree kfree
-#define kfree_sensitive kfree
 
 /* Each call names its line for the sweep (<linux/kcompat_site.h>). */
 #undef devm_add_action

@@ -1,0 +1,191 @@
+// SPDX-License-Identifier: MIT
+/* ctest-labels: unit hostile white-box tsan timeout=120 */
+/*
+ * The fixed limits of the library's process-wide tables and per-thread
+ * records that were silent at their bound, one cell each in the shape of
+ * test-hostile-limits-all.c: driven to the limit (no WARN), one past it
+ * (one WARN and a documented error, or no limit any more), then used
+ * correctly again.
+ *
+ * Every fixed-size table, every *_MAX and every narrow count in per-thread
+ * or per-object state of src/ and include/devres/, what happens at its
+ * bound, and the cell that shows it:
+ *
+ * - plain-unmap.c, MAX_UNMAPPERS (4) subsystems whose mappings a plain
+ *   iounmap() or pci_iounmap() asks about (two today): a fifth was dropped
+ *   with nothing said, its managed mappings unfound by a plain unmap; now
+ *   -ENOSPC and one WARN ("plain-unmap.c: unmappers" here).
+ * - ledger.c, POOL (256) per-thread tallies: a thread that ended with no
+ *   destructor run (a raw SYS_exit) kept its tally for good, and past 256
+ *   such ends every thread counted in the shared fallback; now a full
+ *   pool takes back the tally of a thread that is gone ("ledger.c:
+ *   tallies of threads ended unseen" here).
+ * - pci/probe.c, PCI_BACKENDS_MAX (4): -ENOSPC, unreachable (UIO and VFIO,
+ *   each added once; a second add of one is a no-op).
+ * - irq/internal.h, IRQ_LINES_MAX (1024): -ENOSPC from irq_line_create()
+ *   (test-irq-line); irq/manage.c, IRQ_DEPTH_MAX (2^20 disables): WARN
+ *   (test-hostile-counters).
+ * - base/kind.c, 65 536 release functions: WARN and NULL (row 56,
+ *   test-kind-limit).
+ * - base/maps.c, MAX_HITS (16) managed mappings in one munmap(2): the rest
+ *   in one line (test-hostile-limits); base/log.c, HELD_MAX (16) log lines
+ *   held under a lock: the rest counted and said ("log lines dropped").
+ * - base/site.c, SITE_DEPTH_MAX; base/waits.c, WAIT_DEPTH_MAX; base/hold.c,
+ *   HOLD_MAX; base/base.h, DEV_REF_MAX; pci/driver.c, PCI_ENABLE_MAX;
+ *   revocable.c, MAX_DEPTH and REVOCABLE_REFS_MAX: WARN and refused
+ *   (docs/misuse.md, Fixed limits; test-hostile-counts,
+ *   test-hostile-counters, test-hostile-limits, test-revocable).
+ * - vfio.h, VFIO_MAX_RANGES (16): the highest kept, an info line (K8,
+ *   test-vfio-caps); pci/pci.h, PCI_NAME_MAX: names longer are refused at
+ *   the scan (docs/misuse.md, Fixed limits).
+ * - Counts narrower than 64 bits in per-thread and per-object state, each
+ *   bounded before it could wrap: a device's references, a line's
+ *   disables, a PCI device's enables, a revocable's references, nested
+ *   call sites and waits, a thread's preemption disables (checked at a
+ *   limit with a WARN, above); a line's handlers and references, a bus's
+ *   and a VFIO group's references, a pool chunk's busy blocks, a
+ *   handle's readers (each one a live allocation, a thread or a nested
+ *   access: memory or the thread limit comes first); own-fd.c's record
+ *   generation of a descriptor slot (it tells a close from an open made
+ *   in the instant between the close and its clearing: 2^32 opens of one
+ *   number there are out of reach); handle.c's slot generation (retired
+ *   at 2^31 lives, test-hostile-limits-inner).
+ * - Caches, not limits (past them memory is freed, nothing refused):
+ *   slab.h CACHE_MAX and LAZY_MAX, nodecache.h NC_MAX and NC_CAP, index.c
+ *   KEEP_CAP, pages.c KEEP, blocks.c BK_PER; batches (irq/dispatch.c's 16
+ *   epoll events, interpose-fd.c's SEEN_MAX WARNs of close_range(2), said
+ *   in rounds); posix/stdio.c MODE_MAX (a longer mode is copied to the
+ *   heap).
+ *
+ * Under ThreadSanitizer the raw SYS_exit cell is skipped: TSan never sees
+ * such a thread end.
+ */
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
+#include <errno.h>
+#include <pthread.h>
+#include <stdbool.h>
+#include <string.h>
+#include <unistd.h>
+#include <sys/mman.h>
+#include <sys/syscall.h>
+#include "testlib.h"
+#include "hostile/limit-cells.h"
+#include "base/subsys.h"
+
+static int no_mapping(void *addr, const char *call)
+{
+	(void)addr;
+	(void)call;
+	return -ENOENT;
+}
+
+/*
+ * io and PCI registered theirs as the library loaded: the table is filled
+ * to its four, then one more is refused with its WARN. A plain unmap of
+ * what none made still asks every one and finds nothing.
+ */
+static void unmappers(void)
+{
+	int ret = 0, n = 0;
+
+	while (!ret) {
+		ret = devres__unmapper_register(no_mapping);
+		n += !ret;
+		assert_in_range(n, 0, 4);
+		if (!ret)
+			assert_int_equal(warns(), 0);
+	}
+	assert_int_equal(ret, -ENOSPC);
+	assert_int_equal(warns(), 1);
+	assert_int_equal(devres__unmap_plain(&n, "iounmap"), -ENOENT);
+	assert_int_equal(warns(), 1);
+}
+
+#define RAW_THREADS 300 /* more than the ledger's 256 tallies */
+#define RAW_STACK ((size_t)256 * 1024)
+
+static void node_release(struct device *dev, void *res)
+{
+	(void)dev;
+	(void)res;
+}
+
+/* One node made and freed: the thread's first count enrols it. */
+static bool count_once(void)
+{
+	void *p = devres_alloc(node_release, 8, GFP_KERNEL);
+
+	assert_non_null(p);
+	devres_free(p);
+	return __atomic_load_n(&devres__tally, __ATOMIC_RELAXED) != NULL;
+}
+
+static void *raw_end(void *arg)
+{
+	*(bool *)arg = count_once();
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
+static void *plain_end(void *arg)
+{
+	*(bool *)arg = count_once();
+	return NULL;
+}
+
+/* A thread on a stack of its own, unmapped once it is gone. */
+static void run_thread(void *(*fn)(void *), bool *had)
+{
+	pthread_attr_t attr;
+	pthread_t t;
+	void *stack;
+
+	stack = mmap(NULL, RAW_STACK, PROT_READ | PROT_WRITE,
+		     MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	assert_true(stack != MAP_FAILED);
+	assert_int_equal(pthread_attr_init(&attr), 0);
+	assert_int_equal(pthread_attr_setstack(&attr, stack, RAW_STACK), 0);
+	assert_int_equal(pthread_create(&t, &attr, fn, had), 0);
+	assert_int_equal(pthread_join(t, NULL), 0);
+	pthread_attr_destroy(&attr);
+	assert_int_equal(munmap(stack, RAW_STACK), 0);
+}
+
+/*
+ * More threads than there are tallies each count and end by a raw
+ * SYS_exit, one after another: each finds a tally (a free one, or one a
+ * gone thread left), and so does a thread after them all. The counts of
+ * the gone threads stay in the sum: the ledger is at its baseline.
+ */
+static void raw_ends(void)
+{
+	struct devres_ledger before, after;
+	int with = 0;
+	bool had = false;
+
+#if defined(__SANITIZE_THREAD__)
+	skip();
+#endif
+	devres_ledger_snapshot(&before);
+	for (int i = 0; i < RAW_THREADS; i++) {
+		had = false;
+		run_thread(raw_end, &had);
+		with += had;
+	}
+	had = false;
+	run_thread(plain_end, &had);
+	print_message("%d of %d threads ended unseen had a tally\n", with,
+		      RAW_THREADS);
+	assert_true(had);
+	assert_int_equal(with, RAW_THREADS);
+	devres_ledger_snapshot(&after);
+	assert_int_equal(devres_ledger_diff(&before, &after, stderr), 0);
+	assert_int_equal(warns(), 0);
+}
+
+static const struct cell cells[] = {
+	{ "plain-unmap.c: unmappers, to the limit", unmappers },
+	{ "ledger.c: tallies of threads ended unseen", raw_ends },
+};
+
+LIMIT_CELLS_MAIN(cells)
