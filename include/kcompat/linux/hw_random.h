@@ -124,6 +124,7 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 	struct kcompat_hwrng_reg *r;
 	struct kcompat_reg *cur;
 	int ret = 0, old;
+	char what[80];
 	bool twice;
 
 	if (kcompat_bad(rng, "hwrng_register", "hwrng"))
@@ -148,7 +149,8 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 	if (ret) {
 		pthread_mutex_unlock(&kcompat_reg_lock);
 		kfree(r);
-		kcompat_reg_gone_refused(dev, "hwrng_register", "hwrng", ret);
+		snprintf(what, sizeof(what), "hwrng '%s'", rng->name);
+		kcompat_reg_gone_refused(dev, "hwrng_register", what, ret);
 		return -EBUSY;
 	}
 	cur = (struct kcompat_reg *)rng->reg;

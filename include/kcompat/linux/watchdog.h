@@ -225,10 +225,12 @@ static inline int kcompat_wdt_look(struct watchdog_device *wdd,
 static inline int kcompat_wdt_busy(struct watchdog_device *wdd,
 				   const struct kcompat_wdt_seen *seen, int ret)
 {
+	char what[32];
+
 	if (ret) {
+		snprintf(what, sizeof(what), "watchdog %d", seen->id);
 		kcompat_reg_gone_refused(wdd->parent,
-					 "watchdog_register_device", "watchdog",
-					 ret);
+					 "watchdog_register_device", what, ret);
 		return -EBUSY;
 	}
 	if (!seen->busy)
