@@ -249,18 +249,9 @@ static inline bool pairs_taken(unsigned int a, unsigned int b,
 	return !memcmp(got, &want, sizeof(want));
 }
 
-/*
- * Runs the table; prints each pair whose outcome was neither serial one
- * (once, with what was seen and what either order gives) and returns how
- * many pairs failed.
- */
-static inline int pairs_run(const struct pairs_table *t)
+/* The two workers, parked at the go barrier, for the rounds of @t. */
+static inline void pairs_start(const struct pairs_table *t, pthread_t th[2])
 {
-	struct devres_ledger base, now;
-	pthread_t th[2];
-	int failed = 0, ordered = 0, pairs = 0;
-	long third = 0;
-
 	if (t->setup)
 		t->setup();
 	pairs_run_state.t = t;
@@ -274,39 +265,78 @@ static inline int pairs_run(const struct pairs_table *t)
 						(void *)(intptr_t)i),
 				 0);
 	devres_set_log_sink(pairs_sink, NULL);
+}
+
+static inline void pairs_stop(const struct pairs_table *t, pthread_t th[2])
+{
+	devres_set_log_sink(NULL, NULL);
+	__atomic_store_n(&pairs_run_state.stop, true, __ATOMIC_RELEASE);
+	pthread_barrier_wait(&pairs_run_state.go);
+	for (int i = 0; i < 2; i++)
+		pthread_join(th[i], NULL);
+	pthread_barrier_destroy(&pairs_run_state.go);
+	pthread_barrier_destroy(&pairs_run_state.done);
+	if (t->teardown)
+		t->teardown();
+}
+
+/*
+ * The pair of calls @a and @b in state @s, between pairs_start() and
+ * pairs_stop(): its two serial outcomes, then @t->rounds rounds at once.
+ * Returns 1 (the pair printed) when a round ended in neither serial
+ * outcome nor one @t->also allows, else 0; *@ordered is set when the
+ * serial outcomes differ, and *@third counts the rounds @also allowed.
+ */
+static inline int pairs_one(const struct pairs_table *t, unsigned int s,
+			    unsigned int a, unsigned int b, bool *ordered,
+			    long *third)
+{
+	struct pairs_outcome ser[2], got;
+
+	pairs_serial(t, s, a, b, 0, &ser[0]);
+	pairs_serial(t, s, a, b, 1, &ser[1]);
+	*ordered = !!memcmp(&ser[0], &ser[1], sizeof(ser[0]));
+	for (long r = 0; r < t->rounds; r++) {
+		pairs_together(t, s, a, b, r, &got);
+		if (!memcmp(&got, &ser[0], sizeof(got)) ||
+		    !memcmp(&got, &ser[1], sizeof(got)))
+			continue;
+		if (t->also && t->also(s, a, b, &got, ser)) {
+			(*third)++;
+			continue;
+		}
+		print_message("%s: %s with %s, round %ld\n", t->state_name[s],
+			      t->call_name[a], t->call_name[b], r);
+		pairs_print("together", &got);
+		pairs_print("first first", &ser[0]);
+		pairs_print("second first", &ser[1]);
+		return 1;
+	}
+	return 0;
+}
+
+/*
+ * Runs the table; prints each pair whose outcome was neither serial one
+ * (once, with what was seen and what either order gives) and returns how
+ * many pairs failed.
+ */
+static inline int pairs_run(const struct pairs_table *t)
+{
+	struct devres_ledger base, now;
+	pthread_t th[2];
+	int failed = 0, ordered = 0, pairs = 0;
+	long third = 0;
+
+	pairs_start(t, th);
 	for (unsigned int s = 0; s < t->nr_states; s++) {
 		devres_ledger_snapshot(&base);
 		for (unsigned int a = 0; a < t->nr_calls; a++) {
 			for (unsigned int b = a; b < t->nr_calls; b++) {
-				struct pairs_outcome ser[2], got;
+				bool o;
 
-				pairs_serial(t, s, a, b, 0, &ser[0]);
-				pairs_serial(t, s, a, b, 1, &ser[1]);
 				pairs++;
-				ordered += !!memcmp(&ser[0], &ser[1],
-						    sizeof(ser[0]));
-				for (long r = 0; r < t->rounds; r++) {
-					pairs_together(t, s, a, b, r, &got);
-					if (!memcmp(&got, &ser[0],
-						    sizeof(got)) ||
-					    !memcmp(&got, &ser[1], sizeof(got)))
-						continue;
-					if (t->also &&
-					    t->also(s, a, b, &got, ser)) {
-						third++;
-						continue;
-					}
-					failed++;
-					print_message("%s: %s with %s, round "
-						      "%ld\n",
-						      t->state_name[s],
-						      t->call_name[a],
-						      t->call_name[b], r);
-					pairs_print("together", &got);
-					pairs_print("first first", &ser[0]);
-					pairs_print("second first", &ser[1]);
-					break;
-				}
+				failed += pairs_one(t, s, a, b, &o, &third);
+				ordered += o;
 			}
 		}
 		devres_ledger_snapshot(&now);
@@ -316,18 +346,10 @@ static inline int pairs_run(const struct pairs_table *t)
 			failed++;
 		}
 	}
-	devres_set_log_sink(NULL, NULL);
 	print_message("%d pairs (%d whose order tells), %ld rounds each: "
 		      "%d failed; %ld rounds ended in a third outcome\n",
 		      pairs, ordered, t->rounds, failed, third);
-	__atomic_store_n(&pairs_run_state.stop, true, __ATOMIC_RELEASE);
-	pthread_barrier_wait(&pairs_run_state.go);
-	for (int i = 0; i < 2; i++)
-		pthread_join(th[i], NULL);
-	pthread_barrier_destroy(&pairs_run_state.go);
-	pthread_barrier_destroy(&pairs_run_state.done);
-	if (t->teardown)
-		t->teardown();
+	pairs_stop(t, th);
 	return failed;
 }
 

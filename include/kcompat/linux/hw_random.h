@@ -31,10 +31,12 @@ struct hwrng;
  * rng_mutex: a method may call the framework (read another rng, register
  * or unregister one) and the lock is never held by a thread that waits
  * in a method or ends there. Instead the record counts the reads in
- * progress (owner.calls); hwrng_unregister() takes it off the list and
- * waits for them, and the last put calls cleanup() and frees it
- * (kcompat_hwrng_free()): the unregister's own, or that of a read that
- * unregistered its own rng.
+ * progress (owner.calls), which run one at a time, as the kernel's under
+ * its reading_mutex (kcompat_reg_turn()); hwrng_unregister() takes it
+ * off the list and waits for them, and the last put calls cleanup()
+ * (kcompat_hwrng_cleanup_reg()) and frees it: the unregister's own, or
+ * that of a read that unregistered its own rng. A registration of the
+ * rng again waits for that cleanup().
  */
 struct kcompat_hwrng_reg {
 	struct kcompat_reg owner; /* first: the process, the calls */
@@ -92,13 +94,10 @@ static inline void kcompat_hwrng_cleanup(struct hwrng *rng)
 	kcompat_cancel_restore(old);
 }
 
-/* The last put of a registration taken back: cleanup(), then the record. */
-static inline void kcompat_hwrng_free(struct kcompat_reg *owner)
+/* The last put of a registration taken back: cleanup() (then freed). */
+static inline void kcompat_hwrng_cleanup_reg(struct kcompat_reg *owner)
 {
-	struct kcompat_hwrng_reg *r = (struct kcompat_hwrng_reg *)owner;
-
-	kcompat_hwrng_cleanup(r->rng);
-	kfree(r);
+	kcompat_hwrng_cleanup(((struct kcompat_hwrng_reg *)owner)->rng);
 }
 
 /*
@@ -125,6 +124,7 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 	struct kcompat_hwrng_reg *r;
 	struct kcompat_reg *cur;
 	int ret = 0, old;
+	char what[80];
 	bool twice;
 
 	if (kcompat_bad(rng, "hwrng_register", "hwrng"))
@@ -133,8 +133,8 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 		return -EINVAL;
 	if (devres_should_fail(NULL, "hwrng_register"))
 		return -ENOMEM;
-	r = (struct kcompat_hwrng_reg *)kcompat_reg_alloc(sizeof(*r),
-							  kcompat_hwrng_free);
+	r = (struct kcompat_hwrng_reg *)kcompat_reg_alloc(
+		sizeof(*r), kcompat_hwrng_cleanup_reg, &rng->reg);
 	if (!r)
 		return -ENOMEM;
 	r->rng = rng;
@@ -142,8 +142,17 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 	 * The name is taken now; reads find it once init() said yes. The
 	 * rng itself registered already (a parent's is not: the child may
 	 * register its own) is a misuse; another rng of its name is not.
+	 * An unregister of it in progress ends first, its cleanup() too.
 	 */
 	pthread_mutex_lock(&kcompat_reg_lock);
+	ret = kcompat_reg_wait_gone(&rng->reg, "hwrng_register");
+	if (ret) {
+		pthread_mutex_unlock(&kcompat_reg_lock);
+		kfree(r);
+		snprintf(what, sizeof(what), "hwrng '%s'", rng->name);
+		kcompat_reg_gone_refused(dev, "hwrng_register", what, ret);
+		return -EBUSY;
+	}
 	cur = (struct kcompat_reg *)rng->reg;
 	twice = cur && cur->pid == kcompat_lock_pid();
 	if (twice || kcompat_hwrng_find_locked(rng->name)) {
@@ -190,9 +199,13 @@ static inline int kcompat_hwrng_register(struct hwrng *rng, struct device *dev,
 
 /*
  * hwrng_register() - make @rng a source of randomness
+ * Context: may sleep: an hwrng_unregister() of @rng in progress on
+ * another thread ends first, its cleanup() too.
  * Return: 0; -EINVAL without a name or read method; -EEXIST for a name
- * taken, or (a WARN) for @rng registered already; -ENOMEM; what @rng's init returned (-EINVAL, with a WARN, for
- * a positive value or one past -MAX_ERRNO).
+ * taken, or (a WARN) for @rng registered already; -ENOMEM; what @rng's
+ * init returned (-EINVAL, with a WARN, for a positive value or one past
+ * -MAX_ERRNO); -EBUSY (a WARN) from a call its unregister in progress
+ * waits for (its read(), its cleanup()), which would wait for ever.
  */
 static inline int hwrng_register(struct hwrng *rng)
 {
@@ -259,8 +272,8 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 			kcompat_reg_none(NULL, func, what);
 		return;
 	}
+	/* Off the list; rng->reg stays until its cleanup() ran. */
 	list_del(&r->node);
-	rng->reg = NULL;
 	dev = by_hand ? r->owner.managed : NULL;
 	r->owner.managed = NULL;
 	/* Its reads in progress end first, unless this is one of them. */
@@ -411,27 +424,51 @@ static inline int kcompat_hwrng_call(void *arg)
 	return ret;
 }
 
+/* The ready registration of the rng named @name, under kcompat_reg_lock. */
+static inline struct kcompat_reg *kcompat_hwrng_ready(const void *name)
+{
+	struct kcompat_hwrng_reg *r =
+		kcompat_hwrng_find_locked((const char *)name);
+
+	return r && r->ready ? &r->owner : NULL;
+}
+
 /*
  * hwrng_read() - read from the registered rng called @name (what a reader
  * of /dev/hwrng gets): the bytes read, -ENODEV when there is none (or
  * its init() has not returned), -EDEADLK from a read method of that rng
- * (one WARN), or the driver's error. The read is counted on the
- * registration: hwrng_unregister() on another thread waits for it, and
- * a read method that ends its thread is let go with one WARN
+ * (one WARN), or the driver's error. Reads of one rng run one at a time,
+ * as the kernel's under its reading_mutex: a driver's read() keeps its
+ * state unlocked. A read waits for the one in progress; one that would
+ * wait for ever (that read's method waits, through the library's record
+ * of waits, for this thread: two rngs whose reads read each other on two
+ * threads) is refused with -EDEADLK and one WARN. The read is counted on
+ * the registration: hwrng_unregister() on another thread waits for it,
+ * and a read method that ends its thread is let go with one WARN
  * (kcompat_reg_call()).
  */
 static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
 {
 	struct kcompat_hwrng_read rd = { NULL, buf, max, wait };
 	struct kcompat_hwrng_reg *r;
+	struct kcompat_reg *owner;
+	char what[80];
 	int ret, old;
 
 	if (kcompat_bad(name, "hwrng_read", "name") ||
 	    kcompat_bad(buf, "hwrng_read", "buffer"))
 		return -EINVAL;
 	pthread_mutex_lock(&kcompat_reg_lock);
-	r = kcompat_hwrng_find_locked(name);
-	if (!r || !r->ready) {
+	/* One read of an rng at a time: the one running ends first. */
+	ret = kcompat_reg_turn(kcompat_hwrng_ready, name, "hwrng_read", &owner);
+	r = (struct kcompat_hwrng_reg *)owner;
+	if (ret) {
+		pthread_mutex_unlock(&kcompat_reg_lock);
+		snprintf(what, sizeof(what), "hwrng '%s'", name);
+		kcompat_reg_refused(NULL, "hwrng_read", what);
+		return ret;
+	}
+	if (!r) {
 		pthread_mutex_unlock(&kcompat_reg_lock);
 		return -ENODEV;
 	}
@@ -442,7 +479,6 @@ static inline int hwrng_read(const char *name, void *buf, size_t max, bool wait)
 			    name);
 		return -EDEADLK;
 	}
-	/* Reads of one rng may run at once: counted, not waited for. */
 	r->owner.calls++;
 	pthread_mutex_unlock(&kcompat_reg_lock);
 	rd.rng = r->rng;

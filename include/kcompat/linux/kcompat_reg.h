@@ -58,19 +58,31 @@ struct kcompat_reg {
 	 */
 	bool looped;
 	/*
-	 * What the last put calls to free the record (NULL: kfree()): a
-	 * framework whose record holds more (an hwrng's cleanup()).
+	 * What the last put runs before the record goes (NULL: nothing):
+	 * the driver's method that ends a registration (an hwrng's
+	 * cleanup()), on this registration's list of calls.
 	 */
 	void (*release)(struct kcompat_reg *r);
+	/*
+	 * The object's pointer to its record (an rng's, a watchdog's, an
+	 * rtc's reg): set at registration, still set once taken back
+	 * (@gone), until the last put has run @release and clears it. A new
+	 * registration of the object waits for that (kcompat_reg_wait_gone()):
+	 * the take-back's work on the object (a watchdog's stop(), an rng's
+	 * cleanup()) then never runs after the next registration's.
+	 */
+	void **slot;
 };
 
 /*
  * A new registration record of @size bytes (at least a struct
- * kcompat_reg, which begins it), zeroed, this process's, freed at its
- * last put by @release (NULL: kfree()). NULL when out of memory.
+ * kcompat_reg, which begins it), zeroed, this process's, for the object
+ * whose pointer to it is *@slot; its last put runs @release (NULL:
+ * nothing), clears *@slot and frees it. NULL when out of memory.
  */
 static inline struct kcompat_reg *
-kcompat_reg_alloc(size_t size, void (*release)(struct kcompat_reg *r))
+kcompat_reg_alloc(size_t size, void (*release)(struct kcompat_reg *r),
+		  void **slot)
 {
 	struct kcompat_reg *r = (struct kcompat_reg *)kzalloc(size, GFP_KERNEL);
 
@@ -78,6 +90,7 @@ kcompat_reg_alloc(size_t size, void (*release)(struct kcompat_reg *r))
 		return NULL;
 	r->pid = kcompat_lock_pid();
 	r->release = release;
+	r->slot = slot;
 	return r;
 }
 
@@ -158,25 +171,90 @@ static inline bool kcompat_reg_in_call(const struct kcompat_reg *r)
 }
 
 /*
+ * The registration *@key refers to, under kcompat_reg_lock: none once
+ * taken back (kcompat_reg_get()'s lookup).
+ */
+static inline struct kcompat_reg *kcompat_reg_at(const void *key)
+{
+	struct kcompat_reg *r = *(struct kcompat_reg *const *)key;
+
+	return r && r->pid == kcompat_lock_pid() && r->gone ? NULL : r;
+}
+
+/*
+ * A call of the driver's methods waits for its turn, as the kernel's
+ * take the device's lock (an rng's reading_mutex, a watchdog's
+ * wd_data->lock, an rtc's ops_lock): under kcompat_reg_lock, until no
+ * call runs on the registration @find(@key) finds (found again after each
+ * wait), unless this thread runs one (a method's own nested call; the
+ * caller decides). The wait is in the library's record of waits, for the
+ * threads in the calls (kcompat_reg_call()): a method of A whose call of
+ * B waits while a method of B calls A, on another thread, would wait for
+ * ever. Then -EDEADLK, the lock still held (the caller unlocks and
+ * WARNs, kcompat_reg_refused()); else 0, *@ret_r the registration (NULL:
+ * none), not yet counted.
+ */
+static inline int kcompat_reg_turn(struct kcompat_reg *(*find)(const void *),
+				   const void *key, const char *func,
+				   struct kcompat_reg **ret_r)
+{
+	struct kcompat_reg *r;
+	uintptr_t set = 0;
+	int ret = 0, old = kcompat_cancel_off();
+
+	while ((r = find(key)) && r->pid == kcompat_lock_pid() && r->calls &&
+	       !kcompat_reg_in_call(r)) {
+		if ((uintptr_t)r != set) {
+			if (set)
+				devres_wait_end();
+			set = (uintptr_t)r;
+			if (devres_wait_begin_set(set, func)) {
+				set = 0;
+				ret = -EDEADLK;
+				break;
+			}
+		}
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	}
+	if (set)
+		devres_wait_end();
+	kcompat_cancel_restore(old);
+	*ret_r = r;
+	return ret;
+}
+
+/* A call kcompat_reg_turn() refused: one WARN naming @what and @func. */
+static inline void kcompat_reg_refused(struct device *dev, const char *func,
+				       const char *what)
+{
+	devres_warn(dev, func,
+		    "%s: a call in progress on it waits for this thread "
+		    "(%s): refused",
+		    what, devres_wait_loop());
+}
+
+/*
  * The registration *@regp (a framework's record) for a call of @func
  * that runs a method of the driver, found under kcompat_reg_lock once the
- * call running on it ended, and counted: a take-back waits for it. NULL
- * when there is none, or (one WARN naming @what) it is another
- * process's. kcompat_reg_put() after.
+ * call running on it ended (kcompat_reg_turn()), and counted: a
+ * take-back waits for it. NULL when there is none (or it was taken back),
+ * or (one WARN naming @what) it is another process's;
+ * ERR_PTR(-EDEADLK), with one WARN, when its turn would never come.
+ * kcompat_reg_put() after.
  */
 static inline struct kcompat_reg *
 kcompat_reg_get(void *const *regp, const char *func, const char *what)
 {
 	struct kcompat_reg *r, foreign;
-	int old;
+	int ret;
 
 	pthread_mutex_lock(&kcompat_reg_lock);
-	old = kcompat_cancel_off();
-	while ((r = (struct kcompat_reg *)*regp) &&
-	       r->pid == kcompat_lock_pid() && r->calls &&
-	       !kcompat_reg_in_call(r))
-		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
-	kcompat_cancel_restore(old);
+	ret = kcompat_reg_turn(kcompat_reg_at, regp, func, &r);
+	if (ret) {
+		pthread_mutex_unlock(&kcompat_reg_lock);
+		kcompat_reg_refused(NULL, func, what);
+		return (struct kcompat_reg *)ERR_PTR(ret);
+	}
 	if (r && r->pid != kcompat_lock_pid()) {
 		foreign = *r;
 		pthread_mutex_unlock(&kcompat_reg_lock);
@@ -189,7 +267,27 @@ kcompat_reg_get(void *const *regp, const char *func, const char *what)
 	return r;
 }
 
-/* A user of @r let go; the last one of a record taken back releases it. */
+/*
+ * @r's @release (an hwrng's cleanup()) on this thread's list of calls of
+ * @r: a method that registers the object again is refused
+ * (kcompat_reg_wait_gone()), and a wait for the calls of @r waits for it.
+ */
+static inline void kcompat_reg_run_release(struct kcompat_reg *r)
+{
+	struct kcompat_call_frame f = { r, kcompat_call_cur, "release" };
+
+	kcompat_call_cur = &f;
+	devres_wait_join((uintptr_t)r);
+	r->release(r);
+	devres_wait_leave();
+	kcompat_call_cur = f.outer;
+}
+
+/*
+ * A user of @r let go; the last one of a record taken back runs its
+ * release, then takes it off its object (a registration waiting for that
+ * goes on) and frees it.
+ */
 static inline void kcompat_reg_put(struct kcompat_reg *r)
 {
 	bool last;
@@ -201,16 +299,82 @@ static inline void kcompat_reg_put(struct kcompat_reg *r)
 	if (!last)
 		return;
 	if (r->release)
-		r->release(r);
-	else
-		kfree(r);
+		kcompat_reg_run_release(r);
+	pthread_mutex_lock(&kcompat_reg_lock);
+	if (r->slot && *r->slot == r)
+		*r->slot = NULL;
+	pthread_cond_broadcast(&kcompat_reg_cond);
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	kfree(r);
 }
 
 /*
- * A take-back, under kcompat_reg_lock, of @r it took off already (no
- * call starts now): waits for the calls running on it, unless this
- * thread runs one (a method taking its own registration back), or one of
- * them waits, through the library's record of waits, for this thread
+ * Before a registration of the object whose pointer to its record is
+ * *@regp, under kcompat_reg_lock: waits until a take-back of it in
+ * progress is over (its record released, kcompat_reg_put()), so that
+ * the take-back's work on the object (a stop(), a cleanup()) runs before
+ * the new registration's, as in one order of the two calls. The wait is
+ * in the record of waits, for the threads in its calls and its release;
+ * from one of them (-EBUSY), or closing a loop of waits (-EDEADLK), it
+ * would never end: the caller unlocks and WARNs
+ * (kcompat_reg_gone_refused()). Else 0.
+ */
+static inline int kcompat_reg_wait_gone(void *const *regp, const char *func)
+{
+	struct kcompat_reg *r;
+	uintptr_t set = 0;
+	int ret = 0, old = kcompat_cancel_off();
+
+	while ((r = (struct kcompat_reg *)*regp) &&
+	       r->pid == kcompat_lock_pid() && r->gone) {
+		if (kcompat_reg_in_call(r)) {
+			ret = -EBUSY;
+			break;
+		}
+		if ((uintptr_t)r != set) {
+			if (set)
+				devres_wait_end();
+			set = (uintptr_t)r;
+			if (devres_wait_begin_set(set, func)) {
+				set = 0;
+				ret = -EDEADLK;
+				break;
+			}
+		}
+		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	}
+	if (set)
+		devres_wait_end();
+	kcompat_cancel_restore(old);
+	return ret;
+}
+
+/*
+ * A registration kcompat_reg_wait_gone() refused with @ret: one WARN
+ * naming @what and @func, and why.
+ */
+static inline void kcompat_reg_gone_refused(struct device *dev,
+					    const char *func, const char *what,
+					    int ret)
+{
+	if (ret == -EDEADLK)
+		devres_warn(dev, func,
+			    "%s is being taken back by a call that waits for "
+			    "this thread (%s): refused",
+			    what, devres_wait_loop());
+	else
+		devres_warn(dev, func,
+			    "%s is being taken back, from a call of it on "
+			    "this thread: refused",
+			    what);
+}
+
+/*
+ * A take-back, under kcompat_reg_lock, of @r, which it marks taken back
+ * (@gone: no call finds it now, the object's pointer stays until the
+ * last put): waits for the calls running on it, unless this thread runs
+ * one (a method taking its own registration back), or one of them
+ * waits, through the library's record of waits, for this thread
  * (@r->looped; @func names the take-back in that record): then @r is an
  * orphan, and true is returned. Either way @r is counted for the
  * take-back's own use: kcompat_reg_put() once done with it, and the last
@@ -223,24 +387,33 @@ static inline bool kcompat_reg_wait_calls(struct kcompat_reg *r,
 	int old = kcompat_cancel_off();
 	int rec = -1;
 
+	r->gone = true;
+	r->calls++;
 	/*
 	 * The threads in its calls are members of its set of waits
 	 * (kcompat_reg_call()): one that waits for this thread would keep
 	 * it waiting for ever. Then an orphan too: the caller says why.
 	 */
-	if (!own && r->calls) {
+	if (!own && r->calls > 1) {
 		rec = devres_wait_begin_set((uintptr_t)r, func);
 		r->looped = rec != 0;
 		own = r->looped;
 	}
-	while (!own && r->calls)
+	while (!own && r->calls > 1)
 		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
 	if (!rec)
 		devres_wait_end();
 	kcompat_cancel_restore(old);
-	r->gone = true;
 	r->orphan = own;
-	r->calls++;
+	/*
+	 * An orphan's last put comes at the end of a method, whose object
+	 * may be freed by then (a method that released its own device):
+	 * off its object now, and a registration of it does not wait.
+	 */
+	if (own && r->slot && *r->slot == r)
+		*r->slot = NULL;
+	if (own)
+		r->slot = NULL;
 	return own;
 }
 
@@ -316,8 +489,9 @@ static inline bool kcompat_reg_being_added(const struct kcompat_reg *reg)
 /*
  * The registration *@regp of this process, under kcompat_reg_lock, once
  * no other thread is putting its devm_ node on (kcompat_reg_adding()):
- * a take-back then finds the node on the device. Another process's is
- * returned at once (not waited for: nobody clears its mark in a child).
+ * a take-back then finds the node on the device. NULL when it is taken
+ * back already (@gone). Another process's is returned at once (not
+ * waited for: nobody clears its mark in a child).
  */
 static inline struct kcompat_reg *kcompat_reg_find_added(void *const *regp)
 {
@@ -328,7 +502,7 @@ static inline struct kcompat_reg *kcompat_reg_find_added(void *const *regp)
 	       r->pid == kcompat_lock_pid() && kcompat_reg_being_added(r))
 		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
 	kcompat_cancel_restore(old);
-	return r;
+	return kcompat_reg_at(regp);
 }
 
 /*

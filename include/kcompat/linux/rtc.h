@@ -126,8 +126,8 @@ static inline void kcompat_rtc_release(struct device *dev, void *res)
 	bool own = false;
 
 	pthread_mutex_lock(&kcompat_reg_lock);
-	r = (struct kcompat_reg *)rtc->reg;
-	rtc->reg = NULL;
+	/* rtc->reg stays, taken back, until the last put. */
+	r = kcompat_reg_at(&rtc->reg);
 	if (r)
 		own = kcompat_reg_wait_calls(r, "devm_rtc_register_device");
 	pthread_mutex_unlock(&kcompat_reg_lock);
@@ -149,14 +149,17 @@ static inline void kcompat_rtc_release(struct device *dev, void *res)
 
 /*
  * devm_rtc_register_device() - register @rtc until its parent unbinds
- * Context: may sleep. Return: 0; -EINVAL without ops; -EBUSY when it is
- * registered already (a WARN); -ENOMEM.
+ * Context: may sleep (a release of its registration in progress on
+ * another thread ends first). Return: 0; -EINVAL without ops; -EBUSY
+ * when it is registered already (a WARN), or (a WARN) from a call that
+ * release waits for; -ENOMEM.
  */
 static inline int devm_rtc_register_device(struct rtc_device *rtc)
 {
 	struct kcompat_reg *r, cur = { 0 };
 	struct rtc_device **p;
 	bool busy;
+	int ret;
 
 	if (kcompat_bad(rtc, "devm_rtc_register_device", "rtc device"))
 		return -EINVAL;
@@ -168,14 +171,26 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 			 GFP_KERNEL);
 	if (!p)
 		return -ENOMEM;
-	r = kcompat_reg_alloc(sizeof(*r), NULL);
+	r = kcompat_reg_alloc(sizeof(*r), NULL, &rtc->reg);
 	if (!r) {
 		devres_free(p);
 		return -ENOMEM;
 	}
 	*p = rtc;
-	/* Registered by another thread meanwhile: as if it came first. */
+	/*
+	 * Registered by another thread meanwhile: as if it came first. A
+	 * release of its registration in progress ends first.
+	 */
 	pthread_mutex_lock(&kcompat_reg_lock);
+	ret = kcompat_reg_wait_gone(&rtc->reg, "devm_rtc_register_device");
+	if (ret) {
+		pthread_mutex_unlock(&kcompat_reg_lock);
+		kfree(r);
+		devres_free(p);
+		kcompat_reg_gone_refused(
+			rtc->parent, "devm_rtc_register_device", "rtc", ret);
+		return -EBUSY;
+	}
 	busy = rtc->reg;
 	if (busy)
 		cur = *(struct kcompat_reg *)rtc->reg;
@@ -252,7 +267,9 @@ static inline int kcompat_rtc_thunk(void *arg)
 /*
  * @func's call of @rtc's read_time() or set_time() (@set), on the
  * registration found under the lock (kcompat_reg_get()): its release on
- * another thread waits for it, and the calls run one at a time. @rtc is
+ * another thread waits for it, and the calls run one at a time, as the
+ * kernel's under rtc->ops_lock (-EDEADLK, one WARN, for a call whose turn
+ * would never come: kcompat_reg_turn()). @rtc is
  * not read once the method returned: a method that released its parent
  * freed it.
  */
@@ -265,8 +282,8 @@ static inline int kcompat_rtc_call(struct rtc_device *rtc, struct rtc_time *tm,
 	int ret;
 
 	r = kcompat_reg_get(&rtc->reg, func, "rtc");
-	if (!r)
-		return -ENODEV;
+	if (IS_ERR_OR_NULL(r))
+		return r ? (int)PTR_ERR(r) : -ENODEV;
 	m.method = set ? rtc->ops->set_time : rtc->ops->read_time;
 	if (!m.method)
 		ret = -ENODEV;

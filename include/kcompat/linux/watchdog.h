@@ -193,18 +193,54 @@ static inline int watchdog_init_timeout(struct watchdog_device *wdd,
 	return 0;
 }
 
-/* Whether @wdd may be registered; one WARN when not. Unlocked. */
-static inline int kcompat_wdt_busy(struct watchdog_device *wdd, void *reg)
+/*
+ * What a registration of @wdd found under the lock: @cur its record (a
+ * copy, read there: once the lock is let go, an unregister on another
+ * thread may free the record), and @id its id then.
+ */
+struct kcompat_wdt_seen {
+	struct kcompat_reg cur;
+	bool busy;
+	int id;
+};
+
+/*
+ * Under kcompat_reg_lock, once an unregister of @wdd in progress ended
+ * (kcompat_reg_wait_gone()): what is registered, in *@seen. That wait's
+ * error (-EBUSY, -EDEADLK) when it would never end.
+ */
+static inline int kcompat_wdt_look(struct watchdog_device *wdd,
+				   struct kcompat_wdt_seen *seen)
 {
-	if (kcompat_reg_foreign(reg, "watchdog_register_device", "watchdog"))
-		return -EBUSY;
-	if (reg) {
-		devres_warn(wdd->parent, "watchdog_register_device",
-			    "watchdog %d is registered already: refused",
-			    wdd->id);
+	int ret = kcompat_reg_wait_gone(&wdd->reg, "watchdog_register_device");
+
+	seen->busy = wdd->reg != NULL;
+	if (seen->busy)
+		seen->cur = *(struct kcompat_reg *)wdd->reg;
+	seen->id = wdd->id;
+	return ret;
+}
+
+/* Whether @wdd may be registered, from @seen; one WARN when not. Unlocked. */
+static inline int kcompat_wdt_busy(struct watchdog_device *wdd,
+				   const struct kcompat_wdt_seen *seen, int ret)
+{
+	char what[32];
+
+	if (ret) {
+		snprintf(what, sizeof(what), "watchdog %d", seen->id);
+		kcompat_reg_gone_refused(wdd->parent,
+					 "watchdog_register_device", what, ret);
 		return -EBUSY;
 	}
-	return 0;
+	if (!seen->busy)
+		return 0;
+	if (kcompat_reg_foreign(&seen->cur, "watchdog_register_device",
+				"watchdog"))
+		return -EBUSY;
+	devres_warn(wdd->parent, "watchdog_register_device",
+		    "watchdog %d is registered already: refused", seen->id);
+	return -EBUSY;
 }
 
 /*
@@ -216,8 +252,8 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 				       struct device *dev,
 				       struct kcompat_reg **ret_reg)
 {
+	struct kcompat_wdt_seen seen;
 	struct kcompat_reg *reg;
-	void *cur;
 	int ret;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_register_device"))
@@ -227,20 +263,20 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 	if (wdd->timeout && kcompat_wdt_timeout_bad(wdd, wdd->timeout))
 		return -EINVAL;
 	pthread_mutex_lock(&kcompat_reg_lock);
-	cur = wdd->reg;
+	ret = kcompat_wdt_look(wdd, &seen);
 	pthread_mutex_unlock(&kcompat_reg_lock);
-	ret = kcompat_wdt_busy(wdd, cur);
+	ret = kcompat_wdt_busy(wdd, &seen, ret);
 	if (ret)
 		return ret;
 	if (devres_should_fail(wdd->parent, "watchdog_register_device"))
 		return -ENOMEM;
-	reg = kcompat_reg_alloc(sizeof(*reg), NULL);
+	reg = kcompat_reg_alloc(sizeof(*reg), NULL, &wdd->reg);
 	if (!reg)
 		return -ENOMEM;
 	pthread_mutex_lock(&kcompat_reg_lock);
 	/* Registered by another thread meanwhile: as if it came first. */
-	cur = wdd->reg;
-	if (!cur) {
+	ret = kcompat_wdt_look(wdd, &seen);
+	if (!ret && !seen.busy) {
 		wdd->reg = reg;
 		wdd->id = __atomic_fetch_add(&kcompat_wdt_next_id, 1,
 					     __ATOMIC_RELAXED);
@@ -248,9 +284,9 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 			kcompat_reg_adding(reg, dev);
 	}
 	pthread_mutex_unlock(&kcompat_reg_lock);
-	if (cur) {
+	if (ret || seen.busy) {
 		kfree(reg);
-		return kcompat_wdt_busy(wdd, cur);
+		return kcompat_wdt_busy(wdd, &seen, ret);
 	}
 	*ret_reg = reg;
 	return 0;
@@ -258,8 +294,11 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 
 /*
  * watchdog_register_device() - register @wdd
+ * Context: may sleep: an unregister of @wdd in progress on another thread
+ * ends first (its stop() on unregister too).
  * Return: 0; -EINVAL without ops, start or info, or with a timeout out of
- * range; -EBUSY when it is registered already (a WARN); -ENOMEM.
+ * range; -EBUSY when it is registered already (a WARN), or (a WARN) from
+ * a call its unregister in progress waits for; -ENOMEM.
  */
 static inline int watchdog_register_device(struct watchdog_device *wdd)
 {
@@ -281,13 +320,28 @@ static inline int kcompat_wdt_ret(struct watchdog_device *wdd, const char *func,
 }
 
 /* Unregistered, with WDOG_STOP_ON_UNREGISTER: stopped, if it runs. */
-static inline void kcompat_wdt_stop_gone(struct watchdog_device *wdd)
+static inline int kcompat_wdt_stop_gone_call(void *arg)
 {
+	struct watchdog_device *wdd = (struct watchdog_device *)arg;
+
 	if (watchdog_active(wdd) &&
 	    test_bit(WDOG_STOP_ON_UNREGISTER, &wdd->status) && wdd->ops->stop &&
 	    kcompat_wdt_ret(wdd, "watchdog_unregister_device", "stop",
 			    wdd->ops->stop(wdd)) == 0)
 		clear_bit(WDOG_ACTIVE, &wdd->status);
+	return 0;
+}
+
+/*
+ * The stop on unregister, as a call on the registration @r taken back
+ * (the kernel's under wd_data->lock): after the calls in progress, before
+ * a new registration (which waits for @r's last put).
+ */
+static inline void kcompat_wdt_stop_gone(struct watchdog_device *wdd,
+					 struct kcompat_reg *r)
+{
+	(void)kcompat_reg_call(r, "watchdog_unregister_device",
+			       kcompat_wdt_stop_gone_call, wdd);
 }
 
 /* The calls of a watchdog's methods (<linux/kcompat_reg.h>). */
@@ -334,39 +388,49 @@ static inline int kcompat_wdt_match(struct device *dev, void *res, void *data)
 static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 					  bool by_hand)
 {
-	struct kcompat_reg *reg;
+	struct kcompat_reg *reg, seen = { 0 };
 	struct device *dev;
 	char what[32];
 	bool own;
+	int id;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
 		return;
 	pthread_mutex_lock(&kcompat_reg_lock);
 	/* A devm_ registration putting its node on: found on, after. */
 	reg = kcompat_reg_find_added(&wdd->reg);
+	/* Read here: a register on another thread sets it under the lock. */
+	id = wdd->id;
 	/* The node's release, from a log sink of the adding thread, goes on. */
 	if (!reg || reg->pid != kcompat_lock_pid() ||
 	    (reg->adding && by_hand)) {
+		/* A copy: unlocked, the record may go. */
+		if (reg)
+			seen = *reg;
 		pthread_mutex_unlock(&kcompat_reg_lock);
-		snprintf(what, sizeof(what), "watchdog %d", wdd->id);
+		snprintf(what, sizeof(what), "watchdog %d", id);
 		if (!reg && by_hand)
 			kcompat_reg_none(wdd->parent,
 					 "watchdog_unregister_device", what);
-		else if (reg && reg->adding && reg->pid == kcompat_lock_pid())
+		else if (reg && seen.adding && seen.pid == kcompat_lock_pid())
 			devres_warn(wdd->parent, "watchdog_unregister_device",
 				    "watchdog %d is being registered by "
 				    "devm_watchdog_register_device() on this "
 				    "thread: not unregistered",
-				    wdd->id);
-		else
-			(void)kcompat_reg_foreign(
-				reg, "watchdog_unregister_device", "watchdog");
+				    id);
+		else if (reg)
+			(void)kcompat_reg_foreign(&seen,
+						  "watchdog_unregister_device",
+						  "watchdog");
 		return;
 	}
 	dev = reg->managed;
 	reg->managed = NULL;
-	wdd->reg = NULL;
-	/* Its start(), stop() or ping() running: ended first, unless ours. */
+	/*
+	 * Its start(), stop() or ping() running: ended first, unless ours.
+	 * wdd->reg stays, taken back, until the last put: a register of
+	 * @wdd waits for the stop below.
+	 */
 	own = kcompat_reg_wait_calls(reg, "watchdog_unregister_device");
 	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (by_hand && dev)
@@ -379,13 +443,13 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 			    "watchdog %d: a method call in progress waits for "
 			    "this thread (%s): not waited for; its record goes "
 			    "when the method returns",
-			    wdd->id, devres_wait_loop());
+			    id, devres_wait_loop());
 	else if (own)
 		devres_warn(wdd->parent, "watchdog_unregister_device",
 			    "watchdog %d unregistered from its own method: "
 			    "its record goes when the method returns",
-			    wdd->id);
-	kcompat_wdt_stop_gone(wdd);
+			    id);
+	kcompat_wdt_stop_gone(wdd, reg);
 	kcompat_reg_put(reg);
 }
 
@@ -435,9 +499,13 @@ static inline int devm_watchdog_register_device(struct device *dev,
  * What opening /dev/watchdogN does: start it. The start(), ping() and
  * stop() below return 0 or a negative errno; any other value is taken as
  * -EINVAL with a WARN (kcompat_method_ret()). They find the registration
- * under the lock and run one at a time on it (a method's own nested call
- * excepted); an unregister on another thread waits for the one running,
- * and those after it find nothing: -ENODEV. Context: may sleep.
+ * under the lock and run one at a time on it, as the kernel's under
+ * wd_data->lock (a method's own nested call excepted); an unregister on
+ * another thread waits for the one running, and those after it find
+ * nothing: -ENODEV. A call whose turn would never come (the method
+ * running waits, through the library's record of waits, for this thread:
+ * two watchdogs whose methods call each other's on two threads) is
+ * refused: -EDEADLK, one WARN. Context: may sleep.
  */
 static inline int watchdog_dev_start(struct watchdog_device *wdd)
 {
@@ -447,8 +515,8 @@ static inline int watchdog_dev_start(struct watchdog_device *wdd)
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_start"))
 		return -EINVAL;
 	r = kcompat_wdt_get(wdd, "watchdog_dev_start");
-	if (!r)
-		return -ENODEV;
+	if (IS_ERR_OR_NULL(r))
+		return r ? (int)PTR_ERR(r) : -ENODEV;
 	if (!watchdog_active(wdd)) {
 		ret = kcompat_wdt_ret(wdd, "watchdog_dev_start", "start",
 				      kcompat_wdt_call(wdd, r,
@@ -458,7 +526,7 @@ static inline int watchdog_dev_start(struct watchdog_device *wdd)
 			set_bit(WDOG_ACTIVE, &wdd->status);
 		/* Its start() unregistered it (one WARN): as if after. */
 		if (!ret && r->orphan)
-			kcompat_wdt_stop_gone(wdd);
+			kcompat_wdt_stop_gone(wdd, r);
 	}
 	kcompat_reg_put(r);
 	return ret;
@@ -473,8 +541,8 @@ static inline int watchdog_dev_ping(struct watchdog_device *wdd)
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_ping"))
 		return -EINVAL;
 	r = kcompat_wdt_get(wdd, "watchdog_dev_ping");
-	if (!r)
-		return -ENODEV;
+	if (IS_ERR_OR_NULL(r))
+		return r ? (int)PTR_ERR(r) : -ENODEV;
 	if (watchdog_active(wdd) && wdd->ops->ping)
 		ret = kcompat_wdt_ret(wdd, "watchdog_dev_ping", "ping",
 				      kcompat_wdt_call(wdd, r,
@@ -498,8 +566,8 @@ static inline int watchdog_dev_stop(struct watchdog_device *wdd)
 	if (kcompat_wdt_bad(wdd, "watchdog_dev_stop"))
 		return -EINVAL;
 	r = kcompat_wdt_get(wdd, "watchdog_dev_stop");
-	if (!r)
-		return -ENODEV;
+	if (IS_ERR_OR_NULL(r))
+		return r ? (int)PTR_ERR(r) : -ENODEV;
 	if (!test_bit(WDOG_NO_WAY_OUT, &wdd->status) && wdd->ops->stop) {
 		ret = kcompat_wdt_ret(wdd, "watchdog_dev_stop", "stop",
 				      kcompat_wdt_call(wdd, r,
