@@ -75,8 +75,7 @@ static int cfg_read(const struct pci_dev *dev, int where, int size,
 	if (ret)
 		return ret;
 	if (pci__bk(dev, cfg_read))
-		return dev->p->backend->cfg_read(dev, dev->p->backend_data,
-						 where, size, val);
+		return pci__bk_cfg_read(dev, where, size, val);
 	return sysfs_read(dev, where, size, val) ? PCIBIOS_DEVICE_NOT_FOUND
 						 : PCIBIOS_SUCCESSFUL;
 }
@@ -92,15 +91,9 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 	ret = check(dev, where, size, func);
 	if (ret)
 		return ret;
-	/* Read-only mode holds for a backend's device too. */
-	if (pci__bk(dev, cfg_write)) {
-		if (!pci__write_begin())
-			return PCIBIOS_SET_FAILED;
-		ret = dev->p->backend->cfg_write(dev, dev->p->backend_data,
-						 where, size, val);
-		pci__write_end();
-		return ret;
-	}
+	/* Read-only mode holds for a backend's device too (bkops.c). */
+	if (pci__bk(dev, cfg_write))
+		return pci__bk_cfg_write(dev, where, size, val);
 	if (pci__readonly())
 		return PCIBIOS_SET_FAILED;
 	for (int i = 0; i < size; i++)
