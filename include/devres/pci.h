@@ -747,6 +747,68 @@ DEVRES_API void pcim_release_region(struct pci_dev *pdev, int bar);
 DEVRES_API int pcim_request_all_regions(struct pci_dev *pdev, const char *name);
 
 /**
+ * pci_request_region() - claim a BAR, unmanaged
+ * @pdev: the device
+ * @bar: the BAR, 0-5
+ * @name: who claims it (copied; NULL for none)
+ *
+ * The kernel's pci_request_region(): claims the BAR's range as busy in
+ * iomem_resource (ioport_resource for an I/O BAR), inside the BAR the scan
+ * placed there, until pci_release_region(). As pcim_request_region(), a
+ * BAR the scan could not place (its range overlapped a resource already
+ * in the tree) is not claimed, with a line in the log: the claim would be
+ * made inside that resource, another device's BAR perhaps. Not released
+ * with the binding: that is pcim_request_region().
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: 0, also for a BAR with no range (nothing to claim, as the
+ * kernel's); -EINVAL for a bad @pdev or a BAR out of range; -EBUSY when
+ * the range is claimed already, the BAR is not in the resource tree, or
+ * the claim could not be allocated (the kernel's says -EBUSY for that too).
+ */
+DEVRES_API int pci_request_region(struct pci_dev *pdev, int bar,
+				  const char *name);
+
+/**
+ * pci_release_region() - give back a BAR pci_request_region() claimed
+ * @pdev: the device
+ * @bar: the BAR, 0-5
+ *
+ * A BAR with no range is nothing to do. A BAR that is not claimed (never,
+ * or released already) WARNs (release_mem_region()'s or release_region()'s
+ * WARN "no busy region"), as does a BAR out of range or one the scan could
+ * not place in the resource tree (whose numbers may be another's claim,
+ * which stays).
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_release_region(struct pci_dev *pdev, int bar);
+
+/**
+ * pci_request_regions() - claim every BAR, unmanaged
+ * @pdev: the device
+ * @name: who claims them (copied; NULL for none)
+ *
+ * pci_request_region() of each BAR with a range; all or nothing: on
+ * failure no BAR stays claimed.
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: 0, or as pci_request_region().
+ */
+DEVRES_API int pci_request_regions(struct pci_dev *pdev, const char *name);
+
+/**
+ * pci_release_regions() - give back the BARs pci_request_regions() claimed
+ * @pdev: the device
+ *
+ * pci_release_region() of each BAR with a range, with its WARN for one
+ * not claimed.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_release_regions(struct pci_dev *pdev);
+
+/**
  * pcim_iomap_table() - the table of a device's pcim_iomap() mappings
  * @pdev: the device
  *
