@@ -152,11 +152,27 @@ static int f_bar_window(struct pci_dev *pdev, void *data, int bar, int *ret_fd,
 static int f_cfg_read(const struct pci_dev *pdev, void *data, int where,
 		      int size, uint32_t *val)
 {
+	char path[4096];
+	uint8_t b[4] = { 0 };
+	int fd;
+
 	(void)pdev;
 	(void)data;
-	(void)size;
 	park_point(PCI_BK_CFG_READ);
-	*val = where == 0 ? (uint32_t)DEVICE << 16 | VENDOR : 0;
+	/* The device's config space: the tree's file, as the scan read. */
+	if (pci_fake_path(ft, DEV, "config", path, sizeof(path)))
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	if (pread(fd, b, (size_t)size, where) != size) {
+		close(fd);
+		return PCIBIOS_DEVICE_NOT_FOUND;
+	}
+	close(fd);
+	*val = 0;
+	for (int i = size - 1; i >= 0; i--)
+		*val = *val << 8 | b[i];
 	__atomic_store_n(&bk.landed,
 			 __atomic_add_fetch(&bk.seq, 1, __ATOMIC_SEQ_CST),
 			 __ATOMIC_SEQ_CST);
