@@ -328,7 +328,10 @@ DEVRES_API int pci_sysfs_set_root(const char *path);
  * PCIBIOS_SET_FAILED, pci_enable_device() fails with -EROFS,
  * pci_reset_function() with -EROFS and pci_disable_device() does not
  * write `enable`; a device a backend (UIO, VFIO) took is not written
- * either. Setting it also makes
+ * either: pci_alloc_irq_vectors() of it fails with -EROFS,
+ * pci_free_irq_vectors() and its unbind leave the device as it is, and a
+ * scan offers no backend a new device (it is read through sysfs). No
+ * refusal WARNs. Setting it also makes
  * every BAR mapping already made read-only (a write through one then
  * faults as a write to a read-only page does); they stay read-only when
  * it is cleared again. Setting it returns only once every write that
@@ -644,8 +647,8 @@ DEVRES_API void pci_clear_master(struct pci_dev *dev);
  *
  * Context: any thread. A fault-injection point (the write).
  * Return: 0; -EROFS when sysfs is read-only (pci_sysfs_set_readonly());
- * -ENODEV when config no longer shows the scanned ids or the device's
- * directory is not the one scanned; -ESTALE when `enable` was replaced or
+ * -ENODEV when config no longer shows the scanned ids, class, revision
+ * or subsystem ids, or the device's directory is not the one scanned; -ESTALE when `enable` was replaced or
  * removed, -ELOOP when it is a symlink; -EMFILE, -ENFILE or -ENOMEM when the
  * process could not open the files (the device is not gone); -errno when
  * it cannot be written; -EBUSY with a WARN when 2^20 enables are
@@ -833,7 +836,8 @@ DEVRES_API void __iomem *const *pcim_iomap_table(struct pci_dev *pdev);
  * Maps the BAR's own resourceN file, and nothing else, and records the
  * mapping in pcim_iomap_table(). At the call, the device's directory and
  * the file must be the ones pci_bus_scan() saw (not replaced, not a
- * symlink), config must still show the scanned ids, the BAR's line in
+ * symlink), config must still show the scanned ids (class, revision and
+ * subsystem ids included), the BAR's line in
  * `resource` must be unchanged and the file must hold the whole BAR. I/O
  * port BARs cannot be mapped in userspace.
  *
@@ -971,7 +975,8 @@ static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
  * exist; -EINVAL for bad arguments, vectors already allocated or being
  * allocated by another call, or a call from inside the device's own free
- * of its vectors (a WARN); -ENOMEM.
+ * of its vectors (a WARN); -ENOMEM; -EROFS for a device a backend took
+ * (its vectors are set in the device) after pci_sysfs_set_readonly().
  */
 DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 				     unsigned int max_vecs, unsigned int flags);

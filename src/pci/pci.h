@@ -258,7 +258,8 @@ HIDDEN int pci__bus_ready(void);
 HIDDEN void pci__deleted(struct device *dev);
 
 /*
- * config.c: 0; -ENODEV when config no longer shows the scanned ids, or is
+ * config.c: 0; -ENODEV when config no longer shows the scanned ids (class,
+ * revision and subsystem ids included), or is
  * not the file the scan saw; -EMFILE, -ENFILE or -ENOMEM when the process
  * could not open it (the device is not gone: the caller says so).
  */
