@@ -571,10 +571,10 @@ static int one_cell(int row, int col)
 	CHECK(nb >= 0 && na >= 0);
 	if (!made || class == PCI_BK_READ || class == PCI_BK_DETACH_ALWAYS) {
 		/* Nothing reached the device: its bytes as they were. */
-		if (na != nb || memcmp(before, after, (size_t)nb))
+		if (na != nb || memcmp(before, after, (size_t)nb) != 0)
 			fprintf(stderr, "%s: the device was written (%s)\n",
 				r->name, after);
-		CHECK(na == nb && !memcmp(before, after, (size_t)nb));
+		CHECK(na == nb && memcmp(before, after, (size_t)nb) == 0);
 	} else {
 		CHECK(na == nb + 1);
 	}
