@@ -647,8 +647,8 @@ DEVRES_API void pci_clear_master(struct pci_dev *dev);
  *
  * Context: any thread. A fault-injection point (the write).
  * Return: 0; -EROFS when sysfs is read-only (pci_sysfs_set_readonly());
- * -ENODEV when config no longer shows the scanned ids, class, revision
- * or subsystem ids, or the device's directory is not the one scanned; -ESTALE when `enable` was replaced or
+ * -ENODEV when config no longer shows the scanned ids, class, revision,
+ * header type or subsystem ids, or the device's directory is not the one scanned; -ESTALE when `enable` was replaced or
  * removed, -ELOOP when it is a symlink; -EMFILE, -ENFILE or -ENOMEM when the
  * process could not open the files (the device is not gone); -errno when
  * it cannot be written; -EBUSY with a WARN when 2^20 enables are

@@ -124,13 +124,13 @@ static int read_dword(const struct pci_dev *pdev, int where, uint32_t *val)
 
 /*
  * What a driver matched at its probe, and reads at its enable, is what
- * the scan read: ids, class and revision, and the subsystem ids of a
- * normal header. A function the tree now shows otherwise (another device
+ * the scan read: ids, class and revision, header type, and the subsystem
+ * ids of a normal header. A function the tree now shows otherwise (another device
  * behind the same ids, one that was replaced) is not the one matched.
  */
 int pci__check_ids(const struct pci_dev *pdev)
 {
-	uint32_t id, cls, sub = 0, want_sub = 0;
+	uint32_t id, cls, hdr, sub = 0, want_sub = 0;
 	uint32_t want_cls = (uint32_t)pdev->DEVRES_PCI_CLASS << 8 |
 			    pdev->revision;
 	int ret;
@@ -138,6 +138,9 @@ int pci__check_ids(const struct pci_dev *pdev)
 	ret = read_dword(pdev, PCI_VENDOR_ID, &id);
 	if (!ret)
 		ret = read_dword(pdev, PCI_CLASS_REVISION, &cls);
+	/* The header type's byte, in its dword (third byte). */
+	if (!ret)
+		ret = read_dword(pdev, PCI_HEADER_TYPE & ~3, &hdr);
 	if (!ret && pdev->hdr_type == PCI_HEADER_TYPE_NORMAL) {
 		ret = read_dword(pdev, PCI_SUBSYSTEM_VENDOR_ID, &sub);
 		want_sub = (uint32_t)pdev->subsystem_device << 16 |
@@ -152,11 +155,12 @@ int pci__check_ids(const struct pci_dev *pdev)
 			 id & 0xffff, id >> 16);
 		return -ENODEV;
 	}
-	if (cls != want_cls || sub != want_sub) {
+	hdr = hdr >> 16 & PCI_HEADER_TYPE_MASK;
+	if (cls != want_cls || sub != want_sub || hdr != pdev->hdr_type) {
 		dev_warn(&pdev->dev,
-			 "config shows class %06x rev %02x subsystem "
+			 "config shows class %06x rev %02x header %u subsystem "
 			 "%04x:%04x, not what the scan read",
-			 cls >> 8, cls & 0xff, sub & 0xffff, sub >> 16);
+			 cls >> 8, cls & 0xff, hdr, sub & 0xffff, sub >> 16);
 		return -ENODEV;
 	}
 	return 0;

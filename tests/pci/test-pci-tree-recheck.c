@@ -32,6 +32,7 @@ static const struct field {
 	{ "class", PCI_CLASS_DEVICE },
 	{ "prog-if", PCI_CLASS_PROG },
 	{ "revision", PCI_REVISION_ID },
+	{ "header type", PCI_HEADER_TYPE },
 	{ "subsystem vendor", PCI_SUBSYSTEM_VENDOR_ID },
 	{ "subsystem id", PCI_SUBSYSTEM_ID },
 };
