@@ -65,5 +65,15 @@ if [ -s "$tmp/up" ]; then
 		sed 's/$/ includes another folder'"'"'s internals/' >&2
 	status=1
 fi
+# A backend's operations are called through src/pci/bkops.c alone, which
+# classes each as a read or a write for read-only mode (docs/pci.md): a
+# call made elsewhere would skip that.
+(cd "$src" && grep -Hn -- '->backend->[a-z_]*(\|\bb->[a-z_]*(pdev' \
+	src/pci/*.c /dev/null) | grep -v '^src/pci/bkops\.c:' >"$tmp/bk" || true
+if [ -s "$tmp/bk" ]; then
+	cat "$tmp/bk"
+	echo "a backend's operation called past src/pci/bkops.c" >&2
+	status=1
+fi
 [ "$status" = 0 ] && echo "layers: no call or include goes up"
 exit $status

@@ -328,7 +328,10 @@ DEVRES_API int pci_sysfs_set_root(const char *path);
  * PCIBIOS_SET_FAILED, pci_enable_device() fails with -EROFS,
  * pci_reset_function() with -EROFS and pci_disable_device() does not
  * write `enable`; a device a backend (UIO, VFIO) took is not written
- * either. Setting it also makes
+ * either: pci_alloc_irq_vectors() of it fails with -EROFS,
+ * pci_free_irq_vectors() and its unbind leave the device as it is, and a
+ * scan offers no backend a new device (it is read through sysfs). No
+ * refusal WARNs. Setting it also makes
  * every BAR mapping already made read-only (a write through one then
  * faults as a write to a read-only page does); they stay read-only when
  * it is cleared again. Setting it returns only once every write that
@@ -644,8 +647,8 @@ DEVRES_API void pci_clear_master(struct pci_dev *dev);
  *
  * Context: any thread. A fault-injection point (the write).
  * Return: 0; -EROFS when sysfs is read-only (pci_sysfs_set_readonly());
- * -ENODEV when config no longer shows the scanned ids or the device's
- * directory is not the one scanned; -ESTALE when `enable` was replaced or
+ * -ENODEV when config no longer shows the scanned ids, class, revision,
+ * header type or subsystem ids, or the device's directory is not the one scanned; -ESTALE when `enable` was replaced or
  * removed, -ELOOP when it is a symlink; -EMFILE, -ENFILE or -ENOMEM when the
  * process could not open the files (the device is not gone); -errno when
  * it cannot be written; -EBUSY with a WARN when 2^20 enables are
@@ -747,6 +750,68 @@ DEVRES_API void pcim_release_region(struct pci_dev *pdev, int bar);
 DEVRES_API int pcim_request_all_regions(struct pci_dev *pdev, const char *name);
 
 /**
+ * pci_request_region() - claim a BAR, unmanaged
+ * @pdev: the device
+ * @bar: the BAR, 0-5
+ * @name: who claims it (copied; NULL for none)
+ *
+ * The kernel's pci_request_region(): claims the BAR's range as busy in
+ * iomem_resource (ioport_resource for an I/O BAR), inside the BAR the scan
+ * placed there, until pci_release_region(). As pcim_request_region(), a
+ * BAR the scan could not place (its range overlapped a resource already
+ * in the tree) is not claimed, with a line in the log: the claim would be
+ * made inside that resource, another device's BAR perhaps. Not released
+ * with the binding: that is pcim_request_region().
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: 0, also for a BAR with no range (nothing to claim, as the
+ * kernel's); -EINVAL for a bad @pdev or a BAR out of range; -EBUSY when
+ * the range is claimed already, the BAR is not in the resource tree, or
+ * the claim could not be allocated (the kernel's says -EBUSY for that too).
+ */
+DEVRES_API int pci_request_region(struct pci_dev *pdev, int bar,
+				  const char *name);
+
+/**
+ * pci_release_region() - give back a BAR pci_request_region() claimed
+ * @pdev: the device
+ * @bar: the BAR, 0-5
+ *
+ * A BAR with no range is nothing to do. A BAR that is not claimed (never,
+ * or released already) WARNs (release_mem_region()'s or release_region()'s
+ * WARN "no busy region"), as does a BAR out of range or one the scan could
+ * not place in the resource tree (whose numbers may be another's claim,
+ * which stays).
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_release_region(struct pci_dev *pdev, int bar);
+
+/**
+ * pci_request_regions() - claim every BAR, unmanaged
+ * @pdev: the device
+ * @name: who claims them (copied; NULL for none)
+ *
+ * pci_request_region() of each BAR with a range; all or nothing: on
+ * failure no BAR stays claimed.
+ *
+ * Context: any thread. A fault-injection point.
+ * Return: 0, or as pci_request_region().
+ */
+DEVRES_API int pci_request_regions(struct pci_dev *pdev, const char *name);
+
+/**
+ * pci_release_regions() - give back the BARs pci_request_regions() claimed
+ * @pdev: the device
+ *
+ * pci_release_region() of each BAR with a range, with its WARN for one
+ * not claimed.
+ *
+ * Context: any thread.
+ */
+DEVRES_API void pci_release_regions(struct pci_dev *pdev);
+
+/**
  * pcim_iomap_table() - the table of a device's pcim_iomap() mappings
  * @pdev: the device
  *
@@ -771,7 +836,8 @@ DEVRES_API void __iomem *const *pcim_iomap_table(struct pci_dev *pdev);
  * Maps the BAR's own resourceN file, and nothing else, and records the
  * mapping in pcim_iomap_table(). At the call, the device's directory and
  * the file must be the ones pci_bus_scan() saw (not replaced, not a
- * symlink), config must still show the scanned ids, the BAR's line in
+ * symlink), config must still show the scanned ids (class, revision and
+ * subsystem ids included), the BAR's line in
  * `resource` must be unchanged and the file must hold the whole BAR. I/O
  * port BARs cannot be mapped in userspace.
  *
@@ -909,7 +975,8 @@ static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
  * exist; -EINVAL for bad arguments, vectors already allocated or being
  * allocated by another call, or a call from inside the device's own free
- * of its vectors (a WARN); -ENOMEM.
+ * of its vectors (a WARN); -ENOMEM; -EROFS for a device a backend took
+ * (its vectors are set in the device) after pci_sysfs_set_readonly().
  */
 DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 				     unsigned int max_vecs, unsigned int flags);

@@ -165,8 +165,7 @@ static int backend_bar(struct pci_dev *pdev, int bar, size_t len,
 	uint64_t size;
 	int fd, ret;
 
-	ret = pdev->p->backend->bar_window(pdev, pdev->p->backend_data, bar,
-					   &fd, ret_off, &size);
+	ret = pci__bk_bar_window(pdev, bar, &fd, ret_off, &size);
 	if (ret)
 		return ret;
 	return size >= len ? fd : -EINVAL;

@@ -75,8 +75,7 @@ static int cfg_read(const struct pci_dev *dev, int where, int size,
 	if (ret)
 		return ret;
 	if (pci__bk(dev, cfg_read))
-		return dev->p->backend->cfg_read(dev, dev->p->backend_data,
-						 where, size, val);
+		return pci__bk_cfg_read(dev, where, size, val);
 	return sysfs_read(dev, where, size, val) ? PCIBIOS_DEVICE_NOT_FOUND
 						 : PCIBIOS_SUCCESSFUL;
 }
@@ -92,15 +91,9 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 	ret = check(dev, where, size, func);
 	if (ret)
 		return ret;
-	/* Read-only mode holds for a backend's device too. */
-	if (pci__bk(dev, cfg_write)) {
-		if (!pci__write_begin())
-			return PCIBIOS_SET_FAILED;
-		ret = dev->p->backend->cfg_write(dev, dev->p->backend_data,
-						 where, size, val);
-		pci__write_end();
-		return ret;
-	}
+	/* Read-only mode holds for a backend's device too (bkops.c). */
+	if (pci__bk(dev, cfg_write))
+		return pci__bk_cfg_write(dev, where, size, val);
 	if (pci__readonly())
 		return PCIBIOS_SET_FAILED;
 	for (int i = 0; i < size; i++)
@@ -119,16 +112,40 @@ static int cfg_write(const struct pci_dev *dev, int where, int size,
 	return n == size ? PCIBIOS_SUCCESSFUL : PCIBIOS_SET_FAILED;
 }
 
+/* A dword of config space, as a check of the device reads it. */
+static int read_dword(const struct pci_dev *pdev, int where, uint32_t *val)
+{
+	*val = ~0u;
+	if (pci__bk(pdev, cfg_read))
+		return cfg_read(pdev, where, 4, val, "pci__check_ids") ? -ENODEV
+								       : 0;
+	return sysfs_read(pdev, where, 4, val);
+}
+
+/*
+ * What a driver matched at its probe, and reads at its enable, is what
+ * the scan read: ids, class and revision, header type, and the subsystem
+ * ids of a normal header. A function the tree now shows otherwise (another device
+ * behind the same ids, one that was replaced) is not the one matched.
+ */
 int pci__check_ids(const struct pci_dev *pdev)
 {
-	uint32_t id = ~0u;
+	uint32_t id, cls, hdr, sub = 0, want_sub = 0;
+	uint32_t want_cls = (uint32_t)pdev->DEVRES_PCI_CLASS << 8 |
+			    pdev->revision;
 	int ret;
 
-	if (pci__bk(pdev, cfg_read))
-		ret = cfg_read(pdev, PCI_VENDOR_ID, 4, &id, __func__) ? -ENODEV
-								      : 0;
-	else
-		ret = sysfs_read(pdev, PCI_VENDOR_ID, 4, &id);
+	ret = read_dword(pdev, PCI_VENDOR_ID, &id);
+	if (!ret)
+		ret = read_dword(pdev, PCI_CLASS_REVISION, &cls);
+	/* The header type's byte, in its dword (third byte). */
+	if (!ret)
+		ret = read_dword(pdev, PCI_HEADER_TYPE & ~3, &hdr);
+	if (!ret && pdev->hdr_type == PCI_HEADER_TYPE_NORMAL) {
+		ret = read_dword(pdev, PCI_SUBSYSTEM_VENDOR_ID, &sub);
+		want_sub = (uint32_t)pdev->subsystem_device << 16 |
+			   pdev->subsystem_vendor;
+	}
 	/* A process out of fds has not lost the device: it says which. */
 	if (ret)
 		return pci__out_of_resources(ret) ? ret : -ENODEV;
@@ -136,6 +153,14 @@ int pci__check_ids(const struct pci_dev *pdev)
 		dev_warn(&pdev->dev,
 			 "config shows %04x:%04x, not the scanned ids",
 			 id & 0xffff, id >> 16);
+		return -ENODEV;
+	}
+	hdr = hdr >> 16 & PCI_HEADER_TYPE_MASK;
+	if (cls != want_cls || sub != want_sub || hdr != pdev->hdr_type) {
+		dev_warn(&pdev->dev,
+			 "config shows class %06x rev %02x header %u subsystem "
+			 "%04x:%04x, not what the scan read",
+			 cls >> 8, cls & 0xff, hdr, sub & 0xffff, sub >> 16);
 		return -ENODEV;
 	}
 	return 0;

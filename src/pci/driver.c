@@ -45,7 +45,7 @@ static int pci_bus_match(struct device *dev, const struct device_driver *drv)
 static void quiesce(struct pci_dev *pdev)
 {
 	if (pci__bk(pdev, quiesce))
-		pdev->p->backend->quiesce(pdev, pdev->p->backend_data);
+		pci__bk_quiesce(pdev);
 }
 
 /*
@@ -151,22 +151,6 @@ void pci_unregister_driver(struct pci_driver *drv)
 }
 
 /*
- * A backend's enable or last disable: a write to the device, as a config
- * write is (VFIO's disable resets the function), so read-only mode
- * refuses it (-EROFS) and a switch to it waits for one in flight.
- */
-static int bk_enable(struct pci_dev *dev, bool on)
-{
-	int ret;
-
-	if (!pci__write_begin())
-		return -EROFS;
-	ret = dev->p->backend->enable(dev, dev->p->backend_data, on);
-	pci__write_end();
-	return ret;
-}
-
-/*
  * The first enable: through a backend, or by writing "1" to `enable`. The
  * sysfs files stay open until the last disable, which writes "0" and
  * clears bus mastering through them: a release must not fail for want of
@@ -181,7 +165,7 @@ static int enable_on(struct pci_dev *dev)
 	ssize_t n;
 
 	if (pci__bk(dev, enable))
-		return bk_enable(dev, true);
+		return pci__bk_enable(dev, true);
 	if (pci__readonly())
 		return -EROFS;
 	fd = pci__open(dev, "enable", O_WRONLY);
@@ -270,7 +254,8 @@ static bool enable_off(struct pci_dev *dev)
 	bool kept;
 
 	if (pci__bk(dev, enable))
-		return bk_enable(dev, false) != -EROFS && dev->is_busmaster;
+		return pci__bk_enable(dev, false) != -EROFS &&
+		       dev->is_busmaster;
 	kept = pci__kept_check(dev);
 	/* Read-only mode writes nothing, not even a disable. */
 	if (!pci__readonly() && kept) {

@@ -68,10 +68,8 @@ static int alloc_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	if (devres__should_fail_as("pci_alloc_irq_vectors", -ENOMEM))
 		return -ENOMEM;
 	if (pci__bk(dev, alloc_irq_vectors)) {
-		ret = dev->p->backend->alloc_irq_vectors(dev,
-							 dev->p->backend_data,
-							 min_vecs, max_vecs,
-							 flags, &type);
+		ret = pci__bk_alloc_irq_vectors(dev, min_vecs, max_vecs, flags,
+						&type);
 		if (ret < 0)
 			return ret;
 	}
@@ -256,7 +254,7 @@ void pci__free_irq_vectors(struct pci_dev *dev)
 	irq_reset_locked(dev);
 	pthread_mutex_unlock(&dev->p->lock);
 	if (pci__bk(dev, free_irq_vectors))
-		dev->p->backend->free_irq_vectors(dev, dev->p->backend_data);
+		pci__bk_free_irq_vectors(dev);
 	if (own)
 		vec_end(dev);
 }

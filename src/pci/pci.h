@@ -111,6 +111,56 @@ struct pci_dev_private {
 /* The backend's operation @op for @pdev, NULL when it has none. */
 #define pci__bk(pdev, op) ((pdev)->p->backend ? (pdev)->p->backend->op : NULL)
 
+/*
+ * bkops.c: the backend's operations, each called only through its
+ * pci__bk_*() below, which classes it (docs/pci.md, "Read-only"): a read
+ * is made; a write is counted in flight and refused in read-only mode
+ * (-EROFS, PCIBIOS_SET_FAILED for a config write); a release is counted
+ * and not made in read-only mode; a detach is counted and always made.
+ * Each is called only when pci__bk() says the backend has it.
+ */
+enum pci__bk_op {
+	PCI_BK_ATTACH,
+	PCI_BK_DETACH,
+	PCI_BK_BAR_WINDOW,
+	PCI_BK_CFG_READ,
+	PCI_BK_CFG_WRITE,
+	PCI_BK_ENABLE,	/* enable(on): the first enable */
+	PCI_BK_DISABLE, /* enable(off): the last disable */
+	PCI_BK_ALLOC_IRQ_VECTORS,
+	PCI_BK_FREE_IRQ_VECTORS,
+	PCI_BK_RESET,
+	PCI_BK_QUIESCE,
+	PCI_BK_NR
+};
+
+enum pci__bk_class {
+	PCI_BK_UNKNOWN,
+	PCI_BK_READ,
+	PCI_BK_WRITE,
+	PCI_BK_RELEASE,
+	PCI_BK_DETACH_ALWAYS,
+};
+
+HIDDEN enum pci__bk_class pci__bk_class(enum pci__bk_op op);
+HIDDEN const char *pci__bk_name(enum pci__bk_op op);
+HIDDEN int pci__bk_attach(const struct pci__backend *b, struct pci_dev *pdev);
+HIDDEN void pci__bk_detach(struct pci_dev *pdev);
+HIDDEN int pci__bk_bar_window(struct pci_dev *pdev, int bar, int *ret_fd,
+			      off_t *ret_off, uint64_t *ret_size);
+HIDDEN int pci__bk_cfg_read(const struct pci_dev *pdev, int where, int size,
+			    uint32_t *val);
+HIDDEN int pci__bk_cfg_write(const struct pci_dev *pdev, int where, int size,
+			     uint32_t val);
+HIDDEN int pci__bk_enable(struct pci_dev *pdev, bool on);
+HIDDEN int pci__bk_alloc_irq_vectors(struct pci_dev *pdev,
+				     unsigned int min_vecs,
+				     unsigned int max_vecs, unsigned int flags,
+				     unsigned int *ret_type);
+HIDDEN void pci__bk_free_irq_vectors(struct pci_dev *pdev);
+HIDDEN int pci__bk_reset(struct pci_dev *pdev);
+HIDDEN void pci__bk_quiesce(struct pci_dev *pdev);
+
 extern HIDDEN const struct bus_type pci__bus_type;
 
 /* parse.c: pure functions on untrusted bytes (the fuzzer's targets). */
@@ -160,6 +210,8 @@ HIDDEN bool pci__kept_check(struct pci_dev *dev);
  */
 HIDDEN bool pci__readonly(void);
 HIDDEN bool pci__write_begin(void);
+/* A write counted in flight whatever the mode: a backend's detach. */
+HIDDEN void pci__write_hold(void);
 HIDDEN void pci__write_end(void);
 HIDDEN void pci__write_fork_child(void);
 
@@ -206,7 +258,8 @@ HIDDEN int pci__bus_ready(void);
 HIDDEN void pci__deleted(struct device *dev);
 
 /*
- * config.c: 0; -ENODEV when config no longer shows the scanned ids, or is
+ * config.c: 0; -ENODEV when config no longer shows the scanned ids (class,
+ * revision and subsystem ids included), or is
  * not the file the scan saw; -EMFILE, -ENFILE or -ENOMEM when the process
  * could not open it (the device is not gone: the caller says so).
  */

@@ -617,9 +617,16 @@ static int offer_backend(struct pci_dev *pdev)
 
 		if (!b)
 			break;
-		ret = b->attach(pdev, &pdev->p->backend_data);
+		ret = pci__bk_attach(b, pdev);
 		if (ret == -ENODEV)
 			continue;
+		/*
+		 * Read-only mode: opening a device through a backend is a
+		 * write (VFIO's open enables the function and may reset it),
+		 * so no backend is offered one; it stays with sysfs, read.
+		 */
+		if (ret == -EROFS)
+			return 0;
 		if (!ret)
 			pdev->p->backend = b;
 		return ret;
@@ -639,7 +646,7 @@ static void detach_backend(struct pci_dev *pdev)
 
 	if (!b)
 		return;
-	b->detach(pdev, pdev->p->backend_data);
+	pci__bk_detach(pdev);
 	pdev->p->backend = NULL;
 }
 

@@ -11,6 +11,9 @@
  * the mode before it reads the count (both sequentially consistent): a
  * write either sees the mode, or is counted when the switch looks.
  *
+ * A backend's operations are counted the same way, by their class
+ * (bkops.c).
+ *
  * Mappings are the other half: pci__bars_protect() (bars.c) takes write
  * access away from every mapping made, under the mappings' lock.
  */
@@ -34,6 +37,11 @@ bool pci__write_begin(void)
 		return true;
 	pci__write_end();
 	return false;
+}
+
+void pci__write_hold(void)
+{
+	__atomic_add_fetch(&writes, 1, __ATOMIC_SEQ_CST);
 }
 
 void pci__write_end(void)

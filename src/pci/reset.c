@@ -30,16 +30,10 @@ static int sysfs_reset(struct pci_dev *dev)
 
 int pci_reset_function(struct pci_dev *dev)
 {
-	int ret;
-
 	if (!pci__dev_ok(dev, __func__))
 		return -EINVAL;
 	if (!pci__bk(dev, reset))
 		return pci__readonly() ? -EROFS : sysfs_reset(dev);
 	/* A reset is a write to the device, whichever way it goes. */
-	if (!pci__write_begin())
-		return -EROFS;
-	ret = dev->p->backend->reset(dev, dev->p->backend_data);
-	pci__write_end();
-	return ret;
+	return pci__bk_reset(dev);
 }

@@ -124,7 +124,11 @@ static void vectors_release(struct device *dev, void *res)
 	struct vfio_vectors *v = res;
 	struct pci_dev *pdev = to_pci_dev(dev);
 
-	vfio__irq_disable(v->vd);
+	/*
+	 * Turned off in the kernel by the bus's free, which calls
+	 * vfio__free_irq_vectors() as a release (nothing written in
+	 * read-only mode): not here, past the bus's door.
+	 */
 	pci__free_irq_vectors(pdev);
 	(void)pci_dev_set_irq_lines(pdev, NULL, 0);
 	destroy_lines(v, v->n);

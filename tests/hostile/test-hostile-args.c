@@ -125,6 +125,8 @@ static const struct {
 	{ "devm_request_any_context_irq:devname", NULL_OK },
 	{ "pcim_request_region:name", NULL_OK },
 	{ "pcim_request_all_regions:name", NULL_OK },
+	{ "pci_request_region:name", NULL_OK },
+	{ "pci_request_regions:name", NULL_OK },
 	{ "pcim_iomap_regions:name", NULL_OK },
 	{ "request_region:name", NULL_OK },
 	{ "request_mem_region:name", NULL_OK },

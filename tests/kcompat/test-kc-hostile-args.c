@@ -62,7 +62,6 @@ static const char *const null_ok[] = {
 	"device_add_groups:groups",
 	"device_remove_groups:groups",
 	"device_remove_group:grp",
-	"pci_request_region:name",
 	"pcim_iomap_region:name",
 };
 

@@ -52,33 +52,13 @@ static inline void __iomem *pcim_iomap_region(struct pci_dev *pdev, int bar,
 }
 
 /*
- * The unmanaged BAR calls, as the kernel makes them of the resource tree
- * and ioremap(): the board gives a BAR an iomem window, as it does a
- * platform device's registers. A bad device WARNs and is refused (-EINVAL,
- * NULL) where the kernel would oops on the BAR's resource.
+ * pci_request_region(), pci_release_region() and their plural forms are
+ * the library's (<devres/pci.h>): a claim inside the BAR the scan placed
+ * in the resource tree. pci_ioremap_bar() maps the BAR's iomem window, as
+ * the kernel makes it of ioremap(): the board gives a BAR an iomem window,
+ * as it does a platform device's registers. A bad device WARNs and is
+ * refused (NULL) where the kernel would oops on the BAR's resource.
  */
-static inline int pci_request_region(struct pci_dev *pdev, int bar,
-				     const char *name)
-{
-	if (kcompat_bad(pdev, "pci_request_region", "PCI device"))
-		return -EINVAL;
-	if (!pci_resource_len(pdev, bar))
-		return 0;
-	return request_mem_region(pci_resource_start(pdev, bar),
-				  pci_resource_len(pdev, bar), name)
-		       ? 0
-		       : -EBUSY;
-}
-
-static inline void pci_release_region(struct pci_dev *pdev, int bar)
-{
-	if (kcompat_bad(pdev, "pci_release_region", "PCI device"))
-		return;
-	if (pci_resource_len(pdev, bar))
-		release_mem_region(pci_resource_start(pdev, bar),
-				   pci_resource_len(pdev, bar));
-}
-
 static inline void __iomem *pci_ioremap_bar(struct pci_dev *pdev, int bar)
 {
 	if (kcompat_bad(pdev, "pci_ioremap_bar", "PCI device"))
@@ -150,6 +130,8 @@ static inline void pci_disable_sriov(struct pci_dev *pdev)
 	KCOMPAT_AT(pcim_iomap_region, pcim_iomap_region(pdev, bar, name))
 #define pci_request_region(pdev, bar, name)                                    \
 	KCOMPAT_AT(pci_request_region, pci_request_region(pdev, bar, name))
+#define pci_request_regions(pdev, name)                                        \
+	KCOMPAT_AT(pci_request_regions, pci_request_regions(pdev, name))
 #define pci_ioremap_bar(pdev, bar)                                             \
 	KCOMPAT_AT(pci_ioremap_bar, pci_ioremap_bar(pdev, bar))
 
