@@ -27,6 +27,8 @@
 #include <devres/fault.h>
 #include <devres/irq.h>
 #include <devres/posix.h>
+#include <devres/revocable.h>
+#include <sys/eventfd.h>
 #include <cmocka.h>
 #include "testlib.h"
 #include "cell-child.h"
@@ -49,7 +51,16 @@ enum kind {
 	K_FLUSHD,
 	K_UNREG,
 	K_RAISE,
-	NK
+	NK,
+	/*
+	 * The waits of test-hostile-wait-revoke only: a revocation (the
+	 * participant is a managed thread inside an access of the revocable,
+	 * the body within its access) and synchronize_irq() of a line whose
+	 * unmask callback is the body (on a oneshot handler's thread).
+	 */
+	K_REVOKE = NK,
+	K_SYNCU,
+	NK_ALL
 };
 enum role {
 	R_THREAD,
@@ -57,18 +68,27 @@ enum role {
 	R_WORK,
 	R_WQ,
 	R_DWORK,
-	R_REG
+	R_REG,
+	R_READER,
+	R_UNMASK
 };
 
-static const char *const kind_name[NK] = {
-	"devm_thread_stop",   "free_irq",	  "synchronize_irq",
-	"disable_irq",	      "flush_work",	  "cancel_work_sync",
-	"flush_workqueue",    "drain_workqueue",  "destroy_workqueue",
-	"flush_delayed_work", "hwrng_unregister", "irq_line_raise_wait",
+static const char *const kind_name[NK_ALL] = {
+	"devm_thread_stop",  "free_irq",
+	"synchronize_irq",   "disable_irq",
+	"flush_work",	     "cancel_work_sync",
+	"flush_workqueue",   "drain_workqueue",
+	"destroy_workqueue", "flush_delayed_work",
+	"hwrng_unregister",  "irq_line_raise_wait",
+	"revocable_revoke",  "synchronize_irq (unmask)",
 };
 
 static enum role role_of(int k)
 {
+	if (k == K_REVOKE)
+		return R_READER;
+	if (k == K_SYNCU)
+		return R_UNMASK;
 	if (k == K_UNREG)
 		return R_REG;
 	if (k == K_RAISE)
@@ -92,6 +112,9 @@ struct part {
 	struct hwrng rng;
 	int tid, in, calling, done, freed, destroyed;
 	long ret;
+	struct device tdev;   /* a reader's thread's device */
+	struct revocable *rv; /* a reader's revocable, on dev */
+	int released, rel_tid, efd, armed;
 };
 
 static struct part P[MAXP];
@@ -184,6 +207,12 @@ static long do_wait(int kind, int j)
 	case K_UNREG:
 		hwrng_unregister(&P[j].rng);
 		return 0;
+	case K_REVOKE:
+		/* The revocable alone is on the device: one node released. */
+		return devres_release_all(&P[j].dev);
+	case K_SYNCU:
+		synchronize_irq((unsigned int)P[j].irq);
+		return 0;
 	default:
 		return irq_line_raise_wait(P[j].irq);
 	}
@@ -238,6 +267,42 @@ static int reader_fn(void *arg)
 		       : 1;
 }
 
+/* A managed thread inside an access of its revocable: the body. */
+static int access_fn(void *arg)
+{
+	int i = (int)(intptr_t)arg;
+
+	if (!revocable_try_access(P[i].rv))
+		return 1;
+	body(i);
+	revocable_access_end(P[i].rv);
+	return RET;
+}
+
+static void res_release(void *res)
+{
+	struct part *p = res;
+
+	STORE(p->rel_tid, (int)syscall(SYS_gettid));
+	STORE(p->released, LOAD(p->released) + 1);
+}
+
+/* After its thread function, on the oneshot handler's thread. */
+static void unmask_fn(void *ctx)
+{
+	struct part *p = ctx;
+
+	if (LOAD(p->armed))
+		body((int)(p - P));
+}
+
+static irqreturn_t nop_fn(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_HANDLED;
+}
+
 static irqreturn_t irq_fn(int irq, void *dev_id)
 {
 	(void)irq;
@@ -270,6 +335,7 @@ static long expected(int kind, bool refused)
 	case K_FREE:
 	case K_FLUSH:
 	case K_FLUSHD:
+	case K_REVOKE:
 		return 1;
 	default:
 		return 0;
@@ -305,6 +371,33 @@ static int setup(int i)
 		if (request_threaded_irq((unsigned int)p->irq, NULL, irq_fn,
 					 IRQF_ONESHOT, p->name, p))
 			return 5;
+		return irq_line_raise(p->irq) ? 6 : 0;
+	case R_READER:
+		device_initialize(&p->dev);
+		device_initialize(&p->tdev);
+		p->dev.release = dev_release;
+		p->tdev.release = dev_release;
+		if (dev_set_name(&p->dev, "%s", p->name) ||
+		    dev_set_name(&p->tdev, "%st", p->name))
+			return 2;
+		p->rv = devm_revocable_create(&p->dev, p, res_release);
+		if (!p->rv)
+			return 16;
+		p->h = devm_thread_run(&p->tdev, access_fn, (void *)(intptr_t)i,
+				       p->name);
+		return IS_ERR(p->h) ? 3 : 0;
+	case R_UNMASK:
+		p->efd = eventfd(0, EFD_CLOEXEC);
+		if (p->efd < 0)
+			return 17;
+		p->irq = irq_line_attach_masked(p->efd, unmask_fn, p, p->name);
+		if (p->irq <= 0)
+			return 18;
+		/* Its first unmask (the request's) is not the body. */
+		if (request_threaded_irq((unsigned int)p->irq, NULL, nop_fn,
+					 IRQF_ONESHOT, p->name, p))
+			return 19;
+		STORE(p->armed, 1);
 		return irq_line_raise(p->irq) ? 6 : 0;
 	case R_WORK:
 		INIT_WORK(&p->work, work_fn);
@@ -345,6 +438,19 @@ static void teardown(int i)
 		for (int n = 0; n < 2000 && irq_line_destroy(p->irq); n++)
 			usleep(1000);
 		break;
+	case R_READER:
+		(void)devres_release_all(&p->dev);
+		/* Joins the thread: its access, and what it finishes, ended. */
+		(void)devres_release_all(&p->tdev);
+		put_device(&p->dev);
+		put_device(&p->tdev);
+		break;
+	case R_UNMASK:
+		(void)free_irq((unsigned int)p->irq, p);
+		for (int n = 0; n < 2000 && irq_line_destroy(p->irq); n++)
+			usleep(1000);
+		close(p->efd);
+		break;
 	case R_WORK:
 		(void)cancel_work_sync(&p->work);
 		break;
@@ -366,6 +472,7 @@ static void teardown(int i)
 static int chain(const int *kinds, int n, bool loop)
 {
 	struct devres_ledger start, now;
+	bool last_refused;
 	long main_ret = 0;
 	int w0, rc;
 
@@ -399,8 +506,14 @@ static int chain(const int *kinds, int n, bool loop)
 	for (int i = 0; i < n; i++)
 		while (!LOAD(P[i].done))
 			usleep(1000);
+	/*
+	 * A revoker inside an access of its own waits for nobody: its
+	 * revocation is finished when its access ends (no loop to refuse).
+	 */
+	last_refused = loop && !(P[n - 1].kind == K_REVOKE &&
+				 P[n - 1].role == R_READER);
 	for (int i = 0; i < n; i++) {
-		bool refused = loop && i == n - 1;
+		bool refused = last_refused && i == n - 1;
 
 		if (P[i].kind >= 0 &&
 		    P[i].ret != expected(P[i].kind, refused)) {
@@ -415,12 +528,23 @@ static int chain(const int *kinds, int n, bool loop)
 			main_ret);
 		return 11;
 	}
-	if (devres_warn_count() - w0 != (loop ? 1 : 0)) {
+	if (devres_warn_count() - w0 != (last_refused ? 1 : 0)) {
 		fprintf(stderr, "%d WARNs\n", devres_warn_count() - w0);
 		return 12;
 	}
 	for (int i = 0; i < n; i++)
 		teardown(i);
+	/*
+	 * Each resource released once; a revocation refused for its reader
+	 * is finished by that reader, as its access ends.
+	 */
+	for (int i = 0; i < n; i++) {
+		if (P[i].role == R_READER && LOAD(P[i].released) != 1)
+			return 14;
+	}
+	if (last_refused && P[n - 1].kind == K_REVOKE &&
+	    LOAD(P[0].rel_tid) != LOAD(P[0].tid))
+		return 15;
 	/* A handler left to its thread is freed as that thread ends. */
 	for (int t = 0; t < 2000; t++) {
 		devres_ledger_snapshot(&now);
