@@ -234,6 +234,12 @@ static void finish(struct revocable *h, bool queued)
 	errno = saved;
 }
 
+/* Whether a revoker handed this thread a revocation (hand()). */
+static inline bool handed(void)
+{
+	return __atomic_load_n(&me.handed, __ATOMIC_RELAXED) != NULL;
+}
+
 /* Pushes @arg on the handed list of the reader whose stack @k is. */
 static void hand(struct devres__wait_keys *k, void *arg)
 {
@@ -272,7 +278,7 @@ static void run_pending(void)
 	struct revocable *h;
 
 	/* Handed by a revoker this thread's access kept waiting: its turn. */
-	if (__atomic_load_n(&me.handed, __ATOMIC_RELAXED)) {
+	if (handed()) {
 		h = __atomic_exchange_n(&me.handed, NULL, __ATOMIC_ACQUIRE);
 		while (h) {
 			struct revocable *next = h->next;
@@ -318,7 +324,7 @@ static void thread_end(void *arg)
 	}
 	/* Off the record first: nothing is handed to it after this. */
 	devres__wait_keys_withdraw(&me.keys);
-	if (pending || me.handed)
+	if (pending || handed())
 		run_pending();
 }
 
@@ -644,6 +650,6 @@ void revocable_access_end(struct revocable *h)
 	 * Also after a forgotten access: a revocation of the child's own,
 	 * queued behind it, is finished when the outermost access ends.
 	 */
-	if (unlikely(!top && (pending || me.handed)))
+	if (unlikely(!top && (pending || handed())))
 		run_pending();
 }
