@@ -18,7 +18,9 @@
  * always caught (an unchecked end would corrupt a reader count, and a
  * later revocation would wait for it forever). A revocation by a thread inside one of its own accesses cannot
  * wait for readers (it is one): it is queued on the thread and finished
- * when its outermost access ends.
+ * when its outermost access ends. A revocation by another thread whose
+ * reader waits, inside its access, for that thread (through the library's
+ * record of waits) is handed to that reader and finished likewise.
  *
  * The caller's handle is a generation-checked one (base/handle.h): the
  * revocable lives in a slot never given back to malloc, so a handle used
@@ -181,6 +183,8 @@ static uintptr_t readers_key(const struct revocable *h)
 		       : (uintptr_t)devres__handle_of(&revocables, h);
 }
 
+static bool hand_over(struct revocable *h, const struct devres__wait *w);
+
 /* How a release that ends its thread is answered; see finish(). */
 struct finishing {
 	struct revocable *h;
@@ -208,9 +212,9 @@ static void release_ended(void *arg)
  * on the way out: left undone, the handle kept the binding's reference for
  * ever (each revocable_put() of the caller's last one WARNed that it was
  * not theirs, and the handle was never freed) and the ledger counted it.
+ * The wait for readers is in the record of waits; one that would close a
+ * loop is handed over instead (hand_over()).
  */
-static bool hand_over(struct revocable *h, const struct devres__wait *w);
-
 static void finish(struct revocable *h, bool queued)
 {
 	struct finishing f = { h, queued };
