@@ -47,7 +47,11 @@ struct revocable;
  * revocable_try_access() returns NULL, the release waits until every
  * access in progress has ended, then calls @release(@res) exactly once,
  * and drops the binding's reference. The handle lives until its last
- * revocable_put().
+ * revocable_put(). A reader that waits inside its access, through a wait
+ * of the library (a flush, a thread stop, synchronize_irq()...), for the
+ * thread releasing @dev would never end that access: the release then
+ * does not wait (one WARN) and the reader calls @release(@res) as its
+ * outermost access ends.
  *
  * The returned pointer belongs to the binding: use it while bound, and
  * take a reference for any use that may outlive the binding.

@@ -21,6 +21,7 @@
 static pthread_mutex_t lock = PTHREAD_MUTEX_INITIALIZER;
 static struct devres__wait *head;
 static struct devres__wait_member *members;
+static struct devres__wait_keys *stacks;
 static int head_pid;
 /*
  * 64 bits: a record keeps the walk that last reached it, and a 32-bit
@@ -85,11 +86,31 @@ void devres__wait_target_set(struct devres__wait *w, uint64_t key)
 		add_target(w, key, true);
 }
 
+/*
+ * Whether the published stack @s holds @key now. Under the lock; its
+ * thread changes it meanwhile, with relaxed stores (waits.h).
+ */
+static bool in_stack(const struct devres__wait_keys *s, uint64_t key)
+{
+	unsigned int n = __atomic_load_n(s->depth, __ATOMIC_RELAXED);
+
+	if (n && key == s->any)
+		return true;
+	for (unsigned int i = 0; i < n; i++)
+		if ((uintptr_t)__atomic_load_n(&s->keys[i], __ATOMIC_RELAXED) ==
+		    key)
+			return true;
+	return false;
+}
+
 /* Whether thread @id is a member of set @key. Under the lock. */
 static bool member(uint64_t key, uint64_t id)
 {
 	for (struct devres__wait_member *m = members; m; m = m->next)
 		if (m->set == key && m->thread == id)
+			return true;
+	for (struct devres__wait_keys *s = stacks; s; s = s->next)
+		if (s->thread == id && in_stack(s, key))
 			return true;
 	return false;
 }
@@ -100,13 +121,17 @@ static bool names(const struct devres__wait_target *t, uint64_t id)
 	return t->set ? member(t->id, id) : t->id == id;
 }
 
-/* Pushes the records of thread @id not yet seen in this walk on @todo. */
-static void push_thread(uint64_t id, struct devres__wait **todo)
+/*
+ * Pushes the records of thread @id not yet seen in this walk on @todo,
+ * each with the walk's first thread on the way to it (@via; 0: @id).
+ */
+static void push_thread(uint64_t id, uint64_t via, struct devres__wait **todo)
 {
 	for (struct devres__wait *r = head; r; r = r->next) {
 		if (r->waiter != id || r->gen == gen)
 			continue;
 		r->gen = gen;
+		r->walk_via = via ? via : id;
 		r->walk_next = *todo;
 		*todo = r;
 	}
@@ -116,16 +141,19 @@ static void push_thread(uint64_t id, struct devres__wait **todo)
  * Pushes the records of the threads @t names not yet seen in this walk
  * onto the work list @todo: of a set, those of every member now.
  */
-static void push_waits(const struct devres__wait_target *t,
+static void push_waits(const struct devres__wait_target *t, uint64_t via,
 		       struct devres__wait **todo)
 {
 	if (!t->set) {
-		push_thread(t->id, todo);
+		push_thread(t->id, via, todo);
 		return;
 	}
 	for (struct devres__wait_member *m = members; m; m = m->next)
 		if (m->set == t->id)
-			push_thread(m->thread, todo);
+			push_thread(m->thread, via, todo);
+	for (struct devres__wait_keys *s = stacks; s; s = s->next)
+		if (in_stack(s, t->id))
+			push_thread(s->thread, via, todo);
 }
 
 /* Whether a record reached from @w's targets waits for @me. */
@@ -136,7 +164,7 @@ static const struct devres__wait *walk(const struct devres__wait *w,
 
 	gen++;
 	for (int i = 0; i < w->nr; i++)
-		push_waits(&w->target[i], &todo);
+		push_waits(&w->target[i], 0, &todo);
 	while (todo) {
 		struct devres__wait *r = todo;
 
@@ -144,7 +172,7 @@ static const struct devres__wait *walk(const struct devres__wait *w,
 		for (int i = 0; i < r->nr; i++) {
 			if (names(&r->target[i], me))
 				return r;
-			push_waits(&r->target[i], &todo);
+			push_waits(&r->target[i], r->walk_via, &todo);
 		}
 	}
 	return NULL;
@@ -199,6 +227,7 @@ int devres__wait_begin(struct devres__wait *w)
 			next |= names(&w->target[i], r->waiter);
 		snprintf(w->loop, sizeof(w->loop), "%s -> %s%s -> this thread",
 			 w->what, next ? "" : "... -> ", r->what);
+		w->via = r->walk_via;
 	} else {
 		snprintf(w->loop, sizeof(w->loop), "%s -> this thread",
 			 w->what);
@@ -266,6 +295,66 @@ void devres__wait_leave(struct devres__wait_member *m)
 	}
 	pthread_mutex_unlock(&lock);
 	m->on = false;
+}
+
+void devres__wait_keys_publish(struct devres__wait_keys *k)
+{
+	pthread_mutex_lock(&lock);
+	fork_check();
+	if (!k->on) {
+		k->prev = NULL;
+		k->next = stacks;
+		if (stacks)
+			stacks->prev = k;
+		stacks = k;
+		k->on = true;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+void devres__wait_keys_withdraw(struct devres__wait_keys *k)
+{
+	pthread_mutex_lock(&lock);
+	if (k->on) {
+		if (k->prev)
+			k->prev->next = k->next;
+		else if (stacks == k)
+			stacks = k->next;
+		if (k->next)
+			k->next->prev = k->prev;
+		k->on = false;
+	}
+	pthread_mutex_unlock(&lock);
+}
+
+bool devres__wait_keys_call(uint64_t thread,
+			    void (*fn)(struct devres__wait_keys *k, void *arg),
+			    void *arg)
+{
+	struct devres__wait_keys *s;
+
+	pthread_mutex_lock(&lock);
+	for (s = stacks; s && s->thread != thread; s = s->next)
+		;
+	if (s)
+		fn(s, arg);
+	pthread_mutex_unlock(&lock);
+	return s != NULL;
+}
+
+/*
+ * A child's other threads are gone, and glibc gives their stacks (and
+ * thread-local storage) to the child's new threads: left listed, a new
+ * thread's publish would link a node already on the list.
+ */
+void devres__wait_keys_forked(struct devres__wait_keys *k)
+{
+	stacks = NULL;
+	if (k && k->on) {
+		k->prev = NULL;
+		k->next = NULL;
+		stacks = k;
+	}
 }
 
 /*

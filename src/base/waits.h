@@ -51,10 +51,29 @@ struct devres__wait_member {
 	bool on;
 };
 
+/*
+ * A thread's stack of keys, in its thread-local storage, published once
+ * (devres__wait_keys_publish()) and then changed by its thread alone with
+ * relaxed atomic stores and no lock: the thread is a member of set @any
+ * while *@depth > 0, and of set @keys[i] for each i < *@depth. A walk
+ * reads it under the records' lock; the thread's stores before its own
+ * next wait begins are seen by every walk after that begin, so of a
+ * member about to wait and a waiter for its set one sees the other.
+ */
+struct devres__wait_keys {
+	struct devres__wait_keys *next, *prev;
+	uint64_t thread;
+	uintptr_t any;
+	void *const *keys;
+	const unsigned int *depth;
+	bool on;
+};
+
 struct devres__wait {
 	struct devres__wait *next, *prev;
 	struct devres__wait *walk_next;
-	const char *what; /* the call that waits, for a loop's WARN */
+	uint64_t walk_via; /* the walk's first thread on the way here */
+	const char *what;  /* the call that waits, for a loop's WARN */
 	uint64_t waiter;
 	struct devres__wait_target target[DEVRES_WAIT_TARGETS];
 	int nr;
@@ -63,6 +82,8 @@ struct devres__wait {
 	bool on;
 	/* A refused wait: the loop it would close, for the caller's WARN. */
 	char loop[123];
+	/* And the first thread of that loop after the caller (a member). */
+	uint64_t via;
 };
 
 /* A fresh wait id, for a thread about to be started. */
@@ -102,5 +123,27 @@ HIDDEN void devres__wait_end(struct devres__wait *w);
  */
 HIDDEN int devres__wait_for(struct devres__wait *w, const char *what,
 			    uint64_t id);
+
+/*
+ * @k (its fields but the links set) on the record until
+ * devres__wait_keys_withdraw(@k), which its thread calls before @k's
+ * storage ends. Takes the records' lock: once per thread, not per change.
+ */
+HIDDEN void devres__wait_keys_publish(struct devres__wait_keys *k);
+HIDDEN void devres__wait_keys_withdraw(struct devres__wait_keys *k);
+/*
+ * Calls @fn(@k, @arg) under the records' lock for the published stack @k
+ * of thread @thread, which cannot be withdrawn meanwhile. Returns whether
+ * there was one.
+ */
+HIDDEN bool devres__wait_keys_call(uint64_t thread,
+				   void (*fn)(struct devres__wait_keys *k,
+					      void *arg),
+				   void *arg);
+/*
+ * In a child of fork(), on the thread that forked: the other threads'
+ * stacks are gone; @k (NULL: none) is the one left.
+ */
+HIDDEN void devres__wait_keys_forked(struct devres__wait_keys *k);
 
 #endif /* DEVRES_BASE_WAITS_H */

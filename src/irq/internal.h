@@ -166,6 +166,28 @@ static inline bool irq__unmask_busy(const struct irq_line *line)
 	return line->unmasking > (irq__unmasking == line ? 1 : 0);
 }
 
+/*
+ * The set, in the record of waits, of the threads in an unmask callback
+ * of @line: whichever thread ends a delivery runs it, so a wait for the
+ * line names the set, not a thread. Not the line's own set (its threads
+ * in a thread function), whose waits are refused from its callbacks.
+ */
+static inline uintptr_t irq__unmask_set(const struct irq_line *line)
+{
+	return (uintptr_t)line + 1;
+}
+
+/*
+ * Into @w, a wait for @line to be idle: the unmask callbacks running on
+ * other threads, when any does.
+ */
+static inline void irq__unmask_targets(const struct irq_line *line,
+				       struct devres__wait *w)
+{
+	if (irq__unmask_busy(line))
+		devres__wait_target_set(w, irq__unmask_set(line));
+}
+
 /* line.c */
 HIDDEN struct irq_line *irq__line_lock(int irq);
 HIDDEN struct irq_line *irq__line_get(int irq);

@@ -199,11 +199,19 @@ void irq__line_drain(struct irq_line *line)
 TLS_FAST struct irq_line *irq__unmasking;
 TLS_FAST bool irq__unmask_ended;
 
+/* An unmask callback in progress, for its end. */
+struct unmasking {
+	struct irq_line *line;
+	struct devres__wait_member member;
+};
+
 /* The unmask callback ended its thread: the line is left as it was. */
 static void unmask_ended(void *arg)
 {
-	struct irq_line *line = arg;
+	struct unmasking *u = arg;
+	struct irq_line *line = u->line;
 
+	devres__wait_leave(&u->member);
 	irq__unmasking = NULL;
 	irq__unmask_ended = true;
 	devres__warn(NULL, "irq_line_attach_masked",
@@ -230,15 +238,19 @@ static void unmask_ended(void *arg)
 static bool unmask_unlocked(struct irq_line *line)
 {
 	struct irq_line *outer = irq__unmasking;
+	struct unmasking u = { .line = line };
 
 	line->hw_masked = false;
 	line->refs++;
 	line->unmasking++;
 	pthread_mutex_unlock(&line->lock);
 	irq__unmasking = line;
-	pthread_cleanup_push(unmask_ended, line);
+	/* A wait for the line waits for it (irq__unmask_targets()). */
+	devres__wait_join(&u.member, irq__unmask_set(line));
+	pthread_cleanup_push(unmask_ended, &u);
 	line->unmask_fn(line->unmask_ctx);
 	pthread_cleanup_pop(0);
+	devres__wait_leave(&u.member);
 	irq__unmasking = outer;
 	pthread_mutex_lock(&line->lock);
 	line->unmasking--;
@@ -521,6 +533,7 @@ int irq_line_raise_wait(int irq)
 	if (line->disp)
 		devres__wait_target(&w, line->disp->wid);
 	devres__wait_target_set(&w, (uintptr_t)line);
+	irq__unmask_targets(line, &w);
 	if (devres__wait_begin(&w)) {
 		put_unlock(line);
 		devres__warn(NULL, __func__,

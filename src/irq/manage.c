@@ -383,6 +383,8 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 	 */
 	if (line->running && irq__running_line != line && line->disp)
 		devres__wait_target(&w, line->disp->wid);
+	if (irq__running_line != line)
+		irq__unmask_targets(line, &w);
 	if (devres__wait_begin(&w) && !managed) {
 		pthread_mutex_unlock(&line->lock);
 		irq__line_put(line);
@@ -561,13 +563,14 @@ void disable_irq_nosync(unsigned int irq)
  * The threads a wait for @line to be idle waits for: the dispatcher in
  * its primary handlers, and the threads of its threaded handlers while
  * any thread function is due or running (one that is idle waits for
- * nobody: it closes no loop). An unmask callback's thread is not known
- * in advance (whichever ends the delivery): left out.
+ * nobody: it closes no loop), and the unmask callbacks running on other
+ * threads, by their set (whichever thread ends a delivery runs one).
  */
 static void line_targets(const struct irq_line *line, struct devres__wait *w)
 {
 	if (line->running && line->disp)
 		devres__wait_target(w, line->disp->wid);
+	irq__unmask_targets(line, w);
 	/*
 	 * However many they are: the threads whose functions run are
 	 * members of the line's set, a due one joins it as it starts.

@@ -18,7 +18,9 @@
  * always caught (an unchecked end would corrupt a reader count, and a
  * later revocation would wait for it forever). A revocation by a thread inside one of its own accesses cannot
  * wait for readers (it is one): it is queued on the thread and finished
- * when its outermost access ends.
+ * when its outermost access ends. A revocation by another thread whose
+ * reader waits, inside its access, for that thread (through the library's
+ * record of waits) is handed to that reader and finished likewise.
  *
  * The caller's handle is a generation-checked one (base/handle.h): the
  * revocable lives in a slot never given back to malloc, so a handle used
@@ -69,8 +71,23 @@ static struct devres__handles revocables = {
 #define REVOCABLE_REFS_MAX (1 << 24)
 
 static TLS_FAST unsigned int depth;
-static TLS_FAST struct revocable *held[MAX_DEPTH]; /* the handles */
+static TLS_FAST void *held[MAX_DEPTH]; /* the handles */
 static TLS_FAST struct revocable *pending;
+/*
+ * This thread's accesses, published in the record of waits (base/waits.h)
+ * at its first access: a revocation waits for the set of the threads in
+ * an access of its handle (of any handle with urcu-bp, whose grace period
+ * waits for every reader), so that a reader that waits, through waits of
+ * the library, for the thread revoking is seen. The read side changes
+ * depth and held[] with relaxed stores, no lock, no fence. @handed: the
+ * revocations whose revoker this thread's access would have deadlocked,
+ * finished when its outermost access ends.
+ */
+struct reader {
+	struct devres__wait_keys keys;
+	struct revocable *handed;
+};
+static TLS_FAST struct reader me;
 /* This thread's accesses are ended at its exit (thread_end()). */
 static TLS_FAST bool exit_armed;
 static pthread_key_t exit_key;
@@ -146,6 +163,28 @@ static void hold_late(struct revocable *h, struct device *dev)
 		put_device(dev);
 }
 
+/* The key of "every thread in an access", for urcu-bp's grace period. */
+static const char any_access;
+
+static inline void set_depth(unsigned int n)
+{
+	__atomic_store_n(&depth, n, __ATOMIC_RELAXED);
+}
+
+static inline void set_held(unsigned int i, void *h)
+{
+	__atomic_store_n(&held[i], h, __ATOMIC_RELAXED);
+}
+
+/* The set of threads whose accesses a revocation of @h waits for. */
+static uintptr_t readers_key(const struct revocable *h)
+{
+	return h->urcu ? (uintptr_t)&any_access
+		       : (uintptr_t)devres__handle_of(&revocables, h);
+}
+
+static bool hand_over(struct revocable *h, const struct devres__wait *w);
+
 /* How a release that ends its thread is answered; see finish(). */
 struct finishing {
 	struct revocable *h;
@@ -173,13 +212,23 @@ static void release_ended(void *arg)
  * on the way out: left undone, the handle kept the binding's reference for
  * ever (each revocable_put() of the caller's last one WARNed that it was
  * not theirs, and the handle was never freed) and the ledger counted it.
+ * The wait for readers is in the record of waits; one that would close a
+ * loop is handed over instead (hand_over()).
  */
 static void finish(struct revocable *h, bool queued)
 {
 	struct finishing f = { h, queued };
+	struct devres__wait w;
 	int saved = errno;
 
+	devres__wait_init(&w, "revocable_revoke");
+	devres__wait_target_set(&w, readers_key(h));
+	if (devres__wait_begin(&w) && hand_over(h, &w)) {
+		errno = saved;
+		return;
+	}
 	rcu_sync(h->urcu, &h->readers);
+	devres__wait_end(&w);
 	if (h->release) {
 		pthread_cleanup_push(release_ended, &f);
 		h->release(h->revoked);
@@ -189,10 +238,60 @@ static void finish(struct revocable *h, bool queued)
 	errno = saved;
 }
 
+/* Whether a revoker handed this thread a revocation (hand()). */
+static inline bool handed(void)
+{
+	return __atomic_load_n(&me.handed, __ATOMIC_RELAXED) != NULL;
+}
+
+/* Pushes @arg on the handed list of the reader whose stack @k is. */
+static void hand(struct devres__wait_keys *k, void *arg)
+{
+	struct reader *r = container_of(k, struct reader, keys);
+	struct revocable *h = arg;
+
+	h->next = __atomic_load_n(&r->handed, __ATOMIC_RELAXED);
+	while (!__atomic_compare_exchange_n(&r->handed, &h->next, h, true,
+					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
+		;
+}
+
+/*
+ * A revocation whose wait for readers would close a loop (@w refused): a
+ * reader of it waits, through waits of the library, for this thread, and
+ * cannot end its access before this thread's callback returns. The
+ * revocation is handed to that reader, which finishes it when its
+ * outermost access ends: new accesses already fail. False when no such
+ * reader is found (then the revocation waits, as before).
+ */
+static bool hand_over(struct revocable *h, const struct devres__wait *w)
+{
+	const void *handle = devres__handle_of(&revocables, h);
+
+	if (!devres__wait_keys_call(w->via, hand, h))
+		return false;
+	devres__warn(NULL, "revocable_revoke",
+		     "%p: a reader of it waits for this thread (%s): "
+		     "released when that reader's access ends",
+		     handle, w->loop);
+	return true;
+}
+
 static void run_pending(void)
 {
 	struct revocable *h;
 
+	/* Handed by a revoker this thread's access kept waiting: its turn. */
+	if (handed()) {
+		h = __atomic_exchange_n(&me.handed, NULL, __ATOMIC_ACQUIRE);
+		while (h) {
+			struct revocable *next = h->next;
+
+			h->next = pending;
+			pending = h;
+			h = next;
+		}
+	}
 	/* A release may revoke more (its own accesses end first): loop. */
 	while ((h = pending)) {
 		pending = h->next;
@@ -213,22 +312,24 @@ static void thread_end(void *arg)
 
 	(void)arg;
 	exit_armed = false;
-	if (!n && !pending)
-		return;
 	if (n)
 		devres__warn(NULL, "revocable_try_access",
 			     "%p: a thread ended inside %u access%s: ended for "
 			     "it at its exit",
-			     (void *)held[n - 1], n, n == 1 ? "" : "es");
+			     held[n - 1], n, n == 1 ? "" : "es");
 	while (depth) {
 		struct revocable *h =
-			devres__handle_obj(&revocables, held[--depth], NULL);
+			devres__handle_obj(&revocables, held[depth - 1], NULL);
 
+		set_depth(depth - 1);
 		/* liburcu-bp forgets an exiting thread's read side itself. */
 		if (h && !h->urcu && h->pid == devres__pid_now())
 			rcu_exit(false, &h->readers);
 	}
-	run_pending();
+	/* Off the record first: nothing is handed to it after this. */
+	devres__wait_keys_withdraw(&me.keys);
+	if (pending || handed())
+		run_pending();
 }
 
 static void exit_key_make(void)
@@ -243,6 +344,11 @@ static bool arm_exit(void)
 	if (!exit_key_ok || pthread_setspecific(exit_key, &exit_key))
 		return false;
 	exit_armed = true;
+	me.keys.thread = devres__wait_self();
+	me.keys.any = (uintptr_t)&any_access;
+	me.keys.keys = held;
+	me.keys.depth = &depth;
+	devres__wait_keys_publish(&me.keys);
 	return true;
 }
 
@@ -475,7 +581,8 @@ void *revocable_try_access(struct revocable *h)
 		rcu_exit(r->urcu, &r->readers);
 		return NULL;
 	}
-	held[depth++] = h;
+	set_held(depth, h);
+	set_depth(depth + 1);
 	return res;
 }
 
@@ -489,7 +596,7 @@ static bool untrack(const struct revocable *h)
 	if (i < 0)
 		return false;
 	for (; i + 1 < (int)depth; i++)
-		held[i] = held[i + 1];
+		set_held((unsigned int)i, held[i + 1]);
 	return true;
 }
 
@@ -507,6 +614,8 @@ static bool untrack(const struct revocable *h)
 void devres__revocable_forked(int parent)
 {
 	pending = NULL;
+	me.handed = NULL;
+	devres__wait_keys_forked(exit_armed ? &me.keys : NULL);
 	for (unsigned int i = 0; i < depth; i++) {
 		struct revocable *r =
 			devres__handle_obj(&revocables, held[i], NULL);
@@ -535,7 +644,7 @@ void revocable_access_end(struct revocable *h)
 	 * An access the parent's thread had begun when it forked: forgotten
 	 * in the child, whose copy of the readers is nobody's to wait for.
 	 */
-	depth = top;
+	set_depth(top);
 	r = devres__handle_obj(&revocables, h, NULL);
 	if (unlikely(!r || r->pid != devres__pid_now()))
 		handle_bad(h, r, !r, __func__);
@@ -545,6 +654,6 @@ void revocable_access_end(struct revocable *h)
 	 * Also after a forgotten access: a revocation of the child's own,
 	 * queued behind it, is finished when the outermost access ends.
 	 */
-	if (unlikely(!top && pending))
+	if (unlikely(!top && (pending || handed())))
 		run_pending();
 }
