@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit hostile tsan timeout=240 */
+/* ctest-labels: unit hostile tsan white-box timeout=240 */
 /*
  * Loops of waits across subsystems: each participant runs in a callback
  * of the library (a managed thread's function, an interrupt thread
@@ -13,10 +13,12 @@
  *
  * A cell is a chain of kinds: participant i waits with kind[i] for
  * participant i + 1, and, in a loop, the last for the first. Each waits
- * only once the one before it sleeps in its wait, so that the last is the
- * one refused. In the control column the last participant waits for
- * nobody and the test's main thread makes the last kind's wait for the
- * first instead, a chain with no loop: every wait is made, no WARN. Each
+ * only once the one before it is on the record in its wait, so that the
+ * last is the one refused. In the control column the last participant
+ * waits for nobody and the test's main thread makes the last kind's wait
+ * for the first instead, a chain with no loop: every wait is made, no
+ * WARN; the last participant returns once that wait is on the record, so
+ * that it is made while the whole chain still waits. Each
  * cell runs in a child under an alarm (a hang fails the cell), with the
  * exact results and WARN count, and the ledger back at its start.
  *
@@ -56,6 +58,7 @@
 #include <cmocka.h>
 #include "testlib.h"
 #include "cell-child.h"
+#include "base/waits.h"
 
 #define CELL_ALARM_S 10
 #define RET 7
@@ -111,16 +114,19 @@ struct part {
 	struct device dev;
 	struct devres_thread *h;
 	int irq;
+	int records; /* its thread's waits on the record before its own */
 	char name[16];
 	struct work_struct work;
 	struct delayed_work dwork;
 	struct workqueue_struct *wq;
 	struct hwrng rng;
 	int tid, in, calling, done, freed, destroyed;
+	uint64_t wid; /* its thread's wait id */
 	long ret;
 };
 
-static struct part P[MAXP];
+/* The participants, and after the last the main thread's control wait. */
+static struct part P[MAXP + 1];
 static int np;
 static int go; /* every participant set up: their handles are stored */
 
@@ -132,41 +138,31 @@ static void dev_release(struct device *dev)
 	(void)dev;
 }
 
-/* Thread @tid sleeps (in its wait: the one before it went in first). */
-static bool asleep(int tid)
-{
-	char path[64], buf[256], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
-}
-
 /*
- * Participant @i has called its wait, and sleeps in it. Not when @i is
- * this thread: a work item whose thread could not be spawned is run by
- * the thread that waits for its queue, inline, and its body is then on
- * the thread of the participant before it, which never sleeps for it.
+ * Participant @i (or the main thread, @i == np) has called its wait, and
+ * that wait is on the library's record of waits: the record by which a
+ * wait that would close the loop is refused. Not when @i is this thread:
+ * a work item whose thread could not be spawned is run by the thread that
+ * waits for its queue, inline, and its body is then on the thread of the
+ * participant before it, which never waits for it.
  */
-static void wait_asleep(int i)
+static void wait_recorded(int i)
 {
 	while (!LOAD(P[i].calling))
 		usleep(1000);
 	if (LOAD(P[i].tid) == (int)syscall(SYS_gettid))
 		return;
-	for (int n = 0; n < 5000 && !asleep(LOAD(P[i].tid)); n++)
+	while (devres__wait_records(P[i].wid) <= P[i].records)
 		usleep(1000);
-	usleep(20000);
-	while (!asleep(LOAD(P[i].tid)))
-		usleep(1000);
+}
+
+/* Participant @i (np: the main thread) is about to make its wait. */
+static void calling(int i)
+{
+	STORE(P[i].tid, (int)syscall(SYS_gettid));
+	P[i].wid = devres_wait_self();
+	P[i].records = devres__wait_records(P[i].wid);
+	STORE(P[i].calling, 1);
 }
 
 /* @kind's wait for participant @j; what it returned, as a number. */
@@ -228,12 +224,12 @@ static void body(int i)
 		while (!LOAD(P[j].in))
 			usleep(1000);
 	if (i > 0)
-		wait_asleep(i - 1);
+		wait_recorded(i - 1);
 	if (P[i].kind >= 0) {
-		STORE(P[i].calling, 1);
+		calling(i);
 		P[i].ret = do_wait(P[i].kind, P[i].target);
 	} else {
-		usleep(50000);
+		wait_recorded(np);
 	}
 	STORE(P[i].done, 1);
 }
@@ -419,7 +415,8 @@ static int chain(const int *kinds, int n, bool loop)
 		for (int j = 0; j < n; j++)
 			while (!LOAD(P[j].in))
 				usleep(1000);
-		wait_asleep(n - 2);
+		wait_recorded(n - 2);
+		calling(n);
 		main_ret = do_wait(kinds[n - 1], 0);
 	}
 	for (int i = 0; i < n; i++)
