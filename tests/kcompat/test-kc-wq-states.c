@@ -14,7 +14,11 @@
  * drain, destroy). A flush (flush_work(), flush_workqueue()) must come
  * back after the run queued before it, without the chained run queued
  * after it; should it wait for that, the releaser opens gate 2 after
- * FLUSH_BOUND_MS, and the runs done when it came back show it.
+ * FLUSH_BOUND_MS, and the runs done when it came back show it. Where the
+ * item was queued again before the call, the flush waits for that run
+ * too: the releaser opens gate 2 once that run waits there and the
+ * caller still sleeps in its call; a flush that came back after the
+ * first run finds gate 2 shut, and the runs show it.
  *
  * A cell's value is the call's return (0 or 1; 0 for a void call) plus
  * ten times the runs over when it came back.
@@ -39,6 +43,7 @@ static pthread_mutex_t gate_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t gate_cond = PTHREAD_COND_INITIALIZER;
 static pthread_t waiter; /* the drainer or destroyer */
 static bool busy_on, q_gone;
+static bool requeued; /* queued again before the call (S_REQUEUED) */
 static pid_t caller_tid;
 
 static void gate_wait(int g)
@@ -155,6 +160,7 @@ static void reach(unsigned int s)
 	started = done_runs = 0;
 	gate[0] = gate[1] = false;
 	chain = s == S_RUNNING || s == S_DRAINING || s == S_DESTROYING;
+	requeued = s == S_REQUEUED;
 	busy_on = q_gone = false;
 	q = alloc_workqueue("states", 0, 0);
 	assert_non_null(q);
@@ -219,6 +225,16 @@ static void *releaser(void *arg)
 	gate_set(0);
 	if (rel.all) {
 		gate_set(1);
+		return NULL;
+	}
+	if (requeued) {
+		while (__atomic_load_n(&started, __ATOMIC_SEQ_CST) < 2 &&
+		       !__atomic_load_n(&rel.back, __ATOMIC_SEQ_CST))
+			usleep(1000);
+		if (!__atomic_load_n(&rel.back, __ATOMIC_SEQ_CST))
+			wait_asleep(caller_tid);
+		if (!__atomic_load_n(&rel.back, __ATOMIC_SEQ_CST))
+			gate_set(1);
 		return NULL;
 	}
 	clock_gettime(CLOCK_MONOTONIC, &end);
