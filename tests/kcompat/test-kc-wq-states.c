@@ -23,13 +23,17 @@
  * A cell's value is the call's return (0 or 1; 0 for a void call) plus
  * ten times the runs over when it came back.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/workqueue.h>
 #include <pthread.h>
 #include <sys/syscall.h>
 #include "kcompat/kctest.h"
 #include "states.h"
 
+/*
+ * The delayed-work macros check their argument's type with an unevaluated
+ * sizeof of a pointer, which clang-tidy takes for a mistake (NOLINT).
+ */
 #define DELAY_MS 500	    /* the pending state's delay: not due in a cell */
 #define FLUSH_BOUND_MS 2000 /* a flush that waits longer waits for too much */
 
@@ -164,14 +168,17 @@ static void reach(unsigned int s)
 	busy_on = q_gone = false;
 	q = alloc_workqueue("states", 0, 0);
 	assert_non_null(q);
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	INIT_DELAYED_WORK(&dw, fn);
 	switch (s) {
 	case S_IDLE:
 		break;
 	case S_PENDING:
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 		assert_true(queue_delayed_work(q, &dw, DELAY_MS));
 		break;
 	case S_CANCELLED:
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 		assert_true(queue_delayed_work(q, &dw, DELAY_MS));
 		assert_true(cancel_delayed_work(&dw));
 		break;
@@ -283,6 +290,7 @@ static int call(unsigned int c)
 	case C_QUEUE:
 		return queue_work(q, W);
 	case C_QUEUE_DELAYED:
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 		return queue_delayed_work(q, &dw, DELAY_MS);
 	case C_MOD:
 		return mod_delayed_work(q, &dw, DELAY_MS);
@@ -353,6 +361,7 @@ static void after(void)
 
 	let_go();
 	assert_int_equal(devres_warn_count(), w0);
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
 	assert_false(delayed_work_pending(&dw));
 	assert_int_equal(__atomic_load_n(&started, __ATOMIC_SEQ_CST),
 			 __atomic_load_n(&done_runs, __ATOMIC_SEQ_CST));
