@@ -271,10 +271,10 @@ soak: build-dev
 # test-pci-hostile-tree-ro forks a child while another thread is parked
 # inside a managed enable's write: the child inherits what that thread
 # holds, unreachable from the child's own thread, and valgrind's leak
-# check fails the child (exit 99). test-hostile-wait-loops times each of
-# its 240 cells by threads seen asleep in /proc, which valgrind's threads
-# waiting for its one lock look like too, under a 10 s alarm: a control
-# cell ran out of it once in two runs. ASan and TSan run both.
+# check fails the child (exit 99). test-hostile-wait-loops forks a child
+# for each of its 324 cells, whose two to four threads wait for one
+# another under a 10 s alarm, and valgrind runs them one at a time.
+# ASan and TSan run both.
 # It runs in the dev build, which the dev stage has built: ctest's memcheck
 # mode reads its valgrind command from DartConfiguration.tcl, written here
 # (tests/memcheck.conf) rather than by include(CTest), which would add

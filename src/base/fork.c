@@ -118,7 +118,18 @@ int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
 }
 #endif
 
-__attribute__((constructor)) static void fork_init(void)
+/*
+ * Registered before any constructor of the default priority, the
+ * program's own among them: glibc runs prepare handlers in the reverse
+ * order of registration, so a program's (the kernel-compat headers' hold
+ * their workqueue locks, under which they end a wait on the record of
+ * waits, rank 27) run before the library's and take their locks outside
+ * it. With the shared library the library's constructors run first
+ * anyway; linked statically, the program's objects came first, and their
+ * handlers ran after the library's, inside its locks: a fork() against a
+ * destroy_workqueue() that ends its wait deadlocked.
+ */
+__attribute__((constructor(101))) static void fork_init(void)
 {
 	devres__pid = (int)getpid();
 	devres__pthread_atfork(fork_prepare, fork_parent, fork_child);

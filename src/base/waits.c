@@ -261,6 +261,18 @@ int devres__wait_for(struct devres__wait *w, const char *what, uint64_t id)
 	return devres__wait_begin(w);
 }
 
+int devres__wait_records(uint64_t id)
+{
+	int n = 0;
+
+	pthread_mutex_lock(&lock);
+	fork_check();
+	for (const struct devres__wait *r = head; r; r = r->next)
+		n += r->waiter == id;
+	pthread_mutex_unlock(&lock);
+	return n;
+}
+
 void devres__wait_join(struct devres__wait_member *m, uint64_t key)
 {
 	m->on = false;

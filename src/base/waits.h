@@ -123,6 +123,11 @@ HIDDEN void devres__wait_end(struct devres__wait *w);
  */
 HIDDEN int devres__wait_for(struct devres__wait *w, const char *what,
 			    uint64_t id);
+/*
+ * How many waits of thread @id are on the record now: for a white-box
+ * test, which sees a thread in its wait, recorded, without a timed look.
+ */
+HIDDEN int devres__wait_records(uint64_t id);
 
 /*
  * @k (its fields but the links set) on the record until

@@ -46,6 +46,7 @@
 #include <devres/fault.h>
 #include "testlib.h"
 #include "cell-child.h"
+#include "membarrier-early.h"
 
 enum call {
 	C_WARN_COUNT,
@@ -456,6 +457,8 @@ static int cell(int row, int col)
 	the_call = (enum call)row;
 	the_state = (enum state)col;
 	(void)alarm(10);
+	/* Registered before the cell's threads take a lock. */
+	membarrier_early();
 	count_heap();
 	devres_set_log(logged);
 	if (pthread_key_create(&last_key, at_end) ||

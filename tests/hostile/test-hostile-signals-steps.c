@@ -66,6 +66,7 @@
 #include <devres/devres.h>
 #include "testlib.h"
 #include "ptrace-steps.h"
+#include "membarrier-early.h"
 
 enum lock_state {
 	FIRST,
@@ -400,6 +401,8 @@ static int child(enum lock_state st, enum op op, bool inject)
 		t = 0;
 		break;
 	case ELSEWHERE:
+		/* Registered before the other thread's first lock. */
+		membarrier_early();
 		if (pthread_create(&t, NULL, other_thread, NULL))
 			return BAD_SETUP;
 		/* Its node listed: the bias is its own. */

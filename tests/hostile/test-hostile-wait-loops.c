@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit hostile tsan timeout=240 */
+/* ctest-labels: unit hostile tsan white-box timeout=240 */
 /*
  * Loops of waits across subsystems: each participant runs in a callback
  * of the library (a managed thread's function, an interrupt thread
@@ -13,10 +13,12 @@
  *
  * A cell is a chain of kinds: participant i waits with kind[i] for
  * participant i + 1, and, in a loop, the last for the first. Each waits
- * only once the one before it sleeps in its wait, so that the last is the
- * one refused. In the control column the last participant waits for
- * nobody and the test's main thread makes the last kind's wait for the
- * first instead, a chain with no loop: every wait is made, no WARN. Each
+ * only once the one before it is on the record in its wait, so that the
+ * last is the one refused. In the control column the last participant
+ * waits for nobody and the test's main thread makes the last kind's wait
+ * for the first instead, a chain with no loop: every wait is made, no
+ * WARN; the last participant returns once that wait is on the record, so
+ * that it is made while the whole chain still waits. Each
  * cell runs in a child under an alarm (a hang fails the cell), with the
  * exact results and WARN count, and the ledger back at its start.
  *

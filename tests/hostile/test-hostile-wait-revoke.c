@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit hostile tsan timeout=120 */
+/* ctest-labels: unit hostile tsan white-box timeout=120 */
 /*
  * Loops of waits through a revocation and through an interrupt line's
  * unmask callback, in the chains of test-hostile-wait-loops (wait-chain.h:

@@ -32,6 +32,7 @@
 #include <cmocka.h>
 #include "testlib.h"
 #include "cell-child.h"
+#include "base/waits.h"
 
 #define CELL_ALARM_S 10
 #define RET 7
@@ -111,13 +112,16 @@ struct part {
 	struct workqueue_struct *wq;
 	struct hwrng rng;
 	int tid, in, calling, done, freed, destroyed;
+	int records;  /* its thread's waits on the record before its own */
+	uint64_t wid; /* its thread's wait id */
 	long ret;
 	struct device tdev;   /* a reader's thread's device */
 	struct revocable *rv; /* a reader's revocable, on dev */
 	int released, rel_tid, efd, armed;
 };
 
-static struct part P[MAXP];
+/* The participants, and after the last the main thread's control wait. */
+static struct part P[MAXP + 1];
 static int np;
 static int go; /* every participant set up: their handles are stored */
 
@@ -129,41 +133,31 @@ static void dev_release(struct device *dev)
 	(void)dev;
 }
 
-/* Thread @tid sleeps (in its wait: the one before it went in first). */
-static bool asleep(int tid)
-{
-	char path[64], buf[256], *p;
-	FILE *f;
-	size_t n;
-
-	snprintf(path, sizeof(path), "/proc/self/task/%d/stat", tid);
-	f = fopen(path, "re");
-	if (!f)
-		return false;
-	n = fread(buf, 1, sizeof(buf) - 1, f);
-	fclose(f);
-	buf[n] = 0;
-	p = strrchr(buf, ')');
-	return p && p[1] == ' ' && p[2] == 'S';
-}
-
 /*
- * Participant @i has called its wait, and sleeps in it. Not when @i is
- * this thread: a work item whose thread could not be spawned is run by
- * the thread that waits for its queue, inline, and its body is then on
- * the thread of the participant before it, which never sleeps for it.
+ * Participant @i (or the main thread, @i == np) has called its wait, and
+ * that wait is on the library's record of waits: the record by which a
+ * wait that would close the loop is refused. Not when @i is this thread:
+ * a work item whose thread could not be spawned is run by the thread that
+ * waits for its queue, inline, and its body is then on the thread of the
+ * participant before it, which never waits for it.
  */
-static void wait_asleep(int i)
+static void wait_recorded(int i)
 {
 	while (!LOAD(P[i].calling))
 		usleep(1000);
 	if (LOAD(P[i].tid) == (int)syscall(SYS_gettid))
 		return;
-	for (int n = 0; n < 5000 && !asleep(LOAD(P[i].tid)); n++)
+	while (devres__wait_records(P[i].wid) <= P[i].records)
 		usleep(1000);
-	usleep(20000);
-	while (!asleep(LOAD(P[i].tid)))
-		usleep(1000);
+}
+
+/* Participant @i (np: the main thread) is about to make its wait. */
+static void calling(int i)
+{
+	STORE(P[i].tid, (int)syscall(SYS_gettid));
+	P[i].wid = devres_wait_self();
+	P[i].records = devres__wait_records(P[i].wid);
+	STORE(P[i].calling, 1);
 }
 
 /* @kind's wait for participant @j; what it returned, as a number. */
@@ -231,12 +225,12 @@ static void body(int i)
 		while (!LOAD(P[j].in))
 			usleep(1000);
 	if (i > 0)
-		wait_asleep(i - 1);
+		wait_recorded(i - 1);
 	if (P[i].kind >= 0) {
-		STORE(P[i].calling, 1);
+		calling(i);
 		P[i].ret = do_wait(P[i].kind, P[i].target);
 	} else {
-		usleep(50000);
+		wait_recorded(np);
 	}
 	STORE(P[i].done, 1);
 }
@@ -500,7 +494,8 @@ static int chain(const int *kinds, int n, bool loop)
 		for (int j = 0; j < n; j++)
 			while (!LOAD(P[j].in))
 				usleep(1000);
-		wait_asleep(n - 2);
+		wait_recorded(n - 2);
+		calling(n);
 		main_ret = do_wait(kinds[n - 1], 0);
 	}
 	for (int i = 0; i < n; i++)
