@@ -136,7 +136,9 @@ static void dev_release(struct device *dev)
 /*
  * Participant @i (or the main thread, @i == np) has called its wait, and
  * that wait is on the library's record of waits: the record by which a
- * wait that would close the loop is refused. Not when @i is this thread:
+ * wait that would close the loop is refused; or the call has returned (a
+ * revocation made inside an access of its own waits for nobody: it is
+ * queued, and never on the record). Not when @i is this thread:
  * a work item whose thread could not be spawned is run by the thread that
  * waits for its queue, inline, and its body is then on the thread of the
  * participant before it, which never waits for it.
@@ -147,7 +149,8 @@ static void wait_recorded(int i)
 		usleep(1000);
 	if (LOAD(P[i].tid) == (int)syscall(SYS_gettid))
 		return;
-	while (devres__wait_records(P[i].wid) <= P[i].records)
+	while (devres__wait_records(P[i].wid) <= P[i].records &&
+	       !LOAD(P[i].done))
 		usleep(1000);
 }
 
@@ -497,6 +500,7 @@ static int chain(const int *kinds, int n, bool loop)
 		wait_recorded(n - 2);
 		calling(n);
 		main_ret = do_wait(kinds[n - 1], 0);
+		STORE(P[n].done, 1);
 	}
 	for (int i = 0; i < n; i++)
 		while (!LOAD(P[i].done))
