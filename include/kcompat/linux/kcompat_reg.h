@@ -182,6 +182,28 @@ static inline struct kcompat_reg *kcompat_reg_at(const void *key)
 }
 
 /*
+ * One sleep of a wait for @r, on the record of waits as a wait for the
+ * set @r (begun when @r is not *@set, the set named so far, which it
+ * ends): 0 after the sleep, or -EDEADLK, not sleeping, when the wait
+ * would close a loop (*@set then 0). Under kcompat_reg_lock.
+ */
+static inline int kcompat_reg_sleep(struct kcompat_reg *r, uintptr_t *set,
+				    const char *func)
+{
+	if ((uintptr_t)r != *set) {
+		if (*set)
+			devres_wait_end();
+		*set = (uintptr_t)r;
+		if (devres_wait_begin_set(*set, func)) {
+			*set = 0;
+			return -EDEADLK;
+		}
+	}
+	pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	return 0;
+}
+
+/*
  * A call of the driver's methods waits for its turn, as the kernel's
  * take the device's lock (an rng's reading_mutex, a watchdog's
  * wd_data->lock, an rtc's ops_lock): under kcompat_reg_lock, until no
@@ -204,17 +226,9 @@ static inline int kcompat_reg_turn(struct kcompat_reg *(*find)(const void *),
 
 	while ((r = find(key)) && r->pid == kcompat_lock_pid() && r->calls &&
 	       !kcompat_reg_in_call(r)) {
-		if ((uintptr_t)r != set) {
-			if (set)
-				devres_wait_end();
-			set = (uintptr_t)r;
-			if (devres_wait_begin_set(set, func)) {
-				set = 0;
-				ret = -EDEADLK;
-				break;
-			}
-		}
-		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+		ret = kcompat_reg_sleep(r, &set, func);
+		if (ret)
+			break;
 	}
 	if (set)
 		devres_wait_end();
@@ -331,17 +345,9 @@ static inline int kcompat_reg_wait_gone(void *const *regp, const char *func)
 			ret = -EBUSY;
 			break;
 		}
-		if ((uintptr_t)r != set) {
-			if (set)
-				devres_wait_end();
-			set = (uintptr_t)r;
-			if (devres_wait_begin_set(set, func)) {
-				set = 0;
-				ret = -EDEADLK;
-				break;
-			}
-		}
-		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+		ret = kcompat_reg_sleep(r, &set, func);
+		if (ret)
+			break;
 	}
 	if (set)
 		devres_wait_end();
