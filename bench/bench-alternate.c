@@ -77,18 +77,6 @@ static void dev_release(struct device *d)
 	free(d);
 }
 
-/* A little work on the object: what a caller would do with it. */
-static unsigned long work(unsigned char *p, unsigned long i)
-{
-	unsigned long s = 0;
-
-	memset(p, (int)i, OBJ);
-	for (int k = 0; k < OBJ; k += 8)
-		s += p[k] * (i + (unsigned long)k);
-	__asm__ volatile("" : : "r"(p) : "memory");
-	return s;
-}
-
 static unsigned long op_lib(unsigned long i)
 {
 	void *p = devm_kmalloc(dev, OBJ, GFP_KERNEL);
@@ -96,7 +84,7 @@ static unsigned long op_lib(unsigned long i)
 
 	if (!p)
 		abort();
-	s = work(p, i);
+	s = bench_work(p, OBJ, i);
 	devm_kfree(dev, p);
 	return s;
 }
@@ -114,7 +102,7 @@ static unsigned long op_hand(unsigned long i)
 	list.head.next->prev = n;
 	list.head.next = n;
 	pthread_mutex_unlock(&list.mutex);
-	s = work((unsigned char *)(n + 1), i);
+	s = bench_work((unsigned char *)(n + 1), OBJ, i);
 	pthread_mutex_lock(&list.mutex);
 	n->prev->next = n->next;
 	n->next->prev = n->prev;

@@ -172,18 +172,6 @@ static struct device *new_dev(void)
 	return dev;
 }
 
-/* A little work on the object: what a caller would do with it. */
-static unsigned long work(unsigned char *p, unsigned long i)
-{
-	unsigned long s = 0;
-
-	memset(p, (int)i, OBJ);
-	for (int k = 0; k < OBJ; k += 8)
-		s += p[k] * (i + (unsigned long)k);
-	__asm__ volatile("" : : "r"(p) : "memory");
-	return s;
-}
-
 static void pin(int id)
 {
 	int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -251,7 +239,7 @@ static void *run(void *arg)
 			l->head.next->prev = n;
 			l->head.next = n;
 			pthread_mutex_unlock(&l->mutex);
-			sum += work((unsigned char *)(n + 1), ops);
+			sum += bench_work((unsigned char *)(n + 1), OBJ, ops);
 			pthread_mutex_lock(&l->mutex);
 			n->prev->next = n->next;
 			n->next->prev = n->prev;
@@ -275,7 +263,7 @@ static void *run(void *arg)
 					&seqno, 1, __ATOMIC_RELAXED);
 			if (w->addr && ops < LINES_MAX)
 				w->addr[ops] = (uintptr_t)p;
-			sum += work(p, ops);
+			sum += bench_work(p, OBJ, ops);
 			devm_kfree(dev, p);
 			ops++;
 			__atomic_store_n(&w->live, ops, __ATOMIC_RELAXED);

@@ -99,17 +99,6 @@ static void dev_release(struct device *dev)
 	free(dev);
 }
 
-static unsigned long work(unsigned char *p, unsigned long i)
-{
-	unsigned long s = 0;
-
-	memset(p, (int)i, OBJ);
-	for (int k = 0; k < OBJ; k += 8)
-		s += p[k] * (i + (unsigned long)k);
-	__asm__ volatile("" : : "r"(p) : "memory");
-	return s;
-}
-
 static void note(struct worker *w, int k, unsigned long long t0)
 {
 	unsigned long long t1 = devres__hold_ticks();
@@ -143,7 +132,7 @@ static void *run(void *arg)
 			list.head.next = n;
 			note(w, 0, t0);
 			pthread_mutex_unlock(&list.mutex);
-			sum += work((unsigned char *)(n + 1), ops);
+			sum += bench_work((unsigned char *)(n + 1), OBJ, ops);
 			pthread_mutex_lock(&list.mutex);
 			HOLD_TOGGLE();
 			t0 = devres__hold_ticks();
@@ -160,7 +149,7 @@ static void *run(void *arg)
 
 			if (!p)
 				abort();
-			sum += work(p, ops);
+			sum += bench_work(p, OBJ, ops);
 			devm_kfree(w->dev, p);
 			ops++;
 		}

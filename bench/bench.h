@@ -76,4 +76,20 @@ static inline int pin_to_one_cpu(void)
 	return cpu;
 }
 
+/*
+ * A little work on the @len bytes at @p, round @i: what a caller would do
+ * with an object between its allocation and its free.
+ */
+static inline unsigned long bench_work(unsigned char *p, size_t len,
+				       unsigned long i)
+{
+	unsigned long s = 0;
+
+	memset(p, (int)i, len);
+	for (size_t k = 0; k < len; k += 8)
+		s += p[k] * (i + (unsigned long)k);
+	__asm__ volatile("" : : "r"(p) : "memory");
+	return s;
+}
+
 #endif /* DEVRES_BENCH_H */
