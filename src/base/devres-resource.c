@@ -104,13 +104,9 @@ static void release_managed(struct device *dev, dr_release_t release,
 	if (!devres_release(dev, release, region_match, &match))
 		return;
 	/* Another device's region (or another call's): named, left alone. */
-	if (devres__region_owner(root, start, n, &h))
-		devres__warn_foreign(dev, func, &h,
-				     "no managed region [%#llx-%#llx]", first,
-				     last);
-	else
-		devres__warn(dev, func, "no managed region [%#llx-%#llx]",
-			     first, last);
+	devres__warn_foreign(
+		dev, func, devres__region_owner(root, start, n, &h) ? &h : NULL,
+		"no managed region [%#llx-%#llx]", first, last);
 }
 
 void devm_release_region(struct device *dev, resource_size_t start,
@@ -186,11 +182,7 @@ void devm_release_resource(struct device *dev, struct resource *new_res)
 	if (!devres_release(dev, devm_resource_release, resource_match,
 			    new_res))
 		return;
-	if (devres__owned_res_owner(new_res, &h))
-		devres__warn_foreign(dev, __func__, &h,
-				     "resource %p is not managed",
-				     (void *)new_res);
-	else
-		devres__warn(dev, __func__, "resource %p is not managed",
-			     (void *)new_res);
+	devres__warn_foreign(dev, __func__,
+			     devres__owned_res_owner(new_res, &h) ? &h : NULL,
+			     "resource %p is not managed", (void *)new_res);
 }

@@ -77,7 +77,9 @@ void devres__warn_foreign(const struct device *dev, const char *func,
 	va_start(ap, fmt);
 	(void)vsnprintf(what, sizeof(what), fmt, ap);
 	va_end(ap);
-	if (h->owner == dev)
+	if (!h)
+		devres__warn(dev, func, "%s", what);
+	else if (h->owner == dev)
 		devres__warn(dev, func,
 			     "%s: it is this device's, acquired with %s() (use "
 			     "%s): nothing released",

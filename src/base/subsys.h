@@ -390,8 +390,9 @@ HIDDEN void devres__warn_hand(const struct devres__hand *h, const char *func,
  * (another device, or @dev itself by another managed call): the WARN
  * names it, with @h from devres__owner_hand() (or a lookup that fills it
  * so): "<what>: it is <owner>'s, acquired with <call>() (use <fix>):
- * nothing released" ("it is this device's" for @dev's own). Nothing is
- * given back: the owner's release does that.
+ * nothing released" ("it is this device's" for @dev's own); with @h
+ * NULL (no record names an owner), "<what>" alone. Nothing is given
+ * back: the owner's release does that.
  */
 HIDDEN void devres__warn_foreign(const struct device *dev, const char *func,
 				 const struct devres__hand *h, const char *fmt,

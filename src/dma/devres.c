@@ -108,15 +108,11 @@ void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
 			devres__warn(dev, __func__,
 				     "%p freed with another size or handle",
 				     vaddr);
-		else if (devres__maps_owner(vaddr, &h))
-			devres__warn_foreign(dev, __func__, &h,
-					     "%p is not a managed coherent "
-					     "buffer",
-					     vaddr);
 		else
-			devres__warn(dev, __func__,
-				     "%p is not a managed coherent buffer",
-				     vaddr);
+			devres__warn_foreign(
+				dev, __func__,
+				devres__maps_owner(vaddr, &h) ? &h : NULL,
+				"%p is not a managed coherent buffer", vaddr);
 		return;
 	}
 	/* DMA ops that end the thread: the node goes once the buffer has. */

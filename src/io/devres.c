@@ -80,12 +80,9 @@ void devm_iounmap(struct device *dev, void *addr)
 	    !devres_release(dev, devm_ioremap_wc_release, map_match, addr))
 		return;
 	/* Another device's mapping (or another call's): named, left alone. */
-	if (devres__maps_owner(addr, &h))
-		devres__warn_foreign(dev, __func__, &h,
-				     "%p is not a managed mapping", addr);
-	else
-		devres__warn(dev, __func__, "%p is not a managed mapping",
-			     addr);
+	devres__warn_foreign(dev, __func__,
+			     devres__maps_owner(addr, &h) ? &h : NULL,
+			     "%p is not a managed mapping", addr);
 }
 
 static void *map_resource(struct device *dev, const struct resource *res,

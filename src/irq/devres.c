@@ -109,13 +109,8 @@ void devm_free_irq(struct device *dev, unsigned int irq, void *dev_id)
 	if (!devres_release(dev, devm_irq_release, devm_irq_match, &match))
 		return;
 	/* Another device's handler: named, left alone. */
-	if (irq__owner(irq, dev_id, &h))
-		devres__warn_foreign(dev, __func__, &h,
-				     "irq %u: no managed handler with dev_id "
-				     "%p",
-				     irq, dev_id);
-	else
-		devres__warn(dev, __func__,
+	devres__warn_foreign(dev, __func__,
+			     irq__owner(irq, dev_id, &h) ? &h : NULL,
 			     "irq %u: no managed handler with dev_id %p", irq,
 			     dev_id);
 }

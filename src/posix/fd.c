@@ -340,11 +340,7 @@ void devm_close(struct device *dev, int fd)
 			    0)
 				return;
 	/* Another device's number (or another call's): named, left open. */
-	if (posix__fd_owner(fd, &h))
-		devres__warn_foreign(dev, __func__, &h,
-				     "fd %d is not managed by this device", fd);
-	else
-		devres__warn(dev, __func__,
+	devres__warn_foreign(dev, __func__, posix__fd_owner(fd, &h) ? &h : NULL,
 			     "fd %d is not managed by this device", fd);
 }
 

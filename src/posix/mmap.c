@@ -175,12 +175,9 @@ void devm_munmap(struct device *dev, void *addr, size_t len)
 			     "[%p, +%zu) overlaps a managed mapping but is not "
 			     "one: not unmapped",
 			     addr, len);
-	else if (devres__maps_owner(addr, &h))
-		devres__warn_foreign(dev, __func__, &h,
+	else
+		devres__warn_foreign(dev, __func__,
+				     devres__maps_owner(addr, &h) ? &h : NULL,
 				     "[%p, +%zu) is not mapped by this device",
 				     addr, len);
-	else
-		devres__warn(dev, __func__,
-			     "[%p, +%zu) is not mapped by this device", addr,
-			     len);
 }

@@ -169,13 +169,9 @@ int devm_fclose(struct device *dev, FILE *stream)
 	if (!dr) {
 		struct devres__hand h;
 
-		if (posix__stream_owner(stream, &h))
-			devres__warn_foreign(dev, __func__, &h,
-					     "stream %p is not managed by this "
-					     "device",
-					     (void *)stream);
-		else
-			devres__warn(dev, __func__,
+		devres__warn_foreign(dev, __func__,
+				     posix__stream_owner(stream, &h) ? &h
+								     : NULL,
 				     "stream %p is not managed by this device",
 				     (void *)stream);
 		return -EINVAL;
