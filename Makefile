@@ -277,7 +277,10 @@ soak: build-dev
 # test-hostile-wait-revoke is its sibling (106 cells, the same chains).
 # test-hostile-states-calls forks a child for each of its 1005 cells:
 # under valgrind, past its 120 s; test-hostile-states-cross for each of
-# its 108, 28 s there. test-limits-silent ends 300 threads with
+# its 108, 28 s there. test-kc-states, test-kc-object-states,
+# test-kc-registry-pairs and test-pci-ro-ops fork a child for each cell
+# of theirs too (hundreds, each with valgrind's start and leak check:
+# 7 to 14 s of CPU each). test-limits-silent ends 300 threads with
 # a raw SYS_exit, past their destructors, as a program that does so: each
 # leaves its cache of free nodes (24 bytes) behind, which valgrind's leak
 # check counts, and the ledger's tallies of such threads, which the test
@@ -291,7 +294,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit \
-		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-fork-held|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes|test-hostile-signals-states|test-pci-hostile-tree-ro|test-hostile-wait-loops|test-hostile-wait-revoke|test-hostile-states-calls|test-hostile-states-cross|test-limits-silent)$$' \
+		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-fork-held|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes|test-hostile-signals-states|test-pci-hostile-tree-ro|test-hostile-wait-loops|test-hostile-wait-revoke|test-hostile-states-calls|test-hostile-states-cross|test-kc-states|test-kc-object-states|test-kc-registry-pairs|test-pci-ro-ops|test-limits-silent)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log
