@@ -276,8 +276,10 @@ static void run_late(struct devres__late *l)
 
 /*
  * The late checks of a chain, held past its end by releases that finish
- * later, on this thread: the chain's own count until it ends, and one per
- * hold. The last to let go runs them.
+ * later, on this thread or on another (a revocation handed to a reader):
+ * the chain's own count until it ends, and one per hold. The last to let
+ * go runs them, on its thread: the chain's end stores @late before its
+ * count goes (release), the last one reads it after (acquire).
  */
 struct devres__late_hold {
 	struct devres__late *late;
@@ -298,13 +300,14 @@ struct devres__late_hold *devres__late_hold(void)
 		*h = (struct devres__late_hold){ .refs = 1 };
 		t->hold = h;
 	}
-	h->refs++;
+	/* The chain's own count is there: no one else can end the hold. */
+	__atomic_add_fetch(&h->refs, 1, __ATOMIC_RELAXED);
 	return h;
 }
 
 void devres__late_unhold(struct devres__late_hold *h)
 {
-	if (!h || --h->refs)
+	if (!h || __atomic_sub_fetch(&h->refs, 1, __ATOMIC_ACQ_REL))
 		return;
 	run_late(h->late);
 	free(h);

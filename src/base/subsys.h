@@ -709,9 +709,10 @@ HIDDEN void devres__after_chain(struct devres__late *l);
 
 /*
  * devres.c: a release of the chain that finishes after the chain ends (a
- * revocation queued behind an access of this thread, revocable.c) holds
- * the chain's late checks until devres__late_unhold(), on this thread:
- * they must see its release done too. The checks use the chain's device:
+ * revocation queued behind an access of this thread, or handed to a
+ * reader on another, revocable.c) holds the chain's late checks until
+ * devres__late_unhold(), on any thread: they must see its release done
+ * too; devres__late_hold() only on the chain's thread, inside it. The checks use the chain's device:
  * the holder keeps a reference on it meanwhile. NULL outside a chain or
  * without memory: the checks then run at the chain's end.
  * devres__late_unhold() of NULL does nothing.

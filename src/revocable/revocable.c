@@ -147,10 +147,10 @@ static void finished(struct revocable *h)
 }
 
 /*
- * A revocation queued behind this thread's access: the chain releasing
- * @dev keeps its late checks for the end of the release. A device in its
- * own last release is not kept past it: its checks run at the chain's
- * end.
+ * A revocation queued behind this thread's access, or handed to a reader
+ * on another thread: the chain releasing @dev keeps its late checks for
+ * the end of the release. A device in its own last release is not kept
+ * past it: its checks run at the chain's end.
  */
 static void hold_late(struct revocable *h, struct device *dev)
 {
@@ -161,6 +161,20 @@ static void hold_late(struct revocable *h, struct device *dev)
 		h->late_dev = dev;
 	else
 		put_device(dev);
+}
+
+/* Lets go of what hold_late() took, the revocation not handed over. */
+static void unhold_late(struct revocable *h)
+{
+	struct devres__late_hold *late = h->late;
+	struct device *dev = h->late_dev;
+
+	if (!late)
+		return;
+	h->late = NULL;
+	h->late_dev = NULL;
+	devres__late_unhold(late);
+	put_device(dev);
 }
 
 /* The key of "every thread in an access", for urcu-bp's grace period. */
@@ -215,7 +229,7 @@ static void release_ended(void *arg)
  * The wait for readers is in the record of waits; one that would close a
  * loop is handed over instead (hand_over()).
  */
-static void finish(struct revocable *h, bool queued)
+static void finish(struct revocable *h, bool queued, struct device *dev)
 {
 	struct finishing f = { h, queued };
 	struct devres__wait w;
@@ -223,9 +237,15 @@ static void finish(struct revocable *h, bool queued)
 
 	devres__wait_init(&w, "revocable_revoke");
 	devres__wait_target_set(&w, readers_key(h));
-	if (devres__wait_begin(&w) && hand_over(h, &w)) {
-		errno = saved;
-		return;
+	if (devres__wait_begin(&w)) {
+		/* Handed over: the chain's checks wait for the reader too. */
+		if (dev)
+			hold_late(h, dev);
+		if (hand_over(h, &w)) {
+			errno = saved;
+			return;
+		}
+		unhold_late(h);
 	}
 	rcu_sync(h->urcu, &h->readers);
 	devres__wait_end(&w);
@@ -295,7 +315,7 @@ static void run_pending(void)
 	/* A release may revoke more (its own accesses end first): loop. */
 	while ((h = pending)) {
 		pending = h->next;
-		finish(h, true);
+		finish(h, true, NULL);
 	}
 }
 
@@ -364,7 +384,7 @@ static void revocable_revoke(struct device *dev, void *data)
 		pending = h;
 		return;
 	}
-	finish(h, false);
+	finish(h, false, dev);
 }
 
 struct revocable *devm_revocable_create(struct device *dev, void *res,
