@@ -22,6 +22,17 @@
  * slices over its operations, and fairness, the slowest thread's
  * operations over the average's.
  *
+ * Whose the slowest thread's shortfall was: each thread counts, for each
+ * side, its CPU time (CLOCK_THREAD_CPUTIME_ID), its time runnable but
+ * waiting for a CPU (run delay, /proc/thread-self/schedstat) and the rest
+ * of its time in that side's slices, the time it slept (on the lock or
+ * the mutex), all read when it sees the side change. "cpu share" is the
+ * slowest thread's CPU time over the average thread's; one below half its
+ * share of the operations was short of the lock if it had at least half
+ * its share of the CPU (it ran and did not get the lock) or slept longer
+ * than it waited for a CPU, else short of a CPU (the scheduler kept it
+ * off): bench-contention's "short of", per side.
+ *
  *   bench-alternate [ms per side] [slice ms] [threads...]
  *
  * Defaults: 500 ms a side in slices of 10 ms, 2, 4 and 8 threads, three
@@ -29,6 +40,7 @@
  * the CPUs).
  */
 #define _GNU_SOURCE
+#include <fcntl.h>
 #include <pthread.h>
 #include <sched.h>
 #include <stdint.h>
@@ -65,10 +77,14 @@ struct worker {
 	int pinned;
 	unsigned long ops[SIDES]; /* published after every operation */
 	unsigned long sum;
+	/* In each side's slices once counted (gen > 0), in ns: read at end. */
+	double cpu[SIDES], delay[SIDES], wall[SIDES];
 } __attribute__((aligned(64)));
 
 static struct device *dev;
 static int side;
+/* Bumped at every switch of side; 0 before the count begins. */
+static int gen;
 static int stop;
 static int running;
 
@@ -111,10 +127,62 @@ static unsigned long op_hand(unsigned long i)
 	return s;
 }
 
+static double clock_of(clockid_t c)
+{
+	struct timespec ts;
+
+	clock_gettime(c, &ts);
+	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
+}
+
+/* The calling thread's run delay so far, in ns (0 without schedstat). */
+static double run_delay(void)
+{
+	char buf[96];
+	unsigned long long ran, delay;
+	int fd = open("/proc/thread-self/schedstat", O_RDONLY | O_CLOEXEC);
+	ssize_t n;
+
+	if (fd < 0)
+		return 0;
+	n = read(fd, buf, sizeof(buf) - 1);
+	close(fd);
+	if (n <= 0)
+		return 0;
+	buf[n] = 0;
+	if (sscanf(buf, "%llu %llu", &ran, &delay) != 2)
+		return 0;
+	return (double)delay;
+}
+
+/* Where a thread's clocks stood when it last saw the side change. */
+struct mark {
+	double cpu, delay, wall;
+	int side, gen;
+};
+
+/*
+ * At a change of side (or the end): what the clocks advanced since @m
+ * goes to the side @m was in, if the count had begun then.
+ */
+static void account(struct worker *w, struct mark *m, int s, int g)
+{
+	struct mark now = { clock_of(CLOCK_THREAD_CPUTIME_ID), run_delay(),
+			    clock_of(CLOCK_MONOTONIC), s, g };
+
+	if (m->gen > 0) {
+		w->cpu[m->side] += now.cpu - m->cpu;
+		w->delay[m->side] += now.delay - m->delay;
+		w->wall[m->side] += now.wall - m->wall;
+	}
+	*m = now;
+}
+
 static void *run(void *arg)
 {
 	struct worker *w = arg;
 	unsigned long i = 0, sum = 0;
+	struct mark m = { 0 };
 
 	if (w->pinned) {
 		int ncpu = (int)sysconf(_SC_NPROCESSORS_ONLN);
@@ -126,29 +194,57 @@ static void *run(void *arg)
 	}
 	__atomic_add_fetch(&running, 1, __ATOMIC_RELAXED);
 	while (!__atomic_load_n(&stop, __ATOMIC_RELAXED)) {
+		int g = __atomic_load_n(&gen, __ATOMIC_ACQUIRE);
 		int s = __atomic_load_n(&side, __ATOMIC_RELAXED);
 
+		if (g != m.gen)
+			account(w, &m, s, g);
 		sum += s == LIB ? op_lib(i) : op_hand(i);
 		i++;
 		__atomic_store_n(&w->ops[s], w->ops[s] + 1, __ATOMIC_RELAXED);
 	}
+	account(w, &m, m.side, m.gen);
 	w->sum = sum;
 	return NULL;
-}
-
-static double clock_of(clockid_t c)
-{
-	struct timespec ts;
-
-	clock_gettime(c, &ts);
-	return (double)ts.tv_sec * 1e9 + (double)ts.tv_nsec;
 }
 
 struct result {
 	double ns[SIDES];  /* wall-clock per op, as one thread sees it */
 	double cpu[SIDES]; /* the process's CPU per op */
 	double fair[SIDES];
+	/* The slowest thread's CPU share, and what it was short of. */
+	double cpu_share[SIDES];
+	int short_of[SIDES];
 };
+
+enum {
+	SHORT_NONE, /* at least half its share of the operations */
+	SHORT_LOCK, /* ran, or slept on the lock, without getting it */
+	SHORT_CPU   /* runnable, waiting for a CPU */
+};
+
+static const char *const short_name[] = { "-", "lock", "CPU" };
+
+/*
+ * Of side @s, thread @k (the slowest): its CPU share into @r, and what it
+ * was short of if it had less than half its share of the operations.
+ */
+static void shortfall(const struct worker *w, int n, int s, int k,
+		      struct result *r)
+{
+	double all = 0, slept;
+
+	for (int i = 0; i < n; i++)
+		all += w[i].cpu[s];
+	r->cpu_share[s] = all > 0 ? w[k].cpu[s] * n / all : 0;
+	slept = w[k].wall[s] - w[k].cpu[s] - w[k].delay[s];
+	if (r->fair[s] >= 0.5)
+		r->short_of[s] = SHORT_NONE;
+	else if (r->cpu_share[s] >= 0.5 || slept > w[k].delay[s])
+		r->short_of[s] = SHORT_LOCK;
+	else
+		r->short_of[s] = SHORT_CPU;
+}
 
 static struct result run_case(int n, int pinned, int ms, int slice_ms)
 {
@@ -171,7 +267,7 @@ static struct result run_case(int n, int pinned, int ms, int slice_ms)
 	device_initialize(dev);
 	pthread_mutex_init(&list.mutex, NULL);
 	list.head.next = list.head.prev = &list.head;
-	stop = running = 0;
+	stop = running = gen = 0;
 	side = LIB;
 	for (int i = 0; i < n; i++) {
 		w[i] = (struct worker){ .id = i, .pinned = pinned };
@@ -193,6 +289,7 @@ static struct result run_case(int n, int pinned, int ms, int slice_ms)
 		double t0, c0;
 
 		__atomic_store_n(&side, s, __ATOMIC_RELAXED);
+		__atomic_store_n(&gen, k + 1, __ATOMIC_RELEASE);
 		t0 = clock_of(CLOCK_MONOTONIC);
 		c0 = clock_of(CLOCK_PROCESS_CPUTIME_ID);
 		nanosleep(&d, NULL);
@@ -204,17 +301,21 @@ static struct result run_case(int n, int pinned, int ms, int slice_ms)
 		pthread_join(w[i].t, NULL);
 	for (int s = 0; s < SIDES; s++) {
 		unsigned long total = 0, least = ~0UL;
+		int slowest = 0;
 
 		for (int i = 0; i < n; i++) {
 			unsigned long ops = w[i].ops[s] - base[i][s];
 
 			total += ops;
-			if (ops < least)
+			if (ops < least) {
 				least = ops;
+				slowest = i;
+			}
 		}
 		r.ns[s] = total ? wall[s] * n / (double)total : 0;
 		r.cpu[s] = total ? cpu[s] / (double)total : 0;
 		r.fair[s] = total ? (double)least * n / (double)total : 0;
+		shortfall(w, n, s, slowest, &r);
 	}
 	devres_release_all(dev);
 	put_device(dev);
@@ -271,12 +372,15 @@ int main(int argc, char **argv)
 	       pinned ? "pinned" : "unpinned", load[0], load[1], load[2]);
 	printf("| threads | libdevres ns/op (3 runs) | by hand ns/op (3 runs) "
 	       "| ratio, min-max | CPU an op, ratio min-max "
-	       "| fair: libdevres / by hand, min-max |\n");
-	printf("|---|---|---|---|---|---|\n");
+	       "| fair: libdevres / by hand, min-max "
+	       "| slowest thread's cpu share: libdevres / by hand, min-max "
+	       "| below half, short of (3 runs): libdevres / by hand |\n");
+	printf("|---|---|---|---|---|---|---|---|\n");
 	for (int c = 0; c < ncounts; c++) {
 		struct result r[RUNS];
 		double ra[RUNS], rc[RUNS], fa[RUNS], fb[RUNS];
-		double lo, hi, clo, chi, flo, fhi, glo, ghi;
+		double sa[RUNS], sb[RUNS];
+		double lo, hi, clo, chi, flo, fhi, glo, ghi, slo, shi, tlo, thi;
 
 		for (int k = 0; k < RUNS; k++) {
 			r[k] = run_case(counts[c], pinned, ms, slice);
@@ -287,16 +391,27 @@ int main(int argc, char **argv)
 					: 0;
 			fa[k] = r[k].fair[LIB];
 			fb[k] = r[k].fair[HAND];
+			sa[k] = r[k].cpu_share[LIB];
+			sb[k] = r[k].cpu_share[HAND];
 		}
 		minmax(ra, &lo, &hi);
 		minmax(rc, &clo, &chi);
 		minmax(fa, &flo, &fhi);
 		minmax(fb, &glo, &ghi);
+		minmax(sa, &slo, &shi);
+		minmax(sb, &tlo, &thi);
 		printf("| %d | %.0f / %.0f / %.0f | %.0f / %.0f / %.0f "
-		       "| %.2f-%.2f | %.2f-%.2f | %.2f-%.2f / %.2f-%.2f |\n",
+		       "| %.2f-%.2f | %.2f-%.2f | %.2f-%.2f / %.2f-%.2f "
+		       "| %.2f-%.2f / %.2f-%.2f | %s %s %s / %s %s %s |\n",
 		       counts[c], r[0].ns[LIB], r[1].ns[LIB], r[2].ns[LIB],
 		       r[0].ns[HAND], r[1].ns[HAND], r[2].ns[HAND], lo, hi, clo,
-		       chi, flo, fhi, glo, ghi);
+		       chi, flo, fhi, glo, ghi, slo, shi, tlo, thi,
+		       short_name[r[0].short_of[LIB]],
+		       short_name[r[1].short_of[LIB]],
+		       short_name[r[2].short_of[LIB]],
+		       short_name[r[0].short_of[HAND]],
+		       short_name[r[1].short_of[HAND]],
+		       short_name[r[2].short_of[HAND]]);
 		fflush(stdout);
 	}
 	if (getloadavg(load, 3) < 0)

@@ -411,7 +411,10 @@ model=$(sed -n 's/^model name[^:]*: //p' /proc/cpuinfo | head -n 1)
 	echo "the machine's load falls on both sides within a slice of each"
 	echo "other, where bench-contention's windows, one after the other,"
 	echo "each get whatever load their half-second had. The same ns per"
-	echo "op, the process's CPU an operation, and \"fair\" of each side."
+	echo "op, the process's CPU an operation, \"fair\" of each side, the"
+	echo "slowest thread's share of the CPU, and what a thread below half"
+	echo "its share of the operations was short of: the lock (it had half"
+	echo "its CPU share, or slept longer than it waited for a CPU) or a CPU."
 	echo
 	echo "Unpinned:"
 	echo
