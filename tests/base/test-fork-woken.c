@@ -22,7 +22,7 @@
  * parent starts no thread: there it unbinds on its one thread, with no
  * waiter, and the cell only checks that nothing is left held.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <errno.h>
 #include <poll.h>
 #include <stdarg.h>
@@ -47,8 +47,8 @@
 #include "hostile/cell-child.h"
 
 /* The cells fork from a parent with threads. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
+const char *__tsan_default_options(void); /* NOLINT */
+const char *__tsan_default_options(void)  /* NOLINT */
 {
 	return "die_after_fork=0";
 }

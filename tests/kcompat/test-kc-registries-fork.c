@@ -33,7 +33,7 @@
  * of waits keeps it waiting. The parent's registration then works on in
  * the parent, and goes once. Each cell runs in a process of its own.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/module.h>
 #include <linux/hw_random.h>
@@ -52,8 +52,8 @@
 #include "hostile/cell-child.h"
 
 /* The cells fork from a parent with threads; their children start none. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
+const char *__tsan_default_options(void); /* NOLINT */
+const char *__tsan_default_options(void)  /* NOLINT */
 {
 	return "die_after_fork=0";
 }
@@ -426,7 +426,7 @@ static void forks_from(void)
 
 static int one_cell(int fw, int at)
 {
-	pthread_t a, q;
+	pthread_t a = 0, q = 0;
 	int bad = 0, warns, ret_p = 0;
 	void *ret;
 

@@ -28,7 +28,7 @@
  * and reads its config space, enables and disables it, and a last switch
  * returns at once. Each cell runs in a process of its own.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -50,8 +50,8 @@
 #include "hostile/cell-child.h"
 
 /* The cells fork from a parent with threads; their children start none. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
+const char *__tsan_default_options(void); /* NOLINT */
+const char *__tsan_default_options(void)  /* NOLINT */
 {
 	return "die_after_fork=0";
 }
@@ -434,7 +434,7 @@ static int one_cell(int row, int col)
 {
 	struct pci_fake_dev d = fake_dev(DEV, VENDOR, DEVICE, 1);
 	int bad = 0, warns, ret_p = 0;
-	pthread_t a, q;
+	pthread_t a = 0, q = 0;
 	void *ret;
 
 	busy = true;
