@@ -331,6 +331,11 @@ static int switch_start(void)
 			poll(NULL, 0, 1);
 	/* Asleep in the switch, not on its way (or returned, for a read). */
 	poll(NULL, 0, 5);
+	/* A read is not waited for: the switch is over, joined now. */
+	if (pci__bk_class(row_ops[cell_row]) == PCI_BK_READ) {
+		s_started = false;
+		return pthread_join(s_th, NULL);
+	}
 	return 0;
 }
 
