@@ -29,9 +29,16 @@ static void fork_done(void)
 	dm_unlock();
 }
 
+/*
+ * The condition variable made new too: a waiter of the parent woken by a
+ * broadcast just before the fork, which had not run since, stays counted
+ * in it (glibc's group references), and the child's next broadcast that
+ * found a waiter of its own waited for that count for ever.
+ */
 static void fork_child(void)
 {
 	devres__bound_forked();
+	pthread_cond_init(&devres__dm_cond, NULL);
 	dm_unlock();
 }
 

@@ -231,9 +231,13 @@ static int membarrier(int cmd)
 
 #ifndef DR_NO_BIAS
 /*
- * Registered by the process: once, without a system call per device. A
- * child of fork() has a new address space, not registered: it forgets
- * (and one that forks by other means registers in revoke_bias()).
+ * Registered by the process: once, without a system call per device.
+ * Whether a child of fork() is registered depends on the kernel: Linux
+ * 6.18 copies the registration with the address space, a kernel that
+ * does not leaves the child unregistered. The child forgets the flag
+ * either way and registers at its first grant, one system call that
+ * succeeds whether or not the registration was inherited (and one that
+ * forks by other means registers in revoke_bias()).
  */
 static bool registered;
 

@@ -14,6 +14,14 @@
  * A backend's operations are counted the same way, by their class
  * (bkops.c).
  *
+ * In a child of fork() the count is the forking thread's own writes in
+ * flight, each thread's kept beside the shared one: the other threads'
+ * never end there, and the forking thread's (a fork from inside a
+ * backend's operation, or from a signal handler that interrupted one)
+ * end as their calls return. Dropped to zero, the count went below it at
+ * the end of such a write, and every switch of the child waited for
+ * ever.
+ *
  * Mappings are the other half: pci__bars_protect() (bars.c) takes write
  * access away from every mapping made, under the mappings' lock.
  */
@@ -22,6 +30,8 @@
 
 static bool readonly;
 static unsigned int writes;
+/* This thread's part of @writes. */
+static TLS_FAST unsigned int own_writes;
 static pthread_mutex_t writes_lock = PTHREAD_MUTEX_INITIALIZER;
 static pthread_cond_t writes_done = PTHREAD_COND_INITIALIZER;
 
@@ -32,6 +42,7 @@ bool pci__readonly(void)
 
 bool pci__write_begin(void)
 {
+	own_writes++;
 	__atomic_add_fetch(&writes, 1, __ATOMIC_SEQ_CST);
 	if (!pci__readonly())
 		return true;
@@ -41,11 +52,13 @@ bool pci__write_begin(void)
 
 void pci__write_hold(void)
 {
+	own_writes++;
 	__atomic_add_fetch(&writes, 1, __ATOMIC_SEQ_CST);
 }
 
 void pci__write_end(void)
 {
+	own_writes--;
 	if (__atomic_sub_fetch(&writes, 1, __ATOMIC_SEQ_CST))
 		return;
 	/*
@@ -60,8 +73,8 @@ void pci__write_end(void)
 
 void pci__write_fork_child(void)
 {
-	/* The writes of other threads are not the child's. */
-	__atomic_store_n(&writes, 0, __ATOMIC_RELAXED);
+	/* The writes of other threads are not the child's; this one's are. */
+	__atomic_store_n(&writes, own_writes, __ATOMIC_RELAXED);
 	pthread_mutex_init(&writes_lock, NULL);
 	pthread_cond_init(&writes_done, NULL);
 }
