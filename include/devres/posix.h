@@ -159,7 +159,8 @@ DEVRES_API int devm_timerfd_create(struct device *dev, int clockid, int flags);
  * devm_fclose() to see that error, never with fclose(3).
  *
  * Context: any thread. Two fault-injection points (the node: ENOMEM; the
- * open: EMFILE).
+ * open: EMFILE), and a third, first, for a @mode of 15 characters or more
+ * (its copy: ENOMEM).
  * Return: the stream, or NULL with errno set: EINVAL for a bad device or
  * a NULL argument (both WARNed); ENOMEM; any error of fopen(3).
  */
