@@ -60,7 +60,7 @@ static int warn_lines;
 static void sink(void *ctx, int level, const char *line)
 {
 	(void)ctx;
-	if (level != DEVRES_LOG_WARNING || strncmp(line, "WARNING:", 8))
+	if (level != DEVRES_LOG_WARNING || strncmp(line, "WARNING:", 8) != 0)
 		return;
 	if (!warn_lines++)
 		snprintf(first, sizeof(first), "%s", line);

@@ -6,7 +6,7 @@
  * view (/proc/self/fd, /proc/self/maps) agrees with the ledger after every
  * run and, after a successful one, before it is undone.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -141,7 +141,7 @@ static void undo_all(void *arg)
 
 static void test_sweep_everything(void **state)
 {
-	struct ctx c = { .dev = *state, .len = 2 * 4096 };
+	struct ctx c = { .dev = *state, .len = (size_t)2 * 4096 };
 	struct devres_sweep_result r = { 0 };
 
 	start_log_capture();
@@ -194,7 +194,7 @@ static struct maps read_maps(const void *p, size_t len, bool *ret_covered)
  */
 static void test_proc_self_agrees_with_ledger(void **state)
 {
-	struct ctx c = { .dev = *state, .len = 3 * 4096 };
+	struct ctx c = { .dev = *state, .len = (size_t)3 * 4096 };
 	struct devres_ledger base, now;
 	struct maps m0, m;
 	unsigned int n, successes = 0;

@@ -6,7 +6,7 @@
  * thread that releases its own device, a release from another thread while
  * the thread sleeps, a thread that never looks at its stop flag.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
