@@ -58,8 +58,11 @@ static unsigned int points_of(struct device *dev, const char *mode)
 
 static void long_mode(void **state)
 {
-	/* 16 characters: past the stack buffer's 16 with the added "e". */
-	assert_int_equal(points_of(*state, "r,ccs=ISO-8859-1"), 3);
+	/*
+	 * 16 characters: past the stack buffer's 16 with the added "e"
+	 * (no ",ccs=": glibc keeps a converter's cache for the process).
+	 */
+	assert_int_equal(points_of(*state, "rbbbbbbbbbbbbbbb"), 3);
 }
 
 static void short_mode(void **state)

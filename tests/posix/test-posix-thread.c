@@ -255,6 +255,8 @@ static void test_run_bad_input_and_faults(void **state)
 	devres_fail_nth(0);
 	assert_false(IS_ERR(t));
 	expect_stats(dev, 1, (int)sizeof(void *));
+	/* Stopped here: it writes to @s, which ends with this function. */
+	assert_int_equal(devm_thread_stop(dev, t), 7);
 }
 
 struct self_release {
