@@ -107,7 +107,7 @@ struct device_driver {
  * added on it; its name is unique among registered buses. bus_unregister()
  * takes it away.
  *
- * Context: any thread.
+ * Context: any thread. One fault-injection point (its record: -ENOMEM).
  * Return: 0; -EINVAL (with a WARN) for a NULL bus or one without a name;
  * -EBUSY (with a WARN) when @bus, or a bus of the same name, is already
  * registered; -ENOMEM.
@@ -186,7 +186,8 @@ DEVRES_API int bus_for_each_dev(const struct bus_type *bus,
  * After a successful bind, devices whose probe was deferred are retried
  * before this call returns.
  *
- * Context: any thread, also from a probe callback.
+ * Context: any thread, also from a probe callback. One fault-injection
+ * point (its record: -ENOMEM, nothing registered, nothing bound).
  * Return: 0; -EINVAL (with a WARN) for a NULL driver, a driver without a
  * name or a bus, or a bus that is not registered; -EBUSY (with a WARN) when
  * @drv, or a driver of the same name on the bus, is already registered;

@@ -159,7 +159,8 @@ DEVRES_API int devm_timerfd_create(struct device *dev, int clockid, int flags);
  * devm_fclose() to see that error, never with fclose(3).
  *
  * Context: any thread. Two fault-injection points (the node: ENOMEM; the
- * open: EMFILE).
+ * open: EMFILE), and a third, first, for a @mode of 15 characters or more
+ * (its copy: ENOMEM).
  * Return: the stream, or NULL with errno set: EINVAL for a bad device or
  * a NULL argument (both WARNed); ENOMEM; any error of fopen(3).
  */
@@ -253,8 +254,9 @@ DEVRES_API void devm_munmap(struct device *dev, void *addr, size_t len);
  * The thread inherits the creator's signal mask. It holds one eventfd (to
  * be woken), counted by the ledger with the thread.
  *
- * Context: any thread. Four fault-injection points (the node and the
- * handle: -ENOMEM; the eventfd: -EMFILE; the thread: -EAGAIN).
+ * Context: any thread. Five fault-injection points (the node, the
+ * handle and the record a join or detach by hand is checked against:
+ * -ENOMEM; the eventfd: -EMFILE; the thread: -EAGAIN).
  * Return: the thread's handle, valid until it is released, or ERR_PTR():
  * -EINVAL for a bad device or a NULL @fn (both WARNed); -ENOMEM;
  * -EMFILE; -EAGAIN or another error of pthread_create().

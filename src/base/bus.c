@@ -100,8 +100,8 @@ int devres__bus_register_deleted(const struct bus_type *bus,
 			     (void *)bus);
 		return -EINVAL;
 	}
-	bp = calloc(1, sizeof(*bp));
-	if (!bp)
+	if (devres__should_fail_as("bus_register", -ENOMEM) ||
+	    !(bp = calloc(1, sizeof(*bp))))
 		return -ENOMEM;
 	bp->bus = bus;
 	bp->deleted = deleted;

@@ -98,8 +98,7 @@ int driver_register(struct device_driver *drv)
 			     drv->name && *drv->name ? "bus" : "name");
 		return -EINVAL;
 	}
-	drvp = calloc(1, sizeof(*drvp));
-	if (!drvp)
+	if (devres__should_fail() || !(drvp = calloc(1, sizeof(*drvp))))
 		return -ENOMEM;
 	drvp->drv = drv;
 	drvp->pid = devres__pid_now();

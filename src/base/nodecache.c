@@ -8,12 +8,39 @@
  *
  * Bounded: at most NC_CAP bytes a thread; beyond, chunks go to free(). A
  * thread's cache is emptied when it exits, and the main thread's at exit.
+ *
+ * A thread's lists are a slot of a static pool, claimed at its first put
+ * and given back, empty, at its exit, as the ledger's tallies are
+ * (ledger.c): a thread that ends with no destructor run (a raw SYS_exit)
+ * never gives its slot back, and its storage, where the lists' heads
+ * would otherwise be, may go with its stack. Each slot names its thread
+ * (process and thread id); a slot whose thread is gone is taken over,
+ * its chunks with it, by a thread that enrols: each enrolment looks at
+ * one slot in turn (one system call), and a full pool at them all. A
+ * thread that finds no slot caches nothing, as one with no key.
  */
+#include <errno.h>
 #include <pthread.h>
+#include <unistd.h>
+#include <sys/syscall.h>
 #include "nodecache.h"
 #include "subsys.h"
 
-TLS_FAST struct devres__nodecache devres__nc;
+struct devres__nc_lists devres__nc_none = { .bytes = NC_CAP };
+TLS_FAST struct devres__nodecache devres__nc = { .lists = &devres__nc_none };
+
+/* Slots in the pool; past them, threads cache nothing. */
+#define NC_SLOTS 256
+#define WORD_BITS 64
+/* The owner of a slot whose thread is known gone (a fork()'s child). */
+#define GONE_OWNER (~0ull)
+
+static struct devres__nc_lists slots[NC_SLOTS];
+static unsigned long long claimed[NC_SLOTS / WORD_BITS];
+/* Whose each claimed slot is: pid << 32 | tid; 0 while being claimed. */
+static unsigned long long owner[NC_SLOTS];
+/* One more than the highest slot ever claimed; the next to look at. */
+static unsigned int used, cursor;
 
 static pthread_key_t drain_key;
 static bool have_key;
@@ -88,20 +115,141 @@ static void finish_deferred(struct devres__nodecache *nc)
 	adopt_orphans(nc);
 }
 
-static void drain(struct devres__nodecache *nc)
+/* This thread, as owner[] names it: both ids by system call. */
+static unsigned long long self_id(void)
 {
-	nc_busy_set(nc, NC_LISTS | NC_HEAP);
+	return (unsigned long long)(unsigned int)syscall(SYS_getpid) << 32 |
+	       (unsigned int)syscall(SYS_gettid);
+}
+
+/* Whether the thread @id names is gone: the kernel says "no such". */
+static bool gone(unsigned long long id)
+{
+	pid_t pid = (pid_t)(id >> 32), tid = (pid_t)(id & 0xffffffffu);
+	int saved = errno;
+	bool ret;
+
+	if (id == GONE_OWNER)
+		return true;
+	ret = syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
+	errno = saved;
+	return ret;
+}
+
+/*
+ * Takes over slot @i if its thread is gone, by one compare-and-swap of
+ * its owner, so that two threads cannot both take it; a slot being
+ * claimed (owner 0) is left alone. Its chunks come with it.
+ */
+static struct devres__nc_lists *take_over(unsigned int i)
+{
+	unsigned long long id = __atomic_load_n(&owner[i], __ATOMIC_RELAXED);
+
+	if (!id || !gone(id) ||
+	    !__atomic_compare_exchange_n(&owner[i], &id, self_id(), false,
+					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+		return NULL;
+	return &slots[i];
+}
+
+/* A free slot, claimed (the lowest); NULL when every one is taken. */
+static struct devres__nc_lists *take_free(void)
+{
+	for (unsigned int w = 0; w < NC_SLOTS / WORD_BITS; w++) {
+		unsigned long long m =
+			__atomic_load_n(&claimed[w], __ATOMIC_RELAXED);
+
+		while (~m) {
+			unsigned int b = (unsigned int)__builtin_ctzll(~m);
+			unsigned int i = w * WORD_BITS + b;
+			unsigned int u;
+
+			if (!__atomic_compare_exchange_n(
+				    &claimed[w], &m, m | 1ull << b, true,
+				    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
+				continue;
+			u = __atomic_load_n(&used, __ATOMIC_RELAXED);
+			while (u <= i &&
+			       !__atomic_compare_exchange_n(
+				       &used, &u, i + 1, true, __ATOMIC_RELEASE,
+				       __ATOMIC_RELAXED))
+				;
+			__atomic_store_n(&owner[i], self_id(),
+					 __ATOMIC_RELAXED);
+			return &slots[i];
+		}
+	}
+	return NULL;
+}
+
+/* Gives an emptied slot back. */
+static void give_slot(struct devres__nc_lists *l)
+{
+	size_t i = (size_t)(l - slots);
+
+	__atomic_store_n(&owner[i], 0, __ATOMIC_RELAXED);
+	__atomic_fetch_and(&claimed[i / WORD_BITS], ~(1ull << (i % WORD_BITS)),
+			   __ATOMIC_RELEASE);
+}
+
+/* Frees the chunks of @l, taken over, and gives it back. */
+static void empty_slot(struct devres__nc_lists *l)
+{
 	for (size_t c = 0; c < NC_CLASSES; c++) {
 		struct devres__node *n, *next;
 
-		for (n = nc->free[c]; n; n = next) {
+		for (n = l->free[c]; n; n = next) {
 			next = n->next;
 			free(n);
 		}
-		nc->free[c] = NULL;
+		l->free[c] = NULL;
+	}
+	l->bytes = 0;
+	give_slot(l);
+}
+
+/* Slots an enrolment looks at, in turn, for a gone thread's. */
+#define LOOK 4
+
+/*
+ * A slot for an enrolling thread (in the heap for its cache: free() is
+ * allowed). Of the next LOOK slots in turn, the first whose thread is
+ * gone is taken over, chunks and all, and the chunks of the others gone
+ * are freed and their slots given back: so the slots of gone threads
+ * stay few, every enrolment taking back more than a thread leaves.
+ * Else a free slot; else (the pool full) any whose thread is gone.
+ */
+static struct devres__nc_lists *take_slot(void)
+{
+	unsigned int n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
+	struct devres__nc_lists *l = NULL, *g;
+
+	for (unsigned int k = 0; n && k < LOOK && k < n; k++) {
+		g = take_over(__atomic_fetch_add(&cursor, 1, __ATOMIC_RELAXED) %
+			      n);
+		if (g && !l)
+			l = g;
+		else if (g)
+			empty_slot(g);
+	}
+	if (!l)
+		l = take_free();
+	for (unsigned int i = 0; !l && i < n; i++)
+		l = take_over(i);
+	return l;
+}
+
+static void drain(struct devres__nodecache *nc)
+{
+	struct devres__nc_lists *l = nc->lists;
+
+	nc_busy_set(nc, NC_LISTS | NC_HEAP);
+	if (l != &devres__nc_none) {
+		nc->lists = &devres__nc_none;
+		nc->enrolled = false;
+		empty_slot(l);
 	}
 	/* A release at a later key destructor gives its chunk to the orphans. */
-	nc->bytes = NC_CAP;
 	nc->drained = true;
 	nc_busy_set(nc, 0);
 	finish_deferred(nc);
@@ -119,21 +267,65 @@ static void thread_exit(void *arg)
  * so among the process's first keys, whose pthread_setspecific() writes
  * the thread's own block and allocates nothing (glibc).
  */
+#ifndef NC_OFF
+/*
+ * fork() in a threaded program: the child has only the forking thread,
+ * and the others' slots are those of threads gone there: taken over by
+ * the child's next enrolments, their chunks with them.
+ */
+static void nc_child(void)
+{
+	struct devres__nc_lists *mine = devres__nc.lists;
+	unsigned int n = __atomic_load_n(&used, __ATOMIC_RELAXED);
+
+	for (unsigned int i = 0; i < n; i++)
+		if (&slots[i] != mine &&
+		    __atomic_load_n(&owner[i], __ATOMIC_RELAXED))
+			__atomic_store_n(&owner[i], GONE_OWNER,
+					 __ATOMIC_RELAXED);
+	/* The child's thread has ids of its own. */
+	if (mine != &devres__nc_none)
+		__atomic_store_n(&owner[mine - slots], self_id(),
+				 __ATOMIC_RELAXED);
+}
+#endif
+
 __attribute__((constructor)) static void make_key(void)
 {
 	have_key = !pthread_key_create(&drain_key, thread_exit);
+#ifndef NC_OFF
+	devres__atfork(DEVRES_FORK_NODES, NULL, NULL, nc_child);
+#endif
 }
 
 /*
- * The first put of a thread arranges for the drain at its exit. Without a
- * key, the thread caches nothing (its chunks go to free()).
+ * The first put of a thread takes a slot and arranges for the drain at
+ * its exit. Without a key or a slot, the thread caches nothing (its
+ * chunks go to free()). A slot taken over from a gone thread holds its
+ * chunks, this thread's from now on; the slot is published whole, so a
+ * signal handler that runs on this thread meanwhile sees the lists
+ * before or after, never between.
  */
 static void enrol(struct devres__nodecache *nc)
 {
-	if (!have_key || pthread_setspecific(drain_key, nc)) {
-		nc->bytes = NC_CAP;
+	struct devres__nc_lists *l;
+
+	if (!have_key) {
+		nc->refused = true;
 		return;
 	}
+	l = take_slot();
+	if (!l || pthread_setspecific(drain_key, nc)) {
+		if (l) {
+			/* A gone thread's chunks: kept in the slot. */
+			__atomic_store_n(&owner[l - slots], GONE_OWNER,
+					 __ATOMIC_RELAXED);
+		}
+		nc->refused = true;
+		return;
+	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	nc->lists = l;
 	nc->enrolled = true;
 }
 
@@ -154,13 +346,15 @@ static struct devres__node *fresh(size_t size, bool zero)
 static struct devres__node *lists_get(struct devres__nodecache *nc,
 				      unsigned int was, size_t cls)
 {
+	struct devres__nc_lists *l;
 	struct devres__node *n;
 
 	nc_busy_set(nc, was | NC_LISTS);
-	n = nc->free[cls];
+	l = nc->lists;
+	n = l->free[cls];
 	if (n) {
-		nc->free[cls] = n->next;
-		nc->bytes -= (cls + 1) * 16;
+		l->free[cls] = n->next;
+		l->bytes -= (cls + 1) * 16;
 	}
 	nc_busy_set(nc, was);
 	return n;
@@ -169,10 +363,13 @@ static struct devres__node *lists_get(struct devres__nodecache *nc,
 static void lists_put(struct devres__nodecache *nc, unsigned int was,
 		      struct devres__node *n, size_t cls)
 {
+	struct devres__nc_lists *l;
+
 	nc_busy_set(nc, was | NC_LISTS);
-	n->next = nc->free[cls];
-	nc->free[cls] = n;
-	nc->bytes += (cls + 1) * 16;
+	l = nc->lists;
+	n->next = l->free[cls];
+	l->free[cls] = n;
+	l->bytes += (cls + 1) * 16;
 	nc_busy_set(nc, was);
 }
 
@@ -195,6 +392,16 @@ struct devres__node *devres__nc_get_slow(size_t size, bool zero, uint32_t kind)
 		if (n)
 			return n;
 #endif
+		/*
+		 * The first get enrols too: a slot taken over from a gone
+		 * thread serves it its chunks.
+		 */
+		if (NC_ON && unlikely(!nc->enrolled) && !nc->refused &&
+		    !nc->drained && !(was & NC_HEAP)) {
+			nc_busy_set(nc, was | NC_HEAP);
+			enrol(nc);
+			nc_busy_set(nc, was);
+		}
 		n = lists_get(nc, was, nc_class(size));
 		if (n) {
 			if (zero)
@@ -242,12 +449,12 @@ void devres__nc_put_slow(struct devres__node *n)
 		if (kept)
 			return;
 #endif
-		if (NC_ON && unlikely(!nc->enrolled) && nc->bytes < NC_CAP) {
+		if (NC_ON && unlikely(!nc->enrolled) && !nc->refused) {
 			nc_busy_set(nc, was | NC_HEAP);
 			enrol(nc);
 			nc_busy_set(nc, was);
 		}
-		if (NC_ON && nc->bytes < NC_CAP) {
+		if (NC_ON && nc->lists->bytes < NC_CAP) {
 			lists_put(nc, was, n, nc_class(n->size));
 			return;
 		}

@@ -50,10 +50,28 @@
 #define NC_LISTS 1u
 #define NC_HEAP 2u
 
-struct devres__nodecache {
+/*
+ * A thread's lists of chunks, by class: a slot of a process-wide pool
+ * (nodecache.c), not the thread's own storage, so that the chunks of a
+ * thread that ends with no destructor run (a raw SYS_exit: its storage
+ * may be unmapped with its stack) are found and taken back.
+ */
+struct devres__nc_lists {
 	struct devres__node *free[NC_CLASSES];
-	size_t bytes;  /* cached, in heap chunk bytes (glibc: 16 + request) */
-	bool enrolled; /* its thread drains it at exit */
+	size_t bytes; /* cached, in heap chunk bytes (glibc: 16 + request) */
+} __attribute__((aligned(64)));
+
+/*
+ * The lists of a thread with no slot (not enrolled yet, refused one, or
+ * ended): empty, and full (NC_CAP bytes), so that a get finds nothing and
+ * a put goes the slow way. Never written.
+ */
+extern HIDDEN struct devres__nc_lists devres__nc_none;
+
+struct devres__nodecache {
+	struct devres__nc_lists *lists; /* its slot, or &devres__nc_none */
+	bool enrolled; /* it has a slot; its thread drains it at exit */
+	bool refused;  /* no slot to be had (or no key): it caches nothing */
 	bool drained;  /* its thread has ended: puts go to the orphans */
 	unsigned char busy; /* NC_LISTS, NC_HEAP */
 	/* Chunks a handler freed while its thread was in the heap. */
@@ -124,19 +142,21 @@ static inline struct devres__node *devres__node_get(size_t size, bool zero,
 						    uint32_t kind)
 {
 	struct devres__nodecache *nc = &devres__nc;
+	struct devres__nc_lists *l;
 	struct devres__node *n;
 	size_t cls = nc_class(size);
 
 	if (!NC_ON || size > NC_MAX || unlikely(nc->busy))
 		return devres__nc_get_slow(size, zero, kind);
 	nc_busy_set(nc, NC_LISTS);
-	n = nc->free[cls];
+	l = nc->lists;
+	n = l->free[cls];
 	if (unlikely(!n)) {
 		nc_busy_set(nc, 0);
 		return devres__nc_get_slow(size, zero, kind);
 	}
-	nc->free[cls] = n->next;
-	nc->bytes -= (cls + 1) * 16;
+	l->free[cls] = n->next;
+	l->bytes -= (cls + 1) * 16;
 	nc_busy_set(nc, 0);
 	if (zero)
 		nc_zero(n + 1, size, cls);
@@ -151,17 +171,19 @@ static inline struct devres__node *devres__node_get(size_t size, bool zero,
 static inline void devres__node_put(struct devres__node *n)
 {
 	struct devres__nodecache *nc = &devres__nc;
+	struct devres__nc_lists *l = nc->lists;
 	size_t cls = nc_class(n->size);
 
-	if (!NC_ON || n->size > NC_MAX || nc->bytes >= NC_CAP ||
-	    unlikely(nc->busy) || unlikely(!nc->enrolled)) {
+	/* A thread with no slot has full lists (devres__nc_none). */
+	if (!NC_ON || n->size > NC_MAX || l->bytes >= NC_CAP ||
+	    unlikely(nc->busy)) {
 		devres__nc_put_slow(n);
 		return;
 	}
 	nc_busy_set(nc, NC_LISTS);
-	n->next = nc->free[cls];
-	nc->free[cls] = n;
-	nc->bytes += (cls + 1) * 16;
+	n->next = l->free[cls];
+	l->free[cls] = n;
+	l->bytes += (cls + 1) * 16;
 	nc_busy_set(nc, 0);
 }
 

@@ -45,26 +45,54 @@ struct listed {
 };
 
 static struct listed *table;
-static size_t nr, cap;
+/* Entries, room, and room promised to threads not yet listed. */
+static size_t nr, cap, reserved;
 /* Written under the lock; read without it on the fast path. */
 static size_t listed_nr;
 
-int posix__thread_list(pthread_t tid, const char *dev, const char *name)
+/*
+ * The room is made before the thread starts, behind the fault point: a
+ * thread that could not be recorded would run with a join or detach of
+ * it by hand unseen, so devm_thread_run() fails instead, with nothing
+ * started.
+ */
+int posix__thread_reserve(void)
+{
+	int ret = 0;
+
+	if (devres__should_fail())
+		return -ENOMEM;
+	devres__handles_lock();
+	if (nr + reserved == cap) {
+		size_t c = cap ? 2 * cap : 8;
+		struct listed *p = realloc(table, c * sizeof(*p));
+
+		if (p) {
+			table = p;
+			cap = c;
+		} else {
+			ret = -ENOMEM;
+		}
+	}
+	if (!ret)
+		reserved++;
+	devres__handles_unlock();
+	return ret;
+}
+
+void posix__thread_unreserve(void)
+{
+	devres__handles_lock();
+	reserved--;
+	devres__handles_unlock();
+}
+
+void posix__thread_list(pthread_t tid, const char *dev, const char *name)
 {
 	struct listed *e;
 
 	devres__handles_lock();
-	if (nr == cap) {
-		size_t c = cap ? 2 * cap : 8;
-		struct listed *p = realloc(table, c * sizeof(*p));
-
-		if (!p) {
-			devres__handles_unlock();
-			return -ENOMEM;
-		}
-		table = p;
-		cap = c;
-	}
+	reserved--;
 	e = &table[nr++];
 	memset(e, 0, sizeof(*e));
 	e->tid = tid;
@@ -73,7 +101,6 @@ int posix__thread_list(pthread_t tid, const char *dev, const char *name)
 	snprintf(e->name, sizeof(e->name), "%s", name);
 	__atomic_store_n(&listed_nr, nr, __ATOMIC_RELAXED);
 	devres__handles_unlock();
-	return 0;
 }
 
 /* @tid's entry, the lock held; NULL when it has none in this process. */

@@ -110,7 +110,8 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 		return NULL;
 	}
 	len = strlen(mode);
-	if (len + 2 > sizeof(small) && !(m = malloc(len + 2))) {
+	if (len + 2 > sizeof(small) &&
+	    (devres__should_fail() || !(m = malloc(len + 2)))) {
 		errno = ENOMEM;
 		return NULL;
 	}

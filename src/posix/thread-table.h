@@ -10,11 +10,20 @@
 #include "base/subsys.h"
 
 /*
- * Records @tid, running for device @dev (its name) as @name, so that a
- * pthread_join() or pthread_detach() of it by hand is refused with a
- * WARN. Returns 0, or -ENOMEM (nothing recorded).
+ * Makes room for one more managed thread's record, before the thread is
+ * started; a fault point. Returns 0, or -ENOMEM (nothing reserved). The
+ * room is taken by posix__thread_list(), or given back by
+ * posix__thread_unreserve() when the thread could not be started.
  */
-HIDDEN int posix__thread_list(pthread_t tid, const char *dev, const char *name);
+HIDDEN int posix__thread_reserve(void);
+HIDDEN void posix__thread_unreserve(void);
+/*
+ * Records @tid, running for device @dev (its name) as @name, in the room
+ * a posix__thread_reserve() made, so that a pthread_join() or
+ * pthread_detach() of it by hand is refused with a WARN.
+ */
+HIDDEN void posix__thread_list(pthread_t tid, const char *dev,
+			       const char *name);
 /*
  * @tid is being stopped and joined by @func (a static string): a hand
  * call on it is refused with a WARN naming @func, until it is reaped.

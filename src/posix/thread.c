@@ -377,23 +377,24 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	devres__ledger_add(DL_FDS, 1);
 	devres__ledger_add(DL_THREADS, 1);
 	dr->t = t;
+	err = -posix__thread_reserve();
+	if (err) {
+		thread_free(t);
+		devres_free(dr);
+		return ERR_PTR(-err);
+	}
 	pthread_mutex_lock(&t->lock);
 	err = devres__should_fail_thread()
 		      ? EAGAIN
 		      : pthread_create(&t->tid, NULL, trampoline, t);
 	if (err) {
 		pthread_mutex_unlock(&t->lock);
+		posix__thread_unreserve();
 		thread_free(t);
 		devres_free(dr);
 		return ERR_PTR(-err);
 	}
-	/*
-	 * Without memory for its record, a join or detach of it by hand is
-	 * not caught: the thread itself is managed as any other.
-	 */
-	if (posix__thread_list(t->tid, dev_name(dev), t->name))
-		devres__print(DEVRES_LOG_DEBUG, "thread %s: not recorded",
-			      t->name);
+	posix__thread_list(t->tid, dev_name(dev), t->name);
 	/*
 	 * Read before the node is published: from then another thread's
 	 * release of the device may stop the thread and free its record as

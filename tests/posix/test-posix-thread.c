@@ -6,7 +6,7 @@
  * thread that releases its own device, a release from another thread while
  * the thread sleeps, a thread that never looks at its stop flag.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -209,7 +209,9 @@ static void test_waits_outside_a_managed_thread(void **state)
 static void test_run_bad_input_and_faults(void **state)
 {
 	struct device *dev = *state;
-	static const long want[] = { -ENOMEM, -ENOMEM, -EMFILE, -EAGAIN };
+	static const long want[] = { -ENOMEM, -ENOMEM, -EMFILE, -ENOMEM,
+				     -EAGAIN };
+	struct devres_ledger before, after;
 	struct sleeper s = { 0 };
 	struct devres_thread *t;
 
@@ -233,18 +235,28 @@ static void test_run_bad_input_and_faults(void **state)
 	assert_int_equal(devm_thread_stop(dev, NULL), -EINVAL);
 	expect_warn("devm_thread_stop", "is not managed by this device");
 
-	/* Each of the four acquisitions fails as the real one would. */
-	for (unsigned int n = 1; n <= 4; n++) {
+	/*
+	 * Each of the five acquisitions fails as the real one would, the
+	 * record of a hand join's check (the fourth) before the thread
+	 * starts: nothing is left, no thread, no descriptor, no node.
+	 */
+	devres_ledger_snapshot(&before);
+	for (unsigned int n = 1; n <= 5; n++) {
 		devres_fail_nth(n);
 		t = devm_thread_run(dev, sleeper_fn, &s, "faulty");
 		assert_int_equal(devres_fail_nth_get(), 0);
 		assert_int_equal(PTR_ERR(t), want[n - 1]);
+		devres_ledger_snapshot(&after);
+		assert_int_equal(devres_ledger_diff(&before, &after, stderr),
+				 0);
 	}
-	devres_fail_nth(5);
+	devres_fail_nth(6);
 	t = devm_thread_run(dev, sleeper_fn, &s, "faulty");
 	devres_fail_nth(0);
 	assert_false(IS_ERR(t));
 	expect_stats(dev, 1, (int)sizeof(void *));
+	/* Stopped here: it writes to @s, which ends with this function. */
+	assert_int_equal(devm_thread_stop(dev, t), 7);
 }
 
 struct self_release {
