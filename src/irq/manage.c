@@ -552,18 +552,20 @@ void irq__free_left(unsigned int irq, const void *owner)
 	for (;;) {
 		struct irq_line *line = irq__line_lock((int)irq);
 		char label[64], name[64];
+		struct irq_action *a;
 		void *dev_id;
 
 		if (!line)
 			break;
-		if (line->owner != owner || !line->actions ||
-		    irq__cur_line == line) {
+		/* Not one a managed free left to the dispatcher. */
+		for (a = line->actions; a && a->unlink_due; a = a->next)
+			;
+		if (line->owner != owner || !a || irq__cur_line == line) {
 			pthread_mutex_unlock(&line->lock);
 			break;
 		}
-		dev_id = line->actions->dev_id;
-		snprintf(name, sizeof(name), "%s",
-			 line->actions->name ? line->actions->name : "");
+		dev_id = a->dev_id;
+		snprintf(name, sizeof(name), "%s", a->name ? a->name : "");
 		snprintf(label, sizeof(label), "%s",
 			 line->owner_name ? line->owner_name : "(no device)");
 		pthread_mutex_unlock(&line->lock);
