@@ -304,7 +304,7 @@ static bool deliver(struct irq_line *line)
 	for (a = line->actions; a; a = a->next) {
 		irqreturn_t r;
 
-		if (__atomic_load_n(&a->dead, __ATOMIC_RELAXED))
+		if (__atomic_load_n(&a->dead, __ATOMIC_ACQUIRE))
 			continue;
 		running_action = a;
 		r = a->handler(irq, a->dev_id);

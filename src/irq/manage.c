@@ -466,9 +466,13 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 		o.owned = true;
 	}
 	if (o.a && late) {
+		/*
+		 * The dispatcher waits, through the loop, for this thread: it
+		 * sees the mark when it goes on, and calls the handler no more.
+		 */
 		o.a->unlink_due = true;
 		line->unlink_due++;
-		__atomic_store_n(&o.a->dead, true, __ATOMIC_RELAXED);
+		__atomic_store_n(&o.a->dead, true, __ATOMIC_RELEASE);
 		o.defer = true;
 		o.name = o.a->name;
 	} else if (o.a) {
@@ -479,7 +483,7 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 		o.defer = irq__running_line == line;
 		o.self = irq__cur_action == o.a;
 		if (o.defer) {
-			__atomic_store_n(&o.a->dead, true, __ATOMIC_RELAXED);
+			__atomic_store_n(&o.a->dead, true, __ATOMIC_RELEASE);
 			o.a->zombie_next = line->zombies;
 			line->zombies = o.a;
 		} else if (o.self) {
