@@ -167,6 +167,8 @@ static void um_unmask(void *ctx)
 		synchronize_irq((unsigned int)U.irq);
 		STORE(U.in[0], 2);
 	} else if (me == 1) {
+		while (!LOAD(U.in[0]))
+			usleep(1000);
 		STORE(U.in[1], 1);
 		while (!devres__wait_records(U.wid) && LOAD(U.in[0]) != 2)
 			usleep(1000);
