@@ -295,7 +295,11 @@ DEVRES_API bool device_is_bound(struct device *dev);
  * thread until device_bound_put(); a thread may hold up to
  * DEVRES_BOUND_HELD_MAX bindings at once. An unbind of @dev from a thread
  * that holds its binding (a store() that unbinds its own device) WARNs and
- * does not wait for that thread's holds, which would never end. A thread
+ * does not wait for that thread's holds, which would never end; so does
+ * an unbind that a holder on another thread waits for, through waits of
+ * the library (a store() stopping the managed thread that unbinds its
+ * device: the wait for the holders is on the library's record of waits,
+ * and the later wait of the loop is refused with one WARN). A thread
  * that ends (returns, pthread_exit(), cancelled) with holds left has them
  * put at its end, with one WARN a device. A hold is a reference to @dev
  * too: a holder that unregisters @dev (or deletes it and puts the

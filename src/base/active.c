@@ -16,8 +16,15 @@
 #include <errno.h>
 #include <pthread.h>
 #include "base.h"
+#include "waits.h"
 
 static TLS_FAST struct device *mine[DEVRES_BOUND_HELD_MAX];
+/*
+ * Each hold's thread a member of its device's set in the record of
+ * waits (bound_set()) while it holds: an unbind's wait for the holders
+ * names that set, and one that a holder waits for is refused.
+ */
+static TLS_FAST struct devres__wait_member held[DEVRES_BOUND_HELD_MAX];
 static TLS_FAST int nmine;
 /* This thread's holds are put at its end (holder_ended()). */
 static TLS_FAST bool enrolled;
@@ -25,6 +32,12 @@ static TLS_FAST bool enrolled;
 static pthread_key_t end_key;
 static pthread_once_t end_once = PTHREAD_ONCE_INIT;
 static bool have_key;
+
+/* The set of the threads holding @dev's binding. */
+static uintptr_t bound_set(const struct device *dev)
+{
+	return (uintptr_t)&dev->p->active;
+}
 
 static int held_here(const struct device *dev)
 {
@@ -88,8 +101,10 @@ int device_bound_get(struct device *dev)
 		ret = -ENODEV;
 	}
 	dm_unlock();
-	if (!ret)
+	if (!ret) {
+		devres__wait_join(&held[nmine], bound_set(dev));
 		mine[nmine++] = dev;
+	}
 	if (!ret && unlikely(!enrolled))
 		enrol();
 	return ret;
@@ -108,7 +123,13 @@ void device_bound_put(struct device *dev)
 			     "this thread holds no binding of the device");
 		return;
 	}
+	devres__wait_leave(&held[i]);
 	mine[i] = mine[--nmine];
+	/* The last hold moves to slot i, its membership with it. */
+	if (i != nmine) {
+		devres__wait_leave(&held[nmine]);
+		devres__wait_join(&held[i], bound_set(mine[i]));
+	}
 	dm_lock();
 	if (--dev->p->active == 0)
 		pthread_cond_broadcast(&devres__dm_cond);
@@ -131,14 +152,33 @@ void devres__bound_forked(void)
 void devres__bound_drain(struct device *dev)
 {
 	int own = held_here(dev);
+	struct devres__wait w;
 
 	if (own)
 		devres__warn(dev, "device_release_driver",
 			     "unbound by a call that holds its binding (a "
 			     "show() or store() of its own): not waiting for "
 			     "that call, which goes on after the remove");
+	/*
+	 * On the record of waits, for the holders on other threads: one
+	 * that waits for this thread (a store() stopping the managed
+	 * thread that unbinds its device) is not waited for, as a call of
+	 * this thread's own.
+	 */
+	devres__wait_init(&w, "device_release_driver");
+	devres__wait_target_others(&w, bound_set(dev));
 	dm_lock();
+	if (dev->p->active > own && devres__wait_begin(&w)) {
+		dm_unlock();
+		devres__warn(dev, "device_release_driver",
+			     "a call that holds its binding (a show() or "
+			     "store()) waits for this thread (%s): not waiting "
+			     "for that call, which goes on after the remove",
+			     w.loop);
+		return;
+	}
 	while (dev->p->active > own)
 		pthread_cond_wait(&devres__dm_cond, &devres__dm_lock);
 	dm_unlock();
+	devres__wait_end(&w);
 }

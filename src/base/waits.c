@@ -57,10 +57,12 @@ void devres__wait_init(struct devres__wait *w, const char *what)
 }
 
 /* A target more than a record holds: said, not silently dropped. */
-static void add_target(struct devres__wait *w, uint64_t id, bool set)
+static void add_target(struct devres__wait *w, uint64_t id, bool set,
+		       bool others)
 {
 	for (int i = 0; i < w->nr; i++)
-		if (w->target[i].set == set && w->target[i].id == id)
+		if (w->target[i].set == set && w->target[i].id == id &&
+		    w->target[i].others == others)
 			return;
 	if (w->nr == DEVRES_WAIT_TARGETS) {
 		devres__warn(NULL, w->what,
@@ -71,19 +73,26 @@ static void add_target(struct devres__wait *w, uint64_t id, bool set)
 		return;
 	}
 	w->target[w->nr].id = id;
+	w->target[w->nr].others = others;
 	w->target[w->nr++].set = set;
 }
 
 void devres__wait_target(struct devres__wait *w, uint64_t id)
 {
 	if (id)
-		add_target(w, id, false);
+		add_target(w, id, false, false);
 }
 
 void devres__wait_target_set(struct devres__wait *w, uint64_t key)
 {
 	if (key)
-		add_target(w, key, true);
+		add_target(w, key, true, false);
+}
+
+void devres__wait_target_others(struct devres__wait *w, uint64_t key)
+{
+	if (key)
+		add_target(w, key, true, true);
 }
 
 /*
@@ -115,10 +124,16 @@ static bool member(uint64_t key, uint64_t id)
 	return false;
 }
 
-/* Whether @t names thread @id (or a set it is a member of). */
-static bool names(const struct devres__wait_target *t, uint64_t id)
+/*
+ * Whether @t, a target of a wait of thread @waiter, names thread @id (or
+ * a set it is a member of, @waiter itself not of its own others' set).
+ */
+static bool names(const struct devres__wait_target *t, uint64_t id,
+		  uint64_t waiter)
 {
-	return t->set ? member(t->id, id) : t->id == id;
+	if (!t->set)
+		return t->id == id;
+	return !(t->others && id == waiter) && member(t->id, id);
 }
 
 /*
@@ -141,18 +156,20 @@ static void push_thread(uint64_t id, uint64_t via, struct devres__wait **todo)
  * Pushes the records of the threads @t names not yet seen in this walk
  * onto the work list @todo: of a set, those of every member now.
  */
-static void push_waits(const struct devres__wait_target *t, uint64_t via,
-		       struct devres__wait **todo)
+static void push_waits(const struct devres__wait_target *t, uint64_t waiter,
+		       uint64_t via, struct devres__wait **todo)
 {
+	uint64_t skip = t->others ? waiter : 0;
+
 	if (!t->set) {
 		push_thread(t->id, via, todo);
 		return;
 	}
 	for (struct devres__wait_member *m = members; m; m = m->next)
-		if (m->set == t->id)
+		if (m->set == t->id && m->thread != skip)
 			push_thread(m->thread, via, todo);
 	for (struct devres__wait_keys *s = stacks; s; s = s->next)
-		if (in_stack(s, t->id))
+		if (s->thread != skip && in_stack(s, t->id))
 			push_thread(s->thread, via, todo);
 }
 
@@ -164,15 +181,16 @@ static const struct devres__wait *walk(const struct devres__wait *w,
 
 	gen++;
 	for (int i = 0; i < w->nr; i++)
-		push_waits(&w->target[i], 0, &todo);
+		push_waits(&w->target[i], me, 0, &todo);
 	while (todo) {
 		struct devres__wait *r = todo;
 
 		todo = r->walk_next;
 		for (int i = 0; i < r->nr; i++) {
-			if (names(&r->target[i], me))
+			if (names(&r->target[i], me, r->waiter))
 				return r;
-			push_waits(&r->target[i], r->walk_via, &todo);
+			push_waits(&r->target[i], r->waiter, r->walk_via,
+				   &todo);
 		}
 	}
 	return NULL;
@@ -208,7 +226,7 @@ int devres__wait_begin(struct devres__wait *w)
 	pthread_mutex_lock(&lock);
 	fork_check();
 	for (int i = 0; i < w->nr; i++)
-		self |= names(&w->target[i], me);
+		self |= names(&w->target[i], me, me);
 	if (!self)
 		r = walk(w, me);
 	if (!self && !r) {
@@ -224,7 +242,7 @@ int devres__wait_begin(struct devres__wait *w)
 		bool next = false;
 
 		for (int i = 0; i < w->nr; i++)
-			next |= names(&w->target[i], r->waiter);
+			next |= names(&w->target[i], r->waiter, me);
 		snprintf(w->loop, sizeof(w->loop), "%s -> %s%s -> this thread",
 			 w->what, next ? "" : "... -> ", r->what);
 		w->via = r->walk_via;

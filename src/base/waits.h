@@ -40,6 +40,7 @@
 struct devres__wait_target {
 	uint64_t id;
 	bool set;
+	bool others; /* of a set: not the waiter, when it is a member */
 };
 
 /* A thread's membership of a set, in its thread-local storage. */
@@ -99,6 +100,12 @@ HIDDEN void devres__wait_init(struct devres__wait *w, const char *what);
 HIDDEN void devres__wait_target(struct devres__wait *w, uint64_t id);
 /* Every member of set @key (0: none, ignored) as those it waits for. */
 HIDDEN void devres__wait_target_set(struct devres__wait *w, uint64_t key);
+/*
+ * As _target_set(), but the waiter is not among the members it waits
+ * for: a member that waits for the others of its set (an unmask callback
+ * of a line waiting for the line's other callbacks).
+ */
+HIDDEN void devres__wait_target_others(struct devres__wait *w, uint64_t key);
 /*
  * The calling thread is a member of set @key from now until
  * devres__wait_leave(@m) (which it calls before @m's storage ends).

@@ -304,7 +304,7 @@ static bool deliver(struct irq_line *line)
 	for (a = line->actions; a; a = a->next) {
 		irqreturn_t r;
 
-		if (a->dead)
+		if (__atomic_load_n(&a->dead, __ATOMIC_ACQUIRE))
 			continue;
 		running_action = a;
 		r = a->handler(irq, a->dev_id);
@@ -377,6 +377,8 @@ static bool deliver_end(struct irq_line *line, irqreturn_t ret,
 	line->running = false;
 	line->delivered = covers;
 	pthread_cond_broadcast(&line->idle);
+	if (unlikely(line->unlink_due))
+		irq__unlink_due(line);
 	zombies = line->zombies;
 	line->zombies = NULL;
 	/*

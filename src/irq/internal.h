@@ -59,9 +59,11 @@ struct irq_action {
 	bool self_reap;	     /* freed from its own thread function */
 	bool thread_gone;    /* its thread function ended the thread */
 	bool dead;	     /* unlinked while its line was being dispatched */
-	bool wake_req;	     /* dispatcher only: the handler said WAKE_THREAD */
-	bool warned_thread;  /* WAKE_THREAD without a thread function, WARNed */
-	uint64_t wid;	     /* its thread's id in the record of waits */
+	/* Freed by a managed release during a dispatch on another thread. */
+	bool unlink_due;
+	bool wake_req;	    /* dispatcher only: the handler said WAKE_THREAD */
+	bool warned_thread; /* WAKE_THREAD without a thread function, WARNed */
+	uint64_t wid;	    /* its thread's id in the record of waits */
 	/* Its thread in its line's set of waits while its function runs. */
 	struct devres__wait_member member;
 	struct irq_action *zombie_next;
@@ -90,6 +92,7 @@ struct irq_line {
 	/* Destroyed while referenced (no handler): freed at the last put. */
 	bool doomed;
 	int nr_actions;	    /* handlers on the list */
+	int unlink_due;	    /* of those, freed and not yet unlinked */
 	int depth;	    /* disable depth */
 	int mutators;	    /* threads waiting to change the list */
 	int threads_active; /* thread functions woken and not finished */
@@ -185,7 +188,7 @@ static inline void irq__unmask_targets(const struct irq_line *line,
 				       struct devres__wait *w)
 {
 	if (irq__unmask_busy(line))
-		devres__wait_target_set(w, irq__unmask_set(line));
+		devres__wait_target_others(w, irq__unmask_set(line));
 }
 
 /* line.c */
@@ -230,6 +233,8 @@ HIDDEN bool irq__owner(unsigned int irq, const void *dev_id,
 		       struct devres__hand *h);
 /* Frees the handler @node owns, if it still does; a release path. */
 HIDDEN void irq__free_owned(unsigned int irq, const void *node);
+/* The handlers a managed release marked during a delivery, unlinked. */
+HIDDEN void irq__unlink_due(struct irq_line *line);
 /* The handlers left on a claimed line its owner releases: freed, WARNed. */
 HIDDEN void irq__free_left(unsigned int irq, const void *owner);
 HIDDEN bool irq__note_interrupt(struct irq_line *line, irqreturn_t ret);

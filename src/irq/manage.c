@@ -126,6 +126,7 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 	struct irq_dispatcher *disp;
 	struct irq_action *a, **pp;
 	struct irq_line *line;
+	struct devres__wait w;
 	bool last;
 	int rc;
 
@@ -159,8 +160,30 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 		if (rc)
 			goto put_disp;
 	}
+	devres__wait_init(&w, "request_irq");
 	pthread_mutex_lock(&line->lock);
+	/*
+	 * The list is changed once no dispatch of the line runs: a wait for
+	 * the dispatcher in its primary handlers and for the unmask
+	 * callbacks on other threads, on the record like free_irq()'s. One
+	 * that would close a loop requests nothing.
+	 */
+	if (irq__running_line != line) {
+		if (line->running && line->disp)
+			devres__wait_target(&w, line->disp->wid);
+		irq__unmask_targets(line, &w);
+	}
+	if (devres__wait_begin(&w)) {
+		pthread_mutex_unlock(&line->lock);
+		devres__warn(NULL, "request_irq",
+			     "irq %u: its dispatch waits for this thread (%s): "
+			     "not requested",
+			     irq, w.loop);
+		rc = -EDEADLK;
+		goto stop_thread;
+	}
 	begin_change(line);
+	devres__wait_end(&w);
 	/* Destroyed since it was looked up: as if destroyed before. */
 	rc = line->doomed ? -EINVAL : check_share(line, flags);
 	if (!rc && !line->actions)
@@ -288,6 +311,9 @@ static bool own_handler(const struct irq_line *line, unsigned int irq,
 static bool is_it(const struct irq_action *a, const void *dev_id,
 		  const void *node)
 {
+	/* One a managed release freed already is not freed again. */
+	if (a->unlink_due)
+		return false;
 	return node ? devres__owned_by(&a->owner, node) : a->dev_id == dev_id;
 }
 
@@ -357,6 +383,23 @@ static void detach_ended(void *arg)
 	detach_tail(arg);
 }
 
+/*
+ * The WARN of a managed release whose wait for the line would close a
+ * loop (@w's): the handler is freed without the wait, its end left to
+ * the dispatcher when @late.
+ */
+static void refused_warn(unsigned int irq, const char *func,
+			 const struct devres__wait *w, bool late)
+{
+	devres__warn(NULL, func,
+		     "irq %u: its dispatch waits for this thread (%s): freed "
+		     "without waiting%s",
+		     irq, w->loop,
+		     late ? "; the dispatcher reaps it once its handlers "
+			    "return"
+			  : "");
+}
+
 static const void *detach(unsigned int irq, void *dev_id, const void *node,
 			  bool managed, const char *func)
 {
@@ -366,6 +409,7 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 	struct irq_action **pp;
 	struct irq_line *line;
 	struct devres__wait w;
+	bool refused, late = false;
 
 	line = o.line = get_line(irq, func);
 	if (!line)
@@ -379,13 +423,14 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 	/*
 	 * The dispatcher, in this line's primary handlers, waits for this
 	 * thread: the free is refused (a managed release, which cannot
-	 * refuse, waits as before).
+	 * refuse, frees without the wait, below).
 	 */
 	if (line->running && irq__running_line != line && line->disp)
 		devres__wait_target(&w, line->disp->wid);
 	if (irq__running_line != line)
 		irq__unmask_targets(line, &w);
-	if (devres__wait_begin(&w) && !managed) {
+	refused = devres__wait_begin(&w) != 0;
+	if (refused && !managed) {
 		pthread_mutex_unlock(&line->lock);
 		irq__line_put(line);
 		devres__warn(NULL, func,
@@ -394,8 +439,20 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 			     irq, w.loop);
 		return NULL;
 	}
-	begin_change(line);
-	devres__wait_end(&w);
+	if (refused) {
+		/*
+		 * A managed release cannot refuse, and its wait would never
+		 * end: the list is changed without it. The dispatcher walks
+		 * the list unlocked while it runs, so a handler freed then is
+		 * only marked, and unlinked and reaped by the dispatcher at
+		 * the delivery's end (irq__unlink_due()).
+		 */
+		line->mutators++;
+		late = line->running;
+	} else {
+		begin_change(line);
+		devres__wait_end(&w);
+	}
 	for (pp = &line->actions; *pp && !is_it(*pp, dev_id, node);
 	     pp = &(*pp)->next)
 		;
@@ -408,7 +465,17 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 		devres__disown(&o.a->owner, &o.hand);
 		o.owned = true;
 	}
-	if (o.a) {
+	if (o.a && late) {
+		/*
+		 * The dispatcher waits, through the loop, for this thread: it
+		 * sees the mark when it goes on, and calls the handler no more.
+		 */
+		o.a->unlink_due = true;
+		line->unlink_due++;
+		__atomic_store_n(&o.a->dead, true, __ATOMIC_RELEASE);
+		o.defer = true;
+		o.name = o.a->name;
+	} else if (o.a) {
 		/* a->next stays: a dispatch in this thread may still read it. */
 		*pp = o.a->next;
 		if (!--line->nr_actions)
@@ -416,7 +483,7 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 		o.defer = irq__running_line == line;
 		o.self = irq__cur_action == o.a;
 		if (o.defer) {
-			o.a->dead = true;
+			__atomic_store_n(&o.a->dead, true, __ATOMIC_RELEASE);
 			o.a->zombie_next = line->zombies;
 			line->zombies = o.a;
 		} else if (o.self) {
@@ -431,7 +498,35 @@ static const void *detach(unsigned int irq, void *dev_id, const void *node,
 	pthread_cleanup_pop(0);
 	pthread_mutex_unlock(&line->lock);
 	detach_tail(&o);
+	if (refused)
+		refused_warn(irq, func, &w, late);
 	return o.name;
+}
+
+/*
+ * Moves the handlers a managed release freed during the delivery (marked
+ * unlink_due, detach()) from the list to the zombies, to be reaped as
+ * those freed inside it are. On the dispatcher, the line locked, once
+ * its walk of the list is over.
+ */
+void irq__unlink_due(struct irq_line *line)
+{
+	struct irq_action **pp = &line->actions;
+
+	while (line->unlink_due && *pp) {
+		struct irq_action *a = *pp;
+
+		if (!a->unlink_due) {
+			pp = &a->next;
+			continue;
+		}
+		*pp = a->next;
+		line->unlink_due--;
+		if (!--line->nr_actions)
+			last_action(line);
+		a->zombie_next = line->zombies;
+		line->zombies = a;
+	}
 }
 
 /* A release path: errno is kept. */
@@ -461,18 +556,20 @@ void irq__free_left(unsigned int irq, const void *owner)
 	for (;;) {
 		struct irq_line *line = irq__line_lock((int)irq);
 		char label[64], name[64];
+		struct irq_action *a;
 		void *dev_id;
 
 		if (!line)
 			break;
-		if (line->owner != owner || !line->actions ||
-		    irq__cur_line == line) {
+		/* Not one a managed free left to the dispatcher. */
+		for (a = line->actions; a && a->unlink_due; a = a->next)
+			;
+		if (line->owner != owner || !a || irq__cur_line == line) {
 			pthread_mutex_unlock(&line->lock);
 			break;
 		}
-		dev_id = line->actions->dev_id;
-		snprintf(name, sizeof(name), "%s",
-			 line->actions->name ? line->actions->name : "");
+		dev_id = a->dev_id;
+		snprintf(name, sizeof(name), "%s", a->name ? a->name : "");
 		snprintf(label, sizeof(label), "%s",
 			 line->owner_name ? line->owner_name : "(no device)");
 		pthread_mutex_unlock(&line->lock);

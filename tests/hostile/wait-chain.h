@@ -61,7 +61,16 @@ enum kind {
 	 */
 	K_REVOKE = NK,
 	K_SYNCU,
-	NK_ALL
+	NK_ALL,
+	/*
+	 * The waits of test-hostile-wait-irq only, for the dispatcher in a
+	 * line's primary handler (the body): request_irq() of a second
+	 * handler on the shared line, and devm_free_irq() of its managed
+	 * handler.
+	 */
+	K_REQUEST = NK_ALL,
+	K_DEVMFREE,
+	NK_MORE
 };
 enum role {
 	R_THREAD,
@@ -71,10 +80,11 @@ enum role {
 	R_DWORK,
 	R_REG,
 	R_READER,
-	R_UNMASK
+	R_UNMASK,
+	R_PRIMARY
 };
 
-static const char *const kind_name[NK_ALL] = {
+static const char *const kind_name[NK_MORE] = {
 	"devm_thread_stop",  "free_irq",
 	"synchronize_irq",   "disable_irq",
 	"flush_work",	     "cancel_work_sync",
@@ -82,10 +92,13 @@ static const char *const kind_name[NK_ALL] = {
 	"destroy_workqueue", "flush_delayed_work",
 	"hwrng_unregister",  "irq_line_raise_wait",
 	"revocable_revoke",  "synchronize_irq (unmask)",
+	"request_irq",	     "devm_free_irq",
 };
 
 static enum role role_of(int k)
 {
+	if (k == K_REQUEST || k == K_DEVMFREE)
+		return R_PRIMARY;
 	if (k == K_REVOKE)
 		return R_READER;
 	if (k == K_SYNCU)
@@ -118,6 +131,7 @@ struct part {
 	struct device tdev;   /* a reader's thread's device */
 	struct revocable *rv; /* a reader's revocable, on dev */
 	int released, rel_tid, efd, armed;
+	int extra, extra_on; /* a second handler's dev_id; requested */
 };
 
 /* The participants, and after the last the main thread's control wait. */
@@ -163,9 +177,13 @@ static void calling(int i)
 	STORE(P[i].calling, 1);
 }
 
+static irqreturn_t nop_fn(int irq, void *dev_id);
+
 /* @kind's wait for participant @j; what it returned, as a number. */
 static long do_wait(int kind, int j)
 {
+	int rc;
+
 	const void *name;
 	int w0;
 
@@ -209,6 +227,16 @@ static long do_wait(int kind, int j)
 		return devres_release_all(&P[j].dev);
 	case K_SYNCU:
 		synchronize_irq((unsigned int)P[j].irq);
+		return 0;
+	case K_REQUEST:
+		rc = request_irq((unsigned int)P[j].irq, nop_fn, IRQF_SHARED,
+				 "extra", &P[j].extra);
+		if (!rc)
+			STORE(P[j].extra_on, 1);
+		return rc;
+	case K_DEVMFREE:
+		devm_free_irq(&P[j].dev, (unsigned int)P[j].irq, &P[j]);
+		STORE(P[j].freed, 1);
 		return 0;
 	default:
 		return irq_line_raise_wait(P[j].irq);
@@ -307,6 +335,21 @@ static irqreturn_t irq_fn(int irq, void *dev_id)
 	return IRQ_HANDLED;
 }
 
+/*
+ * A primary handler whose body makes waits a primary handler must not
+ * (the kernel's might_sleep() reports them, kcompat_hardirq()): told
+ * out of hard-irq context around it, so that a cell counts the WARNs of
+ * its waits alone. The dispatcher still runs it, in the line's dispatch.
+ */
+static irqreturn_t primary_fn(int irq, void *dev_id)
+{
+	(void)irq;
+	kcompat_hardirq(-1);
+	body((int)((struct part *)dev_id - P));
+	kcompat_hardirq(1);
+	return IRQ_HANDLED;
+}
+
 static void work_fn(struct work_struct *w)
 {
 	body((int)((struct part *)((char *)w - offsetof(struct part, work)) -
@@ -328,6 +371,7 @@ static long expected(int kind, bool refused)
 	case K_STOP:
 		return refused ? -EDEADLK : RET;
 	case K_RAISE:
+	case K_REQUEST:
 		return refused ? -EDEADLK : 0;
 	case K_FREE:
 	case K_FLUSH:
@@ -396,6 +440,19 @@ static int setup(int i)
 			return 19;
 		STORE(p->armed, 1);
 		return irq_line_raise(p->irq) ? 6 : 0;
+	case R_PRIMARY:
+		/* Raised by chain() once the others are in their bodies. */
+		device_initialize(&p->dev);
+		p->dev.release = dev_release;
+		if (dev_set_name(&p->dev, "%s", p->name))
+			return 2;
+		p->irq = irq_line_create(p->name);
+		if (p->irq <= 0)
+			return 4;
+		return devm_request_irq(&p->dev, (unsigned int)p->irq,
+					primary_fn, IRQF_SHARED, p->name, p)
+			       ? 5
+			       : 0;
 	case R_WORK:
 		INIT_WORK(&p->work, work_fn);
 		return schedule_work(&p->work) ? 0 : 7;
@@ -448,6 +505,14 @@ static void teardown(int i)
 			usleep(1000);
 		close(p->efd);
 		break;
+	case R_PRIMARY:
+		if (LOAD(p->extra_on))
+			(void)free_irq((unsigned int)p->irq, &p->extra);
+		(void)devres_release_all(&p->dev);
+		put_device(&p->dev);
+		for (int n = 0; n < 2000 && irq_line_destroy(p->irq); n++)
+			usleep(1000);
+		break;
 	case R_WORK:
 		(void)cancel_work_sync(&p->work);
 		break;
@@ -493,6 +558,20 @@ static int chain(const int *kinds, int n, bool loop)
 			return rc;
 	}
 	STORE(go, 1);
+	/*
+	 * A primary handler's body holds the one dispatcher: its line is
+	 * raised once every other body runs (those that need the
+	 * dispatcher to start are delivered first).
+	 */
+	for (int i = 0; i < n; i++) {
+		if (P[i].role != R_PRIMARY)
+			continue;
+		for (int j = 0; j < n; j++)
+			while (j != i && !LOAD(P[j].in))
+				usleep(1000);
+		if (irq_line_raise(P[i].irq))
+			return 6;
+	}
 	if (!loop) {
 		for (int j = 0; j < n; j++)
 			while (!LOAD(P[j].in))

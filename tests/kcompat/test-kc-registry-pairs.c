@@ -578,6 +578,112 @@ static void again_cell(int f, int b, int c)
 	}
 }
 
+/* ---- A method's call on its own object; a register after an orphan ---- */
+
+static int own_ret = 1;
+
+static int wdt_ping_own(struct watchdog_device *w)
+{
+	static int depth;
+
+	if (depth++ == 0)
+		own_ret = watchdog_dev_ping(w);
+	depth--;
+	return 0;
+}
+
+static const struct watchdog_ops wdt_own_ops = { .start = wdt_method,
+						 .ping = wdt_ping_own };
+
+/*
+ * A watchdog's ping() that pings its own watchdog: the kernel's waits for
+ * the wd_data->lock its caller holds, for ever. Refused (-EDEADLK) with
+ * one WARN; the outer ping returns.
+ */
+static void own_call_cell(int a, int b, int c)
+{
+	int w0, w, outer;
+
+	(void)a;
+	(void)b;
+	(void)c;
+	fw = F_WDT;
+	assert_int_equal(init_dev(&cdev, "pairs-dev"), 0);
+	fresh();
+	wdd.ops = &wdt_own_ops;
+	assert_int_equal(watchdog_register_device(&wdd), 0);
+	assert_int_equal(watchdog_dev_start(&wdd), 0);
+	w0 = devres_warn_count();
+	outer = watchdog_dev_ping(&wdd);
+	w = devres_warn_count() - w0;
+	watchdog_unregister_device(&wdd);
+	if (outer || own_ret != -EDEADLK || w != 1) {
+		print_message("watchdog own ping: outer %d, inner %d, %d WARNs "
+			      "(want 0, -EDEADLK, 1)\n",
+			      outer, own_ret, w);
+		_exit(1);
+	}
+}
+
+static int unreg_done; /* __atomic: the read took its rng back */
+
+/* A read that takes its own rng back, then lingers before it returns. */
+static int rng_read_unreg(struct hwrng *r, void *data, size_t max, bool wait)
+{
+	(void)wait;
+	hwrng_unregister(r);
+	__atomic_store_n(&unreg_done, 1, __ATOMIC_RELEASE);
+	usleep(100000);
+	memset(data, 0x5a, max < 4 ? max : 4);
+	return max < 4 ? (int)max : 4;
+}
+
+static void *orphan_reader(void *arg)
+{
+	char b[4];
+
+	(void)arg;
+	(void)hwrng_read(RNG_NAME, b, sizeof(b), true);
+	return NULL;
+}
+
+/*
+ * An rng taken back from its own read on one thread (its cleanup() runs
+ * when the read returns), registered again on another meanwhile: the
+ * register waits for that cleanup(), so the new init() runs after it,
+ * with no WARN but the take-back's own.
+ */
+static void orphan_cell(int a, int b, int c)
+{
+	pthread_t t;
+	int w0, w, ret;
+
+	(void)a;
+	(void)b;
+	(void)c;
+	fw = F_RNG;
+	assert_int_equal(init_dev(&cdev, "pairs-dev"), 0);
+	fresh();
+	rng.read = rng_read_unreg;
+	assert_int_equal(hwrng_register(&rng), 0);
+	w0 = devres_warn_count();
+	assert_int_equal(pthread_create(&t, NULL, orphan_reader, NULL), 0);
+	while (!__atomic_load_n(&unreg_done, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	rng.read = rng_read;
+	ret = hwrng_register(&rng);
+	pthread_join(t, NULL);
+	w = devres_warn_count() - w0;
+	if (!ret)
+		hwrng_unregister(&rng);
+	if (ret || w != 1 || __atomic_load_n(&bugs, __ATOMIC_ACQUIRE)) {
+		print_message("hwrng orphan: register %d, %d WARNs, %d "
+			      "overlaps (want 0, 1, 0)\n",
+			      ret, w, __atomic_load_n(&bugs, __ATOMIC_ACQUIRE));
+		_exit(1);
+	}
+}
+
 static void one_read_at_a_time(void **state)
 {
 	int failed;
@@ -594,6 +700,8 @@ static void one_read_at_a_time(void **state)
 		snprintf(name, sizeof(name), "%s again", fw_names[f]);
 		failed += in_child(again_cell, f, 0, 0, name);
 	}
+	failed += in_child(own_call_cell, 0, 0, 0, "watchdog own call");
+	failed += in_child(orphan_cell, 0, 0, 0, "hwrng orphan");
 	assert_int_equal(failed, 0);
 }
 

@@ -72,6 +72,14 @@ struct kcompat_reg {
 	 * cleanup()) then never runs after the next registration's.
 	 */
 	void **slot;
+	/*
+	 * An orphan's object, by the address of its pointer (@slot before
+	 * it was cleared), compared, never read: a registration of that
+	 * object waits for the orphan's release all the same (@orphan_next
+	 * links the orphans not yet released, kcompat_reg_orphans).
+	 */
+	void *const *orphan_key;
+	struct kcompat_reg *orphan_next;
 };
 
 /*
@@ -121,6 +129,8 @@ pthread_mutex_t kcompat_reg_lock = PTHREAD_MUTEX_INITIALIZER;
 /* A registration's node went on its device, or a call on it ended. */
 __attribute__((weak))
 pthread_cond_t kcompat_reg_cond = PTHREAD_COND_INITIALIZER;
+/* The orphans whose release has not run yet, under kcompat_reg_lock. */
+__attribute__((weak)) struct kcompat_reg *kcompat_reg_orphans;
 
 static inline void kcompat_reg_prepare(void)
 {
@@ -317,9 +327,34 @@ static inline void kcompat_reg_put(struct kcompat_reg *r)
 	pthread_mutex_lock(&kcompat_reg_lock);
 	if (r->slot && *r->slot == r)
 		*r->slot = NULL;
+	for (struct kcompat_reg **pp = &kcompat_reg_orphans; *pp;
+	     pp = &(*pp)->orphan_next) {
+		if (*pp == r) {
+			*pp = r->orphan_next;
+			break;
+		}
+	}
 	pthread_cond_broadcast(&kcompat_reg_cond);
 	pthread_mutex_unlock(&kcompat_reg_lock);
 	kfree(r);
+}
+
+/*
+ * The record of the object whose pointer to its record is *@regp whose
+ * take-back is in progress: the one it points to, taken back, or an
+ * orphan of it (no longer pointed to) not yet released. Under
+ * kcompat_reg_lock.
+ */
+static inline struct kcompat_reg *kcompat_reg_going(void *const *regp)
+{
+	struct kcompat_reg *r = (struct kcompat_reg *)*regp;
+
+	if (r && r->pid == kcompat_lock_pid() && r->gone)
+		return r;
+	for (r = kcompat_reg_orphans; r; r = r->orphan_next)
+		if (r->orphan_key == regp && r->pid == kcompat_lock_pid())
+			return r;
+	return NULL;
 }
 
 /*
@@ -339,8 +374,7 @@ static inline int kcompat_reg_wait_gone(void *const *regp, const char *func)
 	uintptr_t set = 0;
 	int ret = 0, old = kcompat_cancel_off();
 
-	while ((r = (struct kcompat_reg *)*regp) &&
-	       r->pid == kcompat_lock_pid() && r->gone) {
+	while ((r = kcompat_reg_going(regp))) {
 		if (kcompat_reg_in_call(r)) {
 			ret = -EBUSY;
 			break;
@@ -414,10 +448,17 @@ static inline bool kcompat_reg_wait_calls(struct kcompat_reg *r,
 	/*
 	 * An orphan's last put comes at the end of a method, whose object
 	 * may be freed by then (a method that released its own device):
-	 * off its object now, and a registration of it does not wait.
+	 * off its object now. A registration of the object still waits for
+	 * its release (the orphans' list): else the new registration's
+	 * init() ran before the orphan's cleanup().
 	 */
 	if (own && r->slot && *r->slot == r)
 		*r->slot = NULL;
+	if (own && r->slot) {
+		r->orphan_key = r->slot;
+		r->orphan_next = kcompat_reg_orphans;
+		kcompat_reg_orphans = r;
+	}
 	if (own)
 		r->slot = NULL;
 	return own;

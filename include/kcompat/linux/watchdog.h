@@ -348,7 +348,21 @@ static inline void kcompat_wdt_stop_gone(struct watchdog_device *wdd,
 static inline struct kcompat_reg *kcompat_wdt_get(struct watchdog_device *wdd,
 						  const char *func)
 {
-	return kcompat_reg_get(&wdd->reg, func, "watchdog");
+	struct kcompat_reg *r = kcompat_reg_get(&wdd->reg, func, "watchdog");
+
+	/*
+	 * A method's call on its own watchdog: the kernel's waits for the
+	 * wd_data->lock its caller holds, for ever. Refused, as a loop.
+	 */
+	if (!IS_ERR_OR_NULL(r) && kcompat_reg_in_call(r)) {
+		kcompat_reg_put(r);
+		devres_warn(NULL, func,
+			    "watchdog %d: called from its own method, would "
+			    "wait for itself: refused",
+			    wdd->id);
+		return (struct kcompat_reg *)ERR_PTR(-EDEADLK);
+	}
+	return r;
 }
 
 struct kcompat_wdt_method {
