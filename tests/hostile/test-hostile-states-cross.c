@@ -180,7 +180,7 @@ static int cross(const struct st_call *c)
 
 static int cell(int row, int col)
 {
-	struct devres_ledger base, now;
+	struct devres_ledger base;
 	int ret;
 
 	alarm(10);
@@ -199,12 +199,7 @@ static int cell(int row, int col)
 	devices_down(cur_b);
 	if (released != 2)
 		ret |= cell_fail("A and B were not released once each");
-	devres_ledger_snapshot(&now);
-	if (devres_ledger_diff(&base, &now, stderr))
-		ret |= cell_fail("the ledger is not back at its baseline");
-	if (st_fixture_down())
-		ret |= cell_fail("the window or the line is still in use");
-	return ret;
+	return ret | st_cell_end(&base, cell_fail);
 }
 
 static void every_release_given_another_devices(void **state)
