@@ -1,11 +1,12 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the read-only and BAR tables of tests/pci/ and tests/kcompat/ share:
- * a check that counts a failure in the cell's `bad` and says where, and
- * the switch to read-only mode made on a thread of its own, which records
- * when it entered, its thread id (so that the cell sees it asleep, waiting
- * for a write in flight) and when it returned, in the order kept by @seq
- * with the write it waits for (@landed).
+ * TSan's options for cells in children of fork(), a check that counts a
+ * failure in the cell's `bad` and says where, and the switch to read-only
+ * mode made on a thread of its own, which records when it entered, its
+ * thread id (so that the cell sees it asleep, waiting for a write in
+ * flight) and when it returned, in the order kept by @seq with the write
+ * it waits for (@landed).
  */
 #ifndef DEVRES_TESTS_PCI_RO_CELL_H
 #define DEVRES_TESTS_PCI_RO_CELL_H
@@ -16,6 +17,18 @@
 #include <time.h>
 #include <unistd.h>
 #include <devres/pci.h>
+
+/*
+ * Each cell forks from a parent with no thread of the library's. The
+ * sanitizer's hook has the name it looks for.
+ */
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
+const char *__tsan_default_options(void);
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
+const char *__tsan_default_options(void)
+{
+	return "die_after_fork=0";
+}
 
 /* Printed in front of a failed check: a table's cell name, or nothing. */
 static const char *check_prefix = "";

@@ -25,7 +25,7 @@
  * fake tree. Each cell runs in a child of its own, on a tree of its own.
  * Also: every operation has a class (the table of src/pci/bkops.c).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -47,13 +47,6 @@
 #include "pci/pci.h"
 #include "hostile/cell-child.h"
 #include "pci/ro-cell.h"
-
-/* Each cell forks from a parent with no thread of the library's. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-	return "die_after_fork=0";
-}
 
 #define DEV "0000:00:06.0"
 #define VENDOR 0x1af4
