@@ -123,8 +123,6 @@ void device_initialize(struct device *dev)
 	/* Counted until released: one never added nor put is a leak too. */
 	devres__ledger_add(DL_DEVICES, 1);
 	__atomic_store_n(&dev->magic, DEVRES_DEV_MAGIC, __ATOMIC_RELEASE);
-	/* Asked, on a foreign release's misuse path only, what it holds. */
-	devres__owners_enter(dev);
 }
 
 int dev_set_name(struct device *dev, const char *fmt, ...)
@@ -256,8 +254,6 @@ static void release_rest(struct releasing *r)
 {
 	struct device *dev = r->dev;
 
-	/* Before its index goes: nobody looks in its list from now on. */
-	devres__owners_leave(dev);
 	devres__index_free(dev);
 	free(dev->p);
 	dev->p = NULL;

@@ -398,19 +398,23 @@ HIDDEN void devres__warn_foreign(const struct device *dev, const char *func,
 				 const struct devres__hand *h, const char *fmt,
 				 ...) DEVRES_PRINTF(4, 5);
 /*
- * owners.c: the live devices, asked which holds what a managed release was
- * given on @dev when @dev has nothing of it (the node keeps no owner).
- * devres__owners_enter() at device_initialize(), devres__owners_leave()
- * at the release, before the device's memory goes back. @has is called
- * with a device's devres lock held, for each live device of this process
- * but @dev whose lock is free at once: the name of the call that acquired
- * the resource when that device has it, else NULL. The first found fills
- * @h, for devres__warn_foreign(), with @fix; false when none has it.
+ * owners.c: the devices of the process asked which holds what a managed
+ * release was given on @dev when @dev has nothing of it (the node keeps
+ * no owner), on that misuse path alone. The driver model gives the walk
+ * over its registered devices (devres__owners_walk_set(), at load):
+ * @visit is called for each, under the walk's own lock, until it returns
+ * false. @has is called with a device's devres lock held, for each device
+ * of this process but @dev whose lock is free at once: the name of the
+ * call that acquired the resource when that device has it, else NULL.
+ * The first found fills @h, for devres__warn_foreign(), with @fix; false
+ * when none has it (or the walk's lock was not to be had).
  * devres__owner_of_node() asks for a node of @release that @match (the
  * library's own, run under the lock) finds, acquired with @call.
  */
-HIDDEN void devres__owners_enter(struct device *dev);
-HIDDEN void devres__owners_leave(struct device *dev);
+typedef void (*devres__owners_walk_t)(bool (*visit)(struct device *dev,
+						    void *ctx),
+				      void *ctx);
+HIDDEN void devres__owners_walk_set(devres__owners_walk_t walk);
 typedef const char *(*devres__has_t)(struct device *dev, const void *a,
 				     const void *b);
 HIDDEN bool devres__owner_of(const struct device *dev, devres__has_t has,
@@ -808,7 +812,6 @@ enum devres__fork_rank {
 	DEVRES_FORK_RCU,	/* revocable/urcu.c */
 	DEVRES_FORK_TREE,	/* base/resource.c */
 	DEVRES_FORK_DM,		/* base/bus.c */
-	DEVRES_FORK_OWNERS,	/* base/owners.c: devices' locks tried only */
 	DEVRES_FORK_SLAB,	/* base/slab.c */
 	DEVRES_FORK_PAGES,	/* base/pages.c */
 	DEVRES_FORK_NODES,	/* base/nodecache.c: ASan builds */
