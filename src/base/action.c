@@ -71,12 +71,24 @@ static bool action_kind(struct device *dev, void (*action)(void *),
 	return true;
 }
 
+/* Whether @dev records the action of kind *@kind with @data. Locked. */
+static const char *has_action(struct device *dev, const void *kind,
+			      const void *data)
+{
+	return devres__index_find(dev, *(const uint32_t *)kind, data) ? "devm_"
+									"add_"
+									"action"
+								      : NULL;
+}
+
 /*
  * Takes the newest record of (@action, @data) off @dev: O(1) through the
- * index, the node left dead in place. Returns whether there was one.
+ * index, the node left dead in place. Returns whether there was one; when
+ * not, WARNs, naming the live device that records it, if one does (@fix:
+ * what gives it back there).
  */
 static bool take_action(struct device *dev, void (*action)(void *), void *data,
-			const char *func)
+			const char *func, const char *fix)
 {
 	struct devres__node *n = NULL, *dead = NULL;
 	struct dr_log l;
@@ -97,8 +109,15 @@ static bool take_action(struct device *dev, void (*action)(void *), void *data,
 		unlock_dev(dev);
 	}
 	if (!n) {
-		devres__warn(dev, func, "action %p(%p) is not recorded",
-			     (void *)(uintptr_t)action, data);
+		struct devres__hand h;
+		bool found =
+			kind != DR_KIND_NONE &&
+			devres__owner_of(dev, has_action, &kind, data, fix, &h);
+
+		/* Another device's: named, left recorded there. */
+		devres__warn_foreign(dev, func, found ? &h : NULL,
+				     "action %p(%p) is not recorded",
+				     (void *)(uintptr_t)action, data);
 		return false;
 	}
 	devres__free_dead(dead);
@@ -108,7 +127,7 @@ static bool take_action(struct device *dev, void (*action)(void *), void *data,
 
 void devm_remove_action(struct device *dev, void (*action)(void *), void *data)
 {
-	take_action(dev, action, data, __func__);
+	take_action(dev, action, data, __func__, "devm_remove_action()");
 }
 
 void devm_release_action(struct device *dev, void (*action)(void *), void *data)
@@ -116,7 +135,7 @@ void devm_release_action(struct device *dev, void (*action)(void *), void *data)
 	int err = errno;
 	struct devres__frame f;
 
-	if (take_action(dev, action, data, __func__)) {
+	if (take_action(dev, action, data, __func__, "devm_release_action()")) {
 		/* As any release pass: a last put of @dev waits for it. */
 		devres__frame_enter(&f, dev);
 		action(data);

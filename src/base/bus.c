@@ -4,6 +4,7 @@
  * drivers that may call out with no lock held.
  */
 #include <errno.h>
+#include <sched.h>
 #include <stdlib.h>
 #include <string.h>
 #include "base.h"
@@ -42,9 +43,39 @@ static void fork_child(void)
 	dm_unlock();
 }
 
+/*
+ * The core's question on a foreign release's misuse path (owners.c): every
+ * device registered on a bus, not deleted, under the lock that keeps it
+ * registered. The lock is tried, never waited for: the caller may be
+ * inside a callback that holds it, or hold a device's devres lock that a
+ * holder of it waits for. Held by another thread, it is tried again a few
+ * times (it is held for a few pointer operations), then the walk gives up.
+ */
+static void owners_walk(bool (*visit)(struct device *dev, void *ctx), void *ctx)
+{
+	for (int tries = 0; pthread_mutex_trylock(&devres__dm_lock); tries++) {
+		if (tries == 64)
+			return;
+		sched_yield();
+	}
+	for (struct bus_private *bp = buses; bp; bp = bp->next) {
+		for (struct dm_link *l = bp->devices.next; l != &bp->devices;
+		     l = l->next) {
+			struct device_private *p = container_of(
+				l, struct device_private, bus_node);
+
+			if (!p->dead && !visit(p->dev, ctx))
+				goto out;
+		}
+	}
+out:
+	dm_unlock();
+}
+
 __attribute__((constructor)) static void bus_init(void)
 {
 	devres__atfork(DEVRES_FORK_DM, fork_prepare, fork_done, fork_child);
+	devres__owners_walk_set(owners_walk);
 }
 
 struct bus_private *devres__bus_find_locked(const struct bus_type *bus)

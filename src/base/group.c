@@ -152,6 +152,26 @@ static void kill_group(struct device *dev, struct devres__group *g)
 	devres__ledger_add(DL_GROUPS, -1);
 }
 
+/* Whether @dev has the group @id. Locked. */
+static const char *has_group(struct device *dev, const void *id,
+			     const void *unused)
+{
+	(void)unused;
+	return devres__index_find(dev, DR_KIND_GROUP_OPEN, id) ? "devres_open_"
+								 "group"
+							       : NULL;
+}
+
+/* "no group @id", naming the live device that has it, if one does. */
+static void warn_no_group(struct device *dev, void *id, const char *func,
+			  const char *fix)
+{
+	struct devres__hand h;
+	bool found = id && devres__owner_of(dev, has_group, id, NULL, fix, &h);
+
+	devres__warn_foreign(dev, func, found ? &h : NULL, "no group %p", id);
+}
+
 void devres_remove_group(struct device *dev, void *id)
 {
 	struct devres__node *dead = NULL;
@@ -169,7 +189,7 @@ void devres_remove_group(struct device *dev, void *id)
 	unlock_dev(dev);
 	devres__free_dead(dead);
 	if (!g) {
-		devres__warn(dev, __func__, "no group %p", id);
+		warn_no_group(dev, id, __func__, "devres_remove_group()");
 		return;
 	}
 	dr_log(dev, "REM", l);
@@ -326,7 +346,7 @@ int devres_release_group(struct device *dev, void *id)
 	if (g)
 		return devres__release_nodes(dev, todo, slab, false, __func__);
 	if (!empty)
-		devres__warn(dev, __func__, "no group %p", id);
+		warn_no_group(dev, id, __func__, "devres_release_group()");
 	return 0;
 }
 

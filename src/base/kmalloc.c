@@ -146,6 +146,29 @@ static struct devres__node *find_kmalloc(struct device *dev, const void *p)
 	return n ? n : devres__index_find(dev, DR_KIND_KMALLOC, p);
 }
 
+/* Whether @dev has managed memory at @p: the call that made it. Locked. */
+static const char *has_kmalloc(struct device *dev, const void *p,
+			       const void *unused)
+{
+	struct devres__node *n = find_kmalloc(dev, p);
+
+	(void)unused;
+	return n ? devres__kind_name(kind_load(n)) : NULL;
+}
+
+/* @p is not @dev's: the WARN names its owner, when a live device has it. */
+static void warn_not_mine(struct device *dev, const void *p, const char *func,
+			  const char *fix)
+{
+	struct devres__hand h;
+
+	devres__warn_foreign(
+		dev, func,
+		devres__owner_of(dev, has_kmalloc, p, NULL, fix, &h) ? &h
+								     : NULL,
+		"%p is not a managed allocation of this device", p);
+}
+
 /* How far @n can grow in place: its heap chunk's, or its slot's, room. */
 static size_t room_of(struct devres__node *n)
 {
@@ -251,9 +274,7 @@ void devm_kfree(struct device *dev, const void *p)
 	}
 	unlock_dev(dev);
 	if (!n) {
-		devres__warn(dev, __func__,
-			     "%p is not a managed allocation of this device",
-			     p);
+		warn_not_mine(dev, p, __func__, "devm_kfree()");
 		return;
 	}
 	devres__free_dead(dead);
@@ -333,9 +354,7 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	}
 	unlock_dev(dev);
 	if (!old) {
-		devres__warn(dev, __func__,
-			     "%p is not a managed allocation of this device",
-			     ptr);
+		warn_not_mine(dev, ptr, __func__, "devm_krealloc()");
 		return NULL;
 	}
 
@@ -529,12 +548,20 @@ unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
 
 void devm_free_pages(struct device *dev, unsigned long addr)
 {
+	struct devres__hand h;
+
 	if (!devres__dev_ok(dev, __func__))
 		return;
-	if (devres_release(dev, devm_pages_release, match_pages,
-			   (void *)(uintptr_t)addr))
-		devres__warn(dev, __func__,
-			     "%#lx is not a managed page allocation of this "
-			     "device",
-			     addr);
+	if (!devres_release(dev, devm_pages_release, match_pages,
+			    (void *)(uintptr_t)addr))
+		return;
+	devres__warn_foreign(
+		dev, __func__,
+		devres__owner_of_node(dev, devm_pages_release, match_pages,
+				      (void *)(uintptr_t)addr,
+				      "devm_get_free_pages",
+				      "devm_free_pages()", &h)
+			? &h
+			: NULL,
+		"%#lx is not a managed page allocation of this device", addr);
 }

@@ -836,3 +836,37 @@ bool devres__lock_slow(struct device *dev, const char *func)
 	devres__lock_busy = was;
 	return true;
 }
+
+bool devres__lock_try(struct device *dev, const char *func)
+{
+	if (__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) ==
+		    devres__me() ||
+	    half_way(dev))
+		return false;
+#ifndef DR_NO_BIAS
+	{
+		void *b = __atomic_load_n(&dev->devres_bias, __ATOMIC_ACQUIRE);
+
+		/*
+		 * This thread's bias: the fast path, as any call of this
+		 * thread on the device takes it. Another thread's: taking it
+		 * would revoke the bias and wait for that thread.
+		 */
+		if (b == devres__me())
+			return !__atomic_load_n(&dev->devres_bias_revoking,
+						__ATOMIC_RELAXED) &&
+			       lock_dev(dev, func);
+		if (b && b != REVOKED)
+			return false;
+	}
+#endif
+	/*
+	 * No bias, or revoked: the word if it is free, with no bias granted
+	 * (the slow path's first taker gets it; this one takes nothing more
+	 * than the word, which unlock_dev() lets go).
+	 */
+	if (!word_take_free(dev))
+		return false;
+	devres__hold_begin(func);
+	return true;
+}

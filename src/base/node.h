@@ -71,6 +71,13 @@ static inline void *devres__me(void)
 }
 
 HIDDEN bool devres__lock_slow(struct device *dev, const char *func);
+/*
+ * The device's devres lock if it is free now: never waits, never revokes
+ * another thread's bias, and is refused (false) to this thread inside a
+ * match or for-each callback of @dev. For a look into another device's
+ * list from a misuse path (owners.c). Let go with unlock_dev().
+ */
+HIDDEN bool devres__lock_try(struct device *dev, const char *func);
 /* The owner of the bias left its critical section during a revocation. */
 HIDDEN void devres__bias_left(struct device *dev);
 

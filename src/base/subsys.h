@@ -398,6 +398,34 @@ HIDDEN void devres__warn_foreign(const struct device *dev, const char *func,
 				 const struct devres__hand *h, const char *fmt,
 				 ...) DEVRES_PRINTF(4, 5);
 /*
+ * owners.c: the devices of the process asked which holds what a managed
+ * release was given on @dev when @dev has nothing of it (the node keeps
+ * no owner), on that misuse path alone. The driver model gives the walk
+ * over its registered devices (devres__owners_walk_set(), at load):
+ * @visit is called for each, under the walk's own lock, until it returns
+ * false. @has is called with a device's devres lock held, for each device
+ * of this process but @dev whose lock is free at once: the name of the
+ * call that acquired the resource when that device has it, else NULL.
+ * The first found fills @h, for devres__warn_foreign(), with @fix; false
+ * when none has it (or the walk's lock was not to be had).
+ * devres__owner_of_node() asks for a node of @release that @match (the
+ * library's own, run under the lock) finds, acquired with @call.
+ */
+typedef void (*devres__owners_walk_t)(bool (*visit)(struct device *dev,
+						    void *ctx),
+				      void *ctx);
+HIDDEN void devres__owners_walk_set(devres__owners_walk_t walk);
+typedef const char *(*devres__has_t)(struct device *dev, const void *a,
+				     const void *b);
+HIDDEN bool devres__owner_of(const struct device *dev, devres__has_t has,
+			     const void *a, const void *b, const char *fix,
+			     struct devres__hand *h);
+HIDDEN bool devres__owner_of_node(const struct device *dev,
+				  dr_release_t release, dr_match_t match,
+				  void *data, const char *call, const char *fix,
+				  struct devres__hand *h);
+
+/*
  * maps.c: who owns the managed mapping that holds @addr, into @h; false
  * when none does (or this thread is inside a span of the table's lock,
  * where it does not look).

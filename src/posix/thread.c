@@ -476,10 +476,20 @@ int devm_thread_stop(struct device *dev, struct devres_thread *thread)
 	}
 	dr = devres_remove(dev, devm_thread_run_release, match_stop, thread);
 	if (!dr) {
+		struct devres__hand h;
+
 		devres__wait_end(&w);
-		devres__warn(dev, __func__,
-			     "thread %p is not managed by this device",
-			     (void *)thread);
+		/* Another device's thread: named, left running. */
+		devres__warn_foreign(
+			dev, __func__,
+			devres__owner_of_node(dev, devm_thread_run_release,
+					      match_stop, thread,
+					      "devm_thread_run",
+					      "devm_thread_stop()", &h)
+				? &h
+				: NULL,
+			"thread %p is not managed by this device",
+			(void *)thread);
 		return -EINVAL;
 	}
 	ret = thread_stop(dev, dr->t, __func__, &w);

@@ -6,13 +6,16 @@
  * The device is a platform device's (the devm_platform_* calls need it).
  * A call's resources come from a fixture the cell makes first, in its own
  * process (a window of device memory, an interrupt line): st_fixture_up().
- * pcim_* calls take a PCI function and have their own states tests
- * (tests/pci/test-pci-states.c). Define _GNU_SOURCE first.
+ * Every exported devm_*, dmam_* and pcim_* call is here, or in
+ * states-calls.exclude with the test that has it and why it is not here
+ * (pcim_* calls take a PCI function): check-states-calls.sh fails on one
+ * that is in neither. Define _GNU_SOURCE first.
  */
 #ifndef DEVRES_TESTS_STATES_CALLS_H
 #define DEVRES_TESTS_STATES_CALLS_H
 
 #include <fcntl.h>
+#include <stdarg.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <string.h>
@@ -21,6 +24,7 @@
 #include <sys/mman.h>
 #include <devres/devres.h>
 #include <devres/dma.h>
+#include <devres/fault.h>
 #include <devres/io.h>
 #include <devres/ioport.h>
 #include <devres/irq.h>
@@ -86,6 +90,25 @@ static inline int st_fixture_down(void)
 	if (iomem_window_remove(ST_WIN))
 		ret = -1;
 	close(st_winfd);
+	return ret;
+}
+
+/*
+ * A cell's end, once its devices are gone: the ledger back at @base and
+ * the fixture's window and line free. 0, or 1 with each failure said by
+ * @report (the cell's, which names it).
+ */
+static inline int st_cell_end(const struct devres_ledger *base,
+			      int (*report)(const char *what))
+{
+	struct devres_ledger now;
+	int ret = 0;
+
+	devres_ledger_snapshot(&now);
+	if (devres_ledger_diff(base, &now, stderr))
+		ret |= report("the ledger is not back at its baseline");
+	if (st_fixture_down())
+		ret |= report("the window or the line is still in use");
 	return ret;
 }
 
@@ -265,6 +288,22 @@ static bool st_kmemdup(struct device *dev, struct st_slot *s)
 static bool st_kasprintf(struct device *dev, struct st_slot *s)
 {
 	return (s->p = devm_kasprintf(dev, GFP_KERNEL, "st-%d", 7)) != NULL;
+}
+
+static char *st_vasprintf(struct device *dev, const char *fmt, ...)
+{
+	va_list ap;
+	char *p;
+
+	va_start(ap, fmt);
+	p = devm_kvasprintf(dev, GFP_KERNEL, fmt, ap);
+	va_end(ap);
+	return p;
+}
+
+static bool st_kvasprintf(struct device *dev, struct st_slot *s)
+{
+	return (s->p = st_vasprintf(dev, "st-%d", 8)) != NULL;
 }
 
 static void st_kfree(struct device *dev, struct st_slot *s)
@@ -562,6 +601,7 @@ static const struct st_call st_calls[] = {
 	{ "devm_kstrdup_const",		st_kstrdup_const, NULL },
 	{ "devm_kmemdup+devm_kfree",	st_kmemdup,	st_kfree },
 	{ "devm_kasprintf",		st_kasprintf,	NULL },
+	{ "devm_kvasprintf+devm_kfree",	st_kvasprintf,	st_kfree },
 	{ "devm_get_free_pages",	st_pages,	NULL },
 	{ "devm_get_free_pages+devm_free_pages", st_pages, st_free_pages },
 	{ "devm_ioremap",		st_ioremap,	NULL },

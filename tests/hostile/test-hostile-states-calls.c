@@ -360,7 +360,7 @@ static void sink(void *ctx, int level, const char *line)
 
 static int cell(int row, int col)
 {
-	struct devres_ledger base, now;
+	struct devres_ledger base;
 	struct want w;
 	int ret = 0;
 
@@ -401,12 +401,7 @@ static int cell(int row, int col)
 	if (platform_device_add_resources(&pd, NULL, 0))
 		ret |= cell_fail("resources");
 	platform_driver_unregister(&st_drv);
-	devres_ledger_snapshot(&now);
-	if (devres_ledger_diff(&base, &now, stderr))
-		ret |= cell_fail("the ledger is not back at its baseline");
-	if (st_fixture_down())
-		ret |= cell_fail("the window or the line is still in use");
-	return ret;
+	return ret | st_cell_end(&base, cell_fail);
 }
 
 static void every_call_in_every_state(void **state)

@@ -11,11 +11,13 @@
  * and A's own release of it then works with no WARN), and B's call makes
  * one WARN naming B. Where the resource's own record says who owns it
  * (mappings, coherent buffers, handlers, regions, ranges, descriptors,
- * streams), the WARN names A too, and the call that acquired it. Before,
- * it said only that B did not manage it, which reads as "never
- * acquired". devres_release(), devres_destroy() and devres_remove()
- * never WARN: they answer -ENOENT or NULL. devm_kfree(), devm_free_pages(),
- * actions and groups keep no owner: their WARN names B alone.
+ * streams) and where it does not (memory, pages, actions, groups,
+ * threads: the live device that has it is found on the WARN's path), the
+ * WARN names A too, and the call that acquired it. Before, it said only
+ * that B did not manage it, which reads as "never acquired".
+ * devres_release(), devres_destroy() and devres_remove() never WARN:
+ * they answer -ENOENT or NULL. devm_krealloc() of A's block on B is
+ * refused the same way (its own table).
  *
  * Each cell runs in a child of its own under an alarm (cell-child.h).
  */
@@ -75,13 +77,15 @@ static bool silent(const struct st_call *c)
 	       c->rel == st_node_remove;
 }
 
-/* The releases whose resource's record names its owner. */
+/*
+ * Every release that WARNs names the owner: from the resource's record
+ * (mappings, coherent buffers, handlers, regions, ranges, descriptors,
+ * streams), or, where the node keeps none (memory, pages, actions,
+ * groups, threads), from the live device that has it.
+ */
 static bool names_owner(const struct st_call *c)
 {
-	return c->rel == st_iounmap || c->rel == st_free_irq ||
-	       c->rel == st_free_coherent || c->rel == st_release_mem_region ||
-	       c->rel == st_release_region || c->rel == st_release_resource ||
-	       c->rel == st_close || c->rel == st_fclose || c->rel == st_munmap;
+	return !silent(c);
 }
 
 static void pdev_zero(struct platform_device *p, const char *name)
@@ -180,7 +184,7 @@ static int cross(const struct st_call *c)
 
 static int cell(int row, int col)
 {
-	struct devres_ledger base, now;
+	struct devres_ledger base;
 	int ret;
 
 	alarm(10);
@@ -199,12 +203,7 @@ static int cell(int row, int col)
 	devices_down(cur_b);
 	if (released != 2)
 		ret |= cell_fail("A and B were not released once each");
-	devres_ledger_snapshot(&now);
-	if (devres_ledger_diff(&base, &now, stderr))
-		ret |= cell_fail("the ledger is not back at its baseline");
-	if (st_fixture_down())
-		ret |= cell_fail("the window or the line is still in use");
-	return ret;
+	return ret | st_cell_end(&base, cell_fail);
 }
 
 static void every_release_given_another_devices(void **state)
@@ -281,11 +280,62 @@ static void own_device_other_call(void **state)
 	run_cells_in_children(own_other_call, row, 1, col, 1);
 }
 
+/*
+ * devm_krealloc() on B of a block of A's, grown and shrunk: refused (NULL),
+ * one WARN naming A and the call that made it, nothing of A's moved.
+ */
+static int realloc_cell(int row, int col)
+{
+	struct devres_ledger before, after;
+	size_t sizes[] = { 4096, 8 };
+	int w0, ret = 0;
+	char *p;
+
+	(void)row;
+	alarm(10);
+	devres_set_log_sink(sink, NULL);
+	cur = &st_calls[0];
+	cur_b = B_ADDED;
+	if (st_fixture_up() || devices_up(B_ADDED))
+		return cell_fail("fixture");
+	p = devm_kzalloc(&pa.dev, 64, GFP_KERNEL);
+	if (!p)
+		return cell_fail("A's allocation");
+	devres_ledger_snapshot(&before);
+	w0 = devres_warn_count();
+	if (devm_krealloc(&pb.dev, p, sizes[col], GFP_KERNEL))
+		ret |= cell_fail("B's devm_krealloc() of A's block worked");
+	devres_ledger_snapshot(&after);
+	if (devres_warn_count() - w0 != 1 ||
+	    devres_ledger_diff(&before, &after, stderr))
+		ret |= cell_fail("not one WARN, or something moved");
+	if (!strstr(last_warn, "it is cross-a's, acquired with "
+			       "devm_kzalloc() (use devm_krealloc())"))
+		ret |= cell_fail(last_warn);
+	devm_kfree(&pa.dev, p);
+	if (devres_warn_count() - w0 != 1)
+		ret |= cell_fail("A's own devm_kfree() WARNed");
+	devices_down(B_ADDED);
+	if (st_fixture_down())
+		ret |= cell_fail("the window is still in use");
+	return ret;
+}
+
+static void realloc_of_another_devices(void **state)
+{
+	static const char *const row[] = { "B added" };
+	static const char *const col[] = { "grown", "shrunk" };
+
+	(void)state;
+	run_cells_in_children(realloc_cell, row, 1, col, 2);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_release_given_another_devices),
 		cmocka_unit_test(own_device_other_call),
+		cmocka_unit_test(realloc_of_another_devices),
 	};
 
 	return cmocka_run_group_tests(tests, NULL, NULL);

@@ -11,40 +11,34 @@
  * BAR (whose own driver then got -EBUSY); its release is refused with a
  * WARN and leaves the other device's claim. A claim made twice is
  * -EBUSY, a release made twice or of a BAR never claimed WARNs once, and
- * the plural forms are all or nothing. The ledger is back at its baseline
- * at the end of each cell (the fixture's teardown).
+ * the plural forms are all or nothing. pci_ioremap_bar() maps the BAR's
+ * own file, as pci_iomap(): with no window of the board, over a window of
+ * the process at the BAR's numbers (which it leaves alone) and for a BAR
+ * left out for overlap (A's file is not written); in read-only mode it
+ * is refused (NULL, no WARN). Before, it mapped whatever window covered
+ * the BAR's numbers, writable in read-only mode, and nothing without one.
+ * The ledger is back at its baseline at the end of each cell (the
+ * fixture's teardown).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
+#include <fcntl.h>
+#include <sys/mman.h>
 #include <cmocka.h>
 #include <linux/pci.h>
 #include <devres/device.h>
+#include <devres/io.h>
 #include <devres/ioport.h>
 #include "testlib.h"
 #include "pci/pcitest.h"
 #include "hostile/cell-child.h"
-
-/* Each cell forks from a parent with no thread of the library's. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-	return "die_after_fork=0";
-}
+#include "pci/ro-cell.h"
 
 #define A "0000:00:05.0"
 #define B "0000:00:06.0"
-
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,     \
-				#c);                                           \
-			bad++;                                                 \
-		}                                                              \
-	} while (0)
 
 static struct pci_dev *a, *b;
 
@@ -186,6 +180,130 @@ static int c_regions_released(void)
 	return bad;
 }
 
+#define MARK 0x6b6b9494u
+
+/* The first word of file @file of device @name. */
+static uint32_t first_word(const char *name, const char *file)
+{
+	char path[4096];
+	uint32_t v = 0;
+	int fd;
+
+	if (pci_fake_path(ft, name, file, path, sizeof(path)))
+		return 0;
+	fd = open(path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 0;
+	if (pread(fd, &v, 4, 0) != 4)
+		v = 0;
+	close(fd);
+	return v;
+}
+
+/*
+ * A window of the process over BAR 0's numbers of @p, backed by a memfd
+ * (another device's registers, to the resource tree): its fd, or -1.
+ */
+static int window_over(struct pci_dev *p)
+{
+	int fd = memfd_create("other-window", MFD_CLOEXEC);
+
+	if (fd < 0 || ftruncate(fd, 4096) ||
+	    iomem_window_add(pci_resource_start(p, 0), 4096, fd, 0,
+			     "other-window")) {
+		if (fd >= 0)
+			close(fd);
+		return -1;
+	}
+	return fd;
+}
+
+static uint32_t window_word(int fd)
+{
+	uint32_t v = 0;
+
+	return pread(fd, &v, 4, 0) == 4 ? v : 0;
+}
+
+static void window_gone(struct pci_dev *p, int fd)
+{
+	(void)iomem_window_remove(pci_resource_start(p, 0));
+	close(fd);
+}
+
+/* Mapped from @p's own file, whatever window covers its numbers. */
+static int ioremap_bar_own_file(struct pci_dev *p, const char *name, int fd)
+{
+	void __iomem *m = pci_ioremap_bar(p, 0);
+	int bad = 0, w = devres_warn_count();
+
+	CHECK(m != NULL);
+	if (!m)
+		return bad;
+	writel(MARK, m);
+	CHECK(first_word(name, "resource0") == MARK);
+	if (fd >= 0)
+		CHECK(window_word(fd) != MARK);
+	iounmap(m);
+	CHECK(devres_warn_count() == w);
+	return bad;
+}
+
+static int c_ioremap_bar(void)
+{
+	/* No board window: the BAR's file is enough. */
+	return ioremap_bar_own_file(a, A, -1);
+}
+
+static int c_ioremap_bar_window(void)
+{
+	int fd = window_over(b), bad = 0;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return bad;
+	bad += ioremap_bar_own_file(b, B, fd);
+	window_gone(b, fd);
+	return bad;
+}
+
+static int c_ioremap_bar_left_out(void)
+{
+	char path[4096];
+	int fd = -1, bad = 0;
+
+	/* The board's window of A's BAR 0: A's own file, at its numbers. */
+	if (!pci_fake_path(ft, A, "resource0", path, sizeof(path)))
+		fd = open(path, O_RDWR | O_CLOEXEC);
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return bad;
+	CHECK(iomem_window_add(pci_resource_start(a, 0), 4096, fd, 0,
+			       "a-bar0") == 0);
+	/* B's BAR 0 says A's numbers: A's file is not written. */
+	bad += ioremap_bar_own_file(b, B, fd);
+	window_gone(a, fd);
+	return bad;
+}
+
+static int c_ioremap_bar_readonly(void)
+{
+	int fd = window_over(b), bad = 0, w = devres_warn_count();
+	void __iomem *m;
+
+	CHECK(fd >= 0);
+	if (fd < 0)
+		return bad;
+	pci_sysfs_set_readonly(true);
+	m = pci_ioremap_bar(b, 0);
+	CHECK(m == NULL);
+	if (m)
+		iounmap(m);
+	CHECK(devres_warn_count() == w);
+	window_gone(b, fd);
+	return bad;
+}
+
 static const struct row {
 	const char *name;
 	int (*run)(void);
@@ -201,6 +319,12 @@ static const struct row {
 	  false },
 	{ "pci_request_regions with a BAR left out", c_regions_left_out, true },
 	{ "pci_release_regions, twice", c_regions_released, false },
+	{ "pci_ioremap_bar", c_ioremap_bar, false },
+	{ "pci_ioremap_bar over another's window", c_ioremap_bar_window,
+	  false },
+	{ "pci_ioremap_bar of a BAR left out for overlap",
+	  c_ioremap_bar_left_out, true },
+	{ "pci_ioremap_bar in read-only mode", c_ioremap_bar_readonly, false },
 };
 
 #define NROWS ((int)(sizeof(rows) / sizeof(rows[0])))

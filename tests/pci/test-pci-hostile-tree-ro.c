@@ -29,7 +29,7 @@
  * (a switch that waits for ever fails its cell alone), on a tree of its
  * own; the ledger is back at its baseline at the end of each.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -49,25 +49,10 @@
 #include "pcitest.h"
 #include "pci/backend.h"
 #include "hostile/cell-child.h"
-
-/* Each cell forks from a parent with no thread of the library's. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-	return "die_after_fork=0";
-}
+#include "pci/ro-cell.h"
 
 #define DEV "0000:00:05.0"
 #define WAIT_MS 5000
-
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,     \
-				#c);                                           \
-			bad++;                                                 \
-		}                                                              \
-	} while (0)
 
 /* The parked write, and the order in which the write and the switch end. */
 static struct {
@@ -76,10 +61,7 @@ static struct {
 	sem_t parked, go;
 	int armed;	 /* park the next pwrite() on a file of the tree */
 	int tree_writes; /* pwrite() calls on files of the tree */
-	int seq;
-	int landed;  /* seq when the parked write returned */
-	int ro_done; /* seq when the switch returned */
-	int switch_tid, switch_entering, switch_done;
+	struct ro_switch sw;
 } pw;
 
 static bool of_tree(int fd)
@@ -114,8 +96,8 @@ ssize_t pwrite(int fd, const void *buf, size_t len, off_t off)
 	while (sem_wait(&pw.go) < 0)
 		;
 	n = next(fd, buf, len, off);
-	__atomic_store_n(&pw.landed,
-			 __atomic_add_fetch(&pw.seq, 1, __ATOMIC_SEQ_CST),
+	__atomic_store_n(&pw.sw.landed,
+			 __atomic_add_fetch(&pw.sw.seq, 1, __ATOMIC_SEQ_CST),
 			 __ATOMIC_SEQ_CST);
 	return n;
 }
@@ -289,36 +271,6 @@ static void *use_thread(void *arg)
 	return NULL;
 }
 
-static void *switch_thread(void *arg)
-{
-	(void)arg;
-	__atomic_store_n(&pw.switch_tid, (int)gettid(), __ATOMIC_SEQ_CST);
-	__atomic_store_n(&pw.switch_entering, 1, __ATOMIC_SEQ_CST);
-	pci_sysfs_set_readonly(true);
-	__atomic_store_n(&pw.ro_done,
-			 __atomic_add_fetch(&pw.seq, 1, __ATOMIC_SEQ_CST),
-			 __ATOMIC_SEQ_CST);
-	__atomic_store_n(&pw.switch_done, 1, __ATOMIC_SEQ_CST);
-	return NULL;
-}
-
-static int sem_wait_ms(sem_t *s, int ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	while (sem_timedwait(s, &ts) < 0)
-		if (errno != EINTR)
-			return -1;
-	return 0;
-}
-
 /*
  * The row's call on thread *@use, parked inside its write: 0, or 1 when
  * it never wrote (the cell's alarm ends the child).
@@ -345,30 +297,30 @@ static int in_flight(struct pci_dev *p, const struct row *r)
 
 	if (park(p, r, &use))
 		return 1;
-	if (pthread_create(&sw, NULL, switch_thread, NULL))
+	if (pthread_create(&sw, NULL, ro_switch_thread, &pw.sw))
 		return 1;
-	while (!__atomic_load_n(&pw.switch_entering, __ATOMIC_SEQ_CST))
+	while (!__atomic_load_n(&pw.sw.entering, __ATOMIC_SEQ_CST))
 		poll(NULL, 0, 1);
 	/* The switch either returns at once or sleeps, waiting for it. */
-	while (!__atomic_load_n(&pw.switch_done, __ATOMIC_SEQ_CST) &&
-	       !tid_asleep(__atomic_load_n(&pw.switch_tid, __ATOMIC_SEQ_CST)) &&
+	while (!__atomic_load_n(&pw.sw.done, __ATOMIC_SEQ_CST) &&
+	       !tid_asleep(__atomic_load_n(&pw.sw.tid, __ATOMIC_SEQ_CST)) &&
 	       waited++ < WAIT_MS)
 		poll(NULL, 0, 1);
-	if (__atomic_load_n(&pw.switch_done, __ATOMIC_SEQ_CST))
+	if (__atomic_load_n(&pw.sw.done, __ATOMIC_SEQ_CST))
 		fprintf(stderr,
 			"%s: the switch returned with a write under way\n",
 			r->name);
-	CHECK(!__atomic_load_n(&pw.switch_done, __ATOMIC_SEQ_CST));
+	CHECK(!__atomic_load_n(&pw.sw.done, __ATOMIC_SEQ_CST));
 	sem_post(&pw.go);
 	pthread_join(use, NULL);
 	pthread_join(sw, NULL);
 	/* Begun before the switch: it went through, and before it returned. */
 	CHECK(cell_ret == 0);
-	CHECK(pw.landed != 0);
-	if (pw.landed > pw.ro_done)
+	CHECK(pw.sw.landed != 0);
+	if (pw.sw.landed > pw.sw.ro_done)
 		fprintf(stderr, "%s: written after the switch returned\n",
 			r->name);
-	CHECK(pw.landed < pw.ro_done);
+	CHECK(pw.sw.landed < pw.sw.ro_done);
 	return bad;
 }
 

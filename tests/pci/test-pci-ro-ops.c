@@ -25,7 +25,7 @@
  * fake tree. Each cell runs in a child of its own, on a tree of its own.
  * Also: every operation has a class (the table of src/pci/bkops.c).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -46,28 +46,13 @@
 #include "pcitest.h"
 #include "pci/pci.h"
 #include "hostile/cell-child.h"
-
-/* Each cell forks from a parent with no thread of the library's. */
-const char *__tsan_default_options(void);
-const char *__tsan_default_options(void)
-{
-	return "die_after_fork=0";
-}
+#include "pci/ro-cell.h"
 
 #define DEV "0000:00:06.0"
 #define VENDOR 0x1af4
 #define DEVICE 0x1041
 #define WAIT_MS 5000
 #define NLINES 2
-
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			fprintf(stderr, "%s / %s:%d: %s\n", cell_name,         \
-				__FILE__, __LINE__, #c);                       \
-			bad++;                                                 \
-		}                                                              \
-	} while (0)
 
 static const char *cell_name = "";
 
@@ -77,7 +62,7 @@ static struct {
 	int park_op; /* PCI_BK_NR: none */
 	sem_t parked, go;
 	int calls[PCI_BK_NR];
-	int seq, landed, ro_done, switch_tid, switch_entering, switch_done;
+	struct ro_switch sw;
 	int bar_fd;
 	int lines[NLINES];
 } bk;
@@ -108,8 +93,8 @@ static void landed(char letter)
 			close(fd);
 		}
 	}
-	__atomic_store_n(&bk.landed,
-			 __atomic_add_fetch(&bk.seq, 1, __ATOMIC_SEQ_CST),
+	__atomic_store_n(&bk.sw.landed,
+			 __atomic_add_fetch(&bk.sw.seq, 1, __ATOMIC_SEQ_CST),
 			 __ATOMIC_SEQ_CST);
 }
 
@@ -130,8 +115,8 @@ static void f_detach(struct pci_dev *pdev, void *data)
 	(void)pdev;
 	(void)data;
 	park_point(PCI_BK_DETACH);
-	__atomic_store_n(&bk.landed,
-			 __atomic_add_fetch(&bk.seq, 1, __ATOMIC_SEQ_CST),
+	__atomic_store_n(&bk.sw.landed,
+			 __atomic_add_fetch(&bk.sw.seq, 1, __ATOMIC_SEQ_CST),
 			 __ATOMIC_SEQ_CST);
 }
 
@@ -173,8 +158,8 @@ static int f_cfg_read(const struct pci_dev *pdev, void *data, int where,
 	*val = 0;
 	for (int i = size - 1; i >= 0; i--)
 		*val = *val << 8 | b[i];
-	__atomic_store_n(&bk.landed,
-			 __atomic_add_fetch(&bk.seq, 1, __ATOMIC_SEQ_CST),
+	__atomic_store_n(&bk.sw.landed,
+			 __atomic_add_fetch(&bk.sw.seq, 1, __ATOMIC_SEQ_CST),
 			 __ATOMIC_SEQ_CST);
 	return PCIBIOS_SUCCESSFUL;
 }
@@ -439,36 +424,6 @@ static void *use_thread(void *arg)
 	return NULL;
 }
 
-static void *switch_thread(void *arg)
-{
-	(void)arg;
-	__atomic_store_n(&bk.switch_tid, (int)gettid(), __ATOMIC_SEQ_CST);
-	__atomic_store_n(&bk.switch_entering, 1, __ATOMIC_SEQ_CST);
-	pci_sysfs_set_readonly(true);
-	__atomic_store_n(&bk.ro_done,
-			 __atomic_add_fetch(&bk.seq, 1, __ATOMIC_SEQ_CST),
-			 __ATOMIC_SEQ_CST);
-	__atomic_store_n(&bk.switch_done, 1, __ATOMIC_SEQ_CST);
-	return NULL;
-}
-
-static int sem_wait_ms(sem_t *s, int ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	while (sem_timedwait(s, &ts) < 0)
-		if (errno != EINTR)
-			return -1;
-	return 0;
-}
-
 /* The mode set while the row's operation is parked in the backend. */
 static int in_flight(const struct row *r)
 {
@@ -486,21 +441,21 @@ static int in_flight(const struct row *r)
 			cell_name);
 		return 1;
 	}
-	if (pthread_create(&sw, NULL, switch_thread, NULL))
+	if (pthread_create(&sw, NULL, ro_switch_thread, &bk.sw))
 		return 1;
-	while (!__atomic_load_n(&bk.switch_entering, __ATOMIC_SEQ_CST))
+	while (!__atomic_load_n(&bk.sw.entering, __ATOMIC_SEQ_CST))
 		poll(NULL, 0, 1);
 	/* The switch either returns or sleeps, waiting for the operation. */
-	while (!__atomic_load_n(&bk.switch_done, __ATOMIC_SEQ_CST) &&
-	       !tid_asleep(__atomic_load_n(&bk.switch_tid, __ATOMIC_SEQ_CST)) &&
+	while (!__atomic_load_n(&bk.sw.done, __ATOMIC_SEQ_CST) &&
+	       !tid_asleep(__atomic_load_n(&bk.sw.tid, __ATOMIC_SEQ_CST)) &&
 	       waited++ < WAIT_MS)
 		poll(NULL, 0, 1);
 	/* A read is not waited for: give the switch the time to return. */
 	for (waited = 0; class == PCI_BK_READ && waited < WAIT_MS &&
-			 !__atomic_load_n(&bk.switch_done, __ATOMIC_SEQ_CST);
+			 !__atomic_load_n(&bk.sw.done, __ATOMIC_SEQ_CST);
 	     waited++)
 		poll(NULL, 0, 1);
-	done = __atomic_load_n(&bk.switch_done, __ATOMIC_SEQ_CST);
+	done = __atomic_load_n(&bk.sw.done, __ATOMIC_SEQ_CST);
 	if (done != (class == PCI_BK_READ))
 		fprintf(stderr, "%s: the switch %s with the operation parked\n",
 			cell_name, done ? "returned" : "waited");
@@ -509,10 +464,10 @@ static int in_flight(const struct row *r)
 	pthread_join(use, NULL);
 	pthread_join(sw, NULL);
 	CHECK(cell_ret == r->fl_ret);
-	CHECK(bk.landed != 0);
+	CHECK(bk.sw.landed != 0);
 	/* Counted in flight: landed before the switch returned. */
 	if (class != PCI_BK_READ)
-		CHECK(bk.landed < bk.ro_done);
+		CHECK(bk.sw.landed < bk.sw.ro_done);
 	return bad;
 }
 
@@ -524,9 +479,12 @@ static int one_cell(int row, int col)
 	char before[256], after[256], path[4096];
 	ssize_t nb, na;
 	int bad = 0, warns, ret = 0;
+	static char prefix[160];
 	bool made;
 
 	cell_name = r->name;
+	snprintf(prefix, sizeof(prefix), "%s / ", cell_name);
+	check_prefix = prefix;
 	alarm(20);
 	bk.park_op = PCI_BK_NR;
 	if (sem_init(&bk.parked, 0, 0) || sem_init(&bk.go, 0, 0) ||

@@ -54,17 +54,19 @@ static inline void __iomem *pcim_iomap_region(struct pci_dev *pdev, int bar,
 /*
  * pci_request_region(), pci_release_region() and their plural forms are
  * the library's (<devres/pci.h>): a claim inside the BAR the scan placed
- * in the resource tree. pci_ioremap_bar() maps the BAR's iomem window, as
- * the kernel makes it of ioremap(): the board gives a BAR an iomem window,
- * as it does a platform device's registers. A bad device WARNs and is
- * refused (NULL) where the kernel would oops on the BAR's resource.
+ * in the resource tree. pci_ioremap_bar() maps the whole BAR as
+ * pci_iomap() does, from the BAR's own resourceN file (or its backend's
+ * window): never by its numbers, which a hostile `resource` may have set
+ * to another device's BAR or to a window of the process, and not in
+ * read-only mode (NULL). iounmap() gives it back, as the kernel's. A bad
+ * device WARNs and is refused (NULL) where the kernel would oops on the
+ * BAR's resource.
  */
 static inline void __iomem *pci_ioremap_bar(struct pci_dev *pdev, int bar)
 {
 	if (kcompat_bad(pdev, "pci_ioremap_bar", "PCI device"))
 		return NULL;
-	return ioremap(pci_resource_start(pdev, bar),
-		       pci_resource_len(pdev, bar));
+	return pci_iomap(pdev, bar, 0);
 }
 
 /* Every registered device, a reference held on the current one. */
