@@ -53,6 +53,8 @@ readelf --dyn-syms -W "$lib" >"$work/dynsyms"
 check "GNU_RELRO segment (-z relro)" grep -q 'GNU_RELRO' "$work/phdrs"
 check "FLAGS BIND_NOW (-z now)" grep -Eq '\(FLAGS\).*BIND_NOW' "$work/dynamic"
 check "FLAGS_1 NOW (-z now)" grep -Eq '\(FLAGS_1\).*NOW' "$work/dynamic"
+check "FLAGS_1 NODELETE (-z nodelete: dlclose() leaves it loaded)" \
+	grep -Eq '\(FLAGS_1\).*NODELETE' "$work/dynamic"
 check "no STATIC_TLS (no initial-exec TLS)" \
 	sh -c "! grep -q STATIC_TLS '$work/dynamic'"
 check "no TEXTREL" sh -c "! grep -q TEXTREL '$work/dynamic'"
