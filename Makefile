@@ -307,6 +307,10 @@ memcheck: build-dev
 bench: deps
 	@$(MAKE) --no-print-directory deps PKGS="$(BENCH_PKGS)"
 	cmake --preset release -DDEVRES_BUILD_BENCH=ON >/dev/null
+	@c=$$(git rev-parse --short HEAD 2>/dev/null) || c='?'; \
+	if [ "$$c" != '?' ] && ! git diff --quiet HEAD; then \
+		c="$$c (and changes not committed)"; fi; \
+	echo "$$c" >build/release/bench-commit
 	cmake --build --preset release
 	sh bench/perf-doc.sh
 

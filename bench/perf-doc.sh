@@ -49,8 +49,14 @@ run_all() {
 	"$B/bench/bench-alternate" 500 10 >"$d/alt.md"
 	BENCH_PINNED=1 "$B/bench/bench-alternate" 500 10 >"$d/alt-pinned.md"
 	cut -d' ' -f1-3 /proc/loadavg >"$d/load-end"
-	git rev-parse --short HEAD >"$d/commit" 2>/dev/null || echo '?' \
-		>"$d/commit"
+	# The commit the benchmarks were built from (make bench writes it
+	# before the build): HEAD may have moved since.
+	if [ -f "$B/bench-commit" ]; then
+		cp "$B/bench-commit" "$d/commit"
+	else
+		git rev-parse --short HEAD >"$d/commit" 2>/dev/null ||
+			echo '?' >"$d/commit"
+	fi
 }
 
 if [ -n "${BENCH_FROM:-}" ]; then
