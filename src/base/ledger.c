@@ -26,17 +26,13 @@
  * full, a tally whose thread is gone is taken back, its counts kept,
  * before the claimer falls back: the pool is never lost to such ends.
  */
-#include <errno.h>
 #include <pthread.h>
 #include <stdbool.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 #include <devres/fault.h>
 #include "internal.h"
 
 /* Tallies in the pool; past them, threads count in the fallback. */
 #define POOL 256
-#define WORD_BITS 64
 
 /* A cache line of its own (two): threads never write each other's lines. */
 struct tally {
@@ -45,90 +41,32 @@ struct tally {
 
 TLS_FAST long *devres__tally;
 static struct tally pool[POOL];
-static unsigned long long claimed[POOL / WORD_BITS];
-/* Whose each claimed tally is: pid << 32 | tid; 0 while being claimed. */
-static unsigned long long owner[POOL];
-/* One more than the highest slot ever claimed: what sum() reads. */
-static unsigned int used;
+/* Whose each tally is (tslots.h); its used is what sum() reads. */
+DEVRES_TSLOTS(tallies, POOL);
 static long fallback[DL_NR];
 static pthread_key_t exit_key;
 static bool have_key;
 
-/* This thread, as owner[] names it: both ids by system call. */
-static unsigned long long self_id(void)
-{
-	return (unsigned long long)(unsigned int)syscall(SYS_getpid) << 32 |
-	       (unsigned int)syscall(SYS_gettid);
-}
-
-/*
- * Whether the thread @id names is gone: only the kernel's "no such
- * thread" says so. A thread alive, or one of another process that this
- * one may not signal, keeps its tally.
- */
-static bool gone(unsigned long long id)
-{
-	pid_t pid = (pid_t)(id >> 32), tid = (pid_t)(id & 0xffffffffu);
-
-	return syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
-}
-
 /*
  * The pool is full: a tally whose thread ended unseen is taken back, for
- * the caller. Its owner is cleared first, by one compare-and-swap, so
- * that two claimers cannot both take it; a tally being claimed (owner 0)
- * is left alone. Its counts stay, as a tally given back keeps them.
+ * the caller. Its counts stay, as a tally given back keeps them.
  */
 static struct tally *reclaim(void)
 {
-	unsigned int n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
-	int saved = errno;
+	unsigned int n = __atomic_load_n(&tallies.used, __ATOMIC_ACQUIRE);
 
-	for (unsigned int i = 0; i < n; i++) {
-		unsigned long long id =
-			__atomic_load_n(&owner[i], __ATOMIC_RELAXED);
-
-		if (!id || !gone(id))
-			continue;
-		if (!__atomic_compare_exchange_n(&owner[i], &id, self_id(),
-						 false, __ATOMIC_ACQUIRE,
-						 __ATOMIC_RELAXED))
-			continue;
-		errno = saved;
-		return &pool[i];
-	}
-	errno = saved;
+	for (unsigned int i = 0; i < n; i++)
+		if (devres__tslot_take_over(&tallies, i))
+			return &pool[i];
 	return NULL;
 }
 
 /* A free tally, claimed (the lowest); NULL when every one is taken. */
 static struct tally *take(void)
 {
-	for (unsigned int w = 0; w < POOL / WORD_BITS; w++) {
-		unsigned long long m =
-			__atomic_load_n(&claimed[w], __ATOMIC_RELAXED);
+	int i = devres__tslot_take_free(&tallies);
 
-		while (~m) {
-			unsigned int b = (unsigned int)__builtin_ctzll(~m);
-			unsigned int i = w * WORD_BITS + b;
-			unsigned int u;
-
-			if (!__atomic_compare_exchange_n(
-				    &claimed[w], &m, m | 1ull << b, true,
-				    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				continue;
-			u = __atomic_load_n(&used, __ATOMIC_RELAXED);
-			while (u <= i &&
-			       !__atomic_compare_exchange_n(
-				       &used, &u, i + 1, true, __ATOMIC_RELEASE,
-				       __ATOMIC_RELAXED))
-				;
-			__atomic_store_n(&owner[i], self_id(),
-					 __ATOMIC_RELAXED);
-			return &pool[i];
-		}
-	}
-	return NULL;
+	return i < 0 ? NULL : &pool[i];
 }
 
 /*
@@ -154,11 +92,8 @@ static struct tally *reclaim_due(void)
 /* Gives @v's tally back with its counts, which stay in the sum. */
 static void give(long *v)
 {
-	size_t i = (size_t)((struct tally *)(void *)v - pool);
-
-	__atomic_store_n(&owner[i], 0, __ATOMIC_RELAXED);
-	__atomic_fetch_and(&claimed[i / WORD_BITS], ~(1ull << (i % WORD_BITS)),
-			   __ATOMIC_RELEASE);
+	devres__tslot_give(&tallies,
+			   (unsigned int)((struct tally *)(void *)v - pool));
 }
 
 /*
@@ -183,17 +118,19 @@ static void ledger_child(void)
 {
 	long *v = devres__tally;
 
-	for (unsigned int w = 0; w < POOL / WORD_BITS; w++)
-		__atomic_store_n(&claimed[w], 0, __ATOMIC_RELAXED);
+	for (unsigned int w = 0; w < POOL / DEVRES_TSLOT_WORD; w++)
+		__atomic_store_n(&tallies.claimed[w], 0, __ATOMIC_RELAXED);
 	for (unsigned int i = 0; i < POOL; i++)
-		__atomic_store_n(&owner[i], 0, __ATOMIC_RELAXED);
+		__atomic_store_n(&tallies.owner[i], 0, __ATOMIC_RELAXED);
 	if (v) {
 		size_t i = (size_t)((struct tally *)(void *)v - pool);
 
-		__atomic_store_n(&claimed[i / WORD_BITS],
-				 1ull << (i % WORD_BITS), __ATOMIC_RELAXED);
+		__atomic_store_n(&tallies.claimed[i / DEVRES_TSLOT_WORD],
+				 1ull << (i % DEVRES_TSLOT_WORD),
+				 __ATOMIC_RELAXED);
 		/* The child's thread has ids of its own. */
-		__atomic_store_n(&owner[i], self_id(), __ATOMIC_RELAXED);
+		__atomic_store_n(&tallies.owner[i], devres__tslot_self(),
+				 __ATOMIC_RELAXED);
 	}
 }
 
@@ -255,7 +192,7 @@ void devres__ledger_add_first(enum devres__ledger_kind kind, long delta)
  */
 static void sum(long out[DL_NR])
 {
-	unsigned int n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
+	unsigned int n = __atomic_load_n(&tallies.used, __ATOMIC_ACQUIRE);
 
 	for (int k = 0; k < DL_NR; k++)
 		out[k] = __atomic_load_n(&fallback[k], __ATOMIC_ACQUIRE);

@@ -19,10 +19,7 @@
  * one slot in turn (one system call), and a full pool at them all. A
  * thread that finds no slot caches nothing, as one with no key.
  */
-#include <errno.h>
 #include <pthread.h>
-#include <unistd.h>
-#include <sys/syscall.h>
 #include "nodecache.h"
 #include "subsys.h"
 
@@ -31,16 +28,12 @@ TLS_FAST struct devres__nodecache devres__nc = { .lists = &devres__nc_none };
 
 /* Slots in the pool; past them, threads cache nothing. */
 #define NC_SLOTS 256
-#define WORD_BITS 64
-/* The owner of a slot whose thread is known gone (a fork()'s child). */
-#define GONE_OWNER (~0ull)
 
 static struct devres__nc_lists slots[NC_SLOTS];
-static unsigned long long claimed[NC_SLOTS / WORD_BITS];
-/* Whose each claimed slot is: pid << 32 | tid; 0 while being claimed. */
-static unsigned long long owner[NC_SLOTS];
-/* One more than the highest slot ever claimed; the next to look at. */
-static unsigned int used, cursor;
+/* Whose each slot is (tslots.h). */
+DEVRES_TSLOTS(owners, NC_SLOTS);
+/* The next slot an enrolment looks at. */
+static unsigned int cursor;
 
 static pthread_key_t drain_key;
 static bool have_key;
@@ -115,81 +108,18 @@ static void finish_deferred(struct devres__nodecache *nc)
 	adopt_orphans(nc);
 }
 
-/* This thread, as owner[] names it: both ids by system call. */
-static unsigned long long self_id(void)
-{
-	return (unsigned long long)(unsigned int)syscall(SYS_getpid) << 32 |
-	       (unsigned int)syscall(SYS_gettid);
-}
-
-/* Whether the thread @id names is gone: the kernel says "no such". */
-static bool gone(unsigned long long id)
-{
-	pid_t pid = (pid_t)(id >> 32), tid = (pid_t)(id & 0xffffffffu);
-	int saved = errno;
-	bool ret;
-
-	if (id == GONE_OWNER)
-		return true;
-	ret = syscall(SYS_tgkill, pid, tid, 0) < 0 && errno == ESRCH;
-	errno = saved;
-	return ret;
-}
-
-/*
- * Takes over slot @i if its thread is gone, by one compare-and-swap of
- * its owner, so that two threads cannot both take it; a slot being
- * claimed (owner 0) is left alone. Its chunks come with it.
- */
+/* Takes over slot @i if its thread is gone; its chunks come with it. */
 static struct devres__nc_lists *take_over(unsigned int i)
 {
-	unsigned long long id = __atomic_load_n(&owner[i], __ATOMIC_RELAXED);
-
-	if (!id || !gone(id) ||
-	    !__atomic_compare_exchange_n(&owner[i], &id, self_id(), false,
-					 __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-		return NULL;
-	return &slots[i];
+	return devres__tslot_take_over(&owners, i) ? &slots[i] : NULL;
 }
 
 /* A free slot, claimed (the lowest); NULL when every one is taken. */
 static struct devres__nc_lists *take_free(void)
 {
-	for (unsigned int w = 0; w < NC_SLOTS / WORD_BITS; w++) {
-		unsigned long long m =
-			__atomic_load_n(&claimed[w], __ATOMIC_RELAXED);
+	int i = devres__tslot_take_free(&owners);
 
-		while (~m) {
-			unsigned int b = (unsigned int)__builtin_ctzll(~m);
-			unsigned int i = w * WORD_BITS + b;
-			unsigned int u;
-
-			if (!__atomic_compare_exchange_n(
-				    &claimed[w], &m, m | 1ull << b, true,
-				    __ATOMIC_ACQUIRE, __ATOMIC_RELAXED))
-				continue;
-			u = __atomic_load_n(&used, __ATOMIC_RELAXED);
-			while (u <= i &&
-			       !__atomic_compare_exchange_n(
-				       &used, &u, i + 1, true, __ATOMIC_RELEASE,
-				       __ATOMIC_RELAXED))
-				;
-			__atomic_store_n(&owner[i], self_id(),
-					 __ATOMIC_RELAXED);
-			return &slots[i];
-		}
-	}
-	return NULL;
-}
-
-/* Gives an emptied slot back. */
-static void give_slot(struct devres__nc_lists *l)
-{
-	size_t i = (size_t)(l - slots);
-
-	__atomic_store_n(&owner[i], 0, __ATOMIC_RELAXED);
-	__atomic_fetch_and(&claimed[i / WORD_BITS], ~(1ull << (i % WORD_BITS)),
-			   __ATOMIC_RELEASE);
+	return i < 0 ? NULL : &slots[i];
 }
 
 /* Frees the chunks of @l, taken over, and gives it back. */
@@ -205,7 +135,7 @@ static void empty_slot(struct devres__nc_lists *l)
 		l->free[c] = NULL;
 	}
 	l->bytes = 0;
-	give_slot(l);
+	devres__tslot_give(&owners, (unsigned int)(l - slots));
 }
 
 /* Slots an enrolment looks at, in turn, for a gone thread's. */
@@ -221,7 +151,7 @@ static void empty_slot(struct devres__nc_lists *l)
  */
 static struct devres__nc_lists *take_slot(void)
 {
-	unsigned int n = __atomic_load_n(&used, __ATOMIC_ACQUIRE);
+	unsigned int n = __atomic_load_n(&owners.used, __ATOMIC_ACQUIRE);
 	struct devres__nc_lists *l = NULL, *g;
 
 	for (unsigned int k = 0; n && k < LOOK && k < n; k++) {
@@ -276,17 +206,17 @@ static void thread_exit(void *arg)
 static void nc_child(void)
 {
 	struct devres__nc_lists *mine = devres__nc.lists;
-	unsigned int n = __atomic_load_n(&used, __ATOMIC_RELAXED);
+	unsigned int n = __atomic_load_n(&owners.used, __ATOMIC_RELAXED);
 
 	for (unsigned int i = 0; i < n; i++)
 		if (&slots[i] != mine &&
-		    __atomic_load_n(&owner[i], __ATOMIC_RELAXED))
-			__atomic_store_n(&owner[i], GONE_OWNER,
+		    __atomic_load_n(&owners.owner[i], __ATOMIC_RELAXED))
+			__atomic_store_n(&owners.owner[i], DEVRES_TSLOT_GONE,
 					 __ATOMIC_RELAXED);
 	/* The child's thread has ids of its own. */
 	if (mine != &devres__nc_none)
-		__atomic_store_n(&owner[mine - slots], self_id(),
-				 __ATOMIC_RELAXED);
+		__atomic_store_n(&owners.owner[mine - slots],
+				 devres__tslot_self(), __ATOMIC_RELAXED);
 }
 #endif
 
@@ -318,8 +248,8 @@ static void enrol(struct devres__nodecache *nc)
 	if (!l || pthread_setspecific(drain_key, nc)) {
 		if (l) {
 			/* A gone thread's chunks: kept in the slot. */
-			__atomic_store_n(&owner[l - slots], GONE_OWNER,
-					 __ATOMIC_RELAXED);
+			__atomic_store_n(&owners.owner[l - slots],
+					 DEVRES_TSLOT_GONE, __ATOMIC_RELAXED);
 		}
 		nc->refused = true;
 		return;

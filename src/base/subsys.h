@@ -1007,6 +1007,7 @@ HIDDEN void devres__own_fd_warn(const char *func,
 
 #include "handle.h"
 #include "growtab.h"
+#include "tslots.h"
 #include "waits.h"
 
 #endif /* DEVRES_SUBSYS_H */
