@@ -88,6 +88,10 @@ static const struct site sites[] = {
 	     "progress"),
 	SITE("src/base/log.c", 1, { OPEN },
 	     "devres_set_log_sink(): the old sink's calls in progress"),
+	SITE("src/base/bus.c", 1, { LEAF },
+	     "owners_walk(): the driver model's lock tried, a yield between "
+	     "tries, 64 at most (a foreign release's misuse path: the walk "
+	     "gives up)"),
 	SITE("src/base/driver.c", 1, { OPEN },
 	     "driver_unregister(): the probes in progress with the driver"),
 	SITE("src/base/active.c", 1, { RECORDED },
