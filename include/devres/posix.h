@@ -314,7 +314,9 @@ DEVRES_API void devres_thread_set_stop_timeout(struct devres_thread *thread,
  * detached thread, counted in the ledger's threads from before it starts
  * until it calls devres_thread_spawn_done() or, at the latest, until @fn
  * ends (it returns, calls pthread_exit(), or is cancelled). Not a managed
- * thread: nothing stops or joins it.
+ * thread: nothing stops or joins it. It starts with every signal blocked,
+ * as the kernel's workers take none: a signal the program blocks in its
+ * own threads, to take it by signalfd() or sigwait(), never lands there.
  *
  * Context: any thread.
  * Both the record it allocates and the thread it creates are fault

@@ -10,6 +10,7 @@
 #include <string.h>
 #ifndef NDEBUG
 #include <execinfo.h>
+#include <sys/mman.h>
 #endif
 #include "internal.h"
 
@@ -142,14 +143,21 @@ int devres_warn_count(void)
  * too, and the heap may be its thread's to use at that moment. A handler
  * run while its thread adds a line or takes them out (held_busy) drops
  * its own, counted with the others; its thread's lines are left whole.
+ *
+ * The buffer is mapped at the first line held and unmapped when they are
+ * flushed (mmap() is safe in a signal handler; without it the line is
+ * dropped, counted). It is not thread-local storage: the library's static
+ * TLS is carved out of every thread's stack, the program's own threads'
+ * too, and 4 KiB of it was a quarter of a thread at PTHREAD_STACK_MIN.
  */
+#define LOG_LINE_MAX 512
 #define HELD_MAX 16
 #define HELD_BYTES 4096
 
 static TLS_FAST unsigned int hold_depth;
 static TLS_FAST unsigned int held_n, held_used, held_dropped;
 static TLS_FAST bool held_busy;
-static TLS_FAST char held[HELD_BYTES];
+static TLS_FAST char *held;
 
 static void held_drop_one(void)
 {
@@ -177,7 +185,13 @@ static bool hold_line(int level, const char *line)
 		return true;
 	}
 	held_enter();
-	if (held_n >= HELD_MAX || len + 1 > HELD_BYTES - held_used) {
+	if (!held) {
+		void *p = mmap(NULL, HELD_BYTES, PROT_READ | PROT_WRITE,
+			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		held = p == MAP_FAILED ? NULL : p;
+	}
+	if (!held || held_n >= HELD_MAX || len + 1 > HELD_BYTES - held_used) {
 		held_drop_one();
 	} else {
 		held[held_used] = (char)level;
@@ -198,31 +212,36 @@ void devres__log_hold(void)
 
 void devres__log_release(void)
 {
-	char lines[HELD_BYTES];
-	unsigned int dropped, used;
+	unsigned int dropped, used = 0;
 	int err = errno;
+	char *lines;
 
 	if (--hold_depth)
 		return;
 	/* A handler's, while its thread takes the lines out: none of its. */
 	if (__atomic_load_n(&held_busy, __ATOMIC_RELAXED))
 		return;
-	used = held_used;
-	if (used) {
-		/* Taken out whole, then sent: a sink may hold lines again. */
-		held_enter();
+	/*
+	 * Taken out whole, buffer and all, then sent: a sink may hold lines
+	 * again (in a buffer of their own).
+	 */
+	held_enter();
+	lines = held;
+	if (lines) {
 		used = held_used;
-		memcpy(lines, held, used);
+		held = NULL;
 		held_used = 0;
 		held_n = 0;
-		held_leave();
 	}
+	held_leave();
 	for (unsigned int off = 0; off < used;) {
 		size_t len = strlen(&lines[off + 1]) + 1;
 
 		emit(lines[off], &lines[off + 1]);
 		off += (unsigned int)len + 1;
 	}
+	if (lines)
+		(void)munmap(lines, HELD_BYTES);
 	dropped = __atomic_exchange_n(&held_dropped, 0, __ATOMIC_RELAXED);
 	if (dropped)
 		devres__print(DEVRES_LOG_WARNING,
@@ -247,6 +266,26 @@ static void sink_ended(void *arg)
 		pthread_cond_broadcast(&sink_done);
 	log_unlock();
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
+}
+
+/*
+ * One line, one write: not fprintf(), which on an unbuffered stderr puts
+ * a buffer of BUFSIZ (8 KiB) on the stack, half of a thread's whole
+ * stack at PTHREAD_STACK_MIN. A line longer than the buffer here (the
+ * held ones' flush) goes in two writes.
+ */
+static void to_stderr(const char *line)
+{
+	char buf[LOG_LINE_MAX + 2];
+	size_t len = strlen(line);
+
+	if (len + 1 >= sizeof(buf)) {
+		(void)fwrite(line, 1, len, stderr);
+		(void)fputc('\n', stderr);
+		return;
+	}
+	snprintf(buf, sizeof(buf), "%s\n", line);
+	(void)fwrite(buf, 1, len + 1, stderr);
 }
 
 /* A sink, or stderr, may change errno: logging never does. */
@@ -274,7 +313,7 @@ static void emit(int level, const char *line)
 		s(ctx, level, line);
 		pthread_cleanup_pop(0);
 	} else {
-		fprintf(stderr, "%s\n", line);
+		to_stderr(line);
 	}
 	in_sink = false;
 	if (s) {
@@ -288,7 +327,7 @@ static void emit(int level, const char *line)
 
 void devres__print(int level, const char *fmt, ...)
 {
-	char line[512];
+	char line[LOG_LINE_MAX];
 	va_list ap;
 
 	va_start(ap, fmt);

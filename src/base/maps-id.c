@@ -174,9 +174,13 @@ int devres__map_identity(uintptr_t a, size_t len, struct devres__map_id *ret_id)
 	FILE *f = NULL;
 	int saved = errno, fd;
 
-	/* open(), not fopen(): nothing that allocates inside the bracket. */
+	/*
+	 * open(), not fopen(): nothing that allocates inside the bracket.
+	 * The calling thread's view: /proc/self is the main thread's, which
+	 * has no maps once it ended by pthread_exit().
+	 */
 	devres__own_fd_opening();
-	fd = open("/proc/self/maps", O_RDONLY | O_CLOEXEC);
+	fd = open("/proc/thread-self/maps", O_RDONLY | O_CLOEXEC);
 	devres__own_fd_opened(fd, DEVRES_OWN_MAPS, "a managed mapping");
 	if (fd < 0) {
 		errno = saved;

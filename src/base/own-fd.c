@@ -181,10 +181,15 @@ static void count(long delta)
 
 int devres__kcmp_state;
 
+/*
+ * Compared in the calling thread's table of descriptors: kcmp() of the
+ * process's id reads the main thread's, which is gone once the main
+ * thread ended by pthread_exit() (every descriptor then looked closed).
+ */
 int devres__same_file(int a, int b)
 {
-	pid_t pid = getpid();
-	long r = syscall(SYS_kcmp, pid, pid, KCMP_FILE, a, b);
+	pid_t tid = (pid_t)syscall(SYS_gettid);
+	long r = syscall(SYS_kcmp, tid, tid, KCMP_FILE, a, b);
 
 	if (r < 0 && errno == EBADF)
 		return 1; /* one of them is closed: not one open file */
@@ -223,7 +228,7 @@ static bool anonymous(int fd, enum devres__own_kind kind, const struct stat *st)
 	default:
 		break;
 	}
-	snprintf(link, sizeof(link), "/proc/self/fd/%d", fd);
+	snprintf(link, sizeof(link), "/proc/thread-self/fd/%d", fd);
 	n = readlink(link, target, sizeof(target));
 	if (n >= 0)
 		return n >= 11 && !memcmp(target, "anon_inode:", 11);

@@ -50,7 +50,8 @@ static int pm_map(struct device *dev, void *cpu, size_t size, size_t align,
 	if (devres__should_fail_fd())
 		return -EMFILE;
 	devres__own_fd_opening();
-	fd = open("/proc/self/pagemap", O_RDONLY | O_CLOEXEC);
+	/* The calling thread's: the main thread's has none once it ended. */
+	fd = open("/proc/thread-self/pagemap", O_RDONLY | O_CLOEXEC);
 	devres__own_fd_opened(fd, DEVRES_OWN_PAGEMAP, "the DMA layer");
 	if (fd < 0)
 		return -errno;

@@ -372,7 +372,7 @@ static bool is_eventfd(int fd)
 	char path[64], target[64];
 	ssize_t n;
 
-	snprintf(path, sizeof(path), "/proc/self/fd/%d", fd);
+	snprintf(path, sizeof(path), "/proc/thread-self/fd/%d", fd);
 	n = readlink(path, target, sizeof(target) - 1);
 	if (n < 0)
 		return false;

@@ -9,6 +9,7 @@
  */
 #include <errno.h>
 #include <pthread.h>
+#include <signal.h>
 #include <stdlib.h>
 #include "base/subsys.h"
 #include <devres/posix.h>
@@ -60,6 +61,7 @@ static void *trampoline(void *p)
 int devres_thread_spawn(void *(*fn)(void *), void *arg)
 {
 	pthread_attr_t attr;
+	sigset_t all, old;
 	struct spawn *s;
 	pthread_t t;
 	int err;
@@ -80,9 +82,19 @@ int devres_thread_spawn(void *(*fn)(void *), void *arg)
 	err = pthread_attr_init(&attr);
 	if (!err) {
 		pthread_attr_setdetachstate(&attr, PTHREAD_CREATE_DETACHED);
+		/*
+		 * Started with every signal blocked, as the kernel's workers
+		 * take none: with the caller's mask, a thread started before
+		 * the program blocked a signal to take it by signalfd or
+		 * sigwait() was where the kernel sent it (its handler ran
+		 * there, or its default action ended the process).
+		 */
+		sigfillset(&all);
+		pthread_sigmask(SIG_SETMASK, &all, &old);
 		err = devres__should_fail_thread()
 			      ? EAGAIN
 			      : pthread_create(&t, &attr, trampoline, s);
+		pthread_sigmask(SIG_SETMASK, &old, NULL);
 		pthread_attr_destroy(&attr);
 	}
 	if (err) {

@@ -45,7 +45,8 @@ int open(const char *path, int flags, ...)
 		mode = va_arg(ap, mode_t);
 		va_end(ap);
 	}
-	if (strcmp(path, "/proc/self/pagemap") == 0) {
+	/* The calling thread's: the main thread's is gone after its end. */
+	if (strcmp(path, "/proc/thread-self/pagemap") == 0) {
 		pagemap_opens++;
 		pagemap_cloexec += (flags & O_CLOEXEC) != 0;
 	}
