@@ -8,9 +8,9 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/mman.h>
 #ifndef NDEBUG
 #include <execinfo.h>
-#include <sys/mman.h>
 #endif
 #include "internal.h"
 
@@ -158,6 +158,16 @@ static TLS_FAST unsigned int hold_depth;
 static TLS_FAST unsigned int held_n, held_used, held_dropped;
 static TLS_FAST bool held_busy;
 static TLS_FAST char *held;
+/*
+ * A thread that ends while it holds lines (a DMA op or a callback under a
+ * hold that calls pthread_exit(), a cancellation) has them sent, and the
+ * buffer unmapped, by this key's destructor: neither lost nor leaked.
+ * Made as the library loads, among the process's first keys, whose
+ * pthread_setspecific() allocates nothing (glibc): it is set where the
+ * buffer is mapped, which may be a signal handler.
+ */
+static pthread_key_t held_key;
+static bool held_key_ok;
 
 static void held_drop_one(void)
 {
@@ -190,6 +200,8 @@ static bool hold_line(int level, const char *line)
 			       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 		held = p == MAP_FAILED ? NULL : p;
+		if (held && held_key_ok)
+			(void)pthread_setspecific(held_key, &held_key);
 	}
 	if (!held || held_n >= HELD_MAX || len + 1 > HELD_BYTES - held_used) {
 		held_drop_one();
@@ -208,6 +220,21 @@ static void emit(int level, const char *line);
 void devres__log_hold(void)
 {
 	hold_depth++;
+}
+
+/* The thread ends holding lines: they go out now, as at the hold's end. */
+static void held_thread_end(void *arg)
+{
+	(void)arg;
+	if (held && !__atomic_load_n(&held_busy, __ATOMIC_RELAXED)) {
+		hold_depth = 1;
+		devres__log_release();
+	}
+}
+
+__attribute__((constructor)) static void held_init(void)
+{
+	held_key_ok = !pthread_key_create(&held_key, held_thread_end);
 }
 
 void devres__log_release(void)
