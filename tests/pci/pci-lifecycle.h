@@ -43,6 +43,7 @@ enum call {
 	/* The calls after the pairs' (tests/pci/test-pci-pairs.c): questions. */
 	NR_PAIR_CALLS,
 	IOMAP_TABLE = NR_PAIR_CALLS,
+	REQUEST_IRQ,
 	NR_CALLS
 };
 static const char *const call_name[NR_CALLS] = {
@@ -60,11 +61,19 @@ static const char *const call_name[NR_CALLS] = {
 	"pcim_iomap_regions",
 	"pcim_request_all_regions",
 	"pcim_iomap_table",
+	"devm_request_irq",
 };
 
 static struct pci_dev *pdev;
 static void __iomem *bar0; /* the state's mapping, or the first made */
 static int lines[2];
+
+static inline irqreturn_t none_handled(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_NONE;
+}
 
 static inline void reach(unsigned int s)
 {
@@ -139,6 +148,10 @@ static inline int make(unsigned int c)
 		if (!pcim_iomap_table(pdev))
 			return 2;
 		return pcim_iomap_table(pdev)[0] != NULL;
+	case REQUEST_IRQ:
+		/* The function's line: the first of the lines set. */
+		return devm_request_irq(&pdev->dev, pdev->irq, none_handled, 0,
+					"pairs", NULL);
 	default:
 		fail();
 	}

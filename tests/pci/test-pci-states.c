@@ -12,7 +12,8 @@
  * pci_free_irq_vectors(), the release of the device's managed
  * resources, pcim_iomap_regions() of BAR 0, pcim_request_all_regions()
  * and pcim_iomap_table(): every pcim_* call (the PCI calls that are not
- * pcim_* are never managed). Two states more than the pairs have:
+ * pcim_* are never managed); and devm_request_irq() of the function's
+ * line (pdev->irq). Two states more than the pairs have:
  * read-only mode on (pci_sysfs_set_readonly()), and the function removed
  * from the bus (pci_bus_remove_all()) while its driver still holds it.
  * Each cell starts from a fresh tree, brings the function to its state,
@@ -61,28 +62,28 @@ static const char *const all_state_name[NR_ALL_STATES] = {
 static const struct states_cell table[NR_ALL_STATES][NR_CALLS] = {
 	/* enable, disable, pcim enable, pin, iomap, iounmap, request,
 	 * release region, alloc vectors, free vectors, release,
-	 * iomap regions, request all regions, iomap table */
+	 * iomap regions, request all regions, iomap table, request irq */
 	[IDLE] = { OK, C(0, 1), OK, C(0, 1), C(1, 0), C(2, 0), OK, C(0, 1),
-		   C(2, 0), OK, OK, OK, OK, OK },
+		   C(2, 0), OK, OK, OK, OK, OK, OK },
 	[ENABLED] = { OK, OK, OK, C(0, 1), C(1, 0), C(2, 0), OK, C(0, 1),
-		      C(2, 0), OK, OK, OK, OK, OK },
+		      C(2, 0), OK, OK, OK, OK, OK, OK },
 	/* A BAR mapped already: NULL, silently, as the kernel's. */
 	[MANAGED] = { OK, C(0, 1), OK, OK, C(-EBUSY, 0), OK, C(-EBUSY, 0), OK,
-		      C(2, 0), OK, C(3, 0), C(-EBUSY, 0), C(-EBUSY, 0),
-		      C(1, 0) },
+		      C(2, 0), OK, C(3, 0), C(-EBUSY, 0), C(-EBUSY, 0), C(1, 0),
+		      OK },
 	[VECTORS] = { OK, C(0, 1), OK, C(0, 1), C(1, 0), C(2, 0), OK, C(0, 1),
-		      C(-EINVAL, 1), OK, OK, OK, OK, OK },
+		      C(-EINVAL, 1), OK, OK, OK, OK, OK, OK },
 	/*
 	 * Nothing written, nothing mapped; a claim writes nothing, and the
 	 * claim pcim_iomap_regions() made is given back with its refusal.
 	 */
 	[READ_ONLY] = { C(-EROFS, 0), C(0, 1), C(-EROFS, 0), C(0, 1),
 			C(-EROFS, 0), C(2, 0), OK, C(0, 1), C(2, 0), OK, OK,
-			C(-EROFS, 0), OK, OK },
+			C(-EROFS, 0), OK, OK, OK },
 	/* Its BARs out of the tree: nothing enabled, mapped or claimed. */
 	[REMOVED] = { C(-ENODEV, 0), C(0, 1), C(-ENODEV, 0), C(0, 1),
 		      C(-ENODEV, 0), C(2, 0), C(-EBUSY, 0), C(0, 1), C(2, 0),
-		      OK, OK, C(-EBUSY, 0), C(-EBUSY, 0), OK },
+		      OK, OK, C(-EBUSY, 0), C(-EBUSY, 0), OK, OK },
 };
 
 static void reach_all(unsigned int s)
