@@ -48,13 +48,41 @@ struct pci_map {
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pci_map *maps;
 
+static void maps_take(void)
+{
+	pthread_mutex_lock(&map_lock);
+}
+
+static void maps_give(void)
+{
+	pthread_mutex_unlock(&map_lock);
+}
+
+/*
+ * Read-only mode is the parent's at the fork, and holds in the child for
+ * every mapping of the process, the copies of the parent's too (a write
+ * through one reaches the parent's device): a switch another thread was
+ * making had set the mode but not yet protected the mappings, and never
+ * does in the child. So the child's copies lose write access here, as a
+ * switch of the child's own takes it from them.
+ */
+static void maps_child(void)
+{
+	if (pci__readonly())
+		for (struct pci_map *m = maps; m; m = m->next)
+			if (m->writable &&
+			    !devres__mprotect(m->addr, m->len, PROT_READ))
+				m->writable = false;
+	pthread_mutex_unlock(&map_lock);
+}
+
 /*
  * Held across fork(): the child finds it free, and the parent's mappings
  * listed, each refused to it by its process (docs/fork.md).
  */
 __attribute__((constructor)) static void maps_atfork(void)
 {
-	devres__atfork_mutex(DEVRES_FORK_PCI_MAPS, &map_lock);
+	devres__atfork(DEVRES_FORK_PCI_MAPS, maps_take, maps_give, maps_child);
 }
 
 int pci__bars_claim(struct pci_dev *pdev)

@@ -38,18 +38,42 @@ enum call {
 	ALLOC_VECTORS,
 	FREE_VECTORS,
 	RELEASE,
+	IOMAP_REGIONS,
+	REQUEST_ALL,
+	/* The calls after the pairs' (tests/pci/test-pci-pairs.c): questions. */
+	NR_PAIR_CALLS,
+	IOMAP_TABLE = NR_PAIR_CALLS,
+	REQUEST_IRQ,
 	NR_CALLS
 };
 static const char *const call_name[NR_CALLS] = {
-	"pci_enable_device",	"pci_disable_device",  "pcim_enable_device",
-	"pcim_pin_device",	"pcim_iomap",	       "pcim_iounmap",
-	"pcim_request_region",	"pcim_release_region", "pci_alloc_irq_vectors",
-	"pci_free_irq_vectors", "devres_release_all",
+	"pci_enable_device",
+	"pci_disable_device",
+	"pcim_enable_device",
+	"pcim_pin_device",
+	"pcim_iomap",
+	"pcim_iounmap",
+	"pcim_request_region",
+	"pcim_release_region",
+	"pci_alloc_irq_vectors",
+	"pci_free_irq_vectors",
+	"devres_release_all",
+	"pcim_iomap_regions",
+	"pcim_request_all_regions",
+	"pcim_iomap_table",
+	"devm_request_irq",
 };
 
 static struct pci_dev *pdev;
 static void __iomem *bar0; /* the state's mapping, or the first made */
 static int lines[2];
+
+static inline irqreturn_t none_handled(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_NONE;
+}
 
 static inline void reach(unsigned int s)
 {
@@ -96,7 +120,7 @@ static inline int make(unsigned int c)
 			__atomic_compare_exchange_n(&bar0, &none, p, false,
 						    __ATOMIC_ACQ_REL,
 						    __ATOMIC_ACQUIRE);
-		return p != NULL;
+		return p ? 1 : -errno;
 	case IOUNMAP:
 		p = __atomic_load_n(&bar0, __ATOMIC_ACQUIRE);
 		if (!p)
@@ -115,6 +139,19 @@ static inline int make(unsigned int c)
 		return 0;
 	case RELEASE:
 		return devres_release_all(&pdev->dev);
+	case IOMAP_REGIONS:
+		return pcim_iomap_regions(pdev, 1 << 0, "pairs");
+	case REQUEST_ALL:
+		return pcim_request_all_regions(pdev, "pairs");
+	case IOMAP_TABLE:
+		/* 1: BAR 0 mapped in the table; 0: not; 2: no table. */
+		if (!pcim_iomap_table(pdev))
+			return 2;
+		return pcim_iomap_table(pdev)[0] != NULL;
+	case REQUEST_IRQ:
+		/* The function's line: the first of the lines set. */
+		return devm_request_irq(&pdev->dev, pdev->irq, none_handled, 0,
+					"pairs", NULL);
 	default:
 		fail();
 	}
@@ -163,6 +200,22 @@ static inline int give_back(int *ret_released)
 	/* No vectors: no misuse, nothing done. */
 	pci_free_irq_vectors(pdev);
 	return disables;
+}
+
+/* The claims (busy ranges) at and under @r; the tree is not changing. */
+static inline int busy_under(const struct resource *r)
+{
+	int n = (r->flags & IORESOURCE_BUSY) != 0;
+
+	for (const struct resource *c = r->child; c; c = c->sibling)
+		n += busy_under(c);
+	return n;
+}
+
+/* The claims left in the physical address space: BAR 0's, or none. */
+static inline int iomem_busy(void)
+{
+	return busy_under(&iomem_resource);
 }
 
 #endif /* DEVRES_TESTS_PCI_LIFECYCLE_H */

@@ -20,8 +20,13 @@
  * throughout (under the sanitizers the parent's threads are parked: their
  * allocators are not fork-safe with a running thread).
  *
- * Each child, under an alarm (a hang fails the cell): the parent's device
- * refused (one WARN); a switch to read-only mode returns at once (no
+ * The parent has BAR 0 of its device mapped (pci_iomap()) before the
+ * call. Each child, under an alarm (a hang fails the cell): its copy of
+ * that mapping writable only if the mode is off (a switch waiting at the
+ * fork has set the mode but protected no mapping yet: the child's copy is
+ * protected at the fork, and a switch of the child's own protects it
+ * too); the parent's device refused (one WARN); a switch to read-only
+ * mode returns at once (no
  * write of the parent's threads is counted in the child, and the child's
  * own call that completed is not counted twice), a write of its own is
  * then refused; back to read-write, it scans a device of its own, writes
@@ -39,6 +44,7 @@
 #include <semaphore.h>
 #include <stdio.h>
 #include <stdlib.h>
+#include <sys/mman.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -96,6 +102,7 @@ static const char *const col_names[NCOLS] = { "in flight", "a switch waiting",
 
 static int cell_row, cell_col;
 static struct pci_dev *pdev;	/* the parent's */
+static void __iomem *bar0;	/* its BAR 0, mapped by the parent */
 static int park_op = PCI_BK_NR; /* the operation that parks, once */
 static sem_t parked, go;
 static int s_tid;
@@ -135,16 +142,20 @@ static void f_detach(struct pci_dev *p, void *data)
 	(void)data;
 }
 
+/* BAR 0's registers: a memfd of a page, the backend's. */
+static int bar_fd = -1;
+
 static int f_bar_window(struct pci_dev *p, void *data, int bar, int *ret_fd,
 			off_t *ret_off, uint64_t *ret_size)
 {
 	(void)p;
 	(void)data;
-	(void)bar;
-	(void)ret_fd;
-	(void)ret_off;
-	(void)ret_size;
-	return -ENODEV;
+	if (bar || bar_fd < 0)
+		return -ENODEV;
+	*ret_fd = bar_fd;
+	*ret_off = 0;
+	*ret_size = 4096;
+	return 0;
 }
 
 /* The device's config space: its file in the tree, as the scan read. */
@@ -346,6 +357,24 @@ static int switch_start(void)
 			_exit(__LINE__ & 0xff ? __LINE__ & 0xff : 1);          \
 	} while (0)
 
+/* Whether the page at @p can be written, from /proc/self/maps; -1: not found. */
+static int page_writable(const void *p)
+{
+	unsigned long a = (unsigned long)p, lo, hi;
+	char line[512], perms[8];
+	int ret = -1;
+	FILE *f = fopen("/proc/self/maps", "re");
+
+	if (!f)
+		return -1;
+	while (ret < 0 && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%lx-%lx %7s", &lo, &hi, perms) == 3 &&
+		    a >= lo && a < hi)
+			ret = perms[1] == 'w';
+	fclose(f);
+	return ret;
+}
+
 static void child(void)
 {
 	struct pci_fake_dev d = fake_dev(OWN, VENDOR, OWN_DEVICE, 1);
@@ -354,12 +383,15 @@ static void child(void)
 	uint32_t v = 0;
 
 	alarm(CHILD_ALARM_S);
+	/* The mode holds for the copy of the parent's mapping too. */
+	CHECK(page_writable(bar0) == !pci__readonly());
 	/* The parent's device: refused, one WARN. */
 	CHECK(pci_read_config_dword(pdev, 0, &v) == PCIBIOS_DEVICE_NOT_FOUND);
 	CHECK(devres_warn_count() == warns + 1);
 	/* No write in flight counted: returns at once. */
 	pci_sysfs_set_readonly(true);
 	CHECK(pci__readonly());
+	CHECK(page_writable(bar0) == 0);
 	pci_sysfs_set_readonly(false);
 	/* A device of its own, scanned, used, the mode switched over it. */
 	CHECK(pci_fake_add(ft, &d) == 0);
@@ -455,6 +487,9 @@ static int one_cell(int row, int col)
 	pdev = pci_get_device(VENDOR, DEVICE, NULL);
 	if (!pdev || pci__backend_of(pdev) != &fake_backend)
 		return 101;
+	bar0 = pci_iomap(pdev, 0, 0);
+	if (!bar0 || page_writable(bar0) != 1)
+		return 107;
 	if (row == ROW_RELEASE && pci_enable_device(pdev))
 		return 102;
 	warns = devres_warn_count();
@@ -498,6 +533,8 @@ static int one_cell(int row, int col)
 	pci_sysfs_set_readonly(true);
 	pci_sysfs_set_readonly(false);
 	CELL_CHECK(devres_warn_count() == warns);
+	CELL_CHECK(page_writable(bar0) == 0);
+	pci_iounmap(pdev, bar0);
 	pci_dev_put(pdev);
 	CELL_CHECK(pci_teardown(NULL) == 0);
 	return bad;
@@ -516,7 +553,9 @@ int main(void)
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	if (pci__backend_add(&fake_backend))
+	bar_fd = memfd_create("ro-fork-bar", MFD_CLOEXEC);
+	if (bar_fd < 0 || ftruncate(bar_fd, 4096) ||
+	    pci__backend_add(&fake_backend))
 		return 1;
 	return cmocka_run_group_tests(tests, NULL, NULL);
 }
