@@ -971,11 +971,14 @@ static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
  *
  * Context: any thread; waits while another thread's pci_free_irq_vectors()
  * of the device is in its backend, as the kernel's take the device's MSI
- * lock.
+ * lock. The wait is in the library's record of waits between threads: when
+ * the thread in the backend waits, through waits of the library, for the
+ * caller, it is refused with one WARN (-EINVAL, nothing allocated).
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
  * exist; -EINVAL for bad arguments, vectors already allocated or being
- * allocated by another call, or a call from inside the device's own free
- * of its vectors (a WARN); -ENOMEM; -EROFS for a device a backend took
+ * allocated by another call, a call from inside the device's own free
+ * of its vectors, or one the free waits for (a WARN); -ENOMEM; -EROFS for
+ * a device a backend took
  * (its vectors are set in the device) after pci_sysfs_set_readonly().
  */
 DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
@@ -993,6 +996,10 @@ DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
  * pci_alloc_irq_vectors() or pci_free_irq_vectors() of the device is in
  * its backend, as the kernel's take the device's MSI lock (a call from
  * inside that one, which would wait for itself, WARNs and frees nothing).
+ * The wait is in the library's record of waits between threads: when the
+ * thread in the backend waits, through waits of the library, for the
+ * caller, the call WARNs and frees nothing. The unbind's own release of
+ * the vectors cannot refuse: it goes on without waiting, with one WARN.
  */
 DEVRES_API void pci_free_irq_vectors(struct pci_dev *dev);
 
