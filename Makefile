@@ -284,7 +284,7 @@ soak: build-dev
 # chains of test-hostile-wait-loops, 106 cells), test-pci-ro-fork,
 # test-kc-pci-regions (10 to 22 s each there), test-hostile-wait-driver,
 # test-kc-wait-added and test-pci-wait-vectors (a child for each of
-# their 3, 9 and 6 cells of waits under a 10 s alarm).
+# their 3, 15 and 6 cells of waits under a 10 s alarm).
 # test-kc-registries-fork's
 # children, forked while other threads are inside a registry, inherit what
 # those threads hold, unreachable from the child's own thread: valgrind's

@@ -131,13 +131,18 @@ static const struct kind {
 	void (*hand)(void);
 	bool (*live)(void);
 	const char *node;
+	bool release; /* taken back by its node's release, not by hand */
 } kinds[] = {
 	{ "devm_mutex_init", mutex_acquire, mutex_hand, mutex_live,
-	  "kcompat_mutex_destroy" },
+	  "kcompat_mutex_destroy", false },
 	{ "devm_hwrng_register", rng_acquire, rng_hand, rng_live,
-	  "kcompat_hwrng_release" },
+	  "kcompat_hwrng_release", false },
 	{ "devm_watchdog_register_device", wdt_acquire, wdt_hand, wdt_live,
-	  "kcompat_wdt_release" },
+	  "kcompat_wdt_release", false },
+	{ "devm_hwrng_register, its release", rng_acquire, rng_hand, rng_live,
+	  "kcompat_hwrng_release", true },
+	{ "devm_watchdog_register_device, its release", wdt_acquire, wdt_hand,
+	  wdt_live, "kcompat_wdt_release", true },
 };
 
 #define NKINDS (int)(sizeof(kinds) / sizeof(kinds[0]))
@@ -165,7 +170,10 @@ static int take_fn(void *arg)
 	if (which == TAKE_BACK_LAST)
 		while (!devres__wait_records(LOAD(adder_wid)))
 			usleep(1000);
-	kind->hand();
+	if (kind->release)
+		(void)devres_release_all(&odev);
+	else
+		kind->hand();
 	STORE(taker_done, 1);
 	return RET;
 }
@@ -192,11 +200,15 @@ static int cell(int k, enum cell c)
 {
 	/* Refused take-back: 1; else the take-back by hand's, and a stop's. */
 	int want = c == STOP_LAST ? 2 : 1;
+	/* A release: its WARN when it does not wait, and not the hand's. */
+	bool live = c == TAKE_BACK_LAST && !kinds[k].release;
 	int w0, w;
 
 	alarm(CELL_ALARM_S);
 	kind = &kinds[k];
 	which = c;
+	if (kind->release)
+		want = c == CONTROL ? 0 : 1;
 	device_initialize(&odev);
 	device_initialize(&sdev);
 	odev.release = odev_release;
@@ -217,13 +229,13 @@ static int cell(int k, enum cell c)
 	(void)devres_release_all(&sdev);
 	w = devres_warn_count() - w0;
 	if (w != want || stop_ret != (c == STOP_LAST ? -EDEADLK : RET) ||
-	    !LOAD(taker_done) || kind->live() != (c == TAKE_BACK_LAST)) {
+	    !LOAD(taker_done) || kind->live() != live) {
 		fprintf(stderr, "%s, %s: %d WARNs, stop %ld, live %d\n",
 			kind->name, cell_names[c], w, stop_ret,
 			(int)kind->live());
 		return 5;
 	}
-	/* Not taken back by hand: its node takes it back, silently. */
+	/* Not taken back: its node takes it back, silently. */
 	(void)devres_release_all(&odev);
 	if (devres_warn_count() - w0 != want || kind->live())
 		return 6;
