@@ -281,8 +281,11 @@ soak: build-dev
 # test-kc-registry-pairs and test-pci-ro-ops fork a child for each cell
 # of theirs too (hundreds, each with valgrind's start and leak check:
 # 7 to 14 s of CPU each), and so do test-hostile-wait-irq (the wait
-# chains of test-hostile-wait-loops, 106 cells), test-pci-ro-fork and
-# test-kc-pci-regions (10 to 22 s each there). test-kc-registries-fork's
+# chains of test-hostile-wait-loops, 106 cells), test-pci-ro-fork,
+# test-kc-pci-regions (10 to 22 s each there), test-hostile-wait-driver,
+# test-kc-wait-added and test-pci-wait-vectors (a child for each of
+# their 3, 15 and 6 cells of waits under a 10 s alarm).
+# test-kc-registries-fork's
 # children, forked while other threads are inside a registry, inherit what
 # those threads hold, unreachable from the child's own thread: valgrind's
 # leak check fails them, as test-pci-hostile-tree-ro's. The checks that
@@ -298,7 +301,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit \
-		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-fork-held|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes|test-hostile-signals-states|test-pci-hostile-tree-ro|test-hostile-wait-loops|test-hostile-wait-revoke|test-hostile-states-calls|test-hostile-states-cross|test-kc-states|test-kc-object-states|test-kc-registry-pairs|test-pci-ro-ops|test-hostile-wait-irq|test-pci-ro-fork|test-kc-pci-regions|test-kc-registries-fork|fork-locks|wait-sites|allocs|states-calls-whole)$$' \
+		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|test-hostile-args|test-hostile-scalars|test-kc-hostile-args|test-pages|test-posix-fd-states|test-posix-mmap-hand|test-posix-fd-hand|test-revocable-fork|test-posix-own-fds-race|test-pci-uio-fork|test-pci-scan-fork|test-hostile-fork-held|test-hostile-limits-all|test-hostile-counters|test-hostile-signals-nodes|test-hostile-signals-states|test-pci-hostile-tree-ro|test-hostile-wait-loops|test-hostile-wait-revoke|test-hostile-states-calls|test-hostile-states-cross|test-kc-states|test-kc-object-states|test-kc-registry-pairs|test-pci-ro-ops|test-hostile-wait-irq|test-pci-ro-fork|test-kc-pci-regions|test-kc-registries-fork|test-hostile-wait-driver|test-kc-wait-added|test-pci-wait-vectors|fork-locks|wait-sites|allocs|states-calls-whole)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log

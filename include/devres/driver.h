@@ -205,6 +205,14 @@ DEVRES_API int driver_register(struct device_driver *drv);
  * no longer uses @drv. Unregistering a driver that is not registered WARNs
  * and does nothing.
  *
+ * The wait for the probes is in the library's record of waits between
+ * threads (devres_wait_begin()): when a probe or match running with @drv
+ * waits, through waits of the library (devm_thread_stop(), free_irq(),
+ * flush_work() ...), for the caller, the wait would never end. Then one
+ * WARN naming the loop, and nothing done: @drv stays registered. Of the
+ * two waits, the later one is refused: a probe that stops this caller's
+ * managed thread once this call waits gets -EDEADLK instead.
+ *
  * Context: any thread; not from a probe or remove of @drv itself, nor from
  * a devres match or for-each callback of a device bound to @drv (WARN, no
  * effect).

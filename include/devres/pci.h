@@ -962,23 +962,23 @@ static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
  * Hands out the lines registered with pci_dev_set_irq_lines(): up to
  * @max_vecs of them with MSI or MSI-X in @flags, one with INTx alone. Not
  * managed: vectors are per binding, and the PCI bus frees them when the
- * driver unbinds or its probe fails.
- *
- * Context: any thread.
- * It is a fault point. MSI-X is preferred to MSI when @flags allows both
- * and more than one line is handed out: @msix_enabled or @msi_enabled is
- * set until the vectors are freed.
+ * driver unbinds or its probe fails. It is a fault point. MSI-X is
+ * preferred to MSI when @flags allows both and more than one line is
+ * handed out: @msix_enabled or @msi_enabled is set until the vectors are
+ * freed.
  *
  * Context: any thread; waits while another thread's pci_free_irq_vectors()
  * of the device is in its backend, as the kernel's take the device's MSI
- * lock.
+ * lock. The wait is in the library's record of waits between threads: when
+ * the thread in the backend waits, through waits of the library, for the
+ * caller, it is refused with one WARN (-EINVAL, nothing allocated).
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
  * exist; -EINVAL for bad arguments, vectors already allocated or being
- * allocated by another call, or a call from inside the device's own free
- * of its vectors (a WARN); -ENODEV for a device removed from the bus
- * (pci_bus_remove_all(), a rescan that found it gone); -ENOMEM; -EROFS
- * for a device a backend took (its vectors are set in the device) after
- * pci_sysfs_set_readonly().
+ * allocated by another call, a call from inside the device's own free
+ * of its vectors, or one the free waits for (a WARN); -ENODEV for a
+ * device removed from the bus (pci_bus_remove_all(), a rescan that found
+ * it gone); -ENOMEM; -EROFS for a device a backend took (its vectors are
+ * set in the device) after pci_sysfs_set_readonly().
  */
 DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 				     unsigned int max_vecs, unsigned int flags);
@@ -995,6 +995,10 @@ DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
  * pci_alloc_irq_vectors() or pci_free_irq_vectors() of the device is in
  * its backend, as the kernel's take the device's MSI lock (a call from
  * inside that one, which would wait for itself, WARNs and frees nothing).
+ * The wait is in the library's record of waits between threads: when the
+ * thread in the backend waits, through waits of the library, for the
+ * caller, the call WARNs and frees nothing. The unbind's own release of
+ * the vectors cannot refuse: it goes on without waiting, with one WARN.
  */
 DEVRES_API void pci_free_irq_vectors(struct pci_dev *dev);
 

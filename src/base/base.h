@@ -232,7 +232,12 @@ HIDDEN void devres__bus_walk_stop(struct device_private *cur);
 HIDDEN struct driver_private *
 devres__bus_next_drv_locked(struct bus_private *bp, struct driver_private *cur,
 			    unsigned long min_seq);
+
+/* drv-pin.c: a walker's pin of a driver, on the record of waits. */
+HIDDEN void devres__drv_pin_locked(struct driver_private *drvp);
 HIDDEN void devres__drv_unpin_locked(struct driver_private *drvp);
+/* The set of the threads pinning @drvp, in the record of waits. */
+HIDDEN uintptr_t devres__drv_set(const struct driver_private *drvp);
 
 /* core.c */
 /*

@@ -309,16 +309,10 @@ struct driver_private *devres__bus_next_drv_locked(struct bus_private *bp,
 		if (drvp->dead || drvp->seq < min_seq ||
 		    drvp->pid != devres__pid_now())
 			continue;
-		drvp->active++;
+		devres__drv_pin_locked(drvp);
 		return drvp;
 	}
 	return NULL;
-}
-
-void devres__drv_unpin_locked(struct driver_private *drvp)
-{
-	if (--drvp->active == 0 && drvp->dead)
-		pthread_cond_broadcast(&devres__dm_cond);
 }
 
 struct for_each {

@@ -817,7 +817,7 @@ static int pin_driver(const struct device_driver *drv,
 	if (drvp && drvp->dead)
 		ret = -ENODEV;
 	else if (drvp)
-		drvp->active++;
+		devres__drv_pin_locked(drvp);
 	dm_unlock();
 	*ret_drvp = ret ? NULL : drvp;
 	return ret;

@@ -6,6 +6,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include "base.h"
+#include "waits.h"
 
 static bool name_taken_locked(struct bus_private *bp, const char *name)
 {
@@ -112,7 +113,7 @@ int driver_register(struct device_driver *drv)
 	if (!ret) {
 		drvp->bus = bp;
 		/* Held while this call binds, like any walker's. */
-		drvp->active = 1;
+		devres__drv_pin_locked(drvp);
 		drvp->seq = ++bp->drv_seq;
 		dm_list_add_tail(&bp->drivers, &drvp->node);
 		drv->p = drvp;
@@ -196,6 +197,8 @@ static void unregister_driver(struct device_driver *drv)
 	enum dm_drv_state st = DRV_REGISTERED;
 	struct driver_private *drvp;
 	struct device *held = NULL;
+	struct devres__wait w;
+	bool loop = false;
 	int pid = 0;
 
 	if (devres__arg_bad(NULL, drv, "driver_unregister", "driver"))
@@ -221,7 +224,18 @@ static void unregister_driver(struct device_driver *drv)
 	}
 	if (drvp && !drvp->dead)
 		held = held_bound_dev_locked(drvp);
-	if (drvp && !drvp->dead && !held) {
+	/*
+	 * On the record of waits, for the threads pinning the driver: a
+	 * probe that waits for this thread (it stops the managed thread
+	 * unregistering its driver) would never return. Refused before
+	 * anything changes: the driver stays registered.
+	 */
+	devres__wait_init(&w, "driver_unregister");
+	if (drvp && !drvp->dead && !held && drvp->active) {
+		devres__wait_target_set(&w, devres__drv_set(drvp));
+		loop = devres__wait_begin(&w) != 0;
+	}
+	if (drvp && !drvp->dead && !held && !loop) {
 		/*
 		 * New walks and binds by hand skip it; wait for the probes
 		 * running with it (device_driver_attach() counts as one).
@@ -244,6 +258,15 @@ static void unregister_driver(struct device_driver *drv)
 		drvp = NULL;
 	}
 	dm_unlock();
+	devres__wait_end(&w);
+	if (loop) {
+		devres__warn(NULL, "driver_unregister",
+			     "%s: a probe or match with the driver waits for "
+			     "this thread (%s): refused, the driver stays "
+			     "registered",
+			     drv->name ? drv->name : "(null)", w.loop);
+		return;
+	}
 	if (held) {
 		devres__refuse_in_devres_cb(held, "driver_unregister");
 		return;

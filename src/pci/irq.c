@@ -100,36 +100,90 @@ static int alloc_vectors(struct pci_dev *dev, unsigned int min_vecs,
 }
 
 /*
+ * The thread in the backend is a member of this set from vec_begin() to
+ * vec_end(): a wait for it names the set, which it leaves before it wakes
+ * the waiters, so that a waiter woken but not yet off the record is not
+ * taken for one still waiting for it.
+ */
+static uintptr_t vec_set(const struct pci_dev *dev)
+{
+	return (uintptr_t)&dev->p->vec_busy;
+}
+
+/*
+ * The wait for the call in the backend, on the record of waits while it
+ * sleeps (@w), until @busy(@dev) is false or this thread is the one in
+ * the backend. The thread in the backend may run the application's code
+ * (the backend's, a log sink): one that waits for this thread would
+ * never return. Then -EDEADLK, not waiting, @w->loop the loop; else 0.
+ * With the device locked.
+ */
+static int vec_sleep(struct pci_dev *dev, bool (*busy)(const struct pci_dev *),
+		     struct devres__wait *w, const char *func)
+{
+	int cancel = devres__cancel_off();
+	bool on = false;
+	int ret = 0;
+
+	while (busy(dev) &&
+	       !pthread_equal(dev->p->vec_thread, pthread_self())) {
+		if (!on) {
+			devres__wait_init(w, func);
+			devres__wait_target_set(w, vec_set(dev));
+			ret = devres__wait_begin(w);
+			if (ret)
+				break;
+			on = true;
+		}
+		pthread_cond_wait(&dev->p->vec_idle, &dev->p->lock);
+	}
+	devres__cancel_restore(cancel);
+	if (on)
+		devres__wait_end(w);
+	return ret;
+}
+
+static bool freeing(const struct pci_dev *dev)
+{
+	return dev->p->vec_busy == VEC_FREEING;
+}
+
+static bool in_backend(const struct pci_dev *dev)
+{
+	return dev->p->vec_busy != VEC_IDLE;
+}
+
+/*
  * An allocation and a free of a device's vectors each run in the backend
  * alone, as the kernel's each hold the device's MSI descriptor lock: a
  * free made while another thread allocates waits for it (a backend that
  * turned the vectors off in the middle of making them left the device's
  * interrupts half set up), and an allocation waits for a free. Called
  * with the device locked; false, with one WARN, when the thread is the one
- * in the backend (a log sink called from there): it would wait for itself.
+ * in the backend (a log sink called from there): it would wait for itself;
+ * or when the one in the backend waits for it (vec_sleep()).
  */
 static bool vec_wait(struct pci_dev *dev, bool for_alloc, const char *func)
 {
-	int cancel = devres__cancel_off();
+	struct devres__wait w;
 	const char *what;
-	bool self = false;
+	bool loop;
 
-	while (dev->p->vec_busy == VEC_FREEING ||
-	       (!for_alloc && dev->p->vec_busy == VEC_ALLOCATING)) {
-		self = pthread_equal(dev->p->vec_thread, pthread_self());
-		if (self)
-			break;
-		pthread_cond_wait(&dev->p->vec_idle, &dev->p->lock);
-	}
-	devres__cancel_restore(cancel);
-	if (!self)
+	loop = vec_sleep(dev, for_alloc ? freeing : in_backend, &w, func);
+	if (!loop && (for_alloc ? !freeing(dev) : !in_backend(dev)))
 		return true;
 	what = dev->p->vec_busy == VEC_ALLOCATING ? "allocation" : "free";
 	pthread_mutex_unlock(&dev->p->lock);
-	devres__warn(&dev->dev, func,
-		     "called inside the device's %s of its vectors, which "
-		     "it would wait for: refused",
-		     what);
+	if (loop)
+		devres__warn(&dev->dev, func,
+			     "the %s of its vectors in progress waits for this "
+			     "thread (%s): refused",
+			     what, w.loop);
+	else
+		devres__warn(&dev->dev, func,
+			     "called inside the device's %s of its vectors, "
+			     "which it would wait for: refused",
+			     what);
 	return false;
 }
 
@@ -137,12 +191,14 @@ static void vec_begin(struct pci_dev *dev, int busy)
 {
 	dev->p->vec_busy = busy;
 	dev->p->vec_thread = pthread_self();
+	devres__wait_join(&dev->p->vec_member, vec_set(dev));
 }
 
 static void vec_end(struct pci_dev *dev)
 {
 	pthread_mutex_lock(&dev->p->lock);
 	dev->p->vec_busy = VEC_IDLE;
+	devres__wait_leave(&dev->p->vec_member);
 	pthread_cond_broadcast(&dev->p->vec_idle);
 	pthread_mutex_unlock(&dev->p->lock);
 }
@@ -225,20 +281,37 @@ static int vector_in_use(struct pci_dev *dev, int *ret_irq)
  * with vectors, and its next binding refused its allocation), and hold
  * the others off while they run. With the device locked; true when the
  * caller is to vec_end(); false inside this thread's own allocation or
- * free (a backend's vector node it releases), which is not waited for.
+ * free (a backend's vector node it releases), which is not waited for,
+ * and when the call in the backend waits for this thread (the wait on
+ * the record, vec_sleep()): a release cannot refuse, and goes on without
+ * waiting, the loop in *@ret_loop for the caller's WARN, made unlocked.
  */
-static bool vec_quiesce(struct pci_dev *dev)
+static bool
+vec_quiesce(struct pci_dev *dev, const char *func,
+	    char (*ret_loop)[sizeof(((struct devres__wait *)0)->loop)])
 {
-	int cancel = devres__cancel_off();
+	struct devres__wait w;
 
-	while (dev->p->vec_busy != VEC_IDLE &&
-	       !pthread_equal(dev->p->vec_thread, pthread_self()))
-		pthread_cond_wait(&dev->p->vec_idle, &dev->p->lock);
-	devres__cancel_restore(cancel);
+	(*ret_loop)[0] = 0;
+	if (vec_sleep(dev, in_backend, &w, func)) {
+		memcpy(*ret_loop, w.loop, sizeof(*ret_loop));
+		return false;
+	}
 	if (dev->p->vec_busy != VEC_IDLE)
 		return false;
 	vec_begin(dev, VEC_FREEING);
 	return true;
+}
+
+/* A release that went on without waiting for the call in the backend. */
+static void vec_warn_loop(struct pci_dev *dev, const char *func,
+			  const char *loop)
+{
+	if (loop[0])
+		devres__warn(&dev->dev, func,
+			     "a call in the backend on its vectors waits for "
+			     "this thread (%s): reset without waiting for it",
+			     loop);
 }
 
 static void irq_reset_locked(struct pci_dev *pdev)
@@ -250,12 +323,14 @@ static void irq_reset_locked(struct pci_dev *pdev)
 
 void pci__free_irq_vectors(struct pci_dev *dev)
 {
+	char loop[sizeof(((struct devres__wait *)0)->loop)];
 	bool own;
 
 	pthread_mutex_lock(&dev->p->lock);
-	own = vec_quiesce(dev);
+	own = vec_quiesce(dev, "pci_free_irq_vectors", &loop);
 	irq_reset_locked(dev);
 	pthread_mutex_unlock(&dev->p->lock);
+	vec_warn_loop(dev, "pci_free_irq_vectors", loop);
 	if (pci__bk(dev, free_irq_vectors))
 		pci__bk_free_irq_vectors(dev);
 	if (own)
@@ -301,12 +376,14 @@ int pci_irq_vector(struct pci_dev *dev, unsigned int nr)
 
 void pci__irq_reset(struct pci_dev *pdev)
 {
+	char loop[sizeof(((struct devres__wait *)0)->loop)];
 	bool own;
 
 	pthread_mutex_lock(&pdev->p->lock);
-	own = vec_quiesce(pdev);
+	own = vec_quiesce(pdev, "pci_free_irq_vectors", &loop);
 	irq_reset_locked(pdev);
 	pthread_mutex_unlock(&pdev->p->lock);
+	vec_warn_loop(pdev, "pci_free_irq_vectors", loop);
 	if (own)
 		vec_end(pdev);
 }

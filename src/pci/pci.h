@@ -10,6 +10,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stddef.h>
+#include <stdint.h>
 #include <sys/types.h>
 #include <unistd.h>
 #include <devres/pci.h>
@@ -92,6 +93,8 @@ struct pci_dev_private {
 		VEC_FREEING
 	} vec_busy;
 	pthread_t vec_thread;
+	/* @vec_thread's membership of the set vec_set() (base/waits.h). */
+	struct devres__wait_member vec_member;
 	pthread_cond_t vec_idle;
 	/* Under the list lock of probe.c. */
 	struct pci_dev_private *next;

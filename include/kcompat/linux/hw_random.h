@@ -234,13 +234,23 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 	struct kcompat_hwrng_reg *r;
 	struct device *dev;
 	char what[80];
-	bool own;
+	bool own, looped;
 
 	if (kcompat_bad(rng, func, "hwrng"))
 		return;
 	pthread_mutex_lock(&kcompat_reg_lock);
 	/* A devm_hwrng_register() putting its node on: found on, after. */
-	r = (struct kcompat_hwrng_reg *)kcompat_reg_find_added(&rng->reg);
+	r = (struct kcompat_hwrng_reg *)kcompat_reg_find_added(&rng->reg, func,
+							       &looped);
+	if (looped && by_hand) {
+		pthread_mutex_unlock(&kcompat_reg_lock);
+		devres_warn(NULL, func,
+			    "hwrng '%s' is being registered by "
+			    "devm_hwrng_register() on a thread that waits for "
+			    "this one (%s): not unregistered",
+			    rng->name, devres_wait_loop());
+		return;
+	}
 	if (r && r->owner.pid != kcompat_lock_pid()) {
 		pthread_mutex_unlock(&kcompat_reg_lock);
 		(void)kcompat_reg_foreign(r, func, "hwrng");
@@ -279,6 +289,13 @@ static inline void kcompat_hwrng_unregister(struct hwrng *rng, bool by_hand,
 	/* Its reads in progress end first, unless this is one of them. */
 	own = kcompat_reg_wait_calls(&r->owner, func);
 	pthread_mutex_unlock(&kcompat_reg_lock);
+	/* A release goes on: its node was on the device before it ran. */
+	if (looped)
+		devres_warn(NULL, func,
+			    "hwrng '%s' is being registered by "
+			    "devm_hwrng_register() on a thread that waits for "
+			    "this one (%s): taken back without waiting",
+			    rng->name, devres_wait_loop());
 	if (dev)
 		kcompat_reg_by_hand(dev, func, "hwrng", "devm_hwrng_register",
 				    kcompat_hwrng_release, kcompat_hwrng_match,
@@ -330,6 +347,7 @@ static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 		devres_free(p);
 		return ret;
 	}
+	kcompat_reg_adding_join(&rng->reg);
 	devres_add(dev, p);
 	kcompat_reg_added(&rng->reg, &r->owner);
 	return 0;

@@ -539,23 +539,52 @@ static inline bool kcompat_reg_being_added(const struct kcompat_reg *reg)
  * a take-back then finds the node on the device. NULL when it is taken
  * back already (@gone). Another process's is returned at once (not
  * waited for: nobody clears its mark in a child).
+ *
+ * The wait is on the record of waits, for the set @regp, whose member
+ * the adding thread is while it puts the node on (kcompat_reg_adding_
+ * join()): a log sink of its devres_add() that waits for this thread
+ * would never return. Then *@ret_refused, and the registration is
+ * returned still being added: the caller (@func) WARNs with
+ * devres_wait_loop().
  */
-static inline struct kcompat_reg *kcompat_reg_find_added(void *const *regp)
+static inline struct kcompat_reg *
+kcompat_reg_find_added(void *const *regp, const char *func, bool *ret_refused)
 {
 	struct kcompat_reg *r;
 	int old = kcompat_cancel_off();
+	bool waiting = false;
 
+	*ret_refused = false;
 	while ((r = (struct kcompat_reg *)*regp) &&
-	       r->pid == kcompat_lock_pid() && kcompat_reg_being_added(r))
+	       r->pid == kcompat_lock_pid() && kcompat_reg_being_added(r)) {
+		if (!waiting && devres_wait_begin_set((uintptr_t)regp, func)) {
+			*ret_refused = true;
+			break;
+		}
+		waiting = true;
 		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
+	}
 	kcompat_cancel_restore(old);
+	if (waiting)
+		devres_wait_end();
 	return kcompat_reg_at(regp);
+}
+
+/*
+ * The devm_ call that marked *@regp being added is a member of the set
+ * kcompat_reg_find_added() waits for from here until
+ * kcompat_reg_added() (same thread, unlocked).
+ */
+static inline void kcompat_reg_adding_join(void *const *regp)
+{
+	devres_wait_join((uintptr_t)regp);
 }
 
 /*
  * A devm_ registration's node is on its device: the mark cleared, unless
  * the node's release took @r back on this thread meanwhile (a log sink
- * of devres_add()), and the take-backs waiting for it woken.
+ * of devres_add()), the take-backs waiting for it woken, and this thread
+ * out of the set kcompat_reg_adding_join() put it in.
  */
 static inline void kcompat_reg_added(void *const *regp, struct kcompat_reg *r)
 {
@@ -564,6 +593,7 @@ static inline void kcompat_reg_added(void *const *regp, struct kcompat_reg *r)
 		r->adding = false;
 	pthread_cond_broadcast(&kcompat_reg_cond);
 	pthread_mutex_unlock(&kcompat_reg_lock);
+	devres_wait_leave();
 }
 
 /*

@@ -16,7 +16,11 @@
  * in one hold of that header's kcompat_reg_lock, puts the node on the
  * device, then clears the mark: a mutex_destroy() on another thread that
  * finds the mark waits for it, so it finds the node on the device and
- * drops it, where it would leave a node that destroys nothing.
+ * drops it, where it would leave a node that destroys nothing. That wait
+ * is in the library's record of waits, for the adding thread: one whose
+ * log sink (the node's ADD line) waits for the destroying thread would
+ * close a loop, and the later wait is refused with one WARN (a refused
+ * destroy does nothing; the node destroys the mutex at unbind).
  *
  * A thread that ends holding a mutex lets it go, with one WARN
  * (<linux/kcompat_held.h>).
@@ -173,9 +177,22 @@ static inline void kcompat_mutex_destroy(void *lock)
 		kcompat_lock_unmake(&l->k);
 }
 
+/*
+ * Whether a devm_mutex_init() on another thread of this process is
+ * putting @l's node on. Under kcompat_reg_lock.
+ */
+static inline bool kcompat_mutex_being_added(const struct mutex *l)
+{
+	return l->dev && l->adding &&
+	       !pthread_equal(l->adder, pthread_self()) &&
+	       __atomic_load_n(&l->k.pid, __ATOMIC_RELAXED) ==
+		       kcompat_lock_pid();
+}
+
 static inline void mutex_destroy(struct mutex *l)
 {
-	struct device *dev;
+	struct device *dev = NULL;
+	bool waiting = false;
 	int old;
 
 	/* Destroyed already: nothing more, as the kernel's. */
@@ -186,15 +203,30 @@ static inline void mutex_destroy(struct mutex *l)
 	/*
 	 * A devm_mutex_init() putting its node on: found on, after (not in
 	 * a child of fork(), whose copy of a parent's mark nobody clears).
+	 * On the record of waits, for the adding thread: a log sink of its
+	 * devres_add() that waits for this thread would never return.
 	 */
 	old = kcompat_cancel_off();
-	while (l->dev && l->adding &&
-	       !pthread_equal(l->adder, pthread_self()) &&
-	       __atomic_load_n(&l->k.pid, __ATOMIC_RELAXED) ==
-		       kcompat_lock_pid())
+	if (kcompat_mutex_being_added(l)) {
+		waiting = !devres_wait_begin_set((uintptr_t)&l->adding, "mutex_"
+									"destro"
+									"y");
+		dev = waiting ? NULL : l->dev;
+	}
+	while (waiting && kcompat_mutex_being_added(l))
 		pthread_cond_wait(&kcompat_reg_cond, &kcompat_reg_lock);
 	kcompat_cancel_restore(old);
 	pthread_mutex_unlock(&kcompat_reg_lock);
+	if (waiting)
+		devres_wait_end();
+	if (dev) {
+		devres_warn(dev, "mutex_destroy",
+			    "mutex %p is being added by devm_mutex_init() on a "
+			    "thread that waits for this one (%s): not "
+			    "destroyed",
+			    (void *)l, devres_wait_loop());
+		return;
+	}
 	if (kcompat_lock_refused(&l->k, l, "mutex_destroy", "mutex",
 				 "not destroyed") ||
 	    kcompat_lock_busy(&l->k, "mutex_destroy", "mutex", "not destroyed"))
@@ -227,11 +259,14 @@ static inline int kcompat_devm_mutex_init(struct device *dev,
 	kcompat_mutex_make(lock, name, dev,
 			   kcompat_lock_busy(&lock->k, "mutex_init", "mutex",
 					     "left as it is"));
+	/* A mutex_destroy() on another thread waits for this set. */
+	devres_wait_join((uintptr_t)&lock->adding);
 	ret = devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
 	pthread_mutex_lock(&kcompat_reg_lock);
 	lock->adding = false;
 	pthread_cond_broadcast(&kcompat_reg_cond);
 	pthread_mutex_unlock(&kcompat_reg_lock);
+	devres_wait_leave();
 	return ret;
 }
 

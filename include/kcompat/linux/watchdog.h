@@ -405,16 +405,26 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 	struct kcompat_reg *reg, seen = { 0 };
 	struct device *dev;
 	char what[32];
-	bool own;
+	bool own, looped;
 	int id;
 
 	if (kcompat_wdt_bad(wdd, "watchdog_unregister_device"))
 		return;
 	pthread_mutex_lock(&kcompat_reg_lock);
 	/* A devm_ registration putting its node on: found on, after. */
-	reg = kcompat_reg_find_added(&wdd->reg);
+	reg = kcompat_reg_find_added(&wdd->reg, "watchdog_unregister_device",
+				     &looped);
 	/* Read here: a register on another thread sets it under the lock. */
 	id = wdd->id;
+	if (looped && by_hand) {
+		pthread_mutex_unlock(&kcompat_reg_lock);
+		devres_warn(wdd->parent, "watchdog_unregister_device",
+			    "watchdog %d is being registered by "
+			    "devm_watchdog_register_device() on a thread that "
+			    "waits for this one (%s): not unregistered",
+			    id, devres_wait_loop());
+		return;
+	}
 	/* The node's release, from a log sink of the adding thread, goes on. */
 	if (!reg || reg->pid != kcompat_lock_pid() ||
 	    (reg->adding && by_hand)) {
@@ -447,6 +457,14 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 	 */
 	own = kcompat_reg_wait_calls(reg, "watchdog_unregister_device");
 	pthread_mutex_unlock(&kcompat_reg_lock);
+	/* A release goes on: its node was on the device before it ran. */
+	if (looped)
+		devres_warn(wdd->parent, "watchdog_unregister_device",
+			    "watchdog %d is being registered by "
+			    "devm_watchdog_register_device() on a thread that "
+			    "waits for this one (%s): taken back without "
+			    "waiting",
+			    id, devres_wait_loop());
 	if (by_hand && dev)
 		kcompat_reg_by_hand(dev, "watchdog_unregister_device",
 				    "watchdog", "devm_watchdog_register_device",
@@ -504,6 +522,7 @@ static inline int devm_watchdog_register_device(struct device *dev,
 		devres_free(p);
 		return ret;
 	}
+	kcompat_reg_adding_join(&wdd->reg);
 	devres_add(dev, p);
 	kcompat_reg_added(&wdd->reg, reg);
 	return 0;
