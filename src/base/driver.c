@@ -198,7 +198,7 @@ static void unregister_driver(struct device_driver *drv)
 	struct driver_private *drvp;
 	struct device *held = NULL;
 	struct devres__wait w;
-	bool loop = false;
+	bool loop = false, recorded = false;
 	int pid = 0;
 
 	if (devres__arg_bad(NULL, drv, "driver_unregister", "driver"))
@@ -230,10 +230,11 @@ static void unregister_driver(struct device_driver *drv)
 	 * unregistering its driver) would never return. Refused before
 	 * anything changes: the driver stays registered.
 	 */
-	devres__wait_init(&w, "driver_unregister");
 	if (drvp && !drvp->dead && !held && drvp->active) {
+		devres__wait_init(&w, "driver_unregister");
 		devres__wait_target_set(&w, devres__drv_set(drvp));
 		loop = devres__wait_begin(&w) != 0;
+		recorded = true;
 	}
 	if (drvp && !drvp->dead && !held && !loop) {
 		/*
@@ -258,7 +259,8 @@ static void unregister_driver(struct device_driver *drv)
 		drvp = NULL;
 	}
 	dm_unlock();
-	devres__wait_end(&w);
+	if (recorded)
+		devres__wait_end(&w);
 	if (loop) {
 		devres__warn(NULL, "driver_unregister",
 			     "%s: a probe or match with the driver waits for "

@@ -377,14 +377,23 @@ bool devres__wait_keys_call(uint64_t thread,
  * thread-local storage) to the child's new threads: left listed, a new
  * thread's publish would link a node already on the list.
  */
-void devres__wait_keys_forked(struct devres__wait_keys *k)
+void devres__wait_keys_forked(void)
 {
-	stacks = NULL;
-	if (k && k->on) {
-		k->prev = NULL;
-		k->next = NULL;
-		stacks = k;
+	uint64_t me = devres__wait_self();
+	struct devres__wait_keys *s = stacks, *next, *kept = NULL;
+
+	/* The other threads' storage is still mapped here: only unlinked. */
+	for (; s; s = next) {
+		next = s->next;
+		if (!s->on || s->thread != me)
+			continue;
+		s->prev = NULL;
+		s->next = kept;
+		if (kept)
+			kept->prev = s;
+		kept = s;
 	}
+	stacks = kept;
 }
 
 /*

@@ -154,8 +154,10 @@ HIDDEN bool devres__wait_keys_call(uint64_t thread,
 				   void *arg);
 /*
  * In a child of fork(), on the thread that forked: the other threads'
- * stacks are gone; @k (NULL: none) is the one left.
+ * stacks are gone; the forking thread's published ones are kept (its
+ * revocable accesses, its drivers' pins). Any module's fork handler may
+ * call it: it is the same at a second call.
  */
-HIDDEN void devres__wait_keys_forked(struct devres__wait_keys *k);
+HIDDEN void devres__wait_keys_forked(void);
 
 #endif /* DEVRES_BASE_WAITS_H */

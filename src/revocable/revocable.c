@@ -635,7 +635,9 @@ void devres__revocable_forked(int parent)
 {
 	pending = NULL;
 	me.handed = NULL;
-	devres__wait_keys_forked(exit_armed ? &me.keys : NULL);
+	if (!exit_armed)
+		me.keys.on = false;
+	devres__wait_keys_forked();
 	for (unsigned int i = 0; i < depth; i++) {
 		struct revocable *r =
 			devres__handle_obj(&revocables, held[i], NULL);
