@@ -975,10 +975,10 @@ static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
  * exist; -EINVAL for bad arguments, vectors already allocated or being
  * allocated by another call, a call from inside the device's own free
- * of its vectors, or one the free waits for (a WARN); -ENODEV for a
- * device removed from the bus (pci_bus_remove_all(), a rescan that found
- * it gone); -ENOMEM; -EROFS for a device a backend took (its vectors are
- * set in the device) after pci_sysfs_set_readonly().
+ * of its vectors, or one the free waits for (a WARN); -ENOMEM; -EROFS
+ * for a device a backend took (its vectors are set in the device) after
+ * pci_sysfs_set_readonly(). A function removed from the bus while a
+ * reference is held still gets vectors (its VFIO device stays open).
  */
 DEVRES_API int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 				     unsigned int max_vecs, unsigned int flags);

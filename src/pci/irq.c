@@ -214,9 +214,6 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 		return -EINVAL;
 	if (!min_vecs || min_vecs > max_vecs || !(flags & PCI_IRQ_ALL_TYPES))
 		return -EINVAL;
-	/* Removed from the bus: no interrupts of its own to give. */
-	if (!pci__registered(dev))
-		return -ENODEV;
 	/*
 	 * Allocated already, not freed, or being allocated by another
 	 * thread: the kernel's WARNs (WARN_ON_ONCE(dev->msix_enabled), and

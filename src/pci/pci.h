@@ -176,8 +176,6 @@ HIDDEN int pci__parse_uint(const char *buf, size_t len, unsigned long max,
 HIDDEN int pci__parse_header(struct pci_dev *pdev, const uint8_t *cfg,
 			     size_t len);
 
-/* Whether @pdev is on the bus still (not removed); under list_lock. */
-HIDDEN bool pci__registered(const struct pci_dev *pdev);
 /*
  * probe.c: files of a device, opened beneath the sysfs root, each checked
  * against what the scan recorded (-ENODEV: the directory is not the one

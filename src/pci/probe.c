@@ -287,16 +287,6 @@ int pci__open(const struct pci_dev *pdev, const char *file, int flags)
 	return fd;
 }
 
-bool pci__registered(const struct pci_dev *pdev)
-{
-	bool ret;
-
-	pthread_mutex_lock(&list_lock);
-	ret = pdev->p->registered;
-	pthread_mutex_unlock(&list_lock);
-	return ret;
-}
-
 void pci__close(int fd)
 {
 	devres__own_fd_close(fd);

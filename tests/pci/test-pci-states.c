@@ -80,14 +80,10 @@ static const struct states_cell table[NR_ALL_STATES][NR_CALLS] = {
 	[READ_ONLY] = { C(-EROFS, 0), C(0, 1), C(-EROFS, 0), C(0, 1),
 			C(-EROFS, 0), C(2, 0), OK, C(0, 1), C(2, 0), OK, OK,
 			C(-EROFS, 0), OK, OK, OK },
-	/*
-	 * Its BARs out of the tree: nothing enabled, mapped or claimed; no
-	 * vectors.
-	 */
+	/* Its BARs out of the tree: nothing enabled, mapped or claimed. */
 	[REMOVED] = { C(-ENODEV, 0), C(0, 1), C(-ENODEV, 0), C(0, 1),
-		      C(-ENODEV, 0), C(2, 0), C(-EBUSY, 0), C(0, 1),
-		      C(-ENODEV, 0), OK, OK, C(-EBUSY, 0), C(-EBUSY, 0), OK,
-		      OK },
+		      C(-ENODEV, 0), C(2, 0), C(-EBUSY, 0), C(0, 1), C(2, 0),
+		      OK, OK, C(-EBUSY, 0), C(-EBUSY, 0), OK, OK },
 };
 
 static void reach_all(unsigned int s)
