@@ -2,8 +2,9 @@
 /*
  * What the tests that fork() from a busy threaded parent share: which
  * sanitizer runs, whether a child may start threads, the workers' park
- * while the parent forks, the wait for threads still ending, and the check
- * that ends a failing child.
+ * while the parent forks, the wait for threads still ending, a timed wait
+ * for a thread's signal, the forks of a cell with each child's end
+ * checked, and the check that ends a failing child.
  *
  * It defines __tsan_default_options(): include it in one file of a
  * program, after _GNU_SOURCE.
@@ -12,9 +13,15 @@
 #define DEVRES_TESTS_FORK_PARK_H
 
 #include <dirent.h>
+#include <errno.h>
+#include <poll.h>
+#include <semaphore.h>
+#include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 #include "testlib.h"
 
@@ -139,6 +146,71 @@ static inline void fork_park_release(void)
 	__atomic_store_n(&fork_park_asked, 0, __ATOMIC_RELEASE);
 	while (FORK_PARK && __atomic_load_n(&fork_parked, __ATOMIC_ACQUIRE))
 		usleep(100);
+}
+
+/* Waits @ms for @s: 0, or -1 when it was not posted in time. */
+static inline int sem_wait_ms(sem_t *s, int ms)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_REALTIME, &ts);
+	ts.tv_sec += ms / 1000;
+	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
+	if (ts.tv_nsec >= 1000000000L) {
+		ts.tv_sec++;
+		ts.tv_nsec -= 1000000000L;
+	}
+	while (sem_timedwait(s, &ts) < 0)
+		if (errno != EINTR)
+			return -1;
+	return 0;
+}
+
+/*
+ * Waits for the child @pid: 0 when it exited with status 0, else 1, and
+ * how it ended is said on stderr after @what.
+ */
+static inline int child_failed(pid_t pid, const char *what)
+{
+	int status;
+
+	if (pid < 0 || waitpid(pid, &status, 0) != pid) {
+		fprintf(stderr, "%s: no child to wait for\n", what);
+		return 1;
+	}
+	if (WIFEXITED(status) && WEXITSTATUS(status) == 0)
+		return 0;
+	fprintf(stderr, "%s: child %s %d\n", what,
+		WIFEXITED(status) ? "exit status" : "signal",
+		WIFEXITED(status) ? WEXITSTATUS(status) : WTERMSIG(status));
+	return 1;
+}
+
+/*
+ * Forks @forks children one after the other, each waited for before the
+ * next (after a millisecond's pause if @pace, so that the parent's
+ * threads move between two forks). Returns 0 in each child, with
+ * *@in_child set; in the parent, how many children failed (child_failed()).
+ */
+static inline int fork_children_checked(int forks, bool pace, const char *what,
+					bool *in_child)
+{
+	int bad = 0;
+
+	for (int i = 0; i < forks; i++) {
+		pid_t pid;
+
+		if (pace)
+			poll(NULL, 0, 1);
+		fflush(NULL);
+		pid = fork();
+		if (pid == 0) {
+			*in_child = true;
+			return 0;
+		}
+		bad += child_failed(pid, what);
+	}
+	return bad;
 }
 
 /* In a child: a failed check ends it with exit status 1, naming the line. */

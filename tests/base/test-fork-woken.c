@@ -45,13 +45,7 @@
 #include <devres/platform.h>
 #include "testlib.h"
 #include "hostile/cell-child.h"
-
-/* The cells fork from a parent with threads. */
-const char *__tsan_default_options(void); /* NOLINT */
-const char *__tsan_default_options(void)  /* NOLINT */
-{
-	return "die_after_fork=0";
-}
+#include "base/fork-park.h"
 
 #define WAIT_MS 5000
 #define CHILD_ALARM_S 5
@@ -112,12 +106,6 @@ static int unbind_waiting(struct device *dev, pthread_t *t)
 	return 0;
 }
 
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c))                                                      \
-			_exit(__LINE__ & 0xff ? __LINE__ & 0xff : 1);          \
-	} while (0)
-
 static void child(void)
 {
 	struct platform_device *c;
@@ -125,21 +113,21 @@ static void child(void)
 	pthread_t t;
 
 	alarm(CHILD_ALARM_S);
-	CHECK(platform_driver_register(&cdrv) == 0);
+	CHILD_CHECK(platform_driver_register(&cdrv) == 0);
 	c = platform_device_alloc("woken-child", PLATFORM_DEVID_NONE);
-	CHECK(c && platform_device_add(c) == 0 && c->dev.driver);
+	CHILD_CHECK(c && platform_device_add(c) == 0 && c->dev.driver);
 #ifndef T_TSAN
 	/* Woken by the put's broadcast: the one that waited for ever. */
-	CHECK(unbind_waiting(&c->dev, &t) == 0);
+	CHILD_CHECK(unbind_waiting(&c->dev, &t) == 0);
 	device_bound_put(&c->dev);
-	CHECK(pthread_join(t, &ret) == 0 && !ret);
+	CHILD_CHECK(pthread_join(t, &ret) == 0 && !ret);
 #else
 	(void)t;
 	(void)ret;
-	CHECK(device_bound_get(&c->dev) == 0);
+	CHILD_CHECK(device_bound_get(&c->dev) == 0);
 	device_bound_put(&c->dev);
 	device_release_driver(&c->dev);
-	CHECK(!c->dev.driver);
+	CHILD_CHECK(!c->dev.driver);
 #endif
 	platform_device_unregister(c);
 	platform_driver_unregister(&cdrv);
@@ -150,7 +138,7 @@ static int one_cell(int row, int col)
 {
 	struct sigaction sa = { .sa_handler = handler };
 	struct platform_device *p;
-	int bad = 0, status;
+	int bad = 0;
 	void *ret = NULL;
 	pthread_t t;
 	pid_t pid;
@@ -183,15 +171,7 @@ static int one_cell(int row, int col)
 	if (pid == 0)
 		child();
 	sem_post(&leave_handler);
-	if (waitpid(pid, &status, 0) != pid)
-		return 106;
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fprintf(stderr, "child: %s %d\n",
-			WIFEXITED(status) ? "line (mod 256)" : "signal",
-			WIFEXITED(status) ? WEXITSTATUS(status)
-					  : WTERMSIG(status));
-		bad++;
-	}
+	bad += child_failed(pid, "the child");
 	if (pthread_join(t, &ret) || ret)
 		bad++;
 	platform_device_unregister(p);

@@ -50,13 +50,7 @@
 #include <unistd.h>
 #include "kcompat/kctest.h"
 #include "hostile/cell-child.h"
-
-/* The cells fork from a parent with threads; their children start none. */
-const char *__tsan_default_options(void); /* NOLINT */
-const char *__tsan_default_options(void)  /* NOLINT */
-{
-	return "die_after_fork=0";
-}
+#include "base/fork-park.h"
 
 #define WAIT_MS 5000
 #define CHILD_ALARM_S 5
@@ -254,13 +248,6 @@ static void *busy_thread(void *arg)
 	return NULL;
 }
 
-/* In the child: the failing line is the exit status. */
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c))                                                      \
-			_exit(__LINE__ & 0xff ? __LINE__ & 0xff : 1);          \
-	} while (0)
-
 static void child(void)
 {
 	int warns = devres_warn_count(), base, want = 0;
@@ -273,49 +260,32 @@ static void child(void)
 	switch (cell_fw) {
 	case FW_HWRNG:
 		/* A lookup by name skips it without a word. */
-		CHECK(hwrng_read("p", b, sizeof(b), false) == -ENODEV);
+		CHILD_CHECK(hwrng_read("p", b, sizeof(b), false) == -ENODEV);
 		hwrng_unregister(&prng);
 		want = 1;
 		break;
 	case FW_WDT:
-		CHECK(watchdog_dev_ping(&pwdd) == -ENODEV);
-		CHECK(watchdog_dev_stop(&pwdd) == -ENODEV);
+		CHILD_CHECK(watchdog_dev_ping(&pwdd) == -ENODEV);
+		CHILD_CHECK(watchdog_dev_stop(&pwdd) == -ENODEV);
 		watchdog_unregister_device(&pwdd);
 		want = 3;
 		break;
 	default:
-		CHECK(rtc_read_time(prtc, &tm) == -ENODEV);
-		CHECK(devres_release_all(&pdev) == -ENODEV);
+		CHILD_CHECK(rtc_read_time(prtc, &tm) == -ENODEV);
+		CHILD_CHECK(devres_release_all(&pdev) == -ENODEV);
 		want = 2;
 		break;
 	}
-	CHECK(devres_warn_count() == warns + want);
-	CHECK(__atomic_load_n(&calls, __ATOMIC_SEQ_CST) == base);
+	CHILD_CHECK(devres_warn_count() == warns + want);
+	CHILD_CHECK(__atomic_load_n(&calls, __ATOMIC_SEQ_CST) == base);
 	/* Its own, twice: registered, used and taken back at once. */
-	CHECK(init_dev(&cdev, "regfork-child") == 0);
+	CHILD_CHECK(init_dev(&cdev, "regfork-child") == 0);
 	for (int i = 0; i < 2; i++)
-		CHECK(own_round(&crng, &cwdd, &cdev) == 0);
-	CHECK(__atomic_load_n(&calls, __ATOMIC_SEQ_CST) ==
-	      base + 2 * round_calls[cell_fw]);
-	CHECK(devres_warn_count() == warns + want);
+		CHILD_CHECK(own_round(&crng, &cwdd, &cdev) == 0);
+	CHILD_CHECK(__atomic_load_n(&calls, __ATOMIC_SEQ_CST) ==
+		    base + 2 * round_calls[cell_fw]);
+	CHILD_CHECK(devres_warn_count() == warns + want);
 	_exit(0);
-}
-
-static int sem_wait_ms(sem_t *s, int ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	while (sem_timedwait(s, &ts) < 0)
-		if (errno != EINTR)
-			return -1;
-	return 0;
 }
 
 #define CELL_CHECK(c)                                                          \
@@ -382,34 +352,11 @@ static int b_start(void)
  */
 static void fork_children(bool busy)
 {
-	int bad = 0;
+	char what[128];
 
-	for (int i = 0; i < FORKS; i++) {
-		int status;
-		pid_t pid;
-
-		if (busy)
-			poll(NULL, 0, 1);
-		fflush(NULL);
-		pid = fork();
-		CELL_CHECK(pid >= 0);
-		if (pid == 0) {
-			in_child = true;
-			return;
-		}
-		if (pid < 0 || waitpid(pid, &status, 0) != pid) {
-			bad++;
-			continue;
-		}
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			fprintf(stderr, "%s / %s: child %s %d\n",
-				fw_names[cell_fw], at_names[cell_at],
-				WIFEXITED(status) ? "line (mod 256)" : "signal",
-				WIFEXITED(status) ? WEXITSTATUS(status)
-						  : WTERMSIG(status));
-		CELL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	}
-	fork_bad += bad;
+	snprintf(what, sizeof(what), "%s / %s", fw_names[cell_fw],
+		 at_names[cell_at]);
+	fork_bad += fork_children_checked(FORKS, busy, what, &in_child);
 }
 
 static bool cell_busy;

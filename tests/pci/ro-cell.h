@@ -1,12 +1,13 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * What the read-only and BAR tables of tests/pci/ and tests/kcompat/ share:
- * TSan's options for cells in children of fork(), a check that counts a
- * failure in the cell's `bad` and says where, and the switch to read-only
- * mode made on a thread of its own, which records when it entered, its
- * thread id (so that the cell sees it asleep, waiting for a write in
- * flight) and when it returned, in the order kept by @seq with the write
- * it waits for (@landed).
+ * what every test forking from a threaded parent has (base/fork-park.h:
+ * TSan's options for cells in children of fork(), a timed wait), a check
+ * that counts a failure in the cell's `bad` and says where, and the switch
+ * to read-only mode made on a thread of its own, which records when it
+ * entered, its thread id (so that the cell sees it asleep, waiting for a
+ * write in flight) and when it returned, in the order kept by @seq with
+ * the write it waits for (@landed).
  */
 #ifndef DEVRES_TESTS_PCI_RO_CELL_H
 #define DEVRES_TESTS_PCI_RO_CELL_H
@@ -17,18 +18,7 @@
 #include <time.h>
 #include <unistd.h>
 #include <devres/pci.h>
-
-/*
- * Each cell forks from a parent with no thread of the library's. The
- * sanitizer's hook has the name it looks for.
- */
-/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
-const char *__tsan_default_options(void);
-/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
-const char *__tsan_default_options(void)
-{
-	return "die_after_fork=0";
-}
+#include "base/fork-park.h"
 
 /* Printed in front of a failed check: a table's cell name, or nothing. */
 static const char *check_prefix = "";
@@ -62,24 +52,6 @@ static inline void *ro_switch_thread(void *arg)
 			 __ATOMIC_SEQ_CST);
 	__atomic_store_n(&sw->done, 1, __ATOMIC_SEQ_CST);
 	return NULL;
-}
-
-/* Waits @ms for @s: 0, or -1 when it was not posted in time. */
-static inline int sem_wait_ms(sem_t *s, int ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	while (sem_timedwait(s, &ts) < 0)
-		if (errno != EINTR)
-			return -1;
-	return 0;
 }
 
 #endif /* DEVRES_TESTS_PCI_RO_CELL_H */

@@ -54,13 +54,7 @@
 #include "pcitest.h"
 #include "pci/pci.h"
 #include "hostile/cell-child.h"
-
-/* The cells fork from a parent with threads; their children start none. */
-const char *__tsan_default_options(void); /* NOLINT */
-const char *__tsan_default_options(void)  /* NOLINT */
-{
-	return "die_after_fork=0";
-}
+#include "base/fork-park.h"
 
 #define DEV "0000:00:06.0"
 #define OWN "0000:00:07.0"
@@ -303,23 +297,6 @@ static void *busy_thread(void *arg)
 	return NULL;
 }
 
-static int sem_wait_ms(sem_t *s, int ms)
-{
-	struct timespec ts;
-
-	clock_gettime(CLOCK_REALTIME, &ts);
-	ts.tv_sec += ms / 1000;
-	ts.tv_nsec += (long)(ms % 1000) * 1000000L;
-	if (ts.tv_nsec >= 1000000000L) {
-		ts.tv_sec++;
-		ts.tv_nsec -= 1000000000L;
-	}
-	while (sem_timedwait(s, &ts) < 0)
-		if (errno != EINTR)
-			return -1;
-	return 0;
-}
-
 static pthread_t s_th;
 static bool s_started;
 
@@ -350,13 +327,6 @@ static int switch_start(void)
 	return 0;
 }
 
-/* In the child: the failing line is the exit status. */
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c))                                                      \
-			_exit(__LINE__ & 0xff ? __LINE__ & 0xff : 1);          \
-	} while (0)
-
 /* Whether the page at @p can be written, from /proc/self/maps; -1: not found. */
 static int page_writable(const void *p)
 {
@@ -384,34 +354,35 @@ static void child(void)
 
 	alarm(CHILD_ALARM_S);
 	/* The mode holds for the copy of the parent's mapping too. */
-	CHECK(page_writable(bar0) == !pci__readonly());
+	CHILD_CHECK(page_writable(bar0) == !pci__readonly());
 	/* The parent's device: refused, one WARN. */
-	CHECK(pci_read_config_dword(pdev, 0, &v) == PCIBIOS_DEVICE_NOT_FOUND);
-	CHECK(devres_warn_count() == warns + 1);
+	CHILD_CHECK(pci_read_config_dword(pdev, 0, &v) ==
+		    PCIBIOS_DEVICE_NOT_FOUND);
+	CHILD_CHECK(devres_warn_count() == warns + 1);
 	/* No write in flight counted: returns at once. */
 	pci_sysfs_set_readonly(true);
-	CHECK(pci__readonly());
-	CHECK(page_writable(bar0) == 0);
+	CHILD_CHECK(pci__readonly());
+	CHILD_CHECK(page_writable(bar0) == 0);
 	pci_sysfs_set_readonly(false);
 	/* A device of its own, scanned, used, the mode switched over it. */
-	CHECK(pci_fake_add(ft, &d) == 0);
-	CHECK(pci_bus_scan_device(OWN) == 0);
+	CHILD_CHECK(pci_fake_add(ft, &d) == 0);
+	CHILD_CHECK(pci_bus_scan_device(OWN) == 0);
 	own = pci_get_device(VENDOR, OWN_DEVICE, NULL);
-	CHECK(own && pci__backend_of(own) == &fake_backend);
-	CHECK(pci_write_config_dword(own, 0x80, 0x600d) == 0);
-	CHECK(pci_read_config_dword(own, 0x80, &v) == 0 && v == 0x600d);
-	CHECK(pci_enable_device(own) == 0);
+	CHILD_CHECK(own && pci__backend_of(own) == &fake_backend);
+	CHILD_CHECK(pci_write_config_dword(own, 0x80, 0x600d) == 0);
+	CHILD_CHECK(pci_read_config_dword(own, 0x80, &v) == 0 && v == 0x600d);
+	CHILD_CHECK(pci_enable_device(own) == 0);
 	pci_disable_device(own);
 	pci_sysfs_set_readonly(true);
-	CHECK(pci_write_config_dword(own, 0x80, 0) == PCIBIOS_SET_FAILED);
+	CHILD_CHECK(pci_write_config_dword(own, 0x80, 0) == PCIBIOS_SET_FAILED);
 	pci_sysfs_set_readonly(false);
-	CHECK(pci_write_config_dword(own, 0x80, 0) == 0);
+	CHILD_CHECK(pci_write_config_dword(own, 0x80, 0) == 0);
 	pci_dev_put(own);
 	pci_bus_remove_all();
-	CHECK(pci_fake_remove(ft, OWN) == 0);
+	CHILD_CHECK(pci_fake_remove(ft, OWN) == 0);
 	pci_sysfs_set_readonly(true);
 	pci_sysfs_set_readonly(false);
-	CHECK(devres_warn_count() == warns + 1);
+	CHILD_CHECK(devres_warn_count() == warns + 1);
 	_exit(0);
 }
 
@@ -428,33 +399,11 @@ static void child(void)
 /* The forks of a cell, each child checked; returns in the child. */
 static void fork_children(void)
 {
-	int bad = 0;
+	char what[128];
 
-	for (int i = 0; i < FORKS; i++) {
-		int status;
-		pid_t pid;
-
-		if (busy)
-			poll(NULL, 0, 1);
-		fflush(NULL);
-		pid = fork();
-		if (pid == 0) {
-			in_child = true;
-			return;
-		}
-		if (pid < 0 || waitpid(pid, &status, 0) != pid) {
-			bad++;
-			continue;
-		}
-		if (!WIFEXITED(status) || WEXITSTATUS(status))
-			fprintf(stderr, "%s / %s: child %s %d\n",
-				row_names[cell_row], col_names[cell_col],
-				WIFEXITED(status) ? "line (mod 256)" : "signal",
-				WIFEXITED(status) ? WEXITSTATUS(status)
-						  : WTERMSIG(status));
-		CELL_CHECK(WIFEXITED(status) && WEXITSTATUS(status) == 0);
-	}
-	fork_bad += bad;
+	snprintf(what, sizeof(what), "%s / %s", row_names[cell_row],
+		 col_names[cell_col]);
+	fork_bad += fork_children_checked(FORKS, busy, what, &in_child);
 }
 
 /* Forking in flight: from inside the operation, a switch waiting. */
