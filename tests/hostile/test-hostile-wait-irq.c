@@ -39,6 +39,7 @@
 
 static int rows_of[MAXROWS][2];
 static char row_names[MAXROWS][64];
+static const char *row_ptr[MAXROWS];
 static int nrows;
 
 static const char *const cols[2] = { "loop", "control" };
@@ -51,6 +52,7 @@ static void add_row(int a, int b)
 	rows_of[n][1] = b;
 	snprintf(row_names[n], sizeof(row_names[n]), "(%s, %s)", kind_name[a],
 		 kind_name[b]);
+	row_ptr[n] = row_names[n];
 }
 
 /* Every kind with @k, both orders. */
@@ -70,67 +72,18 @@ static int cell(int row, int col)
 	return chain(rows_of[row], 2, col == 0);
 }
 
-/* Whether the child that ended with @st held; names it when not. */
-static bool held_up(int st, int row, int col)
-{
-	if (WIFEXITED(st) && !WEXITSTATUS(st))
-		return true;
-	fprintf(stderr, "cell %s / %s: %s %d\n", row_names[row], cols[col],
-		WIFSIGNALED(st) ? "killed by signal" : "exit",
-		WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-	return false;
-}
-
-/* Each cell in a child, WIDTH children at a time. */
-static void run_table(void)
-{
-	pid_t pid[WIDTH] = { 0 };
-	int at[WIDTH] = { 0 };
-	int ncells = 2 * nrows, next = 0, running = 0, failed = 0;
-
-	while (next < ncells || running) {
-		int st = 0, slot;
-		pid_t done;
-
-		if (next < ncells && running < WIDTH) {
-			for (slot = 0; pid[slot]; slot++)
-				;
-			fflush(NULL);
-			pid[slot] = fork();
-			assert_true(pid[slot] >= 0);
-			if (pid[slot] == 0)
-				_exit(cell(next / 2, next % 2));
-			at[slot] = next++;
-			running++;
-			continue;
-		}
-		done = waitpid(-1, &st, 0);
-		assert_true(done > 0);
-		for (slot = 0; slot < WIDTH && pid[slot] != done; slot++)
-			;
-		assert_true(slot < WIDTH);
-		if (!held_up(st, at[slot] / 2, at[slot] % 2))
-			failed++;
-		pid[slot] = 0;
-		running--;
-	}
-	if (failed)
-		fprintf(stderr, "%d of %d cells failed\n", failed, ncells);
-	assert_int_equal(failed, 0);
-}
-
 static void request_pairs(void **state)
 {
 	(void)state;
 	make_rows(K_REQUEST);
-	run_table();
+	run_cells_in_children_wide(cell, row_ptr, nrows, cols, 2, WIDTH);
 }
 
 static void devm_free_pairs(void **state)
 {
 	(void)state;
 	make_rows(K_DEVMFREE);
-	run_table();
+	run_cells_in_children_wide(cell, row_ptr, nrows, cols, 2, WIDTH);
 }
 
 /*

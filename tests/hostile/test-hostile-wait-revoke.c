@@ -75,54 +75,11 @@ static int cell(int row, int col)
 	return chain(rows_of[table][row], 2, col == 0);
 }
 
-/* Whether the child that ended with @st held; names it when not. */
-static bool held_up(int st, int row, int col)
-{
-	if (WIFEXITED(st) && !WEXITSTATUS(st))
-		return true;
-	fprintf(stderr, "cell %s / %s: %s %d\n", row_ptr[table][row], cols[col],
-		WIFSIGNALED(st) ? "killed by signal" : "exit",
-		WIFSIGNALED(st) ? WTERMSIG(st) : WEXITSTATUS(st));
-	return false;
-}
-
-/* run_cells_in_children(), WIDTH children at a time. */
+/* The table @t's cells, WIDTH children at a time. */
 static void run_table(int t)
 {
-	pid_t pid[WIDTH] = { 0 };
-	int at[WIDTH] = { 0 };
-	int ncells = 2 * nrows[t], next = 0, running = 0, failed = 0;
-
 	table = t;
-	while (next < ncells || running) {
-		int st = 0, slot;
-		pid_t done;
-
-		if (next < ncells && running < WIDTH) {
-			for (slot = 0; pid[slot]; slot++)
-				;
-			fflush(NULL);
-			pid[slot] = fork();
-			assert_true(pid[slot] >= 0);
-			if (pid[slot] == 0)
-				_exit(cell(next / 2, next % 2));
-			at[slot] = next++;
-			running++;
-			continue;
-		}
-		done = waitpid(-1, &st, 0);
-		assert_true(done > 0);
-		for (slot = 0; slot < WIDTH && pid[slot] != done; slot++)
-			;
-		assert_true(slot < WIDTH);
-		if (!held_up(st, at[slot] / 2, at[slot] % 2))
-			failed++;
-		pid[slot] = 0;
-		running--;
-	}
-	if (failed)
-		fprintf(stderr, "%d of %d cells failed\n", failed, ncells);
-	assert_int_equal(failed, 0);
+	run_cells_in_children_wide(cell, row_ptr[t], nrows[t], cols, 2, WIDTH);
 }
 
 static void revoke_pairs(void **state)
