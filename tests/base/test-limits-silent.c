@@ -72,6 +72,7 @@
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/syscall.h>
@@ -239,10 +240,67 @@ static void raw_cache_ends(void)
 	assert_int_equal(warns(), 0);
 }
 
+/* A pool of the test's own, for the slots' ids (tslots.h). */
+DEVRES_TSLOTS(reuse_pool, 64);
+
+static unsigned long long b_id;
+static int b_slot = -1, b_go;
+
+/* Thread B: claims a slot of its own, then waits to be let go. */
+static void *b_thread(void *arg)
+{
+	(void)arg;
+	b_slot = devres__tslot_take_free(&reuse_pool);
+	__atomic_store_n(&b_id, devres__tslot_self(), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&b_go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+/*
+ * A slot whose thread ended unseen, its thread id then given to a later
+ * thread B (the kernel does after pid_max more threads; here the slot is
+ * made to name B, as the reuse would). tgkill() finds B alive, and
+ * before, the slot stayed taken for good; a full pool's reclaim now takes
+ * it over, as B started after the slot was claimed. B's own slot, and one
+ * of a thread alive since before its claim, are never taken; B's is once
+ * B is gone.
+ */
+static void reused_tid(void)
+{
+	struct timespec tick = { 0, 30000000L }; /* 30 ms: 3 clock ticks */
+	pthread_t b;
+	int gone;
+
+	gone = devres__tslot_take_free(&reuse_pool);
+	assert_int_equal(gone, 0);
+	assert_int_equal(nanosleep(&tick, NULL), 0);
+	assert_int_equal(pthread_create(&b, NULL, b_thread, NULL), 0);
+	while (!__atomic_load_n(&b_id, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	assert_int_equal(b_slot, 1);
+	/* The slot of the thread gone names B now. */
+	__atomic_store_n(&reuse_pool.owner[gone], b_id, __ATOMIC_RELEASE);
+	assert_false(devres__tslot_take_over(&reuse_pool, (unsigned int)gone));
+	assert_int_equal(devres__tslot_reclaim(&reuse_pool), gone);
+	assert_true(reuse_pool.owner[gone] == devres__tslot_self());
+	/* Nothing more to take: B's slot is B's, slot 0 this thread's. */
+	reuse_pool.deep_next = 0;
+	assert_int_equal(devres__tslot_reclaim(&reuse_pool), -1);
+	__atomic_store_n(&b_go, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(b, NULL), 0);
+	/* B gone, by the kernel's word: its slot (no destructor gave it). */
+	assert_int_equal(devres__tslot_reclaim(&reuse_pool), 1);
+	devres__tslot_give(&reuse_pool, 0);
+	devres__tslot_give(&reuse_pool, 1);
+	assert_int_equal(warns(), 0);
+}
+
 static const struct cell cells[] = {
 	{ "plain-unmap.c: unmappers, to the limit", unmappers },
 	{ "ledger.c: tallies of threads ended unseen", raw_ends },
 	{ "nodecache.c: caches of threads ended unseen", raw_cache_ends },
+	{ "tslots.c: a slot whose thread id a later thread has", reused_tid },
 };
 
 LIMIT_CELLS_MAIN(cells)
