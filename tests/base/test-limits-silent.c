@@ -79,6 +79,7 @@
 #include "testlib.h"
 #include "hostile/limit-cells.h"
 #include "base/subsys.h"
+#include "base/waits.h"
 
 static int no_mapping(void *addr, const char *call)
 {
@@ -296,11 +297,46 @@ static void reused_tid(void)
 	assert_int_equal(warns(), 0);
 }
 
+/*
+ * The threads and sets one wait of the library names: DEVRES_WAIT_TARGETS
+ * (8, a shared line's handlers) go in with no WARN, a target named twice
+ * counts once, one more is left out with one WARN; the wait is recorded
+ * with its 8 and ends. A wait for none is not recorded.
+ * limit-cell: src/base/waits.h:devres__wait.target
+ */
+static void wait_targets(void)
+{
+	struct devres__wait w;
+	uint64_t id[DEVRES_WAIT_TARGETS + 1];
+
+	for (int i = 0; i <= DEVRES_WAIT_TARGETS; i++)
+		id[i] = devres__wait_id_new();
+	devres__wait_init(&w, "limits");
+	for (int i = 0; i < DEVRES_WAIT_TARGETS; i++) {
+		devres__wait_target(&w, id[i]);
+		devres__wait_target(&w, id[i]);
+	}
+	assert_int_equal(w.nr, DEVRES_WAIT_TARGETS);
+	assert_int_equal(warns(), 0);
+	devres__wait_target_set(&w, (uint64_t)id[DEVRES_WAIT_TARGETS]);
+	assert_int_equal(w.nr, DEVRES_WAIT_TARGETS);
+	assert_int_equal(warns(), 1);
+	assert_int_equal(devres__wait_begin(&w), 0);
+	assert_int_equal(devres__wait_records(devres__wait_self()), 1);
+	devres__wait_end(&w);
+	assert_int_equal(devres__wait_records(devres__wait_self()), 0);
+	devres__wait_init(&w, "limits");
+	assert_int_equal(devres__wait_begin(&w), 0);
+	assert_int_equal(devres__wait_records(devres__wait_self()), 0);
+	assert_int_equal(warns(), 1);
+}
+
 static const struct cell cells[] = {
 	{ "plain-unmap.c: unmappers, to the limit", unmappers },
 	{ "ledger.c: tallies of threads ended unseen", raw_ends },
 	{ "nodecache.c: caches of threads ended unseen", raw_cache_ends },
 	{ "tslots.c: a slot whose thread id a later thread has", reused_tid },
+	{ "waits.h: threads or sets a wait names", wait_targets },
 };
 
 LIMIT_CELLS_MAIN(cells)
