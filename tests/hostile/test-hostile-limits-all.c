@@ -68,6 +68,7 @@ static bool free_elsewhere(void *(*fn)(void *), void *l)
  * that follows it (that unlock is the refused lock's); one more held is
  * one WARN; a recursive lock of that one is refused the same way; all
  * let go in order are free.
+ * limit-cell: include/kcompat/linux/kcompat_held.h:kcompat_held.e
  */
 static struct mutex mx[NLOCKS];
 
@@ -145,7 +146,10 @@ static void held_spinlocks(void)
 	assert_int_equal(warns(), 3);
 }
 
-/* Accesses nested in one thread: 64 (src/revocable/revocable.c). */
+/*
+ * Accesses nested in one thread: 64 (src/revocable/revocable.c).
+ * limit-cell: src/revocable/revocable.c:held
+ */
 #define REVOCABLE_DEPTH 64
 
 static void release_nothing(void *res)
@@ -274,6 +278,7 @@ static void workqueue_slots(void)
 /*
  * A workqueue's name: 31 characters (the kernel's WQ_NAME_LEN, 32 with
  * its end); a longer one is cut there, with one WARN, as the kernel's.
+ * limit-cell: include/kcompat/linux/kcompat_wq.h:kcompat_wq.name
  */
 static void workqueue_name(void)
 {

@@ -107,6 +107,7 @@ static const int counts[] = { 1, 3, 4, 15, 16, 17, 20, 64 };
  * others' while the table's nodes were taken off, and the log keeps 16
  * held lines: from 4 mappings on, WARNs were counted and their lines
  * dropped; past 16, a WARN said "0 more".
+ * limit-cell: src/base/maps.c:dropping.hits
  */
 static void test_many_mappings_under_one_call(void **state)
 {

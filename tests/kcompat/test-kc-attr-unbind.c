@@ -281,7 +281,11 @@ static void bad_arguments(void **state)
 	assert_int_equal(devres_warn_count(), warns + 2);
 }
 
-/* The hold itself: unbound, put without get, past the limit. */
+/*
+ * The hold itself: unbound, put without get, past the limit.
+ * limit-cell: src/base/active.c:mine
+ * limit-cell: src/base/active.c:held
+ */
 static void bound_hold_misuse(void **state)
 {
 	struct device *dev = &pdev->dev;

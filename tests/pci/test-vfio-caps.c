@@ -176,6 +176,7 @@ static void test_iommu_ranges(void **state)
  * regions): the highest are kept, as IOVAs are handed out top down, and
  * the total is told. The kernel lists ranges lowest first: keeping the
  * first ones used to drop the space at the top.
+ * limit-cell: src/vfio/vfio.h:vfio_group.ranges
  */
 static void test_iommu_ranges_beyond_limit(void **state)
 {
