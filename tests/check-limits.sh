@@ -1,16 +1,18 @@
 #!/bin/sh
 # SPDX-License-Identifier: MIT
 # Every array of a constant size in the library's per-thread state (a
-# thread-local variable: __thread, _Thread_local, TLS_FAST) and in its
-# per-object state (a member of a struct or union declared at file level)
-# of src/ and include/ is either a fixed limit with a cell, or excluded
-# with a reason. A cell names it by a comment "limit-cell: <key>" in a
-# test under tests/ (the limit tables: hostile/test-hostile-limits-all.c,
+# thread-local variable: __thread, _Thread_local, TLS_FAST; a pool of
+# per-thread slots, DEVRES_TSLOTS) and in its per-object state (a member
+# of a struct or union declared at file level) of src/ and include/ is
+# either a fixed limit with a cell, or excluded with a reason. A cell
+# names it by a comment "limit-cell: <key>" in a test under tests/ (the
+# limit tables: hostile/test-hostile-limits-all.c,
 # hostile/test-hostile-limits.c, base/test-limits-silent.c ...); an
-# exclusion is a line "<key>: <reason>" of tests/limits-exclude.txt. A key
-# is path:name for a thread-local array, path:struct.member for a member
-# (tests/limits-scan.awk finds them). A marker or an exclusion that names
-# nothing found is an error too, so that the list never outlives the code.
+# exclusion is a line "<key>: <reason>" of tests/limits-exclude.txt. A
+# key is path:name for a thread-local array or a pool, path:struct.member
+# for a member (tests/limits-scan.awk finds them). A marker or an
+# exclusion that names nothing found is an error too, so that the list
+# never outlives the code.
 # Usage: check-limits.sh SRCDIR
 set -eu
 src=${1:?usage: check-limits.sh SRCDIR}

@@ -2,7 +2,8 @@
 # For tests/check-limits.sh: prints "path:struct.member" for each array
 # member of a constant size of a struct or union declared at file level,
 # and "path:name" for each thread-local array (__thread, _Thread_local,
-# TLS_FAST). Comments and preprocessor lines are left out; a struct is
+# TLS_FAST), and "path:pool" for each pool of per-thread slots
+# (DEVRES_TSLOTS, tslots.h). Comments and preprocessor lines are left out; a struct is
 # named by its tag, or "anon".
 BEGIN {
 	opener = "^(typedef[ \t]+)?(static[ \t]+)?(struct|union)" \
@@ -35,6 +36,11 @@ FNR == 1 { depth = 0; sname = ""; incomment = 0 }
 		instruct = 1
 	} else if (depth == 0 && line ~ /\{/) {
 		instruct = 0
+	}
+	# A pool of per-thread slots (tslots.h).
+	if (depth == 0 && match(line, /DEVRES_TSLOTS\([A-Za-z_][A-Za-z0-9_]*/)) {
+		v = substr(line, RSTART + 14, RLENGTH - 14)
+		print FILENAME ":" v
 	}
 	if ((depth == 0 || instruct) && line ~ /(__thread|_Thread_local|TLS_FAST)/ &&
 	    match(line, /[A-Za-z_][A-Za-z0-9_]*[ \t]*\[[^];]/)) {

@@ -9,7 +9,8 @@
  *
  * Every fixed-size table, every *_MAX and every narrow count in per-thread
  * or per-object state of src/ and include/devres/, what happens at its
- * bound, and the cell that shows it:
+ * bound, and the cell that shows it (the arrays among them are checked by
+ * tests/check-limits.sh, ctest limits-whole):
  *
  * - plain-unmap.c, MAX_UNMAPPERS (4) subsystems whose mappings a plain
  *   iounmap() or pci_iounmap() asks about (two today): a fifth was dropped
@@ -25,7 +26,23 @@
  *   in its own storage, gone with its stack). Its lists are now a slot of
  *   a pool of NC_SLOTS (256), taken over with its chunks by the threads
  *   that enrol after it ("nodecache.c: caches of threads ended unseen"
- *   here); past 256 live caching threads, a thread caches nothing.
+ *   here); past 256 live caching threads, a thread caches nothing, a
+ *   performance limit with no WARN ("nodecache.c: caches of live
+ *   threads" here).
+ * - tslots.c, the owner of a slot of those two pools, by thread id: a
+ *   thread id the kernel gave to a later thread (after pid_max more) made
+ *   the slot of a thread ended unseen look alive for good; a full pool
+ *   now also takes over a slot whose thread id names a thread started
+ *   after the claim ("tslots.c: a slot whose thread id a later thread
+ *   has" here).
+ * - drv-pin.c, DRV_PINS_MAX (8) driver pins a thread records: a ninth,
+ *   nested (a probe that registers a driver whose attach probes ...), was
+ *   counted and not recorded, and driver_unregister() waiting for such a
+ *   probe that waited for it hung; now pins past the eighth go to
+ *   overflow pages, with no limit (test-hostile-pins-deep).
+ * - waits.h, DEVRES_WAIT_TARGETS (8) threads or sets one wait names: the
+ *   others are left out with one WARN ("waits.h: threads or sets a wait
+ *   names" here).
  * - pci/probe.c, PCI_BACKENDS_MAX (4): -ENOSPC, unreachable (UIO and VFIO,
  *   each added once; a second add of one is a no-op).
  * - irq/internal.h, IRQ_LINES_MAX (1024): -ENOSPC from irq_line_create()
@@ -79,6 +96,7 @@
 #include "testlib.h"
 #include "hostile/limit-cells.h"
 #include "base/subsys.h"
+#include "base/nodecache.h"
 #include "base/waits.h"
 
 static int no_mapping(void *addr, const char *call)
@@ -165,6 +183,7 @@ static void run_thread(void *(*fn)(void *), bool *had)
  * SYS_exit, one after another: each finds a tally (a free one, or one a
  * gone thread left), and so does a thread after them all. The counts of
  * the gone threads stay in the sum: the ledger is at its baseline.
+ * limit-cell: src/base/ledger.c:tallies
  */
 static void raw_ends(void)
 {
@@ -331,12 +350,86 @@ static void wait_targets(void)
 	assert_int_equal(warns(), 1);
 }
 
+#define LIVE_MAX 300 /* more than the 256 node caches */
+
+struct live {
+	pthread_t t;
+	int go;
+	int cached; /* 1: its thread has a cache, -1: refused one */
+};
+
+static struct live live[LIVE_MAX + 1];
+
+/* Caches a node, says whether it could, and lives until let go. */
+static void *live_thread(void *arg)
+{
+	struct live *l = arg;
+
+	(void)count_once();
+	__atomic_store_n(&l->cached, devres__nc.enrolled ? 1 : -1,
+			 __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&l->go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+static int live_start(struct live *l)
+{
+	pthread_attr_t attr;
+	int c;
+
+	assert_int_equal(pthread_attr_init(&attr), 0);
+	assert_int_equal(pthread_attr_setstacksize(&attr, RAW_STACK), 0);
+	assert_int_equal(pthread_create(&l->t, &attr, live_thread, l), 0);
+	pthread_attr_destroy(&attr);
+	while (!(c = __atomic_load_n(&l->cached, __ATOMIC_ACQUIRE)))
+		usleep(100);
+	return c;
+}
+
+static void live_end(struct live *l)
+{
+	__atomic_store_n(&l->go, 1, __ATOMIC_RELEASE);
+	assert_int_equal(pthread_join(l->t, NULL), 0);
+}
+
+/*
+ * The node caches of live threads: 256 (nodecache.c, NC_SLOTS), a
+ * performance limit, not a misuse: threads that live at once take a
+ * cache each, the main thread's too, until a thread finds none and
+ * caches nothing (its chunks go to the heap), with no WARN. A thread's
+ * end gives its cache back, and the next thread takes it.
+ * limit-cell: src/base/nodecache.c:owners
+ */
+static void live_caches(void)
+{
+	int n = 0, c = 1;
+
+#if defined(T_ASAN)
+	skip(); /* ASan builds cache no chunks per thread */
+#endif
+	memset(live, 0, sizeof(live));
+	while (n < LIVE_MAX && (c = live_start(&live[n])) > 0)
+		n++;
+	print_message("%d live threads cached, the next one did not\n", n);
+	assert_int_equal(c, -1);
+	assert_in_range(n, 200, 256);
+	assert_int_equal(warns(), 0);
+	live_end(&live[0]);
+	assert_int_equal(live_start(&live[LIVE_MAX]), 1);
+	live_end(&live[LIVE_MAX]);
+	for (int i = 1; i <= n; i++)
+		live_end(&live[i]);
+	assert_int_equal(warns(), 0);
+}
+
 static const struct cell cells[] = {
 	{ "plain-unmap.c: unmappers, to the limit", unmappers },
 	{ "ledger.c: tallies of threads ended unseen", raw_ends },
 	{ "nodecache.c: caches of threads ended unseen", raw_cache_ends },
 	{ "tslots.c: a slot whose thread id a later thread has", reused_tid },
 	{ "waits.h: threads or sets a wait names", wait_targets },
+	{ "nodecache.c: caches of live threads", live_caches },
 };
 
 LIMIT_CELLS_MAIN(cells)

@@ -6,7 +6,15 @@
  * WARN), then used correctly again (no WARN, and nothing lost: what was
  * held is still held, what was let go is free), and no thread left
  * neither joined nor detached (thread-watch.h). test-hostile-limits.c
- * has the limits of managed mappings and PCI enables.
+ * has the limits of managed mappings and PCI enables;
+ * base/test-limits-silent.c those of the per-thread pools (the ledger's
+ * 256 tallies; the 256 node caches, a performance limit: a thread past
+ * them caches nothing, with no WARN) and of the targets of a wait;
+ * test-hostile-pins-deep.c a thread's driver pins, which have no limit.
+ * Each cell names the array it drives by a "limit-cell:" comment, and
+ * tests/check-limits.sh (ctest limits-whole) fails on an array of
+ * per-thread or per-object state that has neither a cell nor a reason in
+ * tests/limits-exclude.txt.
  *
  * In the TSan build too: its threads try the compat locks this thread
  * holds, and an interrupt's handler runs on the dispatcher.
