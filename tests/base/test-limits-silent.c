@@ -85,14 +85,20 @@
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <errno.h>
+#include <fcntl.h>
 #include <malloc.h>
+#include <sched.h>
+#include <signal.h>
+#include <stdio.h>
 #include <pthread.h>
 #include <stdbool.h>
 #include <string.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/mount.h>
 #include <sys/syscall.h>
+#include <sys/wait.h>
 #include "testlib.h"
 #include "hostile/limit-cells.h"
 #include "base/subsys.h"
@@ -316,6 +322,130 @@ static void reused_tid(void)
 	assert_int_equal(warns(), 0);
 }
 
+/* A pool for the real reuse, in a PID namespace of its own. */
+DEVRES_TSLOTS(ns_pool, 64);
+
+static int a_slot = -1, a_tid, ns_b_tid, ns_b_go;
+
+/* Thread A: claims a slot and ends unseen, by a raw SYS_exit. */
+static void *ns_a_thread(void *arg)
+{
+	(void)arg;
+	a_slot = devres__tslot_take_free(&ns_pool);
+	a_tid = (int)syscall(SYS_gettid);
+	syscall(SYS_exit, 0);
+	return NULL;
+}
+
+/* Thread B: given A's thread id, lives until let go. */
+static void *ns_b_thread(void *arg)
+{
+	(void)arg;
+	__atomic_store_n(&ns_b_tid, (int)syscall(SYS_gettid), __ATOMIC_RELEASE);
+	while (!__atomic_load_n(&ns_b_go, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	return NULL;
+}
+
+/*
+ * As process 1 of a new PID namespace, with its own /proc: A's id is
+ * made the next one given (ns_last_pid, written in this namespace only)
+ * and B gets it. 0 when A's slot is reclaimed; 77 when the namespace
+ * cannot be set up here.
+ */
+static int in_pid_ns(void)
+{
+	struct timespec tick = { 0, 30000000L }; /* 30 ms: 3 clock ticks */
+	pthread_t a, b;
+	int fd, ret = 0;
+	char num[16];
+
+	if (getpid() != 1)
+		return 3;
+	if (mount("proc", "/proc", "proc", MS_NOSUID | MS_NODEV | MS_NOEXEC,
+		  NULL))
+		return 77;
+	if (pthread_create(&a, NULL, ns_a_thread, NULL) ||
+	    pthread_join(a, NULL) || a_slot != 0)
+		return 4;
+	nanosleep(&tick, NULL);
+	fd = open("/proc/sys/kernel/ns_last_pid", O_WRONLY | O_CLOEXEC);
+	if (fd < 0)
+		return 77;
+	(void)snprintf(num, sizeof(num), "%d", a_tid - 1);
+	if (write(fd, num, strlen(num)) < 0) {
+		close(fd);
+		return 77;
+	}
+	close(fd);
+	if (pthread_create(&b, NULL, ns_b_thread, NULL))
+		return 5;
+	while (!__atomic_load_n(&ns_b_tid, __ATOMIC_ACQUIRE))
+		usleep(1000);
+	if (ns_b_tid != a_tid)
+		ret = 77; /* another thread took the id first */
+	else if (devres__tslot_take_over(&ns_pool, (unsigned int)a_slot))
+		ret = 6; /* B is alive: the kernel's word alone keeps it */
+	else if (devres__tslot_reclaim(&ns_pool) != a_slot)
+		ret = 7;
+	__atomic_store_n(&ns_b_go, 1, __ATOMIC_RELEASE);
+	pthread_join(b, NULL);
+	return ret;
+}
+
+/* In a child: a new PID and mount namespace, and its process 1. */
+static int pid_ns_child(void)
+{
+	int st = 0;
+	pid_t p;
+
+	if (unshare(CLONE_NEWPID | CLONE_NEWNS) ||
+	    mount(NULL, "/", NULL, MS_REC | MS_PRIVATE, NULL))
+		return 77;
+	p = fork();
+	if (p < 0)
+		return 2;
+	if (p == 0)
+		_exit(in_pid_ns());
+	/* Process 1 ignores an alarm: it is killed from here instead. */
+	for (int i = 0; i < 1000 && waitpid(p, &st, WNOHANG) == 0; i++)
+		usleep(10000);
+	if (waitpid(p, &st, WNOHANG) == 0) {
+		kill(p, SIGKILL);
+		waitpid(p, &st, 0);
+		return 8;
+	}
+	return WIFEXITED(st) ? WEXITSTATUS(st) : 9;
+}
+
+/*
+ * The reuse itself, where this process may make a PID namespace (root):
+ * thread A claims a slot and ends by a raw SYS_exit; thread B is given
+ * A's thread id. tgkill() finds B alive; a full pool's reclaim takes
+ * A's slot over all the same. Skipped where no namespace can be made,
+ * and under ThreadSanitizer (it never sees a raw SYS_exit end).
+ */
+static void reused_tid_ns(void)
+{
+	int st = 0;
+	pid_t p;
+
+#if defined(__SANITIZE_THREAD__)
+	skip();
+#endif
+	fflush(NULL);
+	p = fork();
+	assert_true(p >= 0);
+	if (p == 0)
+		_exit(pid_ns_child());
+	assert_int_equal(waitpid(p, &st, 0), p);
+	assert_true(WIFEXITED(st));
+	if (WEXITSTATUS(st) == 77)
+		skip();
+	assert_int_equal(WEXITSTATUS(st), 0);
+	assert_int_equal(warns(), 0);
+}
+
 /*
  * The threads and sets one wait of the library names: DEVRES_WAIT_TARGETS
  * (8, a shared line's handlers) go in with no WARN, a target named twice
@@ -428,6 +558,7 @@ static const struct cell cells[] = {
 	{ "ledger.c: tallies of threads ended unseen", raw_ends },
 	{ "nodecache.c: caches of threads ended unseen", raw_cache_ends },
 	{ "tslots.c: a slot whose thread id a later thread has", reused_tid },
+	{ "tslots.c: a thread id reused in a PID namespace", reused_tid_ns },
 	{ "waits.h: threads or sets a wait names", wait_targets },
 	{ "nodecache.c: caches of live threads", live_caches },
 };
