@@ -12,7 +12,7 @@
  * by one (after unbind, a store that unbinds its own device) and the
  * misuses of device_bound_get()/device_bound_put().
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/module.h>
