@@ -47,7 +47,7 @@ static const char *const depth_names[] = { "8 pins", "9 pins", "17 pins" };
 
 static struct platform_driver drv[DEPTH_MAX];
 static struct platform_device pdev[DEPTH_MAX];
-static char names[DEPTH_MAX][8];
+static char names[DEPTH_MAX][16];
 static int depth;
 static struct device udev;
 static struct devres_thread *unreg;
