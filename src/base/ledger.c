@@ -22,8 +22,9 @@
  *
  * A thread that ends with no destructor run (a raw SYS_exit, or a count
  * made after its destructors' last round) never gives its tally back.
- * Each tally names its thread (process and thread id); when the pool is
- * full, a tally whose thread is gone is taken back, its counts kept,
+ * Each tally names its thread (process and thread id) and when it was
+ * claimed; when the pool is full, a tally whose thread is gone (or whose
+ * thread id is now a later thread's) is taken back, its counts kept,
  * before the claimer falls back: the pool is never lost to such ends.
  */
 #include <pthread.h>
@@ -53,12 +54,9 @@ static bool have_key;
  */
 static struct tally *reclaim(void)
 {
-	unsigned int n = __atomic_load_n(&tallies.used, __ATOMIC_ACQUIRE);
+	int i = devres__tslot_reclaim(&tallies);
 
-	for (unsigned int i = 0; i < n; i++)
-		if (devres__tslot_take_over(&tallies, i))
-			return &pool[i];
-	return NULL;
+	return i < 0 ? NULL : &pool[i];
 }
 
 /* A free tally, claimed (the lowest); NULL when every one is taken. */
@@ -129,8 +127,7 @@ static void ledger_child(void)
 				 1ull << (i % DEVRES_TSLOT_WORD),
 				 __ATOMIC_RELAXED);
 		/* The child's thread has ids of its own. */
-		__atomic_store_n(&tallies.owner[i], devres__tslot_self(),
-				 __ATOMIC_RELAXED);
+		devres__tslot_own(&tallies, (unsigned int)i);
 	}
 }
 

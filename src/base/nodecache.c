@@ -147,7 +147,8 @@ static void empty_slot(struct devres__nc_lists *l)
  * gone is taken over, chunks and all, and the chunks of the others gone
  * are freed and their slots given back: so the slots of gone threads
  * stay few, every enrolment taking back more than a thread leaves.
- * Else a free slot; else (the pool full) any whose thread is gone.
+ * Else a free slot; else (the pool full) any whose thread is gone, or
+ * whose thread id is now a later thread's (tslots.h).
  */
 static struct devres__nc_lists *take_slot(void)
 {
@@ -164,8 +165,11 @@ static struct devres__nc_lists *take_slot(void)
 	}
 	if (!l)
 		l = take_free();
-	for (unsigned int i = 0; !l && i < n; i++)
-		l = take_over(i);
+	if (!l) {
+		int i = devres__tslot_reclaim(&owners);
+
+		l = i < 0 ? NULL : &slots[i];
+	}
 	return l;
 }
 
@@ -215,8 +219,7 @@ static void nc_child(void)
 					 __ATOMIC_RELAXED);
 	/* The child's thread has ids of its own. */
 	if (mine != &devres__nc_none)
-		__atomic_store_n(&owners.owner[mine - slots],
-				 devres__tslot_self(), __ATOMIC_RELAXED);
+		devres__tslot_own(&owners, (unsigned int)(mine - slots));
 }
 #endif
 

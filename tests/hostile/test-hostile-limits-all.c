@@ -6,7 +6,15 @@
  * WARN), then used correctly again (no WARN, and nothing lost: what was
  * held is still held, what was let go is free), and no thread left
  * neither joined nor detached (thread-watch.h). test-hostile-limits.c
- * has the limits of managed mappings and PCI enables.
+ * has the limits of managed mappings and PCI enables;
+ * base/test-limits-silent.c those of the per-thread pools (the ledger's
+ * 256 tallies; the 256 node caches, a performance limit: a thread past
+ * them caches nothing, with no WARN) and of the targets of a wait;
+ * test-hostile-pins-deep.c a thread's driver pins, which have no limit.
+ * Each cell names the array it drives by a "limit-cell:" comment, and
+ * tests/check-limits.sh (ctest limits-whole) fails on an array of
+ * per-thread or per-object state that has neither a cell nor a reason in
+ * tests/limits-exclude.txt.
  *
  * In the TSan build too: its threads try the compat locks this thread
  * holds, and an interrupt's handler runs on the dispatcher.
@@ -68,6 +76,7 @@ static bool free_elsewhere(void *(*fn)(void *), void *l)
  * that follows it (that unlock is the refused lock's); one more held is
  * one WARN; a recursive lock of that one is refused the same way; all
  * let go in order are free.
+ * limit-cell: include/kcompat/linux/kcompat_held.h:kcompat_held.e
  */
 static struct mutex mx[NLOCKS];
 
@@ -145,7 +154,10 @@ static void held_spinlocks(void)
 	assert_int_equal(warns(), 3);
 }
 
-/* Accesses nested in one thread: 64 (src/revocable/revocable.c). */
+/*
+ * Accesses nested in one thread: 64 (src/revocable/revocable.c).
+ * limit-cell: src/revocable/revocable.c:held
+ */
 #define REVOCABLE_DEPTH 64
 
 static void release_nothing(void *res)
@@ -274,6 +286,7 @@ static void workqueue_slots(void)
 /*
  * A workqueue's name: 31 characters (the kernel's WQ_NAME_LEN, 32 with
  * its end); a longer one is cut there, with one WARN, as the kernel's.
+ * limit-cell: include/kcompat/linux/kcompat_wq.h:kcompat_wq.name
  */
 static void workqueue_name(void)
 {

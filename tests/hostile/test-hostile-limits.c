@@ -7,7 +7,7 @@
  * nothing is lost without a word (a WARN counted but its line dropped, a
  * resource taken off its device with no WARN).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdbool.h>
@@ -69,12 +69,12 @@ static void reset_sink(void)
 static void map_n(struct device *dev, int n, char **ret_base)
 {
 	size_t pg = (size_t)sysconf(_SC_PAGESIZE);
-	char *base = mmap(NULL, 2 * n * pg, PROT_NONE,
+	char *base = mmap(NULL, 2 * (size_t)n * pg, PROT_NONE,
 			  MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 
 	assert_true(base != MAP_FAILED);
 	for (int i = 0; i < n; i++) {
-		char *want = base + 2 * i * pg;
+		char *want = base + 2 * (size_t)i * pg;
 		void *p = devm_mmap(dev, want, pg, PROT_READ | PROT_WRITE,
 				    MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1,
 				    0);
@@ -107,6 +107,7 @@ static const int counts[] = { 1, 3, 4, 15, 16, 17, 20, 64 };
  * others' while the table's nodes were taken off, and the log keeps 16
  * held lines: from 4 mappings on, WARNs were counted and their lines
  * dropped; past 16, a WARN said "0 more".
+ * limit-cell: src/base/maps.c:dropping.hits
  */
 static void test_many_mappings_under_one_call(void **state)
 {
@@ -121,13 +122,13 @@ static void test_many_mappings_under_one_call(void **state)
 		map_n(dev, n, &base);
 		reset_sink();
 		w0 = devres_warn_count();
-		p = mmap(base, 2 * n * pg, PROT_READ,
+		p = mmap(base, 2 * (size_t)n * pg, PROT_READ,
 			 MAP_PRIVATE | MAP_ANONYMOUS | MAP_FIXED, -1, 0);
 		assert_ptr_equal(p, base);
 		check_warns(n, w0);
 		devres_set_log_sink(NULL, NULL);
 		assert_int_equal(devres_release_all(dev), 0);
-		assert_int_equal(munmap(base, 2 * n * pg), 0);
+		assert_int_equal(munmap(base, 2 * (size_t)n * pg), 0);
 	}
 }
 
@@ -148,11 +149,12 @@ static void test_many_mappings_behind_the_back(void **state)
 		void *p;
 
 		map_n(dev, n, &base);
-		assert_int_equal(syscall(SYS_munmap, base, 2 * n * pg), 0);
+		assert_int_equal(syscall(SYS_munmap, base, 2 * (size_t)n * pg),
+				 0);
 		reset_sink();
 		w0 = devres_warn_count();
 		/* A hint, not MAP_FIXED: Linux gives a free range asked for. */
-		p = devm_mmap(dev, base, 2 * n * pg, PROT_READ,
+		p = devm_mmap(dev, base, 2 * (size_t)n * pg, PROT_READ,
 			      MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
 		assert_ptr_equal(p, base);
 		check_warns(n, w0);

@@ -160,6 +160,8 @@ static void rings_of_three(void **state)
  * The record's fixed limits, for the compat headers' waits: four nested
  * waits and four nested memberships a thread; one more of each is not
  * recorded, with exactly one WARN, and ends as a recorded one does.
+ * limit-cell: src/base/waits.c:nested
+ * limit-cell: src/base/waits.c:joined
  */
 static int limits_cell(int row, int col)
 {

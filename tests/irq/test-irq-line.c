@@ -330,7 +330,12 @@ static void uio_fd(void **state)
 	close(sv[1]);
 }
 
-/* Every number in use: the next line is refused with one WARN. */
+/*
+ * Every number in use: the next line is refused with one WARN.
+ * limit-cell: src/irq/internal.h:irq_dispatcher.in_set
+ * limit-cell: src/irq/internal.h:irq_dispatcher.replay
+ * limit-cell: src/irq/internal.h:irq_dispatcher.set_fd
+ */
 static void numbers_run_out(void **state)
 {
 	static int irqs[1100];

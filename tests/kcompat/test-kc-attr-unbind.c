@@ -12,7 +12,7 @@
  * by one (after unbind, a store that unbinds its own device) and the
  * misuses of device_bound_get()/device_bound_put().
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/module.h>
@@ -281,7 +281,11 @@ static void bad_arguments(void **state)
 	assert_int_equal(devres_warn_count(), warns + 2);
 }
 
-/* The hold itself: unbound, put without get, past the limit. */
+/*
+ * The hold itself: unbound, put without get, past the limit.
+ * limit-cell: src/base/active.c:mine
+ * limit-cell: src/base/active.c:held
+ */
 static void bound_hold_misuse(void **state)
 {
 	struct device *dev = &pdev->dev;
