@@ -114,6 +114,7 @@ static void *multi_thread(void *arg)
 
 struct other_call {
 	enum other o;
+	void *old;   /* the call's mapping of BAR 0, read at the gate */
 	void *map;   /* what it mapped for itself */
 	int claimed; /* what its claim returned, 1 for none made */
 	bool done;
@@ -124,7 +125,7 @@ struct other_call {
 static void *other_thread(void *arg)
 {
 	struct other_call *oc = arg;
-	void *old = pcim_iomap_table(pdev)[0];
+	void *old = oc->old;
 
 	switch (oc->o) {
 	case UNMAP:
@@ -254,6 +255,7 @@ static void run_cell(const struct cell *c, const char *label)
 	assert_int_equal(pthread_create(&a, NULL, multi_thread, &call), 0);
 	if (!c->inline_release) {
 		gate_until_reached();
+		oc.old = pcim_iomap_table(pdev)[0];
 		assert_int_equal(pthread_create(&b, NULL, other_thread, &oc),
 				 0);
 		blocked = !ended_soon(&oc);
