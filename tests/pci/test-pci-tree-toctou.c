@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit pci */
+/* ctest-labels: unit pci tsan */
 /*
  * Every file of a function the library reads at a use, changed between
  * the scan and that use, in each way a hostile tree can: replaced by a
