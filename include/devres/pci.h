@@ -742,7 +742,9 @@ DEVRES_API void pcim_release_region(struct pci_dev *pdev, int bar);
  * @pdev: the device
  * @name: who claims them (copied)
  *
- * All or nothing: on failure no BAR stays claimed.
+ * All or nothing: on failure no BAR stays claimed by this call; a BAR
+ * another call claims meanwhile stays the other call's. One step to the
+ * device's other managed BAR calls, which wait for it.
  *
  * Context: any thread, usually probe. A fault-injection point.
  * Return: 0, or as pcim_request_region().
@@ -873,10 +875,16 @@ DEVRES_API void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr);
  *
  * pcim_request_region() then pcim_iomap() for each BAR of @mask; find the
  * mappings in pcim_iomap_table(). All or nothing: on failure, what this
- * call claimed and mapped is given back.
+ * call claimed and mapped is given back, and only that (a BAR another call
+ * claimed or mapped meanwhile stays the other call's). Each BAR's claim
+ * and mapping are one step to the device's other managed BAR calls
+ * (pcim_release_region(), pcim_iounmap(), ...), which wait for the call;
+ * a claim taken between the two otherwise (the device's resources
+ * released, devm_release_mem_region() by hand) fails the call.
  *
  * Context: any thread, usually probe. A fault-injection point.
- * Return: 0; -EBUSY when a BAR is claimed already (or cannot be claimed);
+ * Return: 0; -EBUSY when a BAR is claimed already (or cannot be claimed),
+ * or its claim was taken before it was mapped;
  * the negated errno of pcim_iomap() when a BAR cannot be mapped; -EINVAL
  * for a NULL device.
  */

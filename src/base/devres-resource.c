@@ -49,7 +49,8 @@ static int region_match(struct device *dev, void *res, void *data)
 static struct resource *request_dr(struct device *dev, dr_release_t release,
 				   const char *call, struct resource *root,
 				   resource_size_t start, resource_size_t n,
-				   const char *name, const char *fix)
+				   const char *name, const char *fix,
+				   struct region_dr **ret_dr)
 {
 	struct devres__owner owner;
 	struct region_dr *dr;
@@ -72,6 +73,8 @@ static struct resource *request_dr(struct device *dev, dr_release_t release,
 	res = devres__request_region(root, start, n, name, 0, &owner);
 	if (!res)
 		devres_free(dr);
+	if (ret_dr)
+		*ret_dr = dr;
 	return res;
 }
 
@@ -79,7 +82,7 @@ struct resource *devm_request_region(struct device *dev, resource_size_t start,
 				     resource_size_t n, const char *name)
 {
 	return request_dr(dev, devm_region_release, __func__, &ioport_resource,
-			  start, n, name, "devm_release_region()");
+			  start, n, name, "devm_release_region()", NULL);
 }
 
 struct resource *devm_request_mem_region(struct device *dev,
@@ -88,7 +91,54 @@ struct resource *devm_request_mem_region(struct device *dev,
 {
 	return request_dr(dev, devm_mem_region_release, __func__,
 			  &iomem_resource, start, n, name,
-			  "devm_release_mem_region()");
+			  "devm_release_mem_region()", NULL);
+}
+
+/*
+ * The managed claims by identity, for a call that must give back exactly
+ * what it made (pcim_iomap_regions()): the node is the identity, as the
+ * same range may be released and claimed again by another call meanwhile.
+ */
+static int node_match(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return res == data;
+}
+
+struct resource *devres__request_region_node(struct device *dev, bool mem,
+					     resource_size_t start,
+					     resource_size_t n,
+					     const char *name,
+					     const void **ret_node)
+{
+	struct region_dr *dr = NULL;
+	struct resource *res;
+
+	if (mem)
+		res = request_dr(dev, devm_mem_region_release,
+				 "devm_request_mem_region", &iomem_resource,
+				 start, n, name, "devm_release_mem_region()",
+				 &dr);
+	else
+		res = request_dr(dev, devm_region_release,
+				 "devm_request_region", &ioport_resource, start,
+				 n, name, "devm_release_region()", &dr);
+	*ret_node = res ? dr : NULL;
+	return res;
+}
+
+bool devres__region_node_held(struct device *dev, bool mem, const void *node)
+{
+	return devres_find(dev,
+			   mem ? devm_mem_region_release : devm_region_release,
+			   node_match, (void *)node) != NULL;
+}
+
+bool devres__region_node_release(struct device *dev, bool mem, const void *node)
+{
+	return !devres_release(
+		dev, mem ? devm_mem_region_release : devm_region_release,
+		node_match, (void *)node);
 }
 
 static void release_managed(struct device *dev, dr_release_t release,

@@ -375,6 +375,22 @@ HIDDEN void devres__disown(struct devres__owner *o, struct devres__hand *h);
  * calls devres__log_release() once unlocked.
  */
 HIDDEN void devres__owner_add(const struct devres__owner *o);
+/*
+ * devres-resource.c: devm_request_mem_region() (@mem) or
+ * devm_request_region(), its node's identity in *@ret_node (NULL on
+ * failure); whether that very node is still on @dev, and its release (a
+ * region the node no longer owns is left alone): false when the node is
+ * not on @dev, so one released meanwhile (and its range perhaps claimed
+ * again by another call) is never taken for it.
+ */
+HIDDEN struct resource *
+devres__request_region_node(struct device *dev, bool mem, resource_size_t start,
+			    resource_size_t n, const char *name,
+			    const void **ret_node);
+HIDDEN bool devres__region_node_held(struct device *dev, bool mem,
+				     const void *node);
+HIDDEN bool devres__region_node_release(struct device *dev, bool mem,
+					const void *node);
 /* Who owns it, into @h, without taking anything: under the same lock. */
 HIDDEN void devres__owner_hand(const struct devres__owner *o,
 			       struct devres__hand *h);

@@ -96,14 +96,16 @@ static bool bar_ok(struct pci_dev *pdev, int bar)
 		resource_type(&pdev->resource[bar]) == IORESOURCE_IO);
 }
 
-int pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
+static bool bar_mem(struct pci_dev *pdev, int bar)
 {
-	resource_size_t start, len;
-	struct resource *r;
+	return resource_type(&pdev->resource[bar]) == IORESOURCE_MEM;
+}
 
-	if (!pci__dev_ok(pdev, __func__) ||
-	    devres__opt_bad(&pdev->dev, name, __func__, "name") ||
-	    !bar_ok(pdev, bar))
+/* pcim_request_region() under the BARs' lock; its node in *@ret_node. */
+static int claim(struct pci_dev *pdev, int bar, const char *name,
+		 const void **ret_node)
+{
+	if (!bar_ok(pdev, bar))
 		return -EINVAL;
 	/*
 	 * A claim is made inside whatever the tree holds at its numbers:
@@ -119,13 +121,26 @@ int pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
 			 bar);
 		return -EBUSY;
 	}
-	start = pci_resource_start(pdev, bar);
-	len = pci_resource_len(pdev, bar);
-	if (resource_type(&pdev->resource[bar]) == IORESOURCE_MEM)
-		r = devm_request_mem_region(&pdev->dev, start, len, name);
-	else
-		r = devm_request_region(&pdev->dev, start, len, name);
-	return r ? 0 : -EBUSY;
+	return devres__request_region_node(&pdev->dev, bar_mem(pdev, bar),
+					   pci_resource_start(pdev, bar),
+					   pci_resource_len(pdev, bar), name,
+					   ret_node)
+		       ? 0
+		       : -EBUSY;
+}
+
+int pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
+{
+	const void *node;
+	int ret;
+
+	if (!pci__dev_ok(pdev, __func__) ||
+	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
+		return -EINVAL;
+	pci__bars_lock(pdev);
+	ret = claim(pdev, bar, name, &node);
+	pci__bars_unlock(pdev);
+	return ret;
 }
 
 void pcim_release_region(struct pci_dev *pdev, int bar)
@@ -140,31 +155,67 @@ void pcim_release_region(struct pci_dev *pdev, int bar)
 	}
 	start = pci_resource_start(pdev, bar);
 	len = pci_resource_len(pdev, bar);
-	if (resource_type(&pdev->resource[bar]) == IORESOURCE_MEM)
+	pci__bars_lock(pdev);
+	if (bar_mem(pdev, bar))
 		devm_release_mem_region(&pdev->dev, start, len);
 	else
 		devm_release_region(&pdev->dev, start, len);
+	pci__bars_unlock(pdev);
+}
+
+/*
+ * What a multi-BAR call made of each BAR, by identity: its claim's node,
+ * its mapping's node and address. Its undo gives back exactly those, so a
+ * BAR given back and taken again by another call since (by hand, or from
+ * a log sink of the call's own thread) stays the other call's.
+ */
+struct bars_made {
+	const void *claim[PCI_STD_NUM_BARS];
+	void **map[PCI_STD_NUM_BARS];
+	void *addr[PCI_STD_NUM_BARS];
+};
+
+static int own_map_match(struct device *dev, void *res, void *data)
+{
+	const struct bars_made *made = data;
+
+	(void)dev;
+	for (int bar = 0; bar < PCI_STD_NUM_BARS; bar++)
+		if (made->map[bar] == res && *(void **)res == made->addr[bar])
+			return 1;
+	return 0;
+}
+
+static void pcim_bar_release(struct device *dev, void *res);
+
+static void undo_made(struct pci_dev *pdev, const struct bars_made *made)
+{
+	for (int bar = PCI_STD_NUM_BARS - 1; bar >= 0; bar--) {
+		if (made->map[bar])
+			(void)devres_release(&pdev->dev, pcim_bar_release,
+					     own_map_match, (void *)made);
+		if (made->claim[bar])
+			(void)devres__region_node_release(&pdev->dev,
+							  bar_mem(pdev, bar),
+							  made->claim[bar]);
+	}
 }
 
 int pcim_request_all_regions(struct pci_dev *pdev, const char *name)
 {
+	struct bars_made made = { 0 };
 	int bar, ret = 0;
 
 	if (!pci__dev_ok(pdev, __func__) ||
 	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
 		return -EINVAL;
-	for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
-		if (!bar_ok(pdev, bar))
-			continue;
-		ret = pcim_request_region(pdev, bar, name);
-		if (ret)
-			break;
-	}
-	if (!ret)
-		return 0;
-	while (bar-- > 0)
+	pci__bars_lock(pdev);
+	for (bar = 0; bar < PCI_STD_NUM_BARS && !ret; bar++)
 		if (bar_ok(pdev, bar))
-			pcim_release_region(pdev, bar);
+			ret = claim(pdev, bar, name, &made.claim[bar]);
+	if (ret)
+		undo_made(pdev, &made);
+	pci__bars_unlock(pdev);
 	return ret;
 }
 
@@ -216,15 +267,19 @@ static int pcim_bar_match(struct device *dev, void *res, void *data)
 	return *(void **)res == data;
 }
 
-void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
+/*
+ * pcim_iomap() under the BARs' lock: the mapping, its node in *@ret_node;
+ * NULL with errno set.
+ */
+static void *map(struct pci_dev *pdev, int bar, unsigned long maxlen,
+		 void ***ret_node)
 {
 	void **node;
 	void *addr;
 	bool busy;
 	int ret;
 
-	if (!pci__dev_ok(pdev, __func__) || !bar_ok(pdev, bar) ||
-	    resource_type(&pdev->resource[bar]) != IORESOURCE_MEM) {
+	if (!bar_ok(pdev, bar) || !bar_mem(pdev, bar)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -255,50 +310,81 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 		errno = -ret;
 		return NULL;
 	}
+	*ret_node = node;
+	return addr;
+}
+
+void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
+{
+	void **node;
+	void *addr;
+	int err;
+
+	if (!pci__dev_ok(pdev, __func__)) {
+		errno = EINVAL;
+		return NULL;
+	}
+	pci__bars_lock(pdev);
+	addr = map(pdev, bar, maxlen, &node);
+	err = errno;
+	pci__bars_unlock(pdev);
+	errno = err;
 	return addr;
 }
 
 void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr)
 {
+	bool found;
+
 	if (!pci__dev_ok(pdev, __func__) ||
 	    devres__arg_bad(&pdev->dev, addr, __func__, "address"))
 		return;
-	if (pci__iomap_forget(pdev, addr)) {
+	pci__bars_lock(pdev);
+	found = pci__iomap_forget(pdev, addr);
+	if (found)
 		(void)devres_release(&pdev->dev, pcim_bar_release,
 				     pcim_bar_match, addr);
-		return;
-	}
-	devres__warn(&pdev->dev, __func__, "%p is not a pcim_iomap() mapping",
-		     addr);
+	pci__bars_unlock(pdev);
+	if (!found)
+		devres__warn(&pdev->dev, __func__,
+			     "%p is not a pcim_iomap() mapping", addr);
 }
 
 int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 {
+	struct bars_made made = { 0 };
 	int bar, ret = 0;
 
 	if (!pci__dev_ok(pdev, __func__) ||
 	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
 		return -EINVAL;
-	for (bar = 0; bar < PCI_STD_NUM_BARS; bar++) {
+	/*
+	 * Claim and mapping of each BAR, and the undo, in one hold of the
+	 * BARs' lock: no other managed BAR call comes in between.
+	 */
+	pci__bars_lock(pdev);
+	for (bar = 0; bar < PCI_STD_NUM_BARS && !ret; bar++) {
 		if (!(mask & (1 << bar)) || !pci_resource_len(pdev, bar))
 			continue;
-		ret = pcim_request_region(pdev, bar, name);
+		ret = claim(pdev, bar, name, &made.claim[bar]);
 		if (ret)
 			break;
-		if (!pcim_iomap(pdev, bar, 0)) {
+		made.addr[bar] = map(pdev, bar, 0, &made.map[bar]);
+		if (!made.addr[bar])
 			ret = -errno;
-			pcim_release_region(pdev, bar);
-			break;
-		}
+		/*
+		 * The claim taken meanwhile (the device's resources
+		 * released, or it given back by hand): the BAR is not
+		 * mapped without it.
+		 */
+		else if (!devres__region_node_held(&pdev->dev,
+						   bar_mem(pdev, bar),
+						   made.claim[bar]))
+			ret = -EBUSY;
 	}
-	if (!ret)
-		return 0;
 	/* All or nothing: what this call claimed and mapped goes back. */
-	while (bar-- > 0) {
-		if (!(mask & (1 << bar)) || !pci_resource_len(pdev, bar))
-			continue;
-		pcim_iounmap(pdev, pci__iomap_slots(pdev)[bar]);
-		pcim_release_region(pdev, bar);
-	}
+	if (ret)
+		undo_made(pdev, &made);
+	pci__bars_unlock(pdev);
 	return ret;
 }

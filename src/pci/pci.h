@@ -308,6 +308,15 @@ HIDDEN int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
  * the ABI check sees through struct pci_dev.
  */
 HIDDEN void **pci__iomap_slots(struct pci_dev *pdev);
+/*
+ * probe.c: the device's lock of its managed BAR calls (pcim_iomap(),
+ * pcim_iounmap(), pcim_request_region(), pcim_release_region() and the
+ * calls made of them), taken first and held across each: a multi-BAR
+ * call's claims, mappings and their undo are one step to the others.
+ * Recursive: a log sink the call runs may make such a call on the device.
+ */
+HIDDEN void pci__bars_lock(struct pci_dev *pdev);
+HIDDEN void pci__bars_unlock(struct pci_dev *pdev);
 /* devres.c: clears @addr's slot in pcim_iomap_table(); whether it was one. */
 HIDDEN bool pci__iomap_forget(struct pci_dev *pdev, void *addr);
 HIDDEN void pci__bars_protect(void);

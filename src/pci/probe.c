@@ -25,11 +25,24 @@ struct pci_object {
 	struct pci_dev pdev;
 	struct pci_dev_private priv;
 	void *iomap_table[PCI_STD_NUM_BARS];
+	pthread_mutex_t bars_lock;
 };
 
 void **pci__iomap_slots(struct pci_dev *pdev)
 {
 	return container_of(pdev, struct pci_object, pdev)->iomap_table;
+}
+
+void pci__bars_lock(struct pci_dev *pdev)
+{
+	pthread_mutex_lock(
+		&container_of(pdev, struct pci_object, pdev)->bars_lock);
+}
+
+void pci__bars_unlock(struct pci_dev *pdev)
+{
+	pthread_mutex_unlock(
+		&container_of(pdev, struct pci_object, pdev)->bars_lock);
 }
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;
@@ -332,6 +345,7 @@ static void pci_release(struct device *dev)
 	pci__enable_files_close(&o->pdev);
 	pthread_cond_destroy(&o->priv.vec_idle);
 	pthread_mutex_destroy(&o->priv.lock);
+	pthread_mutex_destroy(&o->bars_lock);
 	free(o->priv.irqs);
 	free(o);
 }
@@ -679,6 +693,7 @@ static int check_alias(const struct pci_dev_private *p)
 /* Registers @name; called with scan_lock held and the root open. */
 static int add_device(const char *name)
 {
+	pthread_mutexattr_t attr;
 	struct pci_object *o;
 	struct pci_dev *pdev;
 	int ret;
@@ -699,6 +714,10 @@ static int add_device(const char *name)
 	o->priv.enable_fd = o->priv.config_fd = -1;
 	pthread_mutex_init(&o->priv.lock, NULL);
 	pthread_cond_init(&o->priv.vec_idle, NULL);
+	pthread_mutexattr_init(&attr);
+	pthread_mutexattr_settype(&attr, PTHREAD_MUTEX_RECURSIVE);
+	pthread_mutex_init(&o->bars_lock, &attr);
+	pthread_mutexattr_destroy(&attr);
 	snprintf(o->priv.name, sizeof(o->priv.name), "%s", name);
 	ret = read_device(pdev, name);
 	if (!ret)
