@@ -186,6 +186,68 @@ static bool holder_here(void)
 
 #define REVOKED DR_BIAS_REVOKED
 
+/*
+ * Built with -DDR_LOCK_LAT: process-wide counts of the hand-overs and
+ * wakes, and how long each hand-over to a due waiter, and each wake,
+ * waited for the thread it went to to run, printed at exit (one device
+ * in the benchmarks, so one place for the last of each does).
+ */
+#ifdef DR_LOCK_LAT
+#include <stdio.h>
+/* Count, total ns, max ns, then how many within 10 us, 100 us, 1, 10 ms. */
+enum {
+	LAT_N,
+	LAT_SUM,
+	LAT_MAX,
+	LAT_BUCKETS,
+	LAT_LEN = LAT_BUCKETS + 5
+};
+static unsigned long lat_due[LAT_LEN], lat_wake[LAT_LEN];
+static unsigned long lat_due_made, lat_hand, lat_hand_back;
+static long due_at, wake_at;
+
+static void lat_add(unsigned long *c, long t0)
+{
+	unsigned long d = (unsigned long)(mono_ns() - t0);
+	int b = 0;
+
+	for (unsigned long top = 10000; b < 4 && d > top; top *= 10)
+		b++;
+	__atomic_add_fetch(&c[LAT_N], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c[LAT_SUM], d, __ATOMIC_RELAXED);
+	if (d > __atomic_load_n(&c[LAT_MAX], __ATOMIC_RELAXED))
+		__atomic_store_n(&c[LAT_MAX], d, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c[LAT_BUCKETS + b], 1, __ATOMIC_RELAXED);
+}
+
+static void lat_show(const char *what, const unsigned long *c)
+{
+	fprintf(stderr,
+		"lock-lat %s: %lu, total %.1f ms, max %.2f ms, <=10us %lu "
+		"<=100us %lu <=1ms %lu <=10ms %lu more %lu\n",
+		what, c[LAT_N], (double)c[LAT_SUM] / 1e6,
+		(double)c[LAT_MAX] / 1e6, c[LAT_BUCKETS], c[LAT_BUCKETS + 1],
+		c[LAT_BUCKETS + 2], c[LAT_BUCKETS + 3], c[LAT_BUCKETS + 4]);
+}
+
+__attribute__((destructor)) static void lat_print(void)
+{
+	lat_show("due hand-over to taken", lat_due);
+	lat_show("wake to woken running", lat_wake);
+	fprintf(stderr,
+		"lock-lat made due %lu, starving hand-overs %lu, taken back "
+		"%lu\n",
+		lat_due_made, lat_hand, lat_hand_back);
+}
+#define LAT_MARK(at) __atomic_store_n(&(at), mono_ns(), __ATOMIC_RELAXED)
+#define LAT_ADD(c, at) lat_add(c, __atomic_load_n(&(at), __ATOMIC_RELAXED))
+#define LAT_COUNT(c) __atomic_add_fetch(&(c), 1, __ATOMIC_RELAXED)
+#else
+#define LAT_MARK(at) ((void)0)
+#define LAT_ADD(c, at) ((void)0)
+#define LAT_COUNT(c) ((void)0)
+#endif
+
 static inline void cpu_relax(void)
 {
 #if defined(__x86_64__) || defined(__i386__)
@@ -455,6 +517,7 @@ static bool try_take(unsigned int *l, bool slept, bool starver,
 						&devres__lock_due_handoffs, 1,
 						__ATOMIC_RELAXED);
 					LOCK_TRACE(due_taken);
+					LAT_ADD(lat_due, due_at);
 				}
 				return true;
 			}
@@ -503,6 +566,7 @@ static unsigned int make_due(unsigned int *l)
 		l, &v, (v & ~0xfff00u) | (((t + 1) & 0xfffu) << 8), true,
 		__ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	LOCK_TRACE(due);
+	LAT_COUNT(lat_due_made);
 	return t;
 }
 
@@ -606,6 +670,7 @@ static void word_lock(struct device *dev)
 			       ticket != NOT_DUE ? 0 : since + DUE_NS) == 0) {
 			wakes++;
 			LOCK_TRACE(woken);
+			LAT_ADD(lat_wake, wake_at);
 #ifdef DR_LOCK_TRACE
 			devres__lock_trace.quick =
 				mono_ns() - __atomic_load_n(&last_wake,
@@ -643,6 +708,8 @@ static void hand_due(unsigned int *l, unsigned int v)
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
 	LOCK_TRACE(due_hand);
+	LAT_MARK(due_at);
+	LAT_MARK(wake_at);
 	(void)syscall(SYS_futex, l, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG,
 		      INT_MAX, NULL, NULL, WAIT_DUE(DR_DUE_HEAD(v)));
 }
@@ -673,6 +740,7 @@ void devres__unlock_slow(struct device *dev)
 						    __ATOMIC_RELAXED))
 			;
 		LOCK_TRACE(hand);
+		LAT_COUNT(lat_hand);
 		for (int k = 0; k < HAND_LOOKS; k++) {
 			if (!(__atomic_load_n(l, __ATOMIC_RELAXED) &
 			      DR_HANDOFF)) {
@@ -682,6 +750,7 @@ void devres__unlock_slow(struct device *dev)
 			cpu_relax();
 		}
 		LOCK_TRACE(hand_back);
+		LAT_COUNT(lat_hand_back);
 		handing = true;
 		v = __atomic_load_n(l, __ATOMIC_RELAXED);
 	}
@@ -720,6 +789,7 @@ void devres__unlock_slow(struct device *dev)
 #ifdef DR_LOCK_TRACE
 		__atomic_store_n(&last_wake, mono_ns(), __ATOMIC_RELAXED);
 #endif
+		LAT_MARK(wake_at);
 		if (futex(l, FUTEX_WAKE, 1) > 0)
 			__atomic_or_fetch(l, DR_PARKED, __ATOMIC_RELAXED);
 		else
