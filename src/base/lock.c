@@ -52,13 +52,13 @@
  * waiter does. Due at once, it was handed the lock asleep or off its CPU
  * at nearly every take on a loaded machine, and every other thread
  * waited for the scheduler to run it (a convoy): pinned, 8 threads on 2
- * CPUs beside 4 busy loops (bench/lock-loaded.sh, load 17 to 21), 1 400
+ * CPUs beside 4 busy loops (bench/lock-loaded.sh, load 18 to 22), 1 400
  * to 3 200 hand-overs to a due waiter in a run of 3 s (three windows of
  * both sides), the lock handed over and not yet taken for 1.2 to 2.7 s
  * of it (DR_LOCK_LAT), above 2 x the baseline in 15 of 21 windows and
  * below half its share in 14; due by its wait only, 220 to 460
- * hand-overs, 0.5 to 1.4 s, none of 21 above 2 x and 6 below half. The priority is bounded: GRACE_TAKES takes a wait of
- * DUE_NS.
+ * hand-overs, 0.5 to 1.4 s, none of 21 above 2 x and 6 below half.
+ * The priority is bounded: GRACE_TAKES takes a wait of DUE_NS.
  *
  * Why a starving thread whose spin ends sleeps, rather than yield: on a
  * loaded machine, a woken thread's spin fails because the holder is off
