@@ -274,7 +274,7 @@ static void test_due_waiter_gets_lock_off_its_cpu(void **state)
 	unpin_check(dev, &old, failed);
 }
 
-/* The grace cells: this thread's call, and the waiter's takes after its due one. */
+/* The grace cells: this thread's call, the waiter's takes after its due one. */
 static const struct grace_cell {
 	const char *name;
 	enum hog_call call;
