@@ -37,7 +37,10 @@
  *
  * Defaults: 500 ms a side in slices of 10 ms, 2, 4 and 8 threads, three
  * runs of each, unpinned (BENCH_PINNED=1 pins thread i on CPU i modulo
- * the CPUs).
+ * the CPUs). BENCH_EACH=1 prints a line for each run as well (what
+ * bench/lock-loaded.sh reads): its two sides' ns an operation, their
+ * ratio, each side's fairness and its slowest thread's CPU share and
+ * shortfall.
  */
 #define _GNU_SOURCE
 #include <fcntl.h>
@@ -334,13 +337,33 @@ static void minmax(const double *v, double *lo, double *hi)
 	}
 }
 
+/* One run of @n threads, on a line of its own (BENCH_EACH=1). */
+static void print_run(int n, const struct result *r)
+{
+	double load[3] = { 0, 0, 0 };
+
+	if (getloadavg(load, 3) < 0)
+		load[0] = -1;
+	printf("run: threads %d lib %.0f hand %.0f ratio %.2f "
+	       "fair %.2f / %.2f cpu-share %.2f / %.2f short %s / %s "
+	       "load %.2f\n",
+	       n, r->ns[LIB], r->ns[HAND],
+	       r->ns[HAND] > 0 ? r->ns[LIB] / r->ns[HAND] : 0, r->fair[LIB],
+	       r->fair[HAND], r->cpu_share[LIB], r->cpu_share[HAND],
+	       short_name[r->short_of[LIB]], short_name[r->short_of[HAND]],
+	       load[0]);
+	fflush(stdout);
+}
+
 int main(int argc, char **argv)
 {
 	static const int deflt[] = { 2, 4, 8 };
 	int ms = argc > 1 ? atoi(argv[1]) : 500;
 	int slice = argc > 2 ? atoi(argv[2]) : 10;
 	const char *pe = getenv("BENCH_PINNED");
+	const char *ee = getenv("BENCH_EACH");
 	int pinned = pe && atoi(pe);
+	int each = ee && atoi(ee);
 	int counts[MAX_THREADS], ncounts = 0;
 	double load[3] = { 0, 0, 0 };
 
@@ -393,6 +416,8 @@ int main(int argc, char **argv)
 			fb[k] = r[k].fair[HAND];
 			sa[k] = r[k].cpu_share[LIB];
 			sb[k] = r[k].cpu_share[HAND];
+			if (each)
+				print_run(counts[c], &r[k]);
 		}
 		minmax(ra, &lo, &hi);
 		minmax(rc, &clo, &chi);

@@ -42,14 +42,23 @@
  * taken it back to back meanwhile, lost its spin again, slept again, and
  * waited until it was due again, one operation every DUE_NS: pinned, 8
  * threads on 2 CPUs, a thread that ran 0.80 of its CPU share got 0.16 of
- * the operations. So a thread that took the lock as due by its wait keeps
- * its priority on that lock for its next GRACE_TAKES takes that find it
- * held (its grace), as parking_lot gives the thread it woke the lock and
- * its next turn: such a take whose first spin fails spins as starving at
- * once (a release hands it the lock while it runs), and if that spin
- * fails too (the holder was preempted) it is due at once, and the next
- * release hands it the lock. A take due by a grace begins no grace, so
- * the priority is bounded: GRACE_TAKES takes a wait of DUE_NS.
+ * the operations. So a thread that took the lock as due keeps its
+ * priority on that lock for its next GRACE_TAKES takes that find it held
+ * (its grace), as parking_lot gives the thread it woke the lock and its
+ * next turn: such a take whose first spin fails spins as starving at
+ * once, and again each time it is woken: a release hands it the lock
+ * while it runs. A grace does not make a take due: one whose spin fails
+ * (the holder was preempted) sleeps, and comes due by its wait as any
+ * waiter does. Due at once, it was handed the lock asleep or off its CPU
+ * at nearly every take on a loaded machine, and every other thread
+ * waited for the scheduler to run it (a convoy): pinned, 8 threads on 2
+ * CPUs beside 4 busy loops (bench/lock-loaded.sh, load 18 to 22), 1 400
+ * to 3 200 hand-overs to a due waiter in a run of 3 s (three windows of
+ * both sides), the lock handed over and not yet taken for 1.2 to 2.7 s
+ * of it (DR_LOCK_LAT), above 2 x the baseline in 15 of 21 windows and
+ * below half its share in 14; due by its wait only, 220 to 460
+ * hand-overs, 0.5 to 1.4 s, none of 21 above 2 x and 6 below half.
+ * The priority is bounded: GRACE_TAKES takes a wait of DUE_NS.
  *
  * Why a starving thread whose spin ends sleeps, rather than yield: on a
  * loaded machine, a woken thread's spin fails because the holder is off
@@ -185,6 +194,68 @@ static bool holder_here(void)
 #endif
 
 #define REVOKED DR_BIAS_REVOKED
+
+/*
+ * Built with -DDR_LOCK_LAT: process-wide counts of the hand-overs and
+ * wakes, and how long each hand-over to a due waiter, and each wake,
+ * waited for the thread it went to to run, printed at exit (one device
+ * in the benchmarks, so one place for the last of each does).
+ */
+#ifdef DR_LOCK_LAT
+#include <stdio.h>
+/* Count, total ns, max ns, then how many within 10 us, 100 us, 1, 10 ms. */
+enum {
+	LAT_N,
+	LAT_SUM,
+	LAT_MAX,
+	LAT_BUCKETS,
+	LAT_LEN = LAT_BUCKETS + 5
+};
+static unsigned long lat_due[LAT_LEN], lat_wake[LAT_LEN];
+static unsigned long lat_due_made, lat_hand, lat_hand_back;
+static long due_at, wake_at;
+
+static void lat_add(unsigned long *c, long t0)
+{
+	unsigned long d = (unsigned long)(mono_ns() - t0);
+	int b = 0;
+
+	for (unsigned long top = 10000; b < 4 && d > top; top *= 10)
+		b++;
+	__atomic_add_fetch(&c[LAT_N], 1, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c[LAT_SUM], d, __ATOMIC_RELAXED);
+	if (d > __atomic_load_n(&c[LAT_MAX], __ATOMIC_RELAXED))
+		__atomic_store_n(&c[LAT_MAX], d, __ATOMIC_RELAXED);
+	__atomic_add_fetch(&c[LAT_BUCKETS + b], 1, __ATOMIC_RELAXED);
+}
+
+static void lat_show(const char *what, const unsigned long *c)
+{
+	fprintf(stderr,
+		"lock-lat %s: %lu, total %.1f ms, max %.2f ms, <=10us %lu "
+		"<=100us %lu <=1ms %lu <=10ms %lu more %lu\n",
+		what, c[LAT_N], (double)c[LAT_SUM] / 1e6,
+		(double)c[LAT_MAX] / 1e6, c[LAT_BUCKETS], c[LAT_BUCKETS + 1],
+		c[LAT_BUCKETS + 2], c[LAT_BUCKETS + 3], c[LAT_BUCKETS + 4]);
+}
+
+__attribute__((destructor)) static void lat_print(void)
+{
+	lat_show("due hand-over to taken", lat_due);
+	lat_show("wake to woken running", lat_wake);
+	fprintf(stderr,
+		"lock-lat made due %lu, starving hand-overs %lu, taken back "
+		"%lu\n",
+		lat_due_made, lat_hand, lat_hand_back);
+}
+#define LAT_MARK(at) __atomic_store_n(&(at), mono_ns(), __ATOMIC_RELAXED)
+#define LAT_ADD(c, at) lat_add(c, __atomic_load_n(&(at), __ATOMIC_RELAXED))
+#define LAT_COUNT(c) __atomic_add_fetch(&(c), 1, __ATOMIC_RELAXED)
+#else
+#define LAT_MARK(at) ((void)0)
+#define LAT_ADD(c, at) ((void)0)
+#define LAT_COUNT(c) ((void)0)
+#endif
 
 static inline void cpu_relax(void)
 {
@@ -455,6 +526,7 @@ static bool try_take(unsigned int *l, bool slept, bool starver,
 						&devres__lock_due_handoffs, 1,
 						__ATOMIC_RELAXED);
 					LOCK_TRACE(due_taken);
+					LAT_ADD(lat_due, due_at);
 				}
 				return true;
 			}
@@ -503,6 +575,7 @@ static unsigned int make_due(unsigned int *l)
 		l, &v, (v & ~0xfff00u) | (((t + 1) & 0xfffu) << 8), true,
 		__ATOMIC_RELAXED, __ATOMIC_RELAXED));
 	LOCK_TRACE(due);
+	LAT_COUNT(lat_due_made);
 	return t;
 }
 
@@ -536,8 +609,7 @@ static void word_lock(struct device *dev)
 	unsigned int wakes = 0;
 	bool slept = false; /* called FUTEX_WAIT: takes the lock with PARKED */
 	unsigned int ticket = NOT_DUE; /* due: its place in the word */
-	bool graced;		       /* in a grace: due at once */
-	bool waited = false;	       /* due by its wait, not by a grace */
+	bool graced; /* in a grace: spins as starving at once */
 	unsigned long h0 = LOCK_TRACE_H0();
 	long since;
 	int err = errno;
@@ -565,9 +637,7 @@ static void word_lock(struct device *dev)
 			devres__lock_trace.quick = false;
 		}
 #endif
-		if (ticket == NOT_DUE && (graced || overdue(wakes, since))) {
-			/* A grace's due take begins no grace. */
-			waited = !graced;
+		if (ticket == NOT_DUE && overdue(wakes, since)) {
 			ticket = make_due(l);
 			if (ticket != NOT_DUE ||
 			    !(__atomic_load_n(l, __ATOMIC_RELAXED) & DR_LOCKED))
@@ -606,6 +676,7 @@ static void word_lock(struct device *dev)
 			       ticket != NOT_DUE ? 0 : since + DUE_NS) == 0) {
 			wakes++;
 			LOCK_TRACE(woken);
+			LAT_ADD(lat_wake, wake_at);
 #ifdef DR_LOCK_TRACE
 			devres__lock_trace.quick =
 				mono_ns() - __atomic_load_n(&last_wake,
@@ -618,8 +689,8 @@ static void word_lock(struct device *dev)
 		slept = true;
 		__atomic_add_fetch(&devres__lock_parks, 1, __ATOMIC_RELAXED);
 	}
-	if (ticket != NOT_DUE && waited) {
-		/* Taken as due by its wait: a grace begins (the top). */
+	if (ticket != NOT_DUE) {
+		/* Taken as due: a grace begins (the top). */
 		grace.word = l;
 		grace.left = GRACE_TAKES;
 	}
@@ -643,6 +714,8 @@ static void hand_due(unsigned int *l, unsigned int v)
 					    __ATOMIC_RELEASE, __ATOMIC_RELAXED))
 		;
 	LOCK_TRACE(due_hand);
+	LAT_MARK(due_at);
+	LAT_MARK(wake_at);
 	(void)syscall(SYS_futex, l, FUTEX_WAKE_BITSET | FUTEX_PRIVATE_FLAG,
 		      INT_MAX, NULL, NULL, WAIT_DUE(DR_DUE_HEAD(v)));
 }
@@ -673,6 +746,7 @@ void devres__unlock_slow(struct device *dev)
 						    __ATOMIC_RELAXED))
 			;
 		LOCK_TRACE(hand);
+		LAT_COUNT(lat_hand);
 		for (int k = 0; k < HAND_LOOKS; k++) {
 			if (!(__atomic_load_n(l, __ATOMIC_RELAXED) &
 			      DR_HANDOFF)) {
@@ -682,6 +756,7 @@ void devres__unlock_slow(struct device *dev)
 			cpu_relax();
 		}
 		LOCK_TRACE(hand_back);
+		LAT_COUNT(lat_hand_back);
 		handing = true;
 		v = __atomic_load_n(l, __ATOMIC_RELAXED);
 	}
@@ -720,6 +795,7 @@ void devres__unlock_slow(struct device *dev)
 #ifdef DR_LOCK_TRACE
 		__atomic_store_n(&last_wake, mono_ns(), __ATOMIC_RELAXED);
 #endif
+		LAT_MARK(wake_at);
 		if (futex(l, FUTEX_WAKE, 1) > 0)
 			__atomic_or_fetch(l, DR_PARKED, __ATOMIC_RELAXED);
 		else
