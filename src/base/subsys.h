@@ -179,6 +179,12 @@ HIDDEN void devres__log(const struct device *dev, const char *op,
 HIDDEN void devres__warn(const struct device *dev, const char *func,
 			 const char *fmt, ...) DEVRES_PRINTF(3, 4);
 HIDDEN void devres__print(int level, const char *fmt, ...) DEVRES_PRINTF(2, 3);
+/*
+ * One line and its newline to stderr's descriptor by one writev(): no
+ * lock, no stdio, no sink. For what must not wait for a lock: a BUG line
+ * and the log when no sink is set.
+ */
+HIDDEN void devres__log_raw(const char *line);
 /* devres__warn() without a backtrace, for a call from a signal handler. */
 HIDDEN void devres__warn_async(const struct device *dev, const char *func,
 			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
