@@ -20,6 +20,15 @@
 
 bool devres__dev_bad(const struct device *dev, const char *func)
 {
+	/* Set by this thread's vfork(): the child is refused; else it ends. */
+	if (unlikely(devres__vforked)) {
+		if (devres__vfork_refused(dev, func))
+			return false;
+		if (likely(!devres__ptr_bad(dev) &&
+			   dev->magic == DEVRES_DEV_MAGIC &&
+			   devres__dev_mine(dev)))
+			return true;
+	}
 	if (unlikely(!dev)) {
 		devres__warn(NULL, func, "NULL device");
 		return false;

@@ -343,6 +343,11 @@ static void emit(int level, const char *line)
 
 	if (in_sink || in_log_lock)
 		return;
+	/* A child of vfork(): the sink, its lock and the held lines are the parent's. */
+	if (unlikely(devres__vforked) && devres__vfork_child()) {
+		devres__log_raw(line);
+		return;
+	}
 	if (hold_depth && hold_line(level, line))
 		return;
 	log_lock();
@@ -492,9 +497,23 @@ static bool secure_quiet(void)
 static __attribute__((noinline)) void vwarn(const char *label, const char *func,
 					    const char *fmt, va_list ap)
 {
-	char reason[256];
+	char reason[256], line[LOG_LINE_MAX];
 	int err = errno;
 
+	/*
+	 * A child of vfork(): not counted (the counter is the parent's), no
+	 * backtrace (it allocates), one write.
+	 */
+	if (unlikely(devres__vforked) && devres__vfork_child()) {
+		if (devres__secure() && !devres__logging())
+			return;
+		vsnprintf(reason, sizeof(reason), fmt, ap);
+		snprintf(line, sizeof(line), "WARNING: %s: %s: %s", label, func,
+			 reason);
+		devres__log_raw(line);
+		errno = err;
+		return;
+	}
 	/* Every WARN counts, even one the sink's own calls make. */
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	if (in_sink || in_log_lock)
@@ -533,6 +552,8 @@ void devres__warn_async(const struct device *dev, const char *func,
 	int err = errno;
 	va_list ap;
 
+	if (unlikely(devres__vforked) && devres__vfork_child())
+		return;
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	if (in_sink || in_log_lock)
 		return;

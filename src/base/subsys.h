@@ -90,6 +90,17 @@ static DEVRES_INLINE bool devres__opt_bad(const struct device *dev,
 /* This process's id, set again in a child of fork() before its handlers. */
 extern HIDDEN int devres__pid;
 
+/*
+ * vfork.c: set on a thread by the library's vfork() before libc's runs,
+ * and so in a child of vfork(), which shares that thread's memory: a call
+ * that finds it set asks devres__vfork_child(), which in the parent
+ * clears it (docs/fork.md).
+ */
+extern HIDDEN TLS_FAST bool devres__vforked;
+HIDDEN bool devres__vfork_child(void);
+/* In a child of vfork(): a WARN by one write, not counted, and true. */
+HIDDEN bool devres__vfork_refused(const struct device *dev, const char *func);
+
 /* This process's id, as recorded in every object that may be inherited. */
 static inline int devres__pid_now(void)
 {
@@ -145,7 +156,7 @@ static DEVRES_INLINE bool devres__dev_ok(const struct device *dev,
 					 const char *func)
 {
 	if (likely(!devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC &&
-		   devres__dev_mine(dev)))
+		   devres__dev_mine(dev) && !devres__vforked))
 		return true;
 	return devres__dev_bad(dev, func);
 }
@@ -181,8 +192,8 @@ HIDDEN void devres__warn(const struct device *dev, const char *func,
 HIDDEN void devres__print(int level, const char *fmt, ...) DEVRES_PRINTF(2, 3);
 /*
  * One line and its newline to stderr's descriptor by one writev(): no
- * lock, no stdio, no sink. For what must not wait for a lock: a BUG line
- * and the log when no sink is set.
+ * lock, no stdio, no sink. For what must not wait for a lock: a BUG line,
+ * a child of vfork()'s WARN, and the log when no sink is set.
  */
 HIDDEN void devres__log_raw(const char *line);
 /* devres__warn() without a backtrace, for a call from a signal handler. */
