@@ -44,8 +44,13 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 		return false;
 	}
 	if (unlikely(!devres__dev_mine(dev))) {
-		devres__warn(dev, func, "device belongs to process %d",
-			     devres__dev_pid(dev));
+		if (devres__dev_other_copy(dev))
+			devres__warn(dev, func,
+				     "device of another copy of the library "
+				     "in this process: refused");
+		else
+			devres__warn(dev, func, "device belongs to process %d",
+				     devres__dev_pid(dev));
 		return false;
 	}
 	return true;

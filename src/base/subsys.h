@@ -109,12 +109,28 @@ static inline int devres__pid_now(void)
 
 /*
  * dev->state keeps the device's state (base/base.h) in its low bits and,
- * above them, the id of the process that initialized it: in a child of
- * fork() a device of the parent's is told by the same load, and no call
- * takes its locks or runs its releases (docs/fork.md).
+ * above them, the stamp of the process and the copy of the library that
+ * initialized it: in a child of fork() a device of the parent's is told
+ * by the same load, and no call takes its locks or runs its releases
+ * (docs/fork.md); a device of another copy of the library in the process
+ * likewise (copies.c). A process id is below 2^22 (PID_MAX_LIMIT); the
+ * copy's number is above it.
  */
 #define DEVRES_DEV_STATE_BITS 4
 #define DEVRES_DEV_STATE_MASK ((1u << DEVRES_DEV_STATE_BITS) - 1)
+#define DEVRES_DEV_PID_BITS 22
+
+/*
+ * copies.c: this copy's number among the copies of the library in the
+ * process (1 up), and the stamp its devices record: the process id, and
+ * the number above it. devres__copies_find() numbers this copy and WARNs
+ * when it finds another; devres__dev_stamp_set() makes the stamp again
+ * (after fork()).
+ */
+extern HIDDEN int devres__copy_no;
+extern HIDDEN unsigned int devres__dev_stamp;
+HIDDEN void devres__copies_find(void);
+HIDDEN void devres__dev_stamp_set(void);
 
 /*
  * device_del() for a bus's own removal of @dev, which a deletion through
@@ -124,15 +140,27 @@ static inline int devres__pid_now(void)
  */
 HIDDEN bool devres__device_del_once(struct device *dev, const char *func);
 
-static inline int devres__dev_pid(const struct device *dev)
+static inline unsigned int devres__dev_stamp_of(const struct device *dev)
 {
-	return (int)((unsigned int)__atomic_load_n(&dev->state,
-						   __ATOMIC_RELAXED) >>
-		     DEVRES_DEV_STATE_BITS);
+	return (unsigned int)__atomic_load_n(&dev->state, __ATOMIC_RELAXED) >>
+	       DEVRES_DEV_STATE_BITS;
 }
 
-/* Whether @dev, initialized, was initialized by this process. */
+static inline int devres__dev_pid(const struct device *dev)
+{
+	return (int)(devres__dev_stamp_of(dev) &
+		     ((1u << DEVRES_DEV_PID_BITS) - 1));
+}
+
+/* Whether @dev, initialized, was initialized by this process and copy. */
 static inline bool devres__dev_mine(const struct device *dev)
+{
+	return devres__dev_stamp_of(dev) ==
+	       __atomic_load_n(&devres__dev_stamp, __ATOMIC_RELAXED);
+}
+
+/* Whether @dev, not mine, is another copy's of the library here. */
+static inline bool devres__dev_other_copy(const struct device *dev)
 {
 	return devres__dev_pid(dev) == devres__pid_now();
 }
