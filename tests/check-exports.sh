@@ -18,12 +18,12 @@ nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBVW]$/ { print $3 }' |
 	grep -v '^DEVRES_' >"$tmp/exported.v"
 # libc's entry points the library interposes, so that it sees a managed
 # descriptor, stream or mapping released by hand (src/posix/interpose-fd.c,
-# src/base/maps.c, src/base/maps-advise.c, src/vfio/interpose.c): exported, versioned in the
+# src/base/maps.c, src/base/maps-advise.c, src/vfio/interpose.c, src/base/vfork.c): exported, versioned in the
 # map, declared by libc's headers.
 interposed='close closedir close_range closefrom dup2 dup3 fclose freopen freopen64 ioctl madvise mmap mmap64 mprotect
 	mremap munmap pkey_mprotect process_madvise pthread_clockjoin_np
 	pthread_detach pthread_join pthread_timedjoin_np pthread_tryjoin_np
-	remap_file_pages'
+	remap_file_pages vfork'
 sed 's/@.*//' "$tmp/exported.v" | sort -u |
 	grep -vxF "$(printf '%s\n' $interposed)" >"$tmp/exported"
 

@@ -16,15 +16,20 @@
 void devres__bug(const struct device *dev, const char *func, const char *fmt,
 		 ...)
 {
-	char msg[256], buf[40];
+	char msg[256], line[384], buf[40];
 	va_list ap;
 
 	va_start(ap, fmt);
 	vsnprintf(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
-	/* Straight to stderr: the sink may be what is broken. */
-	fprintf(stderr, "BUG: %s: %s: %s\n",
-		devres__dev_label(dev, buf, sizeof(buf)), func, msg);
+	/*
+	 * Straight to stderr's descriptor: the sink may be what is broken,
+	 * and stdio's lock may be held by the thread this one interrupted
+	 * or by a thread of the parent that is gone after a fork().
+	 */
+	snprintf(line, sizeof(line), "BUG: %s: %s: %s",
+		 devres__dev_label(dev, buf, sizeof(buf)), func, msg);
+	devres__log_raw(line);
 	abort();
 }
 

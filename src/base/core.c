@@ -79,8 +79,13 @@ int devres__dev_in_use(struct device *dev, const char *func)
 	int err;
 
 	if (dev->magic == DEVRES_DEV_MAGIC && !devres__dev_mine(dev)) {
-		devres__warn(dev, func, "device belongs to process %d",
-			     devres__dev_pid(dev));
+		if (devres__dev_other_copy(dev))
+			devres__warn(dev, func,
+				     "device of another copy of the library "
+				     "in this process: refused");
+		else
+			devres__warn(dev, func, "device belongs to process %d",
+				     devres__dev_pid(dev));
 		return -ECHILD;
 	}
 	if (dev->magic == DEVRES_DEV_MAGIC &&
@@ -117,9 +122,10 @@ void device_initialize(struct device *dev)
 	dev->devres_slab = NULL;
 	dev->p = NULL;
 	pthread_mutex_init(&dev->mutex, NULL);
-	dev->state = (int)((unsigned int)devres__pid_now()
-			   << DEVRES_DEV_STATE_BITS) |
-		     DEV_INITIALIZED;
+	dev->state =
+		(int)((__atomic_load_n(&devres__dev_stamp, __ATOMIC_RELAXED)
+		       << DEVRES_DEV_STATE_BITS) |
+		      DEV_INITIALIZED);
 	/* Counted until released: one never added nor put is a leak too. */
 	devres__ledger_add(DL_DEVICES, 1);
 	__atomic_store_n(&dev->magic, DEVRES_DEV_MAGIC, __ATOMIC_RELEASE);

@@ -20,6 +20,15 @@
 
 bool devres__dev_bad(const struct device *dev, const char *func)
 {
+	/* Set by this thread's vfork(): the child is refused; else it ends. */
+	if (unlikely(devres__vforked)) {
+		if (devres__vfork_refused(dev, func))
+			return false;
+		if (likely(!devres__ptr_bad(dev) &&
+			   dev->magic == DEVRES_DEV_MAGIC &&
+			   devres__dev_mine(dev)))
+			return true;
+	}
 	if (unlikely(!dev)) {
 		devres__warn(NULL, func, "NULL device");
 		return false;
@@ -35,8 +44,13 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 		return false;
 	}
 	if (unlikely(!devres__dev_mine(dev))) {
-		devres__warn(dev, func, "device belongs to process %d",
-			     devres__dev_pid(dev));
+		if (devres__dev_other_copy(dev))
+			devres__warn(dev, func,
+				     "device of another copy of the library "
+				     "in this process: refused");
+		else
+			devres__warn(dev, func, "device belongs to process %d",
+				     devres__dev_pid(dev));
 		return false;
 	}
 	return true;

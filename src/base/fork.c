@@ -76,6 +76,7 @@ static void fork_parent(void)
 static void fork_child(void)
 {
 	__atomic_store_n(&devres__pid, (int)getpid(), __ATOMIC_RELAXED);
+	devres__dev_stamp_set();
 	for (int i = DEVRES_FORK_NR - 1; i >= 0; i--) {
 		if (ops[i].child)
 			ops[i].child();
@@ -132,5 +133,6 @@ int devres__pthread_atfork(void (*prepare)(void), void (*parent)(void),
 __attribute__((constructor(101))) static void fork_init(void)
 {
 	devres__pid = (int)getpid();
+	devres__copies_find();
 	devres__pthread_atfork(fork_prepare, fork_parent, fork_child);
 }

@@ -9,6 +9,8 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/mman.h>
+#include <sys/uio.h>
+#include <unistd.h>
 #ifndef NDEBUG
 #include <execinfo.h>
 #endif
@@ -296,23 +298,40 @@ static void sink_ended(void *arg)
 }
 
 /*
- * One line, one write: not fprintf(), which on an unbuffered stderr puts
- * a buffer of BUFSIZ (8 KiB) on the stack, half of a thread's whole
- * stack at PTHREAD_STACK_MIN. A line longer than the buffer here (the
- * held ones' flush) goes in two writes.
+ * One line, one system call: writev(2) of the line and its newline to
+ * the descriptor of stderr, with no lock and no buffer taken on the way.
+ * Not stdio: fprintf() takes the stream's lock, which a thread of the
+ * parent may have held at a fork(), or the thread a signal handler
+ * interrupted may hold (the line would wait for ever), and on an
+ * unbuffered stderr it puts a buffer of BUFSIZ (8 KiB) on the stack,
+ * half of a thread's whole stack at PTHREAD_STACK_MIN. errno is kept.
  */
-static void to_stderr(const char *line)
+void devres__log_raw(const char *line)
 {
-	char buf[LOG_LINE_MAX + 2];
-	size_t len = strlen(line);
+	static char nl[] = "\n";
+	struct iovec iov[2] = {
+		{ .iov_base = (void *)(uintptr_t)line,
+		  .iov_len = strlen(line) },
+		{ .iov_base = nl, .iov_len = 1 },
+	};
+	struct iovec *v = iov;
+	int err = errno, n = 2;
 
-	if (len + 1 >= sizeof(buf)) {
-		(void)fwrite(line, 1, len, stderr);
-		(void)fputc('\n', stderr);
-		return;
+	while (n) {
+		ssize_t done = writev(STDERR_FILENO, v, n);
+
+		if (done < 0 && errno == EINTR)
+			continue;
+		if (done <= 0)
+			break;
+		for (; n && (size_t)done >= v->iov_len; v++, n--)
+			done -= (ssize_t)v->iov_len;
+		if (n) {
+			v->iov_base = (char *)v->iov_base + done;
+			v->iov_len -= (size_t)done;
+		}
 	}
-	snprintf(buf, sizeof(buf), "%s\n", line);
-	(void)fwrite(buf, 1, len + 1, stderr);
+	errno = err;
 }
 
 /* A sink, or stderr, may change errno: logging never does. */
@@ -324,6 +343,11 @@ static void emit(int level, const char *line)
 
 	if (in_sink || in_log_lock)
 		return;
+	/* A child of vfork(): the sink, its lock and the held lines are the parent's. */
+	if (unlikely(devres__vforked) && devres__vfork_child()) {
+		devres__log_raw(line);
+		return;
+	}
 	if (hold_depth && hold_line(level, line))
 		return;
 	log_lock();
@@ -340,7 +364,7 @@ static void emit(int level, const char *line)
 		s(ctx, level, line);
 		pthread_cleanup_pop(0);
 	} else {
-		to_stderr(line);
+		devres__log_raw(line);
 	}
 	in_sink = false;
 	if (s) {
@@ -473,9 +497,23 @@ static bool secure_quiet(void)
 static __attribute__((noinline)) void vwarn(const char *label, const char *func,
 					    const char *fmt, va_list ap)
 {
-	char reason[256];
+	char reason[256], line[LOG_LINE_MAX];
 	int err = errno;
 
+	/*
+	 * A child of vfork(): not counted (the counter is the parent's), no
+	 * backtrace (it allocates), one write.
+	 */
+	if (unlikely(devres__vforked) && devres__vfork_child()) {
+		if (devres__secure() && !devres__logging())
+			return;
+		vsnprintf(reason, sizeof(reason), fmt, ap);
+		snprintf(line, sizeof(line), "WARNING: %s: %s: %s", label, func,
+			 reason);
+		devres__log_raw(line);
+		errno = err;
+		return;
+	}
 	/* Every WARN counts, even one the sink's own calls make. */
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	if (in_sink || in_log_lock)
@@ -514,6 +552,8 @@ void devres__warn_async(const struct device *dev, const char *func,
 	int err = errno;
 	va_list ap;
 
+	if (unlikely(devres__vforked) && devres__vfork_child())
+		return;
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	if (in_sink || in_log_lock)
 		return;

@@ -90,6 +90,17 @@ static DEVRES_INLINE bool devres__opt_bad(const struct device *dev,
 /* This process's id, set again in a child of fork() before its handlers. */
 extern HIDDEN int devres__pid;
 
+/*
+ * vfork.c: set on a thread by the library's vfork() before libc's runs,
+ * and so in a child of vfork(), which shares that thread's memory: a call
+ * that finds it set asks devres__vfork_child(), which in the parent
+ * clears it (docs/fork.md).
+ */
+extern HIDDEN TLS_FAST bool devres__vforked;
+HIDDEN bool devres__vfork_child(void);
+/* In a child of vfork(): a WARN by one write, not counted, and true. */
+HIDDEN bool devres__vfork_refused(const struct device *dev, const char *func);
+
 /* This process's id, as recorded in every object that may be inherited. */
 static inline int devres__pid_now(void)
 {
@@ -98,12 +109,28 @@ static inline int devres__pid_now(void)
 
 /*
  * dev->state keeps the device's state (base/base.h) in its low bits and,
- * above them, the id of the process that initialized it: in a child of
- * fork() a device of the parent's is told by the same load, and no call
- * takes its locks or runs its releases (docs/fork.md).
+ * above them, the stamp of the process and the copy of the library that
+ * initialized it: in a child of fork() a device of the parent's is told
+ * by the same load, and no call takes its locks or runs its releases
+ * (docs/fork.md); a device of another copy of the library in the process
+ * likewise (copies.c). A process id is below 2^22 (PID_MAX_LIMIT); the
+ * copy's number is above it.
  */
 #define DEVRES_DEV_STATE_BITS 4
 #define DEVRES_DEV_STATE_MASK ((1u << DEVRES_DEV_STATE_BITS) - 1)
+#define DEVRES_DEV_PID_BITS 22
+
+/*
+ * copies.c: this copy's number among the copies of the library in the
+ * process (1 up), and the stamp its devices record: the process id, and
+ * the number above it. devres__copies_find() numbers this copy and WARNs
+ * when it finds another; devres__dev_stamp_set() makes the stamp again
+ * (after fork()).
+ */
+extern HIDDEN int devres__copy_no;
+extern HIDDEN unsigned int devres__dev_stamp;
+HIDDEN void devres__copies_find(void);
+HIDDEN void devres__dev_stamp_set(void);
 
 /*
  * device_del() for a bus's own removal of @dev, which a deletion through
@@ -113,15 +140,27 @@ static inline int devres__pid_now(void)
  */
 HIDDEN bool devres__device_del_once(struct device *dev, const char *func);
 
-static inline int devres__dev_pid(const struct device *dev)
+static inline unsigned int devres__dev_stamp_of(const struct device *dev)
 {
-	return (int)((unsigned int)__atomic_load_n(&dev->state,
-						   __ATOMIC_RELAXED) >>
-		     DEVRES_DEV_STATE_BITS);
+	return (unsigned int)__atomic_load_n(&dev->state, __ATOMIC_RELAXED) >>
+	       DEVRES_DEV_STATE_BITS;
 }
 
-/* Whether @dev, initialized, was initialized by this process. */
+static inline int devres__dev_pid(const struct device *dev)
+{
+	return (int)(devres__dev_stamp_of(dev) &
+		     ((1u << DEVRES_DEV_PID_BITS) - 1));
+}
+
+/* Whether @dev, initialized, was initialized by this process and copy. */
 static inline bool devres__dev_mine(const struct device *dev)
+{
+	return devres__dev_stamp_of(dev) ==
+	       __atomic_load_n(&devres__dev_stamp, __ATOMIC_RELAXED);
+}
+
+/* Whether @dev, not mine, is another copy's of the library here. */
+static inline bool devres__dev_other_copy(const struct device *dev)
 {
 	return devres__dev_pid(dev) == devres__pid_now();
 }
@@ -145,7 +184,7 @@ static DEVRES_INLINE bool devres__dev_ok(const struct device *dev,
 					 const char *func)
 {
 	if (likely(!devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC &&
-		   devres__dev_mine(dev)))
+		   devres__dev_mine(dev) && !devres__vforked))
 		return true;
 	return devres__dev_bad(dev, func);
 }
@@ -179,6 +218,12 @@ HIDDEN void devres__log(const struct device *dev, const char *op,
 HIDDEN void devres__warn(const struct device *dev, const char *func,
 			 const char *fmt, ...) DEVRES_PRINTF(3, 4);
 HIDDEN void devres__print(int level, const char *fmt, ...) DEVRES_PRINTF(2, 3);
+/*
+ * One line and its newline to stderr's descriptor by one writev(): no
+ * lock, no stdio, no sink. For what must not wait for a lock: a BUG line,
+ * a child of vfork()'s WARN, and the log when no sink is set.
+ */
+HIDDEN void devres__log_raw(const char *line);
 /* devres__warn() without a backtrace, for a call from a signal handler. */
 HIDDEN void devres__warn_async(const struct device *dev, const char *func,
 			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
