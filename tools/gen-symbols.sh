@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: MIT
 # debian/libdevres1.symbols from src/libdevres.map: every exported symbol
 # with its version node, and the package version that first had it. A node
-# DEVRES_M.N is release M.N.0.
+# DEVRES_M.N is release M.N.0. vfork is defined only where the library
+# has its stub (src/base/vfork.c: x86-64 and AArch64).
 # Usage: gen-symbols.sh [SRCDIR] > debian/libdevres1.symbols
 set -eu
 src=${1:-.}
@@ -18,5 +19,6 @@ sed -e 's,/\*.*\*/,,g' -e 's/[[:space:]]//g' "$src/src/libdevres.map" |
 	/^global:$/ { global = 1; next }
 	/^local:/ { global = 0; next }
 	/^\}/ { global = 0; next }
-	global && /;$/ { sym = $0; sub(/;$/, "", sym); if (sym != "")
-		print " " sym "@" node " " ver }' | LC_ALL=C sort -u
+	global && /;$/ { sym = $0; sub(/;$/, "", sym); if (sym == "") next
+		arch = sym == "vfork" ? "(arch=amd64 arm64)" : ""
+		print " " arch sym "@" node " " ver }' | LC_ALL=C sort -u
