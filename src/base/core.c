@@ -125,27 +125,38 @@ void device_initialize(struct device *dev)
 	__atomic_store_n(&dev->magic, DEVRES_DEV_MAGIC, __ATOMIC_RELEASE);
 }
 
+/*
+ * Once added, the name is the device's identity on its bus and is lent out
+ * (resource names, messages): renaming would free memory in use. The
+ * release callbacks of the last put may still rename it.
+ */
+static bool name_open(const struct device *dev)
+{
+	enum dm_dev_state st = dm_dev_state(dev);
+
+	return st == DEV_INITIALIZED || st == DEV_RELEASING;
+}
+
+static int name_busy(struct device *dev)
+{
+	devres__state_warn(dev, "dev_set_name",
+			   "device was added: its name is in use");
+	return -EBUSY;
+}
+
 int dev_set_name(struct device *dev, const char *fmt, ...)
 {
-	enum dm_dev_state st;
-	char *name, *old;
+	char *name, *old = NULL;
 	va_list ap;
+	bool open;
 	int ret;
 
 	if (!devres__dev_ok(dev, __func__) ||
 	    devres__arg_bad(dev, fmt, __func__, "format"))
 		return -EINVAL;
-	/*
-	 * Once added, the name is the device's identity on its bus and is
-	 * lent out (resource names, messages): renaming would free memory in
-	 * use. The release callbacks of the last put may still rename it.
-	 */
-	st = dm_dev_state(dev);
-	if (st != DEV_INITIALIZED && st != DEV_RELEASING) {
-		devres__state_warn(dev, __func__,
-				   "device was added: its name is in use");
-		return -EBUSY;
-	}
+	/* Refused before formatting, too: the usual misuse costs nothing. */
+	if (!name_open(dev))
+		return name_busy(dev);
 	va_start(ap, fmt);
 	ret = vasprintf(&name, fmt, ap);
 	va_end(ap);
@@ -154,8 +165,23 @@ int dev_set_name(struct device *dev, const char *fmt, ...)
 	/* A name is one path component, as the kernel makes it: '/' -> '!'. */
 	for (char *c = name; (c = strchr(c, '/')) != NULL;)
 		*c = '!';
-	old = dev->name;
-	dev->name = name;
+	/*
+	 * Checked again where device_add() makes the device added, and the
+	 * name swapped there: the state read above may be stale by now (the
+	 * format's own callbacks, another thread's device_add()), and two
+	 * renames at once would both free the one old name.
+	 */
+	dm_lock();
+	open = name_open(dev);
+	if (open) {
+		old = dev->name;
+		dev->name = name;
+	}
+	dm_unlock();
+	if (!open) {
+		free(name);
+		return name_busy(dev);
+	}
 	free(old);
 	return 0;
 }

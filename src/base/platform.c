@@ -112,14 +112,6 @@ static struct res_block *res_block_take(const struct platform_device *pdev)
 	return b;
 }
 
-static void res_block_put(struct res_block *b)
-{
-	dm_lock();
-	b->next = res_blocks;
-	res_blocks = b;
-	dm_unlock();
-}
-
 static void platform_device_release(struct device *dev)
 {
 	struct platform_object *pa =
@@ -194,44 +186,80 @@ static int dup_resources(const struct platform_device *pdev,
 	return 0;
 }
 
+/*
+ * Why a platform device in state @st cannot take resources now, or NULL. Giving the copy
+ * back (no resources) is allowed once the device is off the bus too: from
+ * its owner's release callback, say.
+ */
+static const char *res_refused(enum dm_dev_state st, bool giving_back)
+{
+	if (st == DEV_ZEROED || st == DEV_INITIALIZED || st == DEV_RELEASED)
+		return NULL;
+	if (giving_back && (st == DEV_DELETED || st == DEV_RELEASING))
+		return NULL;
+	return st == DEV_DELETED     ? "device was deleted"
+	       : st == DEV_RELEASING ? "device is being released"
+				     : "device is already added";
+}
+
+/* Whether platform_device_add() is adding @pdev now; under dm_lock. */
+static bool being_added_locked(const struct platform_device *pdev);
+
 int platform_device_add_resources(struct platform_device *pdev,
 				  const struct resource *res, unsigned int num)
 {
-	struct res_block *b = NULL, *old;
-	enum dm_dev_state st;
+	struct res_block **pp, *b = NULL, *old;
+	bool giving_back = !(res && num);
+	const char *why;
 
 	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
 	    (num && devres__opt_bad(&pdev->dev, res, __func__, "resource")))
 		return -EINVAL;
-	st = dm_dev_state(&pdev->dev);
-	/*
-	 * Giving the copy back (no resources) is allowed once the device
-	 * is off the bus too: from its owner's release callback, say.
-	 */
-	if (st != DEV_ZEROED && st != DEV_INITIALIZED && st != DEV_RELEASED &&
-	    !(!(res && num) && (st == DEV_DELETED || st == DEV_RELEASING))) {
-		devres__state_warn(&pdev->dev, __func__,
-				   st == DEV_DELETED	 ? "device was deleted"
-				   : st == DEV_RELEASING ? "device is being "
-							   "released"
-							 : "device is already "
-							   "added");
-		return -EINVAL;
-	}
-	if (res && num) {
+	why = res_refused(dm_dev_state(&pdev->dev), giving_back);
+	if (why)
+		goto refused;
+	if (!giving_back) {
 		int ret = dup_resources(pdev, res, num, &b);
 
 		if (ret)
 			return ret;
 	}
-	/* The array the library made before, not what the owner set. */
-	old = res_block_take(pdev);
-	pdev->resource = b ? b->res : NULL;
-	pdev->num_resources = b ? num : 0;
-	if (b)
-		res_block_put(b);
+	/*
+	 * The state is read again where platform_device_add() claims the
+	 * device and device_add() makes it added, and the array swapped
+	 * there: an add that began meanwhile (another thread's) names the
+	 * array's resources and puts them in the tree, and the old array
+	 * freed under it would be in use.
+	 */
+	dm_lock();
+	why = res_refused(dm_dev_state(&pdev->dev), giving_back);
+	if (!why && being_added_locked(pdev))
+		why = "another add of it is in progress";
+	if (!why) {
+		/* The array the library made before, not what the owner set. */
+		for (pp = &res_blocks; (old = *pp) && old->pdev != pdev;
+		     pp = &old->next)
+			;
+		if (old)
+			*pp = old->next;
+		pdev->resource = b ? b->res : NULL;
+		pdev->num_resources = b ? num : 0;
+		if (b) {
+			b->next = res_blocks;
+			res_blocks = b;
+		}
+	}
+	dm_unlock();
+	if (why) {
+		free(b);
+		goto refused;
+	}
 	free(old);
 	return 0;
+
+refused:
+	devres__state_warn(&pdev->dev, __func__, why);
+	return -EINVAL;
 }
 
 /*
@@ -321,13 +349,20 @@ struct adding {
 
 static struct adding *adding;
 
+static bool being_added_locked(const struct platform_device *pdev)
+{
+	for (struct adding *x = adding; x; x = x->next)
+		if (x->pdev == pdev)
+			return true;
+	return false;
+}
+
 static bool adding_claim(struct adding *a, struct platform_device *pdev)
 {
-	bool busy = false;
+	bool busy;
 
 	dm_lock();
-	for (struct adding *x = adding; x; x = x->next)
-		busy |= x->pdev == pdev;
+	busy = being_added_locked(pdev);
 	if (!busy) {
 		a->pdev = pdev;
 		a->next = adding;
