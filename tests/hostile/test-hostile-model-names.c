@@ -48,7 +48,9 @@
  * interrupts no call of the library (the copy holds no lock), which
  * ThreadSanitizer cannot know.
  */
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
 const char *__tsan_default_options(void);
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
 const char *__tsan_default_options(void)
 {
 	return "report_signal_unsafe=0";
