@@ -137,29 +137,66 @@ static bool name_open(const struct device *dev)
 	return st == DEV_INITIALIZED || st == DEV_RELEASING;
 }
 
-static int name_busy(struct device *dev)
+static int name_busy(struct device *dev, const char *why)
 {
-	devres__state_warn(dev, "dev_set_name",
-			   "device was added: its name is in use");
+	devres__state_warn(dev, "dev_set_name", why);
 	return -EBUSY;
 }
 
-int dev_set_name(struct device *dev, const char *fmt, ...)
+static struct devres__naming *naming;
+
+bool devres__naming_locked(const struct device *dev)
 {
+	for (struct devres__naming *n = naming; n; n = n->next)
+		if (n->dev == dev)
+			return true;
+	return false;
+}
+
+bool devres__naming_claim(struct devres__naming *n, const struct device *dev)
+{
+	bool busy;
+
+	dm_lock();
+	busy = devres__naming_locked(dev);
+	if (!busy) {
+		n->dev = dev;
+		n->next = naming;
+		naming = n;
+	}
+	dm_unlock();
+	return !busy;
+}
+
+void devres__naming_drop(struct devres__naming *n)
+{
+	struct devres__naming **pp;
+
+	dm_lock();
+	for (pp = &naming; *pp != n; pp = &(*pp)->next)
+		;
+	*pp = n->next;
+	dm_unlock();
+}
+
+#define NAME_ADDED "device was added: its name is in use"
+#define NAME_ADDING "device is being added: its name is in use"
+
+/* @claimed: the call of the add that claimed @dev, which names it. */
+static int set_name(struct device *dev, bool claimed, const char *fmt,
+		    va_list ap)
+{
+	const char *why = NULL;
 	char *name, *old = NULL;
-	va_list ap;
-	bool open;
 	int ret;
 
-	if (!devres__dev_ok(dev, __func__) ||
-	    devres__arg_bad(dev, fmt, __func__, "format"))
+	if (!devres__dev_ok(dev, "dev_set_name") ||
+	    devres__arg_bad(dev, fmt, "dev_set_name", "format"))
 		return -EINVAL;
 	/* Refused before formatting, too: the usual misuse costs nothing. */
 	if (!name_open(dev))
-		return name_busy(dev);
-	va_start(ap, fmt);
+		return name_busy(dev, NAME_ADDED);
 	ret = vasprintf(&name, fmt, ap);
-	va_end(ap);
 	if (ret < 0)
 		return -ENOMEM;
 	/* A name is one path component, as the kernel makes it: '/' -> '!'. */
@@ -169,21 +206,47 @@ int dev_set_name(struct device *dev, const char *fmt, ...)
 	 * Checked again where device_add() makes the device added, and the
 	 * name swapped there: the state read above may be stale by now (the
 	 * format's own callbacks, another thread's device_add()), and two
-	 * renames at once would both free the one old name.
+	 * renames at once would both free the one old name. An add naming
+	 * the device has lent the name to its resources already.
 	 */
 	dm_lock();
-	open = name_open(dev);
-	if (open) {
+	if (!name_open(dev))
+		why = NAME_ADDED;
+	else if (!claimed && devres__naming_locked(dev))
+		why = NAME_ADDING;
+	if (!why) {
 		old = dev->name;
 		dev->name = name;
 	}
 	dm_unlock();
-	if (!open) {
+	if (why) {
 		free(name);
-		return name_busy(dev);
+		return name_busy(dev, why);
 	}
 	free(old);
 	return 0;
+}
+
+int dev_set_name(struct device *dev, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = set_name(dev, false, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int devres__dev_set_name_claimed(struct device *dev, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = set_name(dev, true, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 const char *dev_name(const struct device *dev)

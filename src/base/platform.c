@@ -202,9 +202,6 @@ static const char *res_refused(enum dm_dev_state st, bool giving_back)
 				     : "device is already added";
 }
 
-/* Whether platform_device_add() is adding @pdev now; under dm_lock. */
-static bool being_added_locked(const struct platform_device *pdev);
-
 int platform_device_add_resources(struct platform_device *pdev,
 				  const struct resource *res, unsigned int num)
 {
@@ -233,7 +230,7 @@ int platform_device_add_resources(struct platform_device *pdev,
 	 */
 	dm_lock();
 	why = res_refused(dm_dev_state(&pdev->dev), giving_back);
-	if (!why && being_added_locked(pdev))
+	if (!why && devres__naming_locked(&pdev->dev))
 		why = "another add of it is in progress";
 	if (!why) {
 		/* The array the library made before, not what the owner set. */
@@ -320,71 +317,28 @@ static int set_name(struct platform_device *pdev)
 
 	switch (pdev->id) {
 	case PLATFORM_DEVID_NONE:
-		return dev_set_name(&pdev->dev, "%s", pdev->name);
+		return devres__dev_set_name_claimed(&pdev->dev, "%s",
+						    pdev->name);
 	case PLATFORM_DEVID_AUTO:
 		id = alloc_auto_id();
 		if (id < 0)
 			return id;
 		pdev->id = id;
 		pdev->id_auto = true;
-		return dev_set_name(&pdev->dev, "%s.%d.auto", pdev->name,
-				    pdev->id);
+		return devres__dev_set_name_claimed(&pdev->dev, "%s.%d.auto",
+						    pdev->name, pdev->id);
 	default:
-		return dev_set_name(&pdev->dev, "%s.%d", pdev->name, pdev->id);
+		return devres__dev_set_name_claimed(&pdev->dev, "%s.%d",
+						    pdev->name, pdev->id);
 	}
-}
-
-/*
- * The devices platform_device_add() is naming and claiming, under
- * devres__dm_lock: a second add of one of them (another thread's) is
- * refused before it renames the device, frees its automatic id or clears
- * its resources' names under the first. Nodes live on the adders' stacks,
- * and are unlinked by a cleanup handler when a probe run by the add ends
- * the thread.
- */
-struct adding {
-	const struct platform_device *pdev;
-	struct adding *next;
-};
-
-static struct adding *adding;
-
-static bool being_added_locked(const struct platform_device *pdev)
-{
-	for (struct adding *x = adding; x; x = x->next)
-		if (x->pdev == pdev)
-			return true;
-	return false;
-}
-
-static bool adding_claim(struct adding *a, struct platform_device *pdev)
-{
-	bool busy;
-
-	dm_lock();
-	busy = being_added_locked(pdev);
-	if (!busy) {
-		a->pdev = pdev;
-		a->next = adding;
-		adding = a;
-	}
-	dm_unlock();
-	return !busy;
-}
-
-static void adding_drop(void *arg)
-{
-	struct adding *a = arg;
-	struct adding **pp;
-
-	dm_lock();
-	for (pp = &adding; *pp != a; pp = &(*pp)->next)
-		;
-	*pp = a->next;
-	dm_unlock();
 }
 
 static int pdev_add(struct platform_device *pdev);
+
+static void naming_drop(void *arg)
+{
+	devres__naming_drop(arg);
+}
 
 /*
  * The resources the add named after the device lose that name when the
@@ -401,7 +355,7 @@ static void unname_resources(struct platform_device *pdev)
 
 int platform_device_add(struct platform_device *pdev)
 {
-	struct adding a;
+	struct devres__naming a;
 	int ret;
 
 	if (devres__arg_bad(NULL, pdev, __func__, "device"))
@@ -413,7 +367,12 @@ int platform_device_add(struct platform_device *pdev)
 	 */
 	if (dm_dev_state(&pdev->dev) != DEV_INITIALIZED)
 		return pdev_add(pdev);
-	if (!adding_claim(&a, pdev)) {
+	/*
+	 * Claimed before it is named: a second add, dev_set_name() and
+	 * platform_device_add_resources() are refused until the add is done
+	 * (the name and the array are lent to the resource tree).
+	 */
+	if (!devres__naming_claim(&a, &pdev->dev)) {
 		/* Not by name: the other add may be renaming it. */
 		devres__warn(NULL, __func__,
 			     "platform device %p: another add of it is in "
@@ -422,7 +381,7 @@ int platform_device_add(struct platform_device *pdev)
 		return -EBUSY;
 	}
 	/* Dropped also when a probe ends the thread: the add is done. */
-	pthread_cleanup_push(adding_drop, &a);
+	pthread_cleanup_push(naming_drop, &a);
 	ret = pdev_add(pdev);
 	pthread_cleanup_pop(1);
 	return ret;

@@ -15,7 +15,10 @@
  * first, with dev_set_name(). platform_device_add_resources()'s is the
  * copy of its resources' names: the fault of reading one from a page made
  * unreadable adds the device from its handler. Each stands for another
- * thread's add landing there. Before, the rename renamed the added device
+ * thread's add landing there. Last, the other way round: a rename while
+ * platform_device_add() names the device and lends the name to its
+ * resources (the add's write of it into an owner's read-only array
+ * faults, and the handler renames the device) is refused too. Before, the rename renamed the added device
  * and freed the name its resources and its bus's name check point at; the
  * new resources replaced, and freed, the array the add had put in the
  * resource tree.
@@ -63,6 +66,7 @@ enum row {
 	R_PLATFORM_ADD, /* the format adds the platform device: -EBUSY */
 	R_RENAME,	/* the format renames it first: both renames hold */
 	R_RESOURCES,	/* add_resources, the add in its copy: -EINVAL */
+	R_NAMING,	/* dev_set_name while the add names resources: -EBUSY */
 	NR_ROWS
 };
 
@@ -71,6 +75,7 @@ static const char *const row_names[NR_ROWS] = {
 	"dev_set_name, its format adds the platform device",
 	"dev_set_name, its format renames the device",
 	"platform_device_add_resources, its copy adds the device",
+	"dev_set_name, while platform_device_add names the resources",
 };
 
 static const char *const col_names[] = { "once" };
@@ -202,9 +207,29 @@ static void on_fault(int sig, siginfo_t *si, void *uc)
 	(void)uc;
 	if (addr < guarded || addr >= guarded + page_size)
 		abort();
+	if (cur_row == R_NAMING) {
+		/* The add writes the device's name into the owner's array. */
+		inner_ret = dev_set_name(&pdev->dev, "model-renamed");
+		if (mprotect(guarded, page_size, PROT_READ | PROT_WRITE))
+			abort();
+		return;
+	}
 	if (mprotect(guarded, page_size, PROT_READ))
 		abort();
 	inner_ret = platform_device_add(pdev);
+}
+
+static int guard_page(void)
+{
+	struct sigaction sa = { .sa_sigaction = on_fault,
+				.sa_flags = SA_SIGINFO };
+
+	page_size = (size_t)sysconf(_SC_PAGESIZE);
+	guarded = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
+		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+	if (guarded == MAP_FAILED || sigaction(SIGSEGV, &sa, NULL))
+		return -1;
+	return 0;
 }
 
 static int cell_resources(void)
@@ -212,22 +237,16 @@ static int cell_resources(void)
 	struct resource res = { .start = 0x7b000,
 				.end = 0x7b0ff,
 				.flags = IORESOURCE_MEM };
-	struct sigaction sa = { .sa_sigaction = on_fault,
-				.sa_flags = SA_SIGINFO };
 	struct resource *r;
 	int ret, w0;
 
-	page_size = (size_t)sysconf(_SC_PAGESIZE);
-	guarded = mmap(NULL, page_size, PROT_READ | PROT_WRITE,
-		       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
-	if (guarded == MAP_FAILED)
+	if (guard_page())
 		return 30;
 	snprintf(guarded, page_size, "%s", "model-res-other");
 	pdev = platform_device_alloc("model-res", PLATFORM_DEVID_AUTO);
 	if (!pdev || platform_device_add_resources(pdev, &res, 1))
 		return 31;
-	if (sigaction(SIGSEGV, &sa, NULL) ||
-	    mprotect(guarded, page_size, PROT_NONE))
+	if (mprotect(guarded, page_size, PROT_NONE))
 		return 32;
 	w0 = devres_warn_count();
 	res.name = guarded;
@@ -238,6 +257,42 @@ static int cell_resources(void)
 	r = platform_get_resource(pdev, IORESOURCE_MEM, 0);
 	if (!r || !r->parent || strcmp(r->name, dev_name(&pdev->dev)) != 0)
 		return 34;
+	platform_device_unregister(pdev);
+	munmap(guarded, page_size);
+	return 0;
+}
+
+/*
+ * The device's resources are its owner's array, on a page the test made
+ * read-only: the add's write of the device's name into it faults, and
+ * the handler renames the device, as another thread would in that window.
+ */
+static int cell_naming(void)
+{
+	struct resource *r;
+	int w0;
+
+	if (guard_page())
+		return 40;
+	r = (struct resource *)(void *)guarded;
+	r->start = 0x7c000;
+	r->end = 0x7c0ff;
+	r->flags = IORESOURCE_MEM;
+	pdev = platform_device_alloc("model-own", PLATFORM_DEVID_NONE);
+	if (!pdev)
+		return 41;
+	pdev->resource = r;
+	pdev->num_resources = 1;
+	if (mprotect(guarded, page_size, PROT_READ))
+		return 42;
+	w0 = devres_warn_count();
+	if (platform_device_add(pdev) || inner_ret != -EBUSY ||
+	    devres_warn_count() - w0 != 1)
+		return 43;
+	/* The name the resource points at is the device's, alive. */
+	if (strcmp(dev_name(&pdev->dev), "model-own") != 0 ||
+	    r->name != dev_name(&pdev->dev) || !r->parent)
+		return 44;
 	platform_device_unregister(pdev);
 	munmap(guarded, page_size);
 	return 0;
@@ -262,6 +317,9 @@ static int one_cell(int row, int col)
 		break;
 	case R_PLATFORM_ADD:
 		ret = cell_platform_add();
+		break;
+	case R_NAMING:
+		ret = cell_naming();
 		break;
 	default:
 		ret = cell_resources();
