@@ -103,9 +103,11 @@ DEVRES_API void device_initialize(struct device *dev);
  * at it): naming is for an initialized device, or from a release callback
  * of its last put.
  *
- * Context: any thread.
+ * Context: any thread. An add of @dev that lands while the name is
+ * formatted (another thread's) wins: the call is then refused.
  * Return: 0, -ENOMEM, -EINVAL for a NULL or uninitialized @dev, -EBUSY
- * (WARN) once @dev was added.
+ * (WARN) once @dev was added, also by an add made while this call ran,
+ * or while platform_device_add() is naming it.
  */
 DEVRES_API int dev_set_name(struct device *dev, const char *fmt, ...)
 	DEVRES_PRINTF(2, 3);

@@ -158,9 +158,12 @@ DEVRES_API struct platform_device *platform_device_alloc(const char *name,
  * platform_device_add_resources(pdev, NULL, 0) gives it back, allowed
  * also once the device is deleted or from its release callback.
  *
- * Context: any thread. A fault-injection point.
+ * Context: any thread. A fault-injection point. An add of @pdev that
+ * lands while the copy is made (another thread's) wins: the call is then
+ * refused, and the device keeps the resources its add put in the tree.
  * Return: 0, -ENOMEM, or -EINVAL (with a WARN) for a bad @pdev, @res or
- * resource name pointer, or a device that is already added.
+ * resource name pointer, or a device that is already added or being
+ * added by platform_device_add().
  */
 DEVRES_API int platform_device_add_resources(struct platform_device *pdev,
 					     const struct resource *res,

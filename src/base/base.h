@@ -252,6 +252,26 @@ HIDDEN const char *devres__dev_state_name(enum dm_dev_state st);
  * device_register() gives, after one WARN naming @func.
  */
 HIDDEN int devres__dev_in_use(struct device *dev, const char *func);
+/*
+ * The devices an add is naming (platform_device_add()), under
+ * devres__dm_lock, each with a node on its adder's stack: a second add,
+ * dev_set_name() and platform_device_add_resources() are refused while
+ * the add names the device and puts its resources in the tree.
+ */
+struct devres__naming {
+	const struct device *dev;
+	struct devres__naming *next;
+};
+
+/* Claims @dev for @n; false (nothing changed) when another add has it. */
+HIDDEN bool devres__naming_claim(struct devres__naming *n,
+				 const struct device *dev);
+HIDDEN void devres__naming_drop(struct devres__naming *n);
+HIDDEN bool devres__naming_locked(const struct device *dev);
+/* dev_set_name() for the add that claimed @dev. */
+HIDDEN int devres__dev_set_name_claimed(struct device *dev, const char *fmt,
+					...)
+	__attribute__((format(printf, 2, 3)));
 /* One WARN: "<dev>: <func>: <why> (state: <state>)". */
 HIDDEN void devres__state_warn(struct device *dev, const char *func,
 			       const char *why);

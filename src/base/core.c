@@ -131,39 +131,128 @@ void device_initialize(struct device *dev)
 	__atomic_store_n(&dev->magic, DEVRES_DEV_MAGIC, __ATOMIC_RELEASE);
 }
 
-int dev_set_name(struct device *dev, const char *fmt, ...)
+/*
+ * Once added, the name is the device's identity on its bus and is lent out
+ * (resource names, messages): renaming would free memory in use. The
+ * release callbacks of the last put may still rename it.
+ */
+static bool name_open(const struct device *dev)
 {
-	enum dm_dev_state st;
-	char *name, *old;
-	va_list ap;
+	enum dm_dev_state st = dm_dev_state(dev);
+
+	return st == DEV_INITIALIZED || st == DEV_RELEASING;
+}
+
+static int name_busy(struct device *dev, const char *why)
+{
+	devres__state_warn(dev, "dev_set_name", why);
+	return -EBUSY;
+}
+
+static struct devres__naming *naming;
+
+bool devres__naming_locked(const struct device *dev)
+{
+	for (struct devres__naming *n = naming; n; n = n->next)
+		if (n->dev == dev)
+			return true;
+	return false;
+}
+
+bool devres__naming_claim(struct devres__naming *n, const struct device *dev)
+{
+	bool busy;
+
+	dm_lock();
+	busy = devres__naming_locked(dev);
+	if (!busy) {
+		n->dev = dev;
+		n->next = naming;
+		naming = n;
+	}
+	dm_unlock();
+	return !busy;
+}
+
+void devres__naming_drop(struct devres__naming *n)
+{
+	struct devres__naming **pp;
+
+	dm_lock();
+	for (pp = &naming; *pp != n; pp = &(*pp)->next)
+		;
+	*pp = n->next;
+	dm_unlock();
+}
+
+#define NAME_ADDED "device was added: its name is in use"
+#define NAME_ADDING "device is being added: its name is in use"
+
+/* @claimed: the call of the add that claimed @dev, which names it. */
+static int set_name(struct device *dev, bool claimed, const char *fmt,
+		    va_list ap)
+{
+	const char *why = NULL;
+	char *name, *old = NULL;
 	int ret;
 
-	if (!devres__dev_ok(dev, __func__) ||
-	    devres__arg_bad(dev, fmt, __func__, "format"))
+	if (!devres__dev_ok(dev, "dev_set_name") ||
+	    devres__arg_bad(dev, fmt, "dev_set_name", "format"))
 		return -EINVAL;
-	/*
-	 * Once added, the name is the device's identity on its bus and is
-	 * lent out (resource names, messages): renaming would free memory in
-	 * use. The release callbacks of the last put may still rename it.
-	 */
-	st = dm_dev_state(dev);
-	if (st != DEV_INITIALIZED && st != DEV_RELEASING) {
-		devres__state_warn(dev, __func__,
-				   "device was added: its name is in use");
-		return -EBUSY;
-	}
-	va_start(ap, fmt);
+	/* Refused before formatting, too: the usual misuse costs nothing. */
+	if (!name_open(dev))
+		return name_busy(dev, NAME_ADDED);
 	ret = vasprintf(&name, fmt, ap);
-	va_end(ap);
 	if (ret < 0)
 		return -ENOMEM;
 	/* A name is one path component, as the kernel makes it: '/' -> '!'. */
 	for (char *c = name; (c = strchr(c, '/')) != NULL;)
 		*c = '!';
-	old = dev->name;
-	dev->name = name;
+	/*
+	 * Checked again where device_add() makes the device added, and the
+	 * name swapped there: the state read above may be stale by now (the
+	 * format's own callbacks, another thread's device_add()), and two
+	 * renames at once would both free the one old name. An add naming
+	 * the device has lent the name to its resources already.
+	 */
+	dm_lock();
+	if (!name_open(dev))
+		why = NAME_ADDED;
+	else if (!claimed && devres__naming_locked(dev))
+		why = NAME_ADDING;
+	if (!why) {
+		old = dev->name;
+		dev->name = name;
+	}
+	dm_unlock();
+	if (why) {
+		free(name);
+		return name_busy(dev, why);
+	}
 	free(old);
 	return 0;
+}
+
+int dev_set_name(struct device *dev, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = set_name(dev, false, fmt, ap);
+	va_end(ap);
+	return ret;
+}
+
+int devres__dev_set_name_claimed(struct device *dev, const char *fmt, ...)
+{
+	va_list ap;
+	int ret;
+
+	va_start(ap, fmt);
+	ret = set_name(dev, true, fmt, ap);
+	va_end(ap);
+	return ret;
 }
 
 const char *dev_name(const struct device *dev)

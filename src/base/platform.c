@@ -112,14 +112,6 @@ static struct res_block *res_block_take(const struct platform_device *pdev)
 	return b;
 }
 
-static void res_block_put(struct res_block *b)
-{
-	dm_lock();
-	b->next = res_blocks;
-	res_blocks = b;
-	dm_unlock();
-}
-
 static void platform_device_release(struct device *dev)
 {
 	struct platform_object *pa =
@@ -194,44 +186,77 @@ static int dup_resources(const struct platform_device *pdev,
 	return 0;
 }
 
+/*
+ * Why a platform device in state @st cannot take resources now, or NULL. Giving the copy
+ * back (no resources) is allowed once the device is off the bus too: from
+ * its owner's release callback, say.
+ */
+static const char *res_refused(enum dm_dev_state st, bool giving_back)
+{
+	if (st == DEV_ZEROED || st == DEV_INITIALIZED || st == DEV_RELEASED)
+		return NULL;
+	if (giving_back && (st == DEV_DELETED || st == DEV_RELEASING))
+		return NULL;
+	return st == DEV_DELETED     ? "device was deleted"
+	       : st == DEV_RELEASING ? "device is being released"
+				     : "device is already added";
+}
+
 int platform_device_add_resources(struct platform_device *pdev,
 				  const struct resource *res, unsigned int num)
 {
-	struct res_block *b = NULL, *old;
-	enum dm_dev_state st;
+	struct res_block **pp, *b = NULL, *old;
+	bool giving_back = !(res && num);
+	const char *why;
 
 	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
 	    (num && devres__opt_bad(&pdev->dev, res, __func__, "resource")))
 		return -EINVAL;
-	st = dm_dev_state(&pdev->dev);
-	/*
-	 * Giving the copy back (no resources) is allowed once the device
-	 * is off the bus too: from its owner's release callback, say.
-	 */
-	if (st != DEV_ZEROED && st != DEV_INITIALIZED && st != DEV_RELEASED &&
-	    !(!(res && num) && (st == DEV_DELETED || st == DEV_RELEASING))) {
-		devres__state_warn(&pdev->dev, __func__,
-				   st == DEV_DELETED	 ? "device was deleted"
-				   : st == DEV_RELEASING ? "device is being "
-							   "released"
-							 : "device is already "
-							   "added");
-		return -EINVAL;
-	}
-	if (res && num) {
+	why = res_refused(dm_dev_state(&pdev->dev), giving_back);
+	if (why)
+		goto refused;
+	if (!giving_back) {
 		int ret = dup_resources(pdev, res, num, &b);
 
 		if (ret)
 			return ret;
 	}
-	/* The array the library made before, not what the owner set. */
-	old = res_block_take(pdev);
-	pdev->resource = b ? b->res : NULL;
-	pdev->num_resources = b ? num : 0;
-	if (b)
-		res_block_put(b);
+	/*
+	 * The state is read again where platform_device_add() claims the
+	 * device and device_add() makes it added, and the array swapped
+	 * there: an add that began meanwhile (another thread's) names the
+	 * array's resources and puts them in the tree, and the old array
+	 * freed under it would be in use.
+	 */
+	dm_lock();
+	why = res_refused(dm_dev_state(&pdev->dev), giving_back);
+	if (!why && devres__naming_locked(&pdev->dev))
+		why = "another add of it is in progress";
+	if (!why) {
+		/* The array the library made before, not what the owner set. */
+		for (pp = &res_blocks; (old = *pp) && old->pdev != pdev;
+		     pp = &old->next)
+			;
+		if (old)
+			*pp = old->next;
+		pdev->resource = b ? b->res : NULL;
+		pdev->num_resources = b ? num : 0;
+		if (b) {
+			b->next = res_blocks;
+			res_blocks = b;
+		}
+	}
+	dm_unlock();
+	if (why) {
+		free(b);
+		goto refused;
+	}
 	free(old);
 	return 0;
+
+refused:
+	devres__state_warn(&pdev->dev, __func__, why);
+	return -EINVAL;
 }
 
 /*
@@ -292,64 +317,28 @@ static int set_name(struct platform_device *pdev)
 
 	switch (pdev->id) {
 	case PLATFORM_DEVID_NONE:
-		return dev_set_name(&pdev->dev, "%s", pdev->name);
+		return devres__dev_set_name_claimed(&pdev->dev, "%s",
+						    pdev->name);
 	case PLATFORM_DEVID_AUTO:
 		id = alloc_auto_id();
 		if (id < 0)
 			return id;
 		pdev->id = id;
 		pdev->id_auto = true;
-		return dev_set_name(&pdev->dev, "%s.%d.auto", pdev->name,
-				    pdev->id);
+		return devres__dev_set_name_claimed(&pdev->dev, "%s.%d.auto",
+						    pdev->name, pdev->id);
 	default:
-		return dev_set_name(&pdev->dev, "%s.%d", pdev->name, pdev->id);
+		return devres__dev_set_name_claimed(&pdev->dev, "%s.%d",
+						    pdev->name, pdev->id);
 	}
-}
-
-/*
- * The devices platform_device_add() is naming and claiming, under
- * devres__dm_lock: a second add of one of them (another thread's) is
- * refused before it renames the device, frees its automatic id or clears
- * its resources' names under the first. Nodes live on the adders' stacks,
- * and are unlinked by a cleanup handler when a probe run by the add ends
- * the thread.
- */
-struct adding {
-	const struct platform_device *pdev;
-	struct adding *next;
-};
-
-static struct adding *adding;
-
-static bool adding_claim(struct adding *a, struct platform_device *pdev)
-{
-	bool busy = false;
-
-	dm_lock();
-	for (struct adding *x = adding; x; x = x->next)
-		busy |= x->pdev == pdev;
-	if (!busy) {
-		a->pdev = pdev;
-		a->next = adding;
-		adding = a;
-	}
-	dm_unlock();
-	return !busy;
-}
-
-static void adding_drop(void *arg)
-{
-	struct adding *a = arg;
-	struct adding **pp;
-
-	dm_lock();
-	for (pp = &adding; *pp != a; pp = &(*pp)->next)
-		;
-	*pp = a->next;
-	dm_unlock();
 }
 
 static int pdev_add(struct platform_device *pdev);
+
+static void naming_drop(void *arg)
+{
+	devres__naming_drop(arg);
+}
 
 /*
  * The resources the add named after the device lose that name when the
@@ -366,7 +355,7 @@ static void unname_resources(struct platform_device *pdev)
 
 int platform_device_add(struct platform_device *pdev)
 {
-	struct adding a;
+	struct devres__naming a;
 	int ret;
 
 	if (devres__arg_bad(NULL, pdev, __func__, "device"))
@@ -378,7 +367,12 @@ int platform_device_add(struct platform_device *pdev)
 	 */
 	if (dm_dev_state(&pdev->dev) != DEV_INITIALIZED)
 		return pdev_add(pdev);
-	if (!adding_claim(&a, pdev)) {
+	/*
+	 * Claimed before it is named: a second add, dev_set_name() and
+	 * platform_device_add_resources() are refused until the add is done
+	 * (the name and the array are lent to the resource tree).
+	 */
+	if (!devres__naming_claim(&a, &pdev->dev)) {
 		/* Not by name: the other add may be renaming it. */
 		devres__warn(NULL, __func__,
 			     "platform device %p: another add of it is in "
@@ -387,7 +381,7 @@ int platform_device_add(struct platform_device *pdev)
 		return -EBUSY;
 	}
 	/* Dropped also when a probe ends the thread: the add is done. */
-	pthread_cleanup_push(adding_drop, &a);
+	pthread_cleanup_push(naming_drop, &a);
 	ret = pdev_add(pdev);
 	pthread_cleanup_pop(1);
 	return ret;
