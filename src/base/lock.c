@@ -231,22 +231,28 @@ static void lat_add(unsigned long *c, long t0)
 
 static void lat_show(const char *what, const unsigned long *c)
 {
-	fprintf(stderr,
-		"lock-lat %s: %lu, total %.1f ms, max %.2f ms, <=10us %lu "
-		"<=100us %lu <=1ms %lu <=10ms %lu more %lu\n",
-		what, c[LAT_N], (double)c[LAT_SUM] / 1e6,
-		(double)c[LAT_MAX] / 1e6, c[LAT_BUCKETS], c[LAT_BUCKETS + 1],
-		c[LAT_BUCKETS + 2], c[LAT_BUCKETS + 3], c[LAT_BUCKETS + 4]);
+	char line[256];
+
+	snprintf(line, sizeof(line),
+		 "lock-lat %s: %lu, total %.1f ms, max %.2f ms, <=10us %lu "
+		 "<=100us %lu <=1ms %lu <=10ms %lu more %lu",
+		 what, c[LAT_N], (double)c[LAT_SUM] / 1e6,
+		 (double)c[LAT_MAX] / 1e6, c[LAT_BUCKETS], c[LAT_BUCKETS + 1],
+		 c[LAT_BUCKETS + 2], c[LAT_BUCKETS + 3], c[LAT_BUCKETS + 4]);
+	devres__log_raw(line);
 }
 
 __attribute__((destructor)) static void lat_print(void)
 {
+	char line[160];
+
 	lat_show("due hand-over to taken", lat_due);
 	lat_show("wake to woken running", lat_wake);
-	fprintf(stderr,
-		"lock-lat made due %lu, starving hand-overs %lu, taken back "
-		"%lu\n",
-		lat_due_made, lat_hand, lat_hand_back);
+	snprintf(line, sizeof(line),
+		 "lock-lat made due %lu, starving hand-overs %lu, taken back "
+		 "%lu",
+		 lat_due_made, lat_hand, lat_hand_back);
+	devres__log_raw(line);
 }
 #define LAT_MARK(at) __atomic_store_n(&(at), mono_ns(), __ATOMIC_RELAXED)
 #define LAT_ADD(c, at) lat_add(c, __atomic_load_n(&(at), __ATOMIC_RELAXED))
