@@ -19,17 +19,26 @@
  *
  * Each cell: the WARNs counted and read, the records of the managed
  * destroy on each device, the mutex live or destroyed after each release.
+ *
+ * Then mutex_destroy() and mutex_init() by hand on one thread while
+ * test-dev's release runs on another, 500 rounds each: the release had
+ * taken the node off the device, and the plain call, first to the
+ * mutex, WARNed a second time that its devm_remove_action() found no
+ * action. Now the node is dropped quietly when it is gone: one WARN at
+ * most a round, the mutex destroyed once (or, made again, live).
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/mutex.h>
+#include <pthread.h>
 #include "kcompat/kctest.h"
 
 static struct mutex m;
 
 static bool recorded(struct device *dev)
 {
-	return devm_is_action_added(dev, kcompat_mutex_destroy, &m);
+	return devres_find(dev, kcompat_mutex_destroy, kcompat_mutex_match,
+			   &m) != NULL;
 }
 
 static bool live(void)
@@ -168,6 +177,65 @@ static void plain_then_devm(void **state)
 	assert_int_equal(devres_warn_count(), w0);
 }
 
+static pthread_barrier_t go;
+static bool by_init;
+
+static void *hand(void *arg)
+{
+	(void)arg;
+	pthread_barrier_wait(&go);
+	if (by_init)
+		mutex_init(&m);
+	else
+		mutex_destroy(&m);
+	return NULL;
+}
+
+/*
+ * The plain call on one thread, test-dev's release on another, at once:
+ * one WARN at most a round (the plain call's, or none when the release
+ * came first), the managed destroy done once, no node left.
+ */
+static void race(bool init)
+{
+	int rounds = 500;
+
+	by_init = init;
+	assert_int_equal(pthread_barrier_init(&go, NULL, 2), 0);
+	for (int i = 0; i < rounds; i++) {
+		pthread_t t;
+		int w0;
+
+		memset(&m, 0, sizeof(m));
+		assert_int_equal(devm_mutex_init(&tdev, &m), 0);
+		w0 = devres_warn_count();
+		assert_int_equal(pthread_create(&t, NULL, hand, NULL), 0);
+		pthread_barrier_wait(&go);
+		devres_release_all(&tdev);
+		assert_int_equal(pthread_join(t, NULL), 0);
+		if (devres_warn_count() > w0 + 1)
+			fail_msg("round %d: %d WARNs", i,
+				 devres_warn_count() - w0);
+		assert_false(recorded(&tdev));
+		assert_true(live() == init);
+		if (init)
+			mutex_destroy(&m);
+	}
+	pthread_barrier_destroy(&go);
+}
+
+static void destroy_races_release(void **state)
+{
+	(void)state;
+	race(false);
+}
+
+static void init_races_release(void **state)
+{
+	(void)state;
+	race(true);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
@@ -184,6 +252,10 @@ int main(void)
 			dev_teardown),
 		cmocka_unit_test_setup_teardown(plain_then_devm, two_dev_setup,
 						dev_teardown),
+		cmocka_unit_test_setup_teardown(destroy_races_release,
+						two_dev_setup, dev_teardown),
+		cmocka_unit_test_setup_teardown(init_races_release,
+						two_dev_setup, dev_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);

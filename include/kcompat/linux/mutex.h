@@ -168,10 +168,9 @@ static inline void mutex_unlock(struct mutex *l)
 	kcompat_lock_drop(&l->k, "mutex_unlock", "mutex");
 }
 
-/* The managed destroy: nothing when a destroy by hand came first. */
-static inline void kcompat_mutex_destroy(void *lock)
+/* The managed destroy, done now: nothing when a destroy by hand was first. */
+static inline void kcompat_mutex_destroy_now(struct mutex *l)
 {
-	struct mutex *l = (struct mutex *)lock;
 	struct device *dev;
 
 	pthread_mutex_lock(&kcompat_reg_lock);
@@ -181,6 +180,24 @@ static inline void kcompat_mutex_destroy(void *lock)
 	if (dev && !kcompat_lock_busy(&l->k, "devm_mutex_init", "mutex",
 				      "not destroyed"))
 		kcompat_lock_unmake(&l->k);
+}
+
+/*
+ * The release of devm_mutex_init()'s node, which holds the mutex's
+ * address: weak, so that one program has one release function, whichever
+ * file made the node, and a destroy by hand in another file finds it.
+ */
+void kcompat_mutex_destroy(struct device *dev, void *res);
+__attribute__((weak)) void kcompat_mutex_destroy(struct device *dev, void *res)
+{
+	(void)dev;
+	kcompat_mutex_destroy_now(*(struct mutex **)res);
+}
+
+static inline int kcompat_mutex_match(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return *(struct mutex **)res == data;
 }
 
 /*
@@ -246,7 +263,12 @@ static inline bool kcompat_mutex_disown(struct mutex *l, const char *func,
 			    "mutex %p was made by devm_mutex_init(): %s here, "
 			    "its managed destroy dropped",
 			    (void *)l, done);
-		devm_remove_action(dev, kcompat_mutex_destroy, l);
+		/*
+		 * Gone already when the device's release has taken it off
+		 * (its destroy, which finds no device, does nothing): quiet.
+		 */
+		(void)devres_destroy(dev, kcompat_mutex_destroy,
+				     kcompat_mutex_match, l);
 	}
 	return true;
 }
@@ -293,6 +315,7 @@ static inline void mutex_init(struct mutex *l)
 static inline int kcompat_devm_mutex_init(struct device *dev,
 					  struct mutex *lock, const char *name)
 {
+	struct mutex **node;
 	int ret;
 
 	if (devres_ptr_bad(lock)) {
@@ -311,7 +334,15 @@ static inline int kcompat_devm_mutex_init(struct device *dev,
 	}
 	/* A mutex_destroy() on another thread waits for this set. */
 	devres_wait_join((uintptr_t)&lock->adding);
-	ret = devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
+	node = devres_alloc(kcompat_mutex_destroy, sizeof(*node), GFP_KERNEL);
+	if (node) {
+		*node = lock;
+		devres_add(dev, node);
+		ret = 0;
+	} else {
+		kcompat_mutex_destroy_now(lock); /* as an _or_reset action */
+		ret = -ENOMEM;
+	}
 	pthread_mutex_lock(&kcompat_reg_lock);
 	lock->adding = false;
 	pthread_cond_broadcast(&kcompat_reg_cond);
