@@ -303,20 +303,6 @@ static const struct lrow devm_destroy_idle = { "was made by devm_mutex_init(): "
 					       false,
 					       true };
 
-/*
- * A managed mutex made again by hand while idle: its own line, and its
- * managed destroy dropped (test-kc-mutex-identity).
- */
-static const struct lrow devm_init_idle = { "was made by devm_mutex_init(): "
-					    "made again here, its managed "
-					    "destroy "
-					    "dropped",
-					    true,
-					    0,
-					    false,
-					    false,
-					    false };
-
 static void lock_cell(int k, int st, int c)
 {
 	const struct lrow *r = &lrows[st][c];
@@ -326,8 +312,6 @@ static void lock_cell(int k, int st, int c)
 	CHECK(!init_dev(&dv, "kcobj"));
 	if (kind == K_DEVM && c == C_DESTROY && st == L_IDLE)
 		r = &devm_destroy_idle;
-	if (kind == K_DEVM && c == C_INIT && st == L_IDLE)
-		r = &devm_init_idle;
 	/* The setup's own WARNs (a managed mutex destroyed) are not heard. */
 	listen();
 	if (st != L_ZERO)

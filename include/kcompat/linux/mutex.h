@@ -11,10 +11,10 @@
  * A mutex devm_mutex_init() made is destroyed when its device unbinds:
  * a mutex_destroy() of it by hand before that WARNs, naming the device,
  * destroys it, and drops the managed destroy, which would destroy it a
- * second time; a mutex_init() of it likewise makes it the caller's, and
- * a second devm_mutex_init() of it is refused (-EBUSY): one managed
- * destroy at most, which cannot destroy the mutex after another owner
- * made it its own. devm_mutex_init() names the device and marks the mutex
+ * second time. The managed destroy destroys the mutex only while it is
+ * still its device's: made again since (by mutex_init(), or by a
+ * devm_mutex_init() on another device), it is the next owner's, left
+ * alone. devm_mutex_init() names the device and marks the mutex
  * being added (as a framework's registration, <linux/kcompat_reg.h>)
  * in one hold of that header's kcompat_reg_lock, puts the node on the
  * device, then clears the mark: a mutex_destroy() on another thread that
@@ -49,7 +49,6 @@
 #include <linux/kcompat_site.h>
 #include <errno.h>
 #include <pthread.h>
-#include <string.h>
 #include <devres/devres.h>
 
 struct mutex {
@@ -75,40 +74,38 @@ static inline bool kcompat_mutex_bad(struct mutex *l, const char *func,
 }
 
 /*
- * Whether @l is this process's and devm_mutex_init() made it, its managed
- * destroy still to come. Under kcompat_reg_lock.
- */
-static inline bool kcompat_mutex_managed(const struct mutex *l)
-{
-	return l->dev && __atomic_load_n(&l->k.pid, __ATOMIC_RELAXED) ==
-				 kcompat_lock_pid();
-}
-
-/*
  * The mutex made anew (unless @busy: held, left as it is), owned by @dev
  * (devm_mutex_init()'s, marked being added) or by none, in one hold of
  * kcompat_reg_lock: a mutex_destroy() that waited for the mark sees it
- * whole. False, nothing done, for a @dev when a devm_mutex_init() made
- * it already and its managed destroy is still to come: a second managed
- * destroy, on this device or another, would destroy the mutex whoever
- * made it after the first.
+ * whole.
  */
-static inline bool kcompat_mutex_make(struct mutex *l, const char *name,
+static inline void kcompat_mutex_make(struct mutex *l, const char *name,
 				      struct device *dev, bool busy)
 {
 	pthread_mutex_lock(&kcompat_reg_lock);
-	if (dev && kcompat_mutex_managed(l) && !kcompat_lock_dead(&l->k)) {
-		pthread_mutex_unlock(&kcompat_reg_lock);
-		return false;
-	}
 	l->dev = dev;
 	l->adding = dev != NULL;
 	l->adder = pthread_self();
 	if (!busy)
 		kcompat_lock_make(&l->k, name);
 	pthread_mutex_unlock(&kcompat_reg_lock);
-	return true;
 }
+
+/* @name: the argument as written, which a WARN of the lock names. */
+static inline void kcompat_mutex_init(struct mutex *l, const char *name)
+{
+	if (kcompat_bad(l, "mutex_init", "mutex") ||
+	    kcompat_lock_busy(&l->k, "mutex_init", "mutex", "left as it is"))
+		return;
+	kcompat_mutex_make(l, name, NULL, false);
+}
+
+static inline void mutex_init(struct mutex *l)
+{
+	kcompat_mutex_init(l, NULL);
+}
+
+#define mutex_init(l) kcompat_mutex_init((l), #l)
 
 static inline void kcompat_mutex_lock(struct mutex *l, const char *func,
 				      enum kcompat_sleeper id)
@@ -168,17 +165,25 @@ static inline void mutex_unlock(struct mutex *l)
 	kcompat_lock_drop(&l->k, "mutex_unlock", "mutex");
 }
 
-/* The managed destroy, done now: nothing when a destroy by hand was first. */
-static inline void kcompat_mutex_destroy_now(struct mutex *l)
+/*
+ * The managed destroy of @dev's devm_mutex_init(), done now: only while
+ * the mutex is still that device's. Nothing when a destroy by hand came
+ * first, or when the mutex was made again since (by mutex_init(), or by
+ * a devm_mutex_init() on another device): its address is the next
+ * owner's mutex then, which this destroy must not touch.
+ */
+static inline void kcompat_mutex_destroy_now(struct mutex *l,
+					     struct device *dev)
 {
-	struct device *dev;
+	bool mine;
 
 	pthread_mutex_lock(&kcompat_reg_lock);
-	dev = l->dev;
-	l->dev = NULL;
+	mine = l->dev == dev;
+	if (mine)
+		l->dev = NULL;
 	pthread_mutex_unlock(&kcompat_reg_lock);
-	if (dev && !kcompat_lock_busy(&l->k, "devm_mutex_init", "mutex",
-				      "not destroyed"))
+	if (mine && !kcompat_lock_busy(&l->k, "devm_mutex_init", "mutex",
+				       "not destroyed"))
 		kcompat_lock_unmake(&l->k);
 }
 
@@ -190,8 +195,7 @@ static inline void kcompat_mutex_destroy_now(struct mutex *l)
 void kcompat_mutex_destroy(struct device *dev, void *res);
 __attribute__((weak)) void kcompat_mutex_destroy(struct device *dev, void *res)
 {
-	(void)dev;
-	kcompat_mutex_destroy_now(*(struct mutex **)res);
+	kcompat_mutex_destroy_now(*(struct mutex **)res, dev);
 }
 
 static inline int kcompat_mutex_match(struct device *dev, void *res, void *data)
@@ -212,20 +216,16 @@ static inline bool kcompat_mutex_being_added(const struct mutex *l)
 		       kcompat_lock_pid();
 }
 
-/*
- * Takes @l from the device whose devm_mutex_init() made it, for @func (a
- * destroy or a make by hand): its managed destroy dropped, one WARN
- * saying @done. Waits for a devm_mutex_init() on another thread that is
- * putting the node on. False when that wait is refused (WARNed): @l is
- * left to its device.
- */
-static inline bool kcompat_mutex_disown(struct mutex *l, const char *func,
-					const char *done)
+static inline void mutex_destroy(struct mutex *l)
 {
 	struct device *dev = NULL;
 	bool waiting = false;
 	int old;
 
+	/* Destroyed already: nothing more, as the kernel's. */
+	if (kcompat_bad(l, "mutex_destroy", "mutex") ||
+	    kcompat_lock_dead(&l->k))
+		return;
 	pthread_mutex_lock(&kcompat_reg_lock);
 	/*
 	 * A devm_mutex_init() putting its node on: found on, after (not in
@@ -235,7 +235,9 @@ static inline bool kcompat_mutex_disown(struct mutex *l, const char *func,
 	 */
 	old = kcompat_cancel_off();
 	if (kcompat_mutex_being_added(l)) {
-		waiting = !devres_wait_begin_set((uintptr_t)&l->adding, func);
+		waiting = !devres_wait_begin_set((uintptr_t)&l->adding, "mutex_"
+									"destro"
+									"y");
 		dev = waiting ? NULL : l->dev;
 	}
 	while (waiting && kcompat_mutex_being_added(l))
@@ -245,24 +247,27 @@ static inline bool kcompat_mutex_disown(struct mutex *l, const char *func,
 	if (waiting)
 		devres_wait_end();
 	if (dev) {
-		devres_warn(dev, func,
+		devres_warn(dev, "mutex_destroy",
 			    "mutex %p is being added by devm_mutex_init() on a "
-			    "thread that waits for this one (%s): %s",
-			    (void *)l, devres_wait_loop(),
-			    strcmp(func, "mutex_init") ? "not destroyed"
-						       : "left as it is");
-		return false;
+			    "thread that waits for this one (%s): not "
+			    "destroyed",
+			    (void *)l, devres_wait_loop());
+		return;
 	}
+	if (kcompat_lock_refused(&l->k, l, "mutex_destroy", "mutex",
+				 "not destroyed") ||
+	    kcompat_lock_busy(&l->k, "mutex_destroy", "mutex", "not destroyed"))
+		return;
 	pthread_mutex_lock(&kcompat_reg_lock);
-	/* Whichever of this and the managed destroy comes first takes it. */
-	dev = kcompat_mutex_managed(l) ? l->dev : NULL;
+	/* Whichever of this and the managed destroy comes first destroys. */
+	dev = l->dev;
 	l->dev = NULL;
 	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (dev) {
-		devres_warn(dev, func,
-			    "mutex %p was made by devm_mutex_init(): %s here, "
-			    "its managed destroy dropped",
-			    (void *)l, done);
+		devres_warn(dev, "mutex_destroy",
+			    "mutex %p was made by devm_mutex_init(): destroyed "
+			    "here, its managed destroy dropped",
+			    (void *)l);
 		/*
 		 * Gone already when the device's release has taken it off
 		 * (its destroy, which finds no device, does nothing): quiet.
@@ -270,47 +275,8 @@ static inline bool kcompat_mutex_disown(struct mutex *l, const char *func,
 		(void)devres_destroy(dev, kcompat_mutex_destroy,
 				     kcompat_mutex_match, l);
 	}
-	return true;
-}
-
-static inline void mutex_destroy(struct mutex *l)
-{
-	/* Destroyed already: nothing more, as the kernel's. */
-	if (kcompat_bad(l, "mutex_destroy", "mutex") ||
-	    kcompat_lock_dead(&l->k))
-		return;
-	if (kcompat_lock_refused(&l->k, l, "mutex_destroy", "mutex",
-				 "not destroyed") ||
-	    kcompat_lock_busy(&l->k, "mutex_destroy", "mutex",
-			      "not destroyed") ||
-	    !kcompat_mutex_disown(l, "mutex_destroy", "destroyed"))
-		return;
 	kcompat_lock_unmake(&l->k);
 }
-
-/*
- * @name: the argument as written, which a WARN of the lock names. A mutex
- * devm_mutex_init() made, made again by hand, is the caller's from here:
- * its device's managed destroy is dropped with one WARN, so that it
- * cannot destroy the mutex after another owner made it its own.
- */
-static inline void kcompat_mutex_init(struct mutex *l, const char *name)
-{
-	if (kcompat_bad(l, "mutex_init", "mutex") ||
-	    kcompat_lock_busy(&l->k, "mutex_init", "mutex", "left as it is"))
-		return;
-	if (!kcompat_lock_dead(&l->k) &&
-	    !kcompat_mutex_disown(l, "mutex_init", "made again"))
-		return;
-	kcompat_mutex_make(l, name, NULL, false);
-}
-
-static inline void mutex_init(struct mutex *l)
-{
-	kcompat_mutex_init(l, NULL);
-}
-
-#define mutex_init(l) kcompat_mutex_init((l), #l)
 
 static inline int kcompat_devm_mutex_init(struct device *dev,
 					  struct mutex *lock, const char *name)
@@ -323,15 +289,9 @@ static inline int kcompat_devm_mutex_init(struct device *dev,
 		return -EINVAL;
 	}
 	/* Made, owned by @dev and being added in one hold; a destroy waits. */
-	if (!kcompat_mutex_make(lock, name, dev,
-				kcompat_lock_busy(&lock->k, "mutex_init",
-						  "mutex", "left as it is"))) {
-		devres_warn(dev, "devm_mutex_init",
-			    "mutex %p was made by devm_mutex_init() already, "
-			    "its managed destroy to come: refused",
-			    (void *)lock);
-		return -EBUSY;
-	}
+	kcompat_mutex_make(lock, name, dev,
+			   kcompat_lock_busy(&lock->k, "mutex_init", "mutex",
+					     "left as it is"));
 	/* A mutex_destroy() on another thread waits for this set. */
 	devres_wait_join((uintptr_t)&lock->adding);
 	node = devres_alloc(kcompat_mutex_destroy, sizeof(*node), GFP_KERNEL);
@@ -340,7 +300,8 @@ static inline int kcompat_devm_mutex_init(struct device *dev,
 		devres_add(dev, node);
 		ret = 0;
 	} else {
-		kcompat_mutex_destroy_now(lock); /* as an _or_reset action */
+		/* As an _or_reset action. */
+		kcompat_mutex_destroy_now(lock, dev);
 		ret = -ENOMEM;
 	}
 	pthread_mutex_lock(&kcompat_reg_lock);
