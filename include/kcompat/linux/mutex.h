@@ -11,7 +11,10 @@
  * A mutex devm_mutex_init() made is destroyed when its device unbinds:
  * a mutex_destroy() of it by hand before that WARNs, naming the device,
  * destroys it, and drops the managed destroy, which would destroy it a
- * second time. devm_mutex_init() names the device and marks the mutex
+ * second time. The managed destroy destroys the mutex only while it is
+ * still its device's: made again since (by mutex_init(), or by a
+ * devm_mutex_init() on another device), it is the next owner's, left
+ * alone. devm_mutex_init() names the device and marks the mutex
  * being added (as a framework's registration, <linux/kcompat_reg.h>)
  * in one hold of that header's kcompat_reg_lock, puts the node on the
  * device, then clears the mark: a mutex_destroy() on another thread that
@@ -162,19 +165,43 @@ static inline void mutex_unlock(struct mutex *l)
 	kcompat_lock_drop(&l->k, "mutex_unlock", "mutex");
 }
 
-/* The managed destroy: nothing when a destroy by hand came first. */
-static inline void kcompat_mutex_destroy(void *lock)
+/*
+ * The managed destroy of @dev's devm_mutex_init(), done now: only while
+ * the mutex is still that device's. Nothing when a destroy by hand came
+ * first, or when the mutex was made again since (by mutex_init(), or by
+ * a devm_mutex_init() on another device): its address is the next
+ * owner's mutex then, which this destroy must not touch.
+ */
+static inline void kcompat_mutex_destroy_now(struct mutex *l,
+					     struct device *dev)
 {
-	struct mutex *l = (struct mutex *)lock;
-	struct device *dev;
+	bool mine;
 
 	pthread_mutex_lock(&kcompat_reg_lock);
-	dev = l->dev;
-	l->dev = NULL;
+	mine = l->dev == dev;
+	if (mine)
+		l->dev = NULL;
 	pthread_mutex_unlock(&kcompat_reg_lock);
-	if (dev && !kcompat_lock_busy(&l->k, "devm_mutex_init", "mutex",
-				      "not destroyed"))
+	if (mine && !kcompat_lock_busy(&l->k, "devm_mutex_init", "mutex",
+				       "not destroyed"))
 		kcompat_lock_unmake(&l->k);
+}
+
+/*
+ * The release of devm_mutex_init()'s node, which holds the mutex's
+ * address: weak, so that one program has one release function, whichever
+ * file made the node, and a destroy by hand in another file finds it.
+ */
+void kcompat_mutex_destroy(struct device *dev, void *res);
+__attribute__((weak)) void kcompat_mutex_destroy(struct device *dev, void *res)
+{
+	kcompat_mutex_destroy_now(*(struct mutex **)res, dev);
+}
+
+static inline int kcompat_mutex_match(struct device *dev, void *res, void *data)
+{
+	(void)dev;
+	return *(struct mutex **)res == data;
 }
 
 /*
@@ -241,7 +268,12 @@ static inline void mutex_destroy(struct mutex *l)
 			    "mutex %p was made by devm_mutex_init(): destroyed "
 			    "here, its managed destroy dropped",
 			    (void *)l);
-		devm_remove_action(dev, kcompat_mutex_destroy, l);
+		/*
+		 * Gone already when the device's release has taken it off
+		 * (its destroy, which finds no device, does nothing): quiet.
+		 */
+		(void)devres_destroy(dev, kcompat_mutex_destroy,
+				     kcompat_mutex_match, l);
 	}
 	kcompat_lock_unmake(&l->k);
 }
@@ -249,6 +281,7 @@ static inline void mutex_destroy(struct mutex *l)
 static inline int kcompat_devm_mutex_init(struct device *dev,
 					  struct mutex *lock, const char *name)
 {
+	struct mutex **node;
 	int ret;
 
 	if (devres_ptr_bad(lock)) {
@@ -261,7 +294,16 @@ static inline int kcompat_devm_mutex_init(struct device *dev,
 					     "left as it is"));
 	/* A mutex_destroy() on another thread waits for this set. */
 	devres_wait_join((uintptr_t)&lock->adding);
-	ret = devm_add_action_or_reset(dev, kcompat_mutex_destroy, lock);
+	node = devres_alloc(kcompat_mutex_destroy, sizeof(*node), GFP_KERNEL);
+	if (node) {
+		*node = lock;
+		devres_add(dev, node);
+		ret = 0;
+	} else {
+		/* As an _or_reset action. */
+		kcompat_mutex_destroy_now(lock, dev);
+		ret = -ENOMEM;
+	}
 	pthread_mutex_lock(&kcompat_reg_lock);
 	lock->adding = false;
 	pthread_cond_broadcast(&kcompat_reg_cond);

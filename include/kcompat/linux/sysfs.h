@@ -159,13 +159,48 @@ static inline int kcompat_groups_match(struct device *dev, void *res,
 	return g->list == g->one && g->one[0] == key->one[0];
 }
 
-/* Adds @groups, or the one group @grp. */
+/* Whether group @a is group @b, or shows the same directory. */
+static inline bool kcompat_group_same(const struct attribute_group *a,
+				      const struct attribute_group *b)
+{
+	return a == b || (a->name && b->name && !strcmp(a->name, b->name));
+}
+
+/*
+ * The match of a node whose groups meet those of @data, the new node: the
+ * kernel's sysfs refuses such an add (a directory or a file that exists).
+ */
+static inline int kcompat_groups_meet(struct device *dev, void *res, void *data)
+{
+	const struct kcompat_groups *g = res, *key = data;
+
+	(void)dev;
+	for (const struct attribute_group *const *a = g->list; *a; a++)
+		for (const struct attribute_group *const *b = key->list; *b;
+		     b++)
+			if (kcompat_group_same(*a, *b))
+				return 1;
+	return 0;
+}
+
+/*
+ * Adds @groups, or the one group @grp. A group that is on the device
+ * already, by this call or another, is refused as the kernel's sysfs
+ * refuses it: two records of one group would leave a removal by hand to
+ * take whichever is newest, the managed one of a devm_ call or the
+ * driver's own, and the other's WARN at the unbind.
+ */
 static inline int kcompat_groups_add(struct device *dev,
 				     const struct attribute_group **groups,
 				     const struct attribute_group *grp,
 				     bool managed)
 {
+	const char *func =
+		managed ? (groups ? "devm_device_add_groups"
+				  : "devm_device_add_group")
+			: (groups ? "device_add_groups" : "device_add_group");
 	struct kcompat_groups *p;
+	void *got;
 	int err;
 
 	/* A bad device is WARNed here, before a node that could not go on. */
@@ -179,8 +214,23 @@ static inline int kcompat_groups_add(struct device *dev,
 	p->one[1] = NULL;
 	p->list = groups ? groups : p->one;
 	p->managed = managed;
-	devres_add(dev, p);
-	return 0;
+	if (!p->list[0]) {
+		devres_add(dev, p); /* no group: nothing to meet */
+		return 0;
+	}
+	/* Looked up and added under the device's lock: one of two wins. */
+	got = devres_get(dev, p, kcompat_groups_meet, p);
+	if (got == p)
+		return 0;
+	if (!got) {
+		devres_free(p); /* refused, WARNed: still the caller's */
+		return -EINVAL;
+	}
+	devres_warn(dev, func,
+		    "attribute groups %p: a group of them is on the device "
+		    "already: refused",
+		    groups ? (const void *)groups : (const void *)grp);
+	return -EEXIST;
 }
 
 /*
@@ -227,7 +277,9 @@ static inline void kcompat_groups_remove(struct device *dev,
  * @groups: NULL-terminated; they must outlive the binding (static)
  *
  * Context: probe. Return: 0; -ENOMEM (a fault point); -EINVAL for a bad
- * @dev (WARNed).
+ * @dev (WARNed); -EEXIST when one of @groups, or a group of the same name,
+ * is on @dev already, by this call or device_add_group(s)() (WARNed, as
+ * the kernel's sysfs refuses it).
  */
 static inline int devm_device_add_groups(struct device *dev,
 					 const struct attribute_group **groups)
