@@ -20,8 +20,8 @@
 
 bool devres__dev_bad(const struct device *dev, const char *func)
 {
-	/* Set by this thread's vfork(): the child is refused; else it ends. */
-	if (unlikely(devres__vforked)) {
+	/* A vfork() marked: this thread's child is refused; else it goes on. */
+	if (devres__vfork_maybe()) {
 		if (devres__vfork_refused(dev, func))
 			return false;
 		if (likely(!devres__ptr_bad(dev) &&

@@ -344,7 +344,7 @@ static void emit(int level, const char *line)
 	if (in_sink || in_log_lock)
 		return;
 	/* A child of vfork(): the sink, its lock and the held lines are the parent's. */
-	if (unlikely(devres__vforked) && devres__vfork_child()) {
+	if (devres__vfork_maybe() && devres__vfork_child()) {
 		devres__log_raw(line);
 		return;
 	}
@@ -504,7 +504,7 @@ static __attribute__((noinline)) void vwarn(const char *label, const char *func,
 	 * A child of vfork(): not counted (the counter is the parent's), no
 	 * backtrace (it allocates), one write.
 	 */
-	if (unlikely(devres__vforked) && devres__vfork_child()) {
+	if (devres__vfork_maybe() && devres__vfork_child()) {
 		if (devres__secure() && !devres__logging())
 			return;
 		vsnprintf(reason, sizeof(reason), fmt, ap);
@@ -552,7 +552,7 @@ void devres__warn_async(const struct device *dev, const char *func,
 	int err = errno;
 	va_list ap;
 
-	if (unlikely(devres__vforked) && devres__vfork_child())
+	if (devres__vfork_maybe() && devres__vfork_child())
 		return;
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
 	if (in_sink || in_log_lock)

@@ -91,13 +91,26 @@ static DEVRES_INLINE bool devres__opt_bad(const struct device *dev,
 extern HIDDEN int devres__pid;
 
 /*
- * vfork.c: set on a thread by the library's vfork() before libc's runs,
- * and so in a child of vfork(), which shares that thread's memory: a call
- * that finds it set asks devres__vfork_child(), which in the parent
- * clears it (docs/fork.md).
+ * vfork.c: devres__vforked is set on a thread by the library's vfork()
+ * before libc's runs, and so in a child of vfork(), which shares that
+ * thread's memory; devres__vfork_armed counts the threads so marked, a
+ * process-wide word that a call's fast path loads (a load of the
+ * library's own data, where the thread's mark would be a look-up of
+ * thread-local storage). A call that finds it non-zero asks
+ * devres__vfork_child(), which tells the child from the parent and, in
+ * the parent's thread that made the vfork(), clears the mark and the
+ * count (docs/fork.md).
  */
 extern HIDDEN TLS_FAST bool devres__vforked;
+extern HIDDEN unsigned int devres__vfork_armed;
 HIDDEN bool devres__vfork_child(void);
+
+/* Whether a thread of the process may be in, or back from, a vfork(). */
+static inline bool devres__vfork_maybe(void)
+{
+	return unlikely(
+		__atomic_load_n(&devres__vfork_armed, __ATOMIC_RELAXED) != 0);
+}
 /* In a child of vfork(): a WARN by one write, not counted, and true. */
 HIDDEN bool devres__vfork_refused(const struct device *dev, const char *func);
 
@@ -184,7 +197,7 @@ static DEVRES_INLINE bool devres__dev_ok(const struct device *dev,
 					 const char *func)
 {
 	if (likely(!devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC &&
-		   devres__dev_mine(dev) && !devres__vforked))
+		   devres__dev_mine(dev) && !devres__vfork_maybe()))
 		return true;
 	return devres__dev_bad(dev, func);
 }

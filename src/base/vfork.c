@@ -15,28 +15,43 @@
  * and WARN, load it; when it is set, one getpid() tells the child (a
  * process id that is not the one recorded, with no fork handler run)
  * from the parent back from its vfork() (the same id: the mark is
- * cleared, once). The child's call is refused before any lock or
- * allocation, with a WARN written by one writev() to stderr's
- * descriptor; it is not counted, the counter being the parent's.
+ * cleared, once). The calls' fast path loads a count of the marked
+ * threads, not the mark: the library's own data, not thread-local
+ * storage, whose look-up in a shared library is a call. The child's
+ * call is refused before any lock or allocation, with a WARN written by
+ * one writev() to stderr's descriptor; it is not counted, the counter
+ * being the parent's.
  */
 #include <unistd.h>
 #include "subsys.h"
 
 TLS_FAST bool devres__vforked;
+unsigned int devres__vfork_armed;
 
 /* Called by vfork() below, on the parent's thread, before the call. */
 HIDDEN void devres__vfork_mark(void);
 
 void devres__vfork_mark(void)
 {
+	if (devres__vforked)
+		return;
 	devres__vforked = true;
+	__atomic_add_fetch(&devres__vfork_armed, 1, __ATOMIC_RELAXED);
 }
 
+/*
+ * Another thread's mark: not a child of this one's vfork(). A thread that
+ * made a vfork() and never calls the library again leaves the count up:
+ * every call then asks this thread's mark, a few nanoseconds more.
+ */
 bool devres__vfork_child(void)
 {
+	if (!devres__vforked)
+		return false;
 	if (getpid() != devres__pid_now())
 		return true;
 	devres__vforked = false;
+	__atomic_sub_fetch(&devres__vfork_armed, 1, __ATOMIC_RELAXED);
 	return false;
 }
 
