@@ -167,7 +167,7 @@ void pcim_release_region(struct pci_dev *pdev, int bar)
  * What a multi-BAR call made of each BAR, by identity: its claim's node,
  * its mapping's node and address. Its undo gives back exactly those, so a
  * BAR given back and taken again by another call since (by hand, or from
- * a log sink of the call's own thread) stays the other call's.
+ * a signal handler on the call's own thread) stays the other call's.
  */
 struct bars_made {
 	const void *claim[PCI_STD_NUM_BARS];
