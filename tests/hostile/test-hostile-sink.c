@@ -15,7 +15,7 @@
  * another thread's pcim_iomap() on the device and waits for it (3 s at
  * most, a timeout being the child's exit 6).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>

@@ -86,22 +86,21 @@ static pthread_t call_thread;
 static int claims, gate_at;
 static bool inline_release;
 
-struct resource *
-__real_devres__request_region_node(struct device *dev, bool mem,
-				   resource_size_t start, resource_size_t n,
-				   const char *name, const void **ret_node);
-struct resource *
-__wrap_devres__request_region_node(struct device *dev, bool mem,
-				   resource_size_t start, resource_size_t n,
-				   const char *name, const void **ret_node);
+/* The linker's names for the wrapped call and its wrapper. */
+/* NOLINTBEGIN(bugprone-reserved-identifier) */
+struct resource *__real_devres__request_region_node(
+	struct device *dev, bool mem, resource_size_t start, resource_size_t n,
+	const char *name, struct devres__region_id *ret_id);
+struct resource *__wrap_devres__request_region_node(
+	struct device *dev, bool mem, resource_size_t start, resource_size_t n,
+	const char *name, struct devres__region_id *ret_id);
 
-struct resource *
-__wrap_devres__request_region_node(struct device *dev, bool mem,
-				   resource_size_t start, resource_size_t n,
-				   const char *name, const void **ret_node)
+struct resource *__wrap_devres__request_region_node(
+	struct device *dev, bool mem, resource_size_t start, resource_size_t n,
+	const char *name, struct devres__region_id *ret_id)
 {
 	struct resource *r = __real_devres__request_region_node(
-		dev, mem, start, n, name, ret_node);
+		dev, mem, start, n, name, ret_id);
 
 	if (!r || !pthread_equal(pthread_self(), call_thread) ||
 	    ++claims != gate_at)
@@ -112,6 +111,7 @@ __wrap_devres__request_region_node(struct device *dev, bool mem,
 		gate_wait();
 	return r;
 }
+/* NOLINTEND(bugprone-reserved-identifier) */
 
 struct call {
 	enum multi m;
