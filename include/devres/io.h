@@ -171,7 +171,10 @@ DEVRES_API void devm_iounmap(struct device *dev, void *addr);
  * @res: an IORESOURCE_MEM resource (a platform device's, typically)
  *
  * devm_request_mem_region() for @res (named after it, or after @dev), then
- * devm_ioremap(): both are given back when the device lets go.
+ * devm_ioremap(): both are given back when the device lets go. When the
+ * mapping fails, the call gives back its own claim and only that: one
+ * released meanwhile, and the range claimed again on @dev by another call,
+ * is left to that call.
  *
  * Context: any thread. A fault-injection point.
  * Return: the address of the first register, or an ERR_PTR: -EINVAL for

@@ -6,13 +6,18 @@
  * name the call that made the node.
  */
 #include <errno.h>
+#include <stdint.h>
 #include <devres/devres.h>
 #include "resource.h"
 
 struct region_dr {
 	resource_size_t start;
 	resource_size_t n;
+	uint64_t seq; /* the claim's number: its identity with the node */
 };
+
+/* The last claim's number: 0 is none. */
+static uint64_t region_seq;
 
 /*
  * Gives back the region this node owns. Released by hand, it is gone
@@ -50,7 +55,7 @@ static struct resource *request_dr(struct device *dev, dr_release_t release,
 				   const char *call, struct resource *root,
 				   resource_size_t start, resource_size_t n,
 				   const char *name, const char *fix,
-				   struct region_dr **ret_dr)
+				   struct devres__region_id *ret_id)
 {
 	struct devres__owner owner;
 	struct region_dr *dr;
@@ -64,6 +69,10 @@ static struct resource *request_dr(struct device *dev, dr_release_t release,
 		return NULL;
 	dr->start = start;
 	dr->n = n;
+	dr->seq = __atomic_add_fetch(&region_seq, 1, __ATOMIC_RELAXED);
+	/* Read before the claim: once on @dev, the node may go at once. */
+	if (ret_id)
+		*ret_id = (struct devres__region_id){ dr, dr->seq };
 	owner = (struct devres__owner){ .dev = dev,
 					.node = dr,
 					.release = release,
@@ -71,10 +80,11 @@ static struct resource *request_dr(struct device *dev, dr_release_t release,
 					.fix = fix };
 	/* On success the node is on @dev (added under the tree's lock). */
 	res = devres__request_region(root, start, n, name, 0, &owner);
-	if (!res)
+	if (!res) {
 		devres_free(dr);
-	if (ret_dr)
-		*ret_dr = dr;
+		if (ret_id)
+			*ret_id = (struct devres__region_id){ 0 };
+	}
 	return res;
 }
 
@@ -96,49 +106,52 @@ struct resource *devm_request_mem_region(struct device *dev,
 
 /*
  * The managed claims by identity, for a call that must give back exactly
- * what it made (pcim_iomap_regions()): the node is the identity, as the
- * same range may be released and claimed again by another call meanwhile.
+ * what it made (pcim_iomap_regions(), devm_ioremap_resource()): the node
+ * and the claim's number, as the same range may be released and claimed
+ * again by another call meanwhile, its node perhaps in the same storage.
+ * A node on the list is live: its number is read under the device's lock.
  */
 static int node_match(struct device *dev, void *res, void *data)
 {
+	const struct devres__region_id *id = data;
+
 	(void)dev;
-	return res == data;
+	return res == id->node && ((struct region_dr *)res)->seq == id->seq;
 }
 
 struct resource *devres__request_region_node(struct device *dev, bool mem,
 					     resource_size_t start,
 					     resource_size_t n,
 					     const char *name,
-					     const void **ret_node)
+					     struct devres__region_id *ret_id)
 {
-	struct region_dr *dr = NULL;
-	struct resource *res;
-
+	*ret_id = (struct devres__region_id){ 0 };
 	if (mem)
-		res = request_dr(dev, devm_mem_region_release,
-				 "devm_request_mem_region", &iomem_resource,
-				 start, n, name, "devm_release_mem_region()",
-				 &dr);
-	else
-		res = request_dr(dev, devm_region_release,
-				 "devm_request_region", &ioport_resource, start,
-				 n, name, "devm_release_region()", &dr);
-	*ret_node = res ? dr : NULL;
-	return res;
+		return request_dr(dev, devm_mem_region_release,
+				  "devm_request_mem_region", &iomem_resource,
+				  start, n, name, "devm_release_mem_region()",
+				  ret_id);
+	return request_dr(dev, devm_region_release, "devm_request_region",
+			  &ioport_resource, start, n, name,
+			  "devm_release_region()", ret_id);
 }
 
-bool devres__region_node_held(struct device *dev, bool mem, const void *node)
+bool devres__region_node_held(struct device *dev, bool mem,
+			      const struct devres__region_id *id)
 {
-	return devres_find(dev,
+	return id->node &&
+	       devres_find(dev,
 			   mem ? devm_mem_region_release : devm_region_release,
-			   node_match, (void *)node) != NULL;
+			   node_match, (void *)id) != NULL;
 }
 
-bool devres__region_node_release(struct device *dev, bool mem, const void *node)
+bool devres__region_node_release(struct device *dev, bool mem,
+				 const struct devres__region_id *id)
 {
-	return !devres_release(
-		dev, mem ? devm_mem_region_release : devm_region_release,
-		node_match, (void *)node);
+	return id->node && !devres_release(dev,
+					   mem ? devm_mem_region_release
+					       : devm_region_release,
+					   node_match, (void *)id);
 }
 
 static void release_managed(struct device *dev, dr_release_t release,

@@ -434,21 +434,32 @@ HIDDEN void devres__disown(struct devres__owner *o, struct devres__hand *h);
  */
 HIDDEN void devres__owner_add(const struct devres__owner *o);
 /*
+ * A managed claim's identity: its node and the claim's number, unique in
+ * the process. The node alone is not one: a claim released and made again
+ * on the same thread (a signal handler there, a log sink) has its node in
+ * the storage of the one freed.
+ */
+struct devres__region_id {
+	const void *node;
+	uint64_t seq;
+};
+
+/*
  * devres-resource.c: devm_request_mem_region() (@mem) or
- * devm_request_region(), its node's identity in *@ret_node (NULL on
- * failure); whether that very node is still on @dev, and its release (a
- * region the node no longer owns is left alone): false when the node is
- * not on @dev, so one released meanwhile (and its range perhaps claimed
- * again by another call) is never taken for it.
+ * devm_request_region(), its identity in *@ret_id (node NULL on failure);
+ * whether that very claim is still on @dev, and its release (a region the
+ * node no longer owns is left alone): false when the claim is not on
+ * @dev, so one released meanwhile (and its range perhaps claimed again by
+ * another call) is never taken for it.
  */
 HIDDEN struct resource *
 devres__request_region_node(struct device *dev, bool mem, resource_size_t start,
 			    resource_size_t n, const char *name,
-			    const void **ret_node);
+			    struct devres__region_id *ret_id);
 HIDDEN bool devres__region_node_held(struct device *dev, bool mem,
-				     const void *node);
+				     const struct devres__region_id *id);
 HIDDEN bool devres__region_node_release(struct device *dev, bool mem,
-					const void *node);
+					const struct devres__region_id *id);
 /* Who owns it, into @h, without taking anything: under the same lock. */
 HIDDEN void devres__owner_hand(const struct devres__owner *o,
 			       struct devres__hand *h);

@@ -90,6 +90,7 @@ static void *map_resource(struct device *dev, const struct resource *res,
 				       resource_size_t),
 			  const char *func)
 {
+	struct devres__region_id claim;
 	resource_size_t size;
 	const char *name;
 	void *addr;
@@ -112,7 +113,8 @@ static void *map_resource(struct device *dev, const struct resource *res,
 	}
 	size = resource_size(res);
 	name = res->name ? res->name : dev_name(dev);
-	if (!devm_request_mem_region(dev, res->start, size, name)) {
+	if (!devres__request_region_node(dev, true, res->start, size, name,
+					 &claim)) {
 		dev_err(dev,
 			"can't request region for resource [mem %#llx-%#llx]\n",
 			(unsigned long long)res->start,
@@ -122,7 +124,13 @@ static void *map_resource(struct device *dev, const struct resource *res,
 	addr = map(dev, res->start, size);
 	if (!addr) {
 		err = errno;
-		devm_release_mem_region(dev, res->start, size);
+		/*
+		 * This call's claim, by identity: one given back meanwhile
+		 * and the range claimed again on the device (another call of
+		 * the driver's, from a signal handler or a log sink on this
+		 * thread, or on another thread) is the other call's.
+		 */
+		(void)devres__region_node_release(dev, true, &claim);
 		dev_err(dev, "ioremap failed for resource [mem %#llx-%#llx]\n",
 			(unsigned long long)res->start,
 			(unsigned long long)res->end);

@@ -103,7 +103,7 @@ static bool bar_mem(struct pci_dev *pdev, int bar)
 
 /* pcim_request_region() under the BARs' lock; its node in *@ret_node. */
 static int claim(struct pci_dev *pdev, int bar, const char *name,
-		 const void **ret_node)
+		 struct devres__region_id *ret_id)
 {
 	if (!bar_ok(pdev, bar))
 		return -EINVAL;
@@ -124,21 +124,21 @@ static int claim(struct pci_dev *pdev, int bar, const char *name,
 	return devres__request_region_node(&pdev->dev, bar_mem(pdev, bar),
 					   pci_resource_start(pdev, bar),
 					   pci_resource_len(pdev, bar), name,
-					   ret_node)
+					   ret_id)
 		       ? 0
 		       : -EBUSY;
 }
 
 int pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
 {
-	const void *node;
+	struct devres__region_id id;
 	int ret;
 
 	if (!pci__dev_ok(pdev, __func__) ||
 	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
 		return -EINVAL;
 	pci__bars_lock(pdev);
-	ret = claim(pdev, bar, name, &node);
+	ret = claim(pdev, bar, name, &id);
 	pci__bars_unlock(pdev);
 	return ret;
 }
@@ -164,13 +164,13 @@ void pcim_release_region(struct pci_dev *pdev, int bar)
 }
 
 /*
- * What a multi-BAR call made of each BAR, by identity: its claim's node,
- * its mapping's node and address. Its undo gives back exactly those, so a
+ * What a multi-BAR call made of each BAR, by identity: its claim's (node
+ * and number), its mapping's node and address. Its undo gives back exactly those, so a
  * BAR given back and taken again by another call since (by hand, or from
- * a log sink of the call's own thread) stays the other call's.
+ * a signal handler on the call's own thread) stays the other call's.
  */
 struct bars_made {
-	const void *claim[PCI_STD_NUM_BARS];
+	struct devres__region_id claim[PCI_STD_NUM_BARS];
 	void **map[PCI_STD_NUM_BARS];
 	void *addr[PCI_STD_NUM_BARS];
 };
@@ -194,10 +194,10 @@ static void undo_made(struct pci_dev *pdev, const struct bars_made *made)
 		if (made->map[bar])
 			(void)devres_release(&pdev->dev, pcim_bar_release,
 					     own_map_match, (void *)made);
-		if (made->claim[bar])
+		if (made->claim[bar].node)
 			(void)devres__region_node_release(&pdev->dev,
 							  bar_mem(pdev, bar),
-							  made->claim[bar]);
+							  &made->claim[bar]);
 	}
 }
 
@@ -379,7 +379,7 @@ int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 		 */
 		else if (!devres__region_node_held(&pdev->dev,
 						   bar_mem(pdev, bar),
-						   made.claim[bar]))
+						   &made.claim[bar]))
 			ret = -EBUSY;
 	}
 	/* All or nothing: what this call claimed and mapped goes back. */

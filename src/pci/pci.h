@@ -313,7 +313,8 @@ HIDDEN void **pci__iomap_slots(struct pci_dev *pdev);
  * pcim_iounmap(), pcim_request_region(), pcim_release_region() and the
  * calls made of them), taken first and held across each: a multi-BAR
  * call's claims, mappings and their undo are one step to the others.
- * Recursive: a log sink the call runs may make such a call on the device.
+ * Recursive: a signal handler on the thread may make such a call on the
+ * device. Holds the log (devres__log_hold()): no log sink runs inside.
  */
 HIDDEN void pci__bars_lock(struct pci_dev *pdev);
 HIDDEN void pci__bars_unlock(struct pci_dev *pdev);

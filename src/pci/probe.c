@@ -33,8 +33,17 @@ void **pci__iomap_slots(struct pci_dev *pdev)
 	return container_of(pdev, struct pci_object, pdev)->iomap_table;
 }
 
+/*
+ * The log is held across the lock, taken before it and let go after it:
+ * the calls' ADD and DEL lines reach the sink once the lock is let go, so
+ * that a sink which waits for another thread's managed BAR call on the
+ * device does not wait for the lock its own thread holds. Both nest (the
+ * lock is recursive, the hold counts), and a signal handler's call on a
+ * thread that holds them has its lines sent at its thread's last unlock.
+ */
 void pci__bars_lock(struct pci_dev *pdev)
 {
+	devres__log_hold();
 	pthread_mutex_lock(
 		&container_of(pdev, struct pci_object, pdev)->bars_lock);
 }
@@ -43,6 +52,7 @@ void pci__bars_unlock(struct pci_dev *pdev)
 {
 	pthread_mutex_unlock(
 		&container_of(pdev, struct pci_object, pdev)->bars_lock);
+	devres__log_release();
 }
 
 static pthread_mutex_t scan_lock = PTHREAD_MUTEX_INITIALIZER;

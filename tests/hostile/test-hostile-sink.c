@@ -9,17 +9,24 @@
  * holds. Each subsystem's case runs in a child with an alarm: a deadlock
  * is the child's death by SIGALRM. And a WARN the sink's own calls make is
  * counted, though it is not sent to the sink again.
+ *
+ * The managed BAR calls hold the device's lock of them across the whole
+ * call: a sink given the first ADD line of pcim_iomap_regions() starts
+ * another thread's pcim_iomap() on the device and waits for it (3 s at
+ * most, a timeout being the child's exit 6).
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
 #include <setjmp.h>
 #include <errno.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <time.h>
 #include <unistd.h>
 #include <sys/mman.h>
 #include <sys/wait.h>
@@ -40,6 +47,7 @@
 /* What the sink does on each line, and how often it did it. */
 static void (*reenter)(void);
 static int reentered, warn_lines;
+static const char *sink_line;
 
 static void calling_sink(void *ctx, int level, const char *line)
 {
@@ -48,6 +56,7 @@ static void calling_sink(void *ctx, int level, const char *line)
 	if (strncmp(line, "WARNING: ", 9) == 0)
 		warn_lines++;
 	if (reenter) {
+		sink_line = line;
 		reenter();
 		reentered++;
 	}
@@ -186,6 +195,45 @@ static void bar_case(void)
 	pci_iounmap(pdev, p);
 }
 
+static void *bar_other(void *arg)
+{
+	(void)arg;
+	return pcim_iomap(pdev, 1, 0);
+}
+
+/* At the first ADD line: another thread's pcim_iomap(), waited for. */
+static void bars_wait(void)
+{
+	struct timespec t;
+	pthread_t th;
+	void *p = NULL;
+
+	if (!strstr(sink_line, " ADD "))
+		return;
+	reenter = NULL;
+	if (pthread_create(&th, NULL, bar_other, NULL))
+		_exit(3);
+	clock_gettime(CLOCK_REALTIME, &t);
+	t.tv_sec += 3;
+	if (pthread_timedjoin_np(th, &p, &t))
+		_exit(6);
+	if (!p)
+		_exit(3);
+}
+
+static void bars_case(void)
+{
+	void *p;
+
+	reenter = bars_wait;
+	if (pcim_iomap_regions(pdev, 1, "sink"))
+		_exit(3);
+	p = pcim_iomap_table(pdev)[0];
+	if (!p || !pcim_iomap_table(pdev)[1])
+		_exit(3);
+	pci_iounmap(pdev, p);
+}
+
 static const struct {
 	const char *name;
 	void (*run)(void);
@@ -197,6 +245,7 @@ static const struct {
 	{ "coherent", coherent_case },
 	{ "pool", pool_case },
 	{ "bar", bar_case },
+	{ "bars-thread", bars_case },
 };
 
 /* The child: the fixture, the case under an alarm, then its verdict. */

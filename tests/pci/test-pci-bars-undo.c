@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit tsan */
+/* ctest-labels: unit tsan white-box */
 /*
  * The multi-BAR calls, pcim_iomap_regions() and pcim_request_all_regions(),
  * against the device's other managed BAR calls made meanwhile: a table of
@@ -7,8 +7,11 @@
  *
  * The call claims BARs 0 and 1 (and maps them), then fails at BAR 2,
  * claimed by hand before: its undo must give back what it made, and only
- * that. The call stops at a gate, from a log sink on its thread, at the
- * ADD line of its last node before the failure; a second thread then
+ * that. The call stops at a gate in its claim of BAR 1, its last claim
+ * before the failure (BAR 0 claimed, and mapped by pcim_iomap_regions()):
+ * the library's claim of a managed region, devres__request_region_node(),
+ * is wrapped at the link (-Wl,--wrap), and the wrapper waits at the gate
+ * once the claim is made, on the call's thread only. A second thread then
  * gives BAR 0 back (pcim_iounmap(), pcim_release_region()) and perhaps
  * takes it again for itself (pcim_iomap(), pcim_request_region()). The
  * second thread must wait for the call (one step to it), and whatever it
@@ -16,9 +19,10 @@
  *
  * Then pcim_iomap_regions() of BAR 0 stopped between the claim and the
  * mapping: the second thread's release waits for it; and the same release
- * made from the call's own thread (the log sink, which the call lets
- * through) fails the call with -EBUSY, with nothing mapped, rather than
- * mapping a BAR it no longer holds.
+ * made from the call's own thread, inside the claim's wrapper (as a
+ * signal handler there would, the BARs' lock being recursive), fails the
+ * call with -EBUSY, with nothing mapped, rather than mapping a BAR it no
+ * longer holds.
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
@@ -34,6 +38,7 @@
 #include "testlib.h"
 #include "pcitest.h"
 #include "gate.h"
+#include "pci/pci.h"
 
 #define NAME "0000:00:07.0"
 
@@ -73,26 +78,40 @@ static const char *const other_name[] = {
 struct cell {
 	enum multi m;
 	enum other o;
-	bool inline_release; /* made from the call's own log sink */
+	bool inline_release; /* made from inside the call's own claim */
 };
 
-/* The log sink: stops the call's thread at its @gate_at'th node. */
+/* The claim's wrapper: stops the call's thread at its @gate_at'th claim. */
 static pthread_t call_thread;
-static int adds, gate_at;
+static int claims, gate_at;
 static bool inline_release;
 
-static void sink(void *ctx, int level, const char *line)
+/* The linker's names for the wrapped call and its wrapper. */
+/* NOLINTBEGIN(bugprone-reserved-identifier) */
+struct resource *__real_devres__request_region_node(
+	struct device *dev, bool mem, resource_size_t start, resource_size_t n,
+	const char *name, struct devres__region_id *ret_id);
+struct resource *__wrap_devres__request_region_node(
+	struct device *dev, bool mem, resource_size_t start, resource_size_t n,
+	const char *name, struct devres__region_id *ret_id);
+
+struct resource *__wrap_devres__request_region_node(
+	struct device *dev, bool mem, resource_size_t start, resource_size_t n,
+	const char *name, struct devres__region_id *ret_id)
 {
-	(void)ctx;
-	(void)level;
-	if (!pthread_equal(pthread_self(), call_thread) ||
-	    !strstr(line, " ADD ") || ++adds != gate_at)
-		return;
+	struct resource *r = __real_devres__request_region_node(
+		dev, mem, start, n, name, ret_id);
+
+	if (!r || !pthread_equal(pthread_self(), call_thread) ||
+	    ++claims != gate_at)
+		return r;
 	if (inline_release)
 		pcim_release_region(pdev, 0);
 	else
 		gate_wait();
+	return r;
 }
+/* NOLINTEND(bugprone-reserved-identifier) */
 
 struct call {
 	enum multi m;
@@ -216,8 +235,6 @@ static void setup_cell(void)
 
 static void teardown_cell(void)
 {
-	devres_set_log(false);
-	devres_set_log_sink(NULL, NULL);
 	(void)devres_release_all(&pdev->dev);
 	assert_int_equal(pci_teardown(NULL), 0);
 }
@@ -246,12 +263,10 @@ static void run_cell(const struct cell *c, const char *label)
 	pthread_mutex_init(&oc.lock, NULL);
 	pthread_cond_init(&oc.cond, NULL);
 	gate_reset();
-	adds = 0;
-	/* Its last node before the failure: BAR 1's mapping or claim. */
-	gate_at = c->m == IOMAP_REGIONS ? 4 : c->m == REQUEST_ALL ? 2 : 1;
+	claims = 0;
+	/* Its last claim before the failure: BAR 1's, or BAR 0's alone. */
+	gate_at = c->m == BETWEEN ? 1 : 2;
 	inline_release = c->inline_release;
-	devres_set_log_sink(sink, NULL);
-	devres_set_log(true);
 	assert_int_equal(pthread_create(&a, NULL, multi_thread, &call), 0);
 	if (!c->inline_release) {
 		gate_until_reached();
@@ -263,8 +278,6 @@ static void run_cell(const struct cell *c, const char *label)
 		assert_int_equal(pthread_join(b, NULL), 0);
 	}
 	assert_int_equal(pthread_join(a, NULL), 0);
-	devres_set_log(false);
-	devres_set_log_sink(NULL, NULL);
 
 	if (c->inline_release) {
 		/* The claim went before the mapping: the call fails. */
