@@ -79,13 +79,7 @@ int devres__dev_in_use(struct device *dev, const char *func)
 	int err;
 
 	if (dev->magic == DEVRES_DEV_MAGIC && !devres__dev_mine(dev)) {
-		if (devres__dev_other_copy(dev))
-			devres__warn(dev, func,
-				     "device of another copy of the library "
-				     "in this process: refused");
-		else
-			devres__warn(dev, func, "device belongs to process %d",
-				     devres__dev_pid(dev));
+		devres__dev_foreign_warn(dev, func);
 		return -ECHILD;
 	}
 	if (dev->magic == DEVRES_DEV_MAGIC &&

@@ -18,6 +18,17 @@
 #include "frame.h"
 #include "liveobj.h"
 
+void devres__dev_foreign_warn(const struct device *dev, const char *func)
+{
+	if (devres__dev_other_copy(dev))
+		devres__warn(dev, func,
+			     "device of another copy of the library in this "
+			     "process: refused");
+	else
+		devres__warn(dev, func, "device belongs to process %d",
+			     devres__dev_pid(dev));
+}
+
 bool devres__dev_bad(const struct device *dev, const char *func)
 {
 	/* A vfork() marked: this thread's child is refused; else it goes on. */
@@ -44,13 +55,7 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 		return false;
 	}
 	if (unlikely(!devres__dev_mine(dev))) {
-		if (devres__dev_other_copy(dev))
-			devres__warn(dev, func,
-				     "device of another copy of the library "
-				     "in this process: refused");
-		else
-			devres__warn(dev, func, "device belongs to process %d",
-				     devres__dev_pid(dev));
+		devres__dev_foreign_warn(dev, func);
 		return false;
 	}
 	return true;

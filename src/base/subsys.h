@@ -179,6 +179,9 @@ static inline bool devres__dev_other_copy(const struct device *dev)
 }
 
 HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);
+/* The WARN for @dev, initialized by another process or copy of the library. */
+HIDDEN void devres__dev_foreign_warn(const struct device *dev,
+				     const char *func);
 
 /*
  * After devres__dev_ok() said no: -ECHILD for a device of the parent
