@@ -253,6 +253,12 @@ HIDDEN const char *devres__dev_state_name(enum dm_dev_state st);
  */
 HIDDEN int devres__dev_in_use(struct device *dev, const char *func);
 /*
+ * device_initialize() for @func: one thread of any number racing on the
+ * same memory takes it (a compare-and-swap); the others, and a device in
+ * use, get the error device_register() gives, with one WARN. 0 when done.
+ */
+HIDDEN int devres__device_init(struct device *dev, const char *func);
+/*
  * The devices an add is naming (platform_device_add()), under
  * devres__dm_lock, each with a node on its adder's stack: a second add,
  * dev_set_name() and platform_device_add_resources() are refused while

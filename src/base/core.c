@@ -100,12 +100,48 @@ int devres__dev_in_use(struct device *dev, const char *func)
 	return err;
 }
 
-void device_initialize(struct device *dev)
+/*
+ * Takes @dev, zeroed, released or never used, for one initialization: a
+ * compare-and-swap of its magic, so that of two threads initializing the
+ * same memory at once one does it and the other is refused, as if the
+ * first had finished (nothing in zeroed memory can be locked). Returns 0,
+ * or the error @func gives with its one WARN.
+ */
+static int init_claim(struct device *dev, const char *func)
 {
-	if (devres__arg_bad(NULL, dev, __func__, "device"))
-		return;
-	if (devres__dev_in_use(dev, __func__))
-		return;
+	unsigned int old = __atomic_load_n(&dev->magic, __ATOMIC_ACQUIRE);
+	int ret;
+
+	for (;;) {
+		if (old == DEVRES_DEV_CLAIMED) {
+			devres__warn(dev, func,
+				     "device is being initialized by another "
+				     "thread: refused (state: zeroed)");
+			return -EINVAL;
+		}
+		if (old == DEVRES_DEV_MAGIC) {
+			ret = devres__dev_in_use(dev, func);
+			if (ret)
+				return ret;
+			/* Released, its magic not yet cleared: still its. */
+			devres__state_warn(dev, func,
+					   "device is being released");
+			return -ENODEV;
+		}
+		if (__atomic_compare_exchange_n(&dev->magic, &old,
+						DEVRES_DEV_CLAIMED, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_ACQUIRE))
+			return 0;
+	}
+}
+
+int devres__device_init(struct device *dev, const char *func)
+{
+	int ret = init_claim(dev, func);
+
+	if (ret)
+		return ret;
 	dev->name = NULL;
 	dev->refcount = 1;
 	dev->devres_lock = 0;
@@ -129,6 +165,14 @@ void device_initialize(struct device *dev)
 	/* Counted until released: one never added nor put is a leak too. */
 	devres__ledger_add(DL_DEVICES, 1);
 	__atomic_store_n(&dev->magic, DEVRES_DEV_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void device_initialize(struct device *dev)
+{
+	if (devres__arg_bad(NULL, dev, __func__, "device"))
+		return;
+	(void)devres__device_init(dev, __func__);
 }
 
 /*
@@ -662,10 +706,9 @@ int device_register(struct device *dev)
 
 	if (devres__arg_bad(NULL, dev, __func__, "device"))
 		return -EINVAL;
-	ret = devres__dev_in_use(dev, __func__);
+	ret = devres__device_init(dev, __func__);
 	if (ret)
 		return ret;
-	device_initialize(dev);
 	return device_add(dev);
 }
 
