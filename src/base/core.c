@@ -618,6 +618,8 @@ static const char *add_error(int ret)
 		return "parent was deleted";
 	case -ESTALE:
 		return "device is being released";
+	case -EDOM:
+		return "device has no name";
 	default:
 		return "bus is not registered";
 	}
@@ -644,10 +646,6 @@ int device_add(struct device *dev)
 		if (ret)
 			return ret;
 	}
-	if (!*dev_name(dev)) {
-		devres__state_warn(dev, __func__, "device has no name");
-		return -EINVAL;
-	}
 	dp = alloc_private(dev);
 	if (!dp)
 		return -ENOMEM;
@@ -658,6 +656,8 @@ int device_add(struct device *dev)
 		;
 	else if (__atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0)
 		ret = -ESTALE; /* added from a release callback of its last put */
+	else if (!*dev_name(dev))
+		ret = -EDOM; /* read where a rename swaps it: not stale */
 	else if (dev->bus && !(bp = devres__bus_find_locked(dev->bus)))
 		ret = -EINVAL;
 	else if (bp && name_taken_locked(bp, dev_name(dev)))
@@ -691,7 +691,9 @@ warn:
 		devres__state_warn(dev, __func__, add_error(ret));
 		if (ret == -ENOTUNIQ)
 			return -EEXIST;
-		return ret == -ESRCH ? -EINVAL : ret == -ESTALE ? -ENODEV : ret;
+		if (ret == -ESRCH || ret == -EDOM)
+			return -EINVAL;
+		return ret == -ESTALE ? -ENODEV : ret;
 	}
 	gen = devres__bind_gen();
 	if (bp)
