@@ -108,6 +108,11 @@ struct device_private {
 	int pins;
 	int active;	/* device_bound_get() holds, under devres__dm_lock */
 	bool dead;	/* device_del() was called */
+	/*
+	 * device_del() is past the unbind (the kernel's kobject_del()): no
+	 * child joins from here on, under devres__dm_lock.
+	 */
+	bool gone;
 	bool deferred;	/* on the deferred list */
 	bool searching; /* a thread is trying the bus's drivers on it */
 };

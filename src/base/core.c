@@ -560,18 +560,20 @@ bool devres__ref_if_alive(struct device *dev)
 }
 
 /*
- * Whether @parent may take a child: not deleted, nor being deleted. The
+ * Whether @parent may take a child: not deleted past its unbind. The
  * kernel refuses a child under a parent no longer in sysfs (-ENOENT from
- * its directory); a child added there would outlive its place in the tree,
- * and nothing would delete it with its parent. A parent only initialized
- * may group children here (docs/driver-model.md). device_del() marks a
- * device dead under the same lock.
+ * its directory), which device_del() takes out after the unbind: a child
+ * added from the remove that device_del() runs (or meanwhile, from another
+ * thread) is the kernel's, and its owner's to delete. Later, a child would
+ * outlive its place in the tree. A parent only initialized may group
+ * children here (docs/driver-model.md). device_del() marks a device gone
+ * under the same lock.
  */
 static bool parent_open_locked(const struct device *parent)
 {
 	const struct device_private *pp = parent->p;
 
-	return !pp || !pp->dead;
+	return !pp || !pp->gone;
 }
 
 /* Whether another live device of @bp is named @name: names are unique. */
@@ -870,6 +872,7 @@ static void del_unbound(struct deleting *d)
 	d->step = DEL_UNBOUND;
 	/* A bus walk holding the device unlinks it when it lets go. */
 	dm_lock();
+	dp->gone = true;
 	if (!dp->pins)
 		dm_list_del(&dp->bus_node);
 	dm_unlock();
