@@ -128,10 +128,9 @@ static int init_claim(struct device *dev, const char *func)
 					   "device is being released");
 			return -ENODEV;
 		}
-		if (__atomic_compare_exchange_n(&dev->magic, &old,
-						DEVRES_DEV_CLAIMED, false,
-						__ATOMIC_ACQUIRE,
-						__ATOMIC_ACQUIRE))
+		if (__atomic_compare_exchange_n(
+			    &dev->magic, &old, DEVRES_DEV_CLAIMED, false,
+			    __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
 			return 0;
 	}
 }
