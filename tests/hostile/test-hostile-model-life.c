@@ -279,6 +279,7 @@ static void hand_over(void)
 }
 
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
 int __sanitizer_install_malloc_and_free_hooks(
 	void (*on_malloc)(const volatile void *, size_t),
 	void (*on_free)(const volatile void *));
@@ -300,7 +301,10 @@ static void hooks_on(void)
 	__sanitizer_install_malloc_and_free_hooks(on_malloc, on_free);
 }
 #else
+/* glibc's own allocator, under the names it exports for this. */
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
 void *__libc_malloc(size_t n);
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
 void *__libc_calloc(size_t k, size_t n);
 
 void *malloc(size_t n)
