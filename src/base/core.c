@@ -630,12 +630,14 @@ int device_add(struct device *dev)
 {
 	struct bus_private *bp = NULL;
 	struct device_private *dp;
+	/* Read once: the one checked is the one linked and referenced. */
+	struct device *parent = dev->parent;
 	unsigned long gen;
 	int ret;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
-	if (dev->parent && !devres__dev_ok(dev->parent, __func__))
+	if (parent && !devres__dev_ok(parent, __func__))
 		return -EINVAL;
 	if (devres__refuse_in_devres_cb(dev, __func__))
 		return -EDEADLK;
@@ -663,10 +665,10 @@ int device_add(struct device *dev)
 		ret = -EINVAL;
 	else if (bp && name_taken_locked(bp, dev_name(dev)))
 		ret = -ENOTUNIQ;
-	else if (dev->parent && !parent_open_locked(dev->parent) &&
-		 __atomic_load_n(&dev->parent->refcount, __ATOMIC_RELAXED) > 0)
+	else if (parent && !parent_open_locked(parent) &&
+		 __atomic_load_n(&parent->refcount, __ATOMIC_RELAXED) > 0)
 		ret = -ENOENT; /* "being released" is the better news */
-	else if (dev->parent && !devres__ref_if_alive(dev->parent))
+	else if (parent && !devres__ref_if_alive(parent))
 		ret = -ESRCH;
 	else
 		ret = 0;
@@ -680,7 +682,7 @@ int device_add(struct device *dev)
 		/* The registration's reference; the child's on its parent
 		 * was taken above. */
 		dm_get_device_locked(dev);
-		dp->parent = dev->parent;
+		dp->parent = parent;
 		/* Published: dd.c's dev_private() reads it without the lock. */
 		__atomic_store_n(&dev->p, dp, __ATOMIC_RELEASE);
 		dm_set_state(dev, DEV_ADDED);
