@@ -114,9 +114,11 @@ static int init_claim(struct device *dev, const char *func)
 
 	for (;;) {
 		if (old == DEVRES_DEV_CLAIMED) {
-			devres__warn(dev, func,
-				     "device is being initialized by another "
-				     "thread: refused (state: zeroed)");
+			/* Not by name: the other thread is writing it. */
+			devres__warn(NULL, func,
+				     "device@%p is being initialized by "
+				     "another thread: refused (state: zeroed)",
+				     (void *)dev);
 			return -EINVAL;
 		}
 		if (old == DEVRES_DEV_MAGIC) {
