@@ -632,13 +632,14 @@ int device_add(struct device *dev)
 {
 	struct bus_private *bp = NULL;
 	struct device_private *dp;
-	/* Read once: the one checked is the one linked and referenced. */
-	struct device *parent = dev->parent;
+	struct device *parent;
 	unsigned long gen;
 	int ret;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
+	/* Read once: the one checked is the one linked and referenced. */
+	parent = dev->parent;
 	if (parent && !devres__dev_ok(parent, __func__))
 		return -EINVAL;
 	if (devres__refuse_in_devres_cb(dev, __func__))
