@@ -1047,7 +1047,7 @@ static void doc_table_matches(void **state)
 		if (!fgets(line, sizeof(line), doc))
 			line[0] = '\0';
 		chomp(line);
-		if (strcmp(line, want))
+		if (strcmp(line, want) != 0)
 			print_error("docs/driver-model.md says\n%s\nthe test "
 				    "says\n%s\n",
 				    line, want);
