@@ -106,8 +106,13 @@ struct device_private {
 	 */
 	unsigned long bind_seq;
 	int pins;
-	int active;	/* device_bound_get() holds, under devres__dm_lock */
-	bool dead;	/* device_del() was called */
+	int active; /* device_bound_get() holds, under devres__dm_lock */
+	bool dead;  /* device_del() was called */
+	/*
+	 * device_del() is past the unbind (the kernel's kobject_del()): no
+	 * child joins from here on, under devres__dm_lock.
+	 */
+	bool gone;
 	bool deferred;	/* on the deferred list */
 	bool searching; /* a thread is trying the bus's drivers on it */
 };
@@ -252,6 +257,19 @@ HIDDEN const char *devres__dev_state_name(enum dm_dev_state st);
  * device_register() gives, after one WARN naming @func.
  */
 HIDDEN int devres__dev_in_use(struct device *dev, const char *func);
+/*
+ * device_initialize() for @func: one thread of any number racing on the
+ * same memory takes it (a compare-and-swap); the others, and a device in
+ * use, get the error device_register() gives, with one WARN. 0 when done.
+ */
+HIDDEN int devres__device_init(struct device *dev, const char *func);
+/*
+ * dev-live.c: a registered device as a live object, on at device_add()
+ * and off at device_del(), under devres__dm_lock (the record's lock is a
+ * leaf): a free of managed memory holding it unregisters it first.
+ */
+HIDDEN void devres__dev_live_on_locked(struct device *dev);
+HIDDEN void devres__dev_live_off_locked(struct device *dev);
 /*
  * The devices an add is naming (platform_device_add()), under
  * devres__dm_lock, each with a node on its adder's stack: a second add,

@@ -94,12 +94,49 @@ int devres__dev_in_use(struct device *dev, const char *func)
 	return err;
 }
 
-void device_initialize(struct device *dev)
+/*
+ * Takes @dev, zeroed, released or never used, for one initialization: a
+ * compare-and-swap of its magic, so that of two threads initializing the
+ * same memory at once one does it and the other is refused, as if the
+ * first had finished (nothing in zeroed memory can be locked). Returns 0,
+ * or the error @func gives with its one WARN.
+ */
+static int init_claim(struct device *dev, const char *func)
 {
-	if (devres__arg_bad(NULL, dev, __func__, "device"))
-		return;
-	if (devres__dev_in_use(dev, __func__))
-		return;
+	unsigned int old = __atomic_load_n(&dev->magic, __ATOMIC_ACQUIRE);
+	int ret;
+
+	for (;;) {
+		if (old == DEVRES_DEV_CLAIMED) {
+			/* Not by name: the other thread is writing it. */
+			devres__warn(NULL, func,
+				     "device@%p is being initialized by "
+				     "another thread: refused (state: zeroed)",
+				     (void *)dev);
+			return -EINVAL;
+		}
+		if (old == DEVRES_DEV_MAGIC) {
+			ret = devres__dev_in_use(dev, func);
+			if (ret)
+				return ret;
+			/* Released, its magic not yet cleared: still its. */
+			devres__state_warn(dev, func,
+					   "device is being released");
+			return -ENODEV;
+		}
+		if (__atomic_compare_exchange_n(
+			    &dev->magic, &old, DEVRES_DEV_CLAIMED, false,
+			    __ATOMIC_ACQUIRE, __ATOMIC_ACQUIRE))
+			return 0;
+	}
+}
+
+int devres__device_init(struct device *dev, const char *func)
+{
+	int ret = init_claim(dev, func);
+
+	if (ret)
+		return ret;
 	dev->name = NULL;
 	dev->refcount = 1;
 	dev->devres_lock = 0;
@@ -123,6 +160,14 @@ void device_initialize(struct device *dev)
 	/* Counted until released: one never added nor put is a leak too. */
 	devres__ledger_add(DL_DEVICES, 1);
 	__atomic_store_n(&dev->magic, DEVRES_DEV_MAGIC, __ATOMIC_RELEASE);
+	return 0;
+}
+
+void device_initialize(struct device *dev)
+{
+	if (devres__arg_bad(NULL, dev, __func__, "device"))
+		return;
+	(void)devres__device_init(dev, __func__);
 }
 
 /*
@@ -510,18 +555,20 @@ bool devres__ref_if_alive(struct device *dev)
 }
 
 /*
- * Whether @parent may take a child: not deleted, nor being deleted. The
+ * Whether @parent may take a child: not deleted past its unbind. The
  * kernel refuses a child under a parent no longer in sysfs (-ENOENT from
- * its directory); a child added there would outlive its place in the tree,
- * and nothing would delete it with its parent. A parent only initialized
- * may group children here (docs/driver-model.md). device_del() marks a
- * device dead under the same lock.
+ * its directory), which device_del() takes out after the unbind: a child
+ * added from the remove that device_del() runs (or meanwhile, from another
+ * thread) is the kernel's, and its owner's to delete. Later, a child would
+ * outlive its place in the tree. A parent only initialized may group
+ * children here (docs/driver-model.md). device_del() marks a device gone
+ * under the same lock.
  */
 static bool parent_open_locked(const struct device *parent)
 {
 	const struct device_private *pp = parent->p;
 
-	return !pp || !pp->dead;
+	return !pp || !pp->gone;
 }
 
 /* Whether another live device of @bp is named @name: names are unique. */
@@ -568,6 +615,8 @@ static const char *add_error(int ret)
 		return "parent was deleted";
 	case -ESTALE:
 		return "device is being released";
+	case -EDOM:
+		return "device has no name";
 	default:
 		return "bus is not registered";
 	}
@@ -577,12 +626,15 @@ int device_add(struct device *dev)
 {
 	struct bus_private *bp = NULL;
 	struct device_private *dp;
+	struct device *parent;
 	unsigned long gen;
 	int ret;
 
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
-	if (dev->parent && !devres__dev_ok(dev->parent, __func__))
+	/* Read once: the one checked is the one linked and referenced. */
+	parent = dev->parent;
+	if (parent && !devres__dev_ok(parent, __func__))
 		return -EINVAL;
 	if (devres__refuse_in_devres_cb(dev, __func__))
 		return -EDEADLK;
@@ -594,10 +646,6 @@ int device_add(struct device *dev)
 		if (ret)
 			return ret;
 	}
-	if (!*dev_name(dev)) {
-		devres__state_warn(dev, __func__, "device has no name");
-		return -EINVAL;
-	}
 	dp = alloc_private(dev);
 	if (!dp)
 		return -ENOMEM;
@@ -608,14 +656,16 @@ int device_add(struct device *dev)
 		;
 	else if (__atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0)
 		ret = -ESTALE; /* added from a release callback of its last put */
+	else if (!*dev_name(dev))
+		ret = -EDOM; /* read where a rename swaps it: not stale */
 	else if (dev->bus && !(bp = devres__bus_find_locked(dev->bus)))
 		ret = -EINVAL;
 	else if (bp && name_taken_locked(bp, dev_name(dev)))
 		ret = -ENOTUNIQ;
-	else if (dev->parent && !parent_open_locked(dev->parent) &&
-		 __atomic_load_n(&dev->parent->refcount, __ATOMIC_RELAXED) > 0)
+	else if (parent && !parent_open_locked(parent) &&
+		 __atomic_load_n(&parent->refcount, __ATOMIC_RELAXED) > 0)
 		ret = -ENOENT; /* "being released" is the better news */
-	else if (dev->parent && !devres__ref_if_alive(dev->parent))
+	else if (parent && !devres__ref_if_alive(parent))
 		ret = -ESRCH;
 	else
 		ret = 0;
@@ -629,10 +679,11 @@ int device_add(struct device *dev)
 		/* The registration's reference; the child's on its parent
 		 * was taken above. */
 		dm_get_device_locked(dev);
-		dp->parent = dev->parent;
+		dp->parent = parent;
 		/* Published: dd.c's dev_private() reads it without the lock. */
 		__atomic_store_n(&dev->p, dp, __ATOMIC_RELEASE);
 		dm_set_state(dev, DEV_ADDED);
+		devres__dev_live_on_locked(dev);
 	}
 	dm_unlock();
 	if (ret) {
@@ -641,7 +692,9 @@ warn:
 		devres__state_warn(dev, __func__, add_error(ret));
 		if (ret == -ENOTUNIQ)
 			return -EEXIST;
-		return ret == -ESRCH ? -EINVAL : ret == -ESTALE ? -ENODEV : ret;
+		if (ret == -ESRCH || ret == -EDOM)
+			return -EINVAL;
+		return ret == -ESTALE ? -ENODEV : ret;
 	}
 	gen = devres__bind_gen();
 	if (bp)
@@ -656,10 +709,9 @@ int device_register(struct device *dev)
 
 	if (devres__arg_bad(NULL, dev, __func__, "device"))
 		return -EINVAL;
-	ret = devres__dev_in_use(dev, __func__);
+	ret = devres__device_init(dev, __func__);
 	if (ret)
 		return ret;
-	device_initialize(dev);
 	return device_add(dev);
 }
 
@@ -819,6 +871,8 @@ static void del_unbound(struct deleting *d)
 	d->step = DEL_UNBOUND;
 	/* A bus walk holding the device unlinks it when it lets go. */
 	dm_lock();
+	dp->gone = true;
+	devres__dev_live_off_locked(d->dev);
 	if (!dp->pins)
 		dm_list_del(&dp->bus_node);
 	dm_unlock();

@@ -474,11 +474,10 @@ int platform_device_register(struct platform_device *pdev)
 
 	if (devres__arg_bad(NULL, pdev, __func__, "device"))
 		return -EINVAL;
-	/* device_initialize() would wipe the state of a device in use. */
-	ret = devres__dev_in_use(&pdev->dev, __func__);
+	/* Refused, not wiped, when in use or initialized by another thread. */
+	ret = devres__device_init(&pdev->dev, __func__);
 	if (ret)
 		return ret;
-	device_initialize(&pdev->dev);
 	return platform_device_add(pdev);
 }
 

@@ -41,6 +41,11 @@
 /* Stamped into struct device by device_initialize(), cleared at the end. */
 #define DEVRES_DEV_MAGIC 0x64657672u
 #define DEVRES_DEV_DEAD 0x64656164u
+/*
+ * Stamped by the one thread whose compare-and-swap took a zeroed or
+ * released device for device_initialize(), until the device is ready.
+ */
+#define DEVRES_DEV_CLAIMED 0x64657669u
 
 /*
  * A pointer no object can live at: NULL, the first page (a member of a

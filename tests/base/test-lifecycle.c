@@ -60,6 +60,7 @@ enum fn {
 	F_FAIL_NTH,
 	F_ADD_CHILD,
 	F_REGISTER_CHILD,
+	F_ADD_CHILD_DEL,
 	P_ADD_RES,
 	P_ADD,
 	P_REGISTER,
@@ -88,6 +89,7 @@ static const char *const fn_names[NR_FN] = {
 	"driver_probe_fail_nth",
 	"device_add",
 	"device_register",
+	"device_add",
 	"platform_device_add_resources",
 	"platform_device_add",
 	"platform_device_register",
@@ -168,6 +170,7 @@ static const struct want lc_table[NR_FN][NR_ST] = {
 	[F_FAIL_NTH]   = { WE(EINVAL), WE(ENODEV), OK,         WE(EDEADLK),   WE(EBUSY),     WE(EDEADLK),   WE(ENODEV),    WE(ENODEV),    WE(EINVAL) },
 	[F_ADD_CHILD]  = { WE(EINVAL), OK,      OK,            OK,            OK,            OK,            WE(ENOENT),    WE(EINVAL),    WE(EINVAL) },
 	[F_REGISTER_CHILD] = { WE(EINVAL), OK,  OK,            OK,            OK,            OK,            WE(ENOENT),    WE(EINVAL),    WE(EINVAL) },
+	[F_ADD_CHILD_DEL] = { WE(EINVAL), OK,   OK,            OK,            OK,            OK,            WE(ENOENT),    WE(EINVAL),    WE(EINVAL) },
 	[P_ADD_RES]    = { OK,    OK,           WE(EINVAL),    WE(EINVAL),    WE(EINVAL),    WE(EINVAL),    WE(EINVAL),    WE(EINVAL),    OK },
 	[P_ADD]        = { WE(EINVAL), OK,      WE(EEXIST),    WE(EEXIST),    WE(EEXIST),    WE(EEXIST),    WE(ENODEV),    WE(ENODEV),    WE(EINVAL) },
 	[P_REGISTER]   = { OK,    WE(EINVAL),   WE(EEXIST),    WE(EEXIST),    WE(EEXIST),    WE(EEXIST),    WE(ENODEV),    WE(ENODEV),    OK },
@@ -320,6 +323,7 @@ static void call(void)
 		ret = driver_probe_fail_nth(&hand_drv, dev, 1);
 		break;
 	case F_ADD_CHILD:
+	case F_ADD_CHILD_DEL:
 		device_initialize(&lc_child);
 		ret = device_add(&lc_child);
 		break;
@@ -354,7 +358,8 @@ static void call(void)
 	if (cur_fn == F_GET && alive(cur_st))
 		put_device(dev);
 	/* A child made is given back: unregistered if added, else put. */
-	if (cur_fn == F_ADD_CHILD || cur_fn == F_REGISTER_CHILD) {
+	if (cur_fn == F_ADD_CHILD || cur_fn == F_REGISTER_CHILD ||
+	    cur_fn == F_ADD_CHILD_DEL) {
 		if (ret)
 			put_device(&lc_child);
 		else
@@ -436,7 +441,11 @@ static void reach(enum st st)
 	assert_int_equal(platform_device_add(&lc), 0);
 	if (st == UNBINDING) {
 		hook_armed = true;
-		device_release_driver(&lc.dev);
+		/* The same remove, run by the delete: the kernel's rule. */
+		if (cur_fn == F_ADD_CHILD_DEL)
+			platform_device_del(&lc);
+		else
+			device_release_driver(&lc.dev);
 	}
 	if (st == DELETED)
 		platform_device_del(&lc);
@@ -944,9 +953,13 @@ static void render_row(enum fn f, char *buf, size_t len)
 {
 	bool child = f == F_ADD_CHILD || f == F_REGISTER_CHILD;
 	size_t n = (size_t)snprintf(buf, len, "| `%s()`%s |", fn_names[f],
-				    child ? " of a child (the device its "
-					    "parent)"
-					  : "");
+				    f == F_ADD_CHILD_DEL ? " of a child (the "
+							   "device its "
+							   "parent, unbound by "
+							   "`device_del()`)"
+				    : child ? " of a child (the device its "
+					      "parent)"
+					    : "");
 
 	for (int st = 0; st < NR_ST && n < len; st++) {
 		const struct want *w = &lc_table[f][st];
@@ -1034,7 +1047,7 @@ static void doc_table_matches(void **state)
 		if (!fgets(line, sizeof(line), doc))
 			line[0] = '\0';
 		chomp(line);
-		if (strcmp(line, want))
+		if (strcmp(line, want) != 0)
 			print_error("docs/driver-model.md says\n%s\nthe test "
 				    "says\n%s\n",
 				    line, want);
