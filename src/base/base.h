@@ -264,13 +264,6 @@ HIDDEN int devres__dev_in_use(struct device *dev, const char *func);
  */
 HIDDEN int devres__device_init(struct device *dev, const char *func);
 /*
- * dev-live.c: a registered device as a live object, on at device_add()
- * and off at device_del(), under devres__dm_lock (the record's lock is a
- * leaf): a free of managed memory holding it unregisters it first.
- */
-HIDDEN void devres__dev_live_on_locked(struct device *dev);
-HIDDEN void devres__dev_live_off_locked(struct device *dev);
-/*
  * The devices an add is naming (platform_device_add()), under
  * devres__dm_lock, each with a node on its adder's stack: a second add,
  * dev_set_name() and platform_device_add_resources() are refused while

@@ -683,7 +683,6 @@ int device_add(struct device *dev)
 		/* Published: dd.c's dev_private() reads it without the lock. */
 		__atomic_store_n(&dev->p, dp, __ATOMIC_RELEASE);
 		dm_set_state(dev, DEV_ADDED);
-		devres__dev_live_on_locked(dev);
 	}
 	dm_unlock();
 	if (ret) {
@@ -872,7 +871,6 @@ static void del_unbound(struct deleting *d)
 	/* A bus walk holding the device unlinks it when it lets go. */
 	dm_lock();
 	dp->gone = true;
-	devres__dev_live_off_locked(d->dev);
 	if (!dp->pins)
 		dm_list_del(&dp->bus_node);
 	dm_unlock();
