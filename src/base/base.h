@@ -113,7 +113,8 @@ struct device_private {
 	 * child joins from here on, under devres__dm_lock.
 	 */
 	bool gone;
-	bool deferred;	/* on the deferred list */
+	bool live;     /* a live object: managed memory holds it (dev-live.c) */
+	bool deferred; /* on the deferred list */
 	bool searching; /* a thread is trying the bus's drivers on it */
 };
 
@@ -263,6 +264,15 @@ HIDDEN int devres__dev_in_use(struct device *dev, const char *func);
  * use, get the error device_register() gives, with one WARN. 0 when done.
  */
 HIDDEN int devres__device_init(struct device *dev, const char *func);
+/*
+ * dev-live.c: an added device that its parent's managed memory holds, as
+ * a live object, made so by device_add() once it is added (after the
+ * lock: it takes the parent's devres lock, then devres__dm_lock) and
+ * taken off by device_del(), under devres__dm_lock (the record's lock is
+ * a leaf): a free of that memory unregisters it first.
+ */
+HIDDEN void devres__dev_live_on(struct device *dev, struct device *parent);
+HIDDEN void devres__dev_live_off_locked(struct device *dev);
 /*
  * The devices an add is naming (platform_device_add()), under
  * devres__dm_lock, each with a node on its adder's stack: a second add,

@@ -695,6 +695,7 @@ warn:
 			return -EINVAL;
 		return ret == -ESTALE ? -ENODEV : ret;
 	}
+	devres__dev_live_on(dev, parent);
 	gen = devres__bind_gen();
 	if (bp)
 		devres__probe_new_device(dev);
@@ -871,6 +872,7 @@ static void del_unbound(struct deleting *d)
 	/* A bus walk holding the device unlinks it when it lets go. */
 	dm_lock();
 	dp->gone = true;
+	devres__dev_live_off_locked(d->dev);
 	if (!dp->pins)
 		dm_list_del(&dp->bus_node);
 	dm_unlock();

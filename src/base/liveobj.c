@@ -38,6 +38,7 @@ static struct rec *recs = recs0;
 static size_t cap = RECS0, nr;
 unsigned int devres__liveobj_nr;
 uintptr_t devres__liveobj_lo = UINTPTR_MAX, devres__liveobj_hi;
+TLS_FAST const char *devres__liveobj_func;
 
 __attribute__((constructor)) static void liveobj_atfork(void)
 {
@@ -221,8 +222,13 @@ void devres__liveobj_free(const struct device *dev, const void *p, size_t len,
 					     "idle now, then freed",
 					     d->name, obj, busy_as(st),
 					     d->hint);
-			if (st != DEVRES_LIVEOBJ_IDLE)
+			if (st != DEVRES_LIVEOBJ_IDLE) {
+				const char *outer = devres__liveobj_func;
+
+				devres__liveobj_func = func;
 				d->fixup_free(obj, st);
+				devres__liveobj_func = outer;
+			}
 			pthread_mutex_lock(&lock);
 			forget_locked(snap[k].addr);
 			pthread_mutex_unlock(&lock);

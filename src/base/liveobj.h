@@ -53,6 +53,12 @@ HIDDEN bool devres__liveobj_in(const void *p, size_t len);
 HIDDEN void devres__liveobj_free(const struct device *dev, const void *p,
 				 size_t len, const char *func);
 
+/*
+ * The call freeing the memory, while devres__liveobj_free() runs a fixup
+ * in this thread: a fixup that WARNs itself names it.
+ */
+extern HIDDEN TLS_FAST const char *devres__liveobj_func;
+
 /* Both at once, for the paths that hold no lock: the load, then the rest. */
 static inline void devres__liveobj_check(const struct device *dev,
 					 const void *p, size_t len,

@@ -519,6 +519,16 @@ HIDDEN bool devres__owner_of_node(const struct device *dev,
 				  struct devres__hand *h);
 
 /*
+ * within.c: whether @p lies inside the data of a live resource listed on
+ * @dev (a managed block, [data, data + size)), for the driver model's
+ * device_add(). Takes @dev's devres lock, and walks its list: never on a
+ * hot path. False, with nothing taken, for a device with nothing listed,
+ * not usable by this process, or whose lock this thread holds.
+ */
+HIDDEN bool devres__managed_holds(struct device *dev, const void *p,
+				  const char *func);
+
+/*
  * maps.c: who owns the managed mapping that holds @addr, into @h; false
  * when none does (or this thread is inside a span of the table's lock,
  * where it does not look).

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: MIT
 /* ctest-labels: unit hostile tsan timeout=120 */
 /*
- * The driver model's lifecycles turned against themselves, three ways.
+ * The driver model's lifecycles turned against themselves, four ways.
  *
  * Starts raced: every call that starts an object's life from zeroed
  * memory (device_initialize(), device_register(),
@@ -16,6 +16,13 @@
  * (the add's first allocation hands over to that thread, as a scheduler
  * might). The add must see the new name: refused, "device has no name".
  * Before, the check ran first and a nameless device joined its bus.
+ *
+ * A registered child in its parent's managed memory: freed by
+ * devm_kfree(), moved by devm_krealloc(), by a group's release, by
+ * devres_release_all(), by the unbind of the binding that holds it, and a
+ * platform device in a managed block. Each free WARNs once, naming the
+ * child and the call, and unregisters the child first. Before, the memory
+ * went with the child still on its bus: no WARN, memory in use freed.
  *
  * A child added from its parent's remove, when device_del(),
  * device_unregister() or platform_device_unregister() runs that remove:
@@ -386,6 +393,162 @@ static void rename_inside_add(void **state)
 	assert_int_equal(devres_ledger_diff(&base, &now, stderr), 0);
 }
 
+/* ---- a registered child in its parent's managed memory ---- */
+
+enum way {
+	W_KFREE,
+	W_KREALLOC,
+	W_GROUP,
+	W_RELEASE_ALL,
+	W_UNBIND,
+	W_PDEV,
+	NR_WAY
+};
+
+static const char *const way_names[NR_WAY] = {
+	"devm_kfree",	      "devm_krealloc", "devres_release_group",
+	"devres_release_all", "unbind",	       "platform device",
+};
+
+/* The call the WARN names, where it is a call of the test's. */
+static const char *const way_calls[NR_WAY] = {
+	"devm_kfree",
+	"devm_krealloc",
+	"devres_release_group",
+	"devres_release_all",
+	NULL,
+	"devm_kfree",
+};
+
+static int child_released;
+
+static void child_release(struct device *dev)
+{
+	(void)dev;
+	child_released++;
+}
+
+static struct device *parent;
+static void *block;
+
+/* A child device in a zeroed managed block of @owner, registered. */
+static struct device *child_in(struct device *owner, size_t size)
+{
+	struct device *child;
+
+	block = devm_kzalloc(owner, size, GFP_KERNEL);
+	assert_non_null(block);
+	child = block;
+	child->parent = parent;
+	child->release = child_release;
+	device_initialize(child);
+	assert_int_equal(dev_set_name(child, "mlife-child"), 0);
+	assert_int_equal(device_add(child), 0);
+	return child;
+}
+
+static int hold_probe(struct device *dev)
+{
+	(void)child_in(dev, sizeof(struct device));
+	return 0;
+}
+
+static struct device_driver hold_drv = {
+	.name = "mlife-hold",
+	.bus = &lbus,
+	.probe = hold_probe,
+};
+
+static void one_way(enum way w)
+{
+	struct platform_device *pdev;
+	void *moved, *id;
+
+	child_released = 0;
+	switch (w) {
+	case W_KFREE:
+		(void)child_in(parent, sizeof(struct device));
+		devm_kfree(parent, block);
+		break;
+	case W_KREALLOC:
+		(void)child_in(parent, sizeof(struct device));
+		/* Past the heap's mmap threshold: it moves. */
+		moved = devm_krealloc(parent, block, 1 << 22, GFP_KERNEL);
+		assert_non_null(moved);
+		assert_ptr_not_equal(moved, block);
+		devm_kfree(parent, moved);
+		break;
+	case W_GROUP:
+		id = devres_open_group(parent, NULL, GFP_KERNEL);
+		assert_non_null(id);
+		(void)child_in(parent, sizeof(struct device));
+		devres_close_group(parent, id);
+		assert_int_equal(devres_release_group(parent, id), 1);
+		break;
+	case W_RELEASE_ALL:
+		(void)child_in(parent, sizeof(struct device));
+		assert_int_equal(devres_release_all(parent), 1);
+		break;
+	case W_UNBIND:
+		assert_int_equal(driver_register(&hold_drv), 0);
+		assert_true(device_is_bound(parent));
+		device_release_driver(parent);
+		assert_false(device_is_bound(parent));
+		driver_unregister(&hold_drv);
+		break;
+	case W_PDEV:
+		pdev = devm_kzalloc(parent, sizeof(*pdev), GFP_KERNEL);
+		assert_non_null(pdev);
+		pdev->name = "mlife-child";
+		pdev->id = PLATFORM_DEVID_NONE;
+		pdev->dev.parent = parent;
+		pdev->dev.release = child_release;
+		assert_int_equal(platform_device_register(pdev), 0);
+		devm_kfree(parent, pdev);
+		break;
+	case NR_WAY:
+		break;
+	}
+}
+
+static void child_in_freed_memory(void **state)
+{
+	(void)state;
+	for (int w = 0; w < NR_WAY; w++) {
+		struct devres_ledger base, now;
+		char want[128];
+		int w0;
+
+		devres_ledger_snapshot(&base);
+		parent = heap_dev(&lbus, "mlife-parent");
+		assert_int_equal(device_add(parent), 0);
+		devres_set_log_sink(keep_last, NULL);
+		last[0] = 0;
+		w0 = devres_warn_count();
+		one_way((enum way)w);
+		devres_set_log_sink(NULL, NULL);
+		if (devres_warn_count() != w0 + 1 || child_released != 1)
+			print_error("%s: %d WARN(s), child released %d times; "
+				    "last: %s\n",
+				    way_names[w], devres_warn_count() - w0,
+				    child_released, last);
+		assert_int_equal(devres_warn_count(), w0 + 1);
+		assert_int_equal(child_released, 1);
+		snprintf(want, sizeof(want),
+			 "mlife-child: %s: ", way_calls[w] ? way_calls[w] : "");
+		assert_true(strncmp(last, want, strlen(want)) == 0 ||
+			    (!way_calls[w] &&
+			     strncmp(last, "mlife-child: ", 13) == 0));
+		assert_non_null(strstr(last, "while it is registered: "
+					     "device_unregister() must come "
+					     "first"));
+		/* The name is free again on the bus: the child is gone. */
+		device_unregister(parent);
+		devres_ledger_snapshot(&now);
+		assert_int_equal(devres_ledger_diff(&base, &now, stderr), 0);
+	}
+}
+
 /* ---- a child added from the parent's remove ---- */
 
 enum del_by {
@@ -498,6 +661,7 @@ int main(void)
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(starts_raced),
 		cmocka_unit_test(rename_inside_add),
+		cmocka_unit_test(child_in_freed_memory),
 		cmocka_unit_test(child_added_by_remove_of_del),
 	};
 
