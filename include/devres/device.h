@@ -97,7 +97,9 @@ DEVRES_API void device_initialize(struct device *dev);
  *
  * Formats the name of @dev, as the kernel's dev_set_name() does; it replaces
  * any name set before and is freed with the device. The name is what
- * dev_name() returns and what dev_err() and the WARNs print.
+ * dev_name() returns and what dev_err() and the WARNs print. A name
+ * replaced stays valid until the device is released too: another thread
+ * may be reading it.
  *
  * The name is fixed once @dev is added (resource names and messages point
  * at it): naming is for an initialized device, or from a release callback
@@ -117,7 +119,8 @@ DEVRES_API int dev_set_name(struct device *dev, const char *fmt, ...)
  * @dev: the device
  *
  * The name logs and WARNs print for @dev. The string belongs to the device: it
- * stays valid until the name is set again or the device is released.
+ * stays valid until the device is released, also when another thread
+ * renames the device meanwhile (dev_set_name() frees no name before).
  *
  * Context: any thread.
  * Return: the name set by dev_set_name(), else @dev->init_name, else "".

@@ -14,6 +14,7 @@
 #ifndef DEVRES_BASE_H
 #define DEVRES_BASE_H
 
+#include <stdarg.h>
 #include <limits.h>
 #include <pthread.h>
 #include <devres/driver.h>
@@ -293,6 +294,16 @@ HIDDEN bool devres__naming_locked(const struct device *dev);
 HIDDEN int devres__dev_set_name_claimed(struct device *dev, const char *fmt,
 					...)
 	__attribute__((format(printf, 2, 3)));
+/*
+ * dev-name.c: a device's name, formatted ('/' made '!'), for
+ * devres__names_free() only; NULL when out of memory or the format fails.
+ */
+HIDDEN char *devres__name_format(const char *fmt, va_list ap)
+	__attribute__((format(printf, 1, 0)));
+/* Chains @old (or NULL) behind @name: freed with it, not before. */
+HIDDEN void devres__name_replaces(char *name, char *old);
+/* Frees @name (or NULL) and every name it replaced: at the release only. */
+HIDDEN void devres__names_free(char *name);
 /* One WARN: "<dev>: <func>: <why> (state: <state>)". */
 HIDDEN void devres__state_warn(struct device *dev, const char *func,
 			       const char *why);

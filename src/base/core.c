@@ -232,8 +232,7 @@ static int set_name(struct device *dev, bool claimed, const char *fmt,
 		    va_list ap)
 {
 	const char *why = NULL;
-	char *name, *old = NULL;
-	int ret;
+	char *name;
 
 	if (!devres__dev_ok(dev, "dev_set_name") ||
 	    devres__arg_bad(dev, fmt, "dev_set_name", "format"))
@@ -241,18 +240,16 @@ static int set_name(struct device *dev, bool claimed, const char *fmt,
 	/* Refused before formatting, too: the usual misuse costs nothing. */
 	if (!name_open(dev))
 		return name_busy(dev, NAME_ADDED);
-	ret = vasprintf(&name, fmt, ap);
-	if (ret < 0)
+	name = devres__name_format(fmt, ap);
+	if (!name)
 		return -ENOMEM;
-	/* A name is one path component, as the kernel makes it: '/' -> '!'. */
-	for (char *c = name; (c = strchr(c, '/')) != NULL;)
-		*c = '!';
 	/*
 	 * Checked again where device_add() makes the device added, and the
 	 * name swapped there: the state read above may be stale by now (the
 	 * format's own callbacks, another thread's device_add()), and two
-	 * renames at once would both free the one old name. An add naming
-	 * the device has lent the name to its resources already.
+	 * renames at once would both chain the one old name. An add naming
+	 * the device has lent the name to its resources already. The old
+	 * name stays until the release: another thread may be reading it.
 	 */
 	dm_lock();
 	if (!name_open(dev))
@@ -260,15 +257,14 @@ static int set_name(struct device *dev, bool claimed, const char *fmt,
 	else if (!claimed && devres__naming_locked(dev))
 		why = NAME_ADDING;
 	if (!why) {
-		old = dev->name;
-		dev->name = name;
+		devres__name_replaces(name, dev->name);
+		__atomic_store_n(&dev->name, name, __ATOMIC_RELEASE);
 	}
 	dm_unlock();
 	if (why) {
-		free(name);
+		devres__names_free(name);
 		return name_busy(dev, why);
 	}
-	free(old);
 	return 0;
 }
 
@@ -296,10 +292,14 @@ int devres__dev_set_name_claimed(struct device *dev, const char *fmt, ...)
 
 const char *dev_name(const struct device *dev)
 {
+	const char *name;
+
 	if (!dev || devres__arg_bad(NULL, dev, __func__, "device"))
 		return "";
-	if (dev->name)
-		return dev->name;
+	/* A plain load (x86, arm64): a rename never frees what it read. */
+	name = __atomic_load_n(&dev->name, __ATOMIC_ACQUIRE);
+	if (name)
+		return name;
 	return dev->init_name ? dev->init_name : "";
 }
 
@@ -407,7 +407,7 @@ static void release_rest(struct releasing *r)
 
 static void release_end(struct releasing *r)
 {
-	free(r->name);
+	devres__names_free(r->name);
 	/* The parent goes only after its child is gone. */
 	put_device(r->parent);
 	devres__frame_leave(&r->f);
@@ -641,7 +641,7 @@ int device_add(struct device *dev)
 	ret = add_state_error(dm_dev_state(dev));
 	if (ret)
 		goto warn;
-	if (!dev->name && dev->init_name) {
+	if (!__atomic_load_n(&dev->name, __ATOMIC_ACQUIRE) && dev->init_name) {
 		ret = dev_set_name(dev, "%s", dev->init_name);
 		if (ret)
 			return ret;

@@ -400,8 +400,13 @@ const char *devres__dev_label(const struct device *dev, char *buf, size_t len)
 		return "(no device)";
 	if (devres__ptr_bad(dev))
 		return "(bad device pointer)";
-	if (dev->magic == DEVRES_DEV_MAGIC)
-		name = dev->name ? dev->name : dev->init_name;
+	/* Loads: an initialize or a rename may be storing them. */
+	if (__atomic_load_n(&dev->magic, __ATOMIC_ACQUIRE) ==
+	    DEVRES_DEV_MAGIC) {
+		name = __atomic_load_n(&dev->name, __ATOMIC_ACQUIRE);
+		if (!name)
+			name = dev->init_name;
+	}
 	if (name && *name)
 		return name;
 	snprintf(buf, len, "device@%p", (const void *)dev);

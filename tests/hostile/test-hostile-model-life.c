@@ -211,17 +211,6 @@ static void starts_raced(void **state)
 		long bad = 0;
 
 		cur_start = (enum start)s;
-#ifdef T_TSAN
-		/*
-		 * The loser's WARN names the device while the winner's add
-		 * names it (the label is read without the lock that swaps
-		 * the name): a race of every WARN naming a device being
-		 * renamed, which ThreadSanitizer reports here. The dev and
-		 * ASan builds run these two.
-		 */
-		if (s == S_REGISTER || s == S_PDEV_REGISTER)
-			continue;
-#endif
 		for (long r = 0; r < rounds; r++) {
 			struct devres_ledger base, mid, now;
 			pthread_t t;
