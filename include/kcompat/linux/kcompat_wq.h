@@ -45,6 +45,16 @@ struct workqueue_struct;
 #define KCOMPAT_WQ_SLOTS 256
 
 /*
+ * Chained queueings (an item of a queue queueing one on it from its
+ * function) one drain lets through: past them, an item that queues
+ * itself again on every run would keep drain_workqueue() and
+ * destroy_workqueue() waiting for ever (the kernel's loop reports "isn't
+ * complete after 1000 tries" and goes on). The next is refused, with
+ * one WARN, and the drain ends.
+ */
+#define KCOMPAT_WQ_CHAIN_MAX 1000
+
+/*
  * A slot's generation is odd while a queue lives in it and even while it
  * is free: making a queue and destroying it each move it on by one, so
  * that whether the slot is live is never a second field to keep in step
@@ -58,6 +68,7 @@ struct kcompat_wq {
 	int busy;     /* items queued on it that a thread serves */
 	int stranded; /* of those, how many wait for a thread (below) */
 	int draining; /* drain_workqueue() and destroy_workqueue() calls */
+	unsigned int chained; /* queueings from its items since they began */
 	/*
 	 * The flush colors, as the kernel's: each queueing on the queue
 	 * takes the current color, and counts in nr[] by its parity until
@@ -193,6 +204,7 @@ static inline struct workqueue_struct *kcompat_wq_new(const char *name,
 		q->busy = 0;
 		q->stranded = 0;
 		q->draining = 0;
+		q->chained = 0;
 		q->color = 1;
 		q->flushed = 0;
 		q->nr[0] = q->nr[1] = 0;

@@ -785,6 +785,23 @@ static inline void kcompat_wq_warn_draining(const struct workqueue_struct *wq,
 }
 
 /*
+ * A drain's queue whose items have queued on it KCOMPAT_WQ_CHAIN_MAX
+ * times since the drain began: @w is not queued, nor any after it in
+ * this drain (without a word more).
+ */
+static inline void kcompat_wq_warn_chain(const struct workqueue_struct *wq,
+					 const struct work_struct *w,
+					 const char *func)
+{
+	devres_warn(NULL, func,
+		    "workqueue %p is draining and its items have queued on "
+		    "it %u times since: work %p (function %p) is not queued, "
+		    "nor any more on it until the drain ends",
+		    (const void *)wq, KCOMPAT_WQ_CHAIN_MAX, (const void *)w,
+		    (void *)(uintptr_t)w->func);
+}
+
+/*
  * Queues @w on @wq (NULL: the system's) to run @delay jiffies from now;
  * @func names the call in a WARN.
  */
@@ -847,6 +864,18 @@ static inline bool kcompat_work_queue_held(struct work_struct *w,
 			pthread_mutex_unlock(&kcompat_wq_lock);
 			pthread_mutex_unlock(&w->lock);
 			kcompat_wq_warn_draining(wq, w, w->func, func);
+			return false;
+		}
+		/* And not for ever: the drain would never end. */
+		if (!w->pending && q->draining &&
+		    q->chained++ >= KCOMPAT_WQ_CHAIN_MAX) {
+			bool first = q->chained == KCOMPAT_WQ_CHAIN_MAX + 1;
+
+			q->chained = KCOMPAT_WQ_CHAIN_MAX + 1;
+			pthread_mutex_unlock(&kcompat_wq_lock);
+			pthread_mutex_unlock(&w->lock);
+			if (first)
+				kcompat_wq_warn_chain(wq, w, func);
 			return false;
 		}
 		/* Served already: it counts where its thread began. */
@@ -1404,6 +1433,9 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
 	}
 	gen = q->gen;
 	t = q->color;
+	/* The first drain counts the chained queueings from none. */
+	if (drain && !q->draining)
+		q->chained = 0;
 	q->draining += drain;
 	old = kcompat_cancel_off();
 	/*
