@@ -897,6 +897,24 @@ static inline bool kcompat_work_queue_held(struct work_struct *w,
 			kcompat_wq_warn_draining(wq, w, w->func, func);
 			return false;
 		}
+		/*
+		 * With a delay, the kernel's timer would queue it on the
+		 * draining queue from outside its items: refused then, with
+		 * its WARN. Here at once, where the drain would make it due
+		 * and run it again, and again.
+		 */
+		if (!w->pending && q->draining && delay) {
+			pthread_mutex_unlock(&kcompat_wq_lock);
+			pthread_mutex_unlock(&w->lock);
+			devres_warn(NULL, func,
+				    "workqueue %p is draining: work %p "
+				    "(function %p) queued on it with a delay "
+				    "would be due after the drain began: not "
+				    "queued",
+				    (const void *)wq, (const void *)w,
+				    (void *)(uintptr_t)w->func);
+			return false;
+		}
 		/* And not for ever: the drain would never end. */
 		if (!w->pending && q->draining &&
 		    q->chained++ >= KCOMPAT_WQ_CHAIN_MAX) {
