@@ -386,7 +386,8 @@ static int cell_teardown(void **state)
  * What each call gives in each state (return + 10 x runs over, WARNs).
  * Calls that do not wait find the first run at its gate: no run over.
  * A flush comes back after the runs queued before it: one. A cancel,
- * drain or destroy waits for every run, a chained one too. Of two
+ * drain or destroy waits for every run, a chained one too; one that finds
+ * a delayed run not yet due makes it due, with a WARN (KS26). Of two
  * destroys, the one that finds the queue gone WARNs.
  */
 #define OK(v) STATES_CELL((v), 0)
@@ -395,7 +396,7 @@ static int cell_teardown(void **state)
 static const struct states_cell table[NR_STATES][NR_CALLS] = {
 	/*           queue  qdelay mod    sched  pending cancel csync  flush  fdelay flushwq drain  destroy */
 	[S_IDLE] = { OK(1), OK(1), OK(0), OK(1), OK(0),  OK(0), OK(0), OK(0), OK(0), OK(0),  OK(0), OK(0) },
-	[S_PENDING] = { OK(0), OK(0), OK(1), OK(0), OK(1), OK(1), OK(1), OK(0), OK(11), OK(0), OK(10), OK(10) },
+	[S_PENDING] = { OK(0), OK(0), OK(1), OK(0), OK(1), OK(1), OK(1), OK(0), OK(11), OK(0), STATES_CELL(10, 1), STATES_CELL(10, 1) },
 	[S_RUNNING] = { OK(1), OK(1), OK(0), OK(1), OK(0), OK(0), OK(10), OK(11), OK(11), OK(10), OK(20), OK(20) },
 	[S_REQUEUED] = { OK(0), OK(0), OK(1), OK(0), OK(1), OK(1), OK(11), OK(21), OK(21), OK(20), OK(20), OK(20) },
 	[S_CANCELLED] = { OK(1), OK(1), OK(0), OK(1), OK(0), OK(0), OK(0), OK(0), OK(0), OK(0), OK(0), OK(0) },

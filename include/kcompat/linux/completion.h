@@ -2,6 +2,14 @@
 /*
  * Completions: a counted event, on a mutex and a monotonic condition. The
  * waits are no cancellation points (<linux/kcompat_cancel.h>).
+ *
+ * reinit_completion() while waiters that a complete() or complete_all()
+ * woke have not yet returned (the kernel's documented misuse: they must
+ * have woken and finished first) WARNs once: its reset would take back
+ * their wake-up and put them to sleep again, for ever. The wake-ups are
+ * kept for them instead (owed), so that they return completed, as many
+ * as the signal woke; the completion is reset for the waits that come
+ * after.
  */
 #ifndef KCOMPAT_LINUX_COMPLETION_H
 #define KCOMPAT_LINUX_COMPLETION_H
@@ -25,6 +33,8 @@ struct completion {
 	unsigned int done;
 	pid_t pid;	      /* whose: init_completion()'s; 0: never made */
 	unsigned int waiters; /* threads in a wait on it */
+	unsigned int owed;    /* wake-ups a reinit kept for its waiters */
+	unsigned int gen;     /* reinits that kept any: a waiter's era */
 };
 
 /*
@@ -90,6 +100,8 @@ static inline void init_completion(struct completion *x)
 	}
 	x->pid = kcompat_lock_pid();
 	x->waiters = 0;
+	x->owed = 0;
+	x->gen = 0;
 	pthread_mutex_init(&x->lock, NULL);
 	pthread_condattr_init(&a);
 	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
@@ -100,11 +112,30 @@ static inline void init_completion(struct completion *x)
 
 static inline void reinit_completion(struct completion *x)
 {
+	unsigned int woken = 0, free_waiters;
+
 	if (kcompat_completion_bad(x, "reinit_completion"))
 		return;
 	pthread_mutex_lock(&x->lock);
+	/*
+	 * A waiter counted while done is set was woken by it and has not yet
+	 * taken it: as many as done covers, less those owed already, are
+	 * owed it; the waiters present now (the era before gen's step) may
+	 * take what is owed.
+	 */
+	free_waiters = x->waiters - x->owed;
+	if (x->done && free_waiters) {
+		woken = x->done < free_waiters ? x->done : free_waiters;
+		x->owed += woken;
+		x->gen++;
+	}
 	x->done = 0;
 	pthread_mutex_unlock(&x->lock);
+	if (woken)
+		devres_warn(NULL, "reinit_completion",
+			    "completion %p has %u waiters woken and not yet "
+			    "returned: they return completed",
+			    (void *)x, woken);
 }
 
 static inline void complete(struct completion *x)
@@ -129,22 +160,51 @@ static inline void complete_all(struct completion *x)
 }
 
 /*
- * Waits on @x (its lock held) until it is done or @end (CLOCK_MONOTONIC,
- * NULL: none) passes. While work items wait for a thread, what completes
+ * Whether a waiter that began in era @gen may return: @x is done, or a
+ * reinit since kept a wake-up for the waiters it found.
+ */
+static inline bool kcompat_completion_ready(const struct completion *x,
+					    unsigned int gen)
+{
+	return x->done || (x->owed && x->gen != gen);
+}
+
+/*
+ * Takes what kcompat_completion_ready() found, a kept wake-up first (the
+ * older): whether there was one.
+ */
+static inline bool kcompat_completion_take(struct completion *x,
+					   unsigned int gen)
+{
+	if (x->owed && x->gen != gen) {
+		x->owed--;
+		return true;
+	}
+	if (!x->done)
+		return false;
+	if (x->done != UINT_MAX)
+		x->done--;
+	return true;
+}
+
+/*
+ * Waits on @x (its lock held) until it is ready for a waiter of era @gen
+ * or @end (CLOCK_MONOTONIC, NULL: none) passes. While work items wait for a thread, what completes
  * @x may be one of them: their threads are tried again every
  * KCOMPAT_STRAND_RETRY_MS (<linux/kcompat_wq.h>).
  */
 static inline void kcompat_completion_sleep(struct completion *x,
-					    const struct timespec *end)
+					    const struct timespec *end,
+					    unsigned int gen)
 {
-	while (!x->done) {
+	while (!kcompat_completion_ready(x, gen)) {
 		struct timespec ts;
 		bool retry;
 
 		pthread_mutex_unlock(&x->lock);
 		retry = kcompat_strand_poke();
 		pthread_mutex_lock(&x->lock);
-		if (x->done)
+		if (kcompat_completion_ready(x, gen))
 			break;
 		if (!retry) {
 			if (!end)
@@ -207,19 +267,21 @@ static const struct devres_liveobj_descr kcompat_completion_descr = {
 };
 
 /*
- * The same, counted, for an init_completion() while it waits. A wait
+ * The same, counted, for an init_completion() while it waits, and what
+ * woke it taken: whether it completed (false: @end passed). A wait
  * that sleeps makes the completion live (<devres/liveobj.h>) while it has
  * waiters: a free of the managed memory it is in then WARNs, wakes them
  * and waits for them, where they would wait in freed memory (the
  * kernel's object debugging reports a free of an active object).
  */
-static inline void kcompat_completion_wait(struct completion *x,
+static inline bool kcompat_completion_wait(struct completion *x,
 					   const struct timespec *end)
 {
-	if (x->done) {
-		kcompat_completion_sleep(x, end);
-		return;
-	}
+	unsigned int gen = x->gen;
+	bool done;
+
+	if (x->done)
+		return kcompat_completion_take(x, gen);
 	/*
 	 * Live before it is seen waited on: whoever reads a waiter (a free's
 	 * check reads under the lock; a program may peek) finds it live.
@@ -227,12 +289,16 @@ static inline void kcompat_completion_wait(struct completion *x,
 	if (!__atomic_load_n(&x->waiters, __ATOMIC_RELAXED))
 		(void)devres_liveobj_activate(x, &kcompat_completion_descr);
 	__atomic_add_fetch(&x->waiters, 1, __ATOMIC_RELEASE);
-	kcompat_completion_sleep(x, end);
+	kcompat_completion_sleep(x, end, gen);
+	done = kcompat_completion_take(x, gen);
 	if (!__atomic_sub_fetch(&x->waiters, 1, __ATOMIC_RELAXED)) {
+		/* Kept for waiters that timed out: nobody left to take it. */
+		x->owed = 0;
 		devres_liveobj_deactivate(x);
 		/* A free's fixup may wait for the last waiter. */
 		pthread_cond_broadcast(&x->cond);
 	}
+	return done;
 }
 
 /*
@@ -255,10 +321,7 @@ static inline unsigned long wait_for_completion_timeout(struct completion *x,
 		return 0;
 	old = kcompat_cancel_off();
 	pthread_mutex_lock(&x->lock);
-	kcompat_completion_wait(x, &ts);
-	if (x->done) {
-		if (x->done != UINT_MAX)
-			x->done--;
+	if (kcompat_completion_wait(x, &ts)) {
 		left = (unsigned long)ktime_ms_delta(end, ktime_get());
 		if (!left || left > timeout)
 			left = 1;
@@ -277,9 +340,7 @@ static inline void wait_for_completion(struct completion *x)
 		return;
 	old = kcompat_cancel_off();
 	pthread_mutex_lock(&x->lock);
-	kcompat_completion_wait(x, NULL);
-	if (x->done != UINT_MAX)
-		x->done--;
+	(void)kcompat_completion_wait(x, NULL);
 	pthread_mutex_unlock(&x->lock);
 	kcompat_cancel_restore(old);
 }

@@ -45,6 +45,22 @@ struct workqueue_struct;
 #define KCOMPAT_WQ_SLOTS 256
 
 /*
+ * Chained queueings (an item of a queue queueing one on it from its
+ * function) one drain lets through: past them, an item that queues
+ * itself again on every run would keep drain_workqueue() and
+ * destroy_workqueue() waiting for ever (the kernel's loop reports "isn't
+ * complete after 1000 tries" and goes on). The next is refused, with
+ * one WARN, and the drain ends.
+ */
+#define KCOMPAT_WQ_CHAIN_MAX 1000
+
+/*
+ * How often a delayed item of a queue looks, while its delay runs,
+ * whether a drain of its queue waits for it (kcompat_wq_drain_due()).
+ */
+#define KCOMPAT_WQ_DELAY_LOOK_MS 50
+
+/*
  * A slot's generation is odd while a queue lives in it and even while it
  * is free: making a queue and destroying it each move it on by one, so
  * that whether the slot is live is never a second field to keep in step
@@ -58,6 +74,9 @@ struct kcompat_wq {
 	int busy;     /* items queued on it that a thread serves */
 	int stranded; /* of those, how many wait for a thread (below) */
 	int draining; /* drain_workqueue() and destroy_workqueue() calls */
+	unsigned int chained; /* queueings from its items since they began */
+	const char *drainer;  /* the call of the first drain, for a WARN */
+	bool delay_said;      /* a drain's delayed item was WARNed of */
 	/*
 	 * The flush colors, as the kernel's: each queueing on the queue
 	 * takes the current color, and counts in nr[] by its parity until
@@ -170,6 +189,32 @@ static inline struct kcompat_wq *kcompat_wq_get(struct workqueue_struct *wq,
 	return NULL;
 }
 
+/*
+ * Whether a drain (drain_workqueue(), destroy_workqueue()) of @wq, a
+ * handle of a live queue or anything else, waits for its items now; its
+ * call in *@ret_func when this is the first delayed item of the drain
+ * found waiting for its delay (its one WARN), else NULL.
+ */
+static inline bool kcompat_wq_drain_due(struct workqueue_struct *wq,
+					const char **ret_func)
+{
+	struct kcompat_wq *q = NULL;
+	pid_t pid = 0;
+	bool draining;
+
+	*ret_func = NULL;
+	if (!wq)
+		return false;
+	pthread_mutex_lock(&kcompat_wq_lock);
+	draining = !kcompat_wq_find(wq, &q, &pid) && q->draining;
+	if (draining && !q->delay_said) {
+		q->delay_said = true;
+		*ret_func = q->drainer;
+	}
+	pthread_mutex_unlock(&kcompat_wq_lock);
+	return draining;
+}
+
 /* A queue for @rec, or NULL when all the slots are in use. */
 static inline struct workqueue_struct *kcompat_wq_new(const char *name,
 						      void *rec)
@@ -193,6 +238,9 @@ static inline struct workqueue_struct *kcompat_wq_new(const char *name,
 		q->busy = 0;
 		q->stranded = 0;
 		q->draining = 0;
+		q->chained = 0;
+		q->drainer = NULL;
+		q->delay_said = false;
 		q->color = 1;
 		q->flushed = 0;
 		q->nr[0] = q->nr[1] = 0;

@@ -466,6 +466,8 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 	struct workqueue_struct *wq, *rq;
 	struct work_struct *next;
 	int cancel = kcompat_cancel_off();
+	const char *drainer = NULL;
+	work_func_t fn;
 	bool gone = false;
 	unsigned long rt;
 
@@ -477,10 +479,29 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 	/* Set before the thread began, for its life: kept for its end. */
 	wq = w->wq;
 	while (w->pending && !w->cancel) {
+		struct timespec until = w->due;
+		bool look = false;
+
+		/*
+		 * On a queue, a look now and then: a drain of it would wait
+		 * for the delay (for ever, for the longest), where the
+		 * kernel's waits for no timer. Due now, with one WARN.
+		 */
+		if (w->due.tv_sec && w->pwq) {
+			kcompat_ts_in_ms(&until, CLOCK_REALTIME,
+					 KCOMPAT_WQ_DELAY_LOOK_MS);
+			look = until.tv_sec < w->due.tv_sec ||
+			       (until.tv_sec == w->due.tv_sec &&
+				until.tv_nsec < w->due.tv_nsec);
+			if (!look)
+				until = w->due;
+		}
 		if (w->due.tv_sec &&
-		    pthread_cond_timedwait(&w->cond, &w->lock, &w->due) !=
+		    pthread_cond_timedwait(&w->cond, &w->lock, &until) !=
 			    ETIMEDOUT)
 			continue; /* woken: cancelled, or due again */
+		if (look && !kcompat_wq_drain_due(w->pwq, &drainer))
+			continue; /* not due yet */
 		w->due.tv_sec = 0;
 		w->pending = false;
 		w->running = true;
@@ -492,7 +513,17 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 		w->rtag = rt;
 		w->pwq = NULL;
 		w->ptag = 0;
+		fn = w->func;
 		pthread_mutex_unlock(&w->lock);
+		if (drainer) {
+			devres_warn(NULL, drainer,
+				    "workqueue %p: delayed work %p (function "
+				    "%p) is not due yet: run now (cancel "
+				    "delayed work before the drain)",
+				    (void *)rq, (void *)w,
+				    (void *)(uintptr_t)fn);
+			drainer = NULL;
+		}
 		/* A wait for its queue waits for this thread while it runs. */
 		devres_wait_join((uintptr_t)rq);
 		gone = kcompat_work_call(w, outer, cancel);
@@ -785,6 +816,23 @@ static inline void kcompat_wq_warn_draining(const struct workqueue_struct *wq,
 }
 
 /*
+ * A drain's queue whose items have queued on it KCOMPAT_WQ_CHAIN_MAX
+ * times since the drain began: @w is not queued, nor any after it in
+ * this drain (without a word more).
+ */
+static inline void kcompat_wq_warn_chain(const struct workqueue_struct *wq,
+					 const struct work_struct *w,
+					 const char *func)
+{
+	devres_warn(NULL, func,
+		    "workqueue %p is draining and its items have queued on "
+		    "it %u times since: work %p (function %p) is not queued, "
+		    "nor any more on it until the drain ends",
+		    (const void *)wq, KCOMPAT_WQ_CHAIN_MAX, (const void *)w,
+		    (void *)(uintptr_t)w->func);
+}
+
+/*
  * Queues @w on @wq (NULL: the system's) to run @delay jiffies from now;
  * @func names the call in a WARN.
  */
@@ -847,6 +895,36 @@ static inline bool kcompat_work_queue_held(struct work_struct *w,
 			pthread_mutex_unlock(&kcompat_wq_lock);
 			pthread_mutex_unlock(&w->lock);
 			kcompat_wq_warn_draining(wq, w, w->func, func);
+			return false;
+		}
+		/*
+		 * With a delay, the kernel's timer would queue it on the
+		 * draining queue from outside its items: refused then, with
+		 * its WARN. Here at once, where the drain would make it due
+		 * and run it again, and again.
+		 */
+		if (!w->pending && q->draining && delay) {
+			pthread_mutex_unlock(&kcompat_wq_lock);
+			pthread_mutex_unlock(&w->lock);
+			devres_warn(NULL, func,
+				    "workqueue %p is draining: work %p "
+				    "(function %p) queued on it with a delay "
+				    "would be due after the drain began: not "
+				    "queued",
+				    (const void *)wq, (const void *)w,
+				    (void *)(uintptr_t)w->func);
+			return false;
+		}
+		/* And not for ever: the drain would never end. */
+		if (!w->pending && q->draining &&
+		    q->chained++ >= KCOMPAT_WQ_CHAIN_MAX) {
+			bool first = q->chained == KCOMPAT_WQ_CHAIN_MAX + 1;
+
+			q->chained = KCOMPAT_WQ_CHAIN_MAX + 1;
+			pthread_mutex_unlock(&kcompat_wq_lock);
+			pthread_mutex_unlock(&w->lock);
+			if (first)
+				kcompat_wq_warn_chain(wq, w, func);
 			return false;
 		}
 		/* Served already: it counts where its thread began. */
@@ -1404,6 +1482,12 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
 	}
 	gen = q->gen;
 	t = q->color;
+	/* The first drain counts the chained queueings from none. */
+	if (drain && !q->draining) {
+		q->chained = 0;
+		q->drainer = func;
+		q->delay_said = false;
+	}
 	q->draining += drain;
 	old = kcompat_cancel_off();
 	/*
@@ -1473,7 +1557,9 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
  * they queue on it meanwhile too) before the queue goes: a driver's remove
  * that destroys its queue and then frees what the work uses is right.
  * While it waits, a queueing on @wq from outside its items is refused with
- * a WARN (drain_workqueue()). A queue destroyed already, or of another
+ * a WARN (drain_workqueue()), as are its items' queueings past
+ * KCOMPAT_WQ_CHAIN_MAX, and a delayed item not yet due is made due with
+ * one WARN. A queue destroyed already, or of another
  * process: one WARN, nothing done.
  */
 static inline void destroy_workqueue(struct workqueue_struct *wq)
@@ -1488,8 +1574,10 @@ static inline void destroy_workqueue(struct workqueue_struct *wq)
  * waits, only the items on @wq may queue on it: queue_work(),
  * queue_delayed_work() or mod_delayed_work() of an item on @wq from any
  * other thread or work item WARNs, as the kernel's does, and the item is
- * left as it was (false). A delayed item on @wq is waited for until it
- * has run.
+ * left as it was (false); and they only KCOMPAT_WQ_CHAIN_MAX times in
+ * one drain: the next is refused with one WARN. A delayed item on @wq is
+ * waited for until it has run: one whose delay is not over is made due,
+ * with one WARN, where the kernel's drain waits for no timer.
  */
 static inline void drain_workqueue(struct workqueue_struct *wq)
 {
