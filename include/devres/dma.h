@@ -140,7 +140,8 @@ DEVRES_API const struct devres_dma_ops *get_dma_ops(struct device *dev);
  * as the kernel's platform code does, so the two masks are one. A bus that
  * wants them apart points @dev->dma_mask at its own storage.
  *
- * Context: any thread; not concurrently with mappings of @dev.
+ * Context: any thread, also while another maps for @dev: each mapping
+ * honours the old mask or the new one, whole.
  * Return: 0; -EIO when the device's DMA ops cannot serve @mask (a mask
  * below the lowest address the ops can give); -EINVAL for a bad @dev
  * (WARN).
@@ -156,7 +157,8 @@ DEVRES_API int dma_set_mask(struct device *dev, uint64_t mask);
  * (dma_alloc_coherent(), dmam_alloc_coherent()) may be given, as the kernel's
  * dma_set_coherent_mask() does; the streaming mask is left alone.
  *
- * Context: any thread; not concurrently with allocations for @dev.
+ * Context: any thread, also while another allocates for @dev: each
+ * buffer honours the old mask or the new one, whole.
  * Return: 0; -EIO when the device's DMA ops cannot serve @mask; -EINVAL
  * for a bad @dev (WARN).
  */

@@ -276,4 +276,11 @@ static inline uint64_t dma_default_mask(uint64_t m)
 	return m ? m : DMA_BIT_MASK(32);
 }
 
+/* The coherent mask, read whole: dma_set_coherent_mask() may race it. */
+static inline uint64_t dma_coherent_mask(struct device *dev)
+{
+	return dma_default_mask(
+		__atomic_load_n(&dev->coherent_dma_mask, __ATOMIC_RELAXED));
+}
+
 #endif /* DEVRES_DMA_INTERNAL_H */

@@ -792,6 +792,28 @@ static int check_mask(struct device *dev, uint64_t mask)
 	return 0;
 }
 
+/*
+ * The masks are read by every map on any thread, and may be set while
+ * another thread maps (a driver that narrows them after a failed probe
+ * step, a device model that sets them late): each is read and written
+ * whole, once per call, so a mapping honours the old mask or the new one.
+ * Plain, the accesses raced (undefined behaviour; ThreadSanitizer reports
+ * it).
+ */
+static uint64_t *mask_slot(struct device *dev)
+{
+	uint64_t *slot = __atomic_load_n(&dev->dma_mask, __ATOMIC_ACQUIRE);
+	uint64_t *own = &dev->coherent_dma_mask;
+
+	if (slot)
+		return slot;
+	/* Another setter may point it first: theirs is kept. */
+	if (__atomic_compare_exchange_n(&dev->dma_mask, &slot, own, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return own;
+	return slot;
+}
+
 int dma_set_mask(struct device *dev, uint64_t mask)
 {
 	int ret;
@@ -801,9 +823,7 @@ int dma_set_mask(struct device *dev, uint64_t mask)
 	ret = check_mask(dev, mask);
 	if (ret)
 		return ret;
-	if (!dev->dma_mask)
-		dev->dma_mask = &dev->coherent_dma_mask;
-	*dev->dma_mask = mask;
+	__atomic_store_n(mask_slot(dev), mask, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -816,7 +836,7 @@ int dma_set_coherent_mask(struct device *dev, uint64_t mask)
 	ret = check_mask(dev, mask);
 	if (ret)
 		return ret;
-	dev->coherent_dma_mask = mask;
+	__atomic_store_n(&dev->coherent_dma_mask, mask, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -831,8 +851,11 @@ int dma_set_mask_and_coherent(struct device *dev, uint64_t mask)
 
 uint64_t dma_get_mask(struct device *dev)
 {
+	uint64_t *slot;
+
 	if (!devres__dev_ok(dev, __func__))
 		return 0;
-	return dma_default_mask(dev->dma_mask ? *dev->dma_mask
-					      : dev->coherent_dma_mask);
+	slot = __atomic_load_n(&dev->dma_mask, __ATOMIC_ACQUIRE);
+	return dma_default_mask(__atomic_load_n(
+		slot ? slot : &dev->coherent_dma_mask, __ATOMIC_RELAXED));
 }
