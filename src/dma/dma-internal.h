@@ -88,6 +88,7 @@ struct dma_map {
 	size_t span;	 /* the page-aligned range given to ops->map */
 	const struct devres_dma_ops *ops;
 	unsigned char kind, dir, bound, debug;
+	unsigned char checked; /* given to dma_mapping_error() (debug) */
 	unsigned long epoch;
 	struct devres__owner owner; /* a dmam_ buffer's node */
 	struct dma_rec *rec;	    /* and its record in base/maps.c */

@@ -640,6 +640,14 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 					 "handle %#llx was mapped with %s",
 					 (unsigned long long)addr,
 					 devres__dma_kind_name[m->kind]);
+			else if (debug && m->debug && !m->checked)
+				snprintf(why, sizeof(o.why),
+					 "handle %#llx (%zu bytes, %s) "
+					 "unmapped "
+					 "without dma_mapping_error() checking "
+					 "it",
+					 (unsigned long long)addr, m->size,
+					 devres__dma_kind_name[m->kind]);
 			o.done = true;
 			devres__dma_forget_owed(s, m, unmap_tail, &o);
 			orphan = s->orphan && !s->nmaps && !s->pins;
@@ -667,11 +675,42 @@ void dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
 	unmap_streaming(dev, addr, size, dir, DK_PAGE, __func__);
 }
 
+/*
+ * Debug mode, as the kernel's: a streaming mapping unmapped before
+ * dma_mapping_error() saw its handle is reported at the unmap, since a
+ * driver that does not check gives a failed mapping's DMA_MAPPING_ERROR
+ * to its device. Only mappings made in debug mode are marked and checked.
+ */
+static void mark_checked(struct device *dev, dma_addr_t dma_addr)
+{
+	struct dma_dev *s;
+	struct rnode *n;
+
+	/* Inside the ops, whose locks it would wait for: not marked. */
+	if (in_ops)
+		return;
+	pthread_rwlock_rdlock(&states);
+	s = dma_dev_peek(dev);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		n = devres__rt_floor(s->maps, dma_addr);
+		if (n && n->start == dma_addr &&
+		    dma_streaming(((struct dma_map *)n)->kind))
+			((struct dma_map *)n)->checked = 1;
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_rwlock_unlock(&states);
+}
+
 int dma_mapping_error(struct device *dev, dma_addr_t dma_addr)
 {
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
-	return dma_addr == DMA_MAPPING_ERROR ? -ENOMEM : 0;
+	if (dma_addr == DMA_MAPPING_ERROR)
+		return -ENOMEM;
+	if (__atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED))
+		mark_checked(dev, dma_addr);
+	return 0;
 }
 
 static void sync_check(struct device *dev, dma_addr_t addr, size_t size,
