@@ -140,7 +140,8 @@ DEVRES_API const struct devres_dma_ops *get_dma_ops(struct device *dev);
  * as the kernel's platform code does, so the two masks are one. A bus that
  * wants them apart points @dev->dma_mask at its own storage.
  *
- * Context: any thread; not concurrently with mappings of @dev.
+ * Context: any thread, also while another maps for @dev: each mapping
+ * honours the old mask or the new one, whole.
  * Return: 0; -EIO when the device's DMA ops cannot serve @mask (a mask
  * below the lowest address the ops can give); -EINVAL for a bad @dev
  * (WARN).
@@ -156,7 +157,8 @@ DEVRES_API int dma_set_mask(struct device *dev, uint64_t mask);
  * (dma_alloc_coherent(), dmam_alloc_coherent()) may be given, as the kernel's
  * dma_set_coherent_mask() does; the streaming mask is left alone.
  *
- * Context: any thread; not concurrently with allocations for @dev.
+ * Context: any thread, also while another allocates for @dev: each
+ * buffer honours the old mask or the new one, whole.
  * Return: 0; -EIO when the device's DMA ops cannot serve @mask; -EINVAL
  * for a bad @dev (WARN).
  */
@@ -261,8 +263,9 @@ DEVRES_API dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
  * misuse: WARN, no effect. A @dir that is no direction (not
  * DMA_BIDIRECTIONAL, DMA_TO_DEVICE or DMA_FROM_DEVICE) is reported (WARN)
  * and the mapping still removed whole; so, in debug mode, is a @size or
- * @dir that differs from the mapping's, or a mapping made with
- * dma_map_page().
+ * @dir that differs from the mapping's, a mapping made with
+ * dma_map_page(), or one made in debug mode whose handle
+ * dma_mapping_error() never checked.
  *
  * Context: any thread.
  */
@@ -310,7 +313,9 @@ DEVRES_API void dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
  * @dma_addr: what dma_map_single() or dma_map_page() returned
  *
  * The check every dma_map_single() and dma_map_page() result needs before the
- * device is given the address, as in the kernel.
+ * device is given the address, as in the kernel. In debug mode it marks the
+ * mapping that starts at @dma_addr as checked: the unmap of a mapping never
+ * checked is reported (WARN), as the kernel's CONFIG_DMA_API_DEBUG does.
  *
  * Context: any thread.
  * Return: -ENOMEM when @dma_addr is DMA_MAPPING_ERROR, else 0.
@@ -376,9 +381,9 @@ DEVRES_API void *dma_iova_to_virt(struct device *dev, dma_addr_t handle,
  * @on: true to check
  *
  * Like the kernel's CONFIG_DMA_API_DEBUG: reports (WARN) unmaps and syncs
- * whose size, direction or kind differ from the mapping's, and mappings
- * still live when the binding (or the device) they were made in is
- * released. Also switched on by DEVRES_DMA_DEBUG=1 in the environment. A
+ * whose size, direction or kind differ from the mapping's, unmaps of
+ * mappings dma_mapping_error() never checked, and mappings still live
+ * when the binding (or the device) they were made in is released. Also switched on by DEVRES_DMA_DEBUG=1 in the environment. A
  * handle that was never mapped is reported whether or not this is on.
  *
  * Context: any thread; mappings made while it was off are not checked at

@@ -141,8 +141,7 @@ void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
 	if (claim)
 		a.rec = claim->rec;
 	pthread_cleanup_push(give_back, &a);
-	h = devres__dma_map(dev, p, size, align,
-			    dma_default_mask(dev->coherent_dma_mask), kind,
+	h = devres__dma_map(dev, p, size, align, dma_coherent_mask(dev), kind,
 			    DMA_BIDIRECTIONAL, claim, &err);
 	pthread_cleanup_pop(h == DMA_MAPPING_ERROR);
 	if (h == DMA_MAPPING_ERROR) {

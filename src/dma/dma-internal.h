@@ -88,6 +88,7 @@ struct dma_map {
 	size_t span;	 /* the page-aligned range given to ops->map */
 	const struct devres_dma_ops *ops;
 	unsigned char kind, dir, bound, debug;
+	unsigned char checked; /* given to dma_mapping_error() (debug) */
 	unsigned long epoch;
 	struct devres__owner owner; /* a dmam_ buffer's node */
 	struct dma_rec *rec;	    /* and its record in base/maps.c */
@@ -274,6 +275,13 @@ HIDDEN void devres__dma_pool_destroy_owned(struct dma_pool *pool,
 static inline uint64_t dma_default_mask(uint64_t m)
 {
 	return m ? m : DMA_BIT_MASK(32);
+}
+
+/* The coherent mask, read whole: dma_set_coherent_mask() may race it. */
+static inline uint64_t dma_coherent_mask(struct device *dev)
+{
+	return dma_default_mask(
+		__atomic_load_n(&dev->coherent_dma_mask, __ATOMIC_RELAXED));
 }
 
 #endif /* DEVRES_DMA_INTERNAL_H */

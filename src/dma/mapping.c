@@ -640,6 +640,14 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 					 "handle %#llx was mapped with %s",
 					 (unsigned long long)addr,
 					 devres__dma_kind_name[m->kind]);
+			else if (debug && m->debug && !m->checked)
+				snprintf(why, sizeof(o.why),
+					 "handle %#llx (%zu bytes, %s) "
+					 "unmapped "
+					 "without dma_mapping_error() checking "
+					 "it",
+					 (unsigned long long)addr, m->size,
+					 devres__dma_kind_name[m->kind]);
 			o.done = true;
 			devres__dma_forget_owed(s, m, unmap_tail, &o);
 			orphan = s->orphan && !s->nmaps && !s->pins;
@@ -667,11 +675,42 @@ void dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
 	unmap_streaming(dev, addr, size, dir, DK_PAGE, __func__);
 }
 
+/*
+ * Debug mode, as the kernel's: a streaming mapping unmapped before
+ * dma_mapping_error() saw its handle is reported at the unmap, since a
+ * driver that does not check gives a failed mapping's DMA_MAPPING_ERROR
+ * to its device. Only mappings made in debug mode are marked and checked.
+ */
+static void mark_checked(struct device *dev, dma_addr_t dma_addr)
+{
+	struct dma_dev *s;
+	struct rnode *n;
+
+	/* Inside the ops, whose locks it would wait for: not marked. */
+	if (in_ops)
+		return;
+	pthread_rwlock_rdlock(&states);
+	s = dma_dev_peek(dev);
+	if (s) {
+		pthread_mutex_lock(&s->lock);
+		n = devres__rt_floor(s->maps, dma_addr);
+		if (n && n->start == dma_addr &&
+		    dma_streaming(((struct dma_map *)n)->kind))
+			((struct dma_map *)n)->checked = 1;
+		pthread_mutex_unlock(&s->lock);
+	}
+	pthread_rwlock_unlock(&states);
+}
+
 int dma_mapping_error(struct device *dev, dma_addr_t dma_addr)
 {
 	if (!devres__dev_ok(dev, __func__))
 		return -EINVAL;
-	return dma_addr == DMA_MAPPING_ERROR ? -ENOMEM : 0;
+	if (dma_addr == DMA_MAPPING_ERROR)
+		return -ENOMEM;
+	if (__atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED))
+		mark_checked(dev, dma_addr);
+	return 0;
 }
 
 static void sync_check(struct device *dev, dma_addr_t addr, size_t size,
@@ -792,6 +831,28 @@ static int check_mask(struct device *dev, uint64_t mask)
 	return 0;
 }
 
+/*
+ * The masks are read by every map on any thread, and may be set while
+ * another thread maps (a driver that narrows them after a failed probe
+ * step, a device model that sets them late): each is read and written
+ * whole, once per call, so a mapping honours the old mask or the new one.
+ * Plain, the accesses raced (undefined behaviour; ThreadSanitizer reports
+ * it).
+ */
+static uint64_t *mask_slot(struct device *dev)
+{
+	uint64_t *slot = __atomic_load_n(&dev->dma_mask, __ATOMIC_ACQUIRE);
+	uint64_t *own = &dev->coherent_dma_mask;
+
+	if (slot)
+		return slot;
+	/* Another setter may point it first: theirs is kept. */
+	if (__atomic_compare_exchange_n(&dev->dma_mask, &slot, own, false,
+					__ATOMIC_ACQ_REL, __ATOMIC_ACQUIRE))
+		return own;
+	return slot;
+}
+
 int dma_set_mask(struct device *dev, uint64_t mask)
 {
 	int ret;
@@ -801,9 +862,7 @@ int dma_set_mask(struct device *dev, uint64_t mask)
 	ret = check_mask(dev, mask);
 	if (ret)
 		return ret;
-	if (!dev->dma_mask)
-		dev->dma_mask = &dev->coherent_dma_mask;
-	*dev->dma_mask = mask;
+	__atomic_store_n(mask_slot(dev), mask, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -816,7 +875,7 @@ int dma_set_coherent_mask(struct device *dev, uint64_t mask)
 	ret = check_mask(dev, mask);
 	if (ret)
 		return ret;
-	dev->coherent_dma_mask = mask;
+	__atomic_store_n(&dev->coherent_dma_mask, mask, __ATOMIC_RELAXED);
 	return 0;
 }
 
@@ -831,8 +890,11 @@ int dma_set_mask_and_coherent(struct device *dev, uint64_t mask)
 
 uint64_t dma_get_mask(struct device *dev)
 {
+	uint64_t *slot;
+
 	if (!devres__dev_ok(dev, __func__))
 		return 0;
-	return dma_default_mask(dev->dma_mask ? *dev->dma_mask
-					      : dev->coherent_dma_mask);
+	slot = __atomic_load_n(&dev->dma_mask, __ATOMIC_ACQUIRE);
+	return dma_default_mask(__atomic_load_n(
+		slot ? slot : &dev->coherent_dma_mask, __ATOMIC_RELAXED));
 }

@@ -96,7 +96,8 @@ static int acquire(struct device *dev)
 		if (!cur->rev_first)
 			revs[i] = devm_revocable_create(dev, bufs[i],
 							unmap_release);
-		if (!revs[i] || handles[i] == DMA_MAPPING_ERROR)
+		/* Checked first, as a driver must (debug mode). */
+		if (dma_mapping_error(dev, handles[i]) || !revs[i])
 			return -ENOMEM;
 		revocable_get(revs[i]);
 	}

@@ -82,7 +82,8 @@ static int probe(struct device *dev)
 	handle = dma_map_single(dev, buf, sizeof(buf), DMA_TO_DEVICE);
 	if (!cur->rev_first)
 		rev = devm_revocable_create(dev, buf, unmap_release);
-	if (!rev || handle == DMA_MAPPING_ERROR)
+	/* Checked first, as a driver must (debug mode). */
+	if (dma_mapping_error(dev, handle) || !rev)
 		return -ENOMEM;
 	revocable_get(rev);
 	return 0;

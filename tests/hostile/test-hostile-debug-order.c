@@ -54,6 +54,9 @@ static void *g_outer, *g_inner;
 static void act_map(void *arg)
 {
 	handle = dma_map_single(arg, buf, sizeof(buf), DMA_TO_DEVICE);
+	/* Checked, as a driver must: unchecked, debug mode reports it. */
+	if (dma_mapping_error(arg, handle))
+		handle = DMA_MAPPING_ERROR;
 }
 
 static int probe(struct device *dev)
