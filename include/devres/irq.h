@@ -240,11 +240,13 @@ DEVRES_API int irq_line_destroy(int irq);
  * Allocation, the dispatcher's start (epoll, eventfd, thread) and the
  * handler's thread are fault-injection points. A handler counts in the
  * ledger's irq_handlers; the library's threads do not count as threads.
- * Return: 0; -EINVAL when @irq is not a line, both handlers are NULL,
- * @handler is NULL without IRQF_ONESHOT, a shared request has no @dev_id,
- * or IRQF_NO_AUTOEN is asked with IRQF_SHARED; -EBUSY when the line is
- * held by a handler the flags do not agree with; -ENOMEM or -EAGAIN when
- * memory or a thread could not be had.
+ * Return: 0; -EINVAL when @irq is not a line (no WARN: a driver may ask
+ * for an optional interrupt), or with one WARN naming the call when both
+ * handlers are NULL, @handler is NULL without IRQF_ONESHOT, a shared
+ * request has no @dev_id, or IRQF_NO_AUTOEN is asked with IRQF_SHARED
+ * (whatever the line: the arguments are checked first); -EBUSY when the
+ * line is held by a handler the flags do not agree with; -ENOMEM or
+ * -EAGAIN when memory or a thread could not be had.
  */
 DEVRES_API int request_threaded_irq(unsigned int irq, irq_handler_t handler,
 				    irq_handler_t thread_fn,
