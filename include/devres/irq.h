@@ -177,17 +177,18 @@ DEVRES_API int irq_line_raise(int irq);
  * a plain counter after it, and ThreadSanitizer agrees. An assertion that
  * cannot be delivered now (the line is disabled, or has no handler) is
  * left pending, as irq_line_raise() leaves it, and the call returns
- * without waiting. A delivery in flight is waited for first, also when
- * it makes the line undeliverable (a handler that disables its line with
- * disable_irq_nosync() or releases its own device goes on running): the
- * call never returns while a handler of the line still runs.
+ * without waiting. Once the dispatcher has taken this assertion, its
+ * delivery is waited for even when it makes the line undeliverable (a
+ * handler that disables its line with disable_irq_nosync() or releases
+ * its own device goes on running): the call does not return while a
+ * handler it raised still runs.
  *
  * Context: a thread that is not the line's dispatcher: not from a primary
  * handler (any line's) nor from a thread function of @irq (WARN,
  * -EDEADLK).
  * Return: 0 once handled; -EAGAIN when the line is disabled or has no
- * handler and no delivery of it is in flight, so that nothing will
- * handle this assertion now; -EINVAL when @irq is not
+ * handler and this assertion is not being delivered, so that nothing
+ * will handle it now; -EINVAL when @irq is not
  * a line; -EOPNOTSUPP for a UIO line; -EDEADLK from a handler that the
  * wait would wait for, or when a handler of the line (or the dispatcher)
  * waits, through the library's record of waits, for the caller (WARNed;

@@ -565,12 +565,14 @@ int irq_line_raise_wait(int irq)
 
 		/*
 		 * Undeliverable now: it stays pending, delivered later. Not
-		 * while a delivery is in flight, which may be this
-		 * assertion's: a handler that disables its line or frees
-		 * itself goes on running, and the caller must not see it
-		 * still running once this returns.
+		 * while this assertion, taken, is in flight (its handlers or
+		 * the thread functions they woke): a handler that disables
+		 * its line or frees itself goes on running, and the caller
+		 * must not see it still running once this returns. A handler
+		 * still running for an earlier one is not waited for.
 		 */
-		if ((!line->nr_actions || line->depth) && !in_flight(line)) {
+		if ((!line->nr_actions || line->depth) &&
+		    !(line->reads >= target && in_flight(line))) {
 			rc = -EAGAIN;
 			break;
 		}

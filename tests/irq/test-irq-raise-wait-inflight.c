@@ -14,7 +14,9 @@
  * last is read without a race (TSan). A line left disabled delivers again
  * after one enable_irq() without a WARN; a released one has no handler
  * (the next wait returns -EAGAIN at once). Rows x columns, each cell in a
- * child of its own under an alarm.
+ * child of its own under an alarm. And a thread function still running
+ * for an earlier interrupt is not waited for when this one cannot be
+ * delivered.
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -201,10 +203,80 @@ static void every_way_every_handler(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/*
+ * The other side: a thread function still running for an earlier
+ * interrupt, which waits for the caller to go on, is not this
+ * assertion's. With the line disabled the wait returns -EAGAIN at once,
+ * as it always did, and does not wait for it (it would for ever).
+ */
+static int earlier_go; /* atomic: the earlier thread function may end */
+
+static irqreturn_t earlier_wake(int irq, void *dev_id)
+{
+	(void)irq;
+	(void)dev_id;
+	return IRQ_WAKE_THREAD;
+}
+
+static irqreturn_t earlier_thread(int irq, void *dev_id)
+{
+	struct cell *c = dev_id;
+
+	(void)irq;
+	if (__atomic_add_fetch(&c->calls, 1, __ATOMIC_ACQ_REL) == 1) {
+		__atomic_store_n(&c->inside, 1, __ATOMIC_RELEASE);
+		(void)wait_at_least(&earlier_go, 1);
+		__atomic_store_n(&c->inside, 0, __ATOMIC_RELEASE);
+	}
+	c->done++;
+	return IRQ_HANDLED;
+}
+
+static int earlier_cell(int row, int col)
+{
+	struct cell *c = &cell;
+	int rc;
+
+	(void)row;
+	(void)col;
+	alarm(10);
+	*c = (struct cell){ 0 };
+	c->irq = irq_line_create("earlier");
+	if (c->irq <= 0 ||
+	    request_threaded_irq((unsigned int)c->irq, earlier_wake,
+				 earlier_thread, 0, "earlier", c))
+		return 2;
+	if (irq_line_raise(c->irq) || !wait_at_least(&c->inside, 1))
+		return 3;
+	disable_irq_nosync((unsigned int)c->irq);
+	rc = irq_line_raise_wait(c->irq);
+	/* Returned with the earlier thread function still in its wait. */
+	if (!__atomic_load_n(&c->inside, __ATOMIC_ACQUIRE))
+		return 4;
+	__atomic_store_n(&earlier_go, 1, __ATOMIC_RELEASE);
+	if (rc != -EAGAIN)
+		return 5;
+	enable_irq((unsigned int)c->irq);
+	if (irq_line_raise_wait(c->irq) != 0 || c->done < 2)
+		return 6;
+	if (!free_irq((unsigned int)c->irq, c))
+		return 7;
+	return irq_line_destroy(c->irq) == 0 ? 0 : 8;
+}
+
+static void earlier_delivery_not_waited_for(void **state)
+{
+	(void)state;
+	assert_true(cell_held(run_cell_in_child(earlier_cell, 0, 0),
+			      "an earlier thread function", "line disabled"));
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(every_way_every_handler,
+						irq_setup, irq_teardown),
+		cmocka_unit_test_setup_teardown(earlier_delivery_not_waited_for,
 						irq_setup, irq_teardown),
 	};
 
