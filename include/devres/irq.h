@@ -177,13 +177,18 @@ DEVRES_API int irq_line_raise(int irq);
  * a plain counter after it, and ThreadSanitizer agrees. An assertion that
  * cannot be delivered now (the line is disabled, or has no handler) is
  * left pending, as irq_line_raise() leaves it, and the call returns
- * without waiting.
+ * without waiting. Once the dispatcher has taken this assertion, its
+ * delivery is waited for even when it makes the line undeliverable (a
+ * handler that disables its line with disable_irq_nosync() or releases
+ * its own device goes on running): the call does not return while a
+ * handler it raised still runs.
  *
  * Context: a thread that is not the line's dispatcher: not from a primary
  * handler (any line's) nor from a thread function of @irq (WARN,
  * -EDEADLK).
  * Return: 0 once handled; -EAGAIN when the line is disabled or has no
- * handler, so that nothing will handle it now; -EINVAL when @irq is not
+ * handler and this assertion is not being delivered, so that nothing
+ * will handle it now; -EINVAL when @irq is not
  * a line; -EOPNOTSUPP for a UIO line; -EDEADLK from a handler that the
  * wait would wait for, or when a handler of the line (or the dispatcher)
  * waits, through the library's record of waits, for the caller (WARNed;
@@ -236,11 +241,13 @@ DEVRES_API int irq_line_destroy(int irq);
  * Allocation, the dispatcher's start (epoll, eventfd, thread) and the
  * handler's thread are fault-injection points. A handler counts in the
  * ledger's irq_handlers; the library's threads do not count as threads.
- * Return: 0; -EINVAL when @irq is not a line, both handlers are NULL,
- * @handler is NULL without IRQF_ONESHOT, a shared request has no @dev_id,
- * or IRQF_NO_AUTOEN is asked with IRQF_SHARED; -EBUSY when the line is
- * held by a handler the flags do not agree with; -ENOMEM or -EAGAIN when
- * memory or a thread could not be had.
+ * Return: 0; -EINVAL when @irq is not a line (no WARN: a driver may ask
+ * for an optional interrupt), or with one WARN naming the call when both
+ * handlers are NULL, @handler is NULL without IRQF_ONESHOT, a shared
+ * request has no @dev_id, or IRQF_NO_AUTOEN is asked with IRQF_SHARED
+ * (whatever the line: the arguments are checked first); -EBUSY when the
+ * line is held by a handler the flags do not agree with; -ENOMEM or
+ * -EAGAIN when memory or a thread could not be had.
  */
 DEVRES_API int request_threaded_irq(unsigned int irq, irq_handler_t handler,
 				    irq_handler_t thread_fn,

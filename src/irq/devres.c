@@ -43,7 +43,8 @@ static int request_dr(struct device *dev, unsigned int irq,
 	int rc;
 
 	if (!devres__dev_ok(dev, call) ||
-	    irq__args_bad(dev, handler, thread_fn, devname, call))
+	    irq__args_bad(dev, irq, handler, thread_fn, irqflags, devname,
+			  dev_id, call))
 		return -EINVAL;
 	dr = devres_alloc(devm_irq_release, sizeof(*dr), GFP_KERNEL);
 	if (!dr)

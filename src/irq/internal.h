@@ -212,9 +212,10 @@ HIDDEN bool irq__line_unmask(struct irq_line *line);
 
 /* manage.c */
 HIDDEN bool irq__line_done(struct irq_line *line);
-HIDDEN bool irq__args_bad(struct device *dev, irq_handler_t handler,
-			  irq_handler_t thread_fn, const char *name,
-			  const char *func);
+HIDDEN bool irq__args_bad(struct device *dev, unsigned int irq,
+			  irq_handler_t handler, irq_handler_t thread_fn,
+			  unsigned long flags, const char *name,
+			  const void *dev_id, const char *func);
 /*
  * Attaches a handler; with @owner (a managed request), @owner->node goes
  * on @owner->dev in the same hold of the line's lock.

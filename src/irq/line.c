@@ -496,6 +496,12 @@ int irq_line_raise(int irq)
 	return rc;
 }
 
+/* A delivery of @line, or a thread function or unmask it led to, runs. */
+static bool in_flight(const struct irq_line *line)
+{
+	return line->running || line->threads_active || irq__unmask_busy(line);
+}
+
 int irq_line_raise_wait(int irq)
 {
 	uint64_t one = 1;
@@ -554,12 +560,19 @@ int irq_line_raise_wait(int irq)
 	else if (irq__write_nocancel(line->fd, &one, sizeof(one)) < 0)
 		rc = -errno;
 	cancel = devres__cancel_off();
-	while (!rc && (line->delivered < target || line->running ||
-		       irq__unmask_busy(line) || line->threads_active)) {
+	while (!rc && (line->delivered < target || in_flight(line))) {
 		struct timespec ts;
 
-		/* Undeliverable now: it stays pending, delivered later. */
-		if (!line->nr_actions || line->depth) {
+		/*
+		 * Undeliverable now: it stays pending, delivered later. Not
+		 * while this assertion, taken, is in flight (its handlers or
+		 * the thread functions they woke): a handler that disables
+		 * its line or frees itself goes on running, and the caller
+		 * must not see it still running once this returns. A handler
+		 * still running for an earlier one is not waited for.
+		 */
+		if ((!line->nr_actions || line->depth) &&
+		    !(line->reads >= target && in_flight(line))) {
 			rc = -EAGAIN;
 			break;
 		}

@@ -119,6 +119,22 @@ static void last_action(struct irq_line *line)
 	line->pending = false;
 }
 
+/*
+ * What a request is refused for whatever the line (-EINVAL): the kernel's
+ * checks of request_threaded_irq() and __setup_irq(); NULL when none.
+ */
+static const char *flags_bad(irq_handler_t handler, unsigned long flags,
+			     const void *dev_id)
+{
+	if (!handler && !(flags & IRQF_ONESHOT))
+		return "a NULL handler without IRQF_ONESHOT";
+	if ((flags & IRQF_SHARED) && !dev_id)
+		return "IRQF_SHARED without a dev_id";
+	if ((flags & IRQF_SHARED) && (flags & IRQF_NO_AUTOEN))
+		return "IRQF_NO_AUTOEN with IRQF_SHARED";
+	return NULL;
+}
+
 int irq__request(unsigned int irq, irq_handler_t handler,
 		 irq_handler_t thread_fn, unsigned long flags, const char *name,
 		 void *dev_id, const struct devres__owner *owner)
@@ -130,8 +146,8 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 	bool last;
 	int rc;
 
-	if ((!handler && !thread_fn) || (!handler && !(flags & IRQF_ONESHOT)) ||
-	    ((flags & IRQF_SHARED) && (!dev_id || (flags & IRQF_NO_AUTOEN))))
+	/* Each caller WARNed already (irq__args_bad()). */
+	if ((!handler && !thread_fn) || flags_bad(handler, flags, dev_id))
 		return -EINVAL;
 	if (irq >= IRQ_LINES_MAX)
 		return -EINVAL;
@@ -238,18 +254,27 @@ put_line:
 }
 
 /*
- * The pointers a request keeps and calls later: refused at the call, with
- * the call's name, never when the interrupt first fires.
+ * The pointers a request keeps and calls later, and the flags that go
+ * with them: refused at the call with one WARN naming it, never when the
+ * interrupt first fires. Each is a driver's bug on every line.
  */
-bool irq__args_bad(struct device *dev, irq_handler_t handler,
-		   irq_handler_t thread_fn, const char *name, const char *func)
+bool irq__args_bad(struct device *dev, unsigned int irq, irq_handler_t handler,
+		   irq_handler_t thread_fn, unsigned long flags,
+		   const char *name, const void *dev_id, const char *func)
 {
+	const char *why;
+
 	if (devres__opt_bad(dev, (const void *)handler, func, "handler") ||
 	    devres__opt_bad(dev, (const void *)thread_fn, func, "thread_fn") ||
 	    devres__opt_bad(dev, name, func, "name"))
 		return true;
 	if (!handler && !thread_fn) {
 		devres__warn(dev, func, "no handler and no thread_fn");
+		return true;
+	}
+	why = flags_bad(handler, flags, dev_id);
+	if (why) {
+		devres__warn(dev, func, "irq %u: %s: not requested", irq, why);
 		return true;
 	}
 	return false;
@@ -259,7 +284,8 @@ int request_threaded_irq(unsigned int irq, irq_handler_t handler,
 			 irq_handler_t thread_fn, unsigned long flags,
 			 const char *name, void *dev_id)
 {
-	if (irq__args_bad(NULL, handler, thread_fn, name, __func__))
+	if (irq__args_bad(NULL, irq, handler, thread_fn, flags, name, dev_id,
+			  __func__))
 		return -EINVAL;
 	return irq__request(irq, handler, thread_fn, flags, name, dev_id, NULL);
 }
@@ -267,7 +293,8 @@ int request_threaded_irq(unsigned int irq, irq_handler_t handler,
 int request_irq(unsigned int irq, irq_handler_t handler, unsigned long flags,
 		const char *name, void *dev_id)
 {
-	if (irq__args_bad(NULL, handler, NULL, name, __func__))
+	if (irq__args_bad(NULL, irq, handler, NULL, flags, name, dev_id,
+			  __func__))
 		return -EINVAL;
 	return request_threaded_irq(irq, handler, NULL, flags, name, dev_id);
 }

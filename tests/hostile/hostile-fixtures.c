@@ -132,6 +132,13 @@ long arg_int(const char *func, const char *arg)
 		return open("/dev/null", O_RDONLY | O_CLOEXEC);
 	if (!strcmp(arg, "mask") && strncmp(func, "dma_", 4) == 0)
 		return -1;
+	/*
+	 * A threaded request's NULL handler means "only wake the thread",
+	 * which needs IRQF_ONESHOT: without it the NULL is a misuse (WARN).
+	 */
+	if ((!strcmp(arg, "flags") || !strcmp(arg, "irqflags")) &&
+	    strstr(func, "threaded_irq"))
+		return IRQF_ONESHOT;
 	for (size_t i = 0; i < sizeof(v) / sizeof(v[0]); i++)
 		if (!strcmp(v[i].arg, arg))
 			return v[i].v;

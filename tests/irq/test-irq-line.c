@@ -233,14 +233,23 @@ static void bad_requests(void **state)
 
 	(void)state;
 	devres_ledger_snapshot(&before);
+	start_capture();
 	assert_int_equal(request_threaded_irq(irq, NULL, NULL, 0, "b", &h),
 			 -EINVAL);
+	expect_warn_on("(no device)", "request_threaded_irq",
+		       "no handler and no thread_fn");
+	start_capture();
 	assert_int_equal(request_threaded_irq(irq, NULL, count_handler, 0, "b",
 					      &h),
 			 -EINVAL);
+	expect_warn_on("(no device)", "request_threaded_irq",
+		       "a NULL handler without IRQF_ONESHOT");
+	start_capture();
 	assert_int_equal(request_irq(irq, count_handler,
 				     IRQF_SHARED | IRQF_NO_AUTOEN, "b", &h),
 			 -EINVAL);
+	expect_warn_on("(no device)", "request_irq",
+		       "IRQF_NO_AUTOEN with IRQF_SHARED");
 	assert_int_equal(request_irq(0, count_handler, 0, "b", &h), -EINVAL);
 	assert_int_equal(request_irq(5000, count_handler, 0, "b", &h), -EINVAL);
 	/* Injected failures: the allocation, then each dispatcher part. */
