@@ -21,7 +21,7 @@ nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBVW]$/ { print $3 }' |
 # src/base/maps.c, src/base/maps-advise.c, src/vfio/interpose.c, src/base/vfork.c): exported, versioned in the
 # map, declared by libc's headers.
 interposed='close closedir close_range closefrom dup2 dup3 endmntent fclose freopen freopen64 ioctl madvise mmap mmap64 mprotect
-	mq_close mremap munmap pclose pkey_mprotect process_madvise pthread_clockjoin_np
+	mq_close mremap munmap pclose pkey_mprotect posix_madvise process_madvise pthread_clockjoin_np
 	pthread_detach pthread_join pthread_timedjoin_np pthread_tryjoin_np
 	remap_file_pages shmat vfork'
 sed 's/@.*//' "$tmp/exported.v" | sort -u |
