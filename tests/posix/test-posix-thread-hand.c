@@ -80,13 +80,13 @@ static bool tsan_forgets(int c)
 #endif
 }
 
-/* ThreadSanitizer has no pthread_clockjoin_np() interceptor: a thread
- * joined with it stays registered there, and the next thread given its
- * identifier aborts the run. */
+/* ThreadSanitizer has no pthread_clockjoin_np() interceptor, nor any for
+ * the C11 calls: a thread joined with one stays registered there, and the
+ * next thread given its identifier aborts the run. */
 static bool tsan_unseen(int c)
 {
 #ifdef T_TSAN
-	return c == H_CLOCKJOIN;
+	return c == H_CLOCKJOIN || c == H_THRD_JOIN || c == H_THRD_DETACH;
 #else
 	(void)c;
 	return false;
