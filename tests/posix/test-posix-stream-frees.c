@@ -21,7 +21,8 @@
  * freed FILE's memory and the freed number, as glibc and the kernel
  * hand them out), the device's release closes nothing of theirs and
  * WARNs nothing, the other owner's stream and number still read, and
- * the ledger is back where it was.
+ * the ledger is back where it was. And the same calls on what nobody
+ * manages go through, with no WARN.
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
@@ -242,10 +243,44 @@ static void every_cell(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/*
+ * The same calls on what nobody manages, with a managed number and stream
+ * live in the process (so each call looks them up): a popen() stream's
+ * pclose() returns its command's status, setmntent()'s stream is ended,
+ * an unmanaged queue closed; no WARN, and the managed two are still the
+ * device's (its release gives both back).
+ */
+static void plain_calls_go_through(void **state)
+{
+	struct device *dev = *state;
+	FILE *p, *mnt;
+	int mq, status;
+
+	assert_true(devm_open(dev, "/dev/null", O_RDONLY) > 2);
+	assert_non_null(devm_fopen(dev, "/dev/null", "r"));
+	start_capture();
+	p = popen("exit 5", "r");
+	assert_non_null(p);
+	status = pclose(p);
+	assert_true(WIFEXITED(status));
+	assert_int_equal(WEXITSTATUS(status), 5);
+	mnt = setmntent("/proc/self/mounts", "r");
+	if (mnt)
+		assert_int_equal(endmntent(mnt), 1);
+	mq = mq_make();
+	if (mq >= 0)
+		assert_int_equal(mq_close(mq), 0);
+	expect_no_warn();
+	assert_int_equal(devres_release_all(dev), 2);
+	expect_no_warn();
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test(every_cell),
+		cmocka_unit_test_setup_teardown(plain_calls_go_through,
+						dev_setup, dev_teardown),
 	};
 
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
