@@ -261,6 +261,7 @@ int main(void)
 {
 	struct CMUnitTest tests[sizeof(cases) / sizeof(cases[0])];
 	int id = shmget(IPC_PRIVATE, 1, IPC_CREAT | 0600);
+	size_t n = 0;
 
 	/* A kernel without System V IPC (or a sandbox that denies it). */
 	if (id < 0) {
@@ -269,10 +270,14 @@ int main(void)
 	}
 	(void)shmctl(id, IPC_RMID, NULL);
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
-	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++)
-		tests[i] = (struct CMUnitTest){ cases[i].name, run_case,
-						case_setup, dev_teardown,
-						(void *)&cases[i] };
-	return cmocka_run_group_tests_name("posix-mmap-shmat", tests, NULL,
-					   NULL);
+	for (size_t i = 0; i < sizeof(cases) / sizeof(cases[0]); i++) {
+		/* valgrind places a segment itself when given no address. */
+		if (cases[i].call == no_address && under_valgrind())
+			continue;
+		tests[n++] = (struct CMUnitTest){ cases[i].name, run_case,
+						  case_setup, dev_teardown,
+						  (void *)&cases[i] };
+	}
+	return _cmocka_run_group_tests("posix-mmap-shmat", tests, n, NULL,
+				       NULL);
 }
