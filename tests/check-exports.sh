@@ -20,10 +20,10 @@ nm -D --defined-only "$lib" | awk '$2 ~ /^[TDBVW]$/ { print $3 }' |
 # descriptor, stream or mapping released by hand (src/posix/interpose-fd.c,
 # src/base/maps.c, src/base/maps-advise.c, src/vfio/interpose.c, src/base/vfork.c): exported, versioned in the
 # map, declared by libc's headers.
-interposed='close closedir close_range closefrom dup2 dup3 fclose freopen freopen64 ioctl madvise mmap mmap64 mprotect
-	mremap munmap pkey_mprotect process_madvise pthread_clockjoin_np
+interposed='close closedir close_range closefrom dup2 dup3 endmntent fclose freopen freopen64 ioctl madvise mmap mmap64 mprotect
+	mq_close mremap munmap pclose pkey_mprotect posix_madvise process_madvise pthread_clockjoin_np
 	pthread_detach pthread_join pthread_timedjoin_np pthread_tryjoin_np
-	remap_file_pages vfork'
+	remap_file_pages shmat thrd_detach thrd_join vfork'
 sed 's/@.*//' "$tmp/exported.v" | sort -u |
 	grep -vxF "$(printf '%s\n' $interposed)" >"$tmp/exported"
 

@@ -2,8 +2,9 @@
 /*
  * The libc calls that keep a managed mapping mapped but drop, replace or
  * move what it holds, or take away access the library relies on:
- * madvise(), process_madvise() on this process, mprotect(),
- * pkey_mprotect() and remap_file_pages(). maps-entry.c has the calls that
+ * madvise(), posix_madvise() (glibc gives the kernel any advice but
+ * POSIX_MADV_DONTNEED, which it ignores), process_madvise() on this
+ * process, mprotect(), pkey_mprotect() and remap_file_pages(). maps-entry.c has the calls that
  * unmap one; maps.c the table both look at.
  *
  * Such a call cannot be made safe by taking the node off its device, as
@@ -99,6 +100,7 @@ static bool refuse(const struct devres__guard *g, void *addr, size_t len)
 }
 
 typedef int madvise_fn(void *, size_t, int);
+typedef int posix_madvise_fn(void *, size_t, int);
 typedef int mprotect_fn(void *, size_t, int);
 typedef int pkey_mprotect_fn(void *, size_t, int, int);
 typedef int remap_file_pages_fn(void *, size_t, int, size_t, int);
@@ -109,6 +111,14 @@ typedef ssize_t process_madvise_fn(int, const struct iovec *, size_t, int,
 static int sys_madvise(void *addr, size_t len, int advice)
 {
 	return (int)syscall(SYS_madvise, addr, len, advice);
+}
+
+/* glibc's own: POSIX_MADV_DONTNEED ignored, the error number returned. */
+static int sys_posix_madvise(void *addr, size_t len, int advice)
+{
+	if (advice == POSIX_MADV_DONTNEED)
+		return 0;
+	return syscall(SYS_madvise, addr, len, advice) ? errno : 0;
 }
 
 static int sys_mprotect(void *addr, size_t len, int prot)
@@ -135,6 +145,7 @@ static ssize_t sys_process_madvise(int pidfd, const struct iovec *iov, size_t n,
 }
 
 DEVRES__NEXT(madvise_fn, madvise, sys_madvise)
+DEVRES__NEXT(posix_madvise_fn, posix_madvise, sys_posix_madvise)
 DEVRES__NEXT(mprotect_fn, mprotect, sys_mprotect)
 DEVRES__NEXT(pkey_mprotect_fn, pkey_mprotect, sys_pkey_mprotect)
 DEVRES__NEXT(remap_file_pages_fn, remap_file_pages, sys_remap_file_pages)
@@ -152,6 +163,27 @@ INTERPOSE int madvise(void *addr, size_t len, int advice)
 		return -1;
 	}
 	return next_madvise()(addr, len, advice);
+}
+
+/*
+ * glibc's posix_madvise() makes POSIX_MADV_DONTNEED (the kernel's
+ * MADV_DONTNEED, which would drop the pages) a no-op and passes any
+ * other advice to the kernel, past madvise() above: MADV_FREE,
+ * MADV_REMOVE ... given to it drop what a managed mapping holds as
+ * surely. Refused as madvise() refuses them; it returns the error number
+ * and leaves errno alone.
+ */
+INTERPOSE int posix_madvise(void *addr, size_t len, int advice)
+{
+	struct devres__guard g = { .call = "posix_madvise" };
+	int saved = errno;
+
+	if (!none() && advice != POSIX_MADV_DONTNEED &&
+	    (g.arg = destroys(advice, &g.why)) && refuse(&g, addr, len)) {
+		errno = saved;
+		return EPERM;
+	}
+	return next_posix_madvise()(addr, len, advice);
 }
 
 /*

@@ -1,8 +1,8 @@
 // SPDX-License-Identifier: MIT
 /*
  * The libc calls that can take a managed mapping away, as the library
- * defines them: munmap(), mremap(), and mmap() with MAP_FIXED (maps.c
- * keeps the table they look at).
+ * defines them: munmap(), mremap(), mmap() with MAP_FIXED, and shmat()
+ * with SHM_REMAP (maps.c keeps the table they look at).
  *
  * Each goes on to the next definition (libc's, or a sanitizer's
  * interceptor that itself reached this one), found once with
@@ -22,12 +22,14 @@
 #include <stdio.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <sys/syscall.h>
 #include "subsys.h"
 
 typedef void *mmap_fn(void *, size_t, int, int, int, off_t);
 typedef int munmap_fn(void *, size_t);
 typedef void *mremap_fn(void *, size_t, size_t, int, ...);
+typedef void *shmat_fn(int, const void *, int);
 
 /*
  * dlsym() may allocate, and an allocator may map: a call made while this
@@ -128,7 +130,12 @@ static void *sys_mremap(void *old, size_t old_len, size_t new_len, int flags,
 		syscall(SYS_mremap, old, old_len, new_len, flags, new_addr));
 }
 
-static devres__fn *next_mmap, *next_munmap, *next_mremap;
+static void *sys_shmat(int id, const void *addr, int flags)
+{
+	return (void *)syscall(SYS_shmat, id, addr, flags);
+}
+
+static devres__fn *next_mmap, *next_munmap, *next_mremap, *next_shmat;
 
 static void *next_mmap_call(void *addr, size_t len, int prot, int flags, int fd,
 			    off_t off)
@@ -156,6 +163,14 @@ static void *next_mremap_call(void *old, size_t old_len, size_t new_len,
 	return f(old, old_len, new_len, flags, new_addr);
 }
 
+static void *next_shmat_call(int id, const void *addr, int flags)
+{
+	shmat_fn *f = (shmat_fn *)devres__next(&next_shmat, "shmat",
+					       (devres__fn *)sys_shmat);
+
+	return f(id, addr, flags);
+}
+
 /*
  * Found as the library loads, as DEVRES__NEXT()'s are: a signal handler's
  * call may be the process's first, and dlsym() allocates.
@@ -165,6 +180,7 @@ __attribute__((constructor)) static void maps_resolve(void)
 	(void)devres__next(&next_mmap, "mmap", (devres__fn *)sys_mmap);
 	(void)devres__next(&next_munmap, "munmap", (devres__fn *)sys_munmap);
 	(void)devres__next(&next_mremap, "mremap", (devres__fn *)sys_mremap);
+	(void)devres__next(&next_shmat, "shmat", (devres__fn *)sys_shmat);
 }
 
 static inline bool none(void)
@@ -256,4 +272,29 @@ INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 			return MAP_FAILED;
 	}
 	return next_mremap_call(old, old_len, new_len, flags, new_addr);
+}
+
+/*
+ * shmat() with SHM_REMAP puts a System V segment over whatever is mapped
+ * at the address, as mmap(MAP_FIXED) does: the segment's size in whole
+ * pages, at the address rounded down to SHMLBA with SHM_RND. Without
+ * SHM_REMAP the kernel refuses a range that is mapped, and without an
+ * address it picks a free one: neither is looked at. A segment this
+ * process may not read (IPC_STAT refused) is not attached either.
+ */
+INTERPOSE void *shmat(int id, const void *addr, int flags)
+{
+	if (!none() && (flags & SHM_REMAP) && addr) {
+		uintptr_t a = (uintptr_t)addr;
+		struct shmid_ds ds;
+		int saved = errno;
+
+		if (flags & SHM_RND)
+			a &= ~((uintptr_t)SHMLBA - 1);
+		if (!shmctl(id, IPC_STAT, &ds) &&
+		    check("shmat", (void *)a, ds.shm_segsz, NULL, 0))
+			return (void *)-1;
+		errno = saved;
+	}
+	return next_shmat_call(id, addr, flags);
 }

@@ -4,9 +4,12 @@
  * defined here so that a managed one given to them by hand is caught at
  * that call: close(), dup2() and dup3() over a number (their implicit
  * close), close_range() (CLOSE_RANGE_CLOEXEC closes nothing), closefrom(),
- * fclose(), freopen() (libc puts the new file on the stream's number
- * inside: the release of a managed number left listed would meet that
- * file) and closedir() of a stream of entries fdopendir() made of one.
+ * mq_close() (a message queue descriptor is one), fclose(), pclose() and
+ * endmntent() (glibc frees any stream given to them with its own fclose(),
+ * inside, past the one here), freopen() (libc puts the new file on the
+ * stream's number inside: the release of a managed number left listed
+ * would meet that file) and closedir() of a stream of entries fdopendir()
+ * made of one.
  *
  * Each first loads the count of managed descriptors (or streams) in the
  * process: at zero it goes straight on to the next definition, libc's or
@@ -37,6 +40,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <mntent.h>
+#include <mqueue.h>
 #include <pthread.h>
 #include <stdio.h>
 #include <unistd.h>
@@ -62,6 +67,8 @@ typedef int fclose_fn(FILE *);
 typedef void closefrom_fn(int);
 typedef int closedir_fn(DIR *);
 typedef FILE *freopen_fn(const char *, const char *, FILE *);
+typedef int mq_close_fn(mqd_t);
+typedef int endmntent_fn(FILE *);
 
 /* Without a next definition: the system calls themselves. */
 static int sys_close(int fd)
@@ -126,6 +133,26 @@ static int no_fclose(FILE *f)
 	return EOF;
 }
 
+static int sys_mq_close(mqd_t mq)
+{
+	return (int)syscall(SYS_close, mq);
+}
+
+/* Without libc's pclose() and endmntent(), no stream is freed. */
+static int no_pclose(FILE *f)
+{
+	(void)f;
+	errno = ENOSYS;
+	return -1;
+}
+
+static int no_endmntent(FILE *f)
+{
+	(void)f;
+	errno = ENOSYS;
+	return 1;
+}
+
 DEVRES__NEXT(close_fn, close, sys_close)
 DEVRES__NEXT(dup2_fn, dup2, sys_dup2)
 DEVRES__NEXT(dup3_fn, dup3, sys_dup3)
@@ -135,6 +162,9 @@ DEVRES__NEXT(closefrom_fn, closefrom, sys_closefrom)
 DEVRES__NEXT(closedir_fn, closedir, no_closedir)
 DEVRES__NEXT(freopen_fn, freopen, no_freopen)
 DEVRES__NEXT(freopen_fn, freopen64, no_freopen)
+DEVRES__NEXT(mq_close_fn, mq_close, sys_mq_close)
+DEVRES__NEXT(fclose_fn, pclose, no_pclose)
+DEVRES__NEXT(endmntent_fn, endmntent, no_endmntent)
 
 int posix__close_next(int fd)
 {
@@ -173,22 +203,35 @@ static void own_exit(void *entered)
  * opens, whose WARN a log sink may call back from; then, bracketed, the
  * look among the library's own and libc's call.
  */
-INTERPOSE int close(int fd)
+static int close_as(const char *func, close_fn *next, int fd)
 {
 	bool in;
 	int ret;
 
 	if (fds_listed() && fd >= 0)
-		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
+		posix__fd_closing(func, (unsigned int)fd, (unsigned int)fd);
 	if (!own_fds())
-		return next_close()(fd);
+		return next(fd);
 	in = devres__own_fd_enter();
-	if (devres__own_fd_refused(__func__, fd, &in))
+	if (devres__own_fd_refused(func, fd, &in))
 		return refused();
 	pthread_cleanup_push(own_exit, &in);
-	ret = next_close()(fd);
+	ret = next(fd);
 	pthread_cleanup_pop(1);
 	return ret;
+}
+
+INTERPOSE int close(int fd)
+{
+	return close_as(__func__, next_close(), fd);
+}
+
+/* A message queue descriptor is a descriptor: closed as close() closes. */
+INTERPOSE int mq_close(mqd_t mq)
+{
+	if (!own_fds() && !fds_listed())
+		return next_mq_close()(mq);
+	return close_as(__func__, next_mq_close(), mq);
 }
 
 /* Whether @fd is open, errno kept. */
@@ -338,21 +381,28 @@ INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
  * open until libc closes it, so no open can be given it meanwhile, and
  * its flush may block for long (a pipe whose reader is slow).
  */
-INTERPOSE int fclose(FILE *stream)
+/*
+ * What @func (fclose(), or a call that frees a stream with it inside)
+ * does before libc's call: false when the stream is to stay open, errno
+ * set (EPERM: its number is the library's; EDEADLK: a signal handler's
+ * call inside a span of the table's lock).
+ */
+static bool stream_closing(const char *func, FILE *stream)
 {
 	/* Read only where a number may be managed: fileno() may set errno. */
 	int fd = stream && (own_fds() || fds_listed()) ? fileno(stream) : -1;
 	bool in = false;
 
 	/* The stream stays open: its number is the library's. */
-	if (own_fds() && stream && devres__own_fd_refused(__func__, fd, &in)) {
+	if (own_fds() && stream && devres__own_fd_refused(func, fd, &in)) {
 		errno = EPERM;
-		return EOF;
+		return false;
 	}
-	if (unlikely(__atomic_load_n(&posix__streams_listed,
+	if (stream &&
+	    unlikely(__atomic_load_n(&posix__streams_listed,
 				     __ATOMIC_RELAXED)) &&
-	    !posix__stream_closing(__func__, stream))
-		return EOF;
+	    !posix__stream_closing(func, stream))
+		return false;
 	/*
 	 * libc closes the stream's number inside: a managed descriptor
 	 * under a stream of the program's (fdopen() of a devm_open() one) is
@@ -360,8 +410,40 @@ INTERPOSE int fclose(FILE *stream)
 	 * number was let go with the stream just above.
 	 */
 	if (fds_listed() && fd >= 0)
-		posix__fd_closing(__func__, (unsigned int)fd, (unsigned int)fd);
+		posix__fd_closing(func, (unsigned int)fd, (unsigned int)fd);
+	return true;
+}
+
+INTERPOSE int fclose(FILE *stream)
+{
+	if (!stream_closing(__func__, stream))
+		return EOF;
 	return next_fclose()(stream);
+}
+
+/*
+ * glibc's pclose() frees any stream with its own fclose(), a popen() one
+ * or not: a managed stream given to it is freed there, and its release
+ * would fclose() the freed FILE (or another owner's, given its memory
+ * since). Caught as fclose() catches it. Refused: -1, the stream open.
+ */
+INTERPOSE int pclose(FILE *stream)
+{
+	if (!stream_closing(__func__, stream))
+		return -1;
+	return next_pclose()(stream);
+}
+
+/*
+ * endmntent() fclose()s its stream inside libc, whatever stream it is:
+ * caught as fclose(). It returns 1 whatever happens, so a refused call
+ * returns 1 too, the stream left open (its WARN said why), errno EPERM.
+ */
+INTERPOSE int endmntent(FILE *stream)
+{
+	if (!stream_closing(__func__, stream))
+		return 1;
+	return next_endmntent()(stream);
 }
 
 /*

@@ -2,7 +2,9 @@
 /*
  * The libc entry points that would take a managed thread away from its
  * device: pthread_join() and its timed and trying variants, which reap
- * it, and pthread_detach(), after which nobody may join it. A thread of
+ * it, and pthread_detach(), after which nobody may join it; and C11's
+ * thrd_join() and thrd_detach(), which glibc makes with its own join and
+ * detach inside, past these. A thread of
  * devm_thread_run() is joined by its device's release (or by
  * devm_thread_stop()); one joined or detached by hand before would be
  * joined a second time there, which POSIX leaves undefined (glibc reads
@@ -10,7 +12,8 @@
  *
  * So the library defines those names, and one given a managed thread
  * WARNs, naming the device and devm_thread_stop(), and refuses with
- * EINVAL (what each returns for a thread that is not joinable): the
+ * EINVAL (what each returns for a thread that is not joinable; thrd_error
+ * for the C11 calls): the
  * thread stays managed, and its release stops and joins it as before.
  * Unlike a descriptor or a mapping, the thread cannot be taken off its
  * device there and then: nothing would ask it to stop, and it would run
@@ -29,6 +32,7 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <threads.h>
 #include <time.h>
 #include "thread-table.h"
 
@@ -192,6 +196,8 @@ typedef int timedjoin_fn(pthread_t, void **, const struct timespec *);
 typedef int clockjoin_fn(pthread_t, void **, clockid_t,
 			 const struct timespec *);
 typedef int detach_fn(pthread_t);
+typedef int thrd_join_fn(thrd_t, int *);
+typedef int thrd_detach_fn(thrd_t);
 
 /* A program with no dynamic linker has no next definition to call. */
 static int no_join(pthread_t tid, void **ret)
@@ -226,11 +232,26 @@ static int no_detach(pthread_t tid)
 	return ENOSYS;
 }
 
+static int no_thrd_join(thrd_t thr, int *res)
+{
+	(void)thr;
+	(void)res;
+	return thrd_error;
+}
+
+static int no_thrd_detach(thrd_t thr)
+{
+	(void)thr;
+	return thrd_error;
+}
+
 DEVRES__NEXT(join_fn, pthread_join, no_join)
 DEVRES__NEXT(tryjoin_fn, pthread_tryjoin_np, no_join)
 DEVRES__NEXT(timedjoin_fn, pthread_timedjoin_np, no_timedjoin)
 DEVRES__NEXT(clockjoin_fn, pthread_clockjoin_np, no_clockjoin)
 DEVRES__NEXT(detach_fn, pthread_detach, no_detach)
+DEVRES__NEXT(thrd_join_fn, thrd_join, no_thrd_join)
+DEVRES__NEXT(thrd_detach_fn, thrd_detach, no_thrd_detach)
 
 /*
  * The thread's function has returned: the join is a try, repeated while
@@ -308,4 +329,26 @@ INTERPOSE int pthread_detach(pthread_t tid)
 	if (managed(__func__, tid))
 		return EINVAL;
 	return next_pthread_detach()(tid);
+}
+
+/*
+ * glibc's thrd_join() and thrd_detach() call its pthread join and detach
+ * inside libc, past the definitions above: a managed thread given to them
+ * was joined or detached by hand unseen, and its release joined it again
+ * (a detached thread's join fails at once, and the release freed what the
+ * thread was still using; or the identifier was a new thread's by then,
+ * and the release reaped that one). A thrd_t is a pthread_t in glibc.
+ */
+INTERPOSE int thrd_join(thrd_t thr, int *res)
+{
+	if (managed(__func__, (pthread_t)thr))
+		return thrd_error;
+	return next_thrd_join()(thr, res);
+}
+
+INTERPOSE int thrd_detach(thrd_t thr)
+{
+	if (managed(__func__, (pthread_t)thr))
+		return thrd_error;
+	return next_thrd_detach()(thr);
 }

@@ -5,9 +5,10 @@
  * a dmam_pool_create() pool, the pool itself) times every plain way to
  * give it back or take it away: munmap(2) of all of it or of its first
  * page, mmap(2) with MAP_FIXED over all of it or over its last page,
- * mremap(2) shrinking, growing, moving it away, or moving another mapping
- * onto it (for a chunk, also a dmam buffer: the call is refused whole and
- * the buffer stays managed), dma_free_coherent(), dma_unmap_single(),
+ * shmat(2) with SHM_REMAP of a System V segment over all of it, mremap(2)
+ * shrinking, growing, moving it away, or moving another mapping onto it
+ * (for a chunk, also a dmam buffer: the call is refused whole and the
+ * buffer stays managed), dma_free_coherent(), dma_unmap_single(),
  * dma_pool_destroy(), and the managed calls as controls.
  *
  * Each cell writes the resource, makes the call and checks what the
@@ -25,7 +26,7 @@
  *   OK      the managed call: no WARN, the node gone.
  * The fixture checks that the ledger is back at its baseline.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -36,6 +37,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <cmocka.h>
 #include <devres/devres.h>
 #include <devres/dma.h>
@@ -94,6 +96,18 @@ static void by_fixed(struct res *r)
 static void by_fixed_tail(struct res *r)
 {
 	r->ret = mret(mmap(r->p + pg, pg, RW, ANON | MAP_FIXED, -1, 0));
+}
+
+/* The segment goes with its last detach (the next owner's munmap()). */
+static void by_shmat(struct res *r)
+{
+	int id = shmget(IPC_PRIVATE, len, IPC_CREAT | 0600);
+	void *q;
+
+	assert_true(id >= 0);
+	q = shmat(id, r->p, SHM_REMAP);
+	r->ret = q == (void *)-1 ? -errno : 0;
+	assert_int_equal(shmctl(id, IPC_RMID, NULL), 0);
 }
 
 static void by_shrink(struct res *r)
@@ -184,6 +198,7 @@ static const struct way
 	w_munmap_head = { "munmap head", "munmap", by_munmap_head },
 	w_fixed = { "MAP_FIXED", "mmap", by_fixed },
 	w_fixed_tail = { "MAP_FIXED tail", "mmap", by_fixed_tail },
+	w_shmat = { "shmat SHM_REMAP", "shmat", by_shmat },
 	w_shrink = { "mremap shrink", "mremap", by_shrink },
 	w_grow = { "mremap grow", "mremap", by_grow },
 	w_move = { "mremap away", "mremap", by_move },
@@ -199,8 +214,8 @@ static const struct way
 
 struct cell {
 	enum kind kind;
-	const struct way *way;
 	enum outcome out;
+	const struct way *way;
 	const char *reason; /* in the WARN */
 	char name[64];
 };
@@ -211,33 +226,35 @@ struct cell {
 	"dmam_pool_destroy(); refused"
 
 static struct cell cells[] = {
-	{ BUF, &w_munmap, DROP, BUF_WHY "; released now", "" },
-	{ BUF, &w_munmap_head, DROP, BUF_WHY "; released now", "" },
-	{ BUF, &w_fixed, DROP, BUF_WHY "; released now", "" },
-	{ BUF, &w_fixed_tail, DROP, BUF_WHY "; released now", "" },
-	{ BUF, &w_shrink, DROP, BUF_WHY "; released now", "" },
-	{ BUF, &w_grow, DROP, BUF_WHY "; released now", "" },
-	{ BUF, &w_move, DROP, BUF_WHY "; released now", "" },
-	{ BUF, &w_onto, DROP, BUF_WHY "; released now", "" },
-	{ BUF, &w_free, DROP, BUF_WHY "; released now", "" },
-	{ BUF, &w_unmap1, REFUSE, "is a coherent buffer", "" },
-	{ BUF, &w_dmam_free, OK, NULL, "" },
-	{ CHUNK, &w_munmap, REFUSE, CHUNK_WHY, "" },
-	{ CHUNK, &w_munmap_head, REFUSE, CHUNK_WHY, "" },
-	{ CHUNK, &w_fixed, REFUSE, CHUNK_WHY, "" },
-	{ CHUNK, &w_fixed_tail, REFUSE, CHUNK_WHY, "" },
-	{ CHUNK, &w_shrink, REFUSE, CHUNK_WHY, "" },
-	{ CHUNK, &w_grow, REFUSE, CHUNK_WHY, "" },
-	{ CHUNK, &w_move, REFUSE, CHUNK_WHY, "" },
-	{ CHUNK, &w_onto, REFUSE, CHUNK_WHY, "" },
-	{ CHUNK, &w_buf_onto, REFUSE, CHUNK_WHY, "" },
-	{ CHUNK, &w_free, REFUSE, "coherent buffer of its own (a pool's)", "" },
-	{ CHUNK, &w_unmap1, REFUSE, "is a coherent buffer", "" },
-	{ POOL, &w_pool_destroy, DROP,
+	{ BUF, DROP, &w_munmap, BUF_WHY "; released now", "" },
+	{ BUF, DROP, &w_munmap_head, BUF_WHY "; released now", "" },
+	{ BUF, DROP, &w_fixed, BUF_WHY "; released now", "" },
+	{ BUF, DROP, &w_fixed_tail, BUF_WHY "; released now", "" },
+	{ BUF, DROP, &w_shmat, BUF_WHY "; released now", "" },
+	{ BUF, DROP, &w_shrink, BUF_WHY "; released now", "" },
+	{ BUF, DROP, &w_grow, BUF_WHY "; released now", "" },
+	{ BUF, DROP, &w_move, BUF_WHY "; released now", "" },
+	{ BUF, DROP, &w_onto, BUF_WHY "; released now", "" },
+	{ BUF, DROP, &w_free, BUF_WHY "; released now", "" },
+	{ BUF, REFUSE, &w_unmap1, "is a coherent buffer", "" },
+	{ BUF, OK, &w_dmam_free, NULL, "" },
+	{ CHUNK, REFUSE, &w_munmap, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_munmap_head, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_fixed, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_fixed_tail, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_shmat, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_shrink, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_grow, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_move, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_onto, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_buf_onto, CHUNK_WHY, "" },
+	{ CHUNK, REFUSE, &w_free, "coherent buffer of its own (a pool's)", "" },
+	{ CHUNK, REFUSE, &w_unmap1, "is a coherent buffer", "" },
+	{ POOL, DROP, &w_pool_destroy,
 	  "acquired with dmam_pool_create(): use dmam_pool_destroy(); "
 	  "released now",
 	  "" },
-	{ POOL, &w_dmam_pool_destroy, OK, NULL, "" },
+	{ POOL, OK, &w_dmam_pool_destroy, NULL, "" },
 };
 #define NR_CELLS (sizeof(cells) / sizeof(cells[0]))
 

@@ -6,7 +6,8 @@
  * function's BAR, a dmam_alloc_coherent() buffer, a chunk of a
  * dmam_pool_create() pool) times every call that keeps a mapping mapped
  * but may change what it holds or who may touch it: madvise(2) with each
- * advice, process_madvise(2) on this process, mprotect(2) and
+ * advice, posix_madvise(3) (glibc passes it any advice but
+ * POSIX_MADV_DONTNEED, which it ignores), process_madvise(2) on this process, mprotect(2) and
  * pkey_mprotect(2) with each protection, remap_file_pages(2). Each over
  * three ranges: the whole mapping, its first page, and two pages across
  * its edge (one of them its, the other the test's own).
@@ -27,7 +28,7 @@
  * refused too, but not made here: a privileged run that got past the
  * refusal would poison or offline a page of the machine.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -157,12 +158,13 @@ enum call {
 	PMADVISE,
 	MPROTECT,
 	PKEY_MPROTECT,
-	REMAP
+	REMAP,
+	POSIX_MADVISE
 };
 
-static const char *const call_name[] = { "madvise", "process_madvise",
-					 "mprotect", "pkey_mprotect",
-					 "remap_file_pages" };
+static const char *const call_name[] = { "madvise",	     "process_madvise",
+					 "mprotect",	     "pkey_mprotect",
+					 "remap_file_pages", "posix_madvise" };
 
 /* What a cell does: a call and its advice or protection. */
 struct op {
@@ -187,6 +189,16 @@ static const struct op ops[] = {
 	{ "MADV_GUARD_INSTALL", MADVISE, MADV_GUARD_INSTALL, REFUSE },
 	{ "process MADV_DONTNEED", PMADVISE, MADV_DONTNEED, REFUSE },
 	{ "process MADV_GUARD_INSTALL", PMADVISE, MADV_GUARD_INSTALL, REFUSE },
+	{ "posix MADV_FREE", POSIX_MADVISE, MADV_FREE, REFUSE },
+	{ "posix MADV_REMOVE", POSIX_MADVISE, MADV_REMOVE, REFUSE },
+	{ "posix MADV_DONTNEED_LOCKED", POSIX_MADVISE, MADV_DONTNEED_LOCKED,
+	  REFUSE },
+	{ "posix MADV_GUARD_INSTALL", POSIX_MADVISE, MADV_GUARD_INSTALL,
+	  REFUSE },
+	/* Ignored by glibc: nothing dropped, nothing to refuse. */
+	{ "POSIX_MADV_DONTNEED", POSIX_MADVISE, POSIX_MADV_DONTNEED, PASS },
+	{ "POSIX_MADV_WILLNEED", POSIX_MADVISE, POSIX_MADV_WILLNEED, PASS },
+	{ "POSIX_MADV_RANDOM", POSIX_MADVISE, POSIX_MADV_RANDOM, PASS },
 	{ "remap_file_pages", REMAP, 0, REFUSE },
 	{ "PROT_NONE", MPROTECT, PROT_NONE, REFUSE_TOUCHED },
 	{ "PROT_READ", MPROTECT, PROT_READ, REFUSE_TOUCHED },
@@ -258,6 +270,16 @@ static long make(const struct op *o, char *a, size_t n, bool raw)
 	case REMAP:
 		return raw ? syscall(SYS_remap_file_pages, a, n, 0, 0, 0)
 			   : remap_file_pages(a, n, 0, 0, 0);
+	case POSIX_MADVISE:
+		/* The error number returned: as the others, -1 and errno. */
+		if (raw && o->arg == POSIX_MADV_DONTNEED)
+			return 0;
+		if (raw)
+			return syscall(SYS_madvise, a, n, o->arg);
+		r = posix_madvise(a, n, o->arg);
+		if (r)
+			errno = (int)r;
+		return r ? -1 : 0;
 	}
 	return -1;
 }

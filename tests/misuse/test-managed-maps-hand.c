@@ -4,15 +4,16 @@
  * Every kind of managed mapping the process's table of managed mappings
  * holds (devm_mmap(), devm_ioremap(), devm_ioremap_wc(), pcim_iomap() of
  * a fake PCI function's BAR), times every plain call that can take one away: munmap(2) of all
- * of it, of its first page only, mmap(2) with MAP_FIXED over it, and
- * mremap(2) moving it away. Each cell acquires the mapping, makes the
+ * of it, of its first page only, mmap(2) with MAP_FIXED over it, shmat(2)
+ * with SHM_REMAP of a System V segment over it, and mremap(2) moving it
+ * away. Each cell acquires the mapping, makes the
  * call by hand and checks the one WARN (the device, the call, the managed
  * call and the one to use) and that the node went there; then a new owner
  * maps the address and writes it, the device is released (no WARN) and
  * the new owner's pages must still hold what it wrote. The fixture checks
  * the ledger is back at its baseline.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -23,6 +24,7 @@
 #include <string.h>
 #include <unistd.h>
 #include <sys/mman.h>
+#include <sys/shm.h>
 #include <cmocka.h>
 #include <devres/devres.h>
 #include <devres/io.h>
@@ -70,6 +72,16 @@ static void by_fixed(char *p)
 	assert_ptr_equal(mmap(p, LEN, RW, ANON | MAP_FIXED, -1, 0), p);
 }
 
+/* The segment goes with its last detach (the next owner's munmap()). */
+static void by_shmat(char *p)
+{
+	int id = shmget(IPC_PRIVATE, LEN, IPC_CREAT | 0600);
+
+	assert_true(id >= 0);
+	assert_ptr_equal(shmat(id, p, SHM_REMAP), p);
+	assert_int_equal(shmctl(id, IPC_RMID, NULL), 0);
+}
+
 static void by_mremap(char *p)
 {
 	moved = mmap(NULL, LEN, PROT_NONE, ANON, -1, 0);
@@ -89,6 +101,7 @@ static const struct way ways[] = {
 	{ "munmap", "munmap", by_munmap },
 	{ "munmap head", "munmap", by_munmap_head },
 	{ "MAP_FIXED", "mmap", by_fixed },
+	{ "shmat SHM_REMAP", "shmat", by_shmat },
 	{ "mremap away", "mremap", by_mremap },
 };
 #define NR_WAYS (sizeof(ways) / sizeof(ways[0]))

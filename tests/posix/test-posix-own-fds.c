@@ -38,11 +38,12 @@
  *
  * The calls: close(), dup2() and dup3() onto the number, close_range()
  * over it (CLOSE_RANGE_CLOEXEC: not a close, let through with no WARN),
- * fclose() and freopen() of a stream fdopen()ed over it (closefrom():
+ * mq_close() of it, fclose(), freopen(), pclose() and endmntent() of a
+ * stream fdopen()ed over it (closefrom():
  * test-posix-libc-closes). `close_range_closes_the_rest`:
  * the numbers around one of the library's in a range are closed.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -51,6 +52,8 @@
 #include <errno.h>
 #include <fcntl.h>
 #include <limits.h>
+#include <mntent.h>
+#include <mqueue.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -633,13 +636,23 @@ enum call {
 	C_RANGE_CLOEXEC,
 	C_FCLOSE,
 	C_FREOPEN,
+	C_PCLOSE,
+	C_ENDMNTENT,
+	C_MQ_CLOSE,
 	NCALLS
 };
 
 static const char *const call_name[NCALLS] = {
-	"close",       "dup2",	 "dup3",    "close_range",
-	"close_range", "fclose", "freopen",
+	"close",  "dup2",    "dup3",   "close_range", "close_range",
+	"fclose", "freopen", "pclose", "endmntent",   "mq_close",
 };
+
+/* The calls made on a stream fdopen()ed over the number. */
+static bool on_stream(enum call call)
+{
+	return call == C_FCLOSE || call == C_FREOPEN || call == C_PCLOSE ||
+	       call == C_ENDMNTENT;
+}
 
 /*
  * Makes @call on @fd; checks what it returns, the one WARN (none for
@@ -657,7 +670,7 @@ static void refuse(const struct row *r, enum call call, int fd)
 		src = open("/dev/null", O_RDONLY | O_CLOEXEC);
 		assert_true(src >= 0);
 	}
-	if (call == C_FCLOSE || call == C_FREOPEN) {
+	if (on_stream(call)) {
 		/* The enable file is open for writing only. */
 		f = fdopen(fd, (fcntl(fd, F_GETFL) & O_ACCMODE) == O_WRONLY
 				       ? "w"
@@ -688,6 +701,17 @@ static void refuse(const struct row *r, enum call call, int fd)
 		break;
 	case C_FREOPEN:
 		ret = freopen("/dev/null", "r", f) ? 0 : -1;
+		break;
+	case C_PCLOSE:
+		ret = pclose(f);
+		break;
+	case C_ENDMNTENT:
+		/* 1 whatever happens: the refusal is told by errno. */
+		assert_int_equal(endmntent(f), 1);
+		ret = -1;
+		break;
+	case C_MQ_CLOSE:
+		ret = mq_close(fd);
 		break;
 	case NCALLS:
 		break;
@@ -731,7 +755,7 @@ static void row_calls(const struct row *r)
 		fd = r->make();
 		assert_true(fd > 2);
 		refuse(r, (enum call)call, fd);
-		if (call == C_FCLOSE || call == C_FREOPEN)
+		if (on_stream((enum call)call))
 			continue; /* used and undone above */
 		r->use(fd);
 		r->unmake(fd);

@@ -3,16 +3,19 @@
 /*
  * A managed thread given to libc's join or detach calls by hand: every
  * call (pthread_join, pthread_tryjoin_np, pthread_timedjoin_np,
- * pthread_clockjoin_np, pthread_detach) from every place (the thread
+ * pthread_clockjoin_np, pthread_detach, and C11's thrd_join and
+ * thrd_detach, which glibc makes with its own join and detach inside:
+ * those were let through) from every place (the thread
  * itself, another thread, a child of fork() for its own thread), with the
- * thread running or ended, is refused with EINVAL and one WARN, and the
+ * thread running or ended, is refused with EINVAL (thrd_error) and one
+ * WARN, and the
  * release still stops and joins it once. Before the library defined these
  * names, the release joined a thread joined or detached by hand a second
  * time, which POSIX leaves undefined.
  * Threads the library does not manage are joined and detached as ever,
  * also when one takes an identifier a stopped managed thread had.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
@@ -20,6 +23,7 @@
 #include <errno.h>
 #include <pthread.h>
 #include <stdlib.h>
+#include <threads.h>
 #include <time.h>
 #include <unistd.h>
 #include <sys/wait.h>
@@ -33,11 +37,13 @@
  * The child of fork() starts threads; the parent's one thread sleeps in
  * ppoll() meanwhile, holding no allocator lock.
  */
+/* NOLINTBEGIN(bugprone-reserved-identifier): the sanitizer's name. */
 const char *__tsan_default_options(void);
 const char *__tsan_default_options(void)
 {
 	return "die_after_fork=0";
 }
+/* NOLINTEND(bugprone-reserved-identifier) */
 
 enum hand_call {
 	H_JOIN,
@@ -45,12 +51,15 @@ enum hand_call {
 	H_TIMEDJOIN,
 	H_CLOCKJOIN,
 	H_DETACH,
+	H_THRD_JOIN,
+	H_THRD_DETACH,
 	H_NR,
 };
 
 static const char *const call_name[H_NR] = {
 	"pthread_join",		"pthread_tryjoin_np", "pthread_timedjoin_np",
-	"pthread_clockjoin_np", "pthread_detach",
+	"pthread_clockjoin_np", "pthread_detach",     "thrd_join",
+	"thrd_detach",
 };
 
 /*
@@ -63,30 +72,38 @@ static const char *const call_name[H_NR] = {
 static bool tsan_forgets(int c)
 {
 #ifdef T_TSAN
-	return c == H_JOIN || c == H_DETACH;
+	return c == H_JOIN || c == H_DETACH || c == H_THRD_JOIN ||
+	       c == H_THRD_DETACH;
 #else
 	(void)c;
 	return false;
 #endif
 }
 
-/* ThreadSanitizer has no pthread_clockjoin_np() interceptor: a thread
- * joined with it stays registered there, and the next thread given its
- * identifier aborts the run. */
+/* ThreadSanitizer has no pthread_clockjoin_np() interceptor, nor any for
+ * the C11 calls: a thread joined with one stays registered there, and the
+ * next thread given its identifier aborts the run. */
 static bool tsan_unseen(int c)
 {
 #ifdef T_TSAN
-	return c == H_CLOCKJOIN;
+	return c == H_CLOCKJOIN || c == H_THRD_JOIN || c == H_THRD_DETACH;
 #else
 	(void)c;
 	return false;
 #endif
+}
+
+/* A C11 call's result as the pthread calls give theirs. */
+static int thrd_err(int r)
+{
+	return r == thrd_success ? 0 : r == thrd_error ? EINVAL : -1;
 }
 
 static int hand(enum hand_call c, pthread_t tid)
 {
 	struct timespec ts;
 	void *ret;
+	int res;
 
 	clock_gettime(CLOCK_REALTIME, &ts);
 	ts.tv_sec += 1;
@@ -101,6 +118,10 @@ static int hand(enum hand_call c, pthread_t tid)
 		clock_gettime(CLOCK_MONOTONIC, &ts);
 		ts.tv_sec += 1;
 		return pthread_clockjoin_np(tid, &ret, CLOCK_MONOTONIC, &ts);
+	case H_THRD_JOIN:
+		return thrd_err(thrd_join((thrd_t)tid, &res));
+	case H_THRD_DETACH:
+		return thrd_err(thrd_detach((thrd_t)tid));
 	default:
 		return pthread_detach(tid);
 	}
@@ -155,8 +176,8 @@ static void plain_thread_joins(enum hand_call c)
 	if (tsan_unseen(c))
 		c = H_JOIN;
 	assert_int_equal(pthread_create(&tid, NULL, plain_fn, &ret), 0);
-	if (c == H_DETACH) {
-		assert_int_equal(pthread_detach(tid), 0);
+	if (c == H_DETACH || c == H_THRD_DETACH) {
+		assert_int_equal(hand(c, tid), 0);
 		return;
 	}
 	if (c == H_TRYJOIN) {
@@ -293,6 +314,7 @@ static void self_release_detach_is_not_refused(void **state)
 				 1);
 		assert_int_equal(count_prefix("WARNING: test-dev: pthread_"),
 				 0);
+		assert_int_equal(count_prefix("WARNING: test-dev: thrd_"), 0);
 	}
 }
 
@@ -343,7 +365,9 @@ static void concurrent_hand_calls(void **state)
 		assert_int_equal(a[i].refused, 40);
 	}
 	assert_int_equal(cap.n, 160);
-	assert_int_equal(count_prefix("WARNING: test-dev: pthread_"), 160);
+	assert_int_equal(count_prefix("WARNING: test-dev: pthread_") +
+				 count_prefix("WARNING: test-dev: thrd_"),
+			 160);
 	assert_int_equal(devres_release_all(dev), 1);
 	assert_int_equal(ledger_threads(), threads);
 }
