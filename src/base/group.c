@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "node.h"
+#include "frame.h"
 
 static bool is_stacked(const struct devres__group *g)
 {
@@ -311,6 +312,20 @@ static struct devres__node *take_group(struct device *dev,
 	return todo;
 }
 
+/*
+ * Whether @dev's list is empty as its users see it, as while the kernel
+ * releases a device: nothing listed but dead nodes and a layer's kept
+ * marker (the binding's, which no driver can name), or this thread runs
+ * the release of the whole of it or of its binding, which took every group
+ * of that range (resources acquired before the binding stay listed). An
+ * unknown id is then a group that release took: no WARN. Locked.
+ */
+static bool releasing(struct device *dev)
+{
+	return dev->devres_listed - dev->devres_kept == dev->devres_dead ||
+	       devres__dmt.whole == dev;
+}
+
 int devres_release_group(struct device *dev, void *id)
 {
 	struct devres__group *g;
@@ -322,7 +337,7 @@ int devres_release_group(struct device *dev, void *id)
 	if (!devres__dev_ok(dev, __func__) || !lock_dev(dev, __func__))
 		return 0;
 	g = find_group(dev, id);
-	empty = dev->devres_listed == dev->devres_dead;
+	empty = releasing(dev);
 	if (g) {
 		/* A closed group's markers are logged as released with it. */
 		closed = is_closed(g);
@@ -400,5 +415,5 @@ int devres__owned_release(struct device *dev, struct devres__group *g)
 	}
 	unlock_dev(dev);
 	/* A WARN of the release names the owner: "driver binding". */
-	return devres__release_nodes(dev, todo, slab, false, g->label);
+	return devres__release_whole(dev, todo, slab, false, g->label);
 }
