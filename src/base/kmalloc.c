@@ -529,7 +529,7 @@ unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
 	struct pages_devres *dr;
 	void *addr;
 
-	if (!devres__dev_ok(dev, __func__) || order > MAX_PAGE_ORDER)
+	if (!devres__dev_ok_to_acquire(dev, __func__) || order > MAX_PAGE_ORDER)
 		return 0;
 	dr = devres_alloc(devm_pages_release, sizeof(*dr), gfp);
 	if (!dr)
