@@ -521,19 +521,6 @@ int devres__release_nodes(struct device *dev, struct devres__node *list,
 	return c.cnt;
 }
 
-int devres__release_whole(struct device *dev, struct devres__node *list,
-			  struct devres__slab *slab, bool all, const char *func)
-{
-	struct devres__dm_thread *t = devres__dm_me();
-	const struct device *outer = t->whole;
-	int cnt;
-
-	t->whole = dev;
-	cnt = devres__release_nodes(dev, list, slab, all, func);
-	t->whole = outer;
-	return cnt;
-}
-
 void *devres_alloc_named(dr_release_t release, size_t size, gfp_t gfp,
 			 const char *name)
 {
@@ -1023,7 +1010,7 @@ int devres_release_all(struct device *dev)
 		devres__assert_view(dev, &view, __func__);
 	devres__block_free(index);
 	if (walk)
-		return devres__release_whole(dev, list, slab, true, __func__);
+		return devres__release_nodes(dev, list, slab, true, __func__);
 	devres__ledger_add_node(-(long)live, -(long)bytes);
 	if (slab)
 		devres__release_nodes(dev, NULL, slab, true, __func__);

@@ -313,17 +313,20 @@ static struct devres__node *take_group(struct device *dev,
 }
 
 /*
- * Whether @dev's list is empty as its users see it, as while the kernel
- * releases a device: nothing listed but dead nodes and a layer's kept
- * marker (the binding's, which no driver can name), or this thread runs
- * the release of the whole of it or of its binding, which took every group
- * of that range (resources acquired before the binding stay listed). An
- * unknown id is then a group that release took: no WARN. Locked.
+ * Whether @dev's list is empty as the kernel's is while it releases a
+ * device, when an unknown id is a group that release took: no WARN.
+ * Nothing listed but dead nodes and a layer's kept marker (the binding's,
+ * which no driver can name); or this thread releases @dev's binding and
+ * nothing was added since it took the binding's range: what is listed was
+ * acquired before the bind, which the kernel would be releasing too.
+ * Locked.
  */
 static bool releasing(struct device *dev)
 {
+	struct devres__dm_thread *t = devres__dm_me();
+
 	return dev->devres_listed - dev->devres_kept == dev->devres_dead ||
-	       devres__dmt.whole == dev;
+	       (t->unbinding == dev && list_head(dev) == t->unbound_head);
 }
 
 int devres_release_group(struct device *dev, void *id)
@@ -401,8 +404,12 @@ int devres__owned_open(struct device *dev, struct devres__group *g,
 
 int devres__owned_release(struct device *dev, struct devres__group *g)
 {
+	struct devres__dm_thread *t = devres__dm_me();
+	const struct device *was = t->unbinding;
+	const void *was_head = t->unbound_head, *head;
 	struct devres__node *todo = NULL;
 	struct devres__slab *slab = NULL;
+	int cnt;
 
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
@@ -413,7 +420,14 @@ int devres__owned_release(struct device *dev, struct devres__group *g)
 			dev->devres_kept--;
 		slab = devres__slab_get(dev);
 	}
+	head = list_head(dev);
 	unlock_dev(dev);
+	/* For its callbacks' releasing(); a nested one's is restored. */
+	t->unbinding = dev;
+	t->unbound_head = head;
 	/* A WARN of the release names the owner: "driver binding". */
-	return devres__release_whole(dev, todo, slab, false, g->label);
+	cnt = devres__release_nodes(dev, todo, slab, false, g->label);
+	t->unbinding = was;
+	t->unbound_head = was_head;
+	return cnt;
 }

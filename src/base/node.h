@@ -607,16 +607,6 @@ HIDDEN struct devres__node *devres__find_locked(struct device *dev,
 HIDDEN int devres__release_nodes(struct device *dev, struct devres__node *list,
 				 struct devres__slab *slab, bool all,
 				 const char *func);
-/*
- * devres__release_nodes() of what a whole pass took: everything @dev had
- * (devres_release_all()) or its binding's range. While its callbacks run,
- * this thread's devres__dmt.whole names @dev: a group they look for was
- * taken by the pass, as in the kernel, where the device's list is empty
- * then (devres_release_group() stays silent).
- */
-HIDDEN int devres__release_whole(struct device *dev, struct devres__node *list,
-				 struct devres__slab *slab, bool all,
-				 const char *func);
 
 /* debug.c: what devres_get_stats() counts, with the lock held. */
 HIDDEN void devres__stats_locked(struct device *dev, long *ret_allocs,

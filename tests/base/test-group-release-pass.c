@@ -15,7 +15,9 @@
  * of a bound one, with or without a resource acquired before the bind; an
  * unbind, a failed probe, a device_del() of a bound device; and, not a
  * whole release, devres_release_group() of an enclosing group, where the
- * group's id is unknown for a WARN as before). Columns: the call the
+ * group's id is unknown for a WARN as before; and a release of the pass,
+ * newer than the group's, that acquires on the device, which is then not
+ * empty, for a WARN as in the kernel). Columns: the call the
  * callback makes (devres_release_group() of the group the pass took, of an
  * id never opened, devres_close_group() and devres_remove_group() of the
  * group the pass took). Each cell in a child process under an alarm: the
@@ -49,6 +51,8 @@ enum row {
 	R_PROBE_FAILS_BEFORE,
 	R_DEL_BEFORE,
 	R_OUTER_GROUP,
+	R_ALL_ACQUIRED,
+	R_UNBIND_ACQUIRED,
 	R_NR
 };
 
@@ -62,6 +66,8 @@ static const char *const rows[R_NR] = {
 	"failed probe, a resource before the bind",
 	"device_del() of a bound device, a resource before the bind",
 	"devres_release_group() of an enclosing group",
+	"devres_release_all(), a newer release acquiring",
+	"unbind, a resource before the bind, a newer release acquiring",
 };
 
 enum col {
@@ -88,6 +94,7 @@ static const char *const funcs[C_NR] = {
 
 static const struct bus_type bus = { .name = "release-pass" };
 static int the_col, probe_ret, runs, cb_ret, never_opened;
+static bool acquiring;
 static void *gid;
 static char line[512];
 
@@ -119,7 +126,17 @@ static void looks_for_group(struct device *dev, void *res)
 	}
 }
 
-/* A group holding the resource above and a managed allocation. */
+/* Released before the group's: the list is not empty any more. */
+static void acquires(struct device *dev, void *res)
+{
+	(void)res;
+	(void)devm_kmalloc(dev, 8, GFP_KERNEL);
+}
+
+/*
+ * A group holding the resource above and a managed allocation; then, in
+ * the rows that say so, a resource whose release acquires.
+ */
 static int fill_group(struct device *dev)
 {
 	void *r;
@@ -130,6 +147,12 @@ static int fill_group(struct device *dev)
 		return -ENOMEM;
 	devres_add(dev, r);
 	devres_close_group(dev, gid);
+	if (!acquiring)
+		return 0;
+	r = devres_alloc(acquires, 8, GFP_KERNEL);
+	if (!r)
+		return -ENOMEM;
+	devres_add(dev, r);
 	return 0;
 }
 
@@ -153,14 +176,15 @@ static void dev_release(struct device *dev)
 
 static bool bound_row(int row)
 {
-	return row != R_ALL_UNBOUND && row != R_OUTER_GROUP;
+	return row != R_ALL_UNBOUND && row != R_OUTER_GROUP &&
+	       row != R_ALL_ACQUIRED;
 }
 
 static bool before_row(int row)
 {
 	return row == R_ALL_BOUND_BEFORE || row == R_UNBIND_BEFORE ||
 	       row == R_PROBE_FAILS_BEFORE || row == R_DEL_BEFORE ||
-	       row == R_OUTER_GROUP;
+	       row == R_OUTER_GROUP || row == R_UNBIND_ACQUIRED;
 }
 
 /* Releases what the row says; -1 when a step failed. */
@@ -170,9 +194,10 @@ static int run_row(struct device *dev, int row)
 
 	switch (row) {
 	case R_ALL_UNBOUND:
+	case R_ALL_ACQUIRED:
 		if (fill_group(dev))
 			return -1;
-		return devres_release_all(dev) == 2 ? 0 : -1;
+		return devres_release_all(dev) == 2 + acquiring ? 0 : -1;
 	case R_OUTER_GROUP:
 		outer = devres_open_group(dev, NULL, GFP_KERNEL);
 		if (!outer || fill_group(dev))
@@ -187,6 +212,7 @@ static int run_row(struct device *dev, int row)
 									   : -1;
 	case R_UNBIND:
 	case R_UNBIND_BEFORE:
+	case R_UNBIND_ACQUIRED:
 		if (device_add(dev) || !device_is_bound(dev))
 			return -1;
 		device_release_driver(dev);
@@ -203,9 +229,11 @@ static int run_row(struct device *dev, int row)
 	}
 }
 
+/* The kernel's rule: silent while the list is empty, as it is there. */
 static bool warn_expected(int row, int col)
 {
-	return row == R_OUTER_GROUP || col == C_CLOSE || col == C_REMOVE;
+	return row == R_OUTER_GROUP || row == R_ALL_ACQUIRED ||
+	       row == R_UNBIND_ACQUIRED || col == C_CLOSE || col == C_REMOVE;
 }
 
 static int cell(int row, int col)
@@ -218,6 +246,7 @@ static int cell(int row, int col)
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	devres_set_log_sink(sink, NULL);
 	the_col = col;
+	acquiring = row == R_ALL_ACQUIRED || row == R_UNBIND_ACQUIRED;
 	if (bus_register(&bus) || driver_register(&drv))
 		return 2;
 	devres_ledger_snapshot(&before);
