@@ -275,7 +275,10 @@ DEVRES_API void devres_remove_group(struct device *dev, void *id);
  * and its closing (or now, for an open group), and removes the group and
  * every group wholly inside that range. A group only partly inside keeps
  * its markers. An unknown id is a misuse (WARN), except while @dev's list
- * is empty, as during devres_release_all(), when it is silently ignored.
+ * is empty (nothing but a binding's marker, which no driver can name), as
+ * during devres_release_all(), or holds only what was acquired before the
+ * bind while a release callback of an unbind or a failed probe runs (the
+ * kernel's list is empty there): then it is silently ignored.
  *
  * Context: any thread; callbacks run in the calling thread, unlocked.
  * Return: the number of resources released; 0 for an unknown id.

@@ -8,17 +8,18 @@
 #include "node.h"
 #include "frame.h"
 
-int devm_add_action_named(struct device *dev, void (*action)(void *),
-			  void *data, const char *name)
+/* Records @action(@data); a WARN names @func, the call its caller made. */
+static int add_action(struct device *dev, void (*action)(void *), void *data,
+		      const char *name, const char *func)
 {
 	struct devres__node *n;
 	struct dr_log l;
 	uint32_t kind;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok(dev, func))
 		return -EINVAL;
-	if (devres__arg_bad(dev, (const void *)action, __func__, "action") ||
-	    devres__opt_bad(dev, name, __func__, "name"))
+	if (devres__arg_bad(dev, (const void *)action, func, "action") ||
+	    devres__opt_bad(dev, name, func, "name"))
 		return -EINVAL;
 	kind = devres__kind_of(NULL, action, name);
 	if (unlikely(kind == DR_KIND_NONE))
@@ -28,7 +29,7 @@ int devm_add_action_named(struct device *dev, void (*action)(void *),
 		return -ENOMEM;
 	*(void **)node_data(n) = data;
 	l = dr_log_of_res(n);
-	if (!lock_dev(dev, __func__)) {
+	if (!lock_dev(dev, func)) {
 		devres__free_node(n);
 		return -EDEADLK;
 	}
@@ -43,10 +44,16 @@ int devm_add_action_named(struct device *dev, void (*action)(void *),
 	return 0;
 }
 
+int devm_add_action_named(struct device *dev, void (*action)(void *),
+			  void *data, const char *name)
+{
+	return add_action(dev, action, data, name, __func__);
+}
+
 int devm_add_action_or_reset_named(struct device *dev, void (*action)(void *),
 				   void *data, const char *name)
 {
-	int ret = devm_add_action_named(dev, action, data, name);
+	int ret = add_action(dev, action, data, name, __func__);
 
 	/* Never an action that could not be called. */
 	if (ret && !devres__ptr_bad((const void *)action))

@@ -61,7 +61,7 @@ static struct resource *request_dr(struct device *dev, dr_release_t release,
 	struct region_dr *dr;
 	struct resource *res;
 
-	if (!devres__dev_ok(dev, call) ||
+	if (!devres__dev_ok_to_acquire(dev, call) ||
 	    devres__opt_bad(dev, name, call, "name"))
 		return NULL;
 	dr = devres_alloc_named(release, sizeof(*dr), GFP_KERNEL, call);
@@ -212,7 +212,7 @@ int devm_request_resource(struct device *dev, struct resource *root,
 {
 	struct devres__owned_res *o;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok_to_acquire(dev, __func__))
 		return -EINVAL;
 	if (devres__arg_bad(dev, root, __func__, "resource") ||
 	    devres__arg_bad(dev, new_res, __func__, "resource") ||

@@ -51,6 +51,8 @@ struct devres__dm_thread {
 	struct devres__held *held;	   /* dd.c: device locks held */
 	struct devres__late *late;	   /* devres.c: the chain's checks */
 	struct devres__late_hold *hold;	   /* devres.c: and who holds them */
+	const struct device *unbinding;	   /* group.c: releasing its binding */
+	const void *unbound_head;	   /* group.c: its list's head then */
 };
 
 extern HIDDEN TLS_FAST struct devres__dm_thread devres__dmt;

@@ -7,6 +7,7 @@
 #include <errno.h>
 #include <stdlib.h>
 #include "node.h"
+#include "frame.h"
 
 static bool is_stacked(const struct devres__group *g)
 {
@@ -311,6 +312,23 @@ static struct devres__node *take_group(struct device *dev,
 	return todo;
 }
 
+/*
+ * Whether @dev's list is empty as the kernel's is while it releases a
+ * device, when an unknown id is a group that release took: no WARN.
+ * Nothing listed but dead nodes and a layer's kept marker (the binding's,
+ * which no driver can name); or this thread releases @dev's binding and
+ * nothing was added since it took the binding's range: what is listed was
+ * acquired before the bind, which the kernel would be releasing too.
+ * Locked.
+ */
+static bool releasing(struct device *dev)
+{
+	struct devres__dm_thread *t = devres__dm_me();
+
+	return dev->devres_listed - dev->devres_kept == dev->devres_dead ||
+	       (t->unbinding == dev && list_head(dev) == t->unbound_head);
+}
+
 int devres_release_group(struct device *dev, void *id)
 {
 	struct devres__group *g;
@@ -322,7 +340,7 @@ int devres_release_group(struct device *dev, void *id)
 	if (!devres__dev_ok(dev, __func__) || !lock_dev(dev, __func__))
 		return 0;
 	g = find_group(dev, id);
-	empty = dev->devres_listed == dev->devres_dead;
+	empty = releasing(dev);
 	if (g) {
 		/* A closed group's markers are logged as released with it. */
 		closed = is_closed(g);
@@ -386,8 +404,12 @@ int devres__owned_open(struct device *dev, struct devres__group *g,
 
 int devres__owned_release(struct device *dev, struct devres__group *g)
 {
+	struct devres__dm_thread *t = devres__dm_me();
+	const struct device *was = t->unbinding;
+	const void *was_head = t->unbound_head, *head;
 	struct devres__node *todo = NULL;
 	struct devres__slab *slab = NULL;
+	int cnt;
 
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
@@ -398,7 +420,14 @@ int devres__owned_release(struct device *dev, struct devres__group *g)
 			dev->devres_kept--;
 		slab = devres__slab_get(dev);
 	}
+	head = list_head(dev);
 	unlock_dev(dev);
+	/* For its callbacks' releasing(); a nested one's is restored. */
+	t->unbinding = dev;
+	t->unbound_head = head;
 	/* A WARN of the release names the owner: "driver binding". */
-	return devres__release_nodes(dev, todo, slab, false, g->label);
+	cnt = devres__release_nodes(dev, todo, slab, false, g->label);
+	t->unbinding = was;
+	t->unbound_head = was_head;
+	return cnt;
 }

@@ -218,16 +218,19 @@ static bool fixed_live(struct device *dev, struct devres__node *n,
 /*
  * O(1): the index names the node without reading @p's memory (which may
  * be freed, foreign or another device's), and the node dies in place.
+ * @func: the call the driver made, which its WARNs name; @fix: what gives
+ * the memory back on the device that has it.
  */
-void devm_kfree(struct device *dev, const void *p)
+static DEVRES_INLINE void kfree_as(struct device *dev, const void *p,
+				   const char *func, const char *fix)
 {
 	struct devres__node *n, *dead = NULL;
 	struct dr_log l;
 	bool locked = true, shared;
 	size_t size;
 
-	if (ZERO_OR_NULL_PTR(p) || !devres__dev_ok(dev, __func__) ||
-	    !lock_dev(dev, __func__))
+	if (ZERO_OR_NULL_PTR(p) || !devres__dev_ok(dev, func) ||
+	    !lock_dev(dev, func))
 		return;
 	/*
 	 * What a thread that frees what it just took finds on a device that
@@ -249,7 +252,7 @@ void devm_kfree(struct device *dev, const void *p)
 	}
 	do
 		n = find_kmalloc(dev, p);
-	while (n && fixed_live(dev, n, p, 0, __func__, &locked));
+	while (n && fixed_live(dev, n, p, 0, func, &locked));
 	if (!locked)
 		return;
 	if (n && dr_slab(n) && unlikely(shared)) {
@@ -274,11 +277,16 @@ void devm_kfree(struct device *dev, const void *p)
 	}
 	unlock_dev(dev);
 	if (!n) {
-		warn_not_mine(dev, p, __func__, "devm_kfree()");
+		warn_not_mine(dev, p, func, fix);
 		return;
 	}
 	devres__free_dead(dead);
 	dr_log(dev, "REM", l);
+}
+
+void devm_kfree(struct device *dev, const void *p)
+{
+	kfree_as(dev, p, __func__, "devm_kfree()");
 }
 
 bool devm_is_kmalloc(struct device *dev, const void *p)
@@ -332,7 +340,8 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	if (!devres__dev_ok(dev, __func__))
 		return NULL;
 	if (unlikely(!new_size)) {
-		devm_kfree(dev, ptr);
+		/* Its WARN names this call, which the driver made. */
+		kfree_as(dev, ptr, __func__, "devm_krealloc()");
 		return ZERO_SIZE_PTR;
 	}
 	if (ZERO_OR_NULL_PTR(ptr))
@@ -529,7 +538,7 @@ unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
 	struct pages_devres *dr;
 	void *addr;
 
-	if (!devres__dev_ok(dev, __func__) || order > MAX_PAGE_ORDER)
+	if (!devres__dev_ok_to_acquire(dev, __func__) || order > MAX_PAGE_ORDER)
 		return 0;
 	dr = devres_alloc(devm_pages_release, sizeof(*dr), gfp);
 	if (!dr)

@@ -836,6 +836,27 @@ static bool half_way(struct device *dev)
 	return devres__lock_busy == dev;
 }
 
+bool devres__dev_locked_here(const struct device *dev, const char *func)
+{
+	struct device *d = (struct device *)dev;
+
+	/* In devres__lock_slow()'s order, with its WARNs. */
+	if (unlikely(__atomic_load_n(&d->devres_owner, __ATOMIC_RELAXED) ==
+		     devres__me())) {
+		devres__warn(dev, func,
+			     "devres called on this device from a match or "
+			     "for-each callback");
+		return true;
+	}
+	if (likely(!half_way(d)))
+		return false;
+	devres__warn_async(dev, func,
+			   "called from a signal handler while its thread "
+			   "takes or lets go of the device's devres lock: "
+			   "refused");
+	return true;
+}
+
 bool devres__lock_slow(struct device *dev, const char *func)
 {
 	struct device *was;

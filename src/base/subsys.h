@@ -211,6 +211,26 @@ static DEVRES_INLINE bool devres__dev_ok(const struct device *dev,
 }
 
 /*
+ * lock.c: whether this thread may not use @dev's list now: it runs a match
+ * or for-each callback of @dev (the lock is its own, up the stack), or a
+ * signal handler that interrupted it taking or letting go of that lock.
+ * Then one WARN naming @func, the one the lock would give.
+ */
+HIDDEN bool devres__dev_locked_here(const struct device *dev, const char *func);
+
+/*
+ * devres__dev_ok() for a managed acquisition that records its node on @dev
+ * only once it holds the resource: refused too, with one WARN naming
+ * @func, where that record would be refused, before anything is acquired.
+ * Else the resource was returned as managed and was on no device.
+ */
+static DEVRES_INLINE bool devres__dev_ok_to_acquire(const struct device *dev,
+						    const char *func)
+{
+	return devres__dev_ok(dev, func) && !devres__dev_locked_here(dev, func);
+}
+
+/*
  * pages.c: the size of a page, read from sysconf() once and kept: every
  * mapping and DMA buffer rounds to it, some on fast paths
  * (dma_map_single()). Racing first readers store the same value.

@@ -54,7 +54,7 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 	struct dma_rec *rec;
 	void *vaddr;
 
-	if (!devres__dev_ok(dev, __func__) ||
+	if (!devres__dev_ok_to_acquire(dev, __func__) ||
 	    devres__arg_bad(dev, dma_handle, __func__, "dma_handle") ||
 	    devres__dma_size_bad(dev, size, __func__) ||
 	    devres__dma_from_ops(dev, __func__))
@@ -146,7 +146,7 @@ struct dma_pool *dmam_pool_create(const char *name, struct device *dev,
 	struct dmam_pool *ptr;
 	struct dma_pool *pool;
 
-	if (!devres__dev_ok(dev, __func__) ||
+	if (!devres__dev_ok_to_acquire(dev, __func__) ||
 	    devres__arg_bad(dev, name, __func__, "name") ||
 	    devres__dma_from_ops(dev, __func__))
 		return NULL;

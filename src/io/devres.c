@@ -36,7 +36,7 @@ static void *map_dr(struct device *dev, dr_release_t release, const char *call,
 	struct devres__owner owner;
 	void **ptr;
 
-	if (!devres__dev_ok(dev, call)) {
+	if (!devres__dev_ok_to_acquire(dev, call)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -96,7 +96,7 @@ static void *map_resource(struct device *dev, const struct resource *res,
 	void *addr;
 	int err;
 
-	if (!devres__dev_ok(dev, func) ||
+	if (!devres__dev_ok_to_acquire(dev, func) ||
 	    devres__opt_bad(dev, res, func, "resource") ||
 	    (res && devres__opt_bad(dev, res->name, func, "resource name")))
 		return ERR_PTR(-EINVAL);
@@ -150,25 +150,30 @@ void *devm_ioremap_resource_wc(struct device *dev, const struct resource *res)
 	return map_resource(dev, res, devm_ioremap_wc, __func__);
 }
 
-void *devm_platform_get_and_ioremap_resource(struct platform_device *pdev,
-					     unsigned int index,
-					     struct resource **res)
+/* The platform helpers: their WARNs name the call the driver made. */
+static void *platform_map(struct platform_device *pdev, unsigned int index,
+			  struct resource **res, const char *func)
 {
 	struct resource *r;
 
-	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
-	    devres__opt_bad(&pdev->dev, res, __func__, "res"))
+	if (devres__arg_bad(NULL, pdev, func, "device") ||
+	    devres__opt_bad(&pdev->dev, res, func, "res"))
 		return ERR_PTR(-EINVAL);
 	r = platform_get_resource(pdev, IORESOURCE_MEM, index);
 	if (res)
 		*res = r;
-	return devm_ioremap_resource(&pdev->dev, r);
+	return map_resource(&pdev->dev, r, devm_ioremap, func);
+}
+
+void *devm_platform_get_and_ioremap_resource(struct platform_device *pdev,
+					     unsigned int index,
+					     struct resource **res)
+{
+	return platform_map(pdev, index, res, __func__);
 }
 
 void *devm_platform_ioremap_resource(struct platform_device *pdev,
 				     unsigned int index)
 {
-	if (devres__arg_bad(NULL, pdev, __func__, "device"))
-		return ERR_PTR(-EINVAL);
-	return devm_platform_get_and_ioremap_resource(pdev, index, NULL);
+	return platform_map(pdev, index, NULL, __func__);
 }

@@ -42,7 +42,7 @@ static int request_dr(struct device *dev, unsigned int irq,
 	struct irq_devres *dr;
 	int rc;
 
-	if (!devres__dev_ok(dev, call) ||
+	if (!devres__dev_ok_to_acquire(dev, call) ||
 	    irq__args_bad(dev, irq, handler, thread_fn, irqflags, devname,
 			  dev_id, call))
 		return -EINVAL;

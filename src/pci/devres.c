@@ -51,7 +51,7 @@ int pcim_enable_device(struct pci_dev *pdev)
 	struct pcim_enable *e;
 	int ret;
 
-	if (!pci__dev_ok(pdev, __func__))
+	if (!pci__dev_ok_to_acquire(pdev, __func__))
 		return -EINVAL;
 	e = devres_alloc(pcim_enable_release, sizeof(*e), GFP_KERNEL);
 	if (!e)
@@ -134,7 +134,7 @@ int pcim_request_region(struct pci_dev *pdev, int bar, const char *name)
 	struct devres__region_id id;
 	int ret;
 
-	if (!pci__dev_ok(pdev, __func__) ||
+	if (!pci__dev_ok_to_acquire(pdev, __func__) ||
 	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
 		return -EINVAL;
 	pci__bars_lock(pdev);
@@ -206,7 +206,7 @@ int pcim_request_all_regions(struct pci_dev *pdev, const char *name)
 	struct bars_made made = { 0 };
 	int bar, ret = 0;
 
-	if (!pci__dev_ok(pdev, __func__) ||
+	if (!pci__dev_ok_to_acquire(pdev, __func__) ||
 	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
 		return -EINVAL;
 	pci__bars_lock(pdev);
@@ -228,7 +228,7 @@ int pcim_request_all_regions(struct pci_dev *pdev, const char *name)
  */
 void __iomem *const *pcim_iomap_table(struct pci_dev *pdev)
 {
-	if (!pci__dev_ok(pdev, __func__))
+	if (!pci__dev_ok_to_acquire(pdev, __func__))
 		return NULL;
 	return pci__iomap_slots(pdev);
 }
@@ -320,7 +320,7 @@ void __iomem *pcim_iomap(struct pci_dev *pdev, int bar, unsigned long maxlen)
 	void *addr;
 	int err;
 
-	if (!pci__dev_ok(pdev, __func__)) {
+	if (!pci__dev_ok_to_acquire(pdev, __func__)) {
 		errno = EINVAL;
 		return NULL;
 	}
@@ -355,7 +355,7 @@ int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 	struct bars_made made = { 0 };
 	int bar, ret = 0;
 
-	if (!pci__dev_ok(pdev, __func__) ||
+	if (!pci__dev_ok_to_acquire(pdev, __func__) ||
 	    devres__opt_bad(&pdev->dev, name, __func__, "name"))
 		return -EINVAL;
 	/*

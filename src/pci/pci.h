@@ -35,6 +35,18 @@ static inline bool pci__dev_ok(const struct pci_dev *pdev, const char *func)
 	return false;
 }
 
+/*
+ * pci__dev_ok() for a pcim_* acquisition, which records its node only
+ * once it holds the resource: refused first, where that record would be
+ * (devres__dev_ok_to_acquire()), so that nothing is acquired.
+ */
+static inline bool pci__dev_ok_to_acquire(const struct pci_dev *pdev,
+					  const char *func)
+{
+	return pci__dev_ok(pdev, func) &&
+	       !devres__dev_locked_here(&pdev->dev, func);
+}
+
 /* "bus/pci/devices/" plus the longest address we accept, "ffffffff:ff:1f.7" */
 #define PCI_NAME_MAX 16
 #define PCI_DEVICES_DIR "bus/pci/devices"

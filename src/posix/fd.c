@@ -234,7 +234,7 @@ static int do_openat(struct device *dev, int dirfd, const char *path, int flags,
 	struct fd_dr *dr;
 	int fd;
 
-	if (!devres__dev_ok(dev, what))
+	if (!devres__dev_ok_to_acquire(dev, what))
 		return -EINVAL;
 	if (devres__arg_bad(dev, path, what, "path"))
 		return -EINVAL;
@@ -288,7 +288,7 @@ int devm_add_fd(struct device *dev, int fd)
 
 	if (fd < 0 || fcntl(fd, F_GETFD) < 0)
 		return -EBADF;
-	if (!devres__dev_ok(dev, __func__)) {
+	if (!devres__dev_ok_to_acquire(dev, __func__)) {
 		close(fd);
 		return -EINVAL;
 	}
@@ -349,7 +349,7 @@ int devm_memfd_create(struct device *dev, const char *name, unsigned int flags)
 	struct fd_dr *dr;
 	int fd;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok_to_acquire(dev, __func__))
 		return -EINVAL;
 	if (devres__arg_bad(dev, name, __func__, "name"))
 		return -EINVAL;
@@ -366,7 +366,7 @@ int devm_eventfd(struct device *dev, unsigned int initval, int flags)
 	struct fd_dr *dr;
 	int fd;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok_to_acquire(dev, __func__))
 		return -EINVAL;
 	dr = fd_node(devm_eventfd_release, __func__);
 	if (!dr)
@@ -381,7 +381,7 @@ int devm_timerfd_create(struct device *dev, int clockid, int flags)
 	struct fd_dr *dr;
 	int fd;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok_to_acquire(dev, __func__))
 		return -EINVAL;
 	dr = fd_node(devm_timerfd_create_release, __func__);
 	if (!dr)

@@ -81,7 +81,7 @@ void *devm_mmap(struct device *dev, void *addr, size_t len, int prot, int flags,
 	void *p;
 	int err;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok_to_acquire(dev, __func__))
 		return ERR_PTR(-EINVAL);
 	if (!len)
 		return ERR_PTR(-EINVAL);

@@ -100,7 +100,7 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 	FILE *f;
 	int err;
 
-	if (!devres__dev_ok(dev, __func__)) {
+	if (!devres__dev_ok_to_acquire(dev, __func__)) {
 		errno = EINVAL;
 		return NULL;
 	}

@@ -346,7 +346,7 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	void *handle;
 	int err;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok_to_acquire(dev, __func__))
 		return ERR_PTR(-EINVAL);
 	if (devres__arg_bad(dev, (const void *)fn, __func__,
 			    "thread function") ||

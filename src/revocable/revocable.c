@@ -395,7 +395,7 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 	void *handle = NULL;
 	bool used, full = false;
 
-	if (!devres__dev_ok(dev, __func__))
+	if (!devres__dev_ok_to_acquire(dev, __func__))
 		return NULL;
 	if (unlikely(!res)) {
 		devres__warn(dev, __func__, "NULL resource");

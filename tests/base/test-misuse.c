@@ -293,7 +293,8 @@ static void test_or_reset_null_device(void **state)
 	nact = 0;
 	start_capture();
 	assert_int_equal(devm_add_action_or_reset(NULL, act, NULL), -EINVAL);
-	expect_warn_on("(no device)", "devm_add_action_named", "NULL device");
+	expect_warn_on("(no device)", "devm_add_action_or_reset_named",
+		       "NULL device");
 	/* Recording failed, so the action ran: nothing for the caller. */
 	assert_int_equal(nact, 1);
 }
@@ -307,7 +308,7 @@ static void test_null_action(void **state)
 	expect_warn("devm_add_action_named", "NULL action");
 	start_capture();
 	assert_int_equal(devm_add_action_or_reset(dev, NULL, NULL), -EINVAL);
-	expect_warn("devm_add_action_named", "NULL action");
+	expect_warn("devm_add_action_or_reset_named", "NULL action");
 	expect_stats(dev, 0, 0);
 }
 
