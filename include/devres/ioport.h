@@ -283,8 +283,11 @@ DEVRES_API int insert_resource(struct resource *parent,
  * @old: a range inserted by request_resource() or insert_resource(), or
  *       a region of request_region() and the like
  *
- * The ranges nested inside @old stay its children, out of the tree with it.
- * A region of request_region() or request_mem_region() is no longer
+ * The ranges nested inside @old stay its children, out of the tree with it,
+ * but for the busy regions of request_region() and the like: still
+ * claimed, they stay in the tree, lifted into @old's parent, with a WARN
+ * (the kernel leaves them pointing into @old; here their owners give
+ * them back as usual). A region of request_region() or request_mem_region() is no longer
  * claimed and is the caller's, to give to free() (as the kernel's
  * release_and_free_resource() does). One of a managed request
  * (devm_request_region(), devm_request_mem_region()) is released at the
@@ -437,7 +440,9 @@ DEVRES_API int resource_dump(const struct resource *root, FILE *f);
  *       it)
  *
  * request_resource() of @new_res under @root, recorded against @dev: the range
- * is released with the device's resources or with devm_release_resource().
+ * is released with the device's resources or with devm_release_resource(),
+ * as release_resource() does (busy regions still claimed inside it stay in
+ * the tree, with a WARN).
  *
  * Context: any thread. A fault-injection point.
  * Return: 0; -EBUSY when @new_res does not fit; -ENOMEM; -EINVAL (with a WARN)

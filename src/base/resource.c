@@ -159,10 +159,72 @@ static struct resource *insert_locked(struct resource *parent,
 	return NULL;
 }
 
-/* Unlinks @old; its children go with it, or take its place. */
-static int unlink_locked(struct resource *old, bool keep_children)
+static bool is_region(const struct resource *res);
+
+/*
+ * The busy regions of request_region() and the like that a range leaving
+ * the tree with its children had below it: the library's, not the
+ * caller's, they stay claimed, lifted into its parent. The first one is
+ * copied under the tree's lock for the WARN.
+ */
+struct lifted {
+	unsigned int n;
+	resource_size_t start, end, old_start, old_end;
+	char name[48], old_name[48];
+};
+
+/* Moves the regions below *@pp (not those inside one) onto @list. */
+static void take_regions(struct resource **pp, struct resource **list)
 {
-	struct resource **pp, *c;
+	struct resource *p;
+
+	while ((p = *pp)) {
+		if (is_region(p)) {
+			*pp = p->sibling;
+			p->sibling = *list;
+			*list = p;
+			continue;
+		}
+		take_regions(&p->child, list);
+		pp = &p->sibling;
+	}
+}
+
+/*
+ * Puts the regions of @list in @parent, where @old was: inside its range,
+ * apart from each other, they fit. Fills @lift.
+ */
+static void lift_regions(struct resource *parent, struct resource *list,
+			 struct lifted *lift)
+{
+	struct resource *next;
+
+	for (; list; list = next) {
+		next = list->sibling;
+		if (!lift->n++) {
+			lift->start = list->start;
+			lift->end = list->end;
+			snprintf(lift->name, sizeof(lift->name), "%s",
+				 list->name ? list->name : "region");
+		}
+		list->parent = NULL;
+		list->sibling = NULL;
+		(void)add_leaf(parent, list);
+	}
+}
+
+/*
+ * Unlinks @old; its children go with it, or take its place. Going with
+ * it, a busy region of request_region() and the like would be lost: out
+ * of the tree while still claimed, its range free to claim again, its
+ * release finding nothing, its parent pointer into the caller's storage
+ * of @old (which the kernel's release_and_free_resource() frees). It stays
+ * in the tree instead, counted in @lift (NULL only with @keep_children).
+ */
+static int unlink_locked(struct resource *old, bool keep_children,
+			 struct lifted *lift)
+{
+	struct resource **pp, *c, *regions_below = NULL, *parent;
 
 	if (!old->parent)
 		return -EINVAL;
@@ -170,6 +232,9 @@ static int unlink_locked(struct resource *old, bool keep_children)
 		;
 	if (!*pp)
 		return -EINVAL;
+	parent = old->parent;
+	if (!keep_children)
+		take_regions(&old->child, &regions_below);
 	if (keep_children && old->child) {
 		for (c = old->child;; c = c->sibling) {
 			c->parent = old->parent;
@@ -184,7 +249,28 @@ static int unlink_locked(struct resource *old, bool keep_children)
 	}
 	old->parent = NULL;
 	old->sibling = NULL;
+	if (!regions_below)
+		return 0;
+	lift_regions(parent, regions_below, lift);
+	lift->old_start = old->start;
+	lift->old_end = old->end;
+	snprintf(lift->old_name, sizeof(lift->old_name), "%s",
+		 old->name ? old->name : "resource");
 	return 0;
+}
+
+/* The WARN of a range that left the tree with regions below it. */
+static void warn_lifted(const struct lifted *lift, const char *func)
+{
+	if (!lift->n)
+		return;
+	devres__warn(NULL, func,
+		     "%s [%#llx-%#llx] holds busy region %s [%#llx-%#llx]"
+		     " (%u in all): left claimed in its parent",
+		     lift->old_name, (unsigned long long)lift->old_start,
+		     (unsigned long long)lift->old_end, lift->name,
+		     (unsigned long long)lift->start,
+		     (unsigned long long)lift->end, lift->n);
 }
 
 /* A tree call's two resources, and the name it would print. */
@@ -243,8 +329,6 @@ int insert_resource(struct resource *parent, struct resource *new_res)
 	return insert_resource_conflict(parent, new_res) ? -EBUSY : 0;
 }
 
-static bool is_region(const struct resource *res);
-
 /* The region whose range @res is (request_region() and the like), or NULL. */
 static struct region *region_of_locked(const struct resource *res)
 {
@@ -289,6 +373,7 @@ static int unlink_res(struct resource *old, bool keep_children,
 {
 	struct devres__hand hand, ohand;
 	struct devres__owned_res *o = NULL;
+	struct lifted lift = { 0 };
 	const struct resource *p;
 	struct region *r;
 	bool owned_reg = false;
@@ -315,7 +400,7 @@ static int unlink_res(struct resource *old, bool keep_children,
 		}
 	}
 	if (!ret)
-		ret = unlink_locked(old, keep_children);
+		ret = unlink_locked(old, keep_children, &lift);
 	if (!ret && r) {
 		r->prev->next = r->next;
 		r->next->prev = r->prev;
@@ -332,6 +417,7 @@ static int unlink_res(struct resource *old, bool keep_children,
 			     (unsigned long long)old->end, pid);
 	if (o)
 		devres__warn_hand(&ohand, func, "a resource");
+	warn_lifted(&lift, func);
 	if (!ret && r)
 		devres__ledger_add(DL_REGIONS, -1);
 	if (owned_reg) {
@@ -389,12 +475,15 @@ struct resource *devres__request_owned(struct resource *root,
 
 void devres__release_owned(struct devres__owned_res *o)
 {
+	struct lifted lift = { 0 };
+
 	pthread_mutex_lock(&tree_lock);
 	if (o->next) {
 		unlist_owned(o);
-		(void)unlink_locked(o->res, false);
+		(void)unlink_locked(o->res, false, &lift);
 	}
 	pthread_mutex_unlock(&tree_lock);
+	warn_lifted(&lift, "devm_request_resource");
 }
 
 struct resource *devres__request_region(struct resource *parent,
@@ -517,7 +606,7 @@ bool devres__release_region(struct resource *parent, resource_size_t start,
 		return true;
 	}
 	/* Whatever was nested in it stays in the tree. */
-	unlink_locked(&r->res, true);
+	unlink_locked(&r->res, true, NULL);
 	r->prev->next = r->next;
 	r->next->prev = r->prev;
 	owned = !node && r->owner.dev;
