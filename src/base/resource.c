@@ -92,6 +92,23 @@ static bool in_tree(const struct resource *res)
 	return false;
 }
 
+/*
+ * Whether @new is in a tree already: listed by its parent, or @root itself
+ * or a range above it, where it would become its own descendant and every
+ * walk of the tree would go round for ever.
+ */
+static bool placed(const struct resource *new, const struct resource *root)
+{
+	const struct resource *q;
+
+	if (in_tree(new))
+		return true;
+	for (q = root; q; q = q->parent)
+		if (q == new)
+			return true;
+	return false;
+}
+
 /* Adds @new as a child of @root; NULL, or what is in the way. */
 static struct resource *add_leaf(struct resource *root, struct resource *new)
 {
@@ -122,7 +139,7 @@ static struct resource *insert_locked(struct resource *parent,
 {
 	struct resource **pp, *p, *last;
 
-	if (in_tree(new))
+	if (placed(new, parent))
 		return new;
 	if (new->end < new->start)
 		return parent;
@@ -291,7 +308,7 @@ struct resource *request_resource_conflict(struct resource *root,
 	if (tree_args_bad(root, new_res, __func__))
 		return ERR_PTR(-EINVAL);
 	pthread_mutex_lock(&tree_lock);
-	conflict = in_tree(new_res) ? new_res : add_leaf(root, new_res);
+	conflict = placed(new_res, root) ? new_res : add_leaf(root, new_res);
 	pthread_mutex_unlock(&tree_lock);
 	if (conflict == new_res)
 		devres__warn(NULL, __func__, "%s is already in the tree",
@@ -454,7 +471,7 @@ struct resource *devres__request_owned(struct resource *root,
 	struct resource *conflict;
 
 	pthread_mutex_lock(&tree_lock);
-	conflict = in_tree(o->res) ? o->res : add_leaf(root, o->res);
+	conflict = placed(o->res, root) ? o->res : add_leaf(root, o->res);
 	if (!conflict) {
 		o->next = &owned_ranges;
 		o->prev = owned_ranges.prev;
