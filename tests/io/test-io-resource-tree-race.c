@@ -133,12 +133,11 @@ static void *checker(void *arg)
 /* Counts the lift WARNs, and nothing else is expected. */
 static void sink(void *data, int level, const char *line)
 {
+	static const char lift[] = "left claimed in its parent";
+
 	(void)data;
 	(void)level;
-	if (strstr(line, "release_resource: bus ") && strstr(line, "left "
-								   "claimed in "
-								   "its "
-								   "parent"))
+	if (strstr(line, "release_resource: bus ") && strstr(line, lift))
 		__atomic_add_fetch(&lifted, 1, __ATOMIC_RELAXED);
 	else if (strncmp(line, "WARNING: ", 9) == 0)
 		__atomic_add_fetch(&broken, 1, __ATOMIC_RELAXED);
