@@ -224,8 +224,9 @@ DEVRES_API struct resource *devres_ioport_resource(void);
  *
  * Context: any thread; takes the tree's lock.
  * Return: NULL on success; @root when @new_res is empty, inverted or not
- * inside it; @new_res itself, with a WARN, when it is already in a tree or
- * is @root or a range above it (it would be its own descendant);
+ * inside it; @new_res itself, with a WARN, when it is already in a tree, is
+ * a root (iomem_resource, ioport_resource), or is @root or a range above
+ * it (it would be its own descendant);
  * otherwise the child @new_res overlaps. ERR_PTR(-EINVAL), with a WARN,
  * for a bad @root or @new_res pointer (NULL, ERR_PTR, first page).
  */
@@ -259,8 +260,8 @@ DEVRES_API int request_resource(struct resource *root,
  * Context: any thread; takes the tree's lock.
  * Return: NULL on success; otherwise the range @new_res partly overlaps
  * (or @parent, when @new_res is not inside it; or @new_res itself, with a
- * WARN, when it is already in the tree, or is @parent or a range above
- * it). ERR_PTR(-EINVAL), with a WARN,
+ * WARN, when it is already in the tree, is a root, or is @parent or a
+ * range above it). ERR_PTR(-EINVAL), with a WARN,
  * for a bad @parent or @new_res pointer (NULL, ERR_PTR, first page).
  */
 DEVRES_API struct resource *insert_resource_conflict(struct resource *parent,

@@ -93,15 +93,15 @@ static bool in_tree(const struct resource *res)
 }
 
 /*
- * Whether @new is in a tree already: listed by its parent, or @root itself
- * or a range above it, where it would become its own descendant and every
- * walk of the tree would go round for ever.
+ * Whether @new is in a tree already: listed by its parent, a root (the
+ * tree itself), or @root or a range above it, where it would become its
+ * own descendant and every walk of the tree would go round for ever.
  */
 static bool placed(const struct resource *new, const struct resource *root)
 {
 	const struct resource *q;
 
-	if (in_tree(new))
+	if (in_tree(new) || new == &iomem_root || new == &ioport_root)
 		return true;
 	for (q = root; q; q = q->parent)
 		if (q == new)

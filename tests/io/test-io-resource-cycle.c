@@ -9,10 +9,11 @@
  * (resource_dump(), and once inserted in iomem_resource every call that
  * walks the tree, under the tree's lock) went round for ever. Now each is
  * refused as a range already in the tree: one WARN, -EBUSY (the range
- * itself as the conflict), the tree unchanged. A root apart from the
- * range, and one in iomem_resource below it (refused before), are the
- * controls. Each cell runs in a child under an alarm: a hang is a failed
- * cell.
+ * itself as the conflict), the tree unchanged. So is iomem_resource put
+ * under a range of the caller's (the root is the tree; it became that
+ * range's child). A root apart from the range, and one in iomem_resource
+ * below it (refused before), are the controls. Each cell runs in a child
+ * under an alarm: a hang is a failed cell.
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <errno.h>
@@ -41,6 +42,7 @@ enum root {
 	R_CHILD,
 	R_GRANDCHILD,
 	R_IN_TREE,
+	R_ROOT,
 	R_APART,
 	R_NR
 };
@@ -58,6 +60,7 @@ static const char *const rows[R_NR] = {
 	[R_CHILD] = "its child",
 	[R_GRANDCHILD] = "its grandchild",
 	[R_IN_TREE] = "its child, the range in iomem",
+	[R_ROOT] = "iomem_resource under a range",
 	[R_APART] = "a range apart",
 };
 
@@ -74,6 +77,9 @@ static const int below[R_NR] = {
 	[R_SELF] = 0,	 [R_CHILD] = 1, [R_GRANDCHILD] = 2,
 	[R_IN_TREE] = 1, [R_APART] = 1,
 };
+
+static const char already[] = "r is already in the tree";
+static const char already_root[] = "PCI mem is already in the tree";
 
 static int cell_fail(const char *what)
 {
@@ -116,11 +122,13 @@ static int cell(int row, int col)
 	struct resource c = DEFINE_RES_MEM_NAMED(BASE, SPAN, "c");
 	struct resource g = DEFINE_RES_MEM_NAMED(BASE, SPAN, "g");
 	struct resource u = DEFINE_RES_MEM_NAMED(BASE - SPAN, 4 * SPAN, "u");
-	struct resource *root;
+	struct resource whole = DEFINE_RES_MEM_NAMED(0, 0, "whole");
+	struct resource *root, *new = rt == R_ROOT ? &iomem_resource : &r;
 	struct platform_device *pdev;
 	bool ok = rt == R_APART;
 	int ret = 0, nodes0;
 
+	whole.end = ~(resource_size_t)0;
 	alarm(CELL_ALARM_S);
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
 	pdev = platform_device_register_simple("cycle", row * C_NR + col, NULL,
@@ -129,7 +137,8 @@ static int cell(int row, int col)
 		return cell_fail("setup");
 	if (rt == R_IN_TREE && request_resource(&iomem_resource, &r))
 		return cell_fail("r not in iomem");
-	if (rt != R_SELF && rt != R_APART && request_resource(&r, &c))
+	if ((rt == R_CHILD || rt == R_GRANDCHILD || rt == R_IN_TREE) &&
+	    request_resource(&r, &c))
 		return cell_fail("c not under r");
 	if (rt == R_GRANDCHILD && request_resource(&c, &g))
 		return cell_fail("g not under c");
@@ -137,18 +146,23 @@ static int cell(int row, int col)
 	root = rt == R_SELF	    ? &r
 	       : rt == R_GRANDCHILD ? &g
 	       : rt == R_APART	    ? &u
+	       : rt == R_ROOT	    ? &whole
 				    : &c;
 
 	start_capture();
-	ret |= call((enum call)col, &pdev->dev, root, &r, ok)
+	ret |= call((enum call)col, &pdev->dev, root, new, ok)
 		       ? cell_fail("not the return expected")
 		       : 0;
 	devres_set_log_sink(NULL, NULL);
-	if (cap.n != !ok || (!ok && !strstr(cap.line[0], "r is already in "
-							 "the tree")))
+	if (cap.n != !ok ||
+	    (!ok &&
+	     !strstr(cap.line[0], rt == R_ROOT ? already_root : already)))
 		ret |= cell_fail("not the WARN expected");
 	/* Walks that end: the range's own tree, and iomem's. */
-	if (tree_check(ok ? &u : &r) != below[rt])
+	if (tree_check(ok	      ? &u
+		       : rt == R_ROOT ? &whole
+				      : &r) != below[rt] ||
+	    iomem_resource.parent)
 		ret |= cell_fail("the range's tree changed");
 	if (tree_check(&iomem_resource) != nodes0)
 		ret |= cell_fail("iomem's tree changed");
