@@ -569,7 +569,11 @@ static bool is_region(const struct resource *res)
 
 /*
  * The busy region of request_region() and the like that is exactly
- * [start, end] in @parent, or NULL. The tree's lock held.
+ * [start, end] in @parent, or NULL. The tree's lock held. Any range that
+ * holds it and is not a region is gone through, busy or not: a caller's
+ * own IORESOURCE_BUSY range put over a region with insert_resource() does
+ * not hide it from its owner's release (the kernel's stops there, and the
+ * region is never freed).
  */
 static struct region *busy_region_locked(const struct resource *parent,
 					 resource_size_t start,
@@ -582,11 +586,11 @@ static struct region *busy_region_locked(const struct resource *parent,
 			p = p->sibling;
 			continue;
 		}
-		if (!(p->flags & IORESOURCE_BUSY)) {
+		if (!is_region(p)) {
 			p = p->child;
 			continue;
 		}
-		if (p->start != start || p->end != end || !is_region(p))
+		if (p->start != start || p->end != end)
 			return NULL;
 		return container_of(p, struct region, res);
 	}
