@@ -431,8 +431,12 @@ DEVRES_API bool iomem_is_exclusive(uint64_t addr);
  * One line per range below @root, "start-end : name", in hexadecimal,
  * indented by two spaces per level, as /proc/iomem and /proc/ioports.
  *
+ * The tree is read under its lock and written to @f after it is let go,
+ * so @f may block or call back into the library (a fopencookie() writer).
+ *
  * Context: any thread; takes the tree's lock.
- * Return: the number of lines printed, or -EINVAL for NULL arguments.
+ * Return: the number of lines printed; -EINVAL for NULL arguments; -ENOMEM
+ * when the copy cannot be made.
  */
 DEVRES_API int resource_dump(const struct resource *root, FILE *f);
 

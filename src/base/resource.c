@@ -734,14 +734,26 @@ bool iomem_is_exclusive(uint64_t addr)
 	return ret;
 }
 
+/*
+ * Printed into memory under the tree's lock, then to @f without it: a
+ * FILE may block (a full pipe) or call back into the program (a
+ * fopencookie() writer that claims a region), which under the lock would
+ * stall every tree call or deadlock on it.
+ */
 int resource_dump(const struct resource *root, FILE *f)
 {
 	int width, lines = 0;
 	const struct resource *p, *q;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *mem;
 
 	if (devres__arg_bad(NULL, root, __func__, "resource") ||
 	    devres__arg_bad(NULL, f, __func__, "FILE"))
 		return -EINVAL;
+	mem = open_memstream(&buf, &size);
+	if (!mem)
+		return -ENOMEM;
 	width = root->end < 0x10000 ? 4 : 8;
 	pthread_mutex_lock(&tree_lock);
 	for (p = root->child; p; p = next_res(root, p)) {
@@ -749,12 +761,19 @@ int resource_dump(const struct resource *root, FILE *f)
 
 		for (q = p->parent; q && q != root; q = q->parent)
 			depth++;
-		fprintf(f, "%*s%0*" PRIx64 "-%0*" PRIx64 " : %s\n", depth * 2,
+		fprintf(mem, "%*s%0*" PRIx64 "-%0*" PRIx64 " : %s\n", depth * 2,
 			"", width, p->start, width, p->end,
 			p->name ? p->name : "<BAD>");
 		lines++;
 	}
 	pthread_mutex_unlock(&tree_lock);
+	if (fclose(mem)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	if (size)
+		(void)fwrite(buf, 1, size, f);
+	free(buf);
 	return lines;
 }
 
