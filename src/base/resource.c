@@ -187,7 +187,8 @@ static bool is_region(const struct resource *res);
 struct lifted {
 	unsigned int n;
 	resource_size_t start, end, old_start, old_end;
-	char name[48], old_name[48];
+	char name[48];
+	char old_name[48];
 };
 
 /* Moves the regions below *@pp (not those inside one) onto @list. */
