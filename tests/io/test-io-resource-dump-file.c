@@ -118,7 +118,7 @@ static void *dumper(void *arg)
 static int full_pipe(int lines)
 {
 	struct dump_arg d = { 0 };
-	char sink[4096];
+	char sink[4096] = { 0 };
 	pthread_t t;
 	int fds[2], ret = 0, fl;
 
