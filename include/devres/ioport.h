@@ -224,8 +224,11 @@ DEVRES_API struct resource *devres_ioport_resource(void);
  *
  * Context: any thread; takes the tree's lock.
  * Return: NULL on success; @root when @new_res is empty, inverted or not
- * inside it; otherwise the child @new_res overlaps. ERR_PTR(-EINVAL), with
- * a WARN, for a bad @root or @new_res pointer (NULL, ERR_PTR, first page).
+ * inside it; @new_res itself, with a WARN, when it is already in a tree, is
+ * a root (iomem_resource, ioport_resource), or is @root or a range above
+ * it (it would be its own descendant);
+ * otherwise the child @new_res overlaps. ERR_PTR(-EINVAL), with a WARN,
+ * for a bad @root or @new_res pointer (NULL, ERR_PTR, first page).
  */
 DEVRES_API struct resource *request_resource_conflict(struct resource *root,
 						      struct resource *new_res);
@@ -257,7 +260,8 @@ DEVRES_API int request_resource(struct resource *root,
  * Context: any thread; takes the tree's lock.
  * Return: NULL on success; otherwise the range @new_res partly overlaps
  * (or @parent, when @new_res is not inside it; or @new_res itself, with a
- * WARN, when it is already in the tree). ERR_PTR(-EINVAL), with a WARN,
+ * WARN, when it is already in the tree, is a root, or is @parent or a
+ * range above it). ERR_PTR(-EINVAL), with a WARN,
  * for a bad @parent or @new_res pointer (NULL, ERR_PTR, first page).
  */
 DEVRES_API struct resource *insert_resource_conflict(struct resource *parent,
@@ -283,8 +287,11 @@ DEVRES_API int insert_resource(struct resource *parent,
  * @old: a range inserted by request_resource() or insert_resource(), or
  *       a region of request_region() and the like
  *
- * The ranges nested inside @old stay its children, out of the tree with it.
- * A region of request_region() or request_mem_region() is no longer
+ * The ranges nested inside @old stay its children, out of the tree with it,
+ * but for the busy regions of request_region() and the like: still
+ * claimed, they stay in the tree, lifted into @old's parent, with a WARN
+ * (the kernel leaves them pointing into @old; here their owners give
+ * them back as usual). A region of request_region() or request_mem_region() is no longer
  * claimed and is the caller's, to give to free() (as the kernel's
  * release_and_free_resource() does). One of a managed request
  * (devm_request_region(), devm_request_mem_region()) is released at the
@@ -424,8 +431,12 @@ DEVRES_API bool iomem_is_exclusive(uint64_t addr);
  * One line per range below @root, "start-end : name", in hexadecimal,
  * indented by two spaces per level, as /proc/iomem and /proc/ioports.
  *
+ * The tree is read under its lock and written to @f after it is let go,
+ * so @f may block or call back into the library (a fopencookie() writer).
+ *
  * Context: any thread; takes the tree's lock.
- * Return: the number of lines printed, or -EINVAL for NULL arguments.
+ * Return: the number of lines printed; -EINVAL for NULL arguments; -ENOMEM
+ * when the copy cannot be made.
  */
 DEVRES_API int resource_dump(const struct resource *root, FILE *f);
 
@@ -437,7 +448,9 @@ DEVRES_API int resource_dump(const struct resource *root, FILE *f);
  *       it)
  *
  * request_resource() of @new_res under @root, recorded against @dev: the range
- * is released with the device's resources or with devm_release_resource().
+ * is released with the device's resources or with devm_release_resource(),
+ * as release_resource() does (busy regions still claimed inside it stay in
+ * the tree, with a WARN).
  *
  * Context: any thread. A fault-injection point.
  * Return: 0; -EBUSY when @new_res does not fit; -ENOMEM; -EINVAL (with a WARN)

@@ -92,6 +92,23 @@ static bool in_tree(const struct resource *res)
 	return false;
 }
 
+/*
+ * Whether @new is in a tree already: listed by its parent, a root (the
+ * tree itself), or @root or a range above it, where it would become its
+ * own descendant and every walk of the tree would go round for ever.
+ */
+static bool placed(const struct resource *new, const struct resource *root)
+{
+	const struct resource *q;
+
+	if (in_tree(new) || new == &iomem_root || new == &ioport_root)
+		return true;
+	for (q = root; q; q = q->parent)
+		if (q == new)
+			return true;
+	return false;
+}
+
 /* Adds @new as a child of @root; NULL, or what is in the way. */
 static struct resource *add_leaf(struct resource *root, struct resource *new)
 {
@@ -122,7 +139,7 @@ static struct resource *insert_locked(struct resource *parent,
 {
 	struct resource **pp, *p, *last;
 
-	if (in_tree(new))
+	if (placed(new, parent))
 		return new;
 	if (new->end < new->start)
 		return parent;
@@ -159,10 +176,73 @@ static struct resource *insert_locked(struct resource *parent,
 	return NULL;
 }
 
-/* Unlinks @old; its children go with it, or take its place. */
-static int unlink_locked(struct resource *old, bool keep_children)
+static bool is_region(const struct resource *res);
+
+/*
+ * The busy regions of request_region() and the like that a range leaving
+ * the tree with its children had below it: the library's, not the
+ * caller's, they stay claimed, lifted into its parent. The first one is
+ * copied under the tree's lock for the WARN.
+ */
+struct lifted {
+	unsigned int n;
+	resource_size_t start, end, old_start, old_end;
+	char name[48];
+	char old_name[48];
+};
+
+/* Moves the regions below *@pp (not those inside one) onto @list. */
+static void take_regions(struct resource **pp, struct resource **list)
 {
-	struct resource **pp, *c;
+	struct resource *p;
+
+	while ((p = *pp)) {
+		if (is_region(p)) {
+			*pp = p->sibling;
+			p->sibling = *list;
+			*list = p;
+			continue;
+		}
+		take_regions(&p->child, list);
+		pp = &p->sibling;
+	}
+}
+
+/*
+ * Puts the regions of @list in @parent, where @old was: inside its range,
+ * apart from each other, they fit. Fills @lift.
+ */
+static void lift_regions(struct resource *parent, struct resource *list,
+			 struct lifted *lift)
+{
+	struct resource *next;
+
+	for (; list; list = next) {
+		next = list->sibling;
+		if (!lift->n++) {
+			lift->start = list->start;
+			lift->end = list->end;
+			snprintf(lift->name, sizeof(lift->name), "%s",
+				 list->name ? list->name : "region");
+		}
+		list->parent = NULL;
+		list->sibling = NULL;
+		(void)add_leaf(parent, list);
+	}
+}
+
+/*
+ * Unlinks @old; its children go with it, or take its place. Going with
+ * it, a busy region of request_region() and the like would be lost: out
+ * of the tree while still claimed, its range free to claim again, its
+ * release finding nothing, its parent pointer into the caller's storage
+ * of @old (which the kernel's release_and_free_resource() frees). It stays
+ * in the tree instead, counted in @lift (NULL only with @keep_children).
+ */
+static int unlink_locked(struct resource *old, bool keep_children,
+			 struct lifted *lift)
+{
+	struct resource **pp, *c, *regions_below = NULL, *parent;
 
 	if (!old->parent)
 		return -EINVAL;
@@ -170,6 +250,9 @@ static int unlink_locked(struct resource *old, bool keep_children)
 		;
 	if (!*pp)
 		return -EINVAL;
+	parent = old->parent;
+	if (!keep_children)
+		take_regions(&old->child, &regions_below);
 	if (keep_children && old->child) {
 		for (c = old->child;; c = c->sibling) {
 			c->parent = old->parent;
@@ -184,7 +267,28 @@ static int unlink_locked(struct resource *old, bool keep_children)
 	}
 	old->parent = NULL;
 	old->sibling = NULL;
+	if (!regions_below)
+		return 0;
+	lift_regions(parent, regions_below, lift);
+	lift->old_start = old->start;
+	lift->old_end = old->end;
+	snprintf(lift->old_name, sizeof(lift->old_name), "%s",
+		 old->name ? old->name : "resource");
 	return 0;
+}
+
+/* The WARN of a range that left the tree with regions below it. */
+static void warn_lifted(const struct lifted *lift, const char *func)
+{
+	if (!lift->n)
+		return;
+	devres__warn(NULL, func,
+		     "%s [%#llx-%#llx] holds busy region %s [%#llx-%#llx]"
+		     " (%u in all): left claimed in its parent",
+		     lift->old_name, (unsigned long long)lift->old_start,
+		     (unsigned long long)lift->old_end, lift->name,
+		     (unsigned long long)lift->start,
+		     (unsigned long long)lift->end, lift->n);
 }
 
 /* A tree call's two resources, and the name it would print. */
@@ -205,7 +309,7 @@ struct resource *request_resource_conflict(struct resource *root,
 	if (tree_args_bad(root, new_res, __func__))
 		return ERR_PTR(-EINVAL);
 	pthread_mutex_lock(&tree_lock);
-	conflict = in_tree(new_res) ? new_res : add_leaf(root, new_res);
+	conflict = placed(new_res, root) ? new_res : add_leaf(root, new_res);
 	pthread_mutex_unlock(&tree_lock);
 	if (conflict == new_res)
 		devres__warn(NULL, __func__, "%s is already in the tree",
@@ -242,8 +346,6 @@ int insert_resource(struct resource *parent, struct resource *new_res)
 		return -EINVAL;
 	return insert_resource_conflict(parent, new_res) ? -EBUSY : 0;
 }
-
-static bool is_region(const struct resource *res);
 
 /* The region whose range @res is (request_region() and the like), or NULL. */
 static struct region *region_of_locked(const struct resource *res)
@@ -289,6 +391,7 @@ static int unlink_res(struct resource *old, bool keep_children,
 {
 	struct devres__hand hand, ohand;
 	struct devres__owned_res *o = NULL;
+	struct lifted lift = { 0 };
 	const struct resource *p;
 	struct region *r;
 	bool owned_reg = false;
@@ -315,7 +418,7 @@ static int unlink_res(struct resource *old, bool keep_children,
 		}
 	}
 	if (!ret)
-		ret = unlink_locked(old, keep_children);
+		ret = unlink_locked(old, keep_children, &lift);
 	if (!ret && r) {
 		r->prev->next = r->next;
 		r->next->prev = r->prev;
@@ -332,6 +435,7 @@ static int unlink_res(struct resource *old, bool keep_children,
 			     (unsigned long long)old->end, pid);
 	if (o)
 		devres__warn_hand(&ohand, func, "a resource");
+	warn_lifted(&lift, func);
 	if (!ret && r)
 		devres__ledger_add(DL_REGIONS, -1);
 	if (owned_reg) {
@@ -368,7 +472,7 @@ struct resource *devres__request_owned(struct resource *root,
 	struct resource *conflict;
 
 	pthread_mutex_lock(&tree_lock);
-	conflict = in_tree(o->res) ? o->res : add_leaf(root, o->res);
+	conflict = placed(o->res, root) ? o->res : add_leaf(root, o->res);
 	if (!conflict) {
 		o->next = &owned_ranges;
 		o->prev = owned_ranges.prev;
@@ -389,12 +493,15 @@ struct resource *devres__request_owned(struct resource *root,
 
 void devres__release_owned(struct devres__owned_res *o)
 {
+	struct lifted lift = { 0 };
+
 	pthread_mutex_lock(&tree_lock);
 	if (o->next) {
 		unlist_owned(o);
-		(void)unlink_locked(o->res, false);
+		(void)unlink_locked(o->res, false, &lift);
 	}
 	pthread_mutex_unlock(&tree_lock);
+	warn_lifted(&lift, "devm_request_resource");
 }
 
 struct resource *devres__request_region(struct resource *parent,
@@ -463,7 +570,11 @@ static bool is_region(const struct resource *res)
 
 /*
  * The busy region of request_region() and the like that is exactly
- * [start, end] in @parent, or NULL. The tree's lock held.
+ * [start, end] in @parent, or NULL. The tree's lock held. Any range that
+ * holds it and is not a region is gone through, busy or not: a caller's
+ * own IORESOURCE_BUSY range put over a region with insert_resource() does
+ * not hide it from its owner's release (the kernel's stops there, and the
+ * region is never freed).
  */
 static struct region *busy_region_locked(const struct resource *parent,
 					 resource_size_t start,
@@ -476,11 +587,11 @@ static struct region *busy_region_locked(const struct resource *parent,
 			p = p->sibling;
 			continue;
 		}
-		if (!(p->flags & IORESOURCE_BUSY)) {
+		if (!is_region(p)) {
 			p = p->child;
 			continue;
 		}
-		if (p->start != start || p->end != end || !is_region(p))
+		if (p->start != start || p->end != end)
 			return NULL;
 		return container_of(p, struct region, res);
 	}
@@ -517,7 +628,7 @@ bool devres__release_region(struct resource *parent, resource_size_t start,
 		return true;
 	}
 	/* Whatever was nested in it stays in the tree. */
-	unlink_locked(&r->res, true);
+	unlink_locked(&r->res, true, NULL);
 	r->prev->next = r->next;
 	r->next->prev = r->prev;
 	owned = !node && r->owner.dev;
@@ -624,14 +735,26 @@ bool iomem_is_exclusive(uint64_t addr)
 	return ret;
 }
 
+/*
+ * Printed into memory under the tree's lock, then to @f without it: a
+ * FILE may block (a full pipe) or call back into the program (a
+ * fopencookie() writer that claims a region), which under the lock would
+ * stall every tree call or deadlock on it.
+ */
 int resource_dump(const struct resource *root, FILE *f)
 {
 	int width, lines = 0;
 	const struct resource *p, *q;
+	char *buf = NULL;
+	size_t size = 0;
+	FILE *mem;
 
 	if (devres__arg_bad(NULL, root, __func__, "resource") ||
 	    devres__arg_bad(NULL, f, __func__, "FILE"))
 		return -EINVAL;
+	mem = open_memstream(&buf, &size);
+	if (!mem)
+		return -ENOMEM;
 	width = root->end < 0x10000 ? 4 : 8;
 	pthread_mutex_lock(&tree_lock);
 	for (p = root->child; p; p = next_res(root, p)) {
@@ -639,12 +762,19 @@ int resource_dump(const struct resource *root, FILE *f)
 
 		for (q = p->parent; q && q != root; q = q->parent)
 			depth++;
-		fprintf(f, "%*s%0*" PRIx64 "-%0*" PRIx64 " : %s\n", depth * 2,
+		fprintf(mem, "%*s%0*" PRIx64 "-%0*" PRIx64 " : %s\n", depth * 2,
 			"", width, p->start, width, p->end,
 			p->name ? p->name : "<BAD>");
 		lines++;
 	}
 	pthread_mutex_unlock(&tree_lock);
+	if (fclose(mem)) {
+		free(buf);
+		return -ENOMEM;
+	}
+	if (size)
+		(void)fwrite(buf, 1, size, f);
+	free(buf);
 	return lines;
 }
 
