@@ -662,7 +662,11 @@ static void pools_gone(struct device *dev)
 		return;
 	for (;;) {
 		pthread_mutex_lock(&pools_lock);
-		for (pool = live_pools; pool && pool->dev != dev;
+		/* A parent's pool, in a child of fork(), is the parent's. */
+		for (pool = live_pools;
+		     pool && (pool->dev != dev ||
+			      __atomic_load_n(&pool->pid, __ATOMIC_RELAXED) !=
+				      devres__pid_now());
 		     pool = pool->live_next)
 			;
 		if (pool)
