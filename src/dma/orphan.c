@@ -7,17 +7,22 @@
  * its final release gives each back through the call that would have
  * (the ops unmap it, the ledger drops its counts) and frees the state,
  * with one WARN, as the kernel's DMA debug says "device driver has
- * pending DMA allocations while released from device". A device made
+ * pending DMA allocations while released from device" (none when the
+ * debug check of a release reported every one already). A device made
  * again in the same memory finds none of it.
  */
 #include <errno.h>
 #include "dma-internal.h"
 
-/* The lowest mapping left, and the count of each kind. */
+/*
+ * A mapping left, and the counts of all: of each kind, and of those the
+ * debug check of a release (debug.c) has not reported already.
+ */
 struct left {
 	unsigned long n[DK_POOL + 1];
+	unsigned long unreported;
 	size_t bytes;
-	bool any;
+	bool any, reported;
 	dma_addr_t h;
 	size_t size;
 	void *cpu;
@@ -41,6 +46,8 @@ static bool first_left(struct device *dev, struct left *l)
 			l->cpu = m->cpu;
 			l->kind = m->kind;
 			l->dir = m->dir;
+			/* Its epoch moved on: that check counted it. */
+			l->reported = m->debug && m->epoch < s->epoch[m->bound];
 			found = true;
 		}
 		pthread_mutex_unlock(&s->lock);
@@ -91,6 +98,7 @@ static void dma_dev_gone(struct device *dev)
 			first = l;
 		l.any = true;
 		l.n[l.kind]++;
+		l.unreported += !l.reported;
 		l.bytes += l.size;
 		give_back(dev, &l);
 		/* Refused (it never is): left, rather than tried for ever. */
@@ -98,7 +106,8 @@ static void dma_dev_gone(struct device *dev)
 			break;
 	}
 	drop_state(dev);
-	if (l.any)
+	/* One WARN: none when debug mode's check said it all. */
+	if (l.unreported)
 		devres__warn(dev, "put_device",
 			     "device driver has pending DMA allocations while "
 			     "released from device: %lu coherent buffer(s), "

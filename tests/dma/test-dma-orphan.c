@@ -4,11 +4,12 @@
  * A device whose last put_device() runs with unmanaged DMA state live:
  * each kind of state (a coherent buffer, a streaming mapping, a pool
  * never destroyed, empty or with a block out, all of them at once) x what
- * comes after the release (the same memory initialized as a new device;
- * a device on the heap, freed by its release, whose pool handle the
- * driver calls after). Each cell, in a child of its own under alarm():
+ * comes after the release (the same memory initialized as a new device,
+ * DMA debug off and on; a device on the heap, freed by its release, whose
+ * pool handle the driver calls after). Each cell, in a child of its own under alarm():
  * the release gives everything back with one WARN per table naming the
- * device and what was left (the DMA state's, the pools'), the ledger is
+ * device and what was left (the DMA state's, the pools'; in debug mode
+ * the check of the release reports the mappings, once), the ledger is
  * back at its baseline, the new device at the same address finds none of
  * the old one's mappings, and a call on the pool's handle is refused
  * with a WARN, never a read of the freed device. The cells run again in
@@ -46,15 +47,18 @@ static const char *const kind_name[NR_KINDS] = {
 enum after {
 	REINIT,
 	HEAP,
+	DEBUG,
 	NR_AFTER
 };
 static const char *const after_name[NR_AFTER] = {
 	"same memory initialized again",
 	"heap device freed, pool handle used",
+	"DMA debug on, same memory initialized again",
 };
 
 #define DMA_WARN "pending DMA allocations while released from device"
 #define POOL_WARN "DMA pool(s) never destroyed"
+#define DEBUG_WARN "still live at device release"
 
 #define CHECK(c)                                                               \
 	do {                                                                   \
@@ -103,17 +107,22 @@ static int make(struct device *dev, enum kind k, struct made *m)
 	return 0;
 }
 
-/* The captured WARN lines that name @dev and "put_device" and say @why. */
-static int warns_saying(const char *dev, const char *why)
+/* The captured WARN lines that name @dev and @func and say @why. */
+static int warns_by(const char *dev, const char *func, const char *why)
 {
 	char head[96];
 	int n = 0;
 
-	snprintf(head, sizeof(head), "WARNING: %s: put_device: ", dev);
+	snprintf(head, sizeof(head), "WARNING: %s: %s: ", dev, func);
 	for (int i = 0; i < cap.n && i < CAP_LINES; i++)
 		n += !strncmp(cap.line[i], head, strlen(head)) &&
 		     strstr(cap.line[i], why);
 	return n;
+}
+
+static int warns_saying(const char *dev, const char *why)
+{
+	return warns_by(dev, "put_device", why);
 }
 
 static int cell(int row, int col)
@@ -121,6 +130,13 @@ static int cell(int row, int col)
 	enum kind k = (enum kind)row;
 	bool maps = k == COHERENT || k == SINGLE || k == ALL;
 	bool pools = k == POOL_EMPTY || k == POOL_BUSY || k == ALL;
+	/*
+	 * In debug mode the check of the device's release reports what is
+	 * mapped (a busy pool's chunk too), and the final release adds no
+	 * second WARN of it.
+	 */
+	bool debug = col == DEBUG;
+	bool reported = debug && (maps || k == POOL_BUSY);
 	struct devres_ledger base, now;
 	struct made m = { 0 };
 	struct device *dev;
@@ -129,7 +145,8 @@ static int cell(int row, int col)
 	alarm(10);
 	released = 0;
 	devres_ledger_snapshot(&base);
-	if (col == REINIT) {
+	devres_set_dma_debug(debug);
+	if (col != HEAP) {
 		dev = &slot;
 		memset(dev, 0, sizeof(*dev));
 		dev->release = slot_release;
@@ -145,15 +162,16 @@ static int cell(int row, int col)
 	put_device(dev);
 	devres_set_log_sink(NULL, NULL);
 	/* One WARN per table with something left, and nothing else. */
-	CHECK(count_prefix("WARNING: ") == maps + pools);
-	CHECK(devres_warn_count() - warns == maps + pools);
-	CHECK(warns_saying("orphan-dev", DMA_WARN) == maps);
+	CHECK(count_prefix("WARNING: ") == (maps || reported) + pools);
+	CHECK(devres_warn_count() - warns == (maps || reported) + pools);
+	CHECK(warns_saying("orphan-dev", DMA_WARN) == (maps && !debug));
+	CHECK(warns_by("orphan-dev", "dma-debug", DEBUG_WARN) == reported);
 	CHECK(warns_saying("orphan-dev", POOL_WARN) == pools);
 	devres_ledger_snapshot(&now);
 	CHECK(!devres_ledger_diff(&base, &now, stderr));
 
 	start_capture();
-	if (col == REINIT) {
+	if (col != HEAP) {
 		/* Released, not zeroed: initialized again as a new device. */
 		CHECK(released == 1);
 		device_initialize(dev);
@@ -175,6 +193,7 @@ static int cell(int row, int col)
 	CHECK(!m.pool || strstr(cap.line[0], "destroyed"));
 	devres_ledger_snapshot(&now);
 	CHECK(!devres_ledger_diff(&base, &now, stderr));
+	devres_set_dma_debug(false);
 	return 0;
 }
 
