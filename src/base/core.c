@@ -379,6 +379,7 @@ struct releasing {
 	struct device *parent;
 	char *name;
 	bool in_release; /* ->release is running */
+	bool hooked;	 /* the subsystems' hooks have run */
 	struct devres__frame f;
 	char label[64];
 };
@@ -388,6 +389,11 @@ static void release_rest(struct releasing *r)
 {
 	struct device *dev = r->dev;
 
+	/* What subsystems keep outside the list: once, the device usable. */
+	if (!r->hooked) {
+		r->hooked = true;
+		devres__dev_hooks_run(dev);
+	}
 	devres__index_free(dev);
 	free(dev->p);
 	dev->p = NULL;

@@ -255,6 +255,8 @@ HIDDEN void devres__pages_put(void *p, unsigned int order);
 
 /* index.c: frees the table a device keeps between lookups, at its end. */
 HIDDEN void devres__index_free(struct device *dev);
+/* dev-hooks.c: the armed hooks of subsys.h, at @dev's final release. */
+HIDDEN void devres__dev_hooks_run(struct device *dev);
 
 HIDDEN void devres__bug(const struct device *dev, const char *func,
 			const char *fmt, ...) DEVRES_PRINTF(3, 4)

@@ -1128,6 +1128,25 @@ HIDDEN int devres__own_fd_next(unsigned int lo, unsigned int hi,
 HIDDEN void devres__own_fd_warn(const char *func,
 				const struct devres__own_seen *s);
 
+/*
+ * dev-hooks.c: what a subsystem keeps for a device outside its list of
+ * resources, unmanaged (a DMA state with live mappings, a DMA pool), is
+ * dropped at the device's final release, before its ->release: the
+ * subsystem arms its hook (@gone) at the first such state it makes, and
+ * each release calls the armed hooks in rank order, with @dev still
+ * usable by the subsystem's calls. A hook that finds something of @dev's
+ * gives it all back and WARNs once, naming the device and what was left;
+ * it finds nothing fast. Arming again does nothing.
+ */
+enum devres__dev_hook_rank {
+	DEVRES_DEV_HOOK_DMA_POOLS, /* dma/pool.c: before the mappings */
+	DEVRES_DEV_HOOK_DMA,	   /* dma/orphan.c: the DMA state */
+	DEVRES_DEV_HOOK_NR,
+};
+
+HIDDEN void devres__dev_hook_arm(enum devres__dev_hook_rank rank,
+				 void (*gone)(struct device *dev));
+
 #include "handle.h"
 #include "growtab.h"
 #include "tslots.h"

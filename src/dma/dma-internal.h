@@ -162,6 +162,19 @@ typedef void (*dma_owed_t)(void *arg);
  */
 HIDDEN void devres__dma_forget_owed(struct dma_dev *s, struct dma_map *m,
 				    dma_owed_t owed, void *arg);
+/*
+ * dma_unmap_single() or dma_unmap_page() (@kind) in @func's name, for
+ * orphan.c; @dev must pass devres__dev_ok().
+ */
+HIDDEN void devres__dma_unmap_streaming(struct device *dev, dma_addr_t addr,
+					size_t size,
+					enum dma_data_direction dir,
+					enum dma_kind kind, const char *func);
+/*
+ * orphan.c: arms the device's release to give back what a state left
+ * (unmanaged buffers and mappings), with one WARN, and free it.
+ */
+HIDDEN void devres__dma_orphan_arm(void);
 /* After the state's lock is dropped: frees an orphan left empty. */
 HIDDEN void devres__dma_put_orphan(struct device *dev, struct dma_dev *s);
 

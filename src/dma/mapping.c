@@ -14,7 +14,8 @@
  * added before any managed buffer that uses the state, so those buffers are
  * released first. If unmanaged mappings are still live at that release, the
  * state is not freed (their handles must stay valid for their unmap): it
- * becomes an orphan, freed by the unmap that empties it. A process-wide
+ * becomes an orphan, freed by the unmap that empties it, or at the latest
+ * by the device's final release (orphan.c). A process-wide
  * rwlock keeps a state alive while a call uses it: users hold the read side
  * from lookup to last use; freeing takes the write side. No WARN is printed
  * with a lock held, so a log sink may call back into the library.
@@ -118,6 +119,8 @@ static struct dma_dev *make_state(struct device *dev, int *ret_err)
 		*ret_err = -ENOMEM;
 		return NULL;
 	}
+	/* What the state may outlive, the device's release drops. */
+	devres__dma_orphan_arm();
 	pthread_mutex_init(&s->lock, NULL);
 	s->dev = dev;
 	s->seed = (uint32_t)(uintptr_t)s | 1u;
@@ -589,9 +592,9 @@ static void unmap_tail(void *arg)
 		devres__warn(o->dev, o->func, "%s", o->why);
 }
 
-static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
-			    enum dma_data_direction dir, enum dma_kind kind,
-			    const char *func)
+void devres__dma_unmap_streaming(struct device *dev, dma_addr_t addr,
+				 size_t size, enum dma_data_direction dir,
+				 enum dma_kind kind, const char *func)
 {
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
 	struct unmap_owed o = { .dev = dev, .func = func };
@@ -666,13 +669,13 @@ static void unmap_streaming(struct device *dev, dma_addr_t addr, size_t size,
 void dma_unmap_single(struct device *dev, dma_addr_t addr, size_t size,
 		      enum dma_data_direction dir)
 {
-	unmap_streaming(dev, addr, size, dir, DK_SINGLE, __func__);
+	devres__dma_unmap_streaming(dev, addr, size, dir, DK_SINGLE, __func__);
 }
 
 void dma_unmap_page(struct device *dev, dma_addr_t addr, size_t size,
 		    enum dma_data_direction dir)
 {
-	unmap_streaming(dev, addr, size, dir, DK_PAGE, __func__);
+	devres__dma_unmap_streaming(dev, addr, size, dir, DK_PAGE, __func__);
 }
 
 /*

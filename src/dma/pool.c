@@ -50,6 +50,8 @@ struct chunk {
 
 struct dma_pool {
 	bool live; /* not yet taken for its destroy; under pools_lock */
+	/* The live pools, for their device's release; under pools_lock. */
+	struct dma_pool *live_next, **live_pprev;
 	bool dead; /* destroyed; under lock */
 	void *handle;
 	char name[32];
@@ -71,6 +73,7 @@ static struct devres__handles pool_handles = {
 	.size = sizeof(struct dma_pool),
 };
 static pthread_mutex_t pools_lock = PTHREAD_MUTEX_INITIALIZER;
+static struct dma_pool *live_pools; /* under pools_lock; loaded atomic */
 
 /* Chunks left busy by a destroyed pool: kept reachable, never reused. */
 static struct chunk *leaked;
@@ -81,6 +84,19 @@ __attribute__((constructor)) static void leaked_atfork(void)
 {
 	devres__atfork_mutex(DEVRES_FORK_DMA_POOLS, &pools_lock);
 	devres__atfork_mutex(DEVRES_FORK_DMA_POOL, &leaked_lock);
+}
+
+static void pools_gone(struct device *dev);
+
+/* Takes @pool off the live list, for its destroy; pools_lock held. */
+static void live_unlink(struct dma_pool *pool)
+{
+	pool->live = false;
+	*pool->live_pprev = pool->live_next;
+	if (pool->live_next)
+		pool->live_next->live_pprev = pool->live_pprev;
+	pool->live_next = NULL;
+	pool->live_pprev = NULL;
 }
 
 static bool pow2(size_t x)
@@ -179,6 +195,8 @@ static struct dma_pool *pool_create(const char *name, struct device *dev,
 		h = devres__handle_new(&pool_handles, (void **)&pool, &used);
 	if (!h)
 		return NULL;
+	/* What the pool may outlive, the device's release destroys. */
+	devres__dev_hook_arm(DEVRES_DEV_HOOK_DMA_POOLS, pools_gone);
 	if (!used)
 		pthread_mutex_init(&pool->lock, NULL);
 	/*
@@ -209,6 +227,11 @@ static struct dma_pool *pool_create(const char *name, struct device *dev,
 	pthread_mutex_lock(&pools_lock);
 	pool->owner = owner ? *owner : (struct devres__owner){ 0 };
 	pool->live = true;
+	pool->live_next = live_pools;
+	if (live_pools)
+		live_pools->live_pprev = &pool->live_next;
+	pool->live_pprev = &live_pools;
+	__atomic_store_n(&live_pools, pool, __ATOMIC_RELAXED);
 	if (owner) {
 		*(struct dma_pool **)owner->node = h;
 		devres__owner_add(owner);
@@ -523,7 +546,7 @@ static struct dma_pool *pool_take(const struct dma_pool *h, const void *node,
 	    (!pool->live || (node && !devres__owned_by(&pool->owner, node))))
 		pool = NULL;
 	if (pool) {
-		pool->live = false;
+		live_unlink(pool);
 		*ret_owned = !node && pool->owner.dev;
 		if (*ret_owned)
 			devres__disown(&pool->owner, hand);
@@ -537,6 +560,7 @@ struct destroying {
 	struct dma_pool *pool;
 	size_t i; /* the chunk in hand */
 	unsigned long busy;
+	bool dev_gone; /* the device's release: busy chunks freed, no WARN */
 };
 
 static void destroy_ended(void *arg);
@@ -550,9 +574,9 @@ static void destroy_chunks(struct destroying *d)
 	for (; d->i < pool->nchunks; d->i++) {
 		struct chunk *c = pool->chunks[d->i];
 
-		if (c->nbusy) {
+		d->busy += c->nbusy;
+		if (c->nbusy && !d->dev_gone) {
 			/* The device may still use it: leak it, reachable. */
-			d->busy += c->nbusy;
 			devres__dma_disown(pool->dev, c->dma);
 			/* Unlinked: out of the table, left mapped. */
 			if (c->recorded)
@@ -580,7 +604,7 @@ static void destroy_finish(struct destroying *d)
 	pool->offs = NULL;
 	pthread_mutex_unlock(&pool->lock);
 	/* Unlocked: a sink may call the pool (it is dead by now). */
-	if (d->busy)
+	if (d->busy && !d->dev_gone)
 		devres__warn(pool->dev, "dma_pool_destroy",
 			     "pool %s destroyed with %lu busy block(s), leaked",
 			     pool->name, d->busy);
@@ -606,15 +630,60 @@ static void destroy_ended(void *arg)
 	destroy_finish(d);
 }
 
-static void destroy(struct dma_pool *pool)
+static unsigned long destroy_as(struct dma_pool *pool, bool dev_gone)
 {
-	struct destroying d = { .pool = pool };
+	struct destroying d = { .pool = pool, .dev_gone = dev_gone };
 
 	/* Calls that got past pool_get() find it dead once they lock. */
 	pthread_mutex_lock(&pool->lock);
 	pool->dead = true;
 	destroy_chunks(&d);
 	destroy_finish(&d);
+	return d.busy;
+}
+
+static void destroy(struct dma_pool *pool)
+{
+	(void)destroy_as(pool, false);
+}
+
+/*
+ * The device's final release: its pools never destroyed go now, their
+ * chunks freed, busy blocks too (the device is gone: nothing may use
+ * them), with one WARN. A handle kept is refused from then on.
+ */
+static void pools_gone(struct device *dev)
+{
+	unsigned long n = 0, busy = 0;
+	char first[sizeof(((struct dma_pool *)0)->name)] = "";
+	struct dma_pool *pool;
+
+	if (likely(!__atomic_load_n(&live_pools, __ATOMIC_RELAXED)))
+		return;
+	for (;;) {
+		pthread_mutex_lock(&pools_lock);
+		/* A parent's pool, in a child of fork(), is the parent's. */
+		for (pool = live_pools;
+		     pool && (pool->dev != dev ||
+			      __atomic_load_n(&pool->pid, __ATOMIC_RELAXED) !=
+				      devres__pid_now());
+		     pool = pool->live_next)
+			;
+		if (pool)
+			live_unlink(pool);
+		pthread_mutex_unlock(&pools_lock);
+		if (!pool)
+			break;
+		if (!n++)
+			snprintf(first, sizeof(first), "%s", pool->name);
+		busy += destroy_as(pool, true);
+	}
+	if (n)
+		devres__warn(dev, "put_device",
+			     "device released with %lu DMA pool(s) never "
+			     "destroyed (first: %s), %lu block(s) busy: "
+			     "destroyed",
+			     n, first, busy);
 }
 
 void dma_pool_destroy(struct dma_pool *h)
