@@ -78,11 +78,12 @@ int devres__dev_in_use(struct device *dev, const char *func)
 	const char *why;
 	int err;
 
-	if (dev->magic == DEVRES_DEV_MAGIC && !devres__dev_mine(dev)) {
+	if (devres__dev_magic(dev) == DEVRES_DEV_MAGIC &&
+	    !devres__dev_mine(dev)) {
 		devres__dev_foreign_warn(dev, func);
 		return -ECHILD;
 	}
-	if (dev->magic == DEVRES_DEV_MAGIC &&
+	if (devres__dev_magic(dev) == DEVRES_DEV_MAGIC &&
 	    __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED) <= 0) {
 		devres__state_warn(dev, func, "device is being released");
 		return -ENODEV;
@@ -984,7 +985,7 @@ static const char *driver_string(const struct device *dev)
 {
 	const struct device_driver *drv;
 
-	if (dev->magic != DEVRES_DEV_MAGIC)
+	if (devres__dev_magic(dev) != DEVRES_DEV_MAGIC)
 		return "";
 	drv = __atomic_load_n(&dev->driver, __ATOMIC_ACQUIRE);
 	if (drv && drv->name)

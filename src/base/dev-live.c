@@ -23,7 +23,7 @@ static enum devres_liveobj_state dev_live_state(void *obj)
 
 	dm_lock();
 	dp = dev->p;
-	live = dev->magic == DEVRES_DEV_MAGIC && dp && !dp->dead;
+	live = devres__dev_magic(dev) == DEVRES_DEV_MAGIC && dp && !dp->dead;
 	dm_unlock();
 	return live ? DEVRES_LIVEOBJ_SELF : DEVRES_LIVEOBJ_IDLE;
 }

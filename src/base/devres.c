@@ -36,7 +36,7 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 		if (devres__vfork_refused(dev, func))
 			return false;
 		if (likely(!devres__ptr_bad(dev) &&
-			   dev->magic == DEVRES_DEV_MAGIC &&
+			   devres__dev_magic(dev) == DEVRES_DEV_MAGIC &&
 			   devres__dev_mine(dev)))
 			return true;
 	}
@@ -46,8 +46,8 @@ bool devres__dev_bad(const struct device *dev, const char *func)
 	}
 	if (unlikely(devres__ptr_bad(dev)))
 		return !devres__arg_warn(NULL, func, "device", dev);
-	if (unlikely(dev->magic != DEVRES_DEV_MAGIC)) {
-		bool dead = dev->magic == DEVRES_DEV_DEAD;
+	if (unlikely(devres__dev_magic(dev) != DEVRES_DEV_MAGIC)) {
+		bool dead = devres__dev_magic(dev) == DEVRES_DEV_DEAD;
 
 		devres__warn(dev, func, "device %s",
 			     dead ? "already released (state: released)"

@@ -183,6 +183,16 @@ static inline bool devres__dev_other_copy(const struct device *dev)
 	return devres__dev_pid(dev) == devres__pid_now();
 }
 
+/*
+ * @dev's magic word, read as the atomic it is: two threads may initialize
+ * the same memory at once, one claiming it by a compare-and-swap while the
+ * other reads it here (a plain load on every architecture).
+ */
+static inline unsigned int devres__dev_magic(const struct device *dev)
+{
+	return __atomic_load_n(&dev->magic, __ATOMIC_RELAXED);
+}
+
 HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);
 /* The WARN for @dev, initialized by another process or copy of the library. */
 HIDDEN void devres__dev_foreign_warn(const struct device *dev,
@@ -194,7 +204,8 @@ HIDDEN void devres__dev_foreign_warn(const struct device *dev,
  */
 static inline int devres__dev_err(const struct device *dev)
 {
-	return !devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC &&
+	return !devres__ptr_bad(dev) &&
+			       devres__dev_magic(dev) == DEVRES_DEV_MAGIC &&
 			       !devres__dev_mine(dev)
 		       ? -ECHILD
 		       : -EINVAL;
@@ -204,7 +215,8 @@ static inline int devres__dev_err(const struct device *dev)
 static DEVRES_INLINE bool devres__dev_ok(const struct device *dev,
 					 const char *func)
 {
-	if (likely(!devres__ptr_bad(dev) && dev->magic == DEVRES_DEV_MAGIC &&
+	if (likely(!devres__ptr_bad(dev) &&
+		   devres__dev_magic(dev) == DEVRES_DEV_MAGIC &&
 		   devres__dev_mine(dev) && !devres__vfork_maybe()))
 		return true;
 	return devres__dev_bad(dev, func);
