@@ -31,36 +31,10 @@
 #include <devres/posix.h>
 #include "testlib.h"
 
-#define NPAGES 12
-#define RW (PROT_READ | PROT_WRITE)
-#define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
+#include "mmap-pages.h"
 
-static size_t pg;
-static char *res;   /* the reservation */
 static char *moved; /* where a case moved pages to, or NULL */
 static size_t moved_len;
-
-static char *at(int page)
-{
-	return res + (size_t)page * pg;
-}
-
-/* 1 when @p's page is mapped. */
-static int mapped(const void *p)
-{
-	unsigned char v;
-
-	return mincore((void *)p, pg, &v) == 0;
-}
-
-static void devm_at(int page, int n)
-{
-	void *p = devm_mmap(&tdev, at(page), (size_t)n * pg, RW,
-			    ANON | MAP_FIXED, -1, 0);
-
-	assert_false(IS_ERR(p));
-	assert_ptr_equal(p, at(page));
-}
 
 static void unmap_a(void)
 {
@@ -222,20 +196,6 @@ static const struct hand_case cases[] = {
 };
 /* clang-format on */
 
-static int in_managed(int page, unsigned int keep)
-{
-	return ((keep & 1) && page >= 1 && page <= 4) ||
-	       ((keep & 2) && page >= 6 && page <= 9);
-}
-
-static int nodes(void)
-{
-	struct devres_stats st;
-
-	devres_get_stats(&tdev, &st);
-	return (int)st.allocs;
-}
-
 static const struct hand_case *cur;
 
 /* dev_setup() makes *state the device: the case is kept here. */
@@ -250,13 +210,8 @@ static void run_case(void **state)
 	const struct hand_case *c = cur;
 
 	(void)state;
-	pg = (size_t)sysconf(_SC_PAGESIZE);
 	moved = NULL;
-	res = mmap(NULL, NPAGES * pg, RW, ANON, -1, 0);
-	assert_ptr_not_equal(res, MAP_FAILED);
-	devm_at(1, 4);
-	devm_at(6, 4);
-	assert_int_equal(nodes(), 2);
+	pages_setup();
 
 	start_capture();
 	c->call();
@@ -271,32 +226,7 @@ static void run_case(void **state)
 			assert_non_null(strstr(cap.line[i], "use "
 							    "devm_munmap()"));
 	}
-	assert_int_equal(nodes(), !!(c->keep & 1) + !!(c->keep & 2));
-
-	/* The next owner: every page not managed is its own, and written. */
-	for (int i = 0; i < NPAGES; i++) {
-		if (in_managed(i, c->keep))
-			continue;
-		if (!mapped(at(i)))
-			assert_ptr_equal(mmap(at(i), pg, RW,
-					      ANON | MAP_FIXED_NOREPLACE, -1,
-					      0),
-					 at(i));
-		memset(at(i), 0x40 + i, pg);
-	}
-	start_capture();
-	devres_release_all(&tdev);
-	expect_no_warn();
-	for (int i = 0; i < NPAGES; i++) {
-		if (in_managed(i, c->keep)) {
-			assert_false(mapped(at(i)));
-			continue;
-		}
-		assert_true(mapped(at(i)));
-		assert_int_equal(at(i)[0], 0x40 + i);
-		assert_int_equal(at(i)[pg - 1], 0x40 + i);
-	}
-	assert_int_equal(munmap(res, NPAGES * pg), 0);
+	pages_check_next_owner(c->keep);
 	if (moved)
 		assert_int_equal(munmap(moved, moved_len), 0);
 }

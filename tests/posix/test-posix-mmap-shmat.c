@@ -43,34 +43,7 @@
 #include <devres/posix.h>
 #include "testlib.h"
 
-#define NPAGES 12
-#define RW (PROT_READ | PROT_WRITE)
-#define ANON (MAP_PRIVATE | MAP_ANONYMOUS)
-
-static size_t pg;
-static char *res; /* the reservation */
-
-static char *at(int page)
-{
-	return res + (size_t)page * pg;
-}
-
-/* 1 when @p's page is mapped. */
-static int mapped(const void *p)
-{
-	unsigned char v;
-
-	return mincore((void *)p, pg, &v) == 0;
-}
-
-static void devm_at(int page, int n)
-{
-	void *p = devm_mmap(&tdev, at(page), (size_t)n * pg, RW,
-			    ANON | MAP_FIXED, -1, 0);
-
-	assert_false(IS_ERR(p));
-	assert_ptr_equal(p, at(page));
-}
+#include "mmap-pages.h"
 
 /*
  * shmat() of a new segment of @size bytes at @addr: the address it
@@ -179,20 +152,6 @@ static const struct shm_case cases[] = {
 };
 /* clang-format on */
 
-static int in_managed(int page, unsigned int keep)
-{
-	return ((keep & 1) && page >= 1 && page <= 4) ||
-	       ((keep & 2) && page >= 6 && page <= 9);
-}
-
-static int nodes(void)
-{
-	struct devres_stats st;
-
-	devres_get_stats(&tdev, &st);
-	return (int)st.allocs;
-}
-
 static const struct shm_case *cur;
 
 /* dev_setup() makes *state the device: the case is kept here. */
@@ -207,12 +166,7 @@ static void run_case(void **state)
 	const struct shm_case *c = cur;
 
 	(void)state;
-	pg = (size_t)sysconf(_SC_PAGESIZE);
-	res = mmap(NULL, NPAGES * pg, RW, ANON, -1, 0);
-	assert_ptr_not_equal(res, MAP_FAILED);
-	devm_at(1, 4);
-	devm_at(6, 4);
-	assert_int_equal(nodes(), 2);
+	pages_setup();
 
 	start_capture();
 	c->call();
@@ -229,32 +183,7 @@ static void run_case(void **state)
 							    "devm_munmap()"));
 		}
 	}
-	assert_int_equal(nodes(), !!(c->keep & 1) + !!(c->keep & 2));
-
-	/* The next owner: every page not managed is its own, and written. */
-	for (int i = 0; i < NPAGES; i++) {
-		if (in_managed(i, c->keep))
-			continue;
-		if (!mapped(at(i)))
-			assert_ptr_equal(mmap(at(i), pg, RW,
-					      ANON | MAP_FIXED_NOREPLACE, -1,
-					      0),
-					 at(i));
-		memset(at(i), 0x40 + i, pg);
-	}
-	start_capture();
-	devres_release_all(&tdev);
-	expect_no_warn();
-	for (int i = 0; i < NPAGES; i++) {
-		if (in_managed(i, c->keep)) {
-			assert_false(mapped(at(i)));
-			continue;
-		}
-		assert_true(mapped(at(i)));
-		assert_int_equal(at(i)[0], 0x40 + i);
-		assert_int_equal(at(i)[pg - 1], 0x40 + i);
-	}
-	assert_int_equal(munmap(res, NPAGES * pg), 0);
+	pages_check_next_owner(c->keep);
 }
 
 int main(void)
