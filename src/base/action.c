@@ -33,11 +33,7 @@ static int add_action(struct device *dev, void (*action)(void *), void *data,
 		devres__free_node(n);
 		return -EDEADLK;
 	}
-	if (unlikely(devres__index_add(dev, n))) {
-		unlock_dev(dev);
-		devres__free_node(n);
-		return -ENOMEM;
-	}
+	devres__index_add(dev, n);
 	add_locked(dev, n);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);

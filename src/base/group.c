@@ -94,11 +94,7 @@ void *devres_open_group(struct device *dev, void *id, gfp_t gfp)
 		free(g);
 		return NULL;
 	}
-	if (devres__index_add(dev, &g->open)) {
-		unlock_dev(dev);
-		free(g);
-		return NULL;
-	}
+	devres__index_add(dev, &g->open);
 	devres__ledger_add(DL_GROUPS, 1);
 	add_locked(dev, &g->open);
 	open_push(dev, g);

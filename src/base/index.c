@@ -172,15 +172,14 @@ static int rebuild(struct device *dev, size_t need)
 	return 0;
 }
 
-static int insert(struct device *dev, struct devres__node *n);
+static void insert(struct device *dev, struct devres__node *n);
 
-int devres__index_add(struct device *dev, struct devres__node *n)
+void devres__index_add(struct device *dev, struct devres__node *n)
 {
 	assert_locked(dev, __func__);
 	/* Not built yet: the first lookup will find @n on the list. */
-	if (!idx_of(dev))
-		return 0;
-	return insert(dev, n);
+	if (idx_of(dev))
+		insert(dev, n);
 }
 
 /* One walk of the list, newest first: each key's entries in list order. */
@@ -211,7 +210,7 @@ static struct devres__node *search(struct device *dev, uint32_t kind,
 	return NULL;
 }
 
-static int insert(struct device *dev, struct devres__node *n)
+static void insert(struct device *dev, struct devres__node *n)
 {
 	struct devres__index *t = idx_of(dev);
 	const void *key;
@@ -219,17 +218,22 @@ static int insert(struct device *dev, struct devres__node *n)
 	uint32_t kind;
 
 	/*
-	 * A growth is a fault point, so that a sweep fails the add that
-	 * needs it as any other allocation of that call. The first lookup's
-	 * table is not: its failure costs a search, and the lookup goes on.
+	 * A table that cannot grow goes dormant, as at a release: lookups
+	 * search the list until the next one builds it again. The index
+	 * never fails an add, so it is no fault point (the first lookup's
+	 * table is not either): whether an add needs a growth depends on
+	 * what the device held before (the dormant table's size, its
+	 * tombstones), and a fault point there made the points of the same
+	 * call on the same device differ from one sweep run to the next.
 	 */
 	if ((t->used + t->tomb + 1) * 4 > t->cap * 3) {
-		int ret = devres__should_fail_as("devres index", -ENOMEM)
-				  ? -ENOMEM
-				  : rebuild(dev, (t ? t->used : 0) + 1);
-
-		if (ret)
-			return ret;
+		if (rebuild(dev, t->used + 1)) {
+			memset(t->slot, 0,
+			       t->cap * sizeof(struct devres__node *));
+			t->used = t->tomb = 0;
+			t->live = false;
+			return;
+		}
 		t = idx_of(dev);
 	}
 	/*
@@ -251,7 +255,7 @@ static int insert(struct device *dev, struct devres__node *n)
 				t->tomb--;
 			t->slot[i] = n;
 			t->used++;
-			return 0;
+			return;
 		}
 		if (kind != DR_KIND_KMALLOC && !tagged(e) &&
 		    DR_KIND(e) == kind && key_of(e) == key) {

@@ -28,11 +28,7 @@ static void *publish(struct device *dev, struct devres__node *n,
 		devres__free_node(n);
 		return NULL;
 	}
-	if (unlikely(devres__index_add(dev, n))) {
-		unlock_dev(dev);
-		devres__free_node(n);
-		return NULL;
-	}
+	devres__index_add(dev, n);
 	add_locked(dev, n);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
@@ -379,16 +375,11 @@ void *devm_krealloc(struct device *dev, void *ptr, size_t new_size, gfp_t gfp)
 	/*
 	 * Look again: another thread may have freed it meanwhile. The new
 	 * node takes the old one's place in the list: a search, for the
-	 * newer neighbour. The index makes room for it first, the one step
-	 * that can fail.
+	 * newer neighbour.
 	 */
 	old = find_kmalloc(dev, ptr);
-	if (old && devres__index_add(dev, new_node)) {
-		unlock_dev(dev);
-		devres__free_node(new_node);
-		return NULL;
-	}
 	if (old) {
+		devres__index_add(dev, new_node);
 		old = devres__find_locked(dev, DR_KIND_KMALLOC, match_ptr, ptr,
 					  &prev);
 		if (dr_slab(old))

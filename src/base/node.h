@@ -420,7 +420,7 @@ static inline bool dr_dead(const struct devres__node *n)
 }
 
 /* index.c: the nodes named by a key (managed memory, actions, groups). */
-HIDDEN int devres__index_add(struct device *dev, struct devres__node *n);
+HIDDEN void devres__index_add(struct device *dev, struct devres__node *n);
 HIDDEN struct devres__node *devres__index_find(struct device *dev,
 					       uint32_t kind, const void *key);
 HIDDEN void devres__index_del(struct device *dev, struct devres__node *n);
