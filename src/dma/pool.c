@@ -92,7 +92,8 @@ static void pools_gone(struct device *dev);
 static void live_unlink(struct dma_pool *pool)
 {
 	pool->live = false;
-	*pool->live_pprev = pool->live_next;
+	/* May be live_pools, which pools_gone() loads without the lock. */
+	__atomic_store_n(pool->live_pprev, pool->live_next, __ATOMIC_RELAXED);
 	if (pool->live_next)
 		pool->live_next->live_pprev = pool->live_pprev;
 	pool->live_next = NULL;
