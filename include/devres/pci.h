@@ -983,7 +983,10 @@ static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
  * exist; -EINVAL for bad arguments, vectors already allocated or being
  * allocated by another call, a call from inside the device's own free
- * of its vectors, or one the free waits for (a WARN); -ENOMEM; -EROFS
+ * of its vectors, or one the free waits for (a WARN); -EINVAL with one
+ * WARN, nothing made, on a device whose backend (VFIO, UIO) makes the
+ * vectors a node of the device, from a match or for-each callback of the
+ * device (devres_find(), devres_for_each_res()); -ENOMEM; -EROFS
  * for a device a backend took (its vectors are set in the device) after
  * pci_sysfs_set_readonly(). A function removed from the bus while a
  * reference is held still gets vectors (its VFIO device stays open).
