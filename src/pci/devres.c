@@ -156,10 +156,8 @@ void pcim_release_region(struct pci_dev *pdev, int bar)
 	start = pci_resource_start(pdev, bar);
 	len = pci_resource_len(pdev, bar);
 	pci__bars_lock(pdev);
-	if (bar_mem(pdev, bar))
-		devm_release_mem_region(&pdev->dev, start, len);
-	else
-		devm_release_region(&pdev->dev, start, len);
+	devres__devm_release_region_as(&pdev->dev, bar_mem(pdev, bar), start,
+				       len, __func__);
 	pci__bars_unlock(pdev);
 }
 
