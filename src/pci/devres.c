@@ -67,7 +67,7 @@ void pcim_pin_device(struct pci_dev *pdev)
 {
 	struct pcim_enable *e;
 
-	if (!pci__dev_ok(pdev, __func__))
+	if (!pci__dev_ok_to_change(pdev, __func__))
 		return;
 	/*
 	 * Found and pinned in one hold of p->lock: a pci_disable_device()
@@ -147,7 +147,7 @@ void pcim_release_region(struct pci_dev *pdev, int bar)
 {
 	resource_size_t start, len;
 
-	if (!pci__dev_ok(pdev, __func__))
+	if (!pci__dev_ok_to_change(pdev, __func__))
 		return;
 	if (!bar_ok(pdev, bar)) {
 		devres__warn(&pdev->dev, __func__, "no such BAR %d", bar);
@@ -334,7 +334,7 @@ void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr)
 {
 	bool found;
 
-	if (!pci__dev_ok(pdev, __func__) ||
+	if (!pci__dev_ok_to_change(pdev, __func__) ||
 	    devres__arg_bad(&pdev->dev, addr, __func__, "address"))
 		return;
 	pci__bars_lock(pdev);
