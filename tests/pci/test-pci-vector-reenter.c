@@ -16,7 +16,7 @@
  * device's release, and a function with no backend (its lines set by
  * hand, nothing recorded) still allocates from a callback.
  */
-#define _GNU_SOURCE /* posix_openpt(), ptsname() */
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier): ptsname() */
 #include <stdarg.h>
 #include <stddef.h>
 #include <stdint.h>
