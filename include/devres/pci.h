@@ -664,7 +664,9 @@ DEVRES_API int pci_enable_device(struct pci_dev *dev);
  * the files the first enable opened and checked: it takes no new fd, so it
  * works in a process out of fds, and it reaches the device that was
  * enabled even if the tree has changed since. A disable without an enable
- * is a misuse: WARN, no effect.
+ * is a misuse: WARN, no effect. One that would undo a pcim_enable_device()
+ * (every enable left is managed) takes its node off the device: from a
+ * match or for-each callback of the device it is refused, with a WARN.
  *
  * Context: any thread. Preserves errno.
  */
@@ -701,7 +703,9 @@ DEVRES_API int pcim_enable_device(struct pci_dev *pdev);
  *
  * Pinning a device that pcim_enable_device() did not enable WARNs.
  *
- * Context: any thread.
+ * Context: any thread; not a match or for-each callback of the device
+ * (devres_find(), devres_for_each_res()): refused there with a WARN,
+ * nothing pinned.
  */
 DEVRES_API void pcim_pin_device(struct pci_dev *pdev);
 
@@ -733,7 +737,9 @@ DEVRES_API int pcim_request_region(struct pci_dev *pdev, int bar,
  *
  * Releasing a BAR that was not claimed WARNs.
  *
- * Context: any thread.
+ * Context: any thread; not a match or for-each callback of the device
+ * (devres_find(), devres_for_each_res()): refused there with a WARN,
+ * nothing released.
  */
 DEVRES_API void pcim_release_region(struct pci_dev *pdev, int bar);
 
@@ -862,7 +868,9 @@ DEVRES_API void __iomem *pcim_iomap(struct pci_dev *pdev, int bar,
  *
  * An @addr that is not in the device's table WARNs.
  *
- * Context: any thread.
+ * Context: any thread; not a match or for-each callback of the device
+ * (devres_find(), devres_for_each_res()): refused there with a WARN,
+ * nothing unmapped.
  */
 DEVRES_API void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr);
 
@@ -983,7 +991,10 @@ static inline bool pci_dev_msi_enabled(const struct pci_dev *pdev)
  * Return: the number of vectors; -ENOSPC when fewer than @min_vecs lines
  * exist; -EINVAL for bad arguments, vectors already allocated or being
  * allocated by another call, a call from inside the device's own free
- * of its vectors, or one the free waits for (a WARN); -ENOMEM; -EROFS
+ * of its vectors, or one the free waits for (a WARN); -EINVAL with one
+ * WARN, nothing made, on a device whose backend (VFIO, UIO) makes the
+ * vectors a node of the device, from a match or for-each callback of the
+ * device (devres_find(), devres_for_each_res()); -ENOMEM; -EROFS
  * for a device a backend took (its vectors are set in the device) after
  * pci_sysfs_set_readonly(). A function removed from the bus while a
  * reference is held still gets vectors (its VFIO device stays open).

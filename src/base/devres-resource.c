@@ -186,6 +186,18 @@ void devm_release_mem_region(struct device *dev, resource_size_t start,
 			__func__);
 }
 
+void devres__devm_release_region_as(struct device *dev, bool mem,
+				    resource_size_t start, resource_size_t n,
+				    const char *func)
+{
+	if (mem)
+		release_managed(dev, devm_mem_region_release, &iomem_resource,
+				start, n, func);
+	else
+		release_managed(dev, devm_region_release, &ioport_resource,
+				start, n, func);
+}
+
 /*
  * A range the caller owns, described in the tree while the device lives.
  * The struct resource is the caller's, with no room for an owner: its node

@@ -698,13 +698,14 @@ struct resource *request_mem_region_exclusive(resource_size_t start,
 				      IORESOURCE_EXCLUSIVE, NULL);
 }
 
-static void release_in(struct resource *root, resource_size_t start,
-		       resource_size_t n, const char *func)
+static void release_in(struct device *dev, struct resource *root,
+		       resource_size_t start, resource_size_t n,
+		       const char *func)
 {
 	int saved = errno;
 
 	if (!devres__release_region(root, start, n, NULL, func))
-		devres__warn(NULL, func,
+		devres__warn(dev, func,
 			     "no busy region [%#llx-%#llx] to release",
 			     (unsigned long long)start,
 			     (unsigned long long)(start + n - 1));
@@ -713,12 +714,19 @@ static void release_in(struct resource *root, resource_size_t start,
 
 void release_region(resource_size_t start, resource_size_t n)
 {
-	release_in(&ioport_root, start, n, __func__);
+	release_in(NULL, &ioport_root, start, n, __func__);
 }
 
 void release_mem_region(resource_size_t start, resource_size_t n)
 {
-	release_in(&iomem_root, start, n, __func__);
+	release_in(NULL, &iomem_root, start, n, __func__);
+}
+
+void devres__release_region_as(struct device *dev, bool mem,
+			       resource_size_t start, resource_size_t n,
+			       const char *func)
+{
+	release_in(dev, mem ? &iomem_root : &ioport_root, start, n, func);
 }
 
 bool iomem_is_exclusive(uint64_t addr)

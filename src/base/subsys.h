@@ -500,6 +500,19 @@ HIDDEN bool devres__region_node_held(struct device *dev, bool mem,
 				     const struct devres__region_id *id);
 HIDDEN bool devres__region_node_release(struct device *dev, bool mem,
 					const struct devres__region_id *id);
+/*
+ * A subsystem's call that gives back a region through the io layer
+ * (pci_release_region(), pcim_release_region()): release_mem_region()
+ * (@mem) or release_region() (resource.c), devm_release_mem_region() or
+ * devm_release_region() (devres-resource.c), each WARN naming @func, the
+ * call the caller made, and @dev, whose region it was to be.
+ */
+HIDDEN void devres__release_region_as(struct device *dev, bool mem,
+				      resource_size_t start, resource_size_t n,
+				      const char *func);
+HIDDEN void devres__devm_release_region_as(struct device *dev, bool mem,
+					   resource_size_t start,
+					   resource_size_t n, const char *func);
 /* Who owns it, into @h, without taking anything: under the same lock. */
 HIDDEN void devres__owner_hand(const struct devres__owner *o,
 			       struct devres__hand *h);

@@ -67,7 +67,7 @@ void pcim_pin_device(struct pci_dev *pdev)
 {
 	struct pcim_enable *e;
 
-	if (!pci__dev_ok(pdev, __func__))
+	if (!pci__dev_ok_to_change(pdev, __func__))
 		return;
 	/*
 	 * Found and pinned in one hold of p->lock: a pci_disable_device()
@@ -147,7 +147,7 @@ void pcim_release_region(struct pci_dev *pdev, int bar)
 {
 	resource_size_t start, len;
 
-	if (!pci__dev_ok(pdev, __func__))
+	if (!pci__dev_ok_to_change(pdev, __func__))
 		return;
 	if (!bar_ok(pdev, bar)) {
 		devres__warn(&pdev->dev, __func__, "no such BAR %d", bar);
@@ -156,10 +156,8 @@ void pcim_release_region(struct pci_dev *pdev, int bar)
 	start = pci_resource_start(pdev, bar);
 	len = pci_resource_len(pdev, bar);
 	pci__bars_lock(pdev);
-	if (bar_mem(pdev, bar))
-		devm_release_mem_region(&pdev->dev, start, len);
-	else
-		devm_release_region(&pdev->dev, start, len);
+	devres__devm_release_region_as(&pdev->dev, bar_mem(pdev, bar), start,
+				       len, __func__);
 	pci__bars_unlock(pdev);
 }
 
@@ -336,7 +334,7 @@ void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr)
 {
 	bool found;
 
-	if (!pci__dev_ok(pdev, __func__) ||
+	if (!pci__dev_ok_to_change(pdev, __func__) ||
 	    devres__arg_bad(&pdev->dev, addr, __func__, "address"))
 		return;
 	pci__bars_lock(pdev);

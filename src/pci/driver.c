@@ -376,8 +376,29 @@ void pci__disable(struct pci_dev *dev, bool managed)
 	errno = saved;
 }
 
+/* Whether a pci_disable_device() now would undo a managed enable. */
+static bool drops_managed(struct pci_dev *dev)
+{
+	bool ret;
+
+	pthread_mutex_lock(&dev->p->lock);
+	ret = dev->p->enable_cnt &&
+	      dev->p->enable_cnt <= dev->p->managed_enables;
+	pthread_mutex_unlock(&dev->p->lock);
+	return ret;
+}
+
 void pci_disable_device(struct pci_dev *dev)
 {
+	/*
+	 * Undoing a managed enable takes its node off the device's list:
+	 * from a match or for-each callback of the device, the list is this
+	 * thread's. Refused then, the device left enabled.
+	 */
+	if (!pdev_ok(dev, __func__) ||
+	    (drops_managed(dev) &&
+	     devres__dev_locked_here(&dev->dev, __func__)))
+		return;
 	pci__disable(dev, false);
 }
 

@@ -215,6 +215,15 @@ int pci_alloc_irq_vectors(struct pci_dev *dev, unsigned int min_vecs,
 	if (!min_vecs || min_vecs > max_vecs || !(flags & PCI_IRQ_ALL_TYPES))
 		return -EINVAL;
 	/*
+	 * A backend's vectors are a node of the device, recorded once they
+	 * are made: from a match or for-each callback of the device (or a
+	 * signal handler in its lock) that record would be refused, leaving
+	 * lines on no device. Refused before the backend runs.
+	 */
+	if (pci__bk(dev, alloc_irq_vectors) &&
+	    devres__dev_locked_here(&dev->dev, __func__))
+		return -EINVAL;
+	/*
 	 * Allocated already, not freed, or being allocated by another
 	 * thread: the kernel's WARNs (WARN_ON_ONCE(dev->msix_enabled), and
 	 * for MSI). The backend is not asked: two allocations in it at once

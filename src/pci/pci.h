@@ -47,6 +47,19 @@ static inline bool pci__dev_ok_to_acquire(const struct pci_dev *pdev,
 	       !devres__dev_locked_here(&pdev->dev, func);
 }
 
+/*
+ * The same for a pcim_* call that changes the device's list without
+ * acquiring (a pin, a managed release): from a match or for-each callback
+ * of the device the list is this thread's, and the call would find
+ * nothing there, or change it half (the BAR forgotten, its node kept).
+ * Refused, with one WARN naming @func, before anything changes.
+ */
+static inline bool pci__dev_ok_to_change(const struct pci_dev *pdev,
+					 const char *func)
+{
+	return pci__dev_ok_to_acquire(pdev, func);
+}
+
 /* "bus/pci/devices/" plus the longest address we accept, "ffffffff:ff:1f.7" */
 #define PCI_NAME_MAX 16
 #define PCI_DEVICES_DIR "bus/pci/devices"

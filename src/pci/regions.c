@@ -61,10 +61,9 @@ static void release_one(struct pci_dev *pdev, int bar, const char *func)
 			     bar);
 		return;
 	}
-	if (is_mem(pdev, bar))
-		release_mem_region(start, len);
-	else
-		release_region(start, len);
+	/* Its WARNs name the caller's call, not the io layer's. */
+	devres__release_region_as(&pdev->dev, is_mem(pdev, bar), start, len,
+				  func);
 }
 
 int pci_request_region(struct pci_dev *pdev, int bar, const char *name)
