@@ -289,7 +289,7 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 	if (ret || seen.busy) {
 		ret = kcompat_wdt_busy(wdd, &seen, ret);
 		kcompat_reg_parent_drop(reg);
-		return ret;
+		return ret < 0 ? ret : -EBUSY;
 	}
 	*ret_reg = reg;
 	return 0;
