@@ -8,9 +8,10 @@
  * to see whether a drain waited for it counts ten). Yet a drain of its
  * queue still wakes it at once: it runs, and the drain returns, well
  * before its time. Cells: a long delay on a driver's queue (then a
- * drain), on the system's queue (then a cancel), and a short delay on a
- * driver's queue, which runs at its time and not before. Each cell in a
- * child under an alarm (kc-cell.h).
+ * drain, or a destroy), on the system's queue (then a cancel), and a
+ * short delay on a driver's queue, which runs at its time and not
+ * before; and one due within the drain's grace, which the drain waits
+ * for, without a WARN. Each cell in a child under an alarm (kc-cell.h).
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/jiffies.h>
@@ -33,13 +34,14 @@
 
 enum kind {
 	K_LONG_QUEUE,
+	K_LONG_DESTROY,
 	K_LONG_SYSTEM,
 	K_SHORT_QUEUE,
 	K_NR
 };
 
-static const char *const kind_name[] = { "long/queue", "long/system",
-					 "short/queue" };
+static const char *const kind_name[] = { "long/queue", "long/destroy",
+					 "long/system", "short/queue" };
 
 #define MAX_TIDS 64
 #define WATCH_MS 500
@@ -170,11 +172,42 @@ static void cell(int k, int unused1, int unused2)
 		/* The drain wakes it: it runs now (one WARN), not in 60 s. */
 		start_capture();
 		t0 = now_ms();
-		drain_workqueue(wq);
+		if (k == K_LONG_DESTROY)
+			destroy_workqueue(wq);
+		else
+			drain_workqueue(wq);
 		devres_set_log_sink(NULL, NULL);
 		CHECK(ran() && now_ms() - t0 < 2000);
 		CHECK(count_prefix("WARNING: ") == 1);
+		if (k == K_LONG_DESTROY)
+			return;
 	}
+	destroy_workqueue(wq);
+}
+
+/*
+ * Due within KCOMPAT_WQ_DRAIN_GRACE_MS of a drain: the drain waits for
+ * its time, and it runs then, without a word.
+ */
+static void near_cell(int unused0, int unused1, int unused2)
+{
+	struct workqueue_struct *wq = alloc_workqueue("near", 0, 0);
+	long t0;
+
+	(void)unused0;
+	(void)unused1;
+	(void)unused2;
+	CHECK(wq);
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): the macro's */
+	INIT_DELAYED_WORK(&dw, fn);
+	t0 = now_ms();
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): the macro's */
+	CHECK(queue_delayed_work(wq, &dw, msecs_to_jiffies(30)));
+	start_capture();
+	drain_workqueue(wq);
+	devres_set_log_sink(NULL, NULL);
+	CHECK(ran() && ran() - t0 >= 25);
+	CHECK(!count_prefix("WARNING: "));
 	destroy_workqueue(wq);
 }
 
@@ -185,6 +218,7 @@ static void asleep_until_due(void **state)
 	(void)state;
 	for (int k = 0; k < K_NR; k++)
 		bad += in_child(cell, k, 0, 0, kind_name[k]);
+	bad += in_child(near_cell, 0, 0, 0, "near/drain");
 	assert_int_equal(bad, 0);
 }
 
