@@ -1428,16 +1428,14 @@ static inline void kcompat_wq_sleep(struct kcompat_wq *q, bool kick_left)
 {
 	struct timespec ts;
 
-	if (kick_left) {
-		kcompat_ts_in_ms(&ts, CLOCK_REALTIME, KCOMPAT_WQ_KICK_RETRY_MS);
-		(void)pthread_cond_timedwait(&q->idle, &kcompat_wq_lock, &ts);
-		return;
-	}
-	if (!__atomic_load_n(&kcompat_stranded, __ATOMIC_ACQUIRE)) {
+	if (!kick_left &&
+	    !__atomic_load_n(&kcompat_stranded, __ATOMIC_ACQUIRE)) {
 		pthread_cond_wait(&q->idle, &kcompat_wq_lock);
 		return;
 	}
-	kcompat_ts_in_ms(&ts, CLOCK_REALTIME, KCOMPAT_STRAND_RETRY_MS);
+	kcompat_ts_in_ms(&ts, CLOCK_REALTIME,
+			 kick_left ? KCOMPAT_WQ_KICK_RETRY_MS
+				   : KCOMPAT_STRAND_RETRY_MS);
 	(void)pthread_cond_timedwait(&q->idle, &kcompat_wq_lock, &ts);
 }
 
