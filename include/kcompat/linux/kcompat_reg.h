@@ -12,6 +12,7 @@
 #include <stdbool.h>
 #include <sys/types.h>
 #include <unistd.h>
+#include <devres/device.h>
 #include <devres/devres.h>
 #include <devres/types.h>
 #include <linux/kcompat_cancel.h>
@@ -80,6 +81,17 @@ struct kcompat_reg {
 	 */
 	void *const *orphan_key;
 	struct kcompat_reg *orphan_next;
+	/*
+	 * A reference on the parent device the registration names (a
+	 * watchdog's parent), taken at registration and dropped by the last
+	 * put, after the record is freed, as the kernel's device_add() holds
+	 * its parent: the parent is not released while the registration
+	 * lives, so its WARNs and lookups never read a freed device, nor one
+	 * allocated since in its memory. NULL: none held (no parent, or the
+	 * parent is the device whose devres node takes the registration back,
+	 * which that node's release precedes).
+	 */
+	struct device *parent;
 };
 
 /*
@@ -100,6 +112,31 @@ kcompat_reg_alloc(size_t size, void (*release)(struct kcompat_reg *r),
 	r->release = release;
 	r->slot = slot;
 	return r;
+}
+
+/*
+ * The reference a registration record holds on @parent, the parent
+ * device its object names (a watchdog's), unless that is @owner, the
+ * device whose devres node takes the registration back: NULL when none
+ * is taken (no parent, a bad pointer, or @owner). Dropped by
+ * kcompat_reg_put() after the record's release, or by
+ * kcompat_reg_parent_drop() for a record never made visible.
+ */
+static inline struct device *kcompat_reg_parent_get(struct device *parent,
+						    const struct device *owner)
+{
+	if (!parent || parent == owner || devres_ptr_bad(parent))
+		return NULL;
+	return get_device(parent);
+}
+
+/* A record never made visible: freed, its parent's reference dropped. */
+static inline void kcompat_reg_parent_drop(struct kcompat_reg *r)
+{
+	struct device *parent = r->parent;
+
+	kfree(r);
+	put_device(parent);
 }
 
 /* Whether @reg is another process's: one WARN naming @what and @func. */
@@ -314,6 +351,7 @@ static inline void kcompat_reg_run_release(struct kcompat_reg *r)
  */
 static inline void kcompat_reg_put(struct kcompat_reg *r)
 {
+	struct device *parent;
 	bool last;
 
 	pthread_mutex_lock(&kcompat_reg_lock);
@@ -336,7 +374,10 @@ static inline void kcompat_reg_put(struct kcompat_reg *r)
 	}
 	pthread_cond_broadcast(&kcompat_reg_cond);
 	pthread_mutex_unlock(&kcompat_reg_lock);
+	parent = r->parent;
 	kfree(r);
+	/* Last: it may release the parent, and with it the object. */
+	put_device(parent);
 }
 
 /*

@@ -55,10 +55,34 @@ struct workqueue_struct;
 #define KCOMPAT_WQ_CHAIN_MAX 1000
 
 /*
- * How often a delayed item of a queue looks, while its delay runs,
- * whether a drain of its queue waits for it (kcompat_wq_drain_due()).
+ * A delayed item of a queue due within this of a drain of its queue (or
+ * of the drain's wake-up, kcompat_wq_kick()) runs at its time, without a
+ * word: the drain waits that long for it. One due later is made due by
+ * the drain, with one WARN (kcompat_wq_drain_due()).
  */
-#define KCOMPAT_WQ_DELAY_LOOK_MS 50
+#define KCOMPAT_WQ_DRAIN_GRACE_MS 50
+
+/*
+ * How soon a drain tries again to wake a delayed item of its queue whose
+ * lock was held when it tried (kcompat_wq_kick()): the item's thread was
+ * between its look at the queue and its wait, a moment.
+ */
+#define KCOMPAT_WQ_KICK_RETRY_MS 1
+
+/*
+ * A delayed item of a queue asleep until its due time: on its queue's
+ * list while it sleeps, so that a drain of the queue wakes it
+ * (kcompat_wq_kick()), and nothing else does before its time. On the
+ * stack of the item's thread; linked and unlinked under kcompat_wq_lock.
+ */
+struct kcompat_wq_sleeper {
+	struct workqueue_struct *wq; /* the handle it is queued on */
+	struct kcompat_wq *q;	     /* its slot; NULL: on no list */
+	pthread_mutex_t *lock;	     /* the item's, let go only in the wait */
+	pthread_cond_t *cond;	     /* the item's */
+	bool kicked;		     /* a drain woke it */
+	struct kcompat_wq_sleeper *next;
+};
 
 /*
  * A slot's generation is odd while a queue lives in it and even while it
@@ -90,6 +114,8 @@ struct kcompat_wq {
 	unsigned long flushed;
 	int nr[2];
 	void *rec; /* a kmalloc() block: a queue never destroyed leaks it */
+	/* Its delayed items asleep until due (kcompat_wq_sleep_begin()). */
+	struct kcompat_wq_sleeper *sleepers;
 	char name[32];
 };
 
@@ -213,6 +239,92 @@ static inline bool kcompat_wq_drain_due(struct workqueue_struct *wq,
 	}
 	pthread_mutex_unlock(&kcompat_wq_lock);
 	return draining;
+}
+
+/*
+ * Before a delayed item's sleep until its due time, its lock held: true
+ * when a drain of @wq waits for it now (*@ret_func as
+ * kcompat_wq_drain_due() sets it), and it is due at once; else false,
+ * and @s (its lock and condition set) is on the list of the queue's
+ * sleepers until kcompat_wq_sleep_end(), in the same hold of the lock as
+ * the look at the queue: a drain that begins later finds it there.
+ */
+static inline bool kcompat_wq_sleep_begin(struct workqueue_struct *wq,
+					  struct kcompat_wq_sleeper *s,
+					  const char **ret_func)
+{
+	struct kcompat_wq *q = NULL;
+	pid_t pid = 0;
+	bool draining;
+
+	*ret_func = NULL;
+	s->q = NULL;
+	pthread_mutex_lock(&kcompat_wq_lock);
+	if (kcompat_wq_find(wq, &q, &pid)) {
+		/* No live queue of ours: no drain of it to wake it. */
+		pthread_mutex_unlock(&kcompat_wq_lock);
+		return false;
+	}
+	draining = q->draining;
+	if (draining && !q->delay_said) {
+		q->delay_said = true;
+		*ret_func = q->drainer;
+	}
+	if (!draining) {
+		s->wq = wq;
+		s->q = q;
+		s->kicked = false;
+		s->next = q->sleepers;
+		q->sleepers = s;
+	}
+	pthread_mutex_unlock(&kcompat_wq_lock);
+	return draining;
+}
+
+/* After the sleep: @s off its list. */
+static inline void kcompat_wq_sleep_end(struct kcompat_wq_sleeper *s)
+{
+	if (!s->q)
+		return;
+	pthread_mutex_lock(&kcompat_wq_lock);
+	for (struct kcompat_wq_sleeper **pp = &s->q->sleepers; *pp;
+	     pp = &(*pp)->next) {
+		if (*pp == s) {
+			*pp = s->next;
+			break;
+		}
+	}
+	pthread_mutex_unlock(&kcompat_wq_lock);
+	s->q = NULL;
+}
+
+/*
+ * A drain of @wq (slot @q), under kcompat_wq_lock: wakes each of its
+ * delayed items asleep not woken yet, which then finds the drain and is
+ * due. The order of the locks is the item's first, then this one: an
+ * item's lock is only tried here. One held is not woken (its thread is
+ * between its look at the queue and its wait, or a call on the item
+ * holds it): true, and the caller tries again a moment later
+ * (KCOMPAT_WQ_KICK_RETRY_MS). A sleeper on the list is alive: it takes
+ * itself off under this lock before its thread goes on.
+ */
+static inline bool kcompat_wq_kick(struct kcompat_wq *q,
+				   const struct workqueue_struct *wq)
+{
+	bool left = false;
+
+	for (struct kcompat_wq_sleeper *s = q->sleepers; s; s = s->next) {
+		if (s->kicked || s->wq != wq)
+			continue;
+		if (pthread_mutex_trylock(s->lock)) {
+			left = true;
+			continue;
+		}
+		s->kicked = true;
+		pthread_cond_broadcast(s->cond);
+		pthread_mutex_unlock(s->lock);
+	}
+	return left;
 }
 
 /* A queue for @rec, or NULL when all the slots are in use. */

@@ -273,6 +273,8 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 	reg = kcompat_reg_alloc(sizeof(*reg), NULL, &wdd->reg);
 	if (!reg)
 		return -ENOMEM;
+	/* The kernel's watchdog device holds its parent: so does the record. */
+	reg->parent = kcompat_reg_parent_get(wdd->parent, dev);
 	pthread_mutex_lock(&kcompat_reg_lock);
 	/* Registered by another thread meanwhile: as if it came first. */
 	ret = kcompat_wdt_look(wdd, &seen);
@@ -285,8 +287,9 @@ static inline int kcompat_wdt_register(struct watchdog_device *wdd,
 	}
 	pthread_mutex_unlock(&kcompat_reg_lock);
 	if (ret || seen.busy) {
-		kfree(reg);
-		return kcompat_wdt_busy(wdd, &seen, ret);
+		ret = kcompat_wdt_busy(wdd, &seen, ret);
+		kcompat_reg_parent_drop(reg);
+		return ret < 0 ? ret : -EBUSY;
 	}
 	*ret_reg = reg;
 	return 0;

@@ -447,6 +447,38 @@ static inline void kcompat_work_hand_on(struct work_struct *w,
 }
 
 /*
+ * The sleep of @w (its lock held) until its due time: true once due, by
+ * the clock, or at once because a drain of its queue waits for it (the
+ * kernel's drain waits for no timer; *@ret_drainer then names the drain
+ * for its one WARN, kcompat_wq_drain_due()); false when woken before
+ * (cancelled, queued again, a drain): the caller looks again. On a
+ * queue, it sleeps on the queue's list (kcompat_wq_sleep_begin()), so
+ * that a drain wakes it: nothing else does before its time. One due
+ * within KCOMPAT_WQ_DRAIN_GRACE_MS is on no list: a drain waits for it.
+ */
+static inline bool kcompat_work_delay_over(struct work_struct *w,
+					   const char **ret_drainer)
+{
+	struct kcompat_wq_sleeper s = { .lock = &w->lock, .cond = &w->cond };
+	struct workqueue_struct *wq = w->pwq;
+	struct timespec grace;
+	bool near;
+	int rc;
+
+	/* Due within the grace: a drain waits for its time. */
+	kcompat_ts_in_ms(&grace, CLOCK_REALTIME, KCOMPAT_WQ_DRAIN_GRACE_MS);
+	near = w->due.tv_sec < grace.tv_sec ||
+	       (w->due.tv_sec == grace.tv_sec &&
+		w->due.tv_nsec <= grace.tv_nsec);
+	if (wq && !near && kcompat_wq_sleep_begin(wq, &s, ret_drainer))
+		return true;
+	rc = pthread_cond_timedwait(&w->cond, &w->lock, &w->due);
+	kcompat_wq_sleep_end(&s);
+	/* Else woken: by a drain too, which the next look finds. */
+	return rc == ETIMEDOUT;
+}
+
+/*
  * Serves @w, whose lock the caller holds and which is marked as served
  * (w->thread): waits until due, runs, again while re-queued. The function
  * may free the memory of @w, as the kernel allows: the free says so
@@ -479,29 +511,8 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 	/* Set before the thread began, for its life: kept for its end. */
 	wq = w->wq;
 	while (w->pending && !w->cancel) {
-		struct timespec until = w->due;
-		bool look = false;
-
-		/*
-		 * On a queue, a look now and then: a drain of it would wait
-		 * for the delay (for ever, for the longest), where the
-		 * kernel's waits for no timer. Due now, with one WARN.
-		 */
-		if (w->due.tv_sec && w->pwq) {
-			kcompat_ts_in_ms(&until, CLOCK_REALTIME,
-					 KCOMPAT_WQ_DELAY_LOOK_MS);
-			look = until.tv_sec < w->due.tv_sec ||
-			       (until.tv_sec == w->due.tv_sec &&
-				until.tv_nsec < w->due.tv_nsec);
-			if (!look)
-				until = w->due;
-		}
-		if (w->due.tv_sec &&
-		    pthread_cond_timedwait(&w->cond, &w->lock, &until) !=
-			    ETIMEDOUT)
+		if (w->due.tv_sec && !kcompat_work_delay_over(w, &drainer))
 			continue; /* woken: cancelled, or due again */
-		if (look && !kcompat_wq_drain_due(w->pwq, &drainer))
-			continue; /* not due yet */
 		w->due.tv_sec = 0;
 		w->pending = false;
 		w->running = true;
@@ -1409,17 +1420,22 @@ static inline bool kcompat_wq_done(struct kcompat_wq *q,
 /*
  * Sleeps on @q's condition, under kcompat_wq_lock; only a while when an
  * item waits for a thread, which the caller may then run: one counted on
- * another queue but queued on this one is not told to this one.
+ * another queue but queued on this one is not told to this one; or when
+ * a delayed item of a drain was not woken yet (@kick_left,
+ * kcompat_wq_kick()).
  */
-static inline void kcompat_wq_sleep(struct kcompat_wq *q)
+static inline void kcompat_wq_sleep(struct kcompat_wq *q, bool kick_left)
 {
 	struct timespec ts;
 
-	if (!__atomic_load_n(&kcompat_stranded, __ATOMIC_ACQUIRE)) {
+	if (!kick_left &&
+	    !__atomic_load_n(&kcompat_stranded, __ATOMIC_ACQUIRE)) {
 		pthread_cond_wait(&q->idle, &kcompat_wq_lock);
 		return;
 	}
-	kcompat_ts_in_ms(&ts, CLOCK_REALTIME, KCOMPAT_STRAND_RETRY_MS);
+	kcompat_ts_in_ms(&ts, CLOCK_REALTIME,
+			 kick_left ? KCOMPAT_WQ_KICK_RETRY_MS
+				   : KCOMPAT_STRAND_RETRY_MS);
 	(void)pthread_cond_timedwait(&q->idle, &kcompat_wq_lock, &ts);
 }
 
@@ -1497,6 +1513,8 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
 	 * thread holds is tried again.
 	 */
 	while (q->gen == gen && (!kcompat_wq_done(q, until, t) || first)) {
+		/* Its delayed items asleep are due now: woken. */
+		bool left = drain && kcompat_wq_kick(q, wq);
 		struct work_struct *w;
 
 		/*
@@ -1508,7 +1526,7 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
 				first = false;
 				continue;
 			}
-			kcompat_wq_sleep(q);
+			kcompat_wq_sleep(q, left);
 			continue;
 		}
 		pthread_mutex_unlock(&kcompat_wq_lock);
@@ -1521,7 +1539,7 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
 		if (!w && first)
 			first = false;
 		else if (!w && q->gen == gen && !kcompat_wq_done(q, until, t))
-			kcompat_wq_sleep(q);
+			kcompat_wq_sleep(q, left);
 	}
 	if (q->gen != gen) {
 		/*
