@@ -171,6 +171,42 @@ static void park(struct device_private *dp)
 	dm_unlock();
 }
 
+/*
+ * How many probes of one device in a row may bind a device in their own
+ * thread (a child they added, a driver they registered) and then defer
+ * before the device is no longer parked.
+ */
+#define DEFER_BINDS_MAX 8
+
+/*
+ * Parks @dp after its probe deferred, unless the probe bound a device in
+ * this thread first, DEFER_BINDS_MAX times in a row. Each bind starts
+ * another round of retries, whose probe of @dp binds again: retried for
+ * ever, and the call that retries never returns. The kernel forbids it
+ * (a probe must not defer once it registered children) and loops in its
+ * retry work; here the device is left unbound, with one WARN, for
+ * device_attach() or the next driver to try again.
+ */
+static void park_probe(struct device_private *dp,
+		       const struct device_driver *drv, bool bound_in_probe)
+{
+	if (!bound_in_probe) {
+		dp->defer_binds = 0;
+		park(dp);
+		return;
+	}
+	if (++dp->defer_binds < DEFER_BINDS_MAX) {
+		park(dp);
+		return;
+	}
+	dp->defer_binds = 0;
+	devres__warn(dp->dev, drv->name,
+		     "probe deferred %d times in a row after binding a device "
+		     "(a child it added?): not parked, or its retries would "
+		     "never end",
+		     DEFER_BINDS_MAX);
+}
+
 /* A driver with no bus (bound by hand) has no bus wrapper. */
 static bool bus_probes(const struct device_driver *drv)
 {
@@ -247,6 +283,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 			struct devres__held *h, struct driver_private *search)
 {
 	struct device_private *dp = dev->p;
+	unsigned long binds = h->t->binds;
 	int ret;
 
 	/* Parked devices are never being probed: see retry_round(). */
@@ -282,9 +319,13 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	if (ret) {
 		probe_failed(dev);
 		if (ret == -EPROBE_DEFER)
-			park(dp);
+			park_probe(dp, drv, h->t->binds != binds);
+		else
+			dp->defer_binds = 0;
 		return ret;
 	}
+	dp->defer_binds = 0;
+	h->t->binds++;
 	dm_lock();
 	dp->bound = drv;
 	dp->bind_seq = ++bind_order;

@@ -51,6 +51,7 @@ struct devres__dm_thread {
 	struct devres__held *held;	   /* dd.c: device locks held */
 	struct devres__late *late;	   /* devres.c: the chain's checks */
 	struct devres__late_hold *hold;	   /* devres.c: and who holds them */
+	unsigned long binds;		   /* dd.c: probes that bound here */
 };
 
 extern HIDDEN TLS_FAST struct devres__dm_thread devres__dmt;
