@@ -52,6 +52,7 @@ struct devres__dm_thread {
 	struct devres__late *late;	   /* devres.c: the chain's checks */
 	struct devres__late_hold *hold;	   /* devres.c: and who holds them */
 	unsigned long binds;		   /* dd.c: probes that bound here */
+	bool retrigger; /* dd.c: another thread's retry missed a park */
 };
 
 extern HIDDEN TLS_FAST struct devres__dm_thread devres__dmt;
