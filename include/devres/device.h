@@ -139,6 +139,10 @@ DEVRES_API const char *dev_name(const struct device *dev);
  * belong to the device, not to a binding: they are released by device_del().
  * After a successful bind, devices whose probe was deferred are retried
  * before this call returns. On failure, drop the reference with put_device().
+ * Once on its bus, @dev may be found, deleted and put by another thread
+ * (a bus_for_each_dev() callback) before this call returns: as the
+ * kernel's, the add holds a reference of its own until then, so @dev is
+ * released at its return at the latest.
  *
  * Context: any thread, also from a probe callback (to add child devices);
  * not with @dev's own lock held (from @dev's probe or remove), nor from a

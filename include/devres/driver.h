@@ -339,9 +339,14 @@ DEVRES_API void device_bound_put(struct device *dev);
  * driver_deferred_probe_trigger() - retry the devices whose probe deferred
  *
  * Retries every parked device once, then again while the previous round
- * bound at least one device. A device that defers again stays parked.
+ * bound at least one device. A device that defers again stays parked,
+ * unless its probe bound a device in its thread before deferring, 8
+ * times in a row: each such bind would start another round for ever, so
+ * the device is left unbound, not parked, with a WARN.
  * Useful after something a probe waits for appeared outside the driver
- * core. Called from a probe or remove (or anything they call), the retry
+ * core. A probe or match of another thread that runs meanwhile and then
+ * defers is retried by its own thread, before the call that probed
+ * returns, as in the kernel. Called from a probe or remove (or anything they call), the retry
  * is left to the outermost driver-core call of this thread and runs before
  * it returns: retrying there would lock other devices while holding one.
  * The same holds for the retry after a successful bind.

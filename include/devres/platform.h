@@ -297,9 +297,13 @@ DEVRES_API struct resource *platform_get_resource(struct platform_device *pdev,
  * @name: the resource's name
  *
  * Looks @pdev's resources of @type up by the name they were given, as
- * devm_platform_ioremap_resource_byname() does.
+ * devm_platform_ioremap_resource_byname() does. An unnamed resource is
+ * named after the device by platform_device_add() and loses that name
+ * when the device is deleted.
  *
- * Context: any thread.
+ * Context: any thread, also while another thread adds or deletes @pdev
+ * (the caller holding a reference): the lookup sees each name before or
+ * after the change.
  * Return: the first resource of @type named @name, or NULL.
  */
 DEVRES_API struct resource *

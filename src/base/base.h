@@ -108,7 +108,12 @@ struct device_private {
 	unsigned long bind_seq;
 	int pins;
 	int active; /* device_bound_get() holds, under devres__dm_lock */
-	bool dead;  /* device_del() was called */
+	/*
+	 * Its probes in a row that bound a device in their thread and then
+	 * deferred (dd.c, park_probe()), under the device's lock.
+	 */
+	int defer_binds;
+	bool dead; /* device_del() was called */
 	/*
 	 * device_del() is past the unbind (the kernel's kobject_del()): no
 	 * child joins from here on, under devres__dm_lock.

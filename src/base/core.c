@@ -629,6 +629,12 @@ static const char *add_error(int ret)
 	}
 }
 
+/* device_add()'s own reference, put as it ends or a probe ends its thread. */
+static void put_added(void *arg)
+{
+	put_device(arg);
+}
+
 int device_add(struct device *dev)
 {
 	struct bus_private *bp = NULL;
@@ -686,6 +692,13 @@ int device_add(struct device *dev)
 		/* The registration's reference; the child's on its parent
 		 * was taken above. */
 		dm_get_device_locked(dev);
+		/*
+		 * And the add's own, as the kernel's: once on its bus, another
+		 * thread may delete the device and put the owner's reference
+		 * (a walk's callback that unregisters what it finds) while
+		 * this add still probes it.
+		 */
+		dm_get_device_locked(dev);
 		dp->parent = parent;
 		/* Published: dd.c's dev_private() reads it without the lock. */
 		__atomic_store_n(&dev->p, dp, __ATOMIC_RELEASE);
@@ -702,11 +715,13 @@ warn:
 			return -EINVAL;
 		return ret == -ESTALE ? -ENODEV : ret;
 	}
+	pthread_cleanup_push(put_added, dev);
 	devres__dev_live_on(dev, parent);
 	gen = devres__bind_gen();
 	if (bp)
 		devres__probe_new_device(dev);
 	devres__retry_if_bound(gen);
+	pthread_cleanup_pop(1);
 	return 0;
 }
 

@@ -52,6 +52,12 @@ static unsigned long defer_round;
  * a retry, which has nothing to do when it is 0 (see retry_deferred()).
  */
 static unsigned long nparked;
+/*
+ * Counts the retries asked for by driver_deferred_probe_trigger() (or by
+ * a callback, then made by the outermost call), sequentially consistent
+ * with nparked: see park_checked().
+ */
+static unsigned long trigger_gen;
 
 static void hold(struct devres__dm_thread *t, struct device *dev,
 		 struct devres__held *h)
@@ -171,6 +177,69 @@ static void park(struct device_private *dp)
 	dm_unlock();
 }
 
+/* What park_checked() compares with, read before a probe or match. */
+static unsigned long trigger_mark(void)
+{
+	return __atomic_load_n(&trigger_gen, __ATOMIC_SEQ_CST);
+}
+
+/*
+ * Parks @dp, whose probe or match deferred since @mark was read. A
+ * triggered retry of another thread meanwhile found @dp being probed,
+ * not parked: it skipped it, though what the probe waited for may have
+ * come just before. As the kernel's, the park then asks for a retry of
+ * its own, which the outermost call of the driver core in this thread
+ * makes. The trigger's thread reads nparked after counting its retry,
+ * this one trigger_gen after parking: both sequentially consistent, one
+ * sees the other. Only retries made outside callbacks count, once each:
+ * two threads whose probes trigger and defer would otherwise retry each
+ * other's device for ever.
+ */
+static void park_checked(struct devres__dm_thread *t, struct device_private *dp,
+			 unsigned long mark)
+{
+	park(dp);
+	if (__atomic_load_n(&trigger_gen, __ATOMIC_SEQ_CST) != mark)
+		t->retrigger = true;
+}
+
+/*
+ * How many probes of one device in a row may bind a device in their own
+ * thread (a child they added, a driver they registered) and then defer
+ * before the device is no longer parked.
+ */
+#define DEFER_BINDS_MAX 8
+
+/*
+ * Parks @dp after its probe deferred, unless the probe bound a device in
+ * this thread first, DEFER_BINDS_MAX times in a row. Each bind starts
+ * another round of retries, whose probe of @dp binds again: retried for
+ * ever, and the call that retries never returns. The kernel forbids it
+ * (a probe must not defer once it registered children) and loops in its
+ * retry work; here the device is left unbound, with one WARN, for
+ * device_attach() or the next driver to try again.
+ */
+static void park_probe(struct devres__dm_thread *t, struct device_private *dp,
+		       const struct device_driver *drv, bool bound_in_probe,
+		       unsigned long mark)
+{
+	if (!bound_in_probe) {
+		dp->defer_binds = 0;
+		park_checked(t, dp, mark);
+		return;
+	}
+	if (++dp->defer_binds < DEFER_BINDS_MAX) {
+		park_checked(t, dp, mark);
+		return;
+	}
+	dp->defer_binds = 0;
+	devres__warn(dp->dev, drv->name,
+		     "probe deferred %d times in a row after binding a device "
+		     "(a child it added?): not parked, or its retries would "
+		     "never end",
+		     DEFER_BINDS_MAX);
+}
+
 /* A driver with no bus (bound by hand) has no bus wrapper. */
 static bool bus_probes(const struct device_driver *drv)
 {
@@ -247,6 +316,8 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 			struct devres__held *h, struct driver_private *search)
 {
 	struct device_private *dp = dev->p;
+	unsigned long binds = h->t->binds;
+	unsigned long mark;
 	int ret;
 
 	/* Parked devices are never being probed: see retry_round(). */
@@ -270,6 +341,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	}
 	__atomic_store_n(&dev->driver, (struct device_driver *)drv,
 			 __ATOMIC_RELEASE);
+	mark = trigger_mark();
 	ret = probe_held(dev, drv, h);
 	/* A negative past -MAX_ERRNO is no errno: no caller's check knows it. */
 	if (ret > 0 || ret < -MAX_ERRNO) {
@@ -282,9 +354,13 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	if (ret) {
 		probe_failed(dev);
 		if (ret == -EPROBE_DEFER)
-			park(dp);
+			park_probe(h->t, dp, drv, h->t->binds != binds, mark);
+		else
+			dp->defer_binds = 0;
 		return ret;
 	}
+	dp->defer_binds = 0;
+	h->t->binds++;
 	dm_lock();
 	dp->bound = drv;
 	dp->bind_seq = ++bind_order;
@@ -341,13 +417,14 @@ static int try_driver(struct device *dev, struct driver_private *drvp,
 		      struct devres__held *h)
 {
 	const struct device_driver *drv = drvp->drv;
+	unsigned long mark = trigger_mark();
 	int ret = match(dev, drv, h);
 
 	if (ret == 0)
 		return 0;
 	if (ret < 0) {
 		if (ret == -EPROBE_DEFER)
-			park(dev->p);
+			park_checked(h->t, dev->p, mark);
 		return ret;
 	}
 	ret = really_probe(dev, drv, h, drvp);
@@ -509,6 +586,9 @@ static void retry_deferred(struct devres__dm_thread *t)
 		t->retry_wanted = true;
 		return;
 	}
+	/* Counted before nparked is read: see park_checked(). */
+	if (t->retry_wanted)
+		__atomic_add_fetch(&trigger_gen, 1, __ATOMIC_SEQ_CST);
 	/*
 	 * With nothing parked, a round would find nothing: a device parked
 	 * after this read is retried by its own caller, which reads the
@@ -518,19 +598,23 @@ static void retry_deferred(struct devres__dm_thread *t)
 	 */
 	if (!__atomic_load_n(&nparked, __ATOMIC_SEQ_CST)) {
 		t->retry_wanted = false;
+		t->retrigger = false;
 		return;
 	}
+	/* Again too when a round's park missed another thread's trigger. */
 	do {
+		t->retrigger = false;
 		gen = devres__bind_gen();
 		retry_round(t);
-	} while (devres__bind_gen() != gen);
+	} while (devres__bind_gen() != gen || t->retrigger);
 	/* Asked for by the probes of these rounds: they were the retry. */
 	t->retry_wanted = false;
 }
 
 static void retry_if_bound(struct devres__dm_thread *t, unsigned long gen)
 {
-	if (devres__bind_gen() != gen || (t->retry_wanted && !t->held))
+	if (devres__bind_gen() != gen ||
+	    ((t->retry_wanted || t->retrigger) && !t->held))
 		retry_deferred(t);
 }
 
@@ -542,13 +626,16 @@ void devres__retry_if_bound(unsigned long gen)
 /* After an unbind: a remove or release callback may have asked for one. */
 static void retry_if_wanted(struct devres__dm_thread *t)
 {
-	if (t->retry_wanted && !t->held)
+	if ((t->retry_wanted || t->retrigger) && !t->held)
 		retry_deferred(t);
 }
 
 static void trigger_all(void)
 {
-	retry_deferred(devres__dm_me());
+	struct devres__dm_thread *t = devres__dm_me();
+
+	t->retry_wanted = true;
+	retry_deferred(t);
 }
 
 /* Callbacks run from here may change errno; the caller's is given back. */
@@ -627,6 +714,7 @@ void devres__driver_attach(struct device_driver *drv)
 	struct bus_private *bp = drvp->bus;
 	struct devres__dm_thread *t = devres__dm_me();
 	struct device_private *cur = NULL;
+	unsigned long mark;
 	struct devres__held h;
 	int ret;
 
@@ -647,11 +735,12 @@ void devres__driver_attach(struct device_driver *drv)
 			continue;
 		pthread_cleanup_push(unlock_held, &h);
 		if (alive_unbound(cur->dev)) {
+			mark = trigger_mark();
 			ret = match(cur->dev, drv, &h);
 			if (ret > 0)
 				really_probe(cur->dev, drv, &h, NULL);
 			else if (ret == -EPROBE_DEFER)
-				park(cur);
+				park_checked(t, cur, mark);
 		}
 		pthread_cleanup_pop(1);
 	}

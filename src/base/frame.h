@@ -53,6 +53,8 @@ struct devres__dm_thread {
 	struct devres__late_hold *hold;	   /* devres.c: and who holds them */
 	const struct device *unbinding;	   /* group.c: releasing its binding */
 	const void *unbound_head;	   /* group.c: its list's head then */
+	unsigned long binds;		   /* dd.c: probes that bound here */
+	bool retrigger; /* dd.c: another thread's retry missed a park */
 };
 
 extern HIDDEN TLS_FAST struct devres__dm_thread devres__dmt;

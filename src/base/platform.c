@@ -346,11 +346,26 @@ static void naming_drop(void *arg)
  * with it, and the array may be its owner's, used again for another
  * device (which would enter the tree under a freed name).
  */
+/*
+ * A resource's name is written by the add and the deletion while another
+ * thread may look it up (platform_get_resource_byname()): each side reads
+ * or writes it once, whole.
+ */
+static const char *res_name(const struct resource *r)
+{
+	return __atomic_load_n(&r->name, __ATOMIC_RELAXED);
+}
+
+static void res_name_set(struct resource *r, const char *name)
+{
+	__atomic_store_n(&r->name, name, __ATOMIC_RELAXED);
+}
+
 static void unname_resources(struct platform_device *pdev)
 {
 	for (unsigned int i = 0; i < pdev->num_resources; i++)
-		if (pdev->resource[i].name == dev_name(&pdev->dev))
-			pdev->resource[i].name = NULL;
+		if (res_name(&pdev->resource[i]) == dev_name(&pdev->dev))
+			res_name_set(&pdev->resource[i], NULL);
 }
 
 int platform_device_add(struct platform_device *pdev)
@@ -413,8 +428,8 @@ static int pdev_add(struct platform_device *pdev)
 	if (ret)
 		goto fail;
 	for (unsigned int i = 0; i < pdev->num_resources; i++)
-		if (!pdev->resource[i].name)
-			pdev->resource[i].name = dev_name(&pdev->dev);
+		if (!res_name(&pdev->resource[i]))
+			res_name_set(&pdev->resource[i], dev_name(&pdev->dev));
 	/* MEM and IO resources enter the resource tree, as in the kernel. */
 	ret = devres__insert_resources(pdev->resource, pdev->num_resources);
 	if (ret)
@@ -581,9 +596,11 @@ struct resource *platform_get_resource_byname(struct platform_device *pdev,
 		return NULL;
 	for (unsigned int i = 0; i < pdev->num_resources; i++) {
 		struct resource *r = &pdev->resource[i];
+		/* Read once: a deletion may take it back meanwhile. */
+		const char *rname = res_name(r);
 
-		if (resource_type(r) == type && r->name &&
-		    strcmp(r->name, name) == 0)
+		if (resource_type(r) == type && rname &&
+		    strcmp(rname, name) == 0)
 			return r;
 	}
 	return NULL;
