@@ -535,7 +535,8 @@ DEVRES_API void *devm_kmemdup(struct device *dev, const void *src, size_t len,
  * with its resources (or with devm_kfree()).
  *
  * Context: any thread. A fault-injection point.
- * Return: the string, or NULL on failure.
+ * Return: the string, or NULL on failure; NULL, with a WARN and nothing
+ * written through its argument, for a %n in @fmt.
  */
 DEVRES_API char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
 				 va_list ap) DEVRES_PRINTF(3, 0);
@@ -550,7 +551,8 @@ DEVRES_API char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
  * fit, freed with its resources (or with devm_kfree()).
  *
  * Context: any thread. A fault-injection point.
- * Return: the string, or NULL on failure.
+ * Return: the string, or NULL on failure; NULL, with a WARN and nothing
+ * written through its argument, for a %n in @fmt.
  */
 DEVRES_API char *devm_kasprintf(struct device *dev, gfp_t gfp, const char *fmt,
 				...) DEVRES_PRINTF(3, 4);
@@ -704,7 +706,8 @@ DEVRES_API int devres_warn_count(void);
  * reason is cut at 255 characters.
  *
  * Context: any thread; a bad @func or @fmt is itself WARNed, and nothing
- * else is said.
+ * else is said. A %n in @fmt writes nothing: the one WARN says so instead
+ * of the reason. errno is kept.
  */
 DEVRES_API void devres_warn(const struct device *dev, const char *func,
 			    const char *fmt, ...) DEVRES_PRINTF(3, 4);
