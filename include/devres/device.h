@@ -285,7 +285,10 @@ static inline void dev_set_drvdata(struct device *dev, void *data)
  * Use it through dev_err(), dev_warn(), dev_info() and dev_dbg().
  * A %n in @fmt is refused, as the kernel's printf refuses it: nothing is
  * written through its argument, the line is not sent, and one WARN says
- * why. errno is kept, also when a conversion fails.
+ * why. errno is kept, also when a conversion fails. A line is at most 511
+ * bytes: a message cut to fit ends with "...", and a device name longer
+ * than 128 characters is given as its first 36 and "..." (in every line
+ * and WARN of the library), so that what follows it still fits.
  *
  * Context: any thread.
  */

@@ -703,7 +703,7 @@ DEVRES_API int devres_warn_count(void);
  * ``"WARNING: <dev>: <func>: <reason>"`` to the log sink, a backtrace in
  * debug builds, and one more in devres_warn_count(). For layers above the
  * library (the kernel-compat headers) that check their own contract. The
- * reason is cut at 255 characters.
+ * reason is cut at 255 characters, and then ends with "...".
  *
  * Context: any thread; a bad @func or @fmt is itself WARNed, and nothing
  * else is said. A %n in @fmt writes nothing: the one WARN says so instead

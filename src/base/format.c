@@ -67,12 +67,15 @@ bool devres__fmt_bad(const struct device *dev, const char *func,
 /*
  * vsnprintf() sets errno when a conversion fails (EILSEQ: a wide
  * string the locale cannot convert; EOVERFLOW): a log call keeps the
- * caller's.
+ * caller's. A line longer than @buf is cut, and ends with "..." to say
+ * so.
  */
 void devres__vformat(char *buf, size_t len, const char *fmt, va_list ap)
 {
-	int err = errno;
+	int err = errno, n;
 
-	(void)vsnprintf(buf, len, fmt, ap);
+	n = vsnprintf(buf, len, fmt, ap);
+	if (n >= 0 && (size_t)n >= len && len > 4)
+		memcpy(&buf[len - 4], "...", 4);
 	errno = err;
 }
