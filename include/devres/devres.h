@@ -621,6 +621,9 @@ DEVRES_API void devres_set_log(bool on);
  * the library gives the caller's back. When this returns, the previous
  * sink is running in no other thread and will not be called again, so its
  * @ctx may be freed; a sink that replaces itself is not waited for.
+ * A sink must return, or end its thread (pthread_exit(), a cancellation):
+ * one that leaves by longjmp() is never seen to return, and a later
+ * devres_set_log_sink() waits for it for ever.
  *
  * Context: any thread, also from a sink; the sink may be called from any
  * thread.
