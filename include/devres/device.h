@@ -107,7 +107,8 @@ DEVRES_API void device_initialize(struct device *dev);
  *
  * Context: any thread. An add of @dev that lands while the name is
  * formatted (another thread's) wins: the call is then refused.
- * Return: 0, -ENOMEM, -EINVAL for a NULL or uninitialized @dev, -EBUSY
+ * Return: 0, -ENOMEM, -EINVAL for a NULL or uninitialized @dev or a %n
+ * in @fmt (WARN, nothing written through its argument), -EBUSY
  * (WARN) once @dev was added, also by an add made while this call ran,
  * or while platform_device_add() is naming it.
  */
@@ -286,6 +287,12 @@ static inline void dev_set_drvdata(struct device *dev, void *data)
  * work. DEVRES_LOG_DEBUG lines are dropped unless debug output is on:
  * DEVRES_DEBUG=1 in the environment, or devres_set_dev_dbg(true).
  * Use it through dev_err(), dev_warn(), dev_info() and dev_dbg().
+ * A %n in @fmt is refused, as the kernel's printf refuses it: nothing is
+ * written through its argument, the line is not sent, and one WARN says
+ * why. errno is kept, also when a conversion fails. A line is at most 511
+ * bytes: a message cut to fit ends with "...", and a device name longer
+ * than 128 characters is given as its first 36 and "..." (in every line
+ * and WARN of the library), so that what follows it still fits.
  *
  * Context: any thread.
  */
@@ -313,7 +320,8 @@ DEVRES_API void devres_set_dev_dbg(bool on);
  * Prints like dev_err(), with the error by name (``"error -ENODEV: ..."``),
  * unless @err is -EPROBE_DEFER, which is printed with dev_dbg() only: a
  * deferral is expected and retried. Lets a probe write ``return dev_err_probe(dev, ret,
- * "...");``.
+ * "...");``. A %n in @fmt is refused as dev_printk() refuses it: one
+ * WARN, no line, @err still returned. errno is kept.
  *
  * Context: any thread.
  * Return: @err.

@@ -535,7 +535,8 @@ DEVRES_API void *devm_kmemdup(struct device *dev, const void *src, size_t len,
  * with its resources (or with devm_kfree()).
  *
  * Context: any thread. A fault-injection point.
- * Return: the string, or NULL on failure.
+ * Return: the string, or NULL on failure; NULL, with a WARN and nothing
+ * written through its argument, for a %n in @fmt.
  */
 DEVRES_API char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
 				 va_list ap) DEVRES_PRINTF(3, 0);
@@ -550,7 +551,8 @@ DEVRES_API char *devm_kvasprintf(struct device *dev, gfp_t gfp, const char *fmt,
  * fit, freed with its resources (or with devm_kfree()).
  *
  * Context: any thread. A fault-injection point.
- * Return: the string, or NULL on failure.
+ * Return: the string, or NULL on failure; NULL, with a WARN and nothing
+ * written through its argument, for a %n in @fmt.
  */
 DEVRES_API char *devm_kasprintf(struct device *dev, gfp_t gfp, const char *fmt,
 				...) DEVRES_PRINTF(3, 4);
@@ -619,6 +621,9 @@ DEVRES_API void devres_set_log(bool on);
  * the library gives the caller's back. When this returns, the previous
  * sink is running in no other thread and will not be called again, so its
  * @ctx may be freed; a sink that replaces itself is not waited for.
+ * A sink must return, or end its thread (pthread_exit(), a cancellation):
+ * one that leaves by longjmp() is never seen to return, and a later
+ * devres_set_log_sink() waits for it for ever.
  *
  * Context: any thread, also from a sink; the sink may be called from any
  * thread.
@@ -701,10 +706,11 @@ DEVRES_API int devres_warn_count(void);
  * ``"WARNING: <dev>: <func>: <reason>"`` to the log sink, a backtrace in
  * debug builds, and one more in devres_warn_count(). For layers above the
  * library (the kernel-compat headers) that check their own contract. The
- * reason is cut at 255 characters.
+ * reason is cut at 255 characters, and then ends with "...".
  *
  * Context: any thread; a bad @func or @fmt is itself WARNed, and nothing
- * else is said.
+ * else is said. A %n in @fmt writes nothing: the one WARN says so instead
+ * of the reason. errno is kept.
  */
 DEVRES_API void devres_warn(const struct device *dev, const char *func,
 			    const char *fmt, ...) DEVRES_PRINTF(3, 4);

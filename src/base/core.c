@@ -236,7 +236,8 @@ static int set_name(struct device *dev, bool claimed, const char *fmt,
 	char *name;
 
 	if (!devres__dev_ok(dev, "dev_set_name") ||
-	    devres__arg_bad(dev, fmt, "dev_set_name", "format"))
+	    devres__arg_bad(dev, fmt, "dev_set_name", "format") ||
+	    devres__fmt_bad(dev, "dev_set_name", fmt))
 		return -EINVAL;
 	/* Refused before formatting, too: the usual misuse costs nothing. */
 	if (!name_open(dev))
@@ -1015,7 +1016,7 @@ static void vprint(int level, const struct device *dev, const char *fmt,
 	const char *drv;
 	size_t len;
 
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	devres__vformat(msg, sizeof(msg), fmt, ap);
 	len = strlen(msg);
 	if (len && msg[len - 1] == '\n')
 		msg[len - 1] = '\0';
@@ -1040,6 +1041,8 @@ void dev_printk(int level, const struct device *dev, const char *fmt, ...)
 	if (level >= DEVRES_LOG_DEBUG &&
 	    !__atomic_load_n(&dbg_on, __ATOMIC_RELAXED))
 		return;
+	if (devres__fmt_bad(dev, __func__, fmt))
+		return;
 	va_start(ap, fmt);
 	vprint(level, dev, fmt, ap);
 	va_end(ap);
@@ -1055,14 +1058,16 @@ int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 		return err;
 	if (devres__opt_bad(NULL, dev, __func__, "device"))
 		dev = NULL;
+	/* The sweep's report names the line a probe returned from. */
+	devres__site_return(err);
+	if (devres__fmt_bad(dev, __func__, fmt))
+		return err;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	devres__vformat(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	len = strlen(msg);
 	if (len && msg[len - 1] == '\n')
 		msg[len - 1] = '\0';
-	/* The sweep's report names the line a probe returned from. */
-	devres__site_return(err);
 	/* By name, as the kernel's "error %pe". */
 	dev_printk(err == -EPROBE_DEFER ? DEVRES_LOG_DEBUG : DEVRES_LOG_ERR,
 		   dev, "error %s: %s",

@@ -470,7 +470,8 @@ static char *kvasprintf(struct device *dev, unsigned int mk, const char *func,
 	int len;
 
 	if (!devres__dev_ok(dev, func) ||
-	    devres__arg_bad(dev, fmt, func, "format"))
+	    devres__arg_bad(dev, fmt, func, "format") ||
+	    devres__fmt_bad(dev, func, fmt))
 		return NULL;
 	va_copy(aq, ap);
 	len = vsnprintf(NULL, 0, fmt, aq);

@@ -153,6 +153,8 @@ int devres_warn_count(void)
  * too, and 4 KiB of it was a quarter of a thread at PTHREAD_STACK_MIN.
  */
 #define LOG_LINE_MAX 512
+/* The longest device name a line gives whole. */
+#define LABEL_MAX 128
 #define HELD_MAX 16
 #define HELD_BYTES 4096
 
@@ -382,7 +384,7 @@ void devres__print(int level, const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	vsnprintf(line, sizeof(line), fmt, ap);
+	devres__vformat(line, sizeof(line), fmt, ap);
 	va_end(ap);
 	emit(level, line);
 }
@@ -407,9 +409,16 @@ const char *devres__dev_label(const struct device *dev, char *buf, size_t len)
 		if (!name)
 			name = dev->init_name;
 	}
-	if (name && *name)
+	/*
+	 * A name too long for a line is cut, and says so: the function and
+	 * the reason after it must still fit in the line.
+	 */
+	if (name && *name && strnlen(name, LABEL_MAX + 1) <= LABEL_MAX)
 		return name;
-	snprintf(buf, len, "device@%p", (const void *)dev);
+	if (name && *name && len > 4)
+		snprintf(buf, len, "%.*s...", (int)(len - 4), name);
+	else
+		snprintf(buf, len, "device@%p", (const void *)dev);
 	return buf;
 }
 
@@ -512,7 +521,7 @@ static __attribute__((noinline)) void vwarn(const char *label, const char *func,
 	if (devres__vfork_maybe() && devres__vfork_child()) {
 		if (devres__secure() && !devres__logging())
 			return;
-		vsnprintf(reason, sizeof(reason), fmt, ap);
+		devres__vformat(reason, sizeof(reason), fmt, ap);
 		snprintf(line, sizeof(line), "WARNING: %s: %s: %s", label, func,
 			 reason);
 		devres__log_raw(line);
@@ -525,7 +534,7 @@ static __attribute__((noinline)) void vwarn(const char *label, const char *func,
 		return;
 	if (secure_quiet())
 		return;
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	devres__vformat(reason, sizeof(reason), fmt, ap);
 	devres__print(DEVRES_LOG_WARNING, "WARNING: %s: %s: %s", label, func,
 		      reason);
 	backtrace_lines();
@@ -569,7 +578,7 @@ void devres__warn_async(const struct device *dev, const char *func,
 	if (secure_quiet())
 		return;
 	va_start(ap, fmt);
-	vsnprintf(reason, sizeof(reason), fmt, ap);
+	devres__vformat(reason, sizeof(reason), fmt, ap);
 	va_end(ap);
 	devres__print(DEVRES_LOG_WARNING, "WARNING: %s: %s: %s",
 		      devres__dev_label(dev, buf, sizeof(buf)), func, reason);

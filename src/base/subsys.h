@@ -15,6 +15,7 @@
 #ifndef DEVRES_SUBSYS_H
 #define DEVRES_SUBSYS_H
 
+#include <stdarg.h>
 #include <dirent.h>
 #include <pthread.h>
 #include <errno.h>
@@ -282,6 +283,16 @@ HIDDEN void devres__warn_async(const struct device *dev, const char *func,
 			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
 HIDDEN const char *devres__dev_label(const struct device *dev, char *buf,
 				     size_t len);
+/*
+ * format.c: the first %n conversion of a caller's @fmt, or NULL; the
+ * same with the WARN that refuses @func's call on @dev; vsnprintf()
+ * that keeps errno.
+ */
+HIDDEN const char *devres__fmt_store(const char *fmt);
+HIDDEN bool devres__fmt_bad(const struct device *dev, const char *func,
+			    const char *fmt);
+HIDDEN void devres__vformat(char *buf, size_t len, const char *fmt, va_list ap)
+	DEVRES_PRINTF(3, 0);
 
 /*
  * atomic-hook.c: what devres_atomic_hook_set() set, read once before a

@@ -17,10 +17,11 @@ void devres_warn(const struct device *dev, const char *func, const char *fmt,
 	va_list ap;
 
 	if (devres__arg_bad(NULL, func, __func__, "func") ||
-	    devres__arg_bad(NULL, fmt, __func__, "fmt"))
+	    devres__arg_bad(NULL, fmt, __func__, "fmt") ||
+	    devres__fmt_bad(dev, func, fmt))
 		return;
 	va_start(ap, fmt);
-	vsnprintf(msg, sizeof(msg), fmt, ap);
+	devres__vformat(msg, sizeof(msg), fmt, ap);
 	va_end(ap);
 	devres__warn(dev, func, "%s", msg);
 }
