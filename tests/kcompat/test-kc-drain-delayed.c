@@ -20,15 +20,7 @@
 #include <time.h>
 #include "kcompat/kctest.h"
 #include "kcompat/kc-cell.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x)) {                                                    \
-			fprintf(stderr, "cell: %s:%d: %s\n", __FILE__,         \
-				__LINE__, #x);                                 \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
+#include "kcompat/kc-check.h"
 
 enum call {
 	C_DRAIN,
@@ -58,36 +50,6 @@ static void fn(struct work_struct *w)
 {
 	(void)w;
 	__atomic_add_fetch(&runs, 1, __ATOMIC_RELAXED);
-}
-
-static int warns_before;
-
-static void listen(void)
-{
-	start_capture();
-	warns_before = devres_warn_count();
-}
-
-/* What was heard since listen(): no WARN, or one of @func. */
-static void heard(const char *func)
-{
-	char head[96];
-
-	devres_set_log_sink(NULL, NULL);
-	if (!func) {
-		CHECK(!count_prefix("WARNING: "));
-		CHECK(devres_warn_count() == warns_before);
-		return;
-	}
-	/* A debug build adds the backtrace's lines. */
-	snprintf(head, sizeof(head), "WARNING: (no device): %s: ", func);
-	if (count_prefix("WARNING: ") != 1 ||
-	    strncmp(cap.line[0], head, strlen(head)) != 0)
-		fprintf(stderr, "heard %d line(s): %s\n", cap.n, cap.line[0]);
-	CHECK(count_prefix("WARNING: ") == 1);
-	CHECK(!strncmp(cap.line[0], head, strlen(head)));
-	CHECK(strstr(cap.line[0], "is not due yet: run now"));
-	CHECK(devres_warn_count() == warns_before + 1);
 }
 
 static int runs_now(void)
@@ -121,7 +83,7 @@ static void cell(int c, int k, int d)
 		drain_workqueue(wq);
 	else
 		destroy_workqueue(wq);
-	heard(want ? call_name[c] : NULL);
+	heard(want ? call_name[c] : NULL, "is not due yet: run now");
 	CHECK(runs_now() == want);
 	/* NOLINTNEXTLINE(bugprone-sizeof-expression): the macro's */
 	CHECK(!delayed_work_pending(&d1) || k == K_SYSTEM);

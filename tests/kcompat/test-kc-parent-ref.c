@@ -26,15 +26,7 @@
 #include <stdlib.h>
 #include "kcompat/kctest.h"
 #include "kcompat/kc-cell.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x)) {                                                    \
-			fprintf(stderr, "cell: %s:%d: %s\n", __FILE__,         \
-				__LINE__, #x);                                 \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
+#include "kcompat/kc-check.h"
 
 enum how {
 	H_BY_HAND,

@@ -30,15 +30,7 @@
 #include <time.h>
 #include "kcompat/kctest.h"
 #include "kcompat/kc-cell.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x)) {                                                    \
-			fprintf(stderr, "cell: %s:%d: %s\n", __FILE__,         \
-				__LINE__, #x);                                 \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
+#include "kcompat/kc-check.h"
 
 #define WAITERS_MAX 2
 #define TIMEOUT_MS 60000UL
@@ -60,37 +52,6 @@ static struct completion c;
 static sem_t parked, release;
 static int returned;			/* atomic */
 static unsigned long left[WAITERS_MAX]; /* each waiter's return */
-
-static int warns_before;
-
-static void listen(void)
-{
-	start_capture();
-	warns_before = devres_warn_count();
-}
-
-/* What was heard since listen(): no WARN, or one of @func saying @why. */
-static void heard(const char *func, const char *why)
-{
-	char head[96];
-
-	devres_set_log_sink(NULL, NULL);
-	if (!func) {
-		CHECK(!count_prefix("WARNING: "));
-		CHECK(devres_warn_count() == warns_before);
-		return;
-	}
-	/* A debug build adds the backtrace's lines. */
-	snprintf(head, sizeof(head), "WARNING: (no device): %s: ", func);
-	if (count_prefix("WARNING: ") != 1 ||
-	    strncmp(cap.line[0], head, strlen(head)) != 0 ||
-	    !strstr(cap.line[0], why))
-		fprintf(stderr, "heard %d line(s): %s\n", cap.n, cap.line[0]);
-	CHECK(count_prefix("WARNING: ") == 1);
-	CHECK(!strncmp(cap.line[0], head, strlen(head)));
-	CHECK(strstr(cap.line[0], why));
-	CHECK(devres_warn_count() == warns_before + 1);
-}
 
 static void sleep_ms(int ms)
 {
