@@ -36,4 +36,14 @@ static inline int in_child(void (*cell)(int, int, int), int a, int b, int c,
 	return 0;
 }
 
+/* In a cell: a failed check ends the child with status 1, naming the line. */
+#define CHECK(x)                                                               \
+	do {                                                                   \
+		if (!(x)) {                                                    \
+			fprintf(stderr, "cell: %s:%d: %s\n", __FILE__,         \
+				__LINE__, #x);                                 \
+			_exit(1);                                              \
+		}                                                              \
+	} while (0)
+
 #endif /* KC_CELL_H */

@@ -1,8 +1,7 @@
 /* SPDX-License-Identifier: MIT */
 /*
- * Checks for the cells of the compat tests that run in children of their
- * own (kc-cell.h): CHECK() ends the child with status 1, naming the line;
- * listen() starts capturing the log, heard() then asserts what came: no
+ * What a compat cell (kc-cell.h) heard: listen() starts capturing the
+ * log, heard() then asserts what came, ending the child as CHECK() does: no
  * WARN, or exactly one of @func (the compat layer's WARNs name no
  * device) saying @why, counted once.
  */
@@ -13,15 +12,7 @@
 #include <string.h>
 #include <unistd.h>
 #include "testlib.h"
-
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x)) {                                                    \
-			fprintf(stderr, "cell: %s:%d: %s\n", __FILE__,         \
-				__LINE__, #x);                                 \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
+#include "kcompat/kc-cell.h"
 
 static int kc_warns_before;
 

@@ -38,15 +38,6 @@
 #include "rounds.h"
 #include "testlib.h"
 
-#define CHECK(x)                                                               \
-	do {                                                                   \
-		if (!(x)) {                                                    \
-			fprintf(stderr, "cell: %s:%d: %s\n", __FILE__,         \
-				__LINE__, #x);                                 \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
-
 /* The objects a cell works on: the child's copy of zeroed storage. */
 static struct mutex mx;
 static spinlock_t sp;
