@@ -135,11 +135,18 @@ static void sentinel_release(struct device *dev, void *res)
 	errno = err;
 }
 
-int devres__dma_debug_arm(struct device *dev, struct dma_dev *s, bool bound)
+int devres__dma_debug_arm(struct device *dev, struct dma_dev *s, bool bound,
+			  const char *func)
 {
 	struct sentinel *node;
 	bool armed;
 
+	pthread_mutex_lock(&s->lock);
+	armed = s->sentinel[bound];
+	pthread_mutex_unlock(&s->lock);
+	/* Its node would be refused: see devres__dma_state(). */
+	if (!armed && devres__dev_locked_here(dev, func))
+		return -EDEADLK;
 	pthread_mutex_lock(&s->lock);
 	armed = s->sentinel[bound];
 	s->sentinel[bound] = true;

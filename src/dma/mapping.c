@@ -104,11 +104,21 @@ void devres__dma_put_orphan(struct device *dev, struct dma_dev *s)
  * that will keep it, orphans it instead of freeing it (the mapping's
  * maker unpins it). Called and returns without the read lock.
  */
-static struct dma_dev *make_state(struct device *dev, int *ret_err)
+static struct dma_dev *make_state(struct device *dev, const char *func,
+				  int *ret_err)
 {
 	struct state_node *node;
 	struct dma_dev *s, *cur;
 
+	/*
+	 * From a match or for-each callback of @dev, devres_add() of the
+	 * node would be refused, and a state published without it never
+	 * freed with the device's resources: refused first, made never.
+	 */
+	if (devres__dev_locked_here(dev, func)) {
+		*ret_err = -EDEADLK;
+		return NULL;
+	}
 	node = devres_alloc(dma_state_release, sizeof(*node), GFP_KERNEL);
 	if (!node) {
 		*ret_err = -ENOMEM;
@@ -143,8 +153,8 @@ static struct dma_dev *make_state(struct device *dev, int *ret_err)
 	return s;
 }
 
-struct dma_dev *devres__dma_state(struct device *dev, int *ret_err,
-				  bool *ret_pinned)
+struct dma_dev *devres__dma_state(struct device *dev, const char *func,
+				  int *ret_err, bool *ret_pinned)
 {
 	struct dma_dev *s = dma_dev_peek(dev);
 
@@ -153,7 +163,7 @@ struct dma_dev *devres__dma_state(struct device *dev, int *ret_err,
 		return s;
 	/* Pinned, it cannot go before the read lock is taken again. */
 	pthread_rwlock_unlock(&states);
-	s = make_state(dev, ret_err);
+	s = make_state(dev, func, ret_err);
 	pthread_rwlock_rdlock(&states);
 	*ret_pinned = s != NULL;
 	return s;
@@ -348,7 +358,8 @@ static void claim_locked(struct dma_map *m, const struct dma_claim *c)
 dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 			   size_t align, uint64_t mask, enum dma_kind kind,
 			   enum dma_data_direction dir,
-			   const struct dma_claim *claim, int *ret_err)
+			   const struct dma_claim *claim, const char *func,
+			   int *ret_err)
 {
 	const struct devres_dma_ops *ops = NULL;
 	uintptr_t first = (uintptr_t)cpu &
@@ -380,11 +391,11 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	m->bound = bound;
 	m->debug = debug;
 	pthread_rwlock_rdlock(&states);
-	s = devres__dma_state(dev, &ret, &pinned);
+	s = devres__dma_state(dev, func, &ret, &pinned);
 	if (!s)
 		goto fail;
 	if (debug) {
-		ret = devres__dma_debug_arm(dev, s, bound);
+		ret = devres__dma_debug_arm(dev, s, bound, func);
 		if (ret)
 			goto fail;
 	}
@@ -543,7 +554,7 @@ static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 	    user_range_bad(dev, ptr, size, func))
 		return DMA_MAPPING_ERROR;
 	return devres__dma_map(dev, ptr, size, devres__page_size(),
-			       dma_get_mask(dev), kind, dir, NULL, &err);
+			       dma_get_mask(dev), kind, dir, NULL, func, &err);
 }
 
 dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
