@@ -189,6 +189,13 @@ HIDDEN void devres__dma_put_orphan(struct device *dev, struct dma_dev *s);
  */
 HIDDEN int devres__dma_debug_arm(struct device *dev, struct dma_dev *s,
 				 bool bound, const char *func);
+/*
+ * debug.c: whether a streaming mapping of @cpu the device may write
+ * (@dir not DMA_TO_DEVICE) begins in the cacheline another such mapping
+ * of the device begins in; @s locked.
+ */
+HIDDEN bool devres__dma_debug_overlap(const struct dma_dev *s, const void *cpu,
+				      unsigned int dir);
 
 /* A dmam_alloc_coherent() buffer's node (devres.c). */
 struct dma_devres {

@@ -369,7 +369,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
 	struct dma_map *m;
 	struct rnode *hit;
-	bool pinned = false, orphan = false;
+	bool pinned = false, orphan = false, overlap = false;
 	struct ops_call c;
 	struct dma_dev *s;
 	dma_addr_t base, h;
@@ -426,6 +426,8 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 		      : devres__rt_floor(s->maps, h + size - 1);
 	if (hit && hit->end > h)
 		goto fail_unmap;
+	if (debug && dma_streaming(kind))
+		overlap = devres__dma_debug_overlap(s, cpu, dir);
 	m->ops = ops;
 	m->base = base;
 	m->node.start = h;
@@ -444,6 +446,14 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 		devres__log_release();
 	if (dma_streaming(kind))
 		devres__ledger_add(DL_DMA_MAPS, 1);
+	/* Mapped all the same, as the kernel's DMA debug lets it be. */
+	if (overlap)
+		devres__warn(dev, func,
+			     "cacheline tracking EEXIST, overlapping mappings "
+			     "aren't supported: %p (%zu bytes) begins in the "
+			     "cacheline of another mapping the device may "
+			     "write",
+			     cpu, size);
 	*ret_err = 0;
 	return h;
 
@@ -755,7 +765,11 @@ static void sync_check(struct device *dev, dma_addr_t addr, size_t size,
 	s = dma_dev_peek(dev);
 	if (s)
 		pthread_mutex_lock(&s->lock);
-	m = s ? devres__dma_lookup(s, addr, size) : NULL;
+	/*
+	 * A sync of no bytes is checked as its first one: the kernel's DMA
+	 * debug asks only that it lies in a mapping (check_sync()).
+	 */
+	m = s ? devres__dma_lookup(s, addr, size ? size : 1) : NULL;
 	if (!m || !dma_streaming(m->kind))
 		snprintf(why, sizeof(why),
 			 "[%#llx, +%zu) is not inside a streaming mapping",
