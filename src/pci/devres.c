@@ -124,7 +124,8 @@ static int claim(struct pci_dev *pdev, int bar, const char *name,
 	return devres__request_region_node(&pdev->dev, bar_mem(pdev, bar),
 					   pci_resource_start(pdev, bar),
 					   pci_resource_len(pdev, bar), name,
-					   ret_id)
+					   "pcim_request_region",
+					   "pcim_release_region()", ret_id)
 		       ? 0
 		       : -EBUSY;
 }
