@@ -185,7 +185,7 @@ static void cell(int call, int state, int ctx)
 	} else {
 		snprintf(head, sizeof(head),
 			 "WARNING: test-dev: %s: ", call_name[call]);
-		if (cap.n != 1 || strncmp(cap.line[0], head, strlen(head)))
+		if (cap.n != 1 || strncmp(cap.line[0], head, strlen(head)) != 0)
 			fprintf(stderr, "%s / %s / %s: %d line(s): \"%s\"\n",
 				call_name[call], state_name[state],
 				ctx_name[ctx], cap.n, cap.line[0]);

@@ -116,7 +116,7 @@ static void every_cell(void **state)
 				    cap.n != refused ||
 				    devres_warn_count() != warns ||
 				    (refused &&
-				     (strcmp(cap.line[0], want) ||
+				     (strcmp(cap.line[0], want) != 0 ||
 				      cap.level[0] != DEVRES_LOG_ERR))) {
 					fprintf(stderr,
 						"holder %#lx, %s %#lx: %d, "

@@ -399,7 +399,7 @@ static void cell(int row, int ctx, int unused)
 	CHECK(handed == 1);
 	snprintf(head, sizeof(head), "WARNING: %s: %s: ", dev_name(mine),
 		 cur->func);
-	if (cap.n != 1 || strncmp(cap.line[0], head, strlen(head)))
+	if (cap.n != 1 || strncmp(cap.line[0], head, strlen(head)) != 0)
 		fprintf(stderr, "%s / %s: %d line(s), the first \"%s\"\n",
 			cur->name, ctx_name[ctx], cap.n, cap.line[0]);
 	CHECK(cap.n == 1 && devres_warn_count() - warns == 1);
