@@ -134,10 +134,41 @@ static void every_cell(void **state)
 	assert_int_equal(failed, 0);
 }
 
+/*
+ * The holder's name is copied under the line's lock, the holder free to
+ * go once it is let go: cut at 63 bytes in the line, the request refused
+ * all the same.
+ * limit-cell: src/irq/manage.c:mismatch.name
+ */
+static void long_holder_name(void **state)
+{
+	int line = irq_line_create("mismatch");
+	char name[200], want[256];
+
+	(void)state;
+	assert_true(line > 0);
+	memset(name, 'n', sizeof(name) - 1);
+	name[sizeof(name) - 1] = 0;
+	assert_int_equal(request_irq(line, handler, 0, name, &holder_id), 0);
+	snprintf(want, sizeof(want),
+		 "(no device): request_threaded_irq: Flags mismatch irq %d. "
+		 "%08lx (mine) vs. %08lx (%.63s)",
+		 line, 0ul, 0ul, name);
+	start_log_capture();
+	assert_int_equal(request((enum call)REQUEST, line, 0), -EBUSY);
+	devres_set_log_sink(NULL, NULL);
+	assert_int_equal(cap.n, 1);
+	assert_string_equal(cap.line[0], want);
+	free_irq(line, &holder_id);
+	assert_int_equal(irq_line_destroy(line), 0);
+}
+
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
 		cmocka_unit_test_setup_teardown(every_cell, irq_setup,
+						irq_teardown),
+		cmocka_unit_test_setup_teardown(long_holder_name, irq_setup,
 						irq_teardown),
 	};
 
