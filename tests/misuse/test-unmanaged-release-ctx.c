@@ -6,8 +6,8 @@
  * resources, ioremap and its munmap, handlers, coherent buffers, pools,
  * fds, streams, mappings, PCI BAR mappings and claims) x where the plain
  * release runs: plainly; in a devres_for_each_res() callback, a
- * devres_find(), devres_get() or devres_release() match of the device,
- * which hold the device's devres lock; in an action run by
+ * devres_find(), devres_get(), devres_remove(), devres_destroy() or
+ * devres_release() match of the device, which hold the device's devres lock; in an action run by
  * devm_release_action(); in an action released before the resource's
  * node by devres_release_all(). Each cell: exactly one WARN, naming the
  * device and the plain call (no second one naming a devres call), the
@@ -250,6 +250,8 @@ enum ctx {
 	FOR_EACH,
 	FIND,
 	GET,
+	REMOVE,
+	DESTROY,
 	RELEASE,
 	ACTION,
 	RELEASE_ALL,
@@ -260,6 +262,8 @@ static const char *const ctx_name[NR_CTX] = { "plain",
 					      "for-each callback",
 					      "devres_find match",
 					      "devres_get match",
+					      "devres_remove match",
+					      "devres_destroy match",
 					      "devres_release match",
 					      "devm_release_action",
 					      "devres_release_all" };
@@ -336,6 +340,14 @@ static int run_in(struct device *mine, enum ctx ctx)
 		CHECK(h);
 		CHECK(devres_get(mine, h, match_no, NULL) == h);
 		return 2;
+	case REMOVE:
+		h = devres_remove(mine, helper_release, match_yes, NULL);
+		CHECK(h);
+		devres_free(h);
+		return 0;
+	case DESTROY:
+		CHECK(!devres_destroy(mine, helper_release, match_yes, NULL));
+		return 0;
 	case RELEASE:
 		CHECK(!devres_release(mine, helper_release, match_yes, NULL));
 		return 0;
@@ -388,7 +400,7 @@ static void cell(int row, int ctx, int unused)
 	CHECK(!init_dev(&tdev, "test-dev"));
 	mine = cur->pci ? &pdev->dev : &tdev;
 	cur->acquire();
-	if (ctx == FOR_EACH || ctx == FIND || ctx == GET || ctx == RELEASE)
+	if (ctx != PLAIN && ctx != ACTION && ctx != RELEASE_ALL)
 		add_helper(mine);
 	if (ctx == ACTION || ctx == RELEASE_ALL)
 		CHECK(!devm_add_action(mine, act, NULL));
