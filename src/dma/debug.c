@@ -144,9 +144,16 @@ int devres__dma_debug_arm(struct device *dev, struct dma_dev *s, bool bound,
 	pthread_mutex_lock(&s->lock);
 	armed = s->sentinel[bound];
 	pthread_mutex_unlock(&s->lock);
-	/* Its node would be refused: see devres__dma_state(). */
-	if (!armed && devres__dev_locked_here(dev, func))
-		return -EDEADLK;
+	/*
+	 * Its node would be refused: see devres__dma_state(). The WARN is
+	 * held, the states' lock being held: the caller sends it unlocked.
+	 */
+	if (!armed) {
+		devres__log_hold();
+		if (devres__dev_locked_here(dev, func))
+			return -EDEADLK;
+		devres__log_release();
+	}
 	pthread_mutex_lock(&s->lock);
 	armed = s->sentinel[bound];
 	s->sentinel[bound] = true;

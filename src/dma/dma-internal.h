@@ -185,7 +185,8 @@ HIDDEN void devres__dma_put_orphan(struct device *dev, struct dma_dev *s);
 
 /*
  * debug.c: the sentinel that checks a binding's mappings at its release;
- * refused as the state's node is (devres__dma_state()).
+ * refused as the state's node is (devres__dma_state()): -EDEADLK, its
+ * WARN held until the caller's devres__log_release(), once unlocked.
  */
 HIDDEN int devres__dma_debug_arm(struct device *dev, struct dma_dev *s,
 				 bool bound, const char *func);

@@ -369,7 +369,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
 	struct dma_map *m;
 	struct rnode *hit;
-	bool pinned = false, orphan = false, overlap = false;
+	bool pinned = false, orphan = false, overlap = false, held = false;
 	struct ops_call c;
 	struct dma_dev *s;
 	dma_addr_t base, h;
@@ -396,6 +396,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 		goto fail;
 	if (debug) {
 		ret = devres__dma_debug_arm(dev, s, bound, func);
+		held = ret == -EDEADLK;
 		if (ret)
 			goto fail;
 	}
@@ -468,6 +469,8 @@ fail:
 		pthread_mutex_unlock(&s->lock);
 	}
 	pthread_rwlock_unlock(&states);
+	if (held)
+		devres__log_release();
 	if (orphan)
 		devres__dma_put_orphan(dev, s);
 	free(m);
