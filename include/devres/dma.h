@@ -205,7 +205,10 @@ DEVRES_API uint64_t dma_get_mask(struct device *dev);
  * the device's DMA ops and, with the default ops, differs from the CPU
  * address. Free it with dma_free_coherent().
  *
- * Context: any thread.
+ * Context: any thread. From a match or for-each callback of @dev, the
+ * first DMA call of the device (which makes its DMA state, a node of
+ * @dev), or the first one in debug mode, is refused with a WARN: no
+ * node can be added to @dev there.
  * Return: the CPU address, or NULL (no memory, no bus address below the
  * mask, a bad @dev, a NULL @dma_handle or a @size of 0 or over
  * DEVRES_DMA_SIZE_MAX: the last three WARN).
@@ -242,7 +245,10 @@ DEVRES_API void dma_free_coherent(struct device *dev, size_t size,
  * dma_unmap_single() or dma_sync_single_for_cpu(). Counted in the ledger
  * (dma_maps).
  *
- * Context: any thread.
+ * Context: any thread. From a match or for-each callback of @dev, the
+ * first DMA call of the device (which makes its DMA state, a node of
+ * @dev), or the first one in debug mode, is refused with a WARN: no
+ * node can be added to @dev there.
  * Return: the bus address, or DMA_MAPPING_ERROR (test it with
  * dma_mapping_error()): no address below the mask, no memory, a bad @dev,
  * a NULL @ptr, a buffer that is not all in user space (on x86-64: a
@@ -284,7 +290,10 @@ DEVRES_API void dma_unmap_single(struct device *dev, dma_addr_t addr,
  * @offset that takes the buffer's start past the end of the address space
  * is a misuse: WARN.
  *
- * Context: any thread.
+ * Context: any thread. From a match or for-each callback of @dev, the
+ * first DMA call of the device (which makes its DMA state, a node of
+ * @dev), or the first one in debug mode, is refused with a WARN: no
+ * node can be added to @dev there.
  * Return: as dma_map_single(); DMA_MAPPING_ERROR also for an @offset that
  * wraps the address space.
  */
@@ -432,7 +441,10 @@ DEVRES_API void dma_pool_destroy(struct dma_pool *pool);
  * boundary, and gives its CPU address and (in @handle) the bus address the
  * device uses. The block goes back with dma_pool_free(), or with the pool.
  *
- * Context: any thread; pools are thread-safe.
+ * Context: any thread; pools are thread-safe. From a match or for-each
+ * callback of the pool's device, a block that needs the device's first
+ * DMA state (or debug mode's first node) is refused with a WARN, as
+ * dma_alloc_coherent().
  * Return: the block's CPU address, or NULL.
  */
 DEVRES_API void *dma_pool_alloc(struct dma_pool *pool, gfp_t gfp,

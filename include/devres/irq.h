@@ -246,7 +246,9 @@ DEVRES_API int irq_line_destroy(int irq);
  * handlers are NULL, @handler is NULL without IRQF_ONESHOT, a shared
  * request has no @dev_id, or IRQF_NO_AUTOEN is asked with IRQF_SHARED
  * (whatever the line: the arguments are checked first); -EBUSY when the
- * line is held by a handler the flags do not agree with; -ENOMEM or
+ * line is held by a handler the flags do not agree with (not a misuse:
+ * one error line, "Flags mismatch irq <n>. <flags> (<name>) vs. <flags>
+ * (<holder>)", as the kernel's, not counted as a WARN); -ENOMEM or
  * -EAGAIN when memory or a thread could not be had.
  */
 DEVRES_API int request_threaded_irq(unsigned int irq, irq_handler_t handler,

@@ -877,8 +877,8 @@ DEVRES_API void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr);
 /**
  * pcim_iomap_regions() - claim and map BARs, given back with the binding
  * @pdev: the device
- * @mask: a bit per BAR to claim and map (bit N for BAR N); empty BARs are
- *        skipped
+ * @mask: a bit per BAR to claim and map (bit N for BAR N), each a BAR
+ *        of the device (not empty)
  * @name: who claims them (copied)
  *
  * pcim_request_region() then pcim_iomap() for each BAR of @mask; find the
@@ -894,7 +894,8 @@ DEVRES_API void pcim_iounmap(struct pci_dev *pdev, void __iomem *addr);
  * Return: 0; -EBUSY when a BAR is claimed already (or cannot be claimed),
  * or its claim was taken before it was mapped;
  * the negated errno of pcim_iomap() when a BAR cannot be mapped; -EINVAL
- * for a NULL device.
+ * for a NULL device, or when @mask names an empty BAR (nothing claimed or
+ * mapped, as the kernel since 6.11).
  */
 DEVRES_API int pcim_iomap_regions(struct pci_dev *pdev, int mask,
 				  const char *name);

@@ -122,18 +122,16 @@ static int node_match(struct device *dev, void *res, void *data)
 struct resource *devres__request_region_node(struct device *dev, bool mem,
 					     resource_size_t start,
 					     resource_size_t n,
-					     const char *name,
+					     const char *name, const char *call,
+					     const char *fix,
 					     struct devres__region_id *ret_id)
 {
 	*ret_id = (struct devres__region_id){ 0 };
 	if (mem)
-		return request_dr(dev, devm_mem_region_release,
-				  "devm_request_mem_region", &iomem_resource,
-				  start, n, name, "devm_release_mem_region()",
-				  ret_id);
-	return request_dr(dev, devm_region_release, "devm_request_region",
-			  &ioport_resource, start, n, name,
-			  "devm_release_region()", ret_id);
+		return request_dr(dev, devm_mem_region_release, call,
+				  &iomem_resource, start, n, name, fix, ret_id);
+	return request_dr(dev, devm_region_release, call, &ioport_resource,
+			  start, n, name, fix, ret_id);
 }
 
 bool devres__region_node_held(struct device *dev, bool mem,

@@ -90,6 +90,9 @@ struct devres__node *devres__find_locked(struct device *dev, uint32_t kind,
 			continue;
 		if (match && !match(dev, node_data(n), match_data))
 			continue;
+		/* The match gave its resource back by the plain call. */
+		if (dr_dead(n))
+			continue;
 		if (ret_prev)
 			*ret_prev = prev;
 		return n;
@@ -907,6 +910,8 @@ void devres_for_each_res(struct device *dev, dr_release_t release,
 			if (DR_KIND(n) != kind || dr_dead(n))
 				continue;
 			if (match && !match(dev, node_data(n), match_data))
+				continue;
+			if (dr_dead(n))
 				continue;
 			fn(dev, node_data(n), data);
 		}

@@ -12,12 +12,41 @@
 #include <stdarg.h>
 #include <stdio.h>
 #include <devres/devres.h>
-#include "subsys.h"
+#include "node.h"
 
 static int same_node(struct device *dev, void *res, void *data)
 {
 	(void)dev;
 	return res == data;
+}
+
+/*
+ * From a match or for-each callback of the owner's device, this thread
+ * holds that device's lock up the stack: devres_destroy() would be
+ * refused with a WARN of its own, a second one for one misuse, and the
+ * node left listed. It is killed where it lies instead, as devm_kfree()
+ * does: the walk that runs the callback steps over it (a dead node's
+ * header stays until a later walk frees it), and nothing releases it.
+ */
+static bool kill_held(struct device *dev, void *res)
+{
+	struct devres__node *n;
+
+	if (__atomic_load_n(&dev->devres_owner, __ATOMIC_RELAXED) !=
+	    devres__me())
+		return false;
+	for (n = list_head(dev); n; n = n->next) {
+		if (dr_dead(n) || dr_is_marker(n) || node_data(n) != res)
+			continue;
+		if (dr_slab(n))
+			devres__slab_forget(dev, n);
+		else if (devres__indexed(n))
+			devres__index_del(dev, n);
+		dr_log(dev, "REM", dr_log_of_res(n));
+		kill_locked(dev, n);
+		break;
+	}
+	return true;
 }
 
 void devres__disown(struct devres__owner *owner, struct devres__hand *h)
@@ -39,7 +68,8 @@ void devres__disown(struct devres__owner *owner, struct devres__hand *h)
 	 * and the node is off its list, its release not yet run. That
 	 * release finds the record no longer owned by it and does nothing.
 	 */
-	devres_destroy(o->dev, o->release, same_node, o->node);
+	if (!kill_held(o->dev, o->node))
+		devres_destroy(o->dev, o->release, same_node, o->node);
 }
 
 void devres__owner_add(const struct devres__owner *o)

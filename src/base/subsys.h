@@ -497,7 +497,9 @@ struct devres__region_id {
 
 /*
  * devres-resource.c: devm_request_mem_region() (@mem) or
- * devm_request_region(), its identity in *@ret_id (node NULL on failure);
+ * devm_request_region() made by the managed call @call, whose managed
+ * release is @fix (what a WARN names), its identity in *@ret_id (node
+ * NULL on failure);
  * whether that very claim is still on @dev, and its release (a region the
  * node no longer owns is left alone): false when the claim is not on
  * @dev, so one released meanwhile (and its range perhaps claimed again by
@@ -506,6 +508,7 @@ struct devres__region_id {
 HIDDEN struct resource *
 devres__request_region_node(struct device *dev, bool mem, resource_size_t start,
 			    resource_size_t n, const char *name,
+			    const char *call, const char *fix,
 			    struct devres__region_id *ret_id);
 HIDDEN bool devres__region_node_held(struct device *dev, bool mem,
 				     const struct devres__region_id *id);

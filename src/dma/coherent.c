@@ -112,7 +112,8 @@ static void give_back(void *arg)
 }
 
 void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
-			enum dma_kind kind, const struct dma_claim *claim)
+			enum dma_kind kind, const struct dma_claim *claim,
+			const char *func)
 {
 	struct alloc_owed a;
 	size_t len, align;
@@ -142,7 +143,7 @@ void *devres__dma_alloc(struct device *dev, size_t size, dma_addr_t *dma_handle,
 		a.rec = claim->rec;
 	pthread_cleanup_push(give_back, &a);
 	h = devres__dma_map(dev, p, size, align, dma_coherent_mask(dev), kind,
-			    DMA_BIDIRECTIONAL, claim, &err);
+			    DMA_BIDIRECTIONAL, claim, func, &err);
 	pthread_cleanup_pop(h == DMA_MAPPING_ERROR);
 	if (h == DMA_MAPPING_ERROR) {
 		errno = -err;
@@ -162,7 +163,8 @@ void *dma_alloc_coherent(struct device *dev, size_t size,
 	    devres__dma_size_bad(dev, size, __func__) ||
 	    devres__dma_from_ops(dev, __func__))
 		return NULL;
-	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT, NULL);
+	return devres__dma_alloc(dev, size, dma_handle, DK_COHERENT, NULL,
+				 __func__);
 }
 
 /* What a free does once unlocked, whether the ops return or not. */

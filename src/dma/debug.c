@@ -135,11 +135,25 @@ static void sentinel_release(struct device *dev, void *res)
 	errno = err;
 }
 
-int devres__dma_debug_arm(struct device *dev, struct dma_dev *s, bool bound)
+int devres__dma_debug_arm(struct device *dev, struct dma_dev *s, bool bound,
+			  const char *func)
 {
 	struct sentinel *node;
 	bool armed;
 
+	pthread_mutex_lock(&s->lock);
+	armed = s->sentinel[bound];
+	pthread_mutex_unlock(&s->lock);
+	/*
+	 * Its node would be refused: see devres__dma_state(). The WARN is
+	 * held, the states' lock being held: the caller sends it unlocked.
+	 */
+	if (!armed) {
+		devres__log_hold();
+		if (devres__dev_locked_here(dev, func))
+			return -EDEADLK;
+		devres__log_release();
+	}
 	pthread_mutex_lock(&s->lock);
 	armed = s->sentinel[bound];
 	s->sentinel[bound] = true;
@@ -160,4 +174,35 @@ int devres__dma_debug_arm(struct device *dev, struct dma_dev *s, bool bound)
 	 */
 	devres__add_ungrouped(dev, node, bound);
 	return 0;
+}
+
+/*
+ * The kernel's DMA debug tracks the first cacheline of each mapping the
+ * device may write: a second one there is "overlapping mappings aren't
+ * supported" (what the device writes into one may be lost to the CPU's
+ * cache maintenance of the other). Mappings of one device only: the
+ * states are per device here. 64 bytes, x86-64's and arm64's line.
+ */
+#define DMA_DEBUG_LINE 64u
+
+static bool line_taken(const struct rnode *n, uintptr_t line)
+{
+	for (; n; n = n->r) {
+		const struct dma_map *m = (const struct dma_map *)n;
+
+		if (dma_streaming(m->kind) && m->dir != DMA_TO_DEVICE &&
+		    (uintptr_t)m->cpu / DMA_DEBUG_LINE == line)
+			return true;
+		if (line_taken(n->l, line))
+			return true;
+	}
+	return false;
+}
+
+bool devres__dma_debug_overlap(const struct dma_dev *s, const void *cpu,
+			       unsigned int dir)
+{
+	if (dir == DMA_TO_DEVICE)
+		return false;
+	return line_taken(s->maps, (uintptr_t)cpu / DMA_DEBUG_LINE);
 }

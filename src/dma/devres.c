@@ -82,7 +82,8 @@ void *dmam_alloc_coherent(struct device *dev, size_t size,
 	a = (struct alloc_owed){ dr, rec };
 	/* DMA ops that end the thread: the buffer is undone, then these. */
 	pthread_cleanup_push(alloc_ended, &a);
-	vaddr = devres__dma_alloc(dev, size, dma_handle, DK_COHERENT, &claim);
+	vaddr = devres__dma_alloc(dev, size, dma_handle, DK_COHERENT, &claim,
+				  __func__);
 	pthread_cleanup_pop(!vaddr);
 	return vaddr;
 }

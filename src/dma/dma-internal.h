@@ -118,9 +118,13 @@ extern HIDDEN bool devres__dma_debug;
  */
 HIDDEN void devres__dma_read_lock(void);
 HIDDEN void devres__dma_read_unlock(void);
-/* The state of dev, made on first use; the read lock held. */
-HIDDEN struct dma_dev *devres__dma_state(struct device *dev, int *ret_err,
-					 bool *ret_pinned);
+/*
+ * The state of dev, made on first use; the read lock held. Its node is
+ * refused (one WARN naming @func, -EDEADLK) from a match or for-each
+ * callback of @dev, before anything is made.
+ */
+HIDDEN struct dma_dev *devres__dma_state(struct device *dev, const char *func,
+					 int *ret_err, bool *ret_pinned);
 /* The state if it exists; the read lock held. */
 static inline struct dma_dev *dma_dev_peek(struct device *dev)
 {
@@ -131,14 +135,15 @@ static inline struct dma_dev *dma_dev_peek(struct device *dev)
 /*
  * Maps [cpu, cpu + size) with the device's ops and records it, with
  * @claim if any (a coherent buffer's); returns the handle or
- * DMA_MAPPING_ERROR and sets *ret_err.
+ * DMA_MAPPING_ERROR and sets *ret_err. @func is the call a WARN names.
  */
 struct dma_claim;
 HIDDEN dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 				  size_t align, uint64_t mask,
 				  enum dma_kind kind,
 				  enum dma_data_direction dir,
-				  const struct dma_claim *claim, int *ret_err);
+				  const struct dma_claim *claim,
+				  const char *func, int *ret_err);
 /* The record whose bus range contains [h, h + len), state locked. */
 HIDDEN struct dma_map *devres__dma_lookup(struct dma_dev *s, dma_addr_t h,
 					  size_t len);
@@ -178,9 +183,20 @@ HIDDEN void devres__dma_orphan_arm(void);
 /* After the state's lock is dropped: frees an orphan left empty. */
 HIDDEN void devres__dma_put_orphan(struct device *dev, struct dma_dev *s);
 
-/* debug.c: the sentinel that checks a binding's mappings at its release. */
+/*
+ * debug.c: the sentinel that checks a binding's mappings at its release;
+ * refused as the state's node is (devres__dma_state()): -EDEADLK, its
+ * WARN held until the caller's devres__log_release(), once unlocked.
+ */
 HIDDEN int devres__dma_debug_arm(struct device *dev, struct dma_dev *s,
-				 bool bound);
+				 bool bound, const char *func);
+/*
+ * debug.c: whether a streaming mapping of @cpu the device may write
+ * (@dir not DMA_TO_DEVICE) begins in the cacheline another such mapping
+ * of the device begins in; @s locked.
+ */
+HIDDEN bool devres__dma_debug_overlap(const struct dma_dev *s, const void *cpu,
+				      unsigned int dir);
 
 /* A dmam_alloc_coherent() buffer's node (devres.c). */
 struct dma_devres {
@@ -209,7 +225,7 @@ struct dma_claim {
  */
 HIDDEN void *devres__dma_alloc(struct device *dev, size_t size,
 			       dma_addr_t *dma_handle, enum dma_kind kind,
-			       const struct dma_claim *claim);
+			       const struct dma_claim *claim, const char *func);
 /*
  * Frees a buffer: any (@node NULL; a managed one loses its node, @func
  * WARNs), or only the one @node owns (silently nothing otherwise).

@@ -104,11 +104,21 @@ void devres__dma_put_orphan(struct device *dev, struct dma_dev *s)
  * that will keep it, orphans it instead of freeing it (the mapping's
  * maker unpins it). Called and returns without the read lock.
  */
-static struct dma_dev *make_state(struct device *dev, int *ret_err)
+static struct dma_dev *make_state(struct device *dev, const char *func,
+				  int *ret_err)
 {
 	struct state_node *node;
 	struct dma_dev *s, *cur;
 
+	/*
+	 * From a match or for-each callback of @dev, devres_add() of the
+	 * node would be refused, and a state published without it never
+	 * freed with the device's resources: refused first, made never.
+	 */
+	if (devres__dev_locked_here(dev, func)) {
+		*ret_err = -EDEADLK;
+		return NULL;
+	}
 	node = devres_alloc(dma_state_release, sizeof(*node), GFP_KERNEL);
 	if (!node) {
 		*ret_err = -ENOMEM;
@@ -143,8 +153,8 @@ static struct dma_dev *make_state(struct device *dev, int *ret_err)
 	return s;
 }
 
-struct dma_dev *devres__dma_state(struct device *dev, int *ret_err,
-				  bool *ret_pinned)
+struct dma_dev *devres__dma_state(struct device *dev, const char *func,
+				  int *ret_err, bool *ret_pinned)
 {
 	struct dma_dev *s = dma_dev_peek(dev);
 
@@ -153,7 +163,7 @@ struct dma_dev *devres__dma_state(struct device *dev, int *ret_err,
 		return s;
 	/* Pinned, it cannot go before the read lock is taken again. */
 	pthread_rwlock_unlock(&states);
-	s = make_state(dev, ret_err);
+	s = make_state(dev, func, ret_err);
 	pthread_rwlock_rdlock(&states);
 	*ret_pinned = s != NULL;
 	return s;
@@ -348,7 +358,8 @@ static void claim_locked(struct dma_map *m, const struct dma_claim *c)
 dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 			   size_t align, uint64_t mask, enum dma_kind kind,
 			   enum dma_data_direction dir,
-			   const struct dma_claim *claim, int *ret_err)
+			   const struct dma_claim *claim, const char *func,
+			   int *ret_err)
 {
 	const struct devres_dma_ops *ops = NULL;
 	uintptr_t first = (uintptr_t)cpu &
@@ -358,7 +369,7 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	bool debug = __atomic_load_n(&devres__dma_debug, __ATOMIC_RELAXED);
 	struct dma_map *m;
 	struct rnode *hit;
-	bool pinned = false, orphan = false;
+	bool pinned = false, orphan = false, overlap = false, held = false;
 	struct ops_call c;
 	struct dma_dev *s;
 	dma_addr_t base, h;
@@ -380,11 +391,12 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	m->bound = bound;
 	m->debug = debug;
 	pthread_rwlock_rdlock(&states);
-	s = devres__dma_state(dev, &ret, &pinned);
+	s = devres__dma_state(dev, func, &ret, &pinned);
 	if (!s)
 		goto fail;
 	if (debug) {
-		ret = devres__dma_debug_arm(dev, s, bound);
+		ret = devres__dma_debug_arm(dev, s, bound, func);
+		held = ret == -EDEADLK;
 		if (ret)
 			goto fail;
 	}
@@ -415,6 +427,8 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 		      : devres__rt_floor(s->maps, h + size - 1);
 	if (hit && hit->end > h)
 		goto fail_unmap;
+	if (debug && dma_streaming(kind))
+		overlap = devres__dma_debug_overlap(s, cpu, dir);
 	m->ops = ops;
 	m->base = base;
 	m->node.start = h;
@@ -433,6 +447,14 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 		devres__log_release();
 	if (dma_streaming(kind))
 		devres__ledger_add(DL_DMA_MAPS, 1);
+	/* Mapped all the same, as the kernel's DMA debug lets it be. */
+	if (overlap)
+		devres__warn(dev, func,
+			     "cacheline tracking EEXIST, overlapping mappings "
+			     "aren't supported: %p (%zu bytes) begins in the "
+			     "cacheline of another mapping the device may "
+			     "write",
+			     cpu, size);
 	*ret_err = 0;
 	return h;
 
@@ -447,6 +469,8 @@ fail:
 		pthread_mutex_unlock(&s->lock);
 	}
 	pthread_rwlock_unlock(&states);
+	if (held)
+		devres__log_release();
 	if (orphan)
 		devres__dma_put_orphan(dev, s);
 	free(m);
@@ -543,7 +567,7 @@ static dma_addr_t map_streaming(struct device *dev, void *ptr, size_t size,
 	    user_range_bad(dev, ptr, size, func))
 		return DMA_MAPPING_ERROR;
 	return devres__dma_map(dev, ptr, size, devres__page_size(),
-			       dma_get_mask(dev), kind, dir, NULL, &err);
+			       dma_get_mask(dev), kind, dir, NULL, func, &err);
 }
 
 dma_addr_t dma_map_single(struct device *dev, void *ptr, size_t size,
@@ -744,7 +768,11 @@ static void sync_check(struct device *dev, dma_addr_t addr, size_t size,
 	s = dma_dev_peek(dev);
 	if (s)
 		pthread_mutex_lock(&s->lock);
-	m = s ? devres__dma_lookup(s, addr, size) : NULL;
+	/*
+	 * A sync of no bytes is checked as its first one: the kernel's DMA
+	 * debug asks only that it lies in a mapping (check_sync()).
+	 */
+	m = s ? devres__dma_lookup(s, addr, size ? size : 1) : NULL;
 	if (!m || !dma_streaming(m->kind))
 		snprintf(why, sizeof(why),
 			 "[%#llx, +%zu) is not inside a streaming mapping",

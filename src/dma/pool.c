@@ -380,7 +380,7 @@ static struct chunk *add_chunk(struct dma_pool *pool)
 	a = (struct adding){ pool, c };
 	pthread_cleanup_push(chunk_ended, &a);
 	c->cpu = devres__dma_alloc(pool->dev, pool->allocation, &c->dma,
-				   DK_POOL, NULL);
+				   DK_POOL, NULL, "dma_pool_alloc");
 	if (c->cpu && pool->guarded && guard(pool, c)) {
 		devres__dma_free(pool->dev, pool->allocation, c->cpu, c->dma,
 				 DK_POOL, NULL, "dma_pool_alloc");

@@ -114,7 +114,8 @@ static void *map_resource(struct device *dev, const struct resource *res,
 	size = resource_size(res);
 	name = res->name ? res->name : dev_name(dev);
 	if (!devres__request_region_node(dev, true, res->start, size, name,
-					 &claim)) {
+					 "devm_request_mem_region",
+					 "devm_release_mem_region()", &claim)) {
 		dev_err(dev,
 			"can't request region for resource [mem %#llx-%#llx]\n",
 			(unsigned long long)res->start,

@@ -78,17 +78,48 @@ static irqreturn_t default_primary(int irq, void *dev_id)
 	return IRQ_WAKE_THREAD;
 }
 
-static int check_share(const struct irq_line *line, unsigned long flags)
+/* A holder of the line whose flags refused a request, for its message. */
+struct mismatch {
+	unsigned long flags;
+	char name[64];
+};
+
+static int check_share(const struct irq_line *line, unsigned long flags,
+		       struct mismatch *ret_old)
 {
 	const struct irq_action *old = line->actions;
 
 	if (!old)
 		return 0;
-	if (!(old->flags & flags & IRQF_SHARED))
-		return -EBUSY;
-	if ((old->flags ^ flags) & IRQF_ONESHOT)
-		return -EBUSY;
-	return 0;
+	if ((old->flags & flags & IRQF_SHARED) &&
+	    !((old->flags ^ flags) & IRQF_ONESHOT))
+		return 0;
+	/* Copied under the line's lock: the holder may go once it is let go. */
+	ret_old->flags = old->flags;
+	snprintf(ret_old->name, sizeof(ret_old->name), "%s",
+		 old->name ? old->name : "(null)");
+	return -EBUSY;
+}
+
+/*
+ * The kernel's __setup_irq() says why a line refused a request with
+ * pr_err(), not WARN(): a line held by another driver is a conflict, as
+ * a busy region is, not a misuse of the call. One error line, not
+ * counted as a WARN, sent once the line's lock is let go.
+ */
+static void mismatch_err(const struct devres__owner *owner, unsigned int irq,
+			 unsigned long flags, const char *name,
+			 const struct mismatch *old)
+{
+	char buf[40];
+
+	devres__print(DEVRES_LOG_ERR,
+		      "%s: %s: Flags mismatch irq %u. %08lx (%s) vs. %08lx "
+		      "(%s)",
+		      owner ? devres__dev_label(owner->dev, buf, sizeof(buf))
+			    : "(no device)",
+		      owner ? owner->call : "request_threaded_irq", irq, flags,
+		      name ? name : "(null)", old->flags, old->name);
 }
 
 /* The line's first handler: it starts clean, in the dispatcher's set. */
@@ -141,6 +172,7 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 {
 	struct irq_dispatcher *disp;
 	struct irq_action *a, **pp;
+	struct mismatch old = { 0 };
 	struct irq_line *line;
 	struct devres__wait w;
 	bool last;
@@ -201,7 +233,7 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 	begin_change(line);
 	devres__wait_end(&w);
 	/* Destroyed since it was looked up: as if destroyed before. */
-	rc = line->doomed ? -EINVAL : check_share(line, flags);
+	rc = line->doomed ? -EINVAL : check_share(line, flags, &old);
 	if (!rc && !line->actions)
 		rc = first_action(line, disp, flags);
 	if (!rc) {
@@ -236,6 +268,8 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 		irq__line_free(line);
 	if (!rc && owner)
 		devres__log_release();
+	if (rc == -EBUSY && old.name[0])
+		mismatch_err(owner, irq, flags, name, &old);
 	if (rc)
 		goto stop_thread;
 	return 0;

@@ -124,7 +124,8 @@ static int claim(struct pci_dev *pdev, int bar, const char *name,
 	return devres__request_region_node(&pdev->dev, bar_mem(pdev, bar),
 					   pci_resource_start(pdev, bar),
 					   pci_resource_len(pdev, bar), name,
-					   ret_id)
+					   "pcim_request_region",
+					   "pcim_release_region()", ret_id)
 		       ? 0
 		       : -EBUSY;
 }
@@ -362,8 +363,17 @@ int pcim_iomap_regions(struct pci_dev *pdev, int mask, const char *name)
 	 */
 	pci__bars_lock(pdev);
 	for (bar = 0; bar < PCI_STD_NUM_BARS && !ret; bar++) {
-		if (!(mask & (1 << bar)) || !pci_resource_len(pdev, bar))
+		if (!(mask & (1 << bar)))
 			continue;
+		/*
+		 * An empty BAR asked for: the kernel's pcim_iomap_region()
+		 * maps nothing there and fails the call (since 6.11; before,
+		 * it was skipped, and its table slot left NULL unnoticed).
+		 */
+		if (!pci_resource_len(pdev, bar)) {
+			ret = -EINVAL;
+			break;
+		}
 		ret = claim(pdev, bar, name, &made.claim[bar]);
 		if (ret)
 			break;

@@ -490,8 +490,8 @@ static const struct rel mem_region_rels[] = {
 };
 
 static const struct acq bar_region_acqs[] = {
-	{ "pcim_request_region", "devm_request_mem_region",
-	  "devm_release_mem_region()", pcim_region_acq, true, 1 },
+	{ "pcim_request_region", "pcim_request_region", "pcim_release_region()",
+	  pcim_region_acq, true, 1 },
 };
 
 static const struct rel bar_region_rels[] = {

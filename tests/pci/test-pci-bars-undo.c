@@ -90,17 +90,20 @@ static bool inline_release;
 /* NOLINTBEGIN(bugprone-reserved-identifier) */
 struct resource *__real_devres__request_region_node(
 	struct device *dev, bool mem, resource_size_t start, resource_size_t n,
-	const char *name, struct devres__region_id *ret_id);
+	const char *name, const char *call, const char *fix,
+	struct devres__region_id *ret_id);
 struct resource *__wrap_devres__request_region_node(
 	struct device *dev, bool mem, resource_size_t start, resource_size_t n,
-	const char *name, struct devres__region_id *ret_id);
+	const char *name, const char *call, const char *fix,
+	struct devres__region_id *ret_id);
 
 struct resource *__wrap_devres__request_region_node(
 	struct device *dev, bool mem, resource_size_t start, resource_size_t n,
-	const char *name, struct devres__region_id *ret_id)
+	const char *name, const char *call, const char *fix,
+	struct devres__region_id *ret_id)
 {
 	struct resource *r = __real_devres__request_region_node(
-		dev, mem, start, n, name, ret_id);
+		dev, mem, start, n, name, call, fix, ret_id);
 
 	if (!r || !pthread_equal(pthread_self(), call_thread) ||
 	    ++claims != gate_at)

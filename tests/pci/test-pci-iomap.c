@@ -153,7 +153,10 @@ static void test_regions(void **state)
 	assert_null(t[0]);
 	assert_null(t[1]);
 	release_mem_region(pci_resource_start(p, 2), 4096);
-	assert_int_equal(pcim_iomap_regions(p, 0x7 | 0x20, "drv"), 0);
+	/* An empty BAR in the mask fails it all, as the kernel since 6.11. */
+	assert_int_equal(pcim_iomap_regions(p, 0x7 | 0x20, "drv"), -EINVAL);
+	assert_null(t[0]);
+	assert_int_equal(pcim_iomap_regions(p, 0x7, "drv"), 0);
 	assert_non_null(t[0]);
 	assert_non_null(t[2]);
 	assert_null(t[5]);

@@ -59,7 +59,9 @@ static const char *reason(int call, int state)
 	if (state == S_NONE)
 		return managed_call ? "no managed region" : "no busy region";
 	if (state == S_PCIM)
-		return managed_call ? NULL : "acquired with";
+		return managed_call ? NULL
+				    : "acquired with pcim_request_region(): "
+				      "use pcim_release_region()";
 	return managed_call ? "no managed region" : NULL;
 }
 
