@@ -103,14 +103,15 @@ DEVRES_API void device_initialize(struct device *dev);
  *
  * The name is fixed once @dev is added (resource names and messages point
  * at it): naming is for an initialized device, or from a release callback
- * of its last put.
+ * of its last put (not from another thread while that put releases it).
  *
  * Context: any thread. An add of @dev that lands while the name is
  * formatted (another thread's) wins: the call is then refused.
  * Return: 0, -ENOMEM, -EINVAL for a NULL or uninitialized @dev or a %n
  * in @fmt (WARN, nothing written through its argument), -EBUSY
  * (WARN) once @dev was added, also by an add made while this call ran,
- * or while platform_device_add() is naming it.
+ * or while platform_device_add() is naming it, or while another thread's
+ * last put_device() releases it.
  */
 DEVRES_API int dev_set_name(struct device *dev, const char *fmt, ...)
 	DEVRES_PRINTF(2, 3);
@@ -180,7 +181,9 @@ DEVRES_API int device_register(struct device *dev);
  * the deferred-probe list, and releases every resource still recorded
  * against it (those acquired while it was not bound). Anything recorded
  * after this is released by the last put_device(). Deleting a device that
- * was never added, or twice, WARNs and does nothing.
+ * was never added, or twice, WARNs and does nothing; so does deleting one
+ * whose last put_device() on another thread is releasing it (the caller
+ * held no reference).
  *
  * Context: any thread; not from @dev's own probe or remove callback, nor
  * from a devres match or for-each callback of @dev (WARN, no effect).

@@ -251,7 +251,8 @@ DEVRES_API int device_attach(struct device *dev);
  * Context: any thread; not from @dev's own probe or remove, nor from a
  * devres match or for-each callback of @dev (WARN).
  * Return: 0 when bound; -EBUSY when @dev is already bound; -ENODEV when @dev
- * is not registered (a WARN unless it was deleted), or @drv is being
+ * is not registered (a WARN unless it was deleted; also while another
+ * thread's last put_device() releases it), or @drv is being
  * unregistered; -EAGAIN when the probe
  * deferred (as the kernel); the
  * probe's error when it failed; -EINVAL (with a WARN) for a NULL argument
@@ -271,7 +272,8 @@ DEVRES_API int device_driver_attach(const struct device_driver *drv,
  * nothing when @dev is not bound.
  *
  * Context: any thread; not from @dev's own probe or remove, nor from a
- * devres match or for-each callback of @dev (WARN, no effect).
+ * devres match or for-each callback of @dev (WARN, no effect); nor once
+ * another thread's last put_device() is releasing @dev (WARN, no effect).
  */
 DEVRES_API void device_release_driver(struct device *dev);
 

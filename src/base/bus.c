@@ -370,14 +370,18 @@ int bus_for_each_dev(const struct bus_type *bus, struct device *start,
 		bp->refs++; /* fn may unregister everything, the bus too */
 	dm_unlock();
 	if (!bp || bad_start) {
-		devres__warn(start, __func__,
-			     bp ? "device is not registered on bus %s%s%s%s"
-				: "bus %s is not registered%s%s%s",
-			     bus && bus->name ? bus->name : "(null)",
-			     start ? " (state: " : "",
-			     start ? devres__dev_state_name(dm_dev_state(start))
-				   : "",
-			     start ? ")" : "");
+		char buf[LIVE_LABEL_LEN];
+
+		devres__warn_label(
+			devres__dev_label_live(start, buf, sizeof(buf)),
+			__func__,
+			bp ? "device is not registered on bus %s%s%s%s"
+			   : "bus %s is not registered%s%s%s",
+			bus && bus->name ? bus->name : "(null)",
+			start ? " (state: " : "",
+			start ? devres__dev_state_name(dm_dev_state(start))
+			      : "",
+			start ? ")" : "");
 		return -EINVAL;
 	}
 	while ((cur = devres__bus_walk(bp, cur, NULL, false))) {

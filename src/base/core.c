@@ -8,6 +8,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <errno.h>
+#include <sched.h>
 #include <limits.h>
 #include "base.h"
 #include "sweep.h"
@@ -36,10 +37,80 @@ const char *devres__dev_state_name(enum dm_dev_state st)
 	return (unsigned int)st <= DEV_RELEASED ? state_names[st] : "corrupt";
 }
 
+/*
+ * Held by a WARN of another thread while it copies the name of a device
+ * whose count it saw above zero, and taken once by a release before it
+ * frees the names: either the WARN finds the count at zero, or the
+ * release waits for its copy. A flag rather than a mutex: the copy calls
+ * nothing, and a flag left set (its thread stopped, or gone in a child of
+ * fork()) only makes the waits below give up, never hang.
+ */
+static int names_busy;
+
+static bool names_take(void)
+{
+	for (int i = 0; i < 10000; i++) {
+		int unheld = 0;
+
+		if (__atomic_compare_exchange_n(&names_busy, &unheld, 1, false,
+						__ATOMIC_ACQUIRE,
+						__ATOMIC_RELAXED))
+			return true;
+		sched_yield();
+	}
+	return false;
+}
+
+static void names_give(void)
+{
+	__atomic_store_n(&names_busy, 0, __ATOMIC_RELEASE);
+}
+
+const char *devres__dev_label_live(const struct device *dev, char *buf,
+				   size_t len)
+{
+	const char *label;
+
+	if (!dev || devres__ptr_bad(dev) || devres__frame_on(dev))
+		return devres__dev_label(dev, buf, len);
+	/* Another thread may be releasing it, which frees its names. */
+	if (names_take()) {
+		if (__atomic_load_n(&dev->refcount, __ATOMIC_ACQUIRE) > 0) {
+			/* A name too long is cut as in every other line. */
+			label = devres__dev_label(dev, buf,
+						  len < 40 ? len : 40);
+			if (label != buf)
+				snprintf(buf, len, "%s", label);
+			names_give();
+			return buf;
+		}
+		names_give();
+	}
+	/* Being released: by address, as a device never initialized. */
+	snprintf(buf, len, "device@%p", (const void *)dev);
+	return buf;
+}
+
+/*
+ * Whether no WARN copies a name any more. One that does not let go (its
+ * thread stopped, or interrupted by a signal whose handler releases a
+ * device) is not waited for: the names are then left, not freed under it.
+ */
+static bool name_readers_gone(void)
+{
+	if (!names_take())
+		return false;
+	names_give();
+	return true;
+}
+
 void devres__state_warn(struct device *dev, const char *func, const char *why)
 {
-	devres__warn(dev, func, "%s (state: %s)", why,
-		     devres__dev_state_name(dm_dev_state(dev)));
+	char buf[LIVE_LABEL_LEN];
+
+	devres__warn_label(devres__dev_label_live(dev, buf, sizeof(buf)), func,
+			   "%s (state: %s)", why,
+			   devres__dev_state_name(dm_dev_state(dev)));
 }
 
 /*
@@ -171,16 +242,36 @@ void device_initialize(struct device *dev)
 	(void)devres__device_init(dev, __func__);
 }
 
+#define NAME_ADDED "device was added: its name is in use"
+#define NAME_ADDING "device is being added: its name is in use"
+#define NAME_RELEASING "device is being released by another thread"
+
 /*
  * Once added, the name is the device's identity on its bus and is lent out
  * (resource names, messages): renaming would free memory in use. The
- * release callbacks of the last put may still rename it.
+ * release callbacks of the last put may still rename it; another thread,
+ * which holds no reference once the count is zero, may not: the release
+ * reads the name once, to free it with those it replaced, and a name set
+ * beside that read would be lost, or left to a device freed meanwhile.
+ * NULL when open, else why not.
  */
-static bool name_open(const struct device *dev)
+static const char *name_shut(const struct device *dev)
 {
 	enum dm_dev_state st = dm_dev_state(dev);
+	bool mine = devres__frame_on(dev);
 
-	return st == DEV_INITIALIZED || st == DEV_RELEASING;
+	/* Its last put done on another thread, before the state says so. */
+	if (!mine && st != DEV_INITIALIZED &&
+	    __atomic_load_n(&dev->refcount, __ATOMIC_ACQUIRE) <= 0)
+		return NAME_RELEASING;
+	switch (st) {
+	case DEV_INITIALIZED:
+		return NULL;
+	case DEV_RELEASING:
+		return mine ? NULL : NAME_RELEASING;
+	default:
+		return NAME_ADDED;
+	}
 }
 
 static int name_busy(struct device *dev, const char *why)
@@ -225,9 +316,6 @@ void devres__naming_drop(struct devres__naming *n)
 	dm_unlock();
 }
 
-#define NAME_ADDED "device was added: its name is in use"
-#define NAME_ADDING "device is being added: its name is in use"
-
 /* @claimed: the call of the add that claimed @dev, which names it. */
 static int set_name(struct device *dev, bool claimed, const char *fmt,
 		    va_list ap)
@@ -240,8 +328,9 @@ static int set_name(struct device *dev, bool claimed, const char *fmt,
 	    devres__fmt_bad(dev, "dev_set_name", fmt))
 		return -EINVAL;
 	/* Refused before formatting, too: the usual misuse costs nothing. */
-	if (!name_open(dev))
-		return name_busy(dev, NAME_ADDED);
+	why = name_shut(dev);
+	if (why)
+		return name_busy(dev, why);
 	name = devres__name_format(fmt, ap);
 	if (!name)
 		return -ENOMEM;
@@ -254,9 +343,8 @@ static int set_name(struct device *dev, bool claimed, const char *fmt,
 	 * name stays until the release: another thread may be reading it.
 	 */
 	dm_lock();
-	if (!name_open(dev))
-		why = NAME_ADDED;
-	else if (!claimed && devres__naming_locked(dev))
+	why = name_shut(dev);
+	if (!why && !claimed && devres__naming_locked(dev))
 		why = NAME_ADDING;
 	if (!why) {
 		devres__name_replaces(name, dev->name);
@@ -390,6 +478,7 @@ struct releasing {
 static void release_rest(struct releasing *r)
 {
 	struct device *dev = r->dev;
+	struct device_private *dp;
 
 	/* What subsystems keep outside the list: once, the device usable. */
 	if (!r->hooked) {
@@ -397,8 +486,16 @@ static void release_rest(struct releasing *r)
 		devres__dev_hooks_run(dev);
 	}
 	devres__index_free(dev);
-	free(dev->p);
+	/*
+	 * Taken off under the lock its readers hold: a call from another
+	 * thread (with no reference: misuse, but answered) finds it or NULL,
+	 * never freed memory.
+	 */
+	dm_lock();
+	dp = dev->p;
 	dev->p = NULL;
+	dm_unlock();
+	free(dp);
 	pthread_mutex_destroy(&dev->mutex);
 	dm_set_state(dev, DEV_RELEASED);
 	__atomic_store_n(&dev->magic, DEVRES_DEV_DEAD, __ATOMIC_RELEASE);
@@ -415,7 +512,8 @@ static void release_rest(struct releasing *r)
 
 static void release_end(struct releasing *r)
 {
-	devres__names_free(r->name);
+	if (name_readers_gone())
+		devres__names_free(r->name);
 	/* The parent goes only after its child is gone. */
 	put_device(r->parent);
 	devres__frame_leave(&r->f);
@@ -489,7 +587,8 @@ void devres__last_put(struct device *dev)
 		device_release(dev);
 		return;
 	}
-	__atomic_add_fetch(&dev->refcount, 1, __ATOMIC_RELAXED);
+	/* The registration's reference back, and the deletion's own. */
+	__atomic_add_fetch(&dev->refcount, 2, __ATOMIC_RELAXED);
 	devres__state_warn(dev, "put_device",
 			   "released while still registered");
 	(void)del(dev, dp, false);
@@ -556,10 +655,25 @@ bool devres__ref_if_alive(struct device *dev)
 	do {
 		if (old <= 0)
 			return false;
+		/* Saturated: pinned for good, as devres__dev_ref_take() has it. */
+		if (old >= DEV_REF_MAX)
+			return true;
 	} while (!__atomic_compare_exchange_n(&dev->refcount, &old, old + 1,
 					      false, __ATOMIC_RELAXED,
 					      __ATOMIC_RELAXED));
 	return true;
+}
+
+int devres__dev_hold(struct device *dev, const char *func)
+{
+	if (devres__frame_on(dev))
+		return 0;
+	if (devres__ref_if_alive(dev))
+		return 1;
+	devres__state_warn(dev, func,
+			   "device is being released: its last reference is "
+			   "gone");
+	return -1;
 }
 
 /*
@@ -762,20 +876,39 @@ bool devres__may_delete(struct device *dev, const char *func)
 	return !devres__refuse_in_devres_cb(dev, func);
 }
 
-/* device_del(); @quiet: no WARN when another deletion took @dev first. */
+/*
+ * device_del(); @quiet: no WARN when another deletion took @dev first, or
+ * when its last reference is gone.
+ *
+ * A caller with no reference of its own (the owner's put by another
+ * thread) may find the device being released: its count at zero, its
+ * release running there. A reference taken and given back here would
+ * release it a second time, beside that one. So the deletion's own
+ * reference (del()'s) is taken only from a live count, in the same hold
+ * as the read of its private part, which the release frees.
+ */
 static bool del_checked(struct device *dev, const char *func, bool quiet)
 {
 	struct device_private *dp;
 	int err = errno; /* remove and release callbacks may change it */
-	bool killed;
+	bool killed, held = false;
 
 	if (!devres__may_delete(dev, func))
 		return false;
 	dm_lock();
 	dp = dev->p;
+	if (dp)
+		held = devres__ref_if_alive(dev);
 	dm_unlock();
 	if (!dp) {
 		devres__state_warn(dev, func, "device was never added");
+		return false;
+	}
+	if (!held) {
+		if (!quiet)
+			devres__state_warn(dev, func,
+					   "device is being released: its "
+					   "last reference is gone");
 		return false;
 	}
 	killed = del(dev, dp, quiet);
@@ -845,20 +978,20 @@ static void del_ended(void *arg)
 }
 
 /*
- * Unbinds and deletes @dev, added, then puts the registration's reference.
- * Whether this call deleted it; another deletion's: a WARN unless @quiet.
+ * Unbinds and deletes @dev, added, then puts the registration's reference
+ * and the deletion's own, which the caller took. Whether this call deleted
+ * it; another deletion's: a WARN unless @quiet.
  */
 static bool del(struct device *dev, struct device_private *dp, bool quiet)
 {
 	struct deleting d = { .dev = dev, .dp = dp, .step = DEL_KILL };
 
 	/*
-	 * Held across the callbacks below (remove, release callbacks), so
-	 * that one putting a reference too many cannot free the device under
-	 * us; the WARN comes at the end, where the count is known.
-	 */
-	devres__dev_ref_take(dev);
-	/*
+	 * The deletion's own reference is held across the callbacks below
+	 * (remove, release callbacks), so that one putting a reference too
+	 * many cannot free the device under us; the WARN comes at the end,
+	 * where the count is known.
+	 *
 	 * Once dead, the device no longer keeps its bus registered: hold the
 	 * bus until the device is off its list.
 	 */
@@ -933,10 +1066,11 @@ static void del_put(struct deleting *d)
 	if (old > 2)
 		return;
 	if (old < 2) {
-		devres__state_warn(dev, "device_del",
-				   "a reference was put once too often while "
-				   "the "
-				   "device was deleted");
+		/* By name: this thread releases it, below. */
+		devres__warn(dev, "device_del",
+			     "a reference was put once too often while the "
+			     "device was deleted (state: %s)",
+			     devres__dev_state_name(dm_dev_state(dev)));
 		__atomic_store_n(&dev->refcount, 0, __ATOMIC_RELAXED);
 	}
 	device_release(dev);
@@ -957,6 +1091,11 @@ bool devres__may_unregister(struct device *dev, const char *func)
 		break;
 	case DEV_RELEASING:
 		why = "device is being released";
+		break;
+	case DEV_RELEASED:
+	case DEV_ZEROED:
+		/* Since the check above: released by another thread. */
+		why = "device already released";
 		break;
 	default:
 		return true;

@@ -930,8 +930,8 @@ static void unpin_held(void *arg)
  * Returns what device_attach() returns for a search, else 0 or -errno (a
  * deferral is -EPROBE_DEFER).
  */
-int devres__attach(struct device *dev, const struct device_driver *drv,
-		   const char *func)
+static int attach_held(struct device *dev, const struct device_driver *drv,
+		       const char *func)
 {
 	struct devres__dm_thread *t = devres__dm_me();
 	struct driver_private *drvp = NULL;
@@ -980,6 +980,20 @@ int devres__attach(struct device *dev, const struct device_driver *drv,
 	return ret;
 }
 
+int devres__attach(struct device *dev, const struct device_driver *drv,
+		   const char *func)
+{
+	int held = devres__dev_hold(dev, func);
+	int ret;
+
+	if (held < 0)
+		return -ENODEV;
+	pthread_cleanup_push(put_held, dev);
+	ret = attach_held(dev, drv, func);
+	pthread_cleanup_pop(held);
+	return ret;
+}
+
 int device_attach(struct device *dev)
 {
 	if (!devres__dev_ok(dev, __func__))
@@ -1007,7 +1021,7 @@ int device_driver_attach(const struct device_driver *drv, struct device *dev)
 void device_release_driver(struct device *dev)
 {
 	struct devres__dm_thread *t;
-	int err = errno;
+	int err = errno, held;
 	struct devres__held h;
 
 	if (!devres__dev_ok(dev, __func__))
@@ -1016,11 +1030,16 @@ void device_release_driver(struct device *dev)
 	if (from_own_callback(t, dev, __func__) ||
 	    devres__refuse_in_devres_cb(dev, __func__))
 		return;
+	held = devres__dev_hold(dev, __func__);
+	if (held < 0)
+		return;
+	pthread_cleanup_push(put_held, dev);
 	dev_lock(t, dev, &h);
 	pthread_cleanup_push(unlock_held, &h);
 	release_driver_locked(dev, &h);
 	pthread_cleanup_pop(1);
 	retry_if_wanted(t);
+	pthread_cleanup_pop(held);
 	errno = err; /* remove and the retried probes may change it */
 }
 

@@ -367,7 +367,12 @@ struct device *driver_find_next_device(const struct device_driver *drv,
 		found = next_bound_locked(bp, sp, drv);
 	dm_unlock();
 	name = drv->bus->name ? drv->bus->name : "(null)";
-	if (why)
-		devres__warn(start, __func__, "bus %s %s", name, why);
+	if (why) {
+		char buf[LIVE_LABEL_LEN];
+
+		devres__warn_label(devres__dev_label_live(start, buf,
+							  sizeof(buf)),
+				   __func__, "bus %s %s", name, why);
+	}
 	return found;
 }

@@ -128,6 +128,12 @@ static DEVRES_INLINE void devres__frame_leave(struct devres__frame *f)
 }
 
 /*
+ * Whether this thread runs a pass of callbacks on @dev itself (its
+ * release callbacks, probe or remove), not only on a child of it.
+ */
+HIDDEN bool devres__frame_on(const struct device *dev);
+
+/*
  * Called by the last put of @dev: true when a frame of this thread still
  * runs on @dev or on a child of it, and the release now waits for that
  * frame to end.

@@ -82,6 +82,10 @@ static const struct site sites[] = {
 	SITE("src/base/bus.c", 1, { LEAF },
 	     "owners_walk(): the driver model's lock tried, a yield between "
 	     "tries, given up after 64 (held for a few pointer operations)"),
+	SITE("src/base/core.c", 1, { LEAF },
+	     "names_take(): a WARN copying the name of a device another "
+	     "thread releases, a yield between tries, given up after 10000 "
+	     "(held for a copy that calls nothing)"),
 	SITE("src/base/devres.c", 1, { LEAF },
 	     "slab_return(): the device's lock"),
 	SITE("src/base/maps.c", 1, { LEAF },
