@@ -437,11 +437,12 @@ struct device *get_device(struct device *dev)
  * the dying device): pass again until the list is empty, a bounded number
  * of times, as a callback that re-adds itself would never end. One pass
  * at least, even with an empty list: it also frees the devres core's
- * per-device state (its index and memory blocks).
+ * per-device state (its index and memory blocks). False if it left
+ * resources recorded, with a WARN.
  */
 #define RELEASE_PASSES 16
 
-static void release_late(struct device *dev)
+static bool release_late(struct device *dev)
 {
 	for (int pass = 0;
 	     !pass || __atomic_load_n(&dev->devres_head, __ATOMIC_ACQUIRE);
@@ -451,11 +452,12 @@ static void release_late(struct device *dev)
 				     "resources still recorded after %d "
 				     "release passes: left unreleased",
 				     RELEASE_PASSES);
-			return;
+			return false;
 		}
 		if (devres_release_all(dev) < 0)
-			return;
+			return false;
 	}
+	return true;
 }
 
 /*
@@ -470,6 +472,7 @@ struct releasing {
 	char *name;
 	bool in_release; /* ->release is running */
 	bool hooked;	 /* the subsystems' hooks have run */
+	bool left;	 /* the late releases left resources, WARNed */
 	struct devres__frame f;
 	char label[64];
 };
@@ -499,6 +502,8 @@ static void release_rest(struct releasing *r)
 	pthread_mutex_destroy(&dev->mutex);
 	dm_set_state(dev, DEV_RELEASED);
 	__atomic_store_n(&dev->magic, DEVRES_DEV_DEAD, __ATOMIC_RELEASE);
+	if (!r->left)
+		devres__release_strays(dev);
 	devres__ledger_add(DL_DEVICES, -1);
 	/* Read now: a release callback above may have renamed the device. */
 	r->name = dev->name;
@@ -559,7 +564,7 @@ static void device_release(struct device *dev)
 
 	pthread_cleanup_push(release_ended, &r);
 	/* Anything recorded after the device was deleted goes now. */
-	release_late(dev);
+	r.left = !release_late(dev);
 	release_rest(&r);
 	pthread_cleanup_pop(0);
 	release_end(&r);

@@ -250,8 +250,11 @@ static void slab_return(struct device *dev, struct devres__slab *s,
 	struct devres__node *n, *next;
 	bool last;
 
-	/* Only the lock serializes the slab; re-entry is not possible here. */
-	while (!lock_dev(dev, __func__))
+	/*
+	 * Only the lock serializes the slab; re-entry is not possible here,
+	 * and a device released meanwhile still has its slab to serialize.
+	 */
+	while (!lock_dev_any(dev, __func__))
 		sched_yield();
 	for (n = slots; n; n = next) {
 		next = n->next;
@@ -957,15 +960,10 @@ static void keep_owned(struct device *dev, struct devres__node **list)
 	dev->devres_listed = dev->devres_kept;
 }
 
+static int release_all_locked(struct device *dev, const char *func);
+
 int devres_release_all(struct device *dev)
 {
-	struct devres__list_view view;
-	struct devres__node *list;
-	struct devres__slab *slab;
-	unsigned long live, bytes;
-	bool walk, checked_late;
-	void *index;
-
 	if (!devres__dev_ok(dev, __func__))
 		return -ENODEV;
 	/*
@@ -985,6 +983,40 @@ int devres_release_all(struct device *dev)
 		return 0;
 	if (!lock_dev(dev, __func__))
 		return -EDEADLK;
+	return release_all_locked(dev, __func__);
+}
+
+void devres__release_strays(struct device *dev)
+{
+	int n;
+
+	/*
+	 * Always locked: a record made under the lock before the device was
+	 * marked dead is seen only by a look that takes the lock after it.
+	 */
+	if (!lock_dev_any(dev, "put_device"))
+		return;
+	if (dev->devres_listed == dev->devres_kept && !dev->devres_slab) {
+		unlock_dev(dev);
+		return;
+	}
+	n = release_all_locked(dev, "put_device");
+	devres__warn(NULL, "put_device",
+		     "device@%p: %d resource(s) recorded by a call without a "
+		     "reference during its release: released",
+		     (void *)dev, n);
+}
+
+/* devres_release_all() from here, @dev's lock held; lets go of it. */
+static int release_all_locked(struct device *dev, const char *func)
+{
+	struct devres__list_view view;
+	struct devres__node *list;
+	struct devres__slab *slab;
+	unsigned long live, bytes;
+	bool walk, checked_late;
+	void *index;
+
 	/*
 	 * Debug builds check the list: the whole of it, which is taken off
 	 * the device here, once the lock is dropped (check.c); a list that
@@ -994,7 +1026,7 @@ int devres_release_all(struct device *dev)
 	if (checked_late)
 		devres__list_view_locked(dev, &view);
 	else
-		devres__assert_list_locked(dev, __func__);
+		devres__assert_list_locked(dev, func);
 	/*
 	 * Only slab nodes, nothing kept, nothing to log, no live object
 	 * anywhere: no walk at all.
@@ -1012,12 +1044,12 @@ int devres_release_all(struct device *dev)
 		keep_owned(dev, &list);
 	unlock_dev(dev);
 	if (checked_late)
-		devres__assert_view(dev, &view, __func__);
+		devres__assert_view(dev, &view, func);
 	devres__block_free(index);
 	if (walk)
-		return devres__release_nodes(dev, list, slab, true, __func__);
+		return devres__release_nodes(dev, list, slab, true, func);
 	devres__ledger_add_node(-(long)live, -(long)bytes);
 	if (slab)
-		devres__release_nodes(dev, NULL, slab, true, __func__);
+		devres__release_nodes(dev, NULL, slab, true, func);
 	return (int)live;
 }

@@ -973,3 +973,11 @@ bool devres__lock_try(struct device *dev, const char *func)
 	devres__hold_begin(func);
 	return true;
 }
+
+bool devres__lock_released(struct device *dev, const char *func)
+{
+	unlock_dev(dev);
+	/* The WARN of every call given a released device. */
+	(void)devres__dev_bad(dev, func);
+	return false;
+}

@@ -270,7 +270,11 @@ static inline bool word_take_free(struct device *dev)
 	return taken;
 }
 
-static inline bool lock_dev(struct device *dev, const char *func)
+/*
+ * Takes @dev's lock whatever its life: for the release's own last look
+ * (devres__release_strays()). Every other caller uses lock_dev().
+ */
+static inline bool lock_dev_any(struct device *dev, const char *func)
 {
 #ifndef DR_NO_BIAS
 	/*
@@ -304,6 +308,31 @@ static inline bool lock_dev(struct device *dev, const char *func)
 		return false;
 	devres__hold_begin(func);
 	return true;
+}
+
+/*
+ * Lets go of @dev's lock, taken on a device whose release is over: one
+ * WARN naming @func, and false (lock.c).
+ */
+HIDDEN bool devres__lock_released(struct device *dev, const char *func);
+
+/*
+ * Takes @dev's lock for @func; false, with one WARN, where the list may
+ * not be used: from a match or for-each callback of @dev, or once @dev's
+ * release is over (a thread that called without a reference, while the
+ * last one was put: what it would record would outlive the device). The
+ * release marks the device dead before its last look at the list
+ * (devres__release_strays()), so a record made under the lock is either
+ * seen by that look or refused here.
+ */
+static inline bool lock_dev(struct device *dev, const char *func)
+{
+	if (unlikely(!lock_dev_any(dev, func)))
+		return false;
+	if (likely(__atomic_load_n(&dev->magic, __ATOMIC_RELAXED) ==
+		   DEVRES_DEV_MAGIC))
+		return true;
+	return devres__lock_released(dev, func);
 }
 
 static inline void unlock_dev(struct device *dev)

@@ -13,7 +13,9 @@
  * finds the device deleted, being released, or released, and answers as
  * docs/driver-model.md says for that state, with one WARN at most; the
  * device is released exactly once, and nothing is read after it is freed
- * (ASan) or without the lock its writer holds (TSan). Each call is a cell
+ * (ASan) or without the lock its writer holds (TSan); what a managed call
+ * recorded is given back by the release or refused after it (the ledger is
+ * back). Each call is a cell
  * in a child under an alarm, many rounds (DEVRES_RACE_ROUNDS).
  *
  * Before: the release freed the private part without the lock, so a
@@ -21,7 +23,9 @@
  * device_del(), read it freed; device_del() took a reference from zero
  * and released the device a second time; dev_set_name() set a name that
  * the release never freed; device_attach() and device_release_driver()
- * locked its destroyed mutex; a WARN read its freed name.
+ * locked its destroyed mutex; a WARN read its freed name; a managed call
+ * that came after the release's last look at the list recorded a node
+ * nobody released.
  *
  * LIFE_RACE_WARNS=1 prints the second thread's WARNs.
  */
@@ -59,6 +63,9 @@ enum col {
 	C_ATTACH,
 	C_RELEASE_DRV,
 	C_P_DEL,
+	C_KZALLOC,
+	C_ACTION,
+	C_GROUP,
 	C_NR
 };
 
@@ -66,6 +73,7 @@ static const char *const cols[C_NR] = {
 	"device_del",	    "device_unregister",       "dev_set_name",
 	"bus_for_each_dev", "driver_find_next_device", "device_is_bound",
 	"device_attach",    "device_release_driver",   "platform_device_del",
+	"devm_kzalloc",	    "devm_add_action",	       "devres_open_group",
 };
 
 static const char *const rows[1] = { "the last put on another thread" };
@@ -124,6 +132,32 @@ static int one_dev(struct device *dev, void *data)
 
 static enum col col;
 
+static void no_op(void *data)
+{
+	(void)data;
+}
+
+/*
+ * The managed calls: each records a node on the device, which its release
+ * gives back, or is refused once the release is over; none outlives it.
+ */
+static void managed_call(struct device *dev)
+{
+	switch (col) {
+	case C_KZALLOC:
+		(void)devm_kzalloc(dev, 24, GFP_KERNEL);
+		break;
+	case C_ACTION:
+		(void)devm_add_action(dev, no_op, NULL);
+		break;
+	case C_GROUP:
+		(void)devres_open_group(dev, NULL, GFP_KERNEL);
+		break;
+	default:
+		break;
+	}
+}
+
 static void *other_call(void *arg)
 {
 	struct device *dev = &pd.dev, *d;
@@ -162,7 +196,8 @@ static void *other_call(void *arg)
 	case C_P_DEL:
 		platform_device_del(&pd);
 		break;
-	case C_NR:
+	default:
+		managed_call(dev);
 		break;
 	}
 	counting = false;
