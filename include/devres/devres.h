@@ -716,6 +716,26 @@ DEVRES_API void devres_warn(const struct device *dev, const char *func,
 			    const char *fmt, ...) DEVRES_PRINTF(3, 4);
 
 /**
+ * devres_format_bad() - refuse a caller's printf format that stores
+ * @dev: the device it concerns, or NULL
+ * @func: the call given @fmt
+ * @fmt: the format
+ *
+ * For layers above the library that format a caller's @fmt themselves (the
+ * kernel-compat headers' sysfs_emit(), printk(), alloc_workqueue()): a %n
+ * conversion (any length modifier, positional or not) stores through a
+ * pointer argument, and the kernel's printf refuses it. With one, this
+ * WARNs once, naming @func and where in @fmt the %n is, and the caller
+ * formats nothing.
+ *
+ * Context: any thread. errno is kept.
+ * Return: true when @fmt has a %n, or @func or @fmt is a bad pointer
+ * (NULL, the first page, an ERR_PTR()), WARNed: format nothing; else false.
+ */
+DEVRES_API bool devres_format_bad(const struct device *dev, const char *func,
+				  const char *fmt);
+
+/**
  * typedef devres_atomic_hook_t - told of each call into atomic context
  * @delta: 1 before the library calls the code, -1 after it returned
  */

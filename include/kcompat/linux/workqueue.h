@@ -1329,7 +1329,8 @@ static inline bool work_pending(struct work_struct *w)
  * A workqueue: a slot of the table of <linux/kcompat_wq.h>, and a
  * kmalloc() block, so that making one is a failure point and a queue never
  * destroyed a leak the sweep reports. NULL when the block or a slot cannot
- * be had; all KCOMPAT_WQ_SLOTS slots in use is a WARN.
+ * be had; all KCOMPAT_WQ_SLOTS slots in use is a WARN. A %n in the name's
+ * format is a WARN, and NULL: nothing is written through its argument.
  */
 __attribute__((format(printf, 1, 4))) static inline struct workqueue_struct *
 alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
@@ -1346,6 +1347,8 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 		devres_warn_bad_arg("alloc_workqueue", "name format", fmt);
 		return NULL;
 	}
+	if (devres_format_bad(NULL, "alloc_workqueue", fmt))
+		return NULL;
 	va_start(ap, max_active);
 	len = vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
