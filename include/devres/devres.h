@@ -621,9 +621,13 @@ DEVRES_API void devres_set_log(bool on);
  * the library gives the caller's back. When this returns, the previous
  * sink is running in no other thread and will not be called again, so its
  * @ctx may be freed; a sink that replaces itself is not waited for.
- * A sink must return, or end its thread (pthread_exit(), a cancellation):
- * one that leaves by longjmp() is never seen to return, and a later
- * devres_set_log_sink() waits for it for ever.
+ * A sink should return. A call of it that does not (the sink ended its
+ * thread: pthread_exit(), a cancellation; or left by longjmp()) counts one
+ * WARN, not sent, and is over when its thread ends, or when the thread
+ * makes its next line from no deeper on the stack than the call was; a
+ * devres_set_log_sink() that replaces the sink waits 2 s at most for such
+ * a call, then WARNs (naming the thread) and waits no longer: a sink
+ * still running then may still use its @ctx.
  *
  * Context: any thread, also from a sink; the sink may be called from any
  * thread.
