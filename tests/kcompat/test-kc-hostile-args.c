@@ -40,15 +40,11 @@
 #include "hostile/hostile-args.h"
 
 /*
- * Arguments where the kernel gives NULL a meaning: the system's queue, an
- * absent optional clock, no match table, nothing to free or to copy, no
- * attribute groups.
+ * Arguments where the kernel gives NULL a meaning: an absent optional
+ * clock, no match table, nothing to free or to copy, no attribute groups.
+ * (A NULL queue is no longer the system's: that is system_wq.)
  */
 static const char *const null_ok[] = {
-	"mod_delayed_work:wq",
-	"destroy_workqueue:wq",
-	"drain_workqueue:wq",
-	"flush_workqueue:wq",
 	"clk_prepare_enable:c",
 	"clk_disable_unprepare:c",
 	"clk_prepare:c",
