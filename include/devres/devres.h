@@ -596,6 +596,11 @@ DEVRES_API void devm_free_pages(struct device *dev, unsigned long addr);
  * @ctx: the cookie given to devres_set_log_sink()
  * @level: one of the DEVRES_LOG_* levels
  * @line: the line, without a trailing newline
+ *
+ * A message with a newline inside it (``dev_err(dev, "a\nb")``) is one
+ * line, given whole with its newline, in one call: the kernel's printk
+ * keeps it one record too. On stderr it shows as two lines, the second
+ * without the first's prefix; the kernel's console splits it as well.
  */
 typedef void (*devres_log_sink_t)(void *ctx, int level, const char *line);
 
