@@ -12,7 +12,7 @@
  * of a fake PCI tree; <linux/uaccess.h>'s copies answer a bad user
  * pointer with no WARN and every byte left, as the kernel does.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/clk.h>
 #include <linux/completion.h>
 #include <linux/device.h>

@@ -85,7 +85,7 @@ static const char *const call_func[] = { CALLS(FUNC) };
 static bool run_call(int c, void *p)
 {
 	switch (c) {
-		CALLS(CASE) /* NOLINT(bugprone-sizeof-expression): kcompat_dwork() */
+		CALLS(CASE)
 	}
 	return false;
 }
@@ -97,7 +97,6 @@ static void cell(int c, int bad, int unused)
 
 	(void)unused;
 	INIT_WORK(&ok_work, nop_fn);
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression): the macro's */
 	INIT_DELAYED_WORK(&ok_dwork, nop_fn);
 	want = call_func[c];
 	devres_set_log_sink(sink, NULL);
@@ -108,7 +107,6 @@ static void cell(int c, int bad, int unused)
 	CHECK(named == 1);
 	/* Nothing was queued: the items are idle. */
 	CHECK(!work_pending(&ok_work));
-	/* NOLINTNEXTLINE(bugprone-sizeof-expression): the macro's */
 	CHECK(!delayed_work_pending(&ok_dwork));
 }
 

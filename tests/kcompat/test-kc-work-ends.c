@@ -29,7 +29,7 @@
  *
  * A test that hangs is ended by its alarm, and fails.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>

@@ -12,7 +12,7 @@
  * child's own queue, work, delayed work and kmalloc() work. A child that
  * does not finish in CHILD_ALARM_S seconds fails the test.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/module.h>

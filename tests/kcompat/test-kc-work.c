@@ -11,7 +11,7 @@
  * on the queue (chained work too) as the kernel's drains, and a forgotten
  * work shows in the ledger's threads after the unbind.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/module.h>

@@ -103,7 +103,7 @@ _Static_assert(offsetof(struct delayed_work, work) == 0, "the work is the "
 							 "delayed work's first "
 							 "member");
 #define kcompat_dwork(dw)                                                      \
-	((void)sizeof(&(dw)->work), /* only a delayed work: not evaluated */   \
+	((void)sizeof((dw)->work), /* only a delayed work: not evaluated */    \
 	 (struct work_struct *)(void *)(dw))
 
 #define KCOMPAT_WORK_INIT(f)                                                   \
