@@ -596,6 +596,11 @@ DEVRES_API void devm_free_pages(struct device *dev, unsigned long addr);
  * @ctx: the cookie given to devres_set_log_sink()
  * @level: one of the DEVRES_LOG_* levels
  * @line: the line, without a trailing newline
+ *
+ * A message with a newline inside it (``dev_err(dev, "a\nb")``) is one
+ * line, given whole with its newline, in one call: the kernel's printk
+ * keeps it one record too. On stderr it shows as two lines, the second
+ * without the first's prefix; the kernel's console splits it as well.
  */
 typedef void (*devres_log_sink_t)(void *ctx, int level, const char *line);
 
@@ -621,9 +626,13 @@ DEVRES_API void devres_set_log(bool on);
  * the library gives the caller's back. When this returns, the previous
  * sink is running in no other thread and will not be called again, so its
  * @ctx may be freed; a sink that replaces itself is not waited for.
- * A sink must return, or end its thread (pthread_exit(), a cancellation):
- * one that leaves by longjmp() is never seen to return, and a later
- * devres_set_log_sink() waits for it for ever.
+ * A sink should return. A call of it that does not (the sink ended its
+ * thread: pthread_exit(), a cancellation; or left by longjmp()) counts one
+ * WARN, not sent, and is over when its thread ends, or when the thread
+ * makes its next line from no deeper on the stack than the call was; a
+ * devres_set_log_sink() that replaces the sink waits 2 s at most for such
+ * a call, then WARNs (naming the thread) and waits no longer: a sink
+ * still running then may still use its @ctx.
  *
  * Context: any thread, also from a sink; the sink may be called from any
  * thread.
@@ -714,6 +723,26 @@ DEVRES_API int devres_warn_count(void);
  */
 DEVRES_API void devres_warn(const struct device *dev, const char *func,
 			    const char *fmt, ...) DEVRES_PRINTF(3, 4);
+
+/**
+ * devres_format_bad() - refuse a caller's printf format that stores
+ * @dev: the device it concerns, or NULL
+ * @func: the call given @fmt
+ * @fmt: the format
+ *
+ * For layers above the library that format a caller's @fmt themselves (the
+ * kernel-compat headers' sysfs_emit(), printk(), alloc_workqueue()): a %n
+ * conversion (any length modifier, positional or not) stores through a
+ * pointer argument, and the kernel's printf refuses it. With one, this
+ * WARNs once, naming @func and where in @fmt the %n is, and the caller
+ * formats nothing.
+ *
+ * Context: any thread. errno is kept.
+ * Return: true when @fmt has a %n, or @func or @fmt is a bad pointer
+ * (NULL, the first page, an ERR_PTR()), WARNed: format nothing; else false.
+ */
+DEVRES_API bool devres_format_bad(const struct device *dev, const char *func,
+				  const char *fmt);
 
 /**
  * typedef devres_atomic_hook_t - told of each call into atomic context

@@ -79,3 +79,12 @@ void devres__vformat(char *buf, size_t len, const char *fmt, va_list ap)
 		memcpy(&buf[len - 4], "...", 4);
 	errno = err;
 }
+
+bool devres_format_bad(const struct device *dev, const char *func,
+		       const char *fmt)
+{
+	if (devres__arg_bad(NULL, func, __func__, "func") ||
+	    devres__arg_bad(dev, fmt, func, "format"))
+		return true;
+	return devres__fmt_bad(dev, func, fmt);
+}

@@ -8,7 +8,10 @@
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <signal.h>
+#include <time.h>
 #include <sys/mman.h>
+#include <sys/syscall.h>
 #include <sys/uio.h>
 #include <unistd.h>
 #ifndef NDEBUG
@@ -29,19 +32,44 @@ static pthread_mutex_t sink_lock = PTHREAD_MUTEX_INITIALIZER;
  * device's lock, a log line of its own allocation. Sent to the sink, that
  * line would call it again without end; so a line made while the sink
  * runs is dropped, and a WARN made then is not counted: one misuse, one
- * WARN.
+ * WARN. sink_frame is the frame that called the sink: a line made from
+ * the sink comes from deeper on the stack.
  */
 static TLS_FAST bool in_sink;
+static TLS_FAST uintptr_t sink_frame;
 
 /*
- * Calls of the sink in progress, counted by the parity of the sink's
- * generation, so that devres_set_log_sink() can wait until the sink it
- * replaced has returned everywhere: its caller may then free the old ctx.
+ * A call of the sink in progress: on the list while it runs, with the
+ * sink's generation, so that devres_set_log_sink() can wait until the
+ * sink it replaced has returned everywhere (its caller may then free the
+ * old ctx). The record is the thread's own, and a call that does not
+ * return is taken off the list all the same: by the thread's end (a key's
+ * destructor, when the sink ended its thread: pthread_exit(), a
+ * cancellation), by the thread's next log line made outside the sink (the
+ * sink left by longjmp()), or by a devres_set_log_sink() that waited
+ * SINK_WAIT_S for it (a longjmp() out of the sink, and no line since).
+ * Each such call counts one WARN. Not a hook on the stack (a cleanup
+ * handler): a longjmp() out of the sink would leave it registered, and
+ * the thread's later pthread_exit() would unwind to the dead frame.
  */
+struct sink_call {
+	struct sink_call *next, *prev;
+	unsigned long gen;
+	pid_t tid;
+	bool listed;
+};
+
+#define SINK_WAIT_S 2
+/* The frame of the function it is written in. */
+#define HERE ((uintptr_t)__builtin_frame_address(0))
+
 static unsigned long sink_gen;
-static int sink_calls[2];
-static pthread_cond_t sink_done = PTHREAD_COND_INITIALIZER;
-static TLS_FAST int my_slot; /* of this thread's call, while in_sink */
+static struct sink_call sink_calls = { &sink_calls, &sink_calls, 0, 0, 0 };
+static pthread_cond_t sink_done;
+static TLS_FAST struct sink_call my_call;
+static pthread_key_t sink_key;
+static bool sink_key_ok;
+static TLS_FAST bool sink_key_set;
 
 /*
  * Set while this thread takes or holds sink_lock. A signal handler run
@@ -77,6 +105,84 @@ __attribute__((constructor)) static void log_init(void)
 		devres__log_on = true;
 }
 
+static void sink_done_init(void)
+{
+	pthread_condattr_t a;
+
+	pthread_condattr_init(&a);
+	pthread_condattr_setclock(&a, CLOCK_MONOTONIC);
+	pthread_cond_init(&sink_done, &a);
+	pthread_condattr_destroy(&a);
+}
+
+/* Under sink_lock. */
+static void call_unlist(struct sink_call *c)
+{
+	c->prev->next = c->next;
+	c->next->prev = c->prev;
+	c->next = c->prev = c;
+	c->listed = false;
+	pthread_cond_broadcast(&sink_done);
+}
+
+/*
+ * This thread's call of the sink is over without a return: off the list,
+ * and one WARN, counted, not sent (the sink that did not return would be
+ * given it), unless a devres_set_log_sink() that stopped waiting for it
+ * took it off and WARNed already.
+ */
+static void call_lost(void)
+{
+	bool listed;
+
+	in_sink = false;
+	log_lock();
+	listed = my_call.listed;
+	if (listed)
+		call_unlist(&my_call);
+	log_unlock();
+	if (listed)
+		__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
+}
+
+/* The thread ends in the sink, or with a call of it that never returned. */
+static void sink_thread_end(void *arg)
+{
+	(void)arg;
+	if (in_sink)
+		call_lost();
+}
+
+/*
+ * True while this thread runs the sink: a line made now, by the caller
+ * whose @frame is given, comes from the sink. A thread whose sink left by
+ * longjmp() still has in_sink set; a line made from no deeper on the
+ * stack than the frame that called the sink is not the sink's (its frame
+ * is gone): that call is over. On a
+ * signal's alternate stack the frames do not compare: the sink may still
+ * be running under the handler, and the line is dropped, as any line made
+ * from a sink.
+ */
+static bool sink_running(uintptr_t frame)
+{
+	stack_t ss;
+
+	if (!in_sink)
+		return false;
+	if (frame < sink_frame)
+		return true;
+	if (sigaltstack(NULL, &ss) == 0 && (ss.ss_flags & SS_ONSTACK))
+		return true;
+	call_lost();
+	return false;
+}
+
+__attribute__((constructor)) static void sink_init(void)
+{
+	sink_done_init();
+	sink_key_ok = !pthread_key_create(&sink_key, sink_thread_end);
+}
+
 /* Free in a child of fork(), whatever another thread was doing. */
 static void sink_lock_take(void)
 {
@@ -88,13 +194,19 @@ static void sink_lock_drop(void)
 	log_unlock();
 }
 
-/* In the child only this thread is left: no other call can be running. */
+/*
+ * In the child only this thread is left: no other call can be running,
+ * and the other threads' records are in memory the child may reuse.
+ */
 static void sink_lock_drop_child(void)
 {
-	sink_calls[0] = sink_calls[1] = 0;
-	if (in_sink)
-		sink_calls[my_slot] = 1;
-	pthread_cond_init(&sink_done, NULL);
+	sink_calls.next = sink_calls.prev = &sink_calls;
+	if (my_call.listed) {
+		my_call.next = my_call.prev = &sink_calls;
+		sink_calls.next = sink_calls.prev = &my_call;
+	}
+	my_call.tid = (pid_t)syscall(SYS_gettid);
+	sink_done_init();
 	log_unlock();
 }
 
@@ -109,23 +221,70 @@ void devres_set_log(bool on)
 	__atomic_store_n(&devres__log_on, on, __ATOMIC_RELAXED);
 }
 
+/* A call of a sink of generation @gen or older, other than this thread's. */
+static struct sink_call *call_of(unsigned long gen)
+{
+	for (struct sink_call *c = sink_calls.next; c != &sink_calls;
+	     c = c->next)
+		if (c != &my_call && c->gen <= gen)
+			return c;
+	return NULL;
+}
+
+/*
+ * Waits, under sink_lock, for the calls of generation @gen or older to
+ * return, SINK_WAIT_S at most. A call still in progress then is taken
+ * off the list and its thread returned (0 if none): the sink left it by
+ * longjmp() and the thread made no line since, or it is stuck.
+ */
+static pid_t calls_wait(unsigned long gen, unsigned int *ret_n)
+{
+	struct sink_call *c;
+	struct timespec dl;
+	pid_t tid = 0;
+
+	*ret_n = 0;
+	clock_gettime(CLOCK_MONOTONIC, &dl);
+	dl.tv_sec += SINK_WAIT_S;
+	while (call_of(gen)) {
+		if (pthread_cond_timedwait(&sink_done, &sink_lock, &dl) !=
+		    ETIMEDOUT)
+			continue;
+		while ((c = call_of(gen))) {
+			tid = c->tid;
+			call_unlist(c);
+			++*ret_n;
+		}
+	}
+	return tid;
+}
+
 void devres_set_log_sink(devres_log_sink_t new_sink, void *ctx)
 {
-	int old, own, cancel;
+	unsigned int lost;
+	unsigned long old;
+	int cancel;
+	pid_t tid;
 
 	if (devres__opt_bad(NULL, (const void *)new_sink, __func__, "sink"))
 		return;
+	/* A call of this thread's that is over is not waited for. */
+	(void)sink_running(HERE);
 	log_lock();
-	old = (int)(sink_gen++ & 1);
+	old = sink_gen++;
 	sink = new_sink;
 	sink_ctx = ctx;
 	/* A sink that replaces itself does not wait for its own call. */
-	own = in_sink && my_slot == old;
 	cancel = devres__cancel_off();
-	while (sink_calls[old] > own)
-		pthread_cond_wait(&sink_done, &sink_lock);
+	tid = calls_wait(old, &lost);
 	log_unlock();
 	devres__cancel_restore(cancel);
+	if (lost)
+		devres__warn(NULL, __func__,
+			     "%u call(s) of the sink replaced, in thread %d "
+			     "and others, still not returned after %d s "
+			     "(left by longjmp()?): not waited for",
+			     lost, (int)tid, SINK_WAIT_S);
 }
 
 int devres_warn_count(void)
@@ -282,24 +441,6 @@ void devres__log_release(void)
 }
 
 /*
- * The sink ended its thread (pthread_exit(), a cancellation point): its
- * call is over all the same. Left counted, it made every later
- * devres_set_log_sink() wait for it for ever. The WARN is counted, not
- * sent: the sink that ended its thread would be given it.
- */
-static void sink_ended(void *arg)
-{
-	int slot = *(int *)arg;
-
-	in_sink = false;
-	log_lock();
-	if (--sink_calls[slot] == 0)
-		pthread_cond_broadcast(&sink_done);
-	log_unlock();
-	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
-}
-
-/*
  * One line, one system call: writev(2) of the line and its newline to
  * the descriptor of stderr, with no lock and no buffer taken on the way.
  * Not stdio: fprintf() takes the stream's lock, which a thread of the
@@ -340,10 +481,10 @@ void devres__log_raw(const char *line)
 static void emit(int level, const char *line)
 {
 	devres_log_sink_t s;
-	int err = errno, slot;
+	int err = errno;
 	void *ctx;
 
-	if (in_sink || in_log_lock)
+	if (in_log_lock || sink_running(HERE))
 		return;
 	/* A child of vfork(): the sink, its lock and the held lines are the parent's. */
 	if (devres__vfork_maybe() && devres__vfork_child()) {
@@ -352,29 +493,44 @@ static void emit(int level, const char *line)
 	}
 	if (hold_depth && hold_line(level, line))
 		return;
+	if (!sink_key_set) {
+		/* Once a thread, and again in a child of fork(). */
+		my_call.tid = (pid_t)syscall(SYS_gettid);
+		sink_key_set = sink_key_ok &&
+			       !pthread_setspecific(sink_key, &sink_key);
+	}
+	/*
+	 * Set before the call is listed: a signal handler run meanwhile on
+	 * this thread that logs is then a line made from the sink, dropped,
+	 * and never lists the record a second time.
+	 */
+	sink_frame = HERE;
+	in_sink = true;
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	log_lock();
 	s = sink;
 	ctx = sink_ctx;
-	slot = (int)(sink_gen & 1);
-	if (s)
-		sink_calls[slot]++;
-	log_unlock();
-	in_sink = true;
-	my_slot = slot;
 	if (s) {
-		pthread_cleanup_push(sink_ended, &slot);
-		s(ctx, level, line);
-		pthread_cleanup_pop(0);
-	} else {
-		devres__log_raw(line);
+		my_call.gen = sink_gen;
+		my_call.next = &sink_calls;
+		my_call.prev = sink_calls.prev;
+		sink_calls.prev->next = &my_call;
+		sink_calls.prev = &my_call;
+		my_call.listed = true;
 	}
-	in_sink = false;
+	log_unlock();
+	if (s)
+		s(ctx, level, line);
+	else
+		devres__log_raw(line);
 	if (s) {
 		log_lock();
-		if (--sink_calls[slot] == 0)
-			pthread_cond_broadcast(&sink_done);
+		if (my_call.listed)
+			call_unlist(&my_call);
 		log_unlock();
 	}
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	in_sink = false;
 	errno = err;
 }
 
@@ -530,7 +686,7 @@ static __attribute__((noinline)) void vwarn(const char *label, const char *func,
 	}
 	/* Every WARN counts, even one the sink's own calls make. */
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
-	if (in_sink || in_log_lock)
+	if (in_log_lock || sink_running(HERE))
 		return;
 	if (secure_quiet())
 		return;
@@ -569,7 +725,7 @@ void devres__warn_async(const struct device *dev, const char *func,
 	if (devres__vfork_maybe() && devres__vfork_child())
 		return;
 	__atomic_add_fetch(&warn_count, 1, __ATOMIC_RELAXED);
-	if (in_sink || in_log_lock)
+	if (in_log_lock || sink_running(HERE))
 		return;
 	if (hold_depth) {
 		held_drop_one();

@@ -94,7 +94,9 @@ static const struct site sites[] = {
 	     "the library's opens and closes of its own descriptors in "
 	     "progress"),
 	SITE("src/base/log.c", 1, { OPEN },
-	     "devres_set_log_sink(): the old sink's calls in progress. Left "
+	     "devres_set_log_sink(): the old sink's calls in progress, 2 s "
+	     "at most (a call left by longjmp() never returns: WARNed, and "
+	     "not waited for after that). Left "
 	     "off the record: a sink may run in a signal handler, on a "
 	     "thread interrupted inside the record's own lock (a walk, a "
 	     "WARN of waits.c), where joining the sink's set would wait for "

@@ -68,6 +68,8 @@ static const struct {
 	{ ":dev_id", OPAQUE },
 	{ "devm_revocable_create:res", OPAQUE },
 	{ "devres_open_group:id", OPAQUE },
+	/* Named in the WARN only, and only when the format is refused. */
+	{ "devres_format_bad:dev", OPAQUE },
 	{ "devm_mmap:addr", OPAQUE },
 	/* Live objects: addresses compared, never read. */
 	{ "devres_liveobj_deactivate:obj", OPAQUE },
@@ -168,6 +170,11 @@ static const char *const no_error_value[] = {
 	"pci_name",
 };
 
+/* Predicates whose true is the refusal: "bad, do nothing". */
+static const char *const true_is_refusal[] = {
+	"devres_format_bad",
+};
+
 /* Calls where 0 is the refusal (a count of nothing done). */
 static const char *const zero_is_refusal[] = {
 	"devres_release_group",
@@ -196,6 +203,8 @@ static bool refused(const char *func, int r)
 	case RES_ERR:
 	case RES_VOID:
 		return true;
+	case RES_OK:
+		return IN(true_is_refusal, func);
 	case RES_NULL:
 		return !IN(null_is_success, func);
 	case RES_ZERO:

@@ -12,7 +12,7 @@
  * of a fake PCI tree; <linux/uaccess.h>'s copies answer a bad user
  * pointer with no WARN and every byte left, as the kernel does.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/clk.h>
 #include <linux/completion.h>
 #include <linux/device.h>
@@ -40,15 +40,11 @@
 #include "hostile/hostile-args.h"
 
 /*
- * Arguments where the kernel gives NULL a meaning: the system's queue, an
- * absent optional clock, no match table, nothing to free or to copy, no
- * attribute groups.
+ * Arguments where the kernel gives NULL a meaning: an absent optional
+ * clock, no match table, nothing to free or to copy, no attribute groups.
+ * (A NULL queue is no longer the system's: that is system_wq.)
  */
 static const char *const null_ok[] = {
-	"mod_delayed_work:wq",
-	"destroy_workqueue:wq",
-	"drain_workqueue:wq",
-	"flush_workqueue:wq",
 	"clk_prepare_enable:c",
 	"clk_disable_unprepare:c",
 	"clk_prepare:c",

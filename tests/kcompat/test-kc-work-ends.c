@@ -29,7 +29,7 @@
  *
  * A test that hangs is ended by its alarm, and fails.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/module.h>
 #include <linux/platform_device.h>
@@ -75,7 +75,7 @@ static void ending_fn(struct work_struct *work)
 }
 
 /*
- * @how ends the function's thread; the item on @wq (NULL: the system's),
+ * @how ends the function's thread; the item on @wq (system_wq: the system's),
  * delayed or not. Afterwards it works as any idle item.
  */
 static void end_one(enum ending how, struct workqueue_struct *wq, bool delayed)
@@ -116,8 +116,8 @@ static void function_ends_its_thread(void **state)
 		struct workqueue_struct *wq = alloc_workqueue("ends", 0, 0);
 
 		assert_non_null(wq);
-		end_one(how, NULL, false);
-		end_one(how, NULL, true);
+		end_one(how, system_wq, false);
+		end_one(how, system_wq, true);
 		end_one(how, wq, false);
 		end_one(how, wq, true);
 		/* Nothing of the gone threads is counted on it any more. */

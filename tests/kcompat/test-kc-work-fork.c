@@ -12,7 +12,7 @@
  * child's own queue, work, delayed work and kmalloc() work. A child that
  * does not finish in CHILD_ALARM_S seconds fails the test.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/module.h>
@@ -105,14 +105,14 @@ static void child(void)
 	ONE_WARN(CHILD_CHECK(!flush_work(&running)));
 	ONE_WARN(CHILD_CHECK(!work_pending(&running)));
 	ONE_WARN(CHILD_CHECK(!schedule_work(&running)));
-	ONE_WARN(CHILD_CHECK(!queue_work(NULL, &running)));
+	ONE_WARN(CHILD_CHECK(!queue_work(system_wq, &running)));
 	ONE_WARN(INIT_WORK(&running, count_fn));
 	ONE_WARN(CHILD_CHECK(!cancel_delayed_work_sync(&later)));
 	ONE_WARN(CHILD_CHECK(!cancel_delayed_work(&later)));
 	ONE_WARN(CHILD_CHECK(!flush_delayed_work(&later)));
 	ONE_WARN(CHILD_CHECK(!delayed_work_pending(&later)));
 	ONE_WARN(CHILD_CHECK(!schedule_delayed_work(&later, 1)));
-	ONE_WARN(CHILD_CHECK(!mod_delayed_work(NULL, &later, 1)));
+	ONE_WARN(CHILD_CHECK(!mod_delayed_work(system_wq, &later, 1)));
 	ONE_WARN(CHILD_CHECK(!cancel_work_sync(&on_queue)));
 	ONE_WARN(CHILD_CHECK(!flush_work(&on_queue)));
 	ONE_WARN(CHILD_CHECK(!cancel_work_sync(&hammered)));

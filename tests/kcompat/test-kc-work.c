@@ -11,7 +11,7 @@
  * on the queue (chained work too) as the kernel's drains, and a forgotten
  * work shows in the ledger's threads after the unbind.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/device.h>
 #include <linux/err.h>
 #include <linux/module.h>
@@ -299,18 +299,24 @@ static void bad_work_pointers(void **state)
 	assert_false(work_pending(&ok));
 }
 
-/* destroy_workqueue() and drain_workqueue() of nothing: nothing. */
+/*
+ * destroy_workqueue() and drain_workqueue() of an empty queue: nothing.
+ * Of NULL, where the kernel oopses: one WARN each, and nothing.
+ */
 static void empty_and_null_queues(void **state)
 {
 	struct workqueue_struct *wq = alloc_workqueue("e%d", 0, 0, 1);
+	int warns = devres_warn_count();
 
 	(void)state;
 	assert_non_null(wq);
 	assert_string_equal(kcompat_workqueue_name(wq), "e1");
 	drain_workqueue(wq);
 	destroy_workqueue(wq);
+	assert_int_equal(devres_warn_count(), warns);
 	destroy_workqueue(NULL);
 	drain_workqueue(NULL);
+	assert_int_equal(devres_warn_count(), warns + 2);
 }
 
 int main(void)

@@ -54,7 +54,8 @@
 	({                                                                     \
 		bool kc_c_ = !!(c);                                            \
 		if (kc_c_)                                                     \
-			fprintf(stderr, "WARNING: " fmt, ##__VA_ARGS__);       \
+			kcompat_printk("WARN", "WARNING: " fmt,                \
+				       ##__VA_ARGS__);                         \
 		kc_c_;                                                         \
 	})
 #define WARN_ONCE WARN

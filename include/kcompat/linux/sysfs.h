@@ -78,7 +78,11 @@ struct attribute_group {
 		NULL,                                                          \
 	}
 
-/* What a show() writes to its page: at most PAGE_SIZE - 1 characters. */
+/*
+ * What a show() writes to its page: at most PAGE_SIZE - 1 characters. A
+ * %n in @fmt is refused as the kernel's vsnprintf() refuses it: a WARN,
+ * and nothing written.
+ */
 __attribute__((format(printf, 2, 3))) static inline int
 sysfs_emit(char *buf, const char *fmt, ...)
 {
@@ -87,7 +91,8 @@ sysfs_emit(char *buf, const char *fmt, ...)
 
 	/* As the kernel's: a WARN, and nothing written. */
 	if (kcompat_bad(buf, "sysfs_emit", "buffer") ||
-	    kcompat_bad(fmt, "sysfs_emit", "format"))
+	    kcompat_bad(fmt, "sysfs_emit", "format") ||
+	    devres_format_bad(NULL, "sysfs_emit", fmt))
 		return 0;
 	va_start(ap, fmt);
 	n = vsnprintf(buf, PAGE_SIZE, fmt, ap);
@@ -102,7 +107,8 @@ sysfs_emit_at(char *buf, int at, const char *fmt, ...)
 	int n;
 
 	if (kcompat_bad(buf, "sysfs_emit_at", "buffer") ||
-	    kcompat_bad(fmt, "sysfs_emit_at", "format"))
+	    kcompat_bad(fmt, "sysfs_emit_at", "format") ||
+	    devres_format_bad(NULL, "sysfs_emit_at", fmt))
 		return 0;
 	/* As the kernel's: a WARN, and nothing written. */
 	if (at < 0 || at >= (int)PAGE_SIZE) {

@@ -436,9 +436,13 @@ static inline void kcompat_wdt_unregister(struct watchdog_device *wdd,
 			seen = *reg;
 		pthread_mutex_unlock(&kcompat_reg_lock);
 		snprintf(what, sizeof(what), "watchdog %d", id);
+		/*
+		 * Not registered: no reference holds wdd->parent, which
+		 * may be gone (a remove run twice): not read.
+		 */
 		if (!reg && by_hand)
-			kcompat_reg_none(wdd->parent,
-					 "watchdog_unregister_device", what);
+			kcompat_reg_none(NULL, "watchdog_unregister_device",
+					 what);
 		else if (reg && seen.adding && seen.pid == kcompat_lock_pid())
 			devres_warn(wdd->parent, "watchdog_unregister_device",
 				    "watchdog %d is being registered by "

@@ -6,7 +6,7 @@
  * back and waits for a running one. Delayed work waits in that thread
  * until it is due. A workqueue counts the items queued on it while a
  * thread serves them, so that destroy_workqueue() and drain_workqueue()
- * wait for them; system_wq is no queue (NULL). An item that gets no
+ * wait for them; system_wq is no queue of the table. An item that gets no
  * thread (none to be had) stays pending and runs later, never in the
  * caller of queue_work() (<linux/kcompat_wq.h> says when). A queue is a handle
  * (<linux/kcompat_wq.h>): a call on a destroyed one WARNs and does
@@ -103,7 +103,7 @@ _Static_assert(offsetof(struct delayed_work, work) == 0, "the work is the "
 							 "delayed work's first "
 							 "member");
 #define kcompat_dwork(dw)                                                      \
-	((void)sizeof(&(dw)->work), /* only a delayed work: not evaluated */   \
+	((void)sizeof((dw)->work), /* only a delayed work: not evaluated */    \
 	 (struct work_struct *)(void *)(dw))
 
 #define KCOMPAT_WORK_INIT(f)                                                   \
@@ -998,10 +998,48 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
 				  "schedule_delayed_work");
 }
 
-#define queue_work(wq, w) kcompat_work_queue((w), 0, (wq), "queue_work")
+/*
+ * The system's queues: no queue of the table (no handle is even), and not
+ * NULL, which a queue call is given where the kernel would oops. Inside
+ * these headers the system's queue is NULL; each call taking a queue
+ * turns one into the other at its entry.
+ */
+#define system_wq ((struct workqueue_struct *)(uintptr_t)0x2000)
+
+/*
+ * A queue argument at a call's entry: NULL is one WARN naming the call
+ * (the kernel oopses, or its __queue_delayed_work() WARNs), and the call
+ * does nothing; system_wq is the NULL of these headers.
+ */
+static inline bool kcompat_wq_null(const struct workqueue_struct *wq,
+				   const char *func)
+{
+	if (wq)
+		return false;
+	devres_warn(NULL, func,
+		    "NULL workqueue (the kernel's oops; the system's queue "
+		    "is system_wq): nothing done");
+	return true;
+}
+
+static inline struct workqueue_struct *
+kcompat_wq_in(struct workqueue_struct *wq)
+{
+	return wq == system_wq ? NULL : wq;
+}
+
+static inline bool kcompat_queue_on(struct workqueue_struct *wq,
+				    struct work_struct *w, unsigned long delay,
+				    const char *func)
+{
+	if (kcompat_wq_null(wq, func))
+		return false;
+	return kcompat_work_queue(w, delay, kcompat_wq_in(wq), func);
+}
+
+#define queue_work(wq, w) kcompat_queue_on((wq), (w), 0, "queue_work")
 #define queue_delayed_work(wq, dw, d)                                          \
-	kcompat_work_queue(kcompat_dwork(dw), (d), (wq), "queue_delayed_work")
-#define system_wq ((struct workqueue_struct *)0)
+	kcompat_queue_on((wq), kcompat_dwork(dw), (d), "queue_delayed_work")
 #define system_long_wq system_wq
 #define system_unbound_wq system_wq
 #define system_freezable_wq system_wq
@@ -1261,9 +1299,9 @@ static inline void kcompat_work_requeue(struct work_struct *w,
  * queue that is not a live one of this process: its WARN, and the item
  * left as it was.
  */
-static inline bool mod_delayed_work(struct workqueue_struct *wq,
-				    struct delayed_work *dw,
-				    unsigned long delay)
+static inline bool kcompat_mod_delayed_work(struct workqueue_struct *wq,
+					    struct delayed_work *dw,
+					    unsigned long delay)
 {
 	struct work_struct *w = kcompat_dwork(dw);
 	bool was;
@@ -1311,6 +1349,16 @@ static inline bool mod_delayed_work(struct workqueue_struct *wq,
 	return was;
 }
 
+/* The call itself: a NULL @wq WARNs (kcompat_wq_null()), as the kernel's. */
+static inline bool mod_delayed_work(struct workqueue_struct *wq,
+				    struct delayed_work *dw,
+				    unsigned long delay)
+{
+	if (kcompat_wq_null(wq, "mod_delayed_work"))
+		return false;
+	return kcompat_mod_delayed_work(kcompat_wq_in(wq), dw, delay);
+}
+
 static inline bool work_pending(struct work_struct *w)
 {
 	bool p;
@@ -1329,7 +1377,8 @@ static inline bool work_pending(struct work_struct *w)
  * A workqueue: a slot of the table of <linux/kcompat_wq.h>, and a
  * kmalloc() block, so that making one is a failure point and a queue never
  * destroyed a leak the sweep reports. NULL when the block or a slot cannot
- * be had; all KCOMPAT_WQ_SLOTS slots in use is a WARN.
+ * be had; all KCOMPAT_WQ_SLOTS slots in use is a WARN. A %n in the name's
+ * format is a WARN, and NULL: nothing is written through its argument.
  */
 __attribute__((format(printf, 1, 4))) static inline struct workqueue_struct *
 alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
@@ -1346,6 +1395,8 @@ alloc_workqueue(const char *fmt, unsigned int flags, int max_active, ...)
 		devres_warn_bad_arg("alloc_workqueue", "name format", fmt);
 		return NULL;
 	}
+	if (devres_format_bad(NULL, "alloc_workqueue", fmt))
+		return NULL;
 	va_start(ap, max_active);
 	len = vsnprintf(name, sizeof(name), fmt, ap);
 	va_end(ap);
@@ -1582,8 +1633,10 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
  */
 static inline void destroy_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, KCOMPAT_WQ_DESTROY, "destroy_workqueue",
-			KCOMPAT_SLEEP_destroy_workqueue);
+	if (kcompat_wq_null(wq, "destroy_workqueue"))
+		return;
+	kcompat_wq_wait(kcompat_wq_in(wq), KCOMPAT_WQ_DESTROY,
+			"destroy_workqueue", KCOMPAT_SLEEP_destroy_workqueue);
 }
 
 /*
@@ -1599,7 +1652,9 @@ static inline void destroy_workqueue(struct workqueue_struct *wq)
  */
 static inline void drain_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, KCOMPAT_WQ_DRAIN, "drain_workqueue",
+	if (kcompat_wq_null(wq, "drain_workqueue"))
+		return;
+	kcompat_wq_wait(kcompat_wq_in(wq), KCOMPAT_WQ_DRAIN, "drain_workqueue",
 			KCOMPAT_SLEEP_drain_workqueue);
 }
 
@@ -1615,7 +1670,9 @@ static inline void drain_workqueue(struct workqueue_struct *wq)
  */
 static inline void flush_workqueue(struct workqueue_struct *wq)
 {
-	kcompat_wq_wait(wq, KCOMPAT_WQ_FLUSH, "flush_workqueue",
+	if (kcompat_wq_null(wq, "flush_workqueue"))
+		return;
+	kcompat_wq_wait(kcompat_wq_in(wq), KCOMPAT_WQ_FLUSH, "flush_workqueue",
 			KCOMPAT_SLEEP_flush_workqueue);
 }
 
