@@ -116,6 +116,22 @@ static void child_call(int call, int fd)
 	}
 }
 
+/* A child of vfork() that makes @call on @fd, then exits. */
+static pid_t spawn(int call, int fd)
+{
+	pid_t pid;
+
+	/* What is tested: a child of vfork() calling past what POSIX allows. */
+	/* NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.vfork) */
+	pid = vfork();
+	if (pid == 0) {
+		/* NOLINTNEXTLINE(clang-analyzer-unix.Vfork) */
+		child_call(call, fd);
+		_exit(0);
+	}
+	return pid;
+}
+
 static int cell(int acq, int call)
 {
 	struct devres_ledger l0, l;
@@ -143,14 +159,7 @@ static int cell(int acq, int call)
 	err = memfd_create("child-stderr", MFD_CLOEXEC);
 	saved = dup(2);
 	CHECK(err >= 0 && saved >= 0 && dup2(err, 2) == 2);
-	/* What is tested: a child of vfork() calling past what POSIX allows. */
-	/* NOLINTNEXTLINE(clang-analyzer-security.insecureAPI.vfork) */
-	pid = vfork();
-	if (pid == 0) {
-		/* NOLINTNEXTLINE(clang-analyzer-unix.Vfork) */
-		child_call(call, fd);
-		_exit(0);
-	}
+	pid = spawn(call, fd);
 	CHECK(dup2(saved, 2) == 2);
 	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
 	CHECK(WIFEXITED(status) && !WEXITSTATUS(status));
