@@ -334,7 +334,9 @@ DEVRES_API int pci_sysfs_set_root(const char *path);
  * refusal WARNs. Setting it also makes
  * every BAR mapping already made read-only (a write through one then
  * faults as a write to a read-only page does); they stay read-only when
- * it is cleared again. Setting it returns only once every write that
+ * it is cleared again: an mprotect() or pkey_mprotect() asking for write
+ * access over one, or an mremap() of one, is refused with EPERM and a
+ * WARN (a child of fork()'s copies too). Setting it returns only once every write that
  * another thread had begun before it has ended (a reset in progress
  * included), so that nothing is written after it returns.
  *

@@ -211,6 +211,48 @@ static const char *prot_name(int prot)
 	return names[prot & 7];
 }
 
+static devres__ro_look_t ro_look;
+
+void devres__ro_look_register(devres__ro_look_t fn)
+{
+	__atomic_store_n(&ro_look, fn, __ATOMIC_RELEASE);
+}
+
+/*
+ * A call over a mapping a subsystem made read-only (a BAR in the PCI
+ * layer's read-only mode), whoever holds it: a pci_iomap() one, which no
+ * record names, or a child of fork()'s copy, whose table is empty, as
+ * well as a pcim_iomap() one. mprotect() asking for write access, or
+ * mremap() (a copy or a move of it would be the program's, which a later
+ * mprotect() makes writable): refused, one WARN. A range the kernel would
+ * refuse untouched (unaligned, empty) goes on to fail there.
+ */
+bool devres__ro_refused(const char *call, void *addr, size_t len,
+			const char *arg)
+{
+	size_t mask = devres__page_size() - 1;
+	uintptr_t a = (uintptr_t)addr, start;
+	devres__ro_look_t fn;
+	struct devres__hand h;
+	size_t n;
+
+	if (devres__maps_own ||
+	    !__atomic_load_n(&devres__maps_readonly, __ATOMIC_RELAXED))
+		return false;
+	fn = __atomic_load_n(&ro_look, __ATOMIC_ACQUIRE);
+	if (!fn || !len || (a & mask) || len > UINTPTR_MAX - a - mask ||
+	    !fn(a, a + ((len + mask) & ~mask), &h, &start, &n))
+		return false;
+	devres__warn_label(h.dev, call,
+			   "%s(%p, %zu, %s) over [%p, +%zu) acquired with "
+			   "%s(): the library made it read-only (%s gives it "
+			   "back); refused, nothing changed",
+			   call, addr, len, arg, (void *)start, n, h.call,
+			   h.fix);
+	errno = EPERM;
+	return true;
+}
+
 static bool protect_refused(const char *call, void *addr, size_t len, int prot,
 			    int pkey)
 {
@@ -224,6 +266,9 @@ static bool protect_refused(const char *call, void *addr, size_t len, int prot,
 	};
 	int rw = PROT_READ | PROT_WRITE;
 
+	if ((prot & PROT_WRITE) &&
+	    devres__ro_refused(call, addr, len, prot_name(prot)))
+		return true;
 	if (none())
 		return false;
 	if (g.prot >= 0 && (prot & rw) == rw &&

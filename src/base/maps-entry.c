@@ -261,6 +261,10 @@ INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
+	/* old_len 0 copies new_len bytes of the old range. */
+	if (devres__ro_refused("mremap", old, old_len ? old_len : new_len,
+			       "..."))
+		return MAP_FAILED;
 	if (!none()) {
 		bool moves = old_len &&
 			     (old_len != new_len ||

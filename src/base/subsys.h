@@ -680,6 +680,24 @@ struct devres__map {
 /* Whether any record was ever made read-only: mprotect() then looks. */
 extern HIDDEN bool devres__maps_readonly;
 HIDDEN void devres__map_set_readonly(struct devres__map *m);
+/*
+ * maps-advise.c: a subsystem's own look at the mappings it made read-only,
+ * a node's or the program's, recorded or not, and a child of fork()'s
+ * copies of them (whose table of records is empty): true, with @h and the
+ * mapping's range filled in, when [@a, @end) touches one. Called only
+ * once devres__maps_readonly is set, never from the library's own
+ * mprotect(). One look, registered once as the library loads.
+ */
+typedef bool (*devres__ro_look_t)(uintptr_t a, uintptr_t end,
+				  struct devres__hand *h, uintptr_t *ret_start,
+				  size_t *ret_len);
+HIDDEN void devres__ro_look_register(devres__ro_look_t fn);
+/*
+ * @call(@addr, @len, @arg) over such a mapping: true, with its WARN and
+ * errno EPERM, when refused (maps-advise.c).
+ */
+HIDDEN bool devres__ro_refused(const char *call, void *addr, size_t len,
+			       const char *arg);
 
 /*
  * The next definition of a libc name the library interposes (maps-entry.c):

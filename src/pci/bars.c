@@ -23,6 +23,7 @@
 #include <errno.h>
 #include <stddef.h>
 #include <fcntl.h>
+#include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
 #include <unistd.h>
@@ -43,19 +44,36 @@ struct pci_map {
 	int pid; /* the process that mapped it: a child of fork() does not */
 	struct devres__map rec; /* a pcim_iomap() one's, in base/maps.c */
 	bool recorded;		/* rec was added */
+	char dev[64];		/* the device's name, for a WARN */
 };
 
 static pthread_mutex_t map_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct pci_map *maps;
+/* This thread holds map_lock: its signal handler's mprotect() won't look. */
+static TLS_FAST unsigned int map_lock_mine;
+
+static void lock_maps(void)
+{
+	__atomic_store_n(&map_lock_mine, map_lock_mine + 1, __ATOMIC_RELAXED);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	pthread_mutex_lock(&map_lock);
+}
+
+static void unlock_maps(void)
+{
+	pthread_mutex_unlock(&map_lock);
+	__atomic_signal_fence(__ATOMIC_SEQ_CST);
+	__atomic_store_n(&map_lock_mine, map_lock_mine - 1, __ATOMIC_RELAXED);
+}
 
 static void maps_take(void)
 {
-	pthread_mutex_lock(&map_lock);
+	lock_maps();
 }
 
 static void maps_give(void)
 {
-	pthread_mutex_unlock(&map_lock);
+	unlock_maps();
 }
 
 /*
@@ -71,9 +89,11 @@ static void maps_child(void)
 	if (pci__readonly())
 		for (struct pci_map *m = maps; m; m = m->next)
 			if (m->writable &&
-			    !devres__mprotect(m->addr, m->len, PROT_READ))
+			    !devres__mprotect(m->addr, m->len, PROT_READ)) {
 				m->writable = false;
-	pthread_mutex_unlock(&map_lock);
+				devres__map_set_readonly(&m->rec);
+			}
+	unlock_maps();
 }
 
 /*
@@ -214,7 +234,7 @@ static bool bar_take(struct devres__map *rec, struct devres__hand *h)
 	struct device *dev = NULL;
 	bool taken = false;
 
-	pthread_mutex_lock(&map_lock);
+	lock_maps();
 	for (pp = &maps; (it = *pp); pp = &it->next)
 		if (it == m)
 			break;
@@ -230,7 +250,7 @@ static bool bar_take(struct devres__map *rec, struct devres__hand *h)
 			dev = m->owner.dev;
 		devres__disown(&m->owner, h);
 	}
-	pthread_mutex_unlock(&map_lock);
+	unlock_maps();
 	if (!taken)
 		return false;
 	if (dev) {
@@ -251,7 +271,7 @@ static bool bar_who(const struct devres__map *rec, struct devres__hand *h)
 					 offsetof(struct pci_map, rec));
 	const struct pci_map *it;
 
-	pthread_mutex_lock(&map_lock);
+	lock_maps();
 	for (it = maps; it; it = it->next)
 		if (it == m)
 			break;
@@ -259,7 +279,7 @@ static bool bar_who(const struct devres__map *rec, struct devres__hand *h)
 		it = NULL;
 	if (it)
 		devres__owner_hand(&m->owner, h);
-	pthread_mutex_unlock(&map_lock);
+	unlock_maps();
 	return it != NULL;
 }
 
@@ -280,6 +300,18 @@ static void init_record(struct pci_map *m)
 }
 
 /*
+ * Whether @m is still the mapping it was made (a pci_iomap() one, which
+ * no record follows, may have been unmapped by hand and its address
+ * given to another owner), or cannot be told.
+ */
+static bool still_there(const struct pci_map *m)
+{
+	int what = devres__map_now(&m->rec);
+
+	return what == DEVRES_MAP_SAME || what == DEVRES_MAP_UNKNOWN;
+}
+
+/*
  * Gives back @m, unlinked (no other caller finds it) and still mapped (the
  * address cannot be mapped again yet). Its pcim_iomap_table() slot goes
  * before the address can be reused (another BAR's slot may then hold it),
@@ -297,11 +329,14 @@ static void drop(struct pci_map *m, struct device *owner)
 	 * it first unmapped it there. One unmapped or replaced by a raw
 	 * system call is left mapped, with a WARN.
 	 */
-	if (!m->recorded)
-		devres__munmap(m->addr, m->len);
-	else
+	if (!m->recorded) {
+		/* A pci_iomap() one unmapped by hand: another's pages now. */
+		if (still_there(m))
+			devres__munmap(m->addr, m->len);
+	} else {
 		devres__map_put(&m->rec, m->addr, m->len, owner,
 				m->owner.call ? m->owner.call : "pci_iomap");
+	}
 	devres__ledger_add(DL_MAPS, -1);
 	devres__ledger_add(DL_MAP_BYTES, -(long)m->len);
 	free(m);
@@ -324,7 +359,7 @@ static int list_map(struct pci_dev *pdev, int bar, struct pci_map *m,
 
 	if (owner)
 		pthread_mutex_lock(&pdev->p->lock);
-	pthread_mutex_lock(&map_lock);
+	lock_maps();
 	if (pci__readonly())
 		ret = -EROFS;
 	else if (slots && slots[bar])
@@ -338,7 +373,7 @@ static int list_map(struct pci_dev *pdev, int bar, struct pci_map *m,
 		*(void **)owner->node = m->addr;
 		devres__owner_add(owner);
 	}
-	pthread_mutex_unlock(&map_lock);
+	unlock_maps();
 	if (owner)
 		pthread_mutex_unlock(&pdev->p->lock);
 	if (!ret && owner)
@@ -351,6 +386,7 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 {
 	resource_size_t len;
 	struct pci_map *m;
+	char label[64];
 	off_t off = 0;
 	void *addr;
 	int fd, ret;
@@ -385,6 +421,8 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	}
 	m->len = (size_t)len;
 	m->owner = owner ? *owner : (struct devres__owner){ 0 };
+	snprintf(m->dev, sizeof(m->dev), "%s",
+		 devres__dev_label(&pdev->dev, label, sizeof(label)));
 	m->writable = true;
 	m->pid = devres__pid_now();
 	/*
@@ -416,8 +454,12 @@ int pci__bar_map(struct pci_dev *pdev, int bar, unsigned long maxlen,
 	 * table; it is then no longer recorded, and its release leaves the
 	 * range. What its release checks is still there (base/maps-id.c).
 	 */
+	/*
+	 * Identified either way: read-only mode tells the program's own
+	 * mapping, unmapped by hand since, from what is at its address now.
+	 */
+	devres__map_identify(&m->rec);
 	if (owner) {
-		devres__map_identify(&m->rec);
 		if (devres__map_add(&m->rec)) {
 			/* Not recorded, so not given out: taken back now. */
 			drop(m, NULL);
@@ -440,7 +482,7 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 	struct pci_map **pp, *m;
 	struct device *owner = NULL;
 
-	pthread_mutex_lock(&map_lock);
+	lock_maps();
 	for (pp = &maps; (m = *pp); pp = &m->next)
 		if (m->addr == addr)
 			break;
@@ -449,7 +491,7 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 		m = NULL;
 	if (m && m->pid != devres__pid_now()) {
 		h->pid = m->pid;
-		pthread_mutex_unlock(&map_lock);
+		unlock_maps();
 		return -ECHILD;
 	}
 	if (m) {
@@ -470,7 +512,7 @@ int pci__bar_unmap(void *addr, const void *node, struct devres__hand *h,
 			devres__disown(&m->owner, h);
 		}
 	}
-	pthread_mutex_unlock(&map_lock);
+	unlock_maps();
 	if (!m)
 		return -ENOENT;
 	drop(m, owner);
@@ -511,15 +553,57 @@ __attribute__((constructor)) static void bar_unmapper(void)
 	(void)devres__unmapper_register(bar_unmap_plain);
 }
 
+/*
+ * base/maps-advise.c's look before an mprotect() that asks for write
+ * access: a BAR mapping made read-only over [a, end), of a pcim_iomap()
+ * node or of the program's own pci_iomap(), or a child's copy of the
+ * parent's. Not looked at from inside a hold of map_lock on this thread
+ * (a signal handler's call).
+ */
+static bool ro_look(uintptr_t a, uintptr_t end, struct devres__hand *h,
+		    uintptr_t *ret_start, size_t *ret_len)
+{
+	bool hit = false;
+
+	if (__atomic_load_n(&map_lock_mine, __ATOMIC_RELAXED))
+		return false;
+	lock_maps();
+	for (struct pci_map *m = maps; m && !hit; m = m->next) {
+		uintptr_t s = (uintptr_t)m->addr;
+
+		if (m->writable || s >= end || s + m->len <= a ||
+		    !still_there(m))
+			continue;
+		hit = true;
+		snprintf(h->dev, sizeof(h->dev), "%s", m->dev);
+		h->owner = NULL;
+		h->call = m->owner.call ? m->owner.call : "pci_iomap";
+		h->fix = m->owner.fix ? m->owner.fix : "pci_iounmap()";
+		h->pid = 0;
+		*ret_start = s;
+		*ret_len = m->len;
+	}
+	unlock_maps();
+	return hit;
+}
+
+__attribute__((constructor)) static void bar_ro_look(void)
+{
+	devres__ro_look_register(ro_look);
+}
+
 void pci__bars_protect(void)
 {
-	pthread_mutex_lock(&map_lock);
+	lock_maps();
 	for (struct pci_map *m = maps; m; m = m->next) {
+		/* Another owner's pages now: left as they are. */
+		if (m->writable && !m->recorded && !still_there(m))
+			continue;
 		if (m->writable &&
 		    !devres__mprotect(m->addr, m->len, PROT_READ)) {
 			m->writable = false;
 			devres__map_set_readonly(&m->rec);
 		}
 	}
-	pthread_mutex_unlock(&map_lock);
+	unlock_maps();
 }

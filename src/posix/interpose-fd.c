@@ -179,6 +179,20 @@ static bool fds_listed(void)
 		__atomic_load_n(&posix__streams_listed, __ATOMIC_RELAXED));
 }
 
+/*
+ * A child of vfork() has a table of descriptors of its own (a copy of its
+ * parent's, as fork()'s), and the parent's memory: its close() of a
+ * managed number (the usual close or dup2() before an exec) closes its
+ * copy alone, the parent's stays open and managed. Nothing of the
+ * library's records is looked at or changed for it: before, the child
+ * took the parent's record of the number away, with a WARN saying so,
+ * and the parent's release then left its descriptor open.
+ */
+static bool vfork_child(void)
+{
+	return devres__vfork_maybe() && devres__vfork_child();
+}
+
 static bool own_fds(void)
 {
 	return unlikely(__atomic_load_n(&devres__own_fds_nr, __ATOMIC_RELAXED));
@@ -208,6 +222,8 @@ static int close_as(const char *func, close_fn *next, int fd)
 	bool in;
 	int ret;
 
+	if (vfork_child())
+		return next(fd);
 	if (fds_listed() && fd >= 0)
 		posix__fd_closing(func, (unsigned int)fd, (unsigned int)fd);
 	if (!own_fds())
@@ -264,6 +280,8 @@ INTERPOSE int dup2(int oldfd, int newfd)
 	bool closes = oldfd != newfd && newfd >= 0, in;
 	int ret;
 
+	if (vfork_child())
+		return next_dup2()(oldfd, newfd);
 	if (closes)
 		dup_closing(__func__, oldfd, newfd);
 	if (!own_fds())
@@ -283,6 +301,8 @@ INTERPOSE int dup3(int oldfd, int newfd, int flags)
 	bool in;
 	int ret;
 
+	if (vfork_child())
+		return next_dup3()(oldfd, newfd, flags);
 	if (closes)
 		dup_closing(__func__, oldfd, newfd);
 	if (!own_fds())
@@ -360,6 +380,8 @@ static int close_range_as(const char *func, unsigned int first,
 	     in;
 	int ret;
 
+	if (vfork_child())
+		return next_close_range()(first, last, flags);
 	if (fds_listed() && closes)
 		posix__fd_closing(func, first, last);
 	if (!own_fds() || !closes)
@@ -461,7 +483,7 @@ INTERPOSE void closefrom(int lowfd)
 	int saved = errno;
 	struct rlimit rl;
 
-	if (!own_fds() && !fds_listed()) {
+	if ((!own_fds() && !fds_listed()) || vfork_child()) {
 		next_closefrom()(lowfd);
 		return;
 	}
