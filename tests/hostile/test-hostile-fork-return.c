@@ -3,8 +3,9 @@
  * fork() from inside a callback the library runs, whose child does not
  * _exit() but returns from the callback into the library: an interrupt's
  * primary handler (on the dispatcher) and its thread function, a managed
- * thread's function, and a devm action run by devres_release_all() with
- * a managed thread released after it. The parent is alone, or has
+ * thread's function, and a devm action run by devres_release_all() with,
+ * released after it, a managed thread, a revocable another thread is
+ * reading, an interrupt handler or a region. The parent is alone, or has
  * another thread at work on the same line and device (synchronize_irq()
  * waiting for the forking handler, devres_find() on the device, its lock;
  * the dev build only: under the sanitizers a child forked while another
@@ -19,7 +20,9 @@
  * thread's function returning in the child ends the child's thread (the
  * child exits 0, no WARN: the thread is the program's); a release pass
  * of the parent's device going on in the child refuses the parent's
- * managed thread with its WARN (docs/fork.md). The parent then finishes
+ * managed thread, handler, region and revocable, each with its WARN (the
+ * revocable used to wait for the parent's reader, which never ends its
+ * access in the child, and the child hung). The parent then finishes
  * what it was doing with no WARN and the ledger back at its start.
  *
  * Each cell runs in a child of its own under an alarm; a child of a cell
@@ -44,8 +47,10 @@
 #include <devres/devres.h>
 #include <devres/device.h>
 #include <devres/fault.h>
+#include <devres/ioport.h>
 #include <devres/irq.h>
 #include <devres/posix.h>
+#include <devres/revocable.h>
 #include "base/fork-park.h"
 #include "hostile/cell-child.h"
 
@@ -53,7 +58,10 @@ enum row {
 	R_HANDLER,
 	R_THREAD_FN,
 	R_MANAGED,
-	R_ACTION,
+	R_ACTION_THREAD,
+	R_ACTION_REVOCABLE,
+	R_ACTION_IRQ,
+	R_ACTION_REGION,
 	NR_ROWS
 };
 enum col {
@@ -62,9 +70,14 @@ enum col {
 	NR_COLS
 };
 
-static const char *const rows[] = { "a primary handler", "a thread function",
+static const char *const rows[] = { "a primary handler",
+				    "a thread function",
 				    "a managed thread's function",
-				    "a devm action in devres_release_all()" };
+				    "a devm action, a managed thread after it",
+				    "a devm action, a revocable being read "
+				    "after it",
+				    "a devm action, an irq handler after it",
+				    "a devm action, a region after it" };
 static const char *const cols[] = { "alone", "another thread at work" };
 
 /* What the child of the fork must print, once (NULL: nothing). */
@@ -75,6 +88,9 @@ static const char *const child_warn[] = {
 	"returned in the child",
 	NULL,
 	"devm_thread_run: thread 'later' belongs to process",
+	": not revoked",
+	"devm_irq_release: irq 1 is not a line",
+	"region [0x100-0x10f] belongs to process",
 };
 
 static pid_t cell_pid;
@@ -83,6 +99,9 @@ static int irq_no;
 static struct device dev;
 static int forked_status = -1;
 static volatile int busy_stop;
+static struct revocable *rv;
+static int rv_res;
+static volatile int reading;
 
 /* In the child of the fork: every log line it makes, through the pipe. */
 static void sink(void *ctx, int level, const char *line)
@@ -187,6 +206,32 @@ static void dev_release_res(struct device *d, void *res)
 	(void)res;
 }
 
+static void rv_release(void *res)
+{
+	(void)res;
+}
+
+static irqreturn_t later_handler(int irq, void *id)
+{
+	(void)irq;
+	(void)id;
+	return IRQ_HANDLED;
+}
+
+/* In an access of the revocable until the fork is over. */
+static void *reader(void *arg)
+{
+	void *res = revocable_try_access(rv);
+
+	(void)arg;
+	__atomic_store_n(&reading, 1, __ATOMIC_RELEASE);
+	while (__atomic_load_n(&forked_status, __ATOMIC_ACQUIRE) == -1)
+		poll(NULL, 0, 1);
+	if (res)
+		revocable_access_end(rv);
+	return NULL;
+}
+
 static void *busy(void *arg)
 {
 	(void)arg;
@@ -233,7 +278,7 @@ static int cell(int row, int col)
 {
 	struct devres_ledger before, after;
 	struct devres_thread *t = NULL;
-	pthread_t worker;
+	pthread_t worker, rd;
 	int warns, lines;
 
 	alarm(20);
@@ -244,7 +289,7 @@ static int cell(int row, int col)
 	device_initialize(&dev);
 	dev.release = dev_release;
 	CELL_CHECK(dev_set_name(&dev, "fork-return") == 0);
-	if (row == R_HANDLER || row == R_THREAD_FN) {
+	if (row == R_HANDLER || row == R_THREAD_FN || row == R_ACTION_IRQ) {
 		irq_no = irq_line_create("fork-return");
 		CELL_CHECK(irq_no > 0);
 	}
@@ -265,12 +310,28 @@ static int cell(int row, int col)
 		t = devm_thread_run(&dev, managed_fn, NULL, "forker");
 		CELL_CHECK(!IS_ERR(t));
 		break;
-	case R_ACTION:
+	case R_ACTION_THREAD:
 		CELL_CHECK(!IS_ERR(
 			devm_thread_run(&dev, later_fn, NULL, "later")));
-		CELL_CHECK(devm_add_action(&dev, forking_action, NULL) == 0);
+		break;
+	case R_ACTION_REVOCABLE:
+		rv = devm_revocable_create(&dev, &rv_res, rv_release);
+		CELL_CHECK(rv);
+		CELL_CHECK(pthread_create(&rd, NULL, reader, NULL) == 0);
+		while (!__atomic_load_n(&reading, __ATOMIC_ACQUIRE))
+			poll(NULL, 0, 1);
+		break;
+	case R_ACTION_IRQ:
+		CELL_CHECK(devm_request_irq(&dev, (unsigned int)irq_no,
+					    later_handler, 0, "later",
+					    NULL) == 0);
+		break;
+	case R_ACTION_REGION:
+		CELL_CHECK(devm_request_region(&dev, 0x100, 0x10, "later"));
 		break;
 	}
+	if (row >= R_ACTION_THREAD)
+		CELL_CHECK(devm_add_action(&dev, forking_action, NULL) == 0);
 	if (row == R_HANDLER || row == R_THREAD_FN) {
 		CELL_CHECK(irq_line_raise(irq_no) == 0);
 		for (int ms = 0; ms < 10000 && forked_status == -1; ms++)
@@ -282,6 +343,8 @@ static int cell(int row, int col)
 	}
 	CELL_CHECK(devres_release_all(&dev) >= 0);
 	back_in_cell();
+	if (row == R_ACTION_REVOCABLE)
+		CELL_CHECK(pthread_join(rd, NULL) == 0);
 	if (col == C_BUSY) {
 		__atomic_store_n(&busy_stop, 1, __ATOMIC_RELEASE);
 		CELL_CHECK(pthread_join(worker, NULL) == 0);
