@@ -21,7 +21,7 @@
  * Each cell runs in a child of its own under an alarm; the child of the
  * fork is killed if it has not ended within 5 s, and fails the cell.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <linux/workqueue.h>
 #include <errno.h>
 #include <fcntl.h>
@@ -68,11 +68,13 @@ static int forked_now(void)
  * The child of the fork ends by its thread's end, which is exit(): its
  * copy of the parent's state is no leak of its own.
  */
+/* NOLINTBEGIN(bugprone-reserved-identifier): the sanitizer's name. */
 int __lsan_is_turned_off(void);
 int __lsan_is_turned_off(void)
 {
 	return getpid() != cell_pid;
 }
+/* NOLINTEND(bugprone-reserved-identifier) */
 static volatile int busy_stop;
 
 /* The child of the fork: its log lines and its runs, through the pipe. */
@@ -190,6 +192,7 @@ static void cell(int row, int col, int unused)
 	CHECK(pipe2(report, O_CLOEXEC | O_NONBLOCK) == 0);
 	devres_set_log_sink(sink, NULL);
 	INIT_WORK(&work, fn);
+	/* NOLINTNEXTLINE(bugprone-sizeof-expression): in the header's macro */
 	INIT_DELAYED_WORK(&dwork, fn);
 	if (row == R_OWN_QUEUE) {
 		own_wq = alloc_workqueue("fork-return", 0, 0);
