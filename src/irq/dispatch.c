@@ -260,6 +260,34 @@ static bool deliver_end(struct irq_line *line, irqreturn_t ret,
 /* The primary handler running on this (dispatcher) thread, and its read. */
 static TLS_FAST struct irq_action *running_action;
 static TLS_FAST unsigned long running_covers;
+/* The process this thread (the dispatcher, a handler's) was started in. */
+static TLS_FAST int thread_pid;
+
+static pthread_key_t disp_key, fn_key;
+
+/*
+ * A handler or thread function that called fork() has come back in the
+ * child, whose one thread this is. The thread serves the parent's lines,
+ * which are no lines in the child (line.c), with the parent's dispatcher
+ * and epoll set: going on would take a line's lock another thread of the
+ * parent may have held at the fork, and wait for the parent's interrupts
+ * for ever with every signal blocked (not even alarm() ends it). So the
+ * thread ends there, touching nothing of the parent's, with one WARN; as
+ * the child's last thread, the child exits with status 0. The thread's key, whose
+ * destructor takes a handler's pthread_exit(), is cleared first.
+ */
+static void forked_back(pthread_key_t key, const char *call, int irq,
+			struct irq_action *a, const char *what)
+{
+	if (likely(thread_pid == devres__pid_now()))
+		return;
+	(void)pthread_setspecific(key, NULL);
+	devres__warn(NULL, call,
+		     "irq %d: the %s of '%s' forked and returned in the child: "
+		     "the thread is the parent's, it ends in the child",
+		     irq, what, a->name ? a->name : "");
+	pthread_exit(NULL);
+}
 
 /*
  * A handler's or thread function's return outside its enum (@valid the
@@ -308,6 +336,7 @@ static bool deliver(struct irq_line *line)
 			continue;
 		running_action = a;
 		r = a->handler(irq, a->dev_id);
+		forked_back(disp_key, "irq_dispatch", irq, a, "handler");
 		if (unlikely(bad_return(r, IRQ_HANDLED | IRQ_WAKE_THREAD))) {
 			/* The kernel's "bogus return value": no wake, no count. */
 			if (hook)
@@ -480,7 +509,6 @@ static void *dispatch_loop(void *arg);
  * interrupt handler, and a cancel point under a line's lock (its fd's
  * read) would leave that lock held.
  */
-static pthread_key_t disp_key;
 static int disp_key_err = -1;
 static pthread_once_t disp_once = PTHREAD_ONCE_INIT;
 
@@ -542,6 +570,7 @@ static void *dispatch_loop(void *arg)
 	int old;
 
 	pthread_setname_np(pthread_self(), "irq/dispatch");
+	thread_pid = devres__pid_now();
 	devres__wait_adopt(d->wid);
 	pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 	(void)pthread_setspecific(disp_key, d);
@@ -695,7 +724,6 @@ static void thread_exit_locked(struct irq_action *a)
  * interrupt is done, and later ones are not handed to a thread that is
  * gone (one WARN); free_irq() joins it as before.
  */
-static pthread_key_t fn_key;
 static int fn_key_err = -1;
 static pthread_once_t fn_once = PTHREAD_ONCE_INIT;
 
@@ -751,6 +779,7 @@ static void *thread_loop(void *arg)
 	snprintf(name, sizeof(name), "irq/%d-%s", line->irq,
 		 a->name ? a->name : "");
 	pthread_setname_np(pthread_self(), name);
+	thread_pid = devres__pid_now();
 	devres__wait_adopt(a->wid);
 	/*
 	 * Cancellation acts only inside the thread function, where its end
@@ -776,6 +805,8 @@ static void *thread_loop(void *arg)
 		devres__wait_join(&a->member, (uintptr_t)line);
 		pthread_setcancelstate(PTHREAD_CANCEL_ENABLE, &old);
 		r = a->thread_fn(line->irq, a->dev_id);
+		forked_back(fn_key, "irq_thread", line->irq, a,
+			    "thread function");
 		pthread_setcancelstate(PTHREAD_CANCEL_DISABLE, &old);
 		devres__wait_leave(&a->member);
 		if (unlikely(bad_return(r, IRQ_HANDLED)))

@@ -372,11 +372,24 @@ static bool arm_exit(void)
 	return true;
 }
 
-/* The node's release: runs once, when the binding lets go. */
+/*
+ * The node's release: runs once, when the binding lets go. In a child of
+ * fork() it is reached only by a release pass of the parent's device that
+ * a callback's child came back into: the readers it would wait for are
+ * the parent's threads, which never end their accesses in the child, and
+ * the release is the parent's. Refused, with the handle's WARN.
+ */
 static void revocable_revoke(struct device *dev, void *data)
 {
 	struct revocable *h = ((struct revocable_node *)data)->h;
 
+	if (unlikely(h->pid != devres__pid_now())) {
+		devres__warn(NULL, "devm_revocable_create",
+			     "revocable %p belongs to process %d: not revoked",
+			     (const void *)devres__handle_of(&revocables, h),
+			     h->pid);
+		return;
+	}
 	h->revoked = __atomic_exchange_n(&h->res, NULL, __ATOMIC_SEQ_CST);
 	if (depth) {
 		hold_late(h, dev);

@@ -426,6 +426,28 @@ static inline bool kcompat_work_call(struct work_struct *w,
 static inline bool kcompat_work_spawn(struct work_struct *w);
 
 /*
+ * The function of @w (@fn, on queue @wq) called fork() and its child
+ * returned: in the child, this thread of the items is the child's one
+ * thread, and everything it serves is the parent's. Going on would run
+ * the parent's items again in the child (a run queued meanwhile, a
+ * re-armed poll) and take their locks, which another thread of the
+ * parent may have held at the fork, with every signal blocked. So the
+ * thread ends, touching nothing of the parent's, with one WARN: the
+ * child's last thread, it ends the child with status 0.
+ */
+__attribute__((noreturn)) static inline void
+kcompat_work_forked(struct work_struct *w, work_func_t fn,
+		    struct workqueue_struct *wq)
+{
+	devres_warn(NULL, "process_one_work",
+		    "work %p (function %p, workqueue %p) forked and returned "
+		    "in the child: the thread is the parent's, it ends in the "
+		    "child",
+		    (void *)w, (void *)(uintptr_t)fn, (void *)wq);
+	pthread_exit(NULL);
+}
+
+/*
  * A flush served @w (its lock held) in its caller as far as it waits;
  * the run queued since goes on in a thread of its own, or waits for one
  * as a queue_work() that got none does: still queued, still on its
@@ -497,6 +519,7 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 	struct work_struct *outer = kcompat_worker.cur;
 	struct workqueue_struct *wq, *rq;
 	struct work_struct *next;
+	pid_t pid = kcompat_lock_pid();
 	int cancel = kcompat_cancel_off();
 	const char *drainer = NULL;
 	work_func_t fn;
@@ -539,6 +562,10 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 		devres_wait_join((uintptr_t)rq);
 		gone = kcompat_work_call(w, outer, cancel);
 		devres_wait_leave();
+		/* A thread of the items' own (not a flush's caller's). */
+		if (__builtin_expect(pid != kcompat_lock_pid(), 0) && adopt &&
+		    !outer)
+			kcompat_work_forked(w, fn, rq);
 		if (gone) {
 			kcompat_wq_over(rq, rt);
 			break;
