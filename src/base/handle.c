@@ -33,6 +33,7 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "subsys.h"
+#include "seen-lock.h"
 
 _Static_assert(sizeof(uintptr_t) == 8, "handles are 64-bit values");
 
@@ -58,10 +59,12 @@ __attribute__((constructor)) static void handles_atfork(void)
 void devres__handles_lock(void)
 {
 	pthread_mutex_lock(&handles_lock);
+	devres__lock_seen(&handles_lock);
 }
 
 void devres__handles_unlock(void)
 {
+	devres__unlock_seen(&handles_lock);
 	pthread_mutex_unlock(&handles_lock);
 }
 
