@@ -12,8 +12,8 @@
  * Each cell runs in a child of its own (the first report of a process is
  * the one that starts the symbolizer), under an alarm. Thread A writes a
  * counter; the main thread then fills one table the calls of the
- * symbolizer read (managed mappings, managed descriptors, managed
- * streams, all three) with no order ThreadSanitizer sees between that and
+ * symbolizer read (managed mappings, descriptors, streams, threads with
+ * the library's own descriptors, all four) with no order ThreadSanitizer sees between that and
  * thread B, which writes the counter too: the race, and its report. The
  * child must end by itself with exactly one report, the counter's.
  *
@@ -49,13 +49,15 @@ enum table {
 	T_MAPS,
 	T_FDS,
 	T_STREAMS,
+	T_THREADS,
 	T_ALL,
 	T_NR
 };
 
-static const char *const names[T_NR] = { "managed mappings",
-					 "managed descriptors",
-					 "managed streams", "all three" };
+static const char *const names[T_NR] = {
+	"managed mappings", "managed descriptors", "managed streams",
+	"managed threads and the library's own descriptors", "all four"
+};
 
 static long counter;
 /* Relaxed: no order ThreadSanitizer would see between the threads. */
@@ -76,6 +78,14 @@ static void *thread_b(void *arg)
 	return arg;
 }
 
+static int idle(void *arg)
+{
+	(void)arg;
+	while (!devres_thread_should_stop())
+		(void)devres_thread_sleep(10);
+	return 0;
+}
+
 static void fill(struct device *dev, enum table t)
 {
 	if (t == T_MAPS || t == T_ALL)
@@ -88,6 +98,10 @@ static void fill(struct device *dev, enum table t)
 	if (t == T_STREAMS || t == T_ALL)
 		if (!devm_fopen(dev, "/dev/null", "r"))
 			_exit(5);
+	/* Its wake eventfd is one of the library's own descriptors. */
+	if (t == T_THREADS || t == T_ALL)
+		if (IS_ERR_OR_NULL(devm_thread_run(dev, idle, NULL, "idle")))
+			_exit(6);
 }
 
 /* The child: 0 when its report was made and it ended by itself. */
@@ -182,6 +196,12 @@ static void streams(void **state)
 	one(T_STREAMS);
 }
 
+static void threads(void **state)
+{
+	(void)state;
+	one(T_THREADS);
+}
+
 static void all(void **state)
 {
 	(void)state;
@@ -191,9 +211,8 @@ static void all(void **state)
 int main(void)
 {
 	const struct CMUnitTest tests[] = {
-		cmocka_unit_test(maps),
-		cmocka_unit_test(fds),
-		cmocka_unit_test(streams),
+		cmocka_unit_test(maps),	   cmocka_unit_test(fds),
+		cmocka_unit_test(streams), cmocka_unit_test(threads),
 		cmocka_unit_test(all),
 	};
 
