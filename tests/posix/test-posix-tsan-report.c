@@ -110,7 +110,7 @@ static int cell(enum table t, int out)
 	struct device dev;
 	pthread_t a, b;
 
-	alarm(30);
+	alarm(20);
 	if (dup2(out, STDERR_FILENO) < 0)
 		return 2;
 	if (init_dev(&dev, "tsan-report"))
