@@ -38,8 +38,13 @@
 #include <devres/posix.h>
 #include "testlib.h"
 
-/* A report does not end the program, nor change its exit status. */
+/*
+ * A report does not end the program, nor change its exit status. The
+ * runtime's name for its hook, reserved as it is.
+ */
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
 const char *__tsan_default_options(void);
+/* NOLINTNEXTLINE(bugprone-reserved-identifier) */
 const char *__tsan_default_options(void)
 {
 	return "halt_on_error=0 exitcode=0 atexit_sleep_ms=0";
