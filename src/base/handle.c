@@ -33,7 +33,6 @@
 #include <pthread.h>
 #include <stdlib.h>
 #include "subsys.h"
-#include "seen-lock.h"
 
 _Static_assert(sizeof(uintptr_t) == 8, "handles are 64-bit values");
 

@@ -32,7 +32,6 @@
 #include <sys/mman.h>
 #include <sys/syscall.h>
 #include "subsys.h"
-#include "seen-lock.h"
 
 static pthread_mutex_t maps_lock = PTHREAD_MUTEX_INITIALIZER;
 static struct devres__map **maps; /* sorted by start, disjoint */

@@ -59,7 +59,6 @@
 #include <unistd.h>
 #include <sys/stat.h>
 #include "fd-table.h"
-#include "base/seen-lock.h"
 
 int posix__fd_mode(int fd)
 {
