@@ -57,12 +57,12 @@ void *devres__growtab_make(struct devres__growtab *t, unsigned int i)
 	unsigned int k = i >> t->shift;
 	void *c;
 
-	if (!top || k >= top->n) {
+	if (!top || k >= devres__growtop_n(top)) {
 		top = grown(t, top, k);
 		if (!top)
 			return refused(t, i);
 	}
-	c = __atomic_load_n(&top->chunk[k], __ATOMIC_ACQUIRE);
+	c = devres__growtop_chunk(top, k);
 	if (!c) {
 		size_t bytes;
 
@@ -87,10 +87,9 @@ void *devres__growtab_next(struct devres__growtab *t, unsigned int *i,
 	for (unsigned int k = *i; top && k <= hi;) {
 		void *c;
 
-		if (k >> t->shift >= top->n)
+		if (k >> t->shift >= devres__growtop_n(top))
 			return NULL;
-		c = __atomic_load_n(&top->chunk[k >> t->shift],
-				    __ATOMIC_ACQUIRE);
+		c = devres__growtop_chunk(top, k >> t->shift);
 		if (c) {
 			*i = k;
 			return (char *)c + (size_t)(k & mask) * t->slot_size;

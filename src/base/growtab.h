@@ -38,6 +38,26 @@ struct devres__growtab {
 	bool warned;
 };
 
+/*
+ * A top's room and its chunk at @k, read atomically: a reader outside
+ * the writer's lock (an interposed close() ...) may be a sanitizer's
+ * runtime, which sees no acquire of its own (seen-lock.h) and would take
+ * a plain read of what the writer filled in before it published the top
+ * for a race.
+ */
+static inline unsigned int devres__growtop_n(struct devres__growtop *top)
+{
+	return __atomic_load_n(&top->n, __ATOMIC_RELAXED);
+}
+
+static inline void *devres__growtop_chunk(struct devres__growtop *top,
+					  unsigned int k)
+{
+	void **chunk = __atomic_load_n(&top->chunk, __ATOMIC_RELAXED);
+
+	return __atomic_load_n(&chunk[k], __ATOMIC_ACQUIRE);
+}
+
 /**
  * devres__growtab_get() - the slot of an index, if made
  * @t: the table
@@ -56,9 +76,9 @@ static inline void *devres__growtab_get(struct devres__growtab *t,
 		__atomic_load_n(&t->top, __ATOMIC_ACQUIRE);
 	void *c;
 
-	if (!top || i >> t->shift >= top->n)
+	if (!top || i >> t->shift >= devres__growtop_n(top))
 		return NULL;
-	c = __atomic_load_n(&top->chunk[i >> t->shift], __ATOMIC_ACQUIRE);
+	c = devres__growtop_chunk(top, i >> t->shift);
 	if (!c)
 		return NULL;
 	return (char *)c + (size_t)(i & ((1u << t->shift) - 1)) * t->slot_size;

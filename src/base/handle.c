@@ -58,10 +58,12 @@ __attribute__((constructor)) static void handles_atfork(void)
 void devres__handles_lock(void)
 {
 	pthread_mutex_lock(&handles_lock);
+	devres__lock_seen(&handles_lock);
 }
 
 void devres__handles_unlock(void)
 {
+	devres__unlock_seen(&handles_lock);
 	pthread_mutex_unlock(&handles_lock);
 }
 

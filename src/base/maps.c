@@ -65,10 +65,12 @@ static void maps_enter(void)
 			 __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&maps_lock);
+	devres__lock_seen(&maps_lock);
 }
 
 static void maps_leave(void)
 {
+	devres__unlock_seen(&maps_lock);
 	pthread_mutex_unlock(&maps_lock);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&devres__maps_held, devres__maps_held - 1,

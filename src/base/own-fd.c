@@ -67,6 +67,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include "internal.h"
+#include "seen-lock.h"
 
 #define CHUNK_SHIFT 8
 #define CHUNK (1u << CHUNK_SHIFT)
@@ -149,12 +150,22 @@ static void own_lock(void)
 {
 	devres__signals_off();
 	pthread_mutex_lock(&lock);
+	devres__lock_seen(&lock);
 }
 
 static void own_unlock(void)
 {
+	devres__unlock_seen(&lock);
 	pthread_mutex_unlock(&lock);
 	devres__signals_on();
+}
+
+/* Waits for a close to clear its record, the lock held. */
+static void own_wait(void)
+{
+	devres__unlock_seen(&lock);
+	pthread_cond_wait(&cleared, &lock);
+	devres__lock_seen(&lock);
 }
 
 /* The number this thread is closing for the library, or -1. */
@@ -684,7 +695,7 @@ static bool held(unsigned int fd, unsigned char *ret_kind, char *name,
 		return false;
 	while (__atomic_load_n(&o->kind, __ATOMIC_RELAXED) && o->closing &&
 	       o->pid == pid)
-		pthread_cond_wait(&cleared, &lock);
+		own_wait();
 	*ret_kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
 	if (!*ret_kind || o->pid != pid ||
 	    __atomic_load_n(&o->lost, __ATOMIC_RELAXED))
@@ -770,7 +781,7 @@ unsigned char devres__own_fd_kind(int fd, char *name, size_t len,
 	/* A close of it by the library, in this process: its outcome. */
 	while (__atomic_load_n(&o->kind, __ATOMIC_RELAXED) && o->closing &&
 	       o->pid == pid && fd != closing_fd)
-		pthread_cond_wait(&cleared, &lock);
+		own_wait();
 	kind = __atomic_load_n(&o->kind, __ATOMIC_RELAXED);
 	if (__atomic_load_n(&o->lost, __ATOMIC_RELAXED))
 		kind = 0;

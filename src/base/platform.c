@@ -268,19 +268,25 @@ static size_t auto_words;
 
 #define ID_BITS (8 * sizeof(unsigned long))
 
+/*
+ * One fault point on every call, whether the bitmap grows or not: the
+ * points of an add must not depend on how many automatic ids the process
+ * handed out before, or a sweep's failure N would fall on another call
+ * once the table has room (docs/exhaustion.md).
+ */
 static int alloc_auto_id(void)
 {
 	unsigned long *grown;
 	size_t w;
 	int id = -ENOMEM;
 
+	if (devres__should_fail())
+		return -ENOMEM;
 	dm_lock();
 	for (w = 0; w < auto_words && auto_ids[w] == ~0ul; w++)
 		;
 	if (w == auto_words && w < (size_t)INT_MAX / ID_BITS) {
-		grown = devres__should_fail()
-				? NULL
-				: realloc(auto_ids, (w + 1) * sizeof(*grown));
+		grown = realloc(auto_ids, (w + 1) * sizeof(*grown));
 		if (grown) {
 			auto_ids = grown;
 			auto_ids[w] = 0;

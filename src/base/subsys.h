@@ -1206,6 +1206,7 @@ HIDDEN void devres__dev_hook_arm(enum devres__dev_hook_rank rank,
 
 #include "handle.h"
 #include "growtab.h"
+#include "seen-lock.h"
 #include "tslots.h"
 #include "waits.h"
 

@@ -119,12 +119,21 @@ static struct dma_dev *make_state(struct device *dev, const char *func,
 		*ret_err = -EDEADLK;
 		return NULL;
 	}
+	/*
+	 * No fault point: the state is made by the device's first DMA call
+	 * only, and a sweep must meet the same points for the same call
+	 * whatever the device did before (as the device's lookup index).
+	 * Out of memory, the call still fails.
+	 */
+	devres__fault_hide();
 	node = devres_alloc(dma_state_release, sizeof(*node), GFP_KERNEL);
+	s = node ? calloc(1, sizeof(*s)) : NULL;
+	devres__fault_show();
 	if (!node) {
 		*ret_err = -ENOMEM;
 		return NULL;
 	}
-	if (devres__should_fail() || !(s = calloc(1, sizeof(*s)))) {
+	if (!s) {
 		devres_free(node);
 		*ret_err = -ENOMEM;
 		return NULL;

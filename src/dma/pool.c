@@ -356,26 +356,32 @@ static void chunk_ended(void *arg)
 	pthread_mutex_unlock(&a->pool->lock);
 }
 
-/* A new empty chunk, inserted in order; the pool locked. */
+/*
+ * A new empty chunk, inserted in order; the pool locked. One fault point
+ * for the chunk, none for the growth of the pool's array of chunks: a
+ * pool's points must not depend on how many chunks it made before.
+ */
 static struct chunk *add_chunk(struct dma_pool *pool)
 {
 	struct chunk *c, **v;
 	struct adding a;
 	size_t i;
 
+	if (devres__should_fail())
+		return NULL;
 	if (pool->nchunks == pool->cap) {
 		size_t cap = pool->cap ? pool->cap * 2 : 8;
 
-		if (devres__should_fail() ||
-		    /* An array of pointers, indeed. */
-		    /* NOLINTNEXTLINE(bugprone-sizeof-expression) */
-		    !(v = realloc(pool->chunks, cap * sizeof(*v))))
+		/* An array of pointers, indeed. */
+		/* NOLINTNEXTLINE(bugprone-sizeof-expression) */
+		v = realloc(pool->chunks, cap * sizeof(*v));
+		if (!v)
 			return NULL;
 		pool->chunks = v;
 		pool->cap = cap;
 	}
-	if (devres__should_fail() ||
-	    !(c = calloc(1, sizeof(*c) + words(pool) * sizeof(uint64_t))))
+	c = calloc(1, sizeof(*c) + words(pool) * sizeof(uint64_t));
+	if (!c)
 		return NULL;
 	a = (struct adding){ pool, c };
 	pthread_cleanup_push(chunk_ended, &a);

@@ -211,10 +211,12 @@ static void table_lock(void)
 	__atomic_store_n(&spans, spans + 1, __ATOMIC_RELAXED);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	pthread_mutex_lock(&lock);
+	devres__lock_seen(&lock);
 }
 
 static void table_unlock(void)
 {
+	devres__unlock_seen(&lock);
 	pthread_mutex_unlock(&lock);
 	__atomic_signal_fence(__ATOMIC_SEQ_CST);
 	__atomic_store_n(&spans, spans - 1, __ATOMIC_RELAXED);
@@ -312,7 +314,9 @@ static void lock_settled(unsigned int lo, unsigned int hi)
 	cancel = devres__cancel_off();
 	do {
 		waiters++;
+		devres__unlock_seen(&lock);
 		pthread_cond_wait(&released, &lock);
+		devres__lock_seen(&lock);
 		waiters--;
 	} while (busy_in(lo, hi));
 	devres__cancel_restore(cancel);

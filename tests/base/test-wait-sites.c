@@ -90,7 +90,7 @@ static const struct site sites[] = {
 	     "slab_return(): the device's lock"),
 	SITE("src/base/maps.c", 1, { LEAF },
 	     "a mapping being unmapped by its release on another thread"),
-	SITE("src/base/own-fd.c", 4, { LEAF, LEAF, LEAF, LEAF },
+	SITE("src/base/own-fd.c", 3, { LEAF, LEAF, LEAF },
 	     "the library's opens and closes of its own descriptors in "
 	     "progress"),
 	SITE("src/base/log.c", 1, { OPEN },
