@@ -326,7 +326,13 @@ HIDDEN void devres__probe_new_device(struct device *dev);
 HIDDEN void devres__driver_attach(struct device_driver *drv);
 HIDDEN void devres__driver_detach(struct device_driver *drv,
 				  struct bus_private *bp);
-HIDDEN bool devres__device_kill(struct device *dev, bool *ret_killed);
+/*
+ * Marks @dev dead and unbinds it, under its lock: 1 when this call did,
+ * 0 when it was dead already, -EDEADLK when the wait for its lock would
+ * close a loop (WARNed, naming @func; nothing done).
+ */
+HIDDEN int devres__device_kill(struct device *dev, bool *ret_killed,
+			       const char *func);
 HIDDEN bool devres__dev_locked_by_me(const struct device *dev);
 HIDDEN bool devres__in_callback_of(const struct device_driver *drv);
 HIDDEN unsigned long devres__bind_gen(void);
