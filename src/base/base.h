@@ -5,7 +5,8 @@
  *
  * Locks, outermost first:
  *  - dev->mutex: binding, unbinding and deleting that one device; held
- *    while its probe and remove callbacks run;
+ *    while its probe and remove callbacks run; a wait for it is on the
+ *    record of waits (dd.c, dev_lock());
  *  - devres__dm_lock: the lists (buses, their devices and drivers, the
  *    deferred devices) and the state flags below; held for a few pointer
  *    moves only, never while a callback of a bus or driver runs.

@@ -570,6 +570,7 @@ static void retry_round(struct devres__dm_thread *t)
 	struct device_private *dp;
 	unsigned long round;
 	struct devres__held h;
+	int locked;
 
 	dm_lock();
 	round = ++defer_round;
@@ -601,15 +602,18 @@ static void retry_round(struct devres__dm_thread *t)
 		 * the next round.
 		 */
 		pthread_cleanup_push(put_held, dp->dev);
-		if (devres__devres_held_by_me(dp->dev)) {
+		if (devres__devres_held_by_me(dp->dev))
+			locked = -EBUSY;
+		else if (locked_by(t, dp->dev))
+			locked = -EALREADY;
+		else
+			locked = dev_lock(t, dp->dev, &h,
+					  "driver_deferred_probe_trigger",
+					  "left parked");
+		/* A lock whose holder waits for this thread: parked too. */
+		if (locked == -EBUSY || locked == -EDEADLK)
 			park(dp);
-		} else if (locked_by(t, dp->dev)) {
-			/* Its own probe, running in this thread. */
-		} else if (dev_lock(t, dp->dev, &h,
-				    "driver_deferred_probe_trigger",
-				    "left parked")) {
-			park(dp);
-		} else {
+		if (!locked) {
 			pthread_cleanup_push(unlock_held, &h);
 			if (alive_unbound(dp->dev))
 				try_drivers(dp->dev, &h);
