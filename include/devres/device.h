@@ -186,7 +186,9 @@ DEVRES_API int device_register(struct device *dev);
  * held no reference).
  *
  * Context: any thread; not from @dev's own probe or remove callback, nor
- * from a devres match or for-each callback of @dev (WARN, no effect).
+ * from a devres match or for-each callback of @dev (WARN, no effect); not
+ * while @dev's lock is held by a thread that waits, through waits of the
+ * library, for this one (WARN, no effect; docs/misuse.md S25).
  */
 DEVRES_API void device_del(struct device *dev);
 
@@ -195,7 +197,8 @@ DEVRES_API void device_del(struct device *dev);
  * @dev: a device registered with device_register()
  *
  * device_del() then put_device(). Where device_del() is refused (its own
- * callbacks), or @dev was never added, is deleted or is being released,
+ * callbacks, a loop through @dev's lock), or @dev was never added, is
+ * deleted or is being released,
  * neither is done (WARN): the put would drop a reference that is not the
  * registration's.
  *

@@ -211,7 +211,10 @@ DEVRES_API int driver_register(struct device_driver *drv);
  * flush_work() ...), for the caller, the wait would never end. Then one
  * WARN naming the loop, and nothing done: @drv stays registered. Of the
  * two waits, the later one is refused: a probe that stops this caller's
- * managed thread once this call waits gets -EDEADLK instead.
+ * managed thread once this call waits gets -EDEADLK instead. So is the
+ * wait for a device's lock to unbind it: when its holder (an unbind of
+ * the device in progress) waits for the caller, one WARN, and the call
+ * returns without waiting for that unbind, which the holder makes.
  *
  * Context: any thread; not from a probe or remove of @drv itself, nor from
  * a devres match or for-each callback of a device bound to @drv (WARN, no
@@ -230,11 +233,14 @@ DEVRES_API void driver_unregister(struct device_driver *drv);
  * this call returns.
  *
  * Context: any thread; not from @dev's own probe or remove, nor from a
- * devres match or for-each callback of @dev (WARN).
+ * devres match or for-each callback of @dev (WARN); not while @dev's lock
+ * is held by a thread that waits, through waits of the library, for this
+ * one (an unbind of @dev whose revocation waits for this thread's access:
+ * WARN, refused; docs/misuse.md S25).
  * Return: 1 when @dev is bound (also when it already was), 0 when no driver
  * bound it, -ENODEV when @dev is not registered (never added or being
  * released: with a WARN; deleted: without, as the kernel), -EINVAL for a NULL or uninitialized device, -EDEADLK (with a WARN) from
- * its own callbacks.
+ * its own callbacks, or when the wait for @dev's lock would close a loop.
  */
 DEVRES_API int device_attach(struct device *dev);
 
@@ -249,7 +255,8 @@ DEVRES_API int device_attach(struct device *dev);
  * runs: driver_unregister() waits for it, and unbinds @dev after.
  *
  * Context: any thread; not from @dev's own probe or remove, nor from a
- * devres match or for-each callback of @dev (WARN).
+ * devres match or for-each callback of @dev (WARN); not while @dev's lock
+ * is held by a thread that waits for this one (as device_attach()).
  * Return: 0 when bound; -EBUSY when @dev is already bound; -ENODEV when @dev
  * is not registered (a WARN unless it was deleted; also while another
  * thread's last put_device() releases it), or @drv is being
@@ -257,7 +264,7 @@ DEVRES_API int device_attach(struct device *dev);
  * deferred (as the kernel); the
  * probe's error when it failed; -EINVAL (with a WARN) for a NULL argument
  * or a driver of another bus; -EDEADLK (with a WARN) from its own
- * callbacks.
+ * callbacks, or when the wait for @dev's lock would close a loop.
  */
 DEVRES_API int device_driver_attach(const struct device_driver *drv,
 				    struct device *dev);
@@ -273,7 +280,9 @@ DEVRES_API int device_driver_attach(const struct device_driver *drv,
  *
  * Context: any thread; not from @dev's own probe or remove, nor from a
  * devres match or for-each callback of @dev (WARN, no effect); nor once
- * another thread's last put_device() is releasing @dev (WARN, no effect).
+ * another thread's last put_device() is releasing @dev (WARN, no effect);
+ * nor while @dev's lock is held by a thread that waits, through waits of
+ * the library, for this one (WARN, no effect; docs/misuse.md S25).
  */
 DEVRES_API void device_release_driver(struct device *dev);
 

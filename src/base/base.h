@@ -5,7 +5,8 @@
  *
  * Locks, outermost first:
  *  - dev->mutex: binding, unbinding and deleting that one device; held
- *    while its probe and remove callbacks run;
+ *    while its probe and remove callbacks run; a wait for it is on the
+ *    record of waits (dd.c, dev_lock());
  *  - devres__dm_lock: the lists (buses, their devices and drivers, the
  *    deferred devices) and the state flags below; held for a few pointer
  *    moves only, never while a callback of a bus or driver runs.
@@ -342,7 +343,13 @@ HIDDEN void devres__probe_new_device(struct device *dev);
 HIDDEN void devres__driver_attach(struct device_driver *drv);
 HIDDEN void devres__driver_detach(struct device_driver *drv,
 				  struct bus_private *bp);
-HIDDEN bool devres__device_kill(struct device *dev, bool *ret_killed);
+/*
+ * Marks @dev dead and unbinds it, under its lock: 1 when this call did,
+ * 0 when it was dead already, -EDEADLK when the wait for its lock would
+ * close a loop (WARNed, naming @func; nothing done).
+ */
+HIDDEN int devres__device_kill(struct device *dev, bool *ret_killed,
+			       const char *func);
 HIDDEN bool devres__dev_locked_by_me(const struct device *dev);
 HIDDEN bool devres__in_callback_of(const struct device_driver *drv);
 HIDDEN unsigned long devres__bind_gen(void);

@@ -570,7 +570,8 @@ static void device_release(struct device *dev)
 	release_end(&r);
 }
 
-static bool del(struct device *dev, struct device_private *dp, bool quiet);
+static int del(struct device *dev, struct device_private *dp, bool quiet,
+	       const char *func);
 
 /*
  * The registration's reference keeps a registered device alive, so a device
@@ -596,7 +597,7 @@ void devres__last_put(struct device *dev)
 	__atomic_add_fetch(&dev->refcount, 2, __ATOMIC_RELAXED);
 	devres__state_warn(dev, "put_device",
 			   "released while still registered");
-	(void)del(dev, dp, false);
+	(void)del(dev, dp, false, "put_device");
 }
 
 void put_device(struct device *dev)
@@ -883,7 +884,8 @@ bool devres__may_delete(struct device *dev, const char *func)
 
 /*
  * device_del(); @quiet: no WARN when another deletion took @dev first, or
- * when its last reference is gone.
+ * when its last reference is gone. As del(); 0 also when refused by a
+ * check (WARNed).
  *
  * A caller with no reference of its own (the owner's put by another
  * thread) may find the device being released: its count at zero, its
@@ -892,14 +894,15 @@ bool devres__may_delete(struct device *dev, const char *func)
  * reference (del()'s) is taken only from a live count, in the same hold
  * as the read of its private part, which the release frees.
  */
-static bool del_checked(struct device *dev, const char *func, bool quiet)
+static int del_checked(struct device *dev, const char *func, bool quiet)
 {
 	struct device_private *dp;
 	int err = errno; /* remove and release callbacks may change it */
-	bool killed, held = false;
+	int killed;
+	bool held = false;
 
 	if (!devres__may_delete(dev, func))
-		return false;
+		return 0;
 	dm_lock();
 	dp = dev->p;
 	if (dp)
@@ -907,16 +910,16 @@ static bool del_checked(struct device *dev, const char *func, bool quiet)
 	dm_unlock();
 	if (!dp) {
 		devres__state_warn(dev, func, "device was never added");
-		return false;
+		return 0;
 	}
 	if (!held) {
 		if (!quiet)
 			devres__state_warn(dev, func,
 					   "device is being released: its "
 					   "last reference is gone");
-		return false;
+		return 0;
 	}
-	killed = del(dev, dp, quiet);
+	killed = del(dev, dp, quiet, func);
 	errno = err;
 	return killed;
 }
@@ -928,7 +931,7 @@ void device_del(struct device *dev)
 
 bool devres__device_del_once(struct device *dev, const char *func)
 {
-	return del_checked(dev, func, true);
+	return del_checked(dev, func, true) > 0;
 }
 
 /*
@@ -984,12 +987,17 @@ static void del_ended(void *arg)
 
 /*
  * Unbinds and deletes @dev, added, then puts the registration's reference
- * and the deletion's own, which the caller took. Whether this call deleted
- * it; another deletion's: a WARN unless @quiet.
+ * and the deletion's own, which the caller took. 1 when this call deleted
+ * it; 0 when another deletion did (a WARN unless @quiet); -EDEADLK when
+ * the wait for its lock was refused as closing a loop (WARNed by the
+ * driver core, naming @func): nothing done but the deletion's reference
+ * given back.
  */
-static bool del(struct device *dev, struct device_private *dp, bool quiet)
+static int del(struct device *dev, struct device_private *dp, bool quiet,
+	       const char *func)
 {
 	struct deleting d = { .dev = dev, .dp = dp, .step = DEL_KILL };
+	int ret;
 
 	/*
 	 * The deletion's own reference is held across the callbacks below
@@ -1008,7 +1016,8 @@ static bool del(struct device *dev, struct device_private *dp, bool quiet)
 	}
 	dm_unlock();
 	pthread_cleanup_push(del_ended, &d);
-	if (devres__device_kill(dev, &d.killed)) {
+	ret = devres__device_kill(dev, &d.killed, func);
+	if (ret > 0) {
 		del_unbound(&d);
 		del_put(&d);
 	}
@@ -1016,12 +1025,12 @@ static bool del(struct device *dev, struct device_private *dp, bool quiet)
 	if (!d.killed) {
 		if (d.bp)
 			devres__bus_put(d.bp);
-		if (!quiet)
+		if (!quiet && ret == 0)
 			devres__state_warn(dev, "device_del",
 					   "device is already deleted");
 		put_device(dev);
 	}
-	return d.killed;
+	return ret;
 }
 
 /* Off the bus; what the device acquired while unbound is released. */
@@ -1120,15 +1129,18 @@ static void put_unregistered(void *arg)
 
 void device_unregister(struct device *dev)
 {
+	int ret = 0;
+
 	/*
 	 * Refused as a whole: the put alone would drop a reference that is
-	 * not the registration's.
+	 * not the registration's. So is a deletion whose wait for the
+	 * device's lock would close a loop: the device stays registered.
 	 */
 	if (!devres__may_unregister(dev, __func__))
 		return;
 	pthread_cleanup_push(put_unregistered, dev);
-	device_del(dev);
-	pthread_cleanup_pop(1);
+	ret = del_checked(dev, __func__, false);
+	pthread_cleanup_pop(ret != -EDEADLK);
 }
 
 void devres_set_dev_dbg(bool on)

@@ -19,6 +19,7 @@
 #include <time.h>
 #include "base.h"
 #include "frame.h"
+#include "waits.h"
 
 /*
  * The device locks this thread holds, innermost first, with the driver
@@ -35,6 +36,8 @@ struct devres__held {
 	struct devres__frame frame;
 	/* Probe and remove run with cancellation off: the lock is held. */
 	int cancel;
+	/* This thread in the set of the lock's holders (mutex_set()). */
+	struct devres__wait_member holder;
 };
 
 /* This thread's list of them is devres__dmt.held (frame.h). */
@@ -59,6 +62,19 @@ static unsigned long nparked;
  */
 static unsigned long trigger_gen;
 
+/*
+ * The device's mutex on the record of waits (waits.h): its holder is the
+ * one member of this set while it holds it, and a thread about to sleep
+ * on it waits for the set. So a holder that waits, through waits of the
+ * library, for a thread that waits for the lock (an unbind whose
+ * revocation waits for a reader, and the reader unbinds the device) is
+ * seen, and one of the two waits is refused instead of both hanging.
+ */
+static uintptr_t mutex_set(struct device *dev)
+{
+	return (uintptr_t)&dev->mutex;
+}
+
 static void hold(struct devres__dm_thread *t, struct device *dev,
 		 struct devres__held *h)
 {
@@ -69,18 +85,48 @@ static void hold(struct devres__dm_thread *t, struct device *dev,
 	t->held = h;
 	devres__frame_push(t, &h->frame, dev);
 	h->cancel = devres__cancel_off();
+	devres__wait_join(&h->holder, mutex_set(dev));
 }
 
-static void dev_lock(struct devres__dm_thread *t, struct device *dev,
-		     struct devres__held *h)
+/* The WARN of a wait for @dev's lock refused by the record of waits. */
+static void warn_lock_loop(struct device *dev, const char *func,
+			   const struct devres__wait *w, const char *outcome)
 {
-	pthread_mutex_lock(&dev->mutex);
+	devres__warn(dev, func,
+		     "the device's lock is held by a thread that waits for "
+		     "this one (%s): %s",
+		     w->loop, outcome);
+}
+
+/*
+ * Takes @dev's lock for @func; a wait for it is on the record of waits.
+ * One that would close a loop (the holder waits for this thread) is
+ * refused with one WARN ending in @outcome: -EDEADLK, nothing held.
+ */
+static int dev_lock(struct devres__dm_thread *t, struct device *dev,
+		    struct devres__held *h, const char *func,
+		    const char *outcome)
+{
+	struct devres__wait w;
+
+	if (pthread_mutex_trylock(&dev->mutex)) {
+		devres__wait_init(&w, func);
+		devres__wait_target_set(&w, mutex_set(dev));
+		if (devres__wait_begin(&w)) {
+			warn_lock_loop(dev, func, &w, outcome);
+			return -EDEADLK;
+		}
+		pthread_mutex_lock(&dev->mutex);
+		devres__wait_end(&w);
+	}
 	hold(t, dev, h);
+	return 0;
 }
 
 static void dev_unlock(struct devres__held *h)
 {
 	h->t->held = h->next;
+	devres__wait_leave(&h->holder);
 	pthread_mutex_unlock(&h->dev->mutex);
 	devres__frame_pop(h->t, &h->frame);
 	devres__cancel_restore(h->cancel);
@@ -510,7 +556,8 @@ void devres__probe_new_device(struct device *dev)
 {
 	struct devres__held h;
 
-	dev_lock(devres__dm_me(), dev, &h);
+	if (dev_lock(devres__dm_me(), dev, &h, "device_add", "not probed"))
+		return;
 	pthread_cleanup_push(unlock_held, &h);
 	if (alive_unbound(dev))
 		try_drivers(dev, &h);
@@ -523,6 +570,7 @@ static void retry_round(struct devres__dm_thread *t)
 	struct device_private *dp;
 	unsigned long round;
 	struct devres__held h;
+	int locked;
 
 	dm_lock();
 	round = ++defer_round;
@@ -554,10 +602,18 @@ static void retry_round(struct devres__dm_thread *t)
 		 * the next round.
 		 */
 		pthread_cleanup_push(put_held, dp->dev);
-		if (devres__devres_held_by_me(dp->dev)) {
+		if (devres__devres_held_by_me(dp->dev))
+			locked = -EBUSY;
+		else if (locked_by(t, dp->dev))
+			locked = -EALREADY;
+		else
+			locked = dev_lock(t, dp->dev, &h,
+					  "driver_deferred_probe_trigger",
+					  "left parked");
+		/* A lock whose holder waits for this thread: parked too. */
+		if (locked == -EBUSY || locked == -EDEADLK)
 			park(dp);
-		} else if (!locked_by(t, dp->dev)) {
-			dev_lock(t, dp->dev, &h);
+		if (!locked) {
 			pthread_cleanup_push(unlock_held, &h);
 			if (alive_unbound(dp->dev))
 				try_drivers(dp->dev, &h);
@@ -672,6 +728,7 @@ static bool lock_for_attach(struct devres__dm_thread *t,
 			    struct devres__held *h)
 {
 	struct device *dev = dp->dev;
+	struct devres__wait w;
 	struct timespec ts;
 
 	if (t->held) {
@@ -681,8 +738,20 @@ static bool lock_for_attach(struct devres__dm_thread *t,
 			return false;
 		}
 	} else if (pthread_mutex_trylock(&dev->mutex)) {
+		/*
+		 * A wait with a way out, looked at before each poll rather
+		 * than recorded (devres__wait_check()): recorded, it refused
+		 * the unregister that is its way out.
+		 */
+		devres__wait_init(&w, "driver_register");
+		devres__wait_target_set(&w, mutex_set(dev));
 		/* Busy: the clock is read only for a wait that happens. */
 		for (;;) {
+			if (devres__wait_check(&w)) {
+				warn_lock_loop(dev, "driver_register", &w,
+					       "not tried with the driver");
+				return false;
+			}
 			clock_gettime(CLOCK_REALTIME, &ts);
 			ts.tv_nsec += 1000000;
 			if (ts.tv_nsec >= 1000000000) {
@@ -842,7 +911,9 @@ void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
 		/* Being unbound by this thread: a release callback of it. */
 		if (locked_by(t, cur->dev))
 			continue;
-		dev_lock(t, cur->dev, &h);
+		if (dev_lock(t, cur->dev, &h, "driver_unregister",
+			     "its unbind there is not waited for"))
+			continue;
 		pthread_cleanup_push(unlock_held, &h);
 		if (cur->dev->driver == drv)
 			release_driver_locked(cur->dev, &h);
@@ -852,14 +923,16 @@ void devres__driver_detach(struct device_driver *drv, struct bus_private *bp)
 	retry_if_wanted(t);
 }
 
-bool devres__device_kill(struct device *dev, bool *ret_killed)
+int devres__device_kill(struct device *dev, bool *ret_killed, const char *func)
 {
 	struct devres__dm_thread *t = devres__dm_me();
 	struct device_private *dp = dev->p;
 	bool was_dead;
 	struct devres__held h;
 
-	dev_lock(t, dev, &h);
+	*ret_killed = false;
+	if (dev_lock(t, dev, &h, func, "not deleted"))
+		return -EDEADLK;
 	pthread_cleanup_push(unlock_held, &h);
 	dm_lock();
 	was_dead = dp->dead;
@@ -958,23 +1031,25 @@ static int attach_held(struct device *dev, const struct device_driver *drv,
 	}
 	gen = devres__bind_gen();
 	pthread_cleanup_push(unpin_held, &drvp);
-	dev_lock(t, dev, &h);
-	pthread_cleanup_push(unlock_held, &h);
-	/*
-	 * The driver is pinned under the device's lock, not before: a probe
-	 * of this device unregistering @drv must not wait for us while we
-	 * wait for its lock.
-	 */
-	if (dp->dead)
-		ret = -ENODEV;
-	else if (dev->driver)
-		ret = drv ? -EBUSY : 1;
-	else if (!drv)
-		ret = dp->bus ? try_drivers(dev, &h) : 0;
-	else
-		ret = pin_driver(drv, &drvp)
-			      ?: really_probe(dev, drv, &h, NULL);
-	pthread_cleanup_pop(1);
+	ret = dev_lock(t, dev, &h, func, "refused");
+	if (!ret) {
+		pthread_cleanup_push(unlock_held, &h);
+		/*
+		 * The driver is pinned under the device's lock, not before:
+		 * a probe of this device unregistering @drv must not wait
+		 * for us while we wait for its lock.
+		 */
+		if (dp->dead)
+			ret = -ENODEV;
+		else if (dev->driver)
+			ret = drv ? -EBUSY : 1;
+		else if (!drv)
+			ret = dp->bus ? try_drivers(dev, &h) : 0;
+		else
+			ret = pin_driver(drv, &drvp)
+				      ?: really_probe(dev, drv, &h, NULL);
+		pthread_cleanup_pop(1);
+	}
 	pthread_cleanup_pop(1);
 	retry_if_bound(t, gen);
 	return ret;
@@ -1034,11 +1109,13 @@ void device_release_driver(struct device *dev)
 	if (held < 0)
 		return;
 	pthread_cleanup_push(put_held, dev);
-	dev_lock(t, dev, &h);
-	pthread_cleanup_push(unlock_held, &h);
-	release_driver_locked(dev, &h);
-	pthread_cleanup_pop(1);
-	retry_if_wanted(t);
+	/* Refused when the wait would close a loop: WARNed, not unbound. */
+	if (!dev_lock(t, dev, &h, __func__, "not unbound")) {
+		pthread_cleanup_push(unlock_held, &h);
+		release_driver_locked(dev, &h);
+		pthread_cleanup_pop(1);
+		retry_if_wanted(t);
+	}
 	pthread_cleanup_pop(held);
 	errno = err; /* remove and the retried probes may change it */
 }

@@ -214,7 +214,8 @@ __attribute__((constructor)) static void waits_atfork(void)
 	devres__atfork_mutex(DEVRES_FORK_WAITS, &lock);
 }
 
-int devres__wait_begin(struct devres__wait *w)
+/* devres__wait_begin(), and devres__wait_check() when !@record. */
+static int begin(struct devres__wait *w, bool record)
 {
 	const struct devres__wait *r = NULL;
 	uint64_t me = devres__wait_self();
@@ -229,7 +230,7 @@ int devres__wait_begin(struct devres__wait *w)
 		self |= names(&w->target[i], me, me);
 	if (!self)
 		r = walk(w, me);
-	if (!self && !r) {
+	if (!self && !r && record) {
 		w->waiter = me;
 		w->pid = head_pid;
 		w->prev = NULL;
@@ -246,12 +247,22 @@ int devres__wait_begin(struct devres__wait *w)
 		snprintf(w->loop, sizeof(w->loop), "%s -> %s%s -> this thread",
 			 w->what, next ? "" : "... -> ", r->what);
 		w->via = r->walk_via;
-	} else {
+	} else if (self) {
 		snprintf(w->loop, sizeof(w->loop), "%s -> this thread",
 			 w->what);
 	}
 	pthread_mutex_unlock(&lock);
-	return w->on ? 0 : -EDEADLK;
+	return self || r ? -EDEADLK : 0;
+}
+
+int devres__wait_begin(struct devres__wait *w)
+{
+	return begin(w, true);
+}
+
+int devres__wait_check(struct devres__wait *w)
+{
+	return begin(w, false);
 }
 
 void devres__wait_end(struct devres__wait *w)

@@ -122,6 +122,14 @@ HIDDEN void devres__wait_leave(struct devres__wait_member *m);
  * a device's lock. A record without targets is not recorded: 0.
  */
 HIDDEN int devres__wait_begin(struct devres__wait *w);
+/*
+ * As devres__wait_begin(), but @w is never recorded: 0 when no loop is
+ * found now. For a wait that polls and has another way out (it gives
+ * up when something else happens): such a wait is no edge another
+ * thread's walk may refuse itself on, and it looks again at each poll,
+ * so that a loop closed after its first look is still found.
+ */
+HIDDEN int devres__wait_check(struct devres__wait *w);
 /* The wait is over: @w off the record (nothing if it was not on). */
 HIDDEN void devres__wait_end(struct devres__wait *w);
 /*

@@ -7,7 +7,10 @@
  * of waits (src/base/waits.h) or why it need not be. check-wait-sites.sh
  * counts those calls in each file and fails when a file's count is not
  * the one listed here: a new wait is listed, and classed, with the
- * change that adds it.
+ * change that adds it. Locks are not counted here; the one of them that
+ * is held across callbacks of the application, a device's mutex (a
+ * probe, a remove, the binding's release), is RECORDED too (dd.c,
+ * dev_lock(); misuse.md S25).
  *
  * The classes:
  * - RECORDED: on the record before it sleeps; one that would close a

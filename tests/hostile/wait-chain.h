@@ -70,7 +70,14 @@ enum kind {
 	 */
 	K_REQUEST = NK_ALL,
 	K_DEVMFREE,
-	NK_MORE
+	NK_MORE,
+	/*
+	 * The wait of test-hostile-wait-devlock only: device_attach() of a
+	 * device whose probe (the body) holds its lock, on a managed thread
+	 * that binds it by hand.
+	 */
+	K_DEVLOCK = NK_MORE,
+	NK_DEV
 };
 enum role {
 	R_THREAD,
@@ -81,10 +88,11 @@ enum role {
 	R_REG,
 	R_READER,
 	R_UNMASK,
-	R_PRIMARY
+	R_PRIMARY,
+	R_HOLDER
 };
 
-static const char *const kind_name[NK_MORE] = {
+static const char *const kind_name[NK_DEV] = {
 	"devm_thread_stop",  "free_irq",
 	"synchronize_irq",   "disable_irq",
 	"flush_work",	     "cancel_work_sync",
@@ -93,10 +101,13 @@ static const char *const kind_name[NK_MORE] = {
 	"hwrng_unregister",  "irq_line_raise_wait",
 	"revocable_revoke",  "synchronize_irq (unmask)",
 	"request_irq",	     "devm_free_irq",
+	"device_attach",
 };
 
 static enum role role_of(int k)
 {
+	if (k == K_DEVLOCK)
+		return R_HOLDER;
 	if (k == K_REQUEST || k == K_DEVMFREE)
 		return R_PRIMARY;
 	if (k == K_REVOKE)
@@ -129,6 +140,7 @@ struct part {
 	uint64_t wid; /* its thread's wait id */
 	long ret;
 	struct device tdev;   /* a reader's thread's device */
+	struct device ldev;   /* a holder's device, whose probe is the body */
 	struct revocable *rv; /* a reader's revocable, on dev */
 	int released, rel_tid, efd, armed;
 	int extra, extra_on; /* a second handler's dev_id; requested */
@@ -137,6 +149,7 @@ struct part {
 /* The participants, and after the last the main thread's control wait. */
 static struct part P[MAXP + 1];
 static int np;
+static int holder_bus_on; /* holder_bus registered in this child */
 static int go; /* every participant set up: their handles are stored */
 
 #define LOAD(x) __atomic_load_n(&(x), __ATOMIC_ACQUIRE)
@@ -238,6 +251,8 @@ static long do_wait(int kind, int j)
 		devm_free_irq(&P[j].dev, (unsigned int)P[j].irq, &P[j]);
 		STORE(P[j].freed, 1);
 		return 0;
+	case K_DEVLOCK:
+		return device_attach(&P[j].ldev);
 	default:
 		return irq_line_raise_wait(P[j].irq);
 	}
@@ -312,6 +327,29 @@ static void res_release(void *res)
 	STORE(p->released, LOAD(p->released) + 1);
 }
 
+/* The probe of a holder's device, bound by hand: the body, locked. */
+static int holder_probe(struct device *dev)
+{
+	body((int)((struct part *)((char *)dev - offsetof(struct part, ldev)) -
+		   P));
+	return 0;
+}
+
+static const struct bus_type holder_bus = { .name = "wchold" };
+
+static struct device_driver holder_drv = {
+	.name = "wchold",
+	.bus = &holder_bus,
+	.probe = holder_probe,
+};
+
+/* A managed thread binding its holder's device: the probe is the body. */
+static int holder_fn(void *arg)
+{
+	return device_driver_attach(&holder_drv, &P[(intptr_t)arg].ldev) ? 1
+									 : RET;
+}
+
 /* After its thread function, on the oneshot handler's thread. */
 static void unmask_fn(void *ctx)
 {
@@ -378,6 +416,9 @@ static long expected(int kind, bool refused)
 	case K_FLUSHD:
 	case K_REVOKE:
 		return 1;
+	case K_DEVLOCK:
+		/* Bound by the probe it waited for. */
+		return refused ? -EDEADLK : 1;
 	default:
 		return 0;
 	}
@@ -453,6 +494,23 @@ static int setup(int i)
 					primary_fn, IRQF_SHARED, p->name, p)
 			       ? 5
 			       : 0;
+	case R_HOLDER:
+		/* The bus, registered once a child, by the cell's first. */
+		if (!LOAD(holder_bus_on) && bus_register(&holder_bus))
+			return 20;
+		STORE(holder_bus_on, 1);
+		device_initialize(&p->dev);
+		device_initialize(&p->ldev);
+		p->dev.release = dev_release;
+		p->ldev.release = dev_release;
+		p->ldev.bus = &holder_bus;
+		if (dev_set_name(&p->dev, "%s", p->name) ||
+		    dev_set_name(&p->ldev, "%sl", p->name) ||
+		    device_add(&p->ldev))
+			return 21;
+		p->h = devm_thread_run(&p->dev, holder_fn, (void *)(intptr_t)i,
+				       p->name);
+		return IS_ERR(p->h) ? 3 : 0;
 	case R_WORK:
 		INIT_WORK(&p->work, work_fn);
 		return schedule_work(&p->work) ? 0 : 7;
@@ -512,6 +570,13 @@ static void teardown(int i)
 		put_device(&p->dev);
 		for (int n = 0; n < 2000 && irq_line_destroy(p->irq); n++)
 			usleep(1000);
+		break;
+	case R_HOLDER:
+		/* Joins the thread, then unbinds and deletes its device. */
+		(void)devres_release_all(&p->dev);
+		device_del(&p->ldev);
+		put_device(&p->dev);
+		put_device(&p->ldev);
 		break;
 	case R_WORK:
 		(void)cancel_work_sync(&p->work);
