@@ -36,7 +36,11 @@ struct devres__held {
 	struct devres__frame frame;
 	/* Probe and remove run with cancellation off: the lock is held. */
 	int cancel;
-	/* This thread in the set of the lock's holders (mutex_set()). */
+	/*
+	 * This thread in the set of the lock's holders (mutex_set()): on
+	 * its stack of held keys (held-keys.c), else as a member.
+	 */
+	bool keyed;
 	struct devres__wait_member holder;
 };
 
@@ -85,7 +89,9 @@ static void hold(struct devres__dm_thread *t, struct device *dev,
 	t->held = h;
 	devres__frame_push(t, &h->frame, dev);
 	h->cancel = devres__cancel_off();
-	devres__wait_join(&h->holder, mutex_set(dev));
+	h->keyed = devres__held_key_push((void *)mutex_set(dev));
+	if (!h->keyed)
+		devres__wait_join(&h->holder, mutex_set(dev));
 }
 
 /* The WARN of a wait for @dev's lock refused by the record of waits. */
@@ -126,7 +132,10 @@ static int dev_lock(struct devres__dm_thread *t, struct device *dev,
 static void dev_unlock(struct devres__held *h)
 {
 	h->t->held = h->next;
-	devres__wait_leave(&h->holder);
+	if (h->keyed)
+		devres__held_key_pop();
+	else
+		devres__wait_leave(&h->holder);
 	pthread_mutex_unlock(&h->dev->mutex);
 	devres__frame_pop(h->t, &h->frame);
 	devres__cancel_restore(h->cancel);

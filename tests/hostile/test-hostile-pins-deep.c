@@ -14,8 +14,14 @@
  * Each cell in a child under an alarm: before the pins past the eighth
  * were recorded, the cells of 9 and 17 hung until it.
  *
+ * The same nesting holds as many device locks (held-keys.c: the first 8
+ * on the thread's stack of keys, deeper ones as members of their own):
+ * in the second row the managed thread unbinds the deepest device
+ * instead, whose lock the probe holds, and its wait is the one refused.
+ *
  * limit-cell: src/base/drv-pin.c:pins.set
  * limit-cell: src/base/drv-pin.c:pin_page.set
+ * limit-cell: src/base/held-keys.c:held_keys.key
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <errno.h>
@@ -54,6 +60,7 @@ static struct devres_thread *unreg;
 static uint64_t probe_wid;
 static int in_probe, removed;
 static long stop_ret = RET;
+static int row_now; /* 0: unregister the deepest driver; 1: unbind */
 
 static void nop_release(struct device *dev)
 {
@@ -79,13 +86,19 @@ static void pd_remove(struct platform_device *p)
 	__atomic_fetch_add(&removed, 1, __ATOMIC_RELAXED);
 }
 
-/* Unregisters the deepest driver once the probe's stop waits for it. */
+/*
+ * Unregisters the deepest driver (or unbinds its device) once the probe's
+ * stop waits for it.
+ */
 static int unreg_fn(void *arg)
 {
 	(void)arg;
 	while (!LOAD(in_probe) || !devres__wait_records(LOAD(probe_wid)))
 		usleep(1000);
-	platform_driver_unregister(&drv[depth - 1]);
+	if (row_now)
+		device_release_driver(&pdev[depth - 1].dev);
+	else
+		platform_driver_unregister(&drv[depth - 1]);
 	return RET;
 }
 
@@ -140,17 +153,19 @@ static int cell(int d)
 /* A cell in a child of its own (cell-child.h): a column a depth. */
 static int one(int row, int col)
 {
-	(void)row;
+	row_now = row;
 	return cell(depths[col]);
 }
 
 static void pins_deep(void **state)
 {
-	static const char *const rows[] = { "a probe nested that stops its "
-					    "driver's unregisterer" };
+	static const char *const rows[] = {
+		"a probe nested that stops its driver's unregisterer",
+		"a probe nested that stops its device's unbinder",
+	};
 
 	(void)state;
-	run_cells_in_children(one, rows, 1, depth_names,
+	run_cells_in_children(one, rows, 2, depth_names,
 			      (int)(sizeof(depths) / sizeof(depths[0])));
 }
 
