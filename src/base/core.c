@@ -488,7 +488,6 @@ static void release_rest(struct releasing *r)
 		r->hooked = true;
 		devres__dev_hooks_run(dev);
 	}
-	devres__index_free(dev);
 	/*
 	 * Taken off under the lock its readers hold: a call from another
 	 * thread (with no reference: misuse, but answered) finds it or NULL,
@@ -502,8 +501,7 @@ static void release_rest(struct releasing *r)
 	pthread_mutex_destroy(&dev->mutex);
 	dm_set_state(dev, DEV_RELEASED);
 	__atomic_store_n(&dev->magic, DEVRES_DEV_DEAD, __ATOMIC_RELEASE);
-	if (!r->left)
-		devres__release_strays(dev);
+	devres__release_strays(dev, r->left);
 	devres__ledger_add(DL_DEVICES, -1);
 	/* Read now: a release callback above may have renamed the device. */
 	r->name = dev->name;

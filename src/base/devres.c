@@ -986,18 +986,25 @@ int devres_release_all(struct device *dev)
 	return release_all_locked(dev, __func__);
 }
 
-void devres__release_strays(struct device *dev)
+void devres__release_strays(struct device *dev, bool left)
 {
+	void *index;
 	int n;
 
 	/*
 	 * Always locked: a record made under the lock before the device was
-	 * marked dead is seen only by a look that takes the lock after it.
+	 * marked dead is seen only by a look that takes the lock after it,
+	 * and the index such a record used is freed under it too.
 	 */
-	if (!lock_dev_any(dev, "put_device"))
+	if (!lock_dev_any(dev, "put_device")) {
+		devres__index_free(dev);
 		return;
-	if (dev->devres_listed == dev->devres_kept && !dev->devres_slab) {
+	}
+	if (left ||
+	    (dev->devres_listed == dev->devres_kept && !dev->devres_slab)) {
+		index = devres__index_detach(dev);
 		unlock_dev(dev);
+		devres__block_free(index);
 		return;
 	}
 	n = release_all_locked(dev, "put_device");

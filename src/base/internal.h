@@ -259,9 +259,10 @@ HIDDEN void devres__index_free(struct device *dev);
 /*
  * devres.c: the release's last look at @dev's list, once @dev is marked
  * dead: what a call without a reference recorded meanwhile is released,
- * with one WARN. From then on every record on @dev is refused.
+ * with one WARN (unless the release @left resources listed, WARNed), and
+ * the index freed. From then on every record on @dev is refused.
  */
-HIDDEN void devres__release_strays(struct device *dev);
+HIDDEN void devres__release_strays(struct device *dev, bool left);
 /* dev-hooks.c: the armed hooks of subsys.h, at @dev's final release. */
 HIDDEN void devres__dev_hooks_run(struct device *dev);
 
