@@ -988,30 +988,28 @@ int devres_release_all(struct device *dev)
 
 void devres__release_strays(struct device *dev, bool left)
 {
-	void *index;
 	int n;
 
 	/*
 	 * Always locked: a record made under the lock before the device was
-	 * marked dead is seen only by a look that takes the lock after it,
-	 * and the index such a record used is freed under it too.
+	 * marked dead is seen only by a look that takes the lock after it.
+	 * Once that look let go, nothing reads the index: a call that takes
+	 * the lock now finds the device dead and lets go.
 	 */
-	if (!lock_dev_any(dev, "put_device")) {
-		devres__index_free(dev);
-		return;
+	if (lock_dev_any(dev, "put_device")) {
+		if (left || (dev->devres_listed == dev->devres_kept &&
+			     !dev->devres_slab)) {
+			unlock_dev(dev);
+		} else {
+			n = release_all_locked(dev, "put_device");
+			devres__warn(NULL, "put_device",
+				     "device@%p: %d resource(s) recorded by a "
+				     "call without a reference during its "
+				     "release: released",
+				     (void *)dev, n);
+		}
 	}
-	if (left ||
-	    (dev->devres_listed == dev->devres_kept && !dev->devres_slab)) {
-		index = devres__index_detach(dev);
-		unlock_dev(dev);
-		devres__block_free(index);
-		return;
-	}
-	n = release_all_locked(dev, "put_device");
-	devres__warn(NULL, "put_device",
-		     "device@%p: %d resource(s) recorded by a call without a "
-		     "reference during its release: released",
-		     (void *)dev, n);
+	devres__index_free(dev);
 }
 
 /* devres_release_all() from here, @dev's lock held; lets go of it. */
