@@ -4,7 +4,8 @@
  * sanitizer runs, whether a child may start threads, the workers' park
  * while the parent forks, the wait for threads still ending, a timed wait
  * for a thread's signal, the forks of a cell with each child's end
- * checked, and the check that ends a failing child.
+ * checked, a timed wait for a child, and the check that ends a failing
+ * child (child-check.h).
  *
  * It defines __tsan_default_options(): include it in one file of a
  * program, after _GNU_SOURCE.
@@ -16,6 +17,7 @@
 #include <errno.h>
 #include <poll.h>
 #include <semaphore.h>
+#include <signal.h>
 #include <stdbool.h>
 #include <stdio.h>
 #include <stdlib.h>
@@ -24,6 +26,7 @@
 #include <time.h>
 #include <unistd.h>
 #include "testlib.h"
+#include "child-check.h"
 
 /*
  * ThreadSanitizer keeps the parent's threads in its registry in a child
@@ -213,14 +216,26 @@ static inline int fork_children_checked(int forks, bool pace, const char *what,
 	return bad;
 }
 
-/* In a child: a failed check ends it with exit status 1, naming the line. */
-#define CHILD_CHECK(x)                                                         \
-	do {                                                                   \
-		if (!(x)) {                                                    \
-			fprintf(stderr, "child: %s:%d: %s\n", __FILE__,        \
-				__LINE__, #x);                                 \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
+/*
+ * Waits up to @ms for the child @pid, then kills it: its wait status, or
+ * -1 when it had to be killed or there was none.
+ */
+static inline int child_wait_ms(pid_t pid, int ms)
+{
+	int st = -1;
+
+	for (int t = 0; t < ms; t += 5) {
+		pid_t done = waitpid(pid, &st, WNOHANG);
+
+		if (done == pid)
+			return st;
+		if (done < 0)
+			return -1;
+		poll(NULL, 0, 5);
+	}
+	kill(pid, SIGKILL);
+	waitpid(pid, &st, 0);
+	return -1;
+}
 
 #endif /* DEVRES_TESTS_FORK_PARK_H */

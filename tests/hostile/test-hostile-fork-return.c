@@ -142,25 +142,6 @@ static void back_in_cell(void)
 		_exit(0);
 }
 
-/* Waits up to 5 s for @pid, then kills it: its wait status, or < 0. */
-static int wait_child(pid_t pid)
-{
-	int st = -1;
-
-	for (int ms = 0; ms < 5000; ms += 5) {
-		pid_t done = waitpid(pid, &st, WNOHANG);
-
-		if (done == pid)
-			return st;
-		if (done < 0)
-			return -1;
-		poll(NULL, 0, 5);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -2;
-}
-
 /*
  * Forks; the parent waits for the child and records how it ended; the
  * child returns, with the callback, into the library.
@@ -173,7 +154,8 @@ static void fork_and_return(void)
 	pid = fork();
 	if (pid == 0)
 		return;
-	__atomic_store_n(&forked_status, pid > 0 ? wait_child(pid) : -1,
+	__atomic_store_n(&forked_status,
+			 pid > 0 ? child_wait_ms(pid, 5000) : -1,
 			 __ATOMIC_RELEASE);
 }
 

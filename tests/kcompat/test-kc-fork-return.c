@@ -93,25 +93,6 @@ static void sink(void *ctx, int level, const char *line)
 		_exit(3);
 }
 
-/* Waits up to 5 s for @pid, then kills it: its wait status, or < 0. */
-static int wait_child(pid_t pid)
-{
-	int st = -1;
-
-	for (int ms = 0; ms < 5000; ms += 5) {
-		pid_t done = waitpid(pid, &st, WNOHANG);
-
-		if (done == pid)
-			return st;
-		if (done < 0)
-			return -1;
-		poll(NULL, 0, 5);
-	}
-	kill(pid, SIGKILL);
-	waitpid(pid, &st, 0);
-	return -1;
-}
-
 static void queue_it(void)
 {
 	if (row_now == R_WORK)
@@ -142,7 +123,8 @@ static void fn(struct work_struct *w)
 	pid = fork();
 	if (pid == 0)
 		return;
-	__atomic_store_n(&forked_status, pid > 0 ? wait_child(pid) : -1,
+	__atomic_store_n(&forked_status,
+			 pid > 0 ? child_wait_ms(pid, 5000) : -1,
 			 __ATOMIC_RELEASE);
 }
 

@@ -43,21 +43,12 @@
 #include <cmocka.h>
 #include <devres/device.h>
 #include "testlib.h"
+#include "child-check.h"
 #include "pcitest.h"
 #include "../hostile/cell-child.h"
 
 #define A "0000:00:04.0"
 #define CELL_ALARM_S 10
-
-/* A failed check in a cell's child: say which, and exit 1. */
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,     \
-				#c);                                           \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
 
 enum row {
 	R_PLAIN,
@@ -100,10 +91,10 @@ static struct pci_dev *scan(void)
 	struct pci_fake_dev d = fake_dev(name, 0x1af4, id, 1);
 	struct pci_dev *p;
 
-	CHECK(pci_fake_add(ft, &d) == 0);
-	CHECK(pci_bus_scan() >= 1);
+	CHILD_CHECK(pci_fake_add(ft, &d) == 0);
+	CHILD_CHECK(pci_bus_scan() >= 1);
 	p = pci_get_device(0x1af4, id, NULL);
-	CHECK(p);
+	CHILD_CHECK(p);
 	return p;
 }
 
@@ -114,7 +105,7 @@ static int remap(int col, void *addr)
 			0),
 	     *ret;
 
-	CHECK(to != MAP_FAILED);
+	CHILD_CHECK(to != MAP_FAILED);
 	if (col == C_MOVE)
 		ret = mremap(addr, 4096, 4096, MREMAP_MAYMOVE | MREMAP_FIXED,
 			     to);
@@ -153,18 +144,18 @@ static int refused(int col, void *addr, bool managed)
 	start_capture();
 	errno = 0;
 	ret = call(col, addr);
-	CHECK(ret == -1 && errno == EPERM);
+	CHILD_CHECK(ret == -1 && errno == EPERM);
 	snprintf(want, sizeof(want), "WARNING: %s: %s: ", name, func);
-	CHECK(count_prefix("WARNING:") == 1);
+	CHILD_CHECK(count_prefix("WARNING:") == 1);
 	if (count_prefix(want) != 1)
 		fprintf(stderr, "%s\n", cap.line[0]);
-	CHECK(count_prefix(want) == 1);
-	CHECK(strstr(cap.line[0], managed ? "acquired with pcim_iomap()"
-					  : "acquired with pci_iomap()"));
-	CHECK(tree_writable_maps() == 0);
+	CHILD_CHECK(count_prefix(want) == 1);
+	CHILD_CHECK(strstr(cap.line[0], managed ? "acquired with pcim_iomap()"
+						: "acquired with pci_iomap()"));
+	CHILD_CHECK(tree_writable_maps() == 0);
 	/* Still where it was, read-only: only the mapping's own pages. */
-	CHECK(!mprotect(addr, 4096, PROT_READ));
-	CHECK(count_prefix("WARNING:") == 1);
+	CHILD_CHECK(!mprotect(addr, 4096, PROT_READ));
+	CHILD_CHECK(count_prefix("WARNING:") == 1);
 	return 0;
 }
 
@@ -181,24 +172,24 @@ static int cell(int row, int col)
 	snprintf(name, sizeof(name), "0000:00:%02x.0", 4 + row * NR_COLS + col);
 	p = scan();
 	if (managed) {
-		CHECK(pcim_enable_device(p) == 0);
+		CHILD_CHECK(pcim_enable_device(p) == 0);
 		addr = pcim_iomap(p, 0, 0);
 	} else {
 		addr = pci_iomap(p, 0, 0);
 	}
-	CHECK(addr);
-	CHECK(tree_writable_maps() == 1);
+	CHILD_CHECK(addr);
+	CHILD_CHECK(tree_writable_maps() == 1);
 	pci_sysfs_set_readonly(true);
-	CHECK(tree_writable_maps() == 0);
+	CHILD_CHECK(tree_writable_maps() == 0);
 	if (row == R_PLAIN || row == R_MANAGED)
 		return refused(col, addr, managed);
 	fflush(NULL);
 	pid = fork();
-	CHECK(pid >= 0);
+	CHILD_CHECK(pid >= 0);
 	if (pid == 0)
 		_exit(refused(col, addr, managed));
-	CHECK(waitpid(pid, &st, 0) == pid);
-	CHECK(WIFEXITED(st) && !WEXITSTATUS(st));
+	CHILD_CHECK(waitpid(pid, &st, 0) == pid);
+	CHILD_CHECK(WIFEXITED(st) && !WEXITSTATUS(st));
 	return 0;
 }
 

@@ -47,18 +47,9 @@
 #include <devres/irq.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "child-check.h"
 
 #define CELL_ALARM_S 10
-
-/* A failed check in a cell's child: say which, and exit 1. */
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,     \
-				#c);                                           \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
 
 enum acq {
 	A_OPEN,
@@ -107,8 +98,8 @@ static void one_warn_naming(const char *func)
 
 	snprintf(want, sizeof(want), "WARNING: cell-dev: %s: %s", func,
 		 own_stream ? "a stream acquired with devm_fopen()" : "fd ");
-	CHECK(count_prefix("WARNING:") == 1);
-	CHECK(count_prefix(want) == 1);
+	CHILD_CHECK(count_prefix("WARNING:") == 1);
+	CHILD_CHECK(count_prefix(want) == 1);
 }
 
 static void cell(enum acq a, enum call c)
@@ -118,7 +109,7 @@ static void cell(enum acq a, enum call c)
 	DIR *d;
 	int fd = -1, theirs;
 
-	CHECK(a < NACQ && c < NCALLS);
+	CHILD_CHECK(a < NACQ && c < NCALLS);
 	devres_ledger_snapshot(&l0);
 	cdev.init_name = "cell-dev";
 	cdev.release = cdev_release;
@@ -132,7 +123,7 @@ static void cell(enum acq a, enum call c)
 		break;
 	case A_FOPEN:
 		f = devm_fopen(&cdev, "/dev/null", "r");
-		CHECK(f);
+		CHILD_CHECK(f);
 		fd = fileno(f);
 		break;
 	case A_DIR:
@@ -141,18 +132,18 @@ static void cell(enum acq a, enum call c)
 	case NACQ:
 		break;
 	}
-	CHECK(fd > 2);
-	CHECK(nodes() == 1);
+	CHILD_CHECK(fd > 2);
+	CHILD_CHECK(nodes() == 1);
 	if (c != C_CLOSEFROM && c != C_CLOSEDIR && !own_stream) {
 		/* The program's stream over the managed number. */
 		f = fdopen(fd, "r");
-		CHECK(f);
+		CHILD_CHECK(f);
 	}
 	start_capture();
 	switch (c) {
 	case C_CLOSEFROM:
 		closefrom(fd);
-		CHECK(fcntl(fd, F_GETFD) < 0);
+		CHILD_CHECK(fcntl(fd, F_GETFD) < 0);
 		break;
 	case C_FREOPEN:
 		f = freopen("/dev/null", "r", f);
@@ -166,43 +157,43 @@ static void cell(enum acq a, enum call c)
 	case C_CLOSEDIR:
 		/* A stream of entries of the managed directory. */
 		d = fdopendir(fd);
-		CHECK(d);
-		CHECK(!closedir(d));
-		CHECK(fcntl(fd, F_GETFD) < 0);
+		CHILD_CHECK(d);
+		CHILD_CHECK(!closedir(d));
+		CHILD_CHECK(fcntl(fd, F_GETFD) < 0);
 		break;
 	case NCALLS:
 		break;
 	}
 	one_warn_naming(call_name[c]);
 	/* Dropped at the call, its twin with it. */
-	CHECK(nodes() == 0);
+	CHILD_CHECK(nodes() == 0);
 	devres_ledger_snapshot(&l);
-	CHECK(l.fds == l0.fds);
+	CHILD_CHECK(l.fds == l0.fds);
 
 	/* Another owner's file where the number was. */
 	if (c == C_CLOSEFROM || c == C_CLOSEDIR) {
 		theirs = memfd_create("other-owner", MFD_CLOEXEC);
-		CHECK(theirs >= 0);
+		CHILD_CHECK(theirs >= 0);
 	} else {
-		CHECK(f);
+		CHILD_CHECK(f);
 		theirs = fileno(f);
 	}
 	fprintf(stderr, "%s x %s: the other owner's number %d, was %d\n",
 		acq_name[a], call_name[c], theirs, fd);
 	start_capture();
-	CHECK(devres_release_all(&cdev) == 0);
-	CHECK(count_prefix("WARNING:") == 0);
-	CHECK(fcntl(theirs, F_GETFD) >= 0);
+	CHILD_CHECK(devres_release_all(&cdev) == 0);
+	CHILD_CHECK(count_prefix("WARNING:") == 0);
+	CHILD_CHECK(fcntl(theirs, F_GETFD) >= 0);
 	if (c == C_CLOSEFROM || c == C_CLOSEDIR) {
-		CHECK(write(theirs, "x", 1) == 1);
-		CHECK(!close(theirs));
+		CHILD_CHECK(write(theirs, "x", 1) == 1);
+		CHILD_CHECK(!close(theirs));
 	} else {
-		CHECK(fgetc(f) == EOF && !ferror(f));
-		CHECK(!fclose(f));
+		CHILD_CHECK(fgetc(f) == EOF && !ferror(f));
+		CHILD_CHECK(!fclose(f));
 	}
 	put_device(&cdev);
 	devres_ledger_snapshot(&l);
-	CHECK(!devres_ledger_diff(&l0, &l, stderr));
+	CHILD_CHECK(!devres_ledger_diff(&l0, &l, stderr));
 	_exit(0);
 }
 
@@ -276,38 +267,38 @@ static void own_kept(enum acq a, enum call c)
 	(void)a;
 	(void)c;
 	below = eventfd(0, EFD_CLOEXEC);
-	CHECK(below > 2);
+	CHILD_CHECK(below > 2);
 	for (int fd = 0; fd < SCAN_FDS; fd++)
 		before[fd] = fcntl(fd, F_GETFD) >= 0;
 	cdev.init_name = "cell-dev";
 	cdev.release = cdev_release;
 	device_initialize(&cdev);
 	irq = irq_line_create("own");
-	CHECK(irq > 0);
-	CHECK(!devm_request_irq(&cdev, irq, count_irq, 0, "own", &hits));
+	CHILD_CHECK(irq > 0);
+	CHILD_CHECK(!devm_request_irq(&cdev, irq, count_irq, 0, "own", &hits));
 	for (int fd = 0; fd < SCAN_FDS; fd++)
 		if (!before[fd] && fcntl(fd, F_GETFD) >= 0) {
-			CHECK(fd > below && nown < 8);
+			CHILD_CHECK(fd > below && nown < 8);
 			own[nown++] = fd;
 			top = fd;
 		}
-	CHECK(nown >= 1);
+	CHILD_CHECK(nown >= 1);
 	above = fcntl(below, F_DUPFD_CLOEXEC, top + 1);
-	CHECK(above > top);
+	CHILD_CHECK(above > top);
 	start_capture();
 	closefrom(below);
-	CHECK(count_prefix("WARNING:") == nown);
-	CHECK(count_prefix("WARNING: (no device): closefrom: ") == nown);
-	CHECK(fcntl(below, F_GETFD) < 0);
-	CHECK(fcntl(above, F_GETFD) < 0);
+	CHILD_CHECK(count_prefix("WARNING:") == nown);
+	CHILD_CHECK(count_prefix("WARNING: (no device): closefrom: ") == nown);
+	CHILD_CHECK(fcntl(below, F_GETFD) < 0);
+	CHILD_CHECK(fcntl(above, F_GETFD) < 0);
 	for (int i = 0; i < nown; i++)
-		CHECK(fcntl(own[i], F_GETFD) >= 0);
-	CHECK(!irq_line_raise(irq));
+		CHILD_CHECK(fcntl(own[i], F_GETFD) >= 0);
+	CHILD_CHECK(!irq_line_raise(irq));
 	for (int i = 0; i < 5000 && !__atomic_load_n(&hits, __ATOMIC_RELAXED);
 	     i++)
 		usleep(1000);
-	CHECK(__atomic_load_n(&hits, __ATOMIC_RELAXED) == 1);
-	CHECK(devres_release_all(&cdev) == 1);
+	CHILD_CHECK(__atomic_load_n(&hits, __ATOMIC_RELAXED) == 1);
+	CHILD_CHECK(devres_release_all(&cdev) == 1);
 	put_device(&cdev);
 	irq_line_destroy(irq);
 	_exit(0);

@@ -46,18 +46,9 @@
 #include <devres/fault.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "child-check.h"
 
 #define CELL_ALARM_S 10
-
-/* A failed check in a cell's child: say which, and exit 1. */
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,     \
-				#c);                                           \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
 
 enum acq {
 	A_FOPEN,   /* devm_fopen(): the managed stream itself */
@@ -116,7 +107,7 @@ static void cell(enum acq a, enum call c)
 	int fd = -1, theirs, ret = -1;
 	char want[96];
 
-	CHECK(a < NACQ && c < NCALLS);
+	CHILD_CHECK(a < NACQ && c < NCALLS);
 	devres_ledger_snapshot(&l0);
 	cdev.init_name = "cell-dev";
 	cdev.release = cdev_release;
@@ -124,7 +115,7 @@ static void cell(enum acq a, enum call c)
 	switch (a) {
 	case A_FOPEN:
 		f = devm_fopen(&cdev, "/dev/zero", "r");
-		CHECK(f);
+		CHILD_CHECK(f);
 		fd = fileno(f);
 		break;
 	case A_OPEN:
@@ -135,18 +126,18 @@ static void cell(enum acq a, enum call c)
 		break;
 	case A_MQ:
 		fd = mq_make();
-		CHECK(fd > 2);
-		CHECK(!devm_add_fd(&cdev, fd));
+		CHILD_CHECK(fd > 2);
+		CHILD_CHECK(!devm_add_fd(&cdev, fd));
 		break;
 	case NACQ:
 		break;
 	}
-	CHECK(fd > 2);
-	CHECK(nodes() == 1);
+	CHILD_CHECK(fd > 2);
+	CHILD_CHECK(nodes() == 1);
 	/* The program's stream over the managed number. */
 	if (!f && c != C_MQ_CLOSE) {
 		f = fdopen(fd, "r");
-		CHECK(f);
+		CHILD_CHECK(f);
 	}
 	start_capture();
 	switch (c) {
@@ -163,37 +154,37 @@ static void cell(enum acq a, enum call c)
 	case NCALLS:
 		break;
 	}
-	CHECK(ret == 0);
-	CHECK(fcntl(fd, F_GETFD) < 0);
+	CHILD_CHECK(ret == 0);
+	CHILD_CHECK(fcntl(fd, F_GETFD) < 0);
 	snprintf(want, sizeof(want), "WARNING: cell-dev: %s: %s", call_name[c],
 		 a == A_FOPEN ? "a stream acquired with devm_fopen()" : "fd ");
-	CHECK(count_prefix("WARNING:") == 1);
-	CHECK(count_prefix(want) == 1);
+	CHILD_CHECK(count_prefix("WARNING:") == 1);
+	CHILD_CHECK(count_prefix(want) == 1);
 	/* Dropped at the call, its twin with it. */
-	CHECK(nodes() == 0);
+	CHILD_CHECK(nodes() == 0);
 	devres_ledger_snapshot(&l);
-	CHECK(l.fds == l0.fds);
+	CHILD_CHECK(l.fds == l0.fds);
 
 	/* Another owner: a stream (the freed FILE's memory) and a number. */
 	theirs_f = fopen("/dev/zero", "re");
-	CHECK(theirs_f);
+	CHILD_CHECK(theirs_f);
 	theirs = memfd_create("other-owner", MFD_CLOEXEC);
-	CHECK(theirs >= 0);
+	CHILD_CHECK(theirs >= 0);
 	fprintf(stderr,
 		"%s x %s: the other owner's FILE %s, number %d (was %d)\n",
 		acq_name[a], call_name[c],
 		theirs_f == f ? "the same" : "another", theirs, fd);
 	start_capture();
-	CHECK(devres_release_all(&cdev) == 0);
-	CHECK(count_prefix("WARNING:") == 0);
-	CHECK(fgetc(theirs_f) == 0 && !ferror(theirs_f));
-	CHECK(fcntl(fileno(theirs_f), F_GETFD) >= 0);
-	CHECK(!fclose(theirs_f));
-	CHECK(write(theirs, "x", 1) == 1);
-	CHECK(!close(theirs));
+	CHILD_CHECK(devres_release_all(&cdev) == 0);
+	CHILD_CHECK(count_prefix("WARNING:") == 0);
+	CHILD_CHECK(fgetc(theirs_f) == 0 && !ferror(theirs_f));
+	CHILD_CHECK(fcntl(fileno(theirs_f), F_GETFD) >= 0);
+	CHILD_CHECK(!fclose(theirs_f));
+	CHILD_CHECK(write(theirs, "x", 1) == 1);
+	CHILD_CHECK(!close(theirs));
 	put_device(&cdev);
 	devres_ledger_snapshot(&l);
-	CHECK(!devres_ledger_diff(&l0, &l, stderr));
+	CHILD_CHECK(!devres_ledger_diff(&l0, &l, stderr));
 	_exit(0);
 }
 

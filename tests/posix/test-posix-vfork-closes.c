@@ -40,19 +40,10 @@
 #include <devres/fault.h>
 #include <devres/posix.h>
 #include "testlib.h"
+#include "child-check.h"
 #include "hostile/cell-child.h"
 
 #define CELL_ALARM_S 10
-
-/* A failed check in a cell's process: say which, and exit 1. */
-#define CHECK(c)                                                               \
-	do {                                                                   \
-		if (!(c)) {                                                    \
-			fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__,     \
-				#c);                                           \
-			_exit(1);                                              \
-		}                                                              \
-	} while (0)
 
 enum acq {
 	A_OPEN,
@@ -151,35 +142,35 @@ static int cell(int acq, int call)
 		fd = devm_eventfd(&cdev, 0, EFD_CLOEXEC);
 	} else {
 		f = devm_fopen(&cdev, "/dev/null", "r");
-		CHECK(f);
+		CHILD_CHECK(f);
 		fd = fileno(f);
 	}
-	CHECK(fd > 2 && nodes() == 1);
+	CHILD_CHECK(fd > 2 && nodes() == 1);
 	/* What the child writes, WARNs included, goes to a file of its own. */
 	err = memfd_create("child-stderr", MFD_CLOEXEC);
 	saved = dup(2);
-	CHECK(err >= 0 && saved >= 0 && dup2(err, 2) == 2);
+	CHILD_CHECK(err >= 0 && saved >= 0 && dup2(err, 2) == 2);
 	pid = spawn(call, fd);
-	CHECK(dup2(saved, 2) == 2);
-	CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
-	CHECK(WIFEXITED(status) && !WEXITSTATUS(status));
-	CHECK(!fstat(err, &st));
+	CHILD_CHECK(dup2(saved, 2) == 2);
+	CHILD_CHECK(pid > 0 && waitpid(pid, &status, 0) == pid);
+	CHILD_CHECK(WIFEXITED(status) && !WEXITSTATUS(status));
+	CHILD_CHECK(!fstat(err, &st));
 	if (st.st_size)
 		fprintf(stderr, "the child wrote %lld bytes\n",
 			(long long)st.st_size);
-	CHECK(st.st_size == 0);
+	CHILD_CHECK(st.st_size == 0);
 	close(err);
 	close(saved);
 
 	/* The parent's number: open, still managed, closed by the release. */
-	CHECK(fcntl(fd, F_GETFD) >= 0);
-	CHECK(nodes() == 1);
+	CHILD_CHECK(fcntl(fd, F_GETFD) >= 0);
+	CHILD_CHECK(nodes() == 1);
 	start_capture();
-	CHECK(devres_release_all(&cdev) == 1);
-	CHECK(count_prefix("WARNING:") == 0);
-	CHECK(fcntl(fd, F_GETFD) < 0);
+	CHILD_CHECK(devres_release_all(&cdev) == 1);
+	CHILD_CHECK(count_prefix("WARNING:") == 0);
+	CHILD_CHECK(fcntl(fd, F_GETFD) < 0);
 	devres_ledger_snapshot(&l);
-	CHECK(!devres_ledger_diff(&l0, &l, stderr));
+	CHILD_CHECK(!devres_ledger_diff(&l0, &l, stderr));
 	return 0;
 }
 
