@@ -497,6 +497,8 @@ static void release_rest(struct releasing *r)
 	dp = dev->p;
 	dev->p = NULL;
 	dm_unlock();
+	if (dp)
+		free(dp->defer_reason);
 	free(dp);
 	pthread_mutex_destroy(&dev->mutex);
 	dm_set_state(dev, DEV_RELEASED);
@@ -1222,6 +1224,9 @@ int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 	len = strlen(msg);
 	if (len && msg[len - 1] == '\n')
 		msg[len - 1] = '\0';
+	/* Kept, as the kernel's, for a dump of the parked device. */
+	if (dev && err == -EPROBE_DEFER)
+		devres__defer_reason_set(dev, driver_string(dev), msg);
 	/* By name, as the kernel's "error %pe". */
 	dev_printk(err == -EPROBE_DEFER ? DEVRES_LOG_DEBUG : DEVRES_LOG_ERR,
 		   dev, "error %s: %s",

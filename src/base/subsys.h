@@ -284,6 +284,12 @@ HIDDEN void devres__warn_async(const struct device *dev, const char *func,
 HIDDEN const char *devres__dev_label(const struct device *dev, char *buf,
 				     size_t len);
 /*
+ * The reason dev_err_probe() gave for @dev's last deferral, copied into
+ * @buf while @dev is parked with one (defer-reason.c): false otherwise.
+ */
+HIDDEN bool devres__defer_reason_copy(const struct device *dev, char *buf,
+				      size_t len);
+/*
  * format.c: the first %n conversion of a caller's @fmt, or NULL; the
  * same with the WARN that refuses @func's call on @dev; vsnprintf()
  * that keeps errno.
