@@ -153,7 +153,7 @@ static void unlock_held(void *arg)
 /* A reference taken for a section, put as it ends or its thread does. */
 static void put_held(void *arg)
 {
-	put_device(arg);
+	devres__put_taken(arg);
 }
 
 /* Names the driver or bus whose callback ended its thread, in the WARN. */

@@ -195,6 +195,12 @@ static inline unsigned int devres__dev_magic(const struct device *dev)
 }
 
 HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);
+/*
+ * core.c: put_device() of a reference a call of the library took for a
+ * section of its own; silent, and nothing put, on a device of the parent
+ * in a child of fork() whose callback returned into that section.
+ */
+HIDDEN void devres__put_taken(struct device *dev);
 /* The WARN for @dev, initialized by another process or copy of the library. */
 HIDDEN void devres__dev_foreign_warn(const struct device *dev,
 				     const char *func);
