@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit */
+/* ctest-labels: unit tsan */
 /*
  * The reason of a deferral: dev_err_probe(dev, -EPROBE_DEFER, ...) keeps
  * its message, as the kernel's deferred_probe_reason, and devres_dump()
