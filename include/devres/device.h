@@ -329,6 +329,12 @@ DEVRES_API void devres_set_dev_dbg(bool on);
  * "...");``. A %n in @fmt is refused as dev_printk() refuses it: one
  * WARN, no line, @err still returned. errno is kept.
  *
+ * For -EPROBE_DEFER on a device added and not deleted, the message is also
+ * kept, with the driver's name, as the reason of the deferral, replacing
+ * the last one, until the device binds or is deleted: devres_dump() shows
+ * it while the device is parked (as the kernel's devices_deferred). Out of
+ * memory, the last reason is dropped and none kept.
+ *
  * Context: any thread.
  * Return: @err.
  */

@@ -644,7 +644,9 @@ DEVRES_API void devres_set_log_sink(devres_log_sink_t sink, void *ctx);
  * @dev: the device
  * @f: where to print
  *
- * Prints a line naming @dev, then a line per node, oldest first, with group
+ * Prints a line naming @dev, then, while @dev's probe deferred and it is
+ * parked, the reason dev_err_probe() was given (``  deferred probe pending:
+ * <driver>: <message>``), then a line per node, oldest first, with group
  * markers, release names and sizes.
  *
  * Context: any thread; takes @dev's devres lock briefly.

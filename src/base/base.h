@@ -122,6 +122,8 @@ struct device_private {
 	bool gone;
 	bool live;     /* a live object: managed memory holds it (dev-live.c) */
 	bool deferred; /* on the deferred list */
+	/* What dev_err_probe() said of its last deferral (defer-reason.c). */
+	char *defer_reason;
 	bool searching; /* a thread is trying the bus's drivers on it */
 };
 
@@ -251,6 +253,16 @@ HIDDEN void devres__drv_pin_locked(struct driver_private *drvp);
 HIDDEN void devres__drv_unpin_locked(struct driver_private *drvp);
 /* The set of the threads pinning @drvp, in the record of waits. */
 HIDDEN uintptr_t devres__drv_set(const struct driver_private *drvp);
+
+/*
+ * defer-reason.c, under devres__dm_lock inside: "<@drv>: <@msg>" as
+ * @dev's reason of deferral, replacing the last; nothing if it is not
+ * added or deleted.
+ */
+HIDDEN void devres__defer_reason_set(const struct device *dev, const char *drv,
+				     const char *msg);
+/* The reason taken off @dp (or NULL), to free after unlocking. */
+HIDDEN char *devres__defer_reason_take_locked(struct device_private *dp);
 
 /* core.c */
 /*

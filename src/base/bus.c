@@ -282,7 +282,7 @@ struct device_private *devres__bus_walk(struct bus_private *bp,
 		devres__dev_unpin_locked(cur);
 	dm_unlock();
 	if (cur)
-		put_device(cur->dev);
+		devres__put_taken(cur->dev);
 	return next;
 }
 
@@ -291,7 +291,7 @@ void devres__bus_walk_stop(struct device_private *cur)
 	dm_lock();
 	devres__dev_unpin_locked(cur);
 	dm_unlock();
-	put_device(cur->dev);
+	devres__put_taken(cur->dev);
 }
 
 /* The live driver after @cur (or the first) registered as @min_seq or later. */

@@ -497,6 +497,8 @@ static void release_rest(struct releasing *r)
 	dp = dev->p;
 	dev->p = NULL;
 	dm_unlock();
+	if (dp)
+		free(dp->defer_reason);
 	free(dp);
 	pthread_mutex_destroy(&dev->mutex);
 	dm_set_state(dev, DEV_RELEASED);
@@ -632,6 +634,23 @@ void put_device(struct device *dev)
 	}
 }
 
+/*
+ * A reference a call of the library took on @dev for a section of its
+ * own, put as the section ends. In a child of fork() made by a callback
+ * of the section (a probe, a remove, a walk's function) that returned,
+ * the section ends in the child on the parent's device: the reference is
+ * the parent's, in a copy of memory the child does not own, and dropping
+ * it is nothing to report (put_device() would WARN that the device
+ * belongs to the parent, for a put the caller never made).
+ */
+void devres__put_taken(struct device *dev)
+{
+	if (devres__dev_magic(dev) == DEVRES_DEV_MAGIC &&
+	    !devres__dev_mine(dev))
+		return;
+	put_device(dev);
+}
+
 static struct device_private *alloc_private(struct device *dev)
 {
 	struct device_private *dp;
@@ -751,7 +770,7 @@ static const char *add_error(int ret)
 /* device_add()'s own reference, put as it ends or a probe ends its thread. */
 static void put_added(void *arg)
 {
-	put_device(arg);
+	devres__put_taken(arg);
 }
 
 int device_add(struct device *dev)
@@ -970,7 +989,7 @@ static void del_ended(void *arg)
 			/* Another deletion's: ours only lets go. */
 			if (d->bp)
 				devres__bus_put(d->bp);
-			put_device(d->dev);
+			devres__put_taken(d->dev);
 			return;
 		}
 		del_unbound(d);
@@ -1026,7 +1045,7 @@ static int del(struct device *dev, struct device_private *dp, bool quiet,
 		if (!quiet && ret == 0)
 			devres__state_warn(dev, "device_del",
 					   "device is already deleted");
-		put_device(dev);
+		devres__put_taken(dev);
 	}
 	return ret;
 }
@@ -1122,7 +1141,7 @@ bool devres__may_unregister(struct device *dev, const char *func)
  */
 static void put_unregistered(void *arg)
 {
-	put_device(arg);
+	devres__put_taken(arg);
 }
 
 void device_unregister(struct device *dev)
@@ -1222,6 +1241,9 @@ int dev_err_probe(const struct device *dev, int err, const char *fmt, ...)
 	len = strlen(msg);
 	if (len && msg[len - 1] == '\n')
 		msg[len - 1] = '\0';
+	/* Kept, as the kernel's, for a dump of the parked device. */
+	if (dev && err == -EPROBE_DEFER)
+		devres__defer_reason_set(dev, driver_string(dev), msg);
 	/* By name, as the kernel's "error %pe". */
 	dev_printk(err == -EPROBE_DEFER ? DEVRES_LOG_DEBUG : DEVRES_LOG_ERR,
 		   dev, "error %s: %s",

@@ -153,7 +153,7 @@ static void unlock_held(void *arg)
 /* A reference taken for a section, put as it ends or its thread does. */
 static void put_held(void *arg)
 {
-	put_device(arg);
+	devres__put_taken(arg);
 }
 
 /* Names the driver or bus whose callback ended its thread, in the WARN. */
@@ -373,6 +373,7 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	struct device_private *dp = dev->p;
 	unsigned long binds = h->t->binds;
 	unsigned long mark;
+	char *reason;
 	int ret;
 
 	/* Parked devices are never being probed: see retry_round(). */
@@ -421,11 +422,13 @@ static int really_probe(struct device *dev, const struct device_driver *drv,
 	dp->bind_seq = ++bind_order;
 	dm_set_state(dev, DEV_BOUND);
 	unpark_locked(dp);
+	reason = devres__defer_reason_take_locked(dp);
 	if (search) {
 		devres__drv_unpin_locked(search);
 		dp->searching = false;
 	}
 	dm_unlock();
+	free(reason);
 	__atomic_add_fetch(&bind_gen, 1, __ATOMIC_SEQ_CST);
 	return 0;
 }
@@ -938,6 +941,7 @@ int devres__device_kill(struct device *dev, bool *ret_killed, const char *func)
 	struct device_private *dp = dev->p;
 	bool was_dead;
 	struct devres__held h;
+	char *reason;
 
 	*ret_killed = false;
 	if (dev_lock(t, dev, &h, func, "not deleted"))
@@ -951,7 +955,9 @@ int devres__device_kill(struct device *dev, bool *ret_killed, const char *func)
 	if (!was_dead)
 		dm_set_state(dev, dev->driver ? DEV_UNBINDING : DEV_DELETED);
 	unpark_locked(dp);
+	reason = devres__defer_reason_take_locked(dp);
 	dm_unlock();
+	free(reason);
 	if (!was_dead)
 		release_driver_locked(dev, &h);
 	pthread_cleanup_pop(1);

@@ -74,7 +74,7 @@ static void dump(struct device *dev, FILE *f, const char *func)
 {
 	struct entry *e;
 	size_t cap, n, markers;
-	char buf[40];
+	char buf[40], why[480];
 
 	if (!devres__dev_ok(dev, func))
 		return;
@@ -102,6 +102,8 @@ static void dump(struct device *dev, FILE *f, const char *func)
 	/* Resources as devres_get_stats() counts them; markers apart. */
 	fprintf(f, "%s: %zu resources, %zu markers\n",
 		devres__dev_label(dev, buf, sizeof(buf)), n - markers, markers);
+	if (devres__defer_reason_copy(dev, why, sizeof(why)))
+		fprintf(f, "  deferred probe pending: %s\n", why);
 	for (size_t i = n < cap ? n : cap; i > 0; i--)
 		print_entry(f, &e[i - 1]);
 	if (n > cap)

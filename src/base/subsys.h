@@ -195,6 +195,12 @@ static inline unsigned int devres__dev_magic(const struct device *dev)
 }
 
 HIDDEN bool devres__dev_bad(const struct device *dev, const char *func);
+/*
+ * core.c: put_device() of a reference a call of the library took for a
+ * section of its own; silent, and nothing put, on a device of the parent
+ * in a child of fork() whose callback returned into that section.
+ */
+HIDDEN void devres__put_taken(struct device *dev);
 /* The WARN for @dev, initialized by another process or copy of the library. */
 HIDDEN void devres__dev_foreign_warn(const struct device *dev,
 				     const char *func);
@@ -283,6 +289,12 @@ HIDDEN void devres__warn_async(const struct device *dev, const char *func,
 			       const char *fmt, ...) DEVRES_PRINTF(3, 4);
 HIDDEN const char *devres__dev_label(const struct device *dev, char *buf,
 				     size_t len);
+/*
+ * The reason dev_err_probe() gave for @dev's last deferral, copied into
+ * @buf while @dev is parked with one (defer-reason.c): false otherwise.
+ */
+HIDDEN bool devres__defer_reason_copy(const struct device *dev, char *buf,
+				      size_t len);
 /*
  * format.c: the first %n conversion of a caller's @fmt, or NULL; the
  * same with the WARN that refuses @func's call on @dev; vsnprintf()
