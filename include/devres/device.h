@@ -150,7 +150,9 @@ DEVRES_API const char *dev_name(const struct device *dev);
  * not with @dev's own lock held (from @dev's probe or remove), nor from a
  * devres match or for-each callback of @dev (-EDEADLK).
  * Return: 0; -EINVAL for a NULL or uninitialized device or parent, a parent
- * being released, a device with no name, or a bus that is not registered;
+ * being released, a device that is its own parent or an ancestor of it (a
+ * parent only initialized may take children, so a chain can lead back), a
+ * device with no name, or a bus that is not registered;
  * -EEXIST when @dev is already added, or another live device of its bus
  * has its name; -ENODEV when @dev was deleted or is being released;
  * -EDEADLK; -ENOMEM. Every error but -ENOMEM also WARNs.

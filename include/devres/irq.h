@@ -235,7 +235,9 @@ DEVRES_API int irq_line_destroy(int irq);
  * between are delivered after. With IRQF_NO_AUTOEN (not on a shared line)
  * the line starts disabled (depth 1) until enable_irq(). The first
  * request starts the dispatcher thread; interrupts raised on the line
- * before the first request are dropped.
+ * before the first request are dropped. A handler requested from a
+ * handler of the same line is called from the line's next interrupt on,
+ * not in the delivery that requested it.
  *
  * Context: any thread, also from a handler (of this line or another).
  * Allocation, the dispatcher's start (epoll, eventfd, thread) and the

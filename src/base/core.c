@@ -716,6 +716,24 @@ static bool parent_open_locked(const struct device *parent)
 	return !pp || !pp->gone;
 }
 
+/*
+ * Whether @dev is @parent or one of its ancestors: the child would hold a
+ * reference on itself through its parents, and nothing would ever release
+ * it. An added device's parent is the one its add referenced (dp->parent),
+ * fixed from then on and alive while it is: the walk follows those only,
+ * under the lock, and stops at a parent not yet added, whose own add walks
+ * on from it. So no loop can close, one add at a time. (The kernel fails
+ * such an add: the parent has no sysfs directory yet.)
+ */
+static bool parent_loops_locked(const struct device *dev,
+				const struct device *parent)
+{
+	for (const struct device *x = parent; x; x = x->p ? x->p->parent : NULL)
+		if (x == dev)
+			return true;
+	return false;
+}
+
 /* Whether another live device of @bp is named @name: names are unique. */
 static bool name_taken_locked(struct bus_private *bp, const char *name)
 {
@@ -758,6 +776,8 @@ static const char *add_error(int ret)
 		return "parent is being released";
 	case -ENOENT:
 		return "parent was deleted";
+	case -ELOOP:
+		return "device is its own parent or ancestor";
 	case -ESTALE:
 		return "device is being released";
 	case -EDOM:
@@ -813,6 +833,8 @@ int device_add(struct device *dev)
 		ret = -EINVAL;
 	else if (bp && name_taken_locked(bp, dev_name(dev)))
 		ret = -ENOTUNIQ;
+	else if (parent && parent_loops_locked(dev, parent))
+		ret = -ELOOP;
 	else if (parent && !parent_open_locked(parent) &&
 		 __atomic_load_n(&parent->refcount, __ATOMIC_RELAXED) > 0)
 		ret = -ENOENT; /* "being released" is the better news */
@@ -849,7 +871,7 @@ warn:
 		devres__state_warn(dev, __func__, add_error(ret));
 		if (ret == -ENOTUNIQ)
 			return -EEXIST;
-		if (ret == -ESRCH || ret == -EDOM)
+		if (ret == -ESRCH || ret == -EDOM || ret == -ELOOP)
 			return -EINVAL;
 		return ret == -ESTALE ? -ENODEV : ret;
 	}

@@ -318,6 +318,8 @@ static bool deliver(struct irq_line *line)
 	irqreturn_t ret = IRQ_NONE;
 	int irq = line->irq;
 	unsigned long covers = line->reads;
+	/* Read locked: the handlers requested before this delivery. */
+	unsigned long requested = line->requests;
 	bool bogus = false;
 
 	line->pending = false;
@@ -329,7 +331,11 @@ static bool deliver(struct irq_line *line)
 	hook = devres__atomic_hook();
 	if (hook)
 		hook(1);
-	for (a = line->actions; a; a = a->next) {
+	/*
+	 * Appended in order: one a handler requested is the first past
+	 * @requested, and those after it came later still.
+	 */
+	for (a = line->actions; a && a->seq <= requested; a = a->next) {
 		irqreturn_t r;
 
 		if (__atomic_load_n(&a->dead, __ATOMIC_ACQUIRE))

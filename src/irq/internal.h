@@ -50,6 +50,8 @@ struct irq_action {
 	unsigned long flags;
 	struct irq_line *line;
 	struct irq_action *next;
+	/* Its place in the line's order of requests (line->requests). */
+	unsigned long seq;
 	/* The thread of a threaded handler; its state is under line->lock. */
 	pthread_t thread;
 	pthread_cond_t wake;
@@ -91,7 +93,13 @@ struct irq_line {
 	int refs; /* attached handlers and calls in progress */
 	/* Destroyed while referenced (no handler): freed at the last put. */
 	bool doomed;
-	int nr_actions;	    /* handlers on the list */
+	int nr_actions; /* handlers on the list */
+	/*
+	 * Requests made on the line: a delivery calls the handlers requested
+	 * before it began, not those its handlers request (each would call
+	 * the next in the same delivery, for ever).
+	 */
+	unsigned long requests;
 	int unlink_due;	    /* of those, freed and not yet unlinked */
 	int depth;	    /* disable depth */
 	int mutators;	    /* threads waiting to change the list */

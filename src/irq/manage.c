@@ -239,6 +239,7 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 	if (!rc) {
 		for (pp = &line->actions; *pp; pp = &(*pp)->next)
 			;
+		a->seq = ++line->requests;
 		*pp = a;
 		line->nr_actions++;
 		/*
