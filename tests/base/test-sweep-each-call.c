@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit fault tsan */
+/* ctest-labels: fault tsan */
 /*
  * Every managed acquisition swept on its own: each of its fault points
  * failed in turn (fail-nth N = 1, 2, ...), on a device that is added and
@@ -13,6 +13,8 @@
  * point, and the sweep prints no WARN.
  *
  * Calls x {device, probe}: each cell in a child under an alarm.
+ * Labelled out of make memcheck (not "unit"): each cell a child under
+ * valgrind took a minute in all; ASan runs it.
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>

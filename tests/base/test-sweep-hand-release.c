@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: MIT
-/* ctest-labels: unit fault tsan */
+/* ctest-labels: fault tsan */
 /*
  * A probe sweep of a driver that gives back one of its managed resources
  * before it is done: in its probe, which then goes on acquiring (and
@@ -13,6 +13,8 @@
  *
  * Resources x {in probe, in remove} x {managed, plain}: each cell in a
  * child under an alarm.
+ * Labelled out of make memcheck (not "unit"): each cell a child under
+ * valgrind took a minute in all; ASan runs it.
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <stdarg.h>
