@@ -179,25 +179,42 @@ static struct resource *insert_locked(struct resource *parent,
 static bool is_region(const struct resource *res);
 
 /*
- * The busy regions of request_region() and the like that a range leaving
- * the tree with its children had below it: the library's, not the
- * caller's, they stay claimed, lifted into its parent. The first one is
- * copied under the tree's lock for the WARN.
+ * The busy regions of request_region() and the like, and the ranges of
+ * devm_request_resource(), that a range leaving the tree with its
+ * children had below it: the library's to unlink, not the caller's, they
+ * stay in the tree, lifted into its parent. The first one is copied under
+ * the tree's lock for the WARN.
  */
 struct lifted {
 	unsigned int n;
+	bool managed; /* the first is a devm_request_resource() range */
 	resource_size_t start, end, old_start, old_end;
 	char name[48];
 	char old_name[48];
 };
 
-/* Moves the regions below *@pp (not those inside one) onto @list. */
+static struct devres__owned_res *owned_of_locked(const struct resource *old);
+
+/*
+ * What the library will unlink itself: a region, or a range of
+ * devm_request_resource(), whose node's release finds it through its
+ * parent pointer.
+ */
+static bool libs_own(const struct resource *res)
+{
+	return is_region(res) || owned_of_locked(res);
+}
+
+/*
+ * Moves the regions and managed ranges below *@pp (not those inside one,
+ * which go with it) onto @list.
+ */
 static void take_regions(struct resource **pp, struct resource **list)
 {
 	struct resource *p;
 
 	while ((p = *pp)) {
-		if (is_region(p)) {
+		if (libs_own(p)) {
 			*pp = p->sibling;
 			p->sibling = *list;
 			*list = p;
@@ -220,6 +237,7 @@ static void lift_regions(struct resource *parent, struct resource *list,
 	for (; list; list = next) {
 		next = list->sibling;
 		if (!lift->n++) {
+			lift->managed = !is_region(list);
 			lift->start = list->start;
 			lift->end = list->end;
 			snprintf(lift->name, sizeof(lift->name), "%s",
@@ -236,8 +254,10 @@ static void lift_regions(struct resource *parent, struct resource *list,
  * it, a busy region of request_region() and the like would be lost: out
  * of the tree while still claimed, its range free to claim again, its
  * release finding nothing, its parent pointer into the caller's storage
- * of @old (which the kernel's release_and_free_resource() frees). It stays
- * in the tree instead, counted in @lift (NULL only with @keep_children).
+ * of @old (which the kernel's release_and_free_resource() frees). So would
+ * a devm_request_resource() range, whose device's release would unlink it
+ * through that pointer. Each stays in the tree instead, counted in @lift
+ * (NULL only with @keep_children).
  */
 static int unlink_locked(struct resource *old, bool keep_children,
 			 struct lifted *lift)
@@ -283,11 +303,12 @@ static void warn_lifted(const struct lifted *lift, const char *func)
 	if (!lift->n)
 		return;
 	devres__warn(NULL, func,
-		     "%s [%#llx-%#llx] holds busy region %s [%#llx-%#llx]"
+		     "%s [%#llx-%#llx] holds %s %s [%#llx-%#llx]"
 		     " (%u in all): left claimed in its parent",
 		     lift->old_name, (unsigned long long)lift->old_start,
-		     (unsigned long long)lift->old_end, lift->name,
-		     (unsigned long long)lift->start,
+		     (unsigned long long)lift->old_end,
+		     lift->managed ? "managed range" : "busy region",
+		     lift->name, (unsigned long long)lift->start,
 		     (unsigned long long)lift->end, lift->n);
 }
 

@@ -289,24 +289,37 @@ int driver_probe_sweep(struct device_driver *drv, struct device *dev,
  * with the same count of injectable calls before the probe, so point N of
  * a sweep's report fails here at the same call.
  */
+static int fail_nth_run(struct probe_sweep *ps, unsigned int n)
+{
+	int ret;
+
+	devres_fail_nth(n);
+	ret = bind_op(ps);
+	devres_fail_nth(0);
+	if (ret >= 0)
+		unbind_op(ps);
+	return ret;
+}
+
 int driver_probe_fail_nth(struct device_driver *drv, struct device *dev,
 			  unsigned int n)
 {
 	struct probe_sweep ps = { .drv = drv, .dev = dev };
-	bool lend_bus;
 	int ret = check_args(drv, dev, &ps, __func__);
 
 	if (ret)
 		return ret;
-	lend_bus = !drv->bus && dev->bus;
-	if (lend_bus)
+	/*
+	 * The bus lent as the sweep lends it, and given back as the sweep
+	 * gives it back, also when the probe ends the thread: left set, it
+	 * made the driver one of @dev's bus that nobody registered.
+	 */
+	if (!drv->bus && dev->bus) {
 		drv->bus = dev->bus;
-	devres_fail_nth(n);
-	ret = bind_op(&ps);
-	devres_fail_nth(0);
-	if (ret >= 0)
-		unbind_op(&ps);
-	if (lend_bus)
-		drv->bus = NULL;
-	return ret;
+		pthread_cleanup_push(unset_bus, drv);
+		ret = fail_nth_run(&ps, n);
+		pthread_cleanup_pop(1);
+		return ret;
+	}
+	return fail_nth_run(&ps, n);
 }

@@ -68,9 +68,12 @@ static inline struct device *kcompat_heap_dev(void)
 
 /*
  * In a child of fork(), the heap device is the parent's, which the library
- * refuses to the child (docs/fork.md): the child's copy is wiped, and its
- * first kmalloc() makes a heap device of its own. The parent's blocks stay
- * in the child's memory, unreachable through kfree() (its WARN: not found).
+ * refuses to the child (docs/fork.md): the child's copy is wiped, and a
+ * heap device of its own is made at once, as at the program's start, so
+ * that it is in every ledger baseline of the child too (made at the
+ * child's first kmalloc(), a sweep in the child counted it as a leak of
+ * the run that made it). The parent's blocks stay in the child's memory,
+ * unreachable through kfree() (its WARN: not found).
  */
 static inline void kcompat_heap_child(void)
 {
@@ -78,6 +81,7 @@ static inline void kcompat_heap_child(void)
 
 	memset(&kcompat_heap, 0, sizeof(kcompat_heap));
 	kcompat_heap_once = once;
+	(void)kcompat_heap_dev();
 }
 
 __attribute__((weak)) pthread_once_t kcompat_heap_fork_once = PTHREAD_ONCE_INIT;
