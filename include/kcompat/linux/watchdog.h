@@ -532,6 +532,12 @@ static inline void kcompat_wdt_release(struct device *dev, void *res)
 	kcompat_wdt_unregister(*(struct watchdog_device **)res, false);
 }
 
+/*
+ * devm_watchdog_register_device() - watchdog_register_device(), taken
+ * back when @dev unbinds. Return: as watchdog_register_device(); -EINVAL
+ * for a bad @dev; -EDEADLK (a WARN, nothing registered) from a match or
+ * for-each callback of @dev, where its node would be refused.
+ */
 static inline int devm_watchdog_register_device(struct device *dev,
 						struct watchdog_device *wdd)
 {
@@ -547,6 +553,10 @@ static inline int devm_watchdog_register_device(struct device *dev,
 				    dev);
 		return -EINVAL;
 	}
+	/* Where its node would be refused, nothing is registered. */
+	ret = devres_may_add(dev, "devm_watchdog_register_device");
+	if (ret)
+		return ret;
 	p = devres_alloc(kcompat_wdt_release, sizeof(struct watchdog_device *),
 			 GFP_KERNEL);
 	if (!p)

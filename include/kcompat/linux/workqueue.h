@@ -1752,14 +1752,21 @@ static inline void kcompat_work_cancel_action(void *w)
 
 /*
  * devm_work_autocancel() - INIT_WORK(), and cancel_work_sync() at unbind
- * Context: probe. Return: 0, -ENOMEM (a fault point; nothing left), or
- * -EINVAL when INIT_WORK() refused @w or @f (its WARN).
+ * Context: probe; not a match or for-each callback of @dev. Return: 0,
+ * -ENOMEM (a fault point; nothing left), or -EINVAL when INIT_WORK()
+ * refused @w or @f (its WARN); -EDEADLK (a WARN, @w left as it is) from
+ * a match or for-each callback of @dev; -EINVAL or -ECHILD for a bad
+ * @dev or one of the parent process (a WARN).
  */
 static inline int devm_work_autocancel(struct device *dev,
 				       struct work_struct *w, work_func_t f)
 {
 	bool bad = devres_ptr_bad(w) || devres_ptr_bad((const void *)f);
+	int ret = devres_may_add(dev, "devm_work_autocancel");
 
+	/* Where its action would be refused, the item is left as it is. */
+	if (ret)
+		return ret;
 	/* A bad item or function: INIT_WORK()'s WARN, and no action. */
 	INIT_WORK(w, f);
 	if (bad)
