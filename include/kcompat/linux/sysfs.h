@@ -257,8 +257,11 @@ static inline void kcompat_groups_remove(struct device *dev,
 
 	if (!groups && !grp)
 		return; /* as the kernel: nothing to remove */
-	/* One WARN for a bad device: not "not added" besides. */
-	if (kcompat_bad(dev, func, "device"))
+	/*
+	 * One WARN for a bad device, or from a callback of its devres (its
+	 * lock held up the stack): not "not added" besides. The groups stay.
+	 */
+	if (kcompat_bad(dev, func, "device") || devres_may_add(dev, func))
 		return;
 	p = devres_remove(dev, kcompat_groups_release, kcompat_groups_match,
 			  &key);
