@@ -391,6 +391,7 @@ static void cell(int c, int x, int unused)
 	}
 	/* What the call recorded goes with the device's release. */
 	devres_release_all(&dev);
+	rtc_made = NULL; /* its memory too: devm_rtc_allocate_device()'s */
 	CHECK(!left_something());
 	put_device(&dev);
 	devres_ledger_snapshot(&after);
