@@ -104,6 +104,30 @@ DEVRES_API void devres_free(void *res);
 DEVRES_API void devres_add(struct device *dev, void *res);
 
 /**
+ * devres_may_add() - whether devres_add() to a device would be taken now
+ * @dev: the device a node is for
+ * @func: the caller's call, named in the WARN
+ *
+ * For a managed call of a layer above the library (the kernel-compat
+ * headers' devm_hwrng_register(), devm_clk_get()...) that acquires or
+ * registers something before it records the node that gives it back: it
+ * asks first, and where devres_add() would refuse the node it acquires
+ * nothing. Inside a match or for-each callback of @dev, this thread
+ * holds @dev's devres lock up the stack, and the kernel's call would
+ * wait for it for ever; devres_add() there WARNs and adds nothing, and
+ * the caller, which gets no error from it, kept its resource on no
+ * device, never given back. A release callback or a devm action of @dev
+ * is no such place: there the node is added, and released later.
+ *
+ * Context: any thread. errno is kept.
+ * Return: 0 when a node may be added; -EDEADLK from a match or for-each
+ * callback of @dev (one WARN naming @func); -EINVAL for a NULL or
+ * uninitialized @dev, a device of the parent process in a child of
+ * fork(), or a bad @func (one WARN each).
+ */
+DEVRES_API int devres_may_add(struct device *dev, const char *func);
+
+/**
  * devres_find() - find the newest matching resource
  * @dev: the device to search
  * @release: the release function the resource was allocated with

@@ -98,12 +98,20 @@ static inline void kcompat_clk_release(struct device *dev, void *res)
 						   : "devm_clk_get_prepared");
 }
 
-/* @on: 0, prepared (1), or prepared and enabled (2), as the getter's name. */
+/*
+ * @on: 0, prepared (1), or prepared and enabled (2), as the getter's name.
+ * ERR_PTR(-EDEADLK), with a WARN, from a match or for-each callback of
+ * @dev, where the clock's node would be refused.
+ */
 static inline struct clk *kcompat_devm_clk(struct device *dev, const char *what,
 					   bool optional, int on)
 {
 	struct clk *c;
+	int err = devres_may_add(dev, what);
 
+	/* Refused before the clock is made: it would be on no device. */
+	if (err)
+		return (struct clk *)ERR_PTR(err);
 	if (devres_should_defer(dev, what))
 		return (struct clk *)ERR_PTR(-EPROBE_DEFER);
 	(void)optional;

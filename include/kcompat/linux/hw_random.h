@@ -326,6 +326,11 @@ static inline void kcompat_hwrng_release(struct device *dev, void *res)
 				 "hwrng_unregister");
 }
 
+/*
+ * devm_hwrng_register() - hwrng_register(), taken back when @dev unbinds
+ * Return: as hwrng_register(); -EDEADLK (a WARN, nothing registered) from
+ * a match or for-each callback of @dev, where its node would be refused.
+ */
 static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 {
 	struct kcompat_hwrng_reg *r;
@@ -336,6 +341,10 @@ static inline int devm_hwrng_register(struct device *dev, struct hwrng *rng)
 	if (kcompat_bad(dev, "devm_hwrng_register", "device") ||
 	    kcompat_bad(rng, "devm_hwrng_register", "hwrng"))
 		return -EINVAL;
+	/* Where its node would be refused, nothing is registered. */
+	ret = devres_may_add(dev, "devm_hwrng_register");
+	if (ret)
+		return ret;
 	p = devres_alloc(kcompat_hwrng_release, sizeof(struct hwrng *),
 			 GFP_KERNEL);
 	if (!p)
@@ -364,12 +373,16 @@ static inline int kcompat_hwrng_match(struct device *dev, void *res, void *data)
  * registered for @dev, now, and drop its node
  * Context: may sleep (waits for the reads in progress). An rng @dev has
  * no such node for (never registered, unregistered already, or
- * registered by hwrng_register()) is a misuse: one WARN, nothing done.
+ * registered by hwrng_register()) is a misuse: one WARN, nothing done;
+ * so is a call from a match or for-each callback of @dev.
  */
 static inline void devm_hwrng_unregister(struct device *dev, struct hwrng *rng)
 {
 	if (kcompat_bad(dev, "devm_hwrng_unregister", "device") ||
 	    kcompat_bad(rng, "devm_hwrng_unregister", "hwrng"))
+		return;
+	/* From a callback of @dev's devres: one WARN, the rng registered. */
+	if (devres_may_add(dev, "devm_hwrng_unregister"))
 		return;
 	if (devres_release(dev, kcompat_hwrng_release, kcompat_hwrng_match,
 			   rng))

@@ -124,6 +124,24 @@ __attribute__((weak))
 pthread_mutex_t kcompat_wq_lock = PTHREAD_MUTEX_INITIALIZER;
 __attribute__((weak)) struct kcompat_wq kcompat_wqs[KCOMPAT_WQ_SLOTS];
 
+/* The value of system_wq (<linux/workqueue.h>): no handle, never NULL. */
+#define KCOMPAT_SYSTEM_WQ ((uintptr_t)0x2000)
+
+/*
+ * The system's queue (system_wq; NULL inside these headers): no slot of
+ * the table, for it is never made nor destroyed, but flush colors of its
+ * own, so that flush_workqueue(system_wq) waits, as the kernel's does,
+ * for what was queued on it before the call. Its generation is 0, the
+ * NULL handle's. Its colors before kcompat_sysq_first are the parent's,
+ * in a child of fork(): the ends of their runs are not counted.
+ */
+__attribute__((weak)) struct kcompat_wq kcompat_sysq = {
+	.idle = PTHREAD_COND_INITIALIZER,
+	.cond_made = true,
+	.color = 1,
+};
+__attribute__((weak)) unsigned long kcompat_sysq_first = 1;
+
 /*
  * A handle is odd (no object is at an odd address), at or above the first
  * page (the generation starts at 1), and below the ERR_PTR() range (the
@@ -364,6 +382,25 @@ static inline struct workqueue_struct *kcompat_wq_new(const char *name,
 	return wq;
 }
 
+/* The slot of @wq, a live queue's handle or NULL (the system's). */
+static inline struct kcompat_wq *
+kcompat_wq_slot(const struct workqueue_struct *wq)
+{
+	uintptr_t h = (uintptr_t)wq;
+
+	return wq ? &kcompat_wqs[(h >> 1) & 2047] : &kcompat_sysq;
+}
+
+/*
+ * The set of the library's record of waits that a wait for @wq begins
+ * and the threads running its items join: the handle, or system_wq's
+ * value for the system's queue (NULL is no set).
+ */
+static inline uintptr_t kcompat_wq_set(const struct workqueue_struct *wq)
+{
+	return wq ? (uintptr_t)wq : KCOMPAT_SYSTEM_WQ;
+}
+
 /* An item a thread serves leaves the queue it counts on. */
 static inline void kcompat_wq_put(struct workqueue_struct *wq)
 {
@@ -396,11 +433,8 @@ static inline unsigned long kcompat_wq_tag_live(struct workqueue_struct *wq)
 {
 	uintptr_t h = (uintptr_t)wq;
 	unsigned long tag = 0;
-	struct kcompat_wq *q;
+	struct kcompat_wq *q = kcompat_wq_slot(wq);
 
-	if (!wq)
-		return 0;
-	q = &kcompat_wqs[(h >> 1) & 2047];
 	pthread_mutex_lock(&kcompat_wq_lock);
 	if (q->gen == h >> 12)
 		tag = kcompat_wq_tag(q);
@@ -417,12 +451,16 @@ static inline void kcompat_wq_over(struct workqueue_struct *wq,
 				   unsigned long tag)
 {
 	uintptr_t h = (uintptr_t)wq;
-	struct kcompat_wq *q;
+	struct kcompat_wq *q = kcompat_wq_slot(wq);
 
-	if (!wq || !tag)
+	if (!tag)
 		return;
-	q = &kcompat_wqs[(h >> 1) & 2047];
 	pthread_mutex_lock(&kcompat_wq_lock);
+	/* A queueing of the parent's, ended in a child of fork(): not ours. */
+	if (!wq && tag < kcompat_sysq_first) {
+		pthread_mutex_unlock(&kcompat_wq_lock);
+		return;
+	}
 	if (q->gen == h >> 12 && --q->nr[tag & 1] == 0) {
 		/* A closed color over: every one up to it is. */
 		if (tag < q->color && tag == q->flushed + 1)
@@ -594,6 +632,15 @@ static inline void kcompat_wq_child(void)
 			pthread_cond_init(&kcompat_wqs[i].idle, NULL);
 	kcompat_finishing = 0;
 	pthread_cond_init(&kcompat_fin_cond, NULL);
+	/*
+	 * The system queue's queueings are the parent's: the child's colors
+	 * begin past theirs, with none counted.
+	 */
+	kcompat_sysq_first = kcompat_sysq.color + 1;
+	kcompat_sysq.color = kcompat_sysq_first;
+	kcompat_sysq.flushed = kcompat_sysq_first - 1;
+	kcompat_sysq.nr[0] = kcompat_sysq.nr[1] = 0;
+	pthread_cond_init(&kcompat_sysq.idle, NULL);
 	/* The items waiting for a thread are the parent's, as its queues. */
 	kcompat_strand_first = NULL;
 	kcompat_stranded = 0;

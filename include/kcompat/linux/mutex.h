@@ -24,6 +24,9 @@
  * log sink (the node's ADD line) waits for the destroying thread would
  * close a loop, and the later wait is refused with one WARN (a refused
  * destroy does nothing; the node destroys the mutex at unbind).
+ * From a match or for-each callback of the device, where the node would
+ * be refused, devm_mutex_init() returns -EDEADLK with one WARN and leaves
+ * the mutex as it is.
  *
  * A thread that ends holding a mutex lets it go, with one WARN
  * (<linux/kcompat_held.h>).
@@ -288,6 +291,10 @@ static inline int kcompat_devm_mutex_init(struct device *dev,
 		devres_warn_bad_arg("devm_mutex_init", "mutex", lock);
 		return -EINVAL;
 	}
+	/* Where its node would be refused, the lock is left as it is. */
+	ret = devres_may_add(dev, "devm_mutex_init");
+	if (ret)
+		return ret;
 	/* Made, owned by @dev and being added in one hold; a destroy waits. */
 	kcompat_mutex_make(lock, name, dev,
 			   kcompat_lock_busy(&lock->k, "mutex_init", "mutex",

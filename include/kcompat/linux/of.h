@@ -32,14 +32,19 @@ __attribute__((weak)) void kcompat_compatible_release(struct device *dev,
  * @compatible: e.g. "acme,rng-v2"; copied
  *
  * Board code, not driver code: the string lives on @dev until it is
- * deleted. Return: 0 or -ENOMEM.
+ * deleted. Return: 0 or -ENOMEM; -EDEADLK from a match or for-each
+ * callback of @dev (a WARN, nothing set).
  */
 static inline int kcompat_set_compatible(struct device *dev,
 					 const char *compatible)
 {
 	size_t len = strlen(compatible) + 1;
-	char *s = devres_alloc(kcompat_compatible_release, len, GFP_KERNEL);
+	int err = devres_may_add(dev, "kcompat_set_compatible");
+	char *s;
 
+	if (err)
+		return err;
+	s = devres_alloc(kcompat_compatible_release, len, GFP_KERNEL);
 	if (!s)
 		return -ENOMEM;
 	memcpy(s, compatible, len);

@@ -1,7 +1,8 @@
 /* SPDX-License-Identifier: MIT */
 /*
  * Runtime PM: the device is always active, every call succeeds and does
- * nothing. devm_pm_runtime_enable() is still managed (its disable is a
+ * nothing. devm_pm_runtime_enable() (-EDEADLK, with a WARN, from a match
+ * or for-each callback of the device) is still managed (its disable is a
  * managed action), so its place in the release order is real.
  */
 #ifndef KCOMPAT_LINUX_PM_RUNTIME_H
@@ -43,8 +44,14 @@ static inline void kcompat_pm_runtime_disable(void *dev)
 
 static inline int devm_pm_runtime_enable(struct device *dev)
 {
+	int ret;
+
 	if (kcompat_pm_bad(dev, "devm_pm_runtime_enable"))
 		return -EINVAL;
+	/* Where its action would be refused, nothing is enabled. */
+	ret = devres_may_add(dev, "devm_pm_runtime_enable");
+	if (ret)
+		return ret;
 	pm_runtime_enable(dev);
 	return devm_add_action_or_reset(dev, kcompat_pm_runtime_disable, dev);
 }

@@ -102,11 +102,19 @@ static inline int rtc_valid_tm(const struct rtc_time *tm)
 		       : 0;
 }
 
-/* Managed: freed with the binding. Return: the device, or ERR_PTR(-ENOMEM). */
+/*
+ * Managed: freed with the binding. Return: the device, or ERR_PTR(-ENOMEM);
+ * ERR_PTR(-EDEADLK) from a match or for-each callback of @dev (a WARN).
+ */
 static inline struct rtc_device *devm_rtc_allocate_device(struct device *dev)
 {
-	struct rtc_device *rtc = devm_kzalloc(dev, sizeof(*rtc), GFP_KERNEL);
+	struct rtc_device *rtc;
+	int err = devres_may_add(dev, "devm_rtc_allocate_device");
 
+	/* Its error, not the -ENOMEM of a devm_kzalloc() refused. */
+	if (err)
+		return (struct rtc_device *)ERR_PTR(err);
+	rtc = devm_kzalloc(dev, sizeof(*rtc), GFP_KERNEL);
 	if (!rtc)
 		return (struct rtc_device *)ERR_PTR(-ENOMEM);
 	rtc->parent = dev;
@@ -152,7 +160,8 @@ static inline void kcompat_rtc_release(struct device *dev, void *res)
  * Context: may sleep (a release of its registration in progress on
  * another thread ends first). Return: 0; -EINVAL without ops; -EBUSY
  * when it is registered already (a WARN), or (a WARN) from a call that
- * release waits for; -ENOMEM.
+ * release waits for; -ENOMEM; -EDEADLK (a WARN, nothing registered) from
+ * a match or for-each callback of its parent, whose node it would be.
  */
 static inline int devm_rtc_register_device(struct rtc_device *rtc)
 {
@@ -165,6 +174,10 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 		return -EINVAL;
 	if (!rtc->ops)
 		return -EINVAL;
+	/* Where its node would be refused, nothing is registered. */
+	ret = devres_may_add(rtc->parent, "devm_rtc_register_device");
+	if (ret)
+		return ret;
 	if (devres_should_fail(rtc->parent, "devm_rtc_register_device"))
 		return -ENOMEM;
 	p = devres_alloc(kcompat_rtc_release, sizeof(struct rtc_device *),
@@ -219,7 +232,9 @@ static inline int devm_rtc_register_device(struct rtc_device *rtc)
 
 /*
  * devm_rtc_device_register() - allocate and register in one call (the
- * older form, still in the kernel). Return: the device, or an ERR_PTR.
+ * older form, still in the kernel). Return: the device, or an ERR_PTR:
+ * ERR_PTR(-EDEADLK) (a WARN, nothing made) from a match or for-each
+ * callback of @dev.
  */
 static inline struct rtc_device *
 devm_rtc_device_register(struct device *dev, const char *name,
@@ -232,6 +247,9 @@ devm_rtc_device_register(struct device *dev, const char *name,
 	(void)owner;
 	if (kcompat_bad(ops, "devm_rtc_device_register", "rtc ops"))
 		return (struct rtc_device *)ERR_PTR(-EINVAL);
+	ret = devres_may_add(dev, "devm_rtc_device_register");
+	if (ret)
+		return (struct rtc_device *)ERR_PTR(ret);
 	rtc = devm_rtc_allocate_device(dev);
 	if (IS_ERR(rtc))
 		return rtc;

@@ -209,9 +209,12 @@ static inline int kcompat_groups_add(struct device *dev,
 	void *got;
 	int err;
 
-	/* A bad device is WARNed here, before a node that could not go on. */
-	err = devres_check(dev);
-	if (err && err != -EUCLEAN)
+	/*
+	 * A bad device, or a callback of its devres (its lock held up the
+	 * stack), is WARNed here, before a node that could not go on.
+	 */
+	err = devres_may_add(dev, func);
+	if (err)
 		return err;
 	p = devres_alloc(kcompat_groups_release, sizeof(*p), GFP_KERNEL);
 	if (!p)
@@ -254,8 +257,11 @@ static inline void kcompat_groups_remove(struct device *dev,
 
 	if (!groups && !grp)
 		return; /* as the kernel: nothing to remove */
-	/* One WARN for a bad device: not "not added" besides. */
-	if (kcompat_bad(dev, func, "device"))
+	/*
+	 * One WARN for a bad device, or from a callback of its devres (its
+	 * lock held up the stack): not "not added" besides. The groups stay.
+	 */
+	if (kcompat_bad(dev, func, "device") || devres_may_add(dev, func))
 		return;
 	p = devres_remove(dev, kcompat_groups_release, kcompat_groups_match,
 			  &key);
@@ -283,7 +289,10 @@ static inline void kcompat_groups_remove(struct device *dev,
  * @groups: NULL-terminated; they must outlive the binding (static)
  *
  * Context: probe. Return: 0; -ENOMEM (a fault point); -EINVAL for a bad
- * @dev (WARNed); -EEXIST when one of @groups, or a group of the same name,
+ * @dev, or one of the parent process (WARNed); -EDEADLK from a
+ * match or for-each callback of @dev, whose devres lock this thread holds
+ * (WARNed, nothing added; so are device_add_group(s)()); -EEXIST when one
+ * of @groups, or a group of the same name,
  * is on @dev already, by this call or device_add_group(s)() (WARNed, as
  * the kernel's sysfs refuses it).
  */

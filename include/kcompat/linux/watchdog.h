@@ -155,16 +155,45 @@ static inline void watchdog_stop_on_unregister(struct watchdog_device *wdd)
 
 /*
  * What the kernel's noop pretimeout governor does: say so, and count it
- * (in pretimeout_events, for the program). Context: any, a handler too.
+ * (in pretimeout_events, for the program). Only while @wdd is registered,
+ * as the kernel's, which finds no governor otherwise and returns: once
+ * unregistered, nothing is read but its record, and its parent, which
+ * no reference holds then and may be gone, is not named. The
+ * registration is counted as a call meanwhile, not waiting for a method
+ * in progress (the kernel's takes only its pretimeout_lock): an
+ * unregister on another thread waits for the line, so the parent it
+ * names is there. Context: any, a handler too.
  */
-static inline void watchdog_notify_pretimeout(struct watchdog_device *wdd)
+static inline int kcompat_wdt_pretimeout_say(void *arg)
 {
-	if (kcompat_wdt_bad(wdd, "watchdog_notify_pretimeout"))
-		return;
+	struct watchdog_device *wdd = (struct watchdog_device *)arg;
+
 	__atomic_add_fetch(&wdd->pretimeout_events, 1, __ATOMIC_RELAXED);
 	if (wdd->parent)
 		dev_info(wdd->parent, "watchdog%d: pretimeout event\n",
 			 wdd->id);
+	return 0;
+}
+
+static inline void watchdog_notify_pretimeout(struct watchdog_device *wdd)
+{
+	struct kcompat_reg *r;
+
+	if (kcompat_wdt_bad(wdd, "watchdog_notify_pretimeout"))
+		return;
+	pthread_mutex_lock(&kcompat_reg_lock);
+	r = kcompat_reg_at(&wdd->reg);
+	if (r && r->pid != kcompat_lock_pid())
+		r = NULL; /* the parent's, in a child of fork(): not ours */
+	if (r)
+		r->calls++;
+	pthread_mutex_unlock(&kcompat_reg_lock);
+	if (!r)
+		return;
+	/* On this thread's list of calls: a log sink may unregister it. */
+	(void)kcompat_reg_call(r, "watchdog_notify_pretimeout",
+			       kcompat_wdt_pretimeout_say, wdd);
+	kcompat_reg_put(r);
 }
 
 static inline bool kcompat_wdt_timeout_bad(struct watchdog_device *wdd,
@@ -503,6 +532,12 @@ static inline void kcompat_wdt_release(struct device *dev, void *res)
 	kcompat_wdt_unregister(*(struct watchdog_device **)res, false);
 }
 
+/*
+ * devm_watchdog_register_device() - watchdog_register_device(), taken
+ * back when @dev unbinds. Return: as watchdog_register_device(); -EINVAL
+ * for a bad @dev; -EDEADLK (a WARN, nothing registered) from a match or
+ * for-each callback of @dev, where its node would be refused.
+ */
 static inline int devm_watchdog_register_device(struct device *dev,
 						struct watchdog_device *wdd)
 {
@@ -518,6 +553,10 @@ static inline int devm_watchdog_register_device(struct device *dev,
 				    dev);
 		return -EINVAL;
 	}
+	/* Where its node would be refused, nothing is registered. */
+	ret = devres_may_add(dev, "devm_watchdog_register_device");
+	if (ret)
+		return ret;
 	p = devres_alloc(kcompat_wdt_release, sizeof(struct watchdog_device *),
 			 GFP_KERNEL);
 	if (!p)

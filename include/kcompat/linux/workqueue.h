@@ -6,7 +6,8 @@
  * back and waits for a running one. Delayed work waits in that thread
  * until it is due. A workqueue counts the items queued on it while a
  * thread serves them, so that destroy_workqueue() and drain_workqueue()
- * wait for them; system_wq is no queue of the table. An item that gets no
+ * wait for them; system_wq is no queue of the table, but is flushed as
+ * one. An item that gets no
  * thread (none to be had) stays pending and runs later, never in the
  * caller of queue_work() (<linux/kcompat_wq.h> says when). A queue is a handle
  * (<linux/kcompat_wq.h>): a call on a destroyed one WARNs and does
@@ -559,7 +560,7 @@ kcompat_work_serve(struct work_struct *w, bool adopt, unsigned long stop)
 			drainer = NULL;
 		}
 		/* A wait for its queue waits for this thread while it runs. */
-		devres_wait_join((uintptr_t)rq);
+		devres_wait_join(kcompat_wq_set(rq));
 		gone = kcompat_work_call(w, outer, cancel);
 		devres_wait_leave();
 		/* A thread of the items' own (not a flush's caller's). */
@@ -976,7 +977,7 @@ static inline bool kcompat_work_queue_held(struct work_struct *w,
 		pthread_mutex_unlock(&kcompat_wq_lock);
 	} else if (!w->pending) {
 		w->pwq = NULL;
-		w->ptag = 0;
+		w->ptag = delay ? 0 : kcompat_wq_tag_live(NULL);
 	}
 	if (w->pending) {
 		pthread_mutex_unlock(&w->lock);
@@ -1031,7 +1032,7 @@ static inline bool schedule_delayed_work(struct delayed_work *dw,
  * these headers the system's queue is NULL; each call taking a queue
  * turns one into the other at its entry.
  */
-#define system_wq ((struct workqueue_struct *)(uintptr_t)0x2000)
+#define system_wq ((struct workqueue_struct *)KCOMPAT_SYSTEM_WQ)
 
 /*
  * A queue argument at a call's entry: NULL is one WARN naming the call
@@ -1529,12 +1530,12 @@ static inline void kcompat_wq_sleep(struct kcompat_wq *q, bool kick_left)
 static inline int kcompat_wq_loop(struct workqueue_struct *wq,
 				  enum kcompat_wq_until until, const char *func)
 {
-	if (!devres_wait_begin_set((uintptr_t)wq, func))
+	if (!devres_wait_begin_set(kcompat_wq_set(wq), func))
 		return 0;
 	devres_warn(NULL, func,
 		    "workqueue %p: a work item on it waits for this thread "
 		    "(%s): %s",
-		    (const void *)wq, devres_wait_loop(),
+		    (const void *)(wq ? wq : system_wq), devres_wait_loop(),
 		    until == KCOMPAT_WQ_DESTROY ? "not destroyed"
 						: "not waited for");
 	return -1;
@@ -1558,18 +1559,26 @@ static inline void kcompat_wq_wait(struct workqueue_struct *wq,
 	int old;
 
 	kcompat_might_sleep(id);
-	if (!wq || kcompat_work_arg_bad(wq, true, func))
+	/* The system's queue is only flushed: it is never drained nor goes. */
+	if (!wq && until != KCOMPAT_WQ_FLUSH)
+		return;
+	if (wq && kcompat_work_arg_bad(wq, true, func))
 		return;
 	if (kcompat_work_serves(wq)) {
 		devres_warn(NULL, func,
 			    "workqueue %p: called from a work item on it, "
 			    "which it would wait for: nothing done",
-			    (const void *)wq);
+			    (const void *)(wq ? wq : system_wq));
 		return;
 	}
 	if (kcompat_wq_loop(wq, until, func))
 		return;
-	q = kcompat_wq_get(wq, func);
+	if (wq) {
+		q = kcompat_wq_get(wq, func);
+	} else {
+		pthread_mutex_lock(&kcompat_wq_lock);
+		q = &kcompat_sysq;
+	}
 	if (!q) {
 		devres_wait_end();
 		return;
@@ -1693,7 +1702,11 @@ static inline void drain_workqueue(struct workqueue_struct *wq)
  * on the queue and is not waited for. While another flush of @wq waits
  * for what was queued before it, what is queued meanwhile is waited for
  * by the later flush as if queued before it (the kernel's flush colors,
- * when none is free, do the same).
+ * when none is free, do the same). flush_workqueue(system_wq) waits so
+ * for the system's queue (schedule_work() and the system_*_wq names),
+ * as the kernel's does (new kernels warn at build time that a driver
+ * should flush a queue of its own, or its items, instead); from one of
+ * its items, which it would wait for, it WARNs and does nothing.
  */
 static inline void flush_workqueue(struct workqueue_struct *wq)
 {
@@ -1739,14 +1752,21 @@ static inline void kcompat_work_cancel_action(void *w)
 
 /*
  * devm_work_autocancel() - INIT_WORK(), and cancel_work_sync() at unbind
- * Context: probe. Return: 0, -ENOMEM (a fault point; nothing left), or
- * -EINVAL when INIT_WORK() refused @w or @f (its WARN).
+ * Context: probe; not a match or for-each callback of @dev. Return: 0,
+ * -ENOMEM (a fault point; nothing left), or -EINVAL when INIT_WORK()
+ * refused @w or @f (its WARN); -EDEADLK (a WARN, @w left as it is) from
+ * a match or for-each callback of @dev; -EINVAL or -ECHILD for a bad
+ * @dev or one of the parent process (a WARN).
  */
 static inline int devm_work_autocancel(struct device *dev,
 				       struct work_struct *w, work_func_t f)
 {
 	bool bad = devres_ptr_bad(w) || devres_ptr_bad((const void *)f);
+	int ret = devres_may_add(dev, "devm_work_autocancel");
 
+	/* Where its action would be refused, the item is left as it is. */
+	if (ret)
+		return ret;
 	/* A bad item or function: INIT_WORK()'s WARN, and no action. */
 	INIT_WORK(w, f);
 	if (bad)
