@@ -263,7 +263,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit -LE '^(hostile|table)$$' \
-		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|fork-locks|wait-sites|allocs|states-calls-whole|stdio|limits-whole|plain-release|test-kc-states|test-kc-object-states|test-pci-ro-ops|test-pci-ro-fork|test-kc-pci-regions|test-pci-tree-toctou|test-unmanaged-release-ctx|test-kc-format-store|test-pages|test-posix-fd-hand|test-revocable-fork|test-pci-hostile-tree-ro|test-kc-registries-fork|test-pci-uio-fork|test-pci-scan-fork|test-posix-fd-states|test-posix-mmap-hand)$$' \
+		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|fork-locks|wait-sites|allocs|states-calls-whole|stdio|limits-whole|plain-release|test-kc-states|test-kc-object-states|test-pci-ro-ops|test-pci-ro-fork|test-kc-pci-regions|test-pci-tree-toctou|test-unmanaged-release-ctx|test-kc-format-store|test-pages|test-posix-fd-hand|test-revocable-fork|test-pci-hostile-tree-ro|test-kc-registries-fork|test-pci-uio-fork|test-pci-scan-fork|test-posix-fd-states|test-posix-mmap-hand|test-kc-callback-acquire)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log
