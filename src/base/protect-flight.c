@@ -51,7 +51,7 @@ void devres__protect_end(unsigned int slot)
 
 void devres__protect_settle(void)
 {
-	const struct timespec poll = { .tv_nsec = 50 * 1000 };
+	const struct timespec poll = { .tv_nsec = 50000 };
 
 	__atomic_store_n(&devres__maps_readonly, true, __ATOMIC_SEQ_CST);
 
