@@ -254,6 +254,7 @@ INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 {
 	void *new_addr = NULL, *ret = MAP_FAILED;
 	unsigned int slot;
+	bool looks;
 
 	if (flags & MREMAP_FIXED) {
 		va_list ap;
@@ -265,14 +266,17 @@ INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 	/*
 	 * Counted in flight across the look and the kernel's call, as
 	 * mprotect() (protect-flight.c): a switch to read-only mode waits
-	 * for a copy or a move of a mapping that looked before it.
+	 * for a copy or a move of a mapping that looked before it. Its
+	 * WARNs are not held (mprotect()'s are): the held lines' buffer,
+	 * allocated, could be mapped where the call is to grow or move to.
 	 */
 	slot = devres__protect_begin();
+	looks = devres__protect_looks();
 	/* old_len 0 copies new_len bytes of the old range. */
-	if (devres__ro_refused("mremap", old, old_len ? old_len : new_len,
-			       "..."))
+	if (looks && devres__ro_refused("mremap", old,
+					old_len ? old_len : new_len, "..."))
 		goto out;
-	if (!none()) {
+	if (looks && !none()) {
 		bool moves = old_len &&
 			     (old_len != new_len ||
 			      (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)));

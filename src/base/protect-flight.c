@@ -19,6 +19,14 @@
  * a first turn and counted itself after that turn's look is waited for
  * by the second.
  *
+ * A call counted that finds nothing recorded and no switch's mark
+ * (devres__protect_looks()) looks no further: a switch that marks later
+ * waits for it. An mprotect() that looks holds its WARNs until it is let
+ * go, so that a switch does not wait for a log sink; a refused mremap()'s
+ * WARN is made inside (the held lines' buffer could be mapped where the
+ * call grows or moves to), and a sink that switches read-only mode on
+ * from it skips its own slot, as a signal handler's switch does.
+ *
  * No lock: the wait polls, every 50 us, for calls that last one system
  * call each. A switch made by a signal handler on a thread with its own
  * call in flight does not wait for the slot that call is in (it would
@@ -47,6 +55,12 @@ void devres__protect_end(unsigned int slot)
 {
 	__atomic_sub_fetch(&in_flight[slot], 1, __ATOMIC_SEQ_CST);
 	own[slot]--;
+}
+
+bool devres__protect_looks(void)
+{
+	return __atomic_load_n(&devres__maps_nr, __ATOMIC_RELAXED) ||
+	       __atomic_load_n(&devres__maps_readonly, __ATOMIC_SEQ_CST);
 }
 
 void devres__protect_settle(void)

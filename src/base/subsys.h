@@ -710,6 +710,11 @@ HIDDEN bool devres__ro_refused(const char *call, void *addr, size_t len,
  * mode set.
  */
 HIDDEN unsigned int devres__protect_begin(void);
+/*
+ * Once counted: whether the call has anything to look at (a record, or a
+ * switch's mark); false: it goes straight on.
+ */
+HIDDEN bool devres__protect_looks(void);
 HIDDEN void devres__protect_end(unsigned int slot);
 HIDDEN void devres__protect_settle(void);
 

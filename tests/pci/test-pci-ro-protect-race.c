@@ -7,7 +7,7 @@
  * a node's) times the call the other threads loop on (mprotect(2) and
  * pkey_mprotect(2) with PROT_READ|PROT_WRITE): 4 cells, each in a child
  * of its own under an alarm, each ROUNDS rounds (40; 15 under
- * ThreadSanitizer) of a fresh mapping, two threads looping on the call,
+ * ThreadSanitizer, a quarter under valgrind) of a fresh mapping, two threads looping on the call,
  * and the switch.
  *
  * Each round: once the switch has returned, no mapping of the fake tree
@@ -32,6 +32,7 @@
 #include <devres/device.h>
 #include "testlib.h"
 #include "child-check.h"
+#include "rounds.h"
 #include "pcitest.h"
 #include "../hostile/cell-child.h"
 
@@ -42,6 +43,8 @@
 #else
 #define ROUNDS 40
 #endif
+/* DEVRES_RO_RACE_ROUNDS in the environment: more, for a hunt. */
+#define ROUNDS_ENV "DEVRES_RO_RACE_ROUNDS"
 
 enum row {
 	R_PLAIN,
@@ -140,7 +143,7 @@ static int cell(int row, int col)
 		CHILD_CHECK(pcim_enable_device(p) == 0);
 	/* The refusals' WARNs are many: not written. */
 	devres_set_log_sink(quiet, NULL);
-	for (int r = 0; r < ROUNDS; r++)
+	for (long r = 0, n = test_race_rounds(ROUNDS_ENV, ROUNDS); r < n; r++)
 		CHILD_CHECK(!round_of(p, managed, col));
 	pci_sysfs_set_readonly(false);
 	return 0;
