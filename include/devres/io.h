@@ -112,12 +112,14 @@ DEVRES_API void *ioremap_wc(phys_addr_t offset, size_t size);
  * calls built on them) is a managed mapping released by hand: it WARNs,
  * naming its device and managed call, is unmapped now, and its node (and
  * a pcim_iomap() one's pcim_iomap_table() slot) goes with it, so that
- * the device's release does not unmap it again.
+ * the device's release does not unmap it again. A plain ioremap() one
+ * the program unmapped (or moved) itself with munmap() or mremap() is
+ * forgotten, its range left as it is: another owner may have it by now.
  *
  * Context: any thread. Preserves errno. A WARN when @addr is not a live
  * mapping from ioremap() or pci_iomap() (an address inside one, one
- * already unmapped), or, in a child of fork(), is its parent's (then it
- * stays mapped).
+ * already unmapped), when its range was unmapped behind the library's
+ * back, or, in a child of fork(), is its parent's (then it stays mapped).
  */
 DEVRES_API void iounmap(volatile void *addr);
 

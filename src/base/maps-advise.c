@@ -236,8 +236,9 @@ bool devres__ro_refused(const char *call, void *addr, size_t len,
 	struct devres__hand h;
 	size_t n;
 
+	/* After the call's count: a switch counted it, or is seen. */
 	if (devres__maps_own ||
-	    !__atomic_load_n(&devres__maps_readonly, __ATOMIC_RELAXED))
+	    !__atomic_load_n(&devres__maps_readonly, __ATOMIC_SEQ_CST))
 		return false;
 	fn = __atomic_load_n(&ro_look, __ATOMIC_ACQUIRE);
 	if (!fn || !len || (a & mask) || len > UINTPTR_MAX - a - mask ||
@@ -280,18 +281,46 @@ static bool protect_refused(const char *call, void *addr, size_t len, int prot,
 	return true;
 }
 
+/*
+ * Counted in flight across the look and the kernel's call, so that a
+ * switch to read-only mode on another thread waits for one that looked
+ * before it (protect-flight.c). A refusal's WARN is held meanwhile and
+ * goes to the log sink once the count is let go: the switch never waits
+ * for the application's code. Nothing recorded and no switch seen once
+ * counted: nothing to look at (a switch that comes later waits for the
+ * call, then protects), and the library's code is not entered (a
+ * sanitizer's runtime may call these before it is ready for it).
+ */
 INTERPOSE int mprotect(void *addr, size_t len, int prot)
 {
-	if (protect_refused("mprotect", addr, len, prot, -1))
-		return -1;
-	return next_mprotect()(addr, len, prot);
+	unsigned int slot = devres__protect_begin();
+	bool looks = devres__protect_looks();
+	int ret = -1;
+
+	if (looks)
+		devres__log_hold();
+	if (!looks || !protect_refused("mprotect", addr, len, prot, -1))
+		ret = next_mprotect()(addr, len, prot);
+	devres__protect_end(slot);
+	if (looks)
+		devres__log_release();
+	return ret;
 }
 
 INTERPOSE int pkey_mprotect(void *addr, size_t len, int prot, int pkey)
 {
-	if (protect_refused("pkey_mprotect", addr, len, prot, pkey))
-		return -1;
-	return next_pkey_mprotect()(addr, len, prot, pkey);
+	unsigned int slot = devres__protect_begin();
+	bool looks = devres__protect_looks();
+	int ret = -1;
+
+	if (looks)
+		devres__log_hold();
+	if (!looks || !protect_refused("pkey_mprotect", addr, len, prot, pkey))
+		ret = next_pkey_mprotect()(addr, len, prot, pkey);
+	devres__protect_end(slot);
+	if (looks)
+		devres__log_release();
+	return ret;
 }
 
 /*

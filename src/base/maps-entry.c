@@ -252,7 +252,9 @@ INTERPOSE void *mmap64(void *addr, size_t len, int prot, int flags, int fd,
 INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 		       ...)
 {
-	void *new_addr = NULL;
+	void *new_addr = NULL, *ret = MAP_FAILED;
+	unsigned int slot;
+	bool looks;
 
 	if (flags & MREMAP_FIXED) {
 		va_list ap;
@@ -261,11 +263,20 @@ INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 		new_addr = va_arg(ap, void *);
 		va_end(ap);
 	}
+	/*
+	 * Counted in flight across the look and the kernel's call, as
+	 * mprotect() (protect-flight.c): a switch to read-only mode waits
+	 * for a copy or a move of a mapping that looked before it. Its
+	 * WARNs are not held (mprotect()'s are): the held lines' buffer,
+	 * allocated, could be mapped where the call is to grow or move to.
+	 */
+	slot = devres__protect_begin();
+	looks = devres__protect_looks();
 	/* old_len 0 copies new_len bytes of the old range. */
-	if (devres__ro_refused("mremap", old, old_len ? old_len : new_len,
-			       "..."))
-		return MAP_FAILED;
-	if (!none()) {
+	if (looks && devres__ro_refused("mremap", old,
+					old_len ? old_len : new_len, "..."))
+		goto out;
+	if (looks && !none()) {
 		bool moves = old_len &&
 			     (old_len != new_len ||
 			      (flags & (MREMAP_FIXED | MREMAP_DONTUNMAP)));
@@ -273,9 +284,12 @@ INTERPOSE void *mremap(void *old, size_t old_len, size_t new_len, int flags,
 		if (check("mremap", old, moves ? old_len : 0,
 			  flags & MREMAP_FIXED ? new_addr : NULL,
 			  flags & MREMAP_FIXED ? new_len : 0))
-			return MAP_FAILED;
+			goto out;
 	}
-	return next_mremap_call(old, old_len, new_len, flags, new_addr);
+	ret = next_mremap_call(old, old_len, new_len, flags, new_addr);
+out:
+	devres__protect_end(slot);
+	return ret;
 }
 
 /*

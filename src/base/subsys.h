@@ -710,6 +710,25 @@ HIDDEN void devres__ro_look_register(devres__ro_look_t fn);
  */
 HIDDEN bool devres__ro_refused(const char *call, void *addr, size_t len,
 			       const char *arg);
+/*
+ * protect-flight.c: mprotect(), pkey_mprotect() and mremap() counted in
+ * flight from before their look (devres__ro_refused()) until the kernel's
+ * call returns: devres__protect_begin() returns the slot to give back to
+ * devres__protect_end(). A switch that makes its mappings read-only sets
+ * its mode, then calls devres__protect_settle(), which sets
+ * devres__maps_readonly and returns once every such call counted before
+ * it has ended (no cancellation point is left off for it: the caller
+ * turns cancellation off), then protects: a call counted later finds the
+ * mode set.
+ */
+HIDDEN unsigned int devres__protect_begin(void);
+/*
+ * Once counted: whether the call has anything to look at (a record, or a
+ * switch's mark); false: it goes straight on.
+ */
+HIDDEN bool devres__protect_looks(void);
+HIDDEN void devres__protect_end(unsigned int slot);
+HIDDEN void devres__protect_settle(void);
 
 /*
  * The next definition of a libc name the library interposes (maps-entry.c):
@@ -1023,6 +1042,7 @@ enum devres__fork_rank {
 	DEVRES_FORK_WAITS,   /* base/waits.c: a leaf */
 	DEVRES_FORK_LOG,     /* base/log.c: the WARN path, innermost */
 	DEVRES_FORK_FAULT,   /* base/fault.c: no lock, a count */
+	DEVRES_FORK_PROTECT, /* base/protect-flight.c: no lock, counts */
 	DEVRES_FORK_NR,
 };
 

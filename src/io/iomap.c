@@ -371,9 +371,12 @@ void *io__remap(phys_addr_t offset, size_t size,
 				       .take = take_by_hand,
 				       .who = who_by_hand };
 	m->recorded = owner != NULL;
-	/* What its release checks is still there (base/maps-id.c). */
-	if (owner)
-		devres__map_identify(&m->rec);
+	/*
+	 * What its release checks is still there (base/maps-id.c): a
+	 * managed one's, and a plain one's too, which no record follows (a
+	 * munmap() by hand leaves it listed, its range another owner's).
+	 */
+	devres__map_identify(&m->rec);
 	/*
 	 * Recorded before it is listed: once listed, an iounmap() by hand
 	 * may free @m, which is not read after. A munmap() by hand over
@@ -420,7 +423,23 @@ void *ioremap_wc(phys_addr_t offset, size_t size)
 	return ioremap(offset, size);
 }
 
-static void unmap(struct iomap *m)
+/*
+ * A plain mapping's range, unmapped by the program's own munmap() (or
+ * moved by its mremap()), may be another owner's now: unmapped only while
+ * it still is the window's file at the same offset, else left as it is,
+ * with one WARN in @call's name.
+ */
+static void unmap_plain_range(struct iomap *m, const char *call)
+{
+	int what = devres__map_now(&m->rec);
+
+	if (what == DEVRES_MAP_GONE || what == DEVRES_MAP_OTHER)
+		devres__map_warn_behind(NULL, call, &m->rec, what);
+	else
+		devres__munmap(m->base, m->len);
+}
+
+static void unmap(struct iomap *m, const char *call)
 {
 	/*
 	 * Out of the table and unmapped under one hold of its lock (a plain
@@ -429,7 +448,7 @@ static void unmap(struct iomap *m)
 	 * system call is left mapped, with a WARN.
 	 */
 	if (!m->recorded)
-		devres__munmap(m->base, m->len);
+		unmap_plain_range(m, call);
 	else
 		devres__map_put(&m->rec, m->base, m->len, m->owner.dev,
 				m->owner.call ? m->owner.call : "ioremap");
@@ -495,7 +514,7 @@ static int unmap_plain(void *a, const char *call)
 		return -ENOENT;
 	if (owned)
 		devres__warn_hand(&hand, call, "a mapping");
-	unmap(m);
+	unmap(m, call);
 	return 0;
 }
 
@@ -525,6 +544,6 @@ void io__unmap_owned(void *addr, const void *node)
 	int saved = errno;
 
 	if (m)
-		unmap(m);
+		unmap(m, "devm_iounmap");
 	errno = saved;
 }

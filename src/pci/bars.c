@@ -571,8 +571,13 @@ static bool ro_look(uintptr_t a, uintptr_t end, struct devres__hand *h,
 	for (struct pci_map *m = maps; m && !hit; m = m->next) {
 		uintptr_t s = (uintptr_t)m->addr;
 
-		if (m->writable || s >= end || s + m->len <= a ||
-		    !still_there(m))
+		/*
+		 * In read-only mode every BAR mapping is read-only, those
+		 * the switch has yet to protect too: an mprotect() that
+		 * looked in between would land after it.
+		 */
+		if ((m->writable && !pci__readonly()) || s >= end ||
+		    s + m->len <= a || !still_there(m))
 			continue;
 		hit = true;
 		snprintf(h->dev, sizeof(h->dev), "%s", m->dev);

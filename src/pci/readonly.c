@@ -92,7 +92,13 @@ void pci_sysfs_set_readonly(bool ro)
 	while (__atomic_load_n(&writes, __ATOMIC_SEQ_CST))
 		pthread_cond_wait(&writes_done, &writes_lock);
 	pthread_mutex_unlock(&writes_lock);
+	/*
+	 * No writable mapping outlives the switch: an mprotect() or
+	 * mremap() that looked before the mode was set is waited for, and
+	 * overridden by the protection made after; one that looks later
+	 * finds the mode set and a BAR mapping refused (bars.c's look).
+	 */
+	devres__protect_settle();
 	devres__cancel_restore(cancel);
-	/* No writable mapping outlives the switch. */
 	pci__bars_protect();
 }

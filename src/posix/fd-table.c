@@ -702,6 +702,22 @@ bool posix__stream_owner(const FILE *f, struct devres__hand *h)
 	return found;
 }
 
+bool posix__stream_listed(const FILE *f)
+{
+	bool found = false;
+
+	/* The parent's thread inside a span (a handler's vfork()). */
+	if (in_span())
+		return true;
+	pthread_mutex_lock(&lock);
+	devres__lock_seen(&lock);
+	for (const struct stream_dr *s = streams; s && !found; s = s->next)
+		found = s->f == f;
+	devres__unlock_seen(&lock);
+	pthread_mutex_unlock(&lock);
+	return found;
+}
+
 bool posix__stream_claim(struct stream_dr *dr)
 {
 	unsigned int fd = (unsigned int)dr->id.fd;

@@ -107,6 +107,18 @@ HIDDEN bool posix__fd_owner(int fd, struct devres__hand *h);
 HIDDEN bool posix__stream_owner(const FILE *f, struct devres__hand *h);
 
 /*
+ * Whether @f is a listed managed stream, its release under way or not:
+ * the look of a child of vfork() (interpose-fd.c), which changes nothing.
+ * It takes the table's lock, as a thread of the parent's would, but
+ * nothing else (no device, no allocation, no WARN): the parent's other
+ * threads hold that lock only for short spans that wait for no other
+ * thread, and the parent's own thread, stopped in vfork(), holds it only
+ * when its signal handler made the vfork() inside a span of it, which is
+ * told (true then: the stream is left alone, as a managed one).
+ */
+HIDDEN bool posix__stream_listed(const FILE *f);
+
+/*
  * How many nodes the table holds: the interposers' first (and, at zero,
  * only) look, one relaxed load.
  */

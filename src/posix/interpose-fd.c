@@ -44,6 +44,7 @@
 #include <mqueue.h>
 #include <pthread.h>
 #include <stdio.h>
+#include <string.h>
 #include <unistd.h>
 #include <sys/resource.h>
 #include <sys/syscall.h>
@@ -399,6 +400,43 @@ INTERPOSE int close_range(unsigned int first, unsigned int last, int flags)
 }
 
 /*
+ * A child of vfork() shares its parent's memory: a FILE there is the
+ * parent's, and libc's fclose() of it in the child frees it under the
+ * parent. For a managed stream of the parent's that would be a use after
+ * free at its release, so the child's call (fclose(), pclose(),
+ * endmntent(), freopen()) closes the child's copy of its number, which is
+ * what the child needs (the number is not inherited by what it execs),
+ * and leaves the FILE and the parent's record as they are: no WARN, the
+ * stream still the parent's device's. Any other stream or DIR (one over a
+ * managed number included) is libc's to close, the records untouched,
+ * the number the parent's to keep, as close() there. Before, the child's
+ * call WARNed, took the parent's record away and freed its FILE.
+ */
+static bool child_keeps(FILE *stream)
+{
+	int fd;
+
+	if (!stream || !posix__stream_listed(stream))
+		return false;
+	fd = fileno(stream);
+	if (fd >= 0)
+		(void)next_close()(fd);
+	return true;
+}
+
+/* Whether @stream is the parent's managed stream, nothing closed. */
+static bool child_keeps_open(FILE *stream)
+{
+	return stream && posix__stream_listed(stream);
+}
+
+/* Whether this is a child of vfork() while anything is listed. */
+static bool vfork_listed(void)
+{
+	return (own_fds() || fds_listed()) && vfork_child();
+}
+
+/*
  * Not bracketed against the library's opens: the stream holds its number
  * open until libc closes it, so no open can be given it meanwhile, and
  * its flush may block for long (a pipe whose reader is slow).
@@ -438,6 +476,8 @@ static bool stream_closing(const char *func, FILE *stream)
 
 INTERPOSE int fclose(FILE *stream)
 {
+	if (vfork_listed())
+		return child_keeps(stream) ? 0 : next_fclose()(stream);
 	if (!stream_closing(__func__, stream))
 		return EOF;
 	return next_fclose()(stream);
@@ -451,6 +491,8 @@ INTERPOSE int fclose(FILE *stream)
  */
 INTERPOSE int pclose(FILE *stream)
 {
+	if (vfork_listed())
+		return child_keeps(stream) ? 0 : next_pclose()(stream);
 	if (!stream_closing(__func__, stream))
 		return -1;
 	return next_pclose()(stream);
@@ -463,6 +505,8 @@ INTERPOSE int pclose(FILE *stream)
  */
 INTERPOSE int endmntent(FILE *stream)
 {
+	if (vfork_listed())
+		return child_keeps(stream) ? 1 : next_endmntent()(stream);
 	if (!stream_closing(__func__, stream))
 		return 1;
 	return next_endmntent()(stream);
@@ -522,10 +566,78 @@ static FILE *reopen(const char *func, freopen_fn *next, const char *path,
 	return next(path, mode, stream);
 }
 
+/* The open(2) flags of an fopen() @mode. */
+static int mode_flags(const char *mode)
+{
+	int flags;
+
+	switch (mode[0]) {
+	case 'r':
+		flags = 0;
+		break;
+	case 'w':
+		flags = O_CREAT | O_TRUNC;
+		break;
+	case 'a':
+		flags = O_CREAT | O_APPEND;
+		break;
+	default:
+		return -1;
+	}
+	if (strchr(mode, '+'))
+		flags |= O_RDWR;
+	else
+		flags |= mode[0] == 'r' ? O_RDONLY : O_WRONLY;
+	if (strchr(mode, 'e'))
+		flags |= O_CLOEXEC;
+	if (strchr(mode, 'x'))
+		flags |= O_EXCL;
+	return flags;
+}
+
+/*
+ * freopen() of the parent's managed stream in a child of vfork(): the new
+ * file put on the stream's number in the child's table, what the child
+ * needs of it, the FILE (the parent's) left as it is. With no @path (a
+ * change of mode), nothing to do. NULL with errno as fopen() sets it,
+ * and the child's copy of the number closed, as a failed freopen()
+ * leaves the stream closed.
+ */
+static FILE *child_reopen(const char *path, const char *mode, FILE *stream)
+{
+	int fd = fileno(stream), flags, nfd, err = 0;
+
+	if (!path)
+		return stream;
+	flags = mode ? mode_flags(mode) : -1;
+	if (flags < 0) {
+		err = EINVAL;
+	} else {
+		nfd = open(path, flags, 0666);
+		if (nfd < 0) {
+			err = errno;
+		} else if (nfd != fd) {
+			if (next_dup3()(nfd, fd, flags & O_CLOEXEC) != fd)
+				err = errno;
+			(void)next_close()(nfd);
+		}
+	}
+	if (!err)
+		return stream;
+	if (fd >= 0)
+		(void)next_close()(fd);
+	errno = err;
+	return NULL;
+}
+
 INTERPOSE FILE *freopen(const char *path, const char *mode, FILE *stream)
 {
 	if (!own_fds() && !fds_listed())
 		return next_freopen()(path, mode, stream);
+	if (vfork_child())
+		return child_keeps_open(stream)
+			       ? child_reopen(path, mode, stream)
+			       : next_freopen()(path, mode, stream);
 	return reopen(__func__, next_freopen(), path, mode, stream);
 }
 
@@ -533,6 +645,10 @@ INTERPOSE FILE *freopen64(const char *path, const char *mode, FILE *stream)
 {
 	if (!own_fds() && !fds_listed())
 		return next_freopen64()(path, mode, stream);
+	if (vfork_child())
+		return child_keeps_open(stream)
+			       ? child_reopen(path, mode, stream)
+			       : next_freopen64()(path, mode, stream);
 	return reopen(__func__, next_freopen64(), path, mode, stream);
 }
 
@@ -548,6 +664,9 @@ INTERPOSE int closedir(DIR *dir)
 	bool in = false;
 
 	if (!own_fds() && !fds_listed())
+		return next_closedir()(dir);
+	/* The program's DIR, freed by libc; the parent's number kept. */
+	if (vfork_child())
 		return next_closedir()(dir);
 	fd = dirfd(dir);
 	if (own_fds() && devres__own_fd_refused(__func__, fd, &in)) {
