@@ -111,9 +111,8 @@ static void warn_lock_loop(struct device *dev, const char *func,
  * Out of line: the record of a wait is large, and a lock found free
  * needs none.
  */
-static __attribute__((noinline)) int dev_lock_wait(struct device *dev,
-						   const char *func,
-						   const char *outcome)
+static __attribute__((noinline)) int
+dev_lock_wait(struct device *dev, const char *func, const char *outcome)
 {
 	struct devres__wait w;
 
