@@ -615,7 +615,8 @@ void devres__dev_put(struct device *dev)
 		if (old >= DEV_REF_MAX)
 			return;
 		if (old == 0) {
-			devres__state_warn(dev, __func__,
+			/* The caller's misuse: the public call's name. */
+			devres__state_warn(dev, "put_device",
 					   "no reference left to put");
 			return;
 		}
