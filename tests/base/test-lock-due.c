@@ -298,7 +298,7 @@ static struct {
 	int rounds; /* the takes after the due one */
 	int turn;   /* set by this thread, holding the lock: take round @turn */
 	int asking; /* the round the waiter is taking */
-	long csw;   /* its voluntary context switches as it began to */
+	long csw;   /* its context switches as it began to */
 	long stamp[GRACE_TAKES + 2]; /* this thread's takes at each take */
 	int got[GRACE_TAKES + 2];
 } gw;
@@ -334,7 +334,8 @@ static void *grace_waiter(void *arg)
 		while (__atomic_load_n(&gw.turn, __ATOMIC_ACQUIRE) < k)
 			usleep(50);
 		assert_int_equal(getrusage(RUSAGE_THREAD, &ru), 0);
-		__atomic_store_n(&gw.csw, ru.ru_nvcsw, __ATOMIC_RELAXED);
+		__atomic_store_n(&gw.csw, ru.ru_nvcsw + ru.ru_nivcsw,
+				 __ATOMIC_RELAXED);
 		__atomic_store_n(&gw.asking, k, __ATOMIC_RELEASE);
 		devres_for_each_res(gw.dev, rec, NULL, NULL, grace_stamp,
 				    (void *)(intptr_t)k);
@@ -346,23 +347,24 @@ static void *grace_waiter(void *arg)
  * With the lock held: lets the waiter take round @data, and waits until it
  * sleeps on the lock (round 0: until it is due, as hold_for_waiters()).
  * Records in *data whether it was seen asleep with a ticket taken since
- * @tail, and how many times it had gone to sleep in the round then.
+ * @tail, and how many times it had left its CPU in the round then.
  */
 struct grace_hold {
 	int round;
 	unsigned int tail; /* the next due ticket before the round */
 	bool ticket;	   /* it took one */
-	long sleeps;	   /* its voluntary context switches in the round */
+	long switches;	   /* its context switches in the round */
 };
 
 /*
- * The voluntary context switches of thread @tid (each a sleep begun), -1
- * if unknown. Raw calls, as tid_asleep().
+ * The context switches of thread @tid, voluntary (a sleep begun) and not
+ * (preempted), -1 if unknown. Raw calls, as tid_asleep().
  */
-static long tid_sleeps(int tid)
+static long tid_switches(int tid)
 {
 	static const char key[] = "\nvoluntary_ctxt_switches:";
-	char path[64], buf[4096], *p;
+	static const char key2[] = "\nnonvoluntary_ctxt_switches:";
+	char path[64], buf[4096], *p, *q;
 	ssize_t n;
 	int fd;
 
@@ -376,7 +378,11 @@ static long tid_sleeps(int tid)
 		return -1;
 	buf[n] = '\0';
 	p = strstr(buf, key);
-	return p ? strtol(p + sizeof(key) - 1, NULL, 10) : -1;
+	q = strstr(buf, key2);
+	if (!p || !q)
+		return -1;
+	return strtol(p + sizeof(key) - 1, NULL, 10) +
+	       strtol(q + sizeof(key2) - 1, NULL, 10);
 }
 
 /*
@@ -416,9 +422,10 @@ static void hold_for_grace(struct device *dev, void *res, void *data)
 			settled = 0;
 		} else if (settled++) {
 			h->ticket = DR_DUE_TAIL(v) != h->tail;
-			h->sleeps = tid_sleeps(__atomic_load_n(
-					    &gw.tid, __ATOMIC_ACQUIRE)) -
-				    __atomic_load_n(&gw.csw, __ATOMIC_RELAXED);
+			h->switches =
+				tid_switches(__atomic_load_n(
+					&gw.tid, __ATOMIC_ACQUIRE)) -
+				__atomic_load_n(&gw.csw, __ATOMIC_RELAXED);
 			return;
 		}
 		usleep(200);
@@ -529,14 +536,15 @@ static int grace_cell(struct device *dev, int cpu, const struct grace_cell *cl)
 			continue;
 		}
 		/*
-		 * Asleep in its grace: no ticket, unless by its wait, which
-		 * then ended once (lock.c: a sleep not yet due ends by
-		 * DUE_NS): the ticket came in a second sleep. When this
-		 * thread looks is the scheduler's, not how long the waiter
-		 * waited: a ticket seen in the first sleep was taken before
-		 * it, at once.
+		 * Asleep in its grace: no ticket, unless by its wait. That
+		 * wait left the CPU once before the sleep it is seen in:
+		 * a sleep not yet due, which ends by DUE_NS (lock.c), or a
+		 * preemption that outlasted DUE_NS before it slept. When
+		 * this thread looks is the scheduler's, not how long the
+		 * waiter waited: a ticket seen with the waiter off its CPU
+		 * for the first time in the round was taken at once.
 		 */
-		if (h.ticket && h.sleeps >= 2)
+		if (h.ticket && h.switches >= 2)
 			late++;
 		else
 			due += h.ticket;
