@@ -331,13 +331,17 @@ HIDDEN void devres__names_free(char *name);
 HIDDEN const char *devres__dev_label_live(const struct device *dev, char *buf,
 					  size_t len);
 /*
- * A reference for @func, called by a thread that may hold none (its owner
- * put it on another thread): 1 when taken from a live count (give it back
- * with put_device()); 0 when none is needed, this thread running the
- * device's own callbacks; -1, with one WARN, when another thread is
- * releasing the device.
+ * A reference for @func, called by thread @t (devres__dm_me()), which may
+ * hold none (its owner put it on another thread): 1 when taken from a
+ * live count (give it back with devres__dev_put()); 0 when none is
+ * needed, this thread running the device's own callbacks; -1, with one
+ * WARN, when another thread is releasing the device.
  */
-HIDDEN int devres__dev_hold(struct device *dev, const char *func);
+struct devres__dm_thread;
+HIDDEN int devres__dev_hold(const struct devres__dm_thread *t,
+			    struct device *dev, const char *func);
+/* put_device() of a device the caller checked and holds a reference on. */
+HIDDEN void devres__dev_put(struct device *dev);
 /* One WARN: "<dev>: <func>: <why> (state: <state>)". */
 HIDDEN void devres__state_warn(struct device *dev, const char *func,
 			       const char *why);

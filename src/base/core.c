@@ -71,7 +71,8 @@ const char *devres__dev_label_live(const struct device *dev, char *buf,
 {
 	const char *label;
 
-	if (!dev || devres__ptr_bad(dev) || devres__frame_on(dev))
+	if (!dev || devres__ptr_bad(dev) ||
+	    devres__frame_on(devres__dm_me(), dev))
 		return devres__dev_label(dev, buf, len);
 	/* Another thread may be releasing it, which frees its names. */
 	if (names_take()) {
@@ -258,7 +259,7 @@ void device_initialize(struct device *dev)
 static const char *name_shut(const struct device *dev)
 {
 	enum dm_dev_state st = dm_dev_state(dev);
-	bool mine = devres__frame_on(dev);
+	bool mine = devres__frame_on(devres__dm_me(), dev);
 
 	/* Its last put done on another thread, before the state says so. */
 	if (!mine && st != DEV_INITIALIZED &&
@@ -602,17 +603,22 @@ void devres__last_put(struct device *dev)
 
 void put_device(struct device *dev)
 {
+	if (dev && devres__dev_ok(dev, __func__))
+		devres__dev_put(dev);
+}
+
+void devres__dev_put(struct device *dev)
+{
 	int old, new;
 
-	if (!dev || !devres__dev_ok(dev, __func__))
-		return;
 	old = __atomic_load_n(&dev->refcount, __ATOMIC_RELAXED);
 	do {
 		/* Saturated: pinned for good (get_device() WARNed). */
 		if (old >= DEV_REF_MAX)
 			return;
 		if (old == 0) {
-			devres__state_warn(dev, __func__,
+			/* The caller's misuse: the public call's name. */
+			devres__state_warn(dev, "put_device",
 					   "no reference left to put");
 			return;
 		}
@@ -648,7 +654,8 @@ void devres__put_taken(struct device *dev)
 	if (devres__dev_magic(dev) == DEVRES_DEV_MAGIC &&
 	    !devres__dev_mine(dev))
 		return;
-	put_device(dev);
+	/* The library's own reference: no argument checks (put_device()). */
+	devres__dev_put(dev);
 }
 
 static struct device_private *alloc_private(struct device *dev)
@@ -687,9 +694,10 @@ bool devres__ref_if_alive(struct device *dev)
 	return true;
 }
 
-int devres__dev_hold(struct device *dev, const char *func)
+int devres__dev_hold(const struct devres__dm_thread *t, struct device *dev,
+		     const char *func)
 {
-	if (devres__frame_on(dev))
+	if (devres__frame_on(t, dev))
 		return 0;
 	if (devres__ref_if_alive(dev))
 		return 1;

@@ -89,7 +89,7 @@ static void hold(struct devres__dm_thread *t, struct device *dev,
 	t->held = h;
 	devres__frame_push(t, &h->frame, dev);
 	h->cancel = devres__cancel_off();
-	h->keyed = devres__held_key_push((void *)mutex_set(dev));
+	h->keyed = devres__held_key_push(t, (void *)mutex_set(dev));
 	if (!h->keyed)
 		devres__wait_join(&h->holder, mutex_set(dev));
 }
@@ -105,26 +105,40 @@ static void warn_lock_loop(struct device *dev, const char *func,
 }
 
 /*
- * Takes @dev's lock for @func; a wait for it is on the record of waits.
- * One that would close a loop (the holder waits for this thread) is
- * refused with one WARN ending in @outcome: -EDEADLK, nothing held.
+ * The wait for @dev's lock, held by another thread, on the record of
+ * waits; one that would close a loop (the holder waits for this thread)
+ * is refused with one WARN ending in @outcome: -EDEADLK, nothing held.
+ * Out of line: the record of a wait is large, and a lock found free
+ * needs none.
+ */
+static __attribute__((noinline)) int
+dev_lock_wait(struct device *dev, const char *func, const char *outcome)
+{
+	struct devres__wait w;
+
+	devres__wait_init(&w, func);
+	devres__wait_target_set(&w, mutex_set(dev));
+	if (devres__wait_begin(&w)) {
+		warn_lock_loop(dev, func, &w, outcome);
+		return -EDEADLK;
+	}
+	pthread_mutex_lock(&dev->mutex);
+	devres__wait_end(&w);
+	return 0;
+}
+
+/*
+ * Takes @dev's lock for @func; a wait for it is on the record of waits
+ * (dev_lock_wait()): -EDEADLK, WARNed, nothing held, when it would close
+ * a loop.
  */
 static int dev_lock(struct devres__dm_thread *t, struct device *dev,
 		    struct devres__held *h, const char *func,
 		    const char *outcome)
 {
-	struct devres__wait w;
-
-	if (pthread_mutex_trylock(&dev->mutex)) {
-		devres__wait_init(&w, func);
-		devres__wait_target_set(&w, mutex_set(dev));
-		if (devres__wait_begin(&w)) {
-			warn_lock_loop(dev, func, &w, outcome);
-			return -EDEADLK;
-		}
-		pthread_mutex_lock(&dev->mutex);
-		devres__wait_end(&w);
-	}
+	if (unlikely(pthread_mutex_trylock(&dev->mutex)) &&
+	    dev_lock_wait(dev, func, outcome))
+		return -EDEADLK;
 	hold(t, dev, h);
 	return 0;
 }
@@ -133,7 +147,7 @@ static void dev_unlock(struct devres__held *h)
 {
 	h->t->held = h->next;
 	if (h->keyed)
-		devres__held_key_pop();
+		devres__held_key_pop(h->t);
 	else
 		devres__wait_leave(&h->holder);
 	pthread_mutex_unlock(&h->dev->mutex);
@@ -1018,10 +1032,9 @@ static void unpin_held(void *arg)
  * Returns what device_attach() returns for a search, else 0 or -errno (a
  * deferral is -EPROBE_DEFER).
  */
-static int attach_held(struct device *dev, const struct device_driver *drv,
-		       const char *func)
+static int attach_held(struct devres__dm_thread *t, struct device *dev,
+		       const struct device_driver *drv, const char *func)
 {
-	struct devres__dm_thread *t = devres__dm_me();
 	struct driver_private *drvp = NULL;
 	struct device_private *dp;
 	unsigned long gen;
@@ -1073,13 +1086,14 @@ static int attach_held(struct device *dev, const struct device_driver *drv,
 int devres__attach(struct device *dev, const struct device_driver *drv,
 		   const char *func)
 {
-	int held = devres__dev_hold(dev, func);
+	struct devres__dm_thread *t = devres__dm_me();
+	int held = devres__dev_hold(t, dev, func);
 	int ret;
 
 	if (held < 0)
 		return -ENODEV;
 	pthread_cleanup_push(put_held, dev);
-	ret = attach_held(dev, drv, func);
+	ret = attach_held(t, dev, drv, func);
 	pthread_cleanup_pop(held);
 	return ret;
 }
@@ -1120,7 +1134,7 @@ void device_release_driver(struct device *dev)
 	if (from_own_callback(t, dev, __func__) ||
 	    devres__refuse_in_devres_cb(dev, __func__))
 		return;
-	held = devres__dev_hold(dev, __func__);
+	held = devres__dev_hold(t, dev, __func__);
 	if (held < 0)
 		return;
 	pthread_cleanup_push(put_held, dev);

@@ -103,14 +103,6 @@ void devres__frame_settle(struct devres__dm_thread *t, struct devres__frame *f)
 		release_slots(t, f);
 }
 
-bool devres__frame_on(const struct device *dev)
-{
-	for (const struct devres__frame *f = devres__dmt.frames; f; f = f->next)
-		if (f->dev == dev)
-			return true;
-	return false;
-}
-
 /* The outermost frame of this thread that uses @dev. */
 static struct devres__frame *outermost(struct devres__dm_thread *t,
 				       const struct device *dev)

@@ -42,6 +42,19 @@ struct devres__frame {
  * TLS descriptor) per variable and function, and a bind or an unbind
  * touches all of these, in the same functions.
  */
+/*
+ * The device locks a thread holds, as its stack of keys in the record of
+ * waits (held-keys.c): the first DEVRES_HELD_KEYS of them; @stack is
+ * published at the first push (@armed) and points at @key and @n.
+ */
+#define DEVRES_HELD_KEYS 8
+struct devres__held_keys {
+	void *key[DEVRES_HELD_KEYS]; /* newest last */
+	unsigned int n;
+	bool armed;
+	struct devres__wait_keys stack;
+};
+
 struct devres__dm_thread {
 	struct devres__frame *frames;	   /* innermost first */
 	struct devres__deferred *deferred; /* releases waiting for a frame */
@@ -55,6 +68,7 @@ struct devres__dm_thread {
 	const void *unbound_head;	   /* group.c: its list's head then */
 	unsigned long binds;		   /* dd.c: probes that bound here */
 	bool retrigger; /* dd.c: another thread's retry missed a park */
+	struct devres__held_keys keys; /* dd.c: device locks held, published */
 };
 
 extern HIDDEN TLS_FAST struct devres__dm_thread devres__dmt;
@@ -128,10 +142,51 @@ static DEVRES_INLINE void devres__frame_leave(struct devres__frame *f)
 }
 
 /*
- * Whether this thread runs a pass of callbacks on @dev itself (its
- * release callbacks, probe or remove), not only on a child of it.
+ * Whether thread @t runs a pass of callbacks on @dev itself (its release
+ * callbacks, probe or remove), not only on a child of it.
  */
-HIDDEN bool devres__frame_on(const struct device *dev);
+static DEVRES_INLINE bool devres__frame_on(const struct devres__dm_thread *t,
+					   const struct device *dev)
+{
+	for (const struct devres__frame *f = t->frames; f; f = f->next)
+		if (f->dev == dev)
+			return true;
+	return false;
+}
+
+/*
+ * held-keys.c: @t's stack of held keys published, at its first push;
+ * false when it cannot be (no thread-exit key to withdraw it by).
+ */
+HIDDEN bool devres__held_keys_arm(struct devres__held_keys *h);
+
+/*
+ * @key (a device lock's set) pushed on @t's stack of held keys: two
+ * relaxed stores, once the stack is published; false when not recorded
+ * there (too deep, or not published): the caller joins the set as a
+ * member instead (devres__wait_join()). Pops are in the reverse order of
+ * the pushes that returned true.
+ */
+static DEVRES_INLINE bool devres__held_key_push(struct devres__dm_thread *t,
+						void *key)
+{
+	struct devres__held_keys *h = &t->keys;
+
+	if (unlikely(h->n >= DEVRES_HELD_KEYS) ||
+	    (unlikely(!h->armed) && !devres__held_keys_arm(h)))
+		return false;
+	__atomic_store_n(&h->key[h->n], key, __ATOMIC_RELAXED);
+	__atomic_store_n(&h->n, h->n + 1, __ATOMIC_RELAXED);
+	return true;
+}
+
+static DEVRES_INLINE void devres__held_key_pop(struct devres__dm_thread *t)
+{
+	struct devres__held_keys *h = &t->keys;
+
+	if (h->n)
+		__atomic_store_n(&h->n, h->n - 1, __ATOMIC_RELAXED);
+}
 
 /*
  * Called by the last put of @dev: true when a frame of this thread still

@@ -114,14 +114,6 @@ HIDDEN void devres__wait_target_others(struct devres__wait *w, uint64_t key);
 HIDDEN void devres__wait_join(struct devres__wait_member *m, uint64_t key);
 HIDDEN void devres__wait_leave(struct devres__wait_member *m);
 /*
- * held-keys.c: @key (a device lock's set) pushed on this thread's stack of
- * held keys, published once; false when not recorded there (too deep, or
- * no thread-exit key): the caller joins the set as a member instead. Pops
- * are in the reverse order of the pushes that returned true.
- */
-HIDDEN bool devres__held_key_push(void *key);
-HIDDEN void devres__held_key_pop(void);
-/*
  * Records @w, unless a target is the caller or waits, through the waits
  * recorded, for the caller: then -EDEADLK, nothing recorded, and
  * @w->loop names the loop ("free_irq -> devm_thread_stop -> this thread").

@@ -21,12 +21,14 @@
  * again, GRACE_TAKES + 1 times, each time while this thread holds it and,
  * once the waiter sleeps, lets it go and takes it again at once. Each
  * time the waiter sleeps with no ticket in the word, and gets the lock
- * within a bound of this thread's takes (woken, it spins as starving and
- * is handed the lock while it runs). A lock whose grace made a take due
+ * within a bound of this thread's takes made while it runs (woken, it
+ * spins as starving and is handed the lock while it runs); those made
+ * while the scheduler keeps it off a CPU are not the lock's to bound, and
+ * are not counted (hog_until()). A lock whose grace made a take due
  * at once counted the waiter due asleep, and handed it the lock off its
  * CPU: on a loaded machine every other thread waited for the scheduler.
  */
-#define _GNU_SOURCE
+#define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <pthread.h>
 #include <sched.h>
 #include <stdarg.h>
@@ -36,7 +38,10 @@
 #include <stdlib.h>
 #include <string.h>
 #include <setjmp.h>
+#include <fcntl.h>
+#include <sys/resource.h>
 #include <sys/syscall.h>
+#include <time.h>
 #include <unistd.h>
 #include <cmocka.h>
 #include <devres/device.h>
@@ -49,15 +54,11 @@ enum {
 	GRACE_TAKES = 16,
 	MAX_WAITERS = 2,
 	HOG_MAX = 200000,
+	/* The grace cells: this thread's takes between looks at the waiter. */
+	HOG_BATCH = 64,
 	/* How long this thread holds the lock for the waiters, at most. */
 	HOLD_MS = 5000
 };
-
-/*
- * A waiter seen asleep this long (ns) after it began to take the lock may
- * have come due by its wait (lock.c: DUE_NS, 4 ms).
- */
-#define DUE_SEEN_NS 2000000L
 
 /* The calls this thread takes the lock by, again and again. */
 enum hog_call {
@@ -297,7 +298,7 @@ static struct {
 	int rounds; /* the takes after the due one */
 	int turn;   /* set by this thread, holding the lock: take round @turn */
 	int asking; /* the round the waiter is taking */
-	long asked; /* when it began to (CLOCK_MONOTONIC, ns) */
+	long csw;   /* its context switches as it began to */
 	long stamp[GRACE_TAKES + 2]; /* this thread's takes at each take */
 	int got[GRACE_TAKES + 2];
 } gw;
@@ -328,9 +329,13 @@ static void *grace_waiter(void *arg)
 	assert_true(tid > 0);
 	__atomic_store_n(&gw.tid, tid, __ATOMIC_RELEASE);
 	for (int k = 0; k <= gw.rounds; k++) {
+		struct rusage ru;
+
 		while (__atomic_load_n(&gw.turn, __ATOMIC_ACQUIRE) < k)
 			usleep(50);
-		__atomic_store_n(&gw.asked, now_ns(), __ATOMIC_RELAXED);
+		assert_int_equal(getrusage(RUSAGE_THREAD, &ru), 0);
+		__atomic_store_n(&gw.csw, ru.ru_nvcsw + ru.ru_nivcsw,
+				 __ATOMIC_RELAXED);
 		__atomic_store_n(&gw.asking, k, __ATOMIC_RELEASE);
 		devres_for_each_res(gw.dev, rec, NULL, NULL, grace_stamp,
 				    (void *)(intptr_t)k);
@@ -342,14 +347,43 @@ static void *grace_waiter(void *arg)
  * With the lock held: lets the waiter take round @data, and waits until it
  * sleeps on the lock (round 0: until it is due, as hold_for_waiters()).
  * Records in *data whether it was seen asleep with a ticket taken since
- * @tail, and how long after it began.
+ * @tail, and how many times it had left its CPU in the round then.
  */
 struct grace_hold {
 	int round;
 	unsigned int tail; /* the next due ticket before the round */
 	bool ticket;	   /* it took one */
-	long after;	   /* ns from its asking to being seen asleep */
+	long switches;	   /* its context switches in the round */
 };
+
+/*
+ * The context switches of thread @tid, voluntary (a sleep begun) and not
+ * (preempted), -1 if unknown. Raw calls, as tid_asleep().
+ */
+static long tid_switches(int tid)
+{
+	static const char key[] = "\nvoluntary_ctxt_switches:";
+	static const char key2[] = "\nnonvoluntary_ctxt_switches:";
+	char path[64], buf[4096], *p, *q;
+	ssize_t n;
+	int fd;
+
+	snprintf(path, sizeof(path), "/proc/self/task/%d/status", tid);
+	fd = (int)syscall(SYS_openat, AT_FDCWD, path, O_RDONLY | O_CLOEXEC);
+	if (fd < 0)
+		return -1;
+	n = syscall(SYS_read, fd, buf, sizeof(buf) - 1);
+	(void)syscall(SYS_close, fd);
+	if (n < 0)
+		return -1;
+	buf[n] = '\0';
+	p = strstr(buf, key);
+	q = strstr(buf, key2);
+	if (!p || !q)
+		return -1;
+	return strtol(p + sizeof(key) - 1, NULL, 10) +
+	       strtol(q + sizeof(key2) - 1, NULL, 10);
+}
 
 /*
  * Whether the waiter sleeps on the word @v, taking @round: due, or parked.
@@ -388,44 +422,84 @@ static void hold_for_grace(struct device *dev, void *res, void *data)
 			settled = 0;
 		} else if (settled++) {
 			h->ticket = DR_DUE_TAIL(v) != h->tail;
-			h->after = now_ns() -
-				   __atomic_load_n(&gw.asked, __ATOMIC_RELAXED);
+			h->switches =
+				tid_switches(__atomic_load_n(
+					&gw.tid, __ATOMIC_ACQUIRE)) -
+				__atomic_load_n(&gw.csw, __ATOMIC_RELAXED);
 			return;
 		}
 		usleep(200);
 	}
 }
 
+/* The CPU time (ns) of the thread of @cid, -1 once it ended. */
+static long cpu_ns(clockid_t cid)
+{
+	struct timespec ts;
+
+	if (clock_gettime(cid, &ts))
+		return -1;
+	return (long)ts.tv_sec * 1000000000L + ts.tv_nsec;
+}
+
 /*
- * This thread's takes after a release until the waiter got round @k: 0
- * if the waiter got it first.
+ * This thread's takes after a release until the waiter got round @k,
+ * counted only while the waiter ran: 0 if it got the lock first; -1 if it
+ * did not run for HOLD_MS, runnable all along (the machine kept it off a
+ * CPU: nothing to tell); HOG_MAX if it slept that long (a lost wake: a
+ * sleep on the lock ends by DUE_NS).
+ *
+ * The release wakes the waiter, which takes the lock when it next runs:
+ * woken, it spins as starving and is handed the lock, or it sleeps again
+ * and comes due. When it runs is the scheduler's: on a loaded machine a
+ * woken thread may wait for its CPU for tens of milliseconds, while this
+ * thread, on its own CPU, takes the lock a few hundred thousand times.
+ * Takes counted with no regard to that bounded the scheduler's delay, not
+ * the lock. So they are counted in batches of HOG_BATCH, each counted only
+ * when the waiter's CPU clock moved across it: the takes made while the
+ * waiter had a CPU, which the lock answers for.
  */
 static long hog_until(struct device *dev, enum hog_call call, int k)
 {
-	long before = __atomic_load_n(&hogged, __ATOMIC_RELAXED);
+	long end = now_ns() + HOLD_MS * 1000000L, counted = 0, ran, last;
+	clockid_t cid;
+	int i;
 
+	assert_int_equal(pthread_getcpuclockid(gw.t, &cid), 0);
+	last = cpu_ns(cid);
 	while (!__atomic_load_n(&gw.got[k], __ATOMIC_ACQUIRE) &&
-	       __atomic_load_n(&hogged, __ATOMIC_RELAXED) - before < HOG_MAX) {
-		hog_call(dev, call);
-		__atomic_add_fetch(&hogged, 1, __ATOMIC_RELAXED);
+	       counted < HOG_MAX && now_ns() < end) {
+		for (i = 0; i < HOG_BATCH &&
+			    !__atomic_load_n(&gw.got[k], __ATOMIC_ACQUIRE);
+		     i++) {
+			hog_call(dev, call);
+			__atomic_add_fetch(&hogged, 1, __ATOMIC_RELAXED);
+		}
+		ran = cpu_ns(cid);
+		if (ran != last)
+			counted += i;
+		last = ran;
 	}
+	if (!__atomic_load_n(&gw.got[k], __ATOMIC_ACQUIRE) && counted < HOG_MAX)
+		counted = tid_asleep(__atomic_load_n(&gw.tid, __ATOMIC_ACQUIRE))
+				  ? HOG_MAX
+				  : -1;
 	/* Lets the waiter run, if it has not yet. */
 	while (!__atomic_load_n(&gw.got[k], __ATOMIC_ACQUIRE))
 		usleep(100);
-	return gw.stamp[k] - before;
+	return counted;
 }
 
 /*
  * One grace cell: 1 if it holds, 0 if it fails, -1 if it cannot tell: the
- * waiter was not seen due in the first round within HOLD_MS (the machine
- * kept it off a CPU), or most later rounds were seen due too late to tell
- * a grace from a wait (DUE_NS, which the waiter may have waited meanwhile).
+ * waiter was not seen due in the first round within HOLD_MS, or was kept
+ * off a CPU for HOLD_MS in a later round (the machine did).
  */
 static int grace_cell(struct device *dev, int cpu, const struct grace_cell *cl)
 {
 	struct grace_hold h = { 0 };
 	long most = 0;
-	int ok = 1, due = 0, late = 0;
+	int ok = 1, due = 0, late = 0, off = 0;
 	bool due0 = true;
 
 	memset(&gw, 0, sizeof(gw));
@@ -456,8 +530,21 @@ static int grace_cell(struct device *dev, int cpu, const struct grace_cell *cl)
 		ahead = hog_until(dev, cl->call, k);
 		if (k == 0)
 			continue;
-		/* Asleep in its grace: no ticket, unless by its wait. */
-		if (h.ticket && h.after >= DUE_SEEN_NS)
+		/* Off a CPU all along: nothing to tell of this round. */
+		if (ahead < 0) {
+			off++;
+			continue;
+		}
+		/*
+		 * Asleep in its grace: no ticket, unless by its wait. That
+		 * wait left the CPU once before the sleep it is seen in:
+		 * a sleep not yet due, which ends by DUE_NS (lock.c), or a
+		 * preemption that outlasted DUE_NS before it slept. When
+		 * this thread looks is the scheduler's, not how long the
+		 * waiter waited: a ticket seen with the waiter off its CPU
+		 * for the first time in the round was taken at once.
+		 */
+		if (h.ticket && h.switches >= 2)
 			late++;
 		else
 			due += h.ticket;
@@ -468,13 +555,13 @@ static int grace_cell(struct device *dev, int cpu, const struct grace_cell *cl)
 	}
 	pthread_join(gw.t, NULL);
 	ok &= !due;
-	/* Most rounds too late to tell: again. */
-	if (!due0 || (ok && 2 * late > cl->takes))
+	/* A round the machine kept the waiter off a CPU: again. */
+	if (!due0 || (ok && off))
 		ok = -1;
-	print_message("%-30s rounds of its grace seen due asleep: %d of %d; "
-		      "this thread's takes before the waiter's, at most "
-		      "%ld: %s\n",
-		      cl->name, due, cl->takes, most,
+	print_message("%-30s rounds of its grace seen due asleep: %d of %d "
+		      "at once, %d by its wait; this thread's takes while "
+		      "the waiter ran, before its take, at most %ld: %s\n",
+		      cl->name, due, cl->takes, late, most,
 		      ok > 0   ? "ok"
 		      : ok < 0 ? "cannot tell, again"
 			       : "FAIL");

@@ -14,14 +14,14 @@
  * Each cell in a child under an alarm: before the pins past the eighth
  * were recorded, the cells of 9 and 17 hung until it.
  *
- * The same nesting holds as many device locks (held-keys.c: the first 8
+ * The same nesting holds as many device locks (frame.h: the first 8
  * on the thread's stack of keys, deeper ones as members of their own):
  * in the second row the managed thread unbinds the deepest device
  * instead, whose lock the probe holds, and its wait is the one refused.
  *
  * limit-cell: src/base/drv-pin.c:pins.set
  * limit-cell: src/base/drv-pin.c:pin_page.set
- * limit-cell: src/base/held-keys.c:held_keys.key
+ * limit-cell: src/base/frame.h:devres__held_keys.key
  */
 #define _GNU_SOURCE /* NOLINT(bugprone-reserved-identifier) */
 #include <errno.h>
