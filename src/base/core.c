@@ -651,11 +651,11 @@ void devres__dev_put(struct device *dev)
  */
 void devres__put_taken(struct device *dev)
 {
-	if (devres__dev_magic(dev) == DEVRES_DEV_MAGIC &&
-	    !devres__dev_mine(dev))
-		return;
-	/* The library's own reference: no argument checks (put_device()). */
-	devres__dev_put(dev);
+	if (devres__dev_magic(dev) != DEVRES_DEV_MAGIC)
+		put_device(dev); /* its WARN */
+	else if (devres__dev_mine(dev))
+		/* The library's own reference: put_device()'s checks done. */
+		devres__dev_put(dev);
 }
 
 static struct device_private *alloc_private(struct device *dev)
