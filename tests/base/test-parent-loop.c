@@ -63,7 +63,7 @@ static void one_loop(int len, enum closer how)
 	struct device *x[LOOP_MAX] = { NULL };
 	struct platform_device *pdev = NULL;
 	int released = heap_released, ret;
-	char name[16] = "loop0";
+	char name[24] = "loop0";
 
 	devres_ledger_snapshot(&before);
 	if (how == BY_PLATFORM_ADD) {
