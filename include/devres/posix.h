@@ -267,7 +267,9 @@ DEVRES_API void devm_munmap(struct device *dev, void *addr, size_t len);
  * -ENOMEM; the eventfd: -EMFILE; the thread: -EAGAIN).
  * Return: the thread's handle, valid until it is released, or ERR_PTR():
  * -EINVAL for a bad device or a NULL @fn (both WARNed); -ENOMEM;
- * -EMFILE; -EAGAIN or another error of pthread_create().
+ * -EMFILE; -EAGAIN or another error of pthread_create(); -ENODEV (WARNed;
+ * @fn never runs) when @dev was released meanwhile by a last put_device()
+ * on another thread.
  */
 DEVRES_API struct devres_thread *devm_thread_run(struct device *dev,
 						 int (*fn)(void *arg),

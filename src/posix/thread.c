@@ -47,6 +47,7 @@ struct devres_thread {
 	pthread_cond_t cond; /* CLOCK_MONOTONIC; signalled when done */
 	bool done;	     /* fn returned; under lock, as below */
 	bool detached;	     /* released by itself: frees itself */
+	bool refused;	     /* its device refused its node: fn never runs */
 	int ret;
 	int pid; /* the process that started it */
 	char name[16];
@@ -136,7 +137,7 @@ static void end_key_init(void)
 static void *trampoline(void *p)
 {
 	struct devres_thread *t = p;
-	bool keyed;
+	bool keyed, skip;
 	int ret;
 
 	/*
@@ -144,7 +145,13 @@ static void *trampoline(void *p)
 	 * list: the thread may release its own device at once.
 	 */
 	pthread_mutex_lock(&t->lock);
+	skip = t->refused;
 	pthread_mutex_unlock(&t->lock);
+	if (skip) {
+		t->ret = -ENODEV;
+		thread_ended(t);
+		return NULL;
+	}
 	current = t;
 	devres__wait_adopt(t->wid);
 	if (t->name[0])
@@ -343,6 +350,7 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 {
 	struct devres_thread *t;
 	struct thread_dr *dr;
+	bool refused;
 	void *handle;
 	int err;
 
@@ -406,10 +414,20 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	 * device there would wait for the lock this thread holds.
 	 */
 	devres__log_hold();
-	devres_add(dev, dr);
+	refused = !devres__record(dev, dr, __func__);
+	/*
+	 * Refused, @dev released meanwhile: the thread ends without running
+	 * @fn, stopped and joined as by the node's release.
+	 */
+	t->refused = refused;
 	/* Now it may run: a release waits for it, or it releases itself. */
 	pthread_mutex_unlock(&t->lock);
 	devres__log_release();
+	if (refused) {
+		devm_thread_run_release(dev, dr);
+		devres_free(dr);
+		return ERR_PTR(-ENODEV);
+	}
 	return handle;
 }
 

@@ -14,8 +14,10 @@
  * calling thread.
  *
  * Before: the refused record was not told to the call, which kept its
- * buffer, pool, DMA state, region, range or mapping and returned success;
- * nothing would ever give them back (the ledger up after the rounds).
+ * buffer, pool, DMA state, region, range, mapping, handler, descriptor,
+ * stream, pages or thread and returned success; nothing would ever give
+ * them back (the ledger up after the rounds, or the next round's claim in
+ * conflict with what was kept). devm_add_fd() WARNed up to five times.
  *
  * Each cell runs in a child under an alarm; DEVRES_RACE_ROUNDS sets the
  * rounds of the race. RECORD_REFUSED_WARNS=1 prints the calling thread's
@@ -63,6 +65,8 @@ enum col {
 	C_OPEN,
 	C_ADD_FD,
 	C_FOPEN,
+	C_PAGES,
+	C_THREAD,
 	C_NR
 };
 
@@ -78,6 +82,8 @@ static const char *const cols[C_NR] = {
 	"devm_open",
 	"devm_add_fd",
 	"devm_fopen",
+	"devm_get_free_pages",
+	"devm_thread_run",
 };
 
 enum row {
@@ -130,6 +136,15 @@ static int irq;
 
 #define WIN_START 0x300000
 #define WIN_SIZE 0x4000
+
+static int ran;
+
+static int thread_fn(void *arg)
+{
+	(void)arg;
+	__atomic_add_fetch(&ran, 1, __ATOMIC_RELAXED);
+	return 0;
+}
 
 static irqreturn_t handler(int n, void *dev_id)
 {
@@ -207,6 +222,13 @@ static bool call(struct device *dev, bool *ret_documented)
 		p = devm_fopen(dev, "/dev/null", "r");
 		*ret_documented = p || errno == EINVAL || errno == ENODEV;
 		return p != NULL;
+	case C_PAGES:
+		return devm_get_free_pages(dev, GFP_KERNEL, 1) != 0;
+	case C_THREAD:
+		p = devm_thread_run(dev, thread_fn, NULL, "refused");
+		*ret_documented = p == ERR_PTR(-EINVAL) ||
+				  p == ERR_PTR(-ENODEV);
+		return !IS_ERR(p);
 	default:
 		return false;
 	}
@@ -250,6 +272,7 @@ static int device_up(void)
 	released = 0;
 	warns = 0;
 	go = 0;
+	ran = 0;
 	return platform_device_register(&pd);
 }
 
@@ -301,7 +324,9 @@ static int round_race(void)
 		return 3;
 	pthread_join(a, NULL);
 	pthread_join(b, NULL);
-	if (released != 1 || warns > 1 || (!ok && (!documented || !warns))) {
+	/* A thread refused never runs its function. */
+	if (released != 1 || warns > 1 || (!ok && (!documented || !warns)) ||
+	    (!ok && __atomic_load_n(&ran, __ATOMIC_RELAXED))) {
 		fprintf(stderr,
 			"%s: released %d times, ok %d, documented %d, %d "
 			"WARN(s)\n",
