@@ -443,6 +443,17 @@ static inline void devres__ledger_add_node(long nodes, long bytes)
 }
 
 /*
+ * core.c: devres__dev_label() of @dev copied into @buf (of LIVE_LABEL_LEN
+ * bytes, a name is not cut), or its address when another thread is
+ * releasing it (its count at zero): a release waits for the copy before
+ * freeing names. For a call made without a reference, which must not read
+ * dev_name(): the names may be freed under it.
+ */
+#define LIVE_LABEL_LEN 136
+HIDDEN const char *devres__dev_label_live(const struct device *dev, char *buf,
+					  size_t len);
+
+/*
  * devres.c: devres_add() of @res on @dev for the managed call @func, which
  * holds what the node gives back: true once the node is on @dev. False,
  * with one WARN naming @func, when @dev refuses it (released meanwhile by

@@ -349,6 +349,7 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 				      void *arg, const char *name)
 {
 	struct devres_thread *t;
+	char label[LIVE_LABEL_LEN];
 	struct thread_dr *dr;
 	bool refused;
 	void *handle;
@@ -402,7 +403,10 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 		devres_free(dr);
 		return ERR_PTR(-err);
 	}
-	posix__thread_list(t->tid, dev_name(dev), t->name);
+	/* Not dev_name(): without a reference, its name may be freed. */
+	posix__thread_list(t->tid,
+			   devres__dev_label_live(dev, label, sizeof(label)),
+			   t->name);
 	/*
 	 * Read before the node is published: from then another thread's
 	 * release of the device may stop the thread and free its record as
