@@ -67,6 +67,16 @@ static void dma_state_release(struct device *dev, void *res)
 	int err = errno;
 
 	pthread_rwlock_wrlock(&states);
+	/*
+	 * Freed already, by the device's final release (orphan.c): a node
+	 * recorded by a call without a reference while that release ran is
+	 * released after the release's hooks. Compared, not read.
+	 */
+	if (dma_dev_peek(dev) != s) {
+		pthread_rwlock_unlock(&states);
+		errno = err;
+		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	gone = s->nmaps == 0 && s->pins == 0;
 	s->orphan = !gone;
