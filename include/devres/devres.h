@@ -591,7 +591,9 @@ DEVRES_API char *devm_kasprintf(struct device *dev, gfp_t gfp, const char *fmt,
  * against @dev and freed with its resources or with devm_free_pages().
  *
  * Context: any thread. A fault-injection point.
- * Return: the address of the first page, or 0 on failure.
+ * Return: the address of the first page, or 0 on failure (also, WARNed,
+ * when @dev was released meanwhile by a last put_device() on another
+ * thread: the pages given back).
  */
 DEVRES_API unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
 					     unsigned int order);

@@ -494,7 +494,9 @@ DEVRES_API void dma_pool_free(struct dma_pool *pool, void *vaddr,
  *
  * Context: any thread.
  * Return: the CPU address, or NULL (as dma_alloc_coherent(); its WARNs
- * name dmam_alloc_coherent()).
+ * name dmam_alloc_coherent()); NULL with errno ENODEV (WARNed, nothing
+ * kept) when @dev was released meanwhile by a last put_device() on
+ * another thread.
  */
 DEVRES_API void *dmam_alloc_coherent(struct device *dev, size_t size,
 				     dma_addr_t *dma_handle, gfp_t gfp);
@@ -529,7 +531,8 @@ DEVRES_API void dmam_free_coherent(struct device *dev, size_t size, void *vaddr,
  * fails with EPERM.
  *
  * Context: any thread.
- * Return: the pool, or NULL.
+ * Return: the pool, or NULL (also, WARNed, when @dev was released
+ * meanwhile by a last put_device() on another thread: nothing kept).
  */
 DEVRES_API struct dma_pool *dmam_pool_create(const char *name,
 					     struct device *dev, size_t size,

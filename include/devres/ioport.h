@@ -454,7 +454,8 @@ DEVRES_API int resource_dump(const struct resource *root, FILE *f);
  *
  * Context: any thread. A fault-injection point.
  * Return: 0; -EBUSY when @new_res does not fit; -ENOMEM; -EINVAL (with a WARN)
- * for a bad device.
+ * for a bad device; -ENODEV (with a WARN) when the device was released
+ * meanwhile by a last put_device() on another thread (nothing inserted).
  */
 DEVRES_API int devm_request_resource(struct device *dev, struct resource *root,
 				     struct resource *new_res);
@@ -483,7 +484,9 @@ DEVRES_API void devm_release_resource(struct device *dev,
  * are released with the device's resources or with devm_release_region().
  *
  * Context: any thread. A fault-injection point (twice).
- * Return: the claimed range, or NULL as request_region().
+ * Return: the claimed range, or NULL as request_region(); NULL also
+ * (WARNed, nothing claimed) when @dev was released meanwhile by a last
+ * put_device() on another thread.
  */
 DEVRES_API struct resource *devm_request_region(struct device *dev,
 						resource_size_t start,

@@ -363,7 +363,8 @@ DEVRES_API void synchronize_irq(unsigned int irq);
  * Context: any thread, also from a handler. A fault-injection point (the
  * devres node), besides those of request_threaded_irq().
  * Return: 0, or as request_threaded_irq(); -EINVAL (WARNed) for a NULL or
- * uninitialized @dev.
+ * uninitialized @dev; -ENODEV (WARNed, the handler freed) when @dev was
+ * released meanwhile by a last put_device() on another thread.
  */
 DEVRES_API int devm_request_threaded_irq(struct device *dev, unsigned int irq,
 					 irq_handler_t handler,

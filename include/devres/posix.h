@@ -41,7 +41,9 @@ struct devres_thread;
  * Context: any thread. Two fault-injection points (the node: -ENOMEM; the
  * open: -EMFILE).
  * Return: the descriptor; -EINVAL for a bad device or a NULL @path (both
- * WARNed) or bad @flags; -ENOMEM; any error of open(2) as -errno.
+ * WARNed) or bad @flags; -ENOMEM; any error of open(2) as -errno; -ENODEV
+ * (WARNed, the file closed) when the device was released meanwhile by a
+ * last put_device() on another thread.
  */
 DEVRES_API int devm_open(struct device *dev, const char *path, int flags, ...);
 
@@ -77,7 +79,9 @@ DEVRES_API int devm_openat(struct device *dev, int dirfd, const char *path,
  *
  * Context: any thread. One fault-injection point (the node).
  * Return: 0; -EBADF when @fd is not an open descriptor; -EINVAL for a bad
- * device (WARNed); -EBUSY (WARNed); -ENOMEM.
+ * device (WARNed); -EBUSY (WARNed); -ENOMEM; -ENODEV (WARNed, @fd closed)
+ * when the device was released meanwhile by a last put_device() on
+ * another thread.
  */
 DEVRES_API int devm_add_fd(struct device *dev, int fd);
 
@@ -162,7 +166,9 @@ DEVRES_API int devm_timerfd_create(struct device *dev, int clockid, int flags);
  * open: EMFILE), and a third, first, for a @mode of 15 characters or more
  * (its copy: ENOMEM).
  * Return: the stream, or NULL with errno set: EINVAL for a bad device or
- * a NULL argument (both WARNed); ENOMEM; any error of fopen(3).
+ * a NULL argument (both WARNed); ENOMEM; any error of fopen(3); ENODEV
+ * (WARNed, the stream closed) when the device was released meanwhile by a
+ * last put_device() on another thread.
  */
 DEVRES_API FILE *devm_fopen(struct device *dev, const char *path,
 			    const char *mode);
@@ -199,7 +205,9 @@ DEVRES_API int devm_fclose(struct device *dev, FILE *stream);
  *
  * Context: any thread. Two fault-injection points (-ENOMEM twice).
  * Return: the address, or ERR_PTR(): -EINVAL for a bad device (WARNed) or
- * a @len of 0; -ENOMEM; any error of mmap(2) as -errno.
+ * a @len of 0; -ENOMEM; any error of mmap(2) as -errno; -ENODEV (WARNed,
+ * nothing left mapped) when the device was released meanwhile by a last
+ * put_device() on another thread.
  */
 DEVRES_API void *devm_mmap(struct device *dev, void *addr, size_t len, int prot,
 			   int flags, int fd, off_t off);
@@ -259,7 +267,9 @@ DEVRES_API void devm_munmap(struct device *dev, void *addr, size_t len);
  * -ENOMEM; the eventfd: -EMFILE; the thread: -EAGAIN).
  * Return: the thread's handle, valid until it is released, or ERR_PTR():
  * -EINVAL for a bad device or a NULL @fn (both WARNed); -ENOMEM;
- * -EMFILE; -EAGAIN or another error of pthread_create().
+ * -EMFILE; -EAGAIN or another error of pthread_create(); -ENODEV (WARNed;
+ * @fn never runs) when @dev was released meanwhile by a last put_device()
+ * on another thread.
  */
 DEVRES_API struct devres_thread *devm_thread_run(struct device *dev,
 						 int (*fn)(void *arg),

@@ -323,14 +323,6 @@ HIDDEN void devres__name_replaces(char *name, char *old);
 /* Frees @name (or NULL) and every name it replaced: at the release only. */
 HIDDEN void devres__names_free(char *name);
 /*
- * devres__dev_label() of @dev copied into @buf (of LIVE_LABEL_LEN bytes, a
- * name is not cut), or its address when another thread is releasing it
- * (its count at zero): a release waits for the copy before freeing names.
- */
-#define LIVE_LABEL_LEN 136
-HIDDEN const char *devres__dev_label_live(const struct device *dev, char *buf,
-					  size_t len);
-/*
  * A reference for @func, called by thread @t (devres__dm_me()), which may
  * hold none (its owner put it on another thread): 1 when taken from a
  * live count (give it back with devres__dev_put()); 0 when none is

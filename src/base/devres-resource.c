@@ -221,6 +221,7 @@ int devm_request_resource(struct device *dev, struct resource *root,
 			  struct resource *new_res)
 {
 	struct devres__owned_res *o;
+	struct resource *conflict;
 
 	if (!devres__dev_ok_to_acquire(dev, __func__))
 		return -EINVAL;
@@ -239,9 +240,10 @@ int devm_request_resource(struct device *dev, struct resource *root,
 					   .call = "devm_request_resource",
 					   .fix = "devm_release_resource()" };
 	/* In the tree, listed and on @dev in one hold of the tree's lock. */
-	if (devres__request_owned(root, o)) {
+	conflict = devres__request_owned(root, o);
+	if (conflict) {
 		devres_free(o);
-		return -EBUSY;
+		return IS_ERR(conflict) ? (int)PTR_ERR(conflict) : -EBUSY;
 	}
 	return 0;
 }

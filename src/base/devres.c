@@ -630,26 +630,37 @@ void devres_free(void *res)
 		free_taken(res, n, __func__);
 }
 
-void devres_add(struct device *dev, void *res)
+static bool record(struct device *dev, void *res, const char *func)
 {
 	struct devres__node *n;
 	struct dr_log l;
 
-	if (!devres__dev_ok(dev, __func__))
-		return;
-	if (devres__arg_bad(dev, res, __func__, "resource"))
-		return;
-	n = floating_node(dev, res, __func__, "is already added");
+	if (!devres__dev_ok(dev, func))
+		return false;
+	if (devres__arg_bad(dev, res, func, "resource"))
+		return false;
+	n = floating_node(dev, res, func, "is already added");
 	if (!n)
-		return;
+		return false;
 	l = dr_log_of_res(n);
-	if (!lock_dev(dev, __func__)) {
+	if (!lock_dev(dev, func)) {
 		kind_clear(n, DR_ADDED); /* still the caller's */
-		return;
+		return false;
 	}
 	add_claimed(dev, n);
 	unlock_dev(dev);
 	dr_log(dev, "ADD", l);
+	return true;
+}
+
+bool devres__record(struct device *dev, void *res, const char *func)
+{
+	return record(dev, res, func);
+}
+
+void devres_add(struct device *dev, void *res)
+{
+	(void)record(dev, res, __func__);
 }
 
 /*

@@ -72,10 +72,18 @@ void devres__disown(struct devres__owner *owner, struct devres__hand *h)
 		devres_destroy(o->dev, o->release, same_node, o->node);
 }
 
-void devres__owner_add(const struct devres__owner *o)
+bool devres__owner_add(const struct devres__owner *o)
 {
 	devres__log_hold();
-	devres_add(o->dev, o->node);
+	return devres__record(o->dev, o->node, o->call);
+}
+
+void devres__owner_refused(const struct devres__owner *o)
+{
+	/* @o may live in the node, which its release may change. */
+	struct devres__owner c = *o;
+
+	c.release(c.dev, c.node);
 }
 
 void devres__owner_hand(const struct devres__owner *o, struct devres__hand *h)

@@ -542,7 +542,12 @@ unsigned long devm_get_free_pages(struct device *dev, gfp_t gfp,
 	}
 	dr->addr = (uintptr_t)addr;
 	dr->order = order;
-	devres_add(dev, dr);
+	if (unlikely(!devres__record(dev, dr, __func__))) {
+		/* @dev released meanwhile: the pages go back now. */
+		devres__pages_put(addr, order);
+		devres_free(dr);
+		return 0;
+	}
 	/* Not dr->addr: another thread may have released dr by now. */
 	return (uintptr_t)addr;
 }

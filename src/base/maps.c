@@ -633,8 +633,19 @@ static int map_insert(struct devres__map *m, bool owned)
 	__atomic_store_n(&devres__maps_nr, devres__maps_nr + 1,
 			 __ATOMIC_RELAXED);
 	/* Its own allocations' mmap() calls do not look: inside the span. */
-	if (owned)
-		devres__owner_add(&m->owner);
+	if (owned && unlikely(!devres__owner_add(&m->owner))) {
+		/* Refused by its device: out again, seen by nobody. */
+		memmove(&maps[i], &maps[i + 1],
+			(devres__maps_nr - i - 1) *
+				sizeof(struct devres__map *));
+		m->in_table = false;
+		m->owner = (struct devres__owner){ 0 };
+		__atomic_store_n(&devres__maps_nr, devres__maps_nr - 1,
+				 __ATOMIC_RELAXED);
+		maps_leave();
+		devres__log_release();
+		return -ENODEV;
+	}
 	maps_leave();
 	if (owned)
 		devres__log_release();

@@ -491,6 +491,7 @@ struct resource *devres__request_owned(struct resource *root,
 				       struct devres__owned_res *o)
 {
 	struct resource *conflict;
+	bool held = false;
 
 	pthread_mutex_lock(&tree_lock);
 	conflict = placed(o->res, root) ? o->res : add_leaf(root, o->res);
@@ -500,10 +501,16 @@ struct resource *devres__request_owned(struct resource *root,
 		owned_ranges.prev->next = o;
 		owned_ranges.prev = o;
 		/* A release_resource() by hand takes the node off here. */
-		devres__owner_add(&o->owner);
+		if (!devres__owner_add(&o->owner)) {
+			/* Refused by the device: out again, seen by nobody. */
+			unlist_owned(o);
+			(void)unlink_locked(o->res, true, NULL);
+			conflict = ERR_PTR(-ENODEV);
+		}
+		held = true;
 	}
 	pthread_mutex_unlock(&tree_lock);
-	if (!conflict)
+	if (held)
 		devres__log_release();
 	else if (conflict == o->res)
 		devres__warn(NULL, "request_resource_conflict",
@@ -570,8 +577,16 @@ struct resource *devres__request_region(struct resource *parent,
 	regions.prev->next = r;
 	regions.prev = r;
 	/* A release_region() by hand takes the node off under this lock. */
-	if (owner)
-		devres__owner_add(owner);
+	if (owner && !devres__owner_add(owner)) {
+		/* Refused by the device: out again, seen by nobody. */
+		r->prev->next = r->next;
+		r->next->prev = r->prev;
+		(void)unlink_locked(res, true, NULL);
+		pthread_mutex_unlock(&tree_lock);
+		devres__log_release();
+		free(r);
+		return NULL;
+	}
 	pthread_mutex_unlock(&tree_lock);
 	if (owner)
 		devres__log_release();

@@ -66,7 +66,8 @@ struct devres__owned_res {
 /*
  * request_resource_conflict() of @o->res in @root, for @o's node: on no
  * conflict (NULL), @o is listed and its node put on its device in the
- * same hold of the tree's lock.
+ * same hold of the tree's lock. ERR_PTR(-ENODEV) when the device refused
+ * the node (devres__record()): nothing inserted.
  */
 HIDDEN struct resource *devres__request_owned(struct resource *root,
 					      struct devres__owned_res *o);

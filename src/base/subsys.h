@@ -8,8 +8,8 @@
  * node allocator: fault injection, the node ledger and the log come with
  * it), makes each OS acquisition behind one devres__should_fail() (a fault
  * point) and counts it with devres__ledger_add(), fills the node, and only
- * then publishes it with devres_add(): nothing touches the node after that,
- * since another thread may release it at once. Release callbacks may
+ * then publishes it with devres__record(): nothing touches the node after
+ * that, since another thread may release it at once. Release callbacks may
  * change errno (the core gives the caller's back). See docs/internals.md.
  */
 #ifndef DEVRES_SUBSYS_H
@@ -455,6 +455,30 @@ static inline void devres__ledger_add_node(long nodes, long bytes)
 }
 
 /*
+ * core.c: devres__dev_label() of @dev copied into @buf (of LIVE_LABEL_LEN
+ * bytes, a name is not cut), or its address when another thread is
+ * releasing it (its count at zero): a release waits for the copy before
+ * freeing names. For a call made without a reference, which must not read
+ * dev_name(): the names may be freed under it.
+ */
+#define LIVE_LABEL_LEN 136
+HIDDEN const char *devres__dev_label_live(const struct device *dev, char *buf,
+					  size_t len);
+
+/*
+ * devres.c: devres_add() of @res on @dev for the managed call @func, which
+ * holds what the node gives back: true once the node is on @dev. False,
+ * with one WARN naming @func, when @dev refuses it (released meanwhile by
+ * its last put_device() on a thread whose reference the caller did not
+ * hold, or its list held by this thread up the stack): the node is still
+ * the caller's, which gives back what it acquired, frees the node and
+ * fails with its documented error. A call that kept the resource would
+ * return it as managed while no release would ever give it back.
+ */
+HIDDEN __attribute__((warn_unused_result)) bool
+devres__record(struct device *dev, void *res, const char *func);
+
+/*
  * disown.c: the managed owner of a resource, kept in the resource's own
  * record (a mapping, a region, a handler, a buffer) by the subsystem, under
  * the subsystem's lock. A node's release gives the resource back only if
@@ -493,9 +517,19 @@ HIDDEN void devres__disown(struct devres__owner *o, struct devres__hand *h);
  * that lock, then always finds it there. Published first and added after,
  * a release by hand in between left the node on the device for a resource
  * already given back. Holds the log (devres_add()'s ADD line): the caller
- * calls devres__log_release() once unlocked.
+ * calls devres__log_release() once unlocked, whatever the answer.
+ * False when the device refused the node (devres__record()): the caller
+ * clears the record's owner under the same lock, gives the resource back
+ * and fails the managed call.
  */
-HIDDEN void devres__owner_add(const struct devres__owner *o);
+HIDDEN bool devres__owner_add(const struct devres__owner *o);
+/*
+ * After devres__owner_add() said false, for a record left owned by @o's
+ * node: that node's release run on it now, as the device's release would
+ * have run it. Called unlocked. The caller then frees the node (with the
+ * copy of @o it may hold) and fails.
+ */
+HIDDEN void devres__owner_refused(const struct devres__owner *o);
 /*
  * A managed claim's identity: its node and the claim's number, unique in
  * the process. The node alone is not one: a claim released and made again
@@ -851,7 +885,8 @@ HIDDEN int devres__map_add(struct devres__map *m);
  * table's lock: a munmap(2) by hand finds the record and its node
  * together. From then the node may be released on another thread at
  * once, @m with it: the caller does not touch either after. -ENOMEM: not
- * recorded, the node not added.
+ * recorded, the node not added; -ENODEV: the device refused the node
+ * (devres__record()), not recorded either.
  */
 HIDDEN int devres__map_add_owned(struct devres__map *m);
 HIDDEN bool devres__map_remove(struct devres__map *m);

@@ -67,6 +67,16 @@ static void dma_state_release(struct device *dev, void *res)
 	int err = errno;
 
 	pthread_rwlock_wrlock(&states);
+	/*
+	 * Freed already, by the device's final release (orphan.c): a node
+	 * recorded by a call without a reference while that release ran is
+	 * released after the release's hooks. Compared, not read.
+	 */
+	if (dma_dev_peek(dev) != s) {
+		pthread_rwlock_unlock(&states);
+		errno = err;
+		return;
+	}
 	pthread_mutex_lock(&s->lock);
 	gone = s->nmaps == 0 && s->pins == 0;
 	s->orphan = !gone;
@@ -158,8 +168,22 @@ static struct dma_dev *make_state(struct device *dev, const char *func,
 		devres_free(node);
 		return cur;
 	}
-	devres_add(dev, node);
-	return s;
+	if (likely(devres__record(dev, node, func)))
+		return s;
+	/*
+	 * Refused: @dev was released meanwhile, by a last put_device() on
+	 * a thread whose reference this caller did not hold, and its final
+	 * release may have looked for a state already. Given back as the
+	 * node's release would: freed, or an orphan if another call pinned
+	 * it (that call's unpin frees it). The call fails.
+	 */
+	pthread_mutex_lock(&s->lock);
+	s->pins--;
+	pthread_mutex_unlock(&s->lock);
+	dma_state_release(dev, node);
+	devres_free(node);
+	*ret_err = -ENODEV;
+	return NULL;
 }
 
 struct dma_dev *devres__dma_state(struct device *dev, const char *func,
@@ -352,8 +376,12 @@ void devres__dma_forget(struct dma_dev *s, struct dma_map *m)
 	devres__dma_forget_owed(s, m, NULL, NULL);
 }
 
-/* A managed buffer takes its owner as it enters the table; locked. */
-static void claim_locked(struct dma_map *m, const struct dma_claim *c)
+/*
+ * A managed buffer takes its owner as it enters the table; locked. False
+ * when the device refused the node: the buffer is left unowned, for the
+ * caller to unmap and free.
+ */
+static bool claim_locked(struct dma_map *m, const struct dma_claim *c)
 {
 	c->dr->vaddr = m->cpu;
 	c->dr->dma_handle = m->node.start;
@@ -361,7 +389,12 @@ static void claim_locked(struct dma_map *m, const struct dma_claim *c)
 	m->owner = c->owner;
 	m->rec = c->rec;
 	c->rec->m = m;
-	devres__owner_add(&c->owner);
+	if (likely(devres__owner_add(&c->owner)))
+		return true;
+	m->owner = (struct devres__owner){ 0 };
+	m->rec = NULL;
+	c->rec->m = NULL;
+	return false;
 }
 
 dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
@@ -444,10 +477,14 @@ dma_addr_t devres__dma_map(struct device *dev, void *cpu, size_t size,
 	m->node.end = h + size;
 	m->node.prio = devres__rt_prio(&s->seed);
 	m->epoch = s->epoch[bound];
+	/* Not in the table yet: refused, nothing else has seen it. */
+	if (claim && !claim_locked(m, claim)) {
+		held = true;
+		ret = -ENODEV;
+		goto fail_unmap;
+	}
 	devres__rt_insert(&s->maps, &m->node);
 	s->nmaps++;
-	if (claim)
-		claim_locked(m, claim);
 	if (pinned)
 		s->pins--;
 	pthread_mutex_unlock(&s->lock);

@@ -136,6 +136,8 @@ static int layout(struct dma_pool *pool, size_t boundary)
 	return 0;
 }
 
+static void destroy(struct dma_pool *pool);
+
 /*
  * The pool, live from the hold of pools_lock that gives it its owner and
  * puts @owner's node (when there is one) on its device: a
@@ -152,7 +154,7 @@ static struct dma_pool *pool_create(const char *name, struct device *dev,
 	const size_t page = devres__page_size();
 	struct dma_pool *pool;
 	void *h = NULL;
-	bool used;
+	bool used, refused = false;
 
 	if (!devres__dev_ok(dev, func) ||
 	    devres__arg_bad(dev, name, func, "name") ||
@@ -235,11 +237,20 @@ static struct dma_pool *pool_create(const char *name, struct device *dev,
 	__atomic_store_n(&live_pools, pool, __ATOMIC_RELAXED);
 	if (owner) {
 		*(struct dma_pool **)owner->node = h;
-		devres__owner_add(owner);
+		refused = !devres__owner_add(owner);
+	}
+	/* Refused by its device: an unowned pool, destroyed below. */
+	if (refused) {
+		live_unlink(pool);
+		pool->owner = (struct devres__owner){ 0 };
 	}
 	pthread_mutex_unlock(&pools_lock);
 	if (owner)
 		devres__log_release();
+	if (refused) {
+		destroy(pool);
+		return NULL;
+	}
 	return h;
 }
 
@@ -255,7 +266,7 @@ devres__dma_pool_create_owned(const char *name, struct device *dev, size_t size,
 			      const struct devres__owner *owner)
 {
 	return pool_create(name, dev, size, align, boundary, owner,
-			   "dma_pool_create");
+			   owner->call);
 }
 
 /* The pool of @h, a live handle of this process, or NULL with a WARN. */

@@ -315,6 +315,8 @@ static int backing_holds(int fd, off_t pos, size_t size)
 	return 0;
 }
 
+static void unmap(struct iomap *m);
+
 void *io__remap(phys_addr_t offset, size_t size,
 		const struct devres__owner *owner)
 {
@@ -324,6 +326,7 @@ void *io__remap(phys_addr_t offset, size_t size,
 	off_t pos;
 	void *base, *addr;
 	int err = ENXIO; /* pin() sets it whenever it fails */
+	bool refused = false;
 
 	if (!size || offset + size - 1 < offset || size > SIZE_MAX / 2) {
 		err = EINVAL;
@@ -397,11 +400,21 @@ void *io__remap(phys_addr_t offset, size_t size,
 	maps = m;
 	if (owner) {
 		*(void **)owner->node = addr;
-		devres__owner_add(owner);
+		refused = !devres__owner_add(owner);
+	}
+	/* Refused by its device: unlisted, seen by nobody, taken back. */
+	if (refused) {
+		maps = m->next;
+		m->owner = (struct devres__owner){ 0 };
 	}
 	pthread_mutex_unlock(&io_lock);
 	if (owner)
 		devres__log_release();
+	if (refused) {
+		unmap(m);
+		err = ENODEV;
+		goto fail;
+	}
 	return addr;
 
 unpin:

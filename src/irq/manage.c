@@ -175,7 +175,7 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 	struct mismatch old = { 0 };
 	struct irq_line *line;
 	struct devres__wait w;
-	bool last;
+	bool last, refused = false;
 	int rc;
 
 	/* Each caller WARNed already (irq__args_bad()). */
@@ -256,7 +256,7 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 		 * the device. Its ADD line waits for the unlock.
 		 */
 		if (owner)
-			devres__owner_add(owner);
+			refused = !devres__owner_add(owner);
 	}
 	/*
 	 * Attached, the handler's reference is the only one the call has:
@@ -269,6 +269,11 @@ int irq__request(unsigned int irq, irq_handler_t handler,
 		irq__line_free(line);
 	if (!rc && owner)
 		devres__log_release();
+	/* Refused by its device (released meanwhile): freed as by it. */
+	if (refused) {
+		devres__owner_refused(owner);
+		return -ENODEV;
+	}
 	if (rc == -EBUSY && old.name[0])
 		mismatch_err(owner, irq, flags, name, &old);
 	if (rc)

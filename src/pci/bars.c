@@ -349,12 +349,14 @@ static void drop(struct pci_map *m, struct device *owner)
  * mapping off the list under map_lock, then finds its node on the device
  * and its slot set. Checked under it: read-only mode (pci__bars_protect()
  * walks the list under map_lock after setting the flag, so no mapping
- * escapes both) and the slot. 0, -EROFS or -EBUSY (nothing listed).
+ * escapes both) and the slot. 0, -EROFS, -EBUSY or -ENODEV (the device
+ * refused the node, released meanwhile): nothing listed.
  */
 static int list_map(struct pci_dev *pdev, int bar, struct pci_map *m,
 		    const struct devres__owner *owner)
 {
 	void **slots = owner ? pci__iomap_slots(pdev) : NULL;
+	bool held = false;
 	int ret = 0;
 
 	if (owner)
@@ -371,12 +373,18 @@ static int list_map(struct pci_dev *pdev, int bar, struct pci_map *m,
 	if (!ret && slots && owner) {
 		slots[bar] = m->addr;
 		*(void **)owner->node = m->addr;
-		devres__owner_add(owner);
+		held = true;
+		/* Refused by the device: unlisted, seen by nobody. */
+		if (!devres__owner_add(owner)) {
+			slots[bar] = NULL;
+			maps = m->next;
+			ret = -ENODEV;
+		}
 	}
 	unlock_maps();
 	if (owner)
 		pthread_mutex_unlock(&pdev->p->lock);
-	if (!ret && owner)
+	if (held)
 		devres__log_release();
 	return ret;
 }

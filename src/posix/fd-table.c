@@ -371,9 +371,10 @@ static void unlink_twin(struct fd_dr *dr)
 	dr->twin_listed = false;
 }
 
-void posix__fd_list(struct fd_dr *dr)
+bool posix__fd_list(struct fd_dr *dr)
 {
 	struct fd_dr **s;
+	bool added;
 
 	table_lock();
 	s = slot((unsigned int)dr->fd, false, true);
@@ -385,10 +386,11 @@ void posix__fd_list(struct fd_dr *dr)
 	}
 	dr->listed = s != NULL;
 	/* A close(2) by hand takes the node off under this lock. */
-	devres__owner_add(&dr->owner);
+	added = devres__owner_add(&dr->owner);
 	table_unlock();
 	devres__log_release();
 	devres__growtab_warn(&tab);
+	return added;
 }
 
 /* Takes @dr off its number's chain and its twin's, under the lock. */
@@ -480,6 +482,22 @@ bool posix__fd_owner(int fd, struct devres__hand *h)
 		devres__owner_hand(&dr->owner, h);
 		found = true;
 	}
+	table_unlock();
+	return found;
+}
+
+bool posix__fd_of(const struct device *dev, int fd)
+{
+	struct fd_dr **pp, *dr;
+	bool found = false;
+
+	if (fd < 0 || in_span() || !maybe_listed((unsigned int)fd))
+		return false;
+	table_lock();
+	pp = slot((unsigned int)fd, false, false);
+	for (dr = pp ? *pp : NULL; dr && !found; dr = dr->next)
+		found = dr->owner.dev == dev && !dr->releasing &&
+			posix__fd_same(dr);
 	table_unlock();
 	return found;
 }
@@ -651,9 +669,10 @@ void posix__fd_closing(const char *func, unsigned int lo, unsigned int hi)
 	errno = saved;
 }
 
-void posix__stream_list(struct stream_dr *dr)
+bool posix__stream_list(struct stream_dr *dr)
 {
 	struct fd_dr *id = &dr->id;
+	bool added;
 
 	*id = (struct fd_dr){ .fd = fileno(dr->f), .twin = -1 };
 	if (id->fd >= 0) {
@@ -667,10 +686,11 @@ void posix__stream_list(struct stream_dr *dr)
 	count(&posix__streams_listed, 1);
 	link_twin(id);
 	/* A close by hand of its number, or its fclose(), takes it here. */
-	devres__owner_add(&dr->owner);
+	added = devres__owner_add(&dr->owner);
 	table_unlock();
 	devres__log_release();
 	devres__growtab_warn(&tab);
+	return added;
 }
 
 /*

@@ -91,10 +91,19 @@ HIDDEN void posix__twin_lost(struct device *dev, const char *what,
  * another thread's release of the same number (another device's node of
  * it).
  */
-HIDDEN void posix__fd_list(struct fd_dr *dr);
+HIDDEN __attribute__((warn_unused_result)) bool
+posix__fd_list(struct fd_dr *dr);
 HIDDEN bool posix__fd_claim(struct fd_dr *dr);
+/*
+ * Whether a listed node of @dev has @fd, still the open file it acquired
+ * (devm_add_fd()'s check): read in the table, not on @dev's list, so that
+ * a device released meanwhile is not WARNed about by the check as well
+ * as by the record that follows it.
+ */
+HIDDEN bool posix__fd_of(const struct device *dev, int fd);
 HIDDEN void posix__fd_done(struct fd_dr *dr);
-HIDDEN void posix__stream_list(struct stream_dr *dr);
+HIDDEN __attribute__((warn_unused_result)) bool
+posix__stream_list(struct stream_dr *dr);
 HIDDEN bool posix__stream_claim(struct stream_dr *dr);
 HIDDEN void posix__stream_done(struct stream_dr *dr);
 

@@ -161,22 +161,6 @@ static int match_fd(struct device *dev, void *res, void *data)
 	return dr->fd == m->fd && (!m->live || posix__fd_same(dr));
 }
 
-/*
- * Whether @fd is one of @dev's, as the open file it acquired: a node
- * whose number was closed behind the library's back and reused since is
- * not, and does not make the number's new open file managed.
- */
-static bool fd_managed(struct device *dev, int fd)
-{
-	struct fd_match m = { fd, true };
-
-	for (size_t i = 0; i < sizeof(fd_releases) / sizeof(fd_releases[0]);
-	     i++)
-		if (devres_find(dev, fd_releases[i], match_fd, &m))
-			return true;
-	return false;
-}
-
 static struct fd_dr *fd_node(dr_release_t release, const char *what)
 {
 	struct fd_dr *dr =
@@ -205,8 +189,12 @@ static int fd_publish(struct device *dev, struct fd_dr *dr, int fd)
 	dr->owner.dev = dev;
 	devres__ledger_add(DL_FDS, dr->twin >= 0 ? 2 : 1);
 	/* Listed and on @dev in one hold of the table's lock. */
-	posix__fd_list(dr);
-	return fd;
+	if (posix__fd_list(dr))
+		return fd;
+	/* Refused by @dev (released meanwhile): closed as its release would. */
+	devres__owner_refused(&dr->owner);
+	devres_free(dr);
+	return -ENODEV;
 }
 
 /* What a newly acquired descriptor (or -errno) becomes: managed or freed. */
@@ -292,7 +280,11 @@ int devm_add_fd(struct device *dev, int fd)
 		close(fd);
 		return -EINVAL;
 	}
-	if (fd_managed(dev, fd)) {
+	/*
+	 * A node of a number closed behind the library's back and reused
+	 * since does not make the number's new open file managed.
+	 */
+	if (posix__fd_of(dev, fd)) {
 		devres__warn(dev, __func__, "fd %d is already managed", fd);
 		return -EBUSY;
 	}
@@ -301,8 +293,8 @@ int devm_add_fd(struct device *dev, int fd)
 		close(fd);
 		return -ENOMEM;
 	}
-	fd_publish(dev, dr, fd);
-	return 0;
+	fd = fd_publish(dev, dr, fd);
+	return fd < 0 ? fd : 0;
 }
 
 /* How many of the release functions have a node of @fd on @dev. */

@@ -154,8 +154,13 @@ FILE *devm_fopen(struct device *dev, const char *path, const char *mode)
 	dr->owner = (struct devres__owner){ dev, dr, devm_fopen_release,
 					    __func__, "devm_fclose()" };
 	/* Listed and on @dev in one hold of the table's lock. */
-	posix__stream_list(dr);
-	return f;
+	if (posix__stream_list(dr))
+		return f;
+	/* Refused by @dev (released meanwhile): closed as its release would. */
+	devres__owner_refused(&dr->owner);
+	devres_free(dr);
+	errno = ENODEV;
+	return NULL;
 }
 
 int devm_fclose(struct device *dev, FILE *stream)

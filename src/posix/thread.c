@@ -47,6 +47,7 @@ struct devres_thread {
 	pthread_cond_t cond; /* CLOCK_MONOTONIC; signalled when done */
 	bool done;	     /* fn returned; under lock, as below */
 	bool detached;	     /* released by itself: frees itself */
+	bool refused;	     /* its device refused its node: fn never runs */
 	int ret;
 	int pid; /* the process that started it */
 	char name[16];
@@ -136,7 +137,7 @@ static void end_key_init(void)
 static void *trampoline(void *p)
 {
 	struct devres_thread *t = p;
-	bool keyed;
+	bool keyed, skip;
 	int ret;
 
 	/*
@@ -144,7 +145,13 @@ static void *trampoline(void *p)
 	 * list: the thread may release its own device at once.
 	 */
 	pthread_mutex_lock(&t->lock);
+	skip = t->refused;
 	pthread_mutex_unlock(&t->lock);
+	if (skip) {
+		t->ret = -ENODEV;
+		thread_ended(t);
+		return NULL;
+	}
 	current = t;
 	devres__wait_adopt(t->wid);
 	if (t->name[0])
@@ -342,7 +349,9 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 				      void *arg, const char *name)
 {
 	struct devres_thread *t;
+	char label[LIVE_LABEL_LEN];
 	struct thread_dr *dr;
+	bool refused;
 	void *handle;
 	int err;
 
@@ -394,7 +403,10 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 		devres_free(dr);
 		return ERR_PTR(-err);
 	}
-	posix__thread_list(t->tid, dev_name(dev), t->name);
+	/* Not dev_name(): without a reference, its name may be freed. */
+	posix__thread_list(t->tid,
+			   devres__dev_label_live(dev, label, sizeof(label)),
+			   t->name);
 	/*
 	 * Read before the node is published: from then another thread's
 	 * release of the device may stop the thread and free its record as
@@ -406,10 +418,20 @@ struct devres_thread *devm_thread_run(struct device *dev, int (*fn)(void *),
 	 * device there would wait for the lock this thread holds.
 	 */
 	devres__log_hold();
-	devres_add(dev, dr);
+	refused = !devres__record(dev, dr, __func__);
+	/*
+	 * Refused, @dev released meanwhile: the thread ends without running
+	 * @fn, stopped and joined as by the node's release.
+	 */
+	t->refused = refused;
 	/* Now it may run: a release waits for it, or it releases itself. */
 	pthread_mutex_unlock(&t->lock);
 	devres__log_release();
+	if (refused) {
+		devm_thread_run_release(dev, dr);
+		devres_free(dr);
+		return ERR_PTR(-ENODEV);
+	}
 	return handle;
 }
 

@@ -136,9 +136,9 @@ static const struct size_call size_calls[] = {
 	{ "dma_pool_create", "dma_pool_create", "size", false, SIZE_MAX, pool_size },
 	{ "dma_pool_create", "dma_pool_create", "align", true, SIZE_MAX, pool_align },
 	{ "dma_pool_create", "dma_pool_create", "boundary", true, SIZE_MAX, pool_boundary },
-	{ "dmam_pool_create", "dma_pool_create", "size", false, SIZE_MAX, mpool_size },
-	{ "dmam_pool_create", "dma_pool_create", "align", true, SIZE_MAX, mpool_align },
-	{ "dmam_pool_create", "dma_pool_create", "allocation", true, SIZE_MAX, mpool_boundary },
+	{ "dmam_pool_create", "dmam_pool_create", "size", false, SIZE_MAX, mpool_size },
+	{ "dmam_pool_create", "dmam_pool_create", "align", true, SIZE_MAX, mpool_align },
+	{ "dmam_pool_create", "dmam_pool_create", "allocation", true, SIZE_MAX, mpool_boundary },
 };
 /* clang-format on */
 
