@@ -315,7 +315,7 @@ static int backing_holds(int fd, off_t pos, size_t size)
 	return 0;
 }
 
-static void unmap(struct iomap *m);
+static void unmap(struct iomap *m, const char *call);
 
 void *io__remap(phys_addr_t offset, size_t size,
 		const struct devres__owner *owner)
@@ -411,7 +411,7 @@ void *io__remap(phys_addr_t offset, size_t size,
 	if (owner)
 		devres__log_release();
 	if (refused) {
-		unmap(m);
+		unmap(m, owner->call ? owner->call : "ioremap");
 		err = ENODEV;
 		goto fail;
 	}
