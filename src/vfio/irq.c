@@ -134,8 +134,21 @@ static void vectors_release(struct device *dev, void *res)
 	destroy_lines(v, v->n);
 }
 
+/*
+ * How many vectors of @index the device has: what VFIO says, but never
+ * more than the kind can have (INTx one, MSI 32, MSI-X 2048, as the PCI
+ * specification bounds them and the kernel's pci_alloc_irq_vectors()
+ * gives at most). A count beyond that is not a device's: taken at the
+ * bound, it cannot make more lines than pci_dev_set_irq_lines() takes,
+ * nor more INTx vectors than the one pin.
+ */
 static unsigned int irq_count(struct vfio_dev *vd, int index)
 {
+	static const unsigned int most[] = {
+		[VFIO_PCI_INTX_IRQ_INDEX] = 1,
+		[VFIO_PCI_MSI_IRQ_INDEX] = 32,
+		[VFIO_PCI_MSIX_IRQ_INDEX] = 2048,
+	};
 	struct vfio_irq_info info = { .argsz = sizeof(info),
 				      .index = (uint32_t)index };
 
@@ -143,7 +156,7 @@ static unsigned int irq_count(struct vfio_dev *vd, int index)
 	    vfio__ioctl(vd->fd, VFIO_DEVICE_GET_IRQ_INFO, &info) ||
 	    !(info.flags & VFIO_IRQ_INFO_EVENTFD))
 		return 0;
-	return info.count;
+	return info.count < most[index] ? info.count : most[index];
 }
 
 /* The first kind the caller accepts that gives at least @min vectors. */
