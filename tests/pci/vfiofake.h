@@ -66,6 +66,9 @@ struct vf_conf {
 	unsigned char caps[256];
 	uint32_t caps_len;
 	uint16_t vendor, device;
+	/* The config space, when set: the fake tree's own (vf_conf_tree()). */
+	unsigned char config[256];
+	bool set_config;
 	int unmap_short; /* UNMAP_DMA says it unmapped this much less */
 };
 
@@ -354,6 +357,12 @@ static inline int vf_config(void)
 {
 	uint16_t id[2] = { vf.conf.vendor, vf.conf.device };
 
+	if (vf.conf.set_config)
+		return pwrite(vf.device_fd, vf.conf.config,
+			      sizeof(vf.conf.config),
+			      VF_CFG_OFF) == (ssize_t)sizeof(vf.conf.config)
+			       ? 0
+			       : -1;
 	return pwrite(vf.device_fd, id, sizeof(id), VF_CFG_OFF) ==
 			       (ssize_t)sizeof(id)
 		       ? 0
@@ -419,6 +428,16 @@ static inline int vf_start(const struct vf_conf *conf)
 	(void)conf;
 	return -1;
 #endif
+}
+
+/* @c's config space: fake device @name's, as its sysfs file has it. */
+static inline int vf_conf_tree(struct vf_conf *c, const char *name)
+{
+	ssize_t n =
+		fake_read(name, "config", (char *)c->config, sizeof(c->config));
+
+	c->set_config = n >= 64;
+	return c->set_config ? 0 : -1;
 }
 
 /*
