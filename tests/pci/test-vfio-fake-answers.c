@@ -16,7 +16,9 @@
  * and the kernel's vfio-pci reports) are taken at that bound, and a
  * count without an eventfd is none. None of it is the program's misuse:
  * no WARN, and the ledger is back where it started once the device is
- * removed.
+ * removed. A request the kernel fails (one row each) leaves the device
+ * untaken, or the call failing with the kernel's error, and nothing
+ * behind; a failed unmap is the one WARN (vfio_unmap).
  */
 #include <stdarg.h>
 #include <stddef.h>
@@ -46,6 +48,7 @@ struct row {
 	unsigned int max; /* max_vecs asked */
 	int vectors;	  /* what pci_alloc_irq_vectors() returns */
 	int warns;
+	bool no_dma; /* the coherent buffer is refused */
 };
 
 static void plain(struct vf_conf *c)
@@ -189,29 +192,64 @@ static void msix_huge(struct vf_conf *c)
 	c->irq_count[VFIO_PCI_MSIX_IRQ_INDEX] = UINT32_MAX;
 }
 
+#define FAILS(fn, req, err)                                                    \
+	static void fn(struct vf_conf *c)                                      \
+	{                                                                      \
+		c->fail_req = (req);                                           \
+		c->fail_err = (err);                                           \
+	}
+
+FAILS(fail_device_fd, VFIO_GROUP_GET_DEVICE_FD, EBUSY)
+FAILS(fail_status, VFIO_GROUP_GET_STATUS, EIO)
+FAILS(fail_set_container, VFIO_GROUP_SET_CONTAINER, EBUSY)
+FAILS(fail_set_iommu, VFIO_SET_IOMMU, EPERM)
+FAILS(fail_api, VFIO_GET_API_VERSION, EINVAL)
+FAILS(fail_iommu_info, VFIO_IOMMU_GET_INFO, EINVAL)
+FAILS(fail_device_info, VFIO_DEVICE_GET_INFO, EINVAL)
+FAILS(fail_region_info, VFIO_DEVICE_GET_REGION_INFO, EINVAL)
+FAILS(fail_irq_info, VFIO_DEVICE_GET_IRQ_INFO, EINVAL)
+FAILS(fail_set_irqs, VFIO_DEVICE_SET_IRQS, EINVAL)
+FAILS(fail_map, VFIO_IOMMU_MAP_DMA, ENOMEM)
+FAILS(fail_unmap, VFIO_IOMMU_UNMAP_DMA, EINVAL)
+
 /* clang-format off */
 static const struct row rows[] = {
-	{ "as vfio-pci answers", plain, 1, true, true, 8, 4, 0 },
-	{ "BAR 0 empty", bar_empty, 1, true, false, 8, 4, 0 },
-	{ "BAR 0 without MMAP", bar_no_mmap, 1, true, false, 8, 4, 0 },
+	{ "as vfio-pci answers", plain, 1, true, true, 8, 4, 0, false },
+	{ "BAR 0 empty", bar_empty, 1, true, false, 8, 4, 0, false },
+	{ "BAR 0 without MMAP", bar_no_mmap, 1, true, false, 8, 4, 0, false },
 	{ "BAR 0 offset past off_t", bar_off_past_off_t, 1, true, false, 8,
-	  4, 0 },
-	{ "BAR 0 end wraps", bar_end_wraps, 1, true, false, 8, 4, 0 },
-	{ "capabilities in a loop", caps_loop, 1, true, true, 8, 4, 0 },
-	{ "capability linked to itself", caps_self, 1, true, true, 8, 4, 0 },
+	  4, 0, false },
+	{ "BAR 0 end wraps", bar_end_wraps, 1, true, false, 8, 4, 0, false },
+	{ "capabilities in a loop", caps_loop, 1, true, true, 8, 4, 0, false },
+	{ "capability linked to itself", caps_self, 1, true, true, 8, 4, 0, false },
 	{ "capability out of range", caps_out_of_range, 1, true, true, 8, 4,
-	  0 },
-	{ "sparse BAR 0", caps_sparse, 1, true, false, 8, 4, 0 },
-	{ "config region of 1 byte", cfg_empty, 1, false, true, 8, 4, 0 },
-	{ "config offset wraps", cfg_off_wraps, 1, false, true, 8, 4, 0 },
-	{ "group not viable", not_viable, 0, false, false, 8, NO, 0 },
-	{ "no vectors", irqs_none, 1, true, true, 8, -ENOSPC, 0 },
+	  0, false },
+	{ "sparse BAR 0", caps_sparse, 1, true, false, 8, 4, 0, false },
+	{ "config region of 1 byte", cfg_empty, 1, false, true, 8, 4, 0, false },
+	{ "config offset wraps", cfg_off_wraps, 1, false, true, 8, 4, 0, false },
+	{ "group not viable", not_viable, 0, false, false, 8, NO, 0, false },
+	{ "no vectors", irqs_none, 1, true, true, 8, -ENOSPC, 0, false },
 	{ "vectors without eventfd", irqs_no_eventfd, 1, true, true, 8,
-	  -ENOSPC, 0 },
-	{ "5 INTx vectors", intx_many, 1, true, true, 8, 1, 0 },
-	{ "64 MSI vectors", msi_many, 1, true, true, 64, 32, 0 },
-	{ "65536 MSI-X vectors", msix_many, 1, true, true, 1000, 1000, 0 },
-	{ "2^32-1 MSI-X vectors", msix_huge, 1, true, true, 64, 64, 0 },
+	  -ENOSPC, 0, false },
+	{ "5 INTx vectors", intx_many, 1, true, true, 8, 1, 0, false },
+	{ "64 MSI vectors", msi_many, 1, true, true, 64, 32, 0, false },
+	{ "65536 MSI-X vectors", msix_many, 1, true, true, 1000, 1000, 0, false },
+	{ "2^32-1 MSI-X vectors", msix_huge, 1, true, true, 64, 64, 0, false },
+	{ "GET_DEVICE_FD fails", fail_device_fd, 0, false, false, 8, NO, 0, false },
+	{ "GET_STATUS fails", fail_status, 0, false, false, 8, NO, 0, false },
+	{ "SET_CONTAINER fails", fail_set_container, 0, false, false, 8, NO,
+	  0, false },
+	{ "SET_IOMMU fails", fail_set_iommu, 0, false, false, 8, NO, 0, false },
+	{ "GET_API_VERSION fails", fail_api, 0, false, false, 8, NO, 0, false },
+	{ "IOMMU_GET_INFO fails", fail_iommu_info, 0, false, false, 8, NO, 0, false },
+	{ "DEVICE_GET_INFO fails", fail_device_info, 0, false, false, 8, NO,
+	  0, false },
+	{ "GET_REGION_INFO fails", fail_region_info, 0, false, false, 8, NO,
+	  0, false },
+	{ "GET_IRQ_INFO fails", fail_irq_info, 1, true, true, 8, -ENOSPC, 0, false },
+	{ "SET_IRQS fails", fail_set_irqs, 1, true, true, 8, -EINVAL, 0, false },
+	{ "MAP_DMA fails", fail_map, 1, true, true, 8, 4, 0, true },
+	{ "UNMAP_DMA fails", fail_unmap, 1, true, true, 8, 4, 1, false },
 };
 /* clang-format on */
 
@@ -276,10 +314,13 @@ static int script(const struct row *row)
 	}
 	CHECK(dma_set_mask_and_coherent(&p->dev, UINT64_MAX >> 16) == 0);
 	buf = dma_alloc_coherent(&p->dev, 8192, &handle, GFP_KERNEL);
-	CHECK(buf && handle);
-	CHECK(pci_vfio_dma_mappings(p, &bytes) == 1 && bytes == 8192);
-	dma_free_coherent(&p->dev, 8192, buf, handle);
-	CHECK(pci_vfio_dma_mappings(p, &bytes) == 0 && !vf_read(maps));
+	CHECK(!buf == row->no_dma);
+	if (buf) {
+		CHECK(handle);
+		CHECK(pci_vfio_dma_mappings(p, &bytes) == 1 && bytes == 8192);
+		dma_free_coherent(&p->dev, 8192, buf, handle);
+	}
+	CHECK(pci_vfio_dma_mappings(p, &bytes) == 0 && bytes == 0);
 	pci_dev_put(p);
 	pci_bus_remove_all();
 	devres_ledger_snapshot(&now);

@@ -69,6 +69,9 @@ struct vf_conf {
 	/* The config space, when set: the fake tree's own (vf_conf_tree()). */
 	unsigned char config[256];
 	bool set_config;
+	/* This request fails with -@fail_err, 0 for none. */
+	unsigned long fail_req;
+	int fail_err;
 	int unmap_short; /* UNMAP_DMA says it unmapped this much less */
 };
 
@@ -308,7 +311,9 @@ static inline void vf_answer(const struct seccomp_notif *req,
 		unsigned long r = (unsigned long)req->data.args[1];
 		void *arg = (void *)(uintptr_t)req->data.args[2];
 
-		if (ino && ino == vf.container_ino)
+		if (vf.conf.fail_req && r == vf.conf.fail_req)
+			ret = -vf.conf.fail_err;
+		else if (ino && ino == vf.container_ino)
 			ret = vf_container(r, arg);
 		else if (ino && ino == vf.device_ino)
 			ret = vf_device(r, arg);
