@@ -35,6 +35,7 @@
 #include "hostile/cell-child.h"
 
 #define A "0000:00:05.0"
+#define B "0000:00:06.0"
 #define VENDOR 0x1234
 #define DEVICE 0x11e8
 #define NO (-1)
@@ -255,10 +256,16 @@ static const struct row rows[] = {
 
 #define NR_ROWS ((int)(sizeof(rows) / sizeof(rows[0])))
 
+static bool offender_named;
+
 /* WARNs are shown: a cell that fails on their count names them. */
 static void warn_sink(void *ctx, int level, const char *text)
 {
 	(void)ctx;
+	if (strstr(text, "IOMMU group 7 is not viable: " B " is bound to "
+							   "e1000e, not "
+							   "vfio-pci"))
+		offender_named = true;
 	if (level <= DEVRES_LOG_WARNING)
 		fprintf(stderr, "%s\n", text);
 }
@@ -289,6 +296,7 @@ static int script(const struct row *row)
 	warns = devres_warn_count();
 	CHECK(pci_bus_scan() == row->scanned);
 	if (!row->scanned) {
+		CHECK(offender_named == (row->conf == not_viable));
 		pci_bus_remove_all();
 		devres_ledger_snapshot(&now);
 		CHECK(!devres_ledger_diff(&base, &now, stderr));
@@ -361,6 +369,37 @@ static bool fake_works(void)
 	return WIFEXITED(st) && !WEXITSTATUS(st);
 }
 
+/*
+ * The group's devices under kernel/iommu_groups/7/devices: A, and B
+ * bound to another driver of the host (the one a group not viable
+ * names), which is not a PCI device of the tree.
+ */
+static void group_with_offender(void)
+{
+	char path[4096];
+	int dir;
+
+	snprintf(path, sizeof(path), "%s/kernel/iommu_groups/%d/devices/" B,
+		 pci_fake_root(ft), VF_GROUP);
+	for (char *s = path + strlen(pci_fake_root(ft)) + 1; *s; s++) {
+		if (*s != '/')
+			continue;
+		*s = '\0';
+		(void)mkdir(path, 0755);
+		*s = '/';
+	}
+	assert_int_equal(mkdir(path, 0755), 0);
+	dir = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+	assert_true(dir >= 0);
+	assert_int_equal(symlinkat("../../../../bus/pci/drivers/e1000e", dir,
+				   "driver"),
+			 0);
+	close(dir);
+	snprintf(path, sizeof(path), "%s/kernel/iommu_groups/%d/devices/" A,
+		 pci_fake_root(ft), VF_GROUP);
+	assert_int_equal(symlink("../../../../bus/pci/devices/" A, path), 0);
+}
+
 static void test_hostile_answers(void **state)
 {
 	struct pci_fake_dev a = fake_dev(A, VENDOR, DEVICE, 1);
@@ -372,6 +411,7 @@ static void test_hostile_answers(void **state)
 		skip();
 	assert_int_equal(pci_fake_add(ft, &a), 0);
 	assert_int_equal(vf_fake_device(A), 0);
+	group_with_offender();
 	assert_int_equal(pci_vfio_enable(), 0);
 	for (int i = 0; i < NR_ROWS; i++)
 		names[i] = rows[i].name;
