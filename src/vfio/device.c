@@ -283,7 +283,12 @@ int pci_vfio_enable(void)
 
 bool pci_dev_is_vfio(struct pci_dev *pdev)
 {
-	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device"))
+	/*
+	 * A device as every PCI call takes it: one never initialized, one
+	 * released, or the parent's in a child of fork() gets its WARN.
+	 */
+	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device") ||
+	    !devres__dev_ok(&pdev->dev, __func__))
 		return false;
 	return pdev->dev.dma_ops &&
 	       pdev->dev.dma_ops->name == vfio__dma_ops.name;

@@ -263,8 +263,8 @@ static void warn_sink(void *ctx, int level, const char *text)
 {
 	(void)ctx;
 	if (strstr(text, "IOMMU group 7 is not viable: " B " is bound to "
-							   "e1000e, not "
-							   "vfio-pci"))
+			 "e1000e, not "
+			 "vfio-pci"))
 		offender_named = true;
 	if (level <= DEVRES_LOG_WARNING)
 		fprintf(stderr, "%s\n", text);

@@ -11,7 +11,9 @@
  * reset from the child's process: the fake counts what other processes
  * ask), ends under its alarm, and leaves the parent's device as it was:
  * the mapping counted, BAR 0 readable, an interrupt on vector 0 reaching
- * the handler, config space read through the device fd. The parent then
+ * the handler, config space read through the device fd. pci_dev_is_vfio()
+ * and pci_dev_is_uio() of the parent's device WARN as every PCI call does
+ * and answer false. The parent then
  * unbinds and removes the device, and the ledger and the fake kernel are
  * back where they started.
  */
@@ -26,6 +28,7 @@
 #include <devres/dma.h>
 #include <devres/io.h>
 #include <devres/irq.h>
+#include <devres/uio.h>
 #include <devres/vfio.h>
 #include "testlib.h"
 #include "pcitest.h"
@@ -104,6 +107,8 @@ enum call {
 	MAPPINGS,
 	FREE_IRQ,
 	PUT,
+	IS_VFIO,
+	IS_UIO,
 	NR_CALLS
 };
 
@@ -121,6 +126,8 @@ static const char *const call_name[NR_CALLS] = {
 	"pci_vfio_dma_mappings()",
 	"devm_free_irq()",
 	"pci_dev_put()",
+	"pci_dev_is_vfio()",
+	"pci_dev_is_uio()",
 };
 
 /* glibc's, declared by <unistd.h> only under _GNU_SOURCE. */
@@ -129,6 +136,7 @@ int close_range(unsigned int first, unsigned int last, int flags);
 static void child_call(enum call c)
 {
 	uint64_t bytes = 0;
+	int warns;
 
 	alarm(10);
 	switch (c) {
@@ -163,6 +171,17 @@ static void child_call(enum call c)
 		break;
 	case MAPPINGS:
 		if (pci_vfio_dma_mappings(bound, &bytes) != -ECHILD)
+			_exit(3);
+		break;
+	/* The parent's device: its WARN, as for every PCI call. */
+	case IS_VFIO:
+		warns = devres_warn_count();
+		if (pci_dev_is_vfio(bound) || devres_warn_count() != warns + 1)
+			_exit(3);
+		break;
+	case IS_UIO:
+		warns = devres_warn_count();
+		if (pci_dev_is_uio(bound) || devres_warn_count() != warns + 1)
 			_exit(3);
 		break;
 	case FREE_IRQ:
