@@ -208,7 +208,7 @@ static void child_call(enum call c)
 /* Whether an interrupt raised on vector 0 reaches the handler. */
 static bool fires(void)
 {
-	struct timespec tick = { 0, 1000 * 1000 };
+	struct timespec tick = { 0, 1000000L };
 	int before = __atomic_load_n(&hits, __ATOMIC_RELAXED);
 	uint64_t one = 1;
 
