@@ -125,6 +125,7 @@ static void vd_free(struct vfio_dev *vd)
 	}
 	if (vd->group)
 		vfio__group_put(vd->group);
+	pthread_mutex_destroy(&vd->irq_lock);
 	free(vd);
 }
 
@@ -152,6 +153,7 @@ static int vfio_attach(struct pci_dev *pdev, void **ret_data)
 	vd->fd = -1;
 	vd->pdev = pdev;
 	vd->irq_index = -1;
+	pthread_mutex_init(&vd->irq_lock, NULL);
 	vd->ops = vfio__dma_ops;
 	ret = vfio__group_get((int)group, pci_name(pdev), &vd->group);
 	if (!ret)

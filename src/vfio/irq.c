@@ -93,9 +93,11 @@ void vfio__irq_disable(struct vfio_dev *vd)
 {
 	int saved = errno;
 
+	pthread_mutex_lock(&vd->irq_lock);
 	if (vd->irq_index >= 0)
 		(void)set_irqs(vd, vd->irq_index, NULL, 0);
 	vd->irq_index = -1;
+	pthread_mutex_unlock(&vd->irq_lock);
 	errno = saved;
 }
 
@@ -257,17 +259,27 @@ int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 	ret = make_lines(v, index, fds, &unmask);
 	for (made = 0; made < n && v->lines[made] > 0; made++)
 		;
-	if (!ret)
+	/*
+	 * Set in the kernel and recorded at once: an unbind's quiesce on
+	 * another thread turns off what it finds, before or after, never
+	 * between.
+	 */
+	if (!ret) {
+		pthread_mutex_lock(&vd->irq_lock);
 		ret = devres__should_fail() ? -ENOMEM
 					    : set_irqs(vd, index, fds, n);
-	if (!ret && unmask >= 0) {
-		ret = set_irqs_action(vd, index, VFIO_IRQ_SET_ACTION_UNMASK,
-				      &unmask, 1);
-		if (ret)
-			(void)set_irqs(vd, index, NULL, 0);
+		if (!ret && unmask >= 0) {
+			ret = set_irqs_action(vd, index,
+					      VFIO_IRQ_SET_ACTION_UNMASK,
+					      &unmask, 1);
+			if (ret)
+				(void)set_irqs(vd, index, NULL, 0);
+		}
+		if (!ret)
+			vd->irq_index = index;
+		pthread_mutex_unlock(&vd->irq_lock);
 	}
 	if (!ret) {
-		vd->irq_index = index;
 		ret = pci_dev_set_irq_lines(pdev, v->lines, n);
 		if (ret)
 			vfio__irq_disable(vd);
