@@ -71,7 +71,8 @@ DEVRES_API int pci_uio_enable(const char *dev_dir, unsigned int flags);
  *
  * Context: any thread.
  * Return: true when the scan took @pdev through UIO; false otherwise, and
- * for NULL.
+ * for NULL; false with a WARN for a device never initialized or released,
+ * or, in a child of fork(), a device of its parent.
  */
 DEVRES_API bool pci_dev_is_uio(struct pci_dev *pdev);
 

@@ -49,7 +49,8 @@ DEVRES_API int pci_vfio_enable(void);
  *
  * Context: any thread.
  * Return: true when the scan took @pdev through VFIO; false otherwise, and
- * for NULL.
+ * for NULL; false with a WARN for a device never initialized or released,
+ * or, in a child of fork(), a device of its parent.
  */
 DEVRES_API bool pci_dev_is_vfio(struct pci_dev *pdev);
 
@@ -64,8 +65,9 @@ DEVRES_API bool pci_dev_is_vfio(struct pci_dev *pdev);
  *
  * Context: any thread.
  * Return: the number of mappings; -ENODEV when @pdev is not reached
- * through VFIO; -ECHILD in a child of fork() for a device of its parent
- * (WARNed).
+ * through VFIO; -EINVAL for NULL, a device never initialized or released,
+ * or a bad @ret_bytes (WARNed); -ECHILD in a child of fork() for a device
+ * of its parent (WARNed).
  */
 DEVRES_API int pci_vfio_dma_mappings(struct pci_dev *pdev, uint64_t *ret_bytes);
 

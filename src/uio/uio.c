@@ -452,7 +452,9 @@ int pci_uio_enable(const char *dir, unsigned int flags)
 
 bool pci_dev_is_uio(struct pci_dev *pdev)
 {
-	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device"))
+	/* Checked as pci_dev_is_vfio() checks it: the device's WARN. */
+	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device") ||
+	    !devres__dev_ok(&pdev->dev, __func__))
 		return false;
 	return pci__backend_of(pdev) == &uio_backend;
 }

@@ -425,11 +425,15 @@ int pci_vfio_dma_mappings(struct pci_dev *pdev, uint64_t *ret_bytes)
 	if (devres__arg_bad(NULL, pdev, __func__, "device") ||
 	    devres__opt_bad(NULL, ret_bytes, __func__, "ret_bytes"))
 		return -EINVAL;
+	/*
+	 * Before anything of it is read: a device never initialized or
+	 * released (-EINVAL), or the parent's in a child of fork(), whose
+	 * group's lock may be held by a thread of the parent (-ECHILD).
+	 */
+	if (!devres__dev_ok(&pdev->dev, __func__))
+		return devres__dev_err(&pdev->dev);
 	if (!pci_dev_is_vfio(pdev))
 		return -ENODEV;
-	/* The group's lock may be held by a thread of the parent. */
-	if (!devres__dev_ok(&pdev->dev, __func__))
-		return -ECHILD;
 	vd = to_vd(&pdev->dev);
 	pthread_mutex_lock(&vd->group->lock);
 	n = vd->group->nr_maps;

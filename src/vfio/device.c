@@ -125,6 +125,7 @@ static void vd_free(struct vfio_dev *vd)
 	}
 	if (vd->group)
 		vfio__group_put(vd->group);
+	pthread_mutex_destroy(&vd->irq_lock);
 	free(vd);
 }
 
@@ -152,6 +153,7 @@ static int vfio_attach(struct pci_dev *pdev, void **ret_data)
 	vd->fd = -1;
 	vd->pdev = pdev;
 	vd->irq_index = -1;
+	pthread_mutex_init(&vd->irq_lock, NULL);
 	vd->ops = vfio__dma_ops;
 	ret = vfio__group_get((int)group, pci_name(pdev), &vd->group);
 	if (!ret)
@@ -283,7 +285,12 @@ int pci_vfio_enable(void)
 
 bool pci_dev_is_vfio(struct pci_dev *pdev)
 {
-	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device"))
+	/*
+	 * A device as every PCI call takes it: one never initialized, one
+	 * released, or the parent's in a child of fork() gets its WARN.
+	 */
+	if (!pdev || devres__arg_bad(NULL, pdev, __func__, "device") ||
+	    !devres__dev_ok(&pdev->dev, __func__))
 		return false;
 	return pdev->dev.dma_ops &&
 	       pdev->dev.dma_ops->name == vfio__dma_ops.name;

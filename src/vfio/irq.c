@@ -93,9 +93,11 @@ void vfio__irq_disable(struct vfio_dev *vd)
 {
 	int saved = errno;
 
+	pthread_mutex_lock(&vd->irq_lock);
 	if (vd->irq_index >= 0)
 		(void)set_irqs(vd, vd->irq_index, NULL, 0);
 	vd->irq_index = -1;
+	pthread_mutex_unlock(&vd->irq_lock);
 	errno = saved;
 }
 
@@ -134,8 +136,21 @@ static void vectors_release(struct device *dev, void *res)
 	destroy_lines(v, v->n);
 }
 
+/*
+ * How many vectors of @index the device has: what VFIO says, but never
+ * more than the kind can have (INTx one, MSI 32, MSI-X 2048, as the PCI
+ * specification bounds them and the kernel's pci_alloc_irq_vectors()
+ * gives at most). A count beyond that is not a device's: taken at the
+ * bound, it cannot make more lines than pci_dev_set_irq_lines() takes,
+ * nor more INTx vectors than the one pin.
+ */
 static unsigned int irq_count(struct vfio_dev *vd, int index)
 {
+	static const unsigned int most[] = {
+		[VFIO_PCI_INTX_IRQ_INDEX] = 1,
+		[VFIO_PCI_MSI_IRQ_INDEX] = 32,
+		[VFIO_PCI_MSIX_IRQ_INDEX] = 2048,
+	};
 	struct vfio_irq_info info = { .argsz = sizeof(info),
 				      .index = (uint32_t)index };
 
@@ -143,7 +158,7 @@ static unsigned int irq_count(struct vfio_dev *vd, int index)
 	    vfio__ioctl(vd->fd, VFIO_DEVICE_GET_IRQ_INFO, &info) ||
 	    !(info.flags & VFIO_IRQ_INFO_EVENTFD))
 		return 0;
-	return info.count;
+	return info.count < most[index] ? info.count : most[index];
 }
 
 /* The first kind the caller accepts that gives at least @min vectors. */
@@ -244,17 +259,27 @@ int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 	ret = make_lines(v, index, fds, &unmask);
 	for (made = 0; made < n && v->lines[made] > 0; made++)
 		;
-	if (!ret)
+	/*
+	 * Set in the kernel and recorded at once: an unbind's quiesce on
+	 * another thread turns off what it finds, before or after, never
+	 * between.
+	 */
+	if (!ret) {
+		pthread_mutex_lock(&vd->irq_lock);
 		ret = devres__should_fail() ? -ENOMEM
 					    : set_irqs(vd, index, fds, n);
-	if (!ret && unmask >= 0) {
-		ret = set_irqs_action(vd, index, VFIO_IRQ_SET_ACTION_UNMASK,
-				      &unmask, 1);
-		if (ret)
-			(void)set_irqs(vd, index, NULL, 0);
+		if (!ret && unmask >= 0) {
+			ret = set_irqs_action(vd, index,
+					      VFIO_IRQ_SET_ACTION_UNMASK,
+					      &unmask, 1);
+			if (ret)
+				(void)set_irqs(vd, index, NULL, 0);
+		}
+		if (!ret)
+			vd->irq_index = index;
+		pthread_mutex_unlock(&vd->irq_lock);
 	}
 	if (!ret) {
-		vd->irq_index = index;
 		ret = pci_dev_set_irq_lines(pdev, v->lines, n);
 		if (ret)
 			vfio__irq_disable(vd);

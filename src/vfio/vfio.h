@@ -54,7 +54,13 @@ struct vfio_dev {
 		uint32_t flags;
 		bool sparse;
 	} bar[PCI_STD_NUM_BARS];
-	/* The interrupt index in use (VFIO_PCI_*_IRQ_INDEX), -1 when none. */
+	/*
+	 * The interrupt index in use (VFIO_PCI_*_IRQ_INDEX), -1 when none,
+	 * and the kernel's vectors set to match, under irq_lock: the unbind's
+	 * quiesce turns them off while another thread holding the device may
+	 * allocate or free them.
+	 */
+	pthread_mutex_t irq_lock;
 	int irq_index;
 };
 
