@@ -41,7 +41,7 @@
 #include <devres/posix.h>
 #include <devres/revocable.h>
 #include "testlib.h"
-#include "hostile/cell-child.h"
+#include "sweep-each.h"
 
 #define WIN 0xe0000000ull
 #define WIN_SIZE 0x4000u
@@ -52,40 +52,10 @@ struct env {
 	int irq;
 	int memfd;
 	struct resource parent;
-	/* Set by a call whose failure left something behind. */
-	int bad;
 	int reset_runs;
 };
 
 static struct env E;
-
-/* What the ledger read just before the call under test. */
-static struct devres_ledger before_call;
-
-static void begin(void)
-{
-	devres_ledger_snapshot(&before_call);
-}
-
-/* The call failed: nothing of it may be left. Returns @err. */
-static int failed(const char *what, int err)
-{
-	struct devres_ledger now;
-
-	devres_ledger_snapshot(&now);
-	if (devres_ledger_diff(&before_call, &now, stderr)) {
-		fprintf(stderr, "%s: failed with %d and left the above\n", what,
-			err);
-		E.bad++;
-	}
-	if (err >= 0) {
-		fprintf(stderr, "%s: failed with %d, not an errno\n", what,
-			err);
-		E.bad++;
-		err = -EIO;
-	}
-	return err;
-}
 
 static irqreturn_t handler(int irq, void *id)
 {
@@ -141,7 +111,7 @@ static int c_krealloc(struct device *dev)
 		return q[15] == 0x5a ? 0 : -EIO;
 	/* The old block is intact and still the device's. */
 	if (p[15] != 0x5a)
-		E.bad++;
+		bad++;
 	return failed(__func__, -ENOMEM);
 }
 
@@ -216,7 +186,7 @@ static int c_action_or_reset(struct device *dev)
 	/* The action ran once, at the failure. */
 	if (E.reset_runs != runs + 1) {
 		fprintf(stderr, "action ran %d times\n", E.reset_runs - runs);
-		E.bad++;
+		bad++;
 	}
 	return failed(__func__, ret);
 }
@@ -426,7 +396,7 @@ static int c_add_fd(struct device *dev)
 	if (fcntl(fd, F_GETFD) != -1) {
 		fprintf(stderr, "devm_add_fd left fd %d open\n", fd);
 		close(fd);
-		E.bad++;
+		bad++;
 	}
 	return failed(__func__, ret);
 }
@@ -538,8 +508,6 @@ static const struct call calls[] = {
 
 #define NCALLS ((int)(sizeof(calls) / sizeof(calls[0])))
 
-static const char *const col_names[] = { "device", "probe" };
-
 static const struct call *cur;
 
 static int op_on_device(void *ctx)
@@ -595,42 +563,12 @@ static int setup(void)
 
 static int cell(int row, int col)
 {
-	struct devres_sweep_result r = { 0 };
-	struct devres_ledger b, a;
-	int warns, ret;
-
 	alarm(20);
 	if (setup())
 		return 10;
 	cur = &calls[row];
-	devres_sweep_set_strict(true);
-	devres_ledger_snapshot(&b);
-	warns = devres_warn_count();
-	if (col == 0)
-		ret = devres_sweep(op_on_device, undo_on_device, E.dev, &r);
-	else
-		ret = driver_probe_sweep(&each_driver.driver, E.dev, &r);
-	devres_ledger_snapshot(&a);
-	if (ret || r.leaks || r.warns || r.findings) {
-		fprintf(stderr,
-			"%s/%s: sweep %d, %u leaks, %u warns, %u "
-			"findings\n",
-			calls[row].name, col_names[col], ret, r.leaks, r.warns,
-			r.findings);
-		return 1;
-	}
-	if (E.bad)
-		return 2;
-	if (r.points < 1) {
-		fprintf(stderr, "%s/%s: no fault point\n", calls[row].name,
-			col_names[col]);
-		return 3;
-	}
-	if (devres_ledger_diff(&b, &a, stderr))
-		return 4;
-	if (devres_warn_count() != warns)
-		return 5;
-	return 0;
+	return sweep_cell(cur->name, col, op_on_device, undo_on_device, E.dev,
+			  &each_driver.driver, E.dev);
 }
 
 static void each_call(void **state)
@@ -641,7 +579,7 @@ static void each_call(void **state)
 	(void)state;
 	for (i = 0; i < NCALLS; i++)
 		rows[i] = calls[i].name;
-	run_cells_in_children_wide(cell, rows, NCALLS, col_names, 2, 2);
+	sweep_table(cell, rows, NCALLS);
 }
 
 int main(void)

@@ -29,33 +29,7 @@
 #include <linux/watchdog.h>
 #include <linux/workqueue.h>
 #include "kcompat/kctest.h"
-#include "hostile/cell-child.h"
-
-static int bad;
-static struct devres_ledger before_call;
-
-static void begin(void)
-{
-	devres_ledger_snapshot(&before_call);
-}
-
-static int failed(const char *what, int err)
-{
-	struct devres_ledger now;
-
-	devres_ledger_snapshot(&now);
-	if (devres_ledger_diff(&before_call, &now, stderr)) {
-		fprintf(stderr, "%s: failed with %d and left the above\n", what,
-			err);
-		bad++;
-	}
-	if (err >= 0) {
-		fprintf(stderr, "%s: failed with %d\n", what, err);
-		bad++;
-		err = -EIO;
-	}
-	return err;
-}
+#include "sweep-each.h"
 
 static ssize_t extra_show(struct device *dev, struct device_attribute *attr,
 			  char *buf)
@@ -284,7 +258,6 @@ static const struct call calls[] = {
 
 #define NCALLS ((int)(sizeof(calls) / sizeof(calls[0])))
 
-static const char *const col_names[] = { "device", "probe" };
 static const struct call *cur;
 
 static int op_on_device(void *ctx)
@@ -314,10 +287,8 @@ static struct platform_driver each_driver = {
 
 static int cell(int row, int col)
 {
-	struct devres_sweep_result r = { 0 };
 	struct platform_device *pdev;
-	struct devres_ledger b, a;
-	int warns, ret;
+	int ret;
 
 	alarm(20);
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
@@ -325,35 +296,11 @@ static int cell(int row, int col)
 	if (IS_ERR(pdev))
 		return 10;
 	cur = &calls[row];
-	devres_sweep_set_strict(true);
-	devres_ledger_snapshot(&b);
-	warns = devres_warn_count();
-	if (col == 0)
-		ret = devres_sweep(op_on_device, undo_on_device, &pdev->dev,
-				   &r);
-	else
-		ret = driver_probe_sweep(&each_driver.driver, &pdev->dev, &r);
-	devres_ledger_snapshot(&a);
-	if (ret || r.leaks || r.warns || r.findings) {
-		fprintf(stderr,
-			"%s/%s: sweep %d, %u leaks, %u warns, %u findings\n",
-			cur->name, col_names[col], ret, r.leaks, r.warns,
-			r.findings);
-		return 1;
-	}
-	if (bad)
-		return 2;
-	if (r.points < 1) {
-		fprintf(stderr, "%s/%s: no fault point\n", cur->name,
-			col_names[col]);
-		return 3;
-	}
-	if (devres_ledger_diff(&b, &a, stderr))
-		return 4;
-	if (devres_warn_count() != warns)
-		return 5;
-	platform_device_unregister(pdev);
-	return 0;
+	ret = sweep_cell(cur->name, col, op_on_device, undo_on_device,
+			 &pdev->dev, &each_driver.driver, &pdev->dev);
+	if (!ret)
+		platform_device_unregister(pdev);
+	return ret;
 }
 
 static void each_call(void **state)
@@ -364,7 +311,7 @@ static void each_call(void **state)
 	(void)state;
 	for (i = 0; i < NCALLS; i++)
 		rows[i] = calls[i].name;
-	run_cells_in_children_wide(cell, rows, NCALLS, col_names, 2, 2);
+	sweep_table(cell, rows, NCALLS);
 }
 
 int main(void)

@@ -22,49 +22,22 @@
 #include <devres/irq.h>
 #include "testlib.h"
 #include "pci/pcitest.h"
-#include "hostile/cell-child.h"
+#include "sweep-each.h"
 
 #define NAME "0000:00:07.0"
-
-static int bad;
-static struct devres_ledger before_call;
-
-static void begin(struct pci_dev *pdev)
-{
-	(void)pdev;
-	devres_ledger_snapshot(&before_call);
-}
-
-static int failed(const char *what, int err)
-{
-	struct devres_ledger now;
-
-	devres_ledger_snapshot(&now);
-	if (devres_ledger_diff(&before_call, &now, stderr)) {
-		fprintf(stderr, "%s: failed with %d and left the above\n", what,
-			err);
-		bad++;
-	}
-	if (err >= 0) {
-		fprintf(stderr, "%s: failed with %d\n", what, err);
-		bad++;
-		err = -EIO;
-	}
-	return err;
-}
 
 static int c_enable(struct pci_dev *pdev)
 {
 	int ret;
 
-	devres_ledger_snapshot(&before_call);
+	begin();
 	ret = pcim_enable_device(pdev);
 	return ret ? failed(__func__, ret) : 0;
 }
 
 static int c_iomap(struct pci_dev *pdev)
 {
-	begin(pdev);
+	begin();
 	errno = 0;
 	/* NULL with errno: the caller returns what failed. */
 	return pcim_iomap(pdev, 1, 0)
@@ -76,7 +49,7 @@ static int c_iomap_regions(struct pci_dev *pdev)
 {
 	int ret;
 
-	begin(pdev);
+	begin();
 	ret = pcim_iomap_regions(pdev, 0x7, "each");
 	if (ret)
 		return failed(__func__, ret);
@@ -87,7 +60,7 @@ static int c_request_region(struct pci_dev *pdev)
 {
 	int ret;
 
-	begin(pdev);
+	begin();
 	ret = pcim_request_region(pdev, 1, "each");
 	return ret ? failed(__func__, ret) : 0;
 }
@@ -96,7 +69,7 @@ static int c_request_all(struct pci_dev *pdev)
 {
 	int ret;
 
-	begin(pdev);
+	begin();
 	ret = pcim_request_all_regions(pdev, "each");
 	return ret ? failed(__func__, ret) : 0;
 }
@@ -116,7 +89,6 @@ static const struct call calls[] = {
 
 #define NCALLS ((int)(sizeof(calls) / sizeof(calls[0])))
 
-static const char *const col_names[] = { "device", "probe" };
 static const struct call *cur;
 
 static int op_on_device(void *ctx)
@@ -153,11 +125,9 @@ static struct pci_driver each_driver = {
 
 static int cell(int row, int col)
 {
-	struct devres_sweep_result r = { 0 };
 	struct pci_fake_dev d = fake_dev(NAME, 0x1af4, 0x1077, 3);
-	struct devres_ledger b, a;
 	struct pci_dev *pdev;
-	int warns, ret;
+	int ret;
 
 	alarm(20);
 	setenv("DEVRES_WARN_BACKTRACE", "0", 1);
@@ -167,29 +137,10 @@ static int cell(int row, int col)
 	if (!pdev)
 		return 11;
 	cur = &calls[row];
-	devres_sweep_set_strict(true);
-	devres_ledger_snapshot(&b);
-	warns = devres_warn_count();
-	if (col == 0)
-		ret = devres_sweep(op_on_device, undo_on_device, pdev, &r);
-	else
-		ret = driver_probe_sweep(&each_driver.driver, &pdev->dev, &r);
-	devres_ledger_snapshot(&a);
-	if (ret || r.leaks || r.warns || r.findings) {
-		fprintf(stderr,
-			"%s/%s: sweep %d, %u leaks, %u warns, %u findings\n",
-			cur->name, col_names[col], ret, r.leaks, r.warns,
-			r.findings);
-		return 1;
-	}
-	if (bad)
-		return 2;
-	if (r.points < 1)
-		return 3;
-	if (devres_ledger_diff(&b, &a, stderr))
-		return 4;
-	if (devres_warn_count() != warns)
-		return 5;
+	ret = sweep_cell(cur->name, col, op_on_device, undo_on_device, pdev,
+			 &each_driver.driver, &pdev->dev);
+	if (ret)
+		return ret;
 	pci_dev_put(pdev);
 	return pci_teardown(NULL) ? 6 : 0;
 }
@@ -202,7 +153,7 @@ static void each_call(void **state)
 	(void)state;
 	for (i = 0; i < NCALLS; i++)
 		rows[i] = calls[i].name;
-	run_cells_in_children_wide(cell, rows, NCALLS, col_names, 2, 2);
+	sweep_table(cell, rows, NCALLS);
 }
 
 int main(void)
