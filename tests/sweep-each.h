@@ -5,8 +5,10 @@
  * call): the ledger read just before the call under test and the check
  * of a call that failed, and one cell: the row's call swept in its column
  * (on a device through devres_sweep(), in a probe through
- * driver_probe_sweep()), strict, with the checks every cell makes.
- * Header only: each table is its own binary.
+ * driver_probe_sweep()), strict, with the checks every cell makes; for
+ * the tables of calls on a struct device (not SWEEP_EACH_PCI), the row,
+ * the sweep's operation and the probe. Header only: each table is its
+ * own binary.
  */
 #ifndef DEVRES_TESTS_SWEEP_EACH_H
 #define DEVRES_TESTS_SWEEP_EACH_H
@@ -89,6 +91,45 @@ static inline int sweep_cell(const char *name, int col, int (*op)(void *),
 		return 4;
 	return devres_warn_count() != warns ? 5 : 0;
 }
+
+#ifndef SWEEP_EACH_PCI
+#include <devres/platform.h>
+
+/* A row of a table of calls on a device; the one a cell sweeps. */
+struct call {
+	const char *name;
+	int (*fn)(struct device *dev);
+};
+
+static const struct call *cur;
+
+/* Column 0: a failed call's prerequisites go, as a failed probe's would. */
+static inline int op_on_device(void *ctx)
+{
+	struct device *dev = ctx;
+	int ret = cur->fn(dev);
+
+	if (ret)
+		devres_release_all(dev);
+	return ret;
+}
+
+static inline void undo_on_device(void *ctx)
+{
+	devres_release_all(ctx);
+}
+
+/* Column 1: the call in a probe. */
+static inline int each_probe(struct platform_device *pdev)
+{
+	return cur->fn(&pdev->dev);
+}
+
+static struct platform_driver each_driver = {
+	.probe = each_probe,
+	.driver = { .name = "sweep-each" },
+};
+#endif /* SWEEP_EACH_PCI */
 
 /* @n calls named @rows x the two columns, each cell in a child. */
 static inline void sweep_table(int (*cell)(int, int), const char **rows, int n)

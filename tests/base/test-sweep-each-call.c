@@ -463,11 +463,6 @@ static int c_revocable(struct device *dev)
 		       : failed(__func__, -ENOMEM);
 }
 
-struct call {
-	const char *name;
-	int (*fn)(struct device *dev);
-};
-
 static const struct call calls[] = {
 	{ "devm_kmalloc", c_kmalloc },
 	{ "devm_kcalloc", c_kcalloc },
@@ -507,34 +502,6 @@ static const struct call calls[] = {
 };
 
 #define NCALLS ((int)(sizeof(calls) / sizeof(calls[0])))
-
-static const struct call *cur;
-
-static int op_on_device(void *ctx)
-{
-	struct device *dev = ctx;
-	int ret = cur->fn(dev);
-
-	/* What a failed probe's driver core would do, for the prerequisites. */
-	if (ret)
-		devres_release_all(dev);
-	return ret;
-}
-
-static void undo_on_device(void *ctx)
-{
-	devres_release_all(ctx);
-}
-
-static int each_probe(struct platform_device *pdev)
-{
-	return cur->fn(&pdev->dev);
-}
-
-static struct platform_driver each_driver = {
-	.probe = each_probe,
-	.driver = { .name = "each-call" },
-};
 
 static int setup(void)
 {

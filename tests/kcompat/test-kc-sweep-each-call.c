@@ -235,11 +235,6 @@ static int c_watchdog(struct device *dev)
 	return ret ? failed(__func__, ret) : 0;
 }
 
-struct call {
-	const char *name;
-	int (*fn)(struct device *dev);
-};
-
 static const struct call calls[] = {
 	{ "kmalloc", c_kmalloc },
 	{ "devm_clk_get", c_clk_get },
@@ -257,33 +252,6 @@ static const struct call calls[] = {
 };
 
 #define NCALLS ((int)(sizeof(calls) / sizeof(calls[0])))
-
-static const struct call *cur;
-
-static int op_on_device(void *ctx)
-{
-	struct device *dev = ctx;
-	int ret = cur->fn(dev);
-
-	if (ret)
-		devres_release_all(dev);
-	return ret;
-}
-
-static void undo_on_device(void *ctx)
-{
-	devres_release_all(ctx);
-}
-
-static int each_probe(struct platform_device *pdev)
-{
-	return cur->fn(&pdev->dev);
-}
-
-static struct platform_driver each_driver = {
-	.probe = each_probe,
-	.driver = { .name = "kc-each" },
-};
 
 static int cell(int row, int col)
 {

@@ -22,6 +22,7 @@
 #include <devres/irq.h>
 #include "testlib.h"
 #include "pci/pcitest.h"
+#define SWEEP_EACH_PCI
 #include "sweep-each.h"
 
 #define NAME "0000:00:07.0"
