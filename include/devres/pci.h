@@ -695,7 +695,9 @@ DEVRES_API bool pci_is_enabled(struct pci_dev *dev);
  * called.
  *
  * Context: any thread, usually probe. A fault-injection point.
- * Return: 0, -ENOMEM, or as pci_enable_device().
+ * Return: 0, -ENOMEM, -ENODEV when the device refused the record (released
+ * meanwhile by a last put on another thread; nothing enabled), or as
+ * pci_enable_device().
  */
 DEVRES_API int pcim_enable_device(struct pci_dev *pdev);
 

@@ -60,8 +60,10 @@ struct revocable;
  * handle); a live revocable counts in the ledger's @revocables until
  * @release has run.
  * Return: the handle, or NULL when memory is short, a fault is injected,
- * @dev is not an initialized device or @res is NULL (both WARNed), or
- * 2^20 revocables of the process are live (WARNed).
+ * @dev is not an initialized device or @res is NULL (both WARNed), 2^20
+ * revocables of the process are live (WARNed), or @dev refused the node
+ * (released meanwhile by a last put on another thread: WARNed; @res stays
+ * the caller's).
  */
 DEVRES_API struct revocable *devm_revocable_create(struct device *dev,
 						   void *res,

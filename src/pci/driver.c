@@ -290,6 +290,7 @@ static bool pdev_ok(const struct pci_dev *dev, const char *func)
 
 int pci__enable(struct pci_dev *dev, void *managed)
 {
+	bool master = false;
 	int ret = 0;
 
 	if (pci__readonly())
@@ -307,19 +308,25 @@ int pci__enable(struct pci_dev *dev, void *managed)
 		if (!ret)
 			ret = enable_on(dev);
 	}
-	if (!ret) {
+	/*
+	 * Managed from the moment it counts: a pci_disable_device() on
+	 * another thread finds the enable and its node together (and takes
+	 * both, with its WARN), or neither. Refused by the device (a
+	 * callback of it up the stack): not counted, the first undone.
+	 */
+	if (!ret && managed &&
+	    !devres__record(&dev->dev, managed, "pcim_enable_device")) {
+		if (dev->p->enable_cnt == 0)
+			master = enable_off(dev);
+		ret = -ENODEV;
+	} else if (!ret) {
 		dev->p->enable_cnt++;
-		/*
-		 * Managed from the moment it counts: a pci_disable_device()
-		 * on another thread finds the enable and its node together
-		 * (and takes both, with its WARN), or neither.
-		 */
-		if (managed) {
+		if (managed)
 			dev->p->managed_enables++;
-			devres_add(&dev->dev, managed);
-		}
 	}
 	pthread_mutex_unlock(&dev->p->lock);
+	if (master)
+		pci_clear_master(dev);
 	return ret;
 }
 

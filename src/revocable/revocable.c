@@ -450,8 +450,17 @@ struct revocable *devm_revocable_create(struct device *dev, void *res,
 			      devres__dev_label(dev, buf, sizeof(buf)), handle,
 			      devres__rcu_name(h->urcu));
 	}
-	/* Published: from here another thread may revoke it. */
-	devres_add(dev, node);
+	/*
+	 * Published: from here another thread may revoke it. Refused (the
+	 * device released meanwhile, or its list held up the stack): the
+	 * handle goes unseen, @res stays the caller's.
+	 */
+	if (!devres__record(dev, node, __func__)) {
+		devres__ledger_add(DL_REVOCABLES, -1);
+		devres__handle_del(&revocables, h);
+		devres_free(node);
+		return NULL;
+	}
 	return handle;
 }
 

@@ -395,7 +395,13 @@ static int uio_alloc_irq_vectors(struct pci_dev *pdev, void *data,
 		devres_free(v);
 		return ret;
 	}
-	devres_add(&pdev->dev, v);
+	/* Refused (a callback of the device up the stack): undone. */
+	if (!devres__record(&pdev->dev, v, "pci_alloc_irq_vectors")) {
+		(void)pci_dev_set_irq_lines(pdev, NULL, 0);
+		(void)irq__line_destroy_claimed(v->line, v);
+		devres_free(v);
+		return -ENODEV;
+	}
 	*ret_type = PCI_IRQ_INTX;
 	return 1;
 }

@@ -289,12 +289,17 @@ int vfio__alloc_irq_vectors(struct pci_dev *pdev, void *data,
 		close_eventfd(fds[i]);
 	close_eventfd(unmask);
 	free(fds);
+	/* Refused (a callback of the device up the stack): undone. */
+	if (!ret && !devres__record(&pdev->dev, v, "pci_alloc_irq_vectors")) {
+		(void)pci_dev_set_irq_lines(pdev, NULL, 0);
+		vfio__irq_disable(vd);
+		ret = -ENODEV;
+	}
 	if (ret) {
 		destroy_lines(v, made);
 		devres_free(v);
 		return ret;
 	}
-	devres_add(&pdev->dev, v);
 	*ret_type = index == VFIO_PCI_MSIX_IRQ_INDEX  ? PCI_IRQ_MSIX
 		    : index == VFIO_PCI_MSI_IRQ_INDEX ? PCI_IRQ_MSI
 						      : PCI_IRQ_INTX;

@@ -47,6 +47,7 @@
 #include <devres/ioport.h>
 #include <devres/irq.h>
 #include <devres/platform.h>
+#include <devres/revocable.h>
 #include <devres/posix.h>
 #include "hostile/cell-child.h"
 #include "rounds.h"
@@ -67,6 +68,7 @@ enum col {
 	C_FOPEN,
 	C_PAGES,
 	C_THREAD,
+	C_REVOCABLE,
 	C_NR
 };
 
@@ -84,6 +86,7 @@ static const char *const cols[C_NR] = {
 	"devm_fopen",
 	"devm_get_free_pages",
 	"devm_thread_run",
+	"devm_revocable_create",
 };
 
 enum row {
@@ -229,6 +232,9 @@ static bool call(struct device *dev, bool *ret_documented)
 		*ret_documented = p == ERR_PTR(-EINVAL) ||
 				  p == ERR_PTR(-ENODEV);
 		return !IS_ERR(p);
+	case C_REVOCABLE:
+		/* NULL when refused: the resource stays the caller's. */
+		return devm_revocable_create(dev, &irq, NULL) != NULL;
 	default:
 		return false;
 	}
