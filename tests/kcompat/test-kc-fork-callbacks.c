@@ -123,7 +123,8 @@ static void from_work(void **state)
 	(void)state;
 	INIT_WORK(&w, forking_fn);
 	assert_true(schedule_work(&w));
-	assert_true(flush_work(&w));
+	/* False when the item was over before the call: both wait. */
+	(void)flush_work(&w);
 	expect_child_ok();
 	assert_int_equal(devres_warn_count(), w0);
 }
