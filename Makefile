@@ -237,6 +237,11 @@ soak: build-dev
 #   test-pci-ro-fork, test-kc-pci-regions, test-pci-tree-toctou,
 #   test-unmanaged-release-ctx (33 s), test-kc-format-store (12 s),
 #   test-kc-callback-acquire (114 forked cells);
+# - the slowest under valgrind, 6 to 24 s each there (threads started by
+#   the hundred, forked cells, races of many rounds), left to ASan and
+#   TSan, which run them: test-ledger, test-pci-tree-in-use,
+#   test-pci-ro-protect, test-revocable-unbind-loop,
+#   test-group-release-pass, test-nodecache, test-dma-lazy-callback;
 # - the tests whose children of fork() inherit, by design, what another
 #   thread held at the fork (a node made but not yet listed, a parked
 #   write's buffer), unreachable from the child's own thread, or end by
@@ -266,7 +271,7 @@ memcheck: build-dev
 		tests/memcheck.conf >build/dev/DartConfiguration.tcl
 	rm -f build/dev/Testing/Temporary/MemoryChecker.*
 	cd build/dev && ctest -T memcheck -L unit -LE '^(hostile|table)$$' \
-		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|fork-locks|wait-sites|allocs|states-calls-whole|stdio|limits-whole|plain-release|test-kc-states|test-kc-object-states|test-pci-ro-ops|test-pci-ro-fork|test-kc-pci-regions|test-pci-tree-toctou|test-unmanaged-release-ctx|test-kc-format-store|test-pages|test-posix-fd-hand|test-revocable-fork|test-pci-hostile-tree-ro|test-kc-registries-fork|test-pci-uio-fork|test-pci-scan-fork|test-posix-fd-states|test-posix-mmap-hand|test-kc-callback-acquire|test-posix-vfork-streams)$$' \
+		-E '^(headers|exports|kerneldoc|doc-links|manpages|layers|managed-kinds|own-fds|fork-locks|wait-sites|allocs|states-calls-whole|stdio|limits-whole|plain-release|test-kc-states|test-kc-object-states|test-pci-ro-ops|test-pci-ro-fork|test-kc-pci-regions|test-pci-tree-toctou|test-unmanaged-release-ctx|test-kc-format-store|test-pages|test-posix-fd-hand|test-revocable-fork|test-pci-hostile-tree-ro|test-kc-registries-fork|test-pci-uio-fork|test-pci-scan-fork|test-posix-fd-states|test-posix-mmap-hand|test-kc-callback-acquire|test-posix-vfork-streams|test-ledger|test-pci-tree-in-use|test-pci-ro-protect|test-revocable-unbind-loop|test-group-release-pass|test-nodecache|test-dma-lazy-callback)$$' \
 		-j2 --output-on-failure
 	@! grep -lE '(definitely|indirectly) lost: [1-9]|ERROR SUMMARY: [1-9]' \
 		build/dev/Testing/Temporary/MemoryChecker.*.log
