@@ -137,7 +137,8 @@ static void from_delayed_work(void **state)
 	(void)state;
 	INIT_DELAYED_WORK(&dw, forking_fn);
 	assert_true(schedule_delayed_work(&dw, 1));
-	assert_true(flush_delayed_work(&dw));
+	/* False when the item was over before the call: both wait. */
+	(void)flush_delayed_work(&dw);
 	expect_child_ok();
 	assert_int_equal(devres_warn_count(), w0);
 }
